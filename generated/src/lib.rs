@@ -1,0 +1,72 @@
+//! Vulkan's types and the loader's tables, generated from the Khronos registry (`vk.xml`).
+//!
+//! This crate is what layer and tool authors build on:
+//! - [`types`]: every handle, enum, bitmask, struct, union, function pointer and constant, ABI-exact,
+//!   under their C names. Enums and bitmasks are `#[repr(transparent)]` newtypes with associated
+//!   constants (`VkStructureType::APPLICATION_INFO`), so unknown values from drivers are fine.
+//! - [`InstanceDispatchTable`] / [`DeviceDispatchTable`]: one slot per canonical command, aliases
+//!   sharing it, filled by [`DispatchTable::load`] from any GetProcAddr.
+//! - [`lookup`]: name -> command and name -> extension, through tables hashed at generation time,
+//!   and the availability of a command name for an API version and a set of extensions.
+//! - [`COMMANDS`], [`EXTENSIONS`], [`EXPORTED_COMMANDS`]: metadata tables.
+//! - [`layer_abi`]: the `vk_layer.h` / `vk_icd.h` structures the registry does not describe.
+//!
+//! Everything under `src/gen/` is generator output (`cargo xtask regen`); this file and the other
+//! hand-written modules only give it shape.
+
+#![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, clippy::all)]
+#![no_std]
+
+#[macro_use]
+mod macros;
+
+#[rustfmt::skip]
+#[path = "gen/types.rs"]
+pub mod types;
+
+#[rustfmt::skip]
+#[path = "gen/commands.rs"]
+mod commands;
+
+#[rustfmt::skip]
+#[path = "gen/dispatch.rs"]
+mod dispatch;
+
+#[rustfmt::skip]
+#[path = "gen/extensions.rs"]
+mod extensions;
+
+#[rustfmt::skip]
+#[path = "gen/exports.rs"]
+mod exports;
+
+pub mod layer_abi;
+pub mod lookup;
+mod tables;
+
+#[cfg(feature = "trampolines")]
+pub mod loader_abi;
+
+#[cfg(feature = "trampolines")]
+#[rustfmt::skip]
+#[path = "gen/trampolines.rs"]
+pub mod trampolines;
+
+pub use commands::{id as command_id, COMMANDS, COMMAND_COUNT};
+pub use dispatch::{DeviceDispatchTable, InstanceDispatchTable};
+pub use exports::EXPORTED_COMMANDS;
+pub use extensions::{EXTENSIONS, EXTENSION_COUNT};
+pub use tables::*;
+
+/// `VK_MAKE_API_VERSION(variant, major, minor, patch)`.
+pub const fn make_api_version(variant: u32, major: u32, minor: u32, patch: u32) -> u32 {
+    (variant << 29) | (major << 22) | (minor << 12) | patch
+}
+
+/// Major and minor of an API version, for messages.
+pub const fn api_version_major_minor(version: u32) -> (u32, u32) {
+    ((version >> 22) & 0x7f, (version >> 12) & 0x3ff)
+}
+
+/// The registry version this crate was generated from (`VK_HEADER_VERSION_COMPLETE`).
+pub const HEADER_VERSION_COMPLETE: u32 = types::VK_HEADER_VERSION_COMPLETE;

@@ -1,0 +1,197 @@
+//! Name lookup over tables hashed at generation time: no runtime map, no string-compare chain.
+//!
+//! A table is one string blob, entries sorted by name, and an open-addressing index (entry + 1,
+//! 0 = empty) probed linearly from `fnv1a(name) & mask`. A lookup hashes the name once while
+//! finding its end, and compares bytes only when the full 32-bit hash matches.
+
+use core::ffi::{c_char, CStr};
+
+use crate::{CommandInfo, ExtensionInfo, COMMANDS, EXTENSIONS, EXTENSION_COUNT};
+
+#[rustfmt::skip]
+#[path = "gen/lookup.rs"]
+mod data;
+
+pub use data::{COMMAND_NAMES, COMMAND_NAME_TABLE, EXTENSION_NAME_TABLE};
+
+/// One name in a [`NameTable`]: its hash and where it sits in the blob.
+#[derive(Debug)]
+pub struct NameEntry {
+    pub hash: u32,
+    pub offset: u32,
+    pub len: u16,
+}
+
+#[derive(Debug)]
+pub struct NameTable {
+    pub blob: &'static str,
+    pub mask: usize,
+    pub index: &'static [u16],
+    pub entries: &'static [NameEntry],
+}
+
+/// One way for a name to be available: at least this API version, and all these extensions.
+#[derive(Debug)]
+pub struct Requirement {
+    /// `VK_MAKE_API_VERSION(0, major, minor, 0)`.
+    pub version: u32,
+    /// Extension ids (indices into `EXTENSIONS`).
+    pub extensions: &'static [u16],
+}
+
+/// A command name (canonical or alias): which command it names and when it is available.
+#[derive(Debug)]
+pub struct CommandName {
+    /// Command id (index into `COMMANDS`).
+    pub command: u16,
+    /// The name is available when any one of these holds.
+    pub available_with: &'static [Requirement],
+}
+
+impl CommandName {
+    pub fn info(&self) -> &'static CommandInfo {
+        &COMMANDS[self.command as usize]
+    }
+
+    /// Whether this name is enabled for an instance or device of `api_version` with `enabled`
+    /// extensions (the spec's rule for when `vkGet*ProcAddr` may return it).
+    pub fn is_available(&self, api_version: u32, enabled: &ExtensionSet) -> bool {
+        // Patch and variant bits do not matter: compare major.minor only.
+        let api_version = api_version & !0xfff & !(0x7 << 29);
+        self.available_with
+            .iter()
+            .any(|r| api_version >= r.version && r.extensions.iter().all(|&e| enabled.contains(e)))
+    }
+}
+
+/// FNV-1a over a NUL-terminated string; returns the hash and the length.
+///
+/// # Safety
+/// `name` must point to a NUL-terminated string.
+#[inline]
+unsafe fn hash_c_str(name: *const c_char) -> (u32, usize) {
+    let mut h: u32 = 0x811c_9dc5;
+    let mut len = 0;
+    loop {
+        let b = *name.add(len) as u8;
+        if b == 0 {
+            return (h, len);
+        }
+        h ^= b as u32;
+        h = h.wrapping_mul(0x0100_0193);
+        len += 1;
+    }
+}
+
+fn hash_bytes(name: &[u8]) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for &b in name {
+        h ^= b as u32;
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+impl NameTable {
+    /// The entry index (name id) of `name`, if present.
+    pub fn find(&self, name: &[u8]) -> Option<usize> {
+        self.probe(hash_bytes(name), name)
+    }
+
+    /// Like [`NameTable::find`] for a C string, hashing and measuring it in one pass.
+    ///
+    /// # Safety
+    /// `name` must be non-null and point to a NUL-terminated string.
+    #[inline]
+    pub unsafe fn find_c(&self, name: *const c_char) -> Option<usize> {
+        let (hash, len) = hash_c_str(name);
+        self.probe(hash, core::slice::from_raw_parts(name as *const u8, len))
+    }
+
+    #[inline]
+    fn probe(&self, hash: u32, name: &[u8]) -> Option<usize> {
+        let mut slot = hash as usize & self.mask;
+        loop {
+            let entry_plus_one = self.index[slot] as usize;
+            if entry_plus_one == 0 {
+                return None;
+            }
+            let entry = &self.entries[entry_plus_one - 1];
+            if entry.hash == hash && self.name(entry).as_bytes() == name {
+                return Some(entry_plus_one - 1);
+            }
+            slot = (slot + 1) & self.mask;
+        }
+    }
+
+    fn name(&self, entry: &NameEntry) -> &'static str {
+        let start = entry.offset as usize;
+        &self.blob[start..start + entry.len as usize]
+    }
+
+    /// The name with this id.
+    pub fn name_of(&self, id: usize) -> &'static str {
+        self.name(&self.entries[id])
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// Looks up a command name (aliases included).
+pub fn command(name: &[u8]) -> Option<&'static CommandName> {
+    COMMAND_NAME_TABLE.find(name).map(|i| &COMMAND_NAMES[i])
+}
+
+/// Looks up a command name given as a C string, as `vkGet*ProcAddr` receives it.
+///
+/// # Safety
+/// `name` must be non-null and point to a NUL-terminated string.
+#[inline]
+pub unsafe fn command_c(name: *const c_char) -> Option<&'static CommandName> {
+    COMMAND_NAME_TABLE.find_c(name).map(|i| &COMMAND_NAMES[i])
+}
+
+/// The id of an extension (index into `EXTENSIONS`), by name.
+pub fn extension(name: &[u8]) -> Option<u16> {
+    EXTENSION_NAME_TABLE.find(name).map(|i| i as u16)
+}
+
+/// The extension with this name, if the registry supports it.
+pub fn extension_info(name: &CStr) -> Option<&'static ExtensionInfo> {
+    extension(name.to_bytes()).map(|i| &EXTENSIONS[i as usize])
+}
+
+/// A set of extensions by id: one bit each.
+#[derive(Clone, Default, PartialEq, Eq, Debug)]
+pub struct ExtensionSet([u64; EXTENSION_COUNT.div_ceil(64)]);
+
+impl ExtensionSet {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn insert(&mut self, id: u16) {
+        self.0[id as usize / 64] |= 1 << (id % 64);
+    }
+
+    pub fn contains(&self, id: u16) -> bool {
+        self.0[id as usize / 64] & (1 << (id % 64)) != 0
+    }
+
+    /// Adds the extension with this name; returns false for a name the registry does not know.
+    pub fn insert_name(&mut self, name: &[u8]) -> bool {
+        match extension(name) {
+            Some(id) => {
+                self.insert(id);
+                true
+            }
+            None => false,
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! The record types of the generated tables, and the one `load` body every dispatch table shares.
+
+use core::ffi::CStr;
+
+use crate::types::{PFN_vkVoidFunction, VkStructureType};
+
+/// Where a command may be called from, which decides the dispatch table holding it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
+pub enum CommandLevel {
+    /// Callable without an instance: `vkCreateInstance`, `vkEnumerateInstance*`.
+    Global,
+    /// First parameter is a `VkInstance`.
+    Instance,
+    /// First parameter is a `VkPhysicalDevice`.
+    PhysicalDevice,
+    /// First parameter is a `VkDevice`, `VkQueue` or `VkCommandBuffer`.
+    Device,
+}
+
+impl CommandLevel {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CommandLevel::Global => "global",
+            CommandLevel::Instance => "instance",
+            CommandLevel::PhysicalDevice => "physical-device",
+            CommandLevel::Device => "device",
+        }
+    }
+}
+
+/// One canonical command.
+#[derive(Debug)]
+pub struct CommandInfo {
+    pub name: &'static CStr,
+    pub level: CommandLevel,
+    /// Index of the command's slot in its dispatch table (instance table for global, instance
+    /// and physical-device commands; device table for device commands).
+    pub slot: u16,
+    /// Other names of the command (promoted or renamed), sharing its slot.
+    pub aliases: &'static [&'static CStr],
+    pub returns_result: bool,
+}
+
+impl CommandInfo {
+    /// The canonical name followed by the aliases.
+    pub fn names(&self) -> impl Iterator<Item = &'static CStr> {
+        core::iter::once(self.name).chain(self.aliases.iter().copied())
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ExtensionKind {
+    Instance,
+    Device,
+}
+
+/// One extension the registry supports for Vulkan.
+#[derive(Debug)]
+pub struct ExtensionInfo {
+    pub name: &'static CStr,
+    pub kind: ExtensionKind,
+    /// The registry's extension number.
+    pub number: u32,
+    pub spec_version: u32,
+    /// The core version (`VK_VERSION_1_1`) or extension it was promoted to.
+    pub promoted_to: Option<&'static str>,
+    pub deprecated_by: Option<&'static str>,
+    pub obsoleted_by: Option<&'static str>,
+    /// What must be enabled with it, in registry syntax (`A+B` all of, `A,B` any of).
+    pub depends: Option<&'static str>,
+    /// The WSI platform (`xcb`, `wayland`, ...) for platform extensions.
+    pub platform: Option<&'static str>,
+    pub provisional: bool,
+    /// Ids of the commands it adds (indices into `COMMANDS`).
+    pub commands: &'static [u16],
+}
+
+/// A struct that starts with `sType`/`pNext` and has a fixed structure type.
+///
+/// # Safety
+/// Implemented only by the generator, for `#[repr(C)]` structs whose first member is `sType`.
+pub unsafe trait TaggedStruct {
+    const STRUCTURE_TYPE: VkStructureType;
+}
+
+/// A `#[repr(C)]` table of `Option<fn>` slots, one per command id in `COMMANDS`.
+///
+/// # Safety
+/// Implemented only by the generator: `Self` must be exactly `COMMANDS.len()` function-pointer
+/// slots, in that order.
+pub unsafe trait DispatchTable: Sized + Default {
+    /// Command ids (indices into [`crate::COMMANDS`]) in slot order.
+    const COMMANDS: &'static [u16];
+
+    /// Fills every slot through `get_proc_addr`, trying the canonical name and then each alias.
+    fn load(mut get_proc_addr: impl FnMut(&CStr) -> PFN_vkVoidFunction) -> Self {
+        let mut table = Self::default();
+        load_erased(table.slots_mut(), Self::COMMANDS, &mut get_proc_addr);
+        table
+    }
+
+    /// The slots as a slice, in `COMMANDS` order.
+    fn slots_mut(&mut self) -> &mut [PFN_vkVoidFunction] {
+        // SAFETY: the trait's contract: `Self` is `COMMANDS.len()` pointer-sized `Option<fn>` slots.
+        unsafe { core::slice::from_raw_parts_mut(self as *mut Self as *mut PFN_vkVoidFunction, Self::COMMANDS.len()) }
+    }
+
+    /// The slots as a slice, in `COMMANDS` order.
+    fn slots(&self) -> &[PFN_vkVoidFunction] {
+        // SAFETY: as in `slots_mut`.
+        unsafe { core::slice::from_raw_parts(self as *const Self as *const PFN_vkVoidFunction, Self::COMMANDS.len()) }
+    }
+}
+
+/// The one body behind every table's `load` (ash's `load_erased` funnel): not generic, so it is
+/// compiled once.
+fn load_erased(
+    slots: &mut [PFN_vkVoidFunction],
+    commands: &[u16],
+    get_proc_addr: &mut dyn FnMut(&CStr) -> PFN_vkVoidFunction,
+) {
+    for (slot, &id) in slots.iter_mut().zip(commands) {
+        *slot = crate::COMMANDS[id as usize].names().find_map(&mut *get_proc_addr);
+    }
+}

@@ -1,0 +1,168 @@
+//! `trampolines.rs`: the loader's entry points for every command it does not implement by hand,
+//! and the default terminators ending the instance chain for physical-device commands.
+//!
+//! A trampoline loads the dispatch table from the first word of its dispatchable first argument and
+//! calls that table's slot (one load, one indirect call). Exported names get their C symbol; the
+//! rest are reached through `TRAMPOLINES` (by command id) from `vkGetInstanceProcAddr`.
+
+use std::collections::BTreeSet;
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::{ident, rust_file, signature};
+use crate::ir::{Command, Level, Registry, TypeDef};
+use crate::model::{Model, HAND_WRITTEN};
+use crate::parse::resolve_alias;
+
+pub fn emit(reg: &Registry, model: &Model, exported: &[String]) -> Result<String, String> {
+    let exported: BTreeSet<&str> = exported.iter().map(String::as_str).collect();
+    let mut functions = Vec::new();
+    let mut trampolines = Vec::new();
+    let mut terminators = Vec::new();
+    for command in &model.commands {
+        let name = format_ident!("{}", command.name);
+        if HAND_WRITTEN.contains(&command.name.as_str()) {
+            trampolines.push(quote!(None));
+            terminators.push(quote!(None));
+            continue;
+        }
+        if command.level == Level::Global {
+            return Err(format!("global command {} must be in model::HAND_WRITTEN", command.name));
+        }
+        let export_names: Vec<&String> = std::iter::once(&command.name)
+            .chain(&command.aliases)
+            .filter(|n| exported.contains(n.as_str()))
+            .collect();
+        let export = match export_names.as_slice() {
+            [] => quote!(),
+            [one] => quote!(#[export_name = #one]),
+            _ => return Err(format!("{} is exported under several names", command.name)),
+        };
+        let body = trampoline_body(reg, command)?;
+        let sig = signature(&command.params, &command.return_type);
+        functions.push(quote! {
+            #export
+            pub unsafe extern "system" fn #name #sig { #body }
+        });
+        trampolines.push(quote!(Some(unsafe { core::mem::transmute::<unsafe extern "system" fn #sig, VoidFunction>(#name) })));
+        if command.level == Level::PhysicalDevice {
+            let body = terminator_body(command);
+            let term = format_ident!("terminator_{}", command.name);
+            functions.push(quote! {
+                pub unsafe extern "system" fn #term #sig { #body }
+            });
+            terminators.push(quote!(Some(unsafe { core::mem::transmute::<unsafe extern "system" fn #sig, VoidFunction>(#term) })));
+        } else {
+            terminators.push(quote!(None));
+        }
+    }
+    let count = model.commands.len();
+    let hand_written = HAND_WRITTEN.join(", ");
+    let doc = format!("Commands implemented by hand in the runtime (no trampoline or terminator here): {hand_written}.");
+    let tokens = quote! {
+        #![doc = #doc]
+        #[allow(unused_imports)]
+        use core::ffi::{c_char, c_int, c_void};
+        use crate::types::*;
+        use crate::loader_abi::*;
+        type VoidFunction = unsafe extern "system" fn();
+        #(#functions)*
+        /// Trampolines by command id; `None` for the hand-written commands.
+        pub static TRAMPOLINES: [PFN_vkVoidFunction; #count] = [#(#trampolines),*];
+        /// Default terminators by command id: physical-device commands call the owning driver.
+        pub static TERMINATORS: [PFN_vkVoidFunction; #count] = [#(#terminators),*];
+    };
+    rust_file(reg, "loader trampolines and default terminators", tokens)
+}
+
+/// What a command returns when its slot is empty: an error for `VkResult`, else zero.
+fn missing_value(command: &Command) -> TokenStream {
+    if command.return_type.is_void() {
+        quote!(())
+    } else if command.return_type.base == "VkResult" && command.return_type.pointers.is_empty() {
+        quote!(VkResult::ERROR_EXTENSION_NOT_PRESENT)
+    } else {
+        quote!(Default::default())
+    }
+}
+
+fn args(command: &Command) -> Vec<TokenStream> {
+    command.params.iter().map(|p| {
+        let n = ident(&p.name);
+        quote!(#n)
+    }).collect()
+}
+
+fn trampoline_body(reg: &Registry, command: &Command) -> Result<TokenStream, String> {
+    let first = ident(&command.params[0].name);
+    let slot = format_ident!("{}", command.name);
+    let args = args(command);
+    let missing = missing_value(command);
+    let table_fn = if command.level == Level::Device { quote!(device_table) } else { quote!(instance_table) };
+    let set_dispatch = new_dispatchable_objects(reg, command)?;
+    if set_dispatch.is_empty() {
+        return Ok(quote! {
+            let table = #table_fn(#first.0);
+            match (*table).#slot { Some(f) => f(#(#args),*), None => #missing }
+        });
+    }
+    let succeeded = if command.return_type.is_void() { quote!(true) } else { quote!(result == VkResult::SUCCESS) };
+    Ok(quote! {
+        let table = #table_fn(#first.0);
+        let Some(f) = (*table).#slot else { return #missing };
+        let result = f(#(#args),*);
+        if #succeeded {
+            #(#set_dispatch)*
+        }
+        result
+    })
+}
+
+/// Statements that give objects returned through non-const pointers to dispatchable handles
+/// (`vkGetDeviceQueue`, `vkAllocateCommandBuffers`) the dispatch table of the call.
+fn new_dispatchable_objects(reg: &Registry, command: &Command) -> Result<Vec<TokenStream>, String> {
+    let mut out = Vec::new();
+    for p in command.params.iter().skip(1) {
+        let is_dispatchable = matches!(
+            reg.types.get(resolve_alias(reg, &p.ty.base)),
+            Some(TypeDef::Handle { dispatchable: true, .. })
+        );
+        if !is_dispatchable || p.ty.pointers != [false] {
+            continue;
+        }
+        let name = ident(&p.name);
+        let count = match p.len.as_deref() {
+            None => quote!(1usize),
+            Some(len) => match len.split_once("->") {
+                Some((base, member)) => {
+                    let (base, member) = (ident(base), ident(member));
+                    quote!((*#base).#member as usize)
+                }
+                None => {
+                    let param = command.params.iter().find(|q| q.name == len).ok_or_else(|| {
+                        format!("{}: length `{len}` of {} is not a parameter", command.name, p.name)
+                    })?;
+                    let len = ident(len);
+                    if param.ty.pointers.is_empty() { quote!(#len as usize) } else { quote!(*#len as usize) }
+                }
+            },
+        };
+        out.push(quote! {
+            for i in 0..#count { set_dispatch((*#name.add(i)).0, table as *const c_void); }
+        });
+    }
+    Ok(out)
+}
+
+fn terminator_body(command: &Command) -> TokenStream {
+    let first = ident(&command.params[0].name);
+    let slot = format_ident!("{}", command.name);
+    let mut args = args(command);
+    args[0] = quote!(physical_device.driver_handle);
+    let missing = missing_value(command);
+    quote! {
+        let physical_device = &*(#first.0 as *const TerminatorPhysicalDevice);
+        match (*physical_device.driver_table).#slot { Some(f) => f(#(#args),*), None => #missing }
+    }
+}

@@ -1,0 +1,55 @@
+//! `cargo xtask <subcommand>`: the project's automation, in Rust so it needs nothing but cargo.
+
+mod regen;
+mod run;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <subcommand>
+
+subcommands:
+  regen [--check] [--registry DIR] [--out DIR]
+      regenerate the committed generated files from registry/ (vk.xml, video.xml).
+      --check         change nothing; fail if any generated file is stale, missing or orphaned
+      --registry DIR  read another registry; output then defaults to target/regen/<name of DIR>
+      --out DIR       write under DIR instead of the repository root
+  run
+      build the loader
+";
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let subcommand = args.next();
+    let rest: Vec<String> = args.collect();
+    let result = match subcommand.as_deref() {
+        Some("regen") => regen::main(&rest),
+        Some("run") => run::main(&rest),
+        Some("-h" | "--help" | "help") => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Some(other) => Err(format!("unknown subcommand `{other}`\n\n{USAGE}")),
+        None => {
+            eprint!("{USAGE}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {}", message.trim_end());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The repository root: the parent of this crate's directory.
+fn repo_root() -> PathBuf {
+    let xtask_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    xtask_dir
+        .parent()
+        .expect("xtask/ has a parent directory")
+        .to_path_buf()
+}
