@@ -129,6 +129,9 @@ impl Parser<'_, '_> {
             let Some(name) = name else {
                 return self.err(node, "type without a name");
             };
+            if !is_identifier(name) && node.attribute("category") != Some("include") {
+                return self.err(node, format!("type name `{name}` is not a C identifier"));
+            }
             let def = if let Some(target) = node.attribute("alias") {
                 Some(TypeDef::Alias(target.to_string()))
             } else {
@@ -301,6 +304,9 @@ impl Parser<'_, '_> {
         let (Some(base), Some(name)) = (base, name) else {
             return self.err(node, "declaration without <type> or <name>");
         };
+        if !is_identifier(base) || !is_identifier(name) {
+            return self.err(node, format!("`{base} {name}` is not a C type and identifier"));
+        }
         let mut pointers = Vec::new();
         let is_const = prefix.split_whitespace().any(|w| w == "const");
         let mut pointee_const = is_const;
@@ -360,7 +366,11 @@ impl Parser<'_, '_> {
         for node in section.children().filter(|n| n.has_tag_name("enum")) {
             if self.for_our_api(node, "api")? {
                 let value = self.enum_value(node, None)?;
-                group.values.insert(self.attr(node, "name")?.to_string(), value);
+                let value_name = self.attr(node, "name")?;
+                if !is_identifier(value_name) {
+                    return self.err(node, format!("enum value name `{value_name}` is not a C identifier"));
+                }
+                group.values.insert(value_name.to_string(), value);
             }
         }
         self.reg.enums.insert(name.to_string(), group);
@@ -729,8 +739,10 @@ fn parse_declarator_suffix(text: &str) -> Option<(Vec<ArrayLen>, Option<u32>)> {
     Some((array, bitfield))
 }
 
+/// A C identifier: what every name must be before the emitters turn it into a Rust one.
 fn is_identifier(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// `typedef R (VKAPI_PTR *PFN_x)(T a, const U* b);` with the inner text already flattened.
@@ -888,5 +900,15 @@ mod tests {
         let xml = "<registry><commands><command api=\"vulkanxx\"/></commands></registry>";
         let e = parse(xml, None).unwrap_err();
         assert!(e.message.contains("unknown api value"), "{e}");
+        let xml = "<registry><types><type category=\"struct\" name=\"VkS\">\n<member><type>uint32_t</type> <name>bad name</name></member></type></types></registry>";
+        let e = parse(xml, None).unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+        assert!(e.message.contains("not a C type and identifier"), "{e}");
+        let xml = "<registry><types><type category=\"handle\" name=\"VkH\"/></types></registry>";
+        let e = parse(xml, None).unwrap_err();
+        assert!(e.message.contains("unknown handle macro"), "{e}");
+        let xml = "<registry><extensions><extension name=\"VK_X\" supported=\"vulkan\" number=\"1\"/></extensions></registry>";
+        let e = parse(xml, None).unwrap_err();
+        assert!(e.message.contains("missing attribute `type`"), "{e}");
     }
 }
