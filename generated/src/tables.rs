@@ -39,6 +39,9 @@ pub struct CommandInfo {
     /// Other names of the command (promoted or renamed), sharing its slot.
     pub aliases: &'static [&'static CStr],
     pub returns_result: bool,
+    /// Hands back new dispatchable objects (`vkGetDeviceQueue`, `vkAllocateCommandBuffers`),
+    /// which the loader's trampoline must give their dispatch table.
+    pub returns_dispatchable: bool,
 }
 
 impl CommandInfo {

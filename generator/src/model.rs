@@ -22,22 +22,6 @@ pub const HAND_WRITTEN: &[&str] = &[
     "vkEnumerateDeviceLayerProperties",
     "vkCreateDevice",
     "vkDestroyDevice",
-    // Surfaces: loader-owned objects, one per driver underneath.
-    "vkCreateXcbSurfaceKHR",
-    "vkCreateXlibSurfaceKHR",
-    "vkCreateWaylandSurfaceKHR",
-    "vkCreateHeadlessSurfaceEXT",
-    "vkCreateDisplayPlaneSurfaceKHR",
-    "vkDestroySurfaceKHR",
-    "vkCreateSwapchainKHR",
-    "vkCreateSharedSwapchainsKHR",
-    // Debug messengers and callbacks live in the loader.
-    "vkCreateDebugUtilsMessengerEXT",
-    "vkDestroyDebugUtilsMessengerEXT",
-    "vkSubmitDebugUtilsMessageEXT",
-    "vkCreateDebugReportCallbackEXT",
-    "vkDestroyDebugReportCallbackEXT",
-    "vkDebugReportMessageEXT",
 ];
 
 /// Extensions whose commands `libvulkan.so.1` exports on Linux besides core 1.0-1.4: the WSI
@@ -156,4 +140,17 @@ pub fn version_of(name: &str) -> Option<(u32, u32)> {
     let (_, numbers) = rest.split_once("VERSION_")?;
     let (major, minor) = numbers.split_once('_')?;
     Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
+/// Whether a command hands back new dispatchable objects through a non-const pointer
+/// (`vkGetDeviceQueue`, `vkAllocateCommandBuffers`): the loader must give those objects their
+/// dispatch table, so it always answers such a command with its own trampoline.
+pub fn returns_dispatchable(reg: &Registry, command: &Command) -> bool {
+    command.params.iter().skip(1).any(|p| {
+        p.ty.pointers == [false]
+            && matches!(
+                reg.types.get(crate::parse::resolve_alias(reg, &p.ty.base)),
+                Some(TypeDef::Handle { dispatchable: true, .. })
+            )
+    })
 }

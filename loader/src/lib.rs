@@ -1,0 +1,45 @@
+//! The Vulkan loader runtime: `libvulkan.so.1`.
+//!
+//! The generated crate (`vk-generated`, with its `trampolines` feature) provides the exported
+//! trampolines and default terminators; this crate holds the policy, one module per concern.
+
+#![allow(non_snake_case, clippy::missing_safety_doc)]
+
+mod device;
+mod discovery;
+mod driver;
+mod elf;
+mod ffi;
+mod gpa;
+mod instance;
+mod log;
+mod manifest;
+mod physical_device;
+mod platform;
+
+/// Exports the hand-written commands under their C names.
+macro_rules! export {
+    ($($name:ident = $path:path : fn($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;)*) => {$(
+        #[no_mangle]
+        pub unsafe extern "system" fn $name($($arg: $ty),*) $(-> $ret)? { $path($($arg),*) }
+    )*};
+}
+
+use std::ffi::c_char;
+use vk_generated::types::*;
+
+export! {
+    vkCreateInstance = instance::vkCreateInstance: fn(a: *const VkInstanceCreateInfo, b: *const VkAllocationCallbacks, c: *mut VkInstance) -> VkResult;
+    vkDestroyInstance = instance::vkDestroyInstance: fn(a: VkInstance, b: *const VkAllocationCallbacks);
+    vkEnumerateInstanceVersion = instance::vkEnumerateInstanceVersion: fn(a: *mut u32) -> VkResult;
+    vkEnumerateInstanceExtensionProperties = instance::vkEnumerateInstanceExtensionProperties: fn(a: *const c_char, b: *mut u32, c: *mut VkExtensionProperties) -> VkResult;
+    vkEnumerateInstanceLayerProperties = instance::vkEnumerateInstanceLayerProperties: fn(a: *mut u32, b: *mut VkLayerProperties) -> VkResult;
+    vkGetInstanceProcAddr = gpa::vkGetInstanceProcAddr: fn(a: VkInstance, b: *const c_char) -> PFN_vkVoidFunction;
+    vkGetDeviceProcAddr = device::vkGetDeviceProcAddr: fn(a: VkDevice, b: *const c_char) -> PFN_vkVoidFunction;
+    vkEnumeratePhysicalDevices = physical_device::vkEnumeratePhysicalDevices: fn(a: VkInstance, b: *mut u32, c: *mut VkPhysicalDevice) -> VkResult;
+    vkEnumeratePhysicalDeviceGroups = physical_device::vkEnumeratePhysicalDeviceGroups: fn(a: VkInstance, b: *mut u32, c: *mut VkPhysicalDeviceGroupProperties) -> VkResult;
+    vkEnumerateDeviceExtensionProperties = physical_device::vkEnumerateDeviceExtensionProperties: fn(a: VkPhysicalDevice, b: *const c_char, c: *mut u32, d: *mut VkExtensionProperties) -> VkResult;
+    vkEnumerateDeviceLayerProperties = physical_device::vkEnumerateDeviceLayerProperties: fn(a: VkPhysicalDevice, b: *mut u32, c: *mut VkLayerProperties) -> VkResult;
+    vkCreateDevice = device::vkCreateDevice: fn(a: VkPhysicalDevice, b: *const VkDeviceCreateInfo, c: *const VkAllocationCallbacks, d: *mut VkDevice) -> VkResult;
+    vkDestroyDevice = device::vkDestroyDevice: fn(a: VkDevice, b: *const VkAllocationCallbacks);
+}

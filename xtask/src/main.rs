@@ -1,5 +1,6 @@
 //! `cargo xtask <subcommand>`: the project's automation, in Rust so it needs nothing but cargo.
 
+mod bench;
 mod regen;
 mod run;
 
@@ -17,6 +18,11 @@ subcommands:
       --out DIR       write under DIR instead of the repository root
   run
       build the loader
+  bench lookup [--json FILE]
+      name lookup, ours against the system loader's vkGetInstanceProcAddr on every command name,
+      hits and misses (release build); prints a table, then JSON (or writes it to FILE)
+  bench build-time
+      release build time of vk-generated from clean, without and with --features trampolines
 ";
 
 fn main() -> ExitCode {
@@ -26,6 +32,7 @@ fn main() -> ExitCode {
     let result = match subcommand.as_deref() {
         Some("regen") => regen::main(&rest),
         Some("run") => run::main(&rest),
+        Some("bench") => bench::main(&rest),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

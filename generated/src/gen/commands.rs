@@ -12,6 +12,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 0u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkAcquireFullScreenExclusiveModeEXT",
@@ -19,6 +20,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 0u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkAcquireNextImage2KHR",
@@ -26,6 +28,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 1u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkAcquireNextImageKHR",
@@ -33,6 +36,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 2u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkAcquirePerformanceConfigurationINTEL",
@@ -40,6 +44,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 3u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkAcquireProfilingLockKHR",
@@ -47,6 +52,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 4u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkAcquireWinrtDisplayNV",
@@ -54,6 +60,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 1u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkAcquireXlibDisplayEXT",
@@ -61,6 +68,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 2u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkAllocateCommandBuffers",
@@ -68,6 +76,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 5u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: true,
     },
     CommandInfo {
         name: c"vkAllocateDescriptorSets",
@@ -75,6 +84,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 6u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkAllocateMemory",
@@ -82,6 +92,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 7u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkAntiLagUpdateAMD",
@@ -89,6 +100,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 8u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkBeginCommandBuffer",
@@ -96,6 +108,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 9u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkBindAccelerationStructureMemoryNV",
@@ -103,6 +116,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 10u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkBindBufferMemory",
@@ -110,6 +124,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 11u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkBindBufferMemory2",
@@ -117,6 +132,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 12u16,
         aliases: &[c"vkBindBufferMemory2KHR"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkBindDataGraphPipelineSessionMemoryARM",
@@ -124,6 +140,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 13u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkBindImageMemory",
@@ -131,6 +148,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 14u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkBindImageMemory2",
@@ -138,6 +156,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 15u16,
         aliases: &[c"vkBindImageMemory2KHR"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkBindOpticalFlowSessionImageNV",
@@ -145,6 +164,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 16u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkBindTensorMemoryARM",
@@ -152,6 +172,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 17u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkBindVideoSessionMemoryKHR",
@@ -159,6 +180,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 18u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkBuildAccelerationStructuresKHR",
@@ -166,6 +188,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 19u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkBuildMicromapsEXT",
@@ -173,6 +196,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 20u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBeginConditionalRenderingEXT",
@@ -180,6 +204,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 21u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBeginCustomResolveEXT",
@@ -187,6 +212,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 22u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBeginDebugUtilsLabelEXT",
@@ -194,6 +220,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 23u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBeginPerTileExecutionQCOM",
@@ -201,6 +228,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 24u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBeginQuery",
@@ -208,6 +236,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 25u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBeginQueryIndexedEXT",
@@ -215,6 +244,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 26u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBeginRenderPass",
@@ -222,6 +252,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 27u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBeginRenderPass2",
@@ -229,6 +260,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 28u16,
         aliases: &[c"vkCmdBeginRenderPass2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBeginRendering",
@@ -236,6 +268,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 29u16,
         aliases: &[c"vkCmdBeginRenderingKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBeginTransformFeedbackEXT",
@@ -243,6 +276,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 30u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBeginVideoCodingKHR",
@@ -250,6 +284,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 31u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBindDescriptorBufferEmbeddedSamplers2EXT",
@@ -257,6 +292,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 32u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBindDescriptorBufferEmbeddedSamplersEXT",
@@ -264,6 +300,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 33u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBindDescriptorBuffersEXT",
@@ -271,6 +308,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 34u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBindDescriptorSets",
@@ -278,6 +316,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 35u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBindDescriptorSets2",
@@ -285,6 +324,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 36u16,
         aliases: &[c"vkCmdBindDescriptorSets2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBindIndexBuffer",
@@ -292,6 +332,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 37u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBindIndexBuffer2",
@@ -299,6 +340,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 38u16,
         aliases: &[c"vkCmdBindIndexBuffer2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBindInvocationMaskHUAWEI",
@@ -306,6 +348,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 39u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBindPipeline",
@@ -313,6 +356,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 40u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBindPipelineShaderGroupNV",
@@ -320,6 +364,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 41u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBindResourceHeapEXT",
@@ -327,6 +372,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 42u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBindSamplerHeapEXT",
@@ -334,6 +380,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 43u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBindShadersEXT",
@@ -341,6 +388,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 44u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBindShadingRateImageNV",
@@ -348,6 +396,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 45u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBindTileMemoryQCOM",
@@ -355,6 +404,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 46u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBindTransformFeedbackBuffersEXT",
@@ -362,6 +412,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 47u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBindVertexBuffers",
@@ -369,6 +420,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 48u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBindVertexBuffers2",
@@ -376,6 +428,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 49u16,
         aliases: &[c"vkCmdBindVertexBuffers2EXT"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBlitImage",
@@ -383,6 +436,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 50u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBlitImage2",
@@ -390,6 +444,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 51u16,
         aliases: &[c"vkCmdBlitImage2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBuildAccelerationStructureNV",
@@ -397,6 +452,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 52u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBuildAccelerationStructuresIndirectKHR",
@@ -404,6 +460,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 53u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBuildAccelerationStructuresKHR",
@@ -411,6 +468,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 54u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBuildClusterAccelerationStructureIndirectNV",
@@ -418,6 +476,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 55u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBuildMicromapsEXT",
@@ -425,6 +484,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 56u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdBuildPartitionedAccelerationStructuresNV",
@@ -432,6 +492,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 57u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdClearAttachments",
@@ -439,6 +500,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 58u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdClearColorImage",
@@ -446,6 +508,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 59u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdClearDepthStencilImage",
@@ -453,6 +516,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 60u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdControlVideoCodingKHR",
@@ -460,6 +524,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 61u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdConvertCooperativeVectorMatrixNV",
@@ -467,6 +532,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 62u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyAccelerationStructureKHR",
@@ -474,6 +540,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 63u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyAccelerationStructureNV",
@@ -481,6 +548,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 64u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyAccelerationStructureToMemoryKHR",
@@ -488,6 +556,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 65u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyBuffer",
@@ -495,6 +564,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 66u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyBuffer2",
@@ -502,6 +572,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 67u16,
         aliases: &[c"vkCmdCopyBuffer2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyBufferToImage",
@@ -509,6 +580,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 68u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyBufferToImage2",
@@ -516,6 +588,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 69u16,
         aliases: &[c"vkCmdCopyBufferToImage2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyImage",
@@ -523,6 +596,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 70u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyImage2",
@@ -530,6 +604,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 71u16,
         aliases: &[c"vkCmdCopyImage2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyImageToBuffer",
@@ -537,6 +612,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 72u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyImageToBuffer2",
@@ -544,6 +620,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 73u16,
         aliases: &[c"vkCmdCopyImageToBuffer2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyMemoryIndirectKHR",
@@ -551,6 +628,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 74u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyMemoryIndirectNV",
@@ -558,6 +636,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 75u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyMemoryToAccelerationStructureKHR",
@@ -565,6 +644,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 76u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyMemoryToImageIndirectKHR",
@@ -572,6 +652,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 77u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyMemoryToImageIndirectNV",
@@ -579,6 +660,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 78u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyMemoryToMicromapEXT",
@@ -586,6 +668,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 79u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyMicromapEXT",
@@ -593,6 +676,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 80u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyMicromapToMemoryEXT",
@@ -600,6 +684,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 81u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyQueryPoolResults",
@@ -607,6 +692,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 82u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCopyTensorARM",
@@ -614,6 +700,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 83u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCuLaunchKernelNVX",
@@ -621,6 +708,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 84u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdCudaLaunchKernelNV",
@@ -628,6 +716,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 85u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDebugMarkerBeginEXT",
@@ -635,6 +724,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 86u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDebugMarkerEndEXT",
@@ -642,6 +732,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 87u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDebugMarkerInsertEXT",
@@ -649,6 +740,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 88u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDecodeVideoKHR",
@@ -656,6 +748,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 89u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDecompressMemoryEXT",
@@ -663,6 +756,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 90u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDecompressMemoryIndirectCountEXT",
@@ -670,6 +764,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 91u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDecompressMemoryIndirectCountNV",
@@ -677,6 +772,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 92u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDecompressMemoryNV",
@@ -684,6 +780,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 93u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDispatch",
@@ -691,6 +788,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 94u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDispatchBase",
@@ -698,6 +796,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 95u16,
         aliases: &[c"vkCmdDispatchBaseKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDispatchDataGraphARM",
@@ -705,6 +804,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 96u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDispatchGraphAMDX",
@@ -712,6 +812,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 97u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDispatchGraphIndirectAMDX",
@@ -719,6 +820,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 98u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDispatchGraphIndirectCountAMDX",
@@ -726,6 +828,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 99u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDispatchIndirect",
@@ -733,6 +836,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 100u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDispatchTileQCOM",
@@ -740,6 +844,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 101u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDraw",
@@ -747,6 +852,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 102u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDrawClusterHUAWEI",
@@ -754,6 +860,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 103u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDrawClusterIndirectHUAWEI",
@@ -761,6 +868,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 104u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDrawIndexed",
@@ -768,6 +876,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 105u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDrawIndexedIndirect",
@@ -775,6 +884,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 106u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDrawIndexedIndirectCount",
@@ -785,6 +895,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
             c"vkCmdDrawIndexedIndirectCountKHR",
         ],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDrawIndirect",
@@ -792,6 +903,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 108u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDrawIndirectByteCountEXT",
@@ -799,6 +911,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 109u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDrawIndirectCount",
@@ -806,6 +919,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 110u16,
         aliases: &[c"vkCmdDrawIndirectCountAMD", c"vkCmdDrawIndirectCountKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDrawMeshTasksEXT",
@@ -813,6 +927,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 111u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDrawMeshTasksIndirectCountEXT",
@@ -820,6 +935,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 112u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDrawMeshTasksIndirectCountNV",
@@ -827,6 +943,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 113u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDrawMeshTasksIndirectEXT",
@@ -834,6 +951,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 114u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDrawMeshTasksIndirectNV",
@@ -841,6 +959,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 115u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDrawMeshTasksNV",
@@ -848,6 +967,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 116u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDrawMultiEXT",
@@ -855,6 +975,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 117u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdDrawMultiIndexedEXT",
@@ -862,6 +983,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 118u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdEncodeVideoKHR",
@@ -869,6 +991,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 119u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdEndConditionalRenderingEXT",
@@ -876,6 +999,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 120u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdEndDebugUtilsLabelEXT",
@@ -883,6 +1007,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 121u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdEndPerTileExecutionQCOM",
@@ -890,6 +1015,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 122u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdEndQuery",
@@ -897,6 +1023,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 123u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdEndQueryIndexedEXT",
@@ -904,6 +1031,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 124u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdEndRenderPass",
@@ -911,6 +1039,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 125u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdEndRenderPass2",
@@ -918,6 +1047,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 126u16,
         aliases: &[c"vkCmdEndRenderPass2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdEndRendering",
@@ -925,6 +1055,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 127u16,
         aliases: &[c"vkCmdEndRenderingKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdEndRendering2KHR",
@@ -932,6 +1063,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 128u16,
         aliases: &[c"vkCmdEndRendering2EXT"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdEndTransformFeedbackEXT",
@@ -939,6 +1071,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 129u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdEndVideoCodingKHR",
@@ -946,6 +1079,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 130u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdExecuteCommands",
@@ -953,6 +1087,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 131u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdExecuteGeneratedCommandsEXT",
@@ -960,6 +1095,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 132u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdExecuteGeneratedCommandsNV",
@@ -967,6 +1103,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 133u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdFillBuffer",
@@ -974,6 +1111,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 134u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdInitializeGraphScratchMemoryAMDX",
@@ -981,6 +1119,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 135u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdInsertDebugUtilsLabelEXT",
@@ -988,6 +1127,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 136u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdNextSubpass",
@@ -995,6 +1135,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 137u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdNextSubpass2",
@@ -1002,6 +1143,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 138u16,
         aliases: &[c"vkCmdNextSubpass2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdOpticalFlowExecuteNV",
@@ -1009,6 +1151,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 139u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdPipelineBarrier",
@@ -1016,6 +1159,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 140u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdPipelineBarrier2",
@@ -1023,6 +1167,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 141u16,
         aliases: &[c"vkCmdPipelineBarrier2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdPreprocessGeneratedCommandsEXT",
@@ -1030,6 +1175,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 142u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdPreprocessGeneratedCommandsNV",
@@ -1037,6 +1183,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 143u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdPushConstants",
@@ -1044,6 +1191,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 144u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdPushConstants2",
@@ -1051,6 +1199,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 145u16,
         aliases: &[c"vkCmdPushConstants2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdPushDataEXT",
@@ -1058,6 +1207,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 146u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdPushDescriptorSet",
@@ -1065,6 +1215,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 147u16,
         aliases: &[c"vkCmdPushDescriptorSetKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdPushDescriptorSet2",
@@ -1072,6 +1223,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 148u16,
         aliases: &[c"vkCmdPushDescriptorSet2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdPushDescriptorSetWithTemplate",
@@ -1079,6 +1231,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 149u16,
         aliases: &[c"vkCmdPushDescriptorSetWithTemplateKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdPushDescriptorSetWithTemplate2",
@@ -1086,6 +1239,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 150u16,
         aliases: &[c"vkCmdPushDescriptorSetWithTemplate2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdResetEvent",
@@ -1093,6 +1247,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 151u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdResetEvent2",
@@ -1100,6 +1255,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 152u16,
         aliases: &[c"vkCmdResetEvent2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdResetQueryPool",
@@ -1107,6 +1263,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 153u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdResolveImage",
@@ -1114,6 +1271,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 154u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdResolveImage2",
@@ -1121,6 +1279,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 155u16,
         aliases: &[c"vkCmdResolveImage2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetAlphaToCoverageEnableEXT",
@@ -1128,6 +1287,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 156u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetAlphaToOneEnableEXT",
@@ -1135,6 +1295,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 157u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetAttachmentFeedbackLoopEnableEXT",
@@ -1142,6 +1303,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 158u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetBlendConstants",
@@ -1149,6 +1311,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 159u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetCheckpointNV",
@@ -1156,6 +1319,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 160u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetCoarseSampleOrderNV",
@@ -1163,6 +1327,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 161u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetColorBlendAdvancedEXT",
@@ -1170,6 +1335,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 162u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetColorBlendEnableEXT",
@@ -1177,6 +1343,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 163u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetColorBlendEquationEXT",
@@ -1184,6 +1351,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 164u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetColorWriteEnableEXT",
@@ -1191,6 +1359,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 165u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetColorWriteMaskEXT",
@@ -1198,6 +1367,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 166u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetComputeOccupancyPriorityNV",
@@ -1205,6 +1375,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 167u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetConservativeRasterizationModeEXT",
@@ -1212,6 +1383,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 168u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetCoverageModulationModeNV",
@@ -1219,6 +1391,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 169u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetCoverageModulationTableEnableNV",
@@ -1226,6 +1399,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 170u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetCoverageModulationTableNV",
@@ -1233,6 +1407,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 171u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetCoverageReductionModeNV",
@@ -1240,6 +1415,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 172u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetCoverageToColorEnableNV",
@@ -1247,6 +1423,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 173u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetCoverageToColorLocationNV",
@@ -1254,6 +1431,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 174u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetCullMode",
@@ -1261,6 +1439,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 175u16,
         aliases: &[c"vkCmdSetCullModeEXT"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetDepthBias",
@@ -1268,6 +1447,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 176u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetDepthBias2EXT",
@@ -1275,6 +1455,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 177u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetDepthBiasEnable",
@@ -1282,6 +1463,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 178u16,
         aliases: &[c"vkCmdSetDepthBiasEnableEXT"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetDepthBounds",
@@ -1289,6 +1471,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 179u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetDepthBoundsTestEnable",
@@ -1296,6 +1479,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 180u16,
         aliases: &[c"vkCmdSetDepthBoundsTestEnableEXT"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetDepthClampEnableEXT",
@@ -1303,6 +1487,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 181u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetDepthClampRangeEXT",
@@ -1310,6 +1495,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 182u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetDepthClipEnableEXT",
@@ -1317,6 +1503,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 183u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetDepthClipNegativeOneToOneEXT",
@@ -1324,6 +1511,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 184u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetDepthCompareOp",
@@ -1331,6 +1519,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 185u16,
         aliases: &[c"vkCmdSetDepthCompareOpEXT"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetDepthTestEnable",
@@ -1338,6 +1527,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 186u16,
         aliases: &[c"vkCmdSetDepthTestEnableEXT"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetDepthWriteEnable",
@@ -1345,6 +1535,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 187u16,
         aliases: &[c"vkCmdSetDepthWriteEnableEXT"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetDescriptorBufferOffsets2EXT",
@@ -1352,6 +1543,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 188u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetDescriptorBufferOffsetsEXT",
@@ -1359,6 +1551,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 189u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetDeviceMask",
@@ -1366,6 +1559,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 190u16,
         aliases: &[c"vkCmdSetDeviceMaskKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetDiscardRectangleEXT",
@@ -1373,6 +1567,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 191u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetDiscardRectangleEnableEXT",
@@ -1380,6 +1575,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 192u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetDiscardRectangleModeEXT",
@@ -1387,6 +1583,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 193u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetEvent",
@@ -1394,6 +1591,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 194u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetEvent2",
@@ -1401,6 +1599,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 195u16,
         aliases: &[c"vkCmdSetEvent2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetExclusiveScissorEnableNV",
@@ -1408,6 +1607,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 196u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetExclusiveScissorNV",
@@ -1415,6 +1615,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 197u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetExtraPrimitiveOverestimationSizeEXT",
@@ -1422,6 +1623,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 198u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetFragmentShadingRateEnumNV",
@@ -1429,6 +1631,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 199u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetFragmentShadingRateKHR",
@@ -1436,6 +1639,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 200u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetFrontFace",
@@ -1443,6 +1647,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 201u16,
         aliases: &[c"vkCmdSetFrontFaceEXT"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetLineRasterizationModeEXT",
@@ -1450,6 +1655,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 202u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetLineStipple",
@@ -1457,6 +1663,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 203u16,
         aliases: &[c"vkCmdSetLineStippleEXT", c"vkCmdSetLineStippleKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetLineStippleEnableEXT",
@@ -1464,6 +1671,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 204u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetLineWidth",
@@ -1471,6 +1679,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 205u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetLogicOpEXT",
@@ -1478,6 +1687,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 206u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetLogicOpEnableEXT",
@@ -1485,6 +1695,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 207u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetPatchControlPointsEXT",
@@ -1492,6 +1703,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 208u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetPerformanceMarkerINTEL",
@@ -1499,6 +1711,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 209u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetPerformanceOverrideINTEL",
@@ -1506,6 +1719,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 210u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetPerformanceStreamMarkerINTEL",
@@ -1513,6 +1727,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 211u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetPolygonModeEXT",
@@ -1520,6 +1735,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 212u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetPrimitiveRestartEnable",
@@ -1527,6 +1743,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 213u16,
         aliases: &[c"vkCmdSetPrimitiveRestartEnableEXT"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetPrimitiveTopology",
@@ -1534,6 +1751,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 214u16,
         aliases: &[c"vkCmdSetPrimitiveTopologyEXT"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetProvokingVertexModeEXT",
@@ -1541,6 +1759,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 215u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetRasterizationSamplesEXT",
@@ -1548,6 +1767,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 216u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetRasterizationStreamEXT",
@@ -1555,6 +1775,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 217u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetRasterizerDiscardEnable",
@@ -1562,6 +1783,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 218u16,
         aliases: &[c"vkCmdSetRasterizerDiscardEnableEXT"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetRayTracingPipelineStackSizeKHR",
@@ -1569,6 +1791,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 219u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetRenderingAttachmentLocations",
@@ -1576,6 +1799,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 220u16,
         aliases: &[c"vkCmdSetRenderingAttachmentLocationsKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetRenderingInputAttachmentIndices",
@@ -1583,6 +1807,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 221u16,
         aliases: &[c"vkCmdSetRenderingInputAttachmentIndicesKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetRepresentativeFragmentTestEnableNV",
@@ -1590,6 +1815,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 222u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetSampleLocationsEXT",
@@ -1597,6 +1823,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 223u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetSampleLocationsEnableEXT",
@@ -1604,6 +1831,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 224u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetSampleMaskEXT",
@@ -1611,6 +1839,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 225u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetScissor",
@@ -1618,6 +1847,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 226u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetScissorWithCount",
@@ -1625,6 +1855,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 227u16,
         aliases: &[c"vkCmdSetScissorWithCountEXT"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetShadingRateImageEnableNV",
@@ -1632,6 +1863,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 228u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetStencilCompareMask",
@@ -1639,6 +1871,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 229u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetStencilOp",
@@ -1646,6 +1879,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 230u16,
         aliases: &[c"vkCmdSetStencilOpEXT"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetStencilReference",
@@ -1653,6 +1887,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 231u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetStencilTestEnable",
@@ -1660,6 +1895,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 232u16,
         aliases: &[c"vkCmdSetStencilTestEnableEXT"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetStencilWriteMask",
@@ -1667,6 +1903,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 233u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetTessellationDomainOriginEXT",
@@ -1674,6 +1911,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 234u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetVertexInputEXT",
@@ -1681,6 +1919,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 235u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetViewport",
@@ -1688,6 +1927,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 236u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetViewportShadingRatePaletteNV",
@@ -1695,6 +1935,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 237u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetViewportSwizzleNV",
@@ -1702,6 +1943,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 238u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetViewportWScalingEnableNV",
@@ -1709,6 +1951,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 239u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetViewportWScalingNV",
@@ -1716,6 +1959,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 240u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSetViewportWithCount",
@@ -1723,6 +1967,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 241u16,
         aliases: &[c"vkCmdSetViewportWithCountEXT"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdSubpassShadingHUAWEI",
@@ -1730,6 +1975,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 242u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdTraceRaysIndirect2KHR",
@@ -1737,6 +1983,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 243u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdTraceRaysIndirectKHR",
@@ -1744,6 +1991,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 244u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdTraceRaysKHR",
@@ -1751,6 +1999,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 245u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdTraceRaysNV",
@@ -1758,6 +2007,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 246u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdUpdateBuffer",
@@ -1765,6 +2015,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 247u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdUpdatePipelineIndirectBufferNV",
@@ -1772,6 +2023,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 248u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdWaitEvents",
@@ -1779,6 +2031,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 249u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdWaitEvents2",
@@ -1786,6 +2039,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 250u16,
         aliases: &[c"vkCmdWaitEvents2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdWriteAccelerationStructuresPropertiesKHR",
@@ -1793,6 +2047,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 251u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdWriteAccelerationStructuresPropertiesNV",
@@ -1800,6 +2055,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 252u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdWriteBufferMarker2AMD",
@@ -1807,6 +2063,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 253u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdWriteBufferMarkerAMD",
@@ -1814,6 +2071,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 254u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdWriteMicromapsPropertiesEXT",
@@ -1821,6 +2079,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 255u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdWriteTimestamp",
@@ -1828,6 +2087,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 256u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCmdWriteTimestamp2",
@@ -1835,6 +2095,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 257u16,
         aliases: &[c"vkCmdWriteTimestamp2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCompileDeferredNV",
@@ -1842,6 +2103,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 258u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkConvertCooperativeVectorMatrixNV",
@@ -1849,6 +2111,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 259u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCopyAccelerationStructureKHR",
@@ -1856,6 +2119,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 260u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCopyAccelerationStructureToMemoryKHR",
@@ -1863,6 +2127,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 261u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCopyImageToImage",
@@ -1870,6 +2135,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 262u16,
         aliases: &[c"vkCopyImageToImageEXT"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCopyImageToMemory",
@@ -1877,6 +2143,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 263u16,
         aliases: &[c"vkCopyImageToMemoryEXT"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCopyMemoryToAccelerationStructureKHR",
@@ -1884,6 +2151,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 264u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCopyMemoryToImage",
@@ -1891,6 +2159,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 265u16,
         aliases: &[c"vkCopyMemoryToImageEXT"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCopyMemoryToMicromapEXT",
@@ -1898,6 +2167,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 266u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCopyMicromapEXT",
@@ -1905,6 +2175,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 267u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCopyMicromapToMemoryEXT",
@@ -1912,6 +2183,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 268u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateAccelerationStructureKHR",
@@ -1919,6 +2191,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 269u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateAccelerationStructureNV",
@@ -1926,6 +2199,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 270u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateAndroidSurfaceKHR",
@@ -1933,6 +2207,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 3u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateBuffer",
@@ -1940,6 +2215,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 271u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateBufferCollectionFUCHSIA",
@@ -1947,6 +2223,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 272u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateBufferView",
@@ -1954,6 +2231,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 273u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateCommandPool",
@@ -1961,6 +2239,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 274u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateComputePipelines",
@@ -1968,6 +2247,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 275u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateCuFunctionNVX",
@@ -1975,6 +2255,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 276u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateCuModuleNVX",
@@ -1982,6 +2263,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 277u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateCudaFunctionNV",
@@ -1989,6 +2271,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 278u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateCudaModuleNV",
@@ -1996,6 +2279,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 279u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateDataGraphPipelineSessionARM",
@@ -2003,6 +2287,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 280u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateDataGraphPipelinesARM",
@@ -2010,6 +2295,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 281u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateDebugReportCallbackEXT",
@@ -2017,6 +2303,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 4u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateDebugUtilsMessengerEXT",
@@ -2024,6 +2311,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 5u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateDeferredOperationKHR",
@@ -2031,6 +2319,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 282u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateDescriptorPool",
@@ -2038,6 +2327,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 283u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateDescriptorSetLayout",
@@ -2045,6 +2335,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 284u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateDescriptorUpdateTemplate",
@@ -2052,6 +2343,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 285u16,
         aliases: &[c"vkCreateDescriptorUpdateTemplateKHR"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateDevice",
@@ -2059,6 +2351,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 6u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: true,
     },
     CommandInfo {
         name: c"vkCreateDirectFBSurfaceEXT",
@@ -2066,6 +2359,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 7u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateDisplayModeKHR",
@@ -2073,6 +2367,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 8u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateDisplayPlaneSurfaceKHR",
@@ -2080,6 +2375,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 9u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateEvent",
@@ -2087,6 +2383,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 286u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateExecutionGraphPipelinesAMDX",
@@ -2094,6 +2391,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 287u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateExternalComputeQueueNV",
@@ -2101,6 +2399,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 288u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: true,
     },
     CommandInfo {
         name: c"vkCreateFence",
@@ -2108,6 +2407,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 289u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateFramebuffer",
@@ -2115,6 +2415,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 290u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateGraphicsPipelines",
@@ -2122,6 +2423,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 291u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateHeadlessSurfaceEXT",
@@ -2129,6 +2431,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 10u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateIOSSurfaceMVK",
@@ -2136,6 +2439,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 11u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateImage",
@@ -2143,6 +2447,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 292u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateImagePipeSurfaceFUCHSIA",
@@ -2150,6 +2455,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 12u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateImageView",
@@ -2157,6 +2463,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 293u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateIndirectCommandsLayoutEXT",
@@ -2164,6 +2471,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 294u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateIndirectCommandsLayoutNV",
@@ -2171,6 +2479,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 295u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateIndirectExecutionSetEXT",
@@ -2178,6 +2487,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 296u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateInstance",
@@ -2185,6 +2495,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 13u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: true,
     },
     CommandInfo {
         name: c"vkCreateMacOSSurfaceMVK",
@@ -2192,6 +2503,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 14u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateMetalSurfaceEXT",
@@ -2199,6 +2511,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 15u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateMicromapEXT",
@@ -2206,6 +2519,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 297u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateOpticalFlowSessionNV",
@@ -2213,6 +2527,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 298u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreatePipelineBinariesKHR",
@@ -2220,6 +2535,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 299u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreatePipelineCache",
@@ -2227,6 +2543,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 300u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreatePipelineLayout",
@@ -2234,6 +2551,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 301u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreatePrivateDataSlot",
@@ -2241,6 +2559,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 302u16,
         aliases: &[c"vkCreatePrivateDataSlotEXT"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateQueryPool",
@@ -2248,6 +2567,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 303u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateRayTracingPipelinesKHR",
@@ -2255,6 +2575,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 304u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateRayTracingPipelinesNV",
@@ -2262,6 +2583,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 305u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateRenderPass",
@@ -2269,6 +2591,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 306u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateRenderPass2",
@@ -2276,6 +2599,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 307u16,
         aliases: &[c"vkCreateRenderPass2KHR"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateSampler",
@@ -2283,6 +2607,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 308u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateSamplerYcbcrConversion",
@@ -2290,6 +2615,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 309u16,
         aliases: &[c"vkCreateSamplerYcbcrConversionKHR"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateScreenSurfaceQNX",
@@ -2297,6 +2623,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 16u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateSemaphore",
@@ -2304,6 +2631,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 310u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateShaderModule",
@@ -2311,6 +2639,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 311u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateShadersEXT",
@@ -2318,6 +2647,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 312u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateSharedSwapchainsKHR",
@@ -2325,6 +2655,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 313u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateStreamDescriptorSurfaceGGP",
@@ -2332,6 +2663,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 17u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateSurfaceOHOS",
@@ -2339,6 +2671,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 18u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateSwapchainKHR",
@@ -2346,6 +2679,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 314u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateTensorARM",
@@ -2353,6 +2687,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 315u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateTensorViewARM",
@@ -2360,6 +2695,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 316u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateValidationCacheEXT",
@@ -2367,6 +2703,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 317u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateViSurfaceNN",
@@ -2374,6 +2711,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 19u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateVideoSessionKHR",
@@ -2381,6 +2719,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 318u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateVideoSessionParametersKHR",
@@ -2388,6 +2727,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 319u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateWaylandSurfaceKHR",
@@ -2395,6 +2735,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 20u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateWin32SurfaceKHR",
@@ -2402,6 +2743,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 21u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateXcbSurfaceKHR",
@@ -2409,6 +2751,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 22u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkCreateXlibSurfaceKHR",
@@ -2416,6 +2759,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 23u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDebugMarkerSetObjectNameEXT",
@@ -2423,6 +2767,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 320u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDebugMarkerSetObjectTagEXT",
@@ -2430,6 +2775,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 321u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDebugReportMessageEXT",
@@ -2437,6 +2783,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 24u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDeferredOperationJoinKHR",
@@ -2444,6 +2791,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 322u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyAccelerationStructureKHR",
@@ -2451,6 +2799,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 323u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyAccelerationStructureNV",
@@ -2458,6 +2807,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 324u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyBuffer",
@@ -2465,6 +2815,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 325u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyBufferCollectionFUCHSIA",
@@ -2472,6 +2823,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 326u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyBufferView",
@@ -2479,6 +2831,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 327u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyCommandPool",
@@ -2486,6 +2839,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 328u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyCuFunctionNVX",
@@ -2493,6 +2847,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 329u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyCuModuleNVX",
@@ -2500,6 +2855,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 330u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyCudaFunctionNV",
@@ -2507,6 +2863,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 331u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyCudaModuleNV",
@@ -2514,6 +2871,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 332u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyDataGraphPipelineSessionARM",
@@ -2521,6 +2879,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 333u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyDebugReportCallbackEXT",
@@ -2528,6 +2887,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 25u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyDebugUtilsMessengerEXT",
@@ -2535,6 +2895,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 26u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyDeferredOperationKHR",
@@ -2542,6 +2903,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 334u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyDescriptorPool",
@@ -2549,6 +2911,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 335u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyDescriptorSetLayout",
@@ -2556,6 +2919,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 336u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyDescriptorUpdateTemplate",
@@ -2563,6 +2927,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 337u16,
         aliases: &[c"vkDestroyDescriptorUpdateTemplateKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyDevice",
@@ -2570,6 +2935,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 338u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyEvent",
@@ -2577,6 +2943,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 339u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyExternalComputeQueueNV",
@@ -2584,6 +2951,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 340u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyFence",
@@ -2591,6 +2959,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 341u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyFramebuffer",
@@ -2598,6 +2967,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 342u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyImage",
@@ -2605,6 +2975,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 343u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyImageView",
@@ -2612,6 +2983,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 344u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyIndirectCommandsLayoutEXT",
@@ -2619,6 +2991,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 345u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyIndirectCommandsLayoutNV",
@@ -2626,6 +2999,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 346u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyIndirectExecutionSetEXT",
@@ -2633,6 +3007,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 347u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyInstance",
@@ -2640,6 +3015,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 27u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyMicromapEXT",
@@ -2647,6 +3023,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 348u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyOpticalFlowSessionNV",
@@ -2654,6 +3031,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 349u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyPipeline",
@@ -2661,6 +3039,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 350u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyPipelineBinaryKHR",
@@ -2668,6 +3047,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 351u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyPipelineCache",
@@ -2675,6 +3055,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 352u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyPipelineLayout",
@@ -2682,6 +3063,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 353u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyPrivateDataSlot",
@@ -2689,6 +3071,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 354u16,
         aliases: &[c"vkDestroyPrivateDataSlotEXT"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyQueryPool",
@@ -2696,6 +3079,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 355u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyRenderPass",
@@ -2703,6 +3087,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 356u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroySampler",
@@ -2710,6 +3095,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 357u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroySamplerYcbcrConversion",
@@ -2717,6 +3103,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 358u16,
         aliases: &[c"vkDestroySamplerYcbcrConversionKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroySemaphore",
@@ -2724,6 +3111,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 359u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyShaderEXT",
@@ -2731,6 +3119,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 360u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyShaderModule",
@@ -2738,6 +3127,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 361u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroySurfaceKHR",
@@ -2745,6 +3135,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 28u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroySwapchainKHR",
@@ -2752,6 +3143,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 362u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyTensorARM",
@@ -2759,6 +3151,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 363u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyTensorViewARM",
@@ -2766,6 +3159,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 364u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyValidationCacheEXT",
@@ -2773,6 +3167,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 365u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyVideoSessionKHR",
@@ -2780,6 +3175,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 366u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDestroyVideoSessionParametersKHR",
@@ -2787,6 +3183,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 367u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDeviceWaitIdle",
@@ -2794,6 +3191,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 368u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkDisplayPowerControlEXT",
@@ -2801,6 +3199,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 369u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkEndCommandBuffer",
@@ -2808,6 +3207,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 370u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkEnumerateDeviceExtensionProperties",
@@ -2815,6 +3215,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 29u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkEnumerateDeviceLayerProperties",
@@ -2822,6 +3223,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 30u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkEnumerateInstanceExtensionProperties",
@@ -2829,6 +3231,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 31u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkEnumerateInstanceLayerProperties",
@@ -2836,6 +3239,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 32u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkEnumerateInstanceVersion",
@@ -2843,6 +3247,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 33u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkEnumeratePhysicalDeviceGroups",
@@ -2850,6 +3255,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 34u16,
         aliases: &[c"vkEnumeratePhysicalDeviceGroupsKHR"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM",
@@ -2857,6 +3263,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 35u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR",
@@ -2864,6 +3271,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 36u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkEnumeratePhysicalDevices",
@@ -2871,6 +3279,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 37u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: true,
     },
     CommandInfo {
         name: c"vkExportMetalObjectsEXT",
@@ -2878,6 +3287,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 371u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkFlushMappedMemoryRanges",
@@ -2885,6 +3295,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 372u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkFreeCommandBuffers",
@@ -2892,6 +3303,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 373u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkFreeDescriptorSets",
@@ -2899,6 +3311,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 374u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkFreeMemory",
@@ -2906,6 +3319,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 375u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetAccelerationStructureBuildSizesKHR",
@@ -2913,6 +3327,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 376u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetAccelerationStructureDeviceAddressKHR",
@@ -2920,6 +3335,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 377u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetAccelerationStructureHandleNV",
@@ -2927,6 +3343,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 378u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetAccelerationStructureMemoryRequirementsNV",
@@ -2934,6 +3351,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 379u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT",
@@ -2941,6 +3359,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 380u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetAndroidHardwareBufferPropertiesANDROID",
@@ -2948,6 +3367,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 381u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetBufferCollectionPropertiesFUCHSIA",
@@ -2955,6 +3375,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 382u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetBufferDeviceAddress",
@@ -2962,6 +3383,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 383u16,
         aliases: &[c"vkGetBufferDeviceAddressEXT", c"vkGetBufferDeviceAddressKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetBufferMemoryRequirements",
@@ -2969,6 +3391,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 384u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetBufferMemoryRequirements2",
@@ -2976,6 +3399,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 385u16,
         aliases: &[c"vkGetBufferMemoryRequirements2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetBufferOpaqueCaptureAddress",
@@ -2983,6 +3407,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 386u16,
         aliases: &[c"vkGetBufferOpaqueCaptureAddressKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetBufferOpaqueCaptureDescriptorDataEXT",
@@ -2990,6 +3415,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 387u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetCalibratedTimestampsKHR",
@@ -2997,6 +3423,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 388u16,
         aliases: &[c"vkGetCalibratedTimestampsEXT"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetClusterAccelerationStructureBuildSizesNV",
@@ -3004,6 +3431,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 389u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetCudaModuleCacheNV",
@@ -3011,6 +3439,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 390u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDataGraphPipelineAvailablePropertiesARM",
@@ -3018,6 +3447,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 391u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDataGraphPipelinePropertiesARM",
@@ -3025,6 +3455,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 392u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDataGraphPipelineSessionBindPointRequirementsARM",
@@ -3032,6 +3463,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 393u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDataGraphPipelineSessionMemoryRequirementsARM",
@@ -3039,6 +3471,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 394u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDeferredOperationMaxConcurrencyKHR",
@@ -3046,6 +3479,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 395u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDeferredOperationResultKHR",
@@ -3053,6 +3487,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 396u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDescriptorEXT",
@@ -3060,6 +3495,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 397u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDescriptorSetHostMappingVALVE",
@@ -3067,6 +3503,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 398u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDescriptorSetLayoutBindingOffsetEXT",
@@ -3074,6 +3511,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 399u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDescriptorSetLayoutHostMappingInfoVALVE",
@@ -3081,6 +3519,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 400u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDescriptorSetLayoutSizeEXT",
@@ -3088,6 +3527,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 401u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDescriptorSetLayoutSupport",
@@ -3095,6 +3535,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 402u16,
         aliases: &[c"vkGetDescriptorSetLayoutSupportKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDeviceAccelerationStructureCompatibilityKHR",
@@ -3102,6 +3543,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 403u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDeviceBufferMemoryRequirements",
@@ -3109,6 +3551,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 404u16,
         aliases: &[c"vkGetDeviceBufferMemoryRequirementsKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDeviceCombinedImageSamplerIndexNVX",
@@ -3116,6 +3559,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 405u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDeviceFaultInfoEXT",
@@ -3123,6 +3567,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 406u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDeviceGroupPeerMemoryFeatures",
@@ -3130,6 +3575,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 407u16,
         aliases: &[c"vkGetDeviceGroupPeerMemoryFeaturesKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDeviceGroupPresentCapabilitiesKHR",
@@ -3137,6 +3583,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 408u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDeviceGroupSurfacePresentModes2EXT",
@@ -3144,6 +3591,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 409u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDeviceGroupSurfacePresentModesKHR",
@@ -3151,6 +3599,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 410u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDeviceImageMemoryRequirements",
@@ -3158,6 +3607,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 411u16,
         aliases: &[c"vkGetDeviceImageMemoryRequirementsKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDeviceImageSparseMemoryRequirements",
@@ -3165,6 +3615,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 412u16,
         aliases: &[c"vkGetDeviceImageSparseMemoryRequirementsKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDeviceImageSubresourceLayout",
@@ -3172,6 +3623,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 413u16,
         aliases: &[c"vkGetDeviceImageSubresourceLayoutKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDeviceMemoryCommitment",
@@ -3179,6 +3631,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 414u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDeviceMemoryOpaqueCaptureAddress",
@@ -3186,6 +3639,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 415u16,
         aliases: &[c"vkGetDeviceMemoryOpaqueCaptureAddressKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDeviceMicromapCompatibilityEXT",
@@ -3193,6 +3647,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 416u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDeviceProcAddr",
@@ -3200,6 +3655,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 417u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDeviceQueue",
@@ -3207,6 +3663,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 418u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: true,
     },
     CommandInfo {
         name: c"vkGetDeviceQueue2",
@@ -3214,6 +3671,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 419u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: true,
     },
     CommandInfo {
         name: c"vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI",
@@ -3221,6 +3679,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 420u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDeviceTensorMemoryRequirementsARM",
@@ -3228,6 +3687,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 421u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDisplayModeProperties2KHR",
@@ -3235,6 +3695,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 38u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDisplayModePropertiesKHR",
@@ -3242,6 +3703,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 39u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDisplayPlaneCapabilities2KHR",
@@ -3249,6 +3711,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 40u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDisplayPlaneCapabilitiesKHR",
@@ -3256,6 +3719,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 41u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDisplayPlaneSupportedDisplaysKHR",
@@ -3263,6 +3727,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 42u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDrmDisplayEXT",
@@ -3270,6 +3735,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 43u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetDynamicRenderingTilePropertiesQCOM",
@@ -3277,6 +3743,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 422u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetEncodedVideoSessionParametersKHR",
@@ -3284,6 +3751,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 423u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetEventStatus",
@@ -3291,6 +3759,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 424u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetExecutionGraphPipelineNodeIndexAMDX",
@@ -3298,6 +3767,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 425u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetExecutionGraphPipelineScratchSizeAMDX",
@@ -3305,6 +3775,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 426u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetExternalComputeQueueDataNV",
@@ -3312,6 +3783,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 427u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetFenceFdKHR",
@@ -3319,6 +3791,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 428u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetFenceStatus",
@@ -3326,6 +3799,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 429u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetFenceWin32HandleKHR",
@@ -3333,6 +3807,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 430u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetFramebufferTilePropertiesQCOM",
@@ -3340,6 +3815,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 431u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetGeneratedCommandsMemoryRequirementsEXT",
@@ -3347,6 +3823,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 432u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetGeneratedCommandsMemoryRequirementsNV",
@@ -3354,6 +3831,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 433u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetImageDrmFormatModifierPropertiesEXT",
@@ -3361,6 +3839,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 434u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetImageMemoryRequirements",
@@ -3368,6 +3847,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 435u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetImageMemoryRequirements2",
@@ -3375,6 +3855,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 436u16,
         aliases: &[c"vkGetImageMemoryRequirements2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetImageOpaqueCaptureDataEXT",
@@ -3382,6 +3863,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 437u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetImageOpaqueCaptureDescriptorDataEXT",
@@ -3389,6 +3871,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 438u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetImageSparseMemoryRequirements",
@@ -3396,6 +3879,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 439u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetImageSparseMemoryRequirements2",
@@ -3403,6 +3887,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 440u16,
         aliases: &[c"vkGetImageSparseMemoryRequirements2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetImageSubresourceLayout",
@@ -3410,6 +3895,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 441u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetImageSubresourceLayout2",
@@ -3420,6 +3906,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
             c"vkGetImageSubresourceLayout2KHR",
         ],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetImageViewAddressNVX",
@@ -3427,6 +3914,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 443u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetImageViewHandle64NVX",
@@ -3434,6 +3922,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 444u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetImageViewHandleNVX",
@@ -3441,6 +3930,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 445u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetImageViewOpaqueCaptureDescriptorDataEXT",
@@ -3448,6 +3938,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 446u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetInstanceProcAddr",
@@ -3455,6 +3946,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 44u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetLatencyTimingsNV",
@@ -3462,6 +3954,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 447u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetMemoryAndroidHardwareBufferANDROID",
@@ -3469,6 +3962,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 448u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetMemoryFdKHR",
@@ -3476,6 +3970,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 449u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetMemoryFdPropertiesKHR",
@@ -3483,6 +3978,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 450u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetMemoryHostPointerPropertiesEXT",
@@ -3490,6 +3986,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 451u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetMemoryMetalHandleEXT",
@@ -3497,6 +3994,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 452u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetMemoryMetalHandlePropertiesEXT",
@@ -3504,6 +4002,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 453u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetMemoryNativeBufferOHOS",
@@ -3511,6 +4010,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 454u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetMemoryRemoteAddressNV",
@@ -3518,6 +4018,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 455u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetMemoryWin32HandleKHR",
@@ -3525,6 +4026,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 456u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetMemoryWin32HandleNV",
@@ -3532,6 +4034,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 457u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetMemoryWin32HandlePropertiesKHR",
@@ -3539,6 +4042,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 458u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetMemoryZirconHandleFUCHSIA",
@@ -3546,6 +4050,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 459u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetMemoryZirconHandlePropertiesFUCHSIA",
@@ -3553,6 +4058,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 460u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetMicromapBuildSizesEXT",
@@ -3560,6 +4066,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 461u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetNativeBufferPropertiesOHOS",
@@ -3567,6 +4074,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 462u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPartitionedAccelerationStructuresBuildSizesNV",
@@ -3574,6 +4082,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 463u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPastPresentationTimingEXT",
@@ -3581,6 +4090,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 464u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPastPresentationTimingGOOGLE",
@@ -3588,6 +4098,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 465u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPerformanceParameterINTEL",
@@ -3595,6 +4106,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 466u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceCalibrateableTimeDomainsKHR",
@@ -3602,6 +4114,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 45u16,
         aliases: &[c"vkGetPhysicalDeviceCalibrateableTimeDomainsEXT"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV",
@@ -3609,6 +4122,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 46u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR",
@@ -3616,6 +4130,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 47u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceCooperativeMatrixPropertiesNV",
@@ -3623,6 +4138,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 48u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceCooperativeVectorPropertiesNV",
@@ -3630,6 +4146,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 49u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceDescriptorSizeEXT",
@@ -3637,6 +4154,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 50u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceDirectFBPresentationSupportEXT",
@@ -3644,6 +4162,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 51u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceDisplayPlaneProperties2KHR",
@@ -3651,6 +4170,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 52u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceDisplayPlanePropertiesKHR",
@@ -3658,6 +4178,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 53u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceDisplayProperties2KHR",
@@ -3665,6 +4186,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 54u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceDisplayPropertiesKHR",
@@ -3672,6 +4194,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 55u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceExternalBufferProperties",
@@ -3679,6 +4202,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 56u16,
         aliases: &[c"vkGetPhysicalDeviceExternalBufferPropertiesKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceExternalFenceProperties",
@@ -3686,6 +4210,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 57u16,
         aliases: &[c"vkGetPhysicalDeviceExternalFencePropertiesKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceExternalImageFormatPropertiesNV",
@@ -3693,6 +4218,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 58u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceExternalSemaphoreProperties",
@@ -3700,6 +4226,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 59u16,
         aliases: &[c"vkGetPhysicalDeviceExternalSemaphorePropertiesKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceExternalTensorPropertiesARM",
@@ -3707,6 +4234,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 60u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceFeatures",
@@ -3714,6 +4242,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 61u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceFeatures2",
@@ -3721,6 +4250,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 62u16,
         aliases: &[c"vkGetPhysicalDeviceFeatures2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceFormatProperties",
@@ -3728,6 +4258,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 63u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceFormatProperties2",
@@ -3735,6 +4266,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 64u16,
         aliases: &[c"vkGetPhysicalDeviceFormatProperties2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceFragmentShadingRatesKHR",
@@ -3742,6 +4274,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 65u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceImageFormatProperties",
@@ -3749,6 +4282,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 66u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceImageFormatProperties2",
@@ -3756,6 +4290,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 67u16,
         aliases: &[c"vkGetPhysicalDeviceImageFormatProperties2KHR"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceMemoryProperties",
@@ -3763,6 +4298,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 68u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceMemoryProperties2",
@@ -3770,6 +4306,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 69u16,
         aliases: &[c"vkGetPhysicalDeviceMemoryProperties2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceMultisamplePropertiesEXT",
@@ -3777,6 +4314,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 70u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceOpticalFlowImageFormatsNV",
@@ -3784,6 +4322,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 71u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDevicePresentRectanglesKHR",
@@ -3791,6 +4330,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 72u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceProperties",
@@ -3798,6 +4338,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 73u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceProperties2",
@@ -3805,6 +4346,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 74u16,
         aliases: &[c"vkGetPhysicalDeviceProperties2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM",
@@ -3812,6 +4354,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 75u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM",
@@ -3819,6 +4362,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 76u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR",
@@ -3826,6 +4370,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 77u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceQueueFamilyProperties",
@@ -3833,6 +4378,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 78u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceQueueFamilyProperties2",
@@ -3840,6 +4386,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 79u16,
         aliases: &[c"vkGetPhysicalDeviceQueueFamilyProperties2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceScreenPresentationSupportQNX",
@@ -3847,6 +4394,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 80u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceSparseImageFormatProperties",
@@ -3854,6 +4402,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 81u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceSparseImageFormatProperties2",
@@ -3861,6 +4410,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 82u16,
         aliases: &[c"vkGetPhysicalDeviceSparseImageFormatProperties2KHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV",
@@ -3868,6 +4418,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 83u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceSurfaceCapabilities2EXT",
@@ -3875,6 +4426,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 84u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceSurfaceCapabilities2KHR",
@@ -3882,6 +4434,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 85u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceSurfaceCapabilitiesKHR",
@@ -3889,6 +4442,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 86u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceSurfaceFormats2KHR",
@@ -3896,6 +4450,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 87u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceSurfaceFormatsKHR",
@@ -3903,6 +4458,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 88u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceSurfacePresentModes2EXT",
@@ -3910,6 +4466,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 89u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceSurfacePresentModesKHR",
@@ -3917,6 +4474,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 90u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceSurfaceSupportKHR",
@@ -3924,6 +4482,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 91u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceToolProperties",
@@ -3931,6 +4490,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 92u16,
         aliases: &[c"vkGetPhysicalDeviceToolPropertiesEXT"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceVideoCapabilitiesKHR",
@@ -3938,6 +4498,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 93u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR",
@@ -3945,6 +4506,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 94u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceVideoFormatPropertiesKHR",
@@ -3952,6 +4514,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 95u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceWaylandPresentationSupportKHR",
@@ -3959,6 +4522,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 96u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceWin32PresentationSupportKHR",
@@ -3966,6 +4530,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 97u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceXcbPresentationSupportKHR",
@@ -3973,6 +4538,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 98u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPhysicalDeviceXlibPresentationSupportKHR",
@@ -3980,6 +4546,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 99u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPipelineBinaryDataKHR",
@@ -3987,6 +4554,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 467u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPipelineCacheData",
@@ -3994,6 +4562,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 468u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPipelineExecutableInternalRepresentationsKHR",
@@ -4001,6 +4570,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 469u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPipelineExecutablePropertiesKHR",
@@ -4008,6 +4578,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 470u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPipelineExecutableStatisticsKHR",
@@ -4015,6 +4586,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 471u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPipelineIndirectDeviceAddressNV",
@@ -4022,6 +4594,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 472u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPipelineIndirectMemoryRequirementsNV",
@@ -4029,6 +4602,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 473u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPipelineKeyKHR",
@@ -4036,6 +4610,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 474u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPipelinePropertiesEXT",
@@ -4043,6 +4618,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 475u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetPrivateData",
@@ -4050,6 +4626,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 476u16,
         aliases: &[c"vkGetPrivateDataEXT"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetQueryPoolResults",
@@ -4057,6 +4634,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 477u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetQueueCheckpointData2NV",
@@ -4064,6 +4642,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 478u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetQueueCheckpointDataNV",
@@ -4071,6 +4650,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 479u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetRandROutputDisplayEXT",
@@ -4078,6 +4658,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 100u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetRayTracingCaptureReplayShaderGroupHandlesKHR",
@@ -4085,6 +4666,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 480u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetRayTracingShaderGroupHandlesKHR",
@@ -4092,6 +4674,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 481u16,
         aliases: &[c"vkGetRayTracingShaderGroupHandlesNV"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetRayTracingShaderGroupStackSizeKHR",
@@ -4099,6 +4682,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 482u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetRefreshCycleDurationGOOGLE",
@@ -4106,6 +4690,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 483u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetRenderAreaGranularity",
@@ -4113,6 +4698,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 484u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetRenderingAreaGranularity",
@@ -4120,6 +4706,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 485u16,
         aliases: &[c"vkGetRenderingAreaGranularityKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetSamplerOpaqueCaptureDescriptorDataEXT",
@@ -4127,6 +4714,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 486u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetScreenBufferPropertiesQNX",
@@ -4134,6 +4722,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 487u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetSemaphoreCounterValue",
@@ -4141,6 +4730,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 488u16,
         aliases: &[c"vkGetSemaphoreCounterValueKHR"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetSemaphoreFdKHR",
@@ -4148,6 +4738,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 489u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetSemaphoreWin32HandleKHR",
@@ -4155,6 +4746,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 490u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetSemaphoreZirconHandleFUCHSIA",
@@ -4162,6 +4754,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 491u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetShaderBinaryDataEXT",
@@ -4169,6 +4762,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 492u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetShaderInfoAMD",
@@ -4176,6 +4770,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 493u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetShaderModuleCreateInfoIdentifierEXT",
@@ -4183,6 +4778,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 494u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetShaderModuleIdentifierEXT",
@@ -4190,6 +4786,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 495u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetSwapchainCounterEXT",
@@ -4197,6 +4794,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 496u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetSwapchainImagesKHR",
@@ -4204,6 +4802,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 497u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetSwapchainStatusKHR",
@@ -4211,6 +4810,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 498u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetSwapchainTimeDomainPropertiesEXT",
@@ -4218,6 +4818,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 499u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetSwapchainTimingPropertiesEXT",
@@ -4225,6 +4826,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 500u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetTensorMemoryRequirementsARM",
@@ -4232,6 +4834,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 501u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetTensorOpaqueCaptureDataARM",
@@ -4239,6 +4842,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 502u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetTensorOpaqueCaptureDescriptorDataARM",
@@ -4246,6 +4850,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 503u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetTensorViewOpaqueCaptureDescriptorDataARM",
@@ -4253,6 +4858,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 504u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetValidationCacheDataEXT",
@@ -4260,6 +4866,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 505u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetVideoSessionMemoryRequirementsKHR",
@@ -4267,6 +4874,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 506u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkGetWinrtDisplayNV",
@@ -4274,6 +4882,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 101u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkImportFenceFdKHR",
@@ -4281,6 +4890,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 507u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkImportFenceWin32HandleKHR",
@@ -4288,6 +4898,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 508u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkImportSemaphoreFdKHR",
@@ -4295,6 +4906,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 509u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkImportSemaphoreWin32HandleKHR",
@@ -4302,6 +4914,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 510u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkImportSemaphoreZirconHandleFUCHSIA",
@@ -4309,6 +4922,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 511u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkInitializePerformanceApiINTEL",
@@ -4316,6 +4930,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 512u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkInvalidateMappedMemoryRanges",
@@ -4323,6 +4938,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 513u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkLatencySleepNV",
@@ -4330,6 +4946,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 514u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkMapMemory",
@@ -4337,6 +4954,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 515u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkMapMemory2",
@@ -4344,6 +4962,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 516u16,
         aliases: &[c"vkMapMemory2KHR"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkMergePipelineCaches",
@@ -4351,6 +4970,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 517u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkMergeValidationCachesEXT",
@@ -4358,6 +4978,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 518u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkQueueBeginDebugUtilsLabelEXT",
@@ -4365,6 +4986,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 519u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkQueueBindSparse",
@@ -4372,6 +4994,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 520u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkQueueEndDebugUtilsLabelEXT",
@@ -4379,6 +5002,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 521u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkQueueInsertDebugUtilsLabelEXT",
@@ -4386,6 +5010,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 522u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkQueueNotifyOutOfBandNV",
@@ -4393,6 +5018,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 523u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkQueuePresentKHR",
@@ -4400,6 +5026,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 524u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkQueueSetPerformanceConfigurationINTEL",
@@ -4407,6 +5034,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 525u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkQueueSubmit",
@@ -4414,6 +5042,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 526u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkQueueSubmit2",
@@ -4421,6 +5050,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 527u16,
         aliases: &[c"vkQueueSubmit2KHR"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkQueueWaitIdle",
@@ -4428,6 +5058,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 528u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkRegisterCustomBorderColorEXT",
@@ -4435,6 +5066,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 529u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkRegisterDeviceEventEXT",
@@ -4442,6 +5074,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 530u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkRegisterDisplayEventEXT",
@@ -4449,6 +5082,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 531u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkReleaseCapturedPipelineDataKHR",
@@ -4456,6 +5090,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 532u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkReleaseDisplayEXT",
@@ -4463,6 +5098,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 102u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkReleaseFullScreenExclusiveModeEXT",
@@ -4470,6 +5106,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 533u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkReleasePerformanceConfigurationINTEL",
@@ -4477,6 +5114,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 534u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkReleaseProfilingLockKHR",
@@ -4484,6 +5122,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 535u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkReleaseSwapchainImagesKHR",
@@ -4491,6 +5130,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 536u16,
         aliases: &[c"vkReleaseSwapchainImagesEXT"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkResetCommandBuffer",
@@ -4498,6 +5138,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 537u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkResetCommandPool",
@@ -4505,6 +5146,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 538u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkResetDescriptorPool",
@@ -4512,6 +5154,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 539u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkResetEvent",
@@ -4519,6 +5162,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 540u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkResetFences",
@@ -4526,6 +5170,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 541u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkResetQueryPool",
@@ -4533,6 +5178,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 542u16,
         aliases: &[c"vkResetQueryPoolEXT"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkSetBufferCollectionBufferConstraintsFUCHSIA",
@@ -4540,6 +5186,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 543u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkSetBufferCollectionImageConstraintsFUCHSIA",
@@ -4547,6 +5194,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 544u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkSetDebugUtilsObjectNameEXT",
@@ -4554,6 +5202,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 545u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkSetDebugUtilsObjectTagEXT",
@@ -4561,6 +5210,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 546u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkSetDeviceMemoryPriorityEXT",
@@ -4568,6 +5218,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 547u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkSetEvent",
@@ -4575,6 +5226,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 548u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkSetHdrMetadataEXT",
@@ -4582,6 +5234,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 549u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkSetLatencyMarkerNV",
@@ -4589,6 +5242,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 550u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkSetLatencySleepModeNV",
@@ -4596,6 +5250,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 551u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkSetLocalDimmingAMD",
@@ -4603,6 +5258,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 552u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkSetPrivateData",
@@ -4610,6 +5266,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 553u16,
         aliases: &[c"vkSetPrivateDataEXT"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkSetSwapchainPresentTimingQueueSizeEXT",
@@ -4617,6 +5274,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 554u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkSignalSemaphore",
@@ -4624,6 +5282,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 555u16,
         aliases: &[c"vkSignalSemaphoreKHR"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkSubmitDebugUtilsMessageEXT",
@@ -4631,6 +5290,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 103u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkTransitionImageLayout",
@@ -4638,6 +5298,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 556u16,
         aliases: &[c"vkTransitionImageLayoutEXT"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkTrimCommandPool",
@@ -4645,6 +5306,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 557u16,
         aliases: &[c"vkTrimCommandPoolKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkUninitializePerformanceApiINTEL",
@@ -4652,6 +5314,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 558u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkUnmapMemory",
@@ -4659,6 +5322,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 559u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkUnmapMemory2",
@@ -4666,6 +5330,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 560u16,
         aliases: &[c"vkUnmapMemory2KHR"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkUnregisterCustomBorderColorEXT",
@@ -4673,6 +5338,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 561u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkUpdateDescriptorSetWithTemplate",
@@ -4680,6 +5346,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 562u16,
         aliases: &[c"vkUpdateDescriptorSetWithTemplateKHR"],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkUpdateDescriptorSets",
@@ -4687,6 +5354,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 563u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkUpdateIndirectExecutionSetPipelineEXT",
@@ -4694,6 +5362,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 564u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkUpdateIndirectExecutionSetShaderEXT",
@@ -4701,6 +5370,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 565u16,
         aliases: &[],
         returns_result: false,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkUpdateVideoSessionParametersKHR",
@@ -4708,6 +5378,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 566u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkWaitForFences",
@@ -4715,6 +5386,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 567u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkWaitForPresent2KHR",
@@ -4722,6 +5394,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 568u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkWaitForPresentKHR",
@@ -4729,6 +5402,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 569u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkWaitSemaphores",
@@ -4736,6 +5410,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 570u16,
         aliases: &[c"vkWaitSemaphoresKHR"],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkWriteAccelerationStructuresPropertiesKHR",
@@ -4743,6 +5418,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 571u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkWriteMicromapsPropertiesEXT",
@@ -4750,6 +5426,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 572u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkWriteResourceDescriptorsEXT",
@@ -4757,6 +5434,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 573u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
     CommandInfo {
         name: c"vkWriteSamplerDescriptorsEXT",
@@ -4764,6 +5442,7 @@ pub static COMMANDS: [CommandInfo; 679usize] = [
         slot: 574u16,
         aliases: &[],
         returns_result: true,
+        returns_dispatchable: false,
     },
 ];
 /// Command ids by canonical name.

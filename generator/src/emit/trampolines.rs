@@ -128,6 +128,7 @@ fn new_dispatchable_objects(reg: &Registry, command: &Command) -> Result<Vec<Tok
             reg.types.get(resolve_alias(reg, &p.ty.base)),
             Some(TypeDef::Handle { dispatchable: true, .. })
         );
+        // Same rule as `model::returns_dispatchable`.
         if !is_dispatchable || p.ty.pointers != [false] {
             continue;
         }

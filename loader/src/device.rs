@@ -1,0 +1,109 @@
+//! Devices: created through the owning driver; the driver's device object gets the loader's
+//! device dispatch table (filled from the driver's own `vkGetDeviceProcAddr`) in its first word.
+
+use std::ffi::c_char;
+
+use vk_generated::types::*;
+use vk_generated::{DispatchTable, DeviceDispatchTable};
+
+use crate::ffi;
+use crate::log::{self, Level};
+use crate::physical_device::PhysicalDevice;
+
+/// What the first word of a loader-managed `VkDevice` points to. The table comes first, so the
+/// trampolines (which read a `DeviceDispatchTable` there) and this module agree.
+#[repr(C)]
+pub struct DeviceData {
+    pub table: DeviceDispatchTable,
+    /// The driver's `vkGetDeviceProcAddr`, for names the generated table does not know.
+    pub driver_gdpa: PFN_vkGetDeviceProcAddr,
+}
+
+impl DeviceData {
+    /// # Safety
+    /// `device` must be a live `VkDevice` created through this loader.
+    pub unsafe fn of<'a>(device: VkDevice) -> Option<&'a DeviceData> {
+        if device.is_null() {
+            return None;
+        }
+        (*(device.0 as *const *const DeviceData)).as_ref()
+    }
+}
+
+pub unsafe extern "system" fn vkCreateDevice(
+    physicalDevice: VkPhysicalDevice,
+    pCreateInfo: *const VkDeviceCreateInfo,
+    pAllocator: *const VkAllocationCallbacks,
+    pDevice: *mut VkDevice,
+) -> VkResult {
+    ffi::guard("vkCreateDevice", VkResult::ERROR_INITIALIZATION_FAILED, || {
+        let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        if pDevice.is_null() || pCreateInfo.is_null() {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        }
+        let driver = &*pd.term.driver_table;
+        let (Some(create), Some(gdpa)) = (driver.vkCreateDevice, pd.driver_gdpa) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        let mut device = VkDevice::NULL;
+        let result = create(pd.term.driver_handle, pCreateInfo, pAllocator, &mut device);
+        if result != VkResult::SUCCESS {
+            return result;
+        }
+        if !vk_generated::layer_abi::valid_loader_magic_value(device.0) {
+            log::write(Level::Error, "vkCreateDevice: the driver's VkDevice lacks ICD_LOADER_MAGIC; destroying it");
+            if let Some(destroy) = DeviceDispatchTable::load(|n| gdpa(device, n.as_ptr())).vkDestroyDevice {
+                destroy(device, pAllocator);
+            }
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        }
+        let data = Box::new(DeviceData {
+            table: DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr())),
+            driver_gdpa: Some(gdpa),
+        });
+        *(device.0 as *mut *const DeviceData) = Box::into_raw(data);
+        *pDevice = device;
+        VkResult::SUCCESS
+    })
+}
+
+pub unsafe extern "system" fn vkDestroyDevice(device: VkDevice, pAllocator: *const VkAllocationCallbacks) {
+    ffi::guard("vkDestroyDevice", (), || {
+        if device.is_null() {
+            return;
+        }
+        let data = Box::from_raw(*(device.0 as *const *mut DeviceData));
+        if let Some(destroy) = data.table.vkDestroyDevice {
+            destroy(device, pAllocator);
+        }
+    })
+}
+
+/// `vkGetDeviceProcAddr`: the driver's own pointer for everything the loader need not see.
+pub unsafe extern "system" fn vkGetDeviceProcAddr(device: VkDevice, pName: *const c_char) -> PFN_vkVoidFunction {
+    ffi::guard("vkGetDeviceProcAddr", None, || {
+        if pName.is_null() {
+            return None;
+        }
+        let data = DeviceData::of(device)?;
+        match vk_generated::lookup::command_c(pName) {
+            Some(name) => {
+                let info = name.info();
+                if info.level != vk_generated::CommandLevel::Device {
+                    return None; // instance-level names are not device functions
+                }
+                if let Some(own) = crate::gpa::hand_written(info.name) {
+                    return Some(own);
+                }
+                // New queues and command buffers need the loader's dispatch pointer: keep the
+                // trampoline for those; everything else is the driver's own function.
+                if info.returns_dispatchable {
+                    return vk_generated::trampolines::TRAMPOLINES[name.command as usize];
+                }
+                data.table.slots()[info.slot as usize]
+            }
+            // A command the registry does not know: the driver may.
+            None => data.driver_gdpa.and_then(|gdpa| gdpa(device, pName)),
+        }
+    })
+}

@@ -1,0 +1,111 @@
+//! Where driver manifests are found: the XDG search order, SYSCONFDIR fixed at build time, the
+//! HOME fallbacks, and the environment overrides and filters. The result is an ordered,
+//! de-duplicated list of manifest files, each with the reason it was kept or skipped.
+
+use crate::platform;
+
+/// A manifest file and why discovery kept it or left it out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub path: String,
+    /// `None` when the manifest is to be used; else why it is skipped (a filter matched).
+    pub skipped: Option<String>,
+}
+
+/// The directories searched for `<dir>/vulkan/<kind>` (kind `icd.d`, `explicit_layer.d`, ...),
+/// in order, without duplicates.
+pub fn search_dirs(kind: &str) -> Vec<String> {
+    let elevated = platform::is_elevated();
+    let home = if elevated { None } else { platform::env("HOME") };
+    let mut bases: Vec<String> = Vec::new();
+    match platform::env("XDG_CONFIG_HOME") {
+        Some(dir) => bases.push(dir),
+        None => bases.extend(home.iter().map(|h| format!("{h}/.config"))),
+    }
+    bases.extend(split_paths(platform::env("XDG_CONFIG_DIRS").as_deref().unwrap_or("/etc/xdg")));
+    bases.push(env!("VK_LOADER_SYSCONFDIR").to_string());
+    if let Some(extra) = option_env!("VK_LOADER_EXTRASYSCONFDIR") {
+        bases.push(extra.to_string());
+    }
+    match platform::env("XDG_DATA_HOME") {
+        Some(dir) => bases.push(dir),
+        None => bases.extend(home.iter().map(|h| format!("{h}/.local/share"))),
+    }
+    bases.extend(split_paths(platform::env("XDG_DATA_DIRS").as_deref().unwrap_or("/usr/local/share:/usr/share")));
+    let mut dirs = Vec::new();
+    for base in bases {
+        let dir = format!("{}/vulkan/{kind}", base.trim_end_matches('/'));
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    dirs
+}
+
+fn split_paths(list: &str) -> impl Iterator<Item = String> + '_ {
+    list.split(':').filter(|p| !p.is_empty()).map(str::to_string)
+}
+
+/// The `*.json` files of a directory, sorted by name.
+fn json_files(dir: &str) -> Vec<String> {
+    platform::list_dir(dir)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|n| n.ends_with(".json"))
+        .map(|n| format!("{}/{n}", dir.trim_end_matches('/')))
+        .collect()
+}
+
+/// A colon list of files or directories, expanded to manifest files.
+fn expand(list: &str) -> Vec<String> {
+    split_paths(list).flat_map(|p| if platform::is_dir(&p) { json_files(&p) } else { vec![p] }).collect()
+}
+
+/// Driver manifests, in the order drivers are loaded.
+pub fn driver_manifests() -> Vec<Found> {
+    let replacement = platform::env("VK_DRIVER_FILES").or_else(|| platform::env("VK_ICD_FILENAMES"));
+    let paths: Vec<String> = match replacement {
+        Some(list) => expand(&list),
+        None => {
+            let mut paths = platform::env("VK_ADD_DRIVER_FILES").map(|l| expand(&l)).unwrap_or_default();
+            for dir in search_dirs("icd.d") {
+                paths.extend(json_files(&dir));
+            }
+            paths
+        }
+    };
+    let select = patterns("VK_LOADER_DRIVERS_SELECT");
+    let disable = patterns("VK_LOADER_DRIVERS_DISABLE");
+    let mut found: Vec<Found> = Vec::new();
+    for path in paths {
+        if found.iter().any(|f| f.path == path) {
+            continue;
+        }
+        let file_name = path.rsplit('/').next().unwrap_or(&path);
+        let skipped = if !select.is_empty() {
+            (!select.iter().any(|p| p.matches(file_name)))
+                .then(|| "not matched by VK_LOADER_DRIVERS_SELECT".to_string())
+        } else if disable.iter().any(|p| p.matches(file_name)) {
+            Some("matched by VK_LOADER_DRIVERS_DISABLE".to_string())
+        } else {
+            None
+        };
+        found.push(Found { path, skipped });
+    }
+    found
+}
+
+/// Comma-separated glob patterns from an environment variable; invalid ones are logged and dropped.
+fn patterns(var: &str) -> Vec<glob::Pattern> {
+    let Some(list) = platform::env(var) else { return Vec::new() };
+    list.split(',')
+        .filter(|p| !p.is_empty())
+        .filter_map(|p| match glob::Pattern::new(p) {
+            Ok(pattern) => Some(pattern),
+            Err(e) => {
+                crate::log::log(crate::log::Level::Warn, &format!("{var}: ignoring bad pattern \"{p}\": {e}"));
+                None
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,120 @@
+//! Drivers: load a manifest's library (once per library), negotiate the interface version (0-7),
+//! and find its GetProcAddr functions.
+
+use std::ffi::{c_char, CStr};
+use std::sync::Arc;
+
+use vk_generated::types::*;
+
+use crate::elf::{self, ElfCheck};
+use crate::log::{self, Level};
+use crate::manifest::DriverManifest;
+use crate::platform::Library;
+
+/// The newest driver interface this loader speaks.
+pub const LOADER_ICD_INTERFACE_VERSION: u32 = 7;
+
+type Gipa = unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction;
+type Negotiate = unsafe extern "system" fn(*mut u32) -> VkResult;
+
+/// A loaded, negotiated driver library.
+pub struct Driver {
+    pub manifest_path: String,
+    pub library_path: String,
+    pub manifest: DriverManifest,
+    pub interface_version: u32,
+    pub get_instance_proc_addr: Gipa,
+    pub get_physical_device_proc_addr: Option<Gipa>,
+    _library: Library,
+}
+
+impl Driver {
+    /// A global-level function of the driver (`vkCreateInstance`, `vkEnumerateInstance*`).
+    pub fn global(&self, name: &CStr) -> PFN_vkVoidFunction {
+        // SAFETY: the driver's GetInstanceProcAddr with a NULL instance and a NUL-terminated name.
+        unsafe { (self.get_instance_proc_addr)(VkInstance::NULL, name.as_ptr()) }
+    }
+
+    /// The instance API version the driver supports (1.0 when it lacks vkEnumerateInstanceVersion).
+    pub fn instance_version(&self) -> u32 {
+        let Some(f) = self.global(c"vkEnumerateInstanceVersion") else {
+            return vk_generated::make_api_version(0, 1, 0, 0);
+        };
+        // SAFETY: the signature of vkEnumerateInstanceVersion.
+        let f: PFN_vkEnumerateInstanceVersion = unsafe { std::mem::transmute(f) };
+        let mut version = 0;
+        match f.map(|f| unsafe { f(&mut version) }) {
+            Some(VkResult::SUCCESS) => version,
+            _ => vk_generated::make_api_version(0, 1, 0, 0),
+        }
+    }
+}
+
+/// Loads the driver of a manifest; `loaded` holds drivers already loaded by earlier manifests, so a
+/// library reached through several manifests is loaded once (`Ok(None)` then).
+pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>]) -> Result<Option<Driver>, String> {
+    let path = manifest.library_path.clone();
+    if loaded.iter().any(|d| d.library_path == path) {
+        log::log(Level::Driver, &format!("{manifest_path}: library {path} already loaded through another manifest"));
+        return Ok(None);
+    }
+    if let Some(arch) = &manifest.library_arch {
+        let ours = if cfg!(target_pointer_width = "64") { "64" } else { "32" };
+        if arch != ours {
+            return Err(format!("library_arch {arch} does not match this {ours}-bit process"));
+        }
+    }
+    if path.contains('/') {
+        match elf::check(&path) {
+            ElfCheck::Loadable => {}
+            ElfCheck::WrongArchitecture(why) => return Err(format!("{path} is for another architecture ({why})")),
+            ElfCheck::Corrupt(why) => return Err(format!("{path} cannot be loaded: {why}")),
+        }
+    }
+    let library = Library::open(&path)?;
+    let icd_gipa: Option<Gipa> = library.symbol(c"vk_icdGetInstanceProcAddr").map(|f| unsafe { std::mem::transmute(f) });
+    // Interface 7 drivers may expose these only through vk_icdGetInstanceProcAddr(NULL, ...).
+    let via_gipa = |name: &CStr| icd_gipa.and_then(|g| unsafe { g(VkInstance::NULL, name.as_ptr()) });
+    let negotiate: Option<Negotiate> = library
+        .symbol(c"vk_icdNegotiateLoaderICDInterfaceVersion")
+        .or_else(|| via_gipa(c"vk_icdNegotiateLoaderICDInterfaceVersion"))
+        .map(|f| unsafe { std::mem::transmute(f) });
+    let interface_version = match negotiate {
+        Some(negotiate) => {
+            let mut version = LOADER_ICD_INTERFACE_VERSION;
+            // SAFETY: the negotiate entry point's signature.
+            let result = unsafe { negotiate(&mut version) };
+            if result != VkResult::SUCCESS {
+                return Err(format!("interface negotiation failed ({result:?})"));
+            }
+            version.min(LOADER_ICD_INTERFACE_VERSION)
+        }
+        None if icd_gipa.is_some() => 1,
+        None => 0,
+    };
+    let get_instance_proc_addr: Gipa = match icd_gipa {
+        Some(g) => g,
+        None => match library.symbol(c"vkGetInstanceProcAddr") {
+            Some(f) if interface_version == 0 => unsafe { std::mem::transmute::<unsafe extern "system" fn(), Gipa>(f) },
+            _ => return Err("exports neither vk_icdGetInstanceProcAddr nor vkGetInstanceProcAddr".into()),
+        },
+    };
+    let get_physical_device_proc_addr: Option<Gipa> = library
+        .symbol(c"vk_icdGetPhysicalDeviceProcAddr")
+        .or_else(|| via_gipa(c"vk_icdGetPhysicalDeviceProcAddr"))
+        .map(|f| unsafe { std::mem::transmute(f) });
+    log::log(
+        Level::Driver,
+        &format!("{manifest_path}: loaded {path}, driver interface version {interface_version}"),
+    );
+    Ok(Some(Driver {
+        manifest_path: manifest_path.to_string(),
+        library_path: path,
+        manifest,
+        interface_version,
+        get_instance_proc_addr,
+        get_physical_device_proc_addr,
+        _library: library,
+    }))
+}
+

@@ -1,0 +1,297 @@
+//! `vkCreateInstance` / `vkDestroyInstance` and the global commands: drivers are discovered,
+//! loaded and asked to create their instances; the loader's instance wraps them all.
+
+use std::ffi::{c_char, CStr};
+use std::sync::Arc;
+
+use vk_generated::lookup::ExtensionSet;
+use vk_generated::types::*;
+use vk_generated::{DispatchTable, InstanceDispatchTable, COMMANDS};
+
+use crate::discovery;
+use crate::driver::{self, Driver};
+use crate::ffi;
+use crate::log::{self, Level};
+use crate::manifest;
+use crate::physical_device::{self, PhysicalDevice};
+
+/// Instance extensions the loader itself implements, whatever the drivers support.
+pub const LOADER_INSTANCE_EXTENSIONS: &[(&CStr, u32)] = &[(c"VK_KHR_portability_enumeration", 1)];
+
+/// One driver's instance under the loader's.
+pub struct DriverInstance {
+    pub driver: Arc<Driver>,
+    pub handle: VkInstance,
+    /// The driver's own instance-level functions.
+    pub table: Box<InstanceDispatchTable>,
+}
+
+/// The loader's `VkInstance`. Its first word is the dispatch table, as for every dispatchable object.
+#[repr(C)]
+pub struct Instance {
+    dispatch: *const InstanceDispatchTable,
+    /// The end of the instance chain: generated default terminators.
+    table: Box<InstanceDispatchTable>,
+    pub drivers: Vec<DriverInstance>,
+    /// Sorted as `vkEnumeratePhysicalDevices` reports them; boxed so handles stay put.
+    pub physical_devices: Vec<Box<PhysicalDevice>>,
+    pub api_version: u32,
+    pub enabled_extensions: ExtensionSet,
+}
+
+impl Instance {
+    /// # Safety
+    /// `handle` must be a `VkInstance` this loader created and has not destroyed.
+    pub unsafe fn from_handle<'a>(handle: VkInstance) -> Option<&'a Instance> {
+        (handle.0 as *const Instance).as_ref()
+    }
+}
+
+/// A driver that failed to load or create its instance, and why (reported when no driver is left).
+struct Rejected {
+    manifest: String,
+    reason: String,
+}
+
+/// Discovers and loads every driver the environment allows, logging why each skipped one was.
+fn load_drivers(rejected: &mut Vec<Rejected>) -> Vec<Arc<Driver>> {
+    let mut drivers: Vec<Arc<Driver>> = Vec::new();
+    for found in discovery::driver_manifests() {
+        if let Some(why) = &found.skipped {
+            log::log(Level::Driver, &format!("{}: skipped: {why}", found.path));
+            continue;
+        }
+        let loaded = crate::platform::read_file(&found.path)
+            .and_then(|text| manifest::parse_driver(&text, &found.path))
+            .and_then(|m| driver::load(&found.path, m, &drivers));
+        match loaded {
+            Ok(Some(d)) => drivers.push(Arc::new(d)),
+            Ok(None) => {}
+            Err(reason) => {
+                log::log(Level::Warn, &format!("{}: driver skipped: {reason}", found.path));
+                rejected.push(Rejected { manifest: found.path, reason });
+            }
+        }
+    }
+    drivers
+}
+
+/// The instance extensions one driver supports.
+fn driver_extensions(driver: &Driver) -> Vec<VkExtensionProperties> {
+    let Some(f) = driver.global(c"vkEnumerateInstanceExtensionProperties") else { return Vec::new() };
+    // SAFETY: the signature of vkEnumerateInstanceExtensionProperties.
+    let f: PFN_vkEnumerateInstanceExtensionProperties = unsafe { std::mem::transmute(f) };
+    let Some(f) = f else { return Vec::new() };
+    ffi::query(|count, out| unsafe { f(std::ptr::null(), count, out) }).unwrap_or_default()
+}
+
+fn name_of(props: &VkExtensionProperties) -> &CStr {
+    // SAFETY: extensionName is a NUL-terminated fixed array (drivers fill it so; the last byte is
+    // forced below for the loader's own entries).
+    unsafe { CStr::from_ptr(props.extensionName.as_ptr()) }
+}
+
+fn extension_properties(name: &CStr, spec_version: u32) -> VkExtensionProperties {
+    let mut props = VkExtensionProperties { specVersion: spec_version, ..Default::default() };
+    for (dst, &src) in props.extensionName.iter_mut().zip(name.to_bytes()) {
+        *dst = src as c_char;
+    }
+    props
+}
+
+/// Every instance extension available: the drivers' (highest spec version wins) and the loader's.
+fn all_instance_extensions(drivers: &[Arc<Driver>]) -> Vec<VkExtensionProperties> {
+    let mut all: Vec<VkExtensionProperties> = Vec::new();
+    let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().map(|(n, v)| extension_properties(n, *v));
+    for props in drivers.iter().flat_map(|d| driver_extensions(d)).chain(from_loader) {
+        match all.iter_mut().find(|p| name_of(p) == name_of(&props)) {
+            Some(existing) => existing.specVersion = existing.specVersion.max(props.specVersion),
+            None => all.push(props),
+        }
+    }
+    all
+}
+
+pub unsafe extern "system" fn vkEnumerateInstanceExtensionProperties(
+    pLayerName: *const c_char,
+    pPropertyCount: *mut u32,
+    pProperties: *mut VkExtensionProperties,
+) -> VkResult {
+    ffi::guard("vkEnumerateInstanceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
+        if !pLayerName.is_null() {
+            return VkResult::ERROR_LAYER_NOT_PRESENT;
+        }
+        let drivers = load_drivers(&mut Vec::new());
+        ffi::fill(&all_instance_extensions(&drivers), pPropertyCount, pProperties)
+    })
+}
+
+pub unsafe extern "system" fn vkEnumerateInstanceLayerProperties(
+    pPropertyCount: *mut u32,
+    pProperties: *mut VkLayerProperties,
+) -> VkResult {
+    ffi::guard("vkEnumerateInstanceLayerProperties", VkResult::ERROR_UNKNOWN, || {
+        ffi::fill::<VkLayerProperties>(&[], pPropertyCount, pProperties)
+    })
+}
+
+pub unsafe extern "system" fn vkEnumerateInstanceVersion(pApiVersion: *mut u32) -> VkResult {
+    if pApiVersion.is_null() {
+        return VkResult::ERROR_INITIALIZATION_FAILED;
+    }
+    *pApiVersion = VK_HEADER_VERSION_COMPLETE;
+    VkResult::SUCCESS
+}
+
+/// The names in an array of C strings.
+unsafe fn names<'a>(list: *const *const c_char, count: u32) -> Vec<&'a CStr> {
+    if list.is_null() {
+        return Vec::new();
+    }
+    (0..count as usize).filter_map(|i| (*list.add(i)).as_ref().map(|p| CStr::from_ptr(p))).collect()
+}
+
+pub unsafe extern "system" fn vkCreateInstance(
+    pCreateInfo: *const VkInstanceCreateInfo,
+    pAllocator: *const VkAllocationCallbacks,
+    pInstance: *mut VkInstance,
+) -> VkResult {
+    ffi::guard("vkCreateInstance", VkResult::ERROR_INITIALIZATION_FAILED, || {
+        if pCreateInfo.is_null() || pInstance.is_null() {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        }
+        match create_instance(&*pCreateInfo, pAllocator) {
+            Ok(instance) => {
+                *pInstance = VkInstance(Box::into_raw(instance) as *mut _);
+                VkResult::SUCCESS
+            }
+            Err(result) => result,
+        }
+    })
+}
+
+unsafe fn create_instance(info: &VkInstanceCreateInfo, allocator: *const VkAllocationCallbacks) -> Result<Box<Instance>, VkResult> {
+    let layers = names(info.ppEnabledLayerNames, info.enabledLayerCount);
+    if let Some(layer) = layers.first() {
+        log::write(Level::Error, &format!("vkCreateInstance: layer {layer:?} requested, and this loader does not load layers yet"));
+        return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
+    }
+    let mut rejected = Vec::new();
+    let drivers = load_drivers(&mut rejected);
+    let requested = names(info.ppEnabledExtensionNames, info.enabledExtensionCount);
+    let available = all_instance_extensions(&drivers);
+    for ext in &requested {
+        if !available.iter().any(|p| name_of(p) == *ext) {
+            log::write(Level::Error, &format!("vkCreateInstance: extension {ext:?} not present in any driver or the loader"));
+            return Err(VkResult::ERROR_EXTENSION_NOT_PRESENT);
+        }
+    }
+    let app_version = info.pApplicationInfo.as_ref().map(|a| a.apiVersion).filter(|&v| v != 0);
+    let api_version = app_version.unwrap_or(vk_generated::make_api_version(0, 1, 0, 0));
+    let portability = requested.contains(&c"VK_KHR_portability_enumeration")
+        && VkInstanceCreateFlags(info.flags.0).contains(VkInstanceCreateFlags::ENUMERATE_PORTABILITY_BIT_KHR);
+    let mut enabled_extensions = ExtensionSet::new();
+    for ext in &requested {
+        enabled_extensions.insert_name(ext.to_bytes());
+    }
+
+    let mut driver_instances = Vec::new();
+    for driver in drivers {
+        if driver.manifest.is_portability_driver && !portability {
+            log::log(Level::Driver, &format!("{}: portability driver skipped (VK_KHR_portability_enumeration not enabled)", driver.manifest_path));
+            continue;
+        }
+        match create_driver_instance(&driver, info, &requested, api_version, allocator) {
+            Ok(handle) => {
+                let gipa = driver.get_instance_proc_addr;
+                let table = Box::new(InstanceDispatchTable::load(|name| gipa(handle, name.as_ptr())));
+                driver_instances.push(DriverInstance { driver, handle, table });
+            }
+            Err(reason) => {
+                log::log(Level::Warn, &format!("{}: driver skipped: {reason}", driver.manifest_path));
+                rejected.push(Rejected { manifest: driver.manifest_path.clone(), reason });
+            }
+        }
+    }
+    if driver_instances.is_empty() {
+        // Said even without VK_LOADER_DEBUG: the one question a user has here is "why?".
+        log::write(Level::Error, "vkCreateInstance: found no drivers!");
+        for r in &rejected {
+            log::write(Level::Error, &format!("  {}: {}", r.manifest, r.reason));
+        }
+        if rejected.is_empty() {
+            log::write(Level::Error, "  no driver manifest found; searched VK_DRIVER_FILES or the icd.d directories");
+        }
+        return Err(VkResult::ERROR_INCOMPATIBLE_DRIVER);
+    }
+
+    let mut table = Box::new(InstanceDispatchTable::default());
+    for (slot, &id) in InstanceDispatchTable::COMMANDS.iter().enumerate() {
+        table.slots_mut()[slot] = vk_generated::trampolines::TERMINATORS[id as usize];
+        debug_assert_eq!(COMMANDS[id as usize].slot as usize, slot);
+    }
+    let mut instance = Box::new(Instance {
+        dispatch: std::ptr::null(),
+        table,
+        drivers: driver_instances,
+        physical_devices: Vec::new(),
+        api_version,
+        enabled_extensions,
+    });
+    instance.dispatch = &*instance.table;
+    instance.physical_devices = physical_device::enumerate(&instance);
+    Ok(instance)
+}
+
+/// Creates one driver's instance with the extensions it supports and an API version it accepts.
+unsafe fn create_driver_instance(
+    driver: &Driver,
+    info: &VkInstanceCreateInfo,
+    requested: &[&CStr],
+    api_version: u32,
+    allocator: *const VkAllocationCallbacks,
+) -> Result<VkInstance, String> {
+    let Some(create) = driver.global(c"vkCreateInstance") else { return Err("no vkCreateInstance".into()) };
+    // SAFETY: the signature of vkCreateInstance.
+    let create: PFN_vkCreateInstance = std::mem::transmute(create);
+    let supported = driver_extensions(driver);
+    let extensions: Vec<*const c_char> = requested
+        .iter()
+        .filter(|e| supported.iter().any(|p| name_of(p) == **e))
+        .map(|e| e.as_ptr())
+        .collect();
+    let mut app_info = info.pApplicationInfo.as_ref().copied();
+    // A 1.0-only driver must be given apiVersion 1.0.
+    let driver_version = driver.instance_version();
+    if let Some(app) = app_info.as_mut() {
+        if vk_generated::api_version_major_minor(driver_version) == (1, 0) && api_version > driver_version {
+            app.apiVersion = vk_generated::make_api_version(0, 1, 0, 0);
+        }
+    }
+    let mut driver_info = *info;
+    driver_info.pApplicationInfo = app_info.as_ref().map_or(std::ptr::null(), |a| a as *const _);
+    driver_info.enabledExtensionCount = extensions.len() as u32;
+    driver_info.ppEnabledExtensionNames = extensions.as_ptr();
+    driver_info.enabledLayerCount = 0;
+    driver_info.ppEnabledLayerNames = std::ptr::null();
+    let mut handle = VkInstance::NULL;
+    let result = create.map_or(VkResult::ERROR_INITIALIZATION_FAILED, |f| f(&driver_info, allocator, &mut handle));
+    if result != VkResult::SUCCESS {
+        return Err(format!("its vkCreateInstance returned {result:?}"));
+    }
+    Ok(handle)
+}
+
+pub unsafe extern "system" fn vkDestroyInstance(instance: VkInstance, pAllocator: *const VkAllocationCallbacks) {
+    ffi::guard("vkDestroyInstance", (), || {
+        if instance.is_null() {
+            return;
+        }
+        let instance = Box::from_raw(instance.0 as *mut Instance);
+        for d in &instance.drivers {
+            if let Some(destroy) = d.table.vkDestroyInstance {
+                destroy(d.handle, pAllocator);
+            }
+        }
+    })
+}

@@ -1,0 +1,59 @@
+//! `VK_LOADER_DEBUG` logging in the Khronos loader's stderr format:
+//! `[Vulkan Loader] LEVEL | KIND:   message`.
+
+use std::sync::OnceLock;
+
+use crate::platform;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Error = 1,
+    Warn = 2,
+    Info = 4,
+    Debug = 8,
+    Layer = 16,
+    Driver = 32,
+}
+
+/// The categories `VK_LOADER_DEBUG` enables (a comma list; prefixes accepted; `all`).
+fn enabled_mask() -> u32 {
+    static MASK: OnceLock<u32> = OnceLock::new();
+    *MASK.get_or_init(|| {
+        let Some(value) = platform::env("VK_LOADER_DEBUG") else { return 0 };
+        let mut mask = 0;
+        for word in value.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            for (name, bits) in [
+                ("error", 1), ("warn", 2), ("info", 4), ("debug", 8), ("layer", 16), ("driver", 32), ("all", 63),
+            ] {
+                if name.starts_with(word) || word.starts_with(name) {
+                    mask |= bits;
+                }
+            }
+        }
+        mask
+    })
+}
+
+pub fn enabled(level: Level) -> bool {
+    enabled_mask() & level as u32 != 0
+}
+
+/// Prints a message if its category is enabled.
+pub fn log(level: Level, message: &str) {
+    if enabled(level) {
+        write(level, message);
+    }
+}
+
+/// Prints a message whatever `VK_LOADER_DEBUG` says (used when instance creation fails outright).
+pub fn write(level: Level, message: &str) {
+    let name = match level {
+        Level::Error => "ERROR",
+        Level::Warn => "WARNING",
+        Level::Info => "INFO",
+        Level::Debug => "DEBUG",
+        Level::Layer => "LAYER",
+        Level::Driver => "DRIVER",
+    };
+    platform::stderr_line(&format!("[Vulkan Loader] {name}:   {message}"));
+}

@@ -1,0 +1,187 @@
+//! Physical devices: gathered from every driver, wrapped once per instance (handles stay stable
+//! across calls), and ordered the Linux way.
+
+use std::ffi::CStr;
+
+use vk_generated::loader_abi::TerminatorPhysicalDevice;
+use vk_generated::types::*;
+
+use crate::ffi;
+use crate::instance::{DriverInstance, Instance};
+use crate::log::{self, Level};
+use crate::platform;
+
+/// The loader's `VkPhysicalDevice`: the terminator-level wrapper the generated terminators read.
+#[repr(C)]
+pub struct PhysicalDevice {
+    pub term: TerminatorPhysicalDevice,
+    /// Index of the owning driver in `Instance::drivers`.
+    pub driver: usize,
+    /// The driver's `vkGetDeviceProcAddr` (a device-level command, so not in the instance table).
+    pub driver_gdpa: PFN_vkGetDeviceProcAddr,
+    pub properties: VkPhysicalDeviceProperties,
+}
+
+impl PhysicalDevice {
+    /// # Safety
+    /// `handle` must be a `VkPhysicalDevice` this loader returned.
+    pub unsafe fn from_handle<'a>(handle: VkPhysicalDevice) -> Option<&'a PhysicalDevice> {
+        (handle.0 as *const PhysicalDevice).as_ref()
+    }
+
+    pub fn handle(&self) -> VkPhysicalDevice {
+        VkPhysicalDevice(self as *const Self as *mut _)
+    }
+}
+
+/// Every driver's physical devices, wrapped and sorted.
+pub fn enumerate(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
+    let dispatch = instance_table_of(instance);
+    let mut devices = Vec::new();
+    for (index, d) in instance.drivers.iter().enumerate() {
+        let gdpa = unsafe { (d.driver.get_instance_proc_addr)(d.handle, c"vkGetDeviceProcAddr".as_ptr()) };
+        // SAFETY: the signature of vkGetDeviceProcAddr.
+        let driver_gdpa: PFN_vkGetDeviceProcAddr = unsafe { std::mem::transmute(gdpa) };
+        let Some(enumerate) = d.table.vkEnumeratePhysicalDevices else { continue };
+        let handles = match ffi::query(|count, out| unsafe { enumerate(d.handle, count, out) }) {
+            Ok(h) => h,
+            Err(e) => {
+                log::log(Level::Warn, &format!("{}: vkEnumeratePhysicalDevices failed: {e:?}", d.driver.manifest_path));
+                continue;
+            }
+        };
+        for handle in handles {
+            let mut properties = VkPhysicalDeviceProperties::default();
+            if let Some(get) = d.table.vkGetPhysicalDeviceProperties {
+                unsafe { get(handle, &mut properties) };
+            }
+            devices.push(Box::new(PhysicalDevice {
+                term: TerminatorPhysicalDevice { dispatch, driver_table: &*d.table, driver_handle: handle },
+                driver: index,
+                driver_gdpa,
+                properties,
+            }));
+        }
+    }
+    if platform::env("VK_LOADER_DISABLE_SELECT").is_none() {
+        sort(&mut devices, &instance.drivers);
+    }
+    devices
+}
+
+/// The instance's terminator table (the first word of the instance).
+fn instance_table_of(instance: &Instance) -> *const vk_generated::InstanceDispatchTable {
+    // SAFETY: `Instance` is `#[repr(C)]` with the dispatch pointer first.
+    unsafe { *(instance as *const Instance as *const *const vk_generated::InstanceDispatchTable) }
+}
+
+/// Linux order: the `VK_LOADER_DEVICE_SELECT` device first, then discrete > integrated > virtual
+/// > other > cpu, then PCI domain/bus/device/function where known; ties keep driver order.
+fn sort(devices: &mut [Box<PhysicalDevice>], drivers: &[DriverInstance]) {
+    let selected = platform::env("VK_LOADER_DEVICE_SELECT").and_then(|v| {
+        let (vendor, device) = v.split_once(':')?;
+        let parse = |s: &str| u32::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok();
+        Some((parse(vendor)?, parse(device)?))
+    });
+    let rank = |t: VkPhysicalDeviceType| match t {
+        VkPhysicalDeviceType::DISCRETE_GPU => 0,
+        VkPhysicalDeviceType::INTEGRATED_GPU => 1,
+        VkPhysicalDeviceType::VIRTUAL_GPU => 2,
+        VkPhysicalDeviceType::CPU => 4,
+        _ => 3,
+    };
+    // A stable sort: ties keep driver order. Boxes move, the devices (and their handles) do not.
+    devices.sort_by_cached_key(|d| {
+        let p = &d.properties;
+        let is_selected = selected == Some((p.vendorID, p.deviceID));
+        (!is_selected, rank(p.deviceType), pci_address(d, &drivers[d.driver]).unwrap_or([u32::MAX; 4]))
+    });
+    for d in devices.iter() {
+        let name = unsafe { CStr::from_ptr(d.properties.deviceName.as_ptr()) };
+        log::log(Level::Driver, &format!("physical device {name:?} ({:?}) from {}", d.properties.deviceType, drivers[d.driver].driver.manifest_path));
+    }
+}
+
+/// PCI domain, bus, device, function through `VK_EXT_pci_bus_info`, where the driver has it.
+fn pci_address(device: &PhysicalDevice, driver: &DriverInstance) -> Option<[u32; 4]> {
+    let handle = device.term.driver_handle;
+    let enumerate = driver.table.vkEnumerateDeviceExtensionProperties?;
+    let extensions = ffi::query(|count, out| unsafe { enumerate(handle, std::ptr::null(), count, out) }).ok()?;
+    let has_pci = extensions
+        .iter()
+        .any(|e| unsafe { CStr::from_ptr(e.extensionName.as_ptr()) } == c"VK_EXT_pci_bus_info");
+    if !has_pci {
+        return None;
+    }
+    let get2 = driver.table.vkGetPhysicalDeviceProperties2?;
+    let mut pci = VkPhysicalDevicePCIBusInfoPropertiesEXT::default();
+    let mut props2 = VkPhysicalDeviceProperties2 { pNext: &mut pci as *mut _ as *mut _, ..Default::default() };
+    unsafe { get2(handle, &mut props2) };
+    Some([pci.pciDomain, pci.pciBus, pci.pciDevice, pci.pciFunction])
+}
+
+pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
+    instance: VkInstance,
+    pPhysicalDeviceCount: *mut u32,
+    pPhysicalDevices: *mut VkPhysicalDevice,
+) -> VkResult {
+    ffi::guard("vkEnumeratePhysicalDevices", VkResult::ERROR_UNKNOWN, || {
+        let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let handles: Vec<VkPhysicalDevice> = instance.physical_devices.iter().map(|d| d.handle()).collect();
+        ffi::fill(&handles, pPhysicalDeviceCount, pPhysicalDevices)
+    })
+}
+
+pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
+    instance: VkInstance,
+    pPhysicalDeviceGroupCount: *mut u32,
+    pPhysicalDeviceGroupProperties: *mut VkPhysicalDeviceGroupProperties,
+) -> VkResult {
+    ffi::guard("vkEnumeratePhysicalDeviceGroups", VkResult::ERROR_UNKNOWN, || {
+        let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        if pPhysicalDeviceGroupCount.is_null() {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        }
+        // One group per device: the application's structs keep their sType and pNext.
+        let total = instance.physical_devices.len();
+        if pPhysicalDeviceGroupProperties.is_null() {
+            *pPhysicalDeviceGroupCount = total as u32;
+            return VkResult::SUCCESS;
+        }
+        let n = (*pPhysicalDeviceGroupCount as usize).min(total);
+        for (i, device) in instance.physical_devices.iter().take(n).enumerate() {
+            let group = &mut *pPhysicalDeviceGroupProperties.add(i);
+            group.physicalDeviceCount = 1;
+            group.physicalDevices[0] = device.handle();
+            group.subsetAllocation = VK_FALSE;
+        }
+        *pPhysicalDeviceGroupCount = n as u32;
+        if n < total { VkResult::INCOMPLETE } else { VkResult::SUCCESS }
+    })
+}
+
+pub unsafe extern "system" fn vkEnumerateDeviceExtensionProperties(
+    physicalDevice: VkPhysicalDevice,
+    pLayerName: *const std::ffi::c_char,
+    pPropertyCount: *mut u32,
+    pProperties: *mut VkExtensionProperties,
+) -> VkResult {
+    ffi::guard("vkEnumerateDeviceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
+        if !pLayerName.is_null() {
+            return VkResult::ERROR_LAYER_NOT_PRESENT;
+        }
+        let Some(device) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        match (*device.term.driver_table).vkEnumerateDeviceExtensionProperties {
+            Some(f) => f(device.term.driver_handle, std::ptr::null(), pPropertyCount, pProperties),
+            None => VkResult::ERROR_INITIALIZATION_FAILED,
+        }
+    })
+}
+
+pub unsafe extern "system" fn vkEnumerateDeviceLayerProperties(
+    _physicalDevice: VkPhysicalDevice,
+    pPropertyCount: *mut u32,
+    pProperties: *mut VkLayerProperties,
+) -> VkResult {
+    ffi::fill::<VkLayerProperties>(&[], pPropertyCount, pProperties)
+}

@@ -1,0 +1,146 @@
+//! The only module that touches the OS, through libc's POSIX calls (not std's wrappers) so that
+//! tools interposing libc see every file and library the loader touches.
+
+use std::ffi::{c_char, c_void, CStr, CString};
+
+extern "C" {
+    // glibc's getenv that returns NULL in AT_SECURE processes (not in the libc crate for all targets).
+    fn secure_getenv(name: *const c_char) -> *mut c_char;
+}
+
+/// An environment variable, as `secure_getenv` sees it: unset in elevated (setuid) processes.
+/// Empty values count as unset.
+pub fn env(name: &str) -> Option<String> {
+    let name = CString::new(name).ok()?;
+    // SAFETY: `name` is NUL-terminated; the returned pointer is read before any other env call.
+    let value = unsafe { secure_getenv(name.as_ptr()) };
+    if value.is_null() {
+        return None;
+    }
+    let value = unsafe { CStr::from_ptr(value) }.to_string_lossy().into_owned();
+    (!value.is_empty()).then_some(value)
+}
+
+/// Whether this process runs elevated (AT_SECURE), where path-changing variables are ignored.
+pub fn is_elevated() -> bool {
+    // SAFETY: plain libc query.
+    unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
+}
+
+/// Names of the entries of a directory, sorted (readdir order is not deterministic); `None` if it
+/// cannot be opened.
+pub fn list_dir(path: &str) -> Option<Vec<String>> {
+    let c_path = CString::new(path).ok()?;
+    // SAFETY: opendir/readdir/closedir on a NUL-terminated path; entries are copied out at once.
+    unsafe {
+        let dir = libc::opendir(c_path.as_ptr());
+        if dir.is_null() {
+            return None;
+        }
+        let mut names = Vec::new();
+        loop {
+            let entry = libc::readdir(dir);
+            if entry.is_null() {
+                break;
+            }
+            let name = CStr::from_ptr((*entry).d_name.as_ptr()).to_string_lossy().into_owned();
+            if name != "." && name != ".." {
+                names.push(name);
+            }
+        }
+        libc::closedir(dir);
+        names.sort();
+        Some(names)
+    }
+}
+
+/// Whether the path names a directory.
+pub fn is_dir(path: &str) -> bool {
+    let Ok(c_path) = CString::new(path) else { return false };
+    // SAFETY: stat into a zeroed buffer.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::stat(c_path.as_ptr(), &mut st) == 0 && (st.st_mode & libc::S_IFMT) == libc::S_IFDIR
+    }
+}
+
+/// The whole content of a file, through `fopen`/`fread`.
+pub fn read_file(path: &str) -> Result<Vec<u8>, String> {
+    let c_path = CString::new(path).map_err(|_| "path contains NUL".to_string())?;
+    // SAFETY: fopen/fread/fclose with a buffer of the size we pass.
+    unsafe {
+        let file = libc::fopen(c_path.as_ptr(), c"rb".as_ptr());
+        if file.is_null() {
+            return Err(std::io::Error::last_os_error().to_string());
+        }
+        let mut out = Vec::new();
+        let mut buf = [0u8; 16384];
+        loop {
+            let n = libc::fread(buf.as_mut_ptr() as *mut c_void, 1, buf.len(), file);
+            out.extend_from_slice(&buf[..n]);
+            if n < buf.len() {
+                break;
+            }
+        }
+        let failed = libc::ferror(file) != 0;
+        libc::fclose(file);
+        if failed {
+            return Err("read error".into());
+        }
+        Ok(out)
+    }
+}
+
+/// A library opened with `dlopen`; closed when dropped.
+pub struct Library {
+    handle: *mut c_void,
+}
+
+// SAFETY: a dlopen handle may be used from any thread.
+unsafe impl Send for Library {}
+unsafe impl Sync for Library {}
+
+impl Library {
+    pub fn open(path: &str) -> Result<Library, String> {
+        let c_path = CString::new(path).map_err(|_| "path contains NUL".to_string())?;
+        // SAFETY: dlopen with a NUL-terminated path; dlerror read right after.
+        let handle = unsafe { libc::dlopen(c_path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        if handle.is_null() {
+            return Err(dlerror());
+        }
+        Ok(Library { handle })
+    }
+
+    pub fn symbol(&self, name: &CStr) -> Option<unsafe extern "system" fn()> {
+        // SAFETY: dlsym on a live handle; a non-null result is a function address in the library.
+        let ptr = unsafe { libc::dlsym(self.handle, name.as_ptr()) };
+        (!ptr.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, unsafe extern "system" fn()>(ptr) })
+    }
+}
+
+impl Drop for Library {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from dlopen and is closed once.
+        unsafe { libc::dlclose(self.handle) };
+    }
+}
+
+fn dlerror() -> String {
+    // SAFETY: dlerror returns a thread-local message or NULL.
+    let msg = unsafe { libc::dlerror() };
+    if msg.is_null() {
+        "unknown dlopen error".into()
+    } else {
+        unsafe { CStr::from_ptr(msg) }.to_string_lossy().into_owned()
+    }
+}
+
+/// Writes a line to stderr with `fputs`.
+pub fn stderr_line(line: &str) {
+    let Ok(text) = CString::new(format!("{line}\n")) else { return };
+    extern "C" {
+        static mut stderr: *mut libc::FILE;
+    }
+    // SAFETY: glibc's `stderr` stream, written with fputs.
+    unsafe { libc::fputs(text.as_ptr(), stderr) };
+}

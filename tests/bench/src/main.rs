@@ -1,0 +1,98 @@
+//! `loader-bench <benchmark> [--json FILE]`: our loader's pieces against the system Khronos loader.
+//! Run it through `cargo xtask bench <benchmark>`, which builds it in release mode.
+
+mod lookup;
+
+use std::hint::black_box;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+const USAGE: &str = "usage: loader-bench lookup [--json FILE]";
+
+/// Each measurement repeats its input until a round takes this long...
+const MIN_ROUND: Duration = Duration::from_millis(50);
+/// ...and keeps the best of this many rounds. Many short rounds, not a few long ones: their best
+/// filters out other work on a shared machine (5 rounds of 200 ms varied by 40% run to run).
+const ROUNDS: usize = 20;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let json_file = match args.iter().position(|a| a == "--json") {
+        Some(i) => match args.get(i + 1) {
+            Some(file) => Some(file.clone()),
+            None => return fail("--json needs a FILE"),
+        },
+        None => None,
+    };
+    let json = match args.first().map(String::as_str) {
+        Some("lookup") => lookup::run(),
+        _ => return fail(USAGE),
+    };
+    match json_file {
+        Some(file) => match std::fs::write(&file, json + "\n") {
+            Ok(()) => println!("\nJSON written to {file}"),
+            Err(e) => return fail(&format!("cannot write {file}: {e}")),
+        },
+        None => println!("\n{json}"),
+    }
+    ExitCode::SUCCESS
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::FAILURE
+}
+
+/// Nanoseconds per item of `f` over `items`: the best of [`ROUNDS`] rounds, each repeating the
+/// whole list until it has run for [`MIN_ROUND`].
+pub fn ns_per_item<T: Copy, R>(items: &[T], mut f: impl FnMut(T) -> R) -> f64 {
+    // Warm up caches and branch predictors.
+    for &item in items {
+        black_box(f(black_box(item)));
+    }
+    let mut best = f64::INFINITY;
+    for _ in 0..ROUNDS {
+        let start = Instant::now();
+        let mut calls = 0u64;
+        while start.elapsed() < MIN_ROUND {
+            for &item in items {
+                black_box(f(black_box(item)));
+            }
+            calls += items.len() as u64;
+        }
+        best = best.min(start.elapsed().as_nanos() as f64 / calls as f64);
+    }
+    best
+}
+
+/// The machine and the date, as `(cpu model, logical CPUs, date)`.
+pub fn machine() -> (String, usize, String) {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")?
+                .split_once(':')
+                .map(|(_, v)| v.trim())
+        })
+        .unwrap_or("unknown CPU")
+        .to_string();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let date = std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%dT%H:%M:%SZ"])
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map_or_else(|| "unknown date".to_string(), |d| d.trim().to_string());
+    (cpu, cpus, date)
+}
+
+/// A JSON string literal.
+pub fn json_str(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// A JSON number, or `null` for none.
+pub fn json_num(x: Option<f64>) -> String {
+    x.map_or_else(|| "null".to_string(), |x| format!("{x:.3}"))
+}

@@ -1,0 +1,86 @@
+//! `cargo xtask bench <benchmark>`: benchmarks.
+//!
+//! Runtime benchmarks live in the `loader-bench` crate (tests/bench), so xtask stays light: we
+//! build it in release mode and pass its output through. `build-time` is measured here.
+
+use std::process::Command;
+use std::time::Instant;
+
+/// Benchmarks that the `loader-bench` program runs.
+const PROGRAM_BENCHMARKS: &[&str] = &["lookup"];
+
+pub fn main(args: &[String]) -> Result<(), String> {
+    match args.first().map(String::as_str) {
+        Some("build-time") => build_time(&args[1..]),
+        Some(name) if PROGRAM_BENCHMARKS.contains(&name) => program(args),
+        Some(other) => Err(format!(
+            "unknown benchmark `{other}`; see `cargo xtask help`"
+        )),
+        None => Err("`bench` needs a benchmark: lookup or build-time".into()),
+    }
+}
+
+/// `cargo run --release -p loader-bench -- <args>`, with `--json FILE` made absolute (cargo runs
+/// the program in the repository root, not where we were called).
+fn program(args: &[String]) -> Result<(), String> {
+    let mut forwarded = args.to_vec();
+    if let Some(i) = forwarded.iter().position(|a| a == "--json") {
+        let file = forwarded.get_mut(i + 1).ok_or("--json needs a FILE")?;
+        let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
+        *file = cwd.join(&*file).to_string_lossy().into_owned();
+    }
+    let mut command = cargo(&[
+        "run",
+        "--quiet",
+        "--release",
+        "--package",
+        "loader-bench",
+        "--",
+    ]);
+    cargo_status(command.args(&forwarded), "run loader-bench")
+}
+
+/// Release build time of the generated crate from clean, without and with its trampolines.
+fn build_time(args: &[String]) -> Result<(), String> {
+    if let Some(arg) = args.first() {
+        return Err(format!(
+            "`bench build-time` takes no arguments, got `{arg}`"
+        ));
+    }
+    let mut results = Vec::new();
+    for features in [None, Some("trampolines")] {
+        let clean = ["clean", "--quiet", "--release", "--package", "vk-generated"];
+        cargo_status(&mut cargo(&clean), "clean vk-generated")?;
+        let mut build = cargo(&["build", "--release", "--package", "vk-generated"]);
+        if let Some(features) = features {
+            build.args(["--features", features]);
+        }
+        let start = Instant::now();
+        cargo_status(&mut build, "build vk-generated")?;
+        results.push((features, start.elapsed().as_secs_f64()));
+    }
+    println!("\nrelease build of vk-generated from clean:");
+    for (features, seconds) in results {
+        let label = features.map_or("default features".into(), |f| format!("--features {f}"));
+        println!("  {label:<24} {seconds:>6.1} s");
+    }
+    Ok(())
+}
+
+/// A cargo command in the repository root; under `cargo xtask`, CARGO names the running cargo.
+fn cargo(args: &[&str]) -> Command {
+    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    command.args(args).current_dir(crate::repo_root());
+    command
+}
+
+fn cargo_status(command: &mut Command, what: &str) -> Result<(), String> {
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot start cargo: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("cargo could not {what} ({status})"))
+    }
+}
