@@ -44,14 +44,6 @@ pub mod layer_abi;
 pub mod lookup;
 mod tables;
 
-#[cfg(feature = "trampolines")]
-pub mod loader_abi;
-
-#[cfg(feature = "trampolines")]
-#[rustfmt::skip]
-#[path = "gen/trampolines.rs"]
-pub mod trampolines;
-
 pub use commands::{id as command_id, COMMANDS, COMMAND_COUNT};
 pub use dispatch::{DeviceDispatchTable, InstanceDispatchTable};
 pub use exports::EXPORTED_COMMANDS;

@@ -98,7 +98,7 @@ pub unsafe extern "system" fn vkGetDeviceProcAddr(device: VkDevice, pName: *cons
                 // New queues and command buffers need the loader's dispatch pointer: keep the
                 // trampoline for those; everything else is the driver's own function.
                 if info.returns_dispatchable {
-                    return vk_generated::trampolines::TRAMPOLINES[name.command as usize];
+                    return crate::trampolines::TRAMPOLINES[name.command as usize];
                 }
                 data.table.slots()[info.slot as usize]
             }

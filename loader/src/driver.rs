@@ -22,9 +22,7 @@ pub struct Driver {
     pub manifest_path: String,
     pub library_path: String,
     pub manifest: DriverManifest,
-    pub interface_version: u32,
     pub get_instance_proc_addr: Gipa,
-    pub get_physical_device_proc_addr: Option<Gipa>,
     _library: Library,
 }
 
@@ -99,10 +97,6 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
             _ => return Err("exports neither vk_icdGetInstanceProcAddr nor vkGetInstanceProcAddr".into()),
         },
     };
-    let get_physical_device_proc_addr: Option<Gipa> = library
-        .symbol(c"vk_icdGetPhysicalDeviceProcAddr")
-        .or_else(|| via_gipa(c"vk_icdGetPhysicalDeviceProcAddr"))
-        .map(|f| unsafe { std::mem::transmute(f) });
     log::log(
         Level::Driver,
         &format!("{manifest_path}: loaded {path}, driver interface version {interface_version}"),
@@ -111,9 +105,7 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
         manifest_path: manifest_path.to_string(),
         library_path: path,
         manifest,
-        interface_version,
         get_instance_proc_addr,
-        get_physical_device_proc_addr,
         _library: library,
     }))
 }

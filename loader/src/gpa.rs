@@ -4,7 +4,9 @@
 use std::ffi::{c_char, CStr};
 
 use vk_generated::types::*;
-use vk_generated::{trampolines::TRAMPOLINES, CommandLevel};
+use vk_generated::CommandLevel;
+
+use crate::trampolines::TRAMPOLINES;
 
 use crate::instance::Instance;
 use crate::{device, ffi, instance, physical_device};

@@ -227,7 +227,7 @@ unsafe fn create_instance(info: &VkInstanceCreateInfo, allocator: *const VkAlloc
 
     let mut table = Box::new(InstanceDispatchTable::default());
     for (slot, &id) in InstanceDispatchTable::COMMANDS.iter().enumerate() {
-        table.slots_mut()[slot] = vk_generated::trampolines::TERMINATORS[id as usize];
+        table.slots_mut()[slot] = crate::trampolines::TERMINATORS[id as usize];
         debug_assert_eq!(COMMANDS[id as usize].slot as usize, slot);
     }
     let mut instance = Box::new(Instance {

@@ -3,7 +3,7 @@
 //! The generated crate (`vk-generated`, with its `trampolines` feature) provides the exported
 //! trampolines and default terminators; this crate holds the policy, one module per concern.
 
-#![allow(non_snake_case, clippy::missing_safety_doc)]
+#![allow(non_snake_case, non_camel_case_types, clippy::missing_safety_doc)]
 
 mod device;
 mod discovery;
@@ -12,10 +12,20 @@ mod elf;
 mod ffi;
 mod gpa;
 mod instance;
+mod loader_abi;
 mod log;
 mod manifest;
 mod physical_device;
 mod platform;
+
+/// The generated trampolines and default terminators. Compiled into this crate only: they carry
+/// the exported `vk*` symbols of `libvulkan.so.1`.
+#[rustfmt::skip]
+#[path = "../../generated/src/gen/trampolines.rs"]
+mod trampolines;
+
+/// The names the generated trampolines use (`crate::types`, `crate::loader_abi`).
+use vk_generated::types;
 
 /// Exports the hand-written commands under their C names.
 macro_rules! export {
@@ -26,7 +36,7 @@ macro_rules! export {
 }
 
 use std::ffi::c_char;
-use vk_generated::types::*;
+use types::*;
 
 export! {
     vkCreateInstance = instance::vkCreateInstance: fn(a: *const VkInstanceCreateInfo, b: *const VkAllocationCallbacks, c: *mut VkInstance) -> VkResult;

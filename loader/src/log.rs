@@ -5,6 +5,8 @@ use std::sync::OnceLock;
 
 use crate::platform;
 
+/// The `VK_LOADER_DEBUG` categories (all of them, whether or not a message uses one yet).
+#[allow(dead_code)]
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Level {
     Error = 1,

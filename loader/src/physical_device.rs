@@ -3,7 +3,7 @@
 
 use std::ffi::CStr;
 
-use vk_generated::loader_abi::TerminatorPhysicalDevice;
+use crate::loader_abi::TerminatorPhysicalDevice;
 use vk_generated::types::*;
 
 use crate::ffi;

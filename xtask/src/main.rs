@@ -16,8 +16,8 @@ subcommands:
       --check         change nothing; fail if any generated file is stale, missing or orphaned
       --registry DIR  read another registry; output then defaults to target/regen/<name of DIR>
       --out DIR       write under DIR instead of the repository root
-  run
-      build the loader
+  run [--system-drivers]
+      build libvulkan.so.1 and the test driver; run vk-hello through them (no GPU needed)
   bench lookup [--json FILE]
       name lookup, ours against the system loader's vkGetInstanceProcAddr on every command name,
       hits and misses (release build); prints a table, then JSON (or writes it to FILE)

@@ -1,0 +1,230 @@
+//! The project's test driver (ICD): a small, configurable Vulkan driver that loader tests point
+//! their manifests at. It draws nothing; it reports the physical devices the environment asks
+//! for, creates real dispatchable objects, and counts draws so a test can see calls arrive.
+//!
+//! It exports only the `vk_icd*` entry points; every Vulkan command is reached through them.
+//! See README.md for the environment variables.
+
+#![allow(non_snake_case)]
+// Objects are boxed inside their owners' Vecs so that their addresses, which are their handles,
+// stay put while the Vecs change.
+#![allow(clippy::vec_box)]
+
+use std::ffi::{c_char, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use vk_generated::types::{PFN_vkVoidFunction, VkInstance, VkResult};
+
+mod config;
+mod device;
+mod instance;
+
+/// No interface version negotiated yet: the loader is a legacy one (interface 0 or 1).
+const NOT_NEGOTIATED: u32 = u32::MAX;
+static NEGOTIATED_VERSION: AtomicU32 = AtomicU32::new(NOT_NEGOTIATED);
+
+/// The interface version agreed with the loader (1 for a loader that never negotiated).
+pub(crate) fn interface_version() -> u32 {
+    match NEGOTIATED_VERSION.load(Ordering::Relaxed) {
+        NOT_NEGOTIATED => 1,
+        v => v,
+    }
+}
+
+/// Runs `f`, turning a panic into `on_panic`: no panic may unwind into the caller.
+pub(crate) fn guard<R>(on_panic: R, f: impl FnOnce() -> R) -> R {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or(on_panic)
+}
+
+/// `vk_icdNegotiateLoaderICDInterfaceVersion`: `*pSupportedVersion` is the loader's newest
+/// version in, the version both sides use out.
+///
+/// # Safety
+/// `pSupportedVersion` is NULL or valid for reads and writes.
+#[no_mangle]
+pub unsafe extern "system" fn vk_icdNegotiateLoaderICDInterfaceVersion(
+    pSupportedVersion: *mut u32,
+) -> VkResult {
+    guard(VkResult::ERROR_INCOMPATIBLE_DRIVER, || {
+        if pSupportedVersion.is_null() || config::fail_negotiate() {
+            return VkResult::ERROR_INCOMPATIBLE_DRIVER;
+        }
+        let version = (*pSupportedVersion).min(config::max_interface_version());
+        *pSupportedVersion = version;
+        NEGOTIATED_VERSION.store(version, Ordering::Relaxed);
+        VkResult::SUCCESS
+    })
+}
+
+/// `vk_icdGetInstanceProcAddr`: global commands (and the `vk_icd*` entry points) for a NULL
+/// instance; every command the driver implements, device-level ones included, for a real one.
+///
+/// # Safety
+/// `pName` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "system" fn vk_icdGetInstanceProcAddr(
+    instance: VkInstance,
+    pName: *const c_char,
+) -> PFN_vkVoidFunction {
+    guard(None, || {
+        find(pName, |level| {
+            matches!(level, Level::Global | Level::Icd) || !instance.is_null()
+        })
+    })
+}
+
+/// `vk_icdGetPhysicalDeviceProcAddr`: only commands whose first parameter is a `VkPhysicalDevice`.
+///
+/// # Safety
+/// `pName` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "system" fn vk_icdGetPhysicalDeviceProcAddr(
+    _instance: VkInstance,
+    pName: *const c_char,
+) -> PFN_vkVoidFunction {
+    guard(None, || find(pName, |level| level == Level::PhysicalDevice))
+}
+
+/// `vkGetDeviceProcAddr`: only commands whose first parameter is a `VkDevice`, `VkQueue` or
+/// `VkCommandBuffer`, including the test-only `vkGetTestDriverDrawCountTEST`.
+pub(crate) unsafe fn device_proc_addr(pName: *const c_char) -> PFN_vkVoidFunction {
+    find(pName, |level| level == Level::Device)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Level {
+    /// The loader interface itself (`vk_icd*`, `vkGetInstanceProcAddr`).
+    Icd,
+    Global,
+    Instance,
+    PhysicalDevice,
+    Device,
+}
+
+struct Entry {
+    name: &'static CStr,
+    level: Level,
+    function: unsafe extern "system" fn(),
+}
+
+/// The function named `name` if its level is one `accept` takes.
+unsafe fn find(name: *const c_char, accept: impl Fn(Level) -> bool) -> PFN_vkVoidFunction {
+    if name.is_null() {
+        return None;
+    }
+    let name = CStr::from_ptr(name);
+    ENTRIES
+        .iter()
+        .find(|e| e.name == name && accept(e.level))
+        .map(|e| e.function)
+}
+
+macro_rules! entries {
+    ($($level:ident $name:literal => $function:path,)*) => {
+        static ENTRIES: &[Entry] = &[$(
+            Entry {
+                name: $name,
+                level: Level::$level,
+                // SAFETY: only ever called back through the signature its name gives it.
+                function: unsafe {
+                    std::mem::transmute::<*const (), unsafe extern "system" fn()>($function as *const ())
+                },
+            },
+        )*];
+    };
+}
+
+entries! {
+    Icd c"vk_icdNegotiateLoaderICDInterfaceVersion" => vk_icdNegotiateLoaderICDInterfaceVersion,
+    Icd c"vk_icdGetInstanceProcAddr" => vk_icdGetInstanceProcAddr,
+    Icd c"vk_icdGetPhysicalDeviceProcAddr" => vk_icdGetPhysicalDeviceProcAddr,
+    Icd c"vkGetInstanceProcAddr" => vk_icdGetInstanceProcAddr,
+    Global c"vkCreateInstance" => instance::vkCreateInstance,
+    Global c"vkEnumerateInstanceExtensionProperties" => instance::vkEnumerateInstanceExtensionProperties,
+    Global c"vkEnumerateInstanceVersion" => instance::vkEnumerateInstanceVersion,
+    Instance c"vkDestroyInstance" => instance::vkDestroyInstance,
+    Instance c"vkEnumeratePhysicalDevices" => instance::vkEnumeratePhysicalDevices,
+    Instance c"vkEnumeratePhysicalDeviceGroups" => instance::vkEnumeratePhysicalDeviceGroups,
+    Instance c"vkEnumeratePhysicalDeviceGroupsKHR" => instance::vkEnumeratePhysicalDeviceGroups,
+    PhysicalDevice c"vkGetPhysicalDeviceProperties" => instance::vkGetPhysicalDeviceProperties,
+    PhysicalDevice c"vkGetPhysicalDeviceProperties2" => instance::vkGetPhysicalDeviceProperties2,
+    PhysicalDevice c"vkGetPhysicalDeviceProperties2KHR" => instance::vkGetPhysicalDeviceProperties2,
+    PhysicalDevice c"vkGetPhysicalDeviceFeatures" => instance::vkGetPhysicalDeviceFeatures,
+    PhysicalDevice c"vkGetPhysicalDeviceFeatures2" => instance::vkGetPhysicalDeviceFeatures2,
+    PhysicalDevice c"vkGetPhysicalDeviceFeatures2KHR" => instance::vkGetPhysicalDeviceFeatures2,
+    PhysicalDevice c"vkGetPhysicalDeviceQueueFamilyProperties" => instance::vkGetPhysicalDeviceQueueFamilyProperties,
+    PhysicalDevice c"vkGetPhysicalDeviceQueueFamilyProperties2" => instance::vkGetPhysicalDeviceQueueFamilyProperties2,
+    PhysicalDevice c"vkGetPhysicalDeviceQueueFamilyProperties2KHR" => instance::vkGetPhysicalDeviceQueueFamilyProperties2,
+    PhysicalDevice c"vkGetPhysicalDeviceMemoryProperties" => instance::vkGetPhysicalDeviceMemoryProperties,
+    PhysicalDevice c"vkGetPhysicalDeviceMemoryProperties2" => instance::vkGetPhysicalDeviceMemoryProperties2,
+    PhysicalDevice c"vkGetPhysicalDeviceMemoryProperties2KHR" => instance::vkGetPhysicalDeviceMemoryProperties2,
+    PhysicalDevice c"vkGetPhysicalDeviceFormatProperties" => instance::vkGetPhysicalDeviceFormatProperties,
+    PhysicalDevice c"vkGetPhysicalDeviceImageFormatProperties" => instance::vkGetPhysicalDeviceImageFormatProperties,
+    PhysicalDevice c"vkGetPhysicalDeviceSparseImageFormatProperties" => instance::vkGetPhysicalDeviceSparseImageFormatProperties,
+    PhysicalDevice c"vkEnumerateDeviceExtensionProperties" => instance::vkEnumerateDeviceExtensionProperties,
+    PhysicalDevice c"vkCreateDevice" => device::vkCreateDevice,
+    PhysicalDevice c"vkGetTestDriverRequestedApiVersionTEST" => instance::vkGetTestDriverRequestedApiVersionTEST,
+    Device c"vkGetDeviceProcAddr" => device::vkGetDeviceProcAddr,
+    Device c"vkDestroyDevice" => device::vkDestroyDevice,
+    Device c"vkGetDeviceQueue" => device::vkGetDeviceQueue,
+    Device c"vkDeviceWaitIdle" => device::vkDeviceWaitIdle,
+    Device c"vkQueueWaitIdle" => device::vkQueueWaitIdle,
+    Device c"vkCreateCommandPool" => device::vkCreateCommandPool,
+    Device c"vkDestroyCommandPool" => device::vkDestroyCommandPool,
+    Device c"vkAllocateCommandBuffers" => device::vkAllocateCommandBuffers,
+    Device c"vkFreeCommandBuffers" => device::vkFreeCommandBuffers,
+    Device c"vkBeginCommandBuffer" => device::vkBeginCommandBuffer,
+    Device c"vkEndCommandBuffer" => device::vkEndCommandBuffer,
+    Device c"vkCmdDraw" => device::vkCmdDraw,
+    Device c"vkCmdDispatch" => device::vkCmdDispatch,
+    Device c"vkGetTestDriverDrawCountTEST" => device::vkGetTestDriverDrawCountTEST,
+}
+
+/// Fills a Vulkan "two-call" array: with `out` NULL, writes the count; otherwise writes up to
+/// `*count` items through `write` and returns `VK_INCOMPLETE` when that was not all of them.
+pub(crate) unsafe fn enumerate<T>(
+    len: usize,
+    count: *mut u32,
+    out: *mut T,
+    mut write: impl FnMut(usize, *mut T),
+) -> VkResult {
+    if count.is_null() {
+        return VkResult::ERROR_INITIALIZATION_FAILED;
+    }
+    if out.is_null() {
+        *count = len as u32;
+        return VkResult::SUCCESS;
+    }
+    let written = (*count as usize).min(len);
+    for i in 0..written {
+        write(i, out.add(i));
+    }
+    *count = written as u32;
+    if written < len {
+        VkResult::INCOMPLETE
+    } else {
+        VkResult::SUCCESS
+    }
+}
+
+/// Copies `src` into a fixed C string field, zero-filled and always NUL-terminated.
+pub(crate) fn write_c_string(dst: &mut [c_char], src: &str) {
+    dst.fill(0);
+    let n = src.len().min(dst.len().saturating_sub(1));
+    for (d, &s) in dst.iter_mut().zip(&src.as_bytes()[..n]) {
+        *d = s as c_char;
+    }
+}
+
+/// The names in a `const char* const*` array; a NULL array or entry ends it early.
+pub(crate) unsafe fn c_string_list<'a>(names: *const *const c_char, count: u32) -> Vec<&'a CStr> {
+    if names.is_null() {
+        return Vec::new();
+    }
+    (0..count as usize)
+        .map(|i| *names.add(i))
+        .take_while(|p| !p.is_null())
+        .map(|p| CStr::from_ptr(p))
+        .collect()
+}

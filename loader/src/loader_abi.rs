@@ -1,10 +1,11 @@
-//! The seam between the generated trampolines/terminators and the hand-written runtime: the
-//! wrapper layouts they read, defined once here. Compiled only with the `trampolines` feature.
+//! The seam between the generated trampolines/terminators (`generated/src/gen/trampolines.rs`,
+//! included by this crate alone so that nothing else built on the tables exports `vk*` symbols)
+//! and the hand-written runtime: the wrapper layouts they read, defined once here.
 
 use core::ffi::c_void;
 
-use crate::types::VkPhysicalDevice;
-use crate::{DeviceDispatchTable, InstanceDispatchTable};
+use vk_generated::types::VkPhysicalDevice;
+use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
 
 /// The loader's physical device at the end of the instance chain: what default terminators
 /// receive. Its first word is the terminator dispatch table, like every dispatchable object.

@@ -1,0 +1,49 @@
+//! Paths of the artifacts the integration tests use: our libvulkan and the test driver, built by
+//! cargo next to the test executable.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// `target/<profile>/`, the directory holding the built libraries.
+pub fn artifact_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>/deps/<test>").to_path_buf()
+}
+
+pub fn libvulkan() -> PathBuf {
+    artifact_dir().join("libvulkan.so")
+}
+
+/// The test driver library cargo built for these tests.
+pub fn test_driver() -> PathBuf {
+    let deps = artifact_dir().join("deps/libvk_test_driver.so");
+    if deps.exists() { deps } else { artifact_dir().join("libvk_test_driver.so") }
+}
+
+/// A fresh directory under the system temp dir for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vk-loader-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Writes a driver manifest for `library` into `dir/name`.
+pub fn driver_manifest(dir: &std::path::Path, name: &str, library: &std::path::Path) -> PathBuf {
+    let path = dir.join(name);
+    let text = format!(
+        r#"{{"file_format_version": "1.0.1", "ICD": {{"library_path": "{}", "api_version": "1.4.342"}}}}"#,
+        library.display()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A copy of the test driver named `libvk_test_driver_<tag>.so`, which reads
+/// `VK_TEST_DRIVER_<VAR>_<TAG>` first: several differently configured drivers in one process.
+pub fn tagged_driver(dir: &std::path::Path, tag: &str) -> PathBuf {
+    let path = dir.join(format!("libvk_test_driver_{tag}.so"));
+    std::fs::copy(test_driver(), &path).unwrap();
+    path
+}

@@ -1,0 +1,266 @@
+//! The driver's behaviour, read from the environment (see README.md).
+//!
+//! Every variable is looked up first with the library's tag appended (`VK_TEST_DRIVER_DEVICES_B`
+//! for a copy named `libvk_test_driver_b.so`), then plain, so one process can load several copies
+//! of the driver that behave differently.
+
+use std::ffi::{c_void, CStr};
+use std::sync::OnceLock;
+
+use vk_generated::make_api_version;
+use vk_generated::types::VkPhysicalDeviceType;
+
+const DEFAULT_DEVICES: &str = "discrete:10de:2330";
+const DEFAULT_INSTANCE_EXTENSIONS: &[&str] =
+    &["VK_KHR_surface", "VK_KHR_get_physical_device_properties2"];
+const DEFAULT_DEVICE_EXTENSIONS: &[&str] = &["VK_KHR_swapchain"];
+const DEFAULT_VENDOR_ID: u32 = 0x10de;
+const DEFAULT_DEVICE_ID: u32 = 0x2330;
+/// The newest loader-driver interface this driver speaks.
+pub const MAX_INTERFACE_VERSION: u32 = 7;
+
+/// One physical device the driver reports.
+#[derive(Clone, Debug)]
+pub struct DeviceSpec {
+    pub device_type: VkPhysicalDeviceType,
+    /// The word used in the variable, for `deviceName`.
+    pub type_name: &'static str,
+    pub vendor_id: u32,
+    pub device_id: u32,
+}
+
+/// What an instance of the driver reports, fixed at `vkCreateInstance`.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub devices: Vec<DeviceSpec>,
+    pub api_version: u32,
+    pub fail_create_instance: bool,
+    pub instance_extensions: Vec<String>,
+    pub device_extensions: Vec<String>,
+}
+
+impl Config {
+    pub fn from_env() -> Config {
+        Config {
+            devices: devices(),
+            api_version: api_version(),
+            fail_create_instance: flag("FAIL_CREATE_INSTANCE"),
+            instance_extensions: instance_extensions(),
+            device_extensions: extension_list("DEVICE_EXTENSIONS", DEFAULT_DEVICE_EXTENSIONS),
+        }
+    }
+}
+
+/// `VK_TEST_DRIVER_API_VERSION`: "1.3" or "1.3.250"; default 1.4.
+pub fn api_version() -> u32 {
+    var("API_VERSION")
+        .and_then(|v| parse_version(&v))
+        .unwrap_or(make_api_version(0, 1, 4, 0))
+}
+
+/// `VK_TEST_DRIVER_INSTANCE_EXTENSIONS`.
+pub fn instance_extensions() -> Vec<String> {
+    extension_list("INSTANCE_EXTENSIONS", DEFAULT_INSTANCE_EXTENSIONS)
+}
+
+/// `VK_TEST_DRIVER_INTERFACE_VERSION`: the newest interface version the driver admits to.
+pub fn max_interface_version() -> u32 {
+    var("INTERFACE_VERSION")
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .map_or(MAX_INTERFACE_VERSION, |v| v.min(MAX_INTERFACE_VERSION))
+}
+
+/// `VK_TEST_DRIVER_FAIL_NEGOTIATE=1`.
+pub fn fail_negotiate() -> bool {
+    flag("FAIL_NEGOTIATE")
+}
+
+fn flag(name: &str) -> bool {
+    var(name).is_some_and(|v| matches!(v.trim(), "1" | "true" | "yes" | "on"))
+}
+
+fn devices() -> Vec<DeviceSpec> {
+    let value = var("DEVICES").unwrap_or_else(|| DEFAULT_DEVICES.to_owned());
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .filter_map(|entry| {
+            let spec = parse_device(entry);
+            if spec.is_none() {
+                eprintln!("vk_test_driver: ignoring bad device entry {entry:?}");
+            }
+            spec
+        })
+        .collect()
+}
+
+/// `type[:VENDORID:DEVICEID]`, ids in hex with or without `0x`.
+fn parse_device(entry: &str) -> Option<DeviceSpec> {
+    let mut parts = entry.split(':');
+    let (device_type, type_name) = match parts.next()?.trim() {
+        "discrete" => (VkPhysicalDeviceType::DISCRETE_GPU, "discrete"),
+        "integrated" => (VkPhysicalDeviceType::INTEGRATED_GPU, "integrated"),
+        "virtual" => (VkPhysicalDeviceType::VIRTUAL_GPU, "virtual"),
+        "cpu" => (VkPhysicalDeviceType::CPU, "cpu"),
+        "other" => (VkPhysicalDeviceType::OTHER, "other"),
+        _ => return None,
+    };
+    let (vendor_id, device_id) = match (parts.next(), parts.next()) {
+        (None, None) => (DEFAULT_VENDOR_ID, DEFAULT_DEVICE_ID),
+        (Some(vendor), Some(device)) => (parse_hex(vendor)?, parse_hex(device)?),
+        _ => return None,
+    };
+    if parts.next().is_some() {
+        return None;
+    }
+    Some(DeviceSpec {
+        device_type,
+        type_name,
+        vendor_id,
+        device_id,
+    })
+}
+
+fn parse_hex(s: &str) -> Option<u32> {
+    let s = s.trim();
+    let s = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .unwrap_or(s);
+    u32::from_str_radix(s, 16).ok()
+}
+
+fn parse_version(s: &str) -> Option<u32> {
+    let mut parts = s.trim().split('.').map(|p| p.trim().parse::<u32>().ok());
+    let major = parts.next()??;
+    let minor = parts.next()??;
+    let patch = match parts.next() {
+        Some(p) => p?,
+        None => 0,
+    };
+    if parts.next().is_some() || major > 0x7f || minor > 0x3ff || patch > 0xfff {
+        return None;
+    }
+    Some(make_api_version(0, major, minor, patch))
+}
+
+/// A comma list replaces the default; a list starting with `+` adds to it; empty means none.
+fn extension_list(name: &str, default: &[&str]) -> Vec<String> {
+    let mut list: Vec<String> = Vec::new();
+    let value = match var(name) {
+        None => return default.iter().map(|s| s.to_string()).collect(),
+        Some(value) => value,
+    };
+    let rest = match value.trim().strip_prefix('+') {
+        Some(rest) => {
+            list.extend(default.iter().map(|s| s.to_string()));
+            rest.to_owned()
+        }
+        None => value,
+    };
+    for item in rest.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        // Longer names do not fit VkExtensionProperties::extensionName.
+        if item.len() < 256 && !list.iter().any(|e| e == item) {
+            list.push(item.to_owned());
+        }
+    }
+    list
+}
+
+/// `VK_TEST_DRIVER_<name>_<TAG>` if set, else `VK_TEST_DRIVER_<name>`.
+fn var(name: &str) -> Option<String> {
+    if let Some(tag) = library_tag() {
+        if let Ok(value) = std::env::var(format!("VK_TEST_DRIVER_{name}_{tag}")) {
+            return Some(value);
+        }
+    }
+    std::env::var(format!("VK_TEST_DRIVER_{name}")).ok()
+}
+
+/// The tag of this copy of the library: the file name after `libvk_test_driver`, before `.so`,
+/// upper-cased, with anything but letters and digits as `_` (`libvk_test_driver_b.so` -> `B`).
+pub fn library_tag() -> Option<&'static str> {
+    static TAG: OnceLock<Option<String>> = OnceLock::new();
+    TAG.get_or_init(|| tag_from_file_name(&library_file_name()?))
+        .as_deref()
+}
+
+fn library_file_name() -> Option<String> {
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    let addr = library_tag as fn() -> Option<&'static str> as *const c_void;
+    // SAFETY: dladdr only reads the address; it fills `info` and returns non-zero on success.
+    if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dli_fname is a NUL-terminated path owned by the dynamic linker.
+    let path = unsafe { CStr::from_ptr(info.dli_fname) }
+        .to_string_lossy()
+        .into_owned();
+    Some(path.rsplit('/').next().unwrap_or_default().to_owned())
+}
+
+fn tag_from_file_name(file_name: &str) -> Option<String> {
+    let rest = file_name.strip_prefix("libvk_test_driver")?;
+    let rest = rest.split(".so").next().unwrap_or_default();
+    let rest = rest.trim_start_matches(['_', '-', '.']);
+    if rest.is_empty() {
+        return None;
+    }
+    Some(
+        rest.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_uppercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags() {
+        assert_eq!(tag_from_file_name("libvk_test_driver.so"), None);
+        assert_eq!(
+            tag_from_file_name("libvk_test_driver_b.so").as_deref(),
+            Some("B")
+        );
+        assert_eq!(
+            tag_from_file_name("libvk_test_driver-gpu-2.so.1").as_deref(),
+            Some("GPU_2")
+        );
+        assert_eq!(tag_from_file_name("libother.so"), None);
+    }
+
+    #[test]
+    fn device_entries() {
+        let d = parse_device("integrated:8086:46a6").unwrap();
+        assert_eq!(d.device_type, VkPhysicalDeviceType::INTEGRATED_GPU);
+        assert_eq!((d.vendor_id, d.device_id), (0x8086, 0x46a6));
+        let d = parse_device("cpu").unwrap();
+        assert_eq!(
+            (d.vendor_id, d.device_id),
+            (DEFAULT_VENDOR_ID, DEFAULT_DEVICE_ID)
+        );
+        assert!(parse_device("gpu").is_none());
+        assert!(parse_device("discrete:10de").is_none());
+        assert!(parse_device("discrete:zz:1").is_none());
+    }
+
+    #[test]
+    fn versions() {
+        assert_eq!(parse_version("1.3"), Some(make_api_version(0, 1, 3, 0)));
+        assert_eq!(
+            parse_version("1.2.250"),
+            Some(make_api_version(0, 1, 2, 250))
+        );
+        assert_eq!(parse_version("1"), None);
+        assert_eq!(parse_version("x.y"), None);
+    }
+}
