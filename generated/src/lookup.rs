@@ -1,8 +1,8 @@
 //! Name lookup over tables hashed at generation time: no runtime map, no string-compare chain.
 //!
 //! A table is one string blob, entries sorted by name, and an open-addressing index (entry + 1,
-//! 0 = empty) probed linearly from `fnv1a(name) & mask`. A lookup hashes the name once while
-//! finding its end, and compares bytes only when the full 32-bit hash matches.
+//! 0 = empty) probed linearly from `hash(name) & mask`. A lookup hashes the name eight bytes at a
+//! time and compares bytes only when the full 32-bit hash matches.
 
 use core::ffi::{c_char, CStr};
 
@@ -64,38 +64,31 @@ impl CommandName {
     }
 }
 
-/// FNV-1a over a NUL-terminated string; returns the hash and the length.
-///
-/// # Safety
-/// `name` must point to a NUL-terminated string.
+/// The table hash: eight bytes at a time, multiply-rotate (FxHash's step), the length mixed in
+/// first. The generator (`generator/src/emit/lookup.rs`) computes the same function; the lookup
+/// test of every name proves they agree.
 #[inline]
-unsafe fn hash_c_str(name: *const c_char) -> (u32, usize) {
-    let mut h: u32 = 0x811c_9dc5;
-    let mut len = 0;
-    loop {
-        let b = *name.add(len) as u8;
-        if b == 0 {
-            return (h, len);
-        }
-        h ^= b as u32;
-        h = h.wrapping_mul(0x0100_0193);
-        len += 1;
+pub fn hash(name: &[u8]) -> u32 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h = name.len() as u64;
+    let mut chunks = name.chunks_exact(8);
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        h = (h.rotate_left(5) ^ word).wrapping_mul(K);
     }
-}
-
-fn hash_bytes(name: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for &b in name {
-        h ^= b as u32;
-        h = h.wrapping_mul(0x0100_0193);
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut last = [0u8; 8];
+        last[..rest.len()].copy_from_slice(rest);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(last)).wrapping_mul(K);
     }
-    h
+    (h ^ (h >> 32)) as u32
 }
 
 impl NameTable {
     /// The entry index (name id) of `name`, if present.
     pub fn find(&self, name: &[u8]) -> Option<usize> {
-        self.probe(hash_bytes(name), name)
+        self.probe(hash(name), name)
     }
 
     /// Like [`NameTable::find`] for a C string, hashing and measuring it in one pass.
@@ -104,8 +97,8 @@ impl NameTable {
     /// `name` must be non-null and point to a NUL-terminated string.
     #[inline]
     pub unsafe fn find_c(&self, name: *const c_char) -> Option<usize> {
-        let (hash, len) = hash_c_str(name);
-        self.probe(hash, core::slice::from_raw_parts(name as *const u8, len))
+        let name = CStr::from_ptr(name).to_bytes();
+        self.probe(hash(name), name)
     }
 
     #[inline]

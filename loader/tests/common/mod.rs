@@ -11,14 +11,20 @@ pub fn artifact_dir() -> PathBuf {
     exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>/deps/<test>").to_path_buf()
 }
 
+/// Our `libvulkan.so`. `cargo test` leaves the cdylib in `deps/`; only `cargo build` copies it up.
 pub fn libvulkan() -> PathBuf {
-    artifact_dir().join("libvulkan.so")
+    built("libvulkan.so")
+}
+
+/// A library cargo built for this test run: the fresh copy in `deps/`, else the one beside it.
+fn built(file: &str) -> PathBuf {
+    let deps = artifact_dir().join("deps").join(file);
+    if deps.exists() { deps } else { artifact_dir().join(file) }
 }
 
 /// The test driver library cargo built for these tests.
 pub fn test_driver() -> PathBuf {
-    let deps = artifact_dir().join("deps/libvk_test_driver.so");
-    if deps.exists() { deps } else { artifact_dir().join("libvk_test_driver.so") }
+    built("libvk_test_driver.so")
 }
 
 /// A fresh directory under the system temp dir for one test.
