@@ -1,6 +1,7 @@
 //! `cargo xtask <subcommand>`: the project's automation, in Rust so it needs nothing but cargo.
 
 mod bench;
+mod install;
 mod regen;
 mod run;
 
@@ -18,6 +19,8 @@ subcommands:
       --out DIR       write under DIR instead of the repository root
   run [--system-drivers]
       build libvulkan.so.1 and the test driver; run vk-hello through them (no GPU needed)
+  install --prefix DIR
+      build libvulkan.so.1 in release and install it with its links and vulkan.pc under DIR/lib
   bench lookup [--json FILE]
       name lookup, ours against the system loader's vkGetInstanceProcAddr on every command name,
       hits and misses (release build); prints a table, then JSON (or writes it to FILE)
@@ -32,6 +35,7 @@ fn main() -> ExitCode {
     let result = match subcommand.as_deref() {
         Some("regen") => regen::main(&rest),
         Some("run") => run::main(&rest),
+        Some("install") => install::main(&rest),
         Some("bench") => bench::main(&rest),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
