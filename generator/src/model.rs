@@ -142,15 +142,21 @@ pub fn version_of(name: &str) -> Option<(u32, u32)> {
     Some((major.parse().ok()?, minor.parse().ok()?))
 }
 
-/// Whether a command hands back new dispatchable objects through a non-const pointer
-/// (`vkGetDeviceQueue`, `vkAllocateCommandBuffers`): the loader must give those objects their
-/// dispatch table, so it always answers such a command with its own trampoline.
-pub fn returns_dispatchable(reg: &Registry, command: &Command) -> bool {
-    command.params.iter().skip(1).any(|p| {
-        p.ty.pointers == [false]
-            && matches!(
-                reg.types.get(crate::parse::resolve_alias(reg, &p.ty.base)),
-                Some(TypeDef::Handle { dispatchable: true, .. })
-            )
-    })
+/// The parameters through which a command hands back new dispatchable objects (a non-const
+/// pointer to a dispatchable handle: `vkGetDeviceQueue`, `vkAllocateCommandBuffers`). The loader
+/// must give those objects their dispatch table, so it always answers such a command with its own
+/// trampoline.
+pub fn dispatchable_outputs<'a>(reg: &Registry, command: &'a Command) -> Vec<&'a Field> {
+    command
+        .params
+        .iter()
+        .skip(1)
+        .filter(|p| {
+            p.ty.pointers == [false]
+                && matches!(
+                    reg.types.get(crate::parse::resolve_alias(reg, &p.ty.base)),
+                    Some(TypeDef::Handle { dispatchable: true, .. })
+                )
+        })
+        .collect()
 }

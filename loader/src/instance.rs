@@ -100,10 +100,10 @@ fn extension_properties(name: &CStr, spec_version: u32) -> VkExtensionProperties
 }
 
 /// Every instance extension available: the drivers' (highest spec version wins) and the loader's.
-fn all_instance_extensions(drivers: &[Arc<Driver>]) -> Vec<VkExtensionProperties> {
+fn all_instance_extensions(per_driver: &[Vec<VkExtensionProperties>]) -> Vec<VkExtensionProperties> {
     let mut all: Vec<VkExtensionProperties> = Vec::new();
     let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().map(|(n, v)| extension_properties(n, *v));
-    for props in drivers.iter().flat_map(|d| driver_extensions(d)).chain(from_loader) {
+    for props in per_driver.iter().flatten().copied().chain(from_loader) {
         match all.iter_mut().find(|p| name_of(p) == name_of(&props)) {
             Some(existing) => existing.specVersion = existing.specVersion.max(props.specVersion),
             None => all.push(props),
@@ -121,8 +121,8 @@ pub unsafe extern "system" fn vkEnumerateInstanceExtensionProperties(
         if !pLayerName.is_null() {
             return VkResult::ERROR_LAYER_NOT_PRESENT;
         }
-        let drivers = load_drivers(&mut Vec::new());
-        ffi::fill(&all_instance_extensions(&drivers), pPropertyCount, pProperties)
+        let per_driver: Vec<_> = load_drivers(&mut Vec::new()).iter().map(|d| driver_extensions(d)).collect();
+        ffi::fill(&all_instance_extensions(&per_driver), pPropertyCount, pProperties)
     })
 }
 
@@ -179,7 +179,9 @@ unsafe fn create_instance(info: &VkInstanceCreateInfo, allocator: *const VkAlloc
     let mut rejected = Vec::new();
     let drivers = load_drivers(&mut rejected);
     let requested = names(info.ppEnabledExtensionNames, info.enabledExtensionCount);
-    let available = all_instance_extensions(&drivers);
+    // Each driver is asked once; its list decides what it gets and what the instance offers.
+    let per_driver: Vec<Vec<VkExtensionProperties>> = drivers.iter().map(|d| driver_extensions(d)).collect();
+    let available = all_instance_extensions(&per_driver);
     for ext in &requested {
         if !available.iter().any(|p| name_of(p) == *ext) {
             log::write(Level::Error, &format!("vkCreateInstance: extension {ext:?} not present in any driver or the loader"));
@@ -196,12 +198,12 @@ unsafe fn create_instance(info: &VkInstanceCreateInfo, allocator: *const VkAlloc
     }
 
     let mut driver_instances = Vec::new();
-    for driver in drivers {
+    for (driver, supported) in drivers.into_iter().zip(&per_driver) {
         if driver.manifest.is_portability_driver && !portability {
             log::log(Level::Driver, &format!("{}: portability driver skipped (VK_KHR_portability_enumeration not enabled)", driver.manifest_path));
             continue;
         }
-        match create_driver_instance(&driver, info, &requested, api_version, allocator) {
+        match create_driver_instance(&driver, supported, info, &requested, api_version, allocator) {
             Ok(handle) => {
                 let gipa = driver.get_instance_proc_addr;
                 let table = Box::new(InstanceDispatchTable::load(|name| gipa(handle, name.as_ptr())));
@@ -246,6 +248,7 @@ unsafe fn create_instance(info: &VkInstanceCreateInfo, allocator: *const VkAlloc
 /// Creates one driver's instance with the extensions it supports and an API version it accepts.
 unsafe fn create_driver_instance(
     driver: &Driver,
+    supported: &[VkExtensionProperties],
     info: &VkInstanceCreateInfo,
     requested: &[&CStr],
     api_version: u32,
@@ -254,7 +257,6 @@ unsafe fn create_driver_instance(
     let Some(create) = driver.global(c"vkCreateInstance") else { return Err("no vkCreateInstance".into()) };
     // SAFETY: the signature of vkCreateInstance.
     let create: PFN_vkCreateInstance = std::mem::transmute(create);
-    let supported = driver_extensions(driver);
     let extensions: Vec<*const c_char> = requested
         .iter()
         .filter(|e| supported.iter().any(|p| name_of(p) == **e))

@@ -27,12 +27,26 @@ mod trampolines;
 /// The names the generated trampolines use (`crate::types`, `crate::loader_abi`).
 use vk_generated::types;
 
-/// Exports the hand-written commands under their C names.
+/// Exports the hand-written commands under their C names, and from the same list builds
+/// `hand_written`, which `vkGet*ProcAddr` answers them with.
 macro_rules! export {
-    ($($name:ident = $path:path : fn($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;)*) => {$(
-        #[no_mangle]
-        pub unsafe extern "system" fn $name($($arg: $ty),*) $(-> $ret)? { $path($($arg),*) }
-    )*};
+    ($($name:ident = $path:path : fn($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;)*) => {
+        $(
+            #[no_mangle]
+            pub unsafe extern "system" fn $name($($arg: $ty),*) $(-> $ret)? { $path($($arg),*) }
+        )*
+
+        /// The loader's implementation of a hand-written command, by canonical name.
+        pub(crate) fn hand_written(name: &std::ffi::CStr) -> PFN_vkVoidFunction {
+            $(
+                if name.to_bytes() == stringify!($name).as_bytes() {
+                    // SAFETY: handed out as PFN_vkVoidFunction; callers cast back to the real type.
+                    return Some(unsafe { std::mem::transmute::<*const (), unsafe extern "system" fn()>($path as *const ()) });
+                }
+            )*
+            None
+        }
+    };
 }
 
 use std::ffi::c_char;

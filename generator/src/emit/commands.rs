@@ -24,7 +24,7 @@ pub fn emit(reg: &Registry, model: &Model) -> Result<String, String> {
         let level = level_tokens(c.level);
         let slot = model.slot[id];
         let returns_result = c.return_type.base == "VkResult" && c.return_type.pointers.is_empty();
-        let returns_dispatchable = crate::model::returns_dispatchable(reg, c);
+        let returns_dispatchable = !crate::model::dispatchable_outputs(reg, c).is_empty();
         quote!(CommandInfo {
             name: #name, level: #level, slot: #slot, aliases: &[#(#aliases),*],
             returns_result: #returns_result, returns_dispatchable: #returns_dispatchable,

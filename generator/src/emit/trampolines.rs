@@ -11,9 +11,8 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::{ident, rust_file, signature};
-use crate::ir::{Command, Level, Registry, TypeDef};
-use crate::model::{Model, HAND_WRITTEN};
-use crate::parse::resolve_alias;
+use crate::ir::{Command, Level, Registry};
+use crate::model::{dispatchable_outputs, Model, HAND_WRITTEN};
 
 pub fn emit(reg: &Registry, model: &Model, exported: &[String]) -> Result<String, String> {
     let exported: BTreeSet<&str> = exported.iter().map(String::as_str).collect();
@@ -123,15 +122,7 @@ fn trampoline_body(reg: &Registry, command: &Command) -> Result<TokenStream, Str
 /// (`vkGetDeviceQueue`, `vkAllocateCommandBuffers`) the dispatch table of the call.
 fn new_dispatchable_objects(reg: &Registry, command: &Command) -> Result<Vec<TokenStream>, String> {
     let mut out = Vec::new();
-    for p in command.params.iter().skip(1) {
-        let is_dispatchable = matches!(
-            reg.types.get(resolve_alias(reg, &p.ty.base)),
-            Some(TypeDef::Handle { dispatchable: true, .. })
-        );
-        // Same rule as `model::returns_dispatchable`.
-        if !is_dispatchable || p.ty.pointers != [false] {
-            continue;
-        }
+    for p in dispatchable_outputs(reg, command) {
         let name = ident(&p.name);
         let count = match p.len.as_deref() {
             None => quote!(1usize),

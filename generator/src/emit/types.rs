@@ -64,11 +64,11 @@ pub fn emit(reg: &Registry) -> Result<String, String> {
                     let flags = format_ident!("{}", flags);
                     quote!(pub type #id = #flags;)
                 }
-                None => value_type(reg, &names, name, reg.enums.get(name), None),
+                None => value_type(&names, name, reg.enums.get(name), None),
             },
             TypeDef::Bitmask { width, bits } => {
                 let group = bits.as_ref().and_then(|b| reg.enums.get(b));
-                value_type(reg, &names, name, group, Some(*width))
+                value_type(&names, name, group, Some(*width))
             }
             TypeDef::Struct(agg) => aggregate(reg, &names, name, agg, false)?,
             TypeDef::Union(agg) => aggregate(reg, &names, name, agg, true)?,
@@ -273,7 +273,6 @@ fn check_opaque_use(reg: &Registry) -> Result<(), String> {
 
 /// An enum or bitmask: a transparent newtype with one associated constant per value.
 fn value_type(
-    reg: &Registry,
     names: &VariantNames,
     name: &str,
     group: Option<&EnumGroup>,
@@ -319,7 +318,6 @@ fn value_type(
             }
         }
     }
-    let _ = reg;
     if is_bitmask {
         quote! {
             #[repr(transparent)]
