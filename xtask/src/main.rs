@@ -21,6 +21,11 @@ subcommands:
       build libvulkan.so.1 and the test driver; run vk-hello through them (no GPU needed)
   install --prefix DIR
       build libvulkan.so.1 in release and install it with its links and vulkan.pc under DIR/lib
+  bench [loaders] [--json FILE]
+      our libvulkan.so against the system loader, back to back, each measurement in a fresh
+      process on the test driver in an isolated environment: instance creation (1 and 10 drivers,
+      100 layer manifests, cold), enumeration, GetProcAddr per name, vkCmdDraw per call, memory,
+      library size, files opened per vkCreateInstance; a table with ratios and targets, then JSON
   bench lookup [--json FILE]
       name lookup, ours against the system loader's vkGetInstanceProcAddr on every command name,
       hits and misses (release build); prints a table, then JSON (or writes it to FILE)

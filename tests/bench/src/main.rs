@@ -1,13 +1,19 @@
-//! `loader-bench <benchmark> [--json FILE]`: our loader's pieces against the system Khronos loader.
-//! Run it through `cargo xtask bench <benchmark>`, which builds it in release mode.
+//! `loader-bench <benchmark> [--json FILE]`: our loader against the system Khronos loader.
+//! Run it through `cargo xtask bench [benchmark]`, which builds it and our libraries in release mode.
+//! `loader-bench child ...` is how `loaders` runs each measurement in a fresh process.
 
+mod child;
+mod loaders;
 mod lookup;
+mod sandbox;
+mod trace;
+mod vk;
 
 use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: loader-bench lookup [--json FILE]";
+const USAGE: &str = "usage: loader-bench [loaders|lookup] [--json FILE]";
 
 /// Each measurement repeats its input until a round takes this long...
 const MIN_ROUND: Duration = Duration::from_millis(50);
@@ -17,6 +23,12 @@ const ROUNDS: usize = 20;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("child") {
+        return match child::main(&args[1..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(&e),
+        };
+    }
     let json_file = match args.iter().position(|a| a == "--json") {
         Some(i) => match args.get(i + 1) {
             Some(file) => Some(file.clone()),
@@ -25,6 +37,16 @@ fn main() -> ExitCode {
         None => None,
     };
     let json = match args.first().map(String::as_str) {
+        None | Some("loaders") | Some("--json") => {
+            let exe = match std::env::current_exe() {
+                Ok(exe) => exe,
+                Err(e) => return fail(&format!("cannot find this executable: {e}")),
+            };
+            match loaders::run(&exe) {
+                Ok(json) => json,
+                Err(e) => return fail(&e),
+            }
+        }
         Some("lookup") => lookup::run(),
         _ => return fail(USAGE),
     };

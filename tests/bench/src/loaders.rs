@@ -1,0 +1,441 @@
+//! `loaders`: our `libvulkan.so` against the system Khronos loader, back to back in one run, on the
+//! project's test driver in an isolated environment (see `sandbox`). Every measurement runs in a
+//! fresh child process with one loader in it (`child`); this module decides what runs, collects
+//! the figures and prints the table (ours, system, ratio ours/system, target) and the JSON.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::sandbox::{Sandbox, Scenario, LAYER_MANIFESTS};
+use crate::{json_num, json_str, machine, trace};
+
+pub const SYSTEM_LOADER: &str = "/usr/lib/x86_64-linux-gnu/libvulkan.so.1";
+/// The pass-through test layer the enabled-layer cases need, looked for beside our library.
+const PASS_THROUGH_LAYER: &str = "libvk_test_layer.so";
+/// Fresh processes per loader for the first (cold) creation; the median is reported.
+const COLD_PROCESSES: usize = 11;
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Side {
+    Ours,
+    System,
+}
+
+/// Figures by (side, scenario, key).
+type Results = BTreeMap<(Side, String, String), Vec<f64>>;
+
+struct Bench {
+    exe: PathBuf,
+    ours: PathBuf,
+    system: PathBuf,
+    sandbox: Sandbox,
+    results: Results,
+}
+
+impl Bench {
+    fn loader(&self, side: Side) -> &Path {
+        match side {
+            Side::Ours => &self.ours,
+            Side::System => &self.system,
+        }
+    }
+
+    /// Runs `child <group>` for one side in one scenario and records its results.
+    fn child(&mut self, side: Side, scenario: Scenario, group: &str) -> Result<(), String> {
+        let mut command = self.sandbox.command(scenario, &self.exe);
+        command.args(["child", group]).arg(self.loader(side));
+        let output = command.output().map_err(|e| format!("cannot start {}: {e}", self.exe.display()))?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        if !output.status.success() {
+            return Err(format!(
+                "child {group} ({side:?}, {}) failed ({}): {}{}",
+                scenario.name(),
+                output.status,
+                stdout,
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+        for line in stdout.lines() {
+            let mut parts = line.split_whitespace();
+            if let (Some("result"), Some(key), Some(value)) = (parts.next(), parts.next(), parts.next()) {
+                let value: f64 = value.parse().map_err(|_| format!("bad child output: {line}"))?;
+                self.results.entry((side, scenario.name(), key.to_string())).or_default().push(value);
+            }
+        }
+        Ok(())
+    }
+
+    /// Both loaders, ours first.
+    fn both(&mut self, scenario: Scenario, group: &str) -> Result<(), String> {
+        self.child(Side::Ours, scenario, group)?;
+        self.child(Side::System, scenario, group)
+    }
+
+    fn values(&self, side: Side, scenario: Scenario, key: &str) -> Option<&Vec<f64>> {
+        self.results.get(&(side, scenario.name(), key.to_string()))
+    }
+
+    /// The lowest of a figure's samples (best of the runs), or the median where `median`.
+    fn get(&self, side: Side, scenario: Scenario, key: &str, median: bool) -> Option<f64> {
+        let mut v = self.values(side, scenario, key)?.clone();
+        v.sort_by(f64::total_cmp);
+        if median { v.get(v.len() / 2).copied() } else { v.first().copied() }
+    }
+}
+
+/// How a row's ratio is judged.
+#[derive(Clone, Copy)]
+enum Target {
+    /// ours/system at most this.
+    Ratio(f64),
+    /// No target: information.
+    None,
+}
+
+struct Row {
+    label: String,
+    unit: &'static str,
+    ours: Option<f64>,
+    system: Option<f64>,
+    target: Target,
+    /// A verdict decided otherwise than by the ratio (e.g. "is the driver's own pointer").
+    verdict: Option<bool>,
+}
+
+impl Row {
+    fn ratio(&self) -> Option<f64> {
+        match (self.ours, self.system) {
+            (Some(o), Some(s)) if s != 0.0 => Some(o / s),
+            _ => None,
+        }
+    }
+
+    fn met(&self) -> Option<bool> {
+        self.verdict.or_else(|| match self.target {
+            Target::Ratio(t) => self.ratio().map(|r| r <= t),
+            Target::None => None,
+        })
+    }
+}
+
+/// A case the harness knows but cannot measure yet, and why.
+struct Pending {
+    label: String,
+    why: String,
+}
+
+pub fn run(exe: &Path) -> Result<String, String> {
+    let artifacts = exe.parent().ok_or("no directory for the benchmark executable")?;
+    let ours = artifacts.join("libvulkan.so");
+    let test_driver = artifacts.join("libvk_test_driver.so");
+    for needed in [&ours, &test_driver] {
+        if !needed.exists() {
+            return Err(format!("{} not built (run through `cargo xtask bench`)", needed.display()));
+        }
+    }
+    if !Path::new(SYSTEM_LOADER).exists() {
+        return Err(format!("no system loader at {SYSTEM_LOADER} (install libvulkan1)"));
+    }
+    let layer_lib = artifacts.join(PASS_THROUGH_LAYER);
+    let layer_lib = layer_lib.exists().then_some(layer_lib);
+    let root = std::env::temp_dir().join(format!("loader-bench-{}", std::process::id()));
+    let sandbox = Sandbox::create(&root, &test_driver, layer_lib.as_deref())?;
+    let mut bench = Bench { exe: exe.to_path_buf(), ours, system: SYSTEM_LOADER.into(), sandbox, results: Results::new() };
+    let result = measure(&mut bench, layer_lib.is_some());
+    let _ = std::fs::remove_dir_all(&root);
+    result
+}
+
+fn measure(bench: &mut Bench, have_layer_lib: bool) -> Result<String, String> {
+    use Scenario::*;
+    eprintln!("loader-bench: measuring (about a minute)...");
+    // Layer support: does each loader list the 100 manifests?
+    bench.both(LayerManifests, "layer-count")?;
+    let listed = |side| bench.get(side, LayerManifests, "layers_listed", false).unwrap_or(0.0);
+    let (ours_listed, system_listed) = (listed(Side::Ours), listed(Side::System));
+    let layers_ready = if ours_listed == 0.0 {
+        Err(format!(
+            "not yet: loader has no layer support (vkEnumerateInstanceLayerProperties lists 0 of {LAYER_MANIFESTS} manifests)"
+        ))
+    } else if !have_layer_lib {
+        Err(format!("not yet: no pass-through test layer built ({PASS_THROUGH_LAYER} beside libvulkan.so)"))
+    } else {
+        Ok(())
+    };
+    let mut scenarios = vec![OneDriver, TenDrivers, LayerManifests];
+    if layers_ready.is_ok() {
+        scenarios.extend([LayersEnabled(1), LayersEnabled(5)]);
+    }
+    for &s in &scenarios {
+        bench.both(s, "create")?;
+    }
+    for _ in 0..COLD_PROCESSES {
+        bench.both(OneDriver, "cold")?;
+    }
+    let call_scenarios: Vec<Scenario> = scenarios.iter().copied().filter(|s| matches!(s, OneDriver | LayersEnabled(_))).collect();
+    for &s in &call_scenarios {
+        bench.both(s, "calls")?;
+    }
+    for _ in 0..3 {
+        bench.both(OneDriver, "memory")?;
+    }
+    let traced = if trace::available() {
+        let mut traced = Vec::new();
+        for s in [OneDriver, TenDrivers, LayerManifests] {
+            for side in [Side::Ours, Side::System] {
+                let mut command = bench.sandbox.command(s, &bench.exe);
+                command.args(["child", "trace"]).arg(bench.loader(side));
+                traced.push((s, side, trace::run(command, bench.sandbox.root())?));
+            }
+        }
+        Ok(traced)
+    } else {
+        Err("strace not installed: files and libraries per vkCreateInstance not counted".to_string())
+    };
+    let sizes = [Side::Ours, Side::System].map(|side| stripped_size(bench.loader(side), bench.sandbox.root()));
+
+    // The table.
+    let mut rows = Vec::new();
+    let mut pending = Vec::new();
+    let us = |v: Option<f64>| v.map(|v| v / 1000.0);
+    for (s, target) in [(OneDriver, 0.2), (TenDrivers, 0.35), (LayerManifests, 0.3), (LayersEnabled(1), 0.15), (LayersEnabled(5), 0.25)] {
+        let label = format!("vkCreateInstance+vkDestroyInstance, {}", s.name());
+        if !scenarios.contains(&s) {
+            pending.push(Pending { label, why: layers_ready.clone().err().unwrap_or_default() });
+            continue;
+        }
+        let [ours, system] = [Side::Ours, Side::System].map(|side| us(bench.get(side, s, "warm_ns", false)));
+        rows.push(Row { label, unit: "us", ours, system, target: Target::Ratio(target), verdict: None });
+    }
+    let cold = [Side::Ours, Side::System].map(|side| us(bench.get(side, OneDriver, "cold_ns", true)));
+    rows.push(Row {
+        label: format!("first (cold) creation in a fresh process, 1 driver (median of {COLD_PROCESSES})"),
+        unit: "us",
+        ours: cold[0],
+        system: cold[1],
+        target: Target::Ratio(0.5),
+        verdict: None,
+    });
+    let dlopen = [Side::Ours, Side::System].map(|side| us(bench.get(side, OneDriver, "dlopen_ns", true)));
+    rows.push(Row { label: "dlopen of the loader itself (median)".into(), unit: "us", ours: dlopen[0], system: dlopen[1], target: Target::None, verdict: None });
+    let per_call = |bench: &Bench, s: Scenario, key: &str| [Side::Ours, Side::System].map(|side| bench.get(side, s, key, false));
+    let enumerate = per_call(bench, OneDriver, "enumerate_ns").map(us);
+    rows.push(Row {
+        label: "vkEnumerateInstanceExtensionProperties (count + fill)".into(),
+        unit: "us",
+        ours: enumerate[0],
+        system: enumerate[1],
+        target: Target::Ratio(0.5),
+        verdict: None,
+    });
+    for (gpa, what) in [("gipa", "vkGetInstanceProcAddr(instance, name)"), ("gdpa", "vkGetDeviceProcAddr(device, name)")] {
+        for (set, set_label) in [("hits", "every command name"), ("misses", "misses, last char changed"), ("prefix_misses", "misses, 'x' prefix")] {
+            let [ours, system] = per_call(bench, OneDriver, &format!("{gpa}_{set}_ns"));
+            rows.push(Row { label: format!("{what}, per name: {set_label}"), unit: "ns", ours, system, target: Target::Ratio(0.05), verdict: None });
+        }
+    }
+    let through = |s: Scenario| match s {
+        LayersEnabled(n) => format!(" through {n} layer{}", if n == 1 { "" } else { "s" }),
+        _ => String::new(),
+    };
+    for s in [OneDriver, LayersEnabled(1), LayersEnabled(5)] {
+        if !call_scenarios.contains(&s) {
+            pending.push(Pending {
+                label: format!("vkCmdDraw per call{}", through(s)),
+                why: layers_ready.clone().err().unwrap_or_default(),
+            });
+            continue;
+        }
+        let floor = per_call(bench, s, "draw_floor_ns");
+        let gdpa = per_call(bench, s, "draw_gdpa_ns");
+        let trampoline = per_call(bench, s, "draw_trampoline_ns");
+        let t = through(s);
+        rows.push(Row { label: format!("vkCmdDraw{t}: the driver's own function (floor)"), unit: "ns", ours: floor[0], system: floor[1], target: Target::None, verdict: None });
+        rows.push(Row { label: format!("vkCmdDraw{t}: pointer from vkGetDeviceProcAddr"), unit: "ns", ours: gdpa[0], system: gdpa[1], target: Target::None, verdict: None });
+        rows.push(Row { label: format!("vkCmdDraw{t}: exported trampoline"), unit: "ns", ours: trampoline[0], system: trampoline[1], target: Target::None, verdict: None });
+        let over = |i: usize| Some(trampoline[i]? - floor[i]?);
+        let (ours_over, system_over) = (over(0), over(1));
+        rows.push(Row {
+            label: format!("vkCmdDraw{t}: trampoline overhead over the floor (target: not above the system's)"),
+            unit: "ns",
+            ours: ours_over,
+            system: system_over,
+            target: Target::None,
+            verdict: ours_over.zip(system_over).map(|(o, s)| o <= s),
+        });
+        if s == OneDriver {
+            let own = per_call(bench, s, "gdpa_is_driver_own");
+            rows.push(Row {
+                label: "vkGetDeviceProcAddr(vkCmdDraw) is the driver's own function (1 = yes)".into(),
+                unit: "",
+                ours: own[0],
+                system: own[1],
+                target: Target::None,
+                verdict: own[0].map(|o| o == 1.0),
+            });
+        }
+    }
+    for (key, what) in [("instance", "an instance"), ("device", "an instance, a device and a command buffer")] {
+        let added = [Side::Ours, Side::System].map(|side| {
+            Some(bench.get(side, OneDriver, &format!("rss_{key}_kib"), false)? - bench.get(side, OneDriver, "rss_base_kib", false)?)
+        });
+        rows.push(Row {
+            label: format!("resident memory added: loader loaded + {what}"),
+            unit: "KiB",
+            ours: added[0],
+            system: added[1],
+            target: Target::Ratio(0.8),
+            verdict: None,
+        });
+    }
+    rows.push(Row {
+        label: "stripped library size".into(),
+        unit: "KiB",
+        ours: sizes[0].as_ref().ok().map(|b| *b as f64 / 1024.0),
+        system: sizes[1].as_ref().ok().map(|b| *b as f64 / 1024.0),
+        target: Target::None,
+        verdict: None,
+    });
+    let mut notes = Vec::new();
+    if let Err(e) = &sizes[0] {
+        notes.push(format!("stripped size: {e}"));
+    }
+    match &traced {
+        Ok(traced) => {
+            for (s, side_counts) in group_traced(traced) {
+                for (i, when) in [(0, "first"), (1, "later")] {
+                    let pick = |f: fn(&trace::Counts) -> usize| side_counts.each_ref().map(|c| c.as_ref().map(|c| f(&c[i]) as f64));
+                    for (what, f) in [
+                        ("manifest files read", (|c: &trace::Counts| c.manifests) as fn(&trace::Counts) -> usize),
+                        ("library files opened", |c| c.libraries),
+                        ("directories listed", |c| c.directories),
+                        ("syscalls", |c| c.syscalls),
+                    ] {
+                        let [ours, system] = pick(f);
+                        rows.push(Row {
+                            label: format!("{what} per vkCreateInstance+Destroy ({when}), {}", s.name()),
+                            unit: "",
+                            ours,
+                            system,
+                            target: Target::None,
+                            verdict: None,
+                        });
+                    }
+                }
+            }
+            for (s, side, counts) in traced {
+                for c in counts {
+                    if !c.outside.is_empty() {
+                        notes.push(format!("ISOLATION: {side:?} ({}) opened files outside the sandbox: {:?}", s.name(), c.outside));
+                    }
+                }
+            }
+        }
+        Err(e) => notes.push(e.clone()),
+    }
+    if ours_listed == 0.0 {
+        notes.push(format!(
+            "our loader does not read layer manifests yet: the 100-manifest case costs it nothing (the system loader lists {system_listed})"
+        ));
+    }
+    Ok(report(&rows, &pending, &notes))
+}
+
+/// Traced counts by scenario: [ours, system].
+fn group_traced(traced: &[(Scenario, Side, [trace::Counts; 2])]) -> Vec<(Scenario, [Option<[trace::Counts; 2]>; 2])> {
+    let mut out: Vec<(Scenario, [Option<[trace::Counts; 2]>; 2])> = Vec::new();
+    for (s, side, counts) in traced {
+        let i = if out.last().is_some_and(|(last, _)| last == s) { out.len() - 1 } else {
+            out.push((*s, [None, None]));
+            out.len() - 1
+        };
+        out[i].1[*side as usize] = Some(counts.clone());
+    }
+    out
+}
+
+/// The size of a stripped copy of `library` (`strip --strip-all`; binutils).
+fn stripped_size(library: &Path, scratch: &Path) -> Result<u64, String> {
+    let copy = scratch.join(format!("stripped-{}", library.file_name().and_then(|n| n.to_str()).unwrap_or("lib")));
+    let status = std::process::Command::new("strip")
+        .arg("--strip-all")
+        .arg("-o")
+        .arg(&copy)
+        .arg(library)
+        .status()
+        .map_err(|e| format!("cannot run strip (binutils): {e}"))?;
+    if !status.success() {
+        return Err(format!("strip {} failed", library.display()));
+    }
+    std::fs::metadata(&copy).map(|m| m.len()).map_err(|e| e.to_string())
+}
+
+fn report(rows: &[Row], pending: &[Pending], notes: &[String]) -> String {
+    let (cpu, cpus, date) = machine();
+    println!("loaders: our libvulkan.so against the system loader ({SYSTEM_LOADER}), one loader per process");
+    println!("machine: {cpu}, {cpus} logical CPUs; date: {date}");
+    println!("driver: the project's test driver; isolated HOME/XDG dirs; times are the best of 20 rounds of >= 50 ms unless said");
+    println!();
+    let fmt = |v: Option<f64>, unit: &str| match v {
+        None => "n/a".to_string(),
+        Some(v) if unit.is_empty() => format!("{v:.0}"),
+        Some(v) if v.abs() >= 100.0 => format!("{v:.0} {unit}"),
+        Some(v) => format!("{v:.2} {unit}"),
+    };
+    println!("{:<92} {:>12} {:>12} {:>8} {:>8} {:>7}", "case", "ours", "system", "ratio", "target", "");
+    let mut json_rows = Vec::new();
+    for r in rows {
+        let target = match r.target {
+            Target::Ratio(t) => format!("{t}"),
+            Target::None => String::new(),
+        };
+        let verdict = match r.met() {
+            Some(true) => "met",
+            Some(false) => "MISSED",
+            None => "",
+        };
+        println!(
+            "{:<92} {:>12} {:>12} {:>8} {:>8} {:>7}",
+            r.label,
+            fmt(r.ours, r.unit),
+            fmt(r.system, r.unit),
+            r.ratio().map_or(String::new(), |x| format!("{x:.3}")),
+            target,
+            verdict
+        );
+        json_rows.push(format!(
+            "{{\"case\":{},\"unit\":{},\"ours\":{},\"system\":{},\"ratio\":{},\"target_ratio\":{},\"met\":{}}}",
+            json_str(&r.label),
+            json_str(r.unit),
+            json_num(r.ours),
+            json_num(r.system),
+            json_num(r.ratio()),
+            match r.target {
+                Target::Ratio(t) => t.to_string(),
+                Target::None => "null".into(),
+            },
+            r.met().map_or("null".to_string(), |m| m.to_string()),
+        ));
+    }
+    for p in pending {
+        println!("{:<92} {}", p.label, p.why);
+    }
+    if !notes.is_empty() {
+        println!();
+    }
+    for n in notes {
+        println!("note: {n}");
+    }
+    let pending_json: Vec<String> =
+        pending.iter().map(|p| format!("{{\"case\":{},\"why\":{}}}", json_str(&p.label), json_str(&p.why))).collect();
+    let notes_json: Vec<String> = notes.iter().map(|n| json_str(n)).collect();
+    format!(
+        "{{\"benchmark\":\"loaders\",\"date\":{},\"cpu\":{},\"logical_cpus\":{cpus},\"system_loader\":{},\"rows\":[{}],\"pending\":[{}],\"notes\":[{}]}}",
+        json_str(&date),
+        json_str(&cpu),
+        json_str(SYSTEM_LOADER),
+        json_rows.join(","),
+        pending_json.join(","),
+        notes_json.join(","),
+    )
+}
