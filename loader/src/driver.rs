@@ -1,4 +1,4 @@
-//! Drivers: load a manifest's library (once per library), negotiate the interface version (0-7),
+//! Drivers: load a manifest's library (once per process: see library_cache), negotiate the interface version (0-7),
 //! and find its GetProcAddr functions.
 
 use std::ffi::{c_char, CStr};
@@ -7,6 +7,7 @@ use std::sync::Arc;
 use vk_generated::types::*;
 
 use crate::elf::{self, ElfCheck};
+use crate::library_cache;
 use crate::log::{self, Level};
 use crate::manifest::DriverManifest;
 use crate::platform::Library;
@@ -23,7 +24,7 @@ pub struct Driver {
     pub library_path: String,
     pub manifest: DriverManifest,
     pub get_instance_proc_addr: Gipa,
-    _library: Library,
+    _library: Arc<Library>,
 }
 
 impl Driver {
@@ -62,14 +63,21 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
             return Err(format!("library_arch {arch} does not match this {ours}-bit process"));
         }
     }
-    if path.contains('/') {
-        match elf::check(&path) {
-            ElfCheck::Loadable => {}
-            ElfCheck::WrongArchitecture(why) => return Err(format!("{path} is for another architecture ({why})")),
-            ElfCheck::Corrupt(why) => return Err(format!("{path} cannot be loaded: {why}")),
+    // A library loaded by an earlier call is reused (see library_cache); the ELF check guards
+    // only the first dlopen.
+    let library = match library_cache::get(&path) {
+        Some(library) => library,
+        None => {
+            if path.contains('/') {
+                match elf::check(&path) {
+                    ElfCheck::Loadable => {}
+                    ElfCheck::WrongArchitecture(why) => return Err(format!("{path} is for another architecture ({why})")),
+                    ElfCheck::Corrupt(why) => return Err(format!("{path} cannot be loaded: {why}")),
+                }
+            }
+            library_cache::open(&path)?
         }
-    }
-    let library = Library::open(&path)?;
+    };
     let icd_gipa: Option<Gipa> = library.symbol(c"vk_icdGetInstanceProcAddr").map(|f| unsafe { std::mem::transmute(f) });
     // Interface 7 drivers may expose these only through vk_icdGetInstanceProcAddr(NULL, ...).
     let via_gipa = |name: &CStr| icd_gipa.and_then(|g| unsafe { g(VkInstance::NULL, name.as_ptr()) });

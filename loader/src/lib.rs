@@ -12,6 +12,7 @@ mod elf;
 mod ffi;
 mod gpa;
 mod instance;
+mod library_cache;
 mod loader_abi;
 mod log;
 mod manifest;

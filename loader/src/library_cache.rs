@@ -1,0 +1,40 @@
+//! Libraries stay loaded: the first `dlopen` of a driver library is kept for the life of the
+//! process, and later instances (and `vkEnumerateInstance*` calls) reuse the handle instead of
+//! mapping, relocating and initialising the library again and unmapping it at `vkDestroyInstance`.
+//!
+//! Only the handle is cached. Discovery, manifests and interface negotiation still run on every
+//! call, so a changed environment or manifest is seen by the next instance exactly as before; a
+//! driver no longer named anywhere is simply not used. Nothing is ever unloaded, so nothing still
+//! in use can be: the Khronos loader likewise keeps its preloaded drivers until it is itself
+//! unloaded. `dlopen` of a path already loaded returns the loaded library anyway, so a library
+//! replaced on disk while the process runs is no more (or less) visible than without the cache.
+//!
+//! A library that fails to load is not remembered: the next call tries again.
+
+use std::sync::{Arc, Mutex};
+
+use crate::platform::Library;
+
+static LOADED: Mutex<Vec<(String, Arc<Library>)>> = Mutex::new(Vec::new());
+
+/// The library loaded earlier from exactly `path`, if any.
+pub fn get(path: &str) -> Option<Arc<Library>> {
+    let loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    loaded.iter().find(|(p, _)| p == path).map(|(_, lib)| lib.clone())
+}
+
+/// Loads `path` and keeps it. `dlopen` runs the library's initialisers, so it runs without our
+/// lock held; if another thread loaded the same path meanwhile, its handle wins and ours only
+/// drops the reference count `dlopen` added.
+pub fn open(path: &str) -> Result<Arc<Library>, String> {
+    if let Some(lib) = get(path) {
+        return Ok(lib);
+    }
+    let lib = Arc::new(Library::open(path)?);
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, earlier)) = loaded.iter().find(|(p, _)| p == path) {
+        return Ok(earlier.clone());
+    }
+    loaded.push((path.to_string(), lib.clone()));
+    Ok(lib)
+}
