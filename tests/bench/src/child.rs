@@ -54,6 +54,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
         "calls" => calls(&loader, &layers),
         "trace" => trace(&loader, &layers),
         "layer-count" => layer_count(&loader),
+        "record" => crate::real_driver::record(&loader, &layers),
         other => Err(format!("unknown child group {other}")),
     }
 }

@@ -10,6 +10,12 @@ use crate::sandbox::{Sandbox, Scenario, LAYER_MANIFESTS};
 use crate::{json_num, json_str, machine, trace};
 
 pub const SYSTEM_LOADER: &str = "/usr/lib/x86_64-linux-gnu/libvulkan.so.1";
+
+/// The system loader, or the one `LOADER_BENCH_SYSTEM_LOADER` names (e.g. a copy carried to a
+/// machine that lacks libvulkan1).
+pub fn system_loader() -> PathBuf {
+    std::env::var_os("LOADER_BENCH_SYSTEM_LOADER").map_or_else(|| PathBuf::from(SYSTEM_LOADER), PathBuf::from)
+}
 /// The pass-through test layer the enabled-layer cases need, looked for beside our library.
 const PASS_THROUGH_LAYER: &str = "libvk_test_layer.so";
 /// Fresh processes per loader for the first (cold) creation; the median is reported.
@@ -133,14 +139,15 @@ pub fn run(exe: &Path) -> Result<String, String> {
             return Err(format!("{} not built (run through `cargo xtask bench`)", needed.display()));
         }
     }
-    if !Path::new(SYSTEM_LOADER).exists() {
-        return Err(format!("no system loader at {SYSTEM_LOADER} (install libvulkan1)"));
+    let system = system_loader();
+    if !system.exists() {
+        return Err(format!("no system loader at {} (install libvulkan1)", system.display()));
     }
     let layer_lib = artifacts.join(PASS_THROUGH_LAYER);
     let layer_lib = layer_lib.exists().then_some(layer_lib);
     let root = std::env::temp_dir().join(format!("loader-bench-{}", std::process::id()));
     let sandbox = Sandbox::create(&root, &test_driver, layer_lib.as_deref())?;
-    let mut bench = Bench { exe: exe.to_path_buf(), ours, system: SYSTEM_LOADER.into(), sandbox, results: Results::new() };
+    let mut bench = Bench { exe: exe.to_path_buf(), ours, system, sandbox, results: Results::new() };
     let result = measure(&mut bench, layer_lib.is_some());
     let _ = std::fs::remove_dir_all(&root);
     result
@@ -338,7 +345,7 @@ fn measure(bench: &mut Bench, have_layer_lib: bool) -> Result<String, String> {
             "our loader does not read layer manifests yet: the 100-manifest case costs it nothing (the system loader lists {system_listed})"
         ));
     }
-    Ok(report(&rows, &pending, &notes))
+    Ok(report(&bench.system, &rows, &pending, &notes))
 }
 
 /// Traced counts by scenario: [ours, system].
@@ -370,9 +377,9 @@ fn stripped_size(library: &Path, scratch: &Path) -> Result<u64, String> {
     std::fs::metadata(&copy).map(|m| m.len()).map_err(|e| e.to_string())
 }
 
-fn report(rows: &[Row], pending: &[Pending], notes: &[String]) -> String {
+fn report(system: &Path, rows: &[Row], pending: &[Pending], notes: &[String]) -> String {
     let (cpu, cpus, date) = machine();
-    println!("loaders: our libvulkan.so against the system loader ({SYSTEM_LOADER}), one loader per process");
+    println!("loaders: our libvulkan.so against the system loader ({}), one loader per process", system.display());
     println!("machine: {cpu}, {cpus} logical CPUs; date: {date}");
     println!("driver: the project's test driver; isolated HOME/XDG dirs; times are the best of 20 rounds of >= 50 ms unless said");
     println!();
@@ -433,7 +440,7 @@ fn report(rows: &[Row], pending: &[Pending], notes: &[String]) -> String {
         "{{\"benchmark\":\"loaders\",\"date\":{},\"cpu\":{},\"logical_cpus\":{cpus},\"system_loader\":{},\"rows\":[{}],\"pending\":[{}],\"notes\":[{}]}}",
         json_str(&date),
         json_str(&cpu),
-        json_str(SYSTEM_LOADER),
+        json_str(&system.display().to_string()),
         json_rows.join(","),
         pending_json.join(","),
         notes_json.join(","),

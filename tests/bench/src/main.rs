@@ -5,6 +5,7 @@
 mod child;
 mod loaders;
 mod lookup;
+mod real_driver;
 mod sandbox;
 mod trace;
 mod vk;
@@ -13,7 +14,7 @@ use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: loader-bench [loaders|lookup] [--json FILE]";
+const USAGE: &str = "usage: loader-bench [loaders|lookup|real-driver] [--json FILE]";
 
 /// Each measurement repeats its input until a round takes this long...
 const MIN_ROUND: Duration = Duration::from_millis(50);
@@ -48,6 +49,17 @@ fn main() -> ExitCode {
             }
         }
         Some("lookup") => lookup::run(),
+        Some("real-driver") => {
+            let exe = match std::env::current_exe() {
+                Ok(exe) => exe,
+                Err(e) => return fail(&format!("cannot find this executable: {e}")),
+            };
+            let ours = exe.with_file_name("libvulkan.so");
+            match real_driver::run(&exe, &ours, &loaders::system_loader()) {
+                Ok(json) => json,
+                Err(e) => return fail(&e),
+            }
+        }
         _ => return fail(USAGE),
     };
     match json_file {

@@ -100,6 +100,7 @@ pub struct Recording<'a> {
     pub device: VkDevice,
     pub pool: VkCommandPool,
     pub cmd: VkCommandBuffer,
+    pub queue_family: u32,
     pub gdpa: Gdpa,
 }
 
@@ -112,6 +113,7 @@ impl<'a> Recording<'a> {
             device: VkDevice::NULL,
             pool: VkCommandPool::NULL,
             cmd: VkCommandBuffer::NULL,
+            queue_family: 0,
             // SAFETY: the exported vkGetDeviceProcAddr has this signature.
             gdpa: unsafe { loader.export(c"vkGetDeviceProcAddr")? },
         };
@@ -139,9 +141,21 @@ impl<'a> Recording<'a> {
             *const VkAllocationCallbacks,
             *mut VkDevice,
         ) -> VkResult = l.export(c"vkCreateDevice")?;
+        // The first queue family that can compute (the test driver's only one; a GPU's first).
+        let families: unsafe extern "system" fn(VkPhysicalDevice, *mut u32, *mut VkQueueFamilyProperties) =
+            l.export(c"vkGetPhysicalDeviceQueueFamilyProperties")?;
+        let mut count = 0;
+        families(physical, &mut count, ptr::null_mut());
+        let mut props = vec![VkQueueFamilyProperties::default(); count as usize];
+        families(physical, &mut count, props.as_mut_ptr());
+        let family = props
+            .iter()
+            .position(|p| p.queueFlags.contains(VkQueueFlags::COMPUTE_BIT))
+            .ok_or("no queue family can compute")? as u32;
+        self.queue_family = family;
         let priority = 1.0f32;
         let queue = VkDeviceQueueCreateInfo {
-            queueFamilyIndex: 0,
+            queueFamilyIndex: family,
             queueCount: 1,
             pQueuePriorities: &priority,
             ..Default::default()
@@ -155,7 +169,11 @@ impl<'a> Recording<'a> {
             *const VkAllocationCallbacks,
             *mut VkCommandPool,
         ) -> VkResult = l.export(c"vkCreateCommandPool")?;
-        let pool_info = VkCommandPoolCreateInfo { queueFamilyIndex: 0, ..Default::default() };
+        let pool_info = VkCommandPoolCreateInfo {
+            flags: VkCommandPoolCreateFlags::RESET_COMMAND_BUFFER_BIT,
+            queueFamilyIndex: family,
+            ..Default::default()
+        };
         check(create_pool(self.device, &pool_info, ptr::null(), &mut self.pool), "vkCreateCommandPool")?;
         let allocate: unsafe extern "system" fn(VkDevice, *const VkCommandBufferAllocateInfo, *mut VkCommandBuffer) -> VkResult =
             l.export(c"vkAllocateCommandBuffers")?;

@@ -1,0 +1,214 @@
+//! `real-driver`: both loaders against whatever driver the environment names (e.g. NVIDIA's, with
+//! `VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json`): `vkCreateInstance` time,
+//! first and later, and command-recording throughput (`vkCmdDispatch` of a bound no-op compute
+//! pipeline into a command buffer) through the exported trampoline and the
+//! `vkGetDeviceProcAddr` pointer. Nothing is submitted. The environment is the caller's, not a
+//! sandbox: this benchmark exists to see a real driver.
+
+use std::ffi::c_char;
+use std::hint::black_box;
+use std::path::Path;
+use std::process::Command;
+use std::ptr;
+use std::time::Instant;
+
+use vk_generated::types::*;
+
+use crate::vk::{check, Loader, Recording};
+use crate::{json_num, json_str, machine};
+
+/// `void main() {}` with `local_size_x = 1`, compiled by `glslangValidator -V` (SPIR-V 1.0).
+const NOOP_COMPUTE_SPIRV: [u32; 70] = [
+    0x07230203, 0x00010000, 0x0008000b, 0x0000000a, 0x00000000, 0x00020011, 0x00000001, 0x0006000b,
+    0x00000001, 0x4c534c47, 0x6474732e, 0x3035342e, 0x00000000, 0x0003000e, 0x00000000, 0x00000001,
+    0x0005000f, 0x00000005, 0x00000004, 0x6e69616d, 0x00000000, 0x00060010, 0x00000004, 0x00000011,
+    0x00000001, 0x00000001, 0x00000001, 0x00030003, 0x00000002, 0x000001c2, 0x00040005, 0x00000004,
+    0x6e69616d, 0x00000000, 0x00040047, 0x00000009, 0x0000000b, 0x00000019, 0x00020013, 0x00000002,
+    0x00030021, 0x00000003, 0x00000002, 0x00040015, 0x00000006, 0x00000020, 0x00000000, 0x00040017,
+    0x00000007, 0x00000006, 0x00000003, 0x0004002b, 0x00000006, 0x00000008, 0x00000001, 0x0006002c,
+    0x00000007, 0x00000009, 0x00000008, 0x00000008, 0x00000008, 0x00050036, 0x00000002, 0x00000004,
+    0x00000000, 0x00000003, 0x000200f8, 0x00000005, 0x000100fd, 0x00010038,
+];
+
+type CmdDispatch = unsafe extern "system" fn(VkCommandBuffer, u32, u32, u32);
+const COLD_PROCESSES: usize = 5;
+/// Dispatches recorded per timed round, and rounds (the best is kept).
+const DISPATCHES: u32 = 20_000;
+const ROUNDS: usize = 30;
+
+/// The child side (`child record <libvulkan>`): prints `result` lines as `child` does.
+pub fn record(loader: &Loader, layers: &[*const c_char]) -> Result<(), String> {
+    let recording = Recording::new(loader, layers)?;
+    // SAFETY: exported core commands with their signatures; the handles are the recording's.
+    unsafe {
+        let device = recording.device;
+        type CreateModule =
+            unsafe extern "system" fn(VkDevice, *const VkShaderModuleCreateInfo, *const VkAllocationCallbacks, *mut VkShaderModule) -> VkResult;
+        type CreateLayout =
+            unsafe extern "system" fn(VkDevice, *const VkPipelineLayoutCreateInfo, *const VkAllocationCallbacks, *mut VkPipelineLayout) -> VkResult;
+        type CreatePipelines = unsafe extern "system" fn(
+            VkDevice,
+            VkPipelineCache,
+            u32,
+            *const VkComputePipelineCreateInfo,
+            *const VkAllocationCallbacks,
+            *mut VkPipeline,
+        ) -> VkResult;
+        type Bind = unsafe extern "system" fn(VkCommandBuffer, VkPipelineBindPoint, VkPipeline);
+        type Begin = unsafe extern "system" fn(VkCommandBuffer, *const VkCommandBufferBeginInfo) -> VkResult;
+        type End = unsafe extern "system" fn(VkCommandBuffer) -> VkResult;
+        let create_module: CreateModule = loader.export(c"vkCreateShaderModule")?;
+        let create_layout: CreateLayout = loader.export(c"vkCreatePipelineLayout")?;
+        let create_pipelines: CreatePipelines = loader.export(c"vkCreateComputePipelines")?;
+        let bind: Bind = loader.export(c"vkCmdBindPipeline")?;
+        let begin: Begin = loader.export(c"vkBeginCommandBuffer")?;
+        let end: End = loader.export(c"vkEndCommandBuffer")?;
+
+        let module_info = VkShaderModuleCreateInfo {
+            codeSize: std::mem::size_of_val(&NOOP_COMPUTE_SPIRV),
+            pCode: NOOP_COMPUTE_SPIRV.as_ptr(),
+            ..Default::default()
+        };
+        let mut module = VkShaderModule::NULL;
+        check(create_module(device, &module_info, ptr::null(), &mut module), "vkCreateShaderModule")?;
+        let mut layout = VkPipelineLayout::NULL;
+        check(create_layout(device, &VkPipelineLayoutCreateInfo::default(), ptr::null(), &mut layout), "vkCreatePipelineLayout")?;
+        let info = VkComputePipelineCreateInfo {
+            stage: VkPipelineShaderStageCreateInfo {
+                stage: VkShaderStageFlagBits::COMPUTE_BIT,
+                module,
+                pName: c"main".as_ptr(),
+                ..Default::default()
+            },
+            layout,
+            ..Default::default()
+        };
+        let mut pipeline = VkPipeline::NULL;
+        check(create_pipelines(device, VkPipelineCache::NULL, 1, &info, ptr::null(), &mut pipeline), "vkCreateComputePipelines")?;
+
+        let trampoline: CmdDispatch = loader.export(c"vkCmdDispatch")?;
+        let from_gdpa: CmdDispatch = match recording.device_proc(c"vkCmdDispatch") {
+            Some(f) => std::mem::transmute::<unsafe extern "system" fn(), CmdDispatch>(f),
+            None => return Err("vkGetDeviceProcAddr(vkCmdDispatch) is NULL".into()),
+        };
+        let cmd = recording.cmd;
+        check(end(cmd), "vkEndCommandBuffer")?;
+        let mut best = [f64::INFINITY; 2];
+        for round in 0..=ROUNDS {
+            for (i, &f) in [trampoline, from_gdpa].iter().enumerate() {
+                // Begin resets the buffer (the pool allows it), so every round starts empty.
+                check(begin(cmd, &VkCommandBufferBeginInfo::default()), "vkBeginCommandBuffer")?;
+                bind(cmd, VkPipelineBindPoint::COMPUTE, pipeline);
+                let start = Instant::now();
+                for _ in 0..DISPATCHES {
+                    f(black_box(cmd), 1, 1, 1);
+                }
+                let ns = start.elapsed().as_nanos() as f64 / DISPATCHES as f64;
+                check(end(cmd), "vkEndCommandBuffer")?;
+                if round > 0 {
+                    best[i] = best[i].min(ns);
+                }
+            }
+        }
+        println!("result dispatch_trampoline_ns {}", best[0]);
+        println!("result dispatch_gdpa_ns {}", best[1]);
+        check(begin(cmd, &VkCommandBufferBeginInfo::default()), "vkBeginCommandBuffer")?;
+
+        type DestroyPipeline = unsafe extern "system" fn(VkDevice, VkPipeline, *const VkAllocationCallbacks);
+        type DestroyLayout = unsafe extern "system" fn(VkDevice, VkPipelineLayout, *const VkAllocationCallbacks);
+        type DestroyModule = unsafe extern "system" fn(VkDevice, VkShaderModule, *const VkAllocationCallbacks);
+        loader.export::<DestroyPipeline>(c"vkDestroyPipeline")?(device, pipeline, ptr::null());
+        loader.export::<DestroyLayout>(c"vkDestroyPipelineLayout")?(device, layout, ptr::null());
+        loader.export::<DestroyModule>(c"vkDestroyShaderModule")?(device, module, ptr::null());
+    }
+    Ok(())
+}
+
+/// Runs one child in the caller's environment; returns its `result` lines as (key, value).
+fn child(exe: &Path, group: &str, loader: &Path) -> Result<Vec<(String, f64)>, String> {
+    let output = Command::new(exe)
+        .args(["child", group])
+        .arg(loader)
+        .output()
+        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        return Err(format!(
+            "child {group} with {} failed ({}): {stdout}{}",
+            loader.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(stdout
+        .lines()
+        .filter_map(|l| {
+            let mut p = l.split_whitespace();
+            (p.next() == Some("result")).then_some(())?;
+            Some((p.next()?.to_string(), p.next()?.parse().ok()?))
+        })
+        .collect())
+}
+
+pub fn run(exe: &Path, ours: &Path, system: &Path) -> Result<String, String> {
+    let drivers = std::env::var("VK_DRIVER_FILES")
+        .or_else(|_| std::env::var("VK_ICD_FILENAMES"))
+        .unwrap_or_else(|_| "the system's default search".into());
+    let loaders = [ours, system];
+    let mut figures: Vec<Vec<(String, f64)>> = vec![Vec::new(), Vec::new()];
+    for _ in 0..COLD_PROCESSES {
+        for (i, l) in loaders.iter().enumerate() {
+            figures[i].extend(child(exe, "cold", l)?);
+        }
+    }
+    for group in ["create", "record"] {
+        for (i, l) in loaders.iter().enumerate() {
+            figures[i].extend(child(exe, group, l)?);
+        }
+    }
+    let get = |i: usize, key: &str| -> Option<f64> {
+        let mut v: Vec<f64> = figures[i].iter().filter(|(k, _)| k == key).map(|(_, v)| *v).collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied()
+    };
+    let (cpu, cpus, date) = machine();
+    println!("real-driver: ours ({}) against the system loader ({}); drivers: {drivers}", ours.display(), system.display());
+    println!("machine: {cpu}, {cpus} logical CPUs; date: {date}");
+    println!();
+    println!("{:<70} {:>12} {:>12} {:>8}", "case", "ours", "system", "ratio");
+    let rows = [
+        (format!("first vkCreateInstance+vkDestroyInstance in a fresh process (median of {COLD_PROCESSES})"), "cold_ns", 1e-3, "us"),
+        ("later vkCreateInstance+vkDestroyInstance (best of 20 rounds)".to_string(), "warm_ns", 1e-3, "us"),
+        (format!("vkCmdDispatch, exported trampoline (best of {ROUNDS} x {DISPATCHES})"), "dispatch_trampoline_ns", 1.0, "ns"),
+        (format!("vkCmdDispatch, vkGetDeviceProcAddr pointer (best of {ROUNDS} x {DISPATCHES})"), "dispatch_gdpa_ns", 1.0, "ns"),
+    ];
+    let mut json = Vec::new();
+    for (label, key, scale, unit) in rows {
+        let (o, s) = (get(0, key).map(|v| v * scale), get(1, key).map(|v| v * scale));
+        let ratio = o.zip(s).map(|(o, s)| o / s);
+        let f = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{v:.2} {unit}"));
+        println!("{label:<70} {:>12} {:>12} {:>8}", f(o), f(s), ratio.map_or(String::new(), |r| format!("{r:.3}")));
+        json.push(format!(
+            "{{\"case\":{},\"unit\":{},\"ours\":{},\"system\":{},\"ratio\":{}}}",
+            json_str(&label),
+            json_str(unit),
+            json_num(o),
+            json_num(s),
+            json_num(ratio)
+        ));
+    }
+    for (i, name) in ["ours", "system"].iter().enumerate() {
+        if let Some(ns) = get(i, "dispatch_trampoline_ns") {
+            println!("recording throughput through the trampoline, {name}: {:.1} M vkCmdDispatch/s", 1e3 / ns);
+        }
+    }
+    Ok(format!(
+        "{{\"benchmark\":\"real-driver\",\"date\":{},\"cpu\":{},\"logical_cpus\":{cpus},\"drivers\":{},\"ours\":{},\"system\":{},\"rows\":[{}]}}",
+        json_str(&date),
+        json_str(&cpu),
+        json_str(&drivers),
+        json_str(&ours.display().to_string()),
+        json_str(&system.display().to_string()),
+        json.join(",")
+    ))
+}
