@@ -81,11 +81,11 @@ pub unsafe extern "system" fn vkDestroyDevice(device: VkDevice, pAllocator: *con
 
 /// `vkGetDeviceProcAddr`: the driver's own pointer for everything the loader need not see.
 pub unsafe extern "system" fn vkGetDeviceProcAddr(device: VkDevice, pName: *const c_char) -> PFN_vkVoidFunction {
+    // Not a Vulkan name: NULL without asking the driver, as the Khronos loader answers.
+    if pName.is_null() || *pName != b'v' as c_char || *pName.add(1) != b'k' as c_char {
+        return None;
+    }
     ffi::guard("vkGetDeviceProcAddr", None, || {
-        // Not a Vulkan name: NULL without asking the driver, as the Khronos loader answers.
-        if pName.is_null() || *pName != b'v' as c_char || *pName.add(1) != b'k' as c_char {
-            return None;
-        }
         let data = DeviceData::of(device)?;
         match vk_generated::lookup::command_c(pName) {
             Some(name) => {
