@@ -28,15 +28,15 @@ fn emit(key: &str, value: f64) {
 }
 
 pub fn main(args: &[String]) -> Result<(), String> {
+    if let [group, ours, system] = args {
+        if group == "draw-pair" {
+            return draw_pair(ours, system, &layer_list());
+        }
+    }
     let [group, loader_path] = args else {
-        return Err("usage: loader-bench child <group> <libvulkan>".into());
+        return Err("usage: loader-bench child <group> <libvulkan> | child draw-pair <ours> <system>".into());
     };
-    let layer_names: Vec<CString> = std::env::var(LAYERS_VAR)
-        .unwrap_or_default()
-        .split(',')
-        .filter(|n| !n.is_empty())
-        .map(|n| CString::new(n).expect("no NUL in layer names"))
-        .collect();
+    let layer_names = layer_list();
     let layers: Vec<*const c_char> = layer_names.iter().map(|n| n.as_ptr()).collect();
     if group == "memory" {
         return memory(loader_path, &layers);
@@ -57,6 +57,16 @@ pub fn main(args: &[String]) -> Result<(), String> {
         "record" => crate::real_driver::record(&loader, &layers),
         other => Err(format!("unknown child group {other}")),
     }
+}
+
+/// The layers the parent asks to enable.
+fn layer_list() -> Vec<CString> {
+    std::env::var(LAYERS_VAR)
+        .unwrap_or_default()
+        .split(',')
+        .filter(|n| !n.is_empty())
+        .map(|n| CString::new(n).expect("no NUL in layer names"))
+        .collect()
 }
 
 /// How many layers `vkEnumerateInstanceLayerProperties` lists.
@@ -94,7 +104,7 @@ fn create(loader: &Loader, layers: &[*const c_char]) -> Result<(), String> {
     Ok(())
 }
 
-/// Per-call costs: enumeration, name lookup, and `vkCmdDraw` three ways.
+/// Per-call costs: enumeration and name lookup (`vkCmdDraw`: see `draw_pair`).
 fn calls(loader: &Loader, layers: &[*const c_char]) -> Result<(), String> {
     // SAFETY: the exported command's signature.
     let enumerate: EnumerateExtensions = unsafe { loader.export(c"vkEnumerateInstanceExtensionProperties")? };
@@ -123,49 +133,67 @@ fn calls(loader: &Loader, layers: &[*const c_char]) -> Result<(), String> {
         emit(&format!("gdpa_{set}_ns"), gdpa);
     }
 
-    // SAFETY: the exported vkCmdDraw.
-    let trampoline: CmdDraw = unsafe { loader.export(c"vkCmdDraw")? };
-    let from_gdpa: CmdDraw = match recording.device_proc(c"vkCmdDraw") {
-        // SAFETY: vkGetDeviceProcAddr returned vkCmdDraw.
-        Some(f) => unsafe { std::mem::transmute::<unsafe extern "system" fn(), CmdDraw>(f) },
-        None => return Err("vkGetDeviceProcAddr(vkCmdDraw) is NULL".into()),
-    };
+    Ok(())
+}
+
+/// `vkCmdDraw` per call through both loaders in this one process (RTLD_LOCAL keeps their symbols
+/// apart; the driver library is shared): each loader's exported trampoline and its
+/// `vkGetDeviceProcAddr` pointer on a command buffer of its own device, and the driver's own
+/// function (the floor) on each command buffer, all taking turns. Per-call differences are a
+/// fraction of a nanosecond: measured in separate processes they drowned in the difference
+/// between two processes (heap placement, clock), which is larger.
+fn draw_pair(ours: &str, system: &str, layer_names: &[CString]) -> Result<(), String> {
+    let layers: Vec<*const c_char> = layer_names.iter().map(|n| n.as_ptr()).collect();
+    let loaders = [Loader::open(ours)?, Loader::open(system)?];
+    let recordings = [Recording::new(&loaders[0], &layers)?, Recording::new(&loaders[1], &layers)?];
     let floor = driver_cmd_draw()?;
-    emit("gdpa_is_driver_own", (from_gdpa as usize == floor as usize) as u8 as f64);
-    let before = recording.draws_recorded();
-    let (best, calls) = per_call_interleaved(recording.cmd, [floor, from_gdpa, trampoline]);
-    emit("draw_floor_ns", best[0]);
-    emit("draw_gdpa_ns", best[1]);
-    emit("draw_trampoline_ns", best[2]);
-    // The driver must have seen every call (its counter is a u32).
-    if let (Some(before), Some(after)) = (before, recording.draws_recorded()) {
-        let expected = before.wrapping_add(calls as u32);
-        if after != expected {
-            return Err(format!("the driver counted {after} draws, expected {expected}"));
+    let mut fns = Vec::new();
+    for (loader, recording) in loaders.iter().zip(&recordings) {
+        // SAFETY: the exported vkCmdDraw.
+        let trampoline: CmdDraw = unsafe { loader.export(c"vkCmdDraw")? };
+        let from_gdpa: CmdDraw = match recording.device_proc(c"vkCmdDraw") {
+            // SAFETY: vkGetDeviceProcAddr returned vkCmdDraw.
+            Some(f) => unsafe { std::mem::transmute::<unsafe extern "system" fn(), CmdDraw>(f) },
+            None => return Err("vkGetDeviceProcAddr(vkCmdDraw) is NULL".into()),
+        };
+        fns.extend([(recording.cmd, floor), (recording.cmd, from_gdpa), (recording.cmd, trampoline)]);
+    }
+    let before = recordings.each_ref().map(|r| r.draws_recorded());
+    let (best, calls) = per_call_interleaved(&fns);
+    for (side, i) in [("ours", 0), ("system", 1)] {
+        emit(&format!("{side}_gdpa_is_driver_own"), (fns[3 * i + 1].1 as usize == floor as usize) as u8 as f64);
+        emit(&format!("{side}_draw_floor_ns"), best[3 * i]);
+        emit(&format!("{side}_draw_gdpa_ns"), best[3 * i + 1]);
+        emit(&format!("{side}_draw_trampoline_ns"), best[3 * i + 2]);
+        // The driver must have seen every call (its counter is a u32).
+        if let (Some(before), Some(after)) = (before[i], recordings[i].draws_recorded()) {
+            let expected = before.wrapping_add(calls[i] as u32);
+            if after != expected {
+                return Err(format!("{side}: the driver counted {after} draws, expected {expected}"));
+            }
         }
-        emit("draws_verified", 1.0);
     }
     Ok(())
 }
 
-/// Nanoseconds per `vkCmdDraw` call for each function: the best of many short rounds that take
-/// turns, so that the three see the same machine (a sub-nanosecond difference is otherwise lost
-/// in other processes' noise). Also returns how many calls were made in all.
-fn per_call_interleaved(cmd: VkCommandBuffer, fns: [CmdDraw; 3]) -> ([f64; 3], u64) {
+/// Nanoseconds per `vkCmdDraw` call for each (command buffer, function): the best of many short
+/// rounds that take turns, so that all see the same machine. Also returns the calls made per
+/// command buffer (as indexed in `fns` by thirds).
+fn per_call_interleaved(fns: &[(VkCommandBuffer, CmdDraw)]) -> (Vec<f64>, [u64; 2]) {
     const ROUNDS: usize = 400;
     const CALLS: u64 = 20_000;
-    let mut best = [f64::INFINITY; 3];
-    let mut calls = 0;
+    let mut best = vec![f64::INFINITY; fns.len()];
+    let mut calls = [0; 2];
     for round in 0..=ROUNDS {
-        for (i, &f) in fns.iter().enumerate() {
+        for (i, &(cmd, f)) in fns.iter().enumerate() {
             let f = black_box(f);
             let start = Instant::now();
             for _ in 0..CALLS {
-                // SAFETY: a command buffer in the recording state.
+                // SAFETY: a command buffer in the recording state, of the device `f` belongs to.
                 unsafe { f(black_box(cmd), 3, 1, 0, 0) }
             }
             let ns = start.elapsed().as_nanos() as f64 / CALLS as f64;
-            calls += CALLS;
+            calls[i / 3] += CALLS;
             // Round 0 warms up.
             if round > 0 {
                 best[i] = best[i].min(ns);
@@ -213,19 +241,30 @@ fn driver_cmd_draw() -> Result<CmdDraw, String> {
         .ok_or_else(|| "the driver has no vkCmdDraw".into())
 }
 
-/// Resident memory (KiB): before the loader is loaded, after, with an instance, and with a device
-/// and a command buffer too.
+/// Resident memory (KiB) added to this process: by loading the loader and creating an instance,
+/// and (after destroying it) by an instance, a device and a command buffer. Also the private
+/// dirty part of the first (heap, relocated data: what no other process can share).
 fn memory(loader_path: &str, layers: &[*const c_char]) -> Result<(), String> {
-    emit("rss_base_kib", rss_kib());
+    let (base, base_private) = (rss_kib(), private_dirty_kib());
     let loader = Loader::open(loader_path)?;
-    emit("rss_loaded_kib", rss_kib());
     let instance = loader.create(layers)?;
-    emit("rss_instance_kib", rss_kib());
+    emit("rss_instance_added_kib", rss_kib() - base);
+    emit("private_instance_added_kib", private_dirty_kib() - base_private);
     loader.destroy(instance);
     let recording = Recording::new(&loader, layers)?;
-    emit("rss_device_kib", rss_kib());
+    emit("rss_device_added_kib", rss_kib() - base);
     drop(recording);
     Ok(())
+}
+
+/// `Private_Dirty` of the whole process, from /proc/self/smaps_rollup.
+fn private_dirty_kib() -> f64 {
+    let rollup = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
+    rollup
+        .lines()
+        .find_map(|l| l.strip_prefix("Private_Dirty:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(f64::NAN)
 }
 
 fn rss_kib() -> f64 {
