@@ -23,6 +23,25 @@ pub const DRIVER_LIB_VAR: &str = "LOADER_BENCH_DRIVER_LIB";
 /// parent finds that window in strace's log.
 pub const MARKER_DIR: &str = "/nonexistent-loader-bench-marker";
 
+/// The parent's side: runs a child command and returns its `result` lines as (key, value).
+pub fn run(command: &mut std::process::Command, what: &str) -> Result<Vec<(String, f64)>, String> {
+    let output = command.output().map_err(|e| format!("{what}: cannot start: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(format!("{what} failed ({}): {stdout}{stderr}", output.status));
+    }
+    let mut results = Vec::new();
+    for line in stdout.lines() {
+        let mut parts = line.split_whitespace();
+        if let (Some("result"), Some(key), Some(value)) = (parts.next(), parts.next(), parts.next()) {
+            let value = value.parse().map_err(|_| format!("{what}: bad output line {line}"))?;
+            results.push((key.to_string(), value));
+        }
+    }
+    Ok(results)
+}
+
 fn emit(key: &str, value: f64) {
     println!("result {key} {value}");
 }

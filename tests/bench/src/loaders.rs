@@ -69,31 +69,17 @@ impl Bench {
             Some(side) => command.arg(self.loader(side)),
             None => command.arg(&self.ours).arg(&self.system),
         };
-        let output = command.output().map_err(|e| format!("cannot start {}: {e}", self.exe.display()))?;
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        if !output.status.success() {
-            return Err(format!(
-                "child {group} ({side:?}, {}) failed ({}): {}{}",
-                scenario.name(),
-                output.status,
-                stdout,
-                String::from_utf8_lossy(&output.stderr)
-            ));
-        }
-        for line in stdout.lines() {
-            let mut parts = line.split_whitespace();
-            if let (Some("result"), Some(key), Some(value)) = (parts.next(), parts.next(), parts.next()) {
-                let value: f64 = value.parse().map_err(|_| format!("bad child output: {line}"))?;
-                let (side, key) = match side {
-                    Some(side) => (side, key),
-                    None => match key.split_once('_') {
-                        Some(("ours", key)) => (Side::Ours, key),
-                        Some(("system", key)) => (Side::System, key),
-                        _ => return Err(format!("child {group}: key {key} names no side")),
-                    },
-                };
-                self.results.entry((side, scenario.name(), key.to_string())).or_default().push(value);
-            }
+        let what = format!("child {group} ({side:?}, {})", scenario.name());
+        for (key, value) in crate::child::run(&mut command, &what)? {
+            let (side, key) = match side {
+                Some(side) => (side, key.as_str()),
+                None => match key.split_once('_') {
+                    Some(("ours", key)) => (Side::Ours, key),
+                    Some(("system", key)) => (Side::System, key),
+                    _ => return Err(format!("child {group}: key {key} names no side")),
+                },
+            };
+            self.results.entry((side, scenario.name(), key.to_string())).or_default().push(value);
         }
         Ok(())
     }

@@ -2,87 +2,44 @@
 //! Khronos loader's `vkGetInstanceProcAddr(instance, name)` on the same names, hits and misses.
 
 use std::ffi::{c_char, CStr, CString};
-use std::mem::transmute;
 use std::path::Path;
-use std::ptr;
 
-use libloading::Library;
 use vk_generated::lookup::{command_c, ExtensionSet};
 use vk_generated::types::*;
-use vk_generated::{make_api_version, COMMANDS};
+use vk_generated::COMMANDS;
 
+use crate::vk::{Loader, API_VERSION};
 use crate::{json_num, json_str, machine, ns_per_item, MIN_ROUND, ROUNDS};
 
 const SYSTEM_LOADER: &str = "/usr/lib/x86_64-linux-gnu/libvulkan.so.1";
 const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
-const API_VERSION: u32 = make_api_version(0, 1, 3, 0);
 /// The target: ours takes at most a twentieth of the system loader's time.
 const TARGET_RATIO: f64 = 1.0 / 20.0;
 
-type Gipa = unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction;
-
 /// The system loader with an instance created through it; the instance is destroyed on drop.
 struct System {
-    gipa: Gipa,
+    loader: Loader,
     instance: VkInstance,
-    destroy: PFN_vkDestroyInstance,
-    _lib: Library, // dropped last
 }
 
 impl System {
     fn open() -> Result<Self, String> {
-        // SAFETY: loading the system loader runs only its (well-behaved) initialisers.
-        let lib = unsafe { Library::new(SYSTEM_LOADER) }
-            .map_err(|e| format!("cannot load {SYSTEM_LOADER}: {e}"))?;
-        // SAFETY: the symbol has this signature in every Vulkan loader.
-        let gipa: Gipa = *unsafe { lib.get::<Gipa>(b"vkGetInstanceProcAddr\0") }
-            .map_err(|e| format!("no vkGetInstanceProcAddr in {SYSTEM_LOADER}: {e}"))?;
-        // SAFETY (both transmutes): GIPA returns the named command as a type-erased pointer.
-        let create: PFN_vkCreateInstance = unsafe {
-            transmute::<PFN_vkVoidFunction, _>(gipa(VkInstance::NULL, c"vkCreateInstance".as_ptr()))
-        };
-        let create = create.ok_or("vkGetInstanceProcAddr(NULL, \"vkCreateInstance\") is NULL")?;
-
-        let app = VkApplicationInfo {
-            pApplicationName: c"loader-bench".as_ptr(),
-            apiVersion: API_VERSION,
-            ..Default::default()
-        };
-        let info = VkInstanceCreateInfo {
-            pApplicationInfo: &app,
-            ..Default::default()
-        };
-        let mut instance = VkInstance::NULL;
-        // SAFETY: valid create info, no allocator, a place for the handle.
-        let result = unsafe { create(&info, ptr::null(), &mut instance) };
-        if result != VkResult::SUCCESS {
-            return Err(format!(
-                "vkCreateInstance (apiVersion 1.3, no layers or extensions) failed: {result:?}"
-            ));
-        }
-        let destroy: PFN_vkDestroyInstance = unsafe {
-            transmute::<PFN_vkVoidFunction, _>(gipa(instance, c"vkDestroyInstance".as_ptr()))
-        };
-        Ok(System {
-            gipa,
-            instance,
-            destroy,
-            _lib: lib,
-        })
+        let loader = Loader::open(SYSTEM_LOADER)?;
+        let instance = loader
+            .create(&[])
+            .map_err(|e| format!("{e} (apiVersion 1.3, no layers or extensions)"))?;
+        Ok(System { loader, instance })
     }
 
     fn get(&self, name: *const c_char) -> PFN_vkVoidFunction {
         // SAFETY: a live instance and a NUL-terminated name.
-        unsafe { (self.gipa)(self.instance, name) }
+        unsafe { (self.loader.gipa)(self.instance, name) }
     }
 }
 
 impl Drop for System {
     fn drop(&mut self) {
-        if let Some(destroy) = self.destroy {
-            // SAFETY: the instance is live and nothing else uses it.
-            unsafe { destroy(self.instance, ptr::null()) };
-        }
+        self.loader.destroy(self.instance);
     }
 }
 

@@ -126,28 +126,8 @@ pub fn record(loader: &Loader, layers: &[*const c_char]) -> Result<(), String> {
 
 /// Runs one child in the caller's environment; returns its `result` lines as (key, value).
 fn child(exe: &Path, group: &str, loader: &Path) -> Result<Vec<(String, f64)>, String> {
-    let output = Command::new(exe)
-        .args(["child", group])
-        .arg(loader)
-        .output()
-        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    if !output.status.success() {
-        return Err(format!(
-            "child {group} with {} failed ({}): {stdout}{}",
-            loader.display(),
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
-    Ok(stdout
-        .lines()
-        .filter_map(|l| {
-            let mut p = l.split_whitespace();
-            (p.next() == Some("result")).then_some(())?;
-            Some((p.next()?.to_string(), p.next()?.parse().ok()?))
-        })
-        .collect())
+    let what = format!("child {group} with {}", loader.display());
+    crate::child::run(Command::new(exe).args(["child", group]).arg(loader), &what)
 }
 
 pub fn run(exe: &Path, ours: &Path, system: &Path) -> Result<String, String> {
