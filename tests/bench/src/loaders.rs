@@ -257,6 +257,15 @@ fn measure(bench: &mut Bench, have_layer_lib: bool) -> Result<String, String> {
             rows.push(Row { label: format!("{what}, per name: {set_label}"), unit: "ns", ours, system, target: Target::Ratio(0.05), verdict: None });
         }
     }
+    let harness = per_call(bench, OneDriver, "harness_ns");
+    rows.push(Row {
+        label: "  (the measuring loop's own cost per name: an empty function in its place)".into(),
+        unit: "ns",
+        ours: harness[0],
+        system: harness[1],
+        target: Target::None,
+        verdict: None,
+    });
     let through = |s: Scenario| match s {
         LayersEnabled(n) => format!(" through {n} layer{}", if n == 1 { "" } else { "s" }),
         _ => String::new(),
