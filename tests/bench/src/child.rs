@@ -48,12 +48,16 @@ fn emit(key: &str, value: f64) {
 
 pub fn main(args: &[String]) -> Result<(), String> {
     if let [group, ours, system] = args {
-        if group == "draw-pair" {
-            return draw_pair(ours, system, &layer_list());
+        let layer_names = layer_list();
+        let layers: Vec<*const c_char> = layer_names.iter().map(|n| n.as_ptr()).collect();
+        match group.as_str() {
+            "draw-pair" => return draw_pair(ours, system, &layers),
+            "record-pair" => return crate::real_driver::record_pair(ours, system, &layers),
+            _ => {}
         }
     }
     let [group, loader_path] = args else {
-        return Err("usage: loader-bench child <group> <libvulkan> | child draw-pair <ours> <system>".into());
+        return Err("usage: loader-bench child <group> <libvulkan> | child draw-pair|record-pair <ours> <system>".into());
     };
     let layer_names = layer_list();
     let layers: Vec<*const c_char> = layer_names.iter().map(|n| n.as_ptr()).collect();
@@ -73,7 +77,6 @@ pub fn main(args: &[String]) -> Result<(), String> {
         "calls" => calls(&loader, &layers),
         "trace" => trace(&loader, &layers),
         "layer-count" => layer_count(&loader),
-        "record" => crate::real_driver::record(&loader, &layers),
         other => Err(format!("unknown child group {other}")),
     }
 }
@@ -170,10 +173,9 @@ fn calls(loader: &Loader, layers: &[*const c_char]) -> Result<(), String> {
 /// function (the floor) on each command buffer, all taking turns. Per-call differences are a
 /// fraction of a nanosecond: measured in separate processes they drowned in the difference
 /// between two processes (heap placement, clock), which is larger.
-fn draw_pair(ours: &str, system: &str, layer_names: &[CString]) -> Result<(), String> {
-    let layers: Vec<*const c_char> = layer_names.iter().map(|n| n.as_ptr()).collect();
+fn draw_pair(ours: &str, system: &str, layers: &[*const c_char]) -> Result<(), String> {
     let loaders = [Loader::open(ours)?, Loader::open(system)?];
-    let recordings = [Recording::new(&loaders[0], &layers)?, Recording::new(&loaders[1], &layers)?];
+    let recordings = [Recording::new(&loaders[0], layers)?, Recording::new(&loaders[1], layers)?];
     let floor = driver_cmd_draw()?;
     let mut fns = Vec::new();
     for (loader, recording) in loaders.iter().zip(&recordings) {

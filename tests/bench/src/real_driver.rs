@@ -36,11 +36,27 @@ const COLD_PROCESSES: usize = 5;
 const DISPATCHES: u32 = 20_000;
 const ROUNDS: usize = 30;
 
-/// The child side (`child record <libvulkan>`): prints `result` lines as `child` does.
-pub fn record(loader: &Loader, layers: &[*const c_char]) -> Result<(), String> {
-    let recording = Recording::new(loader, layers)?;
-    // SAFETY: exported core commands with their signatures; the handles are the recording's.
-    unsafe {
+type Bind = unsafe extern "system" fn(VkCommandBuffer, VkPipelineBindPoint, VkPipeline);
+type Begin = unsafe extern "system" fn(VkCommandBuffer, *const VkCommandBufferBeginInfo) -> VkResult;
+type End = unsafe extern "system" fn(VkCommandBuffer) -> VkResult;
+
+/// A command buffer of one loader's device with a no-op compute pipeline to bind, and that
+/// loader's two ways to `vkCmdDispatch`.
+struct Dispatcher<'a> {
+    recording: Recording<'a>,
+    module: VkShaderModule,
+    layout: VkPipelineLayout,
+    pipeline: VkPipeline,
+    bind: Bind,
+    begin: Begin,
+    end: End,
+    trampoline: CmdDispatch,
+    from_gdpa: CmdDispatch,
+}
+
+impl<'a> Dispatcher<'a> {
+    fn new(loader: &'a Loader, layers: &[*const c_char]) -> Result<Dispatcher<'a>, String> {
+        let recording = Recording::new(loader, layers)?;
         let device = recording.device;
         type CreateModule =
             unsafe extern "system" fn(VkDevice, *const VkShaderModuleCreateInfo, *const VkAllocationCallbacks, *mut VkShaderModule) -> VkResult;
@@ -54,72 +70,117 @@ pub fn record(loader: &Loader, layers: &[*const c_char]) -> Result<(), String> {
             *const VkAllocationCallbacks,
             *mut VkPipeline,
         ) -> VkResult;
-        type Bind = unsafe extern "system" fn(VkCommandBuffer, VkPipelineBindPoint, VkPipeline);
-        type Begin = unsafe extern "system" fn(VkCommandBuffer, *const VkCommandBufferBeginInfo) -> VkResult;
-        type End = unsafe extern "system" fn(VkCommandBuffer) -> VkResult;
-        let create_module: CreateModule = loader.export(c"vkCreateShaderModule")?;
-        let create_layout: CreateLayout = loader.export(c"vkCreatePipelineLayout")?;
-        let create_pipelines: CreatePipelines = loader.export(c"vkCreateComputePipelines")?;
-        let bind: Bind = loader.export(c"vkCmdBindPipeline")?;
-        let begin: Begin = loader.export(c"vkBeginCommandBuffer")?;
-        let end: End = loader.export(c"vkEndCommandBuffer")?;
-
-        let module_info = VkShaderModuleCreateInfo {
-            codeSize: std::mem::size_of_val(&NOOP_COMPUTE_SPIRV),
-            pCode: NOOP_COMPUTE_SPIRV.as_ptr(),
-            ..Default::default()
-        };
-        let mut module = VkShaderModule::NULL;
-        check(create_module(device, &module_info, ptr::null(), &mut module), "vkCreateShaderModule")?;
-        let mut layout = VkPipelineLayout::NULL;
-        check(create_layout(device, &VkPipelineLayoutCreateInfo::default(), ptr::null(), &mut layout), "vkCreatePipelineLayout")?;
-        let info = VkComputePipelineCreateInfo {
-            stage: VkPipelineShaderStageCreateInfo {
-                stage: VkShaderStageFlagBits::COMPUTE_BIT,
-                module,
-                pName: c"main".as_ptr(),
+        // SAFETY: exported core commands with their signatures, on the recording's device.
+        unsafe {
+            let create_module: CreateModule = loader.export(c"vkCreateShaderModule")?;
+            let create_layout: CreateLayout = loader.export(c"vkCreatePipelineLayout")?;
+            let create_pipelines: CreatePipelines = loader.export(c"vkCreateComputePipelines")?;
+            let module_info = VkShaderModuleCreateInfo {
+                codeSize: std::mem::size_of_val(&NOOP_COMPUTE_SPIRV),
+                pCode: NOOP_COMPUTE_SPIRV.as_ptr(),
                 ..Default::default()
-            },
-            layout,
-            ..Default::default()
-        };
-        let mut pipeline = VkPipeline::NULL;
-        check(create_pipelines(device, VkPipelineCache::NULL, 1, &info, ptr::null(), &mut pipeline), "vkCreateComputePipelines")?;
-
-        let trampoline: CmdDispatch = loader.export(c"vkCmdDispatch")?;
-        let from_gdpa: CmdDispatch = match recording.device_proc(c"vkCmdDispatch") {
-            Some(f) => std::mem::transmute::<unsafe extern "system" fn(), CmdDispatch>(f),
-            None => return Err("vkGetDeviceProcAddr(vkCmdDispatch) is NULL".into()),
-        };
-        let cmd = recording.cmd;
-        check(end(cmd), "vkEndCommandBuffer")?;
-        let mut best = [f64::INFINITY; 2];
-        for round in 0..=ROUNDS {
-            for (i, &f) in [trampoline, from_gdpa].iter().enumerate() {
-                // Begin resets the buffer (the pool allows it), so every round starts empty.
-                check(begin(cmd, &VkCommandBufferBeginInfo::default()), "vkBeginCommandBuffer")?;
-                bind(cmd, VkPipelineBindPoint::COMPUTE, pipeline);
-                let start = Instant::now();
-                for _ in 0..DISPATCHES {
-                    f(black_box(cmd), 1, 1, 1);
-                }
-                let ns = start.elapsed().as_nanos() as f64 / DISPATCHES as f64;
-                check(end(cmd), "vkEndCommandBuffer")?;
-                if round > 0 {
-                    best[i] = best[i].min(ns);
-                }
-            }
+            };
+            let mut module = VkShaderModule::NULL;
+            check(create_module(device, &module_info, ptr::null(), &mut module), "vkCreateShaderModule")?;
+            let mut layout = VkPipelineLayout::NULL;
+            check(create_layout(device, &VkPipelineLayoutCreateInfo::default(), ptr::null(), &mut layout), "vkCreatePipelineLayout")?;
+            let info = VkComputePipelineCreateInfo {
+                stage: VkPipelineShaderStageCreateInfo {
+                    stage: VkShaderStageFlagBits::COMPUTE_BIT,
+                    module,
+                    pName: c"main".as_ptr(),
+                    ..Default::default()
+                },
+                layout,
+                ..Default::default()
+            };
+            let mut pipeline = VkPipeline::NULL;
+            check(create_pipelines(device, VkPipelineCache::NULL, 1, &info, ptr::null(), &mut pipeline), "vkCreateComputePipelines")?;
+            let from_gdpa = match recording.device_proc(c"vkCmdDispatch") {
+                Some(f) => std::mem::transmute::<unsafe extern "system" fn(), CmdDispatch>(f),
+                None => return Err("vkGetDeviceProcAddr(vkCmdDispatch) is NULL".into()),
+            };
+            let end: End = loader.export(c"vkEndCommandBuffer")?;
+            check(end(recording.cmd), "vkEndCommandBuffer")?;
+            Ok(Dispatcher {
+                module,
+                layout,
+                pipeline,
+                bind: loader.export(c"vkCmdBindPipeline")?,
+                begin: loader.export(c"vkBeginCommandBuffer")?,
+                end,
+                trampoline: loader.export(c"vkCmdDispatch")?,
+                from_gdpa,
+                recording,
+            })
         }
-        println!("result dispatch_trampoline_ns {}", best[0]);
-        println!("result dispatch_gdpa_ns {}", best[1]);
-        check(begin(cmd, &VkCommandBufferBeginInfo::default()), "vkBeginCommandBuffer")?;
+    }
 
+    /// Nanoseconds per `vkCmdDispatch` through `f` over one freshly begun command buffer.
+    fn time(&self, f: CmdDispatch) -> Result<f64, String> {
+        let cmd = self.recording.cmd;
+        // SAFETY: the recording's command buffer; begin resets it (its pool allows that).
+        unsafe {
+            check((self.begin)(cmd, &VkCommandBufferBeginInfo::default()), "vkBeginCommandBuffer")?;
+            (self.bind)(cmd, VkPipelineBindPoint::COMPUTE, self.pipeline);
+            let start = Instant::now();
+            for _ in 0..DISPATCHES {
+                f(black_box(cmd), 1, 1, 1);
+            }
+            let ns = start.elapsed().as_nanos() as f64 / DISPATCHES as f64;
+            check((self.end)(cmd), "vkEndCommandBuffer")?;
+            Ok(ns)
+        }
+    }
+}
+
+impl Drop for Dispatcher<'_> {
+    fn drop(&mut self) {
+        let (loader, device) = (self.recording.loader, self.recording.device);
         type DestroyPipeline = unsafe extern "system" fn(VkDevice, VkPipeline, *const VkAllocationCallbacks);
         type DestroyLayout = unsafe extern "system" fn(VkDevice, VkPipelineLayout, *const VkAllocationCallbacks);
         type DestroyModule = unsafe extern "system" fn(VkDevice, VkShaderModule, *const VkAllocationCallbacks);
-        loader.export::<DestroyPipeline>(c"vkDestroyPipeline")?(device, pipeline, ptr::null());
-        loader.export::<DestroyLayout>(c"vkDestroyPipelineLayout")?(device, layout, ptr::null());
-        loader.export::<DestroyModule>(c"vkDestroyShaderModule")?(device, module, ptr::null());
+        // SAFETY: objects created in `new`, destroyed once; the command buffer is not recording.
+        unsafe {
+            if let Ok(f) = loader.export::<DestroyPipeline>(c"vkDestroyPipeline") {
+                f(device, self.pipeline, ptr::null());
+            }
+            if let Ok(f) = loader.export::<DestroyLayout>(c"vkDestroyPipelineLayout") {
+                f(device, self.layout, ptr::null());
+            }
+            if let Ok(f) = loader.export::<DestroyModule>(c"vkDestroyShaderModule") {
+                f(device, self.module, ptr::null());
+            }
+            // Recording's drop ends the command buffer: begin it again so that is valid.
+            (self.begin)(self.recording.cmd, &VkCommandBufferBeginInfo::default());
+        }
+    }
+}
+
+/// The child side (`child record-pair <ours> <system>`): both loaders in this one process (the
+/// driver's cost per call varied more from process to process than the loaders differ), each
+/// with its own device, their dispatches taking turns; prints `result <side>_<key>` lines, the
+/// side named by position (the parent runs both orders).
+pub fn record_pair(ours: &str, system: &str, layers: &[*const c_char]) -> Result<(), String> {
+    let loaders = [Loader::open(ours)?, Loader::open(system)?];
+    let dispatchers = [Dispatcher::new(&loaders[0], layers)?, Dispatcher::new(&loaders[1], layers)?];
+    let ways: Vec<(usize, CmdDispatch)> =
+        dispatchers.iter().enumerate().flat_map(|(i, d)| [(i, d.trampoline), (i, d.from_gdpa)]).collect();
+    let mut best = vec![f64::INFINITY; ways.len()];
+    for round in 0..=ROUNDS {
+        for k in 0..ways.len() {
+            let w = (round + k) % ways.len();
+            let (i, f) = ways[w];
+            let ns = dispatchers[i].time(f)?;
+            // Round 0 warms up.
+            if round > 0 {
+                best[w] = best[w].min(ns);
+            }
+        }
+    }
+    for (i, side) in ["ours", "system"].iter().enumerate() {
+        println!("result {side}_dispatch_trampoline_ns {}", best[2 * i]);
+        println!("result {side}_dispatch_gdpa_ns {}", best[2 * i + 1]);
     }
     Ok(())
 }
@@ -141,15 +202,28 @@ pub fn run(exe: &Path, ours: &Path, system: &Path) -> Result<String, String> {
             figures[i].extend(child(exe, "cold", l)?);
         }
     }
-    for group in ["create", "record"] {
-        for (i, l) in loaders.iter().enumerate() {
-            figures[i].extend(child(exe, group, l)?);
+    for (i, l) in loaders.iter().enumerate() {
+        figures[i].extend(child(exe, "create", l)?);
+    }
+    // Both orders: a driver may record faster into the first device of a process than into the
+    // second (lavapipe does, by 3x), whichever loader made it. Each loader's best counts.
+    for swapped in [false, true] {
+        let (first, second) = if swapped { (system, ours) } else { (ours, system) };
+        let what = "child record-pair";
+        for (key, value) in crate::child::run(Command::new(exe).args(["child", "record-pair"]).arg(first).arg(second), what)? {
+            let side = match key.split_once('_') {
+                Some(("ours", key)) => (usize::from(swapped), key),
+                Some(("system", key)) => (usize::from(!swapped), key),
+                _ => return Err(format!("{what}: key {key} names no side")),
+            };
+            figures[side.0].push((side.1.to_string(), value));
         }
     }
+    // The median of the cold creations, the best of the rest.
     let get = |i: usize, key: &str| -> Option<f64> {
         let mut v: Vec<f64> = figures[i].iter().filter(|(k, _)| k == key).map(|(_, v)| *v).collect();
         v.sort_by(f64::total_cmp);
-        v.get(v.len() / 2).copied()
+        v.get(if key == "cold_ns" { v.len() / 2 } else { 0 }).copied()
     };
     let (cpu, cpus, date) = machine();
     println!("real-driver: ours ({}) against the system loader ({}); drivers: {drivers}", ours.display(), system.display());
@@ -159,8 +233,8 @@ pub fn run(exe: &Path, ours: &Path, system: &Path) -> Result<String, String> {
     let rows = [
         (format!("first vkCreateInstance+vkDestroyInstance in a fresh process (median of {COLD_PROCESSES})"), "cold_ns", 1e-3, "us"),
         ("later vkCreateInstance+vkDestroyInstance (best of 20 rounds)".to_string(), "warm_ns", 1e-3, "us"),
-        (format!("vkCmdDispatch, exported trampoline (best of {ROUNDS} x {DISPATCHES})"), "dispatch_trampoline_ns", 1.0, "ns"),
-        (format!("vkCmdDispatch, vkGetDeviceProcAddr pointer (best of {ROUNDS} x {DISPATCHES})"), "dispatch_gdpa_ns", 1.0, "ns"),
+        (format!("vkCmdDispatch, exported trampoline (best of {ROUNDS} x {DISPATCHES}, both orders)"), "dispatch_trampoline_ns", 1.0, "ns"),
+        (format!("vkCmdDispatch, vkGetDeviceProcAddr pointer (best of {ROUNDS} x {DISPATCHES}, both orders)"), "dispatch_gdpa_ns", 1.0, "ns"),
     ];
     let mut json = Vec::new();
     for (label, key, scale, unit) in rows {

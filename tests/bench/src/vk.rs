@@ -95,7 +95,7 @@ pub fn check(result: VkResult, what: &str) -> Result<(), String> {
 /// state, all made through the loader's exported commands (so the loader sets the dispatch
 /// pointers of the objects the driver returns).
 pub struct Recording<'a> {
-    loader: &'a Loader,
+    pub loader: &'a Loader,
     pub instance: VkInstance,
     pub device: VkDevice,
     pub pool: VkCommandPool,
