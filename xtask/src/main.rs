@@ -26,6 +26,9 @@ subcommands:
       process on the test driver in an isolated environment: instance creation (1 and 10 drivers,
       100 layer manifests, cold), enumeration, GetProcAddr per name, vkCmdDraw per call, memory,
       library size, files opened per vkCreateInstance; a table with ratios and targets, then JSON
+  bench real-driver [--json FILE]
+      both loaders against the driver the environment names (VK_DRIVER_FILES, e.g. a GPU's):
+      vkCreateInstance first and later, vkCmdDispatch recording per call
   bench lookup [--json FILE]
       name lookup, ours against the system loader's vkGetInstanceProcAddr on every command name,
       hits and misses (release build); prints a table, then JSON (or writes it to FILE)
