@@ -37,6 +37,7 @@ pub unsafe extern "system" fn vkCreateDevice(
     pDevice: *mut VkDevice,
 ) -> VkResult {
     ffi::guard("vkCreateDevice", VkResult::ERROR_INITIALIZATION_FAILED, || {
+        crate::handles::check_physical_device(physicalDevice.0, "vkCreateDevice", "physicalDevice");
         let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         if pDevice.is_null() || pCreateInfo.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;

@@ -21,6 +21,9 @@ pub unsafe extern "system" fn vkGetInstanceProcAddr(instance: VkInstance, pName:
         if info.level == CommandLevel::Global || info.name == c"vkGetInstanceProcAddr" {
             return hand_written(info.name);
         }
+        if !instance.is_null() {
+            crate::handles::check_instance(instance.0, "vkGetInstanceProcAddr", "instance");
+        }
         let instance = Instance::from_handle(instance)?;
         // Device commands are handed out whatever is enabled (the device decides); instance and
         // physical-device commands only when the instance's version or extensions provide them.

@@ -30,6 +30,8 @@ pub struct DriverInstance {
 #[repr(C)]
 pub struct Instance {
     dispatch: *const InstanceDispatchTable,
+    /// `handles::INSTANCE_MAGIC` while the instance lives.
+    magic: u64,
     /// The end of the instance chain: generated default terminators.
     table: Box<InstanceDispatchTable>,
     pub drivers: Vec<DriverInstance>,
@@ -38,6 +40,8 @@ pub struct Instance {
     pub api_version: u32,
     pub enabled_extensions: ExtensionSet,
 }
+
+const _: () = assert!(std::mem::offset_of!(Instance, magic) == std::mem::offset_of!(crate::handles::HandleHeader, magic));
 
 impl Instance {
     /// # Safety
@@ -234,6 +238,7 @@ unsafe fn create_instance(info: &VkInstanceCreateInfo, allocator: *const VkAlloc
     }
     let mut instance = Box::new(Instance {
         dispatch: std::ptr::null(),
+        magic: crate::handles::INSTANCE_MAGIC,
         table,
         drivers: driver_instances,
         physical_devices: Vec::new(),
@@ -289,7 +294,10 @@ pub unsafe extern "system" fn vkDestroyInstance(instance: VkInstance, pAllocator
         if instance.is_null() {
             return;
         }
-        let instance = Box::from_raw(instance.0 as *mut Instance);
+        crate::handles::check_instance(instance.0, "vkDestroyInstance", "instance");
+        let mut instance = Box::from_raw(instance.0 as *mut Instance);
+        // A use after destruction finds no magic while the memory is not reused.
+        instance.magic = 0;
         for d in &instance.drivers {
             if let Some(destroy) = d.table.vkDestroyInstance {
                 destroy(d.handle, pAllocator);

@@ -11,6 +11,7 @@ mod driver;
 mod elf;
 mod ffi;
 mod gpa;
+mod handles;
 mod instance;
 mod loader_abi;
 mod log;

@@ -12,11 +12,19 @@ use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
 #[repr(C)]
 pub struct TerminatorPhysicalDevice {
     pub dispatch: *const InstanceDispatchTable,
+    /// `handles::PHYSICAL_DEVICE_MAGIC`: the trampolines check it.
+    pub magic: u64,
     /// The owning driver's own functions.
     pub driver_table: *const InstanceDispatchTable,
     /// The driver's handle for this physical device.
     pub driver_handle: VkPhysicalDevice,
 }
+
+const _: () = assert!(
+    core::mem::offset_of!(TerminatorPhysicalDevice, magic) == core::mem::offset_of!(crate::handles::HandleHeader, magic)
+);
+
+pub use crate::handles::{check_instance, check_physical_device};
 
 /// The instance dispatch table of a `VkInstance` or `VkPhysicalDevice` (its first word).
 ///

@@ -56,7 +56,12 @@ pub fn enumerate(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
                 unsafe { get(handle, &mut properties) };
             }
             devices.push(Box::new(PhysicalDevice {
-                term: TerminatorPhysicalDevice { dispatch, driver_table: &*d.table, driver_handle: handle },
+                term: TerminatorPhysicalDevice {
+                    dispatch,
+                    magic: crate::handles::PHYSICAL_DEVICE_MAGIC,
+                    driver_table: &*d.table,
+                    driver_handle: handle,
+                },
                 driver: index,
                 driver_gdpa,
                 properties,
@@ -126,6 +131,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
     pPhysicalDevices: *mut VkPhysicalDevice,
 ) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDevices", VkResult::ERROR_UNKNOWN, || {
+        crate::handles::check_instance(instance.0, "vkEnumeratePhysicalDevices", "instance");
         let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let handles: Vec<VkPhysicalDevice> = instance.physical_devices.iter().map(|d| d.handle()).collect();
         ffi::fill(&handles, pPhysicalDeviceCount, pPhysicalDevices)
@@ -138,6 +144,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
     pPhysicalDeviceGroupProperties: *mut VkPhysicalDeviceGroupProperties,
 ) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDeviceGroups", VkResult::ERROR_UNKNOWN, || {
+        crate::handles::check_instance(instance.0, "vkEnumeratePhysicalDeviceGroups", "instance");
         let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         if pPhysicalDeviceGroupCount.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
@@ -170,6 +177,7 @@ pub unsafe extern "system" fn vkEnumerateDeviceExtensionProperties(
         if !pLayerName.is_null() {
             return VkResult::ERROR_LAYER_NOT_PRESENT;
         }
+        crate::handles::check_physical_device(physicalDevice.0, "vkEnumerateDeviceExtensionProperties", "physicalDevice");
         let Some(device) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         match (*device.term.driver_table).vkEnumerateDeviceExtensionProperties {
             Some(f) => f(device.term.driver_handle, std::ptr::null(), pPropertyCount, pProperties),
@@ -179,9 +187,10 @@ pub unsafe extern "system" fn vkEnumerateDeviceExtensionProperties(
 }
 
 pub unsafe extern "system" fn vkEnumerateDeviceLayerProperties(
-    _physicalDevice: VkPhysicalDevice,
+    physicalDevice: VkPhysicalDevice,
     pPropertyCount: *mut u32,
     pProperties: *mut VkLayerProperties,
 ) -> VkResult {
+    crate::handles::check_physical_device(physicalDevice.0, "vkEnumerateDeviceLayerProperties", "physicalDevice");
     ffi::fill::<VkLayerProperties>(&[], pPropertyCount, pProperties)
 }

@@ -53,3 +53,30 @@ pub fn tagged_driver(dir: &std::path::Path, tag: &str) -> PathBuf {
     std::fs::copy(test_driver(), &path).unwrap();
     path
 }
+
+/// The output of a scenario run in a child process.
+pub struct ChildRun {
+    pub status: std::process::ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Re-runs this test binary's test `entry` with `SCENARIO=scenario` and `env` (the loader reads
+/// the environment and keeps what it dlopens, so each scenario gets its own process). Variables
+/// that would point the loader elsewhere are removed first.
+pub fn run_scenario(entry: &str, scenario: &str, env: &[(&str, String)]) -> ChildRun {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", entry, "--nocapture", "--test-threads=1"]).env("SCENARIO", scenario);
+    for var in ["VK_DRIVER_FILES", "VK_ICD_FILENAMES", "VK_ADD_DRIVER_FILES", "VK_LOADER_DEVICE_SELECT", "VK_LOADER_DISABLE_SELECT", "VK_LOADER_DEBUG"] {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    ChildRun {
+        status: out.status,
+        stdout: String::from_utf8_lossy(&out.stdout).into(),
+        stderr: String::from_utf8_lossy(&out.stderr).into(),
+    }
+}
