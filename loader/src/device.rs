@@ -7,14 +7,18 @@ use vk_generated::types::*;
 use vk_generated::{DispatchTable, DeviceDispatchTable};
 
 use crate::ffi;
+use crate::loader_abi::UnknownSlots;
 use crate::log::{self, Level};
 use crate::physical_device::PhysicalDevice;
 
 /// What the first word of a loader-managed `VkDevice` points to. The table comes first, so the
-/// trampolines (which read a `DeviceDispatchTable` there) and this module agree.
+/// trampolines (which read a `DeviceDispatchTable` there) and this module agree; the unknown
+/// device-command slots follow it at the constant offset the assembly trampolines use.
 #[repr(C)]
 pub struct DeviceData {
     pub table: DeviceDispatchTable,
+    /// Commands the generated table does not know, by the slot `unknown` gave their name.
+    pub unknown: UnknownSlots,
     /// The driver's `vkGetDeviceProcAddr`, for names the generated table does not know.
     pub driver_gdpa: PFN_vkGetDeviceProcAddr,
 }
@@ -60,9 +64,12 @@ pub unsafe extern "system" fn vkCreateDevice(
         }
         let data = Box::new(DeviceData {
             table: DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr())),
+            unknown: crate::unknown::device_slots(),
             driver_gdpa: Some(gdpa),
         });
-        *(device.0 as *mut *const DeviceData) = Box::into_raw(data);
+        let data = Box::into_raw(data);
+        crate::unknown::device_created(&(*data).unknown, device, gdpa);
+        *(device.0 as *mut *const DeviceData) = data;
         *pDevice = device;
         VkResult::SUCCESS
     })
@@ -74,6 +81,7 @@ pub unsafe extern "system" fn vkDestroyDevice(device: VkDevice, pAllocator: *con
             return;
         }
         let data = Box::from_raw(*(device.0 as *const *mut DeviceData));
+        crate::unknown::device_destroyed(&data.unknown);
         if let Some(destroy) = data.table.vkDestroyDevice {
             destroy(device, pAllocator);
         }

@@ -23,6 +23,9 @@ pub struct Driver {
     pub library_path: String,
     pub manifest: DriverManifest,
     pub get_instance_proc_addr: Gipa,
+    /// `vk_icdGetPhysicalDeviceProcAddr` (interface 4 and later): tells physical-device commands
+    /// the loader does not know from device ones.
+    pub get_physical_device_proc_addr: Option<Gipa>,
     _library: Library,
 }
 
@@ -97,6 +100,11 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
             _ => return Err("exports neither vk_icdGetInstanceProcAddr nor vkGetInstanceProcAddr".into()),
         },
     };
+    let get_physical_device_proc_addr: Option<Gipa> = library
+        .symbol(c"vk_icdGetPhysicalDeviceProcAddr")
+        .or_else(|| via_gipa(c"vk_icdGetPhysicalDeviceProcAddr"))
+        .filter(|_| interface_version >= 4)
+        .map(|f| unsafe { std::mem::transmute(f) });
     log::log(
         Level::Driver,
         &format!("{manifest_path}: loaded {path}, driver interface version {interface_version}"),
@@ -106,6 +114,7 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
         library_path: path,
         manifest,
         get_instance_proc_addr,
+        get_physical_device_proc_addr,
         _library: library,
     }))
 }

@@ -9,6 +9,7 @@ use vk_generated::types::*;
 use vk_generated::{DispatchTable, InstanceDispatchTable, COMMANDS};
 
 use crate::discovery;
+use crate::loader_abi::InstanceDispatch;
 use crate::driver::{self, Driver};
 use crate::ffi;
 use crate::log::{self, Level};
@@ -22,8 +23,8 @@ pub const LOADER_INSTANCE_EXTENSIONS: &[(&CStr, u32)] = &[(c"VK_KHR_portability_
 pub struct DriverInstance {
     pub driver: Arc<Driver>,
     pub handle: VkInstance,
-    /// The driver's own instance-level functions.
-    pub table: Box<InstanceDispatchTable>,
+    /// The driver's own instance-level functions, and its unknown physical-device commands.
+    pub table: Box<InstanceDispatch>,
 }
 
 /// The loader's `VkInstance`. Its first word is the dispatch table, as for every dispatchable object.
@@ -32,8 +33,9 @@ pub struct Instance {
     dispatch: *const InstanceDispatchTable,
     /// `handles::INSTANCE_MAGIC` while the instance lives.
     magic: u64,
-    /// The end of the instance chain: generated default terminators.
-    table: Box<InstanceDispatchTable>,
+    /// The end of the instance chain: generated default terminators, and the unknown-command
+    /// terminators in the unknown slots.
+    pub(crate) table: Box<InstanceDispatch>,
     pub drivers: Vec<DriverInstance>,
     /// Sorted as `vkEnumeratePhysicalDevices` reports them; boxed so handles stay put.
     pub physical_devices: Vec<Box<PhysicalDevice>>,
@@ -210,7 +212,7 @@ unsafe fn create_instance(info: &VkInstanceCreateInfo, allocator: *const VkAlloc
         match create_driver_instance(&driver, supported, info, &requested, api_version, allocator) {
             Ok(handle) => {
                 let gipa = driver.get_instance_proc_addr;
-                let table = Box::new(InstanceDispatchTable::load(|name| gipa(handle, name.as_ptr())));
+                let table = InstanceDispatch::new(InstanceDispatchTable::load(|name| gipa(handle, name.as_ptr())));
                 driver_instances.push(DriverInstance { driver, handle, table });
             }
             Err(reason) => {
@@ -231,11 +233,13 @@ unsafe fn create_instance(info: &VkInstanceCreateInfo, allocator: *const VkAlloc
         return Err(VkResult::ERROR_INCOMPATIBLE_DRIVER);
     }
 
-    let mut table = Box::new(InstanceDispatchTable::default());
+    let mut terminators = InstanceDispatchTable::default();
     for (slot, &id) in InstanceDispatchTable::COMMANDS.iter().enumerate() {
-        table.slots_mut()[slot] = crate::trampolines::TERMINATORS[id as usize];
+        terminators.slots_mut()[slot] = crate::trampolines::TERMINATORS[id as usize];
         debug_assert_eq!(COMMANDS[id as usize].slot as usize, slot);
     }
+    let table = InstanceDispatch::new(terminators);
+    crate::unknown::set_terminators(&table.unknown);
     let mut instance = Box::new(Instance {
         dispatch: std::ptr::null(),
         magic: crate::handles::INSTANCE_MAGIC,
@@ -245,7 +249,7 @@ unsafe fn create_instance(info: &VkInstanceCreateInfo, allocator: *const VkAlloc
         api_version,
         enabled_extensions,
     });
-    instance.dispatch = &*instance.table;
+    instance.dispatch = &instance.table.table;
     instance.physical_devices = physical_device::enumerate(&instance);
     Ok(instance)
 }

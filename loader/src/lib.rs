@@ -18,6 +18,7 @@ mod log;
 mod manifest;
 mod physical_device;
 mod platform;
+mod unknown;
 
 /// The generated trampolines and default terminators. Compiled into this crate only: they carry
 /// the exported `vk*` symbols of `libvulkan.so.1`.

@@ -59,7 +59,7 @@ pub fn enumerate(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
                 term: TerminatorPhysicalDevice {
                     dispatch,
                     magic: crate::handles::PHYSICAL_DEVICE_MAGIC,
-                    driver_table: &*d.table,
+                    driver_table: (&*d.table as *const crate::loader_abi::InstanceDispatch).cast(),
                     driver_handle: handle,
                 },
                 driver: index,

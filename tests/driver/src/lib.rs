@@ -19,6 +19,7 @@ use vk_generated::types::{PFN_vkVoidFunction, VkInstance, VkResult};
 mod config;
 mod device;
 mod instance;
+pub mod synthetic;
 
 /// No interface version negotiated yet: the loader is a legacy one (interface 0 or 1).
 const NOT_NEGOTIATED: u32 = u32::MAX;
@@ -93,7 +94,7 @@ pub(crate) unsafe fn device_proc_addr(pName: *const c_char) -> PFN_vkVoidFunctio
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Level {
+pub(crate) enum Level {
     /// The loader interface itself (`vk_icd*`, `vkGetInstanceProcAddr`).
     Icd,
     Global,
@@ -118,6 +119,7 @@ unsafe fn find(name: *const c_char, accept: impl Fn(Level) -> bool) -> PFN_vkVoi
         .iter()
         .find(|e| e.name == name && accept(e.level))
         .map(|e| e.function)
+        .or_else(|| synthetic::find(name, &accept))
 }
 
 macro_rules! entries {
