@@ -6,17 +6,21 @@ use std::sync::Arc;
 
 use vk_generated::lookup::ExtensionSet;
 use vk_generated::types::*;
-use vk_generated::{DispatchTable, InstanceDispatchTable, COMMANDS};
+use vk_generated::{DispatchTable, InstanceDispatchTable};
 
+use crate::debug;
 use crate::discovery;
 use crate::driver::{self, Driver};
 use crate::ffi;
 use crate::log::{self, Level};
 use crate::manifest;
 use crate::physical_device::{self, PhysicalDevice};
+use crate::terminators;
 
-/// Instance extensions the loader itself implements, whatever the drivers support.
-pub const LOADER_INSTANCE_EXTENSIONS: &[(&CStr, u32)] = &[(c"VK_KHR_portability_enumeration", 1)];
+/// Instance extensions the loader itself implements, whatever the drivers support (their spec
+/// versions are the registry's).
+pub const LOADER_INSTANCE_EXTENSIONS: &[&CStr] =
+    &[c"VK_EXT_debug_report", c"VK_EXT_debug_utils", c"VK_KHR_portability_enumeration"];
 
 /// One driver's instance under the loader's.
 pub struct DriverInstance {
@@ -24,6 +28,14 @@ pub struct DriverInstance {
     pub handle: VkInstance,
     /// The driver's own instance-level functions.
     pub table: Box<InstanceDispatchTable>,
+    /// The instance extensions the driver was given.
+    pub extensions: ExtensionSet,
+}
+
+impl DriverInstance {
+    pub fn has_extension(&self, name: &[u8]) -> bool {
+        vk_generated::lookup::extension(name).is_some_and(|id| self.extensions.contains(id))
+    }
 }
 
 /// The loader's `VkInstance`. Its first word is the dispatch table, as for every dispatchable object.
@@ -37,6 +49,10 @@ pub struct Instance {
     pub physical_devices: Vec<Box<PhysicalDevice>>,
     pub api_version: u32,
     pub enabled_extensions: ExtensionSet,
+    /// Debug callbacks chained to `VkInstanceCreateInfo`: they hear creation and destruction.
+    pub creation_callbacks: Vec<debug::Callback>,
+    /// Debug messengers and report callbacks the application created on this instance.
+    pub messengers: debug::Messengers,
 }
 
 impl Instance {
@@ -102,7 +118,10 @@ fn extension_properties(name: &CStr, spec_version: u32) -> VkExtensionProperties
 /// Every instance extension available: the drivers' (highest spec version wins) and the loader's.
 fn all_instance_extensions(per_driver: &[Vec<VkExtensionProperties>]) -> Vec<VkExtensionProperties> {
     let mut all: Vec<VkExtensionProperties> = Vec::new();
-    let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().map(|(n, v)| extension_properties(n, *v));
+    let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().map(|name| {
+        let spec_version = vk_generated::lookup::extension_info(name).map_or(1, |e| e.spec_version);
+        extension_properties(name, spec_version)
+    });
     for props in per_driver.iter().flatten().copied().chain(from_loader) {
         match all.iter_mut().find(|p| name_of(p) == name_of(&props)) {
             Some(existing) => existing.specVersion = existing.specVersion.max(props.specVersion),
@@ -160,7 +179,9 @@ pub unsafe extern "system" fn vkCreateInstance(
         if pCreateInfo.is_null() || pInstance.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
-        match create_instance(&*pCreateInfo, pAllocator) {
+        let creation_callbacks = debug::callbacks_in_chain((*pCreateInfo).pNext);
+        let _scope = debug::Scope::enter(creation_callbacks.clone());
+        match create_instance(&*pCreateInfo, pAllocator, creation_callbacks) {
             Ok(instance) => {
                 *pInstance = VkInstance(Box::into_raw(instance) as *mut _);
                 VkResult::SUCCESS
@@ -170,7 +191,11 @@ pub unsafe extern "system" fn vkCreateInstance(
     })
 }
 
-unsafe fn create_instance(info: &VkInstanceCreateInfo, allocator: *const VkAllocationCallbacks) -> Result<Box<Instance>, VkResult> {
+unsafe fn create_instance(
+    info: &VkInstanceCreateInfo,
+    allocator: *const VkAllocationCallbacks,
+    creation_callbacks: Vec<debug::Callback>,
+) -> Result<Box<Instance>, VkResult> {
     let layers = names(info.ppEnabledLayerNames, info.enabledLayerCount);
     if let Some(layer) = layers.first() {
         log::write(Level::Error, &format!("vkCreateInstance: layer {layer:?} requested, and this loader does not load layers yet"));
@@ -204,10 +229,10 @@ unsafe fn create_instance(info: &VkInstanceCreateInfo, allocator: *const VkAlloc
             continue;
         }
         match create_driver_instance(&driver, supported, info, &requested, api_version, allocator) {
-            Ok(handle) => {
+            Ok((handle, extensions)) => {
                 let gipa = driver.get_instance_proc_addr;
                 let table = Box::new(InstanceDispatchTable::load(|name| gipa(handle, name.as_ptr())));
-                driver_instances.push(DriverInstance { driver, handle, table });
+                driver_instances.push(DriverInstance { driver, handle, table, extensions });
             }
             Err(reason) => {
                 log::log(Level::Warn, &format!("{}: driver skipped: {reason}", driver.manifest_path));
@@ -227,25 +252,23 @@ unsafe fn create_instance(info: &VkInstanceCreateInfo, allocator: *const VkAlloc
         return Err(VkResult::ERROR_INCOMPATIBLE_DRIVER);
     }
 
-    let mut table = Box::new(InstanceDispatchTable::default());
-    for (slot, &id) in InstanceDispatchTable::COMMANDS.iter().enumerate() {
-        table.slots_mut()[slot] = crate::trampolines::TERMINATORS[id as usize];
-        debug_assert_eq!(COMMANDS[id as usize].slot as usize, slot);
-    }
     let mut instance = Box::new(Instance {
         dispatch: std::ptr::null(),
-        table,
+        table: Box::new(*terminators::instance_terminators()),
         drivers: driver_instances,
         physical_devices: Vec::new(),
         api_version,
         enabled_extensions,
+        creation_callbacks,
+        messengers: debug::Messengers::default(),
     });
     instance.dispatch = &*instance.table;
     instance.physical_devices = physical_device::enumerate(&instance);
     Ok(instance)
 }
 
-/// Creates one driver's instance with the extensions it supports and an API version it accepts.
+/// Creates one driver's instance with the extensions it supports and an API version it accepts;
+/// returns its handle and the extensions it was given.
 unsafe fn create_driver_instance(
     driver: &Driver,
     supported: &[VkExtensionProperties],
@@ -253,15 +276,12 @@ unsafe fn create_driver_instance(
     requested: &[&CStr],
     api_version: u32,
     allocator: *const VkAllocationCallbacks,
-) -> Result<VkInstance, String> {
+) -> Result<(VkInstance, ExtensionSet), String> {
     let Some(create) = driver.global(c"vkCreateInstance") else { return Err("no vkCreateInstance".into()) };
     // SAFETY: the signature of vkCreateInstance.
     let create: PFN_vkCreateInstance = std::mem::transmute(create);
-    let extensions: Vec<*const c_char> = requested
-        .iter()
-        .filter(|e| supported.iter().any(|p| name_of(p) == **e))
-        .map(|e| e.as_ptr())
-        .collect();
+    let given: Vec<&CStr> = requested.iter().copied().filter(|e| supported.iter().any(|p| name_of(p) == *e)).collect();
+    let extensions: Vec<*const c_char> = given.iter().map(|e| e.as_ptr()).collect();
     let mut app_info = info.pApplicationInfo.as_ref().copied();
     // A 1.0-only driver must be given apiVersion 1.0.
     let driver_version = driver.instance_version();
@@ -281,7 +301,11 @@ unsafe fn create_driver_instance(
     if result != VkResult::SUCCESS {
         return Err(format!("its vkCreateInstance returned {result:?}"));
     }
-    Ok(handle)
+    let mut set = ExtensionSet::new();
+    for ext in given {
+        set.insert_name(ext.to_bytes());
+    }
+    Ok((handle, set))
 }
 
 pub unsafe extern "system" fn vkDestroyInstance(instance: VkInstance, pAllocator: *const VkAllocationCallbacks) {
@@ -290,7 +314,9 @@ pub unsafe extern "system" fn vkDestroyInstance(instance: VkInstance, pAllocator
             return;
         }
         let instance = Box::from_raw(instance.0 as *mut Instance);
+        let _scope = debug::Scope::of_instance(&instance, true);
         for d in &instance.drivers {
+            log::log(Level::Driver, &format!("vkDestroyInstance: destroying the instance of {}", d.driver.manifest_path));
             if let Some(destroy) = d.table.vkDestroyInstance {
                 destroy(d.handle, pAllocator);
             }

@@ -5,6 +5,7 @@
 
 #![allow(non_snake_case, non_camel_case_types, clippy::missing_safety_doc)]
 
+mod debug;
 mod device;
 mod discovery;
 mod driver;
@@ -17,6 +18,7 @@ mod log;
 mod manifest;
 mod physical_device;
 mod platform;
+mod terminators;
 
 /// The generated trampolines and default terminators. Compiled into this crate only: they carry
 /// the exported `vk*` symbols of `libvulkan.so.1`.

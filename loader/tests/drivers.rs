@@ -6,25 +6,12 @@
 
 mod common;
 
+use common::child;
+
 use std::ffi::{c_char, CStr};
 use std::path::Path;
-use std::process::Command;
 
 use vk_generated::types::*;
-
-/// Runs `scenario` in a child process with `env`; returns (success, stdout, stderr).
-fn child(scenario: &str, env: &[(&str, String)]) -> (bool, String, String) {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", "scenario_entry", "--nocapture", "--test-threads=1"]).env("SCENARIO", scenario);
-    for var in ["VK_DRIVER_FILES", "VK_ICD_FILENAMES", "VK_ADD_DRIVER_FILES", "VK_LOADER_DEVICE_SELECT", "VK_LOADER_DISABLE_SELECT", "VK_LOADER_DEBUG"] {
-        cmd.env_remove(var);
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
-}
 
 /// The child side: one entry point that dispatches on `SCENARIO`.
 #[test]

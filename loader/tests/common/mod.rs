@@ -53,3 +53,21 @@ pub fn tagged_driver(dir: &std::path::Path, tag: &str) -> PathBuf {
     std::fs::copy(test_driver(), &path).unwrap();
     path
 }
+
+/// Runs this test binary's `scenario_entry` test in a child process with `SCENARIO` and `env` set
+/// (the loader reads the environment once and keeps what it dlopens, so each scenario needs its own
+/// process); returns (success, stdout, stderr).
+pub fn child(scenario: &str, env: &[(&str, String)]) -> (bool, String, String) {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", "scenario_entry", "--nocapture", "--test-threads=1"]).env("SCENARIO", scenario);
+    for (var, _) in std::env::vars() {
+        if var.starts_with("VK_") {
+            cmd.env_remove(var);
+        }
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
