@@ -47,6 +47,8 @@ pub struct Instance {
     pub drivers: Vec<DriverInstance>,
     /// Sorted as `vkEnumeratePhysicalDevices` reports them; boxed so handles stay put.
     pub physical_devices: Vec<Box<PhysicalDevice>>,
+    /// Physical-device groups as `vkEnumeratePhysicalDeviceGroups` reports them.
+    pub physical_device_groups: Vec<physical_device::Group>,
     pub api_version: u32,
     pub enabled_extensions: ExtensionSet,
     /// Debug callbacks chained to `VkInstanceCreateInfo`: they hear creation and destruction.
@@ -257,6 +259,7 @@ unsafe fn create_instance(
         table: Box::new(*terminators::instance_terminators()),
         drivers: driver_instances,
         physical_devices: Vec::new(),
+        physical_device_groups: Vec::new(),
         api_version,
         enabled_extensions,
         creation_callbacks,
@@ -264,6 +267,7 @@ unsafe fn create_instance(
     });
     instance.dispatch = &*instance.table;
     instance.physical_devices = physical_device::enumerate(&instance);
+    instance.physical_device_groups = physical_device::groups(&instance);
     Ok(instance)
 }
 

@@ -10,6 +10,7 @@
 
 mod debug;
 mod device;
+mod device_filter;
 mod discovery;
 mod driver;
 mod elf;

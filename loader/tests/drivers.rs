@@ -23,7 +23,10 @@ fn scenario_entry() {
     let get = |instance: VkInstance, name: &CStr| unsafe { gipa(instance, name.as_ptr()) };
     unsafe {
         let create: PFN_vkCreateInstance = std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
-        let info = VkInstanceCreateInfo::default();
+        // Group enumeration is Vulkan 1.1: those scenarios ask for 1.3.
+        let app = VkApplicationInfo { apiVersion: vk_generated::make_api_version(0, 1, 3, 0), ..Default::default() };
+        let wants_1_3 = matches!(scenario.as_str(), "groups" | "incomplete");
+        let info = VkInstanceCreateInfo { pApplicationInfo: if wants_1_3 { &app } else { std::ptr::null() }, ..Default::default() };
         let mut instance = VkInstance::NULL;
         let result = create.unwrap()(&info, std::ptr::null(), &mut instance);
         println!("RESULT {result:?}");
@@ -41,8 +44,26 @@ fn scenario_entry() {
             props.unwrap()(*d, &mut p);
             println!("DEVICE {}", CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy());
         }
-        if scenario == "draw" {
-            draw(&get, instance, devices[0]);
+        let name_of = |d: VkPhysicalDevice| {
+            let mut p = VkPhysicalDeviceProperties::default();
+            props.unwrap()(d, &mut p);
+            CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy().into_owned()
+        };
+        match scenario.as_str() {
+            "draw" => draw(&get, instance, devices[0]),
+            "groups" => {
+                let groups: PFN_vkEnumeratePhysicalDeviceGroups = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDeviceGroups"));
+                let mut count = 0;
+                groups.unwrap()(instance, &mut count, std::ptr::null_mut());
+                let mut list = vec![VkPhysicalDeviceGroupProperties::default(); count as usize];
+                groups.unwrap()(instance, &mut count, list.as_mut_ptr());
+                for g in &list {
+                    let names: Vec<String> = g.physicalDevices[..g.physicalDeviceCount as usize].iter().map(|d| name_of(*d)).collect();
+                    println!("GROUP {}", names.join(","));
+                }
+            }
+            "incomplete" => incomplete(&get, instance, count),
+            _ => {}
         }
         let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
         destroy.unwrap()(instance, std::ptr::null());
@@ -80,6 +101,29 @@ unsafe fn draw(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: 
     destroy_pool.unwrap()(device, pool, std::ptr::null());
     let destroy: PFN_vkDestroyDevice = std::mem::transmute(dev(c"vkDestroyDevice"));
     destroy.unwrap()(device, std::ptr::null());
+}
+
+/// Every loader enumeration asked for one item fewer than it has: `VK_INCOMPLETE` and a count of
+/// what was written.
+unsafe fn incomplete(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: VkInstance, devices: u32) {
+    let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
+    let mut handles = vec![VkPhysicalDevice::NULL; devices as usize];
+    let mut count = devices - 1;
+    let result = enumerate.unwrap()(instance, &mut count, handles.as_mut_ptr());
+    println!("DEVICES {result:?} {count} {}", handles[count as usize].is_null());
+    let groups: PFN_vkEnumeratePhysicalDeviceGroups = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDeviceGroups"));
+    let mut list = vec![VkPhysicalDeviceGroupProperties::default(); devices as usize];
+    let mut count = devices - 1;
+    let result = groups.unwrap()(instance, &mut count, list.as_mut_ptr());
+    println!("GROUPS {result:?} {count} {}", list[count as usize].physicalDeviceCount);
+    let extensions: PFN_vkEnumerateInstanceExtensionProperties =
+        std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties"));
+    let mut total = 0;
+    extensions.unwrap()(std::ptr::null(), &mut total, std::ptr::null_mut());
+    let mut props = vec![VkExtensionProperties::default(); total as usize];
+    let mut count = total - 1;
+    let result = extensions.unwrap()(std::ptr::null(), &mut count, props.as_mut_ptr());
+    println!("EXTENSIONS {result:?} {} {}", total - count, props[count as usize].extensionName[0]);
 }
 
 fn path(p: &Path) -> String {
@@ -165,4 +209,62 @@ fn draws_reach_the_driver_through_trampoline_and_gdpa_pointer() {
     let (ok, out, err) = child("draw", &[("VK_DRIVER_FILES", path(&manifest))]);
     assert!(ok, "{out}{err}");
     assert!(out.contains("DRAWS 2"), "{out}{err}");
+}
+
+/// Two tagged drivers, A (cpu, vendor 0x1002, devices 0x10-0x11) and B (discrete, vendor 0x10de,
+/// device 0x20), as a driver file list.
+fn two_drivers(name: &str) -> Vec<(&'static str, String)> {
+    let dir = common::scratch(name);
+    let a = common::driver_manifest(&dir, "a.json", &common::tagged_driver(&dir, "a"));
+    let b = common::driver_manifest(&dir, "b.json", &common::tagged_driver(&dir, "b"));
+    vec![
+        ("VK_DRIVER_FILES", format!("{}:{}", path(&a), path(&b))),
+        ("VK_TEST_DRIVER_DEVICES_A", "cpu:1002:10,cpu:1002:11".to_string()),
+        ("VK_TEST_DRIVER_DEVICES_B", "discrete:10de:20".to_string()),
+    ]
+}
+
+fn with(env: &[(&'static str, String)], extra: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {
+    env.iter().cloned().chain(extra.iter().map(|(k, v)| (*k, v.to_string()))).collect()
+}
+
+#[test]
+fn id_filters_hide_devices() {
+    let env = two_drivers("filters");
+    let list = |extra: &[(&'static str, &str)]| {
+        let (ok, out, err) = child("list", &with(&env, extra));
+        assert!(ok, "{out}{err}");
+        devices(&out).into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    assert_eq!(list(&[]), ["Test Driver discrete 0", "Test Driver cpu 0", "Test Driver cpu 1"]);
+    assert_eq!(list(&[("VK_LOADER_VENDOR_ID_FILTER", "0x1002")]), ["Test Driver cpu 0", "Test Driver cpu 1"]);
+    assert_eq!(list(&[("VK_LOADER_DEVICE_ID_FILTER", "0x11-0x20")]), ["Test Driver discrete 0", "Test Driver cpu 1"]);
+    assert_eq!(list(&[("VK_LOADER_DEVICE_ID_FILTER", "16"), ("VK_LOADER_VENDOR_ID_FILTER", "0x1002")]), ["Test Driver cpu 0"]);
+    // Driver ids come from VkPhysicalDeviceDriverProperties (13 = VK_DRIVER_ID_MESA_LLVMPIPE).
+    assert_eq!(
+        list(&[("VK_TEST_DRIVER_DRIVER_ID_B", "13"), ("VK_LOADER_DRIVER_ID_FILTER", "13")]),
+        ["Test Driver discrete 0"]
+    );
+}
+
+#[test]
+fn drivers_groups_are_kept_and_ordered_like_devices() {
+    let env = with(&two_drivers("groups"), &[("VK_TEST_DRIVER_GROUP_SIZE_A", "2")]);
+    let (ok, out, err) = child("groups", &env);
+    assert!(ok, "{out}{err}");
+    let groups: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("GROUP ")).collect();
+    assert_eq!(groups, ["Test Driver discrete 0", "Test Driver cpu 0,Test Driver cpu 1"]);
+    // A hidden device leaves its group.
+    let (_, out, _) = child("groups", &with(&env, &[("VK_LOADER_DEVICE_ID_FILTER", "0x11-0x20")]));
+    let groups: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("GROUP ")).collect();
+    assert_eq!(groups, ["Test Driver discrete 0", "Test Driver cpu 1"]);
+}
+
+#[test]
+fn short_arrays_get_incomplete() {
+    let (ok, out, err) = child("incomplete", &two_drivers("incomplete"));
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("DEVICES VK_INCOMPLETE 2 true"), "{out}");
+    assert!(out.contains("GROUPS VK_INCOMPLETE 2 0"), "{out}");
+    assert!(out.contains("EXTENSIONS VK_INCOMPLETE 1 0"), "{out}");
 }
