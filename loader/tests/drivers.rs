@@ -87,6 +87,11 @@ unsafe fn draw(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: 
     let info = VkCommandBufferAllocateInfo { commandPool: pool, commandBufferCount: 1, ..Default::default() };
     let mut cmd = VkCommandBuffer::NULL;
     assert_eq!(alloc.unwrap()(device, &info, &mut cmd), VkResult::SUCCESS);
+    if std::env::var_os("VK_TEST_DRIVER_NO_MAGIC").is_some() {
+        // The loader must have left the driver's first word alone.
+        println!("FIRST WORD {:#x}", *(cmd.0 as *const usize));
+        return;
+    }
     let begin: PFN_vkBeginCommandBuffer = std::mem::transmute(dev(c"vkBeginCommandBuffer"));
     begin.unwrap()(cmd, &VkCommandBufferBeginInfo::default());
     // Through the device-level pointer from vkGetInstanceProcAddr: the loader's trampoline.
@@ -267,4 +272,14 @@ fn short_arrays_get_incomplete() {
     assert!(out.contains("DEVICES VK_INCOMPLETE 2 true"), "{out}");
     assert!(out.contains("GROUPS VK_INCOMPLETE 2 0"), "{out}");
     assert!(out.contains("EXTENSIONS VK_INCOMPLETE 1 0"), "{out}");
+}
+
+#[test]
+fn command_buffers_without_loader_magic_are_reported_and_left_alone() {
+    let dir = common::scratch("nomagic");
+    let manifest = common::driver_manifest(&dir, "d.json", &common::test_driver());
+    let (ok, out, err) = child("draw", &[("VK_DRIVER_FILES", path(&manifest)), ("VK_TEST_DRIVER_NO_MAGIC", "1".into())]);
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("FIRST WORD 0x0"), "{out}");
+    assert!(err.contains("without ICD_LOADER_MAGIC"), "{err}");
 }

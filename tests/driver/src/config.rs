@@ -76,6 +76,11 @@ pub fn max_interface_version() -> u32 {
         .map_or(MAX_INTERFACE_VERSION, |v| v.min(MAX_INTERFACE_VERSION))
 }
 
+/// `VK_TEST_DRIVER_NO_MAGIC=1`: command buffers lack `ICD_LOADER_MAGIC` (read at allocation).
+pub fn no_magic() -> bool {
+    flag("NO_MAGIC")
+}
+
 /// `VK_TEST_DRIVER_FAIL_NEGOTIATE=1`.
 pub fn fail_negotiate() -> bool {
     flag("FAIL_NEGOTIATE")
