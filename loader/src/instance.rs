@@ -9,6 +9,7 @@ use vk_generated::types::*;
 use vk_generated::{DispatchTable, InstanceDispatchTable};
 
 use crate::debug;
+use crate::direct_loading::{self, DirectDrivers};
 use crate::discovery;
 use crate::driver::{self, Driver};
 use crate::ffi;
@@ -19,8 +20,12 @@ use crate::terminators;
 
 /// Instance extensions the loader itself implements, whatever the drivers support (their spec
 /// versions are the registry's).
-pub const LOADER_INSTANCE_EXTENSIONS: &[&CStr] =
-    &[c"VK_EXT_debug_report", c"VK_EXT_debug_utils", c"VK_KHR_portability_enumeration"];
+pub const LOADER_INSTANCE_EXTENSIONS: &[&CStr] = &[
+    c"VK_EXT_debug_report",
+    c"VK_EXT_debug_utils",
+    c"VK_KHR_portability_enumeration",
+    direct_loading::EXTENSION,
+];
 
 /// One driver's instance under the loader's.
 pub struct DriverInstance {
@@ -71,9 +76,23 @@ struct Rejected {
     reason: String,
 }
 
-/// Discovers and loads every driver the environment allows, logging why each skipped one was.
-fn load_drivers(rejected: &mut Vec<Rejected>) -> Vec<Arc<Driver>> {
+/// Loads the drivers the application handed over, then every driver the environment allows
+/// (unless the application's list is exclusive), logging why each skipped one was.
+fn load_drivers(rejected: &mut Vec<Rejected>, direct: Option<DirectDrivers>) -> Vec<Arc<Driver>> {
     let mut drivers: Vec<Arc<Driver>> = Vec::new();
+    let exclusive = direct.as_ref().is_some_and(|d| d.exclusive);
+    for (name, gipa) in direct.map(|d| d.drivers).unwrap_or_default() {
+        match driver::direct(name.clone(), gipa) {
+            Ok(d) => drivers.push(Arc::new(d)),
+            Err(reason) => {
+                log::log(Level::Warn, &format!("{name}: driver skipped: {reason}"));
+                rejected.push(Rejected { manifest: name, reason });
+            }
+        }
+    }
+    if exclusive {
+        return drivers;
+    }
     for found in discovery::driver_manifests() {
         if let Some(why) = &found.skipped {
             log::log(Level::Driver, &format!("{}: skipped: {why}", found.path));
@@ -142,7 +161,7 @@ pub unsafe extern "system" fn vkEnumerateInstanceExtensionProperties(
         if !pLayerName.is_null() {
             return VkResult::ERROR_LAYER_NOT_PRESENT;
         }
-        let per_driver: Vec<_> = load_drivers(&mut Vec::new()).iter().map(|d| driver_extensions(d)).collect();
+        let per_driver: Vec<_> = load_drivers(&mut Vec::new(), None).iter().map(|d| driver_extensions(d)).collect();
         ffi::fill(&all_instance_extensions(&per_driver), pPropertyCount, pProperties)
     })
 }
@@ -203,9 +222,10 @@ unsafe fn create_instance(
         log::write(Level::Error, &format!("vkCreateInstance: layer {layer:?} requested, and this loader does not load layers yet"));
         return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
     }
-    let mut rejected = Vec::new();
-    let drivers = load_drivers(&mut rejected);
     let requested = names(info.ppEnabledExtensionNames, info.enabledExtensionCount);
+    let direct = direct_loading::requested(info, requested.contains(&direct_loading::EXTENSION));
+    let mut rejected = Vec::new();
+    let drivers = load_drivers(&mut rejected, direct);
     // Each driver is asked once; its list decides what it gets and what the instance offers.
     let per_driver: Vec<Vec<VkExtensionProperties>> = drivers.iter().map(|d| driver_extensions(d)).collect();
     let available = all_instance_extensions(&per_driver);

@@ -11,6 +11,7 @@
 mod debug;
 mod device;
 mod device_filter;
+mod direct_loading;
 mod discovery;
 mod driver;
 mod elf;

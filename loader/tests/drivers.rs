@@ -26,7 +26,27 @@ fn scenario_entry() {
         // Group enumeration is Vulkan 1.1: those scenarios ask for 1.3.
         let app = VkApplicationInfo { apiVersion: vk_generated::make_api_version(0, 1, 3, 0), ..Default::default() };
         let wants_1_3 = matches!(scenario.as_str(), "groups" | "incomplete");
-        let info = VkInstanceCreateInfo { pApplicationInfo: if wants_1_3 { &app } else { std::ptr::null() }, ..Default::default() };
+        let mut info = VkInstanceCreateInfo { pApplicationInfo: if wants_1_3 { &app } else { std::ptr::null() }, ..Default::default() };
+        // DIRECT_DRIVER=<library> DIRECT_MODE=exclusive|inclusive|not-enabled: hand that driver over
+        // through VK_LUNARG_direct_driver_loading.
+        let direct_lib = std::env::var("DIRECT_DRIVER").ok().map(|p| libloading::Library::new(p).unwrap());
+        let direct_gipa = direct_lib.as_ref().map(|l| *l.get::<PFN_vkGetInstanceProcAddrLUNARG>(b"vk_icdGetInstanceProcAddr\0").unwrap());
+        let direct_info = VkDirectDriverLoadingInfoLUNARG { pfnGetInstanceProcAddr: direct_gipa.flatten(), ..Default::default() };
+        let mode = std::env::var("DIRECT_MODE").unwrap_or_default();
+        let direct_list = VkDirectDriverLoadingListLUNARG {
+            mode: if mode == "exclusive" { VkDirectDriverLoadingModeLUNARG::EXCLUSIVE_LUNARG } else { VkDirectDriverLoadingModeLUNARG::INCLUSIVE_LUNARG },
+            driverCount: 1,
+            pDrivers: &direct_info,
+            ..Default::default()
+        };
+        let direct_extension = [c"VK_LUNARG_direct_driver_loading".as_ptr()];
+        if direct_lib.is_some() {
+            info.pNext = &direct_list as *const _ as *const std::ffi::c_void;
+            if mode != "not-enabled" {
+                info.enabledExtensionCount = 1;
+                info.ppEnabledExtensionNames = direct_extension.as_ptr();
+            }
+        }
         let mut instance = VkInstance::NULL;
         let result = create.unwrap()(&info, std::ptr::null(), &mut instance);
         println!("RESULT {result:?}");
@@ -282,4 +302,29 @@ fn command_buffers_without_loader_magic_are_reported_and_left_alone() {
     assert!(ok, "{out}{err}");
     assert!(out.contains("FIRST WORD 0x0"), "{out}");
     assert!(err.contains("without ICD_LOADER_MAGIC"), "{err}");
+}
+
+#[test]
+fn direct_driver_loading_inclusive_and_exclusive() {
+    let dir = common::scratch("direct");
+    let listed = common::driver_manifest(&dir, "listed.json", &common::tagged_driver(&dir, "listed"));
+    let direct = common::tagged_driver(&dir, "direct");
+    let env = |mode: &str| {
+        vec![
+            ("VK_DRIVER_FILES", path(&listed)),
+            ("VK_TEST_DRIVER_DEVICES_LISTED", "integrated".to_string()),
+            ("VK_TEST_DRIVER_DEVICES_DIRECT", "cpu".to_string()),
+            ("DIRECT_DRIVER", path(&direct)),
+            ("DIRECT_MODE", mode.to_string()),
+        ]
+    };
+    let run = |mode: &str| {
+        let (ok, out, err) = child("list", &env(mode));
+        assert!(ok && out.contains("RESULT VK_SUCCESS"), "{mode}: {out}{err}");
+        devices(&out).into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    assert_eq!(run("inclusive"), ["Test Driver integrated 0", "Test Driver cpu 0"]);
+    assert_eq!(run("exclusive"), ["Test Driver cpu 0"]);
+    // The list is ignored unless the application enabled the extension.
+    assert_eq!(run("not-enabled"), ["Test Driver integrated 0"]);
 }
