@@ -328,3 +328,38 @@ fn direct_driver_loading_inclusive_and_exclusive() {
     // The list is ignored unless the application enabled the extension.
     assert_eq!(run("not-enabled"), ["Test Driver integrated 0"]);
 }
+
+/// A setgid copy of this test binary runs with AT_SECURE set (its effective group differs from
+/// the real one): the loader must ignore VK_DRIVER_FILES and the HOME/XDG paths there.
+#[test]
+fn elevated_process_ignores_driver_variables_and_home_paths() {
+    use std::os::unix::fs::PermissionsExt;
+    if unsafe { libc::geteuid() } != 0 {
+        println!("skipped: making a setgid binary needs root (CI runs as root)");
+        return;
+    }
+    let dir = common::scratch("elevated");
+    let manifest = common::driver_manifest(&dir, "test.json", &common::test_driver());
+    let home_icd = dir.join("config/vulkan/icd.d");
+    std::fs::create_dir_all(&home_icd).unwrap();
+    common::driver_manifest(&home_icd, "home.json", &common::test_driver());
+    let exe = dir.join("elevated-test");
+    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    std::os::unix::fs::chown(&exe, Some(0), Some(65534)).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o2755)).unwrap();
+    let env = |elevated: bool| {
+        let mut cmd = std::process::Command::new(if elevated { exe.clone() } else { std::env::current_exe().unwrap() });
+        cmd.args(["--exact", "scenario_entry", "--nocapture", "--test-threads=1"])
+            .env("SCENARIO", "list")
+            .env("TEST_LIBVULKAN", common::libvulkan())
+            .env("VK_DRIVER_FILES", path(&manifest))
+            .env("XDG_CONFIG_HOME", dir.join("config"));
+        let out = cmd.output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    // Not elevated: the variable is honoured.
+    assert!(env(false).contains("DEVICE Test Driver"), "{}", env(false));
+    let out = env(true);
+    assert!(out.contains("RESULT "), "the elevated copy did not run the scenario:\n{out}");
+    assert!(!out.contains("DEVICE Test Driver"), "an elevated process used VK_DRIVER_FILES or XDG_CONFIG_HOME:\n{out}");
+}
