@@ -287,8 +287,37 @@ unsafe fn create_instance(
     });
     instance.dispatch = &*instance.table;
     instance.physical_devices = physical_device::enumerate(&instance);
+    release_drivers_without_devices(&mut instance, allocator);
     instance.physical_device_groups = physical_device::groups(&instance);
     Ok(instance)
+}
+
+/// Destroys the driver instances that reported no physical device (unloading their libraries
+/// unless something else holds them), keeping `PhysicalDevice::driver` indices right.
+fn release_drivers_without_devices(instance: &mut Instance, allocator: *const VkAllocationCallbacks) {
+    let mut new_index = Vec::with_capacity(instance.drivers.len());
+    let mut kept = 0;
+    for index in 0..instance.drivers.len() {
+        let used = instance.physical_devices.iter().any(|d| d.driver == index);
+        new_index.push(kept);
+        kept += used as usize;
+    }
+    let mut index = 0;
+    instance.drivers.retain(|d| {
+        let used = instance.physical_devices.iter().any(|p| p.driver == index);
+        index += 1;
+        if !used {
+            log::log(Level::Driver, &format!("{}: no physical device; driver released", d.driver.manifest_path));
+            if let Some(destroy) = d.table.vkDestroyInstance {
+                // SAFETY: the driver's own instance, destroyed once, with the application's allocator.
+                unsafe { destroy(d.handle, allocator) };
+            }
+        }
+        used
+    });
+    for device in &mut instance.physical_devices {
+        device.driver = new_index[device.driver];
+    }
 }
 
 /// Creates one driver's instance with the extensions it supports and an API version it accepts;

@@ -363,3 +363,19 @@ fn elevated_process_ignores_driver_variables_and_home_paths() {
     assert!(out.contains("RESULT "), "the elevated copy did not run the scenario:\n{out}");
     assert!(!out.contains("DEVICE Test Driver"), "an elevated process used VK_DRIVER_FILES or XDG_CONFIG_HOME:\n{out}");
 }
+
+#[test]
+fn drivers_without_devices_are_released_and_the_rest_still_work() {
+    let dir = common::scratch("release");
+    let empty = common::driver_manifest(&dir, "empty.json", &common::tagged_driver(&dir, "empty"));
+    let used = common::driver_manifest(&dir, "used.json", &common::tagged_driver(&dir, "used"));
+    let env = [
+        ("VK_DRIVER_FILES", format!("{}:{}", path(&empty), path(&used))),
+        ("VK_TEST_DRIVER_DEVICES_EMPTY", String::new()),
+        ("VK_LOADER_DEBUG", "driver".to_string()),
+    ];
+    let (ok, out, err) = child("draw", &env);
+    assert!(ok && out.contains("DRAWS 2"), "{out}{err}");
+    assert!(err.contains(&format!("{}: no physical device; driver released", path(&empty))), "{err}");
+    assert!(!err.contains(&format!("{}: no physical device", path(&used))), "{err}");
+}
