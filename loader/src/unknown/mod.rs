@@ -30,6 +30,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use vk_generated::types::*;
 
+use crate::host_alloc::with_system_allocator;
 use crate::instance::Instance;
 use crate::loader_abi::{TerminatorPhysicalDevice, UnknownSlots, UNKNOWN_SLOTS};
 use crate::log::{self, Level};
@@ -110,7 +111,8 @@ fn slot_for(names: &mut Vec<CString>, name: &CStr, level: &str) -> Option<(usize
         log::write(Level::Error, &format!("vkGetInstanceProcAddr: {name:?}: all {UNKNOWN_SLOTS} slots for unknown {level} commands are taken"));
         return None;
     }
-    names.push(name.to_owned());
+    // Process-lifetime data: never from an application's allocator.
+    with_system_allocator(|| names.push(name.to_owned()));
     Some((names.len() - 1, true))
 }
 
@@ -211,10 +213,10 @@ pub unsafe fn device_created(
         let pending: Vec<CString> = {
             let mut registry = lock(&DEVICES);
             if registry.names.len() == filled {
-                registry.live.push(LiveDevice { slots, device, gdpa });
+                with_system_allocator(|| registry.live.push(LiveDevice { slots, device, gdpa }));
                 return;
             }
-            registry.names[filled..].to_vec()
+            with_system_allocator(|| registry.names[filled..].to_vec())
         };
         for name in pending {
             if let Some(f) = gdpa(device, name.as_ptr()) {

@@ -13,7 +13,11 @@ pub fn artifact_dir() -> PathBuf {
 
 /// Our `libvulkan.so`. `cargo test` leaves the cdylib in `deps/`; only `cargo build` copies it up.
 pub fn libvulkan() -> PathBuf {
-    built("libvulkan.so")
+    // A copy of a test binary run from elsewhere (the elevated-process test) is told where it is.
+    match std::env::var_os("TEST_LIBVULKAN") {
+        Some(path) => PathBuf::from(path),
+        None => built("libvulkan.so"),
+    }
 }
 
 /// A library cargo built for this test run: the fresh copy in `deps/`, else the one beside it.
@@ -54,6 +58,14 @@ pub fn tagged_driver(dir: &std::path::Path, tag: &str) -> PathBuf {
     path
 }
 
+/// Runs this test binary's `scenario_entry` test in a child process with `SCENARIO` and `env` set
+/// (the loader reads the environment once and keeps what it dlopens, so each scenario needs its own
+/// process); returns (success, stdout, stderr).
+pub fn child(scenario: &str, env: &[(&str, String)]) -> (bool, String, String) {
+    let run = run_scenario("scenario_entry", scenario, env);
+    (run.status.success(), run.stdout, run.stderr)
+}
+
 /// The output of a scenario run in a child process.
 pub struct ChildRun {
     pub status: std::process::ExitStatus,
@@ -61,14 +73,15 @@ pub struct ChildRun {
     pub stderr: String,
 }
 
-/// Re-runs this test binary's test `entry` with `SCENARIO=scenario` and `env` (the loader reads
-/// the environment and keeps what it dlopens, so each scenario gets its own process). Variables
-/// that would point the loader elsewhere are removed first.
+/// Re-runs this test binary's test `entry` with `SCENARIO=scenario` and `env`, the host's `VK_*`
+/// variables removed; for checks that need the exit status (death tests).
 pub fn run_scenario(entry: &str, scenario: &str, env: &[(&str, String)]) -> ChildRun {
     let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
     cmd.args(["--exact", entry, "--nocapture", "--test-threads=1"]).env("SCENARIO", scenario);
-    for var in ["VK_DRIVER_FILES", "VK_ICD_FILENAMES", "VK_ADD_DRIVER_FILES", "VK_LOADER_DEVICE_SELECT", "VK_LOADER_DISABLE_SELECT", "VK_LOADER_DEBUG"] {
-        cmd.env_remove(var);
+    for (var, _) in std::env::vars() {
+        if var.starts_with("VK_") {
+            cmd.env_remove(var);
+        }
     }
     for (k, v) in env {
         cmd.env(k, v);
