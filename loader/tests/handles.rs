@@ -5,7 +5,6 @@
 mod common;
 
 use std::ffi::{c_char, c_void, CStr};
-use std::os::unix::process::ExitStatusExt;
 
 use vk_generated::types::*;
 
@@ -86,12 +85,7 @@ fn env(scenario: &str) -> Vec<(&'static str, String)> {
 
 /// Runs `scenario` and checks that it aborted after printing `message`.
 fn dies_with(scenario: &str, message: &str) {
-    let run = common::run_scenario("scenario_entry", scenario, &env(scenario));
-    assert!(run.stdout.contains("READY"), "{scenario}: the child failed before the bad call:\n{}{}", run.stdout, run.stderr);
-    assert!(!run.stdout.contains("SURVIVED"), "{scenario}: the bad call returned:\n{}", run.stdout);
-    assert_eq!(run.status.signal(), Some(libc::SIGABRT), "{scenario}: {:?}\n{}", run.status, run.stderr);
-    let line = format!("[Vulkan Loader] ERROR:   {message}");
-    assert!(run.stderr.lines().any(|l| l == line), "{scenario}: no line {line:?} in:\n{}", run.stderr);
+    common::assert_aborted_with(&common::run_scenario("scenario_entry", scenario, &env(scenario)), message);
 }
 
 #[test]
