@@ -2,6 +2,12 @@
 //! indirect-result register) and the stack as the caller set them. Only x16 and x17 (IP0/IP1, the
 //! registers the ABI reserves for veneers like these) are used. Slot offsets go through a register:
 //! the tables are larger than a scaled 12-bit immediate may reach.
+//!
+//! Tested under user-mode emulation (packages qemu-user, gcc-aarch64-linux-gnu, libc6-dev-arm64-cross):
+//! `CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc`,
+//! `CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER` and `LOADER_TEST_RUNNER` both
+//! `"qemu-aarch64 -L /usr/aarch64-linux-gnu"`, then
+//! `cargo test -p loader --target aarch64-unknown-linux-gnu --lib --test unknown_commands --test handles`.
 
 use core::arch::naked_asm;
 use core::mem::offset_of;

@@ -75,8 +75,22 @@ pub struct ChildRun {
 
 /// Re-runs this test binary's test `entry` with `SCENARIO=scenario` and `env`, the host's `VK_*`
 /// variables removed; for checks that need the exit status (death tests).
+///
+/// `LOADER_TEST_RUNNER` (say `qemu-aarch64 -L /usr/aarch64-linux-gnu`, with cargo's
+/// `CARGO_TARGET_<TRIPLE>_RUNNER` set the same) runs the child through that program: cross-built
+/// tests under user-mode emulation, where the kernel cannot run the binary itself.
 pub fn run_scenario(entry: &str, scenario: &str, env: &[(&str, String)]) -> ChildRun {
-    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    let exe = std::env::current_exe().unwrap();
+    let runner = std::env::var("LOADER_TEST_RUNNER").unwrap_or_default();
+    let mut words = runner.split_whitespace();
+    let mut cmd = match words.next() {
+        Some(program) => {
+            let mut cmd = std::process::Command::new(program);
+            cmd.args(words).arg(exe);
+            cmd
+        }
+        None => std::process::Command::new(exe),
+    };
     cmd.args(["--exact", entry, "--nocapture", "--test-threads=1"]).env("SCENARIO", scenario);
     for (var, _) in std::env::vars() {
         if var.starts_with("VK_") {
