@@ -130,6 +130,7 @@ fn scenario_entry() {
                 println!("READY");
                 call(f, 200, device.0, id, 0);
             }
+            "two-instances-many-threads" => two_instances_many_threads(&loader, instance, &pds),
             other => panic!("unknown scenario {other}"),
         }
         println!("SURVIVED");
@@ -188,6 +189,51 @@ unsafe fn all_commands(loader: &Loader, instance: VkInstance, pds: &[(VkPhysical
     }
     let destroy: unsafe extern "system" fn(VkInstance, *const VkAllocationCallbacks) = loader.get_as(instance, "vkDestroyInstance");
     destroy(instance, std::ptr::null());
+}
+
+/// A second instance beside the first, and threads that name new commands while others call
+/// through slots already given out: every call still reaches the right command on the right device.
+unsafe fn two_instances_many_threads(loader: &Loader, first: VkInstance, first_pds: &[(VkPhysicalDevice, u32)]) {
+    let second = create_instance(loader);
+    let second_pds = physical_devices(loader, second);
+    let instances = [(first, first_pds.to_vec()), (second, second_pds)];
+    let devices: Vec<Vec<(VkDevice, u32)>> = instances
+        .iter()
+        .map(|(instance, pds)| pds.iter().map(|&(pd, id)| (create_device(loader, *instance, pd), id)).collect())
+        .collect();
+    let tally = std::sync::Mutex::new(Tally::default());
+    std::thread::scope(|scope| {
+        for thread in 0..8usize {
+            let (instances, devices, tally) = (&instances, &devices, &tally);
+            scope.spawn(move || {
+                let mut mine = Tally::default();
+                // Each thread takes every eighth command, from one instance or the other.
+                for i in (thread..COUNT).step_by(8) {
+                    let which = (i / 8) % 2;
+                    let (instance, pds) = &instances[which];
+                    let f = loader.get(*instance, &synthetic::name(PHYSICAL_DEVICE_PREFIX, i));
+                    for &(pd, id) in pds {
+                        mine.check(call(f, i, pd.0, id, thread as u64), || format!("physical-device command {i} on {id:#x}"));
+                    }
+                    let g = loader.get(*instance, &synthetic::name(DEVICE_PREFIX, i));
+                    for &(device, id) in &devices[which] {
+                        mine.check(call(g, i, device.0, id, thread as u64), || format!("device command {i} on {id:#x}"));
+                    }
+                }
+                let mut tally = tally.lock().unwrap();
+                tally.right += mine.right;
+                tally.wrong.extend(mine.wrong);
+            });
+        }
+    });
+    tally.into_inner().unwrap().print("THREADS");
+    // Device commands named by the threads work on the second instance's devices too.
+    let f = loader.get(first, &synthetic::name(DEVICE_PREFIX, 7));
+    let mut later = Tally::default();
+    for &(device, id) in &devices[1] {
+        later.check(call(f, 7, device.0, id, 99), || format!("device command 7 on {id:#x}"));
+    }
+    later.print("OTHER-INSTANCE");
 }
 
 /// Two tagged test drivers: A with a discrete and an integrated device, B with a cpu and a
@@ -249,4 +295,13 @@ fn a_physical_device_command_its_driver_lacks_stops_with_its_name() {
 #[test]
 fn a_device_command_its_driver_lacks_stops_with_its_name() {
     dies_with("missing-device-command", "Function vkTestDeviceCommand200TEST not supported for this device");
+}
+
+#[test]
+fn two_instances_and_eight_threads_naming_and_calling_at_once() {
+    let run = common::run_scenario("scenario_entry", "two-instances-many-threads", &two_drivers("unknown-threads", &[]));
+    assert!(run.status.success() && run.stdout.contains("SURVIVED"), "{}\n{}", run.stdout, run.stderr);
+    // Every command once, on the 4 physical devices and the 4 devices of one instance.
+    assert_eq!(line_with(&run.stdout, "THREADS"), format!("THREADS RIGHT {} WRONG 0", COUNT * 8), "{}", run.stdout);
+    assert_eq!(line_with(&run.stdout, "OTHER-INSTANCE"), "OTHER-INSTANCE RIGHT 4 WRONG 0", "{}", run.stdout);
 }
