@@ -13,6 +13,7 @@ use crate::direct_loading::{self, DirectDrivers};
 use crate::discovery;
 use crate::driver::{self, Driver};
 use crate::ffi;
+use crate::host_alloc::AllocatorScope;
 use crate::log::{self, Level};
 use crate::manifest;
 use crate::physical_device::{self, PhysicalDevice};
@@ -200,13 +201,19 @@ pub unsafe extern "system" fn vkCreateInstance(
         if pCreateInfo.is_null() || pInstance.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
+        let memory = AllocatorScope::enter(pAllocator, VkSystemAllocationScope::INSTANCE);
         let creation_callbacks = debug::callbacks_in_chain((*pCreateInfo).pNext);
         let _scope = debug::Scope::enter(creation_callbacks.clone());
         match create_instance(&*pCreateInfo, pAllocator, creation_callbacks) {
+            Ok(instance) if memory.failed() => {
+                destroy_instance(instance, pAllocator);
+                VkResult::ERROR_OUT_OF_HOST_MEMORY
+            }
             Ok(instance) => {
                 *pInstance = VkInstance(Box::into_raw(instance) as *mut _);
                 VkResult::SUCCESS
             }
+            Err(_) if memory.failed() => VkResult::ERROR_OUT_OF_HOST_MEMORY,
             Err(result) => result,
         }
     })
@@ -366,13 +373,18 @@ pub unsafe extern "system" fn vkDestroyInstance(instance: VkInstance, pAllocator
         if instance.is_null() {
             return;
         }
-        let instance = Box::from_raw(instance.0 as *mut Instance);
-        let _scope = debug::Scope::of_instance(&instance, true);
-        for d in &instance.drivers {
-            log::log(Level::Driver, &format!("vkDestroyInstance: destroying the instance of {}", d.driver.manifest_path));
-            if let Some(destroy) = d.table.vkDestroyInstance {
-                destroy(d.handle, pAllocator);
-            }
-        }
+        destroy_instance(Box::from_raw(instance.0 as *mut Instance), pAllocator);
     })
+}
+
+/// Destroys the drivers' instances; the loader's memory is freed (to the allocator each block
+/// came from) when `instance` drops.
+unsafe fn destroy_instance(instance: Box<Instance>, allocator: *const VkAllocationCallbacks) {
+    let _scope = debug::Scope::of_instance(&instance, true);
+    for d in &instance.drivers {
+        log::log(Level::Driver, &format!("vkDestroyInstance: destroying the instance of {}", d.driver.manifest_path));
+        if let Some(destroy) = d.table.vkDestroyInstance {
+            destroy(d.handle, allocator);
+        }
+    }
 }

@@ -83,6 +83,11 @@ fn scenario_entry() {
                 }
             }
             "incomplete" => incomplete(&get, instance, count),
+            "gpa" => {
+                for name in [c"vkEnumeratePhysicalDeviceGroups", c"vkGetPhysicalDeviceProperties2", c"vkGetPhysicalDeviceProperties2KHR", c"vkCmdDraw", c"vkCreateDebugUtilsMessengerEXT", c"vkNotACommand"] {
+                    println!("GPA {} {}", name.to_string_lossy(), get(instance, name).is_some());
+                }
+            }
             _ => {}
         }
         let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
@@ -378,4 +383,26 @@ fn drivers_without_devices_are_released_and_the_rest_still_work() {
     assert!(ok && out.contains("DRAWS 2"), "{out}{err}");
     assert!(err.contains(&format!("{}: no physical device; driver released", path(&empty))), "{err}");
     assert!(!err.contains(&format!("{}: no physical device", path(&used))), "{err}");
+}
+
+/// On a 1.0 instance with no extension enabled: core commands of every version are handed out
+/// (as the spec's table and the Khronos loader do), instance extension commands are not.
+#[test]
+fn instance_proc_addr_hands_out_core_commands_and_enabled_extensions_only() {
+    let dir = common::scratch("gpa");
+    let manifest = common::driver_manifest(&dir, "d.json", &common::test_driver());
+    let (ok, out, err) = child("gpa", &[("VK_DRIVER_FILES", path(&manifest))]);
+    assert!(ok, "{out}{err}");
+    let answers: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("GPA ")).collect();
+    assert_eq!(
+        answers,
+        [
+            "vkEnumeratePhysicalDeviceGroups true",
+            "vkGetPhysicalDeviceProperties2 true",
+            "vkGetPhysicalDeviceProperties2KHR false",
+            "vkCmdDraw true",
+            "vkCreateDebugUtilsMessengerEXT false",
+            "vkNotACommand false",
+        ]
+    );
 }
