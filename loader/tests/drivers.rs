@@ -100,9 +100,18 @@ unsafe fn draw(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: 
     let create: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
     let priority = 1.0f32;
     let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
-    let info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };
+    // A device group of one, naming the application's (loader) handle.
+    let members = [pd];
+    let group = VkDeviceGroupDeviceCreateInfo { physicalDeviceCount: 1, pPhysicalDevices: members.as_ptr(), ..Default::default() };
+    let info = VkDeviceCreateInfo {
+        pNext: &group as *const _ as *const std::ffi::c_void,
+        queueCreateInfoCount: 1,
+        pQueueCreateInfos: &queue,
+        ..Default::default()
+    };
     let mut device = VkDevice::NULL;
     assert_eq!(create.unwrap()(pd, &info, std::ptr::null(), &mut device), VkResult::SUCCESS);
+    assert_eq!(group.pPhysicalDevices, members.as_ptr(), "the application's struct is restored");
     let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(get(instance, c"vkGetDeviceProcAddr"));
     let dev = |name: &CStr| gdpa.unwrap()(device, name.as_ptr());
     let pool_create: PFN_vkCreateCommandPool = std::mem::transmute(dev(c"vkCreateCommandPool"));
