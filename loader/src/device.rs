@@ -53,7 +53,9 @@ pub unsafe extern "system" fn vkCreateDevice(
         };
         let memory = AllocatorScope::enter(pAllocator, VkSystemAllocationScope::DEVICE);
         let mut device = VkDevice::NULL;
-        let result = create(pd.term.driver_handle, pCreateInfo, pAllocator, &mut device);
+        let result = with_driver_handles_in_device_group(&*pCreateInfo, || {
+            create(pd.term.driver_handle, pCreateInfo, pAllocator, &mut device)
+        });
         if result != VkResult::SUCCESS {
             return result;
         }
@@ -81,6 +83,31 @@ pub unsafe extern "system" fn vkCreateDevice(
         *pDevice = device;
         VkResult::SUCCESS
     })
+}
+
+/// Runs `create` with the physical devices of a chained `VkDeviceGroupDeviceCreateInfo` replaced
+/// by the driver's own handles (the application names the loader's), and puts the application's
+/// array back afterwards, as the Khronos loader does.
+unsafe fn with_driver_handles_in_device_group(info: &VkDeviceCreateInfo, create: impl FnOnce() -> VkResult) -> VkResult {
+    let Some(group) = vk_generated::find_in_chain::<VkDeviceGroupDeviceCreateInfo>(info.pNext) else { return create() };
+    if group.pPhysicalDevices.is_null() || group.physicalDeviceCount == 0 {
+        return create();
+    }
+    let members = std::slice::from_raw_parts(group.pPhysicalDevices, group.physicalDeviceCount as usize);
+    let mut driver_handles = Vec::with_capacity(members.len());
+    for &member in members {
+        match PhysicalDevice::from_handle(member) {
+            Some(pd) => driver_handles.push(pd.term.driver_handle),
+            None => return VkResult::ERROR_INITIALIZATION_FAILED,
+        }
+    }
+    // The struct is the application's (const in C): patched for the call, then restored.
+    let group = group as *const VkDeviceGroupDeviceCreateInfo as *mut VkDeviceGroupDeviceCreateInfo;
+    let original = (*group).pPhysicalDevices;
+    (*group).pPhysicalDevices = driver_handles.as_ptr();
+    let result = create();
+    (*group).pPhysicalDevices = original;
+    result
 }
 
 pub unsafe extern "system" fn vkDestroyDevice(device: VkDevice, pAllocator: *const VkAllocationCallbacks) {
