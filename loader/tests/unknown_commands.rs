@@ -130,6 +130,12 @@ fn scenario_entry() {
                 println!("READY");
                 call(f, 200, device.0, id, 0);
             }
+            "unknown-command-on-an-instance" | "unknown-command-on-null" => {
+                let f = loader.get(instance, &synthetic::name(PHYSICAL_DEVICE_PREFIX, 5));
+                let handle = if scenario.ends_with("null") { std::ptr::null_mut() } else { instance.0 };
+                println!("READY");
+                call(f, 5, handle, 0, 0);
+            }
             "two-instances-many-threads" => two_instances_many_threads(&loader, instance, &pds),
             other => panic!("unknown scenario {other}"),
         }
@@ -280,13 +286,13 @@ fn an_interface_3_driver_gets_physical_device_commands_through_its_get_instance_
     assert_all_calls_right("unknown-interface3", &[("VK_TEST_DRIVER_INTERFACE_VERSION_A", "3")]);
 }
 
-/// Driver B provides only the first ten synthetic commands: calling number 200 on its device stops
-/// with the command's name.
+/// Runs a death scenario with driver B providing only the first ten synthetic commands.
 fn dies_with(scenario: &str, message: &str) {
     let run = common::run_scenario("scenario_entry", scenario, &two_drivers(scenario, &[("VK_TEST_DRIVER_SYNTHETIC_COMMANDS_B", "10")]));
     common::assert_aborted_with(&run, message);
 }
 
+/// Command 200 called on a device of driver B, which lacks it, stops with the command's name.
 #[test]
 fn a_physical_device_command_its_driver_lacks_stops_with_its_name() {
     dies_with("missing-physical-device-command", "Function vkTestPhysicalDeviceCommand200TEST not supported for this physical device");
@@ -304,4 +310,11 @@ fn two_instances_and_eight_threads_naming_and_calling_at_once() {
     // Every command once, on the 4 physical devices and the 4 devices of one instance.
     assert_eq!(line_with(&run.stdout, "THREADS"), format!("THREADS RIGHT {} WRONG 0", COUNT * 8), "{}", run.stdout);
     assert_eq!(line_with(&run.stdout, "OTHER-INSTANCE"), "OTHER-INSTANCE RIGHT 4 WRONG 0", "{}", run.stdout);
+}
+
+#[test]
+fn an_unknown_physical_device_command_checks_its_handle() {
+    let message = "vkTestPhysicalDeviceCommand005TEST: Invalid physicalDevice [VUID-vkTestPhysicalDeviceCommand005TEST-physicalDevice-parameter]";
+    dies_with("unknown-command-on-an-instance", message);
+    dies_with("unknown-command-on-null", message);
 }

@@ -1,6 +1,6 @@
 //! The unknown-command stubs for aarch64 (AAPCS64): tail jumps that leave x0-x7, v0-v7, x8 (the
 //! indirect-result register) and the stack as the caller set them. Only x16 and x17 (IP0/IP1, the
-//! registers the ABI reserves for veneers like these) are used. Slot offsets go through a register:
+//! registers the ABI reserves for veneers like these) and the flags are used. Slot offsets go through a register:
 //! the tables are larger than a scaled 12-bit immediate may reach.
 //!
 //! Tested under user-mode emulation (packages qemu-user, gcc-aarch64-linux-gnu, libc6-dev-arm64-cross):
@@ -12,19 +12,40 @@
 use core::arch::naked_asm;
 use core::mem::offset_of;
 
-use super::{missing_device_command, missing_physical_device_command, SLOT_SIZE};
+use super::{invalid_physical_device, missing_device_command, missing_physical_device_command, SLOT_SIZE};
+use crate::handles::{HandleHeader, PHYSICAL_DEVICE_MAGIC};
 use crate::device::DeviceData;
 use crate::loader_abi::{InstanceDispatch, TerminatorPhysicalDevice};
 
-/// Physical-device slot `I`: see the x86_64 version.
+/// Physical-device slot `I`: see the x86_64 version (the handle check included).
 #[unsafe(naked)]
 pub unsafe extern "system" fn physical_device_trampoline<const I: usize>() {
     naked_asm!(
+        "cbz x0, 3f",
+        "tst x0, #7",
+        "b.ne 3f",
+        "ldr x16, [x0, #{magic_at}]",
+        "movz x17, #{m0}",
+        "movk x17, #{m1}, lsl #16",
+        "movk x17, #{m2}, lsl #32",
+        "movk x17, #{m3}, lsl #48",
+        "cmp x16, x17",
+        "b.ne 3f",
         "ldr x16, [x0]",
         "mov x17, #{slot}",
         "ldr x16, [x16, x17]",
         "br x16",
+        "3:",
+        "mov x1, #{index}",
+        "b {invalid}",
+        magic_at = const offset_of!(HandleHeader, magic),
+        m0 = const PHYSICAL_DEVICE_MAGIC & 0xffff,
+        m1 = const (PHYSICAL_DEVICE_MAGIC >> 16) & 0xffff,
+        m2 = const (PHYSICAL_DEVICE_MAGIC >> 32) & 0xffff,
+        m3 = const PHYSICAL_DEVICE_MAGIC >> 48,
         slot = const offset_of!(InstanceDispatch, unknown) + SLOT_SIZE * I,
+        index = const I,
+        invalid = sym invalid_physical_device,
     )
 }
 

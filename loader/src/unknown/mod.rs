@@ -6,7 +6,8 @@
 //!    knows it: it is a physical-device command. It gets a slot; each driver's slot holds the
 //!    driver's function (its `vk_icdGetPhysicalDeviceProcAddr` answer, or its GetInstanceProcAddr's
 //!    for drivers older than interface 4); the application gets `physical_device_trampoline<slot>`,
-//!    which jumps through the slot of its handle's dispatch table, where
+//!    which checks the handle's magic word (see `handles`) and jumps through the slot of its
+//!    dispatch table, where
 //!    `physical_device_terminator<slot>` swaps in the driver's handle and jumps to the driver.
 //! 2. a driver's GetInstanceProcAddr (or a layer) knows it: it is a device command. It gets a
 //!    device slot, filled in every device (from its `vkGetDeviceProcAddr`) when the device is
@@ -243,6 +244,11 @@ pub(crate) extern "C" fn missing_physical_device_command(physical_device: *const
     let name = name_of(&PHYSICAL_DEVICE_NAMES, slot);
     log::write(Level::Error, &format!("Function {name} not supported for this physical device"));
     std::process::abort()
+}
+
+/// Reached from `physical_device_trampoline<slot>` when its handle is not a loader physical device.
+pub(crate) extern "C" fn invalid_physical_device(_handle: *const std::ffi::c_void, slot: usize) -> ! {
+    crate::handles::invalid_handle(&name_of(&PHYSICAL_DEVICE_NAMES, slot), "physicalDevice")
 }
 
 /// Reached from `device_missing<slot>` when a device's driver lacks the command.
