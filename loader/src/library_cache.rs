@@ -9,10 +9,13 @@
 //! unloaded. `dlopen` of a path already loaded returns the loaded library anyway, so a library
 //! replaced on disk while the process runs is no more (or less) visible than without the cache.
 //!
-//! A library that fails to load is not remembered: the next call tries again.
+//! A library that fails to load is not remembered: the next call tries again. The cache lives as
+//! long as the process, so it is allocated from the system, never from an application's
+//! `VkAllocationCallbacks` (see host_alloc).
 
 use std::sync::{Arc, Mutex};
 
+use crate::host_alloc::with_system_allocator;
 use crate::platform::Library;
 
 static LOADED: Mutex<Vec<(String, Arc<Library>)>> = Mutex::new(Vec::new());
@@ -30,11 +33,13 @@ pub fn open(path: &str) -> Result<Arc<Library>, String> {
     if let Some(lib) = get(path) {
         return Ok(lib);
     }
-    let lib = Arc::new(Library::open(path)?);
-    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, earlier)) = loaded.iter().find(|(p, _)| p == path) {
-        return Ok(earlier.clone());
-    }
-    loaded.push((path.to_string(), lib.clone()));
-    Ok(lib)
+    with_system_allocator(|| {
+        let lib = Arc::new(Library::open(path)?);
+        let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, earlier)) = loaded.iter().find(|(p, _)| p == path) {
+            return Ok(earlier.clone());
+        }
+        loaded.push((path.to_string(), lib.clone()));
+        Ok(lib)
+    })
 }

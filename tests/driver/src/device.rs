@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use vk_generated::layer_abi::ICD_LOADER_MAGIC;
+
+use crate::config;
 use vk_generated::types::*;
 
 use crate::instance::{features_supported, physical_device_ref, QUEUE_COUNT};
@@ -14,6 +16,8 @@ use crate::{c_string_list, device_proc_addr, guard};
 #[repr(C)]
 struct Device {
     loader_data: usize,
+    /// The physical device's `deviceID`, for the synthetic commands to say where they ran.
+    device_id: u32,
     queues: Vec<Box<Queue>>,
     /// Command pools, each owning its command buffers; destroyed with the device at the latest.
     pools: Mutex<Vec<Box<CommandPool>>>,
@@ -58,6 +62,11 @@ unsafe fn device_ref<'a>(device: VkDevice) -> Option<&'a Device> {
     (device.0 as *const Device).as_ref()
 }
 
+/// The `deviceID` of the physical device `device` was created from.
+pub(crate) unsafe fn device_id(device: VkDevice) -> Option<u32> {
+    device_ref(device).map(|d| d.device_id)
+}
+
 unsafe fn command_buffer_ref<'a>(command_buffer: VkCommandBuffer) -> Option<&'a CommandBuffer> {
     (command_buffer.0 as *const CommandBuffer).as_ref()
 }
@@ -93,6 +102,16 @@ pub unsafe extern "system" fn vkCreateDevice(
             {
                 return VkResult::ERROR_FEATURE_NOT_PRESENT;
             }
+            // A real driver would dereference these as its own physical devices: the loader
+            // must have replaced the application's (loader) handles with the driver's.
+            if item.sType == VkStructureType::DEVICE_GROUP_DEVICE_CREATE_INFO {
+                let group = &*(next as *const VkDeviceGroupDeviceCreateInfo);
+                let members = std::slice::from_raw_parts(group.pPhysicalDevices, group.physicalDeviceCount as usize);
+                if members.iter().any(|m| !vk_generated::layer_abi::valid_loader_magic_value(m.0)) {
+                    eprintln!("vk_test_driver: VkDeviceGroupDeviceCreateInfo names a physical device that is not the driver's");
+                    return VkResult::ERROR_INITIALIZATION_FAILED;
+                }
+            }
             next = item.pNext;
         }
         let queue_infos = match (info.queueCreateInfoCount, info.pQueueCreateInfos.is_null()) {
@@ -122,6 +141,7 @@ pub unsafe extern "system" fn vkCreateDevice(
         }
         let device = Box::new(Device {
             loader_data: ICD_LOADER_MAGIC,
+            device_id: pd.spec.device_id,
             queues,
             pools: Mutex::new(Vec::new()),
         });
@@ -245,8 +265,9 @@ pub unsafe extern "system" fn vkAllocateCommandBuffers(
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         for i in 0..info.commandBufferCount as usize {
+            let magic = if config::no_magic() { 0 } else { ICD_LOADER_MAGIC };
             let buffer = Box::new(CommandBuffer {
-                loader_data: ICD_LOADER_MAGIC,
+                loader_data: magic,
                 draws: AtomicU32::new(0),
             });
             pCommandBuffers.add(i).write(command_buffer_handle(&buffer));

@@ -17,8 +17,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use vk_generated::types::{PFN_vkVoidFunction, VkInstance, VkResult};
 
 mod config;
+mod debug;
 mod device;
 mod instance;
+pub mod synthetic;
 
 /// No interface version negotiated yet: the loader is a legacy one (interface 0 or 1).
 const NOT_NEGOTIATED: u32 = u32::MAX;
@@ -93,7 +95,7 @@ pub(crate) unsafe fn device_proc_addr(pName: *const c_char) -> PFN_vkVoidFunctio
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Level {
+pub(crate) enum Level {
     /// The loader interface itself (`vk_icd*`, `vkGetInstanceProcAddr`).
     Icd,
     Global,
@@ -118,6 +120,7 @@ unsafe fn find(name: *const c_char, accept: impl Fn(Level) -> bool) -> PFN_vkVoi
         .iter()
         .find(|e| e.name == name && accept(e.level))
         .map(|e| e.function)
+        .or_else(|| synthetic::find(name, &accept))
 }
 
 macro_rules! entries {
@@ -145,6 +148,8 @@ entries! {
     Global c"vkEnumerateInstanceVersion" => instance::vkEnumerateInstanceVersion,
     Instance c"vkDestroyInstance" => instance::vkDestroyInstance,
     Instance c"vkEnumeratePhysicalDevices" => instance::vkEnumeratePhysicalDevices,
+    Instance c"vkCreateDebugUtilsMessengerEXT" => debug::vkCreateDebugUtilsMessengerEXT,
+    Instance c"vkDestroyDebugUtilsMessengerEXT" => debug::vkDestroyDebugUtilsMessengerEXT,
     Instance c"vkEnumeratePhysicalDeviceGroups" => instance::vkEnumeratePhysicalDeviceGroups,
     Instance c"vkEnumeratePhysicalDeviceGroupsKHR" => instance::vkEnumeratePhysicalDeviceGroups,
     PhysicalDevice c"vkGetPhysicalDeviceProperties" => instance::vkGetPhysicalDeviceProperties,
