@@ -12,10 +12,11 @@ use crate::instance::Instance;
 use crate::{ffi, hand_written};
 
 pub unsafe extern "system" fn vkGetInstanceProcAddr(instance: VkInstance, pName: *const c_char) -> PFN_vkVoidFunction {
+    // Not a Vulkan name: NULL without a lookup or asking the drivers (as vkGetDeviceProcAddr).
+    if pName.is_null() || *pName != b'v' as c_char || *pName.add(1) != b'k' as c_char {
+        return None;
+    }
     ffi::guard("vkGetInstanceProcAddr", None, || {
-        if pName.is_null() {
-            return None;
-        }
         if !instance.is_null() {
             crate::handles::check_instance(instance.0, "vkGetInstanceProcAddr", "instance");
         }
