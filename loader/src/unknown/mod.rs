@@ -149,15 +149,13 @@ pub unsafe fn instance_proc_addr(instance: &Instance, name: &CStr) -> PFN_vkVoid
 /// # Safety
 /// As [`instance_proc_addr`].
 pub unsafe fn physical_device_command(instance: &Instance, name: &CStr, layers: Resolver) -> PFN_vkVoidFunction {
-    let from_drivers: Vec<PFN_vkVoidFunction> = instance
-        .drivers
-        .iter()
-        .map(|d| d.driver.get_physical_device_proc_addr.and_then(|gpdpa| gpdpa(d.handle, name.as_ptr())))
-        .collect();
+    let ask = |d: &crate::instance::DriverInstance| d.driver.get_physical_device_proc_addr.and_then(|gpdpa| gpdpa(d.handle, name.as_ptr()));
     let from_layers = layers.and_then(|resolve| resolve(name));
-    if from_layers.is_none() && from_drivers.iter().all(Option::is_none) {
+    // Most names asked here are no physical-device command: answer those without allocating.
+    if from_layers.is_none() && !instance.drivers.iter().any(|d| ask(d).is_some()) {
         return None;
     }
+    let from_drivers: Vec<PFN_vkVoidFunction> = instance.drivers.iter().map(ask).collect();
     let (slot, new) = slot_for(&mut lock(&PHYSICAL_DEVICE_NAMES), name, "physical-device")?;
     for (d, found) in instance.drivers.iter().zip(from_drivers) {
         // A driver without vk_icdGetPhysicalDeviceProcAddr cannot say; its GetInstanceProcAddr may.
