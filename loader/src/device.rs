@@ -17,6 +17,8 @@ pub struct DeviceData {
     pub table: DeviceDispatchTable,
     /// The driver's `vkGetDeviceProcAddr`, for names the generated table does not know.
     pub driver_gdpa: PFN_vkGetDeviceProcAddr,
+    /// The driver's swapchain commands where the loader unwraps surfaces for it.
+    pub wsi: crate::surface::DeviceWsi,
 }
 
 impl DeviceData {
@@ -57,10 +59,9 @@ pub unsafe extern "system" fn vkCreateDevice(
             }
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
-        let data = Box::new(DeviceData {
-            table: DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr())),
-            driver_gdpa: Some(gdpa),
-        });
+        let mut table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
+        let wsi = crate::surface::DeviceWsi::install(&mut table, pd);
+        let data = Box::new(DeviceData { table, driver_gdpa: Some(gdpa), wsi });
         *(device.0 as *mut *const DeviceData) = Box::into_raw(data);
         *pDevice = device;
         VkResult::SUCCESS

@@ -22,6 +22,8 @@ pub struct Driver {
     pub manifest_path: String,
     pub library_path: String,
     pub manifest: DriverManifest,
+    /// The negotiated loader-driver interface version (0-7).
+    pub interface_version: u32,
     pub get_instance_proc_addr: Gipa,
     _library: Library,
 }
@@ -105,6 +107,7 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
         manifest_path: manifest_path.to_string(),
         library_path: path,
         manifest,
+        interface_version,
         get_instance_proc_addr,
         _library: library,
     }))

@@ -21,6 +21,7 @@ mod log;
 mod manifest;
 mod physical_device;
 mod platform;
+mod surface;
 mod terminators;
 
 /// The generated trampolines and default terminators. Compiled into this crate only: they carry

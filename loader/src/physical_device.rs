@@ -17,6 +17,8 @@ pub struct PhysicalDevice {
     pub term: TerminatorPhysicalDevice,
     /// Index of the owning driver in `Instance::drivers`.
     pub driver: usize,
+    /// The instance it belongs to (boxed: the address stays put).
+    pub instance: *const Instance,
     /// The driver's `vkGetDeviceProcAddr` (a device-level command, so not in the instance table).
     pub driver_gdpa: PFN_vkGetDeviceProcAddr,
     pub properties: VkPhysicalDeviceProperties,
@@ -58,6 +60,7 @@ pub fn enumerate(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
             devices.push(Box::new(PhysicalDevice {
                 term: TerminatorPhysicalDevice { dispatch, driver_table: &*d.table, driver_handle: handle },
                 driver: index,
+                instance,
                 driver_gdpa,
                 properties,
             }));
