@@ -19,6 +19,7 @@ use vk_generated::types::{PFN_vkVoidFunction, VkInstance, VkResult};
 mod config;
 mod device;
 mod instance;
+mod surface;
 
 /// No interface version negotiated yet: the loader is a legacy one (interface 0 or 1).
 const NOT_NEGOTIATED: u32 = u32::MAX;
@@ -165,6 +166,20 @@ entries! {
     PhysicalDevice c"vkEnumerateDeviceExtensionProperties" => instance::vkEnumerateDeviceExtensionProperties,
     PhysicalDevice c"vkCreateDevice" => device::vkCreateDevice,
     PhysicalDevice c"vkGetTestDriverRequestedApiVersionTEST" => instance::vkGetTestDriverRequestedApiVersionTEST,
+    Instance c"vkCreateHeadlessSurfaceEXT" => surface::vkCreateHeadlessSurfaceEXT,
+    Instance c"vkCreateXcbSurfaceKHR" => surface::vkCreateXcbSurfaceKHR,
+    Instance c"vkCreateDisplayPlaneSurfaceKHR" => surface::vkCreateDisplayPlaneSurfaceKHR,
+    Instance c"vkDestroySurfaceKHR" => surface::vkDestroySurfaceKHR,
+    PhysicalDevice c"vkGetPhysicalDeviceSurfaceSupportKHR" => surface::vkGetPhysicalDeviceSurfaceSupportKHR,
+    PhysicalDevice c"vkGetPhysicalDeviceSurfaceCapabilitiesKHR" => surface::vkGetPhysicalDeviceSurfaceCapabilitiesKHR,
+    PhysicalDevice c"vkGetPhysicalDeviceSurfaceFormatsKHR" => surface::vkGetPhysicalDeviceSurfaceFormatsKHR,
+    PhysicalDevice c"vkGetPhysicalDeviceSurfacePresentModesKHR" => surface::vkGetPhysicalDeviceSurfacePresentModesKHR,
+    PhysicalDevice c"vkGetPhysicalDevicePresentRectanglesKHR" => surface::vkGetPhysicalDevicePresentRectanglesKHR,
+    PhysicalDevice c"vkGetPhysicalDeviceSurfaceCapabilities2KHR" => surface::vkGetPhysicalDeviceSurfaceCapabilities2KHR,
+    PhysicalDevice c"vkGetPhysicalDeviceSurfaceFormats2KHR" => surface::vkGetPhysicalDeviceSurfaceFormats2KHR,
+    Device c"vkCreateSwapchainKHR" => surface::vkCreateSwapchainKHR,
+    Device c"vkDestroySwapchainKHR" => surface::vkDestroySwapchainKHR,
+    Device c"vkGetDeviceGroupSurfacePresentModesKHR" => surface::vkGetDeviceGroupSurfacePresentModesKHR,
     Device c"vkGetDeviceProcAddr" => device::vkGetDeviceProcAddr,
     Device c"vkDestroyDevice" => device::vkDestroyDevice,
     Device c"vkGetDeviceQueue" => device::vkGetDeviceQueue,
