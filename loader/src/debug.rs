@@ -13,6 +13,7 @@ use std::sync::Mutex;
 
 use vk_generated::types::*;
 
+use crate::host_alloc::AllocatorScope;
 use crate::instance::{DriverInstance, Instance};
 use crate::log::Level;
 
@@ -214,12 +215,14 @@ unsafe fn create(
     mut create_in_driver: impl FnMut(&DriverInstance) -> Result<u64, VkResult>,
     mut destroy_in_driver: impl FnMut(&DriverInstance, u64),
     extension: &[u8],
+    allocator: *const VkAllocationCallbacks,
     out: *mut u64,
 ) -> VkResult {
     let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
     if out.is_null() {
         return VkResult::ERROR_INITIALIZATION_FAILED;
     }
+    let memory = AllocatorScope::enter(allocator, VkSystemAllocationScope::OBJECT);
     let mut per_driver = Vec::new();
     for (index, driver) in drivers_with(instance, extension) {
         match create_in_driver(driver) {
@@ -232,7 +235,14 @@ unsafe fn create(
             }
         }
     }
-    *out = instance.messengers.insert(Box::new(Messenger { callback, per_driver }));
+    let messenger = Box::new(Messenger { callback, per_driver });
+    if memory.failed() {
+        for &(index, handle) in &messenger.per_driver {
+            destroy_in_driver(&instance.drivers[index], handle);
+        }
+        return VkResult::ERROR_OUT_OF_HOST_MEMORY;
+    }
+    *out = instance.messengers.insert(messenger);
     VkResult::SUCCESS
 }
 
@@ -276,6 +286,7 @@ pub unsafe extern "system" fn terminator_vkCreateDebugUtilsMessengerEXT(
             },
             |d, handle| destroy_utils_in_driver(d, handle, pAllocator),
             DEBUG_UTILS,
+            pAllocator,
             pMessenger as *mut u64,
         )
     })
@@ -338,6 +349,7 @@ pub unsafe extern "system" fn terminator_vkCreateDebugReportCallbackEXT(
             },
             |d, handle| destroy_report_in_driver(d, handle, pAllocator),
             DEBUG_REPORT,
+            pAllocator,
             pCallback as *mut u64,
         )
     })

@@ -7,6 +7,7 @@ use vk_generated::types::*;
 use vk_generated::{DispatchTable, DeviceDispatchTable};
 
 use crate::ffi;
+use crate::host_alloc::AllocatorScope;
 use crate::log::{self, Level};
 use crate::physical_device::PhysicalDevice;
 
@@ -47,6 +48,7 @@ pub unsafe extern "system" fn vkCreateDevice(
         let (Some(create), Some(gdpa)) = (driver.vkCreateDevice, pd.driver_gdpa) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
+        let memory = AllocatorScope::enter(pAllocator, VkSystemAllocationScope::DEVICE);
         let mut device = VkDevice::NULL;
         let result = create(pd.term.driver_handle, pCreateInfo, pAllocator, &mut device);
         if result != VkResult::SUCCESS {
@@ -62,6 +64,12 @@ pub unsafe extern "system" fn vkCreateDevice(
         let mut table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
         let wsi = crate::surface::DeviceWsi::install(&mut table, pd);
         let data = Box::new(DeviceData { table, driver_gdpa: Some(gdpa), wsi });
+        if memory.failed() {
+            if let Some(destroy) = data.table.vkDestroyDevice {
+                destroy(device, pAllocator);
+            }
+            return VkResult::ERROR_OUT_OF_HOST_MEMORY;
+        }
         *(device.0 as *mut *const DeviceData) = Box::into_raw(data);
         *pDevice = device;
         VkResult::SUCCESS

@@ -9,9 +9,11 @@ use vk_generated::types::*;
 use vk_generated::{DispatchTable, InstanceDispatchTable};
 
 use crate::debug;
+use crate::direct_loading::{self, DirectDrivers};
 use crate::discovery;
 use crate::driver::{self, Driver};
 use crate::ffi;
+use crate::host_alloc::AllocatorScope;
 use crate::log::{self, Level};
 use crate::manifest;
 use crate::physical_device::{self, PhysicalDevice};
@@ -19,8 +21,12 @@ use crate::terminators;
 
 /// Instance extensions the loader itself implements, whatever the drivers support (their spec
 /// versions are the registry's).
-pub const LOADER_INSTANCE_EXTENSIONS: &[&CStr] =
-    &[c"VK_EXT_debug_report", c"VK_EXT_debug_utils", c"VK_KHR_portability_enumeration"];
+pub const LOADER_INSTANCE_EXTENSIONS: &[&CStr] = &[
+    c"VK_EXT_debug_report",
+    c"VK_EXT_debug_utils",
+    c"VK_KHR_portability_enumeration",
+    direct_loading::EXTENSION,
+];
 
 /// One driver's instance under the loader's.
 pub struct DriverInstance {
@@ -47,6 +53,8 @@ pub struct Instance {
     pub drivers: Vec<DriverInstance>,
     /// Sorted as `vkEnumeratePhysicalDevices` reports them; boxed so handles stay put.
     pub physical_devices: Vec<Box<PhysicalDevice>>,
+    /// Physical-device groups as `vkEnumeratePhysicalDeviceGroups` reports them.
+    pub physical_device_groups: Vec<physical_device::Group>,
     pub api_version: u32,
     pub enabled_extensions: ExtensionSet,
     /// Debug callbacks chained to `VkInstanceCreateInfo`: they hear creation and destruction.
@@ -69,9 +77,23 @@ struct Rejected {
     reason: String,
 }
 
-/// Discovers and loads every driver the environment allows, logging why each skipped one was.
-fn load_drivers(rejected: &mut Vec<Rejected>) -> Vec<Arc<Driver>> {
+/// Loads the drivers the application handed over, then every driver the environment allows
+/// (unless the application's list is exclusive), logging why each skipped one was.
+fn load_drivers(rejected: &mut Vec<Rejected>, direct: Option<DirectDrivers>) -> Vec<Arc<Driver>> {
     let mut drivers: Vec<Arc<Driver>> = Vec::new();
+    let exclusive = direct.as_ref().is_some_and(|d| d.exclusive);
+    for (name, gipa) in direct.map(|d| d.drivers).unwrap_or_default() {
+        match driver::direct(name.clone(), gipa) {
+            Ok(d) => drivers.push(Arc::new(d)),
+            Err(reason) => {
+                log::log(Level::Warn, &format!("{name}: driver skipped: {reason}"));
+                rejected.push(Rejected { manifest: name, reason });
+            }
+        }
+    }
+    if exclusive {
+        return drivers;
+    }
     for found in discovery::driver_manifests() {
         if let Some(why) = &found.skipped {
             log::log(Level::Driver, &format!("{}: skipped: {why}", found.path));
@@ -140,7 +162,7 @@ pub unsafe extern "system" fn vkEnumerateInstanceExtensionProperties(
         if !pLayerName.is_null() {
             return VkResult::ERROR_LAYER_NOT_PRESENT;
         }
-        let per_driver: Vec<_> = load_drivers(&mut Vec::new()).iter().map(|d| driver_extensions(d)).collect();
+        let per_driver: Vec<_> = load_drivers(&mut Vec::new(), None).iter().map(|d| driver_extensions(d)).collect();
         ffi::fill(&all_instance_extensions(&per_driver), pPropertyCount, pProperties)
     })
 }
@@ -179,13 +201,19 @@ pub unsafe extern "system" fn vkCreateInstance(
         if pCreateInfo.is_null() || pInstance.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
+        let memory = AllocatorScope::enter(pAllocator, VkSystemAllocationScope::INSTANCE);
         let creation_callbacks = debug::callbacks_in_chain((*pCreateInfo).pNext);
         let _scope = debug::Scope::enter(creation_callbacks.clone());
         match create_instance(&*pCreateInfo, pAllocator, creation_callbacks) {
+            Ok(instance) if memory.failed() => {
+                destroy_instance(instance, pAllocator);
+                VkResult::ERROR_OUT_OF_HOST_MEMORY
+            }
             Ok(instance) => {
                 *pInstance = VkInstance(Box::into_raw(instance) as *mut _);
                 VkResult::SUCCESS
             }
+            Err(_) if memory.failed() => VkResult::ERROR_OUT_OF_HOST_MEMORY,
             Err(result) => result,
         }
     })
@@ -201,9 +229,10 @@ unsafe fn create_instance(
         log::write(Level::Error, &format!("vkCreateInstance: layer {layer:?} requested, and this loader does not load layers yet"));
         return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
     }
-    let mut rejected = Vec::new();
-    let drivers = load_drivers(&mut rejected);
     let requested = names(info.ppEnabledExtensionNames, info.enabledExtensionCount);
+    let direct = direct_loading::requested(info, requested.contains(&direct_loading::EXTENSION));
+    let mut rejected = Vec::new();
+    let drivers = load_drivers(&mut rejected, direct);
     // Each driver is asked once; its list decides what it gets and what the instance offers.
     let per_driver: Vec<Vec<VkExtensionProperties>> = drivers.iter().map(|d| driver_extensions(d)).collect();
     let available = all_instance_extensions(&per_driver);
@@ -257,6 +286,7 @@ unsafe fn create_instance(
         table: Box::new(*terminators::instance_terminators()),
         drivers: driver_instances,
         physical_devices: Vec::new(),
+        physical_device_groups: Vec::new(),
         api_version,
         enabled_extensions,
         creation_callbacks,
@@ -264,7 +294,37 @@ unsafe fn create_instance(
     });
     instance.dispatch = &*instance.table;
     instance.physical_devices = physical_device::enumerate(&instance);
+    release_drivers_without_devices(&mut instance, allocator);
+    instance.physical_device_groups = physical_device::groups(&instance);
     Ok(instance)
+}
+
+/// Destroys the driver instances that reported no physical device (unloading their libraries
+/// unless something else holds them), keeping `PhysicalDevice::driver` indices right.
+fn release_drivers_without_devices(instance: &mut Instance, allocator: *const VkAllocationCallbacks) {
+    let mut new_index = Vec::with_capacity(instance.drivers.len());
+    let mut kept = 0;
+    for index in 0..instance.drivers.len() {
+        let used = instance.physical_devices.iter().any(|d| d.driver == index);
+        new_index.push(kept);
+        kept += used as usize;
+    }
+    let mut index = 0;
+    instance.drivers.retain(|d| {
+        let used = instance.physical_devices.iter().any(|p| p.driver == index);
+        index += 1;
+        if !used {
+            log::log(Level::Driver, &format!("{}: no physical device; driver released", d.driver.manifest_path));
+            if let Some(destroy) = d.table.vkDestroyInstance {
+                // SAFETY: the driver's own instance, destroyed once, with the application's allocator.
+                unsafe { destroy(d.handle, allocator) };
+            }
+        }
+        used
+    });
+    for device in &mut instance.physical_devices {
+        device.driver = new_index[device.driver];
+    }
 }
 
 /// Creates one driver's instance with the extensions it supports and an API version it accepts;
@@ -313,13 +373,18 @@ pub unsafe extern "system" fn vkDestroyInstance(instance: VkInstance, pAllocator
         if instance.is_null() {
             return;
         }
-        let instance = Box::from_raw(instance.0 as *mut Instance);
-        let _scope = debug::Scope::of_instance(&instance, true);
-        for d in &instance.drivers {
-            log::log(Level::Driver, &format!("vkDestroyInstance: destroying the instance of {}", d.driver.manifest_path));
-            if let Some(destroy) = d.table.vkDestroyInstance {
-                destroy(d.handle, pAllocator);
-            }
-        }
+        destroy_instance(Box::from_raw(instance.0 as *mut Instance), pAllocator);
     })
+}
+
+/// Destroys the drivers' instances; the loader's memory is freed (to the allocator each block
+/// came from) when `instance` drops.
+unsafe fn destroy_instance(instance: Box<Instance>, allocator: *const VkAllocationCallbacks) {
+    let _scope = debug::Scope::of_instance(&instance, true);
+    for d in &instance.drivers {
+        log::log(Level::Driver, &format!("vkDestroyInstance: destroying the instance of {}", d.driver.manifest_path));
+        if let Some(destroy) = d.table.vkDestroyInstance {
+            destroy(d.handle, allocator);
+        }
+    }
 }

@@ -10,11 +10,14 @@
 
 mod debug;
 mod device;
+mod device_filter;
+mod direct_loading;
 mod discovery;
 mod driver;
 mod elf;
 mod ffi;
 mod gpa;
+mod host_alloc;
 mod instance;
 mod loader_abi;
 mod log;
@@ -29,6 +32,11 @@ mod terminators;
 #[rustfmt::skip]
 #[path = "../../generated/src/gen/trampolines.rs"]
 mod trampolines;
+
+/// Every allocation of the loader's Rust code: the application's `VkAllocationCallbacks` where a
+/// command received them (see `host_alloc`).
+#[global_allocator]
+static ALLOCATOR: host_alloc::LoaderAllocator = host_alloc::LoaderAllocator;
 
 /// The names the generated trampolines use (`crate::types`, `crate::loader_abi`).
 use vk_generated::types;

@@ -150,3 +150,19 @@ fn messengers_created_later_hear_the_application_once_until_destroyed() {
     assert!(!destruction.contains(" later "), "{destruction}");
     assert!(destruction.contains("REPORT create 16 "), "creation callbacks did not hear destruction:\n{destruction}");
 }
+
+#[test]
+fn drivers_with_debug_utils_get_a_messenger_of_their_own() {
+    let (drivers, _) = drivers_with_a_broken_manifest("debug-driver");
+    let env = [("VK_DRIVER_FILES", drivers), ("VK_TEST_DRIVER_INSTANCE_EXTENSIONS", "+VK_EXT_debug_utils".into())];
+    let (ok, out, err) = child("later", &env);
+    assert!(ok && out.contains("RESULT VK_SUCCESS"), "{out}{err}");
+    let after_creation = &out[out.find("CREATED").unwrap()..];
+    let before_destroy = &after_creation[..after_creation.find("DESTROYING").unwrap()];
+    let lines: Vec<&str> = before_destroy.lines().filter(|l| l.starts_with("UTILS") || l.starts_with("REPORT")).collect();
+    assert_eq!(
+        lines,
+        ["UTILS later 256 vk_test_driver: messenger created", "UTILS later 4096 app says hi", "REPORT later 2 app reports"],
+        "{out}"
+    );
+}

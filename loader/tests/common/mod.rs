@@ -13,7 +13,11 @@ pub fn artifact_dir() -> PathBuf {
 
 /// Our `libvulkan.so`. `cargo test` leaves the cdylib in `deps/`; only `cargo build` copies it up.
 pub fn libvulkan() -> PathBuf {
-    built("libvulkan.so")
+    // A copy of a test binary run from elsewhere (the elevated-process test) is told where it is.
+    match std::env::var_os("TEST_LIBVULKAN") {
+        Some(path) => PathBuf::from(path),
+        None => built("libvulkan.so"),
+    }
 }
 
 /// A library cargo built for this test run: the fresh copy in `deps/`, else the one beside it.
