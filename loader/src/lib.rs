@@ -15,6 +15,7 @@ mod direct_loading;
 mod discovery;
 mod driver;
 mod elf;
+mod emulation;
 mod ffi;
 mod gpa;
 mod host_alloc;

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use vk_generated::types::PFN_vkVoidFunction;
 use vk_generated::{DispatchTable, InstanceDispatchTable, COMMANDS};
 
-use crate::{debug, surface};
+use crate::{debug, emulation, surface};
 
 /// Erases a terminator's signature for a dispatch-table slot.
 macro_rules! erased {
@@ -29,7 +29,7 @@ fn loader_terminators() -> Vec<(&'static CStr, PFN_vkVoidFunction)> {
         (c"vkDestroyDebugReportCallbackEXT", erased!(debug::terminator_vkDestroyDebugReportCallbackEXT)),
         (c"vkDebugReportMessageEXT", erased!(debug::terminator_vkDebugReportMessageEXT)),
     ];
-    debug.into_iter().chain(surface::terminators()).collect()
+    debug.into_iter().chain(surface::terminators()).chain(emulation::terminators()).collect()
 }
 
 /// The terminator table every instance starts from (built once per process).

@@ -119,7 +119,22 @@ unsafe fn find(name: *const c_char, accept: impl Fn(Level) -> bool) -> PFN_vkVoi
     ENTRIES
         .iter()
         .find(|e| e.name == name && accept(e.level))
+        .filter(|e| !matches!(e.level, Level::Instance | Level::PhysicalDevice) || provided(name))
         .map(|e| e.function)
+}
+
+/// Whether the driver's API version and advertised extensions provide a registry command (always,
+/// unless `VK_TEST_DRIVER_STRICT_ENTRY_POINTS=1`; names the registry does not know always are).
+fn provided(name: &CStr) -> bool {
+    if !config::strict_entry_points() {
+        return true;
+    }
+    let Some(command) = vk_generated::lookup::command(name.to_bytes()) else { return true };
+    let mut advertised = vk_generated::lookup::ExtensionSet::new();
+    for extension in config::instance_extensions().iter().chain(&config::device_extensions()) {
+        advertised.insert_name(extension.as_bytes());
+    }
+    command.is_available(config::api_version(), &advertised)
 }
 
 macro_rules! entries {
