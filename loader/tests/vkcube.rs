@@ -1,7 +1,7 @@
 //! Real WSI: Khronos' `vkcube` (package vulkan-tools) renders through our library on Mesa's
 //! lavapipe into an Xvfb window (xcb surface, swapchain, present). A screenshot taken while it
 //! runs must show the textured cube in the middle of the window, and the process must have mapped
-//! our library, not the system loader.
+//! our library, not the system loader. vulkaninfo reports the same surfaces through both loaders.
 
 mod common;
 
@@ -26,26 +26,28 @@ struct Xvfb {
 }
 
 impl Xvfb {
+    /// Starts Xvfb on a display it picks itself (`-displayfd`: no race with other tests or
+    /// processes for a number); returns once it accepts connections.
     fn start() -> Xvfb {
-        // A display number nobody uses: no socket and no lock file.
-        let number = (90..400)
-            .map(|n| n + std::process::id() % 100)
-            .find(|n| !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() && !Path::new(&format!("/tmp/.X{n}-lock")).exists())
-            .expect("a free X display number");
-        let display = format!(":{number}");
+        use std::io::BufRead;
+        use std::os::fd::FromRawFd;
+        let mut fds = [0; 2];
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe");
+        unsafe { libc::fcntl(fds[0], libc::F_SETFD, libc::FD_CLOEXEC) };
         let child = Command::new("Xvfb")
-            .args([display.as_str(), "-screen", "0", &format!("{WIDTH}x{HEIGHT}x24"), "-br", "-nolisten", "tcp"])
+            .args(["-displayfd", &fds[1].to_string(), "-screen", "0", &format!("{WIDTH}x{HEIGHT}x24"), "-br", "-nolisten", "tcp"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("start Xvfb");
-        let socket = format!("/tmp/.X11-unix/X{number}");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !Path::new(&socket).exists() {
-            assert!(Instant::now() < deadline, "Xvfb {display} did not come up");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Xvfb { child, display }
+        unsafe { libc::close(fds[1]) };
+        // SAFETY: the read end of the pipe made above, owned here from now on.
+        let mut reader = std::io::BufReader::new(unsafe { std::fs::File::from_raw_fd(fds[0]) });
+        let mut number = String::new();
+        reader.read_line(&mut number).expect("Xvfb's display number");
+        let number = number.trim();
+        assert!(!number.is_empty() && number.chars().all(|c| c.is_ascii_digit()), "Xvfb did not start: {number:?}");
+        Xvfb { child, display: format!(":{number}") }
     }
 }
 
@@ -204,4 +206,48 @@ fn vkcube_draws_the_cube_through_our_library_on_lavapipe() {
     assert!(stderr.contains("[Vulkan Loader] DRIVER:") && stderr.contains("libvulkan_lvp.so, driver interface version"), "{stderr}");
     assert!(stderr.contains("Selected GPU 0: llvmpipe"), "{stderr}");
     eprintln!("the middle of the window showed {best} colours besides black");
+}
+
+/// vulkaninfo's "Presentable Surfaces" section: everything between its heading and the next one.
+fn presentable_surfaces(report: &str) -> String {
+    let start = report.find("Presentable Surfaces:").unwrap_or(report.len());
+    let rest = &report[start..];
+    let end = rest.find("\nGroups:").or_else(|| rest.find("\nDevice Properties and Extensions:")).unwrap_or(rest.len());
+    rest[..end].to_string()
+}
+
+/// vulkaninfo creates an xcb and an xlib surface for every GPU and reports its support, formats,
+/// present modes and capabilities (the 2KHR queries included): through our library it must say
+/// exactly what it says through the system's Khronos loader.
+#[test]
+fn vulkaninfo_presentable_surfaces_match_the_system_loader() {
+    let (Some(_), Some(vulkaninfo)) = (on_path("Xvfb"), on_path("vulkaninfo")) else {
+        eprintln!("SKIPPED: vulkaninfo_presentable_surfaces_match_the_system_loader needs Xvfb (package xvfb) and vulkaninfo (package vulkan-tools)");
+        return;
+    };
+    assert!(Path::new(LAVAPIPE).exists(), "{LAVAPIPE} missing: install mesa-vulkan-drivers");
+    let x = Xvfb::start();
+    let dir = common::scratch("vulkaninfo-wsi");
+    std::os::unix::fs::symlink(common::libvulkan(), dir.join("libvulkan.so.1")).unwrap();
+    let run = |library_path: Option<&Path>| {
+        let mut cmd = Command::new(&vulkaninfo);
+        for (var, _) in std::env::vars() {
+            if var.starts_with("VK_") {
+                cmd.env_remove(var);
+            }
+        }
+        cmd.env("DISPLAY", &x.display).env("VK_DRIVER_FILES", LAVAPIPE).env_remove("WAYLAND_DISPLAY");
+        match library_path {
+            Some(dir) => cmd.env("LD_LIBRARY_PATH", dir),
+            None => cmd.env_remove("LD_LIBRARY_PATH"),
+        };
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "vulkaninfo failed: {}", String::from_utf8_lossy(&out.stderr));
+        presentable_surfaces(&String::from_utf8_lossy(&out.stdout))
+    };
+    let ours = run(Some(&dir));
+    let system = run(None);
+    assert!(ours.contains("VK_KHR_xcb_surface") && ours.contains("VK_KHR_xlib_surface"), "{ours}");
+    assert!(ours.contains("PRESENT_MODE_FIFO_KHR") && ours.contains("VkSurfaceCapabilitiesKHR"), "{ours}");
+    assert_eq!(ours, system, "vulkaninfo's surfaces differ between our library and the system loader");
 }
