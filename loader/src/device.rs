@@ -50,7 +50,9 @@ pub unsafe extern "system" fn vkCreateDevice(
         };
         let memory = AllocatorScope::enter(pAllocator, VkSystemAllocationScope::DEVICE);
         let mut device = VkDevice::NULL;
-        let result = create(pd.term.driver_handle, pCreateInfo, pAllocator, &mut device);
+        let info = crate::device_group::DriverCreateInfo::new(&*pCreateInfo);
+        let result = create(pd.term.driver_handle, info.as_ptr(), pAllocator, &mut device);
+        drop(info);
         if result != VkResult::SUCCESS {
             return result;
         }

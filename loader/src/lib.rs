@@ -11,6 +11,7 @@
 mod debug;
 mod device;
 mod device_filter;
+mod device_group;
 mod direct_loading;
 mod discovery;
 mod driver;

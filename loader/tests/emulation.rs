@@ -2,7 +2,8 @@
 //! 1.0 driver would) beside a 1.3 driver: the application sees the same instance on both devices.
 //! The `2` queries reach the 1.3 driver's own functions (it fills the pNext chain) and are emulated
 //! for the 1.0 driver through the 1.0 queries (chain untouched); external handle capabilities
-//! report no support; tool properties report no tools; every device is its own group.
+//! report no support; tool properties report no tools; every device is its own group, and a
+//! device created with its group chained reaches the driver with the driver's handle in it.
 
 mod common;
 
@@ -147,8 +148,39 @@ unsafe fn queries(gipa: Gipa, scenario: &str) {
     groups.unwrap()(instance, &mut group_count, group_props.as_mut_ptr());
     let singles = group_props.iter().filter(|g| g.physicalDeviceCount == 1).count();
     println!("GROUPS {group_count} single={singles}");
+    for group in &group_props {
+        create_in_group(gipa, instance, group.physicalDevices[0]);
+    }
     let destroy: PFN_vkDestroyInstance = function(gipa, instance, c"vkDestroyInstance");
     destroy.unwrap()(instance, std::ptr::null());
+}
+
+/// Creates a device with its group chained second (after a features struct), as applications
+/// using device groups do, and says whether the application's chain came back as it was.
+unsafe fn create_in_group(gipa: Gipa, instance: VkInstance, pd: VkPhysicalDevice) {
+    let group = VkDeviceGroupDeviceCreateInfo { physicalDeviceCount: 1, pPhysicalDevices: &pd, ..Default::default() };
+    let features = VkPhysicalDeviceFeatures2 { pNext: &group as *const _ as *mut c_void, ..Default::default() };
+    let priority = 1.0f32;
+    let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
+    let info = VkDeviceCreateInfo {
+        pNext: &features as *const _ as *const c_void,
+        queueCreateInfoCount: 1,
+        pQueueCreateInfos: &queue,
+        ..Default::default()
+    };
+    let create: PFN_vkCreateDevice = function(gipa, instance, c"vkCreateDevice");
+    let mut device = VkDevice::NULL;
+    let r = create.unwrap()(pd, &info, std::ptr::null(), &mut device);
+    let restored = features.pNext == &group as *const _ as *mut c_void && std::ptr::eq(group.pPhysicalDevices, &pd);
+    let mut props = VkPhysicalDeviceProperties::default();
+    let get: PFN_vkGetPhysicalDeviceProperties = function(gipa, instance, c"vkGetPhysicalDeviceProperties");
+    get.unwrap()(pd, &mut props);
+    let name = CStr::from_ptr(props.deviceName.as_ptr()).to_string_lossy();
+    println!("DEVICE_IN_GROUP {name} {r:?} chain_restored={restored}");
+    if r == VkResult::SUCCESS {
+        let destroy: PFN_vkDestroyDevice = function(gipa, instance, c"vkDestroyDevice");
+        destroy.unwrap()(device, std::ptr::null());
+    }
 }
 
 fn run(scenario: &str) -> (String, String) {
@@ -183,6 +215,10 @@ fn check(out: &str, err: &str) {
     assert!(out.contains(new), "missing {new}\n{out}\n{err}");
     assert!(out.contains(old), "missing {old}\n{out}\n{err}");
     assert!(out.contains("GROUPS 2 single=2"), "{out}");
+    // The driver sees its own handle in the group; the application's chain is left as it was.
+    for device in ["discrete", "integrated"] {
+        assert!(out.contains(&format!("DEVICE_IN_GROUP Test Driver {device} 0 VK_SUCCESS chain_restored=true")), "{out}\n{err}");
+    }
 }
 
 #[test]

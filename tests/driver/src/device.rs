@@ -95,6 +95,17 @@ pub unsafe extern "system" fn vkCreateDevice(
             {
                 return VkResult::ERROR_FEATURE_NOT_PRESENT;
             }
+            // Every device is its own group: the group must name this driver's handle for it.
+            if item.sType == VkStructureType::DEVICE_GROUP_DEVICE_CREATE_INFO {
+                let group = &*(next as *const VkDeviceGroupDeviceCreateInfo);
+                let members = match group.pPhysicalDevices.is_null() {
+                    true => &[][..],
+                    false => std::slice::from_raw_parts(group.pPhysicalDevices, group.physicalDeviceCount as usize),
+                };
+                if members.iter().any(|&m| m != physicalDevice) {
+                    return VkResult::ERROR_INITIALIZATION_FAILED;
+                }
+            }
             next = item.pNext;
         }
         let queue_infos = match (info.queueCreateInfoCount, info.pQueueCreateInfos.is_null()) {
