@@ -269,78 +269,27 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceSupportKHR(
     })
 }
 
-pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilitiesKHR(
-    physicalDevice: VkPhysicalDevice,
-    surface: VkSurfaceKHR,
-    pSurfaceCapabilities: *mut VkSurfaceCapabilitiesKHR,
-) -> VkResult {
-    ffi::guard("vkGetPhysicalDeviceSurfaceCapabilitiesKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some((table, handle, driver)) = driver_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        match table.vkGetPhysicalDeviceSurfaceCapabilitiesKHR {
-            Some(f) => f(handle, for_driver(surface, driver), pSurfaceCapabilities),
-            None => missing("vkGetPhysicalDeviceSurfaceCapabilitiesKHR"),
+/// A physical-device surface query: the owning driver's function with the driver's surface.
+macro_rules! surface_query {
+    ($name:ident, $slot:ident, ($($arg:ident: $ty:ty),*)) => {
+        pub unsafe extern "system" fn $name(physicalDevice: VkPhysicalDevice, surface: VkSurfaceKHR, $($arg: $ty),*) -> VkResult {
+            let command = &stringify!($name)["terminator_".len()..];
+            ffi::guard(command, VkResult::ERROR_INITIALIZATION_FAILED, || {
+                let Some((table, handle, driver)) = driver_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+                match table.$slot {
+                    Some(f) => f(handle, for_driver(surface, driver), $($arg),*),
+                    None => missing(command),
+                }
+            })
         }
-    })
+    };
 }
 
-pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceFormatsKHR(
-    physicalDevice: VkPhysicalDevice,
-    surface: VkSurfaceKHR,
-    pSurfaceFormatCount: *mut u32,
-    pSurfaceFormats: *mut VkSurfaceFormatKHR,
-) -> VkResult {
-    ffi::guard("vkGetPhysicalDeviceSurfaceFormatsKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some((table, handle, driver)) = driver_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        match table.vkGetPhysicalDeviceSurfaceFormatsKHR {
-            Some(f) => f(handle, for_driver(surface, driver), pSurfaceFormatCount, pSurfaceFormats),
-            None => missing("vkGetPhysicalDeviceSurfaceFormatsKHR"),
-        }
-    })
-}
-
-pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfacePresentModesKHR(
-    physicalDevice: VkPhysicalDevice,
-    surface: VkSurfaceKHR,
-    pPresentModeCount: *mut u32,
-    pPresentModes: *mut VkPresentModeKHR,
-) -> VkResult {
-    ffi::guard("vkGetPhysicalDeviceSurfacePresentModesKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some((table, handle, driver)) = driver_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        match table.vkGetPhysicalDeviceSurfacePresentModesKHR {
-            Some(f) => f(handle, for_driver(surface, driver), pPresentModeCount, pPresentModes),
-            None => missing("vkGetPhysicalDeviceSurfacePresentModesKHR"),
-        }
-    })
-}
-
-pub unsafe extern "system" fn terminator_vkGetPhysicalDevicePresentRectanglesKHR(
-    physicalDevice: VkPhysicalDevice,
-    surface: VkSurfaceKHR,
-    pRectCount: *mut u32,
-    pRects: *mut VkRect2D,
-) -> VkResult {
-    ffi::guard("vkGetPhysicalDevicePresentRectanglesKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some((table, handle, driver)) = driver_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        match table.vkGetPhysicalDevicePresentRectanglesKHR {
-            Some(f) => f(handle, for_driver(surface, driver), pRectCount, pRects),
-            None => missing("vkGetPhysicalDevicePresentRectanglesKHR"),
-        }
-    })
-}
-
-pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2EXT(
-    physicalDevice: VkPhysicalDevice,
-    surface: VkSurfaceKHR,
-    pSurfaceCapabilities: *mut VkSurfaceCapabilities2EXT,
-) -> VkResult {
-    ffi::guard("vkGetPhysicalDeviceSurfaceCapabilities2EXT", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some((table, handle, driver)) = driver_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        match table.vkGetPhysicalDeviceSurfaceCapabilities2EXT {
-            Some(f) => f(handle, for_driver(surface, driver), pSurfaceCapabilities),
-            None => missing("vkGetPhysicalDeviceSurfaceCapabilities2EXT"),
-        }
-    })
-}
+surface_query!(terminator_vkGetPhysicalDeviceSurfaceCapabilitiesKHR, vkGetPhysicalDeviceSurfaceCapabilitiesKHR, (pSurfaceCapabilities: *mut VkSurfaceCapabilitiesKHR));
+surface_query!(terminator_vkGetPhysicalDeviceSurfaceFormatsKHR, vkGetPhysicalDeviceSurfaceFormatsKHR, (pSurfaceFormatCount: *mut u32, pSurfaceFormats: *mut VkSurfaceFormatKHR));
+surface_query!(terminator_vkGetPhysicalDeviceSurfacePresentModesKHR, vkGetPhysicalDeviceSurfacePresentModesKHR, (pPresentModeCount: *mut u32, pPresentModes: *mut VkPresentModeKHR));
+surface_query!(terminator_vkGetPhysicalDevicePresentRectanglesKHR, vkGetPhysicalDevicePresentRectanglesKHR, (pRectCount: *mut u32, pRects: *mut VkRect2D));
+surface_query!(terminator_vkGetPhysicalDeviceSurfaceCapabilities2EXT, vkGetPhysicalDeviceSurfaceCapabilities2EXT, (pSurfaceCapabilities: *mut VkSurfaceCapabilities2EXT));
 
 pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfacePresentModes2EXT(
     physicalDevice: VkPhysicalDevice,

@@ -58,6 +58,18 @@ impl Drop for Xvfb {
     }
 }
 
+/// `program` on `x`'s display with lavapipe as the only driver and no other Vulkan settings.
+fn on_lavapipe(program: &Path, x: &Xvfb) -> Command {
+    let mut cmd = Command::new(program);
+    for (var, _) in std::env::vars() {
+        if var.starts_with("VK_") {
+            cmd.env_remove(var);
+        }
+    }
+    cmd.env("DISPLAY", &x.display).env("VK_DRIVER_FILES", LAVAPIPE).env_remove("WAYLAND_DISPLAY");
+    cmd
+}
+
 /// The leading fields of Xlib's `XImage` (the rest is never read).
 #[repr(C)]
 struct XImage {
@@ -156,19 +168,10 @@ fn vkcube_draws_the_cube_through_our_library_on_lavapipe() {
     std::os::unix::fs::symlink(common::libvulkan(), dir.join("libvulkan.so.1")).unwrap();
     let ours = std::fs::canonicalize(common::libvulkan()).unwrap();
 
-    let mut cmd = Command::new(&vkcube);
-    for (var, _) in std::env::vars() {
-        if var.starts_with("VK_") {
-            cmd.env_remove(var);
-        }
-    }
-    let mut cube = cmd
+    let mut cube = on_lavapipe(&vkcube, &x)
         .args(["--c", "20000", "--width", &WIDTH.to_string(), "--height", &HEIGHT.to_string()])
-        .env("DISPLAY", &x.display)
         .env("LD_LIBRARY_PATH", &dir)
-        .env("VK_DRIVER_FILES", LAVAPIPE)
         .env("VK_LOADER_DEBUG", "driver")
-        .env_remove("WAYLAND_DISPLAY")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -230,13 +233,7 @@ fn vulkaninfo_presentable_surfaces_match_the_system_loader() {
     let dir = common::scratch("vulkaninfo-wsi");
     std::os::unix::fs::symlink(common::libvulkan(), dir.join("libvulkan.so.1")).unwrap();
     let run = |library_path: Option<&Path>| {
-        let mut cmd = Command::new(&vulkaninfo);
-        for (var, _) in std::env::vars() {
-            if var.starts_with("VK_") {
-                cmd.env_remove(var);
-            }
-        }
-        cmd.env("DISPLAY", &x.display).env("VK_DRIVER_FILES", LAVAPIPE).env_remove("WAYLAND_DISPLAY");
+        let mut cmd = on_lavapipe(&vulkaninfo, &x);
         match library_path {
             Some(dir) => cmd.env("LD_LIBRARY_PATH", dir),
             None => cmd.env_remove("LD_LIBRARY_PATH"),
