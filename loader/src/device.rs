@@ -8,14 +8,18 @@ use vk_generated::{DispatchTable, DeviceDispatchTable};
 
 use crate::ffi;
 use crate::host_alloc::AllocatorScope;
+use crate::loader_abi::UnknownSlots;
 use crate::log::{self, Level};
 use crate::physical_device::PhysicalDevice;
 
 /// What the first word of a loader-managed `VkDevice` points to. The table comes first, so the
-/// trampolines (which read a `DeviceDispatchTable` there) and this module agree.
+/// trampolines (which read a `DeviceDispatchTable` there) and this module agree; the unknown
+/// device-command slots follow it at the constant offset the assembly trampolines use.
 #[repr(C)]
 pub struct DeviceData {
     pub table: DeviceDispatchTable,
+    /// Commands the generated table does not know, by the slot `unknown` gave their name.
+    pub unknown: UnknownSlots,
     /// The driver's `vkGetDeviceProcAddr`, for names the generated table does not know.
     pub driver_gdpa: PFN_vkGetDeviceProcAddr,
     /// The driver's swapchain commands where the loader unwraps surfaces for it.
@@ -40,6 +44,7 @@ pub unsafe extern "system" fn vkCreateDevice(
     pDevice: *mut VkDevice,
 ) -> VkResult {
     ffi::guard("vkCreateDevice", VkResult::ERROR_INITIALIZATION_FAILED, || {
+        crate::handles::check_physical_device(physicalDevice.0, "vkCreateDevice", "physicalDevice");
         let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         if pDevice.is_null() || pCreateInfo.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
@@ -50,9 +55,9 @@ pub unsafe extern "system" fn vkCreateDevice(
         };
         let memory = AllocatorScope::enter(pAllocator, VkSystemAllocationScope::DEVICE);
         let mut device = VkDevice::NULL;
-        let info = crate::device_group::DriverCreateInfo::new(&*pCreateInfo);
-        let result = create(pd.term.driver_handle, info.as_ptr(), pAllocator, &mut device);
-        drop(info);
+        let result = with_driver_handles_in_device_group(&*pCreateInfo, || {
+            create(pd.term.driver_handle, pCreateInfo, pAllocator, &mut device)
+        });
         if result != VkResult::SUCCESS {
             return result;
         }
@@ -65,17 +70,44 @@ pub unsafe extern "system" fn vkCreateDevice(
         }
         let mut table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
         let wsi = crate::surface::DeviceWsi::install(&mut table, pd);
-        let data = Box::new(DeviceData { table, driver_gdpa: Some(gdpa), wsi });
+        let data = Box::new(DeviceData { table, unknown: crate::unknown::device_slots(), driver_gdpa: Some(gdpa), wsi });
         if memory.failed() {
             if let Some(destroy) = data.table.vkDestroyDevice {
                 destroy(device, pAllocator);
             }
             return VkResult::ERROR_OUT_OF_HOST_MEMORY;
         }
-        *(device.0 as *mut *const DeviceData) = Box::into_raw(data);
+        let data = Box::into_raw(data);
+        crate::unknown::device_created(&(*data).unknown, device, gdpa);
+        *(device.0 as *mut *const DeviceData) = data;
         *pDevice = device;
         VkResult::SUCCESS
     })
+}
+
+/// Runs `create` with the physical devices of a chained `VkDeviceGroupDeviceCreateInfo` replaced
+/// by the driver's own handles (the application names the loader's), and puts the application's
+/// array back afterwards, as the Khronos loader does.
+unsafe fn with_driver_handles_in_device_group(info: &VkDeviceCreateInfo, create: impl FnOnce() -> VkResult) -> VkResult {
+    let Some(group) = vk_generated::find_in_chain::<VkDeviceGroupDeviceCreateInfo>(info.pNext) else { return create() };
+    if group.pPhysicalDevices.is_null() || group.physicalDeviceCount == 0 {
+        return create();
+    }
+    let members = std::slice::from_raw_parts(group.pPhysicalDevices, group.physicalDeviceCount as usize);
+    let mut driver_handles = Vec::with_capacity(members.len());
+    for &member in members {
+        match PhysicalDevice::from_handle(member) {
+            Some(pd) => driver_handles.push(pd.term.driver_handle),
+            None => return VkResult::ERROR_INITIALIZATION_FAILED,
+        }
+    }
+    // The struct is the application's (const in C): patched for the call, then restored.
+    let group = group as *const VkDeviceGroupDeviceCreateInfo as *mut VkDeviceGroupDeviceCreateInfo;
+    let original = (*group).pPhysicalDevices;
+    (*group).pPhysicalDevices = driver_handles.as_ptr();
+    let result = create();
+    (*group).pPhysicalDevices = original;
+    result
 }
 
 pub unsafe extern "system" fn vkDestroyDevice(device: VkDevice, pAllocator: *const VkAllocationCallbacks) {
@@ -84,6 +116,7 @@ pub unsafe extern "system" fn vkDestroyDevice(device: VkDevice, pAllocator: *con
             return;
         }
         let data = Box::from_raw(*(device.0 as *const *mut DeviceData));
+        crate::unknown::device_destroyed(&data.unknown);
         if let Some(destroy) = data.table.vkDestroyDevice {
             destroy(device, pAllocator);
         }

@@ -23,6 +23,9 @@ pub struct Driver {
     pub library_path: String,
     pub manifest: DriverManifest,
     pub get_instance_proc_addr: Gipa,
+    /// `vk_icdGetPhysicalDeviceProcAddr` (interface 4 and later): tells physical-device commands
+    /// the loader does not know from device ones.
+    pub get_physical_device_proc_addr: Option<Gipa>,
     /// The negotiated loader-driver interface version (surfaces depend on it from version 3).
     pub interface_version: u32,
     /// `None` for a driver the application handed over (`VK_LUNARG_direct_driver_loading`).
@@ -91,6 +94,11 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
             _ => return Err("exports neither vk_icdGetInstanceProcAddr nor vkGetInstanceProcAddr".into()),
         },
     };
+    let get_physical_device_proc_addr: Option<Gipa> = library
+        .symbol(c"vk_icdGetPhysicalDeviceProcAddr")
+        .or_else(|| via_gipa(c"vk_icdGetPhysicalDeviceProcAddr"))
+        .filter(|_| interface_version >= 4)
+        .map(|f| unsafe { std::mem::transmute(f) });
     log::log(
         Level::Driver,
         &format!("{manifest_path}: loaded {path}, driver interface version {interface_version}"),
@@ -100,6 +108,7 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
         library_path: path,
         manifest,
         get_instance_proc_addr,
+        get_physical_device_proc_addr,
         interface_version,
         _library: Some(library),
     }))
@@ -134,6 +143,9 @@ pub fn direct(name: String, gipa: Gipa) -> Result<Driver, String> {
         library_path: format!("{:p}", gipa as *const ()),
         manifest: DriverManifest { library_path: String::new(), api_version: None, library_arch: None, is_portability_driver: false },
         get_instance_proc_addr: gipa,
+        // SAFETY: as above.
+        get_physical_device_proc_addr: unsafe { gipa(VkInstance::NULL, c"vk_icdGetPhysicalDeviceProcAddr".as_ptr()) }
+            .map(|f| unsafe { std::mem::transmute::<unsafe extern "system" fn(), Gipa>(f) }),
         interface_version,
         _library: None,
     })

@@ -1,7 +1,7 @@
 //! `vkGetInstanceProcAddr`: the loader's own functions for the commands it implements by hand,
 //! the generated trampolines for the rest, NULL for extension commands not enabled on the instance.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, CStr};
 
 use vk_generated::types::*;
 use vk_generated::CommandLevel;
@@ -16,7 +16,13 @@ pub unsafe extern "system" fn vkGetInstanceProcAddr(instance: VkInstance, pName:
         if pName.is_null() {
             return None;
         }
-        let name = vk_generated::lookup::command_c(pName)?;
+        if !instance.is_null() {
+            crate::handles::check_instance(instance.0, "vkGetInstanceProcAddr", "instance");
+        }
+        let Some(name) = vk_generated::lookup::command_c(pName) else {
+            // Not in the registry: an extension command some driver or layer may know.
+            return crate::unknown::instance_proc_addr(Instance::from_handle(instance)?, CStr::from_ptr(pName));
+        };
         let info = name.info();
         if info.level == CommandLevel::Global || info.name == c"vkGetInstanceProcAddr" {
             return hand_written(info.name);

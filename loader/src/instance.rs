@@ -11,6 +11,7 @@ use vk_generated::{DispatchTable, InstanceDispatchTable};
 use crate::debug;
 use crate::direct_loading::{self, DirectDrivers};
 use crate::discovery;
+use crate::loader_abi::InstanceDispatch;
 use crate::driver::{self, Driver};
 use crate::ffi;
 use crate::host_alloc::AllocatorScope;
@@ -32,8 +33,8 @@ pub const LOADER_INSTANCE_EXTENSIONS: &[&CStr] = &[
 pub struct DriverInstance {
     pub driver: Arc<Driver>,
     pub handle: VkInstance,
-    /// The driver's own instance-level functions.
-    pub table: Box<InstanceDispatchTable>,
+    /// The driver's own instance-level functions, and its unknown physical-device commands.
+    pub table: Box<InstanceDispatch>,
     /// The instance extensions the driver was given.
     pub extensions: ExtensionSet,
 }
@@ -48,8 +49,11 @@ impl DriverInstance {
 #[repr(C)]
 pub struct Instance {
     dispatch: *const InstanceDispatchTable,
-    /// The end of the instance chain: generated default terminators.
-    table: Box<InstanceDispatchTable>,
+    /// `handles::INSTANCE_MAGIC` while the instance lives.
+    magic: u64,
+    /// The end of the instance chain: generated default terminators, and the unknown-command
+    /// terminators in the unknown slots.
+    pub(crate) table: Box<InstanceDispatch>,
     pub drivers: Vec<DriverInstance>,
     /// Sorted as `vkEnumeratePhysicalDevices` reports them; boxed so handles stay put.
     pub physical_devices: Vec<Box<PhysicalDevice>>,
@@ -62,6 +66,8 @@ pub struct Instance {
     /// Debug messengers and report callbacks the application created on this instance.
     pub messengers: debug::Messengers,
 }
+
+const _: () = assert!(std::mem::offset_of!(Instance, magic) == std::mem::offset_of!(crate::handles::HandleHeader, magic));
 
 impl Instance {
     /// # Safety
@@ -138,6 +144,9 @@ fn extension_properties(name: &CStr, spec_version: u32) -> VkExtensionProperties
 }
 
 /// Every instance extension available: the drivers' (highest spec version wins) and the loader's.
+/// Drivers' instance extensions the registry does not know are left out (the loader could not
+/// dispatch their commands), as the Khronos loader does, unless `VK_LOADER_DISABLE_INST_EXT_FILTER`
+/// is set.
 fn all_instance_extensions(per_driver: &[Vec<VkExtensionProperties>]) -> Vec<VkExtensionProperties> {
     let mut all: Vec<VkExtensionProperties> = Vec::new();
     let driver_names: Vec<&CStr> = per_driver.iter().flatten().map(name_of).collect();
@@ -146,7 +155,9 @@ fn all_instance_extensions(per_driver: &[Vec<VkExtensionProperties>]) -> Vec<VkE
         let spec_version = vk_generated::lookup::extension_info(name).map_or(1, |e| e.spec_version);
         extension_properties(name, spec_version)
     });
-    for props in per_driver.iter().flatten().copied().chain(from_loader) {
+    let filter = crate::platform::env("VK_LOADER_DISABLE_INST_EXT_FILTER").is_none();
+    let known = |p: &VkExtensionProperties| !filter || vk_generated::lookup::extension(name_of(p).to_bytes()).is_some();
+    for props in per_driver.iter().flatten().copied().filter(known).chain(from_loader) {
         match all.iter_mut().find(|p| name_of(p) == name_of(&props)) {
             Some(existing) => existing.specVersion = existing.specVersion.max(props.specVersion),
             None => all.push(props),
@@ -262,7 +273,7 @@ unsafe fn create_instance(
         match create_driver_instance(&driver, supported, info, &requested, api_version, allocator) {
             Ok((handle, extensions)) => {
                 let gipa = driver.get_instance_proc_addr;
-                let table = Box::new(InstanceDispatchTable::load(|name| gipa(handle, name.as_ptr())));
+                let table = InstanceDispatch::new(InstanceDispatchTable::load(|name| gipa(handle, name.as_ptr())));
                 driver_instances.push(DriverInstance { driver, handle, table, extensions });
             }
             Err(reason) => {
@@ -283,9 +294,12 @@ unsafe fn create_instance(
         return Err(VkResult::ERROR_INCOMPATIBLE_DRIVER);
     }
 
+    let table = InstanceDispatch::new(*terminators::instance_terminators());
+    crate::unknown::set_terminators(&table.unknown);
     let mut instance = Box::new(Instance {
         dispatch: std::ptr::null(),
-        table: Box::new(*terminators::instance_terminators()),
+        magic: crate::handles::INSTANCE_MAGIC,
+        table,
         drivers: driver_instances,
         physical_devices: Vec::new(),
         physical_device_groups: Vec::new(),
@@ -294,7 +308,7 @@ unsafe fn create_instance(
         creation_callbacks,
         messengers: debug::Messengers::default(),
     });
-    instance.dispatch = &*instance.table;
+    instance.dispatch = &instance.table.table;
     instance.physical_devices = physical_device::enumerate(&instance);
     release_drivers_without_devices(&mut instance, allocator);
     instance.physical_device_groups = physical_device::groups(&instance);
@@ -375,7 +389,11 @@ pub unsafe extern "system" fn vkDestroyInstance(instance: VkInstance, pAllocator
         if instance.is_null() {
             return;
         }
-        destroy_instance(Box::from_raw(instance.0 as *mut Instance), pAllocator);
+        crate::handles::check_instance(instance.0, "vkDestroyInstance", "instance");
+        let mut instance = Box::from_raw(instance.0 as *mut Instance);
+        // A use after destruction finds no magic while the memory is not reused.
+        instance.magic = 0;
+        destroy_instance(instance, pAllocator);
     })
 }
 

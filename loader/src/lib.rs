@@ -11,7 +11,6 @@
 mod debug;
 mod device;
 mod device_filter;
-mod device_group;
 mod direct_loading;
 mod discovery;
 mod driver;
@@ -19,6 +18,7 @@ mod elf;
 mod emulation;
 mod ffi;
 mod gpa;
+mod handles;
 mod host_alloc;
 mod instance;
 mod loader_abi;
@@ -28,6 +28,7 @@ mod physical_device;
 mod platform;
 mod surface;
 mod terminators;
+mod unknown;
 
 /// The generated trampolines and default terminators. Compiled into this crate only: they carry
 /// the exported `vk*` symbols of `libvulkan.so.1`.

@@ -3,20 +3,62 @@
 //! and the hand-written runtime: the wrapper layouts they read, defined once here.
 
 use core::ffi::c_void;
+use core::sync::atomic::AtomicUsize;
 
 use vk_generated::types::VkPhysicalDevice;
 use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
+
+/// How many commands unknown to the generated tables the loader dispatches, per level
+/// (physical-device and device): one assembly trampoline each, see `unknown`.
+pub const UNKNOWN_SLOTS: usize = 512;
+
+/// Function pointers for commands unknown to the generated tables, by slot. Atomic because a slot
+/// is filled (by `vkGetInstanceProcAddr`) while other threads may call through other slots.
+pub type UnknownSlots = [AtomicUsize; UNKNOWN_SLOTS];
+
+/// An instance dispatch table followed by its unknown physical-device command slots: what the
+/// first word of a `VkInstance` or `VkPhysicalDevice` points to (terminators and the unknown-command
+/// terminators, or a layer chain), and each driver's own functions. The assembly trampolines read
+/// the slots at a constant offset from the start (`unknown::arch`).
+#[repr(C)]
+pub struct InstanceDispatch {
+    pub table: InstanceDispatchTable,
+    pub unknown: UnknownSlots,
+}
+
+impl InstanceDispatch {
+    /// `table` with every unknown slot empty (0).
+    pub fn new(table: InstanceDispatchTable) -> Box<InstanceDispatch> {
+        Box::new(InstanceDispatch { table, unknown: [const { AtomicUsize::new(0) }; UNKNOWN_SLOTS] })
+    }
+}
+
+impl core::ops::Deref for InstanceDispatch {
+    type Target = InstanceDispatchTable;
+    fn deref(&self) -> &InstanceDispatchTable {
+        &self.table
+    }
+}
 
 /// The loader's physical device at the end of the instance chain: what default terminators
 /// receive. Its first word is the terminator dispatch table, like every dispatchable object.
 #[repr(C)]
 pub struct TerminatorPhysicalDevice {
     pub dispatch: *const InstanceDispatchTable,
-    /// The owning driver's own functions.
+    /// `handles::PHYSICAL_DEVICE_MAGIC`: the trampolines check it.
+    pub magic: u64,
+    /// The owning driver's own functions: the `table` of an `InstanceDispatch` (at its start),
+    /// whose unknown slots the unknown-command terminators read.
     pub driver_table: *const InstanceDispatchTable,
     /// The driver's handle for this physical device.
     pub driver_handle: VkPhysicalDevice,
 }
+
+const _: () = assert!(
+    core::mem::offset_of!(TerminatorPhysicalDevice, magic) == core::mem::offset_of!(crate::handles::HandleHeader, magic)
+);
+
+pub use crate::handles::{check_instance, check_physical_device};
 
 /// The instance dispatch table of a `VkInstance` or `VkPhysicalDevice` (its first word).
 ///

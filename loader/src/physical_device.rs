@@ -66,7 +66,12 @@ pub fn enumerate(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
                 continue;
             }
             devices.push(Box::new(PhysicalDevice {
-                term: TerminatorPhysicalDevice { dispatch, driver_table: &*d.table, driver_handle: handle },
+                term: TerminatorPhysicalDevice {
+                    dispatch,
+                    magic: crate::handles::PHYSICAL_DEVICE_MAGIC,
+                    driver_table: (&*d.table as *const crate::loader_abi::InstanceDispatch).cast(),
+                    driver_handle: handle,
+                },
                 driver: index,
                 instance,
                 driver_gdpa,
@@ -208,6 +213,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
     pPhysicalDevices: *mut VkPhysicalDevice,
 ) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDevices", VkResult::ERROR_UNKNOWN, || {
+        crate::handles::check_instance(instance.0, "vkEnumeratePhysicalDevices", "instance");
         let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let handles: Vec<VkPhysicalDevice> = instance.physical_devices.iter().map(|d| d.handle()).collect();
         ffi::fill(&handles, pPhysicalDeviceCount, pPhysicalDevices)
@@ -220,6 +226,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
     pPhysicalDeviceGroupProperties: *mut VkPhysicalDeviceGroupProperties,
 ) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDeviceGroups", VkResult::ERROR_UNKNOWN, || {
+        crate::handles::check_instance(instance.0, "vkEnumeratePhysicalDeviceGroups", "instance");
         let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         if pPhysicalDeviceGroupCount.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
@@ -250,6 +257,7 @@ pub unsafe extern "system" fn vkEnumerateDeviceExtensionProperties(
     pProperties: *mut VkExtensionProperties,
 ) -> VkResult {
     ffi::guard("vkEnumerateDeviceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
+        crate::handles::check_physical_device(physicalDevice.0, "vkEnumerateDeviceExtensionProperties", "physicalDevice");
         if !pLayerName.is_null() {
             return VkResult::ERROR_LAYER_NOT_PRESENT;
         }
@@ -262,9 +270,10 @@ pub unsafe extern "system" fn vkEnumerateDeviceExtensionProperties(
 }
 
 pub unsafe extern "system" fn vkEnumerateDeviceLayerProperties(
-    _physicalDevice: VkPhysicalDevice,
+    physicalDevice: VkPhysicalDevice,
     pPropertyCount: *mut u32,
     pProperties: *mut VkLayerProperties,
 ) -> VkResult {
+    crate::handles::check_physical_device(physicalDevice.0, "vkEnumerateDeviceLayerProperties", "physicalDevice");
     ffi::fill::<VkLayerProperties>(&[], pPropertyCount, pProperties)
 }

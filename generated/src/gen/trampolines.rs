@@ -12,6 +12,7 @@ pub unsafe extern "system" fn vkAcquireDrmDisplayEXT(
     drmFd: i32,
     display: VkDisplayKHR,
 ) -> VkResult {
+    check_physical_device(physicalDevice.0, "vkAcquireDrmDisplayEXT", "physicalDevice");
     let table = instance_table(physicalDevice.0);
     match (*table).vkAcquireDrmDisplayEXT {
         Some(f) => f(physicalDevice, drmFd, display),
@@ -91,6 +92,7 @@ pub unsafe extern "system" fn vkAcquireWinrtDisplayNV(
     physicalDevice: VkPhysicalDevice,
     display: VkDisplayKHR,
 ) -> VkResult {
+    check_physical_device(physicalDevice.0, "vkAcquireWinrtDisplayNV", "physicalDevice");
     let table = instance_table(physicalDevice.0);
     match (*table).vkAcquireWinrtDisplayNV {
         Some(f) => f(physicalDevice, display),
@@ -112,6 +114,7 @@ pub unsafe extern "system" fn vkAcquireXlibDisplayEXT(
     dpy: *mut Display,
     display: VkDisplayKHR,
 ) -> VkResult {
+    check_physical_device(physicalDevice.0, "vkAcquireXlibDisplayEXT", "physicalDevice");
     let table = instance_table(physicalDevice.0);
     match (*table).vkAcquireXlibDisplayEXT {
         Some(f) => f(physicalDevice, dpy, display),
@@ -3647,6 +3650,7 @@ pub unsafe extern "system" fn vkCreateAndroidSurfaceKHR(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateAndroidSurfaceKHR", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateAndroidSurfaceKHR {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -3819,6 +3823,7 @@ pub unsafe extern "system" fn vkCreateDebugReportCallbackEXT(
     pAllocator: *const VkAllocationCallbacks,
     pCallback: *mut VkDebugReportCallbackEXT,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateDebugReportCallbackEXT", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateDebugReportCallbackEXT {
         Some(f) => f(instance, pCreateInfo, pAllocator, pCallback),
@@ -3831,6 +3836,7 @@ pub unsafe extern "system" fn vkCreateDebugUtilsMessengerEXT(
     pAllocator: *const VkAllocationCallbacks,
     pMessenger: *mut VkDebugUtilsMessengerEXT,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateDebugUtilsMessengerEXT", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateDebugUtilsMessengerEXT {
         Some(f) => f(instance, pCreateInfo, pAllocator, pMessenger),
@@ -3893,6 +3899,7 @@ pub unsafe extern "system" fn vkCreateDirectFBSurfaceEXT(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateDirectFBSurfaceEXT", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateDirectFBSurfaceEXT {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -3907,6 +3914,7 @@ pub unsafe extern "system" fn vkCreateDisplayModeKHR(
     pAllocator: *const VkAllocationCallbacks,
     pMode: *mut VkDisplayModeKHR,
 ) -> VkResult {
+    check_physical_device(physicalDevice.0, "vkCreateDisplayModeKHR", "physicalDevice");
     let table = instance_table(physicalDevice.0);
     match (*table).vkCreateDisplayModeKHR {
         Some(f) => f(physicalDevice, display, pCreateInfo, pAllocator, pMode),
@@ -3935,6 +3943,7 @@ pub unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateDisplayPlaneSurfaceKHR", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateDisplayPlaneSurfaceKHR {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4052,6 +4061,7 @@ pub unsafe extern "system" fn vkCreateHeadlessSurfaceEXT(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateHeadlessSurfaceEXT", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateHeadlessSurfaceEXT {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4064,6 +4074,7 @@ pub unsafe extern "system" fn vkCreateIOSSurfaceMVK(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateIOSSurfaceMVK", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateIOSSurfaceMVK {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4089,6 +4100,7 @@ pub unsafe extern "system" fn vkCreateImagePipeSurfaceFUCHSIA(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateImagePipeSurfaceFUCHSIA", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateImagePipeSurfaceFUCHSIA {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4150,6 +4162,7 @@ pub unsafe extern "system" fn vkCreateMacOSSurfaceMVK(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateMacOSSurfaceMVK", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateMacOSSurfaceMVK {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4162,6 +4175,7 @@ pub unsafe extern "system" fn vkCreateMetalSurfaceEXT(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateMetalSurfaceEXT", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateMetalSurfaceEXT {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4362,6 +4376,7 @@ pub unsafe extern "system" fn vkCreateScreenSurfaceQNX(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateScreenSurfaceQNX", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateScreenSurfaceQNX {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4427,6 +4442,7 @@ pub unsafe extern "system" fn vkCreateStreamDescriptorSurfaceGGP(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateStreamDescriptorSurfaceGGP", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateStreamDescriptorSurfaceGGP {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4439,6 +4455,7 @@ pub unsafe extern "system" fn vkCreateSurfaceOHOS(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateSurfaceOHOS", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateSurfaceOHOS {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4500,6 +4517,7 @@ pub unsafe extern "system" fn vkCreateViSurfaceNN(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateViSurfaceNN", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateViSurfaceNN {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4537,6 +4555,7 @@ pub unsafe extern "system" fn vkCreateWaylandSurfaceKHR(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateWaylandSurfaceKHR", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateWaylandSurfaceKHR {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4549,6 +4568,7 @@ pub unsafe extern "system" fn vkCreateWin32SurfaceKHR(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateWin32SurfaceKHR", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateWin32SurfaceKHR {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4562,6 +4582,7 @@ pub unsafe extern "system" fn vkCreateXcbSurfaceKHR(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateXcbSurfaceKHR", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateXcbSurfaceKHR {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4575,6 +4596,7 @@ pub unsafe extern "system" fn vkCreateXlibSurfaceKHR(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateXlibSurfaceKHR", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateXlibSurfaceKHR {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4611,6 +4633,7 @@ pub unsafe extern "system" fn vkDebugReportMessageEXT(
     pLayerPrefix: *const c_char,
     pMessage: *const c_char,
 ) {
+    check_instance(instance.0, "vkDebugReportMessageEXT", "instance");
     let table = instance_table(instance.0);
     match (*table).vkDebugReportMessageEXT {
         Some(f) => {
@@ -4767,6 +4790,7 @@ pub unsafe extern "system" fn vkDestroyDebugReportCallbackEXT(
     callback: VkDebugReportCallbackEXT,
     pAllocator: *const VkAllocationCallbacks,
 ) {
+    check_instance(instance.0, "vkDestroyDebugReportCallbackEXT", "instance");
     let table = instance_table(instance.0);
     match (*table).vkDestroyDebugReportCallbackEXT {
         Some(f) => f(instance, callback, pAllocator),
@@ -4778,6 +4802,7 @@ pub unsafe extern "system" fn vkDestroyDebugUtilsMessengerEXT(
     messenger: VkDebugUtilsMessengerEXT,
     pAllocator: *const VkAllocationCallbacks,
 ) {
+    check_instance(instance.0, "vkDestroyDebugUtilsMessengerEXT", "instance");
     let table = instance_table(instance.0);
     match (*table).vkDestroyDebugUtilsMessengerEXT {
         Some(f) => f(instance, messenger, pAllocator),
@@ -5105,6 +5130,7 @@ pub unsafe extern "system" fn vkDestroySurfaceKHR(
     surface: VkSurfaceKHR,
     pAllocator: *const VkAllocationCallbacks,
 ) {
+    check_instance(instance.0, "vkDestroySurfaceKHR", "instance");
     let table = instance_table(instance.0);
     match (*table).vkDestroySurfaceKHR {
         Some(f) => f(instance, surface, pAllocator),
@@ -5214,6 +5240,11 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceCou
     pCounters: *mut VkPerformanceCounterARM,
     pCounterDescriptions: *mut VkPerformanceCounterDescriptionARM,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM {
         Some(f) => {
@@ -5258,6 +5289,11 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceQue
     pCounters: *mut VkPerformanceCounterKHR,
     pCounterDescriptions: *mut VkPerformanceCounterDescriptionKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR {
         Some(f) => {
@@ -5899,6 +5935,11 @@ pub unsafe extern "system" fn vkGetDisplayModeProperties2KHR(
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayModeProperties2KHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetDisplayModeProperties2KHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetDisplayModeProperties2KHR {
         Some(f) => f(physicalDevice, display, pPropertyCount, pProperties),
@@ -5924,6 +5965,11 @@ pub unsafe extern "system" fn vkGetDisplayModePropertiesKHR(
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayModePropertiesKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetDisplayModePropertiesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetDisplayModePropertiesKHR {
         Some(f) => f(physicalDevice, display, pPropertyCount, pProperties),
@@ -5948,6 +5994,11 @@ pub unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR(
     pDisplayPlaneInfo: *const VkDisplayPlaneInfo2KHR,
     pCapabilities: *mut VkDisplayPlaneCapabilities2KHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetDisplayPlaneCapabilities2KHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetDisplayPlaneCapabilities2KHR {
         Some(f) => f(physicalDevice, pDisplayPlaneInfo, pCapabilities),
@@ -5972,6 +6023,11 @@ pub unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR(
     planeIndex: u32,
     pCapabilities: *mut VkDisplayPlaneCapabilitiesKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetDisplayPlaneCapabilitiesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetDisplayPlaneCapabilitiesKHR {
         Some(f) => f(physicalDevice, mode, planeIndex, pCapabilities),
@@ -5997,6 +6053,11 @@ pub unsafe extern "system" fn vkGetDisplayPlaneSupportedDisplaysKHR(
     pDisplayCount: *mut u32,
     pDisplays: *mut VkDisplayKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetDisplayPlaneSupportedDisplaysKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetDisplayPlaneSupportedDisplaysKHR {
         Some(f) => f(physicalDevice, planeIndex, pDisplayCount, pDisplays),
@@ -6021,6 +6082,7 @@ pub unsafe extern "system" fn vkGetDrmDisplayEXT(
     connectorId: u32,
     display: *mut VkDisplayKHR,
 ) -> VkResult {
+    check_physical_device(physicalDevice.0, "vkGetDrmDisplayEXT", "physicalDevice");
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetDrmDisplayEXT {
         Some(f) => f(physicalDevice, drmFd, connectorId, display),
@@ -6568,6 +6630,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCalibrateableTimeDomainsKHR(
     pTimeDomainCount: *mut u32,
     pTimeDomains: *mut VkTimeDomainKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceCalibrateableTimeDomainsKHR {
         Some(f) => f(physicalDevice, pTimeDomainCount, pTimeDomains),
@@ -6591,6 +6658,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixFlexibleDimens
     pPropertyCount: *mut u32,
     pProperties: *mut VkCooperativeMatrixFlexibleDimensionsPropertiesNV,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
@@ -6615,6 +6687,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(
     pPropertyCount: *mut u32,
     pProperties: *mut VkCooperativeMatrixPropertiesKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
@@ -6639,6 +6716,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(
     pPropertyCount: *mut u32,
     pProperties: *mut VkCooperativeMatrixPropertiesNV,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceCooperativeMatrixPropertiesNV {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
@@ -6663,6 +6745,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeVectorPropertiesNV(
     pPropertyCount: *mut u32,
     pProperties: *mut VkCooperativeVectorPropertiesNV,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceCooperativeVectorPropertiesNV",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceCooperativeVectorPropertiesNV {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
@@ -6686,6 +6773,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDescriptorSizeEXT(
     physicalDevice: VkPhysicalDevice,
     descriptorType: VkDescriptorType,
 ) -> VkDeviceSize {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceDescriptorSizeEXT",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceDescriptorSizeEXT {
         Some(f) => f(physicalDevice, descriptorType),
@@ -6707,6 +6799,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDirectFBPresentationSupportEXT(
     queueFamilyIndex: u32,
     dfb: *mut IDirectFB,
 ) -> VkBool32 {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceDirectFBPresentationSupportEXT",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceDirectFBPresentationSupportEXT {
         Some(f) => f(physicalDevice, queueFamilyIndex, dfb),
@@ -6732,6 +6829,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlaneProperties2KHR(
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayPlaneProperties2KHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceDisplayPlaneProperties2KHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceDisplayPlaneProperties2KHR {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
@@ -6755,6 +6857,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlanePropertiesKHR(
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayPlanePropertiesKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceDisplayPlanePropertiesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceDisplayPlanePropertiesKHR {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
@@ -6778,6 +6885,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayProperties2KHR(
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayProperties2KHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceDisplayProperties2KHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceDisplayProperties2KHR {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
@@ -6801,6 +6913,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPropertiesKHR(
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayPropertiesKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceDisplayPropertiesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceDisplayPropertiesKHR {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
@@ -6824,6 +6941,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferProperties(
     pExternalBufferInfo: *const VkPhysicalDeviceExternalBufferInfo,
     pExternalBufferProperties: *mut VkExternalBufferProperties,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceExternalBufferProperties",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceExternalBufferProperties {
         Some(f) => f(physicalDevice, pExternalBufferInfo, pExternalBufferProperties),
@@ -6853,6 +6975,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalFenceProperties(
     pExternalFenceInfo: *const VkPhysicalDeviceExternalFenceInfo,
     pExternalFenceProperties: *mut VkExternalFenceProperties,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceExternalFenceProperties",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceExternalFenceProperties {
         Some(f) => f(physicalDevice, pExternalFenceInfo, pExternalFenceProperties),
@@ -6886,6 +7013,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalImageFormatPropertiesNV
     externalHandleType: VkExternalMemoryHandleTypeFlagsNV,
     pExternalImageFormatProperties: *mut VkExternalImageFormatPropertiesNV,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceExternalImageFormatPropertiesNV",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceExternalImageFormatPropertiesNV {
         Some(f) => {
@@ -6938,6 +7070,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphoreProperties(
     pExternalSemaphoreInfo: *const VkPhysicalDeviceExternalSemaphoreInfo,
     pExternalSemaphoreProperties: *mut VkExternalSemaphoreProperties,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceExternalSemaphoreProperties",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceExternalSemaphoreProperties {
         Some(f) => {
@@ -6969,6 +7106,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalTensorPropertiesARM(
     pExternalTensorInfo: *const VkPhysicalDeviceExternalTensorInfoARM,
     pExternalTensorProperties: *mut VkExternalTensorPropertiesARM,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceExternalTensorPropertiesARM",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceExternalTensorPropertiesARM {
         Some(f) => f(physicalDevice, pExternalTensorInfo, pExternalTensorProperties),
@@ -6998,6 +7140,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures(
     physicalDevice: VkPhysicalDevice,
     pFeatures: *mut VkPhysicalDeviceFeatures,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceFeatures",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceFeatures {
         Some(f) => f(physicalDevice, pFeatures),
@@ -7019,6 +7166,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures2(
     physicalDevice: VkPhysicalDevice,
     pFeatures: *mut VkPhysicalDeviceFeatures2,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceFeatures2",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceFeatures2 {
         Some(f) => f(physicalDevice, pFeatures),
@@ -7041,6 +7193,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties(
     format: VkFormat,
     pFormatProperties: *mut VkFormatProperties,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceFormatProperties",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceFormatProperties {
         Some(f) => f(physicalDevice, format, pFormatProperties),
@@ -7064,6 +7221,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2(
     format: VkFormat,
     pFormatProperties: *mut VkFormatProperties2,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceFormatProperties2",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceFormatProperties2 {
         Some(f) => f(physicalDevice, format, pFormatProperties),
@@ -7086,6 +7248,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFragmentShadingRatesKHR(
     pFragmentShadingRateCount: *mut u32,
     pFragmentShadingRates: *mut VkPhysicalDeviceFragmentShadingRateKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceFragmentShadingRatesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceFragmentShadingRatesKHR {
         Some(f) => f(physicalDevice, pFragmentShadingRateCount, pFragmentShadingRates),
@@ -7119,6 +7286,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties(
     flags: VkImageCreateFlags,
     pImageFormatProperties: *mut VkImageFormatProperties,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceImageFormatProperties",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceImageFormatProperties {
         Some(f) => {
@@ -7166,6 +7338,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2(
     pImageFormatInfo: *const VkPhysicalDeviceImageFormatInfo2,
     pImageFormatProperties: *mut VkImageFormatProperties2,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceImageFormatProperties2",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceImageFormatProperties2 {
         Some(f) => f(physicalDevice, pImageFormatInfo, pImageFormatProperties),
@@ -7190,6 +7367,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties(
     physicalDevice: VkPhysicalDevice,
     pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceMemoryProperties",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceMemoryProperties {
         Some(f) => f(physicalDevice, pMemoryProperties),
@@ -7211,6 +7393,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2(
     physicalDevice: VkPhysicalDevice,
     pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties2,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceMemoryProperties2",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceMemoryProperties2 {
         Some(f) => f(physicalDevice, pMemoryProperties),
@@ -7232,6 +7419,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMultisamplePropertiesEXT(
     samples: VkSampleCountFlagBits,
     pMultisampleProperties: *mut VkMultisamplePropertiesEXT,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceMultisamplePropertiesEXT",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceMultisamplePropertiesEXT {
         Some(f) => f(physicalDevice, samples, pMultisampleProperties),
@@ -7255,6 +7447,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceOpticalFlowImageFormatsNV(
     pFormatCount: *mut u32,
     pImageFormatProperties: *mut VkOpticalFlowImageFormatPropertiesNV,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceOpticalFlowImageFormatsNV",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceOpticalFlowImageFormatsNV {
         Some(f) => {
@@ -7294,6 +7491,11 @@ pub unsafe extern "system" fn vkGetPhysicalDevicePresentRectanglesKHR(
     pRectCount: *mut u32,
     pRects: *mut VkRect2D,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDevicePresentRectanglesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDevicePresentRectanglesKHR {
         Some(f) => f(physicalDevice, surface, pRectCount, pRects),
@@ -7317,6 +7519,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceProperties(
     physicalDevice: VkPhysicalDevice,
     pProperties: *mut VkPhysicalDeviceProperties,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceProperties",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceProperties {
         Some(f) => f(physicalDevice, pProperties),
@@ -7338,6 +7545,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceProperties2(
     physicalDevice: VkPhysicalDevice,
     pProperties: *mut VkPhysicalDeviceProperties2,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceProperties2",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceProperties2 {
         Some(f) => f(physicalDevice, pProperties),
@@ -7359,6 +7571,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphProcessingE
     pQueueFamilyDataGraphProcessingEngineInfo: *const VkPhysicalDeviceQueueFamilyDataGraphProcessingEngineInfoARM,
     pQueueFamilyDataGraphProcessingEngineProperties: *mut VkQueueFamilyDataGraphProcessingEnginePropertiesARM,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM {
         Some(f) => {
@@ -7396,6 +7613,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesA
     pQueueFamilyDataGraphPropertyCount: *mut u32,
     pQueueFamilyDataGraphProperties: *mut VkQueueFamilyDataGraphPropertiesARM,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM {
         Some(f) => {
@@ -7435,6 +7657,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyPerformanceQueryPass
     pPerformanceQueryCreateInfo: *const VkQueryPoolPerformanceCreateInfoKHR,
     pNumPasses: *mut u32,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR {
         Some(f) => f(physicalDevice, pPerformanceQueryCreateInfo, pNumPasses),
@@ -7462,6 +7689,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties(
     pQueueFamilyPropertyCount: *mut u32,
     pQueueFamilyProperties: *mut VkQueueFamilyProperties,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceQueueFamilyProperties",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceQueueFamilyProperties {
         Some(f) => f(physicalDevice, pQueueFamilyPropertyCount, pQueueFamilyProperties),
@@ -7491,6 +7723,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2(
     pQueueFamilyPropertyCount: *mut u32,
     pQueueFamilyProperties: *mut VkQueueFamilyProperties2,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceQueueFamilyProperties2",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceQueueFamilyProperties2 {
         Some(f) => f(physicalDevice, pQueueFamilyPropertyCount, pQueueFamilyProperties),
@@ -7519,6 +7756,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceScreenPresentationSupportQNX(
     queueFamilyIndex: u32,
     window: *mut _screen_window,
 ) -> VkBool32 {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceScreenPresentationSupportQNX",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceScreenPresentationSupportQNX {
         Some(f) => f(physicalDevice, queueFamilyIndex, window),
@@ -7548,6 +7790,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties(
     pPropertyCount: *mut u32,
     pProperties: *mut VkSparseImageFormatProperties,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSparseImageFormatProperties",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceSparseImageFormatProperties {
         Some(f) => {
@@ -7600,6 +7847,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2(
     pPropertyCount: *mut u32,
     pProperties: *mut VkSparseImageFormatProperties2,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSparseImageFormatProperties2",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceSparseImageFormatProperties2 {
         Some(f) => f(physicalDevice, pFormatInfo, pPropertyCount, pProperties),
@@ -7626,6 +7878,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSupportedFramebufferMixedSample
     pCombinationCount: *mut u32,
     pCombinations: *mut VkFramebufferMixedSamplesCombinationNV,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV {
         Some(f) => f(physicalDevice, pCombinationCount, pCombinations),
@@ -7650,6 +7907,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT(
     surface: VkSurfaceKHR,
     pSurfaceCapabilities: *mut VkSurfaceCapabilities2EXT,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSurfaceCapabilities2EXT",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceSurfaceCapabilities2EXT {
         Some(f) => f(physicalDevice, surface, pSurfaceCapabilities),
@@ -7673,6 +7935,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR(
     pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
     pSurfaceCapabilities: *mut VkSurfaceCapabilities2KHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSurfaceCapabilities2KHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceSurfaceCapabilities2KHR {
         Some(f) => f(physicalDevice, pSurfaceInfo, pSurfaceCapabilities),
@@ -7696,6 +7963,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilitiesKHR(
     surface: VkSurfaceKHR,
     pSurfaceCapabilities: *mut VkSurfaceCapabilitiesKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSurfaceCapabilitiesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceSurfaceCapabilitiesKHR {
         Some(f) => f(physicalDevice, surface, pSurfaceCapabilities),
@@ -7720,6 +7992,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR(
     pSurfaceFormatCount: *mut u32,
     pSurfaceFormats: *mut VkSurfaceFormat2KHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSurfaceFormats2KHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceSurfaceFormats2KHR {
         Some(f) => f(physicalDevice, pSurfaceInfo, pSurfaceFormatCount, pSurfaceFormats),
@@ -7752,6 +8029,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormatsKHR(
     pSurfaceFormatCount: *mut u32,
     pSurfaceFormats: *mut VkSurfaceFormatKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSurfaceFormatsKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceSurfaceFormatsKHR {
         Some(f) => f(physicalDevice, surface, pSurfaceFormatCount, pSurfaceFormats),
@@ -7783,6 +8065,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModes2EXT(
     pPresentModeCount: *mut u32,
     pPresentModes: *mut VkPresentModeKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSurfacePresentModes2EXT",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceSurfacePresentModes2EXT {
         Some(f) => f(physicalDevice, pSurfaceInfo, pPresentModeCount, pPresentModes),
@@ -7815,6 +8102,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModesKHR(
     pPresentModeCount: *mut u32,
     pPresentModes: *mut VkPresentModeKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSurfacePresentModesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceSurfacePresentModesKHR {
         Some(f) => f(physicalDevice, surface, pPresentModeCount, pPresentModes),
@@ -7842,6 +8134,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceSupportKHR(
     surface: VkSurfaceKHR,
     pSupported: *mut VkBool32,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSurfaceSupportKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceSurfaceSupportKHR {
         Some(f) => f(physicalDevice, queueFamilyIndex, surface, pSupported),
@@ -7868,6 +8165,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceToolProperties(
     pToolCount: *mut u32,
     pToolProperties: *mut VkPhysicalDeviceToolProperties,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceToolProperties",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceToolProperties {
         Some(f) => f(physicalDevice, pToolCount, pToolProperties),
@@ -7890,6 +8192,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceVideoCapabilitiesKHR(
     pVideoProfile: *const VkVideoProfileInfoKHR,
     pCapabilities: *mut VkVideoCapabilitiesKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceVideoCapabilitiesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceVideoCapabilitiesKHR {
         Some(f) => f(physicalDevice, pVideoProfile, pCapabilities),
@@ -7912,6 +8219,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceVideoEncodeQualityLevelProperti
     pQualityLevelInfo: *const VkPhysicalDeviceVideoEncodeQualityLevelInfoKHR,
     pQualityLevelProperties: *mut VkVideoEncodeQualityLevelPropertiesKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR {
         Some(f) => f(physicalDevice, pQualityLevelInfo, pQualityLevelProperties),
@@ -7939,6 +8251,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceVideoFormatPropertiesKHR(
     pVideoFormatPropertyCount: *mut u32,
     pVideoFormatProperties: *mut VkVideoFormatPropertiesKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceVideoFormatPropertiesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceVideoFormatPropertiesKHR {
         Some(f) => {
@@ -7977,6 +8294,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceWaylandPresentationSupportKHR(
     queueFamilyIndex: u32,
     display: *mut wl_display,
 ) -> VkBool32 {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceWaylandPresentationSupportKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceWaylandPresentationSupportKHR {
         Some(f) => f(physicalDevice, queueFamilyIndex, display),
@@ -8000,6 +8322,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceWin32PresentationSupportKHR(
     physicalDevice: VkPhysicalDevice,
     queueFamilyIndex: u32,
 ) -> VkBool32 {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceWin32PresentationSupportKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceWin32PresentationSupportKHR {
         Some(f) => f(physicalDevice, queueFamilyIndex),
@@ -8024,6 +8351,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceXcbPresentationSupportKHR(
     connection: *mut xcb_connection_t,
     visual_id: xcb_visualid_t,
 ) -> VkBool32 {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceXcbPresentationSupportKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceXcbPresentationSupportKHR {
         Some(f) => f(physicalDevice, queueFamilyIndex, connection, visual_id),
@@ -8051,6 +8383,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceXlibPresentationSupportKHR(
     dpy: *mut Display,
     visualID: VisualID,
 ) -> VkBool32 {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceXlibPresentationSupportKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetPhysicalDeviceXlibPresentationSupportKHR {
         Some(f) => f(physicalDevice, queueFamilyIndex, dpy, visualID),
@@ -8250,6 +8587,11 @@ pub unsafe extern "system" fn vkGetRandROutputDisplayEXT(
     rrOutput: RROutput,
     pDisplay: *mut VkDisplayKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetRandROutputDisplayEXT",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetRandROutputDisplayEXT {
         Some(f) => f(physicalDevice, dpy, rrOutput, pDisplay),
@@ -8600,6 +8942,7 @@ pub unsafe extern "system" fn vkGetWinrtDisplayNV(
     deviceRelativeId: u32,
     pDisplay: *mut VkDisplayKHR,
 ) -> VkResult {
+    check_physical_device(physicalDevice.0, "vkGetWinrtDisplayNV", "physicalDevice");
     let table = instance_table(physicalDevice.0);
     match (*table).vkGetWinrtDisplayNV {
         Some(f) => f(physicalDevice, deviceRelativeId, pDisplay),
@@ -8909,6 +9252,7 @@ pub unsafe extern "system" fn vkReleaseDisplayEXT(
     physicalDevice: VkPhysicalDevice,
     display: VkDisplayKHR,
 ) -> VkResult {
+    check_physical_device(physicalDevice.0, "vkReleaseDisplayEXT", "physicalDevice");
     let table = instance_table(physicalDevice.0);
     match (*table).vkReleaseDisplayEXT {
         Some(f) => f(physicalDevice, display),
@@ -9181,6 +9525,7 @@ pub unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT(
     messageTypes: VkDebugUtilsMessageTypeFlagsEXT,
     pCallbackData: *const VkDebugUtilsMessengerCallbackDataEXT,
 ) {
+    check_instance(instance.0, "vkSubmitDebugUtilsMessageEXT", "instance");
     let table = instance_table(instance.0);
     match (*table).vkSubmitDebugUtilsMessageEXT {
         Some(f) => f(instance, messageSeverity, messageTypes, pCallbackData),

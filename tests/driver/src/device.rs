@@ -16,6 +16,8 @@ use crate::{c_string_list, device_proc_addr, guard};
 #[repr(C)]
 struct Device {
     loader_data: usize,
+    /// The physical device's `deviceID`, for the synthetic commands to say where they ran.
+    device_id: u32,
     queues: Vec<Box<Queue>>,
     /// Command pools, each owning its command buffers; destroyed with the device at the latest.
     pools: Mutex<Vec<Box<CommandPool>>>,
@@ -60,6 +62,11 @@ unsafe fn device_ref<'a>(device: VkDevice) -> Option<&'a Device> {
     (device.0 as *const Device).as_ref()
 }
 
+/// The `deviceID` of the physical device `device` was created from.
+pub(crate) unsafe fn device_id(device: VkDevice) -> Option<u32> {
+    device_ref(device).map(|d| d.device_id)
+}
+
 unsafe fn command_buffer_ref<'a>(command_buffer: VkCommandBuffer) -> Option<&'a CommandBuffer> {
     (command_buffer.0 as *const CommandBuffer).as_ref()
 }
@@ -95,14 +102,13 @@ pub unsafe extern "system" fn vkCreateDevice(
             {
                 return VkResult::ERROR_FEATURE_NOT_PRESENT;
             }
-            // Every device is its own group: the group must name this driver's handle for it.
+            // A real driver would dereference these as its own physical devices: the loader
+            // must have replaced the application's (loader) handles with the driver's.
             if item.sType == VkStructureType::DEVICE_GROUP_DEVICE_CREATE_INFO {
                 let group = &*(next as *const VkDeviceGroupDeviceCreateInfo);
-                let members = match group.pPhysicalDevices.is_null() {
-                    true => &[][..],
-                    false => std::slice::from_raw_parts(group.pPhysicalDevices, group.physicalDeviceCount as usize),
-                };
-                if members.iter().any(|&m| m != physicalDevice) {
+                let members = std::slice::from_raw_parts(group.pPhysicalDevices, group.physicalDeviceCount as usize);
+                if members.iter().any(|m| !vk_generated::layer_abi::valid_loader_magic_value(m.0)) {
+                    eprintln!("vk_test_driver: VkDeviceGroupDeviceCreateInfo names a physical device that is not the driver's");
                     return VkResult::ERROR_INITIALIZATION_FAILED;
                 }
             }
@@ -135,6 +141,7 @@ pub unsafe extern "system" fn vkCreateDevice(
         }
         let device = Box::new(Device {
             loader_data: ICD_LOADER_MAGIC,
+            device_id: pd.spec.device_id,
             queues,
             pools: Mutex::new(Vec::new()),
         });

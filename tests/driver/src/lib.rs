@@ -21,6 +21,7 @@ mod debug;
 mod device;
 mod instance;
 mod surface;
+pub mod synthetic;
 
 /// No interface version negotiated yet: the loader is a legacy one (interface 0 or 1).
 const NOT_NEGOTIATED: u32 = u32::MAX;
@@ -95,7 +96,7 @@ pub(crate) unsafe fn device_proc_addr(pName: *const c_char) -> PFN_vkVoidFunctio
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Level {
+pub(crate) enum Level {
     /// The loader interface itself (`vk_icd*`, `vkGetInstanceProcAddr`).
     Icd,
     Global,
@@ -121,6 +122,7 @@ unsafe fn find(name: *const c_char, accept: impl Fn(Level) -> bool) -> PFN_vkVoi
         .find(|e| e.name == name && accept(e.level))
         .filter(|e| !matches!(e.level, Level::Instance | Level::PhysicalDevice) || provided(name))
         .map(|e| e.function)
+        .or_else(|| synthetic::find(name, &accept))
 }
 
 /// Whether the driver's API version and advertised extensions provide a registry command (always,
