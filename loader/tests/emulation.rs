@@ -20,7 +20,12 @@ fn scenario_entry() {
     println!();
     let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
     let gipa: libloading::Symbol<Gipa> = unsafe { lib.get(b"vkGetInstanceProcAddr\0").unwrap() };
-    unsafe { queries(*gipa, &scenario) };
+    unsafe {
+        match scenario.as_str() {
+            "display" => displays(*gipa),
+            _ => queries(*gipa, &scenario),
+        }
+    };
 }
 
 unsafe fn function<T>(gipa: Gipa, instance: VkInstance, name: &CStr) -> T {
@@ -183,7 +188,70 @@ unsafe fn create_in_group(gipa: Gipa, instance: VkInstance, pd: VkPhysicalDevice
     }
 }
 
+/// `VK_KHR_get_display_properties2` on every device: the display, its plane, mode and capabilities.
+unsafe fn displays(gipa: Gipa) {
+    let extensions = [c"VK_KHR_surface".as_ptr(), c"VK_KHR_display".as_ptr(), c"VK_KHR_get_display_properties2".as_ptr()];
+    let info = VkInstanceCreateInfo {
+        enabledExtensionCount: extensions.len() as u32,
+        ppEnabledExtensionNames: extensions.as_ptr(),
+        ..Default::default()
+    };
+    let create: PFN_vkCreateInstance = function(gipa, VkInstance::NULL, c"vkCreateInstance");
+    let mut instance = VkInstance::NULL;
+    let result = create.unwrap()(&info, std::ptr::null(), &mut instance);
+    println!("RESULT {result:?}");
+    if result != VkResult::SUCCESS {
+        return;
+    }
+    let enumerate: PFN_vkEnumeratePhysicalDevices = function(gipa, instance, c"vkEnumeratePhysicalDevices");
+    let mut count = 0;
+    enumerate.unwrap()(instance, &mut count, std::ptr::null_mut());
+    let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
+    enumerate.unwrap()(instance, &mut count, devices.as_mut_ptr());
+    let props: PFN_vkGetPhysicalDeviceProperties = function(gipa, instance, c"vkGetPhysicalDeviceProperties");
+    let displays: PFN_vkGetPhysicalDeviceDisplayProperties2KHR = function(gipa, instance, c"vkGetPhysicalDeviceDisplayProperties2KHR");
+    let planes: PFN_vkGetPhysicalDeviceDisplayPlaneProperties2KHR =
+        function(gipa, instance, c"vkGetPhysicalDeviceDisplayPlaneProperties2KHR");
+    let modes: PFN_vkGetDisplayModeProperties2KHR = function(gipa, instance, c"vkGetDisplayModeProperties2KHR");
+    let caps: PFN_vkGetDisplayPlaneCapabilities2KHR = function(gipa, instance, c"vkGetDisplayPlaneCapabilities2KHR");
+    for &pd in &devices {
+        let mut p = VkPhysicalDeviceProperties::default();
+        props.unwrap()(pd, &mut p);
+        let device = CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy().into_owned();
+        let mut display = [VkDisplayProperties2KHR::default()];
+        let mut n = 1;
+        let d_r = displays.unwrap()(pd, &mut n, display.as_mut_ptr());
+        let d = display[0].displayProperties;
+        let name = if d.displayName.is_null() { "".into() } else { CStr::from_ptr(d.displayName).to_string_lossy().into_owned() };
+        let mut plane = [VkDisplayPlaneProperties2KHR::default()];
+        let mut np = 1;
+        let p_r = planes.unwrap()(pd, &mut np, plane.as_mut_ptr());
+        let mut mode = [VkDisplayModeProperties2KHR::default()];
+        let mut nm = 1;
+        let m_r = modes.unwrap()(pd, d.display, &mut nm, mode.as_mut_ptr());
+        let m = mode[0].displayModeProperties;
+        let plane_info = VkDisplayPlaneInfo2KHR { mode: m.displayMode, planeIndex: 0, ..Default::default() };
+        let mut capabilities = VkDisplayPlaneCapabilities2KHR::default();
+        let c_r = caps.unwrap()(pd, &plane_info, &mut capabilities);
+        let kept = display[0].sType == VkStructureType::DISPLAY_PROPERTIES_2_KHR
+            && mode[0].sType == VkStructureType::DISPLAY_MODE_PROPERTIES_2_KHR
+            && capabilities.sType == VkStructureType::DISPLAY_PLANE_CAPABILITIES_2_KHR;
+        println!(
+            "DISPLAY {device} {d_r:?}/{n} {name:?} {}x{} plane={p_r:?}/{np}/{} mode={m_r:?}/{nm}/{} caps={c_r:?}/{}x{} stype_kept={kept}",
+            d.physicalResolution.width,
+            d.physicalResolution.height,
+            plane[0].displayPlaneProperties.currentDisplay == d.display && !d.display.is_null(),
+            m.parameters.refreshRate,
+            capabilities.capabilities.maxDstExtent.width,
+            capabilities.capabilities.maxDstExtent.height,
+        );
+    }
+    let destroy: PFN_vkDestroyInstance = function(gipa, instance, c"vkDestroyInstance");
+    destroy.unwrap()(instance, std::ptr::null());
+}
+
 fn run(scenario: &str) -> (String, String) {
+    let display = scenario == "display";
     let dir = common::scratch(&format!("emulation-{scenario}"));
     let old = common::tagged_driver(&dir, "old");
     let new = common::tagged_driver(&dir, "new");
@@ -195,7 +263,8 @@ fn run(scenario: &str) -> (String, String) {
             ("VK_DRIVER_FILES", format!("{}:{}", manifest_old.display(), manifest_new.display())),
             ("VK_TEST_DRIVER_STRICT_ENTRY_POINTS", "1".into()),
             ("VK_TEST_DRIVER_API_VERSION_OLD", "1.0".into()),
-            ("VK_TEST_DRIVER_INSTANCE_EXTENSIONS_OLD", "".into()),
+            ("VK_TEST_DRIVER_INSTANCE_EXTENSIONS_OLD", if display { "VK_KHR_surface,VK_KHR_display" } else { "" }.into()),
+            ("VK_TEST_DRIVER_INSTANCE_EXTENSIONS_NEW", if display { "+VK_KHR_display,VK_KHR_get_display_properties2" } else { "+" }.into()),
             ("VK_TEST_DRIVER_DEVICE_EXTENSIONS_OLD", "".into()),
             ("VK_TEST_DRIVER_DEVICES_OLD", "integrated".into()),
             ("VK_TEST_DRIVER_API_VERSION_NEW", "1.3".into()),
@@ -234,4 +303,15 @@ fn a_1_0_driver_beside_a_1_3_driver_on_a_1_1_instance() {
 fn a_1_0_driver_beside_a_1_3_driver_with_the_khr_extensions() {
     let (out, err) = run("khr");
     check(&out, &err);
+}
+
+/// The 1.0 driver has `VK_KHR_display` but not `VK_KHR_get_display_properties2` (emulated); the
+/// 1.3 driver has both (its own functions).
+#[test]
+fn display_properties2_for_a_driver_with_only_vk_khr_display() {
+    let (out, err) = run("display");
+    for device in ["discrete", "integrated"] {
+        let expected = format!("DISPLAY Test Driver {device} 0 VK_SUCCESS/1 \"Test Display\" 1920x1080 plane=VK_SUCCESS/1/true mode=VK_SUCCESS/1/60000 caps=VK_SUCCESS/1920x1080 stype_kept=true");
+        assert!(out.contains(&expected), "missing {expected}\n{out}\n{err}");
+    }
 }

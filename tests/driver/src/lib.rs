@@ -19,6 +19,7 @@ use vk_generated::types::{PFN_vkVoidFunction, VkInstance, VkResult};
 mod config;
 mod debug;
 mod device;
+mod display;
 mod instance;
 mod surface;
 pub mod synthetic;
@@ -197,6 +198,14 @@ entries! {
     PhysicalDevice c"vkGetPhysicalDevicePresentRectanglesKHR" => surface::vkGetPhysicalDevicePresentRectanglesKHR,
     PhysicalDevice c"vkGetPhysicalDeviceSurfaceCapabilities2KHR" => surface::vkGetPhysicalDeviceSurfaceCapabilities2KHR,
     PhysicalDevice c"vkGetPhysicalDeviceSurfaceFormats2KHR" => surface::vkGetPhysicalDeviceSurfaceFormats2KHR,
+    PhysicalDevice c"vkGetPhysicalDeviceDisplayPropertiesKHR" => display::vkGetPhysicalDeviceDisplayPropertiesKHR,
+    PhysicalDevice c"vkGetPhysicalDeviceDisplayPlanePropertiesKHR" => display::vkGetPhysicalDeviceDisplayPlanePropertiesKHR,
+    PhysicalDevice c"vkGetDisplayModePropertiesKHR" => display::vkGetDisplayModePropertiesKHR,
+    PhysicalDevice c"vkGetDisplayPlaneCapabilitiesKHR" => display::vkGetDisplayPlaneCapabilitiesKHR,
+    PhysicalDevice c"vkGetPhysicalDeviceDisplayProperties2KHR" => display::vkGetPhysicalDeviceDisplayProperties2KHR,
+    PhysicalDevice c"vkGetPhysicalDeviceDisplayPlaneProperties2KHR" => display::vkGetPhysicalDeviceDisplayPlaneProperties2KHR,
+    PhysicalDevice c"vkGetDisplayModeProperties2KHR" => display::vkGetDisplayModeProperties2KHR,
+    PhysicalDevice c"vkGetDisplayPlaneCapabilities2KHR" => display::vkGetDisplayPlaneCapabilities2KHR,
     Device c"vkCreateSwapchainKHR" => surface::vkCreateSwapchainKHR,
     Device c"vkDestroySwapchainKHR" => surface::vkDestroySwapchainKHR,
     Device c"vkGetDeviceGroupSurfacePresentModesKHR" => surface::vkGetDeviceGroupSurfacePresentModesKHR,
