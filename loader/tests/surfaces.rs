@@ -61,6 +61,7 @@ macro_rules! concat_idents_pfn {
     (vkCreateDevice) => { PFN_vkCreateDevice };
     (vkGetDeviceProcAddr) => { PFN_vkGetDeviceProcAddr };
     (vkCreateSwapchainKHR) => { PFN_vkCreateSwapchainKHR };
+    (vkCreateSharedSwapchainsKHR) => { PFN_vkCreateSharedSwapchainsKHR };
     (vkDestroySwapchainKHR) => { PFN_vkDestroySwapchainKHR };
     (vkGetDeviceGroupSurfacePresentModesKHR) => { PFN_vkGetDeviceGroupSurfacePresentModesKHR };
     (vkDestroyDevice) => { PFN_vkDestroyDevice };
@@ -160,11 +161,11 @@ unsafe fn surfaces(gipa: Gipa) {
 unsafe fn swapchains(gipa: Gipa, instance: VkInstance, pd: VkPhysicalDevice, name: &str, surfaces: &[(&str, VkSurfaceKHR)]) {
     let priority = 1.0f32;
     let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
-    let swapchain_ext = [c"VK_KHR_swapchain".as_ptr()];
+    let swapchain_ext = [c"VK_KHR_swapchain".as_ptr(), c"VK_KHR_display_swapchain".as_ptr()];
     let info = VkDeviceCreateInfo {
         queueCreateInfoCount: 1,
         pQueueCreateInfos: &queue,
-        enabledExtensionCount: 1,
+        enabledExtensionCount: 2,
         ppEnabledExtensionNames: swapchain_ext.as_ptr(),
         ..Default::default()
     };
@@ -187,6 +188,15 @@ unsafe fn swapchains(gipa: Gipa, instance: VkInstance, pd: VkPhysicalDevice, nam
         let m = modes.unwrap()(device, surface, &mut flags);
         println!("SWAPCHAIN {name} {kind} create={r:?} group_modes={m:?}/{}", flags.0);
     }
+    // All surfaces at once, through the exported trampoline.
+    let infos: Vec<VkSwapchainCreateInfoKHR> =
+        surfaces.iter().map(|&(_, surface)| VkSwapchainCreateInfoKHR { surface, minImageCount: 2, ..Default::default() }).collect();
+    let mut swapchains = vec![VkSwapchainKHR::NULL; infos.len()];
+    let r = get!(gipa, instance, vkCreateSharedSwapchainsKHR)(device, infos.len() as u32, infos.as_ptr(), std::ptr::null(), swapchains.as_mut_ptr());
+    for swapchain in swapchains {
+        destroy(device, swapchain, std::ptr::null());
+    }
+    println!("SHARED {name} {r:?}");
     get!(gipa, instance, vkDestroyDevice)(device, std::ptr::null());
 }
 
@@ -207,6 +217,7 @@ fn interface_2_and_interface_7_drivers_each_get_their_kind_of_surface() {
             // Only driver b has VK_KHR_get_surface_capabilities2: driver a's is emulated.
             ("VK_TEST_DRIVER_INSTANCE_EXTENSIONS_A", EXTENSIONS.into()),
             ("VK_TEST_DRIVER_INSTANCE_EXTENSIONS_B", format!("{EXTENSIONS},VK_KHR_get_surface_capabilities2")),
+            ("VK_TEST_DRIVER_DEVICE_EXTENSIONS", "+VK_KHR_display_swapchain".into()),
             ("VK_LOADER_DEBUG", "driver".into()),
         ],
     );
@@ -232,6 +243,7 @@ fn interface_2_and_interface_7_drivers_each_get_their_kind_of_surface() {
                 "{device} {kind}: {out}"
             );
         }
+        assert!(out.contains(&format!("SHARED {device} VK_SUCCESS")), "{device}: {out}");
     }
     // No loader code between the application and an interface-2 driver's swapchain creation.
     assert!(out.contains("GDPA Test Driver integrated 0 vkCreateSwapchainKHR in libvk_test_driver_a.so"), "{out}");

@@ -207,6 +207,7 @@ entries! {
     PhysicalDevice c"vkGetDisplayModeProperties2KHR" => display::vkGetDisplayModeProperties2KHR,
     PhysicalDevice c"vkGetDisplayPlaneCapabilities2KHR" => display::vkGetDisplayPlaneCapabilities2KHR,
     Device c"vkCreateSwapchainKHR" => surface::vkCreateSwapchainKHR,
+    Device c"vkCreateSharedSwapchainsKHR" => surface::vkCreateSharedSwapchainsKHR,
     Device c"vkDestroySwapchainKHR" => surface::vkDestroySwapchainKHR,
     Device c"vkGetDeviceGroupSurfacePresentModesKHR" => surface::vkGetDeviceGroupSurfacePresentModesKHR,
     Device c"vkGetDeviceProcAddr" => device::vkGetDeviceProcAddr,

@@ -271,6 +271,29 @@ pub unsafe extern "system" fn vkCreateSwapchainKHR(
     })
 }
 
+/// `VK_KHR_display_swapchain`: all or nothing, each create info checked as in `vkCreateSwapchainKHR`.
+pub unsafe extern "system" fn vkCreateSharedSwapchainsKHR(
+    device: VkDevice,
+    swapchainCount: u32,
+    pCreateInfos: *const VkSwapchainCreateInfoKHR,
+    pAllocator: *const VkAllocationCallbacks,
+    pSwapchains: *mut VkSwapchainKHR,
+) -> VkResult {
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
+        if pCreateInfos.is_null() || pSwapchains.is_null() {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        }
+        let infos = std::slice::from_raw_parts(pCreateInfos, swapchainCount as usize);
+        if let Some(Err(e)) = infos.iter().map(|info| resolve(info.surface)).find(|r| r.is_err()) {
+            return e;
+        }
+        for (i, info) in infos.iter().enumerate() {
+            vkCreateSwapchainKHR(device, info, pAllocator, pSwapchains.add(i));
+        }
+        VkResult::SUCCESS
+    })
+}
+
 pub unsafe extern "system" fn vkDestroySwapchainKHR(
     _device: VkDevice,
     swapchain: VkSwapchainKHR,
