@@ -34,6 +34,23 @@ unsafe fn function<T>(gipa: Gipa, instance: VkInstance, name: &CStr) -> T {
     std::mem::transmute_copy(&f)
 }
 
+/// Creates the instance (printing the result) and lists its physical devices.
+unsafe fn create_instance(gipa: Gipa, info: &VkInstanceCreateInfo) -> Option<(VkInstance, Vec<VkPhysicalDevice>)> {
+    let create: PFN_vkCreateInstance = function(gipa, VkInstance::NULL, c"vkCreateInstance");
+    let mut instance = VkInstance::NULL;
+    let result = create.unwrap()(info, std::ptr::null(), &mut instance);
+    println!("RESULT {result:?}");
+    if result != VkResult::SUCCESS {
+        return None;
+    }
+    let enumerate: PFN_vkEnumeratePhysicalDevices = function(gipa, instance, c"vkEnumeratePhysicalDevices");
+    let mut count = 0;
+    enumerate.unwrap()(instance, &mut count, std::ptr::null_mut());
+    let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
+    enumerate.unwrap()(instance, &mut count, devices.as_mut_ptr());
+    Some((instance, devices))
+}
+
 /// `core`: a 1.1 instance calling the core names; `khr`: a 1.0 instance with the extension
 /// enabled, calling the KHR names.
 unsafe fn queries(gipa: Gipa, scenario: &str) {
@@ -57,18 +74,7 @@ unsafe fn queries(gipa: Gipa, scenario: &str) {
         ppEnabledExtensionNames: extensions.as_ptr(),
         ..Default::default()
     };
-    let create: PFN_vkCreateInstance = function(gipa, VkInstance::NULL, c"vkCreateInstance");
-    let mut instance = VkInstance::NULL;
-    let result = create.unwrap()(&info, std::ptr::null(), &mut instance);
-    println!("RESULT {result:?}");
-    if result != VkResult::SUCCESS {
-        return;
-    }
-    let enumerate: PFN_vkEnumeratePhysicalDevices = function(gipa, instance, c"vkEnumeratePhysicalDevices");
-    let mut count = 0;
-    enumerate.unwrap()(instance, &mut count, std::ptr::null_mut());
-    let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
-    enumerate.unwrap()(instance, &mut count, devices.as_mut_ptr());
+    let Some((instance, devices)) = create_instance(gipa, &info) else { return };
 
     let properties2: PFN_vkGetPhysicalDeviceProperties2 = function(gipa, instance, &name("vkGetPhysicalDeviceProperties2"));
     let features2: PFN_vkGetPhysicalDeviceFeatures2 = function(gipa, instance, &name("vkGetPhysicalDeviceFeatures2"));
@@ -196,18 +202,7 @@ unsafe fn displays(gipa: Gipa) {
         ppEnabledExtensionNames: extensions.as_ptr(),
         ..Default::default()
     };
-    let create: PFN_vkCreateInstance = function(gipa, VkInstance::NULL, c"vkCreateInstance");
-    let mut instance = VkInstance::NULL;
-    let result = create.unwrap()(&info, std::ptr::null(), &mut instance);
-    println!("RESULT {result:?}");
-    if result != VkResult::SUCCESS {
-        return;
-    }
-    let enumerate: PFN_vkEnumeratePhysicalDevices = function(gipa, instance, c"vkEnumeratePhysicalDevices");
-    let mut count = 0;
-    enumerate.unwrap()(instance, &mut count, std::ptr::null_mut());
-    let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
-    enumerate.unwrap()(instance, &mut count, devices.as_mut_ptr());
+    let Some((instance, devices)) = create_instance(gipa, &info) else { return };
     let props: PFN_vkGetPhysicalDeviceProperties = function(gipa, instance, c"vkGetPhysicalDeviceProperties");
     let displays: PFN_vkGetPhysicalDeviceDisplayProperties2KHR = function(gipa, instance, c"vkGetPhysicalDeviceDisplayProperties2KHR");
     let planes: PFN_vkGetPhysicalDeviceDisplayPlaneProperties2KHR =
