@@ -16,6 +16,7 @@ use vk_generated::layer_abi::{
 use vk_generated::types::*;
 use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
 
+use crate::host_alloc::AllocatorScope;
 use crate::device::DeviceData;
 use crate::ffi;
 use crate::instance::{DriverInstance, Instance};
@@ -84,6 +85,7 @@ unsafe fn create(
         log::write(Level::Error, &format!("{command}: {extension:?} is not enabled on this instance"));
         return VkResult::ERROR_EXTENSION_NOT_PRESENT;
     }
+    let memory = AllocatorScope::enter(allocator, VkSystemAllocationScope::OBJECT);
     let mut per_driver = vec![VkSurfaceKHR::NULL; instance.drivers.len()];
     for (index, driver) in instance.drivers.iter().enumerate() {
         if driver.driver.interface_version < DRIVER_SURFACES_INTERFACE || !driver.has_extension(extension.to_bytes()) {
@@ -98,7 +100,12 @@ unsafe fn create(
             }
         }
     }
-    *out = VkSurfaceKHR(Box::into_raw(Box::new(Surface { icd, per_driver })) as u64);
+    let surface = Box::new(Surface { icd, per_driver });
+    if memory.failed() {
+        destroy_driver_surfaces(instance, &surface.per_driver, allocator);
+        return VkResult::ERROR_OUT_OF_HOST_MEMORY;
+    }
+    *out = VkSurfaceKHR(Box::into_raw(surface) as u64);
     VkResult::SUCCESS
 }
 
