@@ -22,6 +22,8 @@ pub struct DeviceData {
     pub unknown: UnknownSlots,
     /// The driver's `vkGetDeviceProcAddr`, for names the generated table does not know.
     pub driver_gdpa: PFN_vkGetDeviceProcAddr,
+    /// The driver's swapchain commands where the loader unwraps surfaces for it.
+    pub wsi: crate::surface::DeviceWsi,
 }
 
 impl DeviceData {
@@ -66,11 +68,9 @@ pub unsafe extern "system" fn vkCreateDevice(
             }
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
-        let data = Box::new(DeviceData {
-            table: DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr())),
-            unknown: crate::unknown::device_slots(),
-            driver_gdpa: Some(gdpa),
-        });
+        let mut table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
+        let wsi = crate::surface::DeviceWsi::install(&mut table, pd);
+        let data = Box::new(DeviceData { table, unknown: crate::unknown::device_slots(), driver_gdpa: Some(gdpa), wsi });
         if memory.failed() {
             if let Some(destroy) = data.table.vkDestroyDevice {
                 destroy(device, pAllocator);

@@ -28,7 +28,6 @@ pub struct Driver {
     /// the loader does not know from device ones.
     pub get_physical_device_proc_addr: Option<Gipa>,
     /// The negotiated loader-driver interface version (surfaces depend on it from version 3).
-    #[allow(dead_code)]
     pub interface_version: u32,
     /// `None` for a driver the application handed over (`VK_LUNARG_direct_driver_loading`).
     _library: Option<Arc<Library>>,
@@ -56,18 +55,28 @@ impl Driver {
     }
 }
 
+/// What loading a manifest's driver came to, short of an error.
+pub enum Loaded {
+    Driver(Driver),
+    /// The library was already loaded through an earlier manifest.
+    AlreadyLoaded,
+    /// The library is for another architecture (a multilib install's other half): skipped
+    /// quietly, not an error.
+    OtherArchitecture(String),
+}
+
 /// Loads the driver of a manifest; `loaded` holds drivers already loaded by earlier manifests, so a
-/// library reached through several manifests is loaded once (`Ok(None)` then).
-pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>]) -> Result<Option<Driver>, String> {
+/// library reached through several manifests is loaded once.
+pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>]) -> Result<Loaded, String> {
     let path = manifest.library_path.clone();
     if loaded.iter().any(|d| d.library_path == path) {
         log::log(Level::Driver, &format!("{manifest_path}: library {path} already loaded through another manifest"));
-        return Ok(None);
+        return Ok(Loaded::AlreadyLoaded);
     }
     if let Some(arch) = &manifest.library_arch {
         let ours = if cfg!(target_pointer_width = "64") { "64" } else { "32" };
         if arch != ours {
-            return Err(format!("library_arch {arch} does not match this {ours}-bit process"));
+            return Ok(Loaded::OtherArchitecture(format!("library_arch {arch} does not match this {ours}-bit process")));
         }
     }
     // A library loaded by an earlier call is reused (see library_cache); the ELF check guards
@@ -78,7 +87,7 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
             if path.contains('/') {
                 match elf::check(&path) {
                     ElfCheck::Loadable => {}
-                    ElfCheck::WrongArchitecture(why) => return Err(format!("{path} is for another architecture ({why})")),
+                    ElfCheck::WrongArchitecture(why) => return Ok(Loaded::OtherArchitecture(format!("{path} is for another architecture ({why})"))),
                     ElfCheck::Corrupt(why) => return Err(format!("{path} cannot be loaded: {why}")),
                 }
             }
@@ -112,7 +121,7 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
         Level::Driver,
         &format!("{manifest_path}: loaded {path}, driver interface version {interface_version}"),
     );
-    Ok(Some(Driver {
+    Ok(Loaded::Driver(Driver {
         manifest_path: manifest_path.to_string(),
         library_path: path,
         manifest,

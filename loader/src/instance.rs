@@ -12,7 +12,7 @@ use crate::debug;
 use crate::direct_loading::{self, DirectDrivers};
 use crate::discovery;
 use crate::loader_abi::InstanceDispatch;
-use crate::driver::{self, Driver};
+use crate::driver::{self, Driver, Loaded};
 use crate::ffi;
 use crate::host_alloc::AllocatorScope;
 use crate::log::{self, Level};
@@ -109,8 +109,12 @@ fn load_drivers(rejected: &mut Vec<Rejected>, direct: Option<DirectDrivers>) -> 
             .and_then(|text| manifest::parse_driver(&text, &found.path))
             .and_then(|m| driver::load(&found.path, m, &drivers));
         match loaded {
-            Ok(Some(d)) => drivers.push(Arc::new(d)),
-            Ok(None) => {}
+            Ok(Loaded::Driver(d)) => drivers.push(Arc::new(d)),
+            Ok(Loaded::AlreadyLoaded) => {}
+            Ok(Loaded::OtherArchitecture(reason)) => {
+                log::log(Level::Driver, &format!("{}: skipped: {reason}", found.path));
+                rejected.push(Rejected { manifest: found.path, reason });
+            }
             Err(reason) => {
                 log::log(Level::Warn, &format!("{}: driver skipped: {reason}", found.path));
                 rejected.push(Rejected { manifest: found.path, reason });
@@ -149,7 +153,9 @@ fn extension_properties(name: &CStr, spec_version: u32) -> VkExtensionProperties
 /// is set.
 fn all_instance_extensions(per_driver: &[Vec<VkExtensionProperties>]) -> Vec<VkExtensionProperties> {
     let mut all: Vec<VkExtensionProperties> = Vec::new();
-    let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().map(|name| {
+    let driver_names: Vec<&CStr> = per_driver.iter().flatten().map(name_of).collect();
+    let emulated = crate::emulation::instance_extensions(&driver_names);
+    let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().chain(&emulated).map(|name| {
         let spec_version = vk_generated::lookup::extension_info(name).map_or(1, |e| e.spec_version);
         extension_properties(name, spec_version)
     });

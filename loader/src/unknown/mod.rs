@@ -307,6 +307,7 @@ mod tests {
             table: Default::default(),
             unknown: std::array::from_fn(|_| AtomicUsize::new(0)),
             driver_gdpa: None,
+            wsi: Default::default(),
         };
         let handle: [*const DeviceData; 1] = [&data];
         for slot in 0..UNKNOWN_SLOTS {
