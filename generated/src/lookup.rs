@@ -182,6 +182,13 @@ impl ExtensionSet {
         self.0[id as usize / 64] & (1 << (id % 64)) != 0
     }
 
+    /// Adds every extension of `other`.
+    pub fn union_with(&mut self, other: &ExtensionSet) {
+        for (word, more) in self.0.iter_mut().zip(other.0) {
+            *word |= more;
+        }
+    }
+
     /// Adds the extension with this name; returns false for a name the registry does not know.
     pub fn insert_name(&mut self, name: &[u8]) -> bool {
         match extension(name) {

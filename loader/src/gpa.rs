@@ -52,10 +52,21 @@ fn available(name: &vk_generated::lookup::CommandName, instance: &Instance) -> b
         return false;
     }
     let mut with_device_extensions = instance.enabled_extensions.clone();
-    for (id, extension) in vk_generated::EXTENSIONS.iter().enumerate() {
-        if extension.kind == vk_generated::ExtensionKind::Device {
-            with_device_extensions.insert(id as u16);
-        }
-    }
+    with_device_extensions.union_with(device_extensions());
     name.is_available(instance.api_version, &with_device_extensions)
+}
+
+/// Every device extension of the registry, collected once (a loop over all extensions on every
+/// lookup doubled the cost of `vkGetInstanceProcAddr` over all names).
+fn device_extensions() -> &'static vk_generated::lookup::ExtensionSet {
+    static SET: std::sync::OnceLock<vk_generated::lookup::ExtensionSet> = std::sync::OnceLock::new();
+    SET.get_or_init(|| {
+        let mut set = vk_generated::lookup::ExtensionSet::new();
+        for (id, extension) in vk_generated::EXTENSIONS.iter().enumerate() {
+            if extension.kind == vk_generated::ExtensionKind::Device {
+                set.insert(id as u16);
+            }
+        }
+        set
+    })
 }
