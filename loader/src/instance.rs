@@ -85,13 +85,13 @@ fn driver_extensions(driver: &Driver) -> Vec<VkExtensionProperties> {
     ffi::query(|count, out| unsafe { f(std::ptr::null(), count, out) }).unwrap_or_default()
 }
 
-fn name_of(props: &VkExtensionProperties) -> &CStr {
+pub(crate) fn name_of(props: &VkExtensionProperties) -> &CStr {
     // SAFETY: extensionName is a NUL-terminated fixed array (drivers fill it so; the last byte is
     // forced below for the loader's own entries).
     unsafe { CStr::from_ptr(props.extensionName.as_ptr()) }
 }
 
-fn extension_properties(name: &CStr, spec_version: u32) -> VkExtensionProperties {
+pub(crate) fn extension_properties(name: &CStr, spec_version: u32) -> VkExtensionProperties {
     let mut props = VkExtensionProperties { specVersion: spec_version, ..Default::default() };
     for (dst, &src) in props.extensionName.iter_mut().zip(name.to_bytes()) {
         *dst = src as c_char;
@@ -119,9 +119,13 @@ pub unsafe extern "system" fn vkEnumerateInstanceExtensionProperties(
 ) -> VkResult {
     ffi::guard("vkEnumerateInstanceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
         if !pLayerName.is_null() {
-            return VkResult::ERROR_LAYER_NOT_PRESENT;
+            return match crate::layer_extensions::instance_extensions_of(CStr::from_ptr(pLayerName)) {
+                Some(list) => ffi::fill(&list, pPropertyCount, pProperties),
+                None => VkResult::ERROR_LAYER_NOT_PRESENT,
+            };
         }
-        let per_driver: Vec<_> = load_drivers(&mut Vec::new()).iter().map(|d| driver_extensions(d)).collect();
+        let mut per_driver: Vec<_> = load_drivers(&mut Vec::new()).iter().map(|d| driver_extensions(d)).collect();
+        per_driver.push(crate::layer_extensions::implicit_instance_extensions());
         ffi::fill(&all_instance_extensions(&per_driver), pPropertyCount, pProperties)
     })
 }
@@ -131,7 +135,8 @@ pub unsafe extern "system" fn vkEnumerateInstanceLayerProperties(
     pProperties: *mut VkLayerProperties,
 ) -> VkResult {
     ffi::guard("vkEnumerateInstanceLayerProperties", VkResult::ERROR_UNKNOWN, || {
-        ffi::fill::<VkLayerProperties>(&[], pPropertyCount, pProperties)
+        let layers: Vec<VkLayerProperties> = crate::layer_catalog::load(true).iter().map(crate::layer_catalog::properties).collect();
+        ffi::fill(&layers, pPropertyCount, pProperties)
     })
 }
 

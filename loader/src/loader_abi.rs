@@ -9,9 +9,17 @@ use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
 
 /// The loader's physical device at the end of the instance chain: what default terminators
 /// receive. Its first word is the terminator dispatch table, like every dispatchable object.
+/// Its first three words are shared with the layer module's trampoline-level physical device
+/// (see [`unwrap_physical_device`]).
 #[repr(C)]
 pub struct TerminatorPhysicalDevice {
+    /// The owning instance's dispatch table: the terminators without layers, the top of the layer
+    /// chain with them (layers key their data by this word).
     pub dispatch: *const InstanceDispatchTable,
+    /// The handle the next level receives: this object itself.
+    pub unwrapped: VkPhysicalDevice,
+    /// The loader's `Instance` owning this device.
+    pub instance: *const c_void,
     /// The owning driver's own functions.
     pub driver_table: *const InstanceDispatchTable,
     /// The driver's handle for this physical device.
@@ -25,6 +33,17 @@ pub struct TerminatorPhysicalDevice {
 #[inline(always)]
 pub unsafe fn instance_table(handle: *mut c_void) -> *const InstanceDispatchTable {
     *(handle as *const *const InstanceDispatchTable)
+}
+
+/// The handle a physical-device trampoline passes down its table: the second word of the loader's
+/// physical device (itself for a terminator-level one, the top layer's handle for a
+/// trampoline-level one, since layers may wrap physical devices).
+///
+/// # Safety
+/// `handle` must be a `VkPhysicalDevice` the loader returned.
+#[inline(always)]
+pub unsafe fn unwrap_physical_device(handle: VkPhysicalDevice) -> VkPhysicalDevice {
+    *(handle.0 as *const VkPhysicalDevice).add(1)
 }
 
 /// The device dispatch table of a `VkDevice`, `VkQueue` or `VkCommandBuffer` (its first word).

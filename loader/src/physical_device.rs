@@ -55,12 +55,20 @@ pub fn enumerate(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
             if let Some(get) = d.table.vkGetPhysicalDeviceProperties {
                 unsafe { get(handle, &mut properties) };
             }
-            devices.push(Box::new(PhysicalDevice {
-                term: TerminatorPhysicalDevice { dispatch, driver_table: &*d.table, driver_handle: handle },
+            let mut device = Box::new(PhysicalDevice {
+                term: TerminatorPhysicalDevice {
+                    dispatch,
+                    unwrapped: VkPhysicalDevice::NULL,
+                    instance: instance as *const Instance as *const std::ffi::c_void,
+                    driver_table: &*d.table,
+                    driver_handle: handle,
+                },
                 driver: index,
                 driver_gdpa,
                 properties,
-            }));
+            });
+            device.term.unwrapped = device.handle();
+            devices.push(device);
         }
     }
     if platform::env("VK_LOADER_DISABLE_SELECT").is_none() {

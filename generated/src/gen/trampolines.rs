@@ -13,6 +13,7 @@ pub unsafe extern "system" fn vkAcquireDrmDisplayEXT(
     display: VkDisplayKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkAcquireDrmDisplayEXT {
         Some(f) => f(physicalDevice, drmFd, display),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -92,6 +93,7 @@ pub unsafe extern "system" fn vkAcquireWinrtDisplayNV(
     display: VkDisplayKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkAcquireWinrtDisplayNV {
         Some(f) => f(physicalDevice, display),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -113,6 +115,7 @@ pub unsafe extern "system" fn vkAcquireXlibDisplayEXT(
     display: VkDisplayKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkAcquireXlibDisplayEXT {
         Some(f) => f(physicalDevice, dpy, display),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -3908,6 +3911,7 @@ pub unsafe extern "system" fn vkCreateDisplayModeKHR(
     pMode: *mut VkDisplayModeKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkCreateDisplayModeKHR {
         Some(f) => f(physicalDevice, display, pCreateInfo, pAllocator, pMode),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -5215,6 +5219,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceCou
     pCounterDescriptions: *mut VkPerformanceCounterDescriptionARM,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM {
         Some(f) => {
             f(
@@ -5259,6 +5264,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceQue
     pCounterDescriptions: *mut VkPerformanceCounterDescriptionKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR {
         Some(f) => {
             f(
@@ -5900,6 +5906,7 @@ pub unsafe extern "system" fn vkGetDisplayModeProperties2KHR(
     pProperties: *mut VkDisplayModeProperties2KHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetDisplayModeProperties2KHR {
         Some(f) => f(physicalDevice, display, pPropertyCount, pProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -5925,6 +5932,7 @@ pub unsafe extern "system" fn vkGetDisplayModePropertiesKHR(
     pProperties: *mut VkDisplayModePropertiesKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetDisplayModePropertiesKHR {
         Some(f) => f(physicalDevice, display, pPropertyCount, pProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -5949,6 +5957,7 @@ pub unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR(
     pCapabilities: *mut VkDisplayPlaneCapabilities2KHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetDisplayPlaneCapabilities2KHR {
         Some(f) => f(physicalDevice, pDisplayPlaneInfo, pCapabilities),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -5973,6 +5982,7 @@ pub unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR(
     pCapabilities: *mut VkDisplayPlaneCapabilitiesKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetDisplayPlaneCapabilitiesKHR {
         Some(f) => f(physicalDevice, mode, planeIndex, pCapabilities),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -5998,6 +6008,7 @@ pub unsafe extern "system" fn vkGetDisplayPlaneSupportedDisplaysKHR(
     pDisplays: *mut VkDisplayKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetDisplayPlaneSupportedDisplaysKHR {
         Some(f) => f(physicalDevice, planeIndex, pDisplayCount, pDisplays),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6022,6 +6033,7 @@ pub unsafe extern "system" fn vkGetDrmDisplayEXT(
     display: *mut VkDisplayKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetDrmDisplayEXT {
         Some(f) => f(physicalDevice, drmFd, connectorId, display),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6569,6 +6581,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCalibrateableTimeDomainsKHR(
     pTimeDomains: *mut VkTimeDomainKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceCalibrateableTimeDomainsKHR {
         Some(f) => f(physicalDevice, pTimeDomainCount, pTimeDomains),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6592,6 +6605,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixFlexibleDimens
     pProperties: *mut VkCooperativeMatrixFlexibleDimensionsPropertiesNV,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6616,6 +6630,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(
     pProperties: *mut VkCooperativeMatrixPropertiesKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6640,6 +6655,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(
     pProperties: *mut VkCooperativeMatrixPropertiesNV,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceCooperativeMatrixPropertiesNV {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6664,6 +6680,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeVectorPropertiesNV(
     pProperties: *mut VkCooperativeVectorPropertiesNV,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceCooperativeVectorPropertiesNV {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6687,6 +6704,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDescriptorSizeEXT(
     descriptorType: VkDescriptorType,
 ) -> VkDeviceSize {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceDescriptorSizeEXT {
         Some(f) => f(physicalDevice, descriptorType),
         None => Default::default(),
@@ -6708,6 +6726,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDirectFBPresentationSupportEXT(
     dfb: *mut IDirectFB,
 ) -> VkBool32 {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceDirectFBPresentationSupportEXT {
         Some(f) => f(physicalDevice, queueFamilyIndex, dfb),
         None => Default::default(),
@@ -6733,6 +6752,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlaneProperties2KHR(
     pProperties: *mut VkDisplayPlaneProperties2KHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceDisplayPlaneProperties2KHR {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6756,6 +6776,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlanePropertiesKHR(
     pProperties: *mut VkDisplayPlanePropertiesKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceDisplayPlanePropertiesKHR {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6779,6 +6800,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayProperties2KHR(
     pProperties: *mut VkDisplayProperties2KHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceDisplayProperties2KHR {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6802,6 +6824,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPropertiesKHR(
     pProperties: *mut VkDisplayPropertiesKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceDisplayPropertiesKHR {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6825,6 +6848,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferProperties(
     pExternalBufferProperties: *mut VkExternalBufferProperties,
 ) {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceExternalBufferProperties {
         Some(f) => f(physicalDevice, pExternalBufferInfo, pExternalBufferProperties),
         None => {}
@@ -6854,6 +6878,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalFenceProperties(
     pExternalFenceProperties: *mut VkExternalFenceProperties,
 ) {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceExternalFenceProperties {
         Some(f) => f(physicalDevice, pExternalFenceInfo, pExternalFenceProperties),
         None => {}
@@ -6887,6 +6912,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalImageFormatPropertiesNV
     pExternalImageFormatProperties: *mut VkExternalImageFormatPropertiesNV,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceExternalImageFormatPropertiesNV {
         Some(f) => {
             f(
@@ -6939,6 +6965,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphoreProperties(
     pExternalSemaphoreProperties: *mut VkExternalSemaphoreProperties,
 ) {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceExternalSemaphoreProperties {
         Some(f) => {
             f(physicalDevice, pExternalSemaphoreInfo, pExternalSemaphoreProperties)
@@ -6970,6 +6997,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalTensorPropertiesARM(
     pExternalTensorProperties: *mut VkExternalTensorPropertiesARM,
 ) {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceExternalTensorPropertiesARM {
         Some(f) => f(physicalDevice, pExternalTensorInfo, pExternalTensorProperties),
         None => {}
@@ -6999,6 +7027,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures(
     pFeatures: *mut VkPhysicalDeviceFeatures,
 ) {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceFeatures {
         Some(f) => f(physicalDevice, pFeatures),
         None => {}
@@ -7020,6 +7049,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures2(
     pFeatures: *mut VkPhysicalDeviceFeatures2,
 ) {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceFeatures2 {
         Some(f) => f(physicalDevice, pFeatures),
         None => {}
@@ -7042,6 +7072,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties(
     pFormatProperties: *mut VkFormatProperties,
 ) {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceFormatProperties {
         Some(f) => f(physicalDevice, format, pFormatProperties),
         None => {}
@@ -7065,6 +7096,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2(
     pFormatProperties: *mut VkFormatProperties2,
 ) {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceFormatProperties2 {
         Some(f) => f(physicalDevice, format, pFormatProperties),
         None => {}
@@ -7087,6 +7119,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFragmentShadingRatesKHR(
     pFragmentShadingRates: *mut VkPhysicalDeviceFragmentShadingRateKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceFragmentShadingRatesKHR {
         Some(f) => f(physicalDevice, pFragmentShadingRateCount, pFragmentShadingRates),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7120,6 +7153,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties(
     pImageFormatProperties: *mut VkImageFormatProperties,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceImageFormatProperties {
         Some(f) => {
             f(
@@ -7167,6 +7201,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2(
     pImageFormatProperties: *mut VkImageFormatProperties2,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceImageFormatProperties2 {
         Some(f) => f(physicalDevice, pImageFormatInfo, pImageFormatProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7191,6 +7226,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties(
     pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties,
 ) {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceMemoryProperties {
         Some(f) => f(physicalDevice, pMemoryProperties),
         None => {}
@@ -7212,6 +7248,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2(
     pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties2,
 ) {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceMemoryProperties2 {
         Some(f) => f(physicalDevice, pMemoryProperties),
         None => {}
@@ -7233,6 +7270,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMultisamplePropertiesEXT(
     pMultisampleProperties: *mut VkMultisamplePropertiesEXT,
 ) {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceMultisamplePropertiesEXT {
         Some(f) => f(physicalDevice, samples, pMultisampleProperties),
         None => {}
@@ -7256,6 +7294,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceOpticalFlowImageFormatsNV(
     pImageFormatProperties: *mut VkOpticalFlowImageFormatPropertiesNV,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceOpticalFlowImageFormatsNV {
         Some(f) => {
             f(
@@ -7295,6 +7334,7 @@ pub unsafe extern "system" fn vkGetPhysicalDevicePresentRectanglesKHR(
     pRects: *mut VkRect2D,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDevicePresentRectanglesKHR {
         Some(f) => f(physicalDevice, surface, pRectCount, pRects),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7318,6 +7358,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceProperties(
     pProperties: *mut VkPhysicalDeviceProperties,
 ) {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceProperties {
         Some(f) => f(physicalDevice, pProperties),
         None => {}
@@ -7339,6 +7380,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceProperties2(
     pProperties: *mut VkPhysicalDeviceProperties2,
 ) {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceProperties2 {
         Some(f) => f(physicalDevice, pProperties),
         None => {}
@@ -7360,6 +7402,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphProcessingE
     pQueueFamilyDataGraphProcessingEngineProperties: *mut VkQueueFamilyDataGraphProcessingEnginePropertiesARM,
 ) {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM {
         Some(f) => {
             f(
@@ -7397,6 +7440,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesA
     pQueueFamilyDataGraphProperties: *mut VkQueueFamilyDataGraphPropertiesARM,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM {
         Some(f) => {
             f(
@@ -7436,6 +7480,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyPerformanceQueryPass
     pNumPasses: *mut u32,
 ) {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR {
         Some(f) => f(physicalDevice, pPerformanceQueryCreateInfo, pNumPasses),
         None => {}
@@ -7463,6 +7508,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties(
     pQueueFamilyProperties: *mut VkQueueFamilyProperties,
 ) {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceQueueFamilyProperties {
         Some(f) => f(physicalDevice, pQueueFamilyPropertyCount, pQueueFamilyProperties),
         None => {}
@@ -7492,6 +7538,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2(
     pQueueFamilyProperties: *mut VkQueueFamilyProperties2,
 ) {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceQueueFamilyProperties2 {
         Some(f) => f(physicalDevice, pQueueFamilyPropertyCount, pQueueFamilyProperties),
         None => {}
@@ -7520,6 +7567,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceScreenPresentationSupportQNX(
     window: *mut _screen_window,
 ) -> VkBool32 {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceScreenPresentationSupportQNX {
         Some(f) => f(physicalDevice, queueFamilyIndex, window),
         None => Default::default(),
@@ -7549,6 +7597,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties(
     pProperties: *mut VkSparseImageFormatProperties,
 ) {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSparseImageFormatProperties {
         Some(f) => {
             f(
@@ -7601,6 +7650,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2(
     pProperties: *mut VkSparseImageFormatProperties2,
 ) {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSparseImageFormatProperties2 {
         Some(f) => f(physicalDevice, pFormatInfo, pPropertyCount, pProperties),
         None => {}
@@ -7627,6 +7677,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSupportedFramebufferMixedSample
     pCombinations: *mut VkFramebufferMixedSamplesCombinationNV,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV {
         Some(f) => f(physicalDevice, pCombinationCount, pCombinations),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7651,6 +7702,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT(
     pSurfaceCapabilities: *mut VkSurfaceCapabilities2EXT,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfaceCapabilities2EXT {
         Some(f) => f(physicalDevice, surface, pSurfaceCapabilities),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7674,6 +7726,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR(
     pSurfaceCapabilities: *mut VkSurfaceCapabilities2KHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfaceCapabilities2KHR {
         Some(f) => f(physicalDevice, pSurfaceInfo, pSurfaceCapabilities),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7697,6 +7750,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilitiesKHR(
     pSurfaceCapabilities: *mut VkSurfaceCapabilitiesKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfaceCapabilitiesKHR {
         Some(f) => f(physicalDevice, surface, pSurfaceCapabilities),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7721,6 +7775,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR(
     pSurfaceFormats: *mut VkSurfaceFormat2KHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfaceFormats2KHR {
         Some(f) => f(physicalDevice, pSurfaceInfo, pSurfaceFormatCount, pSurfaceFormats),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7753,6 +7808,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormatsKHR(
     pSurfaceFormats: *mut VkSurfaceFormatKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfaceFormatsKHR {
         Some(f) => f(physicalDevice, surface, pSurfaceFormatCount, pSurfaceFormats),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7784,6 +7840,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModes2EXT(
     pPresentModes: *mut VkPresentModeKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfacePresentModes2EXT {
         Some(f) => f(physicalDevice, pSurfaceInfo, pPresentModeCount, pPresentModes),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7816,6 +7873,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModesKHR(
     pPresentModes: *mut VkPresentModeKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfacePresentModesKHR {
         Some(f) => f(physicalDevice, surface, pPresentModeCount, pPresentModes),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7843,6 +7901,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceSupportKHR(
     pSupported: *mut VkBool32,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfaceSupportKHR {
         Some(f) => f(physicalDevice, queueFamilyIndex, surface, pSupported),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7869,6 +7928,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceToolProperties(
     pToolProperties: *mut VkPhysicalDeviceToolProperties,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceToolProperties {
         Some(f) => f(physicalDevice, pToolCount, pToolProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7891,6 +7951,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceVideoCapabilitiesKHR(
     pCapabilities: *mut VkVideoCapabilitiesKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceVideoCapabilitiesKHR {
         Some(f) => f(physicalDevice, pVideoProfile, pCapabilities),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7913,6 +7974,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceVideoEncodeQualityLevelProperti
     pQualityLevelProperties: *mut VkVideoEncodeQualityLevelPropertiesKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR {
         Some(f) => f(physicalDevice, pQualityLevelInfo, pQualityLevelProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7940,6 +8002,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceVideoFormatPropertiesKHR(
     pVideoFormatProperties: *mut VkVideoFormatPropertiesKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceVideoFormatPropertiesKHR {
         Some(f) => {
             f(
@@ -7978,6 +8041,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceWaylandPresentationSupportKHR(
     display: *mut wl_display,
 ) -> VkBool32 {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceWaylandPresentationSupportKHR {
         Some(f) => f(physicalDevice, queueFamilyIndex, display),
         None => Default::default(),
@@ -8001,6 +8065,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceWin32PresentationSupportKHR(
     queueFamilyIndex: u32,
 ) -> VkBool32 {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceWin32PresentationSupportKHR {
         Some(f) => f(physicalDevice, queueFamilyIndex),
         None => Default::default(),
@@ -8025,6 +8090,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceXcbPresentationSupportKHR(
     visual_id: xcb_visualid_t,
 ) -> VkBool32 {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceXcbPresentationSupportKHR {
         Some(f) => f(physicalDevice, queueFamilyIndex, connection, visual_id),
         None => Default::default(),
@@ -8052,6 +8118,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceXlibPresentationSupportKHR(
     visualID: VisualID,
 ) -> VkBool32 {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceXlibPresentationSupportKHR {
         Some(f) => f(physicalDevice, queueFamilyIndex, dpy, visualID),
         None => Default::default(),
@@ -8251,6 +8318,7 @@ pub unsafe extern "system" fn vkGetRandROutputDisplayEXT(
     pDisplay: *mut VkDisplayKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetRandROutputDisplayEXT {
         Some(f) => f(physicalDevice, dpy, rrOutput, pDisplay),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -8601,6 +8669,7 @@ pub unsafe extern "system" fn vkGetWinrtDisplayNV(
     pDisplay: *mut VkDisplayKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetWinrtDisplayNV {
         Some(f) => f(physicalDevice, deviceRelativeId, pDisplay),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -8910,6 +8979,7 @@ pub unsafe extern "system" fn vkReleaseDisplayEXT(
     display: VkDisplayKHR,
 ) -> VkResult {
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkReleaseDisplayEXT {
         Some(f) => f(physicalDevice, display),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,

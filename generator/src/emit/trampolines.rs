@@ -100,15 +100,23 @@ fn trampoline_body(reg: &Registry, command: &Command) -> Result<TokenStream, Str
     let missing = missing_value(command);
     let table_fn = if command.level == Level::Device { quote!(device_table) } else { quote!(instance_table) };
     let set_dispatch = new_dispatchable_objects(reg, command)?;
+    // Physical devices handed to the application wrap the handle of the chain's top level.
+    let unwrap = if command.level == Level::PhysicalDevice {
+        quote!(let #first = unwrap_physical_device(#first);)
+    } else {
+        quote!()
+    };
     if set_dispatch.is_empty() {
         return Ok(quote! {
             let table = #table_fn(#first.0);
+            #unwrap
             match (*table).#slot { Some(f) => f(#(#args),*), None => #missing }
         });
     }
     let succeeded = if command.return_type.is_void() { quote!(true) } else { quote!(result == VkResult::SUCCESS) };
     Ok(quote! {
         let table = #table_fn(#first.0);
+        #unwrap
         let Some(f) = (*table).#slot else { return #missing };
         let result = f(#(#args),*);
         if #succeeded {
