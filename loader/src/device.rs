@@ -17,6 +17,8 @@ pub struct DeviceData {
     pub table: DeviceDispatchTable,
     /// The driver's `vkGetDeviceProcAddr`, for names the generated table does not know.
     pub driver_gdpa: PFN_vkGetDeviceProcAddr,
+    /// With layers: the top layer's `vkGetDeviceProcAddr`, asked instead of the driver's.
+    pub chain_gdpa: PFN_vkGetDeviceProcAddr,
 }
 
 impl DeviceData {
@@ -37,34 +39,57 @@ pub unsafe extern "system" fn vkCreateDevice(
     pDevice: *mut VkDevice,
 ) -> VkResult {
     ffi::guard("vkCreateDevice", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(instance) = crate::physical_device::instance_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         if pDevice.is_null() || pCreateInfo.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
-        let driver = &*pd.term.driver_table;
-        let (Some(create), Some(gdpa)) = (driver.vkCreateDevice, pd.driver_gdpa) else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
-        let mut device = VkDevice::NULL;
-        let result = create(pd.term.driver_handle, pCreateInfo, pAllocator, &mut device);
-        if result != VkResult::SUCCESS {
-            return result;
+        if let Some(layers) = &instance.layers {
+            return crate::layer_chain::create_device(instance, layers, physicalDevice, &*pCreateInfo, pAllocator, pDevice);
         }
-        if !vk_generated::layer_abi::valid_loader_magic_value(device.0) {
-            log::write(Level::Error, "vkCreateDevice: the driver's VkDevice lacks ICD_LOADER_MAGIC; destroying it");
-            if let Some(destroy) = DeviceDispatchTable::load(|n| gdpa(device, n.as_ptr())).vkDestroyDevice {
-                destroy(device, pAllocator);
+        let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let data = Box::into_raw(Box::new(DeviceData { table: DeviceDispatchTable::default(), driver_gdpa: None, chain_gdpa: None }));
+        match create_on_driver(pd, &*pCreateInfo, pAllocator, data) {
+            Ok(device) => {
+                let Some(gdpa) = pd.driver_gdpa else { return VkResult::ERROR_INITIALIZATION_FAILED };
+                (*data).table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
+                *pDevice = device;
+                VkResult::SUCCESS
             }
-            return VkResult::ERROR_INITIALIZATION_FAILED;
+            Err(result) => {
+                drop(Box::from_raw(data));
+                result
+            }
         }
-        let data = Box::new(DeviceData {
-            table: DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr())),
-            driver_gdpa: Some(gdpa),
-        });
-        *(device.0 as *mut *const DeviceData) = Box::into_raw(data);
-        *pDevice = device;
-        VkResult::SUCCESS
     })
+}
+
+/// Creates the driver's device for a terminator-level physical device and makes its first word
+/// point to `data` (whose table the caller fills).
+pub(crate) unsafe fn create_on_driver(
+    pd: &PhysicalDevice,
+    info: &VkDeviceCreateInfo,
+    pAllocator: *const VkAllocationCallbacks,
+    data: *mut DeviceData,
+) -> Result<VkDevice, VkResult> {
+    let driver = &*pd.term.driver_table;
+    let (Some(create), Some(gdpa)) = (driver.vkCreateDevice, pd.driver_gdpa) else {
+        return Err(VkResult::ERROR_INITIALIZATION_FAILED);
+    };
+    let mut device = VkDevice::NULL;
+    let result = create(pd.term.driver_handle, info, pAllocator, &mut device);
+    if result != VkResult::SUCCESS {
+        return Err(result);
+    }
+    if !vk_generated::layer_abi::valid_loader_magic_value(device.0) {
+        log::write(Level::Error, "vkCreateDevice: the driver's VkDevice lacks ICD_LOADER_MAGIC; destroying it");
+        if let Some(destroy) = DeviceDispatchTable::load(|n| gdpa(device, n.as_ptr())).vkDestroyDevice {
+            destroy(device, pAllocator);
+        }
+        return Err(VkResult::ERROR_INITIALIZATION_FAILED);
+    }
+    (*data).driver_gdpa = Some(gdpa);
+    *(device.0 as *mut *const DeviceData) = data;
+    Ok(device)
 }
 
 pub unsafe extern "system" fn vkDestroyDevice(device: VkDevice, pAllocator: *const VkAllocationCallbacks) {
@@ -103,7 +128,7 @@ pub unsafe extern "system" fn vkGetDeviceProcAddr(device: VkDevice, pName: *cons
                 data.table.slots()[info.slot as usize]
             }
             // A command the registry does not know: the driver may.
-            None => data.driver_gdpa.and_then(|gdpa| gdpa(device, pName)),
+            None => data.chain_gdpa.or(data.driver_gdpa).and_then(|gdpa| gdpa(device, pName)),
         }
     })
 }

@@ -16,7 +16,10 @@ pub unsafe extern "system" fn vkGetInstanceProcAddr(instance: VkInstance, pName:
         if pName.is_null() {
             return None;
         }
-        let name = vk_generated::lookup::command_c(pName)?;
+        let Some(name) = vk_generated::lookup::command_c(pName) else {
+            // A command the registry does not know: a layer may provide it.
+            return crate::layer_chain::unknown_instance_command(instance, pName);
+        };
         let info = name.info();
         if info.level == CommandLevel::Global || info.name == c"vkGetInstanceProcAddr" {
             return hand_written(info.name);

@@ -37,6 +37,8 @@ pub struct Instance {
     pub physical_devices: Vec<Box<PhysicalDevice>>,
     pub api_version: u32,
     pub enabled_extensions: ExtensionSet,
+    /// The layer chain, when layers are enabled (then `dispatch` points to its table).
+    pub layers: Option<Box<crate::layer_chain::InstanceLayers>>,
 }
 
 impl Instance {
@@ -44,6 +46,25 @@ impl Instance {
     /// `handle` must be a `VkInstance` this loader created and has not destroyed.
     pub unsafe fn from_handle<'a>(handle: VkInstance) -> Option<&'a Instance> {
         (handle.0 as *const Instance).as_ref()
+    }
+
+    /// The table the instance's handles dispatch through (set once, before they are handed out).
+    pub fn set_dispatch(&mut self, table: *const InstanceDispatchTable) {
+        self.dispatch = table;
+    }
+
+    /// The end of the instance chain.
+    pub fn terminators(&self) -> &InstanceDispatchTable {
+        &self.table
+    }
+
+    /// Destroys the drivers' instances (the terminator of `vkDestroyInstance`).
+    pub unsafe fn destroy_drivers(&mut self, allocator: *const VkAllocationCallbacks) {
+        for d in self.drivers.drain(..) {
+            if let Some(destroy) = d.table.vkDestroyInstance {
+                destroy(d.handle, allocator);
+            }
+        }
     }
 }
 
@@ -176,11 +197,45 @@ pub unsafe extern "system" fn vkCreateInstance(
 }
 
 unsafe fn create_instance(info: &VkInstanceCreateInfo, allocator: *const VkAllocationCallbacks) -> Result<Box<Instance>, VkResult> {
-    let layers = names(info.ppEnabledLayerNames, info.enabledLayerCount);
-    if let Some(layer) = layers.first() {
-        log::write(Level::Error, &format!("vkCreateInstance: layer {layer:?} requested, and this loader does not load layers yet"));
-        return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
+    let app_layers = names(info.ppEnabledLayerNames, info.enabledLayerCount);
+    let layers = crate::layer_chain::select(&app_layers)?;
+    if !layers.is_empty() {
+        return crate::layer_chain::create_instance(info, allocator, layers);
     }
+    let mut instance = new_instance();
+    create_drivers(&mut instance, info, allocator, &[])?;
+    Ok(instance)
+}
+
+/// The loader's instance before any driver: its first word points to its terminators.
+pub(crate) fn new_instance() -> Box<Instance> {
+    let mut table = Box::new(InstanceDispatchTable::default());
+    for (slot, &id) in InstanceDispatchTable::COMMANDS.iter().enumerate() {
+        table.slots_mut()[slot] = crate::trampolines::TERMINATORS[id as usize];
+        debug_assert_eq!(COMMANDS[id as usize].slot as usize, slot);
+    }
+    let mut instance = Box::new(Instance {
+        dispatch: std::ptr::null(),
+        table,
+        drivers: Vec::new(),
+        physical_devices: Vec::new(),
+        api_version: 0,
+        enabled_extensions: ExtensionSet::new(),
+        layers: None,
+    });
+    instance.dispatch = &*instance.table;
+    instance
+}
+
+/// The terminator side of instance creation: loads the drivers, creates their instances and
+/// gathers their physical devices into `instance`. `layer_extensions` are the instance extensions
+/// the enabled layers provide (accepted here, not passed to drivers that lack them).
+pub(crate) unsafe fn create_drivers(
+    instance: &mut Instance,
+    info: &VkInstanceCreateInfo,
+    allocator: *const VkAllocationCallbacks,
+    layer_extensions: &[VkExtensionProperties],
+) -> Result<(), VkResult> {
     let mut rejected = Vec::new();
     let drivers = load_drivers(&mut rejected);
     let requested = names(info.ppEnabledExtensionNames, info.enabledExtensionCount);
@@ -188,8 +243,8 @@ unsafe fn create_instance(info: &VkInstanceCreateInfo, allocator: *const VkAlloc
     let per_driver: Vec<Vec<VkExtensionProperties>> = drivers.iter().map(|d| driver_extensions(d)).collect();
     let available = all_instance_extensions(&per_driver);
     for ext in &requested {
-        if !available.iter().any(|p| name_of(p) == *ext) {
-            log::write(Level::Error, &format!("vkCreateInstance: extension {ext:?} not present in any driver or the loader"));
+        if !available.iter().chain(layer_extensions).any(|p| name_of(p) == *ext) {
+            log::write(Level::Error, &format!("vkCreateInstance: extension {ext:?} not present in any driver, layer or the loader"));
             return Err(VkResult::ERROR_EXTENSION_NOT_PRESENT);
         }
     }
@@ -231,23 +286,11 @@ unsafe fn create_instance(info: &VkInstanceCreateInfo, allocator: *const VkAlloc
         }
         return Err(VkResult::ERROR_INCOMPATIBLE_DRIVER);
     }
-
-    let mut table = Box::new(InstanceDispatchTable::default());
-    for (slot, &id) in InstanceDispatchTable::COMMANDS.iter().enumerate() {
-        table.slots_mut()[slot] = crate::trampolines::TERMINATORS[id as usize];
-        debug_assert_eq!(COMMANDS[id as usize].slot as usize, slot);
-    }
-    let mut instance = Box::new(Instance {
-        dispatch: std::ptr::null(),
-        table,
-        drivers: driver_instances,
-        physical_devices: Vec::new(),
-        api_version,
-        enabled_extensions,
-    });
-    instance.dispatch = &*instance.table;
-    instance.physical_devices = physical_device::enumerate(&instance);
-    Ok(instance)
+    instance.drivers = driver_instances;
+    instance.api_version = api_version;
+    instance.enabled_extensions = enabled_extensions;
+    instance.physical_devices = physical_device::enumerate(instance);
+    Ok(())
 }
 
 /// Creates one driver's instance with the extensions it supports and an API version it accepts.
@@ -294,11 +337,10 @@ pub unsafe extern "system" fn vkDestroyInstance(instance: VkInstance, pAllocator
         if instance.is_null() {
             return;
         }
-        let instance = Box::from_raw(instance.0 as *mut Instance);
-        for d in &instance.drivers {
-            if let Some(destroy) = d.table.vkDestroyInstance {
-                destroy(d.handle, pAllocator);
-            }
+        let mut instance = Box::from_raw(instance.0 as *mut Instance);
+        if instance.layers.is_some() {
+            crate::layer_chain::destroy_instance(&mut instance, pAllocator);
         }
+        instance.destroy_drivers(pAllocator);
     })
 }

@@ -128,7 +128,34 @@ fn pci_address(device: &PhysicalDevice, driver: &DriverInstance) -> Option<[u32;
     Some([pci.pciDomain, pci.pciBus, pci.pciDevice, pci.pciFunction])
 }
 
+/// The loader instance owning a physical device the loader handed out (terminator-level or
+/// trampoline-level: both keep it in their third word).
+///
+/// # Safety
+/// `handle` must be a `VkPhysicalDevice` this loader returned, or NULL.
+pub unsafe fn instance_of<'a>(handle: VkPhysicalDevice) -> Option<&'a Instance> {
+    if handle.is_null() {
+        return None;
+    }
+    (*(handle.0 as *const *const Instance).add(2)).as_ref()
+}
+
 pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
+    instance: VkInstance,
+    pPhysicalDeviceCount: *mut u32,
+    pPhysicalDevices: *mut VkPhysicalDevice,
+) -> VkResult {
+    ffi::guard("vkEnumeratePhysicalDevices", VkResult::ERROR_UNKNOWN, || {
+        let Some(inst) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        match &inst.layers {
+            Some(layers) => crate::layer_chain::enumerate_physical_devices(inst, layers, pPhysicalDeviceCount, pPhysicalDevices),
+            None => terminator_EnumeratePhysicalDevices(instance, pPhysicalDeviceCount, pPhysicalDevices),
+        }
+    })
+}
+
+/// The end of the instance chain: the loader's terminator-level physical devices.
+pub unsafe extern "system" fn terminator_EnumeratePhysicalDevices(
     instance: VkInstance,
     pPhysicalDeviceCount: *mut u32,
     pPhysicalDevices: *mut VkPhysicalDevice,
@@ -141,6 +168,20 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
 }
 
 pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
+    instance: VkInstance,
+    pPhysicalDeviceGroupCount: *mut u32,
+    pPhysicalDeviceGroupProperties: *mut VkPhysicalDeviceGroupProperties,
+) -> VkResult {
+    ffi::guard("vkEnumeratePhysicalDeviceGroups", VkResult::ERROR_UNKNOWN, || {
+        let Some(inst) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        match &inst.layers {
+            Some(layers) => crate::layer_chain::enumerate_physical_device_groups(inst, layers, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties),
+            None => terminator_EnumeratePhysicalDeviceGroups(instance, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties),
+        }
+    })
+}
+
+pub unsafe extern "system" fn terminator_EnumeratePhysicalDeviceGroups(
     instance: VkInstance,
     pPhysicalDeviceGroupCount: *mut u32,
     pPhysicalDeviceGroupProperties: *mut VkPhysicalDeviceGroupProperties,
@@ -175,21 +216,65 @@ pub unsafe extern "system" fn vkEnumerateDeviceExtensionProperties(
     pProperties: *mut VkExtensionProperties,
 ) -> VkResult {
     ffi::guard("vkEnumerateDeviceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
-        if !pLayerName.is_null() {
-            return VkResult::ERROR_LAYER_NOT_PRESENT;
+        let Some(instance) = instance_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        if !pLayerName.is_null() && *pLayerName != 0 {
+            // Answered from the layer's manifest, as the Khronos loader does.
+            return match crate::layer_chain::device_extensions_of_layer(instance, CStr::from_ptr(pLayerName)) {
+                Some(list) => ffi::fill(&list, pPropertyCount, pProperties),
+                None => VkResult::ERROR_LAYER_NOT_PRESENT,
+            };
         }
-        let Some(device) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        match (*device.term.driver_table).vkEnumerateDeviceExtensionProperties {
-            Some(f) => f(device.term.driver_handle, std::ptr::null(), pPropertyCount, pProperties),
+        if instance.layers.is_none() {
+            return terminator_EnumerateDeviceExtensionProperties(physicalDevice, std::ptr::null(), pPropertyCount, pProperties);
+        }
+        let table = crate::loader_abi::instance_table(physicalDevice.0);
+        match (*table).vkEnumerateDeviceExtensionProperties {
+            Some(f) => f(crate::loader_abi::unwrap_physical_device(physicalDevice), std::ptr::null(), pPropertyCount, pProperties),
             None => VkResult::ERROR_INITIALIZATION_FAILED,
         }
     })
 }
 
+/// The end of the instance chain: the driver's device extensions, and those of the implicit
+/// layers enabled on the instance.
+pub unsafe extern "system" fn terminator_EnumerateDeviceExtensionProperties(
+    physicalDevice: VkPhysicalDevice,
+    pLayerName: *const std::ffi::c_char,
+    pPropertyCount: *mut u32,
+    pProperties: *mut VkExtensionProperties,
+) -> VkResult {
+    ffi::guard("vkEnumerateDeviceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
+        let Some(device) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(f) = (*device.term.driver_table).vkEnumerateDeviceExtensionProperties else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        let from_layers = instance_of(physicalDevice).and_then(|i| i.layers.as_ref()).map(|l| l.implicit_device_extensions());
+        match from_layers {
+            Some(extra) if pLayerName.is_null() && !extra.is_empty() => {
+                let mut all = match ffi::query(|count, out| f(device.term.driver_handle, std::ptr::null(), count, out)) {
+                    Ok(list) => list,
+                    Err(e) => return e,
+                };
+                for e in extra {
+                    if !all.iter().any(|p| crate::instance::name_of(p) == crate::instance::name_of(&e)) {
+                        all.push(e);
+                    }
+                }
+                ffi::fill(&all, pPropertyCount, pProperties)
+            }
+            _ => f(device.term.driver_handle, pLayerName, pPropertyCount, pProperties),
+        }
+    })
+}
+
 pub unsafe extern "system" fn vkEnumerateDeviceLayerProperties(
-    _physicalDevice: VkPhysicalDevice,
+    physicalDevice: VkPhysicalDevice,
     pPropertyCount: *mut u32,
     pProperties: *mut VkLayerProperties,
 ) -> VkResult {
-    ffi::fill::<VkLayerProperties>(&[], pPropertyCount, pProperties)
+    ffi::guard("vkEnumerateDeviceLayerProperties", VkResult::ERROR_UNKNOWN, || {
+        // Device layers are the instance's layers (device-only layers are deprecated).
+        let layers = instance_of(physicalDevice).and_then(|i| i.layers.as_ref()).map(|l| l.properties()).unwrap_or_default();
+        ffi::fill(&layers, pPropertyCount, pProperties)
+    })
 }

@@ -19,6 +19,9 @@ fn child(scenario: &str, env: &[(&str, String)]) -> (bool, String, String) {
     for var in ["VK_DRIVER_FILES", "VK_ICD_FILENAMES", "VK_ADD_DRIVER_FILES", "VK_LOADER_DEVICE_SELECT", "VK_LOADER_DISABLE_SELECT", "VK_LOADER_DEBUG"] {
         cmd.env_remove(var);
     }
+    // No host layer: these tests are about drivers.
+    let no_layers = common::scratch("drivers-no-layers");
+    cmd.env("VK_IMPLICIT_LAYER_PATH", &no_layers).env("VK_LAYER_PATH", &no_layers);
     for (k, v) in env {
         cmd.env(k, v);
     }

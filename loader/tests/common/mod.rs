@@ -53,3 +53,29 @@ pub fn tagged_driver(dir: &std::path::Path, tag: &str) -> PathBuf {
     std::fs::copy(test_driver(), &path).unwrap();
     path
 }
+
+/// The test layer library cargo built for these tests.
+pub fn test_layer() -> PathBuf {
+    built("libvk_test_layer.so")
+}
+
+/// A copy of the test layer named `libvk_test_layer_<tag>.so`: a separate library (own state)
+/// that reads `VK_TEST_LAYER_<VAR>_<TAG>` first.
+pub fn tagged_layer(dir: &std::path::Path, tag: &str) -> PathBuf {
+    let path = dir.join(format!("libvk_test_layer_{tag}.so"));
+    std::fs::copy(test_layer(), &path).unwrap();
+    path
+}
+
+/// Writes a layer manifest `dir/file` for one layer; `extra` is more JSON members for the
+/// `layer` object (starting with a comma), e.g. `, "enable_environment": {"X": "1"}`.
+pub fn layer_manifest(dir: &std::path::Path, file: &str, name: &str, library: &std::path::Path, extra: &str) -> PathBuf {
+    let path = dir.join(file);
+    let text = format!(
+        r#"{{"file_format_version": "1.2.0", "layer": {{"name": "{name}", "type": "GLOBAL", "library_path": "{}",
+            "api_version": "1.4.0", "implementation_version": "1", "description": "test layer {name}"{extra}}}}}"#,
+        library.display()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}

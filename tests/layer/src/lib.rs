@@ -1,0 +1,497 @@
+//! The project's test layer, built on the generated crate's dispatch tables (see README.md).
+//!
+//! Per-instance and per-device data are kept under the dispatch key (the first word of the
+//! handle, which the loader owns), as the layer guide (seed 003) describes.
+
+#![allow(non_snake_case)]
+#![allow(clippy::missing_safety_doc, clippy::vec_box)]
+
+use std::ffi::{c_char, c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use vk_generated::layer_abi::*;
+use vk_generated::types::*;
+use vk_generated::{DeviceDispatchTable, DispatchTable, InstanceDispatchTable};
+
+type Gipa = unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction;
+type Gdpa = unsafe extern "system" fn(VkDevice, *const c_char) -> PFN_vkVoidFunction;
+
+// ------------------------------------------------------------------------------------------------
+// Configuration
+// ------------------------------------------------------------------------------------------------
+
+/// The tag of this copy: the file name after `libvk_test_layer`, upper-cased.
+fn tag() -> &'static str {
+    static TAG: OnceLock<String> = OnceLock::new();
+    TAG.get_or_init(|| {
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        let addr = tag as *const () as *const c_void;
+        // SAFETY: dladdr reads the address and fills `info`.
+        if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
+            return String::new();
+        }
+        let path = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned();
+        let file = path.rsplit('/').next().unwrap_or_default();
+        let rest = file.strip_prefix("libvk_test_layer").unwrap_or_default();
+        let rest = rest.split(".so").next().unwrap_or_default().trim_start_matches(['_', '-', '.']);
+        rest.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect()
+    })
+}
+
+fn var(name: &str) -> Option<String> {
+    if !tag().is_empty() {
+        if let Ok(v) = std::env::var(format!("VK_TEST_LAYER_{name}_{}", tag())) {
+            return Some(v);
+        }
+    }
+    std::env::var(format!("VK_TEST_LAYER_{name}")).ok()
+}
+
+fn flag(name: &str) -> bool {
+    var(name).is_some_and(|v| matches!(v.trim(), "1" | "true" | "yes" | "on"))
+}
+
+fn intercept() -> bool {
+    var("INTERCEPT").is_none_or(|v| v.trim() != "0")
+}
+
+fn log(what: &str) {
+    if flag("LOG") {
+        let t = if tag().is_empty() { "-" } else { tag() };
+        println!("TEST_LAYER {t} {what}");
+    }
+}
+
+fn guard<R>(on_panic: R, f: impl FnOnce() -> R) -> R {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or(on_panic)
+}
+
+// ------------------------------------------------------------------------------------------------
+// State, keyed by the dispatch pointer
+// ------------------------------------------------------------------------------------------------
+
+unsafe fn key(handle: *mut c_void) -> usize {
+    *(handle as *const usize)
+}
+
+/// A physical device as this layer hands it out when wrapping: its own dispatchable object.
+#[repr(C)]
+struct WrappedPhysicalDevice {
+    /// The loader's dispatch pointer (written by vkSetInstanceLoaderData).
+    loader_data: *const c_void,
+    inner: VkPhysicalDevice,
+}
+
+struct InstanceData {
+    key: usize,
+    handle: VkInstance,
+    next_gipa: Gipa,
+    table: InstanceDispatchTable,
+    set_loader_data: PFN_vkSetInstanceLoaderData,
+    wrapped: Vec<Box<WrappedPhysicalDevice>>,
+}
+
+struct DeviceData {
+    key: usize,
+    next_gdpa: Gdpa,
+    table: DeviceDispatchTable,
+    draws: AtomicU32,
+}
+
+// SAFETY: the raw pointers are handles and loader functions, usable from any thread.
+unsafe impl Send for InstanceData {}
+
+static INSTANCES: Mutex<Vec<InstanceData>> = Mutex::new(Vec::new());
+static DEVICES: Mutex<Vec<Box<DeviceData>>> = Mutex::new(Vec::new());
+
+fn with_instance<R>(k: usize, f: impl FnOnce(&mut InstanceData) -> R) -> Option<R> {
+    let mut all = INSTANCES.lock().ok()?;
+    all.iter_mut().find(|i| i.key == k).map(f)
+}
+
+/// The device's data; boxed, so the reference stays valid after the lock (removed only by
+/// vkDestroyDevice, after which the application may not use the device).
+fn device(k: usize) -> Option<&'static DeviceData> {
+    let all = DEVICES.lock().ok()?;
+    all.iter().find(|d| d.key == k).map(|d| unsafe { &*(&**d as *const DeviceData) })
+}
+
+/// The handle to pass down for a physical device this layer may have wrapped.
+unsafe fn unwrap(pd: VkPhysicalDevice) -> VkPhysicalDevice {
+    with_instance(key(pd.0), |i| {
+        i.wrapped.iter().find(|w| &***w as *const WrappedPhysicalDevice as *mut c_void == pd.0).map(|w| w.inner)
+    })
+    .flatten()
+    .unwrap_or(pd)
+}
+
+fn instance_table(pd_or_instance: *mut c_void) -> Option<(InstanceDispatchTable, VkInstance)> {
+    unsafe { with_instance(key(pd_or_instance), |i| (clone_table(&i.table), i.handle)) }
+}
+
+fn clone_table(t: &InstanceDispatchTable) -> InstanceDispatchTable {
+    let mut copy = InstanceDispatchTable::default();
+    copy.slots_mut().copy_from_slice(t.slots());
+    copy
+}
+
+// ------------------------------------------------------------------------------------------------
+// Chain information
+// ------------------------------------------------------------------------------------------------
+
+unsafe fn find_instance_info(info: *const VkInstanceCreateInfo, function: VkLayerFunction) -> *mut VkLayerInstanceCreateInfo {
+    let mut p = (*info).pNext as *mut VkLayerInstanceCreateInfo;
+    while !p.is_null() {
+        if (*p).sType == VkStructureType::LOADER_INSTANCE_CREATE_INFO && (*p).function == function {
+            return p;
+        }
+        p = (*p).pNext as *mut VkLayerInstanceCreateInfo;
+    }
+    std::ptr::null_mut()
+}
+
+unsafe fn find_device_info(info: *const VkDeviceCreateInfo, function: VkLayerFunction) -> *mut VkLayerDeviceCreateInfo {
+    let mut p = (*info).pNext as *mut VkLayerDeviceCreateInfo;
+    while !p.is_null() {
+        if (*p).sType == VkStructureType::LOADER_DEVICE_CREATE_INFO && (*p).function == function {
+            return p;
+        }
+        p = (*p).pNext as *mut VkLayerDeviceCreateInfo;
+    }
+    std::ptr::null_mut()
+}
+
+// ------------------------------------------------------------------------------------------------
+// Entry points
+// ------------------------------------------------------------------------------------------------
+
+/// The layer's only `vk*` export.
+#[no_mangle]
+pub unsafe extern "system" fn vkNegotiateLoaderLayerInterfaceVersion(p: *mut VkNegotiateLayerInterface) -> VkResult {
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
+        let Some(p) = p.as_mut() else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        if p.sType != VkNegotiateLayerStructType::LAYER_NEGOTIATE_INTERFACE_STRUCT {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        }
+        p.loaderLayerInterfaceVersion = p.loaderLayerInterfaceVersion.min(2);
+        p.pfnGetInstanceProcAddr = Some(TestLayer_GetInstanceProcAddr);
+        p.pfnGetDeviceProcAddr = Some(TestLayer_GetDeviceProcAddr);
+        p.pfnGetPhysicalDeviceProcAddr = None;
+        VkResult::SUCCESS
+    })
+}
+
+macro_rules! pfn {
+    ($f:expr, $t:ty) => {
+        Some(std::mem::transmute::<$t, unsafe extern "system" fn()>($f))
+    };
+}
+
+type Props = unsafe extern "system" fn(VkPhysicalDevice, *mut VkPhysicalDeviceProperties);
+
+/// The layer's vkGetInstanceProcAddr (exported under this name for the renamed-function test).
+#[no_mangle]
+pub unsafe extern "system" fn TestLayer_GetInstanceProcAddr(instance: VkInstance, pName: *const c_char) -> PFN_vkVoidFunction {
+    guard(None, || {
+        if pName.is_null() {
+            return None;
+        }
+        let name = CStr::from_ptr(pName).to_bytes();
+        let wrap = flag("WRAP");
+        let own: PFN_vkVoidFunction = match name {
+            b"vkGetInstanceProcAddr" => pfn!(TestLayer_GetInstanceProcAddr, Gipa),
+            b"vkGetDeviceProcAddr" => pfn!(TestLayer_GetDeviceProcAddr, Gdpa),
+            b"vkCreateInstance" => pfn!(CreateInstance, unsafe extern "system" fn(*const VkInstanceCreateInfo, *const VkAllocationCallbacks, *mut VkInstance) -> VkResult),
+            b"vkDestroyInstance" => pfn!(DestroyInstance, unsafe extern "system" fn(VkInstance, *const VkAllocationCallbacks)),
+            b"vkCreateDevice" => pfn!(CreateDevice, CreateDeviceFn),
+            b"vkDestroyDevice" => pfn!(DestroyDevice, unsafe extern "system" fn(VkDevice, *const VkAllocationCallbacks)),
+            b"vkGetTestLayerInstanceValueTEST" => pfn!(GetTestLayerInstanceValueTEST, unsafe extern "system" fn(VkInstance) -> u32),
+            b"vkGetTestLayerDrawsTEST" => pfn!(GetTestLayerDrawsTEST, unsafe extern "system" fn(VkDevice) -> u32),
+            b"vkCmdDraw" if intercept() => pfn!(CmdDraw, unsafe extern "system" fn(VkCommandBuffer, u32, u32, u32, u32)),
+            b"vkGetPhysicalDeviceProperties" if intercept() || wrap => pfn!(GetPhysicalDeviceProperties, Props),
+            b"vkEnumeratePhysicalDevices" if wrap => pfn!(EnumeratePhysicalDevices, unsafe extern "system" fn(VkInstance, *mut u32, *mut VkPhysicalDevice) -> VkResult),
+            b"vkGetPhysicalDeviceFeatures" if wrap => pfn!(GetPhysicalDeviceFeatures, unsafe extern "system" fn(VkPhysicalDevice, *mut VkPhysicalDeviceFeatures)),
+            b"vkGetPhysicalDeviceMemoryProperties" if wrap => pfn!(GetPhysicalDeviceMemoryProperties, unsafe extern "system" fn(VkPhysicalDevice, *mut VkPhysicalDeviceMemoryProperties)),
+            b"vkGetPhysicalDeviceQueueFamilyProperties" if wrap => pfn!(GetPhysicalDeviceQueueFamilyProperties, unsafe extern "system" fn(VkPhysicalDevice, *mut u32, *mut VkQueueFamilyProperties)),
+            b"vkEnumerateDeviceExtensionProperties" if wrap => pfn!(EnumerateDeviceExtensionProperties, unsafe extern "system" fn(VkPhysicalDevice, *const c_char, *mut u32, *mut VkExtensionProperties) -> VkResult),
+            _ => None,
+        };
+        if own.is_some() {
+            return own;
+        }
+        if wrap {
+            // A wrapping layer must unwrap every physical-device command it passes down; this one
+            // only offers those it unwraps.
+            if let Some(cmd) = vk_generated::lookup::command(name) {
+                if cmd.info().level == vk_generated::CommandLevel::PhysicalDevice {
+                    return None;
+                }
+            }
+        }
+        if instance.is_null() {
+            return None;
+        }
+        let next = with_instance(key(instance.0), |i| i.next_gipa)?;
+        next(instance, pName)
+    })
+}
+
+/// The layer's vkGetDeviceProcAddr.
+#[no_mangle]
+pub unsafe extern "system" fn TestLayer_GetDeviceProcAddr(device: VkDevice, pName: *const c_char) -> PFN_vkVoidFunction {
+    guard(None, || {
+        if pName.is_null() || device.is_null() {
+            return None;
+        }
+        match CStr::from_ptr(pName).to_bytes() {
+            b"vkGetDeviceProcAddr" => return pfn!(TestLayer_GetDeviceProcAddr, Gdpa),
+            b"vkDestroyDevice" => return pfn!(DestroyDevice, unsafe extern "system" fn(VkDevice, *const VkAllocationCallbacks)),
+            b"vkGetTestLayerDrawsTEST" => return pfn!(GetTestLayerDrawsTEST, unsafe extern "system" fn(VkDevice) -> u32),
+            b"vkCmdDraw" if intercept() => return pfn!(CmdDraw, unsafe extern "system" fn(VkCommandBuffer, u32, u32, u32, u32)),
+            _ => {}
+        }
+        let d = crate::device(key(device.0))?;
+        (d.next_gdpa)(device, pName)
+    })
+}
+
+type CreateDeviceFn = unsafe extern "system" fn(VkPhysicalDevice, *const VkDeviceCreateInfo, *const VkAllocationCallbacks, *mut VkDevice) -> VkResult;
+
+unsafe extern "system" fn CreateInstance(
+    pCreateInfo: *const VkInstanceCreateInfo,
+    pAllocator: *const VkAllocationCallbacks,
+    pInstance: *mut VkInstance,
+) -> VkResult {
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
+        log("vkCreateInstance");
+        let link_info = find_instance_info(pCreateInfo, VkLayerFunction::LAYER_LINK_INFO);
+        if link_info.is_null() || (*link_info).u.pLayerInfo.is_null() {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        }
+        let link = (*link_info).u.pLayerInfo;
+        let Some(next_gipa) = (*link).pfnNextGetInstanceProcAddr else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        (*link_info).u.pLayerInfo = (*link).pNext;
+        let data_info = find_instance_info(pCreateInfo, VkLayerFunction::LOADER_DATA_CALLBACK);
+        let set_loader_data = if data_info.is_null() { None } else { (*data_info).u.pfnSetInstanceLoaderData };
+        if flag("CALLBACK") {
+            let f: PFN_vkEnumerateInstanceExtensionProperties =
+                std::mem::transmute(next_gipa(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties".as_ptr()));
+            let mut count = 0;
+            let r = f.map(|f| f(std::ptr::null(), &mut count, std::ptr::null_mut()));
+            println!("TEST_LAYER_CALLBACK instance extensions {r:?} {count}");
+        }
+        let create: PFN_vkCreateInstance = std::mem::transmute(next_gipa(VkInstance::NULL, c"vkCreateInstance".as_ptr()));
+        let Some(create) = create else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let result = create(pCreateInfo, pAllocator, pInstance);
+        if result != VkResult::SUCCESS {
+            return result;
+        }
+        let instance = *pInstance;
+        let table = InstanceDispatchTable::load(|name| next_gipa(instance, name.as_ptr()));
+        if let Ok(mut all) = INSTANCES.lock() {
+            all.push(InstanceData { key: key(instance.0), handle: instance, next_gipa, table: clone_table(&table), set_loader_data, wrapped: Vec::new() });
+        }
+        if flag("CALLBACK") {
+            if let (Some(enumerate), Some(props)) = (table.vkEnumeratePhysicalDevices, table.vkGetPhysicalDeviceProperties) {
+                let mut count = 0;
+                enumerate(instance, &mut count, std::ptr::null_mut());
+                let mut pds = vec![VkPhysicalDevice::NULL; count as usize];
+                enumerate(instance, &mut count, pds.as_mut_ptr());
+                for pd in pds {
+                    let mut p = VkPhysicalDeviceProperties::default();
+                    props(pd, &mut p);
+                    println!("TEST_LAYER_CALLBACK device {}", CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy());
+                }
+            }
+        }
+        if flag("FAIL_CREATE_INSTANCE") {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        }
+        VkResult::SUCCESS
+    })
+}
+
+unsafe extern "system" fn DestroyInstance(instance: VkInstance, pAllocator: *const VkAllocationCallbacks) {
+    guard((), || {
+        if instance.is_null() {
+            return;
+        }
+        log("vkDestroyInstance");
+        let k = key(instance.0);
+        let Some(destroy) = with_instance(k, |i| i.table.vkDestroyInstance).flatten() else { return };
+        destroy(instance, pAllocator);
+        if let Ok(mut all) = INSTANCES.lock() {
+            all.retain(|i| i.key != k);
+        }
+    })
+}
+
+unsafe extern "system" fn EnumeratePhysicalDevices(instance: VkInstance, pCount: *mut u32, pDevices: *mut VkPhysicalDevice) -> VkResult {
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
+        let Some((table, _)) = instance_table(instance.0) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(enumerate) = table.vkEnumeratePhysicalDevices else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let mut count = 0;
+        let r = enumerate(instance, &mut count, std::ptr::null_mut());
+        if r != VkResult::SUCCESS {
+            return r;
+        }
+        let mut inner = vec![VkPhysicalDevice::NULL; count as usize];
+        enumerate(instance, &mut count, inner.as_mut_ptr());
+        inner.truncate(count as usize);
+        let wrapped: Vec<VkPhysicalDevice> = with_instance(key(instance.0), |i| {
+            inner
+                .iter()
+                .map(|&pd| {
+                    if let Some(w) = i.wrapped.iter().find(|w| w.inner == pd) {
+                        return VkPhysicalDevice(&**w as *const WrappedPhysicalDevice as *mut c_void);
+                    }
+                    let w = Box::new(WrappedPhysicalDevice { loader_data: std::ptr::null(), inner: pd });
+                    let handle = VkPhysicalDevice(&*w as *const WrappedPhysicalDevice as *mut c_void);
+                    if let Some(set) = i.set_loader_data {
+                        set(instance, handle.0);
+                    }
+                    i.wrapped.push(w);
+                    handle
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+        if pDevices.is_null() {
+            *pCount = wrapped.len() as u32;
+            return VkResult::SUCCESS;
+        }
+        let n = (*pCount as usize).min(wrapped.len());
+        std::ptr::copy_nonoverlapping(wrapped.as_ptr(), pDevices, n);
+        *pCount = n as u32;
+        if n < wrapped.len() { VkResult::INCOMPLETE } else { VkResult::SUCCESS }
+    })
+}
+
+unsafe extern "system" fn GetPhysicalDeviceProperties(pd: VkPhysicalDevice, p: *mut VkPhysicalDeviceProperties) {
+    guard((), || {
+        if let Some(f) = instance_table(pd.0).and_then(|(t, _)| t.vkGetPhysicalDeviceProperties) {
+            f(unwrap(pd), p)
+        }
+    })
+}
+
+unsafe extern "system" fn GetPhysicalDeviceFeatures(pd: VkPhysicalDevice, p: *mut VkPhysicalDeviceFeatures) {
+    guard((), || {
+        if let Some(f) = instance_table(pd.0).and_then(|(t, _)| t.vkGetPhysicalDeviceFeatures) {
+            f(unwrap(pd), p)
+        }
+    })
+}
+
+unsafe extern "system" fn GetPhysicalDeviceMemoryProperties(pd: VkPhysicalDevice, p: *mut VkPhysicalDeviceMemoryProperties) {
+    guard((), || {
+        if let Some(f) = instance_table(pd.0).and_then(|(t, _)| t.vkGetPhysicalDeviceMemoryProperties) {
+            f(unwrap(pd), p)
+        }
+    })
+}
+
+unsafe extern "system" fn GetPhysicalDeviceQueueFamilyProperties(pd: VkPhysicalDevice, c: *mut u32, p: *mut VkQueueFamilyProperties) {
+    guard((), || {
+        if let Some(f) = instance_table(pd.0).and_then(|(t, _)| t.vkGetPhysicalDeviceQueueFamilyProperties) {
+            f(unwrap(pd), c, p)
+        }
+    })
+}
+
+unsafe extern "system" fn EnumerateDeviceExtensionProperties(pd: VkPhysicalDevice, l: *const c_char, c: *mut u32, p: *mut VkExtensionProperties) -> VkResult {
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
+        match instance_table(pd.0).and_then(|(t, _)| t.vkEnumerateDeviceExtensionProperties) {
+            Some(f) => f(unwrap(pd), l, c, p),
+            None => VkResult::ERROR_INITIALIZATION_FAILED,
+        }
+    })
+}
+
+unsafe extern "system" fn CreateDevice(
+    pd: VkPhysicalDevice,
+    pCreateInfo: *const VkDeviceCreateInfo,
+    pAllocator: *const VkAllocationCallbacks,
+    pDevice: *mut VkDevice,
+) -> VkResult {
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
+        log("vkCreateDevice");
+        let link_info = find_device_info(pCreateInfo, VkLayerFunction::LAYER_LINK_INFO);
+        if link_info.is_null() || (*link_info).u.pLayerInfo.is_null() {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        }
+        let link = (*link_info).u.pLayerInfo;
+        let (Some(next_gipa), Some(next_gdpa)) = ((*link).pfnNextGetInstanceProcAddr, (*link).pfnNextGetDeviceProcAddr) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        (*link_info).u.pLayerInfo = (*link).pNext;
+        let Some((table, instance)) = instance_table(pd.0) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let create: PFN_vkCreateDevice = std::mem::transmute(next_gipa(instance, c"vkCreateDevice".as_ptr()));
+        let Some(create) = create else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let inner = unwrap(pd);
+        let result = create(inner, pCreateInfo, pAllocator, pDevice);
+        if result != VkResult::SUCCESS {
+            return result;
+        }
+        let device = *pDevice;
+        let device_table = DeviceDispatchTable::load(|name| next_gdpa(device, name.as_ptr()));
+        if let Ok(mut all) = DEVICES.lock() {
+            all.push(Box::new(DeviceData { key: key(device.0), next_gdpa, table: device_table, draws: AtomicU32::new(0) }));
+        }
+        if flag("CALLBACK") {
+            if let Some(props) = table.vkGetPhysicalDeviceProperties {
+                let mut p = VkPhysicalDeviceProperties::default();
+                props(inner, &mut p);
+                println!("TEST_LAYER_CALLBACK creating a device on {}", CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy());
+            }
+            let data_info = find_device_info(pCreateInfo, VkLayerFunction::LOADER_DATA_CALLBACK);
+            if let Some(set) = data_info.as_ref().and_then(|d| d.u.pfnSetDeviceLoaderData) {
+                let mut object: [usize; 2] = [0, 0];
+                let r = set(device, object.as_mut_ptr() as *mut c_void);
+                if r == VkResult::SUCCESS && object[0] == key(device.0) {
+                    println!("TEST_LAYER_CALLBACK device loader data ok");
+                }
+            }
+        }
+        if flag("FAIL_CREATE_DEVICE") {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        }
+        VkResult::SUCCESS
+    })
+}
+
+unsafe extern "system" fn DestroyDevice(device: VkDevice, pAllocator: *const VkAllocationCallbacks) {
+    guard((), || {
+        if device.is_null() {
+            return;
+        }
+        log("vkDestroyDevice");
+        let k = key(device.0);
+        if let Some(destroy) = crate::device(k).and_then(|d| d.table.vkDestroyDevice) {
+            destroy(device, pAllocator);
+        }
+        if let Ok(mut all) = DEVICES.lock() {
+            all.retain(|d| d.key != k);
+        }
+    })
+}
+
+unsafe extern "system" fn CmdDraw(cmd: VkCommandBuffer, a: u32, b: u32, c: u32, d: u32) {
+    guard((), || {
+        let Some(dev) = device(key(cmd.0)) else { return };
+        dev.draws.fetch_add(1, Ordering::Relaxed);
+        if let Some(f) = dev.table.vkCmdDraw {
+            f(cmd, a, b, c, d)
+        }
+    })
+}
+
+unsafe extern "system" fn GetTestLayerDrawsTEST(device: VkDevice) -> u32 {
+    guard(0, || crate::device(key(device.0)).map_or(0, |d| d.draws.load(Ordering::Relaxed)))
+}
+
+unsafe extern "system" fn GetTestLayerInstanceValueTEST(_instance: VkInstance) -> u32 {
+    4242
+}
