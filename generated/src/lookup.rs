@@ -53,6 +53,11 @@ impl CommandName {
         &COMMANDS[self.command as usize]
     }
 
+    /// Whether this name is a core command of some Vulkan version (needing no extension).
+    pub fn is_core(&self) -> bool {
+        self.available_with.iter().any(|r| r.extensions.is_empty())
+    }
+
     /// Whether this name is enabled for an instance or device of `api_version` with `enabled`
     /// extensions (the spec's rule for when `vkGet*ProcAddr` may return it).
     pub fn is_available(&self, api_version: u32, enabled: &ExtensionSet) -> bool {

@@ -86,6 +86,31 @@ pub unsafe trait TaggedStruct {
     const STRUCTURE_TYPE: VkStructureType;
 }
 
+/// The first struct of type `T` in a `pNext` chain, if any.
+///
+/// # Safety
+/// `chain` must be NULL or a valid Vulkan `pNext` chain (each element starts with `sType`/`pNext`).
+pub unsafe fn find_in_chain<'a, T: TaggedStruct>(chain: *const core::ffi::c_void) -> Option<&'a T> {
+    chain_elements(chain).find(|&(stype, _)| stype == T::STRUCTURE_TYPE).map(|(_, p)| &*(p as *const T))
+}
+
+/// Every element of a `pNext` chain with its structure type.
+///
+/// # Safety
+/// As for [`find_in_chain`]; the elements must outlive the iteration.
+pub unsafe fn chain_elements(
+    chain: *const core::ffi::c_void,
+) -> impl Iterator<Item = (VkStructureType, *const crate::types::VkBaseInStructure)> {
+    let mut next = chain as *const crate::types::VkBaseInStructure;
+    core::iter::from_fn(move || {
+        // SAFETY: the caller's promise that the chain is valid.
+        let element = unsafe { next.as_ref()? };
+        let here = next;
+        next = element.pNext;
+        Some((element.sType, here))
+    })
+}
+
 /// A `#[repr(C)]` table of `Option<fn>` slots, one per command id in `COMMANDS`.
 ///
 /// # Safety

@@ -61,6 +61,7 @@ fn availability_follows_versions_and_extensions() {
     assert!(with_ext.insert_name(b"VK_KHR_get_physical_device_properties2"));
     assert!(props2_khr.is_available(v10, &with_ext));
     assert!(lookup::command(b"vkCreateInstance").unwrap().is_available(v10, &none));
+    assert!(props2.is_core() && !props2_khr.is_core());
     // A block with its own dependency: vkGetDeviceGroupPresentCapabilitiesKHR comes with
     // VK_KHR_swapchain only on Vulkan 1.1.
     let mut swapchain = ExtensionSet::new();

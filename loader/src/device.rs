@@ -7,6 +7,7 @@ use vk_generated::types::*;
 use vk_generated::{DispatchTable, DeviceDispatchTable};
 
 use crate::ffi;
+use crate::host_alloc::AllocatorScope;
 use crate::log::{self, Level};
 use crate::physical_device::PhysicalDevice;
 
@@ -43,24 +44,40 @@ pub unsafe extern "system" fn vkCreateDevice(
         if pDevice.is_null() || pCreateInfo.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
-        if let Some(layers) = &instance.layers {
-            return crate::layer_chain::create_device(instance, layers, physicalDevice, &*pCreateInfo, pAllocator, pDevice);
+        let memory = AllocatorScope::enter(pAllocator, VkSystemAllocationScope::DEVICE);
+        let result = match &instance.layers {
+            Some(layers) => crate::layer_chain::create_device(layers, physicalDevice, &*pCreateInfo, pAllocator, pDevice),
+            None => create_without_layers(physicalDevice, &*pCreateInfo, pAllocator, pDevice),
+        };
+        if result == VkResult::SUCCESS && memory.failed() {
+            vkDestroyDevice(*pDevice, pAllocator);
+            return VkResult::ERROR_OUT_OF_HOST_MEMORY;
         }
-        let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let data = Box::into_raw(Box::new(DeviceData { table: DeviceDispatchTable::default(), driver_gdpa: None, chain_gdpa: None }));
-        match create_on_driver(pd, &*pCreateInfo, pAllocator, data) {
-            Ok(device) => {
-                let Some(gdpa) = pd.driver_gdpa else { return VkResult::ERROR_INITIALIZATION_FAILED };
-                (*data).table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
-                *pDevice = device;
-                VkResult::SUCCESS
-            }
-            Err(result) => {
-                drop(Box::from_raw(data));
-                result
-            }
-        }
+        result
     })
+}
+
+/// The direct path: the driver's device, its own functions in the table.
+unsafe fn create_without_layers(
+    physicalDevice: VkPhysicalDevice,
+    info: &VkDeviceCreateInfo,
+    pAllocator: *const VkAllocationCallbacks,
+    pDevice: *mut VkDevice,
+) -> VkResult {
+    let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+    let Some(gdpa) = pd.driver_gdpa else { return VkResult::ERROR_INITIALIZATION_FAILED };
+    let data = Box::into_raw(Box::new(DeviceData { table: DeviceDispatchTable::default(), driver_gdpa: None, chain_gdpa: None }));
+    match create_on_driver(pd, info, pAllocator, data) {
+        Ok(device) => {
+            (*data).table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
+            *pDevice = device;
+            VkResult::SUCCESS
+        }
+        Err(result) => {
+            drop(Box::from_raw(data));
+            result
+        }
+    }
 }
 
 /// Creates the driver's device for a terminator-level physical device and makes its first word

@@ -14,7 +14,7 @@ use crate::platform::Library;
 /// The newest driver interface this loader speaks.
 pub const LOADER_ICD_INTERFACE_VERSION: u32 = 7;
 
-type Gipa = unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction;
+pub type Gipa = unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction;
 type Negotiate = unsafe extern "system" fn(*mut u32) -> VkResult;
 
 /// A loaded, negotiated driver library.
@@ -23,7 +23,11 @@ pub struct Driver {
     pub library_path: String,
     pub manifest: DriverManifest,
     pub get_instance_proc_addr: Gipa,
-    _library: Library,
+    /// The negotiated loader-driver interface version (surfaces depend on it from version 3).
+    #[allow(dead_code)]
+    pub interface_version: u32,
+    /// `None` for a driver the application handed over (`VK_LUNARG_direct_driver_loading`).
+    _library: Option<Library>,
 }
 
 impl Driver {
@@ -73,20 +77,11 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
     let icd_gipa: Option<Gipa> = library.symbol(c"vk_icdGetInstanceProcAddr").map(|f| unsafe { std::mem::transmute(f) });
     // Interface 7 drivers may expose these only through vk_icdGetInstanceProcAddr(NULL, ...).
     let via_gipa = |name: &CStr| icd_gipa.and_then(|g| unsafe { g(VkInstance::NULL, name.as_ptr()) });
-    let negotiate: Option<Negotiate> = library
+    let negotiate = library
         .symbol(c"vk_icdNegotiateLoaderICDInterfaceVersion")
-        .or_else(|| via_gipa(c"vk_icdNegotiateLoaderICDInterfaceVersion"))
-        .map(|f| unsafe { std::mem::transmute(f) });
+        .or_else(|| via_gipa(c"vk_icdNegotiateLoaderICDInterfaceVersion"));
     let interface_version = match negotiate {
-        Some(negotiate) => {
-            let mut version = LOADER_ICD_INTERFACE_VERSION;
-            // SAFETY: the negotiate entry point's signature.
-            let result = unsafe { negotiate(&mut version) };
-            if result != VkResult::SUCCESS {
-                return Err(format!("interface negotiation failed ({result:?})"));
-            }
-            version.min(LOADER_ICD_INTERFACE_VERSION)
-        }
+        Some(negotiate) => negotiate_version(negotiate)?,
         None if icd_gipa.is_some() => 1,
         None => 0,
     };
@@ -106,7 +101,42 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
         library_path: path,
         manifest,
         get_instance_proc_addr,
-        _library: library,
+        interface_version,
+        _library: Some(library),
     }))
+}
+
+/// Runs `vk_icdNegotiateLoaderICDInterfaceVersion`; the version both sides speak.
+fn negotiate_version(negotiate: unsafe extern "system" fn()) -> Result<u32, String> {
+    // SAFETY: the negotiate entry point's signature.
+    let negotiate: Negotiate = unsafe { std::mem::transmute(negotiate) };
+    let mut version = LOADER_ICD_INTERFACE_VERSION;
+    // SAFETY: a valid pointer to the version.
+    let result = unsafe { negotiate(&mut version) };
+    if result != VkResult::SUCCESS {
+        return Err(format!("interface negotiation failed ({result:?})"));
+    }
+    Ok(version.min(LOADER_ICD_INTERFACE_VERSION))
+}
+
+/// A driver the application handed over through `VkDirectDriverLoadingInfoLUNARG`: its
+/// `vk_icdGetInstanceProcAddr`, which must give the negotiate function (interface 7 or later).
+pub fn direct(name: String, gipa: Gipa) -> Result<Driver, String> {
+    // SAFETY: the driver's GetInstanceProcAddr with a NULL instance and a NUL-terminated name.
+    let negotiate = unsafe { gipa(VkInstance::NULL, c"vk_icdNegotiateLoaderICDInterfaceVersion".as_ptr()) }
+        .ok_or("its vk_icdGetInstanceProcAddr does not give vk_icdNegotiateLoaderICDInterfaceVersion")?;
+    let interface_version = negotiate_version(negotiate)?;
+    if interface_version < 7 {
+        return Err(format!("direct loading needs driver interface 7; it speaks {interface_version}"));
+    }
+    log::log(Level::Driver, &format!("{name}: direct driver, interface version {interface_version}"));
+    Ok(Driver {
+        manifest_path: name,
+        library_path: format!("{:p}", gipa as *const ()),
+        manifest: DriverManifest { library_path: String::new(), api_version: None, library_arch: None, is_portability_driver: false },
+        get_instance_proc_addr: gipa,
+        interface_version,
+        _library: None,
+    })
 }
 

@@ -1,5 +1,5 @@
 //! `vkGetInstanceProcAddr`: the loader's own functions for the commands it implements by hand,
-//! the generated trampolines for the rest, NULL for names not enabled on the instance.
+//! the generated trampolines for the rest, NULL for extension commands not enabled on the instance.
 
 use std::ffi::c_char;
 
@@ -25,9 +25,12 @@ pub unsafe extern "system" fn vkGetInstanceProcAddr(instance: VkInstance, pName:
             return hand_written(info.name);
         }
         let instance = Instance::from_handle(instance)?;
-        // Device commands are handed out whatever is enabled (the device decides); instance and
-        // physical-device commands only when the instance's version or extensions provide them.
-        if info.level != CommandLevel::Device && !name.is_available(instance.api_version, &instance.enabled_extensions) {
+        // The spec's table: core commands of every version, and device commands whatever is
+        // enabled (the device decides), are handed out; instance and physical-device extension
+        // commands only when an enabled extension provides them. (The Khronos loader also hands
+        // out 1.1+ core commands on a 1.0 instance; applications rely on it.)
+        let enabled = || name.is_available(instance.api_version, &instance.enabled_extensions);
+        if info.level != CommandLevel::Device && !name.is_core() && !enabled() {
             return None;
         }
         hand_written(info.name).or(TRAMPOLINES[name.command as usize])

@@ -6,17 +6,27 @@ use std::sync::Arc;
 
 use vk_generated::lookup::ExtensionSet;
 use vk_generated::types::*;
-use vk_generated::{DispatchTable, InstanceDispatchTable, COMMANDS};
+use vk_generated::{DispatchTable, InstanceDispatchTable};
 
+use crate::debug;
+use crate::direct_loading::{self, DirectDrivers};
 use crate::discovery;
 use crate::driver::{self, Driver};
 use crate::ffi;
+use crate::host_alloc::AllocatorScope;
 use crate::log::{self, Level};
 use crate::manifest;
 use crate::physical_device::{self, PhysicalDevice};
+use crate::terminators;
 
-/// Instance extensions the loader itself implements, whatever the drivers support.
-pub const LOADER_INSTANCE_EXTENSIONS: &[(&CStr, u32)] = &[(c"VK_KHR_portability_enumeration", 1)];
+/// Instance extensions the loader itself implements, whatever the drivers support (their spec
+/// versions are the registry's).
+pub const LOADER_INSTANCE_EXTENSIONS: &[&CStr] = &[
+    c"VK_EXT_debug_report",
+    c"VK_EXT_debug_utils",
+    c"VK_KHR_portability_enumeration",
+    direct_loading::EXTENSION,
+];
 
 /// One driver's instance under the loader's.
 pub struct DriverInstance {
@@ -24,6 +34,14 @@ pub struct DriverInstance {
     pub handle: VkInstance,
     /// The driver's own instance-level functions.
     pub table: Box<InstanceDispatchTable>,
+    /// The instance extensions the driver was given.
+    pub extensions: ExtensionSet,
+}
+
+impl DriverInstance {
+    pub fn has_extension(&self, name: &[u8]) -> bool {
+        vk_generated::lookup::extension(name).is_some_and(|id| self.extensions.contains(id))
+    }
 }
 
 /// The loader's `VkInstance`. Its first word is the dispatch table, as for every dispatchable object.
@@ -35,8 +53,14 @@ pub struct Instance {
     pub drivers: Vec<DriverInstance>,
     /// Sorted as `vkEnumeratePhysicalDevices` reports them; boxed so handles stay put.
     pub physical_devices: Vec<Box<PhysicalDevice>>,
+    /// Physical-device groups as `vkEnumeratePhysicalDeviceGroups` reports them.
+    pub physical_device_groups: Vec<physical_device::Group>,
     pub api_version: u32,
     pub enabled_extensions: ExtensionSet,
+    /// Debug callbacks chained to `VkInstanceCreateInfo`: they hear creation and destruction.
+    pub creation_callbacks: Vec<debug::Callback>,
+    /// Debug messengers and report callbacks the application created on this instance.
+    pub messengers: debug::Messengers,
     /// The layer chain, when layers are enabled (then `dispatch` points to its table).
     pub layers: Option<Box<crate::layer_chain::InstanceLayers>>,
 }
@@ -61,6 +85,7 @@ impl Instance {
     /// Destroys the drivers' instances (the terminator of `vkDestroyInstance`).
     pub unsafe fn destroy_drivers(&mut self, allocator: *const VkAllocationCallbacks) {
         for d in self.drivers.drain(..) {
+            log::log(Level::Driver, &format!("vkDestroyInstance: destroying the instance of {}", d.driver.manifest_path));
             if let Some(destroy) = d.table.vkDestroyInstance {
                 destroy(d.handle, allocator);
             }
@@ -74,9 +99,23 @@ struct Rejected {
     reason: String,
 }
 
-/// Discovers and loads every driver the environment allows, logging why each skipped one was.
-fn load_drivers(rejected: &mut Vec<Rejected>) -> Vec<Arc<Driver>> {
+/// Loads the drivers the application handed over, then every driver the environment allows
+/// (unless the application's list is exclusive), logging why each skipped one was.
+fn load_drivers(rejected: &mut Vec<Rejected>, direct: Option<DirectDrivers>) -> Vec<Arc<Driver>> {
     let mut drivers: Vec<Arc<Driver>> = Vec::new();
+    let exclusive = direct.as_ref().is_some_and(|d| d.exclusive);
+    for (name, gipa) in direct.map(|d| d.drivers).unwrap_or_default() {
+        match driver::direct(name.clone(), gipa) {
+            Ok(d) => drivers.push(Arc::new(d)),
+            Err(reason) => {
+                log::log(Level::Warn, &format!("{name}: driver skipped: {reason}"));
+                rejected.push(Rejected { manifest: name, reason });
+            }
+        }
+    }
+    if exclusive {
+        return drivers;
+    }
     for found in discovery::driver_manifests() {
         if let Some(why) = &found.skipped {
             log::log(Level::Driver, &format!("{}: skipped: {why}", found.path));
@@ -123,7 +162,10 @@ pub(crate) fn extension_properties(name: &CStr, spec_version: u32) -> VkExtensio
 /// Every instance extension available: the drivers' (highest spec version wins) and the loader's.
 fn all_instance_extensions(per_driver: &[Vec<VkExtensionProperties>]) -> Vec<VkExtensionProperties> {
     let mut all: Vec<VkExtensionProperties> = Vec::new();
-    let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().map(|(n, v)| extension_properties(n, *v));
+    let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().map(|name| {
+        let spec_version = vk_generated::lookup::extension_info(name).map_or(1, |e| e.spec_version);
+        extension_properties(name, spec_version)
+    });
     for props in per_driver.iter().flatten().copied().chain(from_loader) {
         match all.iter_mut().find(|p| name_of(p) == name_of(&props)) {
             Some(existing) => existing.specVersion = existing.specVersion.max(props.specVersion),
@@ -145,7 +187,7 @@ pub unsafe extern "system" fn vkEnumerateInstanceExtensionProperties(
                 None => VkResult::ERROR_LAYER_NOT_PRESENT,
             };
         }
-        let mut per_driver: Vec<_> = load_drivers(&mut Vec::new()).iter().map(|d| driver_extensions(d)).collect();
+        let mut per_driver: Vec<_> = load_drivers(&mut Vec::new(), None).iter().map(|d| driver_extensions(d)).collect();
         per_driver.push(crate::layer_extensions::implicit_instance_extensions());
         ffi::fill(&all_instance_extensions(&per_driver), pPropertyCount, pProperties)
     })
@@ -186,41 +228,52 @@ pub unsafe extern "system" fn vkCreateInstance(
         if pCreateInfo.is_null() || pInstance.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
-        match create_instance(&*pCreateInfo, pAllocator) {
+        let memory = AllocatorScope::enter(pAllocator, VkSystemAllocationScope::INSTANCE);
+        let creation_callbacks = debug::callbacks_in_chain((*pCreateInfo).pNext);
+        let _scope = debug::Scope::enter(creation_callbacks.clone());
+        match create_instance(&*pCreateInfo, pAllocator, creation_callbacks) {
+            Ok(instance) if memory.failed() => {
+                destroy_instance(instance, pAllocator);
+                VkResult::ERROR_OUT_OF_HOST_MEMORY
+            }
             Ok(instance) => {
                 *pInstance = VkInstance(Box::into_raw(instance) as *mut _);
                 VkResult::SUCCESS
             }
+            Err(_) if memory.failed() => VkResult::ERROR_OUT_OF_HOST_MEMORY,
             Err(result) => result,
         }
     })
 }
 
-unsafe fn create_instance(info: &VkInstanceCreateInfo, allocator: *const VkAllocationCallbacks) -> Result<Box<Instance>, VkResult> {
+unsafe fn create_instance(
+    info: &VkInstanceCreateInfo,
+    allocator: *const VkAllocationCallbacks,
+    creation_callbacks: Vec<debug::Callback>,
+) -> Result<Box<Instance>, VkResult> {
     let app_layers = names(info.ppEnabledLayerNames, info.enabledLayerCount);
     let layers = crate::layer_chain::select(&app_layers)?;
+    let mut instance = new_instance(creation_callbacks);
     if !layers.is_empty() {
-        return crate::layer_chain::create_instance(info, allocator, layers);
+        crate::layer_chain::create_instance(&mut instance, info, allocator, layers)?;
+        return Ok(instance);
     }
-    let mut instance = new_instance();
     create_drivers(&mut instance, info, allocator, &[])?;
     Ok(instance)
 }
 
 /// The loader's instance before any driver: its first word points to its terminators.
-pub(crate) fn new_instance() -> Box<Instance> {
-    let mut table = Box::new(InstanceDispatchTable::default());
-    for (slot, &id) in InstanceDispatchTable::COMMANDS.iter().enumerate() {
-        table.slots_mut()[slot] = crate::trampolines::TERMINATORS[id as usize];
-        debug_assert_eq!(COMMANDS[id as usize].slot as usize, slot);
-    }
+pub(crate) fn new_instance(creation_callbacks: Vec<debug::Callback>) -> Box<Instance> {
     let mut instance = Box::new(Instance {
         dispatch: std::ptr::null(),
-        table,
+        table: Box::new(*terminators::instance_terminators()),
         drivers: Vec::new(),
         physical_devices: Vec::new(),
+        physical_device_groups: Vec::new(),
         api_version: 0,
         enabled_extensions: ExtensionSet::new(),
+        creation_callbacks,
+        messengers: debug::Messengers::default(),
         layers: None,
     });
     instance.dispatch = &*instance.table;
@@ -236,9 +289,10 @@ pub(crate) unsafe fn create_drivers(
     allocator: *const VkAllocationCallbacks,
     layer_extensions: &[VkExtensionProperties],
 ) -> Result<(), VkResult> {
-    let mut rejected = Vec::new();
-    let drivers = load_drivers(&mut rejected);
     let requested = names(info.ppEnabledExtensionNames, info.enabledExtensionCount);
+    let direct = direct_loading::requested(info, requested.contains(&direct_loading::EXTENSION));
+    let mut rejected = Vec::new();
+    let drivers = load_drivers(&mut rejected, direct);
     // Each driver is asked once; its list decides what it gets and what the instance offers.
     let per_driver: Vec<Vec<VkExtensionProperties>> = drivers.iter().map(|d| driver_extensions(d)).collect();
     let available = all_instance_extensions(&per_driver);
@@ -264,10 +318,10 @@ pub(crate) unsafe fn create_drivers(
             continue;
         }
         match create_driver_instance(&driver, supported, info, &requested, api_version, allocator) {
-            Ok(handle) => {
+            Ok((handle, extensions)) => {
                 let gipa = driver.get_instance_proc_addr;
                 let table = Box::new(InstanceDispatchTable::load(|name| gipa(handle, name.as_ptr())));
-                driver_instances.push(DriverInstance { driver, handle, table });
+                driver_instances.push(DriverInstance { driver, handle, table, extensions });
             }
             Err(reason) => {
                 log::log(Level::Warn, &format!("{}: driver skipped: {reason}", driver.manifest_path));
@@ -286,14 +340,46 @@ pub(crate) unsafe fn create_drivers(
         }
         return Err(VkResult::ERROR_INCOMPATIBLE_DRIVER);
     }
+
     instance.drivers = driver_instances;
     instance.api_version = api_version;
     instance.enabled_extensions = enabled_extensions;
     instance.physical_devices = physical_device::enumerate(instance);
+    release_drivers_without_devices(instance, allocator);
+    instance.physical_device_groups = physical_device::groups(instance);
     Ok(())
 }
 
-/// Creates one driver's instance with the extensions it supports and an API version it accepts.
+/// Destroys the driver instances that reported no physical device (unloading their libraries
+/// unless something else holds them), keeping `PhysicalDevice::driver` indices right.
+fn release_drivers_without_devices(instance: &mut Instance, allocator: *const VkAllocationCallbacks) {
+    let mut new_index = Vec::with_capacity(instance.drivers.len());
+    let mut kept = 0;
+    for index in 0..instance.drivers.len() {
+        let used = instance.physical_devices.iter().any(|d| d.driver == index);
+        new_index.push(kept);
+        kept += used as usize;
+    }
+    let mut index = 0;
+    instance.drivers.retain(|d| {
+        let used = instance.physical_devices.iter().any(|p| p.driver == index);
+        index += 1;
+        if !used {
+            log::log(Level::Driver, &format!("{}: no physical device; driver released", d.driver.manifest_path));
+            if let Some(destroy) = d.table.vkDestroyInstance {
+                // SAFETY: the driver's own instance, destroyed once, with the application's allocator.
+                unsafe { destroy(d.handle, allocator) };
+            }
+        }
+        used
+    });
+    for device in &mut instance.physical_devices {
+        device.driver = new_index[device.driver];
+    }
+}
+
+/// Creates one driver's instance with the extensions it supports and an API version it accepts;
+/// returns its handle and the extensions it was given.
 unsafe fn create_driver_instance(
     driver: &Driver,
     supported: &[VkExtensionProperties],
@@ -301,15 +387,12 @@ unsafe fn create_driver_instance(
     requested: &[&CStr],
     api_version: u32,
     allocator: *const VkAllocationCallbacks,
-) -> Result<VkInstance, String> {
+) -> Result<(VkInstance, ExtensionSet), String> {
     let Some(create) = driver.global(c"vkCreateInstance") else { return Err("no vkCreateInstance".into()) };
     // SAFETY: the signature of vkCreateInstance.
     let create: PFN_vkCreateInstance = std::mem::transmute(create);
-    let extensions: Vec<*const c_char> = requested
-        .iter()
-        .filter(|e| supported.iter().any(|p| name_of(p) == **e))
-        .map(|e| e.as_ptr())
-        .collect();
+    let given: Vec<&CStr> = requested.iter().copied().filter(|e| supported.iter().any(|p| name_of(p) == *e)).collect();
+    let extensions: Vec<*const c_char> = given.iter().map(|e| e.as_ptr()).collect();
     let mut app_info = info.pApplicationInfo.as_ref().copied();
     // A 1.0-only driver must be given apiVersion 1.0.
     let driver_version = driver.instance_version();
@@ -329,7 +412,11 @@ unsafe fn create_driver_instance(
     if result != VkResult::SUCCESS {
         return Err(format!("its vkCreateInstance returned {result:?}"));
     }
-    Ok(handle)
+    let mut set = ExtensionSet::new();
+    for ext in given {
+        set.insert_name(ext.to_bytes());
+    }
+    Ok((handle, set))
 }
 
 pub unsafe extern "system" fn vkDestroyInstance(instance: VkInstance, pAllocator: *const VkAllocationCallbacks) {
@@ -337,10 +424,17 @@ pub unsafe extern "system" fn vkDestroyInstance(instance: VkInstance, pAllocator
         if instance.is_null() {
             return;
         }
-        let mut instance = Box::from_raw(instance.0 as *mut Instance);
-        if instance.layers.is_some() {
-            crate::layer_chain::destroy_instance(&mut instance, pAllocator);
-        }
-        instance.destroy_drivers(pAllocator);
+        destroy_instance(Box::from_raw(instance.0 as *mut Instance), pAllocator);
     })
+}
+
+/// Destroys the drivers' instances; the loader's memory is freed (to the allocator each block
+/// came from) when `instance` drops.
+unsafe fn destroy_instance(mut instance: Box<Instance>, allocator: *const VkAllocationCallbacks) {
+    let _scope = debug::Scope::of_instance(&instance, true);
+    if instance.layers.is_some() {
+        // Down the chain; its terminator destroys the drivers' instances.
+        crate::layer_chain::destroy_instance(&mut instance, allocator);
+    }
+    instance.destroy_drivers(allocator);
 }

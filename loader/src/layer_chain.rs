@@ -168,14 +168,14 @@ fn log_chain(layers: &[ActiveLayer]) {
     log::log(Level::Layer, "  then the loader's terminators and the drivers");
 }
 
-/// Builds the instance chain and creates the instance through it.
+/// Builds the instance chain and creates `inst` (fresh from `instance::new_instance`) through it.
 pub unsafe fn create_instance(
+    inst: &mut Box<Instance>,
     info: &VkInstanceCreateInfo,
     allocator: *const VkAllocationCallbacks,
     layers: Vec<ActiveLayer>,
-) -> Result<Box<Instance>, VkResult> {
+) -> Result<(), VkResult> {
     log_chain(&layers);
-    let mut inst = instance::new_instance();
     let chain = Box::new(InstanceLayers {
         layers,
         table: Box::new(InstanceDispatchTable::default()),
@@ -232,7 +232,7 @@ pub unsafe fn create_instance(
         log::write(Level::Error, &format!("vkCreateInstance: layer {} returns no vkCreateInstance", chain.layers[0].manifest.name));
         return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
     };
-    let pending: *mut Instance = &mut *inst;
+    let pending: *mut Instance = &mut **inst;
     PENDING_INSTANCE.with(|p| p.set(pending));
     let mut handle = VkInstance(pending as *mut c_void);
     let result = create(&chained, allocator, &mut handle);
@@ -248,7 +248,7 @@ pub unsafe fn create_instance(
     let chain = inst.layers.as_mut().expect("set above");
     chain.chain_handle = handle;
     *chain.table = InstanceDispatchTable::load(|name| top(handle, name.as_ptr()));
-    Ok(inst)
+    Ok(())
 }
 
 /// The layered part of `vkDestroyInstance`: down the chain to [`terminator_DestroyInstance`].
@@ -457,14 +457,12 @@ unsafe extern "system" fn terminator_DestroyInstance(instance: VkInstance, pAllo
 /// `vkCreateDevice` with layers: `VkLayerDeviceCreateInfo` links through every layer that has a
 /// `vkGetDeviceProcAddr`, ending in [`terminator_CreateDevice`].
 pub unsafe fn create_device(
-    instance: &Instance,
     chain: &InstanceLayers,
     physical_device: VkPhysicalDevice,
     info: &VkDeviceCreateInfo,
     allocator: *const VkAllocationCallbacks,
     pDevice: *mut VkDevice,
 ) -> VkResult {
-    let _ = instance;
     let layers: Vec<&LoadedLayer> = chain.layers.iter().map(|l| &l.loaded).filter(|l| l.gdpa.is_some()).collect();
     let Some(top) = layers.first() else {
         return create_device_without_layers(physical_device, info, allocator, pDevice);

@@ -4,13 +4,20 @@
 //! trampolines and default terminators; this crate holds the policy, one module per concern.
 
 #![allow(non_snake_case, non_camel_case_types, clippy::missing_safety_doc)]
+// Loader objects handed out as handles are boxed inside their owners' Vecs so that their
+// addresses, which are the handles, stay put while the Vecs change.
+#![allow(clippy::vec_box)]
 
+mod debug;
 mod device;
+mod device_filter;
+mod direct_loading;
 mod discovery;
 mod driver;
 mod elf;
 mod ffi;
 mod gpa;
+mod host_alloc;
 mod instance;
 mod layer;
 mod layer_catalog;
@@ -23,12 +30,18 @@ mod log;
 mod manifest;
 mod physical_device;
 mod platform;
+mod terminators;
 
 /// The generated trampolines and default terminators. Compiled into this crate only: they carry
 /// the exported `vk*` symbols of `libvulkan.so.1`.
 #[rustfmt::skip]
 #[path = "../../generated/src/gen/trampolines.rs"]
 mod trampolines;
+
+/// Every allocation of the loader's Rust code: the application's `VkAllocationCallbacks` where a
+/// command received them (see `host_alloc`).
+#[global_allocator]
+static ALLOCATOR: host_alloc::LoaderAllocator = host_alloc::LoaderAllocator;
 
 /// The names the generated trampolines use (`crate::types`, `crate::loader_abi`).
 use vk_generated::types;

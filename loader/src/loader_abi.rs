@@ -55,13 +55,26 @@ pub unsafe fn device_table(handle: *mut c_void) -> *const DeviceDispatchTable {
     *(handle as *const *const DeviceDispatchTable)
 }
 
-/// Gives a driver-created dispatchable object (queue, command buffer) its dispatch table.
+/// Gives a driver-created dispatchable object (queue, command buffer) its dispatch table. The
+/// driver must have put `ICD_LOADER_MAGIC` in its first word (or the loader already set it: a
+/// queue is returned again by every `vkGetDeviceQueue`); anything else is the driver's data, which
+/// the loader leaves alone and reports.
 ///
 /// # Safety
 /// `object` must be a dispatchable object whose first word belongs to the loader.
 #[inline(always)]
 pub unsafe fn set_dispatch(object: *mut c_void, table: *const c_void) {
-    if !object.is_null() {
-        *(object as *mut *const c_void) = table;
+    if object.is_null() {
+        return;
+    }
+    let first_word = object as *mut *const c_void;
+    let current = *first_word;
+    if current == table || vk_generated::layer_abi::valid_loader_magic_value(object) {
+        *first_word = table;
+    } else {
+        crate::log::write(
+            crate::log::Level::Error,
+            &format!("a driver returned a queue or command buffer ({object:p}) without ICD_LOADER_MAGIC in its first word; its calls will not reach the driver"),
+        );
     }
 }

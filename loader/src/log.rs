@@ -40,15 +40,23 @@ pub fn enabled(level: Level) -> bool {
     enabled_mask() & level as u32 != 0
 }
 
-/// Prints a message if its category is enabled.
+/// Prints a message if its category is enabled; debug messengers listening on this thread hear it
+/// whatever `VK_LOADER_DEBUG` says.
 pub fn log(level: Level, message: &str) {
     if enabled(level) {
-        write(level, message);
+        print(level, message);
     }
+    crate::debug::emit(level, message);
 }
 
-/// Prints a message whatever `VK_LOADER_DEBUG` says (used when instance creation fails outright).
+/// Prints a message whatever `VK_LOADER_DEBUG` says (used when instance creation fails outright),
+/// and sends it to the debug messengers listening on this thread.
 pub fn write(level: Level, message: &str) {
+    print(level, message);
+    crate::debug::emit(level, message);
+}
+
+fn print(level: Level, message: &str) {
     let name = match level {
         Level::Error => "ERROR",
         Level::Warn => "WARNING",

@@ -6,6 +6,7 @@ use std::ffi::CStr;
 use crate::loader_abi::TerminatorPhysicalDevice;
 use vk_generated::types::*;
 
+use crate::device_filter::DeviceFilters;
 use crate::ffi;
 use crate::instance::{DriverInstance, Instance};
 use crate::log::{self, Level};
@@ -37,6 +38,7 @@ impl PhysicalDevice {
 /// Every driver's physical devices, wrapped and sorted.
 pub fn enumerate(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
     let dispatch = instance_table_of(instance);
+    let filters = DeviceFilters::from_env();
     let mut devices = Vec::new();
     for (index, d) in instance.drivers.iter().enumerate() {
         let gdpa = unsafe { (d.driver.get_instance_proc_addr)(d.handle, c"vkGetDeviceProcAddr".as_ptr()) };
@@ -54,6 +56,12 @@ pub fn enumerate(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
             let mut properties = VkPhysicalDeviceProperties::default();
             if let Some(get) = d.table.vkGetPhysicalDeviceProperties {
                 unsafe { get(handle, &mut properties) };
+            }
+            let driver_id = || driver_id(d, handle, &properties);
+            if let Some(variable) = filters.rejecting(properties.vendorID, properties.deviceID, driver_id) {
+                let name = unsafe { CStr::from_ptr(properties.deviceName.as_ptr()) };
+                log::log(Level::Driver, &format!("physical device {name:?} from {} hidden by {variable}", d.driver.manifest_path));
+                continue;
             }
             let mut device = Box::new(PhysicalDevice {
                 term: TerminatorPhysicalDevice {
@@ -75,6 +83,58 @@ pub fn enumerate(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
         sort(&mut devices, &instance.drivers);
     }
     devices
+}
+
+/// The physical-device groups: the drivers' own groups where they have them (Vulkan 1.1 or
+/// `VK_KHR_device_group_creation`), else one group per device; hidden devices left out; ordered
+/// like the devices (by each group's first device).
+pub fn groups(instance: &Instance) -> Vec<Group> {
+    let position = |driver: usize, handle: VkPhysicalDevice| {
+        instance.physical_devices.iter().position(|d| d.driver == driver && d.term.driver_handle == handle)
+    };
+    let mut groups: Vec<(Vec<usize>, VkBool32)> = Vec::new();
+    for (index, d) in instance.drivers.iter().enumerate() {
+        let driver_groups = driver_groups(d).unwrap_or_else(|| {
+            let own = instance.physical_devices.iter().filter(|p| p.driver == index);
+            own.map(|p| (vec![p.term.driver_handle], VK_FALSE)).collect()
+        });
+        for (members, subset_allocation) in driver_groups {
+            let mut members: Vec<usize> = members.into_iter().filter_map(|h| position(index, h)).collect();
+            members.sort_unstable();
+            if !members.is_empty() {
+                groups.push((members, subset_allocation));
+            }
+        }
+    }
+    groups.sort_by_key(|(members, _)| members[0]);
+    let handle = |i: usize| instance.physical_devices[i].handle();
+    groups
+        .into_iter()
+        .map(|(members, subset_allocation)| Group { members: members.into_iter().map(handle).collect(), subset_allocation })
+        .collect()
+}
+
+/// One physical-device group as the application sees it.
+pub struct Group {
+    pub members: Vec<VkPhysicalDevice>,
+    pub subset_allocation: VkBool32,
+}
+
+/// A driver's own physical-device groups (its handles), if it can report them.
+fn driver_groups(d: &DriverInstance) -> Option<Vec<(Vec<VkPhysicalDevice>, VkBool32)>> {
+    let core = vk_generated::api_version_major_minor(d.driver.instance_version()) >= (1, 1);
+    if !core && !d.has_extension(b"VK_KHR_device_group_creation") {
+        return None;
+    }
+    let enumerate = d.table.vkEnumeratePhysicalDeviceGroups?;
+    let groups = ffi::query(|count, out| unsafe { enumerate(d.handle, count, out) });
+    match groups {
+        Ok(groups) => Some(groups.iter().map(|g| (g.physicalDevices[..(g.physicalDeviceCount as usize).min(g.physicalDevices.len())].to_vec(), g.subsetAllocation)).collect()),
+        Err(e) => {
+            log::log(Level::Warn, &format!("{}: vkEnumeratePhysicalDeviceGroups failed ({e:?}); one group per device", d.driver.manifest_path));
+            None
+        }
+    }
 }
 
 /// The instance's terminator table (the first word of the instance).
@@ -110,22 +170,41 @@ fn sort(devices: &mut [Box<PhysicalDevice>], drivers: &[DriverInstance]) {
     }
 }
 
+/// Whether a driver's physical device supports a device extension.
+fn has_device_extension(driver: &DriverInstance, handle: VkPhysicalDevice, name: &CStr) -> bool {
+    let Some(enumerate) = driver.table.vkEnumerateDeviceExtensionProperties else { return false };
+    let extensions = ffi::query(|count, out| unsafe { enumerate(handle, std::ptr::null(), count, out) }).unwrap_or_default();
+    extensions.iter().any(|e| unsafe { CStr::from_ptr(e.extensionName.as_ptr()) } == name)
+}
+
+/// Fills one extension struct through the driver's `vkGetPhysicalDeviceProperties2`.
+fn query_properties2<T: vk_generated::TaggedStruct + Default>(driver: &DriverInstance, handle: VkPhysicalDevice) -> Option<T> {
+    let get2 = driver.table.vkGetPhysicalDeviceProperties2?;
+    let mut extension = T::default();
+    let mut props2 = VkPhysicalDeviceProperties2 { pNext: &mut extension as *mut T as *mut _, ..Default::default() };
+    unsafe { get2(handle, &mut props2) };
+    Some(extension)
+}
+
 /// PCI domain, bus, device, function through `VK_EXT_pci_bus_info`, where the driver has it.
 fn pci_address(device: &PhysicalDevice, driver: &DriverInstance) -> Option<[u32; 4]> {
     let handle = device.term.driver_handle;
-    let enumerate = driver.table.vkEnumerateDeviceExtensionProperties?;
-    let extensions = ffi::query(|count, out| unsafe { enumerate(handle, std::ptr::null(), count, out) }).ok()?;
-    let has_pci = extensions
-        .iter()
-        .any(|e| unsafe { CStr::from_ptr(e.extensionName.as_ptr()) } == c"VK_EXT_pci_bus_info");
-    if !has_pci {
+    if !has_device_extension(driver, handle, c"VK_EXT_pci_bus_info") {
         return None;
     }
-    let get2 = driver.table.vkGetPhysicalDeviceProperties2?;
-    let mut pci = VkPhysicalDevicePCIBusInfoPropertiesEXT::default();
-    let mut props2 = VkPhysicalDeviceProperties2 { pNext: &mut pci as *mut _ as *mut _, ..Default::default() };
-    unsafe { get2(handle, &mut props2) };
+    let pci: VkPhysicalDevicePCIBusInfoPropertiesEXT = query_properties2(driver, handle)?;
     Some([pci.pciDomain, pci.pciBus, pci.pciDevice, pci.pciFunction])
+}
+
+/// `VkPhysicalDeviceDriverProperties::driverID`, where the device reports it (Vulkan 1.2 or
+/// `VK_KHR_driver_properties`).
+fn driver_id(driver: &DriverInstance, handle: VkPhysicalDevice, properties: &VkPhysicalDeviceProperties) -> Option<u32> {
+    let core = vk_generated::api_version_major_minor(properties.apiVersion) >= (1, 2);
+    if !core && !has_device_extension(driver, handle, c"VK_KHR_driver_properties") {
+        return None;
+    }
+    let driver_properties: VkPhysicalDeviceDriverProperties = query_properties2(driver, handle)?;
+    Some(driver_properties.driverID.0 as u32)
 }
 
 /// The loader instance owning a physical device the loader handed out (terminator-level or
@@ -191,18 +270,19 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDeviceGroups(
         if pPhysicalDeviceGroupCount.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
-        // One group per device: the application's structs keep their sType and pNext.
-        let total = instance.physical_devices.len();
+        // The application's structs keep their sType and pNext.
+        let total = instance.physical_device_groups.len();
         if pPhysicalDeviceGroupProperties.is_null() {
             *pPhysicalDeviceGroupCount = total as u32;
             return VkResult::SUCCESS;
         }
         let n = (*pPhysicalDeviceGroupCount as usize).min(total);
-        for (i, device) in instance.physical_devices.iter().take(n).enumerate() {
+        for (i, source) in instance.physical_device_groups.iter().take(n).enumerate() {
             let group = &mut *pPhysicalDeviceGroupProperties.add(i);
-            group.physicalDeviceCount = 1;
-            group.physicalDevices[0] = device.handle();
-            group.subsetAllocation = VK_FALSE;
+            group.physicalDeviceCount = source.members.len() as u32;
+            group.physicalDevices = [VkPhysicalDevice::NULL; VK_MAX_DEVICE_GROUP_SIZE as usize];
+            group.physicalDevices[..source.members.len()].copy_from_slice(&source.members);
+            group.subsetAllocation = source.subset_allocation;
         }
         *pPhysicalDeviceGroupCount = n as u32;
         if n < total { VkResult::INCOMPLETE } else { VkResult::SUCCESS }

@@ -6,28 +6,12 @@
 
 mod common;
 
+use common::child;
+
 use std::ffi::{c_char, CStr};
 use std::path::Path;
-use std::process::Command;
 
 use vk_generated::types::*;
-
-/// Runs `scenario` in a child process with `env`; returns (success, stdout, stderr).
-fn child(scenario: &str, env: &[(&str, String)]) -> (bool, String, String) {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", "scenario_entry", "--nocapture", "--test-threads=1"]).env("SCENARIO", scenario);
-    for var in ["VK_DRIVER_FILES", "VK_ICD_FILENAMES", "VK_ADD_DRIVER_FILES", "VK_LOADER_DEVICE_SELECT", "VK_LOADER_DISABLE_SELECT", "VK_LOADER_DEBUG"] {
-        cmd.env_remove(var);
-    }
-    // No host layer: these tests are about drivers.
-    let no_layers = common::scratch("drivers-no-layers");
-    cmd.env("VK_IMPLICIT_LAYER_PATH", &no_layers).env("VK_LAYER_PATH", &no_layers);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
-}
 
 /// The child side: one entry point that dispatches on `SCENARIO`.
 #[test]
@@ -39,7 +23,30 @@ fn scenario_entry() {
     let get = |instance: VkInstance, name: &CStr| unsafe { gipa(instance, name.as_ptr()) };
     unsafe {
         let create: PFN_vkCreateInstance = std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
-        let info = VkInstanceCreateInfo::default();
+        // Group enumeration is Vulkan 1.1: those scenarios ask for 1.3.
+        let app = VkApplicationInfo { apiVersion: vk_generated::make_api_version(0, 1, 3, 0), ..Default::default() };
+        let wants_1_3 = matches!(scenario.as_str(), "groups" | "incomplete");
+        let mut info = VkInstanceCreateInfo { pApplicationInfo: if wants_1_3 { &app } else { std::ptr::null() }, ..Default::default() };
+        // DIRECT_DRIVER=<library> DIRECT_MODE=exclusive|inclusive|not-enabled: hand that driver over
+        // through VK_LUNARG_direct_driver_loading.
+        let direct_lib = std::env::var("DIRECT_DRIVER").ok().map(|p| libloading::Library::new(p).unwrap());
+        let direct_gipa = direct_lib.as_ref().map(|l| *l.get::<PFN_vkGetInstanceProcAddrLUNARG>(b"vk_icdGetInstanceProcAddr\0").unwrap());
+        let direct_info = VkDirectDriverLoadingInfoLUNARG { pfnGetInstanceProcAddr: direct_gipa.flatten(), ..Default::default() };
+        let mode = std::env::var("DIRECT_MODE").unwrap_or_default();
+        let direct_list = VkDirectDriverLoadingListLUNARG {
+            mode: if mode == "exclusive" { VkDirectDriverLoadingModeLUNARG::EXCLUSIVE_LUNARG } else { VkDirectDriverLoadingModeLUNARG::INCLUSIVE_LUNARG },
+            driverCount: 1,
+            pDrivers: &direct_info,
+            ..Default::default()
+        };
+        let direct_extension = [c"VK_LUNARG_direct_driver_loading".as_ptr()];
+        if direct_lib.is_some() {
+            info.pNext = &direct_list as *const _ as *const std::ffi::c_void;
+            if mode != "not-enabled" {
+                info.enabledExtensionCount = 1;
+                info.ppEnabledExtensionNames = direct_extension.as_ptr();
+            }
+        }
         let mut instance = VkInstance::NULL;
         let result = create.unwrap()(&info, std::ptr::null(), &mut instance);
         println!("RESULT {result:?}");
@@ -57,8 +64,31 @@ fn scenario_entry() {
             props.unwrap()(*d, &mut p);
             println!("DEVICE {}", CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy());
         }
-        if scenario == "draw" {
-            draw(&get, instance, devices[0]);
+        let name_of = |d: VkPhysicalDevice| {
+            let mut p = VkPhysicalDeviceProperties::default();
+            props.unwrap()(d, &mut p);
+            CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy().into_owned()
+        };
+        match scenario.as_str() {
+            "draw" => draw(&get, instance, devices[0]),
+            "groups" => {
+                let groups: PFN_vkEnumeratePhysicalDeviceGroups = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDeviceGroups"));
+                let mut count = 0;
+                groups.unwrap()(instance, &mut count, std::ptr::null_mut());
+                let mut list = vec![VkPhysicalDeviceGroupProperties::default(); count as usize];
+                groups.unwrap()(instance, &mut count, list.as_mut_ptr());
+                for g in &list {
+                    let names: Vec<String> = g.physicalDevices[..g.physicalDeviceCount as usize].iter().map(|d| name_of(*d)).collect();
+                    println!("GROUP {}", names.join(","));
+                }
+            }
+            "incomplete" => incomplete(&get, instance, count),
+            "gpa" => {
+                for name in [c"vkEnumeratePhysicalDeviceGroups", c"vkGetPhysicalDeviceProperties2", c"vkGetPhysicalDeviceProperties2KHR", c"vkCmdDraw", c"vkCreateDebugUtilsMessengerEXT", c"vkNotACommand"] {
+                    println!("GPA {} {}", name.to_string_lossy(), get(instance, name).is_some());
+                }
+            }
+            _ => {}
         }
         let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
         destroy.unwrap()(instance, std::ptr::null());
@@ -82,6 +112,11 @@ unsafe fn draw(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: 
     let info = VkCommandBufferAllocateInfo { commandPool: pool, commandBufferCount: 1, ..Default::default() };
     let mut cmd = VkCommandBuffer::NULL;
     assert_eq!(alloc.unwrap()(device, &info, &mut cmd), VkResult::SUCCESS);
+    if std::env::var_os("VK_TEST_DRIVER_NO_MAGIC").is_some() {
+        // The loader must have left the driver's first word alone.
+        println!("FIRST WORD {:#x}", *(cmd.0 as *const usize));
+        return;
+    }
     let begin: PFN_vkBeginCommandBuffer = std::mem::transmute(dev(c"vkBeginCommandBuffer"));
     begin.unwrap()(cmd, &VkCommandBufferBeginInfo::default());
     // Through the device-level pointer from vkGetInstanceProcAddr: the loader's trampoline.
@@ -96,6 +131,29 @@ unsafe fn draw(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: 
     destroy_pool.unwrap()(device, pool, std::ptr::null());
     let destroy: PFN_vkDestroyDevice = std::mem::transmute(dev(c"vkDestroyDevice"));
     destroy.unwrap()(device, std::ptr::null());
+}
+
+/// Every loader enumeration asked for one item fewer than it has: `VK_INCOMPLETE` and a count of
+/// what was written.
+unsafe fn incomplete(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: VkInstance, devices: u32) {
+    let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
+    let mut handles = vec![VkPhysicalDevice::NULL; devices as usize];
+    let mut count = devices - 1;
+    let result = enumerate.unwrap()(instance, &mut count, handles.as_mut_ptr());
+    println!("DEVICES {result:?} {count} {}", handles[count as usize].is_null());
+    let groups: PFN_vkEnumeratePhysicalDeviceGroups = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDeviceGroups"));
+    let mut list = vec![VkPhysicalDeviceGroupProperties::default(); devices as usize];
+    let mut count = devices - 1;
+    let result = groups.unwrap()(instance, &mut count, list.as_mut_ptr());
+    println!("GROUPS {result:?} {count} {}", list[count as usize].physicalDeviceCount);
+    let extensions: PFN_vkEnumerateInstanceExtensionProperties =
+        std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties"));
+    let mut total = 0;
+    extensions.unwrap()(std::ptr::null(), &mut total, std::ptr::null_mut());
+    let mut props = vec![VkExtensionProperties::default(); total as usize];
+    let mut count = total - 1;
+    let result = extensions.unwrap()(std::ptr::null(), &mut count, props.as_mut_ptr());
+    println!("EXTENSIONS {result:?} {} {}", total - count, props[count as usize].extensionName[0]);
 }
 
 fn path(p: &Path) -> String {
@@ -181,4 +239,170 @@ fn draws_reach_the_driver_through_trampoline_and_gdpa_pointer() {
     let (ok, out, err) = child("draw", &[("VK_DRIVER_FILES", path(&manifest))]);
     assert!(ok, "{out}{err}");
     assert!(out.contains("DRAWS 2"), "{out}{err}");
+}
+
+/// Two tagged drivers, A (cpu, vendor 0x1002, devices 0x10-0x11) and B (discrete, vendor 0x10de,
+/// device 0x20), as a driver file list.
+fn two_drivers(name: &str) -> Vec<(&'static str, String)> {
+    let dir = common::scratch(name);
+    let a = common::driver_manifest(&dir, "a.json", &common::tagged_driver(&dir, "a"));
+    let b = common::driver_manifest(&dir, "b.json", &common::tagged_driver(&dir, "b"));
+    vec![
+        ("VK_DRIVER_FILES", format!("{}:{}", path(&a), path(&b))),
+        ("VK_TEST_DRIVER_DEVICES_A", "cpu:1002:10,cpu:1002:11".to_string()),
+        ("VK_TEST_DRIVER_DEVICES_B", "discrete:10de:20".to_string()),
+    ]
+}
+
+fn with(env: &[(&'static str, String)], extra: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {
+    env.iter().cloned().chain(extra.iter().map(|(k, v)| (*k, v.to_string()))).collect()
+}
+
+#[test]
+fn id_filters_hide_devices() {
+    let env = two_drivers("filters");
+    let list = |extra: &[(&'static str, &str)]| {
+        let (ok, out, err) = child("list", &with(&env, extra));
+        assert!(ok, "{out}{err}");
+        devices(&out).into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    assert_eq!(list(&[]), ["Test Driver discrete 0", "Test Driver cpu 0", "Test Driver cpu 1"]);
+    assert_eq!(list(&[("VK_LOADER_VENDOR_ID_FILTER", "0x1002")]), ["Test Driver cpu 0", "Test Driver cpu 1"]);
+    assert_eq!(list(&[("VK_LOADER_DEVICE_ID_FILTER", "0x11-0x20")]), ["Test Driver discrete 0", "Test Driver cpu 1"]);
+    assert_eq!(list(&[("VK_LOADER_DEVICE_ID_FILTER", "16"), ("VK_LOADER_VENDOR_ID_FILTER", "0x1002")]), ["Test Driver cpu 0"]);
+    // Driver ids come from VkPhysicalDeviceDriverProperties (13 = VK_DRIVER_ID_MESA_LLVMPIPE).
+    assert_eq!(
+        list(&[("VK_TEST_DRIVER_DRIVER_ID_B", "13"), ("VK_LOADER_DRIVER_ID_FILTER", "13")]),
+        ["Test Driver discrete 0"]
+    );
+}
+
+#[test]
+fn drivers_groups_are_kept_and_ordered_like_devices() {
+    let env = with(&two_drivers("groups"), &[("VK_TEST_DRIVER_GROUP_SIZE_A", "2")]);
+    let (ok, out, err) = child("groups", &env);
+    assert!(ok, "{out}{err}");
+    let groups: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("GROUP ")).collect();
+    assert_eq!(groups, ["Test Driver discrete 0", "Test Driver cpu 0,Test Driver cpu 1"]);
+    // A hidden device leaves its group.
+    let (_, out, _) = child("groups", &with(&env, &[("VK_LOADER_DEVICE_ID_FILTER", "0x11-0x20")]));
+    let groups: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("GROUP ")).collect();
+    assert_eq!(groups, ["Test Driver discrete 0", "Test Driver cpu 1"]);
+}
+
+#[test]
+fn short_arrays_get_incomplete() {
+    let (ok, out, err) = child("incomplete", &two_drivers("incomplete"));
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("DEVICES VK_INCOMPLETE 2 true"), "{out}");
+    assert!(out.contains("GROUPS VK_INCOMPLETE 2 0"), "{out}");
+    assert!(out.contains("EXTENSIONS VK_INCOMPLETE 1 0"), "{out}");
+}
+
+#[test]
+fn command_buffers_without_loader_magic_are_reported_and_left_alone() {
+    let dir = common::scratch("nomagic");
+    let manifest = common::driver_manifest(&dir, "d.json", &common::test_driver());
+    let (ok, out, err) = child("draw", &[("VK_DRIVER_FILES", path(&manifest)), ("VK_TEST_DRIVER_NO_MAGIC", "1".into())]);
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("FIRST WORD 0x0"), "{out}");
+    assert!(err.contains("without ICD_LOADER_MAGIC"), "{err}");
+}
+
+#[test]
+fn direct_driver_loading_inclusive_and_exclusive() {
+    let dir = common::scratch("direct");
+    let listed = common::driver_manifest(&dir, "listed.json", &common::tagged_driver(&dir, "listed"));
+    let direct = common::tagged_driver(&dir, "direct");
+    let env = |mode: &str| {
+        vec![
+            ("VK_DRIVER_FILES", path(&listed)),
+            ("VK_TEST_DRIVER_DEVICES_LISTED", "integrated".to_string()),
+            ("VK_TEST_DRIVER_DEVICES_DIRECT", "cpu".to_string()),
+            ("DIRECT_DRIVER", path(&direct)),
+            ("DIRECT_MODE", mode.to_string()),
+        ]
+    };
+    let run = |mode: &str| {
+        let (ok, out, err) = child("list", &env(mode));
+        assert!(ok && out.contains("RESULT VK_SUCCESS"), "{mode}: {out}{err}");
+        devices(&out).into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    assert_eq!(run("inclusive"), ["Test Driver integrated 0", "Test Driver cpu 0"]);
+    assert_eq!(run("exclusive"), ["Test Driver cpu 0"]);
+    // The list is ignored unless the application enabled the extension.
+    assert_eq!(run("not-enabled"), ["Test Driver integrated 0"]);
+}
+
+/// A setgid copy of this test binary runs with AT_SECURE set (its effective group differs from
+/// the real one): the loader must ignore VK_DRIVER_FILES and the HOME/XDG paths there.
+#[test]
+fn elevated_process_ignores_driver_variables_and_home_paths() {
+    use std::os::unix::fs::PermissionsExt;
+    if unsafe { libc::geteuid() } != 0 {
+        println!("skipped: making a setgid binary needs root (CI runs as root)");
+        return;
+    }
+    let dir = common::scratch("elevated");
+    let manifest = common::driver_manifest(&dir, "test.json", &common::test_driver());
+    let home_icd = dir.join("config/vulkan/icd.d");
+    std::fs::create_dir_all(&home_icd).unwrap();
+    common::driver_manifest(&home_icd, "home.json", &common::test_driver());
+    let exe = dir.join("elevated-test");
+    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    std::os::unix::fs::chown(&exe, Some(0), Some(65534)).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o2755)).unwrap();
+    let env = |elevated: bool| {
+        let mut cmd = std::process::Command::new(if elevated { exe.clone() } else { std::env::current_exe().unwrap() });
+        cmd.args(["--exact", "scenario_entry", "--nocapture", "--test-threads=1"])
+            .env("SCENARIO", "list")
+            .env("TEST_LIBVULKAN", common::libvulkan())
+            .env("VK_DRIVER_FILES", path(&manifest))
+            .env("XDG_CONFIG_HOME", dir.join("config"));
+        let out = cmd.output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    // Not elevated: the variable is honoured.
+    assert!(env(false).contains("DEVICE Test Driver"), "{}", env(false));
+    let out = env(true);
+    assert!(out.contains("RESULT "), "the elevated copy did not run the scenario:\n{out}");
+    assert!(!out.contains("DEVICE Test Driver"), "an elevated process used VK_DRIVER_FILES or XDG_CONFIG_HOME:\n{out}");
+}
+
+#[test]
+fn drivers_without_devices_are_released_and_the_rest_still_work() {
+    let dir = common::scratch("release");
+    let empty = common::driver_manifest(&dir, "empty.json", &common::tagged_driver(&dir, "empty"));
+    let used = common::driver_manifest(&dir, "used.json", &common::tagged_driver(&dir, "used"));
+    let env = [
+        ("VK_DRIVER_FILES", format!("{}:{}", path(&empty), path(&used))),
+        ("VK_TEST_DRIVER_DEVICES_EMPTY", String::new()),
+        ("VK_LOADER_DEBUG", "driver".to_string()),
+    ];
+    let (ok, out, err) = child("draw", &env);
+    assert!(ok && out.contains("DRAWS 2"), "{out}{err}");
+    assert!(err.contains(&format!("{}: no physical device; driver released", path(&empty))), "{err}");
+    assert!(!err.contains(&format!("{}: no physical device", path(&used))), "{err}");
+}
+
+/// On a 1.0 instance with no extension enabled: core commands of every version are handed out
+/// (as the spec's table and the Khronos loader do), instance extension commands are not.
+#[test]
+fn instance_proc_addr_hands_out_core_commands_and_enabled_extensions_only() {
+    let dir = common::scratch("gpa");
+    let manifest = common::driver_manifest(&dir, "d.json", &common::test_driver());
+    let (ok, out, err) = child("gpa", &[("VK_DRIVER_FILES", path(&manifest))]);
+    assert!(ok, "{out}{err}");
+    let answers: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("GPA ")).collect();
+    assert_eq!(
+        answers,
+        [
+            "vkEnumeratePhysicalDeviceGroups true",
+            "vkGetPhysicalDeviceProperties2 true",
+            "vkGetPhysicalDeviceProperties2KHR false",
+            "vkCmdDraw true",
+            "vkCreateDebugUtilsMessengerEXT false",
+            "vkNotACommand false",
+        ]
+    );
 }

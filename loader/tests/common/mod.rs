@@ -13,7 +13,11 @@ pub fn artifact_dir() -> PathBuf {
 
 /// Our `libvulkan.so`. `cargo test` leaves the cdylib in `deps/`; only `cargo build` copies it up.
 pub fn libvulkan() -> PathBuf {
-    built("libvulkan.so")
+    // A copy of a test binary run from elsewhere (the elevated-process test) is told where it is.
+    match std::env::var_os("TEST_LIBVULKAN") {
+        Some(path) => PathBuf::from(path),
+        None => built("libvulkan.so"),
+    }
 }
 
 /// A library cargo built for this test run: the fresh copy in `deps/`, else the one beside it.
@@ -78,4 +82,25 @@ pub fn layer_manifest(dir: &std::path::Path, file: &str, name: &str, library: &s
     );
     std::fs::write(&path, text).unwrap();
     path
+}
+
+/// Runs this test binary's `scenario_entry` test in a child process with `SCENARIO` and `env` set
+/// (the loader reads the environment once and keeps what it dlopens, so each scenario needs its own
+/// process); returns (success, stdout, stderr).
+pub fn child(scenario: &str, env: &[(&str, String)]) -> (bool, String, String) {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", "scenario_entry", "--nocapture", "--test-threads=1"]).env("SCENARIO", scenario);
+    for (var, _) in std::env::vars() {
+        if var.starts_with("VK_") {
+            cmd.env_remove(var);
+        }
+    }
+    // No host layer unless a test names one (the tests bring their own).
+    let no_layers = scratch("no-layers");
+    cmd.env("VK_IMPLICIT_LAYER_PATH", &no_layers).env("VK_LAYER_PATH", &no_layers);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
 }

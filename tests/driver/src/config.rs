@@ -37,6 +37,10 @@ pub struct Config {
     pub fail_create_instance: bool,
     pub instance_extensions: Vec<String>,
     pub device_extensions: Vec<String>,
+    /// Devices per physical-device group (consecutive devices grouped; at least 1).
+    pub group_size: usize,
+    /// `VkPhysicalDeviceDriverProperties::driverID`.
+    pub driver_id: i32,
 }
 
 impl Config {
@@ -47,6 +51,8 @@ impl Config {
             fail_create_instance: flag("FAIL_CREATE_INSTANCE"),
             instance_extensions: instance_extensions(),
             device_extensions: extension_list("DEVICE_EXTENSIONS", DEFAULT_DEVICE_EXTENSIONS),
+            group_size: number("GROUP_SIZE").unwrap_or(1).max(1) as usize,
+            driver_id: number("DRIVER_ID").unwrap_or(0) as i32,
         }
     }
 }
@@ -70,9 +76,18 @@ pub fn max_interface_version() -> u32 {
         .map_or(MAX_INTERFACE_VERSION, |v| v.min(MAX_INTERFACE_VERSION))
 }
 
+/// `VK_TEST_DRIVER_NO_MAGIC=1`: command buffers lack `ICD_LOADER_MAGIC` (read at allocation).
+pub fn no_magic() -> bool {
+    flag("NO_MAGIC")
+}
+
 /// `VK_TEST_DRIVER_FAIL_NEGOTIATE=1`.
 pub fn fail_negotiate() -> bool {
     flag("FAIL_NEGOTIATE")
+}
+
+fn number(name: &str) -> Option<u32> {
+    var(name).and_then(|v| v.trim().parse().ok())
 }
 
 fn flag(name: &str) -> bool {

@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use vk_generated::layer_abi::ICD_LOADER_MAGIC;
+
+use crate::config;
 use vk_generated::types::*;
 
 use crate::instance::{features_supported, physical_device_ref, QUEUE_COUNT};
@@ -245,8 +247,9 @@ pub unsafe extern "system" fn vkAllocateCommandBuffers(
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         for i in 0..info.commandBufferCount as usize {
+            let magic = if config::no_magic() { 0 } else { ICD_LOADER_MAGIC };
             let buffer = Box::new(CommandBuffer {
-                loader_data: ICD_LOADER_MAGIC,
+                loader_data: magic,
                 draws: AtomicU32::new(0),
             });
             pCommandBuffers.add(i).write(command_buffer_handle(&buffer));

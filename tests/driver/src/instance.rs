@@ -14,6 +14,8 @@ use crate::{c_string_list, enumerate, guard, interface_version, write_c_string};
 pub(crate) struct Instance {
     loader_data: usize,
     physical_devices: Vec<Box<PhysicalDevice>>,
+    /// Devices per group in `vkEnumeratePhysicalDeviceGroups`.
+    group_size: usize,
 }
 
 /// A `VkPhysicalDevice`, owned by its instance.
@@ -28,6 +30,8 @@ pub(crate) struct PhysicalDevice {
     /// `VkApplicationInfo::apiVersion` as the driver received it at `vkCreateInstance` (1.0 when
     /// absent or 0), for `vkGetTestDriverRequestedApiVersionTEST`.
     pub instance_api_version_requested: u32,
+    /// `VkPhysicalDeviceDriverProperties::driverID`.
+    pub driver_id: i32,
 }
 
 impl PhysicalDevice {
@@ -122,12 +126,14 @@ pub unsafe extern "system" fn vkCreateInstance(
                     api_version: config.api_version,
                     device_extensions: config.device_extensions.clone(),
                     instance_api_version_requested: requested,
+                    driver_id: config.driver_id,
                 })
             })
             .collect();
         let instance = Box::new(Instance {
             loader_data: ICD_LOADER_MAGIC,
             physical_devices,
+            group_size: config.group_size,
         });
         pInstance.write(VkInstance(Box::into_raw(instance).cast()));
         VkResult::SUCCESS
@@ -196,17 +202,21 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
         let Some(instance) = instance_ref(instance) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
-        let devices = &instance.physical_devices;
+        // Consecutive devices, `group_size` at a time.
+        let size = instance.group_size.min(VK_MAX_DEVICE_GROUP_SIZE as usize);
+        let groups: Vec<_> = instance.physical_devices.chunks(size).collect();
         enumerate(
-            devices.len(),
+            groups.len(),
             pPhysicalDeviceGroupCount,
             pPhysicalDeviceGroupProperties,
             |i, dst| {
                 // sType and pNext are the caller's.
                 let group = &mut *dst;
-                group.physicalDeviceCount = 1;
+                group.physicalDeviceCount = groups[i].len() as u32;
                 group.physicalDevices = [VkPhysicalDevice::NULL; VK_MAX_DEVICE_GROUP_SIZE as usize];
-                group.physicalDevices[0] = physical_device_handle(&devices[i]);
+                for (slot, device) in group.physicalDevices.iter_mut().zip(groups[i]) {
+                    *slot = physical_device_handle(device);
+                }
                 group.subsetAllocation = VK_FALSE;
             },
         )
@@ -306,9 +316,9 @@ unsafe fn fill_properties_chain(pd: &PhysicalDevice, mut next: *mut VkBaseOutStr
                 id.deviceLUIDValid = VK_FALSE;
             }
             VkStructureType::PHYSICAL_DEVICE_DRIVER_PROPERTIES => {
-                // driverID stays 0: VkDriverId has no value for a test driver.
+                // 0 unless configured: VkDriverId has no value for a test driver.
                 let driver = &mut *(next as *mut VkPhysicalDeviceDriverProperties);
-                driver.driverID = VkDriverId::default();
+                driver.driverID = VkDriverId(pd.driver_id);
                 write_c_string(&mut driver.driverName, "vk_test_driver");
                 write_c_string(&mut driver.driverInfo, config::library_tag().unwrap_or(""));
                 driver.conformanceVersion = VkConformanceVersion::default();

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use vk_generated::types::{PFN_vkVoidFunction, VkInstance, VkResult};
 
 mod config;
+mod debug;
 mod device;
 mod instance;
 
@@ -145,6 +146,8 @@ entries! {
     Global c"vkEnumerateInstanceVersion" => instance::vkEnumerateInstanceVersion,
     Instance c"vkDestroyInstance" => instance::vkDestroyInstance,
     Instance c"vkEnumeratePhysicalDevices" => instance::vkEnumeratePhysicalDevices,
+    Instance c"vkCreateDebugUtilsMessengerEXT" => debug::vkCreateDebugUtilsMessengerEXT,
+    Instance c"vkDestroyDebugUtilsMessengerEXT" => debug::vkDestroyDebugUtilsMessengerEXT,
     Instance c"vkEnumeratePhysicalDeviceGroups" => instance::vkEnumeratePhysicalDeviceGroups,
     Instance c"vkEnumeratePhysicalDeviceGroupsKHR" => instance::vkEnumeratePhysicalDeviceGroups,
     PhysicalDevice c"vkGetPhysicalDeviceProperties" => instance::vkGetPhysicalDeviceProperties,

@@ -1,0 +1,154 @@
+//! The application's `VkAllocationCallbacks`: the loader's instance, device and messenger memory
+//! goes through them, and an allocator that fails at the N-th allocation, for every N until
+//! creation succeeds, gets `VK_ERROR_OUT_OF_HOST_MEMORY` with nothing leaked.
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
+
+use common::child;
+use vk_generated::types::*;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+static CALLS: AtomicUsize = AtomicUsize::new(0);
+static FAIL_AT: AtomicUsize = AtomicUsize::new(0);
+
+/// Blocks carry their size in front so `free` can rebuild the layout.
+unsafe extern "system" fn allocate(_: *mut c_void, size: usize, align: usize, _: VkSystemAllocationScope) -> *mut c_void {
+    if CALLS.fetch_add(1, Ordering::SeqCst) + 1 == FAIL_AT.load(Ordering::SeqCst) {
+        return std::ptr::null_mut();
+    }
+    let align = align.max(16);
+    let base = System.alloc(Layout::from_size_align(size + align, align).unwrap());
+    (base as *mut [usize; 2]).write([size, align]);
+    LIVE.fetch_add(1, Ordering::SeqCst);
+    base.add(align) as *mut c_void
+}
+
+unsafe extern "system" fn free(_: *mut c_void, memory: *mut c_void) {
+    if memory.is_null() {
+        return;
+    }
+    let tail = memory as *mut u8;
+    // The header sits `align` bytes back; `align` is at least 16, so the words are found by
+    // trying the alignments this test can see.
+    for align in [16usize, 32, 64, 128, 256, 4096] {
+        let base = tail.sub(align);
+        let [size, recorded] = (base as *const [usize; 2]).read();
+        if recorded == align {
+            LIVE.fetch_sub(1, Ordering::SeqCst);
+            System.dealloc(base, Layout::from_size_align(size + align, align).unwrap());
+            return;
+        }
+    }
+    panic!("free of a block this allocator did not make");
+}
+
+#[test]
+fn scenario_entry() {
+    let Ok(scenario) = std::env::var("SCENARIO") else { return };
+    println!();
+    let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
+    let gipa: libloading::Symbol<unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction> =
+        unsafe { lib.get(b"vkGetInstanceProcAddr\0").unwrap() };
+    let get = |instance: VkInstance, name: &CStr| unsafe { gipa(instance, name.as_ptr()) };
+    let callbacks = VkAllocationCallbacks { pfnAllocation: Some(allocate), pfnFree: Some(free), ..Default::default() };
+    assert_eq!(scenario, "fail-each");
+    unsafe {
+        let create: PFN_vkCreateInstance = std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
+        let extensions = [c"VK_EXT_debug_utils".as_ptr()];
+        let info = VkInstanceCreateInfo { enabledExtensionCount: 1, ppEnabledExtensionNames: extensions.as_ptr(), ..Default::default() };
+        // Creation with an allocator that never fails: how many allocations it makes (the second
+        // time: the first also does once-per-process work such as reading VK_LOADER_DEBUG).
+        let mut destroy: PFN_vkDestroyInstance = None;
+        FAIL_AT.store(0, Ordering::SeqCst);
+        for _ in 0..2 {
+            let mut instance = VkInstance::NULL;
+            CALLS.store(0, Ordering::SeqCst);
+            assert_eq!(create.unwrap()(&info, &callbacks, &mut instance), VkResult::SUCCESS);
+            destroy = std::mem::transmute(get(instance, c"vkDestroyInstance"));
+            assert!(LIVE.load(Ordering::SeqCst) > 0, "the instance's memory does not come from the application's allocator");
+            destroy.unwrap()(instance, &callbacks);
+        }
+        println!("ALLOCATIONS {}", CALLS.load(Ordering::SeqCst));
+        println!("LEAKED-AFTER-DESTROY {}", LIVE.load(Ordering::SeqCst));
+
+        // Fail at the N-th allocation, for every N until creation succeeds.
+        let mut failures = 0;
+        for n in 1.. {
+            FAIL_AT.store(n, Ordering::SeqCst);
+            CALLS.store(0, Ordering::SeqCst);
+            let mut instance = VkInstance::NULL;
+            let result = create.unwrap()(&info, &callbacks, &mut instance);
+            if result == VkResult::SUCCESS {
+                println!("SUCCEEDED-AT {n}");
+                // A device and a messenger, each failing once at their first allocation.
+                device_and_messenger(&get, instance, &callbacks);
+                destroy.unwrap()(instance, &callbacks);
+                break;
+            }
+            failures += 1;
+            if result != VkResult::ERROR_OUT_OF_HOST_MEMORY || LIVE.load(Ordering::SeqCst) != 0 {
+                println!("BAD n={n} {result:?} live={}", LIVE.load(Ordering::SeqCst));
+            }
+        }
+        println!("FAILURES {failures}");
+        println!("LEAKED {}", LIVE.load(Ordering::SeqCst));
+    }
+}
+
+unsafe fn device_and_messenger(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: VkInstance, callbacks: &VkAllocationCallbacks) {
+    let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
+    let mut count = 1;
+    let mut pd = VkPhysicalDevice::NULL;
+    enumerate.unwrap()(instance, &mut count, &mut pd);
+    let create_device: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
+    let priority = 1.0f32;
+    let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
+    let info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };
+    let live_before = LIVE.load(Ordering::SeqCst);
+    let mut device = VkDevice::NULL;
+    FAIL_AT.store(CALLS.load(Ordering::SeqCst) + 1, Ordering::SeqCst);
+    let failed = create_device.unwrap()(pd, &info, callbacks, &mut device);
+    println!("DEVICE-FAILING {failed:?} live-delta={}", LIVE.load(Ordering::SeqCst) - live_before);
+    FAIL_AT.store(0, Ordering::SeqCst);
+    assert_eq!(create_device.unwrap()(pd, &info, callbacks, &mut device), VkResult::SUCCESS);
+    println!("DEVICE-LIVE-DELTA {}", LIVE.load(Ordering::SeqCst) - live_before);
+    let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(get(instance, c"vkGetDeviceProcAddr"));
+    let destroy_device: PFN_vkDestroyDevice = std::mem::transmute(gdpa.unwrap()(device, c"vkDestroyDevice".as_ptr()));
+    destroy_device.unwrap()(device, callbacks);
+    println!("DEVICE-DESTROYED-DELTA {}", LIVE.load(Ordering::SeqCst) - live_before);
+
+    let create_messenger: PFN_vkCreateDebugUtilsMessengerEXT = std::mem::transmute(get(instance, c"vkCreateDebugUtilsMessengerEXT"));
+    let info = VkDebugUtilsMessengerCreateInfoEXT { messageSeverity: VkDebugUtilsMessageSeverityFlagsEXT(0x1111), ..Default::default() };
+    let mut messenger = VkDebugUtilsMessengerEXT::NULL;
+    FAIL_AT.store(CALLS.load(Ordering::SeqCst) + 1, Ordering::SeqCst);
+    let failed = create_messenger.unwrap()(instance, &info, callbacks, &mut messenger);
+    println!("MESSENGER-FAILING {failed:?} live-delta={}", LIVE.load(Ordering::SeqCst) - live_before);
+}
+
+#[test]
+fn failing_allocator_gets_out_of_host_memory_and_nothing_leaks() {
+    let dir = common::scratch("allocation");
+    let manifest = common::driver_manifest(&dir, "d.json", &common::test_driver());
+    let (ok, out, err) = child("fail-each", &[("VK_DRIVER_FILES", manifest.display().to_string())]);
+    assert!(ok, "{out}{err}");
+    let value = |key: &str| -> String {
+        let line = out.lines().find(|l| l.starts_with(&format!("{key} "))).unwrap_or_else(|| panic!("no {key}:\n{out}{err}"));
+        line[key.len()..].trim().to_string()
+    };
+    let allocations: usize = value("ALLOCATIONS").parse().unwrap();
+    assert!(allocations > 10, "{out}");
+    assert_eq!(value("LEAKED-AFTER-DESTROY"), "0", "{out}");
+    assert!(!out.contains("BAD "), "a failure that was not OUT_OF_HOST_MEMORY, or leaked:\n{out}");
+    // Every allocation of a successful creation was tried as the failing one.
+    assert_eq!(value("SUCCEEDED-AT").parse::<usize>().unwrap(), allocations + 1, "{out}");
+    assert_eq!(value("FAILURES").parse::<usize>().unwrap(), allocations, "{out}");
+    assert_eq!(value("DEVICE-FAILING"), "VK_ERROR_OUT_OF_HOST_MEMORY live-delta=0", "{out}");
+    assert_ne!(value("DEVICE-LIVE-DELTA"), "0", "the device's memory does not come from the application's allocator:\n{out}");
+    assert_eq!(value("DEVICE-DESTROYED-DELTA"), "0", "{out}");
+    assert_eq!(value("MESSENGER-FAILING"), "VK_ERROR_OUT_OF_HOST_MEMORY live-delta=0", "{out}");
+    assert_eq!(value("LEAKED"), "0", "{out}");
+}
