@@ -106,6 +106,10 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
             }
         }
     }
+    if let Some(list) = platform::env("VK_INSTANCE_LAYERS") {
+        // The Khronos loader's words, which scripts and vulkaninfo users know.
+        log::log(Level::Warn, &format!("env var 'VK_INSTANCE_LAYERS' defined and adding layers \"{list}\""));
+    }
     let getenv = |name: &str| platform::env(name);
     let exe = layer_catalog::executable_path();
     let activation = match layer::activate(&catalog, &app_names, &getenv, exe.as_deref()) {
