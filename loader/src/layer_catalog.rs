@@ -36,10 +36,9 @@ fn read(implicit: bool, override_paths: &[String]) -> Vec<LayerManifest> {
 /// without any layer named skips them) or when an implicit meta layer may need them.
 pub fn load(with_explicit: bool) -> Vec<LayerManifest> {
     let implicit = read(true, &[]);
-    let exe = executable_path();
     let over = implicit
         .iter()
-        .find(|l| l.name == OVERRIDE_LAYER_NAME && crate::layer::override_applies(l, exe.as_deref()));
+        .find(|l| l.name == OVERRIDE_LAYER_NAME && crate::layer::override_applies(l, executable_path().as_deref()));
     let (override_paths, blacklist) = match over {
         Some(o) => (o.override_paths.clone(), o.blacklisted_layers.clone()),
         None => (Vec::new(), Vec::new()),

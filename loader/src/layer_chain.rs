@@ -111,7 +111,8 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
         log::log(Level::Warn, &format!("env var 'VK_INSTANCE_LAYERS' defined and adding layers \"{list}\""));
     }
     let getenv = |name: &str| platform::env(name);
-    let exe = layer_catalog::executable_path();
+    let has_override = catalog.iter().any(|l| l.name == crate::layer_manifest::OVERRIDE_LAYER_NAME);
+    let exe = if has_override { layer_catalog::executable_path() } else { None };
     let activation = match layer::activate(&catalog, &app_names, &getenv, exe.as_deref()) {
         Ok(a) => a,
         Err(layer::Missing(why)) => {

@@ -35,13 +35,11 @@ fn setup(name: &str) -> Setup {
 impl Setup {
     /// A tagged copy of the test layer with an explicit manifest naming it `VK_LAYER_TEST_<tag>`.
     fn explicit_layer(&self, tag: &str, extra: &str) -> PathBuf {
-        let lib = common::tagged_layer(&self.dir, tag);
-        common::layer_manifest(&self.explicit, &format!("{tag}.json"), &format!("VK_LAYER_TEST_{tag}"), &lib, extra)
+        vk_test_layer::install::install(&common::test_layer(), &self.explicit, tag, extra).unwrap().manifest
     }
 
     fn implicit_layer(&self, tag: &str, extra: &str) -> PathBuf {
-        let lib = common::tagged_layer(&self.dir, tag);
-        common::layer_manifest(&self.implicit, &format!("{tag}.json"), &format!("VK_LAYER_TEST_{tag}"), &lib, extra)
+        vk_test_layer::install::install(&common::test_layer(), &self.implicit, tag, extra).unwrap().manifest
     }
 
     fn run(&self, env: &[(&str, &str)]) -> (String, String) {
@@ -258,6 +256,22 @@ fn two_pass_through_layers_in_order_with_devices_and_draws() {
     assert!(chain[1].contains("1: VK_LAYER_TEST_a"), "{err}");
 }
 
+/// The benchmark setup: five distinct pass-through copies (`vk_test_layer::install`), every draw
+/// counted by each of them on its way to the driver.
+#[test]
+fn five_pass_through_copies() {
+    let s = setup("five");
+    let layers = vk_test_layer::install::install_pass_through(&common::test_layer(), &s.explicit, 5).unwrap();
+    let names: Vec<&str> = layers.iter().map(|l| l.name.as_str()).collect();
+    let (out, err) = s.run(&[("TEST_APP_LAYERS", &names.join(",")), ("VK_TEST_LAYER_LOG", "1"), ("TEST_DEVICE", "1")]);
+    let creates: Vec<&str> = lines(&out, "TEST_LAYER ").into_iter().filter(|l| l.ends_with("vkCreateInstance")).collect();
+    assert_eq!(creates.len(), 5, "{out}{err}");
+    for (i, line) in creates.iter().enumerate() {
+        assert_eq!(*line, format!("TEST_LAYER PT{i} vkCreateInstance"));
+    }
+    assert!(out.contains("DRIVER_DRAWS 2") && out.contains("LAYER_DRAWS 2"), "{out}");
+}
+
 #[test]
 fn pure_pass_through_and_environment_sources() {
     let s = setup("env");
@@ -307,7 +321,7 @@ fn layers_are_enumerated_from_manifests_with_their_extensions() {
     let (out, _) = s.run(&[("TEST_QUERY_LAYER", "VK_LAYER_TEST_nope")]);
     assert!(out.contains("INSTANCE_EXTENSIONS VK_ERROR_LAYER_NOT_PRESENT"), "{out}");
     // The layer is not loaded by enumeration: a broken library still enumerates.
-    std::fs::write(s.dir.join("libvk_test_layer_a.so"), b"not a library").unwrap();
+    std::fs::write(s.explicit.join("libvk_test_layer_a.so"), b"not a library").unwrap();
     let (out, _) = s.run(&[]);
     assert!(out.contains("LAYER VK_LAYER_TEST_a"), "{out}");
 }
@@ -380,7 +394,7 @@ fn implicit_layer_enable_and_disable_environment() {
     let (out, _) = s.run(&[("VK_TEST_LAYER_LOG", "1"), ("ENABLE_TEST_IMP", "1"), ("DISABLE_TEST_IMP", "1")]);
     assert!(out.contains("RESULT VK_SUCCESS") && !on(&out), "{out}");
     // An implicit layer that cannot load is skipped with a warning; the instance is created.
-    std::fs::write(s.dir.join("libvk_test_layer_imp.so"), b"garbage").unwrap();
+    std::fs::write(s.implicit.join("libvk_test_layer_imp.so"), b"garbage").unwrap();
     let (out, err) = s.run(&[("ENABLE_TEST_IMP", "1"), ("VK_LOADER_DEBUG", "warn")]);
     assert!(out.contains("RESULT VK_SUCCESS"), "{out}{err}");
     assert!(err.contains("VK_LAYER_TEST_imp") && err.contains("not an ELF file"), "{err}");

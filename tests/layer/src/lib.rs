@@ -6,6 +6,8 @@
 #![allow(non_snake_case)]
 #![allow(clippy::missing_safety_doc, clippy::vec_box)]
 
+pub mod install;
+
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, Ordering};
