@@ -206,6 +206,8 @@ unsafe fn device_scenario(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction,
     if let Some(f) = layer_draws {
         println!("LAYER_DRAWS {}", f(device));
     }
+    let end: PFN_vkEndCommandBuffer = std::mem::transmute(dev(c"vkEndCommandBuffer"));
+    println!("END {:?}", end.unwrap()(cmd));
     let destroy_pool: PFN_vkDestroyCommandPool = std::mem::transmute(dev(c"vkDestroyCommandPool"));
     destroy_pool.unwrap()(device, pool, std::ptr::null());
     let destroy: PFN_vkDestroyDevice = std::mem::transmute(dev(c"vkDestroyDevice"));
@@ -458,4 +460,18 @@ fn test_layer_exports_only_layer_entry_points() {
     let vk: Vec<&str> = text.lines().filter_map(|l| l.split_whitespace().nth(2)).filter(|s| s.starts_with("vk")).collect();
     assert_eq!(vk, ["vkNegotiateLoaderLayerInterfaceVersion"], "{text}");
     let _ = p(Path::new("."));
+}
+
+/// Seed 003's sample layer (tests/draw-stats-layer) with its own manifest: renamed GetProcAddr
+/// functions, statistics printed at vkEndCommandBuffer.
+#[test]
+fn draw_statistics_sample_layer() {
+    let s = setup("draw-stats");
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/draw-stats-layer/VkLayer_sample_draw_stats.json");
+    std::fs::copy(manifest, s.explicit.join("VkLayer_sample_draw_stats.json")).unwrap();
+    std::fs::copy(common::built_library("libVkLayer_sample_draw_stats.so"), s.explicit.join("libVkLayer_sample_draw_stats.so")).unwrap();
+    let (out, err) = s.run(&[("TEST_APP_LAYERS", "VK_LAYER_SAMPLE_SampleLayer"), ("TEST_DEVICE", "1")]);
+    assert!(out.contains("DEVICE_RESULT VK_SUCCESS") && out.contains("END VK_SUCCESS"), "{out}{err}");
+    assert!(out.lines().any(|l| l.starts_with("Command buffer 0x") && l.ends_with("ended with 2 draws, 2 instances and 6 vertices")), "{out}");
+    assert!(out.contains("DRIVER_DRAWS 2"), "{out}");
 }

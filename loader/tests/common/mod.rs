@@ -58,6 +58,11 @@ pub fn tagged_driver(dir: &std::path::Path, tag: &str) -> PathBuf {
     path
 }
 
+/// A library of this workspace cargo built for these tests, by file name.
+pub fn built_library(file: &str) -> PathBuf {
+    built(file)
+}
+
 /// The test layer library cargo built for these tests.
 pub fn test_layer() -> PathBuf {
     built("libvk_test_layer.so")
