@@ -475,3 +475,51 @@ fn draw_statistics_sample_layer() {
     assert!(out.lines().any(|l| l.starts_with("Command buffer 0x") && l.ends_with("ended with 2 draws, 2 instances and 6 vertices")), "{out}");
     assert!(out.contains("DRIVER_DRAWS 2"), "{out}");
 }
+
+/// The override meta layer (as vkconfig writes it): its components enabled, its blacklist removing
+/// layers, its override_paths replacing the explicit search (VK_LAYER_PATH too), only for the
+/// executables in app_keys when given.
+#[test]
+fn override_layer() {
+    let s = setup("override");
+    let elsewhere = s.dir.join("override-paths");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    s.explicit_layer("c", ""); // only on VK_LAYER_PATH
+    let library = common::test_layer();
+    vk_test_layer::install::install(&library, &elsewhere, "a", "").unwrap();
+    vk_test_layer::install::install(&library, &elsewhere, "b", "").unwrap();
+    let write_override = |app_keys: &str| {
+        std::fs::write(
+            s.implicit.join("override.json"),
+            format!(
+                r#"{{"file_format_version": "1.2.0", "layer": {{"name": "VK_LAYER_LUNARG_override", "type": "GLOBAL",
+                "api_version": "1.3.0", "implementation_version": "1", "description": "LunarG Override Layer",
+                "component_layers": ["VK_LAYER_TEST_a"], "blacklisted_layers": ["VK_LAYER_TEST_b"],
+                "override_paths": ["{}"], "disable_environment": {{"DISABLE_OVERRIDE": "1"}}{app_keys}}}}}"#,
+                elsewhere.display()
+            ),
+        )
+        .unwrap();
+    };
+    write_override("");
+    let creates = |out: &str| -> Vec<String> {
+        lines(out, "TEST_LAYER ").into_iter().filter(|l| l.ends_with("vkCreateInstance")).map(str::to_string).collect()
+    };
+    let (out, err) = s.run(&[("VK_TEST_LAYER_LOG", "1")]);
+    assert_eq!(creates(&out), ["TEST_LAYER A vkCreateInstance"], "{out}{err}");
+    let names = lines(&out, "LAYER ");
+    assert!(!names.iter().any(|l| l.contains("VK_LAYER_TEST_b") || l.contains("VK_LAYER_TEST_c")), "{out}");
+    for blocked in ["VK_LAYER_TEST_b", "VK_LAYER_TEST_c"] {
+        let (out, err) = s.run(&[("TEST_APP_LAYERS", blocked)]);
+        assert!(out.contains("RESULT VK_ERROR_LAYER_NOT_PRESENT"), "{blocked}: {out}{err}");
+    }
+    // app_keys naming another executable: the override layer does nothing here.
+    write_override(r#", "app_keys": ["/no/such/app"]"#);
+    let (out, err) = s.run(&[("TEST_APP_LAYERS", "VK_LAYER_TEST_c"), ("VK_TEST_LAYER_LOG", "1")]);
+    assert_eq!(creates(&out), ["TEST_LAYER C vkCreateInstance"], "{out}{err}");
+    // app_keys naming this executable: it applies.
+    let exe = std::env::current_exe().unwrap();
+    write_override(&format!(r#", "app_keys": ["{}"]"#, exe.display()));
+    let (out, err) = s.run(&[("VK_TEST_LAYER_LOG", "1")]);
+    assert_eq!(creates(&out), ["TEST_LAYER A vkCreateInstance"], "{out}{err}");
+}
