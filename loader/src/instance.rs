@@ -181,6 +181,19 @@ pub unsafe extern "system" fn vkEnumerateInstanceExtensionProperties(
     pProperties: *mut VkExtensionProperties,
 ) -> VkResult {
     ffi::guard("vkEnumerateInstanceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
+        crate::layer_pre_instance::extension_properties(pLayerName, pPropertyCount, pProperties, terminator_EnumerateInstanceExtensionProperties)
+            .unwrap_or_else(|| terminator_EnumerateInstanceExtensionProperties(std::ptr::null(), pLayerName, pPropertyCount, pProperties))
+    })
+}
+
+/// The loader's answer, at the end of implicit layers' pre-instance chains.
+unsafe extern "system" fn terminator_EnumerateInstanceExtensionProperties(
+    _chain: *const vk_generated::layer_abi::VkEnumerateInstanceExtensionPropertiesChain,
+    pLayerName: *const c_char,
+    pPropertyCount: *mut u32,
+    pProperties: *mut VkExtensionProperties,
+) -> VkResult {
+    ffi::guard("vkEnumerateInstanceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
         if !pLayerName.is_null() {
             return match crate::layer_extensions::instance_extensions_of(CStr::from_ptr(pLayerName)) {
                 Some(list) => ffi::fill(&list, pPropertyCount, pProperties),
@@ -198,12 +211,33 @@ pub unsafe extern "system" fn vkEnumerateInstanceLayerProperties(
     pProperties: *mut VkLayerProperties,
 ) -> VkResult {
     ffi::guard("vkEnumerateInstanceLayerProperties", VkResult::ERROR_UNKNOWN, || {
+        crate::layer_pre_instance::layer_properties(pPropertyCount, pProperties, terminator_EnumerateInstanceLayerProperties)
+            .unwrap_or_else(|| terminator_EnumerateInstanceLayerProperties(std::ptr::null(), pPropertyCount, pProperties))
+    })
+}
+
+unsafe extern "system" fn terminator_EnumerateInstanceLayerProperties(
+    _chain: *const vk_generated::layer_abi::VkEnumerateInstanceLayerPropertiesChain,
+    pPropertyCount: *mut u32,
+    pProperties: *mut VkLayerProperties,
+) -> VkResult {
+    ffi::guard("vkEnumerateInstanceLayerProperties", VkResult::ERROR_UNKNOWN, || {
         let layers: Vec<VkLayerProperties> = crate::layer_catalog::load(true).iter().map(crate::layer_catalog::properties).collect();
         ffi::fill(&layers, pPropertyCount, pProperties)
     })
 }
 
 pub unsafe extern "system" fn vkEnumerateInstanceVersion(pApiVersion: *mut u32) -> VkResult {
+    ffi::guard("vkEnumerateInstanceVersion", VkResult::ERROR_UNKNOWN, || {
+        crate::layer_pre_instance::version(pApiVersion, terminator_EnumerateInstanceVersion)
+            .unwrap_or_else(|| terminator_EnumerateInstanceVersion(std::ptr::null(), pApiVersion))
+    })
+}
+
+unsafe extern "system" fn terminator_EnumerateInstanceVersion(
+    _chain: *const vk_generated::layer_abi::VkEnumerateInstanceVersionChain,
+    pApiVersion: *mut u32,
+) -> VkResult {
     if pApiVersion.is_null() {
         return VkResult::ERROR_INITIALIZATION_FAILED;
     }

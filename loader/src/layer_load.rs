@@ -30,8 +30,8 @@ fn symbol_name(name: &Option<String>, default: &str) -> Result<CString, String> 
     CString::new(name.as_deref().unwrap_or(default)).map_err(|_| "function name contains NUL".to_string())
 }
 
-/// Opens and negotiates the layer of `manifest`; the error says why it cannot be used.
-pub fn load(manifest: &LayerManifest) -> Result<LoadedLayer, String> {
+/// Opens a layer's library after the architecture and ELF checks.
+pub fn open_library(manifest: &LayerManifest) -> Result<Library, String> {
     let path = manifest.library_path.as_deref().ok_or("a meta layer has no library")?;
     if let Some(arch) = &manifest.library_arch {
         let ours = if cfg!(target_pointer_width = "64") { "64" } else { "32" };
@@ -46,7 +46,13 @@ pub fn load(manifest: &LayerManifest) -> Result<LoadedLayer, String> {
             ElfCheck::Corrupt(why) => return Err(format!("{path} cannot be loaded: {why}")),
         }
     }
-    let library = Library::open(path)?;
+    Library::open(path)
+}
+
+/// Opens and negotiates the layer of `manifest`; the error says why it cannot be used.
+pub fn load(manifest: &LayerManifest) -> Result<LoadedLayer, String> {
+    let path = manifest.library_path.as_deref().unwrap_or_default();
+    let library = open_library(manifest)?;
     let f = &manifest.functions;
     let negotiate_name = symbol_name(&f.negotiate, "vkNegotiateLoaderLayerInterfaceVersion")?;
     let gipa_name = symbol_name(&f.get_instance_proc_addr, "vkGetInstanceProcAddr")?;

@@ -25,6 +25,7 @@ mod layer_chain;
 mod layer_extensions;
 mod layer_load;
 mod layer_manifest;
+mod layer_pre_instance;
 mod loader_abi;
 mod log;
 mod manifest;

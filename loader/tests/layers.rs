@@ -90,6 +90,10 @@ fn scenario_entry() {
         for p in &props {
             println!("LAYER {} {}", CStr::from_ptr(p.layerName.as_ptr()).to_string_lossy(), CStr::from_ptr(p.description.as_ptr()).to_string_lossy());
         }
+        let version: PFN_vkEnumerateInstanceVersion = std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceVersion"));
+        let mut v = 0;
+        version.unwrap()(&mut v);
+        println!("INSTANCE_VERSION {}.{}", v >> 22, (v >> 12) & 0x3ff);
         let enum_ext: PFN_vkEnumerateInstanceExtensionProperties = std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties"));
         let query = std::env::var("TEST_QUERY_LAYER").ok().map(|q| CString::new(q).unwrap());
         let query_ptr = query.as_ref().map_or(std::ptr::null(), |q| q.as_ptr());
@@ -522,4 +526,24 @@ fn override_layer() {
     write_override(&format!(r#", "app_keys": ["{}"]"#, exe.display()));
     let (out, err) = s.run(&[("VK_TEST_LAYER_LOG", "1")]);
     assert_eq!(creates(&out), ["TEST_LAYER A vkCreateInstance"], "{out}{err}");
+}
+
+/// An implicit layer's pre-instance interceptors run before any instance exists, and only while
+/// the layer is enabled.
+#[test]
+fn pre_instance_functions_of_an_implicit_layer() {
+    let s = setup("pre-instance");
+    s.implicit_layer("pre", r#", "disable_environment": {"DISABLE_TEST_PRE": "1"}, "pre_instance_functions": {
+        "vkEnumerateInstanceExtensionProperties": "TestLayer_EnumerateInstanceExtensionProperties",
+        "vkEnumerateInstanceLayerProperties": "TestLayer_EnumerateInstanceLayerProperties",
+        "vkEnumerateInstanceVersion": "TestLayer_EnumerateInstanceVersion"}"#);
+    let (out, err) = s.run(&[]);
+    for what in ["extensions", "layers", "version"] {
+        assert!(out.contains(&format!("TEST_LAYER_PRE PRE {what}")), "{what}: {out}{err}");
+    }
+    assert!(out.contains("INSTANCE_VERSION 1.1"), "{out}");
+    assert!(out.contains("INSTANCE_EXTENSION VK_TEST_pre_instance_extension"), "{out}");
+    assert!(out.contains("LAYER VK_LAYER_TEST_pre"), "{out}");
+    let (out, _) = s.run(&[("DISABLE_TEST_PRE", "1")]);
+    assert!(!out.contains("TEST_LAYER_PRE") && !out.contains("INSTANCE_VERSION 1.1"), "{out}");
 }

@@ -497,3 +497,71 @@ unsafe extern "system" fn GetTestLayerDrawsTEST(device: VkDevice) -> u32 {
 unsafe extern "system" fn GetTestLayerInstanceValueTEST(_instance: VkInstance) -> u32 {
     4242
 }
+
+// ------------------------------------------------------------------------------------------------
+// Pre-instance interceptors (named in an implicit manifest's "pre_instance_functions")
+// ------------------------------------------------------------------------------------------------
+
+/// Adds `VK_TEST_pre_instance_extension` to the list the rest of the chain gives.
+#[no_mangle]
+pub unsafe extern "system" fn TestLayer_EnumerateInstanceExtensionProperties(
+    chain: *const VkEnumerateInstanceExtensionPropertiesChain,
+    pLayerName: *const c_char,
+    pCount: *mut u32,
+    pProps: *mut VkExtensionProperties,
+) -> VkResult {
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
+        println!("TEST_LAYER_PRE {} extensions", tag());
+        let Some(next) = (*chain).pfnNextLayer else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let mut count = 0;
+        let r = next((*chain).pNextLink, pLayerName, &mut count, std::ptr::null_mut());
+        if r != VkResult::SUCCESS || !pLayerName.is_null() {
+            return next((*chain).pNextLink, pLayerName, pCount, pProps);
+        }
+        let mut all = vec![VkExtensionProperties::default(); count as usize];
+        next((*chain).pNextLink, pLayerName, &mut count, all.as_mut_ptr());
+        all.truncate(count as usize);
+        let mut extra = VkExtensionProperties { specVersion: 1, ..Default::default() };
+        for (d, s) in extra.extensionName.iter_mut().zip(b"VK_TEST_pre_instance_extension") {
+            *d = *s as c_char;
+        }
+        all.push(extra);
+        if pProps.is_null() {
+            *pCount = all.len() as u32;
+            return VkResult::SUCCESS;
+        }
+        let n = (*pCount as usize).min(all.len());
+        std::ptr::copy_nonoverlapping(all.as_ptr(), pProps, n);
+        *pCount = n as u32;
+        if n < all.len() { VkResult::INCOMPLETE } else { VkResult::SUCCESS }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "system" fn TestLayer_EnumerateInstanceLayerProperties(
+    chain: *const VkEnumerateInstanceLayerPropertiesChain,
+    pCount: *mut u32,
+    pProps: *mut VkLayerProperties,
+) -> VkResult {
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
+        println!("TEST_LAYER_PRE {} layers", tag());
+        match (*chain).pfnNextLayer {
+            Some(next) => next((*chain).pNextLink, pCount, pProps),
+            None => VkResult::ERROR_INITIALIZATION_FAILED,
+        }
+    })
+}
+
+/// Reports at most Vulkan 1.1.
+#[no_mangle]
+pub unsafe extern "system" fn TestLayer_EnumerateInstanceVersion(chain: *const VkEnumerateInstanceVersionChain, pVersion: *mut u32) -> VkResult {
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
+        println!("TEST_LAYER_PRE {} version", tag());
+        let Some(next) = (*chain).pfnNextLayer else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let r = next((*chain).pNextLink, pVersion);
+        if r == VkResult::SUCCESS {
+            *pVersion = (*pVersion).min(vk_generated::make_api_version(0, 1, 1, 0));
+        }
+        r
+    })
+}
