@@ -1,5 +1,5 @@
 //! The call chains through enabled layers: `vkCreateInstance` with `VkLayerInstanceCreateInfo`
-//! (link info, loader-data callback, loader features), `vkCreateDevice` with
+//! (link info, loader-data callback, layer-create-device callback, loader features), `vkCreateDevice` with
 //! `VkLayerDeviceCreateInfo`, the loader's terminators at the end of the instance chain, and the
 //! trampoline-level physical devices handed to the application.
 //!
@@ -215,8 +215,19 @@ pub unsafe fn create_instance(
         u: VkLayerInstanceCreateInfoUnion { loaderFeatures: VK_LOADER_FEATURE_PHYSICAL_DEVICE_SORTING },
         ..Default::default()
     };
-    let mut data_callback = VkLayerInstanceCreateInfo {
+    let mut create_device_callback = VkLayerInstanceCreateInfo {
         pNext: &mut features as *mut _ as *const c_void,
+        function: VkLayerFunction::LOADER_LAYER_CREATE_DEVICE_CALLBACK,
+        u: VkLayerInstanceCreateInfoUnion {
+            layerDevice: VkLayerInstanceCreateInfoLayerDevice {
+                pfnLayerCreateDevice: Some(layer_create_device),
+                pfnLayerDestroyDevice: Some(layer_destroy_device),
+            },
+        },
+        ..Default::default()
+    };
+    let mut data_callback = VkLayerInstanceCreateInfo {
+        pNext: &mut create_device_callback as *mut _ as *const c_void,
         function: VkLayerFunction::LOADER_DATA_CALLBACK,
         u: VkLayerInstanceCreateInfoUnion { pfnSetInstanceLoaderData: Some(set_instance_loader_data) },
         ..Default::default()
@@ -468,10 +479,30 @@ pub unsafe fn create_device(
     allocator: *const VkAllocationCallbacks,
     pDevice: *mut VkDevice,
 ) -> VkResult {
-    let layers: Vec<&LoadedLayer> = chain.layers.iter().map(|l| &l.loaded).filter(|l| l.gdpa.is_some()).collect();
-    let Some(top) = layers.first() else {
-        return create_device_without_layers(physical_device, info, allocator, pDevice);
-    };
+    let layers: Vec<&LoadedLayer> = chain.layers.iter().map(|l| &l.loaded).collect();
+    let top_handle = crate::loader_abi::unwrap_physical_device(physical_device);
+    match create_device_chain(&layers, chain.chain_handle, top_handle, info, allocator) {
+        Ok((device, data)) => {
+            // A layer that wrapped the device gets the loader's dispatch pointer in its wrapper too.
+            *(device.0 as *mut *const DeviceData) = data;
+            *pDevice = device;
+            VkResult::SUCCESS
+        }
+        Err(e) => e,
+    }
+}
+
+/// Creates a device through `layers` (those without `vkGetDeviceProcAddr` are left out), top
+/// first, given the physical device handle the top one expects (the terminator-level one when
+/// there is no layer). Returns the device and its data, whose table is filled from the top.
+unsafe fn create_device_chain(
+    layers: &[&LoadedLayer],
+    instance_handle: VkInstance,
+    physical_device: VkPhysicalDevice,
+    info: &VkDeviceCreateInfo,
+    allocator: *const VkAllocationCallbacks,
+) -> Result<(VkDevice, *mut DeviceData), VkResult> {
+    let layers: Vec<&LoadedLayer> = layers.iter().copied().filter(|l| l.gdpa.is_some()).collect();
     let mut links: Vec<VkLayerDeviceLink> = layers
         .iter()
         .skip(1)
@@ -496,50 +527,84 @@ pub unsafe fn create_device(
     };
     let mut chained = *info;
     chained.pNext = &link_info as *const _ as *const c_void;
-    let create: PFN_vkCreateDevice = std::mem::transmute((top.gipa)(chain.chain_handle, c"vkCreateDevice".as_ptr()));
-    let (Some(create), Some(top_gdpa)) = (create, top.gdpa) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+    let (create, top_gdpa): (PFN_vkCreateDevice, Option<Gdpa>) = match layers.first() {
+        Some(top) => (std::mem::transmute((top.gipa)(instance_handle, c"vkCreateDevice".as_ptr())), top.gdpa),
+        None => (Some(terminator_CreateDevice), None),
+    };
+    let Some(create) = create else { return Err(VkResult::ERROR_INITIALIZATION_FAILED) };
 
-    let data = Box::into_raw(Box::new(DeviceData { table: DeviceDispatchTable::default(), driver_gdpa: None, chain_gdpa: Some(top_gdpa) }));
+    let data = Box::into_raw(Box::new(DeviceData { table: DeviceDispatchTable::default(), driver_gdpa: None, chain_gdpa: top_gdpa }));
     PENDING_DEVICE.with(|p| p.set(data));
     let mut device = VkDevice::NULL;
-    let result = create(crate::loader_abi::unwrap_physical_device(physical_device), &chained, allocator, &mut device);
+    let result = create(physical_device, if layers.is_empty() { info } else { &chained }, allocator, &mut device);
     PENDING_DEVICE.with(|p| p.set(std::ptr::null_mut()));
-    if result != VkResult::SUCCESS || device.is_null() {
-        drop(Box::from_raw(data));
-        return if result == VkResult::SUCCESS { VkResult::ERROR_INITIALIZATION_FAILED } else { result };
+    let gdpa = top_gdpa.or((*data).driver_gdpa);
+    match (result, gdpa) {
+        (VkResult::SUCCESS, Some(gdpa)) if !device.is_null() => {
+            (*data).table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
+            Ok((device, data))
+        }
+        _ => {
+            drop(Box::from_raw(data));
+            Err(if result == VkResult::SUCCESS { VkResult::ERROR_INITIALIZATION_FAILED } else { result })
+        }
     }
-    (*data).table = DeviceDispatchTable::load(|name| top_gdpa(device, name.as_ptr()));
-    // A layer that wrapped the device gets the loader's dispatch pointer in its wrapper too.
-    *(device.0 as *mut *const DeviceData) = data;
-    *pDevice = device;
-    VkResult::SUCCESS
 }
 
-/// Every enabled layer is instance-only: the device is the driver's, as without layers.
-unsafe fn create_device_without_layers(
-    physical_device: VkPhysicalDevice,
-    info: &VkDeviceCreateInfo,
-    allocator: *const VkAllocationCallbacks,
+/// `pfnLayerCreateDevice` (`VK_LOADER_LAYER_CREATE_DEVICE_CALLBACK`): a layer creates a device of
+/// its own through the layers below it (below the one whose `vkGetInstanceProcAddr` is
+/// `layerGIPA`; through all of them when it is NULL or unknown), and gets the
+/// `vkGetDeviceProcAddr` to use for it. `instance` NULL means `physicalDevice` is one the
+/// application was given.
+unsafe extern "system" fn layer_create_device(
+    instance: VkInstance,
+    physicalDevice: VkPhysicalDevice,
+    pCreateInfo: *const VkDeviceCreateInfo,
+    pAllocator: *const VkAllocationCallbacks,
     pDevice: *mut VkDevice,
+    layerGIPA: PFN_vkGetInstanceProcAddr,
+    nextGDPA: *mut PFN_vkGetDeviceProcAddr,
 ) -> VkResult {
-    let data = Box::into_raw(Box::new(DeviceData { table: DeviceDispatchTable::default(), driver_gdpa: None, chain_gdpa: None }));
-    PENDING_DEVICE.with(|p| p.set(data));
-    let mut device = VkDevice::NULL;
-    let result = terminator_CreateDevice(terminator_level(physical_device), info, allocator, &mut device);
-    PENDING_DEVICE.with(|p| p.set(std::ptr::null_mut()));
-    if result != VkResult::SUCCESS {
-        drop(Box::from_raw(data));
-        return result;
-    }
-    let Some(gdpa) = (*data).driver_gdpa else { return VkResult::ERROR_INITIALIZATION_FAILED };
-    (*data).table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
-    *pDevice = device;
-    VkResult::SUCCESS
+    ffi::guard("pfnLayerCreateDevice", VkResult::ERROR_INITIALIZATION_FAILED, || {
+        if pCreateInfo.is_null() || pDevice.is_null() {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        }
+        let (owner, handle) = if instance.is_null() {
+            (physical_device::instance_of(physicalDevice), crate::loader_abi::unwrap_physical_device(physicalDevice))
+        } else {
+            (Instance::from_handle(instance), physicalDevice)
+        };
+        let Some(chain) = owner.and_then(|i| i.layers.as_ref()) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let caller = layerGIPA.and_then(|g| chain.layers.iter().position(|l| l.loaded.gipa as usize == g as usize));
+        let below: Vec<&LoadedLayer> = chain.layers.iter().skip(caller.map_or(0, |i| i + 1)).map(|l| &l.loaded).collect();
+        match create_device_chain(&below, chain.chain_handle, handle, &*pCreateInfo, pAllocator) {
+            Ok((device, data)) => {
+                *pDevice = device;
+                if !nextGDPA.is_null() {
+                    *nextGDPA = (*data).chain_gdpa.or(Some(terminator_gdpa));
+                }
+                VkResult::SUCCESS
+            }
+            Err(e) => e,
+        }
+    })
 }
 
-/// The terminator-level physical device behind a trampoline-level one whose layers did not wrap it.
-unsafe fn terminator_level(handle: VkPhysicalDevice) -> VkPhysicalDevice {
-    crate::loader_abi::unwrap_physical_device(handle)
+/// `pfnLayerDestroyDevice`: destroys a device made by [`layer_create_device`] with the layer's
+/// `destroyFunction`, then the loader's data for it.
+unsafe extern "system" fn layer_destroy_device(device: VkDevice, pAllocator: *const VkAllocationCallbacks, destroyFunction: PFN_vkDestroyDevice) {
+    ffi::guard("pfnLayerDestroyDevice", (), || {
+        if device.is_null() {
+            return;
+        }
+        let data = *(device.0 as *const *mut DeviceData);
+        if let Some(destroy) = destroyFunction {
+            destroy(device, pAllocator);
+        }
+        if !data.is_null() {
+            drop(Box::from_raw(data));
+        }
+    })
 }
 
 /// The end of the device chain: the driver creates the device, with the extensions it supports

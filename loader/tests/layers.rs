@@ -547,3 +547,32 @@ fn pre_instance_functions_of_an_implicit_layer() {
     let (out, _) = s.run(&[("DISABLE_TEST_PRE", "1")]);
     assert!(!out.contains("TEST_LAYER_PRE") && !out.contains("INSTANCE_VERSION 1.1"), "{out}");
 }
+
+/// `pfnLayerCreateDevice`: the top layer creates a private device through the layers below it only.
+#[test]
+fn layer_creates_a_private_device_through_the_layers_below() {
+    let s = setup("layer-device");
+    s.explicit_layer("a", "");
+    s.explicit_layer("b", "");
+    let (out, err) = s.run(&[
+        ("TEST_APP_LAYERS", "VK_LAYER_TEST_a,VK_LAYER_TEST_b"),
+        ("VK_TEST_LAYER_CREATE_DEVICE_CALLBACK_A", "1"),
+        ("VK_TEST_LAYER_LOG", "1"),
+        ("TEST_DEVICE", "1"),
+    ]);
+    assert!(out.contains("TEST_LAYER_CALLBACK private device queue wait VK_SUCCESS"), "{out}{err}");
+    let device_lines: Vec<&str> = lines(&out, "TEST_LAYER ").into_iter().filter(|l| l.contains("Device")).collect();
+    assert_eq!(
+        device_lines,
+        [
+            "TEST_LAYER A vkCreateDevice",
+            "TEST_LAYER B vkCreateDevice",
+            "TEST_LAYER B vkCreateDevice",
+            "TEST_LAYER B vkDestroyDevice",
+            "TEST_LAYER A vkDestroyDevice",
+            "TEST_LAYER B vkDestroyDevice",
+        ],
+        "{out}"
+    );
+    assert!(out.contains("DEVICE_RESULT VK_SUCCESS") && out.contains("DRIVER_DRAWS 2") && out.contains("DEVICE_DESTROYED"), "{out}");
+}

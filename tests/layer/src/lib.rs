@@ -92,6 +92,7 @@ struct InstanceData {
     next_gipa: Gipa,
     table: InstanceDispatchTable,
     set_loader_data: PFN_vkSetInstanceLoaderData,
+    layer_device: VkLayerInstanceCreateInfoLayerDevice,
     wrapped: Vec<Box<WrappedPhysicalDevice>>,
 }
 
@@ -277,6 +278,8 @@ unsafe extern "system" fn CreateInstance(
         (*link_info).u.pLayerInfo = (*link).pNext;
         let data_info = find_instance_info(pCreateInfo, VkLayerFunction::LOADER_DATA_CALLBACK);
         let set_loader_data = if data_info.is_null() { None } else { (*data_info).u.pfnSetInstanceLoaderData };
+        let device_info = find_instance_info(pCreateInfo, VkLayerFunction::LOADER_LAYER_CREATE_DEVICE_CALLBACK);
+        let layer_device = if device_info.is_null() { VkLayerInstanceCreateInfoLayerDevice::default() } else { (*device_info).u.layerDevice };
         if flag("CALLBACK") {
             let f: PFN_vkEnumerateInstanceExtensionProperties =
                 std::mem::transmute(next_gipa(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties".as_ptr()));
@@ -293,7 +296,7 @@ unsafe extern "system" fn CreateInstance(
         let instance = *pInstance;
         let table = InstanceDispatchTable::load(|name| next_gipa(instance, name.as_ptr()));
         if let Ok(mut all) = INSTANCES.lock() {
-            all.push(InstanceData { key: key(instance.0), handle: instance, next_gipa, table: clone_table(&table), set_loader_data, wrapped: Vec::new() });
+            all.push(InstanceData { key: key(instance.0), handle: instance, next_gipa, table: clone_table(&table), set_loader_data, layer_device, wrapped: Vec::new() });
         }
         if flag("CALLBACK") {
             if let (Some(enumerate), Some(props)) = (table.vkEnumeratePhysicalDevices, table.vkGetPhysicalDeviceProperties) {
@@ -457,6 +460,9 @@ unsafe extern "system" fn CreateDevice(
                 }
             }
         }
+        if flag("CREATE_DEVICE_CALLBACK") {
+            private_device(pd, inner, pCreateInfo, pAllocator);
+        }
         if flag("FAIL_CREATE_DEVICE") {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
@@ -564,4 +570,30 @@ pub unsafe extern "system" fn TestLayer_EnumerateInstanceVersion(chain: *const V
         }
         r
     })
+}
+
+/// Creates a device of the layer's own through the loader's `pfnLayerCreateDevice` (the layers
+/// below this one), uses a queue of it, destroys it with `pfnLayerDestroyDevice`.
+unsafe fn private_device(pd: VkPhysicalDevice, inner: VkPhysicalDevice, info: *const VkDeviceCreateInfo, alloc: *const VkAllocationCallbacks) {
+    let Some((layer_device, instance)) = with_instance(key(pd.0), |i| (i.layer_device, i.handle)) else { return };
+    let (Some(create), Some(destroy)) = (layer_device.pfnLayerCreateDevice, layer_device.pfnLayerDestroyDevice) else {
+        println!("TEST_LAYER_CALLBACK no create-device callback");
+        return;
+    };
+    let mut device = VkDevice::NULL;
+    let mut next_gdpa: PFN_vkGetDeviceProcAddr = None;
+    let r = create(instance, inner, info, alloc, &mut device, Some(TestLayer_GetInstanceProcAddr), &mut next_gdpa);
+    let Some(gdpa) = next_gdpa.filter(|_| r == VkResult::SUCCESS) else {
+        println!("TEST_LAYER_CALLBACK private device failed {r:?}");
+        return;
+    };
+    let get_queue: PFN_vkGetDeviceQueue = std::mem::transmute(gdpa(device, c"vkGetDeviceQueue".as_ptr()));
+    let wait: PFN_vkQueueWaitIdle = std::mem::transmute(gdpa(device, c"vkQueueWaitIdle".as_ptr()));
+    if let (Some(get_queue), Some(wait)) = (get_queue, wait) {
+        let mut queue = VkQueue::NULL;
+        get_queue(device, 0, 0, &mut queue);
+        println!("TEST_LAYER_CALLBACK private device queue wait {:?}", wait(queue));
+    }
+    let destroy_fn: PFN_vkDestroyDevice = std::mem::transmute(gdpa(device, c"vkDestroyDevice".as_ptr()));
+    destroy(device, alloc, destroy_fn);
 }
