@@ -46,7 +46,10 @@ pub unsafe extern "system" fn vkCreateDevice(
         }
         let memory = AllocatorScope::enter(pAllocator, VkSystemAllocationScope::DEVICE);
         let result = match &instance.layers {
-            Some(layers) => crate::layer_chain::create_device(layers, physicalDevice, &*pCreateInfo, pAllocator, pDevice),
+            // The layers get the handles they returned, in the device group too.
+            Some(layers) => with_device_group_handles(&*pCreateInfo, |h| Some(crate::loader_abi::unwrap_physical_device(h)), || {
+                crate::layer_chain::create_device(layers, physicalDevice, &*pCreateInfo, pAllocator, pDevice)
+            }),
             None => create_without_layers(physicalDevice, &*pCreateInfo, pAllocator, pDevice),
         };
         if result == VkResult::SUCCESS && memory.failed() {
@@ -93,7 +96,8 @@ pub(crate) unsafe fn create_on_driver(
         return Err(VkResult::ERROR_INITIALIZATION_FAILED);
     };
     let mut device = VkDevice::NULL;
-    let result = create(pd.term.driver_handle, info, pAllocator, &mut device);
+    let to_driver = |h: VkPhysicalDevice| PhysicalDevice::from_any_handle(h).map(|pd| pd.term.driver_handle);
+    let result = with_device_group_handles(info, to_driver, || create(pd.term.driver_handle, info, pAllocator, &mut device));
     if result != VkResult::SUCCESS {
         return Err(result);
     }
@@ -107,6 +111,35 @@ pub(crate) unsafe fn create_on_driver(
     (*data).driver_gdpa = Some(gdpa);
     *(device.0 as *mut *const DeviceData) = data;
     Ok(device)
+}
+
+/// Runs `create` with the physical devices of a chained `VkDeviceGroupDeviceCreateInfo` replaced
+/// through `map` (the application names the loader's handles; drivers and layers need their own),
+/// and puts the application's array back afterwards, as the Khronos loader does.
+unsafe fn with_device_group_handles(
+    info: &VkDeviceCreateInfo,
+    map: impl Fn(VkPhysicalDevice) -> Option<VkPhysicalDevice>,
+    create: impl FnOnce() -> VkResult,
+) -> VkResult {
+    let Some(group) = vk_generated::find_in_chain::<VkDeviceGroupDeviceCreateInfo>(info.pNext) else { return create() };
+    if group.pPhysicalDevices.is_null() || group.physicalDeviceCount == 0 {
+        return create();
+    }
+    let members = std::slice::from_raw_parts(group.pPhysicalDevices, group.physicalDeviceCount as usize);
+    let mut mapped = Vec::with_capacity(members.len());
+    for &member in members {
+        match map(member) {
+            Some(handle) => mapped.push(handle),
+            None => return VkResult::ERROR_INITIALIZATION_FAILED,
+        }
+    }
+    // The struct is the application's (const in C): patched for the call, then restored.
+    let group = group as *const VkDeviceGroupDeviceCreateInfo as *mut VkDeviceGroupDeviceCreateInfo;
+    let original = (*group).pPhysicalDevices;
+    (*group).pPhysicalDevices = mapped.as_ptr();
+    let result = create();
+    (*group).pPhysicalDevices = original;
+    result
 }
 
 pub unsafe extern "system" fn vkDestroyDevice(device: VkDevice, pAllocator: *const VkAllocationCallbacks) {

@@ -160,13 +160,18 @@ pub(crate) fn extension_properties(name: &CStr, spec_version: u32) -> VkExtensio
 }
 
 /// Every instance extension available: the drivers' (highest spec version wins) and the loader's.
+/// Drivers' instance extensions the registry does not know are left out (the loader could not
+/// dispatch their commands), as the Khronos loader does, unless `VK_LOADER_DISABLE_INST_EXT_FILTER`
+/// is set.
 fn all_instance_extensions(per_driver: &[Vec<VkExtensionProperties>]) -> Vec<VkExtensionProperties> {
     let mut all: Vec<VkExtensionProperties> = Vec::new();
     let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().map(|name| {
         let spec_version = vk_generated::lookup::extension_info(name).map_or(1, |e| e.spec_version);
         extension_properties(name, spec_version)
     });
-    for props in per_driver.iter().flatten().copied().chain(from_loader) {
+    let filter = crate::platform::env("VK_LOADER_DISABLE_INST_EXT_FILTER").is_none();
+    let known = |p: &VkExtensionProperties| !filter || vk_generated::lookup::extension(name_of(p).to_bytes()).is_some();
+    for props in per_driver.iter().flatten().copied().filter(known).chain(from_loader) {
         match all.iter_mut().find(|p| name_of(p) == name_of(&props)) {
             Some(existing) => existing.specVersion = existing.specVersion.max(props.specVersion),
             None => all.push(props),
@@ -200,9 +205,15 @@ unsafe extern "system" fn terminator_EnumerateInstanceExtensionProperties(
                 None => VkResult::ERROR_LAYER_NOT_PRESENT,
             };
         }
-        let mut per_driver: Vec<_> = load_drivers(&mut Vec::new(), None).iter().map(|d| driver_extensions(d)).collect();
-        per_driver.push(crate::layer_extensions::implicit_instance_extensions());
-        ffi::fill(&all_instance_extensions(&per_driver), pPropertyCount, pProperties)
+        let per_driver: Vec<_> = load_drivers(&mut Vec::new(), None).iter().map(|d| driver_extensions(d)).collect();
+        let mut all = all_instance_extensions(&per_driver);
+        // The enabled implicit layers' extensions (not filtered: the layers dispatch them).
+        for e in crate::layer_extensions::implicit_instance_extensions() {
+            if !all.iter().any(|p| name_of(p) == name_of(&e)) {
+                all.push(e);
+            }
+        }
+        ffi::fill(&all, pPropertyCount, pProperties)
     })
 }
 

@@ -30,6 +30,23 @@ impl PhysicalDevice {
         (handle.0 as *const PhysicalDevice).as_ref()
     }
 
+    /// The terminator-level device behind a handle the loader gave out, whether to the
+    /// application (trampoline-level, with layers) or to the last layer; `None` for a layer's own
+    /// wrapper, which that layer should have unwrapped.
+    ///
+    /// # Safety
+    /// `handle` must be a `VkPhysicalDevice` this loader or a layer returned.
+    pub unsafe fn from_any_handle<'a>(handle: VkPhysicalDevice) -> Option<&'a PhysicalDevice> {
+        if handle.is_null() {
+            return None;
+        }
+        let below = crate::loader_abi::unwrap_physical_device(handle);
+        if below.is_null() || crate::loader_abi::unwrap_physical_device(below) != below {
+            return None;
+        }
+        Self::from_handle(below)
+    }
+
     pub fn handle(&self) -> VkPhysicalDevice {
         VkPhysicalDevice(self as *const Self as *mut _)
     }

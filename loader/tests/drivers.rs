@@ -83,6 +83,17 @@ fn scenario_entry() {
                 }
             }
             "incomplete" => incomplete(&get, instance, count),
+            "extensions" => {
+                let enumerate: PFN_vkEnumerateInstanceExtensionProperties =
+                    std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties"));
+                let mut count = 0;
+                enumerate.unwrap()(std::ptr::null(), &mut count, std::ptr::null_mut());
+                let mut props = vec![VkExtensionProperties::default(); count as usize];
+                enumerate.unwrap()(std::ptr::null(), &mut count, props.as_mut_ptr());
+                for p in &props {
+                    println!("EXTENSION {}", CStr::from_ptr(p.extensionName.as_ptr()).to_string_lossy());
+                }
+            }
             "gpa" => {
                 for name in [c"vkEnumeratePhysicalDeviceGroups", c"vkGetPhysicalDeviceProperties2", c"vkGetPhysicalDeviceProperties2KHR", c"vkCmdDraw", c"vkCreateDebugUtilsMessengerEXT", c"vkNotACommand"] {
                     println!("GPA {} {}", name.to_string_lossy(), get(instance, name).is_some());
@@ -100,9 +111,18 @@ unsafe fn draw(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: 
     let create: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
     let priority = 1.0f32;
     let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
-    let info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };
+    // A device group of one, naming the application's (loader) handle.
+    let members = [pd];
+    let group = VkDeviceGroupDeviceCreateInfo { physicalDeviceCount: 1, pPhysicalDevices: members.as_ptr(), ..Default::default() };
+    let info = VkDeviceCreateInfo {
+        pNext: &group as *const _ as *const std::ffi::c_void,
+        queueCreateInfoCount: 1,
+        pQueueCreateInfos: &queue,
+        ..Default::default()
+    };
     let mut device = VkDevice::NULL;
     assert_eq!(create.unwrap()(pd, &info, std::ptr::null(), &mut device), VkResult::SUCCESS);
+    assert_eq!(group.pPhysicalDevices, members.as_ptr(), "the application's struct is restored");
     let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(get(instance, c"vkGetDeviceProcAddr"));
     let dev = |name: &CStr| gdpa.unwrap()(device, name.as_ptr());
     let pool_create: PFN_vkCreateCommandPool = std::mem::transmute(dev(c"vkCreateCommandPool"));
@@ -405,4 +425,21 @@ fn instance_proc_addr_hands_out_core_commands_and_enabled_extensions_only() {
             "vkNotACommand false",
         ]
     );
+}
+
+#[test]
+fn unknown_driver_instance_extensions_are_filtered_unless_asked() {
+    let dir = common::scratch("extfilter");
+    let manifest = common::driver_manifest(&dir, "d.json", &common::test_driver());
+    let env = [("VK_DRIVER_FILES", path(&manifest)), ("VK_TEST_DRIVER_INSTANCE_EXTENSIONS", "+VK_FAKE_unknown_extension".to_string())];
+    let extensions = |extra: Option<(&'static str, String)>| {
+        let (ok, out, err) = child("extensions", &env.iter().cloned().chain(extra).collect::<Vec<_>>());
+        assert!(ok, "{out}{err}");
+        out.lines().filter_map(|l| l.strip_prefix("EXTENSION ")).map(String::from).collect::<Vec<_>>()
+    };
+    let filtered = extensions(None);
+    assert!(filtered.contains(&"VK_KHR_surface".to_string()), "{filtered:?}");
+    assert!(!filtered.contains(&"VK_FAKE_unknown_extension".to_string()), "{filtered:?}");
+    let unfiltered = extensions(Some(("VK_LOADER_DISABLE_INST_EXT_FILTER", "1".into())));
+    assert!(unfiltered.contains(&"VK_FAKE_unknown_extension".to_string()), "{unfiltered:?}");
 }

@@ -17,8 +17,11 @@ subcommands:
       --check         change nothing; fail if any generated file is stale, missing or orphaned
       --registry DIR  read another registry; output then defaults to target/regen/<name of DIR>
       --out DIR       write under DIR instead of the repository root
-  run [--system-drivers]
-      build libvulkan.so.1 and the test driver; run vk-hello through them (no GPU needed)
+  run [--test-driver | --system-drivers]
+      build libvulkan.so.1, the test driver, vk-hello and vk-compute; run them through our library:
+      on Mesa's lavapipe when it is installed (vk-hello and vk-compute), else on the test driver
+      --test-driver     only the project's test driver (vk-hello only: it runs no shaders)
+      --system-drivers  every driver the machine has installed (vk-hello and vk-compute)
   install --prefix DIR
       build libvulkan.so.1 in release and install it with its links and vulkan.pc under DIR/lib
   bench lookup [--json FILE]

@@ -95,6 +95,16 @@ pub unsafe extern "system" fn vkCreateDevice(
             {
                 return VkResult::ERROR_FEATURE_NOT_PRESENT;
             }
+            // A real driver would dereference these as its own physical devices: the loader
+            // must have replaced the application's (loader) handles with the driver's.
+            if item.sType == VkStructureType::DEVICE_GROUP_DEVICE_CREATE_INFO {
+                let group = &*(next as *const VkDeviceGroupDeviceCreateInfo);
+                let members = std::slice::from_raw_parts(group.pPhysicalDevices, group.physicalDeviceCount as usize);
+                if members.iter().any(|m| !vk_generated::layer_abi::valid_loader_magic_value(m.0)) {
+                    eprintln!("vk_test_driver: VkDeviceGroupDeviceCreateInfo names a physical device that is not the driver's");
+                    return VkResult::ERROR_INITIALIZATION_FAILED;
+                }
+            }
             next = item.pNext;
         }
         let queue_infos = match (info.queueCreateInfoCount, info.pQueueCreateInfos.is_null()) {
