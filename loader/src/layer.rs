@@ -293,6 +293,9 @@ mod tests {
     use crate::layer_manifest::EnvCondition;
     use std::collections::HashMap;
 
+    /// An environment as pairs.
+    type Env<'a> = &'a [(&'a str, &'a str)];
+
     fn layer(name: &str, implicit: bool) -> LayerManifest {
         LayerManifest {
             manifest_path: format!("/m/{name}.json"),
@@ -363,7 +366,7 @@ mod tests {
         let cat = vec![layer("VK_LAYER_imp", true), layer("VK_LAYER_a", false), layer("VK_LAYER_b", false)];
         let app = ["VK_LAYER_a", "VK_LAYER_b"];
         let all = ["VK_LAYER_imp", "VK_LAYER_a", "VK_LAYER_b"];
-        let cases: &[(&[(&str, &str)], &[&str])] = &[
+        let cases: &[(Env, &[&str])] = &[
             (&[], &all),
             (&[("VK_LOADER_LAYERS_DISABLE", "~all~")], &[]),
             (&[("VK_LOADER_LAYERS_DISABLE", "~implicit~")], &["VK_LAYER_a", "VK_LAYER_b"]),
@@ -438,13 +441,13 @@ mod tests {
     #[test]
     fn activation_matrix() {
         let cat = vec![layer("VK_LAYER_imp", true), layer("VK_LAYER_exp", false)];
-        let sources: &[(&str, &[(&str, &str)], &[&str])] = &[
+        let sources: &[(&str, Env, &[&str])] = &[
             ("none", &[], &[]),
             ("instance_layers", &[("VK_INSTANCE_LAYERS", "VK_LAYER_exp")], &[]),
             ("enable", &[("VK_LOADER_LAYERS_ENABLE", "*exp")], &[]),
             ("app", &[], &["VK_LAYER_exp"]),
         ];
-        let filters: &[(&str, &[(&str, &str)])] = &[
+        let filters: &[(&str, Env)] = &[
             ("none", &[]),
             ("disable_all", &[("VK_LOADER_LAYERS_DISABLE", "~all~")]),
             ("disable_implicit", &[("VK_LOADER_LAYERS_DISABLE", "~implicit~")]),
@@ -457,10 +460,7 @@ mod tests {
             for (fname, fenv) in filters {
                 let env: Vec<(&str, &str)> = senv.iter().chain(fenv.iter()).copied().collect();
                 let got = run(&cat, app, &env).unwrap();
-                let imp_on = match *fname {
-                    "disable_all" | "disable_implicit" | "disable_all_allow" | "implicit_env_off" => false,
-                    _ => true,
-                };
+                let imp_on = !matches!(*fname, "disable_all" | "disable_implicit" | "disable_all_allow" | "implicit_env_off");
                 let exp_named = *sname != "none";
                 let exp_on = exp_named
                     && (*sname == "enable" || !matches!(*fname, "disable_all" | "disable_explicit" | "disable_glob"));

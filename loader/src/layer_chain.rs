@@ -528,7 +528,7 @@ unsafe fn create_device_chain(
     let mut chained = *info;
     chained.pNext = &link_info as *const _ as *const c_void;
     let (create, top_gdpa): (PFN_vkCreateDevice, Option<Gdpa>) = match layers.first() {
-        Some(top) => (std::mem::transmute((top.gipa)(instance_handle, c"vkCreateDevice".as_ptr())), top.gdpa),
+        Some(top) => (std::mem::transmute::<PFN_vkVoidFunction, PFN_vkCreateDevice>((top.gipa)(instance_handle, c"vkCreateDevice".as_ptr())), top.gdpa),
         None => (Some(terminator_CreateDevice), None),
     };
     let Some(create) = create else { return Err(VkResult::ERROR_INITIALIZATION_FAILED) };

@@ -112,7 +112,7 @@ pub unsafe extern "system" fn SampleLayer_GetDeviceProcAddr(device: VkDevice, pN
 unsafe extern "system" fn CreateInstance(info: *const VkInstanceCreateInfo, alloc: *const VkAllocationCallbacks, pInstance: *mut VkInstance) -> VkResult {
     // The loader's link info for this layer: take the next GetInstanceProcAddr, move the chain on.
     let mut p = (*info).pNext as *mut VkLayerInstanceCreateInfo;
-    while !p.is_null() && !((*p).sType == VkStructureType::LOADER_INSTANCE_CREATE_INFO && (*p).function == VkLayerFunction::LAYER_LINK_INFO) {
+    while !p.is_null() && ((*p).sType != VkStructureType::LOADER_INSTANCE_CREATE_INFO || (*p).function != VkLayerFunction::LAYER_LINK_INFO) {
         p = (*p).pNext as *mut VkLayerInstanceCreateInfo;
     }
     if p.is_null() {
@@ -146,7 +146,7 @@ unsafe extern "system" fn CreateDevice(
     pDevice: *mut VkDevice,
 ) -> VkResult {
     let mut p = (*info).pNext as *mut VkLayerDeviceCreateInfo;
-    while !p.is_null() && !((*p).sType == VkStructureType::LOADER_DEVICE_CREATE_INFO && (*p).function == VkLayerFunction::LAYER_LINK_INFO) {
+    while !p.is_null() && ((*p).sType != VkStructureType::LOADER_DEVICE_CREATE_INFO || (*p).function != VkLayerFunction::LAYER_LINK_INFO) {
         p = (*p).pNext as *mut VkLayerDeviceCreateInfo;
     }
     if p.is_null() {
