@@ -43,22 +43,14 @@ impl Setup {
     }
 
     fn run(&self, env: &[(&str, &str)]) -> (String, String) {
-        let mut cmd = Command::new(std::env::current_exe().unwrap());
-        cmd.args(["--exact", "scenario_entry", "--nocapture", "--test-threads=1"]).env("SCENARIO", "layers");
-        for (k, _) in std::env::vars() {
-            if k.starts_with("VK_") || k.starts_with("TEST_") {
-                cmd.env_remove(k);
-            }
-        }
-        cmd.env("VK_DRIVER_FILES", &self.driver)
-            .env("VK_LAYER_PATH", &self.explicit)
-            .env("VK_IMPLICIT_LAYER_PATH", &self.implicit);
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let out = cmd.output().unwrap();
-        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
-        assert!(out.status.success(), "child crashed or failed:\n{stdout}\n{stderr}");
+        let mut all = vec![
+            ("VK_DRIVER_FILES", p(&self.driver)),
+            ("VK_LAYER_PATH", p(&self.explicit)),
+            ("VK_IMPLICIT_LAYER_PATH", p(&self.implicit)),
+        ];
+        all.extend(env.iter().map(|(k, v)| (*k, v.to_string())));
+        let (ok, stdout, stderr) = common::child("layers", &all);
+        assert!(ok, "child crashed or failed:\n{stdout}\n{stderr}");
         (stdout, stderr)
     }
 }
@@ -463,7 +455,6 @@ fn test_layer_exports_only_layer_entry_points() {
     let text = String::from_utf8_lossy(&out.stdout);
     let vk: Vec<&str> = text.lines().filter_map(|l| l.split_whitespace().nth(2)).filter(|s| s.starts_with("vk")).collect();
     assert_eq!(vk, ["vkNegotiateLoaderLayerInterfaceVersion"], "{text}");
-    let _ = p(Path::new("."));
 }
 
 /// Seed 003's sample layer (tests/draw-stats-layer) with its own manifest: renamed GetProcAddr
