@@ -2,24 +2,52 @@
 //! skipped, names de-duplicated, meta layers validated, the override layer's blacklist and search
 //! paths applied.
 
+use std::collections::HashMap;
 use std::ffi::c_char;
+use std::sync::Mutex;
 
 use vk_generated::types::VkLayerProperties;
 
 use crate::discovery;
 use crate::layer::validate_catalog;
-use crate::layer_manifest::{self, LayerManifest, OVERRIDE_LAYER_NAME};
+use crate::layer_manifest::{self, LayerManifest, ParsedFile, OVERRIDE_LAYER_NAME};
 use crate::log::{self, Level};
 use crate::platform;
+
+/// Parsed manifests by path, with the identity (`platform::file_identity`) of the file they were
+/// parsed from: a file that has not changed is not read again (one `stat` instead of open, read
+/// and parse: what makes instance creation with many manifests present cheap).
+type ParseCache = HashMap<(String, bool), ([i64; 5], Result<ParsedFile, String>)>;
+
+static CACHE: Mutex<Option<ParseCache>> = Mutex::new(None);
+
+/// A manifest file parsed, from the cache when the file is unchanged.
+fn parse(path: &str, implicit: bool) -> Result<ParsedFile, String> {
+    let identity = platform::file_identity(path);
+    let key = (path.to_string(), implicit);
+    if let Some(id) = identity {
+        if let Ok(cache) = CACHE.lock() {
+            if let Some((cached_id, parsed)) = cache.as_ref().and_then(|c| c.get(&key)) {
+                if *cached_id == id {
+                    return parsed.clone();
+                }
+            }
+        }
+    }
+    let parsed = platform::read_file(path)
+        .map_err(|e| format!("{path}: {e}"))
+        .and_then(|text| layer_manifest::parse_layers(&text, path, implicit));
+    if let (Some(id), Ok(mut cache)) = (identity, CACHE.lock()) {
+        cache.get_or_insert_with(HashMap::new).insert(key, (id, parsed.clone()));
+    }
+    parsed
+}
 
 /// Reads the manifests of one kind, in search order.
 fn read(implicit: bool, override_paths: &[String]) -> Vec<LayerManifest> {
     let mut layers = Vec::new();
     for path in discovery::layer_manifests(implicit, override_paths) {
-        let parsed = platform::read_file(&path)
-            .map_err(|e| format!("{path}: {e}"))
-            .and_then(|text| layer_manifest::parse_layers(&text, &path, implicit));
-        match parsed {
+        match parse(&path, implicit) {
             Ok(file) => {
                 for why in file.rejected {
                     log::log(Level::Warn, &format!("layer manifest {why}; layer skipped"));

@@ -76,7 +76,7 @@ impl LayerManifest {
 pub const OVERRIDE_LAYER_NAME: &str = "VK_LAYER_LUNARG_override";
 
 /// What one manifest file gave: its layers, and the rejected entries with their reasons.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct ParsedFile {
     pub layers: Vec<LayerManifest>,
     pub rejected: Vec<String>,

@@ -51,12 +51,25 @@ fn var(name: &str) -> Option<String> {
     std::env::var(format!("VK_TEST_LAYER_{name}")).ok()
 }
 
+/// The flags this layer knows, read once per process (GetProcAddr is called hundreds of times
+/// per instance; a benchmark through this layer should measure the loader, not getenv).
+const FLAGS: [&str; 7] = ["LOG", "WRAP", "CALLBACK", "FAIL_CREATE_INSTANCE", "FAIL_CREATE_DEVICE", "CREATE_DEVICE_CALLBACK", "INTERCEPT"];
+
+fn flags() -> &'static [Option<String>; 7] {
+    static FLAG_VALUES: OnceLock<[Option<String>; 7]> = OnceLock::new();
+    FLAG_VALUES.get_or_init(|| FLAGS.map(var))
+}
+
+fn raw_flag(name: &str) -> Option<&'static str> {
+    FLAGS.iter().position(|f| *f == name).and_then(|i| flags()[i].as_deref())
+}
+
 fn flag(name: &str) -> bool {
-    var(name).is_some_and(|v| matches!(v.trim(), "1" | "true" | "yes" | "on"))
+    raw_flag(name).is_some_and(|v| matches!(v.trim(), "1" | "true" | "yes" | "on"))
 }
 
 fn intercept() -> bool {
-    var("INTERCEPT").is_none_or(|v| v.trim() != "0")
+    raw_flag("INTERCEPT").is_none_or(|v| v.trim() != "0")
 }
 
 fn log(what: &str) {
@@ -106,12 +119,12 @@ struct DeviceData {
 // SAFETY: the raw pointers are handles and loader functions, usable from any thread.
 unsafe impl Send for InstanceData {}
 
-static INSTANCES: Mutex<Vec<InstanceData>> = Mutex::new(Vec::new());
+static INSTANCES: Mutex<Vec<Box<InstanceData>>> = Mutex::new(Vec::new());
 static DEVICES: Mutex<Vec<Box<DeviceData>>> = Mutex::new(Vec::new());
 
 fn with_instance<R>(k: usize, f: impl FnOnce(&mut InstanceData) -> R) -> Option<R> {
     let mut all = INSTANCES.lock().ok()?;
-    all.iter_mut().find(|i| i.key == k).map(f)
+    all.iter_mut().find(|i| i.key == k).map(|i| f(i))
 }
 
 /// The device's data; boxed, so the reference stays valid after the lock (removed only by
@@ -130,8 +143,10 @@ unsafe fn unwrap(pd: VkPhysicalDevice) -> VkPhysicalDevice {
     .unwrap_or(pd)
 }
 
-fn instance_table(pd_or_instance: *mut c_void) -> Option<(InstanceDispatchTable, VkInstance)> {
-    unsafe { with_instance(key(pd_or_instance), |i| (clone_table(&i.table), i.handle)) }
+/// The next level's instance functions; boxed data, valid until vkDestroyInstance (after which the
+/// application may not use the instance or its physical devices).
+fn instance_table(pd_or_instance: *mut c_void) -> Option<(&'static InstanceDispatchTable, VkInstance)> {
+    unsafe { with_instance(key(pd_or_instance), |i| (&*(&i.table as *const InstanceDispatchTable), i.handle)) }
 }
 
 fn clone_table(t: &InstanceDispatchTable) -> InstanceDispatchTable {
@@ -296,7 +311,7 @@ unsafe extern "system" fn CreateInstance(
         let instance = *pInstance;
         let table = InstanceDispatchTable::load(|name| next_gipa(instance, name.as_ptr()));
         if let Ok(mut all) = INSTANCES.lock() {
-            all.push(InstanceData { key: key(instance.0), handle: instance, next_gipa, table: clone_table(&table), set_loader_data, layer_device, wrapped: Vec::new() });
+            all.push(Box::new(InstanceData { key: key(instance.0), handle: instance, next_gipa, table: clone_table(&table), set_loader_data, layer_device, wrapped: Vec::new() }));
         }
         if flag("CALLBACK") {
             if let (Some(enumerate), Some(props)) = (table.vkEnumeratePhysicalDevices, table.vkGetPhysicalDeviceProperties) {
