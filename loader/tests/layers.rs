@@ -567,3 +567,38 @@ fn layer_creates_a_private_device_through_the_layers_below() {
     );
     assert!(out.contains("DEVICE_RESULT VK_SUCCESS") && out.contains("DRIVER_DRAWS 2") && out.contains("DEVICE_DESTROYED"), "{out}");
 }
+
+/// Malformed manifests of each version are skipped with a line naming the file and the field; the
+/// good layer beside them still works.
+#[test]
+fn malformed_manifests_are_skipped_with_file_and_field() {
+    let s = setup("malformed");
+    s.explicit_layer("good", "");
+    let lib = common::test_layer();
+    let lib = lib.display();
+    let cases = [
+        ("v100_no_name.json", format!(r#"{{"file_format_version": "1.0.0", "layer": {{"type": "GLOBAL", "library_path": "{lib}", "api_version": "1.0", "implementation_version": "1", "description": ""}}}}"#), "\"name\""),
+        ("v101_bad_layers.json", r#"{"file_format_version": "1.0.1", "layers": {"name": "X"}}"#.to_string(), "\"layers\" is not an array"),
+        ("v110_bad_type.json", format!(r#"{{"file_format_version": "1.1.0", "layer": {{"name": "VK_LAYER_X", "type": "SOMETIMES", "library_path": "{lib}", "api_version": "1.0", "implementation_version": "1", "description": ""}}}}"#), "\"type\""),
+        ("v111_bad_components.json", r#"{"file_format_version": "1.1.1", "layer": {"name": "VK_LAYER_M", "type": "GLOBAL", "component_layers": "VK_LAYER_TEST_good", "api_version": "1.0", "implementation_version": "1", "description": ""}}"#.to_string(), "component_layers"),
+        ("v112_bad_pre_instance.json", format!(r#"{{"file_format_version": "1.1.2", "layer": {{"name": "VK_LAYER_P", "type": "GLOBAL", "library_path": "{lib}", "api_version": "1.0", "implementation_version": "1", "description": "", "pre_instance_functions": []}}}}"#), "pre_instance_functions"),
+        ("v120_bad_extension.json", format!(r#"{{"file_format_version": "1.2.0", "layer": {{"name": "VK_LAYER_E", "type": "GLOBAL", "library_path": "{lib}", "api_version": "1.0", "implementation_version": "1", "description": "", "device_extensions": [{{"name": "VK_X"}}]}}}}"#), "spec_version"),
+        ("v121_bad_arch.json", format!(r#"{{"file_format_version": "1.2.1", "layer": {{"name": "VK_LAYER_A", "type": "GLOBAL", "library_path": "{lib}", "library_arch": "x86", "api_version": "1.0", "implementation_version": "1", "description": ""}}}}"#), "library_arch"),
+        ("syntax.json", "{ \"file_format_version\": ".to_string(), "invalid JSON"),
+    ];
+    for (file, text, _) in &cases {
+        std::fs::write(s.explicit.join(file), text).unwrap();
+    }
+    std::fs::write(
+        s.implicit.join("no_disable.json"),
+        format!(r#"{{"file_format_version": "1.0.0", "layer": {{"name": "VK_LAYER_I", "type": "GLOBAL", "library_path": "{lib}", "api_version": "1.0", "implementation_version": "1", "description": ""}}}}"#),
+    )
+    .unwrap();
+    let (out, err) = s.run(&[("TEST_APP_LAYERS", "VK_LAYER_TEST_good"), ("VK_LOADER_DEBUG", "warn"), ("TEST_DEVICE", "1")]);
+    assert!(out.contains("RESULT VK_SUCCESS") && out.contains("LAYER_DRAWS 2"), "{out}{err}");
+    assert_eq!(lines(&out, "LAYER VK_"), ["LAYER VK_LAYER_TEST_good test layer VK_LAYER_TEST_good"], "{out}");
+    for (file, _, field) in cases.iter().map(|(f, t, w)| (f.to_string(), t, *w)).chain([("no_disable.json".to_string(), &String::new(), "disable_environment")]) {
+        let line = err.lines().find(|l| l.contains(&file)).unwrap_or_else(|| panic!("no line for {file}:\n{err}"));
+        assert!(line.contains(field), "{file}: {line}");
+    }
+}
