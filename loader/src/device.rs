@@ -8,14 +8,18 @@ use vk_generated::{DispatchTable, DeviceDispatchTable};
 
 use crate::ffi;
 use crate::host_alloc::AllocatorScope;
+use crate::loader_abi::UnknownSlots;
 use crate::log::{self, Level};
 use crate::physical_device::PhysicalDevice;
 
 /// What the first word of a loader-managed `VkDevice` points to. The table comes first, so the
-/// trampolines (which read a `DeviceDispatchTable` there) and this module agree.
+/// trampolines (which read a `DeviceDispatchTable` there) and this module agree; the unknown
+/// device-command slots follow it at the constant offset the assembly trampolines use.
 #[repr(C)]
 pub struct DeviceData {
     pub table: DeviceDispatchTable,
+    /// Commands the generated table does not know, by the slot `unknown` gave their name.
+    pub unknown: UnknownSlots,
     /// The driver's `vkGetDeviceProcAddr`, for names the generated table does not know.
     pub driver_gdpa: PFN_vkGetDeviceProcAddr,
     /// With layers: the top layer's `vkGetDeviceProcAddr`, asked instead of the driver's.
@@ -23,6 +27,17 @@ pub struct DeviceData {
 }
 
 impl DeviceData {
+    /// Empty data for a device about to be created (the table is filled once it exists);
+    /// `chain_gdpa` is the top layer's `vkGetDeviceProcAddr` when there are layers.
+    pub fn new(chain_gdpa: PFN_vkGetDeviceProcAddr) -> *mut DeviceData {
+        Box::into_raw(Box::new(DeviceData {
+            table: DeviceDispatchTable::default(),
+            unknown: crate::unknown::device_slots(),
+            driver_gdpa: None,
+            chain_gdpa,
+        }))
+    }
+
     /// # Safety
     /// `device` must be a live `VkDevice` created through this loader.
     pub unsafe fn of<'a>(device: VkDevice) -> Option<&'a DeviceData> {
@@ -40,6 +55,7 @@ pub unsafe extern "system" fn vkCreateDevice(
     pDevice: *mut VkDevice,
 ) -> VkResult {
     ffi::guard("vkCreateDevice", VkResult::ERROR_INITIALIZATION_FAILED, || {
+        crate::handles::check_physical_device(physicalDevice.0, "vkCreateDevice", "physicalDevice");
         let Some(instance) = crate::physical_device::instance_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         if pDevice.is_null() || pCreateInfo.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
@@ -69,10 +85,11 @@ unsafe fn create_without_layers(
 ) -> VkResult {
     let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
     let Some(gdpa) = pd.driver_gdpa else { return VkResult::ERROR_INITIALIZATION_FAILED };
-    let data = Box::into_raw(Box::new(DeviceData { table: DeviceDispatchTable::default(), driver_gdpa: None, chain_gdpa: None }));
+    let data = DeviceData::new(None);
     match create_on_driver(pd, info, pAllocator, data) {
         Ok(device) => {
             (*data).table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
+            crate::unknown::device_created(&(*data).unknown, device, gdpa);
             *pDevice = device;
             VkResult::SUCCESS
         }
@@ -148,6 +165,7 @@ pub unsafe extern "system" fn vkDestroyDevice(device: VkDevice, pAllocator: *con
             return;
         }
         let data = Box::from_raw(*(device.0 as *const *mut DeviceData));
+        crate::unknown::device_destroyed(&data.unknown);
         if let Some(destroy) = data.table.vkDestroyDevice {
             destroy(device, pAllocator);
         }

@@ -23,6 +23,9 @@ pub struct Driver {
     pub library_path: String,
     pub manifest: DriverManifest,
     pub get_instance_proc_addr: Gipa,
+    /// `vk_icdGetPhysicalDeviceProcAddr` (interface 4 and later): tells physical-device commands
+    /// the loader does not know from device ones.
+    pub get_physical_device_proc_addr: Option<Gipa>,
     /// The negotiated loader-driver interface version (surfaces depend on it from version 3).
     #[allow(dead_code)]
     pub interface_version: u32,
@@ -52,24 +55,34 @@ impl Driver {
     }
 }
 
+/// What loading a manifest's driver came to, short of an error.
+pub enum Loaded {
+    Driver(Driver),
+    /// The library was already loaded through an earlier manifest.
+    AlreadyLoaded,
+    /// The library is for another architecture (a multilib install's other half): skipped
+    /// quietly, not an error.
+    OtherArchitecture(String),
+}
+
 /// Loads the driver of a manifest; `loaded` holds drivers already loaded by earlier manifests, so a
-/// library reached through several manifests is loaded once (`Ok(None)` then).
-pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>]) -> Result<Option<Driver>, String> {
+/// library reached through several manifests is loaded once.
+pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>]) -> Result<Loaded, String> {
     let path = manifest.library_path.clone();
     if loaded.iter().any(|d| d.library_path == path) {
         log::log(Level::Driver, &format!("{manifest_path}: library {path} already loaded through another manifest"));
-        return Ok(None);
+        return Ok(Loaded::AlreadyLoaded);
     }
     if let Some(arch) = &manifest.library_arch {
         let ours = if cfg!(target_pointer_width = "64") { "64" } else { "32" };
         if arch != ours {
-            return Err(format!("library_arch {arch} does not match this {ours}-bit process"));
+            return Ok(Loaded::OtherArchitecture(format!("library_arch {arch} does not match this {ours}-bit process")));
         }
     }
     if path.contains('/') {
         match elf::check(&path) {
             ElfCheck::Loadable => {}
-            ElfCheck::WrongArchitecture(why) => return Err(format!("{path} is for another architecture ({why})")),
+            ElfCheck::WrongArchitecture(why) => return Ok(Loaded::OtherArchitecture(format!("{path} is for another architecture ({why})"))),
             ElfCheck::Corrupt(why) => return Err(format!("{path} cannot be loaded: {why}")),
         }
     }
@@ -92,15 +105,21 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
             _ => return Err("exports neither vk_icdGetInstanceProcAddr nor vkGetInstanceProcAddr".into()),
         },
     };
+    let get_physical_device_proc_addr: Option<Gipa> = library
+        .symbol(c"vk_icdGetPhysicalDeviceProcAddr")
+        .or_else(|| via_gipa(c"vk_icdGetPhysicalDeviceProcAddr"))
+        .filter(|_| interface_version >= 4)
+        .map(|f| unsafe { std::mem::transmute(f) });
     log::log(
         Level::Driver,
         &format!("{manifest_path}: loaded {path}, driver interface version {interface_version}"),
     );
-    Ok(Some(Driver {
+    Ok(Loaded::Driver(Driver {
         manifest_path: manifest_path.to_string(),
         library_path: path,
         manifest,
         get_instance_proc_addr,
+        get_physical_device_proc_addr,
         interface_version,
         _library: Some(library),
     }))
@@ -135,6 +154,9 @@ pub fn direct(name: String, gipa: Gipa) -> Result<Driver, String> {
         library_path: format!("{:p}", gipa as *const ()),
         manifest: DriverManifest { library_path: String::new(), api_version: None, library_arch: None, is_portability_driver: false },
         get_instance_proc_addr: gipa,
+        // SAFETY: as above.
+        get_physical_device_proc_addr: unsafe { gipa(VkInstance::NULL, c"vk_icdGetPhysicalDeviceProcAddr".as_ptr()) }
+            .map(|f| unsafe { std::mem::transmute::<unsafe extern "system" fn(), Gipa>(f) }),
         interface_version,
         _library: None,
     })

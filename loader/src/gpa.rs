@@ -1,7 +1,7 @@
 //! `vkGetInstanceProcAddr`: the loader's own functions for the commands it implements by hand,
 //! the generated trampolines for the rest, NULL for extension commands not enabled on the instance.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, CStr};
 
 use vk_generated::types::*;
 use vk_generated::CommandLevel;
@@ -16,9 +16,16 @@ pub unsafe extern "system" fn vkGetInstanceProcAddr(instance: VkInstance, pName:
         if pName.is_null() {
             return None;
         }
+        if !instance.is_null() {
+            crate::handles::check_instance(instance.0, "vkGetInstanceProcAddr", "instance");
+        }
         let Some(name) = vk_generated::lookup::command_c(pName) else {
-            // A command the registry does not know: a layer may provide it.
-            return crate::layer_chain::unknown_instance_command(instance, pName);
+            // Not in the registry: an extension command some driver or layer may know.
+            let instance = Instance::from_handle(instance)?;
+            return match &instance.layers {
+                Some(layers) => crate::layer_chain::unknown_command(instance, layers, CStr::from_ptr(pName)),
+                None => crate::unknown::instance_proc_addr(instance, CStr::from_ptr(pName)),
+            };
         };
         let info = name.info();
         if info.level == CommandLevel::Global || info.name == c"vkGetInstanceProcAddr" {

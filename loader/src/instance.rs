@@ -11,7 +11,8 @@ use vk_generated::{DispatchTable, InstanceDispatchTable};
 use crate::debug;
 use crate::direct_loading::{self, DirectDrivers};
 use crate::discovery;
-use crate::driver::{self, Driver};
+use crate::loader_abi::InstanceDispatch;
+use crate::driver::{self, Driver, Loaded};
 use crate::ffi;
 use crate::host_alloc::AllocatorScope;
 use crate::log::{self, Level};
@@ -32,8 +33,8 @@ pub const LOADER_INSTANCE_EXTENSIONS: &[&CStr] = &[
 pub struct DriverInstance {
     pub driver: Arc<Driver>,
     pub handle: VkInstance,
-    /// The driver's own instance-level functions.
-    pub table: Box<InstanceDispatchTable>,
+    /// The driver's own instance-level functions, and its unknown physical-device commands.
+    pub table: Box<InstanceDispatch>,
     /// The instance extensions the driver was given.
     pub extensions: ExtensionSet,
 }
@@ -48,8 +49,11 @@ impl DriverInstance {
 #[repr(C)]
 pub struct Instance {
     dispatch: *const InstanceDispatchTable,
-    /// The end of the instance chain: generated default terminators.
-    table: Box<InstanceDispatchTable>,
+    /// `handles::INSTANCE_MAGIC` while the instance lives.
+    magic: u64,
+    /// The end of the instance chain: generated default terminators, and the unknown-command
+    /// terminators in the unknown slots.
+    pub(crate) table: Box<InstanceDispatch>,
     pub drivers: Vec<DriverInstance>,
     /// Sorted as `vkEnumeratePhysicalDevices` reports them; boxed so handles stay put.
     pub physical_devices: Vec<Box<PhysicalDevice>>,
@@ -65,6 +69,8 @@ pub struct Instance {
     pub layers: Option<Box<crate::layer_chain::InstanceLayers>>,
 }
 
+const _: () = assert!(std::mem::offset_of!(Instance, magic) == std::mem::offset_of!(crate::handles::HandleHeader, magic));
+
 impl Instance {
     /// # Safety
     /// `handle` must be a `VkInstance` this loader created and has not destroyed.
@@ -79,7 +85,7 @@ impl Instance {
 
     /// The end of the instance chain.
     pub fn terminators(&self) -> &InstanceDispatchTable {
-        &self.table
+        &self.table.table
     }
 
     /// Destroys the drivers' instances (the terminator of `vkDestroyInstance`).
@@ -125,8 +131,12 @@ fn load_drivers(rejected: &mut Vec<Rejected>, direct: Option<DirectDrivers>) -> 
             .and_then(|text| manifest::parse_driver(&text, &found.path))
             .and_then(|m| driver::load(&found.path, m, &drivers));
         match loaded {
-            Ok(Some(d)) => drivers.push(Arc::new(d)),
-            Ok(None) => {}
+            Ok(Loaded::Driver(d)) => drivers.push(Arc::new(d)),
+            Ok(Loaded::AlreadyLoaded) => {}
+            Ok(Loaded::OtherArchitecture(reason)) => {
+                log::log(Level::Driver, &format!("{}: skipped: {reason}", found.path));
+                rejected.push(Rejected { manifest: found.path, reason });
+            }
             Err(reason) => {
                 log::log(Level::Warn, &format!("{}: driver skipped: {reason}", found.path));
                 rejected.push(Rejected { manifest: found.path, reason });
@@ -309,9 +319,12 @@ unsafe fn create_instance(
 
 /// The loader's instance before any driver: its first word points to its terminators.
 pub(crate) fn new_instance(creation_callbacks: Vec<debug::Callback>) -> Box<Instance> {
+    let table = InstanceDispatch::new(*terminators::instance_terminators());
+    crate::unknown::set_terminators(&table.unknown);
     let mut instance = Box::new(Instance {
         dispatch: std::ptr::null(),
-        table: Box::new(*terminators::instance_terminators()),
+        magic: crate::handles::INSTANCE_MAGIC,
+        table,
         drivers: Vec::new(),
         physical_devices: Vec::new(),
         physical_device_groups: Vec::new(),
@@ -321,7 +334,7 @@ pub(crate) fn new_instance(creation_callbacks: Vec<debug::Callback>) -> Box<Inst
         messengers: debug::Messengers::default(),
         layers: None,
     });
-    instance.dispatch = &*instance.table;
+    instance.dispatch = &instance.table.table;
     instance
 }
 
@@ -365,7 +378,7 @@ pub(crate) unsafe fn create_drivers(
         match create_driver_instance(&driver, supported, info, &requested, api_version, allocator) {
             Ok((handle, extensions)) => {
                 let gipa = driver.get_instance_proc_addr;
-                let table = Box::new(InstanceDispatchTable::load(|name| gipa(handle, name.as_ptr())));
+                let table = InstanceDispatch::new(InstanceDispatchTable::load(|name| gipa(handle, name.as_ptr())));
                 driver_instances.push(DriverInstance { driver, handle, table, extensions });
             }
             Err(reason) => {
@@ -469,6 +482,7 @@ pub unsafe extern "system" fn vkDestroyInstance(instance: VkInstance, pAllocator
         if instance.is_null() {
             return;
         }
+        crate::handles::check_instance(instance.0, "vkDestroyInstance", "instance");
         destroy_instance(Box::from_raw(instance.0 as *mut Instance), pAllocator);
     })
 }
@@ -482,4 +496,6 @@ unsafe fn destroy_instance(mut instance: Box<Instance>, allocator: *const VkAllo
         crate::layer_chain::destroy_instance(&mut instance, allocator);
     }
     instance.destroy_drivers(allocator);
+    // A use after destruction finds no magic while the memory is not reused.
+    instance.magic = 0;
 }

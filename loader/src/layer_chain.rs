@@ -13,7 +13,7 @@
 
 use std::cell::Cell;
 use std::ffi::{c_char, c_void, CStr};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use vk_generated::layer_abi::*;
 use vk_generated::types::*;
@@ -26,6 +26,7 @@ use crate::layer::{self, Reason};
 use crate::layer_catalog;
 use crate::layer_load::{self, Gdpa, Gipa, LoadedLayer};
 use crate::layer_manifest::LayerManifest;
+use crate::loader_abi::{InstanceDispatch, TerminatorPhysicalDevice};
 use crate::log::{self, Level};
 use crate::physical_device::{self, PhysicalDevice};
 use crate::platform;
@@ -37,25 +38,32 @@ pub struct ActiveLayer {
     pub loaded: LoadedLayer,
 }
 
-/// The physical device the application gets when layers are enabled. The first three words match
-/// `TerminatorPhysicalDevice` (dispatch, the handle passed down, the owning instance).
-#[repr(C)]
-pub struct TrampolinePhysicalDevice {
-    dispatch: *const InstanceDispatchTable,
-    /// What the top layer returned for this device (maybe its own wrapper).
-    unwrapped: VkPhysicalDevice,
-    instance: *const c_void,
-}
+/// The physical device the application gets when layers are enabled: a `TerminatorPhysicalDevice`
+/// whose `unwrapped` is what the top layer returned (maybe its own wrapper), whose first word is
+/// the chain's table, and whose driver fields are those of the loader's device behind it when the
+/// layers did not wrap it (unknown physical-device commands go straight to the driver through
+/// them), or an empty table when they did.
+type TrampolinePhysicalDevice = TerminatorPhysicalDevice;
 
-// SAFETY: plain pointers to loader-owned data that lives as long as the instance.
-unsafe impl Send for TrampolinePhysicalDevice {}
+/// The driver fields for a trampoline-level device wrapping `below`.
+unsafe fn driver_fields(below: VkPhysicalDevice) -> (*const InstanceDispatchTable, VkPhysicalDevice) {
+    match PhysicalDevice::from_any_handle(below) {
+        Some(pd) => (pd.term.driver_table, pd.term.driver_handle),
+        None => {
+            // Its unknown slots are empty: such a command reports itself missing.
+            static EMPTY: OnceLock<Box<InstanceDispatch>> = OnceLock::new();
+            (&EMPTY.get_or_init(|| InstanceDispatch::new(InstanceDispatchTable::default())).table, VkPhysicalDevice::NULL)
+        }
+    }
+}
 
 /// An instance's layer chain.
 pub struct InstanceLayers {
     /// Top of the chain first.
     pub layers: Vec<ActiveLayer>,
     /// Filled from the top layer's `vkGetInstanceProcAddr`; the instance's first word points here.
-    pub table: Box<InstanceDispatchTable>,
+    /// Its unknown physical-device slots hold the loader's terminators.
+    pub table: Box<InstanceDispatch>,
     /// The instance handle the chain returned (the loader's, unless a layer wrapped it).
     pub chain_handle: VkInstance,
     /// Trampoline-level physical devices, created on first enumeration and kept (stable handles).
@@ -183,12 +191,13 @@ pub unsafe fn create_instance(
     log_chain(&layers);
     let chain = Box::new(InstanceLayers {
         layers,
-        table: Box::new(InstanceDispatchTable::default()),
+        table: InstanceDispatch::new(InstanceDispatchTable::default()),
         chain_handle: VkInstance::NULL,
         physical_devices: Mutex::new(Vec::new()),
     });
     // Layers read the instance's first word during creation: it must already be final.
-    inst.set_dispatch(&*chain.table);
+    crate::unknown::set_terminators(&chain.table.unknown);
+    inst.set_dispatch(&chain.table.table);
     inst.layers = Some(chain);
     let chain = inst.layers.as_mut().expect("just set");
 
@@ -263,7 +272,7 @@ pub unsafe fn create_instance(
     }
     let chain = inst.layers.as_mut().expect("set above");
     chain.chain_handle = handle;
-    *chain.table = InstanceDispatchTable::load(|name| top(handle, name.as_ptr()));
+    chain.table.table = InstanceDispatchTable::load(|name| top(handle, name.as_ptr()));
     Ok(())
 }
 
@@ -307,10 +316,14 @@ unsafe fn wrap(instance: &Instance, chain: &InstanceLayers, handles: &mut [VkPhy
         let wrapper = match known.iter().find(|w| w.unwrapped == *h) {
             Some(w) => &**w as *const TrampolinePhysicalDevice,
             None => {
+                let (driver_table, driver_handle) = driver_fields(*h);
                 let w = Box::new(TrampolinePhysicalDevice {
-                    dispatch: &*chain.table,
+                    dispatch: &chain.table.table,
+                    magic: crate::handles::PHYSICAL_DEVICE_MAGIC,
                     unwrapped: *h,
                     instance: instance as *const Instance as *const c_void,
+                    driver_table,
+                    driver_handle,
                 });
                 let ptr = &*w as *const TrampolinePhysicalDevice;
                 known.push(w);
@@ -364,10 +377,15 @@ pub fn device_extensions_of_layer(instance: &Instance, name: &CStr) -> Option<Ve
     crate::layer_extensions::extensions_of(&layer_catalog::load(true), name, true)
 }
 
-/// `vkGetInstanceProcAddr` for a name the registry does not know: the top layer's answer.
-pub unsafe fn unknown_instance_command(instance: VkInstance, name: *const c_char) -> PFN_vkVoidFunction {
-    let chain = Instance::from_handle(instance)?.layers.as_ref()?;
-    (chain.top().gipa)(chain.chain_handle, name)
+/// `vkGetInstanceProcAddr` for a name the registry does not know, with layers: a physical-device
+/// command goes to the drivers (layers do not see unknown physical-device commands: their slots
+/// in the chain's table hold the loader's terminators); a device command the top layer or a driver
+/// knows gets a device slot, filled from the top of each device's chain.
+pub unsafe fn unknown_command(instance: &Instance, chain: &InstanceLayers, name: &CStr) -> PFN_vkVoidFunction {
+    let top = chain.top().gipa;
+    let handle = chain.chain_handle;
+    let resolve = |n: &CStr| top(handle, n.as_ptr());
+    crate::unknown::physical_device_command(instance, name, None).or_else(|| crate::unknown::device_command(instance, name, Some(&resolve)))
 }
 
 /// A create-info `pNext` without the loader's own chain structures at its head (drivers do not
@@ -533,7 +551,7 @@ unsafe fn create_device_chain(
     };
     let Some(create) = create else { return Err(VkResult::ERROR_INITIALIZATION_FAILED) };
 
-    let data = Box::into_raw(Box::new(DeviceData { table: DeviceDispatchTable::default(), driver_gdpa: None, chain_gdpa: top_gdpa }));
+    let data = DeviceData::new(top_gdpa);
     PENDING_DEVICE.with(|p| p.set(data));
     let mut device = VkDevice::NULL;
     let result = create(physical_device, if layers.is_empty() { info } else { &chained }, allocator, &mut device);
@@ -542,6 +560,7 @@ unsafe fn create_device_chain(
     match (result, gdpa) {
         (VkResult::SUCCESS, Some(gdpa)) if !device.is_null() => {
             (*data).table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
+            crate::unknown::device_created(&(*data).unknown, device, gdpa);
             Ok((device, data))
         }
         _ => {
@@ -598,6 +617,9 @@ unsafe extern "system" fn layer_destroy_device(device: VkDevice, pAllocator: *co
             return;
         }
         let data = *(device.0 as *const *mut DeviceData);
+        if !data.is_null() {
+            crate::unknown::device_destroyed(&(*data).unknown);
+        }
         if let Some(destroy) = destroyFunction {
             destroy(device, pAllocator);
         }
@@ -617,7 +639,7 @@ unsafe extern "system" fn terminator_CreateDevice(
 ) -> VkResult {
     ffi::guard("vkCreateDevice (terminator)", VkResult::ERROR_INITIALIZATION_FAILED, || {
         let data = PENDING_DEVICE.with(|p| p.get());
-        let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(pd) = PhysicalDevice::from_any_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         if data.is_null() || pCreateInfo.is_null() || pDevice.is_null() {
             log::write(Level::Error, "vkCreateDevice: the loader's terminator was called outside of device creation");
             return VkResult::ERROR_INITIALIZATION_FAILED;

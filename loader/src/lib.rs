@@ -17,6 +17,7 @@ mod driver;
 mod elf;
 mod ffi;
 mod gpa;
+mod handles;
 mod host_alloc;
 mod instance;
 mod layer;
@@ -32,6 +33,7 @@ mod manifest;
 mod physical_device;
 mod platform;
 mod terminators;
+mod unknown;
 
 /// The generated trampolines and default terminators. Compiled into this crate only: they carry
 /// the exported `vk*` symbols of `libvulkan.so.1`.

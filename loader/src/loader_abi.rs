@@ -3,28 +3,70 @@
 //! and the hand-written runtime: the wrapper layouts they read, defined once here.
 
 use core::ffi::c_void;
+use core::sync::atomic::AtomicUsize;
 
 use vk_generated::types::VkPhysicalDevice;
 use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
 
+/// How many commands unknown to the generated tables the loader dispatches, per level
+/// (physical-device and device): one assembly trampoline each, see `unknown`.
+pub const UNKNOWN_SLOTS: usize = 512;
+
+/// Function pointers for commands unknown to the generated tables, by slot. Atomic because a slot
+/// is filled (by `vkGetInstanceProcAddr`) while other threads may call through other slots.
+pub type UnknownSlots = [AtomicUsize; UNKNOWN_SLOTS];
+
+/// An instance dispatch table followed by its unknown physical-device command slots: what the
+/// first word of a `VkInstance` or `VkPhysicalDevice` points to (terminators and the unknown-command
+/// terminators, or a layer chain), and each driver's own functions. The assembly trampolines read
+/// the slots at a constant offset from the start (`unknown::arch`).
+#[repr(C)]
+pub struct InstanceDispatch {
+    pub table: InstanceDispatchTable,
+    pub unknown: UnknownSlots,
+}
+
+impl InstanceDispatch {
+    /// `table` with every unknown slot empty (0).
+    pub fn new(table: InstanceDispatchTable) -> Box<InstanceDispatch> {
+        Box::new(InstanceDispatch { table, unknown: [const { AtomicUsize::new(0) }; UNKNOWN_SLOTS] })
+    }
+}
+
+impl core::ops::Deref for InstanceDispatch {
+    type Target = InstanceDispatchTable;
+    fn deref(&self) -> &InstanceDispatchTable {
+        &self.table
+    }
+}
+
 /// The loader's physical device at the end of the instance chain: what default terminators
-/// receive. Its first word is the terminator dispatch table, like every dispatchable object.
-/// Its first three words are shared with the layer module's trampoline-level physical device
-/// (see [`unwrap_physical_device`]).
+/// receive. Its first word is the instance's dispatch table, like every dispatchable object.
+/// With layers, the application's physical devices have the same layout (see `layer_chain`):
+/// `unwrapped` then names the top layer's handle.
 #[repr(C)]
 pub struct TerminatorPhysicalDevice {
     /// The owning instance's dispatch table: the terminators without layers, the top of the layer
     /// chain with them (layers key their data by this word).
     pub dispatch: *const InstanceDispatchTable,
-    /// The handle the next level receives: this object itself.
+    /// `handles::PHYSICAL_DEVICE_MAGIC`: the trampolines check it.
+    pub magic: u64,
+    /// The handle the next level receives: this object itself at the end of the chain.
     pub unwrapped: VkPhysicalDevice,
     /// The loader's `Instance` owning this device.
     pub instance: *const c_void,
-    /// The owning driver's own functions.
+    /// The owning driver's own functions: the `table` of an `InstanceDispatch` (at its start),
+    /// whose unknown slots the unknown-command terminators read.
     pub driver_table: *const InstanceDispatchTable,
     /// The driver's handle for this physical device.
     pub driver_handle: VkPhysicalDevice,
 }
+
+const _: () = assert!(
+    core::mem::offset_of!(TerminatorPhysicalDevice, magic) == core::mem::offset_of!(crate::handles::HandleHeader, magic)
+);
+
+pub use crate::handles::{check_instance, check_physical_device};
 
 /// The instance dispatch table of a `VkInstance` or `VkPhysicalDevice` (its first word).
 ///
@@ -35,15 +77,15 @@ pub unsafe fn instance_table(handle: *mut c_void) -> *const InstanceDispatchTabl
     *(handle as *const *const InstanceDispatchTable)
 }
 
-/// The handle a physical-device trampoline passes down its table: the second word of the loader's
-/// physical device (itself for a terminator-level one, the top layer's handle for a
-/// trampoline-level one, since layers may wrap physical devices).
+/// The handle a physical-device trampoline passes down its table: the loader's physical device
+/// itself at the end of the chain; with layers, what the top layer returned for it (layers may
+/// wrap physical devices).
 ///
 /// # Safety
 /// `handle` must be a `VkPhysicalDevice` the loader returned.
 #[inline(always)]
 pub unsafe fn unwrap_physical_device(handle: VkPhysicalDevice) -> VkPhysicalDevice {
-    *(handle.0 as *const VkPhysicalDevice).add(1)
+    (*(handle.0 as *const TerminatorPhysicalDevice)).unwrapped
 }
 
 /// The device dispatch table of a `VkDevice`, `VkQueue` or `VkCommandBuffer` (its first word).

@@ -83,9 +83,10 @@ pub fn enumerate(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
             let mut device = Box::new(PhysicalDevice {
                 term: TerminatorPhysicalDevice {
                     dispatch,
+                    magic: crate::handles::PHYSICAL_DEVICE_MAGIC,
                     unwrapped: VkPhysicalDevice::NULL,
                     instance: instance as *const Instance as *const std::ffi::c_void,
-                    driver_table: &*d.table,
+                    driver_table: (&*d.table as *const crate::loader_abi::InstanceDispatch).cast(),
                     driver_handle: handle,
                 },
                 driver: index,
@@ -225,7 +226,7 @@ fn driver_id(driver: &DriverInstance, handle: VkPhysicalDevice, properties: &VkP
 }
 
 /// The loader instance owning a physical device the loader handed out (terminator-level or
-/// trampoline-level: both keep it in their third word).
+/// trampoline-level: both are `TerminatorPhysicalDevice`s).
 ///
 /// # Safety
 /// `handle` must be a `VkPhysicalDevice` this loader returned, or NULL.
@@ -233,7 +234,7 @@ pub unsafe fn instance_of<'a>(handle: VkPhysicalDevice) -> Option<&'a Instance> 
     if handle.is_null() {
         return None;
     }
-    (*(handle.0 as *const *const Instance).add(2)).as_ref()
+    ((*(handle.0 as *const TerminatorPhysicalDevice)).instance as *const Instance).as_ref()
 }
 
 pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
@@ -242,6 +243,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
     pPhysicalDevices: *mut VkPhysicalDevice,
 ) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDevices", VkResult::ERROR_UNKNOWN, || {
+        crate::handles::check_instance(instance.0, "vkEnumeratePhysicalDevices", "instance");
         let Some(inst) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         match &inst.layers {
             Some(layers) => crate::layer_chain::enumerate_physical_devices(inst, layers, pPhysicalDeviceCount, pPhysicalDevices),
@@ -269,6 +271,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
     pPhysicalDeviceGroupProperties: *mut VkPhysicalDeviceGroupProperties,
 ) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDeviceGroups", VkResult::ERROR_UNKNOWN, || {
+        crate::handles::check_instance(instance.0, "vkEnumeratePhysicalDeviceGroups", "instance");
         let Some(inst) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         match &inst.layers {
             Some(layers) => crate::layer_chain::enumerate_physical_device_groups(inst, layers, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties),
@@ -313,6 +316,7 @@ pub unsafe extern "system" fn vkEnumerateDeviceExtensionProperties(
     pProperties: *mut VkExtensionProperties,
 ) -> VkResult {
     ffi::guard("vkEnumerateDeviceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
+        crate::handles::check_physical_device(physicalDevice.0, "vkEnumerateDeviceExtensionProperties", "physicalDevice");
         let Some(instance) = instance_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         if !pLayerName.is_null() && *pLayerName != 0 {
             // Answered from the layer's manifest, as the Khronos loader does.
@@ -369,6 +373,7 @@ pub unsafe extern "system" fn vkEnumerateDeviceLayerProperties(
     pPropertyCount: *mut u32,
     pProperties: *mut VkLayerProperties,
 ) -> VkResult {
+    crate::handles::check_physical_device(physicalDevice.0, "vkEnumerateDeviceLayerProperties", "physicalDevice");
     ffi::guard("vkEnumerateDeviceLayerProperties", VkResult::ERROR_UNKNOWN, || {
         // Device layers are the instance's layers (device-only layers are deprecated).
         let layers = instance_of(physicalDevice).and_then(|i| i.layers.as_ref()).map(|l| l.properties()).unwrap_or_default();

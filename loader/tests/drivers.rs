@@ -223,18 +223,41 @@ fn bad_manifests_are_skipped_and_named() {
     let truncated_lib = dir.join("libtruncated.so");
     std::fs::write(&truncated_lib, &std::fs::read(common::test_driver()).unwrap()[..4096]).unwrap();
     let truncated = common::driver_manifest(&dir, "truncated.json", &truncated_lib);
-    let bad = format!("{}:{}:{}", path(&broken), path(&missing), path(&truncated));
+    let text_lib = dir.join("libtext.so");
+    std::fs::write(&text_lib, "this is not a shared library\n".repeat(100)).unwrap();
+    let not_elf = common::driver_manifest(&dir, "notelf.json", &text_lib);
+    // A real shared library without any driver entry point.
+    let no_entry = common::driver_manifest(&dir, "noentry.json", Path::new("/usr/lib/x86_64-linux-gnu/libm.so.6"));
+    // The test driver with its ELF machine changed to AArch64 (e_machine at offset 18).
+    let mut foreign = std::fs::read(common::test_driver()).unwrap();
+    foreign[18..20].copy_from_slice(&183u16.to_le_bytes());
+    let foreign_lib = dir.join("libforeign.so");
+    std::fs::write(&foreign_lib, foreign).unwrap();
+    let other_arch = common::driver_manifest(&dir, "otherarch.json", &foreign_lib);
+    let bad = [&broken, &missing, &truncated, &not_elf, &no_entry, &other_arch].map(|p| path(p)).join(":");
     let (ok, out, err) = child("list", &[("VK_DRIVER_FILES", format!("{bad}:{}", path(&good)))]);
     assert!(ok && out.contains("RESULT VK_SUCCESS"), "good driver beside bad ones still works: {out}{err}");
     assert_eq!(devices(&out).len(), 1);
     // With no good driver: VK_ERROR_INCOMPATIBLE_DRIVER and one stderr line per rejected
     // manifest, even without VK_LOADER_DEBUG.
-    let (_, out, err) = child("list", &[("VK_DRIVER_FILES", bad)]);
+    let (_, out, err) = child("list", &[("VK_DRIVER_FILES", bad.clone())]);
     assert!(out.contains("RESULT VK_ERROR_INCOMPATIBLE_DRIVER"), "{out}");
-    for (manifest, why) in [(&broken, "invalid JSON"), (&missing, "libnot_there.so"), (&truncated, "truncated")] {
+    let expected = [
+        (&broken, "invalid JSON"),
+        (&missing, "libnot_there.so"),
+        (&truncated, "truncated"),
+        (&not_elf, "not an ELF"),
+        (&no_entry, "exports neither vk_icdGetInstanceProcAddr nor vkGetInstanceProcAddr"),
+        (&other_arch, "another architecture"),
+    ];
+    for (manifest, why) in expected {
         let line = err.lines().find(|l| l.contains(&path(manifest))).unwrap_or_else(|| panic!("no line for {manifest:?}:\n{err}"));
         assert!(line.contains(why), "{line}");
     }
+    // A library for another architecture (the other half of a multilib install) is skipped
+    // quietly: no warning, unlike the broken ones.
+    let (_, _, err) = child("list", &[("VK_DRIVER_FILES", format!("{bad}:{}", path(&good))), ("VK_LOADER_DEBUG", "warn".into())]);
+    assert!(err.contains(&path(&truncated)) && !err.contains(&path(&other_arch)), "{err}");
 }
 
 #[test]

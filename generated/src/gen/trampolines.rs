@@ -12,6 +12,7 @@ pub unsafe extern "system" fn vkAcquireDrmDisplayEXT(
     drmFd: i32,
     display: VkDisplayKHR,
 ) -> VkResult {
+    check_physical_device(physicalDevice.0, "vkAcquireDrmDisplayEXT", "physicalDevice");
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkAcquireDrmDisplayEXT {
@@ -92,6 +93,7 @@ pub unsafe extern "system" fn vkAcquireWinrtDisplayNV(
     physicalDevice: VkPhysicalDevice,
     display: VkDisplayKHR,
 ) -> VkResult {
+    check_physical_device(physicalDevice.0, "vkAcquireWinrtDisplayNV", "physicalDevice");
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkAcquireWinrtDisplayNV {
@@ -114,6 +116,7 @@ pub unsafe extern "system" fn vkAcquireXlibDisplayEXT(
     dpy: *mut Display,
     display: VkDisplayKHR,
 ) -> VkResult {
+    check_physical_device(physicalDevice.0, "vkAcquireXlibDisplayEXT", "physicalDevice");
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkAcquireXlibDisplayEXT {
@@ -3650,6 +3653,7 @@ pub unsafe extern "system" fn vkCreateAndroidSurfaceKHR(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateAndroidSurfaceKHR", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateAndroidSurfaceKHR {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -3822,6 +3826,7 @@ pub unsafe extern "system" fn vkCreateDebugReportCallbackEXT(
     pAllocator: *const VkAllocationCallbacks,
     pCallback: *mut VkDebugReportCallbackEXT,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateDebugReportCallbackEXT", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateDebugReportCallbackEXT {
         Some(f) => f(instance, pCreateInfo, pAllocator, pCallback),
@@ -3834,6 +3839,7 @@ pub unsafe extern "system" fn vkCreateDebugUtilsMessengerEXT(
     pAllocator: *const VkAllocationCallbacks,
     pMessenger: *mut VkDebugUtilsMessengerEXT,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateDebugUtilsMessengerEXT", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateDebugUtilsMessengerEXT {
         Some(f) => f(instance, pCreateInfo, pAllocator, pMessenger),
@@ -3896,6 +3902,7 @@ pub unsafe extern "system" fn vkCreateDirectFBSurfaceEXT(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateDirectFBSurfaceEXT", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateDirectFBSurfaceEXT {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -3910,6 +3917,7 @@ pub unsafe extern "system" fn vkCreateDisplayModeKHR(
     pAllocator: *const VkAllocationCallbacks,
     pMode: *mut VkDisplayModeKHR,
 ) -> VkResult {
+    check_physical_device(physicalDevice.0, "vkCreateDisplayModeKHR", "physicalDevice");
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkCreateDisplayModeKHR {
@@ -3939,6 +3947,7 @@ pub unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateDisplayPlaneSurfaceKHR", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateDisplayPlaneSurfaceKHR {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4056,6 +4065,7 @@ pub unsafe extern "system" fn vkCreateHeadlessSurfaceEXT(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateHeadlessSurfaceEXT", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateHeadlessSurfaceEXT {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4068,6 +4078,7 @@ pub unsafe extern "system" fn vkCreateIOSSurfaceMVK(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateIOSSurfaceMVK", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateIOSSurfaceMVK {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4093,6 +4104,7 @@ pub unsafe extern "system" fn vkCreateImagePipeSurfaceFUCHSIA(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateImagePipeSurfaceFUCHSIA", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateImagePipeSurfaceFUCHSIA {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4154,6 +4166,7 @@ pub unsafe extern "system" fn vkCreateMacOSSurfaceMVK(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateMacOSSurfaceMVK", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateMacOSSurfaceMVK {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4166,6 +4179,7 @@ pub unsafe extern "system" fn vkCreateMetalSurfaceEXT(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateMetalSurfaceEXT", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateMetalSurfaceEXT {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4366,6 +4380,7 @@ pub unsafe extern "system" fn vkCreateScreenSurfaceQNX(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateScreenSurfaceQNX", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateScreenSurfaceQNX {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4431,6 +4446,7 @@ pub unsafe extern "system" fn vkCreateStreamDescriptorSurfaceGGP(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateStreamDescriptorSurfaceGGP", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateStreamDescriptorSurfaceGGP {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4443,6 +4459,7 @@ pub unsafe extern "system" fn vkCreateSurfaceOHOS(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateSurfaceOHOS", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateSurfaceOHOS {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4504,6 +4521,7 @@ pub unsafe extern "system" fn vkCreateViSurfaceNN(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateViSurfaceNN", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateViSurfaceNN {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4541,6 +4559,7 @@ pub unsafe extern "system" fn vkCreateWaylandSurfaceKHR(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateWaylandSurfaceKHR", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateWaylandSurfaceKHR {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4553,6 +4572,7 @@ pub unsafe extern "system" fn vkCreateWin32SurfaceKHR(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateWin32SurfaceKHR", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateWin32SurfaceKHR {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4566,6 +4586,7 @@ pub unsafe extern "system" fn vkCreateXcbSurfaceKHR(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateXcbSurfaceKHR", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateXcbSurfaceKHR {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4579,6 +4600,7 @@ pub unsafe extern "system" fn vkCreateXlibSurfaceKHR(
     pAllocator: *const VkAllocationCallbacks,
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
+    check_instance(instance.0, "vkCreateXlibSurfaceKHR", "instance");
     let table = instance_table(instance.0);
     match (*table).vkCreateXlibSurfaceKHR {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
@@ -4615,6 +4637,7 @@ pub unsafe extern "system" fn vkDebugReportMessageEXT(
     pLayerPrefix: *const c_char,
     pMessage: *const c_char,
 ) {
+    check_instance(instance.0, "vkDebugReportMessageEXT", "instance");
     let table = instance_table(instance.0);
     match (*table).vkDebugReportMessageEXT {
         Some(f) => {
@@ -4771,6 +4794,7 @@ pub unsafe extern "system" fn vkDestroyDebugReportCallbackEXT(
     callback: VkDebugReportCallbackEXT,
     pAllocator: *const VkAllocationCallbacks,
 ) {
+    check_instance(instance.0, "vkDestroyDebugReportCallbackEXT", "instance");
     let table = instance_table(instance.0);
     match (*table).vkDestroyDebugReportCallbackEXT {
         Some(f) => f(instance, callback, pAllocator),
@@ -4782,6 +4806,7 @@ pub unsafe extern "system" fn vkDestroyDebugUtilsMessengerEXT(
     messenger: VkDebugUtilsMessengerEXT,
     pAllocator: *const VkAllocationCallbacks,
 ) {
+    check_instance(instance.0, "vkDestroyDebugUtilsMessengerEXT", "instance");
     let table = instance_table(instance.0);
     match (*table).vkDestroyDebugUtilsMessengerEXT {
         Some(f) => f(instance, messenger, pAllocator),
@@ -5109,6 +5134,7 @@ pub unsafe extern "system" fn vkDestroySurfaceKHR(
     surface: VkSurfaceKHR,
     pAllocator: *const VkAllocationCallbacks,
 ) {
+    check_instance(instance.0, "vkDestroySurfaceKHR", "instance");
     let table = instance_table(instance.0);
     match (*table).vkDestroySurfaceKHR {
         Some(f) => f(instance, surface, pAllocator),
@@ -5218,6 +5244,11 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceCou
     pCounters: *mut VkPerformanceCounterARM,
     pCounterDescriptions: *mut VkPerformanceCounterDescriptionARM,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM {
@@ -5263,6 +5294,11 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceQue
     pCounters: *mut VkPerformanceCounterKHR,
     pCounterDescriptions: *mut VkPerformanceCounterDescriptionKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR {
@@ -5905,6 +5941,11 @@ pub unsafe extern "system" fn vkGetDisplayModeProperties2KHR(
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayModeProperties2KHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetDisplayModeProperties2KHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetDisplayModeProperties2KHR {
@@ -5931,6 +5972,11 @@ pub unsafe extern "system" fn vkGetDisplayModePropertiesKHR(
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayModePropertiesKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetDisplayModePropertiesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetDisplayModePropertiesKHR {
@@ -5956,6 +6002,11 @@ pub unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR(
     pDisplayPlaneInfo: *const VkDisplayPlaneInfo2KHR,
     pCapabilities: *mut VkDisplayPlaneCapabilities2KHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetDisplayPlaneCapabilities2KHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetDisplayPlaneCapabilities2KHR {
@@ -5981,6 +6032,11 @@ pub unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR(
     planeIndex: u32,
     pCapabilities: *mut VkDisplayPlaneCapabilitiesKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetDisplayPlaneCapabilitiesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetDisplayPlaneCapabilitiesKHR {
@@ -6007,6 +6063,11 @@ pub unsafe extern "system" fn vkGetDisplayPlaneSupportedDisplaysKHR(
     pDisplayCount: *mut u32,
     pDisplays: *mut VkDisplayKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetDisplayPlaneSupportedDisplaysKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetDisplayPlaneSupportedDisplaysKHR {
@@ -6032,6 +6093,7 @@ pub unsafe extern "system" fn vkGetDrmDisplayEXT(
     connectorId: u32,
     display: *mut VkDisplayKHR,
 ) -> VkResult {
+    check_physical_device(physicalDevice.0, "vkGetDrmDisplayEXT", "physicalDevice");
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetDrmDisplayEXT {
@@ -6580,6 +6642,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCalibrateableTimeDomainsKHR(
     pTimeDomainCount: *mut u32,
     pTimeDomains: *mut VkTimeDomainKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceCalibrateableTimeDomainsKHR {
@@ -6604,6 +6671,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixFlexibleDimens
     pPropertyCount: *mut u32,
     pProperties: *mut VkCooperativeMatrixFlexibleDimensionsPropertiesNV,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV {
@@ -6629,6 +6701,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(
     pPropertyCount: *mut u32,
     pProperties: *mut VkCooperativeMatrixPropertiesKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR {
@@ -6654,6 +6731,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(
     pPropertyCount: *mut u32,
     pProperties: *mut VkCooperativeMatrixPropertiesNV,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceCooperativeMatrixPropertiesNV {
@@ -6679,6 +6761,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeVectorPropertiesNV(
     pPropertyCount: *mut u32,
     pProperties: *mut VkCooperativeVectorPropertiesNV,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceCooperativeVectorPropertiesNV",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceCooperativeVectorPropertiesNV {
@@ -6703,6 +6790,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDescriptorSizeEXT(
     physicalDevice: VkPhysicalDevice,
     descriptorType: VkDescriptorType,
 ) -> VkDeviceSize {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceDescriptorSizeEXT",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceDescriptorSizeEXT {
@@ -6725,6 +6817,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDirectFBPresentationSupportEXT(
     queueFamilyIndex: u32,
     dfb: *mut IDirectFB,
 ) -> VkBool32 {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceDirectFBPresentationSupportEXT",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceDirectFBPresentationSupportEXT {
@@ -6751,6 +6848,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlaneProperties2KHR(
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayPlaneProperties2KHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceDisplayPlaneProperties2KHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceDisplayPlaneProperties2KHR {
@@ -6775,6 +6877,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlanePropertiesKHR(
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayPlanePropertiesKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceDisplayPlanePropertiesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceDisplayPlanePropertiesKHR {
@@ -6799,6 +6906,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayProperties2KHR(
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayProperties2KHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceDisplayProperties2KHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceDisplayProperties2KHR {
@@ -6823,6 +6935,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPropertiesKHR(
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayPropertiesKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceDisplayPropertiesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceDisplayPropertiesKHR {
@@ -6847,6 +6964,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferProperties(
     pExternalBufferInfo: *const VkPhysicalDeviceExternalBufferInfo,
     pExternalBufferProperties: *mut VkExternalBufferProperties,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceExternalBufferProperties",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceExternalBufferProperties {
@@ -6877,6 +6999,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalFenceProperties(
     pExternalFenceInfo: *const VkPhysicalDeviceExternalFenceInfo,
     pExternalFenceProperties: *mut VkExternalFenceProperties,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceExternalFenceProperties",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceExternalFenceProperties {
@@ -6911,6 +7038,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalImageFormatPropertiesNV
     externalHandleType: VkExternalMemoryHandleTypeFlagsNV,
     pExternalImageFormatProperties: *mut VkExternalImageFormatPropertiesNV,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceExternalImageFormatPropertiesNV",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceExternalImageFormatPropertiesNV {
@@ -6964,6 +7096,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphoreProperties(
     pExternalSemaphoreInfo: *const VkPhysicalDeviceExternalSemaphoreInfo,
     pExternalSemaphoreProperties: *mut VkExternalSemaphoreProperties,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceExternalSemaphoreProperties",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceExternalSemaphoreProperties {
@@ -6996,6 +7133,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalTensorPropertiesARM(
     pExternalTensorInfo: *const VkPhysicalDeviceExternalTensorInfoARM,
     pExternalTensorProperties: *mut VkExternalTensorPropertiesARM,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceExternalTensorPropertiesARM",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceExternalTensorPropertiesARM {
@@ -7026,6 +7168,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures(
     physicalDevice: VkPhysicalDevice,
     pFeatures: *mut VkPhysicalDeviceFeatures,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceFeatures",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceFeatures {
@@ -7048,6 +7195,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures2(
     physicalDevice: VkPhysicalDevice,
     pFeatures: *mut VkPhysicalDeviceFeatures2,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceFeatures2",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceFeatures2 {
@@ -7071,6 +7223,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties(
     format: VkFormat,
     pFormatProperties: *mut VkFormatProperties,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceFormatProperties",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceFormatProperties {
@@ -7095,6 +7252,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2(
     format: VkFormat,
     pFormatProperties: *mut VkFormatProperties2,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceFormatProperties2",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceFormatProperties2 {
@@ -7118,6 +7280,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFragmentShadingRatesKHR(
     pFragmentShadingRateCount: *mut u32,
     pFragmentShadingRates: *mut VkPhysicalDeviceFragmentShadingRateKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceFragmentShadingRatesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceFragmentShadingRatesKHR {
@@ -7152,6 +7319,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties(
     flags: VkImageCreateFlags,
     pImageFormatProperties: *mut VkImageFormatProperties,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceImageFormatProperties",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceImageFormatProperties {
@@ -7200,6 +7372,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2(
     pImageFormatInfo: *const VkPhysicalDeviceImageFormatInfo2,
     pImageFormatProperties: *mut VkImageFormatProperties2,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceImageFormatProperties2",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceImageFormatProperties2 {
@@ -7225,6 +7402,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties(
     physicalDevice: VkPhysicalDevice,
     pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceMemoryProperties",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceMemoryProperties {
@@ -7247,6 +7429,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2(
     physicalDevice: VkPhysicalDevice,
     pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties2,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceMemoryProperties2",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceMemoryProperties2 {
@@ -7269,6 +7456,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMultisamplePropertiesEXT(
     samples: VkSampleCountFlagBits,
     pMultisampleProperties: *mut VkMultisamplePropertiesEXT,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceMultisamplePropertiesEXT",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceMultisamplePropertiesEXT {
@@ -7293,6 +7485,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceOpticalFlowImageFormatsNV(
     pFormatCount: *mut u32,
     pImageFormatProperties: *mut VkOpticalFlowImageFormatPropertiesNV,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceOpticalFlowImageFormatsNV",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceOpticalFlowImageFormatsNV {
@@ -7333,6 +7530,11 @@ pub unsafe extern "system" fn vkGetPhysicalDevicePresentRectanglesKHR(
     pRectCount: *mut u32,
     pRects: *mut VkRect2D,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDevicePresentRectanglesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDevicePresentRectanglesKHR {
@@ -7357,6 +7559,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceProperties(
     physicalDevice: VkPhysicalDevice,
     pProperties: *mut VkPhysicalDeviceProperties,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceProperties",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceProperties {
@@ -7379,6 +7586,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceProperties2(
     physicalDevice: VkPhysicalDevice,
     pProperties: *mut VkPhysicalDeviceProperties2,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceProperties2",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceProperties2 {
@@ -7401,6 +7613,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphProcessingE
     pQueueFamilyDataGraphProcessingEngineInfo: *const VkPhysicalDeviceQueueFamilyDataGraphProcessingEngineInfoARM,
     pQueueFamilyDataGraphProcessingEngineProperties: *mut VkQueueFamilyDataGraphProcessingEnginePropertiesARM,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM {
@@ -7439,6 +7656,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesA
     pQueueFamilyDataGraphPropertyCount: *mut u32,
     pQueueFamilyDataGraphProperties: *mut VkQueueFamilyDataGraphPropertiesARM,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM {
@@ -7479,6 +7701,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyPerformanceQueryPass
     pPerformanceQueryCreateInfo: *const VkQueryPoolPerformanceCreateInfoKHR,
     pNumPasses: *mut u32,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR {
@@ -7507,6 +7734,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties(
     pQueueFamilyPropertyCount: *mut u32,
     pQueueFamilyProperties: *mut VkQueueFamilyProperties,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceQueueFamilyProperties",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceQueueFamilyProperties {
@@ -7537,6 +7769,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2(
     pQueueFamilyPropertyCount: *mut u32,
     pQueueFamilyProperties: *mut VkQueueFamilyProperties2,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceQueueFamilyProperties2",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceQueueFamilyProperties2 {
@@ -7566,6 +7803,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceScreenPresentationSupportQNX(
     queueFamilyIndex: u32,
     window: *mut _screen_window,
 ) -> VkBool32 {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceScreenPresentationSupportQNX",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceScreenPresentationSupportQNX {
@@ -7596,6 +7838,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties(
     pPropertyCount: *mut u32,
     pProperties: *mut VkSparseImageFormatProperties,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSparseImageFormatProperties",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSparseImageFormatProperties {
@@ -7649,6 +7896,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2(
     pPropertyCount: *mut u32,
     pProperties: *mut VkSparseImageFormatProperties2,
 ) {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSparseImageFormatProperties2",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSparseImageFormatProperties2 {
@@ -7676,6 +7928,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSupportedFramebufferMixedSample
     pCombinationCount: *mut u32,
     pCombinations: *mut VkFramebufferMixedSamplesCombinationNV,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV {
@@ -7701,6 +7958,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT(
     surface: VkSurfaceKHR,
     pSurfaceCapabilities: *mut VkSurfaceCapabilities2EXT,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSurfaceCapabilities2EXT",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfaceCapabilities2EXT {
@@ -7725,6 +7987,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR(
     pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
     pSurfaceCapabilities: *mut VkSurfaceCapabilities2KHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSurfaceCapabilities2KHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfaceCapabilities2KHR {
@@ -7749,6 +8016,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilitiesKHR(
     surface: VkSurfaceKHR,
     pSurfaceCapabilities: *mut VkSurfaceCapabilitiesKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSurfaceCapabilitiesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfaceCapabilitiesKHR {
@@ -7774,6 +8046,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR(
     pSurfaceFormatCount: *mut u32,
     pSurfaceFormats: *mut VkSurfaceFormat2KHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSurfaceFormats2KHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfaceFormats2KHR {
@@ -7807,6 +8084,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormatsKHR(
     pSurfaceFormatCount: *mut u32,
     pSurfaceFormats: *mut VkSurfaceFormatKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSurfaceFormatsKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfaceFormatsKHR {
@@ -7839,6 +8121,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModes2EXT(
     pPresentModeCount: *mut u32,
     pPresentModes: *mut VkPresentModeKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSurfacePresentModes2EXT",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfacePresentModes2EXT {
@@ -7872,6 +8159,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModesKHR(
     pPresentModeCount: *mut u32,
     pPresentModes: *mut VkPresentModeKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSurfacePresentModesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfacePresentModesKHR {
@@ -7900,6 +8192,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceSupportKHR(
     surface: VkSurfaceKHR,
     pSupported: *mut VkBool32,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceSurfaceSupportKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfaceSupportKHR {
@@ -7927,6 +8224,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceToolProperties(
     pToolCount: *mut u32,
     pToolProperties: *mut VkPhysicalDeviceToolProperties,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceToolProperties",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceToolProperties {
@@ -7950,6 +8252,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceVideoCapabilitiesKHR(
     pVideoProfile: *const VkVideoProfileInfoKHR,
     pCapabilities: *mut VkVideoCapabilitiesKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceVideoCapabilitiesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceVideoCapabilitiesKHR {
@@ -7973,6 +8280,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceVideoEncodeQualityLevelProperti
     pQualityLevelInfo: *const VkPhysicalDeviceVideoEncodeQualityLevelInfoKHR,
     pQualityLevelProperties: *mut VkVideoEncodeQualityLevelPropertiesKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR {
@@ -8001,6 +8313,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceVideoFormatPropertiesKHR(
     pVideoFormatPropertyCount: *mut u32,
     pVideoFormatProperties: *mut VkVideoFormatPropertiesKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceVideoFormatPropertiesKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceVideoFormatPropertiesKHR {
@@ -8040,6 +8357,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceWaylandPresentationSupportKHR(
     queueFamilyIndex: u32,
     display: *mut wl_display,
 ) -> VkBool32 {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceWaylandPresentationSupportKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceWaylandPresentationSupportKHR {
@@ -8064,6 +8386,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceWin32PresentationSupportKHR(
     physicalDevice: VkPhysicalDevice,
     queueFamilyIndex: u32,
 ) -> VkBool32 {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceWin32PresentationSupportKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceWin32PresentationSupportKHR {
@@ -8089,6 +8416,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceXcbPresentationSupportKHR(
     connection: *mut xcb_connection_t,
     visual_id: xcb_visualid_t,
 ) -> VkBool32 {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceXcbPresentationSupportKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceXcbPresentationSupportKHR {
@@ -8117,6 +8449,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceXlibPresentationSupportKHR(
     dpy: *mut Display,
     visualID: VisualID,
 ) -> VkBool32 {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetPhysicalDeviceXlibPresentationSupportKHR",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceXlibPresentationSupportKHR {
@@ -8317,6 +8654,11 @@ pub unsafe extern "system" fn vkGetRandROutputDisplayEXT(
     rrOutput: RROutput,
     pDisplay: *mut VkDisplayKHR,
 ) -> VkResult {
+    check_physical_device(
+        physicalDevice.0,
+        "vkGetRandROutputDisplayEXT",
+        "physicalDevice",
+    );
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetRandROutputDisplayEXT {
@@ -8668,6 +9010,7 @@ pub unsafe extern "system" fn vkGetWinrtDisplayNV(
     deviceRelativeId: u32,
     pDisplay: *mut VkDisplayKHR,
 ) -> VkResult {
+    check_physical_device(physicalDevice.0, "vkGetWinrtDisplayNV", "physicalDevice");
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetWinrtDisplayNV {
@@ -8978,6 +9321,7 @@ pub unsafe extern "system" fn vkReleaseDisplayEXT(
     physicalDevice: VkPhysicalDevice,
     display: VkDisplayKHR,
 ) -> VkResult {
+    check_physical_device(physicalDevice.0, "vkReleaseDisplayEXT", "physicalDevice");
     let table = instance_table(physicalDevice.0);
     let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkReleaseDisplayEXT {
@@ -9251,6 +9595,7 @@ pub unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT(
     messageTypes: VkDebugUtilsMessageTypeFlagsEXT,
     pCallbackData: *const VkDebugUtilsMessengerCallbackDataEXT,
 ) {
+    check_instance(instance.0, "vkSubmitDebugUtilsMessageEXT", "instance");
     let table = instance_table(instance.0);
     match (*table).vkSubmitDebugUtilsMessageEXT {
         Some(f) => f(instance, messageSeverity, messageTypes, pCallbackData),

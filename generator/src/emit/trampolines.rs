@@ -4,6 +4,11 @@
 //! A trampoline loads the dispatch table from the first word of its dispatchable first argument and
 //! calls that table's slot (one load, one indirect call). Exported names get their C symbol; the
 //! rest are reached through `TRAMPOLINES` (by command id) from `vkGetInstanceProcAddr`.
+//!
+//! Instance and physical-device trampolines first check the loader's magic word in the handle
+//! (`check_instance` / `check_physical_device` from the loader's ABI module): a bad handle stops
+//! with a message naming the command and the valid-usage ID. Device trampolines check nothing:
+//! their handles belong to drivers, and that path stays one load and one jump.
 
 use std::collections::BTreeSet;
 
@@ -99,6 +104,7 @@ fn trampoline_body(reg: &Registry, command: &Command) -> Result<TokenStream, Str
     let args = args(command);
     let missing = missing_value(command);
     let table_fn = if command.level == Level::Device { quote!(device_table) } else { quote!(instance_table) };
+    let check = handle_check(command);
     let set_dispatch = new_dispatchable_objects(reg, command)?;
     // Physical devices handed to the application wrap the handle of the chain's top level.
     let unwrap = if command.level == Level::PhysicalDevice {
@@ -108,6 +114,7 @@ fn trampoline_body(reg: &Registry, command: &Command) -> Result<TokenStream, Str
     };
     if set_dispatch.is_empty() {
         return Ok(quote! {
+            #check
             let table = #table_fn(#first.0);
             #unwrap
             match (*table).#slot { Some(f) => f(#(#args),*), None => #missing }
@@ -115,6 +122,7 @@ fn trampoline_body(reg: &Registry, command: &Command) -> Result<TokenStream, Str
     }
     let succeeded = if command.return_type.is_void() { quote!(true) } else { quote!(result == VkResult::SUCCESS) };
     Ok(quote! {
+        #check
         let table = #table_fn(#first.0);
         #unwrap
         let Some(f) = (*table).#slot else { return #missing };
@@ -124,6 +132,30 @@ fn trampoline_body(reg: &Registry, command: &Command) -> Result<TokenStream, Str
         }
         result
     })
+}
+
+/// The validity check of a loader-owned first parameter (`VkInstance`, `VkPhysicalDevice`), with
+/// the command and parameter names that its fatal message and valid-usage ID use. An optional
+/// handle may be NULL; the trampoline then has nothing to dispatch on and returns the missing value.
+fn handle_check(command: &Command) -> TokenStream {
+    let check = match command.level {
+        Level::Instance => quote!(check_instance),
+        Level::PhysicalDevice => quote!(check_physical_device),
+        Level::Global | Level::Device => return quote!(),
+    };
+    let first = &command.params[0];
+    let handle = ident(&first.name);
+    let (name, param) = (&command.name, &first.name);
+    let check = quote!(#check(#handle.0, #name, #param););
+    if first.optional {
+        let missing = missing_value(command);
+        quote! {
+            if #handle.0.is_null() { return #missing; }
+            #check
+        }
+    } else {
+        check
+    }
 }
 
 /// Statements that give objects returned through non-const pointers to dispatchable handles

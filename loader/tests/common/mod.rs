@@ -93,8 +93,36 @@ pub fn layer_manifest(dir: &std::path::Path, file: &str, name: &str, library: &s
 /// (the loader reads the environment once and keeps what it dlopens, so each scenario needs its own
 /// process); returns (success, stdout, stderr).
 pub fn child(scenario: &str, env: &[(&str, String)]) -> (bool, String, String) {
-    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", "scenario_entry", "--nocapture", "--test-threads=1"]).env("SCENARIO", scenario);
+    let run = run_scenario("scenario_entry", scenario, env);
+    (run.status.success(), run.stdout, run.stderr)
+}
+
+/// The output of a scenario run in a child process.
+pub struct ChildRun {
+    pub status: std::process::ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Re-runs this test binary's test `entry` with `SCENARIO=scenario` and `env`, the host's `VK_*`
+/// variables removed; for checks that need the exit status (death tests).
+///
+/// `LOADER_TEST_RUNNER` (say `qemu-aarch64 -L /usr/aarch64-linux-gnu`, with cargo's
+/// `CARGO_TARGET_<TRIPLE>_RUNNER` set the same) runs the child through that program: cross-built
+/// tests under user-mode emulation, where the kernel cannot run the binary itself.
+pub fn run_scenario(entry: &str, scenario: &str, env: &[(&str, String)]) -> ChildRun {
+    let exe = std::env::current_exe().unwrap();
+    let runner = std::env::var("LOADER_TEST_RUNNER").unwrap_or_default();
+    let mut words = runner.split_whitespace();
+    let mut cmd = match words.next() {
+        Some(program) => {
+            let mut cmd = std::process::Command::new(program);
+            cmd.args(words).arg(exe);
+            cmd
+        }
+        None => std::process::Command::new(exe),
+    };
+    cmd.args(["--exact", entry, "--nocapture", "--test-threads=1"]).env("SCENARIO", scenario);
     for (var, _) in std::env::vars() {
         if var.starts_with("VK_") {
             cmd.env_remove(var);
@@ -107,5 +135,20 @@ pub fn child(scenario: &str, env: &[(&str, String)]) -> (bool, String, String) {
         cmd.env(k, v);
     }
     let out = cmd.output().unwrap();
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    ChildRun {
+        status: out.status,
+        stdout: String::from_utf8_lossy(&out.stdout).into(),
+        stderr: String::from_utf8_lossy(&out.stderr).into(),
+    }
+}
+
+/// A death test's verdict: the child printed `READY` just before its bad call, never got past it
+/// (`SURVIVED`), died of `abort`, and the loader's stderr has `[Vulkan Loader] ERROR:   <message>`.
+pub fn assert_aborted_with(run: &ChildRun, message: &str) {
+    use std::os::unix::process::ExitStatusExt;
+    assert!(run.stdout.contains("READY"), "the child failed before the bad call:\n{}{}", run.stdout, run.stderr);
+    assert!(!run.stdout.contains("SURVIVED"), "the bad call returned:\n{}", run.stdout);
+    assert_eq!(run.status.signal(), Some(libc::SIGABRT), "{:?}\n{}", run.status, run.stderr);
+    let line = format!("[Vulkan Loader] ERROR:   {message}");
+    assert!(run.stderr.lines().any(|l| l == line), "no line {line:?} in:\n{}", run.stderr);
 }

@@ -76,6 +76,14 @@ pub fn max_interface_version() -> u32 {
         .map_or(MAX_INTERFACE_VERSION, |v| v.min(MAX_INTERFACE_VERSION))
 }
 
+/// `VK_TEST_DRIVER_SYNTHETIC_COMMANDS`: how many synthetic commands of each level the driver
+/// provides (the first N of `synthetic::COUNT`).
+pub fn synthetic_commands() -> usize {
+    var("SYNTHETIC_COMMANDS")
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .map_or(crate::synthetic::COUNT, |n| n.min(crate::synthetic::COUNT))
+}
+
 /// `VK_TEST_DRIVER_NO_MAGIC=1`: command buffers lack `ICD_LOADER_MAGIC` (read at allocation).
 pub fn no_magic() -> bool {
     flag("NO_MAGIC")

@@ -16,6 +16,8 @@ use crate::{c_string_list, device_proc_addr, guard};
 #[repr(C)]
 struct Device {
     loader_data: usize,
+    /// The physical device's `deviceID`, for the synthetic commands to say where they ran.
+    device_id: u32,
     queues: Vec<Box<Queue>>,
     /// Command pools, each owning its command buffers; destroyed with the device at the latest.
     pools: Mutex<Vec<Box<CommandPool>>>,
@@ -58,6 +60,11 @@ fn command_buffer_handle(buffer: &CommandBuffer) -> VkCommandBuffer {
 
 unsafe fn device_ref<'a>(device: VkDevice) -> Option<&'a Device> {
     (device.0 as *const Device).as_ref()
+}
+
+/// The `deviceID` of the physical device `device` was created from.
+pub(crate) unsafe fn device_id(device: VkDevice) -> Option<u32> {
+    device_ref(device).map(|d| d.device_id)
 }
 
 unsafe fn command_buffer_ref<'a>(command_buffer: VkCommandBuffer) -> Option<&'a CommandBuffer> {
@@ -134,6 +141,7 @@ pub unsafe extern "system" fn vkCreateDevice(
         }
         let device = Box::new(Device {
             loader_data: ICD_LOADER_MAGIC,
+            device_id: pd.spec.device_id,
             queues,
             pools: Mutex::new(Vec::new()),
         });

@@ -20,6 +20,7 @@ mod config;
 mod debug;
 mod device;
 mod instance;
+pub mod synthetic;
 
 /// No interface version negotiated yet: the loader is a legacy one (interface 0 or 1).
 const NOT_NEGOTIATED: u32 = u32::MAX;
@@ -94,7 +95,7 @@ pub(crate) unsafe fn device_proc_addr(pName: *const c_char) -> PFN_vkVoidFunctio
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Level {
+pub(crate) enum Level {
     /// The loader interface itself (`vk_icd*`, `vkGetInstanceProcAddr`).
     Icd,
     Global,
@@ -119,6 +120,7 @@ unsafe fn find(name: *const c_char, accept: impl Fn(Level) -> bool) -> PFN_vkVoi
         .iter()
         .find(|e| e.name == name && accept(e.level))
         .map(|e| e.function)
+        .or_else(|| synthetic::find(name, &accept))
 }
 
 macro_rules! entries {

@@ -225,7 +225,6 @@ pub unsafe extern "system" fn TestLayer_GetInstanceProcAddr(instance: VkInstance
             b"vkDestroyInstance" => pfn!(DestroyInstance, unsafe extern "system" fn(VkInstance, *const VkAllocationCallbacks)),
             b"vkCreateDevice" => pfn!(CreateDevice, CreateDeviceFn),
             b"vkDestroyDevice" => pfn!(DestroyDevice, unsafe extern "system" fn(VkDevice, *const VkAllocationCallbacks)),
-            b"vkGetTestLayerInstanceValueTEST" => pfn!(GetTestLayerInstanceValueTEST, unsafe extern "system" fn(VkInstance) -> u32),
             b"vkGetTestLayerDrawsTEST" => pfn!(GetTestLayerDrawsTEST, unsafe extern "system" fn(VkDevice) -> u32),
             b"vkCmdDraw" if intercept() => pfn!(CmdDraw, unsafe extern "system" fn(VkCommandBuffer, u32, u32, u32, u32)),
             b"vkGetPhysicalDeviceProperties" if intercept() || wrap => pfn!(GetPhysicalDeviceProperties, Props),
@@ -513,10 +512,6 @@ unsafe extern "system" fn CmdDraw(cmd: VkCommandBuffer, a: u32, b: u32, c: u32, 
 
 unsafe extern "system" fn GetTestLayerDrawsTEST(device: VkDevice) -> u32 {
     guard(0, || crate::device(key(device.0)).map_or(0, |d| d.draws.load(Ordering::Relaxed)))
-}
-
-unsafe extern "system" fn GetTestLayerInstanceValueTEST(_instance: VkInstance) -> u32 {
-    4242
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -1,0 +1,66 @@
+//! Handle validation for the loader's own dispatchable objects (`VkInstance`, `VkPhysicalDevice`):
+//! each carries a magic word right after its dispatch pointer, and every loader entry point taking
+//! one checks it first. A bad handle stops the process with the command and the valid-usage ID
+//! (`vkEnumeratePhysicalDevices: Invalid instance [VUID-vkEnumeratePhysicalDevices-instance-parameter]`)
+//! instead of crashing somewhere below. NULL and misaligned pointers are caught before any read;
+//! a wild pointer that happens to be aligned is read once, at the magic word.
+//!
+//! Device-level handles belong to drivers and are not checked: that path stays one load and one jump.
+
+use core::ffi::c_void;
+
+use crate::log::{self, Level};
+
+/// "VkLdInst" in memory: easy to spot in a debugger.
+pub const INSTANCE_MAGIC: u64 = u64::from_le_bytes(*b"VkLdInst");
+/// "VkLdPhys" in memory.
+pub const PHYSICAL_DEVICE_MAGIC: u64 = u64::from_le_bytes(*b"VkLdPhys");
+
+/// The start of every loader-owned dispatchable object: the dispatch pointer (the loader ABI's
+/// first word), then the magic word. The objects declare the two fields themselves; const
+/// assertions beside them keep the offsets equal to these.
+#[repr(C)]
+pub struct HandleHeader {
+    pub dispatch: *const c_void,
+    pub magic: u64,
+}
+
+/// Whether `handle` points to a live loader object whose magic word is `magic`.
+///
+/// # Safety
+/// `handle` is NULL, misaligned, or readable for a `HandleHeader`.
+#[inline(always)]
+pub unsafe fn has_magic(handle: *mut c_void, magic: u64) -> bool {
+    let header = handle as *const HandleHeader;
+    !header.is_null() && header.is_aligned() && (*header).magic == magic
+}
+
+/// Reports an invalid handle and aborts (the Khronos loader's behaviour: there is no safe way on).
+#[cold]
+#[inline(never)]
+pub fn invalid_handle(command: &str, param: &str) -> ! {
+    log::write(Level::Error, &format!("{command}: Invalid {param} [VUID-{command}-{param}-parameter]"));
+    std::process::abort()
+}
+
+/// Stops unless `handle` is a `VkInstance` of this loader.
+///
+/// # Safety
+/// See [`has_magic`].
+#[inline(always)]
+pub unsafe fn check_instance(handle: *mut c_void, command: &str, param: &str) {
+    if !has_magic(handle, INSTANCE_MAGIC) {
+        invalid_handle(command, param)
+    }
+}
+
+/// Stops unless `handle` is a `VkPhysicalDevice` of this loader.
+///
+/// # Safety
+/// See [`has_magic`].
+#[inline(always)]
+pub unsafe fn check_physical_device(handle: *mut c_void, command: &str, param: &str) {
+    if !has_magic(handle, PHYSICAL_DEVICE_MAGIC) {
+        invalid_handle(command, param)
+    }
+}

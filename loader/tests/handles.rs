@@ -1,0 +1,135 @@
+//! Handle validation: an invalid `VkInstance` or `VkPhysicalDevice` given to a loader entry point
+//! stops the process with the command and the valid-usage ID on stderr (a death test: each case
+//! runs in a child process that must die of `abort`).
+
+mod common;
+
+use std::ffi::{c_char, c_void, CStr};
+
+use vk_generated::types::*;
+
+/// The child side: makes one bad call, chosen by `SCENARIO`, through our libvulkan.
+#[test]
+fn scenario_entry() {
+    let Ok(scenario) = std::env::var("SCENARIO") else { return };
+    let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
+    let symbol = |name: &CStr| unsafe {
+        let f: libloading::Symbol<unsafe extern "system" fn()> = lib.get(name.to_bytes_with_nul()).unwrap();
+        *f
+    };
+    unsafe {
+        let create: unsafe extern "system" fn(*const VkInstanceCreateInfo, *const VkAllocationCallbacks, *mut VkInstance) -> VkResult =
+            std::mem::transmute(symbol(c"vkCreateInstance"));
+        let mut instance = VkInstance::NULL;
+        assert_eq!(create(&VkInstanceCreateInfo::default(), std::ptr::null(), &mut instance), VkResult::SUCCESS);
+        let enumerate: unsafe extern "system" fn(VkInstance, *mut u32, *mut VkPhysicalDevice) -> VkResult =
+            std::mem::transmute(symbol(c"vkEnumeratePhysicalDevices"));
+        let mut count = 1;
+        let mut physical_device = VkPhysicalDevice::NULL;
+        enumerate(instance, &mut count, &mut physical_device);
+        assert_eq!(count, 1);
+        // Readable, aligned memory that is no loader object.
+        let zeros = Box::into_raw(Box::new([0u64; 64])) as *mut c_void;
+        println!("READY");
+        match scenario.as_str() {
+            "garbage-instance" => {
+                enumerate(VkInstance(zeros), &mut count, std::ptr::null_mut());
+            }
+            "null-physical-device" => {
+                let f: unsafe extern "system" fn(VkPhysicalDevice, *mut VkPhysicalDeviceProperties) =
+                    std::mem::transmute(symbol(c"vkGetPhysicalDeviceProperties"));
+                f(VkPhysicalDevice::NULL, &mut VkPhysicalDeviceProperties::default());
+            }
+            "misaligned-instance" => {
+                let f: unsafe extern "system" fn(VkInstance, VkSurfaceKHR, *const VkAllocationCallbacks) =
+                    std::mem::transmute(symbol(c"vkDestroySurfaceKHR"));
+                f(VkInstance((zeros as usize + 3) as *mut c_void), VkSurfaceKHR::NULL, std::ptr::null());
+            }
+            "instance-as-physical-device" => {
+                let f: unsafe extern "system" fn(VkPhysicalDevice, *mut VkPhysicalDeviceFeatures) =
+                    std::mem::transmute(symbol(c"vkGetPhysicalDeviceFeatures"));
+                f(VkPhysicalDevice(instance.0), &mut VkPhysicalDeviceFeatures::default());
+            }
+            "physical-device-as-instance-to-gipa" => {
+                let gipa: unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction =
+                    std::mem::transmute(symbol(c"vkGetInstanceProcAddr"));
+                gipa(VkInstance(physical_device.0), c"vkCreateDevice".as_ptr());
+            }
+            "garbage-physical-device-to-create-device" => {
+                let f: unsafe extern "system" fn(VkPhysicalDevice, *const VkDeviceCreateInfo, *const VkAllocationCallbacks, *mut VkDevice) -> VkResult =
+                    std::mem::transmute(symbol(c"vkCreateDevice"));
+                let mut device = VkDevice::NULL;
+                f(VkPhysicalDevice(zeros), &VkDeviceCreateInfo::default(), std::ptr::null(), &mut device);
+            }
+            "valid" => {
+                let f: unsafe extern "system" fn(VkPhysicalDevice, *mut VkPhysicalDeviceProperties) =
+                    std::mem::transmute(symbol(c"vkGetPhysicalDeviceProperties"));
+                let mut props = VkPhysicalDeviceProperties::default();
+                f(physical_device, &mut props);
+                println!("DEVICE {}", CStr::from_ptr(props.deviceName.as_ptr()).to_string_lossy());
+                let destroy: unsafe extern "system" fn(VkInstance, *const VkAllocationCallbacks) =
+                    std::mem::transmute(symbol(c"vkDestroyInstance"));
+                destroy(instance, std::ptr::null());
+            }
+            other => panic!("unknown scenario {other}"),
+        }
+        println!("SURVIVED");
+    }
+}
+
+fn env(scenario: &str) -> Vec<(&'static str, String)> {
+    let dir = common::scratch(&format!("handles-{scenario}"));
+    let manifest = common::driver_manifest(&dir, "d.json", &common::test_driver());
+    vec![("VK_DRIVER_FILES", manifest.display().to_string())]
+}
+
+/// Runs `scenario` and checks that it aborted after printing `message`.
+fn dies_with(scenario: &str, message: &str) {
+    common::assert_aborted_with(&common::run_scenario("scenario_entry", scenario, &env(scenario)), message);
+}
+
+#[test]
+fn garbage_instance_to_a_hand_written_entry_point() {
+    dies_with("garbage-instance", "vkEnumeratePhysicalDevices: Invalid instance [VUID-vkEnumeratePhysicalDevices-instance-parameter]");
+}
+
+#[test]
+fn null_physical_device_to_a_generated_trampoline() {
+    dies_with(
+        "null-physical-device",
+        "vkGetPhysicalDeviceProperties: Invalid physicalDevice [VUID-vkGetPhysicalDeviceProperties-physicalDevice-parameter]",
+    );
+}
+
+#[test]
+fn misaligned_instance_is_not_dereferenced() {
+    dies_with("misaligned-instance", "vkDestroySurfaceKHR: Invalid instance [VUID-vkDestroySurfaceKHR-instance-parameter]");
+}
+
+#[test]
+fn an_instance_is_not_a_physical_device() {
+    dies_with(
+        "instance-as-physical-device",
+        "vkGetPhysicalDeviceFeatures: Invalid physicalDevice [VUID-vkGetPhysicalDeviceFeatures-physicalDevice-parameter]",
+    );
+}
+
+#[test]
+fn a_physical_device_is_not_an_instance() {
+    dies_with("physical-device-as-instance-to-gipa", "vkGetInstanceProcAddr: Invalid instance [VUID-vkGetInstanceProcAddr-instance-parameter]");
+}
+
+#[test]
+fn garbage_physical_device_to_create_device() {
+    dies_with(
+        "garbage-physical-device-to-create-device",
+        "vkCreateDevice: Invalid physicalDevice [VUID-vkCreateDevice-physicalDevice-parameter]",
+    );
+}
+
+#[test]
+fn valid_handles_pass() {
+    let run = common::run_scenario("scenario_entry", "valid", &env("valid"));
+    assert!(run.status.success() && run.stdout.contains("SURVIVED"), "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("DEVICE Test Driver discrete 0"), "{}", run.stdout);
+}
