@@ -132,6 +132,13 @@ fn scenario_entry() {
             props.unwrap()(*d, &mut p);
             println!("DEVICE {}", CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy());
         }
+        if std::env::var("TEST_UNKNOWN_PHYSICAL_DEVICE_COMMAND").is_ok() {
+            // A physical-device command the registry does not know (the test driver's).
+            let f: Option<unsafe extern "system" fn(VkPhysicalDevice) -> u32> =
+                std::mem::transmute(get(instance, c"vkGetTestDriverRequestedApiVersionTEST"));
+            let v = f.expect("the driver's unknown physical-device command")(devices[0]);
+            println!("REQUESTED_API {}.{}", v >> 22, (v >> 12) & 0x3ff);
+        }
         let dev_layers: PFN_vkEnumerateDeviceLayerProperties = std::mem::transmute(get(instance, c"vkEnumerateDeviceLayerProperties"));
         let mut n = 0;
         dev_layers.unwrap()(devices[0], &mut n, std::ptr::null_mut());
@@ -230,6 +237,7 @@ fn two_pass_through_layers_in_order_with_devices_and_draws() {
     let (out, err) = s.run(&[
         ("TEST_APP_LAYERS", "VK_LAYER_TEST_b,VK_LAYER_TEST_a"),
         ("TEST_DEVICE", "1"),
+        ("TEST_UNKNOWN_PHYSICAL_DEVICE_COMMAND", "1"),
         ("VK_TEST_LAYER_LOG", "1"),
         ("VK_LOADER_DEBUG", "layer"),
     ]);
@@ -253,6 +261,9 @@ fn two_pass_through_layers_in_order_with_devices_and_draws() {
     // Both draws (GDPA pointer and trampoline) went through the top layer and reached the driver.
     assert!(out.contains("DRIVER_DRAWS 2") && out.contains("LAYER_DRAWS 2"), "{out}");
     assert!(out.contains("DEVICE_LAYERS 2"), "{out}");
+    // Unknown commands through layers: a physical-device one reaches the driver, a device one
+    // (asked for through vkGetInstanceProcAddr) the top layer.
+    assert!(out.contains("REQUESTED_API 1.0") && out.contains("GIPA_LAYER_DRAWS 2"), "{out}");
     assert!(out.contains("DESTROYED"));
     // VK_LOADER_DEBUG=layer: the chain, with why each layer is in it.
     let chain: Vec<&str> = err.lines().filter(|l| l.contains(": VK_LAYER_TEST_")).collect();
