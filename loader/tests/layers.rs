@@ -620,3 +620,57 @@ fn malformed_manifests_are_skipped_with_file_and_field() {
         assert!(line.contains(field), "{file}: {line}");
     }
 }
+
+/// Layer discovery: explicit_layer.d and implicit_layer.d under the XDG directories (HOME
+/// fallback included), VK_ADD_LAYER_PATH / VK_ADD_IMPLICIT_LAYER_PATH before them, VK_LAYER_PATH /
+/// VK_IMPLICIT_LAYER_PATH instead of them (empty values count as unset).
+#[test]
+fn layer_search_paths_and_environment() {
+    let s = setup("search");
+    let root = s.dir.join("xdg");
+    let library = common::test_layer();
+    let install = |dir: std::path::PathBuf, tag: &str| {
+        std::fs::create_dir_all(&dir).unwrap();
+        vk_test_layer::install::install(&library, &dir, tag, r#", "disable_environment": {"NO_TEST_LAYERS": "1"}"#).unwrap();
+    };
+    install(root.join("home/.local/share/vulkan/explicit_layer.d"), "home");
+    install(root.join("data/vulkan/explicit_layer.d"), "data");
+    install(root.join("data/vulkan/implicit_layer.d"), "implicit");
+    install(root.join("add"), "added");
+    install(root.join("add_implicit"), "added_implicit");
+    install(root.join("replacement"), "replacement");
+    let xdg = |extra: &[(&'static str, String)]| {
+        let mut env: Vec<(&str, String)> = vec![
+            ("HOME", root.join("home").display().to_string()),
+            ("XDG_DATA_HOME", String::new()),
+            ("XDG_CONFIG_HOME", String::new()),
+            ("XDG_CONFIG_DIRS", root.join("none").display().to_string()),
+            ("XDG_DATA_DIRS", root.join("data").display().to_string()),
+            ("VK_LAYER_PATH", String::new()),
+            ("VK_IMPLICIT_LAYER_PATH", String::new()),
+        ];
+        env.extend(extra.iter().cloned());
+        env
+    };
+    let names = |env: Vec<(&str, String)>| -> Vec<String> {
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let (out, err) = s.run(&env);
+        assert!(out.contains("RESULT VK_SUCCESS"), "{out}{err}");
+        lines(&out, "LAYER VK_").iter().map(|l| l.split(' ').nth(1).unwrap().to_string()).collect()
+    };
+    assert_eq!(names(xdg(&[])), ["VK_LAYER_TEST_implicit", "VK_LAYER_TEST_home", "VK_LAYER_TEST_data"]);
+    let added = xdg(&[
+        ("VK_ADD_LAYER_PATH", root.join("add").display().to_string()),
+        ("VK_ADD_IMPLICIT_LAYER_PATH", root.join("add_implicit").display().to_string()),
+    ]);
+    assert_eq!(
+        names(added),
+        ["VK_LAYER_TEST_added_implicit", "VK_LAYER_TEST_implicit", "VK_LAYER_TEST_added", "VK_LAYER_TEST_home", "VK_LAYER_TEST_data"]
+    );
+    let replaced = xdg(&[
+        ("VK_ADD_LAYER_PATH", root.join("add").display().to_string()),
+        ("VK_LAYER_PATH", root.join("replacement").display().to_string()),
+        ("VK_IMPLICIT_LAYER_PATH", root.join("add_implicit").display().to_string()),
+    ]);
+    assert_eq!(names(replaced), ["VK_LAYER_TEST_added_implicit", "VK_LAYER_TEST_replacement"]);
+}
