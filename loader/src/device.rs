@@ -24,6 +24,8 @@ pub struct DeviceData {
     pub driver_gdpa: PFN_vkGetDeviceProcAddr,
     /// With layers: the top layer's `vkGetDeviceProcAddr`, asked instead of the driver's.
     pub chain_gdpa: PFN_vkGetDeviceProcAddr,
+    /// The driver's swapchain commands where the loader unwraps surfaces for it.
+    pub wsi: crate::surface::DeviceWsi,
 }
 
 impl DeviceData {
@@ -35,6 +37,7 @@ impl DeviceData {
             unknown: crate::unknown::device_slots(),
             driver_gdpa: None,
             chain_gdpa,
+            wsi: Default::default(),
         }))
     }
 
@@ -88,7 +91,9 @@ unsafe fn create_without_layers(
     let data = DeviceData::new(None);
     match create_on_driver(pd, info, pAllocator, data) {
         Ok(device) => {
-            (*data).table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
+            let mut table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
+            (*data).wsi = crate::surface::DeviceWsi::install(&mut table, pd);
+            (*data).table = table;
             crate::unknown::device_created(&(*data).unknown, device, gdpa);
             *pDevice = device;
             VkResult::SUCCESS

@@ -27,7 +27,6 @@ pub struct Driver {
     /// the loader does not know from device ones.
     pub get_physical_device_proc_addr: Option<Gipa>,
     /// The negotiated loader-driver interface version (surfaces depend on it from version 3).
-    #[allow(dead_code)]
     pub interface_version: u32,
     /// `None` for a driver the application handed over (`VK_LUNARG_direct_driver_loading`).
     _library: Option<Library>,

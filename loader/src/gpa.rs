@@ -36,10 +36,29 @@ pub unsafe extern "system" fn vkGetInstanceProcAddr(instance: VkInstance, pName:
         // enabled (the device decides), are handed out; instance and physical-device extension
         // commands only when an enabled extension provides them. (The Khronos loader also hands
         // out 1.1+ core commands on a 1.0 instance; applications rely on it.)
-        let enabled = || name.is_available(instance.api_version, &instance.enabled_extensions);
+        let enabled = || available(name, instance);
         if info.level != CommandLevel::Device && !name.is_core() && !enabled() {
             return None;
         }
         hand_written(info.name).or(TRAMPOLINES[name.command as usize])
     })
+}
+
+/// Whether the instance's version and extensions provide `name`. Device extensions are enabled on
+/// devices, not instances: their physical-device commands (`vkGetPhysicalDevicePresentRectanglesKHR`
+/// of `VK_KHR_swapchain`) count as provided, as the spec says for `vkGetInstanceProcAddr`.
+fn available(name: &vk_generated::lookup::CommandName, instance: &Instance) -> bool {
+    if name.is_available(instance.api_version, &instance.enabled_extensions) {
+        return true;
+    }
+    if name.info().level != CommandLevel::PhysicalDevice {
+        return false;
+    }
+    let mut with_device_extensions = instance.enabled_extensions.clone();
+    for (id, extension) in vk_generated::EXTENSIONS.iter().enumerate() {
+        if extension.kind == vk_generated::ExtensionKind::Device {
+            with_device_extensions.insert(id as u16);
+        }
+    }
+    name.is_available(instance.api_version, &with_device_extensions)
 }

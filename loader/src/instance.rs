@@ -175,7 +175,9 @@ pub(crate) fn extension_properties(name: &CStr, spec_version: u32) -> VkExtensio
 /// is set.
 fn all_instance_extensions(per_driver: &[Vec<VkExtensionProperties>]) -> Vec<VkExtensionProperties> {
     let mut all: Vec<VkExtensionProperties> = Vec::new();
-    let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().map(|name| {
+    let driver_names: Vec<&CStr> = per_driver.iter().flatten().map(name_of).collect();
+    let emulated = crate::emulation::instance_extensions(&driver_names);
+    let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().chain(&emulated).map(|name| {
         let spec_version = vk_generated::lookup::extension_info(name).map_or(1, |e| e.spec_version);
         extension_properties(name, spec_version)
     });

@@ -660,6 +660,11 @@ unsafe extern "system" fn terminator_CreateDevice(
         info.ppEnabledExtensionNames = requested.as_ptr();
         match device::create_on_driver(pd, &info, pAllocator, data) {
             Ok(device) => {
+                // Which swapchain commands the loader must unwrap surfaces for (see terminator_gdpa).
+                if let Some(gdpa) = (*data).driver_gdpa {
+                    let mut driver_table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
+                    (*data).wsi = crate::surface::DeviceWsi::install(&mut driver_table, pd);
+                }
                 *pDevice = device;
                 VkResult::SUCCESS
             }
@@ -678,6 +683,9 @@ pub unsafe extern "system" fn terminator_gdpa(device: VkDevice, pName: *const c_
             return Some(std::mem::transmute::<Gdpa, unsafe extern "system" fn()>(terminator_gdpa));
         }
         let data = DeviceData::of(device)?;
+        if let Some(own) = data.wsi.terminator(CStr::from_ptr(pName)) {
+            return Some(own);
+        }
         data.driver_gdpa.and_then(|gdpa| gdpa(device, pName))
     })
 }

@@ -15,6 +15,7 @@ mod direct_loading;
 mod discovery;
 mod driver;
 mod elf;
+mod emulation;
 mod ffi;
 mod gpa;
 mod handles;
@@ -32,6 +33,7 @@ mod log;
 mod manifest;
 mod physical_device;
 mod platform;
+mod surface;
 mod terminators;
 mod unknown;
 

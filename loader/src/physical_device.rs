@@ -18,6 +18,8 @@ pub struct PhysicalDevice {
     pub term: TerminatorPhysicalDevice,
     /// Index of the owning driver in `Instance::drivers`.
     pub driver: usize,
+    /// The instance it belongs to (boxed: the address stays put).
+    pub instance: *const Instance,
     /// The driver's `vkGetDeviceProcAddr` (a device-level command, so not in the instance table).
     pub driver_gdpa: PFN_vkGetDeviceProcAddr,
     pub properties: VkPhysicalDeviceProperties,
@@ -90,6 +92,7 @@ pub fn enumerate(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
                     driver_handle: handle,
                 },
                 driver: index,
+                instance,
                 driver_gdpa,
                 properties,
             });

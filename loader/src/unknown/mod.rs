@@ -312,6 +312,7 @@ mod tests {
             unknown: std::array::from_fn(|_| AtomicUsize::new(0)),
             driver_gdpa: None,
             chain_gdpa: None,
+            wsi: Default::default(),
         };
         let handle: [*const DeviceData; 1] = [&data];
         for slot in 0..UNKNOWN_SLOTS {

@@ -50,7 +50,7 @@ impl Config {
             api_version: api_version(),
             fail_create_instance: flag("FAIL_CREATE_INSTANCE"),
             instance_extensions: instance_extensions(),
-            device_extensions: extension_list("DEVICE_EXTENSIONS", DEFAULT_DEVICE_EXTENSIONS),
+            device_extensions: device_extensions(),
             group_size: number("GROUP_SIZE").unwrap_or(1).max(1) as usize,
             driver_id: number("DRIVER_ID").unwrap_or(0) as i32,
         }
@@ -67,6 +67,17 @@ pub fn api_version() -> u32 {
 /// `VK_TEST_DRIVER_INSTANCE_EXTENSIONS`.
 pub fn instance_extensions() -> Vec<String> {
     extension_list("INSTANCE_EXTENSIONS", DEFAULT_INSTANCE_EXTENSIONS)
+}
+
+/// `VK_TEST_DRIVER_DEVICE_EXTENSIONS`.
+pub fn device_extensions() -> Vec<String> {
+    extension_list("DEVICE_EXTENSIONS", DEFAULT_DEVICE_EXTENSIONS)
+}
+
+/// `VK_TEST_DRIVER_STRICT_ENTRY_POINTS=1`: instance and physical-device commands of the registry are
+/// returned only when the driver's API version or advertised extensions provide them.
+pub fn strict_entry_points() -> bool {
+    flag("STRICT_ENTRY_POINTS")
 }
 
 /// `VK_TEST_DRIVER_INTERFACE_VERSION`: the newest interface version the driver admits to.

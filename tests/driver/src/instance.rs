@@ -148,6 +148,10 @@ pub unsafe extern "system" fn vkDestroyInstance(
         if !instance.is_null() {
             drop(Box::from_raw(instance.0 as *mut Instance));
         }
+        let live = crate::surface::live_surfaces();
+        if live > 0 {
+            eprintln!("vk_test_driver: {live} surface(s) not destroyed at vkDestroyInstance");
+        }
     })
 }
 

@@ -19,7 +19,9 @@ use vk_generated::types::{PFN_vkVoidFunction, VkInstance, VkResult};
 mod config;
 mod debug;
 mod device;
+mod display;
 mod instance;
+mod surface;
 pub mod synthetic;
 
 /// No interface version negotiated yet: the loader is a legacy one (interface 0 or 1).
@@ -119,8 +121,23 @@ unsafe fn find(name: *const c_char, accept: impl Fn(Level) -> bool) -> PFN_vkVoi
     ENTRIES
         .iter()
         .find(|e| e.name == name && accept(e.level))
+        .filter(|e| !matches!(e.level, Level::Instance | Level::PhysicalDevice) || provided(name))
         .map(|e| e.function)
         .or_else(|| synthetic::find(name, &accept))
+}
+
+/// Whether the driver's API version and advertised extensions provide a registry command (always,
+/// unless `VK_TEST_DRIVER_STRICT_ENTRY_POINTS=1`; names the registry does not know always are).
+fn provided(name: &CStr) -> bool {
+    if !config::strict_entry_points() {
+        return true;
+    }
+    let Some(command) = vk_generated::lookup::command(name.to_bytes()) else { return true };
+    let mut advertised = vk_generated::lookup::ExtensionSet::new();
+    for extension in config::instance_extensions().iter().chain(&config::device_extensions()) {
+        advertised.insert_name(extension.as_bytes());
+    }
+    command.is_available(config::api_version(), &advertised)
 }
 
 macro_rules! entries {
@@ -170,6 +187,29 @@ entries! {
     PhysicalDevice c"vkEnumerateDeviceExtensionProperties" => instance::vkEnumerateDeviceExtensionProperties,
     PhysicalDevice c"vkCreateDevice" => device::vkCreateDevice,
     PhysicalDevice c"vkGetTestDriverRequestedApiVersionTEST" => instance::vkGetTestDriverRequestedApiVersionTEST,
+    Instance c"vkCreateHeadlessSurfaceEXT" => surface::vkCreateHeadlessSurfaceEXT,
+    Instance c"vkCreateXcbSurfaceKHR" => surface::vkCreateXcbSurfaceKHR,
+    Instance c"vkCreateDisplayPlaneSurfaceKHR" => surface::vkCreateDisplayPlaneSurfaceKHR,
+    Instance c"vkDestroySurfaceKHR" => surface::vkDestroySurfaceKHR,
+    PhysicalDevice c"vkGetPhysicalDeviceSurfaceSupportKHR" => surface::vkGetPhysicalDeviceSurfaceSupportKHR,
+    PhysicalDevice c"vkGetPhysicalDeviceSurfaceCapabilitiesKHR" => surface::vkGetPhysicalDeviceSurfaceCapabilitiesKHR,
+    PhysicalDevice c"vkGetPhysicalDeviceSurfaceFormatsKHR" => surface::vkGetPhysicalDeviceSurfaceFormatsKHR,
+    PhysicalDevice c"vkGetPhysicalDeviceSurfacePresentModesKHR" => surface::vkGetPhysicalDeviceSurfacePresentModesKHR,
+    PhysicalDevice c"vkGetPhysicalDevicePresentRectanglesKHR" => surface::vkGetPhysicalDevicePresentRectanglesKHR,
+    PhysicalDevice c"vkGetPhysicalDeviceSurfaceCapabilities2KHR" => surface::vkGetPhysicalDeviceSurfaceCapabilities2KHR,
+    PhysicalDevice c"vkGetPhysicalDeviceSurfaceFormats2KHR" => surface::vkGetPhysicalDeviceSurfaceFormats2KHR,
+    PhysicalDevice c"vkGetPhysicalDeviceDisplayPropertiesKHR" => display::vkGetPhysicalDeviceDisplayPropertiesKHR,
+    PhysicalDevice c"vkGetPhysicalDeviceDisplayPlanePropertiesKHR" => display::vkGetPhysicalDeviceDisplayPlanePropertiesKHR,
+    PhysicalDevice c"vkGetDisplayModePropertiesKHR" => display::vkGetDisplayModePropertiesKHR,
+    PhysicalDevice c"vkGetDisplayPlaneCapabilitiesKHR" => display::vkGetDisplayPlaneCapabilitiesKHR,
+    PhysicalDevice c"vkGetPhysicalDeviceDisplayProperties2KHR" => display::vkGetPhysicalDeviceDisplayProperties2KHR,
+    PhysicalDevice c"vkGetPhysicalDeviceDisplayPlaneProperties2KHR" => display::vkGetPhysicalDeviceDisplayPlaneProperties2KHR,
+    PhysicalDevice c"vkGetDisplayModeProperties2KHR" => display::vkGetDisplayModeProperties2KHR,
+    PhysicalDevice c"vkGetDisplayPlaneCapabilities2KHR" => display::vkGetDisplayPlaneCapabilities2KHR,
+    Device c"vkCreateSwapchainKHR" => surface::vkCreateSwapchainKHR,
+    Device c"vkCreateSharedSwapchainsKHR" => surface::vkCreateSharedSwapchainsKHR,
+    Device c"vkDestroySwapchainKHR" => surface::vkDestroySwapchainKHR,
+    Device c"vkGetDeviceGroupSurfacePresentModesKHR" => surface::vkGetDeviceGroupSurfacePresentModesKHR,
     Device c"vkGetDeviceProcAddr" => device::vkGetDeviceProcAddr,
     Device c"vkDestroyDevice" => device::vkDestroyDevice,
     Device c"vkGetDeviceQueue" => device::vkGetDeviceQueue,

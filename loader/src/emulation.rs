@@ -1,0 +1,339 @@
+//! Instance functionality emulated for drivers that lack it (LDP_LOADER_8), so one instance looks
+//! the same whatever mix of drivers it spans: the `2` queries of
+//! `VK_KHR_get_physical_device_properties2` and `VK_KHR_get_display_properties2` through their
+//! 1.0 forms (the application's sType and pNext left untouched), the external memory, semaphore
+//! and fence capability queries (no external handle types supported), and
+//! `vkGetPhysicalDeviceToolProperties` (no tools). `VK_KHR_get_surface_capabilities2` is in
+//! `surface.rs`; device groups (one per device) in `physical_device.rs`.
+//!
+//! A driver answers itself when it has the function and either its physical device and the
+//! instance are at the core version that added it, or the driver was given the extension.
+
+use std::ffi::CStr;
+
+use vk_generated::types::*;
+use vk_generated::InstanceDispatchTable;
+
+use crate::ffi;
+use crate::instance::DriverInstance;
+use crate::log::{self, Level};
+use crate::physical_device::PhysicalDevice;
+use crate::terminators::erased;
+
+/// The driver side of a loader physical device.
+struct Owner<'a> {
+    table: &'a InstanceDispatchTable,
+    handle: VkPhysicalDevice,
+    /// The lower of the physical device's and the instance's API version.
+    api_version: u32,
+    driver: Option<&'a DriverInstance>,
+}
+
+impl Owner<'_> {
+    /// # Safety
+    /// `physical_device` must be a physical device this loader returned.
+    unsafe fn of<'a>(physical_device: VkPhysicalDevice) -> Option<Owner<'a>> {
+        let pd = PhysicalDevice::from_handle(physical_device)?;
+        let instance = pd.instance.as_ref();
+        let instance_version = instance.map_or(vk_generated::make_api_version(0, 1, 0, 0), |i| i.api_version);
+        Some(Owner {
+            table: &*pd.term.driver_table,
+            handle: pd.term.driver_handle,
+            api_version: pd.properties.apiVersion.min(instance_version),
+            driver: instance.and_then(|i| i.drivers.get(pd.driver)),
+        })
+    }
+
+    /// Whether the driver provides what `core` (major, minor) or `extension` adds.
+    fn provides(&self, core: (u32, u32), extension: &[u8]) -> bool {
+        vk_generated::api_version_major_minor(self.api_version) >= core
+            || self.driver.is_some_and(|d| d.has_extension(extension))
+    }
+
+    /// `slot` if the driver provides it, else `None` (emulate), saying so once per call.
+    fn native<F>(&self, slot: Option<F>, core: (u32, u32), extension: &[u8], command: &str) -> Option<F> {
+        match slot {
+            Some(f) if self.provides(core, extension) => Some(f),
+            _ => {
+                let driver = self.driver.map_or("?", |d| d.driver.manifest_path.as_str());
+                log::log(Level::Debug, &format!("{command}: emulated for {driver}"));
+                None
+            }
+        }
+    }
+}
+
+const V1_1: (u32, u32) = (1, 1);
+const V1_3: (u32, u32) = (1, 3);
+const PROPERTIES2: &[u8] = b"VK_KHR_get_physical_device_properties2";
+const DISPLAY_PROPERTIES2: &[u8] = b"VK_KHR_get_display_properties2";
+
+/// Emulates a two-call `2` query through its 1.0 form: each output element gets the plain result
+/// in its inner struct (`set`) and keeps its sType and pNext.
+unsafe fn wrapped<Plain: Copy + Default, Wrapped, R>(
+    count: *mut u32,
+    out: *mut Wrapped,
+    mut query: impl FnMut(*mut u32, *mut Plain) -> R,
+    set: impl Fn(&mut Wrapped, Plain),
+) -> R {
+    if count.is_null() || out.is_null() {
+        return query(count, std::ptr::null_mut());
+    }
+    let mut plain = vec![Plain::default(); *count as usize];
+    let result = query(count, plain.as_mut_ptr());
+    for (i, item) in plain.into_iter().take(*count as usize).enumerate() {
+        set(&mut *out.add(i), item);
+    }
+    result
+}
+
+/// The loader's emulating terminator for a `2` query with one output struct: the driver's own
+/// function where it has it, else the 1.0 function into the output's inner struct.
+macro_rules! emulate_single {
+    ($name:ident, $core:expr, $ext:expr, ($($arg:ident: $ty:ty),*), $out:ident: *mut $out_ty:ty,
+     |$owner:ident, $o:ident| $emulated:expr, $ret:ty, $fallback:expr) => {
+        #[allow(clippy::unused_unit)] // `-> ()` for the void queries
+        pub unsafe extern "system" fn $name(physicalDevice: VkPhysicalDevice, $($arg: $ty,)* $out: *mut $out_ty) -> $ret {
+            let command = &stringify!($name)["terminator_".len()..];
+            ffi::guard(command, $fallback, || {
+                let Some($owner) = Owner::of(physicalDevice) else { return $fallback };
+                let Some($o) = $out.as_mut() else { return $fallback };
+                let slot = paste_slot!($owner.table, $name);
+                match $owner.native(slot, $core, $ext, command) {
+                    Some(f) => f($owner.handle, $($arg,)* $o),
+                    None => $emulated,
+                }
+            })
+        }
+    };
+}
+
+/// The driver's slot for the command a terminator is named after.
+macro_rules! paste_slot {
+    ($table:expr, terminator_vkGetPhysicalDeviceProperties2) => { $table.vkGetPhysicalDeviceProperties2 };
+    ($table:expr, terminator_vkGetPhysicalDeviceFeatures2) => { $table.vkGetPhysicalDeviceFeatures2 };
+    ($table:expr, terminator_vkGetPhysicalDeviceMemoryProperties2) => { $table.vkGetPhysicalDeviceMemoryProperties2 };
+    ($table:expr, terminator_vkGetPhysicalDeviceFormatProperties2) => { $table.vkGetPhysicalDeviceFormatProperties2 };
+    ($table:expr, terminator_vkGetPhysicalDeviceImageFormatProperties2) => { $table.vkGetPhysicalDeviceImageFormatProperties2 };
+    ($table:expr, terminator_vkGetPhysicalDeviceExternalBufferProperties) => { $table.vkGetPhysicalDeviceExternalBufferProperties };
+    ($table:expr, terminator_vkGetPhysicalDeviceExternalSemaphoreProperties) => { $table.vkGetPhysicalDeviceExternalSemaphoreProperties };
+    ($table:expr, terminator_vkGetPhysicalDeviceExternalFenceProperties) => { $table.vkGetPhysicalDeviceExternalFenceProperties };
+    ($table:expr, terminator_vkGetDisplayPlaneCapabilities2KHR) => { $table.vkGetDisplayPlaneCapabilities2KHR };
+}
+
+emulate_single!(terminator_vkGetPhysicalDeviceProperties2, V1_1, PROPERTIES2, (), pProperties: *mut VkPhysicalDeviceProperties2,
+    |owner, out| if let Some(f) = owner.table.vkGetPhysicalDeviceProperties { f(owner.handle, &mut out.properties) }, (), ());
+
+emulate_single!(terminator_vkGetPhysicalDeviceFeatures2, V1_1, PROPERTIES2, (), pFeatures: *mut VkPhysicalDeviceFeatures2,
+    |owner, out| if let Some(f) = owner.table.vkGetPhysicalDeviceFeatures { f(owner.handle, &mut out.features) }, (), ());
+
+emulate_single!(terminator_vkGetPhysicalDeviceMemoryProperties2, V1_1, PROPERTIES2, (), pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties2,
+    |owner, out| if let Some(f) = owner.table.vkGetPhysicalDeviceMemoryProperties { f(owner.handle, &mut out.memoryProperties) }, (), ());
+
+emulate_single!(terminator_vkGetPhysicalDeviceFormatProperties2, V1_1, PROPERTIES2, (format: VkFormat), pFormatProperties: *mut VkFormatProperties2,
+    |owner, out| if let Some(f) = owner.table.vkGetPhysicalDeviceFormatProperties { f(owner.handle, format, &mut out.formatProperties) }, (), ());
+
+emulate_single!(terminator_vkGetPhysicalDeviceImageFormatProperties2, V1_1, PROPERTIES2,
+    (pImageFormatInfo: *const VkPhysicalDeviceImageFormatInfo2), pImageFormatProperties: *mut VkImageFormatProperties2,
+    |owner, out| match (owner.table.vkGetPhysicalDeviceImageFormatProperties, pImageFormatInfo.as_ref()) {
+        (Some(f), Some(i)) => f(owner.handle, i.format, i.r#type, i.tiling, i.usage, i.flags, &mut out.imageFormatProperties),
+        _ => VkResult::ERROR_FORMAT_NOT_SUPPORTED,
+    }, VkResult, VkResult::ERROR_INITIALIZATION_FAILED);
+
+// External handles: a driver without the capability queries supports no external handle types.
+emulate_single!(terminator_vkGetPhysicalDeviceExternalBufferProperties, V1_1, b"VK_KHR_external_memory_capabilities",
+    (pExternalBufferInfo: *const VkPhysicalDeviceExternalBufferInfo), pExternalBufferProperties: *mut VkExternalBufferProperties,
+    |_owner, out| out.externalMemoryProperties = VkExternalMemoryProperties::default(), (), ());
+
+emulate_single!(terminator_vkGetPhysicalDeviceExternalSemaphoreProperties, V1_1, b"VK_KHR_external_semaphore_capabilities",
+    (pExternalSemaphoreInfo: *const VkPhysicalDeviceExternalSemaphoreInfo), pExternalSemaphoreProperties: *mut VkExternalSemaphoreProperties,
+    |_owner, out| {
+        out.exportFromImportedHandleTypes = Default::default();
+        out.compatibleHandleTypes = Default::default();
+        out.externalSemaphoreFeatures = Default::default();
+    }, (), ());
+
+emulate_single!(terminator_vkGetPhysicalDeviceExternalFenceProperties, V1_1, b"VK_KHR_external_fence_capabilities",
+    (pExternalFenceInfo: *const VkPhysicalDeviceExternalFenceInfo), pExternalFenceProperties: *mut VkExternalFenceProperties,
+    |_owner, out| {
+        out.exportFromImportedHandleTypes = Default::default();
+        out.compatibleHandleTypes = Default::default();
+        out.externalFenceFeatures = Default::default();
+    }, (), ());
+
+emulate_single!(terminator_vkGetDisplayPlaneCapabilities2KHR, (u32::MAX, 0), DISPLAY_PROPERTIES2,
+    (pDisplayPlaneInfo: *const VkDisplayPlaneInfo2KHR), pCapabilities: *mut VkDisplayPlaneCapabilities2KHR,
+    |owner, out| match (owner.table.vkGetDisplayPlaneCapabilitiesKHR, pDisplayPlaneInfo.as_ref()) {
+        (Some(f), Some(i)) => f(owner.handle, i.mode, i.planeIndex, &mut out.capabilities),
+        _ => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    }, VkResult, VkResult::ERROR_INITIALIZATION_FAILED);
+
+pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyProperties2(
+    physicalDevice: VkPhysicalDevice,
+    pQueueFamilyPropertyCount: *mut u32,
+    pQueueFamilyProperties: *mut VkQueueFamilyProperties2,
+) {
+    ffi::guard("vkGetPhysicalDeviceQueueFamilyProperties2", (), || {
+        let Some(owner) = Owner::of(physicalDevice) else { return };
+        let slot = owner.table.vkGetPhysicalDeviceQueueFamilyProperties2;
+        match owner.native(slot, V1_1, PROPERTIES2, "vkGetPhysicalDeviceQueueFamilyProperties2") {
+            Some(f) => f(owner.handle, pQueueFamilyPropertyCount, pQueueFamilyProperties),
+            None => {
+                let Some(plain) = owner.table.vkGetPhysicalDeviceQueueFamilyProperties else { return };
+                wrapped(pQueueFamilyPropertyCount, pQueueFamilyProperties, |n, out| plain(owner.handle, n, out), |o, p| {
+                    o.queueFamilyProperties = p
+                })
+            }
+        }
+    })
+}
+
+pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSparseImageFormatProperties2(
+    physicalDevice: VkPhysicalDevice,
+    pFormatInfo: *const VkPhysicalDeviceSparseImageFormatInfo2,
+    pPropertyCount: *mut u32,
+    pProperties: *mut VkSparseImageFormatProperties2,
+) {
+    ffi::guard("vkGetPhysicalDeviceSparseImageFormatProperties2", (), || {
+        let Some(owner) = Owner::of(physicalDevice) else { return };
+        let slot = owner.table.vkGetPhysicalDeviceSparseImageFormatProperties2;
+        match owner.native(slot, V1_1, PROPERTIES2, "vkGetPhysicalDeviceSparseImageFormatProperties2") {
+            Some(f) => f(owner.handle, pFormatInfo, pPropertyCount, pProperties),
+            None => {
+                let (Some(plain), Some(i)) = (owner.table.vkGetPhysicalDeviceSparseImageFormatProperties, pFormatInfo.as_ref()) else {
+                    return;
+                };
+                wrapped(
+                    pPropertyCount,
+                    pProperties,
+                    |n, out| plain(owner.handle, i.format, i.r#type, i.samples, i.usage, i.tiling, n, out),
+                    |o, p| o.properties = p,
+                )
+            }
+        }
+    })
+}
+
+pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDisplayProperties2KHR(
+    physicalDevice: VkPhysicalDevice,
+    pPropertyCount: *mut u32,
+    pProperties: *mut VkDisplayProperties2KHR,
+) -> VkResult {
+    ffi::guard("vkGetPhysicalDeviceDisplayProperties2KHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
+        let Some(owner) = Owner::of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let slot = owner.table.vkGetPhysicalDeviceDisplayProperties2KHR;
+        match owner.native(slot, (u32::MAX, 0), DISPLAY_PROPERTIES2, "vkGetPhysicalDeviceDisplayProperties2KHR") {
+            Some(f) => f(owner.handle, pPropertyCount, pProperties),
+            None => {
+                let Some(plain) = owner.table.vkGetPhysicalDeviceDisplayPropertiesKHR else { return VkResult::ERROR_EXTENSION_NOT_PRESENT };
+                wrapped(pPropertyCount, pProperties, |n, out| plain(owner.handle, n, out), |o, p| o.displayProperties = p)
+            }
+        }
+    })
+}
+
+pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDisplayPlaneProperties2KHR(
+    physicalDevice: VkPhysicalDevice,
+    pPropertyCount: *mut u32,
+    pProperties: *mut VkDisplayPlaneProperties2KHR,
+) -> VkResult {
+    ffi::guard("vkGetPhysicalDeviceDisplayPlaneProperties2KHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
+        let Some(owner) = Owner::of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let slot = owner.table.vkGetPhysicalDeviceDisplayPlaneProperties2KHR;
+        match owner.native(slot, (u32::MAX, 0), DISPLAY_PROPERTIES2, "vkGetPhysicalDeviceDisplayPlaneProperties2KHR") {
+            Some(f) => f(owner.handle, pPropertyCount, pProperties),
+            None => {
+                let Some(plain) = owner.table.vkGetPhysicalDeviceDisplayPlanePropertiesKHR else {
+                    return VkResult::ERROR_EXTENSION_NOT_PRESENT;
+                };
+                wrapped(pPropertyCount, pProperties, |n, out| plain(owner.handle, n, out), |o, p| o.displayPlaneProperties = p)
+            }
+        }
+    })
+}
+
+pub unsafe extern "system" fn terminator_vkGetDisplayModeProperties2KHR(
+    physicalDevice: VkPhysicalDevice,
+    display: VkDisplayKHR,
+    pPropertyCount: *mut u32,
+    pProperties: *mut VkDisplayModeProperties2KHR,
+) -> VkResult {
+    ffi::guard("vkGetDisplayModeProperties2KHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
+        let Some(owner) = Owner::of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let slot = owner.table.vkGetDisplayModeProperties2KHR;
+        match owner.native(slot, (u32::MAX, 0), DISPLAY_PROPERTIES2, "vkGetDisplayModeProperties2KHR") {
+            Some(f) => f(owner.handle, display, pPropertyCount, pProperties),
+            None => {
+                let Some(plain) = owner.table.vkGetDisplayModePropertiesKHR else { return VkResult::ERROR_EXTENSION_NOT_PRESENT };
+                wrapped(pPropertyCount, pProperties, |n, out| plain(owner.handle, display, n, out), |o, p| o.displayModeProperties = p)
+            }
+        }
+    })
+}
+
+/// Core 1.3 (`VK_EXT_tool_info` before it, a device extension): a driver without it runs no tools.
+pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceToolProperties(
+    physicalDevice: VkPhysicalDevice,
+    pToolCount: *mut u32,
+    pToolProperties: *mut VkPhysicalDeviceToolProperties,
+) -> VkResult {
+    ffi::guard("vkGetPhysicalDeviceToolProperties", VkResult::ERROR_INITIALIZATION_FAILED, || {
+        let Some(owner) = Owner::of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let native = owner.table.vkGetPhysicalDeviceToolProperties.filter(|_| {
+            vk_generated::api_version_major_minor(owner.api_version) >= V1_3 || device_has_extension(&owner, c"VK_EXT_tool_info")
+        });
+        match native {
+            Some(f) => f(owner.handle, pToolCount, pToolProperties),
+            None => ffi::fill::<VkPhysicalDeviceToolProperties>(&[], pToolCount, pToolProperties),
+        }
+    })
+}
+
+/// Whether the physical device advertises a device extension (asked each time: rare queries only).
+unsafe fn device_has_extension(owner: &Owner, name: &CStr) -> bool {
+    let Some(enumerate) = owner.table.vkEnumerateDeviceExtensionProperties else { return false };
+    ffi::query(|count, out| enumerate(owner.handle, std::ptr::null(), count, out))
+        .unwrap_or_default()
+        .iter()
+        .any(|e| CStr::from_ptr(e.extensionName.as_ptr()) == name)
+}
+
+/// The instance extensions the loader provides for every driver: those it emulates completely, and
+/// the surface and display ones whose base extension some driver has (`drivers`: their names).
+pub fn instance_extensions(drivers: &[&CStr]) -> Vec<&'static CStr> {
+    let mut provided = vec![
+        c"VK_KHR_get_physical_device_properties2",
+        c"VK_KHR_device_group_creation",
+        c"VK_KHR_external_memory_capabilities",
+        c"VK_KHR_external_semaphore_capabilities",
+        c"VK_KHR_external_fence_capabilities",
+    ];
+    if drivers.contains(&c"VK_KHR_surface") {
+        provided.push(c"VK_KHR_get_surface_capabilities2");
+    }
+    if drivers.contains(&c"VK_KHR_display") {
+        provided.push(c"VK_KHR_get_display_properties2");
+    }
+    provided
+}
+
+/// The loader's emulating terminators (instance chain), by command name.
+pub fn terminators() -> Vec<(&'static CStr, PFN_vkVoidFunction)> {
+    vec![
+        (c"vkGetPhysicalDeviceProperties2", erased!(terminator_vkGetPhysicalDeviceProperties2)),
+        (c"vkGetPhysicalDeviceFeatures2", erased!(terminator_vkGetPhysicalDeviceFeatures2)),
+        (c"vkGetPhysicalDeviceMemoryProperties2", erased!(terminator_vkGetPhysicalDeviceMemoryProperties2)),
+        (c"vkGetPhysicalDeviceFormatProperties2", erased!(terminator_vkGetPhysicalDeviceFormatProperties2)),
+        (c"vkGetPhysicalDeviceImageFormatProperties2", erased!(terminator_vkGetPhysicalDeviceImageFormatProperties2)),
+        (c"vkGetPhysicalDeviceQueueFamilyProperties2", erased!(terminator_vkGetPhysicalDeviceQueueFamilyProperties2)),
+        (c"vkGetPhysicalDeviceSparseImageFormatProperties2", erased!(terminator_vkGetPhysicalDeviceSparseImageFormatProperties2)),
+        (c"vkGetPhysicalDeviceExternalBufferProperties", erased!(terminator_vkGetPhysicalDeviceExternalBufferProperties)),
+        (c"vkGetPhysicalDeviceExternalSemaphoreProperties", erased!(terminator_vkGetPhysicalDeviceExternalSemaphoreProperties)),
+        (c"vkGetPhysicalDeviceExternalFenceProperties", erased!(terminator_vkGetPhysicalDeviceExternalFenceProperties)),
+        (c"vkGetPhysicalDeviceDisplayProperties2KHR", erased!(terminator_vkGetPhysicalDeviceDisplayProperties2KHR)),
+        (c"vkGetPhysicalDeviceDisplayPlaneProperties2KHR", erased!(terminator_vkGetPhysicalDeviceDisplayPlaneProperties2KHR)),
+        (c"vkGetDisplayModeProperties2KHR", erased!(terminator_vkGetDisplayModeProperties2KHR)),
+        (c"vkGetDisplayPlaneCapabilities2KHR", erased!(terminator_vkGetDisplayPlaneCapabilities2KHR)),
+        (c"vkGetPhysicalDeviceToolProperties", erased!(terminator_vkGetPhysicalDeviceToolProperties)),
+    ]
+}

@@ -1,0 +1,250 @@
+//! Real WSI: Khronos' `vkcube` (package vulkan-tools) renders through our library on Mesa's
+//! lavapipe into an Xvfb window (xcb surface, swapchain, present). A screenshot taken while it
+//! runs must show the textured cube in the middle of the window, and the process must have mapped
+//! our library, not the system loader. vulkaninfo reports the same surfaces through both loaders.
+
+mod common;
+
+use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+const WIDTH: u32 = 640;
+const HEIGHT: u32 = 480;
+
+fn on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| p.is_file())
+}
+
+/// A private X server; killed when dropped.
+struct Xvfb {
+    child: Child,
+    display: String,
+}
+
+impl Xvfb {
+    /// Starts Xvfb on a display it picks itself (`-displayfd`: no race with other tests or
+    /// processes for a number); returns once it accepts connections.
+    fn start() -> Xvfb {
+        use std::io::BufRead;
+        use std::os::fd::FromRawFd;
+        let mut fds = [0; 2];
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe");
+        unsafe { libc::fcntl(fds[0], libc::F_SETFD, libc::FD_CLOEXEC) };
+        let child = Command::new("Xvfb")
+            .args(["-displayfd", &fds[1].to_string(), "-screen", "0", &format!("{WIDTH}x{HEIGHT}x24"), "-br", "-nolisten", "tcp"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start Xvfb");
+        unsafe { libc::close(fds[1]) };
+        // SAFETY: the read end of the pipe made above, owned here from now on.
+        let mut reader = std::io::BufReader::new(unsafe { std::fs::File::from_raw_fd(fds[0]) });
+        let mut number = String::new();
+        reader.read_line(&mut number).expect("Xvfb's display number");
+        let number = number.trim();
+        assert!(!number.is_empty() && number.chars().all(|c| c.is_ascii_digit()), "Xvfb did not start: {number:?}");
+        Xvfb { child, display: format!(":{number}") }
+    }
+}
+
+impl Drop for Xvfb {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `program` on `x`'s display with lavapipe as the only driver and no other Vulkan settings.
+fn on_lavapipe(program: &Path, x: &Xvfb) -> Command {
+    let mut cmd = Command::new(program);
+    for (var, _) in std::env::vars() {
+        if var.starts_with("VK_") {
+            cmd.env_remove(var);
+        }
+    }
+    cmd.env("DISPLAY", &x.display).env("VK_DRIVER_FILES", LAVAPIPE).env_remove("WAYLAND_DISPLAY");
+    cmd
+}
+
+/// The leading fields of Xlib's `XImage` (the rest is never read).
+#[repr(C)]
+struct XImage {
+    width: c_int,
+    height: c_int,
+    xoffset: c_int,
+    format: c_int,
+    data: *mut u8,
+    byte_order: c_int,
+    bitmap_unit: c_int,
+    bitmap_bit_order: c_int,
+    bitmap_pad: c_int,
+    depth: c_int,
+    bytes_per_line: c_int,
+    bits_per_pixel: c_int,
+}
+
+/// Screenshots of the root window through libX11 (a dependency of vkcube itself).
+struct Screen {
+    lib: libloading::Library,
+    display: *mut c_void,
+    root: c_ulong,
+}
+
+const Z_PIXMAP: c_int = 2;
+
+impl Screen {
+    fn open(name: &str) -> Screen {
+        unsafe {
+            let lib = libloading::Library::new("libX11.so.6").expect("libX11.so.6 (package libx11-6)");
+            let open: libloading::Symbol<unsafe extern "C" fn(*const c_char) -> *mut c_void> = lib.get(b"XOpenDisplay\0").unwrap();
+            let name = std::ffi::CString::new(name).unwrap();
+            let display = open(name.as_ptr());
+            assert!(!display.is_null(), "XOpenDisplay({name:?}) failed");
+            let root_of: libloading::Symbol<unsafe extern "C" fn(*mut c_void) -> c_ulong> = lib.get(b"XDefaultRootWindow\0").unwrap();
+            let root = root_of(display);
+            Screen { lib, display, root }
+        }
+    }
+
+    /// The RGB pixels of a `w` x `h` rectangle at (`x`, `y`).
+    fn grab(&self, x: i32, y: i32, w: u32, h: u32) -> Vec<[u8; 3]> {
+        unsafe {
+            type GetImage = unsafe extern "C" fn(*mut c_void, c_ulong, c_int, c_int, c_uint, c_uint, c_ulong, c_int) -> *mut XImage;
+            let get: libloading::Symbol<GetImage> = self.lib.get(b"XGetImage\0").unwrap();
+            let image = get(self.display, self.root, x, y, w, h, !0, Z_PIXMAP);
+            let image = image.as_ref().expect("XGetImage");
+            assert_eq!(image.bits_per_pixel, 32, "a 24-bit Xvfb screen has 32-bit pixels");
+            let mut pixels = Vec::new();
+            for row in 0..h as usize {
+                for col in 0..w as usize {
+                    let p = image.data.add(row * image.bytes_per_line as usize + col * 4);
+                    pixels.push([*p.add(2), *p.add(1), *p]); // BGRX in memory (LSBFirst)
+                }
+            }
+            let free: libloading::Symbol<unsafe extern "C" fn(*mut c_void) -> c_int> = self.lib.get(b"XFree\0").unwrap();
+            free(image.data as *mut c_void);
+            free(image as *const XImage as *mut c_void);
+            pixels
+        }
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        unsafe {
+            if let Ok(close) = self.lib.get::<unsafe extern "C" fn(*mut c_void) -> c_int>(b"XCloseDisplay\0") {
+                close(self.display);
+            }
+        }
+    }
+}
+
+/// The distinct colours of a region, ignoring `background`.
+fn colours_besides(pixels: &[[u8; 3]], background: [u8; 3]) -> usize {
+    let mut seen: Vec<[u8; 3]> = pixels.iter().copied().filter(|p| *p != background).collect();
+    seen.sort();
+    seen.dedup();
+    seen.len()
+}
+
+/// The shared objects a process has mapped.
+fn mapped_libraries(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default()
+}
+
+#[test]
+fn vkcube_draws_the_cube_through_our_library_on_lavapipe() {
+    let (Some(_), Some(vkcube)) = (on_path("Xvfb"), on_path("vkcube")) else {
+        eprintln!("SKIPPED: vkcube_draws_the_cube_through_our_library_on_lavapipe needs Xvfb (package xvfb) and vkcube (package vulkan-tools)");
+        return;
+    };
+    assert!(Path::new(LAVAPIPE).exists(), "{LAVAPIPE} missing: install mesa-vulkan-drivers");
+    let x = Xvfb::start();
+    let dir = common::scratch("vkcube");
+    std::os::unix::fs::symlink(common::libvulkan(), dir.join("libvulkan.so.1")).unwrap();
+    let ours = std::fs::canonicalize(common::libvulkan()).unwrap();
+
+    let mut cube = on_lavapipe(&vkcube, &x)
+        .args(["--c", "20000", "--width", &WIDTH.to_string(), "--height", &HEIGHT.to_string()])
+        .env("LD_LIBRARY_PATH", &dir)
+        .env("VK_LOADER_DEBUG", "driver")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+
+    let screen = Screen::open(&x.display);
+    // The background: the root window outside vkcube's window is black (-br); inside it, vkcube
+    // clears to a flat grey. The cube is the many-coloured part in the middle.
+    let (side, cx, cy) = (120u32, (WIDTH / 2) as i32, (HEIGHT / 2) as i32);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut best = 0;
+    let mut maps = String::new();
+    while Instant::now() < deadline && cube.try_wait().unwrap().is_none() {
+        maps = mapped_libraries(cube.id());
+        let middle = screen.grab(cx - side as i32 / 2, cy - side as i32 / 2, side, side);
+        best = best.max(colours_besides(&middle, [0, 0, 0]));
+        if best >= 50 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let still_running = cube.try_wait().unwrap().is_none();
+    if still_running {
+        let _ = cube.kill();
+    }
+    let out = cube.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(still_running || out.status.success(), "vkcube failed: {:?}\n{stdout}\n{stderr}", out.status);
+    assert!(best >= 50, "the middle of vkcube's window shows {best} colours besides black: no cube drawn\n{stdout}\n{stderr}");
+
+    // Our library, not the system's, served it.
+    assert!(maps.contains(&ours.display().to_string()), "vkcube did not map {}:\n{maps}", ours.display());
+    assert!(!maps.contains("/usr/lib/x86_64-linux-gnu/libvulkan.so.1"), "the system loader was mapped too:\n{maps}");
+    assert!(stderr.contains("[Vulkan Loader] DRIVER:") && stderr.contains("libvulkan_lvp.so, driver interface version"), "{stderr}");
+    assert!(stderr.contains("Selected GPU 0: llvmpipe"), "{stderr}");
+    eprintln!("the middle of the window showed {best} colours besides black");
+}
+
+/// vulkaninfo's "Presentable Surfaces" section: everything between its heading and the next one.
+fn presentable_surfaces(report: &str) -> String {
+    let start = report.find("Presentable Surfaces:").unwrap_or(report.len());
+    let rest = &report[start..];
+    let end = rest.find("\nGroups:").or_else(|| rest.find("\nDevice Properties and Extensions:")).unwrap_or(rest.len());
+    rest[..end].to_string()
+}
+
+/// vulkaninfo creates an xcb and an xlib surface for every GPU and reports its support, formats,
+/// present modes and capabilities (the 2KHR queries included): through our library it must say
+/// exactly what it says through the system's Khronos loader.
+#[test]
+fn vulkaninfo_presentable_surfaces_match_the_system_loader() {
+    let (Some(_), Some(vulkaninfo)) = (on_path("Xvfb"), on_path("vulkaninfo")) else {
+        eprintln!("SKIPPED: vulkaninfo_presentable_surfaces_match_the_system_loader needs Xvfb (package xvfb) and vulkaninfo (package vulkan-tools)");
+        return;
+    };
+    assert!(Path::new(LAVAPIPE).exists(), "{LAVAPIPE} missing: install mesa-vulkan-drivers");
+    let x = Xvfb::start();
+    let dir = common::scratch("vulkaninfo-wsi");
+    std::os::unix::fs::symlink(common::libvulkan(), dir.join("libvulkan.so.1")).unwrap();
+    let run = |library_path: Option<&Path>| {
+        let mut cmd = on_lavapipe(&vulkaninfo, &x);
+        match library_path {
+            Some(dir) => cmd.env("LD_LIBRARY_PATH", dir),
+            None => cmd.env_remove("LD_LIBRARY_PATH"),
+        };
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "vulkaninfo failed: {}", String::from_utf8_lossy(&out.stderr));
+        presentable_surfaces(&String::from_utf8_lossy(&out.stdout))
+    };
+    let ours = run(Some(&dir));
+    let system = run(None);
+    assert!(ours.contains("VK_KHR_xcb_surface") && ours.contains("VK_KHR_xlib_surface"), "{ours}");
+    assert!(ours.contains("PRESENT_MODE_FIFO_KHR") && ours.contains("VkSurfaceCapabilitiesKHR"), "{ours}");
+    assert_eq!(ours, system, "vulkaninfo's surfaces differ between our library and the system loader");
+}
