@@ -45,9 +45,10 @@ pub struct ActiveLayer {
 /// them), or an empty table when they did.
 type TrampolinePhysicalDevice = TerminatorPhysicalDevice;
 
-/// The driver fields for a trampoline-level device wrapping `below`.
-unsafe fn driver_fields(below: VkPhysicalDevice) -> (*const InstanceDispatchTable, VkPhysicalDevice) {
-    match PhysicalDevice::from_any_handle(below) {
+/// The driver fields for a trampoline-level device wrapping `below` (found among the instance's
+/// own devices by address: a layer's wrapper is never read).
+fn driver_fields(instance: &Instance, below: VkPhysicalDevice) -> (*const InstanceDispatchTable, VkPhysicalDevice) {
+    match instance.physical_devices.iter().find(|pd| pd.handle() == below) {
         Some(pd) => (pd.term.driver_table, pd.term.driver_handle),
         None => {
             // Its unknown slots are empty: such a command reports itself missing.
@@ -316,7 +317,7 @@ unsafe fn wrap(instance: &Instance, chain: &InstanceLayers, handles: &mut [VkPhy
         let wrapper = match known.iter().find(|w| w.unwrapped == *h) {
             Some(w) => &**w as *const TrampolinePhysicalDevice,
             None => {
-                let (driver_table, driver_handle) = driver_fields(*h);
+                let (driver_table, driver_handle) = driver_fields(instance, *h);
                 let w = Box::new(TrampolinePhysicalDevice {
                     dispatch: &chain.table.table,
                     magic: crate::handles::PHYSICAL_DEVICE_MAGIC,

@@ -39,11 +39,11 @@ impl PhysicalDevice {
     /// # Safety
     /// `handle` must be a `VkPhysicalDevice` this loader or a layer returned.
     pub unsafe fn from_any_handle<'a>(handle: VkPhysicalDevice) -> Option<&'a PhysicalDevice> {
-        if handle.is_null() {
+        if !crate::handles::has_magic(handle.0, crate::handles::PHYSICAL_DEVICE_MAGIC) {
             return None;
         }
         let below = crate::loader_abi::unwrap_physical_device(handle);
-        if below.is_null() || crate::loader_abi::unwrap_physical_device(below) != below {
+        if !crate::handles::has_magic(below.0, crate::handles::PHYSICAL_DEVICE_MAGIC) || crate::loader_abi::unwrap_physical_device(below) != below {
             return None;
         }
         Self::from_handle(below)
