@@ -132,6 +132,12 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
     for line in &activation.log {
         log::log(Level::Layer, line);
     }
+    for (index, reason) in &activation.layers {
+        if let Reason::LoaderLayersEnable(_) = reason {
+            // The Khronos loader's words.
+            log::log(Level::Warn, &format!("Layer \"{}\" forced enabled due to env var 'VK_LOADER_LAYERS_ENABLE'", catalog[*index].name));
+        }
+    }
     let mut active = Vec::with_capacity(activation.layers.len());
     for (index, reason) in activation.layers {
         let manifest = catalog[index].clone();
