@@ -67,7 +67,7 @@ pub unsafe extern "system" fn vkCreateDevice(
         let result = match &instance.layers {
             // The layers get the handles they returned, in the device group too.
             Some(layers) => with_device_group_handles(&*pCreateInfo, |h| Some(crate::loader_abi::unwrap_physical_device(h)), || {
-                crate::layer_chain::create_device(layers, physicalDevice, &*pCreateInfo, pAllocator, pDevice)
+                crate::layer_device_chain::create_device(layers, physicalDevice, &*pCreateInfo, pAllocator, pDevice)
             }),
             None => create_without_layers(physicalDevice, &*pCreateInfo, pAllocator, pDevice),
         };

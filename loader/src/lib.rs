@@ -24,6 +24,7 @@ mod instance;
 mod layer;
 mod layer_catalog;
 mod layer_chain;
+mod layer_device_chain;
 mod layer_extensions;
 mod layer_load;
 mod layer_manifest;
