@@ -370,15 +370,25 @@ pub fn device_extensions_of_layer(instance: &Instance, name: &CStr) -> Option<Ve
     crate::layer_extensions::extensions_of(&layer_catalog::load(true), name, true)
 }
 
-/// `vkGetInstanceProcAddr` for a name the registry does not know, with layers: a physical-device
-/// command goes to the drivers (layers do not see unknown physical-device commands: their slots
-/// in the chain's table hold the loader's terminators); a device command the top layer or a driver
-/// knows gets a device slot, filled from the top of each device's chain.
+/// `vkGetInstanceProcAddr` for a name the registry does not know, with layers. A physical-device
+/// command (a driver's or a layer's `vk_layerGetPhysicalDeviceProcAddr` knows it) gets a slot whose
+/// entry in the chain's table is the first such layer's answer (asked again once the slot exists,
+/// so that a layer calling down reaches the loader's terminator), else the terminator; a device
+/// command the top layer or a driver knows gets a device slot, filled from the top of each device
+/// chain.
 pub unsafe fn unknown_command(instance: &Instance, chain: &InstanceLayers, name: &CStr) -> PFN_vkVoidFunction {
-    let top = chain.top().gipa;
     let handle = chain.chain_handle;
+    let first_gpdpa = chain.layers.iter().find_map(|l| l.loaded.gpdpa);
+    let resolve_physical = |n: &CStr| first_gpdpa.and_then(|g| g(handle, n.as_ptr()));
+    if let Some(trampoline) = crate::unknown::physical_device_command(instance, name, Some(&resolve_physical)) {
+        if let Some(f) = resolve_physical(name) {
+            crate::unknown::set_physical_device_slot(&chain.table.unknown, name, Some(f));
+        }
+        return Some(trampoline);
+    }
+    let top = chain.top().gipa;
     let resolve = |n: &CStr| top(handle, n.as_ptr());
-    crate::unknown::physical_device_command(instance, name, None).or_else(|| crate::unknown::device_command(instance, name, Some(&resolve)))
+    crate::unknown::device_command(instance, name, Some(&resolve))
 }
 
 /// A create-info `pNext` without the loader's own chain structures at its head (drivers do not
@@ -437,10 +447,15 @@ pub unsafe extern "system" fn terminator_gipa(instance: VkInstance, pName: *cons
     })
 }
 
-/// The `pfnNextGetPhysicalDeviceProcAddr` of the last layer. The loader has no terminators for
-/// physical-device commands the registry does not know, so it answers NULL.
-unsafe extern "system" fn terminator_gpdpa(_instance: VkInstance, _pName: *const c_char) -> PFN_vkVoidFunction {
-    None
+/// The `pfnNextGetPhysicalDeviceProcAddr` of the last layer: the loader's terminator for a
+/// physical-device command unknown to the registry that has a slot (drivers' functions behind it).
+unsafe extern "system" fn terminator_gpdpa(_instance: VkInstance, pName: *const c_char) -> PFN_vkVoidFunction {
+    ffi::guard("vk_layerGetPhysicalDeviceProcAddr (terminator)", None, || {
+        if pName.is_null() {
+            return None;
+        }
+        crate::unknown::physical_device_terminator_for(CStr::from_ptr(pName))
+    })
 }
 
 /// The end of `vkCreateInstance`: the drivers' instances, created into the pending instance.

@@ -103,6 +103,7 @@ struct InstanceData {
     key: usize,
     handle: VkInstance,
     next_gipa: Gipa,
+    next_gpdpa: PFN_GetPhysicalDeviceProcAddr,
     table: InstanceDispatchTable,
     set_loader_data: PFN_vkSetInstanceLoaderData,
     layer_device: VkLayerInstanceCreateInfoLayerDevice,
@@ -196,7 +197,7 @@ pub unsafe extern "system" fn vkNegotiateLoaderLayerInterfaceVersion(p: *mut VkN
         p.loaderLayerInterfaceVersion = p.loaderLayerInterfaceVersion.min(2);
         p.pfnGetInstanceProcAddr = Some(TestLayer_GetInstanceProcAddr);
         p.pfnGetDeviceProcAddr = Some(TestLayer_GetDeviceProcAddr);
-        p.pfnGetPhysicalDeviceProcAddr = None;
+        p.pfnGetPhysicalDeviceProcAddr = Some(TestLayer_GetPhysicalDeviceProcAddr);
         VkResult::SUCCESS
     })
 }
@@ -289,6 +290,7 @@ unsafe extern "system" fn CreateInstance(
         }
         let link = (*link_info).u.pLayerInfo;
         let Some(next_gipa) = (*link).pfnNextGetInstanceProcAddr else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let next_gpdpa = (*link).pfnNextGetPhysicalDeviceProcAddr;
         (*link_info).u.pLayerInfo = (*link).pNext;
         let data_info = find_instance_info(pCreateInfo, VkLayerFunction::LOADER_DATA_CALLBACK);
         let set_loader_data = if data_info.is_null() { None } else { (*data_info).u.pfnSetInstanceLoaderData };
@@ -310,7 +312,7 @@ unsafe extern "system" fn CreateInstance(
         let instance = *pInstance;
         let table = InstanceDispatchTable::load(|name| next_gipa(instance, name.as_ptr()));
         if let Ok(mut all) = INSTANCES.lock() {
-            all.push(Box::new(InstanceData { key: key(instance.0), handle: instance, next_gipa, table: clone_table(&table), set_loader_data, layer_device, wrapped: Vec::new() }));
+            all.push(Box::new(InstanceData { key: key(instance.0), handle: instance, next_gipa, next_gpdpa, table: clone_table(&table), set_loader_data, layer_device, wrapped: Vec::new() }));
         }
         if flag("CALLBACK") {
             if let (Some(enumerate), Some(props)) = (table.vkEnumeratePhysicalDevices, table.vkGetPhysicalDeviceProperties) {
@@ -606,4 +608,34 @@ unsafe fn private_device(pd: VkPhysicalDevice, inner: VkPhysicalDevice, info: *c
     }
     let destroy_fn: PFN_vkDestroyDevice = std::mem::transmute(gdpa(device, c"vkDestroyDevice".as_ptr()));
     destroy(device, alloc, destroy_fn);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Physical-device commands unknown to the registry (interface 2)
+// ------------------------------------------------------------------------------------------------
+
+/// `vk_layerGetPhysicalDeviceProcAddr`: intercepts the test driver's
+/// `vkGetTestDriverRequestedApiVersionTEST`; passes every other name down.
+unsafe extern "system" fn TestLayer_GetPhysicalDeviceProcAddr(instance: VkInstance, pName: *const c_char) -> PFN_vkVoidFunction {
+    guard(None, || {
+        if pName.is_null() || instance.is_null() {
+            return None;
+        }
+        let next = with_instance(key(instance.0), |i| i.next_gpdpa).flatten()?;
+        let below = next(instance, pName);
+        if intercept() && below.is_some() && CStr::from_ptr(pName) == c"vkGetTestDriverRequestedApiVersionTEST" {
+            return pfn!(RequestedApiVersion, unsafe extern "system" fn(VkPhysicalDevice) -> u32);
+        }
+        below
+    })
+}
+
+unsafe extern "system" fn RequestedApiVersion(pd: VkPhysicalDevice) -> u32 {
+    guard(0, || {
+        log("vkGetTestDriverRequestedApiVersionTEST");
+        let Some((next, instance)) = with_instance(key(pd.0), |i| (i.next_gpdpa, i.handle)) else { return 0 };
+        let f: Option<unsafe extern "system" fn(VkPhysicalDevice) -> u32> =
+            std::mem::transmute(next.and_then(|g| g(instance, c"vkGetTestDriverRequestedApiVersionTEST".as_ptr())));
+        f.map_or(0, |f| f(unwrap(pd)))
+    })
 }
