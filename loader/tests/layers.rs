@@ -269,10 +269,11 @@ fn two_pass_through_layers_in_order_with_devices_and_draws() {
     assert_eq!(unknown, ["TEST_LAYER B vkGetTestDriverRequestedApiVersionTEST", "TEST_LAYER A vkGetTestDriverRequestedApiVersionTEST"], "{out}");
     assert!(out.contains("DESTROYED"));
     // VK_LOADER_DEBUG=layer: the chain, with why each layer is in it.
-    let chain: Vec<&str> = err.lines().filter(|l| l.contains(": VK_LAYER_TEST_")).collect();
+    let chain: Vec<&str> = err.lines().filter(|l| l.contains("0: VK_LAYER_TEST_") || l.contains("1: VK_LAYER_TEST_")).collect();
     assert_eq!(chain.len(), 2, "{err}");
     assert!(chain[0].contains("0: VK_LAYER_TEST_b") && chain[0].contains("ppEnabledLayerNames"), "{err}");
     assert!(chain[1].contains("1: VK_LAYER_TEST_a"), "{err}");
+    assert!(err.contains("device layer chain, application first: VK_LAYER_TEST_b -> VK_LAYER_TEST_a -> driver"), "{err}");
 }
 
 /// The benchmark setup: five distinct pass-through copies (`vk_test_layer::install`), every draw
