@@ -22,11 +22,25 @@ pub struct DeviceData {
     pub unknown: UnknownSlots,
     /// The driver's `vkGetDeviceProcAddr`, for names the generated table does not know.
     pub driver_gdpa: PFN_vkGetDeviceProcAddr,
+    /// With layers: the top layer's `vkGetDeviceProcAddr`, asked instead of the driver's.
+    pub chain_gdpa: PFN_vkGetDeviceProcAddr,
     /// The driver's swapchain commands where the loader unwraps surfaces for it.
     pub wsi: crate::surface::DeviceWsi,
 }
 
 impl DeviceData {
+    /// Empty data for a device about to be created (the table is filled once it exists);
+    /// `chain_gdpa` is the top layer's `vkGetDeviceProcAddr` when there are layers.
+    pub fn new(chain_gdpa: PFN_vkGetDeviceProcAddr) -> *mut DeviceData {
+        Box::into_raw(Box::new(DeviceData {
+            table: DeviceDispatchTable::default(),
+            unknown: crate::unknown::device_slots(),
+            driver_gdpa: None,
+            chain_gdpa,
+            wsi: Default::default(),
+        }))
+    }
+
     /// # Safety
     /// `device` must be a live `VkDevice` created through this loader.
     pub unsafe fn of<'a>(device: VkDevice) -> Option<&'a DeviceData> {
@@ -45,66 +59,106 @@ pub unsafe extern "system" fn vkCreateDevice(
 ) -> VkResult {
     ffi::guard("vkCreateDevice", VkResult::ERROR_INITIALIZATION_FAILED, || {
         crate::handles::check_physical_device(physicalDevice.0, "vkCreateDevice", "physicalDevice");
-        let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(instance) = crate::physical_device::instance_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         if pDevice.is_null() || pCreateInfo.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
-        let driver = &*pd.term.driver_table;
-        let (Some(create), Some(gdpa)) = (driver.vkCreateDevice, pd.driver_gdpa) else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
         let memory = AllocatorScope::enter(pAllocator, VkSystemAllocationScope::DEVICE);
-        let mut device = VkDevice::NULL;
-        let result = with_driver_handles_in_device_group(&*pCreateInfo, || {
-            create(pd.term.driver_handle, pCreateInfo, pAllocator, &mut device)
-        });
-        if result != VkResult::SUCCESS {
-            return result;
-        }
-        if !vk_generated::layer_abi::valid_loader_magic_value(device.0) {
-            log::write(Level::Error, "vkCreateDevice: the driver's VkDevice lacks ICD_LOADER_MAGIC; destroying it");
-            if let Some(destroy) = DeviceDispatchTable::load(|n| gdpa(device, n.as_ptr())).vkDestroyDevice {
-                destroy(device, pAllocator);
-            }
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        }
-        let mut table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
-        let wsi = crate::surface::DeviceWsi::install(&mut table, pd);
-        let data = Box::new(DeviceData { table, unknown: crate::unknown::device_slots(), driver_gdpa: Some(gdpa), wsi });
-        if memory.failed() {
-            if let Some(destroy) = data.table.vkDestroyDevice {
-                destroy(device, pAllocator);
-            }
+        let result = match &instance.layers {
+            // The layers get the handles they returned, in the device group too.
+            Some(layers) => with_device_group_handles(&*pCreateInfo, |h| Some(crate::loader_abi::unwrap_physical_device(h)), || {
+                crate::layer_device_chain::create_device(layers, physicalDevice, &*pCreateInfo, pAllocator, pDevice)
+            }),
+            None => create_without_layers(physicalDevice, &*pCreateInfo, pAllocator, pDevice),
+        };
+        if result == VkResult::SUCCESS && memory.failed() {
+            vkDestroyDevice(*pDevice, pAllocator);
             return VkResult::ERROR_OUT_OF_HOST_MEMORY;
         }
-        let data = Box::into_raw(data);
-        crate::unknown::device_created(&(*data).unknown, device, gdpa);
-        *(device.0 as *mut *const DeviceData) = data;
-        *pDevice = device;
-        VkResult::SUCCESS
+        result
     })
 }
 
+/// The direct path: the driver's device, its own functions in the table.
+unsafe fn create_without_layers(
+    physicalDevice: VkPhysicalDevice,
+    info: &VkDeviceCreateInfo,
+    pAllocator: *const VkAllocationCallbacks,
+    pDevice: *mut VkDevice,
+) -> VkResult {
+    let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+    let Some(gdpa) = pd.driver_gdpa else { return VkResult::ERROR_INITIALIZATION_FAILED };
+    let data = DeviceData::new(None);
+    match create_on_driver(pd, info, pAllocator, data) {
+        Ok(device) => {
+            let mut table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
+            (*data).wsi = crate::surface::DeviceWsi::install(&mut table, pd);
+            (*data).table = table;
+            crate::unknown::device_created(&(*data).unknown, device, gdpa);
+            *pDevice = device;
+            VkResult::SUCCESS
+        }
+        Err(result) => {
+            drop(Box::from_raw(data));
+            result
+        }
+    }
+}
+
+/// Creates the driver's device for a terminator-level physical device and makes its first word
+/// point to `data` (whose table the caller fills).
+pub(crate) unsafe fn create_on_driver(
+    pd: &PhysicalDevice,
+    info: &VkDeviceCreateInfo,
+    pAllocator: *const VkAllocationCallbacks,
+    data: *mut DeviceData,
+) -> Result<VkDevice, VkResult> {
+    let driver = &*pd.term.driver_table;
+    let (Some(create), Some(gdpa)) = (driver.vkCreateDevice, pd.driver_gdpa) else {
+        return Err(VkResult::ERROR_INITIALIZATION_FAILED);
+    };
+    let mut device = VkDevice::NULL;
+    let to_driver = |h: VkPhysicalDevice| PhysicalDevice::from_any_handle(h).map(|pd| pd.term.driver_handle);
+    let result = with_device_group_handles(info, to_driver, || create(pd.term.driver_handle, info, pAllocator, &mut device));
+    if result != VkResult::SUCCESS {
+        return Err(result);
+    }
+    if !vk_generated::layer_abi::valid_loader_magic_value(device.0) {
+        log::write(Level::Error, "vkCreateDevice: the driver's VkDevice lacks ICD_LOADER_MAGIC; destroying it");
+        if let Some(destroy) = DeviceDispatchTable::load(|n| gdpa(device, n.as_ptr())).vkDestroyDevice {
+            destroy(device, pAllocator);
+        }
+        return Err(VkResult::ERROR_INITIALIZATION_FAILED);
+    }
+    (*data).driver_gdpa = Some(gdpa);
+    *(device.0 as *mut *const DeviceData) = data;
+    Ok(device)
+}
+
 /// Runs `create` with the physical devices of a chained `VkDeviceGroupDeviceCreateInfo` replaced
-/// by the driver's own handles (the application names the loader's), and puts the application's
-/// array back afterwards, as the Khronos loader does.
-unsafe fn with_driver_handles_in_device_group(info: &VkDeviceCreateInfo, create: impl FnOnce() -> VkResult) -> VkResult {
+/// through `map` (the application names the loader's handles; drivers and layers need their own),
+/// and puts the application's array back afterwards, as the Khronos loader does.
+unsafe fn with_device_group_handles(
+    info: &VkDeviceCreateInfo,
+    map: impl Fn(VkPhysicalDevice) -> Option<VkPhysicalDevice>,
+    create: impl FnOnce() -> VkResult,
+) -> VkResult {
     let Some(group) = vk_generated::find_in_chain::<VkDeviceGroupDeviceCreateInfo>(info.pNext) else { return create() };
     if group.pPhysicalDevices.is_null() || group.physicalDeviceCount == 0 {
         return create();
     }
     let members = std::slice::from_raw_parts(group.pPhysicalDevices, group.physicalDeviceCount as usize);
-    let mut driver_handles = Vec::with_capacity(members.len());
+    let mut mapped = Vec::with_capacity(members.len());
     for &member in members {
-        match PhysicalDevice::from_handle(member) {
-            Some(pd) => driver_handles.push(pd.term.driver_handle),
+        match map(member) {
+            Some(handle) => mapped.push(handle),
             None => return VkResult::ERROR_INITIALIZATION_FAILED,
         }
     }
     // The struct is the application's (const in C): patched for the call, then restored.
     let group = group as *const VkDeviceGroupDeviceCreateInfo as *mut VkDeviceGroupDeviceCreateInfo;
     let original = (*group).pPhysicalDevices;
-    (*group).pPhysicalDevices = driver_handles.as_ptr();
+    (*group).pPhysicalDevices = mapped.as_ptr();
     let result = create();
     (*group).pPhysicalDevices = original;
     result
@@ -148,7 +202,7 @@ pub unsafe extern "system" fn vkGetDeviceProcAddr(device: VkDevice, pName: *cons
                 data.table.slots()[info.slot as usize]
             }
             // A command the registry does not know: the driver may.
-            None => data.driver_gdpa.and_then(|gdpa| gdpa(device, pName)),
+            None => data.chain_gdpa.or(data.driver_gdpa).and_then(|gdpa| gdpa(device, pName)),
         }
     })
 }

@@ -102,8 +102,47 @@ pub fn driver_manifests() -> Vec<Found> {
     found
 }
 
+/// Layer manifest files, explicit or implicit, in search order. `VK_LAYER_PATH` /
+/// `VK_IMPLICIT_LAYER_PATH` replace the search, `VK_ADD_LAYER_PATH` / `VK_ADD_IMPLICIT_LAYER_PATH`
+/// come before it (all ignored by elevated processes: `platform::env` is `secure_getenv`).
+/// `override_paths` (from the override layer) replace the explicit search, `VK_LAYER_PATH`
+/// included, when not empty.
+pub fn layer_manifests(implicit: bool, override_paths: &[String]) -> Vec<String> {
+    let (replace, add, kind) = if implicit {
+        ("VK_IMPLICIT_LAYER_PATH", "VK_ADD_IMPLICIT_LAYER_PATH", "implicit_layer.d")
+    } else {
+        ("VK_LAYER_PATH", "VK_ADD_LAYER_PATH", "explicit_layer.d")
+    };
+    let replacement = platform::env(replace);
+    let mut paths: Vec<String> = if !implicit && !override_paths.is_empty() {
+        if replacement.is_some() {
+            crate::log::log(crate::log::Level::Layer, "VK_LAYER_PATH ignored: the override layer's override_paths take priority");
+        }
+        let mut paths = platform::env(add).map(|l| expand(&l)).unwrap_or_default();
+        paths.extend(override_paths.iter().flat_map(|p| expand(p)));
+        paths
+    } else if let Some(list) = replacement {
+        expand(&list)
+    } else {
+        let mut paths = platform::env(add).map(|l| expand(&l)).unwrap_or_default();
+        for dir in search_dirs(kind) {
+            paths.extend(json_files(&dir));
+        }
+        paths
+    };
+    let mut seen = Vec::with_capacity(paths.len());
+    paths.retain(|p| {
+        let new = !seen.contains(p);
+        if new {
+            seen.push(p.clone());
+        }
+        new
+    });
+    paths
+}
+
 /// Comma-separated glob patterns from an environment variable; invalid ones are logged and dropped.
-fn patterns(var: &str) -> Vec<glob::Pattern> {
+pub fn patterns(var: &str) -> Vec<glob::Pattern> {
     let Some(list) = platform::env(var) else { return Vec::new() };
     list.split(',')
         .filter(|p| !p.is_empty())

@@ -22,7 +22,11 @@ pub unsafe extern "system" fn vkGetInstanceProcAddr(instance: VkInstance, pName:
         }
         let Some(name) = vk_generated::lookup::command_c(pName) else {
             // Not in the registry: an extension command some driver or layer may know.
-            return crate::unknown::instance_proc_addr(Instance::from_handle(instance)?, CStr::from_ptr(pName));
+            let instance = Instance::from_handle(instance)?;
+            return match &instance.layers {
+                Some(layers) => crate::layer_chain::unknown_command(instance, layers, CStr::from_ptr(pName)),
+                None => crate::unknown::instance_proc_addr(instance, CStr::from_ptr(pName)),
+            };
         };
         let info = name.info();
         if info.level == CommandLevel::Global || info.name == c"vkGetInstanceProcAddr" {

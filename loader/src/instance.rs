@@ -65,6 +65,8 @@ pub struct Instance {
     pub creation_callbacks: Vec<debug::Callback>,
     /// Debug messengers and report callbacks the application created on this instance.
     pub messengers: debug::Messengers,
+    /// The layer chain, when layers are enabled (then `dispatch` points to its table).
+    pub layers: Option<Box<crate::layer_chain::InstanceLayers>>,
 }
 
 const _: () = assert!(std::mem::offset_of!(Instance, magic) == std::mem::offset_of!(crate::handles::HandleHeader, magic));
@@ -74,6 +76,26 @@ impl Instance {
     /// `handle` must be a `VkInstance` this loader created and has not destroyed.
     pub unsafe fn from_handle<'a>(handle: VkInstance) -> Option<&'a Instance> {
         (handle.0 as *const Instance).as_ref()
+    }
+
+    /// The table the instance's handles dispatch through (set once, before they are handed out).
+    pub fn set_dispatch(&mut self, table: *const InstanceDispatchTable) {
+        self.dispatch = table;
+    }
+
+    /// The end of the instance chain.
+    pub fn terminators(&self) -> &InstanceDispatchTable {
+        &self.table.table
+    }
+
+    /// Destroys the drivers' instances (the terminator of `vkDestroyInstance`).
+    pub unsafe fn destroy_drivers(&mut self, allocator: *const VkAllocationCallbacks) {
+        for d in self.drivers.drain(..) {
+            log::log(Level::Driver, &format!("vkDestroyInstance: destroying the instance of {}", d.driver.manifest_path));
+            if let Some(destroy) = d.table.vkDestroyInstance {
+                destroy(d.handle, allocator);
+            }
+        }
     }
 }
 
@@ -133,13 +155,13 @@ fn driver_extensions(driver: &Driver) -> Vec<VkExtensionProperties> {
     ffi::query(|count, out| unsafe { f(std::ptr::null(), count, out) }).unwrap_or_default()
 }
 
-fn name_of(props: &VkExtensionProperties) -> &CStr {
+pub(crate) fn name_of(props: &VkExtensionProperties) -> &CStr {
     // SAFETY: extensionName is a NUL-terminated fixed array (drivers fill it so; the last byte is
     // forced below for the loader's own entries).
     unsafe { CStr::from_ptr(props.extensionName.as_ptr()) }
 }
 
-fn extension_properties(name: &CStr, spec_version: u32) -> VkExtensionProperties {
+pub(crate) fn extension_properties(name: &CStr, spec_version: u32) -> VkExtensionProperties {
     let mut props = VkExtensionProperties { specVersion: spec_version, ..Default::default() };
     for (dst, &src) in props.extensionName.iter_mut().zip(name.to_bytes()) {
         *dst = src as c_char;
@@ -176,11 +198,34 @@ pub unsafe extern "system" fn vkEnumerateInstanceExtensionProperties(
     pProperties: *mut VkExtensionProperties,
 ) -> VkResult {
     ffi::guard("vkEnumerateInstanceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
+        crate::layer_pre_instance::extension_properties(pLayerName, pPropertyCount, pProperties, terminator_EnumerateInstanceExtensionProperties)
+            .unwrap_or_else(|| terminator_EnumerateInstanceExtensionProperties(std::ptr::null(), pLayerName, pPropertyCount, pProperties))
+    })
+}
+
+/// The loader's answer, at the end of implicit layers' pre-instance chains.
+unsafe extern "system" fn terminator_EnumerateInstanceExtensionProperties(
+    _chain: *const vk_generated::layer_abi::VkEnumerateInstanceExtensionPropertiesChain,
+    pLayerName: *const c_char,
+    pPropertyCount: *mut u32,
+    pProperties: *mut VkExtensionProperties,
+) -> VkResult {
+    ffi::guard("vkEnumerateInstanceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
         if !pLayerName.is_null() {
-            return VkResult::ERROR_LAYER_NOT_PRESENT;
+            return match crate::layer_extensions::instance_extensions_of(CStr::from_ptr(pLayerName)) {
+                Some(list) => ffi::fill(&list, pPropertyCount, pProperties),
+                None => VkResult::ERROR_LAYER_NOT_PRESENT,
+            };
         }
         let per_driver: Vec<_> = load_drivers(&mut Vec::new(), None).iter().map(|d| driver_extensions(d)).collect();
-        ffi::fill(&all_instance_extensions(&per_driver), pPropertyCount, pProperties)
+        let mut all = all_instance_extensions(&per_driver);
+        // The enabled implicit layers' extensions (not filtered: the layers dispatch them).
+        for e in crate::layer_extensions::implicit_instance_extensions() {
+            if !all.iter().any(|p| name_of(p) == name_of(&e)) {
+                all.push(e);
+            }
+        }
+        ffi::fill(&all, pPropertyCount, pProperties)
     })
 }
 
@@ -189,11 +234,33 @@ pub unsafe extern "system" fn vkEnumerateInstanceLayerProperties(
     pProperties: *mut VkLayerProperties,
 ) -> VkResult {
     ffi::guard("vkEnumerateInstanceLayerProperties", VkResult::ERROR_UNKNOWN, || {
-        ffi::fill::<VkLayerProperties>(&[], pPropertyCount, pProperties)
+        crate::layer_pre_instance::layer_properties(pPropertyCount, pProperties, terminator_EnumerateInstanceLayerProperties)
+            .unwrap_or_else(|| terminator_EnumerateInstanceLayerProperties(std::ptr::null(), pPropertyCount, pProperties))
+    })
+}
+
+unsafe extern "system" fn terminator_EnumerateInstanceLayerProperties(
+    _chain: *const vk_generated::layer_abi::VkEnumerateInstanceLayerPropertiesChain,
+    pPropertyCount: *mut u32,
+    pProperties: *mut VkLayerProperties,
+) -> VkResult {
+    ffi::guard("vkEnumerateInstanceLayerProperties", VkResult::ERROR_UNKNOWN, || {
+        let layers: Vec<VkLayerProperties> = crate::layer_catalog::load(true).iter().map(crate::layer_catalog::properties).collect();
+        ffi::fill(&layers, pPropertyCount, pProperties)
     })
 }
 
 pub unsafe extern "system" fn vkEnumerateInstanceVersion(pApiVersion: *mut u32) -> VkResult {
+    ffi::guard("vkEnumerateInstanceVersion", VkResult::ERROR_UNKNOWN, || {
+        crate::layer_pre_instance::version(pApiVersion, terminator_EnumerateInstanceVersion)
+            .unwrap_or_else(|| terminator_EnumerateInstanceVersion(std::ptr::null(), pApiVersion))
+    })
+}
+
+unsafe extern "system" fn terminator_EnumerateInstanceVersion(
+    _chain: *const vk_generated::layer_abi::VkEnumerateInstanceVersionChain,
+    pApiVersion: *mut u32,
+) -> VkResult {
     if pApiVersion.is_null() {
         return VkResult::ERROR_INITIALIZATION_FAILED;
     }
@@ -241,11 +308,47 @@ unsafe fn create_instance(
     allocator: *const VkAllocationCallbacks,
     creation_callbacks: Vec<debug::Callback>,
 ) -> Result<Box<Instance>, VkResult> {
-    let layers = names(info.ppEnabledLayerNames, info.enabledLayerCount);
-    if let Some(layer) = layers.first() {
-        log::write(Level::Error, &format!("vkCreateInstance: layer {layer:?} requested, and this loader does not load layers yet"));
-        return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
+    let app_layers = names(info.ppEnabledLayerNames, info.enabledLayerCount);
+    let layers = crate::layer_chain::select(&app_layers)?;
+    let mut instance = new_instance(creation_callbacks);
+    if !layers.is_empty() {
+        crate::layer_chain::create_instance(&mut instance, info, allocator, layers)?;
+        return Ok(instance);
     }
+    create_drivers(&mut instance, info, allocator, &[])?;
+    Ok(instance)
+}
+
+/// The loader's instance before any driver: its first word points to its terminators.
+pub(crate) fn new_instance(creation_callbacks: Vec<debug::Callback>) -> Box<Instance> {
+    let table = InstanceDispatch::new(*terminators::instance_terminators());
+    crate::unknown::set_terminators(&table.unknown);
+    let mut instance = Box::new(Instance {
+        dispatch: std::ptr::null(),
+        magic: crate::handles::INSTANCE_MAGIC,
+        table,
+        drivers: Vec::new(),
+        physical_devices: Vec::new(),
+        physical_device_groups: Vec::new(),
+        api_version: 0,
+        enabled_extensions: ExtensionSet::new(),
+        creation_callbacks,
+        messengers: debug::Messengers::default(),
+        layers: None,
+    });
+    instance.dispatch = &instance.table.table;
+    instance
+}
+
+/// The terminator side of instance creation: loads the drivers, creates their instances and
+/// gathers their physical devices into `instance`. `layer_extensions` are the instance extensions
+/// the enabled layers provide (accepted here, not passed to drivers that lack them).
+pub(crate) unsafe fn create_drivers(
+    instance: &mut Instance,
+    info: &VkInstanceCreateInfo,
+    allocator: *const VkAllocationCallbacks,
+    layer_extensions: &[VkExtensionProperties],
+) -> Result<(), VkResult> {
     let requested = names(info.ppEnabledExtensionNames, info.enabledExtensionCount);
     let direct = direct_loading::requested(info, requested.contains(&direct_loading::EXTENSION));
     let mut rejected = Vec::new();
@@ -254,8 +357,8 @@ unsafe fn create_instance(
     let per_driver: Vec<Vec<VkExtensionProperties>> = drivers.iter().map(|d| driver_extensions(d)).collect();
     let available = all_instance_extensions(&per_driver);
     for ext in &requested {
-        if !available.iter().any(|p| name_of(p) == *ext) {
-            log::write(Level::Error, &format!("vkCreateInstance: extension {ext:?} not present in any driver or the loader"));
+        if !available.iter().chain(layer_extensions).any(|p| name_of(p) == *ext) {
+            log::write(Level::Error, &format!("vkCreateInstance: extension {ext:?} not present in any driver, layer or the loader"));
             return Err(VkResult::ERROR_EXTENSION_NOT_PRESENT);
         }
     }
@@ -298,25 +401,13 @@ unsafe fn create_instance(
         return Err(VkResult::ERROR_INCOMPATIBLE_DRIVER);
     }
 
-    let table = InstanceDispatch::new(*terminators::instance_terminators());
-    crate::unknown::set_terminators(&table.unknown);
-    let mut instance = Box::new(Instance {
-        dispatch: std::ptr::null(),
-        magic: crate::handles::INSTANCE_MAGIC,
-        table,
-        drivers: driver_instances,
-        physical_devices: Vec::new(),
-        physical_device_groups: Vec::new(),
-        api_version,
-        enabled_extensions,
-        creation_callbacks,
-        messengers: debug::Messengers::default(),
-    });
-    instance.dispatch = &instance.table.table;
-    instance.physical_devices = physical_device::enumerate(&instance);
-    release_drivers_without_devices(&mut instance, allocator);
-    instance.physical_device_groups = physical_device::groups(&instance);
-    Ok(instance)
+    instance.drivers = driver_instances;
+    instance.api_version = api_version;
+    instance.enabled_extensions = enabled_extensions;
+    instance.physical_devices = physical_device::enumerate(instance);
+    release_drivers_without_devices(instance, allocator);
+    instance.physical_device_groups = physical_device::groups(instance);
+    Ok(())
 }
 
 /// Destroys the driver instances that reported no physical device (unloading their libraries
@@ -394,21 +485,19 @@ pub unsafe extern "system" fn vkDestroyInstance(instance: VkInstance, pAllocator
             return;
         }
         crate::handles::check_instance(instance.0, "vkDestroyInstance", "instance");
-        let mut instance = Box::from_raw(instance.0 as *mut Instance);
-        // A use after destruction finds no magic while the memory is not reused.
-        instance.magic = 0;
-        destroy_instance(instance, pAllocator);
+        destroy_instance(Box::from_raw(instance.0 as *mut Instance), pAllocator);
     })
 }
 
 /// Destroys the drivers' instances; the loader's memory is freed (to the allocator each block
 /// came from) when `instance` drops.
-unsafe fn destroy_instance(instance: Box<Instance>, allocator: *const VkAllocationCallbacks) {
+unsafe fn destroy_instance(mut instance: Box<Instance>, allocator: *const VkAllocationCallbacks) {
     let _scope = debug::Scope::of_instance(&instance, true);
-    for d in &instance.drivers {
-        log::log(Level::Driver, &format!("vkDestroyInstance: destroying the instance of {}", d.driver.manifest_path));
-        if let Some(destroy) = d.table.vkDestroyInstance {
-            destroy(d.handle, allocator);
-        }
+    if instance.layers.is_some() {
+        // Down the chain; its terminator destroys the drivers' instances.
+        crate::layer_chain::destroy_instance(&mut instance, allocator);
     }
+    instance.destroy_drivers(allocator);
+    // A use after destruction finds no magic while the memory is not reused.
+    instance.magic = 0;
 }

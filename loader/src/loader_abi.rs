@@ -41,12 +41,20 @@ impl core::ops::Deref for InstanceDispatch {
 }
 
 /// The loader's physical device at the end of the instance chain: what default terminators
-/// receive. Its first word is the terminator dispatch table, like every dispatchable object.
+/// receive. Its first word is the instance's dispatch table, like every dispatchable object.
+/// With layers, the application's physical devices have the same layout (see `layer_chain`):
+/// `unwrapped` then names the top layer's handle.
 #[repr(C)]
 pub struct TerminatorPhysicalDevice {
+    /// The owning instance's dispatch table: the terminators without layers, the top of the layer
+    /// chain with them (layers key their data by this word).
     pub dispatch: *const InstanceDispatchTable,
     /// `handles::PHYSICAL_DEVICE_MAGIC`: the trampolines check it.
     pub magic: u64,
+    /// The handle the next level receives: this object itself at the end of the chain.
+    pub unwrapped: VkPhysicalDevice,
+    /// The loader's `Instance` owning this device.
+    pub instance: *const c_void,
     /// The owning driver's own functions: the `table` of an `InstanceDispatch` (at its start),
     /// whose unknown slots the unknown-command terminators read.
     pub driver_table: *const InstanceDispatchTable,
@@ -67,6 +75,17 @@ pub use crate::handles::{check_instance, check_physical_device};
 #[inline(always)]
 pub unsafe fn instance_table(handle: *mut c_void) -> *const InstanceDispatchTable {
     *(handle as *const *const InstanceDispatchTable)
+}
+
+/// The handle a physical-device trampoline passes down its table: the loader's physical device
+/// itself at the end of the chain; with layers, what the top layer returned for it (layers may
+/// wrap physical devices).
+///
+/// # Safety
+/// `handle` must be a `VkPhysicalDevice` the loader returned.
+#[inline(always)]
+pub unsafe fn unwrap_physical_device(handle: VkPhysicalDevice) -> VkPhysicalDevice {
+    (*(handle.0 as *const TerminatorPhysicalDevice)).unwrapped
 }
 
 /// The device dispatch table of a `VkDevice`, `VkQueue` or `VkCommandBuffer` (its first word).

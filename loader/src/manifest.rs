@@ -53,7 +53,7 @@ pub fn parse_version(text: &str) -> Option<u32> {
 
 /// Absolute paths stay; paths with a `/` are relative to the manifest's directory; bare names go to
 /// the dynamic linker's search.
-fn resolve_library(library: &str, manifest_path: &str) -> String {
+pub(crate) fn resolve_library(library: &str, manifest_path: &str) -> String {
     if library.starts_with('/') || !library.contains('/') {
         return library.to_string();
     }

@@ -32,6 +32,23 @@ impl PhysicalDevice {
         (handle.0 as *const PhysicalDevice).as_ref()
     }
 
+    /// The terminator-level device behind a handle the loader gave out, whether to the
+    /// application (trampoline-level, with layers) or to the last layer; `None` for a layer's own
+    /// wrapper, which that layer should have unwrapped.
+    ///
+    /// # Safety
+    /// `handle` must be a `VkPhysicalDevice` this loader or a layer returned.
+    pub unsafe fn from_any_handle<'a>(handle: VkPhysicalDevice) -> Option<&'a PhysicalDevice> {
+        if !crate::handles::has_magic(handle.0, crate::handles::PHYSICAL_DEVICE_MAGIC) {
+            return None;
+        }
+        let below = crate::loader_abi::unwrap_physical_device(handle);
+        if !crate::handles::has_magic(below.0, crate::handles::PHYSICAL_DEVICE_MAGIC) || crate::loader_abi::unwrap_physical_device(below) != below {
+            return None;
+        }
+        Self::from_handle(below)
+    }
+
     pub fn handle(&self) -> VkPhysicalDevice {
         VkPhysicalDevice(self as *const Self as *mut _)
     }
@@ -65,10 +82,12 @@ pub fn enumerate(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
                 log::log(Level::Driver, &format!("physical device {name:?} from {} hidden by {variable}", d.driver.manifest_path));
                 continue;
             }
-            devices.push(Box::new(PhysicalDevice {
+            let mut device = Box::new(PhysicalDevice {
                 term: TerminatorPhysicalDevice {
                     dispatch,
                     magic: crate::handles::PHYSICAL_DEVICE_MAGIC,
+                    unwrapped: VkPhysicalDevice::NULL,
+                    instance: instance as *const Instance as *const std::ffi::c_void,
                     driver_table: (&*d.table as *const crate::loader_abi::InstanceDispatch).cast(),
                     driver_handle: handle,
                 },
@@ -76,7 +95,9 @@ pub fn enumerate(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
                 instance,
                 driver_gdpa,
                 properties,
-            }));
+            });
+            device.term.unwrapped = device.handle();
+            devices.push(device);
         }
     }
     if platform::env("VK_LOADER_DISABLE_SELECT").is_none() {
@@ -207,6 +228,18 @@ fn driver_id(driver: &DriverInstance, handle: VkPhysicalDevice, properties: &VkP
     Some(driver_properties.driverID.0 as u32)
 }
 
+/// The loader instance owning a physical device the loader handed out (terminator-level or
+/// trampoline-level: both are `TerminatorPhysicalDevice`s).
+///
+/// # Safety
+/// `handle` must be a `VkPhysicalDevice` this loader returned, or NULL.
+pub unsafe fn instance_of<'a>(handle: VkPhysicalDevice) -> Option<&'a Instance> {
+    if handle.is_null() {
+        return None;
+    }
+    ((*(handle.0 as *const TerminatorPhysicalDevice)).instance as *const Instance).as_ref()
+}
+
 pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
     instance: VkInstance,
     pPhysicalDeviceCount: *mut u32,
@@ -214,6 +247,21 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
 ) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDevices", VkResult::ERROR_UNKNOWN, || {
         crate::handles::check_instance(instance.0, "vkEnumeratePhysicalDevices", "instance");
+        let Some(inst) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        match &inst.layers {
+            Some(layers) => crate::layer_chain::enumerate_physical_devices(inst, layers, pPhysicalDeviceCount, pPhysicalDevices),
+            None => terminator_EnumeratePhysicalDevices(instance, pPhysicalDeviceCount, pPhysicalDevices),
+        }
+    })
+}
+
+/// The end of the instance chain: the loader's terminator-level physical devices.
+pub unsafe extern "system" fn terminator_EnumeratePhysicalDevices(
+    instance: VkInstance,
+    pPhysicalDeviceCount: *mut u32,
+    pPhysicalDevices: *mut VkPhysicalDevice,
+) -> VkResult {
+    ffi::guard("vkEnumeratePhysicalDevices", VkResult::ERROR_UNKNOWN, || {
         let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let handles: Vec<VkPhysicalDevice> = instance.physical_devices.iter().map(|d| d.handle()).collect();
         ffi::fill(&handles, pPhysicalDeviceCount, pPhysicalDevices)
@@ -227,6 +275,20 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
 ) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDeviceGroups", VkResult::ERROR_UNKNOWN, || {
         crate::handles::check_instance(instance.0, "vkEnumeratePhysicalDeviceGroups", "instance");
+        let Some(inst) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        match &inst.layers {
+            Some(layers) => crate::layer_chain::enumerate_physical_device_groups(inst, layers, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties),
+            None => terminator_EnumeratePhysicalDeviceGroups(instance, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties),
+        }
+    })
+}
+
+pub unsafe extern "system" fn terminator_EnumeratePhysicalDeviceGroups(
+    instance: VkInstance,
+    pPhysicalDeviceGroupCount: *mut u32,
+    pPhysicalDeviceGroupProperties: *mut VkPhysicalDeviceGroupProperties,
+) -> VkResult {
+    ffi::guard("vkEnumeratePhysicalDeviceGroups", VkResult::ERROR_UNKNOWN, || {
         let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         if pPhysicalDeviceGroupCount.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
@@ -258,13 +320,53 @@ pub unsafe extern "system" fn vkEnumerateDeviceExtensionProperties(
 ) -> VkResult {
     ffi::guard("vkEnumerateDeviceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
         crate::handles::check_physical_device(physicalDevice.0, "vkEnumerateDeviceExtensionProperties", "physicalDevice");
-        if !pLayerName.is_null() {
-            return VkResult::ERROR_LAYER_NOT_PRESENT;
+        let Some(instance) = instance_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        if !pLayerName.is_null() && *pLayerName != 0 {
+            // Answered from the layer's manifest, as the Khronos loader does.
+            return match crate::layer_chain::device_extensions_of_layer(instance, CStr::from_ptr(pLayerName)) {
+                Some(list) => ffi::fill(&list, pPropertyCount, pProperties),
+                None => VkResult::ERROR_LAYER_NOT_PRESENT,
+            };
         }
-        let Some(device) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        match (*device.term.driver_table).vkEnumerateDeviceExtensionProperties {
-            Some(f) => f(device.term.driver_handle, std::ptr::null(), pPropertyCount, pProperties),
+        if instance.layers.is_none() {
+            return terminator_EnumerateDeviceExtensionProperties(physicalDevice, std::ptr::null(), pPropertyCount, pProperties);
+        }
+        let table = crate::loader_abi::instance_table(physicalDevice.0);
+        match (*table).vkEnumerateDeviceExtensionProperties {
+            Some(f) => f(crate::loader_abi::unwrap_physical_device(physicalDevice), std::ptr::null(), pPropertyCount, pProperties),
             None => VkResult::ERROR_INITIALIZATION_FAILED,
+        }
+    })
+}
+
+/// The end of the instance chain: the driver's device extensions, and those of the implicit
+/// layers enabled on the instance.
+pub unsafe extern "system" fn terminator_EnumerateDeviceExtensionProperties(
+    physicalDevice: VkPhysicalDevice,
+    pLayerName: *const std::ffi::c_char,
+    pPropertyCount: *mut u32,
+    pProperties: *mut VkExtensionProperties,
+) -> VkResult {
+    ffi::guard("vkEnumerateDeviceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
+        let Some(device) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(f) = (*device.term.driver_table).vkEnumerateDeviceExtensionProperties else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        let from_layers = instance_of(physicalDevice).and_then(|i| i.layers.as_ref()).map(|l| l.implicit_device_extensions());
+        match from_layers {
+            Some(extra) if pLayerName.is_null() && !extra.is_empty() => {
+                let mut all = match ffi::query(|count, out| f(device.term.driver_handle, std::ptr::null(), count, out)) {
+                    Ok(list) => list,
+                    Err(e) => return e,
+                };
+                for e in extra {
+                    if !all.iter().any(|p| crate::instance::name_of(p) == crate::instance::name_of(&e)) {
+                        all.push(e);
+                    }
+                }
+                ffi::fill(&all, pPropertyCount, pProperties)
+            }
+            _ => f(device.term.driver_handle, pLayerName, pPropertyCount, pProperties),
         }
     })
 }
@@ -275,5 +377,9 @@ pub unsafe extern "system" fn vkEnumerateDeviceLayerProperties(
     pProperties: *mut VkLayerProperties,
 ) -> VkResult {
     crate::handles::check_physical_device(physicalDevice.0, "vkEnumerateDeviceLayerProperties", "physicalDevice");
-    ffi::fill::<VkLayerProperties>(&[], pPropertyCount, pProperties)
+    ffi::guard("vkEnumerateDeviceLayerProperties", VkResult::ERROR_UNKNOWN, || {
+        // Device layers are the instance's layers (device-only layers are deprecated).
+        let layers = instance_of(physicalDevice).and_then(|i| i.layers.as_ref()).map(|l| l.properties()).unwrap_or_default();
+        ffi::fill(&layers, pPropertyCount, pProperties)
+    })
 }

@@ -64,6 +64,20 @@ pub fn is_dir(path: &str) -> bool {
     }
 }
 
+/// What identifies a file's current content without reading it: device, inode, size and
+/// modification time (`stat`); `None` if it cannot be stat'ed.
+pub fn file_identity(path: &str) -> Option<[i64; 5]> {
+    let c_path = CString::new(path).ok()?;
+    // SAFETY: stat into a zeroed buffer.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::stat(c_path.as_ptr(), &mut st) != 0 {
+            return None;
+        }
+        Some([st.st_dev as i64, st.st_ino as i64, st.st_size, st.st_mtime, st.st_mtime_nsec])
+    }
+}
+
 /// The whole content of a file, through `fopen`/`fread`.
 pub fn read_file(path: &str) -> Result<Vec<u8>, String> {
     let c_path = CString::new(path).map_err(|_| "path contains NUL".to_string())?;

@@ -423,6 +423,21 @@ impl DeviceWsi {
     }
 }
 
+impl DeviceWsi {
+    /// The loader's unwrapping function for `name`, where it stands in for the driver's: what the
+    /// end of a layer chain's device functions must be for these commands.
+    pub fn terminator(&self, name: &CStr) -> PFN_vkVoidFunction {
+        match name.to_bytes() {
+            b"vkCreateSwapchainKHR" if self.create_swapchain.is_some() => erased!(terminator_vkCreateSwapchainKHR),
+            b"vkCreateSharedSwapchainsKHR" if self.create_shared_swapchains.is_some() => erased!(terminator_vkCreateSharedSwapchainsKHR),
+            b"vkGetDeviceGroupSurfacePresentModesKHR" if self.group_surface_present_modes.is_some() => {
+                erased!(terminator_vkGetDeviceGroupSurfacePresentModesKHR)
+            }
+            _ => None,
+        }
+    }
+}
+
 unsafe extern "system" fn terminator_vkCreateSwapchainKHR(
     device: VkDevice,
     pCreateInfo: *const VkSwapchainCreateInfoKHR,

@@ -248,3 +248,32 @@ fn vulkaninfo_presentable_surfaces_match_the_system_loader() {
     assert!(ours.contains("PRESENT_MODE_FIFO_KHR") && ours.contains("VkSurfaceCapabilitiesKHR"), "{ours}");
     assert_eq!(ours, system, "vulkaninfo's surfaces differ between our library and the system loader");
 }
+
+/// vkcube `--validate`: the Khronos validation layer (and Mesa's device-select implicit layer) in
+/// our chain while it renders and presents 30 frames; no validation message, a clean exit.
+#[test]
+fn vkcube_with_the_validation_layer_through_our_library() {
+    let (Some(_), Some(vkcube)) = (on_path("Xvfb"), on_path("vkcube")) else {
+        eprintln!("SKIPPED: vkcube_with_the_validation_layer_through_our_library needs Xvfb (package xvfb) and vkcube (package vulkan-tools)");
+        return;
+    };
+    assert!(Path::new(LAVAPIPE).exists(), "{LAVAPIPE} missing: install mesa-vulkan-drivers");
+    let validation = "/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json";
+    assert!(Path::new(validation).exists(), "{validation} missing: install vulkan-validationlayers");
+    let x = Xvfb::start();
+    let dir = common::scratch("vkcube-validate");
+    std::os::unix::fs::symlink(common::libvulkan(), dir.join("libvulkan.so.1")).unwrap();
+    let out = on_lavapipe(&vkcube, &x)
+        .args(["--c", "30", "--validate"])
+        .env("LD_LIBRARY_PATH", &dir)
+        .env("VK_LOADER_DEBUG", "layer")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "vkcube --validate failed: {:?}\n{stdout}\n{stderr}", out.status);
+    let chain: Vec<&str> = stderr.lines().filter(|l| l.contains("[Vulkan Loader] LAYER:") && l.contains(": VK_LAYER_")).collect();
+    assert!(chain.iter().any(|l| l.contains("VK_LAYER_KHRONOS_validation") && l.contains("ppEnabledLayerNames")), "{stderr}");
+    assert!(!stdout.contains("VUID") && !stderr.contains("VUID"), "validation reported:\n{stdout}\n{stderr}");
+    assert!(stderr.contains("Selected GPU 0: llvmpipe") || stdout.contains("Selected GPU 0: llvmpipe"), "{stdout}\n{stderr}");
+}

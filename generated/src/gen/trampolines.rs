@@ -14,6 +14,7 @@ pub unsafe extern "system" fn vkAcquireDrmDisplayEXT(
 ) -> VkResult {
     check_physical_device(physicalDevice.0, "vkAcquireDrmDisplayEXT", "physicalDevice");
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkAcquireDrmDisplayEXT {
         Some(f) => f(physicalDevice, drmFd, display),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -94,6 +95,7 @@ pub unsafe extern "system" fn vkAcquireWinrtDisplayNV(
 ) -> VkResult {
     check_physical_device(physicalDevice.0, "vkAcquireWinrtDisplayNV", "physicalDevice");
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkAcquireWinrtDisplayNV {
         Some(f) => f(physicalDevice, display),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -116,6 +118,7 @@ pub unsafe extern "system" fn vkAcquireXlibDisplayEXT(
 ) -> VkResult {
     check_physical_device(physicalDevice.0, "vkAcquireXlibDisplayEXT", "physicalDevice");
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkAcquireXlibDisplayEXT {
         Some(f) => f(physicalDevice, dpy, display),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -3916,6 +3919,7 @@ pub unsafe extern "system" fn vkCreateDisplayModeKHR(
 ) -> VkResult {
     check_physical_device(physicalDevice.0, "vkCreateDisplayModeKHR", "physicalDevice");
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkCreateDisplayModeKHR {
         Some(f) => f(physicalDevice, display, pCreateInfo, pAllocator, pMode),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -5246,6 +5250,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceCou
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM {
         Some(f) => {
             f(
@@ -5295,6 +5300,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceQue
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR {
         Some(f) => {
             f(
@@ -5941,6 +5947,7 @@ pub unsafe extern "system" fn vkGetDisplayModeProperties2KHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetDisplayModeProperties2KHR {
         Some(f) => f(physicalDevice, display, pPropertyCount, pProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -5971,6 +5978,7 @@ pub unsafe extern "system" fn vkGetDisplayModePropertiesKHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetDisplayModePropertiesKHR {
         Some(f) => f(physicalDevice, display, pPropertyCount, pProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6000,6 +6008,7 @@ pub unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetDisplayPlaneCapabilities2KHR {
         Some(f) => f(physicalDevice, pDisplayPlaneInfo, pCapabilities),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6029,6 +6038,7 @@ pub unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetDisplayPlaneCapabilitiesKHR {
         Some(f) => f(physicalDevice, mode, planeIndex, pCapabilities),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6059,6 +6069,7 @@ pub unsafe extern "system" fn vkGetDisplayPlaneSupportedDisplaysKHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetDisplayPlaneSupportedDisplaysKHR {
         Some(f) => f(physicalDevice, planeIndex, pDisplayCount, pDisplays),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6084,6 +6095,7 @@ pub unsafe extern "system" fn vkGetDrmDisplayEXT(
 ) -> VkResult {
     check_physical_device(physicalDevice.0, "vkGetDrmDisplayEXT", "physicalDevice");
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetDrmDisplayEXT {
         Some(f) => f(physicalDevice, drmFd, connectorId, display),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6636,6 +6648,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCalibrateableTimeDomainsKHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceCalibrateableTimeDomainsKHR {
         Some(f) => f(physicalDevice, pTimeDomainCount, pTimeDomains),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6664,6 +6677,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixFlexibleDimens
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6693,6 +6707,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6722,6 +6737,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceCooperativeMatrixPropertiesNV {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6751,6 +6767,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeVectorPropertiesNV(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceCooperativeVectorPropertiesNV {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6779,6 +6796,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDescriptorSizeEXT(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceDescriptorSizeEXT {
         Some(f) => f(physicalDevice, descriptorType),
         None => Default::default(),
@@ -6805,6 +6823,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDirectFBPresentationSupportEXT(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceDirectFBPresentationSupportEXT {
         Some(f) => f(physicalDevice, queueFamilyIndex, dfb),
         None => Default::default(),
@@ -6835,6 +6854,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlaneProperties2KHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceDisplayPlaneProperties2KHR {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6863,6 +6883,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlanePropertiesKHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceDisplayPlanePropertiesKHR {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6891,6 +6912,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayProperties2KHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceDisplayProperties2KHR {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6919,6 +6941,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPropertiesKHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceDisplayPropertiesKHR {
         Some(f) => f(physicalDevice, pPropertyCount, pProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -6947,6 +6970,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferProperties(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceExternalBufferProperties {
         Some(f) => f(physicalDevice, pExternalBufferInfo, pExternalBufferProperties),
         None => {}
@@ -6981,6 +7005,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalFenceProperties(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceExternalFenceProperties {
         Some(f) => f(physicalDevice, pExternalFenceInfo, pExternalFenceProperties),
         None => {}
@@ -7019,6 +7044,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalImageFormatPropertiesNV
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceExternalImageFormatPropertiesNV {
         Some(f) => {
             f(
@@ -7076,6 +7102,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphoreProperties(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceExternalSemaphoreProperties {
         Some(f) => {
             f(physicalDevice, pExternalSemaphoreInfo, pExternalSemaphoreProperties)
@@ -7112,6 +7139,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalTensorPropertiesARM(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceExternalTensorPropertiesARM {
         Some(f) => f(physicalDevice, pExternalTensorInfo, pExternalTensorProperties),
         None => {}
@@ -7146,6 +7174,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceFeatures {
         Some(f) => f(physicalDevice, pFeatures),
         None => {}
@@ -7172,6 +7201,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures2(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceFeatures2 {
         Some(f) => f(physicalDevice, pFeatures),
         None => {}
@@ -7199,6 +7229,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceFormatProperties {
         Some(f) => f(physicalDevice, format, pFormatProperties),
         None => {}
@@ -7227,6 +7258,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceFormatProperties2 {
         Some(f) => f(physicalDevice, format, pFormatProperties),
         None => {}
@@ -7254,6 +7286,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFragmentShadingRatesKHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceFragmentShadingRatesKHR {
         Some(f) => f(physicalDevice, pFragmentShadingRateCount, pFragmentShadingRates),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7292,6 +7325,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceImageFormatProperties {
         Some(f) => {
             f(
@@ -7344,6 +7378,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceImageFormatProperties2 {
         Some(f) => f(physicalDevice, pImageFormatInfo, pImageFormatProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7373,6 +7408,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceMemoryProperties {
         Some(f) => f(physicalDevice, pMemoryProperties),
         None => {}
@@ -7399,6 +7435,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceMemoryProperties2 {
         Some(f) => f(physicalDevice, pMemoryProperties),
         None => {}
@@ -7425,6 +7462,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMultisamplePropertiesEXT(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceMultisamplePropertiesEXT {
         Some(f) => f(physicalDevice, samples, pMultisampleProperties),
         None => {}
@@ -7453,6 +7491,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceOpticalFlowImageFormatsNV(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceOpticalFlowImageFormatsNV {
         Some(f) => {
             f(
@@ -7497,6 +7536,7 @@ pub unsafe extern "system" fn vkGetPhysicalDevicePresentRectanglesKHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDevicePresentRectanglesKHR {
         Some(f) => f(physicalDevice, surface, pRectCount, pRects),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7525,6 +7565,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceProperties(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceProperties {
         Some(f) => f(physicalDevice, pProperties),
         None => {}
@@ -7551,6 +7592,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceProperties2(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceProperties2 {
         Some(f) => f(physicalDevice, pProperties),
         None => {}
@@ -7577,6 +7619,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphProcessingE
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM {
         Some(f) => {
             f(
@@ -7619,6 +7662,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesA
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM {
         Some(f) => {
             f(
@@ -7663,6 +7707,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyPerformanceQueryPass
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR {
         Some(f) => f(physicalDevice, pPerformanceQueryCreateInfo, pNumPasses),
         None => {}
@@ -7695,6 +7740,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceQueueFamilyProperties {
         Some(f) => f(physicalDevice, pQueueFamilyPropertyCount, pQueueFamilyProperties),
         None => {}
@@ -7729,6 +7775,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceQueueFamilyProperties2 {
         Some(f) => f(physicalDevice, pQueueFamilyPropertyCount, pQueueFamilyProperties),
         None => {}
@@ -7762,6 +7809,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceScreenPresentationSupportQNX(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceScreenPresentationSupportQNX {
         Some(f) => f(physicalDevice, queueFamilyIndex, window),
         None => Default::default(),
@@ -7796,6 +7844,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSparseImageFormatProperties {
         Some(f) => {
             f(
@@ -7853,6 +7902,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSparseImageFormatProperties2 {
         Some(f) => f(physicalDevice, pFormatInfo, pPropertyCount, pProperties),
         None => {}
@@ -7884,6 +7934,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSupportedFramebufferMixedSample
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV {
         Some(f) => f(physicalDevice, pCombinationCount, pCombinations),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7913,6 +7964,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfaceCapabilities2EXT {
         Some(f) => f(physicalDevice, surface, pSurfaceCapabilities),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7941,6 +7993,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfaceCapabilities2KHR {
         Some(f) => f(physicalDevice, pSurfaceInfo, pSurfaceCapabilities),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7969,6 +8022,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilitiesKHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfaceCapabilitiesKHR {
         Some(f) => f(physicalDevice, surface, pSurfaceCapabilities),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -7998,6 +8052,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfaceFormats2KHR {
         Some(f) => f(physicalDevice, pSurfaceInfo, pSurfaceFormatCount, pSurfaceFormats),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -8035,6 +8090,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormatsKHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfaceFormatsKHR {
         Some(f) => f(physicalDevice, surface, pSurfaceFormatCount, pSurfaceFormats),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -8071,6 +8127,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModes2EXT(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfacePresentModes2EXT {
         Some(f) => f(physicalDevice, pSurfaceInfo, pPresentModeCount, pPresentModes),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -8108,6 +8165,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModesKHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfacePresentModesKHR {
         Some(f) => f(physicalDevice, surface, pPresentModeCount, pPresentModes),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -8140,6 +8198,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceSupportKHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceSurfaceSupportKHR {
         Some(f) => f(physicalDevice, queueFamilyIndex, surface, pSupported),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -8171,6 +8230,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceToolProperties(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceToolProperties {
         Some(f) => f(physicalDevice, pToolCount, pToolProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -8198,6 +8258,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceVideoCapabilitiesKHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceVideoCapabilitiesKHR {
         Some(f) => f(physicalDevice, pVideoProfile, pCapabilities),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -8225,6 +8286,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceVideoEncodeQualityLevelProperti
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR {
         Some(f) => f(physicalDevice, pQualityLevelInfo, pQualityLevelProperties),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -8257,6 +8319,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceVideoFormatPropertiesKHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceVideoFormatPropertiesKHR {
         Some(f) => {
             f(
@@ -8300,6 +8363,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceWaylandPresentationSupportKHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceWaylandPresentationSupportKHR {
         Some(f) => f(physicalDevice, queueFamilyIndex, display),
         None => Default::default(),
@@ -8328,6 +8392,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceWin32PresentationSupportKHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceWin32PresentationSupportKHR {
         Some(f) => f(physicalDevice, queueFamilyIndex),
         None => Default::default(),
@@ -8357,6 +8422,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceXcbPresentationSupportKHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceXcbPresentationSupportKHR {
         Some(f) => f(physicalDevice, queueFamilyIndex, connection, visual_id),
         None => Default::default(),
@@ -8389,6 +8455,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceXlibPresentationSupportKHR(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetPhysicalDeviceXlibPresentationSupportKHR {
         Some(f) => f(physicalDevice, queueFamilyIndex, dpy, visualID),
         None => Default::default(),
@@ -8593,6 +8660,7 @@ pub unsafe extern "system" fn vkGetRandROutputDisplayEXT(
         "physicalDevice",
     );
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetRandROutputDisplayEXT {
         Some(f) => f(physicalDevice, dpy, rrOutput, pDisplay),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -8944,6 +9012,7 @@ pub unsafe extern "system" fn vkGetWinrtDisplayNV(
 ) -> VkResult {
     check_physical_device(physicalDevice.0, "vkGetWinrtDisplayNV", "physicalDevice");
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkGetWinrtDisplayNV {
         Some(f) => f(physicalDevice, deviceRelativeId, pDisplay),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -9254,6 +9323,7 @@ pub unsafe extern "system" fn vkReleaseDisplayEXT(
 ) -> VkResult {
     check_physical_device(physicalDevice.0, "vkReleaseDisplayEXT", "physicalDevice");
     let table = instance_table(physicalDevice.0);
+    let physicalDevice = unwrap_physical_device(physicalDevice);
     match (*table).vkReleaseDisplayEXT {
         Some(f) => f(physicalDevice, display),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,

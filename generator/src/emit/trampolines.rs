@@ -106,10 +106,17 @@ fn trampoline_body(reg: &Registry, command: &Command) -> Result<TokenStream, Str
     let table_fn = if command.level == Level::Device { quote!(device_table) } else { quote!(instance_table) };
     let check = handle_check(command);
     let set_dispatch = new_dispatchable_objects(reg, command)?;
+    // Physical devices handed to the application wrap the handle of the chain's top level.
+    let unwrap = if command.level == Level::PhysicalDevice {
+        quote!(let #first = unwrap_physical_device(#first);)
+    } else {
+        quote!()
+    };
     if set_dispatch.is_empty() {
         return Ok(quote! {
             #check
             let table = #table_fn(#first.0);
+            #unwrap
             match (*table).#slot { Some(f) => f(#(#args),*), None => #missing }
         });
     }
@@ -117,6 +124,7 @@ fn trampoline_body(reg: &Registry, command: &Command) -> Result<TokenStream, Str
     Ok(quote! {
         #check
         let table = #table_fn(#first.0);
+        #unwrap
         let Some(f) = (*table).#slot else { return #missing };
         let result = f(#(#args),*);
         if #succeeded {

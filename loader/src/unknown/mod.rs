@@ -173,6 +173,20 @@ pub unsafe fn physical_device_command(instance: &Instance, name: &CStr, layers: 
     Some(stub(&PHYSICAL_DEVICE_TRAMPOLINES, slot))
 }
 
+/// The physical-device terminator for `name` if it has a slot: the end of a layer chain's
+/// `vk_layerGetPhysicalDeviceProcAddr`.
+pub fn physical_device_terminator_for(name: &CStr) -> PFN_vkVoidFunction {
+    let slot = lock(&PHYSICAL_DEVICE_NAMES).iter().position(|n| n.as_c_str() == name)?;
+    Some(stub(&PHYSICAL_DEVICE_TERMINATORS, slot))
+}
+
+/// Puts `f` in the slot of physical-device command `name` of `slots` (a layer chain's table).
+pub fn set_physical_device_slot(slots: &UnknownSlots, name: &CStr, f: PFN_vkVoidFunction) {
+    if let Some(slot) = lock(&PHYSICAL_DEVICE_NAMES).iter().position(|n| n.as_c_str() == name) {
+        store(&slots[slot], f);
+    }
+}
+
 /// Step 2: a device command, if a driver's GetInstanceProcAddr or `layers` knows `name`. A new
 /// name's slot is filled in every live device before this returns.
 ///
@@ -291,6 +305,8 @@ mod tests {
             let physical_device = TerminatorPhysicalDevice {
                 dispatch: &instance.table,
                 magic: crate::handles::PHYSICAL_DEVICE_MAGIC,
+                unwrapped: VkPhysicalDevice::NULL,
+                instance: std::ptr::null(),
                 driver_table: (&*driver as *const InstanceDispatch).cast(),
                 driver_handle: VkPhysicalDevice((0x1000 + slot) as *mut _),
             };
@@ -307,6 +323,7 @@ mod tests {
             table: Default::default(),
             unknown: std::array::from_fn(|_| AtomicUsize::new(0)),
             driver_gdpa: None,
+            chain_gdpa: None,
             wsi: Default::default(),
         };
         let handle: [*const DeviceData; 1] = [&data];

@@ -58,6 +58,37 @@ pub fn tagged_driver(dir: &std::path::Path, tag: &str) -> PathBuf {
     path
 }
 
+/// A library of this workspace cargo built for these tests, by file name.
+pub fn built_library(file: &str) -> PathBuf {
+    built(file)
+}
+
+/// The test layer library cargo built for these tests.
+pub fn test_layer() -> PathBuf {
+    built("libvk_test_layer.so")
+}
+
+/// A copy of the test layer named `libvk_test_layer_<tag>.so`: a separate library (own state)
+/// that reads `VK_TEST_LAYER_<VAR>_<TAG>` first.
+pub fn tagged_layer(dir: &std::path::Path, tag: &str) -> PathBuf {
+    let path = dir.join(format!("libvk_test_layer_{tag}.so"));
+    std::fs::copy(test_layer(), &path).unwrap();
+    path
+}
+
+/// Writes a layer manifest `dir/file` for one layer; `extra` is more JSON members for the
+/// `layer` object (starting with a comma), e.g. `, "enable_environment": {"X": "1"}`.
+pub fn layer_manifest(dir: &std::path::Path, file: &str, name: &str, library: &std::path::Path, extra: &str) -> PathBuf {
+    let path = dir.join(file);
+    let text = format!(
+        r#"{{"file_format_version": "1.2.0", "layer": {{"name": "{name}", "type": "GLOBAL", "library_path": "{}",
+            "api_version": "1.4.0", "implementation_version": "1", "description": "test layer {name}"{extra}}}}}"#,
+        library.display()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
 /// Runs this test binary's `scenario_entry` test in a child process with `SCENARIO` and `env` set
 /// (the loader reads the environment once and keeps what it dlopens, so each scenario needs its own
 /// process); returns (success, stdout, stderr).
@@ -97,6 +128,9 @@ pub fn run_scenario(entry: &str, scenario: &str, env: &[(&str, String)]) -> Chil
             cmd.env_remove(var);
         }
     }
+    // No host layer unless a test names one (the tests bring their own).
+    let no_layers = scratch("no-layers");
+    cmd.env("VK_IMPLICIT_LAYER_PATH", &no_layers).env("VK_LAYER_PATH", &no_layers);
     for (k, v) in env {
         cmd.env(k, v);
     }

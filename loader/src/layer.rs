@@ -1,0 +1,478 @@
+//! Which layers an instance gets, in which order, and why: a pure function of the layer catalog,
+//! the environment (passed in as a lookup, so the rules are unit-tested) and the application's
+//! `ppEnabledLayerNames`.
+//!
+//! Order, top of the chain first: implicit layers (discovery order; enable/disable environment),
+//! `VK_INSTANCE_LAYERS` (its order), `VK_LOADER_LAYERS_ENABLE` (discovery order), then
+//! `ppEnabledLayerNames` (its order). A layer already in the list is not added again. Meta layers
+//! are replaced in place by their components. `VK_LOADER_LAYERS_DISABLE` (globs, `~all~`,
+//! `~implicit~`, `~explicit~`) removes layers from every source unless `VK_LOADER_LAYERS_ALLOW`
+//! matches them; `VK_LOADER_LAYERS_ENABLE` wins over both. The override layer's
+//! `blacklisted_layers` are removed from the catalog before any of this.
+
+use crate::layer_manifest::{LayerManifest, OVERRIDE_LAYER_NAME};
+
+/// Why a layer is in the chain (printed with `VK_LOADER_DEBUG=layer`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    /// An implicit layer, on by default or through its `enable_environment`.
+    Implicit,
+    /// Named in `VK_INSTANCE_LAYERS`.
+    InstanceLayersEnv,
+    /// Matched by this `VK_LOADER_LAYERS_ENABLE` pattern.
+    LoaderLayersEnable(String),
+    /// In the application's `ppEnabledLayerNames`.
+    Application,
+    /// A component of this meta layer, itself in the chain for the inner reason.
+    Component(String, Box<Reason>),
+}
+
+impl Reason {
+    /// Whether the application or the user asked for the layer by name (its failure to load is an
+    /// error), as opposed to an implicit layer (skipped when it fails).
+    pub fn is_requested(&self) -> bool {
+        match self {
+            Reason::Implicit => false,
+            Reason::Component(_, inner) => inner.is_requested(),
+            _ => true,
+        }
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Reason::Implicit => f.write_str("implicit layer"),
+            Reason::InstanceLayersEnv => f.write_str("named in VK_INSTANCE_LAYERS"),
+            Reason::LoaderLayersEnable(p) => write!(f, "matched by VK_LOADER_LAYERS_ENABLE pattern \"{p}\""),
+            Reason::Application => f.write_str("requested by the application (ppEnabledLayerNames)"),
+            Reason::Component(meta, inner) => write!(f, "component of meta layer {meta} ({inner})"),
+        }
+    }
+}
+
+/// The `VK_LOADER_LAYERS_ENABLE` / `_DISABLE` / `_ALLOW` filters.
+#[derive(Debug, Default)]
+pub struct Filters {
+    enable: Vec<glob::Pattern>,
+    disable: Vec<glob::Pattern>,
+    disable_all: bool,
+    disable_implicit: bool,
+    disable_explicit: bool,
+    allow: Vec<glob::Pattern>,
+}
+
+fn patterns(list: Option<String>, log: &mut Vec<String>, var: &str) -> Vec<glob::Pattern> {
+    let Some(list) = list else { return Vec::new() };
+    list.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .filter_map(|p| match glob::Pattern::new(p) {
+            Ok(pattern) => Some(pattern),
+            Err(e) => {
+                log.push(format!("{var}: ignoring bad pattern \"{p}\": {e}"));
+                None
+            }
+        })
+        .collect()
+}
+
+impl Filters {
+    pub fn from_env(getenv: &dyn Fn(&str) -> Option<String>, log: &mut Vec<String>) -> Filters {
+        let mut filters = Filters {
+            enable: patterns(getenv("VK_LOADER_LAYERS_ENABLE"), log, "VK_LOADER_LAYERS_ENABLE"),
+            allow: patterns(getenv("VK_LOADER_LAYERS_ALLOW"), log, "VK_LOADER_LAYERS_ALLOW"),
+            ..Filters::default()
+        };
+        let disable = getenv("VK_LOADER_LAYERS_DISABLE").unwrap_or_default();
+        let mut rest = Vec::new();
+        for word in disable.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            match word {
+                "~all~" => filters.disable_all = true,
+                "~implicit~" => filters.disable_implicit = true,
+                "~explicit~" => filters.disable_explicit = true,
+                _ => rest.push(word),
+            }
+        }
+        filters.disable = patterns(Some(rest.join(",")), log, "VK_LOADER_LAYERS_DISABLE");
+        filters
+    }
+
+    /// The `VK_LOADER_LAYERS_ENABLE` pattern matching `name`, if any.
+    fn enabled_by(&self, name: &str) -> Option<&glob::Pattern> {
+        self.enable.iter().find(|p| p.matches(name))
+    }
+
+    /// Why the layer is filtered out, or `None` if it may be used.
+    fn disabled(&self, layer: &LayerManifest) -> Option<String> {
+        if self.enabled_by(&layer.name).is_some() || self.allow.iter().any(|p| p.matches(&layer.name)) {
+            return None;
+        }
+        let by_kind = if layer.implicit { self.disable_implicit } else { self.disable_explicit };
+        let matched = self.disable.iter().find(|p| p.matches(&layer.name));
+        if self.disable_all || by_kind || matched.is_some() {
+            let what = match matched {
+                Some(p) => format!("pattern \"{p}\""),
+                None if self.disable_all => "~all~".into(),
+                None if layer.implicit => "~implicit~".into(),
+                None => "~explicit~".into(),
+            };
+            return Some(format!("disabled by VK_LOADER_LAYERS_DISABLE ({what})"));
+        }
+        None
+    }
+}
+
+/// Keeps the first layer of each name, drops blacklisted layers and invalid meta layers (missing
+/// components, cycles, components with an older API version); returns the log of what was dropped.
+pub fn validate_catalog(layers: Vec<LayerManifest>, blacklist: &[String]) -> (Vec<LayerManifest>, Vec<String>) {
+    let mut log = Vec::new();
+    let mut kept: Vec<LayerManifest> = Vec::with_capacity(layers.len());
+    for layer in layers {
+        if let Some(first) = kept.iter().find(|k| k.name == layer.name) {
+            log.push(format!("{}: layer {} already found in {}; this one is ignored", layer.manifest_path, layer.name, first.manifest_path));
+        } else if blacklist.contains(&layer.name) {
+            log.push(format!("{}: layer {} is blacklisted by {OVERRIDE_LAYER_NAME}", layer.manifest_path, layer.name));
+        } else {
+            kept.push(layer);
+        }
+    }
+    // Dropping one meta layer may invalidate another that names it: repeat until nothing changes.
+    loop {
+        let bad = kept.iter().enumerate().find_map(|(i, l)| meta_problem(&kept, l).map(|why| (i, why)));
+        match bad {
+            Some((i, why)) => {
+                let l = kept.remove(i);
+                log.push(format!("{}: meta layer {} ignored: {why}", l.manifest_path, l.name));
+            }
+            None => break,
+        }
+    }
+    (kept, log)
+}
+
+/// What makes a meta layer unusable, if anything.
+fn meta_problem(catalog: &[LayerManifest], layer: &LayerManifest) -> Option<String> {
+    if !layer.is_meta() {
+        return None;
+    }
+    fn walk(catalog: &[LayerManifest], layer: &LayerManifest, path: &mut Vec<String>) -> Option<String> {
+        if path.contains(&layer.name) {
+            return Some(format!("component cycle {} -> {}", path.join(" -> "), layer.name));
+        }
+        path.push(layer.name.clone());
+        for c in &layer.component_layers {
+            let Some(component) = catalog.iter().find(|l| &l.name == c) else {
+                return Some(format!("component layer {c} not found"));
+            };
+            let version = |v: u32| vk_generated::api_version_major_minor(v);
+            if version(component.api_version) < version(layer.api_version) {
+                let (a, b) = version(component.api_version);
+                let (c2, d) = version(layer.api_version);
+                return Some(format!("component layer {c} has API version {a}.{b}, older than the meta layer's {c2}.{d}"));
+            }
+            if let Some(why) = walk(catalog, component, path) {
+                return Some(why);
+            }
+        }
+        path.pop();
+        None
+    }
+    walk(catalog, layer, &mut Vec::new())
+}
+
+/// Whether an implicit layer is on: `disable_environment` set turns it off; an
+/// `enable_environment` must hold the given value; `VK_LOADER_LAYERS_ENABLE` wins over both.
+fn implicit_on(layer: &LayerManifest, filters: &Filters, getenv: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
+    if filters.enabled_by(&layer.name).is_some() {
+        return Ok(());
+    }
+    if let Some(d) = &layer.disable_environment {
+        if getenv(&d.var).is_some() {
+            return Err(format!("disabled by its disable_environment {}", d.var));
+        }
+    }
+    if let Some(e) = &layer.enable_environment {
+        if getenv(&e.var).as_deref() != Some(e.value.as_str()) {
+            return Err(format!("off: its enable_environment {}={} is not set", e.var, e.value));
+        }
+    }
+    Ok(())
+}
+
+/// Whether the override layer applies to this executable (`app_keys` empty: to all).
+pub fn override_applies(layer: &LayerManifest, exe: Option<&str>) -> bool {
+    layer.app_keys.is_empty() || exe.is_some_and(|exe| layer.app_keys.iter().any(|k| k == exe))
+}
+
+/// The chosen layers: catalog indices with the reason, top of the chain first.
+#[derive(Debug, Default)]
+pub struct Activation {
+    pub layers: Vec<(usize, Reason)>,
+    /// Layers left out on purpose and why (logged with `VK_LOADER_DEBUG=layer`).
+    pub log: Vec<String>,
+}
+
+/// A layer the application requested that is not there.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Missing(pub String);
+
+/// Chooses the layers. `catalog` is validated (see [`validate_catalog`]); `app` is
+/// `ppEnabledLayerNames`; `exe` the executable's path for the override layer's `app_keys`.
+pub fn activate(
+    catalog: &[LayerManifest],
+    app: &[&str],
+    getenv: &dyn Fn(&str) -> Option<String>,
+    exe: Option<&str>,
+) -> Result<Activation, Missing> {
+    let mut out = Activation::default();
+    let filters = Filters::from_env(getenv, &mut out.log);
+    let find = |name: &str| catalog.iter().position(|l| l.name == name);
+
+    for (i, layer) in catalog.iter().enumerate().filter(|(_, l)| l.implicit) {
+        if layer.name == OVERRIDE_LAYER_NAME && !override_applies(layer, exe) {
+            out.log.push(format!("{}: not for this executable (app_keys)", layer.name));
+            continue;
+        }
+        match implicit_on(layer, &filters, getenv) {
+            Ok(()) => add(catalog, &filters, &mut out, i, Reason::Implicit),
+            Err(why) => out.log.push(format!("{}: {why}", layer.name)),
+        }
+    }
+    if let Some(list) = getenv("VK_INSTANCE_LAYERS") {
+        for name in list.split(':').map(str::trim).filter(|n| !n.is_empty()) {
+            match find(name) {
+                Some(i) => add(catalog, &filters, &mut out, i, Reason::InstanceLayersEnv),
+                None => out.log.push(format!("{name}: named in VK_INSTANCE_LAYERS but not found")),
+            }
+        }
+    }
+    for (i, layer) in catalog.iter().enumerate().filter(|(_, l)| !l.implicit) {
+        if let Some(p) = filters.enabled_by(&layer.name) {
+            add(catalog, &filters, &mut out, i, Reason::LoaderLayersEnable(p.to_string()));
+        }
+    }
+    for name in app {
+        match find(name) {
+            Some(i) => add(catalog, &filters, &mut out, i, Reason::Application),
+            None => return Err(Missing(format!("layer {name} requested by the application was not found"))),
+        }
+    }
+    Ok(out)
+}
+
+/// Adds a layer (a meta layer: its components in place) unless filtered out or already there.
+fn add(catalog: &[LayerManifest], filters: &Filters, out: &mut Activation, index: usize, reason: Reason) {
+    let layer = &catalog[index];
+    if let Some(why) = filters.disabled(layer) {
+        out.log.push(format!("{}: {why}", layer.name));
+        return;
+    }
+    if layer.is_meta() {
+        for c in &layer.component_layers {
+            // Validated catalog: every component exists and there is no cycle.
+            if let Some(ci) = catalog.iter().position(|l| &l.name == c) {
+                add(catalog, filters, out, ci, Reason::Component(layer.name.clone(), Box::new(reason.clone())));
+            }
+        }
+        return;
+    }
+    if layer.library_path.is_none() {
+        return; // an override layer with nothing but a blacklist or search paths
+    }
+    if out.layers.iter().any(|(i, _)| *i == index) {
+        out.log.push(format!("{}: already enabled; {reason} ignored", layer.name));
+        return;
+    }
+    out.layers.push((index, reason));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layer_manifest::EnvCondition;
+    use std::collections::HashMap;
+
+    /// An environment as pairs.
+    type Env<'a> = &'a [(&'a str, &'a str)];
+
+    fn layer(name: &str, implicit: bool) -> LayerManifest {
+        LayerManifest {
+            manifest_path: format!("/m/{name}.json"),
+            implicit,
+            name: name.into(),
+            library_path: Some(format!("lib{name}.so")),
+            component_layers: Vec::new(),
+            api_version: vk_generated::make_api_version(0, 1, 3, 0),
+            implementation_version: 1,
+            description: String::new(),
+            functions: Default::default(),
+            instance_extensions: Vec::new(),
+            device_extensions: Vec::new(),
+            enable_environment: None,
+            disable_environment: implicit.then(|| EnvCondition { var: format!("DISABLE_{name}"), value: "1".into() }),
+            pre_instance_functions: Default::default(),
+            library_arch: None,
+            app_keys: Vec::new(),
+            blacklisted_layers: Vec::new(),
+            override_paths: Vec::new(),
+        }
+    }
+
+    fn meta(name: &str, implicit: bool, components: &[&str]) -> LayerManifest {
+        let mut m = layer(name, implicit);
+        m.library_path = None;
+        m.component_layers = components.iter().map(|c| c.to_string()).collect();
+        m
+    }
+
+    /// Runs `activate` with an environment given as pairs; returns the chain's names or the error.
+    fn run(catalog: &[LayerManifest], app: &[&str], env: &[(&str, &str)]) -> Result<Vec<String>, Missing> {
+        let env: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let getenv = |k: &str| env.get(k).cloned();
+        activate(catalog, app, &getenv, Some("/usr/bin/app"))
+            .map(|a| a.layers.iter().map(|(i, _)| catalog[*i].name.clone()).collect())
+    }
+
+    #[test]
+    fn sources_in_order_duplicates_once() {
+        let cat = vec![layer("I1", true), layer("E1", false), layer("E2", false), layer("E3", false), layer("I2", true)];
+        let got = run(&cat, &["E3", "E1", "I1"], &[("VK_INSTANCE_LAYERS", "E2:E1"), ("VK_LOADER_LAYERS_ENABLE", "E3")]).unwrap();
+        assert_eq!(got, ["I1", "I2", "E2", "E1", "E3"]);
+    }
+
+    #[test]
+    fn missing_app_layer_is_an_error_missing_env_layer_is_not() {
+        let cat = vec![layer("E1", false)];
+        assert!(run(&cat, &["NOPE"], &[]).unwrap_err().0.contains("NOPE"));
+        assert_eq!(run(&cat, &[], &[("VK_INSTANCE_LAYERS", "NOPE:E1")]).unwrap(), ["E1"]);
+    }
+
+    #[test]
+    fn implicit_enable_and_disable_environment() {
+        let mut gated = layer("G", true);
+        gated.enable_environment = Some(EnvCondition { var: "ENABLE_G".into(), value: "yes".into() });
+        let cat = vec![gated, layer("I", true)];
+        assert_eq!(run(&cat, &[], &[]).unwrap(), ["I"]);
+        assert_eq!(run(&cat, &[], &[("ENABLE_G", "no")]).unwrap(), ["I"]);
+        assert_eq!(run(&cat, &[], &[("ENABLE_G", "yes")]).unwrap(), ["G", "I"]);
+        assert_eq!(run(&cat, &[], &[("ENABLE_G", "yes"), ("DISABLE_G", "1"), ("DISABLE_I", "0")]).unwrap(), Vec::<String>::new());
+        // VK_LOADER_LAYERS_ENABLE turns an implicit layer on whatever its environment says.
+        assert_eq!(run(&cat, &[], &[("DISABLE_I", "1"), ("VK_LOADER_LAYERS_ENABLE", "*I")]).unwrap(), ["I"]);
+    }
+
+    #[test]
+    fn disable_filters_and_allow() {
+        let cat = vec![layer("VK_LAYER_imp", true), layer("VK_LAYER_a", false), layer("VK_LAYER_b", false)];
+        let app = ["VK_LAYER_a", "VK_LAYER_b"];
+        let all = ["VK_LAYER_imp", "VK_LAYER_a", "VK_LAYER_b"];
+        let cases: &[(Env, &[&str])] = &[
+            (&[], &all),
+            (&[("VK_LOADER_LAYERS_DISABLE", "~all~")], &[]),
+            (&[("VK_LOADER_LAYERS_DISABLE", "~implicit~")], &["VK_LAYER_a", "VK_LAYER_b"]),
+            (&[("VK_LOADER_LAYERS_DISABLE", "~explicit~")], &["VK_LAYER_imp"]),
+            (&[("VK_LOADER_LAYERS_DISABLE", "*_a")], &["VK_LAYER_imp", "VK_LAYER_b"]),
+            (&[("VK_LOADER_LAYERS_DISABLE", "VK_LAYER_*,~implicit~")], &[]),
+            (&[("VK_LOADER_LAYERS_DISABLE", "~all~"), ("VK_LOADER_LAYERS_ALLOW", "*_b")], &["VK_LAYER_b"]),
+            (&[("VK_LOADER_LAYERS_DISABLE", "~all~"), ("VK_LOADER_LAYERS_ENABLE", "*_a")], &["VK_LAYER_a"]),
+        ];
+        for (env, want) in cases {
+            assert_eq!(run(&cat, &app, env).unwrap(), *want, "env {env:?}");
+        }
+    }
+
+    #[test]
+    fn meta_layers_expand_in_place() {
+        let cat = vec![layer("A", false), layer("B", false), layer("C", false), meta("M", false, &["B", "A"])];
+        assert_eq!(run(&cat, &["C", "M", "A"], &[]).unwrap(), ["C", "B", "A"]);
+        let reasons = {
+            let getenv = |_: &str| None;
+            activate(&cat, &["M"], &getenv, None).unwrap().layers
+        };
+        assert_eq!(reasons[0].1, Reason::Component("M".into(), Box::new(Reason::Application)));
+    }
+
+    #[test]
+    fn invalid_meta_layers_are_dropped_with_a_reason() {
+        let mut old = layer("OLD", false);
+        old.api_version = vk_generated::make_api_version(0, 1, 0, 0);
+        let cat = vec![
+            layer("A", false),
+            meta("CYCLE1", false, &["A", "CYCLE2"]),
+            meta("CYCLE2", false, &["CYCLE1"]),
+            meta("MISSING", false, &["NOPE"]),
+            meta("USES_MISSING", false, &["MISSING"]),
+            old,
+            meta("NEWER", false, &["OLD"]),
+            meta("GOOD", false, &["A"]),
+        ];
+        let (kept, log) = validate_catalog(cat, &[]);
+        let names: Vec<&str> = kept.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["A", "OLD", "GOOD"]);
+        let log = log.join("\n");
+        assert!(log.contains("cycle"), "{log}");
+        assert!(log.contains("NOPE not found"), "{log}");
+        assert!(log.contains("older than"), "{log}");
+    }
+
+    #[test]
+    fn first_of_a_name_wins_and_blacklist_removes() {
+        let mut second = layer("A", false);
+        second.manifest_path = "/other/A.json".into();
+        let (kept, log) = validate_catalog(vec![layer("A", false), second, layer("B", false)], &["B".into()]);
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].manifest_path, "/m/A.json");
+        assert_eq!(log.len(), 2);
+    }
+
+    #[test]
+    fn override_layer_components_and_app_keys() {
+        let mut o = meta(OVERRIDE_LAYER_NAME, true, &["A"]);
+        o.app_keys = vec!["/usr/bin/other".into()];
+        let cat = vec![layer("A", false), o.clone()];
+        assert_eq!(run(&cat, &[], &[]).unwrap(), Vec::<String>::new());
+        o.app_keys = vec!["/usr/bin/app".into()];
+        let cat = vec![layer("A", false), o];
+        assert_eq!(run(&cat, &[], &[]).unwrap(), ["A"]);
+    }
+
+    /// Every source combined with every filter: a layer is in the chain exactly when some source
+    /// names it and no filter removes it (ENABLE and ALLOW beating DISABLE).
+    #[test]
+    fn activation_matrix() {
+        let cat = vec![layer("VK_LAYER_imp", true), layer("VK_LAYER_exp", false)];
+        let sources: &[(&str, Env, &[&str])] = &[
+            ("none", &[], &[]),
+            ("instance_layers", &[("VK_INSTANCE_LAYERS", "VK_LAYER_exp")], &[]),
+            ("enable", &[("VK_LOADER_LAYERS_ENABLE", "*exp")], &[]),
+            ("app", &[], &["VK_LAYER_exp"]),
+        ];
+        let filters: &[(&str, Env)] = &[
+            ("none", &[]),
+            ("disable_all", &[("VK_LOADER_LAYERS_DISABLE", "~all~")]),
+            ("disable_implicit", &[("VK_LOADER_LAYERS_DISABLE", "~implicit~")]),
+            ("disable_explicit", &[("VK_LOADER_LAYERS_DISABLE", "~explicit~")]),
+            ("disable_glob", &[("VK_LOADER_LAYERS_DISABLE", "VK_LAYER_e*")]),
+            ("disable_all_allow", &[("VK_LOADER_LAYERS_DISABLE", "~all~"), ("VK_LOADER_LAYERS_ALLOW", "*exp")]),
+            ("implicit_env_off", &[("DISABLE_VK_LAYER_imp", "1")]),
+        ];
+        for (sname, senv, app) in sources {
+            for (fname, fenv) in filters {
+                let env: Vec<(&str, &str)> = senv.iter().chain(fenv.iter()).copied().collect();
+                let got = run(&cat, app, &env).unwrap();
+                let imp_on = !matches!(*fname, "disable_all" | "disable_implicit" | "disable_all_allow" | "implicit_env_off");
+                let exp_named = *sname != "none";
+                let exp_on = exp_named
+                    && (*sname == "enable" || !matches!(*fname, "disable_all" | "disable_explicit" | "disable_glob"));
+                let mut want = Vec::new();
+                if imp_on {
+                    want.push("VK_LAYER_imp");
+                }
+                if exp_on {
+                    want.push("VK_LAYER_exp");
+                }
+                assert_eq!(got, want, "source {sname}, filter {fname}");
+            }
+        }
+    }
+}

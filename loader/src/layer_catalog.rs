@@ -1,0 +1,110 @@
+//! The layers on this system: manifests read (never a library opened), bad ones logged and
+//! skipped, names de-duplicated, meta layers validated, the override layer's blacklist and search
+//! paths applied.
+
+use std::collections::HashMap;
+use std::ffi::c_char;
+use std::sync::Mutex;
+
+use vk_generated::types::VkLayerProperties;
+
+use crate::discovery;
+use crate::layer::validate_catalog;
+use crate::layer_manifest::{self, LayerManifest, ParsedFile, OVERRIDE_LAYER_NAME};
+use crate::log::{self, Level};
+use crate::platform;
+
+/// Parsed manifests by path, with the identity (`platform::file_identity`) of the file they were
+/// parsed from: a file that has not changed is not read again (one `stat` instead of open, read
+/// and parse: what makes instance creation with many manifests present cheap).
+type ParseCache = HashMap<(String, bool), ([i64; 5], Result<ParsedFile, String>)>;
+
+static CACHE: Mutex<Option<ParseCache>> = Mutex::new(None);
+
+/// A manifest file parsed, from the cache when the file is unchanged.
+fn parse(path: &str, implicit: bool) -> Result<ParsedFile, String> {
+    let identity = platform::file_identity(path);
+    let key = (path.to_string(), implicit);
+    if let Some(id) = identity {
+        if let Ok(cache) = CACHE.lock() {
+            if let Some((cached_id, parsed)) = cache.as_ref().and_then(|c| c.get(&key)) {
+                if *cached_id == id {
+                    return parsed.clone();
+                }
+            }
+        }
+    }
+    let parsed = platform::read_file(path)
+        .map_err(|e| format!("{path}: {e}"))
+        .and_then(|text| layer_manifest::parse_layers(&text, path, implicit));
+    if let (Some(id), Ok(mut cache)) = (identity, CACHE.lock()) {
+        cache.get_or_insert_with(HashMap::new).insert(key, (id, parsed.clone()));
+    }
+    parsed
+}
+
+/// Reads the manifests of one kind, in search order.
+fn read(implicit: bool, override_paths: &[String]) -> Vec<LayerManifest> {
+    let mut layers = Vec::new();
+    for path in discovery::layer_manifests(implicit, override_paths) {
+        match parse(&path, implicit) {
+            Ok(file) => {
+                for why in file.rejected {
+                    log::log(Level::Warn, &format!("layer manifest {why}; layer skipped"));
+                }
+                layers.extend(file.layers);
+            }
+            Err(why) => log::log(Level::Warn, &format!("layer manifest {why}; file skipped")),
+        }
+    }
+    layers
+}
+
+/// The layer catalog. Explicit manifests are read only when `with_explicit` (instance creation
+/// without any layer named skips them) or when an implicit meta layer may need them.
+pub fn load(with_explicit: bool) -> Vec<LayerManifest> {
+    let implicit = read(true, &[]);
+    let over = implicit
+        .iter()
+        .find(|l| l.name == OVERRIDE_LAYER_NAME && crate::layer::override_applies(l, executable_path().as_deref()));
+    let (override_paths, blacklist) = match over {
+        Some(o) => (o.override_paths.clone(), o.blacklisted_layers.clone()),
+        None => (Vec::new(), Vec::new()),
+    };
+    let mut all = implicit;
+    if with_explicit || all.iter().any(|l| l.is_meta()) {
+        all.extend(read(false, &override_paths));
+    }
+    let (catalog, dropped) = validate_catalog(all, &blacklist);
+    for why in dropped {
+        log::log(Level::Layer, &why);
+    }
+    catalog
+}
+
+/// The running executable's path, for the override layer's `app_keys`.
+pub fn executable_path() -> Option<String> {
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: readlink into a buffer of the size given.
+    let n = unsafe { libc::readlink(c"/proc/self/exe".as_ptr(), buf.as_mut_ptr() as *mut c_char, buf.len()) };
+    (n > 0).then(|| String::from_utf8_lossy(&buf[..n as usize]).into_owned())
+}
+
+fn copy_str(dst: &mut [c_char], src: &str) {
+    let room = dst.len() - 1; // the last byte stays NUL
+    for (d, &s) in dst.iter_mut().take(room).zip(src.as_bytes()) {
+        *d = s as c_char;
+    }
+}
+
+/// A layer as `vkEnumerate*LayerProperties` reports it.
+pub fn properties(layer: &LayerManifest) -> VkLayerProperties {
+    let mut p = VkLayerProperties {
+        specVersion: layer.api_version,
+        implementationVersion: layer.implementation_version,
+        ..Default::default()
+    };
+    copy_str(&mut p.layerName, &layer.name);
+    copy_str(&mut p.description, &layer.description);
+    p
+}

@@ -1,0 +1,493 @@
+//! The instance chain through enabled layers: `vkCreateInstance` with `VkLayerInstanceCreateInfo`
+//! (link info, loader-data callback, layer-create-device callback, loader features), the loader's
+//! terminators at the end of it, and the trampoline-level physical devices handed to the
+//! application. The device chain is in `layer_device_chain`.
+//!
+//! With layers, the application's `VkInstance` is still the loader's `Instance`; its first word
+//! points to a table filled from the top layer's `vkGetInstanceProcAddr`. The chain ends in the
+//! loader's terminators ([`terminator_gipa`]), whose `vkCreateInstance` creates the drivers'
+//! instances. Terminator-level physical devices carry the same first word (layers key their data
+//! by it); the application gets trampoline-level ones wrapping whatever the top layer returned.
+//! The device chain ends in the driver, reached through a terminator that unwraps the physical
+//! device. Without layers none of this runs: instance and device creation keep their direct path.
+
+use std::cell::Cell;
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::{Mutex, OnceLock};
+
+use vk_generated::layer_abi::*;
+use vk_generated::types::*;
+use vk_generated::{CommandLevel, DispatchTable, InstanceDispatchTable};
+
+use crate::layer_device_chain;
+use crate::ffi;
+use crate::instance::{self, Instance};
+use crate::layer::{self, Reason};
+use crate::layer_catalog;
+use crate::layer_load::{self, Gdpa, Gipa, LoadedLayer};
+use crate::layer_manifest::LayerManifest;
+use crate::loader_abi::{InstanceDispatch, TerminatorPhysicalDevice};
+use crate::log::{self, Level};
+use crate::physical_device;
+use crate::platform;
+
+/// A layer chosen for an instance, opened.
+pub struct ActiveLayer {
+    pub manifest: LayerManifest,
+    pub reason: Reason,
+    pub loaded: LoadedLayer,
+}
+
+/// The physical device the application gets when layers are enabled: a `TerminatorPhysicalDevice`
+/// whose `unwrapped` is what the top layer returned (maybe its own wrapper), whose first word is
+/// the chain's table, and whose driver fields are those of the loader's device behind it when the
+/// layers did not wrap it (unknown physical-device commands go straight to the driver through
+/// them), or an empty table when they did.
+type TrampolinePhysicalDevice = TerminatorPhysicalDevice;
+
+/// The driver fields for a trampoline-level device wrapping `below` (found among the instance's
+/// own devices by address: a layer's wrapper is never read).
+fn driver_fields(instance: &Instance, below: VkPhysicalDevice) -> (*const InstanceDispatchTable, VkPhysicalDevice) {
+    match instance.physical_devices.iter().find(|pd| pd.handle() == below) {
+        Some(pd) => (pd.term.driver_table, pd.term.driver_handle),
+        None => {
+            // Its unknown slots are empty: such a command reports itself missing.
+            static EMPTY: OnceLock<Box<InstanceDispatch>> = OnceLock::new();
+            (&EMPTY.get_or_init(|| InstanceDispatch::new(InstanceDispatchTable::default())).table, VkPhysicalDevice::NULL)
+        }
+    }
+}
+
+/// An instance's layer chain.
+pub struct InstanceLayers {
+    /// Top of the chain first.
+    pub layers: Vec<ActiveLayer>,
+    /// Filled from the top layer's `vkGetInstanceProcAddr`; the instance's first word points here.
+    /// Its unknown physical-device slots hold the loader's terminators.
+    pub table: Box<InstanceDispatch>,
+    /// The instance handle the chain returned (the loader's, unless a layer wrapped it).
+    pub chain_handle: VkInstance,
+    /// Trampoline-level physical devices, created on first enumeration and kept (stable handles).
+    physical_devices: Mutex<Vec<Box<TrampolinePhysicalDevice>>>,
+}
+
+impl InstanceLayers {
+    /// The enabled layers as `vkEnumerateDeviceLayerProperties` reports them.
+    pub fn properties(&self) -> Vec<VkLayerProperties> {
+        self.layers.iter().map(|l| layer_catalog::properties(&l.manifest)).collect()
+    }
+
+    /// Device extensions of the implicit layers in the chain (merged into the driver's list).
+    pub fn implicit_device_extensions(&self) -> Vec<VkExtensionProperties> {
+        let mut out: Vec<VkExtensionProperties> = Vec::new();
+        for l in self.layers.iter().filter(|l| !l.reason.is_requested()) {
+            for e in &l.manifest.device_extensions {
+                let Ok(name) = std::ffi::CString::new(e.name.as_str()) else { continue };
+                if !out.iter().any(|p| instance::name_of(p) == name.as_c_str()) {
+                    out.push(instance::extension_properties(&name, e.spec_version));
+                }
+            }
+        }
+        out
+    }
+
+    pub(crate) fn top(&self) -> &LoadedLayer {
+        &self.layers[0].loaded
+    }
+}
+
+/// Chooses and opens the layers for `vkCreateInstance`. Empty (quickly, reading only implicit
+/// manifests) when no layer is on. A requested layer that is missing or fails to load is
+/// `VK_ERROR_LAYER_NOT_PRESENT` with the reason on stderr; a failing implicit layer is skipped.
+pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
+    let named = !app.is_empty() || platform::env("VK_INSTANCE_LAYERS").is_some() || platform::env("VK_LOADER_LAYERS_ENABLE").is_some();
+    let catalog = layer_catalog::load(named);
+    if catalog.is_empty() && !named {
+        return Ok(Vec::new());
+    }
+    let mut app_names = Vec::with_capacity(app.len());
+    for name in app {
+        match name.to_str() {
+            Ok(n) => app_names.push(n),
+            Err(_) => {
+                log::write(Level::Error, &format!("vkCreateInstance: layer name {name:?} is not UTF-8; no such layer"));
+                return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
+            }
+        }
+    }
+    if let Some(list) = platform::env("VK_INSTANCE_LAYERS") {
+        // The Khronos loader's words, which scripts and vulkaninfo users know.
+        log::log(Level::Warn, &format!("env var 'VK_INSTANCE_LAYERS' defined and adding layers \"{list}\""));
+    }
+    let getenv = |name: &str| platform::env(name);
+    let has_override = catalog.iter().any(|l| l.name == crate::layer_manifest::OVERRIDE_LAYER_NAME);
+    let exe = if has_override { layer_catalog::executable_path() } else { None };
+    let activation = match layer::activate(&catalog, &app_names, &getenv, exe.as_deref()) {
+        Ok(a) => a,
+        Err(layer::Missing(why)) => {
+            log::write(Level::Error, &format!("vkCreateInstance: {why}"));
+            return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
+        }
+    };
+    for line in &activation.log {
+        log::log(Level::Layer, line);
+    }
+    for (index, reason) in &activation.layers {
+        if let Reason::LoaderLayersEnable(_) = reason {
+            // The Khronos loader's words.
+            log::log(Level::Warn, &format!("Layer \"{}\" forced enabled due to env var 'VK_LOADER_LAYERS_ENABLE'", catalog[*index].name));
+        }
+    }
+    let mut active = Vec::with_capacity(activation.layers.len());
+    for (index, reason) in activation.layers {
+        let manifest = catalog[index].clone();
+        match layer_load::load(&manifest) {
+            Ok(loaded) => active.push(ActiveLayer { manifest, reason, loaded }),
+            Err(why) if reason.is_requested() => {
+                log::write(Level::Error, &format!("vkCreateInstance: layer {} ({}) cannot be loaded: {why}", manifest.name, manifest.manifest_path));
+                return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
+            }
+            Err(why) => log::log(Level::Warn, &format!("implicit layer {} ({}) skipped: {why}", manifest.name, manifest.manifest_path)),
+        }
+    }
+    Ok(active)
+}
+
+thread_local! {
+    /// The instance being created, for the terminator of `vkCreateInstance` (layers call down on
+    /// the application's thread).
+    static PENDING_INSTANCE: Cell<*mut Instance> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+fn instance_extensions(layers: &[ActiveLayer]) -> Vec<VkExtensionProperties> {
+    let mut out = Vec::new();
+    for l in layers {
+        for e in &l.manifest.instance_extensions {
+            if let Ok(name) = std::ffi::CString::new(e.name.as_str()) {
+                out.push(instance::extension_properties(&name, e.spec_version));
+            }
+        }
+    }
+    out
+}
+
+fn log_chain(layers: &[ActiveLayer]) {
+    if !log::enabled(Level::Layer) {
+        return;
+    }
+    log::log(Level::Layer, "instance layer chain, application first:");
+    for (i, l) in layers.iter().enumerate() {
+        let path = l.manifest.library_path.as_deref().unwrap_or("");
+        log::log(
+            Level::Layer,
+            &format!("  {i}: {} ({path}, interface {}): {}", l.manifest.name, l.loaded.interface_version, l.reason),
+        );
+    }
+    log::log(Level::Layer, "  then the loader's terminators and the drivers");
+}
+
+/// Builds the instance chain and creates `inst` (fresh from `instance::new_instance`) through it.
+pub unsafe fn create_instance(
+    inst: &mut Box<Instance>,
+    info: &VkInstanceCreateInfo,
+    allocator: *const VkAllocationCallbacks,
+    layers: Vec<ActiveLayer>,
+) -> Result<(), VkResult> {
+    log_chain(&layers);
+    let chain = Box::new(InstanceLayers {
+        layers,
+        table: InstanceDispatch::new(InstanceDispatchTable::default()),
+        chain_handle: VkInstance::NULL,
+        physical_devices: Mutex::new(Vec::new()),
+    });
+    // Layers read the instance's first word during creation: it must already be final.
+    crate::unknown::set_terminators(&chain.table.unknown);
+    inst.set_dispatch(&chain.table.table);
+    inst.layers = Some(chain);
+    let chain = inst.layers.as_mut().expect("just set");
+
+    let mut links: Vec<VkLayerInstanceLink> = Vec::with_capacity(chain.layers.len());
+    for next in chain.layers.iter().skip(1) {
+        links.push(VkLayerInstanceLink {
+            pNext: std::ptr::null_mut(),
+            pfnNextGetInstanceProcAddr: Some(next.loaded.gipa),
+            pfnNextGetPhysicalDeviceProcAddr: next.loaded.gpdpa,
+        });
+    }
+    links.push(VkLayerInstanceLink {
+        pNext: std::ptr::null_mut(),
+        pfnNextGetInstanceProcAddr: Some(terminator_gipa),
+        pfnNextGetPhysicalDeviceProcAddr: Some(terminator_gpdpa),
+    });
+    for i in 1..links.len() {
+        let next: *mut VkLayerInstanceLink = &mut links[i];
+        links[i - 1].pNext = next;
+    }
+    let mut features = VkLayerInstanceCreateInfo {
+        pNext: info.pNext,
+        function: VkLayerFunction::LOADER_FEATURES,
+        u: VkLayerInstanceCreateInfoUnion { loaderFeatures: VK_LOADER_FEATURE_PHYSICAL_DEVICE_SORTING },
+        ..Default::default()
+    };
+    let mut create_device_callback = VkLayerInstanceCreateInfo {
+        pNext: &mut features as *mut _ as *const c_void,
+        function: VkLayerFunction::LOADER_LAYER_CREATE_DEVICE_CALLBACK,
+        u: VkLayerInstanceCreateInfoUnion {
+            layerDevice: VkLayerInstanceCreateInfoLayerDevice {
+                pfnLayerCreateDevice: Some(layer_device_chain::layer_create_device),
+                pfnLayerDestroyDevice: Some(layer_device_chain::layer_destroy_device),
+            },
+        },
+        ..Default::default()
+    };
+    let mut data_callback = VkLayerInstanceCreateInfo {
+        pNext: &mut create_device_callback as *mut _ as *const c_void,
+        function: VkLayerFunction::LOADER_DATA_CALLBACK,
+        u: VkLayerInstanceCreateInfoUnion { pfnSetInstanceLoaderData: Some(set_instance_loader_data) },
+        ..Default::default()
+    };
+    let link_info = VkLayerInstanceCreateInfo {
+        pNext: &mut data_callback as *mut _ as *const c_void,
+        function: VkLayerFunction::LAYER_LINK_INFO,
+        u: VkLayerInstanceCreateInfoUnion { pLayerInfo: links.as_mut_ptr() },
+        ..Default::default()
+    };
+    // The application's struct is copied, never written: its pNext chain stays as it was.
+    let mut chained = *info;
+    chained.pNext = &link_info as *const _ as *const c_void;
+
+    let top = chain.top().gipa;
+    let create: PFN_vkCreateInstance = std::mem::transmute(top(VkInstance::NULL, c"vkCreateInstance".as_ptr()));
+    let Some(create) = create else {
+        log::write(Level::Error, &format!("vkCreateInstance: layer {} returns no vkCreateInstance", chain.layers[0].manifest.name));
+        return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
+    };
+    let pending: *mut Instance = &mut **inst;
+    PENDING_INSTANCE.with(|p| p.set(pending));
+    let mut handle = VkInstance(pending as *mut c_void);
+    let result = create(&chained, allocator, &mut handle);
+    PENDING_INSTANCE.with(|p| p.set(std::ptr::null_mut()));
+    if result != VkResult::SUCCESS {
+        // A layer that failed after calling down may leave the drivers' instances behind.
+        inst.destroy_drivers(allocator);
+        return Err(result);
+    }
+    if handle.0 != pending as *mut c_void {
+        log::log(Level::Layer, "vkCreateInstance: a layer wrapped the VkInstance; the application keeps the loader's handle");
+    }
+    let chain = inst.layers.as_mut().expect("set above");
+    chain.chain_handle = handle;
+    chain.table.table = InstanceDispatchTable::load(|name| top(handle, name.as_ptr()));
+    Ok(())
+}
+
+/// The layered part of `vkDestroyInstance`: down the chain to [`terminator_DestroyInstance`].
+pub unsafe fn destroy_instance(instance: &mut Instance, allocator: *const VkAllocationCallbacks) {
+    let Some(chain) = &instance.layers else { return };
+    if let Some(destroy) = chain.table.vkDestroyInstance {
+        destroy(chain.chain_handle, allocator);
+    }
+}
+
+/// `vkSetInstanceLoaderData`: a layer's new instance-level dispatchable object gets the instance's
+/// dispatch pointer.
+unsafe extern "system" fn set_instance_loader_data(instance: VkInstance, object: *mut c_void) -> VkResult {
+    ffi::guard("vkSetInstanceLoaderData", VkResult::ERROR_INITIALIZATION_FAILED, || {
+        if instance.is_null() || object.is_null() {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        }
+        *(object as *mut *const c_void) = *(instance.0 as *const *const c_void);
+        VkResult::SUCCESS
+    })
+}
+
+/// Wraps the top layer's physical devices in trampoline-level ones (the same wrapper for the same
+/// handle every time).
+unsafe fn wrap(instance: &Instance, chain: &InstanceLayers, handles: &mut [VkPhysicalDevice]) {
+    let Ok(mut known) = chain.physical_devices.lock() else { return };
+    for h in handles.iter_mut() {
+        let wrapper = match known.iter().find(|w| w.unwrapped == *h) {
+            Some(w) => &**w as *const TrampolinePhysicalDevice,
+            None => {
+                let (driver_table, driver_handle) = driver_fields(instance, *h);
+                let w = Box::new(TrampolinePhysicalDevice {
+                    dispatch: &chain.table.table,
+                    magic: crate::handles::PHYSICAL_DEVICE_MAGIC,
+                    unwrapped: *h,
+                    instance: instance as *const Instance as *const c_void,
+                    driver_table,
+                    driver_handle,
+                });
+                let ptr = &*w as *const TrampolinePhysicalDevice;
+                known.push(w);
+                ptr
+            }
+        };
+        *h = VkPhysicalDevice(wrapper as *mut c_void);
+    }
+}
+
+/// `vkEnumeratePhysicalDevices` with layers.
+pub unsafe fn enumerate_physical_devices(instance: &Instance, chain: &InstanceLayers, count: *mut u32, out: *mut VkPhysicalDevice) -> VkResult {
+    let Some(f) = chain.table.vkEnumeratePhysicalDevices else { return VkResult::ERROR_INITIALIZATION_FAILED };
+    let mut handles = match ffi::query(|c, o| f(chain.chain_handle, c, o)) {
+        Ok(h) => h,
+        Err(e) => return e,
+    };
+    wrap(instance, chain, &mut handles);
+    ffi::fill(&handles, count, out)
+}
+
+/// `vkEnumeratePhysicalDeviceGroups` with layers: the application's structs are filled by the
+/// chain, then their handles wrapped.
+pub unsafe fn enumerate_physical_device_groups(
+    instance: &Instance,
+    chain: &InstanceLayers,
+    count: *mut u32,
+    out: *mut VkPhysicalDeviceGroupProperties,
+) -> VkResult {
+    let Some(f) = chain.table.vkEnumeratePhysicalDeviceGroups else { return VkResult::ERROR_INITIALIZATION_FAILED };
+    let result = f(chain.chain_handle, count, out);
+    if out.is_null() || !matches!(result, VkResult::SUCCESS | VkResult::INCOMPLETE) {
+        return result;
+    }
+    for i in 0..*count as usize {
+        let group = &mut *out.add(i);
+        let n = (group.physicalDeviceCount as usize).min(group.physicalDevices.len());
+        wrap(instance, chain, &mut group.physicalDevices[..n]);
+    }
+    result
+}
+
+/// `vkEnumerateDeviceExtensionProperties` with a layer name: the layer's manifest answers.
+pub fn device_extensions_of_layer(instance: &Instance, name: &CStr) -> Option<Vec<VkExtensionProperties>> {
+    if let Some(chain) = &instance.layers {
+        let manifests: Vec<LayerManifest> = chain.layers.iter().map(|l| l.manifest.clone()).collect();
+        if let Some(list) = crate::layer_extensions::extensions_of(&manifests, name, true) {
+            return Some(list);
+        }
+    }
+    crate::layer_extensions::extensions_of(&layer_catalog::load(true), name, true)
+}
+
+/// `vkGetInstanceProcAddr` for a name the registry does not know, with layers. A physical-device
+/// command (a driver's or a layer's `vk_layerGetPhysicalDeviceProcAddr` knows it) gets a slot whose
+/// entry in the chain's table is the first such layer's answer (asked again once the slot exists,
+/// so that a layer calling down reaches the loader's terminator), else the terminator; a device
+/// command the top layer or a driver knows gets a device slot, filled from the top of each device
+/// chain.
+pub unsafe fn unknown_command(instance: &Instance, chain: &InstanceLayers, name: &CStr) -> PFN_vkVoidFunction {
+    let handle = chain.chain_handle;
+    let first_gpdpa = chain.layers.iter().find_map(|l| l.loaded.gpdpa);
+    let resolve_physical = |n: &CStr| first_gpdpa.and_then(|g| g(handle, n.as_ptr()));
+    if let Some(trampoline) = crate::unknown::physical_device_command(instance, name, Some(&resolve_physical)) {
+        if let Some(f) = resolve_physical(name) {
+            crate::unknown::set_physical_device_slot(&chain.table.unknown, name, Some(f));
+        }
+        return Some(trampoline);
+    }
+    let top = chain.top().gipa;
+    let resolve = |n: &CStr| top(handle, n.as_ptr());
+    crate::unknown::device_command(instance, name, Some(&resolve))
+}
+
+/// A create-info `pNext` without the loader's own chain structures at its head (drivers do not
+/// need them).
+pub(crate) unsafe fn skip_loader_structs(mut next: *const c_void, loader_type: VkStructureType) -> *const c_void {
+    while let Some(header) = (next as *const VkBaseInStructure).as_ref() {
+        if header.sType != loader_type {
+            break;
+        }
+        next = header.pNext as *const c_void;
+    }
+    next
+}
+
+// ------------------------------------------------------------------------------------------------
+// The end of the instance chain
+// ------------------------------------------------------------------------------------------------
+
+/// The `pfnNextGetInstanceProcAddr` of the last layer: the loader's terminators.
+pub unsafe extern "system" fn terminator_gipa(instance: VkInstance, pName: *const c_char) -> PFN_vkVoidFunction {
+    ffi::guard("vkGetInstanceProcAddr (terminator)", None, || {
+        if pName.is_null() {
+            return None;
+        }
+        let command = vk_generated::lookup::command_c(pName)?;
+        let info = command.info();
+        macro_rules! f {
+            ($f:expr, $t:ty) => {
+                Some(std::mem::transmute::<$t, unsafe extern "system" fn()>($f))
+            };
+        }
+        type Enumerate = unsafe extern "system" fn(VkInstance, *mut u32, *mut VkPhysicalDevice) -> VkResult;
+        type Groups = unsafe extern "system" fn(VkInstance, *mut u32, *mut VkPhysicalDeviceGroupProperties) -> VkResult;
+        type DevExt = unsafe extern "system" fn(VkPhysicalDevice, *const c_char, *mut u32, *mut VkExtensionProperties) -> VkResult;
+        type DevLayers = unsafe extern "system" fn(VkPhysicalDevice, *mut u32, *mut VkLayerProperties) -> VkResult;
+        type CreateDevice = unsafe extern "system" fn(VkPhysicalDevice, *const VkDeviceCreateInfo, *const VkAllocationCallbacks, *mut VkDevice) -> VkResult;
+        type CreateInstance = unsafe extern "system" fn(*const VkInstanceCreateInfo, *const VkAllocationCallbacks, *mut VkInstance) -> VkResult;
+        type DestroyInstance = unsafe extern "system" fn(VkInstance, *const VkAllocationCallbacks);
+        match info.name.to_bytes() {
+            b"vkCreateInstance" => f!(terminator_CreateInstance, CreateInstance),
+            b"vkDestroyInstance" => f!(terminator_DestroyInstance, DestroyInstance),
+            b"vkEnumeratePhysicalDevices" => f!(physical_device::terminator_EnumeratePhysicalDevices, Enumerate),
+            b"vkEnumeratePhysicalDeviceGroups" => f!(physical_device::terminator_EnumeratePhysicalDeviceGroups, Groups),
+            b"vkEnumerateDeviceExtensionProperties" => f!(physical_device::terminator_EnumerateDeviceExtensionProperties, DevExt),
+            b"vkEnumerateDeviceLayerProperties" => f!(physical_device::vkEnumerateDeviceLayerProperties, DevLayers),
+            b"vkCreateDevice" => f!(layer_device_chain::terminator_CreateDevice, CreateDevice),
+            b"vkGetInstanceProcAddr" => f!(terminator_gipa, Gipa),
+            b"vkGetDeviceProcAddr" => f!(layer_device_chain::terminator_gdpa, Gdpa),
+            _ if info.level == CommandLevel::Global => crate::hand_written(info.name),
+            _ if info.level == CommandLevel::Device => None,
+            _ => {
+                let instance = Instance::from_handle(instance)?;
+                instance.terminators().slots()[info.slot as usize]
+            }
+        }
+    })
+}
+
+/// The `pfnNextGetPhysicalDeviceProcAddr` of the last layer: the loader's terminator for a
+/// physical-device command unknown to the registry that has a slot (drivers' functions behind it).
+unsafe extern "system" fn terminator_gpdpa(_instance: VkInstance, pName: *const c_char) -> PFN_vkVoidFunction {
+    ffi::guard("vk_layerGetPhysicalDeviceProcAddr (terminator)", None, || {
+        if pName.is_null() {
+            return None;
+        }
+        crate::unknown::physical_device_terminator_for(CStr::from_ptr(pName))
+    })
+}
+
+/// The end of `vkCreateInstance`: the drivers' instances, created into the pending instance.
+unsafe extern "system" fn terminator_CreateInstance(
+    pCreateInfo: *const VkInstanceCreateInfo,
+    pAllocator: *const VkAllocationCallbacks,
+    pInstance: *mut VkInstance,
+) -> VkResult {
+    ffi::guard("vkCreateInstance (terminator)", VkResult::ERROR_INITIALIZATION_FAILED, || {
+        let pending = PENDING_INSTANCE.with(|p| p.get());
+        if pending.is_null() || pCreateInfo.is_null() || pInstance.is_null() {
+            log::write(Level::Error, "vkCreateInstance: the loader's terminator was called outside of instance creation");
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        }
+        let instance = &mut *pending;
+        let extra = instance.layers.as_ref().map(|c| instance_extensions(&c.layers)).unwrap_or_default();
+        let mut info = *pCreateInfo;
+        info.pNext = skip_loader_structs(info.pNext, VkStructureType::LOADER_INSTANCE_CREATE_INFO);
+        match instance::create_drivers(instance, &info, pAllocator, &extra) {
+            Ok(()) => {
+                *pInstance = VkInstance(pending as *mut c_void);
+                VkResult::SUCCESS
+            }
+            Err(e) => e,
+        }
+    })
+}
+
+unsafe extern "system" fn terminator_DestroyInstance(instance: VkInstance, pAllocator: *const VkAllocationCallbacks) {
+    ffi::guard("vkDestroyInstance (terminator)", (), || {
+        if let Some(instance) = (instance.0 as *mut Instance).as_mut() {
+            instance.destroy_drivers(pAllocator);
+        }
+    })
+}

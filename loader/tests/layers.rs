@@ -1,0 +1,680 @@
+//! The loader with the project's test layer (tests/layer) and test driver: discovery, activation
+//! and order, bad layers, the instance and device chains, wrapped handles, callbacks into the
+//! loader, failing creation, layer extensions and their entry points.
+//!
+//! Each scenario runs in a child process (this test binary re-run with `SCENARIO` set): the loader
+//! reads the environment and the process keeps what it dlopens. Host layers are never seen:
+//! `VK_LAYER_PATH` and `VK_IMPLICIT_LAYER_PATH` always point into the test's own directory.
+
+mod common;
+
+use std::ffi::{c_char, CStr, CString};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use vk_generated::types::*;
+
+/// A test directory with a driver manifest and empty explicit/implicit layer directories.
+struct Setup {
+    dir: PathBuf,
+    explicit: PathBuf,
+    implicit: PathBuf,
+    driver: PathBuf,
+}
+
+fn setup(name: &str) -> Setup {
+    let dir = common::scratch(&format!("layers-{name}"));
+    let explicit = dir.join("explicit");
+    let implicit = dir.join("implicit");
+    std::fs::create_dir_all(&explicit).unwrap();
+    std::fs::create_dir_all(&implicit).unwrap();
+    let driver = common::driver_manifest(&dir, "driver.json", &common::test_driver());
+    Setup { dir, explicit, implicit, driver }
+}
+
+impl Setup {
+    /// A tagged copy of the test layer with an explicit manifest naming it `VK_LAYER_TEST_<tag>`.
+    fn explicit_layer(&self, tag: &str, extra: &str) -> PathBuf {
+        vk_test_layer::install::install(&common::test_layer(), &self.explicit, tag, extra).unwrap().manifest
+    }
+
+    fn implicit_layer(&self, tag: &str, extra: &str) -> PathBuf {
+        vk_test_layer::install::install(&common::test_layer(), &self.implicit, tag, extra).unwrap().manifest
+    }
+
+    fn run(&self, env: &[(&str, &str)]) -> (String, String) {
+        let mut all = vec![
+            ("VK_DRIVER_FILES", p(&self.driver)),
+            ("VK_LAYER_PATH", p(&self.explicit)),
+            ("VK_IMPLICIT_LAYER_PATH", p(&self.implicit)),
+        ];
+        all.extend(env.iter().map(|(k, v)| (*k, v.to_string())));
+        let (ok, stdout, stderr) = common::child("layers", &all);
+        assert!(ok, "child crashed or failed:\n{stdout}\n{stderr}");
+        (stdout, stderr)
+    }
+}
+
+fn lines<'a>(out: &'a str, prefix: &str) -> Vec<&'a str> {
+    out.lines().filter(|l| l.starts_with(prefix)).collect()
+}
+
+/// The child side. Environment: `TEST_APP_LAYERS`, `TEST_APP_EXTENSIONS`,
+/// `TEST_DEVICE_EXTENSIONS` (comma lists), `TEST_DEVICE=1` (create a device, record a draw),
+/// `TEST_QUERY_LAYER` (a layer name for the extension queries).
+#[test]
+fn scenario_entry() {
+    let Ok(_) = std::env::var("SCENARIO") else { return };
+    println!(); // the test harness printed "test scenario_entry ... " without a newline
+    let list = |var: &str| -> Vec<CString> {
+        std::env::var(var).unwrap_or_default().split(',').filter(|s| !s.is_empty()).map(|s| CString::new(s).unwrap()).collect()
+    };
+    let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
+    let gipa: libloading::Symbol<unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction> =
+        unsafe { lib.get(b"vkGetInstanceProcAddr\0").unwrap() };
+    let get = |instance: VkInstance, name: &CStr| unsafe { gipa(instance, name.as_ptr()) };
+    unsafe {
+        let enum_layers: PFN_vkEnumerateInstanceLayerProperties = std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceLayerProperties"));
+        let mut count = 0;
+        enum_layers.unwrap()(&mut count, std::ptr::null_mut());
+        let mut props = vec![VkLayerProperties::default(); count as usize];
+        enum_layers.unwrap()(&mut count, props.as_mut_ptr());
+        for p in &props {
+            println!("LAYER {} {}", CStr::from_ptr(p.layerName.as_ptr()).to_string_lossy(), CStr::from_ptr(p.description.as_ptr()).to_string_lossy());
+        }
+        let version: PFN_vkEnumerateInstanceVersion = std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceVersion"));
+        let mut v = 0;
+        version.unwrap()(&mut v);
+        println!("INSTANCE_VERSION {}.{}", v >> 22, (v >> 12) & 0x3ff);
+        let enum_ext: PFN_vkEnumerateInstanceExtensionProperties = std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties"));
+        let query = std::env::var("TEST_QUERY_LAYER").ok().map(|q| CString::new(q).unwrap());
+        let query_ptr = query.as_ref().map_or(std::ptr::null(), |q| q.as_ptr());
+        let mut count = 0;
+        let r = enum_ext.unwrap()(query_ptr, &mut count, std::ptr::null_mut());
+        let mut exts = vec![VkExtensionProperties::default(); count as usize];
+        enum_ext.unwrap()(query_ptr, &mut count, exts.as_mut_ptr());
+        println!("INSTANCE_EXTENSIONS {r:?}");
+        for e in &exts {
+            println!("INSTANCE_EXTENSION {}", CStr::from_ptr(e.extensionName.as_ptr()).to_string_lossy());
+        }
+
+        let layers = list("TEST_APP_LAYERS");
+        let layer_ptrs: Vec<*const c_char> = layers.iter().map(|l| l.as_ptr()).collect();
+        let extensions = list("TEST_APP_EXTENSIONS");
+        let ext_ptrs: Vec<*const c_char> = extensions.iter().map(|l| l.as_ptr()).collect();
+        let info = VkInstanceCreateInfo {
+            enabledLayerCount: layer_ptrs.len() as u32,
+            ppEnabledLayerNames: layer_ptrs.as_ptr(),
+            enabledExtensionCount: ext_ptrs.len() as u32,
+            ppEnabledExtensionNames: ext_ptrs.as_ptr(),
+            ..Default::default()
+        };
+        let create: PFN_vkCreateInstance = std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
+        let mut instance = VkInstance::NULL;
+        let result = create.unwrap()(&info, std::ptr::null(), &mut instance);
+        println!("RESULT {result:?}");
+        if result != VkResult::SUCCESS {
+            return;
+        }
+        // A device command unknown to the registry, asked for before any device exists.
+        let gipa_draws: Option<unsafe extern "system" fn(VkDevice) -> u32> = std::mem::transmute(get(instance, c"vkGetTestLayerDrawsTEST"));
+        let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
+        let props: PFN_vkGetPhysicalDeviceProperties = std::mem::transmute(get(instance, c"vkGetPhysicalDeviceProperties"));
+        let mut count = 0;
+        enumerate.unwrap()(instance, &mut count, std::ptr::null_mut());
+        let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
+        enumerate.unwrap()(instance, &mut count, devices.as_mut_ptr());
+        let mut again = vec![VkPhysicalDevice::NULL; count as usize];
+        enumerate.unwrap()(instance, &mut count, again.as_mut_ptr());
+        assert_eq!(devices, again, "physical device handles are stable");
+        for d in &devices {
+            let mut p = VkPhysicalDeviceProperties::default();
+            props.unwrap()(*d, &mut p);
+            println!("DEVICE {}", CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy());
+        }
+        if std::env::var("TEST_UNKNOWN_PHYSICAL_DEVICE_COMMAND").is_ok() {
+            // A physical-device command the registry does not know (the test driver's).
+            let f: Option<unsafe extern "system" fn(VkPhysicalDevice) -> u32> =
+                std::mem::transmute(get(instance, c"vkGetTestDriverRequestedApiVersionTEST"));
+            let v = f.expect("the driver's unknown physical-device command")(devices[0]);
+            println!("REQUESTED_API {}.{}", v >> 22, (v >> 12) & 0x3ff);
+        }
+        let dev_layers: PFN_vkEnumerateDeviceLayerProperties = std::mem::transmute(get(instance, c"vkEnumerateDeviceLayerProperties"));
+        let mut n = 0;
+        dev_layers.unwrap()(devices[0], &mut n, std::ptr::null_mut());
+        println!("DEVICE_LAYERS {n}");
+        let dev_ext: PFN_vkEnumerateDeviceExtensionProperties = std::mem::transmute(get(instance, c"vkEnumerateDeviceExtensionProperties"));
+        let mut n = 0;
+        let r = dev_ext.unwrap()(devices[0], query_ptr, &mut n, std::ptr::null_mut());
+        let mut exts = vec![VkExtensionProperties::default(); n as usize];
+        dev_ext.unwrap()(devices[0], query_ptr, &mut n, exts.as_mut_ptr());
+        println!("DEVICE_EXTENSIONS {r:?}");
+        for e in &exts {
+            println!("DEVICE_EXTENSION {}", CStr::from_ptr(e.extensionName.as_ptr()).to_string_lossy());
+        }
+        if std::env::var("TEST_DEVICE").is_ok() {
+            device_scenario(&get, instance, devices[0], &list("TEST_DEVICE_EXTENSIONS"), gipa_draws);
+        }
+        let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
+        destroy.unwrap()(instance, std::ptr::null());
+        println!("DESTROYED");
+    }
+}
+
+/// Creates a device, records a draw through the GDPA pointer, prints what the driver and the
+/// layer counted.
+unsafe fn device_scenario(
+    get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction,
+    instance: VkInstance,
+    pd: VkPhysicalDevice,
+    extensions: &[CString],
+    gipa_draws: Option<unsafe extern "system" fn(VkDevice) -> u32>,
+) {
+    let create: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
+    let priority = 1.0f32;
+    let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
+    let ext_ptrs: Vec<*const c_char> = extensions.iter().map(|e| e.as_ptr()).collect();
+    let info = VkDeviceCreateInfo {
+        queueCreateInfoCount: 1,
+        pQueueCreateInfos: &queue,
+        enabledExtensionCount: ext_ptrs.len() as u32,
+        ppEnabledExtensionNames: ext_ptrs.as_ptr(),
+        ..Default::default()
+    };
+    let mut device = VkDevice::NULL;
+    let r = create.unwrap()(pd, &info, std::ptr::null(), &mut device);
+    println!("DEVICE_RESULT {r:?}");
+    if r != VkResult::SUCCESS {
+        return;
+    }
+    let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(get(instance, c"vkGetDeviceProcAddr"));
+    let dev = |name: &CStr| gdpa.unwrap()(device, name.as_ptr());
+    let get_queue: PFN_vkGetDeviceQueue = std::mem::transmute(dev(c"vkGetDeviceQueue"));
+    let mut q = VkQueue::NULL;
+    get_queue.unwrap()(device, 0, 0, &mut q);
+    let wait: PFN_vkQueueWaitIdle = std::mem::transmute(dev(c"vkQueueWaitIdle"));
+    println!("QUEUE_WAIT {:?}", wait.unwrap()(q));
+    let pool_create: PFN_vkCreateCommandPool = std::mem::transmute(dev(c"vkCreateCommandPool"));
+    let mut pool = VkCommandPool::NULL;
+    pool_create.unwrap()(device, &VkCommandPoolCreateInfo::default(), std::ptr::null(), &mut pool);
+    let alloc: PFN_vkAllocateCommandBuffers = std::mem::transmute(dev(c"vkAllocateCommandBuffers"));
+    let ainfo = VkCommandBufferAllocateInfo { commandPool: pool, commandBufferCount: 1, ..Default::default() };
+    let mut cmd = VkCommandBuffer::NULL;
+    alloc.unwrap()(device, &ainfo, &mut cmd);
+    let begin: PFN_vkBeginCommandBuffer = std::mem::transmute(dev(c"vkBeginCommandBuffer"));
+    begin.unwrap()(cmd, &VkCommandBufferBeginInfo::default());
+    let draw: PFN_vkCmdDraw = std::mem::transmute(dev(c"vkCmdDraw"));
+    draw.unwrap()(cmd, 3, 1, 0, 0);
+    let trampoline_draw: PFN_vkCmdDraw = std::mem::transmute(get(instance, c"vkCmdDraw"));
+    trampoline_draw.unwrap()(cmd, 3, 1, 0, 0);
+    let driver_count: unsafe extern "system" fn(VkCommandBuffer) -> u32 = std::mem::transmute(dev(c"vkGetTestDriverDrawCountTEST"));
+    println!("DRIVER_DRAWS {}", driver_count(cmd));
+    let layer_draws: Option<unsafe extern "system" fn(VkDevice) -> u32> = std::mem::transmute(dev(c"vkGetTestLayerDrawsTEST"));
+    if let Some(f) = layer_draws {
+        println!("LAYER_DRAWS {}", f(device));
+    }
+    if let Some(f) = gipa_draws {
+        println!("GIPA_LAYER_DRAWS {}", f(device));
+    }
+    let end: PFN_vkEndCommandBuffer = std::mem::transmute(dev(c"vkEndCommandBuffer"));
+    println!("END {:?}", end.unwrap()(cmd));
+    let destroy_pool: PFN_vkDestroyCommandPool = std::mem::transmute(dev(c"vkDestroyCommandPool"));
+    destroy_pool.unwrap()(device, pool, std::ptr::null());
+    let destroy: PFN_vkDestroyDevice = std::mem::transmute(dev(c"vkDestroyDevice"));
+    destroy.unwrap()(device, std::ptr::null());
+    println!("DEVICE_DESTROYED");
+}
+
+fn p(path: &Path) -> String {
+    path.display().to_string()
+}
+
+#[test]
+fn two_pass_through_layers_in_order_with_devices_and_draws() {
+    let s = setup("order");
+    s.explicit_layer("a", "");
+    s.explicit_layer("b", "");
+    let (out, err) = s.run(&[
+        ("TEST_APP_LAYERS", "VK_LAYER_TEST_b,VK_LAYER_TEST_a"),
+        ("TEST_DEVICE", "1"),
+        ("TEST_UNKNOWN_PHYSICAL_DEVICE_COMMAND", "1"),
+        ("VK_TEST_LAYER_LOG", "1"),
+        ("VK_LOADER_DEBUG", "layer"),
+    ]);
+    assert!(out.contains("RESULT VK_SUCCESS"), "{out}{err}");
+    assert_eq!(
+        lines(&out, "TEST_LAYER ").into_iter().filter(|l| !l.ends_with("TEST")).collect::<Vec<_>>(),
+        [
+            "TEST_LAYER B vkCreateInstance",
+            "TEST_LAYER A vkCreateInstance",
+            "TEST_LAYER B vkCreateDevice",
+            "TEST_LAYER A vkCreateDevice",
+            "TEST_LAYER B vkDestroyDevice",
+            "TEST_LAYER A vkDestroyDevice",
+            "TEST_LAYER B vkDestroyInstance",
+            "TEST_LAYER A vkDestroyInstance",
+        ],
+        "{out}"
+    );
+    assert_eq!(lines(&out, "DEVICE "), ["DEVICE Test Driver discrete 0"]);
+    assert!(out.contains("DEVICE_RESULT VK_SUCCESS") && out.contains("QUEUE_WAIT VK_SUCCESS"), "{out}{err}");
+    // Both draws (GDPA pointer and trampoline) went through the top layer and reached the driver.
+    assert!(out.contains("DRIVER_DRAWS 2") && out.contains("LAYER_DRAWS 2"), "{out}");
+    assert!(out.contains("DEVICE_LAYERS 2"), "{out}");
+    // Unknown commands through layers: a physical-device one reaches the driver, a device one
+    // (asked for through vkGetInstanceProcAddr) the top layer.
+    assert!(out.contains("REQUESTED_API 1.0") && out.contains("GIPA_LAYER_DRAWS 2"), "{out}");
+    // ...through both layers' vk_layerGetPhysicalDeviceProcAddr, top first.
+    let unknown: Vec<&str> = lines(&out, "TEST_LAYER ").into_iter().filter(|l| l.ends_with("RequestedApiVersionTEST")).collect();
+    assert_eq!(unknown, ["TEST_LAYER B vkGetTestDriverRequestedApiVersionTEST", "TEST_LAYER A vkGetTestDriverRequestedApiVersionTEST"], "{out}");
+    assert!(out.contains("DESTROYED"));
+    // VK_LOADER_DEBUG=layer: the chain, with why each layer is in it.
+    let chain: Vec<&str> = err.lines().filter(|l| l.contains("0: VK_LAYER_TEST_") || l.contains("1: VK_LAYER_TEST_")).collect();
+    assert_eq!(chain.len(), 2, "{err}");
+    assert!(chain[0].contains("0: VK_LAYER_TEST_b") && chain[0].contains("ppEnabledLayerNames"), "{err}");
+    assert!(chain[1].contains("1: VK_LAYER_TEST_a"), "{err}");
+    assert!(err.contains("device layer chain, application first: VK_LAYER_TEST_b -> VK_LAYER_TEST_a -> driver"), "{err}");
+}
+
+/// The benchmark setup: five distinct pass-through copies (`vk_test_layer::install`), every draw
+/// counted by each of them on its way to the driver.
+#[test]
+fn five_pass_through_copies() {
+    let s = setup("five");
+    let layers = vk_test_layer::install::install_pass_through(&common::test_layer(), &s.explicit, 5).unwrap();
+    let names: Vec<&str> = layers.iter().map(|l| l.name.as_str()).collect();
+    let (out, err) = s.run(&[("TEST_APP_LAYERS", &names.join(",")), ("VK_TEST_LAYER_LOG", "1"), ("TEST_DEVICE", "1")]);
+    let creates: Vec<&str> = lines(&out, "TEST_LAYER ").into_iter().filter(|l| l.ends_with("vkCreateInstance")).collect();
+    assert_eq!(creates.len(), 5, "{out}{err}");
+    for (i, line) in creates.iter().enumerate() {
+        assert_eq!(*line, format!("TEST_LAYER PT{i} vkCreateInstance"));
+    }
+    assert!(out.contains("DRIVER_DRAWS 2") && out.contains("LAYER_DRAWS 2"), "{out}");
+}
+
+#[test]
+fn pure_pass_through_and_environment_sources() {
+    let s = setup("env");
+    s.explicit_layer("a", "");
+    s.explicit_layer("b", "");
+    s.explicit_layer("c", "");
+    let (out, err) = s.run(&[
+        ("VK_INSTANCE_LAYERS", "VK_LAYER_TEST_c:VK_LAYER_TEST_a"),
+        ("VK_LOADER_LAYERS_ENABLE", "*_b"),
+        ("TEST_APP_LAYERS", "VK_LAYER_TEST_a"),
+        ("VK_TEST_LAYER_LOG", "1"),
+        ("VK_TEST_LAYER_INTERCEPT", "0"),
+        ("TEST_DEVICE", "1"),
+    ]);
+    assert!(out.contains("RESULT VK_SUCCESS"), "{out}{err}");
+    let creates: Vec<&str> = lines(&out, "TEST_LAYER ").into_iter().filter(|l| l.ends_with("vkCreateInstance")).collect();
+    assert_eq!(creates, ["TEST_LAYER C vkCreateInstance", "TEST_LAYER A vkCreateInstance", "TEST_LAYER B vkCreateInstance"]);
+    // Not intercepted: the draw reaches the driver, no layer counts it.
+    assert!(out.contains("DRIVER_DRAWS 2") && out.contains("LAYER_DRAWS 0"), "{out}");
+    // VK_LOADER_LAYERS_DISABLE removes a layer from every source.
+    let (out, _) = s.run(&[
+        ("VK_INSTANCE_LAYERS", "VK_LAYER_TEST_c"),
+        ("TEST_APP_LAYERS", "VK_LAYER_TEST_a"),
+        ("VK_LOADER_LAYERS_DISABLE", "~explicit~"),
+        ("VK_TEST_LAYER_LOG", "1"),
+    ]);
+    assert!(out.contains("RESULT VK_SUCCESS") && lines(&out, "TEST_LAYER ").is_empty(), "{out}");
+}
+
+#[test]
+fn layers_are_enumerated_from_manifests_with_their_extensions() {
+    let s = setup("enumerate");
+    s.explicit_layer("a", r#", "instance_extensions": [{"name": "VK_TEST_layer_instance", "spec_version": "3"}],
+        "device_extensions": [{"name": "VK_TEST_layer_draws", "spec_version": "1", "entrypoints": ["vkGetTestLayerDrawsTEST"]}]"#);
+    s.implicit_layer("imp", r#", "disable_environment": {"DISABLE_TEST_IMP": "1"},
+        "instance_extensions": [{"name": "VK_TEST_implicit_instance", "spec_version": "1"}]"#);
+    let (out, err) = s.run(&[]);
+    let layers = lines(&out, "LAYER ");
+    assert_eq!(layers, ["LAYER VK_LAYER_TEST_imp test layer VK_LAYER_TEST_imp", "LAYER VK_LAYER_TEST_a test layer VK_LAYER_TEST_a"], "{out}{err}");
+    // The implicit layer's extension is merged into the NULL query; the explicit one's is not.
+    let exts = lines(&out, "INSTANCE_EXTENSION ");
+    assert!(exts.contains(&"INSTANCE_EXTENSION VK_TEST_implicit_instance"), "{out}");
+    assert!(!exts.contains(&"INSTANCE_EXTENSION VK_TEST_layer_instance"), "{out}");
+    let (out, _) = s.run(&[("TEST_QUERY_LAYER", "VK_LAYER_TEST_a"), ("TEST_APP_LAYERS", "VK_LAYER_TEST_a")]);
+    assert_eq!(lines(&out, "INSTANCE_EXTENSION "), ["INSTANCE_EXTENSION VK_TEST_layer_instance"], "{out}");
+    assert_eq!(lines(&out, "DEVICE_EXTENSION "), ["DEVICE_EXTENSION VK_TEST_layer_draws"], "{out}");
+    let (out, _) = s.run(&[("TEST_QUERY_LAYER", "VK_LAYER_TEST_nope")]);
+    assert!(out.contains("INSTANCE_EXTENSIONS VK_ERROR_LAYER_NOT_PRESENT"), "{out}");
+    // The layer is not loaded by enumeration: a broken library still enumerates.
+    std::fs::write(s.explicit.join("libvk_test_layer_a.so"), b"not a library").unwrap();
+    let (out, _) = s.run(&[]);
+    assert!(out.contains("LAYER VK_LAYER_TEST_a"), "{out}");
+}
+
+#[test]
+fn enabling_a_layers_extensions_and_calling_its_entry_points() {
+    let s = setup("extensions");
+    s.explicit_layer("a", r#", "instance_extensions": [{"name": "VK_TEST_layer_instance", "spec_version": "1"}],
+        "device_extensions": [{"name": "VK_TEST_layer_draws", "spec_version": "1", "entrypoints": ["vkGetTestLayerDrawsTEST"]}]"#);
+    let (out, err) = s.run(&[
+        ("TEST_APP_LAYERS", "VK_LAYER_TEST_a"),
+        ("TEST_APP_EXTENSIONS", "VK_TEST_layer_instance"),
+        ("TEST_DEVICE", "1"),
+        ("TEST_DEVICE_EXTENSIONS", "VK_TEST_layer_draws"),
+    ]);
+    assert!(out.contains("RESULT VK_SUCCESS") && out.contains("DEVICE_RESULT VK_SUCCESS"), "{out}{err}");
+    assert!(out.contains("LAYER_DRAWS 2") && out.contains("GIPA_LAYER_DRAWS 2"), "{out}");
+    // Without the layer, the extension is not there.
+    let (out, _) = s.run(&[("TEST_APP_EXTENSIONS", "VK_TEST_layer_instance")]);
+    assert!(out.contains("RESULT VK_ERROR_EXTENSION_NOT_PRESENT"), "{out}");
+}
+
+#[test]
+fn handle_wrapping_layer() {
+    let s = setup("wrap");
+    s.explicit_layer("w", "");
+    s.explicit_layer("x", "");
+    let (out, err) = s.run(&[
+        ("TEST_APP_LAYERS", "VK_LAYER_TEST_x,VK_LAYER_TEST_w"),
+        ("VK_TEST_LAYER_WRAP_W", "1"),
+        ("TEST_DEVICE", "1"),
+    ]);
+    assert!(out.contains("RESULT VK_SUCCESS") && out.contains("DEVICE_RESULT VK_SUCCESS"), "{out}{err}");
+    assert_eq!(lines(&out, "DEVICE "), ["DEVICE Test Driver discrete 0"], "{out}");
+    assert!(out.contains("DRIVER_DRAWS 2") && out.contains("DEVICE_DESTROYED"), "{out}");
+}
+
+#[test]
+fn layer_calling_back_into_the_loader() {
+    let s = setup("callback");
+    s.explicit_layer("cb", "");
+    let (out, err) = s.run(&[("TEST_APP_LAYERS", "VK_LAYER_TEST_cb"), ("VK_TEST_LAYER_CALLBACK", "1"), ("TEST_DEVICE", "1")]);
+    assert!(out.contains("RESULT VK_SUCCESS"), "{out}{err}");
+    assert!(out.contains("TEST_LAYER_CALLBACK instance extensions Some(SUCCESS)") || out.contains("TEST_LAYER_CALLBACK instance extensions Some(VK_SUCCESS)"), "{out}");
+    assert!(out.contains("TEST_LAYER_CALLBACK device Test Driver discrete 0"), "{out}");
+    assert!(out.contains("TEST_LAYER_CALLBACK creating a device on Test Driver discrete 0"), "{out}");
+    assert!(out.contains("TEST_LAYER_CALLBACK device loader data ok"), "{out}");
+    assert!(out.contains("DEVICE_DESTROYED") && out.contains("DESTROYED"), "{out}");
+}
+
+#[test]
+fn layer_failing_after_calling_down() {
+    let s = setup("fail");
+    s.explicit_layer("f", "");
+    let (out, err) = s.run(&[("TEST_APP_LAYERS", "VK_LAYER_TEST_f"), ("VK_TEST_LAYER_FAIL_CREATE_INSTANCE", "1")]);
+    assert!(out.contains("RESULT VK_ERROR_INITIALIZATION_FAILED"), "{out}{err}");
+    let (out, err) = s.run(&[("TEST_APP_LAYERS", "VK_LAYER_TEST_f"), ("VK_TEST_LAYER_FAIL_CREATE_DEVICE", "1"), ("TEST_DEVICE", "1")]);
+    assert!(out.contains("DEVICE_RESULT VK_ERROR_INITIALIZATION_FAILED") && out.contains("DESTROYED"), "{out}{err}");
+}
+
+#[test]
+fn implicit_layer_enable_and_disable_environment() {
+    let s = setup("implicit");
+    s.implicit_layer("imp", r#", "enable_environment": {"ENABLE_TEST_IMP": "1"}, "disable_environment": {"DISABLE_TEST_IMP": "1"}"#);
+    let on = |out: &str| out.contains("TEST_LAYER IMP vkCreateInstance");
+    let (out, _) = s.run(&[("VK_TEST_LAYER_LOG", "1")]);
+    assert!(out.contains("RESULT VK_SUCCESS") && !on(&out), "{out}");
+    let (out, _) = s.run(&[("VK_TEST_LAYER_LOG", "1"), ("ENABLE_TEST_IMP", "1"), ("TEST_DEVICE", "1")]);
+    assert!(out.contains("RESULT VK_SUCCESS") && on(&out) && out.contains("LAYER_DRAWS 2"), "{out}");
+    let (out, _) = s.run(&[("VK_TEST_LAYER_LOG", "1"), ("ENABLE_TEST_IMP", "1"), ("DISABLE_TEST_IMP", "1")]);
+    assert!(out.contains("RESULT VK_SUCCESS") && !on(&out), "{out}");
+    // An implicit layer that cannot load is skipped with a warning; the instance is created.
+    std::fs::write(s.implicit.join("libvk_test_layer_imp.so"), b"garbage").unwrap();
+    let (out, err) = s.run(&[("ENABLE_TEST_IMP", "1"), ("VK_LOADER_DEBUG", "warn")]);
+    assert!(out.contains("RESULT VK_SUCCESS"), "{out}{err}");
+    assert!(err.contains("VK_LAYER_TEST_imp") && err.contains("not an ELF file"), "{err}");
+}
+
+#[test]
+fn requested_layers_that_cannot_load_are_layer_not_present_with_the_reason() {
+    let s = setup("bad");
+    let good = common::tagged_layer(&s.dir, "good");
+    let truncated = s.dir.join("libtruncated.so");
+    std::fs::write(&truncated, &std::fs::read(&good).unwrap()[..4096]).unwrap();
+    common::layer_manifest(&s.explicit, "truncated.json", "VK_LAYER_TEST_truncated", &truncated, "");
+    common::layer_manifest(&s.explicit, "missing.json", "VK_LAYER_TEST_missing", &s.dir.join("libnot_there.so"), "");
+    common::layer_manifest(&s.explicit, "arch.json", "VK_LAYER_TEST_arch", &good, r#", "library_arch": "32""#);
+    common::layer_manifest(&s.explicit, "symbol.json", "VK_LAYER_TEST_symbol", &common::test_driver(), "");
+    common::layer_manifest(&s.explicit, "negotiate.json", "VK_LAYER_TEST_renamed", &good,
+        r#", "functions": {"vkNegotiateLoaderLayerInterfaceVersion": "NoSuchNegotiate", "vkGetInstanceProcAddr": "TestLayer_GetInstanceProcAddr", "vkGetDeviceProcAddr": "TestLayer_GetDeviceProcAddr"}"#);
+    std::fs::write(s.explicit.join("broken.json"), "{ nope").unwrap();
+    for (layer, why) in [
+        ("VK_LAYER_TEST_truncated", "truncated"),
+        ("VK_LAYER_TEST_missing", "libnot_there.so"),
+        ("VK_LAYER_TEST_arch", "library_arch 32"),
+        ("VK_LAYER_TEST_symbol", "missing symbol"),
+        ("VK_LAYER_TEST_nowhere", "not found"),
+    ] {
+        let (out, err) = s.run(&[("TEST_APP_LAYERS", layer)]);
+        assert!(out.contains("RESULT VK_ERROR_LAYER_NOT_PRESENT"), "{layer}: {out}{err}");
+        let line = err.lines().find(|l| l.contains(layer)).unwrap_or_else(|| panic!("no line for {layer}:\n{err}"));
+        assert!(line.contains(why), "{line}");
+    }
+    // The older interface: renamed, exported GetProcAddr functions, no negotiation.
+    let (out, err) = s.run(&[("TEST_APP_LAYERS", "VK_LAYER_TEST_renamed"), ("TEST_DEVICE", "1"), ("VK_LOADER_DEBUG", "layer")]);
+    assert!(out.contains("RESULT VK_SUCCESS") && out.contains("LAYER_DRAWS 2"), "{out}{err}");
+    assert!(err.contains("interface 1"), "{err}");
+    // A layer listed twice is loaded once.
+    let (out, err) = s.run(&[("TEST_APP_LAYERS", "VK_LAYER_TEST_renamed,VK_LAYER_TEST_renamed"), ("VK_TEST_LAYER_LOG", "1")]);
+    assert_eq!(lines(&out, "TEST_LAYER "), ["TEST_LAYER GOOD vkCreateInstance", "TEST_LAYER GOOD vkDestroyInstance"], "{out}{err}");
+}
+
+#[test]
+fn meta_layer_expands_in_place() {
+    let s = setup("meta");
+    s.explicit_layer("a", "");
+    s.explicit_layer("b", "");
+    s.explicit_layer("c", "");
+    std::fs::write(
+        s.explicit.join("meta.json"),
+        r#"{"file_format_version": "1.1.1", "layer": {"name": "VK_LAYER_TEST_meta", "type": "GLOBAL", "api_version": "1.3.0",
+            "implementation_version": "1", "description": "meta", "component_layers": ["VK_LAYER_TEST_b", "VK_LAYER_TEST_a"]}}"#,
+    )
+    .unwrap();
+    let (out, err) = s.run(&[("TEST_APP_LAYERS", "VK_LAYER_TEST_c,VK_LAYER_TEST_meta,VK_LAYER_TEST_a"), ("VK_TEST_LAYER_LOG", "1")]);
+    let creates: Vec<&str> = lines(&out, "TEST_LAYER ").into_iter().filter(|l| l.ends_with("vkCreateInstance")).collect();
+    assert_eq!(creates, ["TEST_LAYER C vkCreateInstance", "TEST_LAYER B vkCreateInstance", "TEST_LAYER A vkCreateInstance"], "{out}{err}");
+}
+
+#[test]
+fn test_layer_exports_only_layer_entry_points() {
+    let out = Command::new("nm").args(["-D", "--defined-only"]).arg(common::test_layer()).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let vk: Vec<&str> = text.lines().filter_map(|l| l.split_whitespace().nth(2)).filter(|s| s.starts_with("vk")).collect();
+    assert_eq!(vk, ["vkNegotiateLoaderLayerInterfaceVersion"], "{text}");
+}
+
+/// Seed 003's sample layer (tests/draw-stats-layer) with its own manifest: renamed GetProcAddr
+/// functions, statistics printed at vkEndCommandBuffer.
+#[test]
+fn draw_statistics_sample_layer() {
+    let s = setup("draw-stats");
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/draw-stats-layer/VkLayer_sample_draw_stats.json");
+    std::fs::copy(manifest, s.explicit.join("VkLayer_sample_draw_stats.json")).unwrap();
+    std::fs::copy(common::built_library("libVkLayer_sample_draw_stats.so"), s.explicit.join("libVkLayer_sample_draw_stats.so")).unwrap();
+    let (out, err) = s.run(&[("TEST_APP_LAYERS", "VK_LAYER_SAMPLE_SampleLayer"), ("TEST_DEVICE", "1")]);
+    assert!(out.contains("DEVICE_RESULT VK_SUCCESS") && out.contains("END VK_SUCCESS"), "{out}{err}");
+    assert!(out.lines().any(|l| l.starts_with("Command buffer 0x") && l.ends_with("ended with 2 draws, 2 instances and 6 vertices")), "{out}");
+    assert!(out.contains("DRIVER_DRAWS 2"), "{out}");
+}
+
+/// The override meta layer (as vkconfig writes it): its components enabled, its blacklist removing
+/// layers, its override_paths replacing the explicit search (VK_LAYER_PATH too), only for the
+/// executables in app_keys when given.
+#[test]
+fn override_layer() {
+    let s = setup("override");
+    let elsewhere = s.dir.join("override-paths");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    s.explicit_layer("c", ""); // only on VK_LAYER_PATH
+    let library = common::test_layer();
+    vk_test_layer::install::install(&library, &elsewhere, "a", "").unwrap();
+    vk_test_layer::install::install(&library, &elsewhere, "b", "").unwrap();
+    let write_override = |app_keys: &str| {
+        std::fs::write(
+            s.implicit.join("override.json"),
+            format!(
+                r#"{{"file_format_version": "1.2.0", "layer": {{"name": "VK_LAYER_LUNARG_override", "type": "GLOBAL",
+                "api_version": "1.3.0", "implementation_version": "1", "description": "LunarG Override Layer",
+                "component_layers": ["VK_LAYER_TEST_a"], "blacklisted_layers": ["VK_LAYER_TEST_b"],
+                "override_paths": ["{}"], "disable_environment": {{"DISABLE_OVERRIDE": "1"}}{app_keys}}}}}"#,
+                elsewhere.display()
+            ),
+        )
+        .unwrap();
+    };
+    write_override("");
+    let creates = |out: &str| -> Vec<String> {
+        lines(out, "TEST_LAYER ").into_iter().filter(|l| l.ends_with("vkCreateInstance")).map(str::to_string).collect()
+    };
+    let (out, err) = s.run(&[("VK_TEST_LAYER_LOG", "1")]);
+    assert_eq!(creates(&out), ["TEST_LAYER A vkCreateInstance"], "{out}{err}");
+    let names = lines(&out, "LAYER ");
+    assert!(!names.iter().any(|l| l.contains("VK_LAYER_TEST_b") || l.contains("VK_LAYER_TEST_c")), "{out}");
+    for blocked in ["VK_LAYER_TEST_b", "VK_LAYER_TEST_c"] {
+        let (out, err) = s.run(&[("TEST_APP_LAYERS", blocked)]);
+        assert!(out.contains("RESULT VK_ERROR_LAYER_NOT_PRESENT"), "{blocked}: {out}{err}");
+    }
+    // app_keys naming another executable: the override layer does nothing here.
+    write_override(r#", "app_keys": ["/no/such/app"]"#);
+    let (out, err) = s.run(&[("TEST_APP_LAYERS", "VK_LAYER_TEST_c"), ("VK_TEST_LAYER_LOG", "1")]);
+    assert_eq!(creates(&out), ["TEST_LAYER C vkCreateInstance"], "{out}{err}");
+    // app_keys naming this executable: it applies.
+    let exe = std::env::current_exe().unwrap();
+    write_override(&format!(r#", "app_keys": ["{}"]"#, exe.display()));
+    let (out, err) = s.run(&[("VK_TEST_LAYER_LOG", "1")]);
+    assert_eq!(creates(&out), ["TEST_LAYER A vkCreateInstance"], "{out}{err}");
+}
+
+/// An implicit layer's pre-instance interceptors run before any instance exists, and only while
+/// the layer is enabled.
+#[test]
+fn pre_instance_functions_of_an_implicit_layer() {
+    let s = setup("pre-instance");
+    s.implicit_layer("pre", r#", "disable_environment": {"DISABLE_TEST_PRE": "1"}, "pre_instance_functions": {
+        "vkEnumerateInstanceExtensionProperties": "TestLayer_EnumerateInstanceExtensionProperties",
+        "vkEnumerateInstanceLayerProperties": "TestLayer_EnumerateInstanceLayerProperties",
+        "vkEnumerateInstanceVersion": "TestLayer_EnumerateInstanceVersion"}"#);
+    let (out, err) = s.run(&[]);
+    for what in ["extensions", "layers", "version"] {
+        assert!(out.contains(&format!("TEST_LAYER_PRE PRE {what}")), "{what}: {out}{err}");
+    }
+    assert!(out.contains("INSTANCE_VERSION 1.1"), "{out}");
+    assert!(out.contains("INSTANCE_EXTENSION VK_TEST_pre_instance_extension"), "{out}");
+    assert!(out.contains("LAYER VK_LAYER_TEST_pre"), "{out}");
+    let (out, _) = s.run(&[("DISABLE_TEST_PRE", "1")]);
+    assert!(!out.contains("TEST_LAYER_PRE") && !out.contains("INSTANCE_VERSION 1.1"), "{out}");
+}
+
+/// `pfnLayerCreateDevice`: the top layer creates a private device through the layers below it only.
+#[test]
+fn layer_creates_a_private_device_through_the_layers_below() {
+    let s = setup("layer-device");
+    s.explicit_layer("a", "");
+    s.explicit_layer("b", "");
+    let (out, err) = s.run(&[
+        ("TEST_APP_LAYERS", "VK_LAYER_TEST_a,VK_LAYER_TEST_b"),
+        ("VK_TEST_LAYER_CREATE_DEVICE_CALLBACK_A", "1"),
+        ("VK_TEST_LAYER_LOG", "1"),
+        ("TEST_DEVICE", "1"),
+    ]);
+    assert!(out.contains("TEST_LAYER_CALLBACK private device queue wait VK_SUCCESS"), "{out}{err}");
+    let device_lines: Vec<&str> = lines(&out, "TEST_LAYER ").into_iter().filter(|l| l.contains("Device")).collect();
+    assert_eq!(
+        device_lines,
+        [
+            "TEST_LAYER A vkCreateDevice",
+            "TEST_LAYER B vkCreateDevice",
+            "TEST_LAYER B vkCreateDevice",
+            "TEST_LAYER B vkDestroyDevice",
+            "TEST_LAYER A vkDestroyDevice",
+            "TEST_LAYER B vkDestroyDevice",
+        ],
+        "{out}"
+    );
+    assert!(out.contains("DEVICE_RESULT VK_SUCCESS") && out.contains("DRIVER_DRAWS 2") && out.contains("DEVICE_DESTROYED"), "{out}");
+}
+
+/// Malformed manifests of each version are skipped with a line naming the file and the field; the
+/// good layer beside them still works.
+#[test]
+fn malformed_manifests_are_skipped_with_file_and_field() {
+    let s = setup("malformed");
+    s.explicit_layer("good", "");
+    let lib = common::test_layer();
+    let lib = lib.display();
+    let cases = [
+        ("v100_no_name.json", format!(r#"{{"file_format_version": "1.0.0", "layer": {{"type": "GLOBAL", "library_path": "{lib}", "api_version": "1.0", "implementation_version": "1", "description": ""}}}}"#), "\"name\""),
+        ("v101_bad_layers.json", r#"{"file_format_version": "1.0.1", "layers": {"name": "X"}}"#.to_string(), "\"layers\" is not an array"),
+        ("v110_bad_type.json", format!(r#"{{"file_format_version": "1.1.0", "layer": {{"name": "VK_LAYER_X", "type": "SOMETIMES", "library_path": "{lib}", "api_version": "1.0", "implementation_version": "1", "description": ""}}}}"#), "\"type\""),
+        ("v111_bad_components.json", r#"{"file_format_version": "1.1.1", "layer": {"name": "VK_LAYER_M", "type": "GLOBAL", "component_layers": "VK_LAYER_TEST_good", "api_version": "1.0", "implementation_version": "1", "description": ""}}"#.to_string(), "component_layers"),
+        ("v112_bad_pre_instance.json", format!(r#"{{"file_format_version": "1.1.2", "layer": {{"name": "VK_LAYER_P", "type": "GLOBAL", "library_path": "{lib}", "api_version": "1.0", "implementation_version": "1", "description": "", "pre_instance_functions": []}}}}"#), "pre_instance_functions"),
+        ("v120_bad_extension.json", format!(r#"{{"file_format_version": "1.2.0", "layer": {{"name": "VK_LAYER_E", "type": "GLOBAL", "library_path": "{lib}", "api_version": "1.0", "implementation_version": "1", "description": "", "device_extensions": [{{"name": "VK_X"}}]}}}}"#), "spec_version"),
+        ("v121_bad_arch.json", format!(r#"{{"file_format_version": "1.2.1", "layer": {{"name": "VK_LAYER_A", "type": "GLOBAL", "library_path": "{lib}", "library_arch": "x86", "api_version": "1.0", "implementation_version": "1", "description": ""}}}}"#), "library_arch"),
+        ("syntax.json", "{ \"file_format_version\": ".to_string(), "invalid JSON"),
+    ];
+    for (file, text, _) in &cases {
+        std::fs::write(s.explicit.join(file), text).unwrap();
+    }
+    std::fs::write(
+        s.implicit.join("no_disable.json"),
+        format!(r#"{{"file_format_version": "1.0.0", "layer": {{"name": "VK_LAYER_I", "type": "GLOBAL", "library_path": "{lib}", "api_version": "1.0", "implementation_version": "1", "description": ""}}}}"#),
+    )
+    .unwrap();
+    let (out, err) = s.run(&[("TEST_APP_LAYERS", "VK_LAYER_TEST_good"), ("VK_LOADER_DEBUG", "warn"), ("TEST_DEVICE", "1")]);
+    assert!(out.contains("RESULT VK_SUCCESS") && out.contains("LAYER_DRAWS 2"), "{out}{err}");
+    assert_eq!(lines(&out, "LAYER VK_"), ["LAYER VK_LAYER_TEST_good test layer VK_LAYER_TEST_good"], "{out}");
+    for (file, _, field) in cases.iter().map(|(f, t, w)| (f.to_string(), t, *w)).chain([("no_disable.json".to_string(), &String::new(), "disable_environment")]) {
+        let line = err.lines().find(|l| l.contains(&file)).unwrap_or_else(|| panic!("no line for {file}:\n{err}"));
+        assert!(line.contains(field), "{file}: {line}");
+    }
+}
+
+/// Layer discovery: explicit_layer.d and implicit_layer.d under the XDG directories (HOME
+/// fallback included), VK_ADD_LAYER_PATH / VK_ADD_IMPLICIT_LAYER_PATH before them, VK_LAYER_PATH /
+/// VK_IMPLICIT_LAYER_PATH instead of them (empty values count as unset).
+#[test]
+fn layer_search_paths_and_environment() {
+    let s = setup("search");
+    let root = s.dir.join("xdg");
+    let library = common::test_layer();
+    let install = |dir: std::path::PathBuf, tag: &str| {
+        std::fs::create_dir_all(&dir).unwrap();
+        vk_test_layer::install::install(&library, &dir, tag, r#", "disable_environment": {"NO_TEST_LAYERS": "1"}"#).unwrap();
+    };
+    install(root.join("home/.local/share/vulkan/explicit_layer.d"), "home");
+    install(root.join("data/vulkan/explicit_layer.d"), "data");
+    install(root.join("data/vulkan/implicit_layer.d"), "implicit");
+    install(root.join("add"), "added");
+    install(root.join("add_implicit"), "added_implicit");
+    install(root.join("replacement"), "replacement");
+    let xdg = |extra: &[(&'static str, String)]| {
+        let mut env: Vec<(&str, String)> = vec![
+            ("HOME", root.join("home").display().to_string()),
+            ("XDG_DATA_HOME", String::new()),
+            ("XDG_CONFIG_HOME", String::new()),
+            ("XDG_CONFIG_DIRS", root.join("none").display().to_string()),
+            ("XDG_DATA_DIRS", root.join("data").display().to_string()),
+            ("VK_LAYER_PATH", String::new()),
+            ("VK_IMPLICIT_LAYER_PATH", String::new()),
+        ];
+        env.extend(extra.iter().cloned());
+        env
+    };
+    let names = |env: Vec<(&str, String)>| -> Vec<String> {
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let (out, err) = s.run(&env);
+        assert!(out.contains("RESULT VK_SUCCESS"), "{out}{err}");
+        lines(&out, "LAYER VK_").iter().map(|l| l.split(' ').nth(1).unwrap().to_string()).collect()
+    };
+    assert_eq!(names(xdg(&[])), ["VK_LAYER_TEST_implicit", "VK_LAYER_TEST_home", "VK_LAYER_TEST_data"]);
+    let added = xdg(&[
+        ("VK_ADD_LAYER_PATH", root.join("add").display().to_string()),
+        ("VK_ADD_IMPLICIT_LAYER_PATH", root.join("add_implicit").display().to_string()),
+    ]);
+    assert_eq!(
+        names(added),
+        ["VK_LAYER_TEST_added_implicit", "VK_LAYER_TEST_implicit", "VK_LAYER_TEST_added", "VK_LAYER_TEST_home", "VK_LAYER_TEST_data"]
+    );
+    let replaced = xdg(&[
+        ("VK_ADD_LAYER_PATH", root.join("add").display().to_string()),
+        ("VK_LAYER_PATH", root.join("replacement").display().to_string()),
+        ("VK_IMPLICIT_LAYER_PATH", root.join("add_implicit").display().to_string()),
+    ]);
+    assert_eq!(names(replaced), ["VK_LAYER_TEST_added_implicit", "VK_LAYER_TEST_replacement"]);
+}
