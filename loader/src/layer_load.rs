@@ -3,6 +3,7 @@
 //! or, for older layers, the exported (possibly renamed) GetProcAddr functions.
 
 use std::ffi::{CStr, CString};
+use std::sync::Arc;
 
 use vk_generated::layer_abi::{
     PFN_GetPhysicalDeviceProcAddr, VkNegotiateLayerInterface, VkNegotiateLayerStructType,
@@ -12,6 +13,7 @@ use vk_generated::types::*;
 
 use crate::elf::{self, ElfCheck};
 use crate::layer_manifest::LayerManifest;
+use crate::library_cache;
 use crate::platform::Library;
 
 pub type Gipa = unsafe extern "system" fn(VkInstance, *const std::ffi::c_char) -> PFN_vkVoidFunction;
@@ -23,7 +25,7 @@ pub struct LoadedLayer {
     pub gdpa: Option<Gdpa>,
     pub gpdpa: PFN_GetPhysicalDeviceProcAddr,
     pub interface_version: u32,
-    _library: Library,
+    _library: Arc<Library>,
 }
 
 fn symbol_name(name: &Option<String>, default: &str) -> Result<CString, String> {
@@ -31,13 +33,18 @@ fn symbol_name(name: &Option<String>, default: &str) -> Result<CString, String> 
 }
 
 /// Opens a layer's library after the architecture and ELF checks.
-pub fn open_library(manifest: &LayerManifest) -> Result<Library, String> {
+pub fn open_library(manifest: &LayerManifest) -> Result<Arc<Library>, String> {
     let path = manifest.library_path.as_deref().ok_or("a meta layer has no library")?;
     if let Some(arch) = &manifest.library_arch {
         let ours = if cfg!(target_pointer_width = "64") { "64" } else { "32" };
         if arch != ours {
             return Err(format!("library_arch {arch} does not match this {ours}-bit process"));
         }
+    }
+    // A library loaded by an earlier call stays loaded and is reused (see library_cache); the
+    // ELF check guards only the first dlopen.
+    if let Some(library) = library_cache::get(path) {
+        return Ok(library);
     }
     if path.contains('/') {
         match elf::check(path) {
@@ -46,7 +53,7 @@ pub fn open_library(manifest: &LayerManifest) -> Result<Library, String> {
             ElfCheck::Corrupt(why) => return Err(format!("{path} cannot be loaded: {why}")),
         }
     }
-    Library::open(path)
+    library_cache::open(path)
 }
 
 /// Opens and negotiates the layer of `manifest`; the error says why it cannot be used.

@@ -17,7 +17,7 @@ use crate::log::{self, Level};
 use crate::platform::{self, Library};
 
 /// The enabled implicit layers' interceptors for one command, opened, top of the chain first.
-fn interceptors(pick: fn(&PreInstanceFunctions) -> &Option<String>) -> Vec<(Library, unsafe extern "system" fn())> {
+fn interceptors(pick: fn(&PreInstanceFunctions) -> &Option<String>) -> Vec<(std::sync::Arc<Library>, unsafe extern "system" fn())> {
     let catalog = layer_catalog::load(false);
     let candidates: Vec<&LayerManifest> = catalog.iter().filter(|l| l.implicit && pick(&l.pre_instance_functions).is_some()).collect();
     if candidates.is_empty() {
