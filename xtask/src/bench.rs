@@ -32,8 +32,8 @@ fn program(args: &[String]) -> Result<(), String> {
         *file = cwd.join(&*file).to_string_lossy().into_owned();
     }
     // The libraries the benchmarks load are not dependencies of the program: build them too.
-    let build = ["build", "--quiet", "--release", "--package", "loader", "--package", "test-driver"];
-    cargo_status(&mut cargo(&build), "build libvulkan.so and the test driver")?;
+    let build = ["build", "--quiet", "--release", "--package", "loader", "--package", "test-driver", "--package", "test-layer"];
+    cargo_status(&mut cargo(&build), "build libvulkan.so, the test driver and the test layer")?;
     let mut command = cargo(&[
         "run",
         "--quiet",

@@ -170,7 +170,8 @@ fn write_pass_through_layers(dir: &Path, library: &Path) -> Result<Vec<String>, 
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut names = Vec::new();
     for i in 0..5 {
-        let lib = dir.join(format!("libVkLayer_bench_pass_through_{i}.so"));
+        // The test layer's own naming for copies (`libvk_test_layer_<tag>.so`).
+        let lib = dir.join(format!("libvk_test_layer_bench{i}.so"));
         std::fs::copy(library, &lib).map_err(|e| format!("copy {}: {e}", library.display()))?;
         let name = format!("VK_LAYER_BENCH_pass_through_{i}");
         let text = format!(
