@@ -1,5 +1,5 @@
-//! Libraries stay loaded: the first `dlopen` of a driver library is kept for the life of the
-//! process, and later instances (and `vkEnumerateInstance*` calls) reuse the handle instead of
+//! Libraries stay loaded: the first `dlopen` of a driver or layer library is kept for the life of
+//! the process, and later instances (and `vkEnumerateInstance*` calls) reuse the handle instead of
 //! mapping, relocating and initialising the library again and unmapping it at `vkDestroyInstance`
 //! (most of what a creation cost before: 102 us of 1 driver's creation was 26 us without it).
 //!
@@ -10,10 +10,11 @@
 //! library replaced on disk while the process runs is no more (or less) visible than without the
 //! cache.
 //!
-//! This differs from the Khronos loader, which unloads a driver at `vkDestroyInstance` (its
-//! "preloaded" drivers only bridge the `vkEnumerateInstance*` calls made before an instance) and
-//! so reloads it for every instance. The price here: a driver stays mapped after the last
-//! instance is gone, until the process ends.
+//! This differs from the Khronos loader, which unloads drivers and layers at `vkDestroyInstance`
+//! (its "preloaded" drivers only bridge the `vkEnumerateInstance*` calls made before an instance)
+//! and so reloads them for every instance. The price here: a library stays mapped after the last
+//! instance is gone, until the process ends, and a layer's process-wide state (what it read from
+//! the environment at its first use, say) carries over to later instances.
 //!
 //! A library that fails to load is not remembered: the next call tries again. The cache lives as
 //! long as the process, so it is allocated from the system, never from an application's
