@@ -49,9 +49,9 @@ fn split_paths(list: &str) -> impl Iterator<Item = String> + '_ {
 
 /// The `*.json` files of a directory, sorted by name.
 fn json_files(dir: &str) -> Vec<String> {
-    platform::list_dir(dir)
+    crate::file_cache::list_dir(dir)
         .unwrap_or_default()
-        .into_iter()
+        .iter()
         .filter(|n| n.ends_with(".json"))
         .map(|n| format!("{}/{n}", dir.trim_end_matches('/')))
         .collect()

@@ -127,7 +127,7 @@ fn load_drivers(rejected: &mut Vec<Rejected>, direct: Option<DirectDrivers>) -> 
             log::log(Level::Driver, &format!("{}: skipped: {why}", found.path));
             continue;
         }
-        let loaded = crate::platform::read_file(&found.path)
+        let loaded = crate::file_cache::read_file(&found.path)
             .and_then(|text| manifest::parse_driver(&text, &found.path))
             .and_then(|m| driver::load(&found.path, m, &drivers));
         match loaded {
@@ -198,6 +198,7 @@ pub unsafe extern "system" fn vkEnumerateInstanceExtensionProperties(
     pProperties: *mut VkExtensionProperties,
 ) -> VkResult {
     ffi::guard("vkEnumerateInstanceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
+        let _one_reading = crate::layer_catalog::OneReading::enter();
         crate::layer_pre_instance::extension_properties(pLayerName, pPropertyCount, pProperties, terminator_EnumerateInstanceExtensionProperties)
             .unwrap_or_else(|| terminator_EnumerateInstanceExtensionProperties(std::ptr::null(), pLayerName, pPropertyCount, pProperties))
     })
@@ -234,6 +235,7 @@ pub unsafe extern "system" fn vkEnumerateInstanceLayerProperties(
     pProperties: *mut VkLayerProperties,
 ) -> VkResult {
     ffi::guard("vkEnumerateInstanceLayerProperties", VkResult::ERROR_UNKNOWN, || {
+        let _one_reading = crate::layer_catalog::OneReading::enter();
         crate::layer_pre_instance::layer_properties(pPropertyCount, pProperties, terminator_EnumerateInstanceLayerProperties)
             .unwrap_or_else(|| terminator_EnumerateInstanceLayerProperties(std::ptr::null(), pPropertyCount, pProperties))
     })
@@ -252,6 +254,7 @@ unsafe extern "system" fn terminator_EnumerateInstanceLayerProperties(
 
 pub unsafe extern "system" fn vkEnumerateInstanceVersion(pApiVersion: *mut u32) -> VkResult {
     ffi::guard("vkEnumerateInstanceVersion", VkResult::ERROR_UNKNOWN, || {
+        let _one_reading = crate::layer_catalog::OneReading::enter();
         crate::layer_pre_instance::version(pApiVersion, terminator_EnumerateInstanceVersion)
             .unwrap_or_else(|| terminator_EnumerateInstanceVersion(std::ptr::null(), pApiVersion))
     })

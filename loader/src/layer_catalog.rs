@@ -2,6 +2,7 @@
 //! skipped, names de-duplicated, meta layers validated, the override layer's blacklist and search
 //! paths applied.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::c_char;
 use std::sync::Mutex;
@@ -38,7 +39,8 @@ fn parse(path: &str, implicit: bool) -> Result<ParsedFile, String> {
         .map_err(|e| format!("{path}: {e}"))
         .and_then(|text| layer_manifest::parse_layers(&text, path, implicit));
     if let (Some(id), Ok(mut cache)) = (identity, CACHE.lock()) {
-        cache.get_or_insert_with(HashMap::new).insert(key, (id, parsed.clone()));
+        // Process-lifetime memory: never from an application's allocation callbacks.
+        crate::host_alloc::with_system_allocator(|| cache.get_or_insert_with(HashMap::new).insert(key, (id, parsed.clone())));
     }
     parsed
 }
@@ -60,9 +62,60 @@ fn read(implicit: bool, override_paths: &[String]) -> Vec<LayerManifest> {
     layers
 }
 
+thread_local! {
+    /// The catalog read once for the API call under way (see `OneReading`), and whether it
+    /// includes the explicit layers.
+    static READING: RefCell<Option<Option<(bool, Vec<LayerManifest>)>>> = const { RefCell::new(None) };
+}
+
+/// While alive, `load` on this thread reads the manifests once and answers later calls from that
+/// reading: one API call (`vkEnumerateInstanceExtensionProperties` asks the pre-instance chain and
+/// then the implicit layers' extensions) looks at the file system once.
+pub struct OneReading(bool);
+
+impl OneReading {
+    pub fn enter() -> OneReading {
+        // Only the outermost scope on the thread starts (and later ends) a reading.
+        let outermost = READING.with(|r| {
+            let mut reading = r.borrow_mut();
+            let outermost = reading.is_none();
+            if outermost {
+                *reading = Some(None);
+            }
+            outermost
+        });
+        OneReading(outermost)
+    }
+}
+
+impl Drop for OneReading {
+    fn drop(&mut self) {
+        if self.0 {
+            READING.with(|r| r.replace(None));
+        }
+    }
+}
+
 /// The layer catalog. Explicit manifests are read only when `with_explicit` (instance creation
 /// without any layer named skips them) or when an implicit meta layer may need them.
 pub fn load(with_explicit: bool) -> Vec<LayerManifest> {
+    let remembered = READING.with(|r| match &*r.borrow() {
+        Some(Some((explicit, catalog))) if *explicit || !with_explicit => Some(catalog.clone()),
+        _ => None,
+    });
+    if let Some(catalog) = remembered {
+        return catalog;
+    }
+    let catalog = read_catalog(with_explicit);
+    READING.with(|r| {
+        if let Some(slot) = r.borrow_mut().as_mut() {
+            *slot = Some((with_explicit, catalog.clone()));
+        }
+    });
+    catalog
+}
+
+fn read_catalog(with_explicit: bool) -> Vec<LayerManifest> {
     let implicit = read(true, &[]);
     let over = implicit
         .iter()

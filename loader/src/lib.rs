@@ -17,6 +17,7 @@ mod driver;
 mod elf;
 mod emulation;
 mod ffi;
+mod file_cache;
 mod gpa;
 mod handles;
 mod host_alloc;
