@@ -118,12 +118,28 @@ unsafe fn find(name: *const c_char, accept: impl Fn(Level) -> bool) -> PFN_vkVoi
         return None;
     }
     let name = CStr::from_ptr(name);
-    ENTRIES
+    entries_named(name)
         .iter()
-        .find(|e| e.name == name && accept(e.level))
+        .map(|&i| &ENTRIES[i])
+        .find(|e| accept(e.level))
         .filter(|e| !matches!(e.level, Level::Instance | Level::PhysicalDevice) || provided(name))
         .map(|e| e.function)
         .or_else(|| synthetic::find(name, &accept))
+}
+
+/// The entries with this name (indices into `ENTRIES`), through a hash map: real drivers answer
+/// GetProcAddr from generated hash tables, and a linear scan here would make every name a loader
+/// asks about (benchmarks ask hundreds) cost the driver far more than it does in practice.
+fn entries_named(name: &CStr) -> &'static [usize] {
+    static BY_NAME: std::sync::OnceLock<std::collections::HashMap<&'static [u8], Vec<usize>>> = std::sync::OnceLock::new();
+    let map = BY_NAME.get_or_init(|| {
+        let mut map = std::collections::HashMap::<&'static [u8], Vec<usize>>::new();
+        for (i, e) in ENTRIES.iter().enumerate() {
+            map.entry(e.name.to_bytes()).or_default().push(i);
+        }
+        map
+    });
+    map.get(name.to_bytes()).map_or(&[], Vec::as_slice)
 }
 
 /// Whether the driver's API version and advertised extensions provide a registry command (always,
