@@ -39,6 +39,11 @@ fn scenario_entry() {
             pDrivers: &direct_info,
             ..Default::default()
         };
+        // REQUEST_LAYER=<name>: asked for in ppEnabledLayerNames.
+        let requested_layer = std::env::var("REQUEST_LAYER").ok().map(|n| std::ffi::CString::new(n).unwrap());
+        let layer_names = requested_layer.iter().map(|n| n.as_ptr()).collect::<Vec<_>>();
+        info.enabledLayerCount = layer_names.len() as u32;
+        info.ppEnabledLayerNames = layer_names.as_ptr();
         let direct_extension = [c"VK_LUNARG_direct_driver_loading".as_ptr()];
         if direct_lib.is_some() {
             info.pNext = &direct_list as *const _ as *const std::ffi::c_void;
@@ -395,21 +400,32 @@ fn elevated_process_ignores_driver_variables_and_home_paths() {
     std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
     std::os::unix::fs::chown(&exe, Some(0), Some(65534)).unwrap();
     std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o2755)).unwrap();
-    let env = |elevated: bool| {
+    // A layer reachable only through VK_LAYER_PATH, requested by the application.
+    let layers = dir.join("layers");
+    std::fs::create_dir_all(&layers).unwrap();
+    let layer = vk_test_layer::install::install(&common::test_layer(), &layers, "elevated", "").unwrap();
+    let env = |elevated: bool, layered: bool| {
         let mut cmd = std::process::Command::new(if elevated { exe.clone() } else { std::env::current_exe().unwrap() });
         cmd.args(["--exact", "scenario_entry", "--nocapture", "--test-threads=1"])
             .env("SCENARIO", "list")
             .env("TEST_LIBVULKAN", common::libvulkan())
             .env("VK_DRIVER_FILES", path(&manifest))
             .env("XDG_CONFIG_HOME", dir.join("config"));
+        if layered {
+            cmd.env("VK_LAYER_PATH", &layers).env("REQUEST_LAYER", &layer.name);
+        }
         let out = cmd.output().unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
     };
-    // Not elevated: the variable is honoured.
-    assert!(env(false).contains("DEVICE Test Driver"), "{}", env(false));
-    let out = env(true);
+    // Not elevated: the variables are honoured.
+    assert!(env(false, false).contains("DEVICE Test Driver"), "{}", env(false, false));
+    let out = env(true, false);
     assert!(out.contains("RESULT "), "the elevated copy did not run the scenario:\n{out}");
     assert!(!out.contains("DEVICE Test Driver"), "an elevated process used VK_DRIVER_FILES or XDG_CONFIG_HOME:\n{out}");
+    // VK_LAYER_PATH too: the requested layer is found normally, not when elevated.
+    assert!(env(false, true).contains("RESULT VK_SUCCESS"), "{}", env(false, true));
+    let out = env(true, true);
+    assert!(out.contains("RESULT VK_ERROR_LAYER_NOT_PRESENT"), "an elevated process used VK_LAYER_PATH:\n{out}");
 }
 
 #[test]
