@@ -131,15 +131,31 @@ unsafe fn find(name: *const c_char, accept: impl Fn(Level) -> bool) -> PFN_vkVoi
 /// GetProcAddr from generated hash tables, and a linear scan here would make every name a loader
 /// asks about (benchmarks ask hundreds) cost the driver far more than it does in practice.
 fn entries_named(name: &CStr) -> &'static [usize] {
-    static BY_NAME: std::sync::OnceLock<std::collections::HashMap<&'static [u8], Vec<usize>>> = std::sync::OnceLock::new();
+    type ByName = std::collections::HashMap<&'static [u8], Vec<usize>, std::hash::BuildHasherDefault<NameHasher>>;
+    static BY_NAME: std::sync::OnceLock<ByName> = std::sync::OnceLock::new();
     let map = BY_NAME.get_or_init(|| {
-        let mut map = std::collections::HashMap::<&'static [u8], Vec<usize>>::new();
+        let mut map = ByName::default();
         for (i, e) in ENTRIES.iter().enumerate() {
             map.entry(e.name.to_bytes()).or_default().push(i);
         }
         map
     });
     map.get(name.to_bytes()).map_or(&[], Vec::as_slice)
+}
+
+/// The generated lookup's name hash as a `Hasher` (std's default SipHash would be most of the cost
+/// of a GetProcAddr here).
+#[derive(Default)]
+struct NameHasher(u64);
+
+impl std::hash::Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = self.0.rotate_left(5) ^ u64::from(vk_generated::lookup::hash(bytes));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
 }
 
 /// Whether the driver's API version and advertised extensions provide a registry command (always,
