@@ -31,9 +31,11 @@ pub fn test_driver() -> PathBuf {
     built("libvk_test_driver.so")
 }
 
-/// A fresh directory under the system temp dir for one test.
+/// A fresh directory for one test, under cargo's per-target scratch directory (`target/tmp`): the
+/// next run of the same test replaces it, so runs do not pile copies of the drivers up in /tmp.
+/// (Every test of one binary runs in one process, so a name must be unique within its file.)
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vk-loader-test-{name}-{}", std::process::id()));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("vk-loader-test-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
