@@ -37,8 +37,7 @@ pub unsafe fn requested(info: &VkInstanceCreateInfo, extension_enabled: bool) ->
     for (index, driver) in infos.iter().enumerate() {
         let name = format!("VkDirectDriverLoadingListLUNARG::pDrivers[{index}]");
         match driver.pfnGetInstanceProcAddr {
-            // SAFETY: PFN_vkGetInstanceProcAddrLUNARG has vkGetInstanceProcAddr's signature.
-            Some(gipa) => drivers.push((name, std::mem::transmute::<_, Gipa>(gipa))),
+            Some(gipa) => drivers.push((name, gipa)),
             None => log::log(Level::Warn, &format!("{name}: skipped: pfnGetInstanceProcAddr is NULL")),
         }
     }

@@ -59,7 +59,7 @@ impl Driver {
 pub enum Loaded {
     Driver(Driver),
     /// The library was already loaded through an earlier manifest.
-    AlreadyLoaded,
+    Duplicate,
     /// The library is for another architecture (a multilib install's other half): skipped
     /// quietly, not an error.
     OtherArchitecture(String),
@@ -71,7 +71,7 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
     let path = manifest.library_path.clone();
     if loaded.iter().any(|d| d.library_path == path) {
         log::log(Level::Driver, &format!("{manifest_path}: library {path} already loaded through another manifest"));
-        return Ok(Loaded::AlreadyLoaded);
+        return Ok(Loaded::Duplicate);
     }
     if let Some(arch) = &manifest.library_arch {
         let ours = if cfg!(target_pointer_width = "64") { "64" } else { "32" };

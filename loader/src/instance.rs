@@ -132,7 +132,7 @@ fn load_drivers(rejected: &mut Vec<Rejected>, direct: Option<DirectDrivers>) -> 
             .and_then(|m| driver::load(&found.path, m, &drivers));
         match loaded {
             Ok(Loaded::Driver(d)) => drivers.push(Arc::new(d)),
-            Ok(Loaded::AlreadyLoaded) => {}
+            Ok(Loaded::Duplicate) => {}
             Ok(Loaded::OtherArchitecture(reason)) => {
                 log::log(Level::Driver, &format!("{}: skipped: {reason}", found.path));
                 rejected.push(Rejected { manifest: found.path, reason });

@@ -62,10 +62,14 @@ fn read(implicit: bool, override_paths: &[String]) -> Vec<LayerManifest> {
     layers
 }
 
+/// What one API call has read so far: nothing yet, or the catalog and whether it includes the
+/// explicit layers.
+type Reading = Option<(bool, Vec<LayerManifest>)>;
+
 thread_local! {
     /// The catalog read once for the API call under way (see `OneReading`), and whether it
     /// includes the explicit layers.
-    static READING: RefCell<Option<Option<(bool, Vec<LayerManifest>)>>> = const { RefCell::new(None) };
+    static READING: RefCell<Option<Reading>> = const { RefCell::new(None) };
 }
 
 /// While alive, `load` on this thread reads the manifests once and answers later calls from that

@@ -43,6 +43,7 @@ mod unknown;
 /// The generated trampolines and default terminators. Compiled into this crate only: they carry
 /// the exported `vk*` symbols of `libvulkan.so.1`.
 #[rustfmt::skip]
+#[allow(clippy::all)] // generator output: its shape is the generator's concern
 #[path = "../../generated/src/gen/trampolines.rs"]
 mod trampolines;
 

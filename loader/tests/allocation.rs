@@ -68,7 +68,7 @@ fn scenario_entry() {
             let mut instance = VkInstance::NULL;
             CALLS.store(0, Ordering::SeqCst);
             assert_eq!(create.unwrap()(&info, &callbacks, &mut instance), VkResult::SUCCESS);
-            destroy = std::mem::transmute(get(instance, c"vkDestroyInstance"));
+            destroy = std::mem::transmute::<PFN_vkVoidFunction, PFN_vkDestroyInstance>(get(instance, c"vkDestroyInstance"));
             assert!(LIVE.load(Ordering::SeqCst) > 0, "the instance's memory does not come from the application's allocator");
             destroy.unwrap()(instance, &callbacks);
         }
