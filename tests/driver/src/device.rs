@@ -344,6 +344,22 @@ pub unsafe extern "system" fn vkCmdDispatch(
     count_draw(commandBuffer);
 }
 
+/// Records nothing: the driver has no execution to order.
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "system" fn vkCmdPipelineBarrier(
+    _commandBuffer: VkCommandBuffer,
+    _srcStageMask: VkPipelineStageFlags,
+    _dstStageMask: VkPipelineStageFlags,
+    _dependencyFlags: VkDependencyFlags,
+    _memoryBarrierCount: u32,
+    _pMemoryBarriers: *const VkMemoryBarrier,
+    _bufferMemoryBarrierCount: u32,
+    _pBufferMemoryBarriers: *const VkBufferMemoryBarrier,
+    _imageMemoryBarrierCount: u32,
+    _pImageMemoryBarriers: *const VkImageMemoryBarrier,
+) {
+}
+
 /// `vkGetTestDriverDrawCountTEST` (test only): `vkCmdDraw` + `vkCmdDispatch` calls recorded into
 /// the command buffer since its `vkBeginCommandBuffer`.
 pub unsafe extern "system" fn vkGetTestDriverDrawCountTEST(commandBuffer: VkCommandBuffer) -> u32 {

@@ -255,6 +255,7 @@ entries! {
     Device c"vkEndCommandBuffer" => device::vkEndCommandBuffer,
     Device c"vkCmdDraw" => device::vkCmdDraw,
     Device c"vkCmdDispatch" => device::vkCmdDispatch,
+    Device c"vkCmdPipelineBarrier" => device::vkCmdPipelineBarrier,
     Device c"vkGetTestDriverDrawCountTEST" => device::vkGetTestDriverDrawCountTEST,
 }
 

@@ -1,6 +1,7 @@
 //! `vk-hello LIBVULKAN`: creates an instance through the given loader library, lists the physical
-//! devices in the loader's order, creates a device on the first, records draws through the
-//! exported `vkCmdDraw` trampoline and through the `vkGetDeviceProcAddr` pointer, and cleans up.
+//! devices in the loader's order, creates a device on the first, records a pipeline barrier through
+//! the exported `vkCmdPipelineBarrier` trampoline and through the `vkGetDeviceProcAddr` pointer
+//! (valid on every driver), and cleans up.
 //! Exits non-zero, saying where, if any step fails.
 
 use std::ffi::{c_char, CStr};
@@ -97,17 +98,22 @@ unsafe fn run(path: &str) -> Result<(), String> {
     let begin: unsafe extern "system" fn(VkCommandBuffer, *const VkCommandBufferBeginInfo) -> VkResult =
         std::mem::transmute(device_fn(c"vkBeginCommandBuffer")?);
     check(begin(cmd, &VkCommandBufferBeginInfo::default()), "vkBeginCommandBuffer")?;
-    // The exported trampoline and the pointer from vkGetDeviceProcAddr (the driver's own).
-    let exported: unsafe extern "system" fn(VkCommandBuffer, u32, u32, u32, u32) = *loader
+    // The exported trampoline and the pointer from vkGetDeviceProcAddr (the driver's own), each
+    // recording an execution barrier: valid on every driver with no pipeline or resource bound.
+    let exported: PFN_vkCmdPipelineBarrier = Some(*loader
         ._lib
-        .get(b"vkCmdDispatch\0")
-        .map_err(|e| e.to_string())?;
-    let direct: unsafe extern "system" fn(VkCommandBuffer, u32, u32, u32, u32) = std::mem::transmute(device_fn(c"vkCmdDispatch")?);
-    exported(cmd, 1, 1, 1, 0);
-    direct(cmd, 1, 1, 1, 0);
+        .get(b"vkCmdPipelineBarrier\0")
+        .map_err(|e| e.to_string())?);
+    let direct: PFN_vkCmdPipelineBarrier = std::mem::transmute(Some(device_fn(c"vkCmdPipelineBarrier")?));
+    let top = VkPipelineStageFlags::TOP_OF_PIPE_BIT;
+    let bottom = VkPipelineStageFlags::BOTTOM_OF_PIPE_BIT;
+    for barrier in [exported, direct].into_iter().flatten() {
+        let none = std::ptr::null();
+        barrier(cmd, top, bottom, VkDependencyFlags::empty(), 0, none, 0, std::ptr::null(), 0, std::ptr::null());
+    }
     let end: unsafe extern "system" fn(VkCommandBuffer) -> VkResult = std::mem::transmute(device_fn(c"vkEndCommandBuffer")?);
     check(end(cmd), "vkEndCommandBuffer")?;
-    println!("device created on device 0; recorded 2 dispatches (exported trampoline + vkGetDeviceProcAddr pointer)");
+    println!("device created on device 0; recorded 2 pipeline barriers (exported trampoline + vkGetDeviceProcAddr pointer)");
 
     let destroy_pool: unsafe extern "system" fn(VkDevice, VkCommandPool, *const VkAllocationCallbacks) = std::mem::transmute(device_fn(c"vkDestroyCommandPool")?);
     destroy_pool(device, pool, std::ptr::null());
