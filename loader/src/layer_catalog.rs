@@ -40,7 +40,10 @@ fn parse(path: &str, implicit: bool) -> Result<ParsedFile, String> {
         .and_then(|text| layer_manifest::parse_layers(&text, path, implicit));
     if let (Some(id), Ok(mut cache)) = (identity, CACHE.lock()) {
         // Process-lifetime memory: never from an application's allocation callbacks.
-        crate::host_alloc::with_system_allocator(|| cache.get_or_insert_with(HashMap::new).insert(key, (id, parsed.clone())));
+        // The key too: built here, not from the `key` above (allocated in the caller's scope).
+        crate::host_alloc::with_system_allocator(|| {
+            cache.get_or_insert_with(HashMap::new).insert((path.to_string(), implicit), (id, parsed.clone()))
+        });
     }
     parsed
 }

@@ -133,7 +133,31 @@ unsafe fn device_and_messenger(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunc
 fn failing_allocator_gets_out_of_host_memory_and_nothing_leaks() {
     let dir = common::scratch("allocation");
     let manifest = common::driver_manifest(&dir, "d.json", &common::test_driver());
-    let (ok, out, err) = child("fail-each", &[("VK_DRIVER_FILES", manifest.display().to_string())]);
+    check_fail_each(&[("VK_DRIVER_FILES", manifest.display().to_string())]);
+}
+
+/// The same with an implicit and an explicit layer: their manifests are parsed into the loader's
+/// process-wide cache during creation, which must not hold the application's memory.
+#[test]
+fn failing_allocator_with_layers_leaks_nothing_either() {
+    let dir = common::scratch("allocation-layers");
+    let manifest = common::driver_manifest(&dir, "d.json", &common::test_driver());
+    let (explicit, implicit) = (dir.join("explicit"), dir.join("implicit"));
+    std::fs::create_dir_all(&explicit).unwrap();
+    std::fs::create_dir_all(&implicit).unwrap();
+    let layer = vk_test_layer::install::install(&common::test_layer(), &explicit, "alloc", "").unwrap();
+    let disable = r#", "disable_environment": {"VK_TEST_ALLOCATION_NO_IMPLICIT": "1"}"#;
+    vk_test_layer::install::install(&common::test_layer(), &implicit, "allocimplicit", disable).unwrap();
+    check_fail_each(&[
+        ("VK_DRIVER_FILES", manifest.display().to_string()),
+        ("VK_LAYER_PATH", explicit.display().to_string()),
+        ("VK_IMPLICIT_LAYER_PATH", implicit.display().to_string()),
+        ("VK_INSTANCE_LAYERS", layer.name),
+    ]);
+}
+
+fn check_fail_each(env: &[(&str, String)]) {
+    let (ok, out, err) = child("fail-each", env);
     assert!(ok, "{out}{err}");
     let value = |key: &str| -> String {
         let line = out.lines().find(|l| l.starts_with(&format!("{key} "))).unwrap_or_else(|| panic!("no {key}:\n{out}{err}"));
