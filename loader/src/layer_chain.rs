@@ -53,7 +53,11 @@ fn driver_fields(instance: &Instance, below: VkPhysicalDevice) -> (*const Instan
         None => {
             // Its unknown slots are empty: such a command reports itself missing.
             static EMPTY: OnceLock<Box<InstanceDispatch>> = OnceLock::new();
-            (&EMPTY.get_or_init(|| InstanceDispatch::new(InstanceDispatchTable::default())).table, VkPhysicalDevice::NULL)
+            // Process-lifetime memory: never from an application's allocation callbacks.
+            let empty = EMPTY.get_or_init(|| {
+                crate::host_alloc::with_system_allocator(|| InstanceDispatch::new(InstanceDispatchTable::default()))
+            });
+            (&empty.table, VkPhysicalDevice::NULL)
         }
     }
 }
