@@ -58,17 +58,8 @@ fn scenario_entry() {
         if result != VkResult::SUCCESS {
             return;
         }
-        let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
+        let devices = common::list_devices(&get, instance);
         let props: PFN_vkGetPhysicalDeviceProperties = std::mem::transmute(get(instance, c"vkGetPhysicalDeviceProperties"));
-        let mut count = 0;
-        enumerate.unwrap()(instance, &mut count, std::ptr::null_mut());
-        let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
-        enumerate.unwrap()(instance, &mut count, devices.as_mut_ptr());
-        for d in &devices {
-            let mut p = VkPhysicalDeviceProperties::default();
-            props.unwrap()(*d, &mut p);
-            println!("DEVICE {}", CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy());
-        }
         let name_of = |d: VkPhysicalDevice| {
             let mut p = VkPhysicalDeviceProperties::default();
             props.unwrap()(d, &mut p);
@@ -87,7 +78,7 @@ fn scenario_entry() {
                     println!("GROUP {}", names.join(","));
                 }
             }
-            "incomplete" => incomplete(&get, instance, count),
+            "incomplete" => incomplete(&get, instance, devices.len() as u32),
             "extensions" => {
                 let enumerate: PFN_vkEnumerateInstanceExtensionProperties =
                     std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties"));

@@ -118,20 +118,8 @@ fn scenario_entry() {
         }
         // A device command unknown to the registry, asked for before any device exists.
         let gipa_draws: Option<unsafe extern "system" fn(VkDevice) -> u32> = std::mem::transmute(get(instance, c"vkGetTestLayerDrawsTEST"));
-        let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
-        let props: PFN_vkGetPhysicalDeviceProperties = std::mem::transmute(get(instance, c"vkGetPhysicalDeviceProperties"));
-        let mut count = 0;
-        enumerate.unwrap()(instance, &mut count, std::ptr::null_mut());
-        let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
-        enumerate.unwrap()(instance, &mut count, devices.as_mut_ptr());
-        let mut again = vec![VkPhysicalDevice::NULL; count as usize];
-        enumerate.unwrap()(instance, &mut count, again.as_mut_ptr());
-        assert_eq!(devices, again, "physical device handles are stable");
-        for d in &devices {
-            let mut p = VkPhysicalDeviceProperties::default();
-            props.unwrap()(*d, &mut p);
-            println!("DEVICE {}", CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy());
-        }
+        let devices = common::list_devices(&get, instance);
+        assert_eq!(devices, common::physical_devices(&get, instance), "physical device handles are stable");
         if std::env::var("TEST_UNKNOWN_PHYSICAL_DEVICE_COMMAND").is_ok() {
             // A physical-device command the registry does not know (the test driver's).
             let f: Option<unsafe extern "system" fn(VkPhysicalDevice) -> u32> =

@@ -90,17 +90,7 @@ fn scenario_entry() {
             };
             println!("MESSENGER_RESULT {:?}", create_messenger.unwrap()(instance, &minfo, std::ptr::null(), &mut messenger));
         }
-        let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
-        let props: PFN_vkGetPhysicalDeviceProperties = std::mem::transmute(get(instance, c"vkGetPhysicalDeviceProperties"));
-        let mut count = 0;
-        enumerate.unwrap()(instance, &mut count, std::ptr::null_mut());
-        let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
-        enumerate.unwrap()(instance, &mut count, devices.as_mut_ptr());
-        for d in &devices {
-            let mut p = VkPhysicalDeviceProperties::default();
-            props.unwrap()(*d, &mut p);
-            println!("DEVICE {}", CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy());
-        }
+        let devices = common::list_devices(&get, instance);
         let create_device: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
         let priority = 1.0f32;
         let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };

@@ -154,3 +154,40 @@ pub fn assert_aborted_with(run: &ChildRun, message: &str) {
     let line = format!("[Vulkan Loader] ERROR:   {message}");
     assert!(run.stderr.lines().any(|l| l == line), "no line {line:?} in:\n{}", run.stderr);
 }
+
+/// The instance's physical devices, through `get` (a `vkGetInstanceProcAddr` wrapper).
+///
+/// # Safety
+/// `instance` is a live instance of the loader `get` asks.
+pub unsafe fn physical_devices(
+    get: &dyn Fn(vk_generated::types::VkInstance, &std::ffi::CStr) -> vk_generated::types::PFN_vkVoidFunction,
+    instance: vk_generated::types::VkInstance,
+) -> Vec<vk_generated::types::VkPhysicalDevice> {
+    use vk_generated::types::*;
+    let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
+    let mut count = 0;
+    enumerate.unwrap()(instance, &mut count, std::ptr::null_mut());
+    let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
+    enumerate.unwrap()(instance, &mut count, devices.as_mut_ptr());
+    devices.truncate(count as usize);
+    devices
+}
+
+/// [`physical_devices`], each printed as `DEVICE <name>` in the loader's order.
+///
+/// # Safety
+/// As for [`physical_devices`].
+pub unsafe fn list_devices(
+    get: &dyn Fn(vk_generated::types::VkInstance, &std::ffi::CStr) -> vk_generated::types::PFN_vkVoidFunction,
+    instance: vk_generated::types::VkInstance,
+) -> Vec<vk_generated::types::VkPhysicalDevice> {
+    use vk_generated::types::*;
+    let props: PFN_vkGetPhysicalDeviceProperties = std::mem::transmute(get(instance, c"vkGetPhysicalDeviceProperties"));
+    let devices = physical_devices(get, instance);
+    for d in &devices {
+        let mut p = VkPhysicalDeviceProperties::default();
+        props.unwrap()(*d, &mut p);
+        println!("DEVICE {}", std::ffi::CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy());
+    }
+    devices
+}
