@@ -31,15 +31,27 @@ impl Xvfb {
     fn start() -> Xvfb {
         use std::io::BufRead;
         use std::os::fd::FromRawFd;
+        use std::os::unix::process::CommandExt;
+        // Both ends close-on-exec, so processes other tests start meanwhile do not inherit the
+        // write end (a reader would then wait forever if this Xvfb died); only this Xvfb gets it.
         let mut fds = [0; 2];
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe");
-        unsafe { libc::fcntl(fds[0], libc::F_SETFD, libc::FD_CLOEXEC) };
-        let child = Command::new("Xvfb")
-            .args(["-displayfd", &fds[1].to_string(), "-screen", "0", &format!("{WIDTH}x{HEIGHT}x24"), "-br", "-nolisten", "tcp"])
+        assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0, "pipe2");
+        let write_end = fds[1];
+        let mut command = Command::new("Xvfb");
+        // -noreset: by default the server resets when its last client leaves, and a client
+        // connecting during the reset fails ("XCB failed to connect ... error:1").
+        command
+            .args(["-displayfd", &write_end.to_string(), "-screen", "0", &format!("{WIDTH}x{HEIGHT}x24"), "-br", "-nolisten", "tcp", "-noreset"])
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start Xvfb");
+            .stderr(Stdio::null());
+        // SAFETY: fcntl is async-signal-safe; it only clears close-on-exec on our pipe's write end.
+        unsafe {
+            command.pre_exec(move || {
+                libc::fcntl(write_end, libc::F_SETFD, 0);
+                Ok(())
+            })
+        };
+        let child = command.spawn().expect("start Xvfb");
         unsafe { libc::close(fds[1]) };
         // SAFETY: the read end of the pipe made above, owned here from now on.
         let mut reader = std::io::BufReader::new(unsafe { std::fs::File::from_raw_fd(fds[0]) });
