@@ -365,6 +365,17 @@ fn handle_wrapping_layer() {
     assert!(out.contains("RESULT VK_SUCCESS") && out.contains("DEVICE_RESULT VK_SUCCESS"), "{out}{err}");
     assert_eq!(lines(&out, "DEVICE "), ["DEVICE Test Driver discrete 0"], "{out}");
     assert!(out.contains("DRIVER_DRAWS 2") && out.contains("DEVICE_DESTROYED"), "{out}");
+    // A physical-device command the registry does not know reaches each layer with that layer's
+    // own handle (the wrapping layer unwraps it on the way down) and then the driver.
+    let (out, err) = s.run(&[
+        ("TEST_APP_LAYERS", "VK_LAYER_TEST_x,VK_LAYER_TEST_w"),
+        ("VK_TEST_LAYER_WRAP_W", "1"),
+        ("VK_TEST_LAYER_LOG", "1"),
+        ("TEST_UNKNOWN_PHYSICAL_DEVICE_COMMAND", "1"),
+    ]);
+    assert!(out.contains("REQUESTED_API 1.0"), "{out}{err}");
+    let unknown: Vec<&str> = lines(&out, "TEST_LAYER ").into_iter().filter(|l| l.ends_with("RequestedApiVersionTEST")).collect();
+    assert_eq!(unknown, ["TEST_LAYER X vkGetTestDriverRequestedApiVersionTEST", "TEST_LAYER W vkGetTestDriverRequestedApiVersionTEST"], "{out}");
 }
 
 #[test]

@@ -302,18 +302,20 @@ mod tests {
         let driver = InstanceDispatch::new(Default::default());
         for slot in 0..UNKNOWN_SLOTS {
             only(&driver.unknown, slot);
-            let physical_device = TerminatorPhysicalDevice {
+            let mut physical_device = Box::new(TerminatorPhysicalDevice {
                 dispatch: &instance.table,
                 magic: crate::handles::PHYSICAL_DEVICE_MAGIC,
                 unwrapped: VkPhysicalDevice::NULL,
                 instance: std::ptr::null(),
                 driver_table: (&*driver as *const InstanceDispatch).cast(),
                 driver_handle: VkPhysicalDevice((0x1000 + slot) as *mut _),
-            };
+            });
+            // At the end of the chain the next level's handle is the loader's device itself.
+            physical_device.unwrapped = VkPhysicalDevice(&mut *physical_device as *mut TerminatorPhysicalDevice as *mut _);
             // SAFETY: the stub tail-calls `echo` or `wrong`, which take and return one word.
             let f: unsafe extern "system" fn(*const TerminatorPhysicalDevice) -> usize =
                 unsafe { std::mem::transmute(stub(&PHYSICAL_DEVICE_TRAMPOLINES, slot)) };
-            assert_eq!(unsafe { f(&physical_device) }, 0x1000 + slot, "slot {slot}");
+            assert_eq!(unsafe { f(&*physical_device) }, 0x1000 + slot, "slot {slot}");
         }
     }
 

@@ -11,8 +11,9 @@ use crate::device::DeviceData;
 use crate::loader_abi::{InstanceDispatch, TerminatorPhysicalDevice};
 
 /// Physical-device slot `I`: checks the handle (not NULL, aligned, the physical-device magic
-/// word, as the generated trampolines do), then jumps through unknown slot `I` of the table the
-/// handle's first word points to (the instance's terminators, or a layer chain).
+/// word, as the generated trampolines do), then, like them, passes the handle the next level
+/// knows (`unwrapped`: the top layer's, or the loader's own at the end of the chain) and jumps
+/// through unknown slot `I` of the table the handle's first word points to.
 #[unsafe(naked)]
 pub unsafe extern "system" fn physical_device_trampoline<const I: usize>() {
     naked_asm!(
@@ -24,12 +25,14 @@ pub unsafe extern "system" fn physical_device_trampoline<const I: usize>() {
         "cmp qword ptr [rdi + {magic_at}], r11",
         "jne 3f",
         "mov r11, qword ptr [rdi]",
+        "mov rdi, qword ptr [rdi + {unwrapped}]",
         "jmp qword ptr [r11 + {slot}]",
         "3:",
         "mov esi, {index}",
         "jmp {invalid}",
         magic = const PHYSICAL_DEVICE_MAGIC,
         magic_at = const offset_of!(HandleHeader, magic),
+        unwrapped = const offset_of!(TerminatorPhysicalDevice, unwrapped),
         slot = const offset_of!(InstanceDispatch, unknown) + SLOT_SIZE * I,
         index = const I,
         invalid = sym invalid_physical_device,
