@@ -1,6 +1,7 @@
 //! The end of every instance chain: the generated default terminators (physical-device commands
 //! forwarded to the owning driver), with the loader's own implementations laid over them for the
-//! commands the loader answers itself (debug messengers; surfaces and emulated queries to come).
+//! commands the loader answers itself: debug messengers (`debug`), surfaces (`surface`) and the
+//! queries it emulates for older drivers (`emulation`).
 
 use std::ffi::CStr;
 use std::sync::OnceLock;
