@@ -1,11 +1,38 @@
-//! Gives the shared library the SONAME applications link against, packed relocations, and a
-//! fixed SYSCONFDIR.
+//! Gives the shared library the SONAME applications link against, packed relocations, a layout
+//! with the functions that run side by side, and a fixed SYSCONFDIR.
+
+use std::path::PathBuf;
+
 fn main() {
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libvulkan.so.1");
     // Relative relocations packed (DT_RELR, glibc 2.36+): the generated tables are thousands of
     // pointers, and RELR stores their fixups in a few hundred bytes instead of 24 bytes each.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,pack-relative-relocs");
+    hot_text();
     let sysconfdir = std::env::var("VK_LOADER_SYSCONFDIR").unwrap_or_else(|_| "/etc".into());
     println!("cargo:rustc-env=VK_LOADER_SYSCONFDIR={sysconfdir}");
     println!("cargo:rerun-if-env-changed=VK_LOADER_SYSCONFDIR");
+}
+
+/// The functions listed in hot-text.txt (see `cargo xtask hot-text`) go first, together, in an
+/// output section of their own: a process then maps the library's code that runs, not the whole
+/// of it, since the kernel maps 64 KiB around each page faulted on. Each function is compiled
+/// into its own `.text.<symbol>` section (`.text.unlikely.<symbol>` if cold). The script adds
+/// two output sections before `.text` (INSERT) and leaves the linker's default layout otherwise:
+/// the hot functions, with the C runtime's start-up code that `dlopen` runs, and the PLT, which
+/// every thread-local access goes through (`__tls_get_addr`) and which would otherwise sit alone
+/// at the far end of the code.
+fn hot_text() {
+    println!("cargo:rerun-if-changed=hot-text.txt");
+    let list = std::fs::read_to_string("hot-text.txt").expect("loader/hot-text.txt (see `cargo xtask hot-text`)");
+    let mut script = String::from("SECTIONS\n{\n  .text.hot :\n  {\n    *crtbegin*.o(.text .text.*)\n");
+    for pattern in list.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        // LLVM puts functions marked #[cold] (allocation growth, one-time initialisation) in
+        // `.text.unlikely.<symbol>`; some of them run every time all the same.
+        script.push_str(&format!("    *(.text.{pattern} .text.unlikely.{pattern})\n"));
+    }
+    script.push_str("  }\n  .plt : { *(.plt) }\n}\nINSERT BEFORE .text;\n");
+    let path = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("hot-text.ld");
+    std::fs::write(&path, script).expect("write the linker script into OUT_DIR");
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-T,{}", path.display());
 }

@@ -1,6 +1,7 @@
 //! `cargo xtask <subcommand>`: the project's automation, in Rust so it needs nothing but cargo.
 
 mod bench;
+mod hot_text;
 mod install;
 mod regen;
 mod run;
@@ -37,6 +38,9 @@ subcommands:
       hits and misses (release build); prints a table, then JSON (or writes it to FILE)
   bench build-time
       release build time of vk-generated from clean, without and with --features trampolines
+  hot-text
+      regenerate loader/hot-text.txt, the functions the linker places together: runs the benchmark
+      workloads, vk-hello, vk-compute and vulkaninfo under valgrind's callgrind (needs valgrind)
 ";
 
 fn main() -> ExitCode {
@@ -48,6 +52,7 @@ fn main() -> ExitCode {
         Some("run") => run::main(&rest),
         Some("install") => install::main(&rest),
         Some("bench") => bench::main(&rest),
+        Some("hot-text") => hot_text::main(&rest),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const ICD_DIR: &str = "/usr/share/vulkan/icd.d";
+pub(crate) const ICD_DIR: &str = "/usr/share/vulkan/icd.d";
 
 /// Which drivers the programs see.
 enum Drivers {
@@ -90,7 +90,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
 }
 
 /// Lavapipe's driver manifests in `icd_dir`, sorted; empty when Mesa's lavapipe is not installed.
-fn lavapipe_manifests(icd_dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn lavapipe_manifests(icd_dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(icd_dir) else { return Vec::new() };
     let mut manifests: Vec<PathBuf> = entries
         .filter_map(|entry| entry.ok().map(|e| e.path()))
@@ -105,7 +105,7 @@ fn join(paths: &[PathBuf]) -> String {
 }
 
 /// `out/soname/libvulkan.so.1`, a link to the built library, for `LD_LIBRARY_PATH`.
-fn soname_dir(out: &Path, library: &Path) -> Result<PathBuf, String> {
+pub(crate) fn soname_dir(out: &Path, library: &Path) -> Result<PathBuf, String> {
     let dir = out.join("soname");
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let link = dir.join("libvulkan.so.1");
@@ -114,14 +114,14 @@ fn soname_dir(out: &Path, library: &Path) -> Result<PathBuf, String> {
     Ok(dir)
 }
 
-fn prepend(dir: &Path, rest: Option<std::ffi::OsString>) -> Result<std::ffi::OsString, String> {
+pub(crate) fn prepend(dir: &Path, rest: Option<std::ffi::OsString>) -> Result<std::ffi::OsString, String> {
     let mut paths = vec![dir.to_path_buf()];
     paths.extend(rest.iter().flat_map(std::env::split_paths));
     std::env::join_paths(paths).map_err(|e| e.to_string())
 }
 
 /// A driver manifest pointing at the freshly built test driver.
-fn write_test_driver_manifest(out: &Path) -> Result<PathBuf, String> {
+pub(crate) fn write_test_driver_manifest(out: &Path) -> Result<PathBuf, String> {
     let library = out.join("libvk_test_driver.so");
     let manifest = out.join("vk_test_driver.json");
     let text = format!(

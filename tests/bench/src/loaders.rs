@@ -17,7 +17,7 @@ pub fn system_loader() -> PathBuf {
     std::env::var_os("LOADER_BENCH_SYSTEM_LOADER").map_or_else(|| PathBuf::from(SYSTEM_LOADER), PathBuf::from)
 }
 /// The pass-through test layer the enabled-layer cases need, looked for beside our library.
-const PASS_THROUGH_LAYER: &str = "libvk_test_layer.so";
+pub const PASS_THROUGH_LAYER: &str = "libvk_test_layer.so";
 /// Per-call differences smaller than this (a fifth of a cycle at 4 GHz) are not resolved.
 const OVERHEAD_RESOLUTION_NS: f64 = 0.05;
 /// ...and through layers, where the chain costs tens of nanoseconds, neither are 2% of it.

@@ -9,12 +9,13 @@ mod real_driver;
 mod sandbox;
 mod trace;
 mod vk;
+mod workload;
 
 use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: loader-bench [loaders|lookup|real-driver] [--json FILE]";
+const USAGE: &str = "usage: loader-bench [loaders|lookup|real-driver] [--json FILE] | workload OUT_DIR";
 
 /// Each measurement repeats its input until a round takes this long...
 const MIN_ROUND: Duration = Duration::from_millis(50);
@@ -29,6 +30,17 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(&e),
         };
+    }
+    if let [mode, out_dir] = &args[..] {
+        if mode == "workload" {
+            let result = std::env::current_exe()
+                .map_err(|e| format!("cannot find this executable: {e}"))
+                .and_then(|exe| workload::run(&exe, std::path::Path::new(out_dir)));
+            return match result {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(&e),
+            };
+        }
     }
     let json_file = match args.iter().position(|a| a == "--json") {
         Some(i) => match args.get(i + 1) {

@@ -112,6 +112,20 @@ impl Sandbox {
         command
     }
 
+    /// `command` (from [`Sandbox::command`]) run through `wrapper` (a tool such as strace or
+    /// valgrind, with its arguments), with the same environment.
+    pub fn wrapped(command: &Command, wrapper: &[&std::ffi::OsStr]) -> Command {
+        let mut wrapped = Command::new(wrapper[0]);
+        wrapped.args(&wrapper[1..]).arg(command.get_program()).args(command.get_args());
+        wrapped.env_clear();
+        for (k, v) in command.get_envs() {
+            if let Some(v) = v {
+                wrapped.env(k, v);
+            }
+        }
+        wrapped
+    }
+
     /// The directory every file the loaders should read lives under.
     pub fn root(&self) -> &Path {
         &self.root

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::child::MARKER_DIR;
+use crate::sandbox::Sandbox;
 
 /// What one creation did.
 #[derive(Debug, Default, Clone)]
@@ -28,16 +29,8 @@ pub fn available() -> bool {
 /// second creation.
 pub fn run(command: Command, sandbox_root: &Path) -> Result<[Counts; 2], String> {
     let log = sandbox_root.join(format!("strace-{}.log", std::process::id()));
-    let program = command.get_program().to_owned();
-    let args: Vec<_> = command.get_args().map(|a| a.to_owned()).collect();
-    let mut strace = Command::new("strace");
-    strace.args(["-f", "-qq", "-o"]).arg(&log).arg(program).args(args);
-    strace.env_clear();
-    for (k, v) in command.get_envs() {
-        if let Some(v) = v {
-            strace.env(k, v);
-        }
-    }
+    let strace_args = ["strace", "-f", "-qq", "-o"].map(std::ffi::OsStr::new);
+    let mut strace = Sandbox::wrapped(&command, &[&strace_args[..], &[log.as_os_str()]].concat());
     let output = strace.output().map_err(|e| format!("cannot run strace: {e}"))?;
     if !output.status.success() {
         return Err(format!("strace child failed: {}", String::from_utf8_lossy(&output.stderr)));
