@@ -1,8 +1,6 @@
 //! A look at a library's ELF header before `dlopen`: a library for another architecture is skipped
 //! quietly, a truncated or corrupt one is rejected instead of crashing inside the dynamic linker.
 
-use std::ffi::CString;
-
 #[derive(Debug, PartialEq, Eq)]
 pub enum ElfCheck {
     Loadable,
@@ -67,22 +65,15 @@ pub fn check_bytes(h: &[u8], file_size: u64) -> ElfCheck {
     ElfCheck::Loadable
 }
 
+/// The first 64 bytes of the file and its size: open, read, fstat, close (this runs before the
+/// first dlopen of every driver and layer).
 fn read_header(path: &str) -> Result<(Vec<u8>, u64), String> {
-    let c_path = CString::new(path).map_err(|_| "path contains NUL".to_string())?;
-    // SAFETY: fopen/fseek/ftell/fread/fclose on a NUL-terminated path with a sized buffer.
-    unsafe {
-        let file = libc::fopen(c_path.as_ptr(), c"rb".as_ptr());
-        if file.is_null() {
-            return Err(std::io::Error::last_os_error().to_string());
-        }
-        let mut buf = vec![0u8; 64];
-        let n = libc::fread(buf.as_mut_ptr() as *mut libc::c_void, 1, 64, file);
-        buf.truncate(n);
-        libc::fseek(file, 0, libc::SEEK_END);
-        let size = libc::ftell(file).max(0) as u64;
-        libc::fclose(file);
-        Ok((buf, size))
-    }
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut header = Vec::with_capacity(64);
+    file.by_ref().take(64).read_to_end(&mut header).map_err(|e| e.to_string())?;
+    let size = file.metadata().map_err(|e| e.to_string())?.len();
+    Ok((header, size))
 }
 
 #[cfg(test)]

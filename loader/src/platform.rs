@@ -78,21 +78,27 @@ pub fn file_identity(path: &str) -> Option<[i64; 5]> {
     }
 }
 
-/// The whole content of a file, through `fopen`/`fread`.
+/// The whole content of a file, through `fopen`/`fread`, read straight into the returned vector
+/// (no zeroed bounce buffer: manifests are small and this runs on every first creation).
 pub fn read_file(path: &str) -> Result<Vec<u8>, String> {
     let c_path = CString::new(path).map_err(|_| "path contains NUL".to_string())?;
-    // SAFETY: fopen/fread/fclose with a buffer of the size we pass.
+    // SAFETY: fopen/fread/fclose; fread writes at most the spare capacity it is given, and the
+    // length grows by exactly what it wrote.
     unsafe {
         let file = libc::fopen(c_path.as_ptr(), c"rb".as_ptr());
         if file.is_null() {
             return Err(std::io::Error::last_os_error().to_string());
         }
-        let mut out = Vec::new();
-        let mut buf = [0u8; 16384];
+        let mut out: Vec<u8> = Vec::with_capacity(4096);
         loop {
-            let n = libc::fread(buf.as_mut_ptr() as *mut c_void, 1, buf.len(), file);
-            out.extend_from_slice(&buf[..n]);
-            if n < buf.len() {
+            if out.capacity() == out.len() {
+                out.reserve(out.capacity());
+            }
+            let spare = out.spare_capacity_mut();
+            let n = libc::fread(spare.as_mut_ptr() as *mut c_void, 1, spare.len(), file);
+            let full = n == spare.len();
+            out.set_len(out.len() + n);
+            if !full {
                 break;
             }
         }
@@ -157,4 +163,24 @@ pub fn stderr_line(line: &str) {
     }
     // SAFETY: glibc's `stderr` stream, written with fputs.
     unsafe { libc::fputs(text.as_ptr(), stderr) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_file_returns_every_byte_whatever_the_size() {
+        let dir = std::env::temp_dir().join(format!("loader-read-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // Empty, below, at and across the first and second buffer sizes.
+        for len in [0usize, 152, 4096, 4097, 8192, 100_000] {
+            let path = dir.join(format!("f{len}"));
+            let content: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+            std::fs::write(&path, &content).unwrap();
+            assert_eq!(read_file(path.to_str().unwrap()).unwrap(), content, "{len} bytes");
+        }
+        assert!(read_file(dir.join("missing").to_str().unwrap()).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

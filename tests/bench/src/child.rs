@@ -70,7 +70,9 @@ pub fn main(args: &[String]) -> Result<(), String> {
     match group.as_str() {
         "cold" => {
             emit("dlopen_ns", dlopen_ns);
+            let faults = minor_faults();
             emit("cold_ns", create_destroy(&loader, &layers)?);
+            emit("cold_faults", minor_faults() - faults);
             Ok(())
         }
         "create" => create(&loader, &layers),
@@ -298,6 +300,14 @@ fn private_dirty_kib() -> f64 {
         .find_map(|l| l.strip_prefix("Private_Dirty:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(f64::NAN)
+}
+
+/// Page faults this process has taken that needed no disk read (`ru_minflt`).
+fn minor_faults() -> f64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    usage.ru_minflt as f64
 }
 
 fn rss_kib() -> f64 {
