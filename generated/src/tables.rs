@@ -28,6 +28,22 @@ impl CommandLevel {
     }
 }
 
+/// A run of a flat generated pool: `len` items from `start`. Table entries hold spans instead of
+/// references so that they are plain integers: no relocation, read-only shared memory.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Span {
+    pub start: u16,
+    pub len: u16,
+}
+
+impl Span {
+    /// The items of `pool` the span covers.
+    #[inline]
+    pub fn of<T>(self, pool: &'static [T]) -> &'static [T] {
+        &pool[self.start as usize..][..self.len as usize]
+    }
+}
+
 /// One canonical command.
 #[derive(Debug)]
 pub struct CommandInfo {

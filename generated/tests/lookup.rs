@@ -1,6 +1,6 @@
 //! Every command name of the registry, aliases included, finds its command; non-names miss.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::path::Path;
 
 use vk_generated::lookup::{self, ExtensionSet};
@@ -30,6 +30,30 @@ fn every_name_finds_its_command() {
     for e in &reg.extensions {
         let id = lookup::extension(e.0.as_bytes()).unwrap_or_else(|| panic!("{} not found", e.0));
         assert_eq!(EXTENSIONS[id as usize].name.to_str().unwrap(), e.0);
+    }
+}
+
+#[test]
+fn tables_match_the_registry() {
+    let reg = registry();
+    let model = generator::model::Model::new(&reg);
+    assert_eq!(lookup::COMMAND_NAMES.len(), model.names.len());
+    for (name, expected) in lookup::COMMAND_NAMES.iter().zip(&model.names) {
+        assert_eq!(name.command, expected.command);
+        let rows: Vec<(u32, &[u16])> = name.available_with().iter().map(|r| (r.version, r.extensions())).collect();
+        let want: Vec<(u32, &[u16])> = expected
+            .availability
+            .iter()
+            .map(|a| (make_api_version(0, a.version.0, a.version.1, 0), a.extensions.as_slice()))
+            .collect();
+        assert_eq!(rows, want, "{}", expected.name);
+    }
+    for table in [&lookup::COMMAND_NAME_TABLE, &lookup::EXTENSION_NAME_TABLE] {
+        for id in 0..table.len() {
+            let c_name = table.c_name_of(id);
+            assert_eq!(c_name.to_bytes(), table.name_of(id).as_bytes());
+            assert_eq!(CStr::from_bytes_with_nul(c_name.to_bytes_with_nul()), Ok(c_name));
+        }
     }
 }
 
