@@ -1,6 +1,7 @@
 //! The record types of the generated tables, and the one `load` body every dispatch table shares.
 
 use core::ffi::CStr;
+use core::fmt;
 
 use crate::types::{PFN_vkVoidFunction, VkStructureType};
 
@@ -45,15 +46,15 @@ impl Span {
 }
 
 /// One canonical command.
-#[derive(Debug)]
 pub struct CommandInfo {
-    pub name: &'static CStr,
+    /// Name id (entry in `lookup::COMMAND_NAME_TABLE`) of the canonical name.
+    pub(crate) name: u16,
     pub level: CommandLevel,
     /// Index of the command's slot in its dispatch table (instance table for global, instance
     /// and physical-device commands; device table for device commands).
     pub slot: u16,
-    /// Other names of the command (promoted or renamed), sharing its slot.
-    pub aliases: &'static [&'static CStr],
+    /// Name ids of the other names (promoted or renamed), in `commands::COMMAND_ALIASES`.
+    pub(crate) aliases: Span,
     pub returns_result: bool,
     /// Hands back new dispatchable objects (`vkGetDeviceQueue`, `vkAllocateCommandBuffers`),
     /// which the loader's trampoline must give their dispatch table.
@@ -61,9 +62,34 @@ pub struct CommandInfo {
 }
 
 impl CommandInfo {
+    /// The canonical name.
+    #[inline]
+    pub fn name(&self) -> &'static CStr {
+        crate::lookup::COMMAND_NAME_TABLE.c_name_of(self.name as usize)
+    }
+
+    /// Other names of the command (promoted or renamed), sharing its slot.
+    pub fn aliases(&self) -> impl ExactSizeIterator<Item = &'static CStr> + Clone {
+        let ids = self.aliases.of(&crate::commands::COMMAND_ALIASES);
+        ids.iter().map(|&id| crate::lookup::COMMAND_NAME_TABLE.c_name_of(id as usize))
+    }
+
     /// The canonical name followed by the aliases.
-    pub fn names(&self) -> impl Iterator<Item = &'static CStr> {
-        core::iter::once(self.name).chain(self.aliases.iter().copied())
+    pub fn names(&self) -> impl Iterator<Item = &'static CStr> + Clone {
+        core::iter::once(self.name()).chain(self.aliases())
+    }
+}
+
+impl fmt::Debug for CommandInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CommandInfo")
+            .field("name", &self.name())
+            .field("level", &self.level)
+            .field("slot", &self.slot)
+            .field("aliases", &DebugList(self.aliases()))
+            .field("returns_result", &self.returns_result)
+            .field("returns_dispatchable", &self.returns_dispatchable)
+            .finish()
     }
 }
 
@@ -92,6 +118,15 @@ pub struct ExtensionInfo {
     pub provisional: bool,
     /// Ids of the commands it adds (indices into `COMMANDS`).
     pub commands: &'static [u16],
+}
+
+/// Formats the items of an iterator as a list, for `Debug` of fields read through accessors.
+pub(crate) struct DebugList<I>(pub(crate) I);
+
+impl<I: Iterator<Item = T> + Clone, T: fmt::Debug> fmt::Debug for DebugList<I> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.0.clone()).finish()
+    }
 }
 
 /// A struct that starts with `sType`/`pNext` and has a fixed structure type.

@@ -18,7 +18,7 @@ fn every_name_finds_its_command() {
     for command in reg.commands.values() {
         for name in std::iter::once(&command.name).chain(&command.aliases) {
             let found = lookup::command(name.as_bytes()).unwrap_or_else(|| panic!("{name} not found"));
-            assert_eq!(found.info().name.to_str().unwrap(), command.name, "{name}");
+            assert_eq!(found.info().name().to_str().unwrap(), command.name, "{name}");
             let c_name = CString::new(name.as_str()).unwrap();
             let found_c = unsafe { lookup::command_c(c_name.as_ptr()) }.expect("C lookup");
             assert!(std::ptr::eq(found, found_c));
@@ -36,6 +36,13 @@ fn every_name_finds_its_command() {
 #[test]
 fn tables_match_the_registry() {
     let reg = registry();
+    assert_eq!(COMMANDS.len(), reg.commands.len());
+    for (info, command) in COMMANDS.iter().zip(reg.commands.values()) {
+        assert_eq!(info.name().to_str().unwrap(), command.name);
+        let aliases: Vec<&str> = info.aliases().map(|a| a.to_str().unwrap()).collect();
+        assert_eq!(aliases, command.aliases, "{}", command.name);
+        assert_eq!(info.names().count(), 1 + command.aliases.len());
+    }
     let model = generator::model::Model::new(&reg);
     assert_eq!(lookup::COMMAND_NAMES.len(), model.names.len());
     for (name, expected) in lookup::COMMAND_NAMES.iter().zip(&model.names) {
