@@ -38,10 +38,20 @@ pub struct Span {
 }
 
 impl Span {
+    /// No string at all (`None`), where a string field is optional; distinct from the empty
+    /// string, which the registry uses (`deprecatedby=""`: deprecated, with no replacement).
+    pub const NONE: Span = Span { start: u16::MAX, len: 0 };
+
     /// The items of `pool` the span covers.
     #[inline]
     pub fn of<T>(self, pool: &'static [T]) -> &'static [T] {
         &pool[self.start as usize..][..self.len as usize]
+    }
+
+    /// The text of `blob` the span covers; `None` for [`Span::NONE`].
+    #[inline]
+    pub fn str_of(self, blob: &'static str) -> Option<&'static str> {
+        (self != Span::NONE).then(|| &blob[self.start as usize..][..self.len as usize])
     }
 }
 
@@ -100,24 +110,84 @@ pub enum ExtensionKind {
 }
 
 /// One extension the registry supports for Vulkan.
-#[derive(Debug)]
 pub struct ExtensionInfo {
-    pub name: &'static CStr,
+    /// The extension id: index in `EXTENSIONS` and entry in `lookup::EXTENSION_NAME_TABLE`.
+    pub(crate) id: u16,
     pub kind: ExtensionKind,
     /// The registry's extension number.
     pub number: u32,
     pub spec_version: u32,
-    /// The core version (`VK_VERSION_1_1`) or extension it was promoted to.
-    pub promoted_to: Option<&'static str>,
-    pub deprecated_by: Option<&'static str>,
-    pub obsoleted_by: Option<&'static str>,
-    /// What must be enabled with it, in registry syntax (`A+B` all of, `A,B` any of).
-    pub depends: Option<&'static str>,
-    /// The WSI platform (`xcb`, `wayland`, ...) for platform extensions.
-    pub platform: Option<&'static str>,
+    /// Spans of `extensions::EXTENSION_STRINGS`, [`Span::NONE`] for none.
+    pub(crate) promoted_to: Span,
+    pub(crate) deprecated_by: Span,
+    pub(crate) obsoleted_by: Span,
+    pub(crate) depends: Span,
+    pub(crate) platform: Span,
     pub provisional: bool,
+    /// Ids of the commands it adds, in `extensions::EXTENSION_COMMANDS`.
+    pub(crate) commands: Span,
+}
+
+impl ExtensionInfo {
+    /// The extension id (index into `EXTENSIONS`).
+    #[inline]
+    pub fn id(&self) -> u16 {
+        self.id
+    }
+
+    /// The extension's name.
+    #[inline]
+    pub fn name(&self) -> &'static CStr {
+        crate::lookup::EXTENSION_NAME_TABLE.c_name_of(self.id as usize)
+    }
+
+    /// The core version (`VK_VERSION_1_1`) or extension it was promoted to.
+    pub fn promoted_to(&self) -> Option<&'static str> {
+        self.promoted_to.str_of(crate::extensions::EXTENSION_STRINGS)
+    }
+
+    /// The extension or core version that deprecates it; `Some("")`: deprecated, no replacement.
+    pub fn deprecated_by(&self) -> Option<&'static str> {
+        self.deprecated_by.str_of(crate::extensions::EXTENSION_STRINGS)
+    }
+
+    /// The extension (or core version) that makes it obsolete.
+    pub fn obsoleted_by(&self) -> Option<&'static str> {
+        self.obsoleted_by.str_of(crate::extensions::EXTENSION_STRINGS)
+    }
+
+    /// What must be enabled with it, in registry syntax (`A+B` all of, `A,B` any of).
+    pub fn depends(&self) -> Option<&'static str> {
+        self.depends.str_of(crate::extensions::EXTENSION_STRINGS)
+    }
+
+    /// The WSI platform (`xcb`, `wayland`, ...) for platform extensions.
+    pub fn platform(&self) -> Option<&'static str> {
+        self.platform.str_of(crate::extensions::EXTENSION_STRINGS)
+    }
+
     /// Ids of the commands it adds (indices into `COMMANDS`).
-    pub commands: &'static [u16],
+    pub fn commands(&self) -> &'static [u16] {
+        self.commands.of(&crate::extensions::EXTENSION_COMMANDS)
+    }
+}
+
+impl fmt::Debug for ExtensionInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExtensionInfo")
+            .field("name", &self.name())
+            .field("kind", &self.kind)
+            .field("number", &self.number)
+            .field("spec_version", &self.spec_version)
+            .field("promoted_to", &self.promoted_to())
+            .field("deprecated_by", &self.deprecated_by())
+            .field("obsoleted_by", &self.obsoleted_by())
+            .field("depends", &self.depends())
+            .field("platform", &self.platform())
+            .field("provisional", &self.provisional)
+            .field("commands", &self.commands())
+            .finish()
+    }
 }
 
 /// Formats the items of an iterator as a list, for `Debug` of fields read through accessors.

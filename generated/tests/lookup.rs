@@ -29,7 +29,7 @@ fn every_name_finds_its_command() {
     println!("{checked} command names looked up");
     for e in &reg.extensions {
         let id = lookup::extension(e.0.as_bytes()).unwrap_or_else(|| panic!("{} not found", e.0));
-        assert_eq!(EXTENSIONS[id as usize].name.to_str().unwrap(), e.0);
+        assert_eq!(EXTENSIONS[id as usize].name().to_str().unwrap(), e.0);
     }
 }
 
@@ -43,6 +43,23 @@ fn tables_match_the_registry() {
         assert_eq!(aliases, command.aliases, "{}", command.name);
         assert_eq!(info.names().count(), 1 + command.aliases.len());
     }
+    assert_eq!(EXTENSIONS.len(), reg.extensions.len());
+    for (id, (info, e)) in EXTENSIONS.iter().zip(reg.extensions.values()).enumerate() {
+        assert_eq!(info.id() as usize, id);
+        assert_eq!(info.name().to_str().unwrap(), e.name);
+        assert_eq!(info.promoted_to(), e.promoted_to.as_deref(), "{}", e.name);
+        assert_eq!(info.deprecated_by(), e.deprecated_by.as_deref(), "{}", e.name);
+        assert_eq!(info.obsoleted_by(), e.obsoleted_by.as_deref(), "{}", e.name);
+        assert_eq!(info.platform(), e.platform.as_deref(), "{}", e.name);
+        assert_eq!(info.depends().map(str::to_owned), e.depends.as_ref().map(generator::depends::to_string));
+        let commands: Vec<&CStr> = info.commands().iter().map(|&c| COMMANDS[c as usize].name()).collect();
+        let expected: Vec<&CStr> =
+            e.commands().iter().filter_map(|c| lookup::command(c.as_bytes())).map(|n| n.info().name()).collect();
+        assert_eq!(commands, expected, "{}", e.name);
+    }
+    // `deprecatedby=""` is deprecated with no replacement, not "not deprecated".
+    assert_eq!(lookup::extension_info(c"VK_IMG_format_pvrtc").unwrap().deprecated_by(), Some(""));
+    assert_eq!(lookup::extension_info(c"VK_KHR_surface").unwrap().deprecated_by(), None);
     let model = generator::model::Model::new(&reg);
     assert_eq!(lookup::COMMAND_NAMES.len(), model.names.len());
     for (name, expected) in lookup::COMMAND_NAMES.iter().zip(&model.names) {
