@@ -79,12 +79,14 @@ impl CommandInfo {
     }
 
     /// Other names of the command (promoted or renamed), sharing its slot.
+    #[inline]
     pub fn aliases(&self) -> impl ExactSizeIterator<Item = &'static CStr> + Clone {
         let ids = self.aliases.of(&crate::commands::COMMAND_ALIASES);
         ids.iter().map(|&id| crate::lookup::COMMAND_NAME_TABLE.c_name_of(id as usize))
     }
 
     /// The canonical name followed by the aliases.
+    #[inline]
     pub fn names(&self) -> impl Iterator<Item = &'static CStr> + Clone {
         core::iter::once(self.name()).chain(self.aliases())
     }
