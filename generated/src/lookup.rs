@@ -1,12 +1,17 @@
 //! Name lookup over tables hashed at generation time: no runtime map, no string-compare chain.
 //!
-//! A table is one string blob, entries sorted by name, and an open-addressing index (entry + 1,
-//! 0 = empty) probed linearly from `hash(name) & mask`. A lookup hashes the name eight bytes at a
-//! time and compares bytes only when the full 32-bit hash matches.
+//! A table is one string blob (each name followed by a NUL, so names are also C strings), entries
+//! sorted by name, and an open-addressing index (entry + 1, 0 = empty) probed linearly from
+//! `hash(name) & mask`. A lookup hashes the name eight bytes at a time and compares bytes only
+//! when the full 32-bit hash matches.
+//!
+//! What a command name refers to ([`CommandName`]) holds only integers, spans of flat pools, so
+//! these tables need no relocation and stay in read-only memory shared between processes.
 
 use core::ffi::{c_char, CStr};
+use core::fmt;
 
-use crate::{CommandInfo, ExtensionInfo, COMMANDS, EXTENSIONS, EXTENSION_COUNT};
+use crate::{CommandInfo, ExtensionInfo, Span, COMMANDS, EXTENSIONS, EXTENSION_COUNT};
 
 #[rustfmt::skip]
 #[path = "gen/lookup.rs"]
@@ -31,31 +36,44 @@ pub struct NameTable {
 }
 
 /// One way for a name to be available: at least this API version, and all these extensions.
-#[derive(Debug)]
 pub struct Requirement {
     /// `VK_MAKE_API_VERSION(0, major, minor, 0)`.
     pub version: u32,
-    /// Extension ids (indices into `EXTENSIONS`).
-    pub extensions: &'static [u16],
+    /// Extension ids, in `REQUIREMENT_EXTENSIONS`.
+    pub(crate) extensions: Span,
+}
+
+impl Requirement {
+    /// Extension ids (indices into `EXTENSIONS`) that must all be enabled.
+    #[inline]
+    pub fn extensions(&self) -> &'static [u16] {
+        self.extensions.of(&data::REQUIREMENT_EXTENSIONS)
+    }
 }
 
 /// A command name (canonical or alias): which command it names and when it is available.
-#[derive(Debug)]
 pub struct CommandName {
     /// Command id (index into `COMMANDS`).
     pub command: u16,
-    /// The name is available when any one of these holds.
-    pub available_with: &'static [Requirement],
+    /// Rows of `REQUIREMENTS`, any one of which makes the name available.
+    pub(crate) available_with: Span,
 }
 
 impl CommandName {
+    /// The command this name names.
     pub fn info(&self) -> &'static CommandInfo {
         &COMMANDS[self.command as usize]
     }
 
+    /// The name is available when any one of these holds.
+    #[inline]
+    pub fn available_with(&self) -> &'static [Requirement] {
+        self.available_with.of(&data::REQUIREMENTS)
+    }
+
     /// Whether this name is a core command of some Vulkan version (needing no extension).
     pub fn is_core(&self) -> bool {
-        self.available_with.iter().any(|r| r.extensions.is_empty())
+        self.available_with().iter().any(|r| r.extensions.len == 0)
     }
 
     /// Whether this name is enabled for an instance or device of `api_version` with `enabled`
@@ -63,9 +81,24 @@ impl CommandName {
     pub fn is_available(&self, api_version: u32, enabled: &ExtensionSet) -> bool {
         // Patch and variant bits do not matter: compare major.minor only.
         let api_version = api_version & !0xfff & !(0x7 << 29);
-        self.available_with
+        self.available_with()
             .iter()
-            .any(|r| api_version >= r.version && r.extensions.iter().all(|&e| enabled.contains(e)))
+            .any(|r| api_version >= r.version && r.extensions().iter().all(|&e| enabled.contains(e)))
+    }
+}
+
+impl fmt::Debug for Requirement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Requirement").field("version", &self.version).field("extensions", &self.extensions()).finish()
+    }
+}
+
+impl fmt::Debug for CommandName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CommandName")
+            .field("command", &self.command)
+            .field("available_with", &self.available_with())
+            .finish()
     }
 }
 
@@ -130,6 +163,18 @@ impl NameTable {
     /// The name with this id.
     pub fn name_of(&self, id: usize) -> &'static str {
         self.name(&self.entries[id])
+    }
+
+    /// The name with this id, as a C string.
+    #[inline]
+    pub fn c_name_of(&self, id: usize) -> &'static CStr {
+        let entry = &self.entries[id];
+        let start = entry.offset as usize;
+        let with_nul = &self.blob.as_bytes()[start..start + entry.len as usize + 1];
+        // SAFETY: the generator writes a NUL after every name in the blob and rejects names that
+        // contain one (generator/src/emit/lookup.rs, `hash_table`), so `with_nul` is exactly
+        // one C string.
+        unsafe { CStr::from_bytes_with_nul_unchecked(with_nul) }
     }
 
     pub fn len(&self) -> usize {

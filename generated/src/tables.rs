@@ -1,6 +1,7 @@
 //! The record types of the generated tables, and the one `load` body every dispatch table shares.
 
 use core::ffi::CStr;
+use core::fmt;
 
 use crate::types::{PFN_vkVoidFunction, VkStructureType};
 
@@ -28,16 +29,42 @@ impl CommandLevel {
     }
 }
 
+/// A run of a flat generated pool: `len` items from `start`. Table entries hold spans instead of
+/// references so that they are plain integers: no relocation, read-only shared memory.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Span {
+    pub start: u16,
+    pub len: u16,
+}
+
+impl Span {
+    /// No string at all (`None`), where a string field is optional; distinct from the empty
+    /// string, which the registry uses (`deprecatedby=""`: deprecated, with no replacement).
+    pub const NONE: Span = Span { start: u16::MAX, len: 0 };
+
+    /// The items of `pool` the span covers.
+    #[inline]
+    pub fn of<T>(self, pool: &'static [T]) -> &'static [T] {
+        &pool[self.start as usize..][..self.len as usize]
+    }
+
+    /// The text of `blob` the span covers; `None` for [`Span::NONE`].
+    #[inline]
+    pub fn str_of(self, blob: &'static str) -> Option<&'static str> {
+        (self != Span::NONE).then(|| &blob[self.start as usize..][..self.len as usize])
+    }
+}
+
 /// One canonical command.
-#[derive(Debug)]
 pub struct CommandInfo {
-    pub name: &'static CStr,
+    /// Name id (entry in `lookup::COMMAND_NAME_TABLE`) of the canonical name.
+    pub(crate) name: u16,
     pub level: CommandLevel,
     /// Index of the command's slot in its dispatch table (instance table for global, instance
     /// and physical-device commands; device table for device commands).
     pub slot: u16,
-    /// Other names of the command (promoted or renamed), sharing its slot.
-    pub aliases: &'static [&'static CStr],
+    /// Name ids of the other names (promoted or renamed), in `commands::COMMAND_ALIASES`.
+    pub(crate) aliases: Span,
     pub returns_result: bool,
     /// Hands back new dispatchable objects (`vkGetDeviceQueue`, `vkAllocateCommandBuffers`),
     /// which the loader's trampoline must give their dispatch table.
@@ -45,9 +72,36 @@ pub struct CommandInfo {
 }
 
 impl CommandInfo {
+    /// The canonical name.
+    #[inline]
+    pub fn name(&self) -> &'static CStr {
+        crate::lookup::COMMAND_NAME_TABLE.c_name_of(self.name as usize)
+    }
+
+    /// Other names of the command (promoted or renamed), sharing its slot.
+    #[inline]
+    pub fn aliases(&self) -> impl ExactSizeIterator<Item = &'static CStr> + Clone {
+        let ids = self.aliases.of(&crate::commands::COMMAND_ALIASES);
+        ids.iter().map(|&id| crate::lookup::COMMAND_NAME_TABLE.c_name_of(id as usize))
+    }
+
     /// The canonical name followed by the aliases.
-    pub fn names(&self) -> impl Iterator<Item = &'static CStr> {
-        core::iter::once(self.name).chain(self.aliases.iter().copied())
+    #[inline]
+    pub fn names(&self) -> impl Iterator<Item = &'static CStr> + Clone {
+        core::iter::once(self.name()).chain(self.aliases())
+    }
+}
+
+impl fmt::Debug for CommandInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CommandInfo")
+            .field("name", &self.name())
+            .field("level", &self.level)
+            .field("slot", &self.slot)
+            .field("aliases", &DebugList(self.aliases()))
+            .field("returns_result", &self.returns_result)
+            .field("returns_dispatchable", &self.returns_dispatchable)
+            .finish()
     }
 }
 
@@ -58,24 +112,93 @@ pub enum ExtensionKind {
 }
 
 /// One extension the registry supports for Vulkan.
-#[derive(Debug)]
 pub struct ExtensionInfo {
-    pub name: &'static CStr,
+    /// The extension id: index in `EXTENSIONS` and entry in `lookup::EXTENSION_NAME_TABLE`.
+    pub(crate) id: u16,
     pub kind: ExtensionKind,
     /// The registry's extension number.
     pub number: u32,
     pub spec_version: u32,
-    /// The core version (`VK_VERSION_1_1`) or extension it was promoted to.
-    pub promoted_to: Option<&'static str>,
-    pub deprecated_by: Option<&'static str>,
-    pub obsoleted_by: Option<&'static str>,
-    /// What must be enabled with it, in registry syntax (`A+B` all of, `A,B` any of).
-    pub depends: Option<&'static str>,
-    /// The WSI platform (`xcb`, `wayland`, ...) for platform extensions.
-    pub platform: Option<&'static str>,
+    /// Spans of `extensions::EXTENSION_STRINGS`, [`Span::NONE`] for none.
+    pub(crate) promoted_to: Span,
+    pub(crate) deprecated_by: Span,
+    pub(crate) obsoleted_by: Span,
+    pub(crate) depends: Span,
+    pub(crate) platform: Span,
     pub provisional: bool,
+    /// Ids of the commands it adds, in `extensions::EXTENSION_COMMANDS`.
+    pub(crate) commands: Span,
+}
+
+impl ExtensionInfo {
+    /// The extension id (index into `EXTENSIONS`).
+    #[inline]
+    pub fn id(&self) -> u16 {
+        self.id
+    }
+
+    /// The extension's name.
+    #[inline]
+    pub fn name(&self) -> &'static CStr {
+        crate::lookup::EXTENSION_NAME_TABLE.c_name_of(self.id as usize)
+    }
+
+    /// The core version (`VK_VERSION_1_1`) or extension it was promoted to.
+    pub fn promoted_to(&self) -> Option<&'static str> {
+        self.promoted_to.str_of(crate::extensions::EXTENSION_STRINGS)
+    }
+
+    /// The extension or core version that deprecates it; `Some("")`: deprecated, no replacement.
+    pub fn deprecated_by(&self) -> Option<&'static str> {
+        self.deprecated_by.str_of(crate::extensions::EXTENSION_STRINGS)
+    }
+
+    /// The extension (or core version) that makes it obsolete.
+    pub fn obsoleted_by(&self) -> Option<&'static str> {
+        self.obsoleted_by.str_of(crate::extensions::EXTENSION_STRINGS)
+    }
+
+    /// What must be enabled with it, in registry syntax (`A+B` all of, `A,B` any of).
+    pub fn depends(&self) -> Option<&'static str> {
+        self.depends.str_of(crate::extensions::EXTENSION_STRINGS)
+    }
+
+    /// The WSI platform (`xcb`, `wayland`, ...) for platform extensions.
+    pub fn platform(&self) -> Option<&'static str> {
+        self.platform.str_of(crate::extensions::EXTENSION_STRINGS)
+    }
+
     /// Ids of the commands it adds (indices into `COMMANDS`).
-    pub commands: &'static [u16],
+    pub fn commands(&self) -> &'static [u16] {
+        self.commands.of(&crate::extensions::EXTENSION_COMMANDS)
+    }
+}
+
+impl fmt::Debug for ExtensionInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExtensionInfo")
+            .field("name", &self.name())
+            .field("kind", &self.kind)
+            .field("number", &self.number)
+            .field("spec_version", &self.spec_version)
+            .field("promoted_to", &self.promoted_to())
+            .field("deprecated_by", &self.deprecated_by())
+            .field("obsoleted_by", &self.obsoleted_by())
+            .field("depends", &self.depends())
+            .field("platform", &self.platform())
+            .field("provisional", &self.provisional)
+            .field("commands", &self.commands())
+            .finish()
+    }
+}
+
+/// Formats the items of an iterator as a list, for `Debug` of fields read through accessors.
+pub(crate) struct DebugList<I>(pub(crate) I);
+
+impl<I: Iterator<Item = T> + Clone, T: fmt::Debug> fmt::Debug for DebugList<I> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.0.clone()).finish()
+    }
 }
 
 /// A struct that starts with `sType`/`pNext` and has a fixed structure type.

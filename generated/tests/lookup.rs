@@ -1,6 +1,6 @@
 //! Every command name of the registry, aliases included, finds its command; non-names miss.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::path::Path;
 
 use vk_generated::lookup::{self, ExtensionSet};
@@ -18,7 +18,7 @@ fn every_name_finds_its_command() {
     for command in reg.commands.values() {
         for name in std::iter::once(&command.name).chain(&command.aliases) {
             let found = lookup::command(name.as_bytes()).unwrap_or_else(|| panic!("{name} not found"));
-            assert_eq!(found.info().name.to_str().unwrap(), command.name, "{name}");
+            assert_eq!(found.info().name().to_str().unwrap(), command.name, "{name}");
             let c_name = CString::new(name.as_str()).unwrap();
             let found_c = unsafe { lookup::command_c(c_name.as_ptr()) }.expect("C lookup");
             assert!(std::ptr::eq(found, found_c));
@@ -29,7 +29,55 @@ fn every_name_finds_its_command() {
     println!("{checked} command names looked up");
     for e in &reg.extensions {
         let id = lookup::extension(e.0.as_bytes()).unwrap_or_else(|| panic!("{} not found", e.0));
-        assert_eq!(EXTENSIONS[id as usize].name.to_str().unwrap(), e.0);
+        assert_eq!(EXTENSIONS[id as usize].name().to_str().unwrap(), e.0);
+    }
+}
+
+#[test]
+fn tables_match_the_registry() {
+    let reg = registry();
+    assert_eq!(COMMANDS.len(), reg.commands.len());
+    for (info, command) in COMMANDS.iter().zip(reg.commands.values()) {
+        assert_eq!(info.name().to_str().unwrap(), command.name);
+        let aliases: Vec<&str> = info.aliases().map(|a| a.to_str().unwrap()).collect();
+        assert_eq!(aliases, command.aliases, "{}", command.name);
+        assert_eq!(info.names().count(), 1 + command.aliases.len());
+    }
+    assert_eq!(EXTENSIONS.len(), reg.extensions.len());
+    for (id, (info, e)) in EXTENSIONS.iter().zip(reg.extensions.values()).enumerate() {
+        assert_eq!(info.id() as usize, id);
+        assert_eq!(info.name().to_str().unwrap(), e.name);
+        assert_eq!(info.promoted_to(), e.promoted_to.as_deref(), "{}", e.name);
+        assert_eq!(info.deprecated_by(), e.deprecated_by.as_deref(), "{}", e.name);
+        assert_eq!(info.obsoleted_by(), e.obsoleted_by.as_deref(), "{}", e.name);
+        assert_eq!(info.platform(), e.platform.as_deref(), "{}", e.name);
+        assert_eq!(info.depends().map(str::to_owned), e.depends.as_ref().map(generator::depends::to_string));
+        let commands: Vec<&CStr> = info.commands().iter().map(|&c| COMMANDS[c as usize].name()).collect();
+        let expected: Vec<&CStr> =
+            e.commands().iter().filter_map(|c| lookup::command(c.as_bytes())).map(|n| n.info().name()).collect();
+        assert_eq!(commands, expected, "{}", e.name);
+    }
+    // `deprecatedby=""` is deprecated with no replacement, not "not deprecated".
+    assert_eq!(lookup::extension_info(c"VK_IMG_format_pvrtc").unwrap().deprecated_by(), Some(""));
+    assert_eq!(lookup::extension_info(c"VK_KHR_surface").unwrap().deprecated_by(), None);
+    let model = generator::model::Model::new(&reg);
+    assert_eq!(lookup::COMMAND_NAMES.len(), model.names.len());
+    for (name, expected) in lookup::COMMAND_NAMES.iter().zip(&model.names) {
+        assert_eq!(name.command, expected.command);
+        let rows: Vec<(u32, &[u16])> = name.available_with().iter().map(|r| (r.version, r.extensions())).collect();
+        let want: Vec<(u32, &[u16])> = expected
+            .availability
+            .iter()
+            .map(|a| (make_api_version(0, a.version.0, a.version.1, 0), a.extensions.as_slice()))
+            .collect();
+        assert_eq!(rows, want, "{}", expected.name);
+    }
+    for table in [&lookup::COMMAND_NAME_TABLE, &lookup::EXTENSION_NAME_TABLE] {
+        for id in 0..table.len() {
+            let c_name = table.c_name_of(id);
+            assert_eq!(c_name.to_bytes(), table.name_of(id).as_bytes());
+            assert_eq!(CStr::from_bytes_with_nul(c_name.to_bytes_with_nul()), Ok(c_name));
+        }
     }
 }
 

@@ -118,6 +118,11 @@ impl<'a> Model<'a> {
         names.sort_by_key(|n| n.name);
         Model { commands, instance_slots, device_slots, slot, names, extensions }
     }
+
+    /// The name id of a command name (its index in `names`, and in the lookup's name table).
+    pub fn name_id(&self, name: &str) -> Option<u16> {
+        self.names.binary_search_by(|n| n.name.cmp(name)).ok().map(|i| i as u16)
+    }
 }
 
 /// A conjunction of dependency names as an alternative; `None` if it names something this

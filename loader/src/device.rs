@@ -191,7 +191,7 @@ pub unsafe extern "system" fn vkGetDeviceProcAddr(device: VkDevice, pName: *cons
                 if info.level != vk_generated::CommandLevel::Device {
                     return None; // instance-level names are not device functions
                 }
-                if let Some(own) = crate::hand_written(info.name) {
+                if let Some(own) = crate::hand_written(info.name()) {
                     return Some(own);
                 }
                 // New queues and command buffers need the loader's dispatch pointer: keep the

@@ -29,8 +29,8 @@ pub unsafe extern "system" fn vkGetInstanceProcAddr(instance: VkInstance, pName:
             };
         };
         let info = name.info();
-        if info.level == CommandLevel::Global || info.name == c"vkGetInstanceProcAddr" {
-            return hand_written(info.name);
+        if info.level == CommandLevel::Global || info.name() == c"vkGetInstanceProcAddr" {
+            return hand_written(info.name());
         }
         let instance = Instance::from_handle(instance)?;
         // The spec's table: core commands of every version, and device commands whatever is
@@ -41,7 +41,7 @@ pub unsafe extern "system" fn vkGetInstanceProcAddr(instance: VkInstance, pName:
         if info.level != CommandLevel::Device && !name.is_core() && !enabled() {
             return None;
         }
-        hand_written(info.name).or(TRAMPOLINES[name.command as usize])
+        hand_written(info.name()).or(TRAMPOLINES[name.command as usize])
     })
 }
 

@@ -431,7 +431,7 @@ pub unsafe extern "system" fn terminator_gipa(instance: VkInstance, pName: *cons
         type CreateDevice = unsafe extern "system" fn(VkPhysicalDevice, *const VkDeviceCreateInfo, *const VkAllocationCallbacks, *mut VkDevice) -> VkResult;
         type CreateInstance = unsafe extern "system" fn(*const VkInstanceCreateInfo, *const VkAllocationCallbacks, *mut VkInstance) -> VkResult;
         type DestroyInstance = unsafe extern "system" fn(VkInstance, *const VkAllocationCallbacks);
-        match info.name.to_bytes() {
+        match info.name().to_bytes() {
             b"vkCreateInstance" => f!(terminator_CreateInstance, CreateInstance),
             b"vkDestroyInstance" => f!(terminator_DestroyInstance, DestroyInstance),
             b"vkEnumeratePhysicalDevices" => f!(physical_device::terminator_EnumeratePhysicalDevices, Enumerate),
@@ -441,7 +441,7 @@ pub unsafe extern "system" fn terminator_gipa(instance: VkInstance, pName: *cons
             b"vkCreateDevice" => f!(layer_device_chain::terminator_CreateDevice, CreateDevice),
             b"vkGetInstanceProcAddr" => f!(terminator_gipa, Gipa),
             b"vkGetDeviceProcAddr" => f!(layer_device_chain::terminator_gdpa, Gdpa),
-            _ if info.level == CommandLevel::Global => crate::hand_written(info.name),
+            _ if info.level == CommandLevel::Global => crate::hand_written(info.name()),
             _ if info.level == CommandLevel::Device => None,
             _ => {
                 let instance = Instance::from_handle(instance)?;

@@ -1,9 +1,12 @@
 //! `commands.rs`: the command metadata table, indexed by command id.
+//!
+//! Entries hold only integers (names are name ids into the lookup's name table, aliases a span of
+//! the alias pool), so the table needs no relocation and stays in read-only, shared memory.
 
-use proc_macro2::{Literal, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::rust_file;
+use super::{rust_file, span_tokens, Pool};
 use crate::ir::{Level, Registry};
 use crate::model::Model;
 
@@ -18,29 +21,37 @@ pub fn level_tokens(level: Level) -> TokenStream {
 
 pub fn emit(reg: &Registry, model: &Model) -> Result<String, String> {
     let count = model.commands.len();
-    let rows = model.commands.iter().enumerate().map(|(id, c)| {
-        let name = Literal::c_string(&std::ffi::CString::new(c.name.as_str()).expect("no NUL in names"));
-        let aliases = c.aliases.iter().map(|a| Literal::c_string(&std::ffi::CString::new(a.as_str()).expect("no NUL")));
+    let name_id = |name: &str| model.name_id(name).ok_or_else(|| format!("{name} is not in the name table"));
+    let mut aliases = Pool::default();
+    let mut rows = Vec::with_capacity(count);
+    for (id, c) in model.commands.iter().enumerate() {
+        let name = name_id(&c.name)?;
+        let alias_ids = c.aliases.iter().map(|a| name_id(a)).collect::<Result<Vec<u16>, String>>()?;
+        let alias_span = span_tokens(aliases.add(&alias_ids)?);
         let level = level_tokens(c.level);
         let slot = model.slot[id];
         let returns_result = c.return_type.base == "VkResult" && c.return_type.pointers.is_empty();
         let returns_dispatchable = !crate::model::dispatchable_outputs(reg, c).is_empty();
-        quote!(CommandInfo {
-            name: #name, level: #level, slot: #slot, aliases: &[#(#aliases),*],
+        rows.push(quote!(CommandInfo {
+            name: #name, level: #level, slot: #slot, aliases: #alias_span,
             returns_result: #returns_result, returns_dispatchable: #returns_dispatchable,
-        })
-    });
+        }));
+    }
+    let alias_items = &aliases.items;
+    let alias_count = alias_items.len();
     let ids = model.commands.iter().enumerate().map(|(id, c)| {
         let name = format_ident!("{}", c.name);
         let id = id as u16;
         quote!(pub const #name: u16 = #id;)
     });
     let tokens = quote! {
-        use crate::{CommandInfo, CommandLevel};
+        use crate::{CommandInfo, CommandLevel, Span};
         /// Number of canonical commands.
         pub const COMMAND_COUNT: usize = #count;
         /// Every canonical command, sorted by name; the index is the command id.
         pub static COMMANDS: [CommandInfo; #count] = [#(#rows),*];
+        /// Name ids of the commands' aliases, which `CommandInfo::aliases` spans.
+        pub(crate) static COMMAND_ALIASES: [u16; #alias_count] = [#(#alias_items),*];
         /// Command ids by canonical name.
         #[allow(non_upper_case_globals)]
         pub mod id { #(#ids)* }

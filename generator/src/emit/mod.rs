@@ -124,3 +124,57 @@ pub fn signature(params: &[crate::ir::Field], ret: &CType) -> TokenStream {
 pub fn api_version(major: u32, minor: u32) -> u32 {
     (major << 22) | (minor << 12)
 }
+
+/// A flat pool that table entries point into with `(start, len)` spans instead of references, so
+/// the tables hold only integers and need no relocation. A run already in the pool (anywhere,
+/// even inside a longer one) is not stored again.
+#[derive(Debug, Default)]
+pub struct Pool<T> {
+    pub items: Vec<T>,
+}
+
+impl<T: PartialEq + Clone> Pool<T> {
+    /// The span of `run` in the pool, added at the end if it is not there yet.
+    pub fn add(&mut self, run: &[T]) -> Result<(u16, u16), String> {
+        let found = if run.is_empty() { Some(0) } else { self.items.windows(run.len()).position(|w| w == run) };
+        let start = found.unwrap_or_else(|| {
+            self.items.extend_from_slice(run);
+            self.items.len() - run.len()
+        });
+        Ok((span_u16(start)?, span_u16(run.len())?))
+    }
+}
+
+/// A string blob that table entries point into with `(start, len)` spans; a string already in
+/// the blob (as a whole or inside a longer one) is not stored again.
+#[derive(Debug, Default)]
+pub struct Strings {
+    pub blob: String,
+}
+
+impl Strings {
+    /// The span of `s` in the blob, `None` for `None`.
+    pub fn add(&mut self, s: Option<&str>) -> Result<Option<(u16, u16)>, String> {
+        let Some(s) = s else { return Ok(None) };
+        let start = self.blob.find(s).unwrap_or_else(|| {
+            self.blob.push_str(s);
+            self.blob.len() - s.len()
+        });
+        Ok(Some((span_u16(start)?, span_u16(s.len())?)))
+    }
+}
+
+/// A pool offset or length as the `u16` the tables store.
+fn span_u16(n: usize) -> Result<u16, String> {
+    u16::try_from(n).map_err(|_| format!("a table pool outgrew u16 ({n}): widen `Span` in generated/src/tables.rs"))
+}
+
+/// `Span { start, len }`, as `generated/src/tables.rs` defines it.
+pub fn span_tokens((start, len): (u16, u16)) -> TokenStream {
+    quote!(Span { start: #start, len: #len })
+}
+
+/// The span of an optional string: `Span::NONE` for `None`.
+pub fn optional_span_tokens(span: Option<(u16, u16)>) -> TokenStream {
+    span.map_or_else(|| quote!(Span::NONE), span_tokens)
+}
