@@ -51,7 +51,8 @@ pub fn main(args: &[String]) -> Result<(), String> {
         let layer_names = layer_list();
         let layers: Vec<*const c_char> = layer_names.iter().map(|n| n.as_ptr()).collect();
         match group.as_str() {
-            "draw-pair" => return draw_pair(ours, system, &layers),
+            "draw-pair" => return draw_pair(ours, system, &layers, false),
+            "draw-pair-system-first" => return draw_pair(ours, system, &layers, true),
             "record-pair" => return crate::real_driver::record_pair(ours, system, &layers),
             _ => {}
         }
@@ -175,9 +176,23 @@ fn calls(loader: &Loader, layers: &[*const c_char]) -> Result<(), String> {
 /// function (the floor) on each command buffer, all taking turns. Per-call differences are a
 /// fraction of a nanosecond: measured in separate processes they drowned in the difference
 /// between two processes (heap placement, clock), which is larger.
-fn draw_pair(ours: &str, system: &str, layers: &[*const c_char]) -> Result<(), String> {
-    let loaders = [Loader::open(ours)?, Loader::open(system)?];
-    let recordings = [Recording::new(&loaders[0], layers)?, Recording::new(&loaders[1], layers)?];
+///
+/// Which loader is opened and creates its device first changes the layers' figures by a few
+/// percent (their per-device lookups, where the heap puts things): the parent runs both orders
+/// (`system_first`) and keeps each side's best.
+fn draw_pair(ours: &str, system: &str, layers: &[*const c_char], system_first: bool) -> Result<(), String> {
+    let order = if system_first { [1, 0] } else { [0, 1] };
+    let paths = [ours, system];
+    let mut opened = [None, None];
+    for i in order {
+        opened[i] = Some(Loader::open(paths[i])?);
+    }
+    let loaders = opened.map(|l| l.expect("both loaders opened"));
+    let mut created = [None, None];
+    for i in order {
+        created[i] = Some(Recording::new(&loaders[i], layers)?);
+    }
+    let recordings = created.map(|r| r.expect("both devices created"));
     let floor = driver_cmd_draw()?;
     let mut fns = Vec::new();
     for (loader, recording) in loaders.iter().zip(&recordings) {

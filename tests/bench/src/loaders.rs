@@ -60,8 +60,10 @@ impl Bench {
     }
 
     /// Runs `child draw-pair <ours> <system>`: both loaders in one process; its keys say the side.
+    /// Twice, each loader first once (see `child::draw_pair`); each figure keeps its best.
     fn pair(&mut self, scenario: Scenario) -> Result<(), String> {
-        self.run_child(None, scenario, "draw-pair")
+        self.run_child(None, scenario, "draw-pair")?;
+        self.run_child(None, scenario, "draw-pair-system-first")
     }
 
     fn run_child(&mut self, side: Option<Side>, scenario: Scenario, group: &str) -> Result<(), String> {

@@ -202,14 +202,29 @@ fn extension_list(name: &str, default: &[&str]) -> Vec<String> {
     list
 }
 
-/// `VK_TEST_DRIVER_<name>_<TAG>` if set, else `VK_TEST_DRIVER_<name>`.
+/// `VK_TEST_DRIVER_<name>_<TAG>` if set, else `VK_TEST_DRIVER_<name>`. Read on every
+/// GetProcAddr call (`STRICT_ENTRY_POINTS`), as real drivers answer from a table: the names are
+/// put together on the stack, not formatted into allocated strings.
 fn var(name: &str) -> Option<String> {
     if let Some(tag) = library_tag() {
-        if let Ok(value) = std::env::var(format!("VK_TEST_DRIVER_{name}_{tag}")) {
+        if let Some(value) = with_name(&["VK_TEST_DRIVER_", name, "_", tag], |key| std::env::var(key).ok()) {
             return Some(value);
         }
     }
-    std::env::var(format!("VK_TEST_DRIVER_{name}")).ok()
+    with_name(&["VK_TEST_DRIVER_", name], |key| std::env::var(key).ok())
+}
+
+/// `parts` joined, in a stack buffer when they fit.
+fn with_name<R>(parts: &[&str], f: impl FnOnce(&str) -> R) -> R {
+    let mut buf = [0u8; 128];
+    let mut len = 0;
+    for part in parts {
+        let Some(slot) = buf.get_mut(len..len + part.len()) else { return f(&parts.concat()) };
+        slot.copy_from_slice(part.as_bytes());
+        len += part.len();
+    }
+    // Whole &strs were copied: still UTF-8.
+    f(std::str::from_utf8(&buf[..len]).expect("joined from &strs"))
 }
 
 /// The tag of this copy of the library: the file name after `libvk_test_driver`, before `.so`,
@@ -257,6 +272,13 @@ fn tag_from_file_name(file_name: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_joined_on_the_stack_or_else_allocated() {
+        assert_eq!(with_name(&["VK_TEST_DRIVER_", "DEVICES", "_", "B"], str::to_owned), "VK_TEST_DRIVER_DEVICES_B");
+        let long = "X".repeat(200);
+        assert_eq!(with_name(&["VK_TEST_DRIVER_", &long], str::len), 215);
+    }
 
     #[test]
     fn tags() {
