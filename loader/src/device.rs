@@ -178,11 +178,20 @@ pub unsafe extern "system" fn vkDestroyDevice(device: VkDevice, pAllocator: *con
 }
 
 /// `vkGetDeviceProcAddr`: the driver's own pointer for everything the loader need not see.
+/// Inlined into the exported symbol, so that a name that is not a Vulkan name costs a check and
+/// no stack frame.
+#[inline]
 pub unsafe extern "system" fn vkGetDeviceProcAddr(device: VkDevice, pName: *const c_char) -> PFN_vkVoidFunction {
     // Not a Vulkan name: NULL without asking the driver, as the Khronos loader answers.
-    if pName.is_null() || *pName != b'v' as c_char || *pName.add(1) != b'k' as c_char {
+    if !crate::gpa::is_vulkan_name(pName) {
         return None;
     }
+    device_proc_addr(device, pName)
+}
+
+// The same ABI as the entry point, so that the check above ends in a tail jump here.
+#[inline(never)]
+unsafe extern "system" fn device_proc_addr(device: VkDevice, pName: *const c_char) -> PFN_vkVoidFunction {
     ffi::guard("vkGetDeviceProcAddr", None, || {
         let data = DeviceData::of(device)?;
         match vk_generated::lookup::command_c(pName) {

@@ -11,11 +11,28 @@ use crate::trampolines::TRAMPOLINES;
 use crate::instance::Instance;
 use crate::{ffi, hand_written};
 
+#[inline]
 pub unsafe extern "system" fn vkGetInstanceProcAddr(instance: VkInstance, pName: *const c_char) -> PFN_vkVoidFunction {
     // Not a Vulkan name: NULL without a lookup or asking the drivers (as vkGetDeviceProcAddr).
-    if pName.is_null() || *pName != b'v' as c_char || *pName.add(1) != b'k' as c_char {
+    if !is_vulkan_name(pName) {
         return None;
     }
+    instance_proc_addr(instance, pName)
+}
+
+/// Whether `name` starts with "vk" (NULL does not). Every Vulkan command does; other names are
+/// answered NULL by both GetProcAddr entry points at the cost of this check alone.
+///
+/// # Safety
+/// `name` is NULL or a NUL-terminated string.
+#[inline]
+pub unsafe fn is_vulkan_name(name: *const c_char) -> bool {
+    !name.is_null() && *name == b'v' as c_char && *name.add(1) == b'k' as c_char
+}
+
+// The same ABI as the entry point, so that the check above ends in a tail jump here.
+#[inline(never)]
+unsafe extern "system" fn instance_proc_addr(instance: VkInstance, pName: *const c_char) -> PFN_vkVoidFunction {
     ffi::guard("vkGetInstanceProcAddr", None, || {
         if !instance.is_null() {
             crate::handles::check_instance(instance.0, "vkGetInstanceProcAddr", "instance");

@@ -78,36 +78,37 @@ pub fn file_identity(path: &str) -> Option<[i64; 5]> {
     }
 }
 
-/// The whole content of a file, through `fopen`/`fread`, read straight into the returned vector
-/// (no zeroed bounce buffer: manifests are small and this runs on every first creation).
+/// The whole content of a file, through `open`/`read`, read straight into the returned vector
+/// (no stdio buffer, no zeroed bounce buffer: manifests are small, and this runs on every first
+/// creation).
 pub fn read_file(path: &str) -> Result<Vec<u8>, String> {
     let c_path = CString::new(path).map_err(|_| "path contains NUL".to_string())?;
-    // SAFETY: fopen/fread/fclose; fread writes at most the spare capacity it is given, and the
+    // SAFETY: open/read/close; read writes at most the spare capacity it is given, and the
     // length grows by exactly what it wrote.
     unsafe {
-        let file = libc::fopen(c_path.as_ptr(), c"rb".as_ptr());
-        if file.is_null() {
+        let fd = libc::open(c_path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd < 0 {
             return Err(std::io::Error::last_os_error().to_string());
         }
         let mut out: Vec<u8> = Vec::with_capacity(4096);
-        loop {
+        let result = loop {
             if out.capacity() == out.len() {
                 out.reserve(out.capacity());
             }
             let spare = out.spare_capacity_mut();
-            let n = libc::fread(spare.as_mut_ptr() as *mut c_void, 1, spare.len(), file);
-            let full = n == spare.len();
-            out.set_len(out.len() + n);
-            if !full {
-                break;
+            match libc::read(fd, spare.as_mut_ptr() as *mut c_void, spare.len()) {
+                0 => break Ok(out),
+                n if n > 0 => out.set_len(out.len() + n as usize),
+                _ => {
+                    let error = std::io::Error::last_os_error();
+                    if error.kind() != std::io::ErrorKind::Interrupted {
+                        break Err(format!("read error: {error}"));
+                    }
+                }
             }
-        }
-        let failed = libc::ferror(file) != 0;
-        libc::fclose(file);
-        if failed {
-            return Err("read error".into());
-        }
-        Ok(out)
+        };
+        libc::close(fd);
+        result
     }
 }
 
