@@ -18,7 +18,7 @@ use crate::ffi;
 use crate::instance::DriverInstance;
 use crate::log::{self, Level};
 use crate::physical_device::PhysicalDevice;
-use crate::terminators::erased;
+use crate::terminators::terminator;
 
 /// The driver side of a loader physical device.
 struct Owner<'a> {
@@ -317,23 +317,23 @@ pub fn instance_extensions(drivers: &[&CStr]) -> Vec<&'static CStr> {
     provided
 }
 
-/// The loader's emulating terminators (instance chain), by command name.
-pub fn terminators() -> Vec<(&'static CStr, PFN_vkVoidFunction)> {
+/// The loader's emulating terminators (instance chain), by command id.
+pub fn terminators() -> Vec<(u16, PFN_vkVoidFunction)> {
     vec![
-        (c"vkGetPhysicalDeviceProperties2", erased!(terminator_vkGetPhysicalDeviceProperties2)),
-        (c"vkGetPhysicalDeviceFeatures2", erased!(terminator_vkGetPhysicalDeviceFeatures2)),
-        (c"vkGetPhysicalDeviceMemoryProperties2", erased!(terminator_vkGetPhysicalDeviceMemoryProperties2)),
-        (c"vkGetPhysicalDeviceFormatProperties2", erased!(terminator_vkGetPhysicalDeviceFormatProperties2)),
-        (c"vkGetPhysicalDeviceImageFormatProperties2", erased!(terminator_vkGetPhysicalDeviceImageFormatProperties2)),
-        (c"vkGetPhysicalDeviceQueueFamilyProperties2", erased!(terminator_vkGetPhysicalDeviceQueueFamilyProperties2)),
-        (c"vkGetPhysicalDeviceSparseImageFormatProperties2", erased!(terminator_vkGetPhysicalDeviceSparseImageFormatProperties2)),
-        (c"vkGetPhysicalDeviceExternalBufferProperties", erased!(terminator_vkGetPhysicalDeviceExternalBufferProperties)),
-        (c"vkGetPhysicalDeviceExternalSemaphoreProperties", erased!(terminator_vkGetPhysicalDeviceExternalSemaphoreProperties)),
-        (c"vkGetPhysicalDeviceExternalFenceProperties", erased!(terminator_vkGetPhysicalDeviceExternalFenceProperties)),
-        (c"vkGetPhysicalDeviceDisplayProperties2KHR", erased!(terminator_vkGetPhysicalDeviceDisplayProperties2KHR)),
-        (c"vkGetPhysicalDeviceDisplayPlaneProperties2KHR", erased!(terminator_vkGetPhysicalDeviceDisplayPlaneProperties2KHR)),
-        (c"vkGetDisplayModeProperties2KHR", erased!(terminator_vkGetDisplayModeProperties2KHR)),
-        (c"vkGetDisplayPlaneCapabilities2KHR", erased!(terminator_vkGetDisplayPlaneCapabilities2KHR)),
-        (c"vkGetPhysicalDeviceToolProperties", erased!(terminator_vkGetPhysicalDeviceToolProperties)),
+        terminator!(vkGetPhysicalDeviceProperties2 => terminator_vkGetPhysicalDeviceProperties2),
+        terminator!(vkGetPhysicalDeviceFeatures2 => terminator_vkGetPhysicalDeviceFeatures2),
+        terminator!(vkGetPhysicalDeviceMemoryProperties2 => terminator_vkGetPhysicalDeviceMemoryProperties2),
+        terminator!(vkGetPhysicalDeviceFormatProperties2 => terminator_vkGetPhysicalDeviceFormatProperties2),
+        terminator!(vkGetPhysicalDeviceImageFormatProperties2 => terminator_vkGetPhysicalDeviceImageFormatProperties2),
+        terminator!(vkGetPhysicalDeviceQueueFamilyProperties2 => terminator_vkGetPhysicalDeviceQueueFamilyProperties2),
+        terminator!(vkGetPhysicalDeviceSparseImageFormatProperties2 => terminator_vkGetPhysicalDeviceSparseImageFormatProperties2),
+        terminator!(vkGetPhysicalDeviceExternalBufferProperties => terminator_vkGetPhysicalDeviceExternalBufferProperties),
+        terminator!(vkGetPhysicalDeviceExternalSemaphoreProperties => terminator_vkGetPhysicalDeviceExternalSemaphoreProperties),
+        terminator!(vkGetPhysicalDeviceExternalFenceProperties => terminator_vkGetPhysicalDeviceExternalFenceProperties),
+        terminator!(vkGetPhysicalDeviceDisplayProperties2KHR => terminator_vkGetPhysicalDeviceDisplayProperties2KHR),
+        terminator!(vkGetPhysicalDeviceDisplayPlaneProperties2KHR => terminator_vkGetPhysicalDeviceDisplayPlaneProperties2KHR),
+        terminator!(vkGetDisplayModeProperties2KHR => terminator_vkGetDisplayModeProperties2KHR),
+        terminator!(vkGetDisplayPlaneCapabilities2KHR => terminator_vkGetDisplayPlaneCapabilities2KHR),
+        terminator!(vkGetPhysicalDeviceToolProperties => terminator_vkGetPhysicalDeviceToolProperties),
     ]
 }

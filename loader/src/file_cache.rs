@@ -9,15 +9,16 @@
 //! noticed; replacing a file (a new inode, as package managers do) always is.
 //!
 //! The caches live as long as the process, so they are allocated from the system, never from an
-//! application's `VkAllocationCallbacks` (see host_alloc).
+//! application's `VkAllocationCallbacks` (see host_alloc). They are ordered maps: a hash map's
+//! random keys would cost the first creation a `getrandom` call for a few dozen paths.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use crate::host_alloc::with_system_allocator;
 use crate::platform;
 
-type Cache<T> = Mutex<Option<HashMap<String, ([i64; 5], Arc<T>)>>>;
+type Cache<T> = Mutex<Option<BTreeMap<String, ([i64; 5], Arc<T>)>>>;
 
 static FILES: Cache<Vec<u8>> = Mutex::new(None);
 static DIRS: Cache<Vec<String>> = Mutex::new(None);
@@ -33,7 +34,7 @@ fn cached<T, E>(cache: &Cache<T>, path: &str, identity: Option<[i64; 5]>, load: 
     }
     let value = with_system_allocator(|| load().map(Arc::new))?;
     if let (Some(id), Ok(mut guard)) = (identity, cache.lock()) {
-        with_system_allocator(|| guard.get_or_insert_with(HashMap::new).insert(path.to_string(), (id, value.clone())));
+        with_system_allocator(|| guard.get_or_insert_with(BTreeMap::new).insert(path.to_string(), (id, value.clone())));
     }
     Ok(value)
 }

@@ -3,7 +3,7 @@
 //! paths applied.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ffi::c_char;
 use std::sync::Mutex;
 
@@ -18,7 +18,7 @@ use crate::platform;
 /// Parsed manifests by path, with the identity (`platform::file_identity`) of the file they were
 /// parsed from: a file that has not changed is not read again (one `stat` instead of open, read
 /// and parse: what makes instance creation with many manifests present cheap).
-type ParseCache = HashMap<(String, bool), ([i64; 5], Result<ParsedFile, String>)>;
+type ParseCache = BTreeMap<(String, bool), ([i64; 5], Result<ParsedFile, String>)>;
 
 static CACHE: Mutex<Option<ParseCache>> = Mutex::new(None);
 
@@ -42,7 +42,7 @@ fn parse(path: &str, implicit: bool) -> Result<ParsedFile, String> {
         // Process-lifetime memory: never from an application's allocation callbacks.
         // The key too: built here, not from the `key` above (allocated in the caller's scope).
         crate::host_alloc::with_system_allocator(|| {
-            cache.get_or_insert_with(HashMap::new).insert((path.to_string(), implicit), (id, parsed.clone()))
+            cache.get_or_insert_with(BTreeMap::new).insert((path.to_string(), implicit), (id, parsed.clone()))
         });
     }
     parsed

@@ -22,7 +22,7 @@ use crate::ffi;
 use crate::instance::{DriverInstance, Instance};
 use crate::log::{self, Level};
 use crate::physical_device::PhysicalDevice;
-use crate::terminators::erased;
+use crate::terminators::{erased, terminator};
 
 /// The first driver interface version at which drivers may create their own surfaces.
 const DRIVER_SURFACES_INTERFACE: u32 = 3;
@@ -490,23 +490,23 @@ unsafe extern "system" fn terminator_vkGetDeviceGroupSurfacePresentModesKHR(
     })
 }
 
-/// The loader-implemented surface terminators (instance chain), by command name.
-pub fn terminators() -> Vec<(&'static CStr, PFN_vkVoidFunction)> {
+/// The loader-implemented surface terminators (instance chain), by command id.
+pub fn terminators() -> Vec<(u16, PFN_vkVoidFunction)> {
     vec![
-        (c"vkCreateXcbSurfaceKHR", erased!(terminator_vkCreateXcbSurfaceKHR)),
-        (c"vkCreateXlibSurfaceKHR", erased!(terminator_vkCreateXlibSurfaceKHR)),
-        (c"vkCreateWaylandSurfaceKHR", erased!(terminator_vkCreateWaylandSurfaceKHR)),
-        (c"vkCreateHeadlessSurfaceEXT", erased!(terminator_vkCreateHeadlessSurfaceEXT)),
-        (c"vkCreateDisplayPlaneSurfaceKHR", erased!(terminator_vkCreateDisplayPlaneSurfaceKHR)),
-        (c"vkDestroySurfaceKHR", erased!(terminator_vkDestroySurfaceKHR)),
-        (c"vkGetPhysicalDeviceSurfaceSupportKHR", erased!(terminator_vkGetPhysicalDeviceSurfaceSupportKHR)),
-        (c"vkGetPhysicalDeviceSurfaceCapabilitiesKHR", erased!(terminator_vkGetPhysicalDeviceSurfaceCapabilitiesKHR)),
-        (c"vkGetPhysicalDeviceSurfaceFormatsKHR", erased!(terminator_vkGetPhysicalDeviceSurfaceFormatsKHR)),
-        (c"vkGetPhysicalDeviceSurfacePresentModesKHR", erased!(terminator_vkGetPhysicalDeviceSurfacePresentModesKHR)),
-        (c"vkGetPhysicalDevicePresentRectanglesKHR", erased!(terminator_vkGetPhysicalDevicePresentRectanglesKHR)),
-        (c"vkGetPhysicalDeviceSurfaceCapabilities2EXT", erased!(terminator_vkGetPhysicalDeviceSurfaceCapabilities2EXT)),
-        (c"vkGetPhysicalDeviceSurfacePresentModes2EXT", erased!(terminator_vkGetPhysicalDeviceSurfacePresentModes2EXT)),
-        (c"vkGetPhysicalDeviceSurfaceCapabilities2KHR", erased!(terminator_vkGetPhysicalDeviceSurfaceCapabilities2KHR)),
-        (c"vkGetPhysicalDeviceSurfaceFormats2KHR", erased!(terminator_vkGetPhysicalDeviceSurfaceFormats2KHR)),
+        terminator!(vkCreateXcbSurfaceKHR => terminator_vkCreateXcbSurfaceKHR),
+        terminator!(vkCreateXlibSurfaceKHR => terminator_vkCreateXlibSurfaceKHR),
+        terminator!(vkCreateWaylandSurfaceKHR => terminator_vkCreateWaylandSurfaceKHR),
+        terminator!(vkCreateHeadlessSurfaceEXT => terminator_vkCreateHeadlessSurfaceEXT),
+        terminator!(vkCreateDisplayPlaneSurfaceKHR => terminator_vkCreateDisplayPlaneSurfaceKHR),
+        terminator!(vkDestroySurfaceKHR => terminator_vkDestroySurfaceKHR),
+        terminator!(vkGetPhysicalDeviceSurfaceSupportKHR => terminator_vkGetPhysicalDeviceSurfaceSupportKHR),
+        terminator!(vkGetPhysicalDeviceSurfaceCapabilitiesKHR => terminator_vkGetPhysicalDeviceSurfaceCapabilitiesKHR),
+        terminator!(vkGetPhysicalDeviceSurfaceFormatsKHR => terminator_vkGetPhysicalDeviceSurfaceFormatsKHR),
+        terminator!(vkGetPhysicalDeviceSurfacePresentModesKHR => terminator_vkGetPhysicalDeviceSurfacePresentModesKHR),
+        terminator!(vkGetPhysicalDevicePresentRectanglesKHR => terminator_vkGetPhysicalDevicePresentRectanglesKHR),
+        terminator!(vkGetPhysicalDeviceSurfaceCapabilities2EXT => terminator_vkGetPhysicalDeviceSurfaceCapabilities2EXT),
+        terminator!(vkGetPhysicalDeviceSurfacePresentModes2EXT => terminator_vkGetPhysicalDeviceSurfacePresentModes2EXT),
+        terminator!(vkGetPhysicalDeviceSurfaceCapabilities2KHR => terminator_vkGetPhysicalDeviceSurfaceCapabilities2KHR),
+        terminator!(vkGetPhysicalDeviceSurfaceFormats2KHR => terminator_vkGetPhysicalDeviceSurfaceFormats2KHR),
     ]
 }

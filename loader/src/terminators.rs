@@ -3,7 +3,6 @@
 //! commands the loader answers itself: debug messengers (`debug`), surfaces (`surface`) and the
 //! queries it emulates for older drivers (`emulation`).
 
-use std::ffi::CStr;
 use std::sync::OnceLock;
 
 use vk_generated::types::PFN_vkVoidFunction;
@@ -20,15 +19,24 @@ macro_rules! erased {
 }
 pub(crate) use erased;
 
-/// The loader-implemented instance-chain terminators, by command name.
-fn loader_terminators() -> Vec<(&'static CStr, PFN_vkVoidFunction)> {
+/// A loader terminator as `(command id, erased function)`: the name is checked against the
+/// registry when this compiles, and the table is filled without a name lookup.
+macro_rules! terminator {
+    ($name:ident => $f:path) => {
+        (vk_generated::command_id::$name, $crate::terminators::erased!($f))
+    };
+}
+pub(crate) use terminator;
+
+/// The loader-implemented instance-chain terminators, by command id.
+fn loader_terminators() -> Vec<(u16, PFN_vkVoidFunction)> {
     let debug = [
-        (c"vkCreateDebugUtilsMessengerEXT", erased!(debug::terminator_vkCreateDebugUtilsMessengerEXT)),
-        (c"vkDestroyDebugUtilsMessengerEXT", erased!(debug::terminator_vkDestroyDebugUtilsMessengerEXT)),
-        (c"vkSubmitDebugUtilsMessageEXT", erased!(debug::terminator_vkSubmitDebugUtilsMessageEXT)),
-        (c"vkCreateDebugReportCallbackEXT", erased!(debug::terminator_vkCreateDebugReportCallbackEXT)),
-        (c"vkDestroyDebugReportCallbackEXT", erased!(debug::terminator_vkDestroyDebugReportCallbackEXT)),
-        (c"vkDebugReportMessageEXT", erased!(debug::terminator_vkDebugReportMessageEXT)),
+        terminator!(vkCreateDebugUtilsMessengerEXT => debug::terminator_vkCreateDebugUtilsMessengerEXT),
+        terminator!(vkDestroyDebugUtilsMessengerEXT => debug::terminator_vkDestroyDebugUtilsMessengerEXT),
+        terminator!(vkSubmitDebugUtilsMessageEXT => debug::terminator_vkSubmitDebugUtilsMessageEXT),
+        terminator!(vkCreateDebugReportCallbackEXT => debug::terminator_vkCreateDebugReportCallbackEXT),
+        terminator!(vkDestroyDebugReportCallbackEXT => debug::terminator_vkDestroyDebugReportCallbackEXT),
+        terminator!(vkDebugReportMessageEXT => debug::terminator_vkDebugReportMessageEXT),
     ];
     debug.into_iter().chain(surface::terminators()).chain(emulation::terminators()).collect()
 }
@@ -42,11 +50,8 @@ pub fn instance_terminators() -> &'static InstanceDispatchTable {
             debug_assert_eq!(COMMANDS[id as usize].slot as usize, slot);
             table.slots_mut()[slot] = crate::trampolines::TERMINATORS[id as usize];
         }
-        for (name, terminator) in loader_terminators() {
-            // Every name above is a registry instance command: the lookup cannot miss.
-            if let Some(command) = vk_generated::lookup::command(name.to_bytes()) {
-                table.slots_mut()[command.info().slot as usize] = terminator;
-            }
+        for (id, terminator) in loader_terminators() {
+            table.slots_mut()[COMMANDS[id as usize].slot as usize] = terminator;
         }
         table
     })
@@ -54,13 +59,15 @@ pub fn instance_terminators() -> &'static InstanceDispatchTable {
 
 #[cfg(test)]
 mod tests {
+    use std::ffi::CStr;
+
     use super::*;
 
     #[test]
     fn every_loader_terminator_names_an_instance_or_physical_device_command() {
-        for (name, _) in loader_terminators() {
-            let command = vk_generated::lookup::command(name.to_bytes()).expect("a registry command");
-            assert_ne!(command.info().level, vk_generated::CommandLevel::Device, "{name:?}");
+        for (id, _) in loader_terminators() {
+            let info = &COMMANDS[id as usize];
+            assert_ne!(info.level, vk_generated::CommandLevel::Device, "{:?}", info.name());
         }
         assert!(instance_terminators().vkCreateDebugUtilsMessengerEXT.is_some());
     }
@@ -70,7 +77,7 @@ mod tests {
     #[test]
     fn every_command_taking_a_surface_has_a_loader_terminator() {
         let source = include_str!("../../generated/src/gen/trampolines.rs");
-        let ours: Vec<&CStr> = loader_terminators().iter().map(|(name, _)| *name).collect();
+        let ours: Vec<&CStr> = loader_terminators().iter().map(|&(id, _)| COMMANDS[id as usize].name()).collect();
         let mut checked = 0;
         for item in source.split("pub unsafe extern \"system\" fn terminator_").skip(1) {
             let (name, rest) = item.split_once('(').unwrap();
