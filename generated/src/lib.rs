@@ -8,7 +8,8 @@
 //!   sharing it, filled by [`DispatchTable::load`] from any GetProcAddr.
 //! - [`lookup`]: name -> command and name -> extension, through tables hashed at generation time,
 //!   and the availability of a command name for an API version and a set of extensions.
-//! - [`COMMANDS`], [`EXTENSIONS`], [`EXPORTED_COMMANDS`]: metadata tables.
+//! - [`COMMANDS`], [`EXTENSIONS`], [`EXPORTED_COMMANDS`]: metadata tables; [`command_id`] and
+//!   [`extension_id`]: their indices by name, as constants.
 //! - [`layer_abi`]: the `vk_layer.h` / `vk_icd.h` structures the registry does not describe.
 //!
 //! Everything under `src/gen/` is generator output (`cargo xtask regen`); this file and the other
@@ -47,7 +48,7 @@ mod tables;
 pub use commands::{id as command_id, COMMANDS, COMMAND_COUNT};
 pub use dispatch::{DeviceDispatchTable, InstanceDispatchTable};
 pub use exports::EXPORTED_COMMANDS;
-pub use extensions::{EXTENSIONS, EXTENSION_COUNT};
+pub use extensions::{id as extension_id, EXTENSIONS, EXTENSION_COUNT};
 pub use tables::*;
 
 /// `VK_MAKE_API_VERSION(variant, major, minor, patch)`.

@@ -192,6 +192,11 @@ impl Drop for Scope {
 
 
 /// Sends one of the loader's messages to the callbacks listening on this thread.
+/// Whether a messenger listens on this thread (`emit` would deliver).
+pub fn listening() -> bool {
+    LISTENERS.with(|l| !l.borrow().is_empty())
+}
+
 pub fn emit(level: Level, message: &str) {
     let callbacks = LISTENERS.with(|l| l.borrow().clone());
     if callbacks.is_empty() {
@@ -258,7 +263,7 @@ unsafe fn destroy(instance: VkInstance, handle: u64, mut destroy_in_driver: impl
                 destroy_in_driver(&instance.drivers[index], driver_handle);
             }
         }
-        None => crate::log::log(Level::Warn, &format!("debug messenger {handle:#x} is not one of this instance's")),
+        None => log!(Level::Warn, "debug messenger {handle:#x} is not one of this instance's"),
     }
 }
 

@@ -2,7 +2,7 @@
 //! comma lists of ids (decimal or `0x` hex) and inclusive ranges (`0x1000-0x10ff`); a physical
 //! device is reported only if it passes every filter that is set.
 
-use crate::log::{self, Level};
+use crate::log::Level;
 use crate::platform;
 
 /// One filter variable, parsed.
@@ -23,7 +23,7 @@ impl IdFilter {
             };
             match range {
                 Some(range) => ranges.push(range),
-                None => log::log(Level::Warn, &format!("{variable}: ignoring {entry:?}: not an id or a low-high range")),
+                None => log!(Level::Warn, "{variable}: ignoring {entry:?}: not an id or a low-high range"),
             }
         }
         IdFilter { variable, ranges }

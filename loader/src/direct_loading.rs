@@ -38,10 +38,10 @@ pub unsafe fn requested(info: &VkInstanceCreateInfo, extension_enabled: bool) ->
         let name = format!("VkDirectDriverLoadingListLUNARG::pDrivers[{index}]");
         match driver.pfnGetInstanceProcAddr {
             Some(gipa) => drivers.push((name, gipa)),
-            None => log::log(Level::Warn, &format!("{name}: skipped: pfnGetInstanceProcAddr is NULL")),
+            None => log!(Level::Warn, "{name}: skipped: pfnGetInstanceProcAddr is NULL"),
         }
     }
     let exclusive = list.mode == VkDirectDriverLoadingModeLUNARG::EXCLUSIVE_LUNARG;
-    log::log(Level::Driver, &format!("{} direct driver(s), {} mode", drivers.len(), if exclusive { "exclusive" } else { "inclusive" }));
+    log!(Level::Driver, "{} direct driver(s), {} mode", drivers.len(), if exclusive { "exclusive" } else { "inclusive" });
     Some(DirectDrivers { exclusive, drivers })
 }

@@ -2,7 +2,7 @@
 //! HOME fallbacks, and the environment overrides and filters. The result is an ordered,
 //! de-duplicated list of manifest files, each with the reason it was kept or skipped.
 
-use crate::log::{self, Level};
+use crate::log::Level;
 use crate::platform;
 
 /// A manifest file and why discovery kept it or left it out.
@@ -67,13 +67,13 @@ pub fn driver_manifests() -> Vec<Found> {
     let replacement = platform::env("VK_DRIVER_FILES").or_else(|| platform::env("VK_ICD_FILENAMES"));
     let paths: Vec<String> = match replacement {
         Some(list) => {
-            log::log(Level::Driver, &format!("driver manifests from VK_DRIVER_FILES/VK_ICD_FILENAMES: {list}"));
+            log!(Level::Driver, "driver manifests from VK_DRIVER_FILES/VK_ICD_FILENAMES: {list}");
             expand(&list)
         }
         None => {
             let mut paths = platform::env("VK_ADD_DRIVER_FILES").map(|l| expand(&l)).unwrap_or_default();
             let dirs = search_dirs("icd.d");
-            log::log(Level::Driver, &format!("searching for driver manifests in {}", dirs.join(":")));
+            log!(Level::Driver, "searching for driver manifests in {}", dirs.join(":"));
             for dir in dirs {
                 paths.extend(json_files(&dir));
             }
@@ -96,7 +96,7 @@ pub fn driver_manifests() -> Vec<Found> {
         } else {
             None
         };
-        log::log(Level::Driver, &format!("found driver manifest {path}"));
+        log!(Level::Driver, "found driver manifest {path}");
         found.push(Found { path, skipped });
     }
     found
@@ -149,7 +149,7 @@ pub fn patterns(var: &str) -> Vec<glob::Pattern> {
         .filter_map(|p| match glob::Pattern::new(p) {
             Ok(pattern) => Some(pattern),
             Err(e) => {
-                log::log(Level::Warn, &format!("{var}: ignoring bad pattern \"{p}\": {e}"));
+                log!(Level::Warn, "{var}: ignoring bad pattern \"{p}\": {e}");
                 None
             }
         })

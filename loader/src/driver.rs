@@ -8,7 +8,7 @@ use vk_generated::types::*;
 
 use crate::elf::{self, ElfCheck};
 use crate::library_cache;
-use crate::log::{self, Level};
+use crate::log::Level;
 use crate::manifest::DriverManifest;
 use crate::platform::Library;
 
@@ -70,7 +70,7 @@ pub enum Loaded {
 pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>]) -> Result<Loaded, String> {
     let path = manifest.library_path.clone();
     if loaded.iter().any(|d| d.library_path == path) {
-        log::log(Level::Driver, &format!("{manifest_path}: library {path} already loaded through another manifest"));
+        log!(Level::Driver, "{manifest_path}: library {path} already loaded through another manifest");
         return Ok(Loaded::Duplicate);
     }
     if let Some(arch) = &manifest.library_arch {
@@ -117,10 +117,7 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
         .or_else(|| via_gipa(c"vk_icdGetPhysicalDeviceProcAddr"))
         .filter(|_| interface_version >= 4)
         .map(|f| unsafe { std::mem::transmute(f) });
-    log::log(
-        Level::Driver,
-        &format!("{manifest_path}: loaded {path}, driver interface version {interface_version}"),
-    );
+    log!(Level::Driver, "{manifest_path}: loaded {path}, driver interface version {interface_version}");
     Ok(Loaded::Driver(Driver {
         manifest_path: manifest_path.to_string(),
         library_path: path,
@@ -155,7 +152,7 @@ pub fn direct(name: String, gipa: Gipa) -> Result<Driver, String> {
     if interface_version < 7 {
         return Err(format!("direct loading needs driver interface 7; it speaks {interface_version}"));
     }
-    log::log(Level::Driver, &format!("{name}: direct driver, interface version {interface_version}"));
+    log!(Level::Driver, "{name}: direct driver, interface version {interface_version}");
     Ok(Driver {
         manifest_path: name,
         library_path: format!("{:p}", gipa as *const ()),

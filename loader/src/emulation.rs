@@ -16,7 +16,7 @@ use vk_generated::InstanceDispatchTable;
 
 use crate::ffi;
 use crate::instance::DriverInstance;
-use crate::log::{self, Level};
+use crate::log::Level;
 use crate::physical_device::PhysicalDevice;
 use crate::terminators::terminator;
 
@@ -56,7 +56,7 @@ impl Owner<'_> {
             Some(f) if self.provides(core, extension) => Some(f),
             _ => {
                 let driver = self.driver.map_or("?", |d| d.driver.manifest_path.as_str());
-                log::log(Level::Debug, &format!("{command}: emulated for {driver}"));
+                log!(Level::Debug, "{command}: emulated for {driver}");
                 None
             }
         }
@@ -298,21 +298,23 @@ unsafe fn device_has_extension(owner: &Owner, name: &CStr) -> bool {
         .any(|e| CStr::from_ptr(e.extensionName.as_ptr()) == name)
 }
 
-/// The instance extensions the loader provides for every driver: those it emulates completely, and
-/// the surface and display ones whose base extension some driver has (`drivers`: their names).
-pub fn instance_extensions(drivers: &[&CStr]) -> Vec<&'static CStr> {
+/// The instance extensions the loader provides for every driver (registry extension ids): those
+/// it emulates completely, and the surface and display ones whose base extension some driver has
+/// (`drivers`: their names).
+pub fn instance_extensions(drivers: &[&CStr]) -> Vec<u16> {
+    use vk_generated::extension_id::*;
     let mut provided = vec![
-        c"VK_KHR_get_physical_device_properties2",
-        c"VK_KHR_device_group_creation",
-        c"VK_KHR_external_memory_capabilities",
-        c"VK_KHR_external_semaphore_capabilities",
-        c"VK_KHR_external_fence_capabilities",
+        VK_KHR_get_physical_device_properties2,
+        VK_KHR_device_group_creation,
+        VK_KHR_external_memory_capabilities,
+        VK_KHR_external_semaphore_capabilities,
+        VK_KHR_external_fence_capabilities,
     ];
     if drivers.contains(&c"VK_KHR_surface") {
-        provided.push(c"VK_KHR_get_surface_capabilities2");
+        provided.push(VK_KHR_get_surface_capabilities2);
     }
     if drivers.contains(&c"VK_KHR_display") {
-        provided.push(c"VK_KHR_get_display_properties2");
+        provided.push(VK_KHR_get_display_properties2);
     }
     provided
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use vk_generated::lookup::ExtensionSet;
 use vk_generated::types::*;
-use vk_generated::{DispatchTable, InstanceDispatchTable};
+use vk_generated::{extension_id, DispatchTable, InstanceDispatchTable};
 
 use crate::debug;
 use crate::direct_loading::{self, DirectDrivers};
@@ -20,13 +20,13 @@ use crate::manifest;
 use crate::physical_device::{self, PhysicalDevice};
 use crate::terminators;
 
-/// Instance extensions the loader itself implements, whatever the drivers support (their spec
-/// versions are the registry's).
-pub const LOADER_INSTANCE_EXTENSIONS: &[&CStr] = &[
-    c"VK_EXT_debug_report",
-    c"VK_EXT_debug_utils",
-    c"VK_KHR_portability_enumeration",
-    direct_loading::EXTENSION,
+/// Instance extensions the loader itself implements, whatever the drivers support (registry
+/// extension ids: their names and spec versions are the registry's, read without a lookup).
+pub const LOADER_INSTANCE_EXTENSIONS: &[u16] = &[
+    extension_id::VK_EXT_debug_report,
+    extension_id::VK_EXT_debug_utils,
+    extension_id::VK_KHR_portability_enumeration,
+    extension_id::VK_LUNARG_direct_driver_loading,
 ];
 
 /// One driver's instance under the loader's.
@@ -91,7 +91,7 @@ impl Instance {
     /// Destroys the drivers' instances (the terminator of `vkDestroyInstance`).
     pub unsafe fn destroy_drivers(&mut self, allocator: *const VkAllocationCallbacks) {
         for d in self.drivers.drain(..) {
-            log::log(Level::Driver, &format!("vkDestroyInstance: destroying the instance of {}", d.driver.manifest_path));
+            log!(Level::Driver, "vkDestroyInstance: destroying the instance of {}", d.driver.manifest_path);
             if let Some(destroy) = d.table.vkDestroyInstance {
                 destroy(d.handle, allocator);
             }
@@ -114,7 +114,7 @@ fn load_drivers(rejected: &mut Vec<Rejected>, direct: Option<DirectDrivers>) -> 
         match driver::direct(name.clone(), gipa) {
             Ok(d) => drivers.push(Arc::new(d)),
             Err(reason) => {
-                log::log(Level::Warn, &format!("{name}: driver skipped: {reason}"));
+                log!(Level::Warn, "{name}: driver skipped: {reason}");
                 rejected.push(Rejected { manifest: name, reason });
             }
         }
@@ -124,7 +124,7 @@ fn load_drivers(rejected: &mut Vec<Rejected>, direct: Option<DirectDrivers>) -> 
     }
     for found in discovery::driver_manifests() {
         if let Some(why) = &found.skipped {
-            log::log(Level::Driver, &format!("{}: skipped: {why}", found.path));
+            log!(Level::Driver, "{}: skipped: {why}", found.path);
             continue;
         }
         let loaded = crate::file_cache::read_file(&found.path)
@@ -134,11 +134,11 @@ fn load_drivers(rejected: &mut Vec<Rejected>, direct: Option<DirectDrivers>) -> 
             Ok(Loaded::Driver(d)) => drivers.push(Arc::new(d)),
             Ok(Loaded::Duplicate) => {}
             Ok(Loaded::OtherArchitecture(reason)) => {
-                log::log(Level::Driver, &format!("{}: skipped: {reason}", found.path));
+                log!(Level::Driver, "{}: skipped: {reason}", found.path);
                 rejected.push(Rejected { manifest: found.path, reason });
             }
             Err(reason) => {
-                log::log(Level::Warn, &format!("{}: driver skipped: {reason}", found.path));
+                log!(Level::Warn, "{}: driver skipped: {reason}", found.path);
                 rejected.push(Rejected { manifest: found.path, reason });
             }
         }
@@ -177,9 +177,9 @@ fn all_instance_extensions(per_driver: &[Vec<VkExtensionProperties>]) -> Vec<VkE
     let mut all: Vec<VkExtensionProperties> = Vec::new();
     let driver_names: Vec<&CStr> = per_driver.iter().flatten().map(name_of).collect();
     let emulated = crate::emulation::instance_extensions(&driver_names);
-    let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().chain(&emulated).map(|name| {
-        let spec_version = vk_generated::lookup::extension_info(name).map_or(1, |e| e.spec_version);
-        extension_properties(name, spec_version)
+    let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().chain(&emulated).map(|&id| {
+        let extension = &vk_generated::EXTENSIONS[id as usize];
+        extension_properties(extension.name(), extension.spec_version)
     });
     let filter = crate::platform::env("VK_LOADER_DISABLE_INST_EXT_FILTER").is_none();
     let known = |p: &VkExtensionProperties| !filter || vk_generated::lookup::extension(name_of(p).to_bytes()).is_some();
@@ -377,7 +377,7 @@ pub(crate) unsafe fn create_drivers(
     let mut driver_instances = Vec::new();
     for (driver, supported) in drivers.into_iter().zip(&per_driver) {
         if driver.manifest.is_portability_driver && !portability {
-            log::log(Level::Driver, &format!("{}: portability driver skipped (VK_KHR_portability_enumeration not enabled)", driver.manifest_path));
+            log!(Level::Driver, "{}: portability driver skipped (VK_KHR_portability_enumeration not enabled)", driver.manifest_path);
             continue;
         }
         match create_driver_instance(&driver, supported, info, &requested, api_version, allocator) {
@@ -387,7 +387,7 @@ pub(crate) unsafe fn create_drivers(
                 driver_instances.push(DriverInstance { driver, handle, table, extensions });
             }
             Err(reason) => {
-                log::log(Level::Warn, &format!("{}: driver skipped: {reason}", driver.manifest_path));
+                log!(Level::Warn, "{}: driver skipped: {reason}", driver.manifest_path);
                 rejected.push(Rejected { manifest: driver.manifest_path.clone(), reason });
             }
         }
@@ -428,7 +428,7 @@ fn release_drivers_without_devices(instance: &mut Instance, allocator: *const Vk
         let used = instance.physical_devices.iter().any(|p| p.driver == index);
         index += 1;
         if !used {
-            log::log(Level::Driver, &format!("{}: no physical device; driver released", d.driver.manifest_path));
+            log!(Level::Driver, "{}: no physical device; driver released", d.driver.manifest_path);
             if let Some(destroy) = d.table.vkDestroyInstance {
                 // SAFETY: the driver's own instance, destroyed once, with the application's allocator.
                 unsafe { destroy(d.handle, allocator) };

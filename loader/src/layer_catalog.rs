@@ -55,11 +55,11 @@ fn read(implicit: bool, override_paths: &[String]) -> Vec<LayerManifest> {
         match parse(&path, implicit) {
             Ok(file) => {
                 for why in file.rejected {
-                    log::log(Level::Warn, &format!("layer manifest {why}; layer skipped"));
+                    log!(Level::Warn, "layer manifest {why}; layer skipped");
                 }
                 layers.extend(file.layers);
             }
-            Err(why) => log::log(Level::Warn, &format!("layer manifest {why}; file skipped")),
+            Err(why) => log!(Level::Warn, "layer manifest {why}; file skipped"),
         }
     }
     layers

@@ -121,7 +121,7 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
     }
     if let Some(list) = platform::env("VK_INSTANCE_LAYERS") {
         // The Khronos loader's words, which scripts and vulkaninfo users know.
-        log::log(Level::Warn, &format!("env var 'VK_INSTANCE_LAYERS' defined and adding layers \"{list}\""));
+        log!(Level::Warn, "env var 'VK_INSTANCE_LAYERS' defined and adding layers \"{list}\"");
     }
     let getenv = |name: &str| platform::env(name);
     let has_override = catalog.iter().any(|l| l.name == crate::layer_manifest::OVERRIDE_LAYER_NAME);
@@ -139,7 +139,7 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
     for (index, reason) in &activation.layers {
         if let Reason::LoaderLayersEnable(_) = reason {
             // The Khronos loader's words.
-            log::log(Level::Warn, &format!("Layer \"{}\" forced enabled due to env var 'VK_LOADER_LAYERS_ENABLE'", catalog[*index].name));
+            log!(Level::Warn, "Layer \"{}\" forced enabled due to env var 'VK_LOADER_LAYERS_ENABLE'", catalog[*index].name);
         }
     }
     let mut active = Vec::with_capacity(activation.layers.len());
@@ -151,7 +151,7 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
                 log::write(Level::Error, &format!("vkCreateInstance: layer {} ({}) cannot be loaded: {why}", manifest.name, manifest.manifest_path));
                 return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
             }
-            Err(why) => log::log(Level::Warn, &format!("implicit layer {} ({}) skipped: {why}", manifest.name, manifest.manifest_path)),
+            Err(why) => log!(Level::Warn, "implicit layer {} ({}) skipped: {why}", manifest.name, manifest.manifest_path),
         }
     }
     Ok(active)
@@ -182,10 +182,7 @@ fn log_chain(layers: &[ActiveLayer]) {
     log::log(Level::Layer, "instance layer chain, application first:");
     for (i, l) in layers.iter().enumerate() {
         let path = l.manifest.library_path.as_deref().unwrap_or("");
-        log::log(
-            Level::Layer,
-            &format!("  {i}: {} ({path}, interface {}): {}", l.manifest.name, l.loaded.interface_version, l.reason),
-        );
+        log!(Level::Layer, "  {i}: {} ({path}, interface {}): {}", l.manifest.name, l.loaded.interface_version, l.reason);
     }
     log::log(Level::Layer, "  then the loader's terminators and the drivers");
 }

@@ -50,7 +50,7 @@ pub unsafe fn create_device(
     let layers: Vec<&LoadedLayer> = chain.layers.iter().map(|l| &l.loaded).collect();
     if log::enabled(Level::Layer) {
         let names: Vec<&str> = chain.layers.iter().filter(|l| l.loaded.gdpa.is_some()).map(|l| l.manifest.name.as_str()).collect();
-        log::log(Level::Layer, &format!("device layer chain, application first: {} -> driver", names.join(" -> ")));
+        log!(Level::Layer, "device layer chain, application first: {} -> driver", names.join(" -> "));
     }
     let top_handle = crate::loader_abi::unwrap_physical_device(physical_device);
     match create_device_chain(&layers, chain.chain_handle, top_handle, info, allocator) {

@@ -13,7 +13,7 @@ use crate::layer::{self, Reason};
 use crate::layer_catalog;
 use crate::layer_load;
 use crate::layer_manifest::{LayerManifest, PreInstanceFunctions};
-use crate::log::{self, Level};
+use crate::log::Level;
 use crate::platform::{self, Library};
 
 /// The enabled implicit layers' interceptors for one command, opened, top of the chain first.
@@ -37,9 +37,9 @@ fn interceptors(pick: fn(&PreInstanceFunctions) -> &Option<String>) -> Vec<(std:
         match layer_load::open_library(manifest) {
             Ok(library) => match library.symbol(&symbol) {
                 Some(f) => out.push((library, f)),
-                None => log::log(Level::Warn, &format!("implicit layer {}: pre-instance function {name} not found; skipped", manifest.name)),
+                None => log!(Level::Warn, "implicit layer {}: pre-instance function {name} not found; skipped", manifest.name),
             },
-            Err(why) => log::log(Level::Warn, &format!("implicit layer {} skipped: {why}", manifest.name)),
+            Err(why) => log!(Level::Warn, "implicit layer {} skipped: {why}", manifest.name),
         }
     }
     out

@@ -8,6 +8,8 @@
 // addresses, which are the handles, stay put while the Vecs change.
 #![allow(clippy::vec_box)]
 
+#[macro_use]
+mod log;
 mod debug;
 mod device;
 mod device_filter;
@@ -32,7 +34,6 @@ mod layer_manifest;
 mod layer_pre_instance;
 mod library_cache;
 mod loader_abi;
-mod log;
 mod manifest;
 mod physical_device;
 mod platform;

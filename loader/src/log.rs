@@ -40,6 +40,23 @@ pub fn enabled(level: Level) -> bool {
     enabled_mask() & level as u32 != 0
 }
 
+/// Whether a message of `level` goes anywhere: `VK_LOADER_DEBUG` enables it, or a debug messenger
+/// listens on this thread. Checked before a message is formatted (see `log!`).
+pub fn wanted(level: Level) -> bool {
+    enabled(level) || crate::debug::listening()
+}
+
+/// `log!(Level::Driver, "{path}: ...")`: formats and logs the message only when it is `wanted`
+/// (formatting messages nobody reads was a measurable part of a first `vkCreateInstance`).
+/// Defined first in lib.rs (`#[macro_use]`), so every module has it.
+macro_rules! log {
+    ($level:expr, $($format:tt)*) => {
+        if $crate::log::wanted($level) {
+            $crate::log::log($level, &format!($($format)*));
+        }
+    };
+}
+
 /// Prints a message if its category is enabled; debug messengers listening on this thread hear it
 /// whatever `VK_LOADER_DEBUG` says.
 pub fn log(level: Level, message: &str) {

@@ -9,7 +9,7 @@ use vk_generated::types::*;
 use crate::device_filter::DeviceFilters;
 use crate::ffi;
 use crate::instance::{DriverInstance, Instance};
-use crate::log::{self, Level};
+use crate::log::Level;
 use crate::platform;
 
 /// The loader's `VkPhysicalDevice`: the terminator-level wrapper the generated terminators read.
@@ -67,7 +67,7 @@ pub fn enumerate(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
         let handles = match ffi::query(|count, out| unsafe { enumerate(d.handle, count, out) }) {
             Ok(h) => h,
             Err(e) => {
-                log::log(Level::Warn, &format!("{}: vkEnumeratePhysicalDevices failed: {e:?}", d.driver.manifest_path));
+                log!(Level::Warn, "{}: vkEnumeratePhysicalDevices failed: {e:?}", d.driver.manifest_path);
                 continue;
             }
         };
@@ -79,7 +79,7 @@ pub fn enumerate(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
             let driver_id = || driver_id(d, handle, &properties);
             if let Some(variable) = filters.rejecting(properties.vendorID, properties.deviceID, driver_id) {
                 let name = unsafe { CStr::from_ptr(properties.deviceName.as_ptr()) };
-                log::log(Level::Driver, &format!("physical device {name:?} from {} hidden by {variable}", d.driver.manifest_path));
+                log!(Level::Driver, "physical device {name:?} from {} hidden by {variable}", d.driver.manifest_path);
                 continue;
             }
             let mut device = Box::new(PhysicalDevice {
@@ -152,7 +152,7 @@ fn driver_groups(d: &DriverInstance) -> Option<Vec<(Vec<VkPhysicalDevice>, VkBoo
     match groups {
         Ok(groups) => Some(groups.iter().map(|g| (g.physicalDevices[..(g.physicalDeviceCount as usize).min(g.physicalDevices.len())].to_vec(), g.subsetAllocation)).collect()),
         Err(e) => {
-            log::log(Level::Warn, &format!("{}: vkEnumeratePhysicalDeviceGroups failed ({e:?}); one group per device", d.driver.manifest_path));
+            log!(Level::Warn, "{}: vkEnumeratePhysicalDeviceGroups failed ({e:?}); one group per device", d.driver.manifest_path);
             None
         }
     }
@@ -187,7 +187,7 @@ fn sort(devices: &mut [Box<PhysicalDevice>], drivers: &[DriverInstance]) {
     });
     for d in devices.iter() {
         let name = unsafe { CStr::from_ptr(d.properties.deviceName.as_ptr()) };
-        log::log(Level::Driver, &format!("physical device {name:?} ({:?}) from {}", d.properties.deviceType, drivers[d.driver].driver.manifest_path));
+        log!(Level::Driver, "physical device {name:?} ({:?}) from {}", d.properties.deviceType, drivers[d.driver].driver.manifest_path);
     }
 }
 

@@ -94,7 +94,7 @@ unsafe fn create(
         match create_in_driver(driver, &mut per_driver[index]) {
             None | Some(VkResult::SUCCESS) => {}
             Some(error) => {
-                log::log(Level::Warn, &format!("{command}: {} failed with {error:?}", driver.driver.manifest_path));
+                log!(Level::Warn, "{command}: {} failed with {error:?}", driver.driver.manifest_path);
                 destroy_driver_surfaces(instance, &per_driver, allocator);
                 return error;
             }
@@ -250,7 +250,7 @@ unsafe fn driver_of<'a>(physical_device: VkPhysicalDevice) -> Option<(&'a Instan
 
 /// Says that a driver lacks a surface query it should have.
 fn missing(command: &str) -> VkResult {
-    log::log(Level::Error, &format!("{command}: the physical device's driver does not provide it"));
+    log!(Level::Error, "{command}: the physical device's driver does not provide it");
     VkResult::ERROR_EXTENSION_NOT_PRESENT
 }
 

@@ -5,7 +5,7 @@
 //! no relocation and stays in read-only, shared memory.
 
 use proc_macro2::Literal;
-use quote::quote;
+use quote::{format_ident, quote};
 
 use super::{optional_span_tokens, rust_file, span_tokens, Pool, Strings};
 use crate::depends;
@@ -46,6 +46,11 @@ pub fn emit(reg: &Registry, model: &Model) -> Result<String, String> {
         }));
     }
     let blob = Literal::string(&strings.blob);
+    let ids = model.extensions.iter().enumerate().map(|(id, e)| {
+        let name = format_ident!("{}", e.name);
+        let id = id as u16;
+        quote!(pub const #name: u16 = #id;)
+    });
     let command_items = &commands.items;
     let command_count = command_items.len();
     let tokens = quote! {
@@ -59,6 +64,9 @@ pub fn emit(reg: &Registry, model: &Model) -> Result<String, String> {
         pub(crate) const EXTENSION_STRINGS: &str = #blob;
         /// Ids of the commands each extension adds, which `ExtensionInfo::commands` spans.
         pub(crate) static EXTENSION_COMMANDS: [u16; #command_count] = [#(#command_items),*];
+        /// Extension ids by name.
+        #[allow(non_upper_case_globals)]
+        pub mod id { #(#ids)* }
     };
     rust_file(reg, "extension table", tokens)
 }

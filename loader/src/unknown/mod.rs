@@ -168,7 +168,7 @@ pub unsafe fn physical_device_command(instance: &Instance, name: &CStr, layers: 
     let top = from_layers.unwrap_or(stub(&PHYSICAL_DEVICE_TERMINATORS, slot));
     store(&instance.table.unknown[slot], Some(top));
     if new {
-        log::log(Level::Info, &format!("vkGetInstanceProcAddr: {name:?} is an unknown physical-device command, slot {slot}"));
+        log!(Level::Info, "vkGetInstanceProcAddr: {name:?} is an unknown physical-device command, slot {slot}");
     }
     Some(stub(&PHYSICAL_DEVICE_TRAMPOLINES, slot))
 }
@@ -206,7 +206,7 @@ pub unsafe fn device_command(instance: &Instance, name: &CStr, layers: Resolver)
         for live in &registry.live {
             store(&(*live.slots)[slot], (live.gdpa)(live.device, name.as_ptr()).or(Some(stub(&DEVICE_MISSING, slot))));
         }
-        log::log(Level::Info, &format!("vkGetInstanceProcAddr: {name:?} is an unknown device command, slot {slot}"));
+        log!(Level::Info, "vkGetInstanceProcAddr: {name:?} is an unknown device command, slot {slot}");
     }
     Some(stub(&DEVICE_TRAMPOLINES, slot))
 }

@@ -23,7 +23,7 @@ const OVERHEAD_RESOLUTION_NS: f64 = 0.05;
 /// ...and through layers, where the chain costs tens of nanoseconds, neither are 2% of it.
 const OVERHEAD_RELATIVE_RESOLUTION: f64 = 0.02;
 /// Fresh processes per loader for the first (cold) creation; the median is reported.
-const COLD_PROCESSES: usize = 11;
+const COLD_PROCESSES: usize = 31;
 /// Fresh processes per loader for resident memory, which varies by some 100 KiB from one to the
 /// next (where address randomisation puts the libraries against the kernel's fault-around
 /// windows); the median is reported.
