@@ -37,7 +37,7 @@ subcommands:
       name lookup, ours against the system loader's vkGetInstanceProcAddr on every command name,
       hits and misses (release build); prints a table, then JSON (or writes it to FILE)
   bench build-time
-      release build time of vk-generated from clean, without and with --features trampolines
+      release build times from clean: vk-generated alone, and libvulkan.so (loader + vk-generated)
   hot-text
       regenerate loader/hot-text.txt, the functions the linker places together: runs the benchmark
       workloads, vk-hello, vk-compute and vulkaninfo under valgrind's callgrind (needs valgrind)
