@@ -191,12 +191,12 @@ impl Drop for Scope {
 }
 
 
-/// Sends one of the loader's messages to the callbacks listening on this thread.
 /// Whether a messenger listens on this thread (`emit` would deliver).
 pub fn listening() -> bool {
     LISTENERS.with(|l| !l.borrow().is_empty())
 }
 
+/// Sends one of the loader's messages to the callbacks listening on this thread.
 pub fn emit(level: Level, message: &str) {
     let callbacks = LISTENERS.with(|l| l.borrow().clone());
     if callbacks.is_empty() {

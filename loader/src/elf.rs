@@ -65,15 +65,10 @@ pub fn check_bytes(h: &[u8], file_size: u64) -> ElfCheck {
     ElfCheck::Loadable
 }
 
-/// The first 64 bytes of the file and its size: open, read, fstat, close (this runs before the
-/// first dlopen of every driver and layer).
+/// The first 64 bytes of the file and its size (this runs before the first dlopen of every
+/// driver and layer: four syscalls).
 fn read_header(path: &str) -> Result<(Vec<u8>, u64), String> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut header = Vec::with_capacity(64);
-    file.by_ref().take(64).read_to_end(&mut header).map_err(|e| e.to_string())?;
-    let size = file.metadata().map_err(|e| e.to_string())?.len();
-    Ok((header, size))
+    crate::platform::read_head(path, 64)
 }
 
 #[cfg(test)]

@@ -112,6 +112,29 @@ pub fn read_file(path: &str) -> Result<Vec<u8>, String> {
     }
 }
 
+/// The first `len` bytes of a file (fewer if it is shorter) and its size: open, read, fstat, close.
+pub fn read_head(path: &str, len: usize) -> Result<(Vec<u8>, u64), String> {
+    let c_path = CString::new(path).map_err(|_| "path contains NUL".to_string())?;
+    // SAFETY: open/read/fstat/close; read writes at most `len` bytes into a buffer of that capacity.
+    unsafe {
+        let fd = libc::open(c_path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error().to_string());
+        }
+        let mut head: Vec<u8> = Vec::with_capacity(len);
+        let n = libc::read(fd, head.as_mut_ptr() as *mut c_void, len);
+        let mut st: libc::stat = std::mem::zeroed();
+        let result = if n < 0 || libc::fstat(fd, &mut st) != 0 {
+            Err(std::io::Error::last_os_error().to_string())
+        } else {
+            head.set_len(n as usize);
+            Ok((head, st.st_size as u64))
+        };
+        libc::close(fd);
+        result
+    }
+}
+
 /// A library opened with `dlopen`; closed when dropped.
 pub struct Library {
     handle: *mut c_void,
