@@ -11,9 +11,21 @@ extern "C" {
 /// An environment variable, as `secure_getenv` sees it: unset in elevated (setuid) processes.
 /// Empty values count as unset.
 pub fn env(name: &str) -> Option<String> {
-    let name = CString::new(name).ok()?;
-    // SAFETY: `name` is NUL-terminated; the returned pointer is read before any other env call.
-    let value = unsafe { secure_getenv(name.as_ptr()) };
+    if name.as_bytes().contains(&0) {
+        return None;
+    }
+    // The name NUL-terminated on the stack when it fits (a creation reads some thirty variables).
+    let mut buf = [0u8; 128];
+    let long;
+    let c_name = if name.len() < buf.len() {
+        buf[..name.len()].copy_from_slice(name.as_bytes());
+        buf.as_ptr() as *const c_char
+    } else {
+        long = CString::new(name).ok()?;
+        long.as_ptr()
+    };
+    // SAFETY: `c_name` is NUL-terminated; the returned pointer is read before any other env call.
+    let value = unsafe { secure_getenv(c_name) };
     if value.is_null() {
         return None;
     }
@@ -192,6 +204,18 @@ pub fn stderr_line(line: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn env_reads_short_and_long_names() {
+        let long = format!("LOADER_TEST_{}", "L".repeat(200));
+        // SAFETY (both): this test's own variables; nothing else here reads them.
+        unsafe { std::env::set_var("LOADER_TEST_SHORT", "short") };
+        unsafe { std::env::set_var(&long, "long") };
+        assert_eq!(env("LOADER_TEST_SHORT").as_deref(), Some("short"));
+        assert_eq!(env(&long).as_deref(), Some("long"));
+        assert_eq!(env("LOADER_TEST_UNSET"), None);
+        assert_eq!(env("LOADER\0TEST"), None);
+    }
 
     #[test]
     fn read_file_returns_every_byte_whatever_the_size() {
