@@ -16,15 +16,15 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use crate::host_alloc::with_system_allocator;
-use crate::platform;
+use crate::platform::{self, FileIdentity};
 
-type Cache<T> = Mutex<Option<BTreeMap<String, ([i64; 5], Arc<T>)>>>;
+type Cache<T> = Mutex<Option<BTreeMap<String, (FileIdentity, Arc<T>)>>>;
 
 static FILES: Cache<Vec<u8>> = Mutex::new(None);
 static DIRS: Cache<Vec<String>> = Mutex::new(None);
 
 /// The cached value for `path` if its identity is still `identity`, else `load`'s, remembered.
-fn cached<T, E>(cache: &Cache<T>, path: &str, identity: Option<[i64; 5]>, load: impl FnOnce() -> Result<T, E>) -> Result<Arc<T>, E> {
+fn cached<T, E>(cache: &Cache<T>, path: &str, identity: Option<FileIdentity>, load: impl FnOnce() -> Result<T, E>) -> Result<Arc<T>, E> {
     if let (Some(id), Ok(guard)) = (identity, cache.lock()) {
         if let Some((cached_id, value)) = guard.as_ref().and_then(|m| m.get(path)) {
             if *cached_id == id {
@@ -41,7 +41,8 @@ fn cached<T, E>(cache: &Cache<T>, path: &str, identity: Option<[i64; 5]>, load: 
 
 /// A file's whole content (see `platform::read_file`).
 pub fn read_file(path: &str) -> Result<Arc<Vec<u8>>, String> {
-    cached(&FILES, path, platform::file_identity(path), || platform::read_file(path))
+    let identity = platform::file_identity(path);
+    cached(&FILES, path, identity, || platform::read_file(path, identity.map(|id| id.size)))
 }
 
 /// A directory's entry names, sorted (see `platform::list_dir`); `None` if it cannot be opened.

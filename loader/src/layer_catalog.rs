@@ -13,12 +13,12 @@ use crate::discovery;
 use crate::layer::validate_catalog;
 use crate::layer_manifest::{self, LayerManifest, ParsedFile, OVERRIDE_LAYER_NAME};
 use crate::log::{self, Level};
-use crate::platform;
+use crate::platform::{self, FileIdentity};
 
 /// Parsed manifests by path, with the identity (`platform::file_identity`) of the file they were
 /// parsed from: a file that has not changed is not read again (one `stat` instead of open, read
 /// and parse: what makes instance creation with many manifests present cheap).
-type ParseCache = BTreeMap<(String, bool), ([i64; 5], Result<ParsedFile, String>)>;
+type ParseCache = BTreeMap<(String, bool), (FileIdentity, Result<ParsedFile, String>)>;
 
 static CACHE: Mutex<Option<ParseCache>> = Mutex::new(None);
 
@@ -35,7 +35,7 @@ fn parse(path: &str, implicit: bool) -> Result<ParsedFile, String> {
             }
         }
     }
-    let parsed = platform::read_file(path)
+    let parsed = platform::read_file(path, identity.map(|id| id.size))
         .map_err(|e| format!("{path}: {e}"))
         .and_then(|text| layer_manifest::parse_layers(&text, path, implicit));
     if let (Some(id), Ok(mut cache)) = (identity, CACHE.lock()) {

@@ -76,9 +76,18 @@ pub fn is_dir(path: &str) -> bool {
     }
 }
 
-/// What identifies a file's current content without reading it: device, inode, size and
-/// modification time (`stat`); `None` if it cannot be stat'ed.
-pub fn file_identity(path: &str) -> Option<[i64; 5]> {
+/// What identifies a file's current content without reading it (`stat`): device, inode, size
+/// and modification time.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct FileIdentity {
+    device: u64,
+    inode: u64,
+    pub size: u64,
+    modified: (i64, i64),
+}
+
+/// The file's identity; `None` if it cannot be stat'ed.
+pub fn file_identity(path: &str) -> Option<FileIdentity> {
     let c_path = CString::new(path).ok()?;
     // SAFETY: stat into a zeroed buffer.
     unsafe {
@@ -86,14 +95,20 @@ pub fn file_identity(path: &str) -> Option<[i64; 5]> {
         if libc::stat(c_path.as_ptr(), &mut st) != 0 {
             return None;
         }
-        Some([st.st_dev as i64, st.st_ino as i64, st.st_size, st.st_mtime, st.st_mtime_nsec])
+        Some(FileIdentity {
+            device: st.st_dev as u64,
+            inode: st.st_ino as u64,
+            size: st.st_size as u64,
+            modified: (st.st_mtime as i64, st.st_mtime_nsec as i64),
+        })
     }
 }
 
 /// The whole content of a file, through `open`/`read`, read straight into the returned vector
 /// (no stdio buffer, no zeroed bounce buffer: manifests are small, and this runs on every first
-/// creation).
-pub fn read_file(path: &str) -> Result<Vec<u8>, String> {
+/// creation). `expected_len`, the size a `stat` just gave, spares the read that would only see
+/// the end of the file; a file that is not that size is read to its end.
+pub fn read_file(path: &str, expected_len: Option<u64>) -> Result<Vec<u8>, String> {
     let c_path = CString::new(path).map_err(|_| "path contains NUL".to_string())?;
     // SAFETY: open/read/close; read writes at most the spare capacity it is given, and the
     // length grows by exactly what it wrote.
@@ -102,15 +117,24 @@ pub fn read_file(path: &str) -> Result<Vec<u8>, String> {
         if fd < 0 {
             return Err(std::io::Error::last_os_error().to_string());
         }
-        let mut out: Vec<u8> = Vec::with_capacity(4096);
+        // One byte more than expected: a read that stops short of the buffer's end at the
+        // expected size has reached the end of the file.
+        let capacity = expected_len.map_or(4096, |n| n as usize + 1).max(64);
+        let mut out: Vec<u8> = Vec::with_capacity(capacity);
         let result = loop {
             if out.capacity() == out.len() {
                 out.reserve(out.capacity());
             }
             let spare = out.spare_capacity_mut();
-            match libc::read(fd, spare.as_mut_ptr() as *mut c_void, spare.len()) {
+            let wanted = spare.len();
+            match libc::read(fd, spare.as_mut_ptr() as *mut c_void, wanted) {
                 0 => break Ok(out),
-                n if n > 0 => out.set_len(out.len() + n as usize),
+                n if n > 0 => {
+                    out.set_len(out.len() + n as usize);
+                    if (n as usize) < wanted && Some(out.len() as u64) == expected_len {
+                        break Ok(out);
+                    }
+                }
                 _ => {
                     let error = std::io::Error::last_os_error();
                     if error.kind() != std::io::ErrorKind::Interrupted {
@@ -221,14 +245,18 @@ mod tests {
     fn read_file_returns_every_byte_whatever_the_size() {
         let dir = std::env::temp_dir().join(format!("loader-read-file-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        // Empty, below, at and across the first and second buffer sizes.
+        // Empty, below, at and across the first and second buffer sizes; with the right size
+        // expected, a wrong one (the file changed since its stat) and none.
         for len in [0usize, 152, 4096, 4097, 8192, 100_000] {
             let path = dir.join(format!("f{len}"));
             let content: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
             std::fs::write(&path, &content).unwrap();
-            assert_eq!(read_file(path.to_str().unwrap()).unwrap(), content, "{len} bytes");
+            let path = path.to_str().unwrap();
+            for expected in [Some(len as u64), Some(len as u64 / 2), Some(len as u64 + 10), None] {
+                assert_eq!(read_file(path, expected).unwrap(), content, "{len} bytes, {expected:?} expected");
+            }
         }
-        assert!(read_file(dir.join("missing").to_str().unwrap()).is_err());
+        assert!(read_file(dir.join("missing").to_str().unwrap(), None).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
