@@ -19,19 +19,20 @@ fn main() {
 /// of it, since the kernel maps 64 KiB around each page faulted on. Each function is compiled
 /// into its own `.text.<symbol>` section (`.text.unlikely.<symbol>` if cold). The script adds
 /// two output sections before `.text` (INSERT) and leaves the linker's default layout otherwise:
-/// the hot functions, with the C runtime's start-up code that `dlopen` runs, and the PLT, which
-/// every thread-local access goes through (`__tls_get_addr`) and which would otherwise sit alone
-/// at the far end of the code.
+/// the PLT, which every thread-local access goes through (`__tls_get_addr`) and which would
+/// otherwise sit alone at the far end of the code, right before the hot functions (those of a
+/// first instance creation first: see hot-text.txt), with the C runtime's start-up code that
+/// `dlopen` runs.
 fn hot_text() {
     println!("cargo:rerun-if-changed=hot-text.txt");
     let list = std::fs::read_to_string("hot-text.txt").expect("loader/hot-text.txt (see `cargo xtask hot-text`)");
-    let mut script = String::from("SECTIONS\n{\n  .text.hot :\n  {\n    *crtbegin*.o(.text .text.*)\n");
+    let mut script = String::from("SECTIONS\n{\n  .plt : { *(.plt) }\n  .text.hot :\n  {\n    *crtbegin*.o(.text .text.*)\n");
     for pattern in list.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
         // LLVM puts functions marked #[cold] (allocation growth, one-time initialisation) in
         // `.text.unlikely.<symbol>`; some of them run every time all the same.
         script.push_str(&format!("    *(.text.{pattern} .text.unlikely.{pattern})\n"));
     }
-    script.push_str("  }\n  .plt : { *(.plt) }\n}\nINSERT BEFORE .text;\n");
+    script.push_str("  }\n}\nINSERT BEFORE .text;\n");
     let path = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("hot-text.ld");
     std::fs::write(&path, script).expect("write the linker script into OUT_DIR");
     println!("cargo:rustc-cdylib-link-arg=-Wl,-T,{}", path.display());

@@ -52,9 +52,17 @@ pub fn wanted(level: Level) -> bool {
 macro_rules! log {
     ($level:expr, $($format:tt)*) => {
         if $crate::log::wanted($level) {
-            $crate::log::log($level, &format!($($format)*));
+            $crate::log::out_of_line(|| $crate::log::log($level, &format!($($format)*)));
         }
     };
+}
+
+/// Runs `f` in a function of its own, out of the caller's code: `log!` keeps its formatting out
+/// of the hot functions it sits in, which a first `vkCreateInstance` faults in page by page.
+#[cold]
+#[inline(never)]
+pub fn out_of_line(f: impl FnOnce()) {
+    f()
 }
 
 /// Prints a message if its category is enabled; debug messengers listening on this thread hear it

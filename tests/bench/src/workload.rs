@@ -43,7 +43,9 @@ pub fn run(exe: &Path, out_dir: &Path) -> Result<(), String> {
         if group == "draw-pair" {
             command.arg(crate::loaders::system_loader());
         }
-        let out_file = format!("--callgrind-out-file={}", out_dir.join(format!("bench-{i}.callgrind")).display());
+        // `cargo xtask hot-text` lays out the first creation's functions first, by this name.
+        let name = if group == "cold" { "first-creation".to_string() } else { format!("bench-{i}") };
+        let out_file = format!("--callgrind-out-file={}", out_dir.join(format!("{name}.callgrind")).display());
         let valgrind = ["valgrind", "--tool=callgrind", "--demangle=no", &out_file].map(OsStr::new);
         eprintln!("loader-bench workload: child {group} ({}) under callgrind", scenario.name());
         let what = format!("child {group} ({}) under callgrind", scenario.name());
