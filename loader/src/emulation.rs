@@ -320,22 +320,20 @@ pub fn instance_extensions(drivers: &[&CStr]) -> Vec<u16> {
 }
 
 /// The loader's emulating terminators (instance chain), by command id.
-pub fn terminators() -> Vec<(u16, PFN_vkVoidFunction)> {
-    vec![
-        terminator!(vkGetPhysicalDeviceProperties2 => terminator_vkGetPhysicalDeviceProperties2),
-        terminator!(vkGetPhysicalDeviceFeatures2 => terminator_vkGetPhysicalDeviceFeatures2),
-        terminator!(vkGetPhysicalDeviceMemoryProperties2 => terminator_vkGetPhysicalDeviceMemoryProperties2),
-        terminator!(vkGetPhysicalDeviceFormatProperties2 => terminator_vkGetPhysicalDeviceFormatProperties2),
-        terminator!(vkGetPhysicalDeviceImageFormatProperties2 => terminator_vkGetPhysicalDeviceImageFormatProperties2),
-        terminator!(vkGetPhysicalDeviceQueueFamilyProperties2 => terminator_vkGetPhysicalDeviceQueueFamilyProperties2),
-        terminator!(vkGetPhysicalDeviceSparseImageFormatProperties2 => terminator_vkGetPhysicalDeviceSparseImageFormatProperties2),
-        terminator!(vkGetPhysicalDeviceExternalBufferProperties => terminator_vkGetPhysicalDeviceExternalBufferProperties),
-        terminator!(vkGetPhysicalDeviceExternalSemaphoreProperties => terminator_vkGetPhysicalDeviceExternalSemaphoreProperties),
-        terminator!(vkGetPhysicalDeviceExternalFenceProperties => terminator_vkGetPhysicalDeviceExternalFenceProperties),
-        terminator!(vkGetPhysicalDeviceDisplayProperties2KHR => terminator_vkGetPhysicalDeviceDisplayProperties2KHR),
-        terminator!(vkGetPhysicalDeviceDisplayPlaneProperties2KHR => terminator_vkGetPhysicalDeviceDisplayPlaneProperties2KHR),
-        terminator!(vkGetDisplayModeProperties2KHR => terminator_vkGetDisplayModeProperties2KHR),
-        terminator!(vkGetDisplayPlaneCapabilities2KHR => terminator_vkGetDisplayPlaneCapabilities2KHR),
-        terminator!(vkGetPhysicalDeviceToolProperties => terminator_vkGetPhysicalDeviceToolProperties),
-    ]
-}
+pub const TERMINATORS: &[(u16, PFN_vkVoidFunction)] = &[
+    terminator!(vkGetPhysicalDeviceProperties2 => terminator_vkGetPhysicalDeviceProperties2),
+    terminator!(vkGetPhysicalDeviceFeatures2 => terminator_vkGetPhysicalDeviceFeatures2),
+    terminator!(vkGetPhysicalDeviceMemoryProperties2 => terminator_vkGetPhysicalDeviceMemoryProperties2),
+    terminator!(vkGetPhysicalDeviceFormatProperties2 => terminator_vkGetPhysicalDeviceFormatProperties2),
+    terminator!(vkGetPhysicalDeviceImageFormatProperties2 => terminator_vkGetPhysicalDeviceImageFormatProperties2),
+    terminator!(vkGetPhysicalDeviceQueueFamilyProperties2 => terminator_vkGetPhysicalDeviceQueueFamilyProperties2),
+    terminator!(vkGetPhysicalDeviceSparseImageFormatProperties2 => terminator_vkGetPhysicalDeviceSparseImageFormatProperties2),
+    terminator!(vkGetPhysicalDeviceExternalBufferProperties => terminator_vkGetPhysicalDeviceExternalBufferProperties),
+    terminator!(vkGetPhysicalDeviceExternalSemaphoreProperties => terminator_vkGetPhysicalDeviceExternalSemaphoreProperties),
+    terminator!(vkGetPhysicalDeviceExternalFenceProperties => terminator_vkGetPhysicalDeviceExternalFenceProperties),
+    terminator!(vkGetPhysicalDeviceDisplayProperties2KHR => terminator_vkGetPhysicalDeviceDisplayProperties2KHR),
+    terminator!(vkGetPhysicalDeviceDisplayPlaneProperties2KHR => terminator_vkGetPhysicalDeviceDisplayPlaneProperties2KHR),
+    terminator!(vkGetDisplayModeProperties2KHR => terminator_vkGetDisplayModeProperties2KHR),
+    terminator!(vkGetDisplayPlaneCapabilities2KHR => terminator_vkGetDisplayPlaneCapabilities2KHR),
+    terminator!(vkGetPhysicalDeviceToolProperties => terminator_vkGetPhysicalDeviceToolProperties),
+];

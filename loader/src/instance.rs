@@ -127,7 +127,7 @@ fn load_drivers(rejected: &mut Vec<Rejected>, direct: Option<DirectDrivers>) -> 
             log!(Level::Driver, "{}: skipped: {why}", found.path);
             continue;
         }
-        let loaded = crate::file_cache::read_file(&found.path)
+        let loaded = crate::file_cache::read_file(&found.path, found.identity)
             .and_then(|text| manifest::parse_driver(&text, &found.path))
             .and_then(|m| driver::load(&found.path, m, &drivers));
         match loaded {
@@ -324,7 +324,7 @@ unsafe fn create_instance(
 
 /// The loader's instance before any driver: its first word points to its terminators.
 pub(crate) fn new_instance(creation_callbacks: Vec<debug::Callback>) -> Box<Instance> {
-    let table = InstanceDispatch::new(*terminators::instance_terminators());
+    let table = InstanceDispatch::new(terminators::INSTANCE_TERMINATORS);
     crate::unknown::set_terminators(&table.unknown);
     let mut instance = Box::new(Instance {
         dispatch: std::ptr::null(),

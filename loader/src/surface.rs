@@ -491,22 +491,20 @@ unsafe extern "system" fn terminator_vkGetDeviceGroupSurfacePresentModesKHR(
 }
 
 /// The loader-implemented surface terminators (instance chain), by command id.
-pub fn terminators() -> Vec<(u16, PFN_vkVoidFunction)> {
-    vec![
-        terminator!(vkCreateXcbSurfaceKHR => terminator_vkCreateXcbSurfaceKHR),
-        terminator!(vkCreateXlibSurfaceKHR => terminator_vkCreateXlibSurfaceKHR),
-        terminator!(vkCreateWaylandSurfaceKHR => terminator_vkCreateWaylandSurfaceKHR),
-        terminator!(vkCreateHeadlessSurfaceEXT => terminator_vkCreateHeadlessSurfaceEXT),
-        terminator!(vkCreateDisplayPlaneSurfaceKHR => terminator_vkCreateDisplayPlaneSurfaceKHR),
-        terminator!(vkDestroySurfaceKHR => terminator_vkDestroySurfaceKHR),
-        terminator!(vkGetPhysicalDeviceSurfaceSupportKHR => terminator_vkGetPhysicalDeviceSurfaceSupportKHR),
-        terminator!(vkGetPhysicalDeviceSurfaceCapabilitiesKHR => terminator_vkGetPhysicalDeviceSurfaceCapabilitiesKHR),
-        terminator!(vkGetPhysicalDeviceSurfaceFormatsKHR => terminator_vkGetPhysicalDeviceSurfaceFormatsKHR),
-        terminator!(vkGetPhysicalDeviceSurfacePresentModesKHR => terminator_vkGetPhysicalDeviceSurfacePresentModesKHR),
-        terminator!(vkGetPhysicalDevicePresentRectanglesKHR => terminator_vkGetPhysicalDevicePresentRectanglesKHR),
-        terminator!(vkGetPhysicalDeviceSurfaceCapabilities2EXT => terminator_vkGetPhysicalDeviceSurfaceCapabilities2EXT),
-        terminator!(vkGetPhysicalDeviceSurfacePresentModes2EXT => terminator_vkGetPhysicalDeviceSurfacePresentModes2EXT),
-        terminator!(vkGetPhysicalDeviceSurfaceCapabilities2KHR => terminator_vkGetPhysicalDeviceSurfaceCapabilities2KHR),
-        terminator!(vkGetPhysicalDeviceSurfaceFormats2KHR => terminator_vkGetPhysicalDeviceSurfaceFormats2KHR),
-    ]
-}
+pub const TERMINATORS: &[(u16, PFN_vkVoidFunction)] = &[
+    terminator!(vkCreateXcbSurfaceKHR => terminator_vkCreateXcbSurfaceKHR),
+    terminator!(vkCreateXlibSurfaceKHR => terminator_vkCreateXlibSurfaceKHR),
+    terminator!(vkCreateWaylandSurfaceKHR => terminator_vkCreateWaylandSurfaceKHR),
+    terminator!(vkCreateHeadlessSurfaceEXT => terminator_vkCreateHeadlessSurfaceEXT),
+    terminator!(vkCreateDisplayPlaneSurfaceKHR => terminator_vkCreateDisplayPlaneSurfaceKHR),
+    terminator!(vkDestroySurfaceKHR => terminator_vkDestroySurfaceKHR),
+    terminator!(vkGetPhysicalDeviceSurfaceSupportKHR => terminator_vkGetPhysicalDeviceSurfaceSupportKHR),
+    terminator!(vkGetPhysicalDeviceSurfaceCapabilitiesKHR => terminator_vkGetPhysicalDeviceSurfaceCapabilitiesKHR),
+    terminator!(vkGetPhysicalDeviceSurfaceFormatsKHR => terminator_vkGetPhysicalDeviceSurfaceFormatsKHR),
+    terminator!(vkGetPhysicalDeviceSurfacePresentModesKHR => terminator_vkGetPhysicalDeviceSurfacePresentModesKHR),
+    terminator!(vkGetPhysicalDevicePresentRectanglesKHR => terminator_vkGetPhysicalDevicePresentRectanglesKHR),
+    terminator!(vkGetPhysicalDeviceSurfaceCapabilities2EXT => terminator_vkGetPhysicalDeviceSurfaceCapabilities2EXT),
+    terminator!(vkGetPhysicalDeviceSurfacePresentModes2EXT => terminator_vkGetPhysicalDeviceSurfacePresentModes2EXT),
+    terminator!(vkGetPhysicalDeviceSurfaceCapabilities2KHR => terminator_vkGetPhysicalDeviceSurfaceCapabilities2KHR),
+    terminator!(vkGetPhysicalDeviceSurfaceFormats2KHR => terminator_vkGetPhysicalDeviceSurfaceFormats2KHR),
+];
