@@ -3,7 +3,7 @@
 //! de-duplicated list of manifest files, each with the reason it was kept or skipped.
 
 use crate::log::Level;
-use crate::platform;
+use crate::platform::{self, FileIdentity};
 
 /// A manifest file and why discovery kept it or left it out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -11,6 +11,9 @@ pub struct Found {
     pub path: String,
     /// `None` when the manifest is to be used; else why it is skipped (a filter matched).
     pub skipped: Option<String>,
+    /// The file's identity when discovery has just stat'ed it (a path named in a variable), which
+    /// spares reading it another `stat`.
+    pub identity: Option<FileIdentity>,
 }
 
 /// The directories searched for `<dir>/vulkan/<kind>` (kind `icd.d`, `explicit_layer.d`, ...),
@@ -57,15 +60,26 @@ fn json_files(dir: &str) -> Vec<String> {
         .collect()
 }
 
-/// A colon list of files or directories, expanded to manifest files.
-fn expand(list: &str) -> Vec<String> {
-    split_paths(list).flat_map(|p| if platform::is_dir(&p) { json_files(&p) } else { vec![p] }).collect()
+/// A colon list of files or directories, expanded to manifest files, each with its identity when
+/// it was named in the list (the `stat` that told it from a directory).
+fn expand(list: &str) -> Vec<(String, Option<FileIdentity>)> {
+    split_paths(list)
+        .flat_map(|p| match platform::file_identity(&p) {
+            Some(id) if id.is_dir => json_files(&p).into_iter().map(|f| (f, None)).collect(),
+            identity => vec![(p, identity)],
+        })
+        .collect()
+}
+
+/// `expand` without the identities.
+fn expand_paths(list: &str) -> Vec<String> {
+    expand(list).into_iter().map(|(path, _)| path).collect()
 }
 
 /// Driver manifests, in the order drivers are loaded.
 pub fn driver_manifests() -> Vec<Found> {
     let replacement = platform::env("VK_DRIVER_FILES").or_else(|| platform::env("VK_ICD_FILENAMES"));
-    let paths: Vec<String> = match replacement {
+    let paths: Vec<(String, Option<FileIdentity>)> = match replacement {
         Some(list) => {
             log!(Level::Driver, "driver manifests from VK_DRIVER_FILES/VK_ICD_FILENAMES: {list}");
             expand(&list)
@@ -75,7 +89,7 @@ pub fn driver_manifests() -> Vec<Found> {
             let dirs = search_dirs("icd.d");
             log!(Level::Driver, "searching for driver manifests in {}", dirs.join(":"));
             for dir in dirs {
-                paths.extend(json_files(&dir));
+                paths.extend(json_files(&dir).into_iter().map(|f| (f, None)));
             }
             paths
         }
@@ -83,7 +97,7 @@ pub fn driver_manifests() -> Vec<Found> {
     let select = patterns("VK_LOADER_DRIVERS_SELECT");
     let disable = patterns("VK_LOADER_DRIVERS_DISABLE");
     let mut found: Vec<Found> = Vec::new();
-    for path in paths {
+    for (path, identity) in paths {
         if found.iter().any(|f| f.path == path) {
             continue;
         }
@@ -97,7 +111,7 @@ pub fn driver_manifests() -> Vec<Found> {
             None
         };
         log!(Level::Driver, "found driver manifest {path}");
-        found.push(Found { path, skipped });
+        found.push(Found { path, skipped, identity });
     }
     found
 }
@@ -118,13 +132,13 @@ pub fn layer_manifests(implicit: bool, override_paths: &[String]) -> Vec<String>
         if replacement.is_some() {
             crate::log::log(crate::log::Level::Layer, "VK_LAYER_PATH ignored: the override layer's override_paths take priority");
         }
-        let mut paths = platform::env(add).map(|l| expand(&l)).unwrap_or_default();
-        paths.extend(override_paths.iter().flat_map(|p| expand(p)));
+        let mut paths = platform::env(add).map(|l| expand_paths(&l)).unwrap_or_default();
+        paths.extend(override_paths.iter().flat_map(|p| expand_paths(p)));
         paths
     } else if let Some(list) = replacement {
-        expand(&list)
+        expand_paths(&list)
     } else {
-        let mut paths = platform::env(add).map(|l| expand(&l)).unwrap_or_default();
+        let mut paths = platform::env(add).map(|l| expand_paths(&l)).unwrap_or_default();
         for dir in search_dirs(kind) {
             paths.extend(json_files(&dir));
         }

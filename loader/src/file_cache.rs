@@ -39,9 +39,10 @@ fn cached<T, E>(cache: &Cache<T>, path: &str, identity: Option<FileIdentity>, lo
     Ok(value)
 }
 
-/// A file's whole content (see `platform::read_file`).
-pub fn read_file(path: &str) -> Result<Arc<Vec<u8>>, String> {
-    let identity = platform::file_identity(path);
+/// A file's whole content (see `platform::read_file`); `known` is its identity if the caller has
+/// just stat'ed it.
+pub fn read_file(path: &str, known: Option<FileIdentity>) -> Result<Arc<Vec<u8>>, String> {
+    let identity = known.or_else(|| platform::file_identity(path));
     cached(&FILES, path, identity, || platform::read_file(path, identity.map(|id| id.size)))
 }
 
