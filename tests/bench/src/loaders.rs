@@ -22,8 +22,10 @@ pub const PASS_THROUGH_LAYER: &str = "libvk_test_layer.so";
 const OVERHEAD_RESOLUTION_NS: f64 = 0.05;
 /// ...and through layers, where the chain costs tens of nanoseconds, neither are 2% of it.
 const OVERHEAD_RELATIVE_RESOLUTION: f64 = 0.02;
-/// Fresh processes per loader for the first (cold) creation; the median is reported.
-const COLD_PROCESSES: usize = 31;
+/// Fresh processes per loader for the first (cold) creation, alternating loaders; the median is
+/// reported. Each is a few hundred microseconds that vary by a tenth from one process to the next
+/// on a shared machine: with 31, the ratio moved by 0.1 between runs; with 201, by some 0.02.
+const COLD_PROCESSES: usize = 201;
 /// Fresh processes per loader for resident memory, which varies by some 100 KiB from one to the
 /// next (where address randomisation puts the libraries against the kernel's fault-around
 /// windows); the median is reported.
