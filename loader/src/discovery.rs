@@ -3,7 +3,7 @@
 //! de-duplicated list of manifest files, each with the reason it was kept or skipped.
 
 use crate::log::Level;
-use crate::platform::{self, FileIdentity};
+use crate::platform;
 
 /// A manifest file and why discovery kept it or left it out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -11,16 +11,13 @@ pub struct Found {
     pub path: String,
     /// `None` when the manifest is to be used; else why it is skipped (a filter matched).
     pub skipped: Option<String>,
-    /// The file's identity when discovery has just stat'ed it (a path named in a variable), which
-    /// spares reading it another `stat`.
-    pub identity: Option<FileIdentity>,
 }
 
 /// The directories searched for `<dir>/vulkan/<kind>` (kind `icd.d`, `explicit_layer.d`, ...),
 /// in order, without duplicates.
 pub fn search_dirs(kind: &str) -> Vec<String> {
-    let elevated = platform::is_elevated();
-    let home = if elevated { None } else { platform::env("HOME") };
+    // Unset in elevated processes (secure_getenv), as are the XDG variables.
+    let home = platform::env("HOME");
     let mut bases: Vec<String> = Vec::new();
     match platform::env("XDG_CONFIG_HOME") {
         Some(dir) => bases.push(dir),
@@ -52,7 +49,7 @@ fn split_paths(list: &str) -> impl Iterator<Item = String> + '_ {
 
 /// The `*.json` files of a directory, sorted by name.
 fn json_files(dir: &str) -> Vec<String> {
-    crate::file_cache::list_dir(dir)
+    platform::list_dir(dir)
         .unwrap_or_default()
         .iter()
         .filter(|n| n.ends_with(".json"))
@@ -60,26 +57,17 @@ fn json_files(dir: &str) -> Vec<String> {
         .collect()
 }
 
-/// A colon list of files or directories, expanded to manifest files, each with its identity when
-/// it was named in the list (the `stat` that told it from a directory).
-fn expand(list: &str) -> Vec<(String, Option<FileIdentity>)> {
-    split_paths(list)
-        .flat_map(|p| match platform::file_identity(&p) {
-            Some(id) if id.is_dir => json_files(&p).into_iter().map(|f| (f, None)).collect(),
-            identity => vec![(p, identity)],
-        })
-        .collect()
-}
-
-/// `expand` without the identities.
-fn expand_paths(list: &str) -> Vec<String> {
-    expand(list).into_iter().map(|(path, _)| path).collect()
+/// A colon list of files or directories, expanded to manifest files. As for the Khronos loader,
+/// an entry ending in `.json` is a file and anything else a directory: no `stat` decides, so an
+/// interposer that serves paths the kernel does not know is asked through `fopen` and `opendir`.
+fn expand(list: &str) -> Vec<String> {
+    split_paths(list).flat_map(|p| if p.ends_with(".json") { vec![p] } else { json_files(&p) }).collect()
 }
 
 /// Driver manifests, in the order drivers are loaded.
 pub fn driver_manifests() -> Vec<Found> {
     let replacement = platform::env("VK_DRIVER_FILES").or_else(|| platform::env("VK_ICD_FILENAMES"));
-    let paths: Vec<(String, Option<FileIdentity>)> = match replacement {
+    let paths: Vec<String> = match replacement {
         Some(list) => {
             log!(Level::Driver, "driver manifests from VK_DRIVER_FILES/VK_ICD_FILENAMES: {list}");
             expand(&list)
@@ -89,7 +77,7 @@ pub fn driver_manifests() -> Vec<Found> {
             let dirs = search_dirs("icd.d");
             log!(Level::Driver, "searching for driver manifests in {}", dirs.join(":"));
             for dir in dirs {
-                paths.extend(json_files(&dir).into_iter().map(|f| (f, None)));
+                paths.extend(json_files(&dir));
             }
             paths
         }
@@ -97,7 +85,7 @@ pub fn driver_manifests() -> Vec<Found> {
     let select = patterns("VK_LOADER_DRIVERS_SELECT");
     let disable = patterns("VK_LOADER_DRIVERS_DISABLE");
     let mut found: Vec<Found> = Vec::new();
-    for (path, identity) in paths {
+    for path in paths {
         if found.iter().any(|f| f.path == path) {
             continue;
         }
@@ -111,7 +99,7 @@ pub fn driver_manifests() -> Vec<Found> {
             None
         };
         log!(Level::Driver, "found driver manifest {path}");
-        found.push(Found { path, skipped, identity });
+        found.push(Found { path, skipped });
     }
     found
 }
@@ -132,13 +120,13 @@ pub fn layer_manifests(implicit: bool, override_paths: &[String]) -> Vec<String>
         if replacement.is_some() {
             crate::log::log(crate::log::Level::Layer, "VK_LAYER_PATH ignored: the override layer's override_paths take priority");
         }
-        let mut paths = platform::env(add).map(|l| expand_paths(&l)).unwrap_or_default();
-        paths.extend(override_paths.iter().flat_map(|p| expand_paths(p)));
+        let mut paths = platform::env(add).map(|l| expand(&l)).unwrap_or_default();
+        paths.extend(override_paths.iter().flat_map(|p| expand(p)));
         paths
     } else if let Some(list) = replacement {
-        expand_paths(&list)
+        expand(&list)
     } else {
-        let mut paths = platform::env(add).map(|l| expand_paths(&l)).unwrap_or_default();
+        let mut paths = platform::env(add).map(|l| expand(&l)).unwrap_or_default();
         for dir in search_dirs(kind) {
             paths.extend(json_files(&dir));
         }

@@ -66,9 +66,11 @@ pub fn check_bytes(h: &[u8], file_size: u64) -> ElfCheck {
 }
 
 /// The first 64 bytes of the file and its size (this runs before the first dlopen of every
-/// driver and layer: four syscalls).
+/// driver and layer).
 fn read_header(path: &str) -> Result<(Vec<u8>, u64), String> {
-    crate::platform::read_head(path, 64)
+    let mut file = crate::platform::OpenFile::open(path)?;
+    let size = file.identity()?.size;
+    Ok((file.read(64, Some(64))?, size))
 }
 
 #[cfg(test)]

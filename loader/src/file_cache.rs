@@ -1,12 +1,13 @@
-//! Manifest files and manifest directories as last read, reused while `stat` says they have not
-//! changed (same device, inode, size and modification time): every `vkCreateInstance` and
-//! `vkEnumerateInstance*` call still looks at the file system, so a new, changed or removed
-//! manifest is seen by the next call, but an unchanged one costs one `stat` instead of an open,
-//! reads and a close (a directory: one `stat` instead of opendir, getdents and closedir).
+//! Manifest files as last parsed, reused while the open file says it has not changed (same
+//! device, inode, size and modification time, from `fstat` on the file `fopen` opened): every
+//! `vkCreateInstance` and `vkEnumerateInstance*` call still opens each manifest, so a new,
+//! changed or removed one is seen by the next call, and a tool that interposes `fopen` sees every
+//! file the loader reads; an unchanged one costs an open, an `fstat` and a close instead of a read
+//! and a parse.
 //!
-//! The limit of this: a file rewritten in place to exactly the same size within one tick of the
-//! file system's timestamp clock (a few milliseconds on ext4) keeps its identity and is not
-//! noticed; replacing a file (a new inode, as package managers do) always is.
+//! A file changed twice within one tick of the file system's clock keeps its identity, so content
+//! is remembered only once its modification time is two seconds in the past
+//! (`FileIdentity::is_settled`); until then the file is read and parsed on every call.
 //!
 //! The caches live as long as the process, so they are allocated from the system, never from an
 //! application's `VkAllocationCallbacks` (see host_alloc). They are ordered maps: a hash map's
@@ -16,39 +17,88 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use crate::host_alloc::with_system_allocator;
-use crate::platform::{self, FileIdentity};
+use crate::platform::{FileIdentity, OpenFile};
 
-type Cache<T> = Mutex<Option<BTreeMap<String, (FileIdentity, Arc<T>)>>>;
+/// What `parse` made of each file, by key (the path, and whatever else changes the parse), with
+/// the identity of the file it was made from.
+pub struct ParseCache<K, T> {
+    entries: Mutex<Option<BTreeMap<K, Entry<T>>>>,
+}
 
-static FILES: Cache<Vec<u8>> = Mutex::new(None);
-static DIRS: Cache<Vec<String>> = Mutex::new(None);
+/// A parse and the identity of the file it was made from.
+type Entry<T> = (FileIdentity, Arc<T>);
 
-/// The cached value for `path` if its identity is still `identity`, else `load`'s, remembered.
-fn cached<T, E>(cache: &Cache<T>, path: &str, identity: Option<FileIdentity>, load: impl FnOnce() -> Result<T, E>) -> Result<Arc<T>, E> {
-    if let (Some(id), Ok(guard)) = (identity, cache.lock()) {
-        if let Some((cached_id, value)) = guard.as_ref().and_then(|m| m.get(path)) {
-            if *cached_id == id {
-                return Ok(value.clone());
+impl<K: Ord + Clone, T> ParseCache<K, T> {
+    pub const fn new() -> Self {
+        ParseCache { entries: Mutex::new(None) }
+    }
+
+    /// `parse` of the file at `path`, from the cache when the file is unchanged. `key` must be
+    /// built from the system allocator's memory if it is to outlive an application's scope, so
+    /// the cache clones it there.
+    pub fn get(&self, key: &K, path: &str, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
+        let mut file = OpenFile::open(path)?;
+        let identity = file.identity().ok();
+        if let (Some(id), Ok(guard)) = (identity, self.entries.lock()) {
+            if let Some((cached_id, value)) = guard.as_ref().and_then(|m| m.get(key)) {
+                if *cached_id == id {
+                    return Ok(value.clone());
+                }
             }
         }
+        let text = file.read_to_end(identity.map(|id| id.size))?;
+        drop(file);
+        let Some(id) = identity.filter(FileIdentity::is_settled) else {
+            return Ok(Arc::new(parse(&text)));
+        };
+        let value = with_system_allocator(|| Arc::new(parse(&text)));
+        if let Ok(mut guard) = self.entries.lock() {
+            with_system_allocator(|| guard.get_or_insert_with(BTreeMap::new).insert(key.clone(), (id, value.clone())));
+        }
+        Ok(value)
     }
-    let value = with_system_allocator(|| load().map(Arc::new))?;
-    if let (Some(id), Ok(mut guard)) = (identity, cache.lock()) {
-        with_system_allocator(|| guard.get_or_insert_with(BTreeMap::new).insert(path.to_string(), (id, value.clone())));
-    }
-    Ok(value)
 }
 
-/// A file's whole content (see `platform::read_file`); `known` is its identity if the caller has
-/// just stat'ed it.
-pub fn read_file(path: &str, known: Option<FileIdentity>) -> Result<Arc<Vec<u8>>, String> {
-    let identity = known.or_else(|| platform::file_identity(path));
-    cached(&FILES, path, identity, || platform::read_file(path, identity.map(|id| id.size)))
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::time::{Duration, SystemTime};
 
-/// A directory's entry names, sorted (see `platform::list_dir`); `None` if it cannot be opened.
-pub fn list_dir(path: &str) -> Option<Arc<Vec<String>>> {
-    // A directory that cannot be stat'ed cannot be opened either: one failed `stat`, no `opendir`.
-    let identity = platform::file_identity(path)?;
-    cached(&DIRS, path, Some(identity), || platform::list_dir(path).ok_or(())).ok()
+    #[test]
+    fn only_settled_files_are_remembered() {
+        let path = std::env::temp_dir().join(format!("loader-parse-cache-{}", std::process::id()));
+        let set_modified = |when: SystemTime| std::fs::File::options().write(true).open(&path).unwrap().set_modified(when).unwrap();
+        let cache = ParseCache::<String, Vec<u8>>::new();
+        let parses = Cell::new(0);
+        let get = || {
+            let key = "k".to_string();
+            cache.get(&key, path.to_str().unwrap(), |text| {
+                parses.set(parses.get() + 1);
+                text.to_vec()
+            })
+        };
+
+        // Rewritten in place at the same size with its modification time put back: the same
+        // identity, as a second write within one clock tick would leave it. Just written, so
+        // not remembered: the new content is seen.
+        std::fs::write(&path, b"aaaa").unwrap();
+        let written = std::fs::metadata(&path).unwrap().modified().unwrap();
+        assert_eq!(*get().unwrap(), b"aaaa");
+        std::fs::write(&path, b"bbbb").unwrap();
+        set_modified(written);
+        assert_eq!(*get().unwrap(), b"bbbb");
+        assert_eq!(parses.get(), 2);
+
+        // Settled (modified a minute ago): parsed once, then remembered while unchanged.
+        set_modified(SystemTime::now() - Duration::from_secs(60));
+        assert_eq!(*get().unwrap(), b"bbbb");
+        assert_eq!(*get().unwrap(), b"bbbb");
+        assert_eq!(parses.get(), 3);
+        std::fs::write(&path, b"cccc").unwrap();
+        assert_eq!(*get().unwrap(), b"cccc", "a change gives the file a new modification time");
+
+        std::fs::remove_file(&path).unwrap();
+        assert!(get().is_err());
+    }
 }

@@ -127,8 +127,7 @@ fn load_drivers(rejected: &mut Vec<Rejected>, direct: Option<DirectDrivers>) -> 
             log!(Level::Driver, "{}: skipped: {why}", found.path);
             continue;
         }
-        let loaded = crate::file_cache::read_file(&found.path, found.identity)
-            .and_then(|text| manifest::parse_driver(&text, &found.path))
+        let loaded = manifest::read_driver(&found.path)
             .and_then(|m| driver::load(&found.path, m, &drivers));
         match loaded {
             Ok(Loaded::Driver(d)) => drivers.push(Arc::new(d)),
@@ -181,7 +180,7 @@ fn all_instance_extensions(per_driver: &[Vec<VkExtensionProperties>]) -> Vec<VkE
         let extension = &vk_generated::EXTENSIONS[id as usize];
         extension_properties(extension.name(), extension.spec_version)
     });
-    let filter = crate::platform::env("VK_LOADER_DISABLE_INST_EXT_FILTER").is_none();
+    let filter = crate::platform::plain_env("VK_LOADER_DISABLE_INST_EXT_FILTER").is_none();
     let known = |p: &VkExtensionProperties| !filter || vk_generated::lookup::extension(name_of(p).to_bytes()).is_some();
     for props in per_driver.iter().flatten().copied().filter(known).chain(from_loader) {
         match all.iter_mut().find(|p| name_of(p) == name_of(&props)) {

@@ -217,6 +217,18 @@ pub struct Activation {
 #[derive(Debug, PartialEq, Eq)]
 pub struct Missing(pub String);
 
+/// The process environment as activation reads it, as the Khronos loader does: the
+/// `VK_LOADER_LAYERS_*` filters through `secure_getenv` (ignored by elevated processes);
+/// `VK_INSTANCE_LAYERS` and the layers' own enable and disable variables, which only choose among
+/// the layers the secure search found, through `getenv`.
+pub fn process_env(name: &str) -> Option<String> {
+    if name.starts_with("VK_LOADER_LAYERS_") {
+        crate::platform::env(name)
+    } else {
+        crate::platform::plain_env(name)
+    }
+}
+
 /// Chooses the layers. `catalog` is validated (see [`validate_catalog`]); `app` is
 /// `ppEnabledLayerNames`; `exe` the executable's path for the override layer's `app_keys`.
 pub fn activate(

@@ -3,9 +3,7 @@
 //! paths applied.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::ffi::c_char;
-use std::sync::Mutex;
 
 use vk_generated::types::VkLayerProperties;
 
@@ -13,39 +11,18 @@ use crate::discovery;
 use crate::layer::validate_catalog;
 use crate::layer_manifest::{self, LayerManifest, ParsedFile, OVERRIDE_LAYER_NAME};
 use crate::log::{self, Level};
-use crate::platform::{self, FileIdentity};
+use crate::file_cache::ParseCache;
 
-/// Parsed manifests by path, with the identity (`platform::file_identity`) of the file they were
-/// parsed from: a file that has not changed is not read again (one `stat` instead of open, read
-/// and parse: what makes instance creation with many manifests present cheap).
-type ParseCache = BTreeMap<(String, bool), (FileIdentity, Result<ParsedFile, String>)>;
-
-static CACHE: Mutex<Option<ParseCache>> = Mutex::new(None);
+/// Layer manifests as last parsed, by path and kind (see file_cache): an unchanged file is not
+/// read again, which makes instance creation with many manifests present cheap.
+static PARSED: ParseCache<(String, bool), Result<ParsedFile, String>> = ParseCache::new();
 
 /// A manifest file parsed, from the cache when the file is unchanged.
 fn parse(path: &str, implicit: bool) -> Result<ParsedFile, String> {
-    let identity = platform::file_identity(path);
-    let key = (path.to_string(), implicit);
-    if let Some(id) = identity {
-        if let Ok(cache) = CACHE.lock() {
-            if let Some((cached_id, parsed)) = cache.as_ref().and_then(|c| c.get(&key)) {
-                if *cached_id == id {
-                    return parsed.clone();
-                }
-            }
-        }
-    }
-    let parsed = platform::read_file(path, identity.map(|id| id.size))
-        .map_err(|e| format!("{path}: {e}"))
-        .and_then(|text| layer_manifest::parse_layers(&text, path, implicit));
-    if let (Some(id), Ok(mut cache)) = (identity, CACHE.lock()) {
-        // Process-lifetime memory: never from an application's allocation callbacks.
-        // The key too: built here, not from the `key` above (allocated in the caller's scope).
-        crate::host_alloc::with_system_allocator(|| {
-            cache.get_or_insert_with(BTreeMap::new).insert((path.to_string(), implicit), (id, parsed.clone()))
-        });
-    }
-    parsed
+    let parsed = PARSED
+        .get(&(path.to_string(), implicit), path, |text| layer_manifest::parse_layers(text, path, implicit))
+        .map_err(|e| format!("{path}: {e}"))?;
+    (*parsed).clone()
 }
 
 /// Reads the manifests of one kind, in search order.

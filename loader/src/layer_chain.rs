@@ -104,7 +104,7 @@ impl InstanceLayers {
 /// manifests) when no layer is on. A requested layer that is missing or fails to load is
 /// `VK_ERROR_LAYER_NOT_PRESENT` with the reason on stderr; a failing implicit layer is skipped.
 pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
-    let named = !app.is_empty() || platform::env("VK_INSTANCE_LAYERS").is_some() || platform::env("VK_LOADER_LAYERS_ENABLE").is_some();
+    let named = !app.is_empty() || platform::plain_env("VK_INSTANCE_LAYERS").is_some() || platform::env("VK_LOADER_LAYERS_ENABLE").is_some();
     let catalog = layer_catalog::load(named);
     if catalog.is_empty() && !named {
         return Ok(Vec::new());
@@ -119,11 +119,11 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
             }
         }
     }
-    if let Some(list) = platform::env("VK_INSTANCE_LAYERS") {
+    if let Some(list) = platform::plain_env("VK_INSTANCE_LAYERS") {
         // The Khronos loader's words, which scripts and vulkaninfo users know.
         log!(Level::Warn, "env var 'VK_INSTANCE_LAYERS' defined and adding layers \"{list}\"");
     }
-    let getenv = |name: &str| platform::env(name);
+    let getenv = layer::process_env;
     let has_override = catalog.iter().any(|l| l.name == crate::layer_manifest::OVERRIDE_LAYER_NAME);
     let exe = if has_override { layer_catalog::executable_path() } else { None };
     let activation = match layer::activate(&catalog, &app_names, &getenv, exe.as_deref()) {

@@ -10,7 +10,6 @@ use crate::instance::extension_properties;
 use crate::layer::{self, Reason};
 use crate::layer_catalog;
 use crate::layer_manifest::{LayerExtension, LayerManifest};
-use crate::platform;
 
 fn to_properties(list: &[LayerExtension]) -> Vec<VkExtensionProperties> {
     let mut out: Vec<VkExtensionProperties> = Vec::new();
@@ -55,7 +54,7 @@ pub fn implicit_instance_extensions() -> Vec<VkExtensionProperties> {
     if catalog.is_empty() {
         return Vec::new();
     }
-    let getenv = |name: &str| platform::env(name);
+    let getenv = layer::process_env;
     let exe = layer_catalog::executable_path();
     let Ok(active) = layer::activate(&catalog, &[], &getenv, exe.as_deref()) else { return Vec::new() };
     let mut list = Vec::new();

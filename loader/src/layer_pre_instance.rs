@@ -14,7 +14,7 @@ use crate::layer_catalog;
 use crate::layer_load;
 use crate::layer_manifest::{LayerManifest, PreInstanceFunctions};
 use crate::log::Level;
-use crate::platform::{self, Library};
+use crate::platform::Library;
 
 /// The enabled implicit layers' interceptors for one command, opened, top of the chain first.
 fn interceptors(pick: fn(&PreInstanceFunctions) -> &Option<String>) -> Vec<(std::sync::Arc<Library>, unsafe extern "system" fn())> {
@@ -23,7 +23,7 @@ fn interceptors(pick: fn(&PreInstanceFunctions) -> &Option<String>) -> Vec<(std:
     if candidates.is_empty() {
         return Vec::new();
     }
-    let getenv = |name: &str| platform::env(name);
+    let getenv = layer::process_env;
     let exe = layer_catalog::executable_path();
     let Ok(active) = layer::activate(&catalog, &[], &getenv, exe.as_deref()) else { return Vec::new() };
     let mut out = Vec::new();

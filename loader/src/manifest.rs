@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use crate::file_cache::ParseCache;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DriverManifest {
     /// The path as it should be handed to dlopen: absolute, relative to the manifest resolved, or a
@@ -12,6 +14,15 @@ pub struct DriverManifest {
     /// `32` or `64` where the manifest says.
     pub library_arch: Option<String>,
     pub is_portability_driver: bool,
+}
+
+/// Driver manifests as last parsed (see file_cache).
+static PARSED: ParseCache<String, Result<DriverManifest, String>> = ParseCache::new();
+
+/// Reads and parses a driver manifest, or reuses its last parse when the file is unchanged.
+pub fn read_driver(path: &str) -> Result<DriverManifest, String> {
+    let parsed = PARSED.get(&path.to_string(), path, |text| parse_driver(text, path))?;
+    (*parsed).clone()
 }
 
 /// Parses a driver manifest's text; `manifest_path` resolves relative library paths.

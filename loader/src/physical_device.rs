@@ -100,7 +100,7 @@ pub fn enumerate(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
             devices.push(device);
         }
     }
-    if platform::env("VK_LOADER_DISABLE_SELECT").is_none() {
+    if platform::plain_env("VK_LOADER_DISABLE_SELECT").is_none() {
         sort(&mut devices, &instance.drivers);
     }
     devices
@@ -167,7 +167,7 @@ fn instance_table_of(instance: &Instance) -> *const vk_generated::InstanceDispat
 /// Linux order: the `VK_LOADER_DEVICE_SELECT` device first, then discrete > integrated > virtual
 /// > other > cpu, then PCI domain/bus/device/function where known; ties keep driver order.
 fn sort(devices: &mut [Box<PhysicalDevice>], drivers: &[DriverInstance]) {
-    let selected = platform::env("VK_LOADER_DEVICE_SELECT").and_then(|v| {
+    let selected = platform::plain_env("VK_LOADER_DEVICE_SELECT").and_then(|v| {
         let (vendor, device) = v.split_once(':')?;
         let parse = |s: &str| u32::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok();
         Some((parse(vendor)?, parse(device)?))

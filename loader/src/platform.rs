@@ -9,8 +9,20 @@ extern "C" {
 }
 
 /// An environment variable, as `secure_getenv` sees it: unset in elevated (setuid) processes.
-/// Empty values count as unset.
+/// For every variable that can make the loader load code (search paths, filters, HOME and the
+/// XDG directories). Empty values count as unset.
 pub fn env(name: &str) -> Option<String> {
+    read_env(name, secure_getenv)
+}
+
+/// An environment variable as `getenv` sees it, elevated processes included: for the variables the
+/// Khronos loader also reads that way (logging, and choices among what the secure search found:
+/// `VK_INSTANCE_LAYERS`, a layer's enable/disable variable, device selection). Empty counts as unset.
+pub fn plain_env(name: &str) -> Option<String> {
+    read_env(name, libc::getenv)
+}
+
+fn read_env(name: &str, getter: unsafe extern "C" fn(*const c_char) -> *mut c_char) -> Option<String> {
     if name.as_bytes().contains(&0) {
         return None;
     }
@@ -25,7 +37,7 @@ pub fn env(name: &str) -> Option<String> {
         long.as_ptr()
     };
     // SAFETY: `c_name` is NUL-terminated; the returned pointer is read before any other env call.
-    let value = unsafe { secure_getenv(c_name) };
+    let value = unsafe { getter(c_name) };
     if value.is_null() {
         return None;
     }
@@ -33,147 +45,130 @@ pub fn env(name: &str) -> Option<String> {
     (!value.is_empty()).then_some(value)
 }
 
-/// Whether this process runs elevated (AT_SECURE), where path-changing variables are ignored.
-pub fn is_elevated() -> bool {
-    // SAFETY: plain libc query.
-    unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
-}
-
-/// Names of the entries of a directory, sorted (the kernel's order is not deterministic); `None`
-/// if it cannot be opened or read. Read with `getdents64` into a stack buffer: `opendir` would add
-/// an `fstat` and a 32 KiB heap buffer for each directory a first `vkCreateInstance` searches.
+/// Names of the entries of a directory (`.` and `..` left out), sorted: the order `readdir` gives
+/// is not deterministic. `None` if it cannot be opened. Through `opendir`/`readdir`/`closedir`,
+/// never a `stat` first: a path that `stat` cannot see may still be one an interposer serves.
 pub fn list_dir(path: &str) -> Option<Vec<String>> {
     let c_path = CString::new(path).ok()?;
-    // `struct linux_dirent64`: d_ino (8 bytes), d_off (8), d_reclen (2), d_type (1), d_name.
-    const RECLEN_AT: usize = 16;
-    const NAME_AT: usize = 19;
-    // SAFETY: open/getdents64/close; getdents64 writes at most the buffer's length, and the
-    // records are read only within the bytes it returned, each within its own length.
+    // SAFETY: opendir/readdir/closedir on one stream; each entry's name is copied out before the
+    // next readdir call reuses its storage.
     unsafe {
-        let fd = libc::open(c_path.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC);
-        if fd < 0 {
+        let dir = libc::opendir(c_path.as_ptr());
+        if dir.is_null() {
             return None;
         }
-        // 4 KiB, 8-byte aligned like the records.
-        let mut buffer = [0u64; 512];
         let mut names = Vec::new();
-        let listed = loop {
-            let n = libc::syscall(libc::SYS_getdents64, fd, buffer.as_mut_ptr(), std::mem::size_of_val(&buffer));
-            if n <= 0 {
-                break n == 0;
+        loop {
+            let entry = libc::readdir(dir);
+            if entry.is_null() {
+                break;
             }
-            let bytes = std::slice::from_raw_parts(buffer.as_ptr() as *const u8, n as usize);
-            let mut at = 0;
-            while let Some(record) = bytes.get(at..) {
-                let Some(&[low, high]) = record.get(RECLEN_AT..RECLEN_AT + 2) else { break };
-                let length = u16::from_ne_bytes([low, high]) as usize;
-                let Some(name) = record.get(NAME_AT..length).and_then(|n| CStr::from_bytes_until_nul(n).ok()) else { break };
-                if name != c"." && name != c".." {
-                    names.push(name.to_string_lossy().into_owned());
-                }
-                at += length;
+            let name = CStr::from_ptr((*entry).d_name.as_ptr());
+            if name != c"." && name != c".." {
+                names.push(name.to_string_lossy().into_owned());
             }
-        };
-        libc::close(fd);
+        }
+        libc::closedir(dir);
         names.sort();
-        listed.then_some(names)
+        Some(names)
     }
 }
 
-/// What identifies a file's current content without reading it (`stat`): device, inode, size
-/// and modification time; and whether it is a directory.
+/// What identifies a file's current content without reading it: device, inode, size and
+/// modification time, as `fstat` on the open file gives them.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct FileIdentity {
     device: u64,
     inode: u64,
     pub size: u64,
     modified: (i64, i64),
-    pub is_dir: bool,
 }
 
-/// The file's identity; `None` if it cannot be stat'ed.
-pub fn file_identity(path: &str) -> Option<FileIdentity> {
-    let c_path = CString::new(path).ok()?;
-    // SAFETY: stat into a zeroed buffer.
-    unsafe {
-        let mut st: libc::stat = std::mem::zeroed();
-        if libc::stat(c_path.as_ptr(), &mut st) != 0 {
-            return None;
+impl FileIdentity {
+    /// Whether content read now may be remembered under this identity. A file changed again
+    /// within the same tick of the file system's clock keeps its modification time (and, at the
+    /// same size, its identity), so a file modified in the last two seconds is never taken as
+    /// unchanged later (git's "racily clean" rule; two seconds cover FAT's granularity).
+    pub fn is_settled(&self) -> bool {
+        let mut now: libc::timespec = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: clock_gettime writes one timespec.
+        if unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut now) } != 0 {
+            return false;
         }
-        Some(FileIdentity {
-            device: st.st_dev as u64,
-            inode: st.st_ino as u64,
-            size: st.st_size as u64,
-            modified: (st.st_mtime as i64, st.st_mtime_nsec as i64),
-            is_dir: (st.st_mode & libc::S_IFMT) == libc::S_IFDIR,
-        })
+        now.tv_sec.saturating_sub(self.modified.0) > 2
     }
 }
 
-/// The whole content of a file, through `open`/`read`, read straight into the returned vector
-/// (no stdio buffer, no zeroed bounce buffer: manifests are small, and this runs on every first
-/// creation). `expected_len`, the size a `stat` just gave, spares the read that would only see
-/// the end of the file; a file that is not that size is read to its end.
-pub fn read_file(path: &str, expected_len: Option<u64>) -> Result<Vec<u8>, String> {
-    let c_path = CString::new(path).map_err(|_| "path contains NUL".to_string())?;
-    // SAFETY: open/read/close; read writes at most the spare capacity it is given, and the
-    // length grows by exactly what it wrote.
-    unsafe {
-        let fd = libc::open(c_path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
-        if fd < 0 {
+/// A file opened for reading with `fopen`, closed when dropped. Opening first and asking the open
+/// file for its identity (`fstat`) sees the file an interposer redirected the path to.
+pub struct OpenFile {
+    stream: *mut libc::FILE,
+}
+
+impl OpenFile {
+    pub fn open(path: &str) -> Result<OpenFile, String> {
+        let c_path = CString::new(path).map_err(|_| "path contains NUL".to_string())?;
+        // SAFETY: fopen with NUL-terminated path and mode ('e': close on exec).
+        let stream = unsafe { libc::fopen(c_path.as_ptr(), c"rbe".as_ptr()) };
+        if stream.is_null() {
             return Err(std::io::Error::last_os_error().to_string());
         }
-        // One byte more than expected: a read that stops short of the buffer's end at the
-        // expected size has reached the end of the file.
-        let capacity = expected_len.map_or(4096, |n| n as usize + 1).max(64);
-        let mut out: Vec<u8> = Vec::with_capacity(capacity);
-        let result = loop {
-            if out.capacity() == out.len() {
-                out.reserve(out.capacity());
+        Ok(OpenFile { stream })
+    }
+
+    pub fn identity(&self) -> Result<FileIdentity, String> {
+        // SAFETY: fstat on the stream's descriptor into a zeroed buffer.
+        unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            if libc::fstat(libc::fileno(self.stream), &mut st) != 0 {
+                return Err(std::io::Error::last_os_error().to_string());
             }
-            let spare = out.spare_capacity_mut();
-            let wanted = spare.len();
-            match libc::read(fd, spare.as_mut_ptr() as *mut c_void, wanted) {
-                0 => break Ok(out),
-                n if n > 0 => {
-                    out.set_len(out.len() + n as usize);
-                    if (n as usize) < wanted && Some(out.len() as u64) == expected_len {
-                        break Ok(out);
-                    }
+            Ok(FileIdentity {
+                device: st.st_dev as u64,
+                inode: st.st_ino as u64,
+                size: st.st_size as u64,
+                modified: (st.st_mtime as i64, st.st_mtime_nsec as i64),
+            })
+        }
+    }
+
+    /// Up to `limit` bytes from the current position (fewer at the end of the file), read
+    /// straight into the returned vector; `size_hint` (the size `identity` gave) sizes it.
+    pub fn read(&mut self, limit: usize, size_hint: Option<u64>) -> Result<Vec<u8>, String> {
+        let first = size_hint.map_or(4096, |n| n as usize + 1).clamp(1, limit.max(1));
+        let mut out: Vec<u8> = Vec::with_capacity(first);
+        // SAFETY: fread writes at most the spare capacity it is given, and the length grows by
+        // exactly what it wrote.
+        unsafe {
+            while out.len() < limit {
+                if out.capacity() == out.len() {
+                    out.reserve(out.capacity().min(limit - out.len()));
                 }
-                _ => {
-                    let error = std::io::Error::last_os_error();
-                    if error.kind() != std::io::ErrorKind::Interrupted {
-                        break Err(format!("read error: {error}"));
+                let room = limit - out.len();
+                let spare = out.spare_capacity_mut();
+                let wanted = spare.len().min(room);
+                let n = libc::fread(spare.as_mut_ptr() as *mut c_void, 1, wanted, self.stream);
+                out.set_len(out.len() + n);
+                if n < wanted {
+                    if libc::ferror(self.stream) != 0 {
+                        return Err("read error".to_string());
                     }
+                    break;
                 }
             }
-        };
-        libc::close(fd);
-        result
+        }
+        Ok(out)
+    }
+
+    pub fn read_to_end(&mut self, size_hint: Option<u64>) -> Result<Vec<u8>, String> {
+        self.read(usize::MAX, size_hint)
     }
 }
 
-/// The first `len` bytes of a file (fewer if it is shorter) and its size: open, read, fstat, close.
-pub fn read_head(path: &str, len: usize) -> Result<(Vec<u8>, u64), String> {
-    let c_path = CString::new(path).map_err(|_| "path contains NUL".to_string())?;
-    // SAFETY: open/read/fstat/close; read writes at most `len` bytes into a buffer of that capacity.
-    unsafe {
-        let fd = libc::open(c_path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error().to_string());
-        }
-        let mut head: Vec<u8> = Vec::with_capacity(len);
-        let n = libc::read(fd, head.as_mut_ptr() as *mut c_void, len);
-        let mut st: libc::stat = std::mem::zeroed();
-        let result = if n < 0 || libc::fstat(fd, &mut st) != 0 {
-            Err(std::io::Error::last_os_error().to_string())
-        } else {
-            head.set_len(n as usize);
-            Ok((head, st.st_size as u64))
-        };
-        libc::close(fd);
-        result
+impl Drop for OpenFile {
+    fn drop(&mut self) {
+        // SAFETY: the stream came from fopen and is closed once.
+        unsafe { libc::fclose(self.stream) };
     }
 }
 
@@ -245,25 +240,44 @@ mod tests {
         assert_eq!(env(&long).as_deref(), Some("long"));
         assert_eq!(env("LOADER_TEST_UNSET"), None);
         assert_eq!(env("LOADER\0TEST"), None);
+        assert_eq!(plain_env("LOADER_TEST_SHORT").as_deref(), Some("short"));
+        assert_eq!(plain_env("LOADER_TEST_UNSET"), None);
     }
 
     #[test]
     fn read_file_returns_every_byte_whatever_the_size() {
         let dir = std::env::temp_dir().join(format!("loader-read-file-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        // Empty, below, at and across the first and second buffer sizes; with the right size
-        // expected, a wrong one (the file changed since its stat) and none.
+        // Empty, below, at and across the first buffer size, with the right size hinted, a
+        // wrong one (the file changed since its fstat) and none.
         for len in [0usize, 152, 4096, 4097, 8192, 100_000] {
             let path = dir.join(format!("f{len}"));
             let content: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
             std::fs::write(&path, &content).unwrap();
             let path = path.to_str().unwrap();
-            for expected in [Some(len as u64), Some(len as u64 / 2), Some(len as u64 + 10), None] {
-                assert_eq!(read_file(path, expected).unwrap(), content, "{len} bytes, {expected:?} expected");
+            for hint in [Some(len as u64), Some(len as u64 / 2), Some(len as u64 + 10), None] {
+                let mut file = OpenFile::open(path).unwrap();
+                assert_eq!(file.identity().unwrap().size, len as u64);
+                assert_eq!(file.read_to_end(hint).unwrap(), content, "{len} bytes, {hint:?} hinted");
             }
+            let mut file = OpenFile::open(path).unwrap();
+            assert_eq!(file.read(64, None).unwrap(), content[..len.min(64)], "the first 64 of {len} bytes");
         }
-        assert!(read_file(dir.join("missing").to_str().unwrap(), None).is_err());
+        assert!(OpenFile::open(dir.join("missing").to_str().unwrap()).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_just_written_is_not_settled() {
+        let path = std::env::temp_dir().join(format!("loader-settled-{}", std::process::id()));
+        std::fs::write(&path, b"{}").unwrap();
+        let file = OpenFile::open(path.to_str().unwrap()).unwrap();
+        assert!(!file.identity().unwrap().is_settled());
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(old).unwrap();
+        let file = OpenFile::open(path.to_str().unwrap()).unwrap();
+        assert!(file.identity().unwrap().is_settled());
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]
@@ -273,7 +287,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.to_str().unwrap().to_string();
         assert_eq!(list_dir(&path), Some(Vec::new()));
-        // Some 40 KiB of records: ten times the buffer, so the listing takes several reads.
+        // Some 40 KiB of records: more than one getdents buffer of readdir's.
         let mut expected: Vec<String> = (0..400).map(|i| format!("{i:03}-{}.json", "n".repeat(i % 90))).collect();
         expected.push("sub".into());
         for name in &expected[..400] {
