@@ -370,7 +370,7 @@ fn measure(bench: &mut Bench, have_layer_lib: bool) -> Result<String, String> {
                 for (i, when) in [(0, "first"), (1, "later")] {
                     let pick = |f: fn(&trace::Counts) -> usize| side_counts.each_ref().map(|c| c.as_ref().map(|c| f(&c[i]) as f64));
                     for (what, f) in [
-                        ("manifest files read", (|c: &trace::Counts| c.manifests) as fn(&trace::Counts) -> usize),
+                        ("manifest files opened", (|c: &trace::Counts| c.manifests) as fn(&trace::Counts) -> usize),
                         ("library files opened", |c| c.libraries),
                         ("directories listed", |c| c.directories),
                         ("syscalls", |c| c.syscalls),

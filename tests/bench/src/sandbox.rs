@@ -1,7 +1,8 @@
 //! The isolated environment both loaders run in: a scratch directory with its own HOME and XDG
 //! directories (so neither loader sees the machine's drivers or layers), driver manifests for the
 //! project's test driver (1 driver; 10 drivers, each its own library file), and 100 layer
-//! manifests for the scenario that has them present but enabled none.
+//! manifests for the scenario that has them present but enabled none; every manifest is dated an
+//! hour back, as an installed one is.
 //!
 //! Children start with an empty environment plus these variables; `trace` checks with strace that
 //! both loaders read only manifests from here.
@@ -136,8 +137,14 @@ fn join_paths(paths: &[PathBuf]) -> String {
     paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(":")
 }
 
+/// Writes a manifest, dated an hour back as an installed one is: our loader re-reads and re-parses
+/// a file modified in the last two seconds on every call (its parse cache trusts only settled
+/// files), which a fixture written just before the measurement would otherwise always be.
 fn write(path: &Path, text: &str) -> Result<(), String> {
-    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+    let error = |e: std::io::Error| format!("{}: {e}", path.display());
+    std::fs::write(path, text).map_err(error)?;
+    let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(path).and_then(|f| f.set_modified(an_hour_ago)).map_err(error)
 }
 
 fn write_driver_manifest(path: &Path, library: &Path) -> Result<PathBuf, String> {
