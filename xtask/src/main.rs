@@ -5,6 +5,7 @@ mod hot_text;
 mod install;
 mod regen;
 mod run;
+mod test;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,6 +24,10 @@ subcommands:
       on Mesa's lavapipe when it is installed (vk-hello and vk-compute), else on the test driver
       --test-driver     only the project's test driver (vk-hello only: it runs no shaders)
       --system-drivers  every driver the machine has installed (vk-hello and vk-compute)
+  test [ARGS...]
+      the README's test command: installs the system packages the tests need when missing
+      (apt-get, through sudo when not root; names them and fails if it cannot), then runs
+      cargo test --workspace ARGS...
   install --prefix DIR
       build libvulkan.so.1 in release and install it with its links and vulkan.pc under DIR/lib
   bench [loaders] [--json FILE]
@@ -50,6 +55,7 @@ fn main() -> ExitCode {
     let result = match subcommand.as_deref() {
         Some("regen") => regen::main(&rest),
         Some("run") => run::main(&rest),
+        Some("test") => test::main(&rest),
         Some("install") => install::main(&rest),
         Some("bench") => bench::main(&rest),
         Some("hot-text") => hot_text::main(&rest),
