@@ -22,7 +22,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     if !status.success() {
         return Err(format!("cargo build failed ({status})"));
     }
-    let version = registry_version(&root)?;
+    let version = crate::registry_version(&root)?;
     let lib_dir = prefix.join("lib");
     let pkgconfig = lib_dir.join("pkgconfig");
     std::fs::create_dir_all(&pkgconfig).map_err(|e| format!("{}: {e}", pkgconfig.display()))?;
@@ -31,24 +31,22 @@ pub fn main(args: &[String]) -> Result<(), String> {
     std::fs::copy(root.join("target/release/libvulkan.so"), &target).map_err(|e| format!("{}: {e}", target.display()))?;
     link(&real_name, &lib_dir.join("libvulkan.so.1"))?;
     link("libvulkan.so.1", &lib_dir.join("libvulkan.so"))?;
-    let pc = format!(
-        "prefix={}\nlibdir=${{prefix}}/lib\nincludedir=${{prefix}}/include\n\nName: Vulkan-Loader\n\
-         Description: Vulkan Loader (Rust)\nVersion: {version}\nLibs: -L${{libdir}} -lvulkan\nCflags: -I${{includedir}}\n",
-        prefix.display()
-    );
+    let pc = pkg_config(&prefix.display().to_string(), "${prefix}/lib", &version);
     std::fs::write(pkgconfig.join("vulkan.pc"), pc).map_err(|e| format!("vulkan.pc: {e}"))?;
     println!("installed {} (+ libvulkan.so.1, libvulkan.so, pkgconfig/vulkan.pc)", target.display());
     Ok(())
 }
 
-/// `1.4.342`: the Vulkan version of the vendored registry, from the generated constants.
-fn registry_version(root: &Path) -> Result<String, String> {
-    let reg = generator::load_registry(&root.join("registry"))?;
-    Ok(format!("{}.{}.{}", reg.header_api.0, reg.header_api.1, reg.header_version))
+/// `vulkan.pc` for a library installed in `libdir` under `prefix`.
+pub(crate) fn pkg_config(prefix: &str, libdir: &str, version: &str) -> String {
+    format!(
+        "prefix={prefix}\nlibdir={libdir}\nincludedir=${{prefix}}/include\n\nName: Vulkan-Loader\n\
+         Description: Vulkan Loader (Rust)\nVersion: {version}\nLibs: -L${{libdir}} -lvulkan\nCflags: -I${{includedir}}\n"
+    )
 }
 
 /// Replaces `link` with a symlink to `target`.
-fn link(target: &str, link: &Path) -> Result<(), String> {
+pub(crate) fn link(target: &str, link: &Path) -> Result<(), String> {
     let _ = std::fs::remove_file(link);
     std::os::unix::fs::symlink(target, link).map_err(|e| format!("{}: {e}", link.display()))
 }

@@ -3,6 +3,7 @@
 mod bench;
 mod hot_text;
 mod install;
+mod package;
 mod regen;
 mod run;
 mod test;
@@ -30,6 +31,10 @@ subcommands:
       cargo test --workspace ARGS...
   install --prefix DIR
       build libvulkan.so.1 in release and install it with its links and vulkan.pc under DIR/lib
+  package [--library PATH] [--out DIR]
+      a Debian package, DIR/libvulkan1-rs_<version>_<arch>.deb (default DIR target/debian), that
+      installs our loader in place of the system's libvulkan1 (Provides/Replaces/Conflicts);
+      --library packages that library instead of building the release one
   bench [loaders] [--json FILE]
       our libvulkan.so against the system loader, back to back, each measurement in a fresh
       process on the test driver in an isolated environment: instance creation (1 and 10 drivers,
@@ -57,6 +62,7 @@ fn main() -> ExitCode {
         Some("run") => run::main(&rest),
         Some("test") => test::main(&rest),
         Some("install") => install::main(&rest),
+        Some("package") => package::main(&rest),
         Some("bench") => bench::main(&rest),
         Some("hot-text") => hot_text::main(&rest),
         Some("-h" | "--help" | "help") => {
@@ -85,4 +91,10 @@ fn repo_root() -> PathBuf {
         .parent()
         .expect("xtask/ has a parent directory")
         .to_path_buf()
+}
+
+/// `1.4.342`: the Vulkan version of the vendored registry, from the generated constants.
+fn registry_version(root: &std::path::Path) -> Result<String, String> {
+    let reg = generator::load_registry(&root.join("registry"))?;
+    Ok(format!("{}.{}.{}", reg.header_api.0, reg.header_api.1, reg.header_version))
 }

@@ -1,0 +1,73 @@
+//! `cargo xtask package` builds a Debian package that installs our loader in place of the
+//! system's `libvulkan1`: unpacked into a scratch root, its library serves `vulkaninfo` on Mesa's
+//! lavapipe (packages mesa-vulkan-drivers and vulkan-tools; dpkg-deb and strip come with Debian's
+//! dpkg and binutils).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+
+/// The debug build of our library cargo made for these tests (xtask dev-depends on the loader).
+fn our_library() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let deps = exe.parent().unwrap();
+    [deps.join("libvulkan.so"), deps.parent().unwrap().join("libvulkan.so")]
+        .into_iter()
+        .find(|p| p.exists())
+        .expect("libvulkan.so built beside the test")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run(command: &mut Command) -> String {
+    let out = command.output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{command:?} failed:\n{text}");
+    text
+}
+
+#[test]
+fn the_package_replaces_libvulkan1_and_its_library_serves_vulkaninfo() {
+    assert!(Path::new(LAVAPIPE).exists(), "{LAVAPIPE} missing: install mesa-vulkan-drivers");
+    let dir = scratch("package");
+    run(Command::new(env!("CARGO_BIN_EXE_xtask")).arg("package").arg("--library").arg(our_library()).arg("--out").arg(&dir));
+    let deb = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|e| e == "deb")).unwrap();
+    let name = deb.file_name().unwrap().to_string_lossy().into_owned();
+    // libvulkan1-rs_<vulkan version>+<crate version>_<arch>.deb
+    let version = name.split('_').nth(1).unwrap();
+    let vulkan_version = version.split('+').next().unwrap();
+
+    let fields = run(Command::new("dpkg-deb").arg("-f").arg(&deb).args(["Package", "Provides", "Conflicts", "Replaces", "Depends"]));
+    for expected in [
+        "Package: libvulkan1-rs".to_string(),
+        format!("Provides: libvulkan1 (= {version})"),
+        "Conflicts: libvulkan1".to_string(),
+        "Replaces: libvulkan1, libvulkan-dev".to_string(),
+        "Depends: libc6 (>= 2.".to_string(),
+    ] {
+        assert!(fields.contains(&expected), "no {expected:?} in the control fields:\n{fields}");
+    }
+
+    let root = dir.join("root");
+    run(Command::new("dpkg").arg("-x").arg(&deb).arg(&root));
+    let lib_dir = root.join(format!("usr/lib/{}-linux-gnu", std::env::consts::ARCH));
+    assert_eq!(std::fs::read_link(lib_dir.join("libvulkan.so.1")).unwrap(), Path::new(&format!("libvulkan.so.{vulkan_version}")));
+    assert_eq!(std::fs::read_link(lib_dir.join("libvulkan.so")).unwrap(), Path::new("libvulkan.so.1"));
+    let pc = std::fs::read_to_string(lib_dir.join("pkgconfig/vulkan.pc")).unwrap();
+    assert!(pc.contains(&format!("Version: {vulkan_version}")), "{pc}");
+
+    // The system loader reports its own, older version; ours the registry's.
+    let summary = run(Command::new("vulkaninfo")
+        .arg("--summary")
+        .env("LD_LIBRARY_PATH", &lib_dir)
+        .env("VK_DRIVER_FILES", LAVAPIPE)
+        .env_remove("VK_ICD_FILENAMES"));
+    assert!(summary.contains(&format!("Vulkan Instance Version: {vulkan_version}")), "not our loader:\n{summary}");
+    assert!(summary.contains("llvmpipe"), "no lavapipe device:\n{summary}");
+}
