@@ -84,7 +84,7 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
     let library = match library_cache::get(&path) {
         Some(library) => library,
         None => {
-            if path.contains('/') {
+            if elf::names_the_file(&path) {
                 match elf::check(&path) {
                     ElfCheck::Loadable => {}
                     ElfCheck::WrongArchitecture(why) => return Ok(Loaded::OtherArchitecture(format!("{path} is for another architecture ({why})"))),

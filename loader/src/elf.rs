@@ -29,6 +29,14 @@ fn this_machine() -> (u8, u16) {
     (class, machine)
 }
 
+/// Whether `path` names the file `dlopen` will load, so that checking it first means something.
+/// The dynamic linker resolves the others itself: a bare name through its search path, and the
+/// dynamic string tokens (`$ORIGIN`, `$LIB`, `$PLATFORM`, also in braces) that distributions put
+/// in manifests (`/usr/$LIB/mangohud/libMangoHud.so`). Those are left to `dlopen` and its error.
+pub fn names_the_file(path: &str) -> bool {
+    path.contains('/') && !path.contains('$')
+}
+
 /// Checks the file at `path` (its size and first 64 bytes).
 pub fn check(path: &str) -> ElfCheck {
     let (header, size) = match read_header(path) {
@@ -76,6 +84,16 @@ fn read_header(path: &str) -> Result<(Vec<u8>, u64), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_literal_paths_are_checked_before_dlopen() {
+        assert!(names_the_file("/usr/lib/libVkLayer_x.so"));
+        assert!(names_the_file("./relative/libx.so"));
+        assert!(!names_the_file("libVkLayer_gfxreconstruct.so"), "searched by the dynamic linker");
+        assert!(!names_the_file("/usr/$LIB/mangohud/libMangoHud.so"));
+        assert!(!names_the_file("${ORIGIN}/libx.so"));
+        assert!(!names_the_file("/opt/$PLATFORM/libx.so"));
+    }
 
     #[test]
     fn this_test_binary_is_loadable_and_damage_is_caught() {

@@ -46,7 +46,7 @@ pub fn open_library(manifest: &LayerManifest) -> Result<Arc<Library>, String> {
     if let Some(library) = library_cache::get(path) {
         return Ok(library);
     }
-    if path.contains('/') {
+    if elf::names_the_file(path) {
         match elf::check(path) {
             ElfCheck::Loadable => {}
             ElfCheck::WrongArchitecture(why) => return Err(format!("{path} is for another architecture ({why})")),

@@ -14,6 +14,12 @@ const PACKAGES: &[(&str, &str)] = &[
     ("vulkan-tools", "vulkaninfo and vkcube"),
     ("vulkan-validationlayers", "the Khronos validation layer"),
     ("xvfb", "an X server for vkcube"),
+    ("mangohud", "a layer whose manifest names /usr/$LIB/... (and the mangoapp layer below)"),
+    ("mangoapp", "a second $LIB layer"),
+    ("vkbasalt", "a third $LIB layer"),
+    ("gfxreconstruct", "a layer named by its bare file name, which wraps every handle"),
+    ("libprimus-vk1", "a second bare-name layer"),
+    ("librenderdoc", "RenderDoc's capture layer, which wraps the VkInstance"),
 ];
 
 pub fn main(args: &[String]) -> Result<(), String> {

@@ -1,0 +1,156 @@
+//! The layers Debian packages (every package that installs into /usr/share/vulkan/*_layer.d, as
+//! `apt-file` lists them; Mesa's and the validation layer are in real_layers.rs) activate through
+//! our library exactly as through the system loader: `vulkaninfo --summary` on lavapipe, run
+//! through each loader, ends the same way, and the layer's own output shows it ran. Their
+//! manifests are as distributions write them: `/usr/$LIB/...` paths (MangoHud, MangoApp,
+//! vkBasalt), bare file names for the dynamic linker's search (gfxreconstruct, PrimusVK), an
+//! absolute path (RenderDoc).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+
+/// One packaged layer: its manifest and package, how a user turns it on, and what the layer itself
+/// prints when it runs (to stderr, or to `log_file_var`'s file when set).
+struct PackagedLayer {
+    manifest: &'static str,
+    package: &'static str,
+    enable: (&'static str, &'static str),
+    evidence: &'static str,
+    log_file_var: Option<&'static str>,
+}
+
+/// What one vulkaninfo run showed.
+struct Run {
+    status: Option<i32>,
+    output: String,
+    devices: usize,
+}
+
+/// `vulkaninfo --summary` through our library (`ours`) or the system's, in `dir` (gfxreconstruct
+/// writes its capture file to the working directory).
+fn vulkaninfo(layer: &PackagedLayer, ours: bool, dir: &Path) -> Run {
+    let which = if ours { "ours" } else { "system" };
+    let work = dir.join(which);
+    std::fs::create_dir_all(&work).unwrap();
+    let mut cmd = Command::new("vulkaninfo");
+    cmd.arg("--summary").current_dir(&work);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("VK_") || k.starts_with("MESA_") || k.starts_with("ENABLE_") || k.starts_with("MANGO") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("VK_DRIVER_FILES", LAVAPIPE).env(layer.enable.0, layer.enable.1).env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
+    let log_file = work.join("layer.log");
+    if let Some(var) = layer.log_file_var {
+        cmd.env(var, &log_file);
+    }
+    if ours {
+        let lib_dir = work.join("lib");
+        std::fs::create_dir_all(&lib_dir).unwrap();
+        for name in ["libvulkan.so.1", "libvulkan.so"] {
+            let _ = std::fs::remove_file(lib_dir.join(name));
+            std::os::unix::fs::symlink(common::libvulkan(), lib_dir.join(name)).unwrap();
+        }
+        cmd.env("LD_LIBRARY_PATH", &lib_dir);
+    } else {
+        cmd.env_remove("LD_LIBRARY_PATH");
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut output = stdout.clone() + &String::from_utf8_lossy(&out.stderr);
+    if layer.log_file_var.is_some() {
+        output += &std::fs::read_to_string(&log_file).unwrap_or_default();
+    }
+    let devices = stdout.lines().filter(|l| l.trim_start().starts_with("deviceName")).count();
+    Run { status: out.status.code(), output, devices }
+}
+
+fn assert_activates_as_through_the_system_loader(name: &str, layer: &PackagedLayer) {
+    assert!(Path::new(LAVAPIPE).exists(), "{LAVAPIPE} missing: install mesa-vulkan-drivers");
+    assert!(Path::new(layer.manifest).exists(), "{} missing: install {}", layer.manifest, layer.package);
+    let dir: PathBuf = common::scratch(&format!("distribution-layer-{name}"));
+    let (system, ours) = (vulkaninfo(layer, false, &dir), vulkaninfo(layer, true, &dir));
+    assert!(system.output.contains(layer.evidence), "the system loader did not run {name}:\n{}", system.output);
+    assert!(ours.output.contains(layer.evidence), "{name} did not run through our library:\n{}", ours.output);
+    assert_eq!(ours.status, system.status, "exit status, ours then the system's:\n{}\n---\n{}", ours.output, system.output);
+    assert_eq!(ours.devices, system.devices, "devices listed, ours then the system's:\n{}\n---\n{}", ours.output, system.output);
+}
+
+#[test]
+fn mangohud_from_a_lib_token_path() {
+    let layer = PackagedLayer {
+        manifest: "/usr/share/vulkan/implicit_layer.d/MangoHud.json",
+        package: "mangohud",
+        enable: ("MANGOHUD", "1"),
+        evidence: "[MANGOHUD]",
+        log_file_var: None,
+    };
+    assert_activates_as_through_the_system_loader("mangohud", &layer);
+}
+
+#[test]
+fn mangoapp_from_a_lib_token_path() {
+    let layer = PackagedLayer {
+        manifest: "/usr/share/vulkan/implicit_layer.d/libMangoApp.json",
+        package: "mangoapp",
+        enable: ("MANGOAPP", "1"),
+        evidence: "MANGOAPP LAYER: Init",
+        log_file_var: None,
+    };
+    assert_activates_as_through_the_system_loader("mangoapp", &layer);
+}
+
+#[test]
+fn vkbasalt_from_a_lib_token_path() {
+    let layer = PackagedLayer {
+        manifest: "/usr/share/vulkan/implicit_layer.d/vkBasalt.json",
+        package: "vkbasalt",
+        enable: ("ENABLE_VKBASALT", "1"),
+        evidence: "vkBasalt",
+        log_file_var: None,
+    };
+    assert_activates_as_through_the_system_loader("vkbasalt", &layer);
+}
+
+#[test]
+fn gfxreconstruct_from_a_bare_library_name() {
+    let layer = PackagedLayer {
+        manifest: "/usr/share/vulkan/explicit_layer.d/VkLayer_gfxreconstruct.json",
+        package: "gfxreconstruct",
+        enable: ("VK_INSTANCE_LAYERS", "VK_LAYER_LUNARG_gfxreconstruct"),
+        evidence: "[gfxrecon] INFO - Recording graphics API capture to",
+        log_file_var: None,
+    };
+    assert_activates_as_through_the_system_loader("gfxreconstruct", &layer);
+}
+
+/// PrimusVK looks for two GPUs (a display and a render one) and fails instance creation with one:
+/// the same failure through either loader.
+#[test]
+fn primus_vk_from_a_bare_library_name() {
+    let layer = PackagedLayer {
+        manifest: "/usr/share/vulkan/implicit_layer.d/primus_vk.json",
+        package: "libprimus-vk1",
+        enable: ("ENABLE_PRIMUS_LAYER", "1"),
+        evidence: "PrimusVK: Searching for display GPU",
+        log_file_var: None,
+    };
+    assert_activates_as_through_the_system_loader("primus-vk", &layer);
+}
+
+/// RenderDoc wraps the VkInstance it creates.
+#[test]
+fn renderdoc_capture_layer_from_an_absolute_path() {
+    let layer = PackagedLayer {
+        manifest: "/usr/share/vulkan/implicit_layer.d/renderdoc_capture.json",
+        package: "librenderdoc",
+        enable: ("ENABLE_VULKAN_RENDERDOC_CAPTURE", "1"),
+        evidence: "Initialised capture layer in Vulkan instance",
+        log_file_var: Some("RENDERDOC_DEBUG_LOG_FILE"),
+    };
+    assert_activates_as_through_the_system_loader("renderdoc", &layer);
+}
