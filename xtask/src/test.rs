@@ -14,6 +14,7 @@ const PACKAGES: &[(&str, &str)] = &[
     ("vulkan-tools", "vulkaninfo and vkcube"),
     ("vulkan-validationlayers", "the Khronos validation layer"),
     ("xvfb", "an X server for vkcube"),
+    ("valgrind", "memcheck over the concurrency stress scenario"),
     ("mangohud", "a layer whose manifest names /usr/$LIB/... (and the mangoapp layer below)"),
     ("mangoapp", "a second $LIB layer"),
     ("vkbasalt", "a third $LIB layer"),

@@ -113,8 +113,14 @@ pub struct ChildRun {
 /// `CARGO_TARGET_<TRIPLE>_RUNNER` set the same) runs the child through that program: cross-built
 /// tests under user-mode emulation, where the kernel cannot run the binary itself.
 pub fn run_scenario(entry: &str, scenario: &str, env: &[(&str, String)]) -> ChildRun {
-    let exe = std::env::current_exe().unwrap();
     let runner = std::env::var("LOADER_TEST_RUNNER").unwrap_or_default();
+    run_scenario_under(&runner, entry, scenario, env)
+}
+
+/// [`run_scenario`] through `runner` (a command line, e.g. `valgrind --error-exitcode=99`, or
+/// empty for none).
+pub fn run_scenario_under(runner: &str, entry: &str, scenario: &str, env: &[(&str, String)]) -> ChildRun {
+    let exe = std::env::current_exe().unwrap();
     let mut words = runner.split_whitespace();
     let mut cmd = match words.next() {
         Some(program) => {
