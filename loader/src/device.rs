@@ -26,6 +26,8 @@ pub struct DeviceData {
     pub chain_gdpa: PFN_vkGetDeviceProcAddr,
     /// The driver's swapchain commands where the loader unwraps surfaces for it.
     pub wsi: crate::surface::DeviceWsi,
+    /// The functions behind the loader's for the commands that name objects by handle.
+    pub debug_objects: crate::debug_objects::DeviceDebugObjects,
 }
 
 impl DeviceData {
@@ -38,6 +40,7 @@ impl DeviceData {
             driver_gdpa: None,
             chain_gdpa,
             wsi: Default::default(),
+            debug_objects: Default::default(),
         }))
     }
 
@@ -67,7 +70,7 @@ pub unsafe extern "system" fn vkCreateDevice(
         let result = match &instance.layers {
             // The layers get the handles they returned, in the device group too.
             Some(layers) => with_device_group_handles(&*pCreateInfo, |h| Some(crate::loader_abi::unwrap_physical_device(h)), || {
-                crate::layer_device_chain::create_device(layers, physicalDevice, &*pCreateInfo, pAllocator, pDevice)
+                crate::layer_device_chain::create_device(instance, layers, physicalDevice, &*pCreateInfo, pAllocator, pDevice)
             }),
             None => create_without_layers(physicalDevice, &*pCreateInfo, pAllocator, pDevice),
         };
@@ -93,6 +96,9 @@ unsafe fn create_without_layers(
         Ok(device) => {
             let mut table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
             (*data).wsi = crate::surface::DeviceWsi::install(&mut table, pd);
+            let debug_objects = crate::debug_objects::DeviceDebugObjects::of_driver(&table, pd);
+            debug_objects.route_to_driver(&mut table);
+            (*data).debug_objects = debug_objects;
             (*data).table = table;
             crate::unknown::device_created(&(*data).unknown, device, gdpa);
             *pDevice = device;

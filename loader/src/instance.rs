@@ -51,14 +51,15 @@ pub struct Instance {
     dispatch: *const InstanceDispatchTable,
     /// `handles::INSTANCE_MAGIC` while the instance lives.
     magic: u64,
+    /// The handle the next level of the chain knows this instance by: the instance itself, or
+    /// what the top layer returned. Instance-level calls pass it down.
+    pub chain_handle: VkInstance,
     /// The end of the instance chain: generated default terminators, and the unknown-command
     /// terminators in the unknown slots.
     pub(crate) table: Box<InstanceDispatch>,
     pub drivers: Vec<DriverInstance>,
     /// Sorted as `vkEnumeratePhysicalDevices` reports them; boxed so handles stay put.
     pub physical_devices: Vec<Box<PhysicalDevice>>,
-    /// Physical-device groups as `vkEnumeratePhysicalDeviceGroups` reports them.
-    pub physical_device_groups: Vec<physical_device::Group>,
     pub api_version: u32,
     pub enabled_extensions: ExtensionSet,
     /// Debug callbacks chained to `VkInstanceCreateInfo`: they hear creation and destruction.
@@ -70,6 +71,10 @@ pub struct Instance {
 }
 
 const _: () = assert!(std::mem::offset_of!(Instance, magic) == std::mem::offset_of!(crate::handles::HandleHeader, magic));
+const _: () = assert!(std::mem::offset_of!(Instance, magic) == std::mem::offset_of!(crate::loader_abi::InstanceHeader, magic));
+const _: () = assert!(
+    std::mem::offset_of!(Instance, chain_handle) == std::mem::offset_of!(crate::loader_abi::InstanceHeader, chain_handle)
+);
 
 impl Instance {
     /// # Safety
@@ -328,10 +333,10 @@ pub(crate) fn new_instance(creation_callbacks: Vec<debug::Callback>) -> Box<Inst
     let mut instance = Box::new(Instance {
         dispatch: std::ptr::null(),
         magic: crate::handles::INSTANCE_MAGIC,
+        chain_handle: VkInstance::NULL,
         table,
         drivers: Vec::new(),
         physical_devices: Vec::new(),
-        physical_device_groups: Vec::new(),
         api_version: 0,
         enabled_extensions: ExtensionSet::new(),
         creation_callbacks,
@@ -339,6 +344,7 @@ pub(crate) fn new_instance(creation_callbacks: Vec<debug::Callback>) -> Box<Inst
         layers: None,
     });
     instance.dispatch = &instance.table.table;
+    instance.chain_handle = VkInstance(&mut *instance as *mut Instance as *mut _);
     instance
 }
 
@@ -408,7 +414,6 @@ pub(crate) unsafe fn create_drivers(
     instance.enabled_extensions = enabled_extensions;
     instance.physical_devices = physical_device::enumerate(instance);
     release_drivers_without_devices(instance, allocator);
-    instance.physical_device_groups = physical_device::groups(instance);
     Ok(())
 }
 

@@ -69,8 +69,6 @@ pub struct InstanceLayers {
     /// Filled from the top layer's `vkGetInstanceProcAddr`; the instance's first word points here.
     /// Its unknown physical-device slots hold the loader's terminators.
     pub table: Box<InstanceDispatch>,
-    /// The instance handle the chain returned (the loader's, unless a layer wrapped it).
-    pub chain_handle: VkInstance,
     /// Trampoline-level physical devices, created on first enumeration and kept (stable handles).
     physical_devices: Mutex<Vec<Box<TrampolinePhysicalDevice>>>,
 }
@@ -198,7 +196,6 @@ pub unsafe fn create_instance(
     let chain = Box::new(InstanceLayers {
         layers,
         table: InstanceDispatch::new(InstanceDispatchTable::default()),
-        chain_handle: VkInstance::NULL,
         physical_devices: Mutex::new(Vec::new()),
     });
     // Layers read the instance's first word during creation: it must already be final.
@@ -276,8 +273,8 @@ pub unsafe fn create_instance(
     if handle.0 != pending as *mut c_void {
         log::log(Level::Layer, "vkCreateInstance: a layer wrapped the VkInstance; the application keeps the loader's handle");
     }
+    inst.chain_handle = handle;
     let chain = inst.layers.as_mut().expect("set above");
-    chain.chain_handle = handle;
     chain.table.table = InstanceDispatchTable::load(|name| top(handle, name.as_ptr()));
     Ok(())
 }
@@ -286,7 +283,7 @@ pub unsafe fn create_instance(
 pub unsafe fn destroy_instance(instance: &mut Instance, allocator: *const VkAllocationCallbacks) {
     let Some(chain) = &instance.layers else { return };
     if let Some(destroy) = chain.table.vkDestroyInstance {
-        destroy(chain.chain_handle, allocator);
+        destroy(instance.chain_handle, allocator);
     }
 }
 
@@ -331,7 +328,7 @@ unsafe fn wrap(instance: &Instance, chain: &InstanceLayers, handles: &mut [VkPhy
 /// `vkEnumeratePhysicalDevices` with layers.
 pub unsafe fn enumerate_physical_devices(instance: &Instance, chain: &InstanceLayers, count: *mut u32, out: *mut VkPhysicalDevice) -> VkResult {
     let Some(f) = chain.table.vkEnumeratePhysicalDevices else { return VkResult::ERROR_INITIALIZATION_FAILED };
-    let mut handles = match ffi::query(|c, o| f(chain.chain_handle, c, o)) {
+    let mut handles = match ffi::query(|c, o| f(instance.chain_handle, c, o)) {
         Ok(h) => h,
         Err(e) => return e,
     };
@@ -348,7 +345,7 @@ pub unsafe fn enumerate_physical_device_groups(
     out: *mut VkPhysicalDeviceGroupProperties,
 ) -> VkResult {
     let Some(f) = chain.table.vkEnumeratePhysicalDeviceGroups else { return VkResult::ERROR_INITIALIZATION_FAILED };
-    let result = f(chain.chain_handle, count, out);
+    let result = f(instance.chain_handle, count, out);
     if out.is_null() || !matches!(result, VkResult::SUCCESS | VkResult::INCOMPLETE) {
         return result;
     }
@@ -373,18 +370,15 @@ pub fn device_extensions_of_layer(instance: &Instance, name: &CStr) -> Option<Ve
 
 /// `vkGetInstanceProcAddr` for a name the registry does not know, with layers. A physical-device
 /// command (a driver's or a layer's `vk_layerGetPhysicalDeviceProcAddr` knows it) gets a slot whose
-/// entry in the chain's table is the first such layer's answer (asked again once the slot exists,
-/// so that a layer calling down reaches the loader's terminator), else the terminator; a device
+/// entry in the chain's table is the first such layer's answer, else the terminator; a device
 /// command the top layer or a driver knows gets a device slot, filled from the top of each device
 /// chain.
 pub unsafe fn unknown_command(instance: &Instance, chain: &InstanceLayers, name: &CStr) -> PFN_vkVoidFunction {
-    let handle = chain.chain_handle;
+    let handle = instance.chain_handle;
     let first_gpdpa = chain.layers.iter().find_map(|l| l.loaded.gpdpa);
     let resolve_physical = |n: &CStr| first_gpdpa.and_then(|g| g(handle, n.as_ptr()));
-    if let Some(trampoline) = crate::unknown::physical_device_command(instance, name, Some(&resolve_physical)) {
-        if let Some(f) = resolve_physical(name) {
-            crate::unknown::set_physical_device_slot(&chain.table.unknown, name, Some(f));
-        }
+    let slots = crate::unknown::ChainSlots { slots: &chain.table.unknown, resolve: Some(&resolve_physical) };
+    if let Some(trampoline) = crate::unknown::physical_device_command(instance, name, Some(slots)) {
         return Some(trampoline);
     }
     let top = chain.top().gipa;
@@ -414,7 +408,9 @@ pub unsafe extern "system" fn terminator_gipa(instance: VkInstance, pName: *cons
         if pName.is_null() {
             return None;
         }
-        let command = vk_generated::lookup::command_c(pName)?;
+        let Some(command) = vk_generated::lookup::command_c(pName) else {
+            return unknown_terminator(instance, CStr::from_ptr(pName));
+        };
         let info = command.info();
         macro_rules! f {
             ($f:expr, $t:ty) => {
@@ -448,14 +444,34 @@ pub unsafe extern "system" fn terminator_gipa(instance: VkInstance, pName: *cons
     })
 }
 
-/// The `pfnNextGetPhysicalDeviceProcAddr` of the last layer: the loader's terminator for a
-/// physical-device command unknown to the registry that has a slot (drivers' functions behind it).
-unsafe extern "system" fn terminator_gpdpa(_instance: VkInstance, pName: *const c_char) -> PFN_vkVoidFunction {
+/// The end of the instance chain for a name the registry does not know (a layer calling down):
+/// the physical-device terminator if a driver's `vk_icdGetPhysicalDeviceProcAddr` knows it, else
+/// the device trampoline if a driver's `vkGetInstanceProcAddr` does. `vk_layerGetPhysicalDeviceProcAddr`,
+/// which no registry lists, is the chain's own.
+unsafe fn unknown_terminator(instance: VkInstance, name: &CStr) -> PFN_vkVoidFunction {
+    if name == c"vk_layerGetPhysicalDeviceProcAddr" {
+        return Some(std::mem::transmute::<Gipa, unsafe extern "system" fn()>(terminator_gpdpa));
+    }
+    let instance = Instance::from_handle(instance)?;
+    crate::unknown::physical_device_chain_end(instance, name).or_else(|| crate::unknown::device_command(instance, name, None))
+}
+
+/// The `pfnNextGetPhysicalDeviceProcAddr` of the last layer: the loader's terminators for instance
+/// and physical-device commands, and for physical-device commands unknown to the registry that a
+/// driver knows (drivers' functions behind it).
+unsafe extern "system" fn terminator_gpdpa(instance: VkInstance, pName: *const c_char) -> PFN_vkVoidFunction {
     ffi::guard("vk_layerGetPhysicalDeviceProcAddr (terminator)", None, || {
         if pName.is_null() {
             return None;
         }
-        crate::unknown::physical_device_terminator_for(CStr::from_ptr(pName))
+        let instance = Instance::from_handle(instance)?;
+        match vk_generated::lookup::command_c(pName) {
+            Some(command) if matches!(command.info().level, CommandLevel::Instance | CommandLevel::PhysicalDevice) => {
+                instance.terminators().slots()[command.info().slot as usize]
+            }
+            Some(_) => None,
+            None => crate::unknown::physical_device_chain_end(instance, CStr::from_ptr(pName)),
+        }
     })
 }
 

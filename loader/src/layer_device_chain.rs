@@ -41,6 +41,7 @@ unsafe extern "system" fn set_device_loader_data(device: VkDevice, object: *mut 
 /// `vkCreateDevice` with layers: `VkLayerDeviceCreateInfo` links through every layer that has a
 /// `vkGetDeviceProcAddr`, ending in [`terminator_CreateDevice`].
 pub unsafe fn create_device(
+    instance: &Instance,
     chain: &InstanceLayers,
     physical_device: VkPhysicalDevice,
     info: &VkDeviceCreateInfo,
@@ -53,7 +54,7 @@ pub unsafe fn create_device(
         log!(Level::Layer, "device layer chain, application first: {} -> driver", names.join(" -> "));
     }
     let top_handle = crate::loader_abi::unwrap_physical_device(physical_device);
-    match create_device_chain(&layers, chain.chain_handle, top_handle, info, allocator) {
+    match create_device_chain(&layers, instance.chain_handle, top_handle, info, allocator) {
         Ok((device, data)) => {
             // A layer that wrapped the device gets the loader's dispatch pointer in its wrapper too.
             *(device.0 as *mut *const DeviceData) = data;
@@ -113,7 +114,15 @@ unsafe fn create_device_chain(
     let gdpa = top_gdpa.or((*data).driver_gdpa);
     match (result, gdpa) {
         (VkResult::SUCCESS, Some(gdpa)) if !device.is_null() => {
-            (*data).table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
+            let mut table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
+            // The application's handles for the objects these commands name are the layers' to
+            // translate when layers intercept them; else the loader's functions go to the driver.
+            let debug_objects = &mut (*data).debug_objects;
+            match top_gdpa {
+                Some(_) => debug_objects.route_through_layers(&mut table),
+                None => debug_objects.route_to_driver(&mut table),
+            }
+            (*data).table = table;
             crate::unknown::device_created(&(*data).unknown, device, gdpa);
             Ok((device, data))
         }
@@ -147,10 +156,11 @@ pub(crate) unsafe extern "system" fn layer_create_device(
         } else {
             (Instance::from_handle(instance), physicalDevice)
         };
-        let Some(chain) = owner.and_then(|i| i.layers.as_ref()) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(owner) = owner else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(chain) = &owner.layers else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let caller = layerGIPA.and_then(|g| chain.layers.iter().position(|l| l.loaded.gipa as usize == g as usize));
         let below: Vec<&LoadedLayer> = chain.layers.iter().skip(caller.map_or(0, |i| i + 1)).map(|l| &l.loaded).collect();
-        match create_device_chain(&below, chain.chain_handle, handle, &*pCreateInfo, pAllocator) {
+        match create_device_chain(&below, owner.chain_handle, handle, &*pCreateInfo, pAllocator) {
             Ok((device, data)) => {
                 *pDevice = device;
                 if !nextGDPA.is_null() {
@@ -217,6 +227,7 @@ pub(crate) unsafe extern "system" fn terminator_CreateDevice(
                 // Which swapchain commands the loader must unwrap surfaces for (see terminator_gdpa).
                 if let Some(gdpa) = (*data).driver_gdpa {
                     let mut driver_table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
+                    (*data).debug_objects = crate::debug_objects::DeviceDebugObjects::of_driver(&driver_table, pd);
                     (*data).wsi = crate::surface::DeviceWsi::install(&mut driver_table, pd);
                 }
                 *pDevice = device;
@@ -237,7 +248,8 @@ pub unsafe extern "system" fn terminator_gdpa(device: VkDevice, pName: *const c_
             return Some(std::mem::transmute::<Gdpa, unsafe extern "system" fn()>(terminator_gdpa));
         }
         let data = DeviceData::of(device)?;
-        if let Some(own) = data.wsi.terminator(CStr::from_ptr(pName)) {
+        let name = CStr::from_ptr(pName);
+        if let Some(own) = data.wsi.terminator(name).or_else(|| data.debug_objects.terminator(name)) {
             return Some(own);
         }
         data.driver_gdpa.and_then(|gdpa| gdpa(device, pName))

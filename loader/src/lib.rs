@@ -11,6 +11,7 @@
 #[macro_use]
 mod log;
 mod debug;
+mod debug_objects;
 mod device;
 mod device_filter;
 mod direct_loading;

@@ -5,7 +5,7 @@
 use core::ffi::c_void;
 use core::sync::atomic::AtomicUsize;
 
-use vk_generated::types::VkPhysicalDevice;
+use vk_generated::types::{VkInstance, VkPhysicalDevice};
 use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
 
 /// How many commands unknown to the generated tables the loader dispatches, per level
@@ -66,7 +66,28 @@ const _: () = assert!(
     core::mem::offset_of!(TerminatorPhysicalDevice, magic) == core::mem::offset_of!(crate::handles::HandleHeader, magic)
 );
 
+/// The start of the loader's `VkInstance` (`instance::Instance` declares the same fields; const
+/// assertions beside it keep the offsets equal): what the generated instance trampolines read.
+#[repr(C)]
+pub struct InstanceHeader {
+    pub dispatch: *const InstanceDispatchTable,
+    /// `handles::INSTANCE_MAGIC` while the instance lives.
+    pub magic: u64,
+    /// The handle the next level of the chain knows this instance by: the instance itself, or
+    /// what the top layer's `vkCreateInstance` returned (a layer may wrap it).
+    pub chain_handle: VkInstance,
+}
+
 pub use crate::handles::{check_instance, check_physical_device};
+
+/// The handle an instance trampoline passes down its table (see [`InstanceHeader::chain_handle`]).
+///
+/// # Safety
+/// `handle` must be a `VkInstance` the loader returned.
+#[inline(always)]
+pub unsafe fn unwrap_instance(handle: VkInstance) -> VkInstance {
+    (*(handle.0 as *const InstanceHeader)).chain_handle
+}
 
 /// The instance dispatch table of a `VkInstance` or `VkPhysicalDevice` (its first word).
 ///

@@ -293,14 +293,17 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDeviceGroups(
         if pPhysicalDeviceGroupCount.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
+        // Asked of the drivers on every call, as the Khronos loader does: their groups may change,
+        // and a count left from an earlier call must not outrun the application's array.
+        let groups = groups(instance);
         // The application's structs keep their sType and pNext.
-        let total = instance.physical_device_groups.len();
+        let total = groups.len();
         if pPhysicalDeviceGroupProperties.is_null() {
             *pPhysicalDeviceGroupCount = total as u32;
             return VkResult::SUCCESS;
         }
         let n = (*pPhysicalDeviceGroupCount as usize).min(total);
-        for (i, source) in instance.physical_device_groups.iter().take(n).enumerate() {
+        for (i, source) in groups.iter().take(n).enumerate() {
             let group = &mut *pPhysicalDeviceGroupProperties.add(i);
             group.physicalDeviceCount = source.members.len() as u32;
             group.physicalDevices = [VkPhysicalDevice::NULL; VK_MAX_DEVICE_GROUP_SIZE as usize];

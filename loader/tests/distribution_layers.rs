@@ -14,13 +14,31 @@ use std::process::Command;
 const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
 
 /// One packaged layer: its manifest and package, how a user turns it on, and what the layer itself
-/// prints when it runs (to stderr, or to `log_file_var`'s file when set).
+/// prints when it runs (to stdout or stderr, or to its own log file).
 struct PackagedLayer {
     manifest: &'static str,
     package: &'static str,
     enable: (&'static str, &'static str),
     evidence: &'static str,
-    log_file_var: Option<&'static str>,
+    log: LayerLog,
+}
+
+/// Where a layer writes what shows it ran.
+#[derive(PartialEq)]
+enum LayerLog {
+    Output,
+    /// RenderDoc writes its log to `RENDERDOC_DEBUG_LOG_FILE` and deletes it when its library
+    /// unloads (no capture made): `c/keep_file.c`, preloaded, keeps it for the test to read.
+    RenderDocFile,
+}
+
+/// `c/keep_file.c`, compiled into `dir`.
+fn build_keep_file(dir: &Path) -> PathBuf {
+    let library = dir.join("libkeep_file.so");
+    let source = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/c/keep_file.c");
+    let cc = Command::new("cc").args(["-shared", "-fPIC", "-o"]).arg(&library).arg(source).arg("-ldl").output().unwrap();
+    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+    library
 }
 
 /// What one vulkaninfo run showed.
@@ -44,10 +62,6 @@ fn vulkaninfo(layer: &PackagedLayer, ours: bool, dir: &Path) -> Run {
         }
     }
     cmd.env("VK_DRIVER_FILES", LAVAPIPE).env(layer.enable.0, layer.enable.1).env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
-    let log_file = work.join("layer.log");
-    if let Some(var) = layer.log_file_var {
-        cmd.env(var, &log_file);
-    }
     if ours {
         let lib_dir = work.join("lib");
         std::fs::create_dir_all(&lib_dir).unwrap();
@@ -59,12 +73,15 @@ fn vulkaninfo(layer: &PackagedLayer, ours: bool, dir: &Path) -> Run {
     } else {
         cmd.env_remove("LD_LIBRARY_PATH");
     }
+    let log_file = work.join("layer.log");
+    if layer.log == LayerLog::RenderDocFile {
+        let _ = std::fs::remove_file(&log_file);
+        cmd.env("RENDERDOC_DEBUG_LOG_FILE", &log_file).env("KEEP_FILE", &log_file).env("LD_PRELOAD", build_keep_file(&work));
+    }
     let out = cmd.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let mut output = stdout.clone() + &String::from_utf8_lossy(&out.stderr);
-    if layer.log_file_var.is_some() {
-        output += &std::fs::read_to_string(&log_file).unwrap_or_default();
-    }
+    output += &std::fs::read_to_string(&log_file).unwrap_or_default();
     let devices = stdout.lines().filter(|l| l.trim_start().starts_with("deviceName")).count();
     Run { status: out.status.code(), output, devices }
 }
@@ -87,7 +104,7 @@ fn mangohud_from_a_lib_token_path() {
         package: "mangohud",
         enable: ("MANGOHUD", "1"),
         evidence: "[MANGOHUD]",
-        log_file_var: None,
+        log: LayerLog::Output,
     };
     assert_activates_as_through_the_system_loader("mangohud", &layer);
 }
@@ -99,7 +116,7 @@ fn mangoapp_from_a_lib_token_path() {
         package: "mangoapp",
         enable: ("MANGOAPP", "1"),
         evidence: "MANGOAPP LAYER: Init",
-        log_file_var: None,
+        log: LayerLog::Output,
     };
     assert_activates_as_through_the_system_loader("mangoapp", &layer);
 }
@@ -111,7 +128,7 @@ fn vkbasalt_from_a_lib_token_path() {
         package: "vkbasalt",
         enable: ("ENABLE_VKBASALT", "1"),
         evidence: "vkBasalt",
-        log_file_var: None,
+        log: LayerLog::Output,
     };
     assert_activates_as_through_the_system_loader("vkbasalt", &layer);
 }
@@ -123,7 +140,7 @@ fn gfxreconstruct_from_a_bare_library_name() {
         package: "gfxreconstruct",
         enable: ("VK_INSTANCE_LAYERS", "VK_LAYER_LUNARG_gfxreconstruct"),
         evidence: "[gfxrecon] INFO - Recording graphics API capture to",
-        log_file_var: None,
+        log: LayerLog::Output,
     };
     assert_activates_as_through_the_system_loader("gfxreconstruct", &layer);
 }
@@ -137,7 +154,7 @@ fn primus_vk_from_a_bare_library_name() {
         package: "libprimus-vk1",
         enable: ("ENABLE_PRIMUS_LAYER", "1"),
         evidence: "PrimusVK: Searching for display GPU",
-        log_file_var: None,
+        log: LayerLog::Output,
     };
     assert_activates_as_through_the_system_loader("primus-vk", &layer);
 }
@@ -150,7 +167,7 @@ fn renderdoc_capture_layer_from_an_absolute_path() {
         package: "librenderdoc",
         enable: ("ENABLE_VULKAN_RENDERDOC_CAPTURE", "1"),
         evidence: "Initialised capture layer in Vulkan instance",
-        log_file_var: Some("RENDERDOC_DEBUG_LOG_FILE"),
+        log: LayerLog::RenderDocFile,
     };
     assert_activates_as_through_the_system_loader("renderdoc", &layer);
 }

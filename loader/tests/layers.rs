@@ -143,6 +143,9 @@ fn scenario_entry() {
         if std::env::var("TEST_DEVICE").is_ok() {
             device_scenario(&get, instance, devices[0], &list("TEST_DEVICE_EXTENSIONS"), gipa_draws);
         }
+        if std::env::var("TEST_INSTANCE_OBJECTS").is_ok() {
+            instance_objects_scenario(&get, instance, devices[0]);
+        }
         let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
         destroy.unwrap()(instance, std::ptr::null());
         println!("DESTROYED");
@@ -211,6 +214,56 @@ unsafe fn device_scenario(
     let destroy: PFN_vkDestroyDevice = std::mem::transmute(dev(c"vkDestroyDevice"));
     destroy.unwrap()(device, std::ptr::null());
     println!("DEVICE_DESTROYED");
+}
+
+/// Creates a headless surface and a debug-utils messenger, then a device on which it names the
+/// instance, the physical device and the surface (`vkSetDebugUtilsObjectNameEXT`); prints each
+/// result and destroys everything. The application enables `VK_KHR_surface`,
+/// `VK_EXT_headless_surface` and `VK_EXT_debug_utils`.
+unsafe fn instance_objects_scenario(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: VkInstance, pd: VkPhysicalDevice) {
+    let create_surface: PFN_vkCreateHeadlessSurfaceEXT = std::mem::transmute(get(instance, c"vkCreateHeadlessSurfaceEXT"));
+    let mut surface = VkSurfaceKHR::NULL;
+    println!("SURFACE {:?}", create_surface.unwrap()(instance, &VkHeadlessSurfaceCreateInfoEXT::default(), std::ptr::null(), &mut surface));
+    let create_messenger: PFN_vkCreateDebugUtilsMessengerEXT = std::mem::transmute(get(instance, c"vkCreateDebugUtilsMessengerEXT"));
+    let messenger_info = VkDebugUtilsMessengerCreateInfoEXT {
+        messageSeverity: VkDebugUtilsMessageSeverityFlagsEXT::ERROR_BIT_EXT,
+        messageType: VkDebugUtilsMessageTypeFlagsEXT::GENERAL_BIT_EXT,
+        pfnUserCallback: Some(quiet_messenger),
+        ..Default::default()
+    };
+    let mut messenger = VkDebugUtilsMessengerEXT::NULL;
+    println!("MESSENGER {:?}", create_messenger.unwrap()(instance, &messenger_info, std::ptr::null(), &mut messenger));
+    let create_device: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
+    let priority = 1.0f32;
+    let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
+    let info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };
+    let mut device = VkDevice::NULL;
+    println!("DEVICE_RESULT {:?}", create_device.unwrap()(pd, &info, std::ptr::null(), &mut device));
+    let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(get(instance, c"vkGetDeviceProcAddr"));
+    let set_name: PFN_vkSetDebugUtilsObjectNameEXT = std::mem::transmute(gdpa.unwrap()(device, c"vkSetDebugUtilsObjectNameEXT".as_ptr()));
+    for (label, object_type, handle) in [
+        ("INSTANCE", VkObjectType::INSTANCE, instance.0 as u64),
+        ("PHYSICAL_DEVICE", VkObjectType::PHYSICAL_DEVICE, pd.0 as u64),
+        ("SURFACE", VkObjectType::SURFACE_KHR, surface.0),
+    ] {
+        let name_info = VkDebugUtilsObjectNameInfoEXT { objectType: object_type, objectHandle: handle, pObjectName: c"named".as_ptr(), ..Default::default() };
+        println!("NAME_{label} {:?}", set_name.unwrap()(device, &name_info));
+    }
+    let destroy_device: PFN_vkDestroyDevice = std::mem::transmute(gdpa.unwrap()(device, c"vkDestroyDevice".as_ptr()));
+    destroy_device.unwrap()(device, std::ptr::null());
+    let destroy_messenger: PFN_vkDestroyDebugUtilsMessengerEXT = std::mem::transmute(get(instance, c"vkDestroyDebugUtilsMessengerEXT"));
+    destroy_messenger.unwrap()(instance, messenger, std::ptr::null());
+    let destroy_surface: PFN_vkDestroySurfaceKHR = std::mem::transmute(get(instance, c"vkDestroySurfaceKHR"));
+    destroy_surface.unwrap()(instance, surface, std::ptr::null());
+}
+
+unsafe extern "system" fn quiet_messenger(
+    _severity: VkDebugUtilsMessageSeverityFlagBitsEXT,
+    _types: VkDebugUtilsMessageTypeFlagsEXT,
+    _data: *const VkDebugUtilsMessengerCallbackDataEXT,
+    _user: *mut std::ffi::c_void,
+) -> VkBool32 {
+    VK_FALSE
 }
 
 fn p(path: &Path) -> String {
@@ -376,6 +429,73 @@ fn handle_wrapping_layer() {
     assert!(out.contains("REQUESTED_API 1.0"), "{out}{err}");
     let unknown: Vec<&str> = lines(&out, "TEST_LAYER ").into_iter().filter(|l| l.ends_with("RequestedApiVersionTEST")).collect();
     assert_eq!(unknown, ["TEST_LAYER X vkGetTestDriverRequestedApiVersionTEST", "TEST_LAYER W vkGetTestDriverRequestedApiVersionTEST"], "{out}");
+}
+
+/// The environment of [`instance_objects_scenario`]: the driver advertises and the application
+/// enables what it needs.
+const INSTANCE_OBJECTS: [(&str, &str); 3] = [
+    ("TEST_INSTANCE_OBJECTS", "1"),
+    ("TEST_APP_EXTENSIONS", "VK_KHR_surface,VK_EXT_headless_surface,VK_EXT_debug_utils"),
+    ("VK_TEST_DRIVER_INSTANCE_EXTENSIONS", "+VK_EXT_headless_surface,VK_EXT_debug_utils"),
+];
+
+/// Every call that names an instance, a physical device or a surface reaches each level with the
+/// handle that level knows: the test driver and the wrapping test layer refuse (and report) any
+/// other, where a real driver or layer (RenderDoc, gfxreconstruct) would crash.
+fn assert_instance_objects_reach_each_level(out: &str, err: &str) {
+    for line in ["RESULT VK_SUCCESS", "SURFACE VK_SUCCESS", "MESSENGER VK_SUCCESS", "DEVICE_RESULT VK_SUCCESS", "NAME_INSTANCE VK_SUCCESS", "NAME_PHYSICAL_DEVICE VK_SUCCESS", "NAME_SURFACE VK_SUCCESS", "DESTROYED"] {
+        assert!(out.lines().any(|l| l == line), "missing {line:?}:\n{out}{err}");
+    }
+    assert!(lines(out, "TEST_LAYER_WRAP").is_empty(), "{out}");
+    assert!(!err.contains("not destroyed"), "{err}");
+}
+
+#[test]
+fn instance_objects_named_without_layers() {
+    let s = setup("objects-no-layers");
+    let (out, err) = s.run(&INSTANCE_OBJECTS);
+    assert_instance_objects_reach_each_level(&out, &err);
+}
+
+#[test]
+fn instance_wrapping_layer() {
+    let s = setup("wrap-instance");
+    s.explicit_layer("wi", "");
+    s.explicit_layer("x", "");
+    let mut env = INSTANCE_OBJECTS.to_vec();
+    env.extend([("TEST_APP_LAYERS", "VK_LAYER_TEST_x,VK_LAYER_TEST_wi"), ("VK_TEST_LAYER_WRAP_INSTANCE_WI", "1")]);
+    let (out, err) = s.run(&env);
+    assert_instance_objects_reach_each_level(&out, &err);
+    assert_eq!(lines(&out, "DEVICE "), ["DEVICE Test Driver discrete 0"], "{out}");
+}
+
+#[test]
+fn physical_device_wrapping_layer_names_objects() {
+    let s = setup("wrap-names");
+    s.explicit_layer("w", "");
+    let mut env = INSTANCE_OBJECTS.to_vec();
+    env.extend([("TEST_APP_LAYERS", "VK_LAYER_TEST_w"), ("VK_TEST_LAYER_WRAP_W", "1")]);
+    let (out, err) = s.run(&env);
+    assert_instance_objects_reach_each_level(&out, &err);
+}
+
+/// Layers built on the Khronos samples take the next `vk_layerGetPhysicalDeviceProcAddr` from the
+/// next vkGetInstanceProcAddr while the instance is created, and resolve the commands they
+/// intercept right away, before the application has named them.
+#[test]
+fn layer_resolving_unknown_commands_during_creation() {
+    let s = setup("next-from-gipa");
+    s.explicit_layer("n", "");
+    let (out, err) = s.run(&[
+        ("TEST_APP_LAYERS", "VK_LAYER_TEST_n"),
+        ("VK_TEST_LAYER_NEXT_FROM_GIPA", "1"),
+        ("VK_TEST_LAYER_LOG", "1"),
+        ("TEST_UNKNOWN_PHYSICAL_DEVICE_COMMAND", "1"),
+    ]);
+    for name in ["vk_layerGetPhysicalDeviceProcAddr", "vkGetTestDriverRequestedApiVersionTEST", "vkTestDeviceCommand000TEST"] {
+        assert!(out.contains(&format!("TEST_LAYER_CALLBACK next {name} found")), "{out}{err}");
+    }
+    assert!(out.contains("TEST_LAYER N vkGetTestDriverRequestedApiVersionTEST") && out.contains("REQUESTED_API 1.0"), "{out}{err}");
 }
 
 #[test]

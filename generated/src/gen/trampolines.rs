@@ -3655,6 +3655,7 @@ pub unsafe extern "system" fn vkCreateAndroidSurfaceKHR(
 ) -> VkResult {
     check_instance(instance.0, "vkCreateAndroidSurfaceKHR", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkCreateAndroidSurfaceKHR {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -3828,6 +3829,7 @@ pub unsafe extern "system" fn vkCreateDebugReportCallbackEXT(
 ) -> VkResult {
     check_instance(instance.0, "vkCreateDebugReportCallbackEXT", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkCreateDebugReportCallbackEXT {
         Some(f) => f(instance, pCreateInfo, pAllocator, pCallback),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -3841,6 +3843,7 @@ pub unsafe extern "system" fn vkCreateDebugUtilsMessengerEXT(
 ) -> VkResult {
     check_instance(instance.0, "vkCreateDebugUtilsMessengerEXT", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkCreateDebugUtilsMessengerEXT {
         Some(f) => f(instance, pCreateInfo, pAllocator, pMessenger),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -3904,6 +3907,7 @@ pub unsafe extern "system" fn vkCreateDirectFBSurfaceEXT(
 ) -> VkResult {
     check_instance(instance.0, "vkCreateDirectFBSurfaceEXT", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkCreateDirectFBSurfaceEXT {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -3949,6 +3953,7 @@ pub unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR(
 ) -> VkResult {
     check_instance(instance.0, "vkCreateDisplayPlaneSurfaceKHR", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkCreateDisplayPlaneSurfaceKHR {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -4067,6 +4072,7 @@ pub unsafe extern "system" fn vkCreateHeadlessSurfaceEXT(
 ) -> VkResult {
     check_instance(instance.0, "vkCreateHeadlessSurfaceEXT", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkCreateHeadlessSurfaceEXT {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -4080,6 +4086,7 @@ pub unsafe extern "system" fn vkCreateIOSSurfaceMVK(
 ) -> VkResult {
     check_instance(instance.0, "vkCreateIOSSurfaceMVK", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkCreateIOSSurfaceMVK {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -4106,6 +4113,7 @@ pub unsafe extern "system" fn vkCreateImagePipeSurfaceFUCHSIA(
 ) -> VkResult {
     check_instance(instance.0, "vkCreateImagePipeSurfaceFUCHSIA", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkCreateImagePipeSurfaceFUCHSIA {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -4168,6 +4176,7 @@ pub unsafe extern "system" fn vkCreateMacOSSurfaceMVK(
 ) -> VkResult {
     check_instance(instance.0, "vkCreateMacOSSurfaceMVK", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkCreateMacOSSurfaceMVK {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -4181,6 +4190,7 @@ pub unsafe extern "system" fn vkCreateMetalSurfaceEXT(
 ) -> VkResult {
     check_instance(instance.0, "vkCreateMetalSurfaceEXT", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkCreateMetalSurfaceEXT {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -4382,6 +4392,7 @@ pub unsafe extern "system" fn vkCreateScreenSurfaceQNX(
 ) -> VkResult {
     check_instance(instance.0, "vkCreateScreenSurfaceQNX", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkCreateScreenSurfaceQNX {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -4448,6 +4459,7 @@ pub unsafe extern "system" fn vkCreateStreamDescriptorSurfaceGGP(
 ) -> VkResult {
     check_instance(instance.0, "vkCreateStreamDescriptorSurfaceGGP", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkCreateStreamDescriptorSurfaceGGP {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -4461,6 +4473,7 @@ pub unsafe extern "system" fn vkCreateSurfaceOHOS(
 ) -> VkResult {
     check_instance(instance.0, "vkCreateSurfaceOHOS", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkCreateSurfaceOHOS {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -4523,6 +4536,7 @@ pub unsafe extern "system" fn vkCreateViSurfaceNN(
 ) -> VkResult {
     check_instance(instance.0, "vkCreateViSurfaceNN", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkCreateViSurfaceNN {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -4561,6 +4575,7 @@ pub unsafe extern "system" fn vkCreateWaylandSurfaceKHR(
 ) -> VkResult {
     check_instance(instance.0, "vkCreateWaylandSurfaceKHR", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkCreateWaylandSurfaceKHR {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -4574,6 +4589,7 @@ pub unsafe extern "system" fn vkCreateWin32SurfaceKHR(
 ) -> VkResult {
     check_instance(instance.0, "vkCreateWin32SurfaceKHR", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkCreateWin32SurfaceKHR {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -4588,6 +4604,7 @@ pub unsafe extern "system" fn vkCreateXcbSurfaceKHR(
 ) -> VkResult {
     check_instance(instance.0, "vkCreateXcbSurfaceKHR", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkCreateXcbSurfaceKHR {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -4602,6 +4619,7 @@ pub unsafe extern "system" fn vkCreateXlibSurfaceKHR(
 ) -> VkResult {
     check_instance(instance.0, "vkCreateXlibSurfaceKHR", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkCreateXlibSurfaceKHR {
         Some(f) => f(instance, pCreateInfo, pAllocator, pSurface),
         None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
@@ -4639,6 +4657,7 @@ pub unsafe extern "system" fn vkDebugReportMessageEXT(
 ) {
     check_instance(instance.0, "vkDebugReportMessageEXT", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkDebugReportMessageEXT {
         Some(f) => {
             f(
@@ -4796,6 +4815,7 @@ pub unsafe extern "system" fn vkDestroyDebugReportCallbackEXT(
 ) {
     check_instance(instance.0, "vkDestroyDebugReportCallbackEXT", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkDestroyDebugReportCallbackEXT {
         Some(f) => f(instance, callback, pAllocator),
         None => {}
@@ -4808,6 +4828,7 @@ pub unsafe extern "system" fn vkDestroyDebugUtilsMessengerEXT(
 ) {
     check_instance(instance.0, "vkDestroyDebugUtilsMessengerEXT", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkDestroyDebugUtilsMessengerEXT {
         Some(f) => f(instance, messenger, pAllocator),
         None => {}
@@ -5136,6 +5157,7 @@ pub unsafe extern "system" fn vkDestroySurfaceKHR(
 ) {
     check_instance(instance.0, "vkDestroySurfaceKHR", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkDestroySurfaceKHR {
         Some(f) => f(instance, surface, pAllocator),
         None => {}
@@ -9597,6 +9619,7 @@ pub unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT(
 ) {
     check_instance(instance.0, "vkSubmitDebugUtilsMessageEXT", "instance");
     let table = instance_table(instance.0);
+    let instance = unwrap_instance(instance);
     match (*table).vkSubmitDebugUtilsMessageEXT {
         Some(f) => f(instance, messageSeverity, messageTypes, pCallbackData),
         None => {}

@@ -106,11 +106,12 @@ fn trampoline_body(reg: &Registry, command: &Command) -> Result<TokenStream, Str
     let table_fn = if command.level == Level::Device { quote!(device_table) } else { quote!(instance_table) };
     let check = handle_check(command);
     let set_dispatch = new_dispatchable_objects(reg, command)?;
-    // Physical devices handed to the application wrap the handle of the chain's top level.
-    let unwrap = if command.level == Level::PhysicalDevice {
-        quote!(let #first = unwrap_physical_device(#first);)
-    } else {
-        quote!()
+    // The application's instances and physical devices stand for the handles of the chain's top
+    // level (a layer may wrap them).
+    let unwrap = match command.level {
+        Level::Instance => quote!(let #first = unwrap_instance(#first);),
+        Level::PhysicalDevice => quote!(let #first = unwrap_physical_device(#first);),
+        Level::Global | Level::Device => quote!(),
     };
     if set_dispatch.is_empty() {
         return Ok(quote! {

@@ -21,9 +21,10 @@
 //! a command holds `device_missing<slot>` there, which reports the name and aborts, as the
 //! physical-device terminator does for a driver lacking one: there is no return value to fake.
 //!
-//! Layers plug in through the `layers` parameters of [`physical_device_command`] and
-//! [`device_command`] (a resolver asked before the drivers) and through [`device_created`]'s
-//! `gdpa` (the top of the device chain instead of the driver).
+//! Layers plug in through the `chain` and `layers` parameters of [`physical_device_command`] and
+//! [`device_command`] (resolvers asked before the drivers) and through [`device_created`]'s
+//! `gdpa` (the top of the device chain instead of the driver). Layers that call down reach
+//! [`physical_device_chain_end`] and [`device_command`] from the end of the instance chain.
 
 use std::ffi::{c_char, CStr, CString};
 use std::sync::atomic::Ordering;
@@ -133,8 +134,7 @@ pub fn device_slots() -> UnknownSlots {
     std::array::from_fn(|i| std::sync::atomic::AtomicUsize::new(stub(&DEVICE_MISSING, i) as usize))
 }
 
-/// `vkGetInstanceProcAddr` for a name the registry does not know (no layers yet: see the module
-/// documentation for where they plug in).
+/// `vkGetInstanceProcAddr` for a name the registry does not know, without layers.
 ///
 /// # Safety
 /// `instance`'s drivers are live.
@@ -142,17 +142,52 @@ pub unsafe fn instance_proc_addr(instance: &Instance, name: &CStr) -> PFN_vkVoid
     physical_device_command(instance, name, None).or_else(|| device_command(instance, name, None))
 }
 
-/// Step 1: a physical-device command, if a driver's `vk_icdGetPhysicalDeviceProcAddr` or
-/// `layers` (the top of the instance chain, through the layers' physical-device GetProcAddr)
-/// knows `name`. Asked again, it refreshes this instance's slot (the same answers).
+/// A layer chain's part in an unknown physical-device command: the chain's unknown slots (the
+/// first word of the application's handles points to them) and the first layer's
+/// `vk_layerGetPhysicalDeviceProcAddr`, which calls down the chain itself.
+pub struct ChainSlots<'a> {
+    pub slots: &'a UnknownSlots,
+    pub resolve: Resolver<'a>,
+}
+
+/// Step 1: a physical-device command, if a driver's `vk_icdGetPhysicalDeviceProcAddr` or the
+/// layers know `name`. The chain's slot gets the layers' answer (the terminator otherwise).
+/// Asked again, it refreshes this instance's slots (the same answers).
 ///
 /// # Safety
 /// As [`instance_proc_addr`].
-pub unsafe fn physical_device_command(instance: &Instance, name: &CStr, layers: Resolver) -> PFN_vkVoidFunction {
+pub unsafe fn physical_device_command(instance: &Instance, name: &CStr, chain: Option<ChainSlots>) -> PFN_vkVoidFunction {
+    // Asked first, with no lock held: the layers call down to the terminators, which may give the
+    // name its slot already.
+    let from_layers = chain.as_ref().and_then(|c| c.resolve).and_then(|resolve| resolve(name));
+    let slot = physical_device_slot(instance, name, from_layers.is_some())?;
+    if let Some(chain) = chain {
+        store(&chain.slots[slot], from_layers.or(Some(stub(&PHYSICAL_DEVICE_TERMINATORS, slot))));
+    }
+    Some(stub(&PHYSICAL_DEVICE_TRAMPOLINES, slot))
+}
+
+/// The end of the instance chain's `vk_layerGetPhysicalDeviceProcAddr` (and of its
+/// `vkGetInstanceProcAddr`) for a name the registry does not know: the physical-device terminator,
+/// if a driver's `vk_icdGetPhysicalDeviceProcAddr` knows `name`. Layers ask while the instance is
+/// being created, before the application names the command.
+///
+/// # Safety
+/// As [`instance_proc_addr`].
+pub unsafe fn physical_device_chain_end(instance: &Instance, name: &CStr) -> PFN_vkVoidFunction {
+    let slot = physical_device_slot(instance, name, false)?;
+    Some(stub(&PHYSICAL_DEVICE_TERMINATORS, slot))
+}
+
+/// The slot of physical-device command `name`, if a driver's `vk_icdGetPhysicalDeviceProcAddr`
+/// knows it or `known_to_layers`; each driver's slot gets the driver's function.
+///
+/// # Safety
+/// As [`instance_proc_addr`].
+unsafe fn physical_device_slot(instance: &Instance, name: &CStr, known_to_layers: bool) -> Option<usize> {
     let ask = |d: &crate::instance::DriverInstance| d.driver.get_physical_device_proc_addr.and_then(|gpdpa| gpdpa(d.handle, name.as_ptr()));
-    let from_layers = layers.and_then(|resolve| resolve(name));
     // Most names asked here are no physical-device command: answer those without allocating.
-    if from_layers.is_none() && !instance.drivers.iter().any(|d| ask(d).is_some()) {
+    if !known_to_layers && !instance.drivers.iter().any(|d| ask(d).is_some()) {
         return None;
     }
     let from_drivers: Vec<PFN_vkVoidFunction> = instance.drivers.iter().map(ask).collect();
@@ -165,26 +200,10 @@ pub unsafe fn physical_device_command(instance: &Instance, name: &CStr, layers: 
         };
         store(&d.table.unknown[slot], f);
     }
-    let top = from_layers.unwrap_or(stub(&PHYSICAL_DEVICE_TERMINATORS, slot));
-    store(&instance.table.unknown[slot], Some(top));
     if new {
         log!(Level::Info, "vkGetInstanceProcAddr: {name:?} is an unknown physical-device command, slot {slot}");
     }
-    Some(stub(&PHYSICAL_DEVICE_TRAMPOLINES, slot))
-}
-
-/// The physical-device terminator for `name` if it has a slot: the end of a layer chain's
-/// `vk_layerGetPhysicalDeviceProcAddr`.
-pub fn physical_device_terminator_for(name: &CStr) -> PFN_vkVoidFunction {
-    let slot = lock(&PHYSICAL_DEVICE_NAMES).iter().position(|n| n.as_c_str() == name)?;
-    Some(stub(&PHYSICAL_DEVICE_TERMINATORS, slot))
-}
-
-/// Puts `f` in the slot of physical-device command `name` of `slots` (a layer chain's table).
-pub fn set_physical_device_slot(slots: &UnknownSlots, name: &CStr, f: PFN_vkVoidFunction) {
-    if let Some(slot) = lock(&PHYSICAL_DEVICE_NAMES).iter().position(|n| n.as_c_str() == name) {
-        store(&slots[slot], f);
-    }
+    Some(slot)
 }
 
 /// Step 2: a device command, if a driver's GetInstanceProcAddr or `layers` knows `name`. A new
@@ -327,6 +346,7 @@ mod tests {
             driver_gdpa: None,
             chain_gdpa: None,
             wsi: Default::default(),
+            debug_objects: Default::default(),
         };
         let handle: [*const DeviceData; 1] = [&data];
         for slot in 0..UNKNOWN_SLOTS {

@@ -37,8 +37,6 @@ pub struct Config {
     pub fail_create_instance: bool,
     pub instance_extensions: Vec<String>,
     pub device_extensions: Vec<String>,
-    /// Devices per physical-device group (consecutive devices grouped; at least 1).
-    pub group_size: usize,
     /// `VkPhysicalDeviceDriverProperties::driverID`.
     pub driver_id: i32,
 }
@@ -51,7 +49,6 @@ impl Config {
             fail_create_instance: flag("FAIL_CREATE_INSTANCE"),
             instance_extensions: instance_extensions(),
             device_extensions: device_extensions(),
-            group_size: number("GROUP_SIZE").unwrap_or(1).max(1) as usize,
             driver_id: number("DRIVER_ID").unwrap_or(0) as i32,
         }
     }
@@ -85,6 +82,12 @@ pub fn max_interface_version() -> u32 {
     var("INTERFACE_VERSION")
         .and_then(|v| v.trim().parse::<u32>().ok())
         .map_or(MAX_INTERFACE_VERSION, |v| v.min(MAX_INTERFACE_VERSION))
+}
+
+/// `VK_TEST_DRIVER_GROUP_SIZE`: devices per physical-device group (consecutive devices grouped;
+/// at least 1), read at each `vkEnumeratePhysicalDeviceGroups`.
+pub fn group_size() -> usize {
+    number("GROUP_SIZE").unwrap_or(1).max(1) as usize
 }
 
 /// `VK_TEST_DRIVER_SYNTHETIC_COMMANDS`: how many synthetic commands of each level the driver

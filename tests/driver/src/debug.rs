@@ -1,7 +1,12 @@
 //! `VK_EXT_debug_utils` in the driver (advertised only when `VK_TEST_DRIVER_INSTANCE_EXTENSIONS`
 //! lists it): a messenger hears one warning, "vk_test_driver: messenger created", as it is made,
 //! so a test can see the loader hand the application's callback to the driver.
+//!
+//! The object naming commands of `VK_EXT_debug_utils` and `VK_EXT_debug_marker` check the handle
+//! of an instance, physical device or surface they name as a real driver would use it: it must be
+//! the driver's own (see [`named_object_is_own`]).
 
+use vk_generated::layer_abi::valid_loader_magic_value;
 use vk_generated::types::*;
 
 use crate::guard;
@@ -44,5 +49,65 @@ pub unsafe extern "system" fn vkDestroyDebugUtilsMessengerEXT(
         if !messenger.is_null() {
             drop(Box::from_raw(messenger.0 as *mut Messenger));
         }
+    })
+}
+
+/// Whether an instance, physical device or surface named by handle is one the driver can use:
+/// an instance of its own (its first word still `ICD_LOADER_MAGIC`, unlike a loader's or a
+/// layer's), the physical device `device` was created from, a surface the WSI commands accept.
+/// Other objects are not checked.
+unsafe fn named_object_is_own(device: VkDevice, object: VkObjectType, handle: u64) -> bool {
+    match object {
+        VkObjectType::INSTANCE => handle != 0 && valid_loader_magic_value(handle as usize as *mut std::ffi::c_void),
+        VkObjectType::PHYSICAL_DEVICE => crate::device::physical_device_of(device).is_some_and(|pd| pd.0 as u64 == handle),
+        VkObjectType::SURFACE_KHR => crate::surface::resolve(VkSurfaceKHR(handle)).is_ok(),
+        _ => true,
+    }
+}
+
+/// The same check for the `VK_EXT_debug_marker` object types.
+unsafe fn marked_object_is_own(device: VkDevice, object: VkDebugReportObjectTypeEXT, handle: u64) -> bool {
+    let object = match object {
+        VkDebugReportObjectTypeEXT::INSTANCE_EXT => VkObjectType::INSTANCE,
+        VkDebugReportObjectTypeEXT::PHYSICAL_DEVICE_EXT => VkObjectType::PHYSICAL_DEVICE,
+        VkDebugReportObjectTypeEXT::SURFACE_KHR_EXT => VkObjectType::SURFACE_KHR,
+        _ => return true,
+    };
+    named_object_is_own(device, object, handle)
+}
+
+fn checked(own: bool) -> VkResult {
+    if own {
+        VkResult::SUCCESS
+    } else {
+        VkResult::ERROR_VALIDATION_FAILED_EXT
+    }
+}
+
+pub unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT(device: VkDevice, pNameInfo: *const VkDebugUtilsObjectNameInfoEXT) -> VkResult {
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || match pNameInfo.as_ref() {
+        Some(info) => checked(named_object_is_own(device, info.objectType, info.objectHandle)),
+        None => VkResult::ERROR_INITIALIZATION_FAILED,
+    })
+}
+
+pub unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT(device: VkDevice, pTagInfo: *const VkDebugUtilsObjectTagInfoEXT) -> VkResult {
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || match pTagInfo.as_ref() {
+        Some(info) => checked(named_object_is_own(device, info.objectType, info.objectHandle)),
+        None => VkResult::ERROR_INITIALIZATION_FAILED,
+    })
+}
+
+pub unsafe extern "system" fn vkDebugMarkerSetObjectNameEXT(device: VkDevice, pNameInfo: *const VkDebugMarkerObjectNameInfoEXT) -> VkResult {
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || match pNameInfo.as_ref() {
+        Some(info) => checked(marked_object_is_own(device, info.objectType, info.object)),
+        None => VkResult::ERROR_INITIALIZATION_FAILED,
+    })
+}
+
+pub unsafe extern "system" fn vkDebugMarkerSetObjectTagEXT(device: VkDevice, pTagInfo: *const VkDebugMarkerObjectTagInfoEXT) -> VkResult {
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || match pTagInfo.as_ref() {
+        Some(info) => checked(marked_object_is_own(device, info.objectType, info.object)),
+        None => VkResult::ERROR_INITIALIZATION_FAILED,
     })
 }

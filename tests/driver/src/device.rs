@@ -18,6 +18,8 @@ struct Device {
     loader_data: usize,
     /// The physical device's `deviceID`, for the synthetic commands to say where they ran.
     device_id: u32,
+    /// The physical device it was created from (the driver's handle).
+    physical_device: VkPhysicalDevice,
     queues: Vec<Box<Queue>>,
     /// Command pools, each owning its command buffers; destroyed with the device at the latest.
     pools: Mutex<Vec<Box<CommandPool>>>,
@@ -65,6 +67,11 @@ unsafe fn device_ref<'a>(device: VkDevice) -> Option<&'a Device> {
 /// The `deviceID` of the physical device `device` was created from.
 pub(crate) unsafe fn device_id(device: VkDevice) -> Option<u32> {
     device_ref(device).map(|d| d.device_id)
+}
+
+/// The physical device (the driver's handle) `device` was created from.
+pub(crate) unsafe fn physical_device_of(device: VkDevice) -> Option<VkPhysicalDevice> {
+    device_ref(device).map(|d| d.physical_device)
 }
 
 unsafe fn command_buffer_ref<'a>(command_buffer: VkCommandBuffer) -> Option<&'a CommandBuffer> {
@@ -142,6 +149,7 @@ pub unsafe extern "system" fn vkCreateDevice(
         let device = Box::new(Device {
             loader_data: ICD_LOADER_MAGIC,
             device_id: pd.spec.device_id,
+            physical_device: physicalDevice,
             queues,
             pools: Mutex::new(Vec::new()),
         });

@@ -14,8 +14,6 @@ use crate::{c_string_list, enumerate, guard, interface_version, write_c_string};
 pub(crate) struct Instance {
     loader_data: usize,
     physical_devices: Vec<Box<PhysicalDevice>>,
-    /// Devices per group in `vkEnumeratePhysicalDeviceGroups`.
-    group_size: usize,
 }
 
 /// A `VkPhysicalDevice`, owned by its instance.
@@ -133,7 +131,6 @@ pub unsafe extern "system" fn vkCreateInstance(
         let instance = Box::new(Instance {
             loader_data: ICD_LOADER_MAGIC,
             physical_devices,
-            group_size: config.group_size,
         });
         pInstance.write(VkInstance(Box::into_raw(instance).cast()));
         VkResult::SUCCESS
@@ -207,7 +204,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         // Consecutive devices, `group_size` at a time.
-        let size = instance.group_size.min(VK_MAX_DEVICE_GROUP_SIZE as usize);
+        let size = config::group_size().min(VK_MAX_DEVICE_GROUP_SIZE as usize);
         let groups: Vec<_> = instance.physical_devices.chunks(size).collect();
         enumerate(
             groups.len(),

@@ -257,6 +257,10 @@ entries! {
     Device c"vkCmdDispatch" => device::vkCmdDispatch,
     Device c"vkCmdPipelineBarrier" => device::vkCmdPipelineBarrier,
     Device c"vkGetTestDriverDrawCountTEST" => device::vkGetTestDriverDrawCountTEST,
+    Device c"vkSetDebugUtilsObjectNameEXT" => debug::vkSetDebugUtilsObjectNameEXT,
+    Device c"vkSetDebugUtilsObjectTagEXT" => debug::vkSetDebugUtilsObjectTagEXT,
+    Device c"vkDebugMarkerSetObjectNameEXT" => debug::vkDebugMarkerSetObjectNameEXT,
+    Device c"vkDebugMarkerSetObjectTagEXT" => debug::vkDebugMarkerSetObjectTagEXT,
 }
 
 /// Fills a Vulkan "two-call" array: with `out` NULL, writes the count; otherwise writes up to

@@ -30,7 +30,7 @@ pub(crate) fn live_surfaces() -> usize {
 const HEADLESS_EXTENT: VkExtent2D = VkExtent2D { width: 64, height: 64 };
 
 /// What a surface handle is to this driver: (its own?, its extent).
-unsafe fn resolve(surface: VkSurfaceKHR) -> Result<(bool, VkExtent2D), VkResult> {
+pub(crate) unsafe fn resolve(surface: VkSurfaceKHR) -> Result<(bool, VkExtent2D), VkResult> {
     let own = OWN.lock().map_err(|_| VkResult::ERROR_SURFACE_LOST_KHR)?.contains(&surface.0);
     if interface_version() >= 3 {
         if !own {

@@ -53,10 +53,20 @@ fn var(name: &str) -> Option<String> {
 
 /// The flags this layer knows, read once per process (GetProcAddr is called hundreds of times
 /// per instance; a benchmark through this layer should measure the loader, not getenv).
-const FLAGS: [&str; 7] = ["LOG", "WRAP", "CALLBACK", "FAIL_CREATE_INSTANCE", "FAIL_CREATE_DEVICE", "CREATE_DEVICE_CALLBACK", "INTERCEPT"];
+const FLAGS: [&str; 9] = [
+    "LOG",
+    "WRAP",
+    "CALLBACK",
+    "FAIL_CREATE_INSTANCE",
+    "FAIL_CREATE_DEVICE",
+    "CREATE_DEVICE_CALLBACK",
+    "INTERCEPT",
+    "WRAP_INSTANCE",
+    "NEXT_FROM_GIPA",
+];
 
-fn flags() -> &'static [Option<String>; 7] {
-    static FLAG_VALUES: OnceLock<[Option<String>; 7]> = OnceLock::new();
+fn flags() -> &'static [Option<String>; 9] {
+    static FLAG_VALUES: OnceLock<[Option<String>; 9]> = OnceLock::new();
     FLAG_VALUES.get_or_init(|| FLAGS.map(var))
 }
 
@@ -99,15 +109,29 @@ struct WrappedPhysicalDevice {
     inner: VkPhysicalDevice,
 }
 
+/// The instance as this layer hands it out when wrapping instances: its own dispatchable object
+/// (the next level's handle is `InstanceData::handle`).
+#[repr(C)]
+struct WrappedInstance {
+    /// The loader's dispatch pointer (written by vkSetInstanceLoaderData).
+    loader_data: *const c_void,
+}
+
 struct InstanceData {
     key: usize,
+    /// The next level's handle.
     handle: VkInstance,
     next_gipa: Gipa,
     next_gpdpa: PFN_GetPhysicalDeviceProcAddr,
+    /// `vkGetTestDriverRequestedApiVersionTEST` of the next level, resolved at vkCreateInstance
+    /// (`VK_TEST_LAYER_NEXT_FROM_GIPA`); otherwise resolved at each call.
+    next_requested_api_version: PFN_vkVoidFunction,
     table: InstanceDispatchTable,
     set_loader_data: PFN_vkSetInstanceLoaderData,
     layer_device: VkLayerInstanceCreateInfoLayerDevice,
     wrapped: Vec<Box<WrappedPhysicalDevice>>,
+    /// The handle handed up when wrapping instances.
+    wrapper: Option<Box<WrappedInstance>>,
 }
 
 struct DeviceData {
@@ -142,6 +166,28 @@ unsafe fn unwrap(pd: VkPhysicalDevice) -> VkPhysicalDevice {
     })
     .flatten()
     .unwrap_or(pd)
+}
+
+/// The next level's handle for an instance handed to this layer. When wrapping instances it must
+/// be the wrapper this layer returned: anything else is reported (a line naming `command`) and
+/// refused, where a real wrapping layer would crash.
+unsafe fn inner_instance(instance: VkInstance, command: &str) -> Option<VkInstance> {
+    if instance.is_null() {
+        return None;
+    }
+    let (inner, wrapper) = with_instance(key(instance.0), |i| (i.handle, i.wrapper.as_ref().map(|w| handle_of_wrapper(w))))?;
+    match wrapper {
+        Some(wrapper) if wrapper != instance => {
+            let t = if tag().is_empty() { "-" } else { tag() };
+            println!("TEST_LAYER_WRAP {t} {command}: not the instance this layer returned");
+            None
+        }
+        _ => Some(inner),
+    }
+}
+
+fn handle_of_wrapper(w: &WrappedInstance) -> VkInstance {
+    VkInstance(w as *const WrappedInstance as *mut c_void)
 }
 
 /// The next level's instance functions; boxed data, valid until vkDestroyInstance (after which the
@@ -219,6 +265,7 @@ pub unsafe extern "system" fn TestLayer_GetInstanceProcAddr(instance: VkInstance
         }
         let name = CStr::from_ptr(pName).to_bytes();
         let wrap = flag("WRAP");
+        let wrap_instance = flag("WRAP_INSTANCE");
         let own: PFN_vkVoidFunction = match name {
             b"vkGetInstanceProcAddr" => pfn!(TestLayer_GetInstanceProcAddr, Gipa),
             b"vkGetDeviceProcAddr" => pfn!(TestLayer_GetDeviceProcAddr, Gdpa),
@@ -229,7 +276,12 @@ pub unsafe extern "system" fn TestLayer_GetInstanceProcAddr(instance: VkInstance
             b"vkGetTestLayerDrawsTEST" => pfn!(GetTestLayerDrawsTEST, unsafe extern "system" fn(VkDevice) -> u32),
             b"vkCmdDraw" if intercept() => pfn!(CmdDraw, unsafe extern "system" fn(VkCommandBuffer, u32, u32, u32, u32)),
             b"vkGetPhysicalDeviceProperties" if intercept() || wrap => pfn!(GetPhysicalDeviceProperties, Props),
-            b"vkEnumeratePhysicalDevices" if wrap => pfn!(EnumeratePhysicalDevices, unsafe extern "system" fn(VkInstance, *mut u32, *mut VkPhysicalDevice) -> VkResult),
+            b"vkEnumeratePhysicalDevices" if wrap || wrap_instance => pfn!(EnumeratePhysicalDevices, unsafe extern "system" fn(VkInstance, *mut u32, *mut VkPhysicalDevice) -> VkResult),
+            b"vkCreateHeadlessSurfaceEXT" if wrap_instance => pfn!(CreateHeadlessSurfaceEXT, CreateHeadlessSurfaceFn),
+            b"vkDestroySurfaceKHR" if wrap_instance => pfn!(DestroySurfaceKHR, unsafe extern "system" fn(VkInstance, VkSurfaceKHR, *const VkAllocationCallbacks)),
+            b"vkCreateDebugUtilsMessengerEXT" if wrap_instance => pfn!(CreateDebugUtilsMessengerEXT, CreateMessengerFn),
+            b"vkDestroyDebugUtilsMessengerEXT" if wrap_instance => pfn!(DestroyDebugUtilsMessengerEXT, DestroyMessengerFn),
+            b"vkSetDebugUtilsObjectNameEXT" if wrap || wrap_instance => pfn!(SetDebugUtilsObjectNameEXT, SetObjectNameFn),
             b"vkGetPhysicalDeviceFeatures" if wrap => pfn!(GetPhysicalDeviceFeatures, unsafe extern "system" fn(VkPhysicalDevice, *mut VkPhysicalDeviceFeatures)),
             b"vkGetPhysicalDeviceMemoryProperties" if wrap => pfn!(GetPhysicalDeviceMemoryProperties, unsafe extern "system" fn(VkPhysicalDevice, *mut VkPhysicalDeviceMemoryProperties)),
             b"vkGetPhysicalDeviceQueueFamilyProperties" if wrap => pfn!(GetPhysicalDeviceQueueFamilyProperties, unsafe extern "system" fn(VkPhysicalDevice, *mut u32, *mut VkQueueFamilyProperties)),
@@ -239,20 +291,19 @@ pub unsafe extern "system" fn TestLayer_GetInstanceProcAddr(instance: VkInstance
         if own.is_some() {
             return own;
         }
-        if wrap {
-            // A wrapping layer must unwrap every physical-device command it passes down; this one
-            // only offers those it unwraps.
-            if let Some(cmd) = vk_generated::lookup::command(name) {
-                if cmd.info().level == vk_generated::CommandLevel::PhysicalDevice {
-                    return None;
-                }
+        // A wrapping layer must unwrap every command it passes down that takes a wrapped handle;
+        // this one only offers those it unwraps.
+        if let Some(cmd) = vk_generated::lookup::command(name) {
+            let level = cmd.info().level;
+            if (wrap && level == vk_generated::CommandLevel::PhysicalDevice) || (wrap_instance && level == vk_generated::CommandLevel::Instance) {
+                return None;
             }
         }
         if instance.is_null() {
             return None;
         }
-        let next = with_instance(key(instance.0), |i| i.next_gipa)?;
-        next(instance, pName)
+        let (next, inner) = with_instance(key(instance.0), |i| (i.next_gipa, i.handle))?;
+        next(inner, pName)
     })
 }
 
@@ -268,6 +319,11 @@ pub unsafe extern "system" fn TestLayer_GetDeviceProcAddr(device: VkDevice, pNam
             b"vkDestroyDevice" => return pfn!(DestroyDevice, unsafe extern "system" fn(VkDevice, *const VkAllocationCallbacks)),
             b"vkGetTestLayerDrawsTEST" => return pfn!(GetTestLayerDrawsTEST, unsafe extern "system" fn(VkDevice) -> u32),
             b"vkCmdDraw" if intercept() => return pfn!(CmdDraw, unsafe extern "system" fn(VkCommandBuffer, u32, u32, u32, u32)),
+            b"vkSetDebugUtilsObjectNameEXT" if flag("WRAP") || flag("WRAP_INSTANCE") => return pfn!(SetDebugUtilsObjectNameEXT, SetObjectNameFn),
+            // The other commands naming objects by handle would need unwrapping too: not offered.
+            b"vkSetDebugUtilsObjectTagEXT" | b"vkDebugMarkerSetObjectNameEXT" | b"vkDebugMarkerSetObjectTagEXT" if flag("WRAP") || flag("WRAP_INSTANCE") => {
+                return None
+            }
             _ => {}
         }
         let d = crate::device(key(device.0))?;
@@ -311,8 +367,30 @@ unsafe extern "system" fn CreateInstance(
         }
         let instance = *pInstance;
         let table = InstanceDispatchTable::load(|name| next_gipa(instance, name.as_ptr()));
+        let (next_gpdpa, next_requested_api_version) = if flag("NEXT_FROM_GIPA") { next_from_gipa(instance, next_gipa) } else { (next_gpdpa, None) };
+        // The wrapper needs the loader's dispatch pointer, which only vkSetInstanceLoaderData gives.
+        let wrapper = match (flag("WRAP_INSTANCE"), set_loader_data) {
+            (true, Some(set)) => {
+                let w = Box::new(WrappedInstance { loader_data: std::ptr::null() });
+                set(instance, handle_of_wrapper(&w).0);
+                *pInstance = handle_of_wrapper(&w);
+                Some(w)
+            }
+            _ => None,
+        };
         if let Ok(mut all) = INSTANCES.lock() {
-            all.push(Box::new(InstanceData { key: key(instance.0), handle: instance, next_gipa, next_gpdpa, table: clone_table(&table), set_loader_data, layer_device, wrapped: Vec::new() }));
+            all.push(Box::new(InstanceData {
+                key: key(instance.0),
+                handle: instance,
+                next_gipa,
+                next_gpdpa,
+                next_requested_api_version,
+                table: clone_table(&table),
+                set_loader_data,
+                layer_device,
+                wrapped: Vec::new(),
+                wrapper,
+            }));
         }
         if flag("CALLBACK") {
             if let (Some(enumerate), Some(props)) = (table.vkEnumeratePhysicalDevices, table.vkGetPhysicalDeviceProperties) {
@@ -334,15 +412,30 @@ unsafe extern "system" fn CreateInstance(
     })
 }
 
+/// As layers built on the Khronos samples do: the next level's `vk_layerGetPhysicalDeviceProcAddr`
+/// from its vkGetInstanceProcAddr, and the next functions of the unknown commands this layer
+/// intercepts, resolved as soon as the instance exists (before the application names them).
+unsafe fn next_from_gipa(instance: VkInstance, next_gipa: Gipa) -> (PFN_GetPhysicalDeviceProcAddr, PFN_vkVoidFunction) {
+    let next_gpdpa: PFN_GetPhysicalDeviceProcAddr = std::mem::transmute(next_gipa(instance, c"vk_layerGetPhysicalDeviceProcAddr".as_ptr()));
+    let requested = next_gpdpa.and_then(|g| g(instance, c"vkGetTestDriverRequestedApiVersionTEST".as_ptr()));
+    let device_command = next_gipa(instance, c"vkTestDeviceCommand000TEST".as_ptr());
+    let found = |f: bool| if f { "found" } else { "missing" };
+    println!("TEST_LAYER_CALLBACK next vk_layerGetPhysicalDeviceProcAddr {}", found(next_gpdpa.is_some()));
+    println!("TEST_LAYER_CALLBACK next vkGetTestDriverRequestedApiVersionTEST {}", found(requested.is_some()));
+    println!("TEST_LAYER_CALLBACK next vkTestDeviceCommand000TEST {}", found(device_command.is_some()));
+    (next_gpdpa, requested)
+}
+
 unsafe extern "system" fn DestroyInstance(instance: VkInstance, pAllocator: *const VkAllocationCallbacks) {
     guard((), || {
         if instance.is_null() {
             return;
         }
         log("vkDestroyInstance");
+        let Some(inner) = inner_instance(instance, "vkDestroyInstance") else { return };
         let k = key(instance.0);
         let Some(destroy) = with_instance(k, |i| i.table.vkDestroyInstance).flatten() else { return };
-        destroy(instance, pAllocator);
+        destroy(inner, pAllocator);
         if let Ok(mut all) = INSTANCES.lock() {
             all.retain(|i| i.key != k);
         }
@@ -353,13 +446,17 @@ unsafe extern "system" fn EnumeratePhysicalDevices(instance: VkInstance, pCount:
     guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
         let Some((table, _)) = instance_table(instance.0) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let Some(enumerate) = table.vkEnumeratePhysicalDevices else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(next_instance) = inner_instance(instance, "vkEnumeratePhysicalDevices") else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        if !flag("WRAP") {
+            return enumerate(next_instance, pCount, pDevices);
+        }
         let mut count = 0;
-        let r = enumerate(instance, &mut count, std::ptr::null_mut());
+        let r = enumerate(next_instance, &mut count, std::ptr::null_mut());
         if r != VkResult::SUCCESS {
             return r;
         }
         let mut inner = vec![VkPhysicalDevice::NULL; count as usize];
-        enumerate(instance, &mut count, inner.as_mut_ptr());
+        enumerate(next_instance, &mut count, inner.as_mut_ptr());
         inner.truncate(count as usize);
         let wrapped: Vec<VkPhysicalDevice> = with_instance(key(instance.0), |i| {
             inner
@@ -371,7 +468,7 @@ unsafe extern "system" fn EnumeratePhysicalDevices(instance: VkInstance, pCount:
                     let w = Box::new(WrappedPhysicalDevice { loader_data: std::ptr::null(), inner: pd });
                     let handle = VkPhysicalDevice(&*w as *const WrappedPhysicalDevice as *mut c_void);
                     if let Some(set) = i.set_loader_data {
-                        set(instance, handle.0);
+                        set(next_instance, handle.0);
                     }
                     i.wrapped.push(w);
                     handle
@@ -621,8 +718,8 @@ unsafe extern "system" fn TestLayer_GetPhysicalDeviceProcAddr(instance: VkInstan
         if pName.is_null() || instance.is_null() {
             return None;
         }
-        let next = with_instance(key(instance.0), |i| i.next_gpdpa).flatten()?;
-        let below = next(instance, pName);
+        let (next, inner) = with_instance(key(instance.0), |i| (i.next_gpdpa, i.handle))?;
+        let below = next?(inner, pName);
         if intercept() && below.is_some() && CStr::from_ptr(pName) == c"vkGetTestDriverRequestedApiVersionTEST" {
             return pfn!(RequestedApiVersion, unsafe extern "system" fn(VkPhysicalDevice) -> u32);
         }
@@ -633,9 +730,107 @@ unsafe extern "system" fn TestLayer_GetPhysicalDeviceProcAddr(instance: VkInstan
 unsafe extern "system" fn RequestedApiVersion(pd: VkPhysicalDevice) -> u32 {
     guard(0, || {
         log("vkGetTestDriverRequestedApiVersionTEST");
-        let Some((next, instance)) = with_instance(key(pd.0), |i| (i.next_gpdpa, i.handle)) else { return 0 };
-        let f: Option<unsafe extern "system" fn(VkPhysicalDevice) -> u32> =
-            std::mem::transmute(next.and_then(|g| g(instance, c"vkGetTestDriverRequestedApiVersionTEST".as_ptr())));
+        let Some((next, resolved, instance)) = with_instance(key(pd.0), |i| (i.next_gpdpa, i.next_requested_api_version, i.handle)) else { return 0 };
+        let next = resolved.or_else(|| next.and_then(|g| g(instance, c"vkGetTestDriverRequestedApiVersionTEST".as_ptr())));
+        let f: Option<unsafe extern "system" fn(VkPhysicalDevice) -> u32> = std::mem::transmute(next);
         f.map_or(0, |f| f(unwrap(pd)))
     })
+}
+
+// ------------------------------------------------------------------------------------------------
+// Instance-level commands of a wrapped instance (`VK_TEST_LAYER_WRAP_INSTANCE`)
+// ------------------------------------------------------------------------------------------------
+
+type CreateHeadlessSurfaceFn =
+    unsafe extern "system" fn(VkInstance, *const VkHeadlessSurfaceCreateInfoEXT, *const VkAllocationCallbacks, *mut VkSurfaceKHR) -> VkResult;
+type CreateMessengerFn = unsafe extern "system" fn(
+    VkInstance,
+    *const VkDebugUtilsMessengerCreateInfoEXT,
+    *const VkAllocationCallbacks,
+    *mut VkDebugUtilsMessengerEXT,
+) -> VkResult;
+type DestroyMessengerFn = unsafe extern "system" fn(VkInstance, VkDebugUtilsMessengerEXT, *const VkAllocationCallbacks);
+type SetObjectNameFn = unsafe extern "system" fn(VkDevice, *const VkDebugUtilsObjectNameInfoEXT) -> VkResult;
+
+unsafe extern "system" fn CreateHeadlessSurfaceEXT(
+    instance: VkInstance,
+    pCreateInfo: *const VkHeadlessSurfaceCreateInfoEXT,
+    pAllocator: *const VkAllocationCallbacks,
+    pSurface: *mut VkSurfaceKHR,
+) -> VkResult {
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
+        let Some(inner) = inner_instance(instance, "vkCreateHeadlessSurfaceEXT") else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        match instance_table(instance.0).and_then(|(t, _)| t.vkCreateHeadlessSurfaceEXT) {
+            Some(f) => f(inner, pCreateInfo, pAllocator, pSurface),
+            None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        }
+    })
+}
+
+unsafe extern "system" fn DestroySurfaceKHR(instance: VkInstance, surface: VkSurfaceKHR, pAllocator: *const VkAllocationCallbacks) {
+    guard((), || {
+        let Some(inner) = inner_instance(instance, "vkDestroySurfaceKHR") else { return };
+        if let Some(f) = instance_table(instance.0).and_then(|(t, _)| t.vkDestroySurfaceKHR) {
+            f(inner, surface, pAllocator)
+        }
+    })
+}
+
+unsafe extern "system" fn CreateDebugUtilsMessengerEXT(
+    instance: VkInstance,
+    pCreateInfo: *const VkDebugUtilsMessengerCreateInfoEXT,
+    pAllocator: *const VkAllocationCallbacks,
+    pMessenger: *mut VkDebugUtilsMessengerEXT,
+) -> VkResult {
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
+        let Some(inner) = inner_instance(instance, "vkCreateDebugUtilsMessengerEXT") else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        match instance_table(instance.0).and_then(|(t, _)| t.vkCreateDebugUtilsMessengerEXT) {
+            Some(f) => f(inner, pCreateInfo, pAllocator, pMessenger),
+            None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        }
+    })
+}
+
+unsafe extern "system" fn DestroyDebugUtilsMessengerEXT(instance: VkInstance, messenger: VkDebugUtilsMessengerEXT, pAllocator: *const VkAllocationCallbacks) {
+    guard((), || {
+        let Some(inner) = inner_instance(instance, "vkDestroyDebugUtilsMessengerEXT") else { return };
+        if let Some(f) = instance_table(instance.0).and_then(|(t, _)| t.vkDestroyDebugUtilsMessengerEXT) {
+            f(inner, messenger, pAllocator)
+        }
+    })
+}
+
+/// `vkSetDebugUtilsObjectNameEXT` while wrapping: an instance or physical device named must be one
+/// this layer wrapped (reported and refused with `VK_ERROR_VALIDATION_FAILED_EXT` otherwise), and
+/// goes down as the next level's handle.
+unsafe extern "system" fn SetDebugUtilsObjectNameEXT(device: VkDevice, pNameInfo: *const VkDebugUtilsObjectNameInfoEXT) -> VkResult {
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
+        let Some(next) = crate::device(key(device.0)).and_then(|d| d.table.vkSetDebugUtilsObjectNameEXT) else {
+            return VkResult::ERROR_EXTENSION_NOT_PRESENT;
+        };
+        let Some(mut info) = pNameInfo.as_ref().copied() else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let object = info.objectHandle as usize as *mut c_void;
+        let inner = match info.objectType {
+            VkObjectType::INSTANCE if flag("WRAP_INSTANCE") => inner_instance(VkInstance(object), "vkSetDebugUtilsObjectNameEXT").map(|i| i.0 as u64),
+            VkObjectType::PHYSICAL_DEVICE if flag("WRAP") => wrapped_physical_device(object).map(|pd| pd.0 as u64),
+            _ => Some(info.objectHandle),
+        };
+        let Some(inner) = inner else { return VkResult::ERROR_VALIDATION_FAILED_EXT };
+        info.objectHandle = inner;
+        next(device, &info)
+    })
+}
+
+/// The next level's handle for a physical device this layer wrapped; reported when it is not one.
+unsafe fn wrapped_physical_device(object: *mut c_void) -> Option<VkPhysicalDevice> {
+    let inner = if object.is_null() {
+        None
+    } else {
+        with_instance(key(object), |i| i.wrapped.iter().find(|w| &***w as *const WrappedPhysicalDevice as *mut c_void == object).map(|w| w.inner)).flatten()
+    };
+    if inner.is_none() {
+        let t = if tag().is_empty() { "-" } else { tag() };
+        println!("TEST_LAYER_WRAP {t} vkSetDebugUtilsObjectNameEXT: not a physical device this layer returned");
+    }
+    inner
 }
