@@ -3,6 +3,7 @@
 mod bench;
 mod hot_text;
 mod install;
+mod khronos_suite;
 mod package;
 mod regen;
 mod run;
@@ -51,6 +52,20 @@ subcommands:
   hot-text
       regenerate loader/hot-text.txt, the functions the linker places together: runs the benchmark
       workloads, vk-hello, vk-compute and vulkaninfo under valgrind's callgrind (needs valgrind)
+  khronos-suite --src DIR [--headers DIR] [--googletest DIR] [--build DIR] [--filter REGEX]
+                [--loader PATH] [--jobs N] [--json FILE] [--compare FILE]
+      the Khronos Vulkan-Loader's own tests (DIR: a checkout of it, kept outside the repository),
+      built with cmake and ninja if needed, run one per process by ctest against our release
+      libvulkan.so (or --loader PATH); prints passed / failed / crashed by test group and the
+      tests that did not pass. Exit status 0 whatever the tests do.
+      --headers DIR     Vulkan-Headers install prefix (first configure only)
+      --googletest DIR  googletest v1.14.0 checkout (first configure only)
+      --build DIR       build directory (default DIR/build-rust-loader-suite)
+      --filter REGEX    only the tests whose names match (ctest -R)
+      --loader PATH     test this library instead, e.g. the system's libvulkan.so.1
+      --jobs N          build and test jobs (default: the number of CPUs)
+      --json FILE       also write the results as JSON
+      --compare FILE    list the tests whose outcome changed since an earlier --json FILE
 ";
 
 fn main() -> ExitCode {
@@ -65,6 +80,7 @@ fn main() -> ExitCode {
         Some("package") => package::main(&rest),
         Some("bench") => bench::main(&rest),
         Some("hot-text") => hot_text::main(&rest),
+        Some("khronos-suite") => khronos_suite::main(&rest),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
