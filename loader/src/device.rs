@@ -1,13 +1,15 @@
 //! Devices: created through the owning driver; the driver's device object gets the loader's
 //! device dispatch table (filled from the driver's own `vkGetDeviceProcAddr`) in its first word.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, CStr};
 
 use vk_generated::types::*;
 use vk_generated::{DispatchTable, DeviceDispatchTable};
 
 use crate::ffi;
 use crate::host_alloc::AllocatorScope;
+use crate::instance::Instance;
+use crate::layer::Reason;
 use crate::loader_abi::UnknownSlots;
 use crate::log::{self, Level};
 use crate::physical_device::PhysicalDevice;
@@ -66,13 +68,18 @@ pub unsafe extern "system" fn vkCreateDevice(
         if pDevice.is_null() || pCreateInfo.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
+        let info = &*pCreateInfo;
+        warn_about_device_layers(instance, info);
+        if let Err(missing) = check_extensions(instance, physicalDevice, info) {
+            return missing;
+        }
         let memory = AllocatorScope::enter(pAllocator, VkSystemAllocationScope::DEVICE);
         let result = match &instance.layers {
             // The layers get the handles they returned, in the device group too.
-            Some(layers) => with_device_group_handles(&*pCreateInfo, |h| Some(crate::loader_abi::unwrap_physical_device(h)), || {
-                crate::layer_device_chain::create_device(instance, layers, physicalDevice, &*pCreateInfo, pAllocator, pDevice)
+            Some(layers) => with_device_group_handles(info, |h| Some(crate::loader_abi::unwrap_physical_device(h)), || {
+                crate::layer_device_chain::create_device(instance, layers, physicalDevice, info, pAllocator, pDevice)
             }),
-            None => create_without_layers(physicalDevice, &*pCreateInfo, pAllocator, pDevice),
+            None => create_without_layers(physicalDevice, info, pAllocator, pDevice),
         };
         if result == VkResult::SUCCESS && memory.failed() {
             vkDestroyDevice(*pDevice, pAllocator);
@@ -80,6 +87,64 @@ pub unsafe extern "system" fn vkCreateDevice(
         }
         result
     })
+}
+
+/// Device layers are deprecated and ignored; naming layers the instance does not have gets the
+/// Khronos loader's warning.
+unsafe fn warn_about_device_layers(instance: &Instance, info: &VkDeviceCreateInfo) {
+    if info.enabledLayerCount == 0 || info.ppEnabledLayerNames.is_null() {
+        return;
+    }
+    let active = instance.layers.iter().flat_map(|chain| chain.layers.iter());
+    let instance_layers: Vec<&str> = active
+        .flat_map(|l| {
+            let meta = match &l.reason {
+                Reason::Component(meta, _) => Some(meta.as_str()),
+                _ => None,
+            };
+            std::iter::once(l.manifest.name.as_str()).chain(meta)
+        })
+        .collect();
+    let names = std::slice::from_raw_parts(info.ppEnabledLayerNames, info.enabledLayerCount as usize);
+    let known = |&name: &*const c_char| !name.is_null() && CStr::from_ptr(name).to_str().is_ok_and(|n| instance_layers.contains(&n));
+    if !names.iter().all(known) {
+        log::log(
+            Level::Warn,
+            "loader_create_device_chain: Using deprecated and ignored 'ppEnabledLayerNames' member of 'VkDeviceCreateInfo' when \
+             creating a Vulkan device.",
+        );
+    }
+}
+
+/// Every extension the application enables must be the physical device's (as the instance
+/// chain reports them) or an enabled layer's; `VK_ERROR_EXTENSION_NOT_PRESENT` otherwise.
+unsafe fn check_extensions(instance: &Instance, physical_device: VkPhysicalDevice, info: &VkDeviceCreateInfo) -> Result<(), VkResult> {
+    if info.enabledExtensionCount == 0 || info.ppEnabledExtensionNames.is_null() {
+        return Ok(());
+    }
+    let available = ffi::query(|count, out| {
+        crate::physical_device::vkEnumerateDeviceExtensionProperties(physical_device, std::ptr::null(), count, out)
+    })?;
+    let layers = instance.layers.iter().flat_map(|chain| chain.layers.iter());
+    let from_layers: Vec<&str> = layers.flat_map(|l| l.manifest.device_extensions.iter().map(|e| e.name.as_str())).collect();
+    let names = std::slice::from_raw_parts(info.ppEnabledExtensionNames, info.enabledExtensionCount as usize);
+    for &name in names.iter().filter(|n| !n.is_null()) {
+        let name = CStr::from_ptr(name);
+        let present = available.iter().any(|p| crate::instance::name_of(p) == name)
+            || name.to_str().is_ok_and(|n| from_layers.contains(&n));
+        if !present {
+            log::log(
+                Level::Error,
+                &format!(
+                    "loader_validate_device_extensions: Device extension {} not supported by selected physical device or enabled \
+                     layers.",
+                    name.to_string_lossy()
+                ),
+            );
+            return Err(VkResult::ERROR_EXTENSION_NOT_PRESENT);
+        }
+    }
+    Ok(())
 }
 
 /// The direct path: the driver's device, its own functions in the table.

@@ -141,18 +141,39 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
         }
     }
     let mut active = Vec::with_capacity(activation.layers.len());
+    // Every layer is tried, so that each one that cannot be loaded is reported.
+    let mut requested_layer_missing = false;
     for (index, reason) in activation.layers {
         let manifest = catalog[index].clone();
         match layer_load::load(&manifest) {
             Ok(loaded) => active.push(ActiveLayer { manifest, reason, loaded }),
             Err(why) if reason.is_requested() => {
+                report_unloadable(&manifest.name, &why, true);
                 log::write(Level::Error, &format!("vkCreateInstance: layer {} ({}) cannot be loaded: {why}", manifest.name, manifest.manifest_path));
-                return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
+                requested_layer_missing = true;
             }
-            Err(why) => log!(Level::Warn, "implicit layer {} ({}) skipped: {why}", manifest.name, manifest.manifest_path),
+            Err(why) => {
+                report_unloadable(&manifest.name, &why, false);
+                log!(Level::Warn, "implicit layer {} ({}) skipped: {why}", manifest.name, manifest.manifest_path);
+            }
         }
     }
+    if requested_layer_missing {
+        return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
+    }
     Ok(active)
+}
+
+/// The Khronos loader's line for a layer whose library cannot be used, which its users search
+/// for: an error ending in `!` for a layer asked for by name, information ending in `.` for an
+/// implicit one.
+fn report_unloadable(name: &str, why: &layer_load::LoadError, requested: bool) {
+    let what = match why {
+        layer_load::LoadError::WrongArchitecture(_) => "was wrong bit-type",
+        layer_load::LoadError::Failed(_) => "failed to load",
+    };
+    let (level, ending) = if requested { (Level::Error, '!') } else { (Level::Info, '.') };
+    log!(level, "Requested layer \"{name}\" {what}{ending}");
 }
 
 thread_local! {
