@@ -30,6 +30,9 @@ pub struct DeviceData {
     pub wsi: crate::surface::DeviceWsi,
     /// The functions behind the loader's for the commands that name objects by handle.
     pub debug_objects: crate::debug_objects::DeviceDebugObjects,
+    /// With `maintenance5` enabled, the instance's API version: core commands of newer versions
+    /// are not handed out (`u32::MAX`: no limit).
+    pub core_version_limit: u32,
 }
 
 impl DeviceData {
@@ -43,6 +46,7 @@ impl DeviceData {
             chain_gdpa,
             wsi: Default::default(),
             debug_objects: Default::default(),
+            core_version_limit: u32::MAX,
         }))
     }
 
@@ -133,14 +137,14 @@ unsafe fn check_extensions(instance: &Instance, physical_device: VkPhysicalDevic
         let present = available.iter().any(|p| crate::instance::name_of(p) == name)
             || name.to_str().is_ok_and(|n| from_layers.contains(&n));
         if !present {
-            log::log(
-                Level::Error,
-                &format!(
-                    "loader_validate_device_extensions: Device extension {} not supported by selected physical device or enabled \
-                     layers.",
+            // The instance's messengers hear it too.
+            crate::debug::with_messengers_of(Some(instance), || {
+                log!(
+                    Level::Error,
+                    "loader_validate_device_extensions: Device extension {} not supported by selected physical device or enabled layers.",
                     name.to_string_lossy()
-                ),
-            );
+                )
+            });
             return Err(VkResult::ERROR_EXTENSION_NOT_PRESENT);
         }
     }
@@ -202,8 +206,27 @@ pub(crate) unsafe fn create_on_driver(
         return Err(VkResult::ERROR_INITIALIZATION_FAILED);
     }
     (*data).driver_gdpa = Some(gdpa);
+    (*data).core_version_limit = core_version_limit(info, pd);
     *(device.0 as *mut *const DeviceData) = data;
     Ok(device)
+}
+
+/// The spec's rule for `maintenance5`: once the feature is enabled, `vkGetDeviceProcAddr` returns
+/// NULL for core commands of versions newer than the one the application asked for (its
+/// instance's API version); without it, for compatibility, they are handed out.
+unsafe fn core_version_limit(info: &VkDeviceCreateInfo, pd: &PhysicalDevice) -> u32 {
+    let maintenance5 = vk_generated::find_in_chain::<VkPhysicalDeviceMaintenance5Features>(info.pNext)
+        .is_some_and(|f| f.maintenance5 == VK_TRUE)
+        || vk_generated::find_in_chain::<VkPhysicalDeviceVulkan14Features>(info.pNext).is_some_and(|f| f.maintenance5 == VK_TRUE);
+    match pd.instance.as_ref() {
+        Some(instance) if maintenance5 => instance.api_version,
+        _ => u32::MAX,
+    }
+}
+
+/// Whether `name` is a core command newer than the device's `core_version_limit`.
+fn beyond_core_version(name: &vk_generated::lookup::CommandName, limit: u32) -> bool {
+    limit != u32::MAX && name.is_core() && !name.is_available(limit, &vk_generated::lookup::ExtensionSet::new())
 }
 
 /// Runs `create` with the physical devices of a chained `VkDeviceGroupDeviceCreateInfo` replaced
@@ -270,6 +293,9 @@ unsafe extern "system" fn device_proc_addr(device: VkDevice, pName: *const c_cha
                 let info = name.info();
                 if info.level != vk_generated::CommandLevel::Device {
                     return None; // instance-level names are not device functions
+                }
+                if beyond_core_version(name, data.core_version_limit) {
+                    return None;
                 }
                 if let Some(own) = crate::hand_written(info.name()) {
                     return Some(own);

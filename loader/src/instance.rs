@@ -178,15 +178,15 @@ pub(crate) fn extension_properties(name: &CStr, spec_version: u32) -> VkExtensio
     props
 }
 
-/// Every instance extension available: the drivers' (highest spec version wins) and the loader's.
-/// Drivers' instance extensions the registry does not know are left out (the loader could not
-/// dispatch their commands), as the Khronos loader does, unless `VK_LOADER_DISABLE_INST_EXT_FILTER`
-/// is set.
+/// Every instance extension available: the drivers' (highest spec version wins), then the
+/// loader's own. Drivers' instance extensions the registry does not know are left out (the loader
+/// could not dispatch their commands), as the Khronos loader does, unless
+/// `VK_LOADER_DISABLE_INST_EXT_FILTER` is set. Extensions the loader only emulates for drivers
+/// that lack them (`emulation`) are not listed: at least one driver must have them, as with the
+/// Khronos loader, so an application sees no extension that no driver implements.
 fn all_instance_extensions(per_driver: &[Vec<VkExtensionProperties>]) -> Vec<VkExtensionProperties> {
     let mut all: Vec<VkExtensionProperties> = Vec::new();
-    let driver_names: Vec<&CStr> = per_driver.iter().flatten().map(name_of).collect();
-    let emulated = crate::emulation::instance_extensions(&driver_names);
-    let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().chain(&emulated).map(|&id| {
+    let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().map(|&id| {
         let extension = &vk_generated::EXTENSIONS[id as usize];
         extension_properties(extension.name(), extension.spec_version)
     });
@@ -221,7 +221,8 @@ unsafe extern "system" fn terminator_EnumerateInstanceExtensionProperties(
     pProperties: *mut VkExtensionProperties,
 ) -> VkResult {
     ffi::guard("vkEnumerateInstanceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
-        if !pLayerName.is_null() {
+        // An empty layer name means no layer, as NULL does (the Khronos loader reads it so).
+        if !pLayerName.is_null() && *pLayerName != 0 {
             return match crate::layer_extensions::instance_extensions_of(CStr::from_ptr(pLayerName)) {
                 Some(list) => ffi::fill(&list, pPropertyCount, pProperties),
                 None => VkResult::ERROR_LAYER_NOT_PRESENT,
@@ -332,9 +333,11 @@ unsafe fn create_instance(
         log::write(Level::Error, "vkCreateInstance: enabledExtensionCount is not 0 but ppEnabledExtensionNames is NULL");
         return Err(VkResult::ERROR_EXTENSION_NOT_PRESENT);
     }
+    let mut instance = new_instance(creation_callbacks);
+    debug::Scope::set_instance(&instance);
+    warn_about_api_variant(info);
     let app_layers = names(info.ppEnabledLayerNames, info.enabledLayerCount);
     let layers = crate::layer_chain::select(&app_layers)?;
-    let mut instance = new_instance(creation_callbacks);
     if !layers.is_empty() {
         crate::layer_chain::create_instance(&mut instance, info, allocator, layers)?;
         return Ok(instance);
@@ -387,6 +390,19 @@ unsafe fn check_api_version(info: &VkInstanceCreateInfo) {
                  then it must be greater than or equal to the value of VK_API_VERSION_1_0 [VUID-VkApplicationInfo-apiVersion]",
                 app.apiVersion
             ),
+        );
+    }
+}
+
+/// Vulkan's API variant is 0; another one (Vulkan SC's is 1) is most likely a malformed
+/// `apiVersion`. Said, in the Khronos loader's words, but not refused.
+unsafe fn warn_about_api_variant(info: &VkInstanceCreateInfo) {
+    let Some(app) = info.pApplicationInfo.as_ref() else { return };
+    let variant = app.apiVersion >> 29;
+    if variant != 0 {
+        log!(
+            Level::Warn,
+            "vkCreateInstance: The API Variant specified in pCreateInfo->pApplicationInfo.apiVersion is {variant} instead of the expected value of 0."
         );
     }
 }
@@ -453,12 +469,10 @@ pub(crate) unsafe fn create_drivers(
             skipped_portability_driver = true;
             continue;
         }
-        match create_driver_instance(&driver, supported, info, &requested, api_version, allocator) {
-            Ok((handle, extensions)) => {
-                let gipa = driver.get_instance_proc_addr;
-                let table = InstanceDispatch::new(InstanceDispatchTable::load(|name| gipa(handle, name.as_ptr())));
-                driver_instances.push(DriverInstance { driver, handle, table, extensions });
-            }
+        let created = create_driver_instance(&driver, supported, info, &requested, api_version, allocator)
+            .and_then(|(handle, extensions)| driver_table(&driver, handle, allocator).map(|table| (handle, table, extensions)));
+        match created {
+            Ok((handle, table, extensions)) => driver_instances.push(DriverInstance { driver, handle, table, extensions }),
             Err(reason) => {
                 log!(Level::Warn, "{}: driver skipped: {reason}", driver.manifest_path);
                 rejected.push(Rejected { manifest: driver.manifest_path.clone(), reason });
@@ -509,6 +523,45 @@ fn portability_hint(extension_enabled: bool, flag_set: bool) -> &'static str {
              VK_KHR_portability_enumeration instance extension."
         }
     }
+}
+
+/// The Vulkan 1.0 instance-level commands every driver must have: the loader calls them without
+/// checking (`vkEnumerateDeviceLayerProperties`, deprecated, is not among them).
+const REQUIRED_DRIVER_COMMANDS: &[u16] = {
+    use vk_generated::command_id::*;
+    &[
+        vkDestroyInstance,
+        vkEnumeratePhysicalDevices,
+        vkGetPhysicalDeviceFeatures,
+        vkGetPhysicalDeviceFormatProperties,
+        vkGetPhysicalDeviceImageFormatProperties,
+        vkGetPhysicalDeviceProperties,
+        vkGetPhysicalDeviceQueueFamilyProperties,
+        vkGetPhysicalDeviceMemoryProperties,
+        vkGetPhysicalDeviceSparseImageFormatProperties,
+        vkCreateDevice,
+        vkEnumerateDeviceExtensionProperties,
+    ]
+};
+
+/// A driver instance's table of instance-level functions; a driver lacking one of the required
+/// commands (or `vkGetDeviceProcAddr`) is unusable: its instance is destroyed and it is skipped.
+unsafe fn driver_table(driver: &Driver, handle: VkInstance, allocator: *const VkAllocationCallbacks) -> Result<Box<InstanceDispatch>, String> {
+    let gipa = driver.get_instance_proc_addr;
+    let table = InstanceDispatch::new(InstanceDispatchTable::load(|name| gipa(handle, name.as_ptr())));
+    let slots = table.table.slots();
+    let missing = REQUIRED_DRIVER_COMMANDS
+        .iter()
+        .map(|&id| &vk_generated::COMMANDS[id as usize])
+        .find(|command| slots[command.slot as usize].is_none())
+        .map(|command| command.name())
+        .or_else(|| gipa(handle, c"vkGetDeviceProcAddr".as_ptr()).is_none().then_some(c"vkGetDeviceProcAddr"));
+    let Some(missing) = missing else { return Ok(table) };
+    log!(Level::Warn, "Unable to load {} from ICD {}", missing.to_string_lossy(), driver.library_path);
+    if let Some(destroy) = table.table.vkDestroyInstance {
+        destroy(handle, allocator);
+    }
+    Err(format!("it lacks {}, which every driver must have", missing.to_string_lossy()))
 }
 
 /// Destroys the driver instances that reported no physical device (unloading their libraries

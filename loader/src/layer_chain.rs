@@ -81,8 +81,12 @@ impl InstanceLayers {
 
     /// Device extensions of the implicit layers in the chain (merged into the driver's list).
     pub fn implicit_device_extensions(&self) -> Vec<VkExtensionProperties> {
+        self.device_extensions_of(|l| !l.reason.is_requested())
+    }
+
+    fn device_extensions_of(&self, which: impl Fn(&ActiveLayer) -> bool) -> Vec<VkExtensionProperties> {
         let mut out: Vec<VkExtensionProperties> = Vec::new();
-        for l in self.layers.iter().filter(|l| !l.reason.is_requested()) {
+        for l in self.layers.iter().filter(|l| which(l)) {
             for e in &l.manifest.device_extensions {
                 let Ok(name) = std::ffi::CString::new(e.name.as_str()) else { continue };
                 if !out.iter().any(|p| instance::name_of(p) == name.as_c_str()) {
