@@ -21,6 +21,8 @@ mod elf;
 mod emulation;
 mod ffi;
 mod file_cache;
+#[doc(hidden)]
+pub mod fuzzing;
 mod gpa;
 mod handles;
 mod host_alloc;

@@ -1,6 +1,7 @@
 //! `cargo xtask <subcommand>`: the project's automation, in Rust so it needs nothing but cargo.
 
 mod bench;
+mod fuzz;
 mod hot_text;
 mod install;
 mod khronos_suite;
@@ -52,6 +53,11 @@ subcommands:
   hot-text
       regenerate loader/hot-text.txt, the functions the linker places together: runs the benchmark
       workloads, vk-hello, vk-compute and vulkaninfo under valgrind's callgrind (needs valgrind)
+  fuzz [--seconds N] [TARGET...]
+      coverage-guided fuzzing (libFuzzer, stable Rust) of the loader's parsers, N seconds per target
+      (default 60): driver_manifest, layer_activation (layer manifests, meta and override layers,
+      the layer environment variables), elf_header (the ELF pre-check, library_path tokens); seeds
+      in fuzz/corpus/, findings written to target/fuzz-artifacts/ fail the command
   khronos-suite --src DIR [--headers DIR] [--googletest DIR] [--build DIR] [--filter REGEX]
                 [--loader PATH] [--jobs N] [--json FILE] [--compare FILE]
       the Khronos Vulkan-Loader's own tests (DIR: a checkout of it, kept outside the repository),
@@ -81,6 +87,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::main(&rest),
         Some("hot-text") => hot_text::main(&rest),
         Some("khronos-suite") => khronos_suite::main(&rest),
+        Some("fuzz") => fuzz::main(&rest),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
