@@ -159,10 +159,6 @@ impl OpenFile {
         }
         Ok(out)
     }
-
-    pub fn read_to_end(&mut self, size_hint: Option<u64>) -> Result<Vec<u8>, String> {
-        self.read(usize::MAX, size_hint)
-    }
 }
 
 impl Drop for OpenFile {
@@ -258,7 +254,7 @@ mod tests {
             for hint in [Some(len as u64), Some(len as u64 / 2), Some(len as u64 + 10), None] {
                 let mut file = OpenFile::open(path).unwrap();
                 assert_eq!(file.identity().unwrap().size, len as u64);
-                assert_eq!(file.read_to_end(hint).unwrap(), content, "{len} bytes, {hint:?} hinted");
+                assert_eq!(file.read(usize::MAX, hint).unwrap(), content, "{len} bytes, {hint:?} hinted");
             }
             let mut file = OpenFile::open(path).unwrap();
             assert_eq!(file.read(64, None).unwrap(), content[..len.min(64)], "the first 64 of {len} bytes");
