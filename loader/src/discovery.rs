@@ -66,14 +66,21 @@ fn expand(list: &str) -> Vec<String> {
 
 /// Driver manifests, in the order drivers are loaded.
 pub fn driver_manifests() -> Vec<Found> {
-    let replacement = platform::env("VK_DRIVER_FILES").or_else(|| platform::env("VK_ICD_FILENAMES"));
+    let settings = crate::settings::current();
+    // A settings file's device_configurations choose the devices: the driver environment
+    // variables (search replacement, additions, filters) no longer apply.
+    let driver_env = |name: &str| match &settings {
+        Some(s) if s.device_configurations.is_some() => None,
+        _ => platform::env(name),
+    };
+    let replacement = driver_env("VK_DRIVER_FILES").or_else(|| driver_env("VK_ICD_FILENAMES"));
     let paths: Vec<String> = match replacement {
         Some(list) => {
             log!(Level::Driver, "driver manifests from VK_DRIVER_FILES/VK_ICD_FILENAMES: {list}");
             expand(&list)
         }
         None => {
-            let mut paths = platform::env("VK_ADD_DRIVER_FILES").map(|l| expand(&l)).unwrap_or_default();
+            let mut paths = driver_env("VK_ADD_DRIVER_FILES").map(|l| expand(&l)).unwrap_or_default();
             let dirs = search_dirs("icd.d");
             log!(Level::Driver, "searching for driver manifests in {}", dirs.join(":"));
             for dir in dirs {
@@ -82,8 +89,12 @@ pub fn driver_manifests() -> Vec<Found> {
             paths
         }
     };
-    let select = patterns("VK_LOADER_DRIVERS_SELECT");
-    let disable = patterns("VK_LOADER_DRIVERS_DISABLE");
+    let paths = match &settings {
+        Some(settings) => settings.with_additional_drivers(paths),
+        None => paths,
+    };
+    let select = driver_env("VK_LOADER_DRIVERS_SELECT").map(|l| patterns("VK_LOADER_DRIVERS_SELECT", &l)).unwrap_or_default();
+    let disable = driver_env("VK_LOADER_DRIVERS_DISABLE").map(|l| patterns("VK_LOADER_DRIVERS_DISABLE", &l)).unwrap_or_default();
     let mut found: Vec<Found> = Vec::new();
     for path in paths {
         if found.iter().any(|f| f.path == path) {
@@ -143,9 +154,8 @@ pub fn layer_manifests(implicit: bool, override_paths: &[String]) -> Vec<String>
     paths
 }
 
-/// Comma-separated glob patterns from an environment variable; invalid ones are logged and dropped.
-pub fn patterns(var: &str) -> Vec<glob::Pattern> {
-    let Some(list) = platform::env(var) else { return Vec::new() };
+/// The comma-separated glob patterns `var` holds; invalid ones are logged and dropped.
+fn patterns(var: &str, list: &str) -> Vec<glob::Pattern> {
     list.split(',')
         .filter(|p| !p.is_empty())
         .filter_map(|p| match glob::Pattern::new(p) {

@@ -60,6 +60,8 @@ pub struct Instance {
     pub drivers: Vec<DriverInstance>,
     /// Sorted as `vkEnumeratePhysicalDevices` reports them; boxed so handles stay put.
     pub physical_devices: Vec<Box<PhysicalDevice>>,
+    /// What a loader settings file's `device_configurations` made of `physical_devices`.
+    pub device_selection: physical_device::DeviceSelection,
     pub api_version: u32,
     pub enabled_extensions: ExtensionSet,
     /// Debug callbacks chained to `VkInstanceCreateInfo`: they hear creation and destruction.
@@ -337,6 +339,7 @@ pub(crate) fn new_instance(creation_callbacks: Vec<debug::Callback>) -> Box<Inst
         table,
         drivers: Vec::new(),
         physical_devices: Vec::new(),
+        device_selection: Default::default(),
         api_version: 0,
         enabled_extensions: ExtensionSet::new(),
         creation_callbacks,
@@ -412,7 +415,7 @@ pub(crate) unsafe fn create_drivers(
     instance.drivers = driver_instances;
     instance.api_version = api_version;
     instance.enabled_extensions = enabled_extensions;
-    instance.physical_devices = physical_device::enumerate(instance);
+    (instance.physical_devices, instance.device_selection) = physical_device::enumerate(instance);
     release_drivers_without_devices(instance, allocator);
     Ok(())
 }

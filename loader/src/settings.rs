@@ -77,6 +77,16 @@ impl Settings {
     }
 }
 
+impl Settings {
+    /// The driver manifests to load: `found` (the usual search), or none of them when
+    /// `additional_drivers_use_exclusively`, then the `additional_drivers` (`.json` files only).
+    pub fn with_additional_drivers(&self, found: Vec<String>) -> Vec<String> {
+        let kept = if self.additional_drivers_use_exclusively { Vec::new() } else { found };
+        let additional = self.additional_drivers.iter().filter(|p| p.ends_with(".json")).cloned();
+        kept.into_iter().chain(additional).collect()
+    }
+}
+
 /// The `vulkan/loader_settings.d/vk_loader_settings.json` paths, in the order they are tried:
 /// `XDG_CONFIG_HOME`, `XDG_DATA_HOME`, their `HOME` fallbacks (`~/.config`, `~/.local/share`)
 /// where unset, `XDG_CONFIG_DIRS`, SYSCONFDIR (and EXTRASYSCONFDIR), `XDG_DATA_DIRS`. All read
