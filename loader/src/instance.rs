@@ -295,6 +295,7 @@ pub unsafe extern "system" fn vkCreateInstance(
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
         let memory = AllocatorScope::enter(pAllocator, VkSystemAllocationScope::INSTANCE);
+        let _settings = crate::settings::OneLook::enter();
         let creation_callbacks = debug::callbacks_in_chain((*pCreateInfo).pNext);
         let _scope = debug::Scope::enter(creation_callbacks.clone());
         match create_instance(&*pCreateInfo, pAllocator, creation_callbacks) {

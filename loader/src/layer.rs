@@ -114,9 +114,11 @@ impl Filters {
         if self.allow.iter().any(|p| p.matches(&layer.name)) {
             return None;
         }
-        let matched = self.disable.iter().find(|p| p.matches(&layer.name));
-        (self.disable_all || self.disable_implicit || matched.is_some())
-            .then(|| "disabled by VK_LOADER_LAYERS_DISABLE (the loader settings file leaves it on auto)".to_string())
+        let matched = self.disable.iter().any(|p| p.matches(&layer.name));
+        // The Khronos loader's words.
+        (self.disable_all || self.disable_implicit || matched).then(|| {
+            format!("Layer \"{}\" forced disabled because name matches filter of env var 'VK_LOADER_LAYERS_DISABLE'.", layer.name)
+        })
     }
 
     /// Why the layer is filtered out, or `None` if it may be used.
@@ -153,15 +155,6 @@ pub fn validate_catalog(layers: Vec<LayerManifest>, blacklist: &[String]) -> (Ve
             kept.push(layer);
         }
     }
-    let (kept, mut meta_log) = without_invalid_meta_layers(kept);
-    log.append(&mut meta_log);
-    (kept, log)
-}
-
-/// Drops invalid meta layers (missing components, cycles, components with an older API version);
-/// returns the log of what was dropped.
-pub fn without_invalid_meta_layers(mut kept: Vec<LayerManifest>) -> (Vec<LayerManifest>, Vec<String>) {
-    let mut log = Vec::new();
     // Dropping one meta layer may invalidate another that names it: repeat until nothing changes.
     loop {
         let bad = kept.iter().enumerate().find_map(|(i, l)| meta_problem(&kept, l).map(|why| (i, why)));
@@ -236,6 +229,9 @@ pub struct Activation {
     pub layers: Vec<(usize, Reason)>,
     /// Layers left out on purpose and why (logged with `VK_LOADER_DEBUG=layer`).
     pub log: Vec<String>,
+    /// The meta layers being expanded (settings-file meta layers are not validated: they may
+    /// name each other in a cycle).
+    expanding: Vec<usize>,
 }
 
 /// A layer the application requested that is not there.
@@ -318,10 +314,13 @@ fn activate_by_settings(
     }
     let instance_layers = getenv("VK_INSTANCE_LAYERS").unwrap_or_default();
     for (i, layer) in catalog.iter().enumerate() {
+        let implicitly_on = || layer.implicit && implicit_on(layer, filters, getenv).is_ok();
         let reason = if layer.settings_control == Some(crate::settings::Control::On) {
-            Reason::SettingsFile
+            // An implicit layer that is on anyway stays one (its pre-instance functions run, a
+            // failure to load skips it), as with the Khronos loader.
+            if implicitly_on() { Reason::Implicit } else { Reason::SettingsFile }
         } else if let Some(why) = filters.disabled_under_settings(layer) {
-            out.log.push(format!("{}: {why}", layer.name));
+            out.log.push(why);
             continue;
         } else if let Some(p) = filters.enabled_by(&layer.name) {
             Reason::LoaderLayersEnable(p.to_string())
@@ -329,7 +328,7 @@ fn activate_by_settings(
             Reason::InstanceLayersEnv
         } else if app.contains(&layer.name.as_str()) {
             Reason::Application
-        } else if layer.implicit && implicit_on(layer, filters, getenv).is_ok() {
+        } else if implicitly_on() {
             Reason::Implicit
         } else {
             continue;
@@ -352,12 +351,22 @@ fn add_layer(catalog: &[LayerManifest], filters: Option<&Filters>, out: &mut Act
         return;
     }
     if layer.is_meta() {
+        if out.expanding.contains(&index) {
+            // The Khronos loader's words.
+            out.log.push(format!(
+                "loader_add_meta_layer: Meta-layer {} recursively references itself through its component layers. Skipping the recursive reference.",
+                layer.name
+            ));
+            return;
+        }
+        out.expanding.push(index);
         for c in &layer.component_layers {
             // Validated catalog: every component exists and there is no cycle.
             if let Some(ci) = catalog.iter().position(|l| &l.name == c) {
                 add_layer(catalog, filters, out, ci, Reason::Component(layer.name.clone(), Box::new(reason.clone())));
             }
         }
+        out.expanding.pop();
         return;
     }
     if layer.library_path.is_none() {

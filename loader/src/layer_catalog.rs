@@ -56,7 +56,11 @@ thread_local! {
 /// While alive, `load` on this thread reads the manifests once and answers later calls from that
 /// reading: one API call (`vkEnumerateInstanceExtensionProperties` asks the pre-instance chain and
 /// then the implicit layers' extensions) looks at the file system once.
-pub struct OneReading(bool);
+pub struct OneReading {
+    outermost: bool,
+    /// The settings file is looked for once in the call too.
+    _settings: settings::OneLook,
+}
 
 impl OneReading {
     pub fn enter() -> OneReading {
@@ -69,13 +73,13 @@ impl OneReading {
             }
             outermost
         });
-        OneReading(outermost)
+        OneReading { outermost, _settings: settings::OneLook::enter() }
     }
 }
 
 impl Drop for OneReading {
     fn drop(&mut self) {
-        if self.0 {
+        if self.outermost {
             READING.with(|r| r.replace(None));
         }
     }
@@ -166,11 +170,7 @@ fn settings_catalog(settings: &Settings, with_explicit: bool) -> Vec<LayerManife
     for slot in after {
         push_unless_present(&mut combined, slot);
     }
-    let (catalog, dropped) = crate::layer::without_invalid_meta_layers(combined.into_iter().filter_map(|(_, l)| l).collect());
-    for why in dropped {
-        log::log(Level::Layer, &why);
-    }
-    catalog
+    combined.into_iter().filter_map(|(_, layer)| layer).collect()
 }
 
 /// Adds a settings-file slot unless the list has it already: a name turned off, a meta layer of

@@ -118,8 +118,13 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
         }
     }
     if let Some(list) = platform::plain_env("VK_INSTANCE_LAYERS") {
-        // The Khronos loader's words, which scripts and vulkaninfo users know.
-        log!(Level::Warn, "env var 'VK_INSTANCE_LAYERS' defined and adding layers \"{list}\"");
+        // The Khronos loader's words, which scripts and vulkaninfo users know (it words them
+        // differently when a settings file decides the layers).
+        if catalog.iter().any(|l| l.settings_control.is_some()) {
+            log!(Level::Warn, "env var 'VK_INSTANCE_LAYERS' defined and adding layers: {list}");
+        } else {
+            log!(Level::Warn, "env var 'VK_INSTANCE_LAYERS' defined and adding layers \"{list}\"");
+        }
     }
     let getenv = layer::process_env;
     let has_override = catalog.iter().any(|l| l.name == crate::layer_manifest::OVERRIDE_LAYER_NAME);
@@ -144,7 +149,11 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
     for (index, reason) in activation.layers {
         let manifest = catalog[index].clone();
         match layer_load::load(&manifest) {
-            Ok(loaded) => active.push(ActiveLayer { manifest, reason, loaded }),
+            Ok(loaded) => {
+                // The Khronos loader's words.
+                log!(Level::Info, "Insert instance layer \"{}\" ({})", manifest.name, manifest.library_path.as_deref().unwrap_or(""));
+                active.push(ActiveLayer { manifest, reason, loaded })
+            }
             Err(why) if reason.is_requested() => {
                 log::write(Level::Error, &format!("vkCreateInstance: layer {} ({}) cannot be loaded: {why}", manifest.name, manifest.manifest_path));
                 return Err(VkResult::ERROR_LAYER_NOT_PRESENT);

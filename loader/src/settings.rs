@@ -7,6 +7,7 @@
 //! so an interposer serving paths is asked) and parsed again only when it changes (file_cache).
 //! A file that cannot be used is ignored whole, with one log line naming it and why.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -133,11 +134,66 @@ fn split_list(list: &str) -> Vec<String> {
 static PARSED: ParseCache<String, Result<Option<Settings>, String>> = ParseCache::new();
 
 /// The settings in force now: the first settings file found, if it sets anything. Looks at the
-/// file system on each call, so a file vkconfig writes or removes is seen by the next call.
+/// file system once per API call (see `OneLook`), so a file vkconfig writes or removes is seen by
+/// the next call.
 pub fn current() -> Option<Arc<Settings>> {
+    let remembered = LOOK.with(|look| match &*look.borrow() {
+        Look::Done(settings) => Some(settings.clone()),
+        _ => None,
+    });
+    if let Some(settings) = remembered {
+        return settings;
+    }
     let settings = find();
     log::set_settings_mask(settings.as_ref().map(|s| s.stderr_log));
+    LOOK.with(|look| {
+        let mut look = look.borrow_mut();
+        if matches!(*look, Look::Pending) {
+            *look = Look::Done(settings.clone());
+        }
+    });
     settings
+}
+
+/// Where this thread is with the settings of the API call under way.
+enum Look {
+    /// No API call that looks once: each `current` looks.
+    Each,
+    /// Inside one, the file system not yet looked at.
+    Pending,
+    /// Inside one, with what the look found.
+    Done(Option<Arc<Settings>>),
+}
+
+thread_local! {
+    static LOOK: RefCell<Look> = const { RefCell::new(Look::Each) };
+}
+
+/// While alive, `current` on this thread looks for the settings file once and answers later
+/// calls from that look: one API call (instance creation asks about layers, drivers and
+/// devices) costs one look, and logs a bad file once.
+pub struct OneLook(bool);
+
+impl OneLook {
+    pub fn enter() -> OneLook {
+        // Only the outermost scope on the thread starts (and later ends) a look.
+        OneLook(LOOK.with(|look| {
+            let mut look = look.borrow_mut();
+            let outermost = matches!(*look, Look::Each);
+            if outermost {
+                *look = Look::Pending;
+            }
+            outermost
+        }))
+    }
+}
+
+impl Drop for OneLook {
+    fn drop(&mut self) {
+        if self.0 {
+            LOOK.with(|look| *look.borrow_mut() = Look::Each);
+        }
+    }
 }
 
 fn find() -> Option<Arc<Settings>> {
