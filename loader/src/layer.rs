@@ -229,6 +229,10 @@ pub struct Activation {
     pub layers: Vec<(usize, Reason)>,
     /// Layers left out on purpose and why (logged with `VK_LOADER_DEBUG=layer`).
     pub log: Vec<String>,
+    /// The meta layers that are on (catalog indices), each with the number of `layers` before it
+    /// in the list `vkEnumerateDeviceLayerProperties` gives: a meta layer comes after its
+    /// components, as with the Khronos loader.
+    pub meta_layers: Vec<(usize, usize)>,
     /// The meta layers being expanded (settings-file meta layers are not validated: they may
     /// name each other in a cycle).
     expanding: Vec<usize>,
@@ -367,6 +371,9 @@ fn add_layer(catalog: &[LayerManifest], filters: Option<&Filters>, out: &mut Act
             }
         }
         out.expanding.pop();
+        if !out.meta_layers.iter().any(|(_, i)| *i == index) {
+            out.meta_layers.push((out.layers.len(), index));
+        }
         return;
     }
     if layer.library_path.is_none() {

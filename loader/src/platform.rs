@@ -45,6 +45,15 @@ fn read_env(name: &str, getter: unsafe extern "C" fn(*const c_char) -> *mut c_ch
     (!value.is_empty()).then_some(value)
 }
 
+/// Whether `path` is there to be read, asked with `access` (which interposers of the file system
+/// see, as they see `fopen`): for probing candidate paths, where a failed `fopen` is not the
+/// cheap, side-effect-free answer every interposer gives.
+pub fn readable(path: &str) -> bool {
+    let Ok(c_path) = CString::new(path) else { return false };
+    // SAFETY: access with a NUL-terminated path.
+    unsafe { libc::access(c_path.as_ptr(), libc::R_OK) == 0 }
+}
+
 /// Names of the entries of a directory (`.` and `..` left out), sorted: the order `readdir` gives
 /// is not deterministic. `None` if it cannot be opened. Through `opendir`/`readdir`/`closedir`,
 /// never a `stat` first: a path that `stat` cannot see may still be one an interposer serves.

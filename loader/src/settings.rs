@@ -3,8 +3,8 @@
 //! loader logs to stderr, which extra drivers it loads, and which devices the application sees.
 //!
 //! The first `vulkan/loader_settings.d/vk_loader_settings.json` found in the search order of
-//! [`candidate_paths`] is the file; it is read through `fopen` (never a `stat` deciding absence,
-//! so an interposer serving paths is asked) and parsed again only when it changes (file_cache).
+//! [`candidate_paths`] is the file: found with `access` and read through `fopen` (never a `stat`,
+//! so an interposer serving paths is asked), parsed again only when it changes (file_cache).
 //! A file that cannot be used is ignored whole, with one log line naming it and why.
 
 use std::cell::RefCell;
@@ -197,11 +197,12 @@ impl Drop for OneLook {
 }
 
 fn find() -> Option<Arc<Settings>> {
-    for path in candidate_paths() {
+    // The first file there wins, as with the Khronos loader (which asks `access` too).
+    for path in candidate_paths().into_iter().filter(|p| platform::readable(p)) {
         let exe = crate::layer_catalog::executable_path;
         let parsed = PARSED.get_at_most(&path, &path, MAX_FILE_SIZE, |text| parse(text, &path, exe().as_deref()));
         let parsed = match parsed {
-            Err(_) => continue, // not there (or not readable): the next place is tried
+            Err(_) => continue, // gone since: the next place is tried
             Ok(parsed) => parsed,
         };
         return match &*parsed {
