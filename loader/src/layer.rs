@@ -490,6 +490,9 @@ mod tests {
             activate(&cat, &["M"], &getenv, None).unwrap().layers
         };
         assert_eq!(reasons[0].1, Reason::Component("M".into(), Box::new(Reason::Application)));
+        // Listed after its components (two layers before it), once.
+        let getenv = |_: &str| None;
+        assert_eq!(activate(&cat, &["C", "M", "M"], &getenv, None).unwrap().meta_layers, [(3, 3)]);
     }
 
     #[test]

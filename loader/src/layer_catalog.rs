@@ -158,7 +158,9 @@ fn settings_catalog(settings: &Settings, with_explicit: bool) -> Vec<LayerManife
         push_unless_present(&mut combined, slot);
     }
     if marker.is_some() {
-        let regular = regular_catalog(with_explicit);
+        // A meta layer of the file may name explicit layers found the usual way.
+        let has_meta = combined.iter().chain(&after).any(|(_, l)| l.as_ref().is_some_and(LayerManifest::is_meta));
+        let regular = regular_catalog(with_explicit || has_meta);
         for mut layer in regular {
             let named_by_file = combined.iter().chain(&after).any(|(name, _)| *name == layer.name);
             if !named_by_file {

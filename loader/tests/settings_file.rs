@@ -167,6 +167,16 @@ fn scenario_entry() {
             properties.unwrap()(*d, &mut props);
             println!("DEVICE {:x}", props.vendorID);
         }
+        if let Some(first) = devices.first().filter(|_| n > 0) {
+            let device_layers: PFN_vkEnumerateDeviceLayerProperties = std::mem::transmute(get(instance, c"vkEnumerateDeviceLayerProperties"));
+            let mut count = 0;
+            device_layers.unwrap()(*first, &mut count, std::ptr::null_mut());
+            let mut props = vec![VkLayerProperties::default(); count as usize];
+            device_layers.unwrap()(*first, &mut count, props.as_mut_ptr());
+            for p in &props {
+                println!("DEVICE_LAYER {}", CStr::from_ptr(p.layerName.as_ptr()).to_string_lossy());
+            }
+        }
         let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
         destroy.unwrap()(instance, std::ptr::null());
     }
@@ -236,6 +246,34 @@ fn without_the_marker_only_the_files_layers_exist() {
     let (out, _) = s.run(&[]);
     assert_eq!(listed(&out), Vec::<&str>::new());
     assert_eq!(chain(&out), Vec::<&str>::new());
+}
+
+/// A meta layer the file turns on brings its components, in the meta layer's order, and is
+/// listed by `vkEnumerateDeviceLayerProperties` after them, as with the Khronos loader.
+#[test]
+fn meta_layer_turned_on_is_listed_after_its_components() {
+    let s = setup("meta");
+    let first = s.explicit_layer("first");
+    s.explicit_layer("a");
+    s.explicit_layer("b");
+    let meta = s.explicit.join("meta.json");
+    std::fs::write(
+        &meta,
+        r#"{"file_format_version": "1.2.0", "layer": {"name": "VK_LAYER_TEST_meta", "type": "GLOBAL",
+            "api_version": "1.4.0", "implementation_version": "1", "description": "meta",
+            "component_layers": ["VK_LAYER_TEST_b", "VK_LAYER_TEST_a"]}}"#,
+    )
+    .unwrap();
+    let entries = [
+        layer_entry("VK_LAYER_TEST_first", &first, "on", false),
+        UNORDERED.to_string(),
+        layer_entry("VK_LAYER_TEST_meta", &meta, "on", false),
+    ];
+    s.write_settings(&settings(&format!(r#""layers": [{}]"#, entries.join(","))));
+    let (out, _) = s.run(&[]);
+    assert_eq!(chain(&out), ["first", "b", "a"]);
+    let device_layers: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("DEVICE_LAYER ")).collect();
+    assert_eq!(device_layers, ["VK_LAYER_TEST_first", "VK_LAYER_TEST_b", "VK_LAYER_TEST_a", "VK_LAYER_TEST_meta"]);
 }
 
 /// `settings_array`: the entry whose `app_keys` name the executable, else the global one.
