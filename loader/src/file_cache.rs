@@ -37,6 +37,12 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
     /// built from the system allocator's memory if it is to outlive an application's scope, so
     /// the cache clones it there.
     pub fn get(&self, key: &K, path: &str, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
+        self.get_at_most(key, path, usize::MAX, parse)
+    }
+
+    /// `get`, reading no more than `limit` bytes of the file (`parse` sees `limit` bytes of a
+    /// larger one and can refuse it).
+    pub fn get_at_most(&self, key: &K, path: &str, limit: usize, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
         let mut file = OpenFile::open(path)?;
         let identity = file.identity().ok();
         if let (Some(id), Ok(guard)) = (identity, self.entries.lock()) {
@@ -46,7 +52,7 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
                 }
             }
         }
-        let text = file.read_to_end(identity.map(|id| id.size))?;
+        let text = file.read(limit, identity.map(|id| id.size))?;
         drop(file);
         let Some(id) = identity.filter(FileIdentity::is_settled) else {
             return Ok(Arc::new(parse(&text)));

@@ -60,6 +60,8 @@ pub struct Instance {
     pub drivers: Vec<DriverInstance>,
     /// Sorted as `vkEnumeratePhysicalDevices` reports them; boxed so handles stay put.
     pub physical_devices: Vec<Box<PhysicalDevice>>,
+    /// What a loader settings file's `device_configurations` made of `physical_devices`.
+    pub device_selection: physical_device::DeviceSelection,
     pub api_version: u32,
     pub enabled_extensions: ExtensionSet,
     /// Debug callbacks chained to `VkInstanceCreateInfo`: they hear creation and destruction.
@@ -299,6 +301,7 @@ pub unsafe extern "system" fn vkCreateInstance(
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
         let memory = AllocatorScope::enter(pAllocator, VkSystemAllocationScope::INSTANCE);
+        let _settings = crate::settings::OneLook::enter();
         let creation_callbacks = debug::callbacks_in_chain((*pCreateInfo).pNext);
         let _scope = debug::Scope::enter(creation_callbacks.clone());
         match create_instance(&*pCreateInfo, pAllocator, creation_callbacks) {
@@ -418,6 +421,7 @@ pub(crate) fn new_instance(creation_callbacks: Vec<debug::Callback>) -> Box<Inst
         table,
         drivers: Vec::new(),
         physical_devices: Vec::new(),
+        device_selection: Default::default(),
         api_version: 0,
         enabled_extensions: ExtensionSet::new(),
         creation_callbacks,
@@ -497,7 +501,7 @@ pub(crate) unsafe fn create_drivers(
     instance.drivers = driver_instances;
     instance.api_version = api_version;
     instance.enabled_extensions = enabled_extensions;
-    instance.physical_devices = physical_device::enumerate(instance);
+    (instance.physical_devices, instance.device_selection) = physical_device::enumerate(instance);
     release_drivers_without_devices(instance, allocator);
     Ok(())
 }

@@ -25,6 +25,8 @@ pub enum Reason {
     Application,
     /// A component of this meta layer, itself in the chain for the inner reason.
     Component(String, Box<Reason>),
+    /// Turned `on` by the loader settings file.
+    SettingsFile,
 }
 
 impl Reason {
@@ -47,6 +49,7 @@ impl std::fmt::Display for Reason {
             Reason::LoaderLayersEnable(p) => write!(f, "matched by VK_LOADER_LAYERS_ENABLE pattern \"{p}\""),
             Reason::Application => f.write_str("requested by the application (ppEnabledLayerNames)"),
             Reason::Component(meta, inner) => write!(f, "component of meta layer {meta} ({inner})"),
+            Reason::SettingsFile => f.write_str("turned on by the loader settings file"),
         }
     }
 }
@@ -101,6 +104,21 @@ impl Filters {
     /// The `VK_LOADER_LAYERS_ENABLE` pattern matching `name`, if any.
     fn enabled_by(&self, name: &str) -> Option<&glob::Pattern> {
         self.enable.iter().find(|p| p.matches(name))
+    }
+
+    /// Why a layer the settings file leaves on `auto` is filtered out, or `None` if it may be
+    /// used. The Khronos loader's rule for that case: `~all~`, `~implicit~` (which then applies to
+    /// every such layer) and the name patterns, unless `VK_LOADER_LAYERS_ALLOW` matches; checked
+    /// before `VK_LOADER_LAYERS_ENABLE`.
+    fn disabled_under_settings(&self, layer: &LayerManifest) -> Option<String> {
+        if self.allow.iter().any(|p| p.matches(&layer.name)) {
+            return None;
+        }
+        let matched = self.disable.iter().any(|p| p.matches(&layer.name));
+        // The Khronos loader's words.
+        (self.disable_all || self.disable_implicit || matched).then(|| {
+            format!("Layer \"{}\" forced disabled because name matches filter of env var 'VK_LOADER_LAYERS_DISABLE'.", layer.name)
+        })
     }
 
     /// Why the layer is filtered out, or `None` if it may be used.
@@ -211,6 +229,13 @@ pub struct Activation {
     pub layers: Vec<(usize, Reason)>,
     /// Layers left out on purpose and why (logged with `VK_LOADER_DEBUG=layer`).
     pub log: Vec<String>,
+    /// The meta layers that are on (catalog indices), each with the number of `layers` before it
+    /// in the list `vkEnumerateDeviceLayerProperties` gives: a meta layer comes after its
+    /// components, as with the Khronos loader.
+    pub meta_layers: Vec<(usize, usize)>,
+    /// The meta layers being expanded (settings-file meta layers are not validated: they may
+    /// name each other in a cycle).
+    expanding: Vec<usize>,
 }
 
 /// A layer the application requested that is not there.
@@ -239,6 +264,9 @@ pub fn activate(
 ) -> Result<Activation, Missing> {
     let mut out = Activation::default();
     let filters = Filters::from_env(getenv, &mut out.log);
+    if catalog.iter().any(|l| l.settings_control.is_some()) {
+        return activate_by_settings(catalog, app, getenv, &filters, out);
+    }
     let find = |name: &str| catalog.iter().position(|l| l.name == name);
 
     for (i, layer) in catalog.iter().enumerate().filter(|(_, l)| l.implicit) {
@@ -273,19 +301,78 @@ pub fn activate(
     Ok(out)
 }
 
+/// Chooses the layers when a loader settings file decides them (see `layer_catalog`): the chain
+/// follows the catalog's order, which is the file's. A layer the file turns `on` is in the chain
+/// whatever the filters say; one it turns `off` is not in the catalog; the others are enabled by
+/// the usual sources (`VK_LOADER_LAYERS_ENABLE`, `VK_INSTANCE_LAYERS`, the application, an
+/// implicit layer's own switches) unless `VK_LOADER_LAYERS_DISABLE` removes them.
+fn activate_by_settings(
+    catalog: &[LayerManifest],
+    app: &[&str],
+    getenv: &dyn Fn(&str) -> Option<String>,
+    filters: &Filters,
+    mut out: Activation,
+) -> Result<Activation, Missing> {
+    if let Some(name) = app.iter().find(|name| !catalog.iter().any(|l| l.name == **name)) {
+        return Err(Missing(format!("layer {name} requested by the application was not found (or the loader settings file turns it off)")));
+    }
+    let instance_layers = getenv("VK_INSTANCE_LAYERS").unwrap_or_default();
+    for (i, layer) in catalog.iter().enumerate() {
+        let implicitly_on = || layer.implicit && implicit_on(layer, filters, getenv).is_ok();
+        let reason = if layer.settings_control == Some(crate::settings::Control::On) {
+            // An implicit layer that is on anyway stays one (its pre-instance functions run, a
+            // failure to load skips it), as with the Khronos loader.
+            if implicitly_on() { Reason::Implicit } else { Reason::SettingsFile }
+        } else if let Some(why) = filters.disabled_under_settings(layer) {
+            out.log.push(why);
+            continue;
+        } else if let Some(p) = filters.enabled_by(&layer.name) {
+            Reason::LoaderLayersEnable(p.to_string())
+        } else if instance_layers.split(':').any(|n| n.trim() == layer.name) {
+            Reason::InstanceLayersEnv
+        } else if app.contains(&layer.name.as_str()) {
+            Reason::Application
+        } else if implicitly_on() {
+            Reason::Implicit
+        } else {
+            continue;
+        };
+        add_layer(catalog, None, &mut out, i, reason);
+    }
+    Ok(out)
+}
+
 /// Adds a layer (a meta layer: its components in place) unless filtered out or already there.
 fn add(catalog: &[LayerManifest], filters: &Filters, out: &mut Activation, index: usize, reason: Reason) {
+    add_layer(catalog, Some(filters), out, index, reason)
+}
+
+/// `add`, with the filters applied only when given.
+fn add_layer(catalog: &[LayerManifest], filters: Option<&Filters>, out: &mut Activation, index: usize, reason: Reason) {
     let layer = &catalog[index];
-    if let Some(why) = filters.disabled(layer) {
+    if let Some(why) = filters.and_then(|f| f.disabled(layer)) {
         out.log.push(format!("{}: {why}", layer.name));
         return;
     }
     if layer.is_meta() {
+        if out.expanding.contains(&index) {
+            // The Khronos loader's words.
+            out.log.push(format!(
+                "loader_add_meta_layer: Meta-layer {} recursively references itself through its component layers. Skipping the recursive reference.",
+                layer.name
+            ));
+            return;
+        }
+        out.expanding.push(index);
         for c in &layer.component_layers {
             // Validated catalog: every component exists and there is no cycle.
             if let Some(ci) = catalog.iter().position(|l| &l.name == c) {
-                add(catalog, filters, out, ci, Reason::Component(layer.name.clone(), Box::new(reason.clone())));
+                add_layer(catalog, filters, out, ci, Reason::Component(layer.name.clone(), Box::new(reason.clone())));
             }
+        }
+        out.expanding.pop();
+        if !out.meta_layers.iter().any(|(_, i)| *i == index) {
+            out.meta_layers.push((out.layers.len(), index));
         }
         return;
     }
@@ -328,6 +415,7 @@ mod tests {
             app_keys: Vec::new(),
             blacklisted_layers: Vec::new(),
             override_paths: Vec::new(),
+            settings_control: None,
         }
     }
 
@@ -402,6 +490,9 @@ mod tests {
             activate(&cat, &["M"], &getenv, None).unwrap().layers
         };
         assert_eq!(reasons[0].1, Reason::Component("M".into(), Box::new(Reason::Application)));
+        // Listed after its components (two layers before it), once.
+        let getenv = |_: &str| None;
+        assert_eq!(activate(&cat, &["C", "M", "M"], &getenv, None).unwrap().meta_layers, [(3, 3)]);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use crate::layer::validate_catalog;
 use crate::layer_manifest::{self, LayerManifest, ParsedFile, OVERRIDE_LAYER_NAME};
 use crate::log::{self, Level};
 use crate::file_cache::ParseCache;
+use crate::settings::{self, Control, LayerEntry, Settings};
 
 /// Layer manifests as last parsed, by path and kind (see file_cache): an unchanged file is not
 /// read again, which makes instance creation with many manifests present cheap.
@@ -55,7 +56,11 @@ thread_local! {
 /// While alive, `load` on this thread reads the manifests once and answers later calls from that
 /// reading: one API call (`vkEnumerateInstanceExtensionProperties` asks the pre-instance chain and
 /// then the implicit layers' extensions) looks at the file system once.
-pub struct OneReading(bool);
+pub struct OneReading {
+    outermost: bool,
+    /// The settings file is looked for once in the call too.
+    _settings: settings::OneLook,
+}
 
 impl OneReading {
     pub fn enter() -> OneReading {
@@ -68,13 +73,13 @@ impl OneReading {
             }
             outermost
         });
-        OneReading(outermost)
+        OneReading { outermost, _settings: settings::OneLook::enter() }
     }
 }
 
 impl Drop for OneReading {
     fn drop(&mut self) {
-        if self.0 {
+        if self.outermost {
             READING.with(|r| r.replace(None));
         }
     }
@@ -100,6 +105,18 @@ pub fn load(with_explicit: bool) -> Vec<LayerManifest> {
 }
 
 fn read_catalog(with_explicit: bool) -> Vec<LayerManifest> {
+    let settings = settings::current();
+    if let Some(settings) = &settings {
+        settings::log_in_use(settings);
+    }
+    match settings {
+        Some(settings) if settings.decides_layers() => settings_catalog(&settings, with_explicit),
+        _ => regular_catalog(with_explicit),
+    }
+}
+
+/// The layers found the usual way: search paths, environment, override layer.
+fn regular_catalog(with_explicit: bool) -> Vec<LayerManifest> {
     let implicit = read(true, &[]);
     let over = implicit
         .iter()
@@ -119,6 +136,91 @@ fn read_catalog(with_explicit: bool) -> Vec<LayerManifest> {
         log::log(Level::Layer, &why);
     }
     catalog
+}
+
+/// A layer of the settings file's list, or a name it turns off (`None`).
+type Slot = (String, Option<LayerManifest>);
+
+/// The catalog when a settings file has a `layers` list: its layers in its order, each read from
+/// the manifest it names (as implicit where `treat_as_implicit_manifest`); the layers found the
+/// usual way go where `unordered_layer_location` is, unless the file names them, and are left out
+/// when it has no such marker. Layers it turns off are named only to keep those out: they are not
+/// in the catalog, so nothing can enable them.
+fn settings_catalog(settings: &Settings, with_explicit: bool) -> Vec<LayerManifest> {
+    let entries = settings.layers.as_deref().unwrap_or_default();
+    let marker = entries.iter().position(|e| *e == LayerEntry::UnorderedLocation);
+    let (before, after) = match marker {
+        Some(at) => (&entries[..at], &entries[at + 1..]),
+        None => (entries, &[][..]),
+    };
+    let before = settings_slots(before);
+    let after = settings_slots(after);
+    let mut combined: Vec<Slot> = Vec::with_capacity(before.len() + after.len());
+    for slot in before {
+        push_unless_present(&mut combined, slot);
+    }
+    if marker.is_some() {
+        // A meta layer of the file may name explicit layers found the usual way.
+        let has_meta = combined.iter().chain(&after).any(|(_, l)| l.as_ref().is_some_and(LayerManifest::is_meta));
+        let regular = regular_catalog(with_explicit || has_meta);
+        for mut layer in regular {
+            let named_by_file = combined.iter().chain(&after).any(|(name, _)| *name == layer.name);
+            if !named_by_file {
+                layer.settings_control = Some(Control::Auto);
+                combined.push((layer.name.clone(), Some(layer)));
+            }
+        }
+    }
+    for slot in after {
+        push_unless_present(&mut combined, slot);
+    }
+    combined.into_iter().filter_map(|(_, layer)| layer).collect()
+}
+
+/// Adds a settings-file slot unless the list has it already: a name turned off, a meta layer of
+/// that name, or the same library under that name (a layer of the same name from another library
+/// is a different layer: the file may list both).
+fn push_unless_present(list: &mut Vec<Slot>, slot: Slot) {
+    let present = list.iter().find(|(name, _)| *name == slot.0).is_some_and(|(_, there)| match (there, &slot.1) {
+        (None, _) | (_, None) => true,
+        (Some(there), Some(new)) => new.is_meta() || there.library_path == new.library_path,
+    });
+    if !present {
+        list.push(slot);
+    }
+}
+
+/// The layers named by settings-file entries, in order. A manifest that cannot be read, or that
+/// has no layer of the name the entry gives, is logged and skipped.
+fn settings_slots(entries: &[LayerEntry]) -> Vec<Slot> {
+    let mut slots = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let LayerEntry::Named { name, path, control, treat_as_implicit_manifest } = entry else { continue };
+        if *control == Control::Off {
+            slots.push((name.clone(), None));
+            continue;
+        }
+        if !path.ends_with(".json") {
+            log!(Level::Warn, "loader settings file: layer {name}: path {path} is not a .json manifest; skipped");
+            continue;
+        }
+        let layers = match parse(path, *treat_as_implicit_manifest) {
+            Ok(file) => file.layers,
+            Err(why) => {
+                log!(Level::Warn, "loader settings file: layer {name}: manifest {why}; skipped");
+                continue;
+            }
+        };
+        let before = slots.len();
+        for mut layer in layers.into_iter().filter(|l| l.name == *name) {
+            layer.settings_control = Some(*control);
+            slots.push((name.clone(), Some(layer)));
+        }
+        if slots.len() == before {
+            log!(Level::Warn, "loader settings file: layer {name}: not in its manifest {path}; skipped");
+        }
+    }
+    slots
 }
 
 /// The running executable's path, for the override layer's `app_keys`.

@@ -36,6 +36,9 @@ pub struct ActiveLayer {
     pub manifest: LayerManifest,
     pub reason: Reason,
     pub loaded: LoadedLayer,
+    /// Meta layers that are on, listed right after this layer by `vkEnumerateDeviceLayerProperties`
+    /// (the last of their components in the chain, or the layer before them).
+    pub meta_layers_after: Vec<LayerManifest>,
 }
 
 /// The physical device the application gets when layers are enabled: a `TerminatorPhysicalDevice`
@@ -74,9 +77,11 @@ pub struct InstanceLayers {
 }
 
 impl InstanceLayers {
-    /// The enabled layers as `vkEnumerateDeviceLayerProperties` reports them.
+    /// The enabled layers as `vkEnumerateDeviceLayerProperties` reports them: the meta layers
+    /// too, each after its components.
     pub fn properties(&self) -> Vec<VkLayerProperties> {
-        self.layers.iter().map(|l| layer_catalog::properties(&l.manifest)).collect()
+        let listed = self.layers.iter().flat_map(|l| std::iter::once(&l.manifest).chain(&l.meta_layers_after));
+        listed.map(layer_catalog::properties).collect()
     }
 
     /// Device extensions of the implicit layers in the chain (merged into the driver's list).
@@ -122,8 +127,13 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
         }
     }
     if let Some(list) = platform::plain_env("VK_INSTANCE_LAYERS") {
-        // The Khronos loader's words, which scripts and vulkaninfo users know.
-        log!(Level::Warn, "env var 'VK_INSTANCE_LAYERS' defined and adding layers \"{list}\"");
+        // The Khronos loader's words, which scripts and vulkaninfo users know (it words them
+        // differently when a settings file decides the layers).
+        if catalog.iter().any(|l| l.settings_control.is_some()) {
+            log!(Level::Warn, "env var 'VK_INSTANCE_LAYERS' defined and adding layers: {list}");
+        } else {
+            log!(Level::Warn, "env var 'VK_INSTANCE_LAYERS' defined and adding layers \"{list}\"");
+        }
     }
     let getenv = layer::process_env;
     let has_override = catalog.iter().any(|l| l.name == crate::layer_manifest::OVERRIDE_LAYER_NAME);
@@ -144,13 +154,24 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
             log!(Level::Warn, "Layer \"{}\" forced enabled due to env var 'VK_LOADER_LAYERS_ENABLE'", catalog[*index].name);
         }
     }
-    let mut active = Vec::with_capacity(activation.layers.len());
+    let mut active: Vec<ActiveLayer> = Vec::with_capacity(activation.layers.len());
     // Every layer is tried, so that each one that cannot be loaded is reported.
     let mut requested_layer_missing = false;
-    for (index, reason) in activation.layers {
+    let mut meta_layers = activation.meta_layers.into_iter().peekable();
+    for (position, (index, reason)) in activation.layers.into_iter().enumerate() {
+        // The meta layers listed before this layer go after the last one loaded.
+        while let Some((_, meta)) = meta_layers.next_if(|(before, _)| *before <= position) {
+            if let Some(last) = active.last_mut() {
+                last.meta_layers_after.push(catalog[meta].clone());
+            }
+        }
         let manifest = catalog[index].clone();
         match layer_load::load(&manifest) {
-            Ok(loaded) => active.push(ActiveLayer { manifest, reason, loaded }),
+            Ok(loaded) => {
+                // The Khronos loader's words.
+                log!(Level::Info, "Insert instance layer \"{}\" ({})", manifest.name, manifest.library_path.as_deref().unwrap_or(""));
+                active.push(ActiveLayer { manifest, reason, loaded, meta_layers_after: Vec::new() })
+            }
             Err(why) if reason.is_requested() => {
                 report_unloadable(&manifest.name, &why, true);
                 log::write(Level::Error, &format!("vkCreateInstance: layer {} ({}) cannot be loaded: {why}", manifest.name, manifest.manifest_path));
@@ -164,6 +185,9 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
     }
     if requested_layer_missing {
         return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
+    }
+    if let Some(last) = active.last_mut() {
+        last.meta_layers_after.extend(meta_layers.map(|(_, meta)| catalog[meta].clone()));
     }
     Ok(active)
 }

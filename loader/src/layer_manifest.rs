@@ -64,6 +64,9 @@ pub struct LayerManifest {
     pub blacklisted_layers: Vec<String>,
     /// Override layer: the only directories searched for explicit layers, when given.
     pub override_paths: Vec<String>,
+    /// Set when a loader settings file decides the layers: what it says about this one (`Auto`
+    /// for a layer it does not name). See `settings`.
+    pub settings_control: Option<crate::settings::Control>,
 }
 
 impl LayerManifest {
@@ -194,6 +197,7 @@ fn parse_layer(value: &Value, manifest_path: &str, implicit: bool) -> Result<Opt
         app_keys: string_list(obj, "app_keys")?,
         blacklisted_layers: string_list(obj, "blacklisted_layers")?,
         override_paths: string_list(obj, "override_paths")?,
+        settings_control: None,
     }))
 }
 

@@ -40,6 +40,7 @@ mod loader_abi;
 mod manifest;
 mod physical_device;
 mod platform;
+mod settings;
 mod surface;
 mod terminators;
 mod unknown;

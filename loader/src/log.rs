@@ -1,6 +1,7 @@
 //! `VK_LOADER_DEBUG` logging in the Khronos loader's stderr format:
 //! `[Vulkan Loader] LEVEL | KIND:   message`.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
 use vk_generated::types::VkDebugUtilsMessageTypeFlagsEXT;
@@ -38,8 +39,23 @@ fn enabled_mask() -> u32 {
     })
 }
 
+/// The categories a loader settings file's `stderr_log` enables, in place of `VK_LOADER_DEBUG`'s;
+/// `NO_SETTINGS` while no settings file says. Set each time the settings are read.
+static SETTINGS_MASK: AtomicU32 = AtomicU32::new(NO_SETTINGS);
+const NO_SETTINGS: u32 = u32::MAX;
+
+/// Records the `stderr_log` categories of the settings in force (`None`: no settings file, or
+/// one without `stderr_log`).
+pub fn set_settings_mask(mask: Option<u32>) {
+    SETTINGS_MASK.store(mask.filter(|m| *m != 0).unwrap_or(NO_SETTINGS), Ordering::Relaxed);
+}
+
 pub fn enabled(level: Level) -> bool {
-    enabled_mask() & level as u32 != 0
+    let mask = match SETTINGS_MASK.load(Ordering::Relaxed) {
+        NO_SETTINGS => enabled_mask(),
+        from_settings => from_settings,
+    };
+    mask & level as u32 != 0
 }
 
 /// Whether a message of `level` goes anywhere: `VK_LOADER_DEBUG` enables it, or a debug messenger

@@ -11,6 +11,7 @@ use crate::ffi;
 use crate::instance::{DriverInstance, Instance};
 use crate::log::Level;
 use crate::platform;
+use crate::settings::DeviceConfiguration;
 
 /// The loader's `VkPhysicalDevice`: the terminator-level wrapper the generated terminators read.
 #[repr(C)]
@@ -54,8 +55,84 @@ impl PhysicalDevice {
     }
 }
 
+/// What a loader settings file's `device_configurations` made of an instance's devices.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceSelection {
+    /// No `device_configurations`: the devices the filters let through, in the usual order.
+    #[default]
+    Usual,
+    /// Only the devices the settings file names, in its order; a group with another device in it
+    /// is not reported.
+    BySettings,
+    /// The settings file names devices of which none is here: enumerating them fails with
+    /// `VK_ERROR_INITIALIZATION_FAILED`, as with the Khronos loader. `hidden` devices were found.
+    NoneMatched { hidden: u32 },
+}
+
+/// Every driver's physical devices, wrapped and sorted, or chosen and ordered by a loader
+/// settings file's `device_configurations`.
+pub fn enumerate(instance: &Instance) -> (Vec<Box<PhysicalDevice>>, DeviceSelection) {
+    let devices = enumerate_all(instance);
+    match crate::settings::current().and_then(|s| s.device_configurations.clone()) {
+        Some(configurations) => select_by_settings(devices, &instance.drivers, &configurations),
+        None => (devices, DeviceSelection::Usual),
+    }
+}
+
+/// Keeps the devices the settings file's `device_configurations` name (same device UUID, driver
+/// UUID and driver version), in the file's order. Only devices of Vulkan 1.1 or later have UUIDs.
+fn select_by_settings(
+    devices: Vec<Box<PhysicalDevice>>,
+    drivers: &[DriverInstance],
+    configurations: &[DeviceConfiguration],
+) -> (Vec<Box<PhysicalDevice>>, DeviceSelection) {
+    log!(Level::Info, "Selecting and ordering VkPhysicalDevices to match the loader settings device configurations list");
+    let ids: Vec<Option<VkPhysicalDeviceIDProperties>> = devices.iter().map(|d| device_ids(d, &drivers[d.driver])).collect();
+    let found = devices.len() as u32;
+    let mut left: Vec<Option<Box<PhysicalDevice>>> = devices.into_iter().map(Some).collect();
+    let mut chosen = Vec::with_capacity(configurations.len());
+    for wanted in configurations {
+        let matches = |i: usize| {
+            let (Some(device), Some(id)) = (&left[i], &ids[i]) else { return false };
+            id.deviceUUID == wanted.device_uuid && id.driverUUID == wanted.driver_uuid && device.properties.driverVersion == wanted.driver_version
+        };
+        match (0..left.len()).find(|&i| matches(i)) {
+            Some(i) => chosen.extend(left[i].take()),
+            None => log!(
+                Level::Warn,
+                "loader settings file: device_configuration {:?} (deviceUUID {}, driverUUID {}, driverVersion {}) matches no VkPhysicalDevice",
+                wanted.device_name,
+                uuid_string(&wanted.device_uuid),
+                uuid_string(&wanted.driver_uuid),
+                wanted.driver_version
+            ),
+        }
+    }
+    for device in left.iter().flatten() {
+        let name = unsafe { CStr::from_ptr(device.properties.deviceName.as_ptr()) };
+        log!(Level::Info, "VkPhysicalDevice {name:?} did not appear in the settings file device configurations list, so was not added to the pPhysicalDevices array");
+    }
+    if chosen.is_empty() {
+        log!(Level::Warn, "None of the settings file device configurations had deviceUUID's that corresponded to enumerated VkPhysicalDevices");
+        return (chosen, DeviceSelection::NoneMatched { hidden: found });
+    }
+    (chosen, DeviceSelection::BySettings)
+}
+
+/// A device's UUIDs, where it has them (Vulkan 1.1 or later, `vkGetPhysicalDeviceProperties2`).
+fn device_ids(device: &PhysicalDevice, driver: &DriverInstance) -> Option<VkPhysicalDeviceIDProperties> {
+    if vk_generated::api_version_major_minor(device.properties.apiVersion) < (1, 1) {
+        return None;
+    }
+    query_properties2(driver, device.term.driver_handle)
+}
+
+fn uuid_string(uuid: &[u8; 16]) -> String {
+    uuid.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Every driver's physical devices, wrapped and sorted.
-pub fn enumerate(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
+fn enumerate_all(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
     let dispatch = instance_table_of(instance);
     let filters = DeviceFilters::from_env();
     let mut devices = Vec::new();
@@ -113,6 +190,7 @@ pub fn enumerate(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
 /// `VK_KHR_device_group_creation`), else one group per device; hidden devices left out; ordered
 /// like the devices (by each group's first device).
 pub fn groups(instance: &Instance) -> Vec<Group> {
+    let whole_groups_only = instance.device_selection != DeviceSelection::Usual;
     let position = |driver: usize, handle: VkPhysicalDevice| {
         instance.physical_devices.iter().position(|d| d.driver == driver && d.term.driver_handle == handle)
     };
@@ -123,7 +201,12 @@ pub fn groups(instance: &Instance) -> Vec<Group> {
             own.map(|p| (vec![p.term.driver_handle], VK_FALSE)).collect()
         });
         for (members, subset_allocation) in driver_groups {
+            let count = members.len();
             let mut members: Vec<usize> = members.into_iter().filter_map(|h| position(index, h)).collect();
+            if whole_groups_only && members.len() != count {
+                log!(Level::Info, "a physical device group of {} contains a VkPhysicalDevice which the settings file device configurations exclude, so the group was not reported", d.driver.manifest_path);
+                continue;
+            }
             members.sort_unstable();
             if !members.is_empty() {
                 groups.push((members, subset_allocation));
@@ -274,6 +357,9 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDevices(
 ) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDevices", VkResult::ERROR_UNKNOWN, || {
         let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        if let Some(result) = none_matched(instance, pPhysicalDeviceCount, pPhysicalDevices.is_null()) {
+            return result;
+        }
         let handles: Vec<VkPhysicalDevice> = instance.physical_devices.iter().map(|d| d.handle()).collect();
         if !pPhysicalDevices.is_null() && !pPhysicalDeviceCount.is_null() && (*pPhysicalDeviceCount as usize) < handles.len() {
             let (total, room) = (handles.len(), *pPhysicalDeviceCount);
@@ -283,6 +369,21 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDevices(
         }
         ffi::fill(&handles, pPhysicalDeviceCount, pPhysicalDevices)
     })
+}
+
+/// The answer of an enumeration when the settings file's device configurations match no device:
+/// a count query gets the number of devices found (an upper bound, as the Khronos loader
+/// gives), a query for the devices themselves `VK_ERROR_INITIALIZATION_FAILED`.
+unsafe fn none_matched(instance: &Instance, count: *mut u32, count_only: bool) -> Option<VkResult> {
+    let DeviceSelection::NoneMatched { hidden } = instance.device_selection else { return None };
+    if count.is_null() {
+        return Some(VkResult::ERROR_INITIALIZATION_FAILED);
+    }
+    if count_only {
+        *count = hidden;
+        return Some(VkResult::SUCCESS);
+    }
+    Some(VkResult::ERROR_INITIALIZATION_FAILED)
 }
 
 pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
@@ -309,6 +410,9 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDeviceGroups(
         let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         if pPhysicalDeviceGroupCount.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
+        }
+        if let Some(result) = none_matched(instance, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties.is_null()) {
+            return result;
         }
         // Asked of the drivers on every call, as the Khronos loader does: their groups may change,
         // and a count left from an earlier call must not outrun the application's array.

@@ -45,6 +45,15 @@ fn read_env(name: &str, getter: unsafe extern "C" fn(*const c_char) -> *mut c_ch
     (!value.is_empty()).then_some(value)
 }
 
+/// Whether `path` is there to be read, asked with `access` (which interposers of the file system
+/// see, as they see `fopen`): for probing candidate paths, where a failed `fopen` is not the
+/// cheap, side-effect-free answer every interposer gives.
+pub fn readable(path: &str) -> bool {
+    let Ok(c_path) = CString::new(path) else { return false };
+    // SAFETY: access with a NUL-terminated path.
+    unsafe { libc::access(c_path.as_ptr(), libc::R_OK) == 0 }
+}
+
 /// Names of the entries of a directory (`.` and `..` left out), sorted: the order `readdir` gives
 /// is not deterministic. `None` if it cannot be opened. Through `opendir`/`readdir`/`closedir`,
 /// never a `stat` first: a path that `stat` cannot see may still be one an interposer serves.
@@ -159,10 +168,6 @@ impl OpenFile {
         }
         Ok(out)
     }
-
-    pub fn read_to_end(&mut self, size_hint: Option<u64>) -> Result<Vec<u8>, String> {
-        self.read(usize::MAX, size_hint)
-    }
 }
 
 impl Drop for OpenFile {
@@ -258,7 +263,7 @@ mod tests {
             for hint in [Some(len as u64), Some(len as u64 / 2), Some(len as u64 + 10), None] {
                 let mut file = OpenFile::open(path).unwrap();
                 assert_eq!(file.identity().unwrap().size, len as u64);
-                assert_eq!(file.read_to_end(hint).unwrap(), content, "{len} bytes, {hint:?} hinted");
+                assert_eq!(file.read(usize::MAX, hint).unwrap(), content, "{len} bytes, {hint:?} hinted");
             }
             let mut file = OpenFile::open(path).unwrap();
             assert_eq!(file.read(64, None).unwrap(), content[..len.min(64)], "the first 64 of {len} bytes");
