@@ -2,6 +2,7 @@
 //! across calls), and ordered the Linux way.
 
 use std::ffi::CStr;
+use std::sync::Mutex;
 
 use crate::loader_abi::TerminatorPhysicalDevice;
 use vk_generated::types::*;
@@ -54,23 +55,66 @@ impl PhysicalDevice {
     }
 }
 
-/// Every driver's physical devices, wrapped and sorted.
-pub fn enumerate(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
-    let dispatch = instance_table_of(instance);
+/// An instance's physical devices. Drivers may add and remove devices at any time, so every
+/// `vkEnumeratePhysicalDevices(Groups)` asks them again, as the Khronos loader does. A device seen
+/// before keeps its wrapper (its handle), and no wrapper is freed before the instance is, so a
+/// handle the application still holds never dangles.
+#[derive(Default)]
+pub struct PhysicalDevices {
+    /// Every wrapper made for the instance; boxed, so the handles stay put.
+    all: Mutex<Vec<Box<PhysicalDevice>>>,
+}
+
+impl PhysicalDevices {
+    /// Asks every driver for its devices: the wrappers in the order the application sees them.
+    /// `VK_ERROR_INITIALIZATION_FAILED` when no driver reports any device.
+    pub fn refresh<'a>(&'a self, instance: &Instance) -> Result<Vec<&'a PhysicalDevice>, VkResult> {
+        // The drivers are asked with no lock held.
+        let reported = report(instance)?;
+        let mut all = self.all.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let positions: Vec<usize> = reported.iter().map(|r| position_or_insert(&mut all, instance, r)).collect();
+        // SAFETY: the boxes are never dropped or moved out while `self` lives (the Vec only
+        // grows), so their contents outlive the guard for as long as `self` is borrowed.
+        Ok(positions.into_iter().map(|i| unsafe { &*(&*all[i] as *const PhysicalDevice) }).collect())
+    }
+
+    /// The wrapper behind `handle`, if it is one of this instance's terminator-level devices.
+    pub fn find(&self, handle: VkPhysicalDevice) -> Option<&PhysicalDevice> {
+        let all = self.all.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let found = all.iter().find(|d| d.handle() == handle)?;
+        // SAFETY: as in `refresh`.
+        Some(unsafe { &*(&**found as *const PhysicalDevice) })
+    }
+}
+
+/// The position in `all` of the wrapper of a reported device, made if it is new.
+fn position_or_insert(all: &mut Vec<Box<PhysicalDevice>>, instance: &Instance, reported: &Reported) -> usize {
+    let same = |d: &Box<PhysicalDevice>| d.driver == reported.driver && d.term.driver_handle == reported.handle;
+    if let Some(position) = all.iter().position(same) {
+        return position;
+    }
+    all.push(wrap(instance, reported));
+    all.len() - 1
+}
+
+/// A device as a driver reported it, before it is wrapped.
+struct Reported {
+    /// Index of the driver in `Instance::drivers`.
+    driver: usize,
+    handle: VkPhysicalDevice,
+    properties: VkPhysicalDeviceProperties,
+}
+
+/// Every driver's physical devices, filtered and sorted. A driver whose enumeration fails counts
+/// as having none (running out of memory is reported); none at all is
+/// `VK_ERROR_INITIALIZATION_FAILED`.
+fn report(instance: &Instance) -> Result<Vec<Reported>, VkResult> {
     let filters = DeviceFilters::from_env();
+    let mut any = false;
     let mut devices = Vec::new();
     for (index, d) in instance.drivers.iter().enumerate() {
-        let gdpa = unsafe { (d.driver.get_instance_proc_addr)(d.handle, c"vkGetDeviceProcAddr".as_ptr()) };
-        // SAFETY: the signature of vkGetDeviceProcAddr.
-        let driver_gdpa: PFN_vkGetDeviceProcAddr = unsafe { std::mem::transmute(gdpa) };
-        let Some(enumerate) = d.table.vkEnumeratePhysicalDevices else { continue };
-        let handles = match ffi::query(|count, out| unsafe { enumerate(d.handle, count, out) }) {
-            Ok(h) => h,
-            Err(e) => {
-                log!(Level::Warn, "{}: vkEnumeratePhysicalDevices failed: {e:?}", d.driver.manifest_path);
-                continue;
-            }
-        };
+        let handles = driver_devices(d)?;
+        any |= !handles.is_empty();
         for handle in handles {
             let mut properties = VkPhysicalDeviceProperties::default();
             if let Some(get) = d.table.vkGetPhysicalDeviceProperties {
@@ -82,41 +126,86 @@ pub fn enumerate(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
                 log!(Level::Driver, "physical device {name:?} from {} hidden by {variable}", d.driver.manifest_path);
                 continue;
             }
-            let mut device = Box::new(PhysicalDevice {
-                term: TerminatorPhysicalDevice {
-                    dispatch,
-                    magic: crate::handles::PHYSICAL_DEVICE_MAGIC,
-                    unwrapped: VkPhysicalDevice::NULL,
-                    instance: instance as *const Instance as *const std::ffi::c_void,
-                    driver_table: (&*d.table as *const crate::loader_abi::InstanceDispatch).cast(),
-                    driver_handle: handle,
-                },
-                driver: index,
-                instance,
-                driver_gdpa,
-                properties,
-            });
-            device.term.unwrapped = device.handle();
-            devices.push(device);
+            devices.push(Reported { driver: index, handle, properties });
         }
+    }
+    if !any {
+        log!(Level::Error, "setup_loader_term_phys_devs:  Failed to detect any valid GPUs in the current config");
+        return Err(VkResult::ERROR_INITIALIZATION_FAILED);
     }
     if platform::plain_env("VK_LOADER_DISABLE_SELECT").is_none() {
         sort(&mut devices, &instance.drivers);
     }
-    devices
+    Ok(devices)
+}
+
+/// One driver's physical devices; none when its enumeration fails, except for running out of
+/// memory, which is the application's error too.
+fn driver_devices(d: &DriverInstance) -> Result<Vec<VkPhysicalDevice>, VkResult> {
+    let Some(enumerate) = d.table.vkEnumeratePhysicalDevices else { return Ok(Vec::new()) };
+    match ffi::query(|count, out| unsafe { enumerate(d.handle, count, out) }) {
+        Ok(handles) => Ok(handles),
+        Err(e) => {
+            log!(
+                Level::Error,
+                "setup_loader_term_phys_devs: Call to 'vkEnumeratePhysicalDevices' in ICD {} failed with error code {}",
+                d.driver.library_path,
+                e.0
+            );
+            if e == VkResult::ERROR_OUT_OF_HOST_MEMORY { Err(e) } else { Ok(Vec::new()) }
+        }
+    }
+}
+
+/// How many physical devices each driver reports now (none where its enumeration fails).
+pub fn counts_per_driver(drivers: &[DriverInstance]) -> Vec<usize> {
+    drivers
+        .iter()
+        .map(|d| {
+            let Some(enumerate) = d.table.vkEnumeratePhysicalDevices else { return 0 };
+            let mut count = 0u32;
+            match unsafe { enumerate(d.handle, &mut count, std::ptr::null_mut()) } {
+                VkResult::SUCCESS => count as usize,
+                _ => 0,
+            }
+        })
+        .collect()
+}
+
+/// The loader's wrapper for a device a driver reported.
+fn wrap(instance: &Instance, reported: &Reported) -> Box<PhysicalDevice> {
+    let d = &instance.drivers[reported.driver];
+    let gdpa = unsafe { (d.driver.get_instance_proc_addr)(d.handle, c"vkGetDeviceProcAddr".as_ptr()) };
+    // SAFETY: the signature of vkGetDeviceProcAddr.
+    let driver_gdpa: PFN_vkGetDeviceProcAddr = unsafe { std::mem::transmute(gdpa) };
+    let mut device = Box::new(PhysicalDevice {
+        term: TerminatorPhysicalDevice {
+            dispatch: instance_table_of(instance),
+            magic: crate::handles::PHYSICAL_DEVICE_MAGIC,
+            unwrapped: VkPhysicalDevice::NULL,
+            instance: instance as *const Instance as *const std::ffi::c_void,
+            driver_table: (&*d.table as *const crate::loader_abi::InstanceDispatch).cast(),
+            driver_handle: reported.handle,
+        },
+        driver: reported.driver,
+        instance,
+        driver_gdpa,
+        properties: reported.properties,
+    });
+    device.term.unwrapped = device.handle();
+    device
 }
 
 /// The physical-device groups: the drivers' own groups where they have them (Vulkan 1.1 or
 /// `VK_KHR_device_group_creation`), else one group per device; hidden devices left out; ordered
 /// like the devices (by each group's first device).
-pub fn groups(instance: &Instance) -> Vec<Group> {
-    let position = |driver: usize, handle: VkPhysicalDevice| {
-        instance.physical_devices.iter().position(|d| d.driver == driver && d.term.driver_handle == handle)
-    };
+pub fn groups(instance: &Instance) -> Result<Vec<Group>, VkResult> {
+    let devices = instance.physical_devices.refresh(instance)?;
+    let position = |driver: usize, handle: VkPhysicalDevice| devices.iter().position(|d| d.driver == driver && d.term.driver_handle == handle);
     let mut groups: Vec<(Vec<usize>, VkBool32)> = Vec::new();
     for (index, d) in instance.drivers.iter().enumerate() {
         let driver_groups = driver_groups(d).unwrap_or_else(|| {
-            let own = instance.physical_devices.iter().filter(|p| p.driver == index);
+            let own = devices.iter().filter(|p| p.driver == index);
             own.map(|p| (vec![p.term.driver_handle], VK_FALSE)).collect()
         });
         for (members, subset_allocation) in driver_groups {
@@ -128,11 +217,11 @@ pub fn groups(instance: &Instance) -> Vec<Group> {
         }
     }
     groups.sort_by_key(|(members, _)| members[0]);
-    let handle = |i: usize| instance.physical_devices[i].handle();
-    groups
+    let handle = |i: usize| devices[i].handle();
+    Ok(groups
         .into_iter()
         .map(|(members, subset_allocation)| Group { members: members.into_iter().map(handle).collect(), subset_allocation })
-        .collect()
+        .collect())
 }
 
 /// One physical-device group as the application sees it.
@@ -166,7 +255,7 @@ fn instance_table_of(instance: &Instance) -> *const vk_generated::InstanceDispat
 
 /// Linux order: the `VK_LOADER_DEVICE_SELECT` device first, then discrete > integrated > virtual
 /// > other > cpu, then PCI domain/bus/device/function where known; ties keep driver order.
-fn sort(devices: &mut [Box<PhysicalDevice>], drivers: &[DriverInstance]) {
+fn sort(devices: &mut [Reported], drivers: &[DriverInstance]) {
     let selected = platform::plain_env("VK_LOADER_DEVICE_SELECT").and_then(|v| {
         let (vendor, device) = v.split_once(':')?;
         let parse = |s: &str| u32::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok();
@@ -179,11 +268,11 @@ fn sort(devices: &mut [Box<PhysicalDevice>], drivers: &[DriverInstance]) {
         VkPhysicalDeviceType::CPU => 4,
         _ => 3,
     };
-    // A stable sort: ties keep driver order. Boxes move, the devices (and their handles) do not.
+    // A stable sort: ties keep driver order.
     devices.sort_by_cached_key(|d| {
         let p = &d.properties;
         let is_selected = selected == Some((p.vendorID, p.deviceID));
-        (!is_selected, rank(p.deviceType), pci_address(d, &drivers[d.driver]).unwrap_or([u32::MAX; 4]))
+        (!is_selected, rank(p.deviceType), pci_address(&drivers[d.driver], d.handle).unwrap_or([u32::MAX; 4]))
     });
     for d in devices.iter() {
         let name = unsafe { CStr::from_ptr(d.properties.deviceName.as_ptr()) };
@@ -208,8 +297,7 @@ fn query_properties2<T: vk_generated::TaggedStruct + Default>(driver: &DriverIns
 }
 
 /// PCI domain, bus, device, function through `VK_EXT_pci_bus_info`, where the driver has it.
-fn pci_address(device: &PhysicalDevice, driver: &DriverInstance) -> Option<[u32; 4]> {
-    let handle = device.term.driver_handle;
+fn pci_address(driver: &DriverInstance, handle: VkPhysicalDevice) -> Option<[u32; 4]> {
     if !has_device_extension(driver, handle, c"VK_EXT_pci_bus_info") {
         return None;
     }
@@ -271,7 +359,10 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDevices(
 ) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDevices", VkResult::ERROR_UNKNOWN, || {
         let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let handles: Vec<VkPhysicalDevice> = instance.physical_devices.iter().map(|d| d.handle()).collect();
+        let handles: Vec<VkPhysicalDevice> = match instance.physical_devices.refresh(instance) {
+            Ok(devices) => devices.iter().map(|d| d.handle()).collect(),
+            Err(e) => return e,
+        };
         if !pPhysicalDevices.is_null() && !pPhysicalDeviceCount.is_null() && (*pPhysicalDeviceCount as usize) < handles.len() {
             let (total, room) = (handles.len(), *pPhysicalDeviceCount);
             crate::debug::with_messengers_of(Some(instance), || {
@@ -309,7 +400,10 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDeviceGroups(
         }
         // Asked of the drivers on every call, as the Khronos loader does: their groups may change,
         // and a count left from an earlier call must not outrun the application's array.
-        let groups = groups(instance);
+        let groups = match groups(instance) {
+            Ok(groups) => groups,
+            Err(e) => return e,
+        };
         // The application's structs keep their sType and pNext.
         let total = groups.len();
         if pPhysicalDeviceGroupProperties.is_null() {

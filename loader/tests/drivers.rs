@@ -25,7 +25,7 @@ fn scenario_entry() {
         let create: PFN_vkCreateInstance = std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
         // Group enumeration is Vulkan 1.1: those scenarios ask for 1.3.
         let app = VkApplicationInfo { apiVersion: vk_generated::make_api_version(0, 1, 3, 0), ..Default::default() };
-        let wants_1_3 = matches!(scenario.as_str(), "groups" | "incomplete" | "gpa-1.3");
+        let wants_1_3 = matches!(scenario.as_str(), "groups" | "incomplete" | "gpa-1.3" | "changing-devices");
         let mut info = VkInstanceCreateInfo { pApplicationInfo: if wants_1_3 { &app } else { std::ptr::null() }, ..Default::default() };
         // DIRECT_DRIVER=<library> DIRECT_MODE=exclusive|inclusive|not-enabled: hand that driver over
         // through VK_LUNARG_direct_driver_loading.
@@ -79,6 +79,7 @@ fn scenario_entry() {
                 }
             }
             "incomplete" => incomplete(&get, instance, devices.len() as u32),
+            "changing-devices" => changing_devices(&get, instance),
             "extensions" => {
                 let enumerate: PFN_vkEnumerateInstanceExtensionProperties =
                     std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties"));
@@ -180,6 +181,37 @@ unsafe fn incomplete(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, inst
     let mut count = total - 1;
     let result = extensions.unwrap()(std::ptr::null(), &mut count, props.as_mut_ptr());
     println!("EXTENSIONS {result:?} {} {}", total - count, props[count as usize].extensionName[0]);
+}
+
+/// The driver's devices change under the live instance (`VK_TEST_DRIVER_VISIBLE_DEVICES` set
+/// between calls): each enumeration sees the change, a device keeps its handle, and no device at
+/// all is `VK_ERROR_INITIALIZATION_FAILED`. Prints `ENUMERATE <result> <count> <handles seen
+/// before>` and `GROUPS <result> <count>` lines.
+unsafe fn changing_devices(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: VkInstance) {
+    let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
+    let groups: PFN_vkEnumeratePhysicalDeviceGroups = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDeviceGroups"));
+    let mut seen: Vec<VkPhysicalDevice> = Vec::new();
+    let mut call = |visible: &str, room: u32| {
+        std::env::set_var("VK_TEST_DRIVER_VISIBLE_DEVICES", visible);
+        let mut handles = vec![VkPhysicalDevice::NULL; room as usize];
+        let mut count = room;
+        let result = enumerate.unwrap()(instance, &mut count, handles.as_mut_ptr());
+        let known = handles[..count.min(room) as usize].iter().filter(|h| seen.contains(h)).count();
+        println!("ENUMERATE {visible} {result:?} {count} {known}");
+        seen.extend(&handles[..count.min(room) as usize]);
+    };
+    call("0,1", 2);
+    call("0,1,2,3", 2);
+    call("0,1,2,3", 4);
+    call("0,2,3", 4);
+    call("", 4);
+    std::env::set_var("VK_TEST_DRIVER_VISIBLE_DEVICES", "");
+    let mut count = 0;
+    println!("GROUPS {:?} {count}", groups.unwrap()(instance, &mut count, std::ptr::null_mut()));
+    std::env::set_var("VK_TEST_DRIVER_VISIBLE_DEVICES", "0");
+    std::env::set_var("VK_TEST_DRIVER_ENUMERATE_RESULT", "-3");
+    let mut count = 0;
+    println!("ENUMERATE failing {:?} {count}", enumerate.unwrap()(instance, &mut count, std::ptr::null_mut()));
 }
 
 fn path(p: &Path) -> String {
@@ -427,6 +459,33 @@ fn elevated_process_ignores_driver_variables_and_home_paths() {
     assert!(env(false, true).contains("RESULT VK_SUCCESS"), "{}", env(false, true));
     let out = env(true, true);
     assert!(out.contains("RESULT VK_ERROR_LAYER_NOT_PRESENT"), "an elevated process used VK_LAYER_PATH:\n{out}");
+}
+
+#[test]
+fn devices_added_and_removed_under_a_live_instance_are_seen_at_each_enumeration() {
+    let dir = common::scratch("changing-devices");
+    let manifest = common::driver_manifest(&dir, "d.json", &common::test_driver());
+    let env = [
+        ("VK_DRIVER_FILES", path(&manifest)),
+        ("VK_TEST_DRIVER_DEVICES", "discrete,discrete,discrete,discrete".to_string()),
+        ("VK_TEST_DRIVER_VISIBLE_DEVICES", "0,1".to_string()),
+    ];
+    let (ok, out, err) = child("changing-devices", &env);
+    assert!(ok, "{out}{err}");
+    let lines: Vec<&str> = out.lines().filter(|l| l.starts_with("ENUMERATE") || l.starts_with("GROUPS")).collect();
+    assert_eq!(
+        lines,
+        [
+            "ENUMERATE 0,1 VK_SUCCESS 2 0",
+            "ENUMERATE 0,1,2,3 VK_INCOMPLETE 2 2",
+            "ENUMERATE 0,1,2,3 VK_SUCCESS 4 2",
+            "ENUMERATE 0,2,3 VK_SUCCESS 3 3",
+            "ENUMERATE  VK_ERROR_INITIALIZATION_FAILED 4 0",
+            "GROUPS VK_ERROR_INITIALIZATION_FAILED 0",
+            "ENUMERATE failing VK_ERROR_INITIALIZATION_FAILED 0",
+        ],
+        "{err}"
+    );
 }
 
 #[test]

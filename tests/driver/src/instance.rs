@@ -40,6 +40,17 @@ impl PhysicalDevice {
     }
 }
 
+impl Instance {
+    /// The devices `VK_TEST_DRIVER_VISIBLE_DEVICES` shows now (all of them when it is unset);
+    /// positions past the end are left out.
+    fn visible_devices(&self) -> Vec<&PhysicalDevice> {
+        match config::visible_devices() {
+            Some(positions) => positions.iter().filter_map(|&i| self.physical_devices.get(i).map(|d| &**d)).collect(),
+            None => self.physical_devices.iter().map(|d| &**d).collect(),
+        }
+    }
+}
+
 unsafe fn instance_ref<'a>(instance: VkInstance) -> Option<&'a Instance> {
     (instance.0 as *const Instance).as_ref()
 }
@@ -184,12 +195,15 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
         let Some(instance) = instance_ref(instance) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
-        let devices = &instance.physical_devices;
+        if let Some(result) = config::enumerate_result() {
+            return VkResult(result);
+        }
+        let devices = instance.visible_devices();
         enumerate(
             devices.len(),
             pPhysicalDeviceCount,
             pPhysicalDevices,
-            |i, dst| dst.write(physical_device_handle(&devices[i])),
+            |i, dst| dst.write(physical_device_handle(devices[i])),
         )
     })
 }
@@ -205,7 +219,8 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
         };
         // Consecutive devices, `group_size` at a time.
         let size = config::group_size().min(VK_MAX_DEVICE_GROUP_SIZE as usize);
-        let groups: Vec<_> = instance.physical_devices.chunks(size).collect();
+        let devices = instance.visible_devices();
+        let groups: Vec<_> = devices.chunks(size).collect();
         enumerate(
             groups.len(),
             pPhysicalDeviceGroupCount,
