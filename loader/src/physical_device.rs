@@ -1,7 +1,7 @@
 //! Physical devices: gathered from every driver, wrapped once per instance (handles stay stable
 //! across calls), and ordered the Linux way.
 
-use std::ffi::CStr;
+use std::ffi::{c_void, CStr};
 use std::sync::Mutex;
 
 use crate::loader_abi::TerminatorPhysicalDevice;
@@ -68,14 +68,15 @@ pub struct PhysicalDevices {
 impl PhysicalDevices {
     /// Asks every driver for its devices: the wrappers in the order the application sees them.
     /// `VK_ERROR_INITIALIZATION_FAILED` when no driver reports any device.
-    pub fn refresh<'a>(&'a self, instance: &Instance) -> Result<Vec<&'a PhysicalDevice>, VkResult> {
+    pub fn refresh<'a>(&'a self, instance: &Instance) -> Result<Vec<Listed<'a>>, VkResult> {
         // The drivers are asked with no lock held.
         let reported = report(instance)?;
         let mut all = self.all.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let positions: Vec<usize> = reported.iter().map(|r| position_or_insert(&mut all, instance, r)).collect();
         // SAFETY: the boxes are never dropped or moved out while `self` lives (the Vec only
         // grows), so their contents outlive the guard for as long as `self` is borrowed.
-        Ok(positions.into_iter().map(|i| unsafe { &*(&*all[i] as *const PhysicalDevice) }).collect())
+        let device = |i: usize| unsafe { &*(&*all[i] as *const PhysicalDevice) };
+        Ok(positions.into_iter().zip(&reported).map(|(i, r)| Listed { device: device(i), order: r.order }).collect())
     }
 
     /// The wrapper behind `handle`, if it is one of this instance's terminator-level devices.
@@ -97,12 +98,24 @@ fn position_or_insert(all: &mut Vec<Box<PhysicalDevice>>, instance: &Instance, r
     all.len() - 1
 }
 
+/// A device in the order the application sees, with the key that put it there.
+pub struct Listed<'a> {
+    pub device: &'a PhysicalDevice,
+    order: OrderKey,
+}
+
+/// Where a device goes in the Linux order, smaller first: the `VK_LOADER_DEVICE_SELECT` device,
+/// then the type's rank, then the PCI address (devices without one last). All equal when
+/// `VK_LOADER_DISABLE_SELECT` is set: the drivers' order.
+type OrderKey = (bool, u8, [u32; 4]);
+
 /// A device as a driver reported it, before it is wrapped.
 struct Reported {
     /// Index of the driver in `Instance::drivers`.
     driver: usize,
     handle: VkPhysicalDevice,
     properties: VkPhysicalDeviceProperties,
+    order: OrderKey,
 }
 
 /// Every driver's physical devices, filtered and sorted. A driver whose enumeration fails counts
@@ -120,13 +133,13 @@ fn report(instance: &Instance) -> Result<Vec<Reported>, VkResult> {
             if let Some(get) = d.table.vkGetPhysicalDeviceProperties {
                 unsafe { get(handle, &mut properties) };
             }
-            let driver_id = || driver_id(d, handle, &properties);
+            let driver_id = || driver_id(d, handle);
             if let Some(variable) = filters.rejecting(properties.vendorID, properties.deviceID, driver_id) {
                 let name = unsafe { CStr::from_ptr(properties.deviceName.as_ptr()) };
                 log!(Level::Driver, "physical device {name:?} from {} hidden by {variable}", d.driver.manifest_path);
                 continue;
             }
-            devices.push(Reported { driver: index, handle, properties });
+            devices.push(Reported { driver: index, handle, properties, order: OrderKey::default() });
         }
     }
     if !any {
@@ -197,27 +210,36 @@ fn wrap(instance: &Instance, reported: &Reported) -> Box<PhysicalDevice> {
 }
 
 /// The physical-device groups: the drivers' own groups where they have them (Vulkan 1.1 or
-/// `VK_KHR_device_group_creation`), else one group per device; hidden devices left out; ordered
-/// like the devices (by each group's first device).
-pub fn groups(instance: &Instance) -> Result<Vec<Group>, VkResult> {
+/// `VK_KHR_device_group_creation`), else one group per device. A group with a hidden device is
+/// left out (no hidden device is reachable), as the Khronos loader does. Ordered like the devices,
+/// by each group's first device; ties keep the drivers' order of their groups. `app_next(i)` is
+/// the `pNext` of the application's `i`-th struct: the driver hears it for the group it writes
+/// there (NULL past the application's array).
+pub fn groups(instance: &Instance, app_next: &dyn Fn(usize) -> *mut c_void) -> Result<Vec<Group>, VkResult> {
     let devices = instance.physical_devices.refresh(instance)?;
-    let position = |driver: usize, handle: VkPhysicalDevice| devices.iter().position(|d| d.driver == driver && d.term.driver_handle == handle);
+    let position = |driver: usize, handle: VkPhysicalDevice| {
+        devices.iter().position(|d| d.device.driver == driver && d.device.term.driver_handle == handle)
+    };
     let mut groups: Vec<(Vec<usize>, VkBool32)> = Vec::new();
     for (index, d) in instance.drivers.iter().enumerate() {
-        let driver_groups = driver_groups(d).unwrap_or_else(|| {
-            let own = devices.iter().filter(|p| p.driver == index);
-            own.map(|p| (vec![p.term.driver_handle], VK_FALSE)).collect()
+        let first = groups.len();
+        let driver_groups = driver_groups(d, &|i| app_next(first + i)).unwrap_or_else(|| {
+            let own = devices.iter().filter(|p| p.device.driver == index);
+            own.map(|p| (vec![p.device.term.driver_handle], VK_FALSE)).collect()
         });
         for (members, subset_allocation) in driver_groups {
-            let mut members: Vec<usize> = members.into_iter().filter_map(|h| position(index, h)).collect();
+            let Some(mut members) = members.into_iter().map(|h| position(index, h)).collect::<Option<Vec<usize>>>() else {
+                continue;
+            };
             members.sort_unstable();
             if !members.is_empty() {
                 groups.push((members, subset_allocation));
             }
         }
     }
-    groups.sort_by_key(|(members, _)| members[0]);
-    let handle = |i: usize| devices[i].handle();
+    // A stable sort: ties keep the drivers' group order.
+    groups.sort_by_key(|(members, _)| devices[members[0]].order);
+    let handle = |i: usize| devices[i].device.handle();
     Ok(groups
         .into_iter()
         .map(|(members, subset_allocation)| Group { members: members.into_iter().map(handle).collect(), subset_allocation })
@@ -230,14 +252,22 @@ pub struct Group {
     pub subset_allocation: VkBool32,
 }
 
-/// A driver's own physical-device groups (its handles), if it can report them.
-fn driver_groups(d: &DriverInstance) -> Option<Vec<(Vec<VkPhysicalDevice>, VkBool32)>> {
+/// A driver's own physical-device groups (its handles), if it can report them; its `i`-th
+/// struct carries `next(i)` as its `pNext`.
+fn driver_groups(d: &DriverInstance, next: &dyn Fn(usize) -> *mut c_void) -> Option<Vec<(Vec<VkPhysicalDevice>, VkBool32)>> {
     let core = vk_generated::api_version_major_minor(d.driver.instance_version()) >= (1, 1);
     if !core && !d.has_extension(b"VK_KHR_device_group_creation") {
         return None;
     }
     let enumerate = d.table.vkEnumeratePhysicalDeviceGroups?;
-    let groups = ffi::query(|count, out| unsafe { enumerate(d.handle, count, out) });
+    let groups = ffi::query(|count, out: *mut VkPhysicalDeviceGroupProperties| unsafe {
+        if !out.is_null() {
+            for i in 0..*count as usize {
+                (*out.add(i)).pNext = next(i);
+            }
+        }
+        enumerate(d.handle, count, out)
+    });
     match groups {
         Ok(groups) => Some(groups.iter().map(|g| (g.physicalDevices[..(g.physicalDeviceCount as usize).min(g.physicalDevices.len())].to_vec(), g.subsetAllocation)).collect()),
         Err(e) => {
@@ -268,12 +298,13 @@ fn sort(devices: &mut [Reported], drivers: &[DriverInstance]) {
         VkPhysicalDeviceType::CPU => 4,
         _ => 3,
     };
-    // A stable sort: ties keep driver order.
-    devices.sort_by_cached_key(|d| {
+    for d in devices.iter_mut() {
         let p = &d.properties;
         let is_selected = selected == Some((p.vendorID, p.deviceID));
-        (!is_selected, rank(p.deviceType), pci_address(&drivers[d.driver], d.handle).unwrap_or([u32::MAX; 4]))
-    });
+        d.order = (!is_selected, rank(p.deviceType), pci_address(&drivers[d.driver], d.handle).unwrap_or([u32::MAX; 4]));
+    }
+    // A stable sort: ties keep driver order.
+    devices.sort_by_key(|d| d.order);
     for d in devices.iter() {
         let name = unsafe { CStr::from_ptr(d.properties.deviceName.as_ptr()) };
         log!(Level::Driver, "physical device {name:?} ({:?}) from {}", d.properties.deviceType, drivers[d.driver].driver.manifest_path);
@@ -305,13 +336,11 @@ fn pci_address(driver: &DriverInstance, handle: VkPhysicalDevice) -> Option<[u32
     Some([pci.pciDomain, pci.pciBus, pci.pciDevice, pci.pciFunction])
 }
 
-/// `VkPhysicalDeviceDriverProperties::driverID`, where the device reports it (Vulkan 1.2 or
-/// `VK_KHR_driver_properties`).
-fn driver_id(driver: &DriverInstance, handle: VkPhysicalDevice, properties: &VkPhysicalDeviceProperties) -> Option<u32> {
-    let core = vk_generated::api_version_major_minor(properties.apiVersion) >= (1, 2);
-    if !core && !has_device_extension(driver, handle, c"VK_KHR_driver_properties") {
-        return None;
-    }
+/// `VkPhysicalDeviceDriverProperties::driverID`, asked through the driver's
+/// `vkGetPhysicalDeviceProperties2` whether or not the device advertises Vulkan 1.2 or
+/// `VK_KHR_driver_properties`, as the Khronos loader does (a device that does not know the struct
+/// leaves it zeroed).
+fn driver_id(driver: &DriverInstance, handle: VkPhysicalDevice) -> Option<u32> {
     let driver_properties: VkPhysicalDeviceDriverProperties = query_properties2(driver, handle)?;
     Some(driver_properties.driverID.0 as u32)
 }
@@ -360,7 +389,7 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDevices(
     ffi::guard("vkEnumeratePhysicalDevices", VkResult::ERROR_UNKNOWN, || {
         let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let handles: Vec<VkPhysicalDevice> = match instance.physical_devices.refresh(instance) {
-            Ok(devices) => devices.iter().map(|d| d.handle()).collect(),
+            Ok(devices) => devices.iter().map(|d| d.device.handle()).collect(),
             Err(e) => return e,
         };
         if !pPhysicalDevices.is_null() && !pPhysicalDeviceCount.is_null() && (*pPhysicalDeviceCount as usize) < handles.len() {
@@ -400,7 +429,11 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDeviceGroups(
         }
         // Asked of the drivers on every call, as the Khronos loader does: their groups may change,
         // and a count left from an earlier call must not outrun the application's array.
-        let groups = match groups(instance) {
+        let app_next = |i: usize| match pPhysicalDeviceGroupProperties.is_null() || i >= *pPhysicalDeviceGroupCount as usize {
+            true => std::ptr::null_mut(),
+            false => (*pPhysicalDeviceGroupProperties.add(i)).pNext,
+        };
+        let groups = match groups(instance, &app_next) {
             Ok(groups) => groups,
             Err(e) => return e,
         };

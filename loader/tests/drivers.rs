@@ -71,11 +71,18 @@ fn scenario_entry() {
                 let groups: PFN_vkEnumeratePhysicalDeviceGroups = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDeviceGroups"));
                 let mut count = 0;
                 groups.unwrap()(instance, &mut count, std::ptr::null_mut());
+                // Each struct's pNext chain goes to the driver (the test driver fills driver
+                // properties found there).
+                let mut chained = vec![VkPhysicalDeviceDriverProperties::default(); count as usize];
                 let mut list = vec![VkPhysicalDeviceGroupProperties::default(); count as usize];
+                for (g, next) in list.iter_mut().zip(&mut chained) {
+                    g.pNext = next as *mut VkPhysicalDeviceDriverProperties as *mut std::ffi::c_void;
+                }
                 groups.unwrap()(instance, &mut count, list.as_mut_ptr());
-                for g in &list {
+                for (g, next) in list.iter().zip(&chained) {
                     let names: Vec<String> = g.physicalDevices[..g.physicalDeviceCount as usize].iter().map(|d| name_of(*d)).collect();
                     println!("GROUP {}", names.join(","));
+                    println!("CHAINED {}", CStr::from_ptr(next.driverName.as_ptr()).to_string_lossy());
                 }
             }
             "incomplete" => incomplete(&get, instance, devices.len() as u32),
@@ -356,6 +363,11 @@ fn id_filters_hide_devices() {
         list(&[("VK_TEST_DRIVER_DRIVER_ID_B", "13"), ("VK_LOADER_DRIVER_ID_FILTER", "13")]),
         ["Test Driver discrete 0"]
     );
+    // Asked of a device that advertises neither Vulkan 1.2 nor VK_KHR_driver_properties too.
+    assert_eq!(
+        list(&[("VK_TEST_DRIVER_API_VERSION_B", "1.1"), ("VK_TEST_DRIVER_DRIVER_ID_B", "13"), ("VK_LOADER_DRIVER_ID_FILTER", "13")]),
+        ["Test Driver discrete 0"]
+    );
 }
 
 #[test]
@@ -365,10 +377,29 @@ fn drivers_groups_are_kept_and_ordered_like_devices() {
     assert!(ok, "{out}{err}");
     let groups: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("GROUP ")).collect();
     assert_eq!(groups, ["Test Driver discrete 0", "Test Driver cpu 0,Test Driver cpu 1"]);
-    // A hidden device leaves its group.
+    // The application's pNext chains reached the drivers.
+    assert_eq!(out.lines().filter(|l| *l == "CHAINED vk_test_driver").count(), 2, "{out}");
+    // A hidden device hides its group (as with the Khronos loader: no hidden device is reachable).
     let (_, out, _) = child("groups", &with(&env, &[("VK_LOADER_DEVICE_ID_FILTER", "0x11-0x20")]));
     let groups: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("GROUP ")).collect();
-    assert_eq!(groups, ["Test Driver discrete 0", "Test Driver cpu 1"]);
+    assert_eq!(groups, ["Test Driver discrete 0"]);
+}
+
+#[test]
+fn groups_of_equal_devices_keep_the_drivers_order() {
+    let dir = common::scratch("group-order");
+    let manifest = common::driver_manifest(&dir, "d.json", &common::test_driver());
+    let env = [
+        ("VK_DRIVER_FILES", path(&manifest)),
+        ("VK_TEST_DRIVER_DEVICES", "discrete,discrete,discrete,discrete,discrete,discrete,discrete".to_string()),
+        ("VK_TEST_DRIVER_GROUPS", "0;1,2,3;6;4,5".to_string()),
+    ];
+    let (ok, out, err) = child("groups", &env);
+    assert!(ok, "{out}{err}");
+    let groups: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("GROUP ")).collect();
+    let name = |i: usize| format!("Test Driver discrete {i}");
+    let expected = [name(0), [name(1), name(2), name(3)].join(","), name(6), [name(4), name(5)].join(",")];
+    assert_eq!(groups, expected);
 }
 
 #[test]

@@ -110,6 +110,14 @@ pub fn enumerate_result() -> Option<i32> {
     var("ENUMERATE_RESULT").and_then(|v| v.trim().parse().ok())
 }
 
+/// `VK_TEST_DRIVER_GROUPS`: explicit physical-device groups, `;` between groups, each a comma list
+/// of positions in `VK_TEST_DRIVER_DEVICES` (`0;1,2`); `None` when unset. Read at each call.
+pub fn groups() -> Option<Vec<Vec<usize>>> {
+    let value = var("GROUPS")?;
+    let group = |g: &str| g.split(',').filter_map(|i| i.trim().parse().ok()).collect::<Vec<usize>>();
+    Some(value.split(';').map(group).filter(|g| !g.is_empty()).collect())
+}
+
 /// `VK_TEST_DRIVER_SYNTHETIC_COMMANDS`: how many synthetic commands of each level the driver
 /// provides (the first N of `synthetic::COUNT`).
 pub fn synthetic_commands() -> usize {

@@ -41,6 +41,18 @@ impl PhysicalDevice {
 }
 
 impl Instance {
+    /// `VK_TEST_DRIVER_GROUPS` if set (positions past the end left out), else the visible
+    /// devices, `VK_TEST_DRIVER_GROUP_SIZE` consecutive ones at a time.
+    fn groups(&self) -> Vec<Vec<&PhysicalDevice>> {
+        let max = VK_MAX_DEVICE_GROUP_SIZE as usize;
+        if let Some(groups) = config::groups() {
+            let members = |g: &Vec<usize>| g.iter().filter_map(|&i| self.physical_devices.get(i).map(|d| &**d)).take(max).collect();
+            return groups.iter().map(members).filter(|g: &Vec<_>| !g.is_empty()).collect();
+        }
+        let size = config::group_size().min(max);
+        self.visible_devices().chunks(size).map(<[_]>::to_vec).collect()
+    }
+
     /// The devices `VK_TEST_DRIVER_VISIBLE_DEVICES` shows now (all of them when it is unset);
     /// positions past the end are left out.
     fn visible_devices(&self) -> Vec<&PhysicalDevice> {
@@ -217,10 +229,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
         let Some(instance) = instance_ref(instance) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
-        // Consecutive devices, `group_size` at a time.
-        let size = config::group_size().min(VK_MAX_DEVICE_GROUP_SIZE as usize);
-        let devices = instance.visible_devices();
-        let groups: Vec<_> = devices.chunks(size).collect();
+        let groups = instance.groups();
         enumerate(
             groups.len(),
             pPhysicalDeviceGroupCount,
@@ -230,10 +239,12 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
                 let group = &mut *dst;
                 group.physicalDeviceCount = groups[i].len() as u32;
                 group.physicalDevices = [VkPhysicalDevice::NULL; VK_MAX_DEVICE_GROUP_SIZE as usize];
-                for (slot, device) in group.physicalDevices.iter_mut().zip(groups[i]) {
+                for (slot, device) in group.physicalDevices.iter_mut().zip(&groups[i]) {
                     *slot = physical_device_handle(device);
                 }
                 group.subsetAllocation = VK_FALSE;
+                // Test-only: shows that the application's chain reached the driver.
+                fill_properties_chain(groups[i][0], group.pNext.cast());
             },
         )
     })
