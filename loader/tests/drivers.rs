@@ -45,6 +45,11 @@ fn scenario_entry() {
         info.enabledLayerCount = layer_names.len() as u32;
         info.ppEnabledLayerNames = layer_names.as_ptr();
         let direct_extension = [c"VK_LUNARG_direct_driver_loading".as_ptr()];
+        // EXTENSION=<name>: enabled on the instance.
+        let extension = std::env::var("EXTENSION").ok().map(|n| std::ffi::CString::new(n).unwrap());
+        let extension_names = extension.iter().map(|n| n.as_ptr()).collect::<Vec<_>>();
+        info.enabledExtensionCount = extension_names.len() as u32;
+        info.ppEnabledExtensionNames = extension_names.as_ptr();
         if direct_lib.is_some() {
             info.pNext = &direct_list as *const _ as *const std::ffi::c_void;
             if mode != "not-enabled" {
@@ -87,6 +92,7 @@ fn scenario_entry() {
             }
             "incomplete" => incomplete(&get, instance, devices.len() as u32),
             "changing-devices" => changing_devices(&get, instance),
+            "debug-utils-gpa" => debug_utils_gpa(&get, instance, devices[0]),
             "extensions" => {
                 let enumerate: PFN_vkEnumerateInstanceExtensionProperties =
                     std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties"));
@@ -188,6 +194,24 @@ unsafe fn incomplete(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, inst
     let mut count = total - 1;
     let result = extensions.unwrap()(std::ptr::null(), &mut count, props.as_mut_ptr());
     println!("EXTENSIONS {result:?} {} {}", total - count, props[count as usize].extensionName[0]);
+}
+
+/// Whether both GetProcAddr functions hand out `vkSetDebugUtilsObjectNameEXT`, a device command
+/// of an instance extension (the test driver has it whatever is enabled): `GIPA <bool>` and
+/// `GDPA <bool>` lines.
+unsafe fn debug_utils_gpa(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: VkInstance, pd: VkPhysicalDevice) {
+    let create: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
+    let priority = 1.0f32;
+    let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
+    let info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };
+    let mut device = VkDevice::NULL;
+    assert_eq!(create.unwrap()(pd, &info, std::ptr::null(), &mut device), VkResult::SUCCESS);
+    let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(get(instance, c"vkGetDeviceProcAddr"));
+    let name = c"vkSetDebugUtilsObjectNameEXT";
+    println!("GIPA {}", get(instance, name).is_some());
+    println!("GDPA {}", gdpa.unwrap()(device, name.as_ptr()).is_some());
+    let destroy: PFN_vkDestroyDevice = std::mem::transmute(gdpa.unwrap()(device, c"vkDestroyDevice".as_ptr()));
+    destroy.unwrap()(device, std::ptr::null());
 }
 
 /// The driver's devices change under the live instance (`VK_TEST_DRIVER_VISIBLE_DEVICES` set
@@ -517,6 +541,26 @@ fn devices_added_and_removed_under_a_live_instance_are_seen_at_each_enumeration(
         ],
         "{err}"
     );
+}
+
+/// `VK_EXT_debug_utils` is an instance extension with device commands: both GetProcAddr
+/// functions answer NULL for them unless the instance enabled it, as the Khronos loader does.
+#[test]
+fn debug_utils_device_commands_need_the_instance_extension() {
+    let dir = common::scratch("debug-utils-gpa");
+    let manifest = common::driver_manifest(&dir, "d.json", &common::test_driver());
+    let env = [
+        ("VK_DRIVER_FILES", path(&manifest)),
+        ("VK_TEST_DRIVER_INSTANCE_EXTENSIONS", "+VK_EXT_debug_utils".to_string()),
+    ];
+    let lines = |extra: &[(&'static str, &str)]| {
+        let (ok, out, err) = child("debug-utils-gpa", &with(&env, extra));
+        assert!(ok, "{out}{err}");
+        out.lines().filter(|l| l.starts_with("GIPA") || l.starts_with("GDPA")).map(String::from).collect::<Vec<_>>()
+    };
+    let expect = |found: bool| [format!("GIPA {found}"), format!("GDPA {found}")];
+    assert_eq!(lines(&[]), expect(false));
+    assert_eq!(lines(&[("EXTENSION", "VK_EXT_debug_utils")]), expect(true));
 }
 
 #[test]
