@@ -112,11 +112,14 @@ unsafe fn warn_about_device_layers(instance: &Instance, info: &VkDeviceCreateInf
     let names = std::slice::from_raw_parts(info.ppEnabledLayerNames, info.enabledLayerCount as usize);
     let known = |&name: &*const c_char| !name.is_null() && CStr::from_ptr(name).to_str().is_ok_and(|n| instance_layers.contains(&n));
     if !names.iter().all(known) {
-        log::log(
-            Level::Warn,
-            "loader_create_device_chain: Using deprecated and ignored 'ppEnabledLayerNames' member of 'VkDeviceCreateInfo' when \
-             creating a Vulkan device.",
-        );
+        // The instance's messengers hear it too.
+        crate::debug::with_messengers_of(Some(instance), || {
+            log::log(
+                Level::Warn,
+                "loader_create_device_chain: Using deprecated and ignored 'ppEnabledLayerNames' member of 'VkDeviceCreateInfo' when \
+                 creating a Vulkan device.",
+            )
+        });
     }
 }
 
