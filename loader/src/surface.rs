@@ -44,8 +44,10 @@ pub union IcdSurface {
 pub struct Surface {
     /// First, so that the handle is a valid `VkIcdSurface*` for drivers.
     icd: IcdSurface,
-    /// The drivers' own surfaces, by index into `Instance::drivers` (NULL: the driver uses `icd`).
-    per_driver: Vec<VkSurfaceKHR>,
+    /// The drivers' own surfaces, by index into `Instance::drivers` (`None`: the driver uses
+    /// `icd`). A driver that made one gets what its create function wrote, NULL included, as
+    /// with the Khronos loader.
+    per_driver: Vec<Option<VkSurfaceKHR>>,
 }
 
 /// The handle a driver must be given for `surface`: its own surface if it made one, else the
@@ -55,7 +57,7 @@ pub struct Surface {
 /// `surface` must be NULL or a surface this loader created and has not destroyed.
 pub unsafe fn for_driver(surface: VkSurfaceKHR, driver: usize) -> VkSurfaceKHR {
     match (surface.0 as *const Surface).as_ref().and_then(|s| s.per_driver.get(driver)) {
-        Some(own) if !own.is_null() => *own,
+        Some(Some(own)) => *own,
         _ => surface,
     }
 }
@@ -86,13 +88,15 @@ unsafe fn create(
         return VkResult::ERROR_EXTENSION_NOT_PRESENT;
     }
     let memory = AllocatorScope::enter(allocator, VkSystemAllocationScope::OBJECT);
-    let mut per_driver = vec![VkSurfaceKHR::NULL; instance.drivers.len()];
+    let mut per_driver = vec![None; instance.drivers.len()];
     for (index, driver) in instance.drivers.iter().enumerate() {
         if driver.driver.interface_version < DRIVER_SURFACES_INTERFACE || !driver.has_extension(extension.to_bytes()) {
             continue;
         }
-        match create_in_driver(driver, &mut per_driver[index]) {
-            None | Some(VkResult::SUCCESS) => {}
+        let mut own = VkSurfaceKHR::NULL;
+        match create_in_driver(driver, &mut own) {
+            None => {}
+            Some(VkResult::SUCCESS) => per_driver[index] = Some(own),
             Some(error) => {
                 log!(Level::Warn, "{command}: {} failed with {error:?}", driver.driver.manifest_path);
                 destroy_driver_surfaces(instance, &per_driver, allocator);
@@ -109,9 +113,9 @@ unsafe fn create(
     VkResult::SUCCESS
 }
 
-unsafe fn destroy_driver_surfaces(instance: &Instance, per_driver: &[VkSurfaceKHR], allocator: *const VkAllocationCallbacks) {
+unsafe fn destroy_driver_surfaces(instance: &Instance, per_driver: &[Option<VkSurfaceKHR>], allocator: *const VkAllocationCallbacks) {
     for (driver, &own) in instance.drivers.iter().zip(per_driver) {
-        if let (false, Some(destroy)) = (own.is_null(), driver.table.vkDestroySurfaceKHR) {
+        if let (Some(own), Some(destroy)) = (own.filter(|s| !s.is_null()), driver.table.vkDestroySurfaceKHR) {
             destroy(driver.handle, own, allocator);
         }
     }

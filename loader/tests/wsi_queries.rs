@@ -1,7 +1,8 @@
 //! Surface queries a driver lacks, answered by the loader as the Khronos loader does: the
 //! platform presentation-support queries (`VK_FALSE`, with its messages),
 //! `vkGetPhysicalDeviceSurfaceCapabilities2EXT` (emulated through the KHR query) and the
-//! `VK_KHR_surface_maintenance1` structures of `vkGetPhysicalDeviceSurfaceCapabilities2KHR`.
+//! `VK_KHR_surface_maintenance1` structures of `vkGetPhysicalDeviceSurfaceCapabilities2KHR`. And a
+//! driver that "created" a NULL surface gets NULL back, never the loader's surface.
 
 mod common;
 
@@ -23,6 +24,7 @@ fn scenario_entry() {
             "presentation" => presentation(&lib, *gipa),
             "capabilities2-ext" => capabilities2_ext(*gipa),
             "maintenance1" => maintenance1(*gipa),
+            "null-surface" => null_surface(*gipa),
             _ => {}
         }
     }
@@ -95,6 +97,18 @@ unsafe fn capabilities2_ext(gipa: Gipa) {
             == (caps.minImageCount, caps.maxImageCount, caps.currentExtent.width, caps.maxImageArrayLayers),
         caps2.supportedSurfaceCounters.0
     );
+}
+
+/// The surface capabilities of a headless surface, as the driver reports them.
+unsafe fn null_surface(gipa: Gipa) {
+    let (instance, devices) = instance_with(gipa, &[c"VK_KHR_surface", c"VK_EXT_headless_surface"]);
+    let surface = headless_surface(gipa, instance);
+    let plain: PFN_vkGetPhysicalDeviceSurfaceCapabilitiesKHR = function(gipa, instance, c"vkGetPhysicalDeviceSurfaceCapabilitiesKHR");
+    let mut caps = VkSurfaceCapabilitiesKHR::default();
+    let result = plain.unwrap()(devices[0], surface, &mut caps);
+    println!("CAPS {result:?} min_images={}", caps.minImageCount);
+    let destroy: PFN_vkDestroySurfaceKHR = function(gipa, instance, c"vkDestroySurfaceKHR");
+    destroy.unwrap()(instance, surface, std::ptr::null());
 }
 
 /// `VK_KHR_surface_maintenance1` questions about FIFO on every device: a compatibility count
@@ -192,4 +206,15 @@ fn surface_maintenance1_is_emulated_for_a_driver_without_it() {
             "MAINTENANCE1 Test Driver integrated 0 VK_SUCCESS count=1 mode=VK_PRESENT_MODE_FIFO_KHR scaling=0 extents=true",
         ]
     );
+}
+
+/// An interface-7 driver whose create function succeeds without writing a handle is handed NULL
+/// (what it "made"), as the Khronos loader does, not the loader's `VkIcdSurface`, which it never
+/// agreed to read.
+#[test]
+fn a_driver_that_made_a_null_surface_gets_null() {
+    let mut env = one_driver("wsi-null-surface", "+VK_EXT_headless_surface");
+    env.push(("VK_TEST_DRIVER_NULL_SURFACES", "1".to_string()));
+    let (out, err) = run("null-surface", &env);
+    assert!(out.contains("CAPS VK_SUCCESS min_images=1"), "{out}\n{err}");
 }

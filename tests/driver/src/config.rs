@@ -131,6 +131,12 @@ pub fn no_magic() -> bool {
     flag("NO_MAGIC")
 }
 
+/// `VK_TEST_DRIVER_NULL_SURFACES=1`: surface creation succeeds without writing a handle, and a
+/// NULL surface is accepted as that surface (read at each call).
+pub fn null_surfaces() -> bool {
+    flag("NULL_SURFACES")
+}
+
 /// `VK_TEST_DRIVER_FAIL_NEGOTIATE=1`.
 pub fn fail_negotiate() -> bool {
     flag("FAIL_NEGOTIATE")
