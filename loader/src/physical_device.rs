@@ -90,8 +90,8 @@ impl PhysicalDevices {
 
 /// The position in `all` of the wrapper of a reported device, made if it is new.
 fn position_or_insert(all: &mut Vec<Box<PhysicalDevice>>, instance: &Instance, reported: &Reported) -> usize {
-    let same = |d: &Box<PhysicalDevice>| d.driver == reported.driver && d.term.driver_handle == reported.handle;
-    if let Some(position) = all.iter().position(same) {
+    let same = |d: &PhysicalDevice| d.driver == reported.driver && d.term.driver_handle == reported.handle;
+    if let Some(position) = all.iter().position(|d| same(d)) {
         return position;
     }
     all.push(wrap(instance, reported));
