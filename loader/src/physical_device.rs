@@ -106,7 +106,7 @@ pub struct Listed<'a> {
 
 /// Where a device goes in the Linux order, smaller first: the `VK_LOADER_DEVICE_SELECT` device,
 /// then the type's rank, then the PCI address (devices without one last). All equal when
-/// `VK_LOADER_DISABLE_SELECT` is set: the drivers' order.
+/// sorting is disabled (`VK_LOADER_DISABLE_SELECT`): the drivers' order.
 type OrderKey = (bool, u8, [u32; 4]);
 
 /// A device as a driver reported it, before it is wrapped.
@@ -146,10 +146,19 @@ fn report(instance: &Instance) -> Result<Vec<Reported>, VkResult> {
         log!(Level::Error, "setup_loader_term_phys_devs:  Failed to detect any valid GPUs in the current config");
         return Err(VkResult::ERROR_INITIALIZATION_FAILED);
     }
-    if platform::plain_env("VK_LOADER_DISABLE_SELECT").is_none() {
+    if !sorting_disabled() {
         sort(&mut devices, &instance.drivers);
     }
     Ok(devices)
+}
+
+/// `VK_LOADER_DISABLE_SELECT` set to a number other than 0 (read as C's `strtol` would: its
+/// leading digits; anything else is 0), as the Khronos loader reads it.
+fn sorting_disabled() -> bool {
+    let Some(value) = platform::plain_env("VK_LOADER_DISABLE_SELECT") else { return false };
+    let value = value.trim_start();
+    let digits = value.strip_prefix(['-', '+']).unwrap_or(value);
+    digits.chars().take_while(char::is_ascii_digit).any(|d| d != '0')
 }
 
 /// One driver's physical devices; none when its enumeration fails, except for running out of

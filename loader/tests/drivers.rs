@@ -274,6 +274,11 @@ fn devices_are_ordered_discrete_integrated_virtual_other_cpu() {
     keep.push(("VK_LOADER_DISABLE_SELECT", "1".into()));
     let (_, out, _) = child("list", &keep);
     assert_eq!(devices(&out)[0], "Test Driver cpu 0");
+    // ... when it is a number other than 0, as for the Khronos loader.
+    let mut zero = env.to_vec();
+    zero.push(("VK_LOADER_DISABLE_SELECT", "0".into()));
+    let (_, out, _) = child("list", &zero);
+    assert_eq!(devices(&out)[0], "Test Driver discrete 2");
     // VK_LOADER_DEVICE_SELECT puts the named device first.
     let mut select = env.to_vec();
     select.push(("VK_TEST_DRIVER_DEVICES_A", "cpu:1234:5678,other".into()));
