@@ -112,11 +112,14 @@ unsafe fn warn_about_device_layers(instance: &Instance, info: &VkDeviceCreateInf
     let names = std::slice::from_raw_parts(info.ppEnabledLayerNames, info.enabledLayerCount as usize);
     let known = |&name: &*const c_char| !name.is_null() && CStr::from_ptr(name).to_str().is_ok_and(|n| instance_layers.contains(&n));
     if !names.iter().all(known) {
-        log::log(
-            Level::Warn,
-            "loader_create_device_chain: Using deprecated and ignored 'ppEnabledLayerNames' member of 'VkDeviceCreateInfo' when \
-             creating a Vulkan device.",
-        );
+        // The instance's messengers hear it too.
+        crate::debug::with_messengers_of(Some(instance), || {
+            log::log(
+                Level::Warn,
+                "loader_create_device_chain: Using deprecated and ignored 'ppEnabledLayerNames' member of 'VkDeviceCreateInfo' when \
+                 creating a Vulkan device.",
+            )
+        });
     }
 }
 
@@ -167,6 +170,7 @@ unsafe fn create_without_layers(
             (*data).wsi = crate::surface::DeviceWsi::install(&mut table, pd);
             let debug_objects = crate::debug_objects::DeviceDebugObjects::of_driver(&table, pd);
             debug_objects.route_to_driver(&mut table);
+            hide_commands_of_instance_extensions_not_enabled(&mut table, pd.instance.as_ref());
             (*data).debug_objects = debug_objects;
             (*data).table = table;
             crate::unknown::device_created(&(*data).unknown, device, gdpa);
@@ -226,6 +230,34 @@ unsafe fn core_version_limit(info: &VkDeviceCreateInfo, pd: &PhysicalDevice) -> 
         Some(instance) if maintenance5 => instance.api_version,
         _ => u32::MAX,
     }
+}
+
+/// Empties the slots of the device commands that only instance extensions provide where the
+/// instance enabled none of them: `vkGetDeviceProcAddr` answers NULL for those, as the Khronos
+/// loader does (a driver may hand them out regardless).
+pub(crate) fn hide_commands_of_instance_extensions_not_enabled(table: &mut DeviceDispatchTable, instance: Option<&Instance>) {
+    let slots = table.slots_mut();
+    for &(slot, name) in commands_of_instance_extensions() {
+        let enabled = instance.is_some_and(|i| name.is_available(i.api_version, &i.enabled_extensions));
+        if !enabled {
+            slots[slot as usize] = None;
+        }
+    }
+}
+
+/// The device commands only instance extensions provide, with their slots: found once.
+fn commands_of_instance_extensions() -> &'static [(u16, &'static vk_generated::lookup::CommandName)] {
+    static LIST: std::sync::OnceLock<Vec<(u16, &'static vk_generated::lookup::CommandName)>> = std::sync::OnceLock::new();
+    // Process-lifetime memory: never from an application's allocation callbacks.
+    LIST.get_or_init(|| {
+        crate::host_alloc::with_system_allocator(|| {
+            let device_commands = vk_generated::COMMANDS.iter().filter(|c| c.level == vk_generated::CommandLevel::Device);
+            device_commands
+                .filter_map(|c| Some((c.slot, vk_generated::lookup::command(c.name().to_bytes())?)))
+                .filter(|(_, name)| crate::gpa::from_instance_extensions_only(name))
+                .collect()
+        })
+    })
 }
 
 /// Whether `name` is a core command newer than the device's `core_version_limit`.

@@ -1,6 +1,6 @@
 //! `VK_LOADER_DEVICE_ID_FILTER`, `VK_LOADER_VENDOR_ID_FILTER` and `VK_LOADER_DRIVER_ID_FILTER`:
-//! comma lists of ids (decimal or `0x` hex) and inclusive ranges (`0x1000-0x10ff`); a physical
-//! device is reported only if it passes every filter that is set.
+//! comma lists of ids (decimal or `0x` hex) and inclusive ranges (`0x1000-0x10ff` or
+//! `0x1000:0x10ff`); a physical device is reported only if it passes every filter that is set.
 
 use crate::log::Level;
 use crate::platform;
@@ -17,7 +17,8 @@ impl IdFilter {
     pub fn parse(variable: &'static str, value: &str) -> IdFilter {
         let mut ranges = Vec::new();
         for entry in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-            let range = match entry.split_once('-') {
+            // Ranges are `low-high`, or `low:high` as the Khronos loader's documentation writes them.
+            let range = match entry.split_once(['-', ':']) {
                 Some((low, high)) => parse_id(low).zip(parse_id(high)).filter(|(l, h)| l <= h),
                 None => parse_id(entry).map(|id| (id, id)),
             };
@@ -91,8 +92,8 @@ mod tests {
 
     #[test]
     fn ids_and_ranges_in_decimal_and_hex() {
-        let f = IdFilter::parse("V", "0x10de, 4098-4100,0X1002 ,7");
-        assert_eq!(f.ranges, [(0x10de, 0x10de), (4098, 4100), (0x1002, 0x1002), (7, 7)]);
+        let f = IdFilter::parse("V", "0x10de, 4098-4100,0X1002 ,7,0x20:0x2f");
+        assert_eq!(f.ranges, [(0x10de, 0x10de), (4098, 4100), (0x1002, 0x1002), (7, 7), (0x20, 0x2f)]);
         for id in [0x10de, 4098, 4099, 4100, 7] {
             assert!(f.admits(id), "{id}");
         }

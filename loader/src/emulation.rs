@@ -8,8 +8,8 @@
 //!
 //! A driver answers itself when it has the function and either the instance is at the core
 //! version that added it (the application's or a layer's `apiVersion`, as the Khronos loader
-//! decides; the physical device's own version is not asked) or the driver was given the
-//! extension. Emulated calls are logged at `info` in the Khronos loader's words ("Emulating call
+//! decides; the physical device's own version is not asked) or the application enabled the
+//! extension and the driver was given it. Emulated calls are logged at `info` in the Khronos loader's words ("Emulating call
 //! in ICD"), which the instance's messengers hear too.
 
 use std::ffi::CStr;
@@ -51,10 +51,17 @@ impl Owner<'_> {
         })
     }
 
-    /// Whether the driver provides what `core` (major, minor) or `extension` adds.
+    /// Whether the driver provides what `core` (major, minor) or `extension` adds. The extension
+    /// counts only where the application enabled it: the loader gives drivers
+    /// `VK_KHR_get_physical_device_properties2` for its own use, which must not change what the
+    /// application sees (the Khronos loader emulates there too).
     fn provides(&self, core: (u32, u32), extension: &[u8]) -> bool {
+        let enabled_by_application = || {
+            let id = vk_generated::lookup::extension(extension);
+            self.instance.is_some_and(|i| id.is_some_and(|id| i.enabled_extensions.contains(id)))
+        };
         vk_generated::api_version_major_minor(self.api_version) >= core
-            || self.driver.is_some_and(|d| d.has_extension(extension))
+            || (self.driver.is_some_and(|d| d.has_extension(extension)) && enabled_by_application())
     }
 
     /// `slot` if the driver provides it, else `None` (emulate), saying so once per call.

@@ -55,14 +55,25 @@ unsafe extern "system" fn instance_proc_addr(instance: VkInstance, pName: *const
         let instance = Instance::from_handle(instance)?;
         // The spec's table: core commands of every version, and device commands whatever is
         // enabled (the device decides), are handed out; instance and physical-device extension
-        // commands only when an enabled extension provides them. (The Khronos loader also hands
-        // out 1.1+ core commands on a 1.0 instance; applications rely on it.)
-        let enabled = || available(name, instance);
-        if info.level != CommandLevel::Device && !name.is_core() && !enabled() {
+        // commands only when an enabled extension provides them, and so are device commands
+        // that only instance extensions provide. (The Khronos loader also hands out 1.1+ core
+        // commands on a 1.0 instance; applications rely on it.)
+        let needs_extension = match info.level {
+            CommandLevel::Device => from_instance_extensions_only(name),
+            _ => !name.is_core(),
+        };
+        if needs_extension && !available(name, instance) {
             return None;
         }
         hand_written(info.name()).or(TRAMPOLINES[name.command as usize])
     })
+}
+
+/// Whether only instance extensions provide a device command (`VK_EXT_debug_utils`'s object
+/// names and labels): handed out only where the instance enabled one, as the Khronos loader does.
+pub(crate) fn from_instance_extensions_only(name: &vk_generated::lookup::CommandName) -> bool {
+    let instance_extension = |&id: &u16| vk_generated::EXTENSIONS[id as usize].kind == vk_generated::ExtensionKind::Instance;
+    name.available_with().iter().all(|r| !r.extensions().is_empty() && r.extensions().iter().all(instance_extension))
 }
 
 /// A global command: always with a NULL instance; with an instance, only for applications of

@@ -17,7 +17,7 @@ use crate::ffi;
 use crate::host_alloc::AllocatorScope;
 use crate::log::{self, Level};
 use crate::manifest;
-use crate::physical_device::{self, PhysicalDevice};
+use crate::physical_device;
 use crate::terminators;
 
 /// Instance extensions the loader itself implements, whatever the drivers support (registry
@@ -58,10 +58,8 @@ pub struct Instance {
     /// terminators in the unknown slots.
     pub(crate) table: Box<InstanceDispatch>,
     pub drivers: Vec<DriverInstance>,
-    /// Sorted as `vkEnumeratePhysicalDevices` reports them; boxed so handles stay put.
-    pub physical_devices: Vec<Box<PhysicalDevice>>,
-    /// What a loader settings file's `device_configurations` made of `physical_devices`.
-    pub device_selection: physical_device::DeviceSelection,
+    /// Every physical device the drivers reported, wrapped (handles stay put).
+    pub physical_devices: physical_device::PhysicalDevices,
     pub api_version: u32,
     pub enabled_extensions: ExtensionSet,
     /// Debug callbacks chained to `VkInstanceCreateInfo`: they hear creation and destruction.
@@ -420,8 +418,7 @@ pub(crate) fn new_instance(creation_callbacks: Vec<debug::Callback>) -> Box<Inst
         chain_handle: VkInstance::NULL,
         table,
         drivers: Vec::new(),
-        physical_devices: Vec::new(),
-        device_selection: Default::default(),
+        physical_devices: physical_device::PhysicalDevices::default(),
         api_version: 0,
         enabled_extensions: ExtensionSet::new(),
         creation_callbacks,
@@ -501,7 +498,6 @@ pub(crate) unsafe fn create_drivers(
     instance.drivers = driver_instances;
     instance.api_version = api_version;
     instance.enabled_extensions = enabled_extensions;
-    (instance.physical_devices, instance.device_selection) = physical_device::enumerate(instance);
     release_drivers_without_devices(instance, allocator);
     Ok(())
 }
@@ -568,19 +564,13 @@ unsafe fn driver_table(driver: &Driver, handle: VkInstance, allocator: *const Vk
     Err(format!("it lacks {}, which every driver must have", missing.to_string_lossy()))
 }
 
-/// Destroys the driver instances that reported no physical device (unloading their libraries
-/// unless something else holds them), keeping `PhysicalDevice::driver` indices right.
+/// Destroys the driver instances that report no physical device (unloading their libraries
+/// unless something else holds them). Their devices are wrapped at the first enumeration.
 fn release_drivers_without_devices(instance: &mut Instance, allocator: *const VkAllocationCallbacks) {
-    let mut new_index = Vec::with_capacity(instance.drivers.len());
-    let mut kept = 0;
-    for index in 0..instance.drivers.len() {
-        let used = instance.physical_devices.iter().any(|d| d.driver == index);
-        new_index.push(kept);
-        kept += used as usize;
-    }
+    let counts = physical_device::counts_per_driver(&instance.drivers);
     let mut index = 0;
     instance.drivers.retain(|d| {
-        let used = instance.physical_devices.iter().any(|p| p.driver == index);
+        let used = counts[index] > 0;
         index += 1;
         if !used {
             log!(Level::Driver, "{}: no physical device; driver released", d.driver.manifest_path);
@@ -591,9 +581,6 @@ fn release_drivers_without_devices(instance: &mut Instance, allocator: *const Vk
         }
         used
     });
-    for device in &mut instance.physical_devices {
-        device.driver = new_index[device.driver];
-    }
 }
 
 /// The instance version the driver speaks, with the Khronos loader's warning when its manifest

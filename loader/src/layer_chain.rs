@@ -51,7 +51,7 @@ type TrampolinePhysicalDevice = TerminatorPhysicalDevice;
 /// The driver fields for a trampoline-level device wrapping `below` (found among the instance's
 /// own devices by address: a layer's wrapper is never read).
 fn driver_fields(instance: &Instance, below: VkPhysicalDevice) -> (*const InstanceDispatchTable, VkPhysicalDevice) {
-    match instance.physical_devices.iter().find(|pd| pd.handle() == below) {
+    match instance.physical_devices.find(below) {
         Some(pd) => (pd.term.driver_table, pd.term.driver_handle),
         None => {
             // Its unknown slots are empty: such a command reports itself missing.

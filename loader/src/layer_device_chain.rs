@@ -56,6 +56,7 @@ pub unsafe fn create_device(
     let top_handle = crate::loader_abi::unwrap_physical_device(physical_device);
     match create_device_chain(&layers, instance.chain_handle, top_handle, info, allocator) {
         Ok((device, data)) => {
+            crate::device::hide_commands_of_instance_extensions_not_enabled(&mut (*data).table, Some(instance));
             // A layer that wrapped the device gets the loader's dispatch pointer in its wrapper too.
             *(device.0 as *mut *const DeviceData) = data;
             *pDevice = device;

@@ -1,7 +1,8 @@
 //! Physical devices: gathered from every driver, wrapped once per instance (handles stay stable
 //! across calls), and ordered the Linux way.
 
-use std::ffi::CStr;
+use std::ffi::{c_void, CStr};
+use std::sync::Mutex;
 
 use crate::loader_abi::TerminatorPhysicalDevice;
 use vk_generated::types::*;
@@ -55,41 +56,146 @@ impl PhysicalDevice {
     }
 }
 
+/// An instance's physical devices. Drivers may add and remove devices at any time, so every
+/// `vkEnumeratePhysicalDevices(Groups)` asks them again, as the Khronos loader does. A device seen
+/// before keeps its wrapper (its handle), and no wrapper is freed before the instance is, so a
+/// handle the application still holds never dangles.
+#[derive(Default)]
+pub struct PhysicalDevices {
+    /// Every wrapper made for the instance; boxed, so the handles stay put.
+    all: Mutex<Vec<Box<PhysicalDevice>>>,
+    /// After the last refresh: how many devices were found when a loader settings file's
+    /// `device_configurations` named none of them (see [`PhysicalDevices::none_matched`]).
+    none_matched: std::sync::atomic::AtomicU32,
+}
+
+impl PhysicalDevices {
+    /// Asks every driver for its devices: the wrappers in the order the application sees them.
+    /// `VK_ERROR_INITIALIZATION_FAILED` when no driver reports any device.
+    pub fn refresh<'a>(&'a self, instance: &Instance) -> Result<Vec<Listed<'a>>, VkResult> {
+        // The drivers are asked with no lock held.
+        let (reported, selection) = select(report(instance)?, &instance.drivers);
+        let hidden = match selection {
+            DeviceSelection::NoneMatched { hidden } => hidden,
+            DeviceSelection::Usual | DeviceSelection::BySettings => 0,
+        };
+        self.none_matched.store(hidden, std::sync::atomic::Ordering::Relaxed);
+        let mut all = self.all.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let positions: Vec<usize> = reported.iter().map(|r| position_or_insert(&mut all, instance, r)).collect();
+        // SAFETY: the boxes are never dropped or moved out while `self` lives (the Vec only
+        // grows), so their contents outlive the guard for as long as `self` is borrowed.
+        let device = |i: usize| unsafe { &*(&*all[i] as *const PhysicalDevice) };
+        Ok(positions.into_iter().zip(&reported).map(|(i, r)| Listed { device: device(i), order: r.order }).collect())
+    }
+
+    /// `Some(found)` when, at the last refresh, a loader settings file's `device_configurations`
+    /// named none of the `found` devices: the Khronos loader then counts them but fails to list
+    /// them (`VK_ERROR_INITIALIZATION_FAILED`).
+    pub fn none_matched(&self) -> Option<u32> {
+        Some(self.none_matched.load(std::sync::atomic::Ordering::Relaxed)).filter(|&n| n > 0)
+    }
+
+    /// The wrapper behind `handle`, if it is one of this instance's terminator-level devices.
+    pub fn find(&self, handle: VkPhysicalDevice) -> Option<&PhysicalDevice> {
+        let all = self.all.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let found = all.iter().find(|d| d.handle() == handle)?;
+        // SAFETY: as in `refresh`.
+        Some(unsafe { &*(&**found as *const PhysicalDevice) })
+    }
+}
+
+/// The position in `all` of the wrapper of a reported device, made if it is new.
+fn position_or_insert(all: &mut Vec<Box<PhysicalDevice>>, instance: &Instance, reported: &Reported) -> usize {
+    let same = |d: &PhysicalDevice| d.driver == reported.driver && d.term.driver_handle == reported.handle;
+    if let Some(position) = all.iter().position(|d| same(d)) {
+        return position;
+    }
+    all.push(wrap(instance, reported));
+    all.len() - 1
+}
+
+/// A device in the order the application sees, with the key that put it there.
+pub struct Listed<'a> {
+    pub device: &'a PhysicalDevice,
+    order: OrderKey,
+}
+
+/// Where a device goes in the Linux order, smaller first: the `VK_LOADER_DEVICE_SELECT` device,
+/// then the type's rank, then the PCI address (devices without one last). All equal when
+/// sorting is disabled (`VK_LOADER_DISABLE_SELECT`): the drivers' order.
+type OrderKey = (bool, u8, [u32; 4]);
+
+/// A device as a driver reported it, before it is wrapped.
+struct Reported {
+    /// Index of the driver in `Instance::drivers`.
+    driver: usize,
+    handle: VkPhysicalDevice,
+    properties: VkPhysicalDeviceProperties,
+    order: OrderKey,
+}
+
+/// Every driver's physical devices, filtered and sorted. A driver whose enumeration fails counts
+/// as having none (running out of memory is reported); none at all is
+/// `VK_ERROR_INITIALIZATION_FAILED`.
+fn report(instance: &Instance) -> Result<Vec<Reported>, VkResult> {
+    let filters = DeviceFilters::from_env();
+    let mut any = false;
+    let mut devices = Vec::new();
+    for (index, d) in instance.drivers.iter().enumerate() {
+        let handles = driver_devices(d)?;
+        any |= !handles.is_empty();
+        for handle in handles {
+            let mut properties = VkPhysicalDeviceProperties::default();
+            if let Some(get) = d.table.vkGetPhysicalDeviceProperties {
+                unsafe { get(handle, &mut properties) };
+            }
+            let driver_id = || driver_id(d, handle);
+            if let Some(variable) = filters.rejecting(properties.vendorID, properties.deviceID, driver_id) {
+                let name = unsafe { CStr::from_ptr(properties.deviceName.as_ptr()) };
+                log!(Level::Driver, "physical device {name:?} from {} hidden by {variable}", d.driver.manifest_path);
+                continue;
+            }
+            devices.push(Reported { driver: index, handle, properties, order: OrderKey::default() });
+        }
+    }
+    if !any {
+        log!(Level::Error, "setup_loader_term_phys_devs:  Failed to detect any valid GPUs in the current config");
+        return Err(VkResult::ERROR_INITIALIZATION_FAILED);
+    }
+    if !sorting_disabled() {
+        sort(&mut devices, &instance.drivers);
+    }
+    Ok(devices)
+}
+
 /// What a loader settings file's `device_configurations` made of an instance's devices.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub enum DeviceSelection {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DeviceSelection {
     /// No `device_configurations`: the devices the filters let through, in the usual order.
-    #[default]
     Usual,
-    /// Only the devices the settings file names, in its order; a group with another device in it
-    /// is not reported.
+    /// Only the devices the settings file names, in its order (a group with another device in it
+    /// is then not reported, as for any hidden device).
     BySettings,
-    /// The settings file names devices of which none is here: enumerating them fails with
-    /// `VK_ERROR_INITIALIZATION_FAILED`, as with the Khronos loader. `hidden` devices were found.
+    /// The settings file names devices of which none is here; `hidden` devices were found.
     NoneMatched { hidden: u32 },
 }
 
-/// Every driver's physical devices, wrapped and sorted, or chosen and ordered by a loader
-/// settings file's `device_configurations`.
-pub fn enumerate(instance: &Instance) -> (Vec<Box<PhysicalDevice>>, DeviceSelection) {
-    let devices = enumerate_all(instance);
+/// The devices as reported, or chosen and ordered by a loader settings file's
+/// `device_configurations`.
+fn select(reported: Vec<Reported>, drivers: &[DriverInstance]) -> (Vec<Reported>, DeviceSelection) {
     match crate::settings::current().and_then(|s| s.device_configurations.clone()) {
-        Some(configurations) => select_by_settings(devices, &instance.drivers, &configurations),
-        None => (devices, DeviceSelection::Usual),
+        Some(configurations) => select_by_settings(reported, drivers, &configurations),
+        None => (reported, DeviceSelection::Usual),
     }
 }
 
 /// Keeps the devices the settings file's `device_configurations` name (same device UUID, driver
 /// UUID and driver version), in the file's order. Only devices of Vulkan 1.1 or later have UUIDs.
-fn select_by_settings(
-    devices: Vec<Box<PhysicalDevice>>,
-    drivers: &[DriverInstance],
-    configurations: &[DeviceConfiguration],
-) -> (Vec<Box<PhysicalDevice>>, DeviceSelection) {
+fn select_by_settings(devices: Vec<Reported>, drivers: &[DriverInstance], configurations: &[DeviceConfiguration]) -> (Vec<Reported>, DeviceSelection) {
     log!(Level::Info, "Selecting and ordering VkPhysicalDevices to match the loader settings device configurations list");
     let ids: Vec<Option<VkPhysicalDeviceIDProperties>> = devices.iter().map(|d| device_ids(d, &drivers[d.driver])).collect();
     let found = devices.len() as u32;
-    let mut left: Vec<Option<Box<PhysicalDevice>>> = devices.into_iter().map(Some).collect();
+    let mut left: Vec<Option<Reported>> = devices.into_iter().map(Some).collect();
     let mut chosen = Vec::with_capacity(configurations.len());
     for wanted in configurations {
         let matches = |i: usize| {
@@ -120,105 +226,140 @@ fn select_by_settings(
 }
 
 /// A device's UUIDs, where it has them (Vulkan 1.1 or later, `vkGetPhysicalDeviceProperties2`).
-fn device_ids(device: &PhysicalDevice, driver: &DriverInstance) -> Option<VkPhysicalDeviceIDProperties> {
+fn device_ids(device: &Reported, driver: &DriverInstance) -> Option<VkPhysicalDeviceIDProperties> {
     if vk_generated::api_version_major_minor(device.properties.apiVersion) < (1, 1) {
         return None;
     }
-    query_properties2(driver, device.term.driver_handle)
+    query_properties2(driver, device.handle)
 }
 
 fn uuid_string(uuid: &[u8; 16]) -> String {
     uuid.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Every driver's physical devices, wrapped and sorted.
-fn enumerate_all(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
-    let dispatch = instance_table_of(instance);
-    let filters = DeviceFilters::from_env();
-    let mut devices = Vec::new();
-    for (index, d) in instance.drivers.iter().enumerate() {
-        let gdpa = unsafe { (d.driver.get_instance_proc_addr)(d.handle, c"vkGetDeviceProcAddr".as_ptr()) };
-        // SAFETY: the signature of vkGetDeviceProcAddr.
-        let driver_gdpa: PFN_vkGetDeviceProcAddr = unsafe { std::mem::transmute(gdpa) };
-        let Some(enumerate) = d.table.vkEnumeratePhysicalDevices else { continue };
-        let handles = match ffi::query(|count, out| unsafe { enumerate(d.handle, count, out) }) {
-            Ok(h) => h,
-            Err(e) => {
-                log!(Level::Warn, "{}: vkEnumeratePhysicalDevices failed: {e:?}", d.driver.manifest_path);
-                continue;
+/// The settings file's refusal to list devices it named none of (see
+/// [`PhysicalDevices::none_matched`]): the count alone succeeds, the list fails.
+///
+/// # Safety
+/// `count` is NULL or writable.
+unsafe fn none_matched(instance: &Instance, count: *mut u32, count_only: bool) -> Option<VkResult> {
+    let hidden = instance.physical_devices.none_matched()?;
+    if count.is_null() {
+        return Some(VkResult::ERROR_INITIALIZATION_FAILED);
+    }
+    if count_only {
+        *count = hidden;
+        return Some(VkResult::SUCCESS);
+    }
+    Some(VkResult::ERROR_INITIALIZATION_FAILED)
+}
+
+/// `VK_LOADER_DISABLE_SELECT` set to a number other than 0 (read as C's `strtol` would: its
+/// leading digits; anything else is 0), as the Khronos loader reads it.
+fn sorting_disabled() -> bool {
+    let Some(value) = platform::plain_env("VK_LOADER_DISABLE_SELECT") else { return false };
+    let value = value.trim_start();
+    let digits = value.strip_prefix(['-', '+']).unwrap_or(value);
+    digits.chars().take_while(char::is_ascii_digit).any(|d| d != '0')
+}
+
+/// One driver's physical devices; none when its enumeration fails, except for running out of
+/// memory, which is the application's error too.
+fn driver_devices(d: &DriverInstance) -> Result<Vec<VkPhysicalDevice>, VkResult> {
+    let Some(enumerate) = d.table.vkEnumeratePhysicalDevices else { return Ok(Vec::new()) };
+    match ffi::query(|count, out| unsafe { enumerate(d.handle, count, out) }) {
+        Ok(handles) => {
+            if handles.iter().any(|h| h.is_null()) {
+                log!(Level::Warn, "{}: vkEnumeratePhysicalDevices wrote fewer devices than it counted (NULL handles skipped)", d.driver.manifest_path);
             }
-        };
-        if handles.iter().any(|h| h.is_null()) {
-            log!(Level::Warn, "{}: vkEnumeratePhysicalDevices wrote fewer devices than it counted (NULL handles skipped)", d.driver.manifest_path);
+            Ok(handles.into_iter().filter(|h| !h.is_null()).collect())
         }
-        for handle in handles.into_iter().filter(|h| !h.is_null()) {
-            let mut properties = VkPhysicalDeviceProperties::default();
-            if let Some(get) = d.table.vkGetPhysicalDeviceProperties {
-                unsafe { get(handle, &mut properties) };
-            }
-            let driver_id = || driver_id(d, handle, &properties);
-            if let Some(variable) = filters.rejecting(properties.vendorID, properties.deviceID, driver_id) {
-                let name = unsafe { CStr::from_ptr(properties.deviceName.as_ptr()) };
-                log!(Level::Driver, "physical device {name:?} from {} hidden by {variable}", d.driver.manifest_path);
-                continue;
-            }
-            let mut device = Box::new(PhysicalDevice {
-                term: TerminatorPhysicalDevice {
-                    dispatch,
-                    magic: crate::handles::PHYSICAL_DEVICE_MAGIC,
-                    unwrapped: VkPhysicalDevice::NULL,
-                    instance: instance as *const Instance as *const std::ffi::c_void,
-                    driver_table: (&*d.table as *const crate::loader_abi::InstanceDispatch).cast(),
-                    driver_handle: handle,
-                },
-                driver: index,
-                instance,
-                driver_gdpa,
-                properties,
-            });
-            device.term.unwrapped = device.handle();
-            devices.push(device);
+        Err(e) => {
+            log!(
+                Level::Error,
+                "setup_loader_term_phys_devs: Call to 'vkEnumeratePhysicalDevices' in ICD {} failed with error code {}",
+                d.driver.library_path,
+                e.0
+            );
+            if e == VkResult::ERROR_OUT_OF_HOST_MEMORY { Err(e) } else { Ok(Vec::new()) }
         }
     }
-    if platform::plain_env("VK_LOADER_DISABLE_SELECT").is_none() {
-        sort(&mut devices, &instance.drivers);
-    }
-    devices
+}
+
+/// How many physical devices each driver reports now (none where its enumeration fails).
+pub fn counts_per_driver(drivers: &[DriverInstance]) -> Vec<usize> {
+    drivers
+        .iter()
+        .map(|d| {
+            let Some(enumerate) = d.table.vkEnumeratePhysicalDevices else { return 0 };
+            let mut count = 0u32;
+            match unsafe { enumerate(d.handle, &mut count, std::ptr::null_mut()) } {
+                VkResult::SUCCESS => count as usize,
+                _ => 0,
+            }
+        })
+        .collect()
+}
+
+/// The loader's wrapper for a device a driver reported.
+fn wrap(instance: &Instance, reported: &Reported) -> Box<PhysicalDevice> {
+    let d = &instance.drivers[reported.driver];
+    let gdpa = unsafe { (d.driver.get_instance_proc_addr)(d.handle, c"vkGetDeviceProcAddr".as_ptr()) };
+    // SAFETY: the signature of vkGetDeviceProcAddr.
+    let driver_gdpa: PFN_vkGetDeviceProcAddr = unsafe { std::mem::transmute(gdpa) };
+    let mut device = Box::new(PhysicalDevice {
+        term: TerminatorPhysicalDevice {
+            dispatch: instance_table_of(instance),
+            magic: crate::handles::PHYSICAL_DEVICE_MAGIC,
+            unwrapped: VkPhysicalDevice::NULL,
+            instance: instance as *const Instance as *const std::ffi::c_void,
+            driver_table: (&*d.table as *const crate::loader_abi::InstanceDispatch).cast(),
+            driver_handle: reported.handle,
+        },
+        driver: reported.driver,
+        instance,
+        driver_gdpa,
+        properties: reported.properties,
+    });
+    device.term.unwrapped = device.handle();
+    device
 }
 
 /// The physical-device groups: the drivers' own groups where they have them (Vulkan 1.1 or
-/// `VK_KHR_device_group_creation`), else one group per device; hidden devices left out; ordered
-/// like the devices (by each group's first device).
-pub fn groups(instance: &Instance) -> Vec<Group> {
-    let whole_groups_only = instance.device_selection != DeviceSelection::Usual;
+/// `VK_KHR_device_group_creation`), else one group per device. A group with a hidden device is
+/// left out (no hidden device is reachable), as the Khronos loader does. Ordered like the devices,
+/// by each group's first device; ties keep the drivers' order of their groups. `app_next(i)` is
+/// the `pNext` of the application's `i`-th struct: the driver hears it for the group it writes
+/// there (NULL past the application's array).
+pub fn groups(instance: &Instance, app_next: &dyn Fn(usize) -> *mut c_void) -> Result<Vec<Group>, VkResult> {
+    let devices = instance.physical_devices.refresh(instance)?;
     let position = |driver: usize, handle: VkPhysicalDevice| {
-        instance.physical_devices.iter().position(|d| d.driver == driver && d.term.driver_handle == handle)
+        devices.iter().position(|d| d.device.driver == driver && d.device.term.driver_handle == handle)
     };
     let mut groups: Vec<(Vec<usize>, VkBool32)> = Vec::new();
     for (index, d) in instance.drivers.iter().enumerate() {
-        let driver_groups = driver_groups(d).unwrap_or_else(|| {
-            let own = instance.physical_devices.iter().filter(|p| p.driver == index);
-            own.map(|p| (vec![p.term.driver_handle], VK_FALSE)).collect()
+        let first = groups.len();
+        let driver_groups = driver_groups(d, &|i| app_next(first + i)).unwrap_or_else(|| {
+            let own = devices.iter().filter(|p| p.device.driver == index);
+            own.map(|p| (vec![p.device.term.driver_handle], VK_FALSE)).collect()
         });
         for (members, subset_allocation) in driver_groups {
-            let count = members.len();
-            let mut members: Vec<usize> = members.into_iter().filter_map(|h| position(index, h)).collect();
-            if whole_groups_only && members.len() != count {
-                log!(Level::Info, "a physical device group of {} contains a VkPhysicalDevice which the settings file device configurations exclude, so the group was not reported", d.driver.manifest_path);
+            let Some(mut members) = members.into_iter().map(|h| position(index, h)).collect::<Option<Vec<usize>>>() else {
                 continue;
-            }
+            };
             members.sort_unstable();
             if !members.is_empty() {
                 groups.push((members, subset_allocation));
             }
         }
     }
-    groups.sort_by_key(|(members, _)| members[0]);
-    let handle = |i: usize| instance.physical_devices[i].handle();
-    groups
+    // A stable sort: ties keep the drivers' group order.
+    groups.sort_by_key(|(members, _)| devices[members[0]].order);
+    let handle = |i: usize| devices[i].device.handle();
+    Ok(groups
         .into_iter()
         .map(|(members, subset_allocation)| Group { members: members.into_iter().map(handle).collect(), subset_allocation })
-        .collect()
+        .collect())
 }
 
 /// One physical-device group as the application sees it.
@@ -227,14 +368,22 @@ pub struct Group {
     pub subset_allocation: VkBool32,
 }
 
-/// A driver's own physical-device groups (its handles), if it can report them.
-fn driver_groups(d: &DriverInstance) -> Option<Vec<(Vec<VkPhysicalDevice>, VkBool32)>> {
+/// A driver's own physical-device groups (its handles), if it can report them; its `i`-th
+/// struct carries `next(i)` as its `pNext`.
+fn driver_groups(d: &DriverInstance, next: &dyn Fn(usize) -> *mut c_void) -> Option<Vec<(Vec<VkPhysicalDevice>, VkBool32)>> {
     let core = vk_generated::api_version_major_minor(d.driver.instance_version()) >= (1, 1);
     if !core && !d.has_extension(b"VK_KHR_device_group_creation") {
         return None;
     }
     let enumerate = d.table.vkEnumeratePhysicalDeviceGroups?;
-    let groups = ffi::query(|count, out| unsafe { enumerate(d.handle, count, out) });
+    let groups = ffi::query(|count, out: *mut VkPhysicalDeviceGroupProperties| unsafe {
+        if !out.is_null() {
+            for i in 0..*count as usize {
+                (*out.add(i)).pNext = next(i);
+            }
+        }
+        enumerate(d.handle, count, out)
+    });
     match groups {
         Ok(groups) => Some(groups.iter().map(|g| (g.physicalDevices[..(g.physicalDeviceCount as usize).min(g.physicalDevices.len())].to_vec(), g.subsetAllocation)).collect()),
         Err(e) => {
@@ -252,7 +401,7 @@ fn instance_table_of(instance: &Instance) -> *const vk_generated::InstanceDispat
 
 /// Linux order: the `VK_LOADER_DEVICE_SELECT` device first, then discrete > integrated > virtual
 /// > other > cpu, then PCI domain/bus/device/function where known; ties keep driver order.
-fn sort(devices: &mut [Box<PhysicalDevice>], drivers: &[DriverInstance]) {
+fn sort(devices: &mut [Reported], drivers: &[DriverInstance]) {
     let selected = platform::plain_env("VK_LOADER_DEVICE_SELECT").and_then(|v| {
         let (vendor, device) = v.split_once(':')?;
         let parse = |s: &str| u32::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok();
@@ -265,12 +414,13 @@ fn sort(devices: &mut [Box<PhysicalDevice>], drivers: &[DriverInstance]) {
         VkPhysicalDeviceType::CPU => 4,
         _ => 3,
     };
-    // A stable sort: ties keep driver order. Boxes move, the devices (and their handles) do not.
-    devices.sort_by_cached_key(|d| {
+    for d in devices.iter_mut() {
         let p = &d.properties;
         let is_selected = selected == Some((p.vendorID, p.deviceID));
-        (!is_selected, rank(p.deviceType), pci_address(d, &drivers[d.driver]).unwrap_or([u32::MAX; 4]))
-    });
+        d.order = (!is_selected, rank(p.deviceType), pci_address(&drivers[d.driver], d.handle).unwrap_or([u32::MAX; 4]));
+    }
+    // A stable sort: ties keep driver order.
+    devices.sort_by_key(|d| d.order);
     for d in devices.iter() {
         let name = unsafe { CStr::from_ptr(d.properties.deviceName.as_ptr()) };
         log!(Level::Driver, "physical device {name:?} ({:?}) from {}", d.properties.deviceType, drivers[d.driver].driver.manifest_path);
@@ -294,8 +444,7 @@ fn query_properties2<T: vk_generated::TaggedStruct + Default>(driver: &DriverIns
 }
 
 /// PCI domain, bus, device, function through `VK_EXT_pci_bus_info`, where the driver has it.
-fn pci_address(device: &PhysicalDevice, driver: &DriverInstance) -> Option<[u32; 4]> {
-    let handle = device.term.driver_handle;
+fn pci_address(driver: &DriverInstance, handle: VkPhysicalDevice) -> Option<[u32; 4]> {
     if !has_device_extension(driver, handle, c"VK_EXT_pci_bus_info") {
         return None;
     }
@@ -303,13 +452,11 @@ fn pci_address(device: &PhysicalDevice, driver: &DriverInstance) -> Option<[u32;
     Some([pci.pciDomain, pci.pciBus, pci.pciDevice, pci.pciFunction])
 }
 
-/// `VkPhysicalDeviceDriverProperties::driverID`, where the device reports it (Vulkan 1.2 or
-/// `VK_KHR_driver_properties`).
-fn driver_id(driver: &DriverInstance, handle: VkPhysicalDevice, properties: &VkPhysicalDeviceProperties) -> Option<u32> {
-    let core = vk_generated::api_version_major_minor(properties.apiVersion) >= (1, 2);
-    if !core && !has_device_extension(driver, handle, c"VK_KHR_driver_properties") {
-        return None;
-    }
+/// `VkPhysicalDeviceDriverProperties::driverID`, asked through the driver's
+/// `vkGetPhysicalDeviceProperties2` whether or not the device advertises Vulkan 1.2 or
+/// `VK_KHR_driver_properties`, as the Khronos loader does (a device that does not know the struct
+/// leaves it zeroed).
+fn driver_id(driver: &DriverInstance, handle: VkPhysicalDevice) -> Option<u32> {
     let driver_properties: VkPhysicalDeviceDriverProperties = query_properties2(driver, handle)?;
     Some(driver_properties.driverID.0 as u32)
 }
@@ -357,10 +504,13 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDevices(
 ) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDevices", VkResult::ERROR_UNKNOWN, || {
         let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let handles: Vec<VkPhysicalDevice> = match instance.physical_devices.refresh(instance) {
+            Ok(devices) => devices.iter().map(|d| d.device.handle()).collect(),
+            Err(e) => return e,
+        };
         if let Some(result) = none_matched(instance, pPhysicalDeviceCount, pPhysicalDevices.is_null()) {
             return result;
         }
-        let handles: Vec<VkPhysicalDevice> = instance.physical_devices.iter().map(|d| d.handle()).collect();
         if !pPhysicalDevices.is_null() && !pPhysicalDeviceCount.is_null() && (*pPhysicalDeviceCount as usize) < handles.len() {
             let (total, room) = (handles.len(), *pPhysicalDeviceCount);
             crate::debug::with_messengers_of(Some(instance), || {
@@ -369,21 +519,6 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDevices(
         }
         ffi::fill(&handles, pPhysicalDeviceCount, pPhysicalDevices)
     })
-}
-
-/// The answer of an enumeration when the settings file's device configurations match no device:
-/// a count query gets the number of devices found (an upper bound, as the Khronos loader
-/// gives), a query for the devices themselves `VK_ERROR_INITIALIZATION_FAILED`.
-unsafe fn none_matched(instance: &Instance, count: *mut u32, count_only: bool) -> Option<VkResult> {
-    let DeviceSelection::NoneMatched { hidden } = instance.device_selection else { return None };
-    if count.is_null() {
-        return Some(VkResult::ERROR_INITIALIZATION_FAILED);
-    }
-    if count_only {
-        *count = hidden;
-        return Some(VkResult::SUCCESS);
-    }
-    Some(VkResult::ERROR_INITIALIZATION_FAILED)
 }
 
 pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
@@ -411,12 +546,19 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDeviceGroups(
         if pPhysicalDeviceGroupCount.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
+        // Asked of the drivers on every call, as the Khronos loader does: their groups may change,
+        // and a count left from an earlier call must not outrun the application's array.
+        let app_next = |i: usize| match pPhysicalDeviceGroupProperties.is_null() || i >= *pPhysicalDeviceGroupCount as usize {
+            true => std::ptr::null_mut(),
+            false => (*pPhysicalDeviceGroupProperties.add(i)).pNext,
+        };
+        let groups = match groups(instance, &app_next) {
+            Ok(groups) => groups,
+            Err(e) => return e,
+        };
         if let Some(result) = none_matched(instance, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties.is_null()) {
             return result;
         }
-        // Asked of the drivers on every call, as the Khronos loader does: their groups may change,
-        // and a count left from an earlier call must not outrun the application's array.
-        let groups = groups(instance);
         // The application's structs keep their sType and pNext.
         let total = groups.len();
         if pPhysicalDeviceGroupProperties.is_null() {

@@ -44,8 +44,10 @@ pub union IcdSurface {
 pub struct Surface {
     /// First, so that the handle is a valid `VkIcdSurface*` for drivers.
     icd: IcdSurface,
-    /// The drivers' own surfaces, by index into `Instance::drivers` (NULL: the driver uses `icd`).
-    per_driver: Vec<VkSurfaceKHR>,
+    /// The drivers' own surfaces, by index into `Instance::drivers` (`None`: the driver uses
+    /// `icd`). A driver that made one gets what its create function wrote, NULL included, as
+    /// with the Khronos loader.
+    per_driver: Vec<Option<VkSurfaceKHR>>,
 }
 
 /// The handle a driver must be given for `surface`: its own surface if it made one, else the
@@ -55,7 +57,7 @@ pub struct Surface {
 /// `surface` must be NULL or a surface this loader created and has not destroyed.
 pub unsafe fn for_driver(surface: VkSurfaceKHR, driver: usize) -> VkSurfaceKHR {
     match (surface.0 as *const Surface).as_ref().and_then(|s| s.per_driver.get(driver)) {
-        Some(own) if !own.is_null() => *own,
+        Some(Some(own)) => *own,
         _ => surface,
     }
 }
@@ -86,13 +88,15 @@ unsafe fn create(
         return VkResult::ERROR_EXTENSION_NOT_PRESENT;
     }
     let memory = AllocatorScope::enter(allocator, VkSystemAllocationScope::OBJECT);
-    let mut per_driver = vec![VkSurfaceKHR::NULL; instance.drivers.len()];
+    let mut per_driver = vec![None; instance.drivers.len()];
     for (index, driver) in instance.drivers.iter().enumerate() {
         if driver.driver.interface_version < DRIVER_SURFACES_INTERFACE || !driver.has_extension(extension.to_bytes()) {
             continue;
         }
-        match create_in_driver(driver, &mut per_driver[index]) {
-            None | Some(VkResult::SUCCESS) => {}
+        let mut own = VkSurfaceKHR::NULL;
+        match create_in_driver(driver, &mut own) {
+            None => {}
+            Some(VkResult::SUCCESS) => per_driver[index] = Some(own),
             Some(error) => {
                 log!(Level::Warn, "{command}: {} failed with {error:?}", driver.driver.manifest_path);
                 destroy_driver_surfaces(instance, &per_driver, allocator);
@@ -109,9 +113,9 @@ unsafe fn create(
     VkResult::SUCCESS
 }
 
-unsafe fn destroy_driver_surfaces(instance: &Instance, per_driver: &[VkSurfaceKHR], allocator: *const VkAllocationCallbacks) {
+unsafe fn destroy_driver_surfaces(instance: &Instance, per_driver: &[Option<VkSurfaceKHR>], allocator: *const VkAllocationCallbacks) {
     for (driver, &own) in instance.drivers.iter().zip(per_driver) {
-        if let (false, Some(destroy)) = (own.is_null(), driver.table.vkDestroySurfaceKHR) {
+        if let (Some(own), Some(destroy)) = (own.filter(|s| !s.is_null()), driver.table.vkDestroySurfaceKHR) {
             destroy(driver.handle, own, allocator);
         }
     }
@@ -296,7 +300,88 @@ surface_query!(terminator_vkGetPhysicalDeviceSurfaceCapabilitiesKHR, vkGetPhysic
 surface_query!(terminator_vkGetPhysicalDeviceSurfaceFormatsKHR, vkGetPhysicalDeviceSurfaceFormatsKHR, (pSurfaceFormatCount: *mut u32, pSurfaceFormats: *mut VkSurfaceFormatKHR));
 surface_query!(terminator_vkGetPhysicalDeviceSurfacePresentModesKHR, vkGetPhysicalDeviceSurfacePresentModesKHR, (pPresentModeCount: *mut u32, pPresentModes: *mut VkPresentModeKHR));
 surface_query!(terminator_vkGetPhysicalDevicePresentRectanglesKHR, vkGetPhysicalDevicePresentRectanglesKHR, (pRectCount: *mut u32, pRects: *mut VkRect2D));
-surface_query!(terminator_vkGetPhysicalDeviceSurfaceCapabilities2EXT, vkGetPhysicalDeviceSurfaceCapabilities2EXT, (pSurfaceCapabilities: *mut VkSurfaceCapabilities2EXT));
+
+/// `VK_EXT_display_surface_counter`: the driver's own, or emulated through
+/// `vkGetPhysicalDeviceSurfaceCapabilitiesKHR` (no surface counters), as the Khronos loader does.
+/// A failing driver call leaves the application's struct untouched.
+pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2EXT(
+    physicalDevice: VkPhysicalDevice,
+    surface: VkSurfaceKHR,
+    pSurfaceCapabilities: *mut VkSurfaceCapabilities2EXT,
+) -> VkResult {
+    let command = "vkGetPhysicalDeviceSurfaceCapabilities2EXT";
+    ffi::guard(command, VkResult::ERROR_INITIALIZATION_FAILED, || {
+        let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let (table, handle, surface) = (&*pd.term.driver_table, pd.term.driver_handle, for_driver(surface, pd.driver));
+        if let Some(f) = table.vkGetPhysicalDeviceSurfaceCapabilities2EXT {
+            return f(handle, surface, pSurfaceCapabilities);
+        }
+        let Some(caps) = pSurfaceCapabilities.as_mut() else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(get) = table.vkGetPhysicalDeviceSurfaceCapabilitiesKHR else { return missing("vkGetPhysicalDeviceSurfaceCapabilitiesKHR") };
+        let library = driver_library(pd);
+        with_messengers_of(pd, || {
+            log!(Level::Info, "{command}: Emulating call in ICD \"{library}\" using vkGetPhysicalDeviceSurfaceCapabilitiesKHR")
+        });
+        let mut plain = VkSurfaceCapabilitiesKHR::default();
+        let result = get(handle, surface, &mut plain);
+        if result != VkResult::SUCCESS {
+            return result;
+        }
+        caps.minImageCount = plain.minImageCount;
+        caps.maxImageCount = plain.maxImageCount;
+        caps.currentExtent = plain.currentExtent;
+        caps.minImageExtent = plain.minImageExtent;
+        caps.maxImageExtent = plain.maxImageExtent;
+        caps.maxImageArrayLayers = plain.maxImageArrayLayers;
+        caps.supportedTransforms = plain.supportedTransforms;
+        caps.currentTransform = plain.currentTransform;
+        caps.supportedCompositeAlpha = plain.supportedCompositeAlpha;
+        caps.supportedUsageFlags = plain.supportedUsageFlags;
+        caps.supportedSurfaceCounters = VkSurfaceCounterFlagsEXT::default();
+        result
+    })
+}
+
+/// The driver library of `pd`, as the Khronos loader names a driver in its messages.
+unsafe fn driver_library(pd: &PhysicalDevice) -> &str {
+    instance_of(pd).and_then(|i| i.drivers.get(pd.driver)).map_or("?", |d| d.driver.library_path.as_str())
+}
+
+/// Runs `f` (which logs) so that the messengers of `pd`'s instance hear it.
+unsafe fn with_messengers_of(pd: &PhysicalDevice, f: impl FnOnce()) {
+    crate::debug::with_messengers_of(instance_of(pd), f)
+}
+
+/// `vkGetPhysicalDevice{Xcb,Xlib,Wayland}PresentationSupportKHR`: the driver's answer; `VK_FALSE`
+/// with the Khronos loader's message where the instance did not enable the platform's surface
+/// extension or the driver lacks the command (a driver without WSI presents to nothing).
+macro_rules! presentation_support {
+    ($name:ident, $slot:ident, $extension:literal, ($($arg:ident: $ty:ty),*)) => {
+        pub unsafe extern "system" fn $name(physicalDevice: VkPhysicalDevice, queueFamilyIndex: u32, $($arg: $ty),*) -> VkBool32 {
+            let command = stringify!($slot);
+            ffi::guard(command, VK_FALSE, || {
+                let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else { return VK_FALSE };
+                let enabled = vk_generated::lookup::extension($extension.as_bytes())
+                    .is_some_and(|id| instance_of(pd).is_some_and(|i| i.enabled_extensions.contains(id)));
+                if !enabled {
+                    with_messengers_of(pd, || log!(Level::Error, "{} extension not enabled. {command} not executed!", $extension));
+                    return VK_FALSE;
+                }
+                match (*pd.term.driver_table).$slot {
+                    Some(f) => f(pd.term.driver_handle, queueFamilyIndex, $($arg),*),
+                    None => {
+                        with_messengers_of(pd, || log!(Level::Error, "ICD for selected physical device does not export {command}!"));
+                        VK_FALSE
+                    }
+                }
+            })
+        }
+    };
+}
+
+presentation_support!(terminator_vkGetPhysicalDeviceXcbPresentationSupportKHR, vkGetPhysicalDeviceXcbPresentationSupportKHR, "VK_KHR_xcb_surface", (connection: *mut xcb_connection_t, visual_id: xcb_visualid_t));
+presentation_support!(terminator_vkGetPhysicalDeviceXlibPresentationSupportKHR, vkGetPhysicalDeviceXlibPresentationSupportKHR, "VK_KHR_xlib_surface", (dpy: *mut Display, visualID: VisualID));
+presentation_support!(terminator_vkGetPhysicalDeviceWaylandPresentationSupportKHR, vkGetPhysicalDeviceWaylandPresentationSupportKHR, "VK_KHR_wayland_surface", (display: *mut wl_display));
 
 pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfacePresentModes2EXT(
     physicalDevice: VkPhysicalDevice,
@@ -326,17 +411,69 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
         let (table, handle, driver) = (&*pd.term.driver_table, pd.term.driver_handle, pd.driver);
         let Some(info) = info_for_driver(pSurfaceInfo, driver) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let Some(caps) = pSurfaceCapabilities.as_mut() else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        if let (true, Some(f)) = (has_surface_capabilities2(pd), table.vkGetPhysicalDeviceSurfaceCapabilities2KHR) {
-            return f(handle, &info, caps);
+        let result = if let (true, Some(f)) = (has_surface_capabilities2(pd), table.vkGetPhysicalDeviceSurfaceCapabilities2KHR) {
+            f(handle, &info, caps)
+        } else {
+            if !info.pNext.is_null() {
+                log::log(Level::Warn, "vkGetPhysicalDeviceSurfaceCapabilities2KHR: emulated for a driver without it; pSurfaceInfo->pNext ignored");
+            }
+            match table.vkGetPhysicalDeviceSurfaceCapabilitiesKHR {
+                Some(f) => f(handle, info.surface, &mut caps.surfaceCapabilities),
+                None => missing("vkGetPhysicalDeviceSurfaceCapabilitiesKHR"),
+            }
+        };
+        if result == VkResult::SUCCESS && !has_surface_maintenance1(pd) {
+            emulate_surface_maintenance1(&info, caps);
         }
-        if !info.pNext.is_null() {
-            log::log(Level::Warn, "vkGetPhysicalDeviceSurfaceCapabilities2KHR: emulated for a driver without it; pSurfaceInfo->pNext ignored");
-        }
-        match table.vkGetPhysicalDeviceSurfaceCapabilitiesKHR {
-            Some(f) => f(handle, info.surface, &mut caps.surfaceCapabilities),
-            None => missing("vkGetPhysicalDeviceSurfaceCapabilitiesKHR"),
-        }
+        result
     })
+}
+
+/// Whether the driver of `pd` was given `VK_KHR_surface_maintenance1` or its EXT form.
+unsafe fn has_surface_maintenance1(pd: &PhysicalDevice) -> bool {
+    let Some(instance) = instance_of(pd) else { return false };
+    let driver = instance.drivers.get(pd.driver);
+    driver.is_some_and(|d| d.has_extension(b"VK_KHR_surface_maintenance1") || d.has_extension(b"VK_EXT_surface_maintenance1"))
+}
+
+/// `VK_KHR_surface_maintenance1` is an instance extension, so applications ask its questions of
+/// devices whose drivers lack it. For the present mode in `info`'s chain, the answers a driver
+/// without it would give, as the Khronos loader does: the mode is compatible only with itself, and
+/// no scaling (the scaled extents are the surface's extents).
+unsafe fn emulate_surface_maintenance1(info: &VkPhysicalDeviceSurfaceInfo2KHR, caps: &mut VkSurfaceCapabilities2KHR) {
+    let mut present_mode = None;
+    let mut next = info.pNext as *const VkBaseInStructure;
+    while let Some(item) = next.as_ref() {
+        if item.sType == VkStructureType::SURFACE_PRESENT_MODE_KHR {
+            present_mode = Some((*(next as *const VkSurfacePresentModeKHR)).presentMode);
+        }
+        next = item.pNext;
+    }
+    let Some(present_mode) = present_mode else { return };
+    let mut next = caps.pNext as *mut VkBaseOutStructure;
+    while let Some(item) = next.as_mut() {
+        match item.sType {
+            VkStructureType::SURFACE_PRESENT_MODE_COMPATIBILITY_KHR => {
+                let compatibility = &mut *(next as *mut VkSurfacePresentModeCompatibilityKHR);
+                if compatibility.pPresentModes.is_null() {
+                    compatibility.presentModeCount = 1;
+                } else if compatibility.presentModeCount != 0 {
+                    *compatibility.pPresentModes = present_mode;
+                    compatibility.presentModeCount = 1;
+                }
+            }
+            VkStructureType::SURFACE_PRESENT_SCALING_CAPABILITIES_KHR => {
+                let scaling = &mut *(next as *mut VkSurfacePresentScalingCapabilitiesKHR);
+                scaling.supportedPresentScaling = Default::default();
+                scaling.supportedPresentGravityX = Default::default();
+                scaling.supportedPresentGravityY = Default::default();
+                scaling.minScaledImageExtent = caps.surfaceCapabilities.minImageExtent;
+                scaling.maxScaledImageExtent = caps.surfaceCapabilities.maxImageExtent;
+            }
+            _ => {}
+        }
+        next = item.pNext;
+    }
 }
 
 /// `VK_KHR_get_surface_capabilities2`: the driver's own, or emulated through
@@ -504,6 +641,9 @@ pub const TERMINATORS: &[(u16, PFN_vkVoidFunction)] = &[
     terminator!(vkGetPhysicalDeviceSurfacePresentModesKHR => terminator_vkGetPhysicalDeviceSurfacePresentModesKHR),
     terminator!(vkGetPhysicalDevicePresentRectanglesKHR => terminator_vkGetPhysicalDevicePresentRectanglesKHR),
     terminator!(vkGetPhysicalDeviceSurfaceCapabilities2EXT => terminator_vkGetPhysicalDeviceSurfaceCapabilities2EXT),
+    terminator!(vkGetPhysicalDeviceXcbPresentationSupportKHR => terminator_vkGetPhysicalDeviceXcbPresentationSupportKHR),
+    terminator!(vkGetPhysicalDeviceXlibPresentationSupportKHR => terminator_vkGetPhysicalDeviceXlibPresentationSupportKHR),
+    terminator!(vkGetPhysicalDeviceWaylandPresentationSupportKHR => terminator_vkGetPhysicalDeviceWaylandPresentationSupportKHR),
     terminator!(vkGetPhysicalDeviceSurfacePresentModes2EXT => terminator_vkGetPhysicalDeviceSurfacePresentModes2EXT),
     terminator!(vkGetPhysicalDeviceSurfaceCapabilities2KHR => terminator_vkGetPhysicalDeviceSurfaceCapabilities2KHR),
     terminator!(vkGetPhysicalDeviceSurfaceFormats2KHR => terminator_vkGetPhysicalDeviceSurfaceFormats2KHR),

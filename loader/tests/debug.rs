@@ -70,7 +70,7 @@ fn scenario_entry() {
         let mut instance = VkInstance::NULL;
         let result = create.unwrap()(&info, std::ptr::null(), &mut instance);
         println!("RESULT {result:?}");
-        if result != VkResult::SUCCESS || scenario != "later" {
+        if result != VkResult::SUCCESS || !matches!(scenario.as_str(), "later" | "device-layers") {
             return;
         }
         println!("CREATED");
@@ -85,6 +85,9 @@ fn scenario_entry() {
         let later_report = VkDebugReportCallbackCreateInfoEXT { pUserData: c"later".as_ptr() as *mut c_void, ..report_info };
         let mut callback = VkDebugReportCallbackEXT::NULL;
         assert_eq!(create_callback.unwrap()(instance, &later_report, std::ptr::null(), &mut callback), VkResult::SUCCESS);
+        if scenario == "device-layers" {
+            create_device_naming_a_layer(&get, instance);
+        }
 
         let submit: PFN_vkSubmitDebugUtilsMessageEXT = std::mem::transmute(get(instance, c"vkSubmitDebugUtilsMessageEXT"));
         let data = VkDebugUtilsMessengerCallbackDataEXT { pMessage: c"app says hi".as_ptr(), ..Default::default() };
@@ -108,6 +111,26 @@ fn scenario_entry() {
         let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
         destroy.unwrap()(instance, std::ptr::null());
     }
+}
+
+/// Creates (and destroys) a device naming a device layer the instance does not have.
+unsafe fn create_device_naming_a_layer(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: VkInstance) {
+    let pd = common::physical_devices(get, instance)[0];
+    let create: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
+    let priority = 1.0f32;
+    let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
+    let layers = [c"VK_LAYER_not_on_the_instance".as_ptr()];
+    let info = VkDeviceCreateInfo {
+        queueCreateInfoCount: 1,
+        pQueueCreateInfos: &queue,
+        enabledLayerCount: 1,
+        ppEnabledLayerNames: layers.as_ptr(),
+        ..Default::default()
+    };
+    let mut device = VkDevice::NULL;
+    assert_eq!(create.unwrap()(pd, &info, std::ptr::null(), &mut device), VkResult::SUCCESS);
+    let destroy: PFN_vkDestroyDevice = std::mem::transmute(get(instance, c"vkDestroyDevice"));
+    destroy.unwrap()(device, std::ptr::null());
 }
 
 /// A driver list with a broken manifest beside a good one: the loader warns about the broken one.
@@ -165,4 +188,16 @@ fn drivers_with_debug_utils_get_a_messenger_of_their_own() {
         ["UTILS later 256 vk_test_driver: messenger created", "UTILS later 4096 app says hi", "REPORT later 2 app reports"],
         "{out}"
     );
+}
+
+/// Device layers are deprecated: naming one the instance lacks gets the Khronos loader's warning,
+/// which the instance's messengers hear.
+#[test]
+fn messengers_hear_the_warning_about_device_layers() {
+    let (drivers, _) = drivers_with_a_broken_manifest("debug-device-layers");
+    let (ok, out, err) = child("device-layers", &[("VK_DRIVER_FILES", drivers)]);
+    assert!(ok && out.contains("RESULT VK_SUCCESS"), "{out}{err}");
+    let warning = "UTILS later 256 loader_create_device_chain: Using deprecated and ignored 'ppEnabledLayerNames' member of \
+                   'VkDeviceCreateInfo' when creating a Vulkan device.";
+    assert!(out.lines().any(|l| l == warning), "{out}");
 }

@@ -25,7 +25,7 @@ fn scenario_entry() {
         let create: PFN_vkCreateInstance = std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
         // Group enumeration is Vulkan 1.1: those scenarios ask for 1.3.
         let app = VkApplicationInfo { apiVersion: vk_generated::make_api_version(0, 1, 3, 0), ..Default::default() };
-        let wants_1_3 = matches!(scenario.as_str(), "groups" | "incomplete" | "gpa-1.3");
+        let wants_1_3 = matches!(scenario.as_str(), "groups" | "incomplete" | "gpa-1.3" | "changing-devices");
         let mut info = VkInstanceCreateInfo { pApplicationInfo: if wants_1_3 { &app } else { std::ptr::null() }, ..Default::default() };
         // DIRECT_DRIVER=<library> DIRECT_MODE=exclusive|inclusive|not-enabled: hand that driver over
         // through VK_LUNARG_direct_driver_loading.
@@ -45,6 +45,11 @@ fn scenario_entry() {
         info.enabledLayerCount = layer_names.len() as u32;
         info.ppEnabledLayerNames = layer_names.as_ptr();
         let direct_extension = [c"VK_LUNARG_direct_driver_loading".as_ptr()];
+        // EXTENSION=<name>: enabled on the instance.
+        let extension = std::env::var("EXTENSION").ok().map(|n| std::ffi::CString::new(n).unwrap());
+        let extension_names = extension.iter().map(|n| n.as_ptr()).collect::<Vec<_>>();
+        info.enabledExtensionCount = extension_names.len() as u32;
+        info.ppEnabledExtensionNames = extension_names.as_ptr();
         if direct_lib.is_some() {
             info.pNext = &direct_list as *const _ as *const std::ffi::c_void;
             if mode != "not-enabled" {
@@ -71,14 +76,23 @@ fn scenario_entry() {
                 let groups: PFN_vkEnumeratePhysicalDeviceGroups = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDeviceGroups"));
                 let mut count = 0;
                 groups.unwrap()(instance, &mut count, std::ptr::null_mut());
+                // Each struct's pNext chain goes to the driver (the test driver fills driver
+                // properties found there).
+                let mut chained = vec![VkPhysicalDeviceDriverProperties::default(); count as usize];
                 let mut list = vec![VkPhysicalDeviceGroupProperties::default(); count as usize];
+                for (g, next) in list.iter_mut().zip(&mut chained) {
+                    g.pNext = next as *mut VkPhysicalDeviceDriverProperties as *mut std::ffi::c_void;
+                }
                 groups.unwrap()(instance, &mut count, list.as_mut_ptr());
-                for g in &list {
+                for (g, next) in list.iter().zip(&chained) {
                     let names: Vec<String> = g.physicalDevices[..g.physicalDeviceCount as usize].iter().map(|d| name_of(*d)).collect();
                     println!("GROUP {}", names.join(","));
+                    println!("CHAINED {}", CStr::from_ptr(next.driverName.as_ptr()).to_string_lossy());
                 }
             }
             "incomplete" => incomplete(&get, instance, devices.len() as u32),
+            "changing-devices" => changing_devices(&get, instance),
+            "debug-utils-gpa" => debug_utils_gpa(&get, instance, devices[0]),
             "extensions" => {
                 let enumerate: PFN_vkEnumerateInstanceExtensionProperties =
                     std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties"));
@@ -182,6 +196,55 @@ unsafe fn incomplete(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, inst
     println!("EXTENSIONS {result:?} {} {}", total - count, props[count as usize].extensionName[0]);
 }
 
+/// Whether both GetProcAddr functions hand out `vkSetDebugUtilsObjectNameEXT`, a device command
+/// of an instance extension (the test driver has it whatever is enabled): `GIPA <bool>` and
+/// `GDPA <bool>` lines.
+unsafe fn debug_utils_gpa(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: VkInstance, pd: VkPhysicalDevice) {
+    let create: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
+    let priority = 1.0f32;
+    let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
+    let info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };
+    let mut device = VkDevice::NULL;
+    assert_eq!(create.unwrap()(pd, &info, std::ptr::null(), &mut device), VkResult::SUCCESS);
+    let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(get(instance, c"vkGetDeviceProcAddr"));
+    let name = c"vkSetDebugUtilsObjectNameEXT";
+    println!("GIPA {}", get(instance, name).is_some());
+    println!("GDPA {}", gdpa.unwrap()(device, name.as_ptr()).is_some());
+    let destroy: PFN_vkDestroyDevice = std::mem::transmute(gdpa.unwrap()(device, c"vkDestroyDevice".as_ptr()));
+    destroy.unwrap()(device, std::ptr::null());
+}
+
+/// The driver's devices change under the live instance (`VK_TEST_DRIVER_VISIBLE_DEVICES` set
+/// between calls): each enumeration sees the change, a device keeps its handle, and no device at
+/// all is `VK_ERROR_INITIALIZATION_FAILED`. Prints `ENUMERATE <result> <count> <handles seen
+/// before>` and `GROUPS <result> <count>` lines.
+unsafe fn changing_devices(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: VkInstance) {
+    let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
+    let groups: PFN_vkEnumeratePhysicalDeviceGroups = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDeviceGroups"));
+    let mut seen: Vec<VkPhysicalDevice> = Vec::new();
+    let mut call = |visible: &str, room: u32| {
+        std::env::set_var("VK_TEST_DRIVER_VISIBLE_DEVICES", visible);
+        let mut handles = vec![VkPhysicalDevice::NULL; room as usize];
+        let mut count = room;
+        let result = enumerate.unwrap()(instance, &mut count, handles.as_mut_ptr());
+        let known = handles[..count.min(room) as usize].iter().filter(|h| seen.contains(h)).count();
+        println!("ENUMERATE {visible} {result:?} {count} {known}");
+        seen.extend(&handles[..count.min(room) as usize]);
+    };
+    call("0,1", 2);
+    call("0,1,2,3", 2);
+    call("0,1,2,3", 4);
+    call("0,2,3", 4);
+    call("", 4);
+    std::env::set_var("VK_TEST_DRIVER_VISIBLE_DEVICES", "");
+    let mut count = 0;
+    println!("GROUPS {:?} {count}", groups.unwrap()(instance, &mut count, std::ptr::null_mut()));
+    std::env::set_var("VK_TEST_DRIVER_VISIBLE_DEVICES", "0");
+    std::env::set_var("VK_TEST_DRIVER_ENUMERATE_RESULT", "-3");
+    let mut count = 0;
+    println!("ENUMERATE failing {:?} {count}", enumerate.unwrap()(instance, &mut count, std::ptr::null_mut()));
+}
+
 fn path(p: &Path) -> String {
     p.display().to_string()
 }
@@ -211,6 +274,11 @@ fn devices_are_ordered_discrete_integrated_virtual_other_cpu() {
     keep.push(("VK_LOADER_DISABLE_SELECT", "1".into()));
     let (_, out, _) = child("list", &keep);
     assert_eq!(devices(&out)[0], "Test Driver cpu 0");
+    // ... when it is a number other than 0, as for the Khronos loader.
+    let mut zero = env.to_vec();
+    zero.push(("VK_LOADER_DISABLE_SELECT", "0".into()));
+    let (_, out, _) = child("list", &zero);
+    assert_eq!(devices(&out)[0], "Test Driver discrete 2");
     // VK_LOADER_DEVICE_SELECT puts the named device first.
     let mut select = env.to_vec();
     select.push(("VK_TEST_DRIVER_DEVICES_A", "cpu:1234:5678,other".into()));
@@ -324,6 +392,11 @@ fn id_filters_hide_devices() {
         list(&[("VK_TEST_DRIVER_DRIVER_ID_B", "13"), ("VK_LOADER_DRIVER_ID_FILTER", "13")]),
         ["Test Driver discrete 0"]
     );
+    // Asked of a device that advertises neither Vulkan 1.2 nor VK_KHR_driver_properties too.
+    assert_eq!(
+        list(&[("VK_TEST_DRIVER_API_VERSION_B", "1.1"), ("VK_TEST_DRIVER_DRIVER_ID_B", "13"), ("VK_LOADER_DRIVER_ID_FILTER", "13")]),
+        ["Test Driver discrete 0"]
+    );
 }
 
 #[test]
@@ -333,10 +406,29 @@ fn drivers_groups_are_kept_and_ordered_like_devices() {
     assert!(ok, "{out}{err}");
     let groups: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("GROUP ")).collect();
     assert_eq!(groups, ["Test Driver discrete 0", "Test Driver cpu 0,Test Driver cpu 1"]);
-    // A hidden device leaves its group.
+    // The application's pNext chains reached the drivers.
+    assert_eq!(out.lines().filter(|l| *l == "CHAINED vk_test_driver").count(), 2, "{out}");
+    // A hidden device hides its group (as with the Khronos loader: no hidden device is reachable).
     let (_, out, _) = child("groups", &with(&env, &[("VK_LOADER_DEVICE_ID_FILTER", "0x11-0x20")]));
     let groups: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("GROUP ")).collect();
-    assert_eq!(groups, ["Test Driver discrete 0", "Test Driver cpu 1"]);
+    assert_eq!(groups, ["Test Driver discrete 0"]);
+}
+
+#[test]
+fn groups_of_equal_devices_keep_the_drivers_order() {
+    let dir = common::scratch("group-order");
+    let manifest = common::driver_manifest(&dir, "d.json", &common::test_driver());
+    let env = [
+        ("VK_DRIVER_FILES", path(&manifest)),
+        ("VK_TEST_DRIVER_DEVICES", "discrete,discrete,discrete,discrete,discrete,discrete,discrete".to_string()),
+        ("VK_TEST_DRIVER_GROUPS", "0;1,2,3;6;4,5".to_string()),
+    ];
+    let (ok, out, err) = child("groups", &env);
+    assert!(ok, "{out}{err}");
+    let groups: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("GROUP ")).collect();
+    let name = |i: usize| format!("Test Driver discrete {i}");
+    let expected = [name(0), [name(1), name(2), name(3)].join(","), name(6), [name(4), name(5)].join(",")];
+    assert_eq!(groups, expected);
 }
 
 #[test]
@@ -427,6 +519,53 @@ fn elevated_process_ignores_driver_variables_and_home_paths() {
     assert!(env(false, true).contains("RESULT VK_SUCCESS"), "{}", env(false, true));
     let out = env(true, true);
     assert!(out.contains("RESULT VK_ERROR_LAYER_NOT_PRESENT"), "an elevated process used VK_LAYER_PATH:\n{out}");
+}
+
+#[test]
+fn devices_added_and_removed_under_a_live_instance_are_seen_at_each_enumeration() {
+    let dir = common::scratch("changing-devices");
+    let manifest = common::driver_manifest(&dir, "d.json", &common::test_driver());
+    let env = [
+        ("VK_DRIVER_FILES", path(&manifest)),
+        ("VK_TEST_DRIVER_DEVICES", "discrete,discrete,discrete,discrete".to_string()),
+        ("VK_TEST_DRIVER_VISIBLE_DEVICES", "0,1".to_string()),
+    ];
+    let (ok, out, err) = child("changing-devices", &env);
+    assert!(ok, "{out}{err}");
+    let lines: Vec<&str> = out.lines().filter(|l| l.starts_with("ENUMERATE") || l.starts_with("GROUPS")).collect();
+    assert_eq!(
+        lines,
+        [
+            "ENUMERATE 0,1 VK_SUCCESS 2 0",
+            "ENUMERATE 0,1,2,3 VK_INCOMPLETE 2 2",
+            "ENUMERATE 0,1,2,3 VK_SUCCESS 4 2",
+            "ENUMERATE 0,2,3 VK_SUCCESS 3 3",
+            "ENUMERATE  VK_ERROR_INITIALIZATION_FAILED 4 0",
+            "GROUPS VK_ERROR_INITIALIZATION_FAILED 0",
+            "ENUMERATE failing VK_ERROR_INITIALIZATION_FAILED 0",
+        ],
+        "{err}"
+    );
+}
+
+/// `VK_EXT_debug_utils` is an instance extension with device commands: both GetProcAddr
+/// functions answer NULL for them unless the instance enabled it, as the Khronos loader does.
+#[test]
+fn debug_utils_device_commands_need_the_instance_extension() {
+    let dir = common::scratch("debug-utils-gpa");
+    let manifest = common::driver_manifest(&dir, "d.json", &common::test_driver());
+    let env = [
+        ("VK_DRIVER_FILES", path(&manifest)),
+        ("VK_TEST_DRIVER_INSTANCE_EXTENSIONS", "+VK_EXT_debug_utils".to_string()),
+    ];
+    let lines = |extra: &[(&'static str, &str)]| {
+        let (ok, out, err) = child("debug-utils-gpa", &with(&env, extra));
+        assert!(ok, "{out}{err}");
+        out.lines().filter(|l| l.starts_with("GIPA") || l.starts_with("GDPA")).map(String::from).collect::<Vec<_>>()
+    };
+    let expect = |found: bool| [format!("GIPA {found}"), format!("GDPA {found}")];
+    assert_eq!(lines(&[]), expect(false));
+    assert_eq!(lines(&[("EXTENSION", "VK_EXT_debug_utils")]), expect(true));
 }
 
 #[test]

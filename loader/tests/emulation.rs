@@ -23,9 +23,24 @@ fn scenario_entry() {
     unsafe {
         match scenario.as_str() {
             "display" => displays(*gipa),
+            "not-enabled" => properties2_not_enabled(*gipa),
             _ => queries(*gipa, &scenario),
         }
     };
+}
+
+/// A 1.0 instance that enabled no extension calls the core `vkGetPhysicalDeviceProperties2`:
+/// emulated even for the driver that has it (the loader gave it the extension for itself).
+unsafe fn properties2_not_enabled(gipa: Gipa) {
+    let Some((instance, devices)) = create_instance(gipa, &VkInstanceCreateInfo::default()) else { return };
+    let properties2: PFN_vkGetPhysicalDeviceProperties2 = function(gipa, instance, c"vkGetPhysicalDeviceProperties2");
+    for &pd in &devices {
+        let mut driver = VkPhysicalDeviceDriverProperties::default();
+        let mut props = VkPhysicalDeviceProperties2 { pNext: &mut driver as *mut _ as *mut c_void, ..Default::default() };
+        properties2.unwrap()(pd, &mut props);
+        let device = CStr::from_ptr(props.properties.deviceName.as_ptr()).to_string_lossy().into_owned();
+        println!("DEVICE {device} driver_name={:?}", CStr::from_ptr(driver.driverName.as_ptr()));
+    }
 }
 
 unsafe fn function<T>(gipa: Gipa, instance: VkInstance, name: &CStr) -> T {
@@ -304,6 +319,17 @@ fn a_1_0_driver_beside_a_1_3_driver_on_a_1_1_instance() {
 fn a_1_0_driver_beside_a_1_3_driver_with_the_khr_extensions() {
     let (out, err) = run("khr");
     check(&out, &err);
+}
+
+#[test]
+fn properties2_on_an_instance_that_did_not_enable_it_is_emulated() {
+    let dir = common::scratch("emulation-not-enabled");
+    let manifest = common::driver_manifest(&dir, "d.json", &common::test_driver());
+    let env = [("VK_DRIVER_FILES", manifest.display().to_string()), ("VK_LOADER_DEBUG", "info".to_string())];
+    let (ok, out, err) = child("not-enabled", &env);
+    assert!(ok && out.contains("RESULT VK_SUCCESS"), "{out}\n{err}");
+    assert!(out.contains("DEVICE Test Driver discrete 0 driver_name=\"\""), "the driver answered:\n{out}\n{err}");
+    assert!(err.contains("vkGetPhysicalDeviceProperties2: Emulating call in ICD"), "{err}");
 }
 
 /// The 1.0 driver has `VK_KHR_display` but not `VK_KHR_get_display_properties2` (emulated); the

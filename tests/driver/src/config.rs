@@ -96,6 +96,28 @@ pub fn group_size() -> usize {
     number("GROUP_SIZE").unwrap_or(1).max(1) as usize
 }
 
+/// `VK_TEST_DRIVER_VISIBLE_DEVICES`: the positions (in `VK_TEST_DRIVER_DEVICES`) of the devices
+/// `vkEnumeratePhysicalDevices(Groups)` reports, in that order; `None` when unset (all of them).
+/// Read at each call, so a test can add and remove devices under a live instance.
+pub fn visible_devices() -> Option<Vec<usize>> {
+    let value = var("VISIBLE_DEVICES")?;
+    Some(value.split(',').filter_map(|i| i.trim().parse().ok()).collect())
+}
+
+/// `VK_TEST_DRIVER_ENUMERATE_RESULT`: a `VkResult` (decimal) that `vkEnumeratePhysicalDevices`
+/// returns instead of its devices, read at each call.
+pub fn enumerate_result() -> Option<i32> {
+    var("ENUMERATE_RESULT").and_then(|v| v.trim().parse().ok())
+}
+
+/// `VK_TEST_DRIVER_GROUPS`: explicit physical-device groups, `;` between groups, each a comma list
+/// of positions in `VK_TEST_DRIVER_DEVICES` (`0;1,2`); `None` when unset. Read at each call.
+pub fn groups() -> Option<Vec<Vec<usize>>> {
+    let value = var("GROUPS")?;
+    let group = |g: &str| g.split(',').filter_map(|i| i.trim().parse().ok()).collect::<Vec<usize>>();
+    Some(value.split(';').map(group).filter(|g| !g.is_empty()).collect())
+}
+
 /// `VK_TEST_DRIVER_SYNTHETIC_COMMANDS`: how many synthetic commands of each level the driver
 /// provides (the first N of `synthetic::COUNT`).
 pub fn synthetic_commands() -> usize {
@@ -113,6 +135,12 @@ pub fn no_magic() -> bool {
 /// README.md), read at each call.
 pub fn fault(fault: &str) -> bool {
     var("FAULTS").is_some_and(|list| list.split(',').any(|f| f.trim() == fault))
+}
+
+/// `VK_TEST_DRIVER_NULL_SURFACES=1`: surface creation succeeds without writing a handle, and a
+/// NULL surface is accepted as that surface (read at each call).
+pub fn null_surfaces() -> bool {
+    flag("NULL_SURFACES")
 }
 
 /// `VK_TEST_DRIVER_FAIL_NEGOTIATE=1`.

@@ -40,6 +40,29 @@ impl PhysicalDevice {
     }
 }
 
+impl Instance {
+    /// `VK_TEST_DRIVER_GROUPS` if set (positions past the end left out), else the visible
+    /// devices, `VK_TEST_DRIVER_GROUP_SIZE` consecutive ones at a time.
+    fn groups(&self) -> Vec<Vec<&PhysicalDevice>> {
+        let max = VK_MAX_DEVICE_GROUP_SIZE as usize;
+        if let Some(groups) = config::groups() {
+            let members = |g: &Vec<usize>| g.iter().filter_map(|&i| self.physical_devices.get(i).map(|d| &**d)).take(max).collect();
+            return groups.iter().map(members).filter(|g: &Vec<_>| !g.is_empty()).collect();
+        }
+        let size = config::group_size().min(max);
+        self.visible_devices().chunks(size).map(<[_]>::to_vec).collect()
+    }
+
+    /// The devices `VK_TEST_DRIVER_VISIBLE_DEVICES` shows now (all of them when it is unset);
+    /// positions past the end are left out.
+    fn visible_devices(&self) -> Vec<&PhysicalDevice> {
+        match config::visible_devices() {
+            Some(positions) => positions.iter().filter_map(|&i| self.physical_devices.get(i).map(|d| &**d)).collect(),
+            None => self.physical_devices.iter().map(|d| &**d).collect(),
+        }
+    }
+}
+
 unsafe fn instance_ref<'a>(instance: VkInstance) -> Option<&'a Instance> {
     (instance.0 as *const Instance).as_ref()
 }
@@ -188,15 +211,18 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
         let Some(instance) = instance_ref(instance) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
-        let devices = &instance.physical_devices;
-        if let Some(result) = enumerate_with_faults(devices, pPhysicalDeviceCount, pPhysicalDevices) {
+        if let Some(result) = config::enumerate_result() {
+            return VkResult(result);
+        }
+        let devices = instance.visible_devices();
+        if let Some(result) = enumerate_with_faults(&devices, pPhysicalDeviceCount, pPhysicalDevices) {
             return result;
         }
         enumerate(
             devices.len(),
             pPhysicalDeviceCount,
             pPhysicalDevices,
-            |i, dst| dst.write(physical_device_handle(&devices[i])),
+            |i, dst| dst.write(physical_device_handle(devices[i])),
         )
     })
 }
@@ -204,7 +230,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
 /// `vkEnumeratePhysicalDevices` as a broken driver answers it, when a fault asks: a count two
 /// higher than the devices it then writes (the caller's count left as it was, `VK_SUCCESS`), or
 /// `VK_INCOMPLETE` forever with nothing written.
-unsafe fn enumerate_with_faults(devices: &[Box<PhysicalDevice>], count: *mut u32, out: *mut VkPhysicalDevice) -> Option<VkResult> {
+unsafe fn enumerate_with_faults(devices: &[&PhysicalDevice], count: *mut u32, out: *mut VkPhysicalDevice) -> Option<VkResult> {
     if count.is_null() {
         return None;
     }
@@ -233,9 +259,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
         let Some(instance) = instance_ref(instance) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
-        // Consecutive devices, `group_size` at a time.
-        let size = config::group_size().min(VK_MAX_DEVICE_GROUP_SIZE as usize);
-        let groups: Vec<_> = instance.physical_devices.chunks(size).collect();
+        let groups = instance.groups();
         enumerate(
             groups.len(),
             pPhysicalDeviceGroupCount,
@@ -245,10 +269,12 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
                 let group = &mut *dst;
                 group.physicalDeviceCount = groups[i].len() as u32;
                 group.physicalDevices = [VkPhysicalDevice::NULL; VK_MAX_DEVICE_GROUP_SIZE as usize];
-                for (slot, device) in group.physicalDevices.iter_mut().zip(groups[i]) {
+                for (slot, device) in group.physicalDevices.iter_mut().zip(&groups[i]) {
                     *slot = physical_device_handle(device);
                 }
                 group.subsetAllocation = VK_FALSE;
+                // Test-only: shows that the application's chain reached the driver.
+                fill_properties_chain(groups[i][0], group.pNext.cast());
             },
         )
     })
