@@ -51,21 +51,30 @@ impl Callback {
         Callback::Report { flags: info.flags, callback: info.pfnCallback, user_data: info.pUserData }
     }
 
-    /// Delivers one loader message if the callback asked for its severity.
-    fn deliver(&self, level: Level, message: &CString) {
+    /// Delivers one loader message about `instance` (0 while none exists yet) if the callback
+    /// asked for its severity and one of its `message_types`.
+    fn deliver(&self, level: Level, message_types: VkDebugUtilsMessageTypeFlagsEXT, message: &CString, instance: u64) {
         match *self {
             Callback::Utils { severity, types, callback: Some(callback), user_data } => {
                 let bit = utils_severity(level);
-                if !severity.contains(bit) || !types.contains(VkDebugUtilsMessageTypeFlagsEXT::GENERAL_BIT_EXT) {
+                if !severity.contains(bit) || !types.intersects(message_types) {
                     return;
                 }
+                // The object a loader message is about is its instance, as with the Khronos loader.
+                let object = VkDebugUtilsObjectNameInfoEXT {
+                    objectType: VkObjectType::INSTANCE,
+                    objectHandle: instance,
+                    ..Default::default()
+                };
                 let data = VkDebugUtilsMessengerCallbackDataEXT {
                     pMessageIdName: c"Loader Message".as_ptr(),
                     pMessage: message.as_ptr(),
+                    objectCount: 1,
+                    pObjects: &object,
                     ..Default::default()
                 };
                 // SAFETY: the application's callback, with the arguments debug_utils defines.
-                unsafe { callback(bit, VkDebugUtilsMessageTypeFlagsEXT::GENERAL_BIT_EXT, &data, user_data) };
+                unsafe { callback(bit, message_types, &data, user_data) };
             }
             Callback::Report { flags, callback: Some(callback), user_data } => {
                 let bit = report_flag(level);
@@ -77,7 +86,7 @@ impl Callback {
                     callback(
                         bit,
                         VkDebugReportObjectTypeEXT::INSTANCE_EXT,
-                        0,
+                        instance,
                         0,
                         0,
                         c"Loader Message".as_ptr(),
@@ -159,17 +168,28 @@ impl Messengers {
     }
 }
 
+/// The callbacks that hear the loader's messages on a thread, and the instance they are about.
+#[derive(Default)]
+struct Listeners {
+    callbacks: Vec<Callback>,
+    /// The instance's handle (0 while it is being created).
+    instance: u64,
+}
+
 thread_local! {
-    /// The callbacks that hear the loader's messages on this thread now.
-    static LISTENERS: RefCell<Vec<Callback>> = const { RefCell::new(Vec::new()) };
+    static LISTENERS: RefCell<Listeners> = const { RefCell::new(Listeners { callbacks: Vec::new(), instance: 0 }) };
 }
 
 /// While alive, the loader's messages on this thread also go to `callbacks`.
-pub struct Scope(Vec<Callback>);
+pub struct Scope(Listeners);
 
 impl Scope {
     pub fn enter(callbacks: Vec<Callback>) -> Scope {
-        Scope(LISTENERS.with(|l| std::mem::replace(&mut *l.borrow_mut(), callbacks)))
+        Scope::about(Listeners { callbacks, instance: 0 })
+    }
+
+    fn about(listeners: Listeners) -> Scope {
+        Scope(LISTENERS.with(|l| std::mem::replace(&mut *l.borrow_mut(), listeners)))
     }
 
     /// The scope for a call about `instance`: its messengers (and, during creation and
@@ -179,7 +199,12 @@ impl Scope {
         if with_creation_callbacks {
             callbacks.extend_from_slice(&instance.creation_callbacks);
         }
-        Scope::enter(callbacks)
+        Scope::about(Listeners { callbacks, instance: instance as *const Instance as u64 })
+    }
+
+    /// Names the instance the messages of this thread's scope are about, once it exists.
+    pub fn set_instance(instance: &Instance) {
+        LISTENERS.with(|l| l.borrow_mut().instance = instance as *const Instance as u64);
     }
 }
 
@@ -190,21 +215,32 @@ impl Drop for Scope {
     }
 }
 
+/// Runs `f` with the messengers of `instance` listening: for the loader's messages from calls that
+/// enter no scope of their own (the physical-device terminators), so that the application's
+/// messengers hear them too.
+pub fn with_messengers_of<R>(instance: Option<&Instance>, f: impl FnOnce() -> R) -> R {
+    let _scope = instance.map(|i| Scope::of_instance(i, false));
+    f()
+}
 
 /// Whether a messenger listens on this thread (`emit` would deliver).
 pub fn listening() -> bool {
-    LISTENERS.with(|l| !l.borrow().is_empty())
+    LISTENERS.with(|l| !l.borrow().callbacks.is_empty())
 }
 
-/// Sends one of the loader's messages to the callbacks listening on this thread.
-pub fn emit(level: Level, message: &str) {
-    let callbacks = LISTENERS.with(|l| l.borrow().clone());
+/// Sends one of the loader's messages to the callbacks listening on this thread, as a message of
+/// `types` (`GENERAL`, and `VALIDATION` for the application's misuse of the API).
+pub fn emit(level: Level, types: VkDebugUtilsMessageTypeFlagsEXT, message: &str) {
+    let (callbacks, instance) = LISTENERS.with(|l| {
+        let l = l.borrow();
+        (l.callbacks.clone(), l.instance)
+    });
     if callbacks.is_empty() {
         return;
     }
     let Ok(message) = CString::new(message.replace('\0', " ")) else { return };
     for callback in &callbacks {
-        callback.deliver(level, &message);
+        callback.deliver(level, types, &message, instance);
     }
 }
 

@@ -1,13 +1,15 @@
 //! Devices: created through the owning driver; the driver's device object gets the loader's
 //! device dispatch table (filled from the driver's own `vkGetDeviceProcAddr`) in its first word.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, CStr};
 
 use vk_generated::types::*;
 use vk_generated::{DispatchTable, DeviceDispatchTable};
 
 use crate::ffi;
 use crate::host_alloc::AllocatorScope;
+use crate::instance::Instance;
+use crate::layer::Reason;
 use crate::loader_abi::UnknownSlots;
 use crate::log::{self, Level};
 use crate::physical_device::PhysicalDevice;
@@ -28,6 +30,9 @@ pub struct DeviceData {
     pub wsi: crate::surface::DeviceWsi,
     /// The functions behind the loader's for the commands that name objects by handle.
     pub debug_objects: crate::debug_objects::DeviceDebugObjects,
+    /// With `maintenance5` enabled, the instance's API version: core commands of newer versions
+    /// are not handed out (`u32::MAX`: no limit).
+    pub core_version_limit: u32,
 }
 
 impl DeviceData {
@@ -41,6 +46,7 @@ impl DeviceData {
             chain_gdpa,
             wsi: Default::default(),
             debug_objects: Default::default(),
+            core_version_limit: u32::MAX,
         }))
     }
 
@@ -66,13 +72,18 @@ pub unsafe extern "system" fn vkCreateDevice(
         if pDevice.is_null() || pCreateInfo.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
+        let info = &*pCreateInfo;
+        warn_about_device_layers(instance, info);
+        if let Err(missing) = check_extensions(instance, physicalDevice, info) {
+            return missing;
+        }
         let memory = AllocatorScope::enter(pAllocator, VkSystemAllocationScope::DEVICE);
         let result = match &instance.layers {
             // The layers get the handles they returned, in the device group too.
-            Some(layers) => with_device_group_handles(&*pCreateInfo, |h| Some(crate::loader_abi::unwrap_physical_device(h)), || {
-                crate::layer_device_chain::create_device(instance, layers, physicalDevice, &*pCreateInfo, pAllocator, pDevice)
+            Some(layers) => with_device_group_handles(info, |h| Some(crate::loader_abi::unwrap_physical_device(h)), || {
+                crate::layer_device_chain::create_device(instance, layers, physicalDevice, info, pAllocator, pDevice)
             }),
-            None => create_without_layers(physicalDevice, &*pCreateInfo, pAllocator, pDevice),
+            None => create_without_layers(physicalDevice, info, pAllocator, pDevice),
         };
         if result == VkResult::SUCCESS && memory.failed() {
             vkDestroyDevice(*pDevice, pAllocator);
@@ -80,6 +91,64 @@ pub unsafe extern "system" fn vkCreateDevice(
         }
         result
     })
+}
+
+/// Device layers are deprecated and ignored; naming layers the instance does not have gets the
+/// Khronos loader's warning.
+unsafe fn warn_about_device_layers(instance: &Instance, info: &VkDeviceCreateInfo) {
+    if info.enabledLayerCount == 0 || info.ppEnabledLayerNames.is_null() {
+        return;
+    }
+    let active = instance.layers.iter().flat_map(|chain| chain.layers.iter());
+    let instance_layers: Vec<&str> = active
+        .flat_map(|l| {
+            let meta = match &l.reason {
+                Reason::Component(meta, _) => Some(meta.as_str()),
+                _ => None,
+            };
+            std::iter::once(l.manifest.name.as_str()).chain(meta)
+        })
+        .collect();
+    let names = std::slice::from_raw_parts(info.ppEnabledLayerNames, info.enabledLayerCount as usize);
+    let known = |&name: &*const c_char| !name.is_null() && CStr::from_ptr(name).to_str().is_ok_and(|n| instance_layers.contains(&n));
+    if !names.iter().all(known) {
+        log::log(
+            Level::Warn,
+            "loader_create_device_chain: Using deprecated and ignored 'ppEnabledLayerNames' member of 'VkDeviceCreateInfo' when \
+             creating a Vulkan device.",
+        );
+    }
+}
+
+/// Every extension the application enables must be the physical device's (as the instance
+/// chain reports them) or an enabled layer's; `VK_ERROR_EXTENSION_NOT_PRESENT` otherwise.
+unsafe fn check_extensions(instance: &Instance, physical_device: VkPhysicalDevice, info: &VkDeviceCreateInfo) -> Result<(), VkResult> {
+    if info.enabledExtensionCount == 0 || info.ppEnabledExtensionNames.is_null() {
+        return Ok(());
+    }
+    let available = ffi::query(|count, out| {
+        crate::physical_device::vkEnumerateDeviceExtensionProperties(physical_device, std::ptr::null(), count, out)
+    })?;
+    let layers = instance.layers.iter().flat_map(|chain| chain.layers.iter());
+    let from_layers: Vec<&str> = layers.flat_map(|l| l.manifest.device_extensions.iter().map(|e| e.name.as_str())).collect();
+    let names = std::slice::from_raw_parts(info.ppEnabledExtensionNames, info.enabledExtensionCount as usize);
+    for &name in names.iter().filter(|n| !n.is_null()) {
+        let name = CStr::from_ptr(name);
+        let present = available.iter().any(|p| crate::instance::name_of(p) == name)
+            || name.to_str().is_ok_and(|n| from_layers.contains(&n));
+        if !present {
+            // The instance's messengers hear it too.
+            crate::debug::with_messengers_of(Some(instance), || {
+                log!(
+                    Level::Error,
+                    "loader_validate_device_extensions: Device extension {} not supported by selected physical device or enabled layers.",
+                    name.to_string_lossy()
+                )
+            });
+            return Err(VkResult::ERROR_EXTENSION_NOT_PRESENT);
+        }
+    }
+    Ok(())
 }
 
 /// The direct path: the driver's device, its own functions in the table.
@@ -137,8 +206,27 @@ pub(crate) unsafe fn create_on_driver(
         return Err(VkResult::ERROR_INITIALIZATION_FAILED);
     }
     (*data).driver_gdpa = Some(gdpa);
+    (*data).core_version_limit = core_version_limit(info, pd);
     *(device.0 as *mut *const DeviceData) = data;
     Ok(device)
+}
+
+/// The spec's rule for `maintenance5`: once the feature is enabled, `vkGetDeviceProcAddr` returns
+/// NULL for core commands of versions newer than the one the application asked for (its
+/// instance's API version); without it, for compatibility, they are handed out.
+unsafe fn core_version_limit(info: &VkDeviceCreateInfo, pd: &PhysicalDevice) -> u32 {
+    let maintenance5 = vk_generated::find_in_chain::<VkPhysicalDeviceMaintenance5Features>(info.pNext)
+        .is_some_and(|f| f.maintenance5 == VK_TRUE)
+        || vk_generated::find_in_chain::<VkPhysicalDeviceVulkan14Features>(info.pNext).is_some_and(|f| f.maintenance5 == VK_TRUE);
+    match pd.instance.as_ref() {
+        Some(instance) if maintenance5 => instance.api_version,
+        _ => u32::MAX,
+    }
+}
+
+/// Whether `name` is a core command newer than the device's `core_version_limit`.
+fn beyond_core_version(name: &vk_generated::lookup::CommandName, limit: u32) -> bool {
+    limit != u32::MAX && name.is_core() && !name.is_available(limit, &vk_generated::lookup::ExtensionSet::new())
 }
 
 /// Runs `create` with the physical devices of a chained `VkDeviceGroupDeviceCreateInfo` replaced
@@ -205,6 +293,9 @@ unsafe extern "system" fn device_proc_addr(device: VkDevice, pName: *const c_cha
                 let info = name.info();
                 if info.level != vk_generated::CommandLevel::Device {
                     return None; // instance-level names are not device functions
+                }
+                if beyond_core_version(name, data.core_version_limit) {
+                    return None;
                 }
                 if let Some(own) = crate::hand_written(info.name()) {
                     return Some(own);

@@ -19,19 +19,13 @@ pub fn search_dirs(kind: &str) -> Vec<String> {
     // Unset in elevated processes (secure_getenv), as are the XDG variables.
     let home = platform::env("HOME");
     let mut bases: Vec<String> = Vec::new();
-    match platform::env("XDG_CONFIG_HOME") {
-        Some(dir) => bases.push(dir),
-        None => bases.extend(home.iter().map(|h| format!("{h}/.config"))),
-    }
+    bases.extend(xdg_home("XDG_CONFIG_HOME", home.as_deref(), ".config"));
     bases.extend(split_paths(platform::env("XDG_CONFIG_DIRS").as_deref().unwrap_or("/etc/xdg")));
     bases.push(env!("VK_LOADER_SYSCONFDIR").to_string());
     if let Some(extra) = option_env!("VK_LOADER_EXTRASYSCONFDIR") {
         bases.push(extra.to_string());
     }
-    match platform::env("XDG_DATA_HOME") {
-        Some(dir) => bases.push(dir),
-        None => bases.extend(home.iter().map(|h| format!("{h}/.local/share"))),
-    }
+    bases.extend(xdg_home("XDG_DATA_HOME", home.as_deref(), ".local/share"));
     bases.extend(split_paths(platform::env("XDG_DATA_DIRS").as_deref().unwrap_or("/usr/local/share:/usr/share")));
     let mut dirs = Vec::new();
     for base in bases {
@@ -41,6 +35,16 @@ pub fn search_dirs(kind: &str) -> Vec<String> {
         }
     }
     dirs
+}
+
+/// An XDG home variable's directories (a colon list, as the Khronos loader reads it too), or
+/// `$HOME/<fallback>` when it names none.
+fn xdg_home(var: &str, home: Option<&str>, fallback: &str) -> Vec<String> {
+    let dirs: Vec<String> = platform::env(var).map(|list| split_paths(&list).collect()).unwrap_or_default();
+    if !dirs.is_empty() {
+        return dirs;
+    }
+    home.map(|h| format!("{h}/{fallback}")).into_iter().collect()
 }
 
 fn split_paths(list: &str) -> impl Iterator<Item = String> + '_ {
@@ -60,8 +64,63 @@ fn json_files(dir: &str) -> Vec<String> {
 /// A colon list of files or directories, expanded to manifest files. As for the Khronos loader,
 /// an entry ending in `.json` is a file and anything else a directory: no `stat` decides, so an
 /// interposer that serves paths the kernel does not know is asked through `fopen` and `opendir`.
-fn expand(list: &str) -> Vec<String> {
-    split_paths(list).flat_map(|p| if p.ends_with(".json") { vec![p] } else { json_files(&p) }).collect()
+fn expand(locations: &[String]) -> Vec<String> {
+    locations.iter().flat_map(|p| if p.ends_with(".json") { vec![p.clone()] } else { json_files(p) }).collect()
+}
+
+/// Where one kind of manifest is looked for: files and directories, in search order.
+struct Search {
+    locations: Vec<String>,
+}
+
+impl Search {
+    fn new() -> Search {
+        Search { locations: Vec::new() }
+    }
+
+    /// The entries of a colon list variable, if it is set (`platform::env`: not in elevated processes).
+    fn add_variable(&mut self, var: &str) {
+        if let Some(list) = platform::env(var) {
+            self.locations.extend(split_paths(&list));
+        }
+    }
+
+    fn add_standard_dirs(&mut self, kind: &str) {
+        self.locations.extend(search_dirs(kind));
+    }
+
+    /// The manifest files found, without duplicates, after logging where they were looked for
+    /// in the Khronos loader's words (`what`: "driver", "implicit layer", ...), which scripts and
+    /// its test suite search for.
+    fn run(&self, level: Level, what: &str) -> Vec<String> {
+        let mut files = Vec::new();
+        for file in expand(&self.locations) {
+            if !files.contains(&file) {
+                files.push(file);
+            }
+        }
+        if crate::log::wanted(level) {
+            crate::log::out_of_line(|| log_search(level, what, &self.locations, &files));
+        }
+        files
+    }
+}
+
+fn log_search(level: Level, what: &str, locations: &[String], files: &[String]) {
+    let log = |line: String| crate::log::log(level, &line);
+    log(format!("Searching for {what} manifest files"));
+    log("   In following locations:".to_string());
+    for location in locations {
+        log(format!("      {location}"));
+    }
+    if files.is_empty() {
+        log("   Found no files".to_string());
+        return;
+    }
+    log("   Found the following files:".to_string());
+    for file in files {
+        log(format!("      {file}"));
+    }
 }
 
 /// Driver manifests, in the order drivers are loaded.
@@ -69,51 +128,56 @@ pub fn driver_manifests() -> Vec<Found> {
     let settings = crate::settings::current();
     // A settings file's device_configurations choose the devices: the driver environment
     // variables (search replacement, additions, filters) no longer apply.
-    let driver_env = |name: &str| match &settings {
-        Some(s) if s.device_configurations.is_some() => None,
-        _ => platform::env(name),
-    };
-    let replacement = driver_env("VK_DRIVER_FILES").or_else(|| driver_env("VK_ICD_FILENAMES"));
-    let paths: Vec<String> = match replacement {
-        Some(list) => {
-            log!(Level::Driver, "driver manifests from VK_DRIVER_FILES/VK_ICD_FILENAMES: {list}");
-            expand(&list)
+    let use_env = settings.as_ref().is_none_or(|s| s.device_configurations.is_none());
+    let set = |var: &str| use_env && platform::env(var).is_some();
+    let mut search = Search::new();
+    if set("VK_DRIVER_FILES") {
+        search.add_variable("VK_DRIVER_FILES");
+    } else if set("VK_ICD_FILENAMES") {
+        search.add_variable("VK_ICD_FILENAMES");
+    } else {
+        if use_env {
+            search.add_variable("VK_ADD_DRIVER_FILES");
         }
-        None => {
-            let mut paths = driver_env("VK_ADD_DRIVER_FILES").map(|l| expand(&l)).unwrap_or_default();
-            let dirs = search_dirs("icd.d");
-            log!(Level::Driver, "searching for driver manifests in {}", dirs.join(":"));
-            for dir in dirs {
-                paths.extend(json_files(&dir));
-            }
-            paths
-        }
-    };
-    let paths = match &settings {
-        Some(settings) => settings.with_additional_drivers(paths),
-        None => paths,
-    };
-    let select = driver_env("VK_LOADER_DRIVERS_SELECT").map(|l| patterns("VK_LOADER_DRIVERS_SELECT", &l)).unwrap_or_default();
-    let disable = driver_env("VK_LOADER_DRIVERS_DISABLE").map(|l| patterns("VK_LOADER_DRIVERS_DISABLE", &l)).unwrap_or_default();
-    let mut found: Vec<Found> = Vec::new();
-    for path in paths {
-        if found.iter().any(|f| f.path == path) {
-            continue;
-        }
-        let file_name = path.rsplit('/').next().unwrap_or(&path);
-        let skipped = if !select.is_empty() {
-            (!select.iter().any(|p| p.matches(file_name)))
-                .then(|| "not matched by VK_LOADER_DRIVERS_SELECT".to_string())
-        } else if disable.iter().any(|p| p.matches(file_name)) {
-            Some("matched by VK_LOADER_DRIVERS_DISABLE".to_string())
-        } else {
-            None
-        };
-        log!(Level::Driver, "found driver manifest {path}");
-        found.push(Found { path, skipped });
+        search.add_standard_dirs("icd.d");
     }
-    found
+    let mut paths = search.run(Level::Driver, "driver");
+    if let Some(settings) = &settings {
+        paths = settings.with_additional_drivers(paths);
+    }
+    let (select, disable) = match use_env {
+        true => (patterns("VK_LOADER_DRIVERS_SELECT"), patterns("VK_LOADER_DRIVERS_DISABLE")),
+        false => (Vec::new(), Vec::new()),
+    };
+    paths
+        .into_iter()
+        .map(|path| {
+            log!(Level::Driver, "Found ICD manifest file {path}");
+            let file_name = path.rsplit('/').next().unwrap_or(&path);
+            let skipped = filtered_out(file_name, &select, &disable);
+            Found { path, skipped }
+        })
+        .collect()
 }
+
+/// Why `VK_LOADER_DRIVERS_SELECT` / `VK_LOADER_DRIVERS_DISABLE` leave a driver manifest out, if
+/// they do: a selected name is kept even when a disable pattern matches it too.
+fn filtered_out(file_name: &str, select: &[glob::Pattern], disable: &[glob::Pattern]) -> Option<String> {
+    let matches = |patterns: &[glob::Pattern]| patterns.iter().any(|p| p.matches_with(file_name, FILTER_MATCHING));
+    let selected = matches(select);
+    // The Khronos loader's words.
+    if !selected && matches(disable) {
+        return Some(format!("Driver \"{file_name}\" ignored because it was disabled by env var 'VK_LOADER_DRIVERS_DISABLE'"));
+    }
+    if !selected && !select.is_empty() {
+        return Some(format!("Driver \"{file_name}\" ignored because not selected by env var 'VK_LOADER_DRIVERS_SELECT'"));
+    }
+    None
+}
+
+/// Driver and layer filters ignore case, as the Khronos loader's do.
+const FILTER_MATCHING: glob::MatchOptions =
+    glob::MatchOptions { case_sensitive: false, require_literal_separator: false, require_literal_leading_dot: false };
 
 /// Layer manifest files, explicit or implicit, in search order. `VK_LAYER_PATH` /
 /// `VK_IMPLICIT_LAYER_PATH` replace the search, `VK_ADD_LAYER_PATH` / `VK_ADD_IMPLICIT_LAYER_PATH`
@@ -121,43 +185,55 @@ pub fn driver_manifests() -> Vec<Found> {
 /// `override_paths` (from the override layer) replace the explicit search, `VK_LAYER_PATH`
 /// included, when not empty.
 pub fn layer_manifests(implicit: bool, override_paths: &[String]) -> Vec<String> {
+    let what = if implicit { "implicit layer" } else { "explicit layer" };
+    layer_search(implicit, override_paths).run(Level::Layer, what)
+}
+
+/// Says where explicit layer manifests would have been looked for, when instance creation reads
+/// none because no explicit layer is asked for.
+pub fn log_unread_explicit_layers(override_paths: &[String]) {
+    if !crate::log::wanted(Level::Layer) {
+        return;
+    }
+    let search = layer_search(false, override_paths);
+    crate::log::out_of_line(|| {
+        crate::log::log(Level::Layer, "Not searching for explicit layer manifest files: no explicit layer is enabled");
+        crate::log::log(Level::Layer, "   They would be looked for in:");
+        for location in &search.locations {
+            crate::log::log(Level::Layer, &format!("      {location}"));
+        }
+    });
+}
+
+fn layer_search(implicit: bool, override_paths: &[String]) -> Search {
     let (replace, add, kind) = if implicit {
         ("VK_IMPLICIT_LAYER_PATH", "VK_ADD_IMPLICIT_LAYER_PATH", "implicit_layer.d")
     } else {
         ("VK_LAYER_PATH", "VK_ADD_LAYER_PATH", "explicit_layer.d")
     };
-    let replacement = platform::env(replace);
-    let mut paths: Vec<String> = if !implicit && !override_paths.is_empty() {
-        if replacement.is_some() {
+    let mut search = Search::new();
+    if !implicit && !override_paths.is_empty() {
+        if platform::env(replace).is_some() {
             crate::log::log(crate::log::Level::Layer, "VK_LAYER_PATH ignored: the override layer's override_paths take priority");
         }
-        let mut paths = platform::env(add).map(|l| expand(&l)).unwrap_or_default();
-        paths.extend(override_paths.iter().flat_map(|p| expand(p)));
-        paths
-    } else if let Some(list) = replacement {
-        expand(&list)
+        search.add_variable(add);
+        search.locations.extend(override_paths.iter().flat_map(|p| split_paths(p)));
+    } else if platform::env(replace).is_some() {
+        search.add_variable(replace);
     } else {
-        let mut paths = platform::env(add).map(|l| expand(&l)).unwrap_or_default();
-        for dir in search_dirs(kind) {
-            paths.extend(json_files(&dir));
-        }
-        paths
-    };
-    let mut seen = Vec::with_capacity(paths.len());
-    paths.retain(|p| {
-        let new = !seen.contains(p);
-        if new {
-            seen.push(p.clone());
-        }
-        new
-    });
-    paths
+        search.add_variable(add);
+        search.add_standard_dirs(kind);
+    }
+    search
 }
 
-/// The comma-separated glob patterns `var` holds; invalid ones are logged and dropped.
-fn patterns(var: &str, list: &str) -> Vec<glob::Pattern> {
+/// Comma-separated glob patterns from an environment variable (`~all~` is `*`, as for the
+/// Khronos loader); invalid ones are logged and dropped.
+pub fn patterns(var: &str) -> Vec<glob::Pattern> {
+    let Some(list) = platform::env(var) else { return Vec::new() };
     list.split(',')
         .filter(|p| !p.is_empty())
+        .map(|p| if p == "~all~" { "*" } else { p })
         .filter_map(|p| match glob::Pattern::new(p) {
             Ok(pattern) => Some(pattern),
             Err(e) => {

@@ -42,15 +42,18 @@ impl Driver {
 
     /// The instance API version the driver supports (1.0 when it lacks vkEnumerateInstanceVersion).
     pub fn instance_version(&self) -> u32 {
-        let Some(f) = self.global(c"vkEnumerateInstanceVersion") else {
-            return vk_generated::make_api_version(0, 1, 0, 0);
-        };
+        self.reported_instance_version().unwrap_or(vk_generated::make_api_version(0, 1, 0, 0))
+    }
+
+    /// What the driver's vkEnumerateInstanceVersion says (1.0 when it fails); `None` when it has none.
+    pub fn reported_instance_version(&self) -> Option<u32> {
+        let f = self.global(c"vkEnumerateInstanceVersion")?;
         // SAFETY: the signature of vkEnumerateInstanceVersion.
         let f: PFN_vkEnumerateInstanceVersion = unsafe { std::mem::transmute(f) };
         let mut version = 0;
         match f.map(|f| unsafe { f(&mut version) }) {
-            Some(VkResult::SUCCESS) => version,
-            _ => vk_generated::make_api_version(0, 1, 0, 0),
+            Some(VkResult::SUCCESS) => Some(version),
+            _ => Some(vk_generated::make_api_version(0, 1, 0, 0)),
         }
     }
 }
@@ -76,7 +79,12 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
     if let Some(arch) = &manifest.library_arch {
         let ours = if cfg!(target_pointer_width = "64") { "64" } else { "32" };
         if arch != ours {
-            return Ok(Loaded::OtherArchitecture(format!("library_arch {arch} does not match this {ours}-bit process")));
+            // The Khronos loader's words.
+            return Ok(Loaded::OtherArchitecture(
+                "loader_parse_icd_manifest: Driver library architecture doesn't match the current running architecture, \
+                 skipping this driver"
+                    .into(),
+            ));
         }
     }
     // A library loaded by an earlier call is reused (see library_cache); the ELF check guards
@@ -142,27 +150,41 @@ fn negotiate_version(negotiate: unsafe extern "system" fn()) -> Result<u32, Stri
     Ok(version.min(LOADER_ICD_INTERFACE_VERSION))
 }
 
-/// A driver the application handed over through `VkDirectDriverLoadingInfoLUNARG`: its
-/// `vk_icdGetInstanceProcAddr`, which must give the negotiate function (interface 7 or later).
-pub fn direct(name: String, gipa: Gipa) -> Result<Driver, String> {
+/// A driver the application handed over through `VkDirectDriverLoadingInfoLUNARG` (`index` in
+/// `pDrivers`): its `vk_icdGetInstanceProcAddr` must give the negotiate function (interface 7 or
+/// later), `vkCreateInstance` and `vkEnumerateInstanceExtensionProperties`. The errors are the
+/// Khronos loader's messages.
+pub fn direct(index: usize, gipa: Gipa) -> Result<Driver, String> {
     // SAFETY: the driver's GetInstanceProcAddr with a NULL instance and a NUL-terminated name.
-    let negotiate = unsafe { gipa(VkInstance::NULL, c"vk_icdNegotiateLoaderICDInterfaceVersion".as_ptr()) }
-        .ok_or("its vk_icdGetInstanceProcAddr does not give vk_icdNegotiateLoaderICDInterfaceVersion")?;
-    let interface_version = negotiate_version(negotiate)?;
+    let global = |name: &CStr| unsafe { gipa(VkInstance::NULL, name.as_ptr()) };
+    let missing = |name: &str| {
+        format!("loader_add_direct_driver: Could not get '{name}' from VkDirectDriverLoadingInfoLUNARG structure at index {index}, skipping.")
+    };
+    let negotiate = global(c"vk_icdNegotiateLoaderICDInterfaceVersion").ok_or_else(|| missing("vk_icdNegotiateLoaderICDInterfaceVersion"))?;
+    let interface_version = negotiate_version(negotiate).unwrap_or(0);
     if interface_version < 7 {
-        return Err(format!("direct loading needs driver interface 7; it speaks {interface_version}"));
+        return Err(format!(
+            "loader_add_direct_driver: VkDirectDriverLoadingInfoLUNARG structure at index {index} supports interface version \
+             {interface_version}, which is incompatible with the Loader Driver Interface version that supports the \
+             VK_LUNARG_direct_driver_loading extension, skipping."
+        ));
     }
-    log!(Level::Driver, "{name}: direct driver, interface version {interface_version}");
+    global(c"vkCreateInstance").ok_or_else(|| missing("vkCreateInstance"))?;
+    global(c"vkEnumerateInstanceExtensionProperties").ok_or_else(|| missing("vkEnumerateInstanceExtensionProperties"))?;
+    log!(
+        Level::Info,
+        "loader_add_direct_driver: Adding driver found in index {index} of VkDirectDriverLoadingListLUNARG::pDrivers structure. \
+         pfnGetInstanceProcAddr was set to {:p}",
+        gipa as *const ()
+    );
     Ok(Driver {
-        manifest_path: name,
+        manifest_path: format!("VkDirectDriverLoadingListLUNARG::pDrivers[{index}]"),
         library_path: format!("{:p}", gipa as *const ()),
-        manifest: DriverManifest { library_path: String::new(), api_version: None, library_arch: None, is_portability_driver: false },
+        manifest: DriverManifest::default(),
         get_instance_proc_addr: gipa,
-        // SAFETY: as above.
-        get_physical_device_proc_addr: unsafe { gipa(VkInstance::NULL, c"vk_icdGetPhysicalDeviceProcAddr".as_ptr()) }
+        get_physical_device_proc_addr: global(c"vk_icdGetPhysicalDeviceProcAddr")
             .map(|f| unsafe { std::mem::transmute::<unsafe extern "system" fn(), Gipa>(f) }),
         interface_version,
         _library: None,
     })
 }
-

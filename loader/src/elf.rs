@@ -55,8 +55,13 @@ pub fn check_bytes(h: &[u8], file_size: u64) -> ElfCheck {
     let u16_at = |o: usize| if little { u16::from_le_bytes([h[o], h[o + 1]]) } else { u16::from_be_bytes([h[o], h[o + 1]]) };
     let machine = u16_at(18);
     let (want_class, want_machine) = this_machine();
-    if class != want_class || machine != want_machine || !little {
-        return ElfCheck::WrongArchitecture(format!("ELF class {class}, machine {machine}"));
+    if class != want_class {
+        // The dynamic linker's words (the Khronos loader logs them from dlerror).
+        let bits = if class == 1 { "32" } else { "64" };
+        return ElfCheck::WrongArchitecture(format!("wrong ELF class: ELFCLASS{bits}"));
+    }
+    if machine != want_machine || !little {
+        return ElfCheck::WrongArchitecture(format!("ELF machine {machine} is not this process's {want_machine}"));
     }
     if h.len() < 64 {
         return ElfCheck::Corrupt("truncated ELF header".into());
@@ -106,5 +111,8 @@ mod tests {
         header[18] = 40; // EM_ARM
         header[19] = 0;
         assert!(matches!(check_bytes(&header, size), ElfCheck::WrongArchitecture(_)));
+        header[4] = if cfg!(target_pointer_width = "64") { 1 } else { 2 };
+        let other_class = if cfg!(target_pointer_width = "64") { "ELFCLASS32" } else { "ELFCLASS64" };
+        assert_eq!(check_bytes(&header, size), ElfCheck::WrongArchitecture(format!("wrong ELF class: {other_class}")));
     }
 }

@@ -2,12 +2,15 @@
 //! the same whatever mix of drivers it spans: the `2` queries of
 //! `VK_KHR_get_physical_device_properties2` and `VK_KHR_get_display_properties2` through their
 //! 1.0 forms (the application's sType and pNext left untouched), the external memory, semaphore
-//! and fence capability queries (no external handle types supported), and
-//! `vkGetPhysicalDeviceToolProperties` (no tools). `VK_KHR_get_surface_capabilities2` is in
+//! and fence capability queries (no external handle types supported),
+//! `vkGetPhysicalDeviceToolProperties` (no tools) and the `VK_KHR_display` queries (no displays). `VK_KHR_get_surface_capabilities2` is in
 //! `surface.rs`; device groups (one per device) in `physical_device.rs`.
 //!
-//! A driver answers itself when it has the function and either its physical device and the
-//! instance are at the core version that added it, or the driver was given the extension.
+//! A driver answers itself when it has the function and either the instance is at the core
+//! version that added it (the application's or a layer's `apiVersion`, as the Khronos loader
+//! decides; the physical device's own version is not asked) or the driver was given the
+//! extension. Emulated calls are logged at `info` in the Khronos loader's words ("Emulating call
+//! in ICD"), which the instance's messengers hear too.
 
 use std::ffi::CStr;
 
@@ -15,7 +18,7 @@ use vk_generated::types::*;
 use vk_generated::InstanceDispatchTable;
 
 use crate::ffi;
-use crate::instance::DriverInstance;
+use crate::instance::{DriverInstance, Instance};
 use crate::log::Level;
 use crate::physical_device::PhysicalDevice;
 use crate::terminators::terminator;
@@ -24,9 +27,12 @@ use crate::terminators::terminator;
 struct Owner<'a> {
     table: &'a InstanceDispatchTable,
     handle: VkPhysicalDevice,
-    /// The lower of the physical device's and the instance's API version.
+    instance: Option<&'a Instance>,
+    /// The instance's API version.
     api_version: u32,
     driver: Option<&'a DriverInstance>,
+    /// The physical device's own API version.
+    device_version: u32,
 }
 
 impl Owner<'_> {
@@ -35,12 +41,13 @@ impl Owner<'_> {
     unsafe fn of<'a>(physical_device: VkPhysicalDevice) -> Option<Owner<'a>> {
         let pd = PhysicalDevice::from_handle(physical_device)?;
         let instance = pd.instance.as_ref();
-        let instance_version = instance.map_or(vk_generated::make_api_version(0, 1, 0, 0), |i| i.api_version);
         Some(Owner {
             table: &*pd.term.driver_table,
             handle: pd.term.driver_handle,
-            api_version: pd.properties.apiVersion.min(instance_version),
+            instance,
+            api_version: instance.map_or(vk_generated::make_api_version(0, 1, 0, 0), |i| i.api_version),
             driver: instance.and_then(|i| i.drivers.get(pd.driver)),
+            device_version: pd.properties.apiVersion,
         })
     }
 
@@ -55,11 +62,25 @@ impl Owner<'_> {
         match slot {
             Some(f) if self.provides(core, extension) => Some(f),
             _ => {
-                let driver = self.driver.map_or("?", |d| d.driver.manifest_path.as_str());
-                log!(Level::Debug, "{command}: emulated for {driver}");
+                self.log(Level::Info, || format!("{command}: Emulating call in ICD \"{}\"", self.library()));
                 None
             }
         }
+    }
+
+    /// The driver's library, as the Khronos loader names a driver in its messages.
+    fn library(&self) -> &str {
+        self.driver.map_or("?", |d| d.driver.library_path.as_str())
+    }
+
+    /// Says that the driver lacks `command`, in the Khronos loader's words.
+    fn missing(&self, level: Level, command: &str) {
+        self.log(level, || format!("ICD for selected physical device does not export {command}!"));
+    }
+
+    /// Logs a message about this physical device, which the instance's messengers hear too.
+    fn log(&self, level: Level, message: impl FnOnce() -> String) {
+        crate::debug::with_messengers_of(self.instance, || log!(level, "{}", message()));
     }
 }
 
@@ -271,7 +292,81 @@ pub unsafe extern "system" fn terminator_vkGetDisplayModeProperties2KHR(
     })
 }
 
-/// Core 1.3 (`VK_EXT_tool_info` before it, a device extension): a driver without it runs no tools.
+/// A `VK_KHR_display` query answered for a driver without it as for a driver without displays:
+/// nothing, successfully (`$count` set to 0), as the Khronos loader answers.
+macro_rules! display_query {
+    ($name:ident, $slot:ident, ($($arg:ident: $ty:ty),*), $count:ident) => {
+        pub unsafe extern "system" fn $name(physicalDevice: VkPhysicalDevice, $($arg: $ty),*) -> VkResult {
+            let command = &stringify!($name)["terminator_".len()..];
+            ffi::guard(command, VkResult::ERROR_INITIALIZATION_FAILED, || {
+                let Some(owner) = Owner::of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+                match owner.table.$slot {
+                    Some(f) => f(owner.handle, $($arg),*),
+                    None => {
+                        owner.missing(Level::Warn, command);
+                        if let Some(count) = $count.as_mut() {
+                            *count = 0;
+                        }
+                        VkResult::SUCCESS
+                    }
+                }
+            })
+        }
+    };
+}
+
+display_query!(terminator_vkGetPhysicalDeviceDisplayPropertiesKHR, vkGetPhysicalDeviceDisplayPropertiesKHR,
+    (pPropertyCount: *mut u32, pProperties: *mut VkDisplayPropertiesKHR), pPropertyCount);
+display_query!(terminator_vkGetPhysicalDeviceDisplayPlanePropertiesKHR, vkGetPhysicalDeviceDisplayPlanePropertiesKHR,
+    (pPropertyCount: *mut u32, pProperties: *mut VkDisplayPlanePropertiesKHR), pPropertyCount);
+display_query!(terminator_vkGetDisplayPlaneSupportedDisplaysKHR, vkGetDisplayPlaneSupportedDisplaysKHR,
+    (planeIndex: u32, pDisplayCount: *mut u32, pDisplays: *mut VkDisplayKHR), pDisplayCount);
+display_query!(terminator_vkGetDisplayModePropertiesKHR, vkGetDisplayModePropertiesKHR,
+    (display: VkDisplayKHR, pPropertyCount: *mut u32, pProperties: *mut VkDisplayModePropertiesKHR), pPropertyCount);
+
+/// A driver without `VK_KHR_display` has no plane capabilities: all zero.
+pub unsafe extern "system" fn terminator_vkGetDisplayPlaneCapabilitiesKHR(
+    physicalDevice: VkPhysicalDevice,
+    mode: VkDisplayModeKHR,
+    planeIndex: u32,
+    pCapabilities: *mut VkDisplayPlaneCapabilitiesKHR,
+) -> VkResult {
+    ffi::guard("vkGetDisplayPlaneCapabilitiesKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
+        let Some(owner) = Owner::of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        match owner.table.vkGetDisplayPlaneCapabilitiesKHR {
+            Some(f) => f(owner.handle, mode, planeIndex, pCapabilities),
+            None => {
+                owner.missing(Level::Warn, "vkGetDisplayPlaneCapabilitiesKHR");
+                if let Some(capabilities) = pCapabilities.as_mut() {
+                    *capabilities = VkDisplayPlaneCapabilitiesKHR::default();
+                }
+                VkResult::SUCCESS
+            }
+        }
+    })
+}
+
+/// A display mode cannot be made up for a driver without `VK_KHR_display`.
+pub unsafe extern "system" fn terminator_vkCreateDisplayModeKHR(
+    physicalDevice: VkPhysicalDevice,
+    display: VkDisplayKHR,
+    pCreateInfo: *const VkDisplayModeCreateInfoKHR,
+    pAllocator: *const VkAllocationCallbacks,
+    pMode: *mut VkDisplayModeKHR,
+) -> VkResult {
+    ffi::guard("vkCreateDisplayModeKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
+        let Some(owner) = Owner::of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        match owner.table.vkCreateDisplayModeKHR {
+            Some(f) => f(owner.handle, display, pCreateInfo, pAllocator, pMode),
+            None => {
+                owner.missing(Level::Error, "vkCreateDisplayModeKHR");
+                VkResult::ERROR_INITIALIZATION_FAILED
+            }
+        }
+    })
+}
+
+/// Core 1.3 (`VK_EXT_tooling_info` before it, a device extension): a driver without it runs no tools.
 pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceToolProperties(
     physicalDevice: VkPhysicalDevice,
     pToolCount: *mut u32,
@@ -280,7 +375,7 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceToolProperties(
     ffi::guard("vkGetPhysicalDeviceToolProperties", VkResult::ERROR_INITIALIZATION_FAILED, || {
         let Some(owner) = Owner::of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let native = owner.table.vkGetPhysicalDeviceToolProperties.filter(|_| {
-            vk_generated::api_version_major_minor(owner.api_version) >= V1_3 || device_has_extension(&owner, c"VK_EXT_tool_info")
+            vk_generated::api_version_major_minor(owner.device_version) >= V1_3 || device_has_extension(&owner, c"VK_EXT_tooling_info")
         });
         match native {
             Some(f) => f(owner.handle, pToolCount, pToolProperties),
@@ -296,27 +391,6 @@ unsafe fn device_has_extension(owner: &Owner, name: &CStr) -> bool {
         .unwrap_or_default()
         .iter()
         .any(|e| CStr::from_ptr(e.extensionName.as_ptr()) == name)
-}
-
-/// The instance extensions the loader provides for every driver (registry extension ids): those
-/// it emulates completely, and the surface and display ones whose base extension some driver has
-/// (`drivers`: their names).
-pub fn instance_extensions(drivers: &[&CStr]) -> Vec<u16> {
-    use vk_generated::extension_id::*;
-    let mut provided = vec![
-        VK_KHR_get_physical_device_properties2,
-        VK_KHR_device_group_creation,
-        VK_KHR_external_memory_capabilities,
-        VK_KHR_external_semaphore_capabilities,
-        VK_KHR_external_fence_capabilities,
-    ];
-    if drivers.contains(&c"VK_KHR_surface") {
-        provided.push(VK_KHR_get_surface_capabilities2);
-    }
-    if drivers.contains(&c"VK_KHR_display") {
-        provided.push(VK_KHR_get_display_properties2);
-    }
-    provided
 }
 
 /// The loader's emulating terminators (instance chain), by command id.
@@ -336,4 +410,10 @@ pub const TERMINATORS: &[(u16, PFN_vkVoidFunction)] = &[
     terminator!(vkGetDisplayModeProperties2KHR => terminator_vkGetDisplayModeProperties2KHR),
     terminator!(vkGetDisplayPlaneCapabilities2KHR => terminator_vkGetDisplayPlaneCapabilities2KHR),
     terminator!(vkGetPhysicalDeviceToolProperties => terminator_vkGetPhysicalDeviceToolProperties),
+    terminator!(vkGetPhysicalDeviceDisplayPropertiesKHR => terminator_vkGetPhysicalDeviceDisplayPropertiesKHR),
+    terminator!(vkGetPhysicalDeviceDisplayPlanePropertiesKHR => terminator_vkGetPhysicalDeviceDisplayPlanePropertiesKHR),
+    terminator!(vkGetDisplayPlaneSupportedDisplaysKHR => terminator_vkGetDisplayPlaneSupportedDisplaysKHR),
+    terminator!(vkGetDisplayModePropertiesKHR => terminator_vkGetDisplayModePropertiesKHR),
+    terminator!(vkGetDisplayPlaneCapabilitiesKHR => terminator_vkGetDisplayPlaneCapabilitiesKHR),
+    terminator!(vkCreateDisplayModeKHR => terminator_vkCreateDisplayModeKHR),
 ];

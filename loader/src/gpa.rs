@@ -46,8 +46,11 @@ unsafe extern "system" fn instance_proc_addr(instance: VkInstance, pName: *const
             };
         };
         let info = name.info();
-        if info.level == CommandLevel::Global || info.name() == c"vkGetInstanceProcAddr" {
+        if info.name() == c"vkGetInstanceProcAddr" {
             return hand_written(info.name());
+        }
+        if info.level == CommandLevel::Global {
+            return global_command(instance, info.name());
         }
         let instance = Instance::from_handle(instance)?;
         // The spec's table: core commands of every version, and device commands whatever is
@@ -60,6 +63,19 @@ unsafe extern "system" fn instance_proc_addr(instance: VkInstance, pName: *const
         }
         hand_written(info.name()).or(TRAMPOLINES[name.command as usize])
     })
+}
+
+/// A global command: always with a NULL instance; with an instance, only for applications of
+/// Vulkan 1.2 and older (the spec made it NULL from 1.2.193 on, and the Khronos loader applies
+/// that from instances of 1.3).
+///
+/// # Safety
+/// `instance` is NULL or an instance this loader created.
+unsafe fn global_command(instance: VkInstance, name: &CStr) -> PFN_vkVoidFunction {
+    match Instance::from_handle(instance) {
+        Some(instance) if vk_generated::api_version_major_minor(instance.api_version) >= (1, 3) => None,
+        _ => hand_written(name),
+    }
 }
 
 /// Whether the instance's version and extensions provide `name`. Device extensions are enabled on

@@ -117,12 +117,12 @@ struct Rejected {
 fn load_drivers(rejected: &mut Vec<Rejected>, direct: Option<DirectDrivers>) -> Vec<Arc<Driver>> {
     let mut drivers: Vec<Arc<Driver>> = Vec::new();
     let exclusive = direct.as_ref().is_some_and(|d| d.exclusive);
-    for (name, gipa) in direct.map(|d| d.drivers).unwrap_or_default() {
-        match driver::direct(name.clone(), gipa) {
+    for (index, gipa) in direct.map(|d| d.drivers).unwrap_or_default() {
+        match driver::direct(index, gipa) {
             Ok(d) => drivers.push(Arc::new(d)),
             Err(reason) => {
-                log!(Level::Warn, "{name}: driver skipped: {reason}");
-                rejected.push(Rejected { manifest: name, reason });
+                log::log(Level::Error, &reason);
+                rejected.push(Rejected { manifest: format!("VkDirectDriverLoadingListLUNARG::pDrivers[{index}]"), reason });
             }
         }
     }
@@ -131,16 +131,21 @@ fn load_drivers(rejected: &mut Vec<Rejected>, direct: Option<DirectDrivers>) -> 
     }
     for found in discovery::driver_manifests() {
         if let Some(why) = &found.skipped {
-            log!(Level::Driver, "{}: skipped: {why}", found.path);
+            log::log(Level::Warn, why);
             continue;
         }
-        let loaded = manifest::read_driver(&found.path)
-            .and_then(|m| driver::load(&found.path, m, &drivers));
+        let loaded = manifest::read_driver(&found.path).and_then(|m| {
+            if let Some(version) = &m.newer_file_format {
+                // The Khronos loader's words.
+                log!(Level::Info, "loader_parse_icd_manifest: {} has unknown icd manifest file version {version}. May cause errors.", found.path);
+            }
+            driver::load(&found.path, m, &drivers)
+        });
         match loaded {
             Ok(Loaded::Driver(d)) => drivers.push(Arc::new(d)),
             Ok(Loaded::Duplicate) => {}
             Ok(Loaded::OtherArchitecture(reason)) => {
-                log!(Level::Driver, "{}: skipped: {reason}", found.path);
+                log!(Level::Info, "{}: skipped: {reason}", found.path);
                 rejected.push(Rejected { manifest: found.path, reason });
             }
             Err(reason) => {
@@ -175,15 +180,15 @@ pub(crate) fn extension_properties(name: &CStr, spec_version: u32) -> VkExtensio
     props
 }
 
-/// Every instance extension available: the drivers' (highest spec version wins) and the loader's.
-/// Drivers' instance extensions the registry does not know are left out (the loader could not
-/// dispatch their commands), as the Khronos loader does, unless `VK_LOADER_DISABLE_INST_EXT_FILTER`
-/// is set.
+/// Every instance extension available: the drivers' (highest spec version wins), then the
+/// loader's own. Drivers' instance extensions the registry does not know are left out (the loader
+/// could not dispatch their commands), as the Khronos loader does, unless
+/// `VK_LOADER_DISABLE_INST_EXT_FILTER` is set. Extensions the loader only emulates for drivers
+/// that lack them (`emulation`) are not listed: at least one driver must have them, as with the
+/// Khronos loader, so an application sees no extension that no driver implements.
 fn all_instance_extensions(per_driver: &[Vec<VkExtensionProperties>]) -> Vec<VkExtensionProperties> {
     let mut all: Vec<VkExtensionProperties> = Vec::new();
-    let driver_names: Vec<&CStr> = per_driver.iter().flatten().map(name_of).collect();
-    let emulated = crate::emulation::instance_extensions(&driver_names);
-    let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().chain(&emulated).map(|&id| {
+    let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().map(|&id| {
         let extension = &vk_generated::EXTENSIONS[id as usize];
         extension_properties(extension.name(), extension.spec_version)
     });
@@ -218,7 +223,8 @@ unsafe extern "system" fn terminator_EnumerateInstanceExtensionProperties(
     pProperties: *mut VkExtensionProperties,
 ) -> VkResult {
     ffi::guard("vkEnumerateInstanceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
-        if !pLayerName.is_null() {
+        // An empty layer name means no layer, as NULL does (the Khronos loader reads it so).
+        if !pLayerName.is_null() && *pLayerName != 0 {
             return match crate::layer_extensions::instance_extensions_of(CStr::from_ptr(pLayerName)) {
                 Some(list) => ffi::fill(&list, pPropertyCount, pProperties),
                 None => VkResult::ERROR_LAYER_NOT_PRESENT,
@@ -318,15 +324,90 @@ unsafe fn create_instance(
     allocator: *const VkAllocationCallbacks,
     creation_callbacks: Vec<debug::Callback>,
 ) -> Result<Box<Instance>, VkResult> {
+    if log::wanted(Level::Info) {
+        log::out_of_line(|| log_create_info(info));
+    }
+    check_api_version(info);
+    if info.enabledLayerCount > 0 && info.ppEnabledLayerNames.is_null() {
+        log::write(Level::Error, "vkCreateInstance: enabledLayerCount is not 0 but ppEnabledLayerNames is NULL");
+        return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
+    }
+    if info.enabledExtensionCount > 0 && info.ppEnabledExtensionNames.is_null() {
+        log::write(Level::Error, "vkCreateInstance: enabledExtensionCount is not 0 but ppEnabledExtensionNames is NULL");
+        return Err(VkResult::ERROR_EXTENSION_NOT_PRESENT);
+    }
+    let mut instance = new_instance(creation_callbacks);
+    debug::Scope::set_instance(&instance);
+    warn_about_api_variant(info);
     let app_layers = names(info.ppEnabledLayerNames, info.enabledLayerCount);
     let layers = crate::layer_chain::select(&app_layers)?;
-    let mut instance = new_instance(creation_callbacks);
     if !layers.is_empty() {
         crate::layer_chain::create_instance(&mut instance, info, allocator, layers)?;
         return Ok(instance);
     }
     create_drivers(&mut instance, info, allocator, &[])?;
     Ok(instance)
+}
+
+/// The application's create info, in the Khronos loader's words (scripts and its test suite
+/// look for them).
+unsafe fn log_create_info(info: &VkInstanceCreateInfo) {
+    let app = info.pApplicationInfo.as_ref();
+    let text = |p: *const c_char| if p.is_null() { String::new() } else { CStr::from_ptr(p).to_string_lossy().into_owned() };
+    let api = app.map_or(0, |a| a.apiVersion);
+    log::log(
+        Level::Info,
+        &format!(
+            "vkCreateInstance: applicationName: \"{}\", applicationVersion: {}, engineName: \"{}\", engineVersion: {}, apiVersion: {}.{}.{}",
+            text(app.map_or(std::ptr::null(), |a| a.pApplicationName)),
+            app.map_or(0, |a| a.applicationVersion),
+            text(app.map_or(std::ptr::null(), |a| a.pEngineName)),
+            app.map_or(0, |a| a.engineVersion),
+            (api >> 22) & 0x7f,
+            (api >> 12) & 0x3ff,
+            api & 0xfff,
+        ),
+    );
+    let lists = [("layer", info.enabledLayerCount, info.ppEnabledLayerNames), ("extension", info.enabledExtensionCount, info.ppEnabledExtensionNames)];
+    for (what, count, list) in lists {
+        log::log(Level::Info, &format!("vkCreateInstance: Requested {count} instance {what}(s):"));
+        if list.is_null() {
+            continue;
+        }
+        for i in 0..count as usize {
+            let name = *list.add(i);
+            log::log(Level::Info, &format!("   {}", if name.is_null() { "<NULL>".into() } else { text(name) }));
+        }
+    }
+}
+
+/// An `apiVersion` below 1.0 other than 0 is invalid (the Khronos loader's message); creation
+/// goes on as for 1.0.
+unsafe fn check_api_version(info: &VkInstanceCreateInfo) {
+    let Some(app) = info.pApplicationInfo.as_ref() else { return };
+    if app.apiVersion != 0 && app.apiVersion < vk_generated::make_api_version(0, 1, 0, 0) {
+        log::log(
+            Level::Error,
+            &format!(
+                "VkInstanceCreateInfo::pApplicationInfo::apiVersion has value of {} which is not permitted. If apiVersion is not 0, \
+                 then it must be greater than or equal to the value of VK_API_VERSION_1_0 [VUID-VkApplicationInfo-apiVersion]",
+                app.apiVersion
+            ),
+        );
+    }
+}
+
+/// Vulkan's API variant is 0; another one (Vulkan SC's is 1) is most likely a malformed
+/// `apiVersion`. Said, in the Khronos loader's words, but not refused.
+unsafe fn warn_about_api_variant(info: &VkInstanceCreateInfo) {
+    let Some(app) = info.pApplicationInfo.as_ref() else { return };
+    let variant = app.apiVersion >> 29;
+    if variant != 0 {
+        log!(
+            Level::Warn,
+            "vkCreateInstance: The API Variant specified in pCreateInfo->pApplicationInfo.apiVersion is {variant} instead of the expected value of 0."
+        );
+    }
 }
 
 /// The loader's instance before any driver: its first word points to its terminators.
@@ -374,10 +455,12 @@ pub(crate) unsafe fn create_drivers(
             return Err(VkResult::ERROR_EXTENSION_NOT_PRESENT);
         }
     }
-    let app_version = info.pApplicationInfo.as_ref().map(|a| a.apiVersion).filter(|&v| v != 0);
+    // 0, or below 1.0 (invalid: see check_api_version), is 1.0.
+    let app_version = info.pApplicationInfo.as_ref().map(|a| a.apiVersion).filter(|&v| v >= vk_generated::make_api_version(0, 1, 0, 0));
     let api_version = app_version.unwrap_or(vk_generated::make_api_version(0, 1, 0, 0));
-    let portability = requested.contains(&c"VK_KHR_portability_enumeration")
-        && VkInstanceCreateFlags(info.flags.0).contains(VkInstanceCreateFlags::ENUMERATE_PORTABILITY_BIT_KHR);
+    let portability_extension = requested.contains(&c"VK_KHR_portability_enumeration");
+    let portability_flag = VkInstanceCreateFlags(info.flags.0).contains(VkInstanceCreateFlags::ENUMERATE_PORTABILITY_BIT_KHR);
+    let mut skipped_portability_driver = false;
     let mut enabled_extensions = ExtensionSet::new();
     for ext in &requested {
         enabled_extensions.insert_name(ext.to_bytes());
@@ -385,16 +468,15 @@ pub(crate) unsafe fn create_drivers(
 
     let mut driver_instances = Vec::new();
     for (driver, supported) in drivers.into_iter().zip(&per_driver) {
-        if driver.manifest.is_portability_driver && !portability {
-            log!(Level::Driver, "{}: portability driver skipped (VK_KHR_portability_enumeration not enabled)", driver.manifest_path);
+        if driver.manifest.is_portability_driver && !(portability_extension && portability_flag) {
+            log!(Level::Driver, "{}: portability driver skipped (portability enumeration not enabled)", driver.manifest_path);
+            skipped_portability_driver = true;
             continue;
         }
-        match create_driver_instance(&driver, supported, info, &requested, api_version, allocator) {
-            Ok((handle, extensions)) => {
-                let gipa = driver.get_instance_proc_addr;
-                let table = InstanceDispatch::new(InstanceDispatchTable::load(|name| gipa(handle, name.as_ptr())));
-                driver_instances.push(DriverInstance { driver, handle, table, extensions });
-            }
+        let created = create_driver_instance(&driver, supported, info, &requested, api_version, allocator)
+            .and_then(|(handle, extensions)| driver_table(&driver, handle, allocator).map(|table| (handle, table, extensions)));
+        match created {
+            Ok((handle, table, extensions)) => driver_instances.push(DriverInstance { driver, handle, table, extensions }),
             Err(reason) => {
                 log!(Level::Warn, "{}: driver skipped: {reason}", driver.manifest_path);
                 rejected.push(Rejected { manifest: driver.manifest_path.clone(), reason });
@@ -403,7 +485,10 @@ pub(crate) unsafe fn create_drivers(
     }
     if driver_instances.is_empty() {
         // Said even without VK_LOADER_DEBUG: the one question a user has here is "why?".
-        log::write(Level::Error, "vkCreateInstance: found no drivers!");
+        if skipped_portability_driver {
+            log::write(Level::Error, portability_hint(portability_extension, portability_flag));
+        }
+        log::write(Level::Error, "vkCreateInstance: Found no drivers!");
         for r in &rejected {
             log::write(Level::Error, &format!("  {}: {}", r.manifest, r.reason));
         }
@@ -419,6 +504,68 @@ pub(crate) unsafe fn create_drivers(
     (instance.physical_devices, instance.device_selection) = physical_device::enumerate(instance);
     release_drivers_without_devices(instance, allocator);
     Ok(())
+}
+
+/// What an application that found only portability drivers must do, in the Khronos loader's words.
+fn portability_hint(extension_enabled: bool, flag_set: bool) -> &'static str {
+    match (extension_enabled, flag_set) {
+        (true, false) => {
+            "vkCreateInstance: Found drivers that contain devices which support the portability subset, but the instance does \
+             not enumerate portability drivers! Applications that wish to enumerate portability drivers must set the \
+             VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR bit in the VkInstanceCreateInfo flags."
+        }
+        (false, true) => {
+            "VkInstanceCreateInfo: If flags has the VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR bit set, the list of enabled \
+             extensions in ppEnabledExtensionNames must contain VK_KHR_portability_enumeration [VUID-VkInstanceCreateInfo-flags-06559 \
+             ]Applications that wish to enumerate portability drivers must enable the VK_KHR_portability_enumeration instance \
+             extension."
+        }
+        _ => {
+            "vkCreateInstance: Found drivers that contain devices which support the portability subset, but the instance does \
+             not enumerate portability drivers! Applications that wish to enumerate portability drivers must set the \
+             VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR bit in the VkInstanceCreateInfo flags and enable the \
+             VK_KHR_portability_enumeration instance extension."
+        }
+    }
+}
+
+/// The Vulkan 1.0 instance-level commands every driver must have: the loader calls them without
+/// checking (`vkEnumerateDeviceLayerProperties`, deprecated, is not among them).
+const REQUIRED_DRIVER_COMMANDS: &[u16] = {
+    use vk_generated::command_id::*;
+    &[
+        vkDestroyInstance,
+        vkEnumeratePhysicalDevices,
+        vkGetPhysicalDeviceFeatures,
+        vkGetPhysicalDeviceFormatProperties,
+        vkGetPhysicalDeviceImageFormatProperties,
+        vkGetPhysicalDeviceProperties,
+        vkGetPhysicalDeviceQueueFamilyProperties,
+        vkGetPhysicalDeviceMemoryProperties,
+        vkGetPhysicalDeviceSparseImageFormatProperties,
+        vkCreateDevice,
+        vkEnumerateDeviceExtensionProperties,
+    ]
+};
+
+/// A driver instance's table of instance-level functions; a driver lacking one of the required
+/// commands (or `vkGetDeviceProcAddr`) is unusable: its instance is destroyed and it is skipped.
+unsafe fn driver_table(driver: &Driver, handle: VkInstance, allocator: *const VkAllocationCallbacks) -> Result<Box<InstanceDispatch>, String> {
+    let gipa = driver.get_instance_proc_addr;
+    let table = InstanceDispatch::new(InstanceDispatchTable::load(|name| gipa(handle, name.as_ptr())));
+    let slots = table.table.slots();
+    let missing = REQUIRED_DRIVER_COMMANDS
+        .iter()
+        .map(|&id| &vk_generated::COMMANDS[id as usize])
+        .find(|command| slots[command.slot as usize].is_none())
+        .map(|command| command.name())
+        .or_else(|| gipa(handle, c"vkGetDeviceProcAddr".as_ptr()).is_none().then_some(c"vkGetDeviceProcAddr"));
+    let Some(missing) = missing else { return Ok(table) };
+    log!(Level::Warn, "Unable to load {} from ICD {}", missing.to_string_lossy(), driver.library_path);
+    if let Some(destroy) = table.table.vkDestroyInstance {
+        destroy(handle, allocator);
+    }
+    Err(format!("it lacks {}, which every driver must have", missing.to_string_lossy()))
 }
 
 /// Destroys the driver instances that reported no physical device (unloading their libraries
@@ -449,6 +596,29 @@ fn release_drivers_without_devices(instance: &mut Instance, allocator: *const Vk
     }
 }
 
+/// The instance version the driver speaks, with the Khronos loader's warning when its manifest
+/// promised more.
+fn driver_instance_version(driver: &Driver) -> u32 {
+    let version_1_0 = vk_generated::make_api_version(0, 1, 0, 0);
+    let reported = driver.reported_instance_version();
+    let promised = driver.manifest.api_version.is_some_and(|v| v >= vk_generated::make_api_version(0, 1, 1, 0));
+    let path = &driver.library_path;
+    match reported {
+        None if promised => log!(
+            Level::Warn,
+            "terminator_CreateInstance: Manifest ICD for \"{path}\" contained a 1.1 or greater API version, but does not support \
+             vkEnumerateInstanceVersion, treating as a 1.0 ICD"
+        ),
+        Some(v) if promised && vk_generated::api_version_major_minor(v) == (1, 0) => log!(
+            Level::Warn,
+            "terminator_CreateInstance: Manifest ICD for \"{path}\" contained a 1.1 or greater API version, but \
+             vkEnumerateInstanceVersion returned 1.0, treating as a 1.0 ICD"
+        ),
+        _ => {}
+    }
+    reported.unwrap_or(version_1_0)
+}
+
 /// Creates one driver's instance with the extensions it supports and an API version it accepts;
 /// returns its handle and the extensions it was given.
 unsafe fn create_driver_instance(
@@ -462,11 +632,19 @@ unsafe fn create_driver_instance(
     let Some(create) = driver.global(c"vkCreateInstance") else { return Err("no vkCreateInstance".into()) };
     // SAFETY: the signature of vkCreateInstance.
     let create: PFN_vkCreateInstance = std::mem::transmute(create);
-    let given: Vec<&CStr> = requested.iter().copied().filter(|e| supported.iter().any(|p| name_of(p) == *e)).collect();
+    let supports = |name: &CStr| supported.iter().any(|p| name_of(p) == name);
+    let mut given: Vec<&CStr> = requested.iter().copied().filter(|e| supports(e)).collect();
+    let driver_version = driver_instance_version(driver);
+    // Physical devices are ordered by their PCI address, read through
+    // vkGetPhysicalDeviceProperties2: where that is not core, the driver gets the extension.
+    let properties2 = c"VK_KHR_get_physical_device_properties2";
+    let core_properties2 = api_version >= vk_generated::make_api_version(0, 1, 1, 0) && driver_version >= vk_generated::make_api_version(0, 1, 1, 0);
+    if !core_properties2 && supports(properties2) && !given.contains(&properties2) {
+        given.push(properties2);
+    }
     let extensions: Vec<*const c_char> = given.iter().map(|e| e.as_ptr()).collect();
     let mut app_info = info.pApplicationInfo.as_ref().copied();
     // A 1.0-only driver must be given apiVersion 1.0.
-    let driver_version = driver.instance_version();
     if let Some(app) = app_info.as_mut() {
         if vk_generated::api_version_major_minor(driver_version) == (1, 0) && api_version > driver_version {
             app.apiVersion = vk_generated::make_api_version(0, 1, 0, 0);
@@ -478,6 +656,10 @@ unsafe fn create_driver_instance(
     driver_info.ppEnabledExtensionNames = extensions.as_ptr();
     driver_info.enabledLayerCount = 0;
     driver_info.ppEnabledLayerNames = std::ptr::null();
+    // Portability enumeration is the loader's business unless the driver has the extension too.
+    if !given.contains(&c"VK_KHR_portability_enumeration") {
+        driver_info.flags = VkInstanceCreateFlags(info.flags.0 & !VkInstanceCreateFlags::ENUMERATE_PORTABILITY_BIT_KHR.0);
+    }
     let mut handle = VkInstance::NULL;
     let result = create.map_or(VkResult::ERROR_INITIALIZATION_FAILED, |f| f(&driver_info, allocator, &mut handle));
     if result != VkResult::SUCCESS {

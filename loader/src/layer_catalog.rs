@@ -128,6 +128,8 @@ fn regular_catalog(with_explicit: bool) -> Vec<LayerManifest> {
     let mut all = implicit;
     if with_explicit || all.iter().any(|l| l.is_meta()) {
         all.extend(read(false, &override_paths));
+    } else {
+        discovery::log_unread_explicit_layers(&override_paths);
     }
     let (catalog, dropped) = validate_catalog(all, &blacklist);
     for why in dropped {

@@ -86,8 +86,12 @@ impl InstanceLayers {
 
     /// Device extensions of the implicit layers in the chain (merged into the driver's list).
     pub fn implicit_device_extensions(&self) -> Vec<VkExtensionProperties> {
+        self.device_extensions_of(|l| !l.reason.is_requested())
+    }
+
+    fn device_extensions_of(&self, which: impl Fn(&ActiveLayer) -> bool) -> Vec<VkExtensionProperties> {
         let mut out: Vec<VkExtensionProperties> = Vec::new();
-        for l in self.layers.iter().filter(|l| !l.reason.is_requested()) {
+        for l in self.layers.iter().filter(|l| which(l)) {
             for e in &l.manifest.device_extensions {
                 let Ok(name) = std::ffi::CString::new(e.name.as_str()) else { continue };
                 if !out.iter().any(|p| instance::name_of(p) == name.as_c_str()) {
@@ -152,6 +156,8 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
     }
     let mut active: Vec<ActiveLayer> = Vec::with_capacity(activation.layers.len());
     let mut meta_layers = activation.meta_layers.into_iter().peekable();
+    // Every layer is tried, so that each one that cannot be loaded is reported.
+    let mut requested_layer_missing = false;
     for (position, (index, reason)) in activation.layers.into_iter().enumerate() {
         // The meta layers listed before this layer go after the last one loaded.
         while let Some((_, meta)) = meta_layers.next_if(|(before, _)| *before <= position) {
@@ -167,16 +173,35 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
                 active.push(ActiveLayer { manifest, reason, loaded, meta_layers_after: Vec::new() })
             }
             Err(why) if reason.is_requested() => {
+                report_unloadable(&manifest.name, &why, true);
                 log::write(Level::Error, &format!("vkCreateInstance: layer {} ({}) cannot be loaded: {why}", manifest.name, manifest.manifest_path));
-                return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
+                requested_layer_missing = true;
             }
-            Err(why) => log!(Level::Warn, "implicit layer {} ({}) skipped: {why}", manifest.name, manifest.manifest_path),
+            Err(why) => {
+                report_unloadable(&manifest.name, &why, false);
+                log!(Level::Warn, "implicit layer {} ({}) skipped: {why}", manifest.name, manifest.manifest_path);
+            }
         }
+    }
+    if requested_layer_missing {
+        return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
     }
     if let Some(last) = active.last_mut() {
         last.meta_layers_after.extend(meta_layers.map(|(_, meta)| catalog[meta].clone()));
     }
     Ok(active)
+}
+
+/// The Khronos loader's line for a layer whose library cannot be used, which its users search
+/// for: an error ending in `!` for a layer asked for by name, information ending in `.` for an
+/// implicit one.
+fn report_unloadable(name: &str, why: &layer_load::LoadError, requested: bool) {
+    let what = match why {
+        layer_load::LoadError::WrongArchitecture(_) => "was wrong bit-type",
+        layer_load::LoadError::Failed(_) => "failed to load",
+    };
+    let (level, ending) = if requested { (Level::Error, '!') } else { (Level::Info, '.') };
+    log!(level, "Requested layer \"{name}\" {what}{ending}");
 }
 
 thread_local! {

@@ -14,6 +14,7 @@ use vk_generated::types::*;
 use crate::elf::{self, ElfCheck};
 use crate::layer_manifest::LayerManifest;
 use crate::library_cache;
+use crate::log::Level;
 use crate::platform::Library;
 
 pub type Gipa = unsafe extern "system" fn(VkInstance, *const std::ffi::c_char) -> PFN_vkVoidFunction;
@@ -28,17 +29,46 @@ pub struct LoadedLayer {
     _library: Arc<Library>,
 }
 
+/// Why a layer's library cannot be used.
+#[derive(Debug)]
+pub enum LoadError {
+    /// The library is for another architecture (`library_arch` or its ELF header says so).
+    WrongArchitecture(String),
+    /// Anything else: missing, not a library, no entry point, negotiation failed.
+    Failed(String),
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::WrongArchitecture(why) | LoadError::Failed(why) => f.write_str(why),
+        }
+    }
+}
+
+impl From<String> for LoadError {
+    fn from(why: String) -> LoadError {
+        LoadError::Failed(why)
+    }
+}
+
 fn symbol_name(name: &Option<String>, default: &str) -> Result<CString, String> {
     CString::new(name.as_deref().unwrap_or(default)).map_err(|_| "function name contains NUL".to_string())
 }
 
 /// Opens a layer's library after the architecture and ELF checks.
-pub fn open_library(manifest: &LayerManifest) -> Result<Arc<Library>, String> {
-    let path = manifest.library_path.as_deref().ok_or("a meta layer has no library")?;
+pub fn open_library(manifest: &LayerManifest) -> Result<Arc<Library>, LoadError> {
+    let path = manifest.library_path.as_deref().ok_or_else(|| "a meta layer has no library".to_string())?;
     if let Some(arch) = &manifest.library_arch {
         let ours = if cfg!(target_pointer_width = "64") { "64" } else { "32" };
         if arch != ours {
-            return Err(format!("library_arch {arch} does not match this {ours}-bit process"));
+            // The Khronos loader's words.
+            log!(
+                Level::Info,
+                "The library architecture in layer {} doesn't match the current running architecture, skipping this layer",
+                manifest.manifest_path
+            );
+            return Err(LoadError::WrongArchitecture(format!("library_arch {arch} does not match this {ours}-bit process")));
         }
     }
     // A library loaded by an earlier call stays loaded and is reused (see library_cache); the
@@ -49,15 +79,15 @@ pub fn open_library(manifest: &LayerManifest) -> Result<Arc<Library>, String> {
     if elf::names_the_file(path) {
         match elf::check(path) {
             ElfCheck::Loadable => {}
-            ElfCheck::WrongArchitecture(why) => return Err(format!("{path} is for another architecture ({why})")),
-            ElfCheck::Corrupt(why) => return Err(format!("{path} cannot be loaded: {why}")),
+            ElfCheck::WrongArchitecture(why) => return Err(LoadError::WrongArchitecture(format!("{path}: {why}"))),
+            ElfCheck::Corrupt(why) => return Err(format!("{path} cannot be loaded: {why}").into()),
         }
     }
-    library_cache::open(path)
+    Ok(library_cache::open(path)?)
 }
 
 /// Opens and negotiates the layer of `manifest`; the error says why it cannot be used.
-pub fn load(manifest: &LayerManifest) -> Result<LoadedLayer, String> {
+pub fn load(manifest: &LayerManifest) -> Result<LoadedLayer, LoadError> {
     let path = manifest.library_path.as_deref().unwrap_or_default();
     let library = open_library(manifest)?;
     let f = &manifest.functions;
@@ -79,11 +109,11 @@ pub fn load(manifest: &LayerManifest) -> Result<LoadedLayer, String> {
         };
         let result = unsafe { negotiate(&mut request) };
         if result != VkResult::SUCCESS {
-            return Err(format!("interface negotiation failed ({result:?})"));
+            return Err(format!("interface negotiation failed ({result:?})").into());
         }
         interface_version = request.loaderLayerInterfaceVersion;
         if !(MIN_SUPPORTED_LOADER_LAYER_INTERFACE_VERSION..=CURRENT_LOADER_LAYER_INTERFACE_VERSION).contains(&interface_version) {
-            return Err(format!("negotiated an unsupported layer interface version {interface_version}"));
+            return Err(format!("negotiated an unsupported layer interface version {interface_version}").into());
         }
         gipa = request.pfnGetInstanceProcAddr;
         gdpa = request.pfnGetDeviceProcAddr;

@@ -21,6 +21,8 @@ mod elf;
 mod emulation;
 mod ffi;
 mod file_cache;
+#[doc(hidden)]
+pub mod fuzzing;
 mod gpa;
 mod handles;
 mod host_alloc;
@@ -67,12 +69,13 @@ macro_rules! export {
             pub unsafe extern "system" fn $name($($arg: $ty),*) $(-> $ret)? { $path($($arg),*) }
         )*
 
-        /// The loader's implementation of a hand-written command, by canonical name.
+        /// The loader's implementation of a hand-written command, by canonical name: the exported
+        /// function itself, so that `vkGet*ProcAddr` and `dlsym` agree on the address.
         pub(crate) fn hand_written(name: &std::ffi::CStr) -> PFN_vkVoidFunction {
             $(
                 if name.to_bytes() == stringify!($name).as_bytes() {
                     // SAFETY: handed out as PFN_vkVoidFunction; callers cast back to the real type.
-                    return Some(unsafe { std::mem::transmute::<*const (), unsafe extern "system" fn()>($path as *const ()) });
+                    return Some(unsafe { std::mem::transmute::<*const (), unsafe extern "system" fn()>($name as *const ()) });
                 }
             )*
             None

@@ -4,6 +4,8 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
+use vk_generated::types::VkDebugUtilsMessageTypeFlagsEXT;
+
 use crate::platform;
 
 /// The `VK_LOADER_DEBUG` categories (all of them, whether or not a message uses one yet).
@@ -81,20 +83,31 @@ pub fn out_of_line(f: impl FnOnce()) {
     f()
 }
 
+const GENERAL: VkDebugUtilsMessageTypeFlagsEXT = VkDebugUtilsMessageTypeFlagsEXT::GENERAL_BIT_EXT;
+
 /// Prints a message if its category is enabled; debug messengers listening on this thread hear it
 /// whatever `VK_LOADER_DEBUG` says.
 pub fn log(level: Level, message: &str) {
     if enabled(level) {
         print(level, message);
     }
-    crate::debug::emit(level, message);
+    crate::debug::emit(level, GENERAL, message);
+}
+
+/// An error in the application's use of the API (a valid-usage rule broken): logged as errors
+/// are; messengers hear it as a validation message as well as a general one.
+pub fn validation_error(message: &str) {
+    if enabled(Level::Error) {
+        print(Level::Error, message);
+    }
+    crate::debug::emit(Level::Error, GENERAL | VkDebugUtilsMessageTypeFlagsEXT::VALIDATION_BIT_EXT, message);
 }
 
 /// Prints a message whatever `VK_LOADER_DEBUG` says (used when instance creation fails outright),
 /// and sends it to the debug messengers listening on this thread.
 pub fn write(level: Level, message: &str) {
     print(level, message);
-    crate::debug::emit(level, message);
+    crate::debug::emit(level, GENERAL, message);
 }
 
 fn print(level: Level, message: &str) {

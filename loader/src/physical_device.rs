@@ -331,6 +331,14 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
     ffi::guard("vkEnumeratePhysicalDevices", VkResult::ERROR_UNKNOWN, || {
         crate::handles::check_instance(instance.0, "vkEnumeratePhysicalDevices", "instance");
         let Some(inst) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        if pPhysicalDeviceCount.is_null() {
+            crate::debug::with_messengers_of(Some(inst), || {
+                crate::log::validation_error(
+                    "vkEnumeratePhysicalDevices: Received NULL pointer for physical device count return value. [VUID-vkEnumeratePhysicalDevices-pPhysicalDeviceCount-parameter]",
+                )
+            });
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        }
         match &inst.layers {
             Some(layers) => crate::layer_chain::enumerate_physical_devices(inst, layers, pPhysicalDeviceCount, pPhysicalDevices),
             None => terminator_EnumeratePhysicalDevices(instance, pPhysicalDeviceCount, pPhysicalDevices),
@@ -350,6 +358,12 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDevices(
             return result;
         }
         let handles: Vec<VkPhysicalDevice> = instance.physical_devices.iter().map(|d| d.handle()).collect();
+        if !pPhysicalDevices.is_null() && !pPhysicalDeviceCount.is_null() && (*pPhysicalDeviceCount as usize) < handles.len() {
+            let (total, room) = (handles.len(), *pPhysicalDeviceCount);
+            crate::debug::with_messengers_of(Some(instance), || {
+                log!(Level::Info, "terminator_EnumeratePhysicalDevices : Trimming device count from {total} to {room}.")
+            });
+        }
         ffi::fill(&handles, pPhysicalDeviceCount, pPhysicalDevices)
     })
 }

@@ -46,7 +46,7 @@ fn found(root: &Path, env: &[(&str, String)]) -> Vec<String> {
     assert!(ok, "{out}{err}");
     let prefix = format!("{}/", root.display());
     err.lines()
-        .filter_map(|l| l.split("found driver manifest ").nth(1))
+        .filter_map(|l| l.split("Found ICD manifest file ").nth(1))
         .filter_map(|path| path.strip_prefix(&prefix).map(String::from))
         .collect()
 }
@@ -133,12 +133,22 @@ fn select_and_disable_globs_on_the_file_name() {
         env.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
         env
     };
-    let skipped = |env: &[(&str, String)], name: &str| lines_about(&root, env, &format!("d/{name}")).iter().any(|l| l.contains("skipped"));
+    // The Khronos loader's words, which users search for.
+    let skipped = |env: &[(&str, String)], name: &str| {
+        let mut env = env.to_vec();
+        env.push(("VK_LOADER_DEBUG", "all".into()));
+        let (ok, out, err) = child("enumerate", &env);
+        assert!(ok, "{out}{err}");
+        err.lines().any(|l| l.contains(&format!("Driver \"{name}\" ignored because")))
+    };
     let disable = env(&[("VK_LOADER_DRIVERS_DISABLE", "*intel*,lvp_*")]);
     assert!(skipped(&disable, "intel_icd.json") && skipped(&disable, "lvp_icd.json") && !skipped(&disable, "amd_icd.json"));
     // SELECT wins over DISABLE.
     let both = env(&[("VK_LOADER_DRIVERS_SELECT", "lvp*"), ("VK_LOADER_DRIVERS_DISABLE", "*")]);
     assert!(!skipped(&both, "lvp_icd.json") && skipped(&both, "amd_icd.json") && skipped(&both, "intel_icd.json"));
+    // `~all~` is every driver, as for the Khronos loader.
+    let all = env(&[("VK_LOADER_DRIVERS_DISABLE", "~all~")]);
+    assert!(["amd_icd.json", "intel_icd.json", "lvp_icd.json"].iter().all(|name| skipped(&all, name)));
 }
 
 #[test]

@@ -25,7 +25,7 @@ fn scenario_entry() {
         let create: PFN_vkCreateInstance = std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
         // Group enumeration is Vulkan 1.1: those scenarios ask for 1.3.
         let app = VkApplicationInfo { apiVersion: vk_generated::make_api_version(0, 1, 3, 0), ..Default::default() };
-        let wants_1_3 = matches!(scenario.as_str(), "groups" | "incomplete");
+        let wants_1_3 = matches!(scenario.as_str(), "groups" | "incomplete" | "gpa-1.3");
         let mut info = VkInstanceCreateInfo { pApplicationInfo: if wants_1_3 { &app } else { std::ptr::null() }, ..Default::default() };
         // DIRECT_DRIVER=<library> DIRECT_MODE=exclusive|inclusive|not-enabled: hand that driver over
         // through VK_LUNARG_direct_driver_loading.
@@ -94,12 +94,22 @@ fn scenario_entry() {
                 for name in [c"vkEnumeratePhysicalDeviceGroups", c"vkGetPhysicalDeviceProperties2", c"vkGetPhysicalDeviceProperties2KHR", c"vkCmdDraw", c"vkCreateDebugUtilsMessengerEXT", c"vkNotACommand"] {
                     println!("GPA {} {}", name.to_string_lossy(), get(instance, name).is_some());
                 }
+                global_commands_through_an_instance(&get, instance);
             }
+            "gpa-1.3" => global_commands_through_an_instance(&get, instance),
             _ => {}
         }
         let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
         destroy.unwrap()(instance, std::ptr::null());
     }
+}
+
+/// Whether `vkGetInstanceProcAddr` with an instance answers for global commands.
+unsafe fn global_commands_through_an_instance(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: VkInstance) {
+    for name in [c"vkCreateInstance", c"vkEnumerateInstanceExtensionProperties"] {
+        println!("GLOBAL {} {}", name.to_string_lossy(), get(instance, name).is_some());
+    }
+    println!("GLOBAL vkGetInstanceProcAddr {}", get(instance, c"vkGetInstanceProcAddr").is_some());
 }
 
 /// Creates a device, records draws through the GDPA pointer, and reads the driver's counter.
@@ -455,6 +465,13 @@ fn instance_proc_addr_hands_out_core_commands_and_enabled_extensions_only() {
             "vkNotACommand false",
         ]
     );
+    // Global commands through an instance: still there for applications of Vulkan 1.2 and older,
+    // NULL from 1.3 on (as the spec and the Khronos loader have it); vkGetInstanceProcAddr always.
+    let globals = |out: &str| out.lines().filter_map(|l| l.strip_prefix("GLOBAL ")).map(String::from).collect::<Vec<_>>();
+    assert_eq!(globals(&out), ["vkCreateInstance true", "vkEnumerateInstanceExtensionProperties true", "vkGetInstanceProcAddr true"]);
+    let (ok, out, err) = child("gpa-1.3", &[("VK_DRIVER_FILES", path(&manifest))]);
+    assert!(ok, "{out}{err}");
+    assert_eq!(globals(&out), ["vkCreateInstance false", "vkEnumerateInstanceExtensionProperties false", "vkGetInstanceProcAddr true"]);
 }
 
 #[test]
@@ -472,4 +489,33 @@ fn unknown_driver_instance_extensions_are_filtered_unless_asked() {
     assert!(!filtered.contains(&"VK_FAKE_unknown_extension".to_string()), "{filtered:?}");
     let unfiltered = extensions(Some(("VK_LOADER_DISABLE_INST_EXT_FILTER", "1".into())));
     assert!(unfiltered.contains(&"VK_FAKE_unknown_extension".to_string()), "{unfiltered:?}");
+}
+
+/// A driver lacking a Vulkan 1.0 command the loader calls without checking is skipped with the
+/// Khronos loader's line; the other driver keeps working.
+#[test]
+fn driver_missing_a_required_command_is_skipped() {
+    let env = with(&two_drivers("required"), &[("VK_TEST_DRIVER_WITHOUT_COMMANDS_A", "vkGetPhysicalDeviceFeatures"), ("VK_LOADER_DEBUG", "warn")]);
+    let (ok, out, err) = child("list", &env);
+    assert!(ok && out.contains("RESULT VK_SUCCESS"), "{out}{err}");
+    assert_eq!(devices(&out), ["Test Driver discrete 0"], "{out}");
+    assert!(err.contains("Unable to load vkGetPhysicalDeviceFeatures from ICD"), "{err}");
+}
+
+/// The instance extensions listed are the drivers' and the loader's own: none the loader would
+/// only emulate for drivers that lack it when no driver has it.
+#[test]
+fn instance_extensions_no_driver_has_are_not_listed() {
+    let dir = common::scratch("extlist");
+    let manifest = common::driver_manifest(&dir, "d.json", &common::test_driver());
+    let extensions = |driver_extensions: &str| {
+        let env = [("VK_DRIVER_FILES", path(&manifest)), ("VK_TEST_DRIVER_INSTANCE_EXTENSIONS", driver_extensions.to_string())];
+        let (ok, out, err) = child("extensions", &env);
+        assert!(ok, "{out}{err}");
+        out.lines().filter_map(|l| l.strip_prefix("EXTENSION ")).map(String::from).collect::<Vec<_>>()
+    };
+    let none = extensions("VK_KHR_surface");
+    assert!(!none.iter().any(|e| e == "VK_KHR_get_physical_device_properties2" || e == "VK_KHR_external_fence_capabilities"), "{none:?}");
+    let with_properties2 = extensions("VK_KHR_surface,VK_KHR_get_physical_device_properties2");
+    assert!(with_properties2.iter().any(|e| e == "VK_KHR_get_physical_device_properties2"), "{with_properties2:?}");
 }

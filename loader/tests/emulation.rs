@@ -245,6 +245,10 @@ unsafe fn displays(gipa: Gipa) {
     destroy.unwrap()(instance, std::ptr::null());
 }
 
+/// The 1.3 driver's instance extensions: the default ones and every one `queries` enables.
+const NEW_DRIVER_EXTENSIONS: &str = "+VK_KHR_external_memory_capabilities,VK_KHR_external_semaphore_capabilities,\
+VK_KHR_external_fence_capabilities,VK_KHR_device_group_creation";
+
 fn run(scenario: &str) -> (String, String) {
     let display = scenario == "display";
     let dir = common::scratch(&format!("emulation-{scenario}"));
@@ -259,7 +263,9 @@ fn run(scenario: &str) -> (String, String) {
             ("VK_TEST_DRIVER_STRICT_ENTRY_POINTS", "1".into()),
             ("VK_TEST_DRIVER_API_VERSION_OLD", "1.0".into()),
             ("VK_TEST_DRIVER_INSTANCE_EXTENSIONS_OLD", if display { "VK_KHR_surface,VK_KHR_display" } else { "" }.into()),
-            ("VK_TEST_DRIVER_INSTANCE_EXTENSIONS_NEW", if display { "+VK_KHR_display,VK_KHR_get_display_properties2" } else { "+" }.into()),
+            // The 1.3 driver has the extensions the application enables (an instance extension no
+            // driver has cannot be enabled); the 1.0 driver has none of them.
+            ("VK_TEST_DRIVER_INSTANCE_EXTENSIONS_NEW", if display { "+VK_KHR_display,VK_KHR_get_display_properties2" } else { NEW_DRIVER_EXTENSIONS }.into()),
             ("VK_TEST_DRIVER_DEVICE_EXTENSIONS_OLD", "".into()),
             ("VK_TEST_DRIVER_DEVICES_OLD", "integrated".into()),
             ("VK_TEST_DRIVER_API_VERSION_NEW", "1.3".into()),

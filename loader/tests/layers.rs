@@ -573,6 +573,35 @@ fn requested_layers_that_cannot_load_are_layer_not_present_with_the_reason() {
     assert_eq!(lines(&out, "TEST_LAYER "), ["TEST_LAYER GOOD vkCreateInstance", "TEST_LAYER GOOD vkDestroyInstance"], "{out}{err}");
 }
 
+/// A requested layer built for the other word size is reported in the Khronos loader's words,
+/// from its ELF header, before `dlopen` is tried; each of several unusable layers gets its line.
+#[test]
+fn requested_layers_of_the_wrong_class_are_named_each() {
+    let s = setup("wrong-class");
+    let good = common::tagged_layer(&s.dir, "good");
+    let mut bytes = std::fs::read(&good).unwrap();
+    bytes[4] = 1; // EI_CLASS: ELFCLASS32
+    let other_class = s.dir.join("libother_class.so");
+    std::fs::write(&other_class, bytes).unwrap();
+    common::layer_manifest(&s.explicit, "class.json", "VK_LAYER_TEST_class", &other_class, "");
+    common::layer_manifest(&s.explicit, "missing.json", "VK_LAYER_TEST_missing", &s.dir.join("libnot_there.so"), "");
+    let (out, err) = s.run(&[("TEST_APP_LAYERS", "VK_LAYER_TEST_class,VK_LAYER_TEST_missing"), ("VK_LOADER_DEBUG", "error")]);
+    assert!(out.contains("RESULT VK_ERROR_LAYER_NOT_PRESENT"), "{out}{err}");
+    assert!(err.contains("Requested layer \"VK_LAYER_TEST_class\" was wrong bit-type!"), "{err}");
+    assert!(err.contains("Requested layer \"VK_LAYER_TEST_missing\" failed to load!"), "{err}");
+}
+
+/// Device extensions must be the physical device's or an enabled layer's.
+#[test]
+fn device_extensions_nobody_provides_are_not_present() {
+    let s = setup("device-extensions");
+    let (out, err) = s.run(&[("TEST_DEVICE", "1"), ("TEST_DEVICE_EXTENSIONS", "VK_KHR_swapchain,VK_KHR_not_a_real_one"), ("VK_LOADER_DEBUG", "error")]);
+    assert!(out.contains("DEVICE_RESULT VK_ERROR_EXTENSION_NOT_PRESENT"), "{out}{err}");
+    assert!(err.contains("Device extension VK_KHR_not_a_real_one not supported by selected physical device or enabled layers."), "{err}");
+    let (out, err) = s.run(&[("TEST_DEVICE", "1"), ("TEST_DEVICE_EXTENSIONS", "VK_KHR_swapchain")]);
+    assert!(out.contains("DEVICE_RESULT VK_SUCCESS"), "{out}{err}");
+}
+
 #[test]
 fn meta_layer_expands_in_place() {
     let s = setup("meta");

@@ -1,8 +1,10 @@
 //! `cargo xtask <subcommand>`: the project's automation, in Rust so it needs nothing but cargo.
 
 mod bench;
+mod fuzz;
 mod hot_text;
 mod install;
+mod khronos_suite;
 mod package;
 mod regen;
 mod run;
@@ -51,6 +53,25 @@ subcommands:
   hot-text
       regenerate loader/hot-text.txt, the functions the linker places together: runs the benchmark
       workloads, vk-hello, vk-compute and vulkaninfo under valgrind's callgrind (needs valgrind)
+  fuzz [--seconds N] [TARGET...]
+      coverage-guided fuzzing (libFuzzer, stable Rust) of the loader's parsers, N seconds per target
+      (default 60): driver_manifest, layer_activation (layer manifests, meta and override layers,
+      the layer environment variables), elf_header (the ELF pre-check, library_path tokens); seeds
+      in fuzz/corpus/, findings written to target/fuzz-artifacts/ fail the command
+  khronos-suite --src DIR [--headers DIR] [--googletest DIR] [--build DIR] [--filter REGEX]
+                [--loader PATH] [--jobs N] [--json FILE] [--compare FILE]
+      the Khronos Vulkan-Loader's own tests (DIR: a checkout of it, kept outside the repository),
+      built with cmake and ninja if needed, run one per process by ctest against our release
+      libvulkan.so (or --loader PATH); prints passed / failed / crashed by test group and the
+      tests that did not pass. Exit status 0 whatever the tests do.
+      --headers DIR     Vulkan-Headers install prefix (first configure only)
+      --googletest DIR  googletest v1.14.0 checkout (first configure only)
+      --build DIR       build directory (default DIR/build-rust-loader-suite)
+      --filter REGEX    only the tests whose names match (ctest -R)
+      --loader PATH     test this library instead, e.g. the system's libvulkan.so.1
+      --jobs N          build and test jobs (default: the number of CPUs)
+      --json FILE       also write the results as JSON
+      --compare FILE    list the tests whose outcome changed since an earlier --json FILE
 ";
 
 fn main() -> ExitCode {
@@ -65,6 +86,8 @@ fn main() -> ExitCode {
         Some("package") => package::main(&rest),
         Some("bench") => bench::main(&rest),
         Some("hot-text") => hot_text::main(&rest),
+        Some("khronos-suite") => khronos_suite::main(&rest),
+        Some("fuzz") => fuzz::main(&rest),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

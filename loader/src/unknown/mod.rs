@@ -347,6 +347,7 @@ mod tests {
             chain_gdpa: None,
             wsi: Default::default(),
             debug_objects: Default::default(),
+            core_version_limit: u32::MAX,
         };
         let handle: [*const DeviceData; 1] = [&data];
         for slot in 0..UNKNOWN_SLOTS {

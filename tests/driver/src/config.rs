@@ -77,6 +77,12 @@ pub fn strict_entry_points() -> bool {
     flag("STRICT_ENTRY_POINTS")
 }
 
+/// `VK_TEST_DRIVER_WITHOUT_COMMANDS`: whether the comma list names `command`, which the driver
+/// then does not hand out (read at each GetProcAddr call).
+pub fn withholds(command: &[u8]) -> bool {
+    var("WITHOUT_COMMANDS").is_some_and(|list| list.split(',').any(|name| name.trim().as_bytes() == command))
+}
+
 /// `VK_TEST_DRIVER_INTERFACE_VERSION`: the newest interface version the driver admits to.
 pub fn max_interface_version() -> u32 {
     var("INTERFACE_VERSION")

@@ -123,6 +123,7 @@ unsafe fn find(name: *const c_char, accept: impl Fn(Level) -> bool) -> PFN_vkVoi
         .map(|&i| &ENTRIES[i])
         .find(|e| accept(e.level))
         .filter(|e| !matches!(e.level, Level::Instance | Level::PhysicalDevice) || provided(name))
+        .filter(|_| !config::withholds(name.to_bytes()))
         .map(|e| e.function)
         .or_else(|| synthetic::find(name, &accept))
 }

@@ -1,0 +1,48 @@
+//! Entry points for the fuzz targets in `fuzz/` (`cargo xtask fuzz`): the parsers that read what
+//! anyone can drop into a search path or set in the environment, fed arbitrary bytes. Each one
+//! returns normally for any input; a panic, a hang or an out-of-bounds access is a bug. Not part
+//! of the Vulkan API.
+
+use crate::{elf, layer, layer_manifest, manifest};
+
+/// A driver manifest (every `file_format_version`, `library_path` resolution, `api_version`).
+pub fn driver_manifest(data: &[u8]) {
+    let _ = manifest::parse_driver(data, "/fuzz/icd.d/driver.json");
+}
+
+/// A library's first bytes as the ELF pre-check reads them: the first 8 bytes of `data` give the
+/// file's size, the rest its header; then `data` as a `library_path` for the token check.
+pub fn elf_header(data: &[u8]) {
+    let (size, header) = data.split_at(data.len().min(8));
+    let mut size_bytes = [0u8; 8];
+    size_bytes[..size.len()].copy_from_slice(size);
+    let _ = elf::check_bytes(header, u64::from_le_bytes(size_bytes));
+    let _ = elf::names_the_file(&String::from_utf8_lossy(data));
+}
+
+/// Layer selection end to end, without the file system: `data` is a layer manifest, then after a
+/// NUL byte the environment as `NAME=VALUE` lines (`VK_INSTANCE_LAYERS`, the
+/// `VK_LOADER_LAYERS_*` filters, the layers' enable and disable variables), where the line
+/// `APP=a,b` lists the application's layers and `EXE=path` names the executable (override layer
+/// `app_keys`). The manifest is read as explicit and as implicit; the catalog is validated (meta
+/// layers, duplicates, the override layer's blacklist) and the layers activated.
+pub fn layer_activation(data: &[u8]) {
+    let (manifest_text, environment) = match data.iter().position(|&b| b == 0) {
+        Some(i) => (&data[..i], String::from_utf8_lossy(&data[i + 1..]).into_owned()),
+        None => (data, String::new()),
+    };
+    let vars: Vec<(&str, &str)> = environment.lines().filter_map(|l| l.split_once('=')).collect();
+    let var = |name: &str| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string());
+    let mut layers = Vec::new();
+    for implicit in [false, true] {
+        if let Ok(parsed) = layer_manifest::parse_layers(manifest_text, "/fuzz/layer.json", implicit) {
+            layers.extend(parsed.layers);
+        }
+    }
+    let blacklist: Vec<String> = layers.iter().flat_map(|l| l.blacklisted_layers.iter().cloned()).collect();
+    let (catalog, _log) = layer::validate_catalog(layers, &blacklist);
+    let app_list = var("APP").unwrap_or_default();
+    let app: Vec<&str> = app_list.split(',').filter(|n| !n.is_empty()).collect();
+    let exe = var("EXE");
+    let _ = layer::activate(&catalog, &app, &var, exe.as_deref());
+}
