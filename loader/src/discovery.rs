@@ -81,8 +81,12 @@ impl Search {
     /// The entries of a colon list variable, if it is set (`platform::env`: not in elevated processes).
     fn add_variable(&mut self, var: &str) {
         if let Some(list) = platform::env(var) {
-            self.locations.extend(split_paths(&list));
+            self.add_list(&list);
         }
+    }
+
+    fn add_list(&mut self, list: &str) {
+        self.locations.extend(split_paths(list));
     }
 
     fn add_standard_dirs(&mut self, kind: &str) {
@@ -128,36 +132,37 @@ pub fn driver_manifests() -> Vec<Found> {
     let settings = crate::settings::current();
     // A settings file's device_configurations choose the devices: the driver environment
     // variables (search replacement, additions, filters) no longer apply.
-    let use_env = settings.as_ref().is_none_or(|s| s.device_configurations.is_none());
-    let set = |var: &str| use_env && platform::env(var).is_some();
+    let driver_env = |name: &str| match &settings {
+        Some(s) if s.device_configurations.is_some() => None,
+        _ => platform::env(name),
+    };
     let mut search = Search::new();
-    if set("VK_DRIVER_FILES") {
-        search.add_variable("VK_DRIVER_FILES");
-    } else if set("VK_ICD_FILENAMES") {
-        search.add_variable("VK_ICD_FILENAMES");
+    if let Some(list) = driver_env("VK_DRIVER_FILES").or_else(|| driver_env("VK_ICD_FILENAMES")) {
+        search.add_list(&list);
     } else {
-        if use_env {
-            search.add_variable("VK_ADD_DRIVER_FILES");
+        if let Some(list) = driver_env("VK_ADD_DRIVER_FILES") {
+            search.add_list(&list);
         }
         search.add_standard_dirs("icd.d");
     }
-    let mut paths = search.run(Level::Driver, "driver");
-    if let Some(settings) = &settings {
-        paths = settings.with_additional_drivers(paths);
-    }
-    let (select, disable) = match use_env {
-        true => (patterns("VK_LOADER_DRIVERS_SELECT"), patterns("VK_LOADER_DRIVERS_DISABLE")),
-        false => (Vec::new(), Vec::new()),
+    let paths = search.run(Level::Driver, "driver");
+    let paths = match &settings {
+        Some(settings) => settings.with_additional_drivers(paths),
+        None => paths,
     };
-    paths
-        .into_iter()
-        .map(|path| {
-            log!(Level::Driver, "Found ICD manifest file {path}");
-            let file_name = path.rsplit('/').next().unwrap_or(&path);
-            let skipped = filtered_out(file_name, &select, &disable);
-            Found { path, skipped }
-        })
-        .collect()
+    let select = driver_env("VK_LOADER_DRIVERS_SELECT").map(|l| patterns("VK_LOADER_DRIVERS_SELECT", &l)).unwrap_or_default();
+    let disable = driver_env("VK_LOADER_DRIVERS_DISABLE").map(|l| patterns("VK_LOADER_DRIVERS_DISABLE", &l)).unwrap_or_default();
+    let mut found: Vec<Found> = Vec::new();
+    for path in paths {
+        if found.iter().any(|f| f.path == path) {
+            continue;
+        }
+        log!(Level::Driver, "Found ICD manifest file {path}");
+        let file_name = path.rsplit('/').next().unwrap_or(&path);
+        let skipped = filtered_out(file_name, &select, &disable);
+        found.push(Found { path, skipped });
+    }
+    found
 }
 
 /// Why `VK_LOADER_DRIVERS_SELECT` / `VK_LOADER_DRIVERS_DISABLE` leave a driver manifest out, if
@@ -227,10 +232,9 @@ fn layer_search(implicit: bool, override_paths: &[String]) -> Search {
     search
 }
 
-/// Comma-separated glob patterns from an environment variable (`~all~` is `*`, as for the
-/// Khronos loader); invalid ones are logged and dropped.
-pub fn patterns(var: &str) -> Vec<glob::Pattern> {
-    let Some(list) = platform::env(var) else { return Vec::new() };
+/// The comma-separated glob patterns `var` holds (`~all~` is `*`, as for the Khronos loader);
+/// invalid ones are logged and dropped.
+fn patterns(var: &str, list: &str) -> Vec<glob::Pattern> {
     list.split(',')
         .filter(|p| !p.is_empty())
         .map(|p| if p == "~all~" { "*" } else { p })

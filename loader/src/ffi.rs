@@ -37,9 +37,14 @@ pub unsafe fn fill<T: Copy>(items: &[T], count: *mut u32, out: *mut T) -> VkResu
     if n < items.len() { VkResult::INCOMPLETE } else { VkResult::SUCCESS }
 }
 
-/// Calls a driver's two-call query until it stops returning `VK_INCOMPLETE`.
+/// How often [`query`] asks again after `VK_INCOMPLETE` (the list grew between the calls) before
+/// it gives up on a driver or layer that never completes.
+const QUERY_ATTEMPTS: usize = 8;
+
+/// Calls a driver's two-call query until it stops returning `VK_INCOMPLETE` (at most
+/// [`QUERY_ATTEMPTS`] times; then `Err(VK_INCOMPLETE)`).
 pub fn query<T: Copy + Default>(mut call: impl FnMut(*mut u32, *mut T) -> VkResult) -> Result<Vec<T>, VkResult> {
-    loop {
+    for _ in 0..QUERY_ATTEMPTS {
         let mut count = 0u32;
         let result = call(&mut count, std::ptr::null_mut());
         if result != VkResult::SUCCESS {
@@ -55,4 +60,5 @@ pub fn query<T: Copy + Default>(mut call: impl FnMut(*mut u32, *mut T) -> VkResu
             error => return Err(error),
         }
     }
+    Err(VkResult::INCOMPLETE)
 }

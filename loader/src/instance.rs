@@ -665,6 +665,9 @@ unsafe fn create_driver_instance(
     if result != VkResult::SUCCESS {
         return Err(format!("its vkCreateInstance returned {result:?}"));
     }
+    if handle.is_null() {
+        return Err("its vkCreateInstance returned no instance (VK_SUCCESS with VK_NULL_HANDLE)".into());
+    }
     let mut set = ExtensionSet::new();
     for ext in given {
         set.insert_name(ext.to_bytes());

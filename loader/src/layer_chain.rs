@@ -155,9 +155,9 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
         }
     }
     let mut active: Vec<ActiveLayer> = Vec::with_capacity(activation.layers.len());
-    let mut meta_layers = activation.meta_layers.into_iter().peekable();
     // Every layer is tried, so that each one that cannot be loaded is reported.
     let mut requested_layer_missing = false;
+    let mut meta_layers = activation.meta_layers.into_iter().peekable();
     for (position, (index, reason)) in activation.layers.into_iter().enumerate() {
         // The meta layers listed before this layer go after the last one loaded.
         while let Some((_, meta)) = meta_layers.next_if(|(before, _)| *before <= position) {

@@ -148,7 +148,10 @@ fn enumerate_all(instance: &Instance) -> Vec<Box<PhysicalDevice>> {
                 continue;
             }
         };
-        for handle in handles {
+        if handles.iter().any(|h| h.is_null()) {
+            log!(Level::Warn, "{}: vkEnumeratePhysicalDevices wrote fewer devices than it counted (NULL handles skipped)", d.driver.manifest_path);
+        }
+        for handle in handles.into_iter().filter(|h| !h.is_null()) {
             let mut properties = VkPhysicalDeviceProperties::default();
             if let Some(get) = d.table.vkGetPhysicalDeviceProperties {
                 unsafe { get(handle, &mut properties) };

@@ -109,6 +109,12 @@ pub fn no_magic() -> bool {
     flag("NO_MAGIC")
 }
 
+/// `VK_TEST_DRIVER_FAULTS`: whether the comma list names `fault`, a way of misbehaving (see
+/// README.md), read at each call.
+pub fn fault(fault: &str) -> bool {
+    var("FAULTS").is_some_and(|list| list.split(',').any(|f| f.trim() == fault))
+}
+
 /// `VK_TEST_DRIVER_FAIL_NEGOTIATE=1`.
 pub fn fail_negotiate() -> bool {
     flag("FAIL_NEGOTIATE")

@@ -92,6 +92,13 @@ pub unsafe extern "system" fn vkCreateDevice(
         ) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
+        if crate::config::fault("fail_create_device") {
+            return VkResult::ERROR_DEVICE_LOST;
+        }
+        if crate::config::fault("null_device") {
+            pDevice.write(VkDevice::NULL);
+            return VkResult::SUCCESS;
+        }
         for name in c_string_list(info.ppEnabledExtensionNames, info.enabledExtensionCount) {
             if !pd.supports_extension(name) {
                 return VkResult::ERROR_EXTENSION_NOT_PRESENT;

@@ -99,6 +99,10 @@ pub unsafe extern "system" fn vkCreateInstance(
                 return VkResult::ERROR_EXTENSION_NOT_PRESENT;
             }
         }
+        if config::fault("null_instance") {
+            pInstance.write(VkInstance::NULL);
+            return VkResult::SUCCESS;
+        }
         let requested = info
             .pApplicationInfo
             .as_ref()
@@ -185,6 +189,9 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         let devices = &instance.physical_devices;
+        if let Some(result) = enumerate_with_faults(devices, pPhysicalDeviceCount, pPhysicalDevices) {
+            return result;
+        }
         enumerate(
             devices.len(),
             pPhysicalDeviceCount,
@@ -192,6 +199,29 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
             |i, dst| dst.write(physical_device_handle(&devices[i])),
         )
     })
+}
+
+/// `vkEnumeratePhysicalDevices` as a broken driver answers it, when a fault asks: a count two
+/// higher than the devices it then writes (the caller's count left as it was, `VK_SUCCESS`), or
+/// `VK_INCOMPLETE` forever with nothing written.
+unsafe fn enumerate_with_faults(devices: &[Box<PhysicalDevice>], count: *mut u32, out: *mut VkPhysicalDevice) -> Option<VkResult> {
+    if count.is_null() {
+        return None;
+    }
+    if config::fault("inflated_device_count") {
+        if out.is_null() {
+            *count = devices.len() as u32 + 2;
+        } else {
+            for (i, device) in devices.iter().take(*count as usize).enumerate() {
+                out.add(i).write(physical_device_handle(device));
+            }
+        }
+        return Some(VkResult::SUCCESS);
+    }
+    if config::fault("endless_incomplete") && !out.is_null() {
+        return Some(VkResult::INCOMPLETE);
+    }
+    None
 }
 
 pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
