@@ -3,7 +3,7 @@
 //! returns normally for any input; a panic, a hang or an out-of-bounds access is a bug. Not part
 //! of the Vulkan API.
 
-use crate::{elf, layer, layer_manifest, manifest};
+use crate::{elf, layer, layer_manifest, manifest, settings};
 
 /// A driver manifest (every `file_format_version`, `library_path` resolution, `api_version`).
 pub fn driver_manifest(data: &[u8]) {
@@ -45,4 +45,12 @@ pub fn layer_activation(data: &[u8]) {
     let app: Vec<&str> = app_list.split(',').filter(|n| !n.is_empty()).collect();
     let exe = var("EXE");
     let _ = layer::activate(&catalog, &app, &var, exe.as_deref());
+}
+
+/// A loader settings file (`vk_loader_settings.json`): the entry `app_keys` choose (the
+/// executable is `/fuzz/app`), its layers, log filters, drivers and device configurations.
+pub fn settings_file(data: &[u8]) {
+    if let Ok(Some(parsed)) = settings::parse(data, "/fuzz/vk_loader_settings.json", Some("/fuzz/app")) {
+        let _ = parsed.with_additional_drivers(vec!["/fuzz/icd.d/driver.json".to_string()]);
+    }
 }

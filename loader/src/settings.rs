@@ -76,9 +76,7 @@ impl Settings {
     pub fn decides_layers(&self) -> bool {
         self.layers.is_some()
     }
-}
 
-impl Settings {
     /// The driver manifests to load: `found` (the usual search), or none of them when
     /// `additional_drivers_use_exclusively`, then the `additional_drivers` (`.json` files only).
     pub fn with_additional_drivers(&self, found: Vec<String>) -> Vec<String> {
@@ -131,7 +129,7 @@ fn split_list(list: &str) -> Vec<String> {
 
 /// Settings files as last parsed, by path (see file_cache): an unchanged file is not read again.
 /// The executable's path, which picks the entry, cannot change while the process runs.
-static PARSED: ParseCache<String, Result<Option<Settings>, String>> = ParseCache::new();
+static PARSED: ParseCache<String, Result<Option<Arc<Settings>>, String>> = ParseCache::new();
 
 /// The settings in force now: the first settings file found, if it sets anything. Looks at the
 /// file system once per API call (see `OneLook`), so a file vkconfig writes or removes is seen by
@@ -200,14 +198,14 @@ fn find() -> Option<Arc<Settings>> {
     // The first file there wins, as with the Khronos loader (which asks `access` too).
     for path in candidate_paths().into_iter().filter(|p| platform::readable(p)) {
         let exe = crate::layer_catalog::executable_path;
-        let parsed = PARSED.get_at_most(&path, &path, MAX_FILE_SIZE, |text| parse(text, &path, exe().as_deref()));
+        let parse = |text: &[u8]| parse(text, &path, exe().as_deref()).map(|s| s.map(Arc::new));
+        let parsed = PARSED.get_at_most(&path, &path, MAX_FILE_SIZE, parse);
         let parsed = match parsed {
             Err(_) => continue, // gone since: the next place is tried
             Ok(parsed) => parsed,
         };
         return match &*parsed {
-            Ok(Some(settings)) => Some(Arc::new(settings.clone())),
-            Ok(None) => None,
+            Ok(settings) => settings.clone(),
             Err(why) => {
                 log!(Level::Warn, "loader settings file {path} ignored: {why}");
                 None

@@ -34,3 +34,8 @@ fn layer_activation_seeds_and_regressions() {
 fn elf_header_seeds_and_regressions() {
     replay("elf_header", vulkan::fuzzing::elf_header);
 }
+
+#[test]
+fn settings_file_seeds_and_regressions() {
+    replay("settings_file", vulkan::fuzzing::settings_file);
+}

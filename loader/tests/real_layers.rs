@@ -16,6 +16,7 @@ use vk_generated::types::*;
 const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
 const VALIDATION: &str = "/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json";
 const DEVICE_SELECT: &str = "/usr/share/vulkan/implicit_layer.d/VkLayer_MESA_device_select.json";
+const OVERLAY: &str = "/usr/share/vulkan/explicit_layer.d/VkLayer_MESA_overlay.json";
 
 /// Runs the child scenario with the host's layer directories (no VK_LAYER_PATH overrides).
 fn child(env: &[(&str, String)]) -> (String, String) {
@@ -187,6 +188,59 @@ fn mesa_overlay_layer_loads() {
     let (out, err) = child(&[("VK_INSTANCE_LAYERS", "VK_LAYER_MESA_overlay".into()), ("VK_LOADER_DEBUG", "layer".into())]);
     assert!(out.contains("RESULT VK_SUCCESS") && out.contains("DEVICE_RESULT VK_SUCCESS") && out.contains("QUEUE_WAIT VK_SUCCESS"), "{out}{err}");
     assert!(err.contains("VK_LAYER_MESA_overlay"), "{err}");
+}
+
+/// "Validation on, device_select off, overlay on", as the Vulkan Configurator writes it, against
+/// the installed layers: an application that enables no layer gets the validation layer (which
+/// reports the misuse) and the overlay, in the file's order, and not Mesa's device-select (an
+/// implicit layer, otherwise on). The layers the file does not name go at its end.
+#[test]
+fn vkconfig_settings_file_turns_installed_layers_on_and_off() {
+    require(LAVAPIPE, "mesa-vulkan-drivers");
+    require(VALIDATION, "vulkan-validationlayers");
+    require(DEVICE_SELECT, "mesa-vulkan-drivers");
+    require(OVERLAY, "mesa-vulkan-drivers");
+    let dir = common::scratch("vkconfig-settings");
+    let settings_dir = dir.join("vulkan/loader_settings.d");
+    std::fs::create_dir_all(&settings_dir).unwrap();
+    let entry = |name: &str, path: &str, control: &str, implicit: bool| {
+        format!(r#"{{"name": "{name}", "path": "{path}", "control": "{control}", "treat_as_implicit_manifest": {implicit}}}"#)
+    };
+    let layers = [
+        entry("VK_LAYER_KHRONOS_validation", VALIDATION, "on", false),
+        entry("VK_LAYER_MESA_device_select", DEVICE_SELECT, "off", true),
+        entry("VK_LAYER_MESA_overlay", OVERLAY, "on", false),
+        r#"{"control": "unordered_layer_location"}"#.to_string(),
+    ];
+    let text = format!(
+        r#"{{"file_format_version": "1.0.0", "settings_array": [{{"stderr_log": ["error"], "layers": [{}]}}]}}"#,
+        layers.join(", ")
+    );
+    std::fs::write(settings_dir.join("vk_loader_settings.json"), text).unwrap();
+    let (out, err) = child(&[("XDG_CONFIG_HOME", dir.to_str().unwrap().into()), ("TEST_MISUSE", "1".into()), ("VK_LOADER_DEBUG", "layer".into())]);
+    assert_validation_caught_misuse(&out, &err);
+    // `stderr_log` replaces VK_LOADER_DEBUG: the chain is not logged.
+    assert!(!err.contains("instance layer chain"), "{err}");
+    let (out, err) = child(&[("XDG_CONFIG_HOME", dir.to_str().unwrap().into())]);
+    assert!(out.contains("DEVICE_RESULT VK_SUCCESS"), "{out}{err}");
+    // The instance chain as logged: "[Vulkan Loader] LAYER:     <i>: <name> (...".
+    let chain = |err: &str| -> Vec<String> {
+        let entry = |l: &str| {
+            let (index, rest) = l.strip_prefix("[Vulkan Loader] LAYER:")?.trim_start().split_once(": ")?;
+            index.parse::<usize>().ok()?;
+            Some(rest.split(' ').next()?.to_string())
+        };
+        err.lines().filter_map(entry).collect()
+    };
+    std::fs::write(
+        settings_dir.join("vk_loader_settings.json"),
+        format!(r#"{{"file_format_version": "1.0.0", "settings": {{"stderr_log": ["layer"], "layers": [{}]}}}}"#, layers.join(", ")),
+    )
+    .unwrap();
+    let (_, err) = child(&[("XDG_CONFIG_HOME", dir.to_str().unwrap().into())]);
+    let names = chain(&err);
+    assert_eq!(names.get(..2), Some(&["VK_LAYER_KHRONOS_validation".to_string(), "VK_LAYER_MESA_overlay".to_string()][..]), "{err}");
+    assert!(!names.iter().any(|n| n == "VK_LAYER_MESA_device_select"), "{err}");
 }
 
 /// Lines that differ between the loaders for reasons that have nothing to do with layers: the

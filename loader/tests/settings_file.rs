@@ -315,6 +315,41 @@ fn first_file_in_the_search_order_wins() {
     assert_eq!(chain(&s.run(&[]).0), ["a"]);
 }
 
+/// A setgid copy of this test binary runs with AT_SECURE set: the settings file in the user's
+/// directories is not read there (only the system's would be).
+#[test]
+fn elevated_process_ignores_the_users_settings_file() {
+    use std::os::unix::fs::PermissionsExt;
+    if unsafe { libc::geteuid() } != 0 {
+        println!("skipped: making a setgid binary needs root (CI runs as root)");
+        return;
+    }
+    let s = setup("elevated");
+    let a = s.explicit_layer("a");
+    s.write_settings(&settings(&format!(r#""layers": [{}]"#, layer_entry("VK_LAYER_TEST_a", &a, "on", false))));
+    let exe = s.dir.join("elevated-test");
+    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    std::os::unix::fs::chown(&exe, Some(0), Some(65534)).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o2755)).unwrap();
+    let run = |program: &Path| {
+        let out = std::process::Command::new(program)
+            .args(["--exact", "scenario_entry", "--nocapture", "--test-threads=1"])
+            .env("SCENARIO", "settings")
+            .env("TEST_LIBVULKAN", common::libvulkan())
+            .env("TEST_CREATE_ONLY", "1")
+            .env("VK_TEST_LAYER_LOG", "1")
+            .env("XDG_CONFIG_HOME", s.dir.join("config"))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // The layer's vkCreateInstance runs before any driver is looked for.
+    assert_eq!(chain(&run(&std::env::current_exe().unwrap())), ["a"]);
+    let out = run(&exe);
+    assert!(out.contains("RESULT "), "the elevated copy did not run the scenario:\n{out}");
+    assert_eq!(chain(&out), Vec::<&str>::new(), "an elevated process read the user's settings file");
+}
+
 /// A malformed, truncated or hostile file is ignored whole with one line naming it and why;
 /// the layers are then what they would be without it.
 #[test]

@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub const TARGETS: [&str; 3] = ["driver_manifest", "layer_activation", "elf_header"];
+pub const TARGETS: [&str; 4] = ["driver_manifest", "layer_activation", "elf_header", "settings_file"];
 
 const USAGE: &str = "usage: cargo xtask fuzz [--seconds N] [TARGET...]";
 
