@@ -32,6 +32,7 @@ fn read(implicit: bool, override_paths: &[String]) -> Vec<LayerManifest> {
     for path in discovery::layer_manifests(implicit, override_paths) {
         match parse(&path, implicit) {
             Ok(file) => {
+                log_found(&path, &file);
                 for why in file.rejected {
                     log!(Level::Warn, "layer manifest {why}; layer skipped");
                 }
@@ -41,6 +42,15 @@ fn read(implicit: bool, override_paths: &[String]) -> Vec<LayerManifest> {
         }
     }
     layers
+}
+
+/// The Khronos loader's lines for a manifest read, which its users search for.
+fn log_found(path: &str, file: &ParsedFile) {
+    let version = &file.file_format_version;
+    log!(Level::Info, "Found manifest file {path} (file version {version})");
+    if file.unknown_file_format {
+        log!(Level::Info, "loader_add_layer_properties: {path} has unknown layer manifest file version {version}.  May cause errors.");
+    }
 }
 
 /// What one API call has read so far: nothing yet, or the catalog and whether it includes the
@@ -126,7 +136,9 @@ fn regular_catalog(with_explicit: bool) -> Vec<LayerManifest> {
         None => (Vec::new(), Vec::new()),
     };
     let mut all = implicit;
-    if with_explicit || all.iter().any(|l| l.is_meta()) {
+    // Someone reading the loader's information messages sees every manifest found, as with the
+    // Khronos loader, which always reads them all.
+    if with_explicit || all.iter().any(|l| l.is_meta()) || log::wanted(Level::Info) {
         all.extend(read(false, &override_paths));
     } else {
         discovery::log_unread_explicit_layers(&override_paths);

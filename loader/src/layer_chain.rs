@@ -167,11 +167,7 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
         }
         let manifest = catalog[index].clone();
         match layer_load::load(&manifest) {
-            Ok(loaded) => {
-                // The Khronos loader's words.
-                log!(Level::Info, "Insert instance layer \"{}\" ({})", manifest.name, manifest.library_path.as_deref().unwrap_or(""));
-                active.push(ActiveLayer { manifest, reason, loaded, meta_layers_after: Vec::new() })
-            }
+            Ok(loaded) => active.push(ActiveLayer { manifest, reason, loaded, meta_layers_after: Vec::new() }),
             Err(why) if reason.is_requested() => {
                 report_unloadable(&manifest.name, &why, true);
                 log::write(Level::Error, &format!("vkCreateInstance: layer {} ({}) cannot be loaded: {why}", manifest.name, manifest.manifest_path));
@@ -223,6 +219,11 @@ fn instance_extensions(layers: &[ActiveLayer]) -> Vec<VkExtensionProperties> {
 }
 
 fn log_chain(layers: &[ActiveLayer]) {
+    // The Khronos loader's line per layer, bottom of the chain first, which its users search for.
+    for l in layers.iter().rev() {
+        let path = l.manifest.library_path.as_deref().unwrap_or("");
+        log!(Level::Info, "Insert instance layer \"{}\" ({path})", l.manifest.name);
+    }
     if !log::enabled(Level::Layer) {
         return;
     }

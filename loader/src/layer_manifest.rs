@@ -81,8 +81,21 @@ pub const OVERRIDE_LAYER_NAME: &str = "VK_LAYER_LUNARG_override";
 /// What one manifest file gave: its layers, and the rejected entries with their reasons.
 #[derive(Debug, Default, Clone)]
 pub struct ParsedFile {
+    /// The `file_format_version` as written.
+    pub file_format_version: String,
+    /// Whether that version is one this loader does not know (the file is read all the same).
+    pub unknown_file_format: bool,
     pub layers: Vec<LayerManifest>,
     pub rejected: Vec<String>,
+}
+
+/// Whether a layer manifest `file_format_version` is one this loader knows: 1.0.0-1.0.1,
+/// 1.1.0-1.1.2, 1.2.0-1.2.1. A newer one is read the same way, as the Khronos loader does.
+fn known_file_format(version: &str) -> bool {
+    let mut parts = version.split('.').map(|p| p.trim().parse::<u32>().ok());
+    let mut next = || parts.next().flatten().unwrap_or(0);
+    let (major, minor, patch) = (next(), next(), next());
+    major == 1 && matches!((minor, patch), (0, 0..=1) | (1, 0..=2) | (2, 0..=1))
 }
 
 /// Parses a layer manifest's text. `Err` when the whole file is unusable.
@@ -92,9 +105,8 @@ pub fn parse_layers(text: &[u8], manifest_path: &str, implicit: bool) -> Result<
         .get("file_format_version")
         .and_then(Value::as_str)
         .ok_or_else(|| format!("{manifest_path}: missing \"file_format_version\""))?;
-    match version.split('.').next().map(str::parse::<u32>) {
-        Some(Ok(1)) => {}
-        _ => return Err(format!("{manifest_path}: unsupported \"file_format_version\" {version}")),
+    if !version.split('.').all(|p| p.trim().parse::<u32>().is_ok()) {
+        return Err(format!("{manifest_path}: bad \"file_format_version\" {version:?}"));
     }
     let entries: Vec<(String, &Value)> = match (json.get("layers"), json.get("layer")) {
         (Some(Value::Array(list)), _) => list.iter().enumerate().map(|(i, v)| (format!("layers[{i}]"), v)).collect(),
@@ -102,7 +114,11 @@ pub fn parse_layers(text: &[u8], manifest_path: &str, implicit: bool) -> Result<
         (None, Some(one)) => vec![("layer".to_string(), one)],
         (None, None) => return Err(format!("{manifest_path}: neither \"layer\" nor \"layers\"")),
     };
-    let mut parsed = ParsedFile::default();
+    let mut parsed = ParsedFile {
+        file_format_version: version.to_string(),
+        unknown_file_format: !known_file_format(version),
+        ..ParsedFile::default()
+    };
     for (field, value) in entries {
         match parse_layer(value, manifest_path, implicit) {
             Ok(Some(layer)) => parsed.layers.push(layer),
@@ -138,7 +154,7 @@ fn parse_layer(value: &Value, manifest_path: &str, implicit: bool) -> Result<Opt
         }
     };
     let api_text = required_str(obj, "api_version")?;
-    let api_version = parse_version(&api_text).ok_or_else(|| format!("bad \"api_version\" {api_text:?}"))?;
+    let api_version = layer_api_version(&api_text, &name)?;
     let implementation_version = number(obj.get("implementation_version").ok_or("missing \"implementation_version\"")?)
         .ok_or("\"implementation_version\" is not a number")?;
     let description = required_str(obj, "description")?;
@@ -199,6 +215,24 @@ fn parse_layer(value: &Value, manifest_path: &str, implicit: bool) -> Result<Opt
         override_paths: string_list(obj, "override_paths")?,
         settings_control: None,
     }))
+}
+
+/// A layer's `api_version`: `"1.3.250"`, or with the API variant first (`"0.1.3.250"`); a layer
+/// for another variant of the API (Vulkan SC) is not for this loader.
+fn layer_api_version(text: &str, name: &str) -> Result<u32, String> {
+    let bad = || format!("bad \"api_version\" {text:?}");
+    let parts: Vec<&str> = text.split('.').collect();
+    if parts.len() >= 4 {
+        let variant: u32 = parts[0].trim().parse().map_err(|_| bad())?;
+        if variant != 0 {
+            // The Khronos loader's words.
+            return Err(format!(
+                "Layer \"{name}\" has an 'api_version' field which contains a non-zero variant value of {variant}.  Skipping Layer."
+            ));
+        }
+        return parse_version(&parts[1..].join(".")).ok_or_else(bad);
+    }
+    parse_version(text).ok_or_else(bad)
 }
 
 fn optional_str(obj: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
@@ -313,6 +347,18 @@ mod tests {
     }
 
     #[test]
+    fn unknown_file_formats_are_read_and_flagged() {
+        let text = |v: &str| {
+            format!(r#"{{"file_format_version":"{v}","layer":{{"name":"X","type":"GLOBAL","library_path":"x.so","api_version":"1.0","implementation_version":"1","description":""}}}}"#)
+        };
+        for (version, known) in [("1.0.1", true), ("1.1.2", true), ("1.2.1", true), ("1.2.2", false), ("3.2.1", false), ("100.222.111", false)] {
+            let file = parse_layers(text(version).as_bytes(), "/l/m.json", false).unwrap();
+            assert_eq!(file.layers.len(), 1, "{version}");
+            assert_eq!((file.file_format_version.as_str(), file.unknown_file_format), (version, !known));
+        }
+    }
+
+    #[test]
     fn rejections_name_file_and_field() {
         let base = |extra: &str| {
             format!(r#"{{"file_format_version":"1.1.0","layer":{{"name":"X","type":"GLOBAL","api_version":"1.0","implementation_version":"1","description":"" {extra}}}}}"#)
@@ -320,7 +366,8 @@ mod tests {
         let cases: Vec<(String, bool, &str)> = vec![
             ("{".into(), false, "invalid JSON"),
             (r#"{"layer":{}}"#.into(), false, "file_format_version"),
-            (r#"{"file_format_version":"2.0.0","layer":{}}"#.into(), false, "unsupported"),
+            (r#"{"file_format_version":"one","layer":{}}"#.into(), false, "bad \"file_format_version\""),
+            (base(r#","library_path":"x.so","api_version":"1.1.3.0""#).replace(r#""api_version":"1.0","#, ""), false, "non-zero variant value of 1"),
             (r#"{"file_format_version":"1.0.0"}"#.into(), false, "neither \"layer\""),
             (base(""), false, "library_path"),
             (base(r#","library_path":"x.so","component_layers":["A"]"#), false, "both"),

@@ -773,6 +773,47 @@ fn malformed_manifests_are_skipped_with_file_and_field() {
     }
 }
 
+/// With information messages on, the log names every manifest found (explicit ones too, though
+/// none is enabled) with its file format, flags formats this loader does not know (the file is
+/// still used), and names each layer inserted, bottom of the chain first: the Khronos loader's
+/// lines, which its users search for.
+#[test]
+fn information_log_names_manifests_and_inserted_layers() {
+    let s = setup("info-log");
+    let a = s.implicit_layer("a", r#", "disable_environment": {"DISABLE_A": "1"}"#);
+    let b = s.implicit_layer("b", r#", "disable_environment": {"DISABLE_B": "1"}"#);
+    let e = s.explicit_layer("e", "");
+    let newer = std::fs::read_to_string(&b).unwrap().replace(r#""file_format_version": "1.2.0""#, r#""file_format_version": "3.2.1""#);
+    std::fs::write(&b, newer).unwrap();
+    let (out, err) = s.run(&[("VK_LOADER_DEBUG", "info")]);
+    assert!(out.contains("RESULT VK_SUCCESS"), "{out}{err}");
+    for (manifest, version) in [(&a, "1.2.0"), (&b, "3.2.1"), (&e, "1.2.0")] {
+        assert!(err.contains(&format!("Found manifest file {} (file version {version})", manifest.display())), "{err}");
+    }
+    let unknown = format!("loader_add_layer_properties: {} has unknown layer manifest file version 3.2.1.  May cause errors.", b.display());
+    assert!(err.contains(&unknown), "{err}");
+    let inserted: Vec<&str> = err
+        .lines()
+        .filter_map(|l| l.split("Insert instance layer \"").nth(1))
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    assert_eq!(inserted, ["VK_LAYER_TEST_b", "VK_LAYER_TEST_a"], "{err}");
+}
+
+/// A layer whose `api_version` names another variant of the API (Vulkan SC) is skipped with the
+/// Khronos loader's words; asked for by name, it is not present.
+#[test]
+fn layer_for_another_api_variant_is_skipped() {
+    let s = setup("variant");
+    let manifest = s.explicit_layer("sc", "");
+    let text = std::fs::read_to_string(&manifest).unwrap().replace(r#""api_version": "1.4.0""#, r#""api_version": "1.1.4.0""#);
+    std::fs::write(&manifest, text).unwrap();
+    let (out, err) = s.run(&[("TEST_APP_LAYERS", "VK_LAYER_TEST_sc"), ("VK_LOADER_DEBUG", "warn")]);
+    assert!(out.contains("RESULT VK_ERROR_LAYER_NOT_PRESENT"), "{out}{err}");
+    let why = "Layer \"VK_LAYER_TEST_sc\" has an 'api_version' field which contains a non-zero variant value of 1.  Skipping Layer.";
+    assert!(err.contains(why), "{err}");
+}
+
 /// Layer discovery: explicit_layer.d and implicit_layer.d under the XDG directories (HOME
 /// fallback included), VK_ADD_LAYER_PATH / VK_ADD_IMPLICIT_LAYER_PATH before them, VK_LAYER_PATH /
 /// VK_IMPLICIT_LAYER_PATH instead of them (empty values count as unset).
