@@ -218,8 +218,15 @@ fn layer_search(implicit: bool, override_paths: &[String]) -> Search {
     };
     let mut search = Search::new();
     if !implicit && !override_paths.is_empty() {
-        if platform::env(replace).is_some() {
-            crate::log::log(crate::log::Level::Layer, "VK_LAYER_PATH ignored: the override layer's override_paths take priority");
+        if let Some(ignored) = platform::env(replace) {
+            // The Khronos loader's words.
+            crate::log::log(
+                crate::log::Level::Info,
+                &format!(
+                    "Ignoring VK_LAYER_PATH. The Override layer is active and has override paths set, which takes priority. \
+                     VK_LAYER_PATH is set to {ignored}"
+                ),
+            );
         }
         search.add_variable(add);
         search.locations.extend(override_paths.iter().flat_map(|p| split_paths(p)));

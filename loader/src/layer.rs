@@ -11,6 +11,7 @@
 //! `blacklisted_layers` are removed from the catalog before any of this.
 
 use crate::layer_manifest::{LayerManifest, OVERRIDE_LAYER_NAME};
+use crate::log::Level;
 
 /// Why a layer is in the chain (printed with `VK_LOADER_DEBUG=layer`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,62 +142,116 @@ impl Filters {
     }
 }
 
-/// Keeps the first layer of each name, drops blacklisted layers and invalid meta layers (missing
-/// components, cycles, components with an older API version); returns the log of what was dropped.
-pub fn validate_catalog(layers: Vec<LayerManifest>, blacklist: &[String]) -> (Vec<LayerManifest>, Vec<String>) {
+/// Keeps the first layer of each name, drops invalid meta layers (missing components, cycles,
+/// components with an older API version) and, when the override layer is valid, the layers of
+/// `blacklist`; returns the log of what was checked and dropped, in the Khronos loader's words.
+pub fn validate_catalog(layers: Vec<LayerManifest>, blacklist: &[String]) -> (Vec<LayerManifest>, Vec<(Level, String)>) {
     let mut log = Vec::new();
     let mut kept: Vec<LayerManifest> = Vec::with_capacity(layers.len());
     for layer in layers {
         if let Some(first) = kept.iter().find(|k| k.name == layer.name) {
-            log.push(format!("{}: layer {} already found in {}; this one is ignored", layer.manifest_path, layer.name, first.manifest_path));
-        } else if blacklist.contains(&layer.name) {
-            log.push(format!("{}: layer {} is blacklisted by {OVERRIDE_LAYER_NAME}", layer.manifest_path, layer.name));
+            let line = format!("{}: layer {} already found in {}; this one is ignored", layer.manifest_path, layer.name, first.manifest_path);
+            log.push((Level::Layer, line));
         } else {
             kept.push(layer);
         }
     }
-    // Dropping one meta layer may invalidate another that names it: repeat until nothing changes.
-    loop {
-        let bad = kept.iter().enumerate().find_map(|(i, l)| meta_problem(&kept, l).map(|why| (i, why)));
-        match bad {
-            Some((i, why)) => {
-                let l = kept.remove(i);
-                log.push(format!("{}: meta layer {} ignored: {why}", l.manifest_path, l.name));
-            }
-            None => break,
+    // One pass, as the Khronos loader does: checking a meta layer checks the meta layers it names.
+    let mut i = 0;
+    while i < kept.len() {
+        if !kept[i].is_meta() {
+            i += 1;
+            continue;
         }
+        if verify_meta(&kept, i, &mut vec![false; kept.len()], &mut log) {
+            log_component_extensions(&kept, &kept[i], &mut log);
+            i += 1;
+            continue;
+        }
+        let l = kept.remove(i);
+        log.push((Level::Debug, format!("Removing meta-layer {} from instance layer list since it appears invalid.", l.name)));
+    }
+    if kept.iter().any(|l| l.name == OVERRIDE_LAYER_NAME) {
+        kept.retain(|l| {
+            let blocked = l.name != OVERRIDE_LAYER_NAME && blacklist.contains(&l.name);
+            if blocked {
+                log.push((
+                    Level::Debug,
+                    format!(
+                        "loader_remove_layers_in_blacklist: Override layer is active and layer {} is in the blacklist inside of it. \
+                         Removing that layer from current layer list.",
+                        l.name
+                    ),
+                ));
+            }
+            !blocked
+        });
     }
     (kept, log)
 }
 
-/// What makes a meta layer unusable, if anything.
-fn meta_problem(catalog: &[LayerManifest], layer: &LayerManifest) -> Option<String> {
-    if !layer.is_meta() {
-        return None;
-    }
-    fn walk(catalog: &[LayerManifest], layer: &LayerManifest, path: &mut Vec<String>) -> Option<String> {
-        if path.contains(&layer.name) {
-            return Some(format!("component cycle {} -> {}", path.join(" -> "), layer.name));
-        }
-        path.push(layer.name.clone());
-        for c in &layer.component_layers {
-            let Some(component) = catalog.iter().find(|l| &l.name == c) else {
-                return Some(format!("component layer {c} not found"));
-            };
-            let version = |v: u32| vk_generated::api_version_major_minor(v);
-            if version(component.api_version) < version(layer.api_version) {
-                let (a, b) = version(component.api_version);
-                let (c2, d) = version(layer.api_version);
-                return Some(format!("component layer {c} has API version {a}.{b}, older than the meta layer's {c2}.{d}"));
-            }
-            if let Some(why) = walk(catalog, component, path) {
-                return Some(why);
+/// The extensions a valid meta layer offers through its components (see `layer_extensions`),
+/// logged in the Khronos loader's words.
+fn log_component_extensions(catalog: &[LayerManifest], meta: &LayerManifest, log: &mut Vec<(Level, String)>) {
+    for component in meta.component_layers.iter().filter_map(|name| catalog.iter().find(|l| &l.name == name)) {
+        let kinds = [("instance", &component.instance_extensions), ("device", &component.device_extensions)];
+        for (kind, extensions) in kinds {
+            for e in extensions {
+                let line = format!("Meta-layer {} component layer {} adding {kind} extension {}", meta.name, component.name, e.name);
+                log.push((Level::Debug, line));
             }
         }
-        path.pop();
-        None
     }
-    walk(catalog, layer, &mut Vec::new())
+}
+
+/// Whether the meta layer `catalog[index]` can be used: every component there, none older than
+/// it, none itself, no meta layer named twice on one path (`checked`). Logs why not, and the meta
+/// layers it contains, as the Khronos loader does (scripts search for these lines).
+fn verify_meta(catalog: &[LayerManifest], index: usize, checked: &mut [bool], log: &mut Vec<(Level, String)>) -> bool {
+    const CHECK: &str = "verify_meta_layer_component_layers";
+    let meta = &catalog[index];
+    checked[index] = true;
+    let version = |v: u32| vk_generated::api_version_major_minor(v);
+    for (at, name) in meta.component_layers.iter().enumerate() {
+        let Some(ci) = catalog.iter().position(|l| &l.name == name) else {
+            log.push((Level::Warn, format!("{CHECK}: Meta-layer {} can't find component layer {name} at index {at}.  Skipping this layer.", meta.name)));
+            return false;
+        };
+        let component = &catalog[ci];
+        if version(component.api_version) < version(meta.api_version) {
+            let ((a, b), (c, d)) = (version(meta.api_version), version(component.api_version));
+            log.push((
+                Level::Warn,
+                format!("{CHECK}: Meta-layer uses API version {a}.{b}, but component layer {at} has API version {c}.{d} that is lower.  Skipping this layer."),
+            ));
+            return false;
+        }
+        if component.name == meta.name {
+            log.push((Level::Warn, format!("{CHECK}: Meta-layer {} lists itself in its component layer list at index {at}.  Skipping this layer.", meta.name)));
+            return false;
+        }
+        if !component.is_meta() {
+            continue;
+        }
+        if checked[ci] {
+            log.push((
+                Level::Warn,
+                format!("{CHECK}: Recursive dependency between Meta-layer {} and  Meta-layer {name}.  Skipping this layer.", meta.name),
+            ));
+            return false;
+        }
+        log.push((Level::Info, format!("{CHECK}: Adding meta-layer {} which also contains meta-layer {name}", meta.name)));
+        if !verify_meta(catalog, ci, checked, log) {
+            log.push((Level::Warn, format!("Meta-layer {} component layer {name} can not find all component layers.  Skipping this layer.", meta.name)));
+            return false;
+        }
+    }
+    let count = meta.component_layers.len();
+    log.push((Level::Info, format!("Meta-layer \"{}\" all {count} component layers appear to be valid.", meta.name)));
+    for (at, name) in meta.component_layers.iter().enumerate() {
+        log.push((Level::Layer, format!("  [{at}] {name}")));
+    }
+    true
 }
 
 /// Whether an implicit layer is on: `disable_environment` set turns it off; an
@@ -512,10 +567,21 @@ mod tests {
         let (kept, log) = validate_catalog(cat, &[]);
         let names: Vec<&str> = kept.iter().map(|l| l.name.as_str()).collect();
         assert_eq!(names, ["A", "OLD", "GOOD"]);
+        let log: Vec<String> = log.into_iter().map(|(_, line)| line).collect();
         let log = log.join("\n");
-        assert!(log.contains("cycle"), "{log}");
-        assert!(log.contains("NOPE not found"), "{log}");
-        assert!(log.contains("older than"), "{log}");
+        for line in [
+            "Adding meta-layer CYCLE1 which also contains meta-layer CYCLE2",
+            "Recursive dependency between Meta-layer CYCLE2 and  Meta-layer CYCLE1.  Skipping this layer.",
+            "Meta-layer CYCLE1 component layer CYCLE2 can not find all component layers.  Skipping this layer.",
+            "Removing meta-layer CYCLE1 from instance layer list since it appears invalid.",
+            "Meta-layer CYCLE2 can't find component layer CYCLE1 at index 0.  Skipping this layer.",
+            "Meta-layer MISSING can't find component layer NOPE at index 0.  Skipping this layer.",
+            "Meta-layer USES_MISSING can't find component layer MISSING at index 0.  Skipping this layer.",
+            "Meta-layer uses API version 1.3, but component layer 0 has API version 1.0 that is lower.  Skipping this layer.",
+            "Meta-layer \"GOOD\" all 1 component layers appear to be valid.",
+        ] {
+            assert!(log.contains(line), "{line}\nnot in\n{log}");
+        }
     }
 
     #[test]
@@ -523,9 +589,18 @@ mod tests {
         let mut second = layer("A", false);
         second.manifest_path = "/other/A.json".into();
         let (kept, log) = validate_catalog(vec![layer("A", false), second, layer("B", false)], &["B".into()]);
-        assert_eq!(kept.len(), 1);
+        let names: Vec<&str> = kept.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["A", "B"], "no override layer, no blacklist");
         assert_eq!(kept[0].manifest_path, "/m/A.json");
-        assert_eq!(log.len(), 2);
+        assert_eq!(log.len(), 1);
+        let over = meta(OVERRIDE_LAYER_NAME, true, &["A"]);
+        let (kept, log) = validate_catalog(vec![layer("A", false), over.clone(), layer("B", false)], &["B".into()]);
+        assert_eq!(kept.len(), 2);
+        assert!(log.iter().any(|(_, l)| l.contains("layer B is in the blacklist inside of it. Removing that layer")), "{:?}", log.iter().map(|(_, l)| l).collect::<Vec<_>>());
+        // An invalid override layer blacklists nothing.
+        let (kept, _) = validate_catalog(vec![meta(OVERRIDE_LAYER_NAME, true, &["NOPE"]), layer("B", false)], &["B".into()]);
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].name, "B");
     }
 
     #[test]

@@ -36,6 +36,9 @@ fn read(implicit: bool, override_paths: &[String]) -> Vec<LayerManifest> {
                 for why in file.rejected {
                     log!(Level::Warn, "layer manifest {why}; layer skipped");
                 }
+                for warning in file.warnings {
+                    log::log(Level::Warn, &warning);
+                }
                 layers.extend(file.layers);
             }
             Err(why) => log!(Level::Warn, "layer manifest {why}; file skipped"),
@@ -127,10 +130,8 @@ fn read_catalog(with_explicit: bool) -> Vec<LayerManifest> {
 
 /// The layers found the usual way: search paths, environment, override layer.
 fn regular_catalog(with_explicit: bool) -> Vec<LayerManifest> {
-    let implicit = read(true, &[]);
-    let over = implicit
-        .iter()
-        .find(|l| l.name == OVERRIDE_LAYER_NAME && crate::layer::override_applies(l, executable_path().as_deref()));
+    let implicit = keep_one_override_layer(read(true, &[]));
+    let over = implicit.iter().find(|l| l.name == OVERRIDE_LAYER_NAME);
     let (override_paths, blacklist) = match over {
         Some(o) => (o.override_paths.clone(), o.blacklisted_layers.clone()),
         None => (Vec::new(), Vec::new()),
@@ -144,8 +145,8 @@ fn regular_catalog(with_explicit: bool) -> Vec<LayerManifest> {
         discovery::log_unread_explicit_layers(&override_paths);
     }
     let (catalog, dropped) = validate_catalog(all, &blacklist);
-    for why in dropped {
-        log::log(Level::Layer, &why);
+    for (level, line) in dropped {
+        log::log(level, &line);
     }
     catalog
 }
@@ -233,6 +234,29 @@ fn settings_slots(entries: &[LayerEntry]) -> Vec<Slot> {
         }
     }
     slots
+}
+
+/// Keeps one override layer: the first whose `app_keys` name this executable, else the first
+/// without `app_keys` (the global one); the others are not for this process, and are neither used
+/// nor listed (the Khronos loader's rules and words).
+fn keep_one_override_layer(layers: Vec<LayerManifest>) -> Vec<LayerManifest> {
+    let is_override = |l: &LayerManifest| l.name == OVERRIDE_LAYER_NAME;
+    if !layers.iter().any(is_override) {
+        return layers;
+    }
+    let exe = executable_path().unwrap_or_default();
+    let for_this_app = |l: &LayerManifest| l.app_keys.iter().any(|k| *k == exe);
+    let chosen = (layers.iter().position(|l| is_override(l) && for_this_app(l)))
+        .or_else(|| layers.iter().position(|l| is_override(l) && l.app_keys.is_empty()));
+    for l in layers.iter().filter(|l| is_override(l) && !l.app_keys.is_empty() && !for_this_app(l)) {
+        log!(Level::Info, "--Override layer found but not used because app '{exe}' is not in 'app_keys' list! ({})", l.manifest_path);
+    }
+    match chosen.map(|i| layers[i].app_keys.is_empty()) {
+        Some(false) => log!(Level::Info, "Using the override layer for app key {exe}"),
+        Some(true) => log::log(Level::Info, "Using the global override layer"),
+        None => {}
+    }
+    layers.into_iter().enumerate().filter(|(i, l)| !is_override(l) || chosen == Some(*i)).map(|(_, l)| l).collect()
 }
 
 /// The running executable's path, for the override layer's `app_keys`.

@@ -87,6 +87,8 @@ pub struct ParsedFile {
     pub unknown_file_format: bool,
     pub layers: Vec<LayerManifest>,
     pub rejected: Vec<String>,
+    /// Fields used although the file's format predates them (the layers are kept).
+    pub warnings: Vec<String>,
 }
 
 /// Whether a layer manifest `file_format_version` is one this loader knows: 1.0.0-1.0.1,
@@ -121,12 +123,32 @@ pub fn parse_layers(text: &[u8], manifest_path: &str, implicit: bool) -> Result<
     };
     for (field, value) in entries {
         match parse_layer(value, manifest_path, implicit) {
-            Ok(Some(layer)) => parsed.layers.push(layer),
+            Ok(Some(layer)) => {
+                parsed.warnings.extend(fields_newer_than_format(&layer, version));
+                parsed.layers.push(layer);
+            }
             Ok(None) => {}
             Err(e) => parsed.rejected.push(format!("{manifest_path}: {field}: {e}")),
         }
     }
     Ok(parsed)
+}
+
+/// The Khronos loader's warnings for meta-layer fields in a file older than format 1.1.0, which
+/// introduced them.
+fn fields_newer_than_format(layer: &LayerManifest, version: &str) -> Vec<String> {
+    let mut parts = version.split('.').map(|p| p.trim().parse::<u32>().unwrap_or(0));
+    if (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= (1, 1) {
+        return Vec::new();
+    }
+    let mut warnings = Vec::new();
+    if layer.is_meta() {
+        warnings.push(format!("Layer \"{}\" contains meta-layer-specific component_layers, but using older JSON file version.", layer.name));
+    }
+    if !layer.override_paths.is_empty() {
+        warnings.push(format!("Layer \"{}\" contains meta-layer-specific override paths, but using older JSON file version.", layer.name));
+    }
+    warnings
 }
 
 /// One `layer` object; `Ok(None)` for a DEVICE layer (no longer supported, skipped).
@@ -356,6 +378,23 @@ mod tests {
             assert_eq!(file.layers.len(), 1, "{version}");
             assert_eq!((file.file_format_version.as_str(), file.unknown_file_format), (version, !known));
         }
+    }
+
+    #[test]
+    fn meta_layer_fields_in_an_old_format_are_kept_with_a_warning() {
+        let text = |v: &str| {
+            format!(r#"{{"file_format_version":"{v}","layer":{{"name":"M","type":"GLOBAL","component_layers":["A"],"override_paths":["/p"],"api_version":"1.0","implementation_version":"1","description":""}}}}"#)
+        };
+        let old = parse_layers(text("1.0.0").as_bytes(), "/l/m.json", false).unwrap();
+        assert_eq!(old.layers[0].override_paths, ["/p"]);
+        assert_eq!(
+            old.warnings,
+            [
+                "Layer \"M\" contains meta-layer-specific component_layers, but using older JSON file version.",
+                "Layer \"M\" contains meta-layer-specific override paths, but using older JSON file version."
+            ]
+        );
+        assert!(parse_layers(text("1.1.0").as_bytes(), "/l/m.json", false).unwrap().warnings.is_empty());
     }
 
     #[test]

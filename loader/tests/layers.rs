@@ -131,6 +131,11 @@ fn scenario_entry() {
         let mut n = 0;
         dev_layers.unwrap()(devices[0], &mut n, std::ptr::null_mut());
         println!("DEVICE_LAYERS {n}");
+        let mut props = vec![VkLayerProperties::default(); n as usize];
+        dev_layers.unwrap()(devices[0], &mut n, props.as_mut_ptr());
+        for p in &props {
+            println!("DEVICE_LAYER {}", CStr::from_ptr(p.layerName.as_ptr()).to_string_lossy());
+        }
         let dev_ext: PFN_vkEnumerateDeviceExtensionProperties = std::mem::transmute(get(instance, c"vkEnumerateDeviceExtensionProperties"));
         let mut n = 0;
         let r = dev_ext.unwrap()(devices[0], query_ptr, &mut n, std::ptr::null_mut());
@@ -619,6 +624,40 @@ fn meta_layer_expands_in_place() {
     assert_eq!(creates, ["TEST_LAYER C vkCreateInstance", "TEST_LAYER B vkCreateInstance", "TEST_LAYER A vkCreateInstance"], "{out}{err}");
 }
 
+/// An enabled meta layer is reported by `vkEnumerateDeviceLayerProperties` right after its
+/// components; meta layers are checked in the Khronos loader's words (which scripts search for):
+/// one naming a missing layer is removed, one containing another says so, the extensions of the
+/// components are listed.
+#[test]
+fn meta_layers_listed_after_their_components_and_checked_in_khronos_words() {
+    let s = setup("meta-words");
+    s.explicit_layer("a", r#", "device_extensions": [{"name": "VK_TEST_component_extension", "spec_version": "1"}]"#);
+    s.explicit_layer("b", "");
+    let meta = |name: &str, components: &str| {
+        let text = format!(
+            r#"{{"file_format_version": "1.1.1", "layer": {{"name": "{name}", "type": "GLOBAL", "api_version": "1.3.0",
+            "implementation_version": "1", "description": "meta", "component_layers": [{components}]}}}}"#
+        );
+        std::fs::write(s.explicit.join(format!("{name}.json")), text).unwrap();
+    };
+    meta("VK_LAYER_TEST_meta", r#""VK_LAYER_TEST_b", "VK_LAYER_TEST_a""#);
+    meta("VK_LAYER_TEST_outer", r#""VK_LAYER_TEST_meta""#);
+    meta("VK_LAYER_TEST_broken", r#""VK_LAYER_TEST_nope""#);
+    let (out, err) = s.run(&[("TEST_APP_LAYERS", "VK_LAYER_TEST_outer"), ("VK_LOADER_DEBUG", "all")]);
+    assert!(out.contains("RESULT VK_SUCCESS"), "{out}{err}");
+    let reported = lines(&out, "DEVICE_LAYER ");
+    let want = ["DEVICE_LAYER VK_LAYER_TEST_b", "DEVICE_LAYER VK_LAYER_TEST_a", "DEVICE_LAYER VK_LAYER_TEST_meta", "DEVICE_LAYER VK_LAYER_TEST_outer"];
+    assert_eq!(reported, want, "{out}");
+    for line in [
+        "verify_meta_layer_component_layers: Meta-layer VK_LAYER_TEST_broken can't find component layer VK_LAYER_TEST_nope at index 0.  Skipping this layer.",
+        "Removing meta-layer VK_LAYER_TEST_broken from instance layer list since it appears invalid.",
+        "verify_meta_layer_component_layers: Adding meta-layer VK_LAYER_TEST_outer which also contains meta-layer VK_LAYER_TEST_meta",
+        "Meta-layer VK_LAYER_TEST_meta component layer VK_LAYER_TEST_a adding device extension VK_TEST_component_extension",
+    ] {
+        assert!(err.contains(line), "{line}\nnot in\n{err}");
+    }
+}
+
 #[test]
 fn test_layer_exports_only_layer_entry_points() {
     let out = Command::new("nm").args(["-D", "--defined-only"]).arg(common::test_layer()).output().unwrap();
@@ -687,6 +726,50 @@ fn override_layer() {
     write_override(&format!(r#", "app_keys": ["{}"]"#, exe.display()));
     let (out, err) = s.run(&[("VK_TEST_LAYER_LOG", "1")]);
     assert_eq!(creates(&out), ["TEST_LAYER A vkCreateInstance"], "{out}{err}");
+}
+
+/// The override layer's rules in the Khronos loader's words: listed after its components when
+/// active; its blacklist and its override_paths (over VK_LAYER_PATH) logged; its fields in a file
+/// format older than theirs warned about but used; with app_keys naming another executable, it is
+/// neither used nor listed.
+#[test]
+fn override_layer_in_khronos_words() {
+    let s = setup("override-words");
+    let elsewhere = s.dir.join("override-paths");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let library = common::test_layer();
+    vk_test_layer::install::install(&library, &elsewhere, "a", "").unwrap();
+    vk_test_layer::install::install(&library, &elsewhere, "b", "").unwrap();
+    let write_override = |format: &str, app_keys: &str| {
+        let text = format!(
+            r#"{{"file_format_version": "{format}", "layer": {{"name": "VK_LAYER_LUNARG_override", "type": "GLOBAL",
+            "api_version": "1.3.0", "implementation_version": "1", "description": "LunarG Override Layer",
+            "component_layers": ["VK_LAYER_TEST_a"], "blacklisted_layers": ["VK_LAYER_TEST_b"],
+            "override_paths": ["{}"], "disable_environment": {{"DISABLE_OVERRIDE": "1"}}{app_keys}}}}}"#,
+            elsewhere.display()
+        );
+        std::fs::write(s.implicit.join("override.json"), text).unwrap();
+    };
+    write_override("1.0.0", "");
+    let (out, err) = s.run(&[("VK_LOADER_DEBUG", "all")]);
+    assert!(out.contains("RESULT VK_SUCCESS"), "{out}{err}");
+    assert_eq!(lines(&out, "DEVICE_LAYER "), ["DEVICE_LAYER VK_LAYER_TEST_a", "DEVICE_LAYER VK_LAYER_LUNARG_override"], "{out}");
+    for line in [
+        "loader_remove_layers_in_blacklist: Override layer is active and layer VK_LAYER_TEST_b is in the blacklist inside of it. \
+         Removing that layer from current layer list.",
+        &format!(
+            "Ignoring VK_LAYER_PATH. The Override layer is active and has override paths set, which takes priority. VK_LAYER_PATH is set to {}",
+            s.explicit.display()
+        ),
+        "Layer \"VK_LAYER_LUNARG_override\" contains meta-layer-specific component_layers, but using older JSON file version.",
+        "Layer \"VK_LAYER_LUNARG_override\" contains meta-layer-specific override paths, but using older JSON file version.",
+    ] {
+        assert!(err.contains(line), "{line}\nnot in\n{err}");
+    }
+    write_override("1.2.0", r#", "app_keys": ["/no/such/app"]"#);
+    let (out, err) = s.run(&[]);
+    assert!(out.contains("RESULT VK_SUCCESS") && out.contains("DEVICE_LAYERS 0"), "{out}{err}");
+    assert!(!out.contains("LAYER VK_LAYER_LUNARG_override"), "{out}");
 }
 
 /// An implicit layer's pre-instance interceptors run before any instance exists, and only while
