@@ -6,9 +6,9 @@
 //! `VK_INSTANCE_LAYERS` (its order), `VK_LOADER_LAYERS_ENABLE` (discovery order), then
 //! `ppEnabledLayerNames` (its order). A layer already in the list is not added again. Meta layers
 //! are replaced in place by their components. `VK_LOADER_LAYERS_DISABLE` (globs, `~all~`,
-//! `~implicit~`, `~explicit~`) removes layers from every source unless `VK_LOADER_LAYERS_ALLOW`
-//! matches them; `VK_LOADER_LAYERS_ENABLE` wins over both. The override layer's
-//! `blacklisted_layers` are removed from the catalog before any of this.
+//! `~implicit~`, `~explicit~`) removes layers from the catalog (see [`remove_disabled`]) and from
+//! every source unless `VK_LOADER_LAYERS_ALLOW` matches them; `VK_LOADER_LAYERS_ENABLE` wins over
+//! both. The override layer's `blacklisted_layers` are removed from the catalog before any of this.
 
 use crate::layer_manifest::{LayerManifest, OVERRIDE_LAYER_NAME};
 use crate::log::Level;
@@ -142,6 +142,34 @@ impl Filters {
     }
 }
 
+/// The catalog without the layers `VK_LOADER_LAYERS_DISABLE` turns off (unless
+/// `VK_LOADER_LAYERS_ALLOW` or `VK_LOADER_LAYERS_ENABLE` names them): as with the Khronos loader,
+/// such a layer is not listed, and asking for it by name finds nothing. Run after
+/// [`validate_catalog`]: a meta layer stays valid without its disabled components.
+pub fn remove_disabled(catalog: Vec<LayerManifest>, getenv: &dyn Fn(&str) -> Option<String>) -> (Vec<LayerManifest>, Vec<(Level, String)>) {
+    if getenv("VK_LOADER_LAYERS_DISABLE").is_none() {
+        return (catalog, Vec::new());
+    }
+    // Bad patterns are reported when the layers are activated.
+    let filters = Filters::from_env(getenv, &mut Vec::new());
+    let mut log = Vec::new();
+    let kept = catalog
+        .into_iter()
+        .filter(|layer| {
+            let disabled = filters.disabled(layer).is_some();
+            if disabled {
+                let line = format!(
+                    "Layer \"{}\" forced disabled because name matches filter of env var 'VK_LOADER_LAYERS_DISABLE'.",
+                    layer.name
+                );
+                log.push((Level::Warn, line));
+            }
+            !disabled
+        })
+        .collect();
+    (kept, log)
+}
+
 /// Keeps the first layer of each name, drops invalid meta layers (missing components, cycles,
 /// components with an older API version) and, when the override layer is valid, the layers of
 /// `blacklist`; returns the log of what was checked and dropped, in the Khronos loader's words.
@@ -260,6 +288,11 @@ fn implicit_on(layer: &LayerManifest, filters: &Filters, getenv: &dyn Fn(&str) -
     if filters.enabled_by(&layer.name).is_some() {
         return Ok(());
     }
+    implicit_environment_on(layer, getenv)
+}
+
+/// Whether an implicit layer's own environment variables leave it on.
+fn implicit_environment_on(layer: &LayerManifest, getenv: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
     if let Some(d) = &layer.disable_environment {
         if getenv(&d.var).is_some() {
             return Err(format!("disabled by its disable_environment {}", d.var));
@@ -330,7 +363,14 @@ pub fn activate(
             continue;
         }
         match implicit_on(layer, &filters, getenv) {
-            Ok(()) => add(catalog, &filters, &mut out, i, Reason::Implicit),
+            Ok(()) => {
+                if filters.enabled_by(&layer.name).is_some() && implicit_environment_on(layer, getenv).is_err() {
+                    // The Khronos loader's words.
+                    let line = format!("Implicit layer \"{}\" forced enabled due to env var 'VK_LOADER_LAYERS_ENABLE'.", layer.name);
+                    out.log.push(line);
+                }
+                add(catalog, &filters, &mut out, i, Reason::Implicit)
+            }
             Err(why) => out.log.push(format!("{}: {why}", layer.name)),
         }
     }
@@ -338,7 +378,8 @@ pub fn activate(
         for name in list.split(':').map(str::trim).filter(|n| !n.is_empty()) {
             match find(name) {
                 Some(i) => add(catalog, &filters, &mut out, i, Reason::InstanceLayersEnv),
-                None => out.log.push(format!("{name}: named in VK_INSTANCE_LAYERS but not found")),
+                // The Khronos loader's words.
+                None => out.log.push(format!("Layer \"{name}\" was not found but was requested by env var VK_INSTANCE_LAYERS!")),
             }
         }
     }

@@ -145,7 +145,8 @@ fn regular_catalog(with_explicit: bool) -> Vec<LayerManifest> {
         discovery::log_unread_explicit_layers(&override_paths);
     }
     let (catalog, dropped) = validate_catalog(all, &blacklist);
-    for (level, line) in dropped {
+    let (catalog, disabled) = crate::layer::remove_disabled(catalog, &crate::layer::process_env);
+    for (level, line) in dropped.into_iter().chain(disabled) {
         log::log(level, &line);
     }
     catalog

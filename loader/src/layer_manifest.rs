@@ -168,9 +168,14 @@ fn parse_layer(value: &Value, manifest_path: &str, implicit: bool) -> Result<Opt
         (Some(l), true) => Some(resolve_library(&l, manifest_path)),
         (None, false) => None,
         (None, true) => {
-            // The override layer may stand for nothing but its blacklist or search paths.
-            if name != OVERRIDE_LAYER_NAME {
-                return Err("missing \"library_path\" (or \"component_layers\" for a meta layer)".into());
+            // The override layer may stand for nothing but its blacklist or search paths, with
+            // an empty list of components.
+            if name != OVERRIDE_LAYER_NAME || !obj.contains_key("component_layers") {
+                // The Khronos loader's words.
+                return Err(format!(
+                    "Layer \"{name}\" is missing both library_path and component_layers fields.  One or the other MUST be \
+                     defined.  Skipping this layer"
+                ));
             }
             None
         }
@@ -365,7 +370,7 @@ mod tests {
         assert_eq!(names, ["A", "M"]);
         assert!(file.layers[1].is_meta());
         assert_eq!(file.rejected.len(), 1);
-        assert!(file.rejected[0].contains("/l/m.json: layers[1]: missing \"library_path\""), "{:?}", file.rejected);
+        assert!(file.rejected[0].contains("/l/m.json: layers[1]: Layer \"B\" is missing both library_path and component_layers"), "{:?}", file.rejected);
     }
 
     #[test]
@@ -378,6 +383,18 @@ mod tests {
             assert_eq!(file.layers.len(), 1, "{version}");
             assert_eq!((file.file_format_version.as_str(), file.unknown_file_format), (version, !known));
         }
+    }
+
+    #[test]
+    fn override_layer_needs_a_component_list_even_an_empty_one() {
+        let text = |components: &str| {
+            format!(r#"{{"file_format_version":"1.2.0","layer":{{"name":"{OVERRIDE_LAYER_NAME}","type":"GLOBAL","api_version":"1.0",
+                "implementation_version":"1","description":"","disable_environment":{{"D":"1"}},"blacklisted_layers":["B"]{components}}}}}"#)
+        };
+        let e = one(&text(""), true).unwrap_err();
+        assert!(e.contains("is missing both library_path and component_layers fields.  One or the other MUST be defined."), "{e}");
+        let o = one(&text(r#","component_layers":[]"#), true).unwrap();
+        assert_eq!((o.library_path, o.blacklisted_layers), (None, vec!["B".to_string()]));
     }
 
     #[test]

@@ -357,14 +357,13 @@ fn pure_pass_through_and_environment_sources() {
     assert_eq!(creates, ["TEST_LAYER C vkCreateInstance", "TEST_LAYER A vkCreateInstance", "TEST_LAYER B vkCreateInstance"]);
     // Not intercepted: the draw reaches the driver, no layer counts it.
     assert!(out.contains("DRIVER_DRAWS 2") && out.contains("LAYER_DRAWS 0"), "{out}");
-    // VK_LOADER_LAYERS_DISABLE removes a layer from every source.
-    let (out, _) = s.run(&[
-        ("VK_INSTANCE_LAYERS", "VK_LAYER_TEST_c"),
-        ("TEST_APP_LAYERS", "VK_LAYER_TEST_a"),
-        ("VK_LOADER_LAYERS_DISABLE", "~explicit~"),
-        ("VK_TEST_LAYER_LOG", "1"),
-    ]);
+    // VK_LOADER_LAYERS_DISABLE removes a layer from every source; one the application asks for
+    // by name is then not present (as with the Khronos loader).
+    let disable_explicit = [("VK_INSTANCE_LAYERS", "VK_LAYER_TEST_c"), ("VK_LOADER_LAYERS_DISABLE", "~explicit~"), ("VK_TEST_LAYER_LOG", "1")];
+    let (out, _) = s.run(&disable_explicit);
     assert!(out.contains("RESULT VK_SUCCESS") && lines(&out, "TEST_LAYER ").is_empty(), "{out}");
+    let (out, _) = s.run(&[disable_explicit[0], disable_explicit[1], ("TEST_APP_LAYERS", "VK_LAYER_TEST_a")]);
+    assert!(out.contains("RESULT VK_ERROR_LAYER_NOT_PRESENT"), "{out}");
 }
 
 #[test]
@@ -542,6 +541,35 @@ fn implicit_layer_enable_and_disable_environment() {
     let (out, err) = s.run(&[("ENABLE_TEST_IMP", "1"), ("VK_LOADER_DEBUG", "warn")]);
     assert!(out.contains("RESULT VK_SUCCESS"), "{out}{err}");
     assert!(err.contains("VK_LAYER_TEST_imp") && err.contains("not an ELF file"), "{err}");
+}
+
+/// `VK_LOADER_LAYERS_DISABLE` takes a layer out of the catalog, as with the Khronos loader: not
+/// listed, not present when asked for by name, with the Khronos loader's line;
+/// `VK_LOADER_LAYERS_ALLOW` keeps it. `VK_LOADER_LAYERS_ENABLE` turning on an implicit layer whose
+/// environment leaves it off, and a missing `VK_INSTANCE_LAYERS` name, are logged in its words.
+#[test]
+fn layer_filters_in_khronos_words() {
+    let s = setup("filters");
+    s.explicit_layer("a", "");
+    s.implicit_layer("imp", r#", "enable_environment": {"ENABLE_TEST_IMP": "1"}, "disable_environment": {"DISABLE_TEST_IMP": "1"}"#);
+    let disable = [("TEST_APP_LAYERS", "VK_LAYER_TEST_a"), ("VK_LOADER_LAYERS_DISABLE", "*_a"), ("VK_LOADER_DEBUG", "warn")];
+    let (out, err) = s.run(&disable);
+    assert!(out.contains("RESULT VK_ERROR_LAYER_NOT_PRESENT"), "{out}{err}");
+    assert!(!out.contains("LAYER VK_LAYER_TEST_a"), "{out}");
+    let why = "Layer \"VK_LAYER_TEST_a\" forced disabled because name matches filter of env var 'VK_LOADER_LAYERS_DISABLE'.";
+    assert!(err.contains(why), "{err}");
+    let (out, err) = s.run(&[disable[0], disable[1], ("VK_LOADER_LAYERS_ALLOW", "VK_LAYER_TEST_a")]);
+    assert!(out.contains("RESULT VK_SUCCESS") && out.contains("LAYER VK_LAYER_TEST_a"), "{out}{err}");
+
+    let env = [("VK_LOADER_LAYERS_ENABLE", "*imp"), ("VK_INSTANCE_LAYERS", "VK_LAYER_TEST_nope"), ("VK_LOADER_DEBUG", "all")];
+    let (out, err) = s.run(&env);
+    assert!(out.contains("RESULT VK_SUCCESS") && out.contains("DEVICE_LAYER VK_LAYER_TEST_imp"), "{out}{err}");
+    for line in [
+        "Implicit layer \"VK_LAYER_TEST_imp\" forced enabled due to env var 'VK_LOADER_LAYERS_ENABLE'.",
+        "Layer \"VK_LAYER_TEST_nope\" was not found but was requested by env var VK_INSTANCE_LAYERS!",
+    ] {
+        assert!(err.contains(line), "{line}\nnot in\n{err}");
+    }
 }
 
 #[test]
