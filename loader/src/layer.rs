@@ -66,11 +66,19 @@ pub struct Filters {
     allow: Vec<glob::Pattern>,
 }
 
+/// Layer names match the filters' globs whatever their case, as with the Khronos loader.
+fn name_matches(pattern: &glob::Pattern, name: &str) -> bool {
+    let options = glob::MatchOptions { case_sensitive: false, ..glob::MatchOptions::new() };
+    pattern.matches_with(name, options)
+}
+
 fn patterns(list: Option<String>, log: &mut Vec<String>, var: &str) -> Vec<glob::Pattern> {
     let Some(list) = list else { return Vec::new() };
     list.split(',')
         .map(str::trim)
         .filter(|p| !p.is_empty())
+        // `~all~` names every layer in any of the filters (the Khronos loader's spelling of `*`).
+        .map(|p| if p == "~all~" { "*" } else { p })
         .filter_map(|p| match glob::Pattern::new(p) {
             Ok(pattern) => Some(pattern),
             Err(e) => {
@@ -104,7 +112,7 @@ impl Filters {
 
     /// The `VK_LOADER_LAYERS_ENABLE` pattern matching `name`, if any.
     fn enabled_by(&self, name: &str) -> Option<&glob::Pattern> {
-        self.enable.iter().find(|p| p.matches(name))
+        self.enable.iter().find(|p| name_matches(p, name))
     }
 
     /// Why a layer the settings file leaves on `auto` is filtered out, or `None` if it may be
@@ -124,11 +132,11 @@ impl Filters {
 
     /// Why the layer is filtered out, or `None` if it may be used.
     fn disabled(&self, layer: &LayerManifest) -> Option<String> {
-        if self.enabled_by(&layer.name).is_some() || self.allow.iter().any(|p| p.matches(&layer.name)) {
+        if self.enabled_by(&layer.name).is_some() || self.allow.iter().any(|p| name_matches(p, &layer.name)) {
             return None;
         }
         let by_kind = if layer.implicit { self.disable_implicit } else { self.disable_explicit };
-        let matched = self.disable.iter().find(|p| p.matches(&layer.name));
+        let matched = self.disable.iter().find(|p| name_matches(p, &layer.name));
         if self.disable_all || by_kind || matched.is_some() {
             let what = match matched {
                 Some(p) => format!("pattern \"{p}\""),
@@ -356,8 +364,14 @@ pub fn activate(
         return activate_by_settings(catalog, app, getenv, &filters, out);
     }
     let find = |name: &str| catalog.iter().position(|l| l.name == name);
+    let instance_layers = getenv("VK_INSTANCE_LAYERS");
+    let instance_layer_names: Vec<&str> =
+        instance_layers.as_deref().map(|list| list.split(':').map(str::trim).filter(|n| !n.is_empty()).collect()).unwrap_or_default();
 
     for (i, layer) in catalog.iter().enumerate().filter(|(_, l)| l.implicit) {
+        if instance_layer_names.contains(&layer.name.as_str()) {
+            continue; // in the chain where VK_INSTANCE_LAYERS puts it, as with the Khronos loader
+        }
         if layer.name == OVERRIDE_LAYER_NAME && !override_applies(layer, exe) {
             out.log.push(format!("{}: not for this executable (app_keys)", layer.name));
             continue;
@@ -374,13 +388,11 @@ pub fn activate(
             Err(why) => out.log.push(format!("{}: {why}", layer.name)),
         }
     }
-    if let Some(list) = getenv("VK_INSTANCE_LAYERS") {
-        for name in list.split(':').map(str::trim).filter(|n| !n.is_empty()) {
-            match find(name) {
-                Some(i) => add(catalog, &filters, &mut out, i, Reason::InstanceLayersEnv),
-                // The Khronos loader's words.
-                None => out.log.push(format!("Layer \"{name}\" was not found but was requested by env var VK_INSTANCE_LAYERS!")),
-            }
+    for &name in &instance_layer_names {
+        match find(name) {
+            Some(i) => add(catalog, &filters, &mut out, i, Reason::InstanceLayersEnv),
+            // The Khronos loader's words.
+            None => out.log.push(format!("Layer \"{name}\" was not found but was requested by env var VK_INSTANCE_LAYERS!")),
         }
     }
     for (i, layer) in catalog.iter().enumerate().filter(|(_, l)| !l.implicit) {
@@ -538,6 +550,13 @@ mod tests {
     }
 
     #[test]
+    fn implicit_layer_named_in_vk_instance_layers_takes_that_place() {
+        let cat = vec![layer("I1", true), layer("I2", true), layer("E1", false)];
+        assert_eq!(run(&cat, &[], &[("VK_INSTANCE_LAYERS", "E1")]).unwrap(), ["I1", "I2", "E1"]);
+        assert_eq!(run(&cat, &[], &[("VK_INSTANCE_LAYERS", "E1:I1")]).unwrap(), ["I2", "E1", "I1"]);
+    }
+
+    #[test]
     fn missing_app_layer_is_an_error_missing_env_layer_is_not() {
         let cat = vec![layer("E1", false)];
         assert!(run(&cat, &["NOPE"], &[]).unwrap_err().0.contains("NOPE"));
@@ -571,6 +590,10 @@ mod tests {
             (&[("VK_LOADER_LAYERS_DISABLE", "VK_LAYER_*,~implicit~")], &[]),
             (&[("VK_LOADER_LAYERS_DISABLE", "~all~"), ("VK_LOADER_LAYERS_ALLOW", "*_b")], &["VK_LAYER_b"]),
             (&[("VK_LOADER_LAYERS_DISABLE", "~all~"), ("VK_LOADER_LAYERS_ENABLE", "*_a")], &["VK_LAYER_a"]),
+            // Globs match whatever the case; `~all~` is every layer in the enable and allow filters too.
+            (&[("VK_LOADER_LAYERS_DISABLE", "*_A")], &["VK_LAYER_imp", "VK_LAYER_b"]),
+            (&[("VK_LOADER_LAYERS_DISABLE", "~all~"), ("VK_LOADER_LAYERS_ALLOW", "~all~")], &all),
+            (&[("VK_LOADER_LAYERS_DISABLE", "~all~"), ("VK_LOADER_LAYERS_ENABLE", "~all~")], &all),
         ];
         for (env, want) in cases {
             assert_eq!(run(&cat, &app, env).unwrap(), *want, "env {env:?}");

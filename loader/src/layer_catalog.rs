@@ -136,6 +136,10 @@ fn regular_catalog(with_explicit: bool) -> Vec<LayerManifest> {
         Some(o) => (o.override_paths.clone(), o.blacklisted_layers.clone()),
         None => (Vec::new(), Vec::new()),
     };
+    for path in &override_paths {
+        // The Khronos loader's words.
+        log!(Level::Warn, "Override layer has override path {path}");
+    }
     let mut all = implicit;
     // Someone reading the loader's information messages sees every manifest found, as with the
     // Khronos loader, which always reads them all.

@@ -791,6 +791,7 @@ fn override_layer_in_khronos_words() {
         ),
         "Layer \"VK_LAYER_LUNARG_override\" contains meta-layer-specific component_layers, but using older JSON file version.",
         "Layer \"VK_LAYER_LUNARG_override\" contains meta-layer-specific override paths, but using older JSON file version.",
+        &format!("Override layer has override path {}", elsewhere.display()),
     ] {
         assert!(err.contains(line), "{line}\nnot in\n{err}");
     }
