@@ -537,6 +537,7 @@ unsafe extern "system" fn terminator_CreateInstance(
             log::write(Level::Error, "vkCreateInstance: the loader's terminator was called outside of instance creation");
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
+        check_handed_down_instance(*pInstance);
         let instance = &mut *pending;
         let extra = instance.layers.as_ref().map(|c| instance_extensions(&c.layers)).unwrap_or_default();
         let mut info = *pCreateInfo;
@@ -549,6 +550,33 @@ unsafe extern "system" fn terminator_CreateInstance(
             Err(e) => e,
         }
     })
+}
+
+/// Stops the process when a layer changed the `VkInstance` it was given to pass down (layer
+/// policy LLP_LAYER_21): the loader's instance cannot be trusted any more. The Khronos loader's
+/// words, which its users search for.
+unsafe fn check_handed_down_instance(handed_down: VkInstance) {
+    const CHECK: &str = "terminator_CreateInstance";
+    if handed_down.is_null() {
+        log::write(
+            Level::Error,
+            &format!("{CHECK}: Loader instance pointer null encountered.  Possibly set by active layer. (Policy #LLP_LAYER_21)"),
+        );
+        std::process::abort();
+    }
+    if !crate::handles::has_magic(handed_down.0, crate::handles::INSTANCE_MAGIC) {
+        let header = handed_down.0 as *const crate::handles::HandleHeader;
+        let magic = if header.is_aligned() { (*header).magic } else { 0 };
+        log::write(
+            Level::Error,
+            &format!(
+                "{CHECK}: Instance pointer ({:p}) has invalid MAGIC value 0x{magic:08x}. Instance value possibly corrupted by \
+                 active layer (Policy #LLP_LAYER_21).",
+                handed_down.0
+            ),
+        );
+        std::process::abort();
+    }
 }
 
 unsafe extern "system" fn terminator_DestroyInstance(instance: VkInstance, pAllocator: *const VkAllocationCallbacks) {

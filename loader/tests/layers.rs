@@ -572,6 +572,30 @@ fn layer_filters_in_khronos_words() {
     }
 }
 
+/// A layer that corrupts the loader's instance behind the `VkInstance` it passes down (layer
+/// policy LLP_LAYER_21) stops the process at the loader's terminator, with the Khronos loader's
+/// line, instead of crashing somewhere below.
+#[test]
+fn layer_corrupting_the_instance_stops_the_process() {
+    let s = setup("clobber");
+    s.explicit_layer("clobber", "");
+    let env = [
+        ("VK_DRIVER_FILES", p(&s.driver)),
+        ("VK_LAYER_PATH", p(&s.explicit)),
+        ("VK_IMPLICIT_LAYER_PATH", p(&s.implicit)),
+        ("TEST_APP_LAYERS", "VK_LAYER_TEST_clobber".to_string()),
+        ("VK_TEST_LAYER_CLOBBER_INSTANCE", "1".to_string()),
+    ];
+    let run = common::run_scenario("scenario_entry", "layers", &env);
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(run.status.signal(), Some(libc::SIGABRT), "{:?}\n{}{}", run.status, run.stdout, run.stderr);
+    assert!(!run.stdout.contains("RESULT"), "{}", run.stdout);
+    let line = run.stderr.lines().find(|l| l.starts_with("[Vulkan Loader] ERROR:   terminator_CreateInstance: Instance pointer (0x"));
+    let line = line.unwrap_or_else(|| panic!("no terminator line in:\n{}", run.stderr));
+    let why = ") has invalid MAGIC value 0x00000000. Instance value possibly corrupted by active layer (Policy #LLP_LAYER_21).";
+    assert!(line.ends_with(why), "{line}");
+}
+
 #[test]
 fn requested_layers_that_cannot_load_are_layer_not_present_with_the_reason() {
     let s = setup("bad");

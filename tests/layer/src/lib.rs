@@ -53,7 +53,7 @@ fn var(name: &str) -> Option<String> {
 
 /// The flags this layer knows, read once per process (GetProcAddr is called hundreds of times
 /// per instance; a benchmark through this layer should measure the loader, not getenv).
-const FLAGS: [&str; 9] = [
+const FLAGS: [&str; 10] = [
     "LOG",
     "WRAP",
     "CALLBACK",
@@ -63,10 +63,11 @@ const FLAGS: [&str; 9] = [
     "INTERCEPT",
     "WRAP_INSTANCE",
     "NEXT_FROM_GIPA",
+    "CLOBBER_INSTANCE",
 ];
 
-fn flags() -> &'static [Option<String>; 9] {
-    static FLAG_VALUES: OnceLock<[Option<String>; 9]> = OnceLock::new();
+fn flags() -> &'static [Option<String>; 10] {
+    static FLAG_VALUES: OnceLock<[Option<String>; 10]> = OnceLock::new();
     FLAG_VALUES.get_or_init(|| FLAGS.map(var))
 }
 
@@ -361,6 +362,10 @@ unsafe extern "system" fn CreateInstance(
         }
         let create: PFN_vkCreateInstance = std::mem::transmute(next_gipa(VkInstance::NULL, c"vkCreateInstance".as_ptr()));
         let Some(create) = create else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        if flag("CLOBBER_INSTANCE") && !(*pInstance).is_null() {
+            // A broken layer: zeroes the loader's object behind the handle it is to pass down.
+            std::ptr::write_bytes((*pInstance).0 as *mut u8, 0, 2 * std::mem::size_of::<usize>());
+        }
         let result = create(pCreateInfo, pAllocator, pInstance);
         if result != VkResult::SUCCESS {
             return result;
