@@ -250,8 +250,8 @@ fn keep_one_override_layer(layers: Vec<LayerManifest>) -> Vec<LayerManifest> {
         return layers;
     }
     let exe = executable_path().unwrap_or_default();
-    let for_this_app = |l: &LayerManifest| l.app_keys.iter().any(|k| *k == exe);
-    let chosen = (layers.iter().position(|l| is_override(l) && for_this_app(l)))
+    let for_this_app = |l: &LayerManifest| l.app_keys.contains(&exe);
+    let chosen = layers.iter().position(|l| is_override(l) && for_this_app(l))
         .or_else(|| layers.iter().position(|l| is_override(l) && l.app_keys.is_empty()));
     for l in layers.iter().filter(|l| is_override(l) && !l.app_keys.is_empty() && !for_this_app(l)) {
         log!(Level::Info, "--Override layer found but not used because app '{exe}' is not in 'app_keys' list! ({})", l.manifest_path);
