@@ -120,10 +120,10 @@ impl Filters {
     /// every such layer) and the name patterns, unless `VK_LOADER_LAYERS_ALLOW` matches; checked
     /// before `VK_LOADER_LAYERS_ENABLE`.
     fn disabled_under_settings(&self, layer: &LayerManifest) -> Option<String> {
-        if self.allow.iter().any(|p| p.matches(&layer.name)) {
+        if self.allow.iter().any(|p| name_matches(p, &layer.name)) {
             return None;
         }
-        let matched = self.disable.iter().any(|p| p.matches(&layer.name));
+        let matched = self.disable.iter().any(|p| name_matches(p, &layer.name));
         // The Khronos loader's words.
         (self.disable_all || self.disable_implicit || matched).then(|| {
             format!("Layer \"{}\" forced disabled because name matches filter of env var 'VK_LOADER_LAYERS_DISABLE'.", layer.name)
@@ -290,22 +290,23 @@ fn verify_meta(catalog: &[LayerManifest], index: usize, checked: &mut [bool], lo
     true
 }
 
-/// Whether an implicit layer is on: `disable_environment` set turns it off; an
-/// `enable_environment` must hold the given value; `VK_LOADER_LAYERS_ENABLE` wins over both.
+/// Whether an implicit layer is on: `disable_environment` set turns it off, whatever else says
+/// (as with the Khronos loader); else `VK_LOADER_LAYERS_ENABLE` turns it on; else an
+/// `enable_environment` must hold the given value.
 fn implicit_on(layer: &LayerManifest, filters: &Filters, getenv: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
-    if filters.enabled_by(&layer.name).is_some() {
-        return Ok(());
-    }
-    implicit_environment_on(layer, getenv)
-}
-
-/// Whether an implicit layer's own environment variables leave it on.
-fn implicit_environment_on(layer: &LayerManifest, getenv: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
     if let Some(d) = &layer.disable_environment {
         if getenv(&d.var).is_some() {
             return Err(format!("disabled by its disable_environment {}", d.var));
         }
     }
+    if filters.enabled_by(&layer.name).is_some() {
+        return Ok(());
+    }
+    enable_environment_met(layer, getenv)
+}
+
+/// Whether an implicit layer's `enable_environment`, if it has one, holds its value.
+fn enable_environment_met(layer: &LayerManifest, getenv: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
     if let Some(e) = &layer.enable_environment {
         if getenv(&e.var).as_deref() != Some(e.value.as_str()) {
             return Err(format!("off: its enable_environment {}={} is not set", e.var, e.value));
@@ -378,7 +379,7 @@ pub fn activate(
         }
         match implicit_on(layer, &filters, getenv) {
             Ok(()) => {
-                if filters.enabled_by(&layer.name).is_some() && implicit_environment_on(layer, getenv).is_err() {
+                if filters.enabled_by(&layer.name).is_some() && enable_environment_met(layer, getenv).is_err() {
                     // The Khronos loader's words.
                     let line = format!("Implicit layer \"{}\" forced enabled due to env var 'VK_LOADER_LAYERS_ENABLE'.", layer.name);
                     out.log.push(line);
@@ -572,8 +573,10 @@ mod tests {
         assert_eq!(run(&cat, &[], &[("ENABLE_G", "no")]).unwrap(), ["I"]);
         assert_eq!(run(&cat, &[], &[("ENABLE_G", "yes")]).unwrap(), ["G", "I"]);
         assert_eq!(run(&cat, &[], &[("ENABLE_G", "yes"), ("DISABLE_G", "1"), ("DISABLE_I", "0")]).unwrap(), Vec::<String>::new());
-        // VK_LOADER_LAYERS_ENABLE turns an implicit layer on whatever its environment says.
-        assert_eq!(run(&cat, &[], &[("DISABLE_I", "1"), ("VK_LOADER_LAYERS_ENABLE", "*I")]).unwrap(), ["I"]);
+        // VK_LOADER_LAYERS_ENABLE turns an implicit layer on whatever its enable_environment says,
+        // but its disable_environment wins over everything (as with the Khronos loader).
+        assert_eq!(run(&cat, &[], &[("VK_LOADER_LAYERS_ENABLE", "G")]).unwrap(), ["G", "I"]);
+        assert_eq!(run(&cat, &[], &[("DISABLE_I", "1"), ("VK_LOADER_LAYERS_ENABLE", "*I")]).unwrap(), Vec::<String>::new());
     }
 
     #[test]
