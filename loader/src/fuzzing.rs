@@ -25,7 +25,8 @@ pub fn elf_header(data: &[u8]) {
 /// `VK_LOADER_LAYERS_*` filters, the layers' enable and disable variables), where the line
 /// `APP=a,b` lists the application's layers and `EXE=path` names the executable (override layer
 /// `app_keys`). The manifest is read as explicit and as implicit; the catalog is validated (meta
-/// layers, duplicates, the override layer's blacklist) and the layers activated.
+/// layers, duplicates, the override layer's blacklist), the layers `VK_LOADER_LAYERS_DISABLE`
+/// turns off removed, and the layers activated.
 pub fn layer_activation(data: &[u8]) {
     let (manifest_text, environment) = match data.iter().position(|&b| b == 0) {
         Some(i) => (&data[..i], String::from_utf8_lossy(&data[i + 1..]).into_owned()),
@@ -41,6 +42,7 @@ pub fn layer_activation(data: &[u8]) {
     }
     let blacklist: Vec<String> = layers.iter().flat_map(|l| l.blacklisted_layers.iter().cloned()).collect();
     let (catalog, _log) = layer::validate_catalog(layers, &blacklist);
+    let (catalog, _log) = layer::remove_disabled(catalog, &var);
     let app_list = var("APP").unwrap_or_default();
     let app: Vec<&str> = app_list.split(',').filter(|n| !n.is_empty()).collect();
     let exe = var("EXE");
