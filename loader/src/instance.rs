@@ -60,6 +60,9 @@ pub struct Instance {
     pub drivers: Vec<DriverInstance>,
     /// Every physical device the drivers reported, wrapped (handles stay put).
     pub physical_devices: physical_device::PhysicalDevices,
+    /// A loader settings file's `device_configurations` when the instance was created: they
+    /// choose and order its physical devices at every enumeration.
+    pub device_configurations: Option<Vec<crate::settings::DeviceConfiguration>>,
     pub api_version: u32,
     pub enabled_extensions: ExtensionSet,
     /// Debug callbacks chained to `VkInstanceCreateInfo`: they hear creation and destruction.
@@ -419,6 +422,7 @@ pub(crate) fn new_instance(creation_callbacks: Vec<debug::Callback>) -> Box<Inst
         table,
         drivers: Vec::new(),
         physical_devices: physical_device::PhysicalDevices::default(),
+        device_configurations: None,
         api_version: 0,
         enabled_extensions: ExtensionSet::new(),
         creation_callbacks,
@@ -498,6 +502,7 @@ pub(crate) unsafe fn create_drivers(
     instance.drivers = driver_instances;
     instance.api_version = api_version;
     instance.enabled_extensions = enabled_extensions;
+    instance.device_configurations = crate::settings::current().and_then(|s| s.device_configurations.clone());
     release_drivers_without_devices(instance, allocator);
     Ok(())
 }

@@ -74,7 +74,7 @@ impl PhysicalDevices {
     /// `VK_ERROR_INITIALIZATION_FAILED` when no driver reports any device.
     pub fn refresh<'a>(&'a self, instance: &Instance) -> Result<Vec<Listed<'a>>, VkResult> {
         // The drivers are asked with no lock held.
-        let (reported, selection) = select(report(instance)?, &instance.drivers);
+        let (reported, selection) = select(report(instance)?, instance);
         let hidden = match selection {
             DeviceSelection::NoneMatched { hidden } => hidden,
             DeviceSelection::Usual | DeviceSelection::BySettings => 0,
@@ -180,11 +180,11 @@ enum DeviceSelection {
     NoneMatched { hidden: u32 },
 }
 
-/// The devices as reported, or chosen and ordered by a loader settings file's
-/// `device_configurations`.
-fn select(reported: Vec<Reported>, drivers: &[DriverInstance]) -> (Vec<Reported>, DeviceSelection) {
-    match crate::settings::current().and_then(|s| s.device_configurations.clone()) {
-        Some(configurations) => select_by_settings(reported, drivers, &configurations),
+/// The devices as reported, or chosen and ordered by the `device_configurations` of the loader
+/// settings file the instance was created with.
+fn select(reported: Vec<Reported>, instance: &Instance) -> (Vec<Reported>, DeviceSelection) {
+    match &instance.device_configurations {
+        Some(configurations) => select_by_settings(reported, &instance.drivers, configurations),
         None => (reported, DeviceSelection::Usual),
     }
 }
