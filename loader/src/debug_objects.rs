@@ -237,3 +237,37 @@ end!(driver_end, driver, |objects| |object, handle| objects.for_driver(object, h
     vkSetDebugUtilsObjectTagEXT(VkDebugUtilsObjectTagInfoEXT),
     vkDebugMarkerSetObjectNameEXT(VkDebugMarkerObjectNameInfoEXT),
     vkDebugMarkerSetObjectTagEXT(VkDebugMarkerObjectTagInfoEXT));
+
+/// The loader's functions for the `VK_EXT_debug_utils` device commands a driver lacks (the
+/// extension is the loader's and the layers', so a driver need not have them): they do nothing,
+/// successfully, as the Khronos loader's terminators do.
+pub fn absent_from_driver(name: &CStr) -> PFN_vkVoidFunction {
+    match name.to_bytes() {
+        b"vkSetDebugUtilsObjectNameEXT" => erased!(absent::vkSetDebugUtilsObjectNameEXT),
+        b"vkSetDebugUtilsObjectTagEXT" => erased!(absent::vkSetDebugUtilsObjectTagEXT),
+        b"vkQueueBeginDebugUtilsLabelEXT" => erased!(absent::vkQueueBeginDebugUtilsLabelEXT),
+        b"vkQueueEndDebugUtilsLabelEXT" => erased!(absent::vkQueueEndDebugUtilsLabelEXT),
+        b"vkQueueInsertDebugUtilsLabelEXT" => erased!(absent::vkQueueInsertDebugUtilsLabelEXT),
+        b"vkCmdBeginDebugUtilsLabelEXT" => erased!(absent::vkCmdBeginDebugUtilsLabelEXT),
+        b"vkCmdEndDebugUtilsLabelEXT" => erased!(absent::vkCmdEndDebugUtilsLabelEXT),
+        b"vkCmdInsertDebugUtilsLabelEXT" => erased!(absent::vkCmdInsertDebugUtilsLabelEXT),
+        _ => None,
+    }
+}
+
+mod absent {
+    use super::*;
+
+    pub(super) unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT(_: VkDevice, _: *const VkDebugUtilsObjectNameInfoEXT) -> VkResult {
+        VkResult::SUCCESS
+    }
+    pub(super) unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT(_: VkDevice, _: *const VkDebugUtilsObjectTagInfoEXT) -> VkResult {
+        VkResult::SUCCESS
+    }
+    pub(super) unsafe extern "system" fn vkQueueBeginDebugUtilsLabelEXT(_: VkQueue, _: *const VkDebugUtilsLabelEXT) {}
+    pub(super) unsafe extern "system" fn vkQueueEndDebugUtilsLabelEXT(_: VkQueue) {}
+    pub(super) unsafe extern "system" fn vkQueueInsertDebugUtilsLabelEXT(_: VkQueue, _: *const VkDebugUtilsLabelEXT) {}
+    pub(super) unsafe extern "system" fn vkCmdBeginDebugUtilsLabelEXT(_: VkCommandBuffer, _: *const VkDebugUtilsLabelEXT) {}
+    pub(super) unsafe extern "system" fn vkCmdEndDebugUtilsLabelEXT(_: VkCommandBuffer) {}
+    pub(super) unsafe extern "system" fn vkCmdInsertDebugUtilsLabelEXT(_: VkCommandBuffer, _: *const VkDebugUtilsLabelEXT) {}
+}

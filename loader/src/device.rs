@@ -170,7 +170,7 @@ unsafe fn create_without_layers(
             (*data).wsi = crate::surface::DeviceWsi::install(&mut table, pd);
             let debug_objects = crate::debug_objects::DeviceDebugObjects::of_driver(&table, pd);
             debug_objects.route_to_driver(&mut table);
-            hide_commands_of_instance_extensions_not_enabled(&mut table, pd.instance.as_ref());
+            settle_commands_of_instance_extensions(&mut table, pd.instance.as_ref());
             (*data).debug_objects = debug_objects;
             (*data).table = table;
             crate::unknown::device_created(&(*data).unknown, device, gdpa);
@@ -232,15 +232,20 @@ unsafe fn core_version_limit(info: &VkDeviceCreateInfo, pd: &PhysicalDevice) -> 
     }
 }
 
-/// Empties the slots of the device commands that only instance extensions provide where the
-/// instance enabled none of them: `vkGetDeviceProcAddr` answers NULL for those, as the Khronos
-/// loader does (a driver may hand them out regardless).
-pub(crate) fn hide_commands_of_instance_extensions_not_enabled(table: &mut DeviceDispatchTable, instance: Option<&Instance>) {
+/// The slots of the device commands that only instance extensions provide (`VK_EXT_debug_utils`'s
+/// object names and labels): emptied where the instance enabled none of them, so that
+/// `vkGetDeviceProcAddr` answers NULL for those as the Khronos loader does (a driver may hand them
+/// out regardless); where it did and neither the driver nor a layer has one, the loader's
+/// function that does nothing successfully, as the Khronos loader's terminators do.
+pub(crate) fn settle_commands_of_instance_extensions(table: &mut DeviceDispatchTable, instance: Option<&Instance>) {
     let slots = table.slots_mut();
     for &(slot, name) in commands_of_instance_extensions() {
         let enabled = instance.is_some_and(|i| name.is_available(i.api_version, &i.enabled_extensions));
+        let slot = &mut slots[slot as usize];
         if !enabled {
-            slots[slot as usize] = None;
+            *slot = None;
+        } else if slot.is_none() {
+            *slot = crate::debug_objects::absent_from_driver(name.info().name());
         }
     }
 }

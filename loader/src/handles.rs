@@ -43,6 +43,20 @@ pub fn invalid_handle(command: &str, param: &str) -> ! {
     std::process::abort()
 }
 
+/// A device command called through a function the device lacks (its extension or Vulkan version
+/// was not enabled on it, or the driver does not have it): reported and stopped, as calling
+/// through the driver's NULL pointer would crash with no word of why (the Khronos loader crashes
+/// or aborts here too).
+#[cold]
+#[inline(never)]
+pub fn missing_device_function(command: &str) -> ! {
+    log::write(
+        Level::Error,
+        &format!("{command}: the device has no such function (was its extension or Vulkan version enabled on the device?); stopping"),
+    );
+    std::process::abort()
+}
+
 /// Stops unless `handle` is a `VkInstance` of this loader.
 ///
 /// # Safety

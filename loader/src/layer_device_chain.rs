@@ -56,7 +56,7 @@ pub unsafe fn create_device(
     let top_handle = crate::loader_abi::unwrap_physical_device(physical_device);
     match create_device_chain(&layers, instance.chain_handle, top_handle, info, allocator) {
         Ok((device, data)) => {
-            crate::device::hide_commands_of_instance_extensions_not_enabled(&mut (*data).table, Some(instance));
+            crate::device::settle_commands_of_instance_extensions(&mut (*data).table, Some(instance));
             // A layer that wrapped the device gets the loader's dispatch pointer in its wrapper too.
             *(device.0 as *mut *const DeviceData) = data;
             *pDevice = device;
@@ -253,6 +253,7 @@ pub unsafe extern "system" fn terminator_gdpa(device: VkDevice, pName: *const c_
         if let Some(own) = data.wsi.terminator(name).or_else(|| data.debug_objects.terminator(name)) {
             return Some(own);
         }
-        data.driver_gdpa.and_then(|gdpa| gdpa(device, pName))
+        // The debug-utils names and labels end at the loader where the driver lacks them.
+        data.driver_gdpa.and_then(|gdpa| gdpa(device, pName)).or_else(|| crate::debug_objects::absent_from_driver(name))
     })
 }

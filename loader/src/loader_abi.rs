@@ -78,7 +78,7 @@ pub struct InstanceHeader {
     pub chain_handle: VkInstance,
 }
 
-pub use crate::handles::{check_instance, check_physical_device};
+pub use crate::handles::{check_instance, check_physical_device, missing_device_function};
 
 /// The handle an instance trampoline passes down its table (see [`InstanceHeader::chain_handle`]).
 ///

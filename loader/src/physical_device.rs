@@ -162,10 +162,22 @@ fn report(instance: &Instance) -> Result<Vec<Reported>, VkResult> {
         log!(Level::Error, "setup_loader_term_phys_devs:  Failed to detect any valid GPUs in the current config");
         return Err(VkResult::ERROR_INITIALIZATION_FAILED);
     }
-    if !sorting_disabled() {
+    if sorting_disabled() {
+        in_driver_order(&mut devices);
+    } else {
         sort(&mut devices, &instance.drivers);
     }
     Ok(devices)
+}
+
+/// The order when sorting is disabled: as the Khronos loader lists them then, the drivers found
+/// last come first, each driver's devices in its own order (so that a user who turns sorting off
+/// sees the same order through either loader). The key's PCI-address part carries the rank.
+fn in_driver_order(devices: &mut [Reported]) {
+    for d in devices.iter_mut() {
+        d.order = (false, 0, [u32::MAX - d.driver as u32, 0, 0, 0]);
+    }
+    devices.sort_by_key(|d| d.order);
 }
 
 /// What a loader settings file's `device_configurations` made of an instance's devices.

@@ -269,11 +269,12 @@ fn devices_are_ordered_discrete_integrated_virtual_other_cpu() {
         devices(&out),
         ["Test Driver discrete 2", "Test Driver integrated 1", "Test Driver virtual 0", "Test Driver other 1", "Test Driver cpu 0"]
     );
-    // VK_LOADER_DISABLE_SELECT keeps driver order.
+    // VK_LOADER_DISABLE_SELECT: no sorting; as with the Khronos loader, the driver found last
+    // comes first, each driver's devices in its own order.
     let mut keep = env.to_vec();
     keep.push(("VK_LOADER_DISABLE_SELECT", "1".into()));
     let (_, out, _) = child("list", &keep);
-    assert_eq!(devices(&out)[0], "Test Driver cpu 0");
+    assert_eq!(devices(&out), ["Test Driver virtual 0", "Test Driver integrated 1", "Test Driver discrete 2", "Test Driver cpu 0", "Test Driver other 1"]);
     // ... when it is a number other than 0, as for the Khronos loader.
     let mut zero = env.to_vec();
     zero.push(("VK_LOADER_DISABLE_SELECT", "0".into()));

@@ -61,6 +61,21 @@ fn scenario_entry() {
                 let mut device = VkDevice::NULL;
                 f(VkPhysicalDevice(zeros), &VkDeviceCreateInfo::default(), std::ptr::null(), &mut device);
             }
+            "device-command-not-enabled" => {
+                // vkGetDeviceFaultInfoEXT from vkGetInstanceProcAddr (a trampoline) on a device
+                // created without VK_EXT_device_fault, of a driver that does not have it.
+                let gipa: unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction =
+                    std::mem::transmute(symbol(c"vkGetInstanceProcAddr"));
+                let create_device: PFN_vkCreateDevice = std::mem::transmute(gipa(instance, c"vkCreateDevice".as_ptr()));
+                let priority = 1.0f32;
+                let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
+                let info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };
+                let mut device = VkDevice::NULL;
+                assert_eq!(create_device.unwrap()(physical_device, &info, std::ptr::null(), &mut device), VkResult::SUCCESS);
+                let fault_info: PFN_vkGetDeviceFaultInfoEXT = std::mem::transmute(gipa(instance, c"vkGetDeviceFaultInfoEXT".as_ptr()));
+                let mut counts = VkDeviceFaultCountsEXT::default();
+                fault_info.unwrap()(device, &mut counts, std::ptr::null_mut());
+            }
             "valid" => {
                 let f: unsafe extern "system" fn(VkPhysicalDevice, *mut VkPhysicalDeviceProperties) =
                     std::mem::transmute(symbol(c"vkGetPhysicalDeviceProperties"));
@@ -86,6 +101,17 @@ fn env(scenario: &str) -> Vec<(&'static str, String)> {
 /// Runs `scenario` and checks that it aborted after printing `message`.
 fn dies_with(scenario: &str, message: &str) {
     common::assert_aborted_with(&common::run_scenario("scenario_entry", scenario, &env(scenario)), message);
+}
+
+/// A device command through a trampoline, on a device that lacks it (its extension not enabled,
+/// the driver without it): stopped with its name, where calling the driver's NULL pointer would
+/// crash without a word.
+#[test]
+fn device_command_the_device_lacks() {
+    dies_with(
+        "device-command-not-enabled",
+        "vkGetDeviceFaultInfoEXT: the device has no such function (was its extension or Vulkan version enabled on the device?); stopping",
+    );
 }
 
 #[test]

@@ -461,6 +461,17 @@ fn instance_objects_named_without_layers() {
     assert_instance_objects_reach_each_level(&out, &err);
 }
 
+/// `VK_EXT_debug_utils` is the loader's: a driver without its object-naming commands still lets
+/// the application name objects (the loader's function does nothing, successfully).
+#[test]
+fn instance_objects_named_on_a_driver_without_the_commands() {
+    let s = setup("objects-driver-without");
+    let mut env = INSTANCE_OBJECTS.to_vec();
+    env.push(("VK_TEST_DRIVER_WITHOUT_COMMANDS", "vkSetDebugUtilsObjectNameEXT"));
+    let (out, err) = s.run(&env);
+    assert_instance_objects_reach_each_level(&out, &err);
+}
+
 #[test]
 fn instance_wrapping_layer() {
     let s = setup("wrap-instance");

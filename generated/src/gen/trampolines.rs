@@ -38,7 +38,7 @@ pub unsafe extern "system" fn vkAcquireFullScreenExclusiveModeEXT(
     let table = device_table(device.0);
     match (*table).vkAcquireFullScreenExclusiveModeEXT {
         Some(f) => f(device, swapchain),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkAcquireFullScreenExclusiveModeEXT"),
     }
 }
 #[export_name = "vkAcquireNextImage2KHR"]
@@ -50,7 +50,7 @@ pub unsafe extern "system" fn vkAcquireNextImage2KHR(
     let table = device_table(device.0);
     match (*table).vkAcquireNextImage2KHR {
         Some(f) => f(device, pAcquireInfo, pImageIndex),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkAcquireNextImage2KHR"),
     }
 }
 #[export_name = "vkAcquireNextImageKHR"]
@@ -65,7 +65,7 @@ pub unsafe extern "system" fn vkAcquireNextImageKHR(
     let table = device_table(device.0);
     match (*table).vkAcquireNextImageKHR {
         Some(f) => f(device, swapchain, timeout, semaphore, fence, pImageIndex),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkAcquireNextImageKHR"),
     }
 }
 pub unsafe extern "system" fn vkAcquirePerformanceConfigurationINTEL(
@@ -76,7 +76,7 @@ pub unsafe extern "system" fn vkAcquirePerformanceConfigurationINTEL(
     let table = device_table(device.0);
     match (*table).vkAcquirePerformanceConfigurationINTEL {
         Some(f) => f(device, pAcquireInfo, pConfiguration),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkAcquirePerformanceConfigurationINTEL"),
     }
 }
 pub unsafe extern "system" fn vkAcquireProfilingLockKHR(
@@ -86,7 +86,7 @@ pub unsafe extern "system" fn vkAcquireProfilingLockKHR(
     let table = device_table(device.0);
     match (*table).vkAcquireProfilingLockKHR {
         Some(f) => f(device, pInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkAcquireProfilingLockKHR"),
     }
 }
 pub unsafe extern "system" fn vkAcquireWinrtDisplayNV(
@@ -143,7 +143,8 @@ pub unsafe extern "system" fn vkAllocateCommandBuffers(
 ) -> VkResult {
     let table = device_table(device.0);
     let Some(f) = (*table).vkAllocateCommandBuffers else {
-        return VkResult::ERROR_EXTENSION_NOT_PRESENT
+        #[allow(unreachable_code)]
+        return missing_device_function("vkAllocateCommandBuffers")
     };
     let result = f(device, pAllocateInfo, pCommandBuffers);
     if result == VkResult::SUCCESS {
@@ -162,7 +163,7 @@ pub unsafe extern "system" fn vkAllocateDescriptorSets(
     let table = device_table(device.0);
     match (*table).vkAllocateDescriptorSets {
         Some(f) => f(device, pAllocateInfo, pDescriptorSets),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkAllocateDescriptorSets"),
     }
 }
 #[export_name = "vkAllocateMemory"]
@@ -175,7 +176,7 @@ pub unsafe extern "system" fn vkAllocateMemory(
     let table = device_table(device.0);
     match (*table).vkAllocateMemory {
         Some(f) => f(device, pAllocateInfo, pAllocator, pMemory),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkAllocateMemory"),
     }
 }
 pub unsafe extern "system" fn vkAntiLagUpdateAMD(
@@ -185,7 +186,7 @@ pub unsafe extern "system" fn vkAntiLagUpdateAMD(
     let table = device_table(device.0);
     match (*table).vkAntiLagUpdateAMD {
         Some(f) => f(device, pData),
-        None => {}
+        None => missing_device_function("vkAntiLagUpdateAMD"),
     }
 }
 #[export_name = "vkBeginCommandBuffer"]
@@ -196,7 +197,7 @@ pub unsafe extern "system" fn vkBeginCommandBuffer(
     let table = device_table(commandBuffer.0);
     match (*table).vkBeginCommandBuffer {
         Some(f) => f(commandBuffer, pBeginInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkBeginCommandBuffer"),
     }
 }
 pub unsafe extern "system" fn vkBindAccelerationStructureMemoryNV(
@@ -207,7 +208,7 @@ pub unsafe extern "system" fn vkBindAccelerationStructureMemoryNV(
     let table = device_table(device.0);
     match (*table).vkBindAccelerationStructureMemoryNV {
         Some(f) => f(device, bindInfoCount, pBindInfos),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkBindAccelerationStructureMemoryNV"),
     }
 }
 #[export_name = "vkBindBufferMemory"]
@@ -220,7 +221,7 @@ pub unsafe extern "system" fn vkBindBufferMemory(
     let table = device_table(device.0);
     match (*table).vkBindBufferMemory {
         Some(f) => f(device, buffer, memory, memoryOffset),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkBindBufferMemory"),
     }
 }
 #[export_name = "vkBindBufferMemory2"]
@@ -232,7 +233,7 @@ pub unsafe extern "system" fn vkBindBufferMemory2(
     let table = device_table(device.0);
     match (*table).vkBindBufferMemory2 {
         Some(f) => f(device, bindInfoCount, pBindInfos),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkBindBufferMemory2"),
     }
 }
 pub unsafe extern "system" fn vkBindDataGraphPipelineSessionMemoryARM(
@@ -243,7 +244,7 @@ pub unsafe extern "system" fn vkBindDataGraphPipelineSessionMemoryARM(
     let table = device_table(device.0);
     match (*table).vkBindDataGraphPipelineSessionMemoryARM {
         Some(f) => f(device, bindInfoCount, pBindInfos),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkBindDataGraphPipelineSessionMemoryARM"),
     }
 }
 #[export_name = "vkBindImageMemory"]
@@ -256,7 +257,7 @@ pub unsafe extern "system" fn vkBindImageMemory(
     let table = device_table(device.0);
     match (*table).vkBindImageMemory {
         Some(f) => f(device, image, memory, memoryOffset),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkBindImageMemory"),
     }
 }
 #[export_name = "vkBindImageMemory2"]
@@ -268,7 +269,7 @@ pub unsafe extern "system" fn vkBindImageMemory2(
     let table = device_table(device.0);
     match (*table).vkBindImageMemory2 {
         Some(f) => f(device, bindInfoCount, pBindInfos),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkBindImageMemory2"),
     }
 }
 pub unsafe extern "system" fn vkBindOpticalFlowSessionImageNV(
@@ -281,7 +282,7 @@ pub unsafe extern "system" fn vkBindOpticalFlowSessionImageNV(
     let table = device_table(device.0);
     match (*table).vkBindOpticalFlowSessionImageNV {
         Some(f) => f(device, session, bindingPoint, view, layout),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkBindOpticalFlowSessionImageNV"),
     }
 }
 pub unsafe extern "system" fn vkBindTensorMemoryARM(
@@ -292,7 +293,7 @@ pub unsafe extern "system" fn vkBindTensorMemoryARM(
     let table = device_table(device.0);
     match (*table).vkBindTensorMemoryARM {
         Some(f) => f(device, bindInfoCount, pBindInfos),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkBindTensorMemoryARM"),
     }
 }
 pub unsafe extern "system" fn vkBindVideoSessionMemoryKHR(
@@ -306,7 +307,7 @@ pub unsafe extern "system" fn vkBindVideoSessionMemoryKHR(
         Some(f) => {
             f(device, videoSession, bindSessionMemoryInfoCount, pBindSessionMemoryInfos)
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkBindVideoSessionMemoryKHR"),
     }
 }
 pub unsafe extern "system" fn vkBuildAccelerationStructuresKHR(
@@ -319,7 +320,7 @@ pub unsafe extern "system" fn vkBuildAccelerationStructuresKHR(
     let table = device_table(device.0);
     match (*table).vkBuildAccelerationStructuresKHR {
         Some(f) => f(device, deferredOperation, infoCount, pInfos, ppBuildRangeInfos),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkBuildAccelerationStructuresKHR"),
     }
 }
 pub unsafe extern "system" fn vkBuildMicromapsEXT(
@@ -331,7 +332,7 @@ pub unsafe extern "system" fn vkBuildMicromapsEXT(
     let table = device_table(device.0);
     match (*table).vkBuildMicromapsEXT {
         Some(f) => f(device, deferredOperation, infoCount, pInfos),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkBuildMicromapsEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdBeginConditionalRenderingEXT(
@@ -341,7 +342,7 @@ pub unsafe extern "system" fn vkCmdBeginConditionalRenderingEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBeginConditionalRenderingEXT {
         Some(f) => f(commandBuffer, pConditionalRenderingBegin),
-        None => {}
+        None => missing_device_function("vkCmdBeginConditionalRenderingEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdBeginCustomResolveEXT(
@@ -351,7 +352,7 @@ pub unsafe extern "system" fn vkCmdBeginCustomResolveEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBeginCustomResolveEXT {
         Some(f) => f(commandBuffer, pBeginCustomResolveInfo),
-        None => {}
+        None => missing_device_function("vkCmdBeginCustomResolveEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdBeginDebugUtilsLabelEXT(
@@ -361,7 +362,7 @@ pub unsafe extern "system" fn vkCmdBeginDebugUtilsLabelEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBeginDebugUtilsLabelEXT {
         Some(f) => f(commandBuffer, pLabelInfo),
-        None => {}
+        None => missing_device_function("vkCmdBeginDebugUtilsLabelEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdBeginPerTileExecutionQCOM(
@@ -371,7 +372,7 @@ pub unsafe extern "system" fn vkCmdBeginPerTileExecutionQCOM(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBeginPerTileExecutionQCOM {
         Some(f) => f(commandBuffer, pPerTileBeginInfo),
-        None => {}
+        None => missing_device_function("vkCmdBeginPerTileExecutionQCOM"),
     }
 }
 #[export_name = "vkCmdBeginQuery"]
@@ -384,7 +385,7 @@ pub unsafe extern "system" fn vkCmdBeginQuery(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBeginQuery {
         Some(f) => f(commandBuffer, queryPool, query, flags),
-        None => {}
+        None => missing_device_function("vkCmdBeginQuery"),
     }
 }
 pub unsafe extern "system" fn vkCmdBeginQueryIndexedEXT(
@@ -397,7 +398,7 @@ pub unsafe extern "system" fn vkCmdBeginQueryIndexedEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBeginQueryIndexedEXT {
         Some(f) => f(commandBuffer, queryPool, query, flags, index),
-        None => {}
+        None => missing_device_function("vkCmdBeginQueryIndexedEXT"),
     }
 }
 #[export_name = "vkCmdBeginRenderPass"]
@@ -409,7 +410,7 @@ pub unsafe extern "system" fn vkCmdBeginRenderPass(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBeginRenderPass {
         Some(f) => f(commandBuffer, pRenderPassBegin, contents),
-        None => {}
+        None => missing_device_function("vkCmdBeginRenderPass"),
     }
 }
 #[export_name = "vkCmdBeginRenderPass2"]
@@ -421,7 +422,7 @@ pub unsafe extern "system" fn vkCmdBeginRenderPass2(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBeginRenderPass2 {
         Some(f) => f(commandBuffer, pRenderPassBegin, pSubpassBeginInfo),
-        None => {}
+        None => missing_device_function("vkCmdBeginRenderPass2"),
     }
 }
 #[export_name = "vkCmdBeginRendering"]
@@ -432,7 +433,7 @@ pub unsafe extern "system" fn vkCmdBeginRendering(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBeginRendering {
         Some(f) => f(commandBuffer, pRenderingInfo),
-        None => {}
+        None => missing_device_function("vkCmdBeginRendering"),
     }
 }
 pub unsafe extern "system" fn vkCmdBeginTransformFeedbackEXT(
@@ -453,7 +454,7 @@ pub unsafe extern "system" fn vkCmdBeginTransformFeedbackEXT(
                 pCounterBufferOffsets,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdBeginTransformFeedbackEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdBeginVideoCodingKHR(
@@ -463,7 +464,7 @@ pub unsafe extern "system" fn vkCmdBeginVideoCodingKHR(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBeginVideoCodingKHR {
         Some(f) => f(commandBuffer, pBeginInfo),
-        None => {}
+        None => missing_device_function("vkCmdBeginVideoCodingKHR"),
     }
 }
 pub unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplers2EXT(
@@ -473,7 +474,7 @@ pub unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplers2EXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBindDescriptorBufferEmbeddedSamplers2EXT {
         Some(f) => f(commandBuffer, pBindDescriptorBufferEmbeddedSamplersInfo),
-        None => {}
+        None => missing_device_function("vkCmdBindDescriptorBufferEmbeddedSamplers2EXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplersEXT(
@@ -485,7 +486,7 @@ pub unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplersEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBindDescriptorBufferEmbeddedSamplersEXT {
         Some(f) => f(commandBuffer, pipelineBindPoint, layout, set),
-        None => {}
+        None => missing_device_function("vkCmdBindDescriptorBufferEmbeddedSamplersEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdBindDescriptorBuffersEXT(
@@ -496,7 +497,7 @@ pub unsafe extern "system" fn vkCmdBindDescriptorBuffersEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBindDescriptorBuffersEXT {
         Some(f) => f(commandBuffer, bufferCount, pBindingInfos),
-        None => {}
+        None => missing_device_function("vkCmdBindDescriptorBuffersEXT"),
     }
 }
 #[export_name = "vkCmdBindDescriptorSets"]
@@ -524,7 +525,7 @@ pub unsafe extern "system" fn vkCmdBindDescriptorSets(
                 pDynamicOffsets,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdBindDescriptorSets"),
     }
 }
 #[export_name = "vkCmdBindDescriptorSets2"]
@@ -535,7 +536,7 @@ pub unsafe extern "system" fn vkCmdBindDescriptorSets2(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBindDescriptorSets2 {
         Some(f) => f(commandBuffer, pBindDescriptorSetsInfo),
-        None => {}
+        None => missing_device_function("vkCmdBindDescriptorSets2"),
     }
 }
 #[export_name = "vkCmdBindIndexBuffer"]
@@ -548,7 +549,7 @@ pub unsafe extern "system" fn vkCmdBindIndexBuffer(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBindIndexBuffer {
         Some(f) => f(commandBuffer, buffer, offset, indexType),
-        None => {}
+        None => missing_device_function("vkCmdBindIndexBuffer"),
     }
 }
 #[export_name = "vkCmdBindIndexBuffer2"]
@@ -562,7 +563,7 @@ pub unsafe extern "system" fn vkCmdBindIndexBuffer2(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBindIndexBuffer2 {
         Some(f) => f(commandBuffer, buffer, offset, size, indexType),
-        None => {}
+        None => missing_device_function("vkCmdBindIndexBuffer2"),
     }
 }
 pub unsafe extern "system" fn vkCmdBindInvocationMaskHUAWEI(
@@ -573,7 +574,7 @@ pub unsafe extern "system" fn vkCmdBindInvocationMaskHUAWEI(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBindInvocationMaskHUAWEI {
         Some(f) => f(commandBuffer, imageView, imageLayout),
-        None => {}
+        None => missing_device_function("vkCmdBindInvocationMaskHUAWEI"),
     }
 }
 #[export_name = "vkCmdBindPipeline"]
@@ -585,7 +586,7 @@ pub unsafe extern "system" fn vkCmdBindPipeline(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBindPipeline {
         Some(f) => f(commandBuffer, pipelineBindPoint, pipeline),
-        None => {}
+        None => missing_device_function("vkCmdBindPipeline"),
     }
 }
 pub unsafe extern "system" fn vkCmdBindPipelineShaderGroupNV(
@@ -597,7 +598,7 @@ pub unsafe extern "system" fn vkCmdBindPipelineShaderGroupNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBindPipelineShaderGroupNV {
         Some(f) => f(commandBuffer, pipelineBindPoint, pipeline, groupIndex),
-        None => {}
+        None => missing_device_function("vkCmdBindPipelineShaderGroupNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdBindResourceHeapEXT(
@@ -607,7 +608,7 @@ pub unsafe extern "system" fn vkCmdBindResourceHeapEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBindResourceHeapEXT {
         Some(f) => f(commandBuffer, pBindInfo),
-        None => {}
+        None => missing_device_function("vkCmdBindResourceHeapEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdBindSamplerHeapEXT(
@@ -617,7 +618,7 @@ pub unsafe extern "system" fn vkCmdBindSamplerHeapEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBindSamplerHeapEXT {
         Some(f) => f(commandBuffer, pBindInfo),
-        None => {}
+        None => missing_device_function("vkCmdBindSamplerHeapEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdBindShadersEXT(
@@ -629,7 +630,7 @@ pub unsafe extern "system" fn vkCmdBindShadersEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBindShadersEXT {
         Some(f) => f(commandBuffer, stageCount, pStages, pShaders),
-        None => {}
+        None => missing_device_function("vkCmdBindShadersEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdBindShadingRateImageNV(
@@ -640,7 +641,7 @@ pub unsafe extern "system" fn vkCmdBindShadingRateImageNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBindShadingRateImageNV {
         Some(f) => f(commandBuffer, imageView, imageLayout),
-        None => {}
+        None => missing_device_function("vkCmdBindShadingRateImageNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdBindTileMemoryQCOM(
@@ -650,7 +651,7 @@ pub unsafe extern "system" fn vkCmdBindTileMemoryQCOM(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBindTileMemoryQCOM {
         Some(f) => f(commandBuffer, pTileMemoryBindInfo),
-        None => {}
+        None => missing_device_function("vkCmdBindTileMemoryQCOM"),
     }
 }
 pub unsafe extern "system" fn vkCmdBindTransformFeedbackBuffersEXT(
@@ -666,7 +667,7 @@ pub unsafe extern "system" fn vkCmdBindTransformFeedbackBuffersEXT(
         Some(f) => {
             f(commandBuffer, firstBinding, bindingCount, pBuffers, pOffsets, pSizes)
         }
-        None => {}
+        None => missing_device_function("vkCmdBindTransformFeedbackBuffersEXT"),
     }
 }
 #[export_name = "vkCmdBindVertexBuffers"]
@@ -680,7 +681,7 @@ pub unsafe extern "system" fn vkCmdBindVertexBuffers(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBindVertexBuffers {
         Some(f) => f(commandBuffer, firstBinding, bindingCount, pBuffers, pOffsets),
-        None => {}
+        None => missing_device_function("vkCmdBindVertexBuffers"),
     }
 }
 #[export_name = "vkCmdBindVertexBuffers2"]
@@ -706,7 +707,7 @@ pub unsafe extern "system" fn vkCmdBindVertexBuffers2(
                 pStrides,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdBindVertexBuffers2"),
     }
 }
 #[export_name = "vkCmdBlitImage"]
@@ -734,7 +735,7 @@ pub unsafe extern "system" fn vkCmdBlitImage(
                 filter,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdBlitImage"),
     }
 }
 #[export_name = "vkCmdBlitImage2"]
@@ -745,7 +746,7 @@ pub unsafe extern "system" fn vkCmdBlitImage2(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBlitImage2 {
         Some(f) => f(commandBuffer, pBlitImageInfo),
-        None => {}
+        None => missing_device_function("vkCmdBlitImage2"),
     }
 }
 pub unsafe extern "system" fn vkCmdBuildAccelerationStructureNV(
@@ -774,7 +775,7 @@ pub unsafe extern "system" fn vkCmdBuildAccelerationStructureNV(
                 scratchOffset,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdBuildAccelerationStructureNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR(
@@ -797,7 +798,7 @@ pub unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR(
                 ppMaxPrimitiveCounts,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdBuildAccelerationStructuresIndirectKHR"),
     }
 }
 pub unsafe extern "system" fn vkCmdBuildAccelerationStructuresKHR(
@@ -809,7 +810,7 @@ pub unsafe extern "system" fn vkCmdBuildAccelerationStructuresKHR(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBuildAccelerationStructuresKHR {
         Some(f) => f(commandBuffer, infoCount, pInfos, ppBuildRangeInfos),
-        None => {}
+        None => missing_device_function("vkCmdBuildAccelerationStructuresKHR"),
     }
 }
 pub unsafe extern "system" fn vkCmdBuildClusterAccelerationStructureIndirectNV(
@@ -819,7 +820,9 @@ pub unsafe extern "system" fn vkCmdBuildClusterAccelerationStructureIndirectNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBuildClusterAccelerationStructureIndirectNV {
         Some(f) => f(commandBuffer, pCommandInfos),
-        None => {}
+        None => {
+            missing_device_function("vkCmdBuildClusterAccelerationStructureIndirectNV")
+        }
     }
 }
 pub unsafe extern "system" fn vkCmdBuildMicromapsEXT(
@@ -830,7 +833,7 @@ pub unsafe extern "system" fn vkCmdBuildMicromapsEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBuildMicromapsEXT {
         Some(f) => f(commandBuffer, infoCount, pInfos),
-        None => {}
+        None => missing_device_function("vkCmdBuildMicromapsEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdBuildPartitionedAccelerationStructuresNV(
@@ -840,7 +843,7 @@ pub unsafe extern "system" fn vkCmdBuildPartitionedAccelerationStructuresNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdBuildPartitionedAccelerationStructuresNV {
         Some(f) => f(commandBuffer, pBuildInfo),
-        None => {}
+        None => missing_device_function("vkCmdBuildPartitionedAccelerationStructuresNV"),
     }
 }
 #[export_name = "vkCmdClearAttachments"]
@@ -854,7 +857,7 @@ pub unsafe extern "system" fn vkCmdClearAttachments(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdClearAttachments {
         Some(f) => f(commandBuffer, attachmentCount, pAttachments, rectCount, pRects),
-        None => {}
+        None => missing_device_function("vkCmdClearAttachments"),
     }
 }
 #[export_name = "vkCmdClearColorImage"]
@@ -869,7 +872,7 @@ pub unsafe extern "system" fn vkCmdClearColorImage(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdClearColorImage {
         Some(f) => f(commandBuffer, image, imageLayout, pColor, rangeCount, pRanges),
-        None => {}
+        None => missing_device_function("vkCmdClearColorImage"),
     }
 }
 #[export_name = "vkCmdClearDepthStencilImage"]
@@ -886,7 +889,7 @@ pub unsafe extern "system" fn vkCmdClearDepthStencilImage(
         Some(f) => {
             f(commandBuffer, image, imageLayout, pDepthStencil, rangeCount, pRanges)
         }
-        None => {}
+        None => missing_device_function("vkCmdClearDepthStencilImage"),
     }
 }
 pub unsafe extern "system" fn vkCmdControlVideoCodingKHR(
@@ -896,7 +899,7 @@ pub unsafe extern "system" fn vkCmdControlVideoCodingKHR(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdControlVideoCodingKHR {
         Some(f) => f(commandBuffer, pCodingControlInfo),
-        None => {}
+        None => missing_device_function("vkCmdControlVideoCodingKHR"),
     }
 }
 pub unsafe extern "system" fn vkCmdConvertCooperativeVectorMatrixNV(
@@ -907,7 +910,7 @@ pub unsafe extern "system" fn vkCmdConvertCooperativeVectorMatrixNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdConvertCooperativeVectorMatrixNV {
         Some(f) => f(commandBuffer, infoCount, pInfos),
-        None => {}
+        None => missing_device_function("vkCmdConvertCooperativeVectorMatrixNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdCopyAccelerationStructureKHR(
@@ -917,7 +920,7 @@ pub unsafe extern "system" fn vkCmdCopyAccelerationStructureKHR(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdCopyAccelerationStructureKHR {
         Some(f) => f(commandBuffer, pInfo),
-        None => {}
+        None => missing_device_function("vkCmdCopyAccelerationStructureKHR"),
     }
 }
 pub unsafe extern "system" fn vkCmdCopyAccelerationStructureNV(
@@ -929,7 +932,7 @@ pub unsafe extern "system" fn vkCmdCopyAccelerationStructureNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdCopyAccelerationStructureNV {
         Some(f) => f(commandBuffer, dst, src, mode),
-        None => {}
+        None => missing_device_function("vkCmdCopyAccelerationStructureNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdCopyAccelerationStructureToMemoryKHR(
@@ -939,7 +942,7 @@ pub unsafe extern "system" fn vkCmdCopyAccelerationStructureToMemoryKHR(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdCopyAccelerationStructureToMemoryKHR {
         Some(f) => f(commandBuffer, pInfo),
-        None => {}
+        None => missing_device_function("vkCmdCopyAccelerationStructureToMemoryKHR"),
     }
 }
 #[export_name = "vkCmdCopyBuffer"]
@@ -953,7 +956,7 @@ pub unsafe extern "system" fn vkCmdCopyBuffer(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdCopyBuffer {
         Some(f) => f(commandBuffer, srcBuffer, dstBuffer, regionCount, pRegions),
-        None => {}
+        None => missing_device_function("vkCmdCopyBuffer"),
     }
 }
 #[export_name = "vkCmdCopyBuffer2"]
@@ -964,7 +967,7 @@ pub unsafe extern "system" fn vkCmdCopyBuffer2(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdCopyBuffer2 {
         Some(f) => f(commandBuffer, pCopyBufferInfo),
-        None => {}
+        None => missing_device_function("vkCmdCopyBuffer2"),
     }
 }
 #[export_name = "vkCmdCopyBufferToImage"]
@@ -981,7 +984,7 @@ pub unsafe extern "system" fn vkCmdCopyBufferToImage(
         Some(f) => {
             f(commandBuffer, srcBuffer, dstImage, dstImageLayout, regionCount, pRegions)
         }
-        None => {}
+        None => missing_device_function("vkCmdCopyBufferToImage"),
     }
 }
 #[export_name = "vkCmdCopyBufferToImage2"]
@@ -992,7 +995,7 @@ pub unsafe extern "system" fn vkCmdCopyBufferToImage2(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdCopyBufferToImage2 {
         Some(f) => f(commandBuffer, pCopyBufferToImageInfo),
-        None => {}
+        None => missing_device_function("vkCmdCopyBufferToImage2"),
     }
 }
 #[export_name = "vkCmdCopyImage"]
@@ -1018,7 +1021,7 @@ pub unsafe extern "system" fn vkCmdCopyImage(
                 pRegions,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdCopyImage"),
     }
 }
 #[export_name = "vkCmdCopyImage2"]
@@ -1029,7 +1032,7 @@ pub unsafe extern "system" fn vkCmdCopyImage2(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdCopyImage2 {
         Some(f) => f(commandBuffer, pCopyImageInfo),
-        None => {}
+        None => missing_device_function("vkCmdCopyImage2"),
     }
 }
 #[export_name = "vkCmdCopyImageToBuffer"]
@@ -1046,7 +1049,7 @@ pub unsafe extern "system" fn vkCmdCopyImageToBuffer(
         Some(f) => {
             f(commandBuffer, srcImage, srcImageLayout, dstBuffer, regionCount, pRegions)
         }
-        None => {}
+        None => missing_device_function("vkCmdCopyImageToBuffer"),
     }
 }
 #[export_name = "vkCmdCopyImageToBuffer2"]
@@ -1057,7 +1060,7 @@ pub unsafe extern "system" fn vkCmdCopyImageToBuffer2(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdCopyImageToBuffer2 {
         Some(f) => f(commandBuffer, pCopyImageToBufferInfo),
-        None => {}
+        None => missing_device_function("vkCmdCopyImageToBuffer2"),
     }
 }
 pub unsafe extern "system" fn vkCmdCopyMemoryIndirectKHR(
@@ -1067,7 +1070,7 @@ pub unsafe extern "system" fn vkCmdCopyMemoryIndirectKHR(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdCopyMemoryIndirectKHR {
         Some(f) => f(commandBuffer, pCopyMemoryIndirectInfo),
-        None => {}
+        None => missing_device_function("vkCmdCopyMemoryIndirectKHR"),
     }
 }
 pub unsafe extern "system" fn vkCmdCopyMemoryIndirectNV(
@@ -1079,7 +1082,7 @@ pub unsafe extern "system" fn vkCmdCopyMemoryIndirectNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdCopyMemoryIndirectNV {
         Some(f) => f(commandBuffer, copyBufferAddress, copyCount, stride),
-        None => {}
+        None => missing_device_function("vkCmdCopyMemoryIndirectNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdCopyMemoryToAccelerationStructureKHR(
@@ -1089,7 +1092,7 @@ pub unsafe extern "system" fn vkCmdCopyMemoryToAccelerationStructureKHR(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdCopyMemoryToAccelerationStructureKHR {
         Some(f) => f(commandBuffer, pInfo),
-        None => {}
+        None => missing_device_function("vkCmdCopyMemoryToAccelerationStructureKHR"),
     }
 }
 pub unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectKHR(
@@ -1099,7 +1102,7 @@ pub unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectKHR(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdCopyMemoryToImageIndirectKHR {
         Some(f) => f(commandBuffer, pCopyMemoryToImageIndirectInfo),
-        None => {}
+        None => missing_device_function("vkCmdCopyMemoryToImageIndirectKHR"),
     }
 }
 pub unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectNV(
@@ -1124,7 +1127,7 @@ pub unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectNV(
                 pImageSubresources,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdCopyMemoryToImageIndirectNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdCopyMemoryToMicromapEXT(
@@ -1134,7 +1137,7 @@ pub unsafe extern "system" fn vkCmdCopyMemoryToMicromapEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdCopyMemoryToMicromapEXT {
         Some(f) => f(commandBuffer, pInfo),
-        None => {}
+        None => missing_device_function("vkCmdCopyMemoryToMicromapEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdCopyMicromapEXT(
@@ -1144,7 +1147,7 @@ pub unsafe extern "system" fn vkCmdCopyMicromapEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdCopyMicromapEXT {
         Some(f) => f(commandBuffer, pInfo),
-        None => {}
+        None => missing_device_function("vkCmdCopyMicromapEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdCopyMicromapToMemoryEXT(
@@ -1154,7 +1157,7 @@ pub unsafe extern "system" fn vkCmdCopyMicromapToMemoryEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdCopyMicromapToMemoryEXT {
         Some(f) => f(commandBuffer, pInfo),
-        None => {}
+        None => missing_device_function("vkCmdCopyMicromapToMemoryEXT"),
     }
 }
 #[export_name = "vkCmdCopyQueryPoolResults"]
@@ -1182,7 +1185,7 @@ pub unsafe extern "system" fn vkCmdCopyQueryPoolResults(
                 flags,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdCopyQueryPoolResults"),
     }
 }
 pub unsafe extern "system" fn vkCmdCopyTensorARM(
@@ -1192,7 +1195,7 @@ pub unsafe extern "system" fn vkCmdCopyTensorARM(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdCopyTensorARM {
         Some(f) => f(commandBuffer, pCopyTensorInfo),
-        None => {}
+        None => missing_device_function("vkCmdCopyTensorARM"),
     }
 }
 pub unsafe extern "system" fn vkCmdCuLaunchKernelNVX(
@@ -1202,7 +1205,7 @@ pub unsafe extern "system" fn vkCmdCuLaunchKernelNVX(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdCuLaunchKernelNVX {
         Some(f) => f(commandBuffer, pLaunchInfo),
-        None => {}
+        None => missing_device_function("vkCmdCuLaunchKernelNVX"),
     }
 }
 pub unsafe extern "system" fn vkCmdCudaLaunchKernelNV(
@@ -1212,7 +1215,7 @@ pub unsafe extern "system" fn vkCmdCudaLaunchKernelNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdCudaLaunchKernelNV {
         Some(f) => f(commandBuffer, pLaunchInfo),
-        None => {}
+        None => missing_device_function("vkCmdCudaLaunchKernelNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdDebugMarkerBeginEXT(
@@ -1222,14 +1225,14 @@ pub unsafe extern "system" fn vkCmdDebugMarkerBeginEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDebugMarkerBeginEXT {
         Some(f) => f(commandBuffer, pMarkerInfo),
-        None => {}
+        None => missing_device_function("vkCmdDebugMarkerBeginEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdDebugMarkerEndEXT(commandBuffer: VkCommandBuffer) {
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDebugMarkerEndEXT {
         Some(f) => f(commandBuffer),
-        None => {}
+        None => missing_device_function("vkCmdDebugMarkerEndEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdDebugMarkerInsertEXT(
@@ -1239,7 +1242,7 @@ pub unsafe extern "system" fn vkCmdDebugMarkerInsertEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDebugMarkerInsertEXT {
         Some(f) => f(commandBuffer, pMarkerInfo),
-        None => {}
+        None => missing_device_function("vkCmdDebugMarkerInsertEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdDecodeVideoKHR(
@@ -1249,7 +1252,7 @@ pub unsafe extern "system" fn vkCmdDecodeVideoKHR(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDecodeVideoKHR {
         Some(f) => f(commandBuffer, pDecodeInfo),
-        None => {}
+        None => missing_device_function("vkCmdDecodeVideoKHR"),
     }
 }
 pub unsafe extern "system" fn vkCmdDecompressMemoryEXT(
@@ -1259,7 +1262,7 @@ pub unsafe extern "system" fn vkCmdDecompressMemoryEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDecompressMemoryEXT {
         Some(f) => f(commandBuffer, pDecompressMemoryInfoEXT),
-        None => {}
+        None => missing_device_function("vkCmdDecompressMemoryEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountEXT(
@@ -1282,7 +1285,7 @@ pub unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountEXT(
                 stride,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdDecompressMemoryIndirectCountEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountNV(
@@ -1301,7 +1304,7 @@ pub unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountNV(
                 stride,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdDecompressMemoryIndirectCountNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdDecompressMemoryNV(
@@ -1312,7 +1315,7 @@ pub unsafe extern "system" fn vkCmdDecompressMemoryNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDecompressMemoryNV {
         Some(f) => f(commandBuffer, decompressRegionCount, pDecompressMemoryRegions),
-        None => {}
+        None => missing_device_function("vkCmdDecompressMemoryNV"),
     }
 }
 #[export_name = "vkCmdDispatch"]
@@ -1325,7 +1328,7 @@ pub unsafe extern "system" fn vkCmdDispatch(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDispatch {
         Some(f) => f(commandBuffer, groupCountX, groupCountY, groupCountZ),
-        None => {}
+        None => missing_device_function("vkCmdDispatch"),
     }
 }
 #[export_name = "vkCmdDispatchBase"]
@@ -1351,7 +1354,7 @@ pub unsafe extern "system" fn vkCmdDispatchBase(
                 groupCountZ,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdDispatchBase"),
     }
 }
 pub unsafe extern "system" fn vkCmdDispatchDataGraphARM(
@@ -1362,7 +1365,7 @@ pub unsafe extern "system" fn vkCmdDispatchDataGraphARM(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDispatchDataGraphARM {
         Some(f) => f(commandBuffer, session, pInfo),
-        None => {}
+        None => missing_device_function("vkCmdDispatchDataGraphARM"),
     }
 }
 pub unsafe extern "system" fn vkCmdDispatchGraphAMDX(
@@ -1374,7 +1377,7 @@ pub unsafe extern "system" fn vkCmdDispatchGraphAMDX(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDispatchGraphAMDX {
         Some(f) => f(commandBuffer, scratch, scratchSize, pCountInfo),
-        None => {}
+        None => missing_device_function("vkCmdDispatchGraphAMDX"),
     }
 }
 pub unsafe extern "system" fn vkCmdDispatchGraphIndirectAMDX(
@@ -1386,7 +1389,7 @@ pub unsafe extern "system" fn vkCmdDispatchGraphIndirectAMDX(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDispatchGraphIndirectAMDX {
         Some(f) => f(commandBuffer, scratch, scratchSize, pCountInfo),
-        None => {}
+        None => missing_device_function("vkCmdDispatchGraphIndirectAMDX"),
     }
 }
 pub unsafe extern "system" fn vkCmdDispatchGraphIndirectCountAMDX(
@@ -1398,7 +1401,7 @@ pub unsafe extern "system" fn vkCmdDispatchGraphIndirectCountAMDX(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDispatchGraphIndirectCountAMDX {
         Some(f) => f(commandBuffer, scratch, scratchSize, countInfo),
-        None => {}
+        None => missing_device_function("vkCmdDispatchGraphIndirectCountAMDX"),
     }
 }
 #[export_name = "vkCmdDispatchIndirect"]
@@ -1410,7 +1413,7 @@ pub unsafe extern "system" fn vkCmdDispatchIndirect(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDispatchIndirect {
         Some(f) => f(commandBuffer, buffer, offset),
-        None => {}
+        None => missing_device_function("vkCmdDispatchIndirect"),
     }
 }
 pub unsafe extern "system" fn vkCmdDispatchTileQCOM(
@@ -1420,7 +1423,7 @@ pub unsafe extern "system" fn vkCmdDispatchTileQCOM(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDispatchTileQCOM {
         Some(f) => f(commandBuffer, pDispatchTileInfo),
-        None => {}
+        None => missing_device_function("vkCmdDispatchTileQCOM"),
     }
 }
 #[export_name = "vkCmdDraw"]
@@ -1436,7 +1439,7 @@ pub unsafe extern "system" fn vkCmdDraw(
         Some(f) => {
             f(commandBuffer, vertexCount, instanceCount, firstVertex, firstInstance)
         }
-        None => {}
+        None => missing_device_function("vkCmdDraw"),
     }
 }
 pub unsafe extern "system" fn vkCmdDrawClusterHUAWEI(
@@ -1448,7 +1451,7 @@ pub unsafe extern "system" fn vkCmdDrawClusterHUAWEI(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDrawClusterHUAWEI {
         Some(f) => f(commandBuffer, groupCountX, groupCountY, groupCountZ),
-        None => {}
+        None => missing_device_function("vkCmdDrawClusterHUAWEI"),
     }
 }
 pub unsafe extern "system" fn vkCmdDrawClusterIndirectHUAWEI(
@@ -1459,7 +1462,7 @@ pub unsafe extern "system" fn vkCmdDrawClusterIndirectHUAWEI(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDrawClusterIndirectHUAWEI {
         Some(f) => f(commandBuffer, buffer, offset),
-        None => {}
+        None => missing_device_function("vkCmdDrawClusterIndirectHUAWEI"),
     }
 }
 #[export_name = "vkCmdDrawIndexed"]
@@ -1483,7 +1486,7 @@ pub unsafe extern "system" fn vkCmdDrawIndexed(
                 firstInstance,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdDrawIndexed"),
     }
 }
 #[export_name = "vkCmdDrawIndexedIndirect"]
@@ -1497,7 +1500,7 @@ pub unsafe extern "system" fn vkCmdDrawIndexedIndirect(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDrawIndexedIndirect {
         Some(f) => f(commandBuffer, buffer, offset, drawCount, stride),
-        None => {}
+        None => missing_device_function("vkCmdDrawIndexedIndirect"),
     }
 }
 #[export_name = "vkCmdDrawIndexedIndirectCount"]
@@ -1523,7 +1526,7 @@ pub unsafe extern "system" fn vkCmdDrawIndexedIndirectCount(
                 stride,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdDrawIndexedIndirectCount"),
     }
 }
 #[export_name = "vkCmdDrawIndirect"]
@@ -1537,7 +1540,7 @@ pub unsafe extern "system" fn vkCmdDrawIndirect(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDrawIndirect {
         Some(f) => f(commandBuffer, buffer, offset, drawCount, stride),
-        None => {}
+        None => missing_device_function("vkCmdDrawIndirect"),
     }
 }
 pub unsafe extern "system" fn vkCmdDrawIndirectByteCountEXT(
@@ -1562,7 +1565,7 @@ pub unsafe extern "system" fn vkCmdDrawIndirectByteCountEXT(
                 vertexStride,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdDrawIndirectByteCountEXT"),
     }
 }
 #[export_name = "vkCmdDrawIndirectCount"]
@@ -1588,7 +1591,7 @@ pub unsafe extern "system" fn vkCmdDrawIndirectCount(
                 stride,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdDrawIndirectCount"),
     }
 }
 pub unsafe extern "system" fn vkCmdDrawMeshTasksEXT(
@@ -1600,7 +1603,7 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDrawMeshTasksEXT {
         Some(f) => f(commandBuffer, groupCountX, groupCountY, groupCountZ),
-        None => {}
+        None => missing_device_function("vkCmdDrawMeshTasksEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountEXT(
@@ -1625,7 +1628,7 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountEXT(
                 stride,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdDrawMeshTasksIndirectCountEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountNV(
@@ -1650,7 +1653,7 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountNV(
                 stride,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdDrawMeshTasksIndirectCountNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdDrawMeshTasksIndirectEXT(
@@ -1663,7 +1666,7 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksIndirectEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDrawMeshTasksIndirectEXT {
         Some(f) => f(commandBuffer, buffer, offset, drawCount, stride),
-        None => {}
+        None => missing_device_function("vkCmdDrawMeshTasksIndirectEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdDrawMeshTasksIndirectNV(
@@ -1676,7 +1679,7 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksIndirectNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDrawMeshTasksIndirectNV {
         Some(f) => f(commandBuffer, buffer, offset, drawCount, stride),
-        None => {}
+        None => missing_device_function("vkCmdDrawMeshTasksIndirectNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdDrawMeshTasksNV(
@@ -1687,7 +1690,7 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdDrawMeshTasksNV {
         Some(f) => f(commandBuffer, taskCount, firstTask),
-        None => {}
+        None => missing_device_function("vkCmdDrawMeshTasksNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdDrawMultiEXT(
@@ -1710,7 +1713,7 @@ pub unsafe extern "system" fn vkCmdDrawMultiEXT(
                 stride,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdDrawMultiEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdDrawMultiIndexedEXT(
@@ -1735,7 +1738,7 @@ pub unsafe extern "system" fn vkCmdDrawMultiIndexedEXT(
                 pVertexOffset,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdDrawMultiIndexedEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdEncodeVideoKHR(
@@ -1745,7 +1748,7 @@ pub unsafe extern "system" fn vkCmdEncodeVideoKHR(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdEncodeVideoKHR {
         Some(f) => f(commandBuffer, pEncodeInfo),
-        None => {}
+        None => missing_device_function("vkCmdEncodeVideoKHR"),
     }
 }
 pub unsafe extern "system" fn vkCmdEndConditionalRenderingEXT(
@@ -1754,7 +1757,7 @@ pub unsafe extern "system" fn vkCmdEndConditionalRenderingEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdEndConditionalRenderingEXT {
         Some(f) => f(commandBuffer),
-        None => {}
+        None => missing_device_function("vkCmdEndConditionalRenderingEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdEndDebugUtilsLabelEXT(
@@ -1763,7 +1766,7 @@ pub unsafe extern "system" fn vkCmdEndDebugUtilsLabelEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdEndDebugUtilsLabelEXT {
         Some(f) => f(commandBuffer),
-        None => {}
+        None => missing_device_function("vkCmdEndDebugUtilsLabelEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdEndPerTileExecutionQCOM(
@@ -1773,7 +1776,7 @@ pub unsafe extern "system" fn vkCmdEndPerTileExecutionQCOM(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdEndPerTileExecutionQCOM {
         Some(f) => f(commandBuffer, pPerTileEndInfo),
-        None => {}
+        None => missing_device_function("vkCmdEndPerTileExecutionQCOM"),
     }
 }
 #[export_name = "vkCmdEndQuery"]
@@ -1785,7 +1788,7 @@ pub unsafe extern "system" fn vkCmdEndQuery(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdEndQuery {
         Some(f) => f(commandBuffer, queryPool, query),
-        None => {}
+        None => missing_device_function("vkCmdEndQuery"),
     }
 }
 pub unsafe extern "system" fn vkCmdEndQueryIndexedEXT(
@@ -1797,7 +1800,7 @@ pub unsafe extern "system" fn vkCmdEndQueryIndexedEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdEndQueryIndexedEXT {
         Some(f) => f(commandBuffer, queryPool, query, index),
-        None => {}
+        None => missing_device_function("vkCmdEndQueryIndexedEXT"),
     }
 }
 #[export_name = "vkCmdEndRenderPass"]
@@ -1805,7 +1808,7 @@ pub unsafe extern "system" fn vkCmdEndRenderPass(commandBuffer: VkCommandBuffer)
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdEndRenderPass {
         Some(f) => f(commandBuffer),
-        None => {}
+        None => missing_device_function("vkCmdEndRenderPass"),
     }
 }
 #[export_name = "vkCmdEndRenderPass2"]
@@ -1816,7 +1819,7 @@ pub unsafe extern "system" fn vkCmdEndRenderPass2(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdEndRenderPass2 {
         Some(f) => f(commandBuffer, pSubpassEndInfo),
-        None => {}
+        None => missing_device_function("vkCmdEndRenderPass2"),
     }
 }
 #[export_name = "vkCmdEndRendering"]
@@ -1824,7 +1827,7 @@ pub unsafe extern "system" fn vkCmdEndRendering(commandBuffer: VkCommandBuffer) 
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdEndRendering {
         Some(f) => f(commandBuffer),
-        None => {}
+        None => missing_device_function("vkCmdEndRendering"),
     }
 }
 pub unsafe extern "system" fn vkCmdEndRendering2KHR(
@@ -1834,7 +1837,7 @@ pub unsafe extern "system" fn vkCmdEndRendering2KHR(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdEndRendering2KHR {
         Some(f) => f(commandBuffer, pRenderingEndInfo),
-        None => {}
+        None => missing_device_function("vkCmdEndRendering2KHR"),
     }
 }
 pub unsafe extern "system" fn vkCmdEndTransformFeedbackEXT(
@@ -1855,7 +1858,7 @@ pub unsafe extern "system" fn vkCmdEndTransformFeedbackEXT(
                 pCounterBufferOffsets,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdEndTransformFeedbackEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdEndVideoCodingKHR(
@@ -1865,7 +1868,7 @@ pub unsafe extern "system" fn vkCmdEndVideoCodingKHR(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdEndVideoCodingKHR {
         Some(f) => f(commandBuffer, pEndCodingInfo),
-        None => {}
+        None => missing_device_function("vkCmdEndVideoCodingKHR"),
     }
 }
 #[export_name = "vkCmdExecuteCommands"]
@@ -1877,7 +1880,7 @@ pub unsafe extern "system" fn vkCmdExecuteCommands(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdExecuteCommands {
         Some(f) => f(commandBuffer, commandBufferCount, pCommandBuffers),
-        None => {}
+        None => missing_device_function("vkCmdExecuteCommands"),
     }
 }
 pub unsafe extern "system" fn vkCmdExecuteGeneratedCommandsEXT(
@@ -1888,7 +1891,7 @@ pub unsafe extern "system" fn vkCmdExecuteGeneratedCommandsEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdExecuteGeneratedCommandsEXT {
         Some(f) => f(commandBuffer, isPreprocessed, pGeneratedCommandsInfo),
-        None => {}
+        None => missing_device_function("vkCmdExecuteGeneratedCommandsEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdExecuteGeneratedCommandsNV(
@@ -1899,7 +1902,7 @@ pub unsafe extern "system" fn vkCmdExecuteGeneratedCommandsNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdExecuteGeneratedCommandsNV {
         Some(f) => f(commandBuffer, isPreprocessed, pGeneratedCommandsInfo),
-        None => {}
+        None => missing_device_function("vkCmdExecuteGeneratedCommandsNV"),
     }
 }
 #[export_name = "vkCmdFillBuffer"]
@@ -1913,7 +1916,7 @@ pub unsafe extern "system" fn vkCmdFillBuffer(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdFillBuffer {
         Some(f) => f(commandBuffer, dstBuffer, dstOffset, size, data),
-        None => {}
+        None => missing_device_function("vkCmdFillBuffer"),
     }
 }
 pub unsafe extern "system" fn vkCmdInitializeGraphScratchMemoryAMDX(
@@ -1925,7 +1928,7 @@ pub unsafe extern "system" fn vkCmdInitializeGraphScratchMemoryAMDX(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdInitializeGraphScratchMemoryAMDX {
         Some(f) => f(commandBuffer, executionGraph, scratch, scratchSize),
-        None => {}
+        None => missing_device_function("vkCmdInitializeGraphScratchMemoryAMDX"),
     }
 }
 pub unsafe extern "system" fn vkCmdInsertDebugUtilsLabelEXT(
@@ -1935,7 +1938,7 @@ pub unsafe extern "system" fn vkCmdInsertDebugUtilsLabelEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdInsertDebugUtilsLabelEXT {
         Some(f) => f(commandBuffer, pLabelInfo),
-        None => {}
+        None => missing_device_function("vkCmdInsertDebugUtilsLabelEXT"),
     }
 }
 #[export_name = "vkCmdNextSubpass"]
@@ -1946,7 +1949,7 @@ pub unsafe extern "system" fn vkCmdNextSubpass(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdNextSubpass {
         Some(f) => f(commandBuffer, contents),
-        None => {}
+        None => missing_device_function("vkCmdNextSubpass"),
     }
 }
 #[export_name = "vkCmdNextSubpass2"]
@@ -1958,7 +1961,7 @@ pub unsafe extern "system" fn vkCmdNextSubpass2(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdNextSubpass2 {
         Some(f) => f(commandBuffer, pSubpassBeginInfo, pSubpassEndInfo),
-        None => {}
+        None => missing_device_function("vkCmdNextSubpass2"),
     }
 }
 pub unsafe extern "system" fn vkCmdOpticalFlowExecuteNV(
@@ -1969,7 +1972,7 @@ pub unsafe extern "system" fn vkCmdOpticalFlowExecuteNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdOpticalFlowExecuteNV {
         Some(f) => f(commandBuffer, session, pExecuteInfo),
-        None => {}
+        None => missing_device_function("vkCmdOpticalFlowExecuteNV"),
     }
 }
 #[export_name = "vkCmdPipelineBarrier"]
@@ -2001,7 +2004,7 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier(
                 pImageMemoryBarriers,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdPipelineBarrier"),
     }
 }
 #[export_name = "vkCmdPipelineBarrier2"]
@@ -2012,7 +2015,7 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier2(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdPipelineBarrier2 {
         Some(f) => f(commandBuffer, pDependencyInfo),
-        None => {}
+        None => missing_device_function("vkCmdPipelineBarrier2"),
     }
 }
 pub unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsEXT(
@@ -2023,7 +2026,7 @@ pub unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdPreprocessGeneratedCommandsEXT {
         Some(f) => f(commandBuffer, pGeneratedCommandsInfo, stateCommandBuffer),
-        None => {}
+        None => missing_device_function("vkCmdPreprocessGeneratedCommandsEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsNV(
@@ -2033,7 +2036,7 @@ pub unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdPreprocessGeneratedCommandsNV {
         Some(f) => f(commandBuffer, pGeneratedCommandsInfo),
-        None => {}
+        None => missing_device_function("vkCmdPreprocessGeneratedCommandsNV"),
     }
 }
 #[export_name = "vkCmdPushConstants"]
@@ -2048,7 +2051,7 @@ pub unsafe extern "system" fn vkCmdPushConstants(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdPushConstants {
         Some(f) => f(commandBuffer, layout, stageFlags, offset, size, pValues),
-        None => {}
+        None => missing_device_function("vkCmdPushConstants"),
     }
 }
 #[export_name = "vkCmdPushConstants2"]
@@ -2059,7 +2062,7 @@ pub unsafe extern "system" fn vkCmdPushConstants2(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdPushConstants2 {
         Some(f) => f(commandBuffer, pPushConstantsInfo),
-        None => {}
+        None => missing_device_function("vkCmdPushConstants2"),
     }
 }
 pub unsafe extern "system" fn vkCmdPushDataEXT(
@@ -2069,7 +2072,7 @@ pub unsafe extern "system" fn vkCmdPushDataEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdPushDataEXT {
         Some(f) => f(commandBuffer, pPushDataInfo),
-        None => {}
+        None => missing_device_function("vkCmdPushDataEXT"),
     }
 }
 #[export_name = "vkCmdPushDescriptorSet"]
@@ -2093,7 +2096,7 @@ pub unsafe extern "system" fn vkCmdPushDescriptorSet(
                 pDescriptorWrites,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdPushDescriptorSet"),
     }
 }
 #[export_name = "vkCmdPushDescriptorSet2"]
@@ -2104,7 +2107,7 @@ pub unsafe extern "system" fn vkCmdPushDescriptorSet2(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdPushDescriptorSet2 {
         Some(f) => f(commandBuffer, pPushDescriptorSetInfo),
-        None => {}
+        None => missing_device_function("vkCmdPushDescriptorSet2"),
     }
 }
 #[export_name = "vkCmdPushDescriptorSetWithTemplate"]
@@ -2118,7 +2121,7 @@ pub unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdPushDescriptorSetWithTemplate {
         Some(f) => f(commandBuffer, descriptorUpdateTemplate, layout, set, pData),
-        None => {}
+        None => missing_device_function("vkCmdPushDescriptorSetWithTemplate"),
     }
 }
 #[export_name = "vkCmdPushDescriptorSetWithTemplate2"]
@@ -2129,7 +2132,7 @@ pub unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate2(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdPushDescriptorSetWithTemplate2 {
         Some(f) => f(commandBuffer, pPushDescriptorSetWithTemplateInfo),
-        None => {}
+        None => missing_device_function("vkCmdPushDescriptorSetWithTemplate2"),
     }
 }
 #[export_name = "vkCmdResetEvent"]
@@ -2141,7 +2144,7 @@ pub unsafe extern "system" fn vkCmdResetEvent(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdResetEvent {
         Some(f) => f(commandBuffer, event, stageMask),
-        None => {}
+        None => missing_device_function("vkCmdResetEvent"),
     }
 }
 #[export_name = "vkCmdResetEvent2"]
@@ -2153,7 +2156,7 @@ pub unsafe extern "system" fn vkCmdResetEvent2(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdResetEvent2 {
         Some(f) => f(commandBuffer, event, stageMask),
-        None => {}
+        None => missing_device_function("vkCmdResetEvent2"),
     }
 }
 #[export_name = "vkCmdResetQueryPool"]
@@ -2166,7 +2169,7 @@ pub unsafe extern "system" fn vkCmdResetQueryPool(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdResetQueryPool {
         Some(f) => f(commandBuffer, queryPool, firstQuery, queryCount),
-        None => {}
+        None => missing_device_function("vkCmdResetQueryPool"),
     }
 }
 #[export_name = "vkCmdResolveImage"]
@@ -2192,7 +2195,7 @@ pub unsafe extern "system" fn vkCmdResolveImage(
                 pRegions,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdResolveImage"),
     }
 }
 #[export_name = "vkCmdResolveImage2"]
@@ -2203,7 +2206,7 @@ pub unsafe extern "system" fn vkCmdResolveImage2(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdResolveImage2 {
         Some(f) => f(commandBuffer, pResolveImageInfo),
-        None => {}
+        None => missing_device_function("vkCmdResolveImage2"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetAlphaToCoverageEnableEXT(
@@ -2213,7 +2216,7 @@ pub unsafe extern "system" fn vkCmdSetAlphaToCoverageEnableEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetAlphaToCoverageEnableEXT {
         Some(f) => f(commandBuffer, alphaToCoverageEnable),
-        None => {}
+        None => missing_device_function("vkCmdSetAlphaToCoverageEnableEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetAlphaToOneEnableEXT(
@@ -2223,7 +2226,7 @@ pub unsafe extern "system" fn vkCmdSetAlphaToOneEnableEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetAlphaToOneEnableEXT {
         Some(f) => f(commandBuffer, alphaToOneEnable),
-        None => {}
+        None => missing_device_function("vkCmdSetAlphaToOneEnableEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetAttachmentFeedbackLoopEnableEXT(
@@ -2233,7 +2236,7 @@ pub unsafe extern "system" fn vkCmdSetAttachmentFeedbackLoopEnableEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetAttachmentFeedbackLoopEnableEXT {
         Some(f) => f(commandBuffer, aspectMask),
-        None => {}
+        None => missing_device_function("vkCmdSetAttachmentFeedbackLoopEnableEXT"),
     }
 }
 #[export_name = "vkCmdSetBlendConstants"]
@@ -2244,7 +2247,7 @@ pub unsafe extern "system" fn vkCmdSetBlendConstants(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetBlendConstants {
         Some(f) => f(commandBuffer, blendConstants),
-        None => {}
+        None => missing_device_function("vkCmdSetBlendConstants"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetCheckpointNV(
@@ -2254,7 +2257,7 @@ pub unsafe extern "system" fn vkCmdSetCheckpointNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetCheckpointNV {
         Some(f) => f(commandBuffer, pCheckpointMarker),
-        None => {}
+        None => missing_device_function("vkCmdSetCheckpointNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetCoarseSampleOrderNV(
@@ -2273,7 +2276,7 @@ pub unsafe extern "system" fn vkCmdSetCoarseSampleOrderNV(
                 pCustomSampleOrders,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdSetCoarseSampleOrderNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetColorBlendAdvancedEXT(
@@ -2287,7 +2290,7 @@ pub unsafe extern "system" fn vkCmdSetColorBlendAdvancedEXT(
         Some(f) => {
             f(commandBuffer, firstAttachment, attachmentCount, pColorBlendAdvanced)
         }
-        None => {}
+        None => missing_device_function("vkCmdSetColorBlendAdvancedEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetColorBlendEnableEXT(
@@ -2299,7 +2302,7 @@ pub unsafe extern "system" fn vkCmdSetColorBlendEnableEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetColorBlendEnableEXT {
         Some(f) => f(commandBuffer, firstAttachment, attachmentCount, pColorBlendEnables),
-        None => {}
+        None => missing_device_function("vkCmdSetColorBlendEnableEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetColorBlendEquationEXT(
@@ -2313,7 +2316,7 @@ pub unsafe extern "system" fn vkCmdSetColorBlendEquationEXT(
         Some(f) => {
             f(commandBuffer, firstAttachment, attachmentCount, pColorBlendEquations)
         }
-        None => {}
+        None => missing_device_function("vkCmdSetColorBlendEquationEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetColorWriteEnableEXT(
@@ -2324,7 +2327,7 @@ pub unsafe extern "system" fn vkCmdSetColorWriteEnableEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetColorWriteEnableEXT {
         Some(f) => f(commandBuffer, attachmentCount, pColorWriteEnables),
-        None => {}
+        None => missing_device_function("vkCmdSetColorWriteEnableEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetColorWriteMaskEXT(
@@ -2336,7 +2339,7 @@ pub unsafe extern "system" fn vkCmdSetColorWriteMaskEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetColorWriteMaskEXT {
         Some(f) => f(commandBuffer, firstAttachment, attachmentCount, pColorWriteMasks),
-        None => {}
+        None => missing_device_function("vkCmdSetColorWriteMaskEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetComputeOccupancyPriorityNV(
@@ -2346,7 +2349,7 @@ pub unsafe extern "system" fn vkCmdSetComputeOccupancyPriorityNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetComputeOccupancyPriorityNV {
         Some(f) => f(commandBuffer, pParameters),
-        None => {}
+        None => missing_device_function("vkCmdSetComputeOccupancyPriorityNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetConservativeRasterizationModeEXT(
@@ -2356,7 +2359,7 @@ pub unsafe extern "system" fn vkCmdSetConservativeRasterizationModeEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetConservativeRasterizationModeEXT {
         Some(f) => f(commandBuffer, conservativeRasterizationMode),
-        None => {}
+        None => missing_device_function("vkCmdSetConservativeRasterizationModeEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetCoverageModulationModeNV(
@@ -2366,7 +2369,7 @@ pub unsafe extern "system" fn vkCmdSetCoverageModulationModeNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetCoverageModulationModeNV {
         Some(f) => f(commandBuffer, coverageModulationMode),
-        None => {}
+        None => missing_device_function("vkCmdSetCoverageModulationModeNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetCoverageModulationTableEnableNV(
@@ -2376,7 +2379,7 @@ pub unsafe extern "system" fn vkCmdSetCoverageModulationTableEnableNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetCoverageModulationTableEnableNV {
         Some(f) => f(commandBuffer, coverageModulationTableEnable),
-        None => {}
+        None => missing_device_function("vkCmdSetCoverageModulationTableEnableNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetCoverageModulationTableNV(
@@ -2389,7 +2392,7 @@ pub unsafe extern "system" fn vkCmdSetCoverageModulationTableNV(
         Some(f) => {
             f(commandBuffer, coverageModulationTableCount, pCoverageModulationTable)
         }
-        None => {}
+        None => missing_device_function("vkCmdSetCoverageModulationTableNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetCoverageReductionModeNV(
@@ -2399,7 +2402,7 @@ pub unsafe extern "system" fn vkCmdSetCoverageReductionModeNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetCoverageReductionModeNV {
         Some(f) => f(commandBuffer, coverageReductionMode),
-        None => {}
+        None => missing_device_function("vkCmdSetCoverageReductionModeNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetCoverageToColorEnableNV(
@@ -2409,7 +2412,7 @@ pub unsafe extern "system" fn vkCmdSetCoverageToColorEnableNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetCoverageToColorEnableNV {
         Some(f) => f(commandBuffer, coverageToColorEnable),
-        None => {}
+        None => missing_device_function("vkCmdSetCoverageToColorEnableNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetCoverageToColorLocationNV(
@@ -2419,7 +2422,7 @@ pub unsafe extern "system" fn vkCmdSetCoverageToColorLocationNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetCoverageToColorLocationNV {
         Some(f) => f(commandBuffer, coverageToColorLocation),
-        None => {}
+        None => missing_device_function("vkCmdSetCoverageToColorLocationNV"),
     }
 }
 #[export_name = "vkCmdSetCullMode"]
@@ -2430,7 +2433,7 @@ pub unsafe extern "system" fn vkCmdSetCullMode(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetCullMode {
         Some(f) => f(commandBuffer, cullMode),
-        None => {}
+        None => missing_device_function("vkCmdSetCullMode"),
     }
 }
 #[export_name = "vkCmdSetDepthBias"]
@@ -2450,7 +2453,7 @@ pub unsafe extern "system" fn vkCmdSetDepthBias(
                 depthBiasSlopeFactor,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdSetDepthBias"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetDepthBias2EXT(
@@ -2460,7 +2463,7 @@ pub unsafe extern "system" fn vkCmdSetDepthBias2EXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetDepthBias2EXT {
         Some(f) => f(commandBuffer, pDepthBiasInfo),
-        None => {}
+        None => missing_device_function("vkCmdSetDepthBias2EXT"),
     }
 }
 #[export_name = "vkCmdSetDepthBiasEnable"]
@@ -2471,7 +2474,7 @@ pub unsafe extern "system" fn vkCmdSetDepthBiasEnable(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetDepthBiasEnable {
         Some(f) => f(commandBuffer, depthBiasEnable),
-        None => {}
+        None => missing_device_function("vkCmdSetDepthBiasEnable"),
     }
 }
 #[export_name = "vkCmdSetDepthBounds"]
@@ -2483,7 +2486,7 @@ pub unsafe extern "system" fn vkCmdSetDepthBounds(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetDepthBounds {
         Some(f) => f(commandBuffer, minDepthBounds, maxDepthBounds),
-        None => {}
+        None => missing_device_function("vkCmdSetDepthBounds"),
     }
 }
 #[export_name = "vkCmdSetDepthBoundsTestEnable"]
@@ -2494,7 +2497,7 @@ pub unsafe extern "system" fn vkCmdSetDepthBoundsTestEnable(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetDepthBoundsTestEnable {
         Some(f) => f(commandBuffer, depthBoundsTestEnable),
-        None => {}
+        None => missing_device_function("vkCmdSetDepthBoundsTestEnable"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetDepthClampEnableEXT(
@@ -2504,7 +2507,7 @@ pub unsafe extern "system" fn vkCmdSetDepthClampEnableEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetDepthClampEnableEXT {
         Some(f) => f(commandBuffer, depthClampEnable),
-        None => {}
+        None => missing_device_function("vkCmdSetDepthClampEnableEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetDepthClampRangeEXT(
@@ -2515,7 +2518,7 @@ pub unsafe extern "system" fn vkCmdSetDepthClampRangeEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetDepthClampRangeEXT {
         Some(f) => f(commandBuffer, depthClampMode, pDepthClampRange),
-        None => {}
+        None => missing_device_function("vkCmdSetDepthClampRangeEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetDepthClipEnableEXT(
@@ -2525,7 +2528,7 @@ pub unsafe extern "system" fn vkCmdSetDepthClipEnableEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetDepthClipEnableEXT {
         Some(f) => f(commandBuffer, depthClipEnable),
-        None => {}
+        None => missing_device_function("vkCmdSetDepthClipEnableEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetDepthClipNegativeOneToOneEXT(
@@ -2535,7 +2538,7 @@ pub unsafe extern "system" fn vkCmdSetDepthClipNegativeOneToOneEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetDepthClipNegativeOneToOneEXT {
         Some(f) => f(commandBuffer, negativeOneToOne),
-        None => {}
+        None => missing_device_function("vkCmdSetDepthClipNegativeOneToOneEXT"),
     }
 }
 #[export_name = "vkCmdSetDepthCompareOp"]
@@ -2546,7 +2549,7 @@ pub unsafe extern "system" fn vkCmdSetDepthCompareOp(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetDepthCompareOp {
         Some(f) => f(commandBuffer, depthCompareOp),
-        None => {}
+        None => missing_device_function("vkCmdSetDepthCompareOp"),
     }
 }
 #[export_name = "vkCmdSetDepthTestEnable"]
@@ -2557,7 +2560,7 @@ pub unsafe extern "system" fn vkCmdSetDepthTestEnable(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetDepthTestEnable {
         Some(f) => f(commandBuffer, depthTestEnable),
-        None => {}
+        None => missing_device_function("vkCmdSetDepthTestEnable"),
     }
 }
 #[export_name = "vkCmdSetDepthWriteEnable"]
@@ -2568,7 +2571,7 @@ pub unsafe extern "system" fn vkCmdSetDepthWriteEnable(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetDepthWriteEnable {
         Some(f) => f(commandBuffer, depthWriteEnable),
-        None => {}
+        None => missing_device_function("vkCmdSetDepthWriteEnable"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetDescriptorBufferOffsets2EXT(
@@ -2578,7 +2581,7 @@ pub unsafe extern "system" fn vkCmdSetDescriptorBufferOffsets2EXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetDescriptorBufferOffsets2EXT {
         Some(f) => f(commandBuffer, pSetDescriptorBufferOffsetsInfo),
-        None => {}
+        None => missing_device_function("vkCmdSetDescriptorBufferOffsets2EXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetDescriptorBufferOffsetsEXT(
@@ -2603,7 +2606,7 @@ pub unsafe extern "system" fn vkCmdSetDescriptorBufferOffsetsEXT(
                 pOffsets,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdSetDescriptorBufferOffsetsEXT"),
     }
 }
 #[export_name = "vkCmdSetDeviceMask"]
@@ -2614,7 +2617,7 @@ pub unsafe extern "system" fn vkCmdSetDeviceMask(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetDeviceMask {
         Some(f) => f(commandBuffer, deviceMask),
-        None => {}
+        None => missing_device_function("vkCmdSetDeviceMask"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetDiscardRectangleEXT(
@@ -2633,7 +2636,7 @@ pub unsafe extern "system" fn vkCmdSetDiscardRectangleEXT(
                 pDiscardRectangles,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdSetDiscardRectangleEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetDiscardRectangleEnableEXT(
@@ -2643,7 +2646,7 @@ pub unsafe extern "system" fn vkCmdSetDiscardRectangleEnableEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetDiscardRectangleEnableEXT {
         Some(f) => f(commandBuffer, discardRectangleEnable),
-        None => {}
+        None => missing_device_function("vkCmdSetDiscardRectangleEnableEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetDiscardRectangleModeEXT(
@@ -2653,7 +2656,7 @@ pub unsafe extern "system" fn vkCmdSetDiscardRectangleModeEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetDiscardRectangleModeEXT {
         Some(f) => f(commandBuffer, discardRectangleMode),
-        None => {}
+        None => missing_device_function("vkCmdSetDiscardRectangleModeEXT"),
     }
 }
 #[export_name = "vkCmdSetEvent"]
@@ -2665,7 +2668,7 @@ pub unsafe extern "system" fn vkCmdSetEvent(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetEvent {
         Some(f) => f(commandBuffer, event, stageMask),
-        None => {}
+        None => missing_device_function("vkCmdSetEvent"),
     }
 }
 #[export_name = "vkCmdSetEvent2"]
@@ -2677,7 +2680,7 @@ pub unsafe extern "system" fn vkCmdSetEvent2(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetEvent2 {
         Some(f) => f(commandBuffer, event, pDependencyInfo),
-        None => {}
+        None => missing_device_function("vkCmdSetEvent2"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetExclusiveScissorEnableNV(
@@ -2696,7 +2699,7 @@ pub unsafe extern "system" fn vkCmdSetExclusiveScissorEnableNV(
                 pExclusiveScissorEnables,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdSetExclusiveScissorEnableNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetExclusiveScissorNV(
@@ -2715,7 +2718,7 @@ pub unsafe extern "system" fn vkCmdSetExclusiveScissorNV(
                 pExclusiveScissors,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdSetExclusiveScissorNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetExtraPrimitiveOverestimationSizeEXT(
@@ -2725,7 +2728,7 @@ pub unsafe extern "system" fn vkCmdSetExtraPrimitiveOverestimationSizeEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetExtraPrimitiveOverestimationSizeEXT {
         Some(f) => f(commandBuffer, extraPrimitiveOverestimationSize),
-        None => {}
+        None => missing_device_function("vkCmdSetExtraPrimitiveOverestimationSizeEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetFragmentShadingRateEnumNV(
@@ -2736,7 +2739,7 @@ pub unsafe extern "system" fn vkCmdSetFragmentShadingRateEnumNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetFragmentShadingRateEnumNV {
         Some(f) => f(commandBuffer, shadingRate, combinerOps),
-        None => {}
+        None => missing_device_function("vkCmdSetFragmentShadingRateEnumNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetFragmentShadingRateKHR(
@@ -2747,7 +2750,7 @@ pub unsafe extern "system" fn vkCmdSetFragmentShadingRateKHR(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetFragmentShadingRateKHR {
         Some(f) => f(commandBuffer, pFragmentSize, combinerOps),
-        None => {}
+        None => missing_device_function("vkCmdSetFragmentShadingRateKHR"),
     }
 }
 #[export_name = "vkCmdSetFrontFace"]
@@ -2758,7 +2761,7 @@ pub unsafe extern "system" fn vkCmdSetFrontFace(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetFrontFace {
         Some(f) => f(commandBuffer, frontFace),
-        None => {}
+        None => missing_device_function("vkCmdSetFrontFace"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetLineRasterizationModeEXT(
@@ -2768,7 +2771,7 @@ pub unsafe extern "system" fn vkCmdSetLineRasterizationModeEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetLineRasterizationModeEXT {
         Some(f) => f(commandBuffer, lineRasterizationMode),
-        None => {}
+        None => missing_device_function("vkCmdSetLineRasterizationModeEXT"),
     }
 }
 #[export_name = "vkCmdSetLineStipple"]
@@ -2780,7 +2783,7 @@ pub unsafe extern "system" fn vkCmdSetLineStipple(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetLineStipple {
         Some(f) => f(commandBuffer, lineStippleFactor, lineStipplePattern),
-        None => {}
+        None => missing_device_function("vkCmdSetLineStipple"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetLineStippleEnableEXT(
@@ -2790,7 +2793,7 @@ pub unsafe extern "system" fn vkCmdSetLineStippleEnableEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetLineStippleEnableEXT {
         Some(f) => f(commandBuffer, stippledLineEnable),
-        None => {}
+        None => missing_device_function("vkCmdSetLineStippleEnableEXT"),
     }
 }
 #[export_name = "vkCmdSetLineWidth"]
@@ -2801,7 +2804,7 @@ pub unsafe extern "system" fn vkCmdSetLineWidth(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetLineWidth {
         Some(f) => f(commandBuffer, lineWidth),
-        None => {}
+        None => missing_device_function("vkCmdSetLineWidth"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetLogicOpEXT(
@@ -2811,7 +2814,7 @@ pub unsafe extern "system" fn vkCmdSetLogicOpEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetLogicOpEXT {
         Some(f) => f(commandBuffer, logicOp),
-        None => {}
+        None => missing_device_function("vkCmdSetLogicOpEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetLogicOpEnableEXT(
@@ -2821,7 +2824,7 @@ pub unsafe extern "system" fn vkCmdSetLogicOpEnableEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetLogicOpEnableEXT {
         Some(f) => f(commandBuffer, logicOpEnable),
-        None => {}
+        None => missing_device_function("vkCmdSetLogicOpEnableEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetPatchControlPointsEXT(
@@ -2831,7 +2834,7 @@ pub unsafe extern "system" fn vkCmdSetPatchControlPointsEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetPatchControlPointsEXT {
         Some(f) => f(commandBuffer, patchControlPoints),
-        None => {}
+        None => missing_device_function("vkCmdSetPatchControlPointsEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetPerformanceMarkerINTEL(
@@ -2841,7 +2844,7 @@ pub unsafe extern "system" fn vkCmdSetPerformanceMarkerINTEL(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetPerformanceMarkerINTEL {
         Some(f) => f(commandBuffer, pMarkerInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCmdSetPerformanceMarkerINTEL"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetPerformanceOverrideINTEL(
@@ -2851,7 +2854,7 @@ pub unsafe extern "system" fn vkCmdSetPerformanceOverrideINTEL(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetPerformanceOverrideINTEL {
         Some(f) => f(commandBuffer, pOverrideInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCmdSetPerformanceOverrideINTEL"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetPerformanceStreamMarkerINTEL(
@@ -2861,7 +2864,7 @@ pub unsafe extern "system" fn vkCmdSetPerformanceStreamMarkerINTEL(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetPerformanceStreamMarkerINTEL {
         Some(f) => f(commandBuffer, pMarkerInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCmdSetPerformanceStreamMarkerINTEL"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetPolygonModeEXT(
@@ -2871,7 +2874,7 @@ pub unsafe extern "system" fn vkCmdSetPolygonModeEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetPolygonModeEXT {
         Some(f) => f(commandBuffer, polygonMode),
-        None => {}
+        None => missing_device_function("vkCmdSetPolygonModeEXT"),
     }
 }
 #[export_name = "vkCmdSetPrimitiveRestartEnable"]
@@ -2882,7 +2885,7 @@ pub unsafe extern "system" fn vkCmdSetPrimitiveRestartEnable(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetPrimitiveRestartEnable {
         Some(f) => f(commandBuffer, primitiveRestartEnable),
-        None => {}
+        None => missing_device_function("vkCmdSetPrimitiveRestartEnable"),
     }
 }
 #[export_name = "vkCmdSetPrimitiveTopology"]
@@ -2893,7 +2896,7 @@ pub unsafe extern "system" fn vkCmdSetPrimitiveTopology(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetPrimitiveTopology {
         Some(f) => f(commandBuffer, primitiveTopology),
-        None => {}
+        None => missing_device_function("vkCmdSetPrimitiveTopology"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetProvokingVertexModeEXT(
@@ -2903,7 +2906,7 @@ pub unsafe extern "system" fn vkCmdSetProvokingVertexModeEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetProvokingVertexModeEXT {
         Some(f) => f(commandBuffer, provokingVertexMode),
-        None => {}
+        None => missing_device_function("vkCmdSetProvokingVertexModeEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetRasterizationSamplesEXT(
@@ -2913,7 +2916,7 @@ pub unsafe extern "system" fn vkCmdSetRasterizationSamplesEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetRasterizationSamplesEXT {
         Some(f) => f(commandBuffer, rasterizationSamples),
-        None => {}
+        None => missing_device_function("vkCmdSetRasterizationSamplesEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetRasterizationStreamEXT(
@@ -2923,7 +2926,7 @@ pub unsafe extern "system" fn vkCmdSetRasterizationStreamEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetRasterizationStreamEXT {
         Some(f) => f(commandBuffer, rasterizationStream),
-        None => {}
+        None => missing_device_function("vkCmdSetRasterizationStreamEXT"),
     }
 }
 #[export_name = "vkCmdSetRasterizerDiscardEnable"]
@@ -2934,7 +2937,7 @@ pub unsafe extern "system" fn vkCmdSetRasterizerDiscardEnable(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetRasterizerDiscardEnable {
         Some(f) => f(commandBuffer, rasterizerDiscardEnable),
-        None => {}
+        None => missing_device_function("vkCmdSetRasterizerDiscardEnable"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetRayTracingPipelineStackSizeKHR(
@@ -2944,7 +2947,7 @@ pub unsafe extern "system" fn vkCmdSetRayTracingPipelineStackSizeKHR(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetRayTracingPipelineStackSizeKHR {
         Some(f) => f(commandBuffer, pipelineStackSize),
-        None => {}
+        None => missing_device_function("vkCmdSetRayTracingPipelineStackSizeKHR"),
     }
 }
 #[export_name = "vkCmdSetRenderingAttachmentLocations"]
@@ -2955,7 +2958,7 @@ pub unsafe extern "system" fn vkCmdSetRenderingAttachmentLocations(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetRenderingAttachmentLocations {
         Some(f) => f(commandBuffer, pLocationInfo),
-        None => {}
+        None => missing_device_function("vkCmdSetRenderingAttachmentLocations"),
     }
 }
 #[export_name = "vkCmdSetRenderingInputAttachmentIndices"]
@@ -2966,7 +2969,7 @@ pub unsafe extern "system" fn vkCmdSetRenderingInputAttachmentIndices(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetRenderingInputAttachmentIndices {
         Some(f) => f(commandBuffer, pInputAttachmentIndexInfo),
-        None => {}
+        None => missing_device_function("vkCmdSetRenderingInputAttachmentIndices"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetRepresentativeFragmentTestEnableNV(
@@ -2976,7 +2979,7 @@ pub unsafe extern "system" fn vkCmdSetRepresentativeFragmentTestEnableNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetRepresentativeFragmentTestEnableNV {
         Some(f) => f(commandBuffer, representativeFragmentTestEnable),
-        None => {}
+        None => missing_device_function("vkCmdSetRepresentativeFragmentTestEnableNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetSampleLocationsEXT(
@@ -2986,7 +2989,7 @@ pub unsafe extern "system" fn vkCmdSetSampleLocationsEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetSampleLocationsEXT {
         Some(f) => f(commandBuffer, pSampleLocationsInfo),
-        None => {}
+        None => missing_device_function("vkCmdSetSampleLocationsEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetSampleLocationsEnableEXT(
@@ -2996,7 +2999,7 @@ pub unsafe extern "system" fn vkCmdSetSampleLocationsEnableEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetSampleLocationsEnableEXT {
         Some(f) => f(commandBuffer, sampleLocationsEnable),
-        None => {}
+        None => missing_device_function("vkCmdSetSampleLocationsEnableEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetSampleMaskEXT(
@@ -3007,7 +3010,7 @@ pub unsafe extern "system" fn vkCmdSetSampleMaskEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetSampleMaskEXT {
         Some(f) => f(commandBuffer, samples, pSampleMask),
-        None => {}
+        None => missing_device_function("vkCmdSetSampleMaskEXT"),
     }
 }
 #[export_name = "vkCmdSetScissor"]
@@ -3020,7 +3023,7 @@ pub unsafe extern "system" fn vkCmdSetScissor(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetScissor {
         Some(f) => f(commandBuffer, firstScissor, scissorCount, pScissors),
-        None => {}
+        None => missing_device_function("vkCmdSetScissor"),
     }
 }
 #[export_name = "vkCmdSetScissorWithCount"]
@@ -3032,7 +3035,7 @@ pub unsafe extern "system" fn vkCmdSetScissorWithCount(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetScissorWithCount {
         Some(f) => f(commandBuffer, scissorCount, pScissors),
-        None => {}
+        None => missing_device_function("vkCmdSetScissorWithCount"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetShadingRateImageEnableNV(
@@ -3042,7 +3045,7 @@ pub unsafe extern "system" fn vkCmdSetShadingRateImageEnableNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetShadingRateImageEnableNV {
         Some(f) => f(commandBuffer, shadingRateImageEnable),
-        None => {}
+        None => missing_device_function("vkCmdSetShadingRateImageEnableNV"),
     }
 }
 #[export_name = "vkCmdSetStencilCompareMask"]
@@ -3054,7 +3057,7 @@ pub unsafe extern "system" fn vkCmdSetStencilCompareMask(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetStencilCompareMask {
         Some(f) => f(commandBuffer, faceMask, compareMask),
-        None => {}
+        None => missing_device_function("vkCmdSetStencilCompareMask"),
     }
 }
 #[export_name = "vkCmdSetStencilOp"]
@@ -3069,7 +3072,7 @@ pub unsafe extern "system" fn vkCmdSetStencilOp(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetStencilOp {
         Some(f) => f(commandBuffer, faceMask, failOp, passOp, depthFailOp, compareOp),
-        None => {}
+        None => missing_device_function("vkCmdSetStencilOp"),
     }
 }
 #[export_name = "vkCmdSetStencilReference"]
@@ -3081,7 +3084,7 @@ pub unsafe extern "system" fn vkCmdSetStencilReference(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetStencilReference {
         Some(f) => f(commandBuffer, faceMask, reference),
-        None => {}
+        None => missing_device_function("vkCmdSetStencilReference"),
     }
 }
 #[export_name = "vkCmdSetStencilTestEnable"]
@@ -3092,7 +3095,7 @@ pub unsafe extern "system" fn vkCmdSetStencilTestEnable(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetStencilTestEnable {
         Some(f) => f(commandBuffer, stencilTestEnable),
-        None => {}
+        None => missing_device_function("vkCmdSetStencilTestEnable"),
     }
 }
 #[export_name = "vkCmdSetStencilWriteMask"]
@@ -3104,7 +3107,7 @@ pub unsafe extern "system" fn vkCmdSetStencilWriteMask(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetStencilWriteMask {
         Some(f) => f(commandBuffer, faceMask, writeMask),
-        None => {}
+        None => missing_device_function("vkCmdSetStencilWriteMask"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetTessellationDomainOriginEXT(
@@ -3114,7 +3117,7 @@ pub unsafe extern "system" fn vkCmdSetTessellationDomainOriginEXT(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetTessellationDomainOriginEXT {
         Some(f) => f(commandBuffer, domainOrigin),
-        None => {}
+        None => missing_device_function("vkCmdSetTessellationDomainOriginEXT"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetVertexInputEXT(
@@ -3135,7 +3138,7 @@ pub unsafe extern "system" fn vkCmdSetVertexInputEXT(
                 pVertexAttributeDescriptions,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdSetVertexInputEXT"),
     }
 }
 #[export_name = "vkCmdSetViewport"]
@@ -3148,7 +3151,7 @@ pub unsafe extern "system" fn vkCmdSetViewport(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetViewport {
         Some(f) => f(commandBuffer, firstViewport, viewportCount, pViewports),
-        None => {}
+        None => missing_device_function("vkCmdSetViewport"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetViewportShadingRatePaletteNV(
@@ -3160,7 +3163,7 @@ pub unsafe extern "system" fn vkCmdSetViewportShadingRatePaletteNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetViewportShadingRatePaletteNV {
         Some(f) => f(commandBuffer, firstViewport, viewportCount, pShadingRatePalettes),
-        None => {}
+        None => missing_device_function("vkCmdSetViewportShadingRatePaletteNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetViewportSwizzleNV(
@@ -3172,7 +3175,7 @@ pub unsafe extern "system" fn vkCmdSetViewportSwizzleNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetViewportSwizzleNV {
         Some(f) => f(commandBuffer, firstViewport, viewportCount, pViewportSwizzles),
-        None => {}
+        None => missing_device_function("vkCmdSetViewportSwizzleNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetViewportWScalingEnableNV(
@@ -3182,7 +3185,7 @@ pub unsafe extern "system" fn vkCmdSetViewportWScalingEnableNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetViewportWScalingEnableNV {
         Some(f) => f(commandBuffer, viewportWScalingEnable),
-        None => {}
+        None => missing_device_function("vkCmdSetViewportWScalingEnableNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdSetViewportWScalingNV(
@@ -3194,7 +3197,7 @@ pub unsafe extern "system" fn vkCmdSetViewportWScalingNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetViewportWScalingNV {
         Some(f) => f(commandBuffer, firstViewport, viewportCount, pViewportWScalings),
-        None => {}
+        None => missing_device_function("vkCmdSetViewportWScalingNV"),
     }
 }
 #[export_name = "vkCmdSetViewportWithCount"]
@@ -3206,14 +3209,14 @@ pub unsafe extern "system" fn vkCmdSetViewportWithCount(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSetViewportWithCount {
         Some(f) => f(commandBuffer, viewportCount, pViewports),
-        None => {}
+        None => missing_device_function("vkCmdSetViewportWithCount"),
     }
 }
 pub unsafe extern "system" fn vkCmdSubpassShadingHUAWEI(commandBuffer: VkCommandBuffer) {
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdSubpassShadingHUAWEI {
         Some(f) => f(commandBuffer),
-        None => {}
+        None => missing_device_function("vkCmdSubpassShadingHUAWEI"),
     }
 }
 pub unsafe extern "system" fn vkCmdTraceRaysIndirect2KHR(
@@ -3223,7 +3226,7 @@ pub unsafe extern "system" fn vkCmdTraceRaysIndirect2KHR(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdTraceRaysIndirect2KHR {
         Some(f) => f(commandBuffer, indirectDeviceAddress),
-        None => {}
+        None => missing_device_function("vkCmdTraceRaysIndirect2KHR"),
     }
 }
 pub unsafe extern "system" fn vkCmdTraceRaysIndirectKHR(
@@ -3246,7 +3249,7 @@ pub unsafe extern "system" fn vkCmdTraceRaysIndirectKHR(
                 indirectDeviceAddress,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdTraceRaysIndirectKHR"),
     }
 }
 pub unsafe extern "system" fn vkCmdTraceRaysKHR(
@@ -3273,7 +3276,7 @@ pub unsafe extern "system" fn vkCmdTraceRaysKHR(
                 depth,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdTraceRaysKHR"),
     }
 }
 pub unsafe extern "system" fn vkCmdTraceRaysNV(
@@ -3314,7 +3317,7 @@ pub unsafe extern "system" fn vkCmdTraceRaysNV(
                 depth,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdTraceRaysNV"),
     }
 }
 #[export_name = "vkCmdUpdateBuffer"]
@@ -3328,7 +3331,7 @@ pub unsafe extern "system" fn vkCmdUpdateBuffer(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdUpdateBuffer {
         Some(f) => f(commandBuffer, dstBuffer, dstOffset, dataSize, pData),
-        None => {}
+        None => missing_device_function("vkCmdUpdateBuffer"),
     }
 }
 pub unsafe extern "system" fn vkCmdUpdatePipelineIndirectBufferNV(
@@ -3339,7 +3342,7 @@ pub unsafe extern "system" fn vkCmdUpdatePipelineIndirectBufferNV(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdUpdatePipelineIndirectBufferNV {
         Some(f) => f(commandBuffer, pipelineBindPoint, pipeline),
-        None => {}
+        None => missing_device_function("vkCmdUpdatePipelineIndirectBufferNV"),
     }
 }
 #[export_name = "vkCmdWaitEvents"]
@@ -3373,7 +3376,7 @@ pub unsafe extern "system" fn vkCmdWaitEvents(
                 pImageMemoryBarriers,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdWaitEvents"),
     }
 }
 #[export_name = "vkCmdWaitEvents2"]
@@ -3386,7 +3389,7 @@ pub unsafe extern "system" fn vkCmdWaitEvents2(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdWaitEvents2 {
         Some(f) => f(commandBuffer, eventCount, pEvents, pDependencyInfos),
-        None => {}
+        None => missing_device_function("vkCmdWaitEvents2"),
     }
 }
 pub unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesKHR(
@@ -3409,7 +3412,7 @@ pub unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesKHR(
                 firstQuery,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdWriteAccelerationStructuresPropertiesKHR"),
     }
 }
 pub unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesNV(
@@ -3432,7 +3435,7 @@ pub unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesNV(
                 firstQuery,
             )
         }
-        None => {}
+        None => missing_device_function("vkCmdWriteAccelerationStructuresPropertiesNV"),
     }
 }
 pub unsafe extern "system" fn vkCmdWriteBufferMarker2AMD(
@@ -3445,7 +3448,7 @@ pub unsafe extern "system" fn vkCmdWriteBufferMarker2AMD(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdWriteBufferMarker2AMD {
         Some(f) => f(commandBuffer, stage, dstBuffer, dstOffset, marker),
-        None => {}
+        None => missing_device_function("vkCmdWriteBufferMarker2AMD"),
     }
 }
 pub unsafe extern "system" fn vkCmdWriteBufferMarkerAMD(
@@ -3458,7 +3461,7 @@ pub unsafe extern "system" fn vkCmdWriteBufferMarkerAMD(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdWriteBufferMarkerAMD {
         Some(f) => f(commandBuffer, pipelineStage, dstBuffer, dstOffset, marker),
-        None => {}
+        None => missing_device_function("vkCmdWriteBufferMarkerAMD"),
     }
 }
 pub unsafe extern "system" fn vkCmdWriteMicromapsPropertiesEXT(
@@ -3474,7 +3477,7 @@ pub unsafe extern "system" fn vkCmdWriteMicromapsPropertiesEXT(
         Some(f) => {
             f(commandBuffer, micromapCount, pMicromaps, queryType, queryPool, firstQuery)
         }
-        None => {}
+        None => missing_device_function("vkCmdWriteMicromapsPropertiesEXT"),
     }
 }
 #[export_name = "vkCmdWriteTimestamp"]
@@ -3487,7 +3490,7 @@ pub unsafe extern "system" fn vkCmdWriteTimestamp(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdWriteTimestamp {
         Some(f) => f(commandBuffer, pipelineStage, queryPool, query),
-        None => {}
+        None => missing_device_function("vkCmdWriteTimestamp"),
     }
 }
 #[export_name = "vkCmdWriteTimestamp2"]
@@ -3500,7 +3503,7 @@ pub unsafe extern "system" fn vkCmdWriteTimestamp2(
     let table = device_table(commandBuffer.0);
     match (*table).vkCmdWriteTimestamp2 {
         Some(f) => f(commandBuffer, stage, queryPool, query),
-        None => {}
+        None => missing_device_function("vkCmdWriteTimestamp2"),
     }
 }
 pub unsafe extern "system" fn vkCompileDeferredNV(
@@ -3511,7 +3514,7 @@ pub unsafe extern "system" fn vkCompileDeferredNV(
     let table = device_table(device.0);
     match (*table).vkCompileDeferredNV {
         Some(f) => f(device, pipeline, shader),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCompileDeferredNV"),
     }
 }
 pub unsafe extern "system" fn vkConvertCooperativeVectorMatrixNV(
@@ -3521,7 +3524,7 @@ pub unsafe extern "system" fn vkConvertCooperativeVectorMatrixNV(
     let table = device_table(device.0);
     match (*table).vkConvertCooperativeVectorMatrixNV {
         Some(f) => f(device, pInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkConvertCooperativeVectorMatrixNV"),
     }
 }
 pub unsafe extern "system" fn vkCopyAccelerationStructureKHR(
@@ -3532,7 +3535,7 @@ pub unsafe extern "system" fn vkCopyAccelerationStructureKHR(
     let table = device_table(device.0);
     match (*table).vkCopyAccelerationStructureKHR {
         Some(f) => f(device, deferredOperation, pInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCopyAccelerationStructureKHR"),
     }
 }
 pub unsafe extern "system" fn vkCopyAccelerationStructureToMemoryKHR(
@@ -3543,7 +3546,7 @@ pub unsafe extern "system" fn vkCopyAccelerationStructureToMemoryKHR(
     let table = device_table(device.0);
     match (*table).vkCopyAccelerationStructureToMemoryKHR {
         Some(f) => f(device, deferredOperation, pInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCopyAccelerationStructureToMemoryKHR"),
     }
 }
 #[export_name = "vkCopyImageToImage"]
@@ -3554,7 +3557,7 @@ pub unsafe extern "system" fn vkCopyImageToImage(
     let table = device_table(device.0);
     match (*table).vkCopyImageToImage {
         Some(f) => f(device, pCopyImageToImageInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCopyImageToImage"),
     }
 }
 #[export_name = "vkCopyImageToMemory"]
@@ -3565,7 +3568,7 @@ pub unsafe extern "system" fn vkCopyImageToMemory(
     let table = device_table(device.0);
     match (*table).vkCopyImageToMemory {
         Some(f) => f(device, pCopyImageToMemoryInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCopyImageToMemory"),
     }
 }
 pub unsafe extern "system" fn vkCopyMemoryToAccelerationStructureKHR(
@@ -3576,7 +3579,7 @@ pub unsafe extern "system" fn vkCopyMemoryToAccelerationStructureKHR(
     let table = device_table(device.0);
     match (*table).vkCopyMemoryToAccelerationStructureKHR {
         Some(f) => f(device, deferredOperation, pInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCopyMemoryToAccelerationStructureKHR"),
     }
 }
 #[export_name = "vkCopyMemoryToImage"]
@@ -3587,7 +3590,7 @@ pub unsafe extern "system" fn vkCopyMemoryToImage(
     let table = device_table(device.0);
     match (*table).vkCopyMemoryToImage {
         Some(f) => f(device, pCopyMemoryToImageInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCopyMemoryToImage"),
     }
 }
 pub unsafe extern "system" fn vkCopyMemoryToMicromapEXT(
@@ -3598,7 +3601,7 @@ pub unsafe extern "system" fn vkCopyMemoryToMicromapEXT(
     let table = device_table(device.0);
     match (*table).vkCopyMemoryToMicromapEXT {
         Some(f) => f(device, deferredOperation, pInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCopyMemoryToMicromapEXT"),
     }
 }
 pub unsafe extern "system" fn vkCopyMicromapEXT(
@@ -3609,7 +3612,7 @@ pub unsafe extern "system" fn vkCopyMicromapEXT(
     let table = device_table(device.0);
     match (*table).vkCopyMicromapEXT {
         Some(f) => f(device, deferredOperation, pInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCopyMicromapEXT"),
     }
 }
 pub unsafe extern "system" fn vkCopyMicromapToMemoryEXT(
@@ -3620,7 +3623,7 @@ pub unsafe extern "system" fn vkCopyMicromapToMemoryEXT(
     let table = device_table(device.0);
     match (*table).vkCopyMicromapToMemoryEXT {
         Some(f) => f(device, deferredOperation, pInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCopyMicromapToMemoryEXT"),
     }
 }
 pub unsafe extern "system" fn vkCreateAccelerationStructureKHR(
@@ -3632,7 +3635,7 @@ pub unsafe extern "system" fn vkCreateAccelerationStructureKHR(
     let table = device_table(device.0);
     match (*table).vkCreateAccelerationStructureKHR {
         Some(f) => f(device, pCreateInfo, pAllocator, pAccelerationStructure),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateAccelerationStructureKHR"),
     }
 }
 pub unsafe extern "system" fn vkCreateAccelerationStructureNV(
@@ -3644,7 +3647,7 @@ pub unsafe extern "system" fn vkCreateAccelerationStructureNV(
     let table = device_table(device.0);
     match (*table).vkCreateAccelerationStructureNV {
         Some(f) => f(device, pCreateInfo, pAllocator, pAccelerationStructure),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateAccelerationStructureNV"),
     }
 }
 pub unsafe extern "system" fn vkCreateAndroidSurfaceKHR(
@@ -3671,7 +3674,7 @@ pub unsafe extern "system" fn vkCreateBuffer(
     let table = device_table(device.0);
     match (*table).vkCreateBuffer {
         Some(f) => f(device, pCreateInfo, pAllocator, pBuffer),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateBuffer"),
     }
 }
 pub unsafe extern "system" fn vkCreateBufferCollectionFUCHSIA(
@@ -3683,7 +3686,7 @@ pub unsafe extern "system" fn vkCreateBufferCollectionFUCHSIA(
     let table = device_table(device.0);
     match (*table).vkCreateBufferCollectionFUCHSIA {
         Some(f) => f(device, pCreateInfo, pAllocator, pCollection),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateBufferCollectionFUCHSIA"),
     }
 }
 #[export_name = "vkCreateBufferView"]
@@ -3696,7 +3699,7 @@ pub unsafe extern "system" fn vkCreateBufferView(
     let table = device_table(device.0);
     match (*table).vkCreateBufferView {
         Some(f) => f(device, pCreateInfo, pAllocator, pView),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateBufferView"),
     }
 }
 #[export_name = "vkCreateCommandPool"]
@@ -3709,7 +3712,7 @@ pub unsafe extern "system" fn vkCreateCommandPool(
     let table = device_table(device.0);
     match (*table).vkCreateCommandPool {
         Some(f) => f(device, pCreateInfo, pAllocator, pCommandPool),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateCommandPool"),
     }
 }
 #[export_name = "vkCreateComputePipelines"]
@@ -3733,7 +3736,7 @@ pub unsafe extern "system" fn vkCreateComputePipelines(
                 pPipelines,
             )
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateComputePipelines"),
     }
 }
 pub unsafe extern "system" fn vkCreateCuFunctionNVX(
@@ -3745,7 +3748,7 @@ pub unsafe extern "system" fn vkCreateCuFunctionNVX(
     let table = device_table(device.0);
     match (*table).vkCreateCuFunctionNVX {
         Some(f) => f(device, pCreateInfo, pAllocator, pFunction),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateCuFunctionNVX"),
     }
 }
 pub unsafe extern "system" fn vkCreateCuModuleNVX(
@@ -3757,7 +3760,7 @@ pub unsafe extern "system" fn vkCreateCuModuleNVX(
     let table = device_table(device.0);
     match (*table).vkCreateCuModuleNVX {
         Some(f) => f(device, pCreateInfo, pAllocator, pModule),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateCuModuleNVX"),
     }
 }
 pub unsafe extern "system" fn vkCreateCudaFunctionNV(
@@ -3769,7 +3772,7 @@ pub unsafe extern "system" fn vkCreateCudaFunctionNV(
     let table = device_table(device.0);
     match (*table).vkCreateCudaFunctionNV {
         Some(f) => f(device, pCreateInfo, pAllocator, pFunction),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateCudaFunctionNV"),
     }
 }
 pub unsafe extern "system" fn vkCreateCudaModuleNV(
@@ -3781,7 +3784,7 @@ pub unsafe extern "system" fn vkCreateCudaModuleNV(
     let table = device_table(device.0);
     match (*table).vkCreateCudaModuleNV {
         Some(f) => f(device, pCreateInfo, pAllocator, pModule),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateCudaModuleNV"),
     }
 }
 pub unsafe extern "system" fn vkCreateDataGraphPipelineSessionARM(
@@ -3793,7 +3796,7 @@ pub unsafe extern "system" fn vkCreateDataGraphPipelineSessionARM(
     let table = device_table(device.0);
     match (*table).vkCreateDataGraphPipelineSessionARM {
         Some(f) => f(device, pCreateInfo, pAllocator, pSession),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateDataGraphPipelineSessionARM"),
     }
 }
 pub unsafe extern "system" fn vkCreateDataGraphPipelinesARM(
@@ -3818,7 +3821,7 @@ pub unsafe extern "system" fn vkCreateDataGraphPipelinesARM(
                 pPipelines,
             )
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateDataGraphPipelinesARM"),
     }
 }
 pub unsafe extern "system" fn vkCreateDebugReportCallbackEXT(
@@ -3857,7 +3860,7 @@ pub unsafe extern "system" fn vkCreateDeferredOperationKHR(
     let table = device_table(device.0);
     match (*table).vkCreateDeferredOperationKHR {
         Some(f) => f(device, pAllocator, pDeferredOperation),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateDeferredOperationKHR"),
     }
 }
 #[export_name = "vkCreateDescriptorPool"]
@@ -3870,7 +3873,7 @@ pub unsafe extern "system" fn vkCreateDescriptorPool(
     let table = device_table(device.0);
     match (*table).vkCreateDescriptorPool {
         Some(f) => f(device, pCreateInfo, pAllocator, pDescriptorPool),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateDescriptorPool"),
     }
 }
 #[export_name = "vkCreateDescriptorSetLayout"]
@@ -3883,7 +3886,7 @@ pub unsafe extern "system" fn vkCreateDescriptorSetLayout(
     let table = device_table(device.0);
     match (*table).vkCreateDescriptorSetLayout {
         Some(f) => f(device, pCreateInfo, pAllocator, pSetLayout),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateDescriptorSetLayout"),
     }
 }
 #[export_name = "vkCreateDescriptorUpdateTemplate"]
@@ -3896,7 +3899,7 @@ pub unsafe extern "system" fn vkCreateDescriptorUpdateTemplate(
     let table = device_table(device.0);
     match (*table).vkCreateDescriptorUpdateTemplate {
         Some(f) => f(device, pCreateInfo, pAllocator, pDescriptorUpdateTemplate),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateDescriptorUpdateTemplate"),
     }
 }
 pub unsafe extern "system" fn vkCreateDirectFBSurfaceEXT(
@@ -3969,7 +3972,7 @@ pub unsafe extern "system" fn vkCreateEvent(
     let table = device_table(device.0);
     match (*table).vkCreateEvent {
         Some(f) => f(device, pCreateInfo, pAllocator, pEvent),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateEvent"),
     }
 }
 pub unsafe extern "system" fn vkCreateExecutionGraphPipelinesAMDX(
@@ -3992,7 +3995,7 @@ pub unsafe extern "system" fn vkCreateExecutionGraphPipelinesAMDX(
                 pPipelines,
             )
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateExecutionGraphPipelinesAMDX"),
     }
 }
 pub unsafe extern "system" fn vkCreateExternalComputeQueueNV(
@@ -4003,7 +4006,8 @@ pub unsafe extern "system" fn vkCreateExternalComputeQueueNV(
 ) -> VkResult {
     let table = device_table(device.0);
     let Some(f) = (*table).vkCreateExternalComputeQueueNV else {
-        return VkResult::ERROR_EXTENSION_NOT_PRESENT
+        #[allow(unreachable_code)]
+        return missing_device_function("vkCreateExternalComputeQueueNV")
     };
     let result = f(device, pCreateInfo, pAllocator, pExternalQueue);
     if result == VkResult::SUCCESS {
@@ -4023,7 +4027,7 @@ pub unsafe extern "system" fn vkCreateFence(
     let table = device_table(device.0);
     match (*table).vkCreateFence {
         Some(f) => f(device, pCreateInfo, pAllocator, pFence),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateFence"),
     }
 }
 #[export_name = "vkCreateFramebuffer"]
@@ -4036,7 +4040,7 @@ pub unsafe extern "system" fn vkCreateFramebuffer(
     let table = device_table(device.0);
     match (*table).vkCreateFramebuffer {
         Some(f) => f(device, pCreateInfo, pAllocator, pFramebuffer),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateFramebuffer"),
     }
 }
 #[export_name = "vkCreateGraphicsPipelines"]
@@ -4060,7 +4064,7 @@ pub unsafe extern "system" fn vkCreateGraphicsPipelines(
                 pPipelines,
             )
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateGraphicsPipelines"),
     }
 }
 #[export_name = "vkCreateHeadlessSurfaceEXT"]
@@ -4102,7 +4106,7 @@ pub unsafe extern "system" fn vkCreateImage(
     let table = device_table(device.0);
     match (*table).vkCreateImage {
         Some(f) => f(device, pCreateInfo, pAllocator, pImage),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateImage"),
     }
 }
 pub unsafe extern "system" fn vkCreateImagePipeSurfaceFUCHSIA(
@@ -4129,7 +4133,7 @@ pub unsafe extern "system" fn vkCreateImageView(
     let table = device_table(device.0);
     match (*table).vkCreateImageView {
         Some(f) => f(device, pCreateInfo, pAllocator, pView),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateImageView"),
     }
 }
 pub unsafe extern "system" fn vkCreateIndirectCommandsLayoutEXT(
@@ -4141,7 +4145,7 @@ pub unsafe extern "system" fn vkCreateIndirectCommandsLayoutEXT(
     let table = device_table(device.0);
     match (*table).vkCreateIndirectCommandsLayoutEXT {
         Some(f) => f(device, pCreateInfo, pAllocator, pIndirectCommandsLayout),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateIndirectCommandsLayoutEXT"),
     }
 }
 pub unsafe extern "system" fn vkCreateIndirectCommandsLayoutNV(
@@ -4153,7 +4157,7 @@ pub unsafe extern "system" fn vkCreateIndirectCommandsLayoutNV(
     let table = device_table(device.0);
     match (*table).vkCreateIndirectCommandsLayoutNV {
         Some(f) => f(device, pCreateInfo, pAllocator, pIndirectCommandsLayout),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateIndirectCommandsLayoutNV"),
     }
 }
 pub unsafe extern "system" fn vkCreateIndirectExecutionSetEXT(
@@ -4165,7 +4169,7 @@ pub unsafe extern "system" fn vkCreateIndirectExecutionSetEXT(
     let table = device_table(device.0);
     match (*table).vkCreateIndirectExecutionSetEXT {
         Some(f) => f(device, pCreateInfo, pAllocator, pIndirectExecutionSet),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateIndirectExecutionSetEXT"),
     }
 }
 pub unsafe extern "system" fn vkCreateMacOSSurfaceMVK(
@@ -4205,7 +4209,7 @@ pub unsafe extern "system" fn vkCreateMicromapEXT(
     let table = device_table(device.0);
     match (*table).vkCreateMicromapEXT {
         Some(f) => f(device, pCreateInfo, pAllocator, pMicromap),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateMicromapEXT"),
     }
 }
 pub unsafe extern "system" fn vkCreateOpticalFlowSessionNV(
@@ -4217,7 +4221,7 @@ pub unsafe extern "system" fn vkCreateOpticalFlowSessionNV(
     let table = device_table(device.0);
     match (*table).vkCreateOpticalFlowSessionNV {
         Some(f) => f(device, pCreateInfo, pAllocator, pSession),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateOpticalFlowSessionNV"),
     }
 }
 pub unsafe extern "system" fn vkCreatePipelineBinariesKHR(
@@ -4229,7 +4233,7 @@ pub unsafe extern "system" fn vkCreatePipelineBinariesKHR(
     let table = device_table(device.0);
     match (*table).vkCreatePipelineBinariesKHR {
         Some(f) => f(device, pCreateInfo, pAllocator, pBinaries),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreatePipelineBinariesKHR"),
     }
 }
 #[export_name = "vkCreatePipelineCache"]
@@ -4242,7 +4246,7 @@ pub unsafe extern "system" fn vkCreatePipelineCache(
     let table = device_table(device.0);
     match (*table).vkCreatePipelineCache {
         Some(f) => f(device, pCreateInfo, pAllocator, pPipelineCache),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreatePipelineCache"),
     }
 }
 #[export_name = "vkCreatePipelineLayout"]
@@ -4255,7 +4259,7 @@ pub unsafe extern "system" fn vkCreatePipelineLayout(
     let table = device_table(device.0);
     match (*table).vkCreatePipelineLayout {
         Some(f) => f(device, pCreateInfo, pAllocator, pPipelineLayout),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreatePipelineLayout"),
     }
 }
 #[export_name = "vkCreatePrivateDataSlot"]
@@ -4268,7 +4272,7 @@ pub unsafe extern "system" fn vkCreatePrivateDataSlot(
     let table = device_table(device.0);
     match (*table).vkCreatePrivateDataSlot {
         Some(f) => f(device, pCreateInfo, pAllocator, pPrivateDataSlot),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreatePrivateDataSlot"),
     }
 }
 #[export_name = "vkCreateQueryPool"]
@@ -4281,7 +4285,7 @@ pub unsafe extern "system" fn vkCreateQueryPool(
     let table = device_table(device.0);
     match (*table).vkCreateQueryPool {
         Some(f) => f(device, pCreateInfo, pAllocator, pQueryPool),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateQueryPool"),
     }
 }
 pub unsafe extern "system" fn vkCreateRayTracingPipelinesKHR(
@@ -4306,7 +4310,7 @@ pub unsafe extern "system" fn vkCreateRayTracingPipelinesKHR(
                 pPipelines,
             )
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateRayTracingPipelinesKHR"),
     }
 }
 pub unsafe extern "system" fn vkCreateRayTracingPipelinesNV(
@@ -4329,7 +4333,7 @@ pub unsafe extern "system" fn vkCreateRayTracingPipelinesNV(
                 pPipelines,
             )
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateRayTracingPipelinesNV"),
     }
 }
 #[export_name = "vkCreateRenderPass"]
@@ -4342,7 +4346,7 @@ pub unsafe extern "system" fn vkCreateRenderPass(
     let table = device_table(device.0);
     match (*table).vkCreateRenderPass {
         Some(f) => f(device, pCreateInfo, pAllocator, pRenderPass),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateRenderPass"),
     }
 }
 #[export_name = "vkCreateRenderPass2"]
@@ -4355,7 +4359,7 @@ pub unsafe extern "system" fn vkCreateRenderPass2(
     let table = device_table(device.0);
     match (*table).vkCreateRenderPass2 {
         Some(f) => f(device, pCreateInfo, pAllocator, pRenderPass),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateRenderPass2"),
     }
 }
 #[export_name = "vkCreateSampler"]
@@ -4368,7 +4372,7 @@ pub unsafe extern "system" fn vkCreateSampler(
     let table = device_table(device.0);
     match (*table).vkCreateSampler {
         Some(f) => f(device, pCreateInfo, pAllocator, pSampler),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateSampler"),
     }
 }
 #[export_name = "vkCreateSamplerYcbcrConversion"]
@@ -4381,7 +4385,7 @@ pub unsafe extern "system" fn vkCreateSamplerYcbcrConversion(
     let table = device_table(device.0);
     match (*table).vkCreateSamplerYcbcrConversion {
         Some(f) => f(device, pCreateInfo, pAllocator, pYcbcrConversion),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateSamplerYcbcrConversion"),
     }
 }
 pub unsafe extern "system" fn vkCreateScreenSurfaceQNX(
@@ -4408,7 +4412,7 @@ pub unsafe extern "system" fn vkCreateSemaphore(
     let table = device_table(device.0);
     match (*table).vkCreateSemaphore {
         Some(f) => f(device, pCreateInfo, pAllocator, pSemaphore),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateSemaphore"),
     }
 }
 #[export_name = "vkCreateShaderModule"]
@@ -4421,7 +4425,7 @@ pub unsafe extern "system" fn vkCreateShaderModule(
     let table = device_table(device.0);
     match (*table).vkCreateShaderModule {
         Some(f) => f(device, pCreateInfo, pAllocator, pShaderModule),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateShaderModule"),
     }
 }
 pub unsafe extern "system" fn vkCreateShadersEXT(
@@ -4434,7 +4438,7 @@ pub unsafe extern "system" fn vkCreateShadersEXT(
     let table = device_table(device.0);
     match (*table).vkCreateShadersEXT {
         Some(f) => f(device, createInfoCount, pCreateInfos, pAllocator, pShaders),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateShadersEXT"),
     }
 }
 #[export_name = "vkCreateSharedSwapchainsKHR"]
@@ -4448,7 +4452,7 @@ pub unsafe extern "system" fn vkCreateSharedSwapchainsKHR(
     let table = device_table(device.0);
     match (*table).vkCreateSharedSwapchainsKHR {
         Some(f) => f(device, swapchainCount, pCreateInfos, pAllocator, pSwapchains),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateSharedSwapchainsKHR"),
     }
 }
 pub unsafe extern "system" fn vkCreateStreamDescriptorSurfaceGGP(
@@ -4489,7 +4493,7 @@ pub unsafe extern "system" fn vkCreateSwapchainKHR(
     let table = device_table(device.0);
     match (*table).vkCreateSwapchainKHR {
         Some(f) => f(device, pCreateInfo, pAllocator, pSwapchain),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateSwapchainKHR"),
     }
 }
 pub unsafe extern "system" fn vkCreateTensorARM(
@@ -4501,7 +4505,7 @@ pub unsafe extern "system" fn vkCreateTensorARM(
     let table = device_table(device.0);
     match (*table).vkCreateTensorARM {
         Some(f) => f(device, pCreateInfo, pAllocator, pTensor),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateTensorARM"),
     }
 }
 pub unsafe extern "system" fn vkCreateTensorViewARM(
@@ -4513,7 +4517,7 @@ pub unsafe extern "system" fn vkCreateTensorViewARM(
     let table = device_table(device.0);
     match (*table).vkCreateTensorViewARM {
         Some(f) => f(device, pCreateInfo, pAllocator, pView),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateTensorViewARM"),
     }
 }
 pub unsafe extern "system" fn vkCreateValidationCacheEXT(
@@ -4525,7 +4529,7 @@ pub unsafe extern "system" fn vkCreateValidationCacheEXT(
     let table = device_table(device.0);
     match (*table).vkCreateValidationCacheEXT {
         Some(f) => f(device, pCreateInfo, pAllocator, pValidationCache),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateValidationCacheEXT"),
     }
 }
 pub unsafe extern "system" fn vkCreateViSurfaceNN(
@@ -4551,7 +4555,7 @@ pub unsafe extern "system" fn vkCreateVideoSessionKHR(
     let table = device_table(device.0);
     match (*table).vkCreateVideoSessionKHR {
         Some(f) => f(device, pCreateInfo, pAllocator, pVideoSession),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateVideoSessionKHR"),
     }
 }
 pub unsafe extern "system" fn vkCreateVideoSessionParametersKHR(
@@ -4563,7 +4567,7 @@ pub unsafe extern "system" fn vkCreateVideoSessionParametersKHR(
     let table = device_table(device.0);
     match (*table).vkCreateVideoSessionParametersKHR {
         Some(f) => f(device, pCreateInfo, pAllocator, pVideoSessionParameters),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkCreateVideoSessionParametersKHR"),
     }
 }
 #[export_name = "vkCreateWaylandSurfaceKHR"]
@@ -4632,7 +4636,7 @@ pub unsafe extern "system" fn vkDebugMarkerSetObjectNameEXT(
     let table = device_table(device.0);
     match (*table).vkDebugMarkerSetObjectNameEXT {
         Some(f) => f(device, pNameInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkDebugMarkerSetObjectNameEXT"),
     }
 }
 pub unsafe extern "system" fn vkDebugMarkerSetObjectTagEXT(
@@ -4642,7 +4646,7 @@ pub unsafe extern "system" fn vkDebugMarkerSetObjectTagEXT(
     let table = device_table(device.0);
     match (*table).vkDebugMarkerSetObjectTagEXT {
         Some(f) => f(device, pTagInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkDebugMarkerSetObjectTagEXT"),
     }
 }
 pub unsafe extern "system" fn vkDebugReportMessageEXT(
@@ -4681,7 +4685,7 @@ pub unsafe extern "system" fn vkDeferredOperationJoinKHR(
     let table = device_table(device.0);
     match (*table).vkDeferredOperationJoinKHR {
         Some(f) => f(device, operation),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkDeferredOperationJoinKHR"),
     }
 }
 pub unsafe extern "system" fn vkDestroyAccelerationStructureKHR(
@@ -4692,7 +4696,7 @@ pub unsafe extern "system" fn vkDestroyAccelerationStructureKHR(
     let table = device_table(device.0);
     match (*table).vkDestroyAccelerationStructureKHR {
         Some(f) => f(device, accelerationStructure, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyAccelerationStructureKHR"),
     }
 }
 pub unsafe extern "system" fn vkDestroyAccelerationStructureNV(
@@ -4703,7 +4707,7 @@ pub unsafe extern "system" fn vkDestroyAccelerationStructureNV(
     let table = device_table(device.0);
     match (*table).vkDestroyAccelerationStructureNV {
         Some(f) => f(device, accelerationStructure, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyAccelerationStructureNV"),
     }
 }
 #[export_name = "vkDestroyBuffer"]
@@ -4715,7 +4719,7 @@ pub unsafe extern "system" fn vkDestroyBuffer(
     let table = device_table(device.0);
     match (*table).vkDestroyBuffer {
         Some(f) => f(device, buffer, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyBuffer"),
     }
 }
 pub unsafe extern "system" fn vkDestroyBufferCollectionFUCHSIA(
@@ -4726,7 +4730,7 @@ pub unsafe extern "system" fn vkDestroyBufferCollectionFUCHSIA(
     let table = device_table(device.0);
     match (*table).vkDestroyBufferCollectionFUCHSIA {
         Some(f) => f(device, collection, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyBufferCollectionFUCHSIA"),
     }
 }
 #[export_name = "vkDestroyBufferView"]
@@ -4738,7 +4742,7 @@ pub unsafe extern "system" fn vkDestroyBufferView(
     let table = device_table(device.0);
     match (*table).vkDestroyBufferView {
         Some(f) => f(device, bufferView, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyBufferView"),
     }
 }
 #[export_name = "vkDestroyCommandPool"]
@@ -4750,7 +4754,7 @@ pub unsafe extern "system" fn vkDestroyCommandPool(
     let table = device_table(device.0);
     match (*table).vkDestroyCommandPool {
         Some(f) => f(device, commandPool, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyCommandPool"),
     }
 }
 pub unsafe extern "system" fn vkDestroyCuFunctionNVX(
@@ -4761,7 +4765,7 @@ pub unsafe extern "system" fn vkDestroyCuFunctionNVX(
     let table = device_table(device.0);
     match (*table).vkDestroyCuFunctionNVX {
         Some(f) => f(device, function, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyCuFunctionNVX"),
     }
 }
 pub unsafe extern "system" fn vkDestroyCuModuleNVX(
@@ -4772,7 +4776,7 @@ pub unsafe extern "system" fn vkDestroyCuModuleNVX(
     let table = device_table(device.0);
     match (*table).vkDestroyCuModuleNVX {
         Some(f) => f(device, module, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyCuModuleNVX"),
     }
 }
 pub unsafe extern "system" fn vkDestroyCudaFunctionNV(
@@ -4783,7 +4787,7 @@ pub unsafe extern "system" fn vkDestroyCudaFunctionNV(
     let table = device_table(device.0);
     match (*table).vkDestroyCudaFunctionNV {
         Some(f) => f(device, function, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyCudaFunctionNV"),
     }
 }
 pub unsafe extern "system" fn vkDestroyCudaModuleNV(
@@ -4794,7 +4798,7 @@ pub unsafe extern "system" fn vkDestroyCudaModuleNV(
     let table = device_table(device.0);
     match (*table).vkDestroyCudaModuleNV {
         Some(f) => f(device, module, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyCudaModuleNV"),
     }
 }
 pub unsafe extern "system" fn vkDestroyDataGraphPipelineSessionARM(
@@ -4805,7 +4809,7 @@ pub unsafe extern "system" fn vkDestroyDataGraphPipelineSessionARM(
     let table = device_table(device.0);
     match (*table).vkDestroyDataGraphPipelineSessionARM {
         Some(f) => f(device, session, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyDataGraphPipelineSessionARM"),
     }
 }
 pub unsafe extern "system" fn vkDestroyDebugReportCallbackEXT(
@@ -4842,7 +4846,7 @@ pub unsafe extern "system" fn vkDestroyDeferredOperationKHR(
     let table = device_table(device.0);
     match (*table).vkDestroyDeferredOperationKHR {
         Some(f) => f(device, operation, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyDeferredOperationKHR"),
     }
 }
 #[export_name = "vkDestroyDescriptorPool"]
@@ -4854,7 +4858,7 @@ pub unsafe extern "system" fn vkDestroyDescriptorPool(
     let table = device_table(device.0);
     match (*table).vkDestroyDescriptorPool {
         Some(f) => f(device, descriptorPool, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyDescriptorPool"),
     }
 }
 #[export_name = "vkDestroyDescriptorSetLayout"]
@@ -4866,7 +4870,7 @@ pub unsafe extern "system" fn vkDestroyDescriptorSetLayout(
     let table = device_table(device.0);
     match (*table).vkDestroyDescriptorSetLayout {
         Some(f) => f(device, descriptorSetLayout, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyDescriptorSetLayout"),
     }
 }
 #[export_name = "vkDestroyDescriptorUpdateTemplate"]
@@ -4878,7 +4882,7 @@ pub unsafe extern "system" fn vkDestroyDescriptorUpdateTemplate(
     let table = device_table(device.0);
     match (*table).vkDestroyDescriptorUpdateTemplate {
         Some(f) => f(device, descriptorUpdateTemplate, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyDescriptorUpdateTemplate"),
     }
 }
 #[export_name = "vkDestroyEvent"]
@@ -4890,7 +4894,7 @@ pub unsafe extern "system" fn vkDestroyEvent(
     let table = device_table(device.0);
     match (*table).vkDestroyEvent {
         Some(f) => f(device, event, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyEvent"),
     }
 }
 pub unsafe extern "system" fn vkDestroyExternalComputeQueueNV(
@@ -4901,7 +4905,7 @@ pub unsafe extern "system" fn vkDestroyExternalComputeQueueNV(
     let table = device_table(device.0);
     match (*table).vkDestroyExternalComputeQueueNV {
         Some(f) => f(device, externalQueue, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyExternalComputeQueueNV"),
     }
 }
 #[export_name = "vkDestroyFence"]
@@ -4913,7 +4917,7 @@ pub unsafe extern "system" fn vkDestroyFence(
     let table = device_table(device.0);
     match (*table).vkDestroyFence {
         Some(f) => f(device, fence, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyFence"),
     }
 }
 #[export_name = "vkDestroyFramebuffer"]
@@ -4925,7 +4929,7 @@ pub unsafe extern "system" fn vkDestroyFramebuffer(
     let table = device_table(device.0);
     match (*table).vkDestroyFramebuffer {
         Some(f) => f(device, framebuffer, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyFramebuffer"),
     }
 }
 #[export_name = "vkDestroyImage"]
@@ -4937,7 +4941,7 @@ pub unsafe extern "system" fn vkDestroyImage(
     let table = device_table(device.0);
     match (*table).vkDestroyImage {
         Some(f) => f(device, image, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyImage"),
     }
 }
 #[export_name = "vkDestroyImageView"]
@@ -4949,7 +4953,7 @@ pub unsafe extern "system" fn vkDestroyImageView(
     let table = device_table(device.0);
     match (*table).vkDestroyImageView {
         Some(f) => f(device, imageView, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyImageView"),
     }
 }
 pub unsafe extern "system" fn vkDestroyIndirectCommandsLayoutEXT(
@@ -4960,7 +4964,7 @@ pub unsafe extern "system" fn vkDestroyIndirectCommandsLayoutEXT(
     let table = device_table(device.0);
     match (*table).vkDestroyIndirectCommandsLayoutEXT {
         Some(f) => f(device, indirectCommandsLayout, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyIndirectCommandsLayoutEXT"),
     }
 }
 pub unsafe extern "system" fn vkDestroyIndirectCommandsLayoutNV(
@@ -4971,7 +4975,7 @@ pub unsafe extern "system" fn vkDestroyIndirectCommandsLayoutNV(
     let table = device_table(device.0);
     match (*table).vkDestroyIndirectCommandsLayoutNV {
         Some(f) => f(device, indirectCommandsLayout, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyIndirectCommandsLayoutNV"),
     }
 }
 pub unsafe extern "system" fn vkDestroyIndirectExecutionSetEXT(
@@ -4982,7 +4986,7 @@ pub unsafe extern "system" fn vkDestroyIndirectExecutionSetEXT(
     let table = device_table(device.0);
     match (*table).vkDestroyIndirectExecutionSetEXT {
         Some(f) => f(device, indirectExecutionSet, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyIndirectExecutionSetEXT"),
     }
 }
 pub unsafe extern "system" fn vkDestroyMicromapEXT(
@@ -4993,7 +4997,7 @@ pub unsafe extern "system" fn vkDestroyMicromapEXT(
     let table = device_table(device.0);
     match (*table).vkDestroyMicromapEXT {
         Some(f) => f(device, micromap, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyMicromapEXT"),
     }
 }
 pub unsafe extern "system" fn vkDestroyOpticalFlowSessionNV(
@@ -5004,7 +5008,7 @@ pub unsafe extern "system" fn vkDestroyOpticalFlowSessionNV(
     let table = device_table(device.0);
     match (*table).vkDestroyOpticalFlowSessionNV {
         Some(f) => f(device, session, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyOpticalFlowSessionNV"),
     }
 }
 #[export_name = "vkDestroyPipeline"]
@@ -5016,7 +5020,7 @@ pub unsafe extern "system" fn vkDestroyPipeline(
     let table = device_table(device.0);
     match (*table).vkDestroyPipeline {
         Some(f) => f(device, pipeline, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyPipeline"),
     }
 }
 pub unsafe extern "system" fn vkDestroyPipelineBinaryKHR(
@@ -5027,7 +5031,7 @@ pub unsafe extern "system" fn vkDestroyPipelineBinaryKHR(
     let table = device_table(device.0);
     match (*table).vkDestroyPipelineBinaryKHR {
         Some(f) => f(device, pipelineBinary, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyPipelineBinaryKHR"),
     }
 }
 #[export_name = "vkDestroyPipelineCache"]
@@ -5039,7 +5043,7 @@ pub unsafe extern "system" fn vkDestroyPipelineCache(
     let table = device_table(device.0);
     match (*table).vkDestroyPipelineCache {
         Some(f) => f(device, pipelineCache, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyPipelineCache"),
     }
 }
 #[export_name = "vkDestroyPipelineLayout"]
@@ -5051,7 +5055,7 @@ pub unsafe extern "system" fn vkDestroyPipelineLayout(
     let table = device_table(device.0);
     match (*table).vkDestroyPipelineLayout {
         Some(f) => f(device, pipelineLayout, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyPipelineLayout"),
     }
 }
 #[export_name = "vkDestroyPrivateDataSlot"]
@@ -5063,7 +5067,7 @@ pub unsafe extern "system" fn vkDestroyPrivateDataSlot(
     let table = device_table(device.0);
     match (*table).vkDestroyPrivateDataSlot {
         Some(f) => f(device, privateDataSlot, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyPrivateDataSlot"),
     }
 }
 #[export_name = "vkDestroyQueryPool"]
@@ -5075,7 +5079,7 @@ pub unsafe extern "system" fn vkDestroyQueryPool(
     let table = device_table(device.0);
     match (*table).vkDestroyQueryPool {
         Some(f) => f(device, queryPool, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyQueryPool"),
     }
 }
 #[export_name = "vkDestroyRenderPass"]
@@ -5087,7 +5091,7 @@ pub unsafe extern "system" fn vkDestroyRenderPass(
     let table = device_table(device.0);
     match (*table).vkDestroyRenderPass {
         Some(f) => f(device, renderPass, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyRenderPass"),
     }
 }
 #[export_name = "vkDestroySampler"]
@@ -5099,7 +5103,7 @@ pub unsafe extern "system" fn vkDestroySampler(
     let table = device_table(device.0);
     match (*table).vkDestroySampler {
         Some(f) => f(device, sampler, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroySampler"),
     }
 }
 #[export_name = "vkDestroySamplerYcbcrConversion"]
@@ -5111,7 +5115,7 @@ pub unsafe extern "system" fn vkDestroySamplerYcbcrConversion(
     let table = device_table(device.0);
     match (*table).vkDestroySamplerYcbcrConversion {
         Some(f) => f(device, ycbcrConversion, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroySamplerYcbcrConversion"),
     }
 }
 #[export_name = "vkDestroySemaphore"]
@@ -5123,7 +5127,7 @@ pub unsafe extern "system" fn vkDestroySemaphore(
     let table = device_table(device.0);
     match (*table).vkDestroySemaphore {
         Some(f) => f(device, semaphore, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroySemaphore"),
     }
 }
 pub unsafe extern "system" fn vkDestroyShaderEXT(
@@ -5134,7 +5138,7 @@ pub unsafe extern "system" fn vkDestroyShaderEXT(
     let table = device_table(device.0);
     match (*table).vkDestroyShaderEXT {
         Some(f) => f(device, shader, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyShaderEXT"),
     }
 }
 #[export_name = "vkDestroyShaderModule"]
@@ -5146,7 +5150,7 @@ pub unsafe extern "system" fn vkDestroyShaderModule(
     let table = device_table(device.0);
     match (*table).vkDestroyShaderModule {
         Some(f) => f(device, shaderModule, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyShaderModule"),
     }
 }
 #[export_name = "vkDestroySurfaceKHR"]
@@ -5172,7 +5176,7 @@ pub unsafe extern "system" fn vkDestroySwapchainKHR(
     let table = device_table(device.0);
     match (*table).vkDestroySwapchainKHR {
         Some(f) => f(device, swapchain, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroySwapchainKHR"),
     }
 }
 pub unsafe extern "system" fn vkDestroyTensorARM(
@@ -5183,7 +5187,7 @@ pub unsafe extern "system" fn vkDestroyTensorARM(
     let table = device_table(device.0);
     match (*table).vkDestroyTensorARM {
         Some(f) => f(device, tensor, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyTensorARM"),
     }
 }
 pub unsafe extern "system" fn vkDestroyTensorViewARM(
@@ -5194,7 +5198,7 @@ pub unsafe extern "system" fn vkDestroyTensorViewARM(
     let table = device_table(device.0);
     match (*table).vkDestroyTensorViewARM {
         Some(f) => f(device, tensorView, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyTensorViewARM"),
     }
 }
 pub unsafe extern "system" fn vkDestroyValidationCacheEXT(
@@ -5205,7 +5209,7 @@ pub unsafe extern "system" fn vkDestroyValidationCacheEXT(
     let table = device_table(device.0);
     match (*table).vkDestroyValidationCacheEXT {
         Some(f) => f(device, validationCache, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyValidationCacheEXT"),
     }
 }
 pub unsafe extern "system" fn vkDestroyVideoSessionKHR(
@@ -5216,7 +5220,7 @@ pub unsafe extern "system" fn vkDestroyVideoSessionKHR(
     let table = device_table(device.0);
     match (*table).vkDestroyVideoSessionKHR {
         Some(f) => f(device, videoSession, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyVideoSessionKHR"),
     }
 }
 pub unsafe extern "system" fn vkDestroyVideoSessionParametersKHR(
@@ -5227,7 +5231,7 @@ pub unsafe extern "system" fn vkDestroyVideoSessionParametersKHR(
     let table = device_table(device.0);
     match (*table).vkDestroyVideoSessionParametersKHR {
         Some(f) => f(device, videoSessionParameters, pAllocator),
-        None => {}
+        None => missing_device_function("vkDestroyVideoSessionParametersKHR"),
     }
 }
 #[export_name = "vkDeviceWaitIdle"]
@@ -5235,7 +5239,7 @@ pub unsafe extern "system" fn vkDeviceWaitIdle(device: VkDevice) -> VkResult {
     let table = device_table(device.0);
     match (*table).vkDeviceWaitIdle {
         Some(f) => f(device),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkDeviceWaitIdle"),
     }
 }
 pub unsafe extern "system" fn vkDisplayPowerControlEXT(
@@ -5246,7 +5250,7 @@ pub unsafe extern "system" fn vkDisplayPowerControlEXT(
     let table = device_table(device.0);
     match (*table).vkDisplayPowerControlEXT {
         Some(f) => f(device, display, pDisplayPowerInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkDisplayPowerControlEXT"),
     }
 }
 #[export_name = "vkEndCommandBuffer"]
@@ -5256,7 +5260,7 @@ pub unsafe extern "system" fn vkEndCommandBuffer(
     let table = device_table(commandBuffer.0);
     match (*table).vkEndCommandBuffer {
         Some(f) => f(commandBuffer),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkEndCommandBuffer"),
     }
 }
 pub unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM(
@@ -5366,7 +5370,7 @@ pub unsafe extern "system" fn vkExportMetalObjectsEXT(
     let table = device_table(device.0);
     match (*table).vkExportMetalObjectsEXT {
         Some(f) => f(device, pMetalObjectsInfo),
-        None => {}
+        None => missing_device_function("vkExportMetalObjectsEXT"),
     }
 }
 #[export_name = "vkFlushMappedMemoryRanges"]
@@ -5378,7 +5382,7 @@ pub unsafe extern "system" fn vkFlushMappedMemoryRanges(
     let table = device_table(device.0);
     match (*table).vkFlushMappedMemoryRanges {
         Some(f) => f(device, memoryRangeCount, pMemoryRanges),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkFlushMappedMemoryRanges"),
     }
 }
 #[export_name = "vkFreeCommandBuffers"]
@@ -5391,7 +5395,7 @@ pub unsafe extern "system" fn vkFreeCommandBuffers(
     let table = device_table(device.0);
     match (*table).vkFreeCommandBuffers {
         Some(f) => f(device, commandPool, commandBufferCount, pCommandBuffers),
-        None => {}
+        None => missing_device_function("vkFreeCommandBuffers"),
     }
 }
 #[export_name = "vkFreeDescriptorSets"]
@@ -5404,7 +5408,7 @@ pub unsafe extern "system" fn vkFreeDescriptorSets(
     let table = device_table(device.0);
     match (*table).vkFreeDescriptorSets {
         Some(f) => f(device, descriptorPool, descriptorSetCount, pDescriptorSets),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkFreeDescriptorSets"),
     }
 }
 #[export_name = "vkFreeMemory"]
@@ -5416,7 +5420,7 @@ pub unsafe extern "system" fn vkFreeMemory(
     let table = device_table(device.0);
     match (*table).vkFreeMemory {
         Some(f) => f(device, memory, pAllocator),
-        None => {}
+        None => missing_device_function("vkFreeMemory"),
     }
 }
 pub unsafe extern "system" fn vkGetAccelerationStructureBuildSizesKHR(
@@ -5429,7 +5433,7 @@ pub unsafe extern "system" fn vkGetAccelerationStructureBuildSizesKHR(
     let table = device_table(device.0);
     match (*table).vkGetAccelerationStructureBuildSizesKHR {
         Some(f) => f(device, buildType, pBuildInfo, pMaxPrimitiveCounts, pSizeInfo),
-        None => {}
+        None => missing_device_function("vkGetAccelerationStructureBuildSizesKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetAccelerationStructureDeviceAddressKHR(
@@ -5439,7 +5443,7 @@ pub unsafe extern "system" fn vkGetAccelerationStructureDeviceAddressKHR(
     let table = device_table(device.0);
     match (*table).vkGetAccelerationStructureDeviceAddressKHR {
         Some(f) => f(device, pInfo),
-        None => Default::default(),
+        None => missing_device_function("vkGetAccelerationStructureDeviceAddressKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetAccelerationStructureHandleNV(
@@ -5451,7 +5455,7 @@ pub unsafe extern "system" fn vkGetAccelerationStructureHandleNV(
     let table = device_table(device.0);
     match (*table).vkGetAccelerationStructureHandleNV {
         Some(f) => f(device, accelerationStructure, dataSize, pData),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetAccelerationStructureHandleNV"),
     }
 }
 pub unsafe extern "system" fn vkGetAccelerationStructureMemoryRequirementsNV(
@@ -5462,7 +5466,7 @@ pub unsafe extern "system" fn vkGetAccelerationStructureMemoryRequirementsNV(
     let table = device_table(device.0);
     match (*table).vkGetAccelerationStructureMemoryRequirementsNV {
         Some(f) => f(device, pInfo, pMemoryRequirements),
-        None => {}
+        None => missing_device_function("vkGetAccelerationStructureMemoryRequirementsNV"),
     }
 }
 pub unsafe extern "system" fn vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT(
@@ -5473,7 +5477,11 @@ pub unsafe extern "system" fn vkGetAccelerationStructureOpaqueCaptureDescriptorD
     let table = device_table(device.0);
     match (*table).vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT {
         Some(f) => f(device, pInfo, pData),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => {
+            missing_device_function(
+                "vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT",
+            )
+        }
     }
 }
 pub unsafe extern "system" fn vkGetAndroidHardwareBufferPropertiesANDROID(
@@ -5484,7 +5492,7 @@ pub unsafe extern "system" fn vkGetAndroidHardwareBufferPropertiesANDROID(
     let table = device_table(device.0);
     match (*table).vkGetAndroidHardwareBufferPropertiesANDROID {
         Some(f) => f(device, buffer, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetAndroidHardwareBufferPropertiesANDROID"),
     }
 }
 pub unsafe extern "system" fn vkGetBufferCollectionPropertiesFUCHSIA(
@@ -5495,7 +5503,7 @@ pub unsafe extern "system" fn vkGetBufferCollectionPropertiesFUCHSIA(
     let table = device_table(device.0);
     match (*table).vkGetBufferCollectionPropertiesFUCHSIA {
         Some(f) => f(device, collection, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetBufferCollectionPropertiesFUCHSIA"),
     }
 }
 #[export_name = "vkGetBufferDeviceAddress"]
@@ -5506,7 +5514,7 @@ pub unsafe extern "system" fn vkGetBufferDeviceAddress(
     let table = device_table(device.0);
     match (*table).vkGetBufferDeviceAddress {
         Some(f) => f(device, pInfo),
-        None => Default::default(),
+        None => missing_device_function("vkGetBufferDeviceAddress"),
     }
 }
 #[export_name = "vkGetBufferMemoryRequirements"]
@@ -5518,7 +5526,7 @@ pub unsafe extern "system" fn vkGetBufferMemoryRequirements(
     let table = device_table(device.0);
     match (*table).vkGetBufferMemoryRequirements {
         Some(f) => f(device, buffer, pMemoryRequirements),
-        None => {}
+        None => missing_device_function("vkGetBufferMemoryRequirements"),
     }
 }
 #[export_name = "vkGetBufferMemoryRequirements2"]
@@ -5530,7 +5538,7 @@ pub unsafe extern "system" fn vkGetBufferMemoryRequirements2(
     let table = device_table(device.0);
     match (*table).vkGetBufferMemoryRequirements2 {
         Some(f) => f(device, pInfo, pMemoryRequirements),
-        None => {}
+        None => missing_device_function("vkGetBufferMemoryRequirements2"),
     }
 }
 #[export_name = "vkGetBufferOpaqueCaptureAddress"]
@@ -5541,7 +5549,7 @@ pub unsafe extern "system" fn vkGetBufferOpaqueCaptureAddress(
     let table = device_table(device.0);
     match (*table).vkGetBufferOpaqueCaptureAddress {
         Some(f) => f(device, pInfo),
-        None => Default::default(),
+        None => missing_device_function("vkGetBufferOpaqueCaptureAddress"),
     }
 }
 pub unsafe extern "system" fn vkGetBufferOpaqueCaptureDescriptorDataEXT(
@@ -5552,7 +5560,7 @@ pub unsafe extern "system" fn vkGetBufferOpaqueCaptureDescriptorDataEXT(
     let table = device_table(device.0);
     match (*table).vkGetBufferOpaqueCaptureDescriptorDataEXT {
         Some(f) => f(device, pInfo, pData),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetBufferOpaqueCaptureDescriptorDataEXT"),
     }
 }
 pub unsafe extern "system" fn vkGetCalibratedTimestampsKHR(
@@ -5565,7 +5573,7 @@ pub unsafe extern "system" fn vkGetCalibratedTimestampsKHR(
     let table = device_table(device.0);
     match (*table).vkGetCalibratedTimestampsKHR {
         Some(f) => f(device, timestampCount, pTimestampInfos, pTimestamps, pMaxDeviation),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetCalibratedTimestampsKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetClusterAccelerationStructureBuildSizesNV(
@@ -5576,7 +5584,7 @@ pub unsafe extern "system" fn vkGetClusterAccelerationStructureBuildSizesNV(
     let table = device_table(device.0);
     match (*table).vkGetClusterAccelerationStructureBuildSizesNV {
         Some(f) => f(device, pInfo, pSizeInfo),
-        None => {}
+        None => missing_device_function("vkGetClusterAccelerationStructureBuildSizesNV"),
     }
 }
 pub unsafe extern "system" fn vkGetCudaModuleCacheNV(
@@ -5588,7 +5596,7 @@ pub unsafe extern "system" fn vkGetCudaModuleCacheNV(
     let table = device_table(device.0);
     match (*table).vkGetCudaModuleCacheNV {
         Some(f) => f(device, module, pCacheSize, pCacheData),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetCudaModuleCacheNV"),
     }
 }
 pub unsafe extern "system" fn vkGetDataGraphPipelineAvailablePropertiesARM(
@@ -5600,7 +5608,7 @@ pub unsafe extern "system" fn vkGetDataGraphPipelineAvailablePropertiesARM(
     let table = device_table(device.0);
     match (*table).vkGetDataGraphPipelineAvailablePropertiesARM {
         Some(f) => f(device, pPipelineInfo, pPropertiesCount, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetDataGraphPipelineAvailablePropertiesARM"),
     }
 }
 pub unsafe extern "system" fn vkGetDataGraphPipelinePropertiesARM(
@@ -5612,7 +5620,7 @@ pub unsafe extern "system" fn vkGetDataGraphPipelinePropertiesARM(
     let table = device_table(device.0);
     match (*table).vkGetDataGraphPipelinePropertiesARM {
         Some(f) => f(device, pPipelineInfo, propertiesCount, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetDataGraphPipelinePropertiesARM"),
     }
 }
 pub unsafe extern "system" fn vkGetDataGraphPipelineSessionBindPointRequirementsARM(
@@ -5624,7 +5632,11 @@ pub unsafe extern "system" fn vkGetDataGraphPipelineSessionBindPointRequirements
     let table = device_table(device.0);
     match (*table).vkGetDataGraphPipelineSessionBindPointRequirementsARM {
         Some(f) => f(device, pInfo, pBindPointRequirementCount, pBindPointRequirements),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => {
+            missing_device_function(
+                "vkGetDataGraphPipelineSessionBindPointRequirementsARM",
+            )
+        }
     }
 }
 pub unsafe extern "system" fn vkGetDataGraphPipelineSessionMemoryRequirementsARM(
@@ -5635,7 +5647,9 @@ pub unsafe extern "system" fn vkGetDataGraphPipelineSessionMemoryRequirementsARM
     let table = device_table(device.0);
     match (*table).vkGetDataGraphPipelineSessionMemoryRequirementsARM {
         Some(f) => f(device, pInfo, pMemoryRequirements),
-        None => {}
+        None => {
+            missing_device_function("vkGetDataGraphPipelineSessionMemoryRequirementsARM")
+        }
     }
 }
 pub unsafe extern "system" fn vkGetDeferredOperationMaxConcurrencyKHR(
@@ -5645,7 +5659,7 @@ pub unsafe extern "system" fn vkGetDeferredOperationMaxConcurrencyKHR(
     let table = device_table(device.0);
     match (*table).vkGetDeferredOperationMaxConcurrencyKHR {
         Some(f) => f(device, operation),
-        None => Default::default(),
+        None => missing_device_function("vkGetDeferredOperationMaxConcurrencyKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetDeferredOperationResultKHR(
@@ -5655,7 +5669,7 @@ pub unsafe extern "system" fn vkGetDeferredOperationResultKHR(
     let table = device_table(device.0);
     match (*table).vkGetDeferredOperationResultKHR {
         Some(f) => f(device, operation),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetDeferredOperationResultKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetDescriptorEXT(
@@ -5667,7 +5681,7 @@ pub unsafe extern "system" fn vkGetDescriptorEXT(
     let table = device_table(device.0);
     match (*table).vkGetDescriptorEXT {
         Some(f) => f(device, pDescriptorInfo, dataSize, pDescriptor),
-        None => {}
+        None => missing_device_function("vkGetDescriptorEXT"),
     }
 }
 pub unsafe extern "system" fn vkGetDescriptorSetHostMappingVALVE(
@@ -5678,7 +5692,7 @@ pub unsafe extern "system" fn vkGetDescriptorSetHostMappingVALVE(
     let table = device_table(device.0);
     match (*table).vkGetDescriptorSetHostMappingVALVE {
         Some(f) => f(device, descriptorSet, ppData),
-        None => {}
+        None => missing_device_function("vkGetDescriptorSetHostMappingVALVE"),
     }
 }
 pub unsafe extern "system" fn vkGetDescriptorSetLayoutBindingOffsetEXT(
@@ -5690,7 +5704,7 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutBindingOffsetEXT(
     let table = device_table(device.0);
     match (*table).vkGetDescriptorSetLayoutBindingOffsetEXT {
         Some(f) => f(device, layout, binding, pOffset),
-        None => {}
+        None => missing_device_function("vkGetDescriptorSetLayoutBindingOffsetEXT"),
     }
 }
 pub unsafe extern "system" fn vkGetDescriptorSetLayoutHostMappingInfoVALVE(
@@ -5701,7 +5715,7 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutHostMappingInfoVALVE(
     let table = device_table(device.0);
     match (*table).vkGetDescriptorSetLayoutHostMappingInfoVALVE {
         Some(f) => f(device, pBindingReference, pHostMapping),
-        None => {}
+        None => missing_device_function("vkGetDescriptorSetLayoutHostMappingInfoVALVE"),
     }
 }
 pub unsafe extern "system" fn vkGetDescriptorSetLayoutSizeEXT(
@@ -5712,7 +5726,7 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutSizeEXT(
     let table = device_table(device.0);
     match (*table).vkGetDescriptorSetLayoutSizeEXT {
         Some(f) => f(device, layout, pLayoutSizeInBytes),
-        None => {}
+        None => missing_device_function("vkGetDescriptorSetLayoutSizeEXT"),
     }
 }
 #[export_name = "vkGetDescriptorSetLayoutSupport"]
@@ -5724,7 +5738,7 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutSupport(
     let table = device_table(device.0);
     match (*table).vkGetDescriptorSetLayoutSupport {
         Some(f) => f(device, pCreateInfo, pSupport),
-        None => {}
+        None => missing_device_function("vkGetDescriptorSetLayoutSupport"),
     }
 }
 pub unsafe extern "system" fn vkGetDeviceAccelerationStructureCompatibilityKHR(
@@ -5735,7 +5749,9 @@ pub unsafe extern "system" fn vkGetDeviceAccelerationStructureCompatibilityKHR(
     let table = device_table(device.0);
     match (*table).vkGetDeviceAccelerationStructureCompatibilityKHR {
         Some(f) => f(device, pVersionInfo, pCompatibility),
-        None => {}
+        None => {
+            missing_device_function("vkGetDeviceAccelerationStructureCompatibilityKHR")
+        }
     }
 }
 #[export_name = "vkGetDeviceBufferMemoryRequirements"]
@@ -5747,7 +5763,7 @@ pub unsafe extern "system" fn vkGetDeviceBufferMemoryRequirements(
     let table = device_table(device.0);
     match (*table).vkGetDeviceBufferMemoryRequirements {
         Some(f) => f(device, pInfo, pMemoryRequirements),
-        None => {}
+        None => missing_device_function("vkGetDeviceBufferMemoryRequirements"),
     }
 }
 pub unsafe extern "system" fn vkGetDeviceCombinedImageSamplerIndexNVX(
@@ -5758,7 +5774,7 @@ pub unsafe extern "system" fn vkGetDeviceCombinedImageSamplerIndexNVX(
     let table = device_table(device.0);
     match (*table).vkGetDeviceCombinedImageSamplerIndexNVX {
         Some(f) => f(device, imageViewIndex, samplerIndex),
-        None => Default::default(),
+        None => missing_device_function("vkGetDeviceCombinedImageSamplerIndexNVX"),
     }
 }
 pub unsafe extern "system" fn vkGetDeviceFaultInfoEXT(
@@ -5769,7 +5785,7 @@ pub unsafe extern "system" fn vkGetDeviceFaultInfoEXT(
     let table = device_table(device.0);
     match (*table).vkGetDeviceFaultInfoEXT {
         Some(f) => f(device, pFaultCounts, pFaultInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetDeviceFaultInfoEXT"),
     }
 }
 #[export_name = "vkGetDeviceGroupPeerMemoryFeatures"]
@@ -5791,7 +5807,7 @@ pub unsafe extern "system" fn vkGetDeviceGroupPeerMemoryFeatures(
                 pPeerMemoryFeatures,
             )
         }
-        None => {}
+        None => missing_device_function("vkGetDeviceGroupPeerMemoryFeatures"),
     }
 }
 #[export_name = "vkGetDeviceGroupPresentCapabilitiesKHR"]
@@ -5802,7 +5818,7 @@ pub unsafe extern "system" fn vkGetDeviceGroupPresentCapabilitiesKHR(
     let table = device_table(device.0);
     match (*table).vkGetDeviceGroupPresentCapabilitiesKHR {
         Some(f) => f(device, pDeviceGroupPresentCapabilities),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetDeviceGroupPresentCapabilitiesKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModes2EXT(
@@ -5813,7 +5829,7 @@ pub unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModes2EXT(
     let table = device_table(device.0);
     match (*table).vkGetDeviceGroupSurfacePresentModes2EXT {
         Some(f) => f(device, pSurfaceInfo, pModes),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetDeviceGroupSurfacePresentModes2EXT"),
     }
 }
 #[export_name = "vkGetDeviceGroupSurfacePresentModesKHR"]
@@ -5825,7 +5841,7 @@ pub unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModesKHR(
     let table = device_table(device.0);
     match (*table).vkGetDeviceGroupSurfacePresentModesKHR {
         Some(f) => f(device, surface, pModes),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetDeviceGroupSurfacePresentModesKHR"),
     }
 }
 #[export_name = "vkGetDeviceImageMemoryRequirements"]
@@ -5837,7 +5853,7 @@ pub unsafe extern "system" fn vkGetDeviceImageMemoryRequirements(
     let table = device_table(device.0);
     match (*table).vkGetDeviceImageMemoryRequirements {
         Some(f) => f(device, pInfo, pMemoryRequirements),
-        None => {}
+        None => missing_device_function("vkGetDeviceImageMemoryRequirements"),
     }
 }
 #[export_name = "vkGetDeviceImageSparseMemoryRequirements"]
@@ -5852,7 +5868,7 @@ pub unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirements(
         Some(f) => {
             f(device, pInfo, pSparseMemoryRequirementCount, pSparseMemoryRequirements)
         }
-        None => {}
+        None => missing_device_function("vkGetDeviceImageSparseMemoryRequirements"),
     }
 }
 #[export_name = "vkGetDeviceImageSubresourceLayout"]
@@ -5864,7 +5880,7 @@ pub unsafe extern "system" fn vkGetDeviceImageSubresourceLayout(
     let table = device_table(device.0);
     match (*table).vkGetDeviceImageSubresourceLayout {
         Some(f) => f(device, pInfo, pLayout),
-        None => {}
+        None => missing_device_function("vkGetDeviceImageSubresourceLayout"),
     }
 }
 #[export_name = "vkGetDeviceMemoryCommitment"]
@@ -5876,7 +5892,7 @@ pub unsafe extern "system" fn vkGetDeviceMemoryCommitment(
     let table = device_table(device.0);
     match (*table).vkGetDeviceMemoryCommitment {
         Some(f) => f(device, memory, pCommittedMemoryInBytes),
-        None => {}
+        None => missing_device_function("vkGetDeviceMemoryCommitment"),
     }
 }
 #[export_name = "vkGetDeviceMemoryOpaqueCaptureAddress"]
@@ -5887,7 +5903,7 @@ pub unsafe extern "system" fn vkGetDeviceMemoryOpaqueCaptureAddress(
     let table = device_table(device.0);
     match (*table).vkGetDeviceMemoryOpaqueCaptureAddress {
         Some(f) => f(device, pInfo),
-        None => Default::default(),
+        None => missing_device_function("vkGetDeviceMemoryOpaqueCaptureAddress"),
     }
 }
 pub unsafe extern "system" fn vkGetDeviceMicromapCompatibilityEXT(
@@ -5898,7 +5914,7 @@ pub unsafe extern "system" fn vkGetDeviceMicromapCompatibilityEXT(
     let table = device_table(device.0);
     match (*table).vkGetDeviceMicromapCompatibilityEXT {
         Some(f) => f(device, pVersionInfo, pCompatibility),
-        None => {}
+        None => missing_device_function("vkGetDeviceMicromapCompatibilityEXT"),
     }
 }
 #[export_name = "vkGetDeviceQueue"]
@@ -5909,7 +5925,9 @@ pub unsafe extern "system" fn vkGetDeviceQueue(
     pQueue: *mut VkQueue,
 ) {
     let table = device_table(device.0);
-    let Some(f) = (*table).vkGetDeviceQueue else { return () };
+    let Some(f) = (*table).vkGetDeviceQueue else {
+        #[allow(unreachable_code)] return missing_device_function("vkGetDeviceQueue")
+    };
     let result = f(device, queueFamilyIndex, queueIndex, pQueue);
     if true {
         for i in 0..1usize {
@@ -5925,7 +5943,9 @@ pub unsafe extern "system" fn vkGetDeviceQueue2(
     pQueue: *mut VkQueue,
 ) {
     let table = device_table(device.0);
-    let Some(f) = (*table).vkGetDeviceQueue2 else { return () };
+    let Some(f) = (*table).vkGetDeviceQueue2 else {
+        #[allow(unreachable_code)] return missing_device_function("vkGetDeviceQueue2")
+    };
     let result = f(device, pQueueInfo, pQueue);
     if true {
         for i in 0..1usize {
@@ -5942,7 +5962,9 @@ pub unsafe extern "system" fn vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI(
     let table = device_table(device.0);
     match (*table).vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI {
         Some(f) => f(device, renderpass, pMaxWorkgroupSize),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => {
+            missing_device_function("vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI")
+        }
     }
 }
 pub unsafe extern "system" fn vkGetDeviceTensorMemoryRequirementsARM(
@@ -5953,7 +5975,7 @@ pub unsafe extern "system" fn vkGetDeviceTensorMemoryRequirementsARM(
     let table = device_table(device.0);
     match (*table).vkGetDeviceTensorMemoryRequirementsARM {
         Some(f) => f(device, pInfo, pMemoryRequirements),
-        None => {}
+        None => missing_device_function("vkGetDeviceTensorMemoryRequirementsARM"),
     }
 }
 #[export_name = "vkGetDisplayModeProperties2KHR"]
@@ -6143,7 +6165,7 @@ pub unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM(
     let table = device_table(device.0);
     match (*table).vkGetDynamicRenderingTilePropertiesQCOM {
         Some(f) => f(device, pRenderingInfo, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetDynamicRenderingTilePropertiesQCOM"),
     }
 }
 pub unsafe extern "system" fn vkGetEncodedVideoSessionParametersKHR(
@@ -6158,7 +6180,7 @@ pub unsafe extern "system" fn vkGetEncodedVideoSessionParametersKHR(
         Some(f) => {
             f(device, pVideoSessionParametersInfo, pFeedbackInfo, pDataSize, pData)
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetEncodedVideoSessionParametersKHR"),
     }
 }
 #[export_name = "vkGetEventStatus"]
@@ -6169,7 +6191,7 @@ pub unsafe extern "system" fn vkGetEventStatus(
     let table = device_table(device.0);
     match (*table).vkGetEventStatus {
         Some(f) => f(device, event),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetEventStatus"),
     }
 }
 pub unsafe extern "system" fn vkGetExecutionGraphPipelineNodeIndexAMDX(
@@ -6181,7 +6203,7 @@ pub unsafe extern "system" fn vkGetExecutionGraphPipelineNodeIndexAMDX(
     let table = device_table(device.0);
     match (*table).vkGetExecutionGraphPipelineNodeIndexAMDX {
         Some(f) => f(device, executionGraph, pNodeInfo, pNodeIndex),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetExecutionGraphPipelineNodeIndexAMDX"),
     }
 }
 pub unsafe extern "system" fn vkGetExecutionGraphPipelineScratchSizeAMDX(
@@ -6192,7 +6214,7 @@ pub unsafe extern "system" fn vkGetExecutionGraphPipelineScratchSizeAMDX(
     let table = device_table(device.0);
     match (*table).vkGetExecutionGraphPipelineScratchSizeAMDX {
         Some(f) => f(device, executionGraph, pSizeInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetExecutionGraphPipelineScratchSizeAMDX"),
     }
 }
 pub unsafe extern "system" fn vkGetExternalComputeQueueDataNV(
@@ -6203,7 +6225,7 @@ pub unsafe extern "system" fn vkGetExternalComputeQueueDataNV(
     let table = device_table(externalQueue.0);
     match (*table).vkGetExternalComputeQueueDataNV {
         Some(f) => f(externalQueue, params, pData),
-        None => {}
+        None => missing_device_function("vkGetExternalComputeQueueDataNV"),
     }
 }
 pub unsafe extern "system" fn vkGetFenceFdKHR(
@@ -6214,7 +6236,7 @@ pub unsafe extern "system" fn vkGetFenceFdKHR(
     let table = device_table(device.0);
     match (*table).vkGetFenceFdKHR {
         Some(f) => f(device, pGetFdInfo, pFd),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetFenceFdKHR"),
     }
 }
 #[export_name = "vkGetFenceStatus"]
@@ -6225,7 +6247,7 @@ pub unsafe extern "system" fn vkGetFenceStatus(
     let table = device_table(device.0);
     match (*table).vkGetFenceStatus {
         Some(f) => f(device, fence),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetFenceStatus"),
     }
 }
 pub unsafe extern "system" fn vkGetFenceWin32HandleKHR(
@@ -6236,7 +6258,7 @@ pub unsafe extern "system" fn vkGetFenceWin32HandleKHR(
     let table = device_table(device.0);
     match (*table).vkGetFenceWin32HandleKHR {
         Some(f) => f(device, pGetWin32HandleInfo, pHandle),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetFenceWin32HandleKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetFramebufferTilePropertiesQCOM(
@@ -6248,7 +6270,7 @@ pub unsafe extern "system" fn vkGetFramebufferTilePropertiesQCOM(
     let table = device_table(device.0);
     match (*table).vkGetFramebufferTilePropertiesQCOM {
         Some(f) => f(device, framebuffer, pPropertiesCount, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetFramebufferTilePropertiesQCOM"),
     }
 }
 pub unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsEXT(
@@ -6259,7 +6281,7 @@ pub unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsEXT(
     let table = device_table(device.0);
     match (*table).vkGetGeneratedCommandsMemoryRequirementsEXT {
         Some(f) => f(device, pInfo, pMemoryRequirements),
-        None => {}
+        None => missing_device_function("vkGetGeneratedCommandsMemoryRequirementsEXT"),
     }
 }
 pub unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsNV(
@@ -6270,7 +6292,7 @@ pub unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsNV(
     let table = device_table(device.0);
     match (*table).vkGetGeneratedCommandsMemoryRequirementsNV {
         Some(f) => f(device, pInfo, pMemoryRequirements),
-        None => {}
+        None => missing_device_function("vkGetGeneratedCommandsMemoryRequirementsNV"),
     }
 }
 pub unsafe extern "system" fn vkGetImageDrmFormatModifierPropertiesEXT(
@@ -6281,7 +6303,7 @@ pub unsafe extern "system" fn vkGetImageDrmFormatModifierPropertiesEXT(
     let table = device_table(device.0);
     match (*table).vkGetImageDrmFormatModifierPropertiesEXT {
         Some(f) => f(device, image, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetImageDrmFormatModifierPropertiesEXT"),
     }
 }
 #[export_name = "vkGetImageMemoryRequirements"]
@@ -6293,7 +6315,7 @@ pub unsafe extern "system" fn vkGetImageMemoryRequirements(
     let table = device_table(device.0);
     match (*table).vkGetImageMemoryRequirements {
         Some(f) => f(device, image, pMemoryRequirements),
-        None => {}
+        None => missing_device_function("vkGetImageMemoryRequirements"),
     }
 }
 #[export_name = "vkGetImageMemoryRequirements2"]
@@ -6305,7 +6327,7 @@ pub unsafe extern "system" fn vkGetImageMemoryRequirements2(
     let table = device_table(device.0);
     match (*table).vkGetImageMemoryRequirements2 {
         Some(f) => f(device, pInfo, pMemoryRequirements),
-        None => {}
+        None => missing_device_function("vkGetImageMemoryRequirements2"),
     }
 }
 pub unsafe extern "system" fn vkGetImageOpaqueCaptureDataEXT(
@@ -6317,7 +6339,7 @@ pub unsafe extern "system" fn vkGetImageOpaqueCaptureDataEXT(
     let table = device_table(device.0);
     match (*table).vkGetImageOpaqueCaptureDataEXT {
         Some(f) => f(device, imageCount, pImages, pDatas),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetImageOpaqueCaptureDataEXT"),
     }
 }
 pub unsafe extern "system" fn vkGetImageOpaqueCaptureDescriptorDataEXT(
@@ -6328,7 +6350,7 @@ pub unsafe extern "system" fn vkGetImageOpaqueCaptureDescriptorDataEXT(
     let table = device_table(device.0);
     match (*table).vkGetImageOpaqueCaptureDescriptorDataEXT {
         Some(f) => f(device, pInfo, pData),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetImageOpaqueCaptureDescriptorDataEXT"),
     }
 }
 #[export_name = "vkGetImageSparseMemoryRequirements"]
@@ -6343,7 +6365,7 @@ pub unsafe extern "system" fn vkGetImageSparseMemoryRequirements(
         Some(f) => {
             f(device, image, pSparseMemoryRequirementCount, pSparseMemoryRequirements)
         }
-        None => {}
+        None => missing_device_function("vkGetImageSparseMemoryRequirements"),
     }
 }
 #[export_name = "vkGetImageSparseMemoryRequirements2"]
@@ -6358,7 +6380,7 @@ pub unsafe extern "system" fn vkGetImageSparseMemoryRequirements2(
         Some(f) => {
             f(device, pInfo, pSparseMemoryRequirementCount, pSparseMemoryRequirements)
         }
-        None => {}
+        None => missing_device_function("vkGetImageSparseMemoryRequirements2"),
     }
 }
 #[export_name = "vkGetImageSubresourceLayout"]
@@ -6371,7 +6393,7 @@ pub unsafe extern "system" fn vkGetImageSubresourceLayout(
     let table = device_table(device.0);
     match (*table).vkGetImageSubresourceLayout {
         Some(f) => f(device, image, pSubresource, pLayout),
-        None => {}
+        None => missing_device_function("vkGetImageSubresourceLayout"),
     }
 }
 #[export_name = "vkGetImageSubresourceLayout2"]
@@ -6384,7 +6406,7 @@ pub unsafe extern "system" fn vkGetImageSubresourceLayout2(
     let table = device_table(device.0);
     match (*table).vkGetImageSubresourceLayout2 {
         Some(f) => f(device, image, pSubresource, pLayout),
-        None => {}
+        None => missing_device_function("vkGetImageSubresourceLayout2"),
     }
 }
 pub unsafe extern "system" fn vkGetImageViewAddressNVX(
@@ -6395,7 +6417,7 @@ pub unsafe extern "system" fn vkGetImageViewAddressNVX(
     let table = device_table(device.0);
     match (*table).vkGetImageViewAddressNVX {
         Some(f) => f(device, imageView, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetImageViewAddressNVX"),
     }
 }
 pub unsafe extern "system" fn vkGetImageViewHandle64NVX(
@@ -6405,7 +6427,7 @@ pub unsafe extern "system" fn vkGetImageViewHandle64NVX(
     let table = device_table(device.0);
     match (*table).vkGetImageViewHandle64NVX {
         Some(f) => f(device, pInfo),
-        None => Default::default(),
+        None => missing_device_function("vkGetImageViewHandle64NVX"),
     }
 }
 pub unsafe extern "system" fn vkGetImageViewHandleNVX(
@@ -6415,7 +6437,7 @@ pub unsafe extern "system" fn vkGetImageViewHandleNVX(
     let table = device_table(device.0);
     match (*table).vkGetImageViewHandleNVX {
         Some(f) => f(device, pInfo),
-        None => Default::default(),
+        None => missing_device_function("vkGetImageViewHandleNVX"),
     }
 }
 pub unsafe extern "system" fn vkGetImageViewOpaqueCaptureDescriptorDataEXT(
@@ -6426,7 +6448,7 @@ pub unsafe extern "system" fn vkGetImageViewOpaqueCaptureDescriptorDataEXT(
     let table = device_table(device.0);
     match (*table).vkGetImageViewOpaqueCaptureDescriptorDataEXT {
         Some(f) => f(device, pInfo, pData),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetImageViewOpaqueCaptureDescriptorDataEXT"),
     }
 }
 pub unsafe extern "system" fn vkGetLatencyTimingsNV(
@@ -6437,7 +6459,7 @@ pub unsafe extern "system" fn vkGetLatencyTimingsNV(
     let table = device_table(device.0);
     match (*table).vkGetLatencyTimingsNV {
         Some(f) => f(device, swapchain, pLatencyMarkerInfo),
-        None => {}
+        None => missing_device_function("vkGetLatencyTimingsNV"),
     }
 }
 pub unsafe extern "system" fn vkGetMemoryAndroidHardwareBufferANDROID(
@@ -6448,7 +6470,7 @@ pub unsafe extern "system" fn vkGetMemoryAndroidHardwareBufferANDROID(
     let table = device_table(device.0);
     match (*table).vkGetMemoryAndroidHardwareBufferANDROID {
         Some(f) => f(device, pInfo, pBuffer),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetMemoryAndroidHardwareBufferANDROID"),
     }
 }
 pub unsafe extern "system" fn vkGetMemoryFdKHR(
@@ -6459,7 +6481,7 @@ pub unsafe extern "system" fn vkGetMemoryFdKHR(
     let table = device_table(device.0);
     match (*table).vkGetMemoryFdKHR {
         Some(f) => f(device, pGetFdInfo, pFd),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetMemoryFdKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetMemoryFdPropertiesKHR(
@@ -6471,7 +6493,7 @@ pub unsafe extern "system" fn vkGetMemoryFdPropertiesKHR(
     let table = device_table(device.0);
     match (*table).vkGetMemoryFdPropertiesKHR {
         Some(f) => f(device, handleType, fd, pMemoryFdProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetMemoryFdPropertiesKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetMemoryHostPointerPropertiesEXT(
@@ -6483,7 +6505,7 @@ pub unsafe extern "system" fn vkGetMemoryHostPointerPropertiesEXT(
     let table = device_table(device.0);
     match (*table).vkGetMemoryHostPointerPropertiesEXT {
         Some(f) => f(device, handleType, pHostPointer, pMemoryHostPointerProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetMemoryHostPointerPropertiesEXT"),
     }
 }
 pub unsafe extern "system" fn vkGetMemoryMetalHandleEXT(
@@ -6494,7 +6516,7 @@ pub unsafe extern "system" fn vkGetMemoryMetalHandleEXT(
     let table = device_table(device.0);
     match (*table).vkGetMemoryMetalHandleEXT {
         Some(f) => f(device, pGetMetalHandleInfo, pHandle),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetMemoryMetalHandleEXT"),
     }
 }
 pub unsafe extern "system" fn vkGetMemoryMetalHandlePropertiesEXT(
@@ -6506,7 +6528,7 @@ pub unsafe extern "system" fn vkGetMemoryMetalHandlePropertiesEXT(
     let table = device_table(device.0);
     match (*table).vkGetMemoryMetalHandlePropertiesEXT {
         Some(f) => f(device, handleType, pHandle, pMemoryMetalHandleProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetMemoryMetalHandlePropertiesEXT"),
     }
 }
 pub unsafe extern "system" fn vkGetMemoryNativeBufferOHOS(
@@ -6517,7 +6539,7 @@ pub unsafe extern "system" fn vkGetMemoryNativeBufferOHOS(
     let table = device_table(device.0);
     match (*table).vkGetMemoryNativeBufferOHOS {
         Some(f) => f(device, pInfo, pBuffer),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetMemoryNativeBufferOHOS"),
     }
 }
 pub unsafe extern "system" fn vkGetMemoryRemoteAddressNV(
@@ -6528,7 +6550,7 @@ pub unsafe extern "system" fn vkGetMemoryRemoteAddressNV(
     let table = device_table(device.0);
     match (*table).vkGetMemoryRemoteAddressNV {
         Some(f) => f(device, pMemoryGetRemoteAddressInfo, pAddress),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetMemoryRemoteAddressNV"),
     }
 }
 pub unsafe extern "system" fn vkGetMemoryWin32HandleKHR(
@@ -6539,7 +6561,7 @@ pub unsafe extern "system" fn vkGetMemoryWin32HandleKHR(
     let table = device_table(device.0);
     match (*table).vkGetMemoryWin32HandleKHR {
         Some(f) => f(device, pGetWin32HandleInfo, pHandle),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetMemoryWin32HandleKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetMemoryWin32HandleNV(
@@ -6551,7 +6573,7 @@ pub unsafe extern "system" fn vkGetMemoryWin32HandleNV(
     let table = device_table(device.0);
     match (*table).vkGetMemoryWin32HandleNV {
         Some(f) => f(device, memory, handleType, pHandle),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetMemoryWin32HandleNV"),
     }
 }
 pub unsafe extern "system" fn vkGetMemoryWin32HandlePropertiesKHR(
@@ -6563,7 +6585,7 @@ pub unsafe extern "system" fn vkGetMemoryWin32HandlePropertiesKHR(
     let table = device_table(device.0);
     match (*table).vkGetMemoryWin32HandlePropertiesKHR {
         Some(f) => f(device, handleType, handle, pMemoryWin32HandleProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetMemoryWin32HandlePropertiesKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetMemoryZirconHandleFUCHSIA(
@@ -6574,7 +6596,7 @@ pub unsafe extern "system" fn vkGetMemoryZirconHandleFUCHSIA(
     let table = device_table(device.0);
     match (*table).vkGetMemoryZirconHandleFUCHSIA {
         Some(f) => f(device, pGetZirconHandleInfo, pZirconHandle),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetMemoryZirconHandleFUCHSIA"),
     }
 }
 pub unsafe extern "system" fn vkGetMemoryZirconHandlePropertiesFUCHSIA(
@@ -6586,7 +6608,7 @@ pub unsafe extern "system" fn vkGetMemoryZirconHandlePropertiesFUCHSIA(
     let table = device_table(device.0);
     match (*table).vkGetMemoryZirconHandlePropertiesFUCHSIA {
         Some(f) => f(device, handleType, zirconHandle, pMemoryZirconHandleProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetMemoryZirconHandlePropertiesFUCHSIA"),
     }
 }
 pub unsafe extern "system" fn vkGetMicromapBuildSizesEXT(
@@ -6598,7 +6620,7 @@ pub unsafe extern "system" fn vkGetMicromapBuildSizesEXT(
     let table = device_table(device.0);
     match (*table).vkGetMicromapBuildSizesEXT {
         Some(f) => f(device, buildType, pBuildInfo, pSizeInfo),
-        None => {}
+        None => missing_device_function("vkGetMicromapBuildSizesEXT"),
     }
 }
 pub unsafe extern "system" fn vkGetNativeBufferPropertiesOHOS(
@@ -6609,7 +6631,7 @@ pub unsafe extern "system" fn vkGetNativeBufferPropertiesOHOS(
     let table = device_table(device.0);
     match (*table).vkGetNativeBufferPropertiesOHOS {
         Some(f) => f(device, buffer, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetNativeBufferPropertiesOHOS"),
     }
 }
 pub unsafe extern "system" fn vkGetPartitionedAccelerationStructuresBuildSizesNV(
@@ -6620,7 +6642,9 @@ pub unsafe extern "system" fn vkGetPartitionedAccelerationStructuresBuildSizesNV
     let table = device_table(device.0);
     match (*table).vkGetPartitionedAccelerationStructuresBuildSizesNV {
         Some(f) => f(device, pInfo, pSizeInfo),
-        None => {}
+        None => {
+            missing_device_function("vkGetPartitionedAccelerationStructuresBuildSizesNV")
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPastPresentationTimingEXT(
@@ -6633,7 +6657,7 @@ pub unsafe extern "system" fn vkGetPastPresentationTimingEXT(
         Some(f) => {
             f(device, pPastPresentationTimingInfo, pPastPresentationTimingProperties)
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetPastPresentationTimingEXT"),
     }
 }
 pub unsafe extern "system" fn vkGetPastPresentationTimingGOOGLE(
@@ -6645,7 +6669,7 @@ pub unsafe extern "system" fn vkGetPastPresentationTimingGOOGLE(
     let table = device_table(device.0);
     match (*table).vkGetPastPresentationTimingGOOGLE {
         Some(f) => f(device, swapchain, pPresentationTimingCount, pPresentationTimings),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetPastPresentationTimingGOOGLE"),
     }
 }
 pub unsafe extern "system" fn vkGetPerformanceParameterINTEL(
@@ -6656,7 +6680,7 @@ pub unsafe extern "system" fn vkGetPerformanceParameterINTEL(
     let table = device_table(device.0);
     match (*table).vkGetPerformanceParameterINTEL {
         Some(f) => f(device, parameter, pValue),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetPerformanceParameterINTEL"),
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceCalibrateableTimeDomainsKHR(
@@ -8513,7 +8537,7 @@ pub unsafe extern "system" fn vkGetPipelineBinaryDataKHR(
                 pPipelineBinaryData,
             )
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetPipelineBinaryDataKHR"),
     }
 }
 #[export_name = "vkGetPipelineCacheData"]
@@ -8526,7 +8550,7 @@ pub unsafe extern "system" fn vkGetPipelineCacheData(
     let table = device_table(device.0);
     match (*table).vkGetPipelineCacheData {
         Some(f) => f(device, pipelineCache, pDataSize, pData),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetPipelineCacheData"),
     }
 }
 pub unsafe extern "system" fn vkGetPipelineExecutableInternalRepresentationsKHR(
@@ -8545,7 +8569,9 @@ pub unsafe extern "system" fn vkGetPipelineExecutableInternalRepresentationsKHR(
                 pInternalRepresentations,
             )
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => {
+            missing_device_function("vkGetPipelineExecutableInternalRepresentationsKHR")
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPipelineExecutablePropertiesKHR(
@@ -8557,7 +8583,7 @@ pub unsafe extern "system" fn vkGetPipelineExecutablePropertiesKHR(
     let table = device_table(device.0);
     match (*table).vkGetPipelineExecutablePropertiesKHR {
         Some(f) => f(device, pPipelineInfo, pExecutableCount, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetPipelineExecutablePropertiesKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetPipelineExecutableStatisticsKHR(
@@ -8569,7 +8595,7 @@ pub unsafe extern "system" fn vkGetPipelineExecutableStatisticsKHR(
     let table = device_table(device.0);
     match (*table).vkGetPipelineExecutableStatisticsKHR {
         Some(f) => f(device, pExecutableInfo, pStatisticCount, pStatistics),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetPipelineExecutableStatisticsKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetPipelineIndirectDeviceAddressNV(
@@ -8579,7 +8605,7 @@ pub unsafe extern "system" fn vkGetPipelineIndirectDeviceAddressNV(
     let table = device_table(device.0);
     match (*table).vkGetPipelineIndirectDeviceAddressNV {
         Some(f) => f(device, pInfo),
-        None => Default::default(),
+        None => missing_device_function("vkGetPipelineIndirectDeviceAddressNV"),
     }
 }
 pub unsafe extern "system" fn vkGetPipelineIndirectMemoryRequirementsNV(
@@ -8590,7 +8616,7 @@ pub unsafe extern "system" fn vkGetPipelineIndirectMemoryRequirementsNV(
     let table = device_table(device.0);
     match (*table).vkGetPipelineIndirectMemoryRequirementsNV {
         Some(f) => f(device, pCreateInfo, pMemoryRequirements),
-        None => {}
+        None => missing_device_function("vkGetPipelineIndirectMemoryRequirementsNV"),
     }
 }
 pub unsafe extern "system" fn vkGetPipelineKeyKHR(
@@ -8601,7 +8627,7 @@ pub unsafe extern "system" fn vkGetPipelineKeyKHR(
     let table = device_table(device.0);
     match (*table).vkGetPipelineKeyKHR {
         Some(f) => f(device, pPipelineCreateInfo, pPipelineKey),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetPipelineKeyKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetPipelinePropertiesEXT(
@@ -8612,7 +8638,7 @@ pub unsafe extern "system" fn vkGetPipelinePropertiesEXT(
     let table = device_table(device.0);
     match (*table).vkGetPipelinePropertiesEXT {
         Some(f) => f(device, pPipelineInfo, pPipelineProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetPipelinePropertiesEXT"),
     }
 }
 #[export_name = "vkGetPrivateData"]
@@ -8626,7 +8652,7 @@ pub unsafe extern "system" fn vkGetPrivateData(
     let table = device_table(device.0);
     match (*table).vkGetPrivateData {
         Some(f) => f(device, objectType, objectHandle, privateDataSlot, pData),
-        None => {}
+        None => missing_device_function("vkGetPrivateData"),
     }
 }
 #[export_name = "vkGetQueryPoolResults"]
@@ -8645,7 +8671,7 @@ pub unsafe extern "system" fn vkGetQueryPoolResults(
         Some(f) => {
             f(device, queryPool, firstQuery, queryCount, dataSize, pData, stride, flags)
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetQueryPoolResults"),
     }
 }
 pub unsafe extern "system" fn vkGetQueueCheckpointData2NV(
@@ -8656,7 +8682,7 @@ pub unsafe extern "system" fn vkGetQueueCheckpointData2NV(
     let table = device_table(queue.0);
     match (*table).vkGetQueueCheckpointData2NV {
         Some(f) => f(queue, pCheckpointDataCount, pCheckpointData),
-        None => {}
+        None => missing_device_function("vkGetQueueCheckpointData2NV"),
     }
 }
 pub unsafe extern "system" fn vkGetQueueCheckpointDataNV(
@@ -8667,7 +8693,7 @@ pub unsafe extern "system" fn vkGetQueueCheckpointDataNV(
     let table = device_table(queue.0);
     match (*table).vkGetQueueCheckpointDataNV {
         Some(f) => f(queue, pCheckpointDataCount, pCheckpointData),
-        None => {}
+        None => missing_device_function("vkGetQueueCheckpointDataNV"),
     }
 }
 pub unsafe extern "system" fn vkGetRandROutputDisplayEXT(
@@ -8711,7 +8737,9 @@ pub unsafe extern "system" fn vkGetRayTracingCaptureReplayShaderGroupHandlesKHR(
     let table = device_table(device.0);
     match (*table).vkGetRayTracingCaptureReplayShaderGroupHandlesKHR {
         Some(f) => f(device, pipeline, firstGroup, groupCount, dataSize, pData),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => {
+            missing_device_function("vkGetRayTracingCaptureReplayShaderGroupHandlesKHR")
+        }
     }
 }
 pub unsafe extern "system" fn vkGetRayTracingShaderGroupHandlesKHR(
@@ -8725,7 +8753,7 @@ pub unsafe extern "system" fn vkGetRayTracingShaderGroupHandlesKHR(
     let table = device_table(device.0);
     match (*table).vkGetRayTracingShaderGroupHandlesKHR {
         Some(f) => f(device, pipeline, firstGroup, groupCount, dataSize, pData),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetRayTracingShaderGroupHandlesKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetRayTracingShaderGroupStackSizeKHR(
@@ -8737,7 +8765,7 @@ pub unsafe extern "system" fn vkGetRayTracingShaderGroupStackSizeKHR(
     let table = device_table(device.0);
     match (*table).vkGetRayTracingShaderGroupStackSizeKHR {
         Some(f) => f(device, pipeline, group, groupShader),
-        None => Default::default(),
+        None => missing_device_function("vkGetRayTracingShaderGroupStackSizeKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetRefreshCycleDurationGOOGLE(
@@ -8748,7 +8776,7 @@ pub unsafe extern "system" fn vkGetRefreshCycleDurationGOOGLE(
     let table = device_table(device.0);
     match (*table).vkGetRefreshCycleDurationGOOGLE {
         Some(f) => f(device, swapchain, pDisplayTimingProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetRefreshCycleDurationGOOGLE"),
     }
 }
 #[export_name = "vkGetRenderAreaGranularity"]
@@ -8760,7 +8788,7 @@ pub unsafe extern "system" fn vkGetRenderAreaGranularity(
     let table = device_table(device.0);
     match (*table).vkGetRenderAreaGranularity {
         Some(f) => f(device, renderPass, pGranularity),
-        None => {}
+        None => missing_device_function("vkGetRenderAreaGranularity"),
     }
 }
 #[export_name = "vkGetRenderingAreaGranularity"]
@@ -8772,7 +8800,7 @@ pub unsafe extern "system" fn vkGetRenderingAreaGranularity(
     let table = device_table(device.0);
     match (*table).vkGetRenderingAreaGranularity {
         Some(f) => f(device, pRenderingAreaInfo, pGranularity),
-        None => {}
+        None => missing_device_function("vkGetRenderingAreaGranularity"),
     }
 }
 pub unsafe extern "system" fn vkGetSamplerOpaqueCaptureDescriptorDataEXT(
@@ -8783,7 +8811,7 @@ pub unsafe extern "system" fn vkGetSamplerOpaqueCaptureDescriptorDataEXT(
     let table = device_table(device.0);
     match (*table).vkGetSamplerOpaqueCaptureDescriptorDataEXT {
         Some(f) => f(device, pInfo, pData),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetSamplerOpaqueCaptureDescriptorDataEXT"),
     }
 }
 pub unsafe extern "system" fn vkGetScreenBufferPropertiesQNX(
@@ -8794,7 +8822,7 @@ pub unsafe extern "system" fn vkGetScreenBufferPropertiesQNX(
     let table = device_table(device.0);
     match (*table).vkGetScreenBufferPropertiesQNX {
         Some(f) => f(device, buffer, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetScreenBufferPropertiesQNX"),
     }
 }
 #[export_name = "vkGetSemaphoreCounterValue"]
@@ -8806,7 +8834,7 @@ pub unsafe extern "system" fn vkGetSemaphoreCounterValue(
     let table = device_table(device.0);
     match (*table).vkGetSemaphoreCounterValue {
         Some(f) => f(device, semaphore, pValue),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetSemaphoreCounterValue"),
     }
 }
 pub unsafe extern "system" fn vkGetSemaphoreFdKHR(
@@ -8817,7 +8845,7 @@ pub unsafe extern "system" fn vkGetSemaphoreFdKHR(
     let table = device_table(device.0);
     match (*table).vkGetSemaphoreFdKHR {
         Some(f) => f(device, pGetFdInfo, pFd),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetSemaphoreFdKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetSemaphoreWin32HandleKHR(
@@ -8828,7 +8856,7 @@ pub unsafe extern "system" fn vkGetSemaphoreWin32HandleKHR(
     let table = device_table(device.0);
     match (*table).vkGetSemaphoreWin32HandleKHR {
         Some(f) => f(device, pGetWin32HandleInfo, pHandle),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetSemaphoreWin32HandleKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetSemaphoreZirconHandleFUCHSIA(
@@ -8839,7 +8867,7 @@ pub unsafe extern "system" fn vkGetSemaphoreZirconHandleFUCHSIA(
     let table = device_table(device.0);
     match (*table).vkGetSemaphoreZirconHandleFUCHSIA {
         Some(f) => f(device, pGetZirconHandleInfo, pZirconHandle),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetSemaphoreZirconHandleFUCHSIA"),
     }
 }
 pub unsafe extern "system" fn vkGetShaderBinaryDataEXT(
@@ -8851,7 +8879,7 @@ pub unsafe extern "system" fn vkGetShaderBinaryDataEXT(
     let table = device_table(device.0);
     match (*table).vkGetShaderBinaryDataEXT {
         Some(f) => f(device, shader, pDataSize, pData),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetShaderBinaryDataEXT"),
     }
 }
 pub unsafe extern "system" fn vkGetShaderInfoAMD(
@@ -8865,7 +8893,7 @@ pub unsafe extern "system" fn vkGetShaderInfoAMD(
     let table = device_table(device.0);
     match (*table).vkGetShaderInfoAMD {
         Some(f) => f(device, pipeline, shaderStage, infoType, pInfoSize, pInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetShaderInfoAMD"),
     }
 }
 pub unsafe extern "system" fn vkGetShaderModuleCreateInfoIdentifierEXT(
@@ -8876,7 +8904,7 @@ pub unsafe extern "system" fn vkGetShaderModuleCreateInfoIdentifierEXT(
     let table = device_table(device.0);
     match (*table).vkGetShaderModuleCreateInfoIdentifierEXT {
         Some(f) => f(device, pCreateInfo, pIdentifier),
-        None => {}
+        None => missing_device_function("vkGetShaderModuleCreateInfoIdentifierEXT"),
     }
 }
 pub unsafe extern "system" fn vkGetShaderModuleIdentifierEXT(
@@ -8887,7 +8915,7 @@ pub unsafe extern "system" fn vkGetShaderModuleIdentifierEXT(
     let table = device_table(device.0);
     match (*table).vkGetShaderModuleIdentifierEXT {
         Some(f) => f(device, shaderModule, pIdentifier),
-        None => {}
+        None => missing_device_function("vkGetShaderModuleIdentifierEXT"),
     }
 }
 pub unsafe extern "system" fn vkGetSwapchainCounterEXT(
@@ -8899,7 +8927,7 @@ pub unsafe extern "system" fn vkGetSwapchainCounterEXT(
     let table = device_table(device.0);
     match (*table).vkGetSwapchainCounterEXT {
         Some(f) => f(device, swapchain, counter, pCounterValue),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetSwapchainCounterEXT"),
     }
 }
 #[export_name = "vkGetSwapchainImagesKHR"]
@@ -8912,7 +8940,7 @@ pub unsafe extern "system" fn vkGetSwapchainImagesKHR(
     let table = device_table(device.0);
     match (*table).vkGetSwapchainImagesKHR {
         Some(f) => f(device, swapchain, pSwapchainImageCount, pSwapchainImages),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetSwapchainImagesKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetSwapchainStatusKHR(
@@ -8922,7 +8950,7 @@ pub unsafe extern "system" fn vkGetSwapchainStatusKHR(
     let table = device_table(device.0);
     match (*table).vkGetSwapchainStatusKHR {
         Some(f) => f(device, swapchain),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetSwapchainStatusKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetSwapchainTimeDomainPropertiesEXT(
@@ -8936,7 +8964,7 @@ pub unsafe extern "system" fn vkGetSwapchainTimeDomainPropertiesEXT(
         Some(f) => {
             f(device, swapchain, pSwapchainTimeDomainProperties, pTimeDomainsCounter)
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetSwapchainTimeDomainPropertiesEXT"),
     }
 }
 pub unsafe extern "system" fn vkGetSwapchainTimingPropertiesEXT(
@@ -8955,7 +8983,7 @@ pub unsafe extern "system" fn vkGetSwapchainTimingPropertiesEXT(
                 pSwapchainTimingPropertiesCounter,
             )
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetSwapchainTimingPropertiesEXT"),
     }
 }
 pub unsafe extern "system" fn vkGetTensorMemoryRequirementsARM(
@@ -8966,7 +8994,7 @@ pub unsafe extern "system" fn vkGetTensorMemoryRequirementsARM(
     let table = device_table(device.0);
     match (*table).vkGetTensorMemoryRequirementsARM {
         Some(f) => f(device, pInfo, pMemoryRequirements),
-        None => {}
+        None => missing_device_function("vkGetTensorMemoryRequirementsARM"),
     }
 }
 pub unsafe extern "system" fn vkGetTensorOpaqueCaptureDataARM(
@@ -8978,7 +9006,7 @@ pub unsafe extern "system" fn vkGetTensorOpaqueCaptureDataARM(
     let table = device_table(device.0);
     match (*table).vkGetTensorOpaqueCaptureDataARM {
         Some(f) => f(device, tensorCount, pTensors, pDatas),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetTensorOpaqueCaptureDataARM"),
     }
 }
 pub unsafe extern "system" fn vkGetTensorOpaqueCaptureDescriptorDataARM(
@@ -8989,7 +9017,7 @@ pub unsafe extern "system" fn vkGetTensorOpaqueCaptureDescriptorDataARM(
     let table = device_table(device.0);
     match (*table).vkGetTensorOpaqueCaptureDescriptorDataARM {
         Some(f) => f(device, pInfo, pData),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetTensorOpaqueCaptureDescriptorDataARM"),
     }
 }
 pub unsafe extern "system" fn vkGetTensorViewOpaqueCaptureDescriptorDataARM(
@@ -9000,7 +9028,7 @@ pub unsafe extern "system" fn vkGetTensorViewOpaqueCaptureDescriptorDataARM(
     let table = device_table(device.0);
     match (*table).vkGetTensorViewOpaqueCaptureDescriptorDataARM {
         Some(f) => f(device, pInfo, pData),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetTensorViewOpaqueCaptureDescriptorDataARM"),
     }
 }
 pub unsafe extern "system" fn vkGetValidationCacheDataEXT(
@@ -9012,7 +9040,7 @@ pub unsafe extern "system" fn vkGetValidationCacheDataEXT(
     let table = device_table(device.0);
     match (*table).vkGetValidationCacheDataEXT {
         Some(f) => f(device, validationCache, pDataSize, pData),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetValidationCacheDataEXT"),
     }
 }
 pub unsafe extern "system" fn vkGetVideoSessionMemoryRequirementsKHR(
@@ -9024,7 +9052,7 @@ pub unsafe extern "system" fn vkGetVideoSessionMemoryRequirementsKHR(
     let table = device_table(device.0);
     match (*table).vkGetVideoSessionMemoryRequirementsKHR {
         Some(f) => f(device, videoSession, pMemoryRequirementsCount, pMemoryRequirements),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkGetVideoSessionMemoryRequirementsKHR"),
     }
 }
 pub unsafe extern "system" fn vkGetWinrtDisplayNV(
@@ -9058,7 +9086,7 @@ pub unsafe extern "system" fn vkImportFenceFdKHR(
     let table = device_table(device.0);
     match (*table).vkImportFenceFdKHR {
         Some(f) => f(device, pImportFenceFdInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkImportFenceFdKHR"),
     }
 }
 pub unsafe extern "system" fn vkImportFenceWin32HandleKHR(
@@ -9068,7 +9096,7 @@ pub unsafe extern "system" fn vkImportFenceWin32HandleKHR(
     let table = device_table(device.0);
     match (*table).vkImportFenceWin32HandleKHR {
         Some(f) => f(device, pImportFenceWin32HandleInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkImportFenceWin32HandleKHR"),
     }
 }
 pub unsafe extern "system" fn vkImportSemaphoreFdKHR(
@@ -9078,7 +9106,7 @@ pub unsafe extern "system" fn vkImportSemaphoreFdKHR(
     let table = device_table(device.0);
     match (*table).vkImportSemaphoreFdKHR {
         Some(f) => f(device, pImportSemaphoreFdInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkImportSemaphoreFdKHR"),
     }
 }
 pub unsafe extern "system" fn vkImportSemaphoreWin32HandleKHR(
@@ -9088,7 +9116,7 @@ pub unsafe extern "system" fn vkImportSemaphoreWin32HandleKHR(
     let table = device_table(device.0);
     match (*table).vkImportSemaphoreWin32HandleKHR {
         Some(f) => f(device, pImportSemaphoreWin32HandleInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkImportSemaphoreWin32HandleKHR"),
     }
 }
 pub unsafe extern "system" fn vkImportSemaphoreZirconHandleFUCHSIA(
@@ -9098,7 +9126,7 @@ pub unsafe extern "system" fn vkImportSemaphoreZirconHandleFUCHSIA(
     let table = device_table(device.0);
     match (*table).vkImportSemaphoreZirconHandleFUCHSIA {
         Some(f) => f(device, pImportSemaphoreZirconHandleInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkImportSemaphoreZirconHandleFUCHSIA"),
     }
 }
 pub unsafe extern "system" fn vkInitializePerformanceApiINTEL(
@@ -9108,7 +9136,7 @@ pub unsafe extern "system" fn vkInitializePerformanceApiINTEL(
     let table = device_table(device.0);
     match (*table).vkInitializePerformanceApiINTEL {
         Some(f) => f(device, pInitializeInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkInitializePerformanceApiINTEL"),
     }
 }
 #[export_name = "vkInvalidateMappedMemoryRanges"]
@@ -9120,7 +9148,7 @@ pub unsafe extern "system" fn vkInvalidateMappedMemoryRanges(
     let table = device_table(device.0);
     match (*table).vkInvalidateMappedMemoryRanges {
         Some(f) => f(device, memoryRangeCount, pMemoryRanges),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkInvalidateMappedMemoryRanges"),
     }
 }
 pub unsafe extern "system" fn vkLatencySleepNV(
@@ -9131,7 +9159,7 @@ pub unsafe extern "system" fn vkLatencySleepNV(
     let table = device_table(device.0);
     match (*table).vkLatencySleepNV {
         Some(f) => f(device, swapchain, pSleepInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkLatencySleepNV"),
     }
 }
 #[export_name = "vkMapMemory"]
@@ -9146,7 +9174,7 @@ pub unsafe extern "system" fn vkMapMemory(
     let table = device_table(device.0);
     match (*table).vkMapMemory {
         Some(f) => f(device, memory, offset, size, flags, ppData),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkMapMemory"),
     }
 }
 #[export_name = "vkMapMemory2"]
@@ -9158,7 +9186,7 @@ pub unsafe extern "system" fn vkMapMemory2(
     let table = device_table(device.0);
     match (*table).vkMapMemory2 {
         Some(f) => f(device, pMemoryMapInfo, ppData),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkMapMemory2"),
     }
 }
 #[export_name = "vkMergePipelineCaches"]
@@ -9171,7 +9199,7 @@ pub unsafe extern "system" fn vkMergePipelineCaches(
     let table = device_table(device.0);
     match (*table).vkMergePipelineCaches {
         Some(f) => f(device, dstCache, srcCacheCount, pSrcCaches),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkMergePipelineCaches"),
     }
 }
 pub unsafe extern "system" fn vkMergeValidationCachesEXT(
@@ -9183,7 +9211,7 @@ pub unsafe extern "system" fn vkMergeValidationCachesEXT(
     let table = device_table(device.0);
     match (*table).vkMergeValidationCachesEXT {
         Some(f) => f(device, dstCache, srcCacheCount, pSrcCaches),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkMergeValidationCachesEXT"),
     }
 }
 pub unsafe extern "system" fn vkQueueBeginDebugUtilsLabelEXT(
@@ -9193,7 +9221,7 @@ pub unsafe extern "system" fn vkQueueBeginDebugUtilsLabelEXT(
     let table = device_table(queue.0);
     match (*table).vkQueueBeginDebugUtilsLabelEXT {
         Some(f) => f(queue, pLabelInfo),
-        None => {}
+        None => missing_device_function("vkQueueBeginDebugUtilsLabelEXT"),
     }
 }
 #[export_name = "vkQueueBindSparse"]
@@ -9206,14 +9234,14 @@ pub unsafe extern "system" fn vkQueueBindSparse(
     let table = device_table(queue.0);
     match (*table).vkQueueBindSparse {
         Some(f) => f(queue, bindInfoCount, pBindInfo, fence),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkQueueBindSparse"),
     }
 }
 pub unsafe extern "system" fn vkQueueEndDebugUtilsLabelEXT(queue: VkQueue) {
     let table = device_table(queue.0);
     match (*table).vkQueueEndDebugUtilsLabelEXT {
         Some(f) => f(queue),
-        None => {}
+        None => missing_device_function("vkQueueEndDebugUtilsLabelEXT"),
     }
 }
 pub unsafe extern "system" fn vkQueueInsertDebugUtilsLabelEXT(
@@ -9223,7 +9251,7 @@ pub unsafe extern "system" fn vkQueueInsertDebugUtilsLabelEXT(
     let table = device_table(queue.0);
     match (*table).vkQueueInsertDebugUtilsLabelEXT {
         Some(f) => f(queue, pLabelInfo),
-        None => {}
+        None => missing_device_function("vkQueueInsertDebugUtilsLabelEXT"),
     }
 }
 pub unsafe extern "system" fn vkQueueNotifyOutOfBandNV(
@@ -9233,7 +9261,7 @@ pub unsafe extern "system" fn vkQueueNotifyOutOfBandNV(
     let table = device_table(queue.0);
     match (*table).vkQueueNotifyOutOfBandNV {
         Some(f) => f(queue, pQueueTypeInfo),
-        None => {}
+        None => missing_device_function("vkQueueNotifyOutOfBandNV"),
     }
 }
 #[export_name = "vkQueuePresentKHR"]
@@ -9244,7 +9272,7 @@ pub unsafe extern "system" fn vkQueuePresentKHR(
     let table = device_table(queue.0);
     match (*table).vkQueuePresentKHR {
         Some(f) => f(queue, pPresentInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkQueuePresentKHR"),
     }
 }
 pub unsafe extern "system" fn vkQueueSetPerformanceConfigurationINTEL(
@@ -9254,7 +9282,7 @@ pub unsafe extern "system" fn vkQueueSetPerformanceConfigurationINTEL(
     let table = device_table(queue.0);
     match (*table).vkQueueSetPerformanceConfigurationINTEL {
         Some(f) => f(queue, configuration),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkQueueSetPerformanceConfigurationINTEL"),
     }
 }
 #[export_name = "vkQueueSubmit"]
@@ -9267,7 +9295,7 @@ pub unsafe extern "system" fn vkQueueSubmit(
     let table = device_table(queue.0);
     match (*table).vkQueueSubmit {
         Some(f) => f(queue, submitCount, pSubmits, fence),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkQueueSubmit"),
     }
 }
 #[export_name = "vkQueueSubmit2"]
@@ -9280,7 +9308,7 @@ pub unsafe extern "system" fn vkQueueSubmit2(
     let table = device_table(queue.0);
     match (*table).vkQueueSubmit2 {
         Some(f) => f(queue, submitCount, pSubmits, fence),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkQueueSubmit2"),
     }
 }
 #[export_name = "vkQueueWaitIdle"]
@@ -9288,7 +9316,7 @@ pub unsafe extern "system" fn vkQueueWaitIdle(queue: VkQueue) -> VkResult {
     let table = device_table(queue.0);
     match (*table).vkQueueWaitIdle {
         Some(f) => f(queue),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkQueueWaitIdle"),
     }
 }
 pub unsafe extern "system" fn vkRegisterCustomBorderColorEXT(
@@ -9300,7 +9328,7 @@ pub unsafe extern "system" fn vkRegisterCustomBorderColorEXT(
     let table = device_table(device.0);
     match (*table).vkRegisterCustomBorderColorEXT {
         Some(f) => f(device, pBorderColor, requestIndex, pIndex),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkRegisterCustomBorderColorEXT"),
     }
 }
 pub unsafe extern "system" fn vkRegisterDeviceEventEXT(
@@ -9312,7 +9340,7 @@ pub unsafe extern "system" fn vkRegisterDeviceEventEXT(
     let table = device_table(device.0);
     match (*table).vkRegisterDeviceEventEXT {
         Some(f) => f(device, pDeviceEventInfo, pAllocator, pFence),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkRegisterDeviceEventEXT"),
     }
 }
 pub unsafe extern "system" fn vkRegisterDisplayEventEXT(
@@ -9325,7 +9353,7 @@ pub unsafe extern "system" fn vkRegisterDisplayEventEXT(
     let table = device_table(device.0);
     match (*table).vkRegisterDisplayEventEXT {
         Some(f) => f(device, display, pDisplayEventInfo, pAllocator, pFence),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkRegisterDisplayEventEXT"),
     }
 }
 pub unsafe extern "system" fn vkReleaseCapturedPipelineDataKHR(
@@ -9336,7 +9364,7 @@ pub unsafe extern "system" fn vkReleaseCapturedPipelineDataKHR(
     let table = device_table(device.0);
     match (*table).vkReleaseCapturedPipelineDataKHR {
         Some(f) => f(device, pInfo, pAllocator),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkReleaseCapturedPipelineDataKHR"),
     }
 }
 pub unsafe extern "system" fn vkReleaseDisplayEXT(
@@ -9368,7 +9396,7 @@ pub unsafe extern "system" fn vkReleaseFullScreenExclusiveModeEXT(
     let table = device_table(device.0);
     match (*table).vkReleaseFullScreenExclusiveModeEXT {
         Some(f) => f(device, swapchain),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkReleaseFullScreenExclusiveModeEXT"),
     }
 }
 pub unsafe extern "system" fn vkReleasePerformanceConfigurationINTEL(
@@ -9378,14 +9406,14 @@ pub unsafe extern "system" fn vkReleasePerformanceConfigurationINTEL(
     let table = device_table(device.0);
     match (*table).vkReleasePerformanceConfigurationINTEL {
         Some(f) => f(device, configuration),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkReleasePerformanceConfigurationINTEL"),
     }
 }
 pub unsafe extern "system" fn vkReleaseProfilingLockKHR(device: VkDevice) {
     let table = device_table(device.0);
     match (*table).vkReleaseProfilingLockKHR {
         Some(f) => f(device),
-        None => {}
+        None => missing_device_function("vkReleaseProfilingLockKHR"),
     }
 }
 pub unsafe extern "system" fn vkReleaseSwapchainImagesKHR(
@@ -9395,7 +9423,7 @@ pub unsafe extern "system" fn vkReleaseSwapchainImagesKHR(
     let table = device_table(device.0);
     match (*table).vkReleaseSwapchainImagesKHR {
         Some(f) => f(device, pReleaseInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkReleaseSwapchainImagesKHR"),
     }
 }
 #[export_name = "vkResetCommandBuffer"]
@@ -9406,7 +9434,7 @@ pub unsafe extern "system" fn vkResetCommandBuffer(
     let table = device_table(commandBuffer.0);
     match (*table).vkResetCommandBuffer {
         Some(f) => f(commandBuffer, flags),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkResetCommandBuffer"),
     }
 }
 #[export_name = "vkResetCommandPool"]
@@ -9418,7 +9446,7 @@ pub unsafe extern "system" fn vkResetCommandPool(
     let table = device_table(device.0);
     match (*table).vkResetCommandPool {
         Some(f) => f(device, commandPool, flags),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkResetCommandPool"),
     }
 }
 #[export_name = "vkResetDescriptorPool"]
@@ -9430,7 +9458,7 @@ pub unsafe extern "system" fn vkResetDescriptorPool(
     let table = device_table(device.0);
     match (*table).vkResetDescriptorPool {
         Some(f) => f(device, descriptorPool, flags),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkResetDescriptorPool"),
     }
 }
 #[export_name = "vkResetEvent"]
@@ -9441,7 +9469,7 @@ pub unsafe extern "system" fn vkResetEvent(
     let table = device_table(device.0);
     match (*table).vkResetEvent {
         Some(f) => f(device, event),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkResetEvent"),
     }
 }
 #[export_name = "vkResetFences"]
@@ -9453,7 +9481,7 @@ pub unsafe extern "system" fn vkResetFences(
     let table = device_table(device.0);
     match (*table).vkResetFences {
         Some(f) => f(device, fenceCount, pFences),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkResetFences"),
     }
 }
 #[export_name = "vkResetQueryPool"]
@@ -9466,7 +9494,7 @@ pub unsafe extern "system" fn vkResetQueryPool(
     let table = device_table(device.0);
     match (*table).vkResetQueryPool {
         Some(f) => f(device, queryPool, firstQuery, queryCount),
-        None => {}
+        None => missing_device_function("vkResetQueryPool"),
     }
 }
 pub unsafe extern "system" fn vkSetBufferCollectionBufferConstraintsFUCHSIA(
@@ -9477,7 +9505,7 @@ pub unsafe extern "system" fn vkSetBufferCollectionBufferConstraintsFUCHSIA(
     let table = device_table(device.0);
     match (*table).vkSetBufferCollectionBufferConstraintsFUCHSIA {
         Some(f) => f(device, collection, pBufferConstraintsInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkSetBufferCollectionBufferConstraintsFUCHSIA"),
     }
 }
 pub unsafe extern "system" fn vkSetBufferCollectionImageConstraintsFUCHSIA(
@@ -9488,7 +9516,7 @@ pub unsafe extern "system" fn vkSetBufferCollectionImageConstraintsFUCHSIA(
     let table = device_table(device.0);
     match (*table).vkSetBufferCollectionImageConstraintsFUCHSIA {
         Some(f) => f(device, collection, pImageConstraintsInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkSetBufferCollectionImageConstraintsFUCHSIA"),
     }
 }
 pub unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT(
@@ -9498,7 +9526,7 @@ pub unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT(
     let table = device_table(device.0);
     match (*table).vkSetDebugUtilsObjectNameEXT {
         Some(f) => f(device, pNameInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkSetDebugUtilsObjectNameEXT"),
     }
 }
 pub unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT(
@@ -9508,7 +9536,7 @@ pub unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT(
     let table = device_table(device.0);
     match (*table).vkSetDebugUtilsObjectTagEXT {
         Some(f) => f(device, pTagInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkSetDebugUtilsObjectTagEXT"),
     }
 }
 pub unsafe extern "system" fn vkSetDeviceMemoryPriorityEXT(
@@ -9519,7 +9547,7 @@ pub unsafe extern "system" fn vkSetDeviceMemoryPriorityEXT(
     let table = device_table(device.0);
     match (*table).vkSetDeviceMemoryPriorityEXT {
         Some(f) => f(device, memory, priority),
-        None => {}
+        None => missing_device_function("vkSetDeviceMemoryPriorityEXT"),
     }
 }
 #[export_name = "vkSetEvent"]
@@ -9527,7 +9555,7 @@ pub unsafe extern "system" fn vkSetEvent(device: VkDevice, event: VkEvent) -> Vk
     let table = device_table(device.0);
     match (*table).vkSetEvent {
         Some(f) => f(device, event),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkSetEvent"),
     }
 }
 pub unsafe extern "system" fn vkSetHdrMetadataEXT(
@@ -9539,7 +9567,7 @@ pub unsafe extern "system" fn vkSetHdrMetadataEXT(
     let table = device_table(device.0);
     match (*table).vkSetHdrMetadataEXT {
         Some(f) => f(device, swapchainCount, pSwapchains, pMetadata),
-        None => {}
+        None => missing_device_function("vkSetHdrMetadataEXT"),
     }
 }
 pub unsafe extern "system" fn vkSetLatencyMarkerNV(
@@ -9550,7 +9578,7 @@ pub unsafe extern "system" fn vkSetLatencyMarkerNV(
     let table = device_table(device.0);
     match (*table).vkSetLatencyMarkerNV {
         Some(f) => f(device, swapchain, pLatencyMarkerInfo),
-        None => {}
+        None => missing_device_function("vkSetLatencyMarkerNV"),
     }
 }
 pub unsafe extern "system" fn vkSetLatencySleepModeNV(
@@ -9561,7 +9589,7 @@ pub unsafe extern "system" fn vkSetLatencySleepModeNV(
     let table = device_table(device.0);
     match (*table).vkSetLatencySleepModeNV {
         Some(f) => f(device, swapchain, pSleepModeInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkSetLatencySleepModeNV"),
     }
 }
 pub unsafe extern "system" fn vkSetLocalDimmingAMD(
@@ -9572,7 +9600,7 @@ pub unsafe extern "system" fn vkSetLocalDimmingAMD(
     let table = device_table(device.0);
     match (*table).vkSetLocalDimmingAMD {
         Some(f) => f(device, swapChain, localDimmingEnable),
-        None => {}
+        None => missing_device_function("vkSetLocalDimmingAMD"),
     }
 }
 #[export_name = "vkSetPrivateData"]
@@ -9586,7 +9614,7 @@ pub unsafe extern "system" fn vkSetPrivateData(
     let table = device_table(device.0);
     match (*table).vkSetPrivateData {
         Some(f) => f(device, objectType, objectHandle, privateDataSlot, data),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkSetPrivateData"),
     }
 }
 pub unsafe extern "system" fn vkSetSwapchainPresentTimingQueueSizeEXT(
@@ -9597,7 +9625,7 @@ pub unsafe extern "system" fn vkSetSwapchainPresentTimingQueueSizeEXT(
     let table = device_table(device.0);
     match (*table).vkSetSwapchainPresentTimingQueueSizeEXT {
         Some(f) => f(device, swapchain, size),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkSetSwapchainPresentTimingQueueSizeEXT"),
     }
 }
 #[export_name = "vkSignalSemaphore"]
@@ -9608,7 +9636,7 @@ pub unsafe extern "system" fn vkSignalSemaphore(
     let table = device_table(device.0);
     match (*table).vkSignalSemaphore {
         Some(f) => f(device, pSignalInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkSignalSemaphore"),
     }
 }
 pub unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT(
@@ -9634,7 +9662,7 @@ pub unsafe extern "system" fn vkTransitionImageLayout(
     let table = device_table(device.0);
     match (*table).vkTransitionImageLayout {
         Some(f) => f(device, transitionCount, pTransitions),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkTransitionImageLayout"),
     }
 }
 #[export_name = "vkTrimCommandPool"]
@@ -9646,14 +9674,14 @@ pub unsafe extern "system" fn vkTrimCommandPool(
     let table = device_table(device.0);
     match (*table).vkTrimCommandPool {
         Some(f) => f(device, commandPool, flags),
-        None => {}
+        None => missing_device_function("vkTrimCommandPool"),
     }
 }
 pub unsafe extern "system" fn vkUninitializePerformanceApiINTEL(device: VkDevice) {
     let table = device_table(device.0);
     match (*table).vkUninitializePerformanceApiINTEL {
         Some(f) => f(device),
-        None => {}
+        None => missing_device_function("vkUninitializePerformanceApiINTEL"),
     }
 }
 #[export_name = "vkUnmapMemory"]
@@ -9661,7 +9689,7 @@ pub unsafe extern "system" fn vkUnmapMemory(device: VkDevice, memory: VkDeviceMe
     let table = device_table(device.0);
     match (*table).vkUnmapMemory {
         Some(f) => f(device, memory),
-        None => {}
+        None => missing_device_function("vkUnmapMemory"),
     }
 }
 #[export_name = "vkUnmapMemory2"]
@@ -9672,7 +9700,7 @@ pub unsafe extern "system" fn vkUnmapMemory2(
     let table = device_table(device.0);
     match (*table).vkUnmapMemory2 {
         Some(f) => f(device, pMemoryUnmapInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkUnmapMemory2"),
     }
 }
 pub unsafe extern "system" fn vkUnregisterCustomBorderColorEXT(
@@ -9682,7 +9710,7 @@ pub unsafe extern "system" fn vkUnregisterCustomBorderColorEXT(
     let table = device_table(device.0);
     match (*table).vkUnregisterCustomBorderColorEXT {
         Some(f) => f(device, index),
-        None => {}
+        None => missing_device_function("vkUnregisterCustomBorderColorEXT"),
     }
 }
 #[export_name = "vkUpdateDescriptorSetWithTemplate"]
@@ -9695,7 +9723,7 @@ pub unsafe extern "system" fn vkUpdateDescriptorSetWithTemplate(
     let table = device_table(device.0);
     match (*table).vkUpdateDescriptorSetWithTemplate {
         Some(f) => f(device, descriptorSet, descriptorUpdateTemplate, pData),
-        None => {}
+        None => missing_device_function("vkUpdateDescriptorSetWithTemplate"),
     }
 }
 #[export_name = "vkUpdateDescriptorSets"]
@@ -9717,7 +9745,7 @@ pub unsafe extern "system" fn vkUpdateDescriptorSets(
                 pDescriptorCopies,
             )
         }
-        None => {}
+        None => missing_device_function("vkUpdateDescriptorSets"),
     }
 }
 pub unsafe extern "system" fn vkUpdateIndirectExecutionSetPipelineEXT(
@@ -9731,7 +9759,7 @@ pub unsafe extern "system" fn vkUpdateIndirectExecutionSetPipelineEXT(
         Some(f) => {
             f(device, indirectExecutionSet, executionSetWriteCount, pExecutionSetWrites)
         }
-        None => {}
+        None => missing_device_function("vkUpdateIndirectExecutionSetPipelineEXT"),
     }
 }
 pub unsafe extern "system" fn vkUpdateIndirectExecutionSetShaderEXT(
@@ -9745,7 +9773,7 @@ pub unsafe extern "system" fn vkUpdateIndirectExecutionSetShaderEXT(
         Some(f) => {
             f(device, indirectExecutionSet, executionSetWriteCount, pExecutionSetWrites)
         }
-        None => {}
+        None => missing_device_function("vkUpdateIndirectExecutionSetShaderEXT"),
     }
 }
 pub unsafe extern "system" fn vkUpdateVideoSessionParametersKHR(
@@ -9756,7 +9784,7 @@ pub unsafe extern "system" fn vkUpdateVideoSessionParametersKHR(
     let table = device_table(device.0);
     match (*table).vkUpdateVideoSessionParametersKHR {
         Some(f) => f(device, videoSessionParameters, pUpdateInfo),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkUpdateVideoSessionParametersKHR"),
     }
 }
 #[export_name = "vkWaitForFences"]
@@ -9770,7 +9798,7 @@ pub unsafe extern "system" fn vkWaitForFences(
     let table = device_table(device.0);
     match (*table).vkWaitForFences {
         Some(f) => f(device, fenceCount, pFences, waitAll, timeout),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkWaitForFences"),
     }
 }
 pub unsafe extern "system" fn vkWaitForPresent2KHR(
@@ -9781,7 +9809,7 @@ pub unsafe extern "system" fn vkWaitForPresent2KHR(
     let table = device_table(device.0);
     match (*table).vkWaitForPresent2KHR {
         Some(f) => f(device, swapchain, pPresentWait2Info),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkWaitForPresent2KHR"),
     }
 }
 pub unsafe extern "system" fn vkWaitForPresentKHR(
@@ -9793,7 +9821,7 @@ pub unsafe extern "system" fn vkWaitForPresentKHR(
     let table = device_table(device.0);
     match (*table).vkWaitForPresentKHR {
         Some(f) => f(device, swapchain, presentId, timeout),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkWaitForPresentKHR"),
     }
 }
 #[export_name = "vkWaitSemaphores"]
@@ -9805,7 +9833,7 @@ pub unsafe extern "system" fn vkWaitSemaphores(
     let table = device_table(device.0);
     match (*table).vkWaitSemaphores {
         Some(f) => f(device, pWaitInfo, timeout),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkWaitSemaphores"),
     }
 }
 pub unsafe extern "system" fn vkWriteAccelerationStructuresPropertiesKHR(
@@ -9830,7 +9858,7 @@ pub unsafe extern "system" fn vkWriteAccelerationStructuresPropertiesKHR(
                 stride,
             )
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkWriteAccelerationStructuresPropertiesKHR"),
     }
 }
 pub unsafe extern "system" fn vkWriteMicromapsPropertiesEXT(
@@ -9847,7 +9875,7 @@ pub unsafe extern "system" fn vkWriteMicromapsPropertiesEXT(
         Some(f) => {
             f(device, micromapCount, pMicromaps, queryType, dataSize, pData, stride)
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkWriteMicromapsPropertiesEXT"),
     }
 }
 pub unsafe extern "system" fn vkWriteResourceDescriptorsEXT(
@@ -9859,7 +9887,7 @@ pub unsafe extern "system" fn vkWriteResourceDescriptorsEXT(
     let table = device_table(device.0);
     match (*table).vkWriteResourceDescriptorsEXT {
         Some(f) => f(device, resourceCount, pResources, pDescriptors),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkWriteResourceDescriptorsEXT"),
     }
 }
 pub unsafe extern "system" fn vkWriteSamplerDescriptorsEXT(
@@ -9871,7 +9899,7 @@ pub unsafe extern "system" fn vkWriteSamplerDescriptorsEXT(
     let table = device_table(device.0);
     match (*table).vkWriteSamplerDescriptorsEXT {
         Some(f) => f(device, samplerCount, pSamplers, pDescriptors),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => missing_device_function("vkWriteSamplerDescriptorsEXT"),
     }
 }
 /// Trampolines by command id; `None` for the hand-written commands.

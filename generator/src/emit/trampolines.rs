@@ -102,7 +102,14 @@ fn trampoline_body(reg: &Registry, command: &Command) -> Result<TokenStream, Str
     let first = ident(&command.params[0].name);
     let slot = format_ident!("{}", command.name);
     let args = args(command);
-    let missing = missing_value(command);
+    // A device command the device lacks is the application's error and the end of the process;
+    // the others return what a driver without the command would be taken to answer.
+    let missing = if command.level == Level::Device {
+        let name = &command.name;
+        quote!(missing_device_function(#name))
+    } else {
+        missing_value(command)
+    };
     let table_fn = if command.level == Level::Device { quote!(device_table) } else { quote!(instance_table) };
     let check = handle_check(command);
     let set_dispatch = new_dispatchable_objects(reg, command)?;
@@ -126,7 +133,7 @@ fn trampoline_body(reg: &Registry, command: &Command) -> Result<TokenStream, Str
         #check
         let table = #table_fn(#first.0);
         #unwrap
-        let Some(f) = (*table).#slot else { return #missing };
+        let Some(f) = (*table).#slot else { #[allow(unreachable_code)] return #missing };
         let result = f(#(#args),*);
         if #succeeded {
             #(#set_dispatch)*
