@@ -162,7 +162,7 @@ fn report(instance: &Instance) -> Result<Vec<Reported>, VkResult> {
         log!(Level::Error, "setup_loader_term_phys_devs:  Failed to detect any valid GPUs in the current config");
         return Err(VkResult::ERROR_INITIALIZATION_FAILED);
     }
-    if sorting_disabled() {
+    if sorting_disabled() || !sort_keys_readable(instance) {
         in_driver_order(&mut devices);
     } else {
         sort(&mut devices, &instance.drivers);
@@ -170,7 +170,19 @@ fn report(instance: &Instance) -> Result<Vec<Reported>, VkResult> {
     Ok(devices)
 }
 
-/// The order when sorting is disabled: as the Khronos loader lists them then, the drivers found
+/// Whether the Khronos loader would sort this instance's devices: it reads their PCI addresses
+/// through `vkGetPhysicalDeviceProperties2`, so it sorts when the application asked for Vulkan
+/// 1.1 or `VK_KHR_get_physical_device_properties2`, or some driver was given that extension.
+/// Otherwise (only 1.0 drivers without it) it lists them unsorted, and so do we: the same order
+/// through either loader.
+fn sort_keys_readable(instance: &Instance) -> bool {
+    const PROPERTIES2: &[u8] = b"VK_KHR_get_physical_device_properties2";
+    vk_generated::api_version_major_minor(instance.api_version) >= (1, 1)
+        || instance.enabled_extensions.contains(vk_generated::extension_id::VK_KHR_get_physical_device_properties2)
+        || instance.drivers.iter().any(|d| d.has_extension(PROPERTIES2))
+}
+
+/// The order when sorting is disabled or impossible: as the Khronos loader lists them then, the drivers found
 /// last come first, each driver's devices in its own order (so that a user who turns sorting off
 /// sees the same order through either loader). The key's PCI-address part carries the rank.
 fn in_driver_order(devices: &mut [Reported]) {

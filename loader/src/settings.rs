@@ -77,12 +77,13 @@ impl Settings {
         self.layers.is_some()
     }
 
-    /// The driver manifests to load: `found` (the usual search), or none of them when
-    /// `additional_drivers_use_exclusively`, then the `additional_drivers` (`.json` files only).
+    /// The driver manifests to load: the `additional_drivers` (`.json` files only) first, as the
+    /// Khronos loader finds them, then `found` (the usual search) unless
+    /// `additional_drivers_use_exclusively`.
     pub fn with_additional_drivers(&self, found: Vec<String>) -> Vec<String> {
         let kept = if self.additional_drivers_use_exclusively { Vec::new() } else { found };
         let additional = self.additional_drivers.iter().filter(|p| p.ends_with(".json")).cloned();
-        kept.into_iter().chain(additional).collect()
+        additional.chain(kept).collect()
     }
 }
 

@@ -659,3 +659,29 @@ fn instance_extensions_no_driver_has_are_not_listed() {
     let with_properties2 = extensions("VK_KHR_surface,VK_KHR_get_physical_device_properties2");
     assert!(with_properties2.iter().any(|e| e == "VK_KHR_get_physical_device_properties2"), "{with_properties2:?}");
 }
+
+/// Without `VK_KHR_get_physical_device_properties2` anywhere (a 1.0 application, 1.0 drivers
+/// without the extension) the Khronos loader cannot read the sort keys and lists the devices
+/// unsorted, the driver found last first: so do we, for the same order through either loader.
+/// One driver with the extension is enough for sorting.
+#[test]
+fn devices_unsorted_where_no_driver_has_properties2() {
+    let dir = common::scratch("unsortable");
+    let a = common::driver_manifest(&dir, "a.json", &common::tagged_driver(&dir, "a"));
+    let b = common::driver_manifest(&dir, "b.json", &common::tagged_driver(&dir, "b"));
+    let env = [
+        ("VK_DRIVER_FILES", format!("{}:{}", path(&a), path(&b))),
+        ("VK_TEST_DRIVER_DEVICES_A", "discrete".to_string()),
+        ("VK_TEST_DRIVER_DEVICES_B", "cpu".to_string()),
+        ("VK_TEST_DRIVER_API_VERSION", "1.0".to_string()),
+        ("VK_TEST_DRIVER_INSTANCE_EXTENSIONS", "VK_KHR_surface".to_string()),
+    ];
+    let (ok, out, err) = child("list", &env);
+    assert!(ok, "{out}{err}");
+    assert_eq!(devices(&out), ["Test Driver cpu 0", "Test Driver discrete 0"], "{err}");
+    let mut one_sortable = env.to_vec();
+    one_sortable.push(("VK_TEST_DRIVER_INSTANCE_EXTENSIONS_B", "VK_KHR_surface,VK_KHR_get_physical_device_properties2".into()));
+    let (ok, out, err) = child("list", &one_sortable);
+    assert!(ok, "{out}{err}");
+    assert_eq!(devices(&out), ["Test Driver discrete 0", "Test Driver cpu 0"], "{err}");
+}

@@ -379,8 +379,8 @@ fn bad_files_are_ignored_with_one_line() {
     }
 }
 
-/// `additional_drivers` come after the drivers found the usual way, or alone when
-/// `additional_drivers_use_exclusively`.
+/// `additional_drivers` come before the drivers found the usual way (as the Khronos loader finds
+/// them), or alone when `additional_drivers_use_exclusively`.
 #[test]
 fn additional_drivers() {
     let s = setup("drivers");
@@ -389,7 +389,7 @@ fn additional_drivers() {
     let devices = [("VK_TEST_DRIVER_DEVICES", "other:10:1"), ("VK_TEST_DRIVER_DEVICES_EXTRA", "other:20:1")];
     let entry = format!(r#""additional_drivers": [{{"path": "{}"}}]"#, extra.display());
     s.write_settings(&settings(&entry));
-    assert_eq!(vendors(&s.run(&devices).0), ["10", "20"]);
+    assert_eq!(vendors(&s.run(&devices).0), ["20", "10"]);
     s.write_settings(&settings(&format!(r#"{entry}, "additional_drivers_use_exclusively": true"#)));
     assert_eq!(vendors(&s.run(&devices).0), ["20"]);
 }
