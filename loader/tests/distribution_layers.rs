@@ -1,9 +1,10 @@
 //! The layers Debian packages (every package that installs into /usr/share/vulkan/*_layer.d, as
-//! `apt-file` lists them; Mesa's and the validation layer are in real_layers.rs) activate through
-//! our library exactly as through the system loader: `vulkaninfo --summary` on lavapipe, run
-//! through each loader, ends the same way, and the layer's own output shows it ran. Their
-//! manifests are as distributions write them: `/usr/$LIB/...` paths (MangoHud, MangoApp,
-//! vkBasalt), bare file names for the dynamic linker's search (gfxreconstruct, PrimusVK), an
+//! `apt-file` lists them; Mesa's device-select and overlay layers and the validation layer are in
+//! real_layers.rs) activate through our library exactly as through the system loader:
+//! `vulkaninfo --summary` on lavapipe, run through each loader, ends the same way, and the layer's
+//! own output (for one that prints nothing, each loader's log) shows it ran. Their manifests are
+//! as distributions write them: `/usr/$LIB/...` paths (MangoHud, MangoApp, vkBasalt), bare file
+//! names for the dynamic linker's search (gfxreconstruct, PrimusVK, Mesa's INTEL nullhw), an
 //! absolute path (RenderDoc).
 
 mod common;
@@ -23,13 +24,27 @@ struct PackagedLayer {
     log: LayerLog,
 }
 
+impl PackagedLayer {
+    /// What shows the layer ran through our library: the layer's own `evidence`, or for a layer
+    /// that prints nothing, our loader's log line (see [`LayerLog::LoaderLog`]).
+    fn our_evidence(&self) -> &'static str {
+        match self.log {
+            LayerLog::LoaderLog { ours } => ours,
+            _ => self.evidence,
+        }
+    }
+}
+
 /// Where a layer writes what shows it ran.
-#[derive(PartialEq)]
+#[derive(PartialEq, Clone, Copy)]
 enum LayerLog {
     Output,
     /// RenderDoc writes its log to `RENDERDOC_DEBUG_LOG_FILE` and deletes it when its library
     /// unloads (no capture made): `c/keep_file.c`, preloaded, keeps it for the test to read.
     RenderDocFile,
+    /// A layer that prints nothing on lavapipe: each loader's own log (`VK_LOADER_DEBUG`) shows
+    /// the layer in the chain; `evidence` is the system loader's line, `ours` ours.
+    LoaderLog { ours: &'static str },
 }
 
 /// `c/keep_file.c`, compiled into `dir`.
@@ -73,6 +88,9 @@ fn vulkaninfo(layer: &PackagedLayer, ours: bool, dir: &Path) -> Run {
     } else {
         cmd.env_remove("LD_LIBRARY_PATH");
     }
+    if let LayerLog::LoaderLog { .. } = layer.log {
+        cmd.env("VK_LOADER_DEBUG", "layer,info");
+    }
     let log_file = work.join("layer.log");
     if layer.log == LayerLog::RenderDocFile {
         let _ = std::fs::remove_file(&log_file);
@@ -92,7 +110,7 @@ fn assert_activates_as_through_the_system_loader(name: &str, layer: &PackagedLay
     let dir: PathBuf = common::scratch(&format!("distribution-layer-{name}"));
     let (system, ours) = (vulkaninfo(layer, false, &dir), vulkaninfo(layer, true, &dir));
     assert!(system.output.contains(layer.evidence), "the system loader did not run {name}:\n{}", system.output);
-    assert!(ours.output.contains(layer.evidence), "{name} did not run through our library:\n{}", ours.output);
+    assert!(ours.output.contains(layer.our_evidence()), "{name} did not run through our library:\n{}", ours.output);
     assert_eq!(ours.status, system.status, "exit status, ours then the system's:\n{}\n---\n{}", ours.output, system.output);
     assert_eq!(ours.devices, system.devices, "devices listed, ours then the system's:\n{}\n---\n{}", ours.output, system.output);
 }
@@ -170,4 +188,18 @@ fn renderdoc_capture_layer_from_an_absolute_path() {
         log: LayerLog::RenderDocFile,
     };
     assert_activates_as_through_the_system_loader("renderdoc", &layer);
+}
+
+/// Mesa's null-hardware layer (for Intel GPUs) prints nothing on lavapipe: the loaders' logs show
+/// it inserted into the device chain (vulkaninfo creates a device).
+#[test]
+fn intel_nullhw_from_a_bare_library_name() {
+    let layer = PackagedLayer {
+        manifest: "/usr/share/vulkan/explicit_layer.d/VkLayer_INTEL_nullhw.json",
+        package: "mesa-vulkan-drivers",
+        enable: ("VK_INSTANCE_LAYERS", "VK_LAYER_INTEL_nullhw"),
+        evidence: "Inserted device layer \"VK_LAYER_INTEL_nullhw\"",
+        log: LayerLog::LoaderLog { ours: "device layer chain, application first: VK_LAYER_INTEL_nullhw -> driver" },
+    };
+    assert_activates_as_through_the_system_loader("intel-nullhw", &layer);
 }
