@@ -105,7 +105,7 @@ fn utils_severity(level: Level) -> VkDebugUtilsMessageSeverityFlagsEXT {
         Level::Error => VkDebugUtilsMessageSeverityFlagsEXT::ERROR_BIT_EXT,
         Level::Warn => VkDebugUtilsMessageSeverityFlagsEXT::WARNING_BIT_EXT,
         Level::Info => VkDebugUtilsMessageSeverityFlagsEXT::INFO_BIT_EXT,
-        Level::Debug | Level::Layer | Level::Driver => VkDebugUtilsMessageSeverityFlagsEXT::VERBOSE_BIT_EXT,
+        Level::Debug | Level::Layer | Level::Driver | Level::Perf => VkDebugUtilsMessageSeverityFlagsEXT::VERBOSE_BIT_EXT,
     }
 }
 
@@ -115,6 +115,7 @@ fn report_flag(level: Level) -> VkDebugReportFlagsEXT {
         Level::Warn => VkDebugReportFlagsEXT::WARNING_BIT_EXT,
         Level::Info => VkDebugReportFlagsEXT::INFORMATION_BIT_EXT,
         Level::Debug | Level::Layer | Level::Driver => VkDebugReportFlagsEXT::DEBUG_BIT_EXT,
+        Level::Perf => VkDebugReportFlagsEXT::PERFORMANCE_WARNING_BIT_EXT,
     }
 }
 

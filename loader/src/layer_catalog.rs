@@ -20,9 +20,12 @@ static PARSED: ParseCache<(String, bool), Result<ParsedFile, String>> = ParseCac
 
 /// A manifest file parsed, from the cache when the file is unchanged.
 fn parse(path: &str, implicit: bool) -> Result<ParsedFile, String> {
-    let parsed = PARSED
-        .get(&(path.to_string(), implicit), path, |text| layer_manifest::parse_layers(text, path, implicit))
-        .map_err(|e| format!("{path}: {e}"))?;
+    let parsed = PARSED.get(&(path.to_string(), implicit), path, |text| layer_manifest::parse_layers(text, path, implicit));
+    let parsed = parsed.map_err(|e| {
+        // The Khronos loader's words.
+        log!(Level::Error, "loader_get_json: Failed to open JSON file {path}");
+        format!("{path}: {e}")
+    })?;
     (*parsed).clone()
 }
 
@@ -223,7 +226,12 @@ fn settings_slots(entries: &[LayerEntry]) -> Vec<Slot> {
             continue;
         }
         let layers = match parse(path, *treat_as_implicit_manifest) {
-            Ok(file) => file.layers,
+            Ok(file) => {
+                for warning in &file.warnings {
+                    log::log(Level::Warn, warning);
+                }
+                file.layers
+            }
             Err(why) => {
                 log!(Level::Warn, "loader settings file: layer {name}: manifest {why}; skipped");
                 continue;

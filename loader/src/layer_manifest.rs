@@ -124,6 +124,7 @@ pub fn parse_layers(text: &[u8], manifest_path: &str, implicit: bool) -> Result<
     for (field, value) in entries {
         match parse_layer(value, manifest_path, implicit) {
             Ok(Some(layer)) => {
+                parsed.warnings.extend(naming_policy(&layer));
                 parsed.warnings.extend(fields_newer_than_format(&layer, version));
                 parsed.layers.push(layer);
             }
@@ -132,6 +133,13 @@ pub fn parse_layers(text: &[u8], manifest_path: &str, implicit: bool) -> Result<
         }
     }
     Ok(parsed)
+}
+
+/// The layer naming rule (layer names start with `VK_LAYER_`), warned about in the Khronos
+/// loader's words and not enforced.
+fn naming_policy(layer: &LayerManifest) -> Option<String> {
+    (!layer.name.starts_with("VK_LAYER_"))
+        .then(|| format!("Layer name {} does not conform to naming standard (Policy #LLP_LAYER_3)", layer.name))
 }
 
 /// The Khronos loader's warnings for meta-layer fields in a file older than format 1.1.0, which
@@ -325,6 +333,15 @@ fn env_condition(obj: &Map<String, Value>, key: &str) -> Result<Option<EnvCondit
 mod tests {
     use super::*;
 
+    #[test]
+    fn layer_names_outside_the_naming_policy_are_warned_about() {
+        let text = |name: &str| format!(r#"{{"file_format_version":"1.0.0","layer":{{"name":"{name}","type":"GLOBAL","library_path":"libx.so","api_version":"1.3.0","implementation_version":"1","description":"d"}}}}"#);
+        let odd = parse_layers(text("Odd_Layer").as_bytes(), "/l/m.json", false).unwrap();
+        assert_eq!(odd.layers.len(), 1, "warned about, not rejected");
+        assert_eq!(odd.warnings, ["Layer name Odd_Layer does not conform to naming standard (Policy #LLP_LAYER_3)"]);
+        assert!(parse_layers(text("VK_LAYER_good").as_bytes(), "/l/m.json", false).unwrap().warnings.is_empty());
+    }
+
     fn one(text: &str, implicit: bool) -> Result<LayerManifest, String> {
         let mut file = parse_layers(text.as_bytes(), "/l/m.json", implicit)?;
         if let Some(e) = file.rejected.pop() {
@@ -400,15 +417,15 @@ mod tests {
     #[test]
     fn meta_layer_fields_in_an_old_format_are_kept_with_a_warning() {
         let text = |v: &str| {
-            format!(r#"{{"file_format_version":"{v}","layer":{{"name":"M","type":"GLOBAL","component_layers":["A"],"override_paths":["/p"],"api_version":"1.0","implementation_version":"1","description":""}}}}"#)
+            format!(r#"{{"file_format_version":"{v}","layer":{{"name":"VK_LAYER_M","type":"GLOBAL","component_layers":["A"],"override_paths":["/p"],"api_version":"1.0","implementation_version":"1","description":""}}}}"#)
         };
         let old = parse_layers(text("1.0.0").as_bytes(), "/l/m.json", false).unwrap();
         assert_eq!(old.layers[0].override_paths, ["/p"]);
         assert_eq!(
             old.warnings,
             [
-                "Layer \"M\" contains meta-layer-specific component_layers, but using older JSON file version.",
-                "Layer \"M\" contains meta-layer-specific override paths, but using older JSON file version."
+                "Layer \"VK_LAYER_M\" contains meta-layer-specific component_layers, but using older JSON file version.",
+                "Layer \"VK_LAYER_M\" contains meta-layer-specific override paths, but using older JSON file version."
             ]
         );
         assert!(parse_layers(text("1.1.0").as_bytes(), "/l/m.json", false).unwrap().warnings.is_empty());

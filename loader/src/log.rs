@@ -1,5 +1,5 @@
 //! `VK_LOADER_DEBUG` logging in the Khronos loader's stderr format:
-//! `[Vulkan Loader] LEVEL | KIND:   message`.
+//! `[Vulkan Loader] LEVEL:` padded to 32 columns, then the message.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
@@ -18,6 +18,25 @@ pub enum Level {
     Debug = 8,
     Layer = 16,
     Driver = 32,
+    Perf = 64,
+}
+
+impl Level {
+    /// Every category, in the order the Khronos loader names them in a filter list.
+    pub const ALL: [Level; 7] = [Level::Error, Level::Warn, Level::Info, Level::Debug, Level::Perf, Level::Driver, Level::Layer];
+
+    /// The name `VK_LOADER_DEBUG` output gives the category.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Error => "ERROR",
+            Level::Warn => "WARNING",
+            Level::Info => "INFO",
+            Level::Debug => "DEBUG",
+            Level::Layer => "LAYER",
+            Level::Driver => "DRIVER",
+            Level::Perf => "PERF",
+        }
+    }
 }
 
 /// The categories `VK_LOADER_DEBUG` enables (a comma list; prefixes accepted; `all`).
@@ -28,7 +47,7 @@ fn enabled_mask() -> u32 {
         let mut mask = 0;
         for word in value.split(',').map(str::trim).filter(|w| !w.is_empty()) {
             for (name, bits) in [
-                ("error", 1), ("warn", 2), ("info", 4), ("debug", 8), ("layer", 16), ("driver", 32), ("all", 63),
+                ("error", 1), ("warn", 2), ("info", 4), ("debug", 8), ("layer", 16), ("driver", 32), ("perf", 64), ("all", 127),
             ] {
                 if name.starts_with(word) || word.starts_with(name) {
                     mask |= bits;
@@ -111,13 +130,24 @@ pub fn write(level: Level, message: &str) {
 }
 
 fn print(level: Level, message: &str) {
-    let name = match level {
-        Level::Error => "ERROR",
-        Level::Warn => "WARNING",
-        Level::Info => "INFO",
-        Level::Debug => "DEBUG",
-        Level::Layer => "LAYER",
-        Level::Driver => "DRIVER",
-    };
-    platform::stderr_line(&format!("[Vulkan Loader] {name}:   {message}"));
+    platform::stderr_line(&line(level, message));
+}
+
+/// One stderr line, as the Khronos loader prints it (scripts and its tests match it): the header
+/// padded to 32 columns, then the message.
+fn line(level: Level, message: &str) -> String {
+    let header = format!("[Vulkan Loader] {}: ", level.name());
+    format!("{header:<32}{message}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_look_like_the_khronos_loaders() {
+        assert_eq!(line(Level::Debug, "x"), "[Vulkan Loader] DEBUG:          x");
+        assert_eq!(line(Level::Warn, "y"), "[Vulkan Loader] WARNING:        y");
+        assert_eq!(line(Level::Layer, "z"), "[Vulkan Loader] LAYER:          z");
+    }
 }

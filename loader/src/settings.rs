@@ -222,6 +222,10 @@ pub fn log_in_use(settings: &Settings) {
     if !log::wanted(Level::Info) && !log::wanted(Level::Debug) {
         return;
     }
+    if settings.stderr_log != 0 {
+        let filters: Vec<&str> = Level::ALL.iter().filter(|&&l| settings.stderr_log & l as u32 != 0).map(|l| l.name()).collect();
+        log::log(Level::Debug, &format!("Loader Settings Filters for Logging to Standard Error: {}", filters.join(" | ")));
+    }
     log::log(Level::Info, &format!("Using layer configurations found in loader settings from {}", settings.path));
     if let Some(layers) = &settings.layers {
         log::log(Level::Debug, &format!("Layer Configurations count = {}", layers.len()));
@@ -330,7 +334,8 @@ fn parse_entry(entry: &Map<String, Value>, path: &str) -> Settings {
 fn log_bits(word: &str) -> u32 {
     let bits = |l: Level| l as u32;
     match word {
-        "all" => bits(Level::Error) | bits(Level::Warn) | bits(Level::Info) | bits(Level::Debug) | bits(Level::Layer) | bits(Level::Driver),
+        "all" => Level::ALL.iter().map(|&l| bits(l)).fold(0, |a, b| a | b),
+        "perf" => bits(Level::Perf),
         "error" => bits(Level::Error),
         "warn" => bits(Level::Warn),
         "info" => bits(Level::Info),
@@ -429,7 +434,7 @@ mod tests {
             LayerEntry::Named { name: "VK_LAYER_MESA_device_select".into(), path: "/d.json".into(), control: Control::Off, treat_as_implicit_manifest: true }
         );
         let other = parse_str(text, Some("/usr/bin/other")).unwrap().unwrap();
-        assert_eq!(other.stderr_log, 63);
+        assert_eq!(other.stderr_log, 127, "all: every category, PERF included");
         assert!(other.layers.is_none());
     }
 

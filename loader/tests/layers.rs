@@ -601,7 +601,7 @@ fn layer_corrupting_the_instance_stops_the_process() {
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(run.status.signal(), Some(libc::SIGABRT), "{:?}\n{}{}", run.status, run.stdout, run.stderr);
     assert!(!run.stdout.contains("RESULT"), "{}", run.stdout);
-    let line = run.stderr.lines().find(|l| l.starts_with("[Vulkan Loader] ERROR:   terminator_CreateInstance: Instance pointer (0x"));
+    let line = run.stderr.lines().find(|l| l.starts_with("[Vulkan Loader] ERROR:          terminator_CreateInstance: Instance pointer (0x"));
     let line = line.unwrap_or_else(|| panic!("no terminator line in:\n{}", run.stderr));
     let why = ") has invalid MAGIC value 0x00000000. Instance value possibly corrupted by active layer (Policy #LLP_LAYER_21).";
     assert!(line.ends_with(why), "{line}");

@@ -381,6 +381,32 @@ fn bad_files_are_ignored_with_one_line() {
 
 /// `additional_drivers` come before the drivers found the usual way (as the Khronos loader finds
 /// them), or alone when `additional_drivers_use_exclusively`.
+/// `stderr_log` chooses what reaches stderr, in the Khronos loader's format and words: the filter
+/// list, the layer configurations, a layer name against the naming policy, a manifest that
+/// cannot be opened.
+#[test]
+fn stderr_log_filters_and_messages() {
+    let s = setup("stderr-log");
+    let manifest = common::layer_manifest(&s.explicit, "odd.json", "Odd_TestLayer", &common::test_layer(), "");
+    let entries = [layer_entry("Odd_TestLayer", &manifest, "on", false), r#"{"name": "VK_LAYER_missing", "path": "/road/to/nowhere.json", "control": "on"}"#.to_string()];
+    let layers = format!(r#""layers": [{}]"#, entries.join(","));
+    let line = |level: &str, message: &str| format!("{:<32}{message}", format!("[Vulkan Loader] {level}: "));
+    let warning = line("WARNING", "Layer name Odd_TestLayer does not conform to naming standard (Policy #LLP_LAYER_3)");
+    let error = line("ERROR", "loader_get_json: Failed to open JSON file /road/to/nowhere.json");
+    let configurations = line("DEBUG", "Layer Configurations count = 2");
+
+    s.write_settings(&settings(&format!(r#"{layers}, "stderr_log": ["all"]"#)));
+    let (out, err) = s.run(&[]);
+    assert_eq!((result(&out), listed(&out)), ("VK_SUCCESS", vec!["Odd_TestLayer"]), "{out}{err}");
+    for expected in [&line("DEBUG", "Loader Settings Filters for Logging to Standard Error: ERROR | WARNING | INFO | DEBUG | PERF | DRIVER | LAYER"), &configurations, &warning, &error] {
+        assert!(err.lines().any(|l| l == expected), "missing {expected:?} in:\n{err}");
+    }
+    s.write_settings(&settings(&format!(r#"{layers}, "stderr_log": ["warn", "debug"]"#)));
+    let (_, err) = s.run(&[]);
+    assert!(err.lines().any(|l| l == line("DEBUG", "Loader Settings Filters for Logging to Standard Error: WARNING | DEBUG")), "{err}");
+    assert!(err.lines().any(|l| l == warning) && !err.lines().any(|l| l == error), "{err}");
+}
+
 #[test]
 fn additional_drivers() {
     let s = setup("drivers");

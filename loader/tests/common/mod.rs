@@ -151,13 +151,14 @@ pub fn run_scenario_under(runner: &str, entry: &str, scenario: &str, env: &[(&st
 }
 
 /// A death test's verdict: the child printed `READY` just before its bad call, never got past it
-/// (`SURVIVED`), died of `abort`, and the loader's stderr has `[Vulkan Loader] ERROR:   <message>`.
+/// (`SURVIVED`), died of `abort`, and the loader's stderr has `[Vulkan Loader] ERROR:` (padded to 32
+/// columns, as the Khronos loader prints it) then `<message>`.
 pub fn assert_aborted_with(run: &ChildRun, message: &str) {
     use std::os::unix::process::ExitStatusExt;
     assert!(run.stdout.contains("READY"), "the child failed before the bad call:\n{}{}", run.stdout, run.stderr);
     assert!(!run.stdout.contains("SURVIVED"), "the bad call returned:\n{}", run.stdout);
     assert_eq!(run.status.signal(), Some(libc::SIGABRT), "{:?}\n{}", run.status, run.stderr);
-    let line = format!("[Vulkan Loader] ERROR:   {message}");
+    let line = format!("{:<32}{message}", "[Vulkan Loader] ERROR: ");
     assert!(run.stderr.lines().any(|l| l == line), "no line {line:?} in:\n{}", run.stderr);
 }
 
