@@ -47,15 +47,6 @@ enum LayerLog {
     LoaderLog { ours: &'static str },
 }
 
-/// `c/keep_file.c`, compiled into `dir`.
-fn build_keep_file(dir: &Path) -> PathBuf {
-    let library = dir.join("libkeep_file.so");
-    let source = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/c/keep_file.c");
-    let cc = Command::new("cc").args(["-shared", "-fPIC", "-o"]).arg(&library).arg(source).arg("-ldl").output().unwrap();
-    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
-    library
-}
-
 /// What one vulkaninfo run showed.
 struct Run {
     status: Option<i32>,
@@ -94,7 +85,7 @@ fn vulkaninfo(layer: &PackagedLayer, ours: bool, dir: &Path) -> Run {
     let log_file = work.join("layer.log");
     if layer.log == LayerLog::RenderDocFile {
         let _ = std::fs::remove_file(&log_file);
-        cmd.env("RENDERDOC_DEBUG_LOG_FILE", &log_file).env("KEEP_FILE", &log_file).env("LD_PRELOAD", build_keep_file(&work));
+        cmd.env("RENDERDOC_DEBUG_LOG_FILE", &log_file).env("KEEP_FILE", &log_file).env("LD_PRELOAD", common::preload_library(&work, "keep_file"));
     }
     let out = cmd.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();

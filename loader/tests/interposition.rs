@@ -6,8 +6,7 @@
 mod common;
 
 use std::ffi::{c_char, CStr};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use vk_generated::types::*;
 
@@ -41,15 +40,6 @@ fn scenario_entry() {
     }
 }
 
-/// The interposer, compiled for this run.
-fn build_interposer(dir: &Path) -> PathBuf {
-    let library = dir.join("libredirect.so");
-    let source = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/c/redirect.c");
-    let cc = Command::new("cc").args(["-shared", "-fPIC", "-o"]).arg(&library).arg(source).arg("-ldl").output().unwrap();
-    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
-    library
-}
-
 /// The virtual tree, under `root`: `share/vulkan/icd.d/virtual_test_driver.json` naming
 /// `/vk-virtual/lib/libvk_test_driver.so`, and `layers/virtual_layer.json` an implicit layer in
 /// `/vk-virtual/lib/libvk_test_layer.so`.
@@ -67,7 +57,7 @@ fn virtual_tree(root: &Path) {
 
 fn run(name: &str, env: &[(&str, String)]) -> (String, String) {
     let dir = common::scratch(name);
-    let interposer = build_interposer(&dir);
+    let interposer = common::preload_library(&dir, "redirect");
     virtual_tree(&dir.join("root"));
     let stderr_copy = dir.join("stderr-copy.txt");
     let mut env = env.to_vec();

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `target/<profile>/`, the directory holding the built libraries.
 pub fn artifact_dir() -> PathBuf {
@@ -197,4 +197,13 @@ pub unsafe fn list_devices(
         println!("DEVICE {}", std::ffi::CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy());
     }
     devices
+}
+
+/// `tests/c/<name>.c` compiled into `dir` as a shared library to preload (`lib<name>.so`).
+pub fn preload_library(dir: &Path, name: &str) -> PathBuf {
+    let library = dir.join(format!("lib{name}.so"));
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
+    let cc = std::process::Command::new("cc").args(["-shared", "-fPIC", "-o"]).arg(&library).arg(&source).arg("-ldl").output().unwrap();
+    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+    library
 }
