@@ -15,21 +15,23 @@ pub fn main(args: &[String]) -> Result<(), String> {
     match args.first().map(String::as_str) {
         Some("build-time") => build_time(&args[1..]),
         Some(name) if PROGRAM_BENCHMARKS.contains(&name) => program(args),
-        None | Some("--json") => program(&[["loaders".to_string()].as_slice(), args].concat()),
+        None | Some("--json" | "--khronos") => program(&[["loaders".to_string()].as_slice(), args].concat()),
         Some(other) => Err(format!(
             "unknown benchmark `{other}`; see `cargo xtask help`"
         )),
     }
 }
 
-/// `cargo run --release -p loader-bench -- <args>`, with `--json FILE` made absolute (cargo runs
-/// the program in the repository root, not where we were called).
+/// `cargo run --release -p loader-bench -- <args>`, with `--json FILE` and `--khronos PATH` made
+/// absolute (cargo runs the program in the repository root, not where we were called).
 fn program(args: &[String]) -> Result<(), String> {
     let mut forwarded = args.to_vec();
-    if let Some(i) = forwarded.iter().position(|a| a == "--json") {
-        let file = forwarded.get_mut(i + 1).ok_or("--json needs a FILE")?;
-        let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
-        *file = cwd.join(&*file).to_string_lossy().into_owned();
+    for flag in ["--json", "--khronos"] {
+        if let Some(i) = forwarded.iter().position(|a| a == flag) {
+            let file = forwarded.get_mut(i + 1).ok_or(format!("{flag} needs a path"))?;
+            let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
+            *file = cwd.join(&*file).to_string_lossy().into_owned();
+        }
     }
     // The libraries the benchmarks load are not dependencies of the program: build them too.
     let build = ["build", "--quiet", "--release", "--package", "loader", "--package", "test-driver", "--package", "test-layer"];

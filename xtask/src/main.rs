@@ -37,11 +37,13 @@ subcommands:
       a Debian package, DIR/libvulkan1-rs_<version>_<arch>.deb (default DIR target/debian), that
       installs our loader in place of the system's libvulkan1 (Provides/Replaces/Conflicts);
       --library packages that library instead of building the release one
-  bench [loaders] [--json FILE]
+  bench [loaders] [--khronos PATH] [--json FILE]
       our libvulkan.so against the system loader, back to back, each measurement in a fresh
       process on the test driver in an isolated environment: instance creation (1 and 10 drivers,
       100 layer manifests, cold), enumeration, GetProcAddr per name, vkCmdDraw per call, memory,
-      library size, files opened per vkCreateInstance; a table with ratios and targets, then JSON
+      library size, files opened per vkCreateInstance; a table with ratios and targets, then JSON;
+      --khronos PATH adds a third column: every case measured again beside that libvulkan.so.1
+      (a build of the newest Khronos loader), ratios ours/khronos from that pass
   bench real-driver [--json FILE]
       both loaders against the driver the environment names (VK_DRIVER_FILES, e.g. a GPU's):
       vkCreateInstance first and later, vkCmdDispatch recording per call

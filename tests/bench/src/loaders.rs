@@ -2,6 +2,10 @@
 //! project's test driver in an isolated environment (see `sandbox`). Every measurement runs in a
 //! fresh child process with one loader in it (`child`); this module decides what runs, collects
 //! the figures and prints the table (ours, system, ratio ours/system, target) and the JSON.
+//!
+//! With another Khronos build (`--khronos`, e.g. the newest release built from source), every
+//! case is measured a second time, ours beside it, and the table gains its column and the ratio
+//! of that pass: each ratio compares figures taken back to back.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -125,9 +129,19 @@ struct Row {
     target: Target,
     /// A verdict decided otherwise than by the ratio (e.g. "is the driver's own pointer").
     verdict: Option<bool>,
+    /// The `--khronos` pass: (ours, that loader) measured beside each other.
+    khronos: Option<(Option<f64>, Option<f64>)>,
 }
 
 impl Row {
+    /// Ours against the `--khronos` loader, from that pass.
+    fn khronos_ratio(&self) -> Option<f64> {
+        match self.khronos? {
+            (Some(o), Some(k)) if k != 0.0 => Some(o / k),
+            _ => None,
+        }
+    }
+
     fn ratio(&self) -> Option<f64> {
         match (self.ours, self.system) {
             (Some(o), Some(s)) if s != 0.0 => Some(o / s),
@@ -149,7 +163,7 @@ struct Pending {
     why: String,
 }
 
-pub fn run(exe: &Path) -> Result<String, String> {
+pub fn run(exe: &Path, khronos: Option<&Path>) -> Result<String, String> {
     let artifacts = exe.parent().ok_or("no directory for the benchmark executable")?;
     let ours = artifacts.join("libvulkan.so");
     let test_driver = artifacts.join("libvk_test_driver.so");
@@ -164,15 +178,38 @@ pub fn run(exe: &Path) -> Result<String, String> {
     }
     let layer_lib = artifacts.join(PASS_THROUGH_LAYER);
     let layer_lib = layer_lib.exists().then_some(layer_lib);
+    if let Some(k) = khronos.filter(|k| !k.exists()) {
+        return Err(format!("--khronos {}: no such library", k.display()));
+    }
     let root = std::env::temp_dir().join(format!("loader-bench-{}", std::process::id()));
     let sandbox = Sandbox::create(&root, &test_driver, layer_lib.as_deref())?;
     let mut bench = Bench { exe: exe.to_path_buf(), ours, system, sandbox, results: Results::new() };
-    let result = measure(&mut bench, layer_lib.is_some());
+    let measured = measure(&mut bench, layer_lib.is_some()).and_then(|mut measured| {
+        if let Some(khronos) = khronos {
+            eprintln!("loader-bench: the same beside {}...", khronos.display());
+            bench.system = khronos.to_path_buf();
+            bench.results = Results::new();
+            let beside = measure(&mut bench, layer_lib.is_some())?;
+            for row in &mut measured.rows {
+                let twin = beside.rows.iter().find(|r| r.label == row.label);
+                row.khronos = Some(twin.map_or((None, None), |r| (r.ours, r.system)));
+            }
+        }
+        Ok(measured)
+    });
     let _ = std::fs::remove_dir_all(&root);
-    result
+    let measured = measured?;
+    Ok(report(&system_loader(), khronos, &measured))
 }
 
-fn measure(bench: &mut Bench, have_layer_lib: bool) -> Result<String, String> {
+/// One pass's table.
+struct Measured {
+    rows: Vec<Row>,
+    pending: Vec<Pending>,
+    notes: Vec<String>,
+}
+
+fn measure(bench: &mut Bench, have_layer_lib: bool) -> Result<Measured, String> {
     use Scenario::*;
     eprintln!("loader-bench: measuring (about a minute)...");
     // Layer support: does each loader list the 100 manifests?
@@ -238,7 +275,7 @@ fn measure(bench: &mut Bench, have_layer_lib: bool) -> Result<String, String> {
             continue;
         }
         let [ours, system] = [Side::Ours, Side::System].map(|side| us(bench.get(side, s, "warm_ns", false)));
-        rows.push(Row { label, unit: "us", ours, system, target: Target::Ratio(target), verdict: None });
+        rows.push(Row { label, unit: "us", ours, system, target: Target::Ratio(target), verdict: None, khronos: None });
     }
     let cold = [Side::Ours, Side::System].map(|side| us(bench.get(side, OneDriver, "cold_ns", true)));
     rows.push(Row {
@@ -248,6 +285,7 @@ fn measure(bench: &mut Bench, have_layer_lib: bool) -> Result<String, String> {
         system: cold[1],
         target: Target::Ratio(0.5),
         verdict: None,
+        khronos: None,
     });
     let faults = [Side::Ours, Side::System].map(|side| bench.get(side, OneDriver, "cold_faults", true));
     rows.push(Row {
@@ -257,9 +295,10 @@ fn measure(bench: &mut Bench, have_layer_lib: bool) -> Result<String, String> {
         system: faults[1],
         target: Target::None,
         verdict: None,
+        khronos: None,
     });
     let dlopen = [Side::Ours, Side::System].map(|side| us(bench.get(side, OneDriver, "dlopen_ns", true)));
-    rows.push(Row { label: "dlopen of the loader itself (median)".into(), unit: "us", ours: dlopen[0], system: dlopen[1], target: Target::None, verdict: None });
+    rows.push(Row { label: "dlopen of the loader itself (median)".into(), unit: "us", ours: dlopen[0], system: dlopen[1], target: Target::None, verdict: None, khronos: None });
     let per_call = |bench: &Bench, s: Scenario, key: &str| [Side::Ours, Side::System].map(|side| bench.get(side, s, key, false));
     let enumerate = per_call(bench, OneDriver, "enumerate_ns").map(us);
     rows.push(Row {
@@ -269,6 +308,7 @@ fn measure(bench: &mut Bench, have_layer_lib: bool) -> Result<String, String> {
         system: enumerate[1],
         target: Target::Ratio(0.5),
         verdict: None,
+        khronos: None,
     });
     // Each lookup row is net of the measuring loop: what the loader adds to a call of a function
     // that does nothing (a 'x'-prefixed miss costs us about one such call, so the gross ratio would
@@ -281,13 +321,14 @@ fn measure(bench: &mut Bench, have_layer_lib: bool) -> Result<String, String> {
         system: harness[1],
         target: Target::None,
         verdict: None,
+        khronos: None,
     });
     for (gpa, what) in [("gipa", "vkGetInstanceProcAddr(instance, name)"), ("gdpa", "vkGetDeviceProcAddr(device, name)")] {
         for (set, set_label) in [("hits", "every command name"), ("misses", "misses, last char changed"), ("prefix_misses", "misses, 'x' prefix")] {
             let gross = per_call(bench, OneDriver, &format!("{gpa}_{set}_ns"));
             let [ours, system] = [0, 1].map(|i| Some(gross[i]? - harness[i]?));
             let label = format!("{what}, per name, net of the loop: {set_label}");
-            rows.push(Row { label, unit: "ns", ours, system, target: Target::Ratio(0.05), verdict: None });
+            rows.push(Row { label, unit: "ns", ours, system, target: Target::Ratio(0.05), verdict: None, khronos: None });
         }
     }
     let through = |s: Scenario| match s {
@@ -306,9 +347,9 @@ fn measure(bench: &mut Bench, have_layer_lib: bool) -> Result<String, String> {
         let gdpa = per_call(bench, s, "draw_gdpa_ns");
         let trampoline = per_call(bench, s, "draw_trampoline_ns");
         let t = through(s);
-        rows.push(Row { label: format!("vkCmdDraw{t}: the driver's own function (floor)"), unit: "ns", ours: floor[0], system: floor[1], target: Target::None, verdict: None });
-        rows.push(Row { label: format!("vkCmdDraw{t}: pointer from vkGetDeviceProcAddr"), unit: "ns", ours: gdpa[0], system: gdpa[1], target: Target::None, verdict: None });
-        rows.push(Row { label: format!("vkCmdDraw{t}: exported trampoline"), unit: "ns", ours: trampoline[0], system: trampoline[1], target: Target::None, verdict: None });
+        rows.push(Row { label: format!("vkCmdDraw{t}: the driver's own function (floor)"), unit: "ns", ours: floor[0], system: floor[1], target: Target::None, verdict: None, khronos: None });
+        rows.push(Row { label: format!("vkCmdDraw{t}: pointer from vkGetDeviceProcAddr"), unit: "ns", ours: gdpa[0], system: gdpa[1], target: Target::None, verdict: None, khronos: None });
+        rows.push(Row { label: format!("vkCmdDraw{t}: exported trampoline"), unit: "ns", ours: trampoline[0], system: trampoline[1], target: Target::None, verdict: None, khronos: None });
         let over = |i: usize| Some(trampoline[i]? - floor[i]?);
         let (ours_over, system_over) = (over(0), over(1));
         rows.push(Row {
@@ -319,6 +360,7 @@ fn measure(bench: &mut Bench, have_layer_lib: bool) -> Result<String, String> {
             target: Target::None,
             // Less than a fifth of a clock cycle is below what this measures.
             verdict: ours_over.zip(system_over).map(|(o, s)| o <= s + OVERHEAD_RESOLUTION_NS + OVERHEAD_RELATIVE_RESOLUTION * s.abs()),
+            khronos: None,
         });
         if s == OneDriver {
             let own = per_call(bench, s, "gdpa_is_driver_own");
@@ -329,6 +371,7 @@ fn measure(bench: &mut Bench, have_layer_lib: bool) -> Result<String, String> {
                 system: own[1],
                 target: Target::None,
                 verdict: own[0].map(|o| o == 1.0),
+                khronos: None,
             });
         }
     }
@@ -341,6 +384,7 @@ fn measure(bench: &mut Bench, have_layer_lib: bool) -> Result<String, String> {
             system: added[1],
             target: Target::Ratio(0.8),
             verdict: None,
+            khronos: None,
         });
     }
     let private = [Side::Ours, Side::System].map(|side| bench.get(side, OneDriver, "private_instance_added_kib", true));
@@ -351,6 +395,7 @@ fn measure(bench: &mut Bench, have_layer_lib: bool) -> Result<String, String> {
         system: private[1],
         target: Target::None,
         verdict: None,
+        khronos: None,
     });
     rows.push(Row {
         label: "stripped library size".into(),
@@ -359,6 +404,7 @@ fn measure(bench: &mut Bench, have_layer_lib: bool) -> Result<String, String> {
         system: sizes[1].as_ref().ok().map(|b| *b as f64 / 1024.0),
         target: Target::None,
         verdict: None,
+        khronos: None,
     });
     let mut notes = Vec::new();
     if let Err(e) = &sizes[0] {
@@ -383,6 +429,7 @@ fn measure(bench: &mut Bench, have_layer_lib: bool) -> Result<String, String> {
                             system,
                             target: Target::None,
                             verdict: None,
+                            khronos: None,
                         });
                     }
                 }
@@ -402,7 +449,7 @@ fn measure(bench: &mut Bench, have_layer_lib: bool) -> Result<String, String> {
             "our loader does not read layer manifests yet: the 100-manifest case costs it nothing (the system loader lists {system_listed})"
         ));
     }
-    Ok(report(&bench.system, &rows, &pending, &notes))
+    Ok(Measured { rows, pending, notes })
 }
 
 /// Traced counts by scenario: [ours, system].
@@ -434,9 +481,13 @@ fn stripped_size(library: &Path, scratch: &Path) -> Result<u64, String> {
     std::fs::metadata(&copy).map(|m| m.len()).map_err(|e| e.to_string())
 }
 
-fn report(system: &Path, rows: &[Row], pending: &[Pending], notes: &[String]) -> String {
+fn report(system: &Path, khronos: Option<&Path>, measured: &Measured) -> String {
+    let Measured { rows, pending, notes } = measured;
     let (cpu, cpus, date) = machine();
     println!("loaders: our libvulkan.so against the system loader ({}), one loader per process", system.display());
+    if let Some(k) = khronos {
+        println!("khronos: every case measured again, ours beside {}; ours/khr is that pass's ratio", k.display());
+    }
     println!("machine: {cpu}, {cpus} logical CPUs; date: {date}");
     println!("driver: the project's test driver; isolated HOME/XDG dirs; times are the best of 20 rounds of >= 50 ms unless said");
     println!();
@@ -446,7 +497,13 @@ fn report(system: &Path, rows: &[Row], pending: &[Pending], notes: &[String]) ->
         Some(v) if v.abs() >= 100.0 => format!("{v:.0} {unit}"),
         Some(v) => format!("{v:.2} {unit}"),
     };
-    println!("{:<92} {:>12} {:>12} {:>8} {:>8} {:>7}", "case", "ours", "system", "ratio", "target", "");
+    let ratio = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x:.3}"));
+    let khronos_columns = |row: Option<&Row>| match (khronos, row) {
+        (None, _) => String::new(),
+        (Some(_), None) => format!(" {:>12} {:>8}", "khronos", "ours/khr"),
+        (Some(_), Some(r)) => format!(" {:>12} {:>8}", fmt(r.khronos.and_then(|k| k.1), r.unit), ratio(r.khronos_ratio())),
+    };
+    println!("{:<92} {:>12} {:>12} {:>8} {:>8} {:>7}{}", "case", "ours", "system", "ratio", "target", "", khronos_columns(None));
     let mut json_rows = Vec::new();
     for r in rows {
         let target = match r.target {
@@ -459,16 +516,26 @@ fn report(system: &Path, rows: &[Row], pending: &[Pending], notes: &[String]) ->
             None => "",
         };
         println!(
-            "{:<92} {:>12} {:>12} {:>8} {:>8} {:>7}",
+            "{:<92} {:>12} {:>12} {:>8} {:>8} {:>7}{}",
             r.label,
             fmt(r.ours, r.unit),
             fmt(r.system, r.unit),
-            r.ratio().map_or(String::new(), |x| format!("{x:.3}")),
+            ratio(r.ratio()),
             target,
-            verdict
+            verdict,
+            khronos_columns(Some(r)),
         );
+        let khronos_json = match r.khronos {
+            Some((ours, k)) => format!(
+                ",\"khronos\":{{\"ours\":{},\"khronos\":{},\"ratio\":{}}}",
+                json_num(ours),
+                json_num(k),
+                json_num(r.khronos_ratio())
+            ),
+            None => String::new(),
+        };
         json_rows.push(format!(
-            "{{\"case\":{},\"unit\":{},\"ours\":{},\"system\":{},\"ratio\":{},\"target_ratio\":{},\"met\":{}}}",
+            "{{\"case\":{},\"unit\":{},\"ours\":{},\"system\":{},\"ratio\":{},\"target_ratio\":{},\"met\":{}{khronos_json}}}",
             json_str(&r.label),
             json_str(r.unit),
             json_num(r.ours),
@@ -494,10 +561,11 @@ fn report(system: &Path, rows: &[Row], pending: &[Pending], notes: &[String]) ->
         pending.iter().map(|p| format!("{{\"case\":{},\"why\":{}}}", json_str(&p.label), json_str(&p.why))).collect();
     let notes_json: Vec<String> = notes.iter().map(|n| json_str(n)).collect();
     format!(
-        "{{\"benchmark\":\"loaders\",\"date\":{},\"cpu\":{},\"logical_cpus\":{cpus},\"system_loader\":{},\"rows\":[{}],\"pending\":[{}],\"notes\":[{}]}}",
+        "{{\"benchmark\":\"loaders\",\"date\":{},\"cpu\":{},\"logical_cpus\":{cpus},\"system_loader\":{},\"khronos_loader\":{},\"rows\":[{}],\"pending\":[{}],\"notes\":[{}]}}",
         json_str(&date),
         json_str(&cpu),
         json_str(&system.display().to_string()),
+        khronos.map_or("null".to_string(), |k| json_str(&k.display().to_string())),
         json_rows.join(","),
         pending_json.join(","),
         notes_json.join(","),

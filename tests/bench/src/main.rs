@@ -1,4 +1,5 @@
-//! `loader-bench <benchmark> [--json FILE]`: our loader against the system Khronos loader.
+//! `loader-bench <benchmark> [--khronos PATH] [--json FILE]`: our loader against the system
+//! Khronos loader (and, with `--khronos`, against another build of it).
 //! Run it through `cargo xtask bench [benchmark]`, which builds it and our libraries in release mode.
 //! `loader-bench child ...` is how `loaders` runs each measurement in a fresh process.
 
@@ -15,7 +16,7 @@ use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: loader-bench [loaders|lookup|real-driver] [--json FILE] | workload OUT_DIR";
+const USAGE: &str = "usage: loader-bench [loaders|lookup|real-driver] [--khronos PATH] [--json FILE] | workload OUT_DIR";
 
 /// Each measurement repeats its input until a round takes this long...
 const MIN_ROUND: Duration = Duration::from_millis(50);
@@ -50,12 +51,19 @@ fn main() -> ExitCode {
         None => None,
     };
     let json = match args.first().map(String::as_str) {
-        None | Some("loaders") | Some("--json") => {
+        None | Some("loaders") | Some("--json") | Some("--khronos") => {
             let exe = match std::env::current_exe() {
                 Ok(exe) => exe,
                 Err(e) => return fail(&format!("cannot find this executable: {e}")),
             };
-            match loaders::run(&exe) {
+            let khronos = match args.iter().position(|a| a == "--khronos") {
+                Some(i) => match args.get(i + 1) {
+                    Some(path) => Some(std::path::PathBuf::from(path)),
+                    None => return fail("--khronos needs the path of a libvulkan.so.1"),
+                },
+                None => None,
+            };
+            match loaders::run(&exe, khronos.as_deref()) {
                 Ok(json) => json,
                 Err(e) => return fail(&e),
             }
