@@ -175,8 +175,8 @@ fn scenario_entry() {
 
 /// The scenario's environment: two drivers and the test layer, enabled, in `dir`.
 fn stress_environment(dir: &Path) -> Vec<(&'static str, String)> {
-    let (a, b) = (common::tagged_driver(&dir, "a"), common::tagged_driver(&dir, "b"));
-    let manifests = [common::driver_manifest(&dir, "a.json", &a), common::driver_manifest(&dir, "b.json", &b)];
+    let (a, b) = (common::tagged_driver(dir, "a"), common::tagged_driver(dir, "b"));
+    let manifests = [common::driver_manifest(dir, "a.json", &a), common::driver_manifest(dir, "b.json", &b)];
     let layers = dir.join("layers");
     std::fs::create_dir_all(&layers).unwrap();
     common::layer_manifest(&layers, "layer.json", "VK_LAYER_TEST_stress", &common::test_layer(), "");
