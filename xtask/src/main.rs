@@ -5,6 +5,7 @@ mod fuzz;
 mod hot_text;
 mod install;
 mod khronos_suite;
+mod modules;
 mod package;
 mod regen;
 mod run;
@@ -74,6 +75,12 @@ subcommands:
       --jobs N          build and test jobs (default: the number of CPUs)
       --json FILE       also write the results as JSON
       --compare FILE    list the tests whose outcome changed since an earlier --json FILE
+  modules [--crate DIR] [--check]
+      which modules of a crate (DIR, default loader/src) name which others through `crate::`:
+      the number of modules and edges, the circles (strongly connected components) among the
+      top-level modules and inside each folder with a shortest cycle through the largest, and
+      the ten modules with the largest fan-out
+      --check  fail if any circle exists
 ";
 
 fn main() -> ExitCode {
@@ -90,6 +97,7 @@ fn main() -> ExitCode {
         Some("hot-text") => hot_text::main(&rest),
         Some("khronos-suite") => khronos_suite::main(&rest),
         Some("fuzz") => fuzz::main(&rest),
+        Some("modules") => modules::main(&rest),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
