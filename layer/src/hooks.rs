@@ -1,0 +1,12 @@
+//! The generated part of the SDK (`layer/src/gen/hooks.rs`, written by `cargo xtask regen`):
+//! [`InstanceHooks`] and [`DeviceHooks`], one pre-call validate, pre-call record and post-call
+//! record method per hookable command, and the entry points that call them.
+
+// The parameters keep their C names (`pCreateInfo`), as in the specification.
+#[allow(non_snake_case)]
+#[rustfmt::skip]
+#[path = "gen/hooks.rs"]
+mod generated;
+
+pub(crate) use generated::entry;
+pub use generated::{DeviceHooks, InstanceHooks, DEVICE_HOOKABLE, INSTANCE_HOOKABLE};
