@@ -145,6 +145,26 @@ impl Fallback for PFN_vkVoidFunction {
     }
 }
 
+/// `VkBool32` (`VK_FALSE`) and counts.
+impl Fallback for u32 {
+    fn fallback() -> Self {
+        0
+    }
+}
+
+/// `VkDeviceAddress`, `VkDeviceSize` and other 64-bit values: zero, "none".
+impl Fallback for u64 {
+    fn fallback() -> Self {
+        0
+    }
+}
+
+impl Fallback for *mut std::ffi::c_void {
+    fn fallback() -> Self {
+        std::ptr::null_mut()
+    }
+}
+
 /// Runs `f`; a panic in it (the layer's code) becomes the fallback value instead of unwinding
 /// into the application through `extern "system"`.
 pub(crate) fn guard<R: Fallback>(f: impl FnOnce() -> R) -> R {
@@ -417,4 +437,69 @@ unsafe extern "system" fn destroy_device<L: Registered>(
             unsafe { destroy(device, allocator) };
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vk_generated::command_id as id;
+
+    #[test]
+    fn every_non_global_command_but_the_chassis_ones_is_hookable_at_its_level() {
+        for hookable in [
+            id::vkEnumeratePhysicalDevices,
+            id::vkGetPhysicalDeviceProperties2,
+            id::vkCreateDebugUtilsMessengerEXT,
+        ] {
+            assert!(INSTANCE_HOOKABLE.contains(&hookable) && !DEVICE_HOOKABLE.contains(&hookable));
+        }
+        for hookable in [
+            id::vkCmdDraw,
+            id::vkQueueSubmit,
+            id::vkCreateImage,
+            id::vkQueuePresentKHR,
+        ] {
+            assert!(DEVICE_HOOKABLE.contains(&hookable) && !INSTANCE_HOOKABLE.contains(&hookable));
+        }
+        let chassis = [
+            id::vkCreateInstance,
+            id::vkDestroyInstance,
+            id::vkCreateDevice,
+            id::vkDestroyDevice,
+        ];
+        let global = [
+            id::vkEnumerateInstanceVersion,
+            id::vkEnumerateInstanceExtensionProperties,
+        ];
+        for not_hookable in chassis
+            .iter()
+            .chain(&global)
+            .chain(&[id::vkGetInstanceProcAddr, id::vkGetDeviceProcAddr])
+        {
+            assert!(
+                !INSTANCE_HOOKABLE.contains(not_hookable)
+                    && !DEVICE_HOOKABLE.contains(not_hookable)
+            );
+        }
+        // Every non-global command but the chassis's five (vkCreateInstance is global).
+        let non_global = vk_generated::COMMANDS
+            .iter()
+            .filter(|c| c.level != vk_generated::CommandLevel::Global)
+            .count();
+        assert_eq!(
+            INSTANCE_HOOKABLE.len() + DEVICE_HOOKABLE.len(),
+            non_global - 5
+        );
+    }
+
+    #[test]
+    fn hook_lists_are_checked() {
+        check_hooks(&[id::vkCmdDraw, id::vkEnumeratePhysicalDevices]);
+    }
+
+    #[test]
+    #[should_panic(expected = "without generated hooks")]
+    fn a_chassis_command_is_not_a_hook() {
+        check_hooks(&[id::vkCmdDraw, id::vkCreateDevice]);
+    }
 }

@@ -60,6 +60,16 @@ unsafe extern "system" fn next_cmd_draw(_: VkCommandBuffer, _: u32, _: u32, _: u
     NEXT_DRAWS.fetch_add(1, SeqCst);
 }
 unsafe extern "system" fn next_cmd_dispatch(_: VkCommandBuffer, _: u32, _: u32, _: u32) {}
+unsafe extern "system" fn next_draw_indirect_count(
+    _: VkCommandBuffer,
+    _: VkBuffer,
+    _: VkDeviceSize,
+    _: VkBuffer,
+    _: VkDeviceSize,
+    _: u32,
+    _: u32,
+) {
+}
 
 macro_rules! void_fn {
     ($pfn:ty, $f:expr) => {{
@@ -81,6 +91,10 @@ unsafe fn next_function(name: *const c_char) -> PFN_vkVoidFunction {
         }
         b"vkCmdDraw" => void_fn!(PFN_vkCmdDraw, next_cmd_draw),
         b"vkCmdDispatch" => void_fn!(PFN_vkCmdDispatch, next_cmd_dispatch),
+        // Only under the extension's name, an alias of the core command.
+        b"vkCmdDrawIndirectCountKHR" => {
+            void_fn!(PFN_vkCmdDrawIndirectCount, next_draw_indirect_count)
+        }
         _ => None,
     }
 }
@@ -114,6 +128,7 @@ impl Layer for TestLayer {
         command_id::vkCmdDraw,
         command_id::vkEnumeratePhysicalDevices,
         command_id::vkQueueSubmit,
+        command_id::vkCmdDrawIndirectCount,
     ];
 
     fn create_instance(
@@ -286,6 +301,11 @@ fn calls_through_the_chassis() {
             next_cmd_dispatch as *const () as usize
         );
         assert!(gdpa(device, c"vkNoSuchCommand").is_none());
+        // A hooked command asked for by an alias: the layer's entry.
+        let by_alias = gdpa(device, c"vkCmdDrawIndirectCountKHR");
+        assert!(
+            by_alias.is_some() && addr(by_alias) != next_draw_indirect_count as *const () as usize
+        );
         // A hooked command the next level lacks is not offered either.
         assert!(gdpa(device, c"vkQueueSubmit").is_none());
         // Instance-level hooks are not answered as device commands: whatever the next level says.

@@ -1,9 +1,10 @@
-//! `layer/src/gen/hooks.rs`: the layer SDK's chassis for every hookable command: hook methods with
-//! pass-through defaults on `InstanceHooks` / `DeviceHooks`, one `extern "system"` entry point per
-//! command that runs the hooks around the next level's call, and the ids of the hookable commands.
+//! `layer/src/gen/hooks.rs`: the layer SDK's chassis for every command of the registry that a
+//! layer can hook: hook methods with pass-through defaults on `InstanceHooks` / `DeviceHooks`, one
+//! `extern "system"` entry point per command that runs the hooks around the next level's call,
+//! and the ids of the hookable commands.
 //!
-//! For now the hookable commands are [`HOOKABLE`], a short explicit list; the hand-written chassis
-//! (`layer/src/chassis.rs`) owns instance and device creation and destruction.
+//! Not hookable: global commands (no instance yet: the pre-instance chains are another interface)
+//! and [`CHASSIS_COMMANDS`], which the hand-written chassis (`layer/src/chassis.rs`) implements.
 
 use heck::ToSnakeCase;
 use proc_macro2::TokenStream;
@@ -12,36 +13,29 @@ use quote::{format_ident, quote};
 use super::{c_type, ident, param, rust_file};
 use crate::ir::{Command, Level, Registry};
 
-/// The commands that get hooks, until the generator covers the whole registry.
-pub const HOOKABLE: &[&str] = &[
-    "vkCmdDraw",
-    "vkEnumeratePhysicalDevices",
-    "vkGetPhysicalDeviceProperties",
-    "vkQueueSubmit",
+/// The commands the chassis implements by hand: creation, destruction and `vkGet*ProcAddr`.
+pub const CHASSIS_COMMANDS: &[&str] = &[
+    "vkCreateDevice",
+    "vkCreateInstance",
+    "vkDestroyDevice",
+    "vkDestroyInstance",
+    "vkGetDeviceProcAddr",
+    "vkGetInstanceProcAddr",
 ];
 
 pub fn emit(reg: &Registry) -> Result<String, String> {
-    let commands = HOOKABLE
-        .iter()
-        .map(|name| {
-            reg.commands
-                .get(*name)
-                .ok_or(format!("hookable command {name} is not in the registry"))
-        })
-        .collect::<Result<Vec<&Command>, String>>()?;
-    let (instance, device): (Vec<&Command>, Vec<&Command>) = commands
-        .iter()
-        .partition(|c| matches!(c.level, Level::Instance | Level::PhysicalDevice));
-    if let Some(global) = instance
-        .iter()
-        .chain(&device)
-        .find(|c| c.level == Level::Global)
-    {
-        return Err(format!(
-            "{} is a global command: the chassis has no state to hook it with",
-            global.name
-        ));
+    for name in CHASSIS_COMMANDS {
+        if !reg.commands.contains_key(*name) {
+            return Err(format!("chassis command {name} is not in the registry"));
+        }
     }
+    let commands: Vec<&Command> = reg
+        .commands
+        .values()
+        .filter(|c| c.level != Level::Global && !CHASSIS_COMMANDS.contains(&c.name.as_str()))
+        .collect();
+    let (instance, device): (Vec<&Command>, Vec<&Command>) =
+        commands.iter().partition(|c| matches!(c.level, Level::Instance | Level::PhysicalDevice));
     let instance_methods = instance.iter().map(|c| hook_methods(c));
     let device_methods = device.iter().map(|c| hook_methods(c));
     let instance_entries = instance.iter().map(|c| entry(c, quote!(instance)));
