@@ -52,7 +52,22 @@ pub trait Layer: Sized + 'static {
 /// # Safety
 /// `chassis` returns the same static every time.
 pub unsafe trait Registered: Layer {
+    /// The layer's state.
     fn chassis() -> &'static Chassis<Self>;
+    /// The entry points of [`Layer::HOOKS`], in that order ([`hook_entries`]).
+    fn hook_entries() -> &'static [PFN_vkVoidFunction];
+}
+
+/// The entry points of `L::HOOKS` (`N` of them), in order. Evaluated at compile time by
+/// [`declare_layer!`](crate::declare_layer), so only the hooked commands' entry points are built.
+pub const fn hook_entries<L: Registered, const N: usize>() -> [PFN_vkVoidFunction; N] {
+    let mut entries = [None; N];
+    let mut i = 0;
+    while i < N {
+        entries[i] = entry::<L>(L::HOOKS[i]);
+        i += 1;
+    }
+    entries
 }
 
 /// What the chassis keeps per instance.
@@ -246,9 +261,11 @@ fn lifecycle<L: Registered>(name: &[u8]) -> PFN_vkVoidFunction {
 /// The layer's entry point for `name` when the layer hooks it at one of `levels`.
 fn hooked<L: Registered>(name: &[u8], levels: &[&[u16]]) -> PFN_vkVoidFunction {
     let id = vk_generated::lookup::command(name)?.command;
+    // The layer's short list first: most names are not hooked.
+    let index = L::HOOKS.iter().position(|&hook| hook == id)?;
     let hookable = levels.iter().any(|list| list.contains(&id));
-    if hookable && L::HOOKS.contains(&id) {
-        entry::<L>(id)
+    if hookable {
+        L::hook_entries().get(index).copied().flatten()
     } else {
         None
     }

@@ -35,10 +35,16 @@ macro_rules! declare_layer {
     ($layer:ty) => {
         const _: () = {
             static CHASSIS: $crate::Chassis<$layer> = $crate::Chassis::new();
+            const HOOK_COUNT: usize = <$layer as $crate::Layer>::HOOKS.len();
+            static HOOK_ENTRIES: [$crate::vk::types::PFN_vkVoidFunction; HOOK_COUNT] =
+                $crate::chassis::hook_entries::<$layer, HOOK_COUNT>();
             // SAFETY: one static per layer type.
             unsafe impl $crate::Registered for $layer {
                 fn chassis() -> &'static $crate::Chassis<Self> {
                     &CHASSIS
+                }
+                fn hook_entries() -> &'static [$crate::vk::types::PFN_vkVoidFunction] {
+                    &HOOK_ENTRIES
                 }
             }
             $crate::chassis::check_hooks(<$layer as $crate::Layer>::HOOKS);

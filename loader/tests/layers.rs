@@ -787,6 +787,26 @@ fn sdk_layer_exports_only_layer_entry_points() {
     assert_eq!(vk, ["vkGetDeviceProcAddr", "vkGetInstanceProcAddr", "vkNegotiateLoaderLayerInterfaceVersion"], "{text}");
 }
 
+/// Of the SDK's generated entry points, the layer's library holds only those of the commands it
+/// hooks: `vkCmdDraw`, not the other few hundred.
+#[test]
+fn sdk_layer_holds_only_its_hooks_entry_points() {
+    let out = Command::new("nm").arg(common::built_library("libVkLayer_sdk_draw_count.so")).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Mangled `vk_layer::hooks::generated::entries::<command>`: `7entries`, then `<len><name>`.
+    let mut commands: Vec<String> = text
+        .lines()
+        .filter_map(|line| line.split_once("7entries").map(|(_, rest)| rest))
+        .filter_map(|rest| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            let len: usize = digits.parse().ok()?;
+            rest.get(digits.len()..digits.len() + len).map(str::to_string)
+        })
+        .collect();
+    commands.dedup();
+    assert_eq!(commands, ["vkCmdDraw"], "{text}");
+}
+
 /// The override meta layer (as vkconfig writes it): its components enabled, its blacklist removing
 /// layers, its override_paths replacing the explicit search (VK_LAYER_PATH too), only for the
 /// executables in app_keys when given.

@@ -17144,8 +17144,10 @@ pub trait DeviceHooks: Send + Sync + 'static {
         result: VkResult,
     ) {}
 }
-/// The layer's entry point for a hookable command id, `None` for any other id.
-pub(crate) fn entry<L: Registered>(id: u16) -> PFN_vkVoidFunction {
+/// The layer's entry point for a hookable command id, `None` for any other id. A `const
+/// fn`: `declare_layer!` evaluates it at compile time for the hooked commands only, so a
+/// layer's library holds only the entry points it hooks.
+pub(crate) const fn entry<L: Registered>(id: u16) -> PFN_vkVoidFunction {
     match id {
         command_id::vkAcquireDrmDisplayEXT => {
             let f: PFN_vkAcquireDrmDisplayEXT = Some(
