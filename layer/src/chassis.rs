@@ -1,13 +1,13 @@
-//! The hand-written chassis: the layer's state, instance and device creation and destruction,
-//! `vkGet*ProcAddr`, interface negotiation, and the guard that keeps panics inside.
+//! The hand-written chassis: interface negotiation, `vkGet*ProcAddr`, and instance and device
+//! creation and destruction.
 //!
-//! Which commands a layer hooks is [`Layer::HOOKS`], a list of `vk_generated::command_id`
-//! constants checked at compile time by [`declare_layer!`](crate::declare_layer). Only those
-//! (and the lifecycle commands the chassis needs) are answered with the layer's own entry points;
-//! every other name gets the next level's pointer, so unhooked commands cost the layer nothing.
+//! Which commands a layer hooks is [`Layer::HOOKS`](crate::Layer::HOOKS), a list of
+//! `vk_generated::command_id` constants checked at compile time by
+//! [`declare_layer!`](crate::declare_layer). Only those (and the lifecycle commands the chassis
+//! needs) are answered with the layer's own entry points; every other name gets the next level's
+//! pointer, so unhooked commands cost the layer nothing.
 
 use std::ffi::{c_char, CStr};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use vk_generated::layer_abi::{
     VkNegotiateLayerInterface, VkNegotiateLayerStructType, CURRENT_LOADER_LAYER_INTERFACE_VERSION,
@@ -15,200 +15,10 @@ use vk_generated::layer_abi::{
 use vk_generated::types::*;
 use vk_generated::{DeviceDispatchTable, DispatchTable, InstanceDispatchTable};
 
-use crate::chain::{take_device_link, take_instance_link, Gdpa, Gipa};
-use crate::dispatch_map::DispatchMap;
-use crate::hooks::{entry, DeviceHooks, InstanceHooks, DEVICE_HOOKABLE, INSTANCE_HOOKABLE};
-
-/// A layer: its per-instance and per-device objects and the commands it hooks.
-pub trait Layer: Sized + 'static {
-    /// Made at `vkCreateInstance`, dropped at `vkDestroyInstance` (after the next level's call).
-    type Instance: InstanceHooks;
-    /// Made at `vkCreateDevice`, dropped at `vkDestroyDevice` (after the next level's call).
-    type Device: DeviceHooks;
-    /// The hooked commands (`vk_generated::command_id::vkCmdDraw`, ...): their hook methods run,
-    /// every other command goes straight to the next level.
-    const HOOKS: &'static [u16];
-
-    /// The layer's object for a new instance, after the next level created it; an error destroys
-    /// the instance again and fails `vkCreateInstance` with it.
-    fn create_instance(
-        info: &VkInstanceCreateInfo,
-        instance: VkInstance,
-        next: &InstanceDispatchTable,
-    ) -> Result<Self::Instance, VkResult>;
-
-    /// The layer's object for a new device, as [`create_instance`](Self::create_instance).
-    fn create_device(
-        instance: &Self::Instance,
-        physical_device: VkPhysicalDevice,
-        info: &VkDeviceCreateInfo,
-        device: VkDevice,
-        next: &DeviceDispatchTable,
-    ) -> Result<Self::Device, VkResult>;
-}
-
-/// A layer with its chassis, as [`declare_layer!`](crate::declare_layer) declares it.
-///
-/// # Safety
-/// `chassis` returns the same static every time.
-pub unsafe trait Registered: Layer {
-    /// The layer's state.
-    fn chassis() -> &'static Chassis<Self>;
-    /// The entry points of [`Layer::HOOKS`], in that order ([`hook_entries`]).
-    fn hook_entries() -> &'static [PFN_vkVoidFunction];
-}
-
-/// The entry points of `L::HOOKS` (`N` of them), in order. Evaluated at compile time by
-/// [`declare_layer!`](crate::declare_layer), so only the hooked commands' entry points are built.
-pub const fn hook_entries<L: Registered, const N: usize>() -> [PFN_vkVoidFunction; N] {
-    let mut entries = [None; N];
-    let mut i = 0;
-    while i < N {
-        entries[i] = entry::<L>(L::HOOKS[i]);
-        i += 1;
-    }
-    entries
-}
-
-/// What the chassis keeps per instance.
-pub struct InstanceState<L: Layer> {
-    /// The next level's instance-level functions.
-    pub next: InstanceDispatchTable,
-    gipa: Gipa,
-    /// The layer's object.
-    pub hooks: L::Instance,
-}
-
-/// What the chassis keeps per device.
-pub struct DeviceState<L: Layer> {
-    /// The next level's device-level functions.
-    pub next: DeviceDispatchTable,
-    gdpa: Gdpa,
-    /// The layer's object.
-    pub hooks: L::Device,
-}
-
-/// A layer's state: instances and devices by dispatch pointer.
-pub struct Chassis<L: Layer> {
-    instances: DispatchMap<InstanceState<L>>,
-    devices: DispatchMap<DeviceState<L>>,
-}
-
-impl<L: Layer> Default for Chassis<L> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<L: Layer> Chassis<L> {
-    /// No instances, no devices; usable in a `static`.
-    pub const fn new() -> Self {
-        Chassis {
-            instances: DispatchMap::new(),
-            devices: DispatchMap::new(),
-        }
-    }
-
-    /// The state of the instance that `handle` (a `VkInstance` or `VkPhysicalDevice`) belongs to.
-    ///
-    /// # Safety
-    /// `handle` is null or a live dispatchable handle.
-    pub unsafe fn instance(&self, handle: *mut std::ffi::c_void) -> Option<&InstanceState<L>> {
-        // SAFETY: per the caller's contract.
-        self.instances.get(unsafe { dispatch_key(handle) }?)
-    }
-
-    /// The state of the device that `handle` (a `VkDevice`, `VkQueue` or `VkCommandBuffer`)
-    /// belongs to.
-    ///
-    /// # Safety
-    /// `handle` is null or a live dispatchable handle.
-    pub unsafe fn device(&self, handle: *mut std::ffi::c_void) -> Option<&DeviceState<L>> {
-        // SAFETY: per the caller's contract.
-        self.devices.get(unsafe { dispatch_key(handle) }?)
-    }
-}
-
-/// The loader's dispatch pointer, the first word of a dispatchable handle: one per instance (its
-/// physical devices share it) and one per device (its queues and command buffers share it).
-///
-/// # Safety
-/// `handle` is null or points to at least one readable word.
-unsafe fn dispatch_key(handle: *mut std::ffi::c_void) -> Option<usize> {
-    // SAFETY: per the caller's contract.
-    (!handle.is_null()).then(|| unsafe { *(handle as *const usize) })
-}
-
-/// The value an entry point returns when it cannot call down (a panic, an unknown handle).
-pub(crate) trait Fallback {
-    fn fallback() -> Self;
-}
-
-impl Fallback for () {
-    fn fallback() {}
-}
-
-impl Fallback for VkResult {
-    fn fallback() -> Self {
-        VkResult::ERROR_UNKNOWN
-    }
-}
-
-impl Fallback for PFN_vkVoidFunction {
-    fn fallback() -> Self {
-        None
-    }
-}
-
-/// `VkBool32` (`VK_FALSE`) and counts.
-impl Fallback for u32 {
-    fn fallback() -> Self {
-        0
-    }
-}
-
-/// `VkDeviceAddress`, `VkDeviceSize` and other 64-bit values: zero, "none".
-impl Fallback for u64 {
-    fn fallback() -> Self {
-        0
-    }
-}
-
-impl Fallback for *mut std::ffi::c_void {
-    fn fallback() -> Self {
-        std::ptr::null_mut()
-    }
-}
-
-/// Runs `f`; a panic in it (the layer's code) becomes the fallback value instead of unwinding
-/// into the application through `extern "system"`.
-pub(crate) fn guard<R: Fallback>(f: impl FnOnce() -> R) -> R {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| R::fallback())
-}
-
-/// A hook list names only hookable commands: [`declare_layer!`](crate::declare_layer) evaluates
-/// this at compile time.
-pub const fn check_hooks(hooks: &[u16]) {
-    let mut i = 0;
-    while i < hooks.len() {
-        assert!(
-            contains(INSTANCE_HOOKABLE, hooks[i]) || contains(DEVICE_HOOKABLE, hooks[i]),
-            "Layer::HOOKS names a command without generated hooks"
-        );
-        i += 1;
-    }
-}
-
-const fn contains(list: &[u16], id: u16) -> bool {
-    let mut i = 0;
-    while i < list.len() {
-        if list[i] == id {
-            return true;
-        }
-        i += 1;
-    }
-    false
-}
+use crate::chain::{take_device_link, take_instance_link};
+use crate::guard::guard;
+use crate::hooks::{DEVICE_HOOKABLE, INSTANCE_HOOKABLE};
+use crate::state::{dispatch_key, DeviceState, InstanceState, Registered};
 
 /// `vkNegotiateLoaderLayerInterfaceVersion`: agrees on interface 2 (or the loader's lower one)
 /// and hands the loader this layer's `vkGet*ProcAddr`.
@@ -454,69 +264,4 @@ unsafe extern "system" fn destroy_device<L: Registered>(
             unsafe { destroy(device, allocator) };
         }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use vk_generated::command_id as id;
-
-    #[test]
-    fn every_non_global_command_but_the_chassis_ones_is_hookable_at_its_level() {
-        for hookable in [
-            id::vkEnumeratePhysicalDevices,
-            id::vkGetPhysicalDeviceProperties2,
-            id::vkCreateDebugUtilsMessengerEXT,
-        ] {
-            assert!(INSTANCE_HOOKABLE.contains(&hookable) && !DEVICE_HOOKABLE.contains(&hookable));
-        }
-        for hookable in [
-            id::vkCmdDraw,
-            id::vkQueueSubmit,
-            id::vkCreateImage,
-            id::vkQueuePresentKHR,
-        ] {
-            assert!(DEVICE_HOOKABLE.contains(&hookable) && !INSTANCE_HOOKABLE.contains(&hookable));
-        }
-        let chassis = [
-            id::vkCreateInstance,
-            id::vkDestroyInstance,
-            id::vkCreateDevice,
-            id::vkDestroyDevice,
-        ];
-        let global = [
-            id::vkEnumerateInstanceVersion,
-            id::vkEnumerateInstanceExtensionProperties,
-        ];
-        for not_hookable in chassis
-            .iter()
-            .chain(&global)
-            .chain(&[id::vkGetInstanceProcAddr, id::vkGetDeviceProcAddr])
-        {
-            assert!(
-                !INSTANCE_HOOKABLE.contains(not_hookable)
-                    && !DEVICE_HOOKABLE.contains(not_hookable)
-            );
-        }
-        // Every non-global command but the chassis's five (vkCreateInstance is global).
-        let non_global = vk_generated::COMMANDS
-            .iter()
-            .filter(|c| c.level != vk_generated::CommandLevel::Global)
-            .count();
-        assert_eq!(
-            INSTANCE_HOOKABLE.len() + DEVICE_HOOKABLE.len(),
-            non_global - 5
-        );
-    }
-
-    #[test]
-    fn hook_lists_are_checked() {
-        check_hooks(&[id::vkCmdDraw, id::vkEnumeratePhysicalDevices]);
-    }
-
-    #[test]
-    #[should_panic(expected = "without generated hooks")]
-    fn a_chassis_command_is_not_a_hook() {
-        check_hooks(&[id::vkCmdDraw, id::vkCreateDevice]);
-    }
 }

@@ -3,7 +3,7 @@
 //!
 //! Every intercepted call looks its state up, from any thread, while creation and destruction are
 //! rare. So writers (insert, remove) take a mutex and readers take none: slots are atomic
-//! (key, value) pairs in open-addressed chunks of [`CHUNK`] slots; a full chunk links a new one,
+//! (key, value) pairs in open-addressed chunks of `CHUNK` (64) slots; a full chunk links a new one,
 //! and chunks live as long as the map. A writer publishes the value before the key (release), a
 //! reader loads the key (acquire) and then the value. Removal leaves a tombstone so later probes
 //! go on. A value is freed only by `remove`, which the chassis calls from `vkDestroy*`, when the

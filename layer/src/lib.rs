@@ -14,12 +14,16 @@
 pub mod chain;
 pub mod chassis;
 pub mod dispatch_map;
+mod entries;
+mod guard;
 mod hooks;
 mod manifest;
+mod state;
 
-pub use chassis::{Chassis, DeviceState, InstanceState, Layer, Registered};
-pub use hooks::{DeviceHooks, InstanceHooks, DEVICE_HOOKABLE, INSTANCE_HOOKABLE};
+pub use entries::hook_entries;
+pub use hooks::{check_hooks, DeviceHooks, InstanceHooks, DEVICE_HOOKABLE, INSTANCE_HOOKABLE};
 pub use manifest::Manifest;
+pub use state::{Chassis, DeviceState, InstanceState, Layer, Registered};
 pub use vk_generated as vk;
 
 /// Exports a layer's entry points from the library it is built into (a `cdylib`):
@@ -37,7 +41,7 @@ macro_rules! declare_layer {
             static CHASSIS: $crate::Chassis<$layer> = $crate::Chassis::new();
             const HOOK_COUNT: usize = <$layer as $crate::Layer>::HOOKS.len();
             static HOOK_ENTRIES: [$crate::vk::types::PFN_vkVoidFunction; HOOK_COUNT] =
-                $crate::chassis::hook_entries::<$layer, HOOK_COUNT>();
+                $crate::hook_entries::<$layer, HOOK_COUNT>();
             // SAFETY: one static per layer type.
             unsafe impl $crate::Registered for $layer {
                 fn chassis() -> &'static $crate::Chassis<Self> {
@@ -47,7 +51,7 @@ macro_rules! declare_layer {
                     &HOOK_ENTRIES
                 }
             }
-            $crate::chassis::check_hooks(<$layer as $crate::Layer>::HOOKS);
+            $crate::check_hooks(<$layer as $crate::Layer>::HOOKS);
         };
 
         /// The loader-layer interface negotiation.

@@ -793,10 +793,10 @@ fn sdk_layer_exports_only_layer_entry_points() {
 fn sdk_layer_holds_only_its_hooks_entry_points() {
     let out = Command::new("nm").arg(common::built_library("libVkLayer_sdk_draw_count.so")).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    // Mangled `vk_layer::hooks::generated::entries::<command>`: `7entries`, then `<len><name>`.
+    // Mangled `vk_layer::entries::generated::<command>`: `7entries9generated`, then `<len><name>`.
     let mut commands: Vec<String> = text
         .lines()
-        .filter_map(|line| line.split_once("7entries").map(|(_, rest)| rest))
+        .filter_map(|line| line.split_once("7entries9generated").map(|(_, rest)| rest))
         .filter_map(|rest| {
             let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
             let len: usize = digits.parse().ok()?;

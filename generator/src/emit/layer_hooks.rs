@@ -1,7 +1,8 @@
-//! `layer/src/gen/hooks.rs`: the layer SDK's chassis for every command of the registry that a
-//! layer can hook: hook methods with pass-through defaults on `InstanceHooks` / `DeviceHooks`, one
-//! `extern "system"` entry point per command that runs the hooks around the next level's call,
-//! and the ids of the hookable commands.
+//! The generated part of the layer SDK, for every command of the registry that a layer can hook:
+//! `layer/src/gen/hooks.rs` (hook methods with pass-through defaults on `InstanceHooks` /
+//! `DeviceHooks`, the ids of the hookable commands) and `layer/src/gen/entries.rs` (one
+//! `extern "system"` entry point per command that runs the hooks around the next level's call).
+//! Two files, so that the traits depend on nothing of the SDK and the entry points on its state.
 //!
 //! Not hookable: global commands (no instance yet: the pre-instance chains are another interface)
 //! and [`CHASSIS_COMMANDS`], which the hand-written chassis (`layer/src/chassis.rs`) implements.
@@ -23,54 +24,46 @@ pub const CHASSIS_COMMANDS: &[&str] = &[
     "vkGetInstanceProcAddr",
 ];
 
-pub fn emit(reg: &Registry) -> Result<String, String> {
+/// The hookable commands, instance-level and device-level, in name order.
+fn hookable(reg: &Registry) -> Result<(Vec<&Command>, Vec<&Command>), String> {
     for name in CHASSIS_COMMANDS {
         if !reg.commands.contains_key(*name) {
             return Err(format!("chassis command {name} is not in the registry"));
         }
     }
-    let commands: Vec<&Command> = reg
+    Ok(reg
         .commands
         .values()
         .filter(|c| c.level != Level::Global && !CHASSIS_COMMANDS.contains(&c.name.as_str()))
-        .collect();
-    let (instance, device): (Vec<&Command>, Vec<&Command>) =
-        commands.iter().partition(|c| matches!(c.level, Level::Instance | Level::PhysicalDevice));
+        .partition(|c| matches!(c.level, Level::Instance | Level::PhysicalDevice)))
+}
+
+/// `use core::ffi::...` for the C types the commands' signatures spell.
+fn ffi_imports(commands: &[&Command]) -> TokenStream {
+    let spelled: String = commands.iter().flat_map(|c| params(c)).map(|p| p.to_string()).collect();
+    let ffi = ["c_char", "c_int", "c_void"]
+        .into_iter()
+        .filter(|t| spelled.contains(t))
+        .map(|t| format_ident!("{}", t));
+    quote!(#(use core::ffi::#ffi;)*)
+}
+
+/// `layer/src/gen/hooks.rs`: the hook traits and the hookable commands' ids.
+pub fn emit_hooks(reg: &Registry) -> Result<String, String> {
+    let (instance, device) = hookable(reg)?;
+    let all: Vec<&Command> = instance.iter().chain(&device).copied().collect();
+    let ffi = ffi_imports(&all);
     let instance_methods = instance.iter().map(|c| hook_methods(c));
     let device_methods = device.iter().map(|c| hook_methods(c));
-    let instance_entries = instance.iter().map(|c| entry(c, quote!(instance)));
-    let device_entries = device.iter().map(|c| entry(c, quote!(device)));
-    let arms = commands.iter().map(|c| {
-        let id = format_ident!("{}", c.name);
-        let pfn = format_ident!("PFN_{}", c.name);
-        quote! {
-            command_id::#id => {
-                let f: #pfn = Some(entries::#id::<L>);
-                // SAFETY: function pointers of any signature share one representation.
-                unsafe { core::mem::transmute::<#pfn, PFN_vkVoidFunction>(f) }
-            }
-        }
-    });
     let ids = |list: &[&Command]| {
         let ids = list.iter().map(|c| format_ident!("{}", c.name));
         quote!(&[#(command_id::#ids),*])
     };
     let (instance_ids, device_ids) = (ids(&instance), ids(&device));
-    // The C types the signatures use, imported only when used.
-    let spelled: String = commands
-        .iter()
-        .flat_map(|c| params(c))
-        .map(|p| p.to_string())
-        .collect();
-    let ffi = ["c_char", "c_int", "c_void"]
-        .into_iter()
-        .filter(|t| spelled.contains(t))
-        .map(|t| format_ident!("{}", t));
     let tokens = quote! {
-        #(use core::ffi::#ffi;)*
+        #ffi
         use vk_generated::command_id;
         use vk_generated::types::*;
-        use crate::chassis::Registered;
 
         /// Instance-level commands (first parameter a `VkInstance` or `VkPhysicalDevice`) with hooks.
         pub const INSTANCE_HOOKABLE: &[u16] = #instance_ids;
@@ -90,6 +83,35 @@ pub fn emit(reg: &Registry) -> Result<String, String> {
         pub trait DeviceHooks: Send + Sync + 'static {
             #(#device_methods)*
         }
+    };
+    rust_file(reg, "the layer SDK's hook traits", tokens)
+}
+
+/// `layer/src/gen/entries.rs`: the entry points that run the hooks, and `entry` by command id.
+pub fn emit_entries(reg: &Registry) -> Result<String, String> {
+    let (instance, device) = hookable(reg)?;
+    let all: Vec<&Command> = instance.iter().chain(&device).copied().collect();
+    let ffi = ffi_imports(&all);
+    let instance_entries = instance.iter().map(|c| entry(c, quote!(instance)));
+    let device_entries = device.iter().map(|c| entry(c, quote!(device)));
+    let arms = all.iter().map(|c| {
+        let id = format_ident!("{}", c.name);
+        let pfn = format_ident!("PFN_{}", c.name);
+        quote! {
+            command_id::#id => {
+                let f: #pfn = Some(#id::<L>);
+                // SAFETY: function pointers of any signature share one representation.
+                unsafe { core::mem::transmute::<#pfn, PFN_vkVoidFunction>(f) }
+            }
+        }
+    });
+    let tokens = quote! {
+        #ffi
+        use vk_generated::command_id;
+        use vk_generated::types::*;
+        use crate::guard::{guard, Fallback};
+        use crate::hooks::{DeviceHooks, InstanceHooks};
+        use crate::state::Registered;
 
         /// The layer's entry point for a hookable command id, `None` for any other id. A `const
         /// fn`: `declare_layer!` evaluates it at compile time for the hooked commands only, so a
@@ -101,16 +123,10 @@ pub fn emit(reg: &Registry) -> Result<String, String> {
             }
         }
 
-        /// One `extern "system"` function per hookable command, named as the command.
-        #[allow(non_snake_case)]
-        mod entries {
-            use super::*;
-            use crate::chassis::{guard, Fallback};
-            #(#instance_entries)*
-            #(#device_entries)*
-        }
+        #(#instance_entries)*
+        #(#device_entries)*
     };
-    rust_file(reg, "the layer SDK's hook traits and entry points", tokens)
+    rust_file(reg, "the layer SDK's entry points", tokens)
 }
 
 /// `vkCmdDraw` -> `cmd_draw`.
@@ -193,7 +209,7 @@ fn entry(c: &Command, level: TokenStream) -> TokenStream {
     let doc = format!("`{}` through the layer's hooks.", c.name);
     quote! {
         #[doc = #doc]
-        pub(super) unsafe extern "system" fn #id<L: Registered>(#(#params),*) #ret {
+        unsafe extern "system" fn #id<L: Registered>(#(#params),*) #ret {
             guard(|| {
                 // SAFETY: the caller passes a live dispatchable handle, per the Vulkan API.
                 let Some(state) = (unsafe { L::chassis().#level(#first.0) }) else { return Fallback::fallback() };
