@@ -205,6 +205,16 @@ unsafe fn device_scenario(
     trampoline_draw.unwrap()(cmd, 3, 1, 0, 0);
     let driver_count: unsafe extern "system" fn(VkCommandBuffer) -> u32 = std::mem::transmute(dev(c"vkGetTestDriverDrawCountTEST"));
     println!("DRIVER_DRAWS {}", driver_count(cmd));
+    if let Ok(driver) = std::env::var("TEST_COMPARE_WITH_DRIVER") {
+        // The driver the loader opened (the same handle): are these the driver's own functions?
+        let driver = libloading::Library::new(driver).unwrap();
+        let driver_gipa: libloading::Symbol<unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction> =
+            driver.get(b"vk_icdGetInstanceProcAddr").unwrap();
+        for name in [c"vkCmdDispatch", c"vkCmdDraw", c"vkQueueSubmit"] {
+            let (app, own) = (dev(name).map(|f| f as usize), driver_gipa(instance, name.as_ptr()).map(|f| f as usize));
+            println!("POINTER {} {}", name.to_string_lossy(), if app == own { "driver" } else { "other" });
+        }
+    }
     let layer_draws: Option<unsafe extern "system" fn(VkDevice) -> u32> = std::mem::transmute(dev(c"vkGetTestLayerDrawsTEST"));
     if let Some(f) = layer_draws {
         println!("LAYER_DRAWS {}", f(device));
@@ -741,6 +751,60 @@ fn draw_statistics_sample_layer() {
     assert!(out.contains("DEVICE_RESULT VK_SUCCESS") && out.contains("END VK_SUCCESS"), "{out}{err}");
     assert!(out.lines().any(|l| l.starts_with("Command buffer 0x") && l.ends_with("ended with 2 draws, 2 instances and 6 vertices")), "{out}");
     assert!(out.contains("DRIVER_DRAWS 2"), "{out}");
+}
+
+/// A layer on the `vk-layer` SDK (tests/sdk-draw-count-layer) with the manifest the SDK writes:
+/// it counts the draws; the commands it does not hook are the driver's own functions.
+#[test]
+fn sdk_layer_counts_draws_and_passes_the_rest_through() {
+    let s = setup("sdk-draw-count");
+    let library = s.explicit.join("libVkLayer_sdk_draw_count.so");
+    std::fs::copy(common::built_library("libVkLayer_sdk_draw_count.so"), &library).unwrap();
+    let manifest = vk_layer::Manifest {
+        name: "VK_LAYER_TEST_sdk_draw_count",
+        library_path: std::path::Path::new("./libVkLayer_sdk_draw_count.so"),
+        api_version: vk_generated::make_api_version(0, 1, 4, 0),
+        implementation_version: 1,
+        description: "counts draws",
+    };
+    manifest.write(&s.explicit.join("sdk_draw_count.json")).unwrap();
+    let driver = p(&common::test_driver());
+    let (out, err) = s.run(&[("TEST_APP_LAYERS", "VK_LAYER_TEST_sdk_draw_count"), ("TEST_DEVICE", "1"), ("TEST_COMPARE_WITH_DRIVER", &driver)]);
+    assert!(out.contains("LAYER VK_LAYER_TEST_sdk_draw_count counts draws"), "{out}{err}");
+    assert!(out.contains("DEVICE_RESULT VK_SUCCESS") && out.contains("DEVICE_DESTROYED"), "{out}{err}");
+    // Both draws (the vkGetDeviceProcAddr pointer's and the exported trampoline's) went through it.
+    assert!(out.contains("DRIVER_DRAWS 2") && out.contains("SDK_DRAW_COUNT 2"), "{out}{err}");
+    let pointers = lines(&out, "POINTER ");
+    assert_eq!(pointers, ["POINTER vkCmdDispatch driver", "POINTER vkCmdDraw other", "POINTER vkQueueSubmit driver"], "{out}");
+}
+
+/// The SDK's `declare_layer!` exports the layer's three entry points and no other `vk*` symbol.
+#[test]
+fn sdk_layer_exports_only_layer_entry_points() {
+    let out = Command::new("nm").args(["-D", "--defined-only"]).arg(common::built_library("libVkLayer_sdk_draw_count.so")).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let vk: Vec<&str> = text.lines().filter_map(|l| l.split_whitespace().nth(2)).filter(|s| s.starts_with("vk")).collect();
+    assert_eq!(vk, ["vkGetDeviceProcAddr", "vkGetInstanceProcAddr", "vkNegotiateLoaderLayerInterfaceVersion"], "{text}");
+}
+
+/// Of the SDK's generated entry points, the layer's library holds only those of the commands it
+/// hooks: `vkCmdDraw`, not the other few hundred.
+#[test]
+fn sdk_layer_holds_only_its_hooks_entry_points() {
+    let out = Command::new("nm").arg(common::built_library("libVkLayer_sdk_draw_count.so")).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Mangled `vk_layer::entries::generated::<command>`: `7entries9generated`, then `<len><name>`.
+    let mut commands: Vec<String> = text
+        .lines()
+        .filter_map(|line| line.split_once("7entries9generated").map(|(_, rest)| rest))
+        .filter_map(|rest| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            let len: usize = digits.parse().ok()?;
+            rest.get(digits.len()..digits.len() + len).map(str::to_string)
+        })
+        .collect();
+    commands.dedup();
+    assert_eq!(commands, ["vkCmdDraw"], "{text}");
 }
 
 /// The override meta layer (as vkconfig writes it): its components enabled, its blacklist removing

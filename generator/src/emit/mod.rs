@@ -6,6 +6,7 @@ pub mod commands;
 pub mod dispatch;
 pub mod exports;
 pub mod extensions;
+pub mod layer_hooks;
 pub mod lookup;
 pub mod trampolines;
 pub mod types;
@@ -102,15 +103,7 @@ pub fn field_type(ty: &CType, array: &[ArrayLen]) -> TokenStream {
 /// The Rust spelling of a command's or function pointer's signature: `(a: A, b: B) -> R`.
 /// Array parameters are pointers in C (`const float blendConstants[4]` is `*const [f32; 4]`).
 pub fn signature(params: &[crate::ir::Field], ret: &CType) -> TokenStream {
-    let params = params.iter().map(|p| {
-        let name = ident(&p.name);
-        let ty = field_type(&p.ty, &p.array);
-        match (p.array.is_empty(), p.is_const) {
-            (true, _) => quote!(#name: #ty),
-            (false, true) => quote!(#name: *const #ty),
-            (false, false) => quote!(#name: *mut #ty),
-        }
-    });
+    let params = params.iter().map(param);
     let ret = if ret.is_void() {
         quote!()
     } else {
@@ -118,6 +111,17 @@ pub fn signature(params: &[crate::ir::Field], ret: &CType) -> TokenStream {
         quote!(-> #r)
     };
     quote!((#(#params),*) #ret)
+}
+
+/// One parameter of a signature: `name: Type`, array parameters as pointers.
+pub fn param(p: &crate::ir::Field) -> TokenStream {
+    let name = ident(&p.name);
+    let ty = field_type(&p.ty, &p.array);
+    match (p.array.is_empty(), p.is_const) {
+        (true, _) => quote!(#name: #ty),
+        (false, true) => quote!(#name: *const #ty),
+        (false, false) => quote!(#name: *mut #ty),
+    }
 }
 
 /// `VK_MAKE_API_VERSION(0, major, minor, 0)`.

@@ -1,0 +1,226 @@
+//! The generated part of the layer SDK, for every command of the registry that a layer can hook:
+//! `layer/src/gen/hooks.rs` (hook methods with pass-through defaults on `InstanceHooks` /
+//! `DeviceHooks`, the ids of the hookable commands) and `layer/src/gen/entries.rs` (one
+//! `extern "system"` entry point per command that runs the hooks around the next level's call).
+//! Two files, so that the traits depend on nothing of the SDK and the entry points on its state.
+//!
+//! Not hookable: global commands (no instance yet: the pre-instance chains are another interface)
+//! and [`CHASSIS_COMMANDS`], which the hand-written chassis (`layer/src/chassis.rs`) implements.
+
+use heck::ToSnakeCase;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::{c_type, ident, param, rust_file};
+use crate::ir::{Command, Level, Registry};
+
+/// The commands the chassis implements by hand: creation, destruction and `vkGet*ProcAddr`.
+pub const CHASSIS_COMMANDS: &[&str] = &[
+    "vkCreateDevice",
+    "vkCreateInstance",
+    "vkDestroyDevice",
+    "vkDestroyInstance",
+    "vkGetDeviceProcAddr",
+    "vkGetInstanceProcAddr",
+];
+
+/// The hookable commands, instance-level and device-level, in name order.
+fn hookable(reg: &Registry) -> Result<(Vec<&Command>, Vec<&Command>), String> {
+    for name in CHASSIS_COMMANDS {
+        if !reg.commands.contains_key(*name) {
+            return Err(format!("chassis command {name} is not in the registry"));
+        }
+    }
+    Ok(reg
+        .commands
+        .values()
+        .filter(|c| c.level != Level::Global && !CHASSIS_COMMANDS.contains(&c.name.as_str()))
+        .partition(|c| matches!(c.level, Level::Instance | Level::PhysicalDevice)))
+}
+
+/// `use core::ffi::...` for the C types the commands' signatures spell.
+fn ffi_imports(commands: &[&Command]) -> TokenStream {
+    let spelled: String = commands.iter().flat_map(|c| params(c)).map(|p| p.to_string()).collect();
+    let ffi = ["c_char", "c_int", "c_void"]
+        .into_iter()
+        .filter(|t| spelled.contains(t))
+        .map(|t| format_ident!("{}", t));
+    quote!(#(use core::ffi::#ffi;)*)
+}
+
+/// `layer/src/gen/hooks.rs`: the hook traits and the hookable commands' ids.
+pub fn emit_hooks(reg: &Registry) -> Result<String, String> {
+    let (instance, device) = hookable(reg)?;
+    let all: Vec<&Command> = instance.iter().chain(&device).copied().collect();
+    let ffi = ffi_imports(&all);
+    let instance_methods = instance.iter().map(|c| hook_methods(c));
+    let device_methods = device.iter().map(|c| hook_methods(c));
+    let ids = |list: &[&Command]| {
+        let ids = list.iter().map(|c| format_ident!("{}", c.name));
+        quote!(&[#(command_id::#ids),*])
+    };
+    let (instance_ids, device_ids) = (ids(&instance), ids(&device));
+    let tokens = quote! {
+        #ffi
+        use vk_generated::command_id;
+        use vk_generated::types::*;
+
+        /// Instance-level commands (first parameter a `VkInstance` or `VkPhysicalDevice`) with hooks.
+        pub const INSTANCE_HOOKABLE: &[u16] = #instance_ids;
+        /// Device-level commands (first parameter a `VkDevice`, `VkQueue` or `VkCommandBuffer`) with hooks.
+        pub const DEVICE_HOOKABLE: &[u16] = #device_ids;
+
+        /// A layer's per-instance object: hooks for the instance-level commands. Every default
+        /// passes the call through unchanged. `pre_call_validate_*` returning `Some(r)` skips the
+        /// call (and the other hooks) and returns `r` to the caller.
+        #[allow(unused_variables)]
+        pub trait InstanceHooks: Send + Sync + 'static {
+            #(#instance_methods)*
+        }
+
+        /// A layer's per-device object: hooks for the device-level commands, as [`InstanceHooks`].
+        #[allow(unused_variables)]
+        pub trait DeviceHooks: Send + Sync + 'static {
+            #(#device_methods)*
+        }
+    };
+    rust_file(reg, "the layer SDK's hook traits", tokens)
+}
+
+/// `layer/src/gen/entries.rs`: the entry points that run the hooks, and `entry` by command id.
+pub fn emit_entries(reg: &Registry) -> Result<String, String> {
+    let (instance, device) = hookable(reg)?;
+    let all: Vec<&Command> = instance.iter().chain(&device).copied().collect();
+    let ffi = ffi_imports(&all);
+    let instance_entries = instance.iter().map(|c| entry(c, quote!(instance)));
+    let device_entries = device.iter().map(|c| entry(c, quote!(device)));
+    let arms = all.iter().map(|c| {
+        let id = format_ident!("{}", c.name);
+        let pfn = format_ident!("PFN_{}", c.name);
+        quote! {
+            command_id::#id => {
+                let f: #pfn = Some(#id::<L>);
+                // SAFETY: function pointers of any signature share one representation.
+                unsafe { core::mem::transmute::<#pfn, PFN_vkVoidFunction>(f) }
+            }
+        }
+    });
+    let tokens = quote! {
+        #ffi
+        use vk_generated::command_id;
+        use vk_generated::types::*;
+        use crate::guard::{guard, Fallback};
+        use crate::hooks::{DeviceHooks, InstanceHooks};
+        use crate::state::Registered;
+
+        /// The layer's entry point for a hookable command id, `None` for any other id. A `const
+        /// fn`: `declare_layer!` evaluates it at compile time for the hooked commands only, so a
+        /// layer's library holds only the entry points it hooks.
+        pub(crate) const fn entry<L: Registered>(id: u16) -> PFN_vkVoidFunction {
+            match id {
+                #(#arms)*
+                _ => None,
+            }
+        }
+
+        #(#instance_entries)*
+        #(#device_entries)*
+    };
+    rust_file(reg, "the layer SDK's entry points", tokens)
+}
+
+/// `vkCmdDraw` -> `cmd_draw`.
+fn snake(c: &Command) -> String {
+    c.name.trim_start_matches("vk").to_snake_case()
+}
+
+/// The Rust type a hook sees for the command's result: `()` for `void`.
+fn result_type(c: &Command) -> TokenStream {
+    if c.return_type.is_void() {
+        quote!(())
+    } else {
+        c_type(&c.return_type)
+    }
+}
+
+fn hook_methods(c: &Command) -> TokenStream {
+    let base = snake(c);
+    let (validate, pre, post) = (
+        format_ident!("pre_call_validate_{}", base),
+        format_ident!("pre_call_record_{}", base),
+        format_ident!("post_call_record_{}", base),
+    );
+    let params = params(c);
+    let result = result_type(c);
+    // `void` commands' post-call hooks have no result parameter.
+    let result_param = (!c.return_type.is_void()).then(|| quote!(result: #result));
+    let name = &c.name;
+    let (doc_validate, doc_pre, doc_post) = (
+        format!("`{name}`: checks before the call; `Some(result)` skips it and returns `result`."),
+        format!("`{name}`: records before the call is passed down."),
+        format!("`{name}`: records after the call (and its `result`, if any)."),
+    );
+    quote! {
+        #[doc = #doc_validate]
+        fn #validate(&self, #(#params),*) -> Option<#result> { None }
+        #[doc = #doc_pre]
+        fn #pre(&self, #(#params),*) {}
+        #[doc = #doc_post]
+        fn #post(&self, #(#params,)* #result_param) {}
+    }
+}
+
+/// `name: Type` for each parameter, as in the command's signature.
+fn params(c: &Command) -> Vec<TokenStream> {
+    c.params.iter().map(param).collect()
+}
+
+/// The entry point: find the state by the first parameter's dispatch pointer, run the hooks
+/// around the next level's function.
+fn entry(c: &Command, level: TokenStream) -> TokenStream {
+    let id = format_ident!("{}", c.name);
+    let base = snake(c);
+    let (validate, pre, post) = (
+        format_ident!("pre_call_validate_{}", base),
+        format_ident!("pre_call_record_{}", base),
+        format_ident!("post_call_record_{}", base),
+    );
+    let params = params(c);
+    let args: Vec<_> = c.params.iter().map(|p| ident(&p.name)).collect();
+    let first = &args[0];
+    let ret = if c.return_type.is_void() {
+        quote!()
+    } else {
+        let r = c_type(&c.return_type);
+        quote!(-> #r)
+    };
+    let call_and_post = if c.return_type.is_void() {
+        quote! {
+            unsafe { next(#(#args),*) };
+            state.hooks.#post(#(#args),*);
+        }
+    } else {
+        quote! {
+            let result = unsafe { next(#(#args),*) };
+            state.hooks.#post(#(#args,)* result);
+            result
+        }
+    };
+    let doc = format!("`{}` through the layer's hooks.", c.name);
+    quote! {
+        #[doc = #doc]
+        unsafe extern "system" fn #id<L: Registered>(#(#params),*) #ret {
+            guard(|| {
+                // SAFETY: the caller passes a live dispatchable handle, per the Vulkan API.
+                let Some(state) = (unsafe { L::chassis().#level(#first.0) }) else { return Fallback::fallback() };
+                if let Some(result) = state.hooks.#validate(#(#args),*) {
+                    return result;
+                }
+                state.hooks.#pre(#(#args),*);
+                let Some(next) = state.next.#id else { return Fallback::fallback() };
+                // SAFETY: the next level's own function, called with the caller's arguments.
+                #call_and_post
+            })
+        }
+    }
+}

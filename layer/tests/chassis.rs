@@ -1,0 +1,370 @@
+//! The chassis in one process, against a fake next level: negotiation, the chain walk,
+//! `vkGet*ProcAddr` answers, hooks around calls, skipped calls, caught panics, state lifetime.
+
+use std::ffi::{c_char, c_void, CStr};
+use std::ptr;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::SeqCst};
+
+use vk_layer::vk::layer_abi::*;
+use vk_layer::vk::types::*;
+use vk_layer::vk::{command_id, DeviceDispatchTable, InstanceDispatchTable};
+use vk_layer::{DeviceHooks, InstanceHooks, Layer};
+
+// ---- the fake next level ----------------------------------------------------------------------
+
+/// The dispatch words of the fake level's instance and device (any distinct addresses).
+static INSTANCE_DISPATCH: u64 = 1;
+static DEVICE_DISPATCH: u64 = 2;
+static NEXT_DRAWS: AtomicU32 = AtomicU32::new(0);
+static NEXT_DESTROYED: AtomicU32 = AtomicU32::new(0);
+
+/// A dispatchable handle whose first word is `dispatch`.
+fn handle(dispatch: &'static u64) -> *mut c_void {
+    Box::into_raw(Box::new(dispatch as *const u64 as usize)) as *mut c_void
+}
+
+unsafe extern "system" fn next_create_instance(
+    _: *const VkInstanceCreateInfo,
+    _: *const VkAllocationCallbacks,
+    out: *mut VkInstance,
+) -> VkResult {
+    *out = VkInstance(handle(&INSTANCE_DISPATCH));
+    VkResult::SUCCESS
+}
+unsafe extern "system" fn next_destroy_instance(_: VkInstance, _: *const VkAllocationCallbacks) {
+    NEXT_DESTROYED.fetch_add(1, SeqCst);
+}
+unsafe extern "system" fn next_create_device(
+    _: VkPhysicalDevice,
+    _: *const VkDeviceCreateInfo,
+    _: *const VkAllocationCallbacks,
+    out: *mut VkDevice,
+) -> VkResult {
+    *out = VkDevice(handle(&DEVICE_DISPATCH));
+    VkResult::SUCCESS
+}
+unsafe extern "system" fn next_destroy_device(_: VkDevice, _: *const VkAllocationCallbacks) {
+    NEXT_DESTROYED.fetch_add(1, SeqCst);
+}
+unsafe extern "system" fn next_enumerate(
+    _: VkInstance,
+    count: *mut u32,
+    _: *mut VkPhysicalDevice,
+) -> VkResult {
+    *count = 1;
+    VkResult::INCOMPLETE
+}
+unsafe extern "system" fn next_properties(_: VkPhysicalDevice, _: *mut VkPhysicalDeviceProperties) {
+}
+unsafe extern "system" fn next_cmd_draw(_: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {
+    NEXT_DRAWS.fetch_add(1, SeqCst);
+}
+unsafe extern "system" fn next_cmd_dispatch(_: VkCommandBuffer, _: u32, _: u32, _: u32) {}
+unsafe extern "system" fn next_draw_indirect_count(
+    _: VkCommandBuffer,
+    _: VkBuffer,
+    _: VkDeviceSize,
+    _: VkBuffer,
+    _: VkDeviceSize,
+    _: u32,
+    _: u32,
+) {
+}
+
+macro_rules! void_fn {
+    ($pfn:ty, $f:expr) => {{
+        let f: $pfn = Some($f);
+        std::mem::transmute::<$pfn, PFN_vkVoidFunction>(f)
+    }};
+}
+
+/// The fake level's functions by name; it has no `vkQueueSubmit`.
+unsafe fn next_function(name: *const c_char) -> PFN_vkVoidFunction {
+    match CStr::from_ptr(name).to_bytes() {
+        b"vkCreateInstance" => void_fn!(PFN_vkCreateInstance, next_create_instance),
+        b"vkDestroyInstance" => void_fn!(PFN_vkDestroyInstance, next_destroy_instance),
+        b"vkCreateDevice" => void_fn!(PFN_vkCreateDevice, next_create_device),
+        b"vkDestroyDevice" => void_fn!(PFN_vkDestroyDevice, next_destroy_device),
+        b"vkEnumeratePhysicalDevices" => void_fn!(PFN_vkEnumeratePhysicalDevices, next_enumerate),
+        b"vkGetPhysicalDeviceProperties" => {
+            void_fn!(PFN_vkGetPhysicalDeviceProperties, next_properties)
+        }
+        b"vkCmdDraw" => void_fn!(PFN_vkCmdDraw, next_cmd_draw),
+        b"vkCmdDispatch" => void_fn!(PFN_vkCmdDispatch, next_cmd_dispatch),
+        // Only under the extension's name, an alias of the core command.
+        b"vkCmdDrawIndirectCountKHR" => {
+            void_fn!(PFN_vkCmdDrawIndirectCount, next_draw_indirect_count)
+        }
+        _ => None,
+    }
+}
+unsafe extern "system" fn next_gipa(_: VkInstance, name: *const c_char) -> PFN_vkVoidFunction {
+    next_function(name)
+}
+unsafe extern "system" fn next_gdpa(_: VkDevice, name: *const c_char) -> PFN_vkVoidFunction {
+    next_function(name)
+}
+
+// ---- the layer under test ---------------------------------------------------------------------
+
+struct TestLayer;
+struct Instance {
+    enumerated: AtomicU32,
+}
+struct Device {
+    draws: AtomicU32,
+}
+static DEVICES_DROPPED: AtomicUsize = AtomicUsize::new(0);
+impl Drop for Device {
+    fn drop(&mut self) {
+        DEVICES_DROPPED.fetch_add(1, SeqCst);
+    }
+}
+
+impl Layer for TestLayer {
+    type Instance = Instance;
+    type Device = Device;
+    const HOOKS: &'static [u16] = &[
+        command_id::vkCmdDraw,
+        command_id::vkEnumeratePhysicalDevices,
+        command_id::vkQueueSubmit,
+        command_id::vkCmdDrawIndirectCount,
+    ];
+
+    fn create_instance(
+        _: &VkInstanceCreateInfo,
+        _: VkInstance,
+        next: &InstanceDispatchTable,
+    ) -> Result<Instance, VkResult> {
+        assert!(next.vkEnumeratePhysicalDevices.is_some());
+        Ok(Instance {
+            enumerated: AtomicU32::new(0),
+        })
+    }
+    fn create_device(
+        _: &Instance,
+        _: VkPhysicalDevice,
+        _: &VkDeviceCreateInfo,
+        _: VkDevice,
+        next: &DeviceDispatchTable,
+    ) -> Result<Device, VkResult> {
+        assert!(next.vkCmdDraw.is_some());
+        Ok(Device {
+            draws: AtomicU32::new(0),
+        })
+    }
+}
+
+impl InstanceHooks for Instance {
+    fn post_call_record_enumerate_physical_devices(
+        &self,
+        _: VkInstance,
+        count: *mut u32,
+        _: *mut VkPhysicalDevice,
+        result: VkResult,
+    ) {
+        assert_eq!((unsafe { *count }, result), (1, VkResult::INCOMPLETE));
+        self.enumerated.fetch_add(1, SeqCst);
+    }
+}
+
+impl DeviceHooks for Device {
+    fn pre_call_validate_cmd_draw(
+        &self,
+        _: VkCommandBuffer,
+        vertex_count: u32,
+        _: u32,
+        _: u32,
+        _: u32,
+    ) -> Option<()> {
+        assert_ne!(vertex_count, 666, "a panicking hook");
+        (vertex_count == 0).then_some(())
+    }
+    fn post_call_record_cmd_draw(&self, _: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {
+        self.draws.fetch_add(1, SeqCst);
+    }
+}
+
+vk_layer::declare_layer!(TestLayer);
+
+// ---- helpers ----------------------------------------------------------------------------------
+
+unsafe fn gipa(instance: VkInstance, name: &CStr) -> PFN_vkVoidFunction {
+    vkGetInstanceProcAddr(instance, name.as_ptr())
+}
+unsafe fn gdpa(device: VkDevice, name: &CStr) -> PFN_vkVoidFunction {
+    vkGetDeviceProcAddr(device, name.as_ptr())
+}
+/// A function's address, for comparing pointers.
+fn addr(f: PFN_vkVoidFunction) -> usize {
+    f.map_or(0, |f| f as *const () as usize)
+}
+
+/// An instance and a device created through the layer with the loader's chain structures.
+unsafe fn create() -> (VkInstance, VkDevice) {
+    let mut link = VkLayerInstanceLink {
+        pfnNextGetInstanceProcAddr: Some(next_gipa),
+        ..Default::default()
+    };
+    let mut chain = VkLayerInstanceCreateInfo::default();
+    chain.u.pLayerInfo = &mut link;
+    let info = VkInstanceCreateInfo {
+        pNext: &chain as *const _ as *const c_void,
+        ..Default::default()
+    };
+    let create: PFN_vkCreateInstance =
+        std::mem::transmute(gipa(VkInstance::NULL, c"vkCreateInstance"));
+    let mut instance = VkInstance::NULL;
+    assert_eq!(
+        create.unwrap()(&info, ptr::null(), &mut instance),
+        VkResult::SUCCESS
+    );
+    assert!(chain.u.pLayerInfo.is_null(), "the link moves on");
+
+    let mut link = VkLayerDeviceLink {
+        pNext: ptr::null_mut(),
+        pfnNextGetInstanceProcAddr: Some(next_gipa),
+        pfnNextGetDeviceProcAddr: Some(next_gdpa),
+    };
+    let mut chain = VkLayerDeviceCreateInfo::default();
+    chain.u.pLayerInfo = &mut link;
+    let info = VkDeviceCreateInfo {
+        pNext: &chain as *const _ as *const c_void,
+        ..Default::default()
+    };
+    let create: PFN_vkCreateDevice = std::mem::transmute(gipa(instance, c"vkCreateDevice"));
+    let physical_device = VkPhysicalDevice(handle(&INSTANCE_DISPATCH));
+    let mut device = VkDevice::NULL;
+    assert_eq!(
+        create.unwrap()(physical_device, &info, ptr::null(), &mut device),
+        VkResult::SUCCESS
+    );
+    (instance, device)
+}
+
+// ---- tests -------------------------------------------------------------------------------------
+
+#[test]
+fn negotiation() {
+    let mut interface = VkNegotiateLayerInterface {
+        sType: VkNegotiateLayerStructType::LAYER_NEGOTIATE_INTERFACE_STRUCT,
+        loaderLayerInterfaceVersion: 5,
+        ..Default::default()
+    };
+    assert_eq!(
+        unsafe { vkNegotiateLoaderLayerInterfaceVersion(&mut interface) },
+        VkResult::SUCCESS
+    );
+    assert_eq!(interface.loaderLayerInterfaceVersion, 2);
+    assert_eq!(
+        interface
+            .pfnGetInstanceProcAddr
+            .map(|f| f as *const () as usize),
+        Some(vk_layer::chassis::get_instance_proc_addr::<TestLayer> as *const () as usize)
+    );
+    assert_eq!(
+        interface
+            .pfnGetDeviceProcAddr
+            .map(|f| f as *const () as usize),
+        Some(vk_layer::chassis::get_device_proc_addr::<TestLayer> as *const () as usize)
+    );
+    let mut bad = VkNegotiateLayerInterface::default();
+    assert_eq!(
+        unsafe { vkNegotiateLoaderLayerInterfaceVersion(&mut bad) },
+        VkResult::ERROR_INITIALIZATION_FAILED
+    );
+    assert_eq!(
+        unsafe { vkNegotiateLoaderLayerInterfaceVersion(ptr::null_mut()) },
+        VkResult::ERROR_INITIALIZATION_FAILED
+    );
+}
+
+/// One test: the layer's state is process-wide, and the steps build on each other.
+#[test]
+fn calls_through_the_chassis() {
+    unsafe {
+        // Without an instance only the chassis's own global functions are answered.
+        assert!(gipa(VkInstance::NULL, c"vkCmdDispatch").is_none());
+        let (instance, device) = create();
+
+        // Unhooked commands, and hookable ones the layer does not hook: the next level's own.
+        assert_eq!(
+            addr(gipa(instance, c"vkCmdDispatch")),
+            next_cmd_dispatch as *const () as usize
+        );
+        assert_eq!(
+            addr(gipa(instance, c"vkGetPhysicalDeviceProperties")),
+            next_properties as *const () as usize
+        );
+        assert_eq!(
+            addr(gdpa(device, c"vkCmdDispatch")),
+            next_cmd_dispatch as *const () as usize
+        );
+        assert!(gdpa(device, c"vkNoSuchCommand").is_none());
+        // A hooked command asked for by an alias: the layer's entry.
+        let by_alias = gdpa(device, c"vkCmdDrawIndirectCountKHR");
+        assert!(
+            by_alias.is_some() && addr(by_alias) != next_draw_indirect_count as *const () as usize
+        );
+        // A hooked command the next level lacks is not offered either.
+        assert!(gdpa(device, c"vkQueueSubmit").is_none());
+        // Instance-level hooks are not answered as device commands: whatever the next level says.
+        assert_eq!(
+            addr(gdpa(device, c"vkEnumeratePhysicalDevices")),
+            next_enumerate as *const () as usize
+        );
+
+        // Hooked instance command: the layer's entry, the hooks see the next level's result.
+        let enumerate = gipa(instance, c"vkEnumeratePhysicalDevices");
+        assert_ne!(addr(enumerate), next_enumerate as *const () as usize);
+        let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(enumerate);
+        let mut count = 0;
+        assert_eq!(
+            enumerate.unwrap()(instance, &mut count, ptr::null_mut()),
+            VkResult::INCOMPLETE
+        );
+        let chassis = <TestLayer as vk_layer::Registered>::chassis();
+        assert_eq!(
+            chassis
+                .instance(instance.0)
+                .unwrap()
+                .hooks
+                .enumerated
+                .load(SeqCst),
+            1
+        );
+
+        // Hooked device command, reached from either GetProcAddr, on a command buffer of the device.
+        let draw = gdpa(device, c"vkCmdDraw");
+        assert_ne!(addr(draw), next_cmd_draw as *const () as usize);
+        assert_eq!(addr(gipa(instance, c"vkCmdDraw")), addr(draw));
+        let draw: PFN_vkCmdDraw = std::mem::transmute(draw);
+        let cmd = VkCommandBuffer(handle(&DEVICE_DISPATCH));
+        draw.unwrap()(cmd, 3, 1, 0, 0);
+        draw.unwrap()(cmd, 0, 1, 0, 0); // skipped by pre_call_validate
+        draw.unwrap()(cmd, 666, 1, 0, 0); // the hook panics: caught, not passed down
+        draw.unwrap()(cmd, 6, 1, 0, 0);
+        assert_eq!(NEXT_DRAWS.load(SeqCst), 2);
+        assert_eq!(
+            chassis.device(device.0).unwrap().hooks.draws.load(SeqCst),
+            2
+        );
+
+        // Destruction: the next level's destroy runs and the layer's objects go away.
+        let destroy: PFN_vkDestroyDevice = std::mem::transmute(gdpa(device, c"vkDestroyDevice"));
+        destroy.unwrap()(device, ptr::null());
+        assert_eq!(
+            (NEXT_DESTROYED.load(SeqCst), DEVICES_DROPPED.load(SeqCst)),
+            (1, 1)
+        );
+        assert!(chassis.device(device.0).is_none());
+        assert!(gdpa(device, c"vkCmdDispatch").is_none());
+        draw.unwrap()(cmd, 3, 1, 0, 0); // an unknown device: nothing to call
+        assert_eq!(NEXT_DRAWS.load(SeqCst), 2);
+        let destroy: PFN_vkDestroyInstance =
+            std::mem::transmute(gipa(instance, c"vkDestroyInstance"));
+        destroy.unwrap()(instance, ptr::null());
+        assert_eq!(NEXT_DESTROYED.load(SeqCst), 2);
+        assert!(chassis.instance(instance.0).is_none());
+    }
+}
