@@ -89,7 +89,7 @@ pub fn wanted(level: Level) -> bool {
 macro_rules! log {
     ($level:expr, $($format:tt)*) => {
         if $crate::log::wanted($level) {
-            $crate::log::out_of_line(|| $crate::log::log_args($level, format_args!($($format)*)));
+            $crate::log::out_of_line(|| $crate::log::log($level, &format!($($format)*)));
         }
     };
 }
@@ -100,13 +100,6 @@ macro_rules! log {
 #[inline(never)]
 pub fn out_of_line(f: impl FnOnce()) {
     f()
-}
-
-/// `log!`'s formatting and logging, in one function for every call site: each site's closure only
-/// gathers its arguments.
-#[inline(never)]
-pub fn log_args(level: Level, args: std::fmt::Arguments<'_>) {
-    log(level, &std::fmt::format(args));
 }
 
 const GENERAL: VkDebugUtilsMessageTypeFlagsEXT = VkDebugUtilsMessageTypeFlagsEXT::GENERAL_BIT_EXT;
