@@ -182,6 +182,19 @@ fn sort_keys_readable(instance: &Instance) -> bool {
         || instance.drivers.iter().any(|d| d.has_extension(PROPERTIES2))
 }
 
+/// A stable sort by key for the few items here (physical devices, their groups): an insertion sort,
+/// a small fraction of the code `slice::sort_by_key` instantiates for each element type.
+fn sort_few_by_key<T, K: Ord>(v: &mut [T], mut key: impl FnMut(&T) -> K) {
+    for i in 1..v.len() {
+        let k = key(&v[i]);
+        let mut j = i;
+        while j > 0 && key(&v[j - 1]) > k {
+            j -= 1;
+        }
+        v[j..=i].rotate_right(1);
+    }
+}
+
 /// The order when sorting is disabled or impossible: as the Khronos loader lists them then, the drivers found
 /// last come first, each driver's devices in its own order (so that a user who turns sorting off
 /// sees the same order through either loader). The key's PCI-address part carries the rank.
@@ -189,7 +202,7 @@ fn in_driver_order(devices: &mut [Reported]) {
     for d in devices.iter_mut() {
         d.order = (false, 0, [u32::MAX - d.driver as u32, 0, 0, 0]);
     }
-    devices.sort_by_key(|d| d.order);
+    sort_few_by_key(devices, |d| d.order);
 }
 
 /// What a loader settings file's `device_configurations` made of an instance's devices.
@@ -378,7 +391,7 @@ pub fn groups(instance: &Instance, app_next: &dyn Fn(usize) -> *mut c_void) -> R
         }
     }
     // A stable sort: ties keep the drivers' group order.
-    groups.sort_by_key(|(members, _)| devices[members[0]].order);
+    sort_few_by_key(&mut groups, |(members, _)| devices[members[0]].order);
     let handle = |i: usize| devices[i].device.handle();
     Ok(groups
         .into_iter()
@@ -444,7 +457,7 @@ fn sort(devices: &mut [Reported], drivers: &[DriverInstance]) {
         d.order = (!is_selected, rank(p.deviceType), pci_address(&drivers[d.driver], d.handle).unwrap_or([u32::MAX; 4]));
     }
     // A stable sort: ties keep driver order.
-    devices.sort_by_key(|d| d.order);
+    sort_few_by_key(devices, |d| d.order);
     for d in devices.iter() {
         let name = unsafe { CStr::from_ptr(d.properties.deviceName.as_ptr()) };
         log!(Level::Driver, "physical device {name:?} ({:?}) from {}", d.properties.deviceType, drivers[d.driver].driver.manifest_path);

@@ -44,6 +44,7 @@ mod arch;
 #[path = "x86_64.rs"]
 mod arch;
 
+#[cfg(not(target_arch = "x86_64"))]
 use arch::{device_missing, device_trampoline, physical_device_terminator, physical_device_trampoline};
 
 /// The size of one slot, which the assembly multiplies the slot number by.
@@ -51,7 +52,30 @@ const SLOT_SIZE: usize = std::mem::size_of::<usize>();
 
 type Stub = unsafe extern "system" fn();
 
+/// The stubs of one kind: on x86_64 one function holding them all, `arch::STRIDE` bytes apart.
+#[cfg(target_arch = "x86_64")]
+struct Stubs(Stub);
+
+#[cfg(target_arch = "x86_64")]
+const PHYSICAL_DEVICE_TRAMPOLINES: Stubs = Stubs(arch::physical_device_trampolines);
+#[cfg(target_arch = "x86_64")]
+const PHYSICAL_DEVICE_TERMINATORS: Stubs = Stubs(arch::physical_device_terminators);
+#[cfg(target_arch = "x86_64")]
+const DEVICE_TRAMPOLINES: Stubs = Stubs(arch::device_trampolines);
+#[cfg(target_arch = "x86_64")]
+const DEVICE_MISSING: Stubs = Stubs(arch::device_missing);
+
+/// Stub `slot` of a kind: its address is computed, so no table of addresses is relocated.
+#[cfg(target_arch = "x86_64")]
+fn stub(stubs: &Stubs, slot: usize) -> Stub {
+    assert!(slot < UNKNOWN_SLOTS);
+    let at = (stubs.0 as *const u8).wrapping_add(arch::STRIDE * slot);
+    // SAFETY: `at` is the start of stub `slot`, itself code of the `extern "system"` kind.
+    unsafe { std::mem::transmute::<*const u8, Stub>(at) }
+}
+
 /// One instantiation of a stub per slot, in rows of sixteen: `stubs!(f)[i / 16][i % 16]` is `f::<i>`.
+#[cfg(not(target_arch = "x86_64"))]
 macro_rules! stubs {
     ($f:ident) => {
         stubs!(@rows $f; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31)
@@ -64,14 +88,21 @@ macro_rules! stubs {
     };
 }
 
+#[cfg(not(target_arch = "x86_64"))]
 const ROWS: usize = UNKNOWN_SLOTS / 16;
+#[cfg(not(target_arch = "x86_64"))]
 const _: () = assert!(ROWS * 16 == UNKNOWN_SLOTS && ROWS == 32, "stubs! writes out 32 rows of 16");
 
+#[cfg(not(target_arch = "x86_64"))]
 static PHYSICAL_DEVICE_TRAMPOLINES: [[Stub; 16]; ROWS] = stubs!(physical_device_trampoline);
+#[cfg(not(target_arch = "x86_64"))]
 static PHYSICAL_DEVICE_TERMINATORS: [[Stub; 16]; ROWS] = stubs!(physical_device_terminator);
+#[cfg(not(target_arch = "x86_64"))]
 static DEVICE_TRAMPOLINES: [[Stub; 16]; ROWS] = stubs!(device_trampoline);
+#[cfg(not(target_arch = "x86_64"))]
 static DEVICE_MISSING: [[Stub; 16]; ROWS] = stubs!(device_missing);
 
+#[cfg(not(target_arch = "x86_64"))]
 fn stub(table: &[[Stub; 16]; ROWS], slot: usize) -> Stub {
     table[slot / 16][slot % 16]
 }
