@@ -159,7 +159,8 @@ unsafe extern "system" fn create_instance<L: Registered>(
             }
             let instance = *p_instance;
             let next = InstanceDispatchTable::load(|name| gipa(instance, name.as_ptr()));
-            match L::create_instance(&*info, instance, &next) {
+            // A panicking constructor is a failed one: the instance below is destroyed too.
+            match created(|| L::create_instance(&*info, instance, &next)) {
                 Ok(hooks) => {
                     if let Some(key) = dispatch_key(instance.0) {
                         L::chassis()
@@ -177,6 +178,13 @@ unsafe extern "system" fn create_instance<L: Registered>(
             }
         }
     })
+}
+
+/// The layer's constructor of an instance or device object, a panic in it turned into
+/// `VK_ERROR_INITIALIZATION_FAILED` so that the caller destroys what the level below made.
+fn created<T>(construct: impl FnOnce() -> Result<T, VkResult>) -> Result<T, VkResult> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(construct))
+        .unwrap_or(Err(VkResult::ERROR_INITIALIZATION_FAILED))
 }
 
 /// `vkDestroyInstance`: destroys the instance below, then drops the layer's object.
@@ -227,7 +235,9 @@ unsafe extern "system" fn create_device<L: Registered>(
             }
             let device = *p_device;
             let next = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
-            match L::create_device(&instance.hooks, physical_device, &*info, device, &next) {
+            match created(|| {
+                L::create_device(&instance.hooks, physical_device, &*info, device, &next)
+            }) {
                 Ok(hooks) => {
                     if let Some(key) = dispatch_key(device.0) {
                         L::chassis()

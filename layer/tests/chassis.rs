@@ -16,7 +16,6 @@ use vk_layer::{DeviceHooks, InstanceHooks, Layer};
 static INSTANCE_DISPATCH: u64 = 1;
 static DEVICE_DISPATCH: u64 = 2;
 static NEXT_DRAWS: AtomicU32 = AtomicU32::new(0);
-static NEXT_DESTROYED: AtomicU32 = AtomicU32::new(0);
 
 /// A dispatchable handle whose first word is `dispatch`.
 fn handle(dispatch: &'static u64) -> *mut c_void {
@@ -32,7 +31,7 @@ unsafe extern "system" fn next_create_instance(
     VkResult::SUCCESS
 }
 unsafe extern "system" fn next_destroy_instance(_: VkInstance, _: *const VkAllocationCallbacks) {
-    NEXT_DESTROYED.fetch_add(1, SeqCst);
+    NEXT_DESTROYED.with(|n| n.set(n.get() + 1));
 }
 unsafe extern "system" fn next_create_device(
     _: VkPhysicalDevice,
@@ -44,7 +43,14 @@ unsafe extern "system" fn next_create_device(
     VkResult::SUCCESS
 }
 unsafe extern "system" fn next_destroy_device(_: VkDevice, _: *const VkAllocationCallbacks) {
-    NEXT_DESTROYED.fetch_add(1, SeqCst);
+    NEXT_DESTROYED.with(|n| n.set(n.get() + 1));
+}
+
+thread_local! {
+    /// Instances and devices of the fake level destroyed on this thread (tests run in parallel).
+    static NEXT_DESTROYED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    /// The layer's device constructor panics on this thread.
+    static PANIC_IN_CREATE_DEVICE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 unsafe extern "system" fn next_enumerate(
     _: VkInstance,
@@ -149,6 +155,10 @@ impl Layer for TestLayer {
         next: &DeviceDispatchTable,
     ) -> Result<Device, VkResult> {
         assert!(next.vkCmdDraw.is_some());
+        assert!(
+            !PANIC_IN_CREATE_DEVICE.with(|p| p.get()),
+            "a panicking constructor"
+        );
         Ok(Device {
             draws: AtomicU32::new(0),
         })
@@ -243,6 +253,17 @@ unsafe fn create() -> (VkInstance, VkDevice) {
 }
 
 // ---- tests -------------------------------------------------------------------------------------
+
+/// A panic in the layer's device constructor fails vkCreateDevice and destroys the device the
+/// level below made (it leaked).
+#[test]
+fn panicking_constructor_destroys_what_the_level_below_made() {
+    PANIC_IN_CREATE_DEVICE.with(|p| p.set(true));
+    let result = std::panic::catch_unwind(|| unsafe { create() });
+    PANIC_IN_CREATE_DEVICE.with(|p| p.set(false));
+    assert!(result.is_err(), "create() asserts vkCreateDevice succeeded");
+    assert_eq!(NEXT_DESTROYED.with(|n| n.get()), 1);
+}
 
 #[test]
 fn negotiation() {
@@ -354,7 +375,10 @@ fn calls_through_the_chassis() {
         let destroy: PFN_vkDestroyDevice = std::mem::transmute(gdpa(device, c"vkDestroyDevice"));
         destroy.unwrap()(device, ptr::null());
         assert_eq!(
-            (NEXT_DESTROYED.load(SeqCst), DEVICES_DROPPED.load(SeqCst)),
+            (
+                NEXT_DESTROYED.with(|n| n.get()),
+                DEVICES_DROPPED.load(SeqCst)
+            ),
             (1, 1)
         );
         assert!(chassis.device(device.0).is_none());
@@ -364,7 +388,7 @@ fn calls_through_the_chassis() {
         let destroy: PFN_vkDestroyInstance =
             std::mem::transmute(gipa(instance, c"vkDestroyInstance"));
         destroy.unwrap()(instance, ptr::null());
-        assert_eq!(NEXT_DESTROYED.load(SeqCst), 2);
+        assert_eq!(NEXT_DESTROYED.with(|n| n.get()), 2);
         assert!(chassis.instance(instance.0).is_none());
     }
 }
