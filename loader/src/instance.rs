@@ -18,6 +18,7 @@ use crate::host_alloc::AllocatorScope;
 use crate::log::{self, Level};
 use crate::manifest;
 use crate::physical_device;
+use crate::plan::{self, Decision};
 use crate::terminators;
 
 /// Instance extensions the loader itself implements, whatever the drivers support (registry
@@ -119,20 +120,32 @@ fn load_drivers(rejected: &mut Vec<Rejected>, direct: Option<DirectDrivers>) -> 
     let mut drivers: Vec<Arc<Driver>> = Vec::new();
     let exclusive = direct.as_ref().is_some_and(|d| d.exclusive);
     for (index, gipa) in direct.map(|d| d.drivers).unwrap_or_default() {
+        let name = format!("VkDirectDriverLoadingListLUNARG::pDrivers[{index}]");
         match driver::direct(index, gipa) {
-            Ok(d) => drivers.push(Arc::new(d)),
+            Ok(d) => {
+                plan::record(|p| p.driver(&name, None, Decision::Used, "handed over by the application (VK_LUNARG_direct_driver_loading)"));
+                drivers.push(Arc::new(d))
+            }
             Err(reason) => {
                 log::log(Level::Error, &reason);
-                rejected.push(Rejected { manifest: format!("VkDirectDriverLoadingListLUNARG::pDrivers[{index}]"), reason });
+                plan::record(|p| p.driver(&name, None, Decision::Rejected, &reason));
+                rejected.push(Rejected { manifest: name, reason });
             }
         }
     }
     if exclusive {
+        plan::record(|p| {
+            for found in discovery::driver_manifests() {
+                let why = "VkDirectDriverLoadingListLUNARG::mode is VK_DIRECT_DRIVER_LOADING_MODE_EXCLUSIVE_LUNARG";
+                p.driver(&found.path, None, Decision::Skipped, why);
+            }
+        });
         return drivers;
     }
     for found in discovery::driver_manifests() {
         if let Some(why) = &found.skipped {
             log::log(Level::Warn, why);
+            plan::record(|p| p.driver(&found.path, None, Decision::Skipped, why));
             continue;
         }
         let loaded = manifest::read_driver(&found.path).and_then(|m| {
@@ -143,19 +156,34 @@ fn load_drivers(rejected: &mut Vec<Rejected>, direct: Option<DirectDrivers>) -> 
             driver::load(&found.path, m, &drivers)
         });
         match loaded {
-            Ok(Loaded::Driver(d)) => drivers.push(Arc::new(d)),
-            Ok(Loaded::Duplicate) => {}
+            Ok(Loaded::Driver(d)) => {
+                plan::record(|p| {
+                    let why = format!("loaded (loader-driver interface version {})", d.interface_version);
+                    p.driver(&found.path, Some(&d.library_path), Decision::Used, why)
+                });
+                drivers.push(Arc::new(d))
+            }
+            Ok(Loaded::Duplicate) => {
+                plan::record(|p| p.driver(&found.path, None, Decision::Skipped, "its library is already loaded through another manifest"))
+            }
             Ok(Loaded::OtherArchitecture(reason)) => {
                 log!(Level::Info, "{}: skipped: {reason}", found.path);
+                plan::record(|p| p.driver(&found.path, None, Decision::Skipped, &reason));
                 rejected.push(Rejected { manifest: found.path, reason });
             }
             Err(reason) => {
                 log!(Level::Warn, "{}: driver skipped: {reason}", found.path);
+                plan::record(|p| p.driver(&found.path, None, Decision::Rejected, &reason));
                 rejected.push(Rejected { manifest: found.path, reason });
             }
         }
     }
     drivers
+}
+
+/// Loads the drivers as instance creation would, for an explanation without an instance.
+pub(crate) fn load_drivers_for_explain() {
+    load_drivers(&mut Vec::new(), None);
 }
 
 /// The instance extensions one driver supports.
@@ -303,20 +331,26 @@ pub unsafe extern "system" fn vkCreateInstance(
         }
         let memory = AllocatorScope::enter(pAllocator, VkSystemAllocationScope::INSTANCE);
         let _settings = crate::settings::OneLook::enter();
+        let explain_file = crate::explain::requested_file();
+        let recording = explain_file.is_some().then(plan::Recording::start);
         let creation_callbacks = debug::callbacks_in_chain((*pCreateInfo).pNext);
         let _scope = debug::Scope::enter(creation_callbacks.clone());
-        match create_instance(&*pCreateInfo, pAllocator, creation_callbacks) {
+        let (result, created) = match create_instance(&*pCreateInfo, pAllocator, creation_callbacks) {
             Ok(instance) if memory.failed() => {
                 destroy_instance(instance, pAllocator);
-                VkResult::ERROR_OUT_OF_HOST_MEMORY
+                (VkResult::ERROR_OUT_OF_HOST_MEMORY, VkInstance::NULL)
             }
-            Ok(instance) => {
-                *pInstance = VkInstance(Box::into_raw(instance) as *mut _);
-                VkResult::SUCCESS
-            }
-            Err(_) if memory.failed() => VkResult::ERROR_OUT_OF_HOST_MEMORY,
-            Err(result) => result,
+            Ok(instance) => (VkResult::SUCCESS, VkInstance(Box::into_raw(instance) as *mut _)),
+            Err(_) if memory.failed() => (VkResult::ERROR_OUT_OF_HOST_MEMORY, VkInstance::NULL),
+            Err(result) => (result, VkInstance::NULL),
+        };
+        if let (Some(file), Some(recording)) = (explain_file, recording) {
+            crate::explain::write_for_instance(&file, recording, result, created);
         }
+        if result == VkResult::SUCCESS {
+            *pInstance = created;
+        }
+        result
     })
 }
 
@@ -471,6 +505,11 @@ pub(crate) unsafe fn create_drivers(
     for (driver, supported) in drivers.into_iter().zip(&per_driver) {
         if driver.manifest.is_portability_driver && !(portability_extension && portability_flag) {
             log!(Level::Driver, "{}: portability driver skipped (portability enumeration not enabled)", driver.manifest_path);
+            plan::record(|p| {
+                let why = "a portability driver (is_portability_driver), and the application did not enable portability enumeration \
+                           (VK_KHR_portability_enumeration and VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR)";
+                p.driver(&driver.manifest_path, None, Decision::Skipped, why)
+            });
             skipped_portability_driver = true;
             continue;
         }
@@ -480,6 +519,7 @@ pub(crate) unsafe fn create_drivers(
             Ok((handle, table, extensions)) => driver_instances.push(DriverInstance { driver, handle, table, extensions }),
             Err(reason) => {
                 log!(Level::Warn, "{}: driver skipped: {reason}", driver.manifest_path);
+                plan::record(|p| p.driver(&driver.manifest_path, None, Decision::Rejected, &reason));
                 rejected.push(Rejected { manifest: driver.manifest_path.clone(), reason });
             }
         }
@@ -579,6 +619,7 @@ fn release_drivers_without_devices(instance: &mut Instance, allocator: *const Vk
         index += 1;
         if !used {
             log!(Level::Driver, "{}: no physical device; driver released", d.driver.manifest_path);
+            plan::record(|p| p.driver(&d.driver.manifest_path, None, Decision::Skipped, "it reports no physical device; released"));
             if let Some(destroy) = d.table.vkDestroyInstance {
                 // SAFETY: the driver's own instance, destroyed once, with the application's allocator.
                 unsafe { destroy(d.handle, allocator) };

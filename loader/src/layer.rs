@@ -12,6 +12,7 @@
 
 use crate::layer_manifest::{LayerManifest, OVERRIDE_LAYER_NAME};
 use crate::log::Level;
+use crate::plan::{self, Decision};
 
 /// Why a layer is in the chain (printed with `VK_LOADER_DEBUG=layer`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,6 +171,7 @@ pub fn remove_disabled(catalog: Vec<LayerManifest>, getenv: &dyn Fn(&str) -> Opt
                     "Layer \"{}\" forced disabled because name matches filter of env var 'VK_LOADER_LAYERS_DISABLE'.",
                     layer.name
                 );
+                record(layer, Decision::Off, &line);
                 log.push((Level::Warn, line));
             }
             !disabled
@@ -187,6 +189,7 @@ pub fn validate_catalog(layers: Vec<LayerManifest>, blacklist: &[String]) -> (Ve
     for layer in layers {
         if let Some(first) = kept.iter().find(|k| k.name == layer.name) {
             let line = format!("{}: layer {} already found in {}; this one is ignored", layer.manifest_path, layer.name, first.manifest_path);
+            record(&layer, Decision::Skipped, &line);
             log.push((Level::Layer, line));
         } else {
             kept.push(layer);
@@ -205,12 +208,15 @@ pub fn validate_catalog(layers: Vec<LayerManifest>, blacklist: &[String]) -> (Ve
             continue;
         }
         let l = kept.remove(i);
+        let why = log.iter().rev().find(|(level, _)| *level == Level::Warn).map_or("", |(_, line)| line.as_str());
+        record(&l, Decision::Rejected, &format!("invalid meta layer: {why}"));
         log.push((Level::Debug, format!("Removing meta-layer {} from instance layer list since it appears invalid.", l.name)));
     }
     if kept.iter().any(|l| l.name == OVERRIDE_LAYER_NAME) {
         kept.retain(|l| {
             let blocked = l.name != OVERRIDE_LAYER_NAME && blacklist.contains(&l.name);
             if blocked {
+                record(l, Decision::Overridden, &format!("in the blacklisted_layers of the override layer {OVERRIDE_LAYER_NAME}"));
                 log.push((
                     Level::Debug,
                     format!(
@@ -335,6 +341,19 @@ pub struct Activation {
     expanding: Vec<usize>,
 }
 
+impl Activation {
+    /// Leaves a layer out of the chain, saying why.
+    fn leave_out(&mut self, layer: &LayerManifest, why: String) {
+        record(layer, Decision::Off, &why);
+        self.log.push(format!("{}: {why}", layer.name));
+    }
+}
+
+/// Records a decision about a layer in the plan being recorded, if one is.
+fn record(layer: &LayerManifest, decision: Decision, reason: &str) {
+    plan::record(|p| p.layer(&layer.name, &layer.manifest_path, layer.implicit, decision, reason));
+}
+
 /// A layer the application requested that is not there.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Missing(pub String);
@@ -374,7 +393,7 @@ pub fn activate(
             continue; // in the chain where VK_INSTANCE_LAYERS puts it, as with the Khronos loader
         }
         if layer.name == OVERRIDE_LAYER_NAME && !override_applies(layer, exe) {
-            out.log.push(format!("{}: not for this executable (app_keys)", layer.name));
+            out.leave_out(layer, "not for this executable (app_keys)".into());
             continue;
         }
         match implicit_on(layer, &filters, getenv) {
@@ -386,7 +405,7 @@ pub fn activate(
                 }
                 add(catalog, &filters, &mut out, i, Reason::Implicit)
             }
-            Err(why) => out.log.push(format!("{}: {why}", layer.name)),
+            Err(why) => out.leave_out(layer, why),
         }
     }
     for &name in &instance_layer_names {
@@ -433,6 +452,7 @@ fn activate_by_settings(
             // failure to load skips it), as with the Khronos loader.
             if implicitly_on() { Reason::Implicit } else { Reason::SettingsFile }
         } else if let Some(why) = filters.disabled_under_settings(layer) {
+            record(layer, Decision::Off, &why);
             out.log.push(why);
             continue;
         } else if let Some(p) = filters.enabled_by(&layer.name) {
@@ -460,7 +480,7 @@ fn add(catalog: &[LayerManifest], filters: &Filters, out: &mut Activation, index
 fn add_layer(catalog: &[LayerManifest], filters: Option<&Filters>, out: &mut Activation, index: usize, reason: Reason) {
     let layer = &catalog[index];
     if let Some(why) = filters.and_then(|f| f.disabled(layer)) {
-        out.log.push(format!("{}: {why}", layer.name));
+        out.leave_out(layer, why);
         return;
     }
     if layer.is_meta() {

@@ -12,6 +12,7 @@ use crate::layer::validate_catalog;
 use crate::layer_manifest::{self, LayerManifest, ParsedFile, OVERRIDE_LAYER_NAME};
 use crate::log::{self, Level};
 use crate::file_cache::ParseCache;
+use crate::plan::{self, Decision};
 use crate::settings::{self, Control, LayerEntry, Settings};
 
 /// Layer manifests as last parsed, by path and kind (see file_cache): an unchanged file is not
@@ -38,13 +39,22 @@ fn read(implicit: bool, override_paths: &[String]) -> Vec<LayerManifest> {
                 log_found(&path, &file);
                 for why in file.rejected {
                     log!(Level::Warn, "layer manifest {why}; layer skipped");
+                    plan::record(|p| p.layer("", &path, implicit, Decision::Rejected, why));
                 }
+                plan::record(|p| {
+                    for l in &file.layers {
+                        p.layer_found(&l.name, &l.manifest_path, l.implicit);
+                    }
+                });
                 for warning in file.warnings {
                     log::log(Level::Warn, &warning);
                 }
                 layers.extend(file.layers);
             }
-            Err(why) => log!(Level::Warn, "layer manifest {why}; file skipped"),
+            Err(why) => {
+                log!(Level::Warn, "layer manifest {why}; file skipped");
+                plan::record(|p| p.layer("", &path, implicit, Decision::Rejected, why));
+            }
         }
     }
     layers
@@ -218,6 +228,7 @@ fn settings_slots(entries: &[LayerEntry]) -> Vec<Slot> {
     for entry in entries {
         let LayerEntry::Named { name, path, control, treat_as_implicit_manifest } = entry else { continue };
         if *control == Control::Off {
+            plan::record(|p| p.layer(name, path, *treat_as_implicit_manifest, Decision::Off, "turned off by the loader settings file"));
             slots.push((name.clone(), None));
             continue;
         }
@@ -239,6 +250,7 @@ fn settings_slots(entries: &[LayerEntry]) -> Vec<Slot> {
         };
         let before = slots.len();
         for mut layer in layers.into_iter().filter(|l| l.name == *name) {
+            plan::record(|p| p.layer_found(&layer.name, &layer.manifest_path, layer.implicit));
             layer.settings_control = Some(*control);
             slots.push((name.clone(), Some(layer)));
         }

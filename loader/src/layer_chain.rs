@@ -29,6 +29,7 @@ use crate::layer_manifest::LayerManifest;
 use crate::loader_abi::{InstanceDispatch, TerminatorPhysicalDevice};
 use crate::log::{self, Level};
 use crate::physical_device;
+use crate::plan::{self, Decision};
 use crate::platform;
 
 /// A layer chosen for an instance, opened.
@@ -112,7 +113,8 @@ impl InstanceLayers {
 /// `VK_ERROR_LAYER_NOT_PRESENT` with the reason on stderr; a failing implicit layer is skipped.
 pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
     let named = !app.is_empty() || platform::plain_env("VK_INSTANCE_LAYERS").is_some() || platform::env("VK_LOADER_LAYERS_ENABLE").is_some();
-    let catalog = layer_catalog::load(named);
+    // An explanation lists the explicit layers nobody named too.
+    let catalog = layer_catalog::load(named || plan::recording());
     if catalog.is_empty() && !named {
         return Ok(Vec::new());
     }
@@ -166,7 +168,12 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
             }
         }
         let manifest = catalog[index].clone();
-        match layer_load::load(&manifest) {
+        let loaded = layer_load::load(&manifest);
+        plan::record(|p| match &loaded {
+            Ok(_) => p.layer(&manifest.name, &manifest.manifest_path, manifest.implicit, Decision::Used, reason.to_string()),
+            Err(why) => p.layer(&manifest.name, &manifest.manifest_path, manifest.implicit, Decision::Rejected, why.to_string()),
+        });
+        match loaded {
             Ok(loaded) => active.push(ActiveLayer { manifest, reason, loaded, meta_layers_after: Vec::new() }),
             Err(why) if reason.is_requested() => {
                 report_unloadable(&manifest.name, &why, true);
@@ -185,6 +192,7 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
     if let Some(last) = active.last_mut() {
         last.meta_layers_after.extend(meta_layers.map(|(_, meta)| catalog[meta].clone()));
     }
+    plan::record(|p| p.layer_order(&active.iter().map(|l| (l.manifest.name.as_str(), l.manifest.manifest_path.as_str())).collect::<Vec<_>>()));
     Ok(active)
 }
 

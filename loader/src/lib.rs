@@ -19,6 +19,8 @@ mod discovery;
 mod driver;
 mod elf;
 mod emulation;
+#[doc(hidden)]
+pub mod explain;
 mod ffi;
 mod file_cache;
 #[doc(hidden)]
@@ -39,6 +41,7 @@ mod library_cache;
 mod loader_abi;
 mod manifest;
 mod physical_device;
+mod plan;
 mod platform;
 mod settings;
 mod surface;

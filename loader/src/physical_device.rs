@@ -11,6 +11,7 @@ use crate::device_filter::DeviceFilters;
 use crate::ffi;
 use crate::instance::{DriverInstance, Instance};
 use crate::log::Level;
+use crate::plan::{self, Decision, DeviceEntry};
 use crate::platform;
 use crate::settings::DeviceConfiguration;
 
@@ -80,6 +81,11 @@ impl PhysicalDevices {
             DeviceSelection::Usual | DeviceSelection::BySettings => 0,
         };
         self.none_matched.store(hidden, std::sync::atomic::Ordering::Relaxed);
+        plan::record(|p| {
+            let listed: Vec<u64> = reported.iter().map(|r| r.handle.0 as u64).collect();
+            let settings_path = instance.device_configurations.as_ref().and_then(|_| crate::settings::current()).map(|s| s.path.clone());
+            p.device_order(&listed, settings_path.as_deref());
+        });
         let mut all = self.all.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let positions: Vec<usize> = reported.iter().map(|r| position_or_insert(&mut all, instance, r)).collect();
         // SAFETY: the boxes are never dropped or moved out while `self` lives (the Vec only
@@ -153,6 +159,8 @@ fn report(instance: &Instance) -> Result<Vec<Reported>, VkResult> {
             if let Some(variable) = filters.rejecting(properties.vendorID, properties.deviceID, driver_id) {
                 let name = unsafe { CStr::from_ptr(properties.deviceName.as_ptr()) };
                 log!(Level::Driver, "physical device {name:?} from {} hidden by {variable}", d.driver.manifest_path);
+                let value = platform::env(variable).unwrap_or_default();
+                plan::record(|p| p.device(device_entry(d, handle, &properties, Decision::Hidden, format!("hidden by {variable}={value}"))));
                 continue;
             }
             devices.push(Reported { driver: index, handle, properties, order: OrderKey::default() });
@@ -162,11 +170,27 @@ fn report(instance: &Instance) -> Result<Vec<Reported>, VkResult> {
         log!(Level::Error, "setup_loader_term_phys_devs:  Failed to detect any valid GPUs in the current config");
         return Err(VkResult::ERROR_INITIALIZATION_FAILED);
     }
-    if sorting_disabled() || !sort_keys_readable(instance) {
-        in_driver_order(&mut devices);
+    let unsorted = if sorting_disabled() {
+        Some("VK_LOADER_DISABLE_SELECT is set")
+    } else if !sort_keys_readable(instance) {
+        Some("no driver here reads PCI addresses (vkGetPhysicalDeviceProperties2 is not available)")
     } else {
-        sort(&mut devices, &instance.drivers);
+        None
+    };
+    match unsorted {
+        Some(_) => in_driver_order(&mut devices),
+        None => sort(&mut devices, &instance.drivers),
     }
+    plan::record(|p| {
+        for r in &devices {
+            let d = &instance.drivers[r.driver];
+            let reason = match unsorted {
+                Some(why) => format!("{why}: the drivers' order, the driver found last first"),
+                None => sorted_reason(r),
+            };
+            p.device(device_entry(d, r.handle, &r.properties, Decision::Used, reason));
+        }
+    });
     Ok(devices)
 }
 
@@ -461,6 +485,47 @@ fn sort(devices: &mut [Reported], drivers: &[DriverInstance]) {
     for d in devices.iter() {
         let name = unsafe { CStr::from_ptr(d.properties.deviceName.as_ptr()) };
         log!(Level::Driver, "physical device {name:?} ({:?}) from {}", d.properties.deviceType, drivers[d.driver].driver.manifest_path);
+    }
+}
+
+/// Why a device sits where the Linux order puts it, for the plan.
+fn sorted_reason(device: &Reported) -> String {
+    let (not_selected, _, pci) = device.order;
+    if !not_selected {
+        let value = platform::plain_env("VK_LOADER_DEVICE_SELECT").unwrap_or_default();
+        return format!("selected by VK_LOADER_DEVICE_SELECT={value}: first");
+    }
+    let kind = device_type_name(device.properties.deviceType);
+    let by_type = format!("a {kind} device (discrete, integrated, virtual, other, cpu come in that order)");
+    match pci {
+        [u32::MAX, ..] => format!("{by_type}; no PCI address (VK_EXT_pci_bus_info): after those of its type that have one"),
+        [domain, bus, dev, function] => format!("{by_type}; then by PCI address {domain:04x}:{bus:02x}:{dev:02x}.{function:x}"),
+    }
+}
+
+fn device_type_name(t: VkPhysicalDeviceType) -> &'static str {
+    match t {
+        VkPhysicalDeviceType::DISCRETE_GPU => "discrete",
+        VkPhysicalDeviceType::INTEGRATED_GPU => "integrated",
+        VkPhysicalDeviceType::VIRTUAL_GPU => "virtual",
+        VkPhysicalDeviceType::CPU => "cpu",
+        _ => "other",
+    }
+}
+
+/// A device's plan entry.
+fn device_entry(d: &DriverInstance, handle: VkPhysicalDevice, properties: &VkPhysicalDeviceProperties, decision: Decision, reason: String) -> DeviceEntry {
+    DeviceEntry {
+        key: handle.0 as u64,
+        name: unsafe { CStr::from_ptr(properties.deviceName.as_ptr()) }.to_string_lossy().into_owned(),
+        device_type: device_type_name(properties.deviceType).to_string(),
+        vendor_id: properties.vendorID,
+        device_id: properties.deviceID,
+        api_version: properties.apiVersion,
+        driver: d.driver.manifest_path.clone(),
+        decision,
+        reason,
+        position: None,
     }
 }
 

@@ -222,6 +222,24 @@ fn dlerror() -> String {
     }
 }
 
+/// Appends `text` to the file at `path` (created if missing) with `fopen`/`fwrite`.
+pub fn append_to_file(path: &str, text: &str) -> Result<(), String> {
+    let c_path = CString::new(path).map_err(|_| format!("{path}: the path holds a NUL byte"))?;
+    // SAFETY: fopen with NUL-terminated arguments; the stream is closed below.
+    let file = unsafe { libc::fopen(c_path.as_ptr(), c"a".as_ptr()) };
+    if file.is_null() {
+        return Err(format!("{path}: cannot open for appending: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: a buffer of the given length, an open stream.
+    let written = unsafe { libc::fwrite(text.as_ptr() as *const c_void, 1, text.len(), file) };
+    // SAFETY: closed once.
+    let closed = unsafe { libc::fclose(file) } == 0;
+    if written != text.len() || !closed {
+        return Err(format!("{path}: could not write: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
 /// Writes a line to stderr with `fputs`.
 pub fn stderr_line(line: &str) {
     let Ok(text) = CString::new(format!("{line}\n")) else { return };

@@ -1,6 +1,6 @@
 //! `cargo xtask install --prefix P`: builds the loader in release and installs
-//! `P/lib/libvulkan.so.1.<version>`, the `libvulkan.so.1` and `libvulkan.so` links, and
-//! `P/lib/pkgconfig/vulkan.pc`.
+//! `P/lib/libvulkan.so.1.<version>`, the `libvulkan.so.1` and `libvulkan.so` links,
+//! `P/lib/pkgconfig/vulkan.pc` and the `P/bin/vk-loader` tool.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -33,7 +33,10 @@ pub fn main(args: &[String]) -> Result<(), String> {
     link("libvulkan.so.1", &lib_dir.join("libvulkan.so"))?;
     let pc = pkg_config(&prefix.display().to_string(), "${prefix}/lib", &version);
     std::fs::write(pkgconfig.join("vulkan.pc"), pc).map_err(|e| format!("vulkan.pc: {e}"))?;
-    println!("installed {} (+ libvulkan.so.1, libvulkan.so, pkgconfig/vulkan.pc)", target.display());
+    let bin_dir = prefix.join("bin");
+    std::fs::create_dir_all(&bin_dir).map_err(|e| format!("{}: {e}", bin_dir.display()))?;
+    std::fs::copy(root.join("target/release/vk-loader"), bin_dir.join("vk-loader")).map_err(|e| format!("{}: {e}", bin_dir.display()))?;
+    println!("installed {} (+ libvulkan.so.1, libvulkan.so, pkgconfig/vulkan.pc, bin/vk-loader)", target.display());
     Ok(())
 }
 

@@ -75,12 +75,13 @@ subcommands:
       --jobs N          build and test jobs (default: the number of CPUs)
       --json FILE       also write the results as JSON
       --compare FILE    list the tests whose outcome changed since an earlier --json FILE
-  modules [--crate DIR] [--check]
+  modules [--crate DIR] [--check] [--edges]
       which modules of a crate (DIR, default loader/src) name which others through `crate::`:
       the number of modules and edges, the circles (strongly connected components) among the
       top-level modules and inside each folder with a shortest cycle through the largest, and
       the ten modules with the largest fan-out
       --check  fail if any circle exists
+      --edges  also list every edge (user -> used)
 ";
 
 fn main() -> ExitCode {

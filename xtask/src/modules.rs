@@ -22,6 +22,8 @@ struct Options {
     dir: PathBuf,
     /// Fail when any circle exists.
     check: bool,
+    /// Also print every edge, one line each.
+    edges: bool,
 }
 
 /// A crate's modules and the edges "A names B through `crate::`" between them (never A to A).
@@ -48,6 +50,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
     let mut options = Options {
         dir: crate::repo_root().join("loader/src"),
         check: false,
+        edges: false,
     };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
@@ -57,6 +60,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 options.dir = PathBuf::from(args.next().ok_or("--crate needs a directory")?)
             }
             None if arg == "--check" => options.check = true,
+            None if arg == "--edges" => options.edges = true,
             _ => {
                 return Err(format!(
                     "unknown argument `{arg}` to modules\n\n{}",
@@ -73,6 +77,9 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let options = parse(args)?;
     let graph = ModuleGraph::read(&options.dir)?;
     let circles = report(&graph, &options.dir);
+    if options.edges {
+        print_edges(&graph);
+    }
     if options.check && circles > 0 {
         return Err(format!(
             "modules --check: {circles} circle(s) of modules in {}",
@@ -420,6 +427,21 @@ fn report_fans(graph: &ModuleGraph) {
             module.join("::")
         };
         println!("{name:<28} {out:>7} {fan_in:>6}");
+    }
+}
+
+/// Prints every edge as `user -> used`, grouped by user.
+fn print_edges(graph: &ModuleGraph) {
+    let name = |m: &ModPath| {
+        if m.is_empty() {
+            "crate".to_string()
+        } else {
+            m.join("::")
+        }
+    };
+    println!("\nedges (user -> used):");
+    for (user, used) in &graph.edges {
+        println!("  {} -> {}", name(user), name(used));
     }
 }
 

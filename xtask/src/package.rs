@@ -67,6 +67,14 @@ fn build_package(library: &Path, vulkan_version: &str, out: &Path) -> Result<Pat
     }
     crate::install::link(&real_name, &lib_dir.join("libvulkan.so.1"))?;
     crate::install::link("libvulkan.so.1", &lib_dir.join("libvulkan.so"))?;
+    // The explain tool, built beside the library.
+    let tool = library.with_file_name("vk-loader");
+    let bin_dir = stage.join("usr/bin");
+    std::fs::create_dir_all(&bin_dir).map_err(|e| format!("{}: {e}", bin_dir.display()))?;
+    let strip = Command::new("strip").args(["--strip-unneeded", "-o"]).arg(bin_dir.join("vk-loader")).arg(&tool).status();
+    if !strip.is_ok_and(|s| s.success()) {
+        return Err(format!("cannot strip {} into {} (build it with the library: cargo build --release -p loader)", tool.display(), bin_dir.display()));
+    }
     write(&lib_dir.join("pkgconfig/vulkan.pc"), &crate::install::pkg_config("/usr", &format!("/usr/lib/{multiarch}"), vulkan_version))?;
     write(&doc_dir.join("copyright"), COPYRIGHT)?;
     let control = format!(

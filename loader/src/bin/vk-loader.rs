@@ -1,0 +1,98 @@
+//! `vk-loader`: the loader's logic on the command line.
+//!
+//! `vk-loader explain [--json] [--no-devices]` prints what the loader decides in this environment
+//! and why: every driver and layer manifest with its decision and reason, the layer order, and the
+//! physical devices in the order applications see them (README, "Explaining the loader's
+//! decisions"). The same document the library writes for `VK_LOADER_EXPLAIN`.
+
+use std::process::ExitCode;
+
+use serde_json::Value;
+
+const USAGE: &str = "usage: vk-loader explain [--json] [--no-devices]
+
+  explain        what the Vulkan loader decides in this environment, and why
+  --json         one JSON document (schema \"vk-loader-explain\", version 1) instead of a table
+  --no-devices   create no instance: drivers are loaded and layers chosen, no device is listed";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (command, options) = match args.split_first() {
+        Some((command, options)) => (command.as_str(), options),
+        None => return usage_error("no command given"),
+    };
+    if matches!(command, "-h" | "--help" | "help") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    if command != "explain" {
+        return usage_error(&format!("unknown command `{command}`"));
+    }
+    let (mut json, mut devices) = (false, true);
+    for option in options {
+        match option.as_str() {
+            "--json" => json = true,
+            "--no-devices" => devices = false,
+            other => return usage_error(&format!("unknown option `{other}`")),
+        }
+    }
+    let document = vulkan::explain::explain(devices);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&document).expect("a JSON value prints"));
+    } else {
+        print!("{}", table(&document));
+    }
+    ExitCode::SUCCESS
+}
+
+fn usage_error(why: &str) -> ExitCode {
+    eprintln!("vk-loader: {why}\n{USAGE}");
+    ExitCode::from(2)
+}
+
+/// The document as a readable report: one block per section, a line per entry with its decision,
+/// the reason indented below.
+fn table(doc: &Value) -> String {
+    let text = |v: &Value| v.as_str().map(str::to_string).unwrap_or_else(|| if v.is_null() { "-".into() } else { v.to_string() });
+    let mut out = String::new();
+    let context = &doc["context"];
+    out += &format!("vk-loader {} (Vulkan {})\n", text(&context["loader"]), text(&context["vulkan_header"]));
+    out += &format!("settings file: {}\n", text(&doc["settings_file"]));
+    if let Some(result) = doc["result"].as_str() {
+        out += &format!("vkCreateInstance: {result}\n");
+    }
+    if let Some(env) = context["environment"].as_object().filter(|e| !e.is_empty()) {
+        out += "\nENVIRONMENT\n";
+        for (name, value) in env {
+            out += &format!("  {name}={}\n", text(value));
+        }
+    }
+    let section = |out: &mut String, title: &str, entries: &Value, line: &dyn Fn(&Value) -> String| {
+        let entries = entries.as_array().map(Vec::as_slice).unwrap_or_default();
+        *out += &format!("\n{title} ({})\n", entries.len());
+        for entry in entries {
+            let position = entry["position"].as_u64().map_or("  ".to_string(), |p| format!("{p:>2}"));
+            *out += &format!("{position} {:<10} {}\n", text(&entry["decision"]), line(entry));
+            *out += &format!("              {}\n", text(&entry["reason"]));
+        }
+    };
+    section(&mut out, "DRIVERS", &doc["drivers"], &|d| match d["library"].as_str() {
+        Some(library) => format!("{} ({library})", text(&d["manifest"])),
+        None => text(&d["manifest"]),
+    });
+    section(&mut out, "LAYERS, by position in the chain (0 nearest the application)", &doc["layers"], &|l| {
+        format!("{} ({}, {})", text(&l["name"]), text(&l["type"]), text(&l["manifest"]))
+    });
+    section(&mut out, "PHYSICAL DEVICES, in the order applications see them", &doc["devices"], &|d| {
+        format!(
+            "{} ({}, {}:{}, Vulkan {}, {})",
+            text(&d["name"]),
+            text(&d["type"]),
+            text(&d["vendor_id"]),
+            text(&d["device_id"]),
+            text(&d["api_version"]),
+            text(&d["driver"])
+        )
+    });
+    out
+}

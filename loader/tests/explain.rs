@@ -1,0 +1,168 @@
+//! `vk-loader explain` and `VK_LOADER_EXPLAIN`: every driver and layer manifest with the decision
+//! and the reason that names its cause, and the physical devices, on Mesa's lavapipe (package
+//! mesa-vulkan-drivers) and `vulkaninfo` (vulkan-tools).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+
+/// A directory with a malformed driver manifest, one whose library is missing, and an implicit
+/// layer (our test layer) with a `disable_environment`; returns the directory and the variables
+/// that point the loader at them and at lavapipe only.
+fn troubled_setup(name: &str) -> (PathBuf, Vec<(&'static str, String)>) {
+    assert!(Path::new(LAVAPIPE).exists(), "{LAVAPIPE} missing: install mesa-vulkan-drivers");
+    let dir = common::scratch(name);
+    let broken = dir.join("broken.json");
+    std::fs::write(&broken, r#"{"file_format_version": "1.0.0", "ICD": {"library_path": "#).unwrap();
+    let missing = common::driver_manifest(&dir, "missing.json", Path::new("/nonexistent/libvulkan_gone.so"));
+    let layers = dir.join("implicit");
+    std::fs::create_dir(&layers).unwrap();
+    let extra = r#", "disable_environment": {"EXPLAIN_TEST_DISABLE": "1"}"#;
+    common::layer_manifest(&layers, "switched_off.json", "VK_LAYER_TEST_switched_off", &common::test_layer(), extra);
+    let drivers = [broken.display().to_string(), missing.display().to_string(), LAVAPIPE.to_string()].join(":");
+    let env = vec![
+        ("VK_DRIVER_FILES", drivers),
+        ("VK_IMPLICIT_LAYER_PATH", layers.display().to_string()),
+        ("VK_LAYER_PATH", dir.join("no-explicit-layers").display().to_string()),
+        ("EXPLAIN_TEST_DISABLE", "1".to_string()),
+        // No settings file or layers of the machine's user.
+        ("XDG_CONFIG_HOME", dir.join("config").display().to_string()),
+        ("XDG_DATA_HOME", dir.join("data").display().to_string()),
+        ("XDG_CONFIG_DIRS", dir.join("etc").display().to_string()),
+        ("XDG_DATA_DIRS", dir.join("share").display().to_string()),
+    ];
+    (dir, env)
+}
+
+fn vk_loader(args: &[&str], env: &[(&str, String)]) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_vk-loader"));
+    command.args(args).env_remove("VK_ICD_FILENAMES").env_remove("VK_ADD_DRIVER_FILES").env_remove("VK_LOADER_EXPLAIN");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().unwrap()
+}
+
+/// The entry of `list` whose `key` ends with `suffix`.
+fn entry<'a>(doc: &'a Value, list: &str, key: &str, suffix: &str) -> &'a Value {
+    doc[list]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {list} array in {doc:#}"))
+        .iter()
+        .find(|e| e[key].as_str().is_some_and(|v| v.ends_with(suffix)))
+        .unwrap_or_else(|| panic!("no {list} entry with {key} ending in {suffix} in {doc:#}"))
+}
+
+/// Checks a document of the troubled setup: each manifest with its decision and reason, and
+/// lavapipe's device listed first.
+fn check_troubled_document(doc: &Value) {
+    assert_eq!(doc["schema"], "vk-loader-explain", "{doc:#}");
+    assert_eq!(doc["schema_version"], 1);
+
+    let broken = entry(doc, "drivers", "manifest", "/broken.json");
+    assert_eq!(broken["decision"], "rejected", "{broken:#}");
+    assert!(broken["reason"].as_str().unwrap().contains("invalid JSON"), "{broken:#}");
+
+    let missing = entry(doc, "drivers", "manifest", "/missing.json");
+    assert_eq!(missing["decision"], "rejected", "{missing:#}");
+    assert!(missing["reason"].as_str().unwrap().contains("/nonexistent/libvulkan_gone.so"), "{missing:#}");
+
+    let lavapipe = entry(doc, "drivers", "manifest", "lvp_icd.x86_64.json");
+    assert_eq!(lavapipe["decision"], "used", "{lavapipe:#}");
+    assert!(lavapipe["library"].as_str().unwrap().contains("libvulkan_lvp.so"), "{lavapipe:#}");
+
+    let layer = entry(doc, "layers", "name", "VK_LAYER_TEST_switched_off");
+    assert_eq!(layer["decision"], "off", "{layer:#}");
+    assert_eq!(layer["type"], "implicit");
+    assert!(layer["reason"].as_str().unwrap().contains("disable_environment EXPLAIN_TEST_DISABLE"), "{layer:#}");
+    assert_eq!(layer["position"], Value::Null);
+}
+
+#[test]
+fn explain_json_names_each_decision_and_its_cause() {
+    let (_dir, env) = troubled_setup("explain-json");
+    let run = vk_loader(&["explain", "--json"], &env);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{stdout}{}", String::from_utf8_lossy(&run.stderr));
+    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
+    check_troubled_document(&doc);
+    assert_eq!(doc["result"], "VK_SUCCESS");
+    let device = &doc["devices"][0];
+    assert!(device["name"].as_str().unwrap().starts_with("llvmpipe"), "{doc:#}");
+    assert_eq!((&device["decision"], &device["position"], &device["type"]), (&"used".into(), &0.into(), &"cpu".into()));
+    assert!(device["driver"].as_str().unwrap().ends_with("lvp_icd.x86_64.json"));
+    assert!(device["reason"].as_str().unwrap().contains("cpu device"), "{device:#}");
+    assert_eq!(doc["context"]["environment"]["EXPLAIN_TEST_DISABLE"], Value::Null, "only the loader's variables are listed");
+    assert_eq!(doc["context"]["environment"]["VK_DRIVER_FILES"], env[0].1.as_str());
+}
+
+#[test]
+fn explain_without_devices_creates_no_instance() {
+    let (_dir, env) = troubled_setup("explain-no-devices");
+    let run = vk_loader(&["explain", "--json", "--no-devices"], &env);
+    let doc: Value = serde_json::from_slice(&run.stdout).unwrap();
+    check_troubled_document(&doc);
+    assert_eq!(doc["result"], Value::Null);
+    assert_eq!(doc["devices"], Value::Array(Vec::new()));
+}
+
+#[test]
+fn explain_table_shows_decisions_and_reasons() {
+    let (_dir, env) = troubled_setup("explain-table");
+    let run = vk_loader(&["explain"], &env);
+    let out = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{out}");
+    assert!(out.contains("DRIVERS (3)"), "{out}");
+    let off = out.lines().position(|l| l.contains("off") && l.contains("VK_LAYER_TEST_switched_off")).expect(&out);
+    assert!(out.lines().nth(off + 1).unwrap().contains("disable_environment EXPLAIN_TEST_DISABLE"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with(" 0 used") && l.contains("llvmpipe")), "{out}");
+}
+
+#[test]
+fn bad_arguments_are_refused_with_the_usage() {
+    let run = vk_loader(&["explain", "--jsn"], &[]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("unknown option `--jsn`"));
+}
+
+#[test]
+fn vk_loader_explain_writes_one_document_per_instance_of_vulkaninfo() {
+    let (dir, mut env) = troubled_setup("explain-vulkaninfo");
+    let libs = dir.join("lib");
+    std::fs::create_dir(&libs).unwrap();
+    for link in ["libvulkan.so", "libvulkan.so.1"] {
+        std::os::unix::fs::symlink(common::libvulkan(), libs.join(link)).unwrap();
+    }
+    let file = dir.join("plan-%p.jsonl");
+    env.push(("VK_LOADER_EXPLAIN", file.display().to_string()));
+    env.push(("LD_LIBRARY_PATH", libs.display().to_string()));
+    let mut command = Command::new("vulkaninfo");
+    command.arg("--summary").env_remove("VK_ICD_FILENAMES").env_remove("VK_ADD_DRIVER_FILES");
+    for (name, value) in &env {
+        command.env(name, value);
+    }
+    let run = command.output().expect("vulkaninfo (install vulkan-tools)");
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    // One file, named with vulkaninfo's process id.
+    let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("plan-"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let name = files[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name != "plan-%p.jsonl" && name.trim_start_matches("plan-").trim_end_matches(".jsonl").parse::<u32>().is_ok(), "{name}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let docs: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(!docs.is_empty());
+    for doc in &docs {
+        check_troubled_document(doc);
+        assert!(doc["context"]["process"].as_str().unwrap().ends_with("vulkaninfo"), "{doc:#}");
+        assert!(doc["devices"][0]["name"].as_str().unwrap().starts_with("llvmpipe"), "{doc:#}");
+    }
+}
