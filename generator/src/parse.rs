@@ -85,7 +85,7 @@ impl Parser<'_, '_> {
         for api in list.split(',') {
             if api == OUR_API {
                 ours = true;
-            } else if !KNOWN_APIS.contains(&api) && !(attr == "supported" && api == "disabled") {
+            } else if !(KNOWN_APIS.contains(&api) || attr == "supported" && api == "disabled") {
                 return self.err(node, format!("unknown api value `{api}` in `{attr}`"));
             }
         }

@@ -1,11 +1,12 @@
 //! Helpers for the `extern "system"` boundary: no panic crosses it, and array queries follow
 //! Vulkan's two-call idiom with `VK_INCOMPLETE`.
 
+use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use vk_generated::types::VkResult;
+use vk_generated::types::{VkBaseInStructure, VkExtensionProperties, VkResult, VkStructureType};
 
-use crate::log::{self, Level};
+use crate::debug::log::{self, Level};
 
 /// Runs an entry point's body; a panic becomes a logged `fallback` instead of unwinding into C.
 pub fn guard<T>(name: &str, fallback: T, body: impl FnOnce() -> T) -> T {
@@ -61,4 +62,58 @@ pub fn query<T: Copy + Default>(mut call: impl FnMut(*mut u32, *mut T) -> VkResu
         }
     }
     Err(VkResult::INCOMPLETE)
+}
+
+/// Erases a terminator's signature for a dispatch-table slot (usable in constants).
+macro_rules! erased {
+    ($f:path) => {
+        // SAFETY: stored in the slot of the command whose signature `$f` has; read back as that type.
+        Some(unsafe { std::mem::transmute::<*const (), unsafe extern "system" fn()>($f as *const ()) })
+    };
+}
+
+pub(crate) use erased;
+
+/// A loader terminator as `(command id, erased function)`: the name is checked against the
+/// registry when this compiles, and the table is filled without a name lookup.
+macro_rules! terminator {
+    ($name:ident => $f:path) => {
+        (vk_generated::command_id::$name, $crate::ffi::erased!($f))
+    };
+}
+
+pub(crate) use terminator;
+
+pub fn name_of(props: &VkExtensionProperties) -> &CStr {
+    // SAFETY: extensionName is a NUL-terminated fixed array (drivers fill it so; the last byte is
+    // forced below for the loader's own entries).
+    unsafe { CStr::from_ptr(props.extensionName.as_ptr()) }
+}
+
+pub fn extension_properties(name: &CStr, spec_version: u32) -> VkExtensionProperties {
+    let mut props = VkExtensionProperties { specVersion: spec_version, ..Default::default() };
+    for (dst, &src) in props.extensionName.iter_mut().zip(name.to_bytes()) {
+        *dst = src as c_char;
+    }
+    props
+}
+
+/// The names in an array of C strings.
+pub unsafe fn names<'a>(list: *const *const c_char, count: u32) -> Vec<&'a CStr> {
+    if list.is_null() {
+        return Vec::new();
+    }
+    (0..count as usize).filter_map(|i| (*list.add(i)).as_ref().map(|p| CStr::from_ptr(p))).collect()
+}
+
+/// A create-info `pNext` without the loader's own chain structures at its head (drivers do not
+/// need them).
+pub unsafe fn skip_loader_structs(mut next: *const c_void, loader_type: VkStructureType) -> *const c_void {
+    while let Some(header) = (next as *const VkBaseInStructure).as_ref() {
+        if header.sType != loader_type {
+            break;
+        }
+        next = header.pNext as *const c_void;
+    }
+    next
 }

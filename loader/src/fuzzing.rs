@@ -3,11 +3,13 @@
 //! returns normally for any input; a panic, a hang or an out-of-bounds access is a bug. Not part
 //! of the Vulkan API.
 
-use crate::{elf, layer, layer_manifest, manifest, settings};
+use crate::manifest::{self, settings};
+use crate::plan;
+use crate::platform::elf;
 
 /// A driver manifest (every `file_format_version`, `library_path` resolution, `api_version`).
 pub fn driver_manifest(data: &[u8]) {
-    let _ = manifest::parse_driver(data, "/fuzz/icd.d/driver.json");
+    let _ = manifest::driver::parse_driver(data, "/fuzz/icd.d/driver.json");
 }
 
 /// A library's first bytes as the ELF pre-check reads them: the first 8 bytes of `data` give the
@@ -36,17 +38,17 @@ pub fn layer_activation(data: &[u8]) {
     let var = |name: &str| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string());
     let mut layers = Vec::new();
     for implicit in [false, true] {
-        if let Ok(parsed) = layer_manifest::parse_layers(manifest_text, "/fuzz/layer.json", implicit) {
+        if let Ok(parsed) = manifest::layer::parse_layers(manifest_text, "/fuzz/layer.json", implicit) {
             layers.extend(parsed.layers);
         }
     }
     let blacklist: Vec<String> = layers.iter().flat_map(|l| l.blacklisted_layers.iter().cloned()).collect();
-    let (catalog, _log) = layer::validate_catalog(layers, &blacklist);
-    let (catalog, _log) = layer::remove_disabled(catalog, &var);
+    let (catalog, _log) = plan::layers::validate_catalog(layers, &blacklist);
+    let (catalog, _log) = plan::layers::remove_disabled(catalog, &var);
     let app_list = var("APP").unwrap_or_default();
     let app: Vec<&str> = app_list.split(',').filter(|n| !n.is_empty()).collect();
     let exe = var("EXE");
-    let _ = layer::activate(&catalog, &app, &var, exe.as_deref());
+    let _ = plan::layers::activate(&catalog, &app, &var, exe.as_deref());
 }
 
 /// A loader settings file (`vk_loader_settings.json`): the entry `app_keys` choose (the

@@ -9,7 +9,7 @@
 
 use core::ffi::c_void;
 
-use crate::log::{self, Level};
+use crate::debug::log::{self, Level};
 
 /// "VkLdInst" in memory: easy to spot in a debugger.
 pub const INSTANCE_MAGIC: u64 = u64::from_le_bytes(*b"VkLdInst");

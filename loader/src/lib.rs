@@ -8,45 +8,25 @@
 // addresses, which are the handles, stay put while the Vecs change.
 #![allow(clippy::vec_box)]
 
+// The stages, each using only those above it in this list (`cargo xtask modules --check`).
 #[macro_use]
-mod log;
 mod debug;
-mod debug_objects;
-mod device;
-mod device_filter;
-mod direct_loading;
-mod discovery;
-mod driver;
-mod elf;
-mod emulation;
-#[doc(hidden)]
-pub mod explain;
+mod platform;
 mod ffi;
-mod file_cache;
-#[doc(hidden)]
-pub mod fuzzing;
-mod gpa;
 mod handles;
-mod host_alloc;
-mod instance;
-mod layer;
-mod layer_catalog;
-mod layer_chain;
-mod layer_device_chain;
-mod layer_extensions;
-mod layer_load;
-mod layer_manifest;
-mod layer_pre_instance;
-mod library_cache;
 mod loader_abi;
 mod manifest;
-mod physical_device;
 mod plan;
-mod platform;
-mod settings;
-mod surface;
-mod terminators;
-mod unknown;
+mod discover;
+mod load;
+mod object;
+mod wsi;
+mod dispatch;
+mod chain;
+#[doc(hidden)]
+pub mod api;
+#[doc(hidden)]
+pub mod fuzzing;
 
 /// The generated trampolines and default terminators. Compiled into this crate only: they carry
 /// the exported `vk*` symbols of `libvulkan.so.1`.
@@ -56,9 +36,9 @@ mod unknown;
 mod trampolines;
 
 /// Every allocation of the loader's Rust code: the application's `VkAllocationCallbacks` where a
-/// command received them (see `host_alloc`).
+/// command received them (see `platform::host_alloc`).
 #[global_allocator]
-static ALLOCATOR: host_alloc::LoaderAllocator = host_alloc::LoaderAllocator;
+static ALLOCATOR: platform::host_alloc::LoaderAllocator = platform::host_alloc::LoaderAllocator;
 
 /// The names the generated trampolines use (`crate::types`, `crate::loader_abi`).
 use vk_generated::types;
@@ -90,17 +70,17 @@ use std::ffi::c_char;
 use types::*;
 
 export! {
-    vkCreateInstance = instance::vkCreateInstance: fn(a: *const VkInstanceCreateInfo, b: *const VkAllocationCallbacks, c: *mut VkInstance) -> VkResult;
-    vkDestroyInstance = instance::vkDestroyInstance: fn(a: VkInstance, b: *const VkAllocationCallbacks);
-    vkEnumerateInstanceVersion = instance::vkEnumerateInstanceVersion: fn(a: *mut u32) -> VkResult;
-    vkEnumerateInstanceExtensionProperties = instance::vkEnumerateInstanceExtensionProperties: fn(a: *const c_char, b: *mut u32, c: *mut VkExtensionProperties) -> VkResult;
-    vkEnumerateInstanceLayerProperties = instance::vkEnumerateInstanceLayerProperties: fn(a: *mut u32, b: *mut VkLayerProperties) -> VkResult;
-    vkGetInstanceProcAddr = gpa::vkGetInstanceProcAddr: fn(a: VkInstance, b: *const c_char) -> PFN_vkVoidFunction;
-    vkGetDeviceProcAddr = device::vkGetDeviceProcAddr: fn(a: VkDevice, b: *const c_char) -> PFN_vkVoidFunction;
-    vkEnumeratePhysicalDevices = physical_device::vkEnumeratePhysicalDevices: fn(a: VkInstance, b: *mut u32, c: *mut VkPhysicalDevice) -> VkResult;
-    vkEnumeratePhysicalDeviceGroups = physical_device::vkEnumeratePhysicalDeviceGroups: fn(a: VkInstance, b: *mut u32, c: *mut VkPhysicalDeviceGroupProperties) -> VkResult;
-    vkEnumerateDeviceExtensionProperties = physical_device::vkEnumerateDeviceExtensionProperties: fn(a: VkPhysicalDevice, b: *const c_char, c: *mut u32, d: *mut VkExtensionProperties) -> VkResult;
-    vkEnumerateDeviceLayerProperties = physical_device::vkEnumerateDeviceLayerProperties: fn(a: VkPhysicalDevice, b: *mut u32, c: *mut VkLayerProperties) -> VkResult;
-    vkCreateDevice = device::vkCreateDevice: fn(a: VkPhysicalDevice, b: *const VkDeviceCreateInfo, c: *const VkAllocationCallbacks, d: *mut VkDevice) -> VkResult;
-    vkDestroyDevice = device::vkDestroyDevice: fn(a: VkDevice, b: *const VkAllocationCallbacks);
+    vkCreateInstance = api::instance::vkCreateInstance: fn(a: *const VkInstanceCreateInfo, b: *const VkAllocationCallbacks, c: *mut VkInstance) -> VkResult;
+    vkDestroyInstance = api::instance::vkDestroyInstance: fn(a: VkInstance, b: *const VkAllocationCallbacks);
+    vkEnumerateInstanceVersion = api::instance::vkEnumerateInstanceVersion: fn(a: *mut u32) -> VkResult;
+    vkEnumerateInstanceExtensionProperties = api::instance::vkEnumerateInstanceExtensionProperties: fn(a: *const c_char, b: *mut u32, c: *mut VkExtensionProperties) -> VkResult;
+    vkEnumerateInstanceLayerProperties = api::instance::vkEnumerateInstanceLayerProperties: fn(a: *mut u32, b: *mut VkLayerProperties) -> VkResult;
+    vkGetInstanceProcAddr = api::gpa::vkGetInstanceProcAddr: fn(a: VkInstance, b: *const c_char) -> PFN_vkVoidFunction;
+    vkGetDeviceProcAddr = api::device::vkGetDeviceProcAddr: fn(a: VkDevice, b: *const c_char) -> PFN_vkVoidFunction;
+    vkEnumeratePhysicalDevices = api::physical_device::vkEnumeratePhysicalDevices: fn(a: VkInstance, b: *mut u32, c: *mut VkPhysicalDevice) -> VkResult;
+    vkEnumeratePhysicalDeviceGroups = api::physical_device::vkEnumeratePhysicalDeviceGroups: fn(a: VkInstance, b: *mut u32, c: *mut VkPhysicalDeviceGroupProperties) -> VkResult;
+    vkEnumerateDeviceExtensionProperties = api::physical_device::vkEnumerateDeviceExtensionProperties: fn(a: VkPhysicalDevice, b: *const c_char, c: *mut u32, d: *mut VkExtensionProperties) -> VkResult;
+    vkEnumerateDeviceLayerProperties = chain::physical_devices::terminator_EnumerateDeviceLayerProperties: fn(a: VkPhysicalDevice, b: *mut u32, c: *mut VkLayerProperties) -> VkResult;
+    vkCreateDevice = api::device::vkCreateDevice: fn(a: VkPhysicalDevice, b: *const VkDeviceCreateInfo, c: *const VkAllocationCallbacks, d: *mut VkDevice) -> VkResult;
+    vkDestroyDevice = api::device::vkDestroyDevice: fn(a: VkDevice, b: *const VkAllocationCallbacks);
 }

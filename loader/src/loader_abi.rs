@@ -9,7 +9,7 @@ use vk_generated::types::{VkInstance, VkPhysicalDevice};
 use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
 
 /// How many commands unknown to the generated tables the loader dispatches, per level
-/// (physical-device and device): one assembly trampoline each, see `unknown`.
+/// (physical-device and device): one assembly trampoline each, see `dispatch::unknown`.
 pub const UNKNOWN_SLOTS: usize = 512;
 
 /// Function pointers for commands unknown to the generated tables, by slot. Atomic because a slot
@@ -42,7 +42,7 @@ impl core::ops::Deref for InstanceDispatch {
 
 /// The loader's physical device at the end of the instance chain: what default terminators
 /// receive. Its first word is the instance's dispatch table, like every dispatchable object.
-/// With layers, the application's physical devices have the same layout (see `layer_chain`):
+/// With layers, the application's physical devices have the same layout (see `chain::instance_layers`):
 /// `unwrapped` then names the top layer's handle.
 #[repr(C)]
 pub struct TerminatorPhysicalDevice {
@@ -66,7 +66,7 @@ const _: () = assert!(
     core::mem::offset_of!(TerminatorPhysicalDevice, magic) == core::mem::offset_of!(crate::handles::HandleHeader, magic)
 );
 
-/// The start of the loader's `VkInstance` (`instance::Instance` declares the same fields; const
+/// The start of the loader's `VkInstance` (`Instance` declares the same fields; const
 /// assertions beside it keep the offsets equal): what the generated instance trampolines read.
 #[repr(C)]
 pub struct InstanceHeader {
@@ -135,8 +135,8 @@ pub unsafe fn set_dispatch(object: *mut c_void, table: *const c_void) {
     if current == table || vk_generated::layer_abi::valid_loader_magic_value(object) {
         *first_word = table;
     } else {
-        crate::log::write(
-            crate::log::Level::Error,
+        crate::debug::log::write(
+            crate::debug::log::Level::Error,
             &format!("a driver returned a queue or command buffer ({object:p}) without ICD_LOADER_MAGIC in its first word; its calls will not reach the driver"),
         );
     }

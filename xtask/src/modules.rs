@@ -523,6 +523,22 @@ mod tests {
         assert_eq!(module_path(Path::new("foo/bar.rs")), m("foo::bar"));
     }
 
+    /// The loader's runtime is laid out in stages with every dependency pointing one way
+    /// (README, "Layout"): no circle of modules at the top level or inside a folder.
+    #[test]
+    fn the_loader_has_no_circle_of_modules() {
+        let graph = ModuleGraph::read(&crate::repo_root().join("loader/src")).unwrap();
+        for parent in graph.parents() {
+            let scope = graph.scope(&parent);
+            let circles: Vec<Vec<&str>> = components(&scope.succ)
+                .into_iter()
+                .filter(|c| c.len() > 1)
+                .map(|c| c.iter().map(|&i| scope.nodes[i].as_str()).collect())
+                .collect();
+            assert!(circles.is_empty(), "circles of modules in {}: {circles:?} (cargo xtask modules)", scope.name);
+        }
+    }
+
     #[test]
     fn edges_circles_and_check_of_a_synthetic_crate() {
         let dir = synthetic_crate();

@@ -1,13 +1,14 @@
-//! `cargo xtask package [--library PATH] [--out DIR]`: a Debian package of our loader,
+//! `cargo xtask package [--library PATH] [--tool PATH] [--out DIR]`: a Debian package of our loader,
 //! `DIR/libvulkan1-rs_<version>_<arch>.deb` (default DIR: `target/debian`), built with `dpkg-deb`.
 //! It installs `libvulkan.so.<vulkan version>`, the `libvulkan.so.1` and `libvulkan.so` links and
-//! `pkgconfig/vulkan.pc` in the multiarch library directory, and Provides / Replaces / Conflicts
+//! `pkgconfig/vulkan.pc` in the multiarch library directory and `/usr/bin/vk-loader`, and Provides / Replaces / Conflicts
 //! `libvulkan1`, so `apt install ./<file>.deb` swaps the system loader for ours and
 //! `apt install libvulkan1` swaps it back. It Replaces `libvulkan-dev` too, whose `libvulkan.so`
 //! link and `vulkan.pc` it overwrites.
 //!
 //! `--library PATH` packages that library instead of building the release one (the tests package
-//! the debug build they already have).
+//! the debug build they already have), `--tool PATH` that `vk-loader` (default: the one beside
+//! the library).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,21 +17,23 @@ const PACKAGE: &str = "libvulkan1-rs";
 
 pub fn main(args: &[String]) -> Result<(), String> {
     let root = crate::repo_root();
-    let (mut library, mut out) = (None, root.join("target/debian"));
+    let (mut library, mut tool, mut out) = (None, None, root.join("target/debian"));
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         let mut value = || args.next().map(PathBuf::from).ok_or(format!("{arg} needs a value"));
         match arg.as_str() {
             "--library" => library = Some(value()?),
+            "--tool" => tool = Some(value()?),
             "--out" => out = value()?,
-            other => return Err(format!("usage: cargo xtask package [--library PATH] [--out DIR]; got {other}")),
+            other => return Err(format!("usage: cargo xtask package [--library PATH] [--tool PATH] [--out DIR]; got {other}")),
         }
     }
     let library = match library {
         Some(path) => path,
         None => build_release(&root)?,
     };
-    let deb = build_package(&library, &crate::registry_version(&root)?, &out)?;
+    let tool = tool.unwrap_or_else(|| library.with_file_name("vk-loader"));
+    let deb = build_package(&library, &tool, &crate::registry_version(&root)?, &out)?;
     println!("{}", deb.display());
     Ok(())
 }
@@ -46,7 +49,7 @@ fn build_release(root: &Path) -> Result<PathBuf, String> {
 }
 
 /// Stages the package's files under `out/stage` and builds the `.deb` from them.
-fn build_package(library: &Path, vulkan_version: &str, out: &Path) -> Result<PathBuf, String> {
+fn build_package(library: &Path, tool: &Path, vulkan_version: &str, out: &Path) -> Result<PathBuf, String> {
     let arch = command_output("dpkg", &["--print-architecture"])?;
     let multiarch = format!("{}-linux-gnu", std::env::consts::ARCH);
     let version = format!("{vulkan_version}+{}", env!("CARGO_PKG_VERSION"));
@@ -67,11 +70,9 @@ fn build_package(library: &Path, vulkan_version: &str, out: &Path) -> Result<Pat
     }
     crate::install::link(&real_name, &lib_dir.join("libvulkan.so.1"))?;
     crate::install::link("libvulkan.so.1", &lib_dir.join("libvulkan.so"))?;
-    // The explain tool, built beside the library.
-    let tool = library.with_file_name("vk-loader");
     let bin_dir = stage.join("usr/bin");
     std::fs::create_dir_all(&bin_dir).map_err(|e| format!("{}: {e}", bin_dir.display()))?;
-    let strip = Command::new("strip").args(["--strip-unneeded", "-o"]).arg(bin_dir.join("vk-loader")).arg(&tool).status();
+    let strip = Command::new("strip").args(["--strip-unneeded", "-o"]).arg(bin_dir.join("vk-loader")).arg(tool).status();
     if !strip.is_ok_and(|s| s.success()) {
         return Err(format!("cannot strip {} into {} (build it with the library: cargo build --release -p loader)", tool.display(), bin_dir.display()));
     }

@@ -18,6 +18,17 @@ fn our_library() -> PathBuf {
         .expect("libvulkan.so built beside the test")
 }
 
+/// `vk-loader` of the same build (built here when this package's tests run alone).
+fn our_tool() -> PathBuf {
+    let profile_dir = std::env::current_exe().unwrap().parent().unwrap().parent().unwrap().to_path_buf();
+    let tool = profile_dir.join("vk-loader");
+    if !tool.exists() {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        run(Command::new(cargo).args(["build", "-p", "loader", "--bin", "vk-loader"]));
+    }
+    tool
+}
+
 fn scratch(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
@@ -36,7 +47,7 @@ fn run(command: &mut Command) -> String {
 fn the_package_replaces_libvulkan1_and_its_library_serves_vulkaninfo() {
     assert!(Path::new(LAVAPIPE).exists(), "{LAVAPIPE} missing: install mesa-vulkan-drivers");
     let dir = scratch("package");
-    run(Command::new(env!("CARGO_BIN_EXE_xtask")).arg("package").arg("--library").arg(our_library()).arg("--out").arg(&dir));
+    run(Command::new(env!("CARGO_BIN_EXE_xtask")).arg("package").arg("--library").arg(our_library()).arg("--tool").arg(our_tool()).arg("--out").arg(&dir));
     let deb = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|e| e == "deb")).unwrap();
     let name = deb.file_name().unwrap().to_string_lossy().into_owned();
     // libvulkan1-rs_<vulkan version>+<crate version>_<arch>.deb
@@ -70,4 +81,8 @@ fn the_package_replaces_libvulkan1_and_its_library_serves_vulkaninfo() {
         .env_remove("VK_ICD_FILENAMES"));
     assert!(summary.contains(&format!("Vulkan Instance Version: {vulkan_version}")), "not our loader:\n{summary}");
     assert!(summary.contains("llvmpipe"), "no lavapipe device:\n{summary}");
+
+    // The explain tool comes with it.
+    let explained = run(Command::new(root.join("usr/bin/vk-loader")).args(["explain", "--no-devices"]).env("VK_DRIVER_FILES", LAVAPIPE));
+    assert!(explained.contains("lvp_icd.x86_64.json"), "{explained}");
 }

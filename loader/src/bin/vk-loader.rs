@@ -36,7 +36,7 @@ fn main() -> ExitCode {
             other => return usage_error(&format!("unknown option `{other}`")),
         }
     }
-    let document = vulkan::explain::explain(devices);
+    let document = vulkan::api::explain::explain(devices);
     if json {
         println!("{}", serde_json::to_string_pretty(&document).expect("a JSON value prints"));
     } else {

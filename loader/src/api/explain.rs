@@ -1,0 +1,55 @@
+//! `vk-loader explain`: the plan for this process's environment, made in-process (the library
+//! writes the same document for `VK_LOADER_EXPLAIN`, see `api::instance`).
+
+use std::ffi::c_char;
+
+use serde_json::Value;
+use vk_generated::types::*;
+
+use crate::plan::Recording;
+use crate::plan::document::document;
+
+/// `vk-loader explain`: the plan for this process's environment. With `devices`, an instance is
+/// created (no layer or extension requested, the newest API version) and its physical devices
+/// enumerated as an application would; without, the drivers are loaded and the layers chosen
+/// and opened, and nothing is created.
+pub fn explain(devices: bool) -> Value {
+    let recording = Recording::start();
+    let result = if devices {
+        // SAFETY: a valid create info; the instance is destroyed before returning.
+        Some(unsafe { create_and_enumerate() })
+    } else {
+        let _settings = crate::manifest::settings::OneLook::enter();
+        crate::chain::drivers::load_drivers_without_instance();
+        let _ = crate::chain::instance_layers::select(&[]);
+        None
+    };
+    let mut plan = recording.finish();
+    plan.result = result.map(|r| format!("{r:?}"));
+    plan.settings_file = crate::manifest::settings::current().map(|s| s.path.clone());
+    document(&plan)
+}
+
+/// Creates an instance, lists its physical devices, destroys it; returns `vkCreateInstance`'s
+/// result.
+unsafe fn create_and_enumerate() -> VkResult {
+    let (major, minor) = vk_generated::api_version_major_minor(VK_HEADER_VERSION_COMPLETE);
+    let app = VkApplicationInfo {
+        pApplicationName: c"vk-loader explain".as_ptr() as *const c_char,
+        apiVersion: vk_generated::make_api_version(0, major, minor, 0),
+        ..Default::default()
+    };
+    let info = VkInstanceCreateInfo { pApplicationInfo: &app, ..Default::default() };
+    let mut instance = VkInstance::NULL;
+    let result = crate::api::instance::vkCreateInstance(&info, std::ptr::null(), &mut instance);
+    if result != VkResult::SUCCESS {
+        return result;
+    }
+    let mut count = 0u32;
+    if crate::api::physical_device::vkEnumeratePhysicalDevices(instance, &mut count, std::ptr::null_mut()) == VkResult::SUCCESS {
+        let mut handles = vec![VkPhysicalDevice::NULL; count as usize];
+        crate::api::physical_device::vkEnumeratePhysicalDevices(instance, &mut count, handles.as_mut_ptr());
+    }
+    crate::api::instance::vkDestroyInstance(instance, std::ptr::null());
+    result
+}

@@ -1,0 +1,409 @@
+//! The terminator side of instance creation: the driver manifests found are loaded (or the
+//! drivers the application handed over), each driver is asked to create its instance with the
+//! extensions it supports, and the loader's instance wraps them all. Every decision is recorded
+//! in the plan being recorded, if any.
+
+use std::ffi::{c_char, CStr};
+use std::sync::Arc;
+
+use vk_generated::lookup::ExtensionSet;
+use vk_generated::types::*;
+use vk_generated::{extension_id, DispatchTable, InstanceDispatchTable};
+
+use crate::chain::physical_devices;
+use crate::debug::log::{self, Level};
+use crate::debug::messengers;
+use crate::discover::search;
+use crate::dispatch::terminators;
+use crate::ffi::{extension_properties, name_of, names};
+use crate::ffi;
+use crate::load::direct::{self, DirectDrivers};
+use crate::load::driver::{self, Driver, Loaded};
+use crate::loader_abi::InstanceDispatch;
+use crate::manifest;
+use crate::object::instance::{DriverInstance, Instance, PhysicalDevices};
+use crate::plan::{self, Decision};
+
+/// Instance extensions the loader itself implements, whatever the drivers support (registry
+/// extension ids: their names and spec versions are the registry's, read without a lookup).
+pub const LOADER_INSTANCE_EXTENSIONS: &[u16] = &[
+    extension_id::VK_EXT_debug_report,
+    extension_id::VK_EXT_debug_utils,
+    extension_id::VK_KHR_portability_enumeration,
+    extension_id::VK_LUNARG_direct_driver_loading,
+];
+
+/// A driver that failed to load or create its instance, and why (reported when no driver is left).
+struct Rejected {
+    manifest: String,
+    reason: String,
+}
+
+/// Loads the drivers the application handed over, then every driver the environment allows
+/// (unless the application's list is exclusive), logging why each skipped one was.
+fn load_drivers(rejected: &mut Vec<Rejected>, direct: Option<DirectDrivers>) -> Vec<Arc<Driver>> {
+    let mut drivers: Vec<Arc<Driver>> = Vec::new();
+    let exclusive = direct.as_ref().is_some_and(|d| d.exclusive);
+    for (index, gipa) in direct.map(|d| d.drivers).unwrap_or_default() {
+        let name = format!("VkDirectDriverLoadingListLUNARG::pDrivers[{index}]");
+        match driver::direct(index, gipa) {
+            Ok(d) => {
+                plan::record(|p| p.driver(&name, None, Decision::Used, "handed over by the application (VK_LUNARG_direct_driver_loading)"));
+                drivers.push(Arc::new(d))
+            }
+            Err(reason) => {
+                log::log(Level::Error, &reason);
+                plan::record(|p| p.driver(&name, None, Decision::Rejected, &reason));
+                rejected.push(Rejected { manifest: name, reason });
+            }
+        }
+    }
+    if exclusive {
+        plan::record(|p| {
+            for found in search::driver_manifests() {
+                let why = "VkDirectDriverLoadingListLUNARG::mode is VK_DIRECT_DRIVER_LOADING_MODE_EXCLUSIVE_LUNARG";
+                p.driver(&found.path, None, Decision::Skipped, why);
+            }
+        });
+        return drivers;
+    }
+    for found in search::driver_manifests() {
+        if let Some(why) = &found.skipped {
+            log::log(Level::Warn, why);
+            plan::record(|p| p.driver(&found.path, None, Decision::Skipped, why));
+            continue;
+        }
+        let loaded = manifest::driver::read_driver(&found.path).and_then(|m| {
+            if let Some(version) = &m.newer_file_format {
+                // The Khronos loader's words.
+                log!(Level::Info, "loader_parse_icd_manifest: {} has unknown icd manifest file version {version}. May cause errors.", found.path);
+            }
+            driver::load(&found.path, m, &drivers)
+        });
+        match loaded {
+            Ok(Loaded::Driver(d)) => {
+                plan::record(|p| {
+                    let why = format!("loaded (loader-driver interface version {})", d.interface_version);
+                    p.driver(&found.path, Some(&d.library_path), Decision::Used, why)
+                });
+                drivers.push(Arc::new(d))
+            }
+            Ok(Loaded::Duplicate) => {
+                plan::record(|p| p.driver(&found.path, None, Decision::Skipped, "its library is already loaded through another manifest"))
+            }
+            Ok(Loaded::OtherArchitecture(reason)) => {
+                log!(Level::Info, "{}: skipped: {reason}", found.path);
+                plan::record(|p| p.driver(&found.path, None, Decision::Skipped, &reason));
+                rejected.push(Rejected { manifest: found.path, reason });
+            }
+            Err(reason) => {
+                log!(Level::Warn, "{}: driver skipped: {reason}", found.path);
+                plan::record(|p| p.driver(&found.path, None, Decision::Rejected, &reason));
+                rejected.push(Rejected { manifest: found.path, reason });
+            }
+        }
+    }
+    drivers
+}
+
+/// The drivers instance creation would load, for the queries made without an instance (and an
+/// explanation without one).
+pub(crate) fn load_drivers_without_instance() -> Vec<Arc<Driver>> {
+    load_drivers(&mut Vec::new(), None)
+}
+
+/// The instance extensions one driver supports.
+pub(crate) fn driver_extensions(driver: &Driver) -> Vec<VkExtensionProperties> {
+    let Some(f) = driver.global(c"vkEnumerateInstanceExtensionProperties") else { return Vec::new() };
+    // SAFETY: the signature of vkEnumerateInstanceExtensionProperties.
+    let f: PFN_vkEnumerateInstanceExtensionProperties = unsafe { std::mem::transmute(f) };
+    let Some(f) = f else { return Vec::new() };
+    ffi::query(|count, out| unsafe { f(std::ptr::null(), count, out) }).unwrap_or_default()
+}
+
+/// Every instance extension available: the drivers' (highest spec version wins), then the
+/// loader's own. Drivers' instance extensions the registry does not know are left out (the loader
+/// could not dispatch their commands), as the Khronos loader does, unless
+/// `VK_LOADER_DISABLE_INST_EXT_FILTER` is set. Extensions the loader only emulates for drivers
+/// that lack them (`dispatch::emulation`) are not listed: at least one driver must have them, as with the
+/// Khronos loader, so an application sees no extension that no driver implements.
+pub(crate) fn all_instance_extensions(per_driver: &[Vec<VkExtensionProperties>]) -> Vec<VkExtensionProperties> {
+    let mut all: Vec<VkExtensionProperties> = Vec::new();
+    let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().map(|&id| {
+        let extension = &vk_generated::EXTENSIONS[id as usize];
+        extension_properties(extension.name(), extension.spec_version)
+    });
+    let filter = crate::platform::plain_env("VK_LOADER_DISABLE_INST_EXT_FILTER").is_none();
+    let known = |p: &VkExtensionProperties| !filter || vk_generated::lookup::extension(name_of(p).to_bytes()).is_some();
+    for props in per_driver.iter().flatten().copied().filter(known).chain(from_loader) {
+        match all.iter_mut().find(|p| name_of(p) == name_of(&props)) {
+            Some(existing) => existing.specVersion = existing.specVersion.max(props.specVersion),
+            None => all.push(props),
+        }
+    }
+    all
+}
+
+/// The loader's instance before any driver: its first word points to its terminators.
+pub(crate) fn new_instance(creation_callbacks: Vec<messengers::Callback>) -> Box<Instance> {
+    let table = InstanceDispatch::new(terminators::INSTANCE_TERMINATORS);
+    crate::dispatch::unknown::set_terminators(&table.unknown);
+    let mut instance = Box::new(Instance {
+        dispatch: std::ptr::null(),
+        magic: crate::handles::INSTANCE_MAGIC,
+        chain_handle: VkInstance::NULL,
+        table,
+        drivers: Vec::new(),
+        physical_devices: PhysicalDevices::default(),
+        device_configurations: None,
+        api_version: 0,
+        enabled_extensions: ExtensionSet::new(),
+        creation_callbacks,
+        messengers: messengers::Messengers::default(),
+        layers: None,
+    });
+    instance.dispatch = &instance.table.table;
+    instance.chain_handle = VkInstance(&mut *instance as *mut Instance as *mut _);
+    instance
+}
+
+/// The terminator side of instance creation: loads the drivers, creates their instances and
+/// gathers their physical devices into `instance`. `layer_extensions` are the instance extensions
+/// the enabled layers provide (accepted here, not passed to drivers that lack them).
+pub(crate) unsafe fn create_drivers(
+    instance: &mut Instance,
+    info: &VkInstanceCreateInfo,
+    allocator: *const VkAllocationCallbacks,
+    layer_extensions: &[VkExtensionProperties],
+) -> Result<(), VkResult> {
+    let requested = names(info.ppEnabledExtensionNames, info.enabledExtensionCount);
+    let direct = direct::requested(info, requested.contains(&direct::EXTENSION));
+    let mut rejected = Vec::new();
+    let drivers = load_drivers(&mut rejected, direct);
+    // Each driver is asked once; its list decides what it gets and what the instance offers.
+    let per_driver: Vec<Vec<VkExtensionProperties>> = drivers.iter().map(|d| driver_extensions(d)).collect();
+    let available = all_instance_extensions(&per_driver);
+    for ext in &requested {
+        if !available.iter().chain(layer_extensions).any(|p| name_of(p) == *ext) {
+            log::write(Level::Error, &format!("vkCreateInstance: extension {ext:?} not present in any driver, layer or the loader"));
+            return Err(VkResult::ERROR_EXTENSION_NOT_PRESENT);
+        }
+    }
+    // 0, or below 1.0 (invalid: see check_api_version), is 1.0.
+    let app_version = info.pApplicationInfo.as_ref().map(|a| a.apiVersion).filter(|&v| v >= vk_generated::make_api_version(0, 1, 0, 0));
+    let api_version = app_version.unwrap_or(vk_generated::make_api_version(0, 1, 0, 0));
+    let portability_extension = requested.contains(&c"VK_KHR_portability_enumeration");
+    let portability_flag = VkInstanceCreateFlags(info.flags.0).contains(VkInstanceCreateFlags::ENUMERATE_PORTABILITY_BIT_KHR);
+    let mut skipped_portability_driver = false;
+    let mut enabled_extensions = ExtensionSet::new();
+    for ext in &requested {
+        enabled_extensions.insert_name(ext.to_bytes());
+    }
+
+    let mut driver_instances = Vec::new();
+    for (driver, supported) in drivers.into_iter().zip(&per_driver) {
+        if driver.manifest.is_portability_driver && !(portability_extension && portability_flag) {
+            log!(Level::Driver, "{}: portability driver skipped (portability enumeration not enabled)", driver.manifest_path);
+            plan::record(|p| {
+                let why = "a portability driver (is_portability_driver), and the application did not enable portability enumeration \
+                           (VK_KHR_portability_enumeration and VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR)";
+                p.driver(&driver.manifest_path, None, Decision::Skipped, why)
+            });
+            skipped_portability_driver = true;
+            continue;
+        }
+        let created = create_driver_instance(&driver, supported, info, &requested, api_version, allocator)
+            .and_then(|(handle, extensions)| driver_table(&driver, handle, allocator).map(|table| (handle, table, extensions)));
+        match created {
+            Ok((handle, table, extensions)) => driver_instances.push(DriverInstance { driver, handle, table, extensions }),
+            Err(reason) => {
+                log!(Level::Warn, "{}: driver skipped: {reason}", driver.manifest_path);
+                plan::record(|p| p.driver(&driver.manifest_path, None, Decision::Rejected, &reason));
+                rejected.push(Rejected { manifest: driver.manifest_path.clone(), reason });
+            }
+        }
+    }
+    if driver_instances.is_empty() {
+        // Said even without VK_LOADER_DEBUG: the one question a user has here is "why?".
+        if skipped_portability_driver {
+            log::write(Level::Error, portability_hint(portability_extension, portability_flag));
+        }
+        log::write(Level::Error, "vkCreateInstance: Found no drivers!");
+        for r in &rejected {
+            log::write(Level::Error, &format!("  {}: {}", r.manifest, r.reason));
+        }
+        if rejected.is_empty() {
+            log::write(Level::Error, "  no driver manifest found; searched VK_DRIVER_FILES or the icd.d directories");
+        }
+        return Err(VkResult::ERROR_INCOMPATIBLE_DRIVER);
+    }
+
+    instance.drivers = driver_instances;
+    instance.api_version = api_version;
+    instance.enabled_extensions = enabled_extensions;
+    instance.device_configurations = crate::manifest::settings::current().and_then(|s| s.device_configurations.clone());
+    release_drivers_without_devices(instance, allocator);
+    Ok(())
+}
+
+/// What an application that found only portability drivers must do, in the Khronos loader's words.
+fn portability_hint(extension_enabled: bool, flag_set: bool) -> &'static str {
+    match (extension_enabled, flag_set) {
+        (true, false) => {
+            "vkCreateInstance: Found drivers that contain devices which support the portability subset, but the instance does \
+             not enumerate portability drivers! Applications that wish to enumerate portability drivers must set the \
+             VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR bit in the VkInstanceCreateInfo flags."
+        }
+        (false, true) => {
+            "VkInstanceCreateInfo: If flags has the VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR bit set, the list of enabled \
+             extensions in ppEnabledExtensionNames must contain VK_KHR_portability_enumeration [VUID-VkInstanceCreateInfo-flags-06559 \
+             ]Applications that wish to enumerate portability drivers must enable the VK_KHR_portability_enumeration instance \
+             extension."
+        }
+        _ => {
+            "vkCreateInstance: Found drivers that contain devices which support the portability subset, but the instance does \
+             not enumerate portability drivers! Applications that wish to enumerate portability drivers must set the \
+             VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR bit in the VkInstanceCreateInfo flags and enable the \
+             VK_KHR_portability_enumeration instance extension."
+        }
+    }
+}
+
+/// The Vulkan 1.0 instance-level commands every driver must have: the loader calls them without
+/// checking (`vkEnumerateDeviceLayerProperties`, deprecated, is not among them).
+const REQUIRED_DRIVER_COMMANDS: &[u16] = {
+    use vk_generated::command_id::*;
+    &[
+        vkDestroyInstance,
+        vkEnumeratePhysicalDevices,
+        vkGetPhysicalDeviceFeatures,
+        vkGetPhysicalDeviceFormatProperties,
+        vkGetPhysicalDeviceImageFormatProperties,
+        vkGetPhysicalDeviceProperties,
+        vkGetPhysicalDeviceQueueFamilyProperties,
+        vkGetPhysicalDeviceMemoryProperties,
+        vkGetPhysicalDeviceSparseImageFormatProperties,
+        vkCreateDevice,
+        vkEnumerateDeviceExtensionProperties,
+    ]
+};
+
+/// A driver instance's table of instance-level functions; a driver lacking one of the required
+/// commands (or `vkGetDeviceProcAddr`) is unusable: its instance is destroyed and it is skipped.
+unsafe fn driver_table(driver: &Driver, handle: VkInstance, allocator: *const VkAllocationCallbacks) -> Result<Box<InstanceDispatch>, String> {
+    let gipa = driver.get_instance_proc_addr;
+    let table = InstanceDispatch::new(InstanceDispatchTable::load(|name| gipa(handle, name.as_ptr())));
+    let slots = table.table.slots();
+    let missing = REQUIRED_DRIVER_COMMANDS
+        .iter()
+        .map(|&id| &vk_generated::COMMANDS[id as usize])
+        .find(|command| slots[command.slot as usize].is_none())
+        .map(|command| command.name())
+        .or_else(|| gipa(handle, c"vkGetDeviceProcAddr".as_ptr()).is_none().then_some(c"vkGetDeviceProcAddr"));
+    let Some(missing) = missing else { return Ok(table) };
+    log!(Level::Warn, "Unable to load {} from ICD {}", missing.to_string_lossy(), driver.library_path);
+    if let Some(destroy) = table.table.vkDestroyInstance {
+        destroy(handle, allocator);
+    }
+    Err(format!("it lacks {}, which every driver must have", missing.to_string_lossy()))
+}
+
+/// Destroys the driver instances that report no physical device (unloading their libraries
+/// unless something else holds them). Their devices are wrapped at the first enumeration.
+fn release_drivers_without_devices(instance: &mut Instance, allocator: *const VkAllocationCallbacks) {
+    let counts = physical_devices::counts_per_driver(&instance.drivers);
+    let mut index = 0;
+    instance.drivers.retain(|d| {
+        let used = counts[index] > 0;
+        index += 1;
+        if !used {
+            log!(Level::Driver, "{}: no physical device; driver released", d.driver.manifest_path);
+            plan::record(|p| p.driver(&d.driver.manifest_path, None, Decision::Skipped, "it reports no physical device; released"));
+            if let Some(destroy) = d.table.vkDestroyInstance {
+                // SAFETY: the driver's own instance, destroyed once, with the application's allocator.
+                unsafe { destroy(d.handle, allocator) };
+            }
+        }
+        used
+    });
+}
+
+/// The instance version the driver speaks, with the Khronos loader's warning when its manifest
+/// promised more.
+fn driver_instance_version(driver: &Driver) -> u32 {
+    let version_1_0 = vk_generated::make_api_version(0, 1, 0, 0);
+    let reported = driver.reported_instance_version();
+    let promised = driver.manifest.api_version.is_some_and(|v| v >= vk_generated::make_api_version(0, 1, 1, 0));
+    let path = &driver.library_path;
+    match reported {
+        None if promised => log!(
+            Level::Warn,
+            "terminator_CreateInstance: Manifest ICD for \"{path}\" contained a 1.1 or greater API version, but does not support \
+             vkEnumerateInstanceVersion, treating as a 1.0 ICD"
+        ),
+        Some(v) if promised && vk_generated::api_version_major_minor(v) == (1, 0) => log!(
+            Level::Warn,
+            "terminator_CreateInstance: Manifest ICD for \"{path}\" contained a 1.1 or greater API version, but \
+             vkEnumerateInstanceVersion returned 1.0, treating as a 1.0 ICD"
+        ),
+        _ => {}
+    }
+    reported.unwrap_or(version_1_0)
+}
+
+/// Creates one driver's instance with the extensions it supports and an API version it accepts;
+/// returns its handle and the extensions it was given.
+unsafe fn create_driver_instance(
+    driver: &Driver,
+    supported: &[VkExtensionProperties],
+    info: &VkInstanceCreateInfo,
+    requested: &[&CStr],
+    api_version: u32,
+    allocator: *const VkAllocationCallbacks,
+) -> Result<(VkInstance, ExtensionSet), String> {
+    let Some(create) = driver.global(c"vkCreateInstance") else { return Err("no vkCreateInstance".into()) };
+    // SAFETY: the signature of vkCreateInstance.
+    let create: PFN_vkCreateInstance = std::mem::transmute(create);
+    let supports = |name: &CStr| supported.iter().any(|p| name_of(p) == name);
+    let mut given: Vec<&CStr> = requested.iter().copied().filter(|e| supports(e)).collect();
+    let driver_version = driver_instance_version(driver);
+    // Physical devices are ordered by their PCI address, read through
+    // vkGetPhysicalDeviceProperties2: where that is not core, the driver gets the extension.
+    let properties2 = c"VK_KHR_get_physical_device_properties2";
+    let core_properties2 = api_version >= vk_generated::make_api_version(0, 1, 1, 0) && driver_version >= vk_generated::make_api_version(0, 1, 1, 0);
+    if !core_properties2 && supports(properties2) && !given.contains(&properties2) {
+        given.push(properties2);
+    }
+    let extensions: Vec<*const c_char> = given.iter().map(|e| e.as_ptr()).collect();
+    let mut app_info = info.pApplicationInfo.as_ref().copied();
+    // A 1.0-only driver must be given apiVersion 1.0.
+    if let Some(app) = app_info.as_mut() {
+        if vk_generated::api_version_major_minor(driver_version) == (1, 0) && api_version > driver_version {
+            app.apiVersion = vk_generated::make_api_version(0, 1, 0, 0);
+        }
+    }
+    let mut driver_info = *info;
+    driver_info.pApplicationInfo = app_info.as_ref().map_or(std::ptr::null(), |a| a as *const _);
+    driver_info.enabledExtensionCount = extensions.len() as u32;
+    driver_info.ppEnabledExtensionNames = extensions.as_ptr();
+    driver_info.enabledLayerCount = 0;
+    driver_info.ppEnabledLayerNames = std::ptr::null();
+    // Portability enumeration is the loader's business unless the driver has the extension too.
+    if !given.contains(&c"VK_KHR_portability_enumeration") {
+        driver_info.flags = VkInstanceCreateFlags(info.flags.0 & !VkInstanceCreateFlags::ENUMERATE_PORTABILITY_BIT_KHR.0);
+    }
+    let mut handle = VkInstance::NULL;
+    let result = create.map_or(VkResult::ERROR_INITIALIZATION_FAILED, |f| f(&driver_info, allocator, &mut handle));
+    if result != VkResult::SUCCESS {
+        return Err(format!("its vkCreateInstance returned {result:?}"));
+    }
+    if handle.is_null() {
+        return Err("its vkCreateInstance returned no instance (VK_SUCCESS with VK_NULL_HANDLE)".into());
+    }
+    let mut set = ExtensionSet::new();
+    for ext in given {
+        set.insert_name(ext.to_bytes());
+    }
+    Ok((handle, set))
+}
+

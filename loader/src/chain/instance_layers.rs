@@ -1,0 +1,559 @@
+//! The instance chain through enabled layers: `vkCreateInstance` with `VkLayerInstanceCreateInfo`
+//! (link info, loader-data callback, layer-create-device callback, loader features), the loader's
+//! terminators at the end of it, and the trampoline-level physical devices handed to the
+//! application. The device chain is in `device_layers`.
+//!
+//! With layers, the application's `VkInstance` is still the loader's `Instance`; its first word
+//! points to a table filled from the top layer's `vkGetInstanceProcAddr`. The chain ends in the
+//! loader's terminators ([`terminator_gipa`]), whose `vkCreateInstance` creates the drivers'
+//! instances. Terminator-level physical devices carry the same first word (layers key their data
+//! by it); the application gets trampoline-level ones wrapping whatever the top layer returned.
+//! The device chain ends in the driver, reached through a terminator that unwraps the physical
+//! device. Without layers none of this runs: instance and device creation keep their direct path.
+
+use std::cell::Cell;
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::{Mutex, OnceLock};
+
+use vk_generated::layer_abi::*;
+use vk_generated::types::*;
+use vk_generated::{CommandLevel, DispatchTable, InstanceDispatchTable};
+
+use crate::chain::{device_layers, drivers, physical_devices};
+use crate::debug::log::{self, Level};
+use crate::discover;
+use crate::ffi::{self, skip_loader_structs};
+use crate::load::{self, layer::{Gdpa, Gipa, LoadedLayer}};
+use crate::loader_abi::InstanceDispatch;
+use crate::manifest::layer::LayerManifest;
+use crate::object::instance::Instance;
+use crate::object::layers::{ActiveLayer, InstanceLayers, TrampolinePhysicalDevice};
+use crate::plan::layers::Reason;
+use crate::plan::{self, Decision};
+use crate::platform::executable_path;
+use crate::platform;
+
+/// The driver fields for a trampoline-level device wrapping `below` (found among the instance's
+/// own devices by address: a layer's wrapper is never read).
+fn driver_fields(instance: &Instance, below: VkPhysicalDevice) -> (*const InstanceDispatchTable, VkPhysicalDevice) {
+    match instance.physical_devices.find(below) {
+        Some(pd) => (pd.term.driver_table, pd.term.driver_handle),
+        None => {
+            // Its unknown slots are empty: such a command reports itself missing.
+            static EMPTY: OnceLock<Box<InstanceDispatch>> = OnceLock::new();
+            // Process-lifetime memory: never from an application's allocation callbacks.
+            let empty = EMPTY.get_or_init(|| {
+                crate::platform::host_alloc::with_system_allocator(|| InstanceDispatch::new(InstanceDispatchTable::default()))
+            });
+            (&empty.table, VkPhysicalDevice::NULL)
+        }
+    }
+}
+
+impl InstanceLayers {
+    /// The enabled layers as `vkEnumerateDeviceLayerProperties` reports them: the meta layers
+    /// too, each after its components.
+    pub fn properties(&self) -> Vec<VkLayerProperties> {
+        let listed = self.layers.iter().flat_map(|l| std::iter::once(&l.manifest).chain(&l.meta_layers_after));
+        listed.map(discover::layers::properties).collect()
+    }
+
+    /// Device extensions of the implicit layers in the chain (merged into the driver's list).
+    pub fn implicit_device_extensions(&self) -> Vec<VkExtensionProperties> {
+        self.device_extensions_of(|l| !l.reason.is_requested())
+    }
+
+    fn device_extensions_of(&self, which: impl Fn(&ActiveLayer) -> bool) -> Vec<VkExtensionProperties> {
+        let mut out: Vec<VkExtensionProperties> = Vec::new();
+        for l in self.layers.iter().filter(|l| which(l)) {
+            for e in &l.manifest.device_extensions {
+                let Ok(name) = std::ffi::CString::new(e.name.as_str()) else { continue };
+                if !out.iter().any(|p| ffi::name_of(p) == name.as_c_str()) {
+                    out.push(ffi::extension_properties(&name, e.spec_version));
+                }
+            }
+        }
+        out
+    }
+
+    pub(crate) fn top(&self) -> &LoadedLayer {
+        &self.layers[0].loaded
+    }
+}
+
+/// Chooses and opens the layers for `vkCreateInstance`. Empty (quickly, reading only implicit
+/// manifests) when no layer is on. A requested layer that is missing or fails to load is
+/// `VK_ERROR_LAYER_NOT_PRESENT` with the reason on stderr; a failing implicit layer is skipped.
+pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
+    let named = !app.is_empty() || platform::plain_env("VK_INSTANCE_LAYERS").is_some() || platform::env("VK_LOADER_LAYERS_ENABLE").is_some();
+    // An explanation lists the explicit layers nobody named too.
+    let catalog = discover::layers::load(named || plan::recording());
+    if catalog.is_empty() && !named {
+        return Ok(Vec::new());
+    }
+    let mut app_names = Vec::with_capacity(app.len());
+    for name in app {
+        match name.to_str() {
+            Ok(n) => app_names.push(n),
+            Err(_) => {
+                log::write(Level::Error, &format!("vkCreateInstance: layer name {name:?} is not UTF-8; no such layer"));
+                return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
+            }
+        }
+    }
+    if let Some(list) = platform::plain_env("VK_INSTANCE_LAYERS") {
+        // The Khronos loader's words, which scripts and vulkaninfo users know (it words them
+        // differently when a settings file decides the layers).
+        if catalog.iter().any(|l| l.settings_control.is_some()) {
+            log!(Level::Warn, "env var 'VK_INSTANCE_LAYERS' defined and adding layers: {list}");
+        } else {
+            log!(Level::Warn, "env var 'VK_INSTANCE_LAYERS' defined and adding layers \"{list}\"");
+        }
+    }
+    let getenv = plan::layers::process_env;
+    let has_override = catalog.iter().any(|l| l.name == crate::manifest::layer::OVERRIDE_LAYER_NAME);
+    let exe = if has_override { executable_path() } else { None };
+    let activation = match plan::layers::activate(&catalog, &app_names, &getenv, exe.as_deref()) {
+        Ok(a) => a,
+        Err(plan::layers::Missing(why)) => {
+            log::write(Level::Error, &format!("vkCreateInstance: {why}"));
+            return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
+        }
+    };
+    for line in &activation.log {
+        log::log(Level::Layer, line);
+    }
+    for (index, reason) in &activation.layers {
+        if let Reason::LoaderLayersEnable(_) = reason {
+            // The Khronos loader's words.
+            log!(Level::Warn, "Layer \"{}\" forced enabled due to env var 'VK_LOADER_LAYERS_ENABLE'", catalog[*index].name);
+        }
+    }
+    let mut active: Vec<ActiveLayer> = Vec::with_capacity(activation.layers.len());
+    // Every layer is tried, so that each one that cannot be loaded is reported.
+    let mut requested_layer_missing = false;
+    let mut meta_layers = activation.meta_layers.into_iter().peekable();
+    for (position, (index, reason)) in activation.layers.into_iter().enumerate() {
+        // The meta layers listed before this layer go after the last one loaded.
+        while let Some((_, meta)) = meta_layers.next_if(|(before, _)| *before <= position) {
+            if let Some(last) = active.last_mut() {
+                last.meta_layers_after.push(catalog[meta].clone());
+            }
+        }
+        let manifest = catalog[index].clone();
+        let loaded = load::layer::load(&manifest);
+        plan::record(|p| match &loaded {
+            Ok(_) => p.layer(&manifest.name, &manifest.manifest_path, manifest.implicit, Decision::Used, reason.to_string()),
+            Err(why) => p.layer(&manifest.name, &manifest.manifest_path, manifest.implicit, Decision::Rejected, why.to_string()),
+        });
+        match loaded {
+            Ok(loaded) => active.push(ActiveLayer { manifest, reason, loaded, meta_layers_after: Vec::new() }),
+            Err(why) if reason.is_requested() => {
+                report_unloadable(&manifest.name, &why, true);
+                log::write(Level::Error, &format!("vkCreateInstance: layer {} ({}) cannot be loaded: {why}", manifest.name, manifest.manifest_path));
+                requested_layer_missing = true;
+            }
+            Err(why) => {
+                report_unloadable(&manifest.name, &why, false);
+                log!(Level::Warn, "implicit layer {} ({}) skipped: {why}", manifest.name, manifest.manifest_path);
+            }
+        }
+    }
+    if requested_layer_missing {
+        return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
+    }
+    if let Some(last) = active.last_mut() {
+        last.meta_layers_after.extend(meta_layers.map(|(_, meta)| catalog[meta].clone()));
+    }
+    plan::record(|p| p.layer_order(&active.iter().map(|l| (l.manifest.name.as_str(), l.manifest.manifest_path.as_str())).collect::<Vec<_>>()));
+    Ok(active)
+}
+
+/// The Khronos loader's line for a layer whose library cannot be used, which its users search
+/// for: an error ending in `!` for a layer asked for by name, information ending in `.` for an
+/// implicit one.
+fn report_unloadable(name: &str, why: &load::layer::LoadError, requested: bool) {
+    let what = match why {
+        load::layer::LoadError::WrongArchitecture(_) => "was wrong bit-type",
+        load::layer::LoadError::Failed(_) => "failed to load",
+    };
+    let (level, ending) = if requested { (Level::Error, '!') } else { (Level::Info, '.') };
+    log!(level, "Requested layer \"{name}\" {what}{ending}");
+}
+
+thread_local! {
+    /// The instance being created, for the terminator of `vkCreateInstance` (layers call down on
+    /// the application's thread).
+    static PENDING_INSTANCE: Cell<*mut Instance> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+fn instance_extensions(layers: &[ActiveLayer]) -> Vec<VkExtensionProperties> {
+    let mut out = Vec::new();
+    for l in layers {
+        for e in &l.manifest.instance_extensions {
+            if let Ok(name) = std::ffi::CString::new(e.name.as_str()) {
+                out.push(ffi::extension_properties(&name, e.spec_version));
+            }
+        }
+    }
+    out
+}
+
+fn log_chain(layers: &[ActiveLayer]) {
+    // The Khronos loader's line per layer, bottom of the chain first, which its users search for.
+    for l in layers.iter().rev() {
+        let path = l.manifest.library_path.as_deref().unwrap_or("");
+        log!(Level::Info, "Insert instance layer \"{}\" ({path})", l.manifest.name);
+    }
+    if !log::enabled(Level::Layer) {
+        return;
+    }
+    log::log(Level::Layer, "instance layer chain, application first:");
+    for (i, l) in layers.iter().enumerate() {
+        let path = l.manifest.library_path.as_deref().unwrap_or("");
+        log!(Level::Layer, "  {i}: {} ({path}, interface {}): {}", l.manifest.name, l.loaded.interface_version, l.reason);
+    }
+    log::log(Level::Layer, "  then the loader's terminators and the drivers");
+}
+
+/// Builds the instance chain and creates `inst` (fresh from `drivers::new_instance`) through it.
+pub unsafe fn create_instance(
+    inst: &mut Box<Instance>,
+    info: &VkInstanceCreateInfo,
+    allocator: *const VkAllocationCallbacks,
+    layers: Vec<ActiveLayer>,
+) -> Result<(), VkResult> {
+    log_chain(&layers);
+    let chain = Box::new(InstanceLayers {
+        layers,
+        table: InstanceDispatch::new(InstanceDispatchTable::default()),
+        physical_devices: Mutex::new(Vec::new()),
+        terminator_gipa,
+    });
+    // Layers read the instance's first word during creation: it must already be final.
+    crate::dispatch::unknown::set_terminators(&chain.table.unknown);
+    inst.set_dispatch(&chain.table.table);
+    inst.layers = Some(chain);
+    let chain = inst.layers.as_mut().expect("just set");
+
+    let mut links: Vec<VkLayerInstanceLink> = Vec::with_capacity(chain.layers.len());
+    for next in chain.layers.iter().skip(1) {
+        links.push(VkLayerInstanceLink {
+            pNext: std::ptr::null_mut(),
+            pfnNextGetInstanceProcAddr: Some(next.loaded.gipa),
+            pfnNextGetPhysicalDeviceProcAddr: next.loaded.gpdpa,
+        });
+    }
+    links.push(VkLayerInstanceLink {
+        pNext: std::ptr::null_mut(),
+        pfnNextGetInstanceProcAddr: Some(terminator_gipa),
+        pfnNextGetPhysicalDeviceProcAddr: Some(terminator_gpdpa),
+    });
+    for i in 1..links.len() {
+        let next: *mut VkLayerInstanceLink = &mut links[i];
+        links[i - 1].pNext = next;
+    }
+    let mut features = VkLayerInstanceCreateInfo {
+        pNext: info.pNext,
+        function: VkLayerFunction::LOADER_FEATURES,
+        u: VkLayerInstanceCreateInfoUnion { loaderFeatures: VK_LOADER_FEATURE_PHYSICAL_DEVICE_SORTING },
+        ..Default::default()
+    };
+    let mut create_device_callback = VkLayerInstanceCreateInfo {
+        pNext: &mut features as *mut _ as *const c_void,
+        function: VkLayerFunction::LOADER_LAYER_CREATE_DEVICE_CALLBACK,
+        u: VkLayerInstanceCreateInfoUnion {
+            layerDevice: VkLayerInstanceCreateInfoLayerDevice {
+                pfnLayerCreateDevice: Some(device_layers::layer_create_device),
+                pfnLayerDestroyDevice: Some(device_layers::layer_destroy_device),
+            },
+        },
+        ..Default::default()
+    };
+    let mut data_callback = VkLayerInstanceCreateInfo {
+        pNext: &mut create_device_callback as *mut _ as *const c_void,
+        function: VkLayerFunction::LOADER_DATA_CALLBACK,
+        u: VkLayerInstanceCreateInfoUnion { pfnSetInstanceLoaderData: Some(set_instance_loader_data) },
+        ..Default::default()
+    };
+    let link_info = VkLayerInstanceCreateInfo {
+        pNext: &mut data_callback as *mut _ as *const c_void,
+        function: VkLayerFunction::LAYER_LINK_INFO,
+        u: VkLayerInstanceCreateInfoUnion { pLayerInfo: links.as_mut_ptr() },
+        ..Default::default()
+    };
+    // The application's struct is copied, never written: its pNext chain stays as it was.
+    let mut chained = *info;
+    chained.pNext = &link_info as *const _ as *const c_void;
+
+    let top = chain.top().gipa;
+    let create: PFN_vkCreateInstance = std::mem::transmute(top(VkInstance::NULL, c"vkCreateInstance".as_ptr()));
+    let Some(create) = create else {
+        log::write(Level::Error, &format!("vkCreateInstance: layer {} returns no vkCreateInstance", chain.layers[0].manifest.name));
+        return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
+    };
+    let pending: *mut Instance = &mut **inst;
+    PENDING_INSTANCE.with(|p| p.set(pending));
+    let mut handle = VkInstance(pending as *mut c_void);
+    let result = create(&chained, allocator, &mut handle);
+    PENDING_INSTANCE.with(|p| p.set(std::ptr::null_mut()));
+    if result != VkResult::SUCCESS {
+        // A layer that failed after calling down may leave the drivers' instances behind.
+        inst.destroy_drivers(allocator);
+        return Err(result);
+    }
+    if handle.0 != pending as *mut c_void {
+        log::log(Level::Layer, "vkCreateInstance: a layer wrapped the VkInstance; the application keeps the loader's handle");
+    }
+    inst.chain_handle = handle;
+    let chain = inst.layers.as_mut().expect("set above");
+    chain.table.table = InstanceDispatchTable::load(|name| top(handle, name.as_ptr()));
+    Ok(())
+}
+
+/// The layered part of `vkDestroyInstance`: down the chain to [`terminator_DestroyInstance`].
+pub unsafe fn destroy_instance(instance: &mut Instance, allocator: *const VkAllocationCallbacks) {
+    let Some(chain) = &instance.layers else { return };
+    if let Some(destroy) = chain.table.vkDestroyInstance {
+        destroy(instance.chain_handle, allocator);
+    }
+}
+
+/// `vkSetInstanceLoaderData`: a layer's new instance-level dispatchable object gets the instance's
+/// dispatch pointer.
+unsafe extern "system" fn set_instance_loader_data(instance: VkInstance, object: *mut c_void) -> VkResult {
+    ffi::guard("vkSetInstanceLoaderData", VkResult::ERROR_INITIALIZATION_FAILED, || {
+        if instance.is_null() || object.is_null() {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        }
+        *(object as *mut *const c_void) = *(instance.0 as *const *const c_void);
+        VkResult::SUCCESS
+    })
+}
+
+/// Wraps the top layer's physical devices in trampoline-level ones (the same wrapper for the same
+/// handle every time).
+unsafe fn wrap(instance: &Instance, chain: &InstanceLayers, handles: &mut [VkPhysicalDevice]) {
+    let Ok(mut known) = chain.physical_devices.lock() else { return };
+    for h in handles.iter_mut() {
+        let wrapper = match known.iter().find(|w| w.unwrapped == *h) {
+            Some(w) => &**w as *const TrampolinePhysicalDevice,
+            None => {
+                let (driver_table, driver_handle) = driver_fields(instance, *h);
+                let w = Box::new(TrampolinePhysicalDevice {
+                    dispatch: &chain.table.table,
+                    magic: crate::handles::PHYSICAL_DEVICE_MAGIC,
+                    unwrapped: *h,
+                    instance: instance as *const Instance as *const c_void,
+                    driver_table,
+                    driver_handle,
+                });
+                let ptr = &*w as *const TrampolinePhysicalDevice;
+                known.push(w);
+                ptr
+            }
+        };
+        *h = VkPhysicalDevice(wrapper as *mut c_void);
+    }
+}
+
+/// `vkEnumeratePhysicalDevices` with layers.
+pub unsafe fn enumerate_physical_devices(instance: &Instance, chain: &InstanceLayers, count: *mut u32, out: *mut VkPhysicalDevice) -> VkResult {
+    let Some(f) = chain.table.vkEnumeratePhysicalDevices else { return VkResult::ERROR_INITIALIZATION_FAILED };
+    let mut handles = match ffi::query(|c, o| f(instance.chain_handle, c, o)) {
+        Ok(h) => h,
+        Err(e) => return e,
+    };
+    wrap(instance, chain, &mut handles);
+    ffi::fill(&handles, count, out)
+}
+
+/// `vkEnumeratePhysicalDeviceGroups` with layers: the application's structs are filled by the
+/// chain, then their handles wrapped.
+pub unsafe fn enumerate_physical_device_groups(
+    instance: &Instance,
+    chain: &InstanceLayers,
+    count: *mut u32,
+    out: *mut VkPhysicalDeviceGroupProperties,
+) -> VkResult {
+    let Some(f) = chain.table.vkEnumeratePhysicalDeviceGroups else { return VkResult::ERROR_INITIALIZATION_FAILED };
+    let result = f(instance.chain_handle, count, out);
+    if out.is_null() || !matches!(result, VkResult::SUCCESS | VkResult::INCOMPLETE) {
+        return result;
+    }
+    for i in 0..*count as usize {
+        let group = &mut *out.add(i);
+        let n = (group.physicalDeviceCount as usize).min(group.physicalDevices.len());
+        wrap(instance, chain, &mut group.physicalDevices[..n]);
+    }
+    result
+}
+
+/// `vkEnumerateDeviceExtensionProperties` with a layer name: the layer's manifest answers.
+pub fn device_extensions_of_layer(instance: &Instance, name: &CStr) -> Option<Vec<VkExtensionProperties>> {
+    if let Some(chain) = &instance.layers {
+        let manifests: Vec<LayerManifest> = chain.layers.iter().map(|l| l.manifest.clone()).collect();
+        if let Some(list) = crate::chain::layer_extensions::extensions_of(&manifests, name, true) {
+            return Some(list);
+        }
+    }
+    crate::chain::layer_extensions::extensions_of(&discover::layers::load(true), name, true)
+}
+
+/// `vkGetInstanceProcAddr` for a name the registry does not know, with layers. A physical-device
+/// command (a driver's or a layer's `vk_layerGetPhysicalDeviceProcAddr` knows it) gets a slot whose
+/// entry in the chain's table is the first such layer's answer, else the terminator; a device
+/// command the top layer or a driver knows gets a device slot, filled from the top of each device
+/// chain.
+pub unsafe fn unknown_command(instance: &Instance, chain: &InstanceLayers, name: &CStr) -> PFN_vkVoidFunction {
+    let handle = instance.chain_handle;
+    let first_gpdpa = chain.layers.iter().find_map(|l| l.loaded.gpdpa);
+    let resolve_physical = |n: &CStr| first_gpdpa.and_then(|g| g(handle, n.as_ptr()));
+    let slots = crate::dispatch::unknown::ChainSlots { slots: &chain.table.unknown, resolve: Some(&resolve_physical) };
+    if let Some(trampoline) = crate::dispatch::unknown::physical_device_command(instance, name, Some(slots)) {
+        return Some(trampoline);
+    }
+    let top = chain.top().gipa;
+    let resolve = |n: &CStr| top(handle, n.as_ptr());
+    crate::dispatch::unknown::device_command(instance, name, Some(&resolve))
+}
+
+// ------------------------------------------------------------------------------------------------
+// The end of the instance chain
+// ------------------------------------------------------------------------------------------------
+
+/// The `pfnNextGetInstanceProcAddr` of the last layer: the loader's terminators.
+pub unsafe extern "system" fn terminator_gipa(instance: VkInstance, pName: *const c_char) -> PFN_vkVoidFunction {
+    ffi::guard("vkGetInstanceProcAddr (terminator)", None, || {
+        if pName.is_null() {
+            return None;
+        }
+        let Some(command) = vk_generated::lookup::command_c(pName) else {
+            return unknown_terminator(instance, CStr::from_ptr(pName));
+        };
+        let info = command.info();
+        macro_rules! f {
+            ($f:expr, $t:ty) => {
+                Some(std::mem::transmute::<$t, unsafe extern "system" fn()>($f))
+            };
+        }
+        type Enumerate = unsafe extern "system" fn(VkInstance, *mut u32, *mut VkPhysicalDevice) -> VkResult;
+        type Groups = unsafe extern "system" fn(VkInstance, *mut u32, *mut VkPhysicalDeviceGroupProperties) -> VkResult;
+        type DevExt = unsafe extern "system" fn(VkPhysicalDevice, *const c_char, *mut u32, *mut VkExtensionProperties) -> VkResult;
+        type DevLayers = unsafe extern "system" fn(VkPhysicalDevice, *mut u32, *mut VkLayerProperties) -> VkResult;
+        type CreateDevice = unsafe extern "system" fn(VkPhysicalDevice, *const VkDeviceCreateInfo, *const VkAllocationCallbacks, *mut VkDevice) -> VkResult;
+        type CreateInstance = unsafe extern "system" fn(*const VkInstanceCreateInfo, *const VkAllocationCallbacks, *mut VkInstance) -> VkResult;
+        type DestroyInstance = unsafe extern "system" fn(VkInstance, *const VkAllocationCallbacks);
+        match info.name().to_bytes() {
+            b"vkCreateInstance" => f!(terminator_CreateInstance, CreateInstance),
+            b"vkDestroyInstance" => f!(terminator_DestroyInstance, DestroyInstance),
+            b"vkEnumeratePhysicalDevices" => f!(physical_devices::terminator_EnumeratePhysicalDevices, Enumerate),
+            b"vkEnumeratePhysicalDeviceGroups" => f!(physical_devices::terminator_EnumeratePhysicalDeviceGroups, Groups),
+            b"vkEnumerateDeviceExtensionProperties" => f!(physical_devices::terminator_EnumerateDeviceExtensionProperties, DevExt),
+            b"vkEnumerateDeviceLayerProperties" => f!(physical_devices::terminator_EnumerateDeviceLayerProperties, DevLayers),
+            b"vkCreateDevice" => f!(device_layers::terminator_CreateDevice, CreateDevice),
+            b"vkGetInstanceProcAddr" => f!(terminator_gipa, Gipa),
+            b"vkGetDeviceProcAddr" => f!(device_layers::terminator_gdpa, Gdpa),
+            _ if info.level == CommandLevel::Global => crate::hand_written(info.name()),
+            _ if info.level == CommandLevel::Device => None,
+            _ => {
+                let instance = Instance::from_handle(instance)?;
+                instance.terminators().slots()[info.slot as usize]
+            }
+        }
+    })
+}
+
+/// The end of the instance chain for a name the registry does not know (a layer calling down):
+/// the physical-device terminator if a driver's `vk_icdGetPhysicalDeviceProcAddr` knows it, else
+/// the device trampoline if a driver's `vkGetInstanceProcAddr` does. `vk_layerGetPhysicalDeviceProcAddr`,
+/// which no registry lists, is the chain's own.
+unsafe fn unknown_terminator(instance: VkInstance, name: &CStr) -> PFN_vkVoidFunction {
+    if name == c"vk_layerGetPhysicalDeviceProcAddr" {
+        return Some(std::mem::transmute::<Gipa, unsafe extern "system" fn()>(terminator_gpdpa));
+    }
+    let instance = Instance::from_handle(instance)?;
+    crate::dispatch::unknown::physical_device_chain_end(instance, name).or_else(|| crate::dispatch::unknown::device_command(instance, name, None))
+}
+
+/// The `pfnNextGetPhysicalDeviceProcAddr` of the last layer: the loader's terminators for instance
+/// and physical-device commands, and for physical-device commands unknown to the registry that a
+/// driver knows (drivers' functions behind it).
+unsafe extern "system" fn terminator_gpdpa(instance: VkInstance, pName: *const c_char) -> PFN_vkVoidFunction {
+    ffi::guard("vk_layerGetPhysicalDeviceProcAddr (terminator)", None, || {
+        if pName.is_null() {
+            return None;
+        }
+        let instance = Instance::from_handle(instance)?;
+        match vk_generated::lookup::command_c(pName) {
+            Some(command) if matches!(command.info().level, CommandLevel::Instance | CommandLevel::PhysicalDevice) => {
+                instance.terminators().slots()[command.info().slot as usize]
+            }
+            Some(_) => None,
+            None => crate::dispatch::unknown::physical_device_chain_end(instance, CStr::from_ptr(pName)),
+        }
+    })
+}
+
+/// The end of `vkCreateInstance`: the drivers' instances, created into the pending instance.
+unsafe extern "system" fn terminator_CreateInstance(
+    pCreateInfo: *const VkInstanceCreateInfo,
+    pAllocator: *const VkAllocationCallbacks,
+    pInstance: *mut VkInstance,
+) -> VkResult {
+    ffi::guard("vkCreateInstance (terminator)", VkResult::ERROR_INITIALIZATION_FAILED, || {
+        let pending = PENDING_INSTANCE.with(|p| p.get());
+        if pending.is_null() || pCreateInfo.is_null() || pInstance.is_null() {
+            log::write(Level::Error, "vkCreateInstance: the loader's terminator was called outside of instance creation");
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        }
+        check_handed_down_instance(*pInstance);
+        let instance = &mut *pending;
+        let extra = instance.layers.as_ref().map(|c| instance_extensions(&c.layers)).unwrap_or_default();
+        let mut info = *pCreateInfo;
+        info.pNext = skip_loader_structs(info.pNext, VkStructureType::LOADER_INSTANCE_CREATE_INFO);
+        match drivers::create_drivers(instance, &info, pAllocator, &extra) {
+            Ok(()) => {
+                *pInstance = VkInstance(pending as *mut c_void);
+                VkResult::SUCCESS
+            }
+            Err(e) => e,
+        }
+    })
+}
+
+/// Stops the process when a layer changed the `VkInstance` it was given to pass down (layer
+/// policy LLP_LAYER_21): the loader's instance cannot be trusted any more. The Khronos loader's
+/// words, which its users search for.
+unsafe fn check_handed_down_instance(handed_down: VkInstance) {
+    const CHECK: &str = "terminator_CreateInstance";
+    if handed_down.is_null() {
+        log::write(
+            Level::Error,
+            &format!("{CHECK}: Loader instance pointer null encountered.  Possibly set by active layer. (Policy #LLP_LAYER_21)"),
+        );
+        std::process::abort();
+    }
+    if !crate::handles::has_magic(handed_down.0, crate::handles::INSTANCE_MAGIC) {
+        let header = handed_down.0 as *const crate::handles::HandleHeader;
+        let magic = if header.is_aligned() { (*header).magic } else { 0 };
+        log::write(
+            Level::Error,
+            &format!(
+                "{CHECK}: Instance pointer ({:p}) has invalid MAGIC value 0x{magic:08x}. Instance value possibly corrupted by \
+                 active layer (Policy #LLP_LAYER_21).",
+                handed_down.0
+            ),
+        );
+        std::process::abort();
+    }
+}
+
+unsafe extern "system" fn terminator_DestroyInstance(instance: VkInstance, pAllocator: *const VkAllocationCallbacks) {
+    ffi::guard("vkDestroyInstance (terminator)", (), || {
+        if let Some(instance) = (instance.0 as *mut Instance).as_mut() {
+            instance.destroy_drivers(pAllocator);
+        }
+    })
+}
+

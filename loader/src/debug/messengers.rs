@@ -1,0 +1,233 @@
+//! How the loader's messages reach the application's `VK_EXT_debug_utils` messengers and
+//! `VK_EXT_debug_report` callbacks (whatever `VK_LOADER_DEBUG` says); creating and destroying them
+//! is `dispatch::messengers`.
+//!
+//! Messengers chained to `VkInstanceCreateInfo::pNext` hear `vkCreateInstance` and
+//! `vkDestroyInstance`; messengers created later hear everything the loader says about their
+//! instance. The loader's messages reach the messengers of the instance the current call is about,
+//! through a per-thread scope ([`Scope`]): no lock is held while a callback runs.
+
+use std::cell::RefCell;
+use std::ffi::{c_void, CString};
+use std::sync::Mutex;
+
+use vk_generated::types::*;
+
+use crate::debug::level::Level;
+
+/// An application callback and the messages it asked for.
+#[derive(Clone, Copy)]
+pub enum Callback {
+    Utils {
+        severity: VkDebugUtilsMessageSeverityFlagsEXT,
+        types: VkDebugUtilsMessageTypeFlagsEXT,
+        callback: PFN_vkDebugUtilsMessengerCallbackEXT,
+        user_data: *mut c_void,
+    },
+    Report {
+        flags: VkDebugReportFlagsEXT,
+        callback: PFN_vkDebugReportCallbackEXT,
+        user_data: *mut c_void,
+    },
+}
+
+// SAFETY: the user data pointer is the application's, handed back to its callback as Vulkan
+// requires; the loader never dereferences it.
+unsafe impl Send for Callback {}
+
+impl Callback {
+    pub(crate) fn from_utils(info: &VkDebugUtilsMessengerCreateInfoEXT) -> Self {
+        Callback::Utils {
+            severity: info.messageSeverity,
+            types: info.messageType,
+            callback: info.pfnUserCallback,
+            user_data: info.pUserData,
+        }
+    }
+
+    pub(crate) fn from_report(info: &VkDebugReportCallbackCreateInfoEXT) -> Self {
+        Callback::Report { flags: info.flags, callback: info.pfnCallback, user_data: info.pUserData }
+    }
+
+    /// Delivers one loader message about `instance` (0 while none exists yet) if the callback
+    /// asked for its severity and one of its `message_types`.
+    fn deliver(&self, level: Level, message_types: VkDebugUtilsMessageTypeFlagsEXT, message: &CString, instance: u64) {
+        match *self {
+            Callback::Utils { severity, types, callback: Some(callback), user_data } => {
+                let bit = utils_severity(level);
+                if !severity.contains(bit) || !types.intersects(message_types) {
+                    return;
+                }
+                // The object a loader message is about is its instance, as with the Khronos loader.
+                let object = VkDebugUtilsObjectNameInfoEXT {
+                    objectType: VkObjectType::INSTANCE,
+                    objectHandle: instance,
+                    ..Default::default()
+                };
+                let data = VkDebugUtilsMessengerCallbackDataEXT {
+                    pMessageIdName: c"Loader Message".as_ptr(),
+                    pMessage: message.as_ptr(),
+                    objectCount: 1,
+                    pObjects: &object,
+                    ..Default::default()
+                };
+                // SAFETY: the application's callback, with the arguments debug_utils defines.
+                unsafe { callback(bit, message_types, &data, user_data) };
+            }
+            Callback::Report { flags, callback: Some(callback), user_data } => {
+                let bit = report_flag(level);
+                if !flags.contains(bit) {
+                    return;
+                }
+                // SAFETY: the application's callback, with the arguments debug_report defines.
+                unsafe {
+                    callback(
+                        bit,
+                        VkDebugReportObjectTypeEXT::INSTANCE_EXT,
+                        instance,
+                        0,
+                        0,
+                        c"Loader Message".as_ptr(),
+                        message.as_ptr(),
+                        user_data,
+                    )
+                };
+            }
+            _ => {}
+        }
+    }
+}
+
+fn utils_severity(level: Level) -> VkDebugUtilsMessageSeverityFlagsEXT {
+    match level {
+        Level::Error => VkDebugUtilsMessageSeverityFlagsEXT::ERROR_BIT_EXT,
+        Level::Warn => VkDebugUtilsMessageSeverityFlagsEXT::WARNING_BIT_EXT,
+        Level::Info => VkDebugUtilsMessageSeverityFlagsEXT::INFO_BIT_EXT,
+        Level::Debug | Level::Layer | Level::Driver | Level::Perf => VkDebugUtilsMessageSeverityFlagsEXT::VERBOSE_BIT_EXT,
+    }
+}
+
+fn report_flag(level: Level) -> VkDebugReportFlagsEXT {
+    match level {
+        Level::Error => VkDebugReportFlagsEXT::ERROR_BIT_EXT,
+        Level::Warn => VkDebugReportFlagsEXT::WARNING_BIT_EXT,
+        Level::Info => VkDebugReportFlagsEXT::INFORMATION_BIT_EXT,
+        Level::Debug | Level::Layer | Level::Driver => VkDebugReportFlagsEXT::DEBUG_BIT_EXT,
+        Level::Perf => VkDebugReportFlagsEXT::PERFORMANCE_WARNING_BIT_EXT,
+    }
+}
+
+/// The callbacks chained to a create info's `pNext` (`VkInstanceCreateInfo`).
+///
+/// # Safety
+/// `chain` must be a valid `pNext` chain.
+pub unsafe fn callbacks_in_chain(chain: *const c_void) -> Vec<Callback> {
+    vk_generated::chain_elements(chain)
+        .filter_map(|(stype, element)| match stype {
+            VkStructureType::DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT => {
+                Some(Callback::from_utils(&*(element as *const VkDebugUtilsMessengerCreateInfoEXT)))
+            }
+            VkStructureType::DEBUG_REPORT_CALLBACK_CREATE_INFO_EXT => {
+                Some(Callback::from_report(&*(element as *const VkDebugReportCallbackCreateInfoEXT)))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// A messenger (or report callback) the application created: its handle is this object's address.
+pub(crate) struct Messenger {
+    pub(crate) callback: Callback,
+    /// The drivers' own messengers: (index into `Instance::drivers`, driver handle).
+    pub(crate) per_driver: Vec<(usize, u64)>,
+}
+
+/// The messengers an application created on one instance.
+#[derive(Default)]
+pub struct Messengers(Mutex<Vec<Box<Messenger>>>);
+
+impl Messengers {
+    /// The callbacks of the live messengers (copied: no lock is held while they run).
+    pub fn callbacks(&self) -> Vec<Callback> {
+        self.0.lock().map(|list| list.iter().map(|m| m.callback).collect()).unwrap_or_default()
+    }
+
+    pub(crate) fn insert(&self, messenger: Box<Messenger>) -> u64 {
+        let handle = &*messenger as *const Messenger as u64;
+        if let Ok(mut list) = self.0.lock() {
+            list.push(messenger);
+        }
+        handle
+    }
+
+    pub(crate) fn remove(&self, handle: u64) -> Option<Box<Messenger>> {
+        let mut list = self.0.lock().ok()?;
+        let at = list.iter().position(|m| &**m as *const Messenger as u64 == handle)?;
+        Some(list.swap_remove(at))
+    }
+}
+
+/// The callbacks that hear the loader's messages on a thread, and the instance they are about.
+#[derive(Default)]
+struct Listeners {
+    callbacks: Vec<Callback>,
+    /// The instance's handle (0 while it is being created).
+    instance: u64,
+}
+
+thread_local! {
+    static LISTENERS: RefCell<Listeners> = const { RefCell::new(Listeners { callbacks: Vec::new(), instance: 0 }) };
+}
+
+/// While alive, the loader's messages on this thread also go to `callbacks`.
+pub struct Scope(Listeners);
+
+impl Scope {
+    pub fn enter(callbacks: Vec<Callback>) -> Scope {
+        Scope::about(Listeners { callbacks, instance: 0 })
+    }
+
+    fn about(listeners: Listeners) -> Scope {
+        Scope(LISTENERS.with(|l| std::mem::replace(&mut *l.borrow_mut(), listeners)))
+    }
+
+    /// The scope for a call about the instance whose handle is `instance`, heard by `callbacks`.
+    pub fn about_instance(callbacks: Vec<Callback>, instance: u64) -> Scope {
+        Scope::about(Listeners { callbacks, instance })
+    }
+
+    /// Names the instance (by its handle) the messages of this thread's scope are about, once it
+    /// exists.
+    pub fn set_instance(instance: u64) {
+        LISTENERS.with(|l| l.borrow_mut().instance = instance);
+    }
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        let previous = std::mem::take(&mut self.0);
+        LISTENERS.with(|l| *l.borrow_mut() = previous);
+    }
+}
+
+/// Whether a messenger listens on this thread (`emit` would deliver).
+pub fn listening() -> bool {
+    LISTENERS.with(|l| !l.borrow().callbacks.is_empty())
+}
+
+/// Sends one of the loader's messages to the callbacks listening on this thread, as a message of
+/// `types` (`GENERAL`, and `VALIDATION` for the application's misuse of the API).
+pub fn emit(level: Level, types: VkDebugUtilsMessageTypeFlagsEXT, message: &str) {
+    let (callbacks, instance) = LISTENERS.with(|l| {
+        let l = l.borrow();
+        (l.callbacks.clone(), l.instance)
+    });
+    if callbacks.is_empty() {
+        return;
+    }
+    let Ok(message) = CString::new(message.replace('\0', " ")) else { return };
+    for callback in &callbacks {
+        callback.deliver(level, types, &message, instance);
+    }
+}
+

@@ -1,0 +1,256 @@
+//! Where driver manifests are found: the XDG search order, SYSCONFDIR fixed at build time, the
+//! HOME fallbacks, and the environment overrides and filters. The result is an ordered,
+//! de-duplicated list of manifest files, each with the reason it was kept or skipped.
+
+use crate::debug::log::Level;
+use crate::platform;
+
+/// A manifest file and why discovery kept it or left it out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub path: String,
+    /// `None` when the manifest is to be used; else why it is skipped (a filter matched).
+    pub skipped: Option<String>,
+}
+
+/// The directories searched for `<dir>/vulkan/<kind>` (kind `icd.d`, `explicit_layer.d`, ...),
+/// in order, without duplicates.
+pub fn search_dirs(kind: &str) -> Vec<String> {
+    // Unset in elevated processes (secure_getenv), as are the XDG variables.
+    let home = platform::env("HOME");
+    let mut bases: Vec<String> = Vec::new();
+    bases.extend(xdg_home("XDG_CONFIG_HOME", home.as_deref(), ".config"));
+    bases.extend(split_paths(platform::env("XDG_CONFIG_DIRS").as_deref().unwrap_or("/etc/xdg")));
+    bases.push(env!("VK_LOADER_SYSCONFDIR").to_string());
+    if let Some(extra) = option_env!("VK_LOADER_EXTRASYSCONFDIR") {
+        bases.push(extra.to_string());
+    }
+    bases.extend(xdg_home("XDG_DATA_HOME", home.as_deref(), ".local/share"));
+    bases.extend(split_paths(platform::env("XDG_DATA_DIRS").as_deref().unwrap_or("/usr/local/share:/usr/share")));
+    let mut dirs = Vec::new();
+    for base in bases {
+        let dir = format!("{}/vulkan/{kind}", base.trim_end_matches('/'));
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    dirs
+}
+
+/// An XDG home variable's directories (a colon list, as the Khronos loader reads it too), or
+/// `$HOME/<fallback>` when it names none.
+fn xdg_home(var: &str, home: Option<&str>, fallback: &str) -> Vec<String> {
+    let dirs: Vec<String> = platform::env(var).map(|list| split_paths(&list).collect()).unwrap_or_default();
+    if !dirs.is_empty() {
+        return dirs;
+    }
+    home.map(|h| format!("{h}/{fallback}")).into_iter().collect()
+}
+
+fn split_paths(list: &str) -> impl Iterator<Item = String> + '_ {
+    list.split(':').filter(|p| !p.is_empty()).map(str::to_string)
+}
+
+/// The `*.json` files of a directory, sorted by name.
+fn json_files(dir: &str) -> Vec<String> {
+    platform::list_dir(dir)
+        .unwrap_or_default()
+        .iter()
+        .filter(|n| n.ends_with(".json"))
+        .map(|n| format!("{}/{n}", dir.trim_end_matches('/')))
+        .collect()
+}
+
+/// A colon list of files or directories, expanded to manifest files. As for the Khronos loader,
+/// an entry ending in `.json` is a file and anything else a directory: no `stat` decides, so an
+/// interposer that serves paths the kernel does not know is asked through `fopen` and `opendir`.
+fn expand(locations: &[String]) -> Vec<String> {
+    locations.iter().flat_map(|p| if p.ends_with(".json") { vec![p.clone()] } else { json_files(p) }).collect()
+}
+
+/// Where one kind of manifest is looked for: files and directories, in search order.
+struct Search {
+    locations: Vec<String>,
+}
+
+impl Search {
+    fn new() -> Search {
+        Search { locations: Vec::new() }
+    }
+
+    /// The entries of a colon list variable, if it is set (`platform::env`: not in elevated processes).
+    fn add_variable(&mut self, var: &str) {
+        if let Some(list) = platform::env(var) {
+            self.add_list(&list);
+        }
+    }
+
+    fn add_list(&mut self, list: &str) {
+        self.locations.extend(split_paths(list));
+    }
+
+    fn add_standard_dirs(&mut self, kind: &str) {
+        self.locations.extend(search_dirs(kind));
+    }
+
+    /// The manifest files found, without duplicates, after logging where they were looked for
+    /// in the Khronos loader's words (`what`: "driver", "implicit layer", ...), which scripts and
+    /// its test suite search for.
+    fn run(&self, level: Level, what: &str) -> Vec<String> {
+        let mut files = Vec::new();
+        for file in expand(&self.locations) {
+            if !files.contains(&file) {
+                files.push(file);
+            }
+        }
+        if crate::debug::log::wanted(level) {
+            crate::debug::log::out_of_line(|| log_search(level, what, &self.locations, &files));
+        }
+        files
+    }
+}
+
+fn log_search(level: Level, what: &str, locations: &[String], files: &[String]) {
+    let log = |line: String| crate::debug::log::log(level, &line);
+    log(format!("Searching for {what} manifest files"));
+    log("   In following locations:".to_string());
+    for location in locations {
+        log(format!("      {location}"));
+    }
+    if files.is_empty() {
+        log("   Found no files".to_string());
+        return;
+    }
+    log("   Found the following files:".to_string());
+    for file in files {
+        log(format!("      {file}"));
+    }
+}
+
+/// Driver manifests, in the order drivers are loaded.
+pub fn driver_manifests() -> Vec<Found> {
+    let settings = crate::manifest::settings::current();
+    // A settings file's device_configurations choose the devices: the driver environment
+    // variables (search replacement, additions, filters) no longer apply.
+    let driver_env = |name: &str| match &settings {
+        Some(s) if s.device_configurations.is_some() => None,
+        _ => platform::env(name),
+    };
+    let mut search = Search::new();
+    if let Some(list) = driver_env("VK_DRIVER_FILES").or_else(|| driver_env("VK_ICD_FILENAMES")) {
+        search.add_list(&list);
+    } else {
+        if let Some(list) = driver_env("VK_ADD_DRIVER_FILES") {
+            search.add_list(&list);
+        }
+        search.add_standard_dirs("icd.d");
+    }
+    let paths = search.run(Level::Driver, "driver");
+    let paths = match &settings {
+        Some(settings) => settings.with_additional_drivers(paths),
+        None => paths,
+    };
+    let select = driver_env("VK_LOADER_DRIVERS_SELECT").map(|l| patterns("VK_LOADER_DRIVERS_SELECT", &l)).unwrap_or_default();
+    let disable = driver_env("VK_LOADER_DRIVERS_DISABLE").map(|l| patterns("VK_LOADER_DRIVERS_DISABLE", &l)).unwrap_or_default();
+    let mut found: Vec<Found> = Vec::new();
+    for path in paths {
+        if found.iter().any(|f| f.path == path) {
+            continue;
+        }
+        log!(Level::Driver, "Found ICD manifest file {path}");
+        let file_name = path.rsplit('/').next().unwrap_or(&path);
+        let skipped = filtered_out(file_name, &select, &disable);
+        found.push(Found { path, skipped });
+    }
+    found
+}
+
+/// Why `VK_LOADER_DRIVERS_SELECT` / `VK_LOADER_DRIVERS_DISABLE` leave a driver manifest out, if
+/// they do: a selected name is kept even when a disable pattern matches it too.
+fn filtered_out(file_name: &str, select: &[glob::Pattern], disable: &[glob::Pattern]) -> Option<String> {
+    let matches = |patterns: &[glob::Pattern]| patterns.iter().any(|p| p.matches_with(file_name, FILTER_MATCHING));
+    let selected = matches(select);
+    // The Khronos loader's words.
+    if !selected && matches(disable) {
+        return Some(format!("Driver \"{file_name}\" ignored because it was disabled by env var 'VK_LOADER_DRIVERS_DISABLE'"));
+    }
+    if !selected && !select.is_empty() {
+        return Some(format!("Driver \"{file_name}\" ignored because not selected by env var 'VK_LOADER_DRIVERS_SELECT'"));
+    }
+    None
+}
+
+/// Driver and layer filters ignore case, as the Khronos loader's do.
+const FILTER_MATCHING: glob::MatchOptions =
+    glob::MatchOptions { case_sensitive: false, require_literal_separator: false, require_literal_leading_dot: false };
+
+/// Layer manifest files, explicit or implicit, in search order. `VK_LAYER_PATH` /
+/// `VK_IMPLICIT_LAYER_PATH` replace the search, `VK_ADD_LAYER_PATH` / `VK_ADD_IMPLICIT_LAYER_PATH`
+/// come before it (all ignored by elevated processes: `platform::env` is `secure_getenv`).
+/// `override_paths` (from the override layer) replace the explicit search, `VK_LAYER_PATH`
+/// included, when not empty.
+pub fn layer_manifests(implicit: bool, override_paths: &[String]) -> Vec<String> {
+    let what = if implicit { "implicit layer" } else { "explicit layer" };
+    layer_search(implicit, override_paths).run(Level::Layer, what)
+}
+
+/// Says where explicit layer manifests would have been looked for, when instance creation reads
+/// none because no explicit layer is asked for.
+pub fn log_unread_explicit_layers(override_paths: &[String]) {
+    if !crate::debug::log::wanted(Level::Layer) {
+        return;
+    }
+    let search = layer_search(false, override_paths);
+    crate::debug::log::out_of_line(|| {
+        crate::debug::log::log(Level::Layer, "Not searching for explicit layer manifest files: no explicit layer is enabled");
+        crate::debug::log::log(Level::Layer, "   They would be looked for in:");
+        for location in &search.locations {
+            crate::debug::log::log(Level::Layer, &format!("      {location}"));
+        }
+    });
+}
+
+fn layer_search(implicit: bool, override_paths: &[String]) -> Search {
+    let (replace, add, kind) = if implicit {
+        ("VK_IMPLICIT_LAYER_PATH", "VK_ADD_IMPLICIT_LAYER_PATH", "implicit_layer.d")
+    } else {
+        ("VK_LAYER_PATH", "VK_ADD_LAYER_PATH", "explicit_layer.d")
+    };
+    let mut search = Search::new();
+    if !implicit && !override_paths.is_empty() {
+        if let Some(ignored) = platform::env(replace) {
+            // The Khronos loader's words.
+            crate::debug::log::log(
+                crate::debug::log::Level::Info,
+                &format!(
+                    "Ignoring VK_LAYER_PATH. The Override layer is active and has override paths set, which takes priority. \
+                     VK_LAYER_PATH is set to {ignored}"
+                ),
+            );
+        }
+        search.add_variable(add);
+        search.locations.extend(override_paths.iter().flat_map(|p| split_paths(p)));
+    } else if platform::env(replace).is_some() {
+        search.add_variable(replace);
+    } else {
+        search.add_variable(add);
+        search.add_standard_dirs(kind);
+    }
+    search
+}
+
+/// The comma-separated glob patterns `var` holds (`~all~` is `*`, as for the Khronos loader);
+/// invalid ones are logged and dropped.
+fn patterns(var: &str, list: &str) -> Vec<glob::Pattern> {
+    list.split(',')
+        .filter(|p| !p.is_empty())
+        .map(|p| if p == "~all~" { "*" } else { p })
+        .filter_map(|p| match glob::Pattern::new(p) {
+            Ok(pattern) => Some(pattern),
+            Err(e) => {
+                log!(Level::Warn, "{var}: ignoring bad pattern \"{p}\": {e}");
+                None
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,205 @@
+//! The loader's terminators of `VK_EXT_debug_utils` and `VK_EXT_debug_report`: messengers and
+//! report callbacks an application creates on an instance (see `debug::messengers` for how the
+//! loader's messages reach them), with a per-driver messenger where the driver has the extension.
+
+use std::ffi::c_char;
+
+use vk_generated::types::*;
+
+use crate::debug::log::Level;
+use crate::debug::messengers::{Callback, Messenger};
+use crate::object::instance::{DriverInstance, Instance};
+use crate::platform::host_alloc::AllocatorScope;
+
+/// The drivers of `instance` that had `extension` enabled at creation.
+fn drivers_with<'a>(instance: &'a Instance, extension: &'a [u8]) -> impl Iterator<Item = (usize, &'a DriverInstance)> {
+    instance.drivers.iter().enumerate().filter(move |(_, d)| d.has_extension(extension))
+}
+
+/// Creates a loader messenger with a driver messenger in every driver that supports the extension.
+unsafe fn create(
+    instance: VkInstance,
+    callback: Callback,
+    mut create_in_driver: impl FnMut(&DriverInstance) -> Result<u64, VkResult>,
+    mut destroy_in_driver: impl FnMut(&DriverInstance, u64),
+    extension: &[u8],
+    allocator: *const VkAllocationCallbacks,
+    out: *mut u64,
+) -> VkResult {
+    let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+    if out.is_null() {
+        return VkResult::ERROR_INITIALIZATION_FAILED;
+    }
+    let memory = AllocatorScope::enter(allocator, VkSystemAllocationScope::OBJECT);
+    let mut per_driver = Vec::new();
+    for (index, driver) in drivers_with(instance, extension) {
+        match create_in_driver(driver) {
+            Ok(handle) => per_driver.push((index, handle)),
+            Err(result) => {
+                for (index, handle) in per_driver {
+                    destroy_in_driver(&instance.drivers[index], handle);
+                }
+                return result;
+            }
+        }
+    }
+    let messenger = Box::new(Messenger { callback, per_driver });
+    if memory.failed() {
+        for &(index, handle) in &messenger.per_driver {
+            destroy_in_driver(&instance.drivers[index], handle);
+        }
+        return VkResult::ERROR_OUT_OF_HOST_MEMORY;
+    }
+    *out = instance.messengers.insert(messenger);
+    VkResult::SUCCESS
+}
+
+/// Destroys a loader messenger and its driver messengers.
+unsafe fn destroy(instance: VkInstance, handle: u64, mut destroy_in_driver: impl FnMut(&DriverInstance, u64)) {
+    let Some(instance) = Instance::from_handle(instance) else { return };
+    if handle == 0 {
+        return;
+    }
+    match instance.messengers.remove(handle) {
+        Some(messenger) => {
+            for (index, driver_handle) in messenger.per_driver {
+                destroy_in_driver(&instance.drivers[index], driver_handle);
+            }
+        }
+        None => log!(Level::Warn, "debug messenger {handle:#x} is not one of this instance's"),
+    }
+}
+
+const DEBUG_UTILS: &[u8] = b"VK_EXT_debug_utils";
+
+const DEBUG_REPORT: &[u8] = b"VK_EXT_debug_report";
+
+pub unsafe extern "system" fn terminator_vkCreateDebugUtilsMessengerEXT(
+    instance: VkInstance,
+    pCreateInfo: *const VkDebugUtilsMessengerCreateInfoEXT,
+    pAllocator: *const VkAllocationCallbacks,
+    pMessenger: *mut VkDebugUtilsMessengerEXT,
+) -> VkResult {
+    crate::ffi::guard("vkCreateDebugUtilsMessengerEXT", VkResult::ERROR_INITIALIZATION_FAILED, || {
+        let Some(info) = pCreateInfo.as_ref() else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        create(
+            instance,
+            Callback::from_utils(info),
+            |d| {
+                let mut handle = VkDebugUtilsMessengerEXT::NULL;
+                match d.table.vkCreateDebugUtilsMessengerEXT.map(|f| f(d.handle, info, pAllocator, &mut handle)) {
+                    Some(VkResult::SUCCESS) => Ok(handle.0),
+                    Some(error) => Err(error),
+                    None => Ok(0),
+                }
+            },
+            |d, handle| destroy_utils_in_driver(d, handle, pAllocator),
+            DEBUG_UTILS,
+            pAllocator,
+            pMessenger as *mut u64,
+        )
+    })
+}
+
+unsafe fn destroy_utils_in_driver(d: &DriverInstance, handle: u64, allocator: *const VkAllocationCallbacks) {
+    if let (Some(f), true) = (d.table.vkDestroyDebugUtilsMessengerEXT, handle != 0) {
+        f(d.handle, VkDebugUtilsMessengerEXT(handle), allocator);
+    }
+}
+
+pub unsafe extern "system" fn terminator_vkDestroyDebugUtilsMessengerEXT(
+    instance: VkInstance,
+    messenger: VkDebugUtilsMessengerEXT,
+    pAllocator: *const VkAllocationCallbacks,
+) {
+    crate::ffi::guard("vkDestroyDebugUtilsMessengerEXT", (), || {
+        destroy(instance, messenger.0, |d, handle| destroy_utils_in_driver(d, handle, pAllocator))
+    })
+}
+
+/// Delivered to the loader's messengers only: the drivers' messengers carry the same callbacks, so
+/// passing the message down as well would deliver it twice.
+pub unsafe extern "system" fn terminator_vkSubmitDebugUtilsMessageEXT(
+    instance: VkInstance,
+    messageSeverity: VkDebugUtilsMessageSeverityFlagBitsEXT,
+    messageTypes: VkDebugUtilsMessageTypeFlagsEXT,
+    pCallbackData: *const VkDebugUtilsMessengerCallbackDataEXT,
+) {
+    crate::ffi::guard("vkSubmitDebugUtilsMessageEXT", (), || {
+        let Some(instance) = Instance::from_handle(instance) else { return };
+        for callback in instance.messengers.callbacks() {
+            if let Callback::Utils { severity, types, callback: Some(f), user_data } = callback {
+                if severity.intersects(messageSeverity) && types.intersects(messageTypes) {
+                    f(messageSeverity, messageTypes, pCallbackData, user_data);
+                }
+            }
+        }
+    })
+}
+
+pub unsafe extern "system" fn terminator_vkCreateDebugReportCallbackEXT(
+    instance: VkInstance,
+    pCreateInfo: *const VkDebugReportCallbackCreateInfoEXT,
+    pAllocator: *const VkAllocationCallbacks,
+    pCallback: *mut VkDebugReportCallbackEXT,
+) -> VkResult {
+    crate::ffi::guard("vkCreateDebugReportCallbackEXT", VkResult::ERROR_INITIALIZATION_FAILED, || {
+        let Some(info) = pCreateInfo.as_ref() else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        create(
+            instance,
+            Callback::from_report(info),
+            |d| {
+                let mut handle = VkDebugReportCallbackEXT::NULL;
+                match d.table.vkCreateDebugReportCallbackEXT.map(|f| f(d.handle, info, pAllocator, &mut handle)) {
+                    Some(VkResult::SUCCESS) => Ok(handle.0),
+                    Some(error) => Err(error),
+                    None => Ok(0),
+                }
+            },
+            |d, handle| destroy_report_in_driver(d, handle, pAllocator),
+            DEBUG_REPORT,
+            pAllocator,
+            pCallback as *mut u64,
+        )
+    })
+}
+
+unsafe fn destroy_report_in_driver(d: &DriverInstance, handle: u64, allocator: *const VkAllocationCallbacks) {
+    if let (Some(f), true) = (d.table.vkDestroyDebugReportCallbackEXT, handle != 0) {
+        f(d.handle, VkDebugReportCallbackEXT(handle), allocator);
+    }
+}
+
+pub unsafe extern "system" fn terminator_vkDestroyDebugReportCallbackEXT(
+    instance: VkInstance,
+    callback: VkDebugReportCallbackEXT,
+    pAllocator: *const VkAllocationCallbacks,
+) {
+    crate::ffi::guard("vkDestroyDebugReportCallbackEXT", (), || {
+        destroy(instance, callback.0, |d, handle| destroy_report_in_driver(d, handle, pAllocator))
+    })
+}
+
+/// Delivered to the loader's report callbacks only (see `vkSubmitDebugUtilsMessageEXT`).
+pub unsafe extern "system" fn terminator_vkDebugReportMessageEXT(
+    instance: VkInstance,
+    flags: VkDebugReportFlagsEXT,
+    objectType: VkDebugReportObjectTypeEXT,
+    object: u64,
+    location: usize,
+    messageCode: i32,
+    pLayerPrefix: *const c_char,
+    pMessage: *const c_char,
+) {
+    crate::ffi::guard("vkDebugReportMessageEXT", (), || {
+        let Some(instance) = Instance::from_handle(instance) else { return };
+        for callback in instance.messengers.callbacks() {
+            if let Callback::Report { flags: wanted, callback: Some(f), user_data } = callback {
+                if wanted.intersects(flags) {
+                    f(flags, objectType, object, location, messageCode, pLayerPrefix, pMessage, user_data);
+                }
+            }
+        }
+    })
+}
+

@@ -1,0 +1,96 @@
+//! The unknown-command stubs for aarch64 (AAPCS64): tail jumps that leave x0-x7, v0-v7, x8 (the
+//! indirect-result register) and the stack as the caller set them. Only x16 and x17 (IP0/IP1, the
+//! registers the ABI reserves for veneers like these) and the flags are used. Slot offsets go through a register:
+//! the tables are larger than a scaled 12-bit immediate may reach.
+//!
+//! Tested under user-mode emulation (packages qemu-user, gcc-aarch64-linux-gnu, libc6-dev-arm64-cross):
+//! `CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc`,
+//! `CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER` and `LOADER_TEST_RUNNER` both
+//! `"qemu-aarch64 -L /usr/aarch64-linux-gnu"`, then
+//! `cargo test -p loader --target aarch64-unknown-linux-gnu --lib --test unknown_commands --test handles`.
+
+use core::arch::naked_asm;
+use core::mem::offset_of;
+
+use crate::handles::{HandleHeader, PHYSICAL_DEVICE_MAGIC};
+use crate::loader_abi::{InstanceDispatch, TerminatorPhysicalDevice};
+use crate::object::device::DeviceData;
+use super::{invalid_physical_device, missing_device_command, missing_physical_device_command, SLOT_SIZE};
+
+/// Physical-device slot `I`: see the x86_64 version (the handle check included).
+#[unsafe(naked)]
+pub unsafe extern "system" fn physical_device_trampoline<const I: usize>() {
+    naked_asm!(
+        "cbz x0, 3f",
+        "tst x0, #7",
+        "b.ne 3f",
+        "ldr x16, [x0, #{magic_at}]",
+        "movz x17, #{m0}",
+        "movk x17, #{m1}, lsl #16",
+        "movk x17, #{m2}, lsl #32",
+        "movk x17, #{m3}, lsl #48",
+        "cmp x16, x17",
+        "b.ne 3f",
+        "ldr x16, [x0]",
+        "ldr x0, [x0, #{unwrapped}]",
+        "mov x17, #{slot}",
+        "ldr x16, [x16, x17]",
+        "br x16",
+        "3:",
+        "mov x1, #{index}",
+        "b {invalid}",
+        magic_at = const offset_of!(HandleHeader, magic),
+        unwrapped = const offset_of!(TerminatorPhysicalDevice, unwrapped),
+        m0 = const PHYSICAL_DEVICE_MAGIC & 0xffff,
+        m1 = const (PHYSICAL_DEVICE_MAGIC >> 16) & 0xffff,
+        m2 = const (PHYSICAL_DEVICE_MAGIC >> 32) & 0xffff,
+        m3 = const PHYSICAL_DEVICE_MAGIC >> 48,
+        slot = const offset_of!(InstanceDispatch, unknown) + SLOT_SIZE * I,
+        index = const I,
+        invalid = sym invalid_physical_device,
+    )
+}
+
+/// The end of the instance chain for physical-device slot `I`: see the x86_64 version.
+#[unsafe(naked)]
+pub unsafe extern "system" fn physical_device_terminator<const I: usize>() {
+    naked_asm!(
+        "ldr x16, [x0, #{driver_table}]",
+        "mov x17, #{slot}",
+        "ldr x16, [x16, x17]",
+        "cbz x16, 2f",
+        "ldr x0, [x0, #{driver_handle}]",
+        "br x16",
+        "2:",
+        "mov x1, #{index}",
+        "b {missing}",
+        driver_table = const offset_of!(TerminatorPhysicalDevice, driver_table),
+        driver_handle = const offset_of!(TerminatorPhysicalDevice, driver_handle),
+        slot = const offset_of!(InstanceDispatch, unknown) + SLOT_SIZE * I,
+        index = const I,
+        missing = sym missing_physical_device_command,
+    )
+}
+
+/// Device slot `I`: see the x86_64 version.
+#[unsafe(naked)]
+pub unsafe extern "system" fn device_trampoline<const I: usize>() {
+    naked_asm!(
+        "ldr x16, [x0]",
+        "mov x17, #{slot}",
+        "ldr x16, [x16, x17]",
+        "br x16",
+        slot = const offset_of!(DeviceData, unknown) + SLOT_SIZE * I,
+    )
+}
+
+/// What device slot `I` holds when the device's driver lacks the command: reports it.
+#[unsafe(naked)]
+pub unsafe extern "system" fn device_missing<const I: usize>() {
+    naked_asm!(
+        "mov x0, #{index}",
+        "b {missing}",
+        index = const I,
+        missing = sym missing_device_command,
+    )
+}

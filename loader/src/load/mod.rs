@@ -1,0 +1,6 @@
+//! Opening libraries and negotiating with them: drivers from their manifests (`driver`) or handed
+//! over by the application (`direct`), and layers (`layer`).
+
+pub mod direct;
+pub mod driver;
+pub mod layer;

@@ -1,0 +1,477 @@
+//! The loader settings file, `vk_loader_settings.json`, as the Vulkan Configurator (vkconfig)
+//! writes it: which layers are on, off or left to the usual rules and in which order, what the
+//! loader logs to stderr, which extra drivers it loads, and which devices the application sees.
+//!
+//! The first `vulkan/loader_settings.d/vk_loader_settings.json` found in the search order of
+//! [`candidate_paths`] is the file: found with `access` and read through `fopen` (never a `stat`,
+//! so an interposer serving paths is asked), parsed again only when it changes (file_cache).
+//! A file that cannot be used is ignored whole, with one log line naming it and why.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::debug::log::{self, Level};
+use crate::platform::file_cache::ParseCache;
+use crate::platform;
+
+/// The file's name inside each searched `vulkan/loader_settings.d` directory.
+const FILE_NAME: &str = "vk_loader_settings.json";
+
+/// A settings file larger than this is not read: vkconfig writes a few kilobytes.
+const MAX_FILE_SIZE: usize = 4 << 20;
+
+/// What the file says about one layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// Always in the chain, whatever the environment and the application ask.
+    On,
+    /// Never loaded.
+    Off,
+    /// Enabled as the usual rules say (environment, application, implicit layer's own switches).
+    Auto,
+}
+
+/// One entry of the file's `layers` list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LayerEntry {
+    /// A layer named by the file, with the manifest it is read from.
+    Named { name: String, path: String, control: Control, treat_as_implicit_manifest: bool },
+    /// `unordered_layer_location`: where the layers the file does not name go.
+    UnorderedLocation,
+}
+
+/// One `device_configurations` entry: a physical device the application sees, in this order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceConfiguration {
+    pub device_uuid: [u8; 16],
+    pub driver_uuid: [u8; 16],
+    pub driver_version: u32,
+    pub device_name: String,
+    pub driver_name: String,
+}
+
+/// The settings that apply to this process (the file's entry chosen by `app_keys`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Settings {
+    pub path: String,
+    /// `stderr_log`: `VK_LOADER_DEBUG` categories (log::Level bits); 0 when absent.
+    pub stderr_log: u32,
+    /// `layers`, when present: the file then decides which layers exist and their order.
+    pub layers: Option<Vec<LayerEntry>>,
+    pub additional_drivers: Vec<String>,
+    pub additional_drivers_use_exclusively: bool,
+    /// `device_configurations`, when present: the only devices shown, in this order.
+    pub device_configurations: Option<Vec<DeviceConfiguration>>,
+}
+
+impl Settings {
+    /// Whether the file's entry sets anything at all (the Khronos loader's test).
+    fn is_active(&self) -> bool {
+        self.stderr_log != 0 || self.layers.is_some() || !self.additional_drivers.is_empty() || self.device_configurations.is_some()
+    }
+
+    /// Whether the file decides the layers (a `layers` list, even an empty one).
+    pub fn decides_layers(&self) -> bool {
+        self.layers.is_some()
+    }
+
+    /// The driver manifests to load: the `additional_drivers` (`.json` files only) first, as the
+    /// Khronos loader finds them, then `found` (the usual search) unless
+    /// `additional_drivers_use_exclusively`.
+    pub fn with_additional_drivers(&self, found: Vec<String>) -> Vec<String> {
+        let kept = if self.additional_drivers_use_exclusively { Vec::new() } else { found };
+        let additional = self.additional_drivers.iter().filter(|p| p.ends_with(".json")).cloned();
+        additional.chain(kept).collect()
+    }
+}
+
+/// The `vulkan/loader_settings.d/vk_loader_settings.json` paths, in the order they are tried:
+/// `XDG_CONFIG_HOME`, `XDG_DATA_HOME`, their `HOME` fallbacks (`~/.config`, `~/.local/share`)
+/// where unset, `XDG_CONFIG_DIRS`, SYSCONFDIR (and EXTRASYSCONFDIR), `XDG_DATA_DIRS`. All read
+/// with `secure_getenv`: an elevated process only looks in the system directories.
+fn candidate_paths() -> Vec<String> {
+    let config_home = platform::env("XDG_CONFIG_HOME");
+    let data_home = platform::env("XDG_DATA_HOME");
+    let home = platform::env("HOME");
+    let mut bases: Vec<String> = Vec::new();
+    bases.extend(config_home.iter().flat_map(|l| split_list(l)));
+    bases.extend(data_home.iter().flat_map(|l| split_list(l)));
+    if let Some(home) = &home {
+        if config_home.is_none() {
+            bases.push(format!("{home}/.config"));
+        }
+        if data_home.is_none() {
+            bases.push(format!("{home}/.local/share"));
+        }
+    }
+    bases.extend(split_list(&platform::env("XDG_CONFIG_DIRS").unwrap_or_else(|| "/etc/xdg".into())));
+    bases.push(env!("VK_LOADER_SYSCONFDIR").to_string());
+    if let Some(extra) = option_env!("VK_LOADER_EXTRASYSCONFDIR") {
+        bases.push(extra.to_string());
+    }
+    bases.extend(split_list(&platform::env("XDG_DATA_DIRS").unwrap_or_else(|| "/usr/local/share:/usr/share".into())));
+    let mut paths: Vec<String> = Vec::with_capacity(bases.len());
+    for base in bases {
+        // Spelled as the Khronos loader spells it (its "vulkan/" directory name is followed by
+        // another slash): the path is in the log line tools and scripts look for.
+        let path = format!("{}/vulkan//loader_settings.d/{FILE_NAME}", base.trim_end_matches('/'));
+        if !paths.contains(&path) {
+            paths.push(path);
+        }
+    }
+    paths
+}
+
+fn split_list(list: &str) -> Vec<String> {
+    list.split(':').filter(|p| !p.is_empty()).map(str::to_string).collect()
+}
+
+/// Settings files as last parsed, by path (see file_cache): an unchanged file is not read again.
+/// The executable's path, which picks the entry, cannot change while the process runs.
+static PARSED: ParseCache<String, Result<Option<Arc<Settings>>, String>> = ParseCache::new();
+
+/// The settings in force now: the first settings file found, if it sets anything. Looks at the
+/// file system once per API call (see `OneLook`), so a file vkconfig writes or removes is seen by
+/// the next call.
+pub fn current() -> Option<Arc<Settings>> {
+    let remembered = LOOK.with(|look| match &*look.borrow() {
+        Look::Done(settings) => Some(settings.clone()),
+        _ => None,
+    });
+    if let Some(settings) = remembered {
+        return settings;
+    }
+    let settings = find();
+    log::set_settings_mask(settings.as_ref().map(|s| s.stderr_log));
+    LOOK.with(|look| {
+        let mut look = look.borrow_mut();
+        if matches!(*look, Look::Pending) {
+            *look = Look::Done(settings.clone());
+        }
+    });
+    settings
+}
+
+/// Where this thread is with the settings of the API call under way.
+enum Look {
+    /// No API call that looks once: each `current` looks.
+    Each,
+    /// Inside one, the file system not yet looked at.
+    Pending,
+    /// Inside one, with what the look found.
+    Done(Option<Arc<Settings>>),
+}
+
+thread_local! {
+    static LOOK: RefCell<Look> = const { RefCell::new(Look::Each) };
+}
+
+/// While alive, `current` on this thread looks for the settings file once and answers later
+/// calls from that look: one API call (instance creation asks about layers, drivers and
+/// devices) costs one look, and logs a bad file once.
+pub struct OneLook(bool);
+
+impl OneLook {
+    pub fn enter() -> OneLook {
+        // Only the outermost scope on the thread starts (and later ends) a look.
+        OneLook(LOOK.with(|look| {
+            let mut look = look.borrow_mut();
+            let outermost = matches!(*look, Look::Each);
+            if outermost {
+                *look = Look::Pending;
+            }
+            outermost
+        }))
+    }
+}
+
+impl Drop for OneLook {
+    fn drop(&mut self) {
+        if self.0 {
+            LOOK.with(|look| *look.borrow_mut() = Look::Each);
+        }
+    }
+}
+
+fn find() -> Option<Arc<Settings>> {
+    // The first file there wins, as with the Khronos loader (which asks `access` too).
+    for path in candidate_paths().into_iter().filter(|p| platform::readable(p)) {
+        let exe = crate::platform::executable_path;
+        let parse = |text: &[u8]| parse(text, &path, exe().as_deref()).map(|s| s.map(Arc::new));
+        let parsed = PARSED.get_at_most(&path, &path, MAX_FILE_SIZE, parse);
+        let parsed = match parsed {
+            Err(_) => continue, // gone since: the next place is tried
+            Ok(parsed) => parsed,
+        };
+        return match &*parsed {
+            Ok(settings) => settings.clone(),
+            Err(why) => {
+                log!(Level::Warn, "loader settings file {path} ignored: {why}");
+                None
+            }
+        };
+    }
+    None
+}
+
+/// Logs what the settings say, as the Khronos loader does when an instance is created with them
+/// (tools and tests look for its first line).
+pub fn log_in_use(settings: &Settings) {
+    if !log::wanted(Level::Info) && !log::wanted(Level::Debug) {
+        return;
+    }
+    if settings.stderr_log != 0 {
+        let filters: Vec<&str> = Level::ALL.iter().filter(|&&l| settings.stderr_log & l as u32 != 0).map(|l| l.name()).collect();
+        log::log(Level::Debug, &format!("Loader Settings Filters for Logging to Standard Error: {}", filters.join(" | ")));
+    }
+    log::log(Level::Info, &format!("Using layer configurations found in loader settings from {}", settings.path));
+    if let Some(layers) = &settings.layers {
+        log::log(Level::Debug, &format!("Layer Configurations count = {}", layers.len()));
+        for (i, entry) in layers.iter().enumerate() {
+            log::log(Level::Debug, &format!("---- Layer Configuration [{i}] ----"));
+            match entry {
+                LayerEntry::Named { name, path, control, treat_as_implicit_manifest } => {
+                    log::log(Level::Debug, &format!("Name: {name}"));
+                    log::log(Level::Debug, &format!("Path: {path}"));
+                    let kind = if *treat_as_implicit_manifest { "Implicit" } else { "Explicit" };
+                    log::log(Level::Debug, &format!("Layer Type: {kind}"));
+                    log::log(Level::Debug, &format!("Control: {}", control_name(*control)));
+                }
+                LayerEntry::UnorderedLocation => log::log(Level::Debug, "Control: unordered_layer_location"),
+            }
+        }
+    }
+    log::log(Level::Debug, "---------------------------------");
+}
+
+fn control_name(control: Control) -> &'static str {
+    match control {
+        Control::On => "on",
+        Control::Off => "off",
+        Control::Auto => "auto",
+    }
+}
+
+/// Parses a settings file: `Ok(None)` when it holds nothing for this executable, `Err` with the
+/// reason when it cannot be used at all. `exe` picks the `settings_array` entry by `app_keys`.
+pub fn parse(text: &[u8], path: &str, exe: Option<&str>) -> Result<Option<Settings>, String> {
+    if text.len() >= MAX_FILE_SIZE {
+        return Err(format!("larger than {MAX_FILE_SIZE} bytes"));
+    }
+    let json: Value = serde_json::from_slice(text).map_err(|e| format!("invalid JSON: {e}"))?;
+    let top = json.as_object().ok_or("not a JSON object")?;
+    if !top.get("file_format_version").is_some_and(Value::is_string) {
+        return Err("missing required field file_format_version".into());
+    }
+    let entries: Vec<&Value> = match (top.get("settings_array"), top.get("settings")) {
+        (Some(Value::Array(list)), _) => list.iter().collect(),
+        (Some(_), _) => return Err("\"settings_array\" is not an array".into()),
+        (None, Some(one)) => vec![one],
+        (None, None) => return Err("neither \"settings\" nor \"settings_array\" is present".into()),
+    };
+    let Some(entry) = choose_entry(&entries, exe) else {
+        log!(Level::Debug, "loader settings file {path}: no global settings and no app_keys matching this executable; not used");
+        return Ok(None);
+    };
+    let settings = parse_entry(entry, path);
+    if !settings.is_active() {
+        log!(Level::Info, "vk_loader_settings.json file found at \"{path}\" but did not contain any valid settings.");
+        return Ok(None);
+    }
+    Ok(Some(settings))
+}
+
+/// The entry whose `app_keys` name the executable, else the first without `app_keys`. Entries
+/// are read up to the first that is not an object.
+fn choose_entry<'a>(entries: &[&'a Value], exe: Option<&str>) -> Option<&'a Map<String, Value>> {
+    let mut global = None;
+    for entry in entries {
+        let Some(object) = entry.as_object() else { break };
+        match object.get("app_keys") {
+            None => {
+                global.get_or_insert(object);
+            }
+            Some(keys) => {
+                let keys = keys.as_array().map(Vec::as_slice).unwrap_or_default();
+                if exe.is_some_and(|exe| keys.iter().any(|k| k.as_str() == Some(exe))) {
+                    return Some(object);
+                }
+            }
+        }
+    }
+    global
+}
+
+/// One entry's settings. A part that is malformed is left out (logged); the others still apply.
+fn parse_entry(entry: &Map<String, Value>, path: &str) -> Settings {
+    let mut settings = Settings { path: path.to_string(), ..Settings::default() };
+    if let Some(filters) = entry.get("stderr_log").and_then(Value::as_array) {
+        settings.stderr_log = filters.iter().filter_map(Value::as_str).map(log_bits).fold(0, |a, b| a | b);
+    }
+    if let Some(layers) = entry.get("layers") {
+        match parse_layers(layers) {
+            Ok(list) => settings.layers = Some(list),
+            Err(why) => log!(Level::Warn, "loader settings file {path}: \"layers\" ignored: {why}"),
+        }
+    }
+    settings.additional_drivers_use_exclusively = entry.get("additional_drivers_use_exclusively") == Some(&Value::Bool(true));
+    if let Some(drivers) = entry.get("additional_drivers") {
+        match parse_drivers(drivers) {
+            Ok(list) => settings.additional_drivers = list,
+            Err(why) => log!(Level::Warn, "loader settings file {path}: \"additional_drivers\" ignored: {why}"),
+        }
+    }
+    if let Some(devices) = entry.get("device_configurations") {
+        let list = devices.as_array().map(Vec::as_slice).unwrap_or_default();
+        settings.device_configurations = Some(list.iter().filter_map(parse_device).collect());
+    }
+    settings
+}
+
+/// The `VK_LOADER_DEBUG` bits of one `stderr_log` word.
+fn log_bits(word: &str) -> u32 {
+    let bits = |l: Level| l as u32;
+    match word {
+        "all" => Level::ALL.iter().map(|&l| bits(l)).fold(0, |a, b| a | b),
+        "perf" => bits(Level::Perf),
+        "error" => bits(Level::Error),
+        "warn" => bits(Level::Warn),
+        "info" => bits(Level::Info),
+        "debug" => bits(Level::Debug),
+        "layer" => bits(Level::Layer),
+        "driver" => bits(Level::Driver),
+        _ => 0,
+    }
+}
+
+/// The `layers` list: every element an object with a `control`; all but the
+/// `unordered_layer_location` marker with a `name` and a `path`.
+fn parse_layers(value: &Value) -> Result<Vec<LayerEntry>, String> {
+    let list = value.as_array().ok_or("not an array")?;
+    let mut out = Vec::with_capacity(list.len());
+    for (i, element) in list.iter().enumerate() {
+        let object = element.as_object().ok_or_else(|| format!("layers[{i}] is not an object"))?;
+        let string = |key: &str| object.get(key).and_then(Value::as_str).ok_or_else(|| format!("layers[{i}] has no string \"{key}\""));
+        let control = match string("control")? {
+            "unordered_layer_location" => {
+                out.push(LayerEntry::UnorderedLocation);
+                continue;
+            }
+            "on" => Control::On,
+            "off" => Control::Off,
+            _ => Control::Auto,
+        };
+        out.push(LayerEntry::Named {
+            name: string("name")?.to_string(),
+            path: string("path")?.to_string(),
+            control,
+            treat_as_implicit_manifest: object.get("treat_as_implicit_manifest") == Some(&Value::Bool(true)),
+        });
+    }
+    Ok(out)
+}
+
+/// The `additional_drivers` list: objects with a `path`.
+fn parse_drivers(value: &Value) -> Result<Vec<String>, String> {
+    let list = value.as_array().ok_or("not an array")?;
+    list.iter()
+        .enumerate()
+        .map(|(i, d)| d.get("path").and_then(Value::as_str).map(str::to_string).ok_or_else(|| format!("additional_drivers[{i}] has no string \"path\"")))
+        .collect()
+}
+
+/// One `device_configurations` entry; `None` (skipped alone) when malformed.
+fn parse_device(value: &Value) -> Option<DeviceConfiguration> {
+    let object = value.as_object()?;
+    let uuid = |key: &str| -> Option<[u8; 16]> {
+        let list = object.get(key)?.as_array()?;
+        let bytes: Vec<u8> = list.iter().map(|v| v.as_u64().filter(|b| *b <= 255).map(|b| b as u8)).collect::<Option<_>>()?;
+        bytes.try_into().ok()
+    };
+    let name = |key: &str| object.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
+    Some(DeviceConfiguration {
+        device_uuid: uuid("deviceUUID")?,
+        driver_uuid: uuid("driverUUID")?,
+        driver_version: object.get("driverVersion")?.as_u64().and_then(|v| u32::try_from(v).ok())?,
+        device_name: name("deviceName"),
+        driver_name: name("driverName"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(text: &str, exe: Option<&str>) -> Result<Option<Settings>, String> {
+        parse(text.as_bytes(), "/s.json", exe)
+    }
+
+    #[test]
+    fn vkconfig_style_file() {
+        let text = r#"{
+            "file_format_version": "1.0.0",
+            "settings_array": [
+                { "app_keys": ["/usr/bin/other"], "stderr_log": ["all"] },
+                {
+                    "stderr_log": ["error", "warn"],
+                    "layers": [
+                        { "name": "VK_LAYER_KHRONOS_validation", "path": "/v.json", "control": "on" },
+                        { "control": "unordered_layer_location" },
+                        { "name": "VK_LAYER_MESA_device_select", "path": "/d.json", "control": "off", "treat_as_implicit_manifest": true }
+                    ]
+                }
+            ]
+        }"#;
+        let s = parse_str(text, Some("/usr/bin/app")).unwrap().unwrap();
+        assert_eq!(s.stderr_log, Level::Error as u32 | Level::Warn as u32);
+        let layers = s.layers.unwrap();
+        assert_eq!(layers[1], LayerEntry::UnorderedLocation);
+        assert_eq!(layers.len(), 3);
+        assert_eq!(
+            layers[2],
+            LayerEntry::Named { name: "VK_LAYER_MESA_device_select".into(), path: "/d.json".into(), control: Control::Off, treat_as_implicit_manifest: true }
+        );
+        let other = parse_str(text, Some("/usr/bin/other")).unwrap().unwrap();
+        assert_eq!(other.stderr_log, 127, "all: every category, PERF included");
+        assert!(other.layers.is_none());
+    }
+
+    #[test]
+    fn unusable_files_say_why() {
+        for (text, why) in [
+            ("{", "invalid JSON"),
+            ("[]", "not a JSON object"),
+            (r#"{"settings": {}}"#, "file_format_version"),
+            (r#"{"file_format_version": "1.0.0"}"#, "neither"),
+        ] {
+            let err = parse_str(text, None).unwrap_err();
+            assert!(err.contains(why), "{text}: {err}");
+        }
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(parse_str(&deep, None).is_err());
+        // Nothing for this executable, or nothing set: not in force, not an error.
+        assert_eq!(parse_str(r#"{"file_format_version": "1.0.0", "settings": {"app_keys": ["/x"]}}"#, Some("/y")), Ok(None));
+        assert_eq!(parse_str(r#"{"file_format_version": "1.0.0", "settings": {}}"#, None), Ok(None));
+    }
+
+    #[test]
+    fn bad_parts_are_dropped_alone() {
+        let text = r#"{"file_format_version": "1.0.0", "settings": {
+            "layers": [{ "name": "A", "control": "on" }],
+            "additional_drivers": [{ "path": "/d.json" }],
+            "device_configurations": [
+                { "deviceUUID": [1], "driverUUID": [], "driverVersion": 1 },
+                { "deviceUUID": [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15], "driverUUID": [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0], "driverVersion": 7 }
+            ]
+        }}"#;
+        let s = parse_str(text, None).unwrap().unwrap();
+        assert!(s.layers.is_none(), "a layer without a path spoils the list");
+        assert_eq!(s.additional_drivers, ["/d.json"]);
+        let devices = s.device_configurations.unwrap();
+        assert_eq!(devices.len(), 1);
+        assert_eq!(devices[0].driver_version, 7);
+        assert_eq!(devices[0].device_uuid[15], 15);
+    }
+}

@@ -1,0 +1,176 @@
+//! The loader's instance and physical devices: what the `VkInstance` and `VkPhysicalDevice`
+//! handles it gives out point to. Their behaviour is in the stages that use them (`chain`,
+//! `dispatch`, `wsi`); the messenger scope of an instance is here, since every stage reports
+//! about one.
+
+use std::sync::{Arc, Mutex};
+
+use vk_generated::InstanceDispatchTable;
+use vk_generated::lookup::ExtensionSet;
+use vk_generated::types::*;
+
+use crate::debug::log::Level;
+use crate::debug::messengers::{Callback, Messengers, Scope};
+use crate::load::driver::Driver;
+use crate::loader_abi::{InstanceDispatch, TerminatorPhysicalDevice};
+use crate::manifest::settings::DeviceConfiguration;
+use crate::object::layers::InstanceLayers;
+
+/// One driver's instance under the loader's.
+pub struct DriverInstance {
+    pub driver: Arc<Driver>,
+    pub handle: VkInstance,
+    /// The driver's own instance-level functions, and its unknown physical-device commands.
+    pub table: Box<InstanceDispatch>,
+    /// The instance extensions the driver was given.
+    pub extensions: ExtensionSet,
+}
+
+impl DriverInstance {
+    pub fn has_extension(&self, name: &[u8]) -> bool {
+        vk_generated::lookup::extension(name).is_some_and(|id| self.extensions.contains(id))
+    }
+}
+
+/// The loader's `VkInstance`. Its first word is the dispatch table, as for every dispatchable object.
+#[repr(C)]
+pub struct Instance {
+    pub(crate) dispatch: *const InstanceDispatchTable,
+    /// `handles::INSTANCE_MAGIC` while the instance lives.
+    pub(crate) magic: u64,
+    /// The handle the next level of the chain knows this instance by: the instance itself, or
+    /// what the top layer returned. Instance-level calls pass it down.
+    pub chain_handle: VkInstance,
+    /// The end of the instance chain: generated default terminators, and the unknown-command
+    /// terminators in the unknown slots.
+    pub(crate) table: Box<InstanceDispatch>,
+    pub drivers: Vec<DriverInstance>,
+    /// Every physical device the drivers reported, wrapped (handles stay put).
+    pub physical_devices: PhysicalDevices,
+    /// A loader settings file's `device_configurations` when the instance was created: they
+    /// choose and order its physical devices at every enumeration.
+    pub device_configurations: Option<Vec<DeviceConfiguration>>,
+    pub api_version: u32,
+    pub enabled_extensions: ExtensionSet,
+    /// Debug callbacks chained to `VkInstanceCreateInfo`: they hear creation and destruction.
+    pub creation_callbacks: Vec<Callback>,
+    /// Debug messengers and report callbacks the application created on this instance.
+    pub messengers: Messengers,
+    /// The layer chain, when layers are enabled (then `dispatch` points to its table).
+    pub layers: Option<Box<InstanceLayers>>,
+}
+
+const _: () = assert!(std::mem::offset_of!(Instance, magic) == std::mem::offset_of!(crate::handles::HandleHeader, magic));
+const _: () = assert!(std::mem::offset_of!(Instance, magic) == std::mem::offset_of!(crate::loader_abi::InstanceHeader, magic));
+const _: () = assert!(
+    std::mem::offset_of!(Instance, chain_handle) == std::mem::offset_of!(crate::loader_abi::InstanceHeader, chain_handle)
+);
+
+impl Instance {
+    /// # Safety
+    /// `handle` must be a `VkInstance` this loader created and has not destroyed.
+    pub unsafe fn from_handle<'a>(handle: VkInstance) -> Option<&'a Instance> {
+        (handle.0 as *const Instance).as_ref()
+    }
+
+    /// The table the instance's handles dispatch through (set once, before they are handed out).
+    pub fn set_dispatch(&mut self, table: *const InstanceDispatchTable) {
+        self.dispatch = table;
+    }
+
+    /// The end of the instance chain.
+    pub fn terminators(&self) -> &InstanceDispatchTable {
+        &self.table.table
+    }
+
+    /// Destroys the drivers' instances (the terminator of `vkDestroyInstance`).
+    pub unsafe fn destroy_drivers(&mut self, allocator: *const VkAllocationCallbacks) {
+        for d in self.drivers.drain(..) {
+            log!(Level::Driver, "vkDestroyInstance: destroying the instance of {}", d.driver.manifest_path);
+            if let Some(destroy) = d.table.vkDestroyInstance {
+                destroy(d.handle, allocator);
+            }
+        }
+    }
+}
+
+impl Instance {
+    /// The handle's value, which messages about the instance carry.
+    pub fn id(&self) -> u64 {
+        self as *const Instance as u64
+    }
+
+    /// The scope for a call about this instance: its messengers (and, during creation and
+    /// destruction, the ones chained to its create info).
+    pub fn messenger_scope(&self, with_creation_callbacks: bool) -> Scope {
+        let mut callbacks = self.messengers.callbacks();
+        if with_creation_callbacks {
+            callbacks.extend_from_slice(&self.creation_callbacks);
+        }
+        Scope::about_instance(callbacks, self.id())
+    }
+}
+
+/// Runs `f` with the messengers of `instance` listening: for the loader's messages from calls that
+/// enter no scope of their own (the physical-device terminators), so that the application's
+/// messengers hear them too.
+pub fn with_messengers_of<R>(instance: Option<&Instance>, f: impl FnOnce() -> R) -> R {
+    let _scope = instance.map(|i| i.messenger_scope(false));
+    f()
+}
+
+/// The loader's `VkPhysicalDevice`: the terminator-level wrapper the generated terminators read.
+#[repr(C)]
+pub struct PhysicalDevice {
+    pub term: TerminatorPhysicalDevice,
+    /// Index of the owning driver in `Instance::drivers`.
+    pub driver: usize,
+    /// The instance it belongs to (boxed: the address stays put).
+    pub instance: *const Instance,
+    /// The driver's `vkGetDeviceProcAddr` (a device-level command, so not in the instance table).
+    pub driver_gdpa: PFN_vkGetDeviceProcAddr,
+    pub properties: VkPhysicalDeviceProperties,
+}
+
+impl PhysicalDevice {
+    /// # Safety
+    /// `handle` must be a `VkPhysicalDevice` this loader returned.
+    pub unsafe fn from_handle<'a>(handle: VkPhysicalDevice) -> Option<&'a PhysicalDevice> {
+        (handle.0 as *const PhysicalDevice).as_ref()
+    }
+
+    /// The terminator-level device behind a handle the loader gave out, whether to the
+    /// application (trampoline-level, with layers) or to the last layer; `None` for a layer's own
+    /// wrapper, which that layer should have unwrapped.
+    ///
+    /// # Safety
+    /// `handle` must be a `VkPhysicalDevice` this loader or a layer returned.
+    pub unsafe fn from_any_handle<'a>(handle: VkPhysicalDevice) -> Option<&'a PhysicalDevice> {
+        if !crate::handles::has_magic(handle.0, crate::handles::PHYSICAL_DEVICE_MAGIC) {
+            return None;
+        }
+        let below = crate::loader_abi::unwrap_physical_device(handle);
+        if !crate::handles::has_magic(below.0, crate::handles::PHYSICAL_DEVICE_MAGIC) || crate::loader_abi::unwrap_physical_device(below) != below {
+            return None;
+        }
+        Self::from_handle(below)
+    }
+
+    pub fn handle(&self) -> VkPhysicalDevice {
+        VkPhysicalDevice(self as *const Self as *mut _)
+    }
+}
+
+/// An instance's physical devices. Drivers may add and remove devices at any time, so every
+/// `vkEnumeratePhysicalDevices(Groups)` asks them again, as the Khronos loader does. A device seen
+/// before keeps its wrapper (its handle), and no wrapper is freed before the instance is, so a
+/// handle the application still holds never dangles.
+#[derive(Default)]
+pub struct PhysicalDevices {
+    /// Every wrapper made for the instance; boxed, so the handles stay put.
+    pub(crate) all: Mutex<Vec<Box<PhysicalDevice>>>,
+    /// After the last refresh: how many devices were found when a loader settings file's
+    /// `device_configurations` named none of them (see [`PhysicalDevices::none_matched`]).
+    pub(crate) none_matched: std::sync::atomic::AtomicU32,
+}
+

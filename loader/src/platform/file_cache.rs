@@ -1,0 +1,110 @@
+//! Manifest files as last parsed, reused while the open file says it has not changed (same
+//! device, inode, size and modification time, from `fstat` on the file `fopen` opened): every
+//! `vkCreateInstance` and `vkEnumerateInstance*` call still opens each manifest, so a new,
+//! changed or removed one is seen by the next call, and a tool that interposes `fopen` sees every
+//! file the loader reads; an unchanged one costs an open, an `fstat` and a close instead of a read
+//! and a parse.
+//!
+//! A file changed twice within one tick of the file system's clock keeps its identity, so content
+//! is remembered only once its modification time is two seconds in the past
+//! (`FileIdentity::is_settled`); until then the file is read and parsed on every call.
+//!
+//! The caches live as long as the process, so they are allocated from the system, never from an
+//! application's `VkAllocationCallbacks` (see host_alloc). They are ordered maps: a hash map's
+//! random keys would cost the first creation a `getrandom` call for a few dozen paths.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use crate::platform::host_alloc::with_system_allocator;
+use crate::platform::{FileIdentity, OpenFile};
+
+/// What `parse` made of each file, by key (the path, and whatever else changes the parse), with
+/// the identity of the file it was made from.
+pub struct ParseCache<K, T> {
+    entries: Mutex<Option<BTreeMap<K, Entry<T>>>>,
+}
+
+/// A parse and the identity of the file it was made from.
+type Entry<T> = (FileIdentity, Arc<T>);
+
+impl<K: Ord + Clone, T> ParseCache<K, T> {
+    pub const fn new() -> Self {
+        ParseCache { entries: Mutex::new(None) }
+    }
+
+    /// `parse` of the file at `path`, from the cache when the file is unchanged. `key` must be
+    /// built from the system allocator's memory if it is to outlive an application's scope, so
+    /// the cache clones it there.
+    pub fn get(&self, key: &K, path: &str, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
+        self.get_at_most(key, path, usize::MAX, parse)
+    }
+
+    /// `get`, reading no more than `limit` bytes of the file (`parse` sees `limit` bytes of a
+    /// larger one and can refuse it).
+    pub fn get_at_most(&self, key: &K, path: &str, limit: usize, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
+        let mut file = OpenFile::open(path)?;
+        let identity = file.identity().ok();
+        if let (Some(id), Ok(guard)) = (identity, self.entries.lock()) {
+            if let Some((cached_id, value)) = guard.as_ref().and_then(|m| m.get(key)) {
+                if *cached_id == id {
+                    return Ok(value.clone());
+                }
+            }
+        }
+        let text = file.read(limit, identity.map(|id| id.size))?;
+        drop(file);
+        let Some(id) = identity.filter(FileIdentity::is_settled) else {
+            return Ok(Arc::new(parse(&text)));
+        };
+        let value = with_system_allocator(|| Arc::new(parse(&text)));
+        if let Ok(mut guard) = self.entries.lock() {
+            with_system_allocator(|| guard.get_or_insert_with(BTreeMap::new).insert(key.clone(), (id, value.clone())));
+        }
+        Ok(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn only_settled_files_are_remembered() {
+        let path = std::env::temp_dir().join(format!("loader-parse-cache-{}", std::process::id()));
+        let set_modified = |when: SystemTime| std::fs::File::options().write(true).open(&path).unwrap().set_modified(when).unwrap();
+        let cache = ParseCache::<String, Vec<u8>>::new();
+        let parses = Cell::new(0);
+        let get = || {
+            let key = "k".to_string();
+            cache.get(&key, path.to_str().unwrap(), |text| {
+                parses.set(parses.get() + 1);
+                text.to_vec()
+            })
+        };
+
+        // Rewritten in place at the same size with its modification time put back: the same
+        // identity, as a second write within one clock tick would leave it. Just written, so
+        // not remembered: the new content is seen.
+        std::fs::write(&path, b"aaaa").unwrap();
+        let written = std::fs::metadata(&path).unwrap().modified().unwrap();
+        assert_eq!(*get().unwrap(), b"aaaa");
+        std::fs::write(&path, b"bbbb").unwrap();
+        set_modified(written);
+        assert_eq!(*get().unwrap(), b"bbbb");
+        assert_eq!(parses.get(), 2);
+
+        // Settled (modified a minute ago): parsed once, then remembered while unchanged.
+        set_modified(SystemTime::now() - Duration::from_secs(60));
+        assert_eq!(*get().unwrap(), b"bbbb");
+        assert_eq!(*get().unwrap(), b"bbbb");
+        assert_eq!(parses.get(), 3);
+        std::fs::write(&path, b"cccc").unwrap();
+        assert_eq!(*get().unwrap(), b"cccc", "a change gives the file a new modification time");
+
+        std::fs::remove_file(&path).unwrap();
+        assert!(get().is_err());
+    }
+}

@@ -1,0 +1,340 @@
+//! The only module that touches the OS, through libc's POSIX calls (not std's wrappers) so that
+//! tools interposing libc see every file and library the loader touches.
+
+pub mod elf;
+pub mod file_cache;
+pub mod host_alloc;
+pub mod library_cache;
+
+use std::ffi::{c_char, c_void, CStr, CString};
+
+extern "C" {
+    // glibc's getenv that returns NULL in AT_SECURE processes (not in the libc crate for all targets).
+    fn secure_getenv(name: *const c_char) -> *mut c_char;
+}
+
+/// An environment variable, as `secure_getenv` sees it: unset in elevated (setuid) processes.
+/// For every variable that can make the loader load code (search paths, filters, HOME and the
+/// XDG directories). Empty values count as unset.
+pub fn env(name: &str) -> Option<String> {
+    read_env(name, secure_getenv)
+}
+
+/// An environment variable as `getenv` sees it, elevated processes included: for the variables the
+/// Khronos loader also reads that way (logging, and choices among what the secure search found:
+/// `VK_INSTANCE_LAYERS`, a layer's enable/disable variable, device selection). Empty counts as unset.
+pub fn plain_env(name: &str) -> Option<String> {
+    read_env(name, libc::getenv)
+}
+
+fn read_env(name: &str, getter: unsafe extern "C" fn(*const c_char) -> *mut c_char) -> Option<String> {
+    if name.as_bytes().contains(&0) {
+        return None;
+    }
+    // The name NUL-terminated on the stack when it fits (a creation reads some thirty variables).
+    let mut buf = [0u8; 128];
+    let long;
+    let c_name = if name.len() < buf.len() {
+        buf[..name.len()].copy_from_slice(name.as_bytes());
+        buf.as_ptr() as *const c_char
+    } else {
+        long = CString::new(name).ok()?;
+        long.as_ptr()
+    };
+    // SAFETY: `c_name` is NUL-terminated; the returned pointer is read before any other env call.
+    let value = unsafe { getter(c_name) };
+    if value.is_null() {
+        return None;
+    }
+    let value = unsafe { CStr::from_ptr(value) }.to_string_lossy().into_owned();
+    (!value.is_empty()).then_some(value)
+}
+
+/// Whether `path` is there to be read, asked with `access` (which interposers of the file system
+/// see, as they see `fopen`): for probing candidate paths, where a failed `fopen` is not the
+/// cheap, side-effect-free answer every interposer gives.
+pub fn readable(path: &str) -> bool {
+    let Ok(c_path) = CString::new(path) else { return false };
+    // SAFETY: access with a NUL-terminated path.
+    unsafe { libc::access(c_path.as_ptr(), libc::R_OK) == 0 }
+}
+
+/// Names of the entries of a directory (`.` and `..` left out), sorted: the order `readdir` gives
+/// is not deterministic. `None` if it cannot be opened. Through `opendir`/`readdir`/`closedir`,
+/// never a `stat` first: a path that `stat` cannot see may still be one an interposer serves.
+pub fn list_dir(path: &str) -> Option<Vec<String>> {
+    let c_path = CString::new(path).ok()?;
+    // SAFETY: opendir/readdir/closedir on one stream; each entry's name is copied out before the
+    // next readdir call reuses its storage.
+    unsafe {
+        let dir = libc::opendir(c_path.as_ptr());
+        if dir.is_null() {
+            return None;
+        }
+        let mut names = Vec::new();
+        loop {
+            let entry = libc::readdir(dir);
+            if entry.is_null() {
+                break;
+            }
+            let name = CStr::from_ptr((*entry).d_name.as_ptr());
+            if name != c"." && name != c".." {
+                names.push(name.to_string_lossy().into_owned());
+            }
+        }
+        libc::closedir(dir);
+        // A directory's names are distinct: the unstable sort gives the stable one's order.
+        names.sort_unstable();
+        Some(names)
+    }
+}
+
+/// What identifies a file's current content without reading it: device, inode, size and
+/// modification time, as `fstat` on the open file gives them.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct FileIdentity {
+    device: u64,
+    inode: u64,
+    pub size: u64,
+    modified: (i64, i64),
+}
+
+impl FileIdentity {
+    /// Whether content read now may be remembered under this identity. A file changed again
+    /// within the same tick of the file system's clock keeps its modification time (and, at the
+    /// same size, its identity), so a file modified in the last two seconds is never taken as
+    /// unchanged later (git's "racily clean" rule; two seconds cover FAT's granularity).
+    pub fn is_settled(&self) -> bool {
+        let mut now: libc::timespec = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: clock_gettime writes one timespec.
+        if unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut now) } != 0 {
+            return false;
+        }
+        now.tv_sec.saturating_sub(self.modified.0) > 2
+    }
+}
+
+/// A file opened for reading with `fopen`, closed when dropped. Opening first and asking the open
+/// file for its identity (`fstat`) sees the file an interposer redirected the path to.
+pub struct OpenFile {
+    stream: *mut libc::FILE,
+}
+
+impl OpenFile {
+    pub fn open(path: &str) -> Result<OpenFile, String> {
+        let c_path = CString::new(path).map_err(|_| "path contains NUL".to_string())?;
+        // SAFETY: fopen with NUL-terminated path and mode ('e': close on exec).
+        let stream = unsafe { libc::fopen(c_path.as_ptr(), c"rbe".as_ptr()) };
+        if stream.is_null() {
+            return Err(std::io::Error::last_os_error().to_string());
+        }
+        Ok(OpenFile { stream })
+    }
+
+    pub fn identity(&self) -> Result<FileIdentity, String> {
+        // SAFETY: fstat on the stream's descriptor into a zeroed buffer.
+        unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            if libc::fstat(libc::fileno(self.stream), &mut st) != 0 {
+                return Err(std::io::Error::last_os_error().to_string());
+            }
+            Ok(FileIdentity {
+                device: st.st_dev as u64,
+                inode: st.st_ino as u64,
+                size: st.st_size as u64,
+                modified: (st.st_mtime as i64, st.st_mtime_nsec as i64),
+            })
+        }
+    }
+
+    /// Up to `limit` bytes from the current position (fewer at the end of the file), read
+    /// straight into the returned vector; `size_hint` (the size `identity` gave) sizes it.
+    pub fn read(&mut self, limit: usize, size_hint: Option<u64>) -> Result<Vec<u8>, String> {
+        let first = size_hint.map_or(4096, |n| n as usize + 1).clamp(1, limit.max(1));
+        let mut out: Vec<u8> = Vec::with_capacity(first);
+        // SAFETY: fread writes at most the spare capacity it is given, and the length grows by
+        // exactly what it wrote.
+        unsafe {
+            while out.len() < limit {
+                if out.capacity() == out.len() {
+                    out.reserve(out.capacity().min(limit - out.len()));
+                }
+                let room = limit - out.len();
+                let spare = out.spare_capacity_mut();
+                let wanted = spare.len().min(room);
+                let n = libc::fread(spare.as_mut_ptr() as *mut c_void, 1, wanted, self.stream);
+                out.set_len(out.len() + n);
+                if n < wanted {
+                    if libc::ferror(self.stream) != 0 {
+                        return Err("read error".to_string());
+                    }
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Drop for OpenFile {
+    fn drop(&mut self) {
+        // SAFETY: the stream came from fopen and is closed once.
+        unsafe { libc::fclose(self.stream) };
+    }
+}
+
+/// A library opened with `dlopen`; closed when dropped.
+pub struct Library {
+    handle: *mut c_void,
+}
+
+// SAFETY: a dlopen handle may be used from any thread.
+unsafe impl Send for Library {}
+unsafe impl Sync for Library {}
+
+impl Library {
+    pub fn open(path: &str) -> Result<Library, String> {
+        let c_path = CString::new(path).map_err(|_| "path contains NUL".to_string())?;
+        // SAFETY: dlopen with a NUL-terminated path; dlerror read right after.
+        let handle = unsafe { libc::dlopen(c_path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        if handle.is_null() {
+            return Err(dlerror());
+        }
+        Ok(Library { handle })
+    }
+
+    pub fn symbol(&self, name: &CStr) -> Option<unsafe extern "system" fn()> {
+        // SAFETY: dlsym on a live handle; a non-null result is a function address in the library.
+        let ptr = unsafe { libc::dlsym(self.handle, name.as_ptr()) };
+        (!ptr.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, unsafe extern "system" fn()>(ptr) })
+    }
+}
+
+impl Drop for Library {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from dlopen and is closed once.
+        unsafe { libc::dlclose(self.handle) };
+    }
+}
+
+fn dlerror() -> String {
+    // SAFETY: dlerror returns a thread-local message or NULL.
+    let msg = unsafe { libc::dlerror() };
+    if msg.is_null() {
+        "unknown dlopen error".into()
+    } else {
+        unsafe { CStr::from_ptr(msg) }.to_string_lossy().into_owned()
+    }
+}
+
+/// Appends `text` to the file at `path` (created if missing) with `fopen`/`fwrite`.
+pub fn append_to_file(path: &str, text: &str) -> Result<(), String> {
+    let c_path = CString::new(path).map_err(|_| format!("{path}: the path holds a NUL byte"))?;
+    // SAFETY: fopen with NUL-terminated arguments; the stream is closed below.
+    let file = unsafe { libc::fopen(c_path.as_ptr(), c"a".as_ptr()) };
+    if file.is_null() {
+        return Err(format!("{path}: cannot open for appending: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: a buffer of the given length, an open stream.
+    let written = unsafe { libc::fwrite(text.as_ptr() as *const c_void, 1, text.len(), file) };
+    // SAFETY: closed once.
+    let closed = unsafe { libc::fclose(file) } == 0;
+    if written != text.len() || !closed {
+        return Err(format!("{path}: could not write: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// The running executable's path, for the override layer's `app_keys`.
+pub fn executable_path() -> Option<String> {
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: readlink into a buffer of the size given.
+    let n = unsafe { libc::readlink(c"/proc/self/exe".as_ptr(), buf.as_mut_ptr() as *mut c_char, buf.len()) };
+    (n > 0).then(|| String::from_utf8_lossy(&buf[..n as usize]).into_owned())
+}
+
+/// Writes a line to stderr with `fputs`.
+pub fn stderr_line(line: &str) {
+    let Ok(text) = CString::new(format!("{line}\n")) else { return };
+    extern "C" {
+        static mut stderr: *mut libc::FILE;
+    }
+    // SAFETY: glibc's `stderr` stream, written with fputs.
+    unsafe { libc::fputs(text.as_ptr(), stderr) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_reads_short_and_long_names() {
+        let long = format!("LOADER_TEST_{}", "L".repeat(200));
+        // SAFETY (both): this test's own variables; nothing else here reads them.
+        unsafe { std::env::set_var("LOADER_TEST_SHORT", "short") };
+        unsafe { std::env::set_var(&long, "long") };
+        assert_eq!(env("LOADER_TEST_SHORT").as_deref(), Some("short"));
+        assert_eq!(env(&long).as_deref(), Some("long"));
+        assert_eq!(env("LOADER_TEST_UNSET"), None);
+        assert_eq!(env("LOADER\0TEST"), None);
+        assert_eq!(plain_env("LOADER_TEST_SHORT").as_deref(), Some("short"));
+        assert_eq!(plain_env("LOADER_TEST_UNSET"), None);
+    }
+
+    #[test]
+    fn read_file_returns_every_byte_whatever_the_size() {
+        let dir = std::env::temp_dir().join(format!("loader-read-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // Empty, below, at and across the first buffer size, with the right size hinted, a
+        // wrong one (the file changed since its fstat) and none.
+        for len in [0usize, 152, 4096, 4097, 8192, 100_000] {
+            let path = dir.join(format!("f{len}"));
+            let content: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+            std::fs::write(&path, &content).unwrap();
+            let path = path.to_str().unwrap();
+            for hint in [Some(len as u64), Some(len as u64 / 2), Some(len as u64 + 10), None] {
+                let mut file = OpenFile::open(path).unwrap();
+                assert_eq!(file.identity().unwrap().size, len as u64);
+                assert_eq!(file.read(usize::MAX, hint).unwrap(), content, "{len} bytes, {hint:?} hinted");
+            }
+            let mut file = OpenFile::open(path).unwrap();
+            assert_eq!(file.read(64, None).unwrap(), content[..len.min(64)], "the first 64 of {len} bytes");
+        }
+        assert!(OpenFile::open(dir.join("missing").to_str().unwrap()).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_just_written_is_not_settled() {
+        let path = std::env::temp_dir().join(format!("loader-settled-{}", std::process::id()));
+        std::fs::write(&path, b"{}").unwrap();
+        let file = OpenFile::open(path.to_str().unwrap()).unwrap();
+        assert!(!file.identity().unwrap().is_settled());
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(old).unwrap();
+        let file = OpenFile::open(path.to_str().unwrap()).unwrap();
+        assert!(file.identity().unwrap().is_settled());
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn list_dir_returns_every_name_sorted_across_several_reads() {
+        let dir = std::env::temp_dir().join(format!("loader-list-dir-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.to_str().unwrap().to_string();
+        assert_eq!(list_dir(&path), Some(Vec::new()));
+        // Some 40 KiB of records: more than one getdents buffer of readdir's.
+        let mut expected: Vec<String> = (0..400).map(|i| format!("{i:03}-{}.json", "n".repeat(i % 90))).collect();
+        expected.push("sub".into());
+        for name in &expected[..400] {
+            std::fs::write(dir.join(name), b"{}").unwrap();
+        }
+        std::fs::create_dir(dir.join("sub")).unwrap();
+        expected.sort();
+        assert_eq!(list_dir(&path), Some(expected));
+        assert_eq!(list_dir(dir.join("000-.json").to_str().unwrap()), None, "a file is not a directory");
+        assert_eq!(list_dir(dir.join("missing").to_str().unwrap()), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
