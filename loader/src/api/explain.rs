@@ -3,7 +3,6 @@
 
 use std::ffi::c_char;
 
-use serde_json::Value;
 use vk_generated::types::*;
 
 use crate::plan::Recording;
@@ -13,7 +12,7 @@ use crate::plan::document::document;
 /// created (no layer or extension requested, the newest API version) and its physical devices
 /// enumerated as an application would; without, the drivers are loaded and the layers chosen
 /// and opened, and nothing is created.
-pub fn explain(devices: bool) -> Value {
+pub fn explain(devices: bool) -> String {
     let recording = Recording::start();
     let result = if devices {
         // SAFETY: a valid create info; the instance is destroyed before returning.

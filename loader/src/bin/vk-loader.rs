@@ -36,7 +36,14 @@ fn main() -> ExitCode {
             other => return usage_error(&format!("unknown option `{other}`")),
         }
     }
-    let document = vulkan::api::explain::explain(devices);
+    let text = vulkan::api::explain::explain(devices);
+    let document: Value = match serde_json::from_str(&text) {
+        Ok(document) => document,
+        Err(e) => {
+            eprintln!("vk-loader: the library wrote a document that is not JSON ({e}):\n{text}");
+            return ExitCode::FAILURE;
+        }
+    };
     if json {
         println!("{}", serde_json::to_string_pretty(&document).expect("a JSON value prints"));
     } else {
