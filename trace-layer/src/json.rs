@@ -95,12 +95,23 @@ impl Json {
         let _ = write!(self.text, "{value}");
     }
 
-    /// A number; NaN and the infinities, which JSON has no numbers for, as strings.
-    pub fn float(&mut self, value: f64) {
-        if value.is_finite() {
-            let _ = write!(self.text, "{value}");
+    /// A number with a decimal point or exponent (`1.0`, `1e-7`), at `f32` precision.
+    pub fn float32(&mut self, value: f32) {
+        self.float(value, value.is_finite());
+    }
+
+    /// As [`float32`](Self::float32), at `f64` precision.
+    pub fn float64(&mut self, value: f64) {
+        self.float(value, value.is_finite());
+    }
+
+    /// Rust's shortest round-trip spelling; NaN and the infinities, which JSON has no numbers
+    /// for, as strings.
+    fn float(&mut self, value: impl std::fmt::Debug, finite: bool) {
+        if finite {
+            let _ = write!(self.text, "{value:?}");
         } else {
-            let _ = write!(self.text, "\"{value}\"");
+            let _ = write!(self.text, "\"{value:?}\"");
         }
     }
 
@@ -204,8 +215,10 @@ mod tests {
     #[test]
     fn strings_are_escaped_and_floats_stay_json() {
         assert_eq!(json(|w| w.string(b"a\"b\\c\n\x01\xff")), r#""a\"b\\c\n\u0001�""#);
-        assert_eq!(json(|w| w.float(0.5)), "0.5");
-        assert_eq!(json(|w| w.float(f64::NAN)), r#""NaN""#);
+        assert_eq!(json(|w| w.float32(0.1)), "0.1");
+        assert_eq!(json(|w| w.float32(1.0)), "1.0");
+        assert_eq!(json(|w| w.float64(1e-300)), "1e-300");
+        assert_eq!(json(|w| w.float64(f64::NAN)), r#""NaN""#);
     }
 
     #[test]

@@ -41,13 +41,13 @@ signed!(i8, i16, i32, i64, isize);
 
 impl Print for f32 {
     unsafe fn print(&self, w: &mut Json) {
-        w.float(f64::from(*self))
+        w.float32(*self)
     }
 }
 
 impl Print for f64 {
     unsafe fn print(&self, w: &mut Json) {
-        w.float(*self)
+        w.float64(*self)
     }
 }
 
