@@ -8,7 +8,7 @@ mod common;
 use common::xvfb::{on_path, Xvfb, HEIGHT, WIDTH};
 
 use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
