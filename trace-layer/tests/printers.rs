@@ -88,3 +88,23 @@ fn fixed_arrays_strings_handles_and_unions() {
     let handle = VkBuffer(0xabc);
     assert_eq!(printed(&handle), "0xabc");
 }
+
+#[test]
+fn pointers_that_may_dangle_are_not_followed() {
+    // `pViewportState` is `noautovalidity`: ignored with rasterization off, so it may dangle.
+    let info = VkGraphicsPipelineCreateInfo {
+        stageCount: 1,
+        pViewportState: 0x18 as *const VkPipelineViewportStateCreateInfo,
+        ..Default::default()
+    };
+    let value = printed(&info);
+    assert_eq!(value["pViewportState"], "0x18");
+    assert_eq!(value["stageCount"], 1);
+    // A `noautovalidity` chain is still a chain (the flag only relaxes what it may hold).
+    let validation = VkValidationFeaturesEXT::default();
+    let module = VkShaderModuleCreateInfo { pNext: &validation as *const _ as *const c_void, ..Default::default() };
+    assert_eq!(printed(&module)["pNext"]["sType"], "VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT");
+    // In a union, which member is live is not known: a pointer member is only an address.
+    let address = VkDeviceOrHostAddressConstKHR { deviceAddress: 0x28 };
+    assert_eq!(printed(&address), json!({"deviceAddress": 0x28, "hostAddress": "0x28"}));
+}

@@ -181,11 +181,15 @@ fn shape(reg: &Registry, f: &Field, place: &Place) -> Result<Shape, String> {
             Shape::Value
         });
     }
-    if place.in_union || f.no_auto_validity {
+    if place.in_union {
         return Ok(Shape::Address);
     }
+    // A chain is always valid (`noautovalidity` on `pNext` only relaxes which structures it holds).
     if f.name == "pNext" && base == "void" {
         return Ok(Shape::Next);
+    }
+    if f.no_auto_validity {
+        return Ok(Shape::Address);
     }
     let len = f.len.as_deref().map(|l| l.split(',').next().unwrap_or(l));
     let count = len.and_then(|l| count(reg, l, place));

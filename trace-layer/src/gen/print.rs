@@ -2924,7 +2924,7 @@ impl Print for VkAntiLagDataAMD {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "mode", &self.mode);
         p::value(w, "maxFPS", &self.maxFPS);
         p::one(w, "pPresentationInfo", self.pPresentationInfo);
@@ -2935,7 +2935,7 @@ impl Print for VkAntiLagPresentationInfoAMD {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "stage", &self.stage);
         p::value(w, "frameIndex", &self.frameIndex);
         w.close_object();
@@ -3093,7 +3093,7 @@ impl Print for VkBeginCustomResolveInfoEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         w.close_object();
     }
 }
@@ -4471,7 +4471,7 @@ impl Print for VkCopyCommandTransformInfoQCOM {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "transform", &self.transform);
         w.close_object();
     }
@@ -6157,7 +6157,7 @@ impl Print for VkDirectDriverLoadingInfoLUNARG {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "flags", &self.flags);
         p::address(
             w,
@@ -6171,7 +6171,7 @@ impl Print for VkDirectDriverLoadingListLUNARG {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "mode", &self.mode);
         p::value(w, "driverCount", &self.driverCount);
         p::array(w, "pDrivers", self.pDrivers, self.driverCount as usize);
@@ -6546,7 +6546,7 @@ impl Print for VkExecutionGraphPipelineScratchSizeAMDX {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "minSize", &self.minSize);
         p::value(w, "maxSize", &self.maxSize);
         p::value(w, "sizeGranularity", &self.sizeGranularity);
@@ -7040,7 +7040,7 @@ impl Print for VkFaultData {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "faultLevel", &self.faultLevel);
         p::value(w, "faultType", &self.faultType);
         w.close_object();
@@ -7322,7 +7322,7 @@ impl Print for VkGeneratedCommandsInfoEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "shaderStages", &self.shaderStages);
         p::value(w, "indirectExecutionSet", &self.indirectExecutionSet);
         p::value(w, "indirectCommandsLayout", &self.indirectCommandsLayout);
@@ -7467,7 +7467,7 @@ impl Print for VkGetLatencyMarkerInfoNV {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "timingCount", &self.timingCount);
         p::array(w, "pTimings", self.pTimings.cast_const(), self.timingCount as usize);
         w.close_object();
@@ -8497,7 +8497,7 @@ impl Print for VkIndirectCommandsLayoutTokenEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "type", &self.r#type);
         p::value(w, "data", &self.data);
         p::value(w, "offset", &self.offset);
@@ -8577,7 +8577,7 @@ impl Print for VkIndirectExecutionSetCreateInfoEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "type", &self.r#type);
         p::value(w, "info", &self.info);
         w.close_object();
@@ -8595,7 +8595,7 @@ impl Print for VkIndirectExecutionSetPipelineInfoEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "initialPipeline", &self.initialPipeline);
         p::value(w, "maxPipelineCount", &self.maxPipelineCount);
         w.close_object();
@@ -8605,7 +8605,7 @@ impl Print for VkIndirectExecutionSetShaderInfoEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "shaderCount", &self.shaderCount);
         p::array(w, "pInitialShaders", self.pInitialShaders, self.shaderCount as usize);
         p::array(w, "pSetLayoutInfos", self.pSetLayoutInfos, self.shaderCount as usize);
@@ -8624,7 +8624,7 @@ impl Print for VkIndirectExecutionSetShaderLayoutInfoEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "setLayoutCount", &self.setLayoutCount);
         p::array(w, "pSetLayouts", self.pSetLayouts, self.setLayoutCount as usize);
         w.close_object();
@@ -8680,7 +8680,7 @@ impl Print for VkLatencySleepInfoNV {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "signalSemaphore", &self.signalSemaphore);
         p::value(w, "value", &self.value);
         w.close_object();
@@ -8690,7 +8690,7 @@ impl Print for VkLatencySleepModeInfoNV {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "lowLatencyMode", &self.lowLatencyMode);
         p::value(w, "lowLatencyBoost", &self.lowLatencyBoost);
         p::value(w, "minimumIntervalUs", &self.minimumIntervalUs);
@@ -8725,7 +8725,7 @@ impl Print for VkLatencyTimingsFrameReportNV {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "presentID", &self.presentID);
         p::value(w, "inputSampleTimeUs", &self.inputSampleTimeUs);
         p::value(w, "simStartTimeUs", &self.simStartTimeUs);
@@ -9513,7 +9513,7 @@ impl Print for VkOutOfBandQueueTypeInfoNV {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "queueType", &self.queueType);
         w.close_object();
     }
@@ -9952,7 +9952,7 @@ impl Print for VkPhysicalDeviceAntiLagFeaturesAMD {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "antiLag", &self.antiLag);
         w.close_object();
     }
@@ -9961,7 +9961,7 @@ impl Print for VkPhysicalDeviceAttachmentFeedbackLoopDynamicStateFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(
             w,
             "attachmentFeedbackLoopDynamicState",
@@ -10087,7 +10087,7 @@ impl Print for VkPhysicalDeviceClusterAccelerationStructurePropertiesNV {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "maxVerticesPerCluster", &self.maxVerticesPerCluster);
         p::value(w, "maxTrianglesPerCluster", &self.maxTrianglesPerCluster);
         p::value(w, "clusterScratchByteAlignment", &self.clusterScratchByteAlignment);
@@ -10521,7 +10521,7 @@ impl Print for VkPhysicalDeviceCustomResolveFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "customResolve", &self.customResolve);
         w.close_object();
     }
@@ -10586,7 +10586,7 @@ impl Print for VkPhysicalDeviceDenseGeometryFormatFeaturesAMDX {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "denseGeometryFormat", &self.denseGeometryFormat);
         w.close_object();
     }
@@ -10611,7 +10611,7 @@ impl Print for VkPhysicalDeviceDepthClampControlFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "depthClampControl", &self.depthClampControl);
         w.close_object();
     }
@@ -10629,7 +10629,7 @@ impl Print for VkPhysicalDeviceDepthClipControlFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "depthClipControl", &self.depthClipControl);
         w.close_object();
     }
@@ -10869,7 +10869,7 @@ impl Print for VkPhysicalDeviceDescriptorHeapFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "descriptorHeap", &self.descriptorHeap);
         p::value(w, "descriptorHeapCaptureReplay", &self.descriptorHeapCaptureReplay);
         w.close_object();
@@ -11156,7 +11156,7 @@ impl Print for VkPhysicalDeviceDescriptorPoolOverallocationFeaturesNV {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "descriptorPoolOverallocation", &self.descriptorPoolOverallocation);
         w.close_object();
     }
@@ -11165,7 +11165,7 @@ impl Print for VkPhysicalDeviceDescriptorSetHostMappingFeaturesVALVE {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "descriptorSetHostMapping", &self.descriptorSetHostMapping);
         w.close_object();
     }
@@ -11193,7 +11193,7 @@ impl Print for VkPhysicalDeviceDeviceGeneratedCommandsFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "deviceGeneratedCommands", &self.deviceGeneratedCommands);
         p::value(
             w,
@@ -11392,7 +11392,7 @@ impl Print for VkPhysicalDeviceDynamicRenderingFeatures {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "dynamicRendering", &self.dynamicRendering);
         w.close_object();
     }
@@ -11401,7 +11401,7 @@ impl Print for VkPhysicalDeviceDynamicRenderingLocalReadFeatures {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "dynamicRenderingLocalRead", &self.dynamicRenderingLocalRead);
         w.close_object();
     }
@@ -11632,7 +11632,7 @@ impl Print for VkPhysicalDeviceExtendedSparseAddressSpaceFeaturesNV {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "extendedSparseAddressSpace", &self.extendedSparseAddressSpace);
         w.close_object();
     }
@@ -11748,7 +11748,7 @@ impl Print for VkPhysicalDeviceExternalMemoryRDMAFeaturesNV {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "externalMemoryRDMA", &self.externalMemoryRDMA);
         w.close_object();
     }
@@ -12285,7 +12285,7 @@ impl Print for VkPhysicalDeviceGlobalPriorityQueryFeatures {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "globalPriorityQuery", &self.globalPriorityQuery);
         w.close_object();
     }
@@ -12332,7 +12332,7 @@ impl Print for VkPhysicalDeviceHdrVividFeaturesHUAWEI {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "hdrVivid", &self.hdrVivid);
         w.close_object();
     }
@@ -12400,7 +12400,7 @@ impl Print for VkPhysicalDeviceImage2DViewOf3DFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "image2DViewOf3D", &self.image2DViewOf3D);
         p::value(w, "sampler2DViewOf3D", &self.sampler2DViewOf3D);
         w.close_object();
@@ -12428,7 +12428,7 @@ impl Print for VkPhysicalDeviceImageCompressionControlFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "imageCompressionControl", &self.imageCompressionControl);
         w.close_object();
     }
@@ -12437,7 +12437,7 @@ impl Print for VkPhysicalDeviceImageCompressionControlSwapchainFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(
             w,
             "imageCompressionControlSwapchain",
@@ -12475,7 +12475,7 @@ impl Print for VkPhysicalDeviceImageProcessing2FeaturesQCOM {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "textureBlockMatch2", &self.textureBlockMatch2);
         w.close_object();
     }
@@ -12493,7 +12493,7 @@ impl Print for VkPhysicalDeviceImageProcessingFeaturesQCOM {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "textureSampleWeighted", &self.textureSampleWeighted);
         p::value(w, "textureBoxFilter", &self.textureBoxFilter);
         p::value(w, "textureBlockMatch", &self.textureBlockMatch);
@@ -12525,7 +12525,7 @@ impl Print for VkPhysicalDeviceImageSlicedViewOf3DFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "imageSlicedViewOf3D", &self.imageSlicedViewOf3D);
         w.close_object();
     }
@@ -12543,7 +12543,7 @@ impl Print for VkPhysicalDeviceImageViewMinLodFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "minLod", &self.minLod);
         w.close_object();
     }
@@ -12694,7 +12694,7 @@ impl Print for VkPhysicalDeviceLegacyVertexAttributesFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "legacyVertexAttributes", &self.legacyVertexAttributes);
         w.close_object();
     }
@@ -12703,7 +12703,7 @@ impl Print for VkPhysicalDeviceLegacyVertexAttributesPropertiesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "nativeUnalignedPerformance", &self.nativeUnalignedPerformance);
         w.close_object();
     }
@@ -12999,7 +12999,7 @@ impl Print for VkPhysicalDeviceLinearColorAttachmentFeaturesNV {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "linearColorAttachment", &self.linearColorAttachment);
         w.close_object();
     }
@@ -13437,7 +13437,7 @@ impl Print for VkPhysicalDeviceMultiDrawFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "multiDraw", &self.multiDraw);
         w.close_object();
     }
@@ -13516,7 +13516,7 @@ impl Print for VkPhysicalDeviceMutableDescriptorTypeFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "mutableDescriptorType", &self.mutableDescriptorType);
         w.close_object();
     }
@@ -13525,7 +13525,7 @@ impl Print for VkPhysicalDeviceNestedCommandBufferFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "nestedCommandBuffer", &self.nestedCommandBuffer);
         p::value(w, "nestedCommandBufferRendering", &self.nestedCommandBufferRendering);
         p::value(
@@ -13549,7 +13549,7 @@ impl Print for VkPhysicalDeviceNonSeamlessCubeMapFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "nonSeamlessCubeMap", &self.nonSeamlessCubeMap);
         w.close_object();
     }
@@ -13587,7 +13587,7 @@ impl Print for VkPhysicalDeviceOpticalFlowFeaturesNV {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "opticalFlow", &self.opticalFlow);
         w.close_object();
     }
@@ -13649,7 +13649,7 @@ impl Print for VkPhysicalDevicePartitionedAccelerationStructurePropertiesNV {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "maxPartitionCount", &self.maxPartitionCount);
         w.close_object();
     }
@@ -13658,7 +13658,7 @@ impl Print for VkPhysicalDevicePerStageDescriptorSetFeaturesNV {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "perStageDescriptorSet", &self.perStageDescriptorSet);
         p::value(w, "dynamicPipelineLayout", &self.dynamicPipelineLayout);
         w.close_object();
@@ -13668,7 +13668,7 @@ impl Print for VkPhysicalDevicePerformanceCountersByRegionFeaturesARM {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "performanceCountersByRegion", &self.performanceCountersByRegion);
         w.close_object();
     }
@@ -13782,7 +13782,7 @@ impl Print for VkPhysicalDevicePipelineLibraryGroupHandlesFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "pipelineLibraryGroupHandles", &self.pipelineLibraryGroupHandles);
         w.close_object();
     }
@@ -13791,7 +13791,7 @@ impl Print for VkPhysicalDevicePipelineOpacityMicromapFeaturesARM {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "pipelineOpacityMicromap", &self.pipelineOpacityMicromap);
         w.close_object();
     }
@@ -13800,7 +13800,7 @@ impl Print for VkPhysicalDevicePipelinePropertiesFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "pipelinePropertiesIdentifier", &self.pipelinePropertiesIdentifier);
         w.close_object();
     }
@@ -13818,7 +13818,7 @@ impl Print for VkPhysicalDevicePipelineRobustnessFeatures {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "pipelineRobustness", &self.pipelineRobustness);
         w.close_object();
     }
@@ -14088,7 +14088,7 @@ impl Print for VkPhysicalDeviceProvokingVertexFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "provokingVertexLast", &self.provokingVertexLast);
         p::value(
             w,
@@ -14160,7 +14160,7 @@ impl Print for VkPhysicalDeviceRGBA10X6FormatsFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(
             w,
             "formatRgba10x6WithoutYCbCrSampler",
@@ -14214,7 +14214,7 @@ impl Print for VkPhysicalDeviceRayTracingInvocationReorderFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "rayTracingInvocationReorder", &self.rayTracingInvocationReorder);
         w.close_object();
     }
@@ -14223,7 +14223,7 @@ impl Print for VkPhysicalDeviceRayTracingInvocationReorderFeaturesNV {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "rayTracingInvocationReorder", &self.rayTracingInvocationReorder);
         w.close_object();
     }
@@ -14232,7 +14232,7 @@ impl Print for VkPhysicalDeviceRayTracingInvocationReorderPropertiesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(
             w,
             "rayTracingInvocationReorderReorderingHint",
@@ -14250,7 +14250,7 @@ impl Print for VkPhysicalDeviceRayTracingInvocationReorderPropertiesNV {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(
             w,
             "rayTracingInvocationReorderReorderingHint",
@@ -14263,7 +14263,7 @@ impl Print for VkPhysicalDeviceRayTracingLinearSweptSpheresFeaturesNV {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "spheres", &self.spheres);
         p::value(w, "linearSweptSpheres", &self.linearSweptSpheres);
         w.close_object();
@@ -14287,7 +14287,7 @@ impl Print for VkPhysicalDeviceRayTracingMotionBlurFeaturesNV {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "rayTracingMotionBlur", &self.rayTracingMotionBlur);
         p::value(
             w,
@@ -14397,7 +14397,7 @@ impl Print for VkPhysicalDeviceRenderPassStripedFeaturesARM {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "renderPassStriped", &self.renderPassStriped);
         w.close_object();
     }
@@ -14748,7 +14748,7 @@ impl Print for VkPhysicalDeviceShaderEarlyAndLateFragmentTestsFeaturesAMD {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(
             w,
             "shaderEarlyAndLateFragmentTests",
@@ -14761,7 +14761,7 @@ impl Print for VkPhysicalDeviceShaderEnqueueFeaturesAMDX {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "shaderEnqueue", &self.shaderEnqueue);
         p::value(w, "shaderMeshEnqueue", &self.shaderMeshEnqueue);
         w.close_object();
@@ -14771,7 +14771,7 @@ impl Print for VkPhysicalDeviceShaderEnqueuePropertiesAMDX {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "maxExecutionGraphDepth", &self.maxExecutionGraphDepth);
         p::value(
             w,
@@ -14806,7 +14806,7 @@ impl Print for VkPhysicalDeviceShaderExpectAssumeFeatures {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "shaderExpectAssume", &self.shaderExpectAssume);
         w.close_object();
     }
@@ -14825,7 +14825,7 @@ impl Print for VkPhysicalDeviceShaderFloat8FeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "shaderFloat8", &self.shaderFloat8);
         p::value(
             w,
@@ -15082,7 +15082,7 @@ impl Print for VkPhysicalDeviceShaderModuleIdentifierFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "shaderModuleIdentifier", &self.shaderModuleIdentifier);
         w.close_object();
     }
@@ -15091,7 +15091,7 @@ impl Print for VkPhysicalDeviceShaderModuleIdentifierPropertiesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(
             w,
             "shaderModuleIdentifierAlgorithmUUID",
@@ -15104,7 +15104,7 @@ impl Print for VkPhysicalDeviceShaderObjectFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "shaderObject", &self.shaderObject);
         w.close_object();
     }
@@ -15113,7 +15113,7 @@ impl Print for VkPhysicalDeviceShaderObjectPropertiesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "shaderBinaryUUID", &self.shaderBinaryUUID);
         p::value(w, "shaderBinaryVersion", &self.shaderBinaryVersion);
         w.close_object();
@@ -15123,7 +15123,7 @@ impl Print for VkPhysicalDeviceShaderQuadControlFeaturesKHR {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "shaderQuadControl", &self.shaderQuadControl);
         w.close_object();
     }
@@ -15132,7 +15132,7 @@ impl Print for VkPhysicalDeviceShaderRelaxedExtendedInstructionFeaturesKHR {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(
             w,
             "shaderRelaxedExtendedInstruction",
@@ -15145,7 +15145,7 @@ impl Print for VkPhysicalDeviceShaderReplicatedCompositesFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "shaderReplicatedComposites", &self.shaderReplicatedComposites);
         w.close_object();
     }
@@ -15218,7 +15218,7 @@ impl Print for VkPhysicalDeviceShaderTerminateInvocationFeatures {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "shaderTerminateInvocation", &self.shaderTerminateInvocation);
         w.close_object();
     }
@@ -15386,7 +15386,7 @@ impl Print for VkPhysicalDeviceSubpassMergeFeedbackFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "subpassMergeFeedback", &self.subpassMergeFeedback);
         w.close_object();
     }
@@ -15435,7 +15435,7 @@ impl Print for VkPhysicalDeviceSynchronization2Features {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "synchronization2", &self.synchronization2);
         w.close_object();
     }
@@ -15556,7 +15556,7 @@ impl Print for VkPhysicalDeviceTextureCompressionASTC3DFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "textureCompressionASTC_3D", &self.textureCompressionASTC_3D);
         w.close_object();
     }
@@ -15574,7 +15574,7 @@ impl Print for VkPhysicalDeviceTileMemoryHeapFeaturesQCOM {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "tileMemoryHeap", &self.tileMemoryHeap);
         w.close_object();
     }
@@ -15583,7 +15583,7 @@ impl Print for VkPhysicalDeviceTileMemoryHeapPropertiesQCOM {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "queueSubmitBoundary", &self.queueSubmitBoundary);
         p::value(w, "tileBufferTransfers", &self.tileBufferTransfers);
         w.close_object();
@@ -15602,7 +15602,7 @@ impl Print for VkPhysicalDeviceTileShadingFeaturesQCOM {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "tileShading", &self.tileShading);
         p::value(w, "tileShadingFragmentStage", &self.tileShadingFragmentStage);
         p::value(w, "tileShadingColorAttachments", &self.tileShadingColorAttachments);
@@ -15810,7 +15810,7 @@ impl Print for VkPhysicalDeviceVertexInputDynamicStateFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "vertexInputDynamicState", &self.vertexInputDynamicState);
         w.close_object();
     }
@@ -16746,7 +16746,7 @@ impl Print for VkPhysicalDeviceWorkgroupMemoryExplicitLayoutFeaturesKHR {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(
             w,
             "workgroupMemoryExplicitLayout",
@@ -16801,7 +16801,7 @@ impl Print for VkPhysicalDeviceZeroInitializeDeviceMemoryFeaturesEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "zeroInitializeDeviceMemory", &self.zeroInitializeDeviceMemory);
         w.close_object();
     }
@@ -17179,7 +17179,7 @@ impl Print for VkPipelineCreateInfoKHR {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         w.close_object();
     }
 }
@@ -17592,7 +17592,7 @@ impl Print for VkPipelineRobustnessCreateInfo {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "storageBuffers", &self.storageBuffers);
         p::value(w, "uniformBuffers", &self.uniformBuffers);
         p::value(w, "vertexInputs", &self.vertexInputs);
@@ -18158,7 +18158,7 @@ impl Print for VkQueryLowLatencySupportNV {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::address(w, "pQueriedLowLatencyData", self.pQueriedLowLatencyData as usize);
         w.close_object();
     }
@@ -19337,7 +19337,7 @@ impl Print for VkSetLatencyMarkerInfoNV {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "presentID", &self.presentID);
         p::value(w, "marker", &self.marker);
         w.close_object();
@@ -19414,7 +19414,7 @@ impl Print for VkShaderModuleCreateInfo {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "flags", &self.flags);
         p::value(w, "codeSize", &self.codeSize);
         p::address(w, "pCode", self.pCode as usize);
@@ -20520,7 +20520,7 @@ impl Print for VkTileMemorySizeInfoQCOM {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "size", &self.size);
         w.close_object();
     }
@@ -20694,7 +20694,7 @@ impl Print for VkVertexInputAttributeDescription2EXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "location", &self.location);
         p::value(w, "binding", &self.binding);
         p::value(w, "format", &self.format);
@@ -20715,7 +20715,7 @@ impl Print for VkVertexInputBindingDescription2EXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "binding", &self.binding);
         p::value(w, "stride", &self.stride);
         p::value(w, "inputRate", &self.inputRate);
@@ -22600,7 +22600,7 @@ impl Print for VkWriteIndirectExecutionSetPipelineEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "index", &self.index);
         p::value(w, "pipeline", &self.pipeline);
         w.close_object();
@@ -22610,7 +22610,7 @@ impl Print for VkWriteIndirectExecutionSetShaderEXT {
     unsafe fn print(&self, w: &mut Json) {
         w.open_object();
         p::value(w, "sType", &self.sType);
-        p::address(w, "pNext", self.pNext as usize);
+        p::next(w, self.pNext as *const c_void);
         p::value(w, "index", &self.index);
         p::value(w, "shader", &self.shader);
         w.close_object();
