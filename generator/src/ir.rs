@@ -69,6 +69,9 @@ pub struct Field {
     /// Width of a C bitfield member (`uint32_t mask:8`).
     pub bitfield: Option<u32>,
     pub optional: bool,
+    /// `noautovalidity="true"`: the value may be ignored, so a pointer may dangle (the
+    /// `pViewportState` of a pipeline without rasterization).
+    pub no_auto_validity: bool,
     pub len: Option<String>,
     /// Fixed value (`sType` members carry their structure type here).
     pub values: Option<String>,

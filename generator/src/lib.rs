@@ -22,7 +22,7 @@ pub struct GeneratedFile {
 
 /// Directories owned wholly by `cargo xtask regen`: any file in them that the generator did not
 /// produce is an orphan and fails `--check`.
-pub const GENERATED_DIRS: &[&str] = &["generated/src/gen", "generated/abi", "layer/src/gen"];
+pub const GENERATED_DIRS: &[&str] = &["generated/src/gen", "generated/abi", "layer/src/gen", "trace-layer/src/gen"];
 
 /// Reads `vk.xml` (and `video.xml`, where present) from a registry directory into the IR.
 pub fn load_registry(registry_dir: &Path) -> Result<ir::Registry, String> {
@@ -57,5 +57,7 @@ pub fn generate_from(reg: &ir::Registry) -> Result<Vec<GeneratedFile>, String> {
         file("generated/abi/probe.rs", emit::abi_probe::rust_probe(reg)?),
         file("layer/src/gen/hooks.rs", emit::layer_hooks::emit_hooks(reg)?),
         file("layer/src/gen/entries.rs", emit::layer_hooks::emit_entries(reg)?),
+        file("trace-layer/src/gen/print.rs", emit::trace::emit_print(reg)?),
+        file("trace-layer/src/gen/calls.rs", emit::trace::emit_calls(reg)?),
     ])
 }

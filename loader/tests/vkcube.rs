@@ -5,70 +5,14 @@
 
 mod common;
 
+use common::xvfb::{on_path, Xvfb, HEIGHT, WIDTH};
+
 use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
-const WIDTH: u32 = 640;
-const HEIGHT: u32 = 480;
-
-fn on_path(program: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| p.is_file())
-}
-
-/// A private X server; killed when dropped.
-struct Xvfb {
-    child: Child,
-    display: String,
-}
-
-impl Xvfb {
-    /// Starts Xvfb on a display it picks itself (`-displayfd`: no race with other tests or
-    /// processes for a number); returns once it accepts connections.
-    fn start() -> Xvfb {
-        use std::io::BufRead;
-        use std::os::fd::FromRawFd;
-        use std::os::unix::process::CommandExt;
-        // Both ends close-on-exec, so processes other tests start meanwhile do not inherit the
-        // write end (a reader would then wait forever if this Xvfb died); only this Xvfb gets it.
-        let mut fds = [0; 2];
-        assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0, "pipe2");
-        let write_end = fds[1];
-        let mut command = Command::new("Xvfb");
-        // -noreset: by default the server resets when its last client leaves, and a client
-        // connecting during the reset fails ("XCB failed to connect ... error:1").
-        command
-            .args(["-displayfd", &write_end.to_string(), "-screen", "0", &format!("{WIDTH}x{HEIGHT}x24"), "-br", "-nolisten", "tcp", "-noreset"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        // SAFETY: fcntl is async-signal-safe; it only clears close-on-exec on our pipe's write end.
-        unsafe {
-            command.pre_exec(move || {
-                libc::fcntl(write_end, libc::F_SETFD, 0);
-                Ok(())
-            })
-        };
-        let child = command.spawn().expect("start Xvfb");
-        unsafe { libc::close(fds[1]) };
-        // SAFETY: the read end of the pipe made above, owned here from now on.
-        let mut reader = std::io::BufReader::new(unsafe { std::fs::File::from_raw_fd(fds[0]) });
-        let mut number = String::new();
-        reader.read_line(&mut number).expect("Xvfb's display number");
-        let number = number.trim();
-        assert!(!number.is_empty() && number.chars().all(|c| c.is_ascii_digit()), "Xvfb did not start: {number:?}");
-        Xvfb { child, display: format!(":{number}") }
-    }
-}
-
-impl Drop for Xvfb {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// `program` on `x`'s display with lavapipe as the only driver and no other Vulkan settings.
 fn on_lavapipe(program: &Path, x: &Xvfb) -> Command {

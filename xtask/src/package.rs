@@ -1,14 +1,16 @@
-//! `cargo xtask package [--library PATH] [--tool PATH] [--out DIR]`: a Debian package of our loader,
+//! `cargo xtask package [--library PATH] [--trace-layer PATH] [--tool PATH] [--out DIR]`: a Debian
+//! package of our loader,
 //! `DIR/libvulkan1-rs_<version>_<arch>.deb` (default DIR: `target/debian`), built with `dpkg-deb`.
 //! It installs `libvulkan.so.<vulkan version>`, the `libvulkan.so.1` and `libvulkan.so` links and
-//! `pkgconfig/vulkan.pc` in the multiarch library directory and `/usr/bin/vk-loader`, and Provides / Replaces / Conflicts
+//! `pkgconfig/vulkan.pc` in the multiarch library directory, the trace layer
+//! (`libVkLayer_rust_trace.so` beside them, its manifest in `/usr/share/vulkan/explicit_layer.d`),
+//! the explain tool `/usr/bin/vk-loader`, and Provides / Replaces / Conflicts
 //! `libvulkan1`, so `apt install ./<file>.deb` swaps the system loader for ours and
 //! `apt install libvulkan1` swaps it back. It Replaces `libvulkan-dev` too, whose `libvulkan.so`
 //! link and `vulkan.pc` it overwrites.
 //!
-//! `--library PATH` packages that library instead of building the release one (the tests package
-//! the debug build they already have), `--tool PATH` that `vk-loader` (default: the one beside
-//! the library).
+//! `--library PATH`, `--trace-layer PATH` and `--tool PATH` package those files instead of building
+//! the release ones (the tests package the debug builds they already have).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,39 +19,66 @@ const PACKAGE: &str = "libvulkan1-rs";
 
 pub fn main(args: &[String]) -> Result<(), String> {
     let root = crate::repo_root();
-    let (mut library, mut tool, mut out) = (None, None, root.join("target/debian"));
+    let (mut library, mut trace_layer, mut tool, mut out) = (None, None, None, root.join("target/debian"));
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         let mut value = || args.next().map(PathBuf::from).ok_or(format!("{arg} needs a value"));
         match arg.as_str() {
             "--library" => library = Some(value()?),
+            "--trace-layer" => trace_layer = Some(value()?),
             "--tool" => tool = Some(value()?),
             "--out" => out = value()?,
-            other => return Err(format!("usage: cargo xtask package [--library PATH] [--tool PATH] [--out DIR]; got {other}")),
+            other => {
+                return Err(format!("usage: cargo xtask package [--library PATH] [--trace-layer PATH] [--tool PATH] [--out DIR]; got {other}"))
+            }
         }
     }
-    let library = match library {
-        Some(path) => path,
-        None => build_release(&root)?,
+    if library.is_none() || trace_layer.is_none() || tool.is_none() {
+        build_release(&root)?;
+    }
+    let built = Libraries {
+        loader: library.unwrap_or_else(|| root.join("target/release/libvulkan.so")),
+        trace_layer: trace_layer.unwrap_or_else(|| root.join("target/release").join(TRACE_LAYER)),
+        tool: tool.unwrap_or_else(|| root.join("target/release/vk-loader")),
     };
-    let tool = tool.unwrap_or_else(|| library.with_file_name("vk-loader"));
-    let deb = build_package(&library, &tool, &crate::registry_version(&root)?, &out)?;
+    let deb = build_package(&built, &crate::registry_version(&root)?, &out)?;
     println!("{}", deb.display());
     Ok(())
 }
 
-fn build_release(root: &Path) -> Result<PathBuf, String> {
+/// The trace layer's library file.
+const TRACE_LAYER: &str = VkLayer_rust_trace::LIBRARY_FILE;
+
+/// The built files the package installs.
+struct Libraries {
+    loader: PathBuf,
+    trace_layer: PathBuf,
+    /// `vk-loader`, the explain tool.
+    tool: PathBuf,
+}
+
+fn build_release(root: &Path) -> Result<(), String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(cargo)
-        .args(["build", "--release", "-p", "loader"])
+        .args(["build", "--release", "-p", "loader", "-p", "vk-trace-layer"])
         .current_dir(root)
         .status()
         .map_err(|e| format!("cannot start cargo: {e}"))?;
-    status.success().then(|| root.join("target/release/libvulkan.so")).ok_or(format!("cargo build failed ({status})"))
+    status.success().then_some(()).ok_or(format!("cargo build failed ({status})"))
+}
+
+/// `library` (or program) stripped into `installed`, as Debian ships them (the symbol table is
+/// for debuggers, not for loading).
+fn strip(library: &Path, installed: &Path) -> Result<(), String> {
+    let strip = Command::new("strip").args(["--strip-unneeded", "-o"]).arg(installed).arg(library).status();
+    if !strip.is_ok_and(|s| s.success()) {
+        return Err(format!("cannot strip {} into {} (binutils' strip)", library.display(), installed.display()));
+    }
+    Ok(())
 }
 
 /// Stages the package's files under `out/stage` and builds the `.deb` from them.
-fn build_package(library: &Path, tool: &Path, vulkan_version: &str, out: &Path) -> Result<PathBuf, String> {
+fn build_package(built: &Libraries, vulkan_version: &str, out: &Path) -> Result<PathBuf, String> {
     let arch = command_output("dpkg", &["--print-architecture"])?;
     let multiarch = format!("{}-linux-gnu", std::env::consts::ARCH);
     let version = format!("{vulkan_version}+{}", env!("CARGO_PKG_VERSION"));
@@ -63,19 +92,15 @@ fn build_package(library: &Path, tool: &Path, vulkan_version: &str, out: &Path) 
 
     let real_name = format!("libvulkan.so.{vulkan_version}");
     let installed = lib_dir.join(&real_name);
-    // Stripped, as Debian ships libraries (the symbol table is for debuggers, not for loading).
-    let strip = Command::new("strip").args(["--strip-unneeded", "-o"]).arg(&installed).arg(library).status();
-    if !strip.is_ok_and(|s| s.success()) {
-        return Err(format!("cannot strip {} into {} (binutils' strip)", library.display(), installed.display()));
-    }
+    strip(&built.loader, &installed)?;
+    strip(&built.trace_layer, &lib_dir.join(TRACE_LAYER))?;
+    // Named bare: the dynamic linker finds it in the multiarch directory, as Debian's layers are.
+    crate::install::write_trace_layer_manifest(&stage.join("usr/share/vulkan/explicit_layer.d"), Path::new(TRACE_LAYER))?;
     crate::install::link(&real_name, &lib_dir.join("libvulkan.so.1"))?;
     crate::install::link("libvulkan.so.1", &lib_dir.join("libvulkan.so"))?;
     let bin_dir = stage.join("usr/bin");
     std::fs::create_dir_all(&bin_dir).map_err(|e| format!("{}: {e}", bin_dir.display()))?;
-    let strip = Command::new("strip").args(["--strip-unneeded", "-o"]).arg(bin_dir.join("vk-loader")).arg(tool).status();
-    if !strip.is_ok_and(|s| s.success()) {
-        return Err(format!("cannot strip {} into {} (build it with the library: cargo build --release -p loader)", tool.display(), bin_dir.display()));
-    }
+    strip(&built.tool, &bin_dir.join("vk-loader"))?;
     write(&lib_dir.join("pkgconfig/vulkan.pc"), &crate::install::pkg_config("/usr", &format!("/usr/lib/{multiarch}"), vulkan_version))?;
     write(&doc_dir.join("copyright"), COPYRIGHT)?;
     let control = format!(
@@ -85,7 +110,8 @@ fn build_package(library: &Path, tool: &Path, vulkan_version: &str, out: &Path) 
          Replaces: libvulkan1, libvulkan-dev\n\
          Description: Vulkan loader written in Rust (drop-in libvulkan.so.1)\n \
          Finds Vulkan drivers and layers through their JSON manifests, builds the instance\n \
-         and device call chains and dispatches every Vulkan call, as the Khronos loader does.\n",
+         and device call chains and dispatches every Vulkan call, as the Khronos loader does.\n \
+         With the layer VK_LAYER_RUST_trace, which writes every call as a JSON line.\n",
         glibc = required_glibc(&installed)?,
     );
     write(&stage.join("DEBIAN/control"), &control)?;

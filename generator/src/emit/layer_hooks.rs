@@ -25,7 +25,7 @@ pub const CHASSIS_COMMANDS: &[&str] = &[
 ];
 
 /// The hookable commands, instance-level and device-level, in name order.
-fn hookable(reg: &Registry) -> Result<(Vec<&Command>, Vec<&Command>), String> {
+pub(crate) fn hookable(reg: &Registry) -> Result<(Vec<&Command>, Vec<&Command>), String> {
     for name in CHASSIS_COMMANDS {
         if !reg.commands.contains_key(*name) {
             return Err(format!("chassis command {name} is not in the registry"));
@@ -39,7 +39,7 @@ fn hookable(reg: &Registry) -> Result<(Vec<&Command>, Vec<&Command>), String> {
 }
 
 /// `use core::ffi::...` for the C types the commands' signatures spell.
-fn ffi_imports(commands: &[&Command]) -> TokenStream {
+pub(crate) fn ffi_imports(commands: &[&Command]) -> TokenStream {
     let spelled: String = commands.iter().flat_map(|c| params(c)).map(|p| p.to_string()).collect();
     let ffi = ["c_char", "c_int", "c_void"]
         .into_iter()
@@ -130,7 +130,7 @@ pub fn emit_entries(reg: &Registry) -> Result<String, String> {
 }
 
 /// `vkCmdDraw` -> `cmd_draw`.
-fn snake(c: &Command) -> String {
+pub(crate) fn snake(c: &Command) -> String {
     c.name.trim_start_matches("vk").to_snake_case()
 }
 

@@ -8,6 +8,7 @@ pub mod exports;
 pub mod extensions;
 pub mod layer_hooks;
 pub mod lookup;
+pub mod trace;
 pub mod trampolines;
 pub mod types;
 

@@ -13,7 +13,7 @@ use crate::parse::resolve_alias;
 
 /// Platform types that are scalars or pointers in their C headers; the others are opaque structs
 /// that the registry only ever uses behind a pointer (checked below).
-const PLATFORM_SCALARS: &[(&str, &str)] = &[
+pub(crate) const PLATFORM_SCALARS: &[(&str, &str)] = &[
     ("Window", "c_ulong"),
     ("VisualID", "c_ulong"),
     ("RROutput", "c_ulong"),

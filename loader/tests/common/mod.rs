@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod xvfb;
+
 /// `target/<profile>/`, the directory holding the built libraries.
 pub fn artifact_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");

@@ -1,0 +1,113 @@
+//! `VK_LAYER_RUST_trace`: a layer on the `vk-layer` SDK that writes every Vulkan call it sees,
+//! with its arguments and result, as one JSON line (`src/line.rs`) to the file named by
+//! `VK_LAYER_RUST_TRACE_FILE`, or to stderr.
+//!
+//! It hooks every hookable command; its post-call hooks print the arguments after the call, so
+//! outputs (`pPhysicalDeviceCount`, `pBuffer`) show what the call wrote. The printers are
+//! generated from `vk.xml` (`src/gen/`, by `cargo xtask regen`): one [`print::Print`]
+//! implementation per structure, union, enum, bitmask and handle type, and one function per
+//! command of the registry (`gen::calls`) that names its arguments. The hand-written part is the
+//! JSON writer (`json`), the pointer-following helpers (`print`) and the line output (`line`).
+//!
+//! `vkCreateInstance`, `vkCreateDevice` and their `vkDestroy*` are the SDK chassis's own: they
+//! are traced from [`Layer::create_instance`] / [`Layer::create_device`] and the objects'
+//! `Drop`, which see neither the allocator (traced as `null`) nor failed creations.
+
+// The library is named as layers are (`libVkLayer_<name>.so`).
+#![allow(non_snake_case)]
+
+pub mod json;
+pub mod line;
+pub mod print;
+
+/// The generated printers.
+pub mod gen {
+    // Types and parameters keep their C names, as in the specification.
+    #[allow(non_snake_case, clippy::too_many_arguments)]
+    #[rustfmt::skip]
+    pub mod calls;
+    #[allow(non_snake_case)]
+    #[rustfmt::skip]
+    pub mod print;
+}
+
+use std::ffi::c_void;
+use std::path::Path;
+
+use vk_layer::vk::types::*;
+use vk_layer::vk::{DeviceDispatchTable, InstanceDispatchTable};
+use vk_layer::{Layer, Manifest};
+
+/// The layer's name, as applications enable it.
+pub const LAYER_NAME: &str = "VK_LAYER_RUST_trace";
+/// The layer library's file name.
+pub const LIBRARY_FILE: &str = "libVkLayer_rust_trace.so";
+
+/// The layer's manifest, naming its library as `library_path`.
+pub fn manifest(library_path: &Path) -> Manifest<'_> {
+    Manifest {
+        name: LAYER_NAME,
+        library_path,
+        api_version: vk_layer::vk::types::VK_HEADER_VERSION_COMPLETE,
+        implementation_version: 1,
+        description: "Every Vulkan call with its arguments and result, as JSON lines (VK_LAYER_RUST_TRACE_FILE, else stderr)",
+    }
+}
+
+/// The layer.
+pub struct Trace;
+
+/// An instance being traced: its handle, for the `vkDestroyInstance` line.
+pub struct Instance {
+    handle: usize,
+}
+
+/// A device being traced: its handle, for the `vkDestroyDevice` line.
+pub struct Device {
+    handle: usize,
+}
+
+impl Layer for Trace {
+    type Instance = Instance;
+    type Device = Device;
+    const HOOKS: &'static [u16] = gen::calls::HOOKS;
+
+    fn create_instance(
+        info: &VkInstanceCreateInfo,
+        instance: VkInstance,
+        _: &InstanceDispatchTable,
+    ) -> Result<Instance, VkResult> {
+        // SAFETY: the application's create info, valid per the API; the allocator is not known.
+        unsafe { gen::calls::vkCreateInstance(info, std::ptr::null(), &instance as *const _ as *mut _, VkResult::SUCCESS) };
+        Ok(Instance { handle: instance.0 as usize })
+    }
+
+    fn create_device(
+        _: &Instance,
+        physical_device: VkPhysicalDevice,
+        info: &VkDeviceCreateInfo,
+        device: VkDevice,
+        _: &DeviceDispatchTable,
+    ) -> Result<Device, VkResult> {
+        let p_device = &device as *const VkDevice as *mut VkDevice;
+        // SAFETY: as in `create_instance`.
+        unsafe { gen::calls::vkCreateDevice(physical_device, info, std::ptr::null(), p_device, VkResult::SUCCESS) };
+        Ok(Device { handle: device.0 as usize })
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        // SAFETY: a handle and a null allocator: nothing is followed.
+        unsafe { gen::calls::vkDestroyInstance(VkInstance(self.handle as *mut c_void), std::ptr::null()) };
+    }
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        // SAFETY: as for the instance.
+        unsafe { gen::calls::vkDestroyDevice(VkDevice(self.handle as *mut c_void), std::ptr::null()) };
+    }
+}
+
+vk_layer::declare_layer!(Trace);
