@@ -166,3 +166,29 @@ fn vk_loader_explain_writes_one_document_per_instance_of_vulkaninfo() {
         assert!(doc["devices"][0]["name"].as_str().unwrap().starts_with("llvmpipe"), "{doc:#}");
     }
 }
+
+#[test]
+fn explain_shows_a_used_layer_in_its_place_and_a_hidden_device_with_its_filter() {
+    let (dir, mut env) = troubled_setup("explain-used-hidden");
+    let explicit = dir.join("explicit");
+    std::fs::create_dir(&explicit).unwrap();
+    common::layer_manifest(&explicit, "named.json", "VK_LAYER_TEST_named", &common::test_layer(), "");
+    for (name, value) in &mut env {
+        if *name == "VK_LAYER_PATH" {
+            *value = explicit.display().to_string();
+        }
+    }
+    env.push(("VK_INSTANCE_LAYERS", "VK_LAYER_TEST_named".into()));
+    // lavapipe's vendor id is 0x10005: this filter hides it.
+    env.push(("VK_LOADER_VENDOR_ID_FILTER", "0x1002".into()));
+    let run = vk_loader(&["explain", "--json"], &env);
+    let doc: Value = serde_json::from_slice(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&run.stderr)));
+    let layer = entry(&doc, "layers", "name", "VK_LAYER_TEST_named");
+    assert_eq!((&layer["decision"], &layer["position"], &layer["type"]), (&"used".into(), &0.into(), &"explicit".into()), "{doc:#}");
+    assert!(layer["reason"].as_str().unwrap().contains("VK_INSTANCE_LAYERS"), "{layer:#}");
+    assert_eq!(doc["layers"][0]["name"], "VK_LAYER_TEST_named", "the chain comes first");
+    let device = entry(&doc, "devices", "name", "");
+    assert!(device["name"].as_str().unwrap().starts_with("llvmpipe"), "{doc:#}");
+    assert_eq!((&device["decision"], &device["position"]), (&"hidden".into(), &Value::Null), "{device:#}");
+    assert_eq!(device["reason"], "hidden by VK_LOADER_VENDOR_ID_FILTER=0x1002");
+}
