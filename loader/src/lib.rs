@@ -52,16 +52,16 @@ macro_rules! export {
             pub unsafe extern "system" fn $name($($arg: $ty),*) $(-> $ret)? { $path($($arg),*) }
         )*
 
-        /// The loader's implementation of a hand-written command, by canonical name: the exported
-        /// function itself, so that `vkGet*ProcAddr` and `dlsym` agree on the address.
-        pub(crate) fn hand_written(name: &std::ffi::CStr) -> PFN_vkVoidFunction {
-            $(
-                if name.to_bytes() == stringify!($name).as_bytes() {
-                    // SAFETY: handed out as PFN_vkVoidFunction; callers cast back to the real type.
-                    return Some(unsafe { std::mem::transmute::<*const (), unsafe extern "system" fn()>($name as *const ()) });
-                }
-            )*
-            None
+        /// The loader's implementation of a hand-written command, by command id: the exported
+        /// function itself, so that `vkGet*ProcAddr` and `dlsym` agree on the address. (One
+        /// match on the id the name lookup found, not a string compare per command.)
+        pub(crate) fn hand_written(command: u16) -> PFN_vkVoidFunction {
+            let own: *const () = match command {
+                $(vk_generated::command_id::$name => $name as *const (),)*
+                _ => return None,
+            };
+            // SAFETY: handed out as PFN_vkVoidFunction; callers cast back to the real type.
+            Some(unsafe { std::mem::transmute::<*const (), unsafe extern "system" fn()>(own) })
         }
     };
 }

@@ -85,7 +85,7 @@ unsafe extern "system" fn device_proc_addr(device: VkDevice, pName: *const c_cha
                 if beyond_core_version(name, data.core_version_limit) {
                     return None;
                 }
-                if let Some(own) = crate::hand_written(info.name()) {
+                if let Some(own) = crate::hand_written(name.command) {
                     return Some(own);
                 }
                 // New queues and command buffers need the loader's dispatch pointer: keep the

@@ -35,11 +35,11 @@ unsafe extern "system" fn instance_proc_addr(instance: VkInstance, pName: *const
             };
         };
         let info = name.info();
-        if info.name() == c"vkGetInstanceProcAddr" {
-            return hand_written(info.name());
+        if name.command == vk_generated::command_id::vkGetInstanceProcAddr {
+            return hand_written(name.command);
         }
         if info.level == CommandLevel::Global {
-            return global_command(instance, info.name());
+            return global_command(instance, name.command);
         }
         let instance = Instance::from_handle(instance)?;
         // The spec's table: core commands of every version, and device commands whatever is
@@ -54,7 +54,7 @@ unsafe extern "system" fn instance_proc_addr(instance: VkInstance, pName: *const
         if needs_extension && !available(name, instance) {
             return None;
         }
-        hand_written(info.name()).or(TRAMPOLINES[name.command as usize])
+        hand_written(name.command).or(TRAMPOLINES[name.command as usize])
     })
 }
 
@@ -64,10 +64,10 @@ unsafe extern "system" fn instance_proc_addr(instance: VkInstance, pName: *const
 ///
 /// # Safety
 /// `instance` is NULL or an instance this loader created.
-unsafe fn global_command(instance: VkInstance, name: &CStr) -> PFN_vkVoidFunction {
+unsafe fn global_command(instance: VkInstance, command: u16) -> PFN_vkVoidFunction {
     match Instance::from_handle(instance) {
         Some(instance) if vk_generated::api_version_major_minor(instance.api_version) >= (1, 3) => None,
-        _ => hand_written(name),
+        _ => hand_written(command),
     }
 }
 

@@ -454,7 +454,7 @@ pub unsafe extern "system" fn terminator_gipa(instance: VkInstance, pName: *cons
             b"vkCreateDevice" => f!(device_layers::terminator_CreateDevice, CreateDevice),
             b"vkGetInstanceProcAddr" => f!(terminator_gipa, Gipa),
             b"vkGetDeviceProcAddr" => f!(device_layers::terminator_gdpa, Gdpa),
-            _ if info.level == CommandLevel::Global => crate::hand_written(info.name()),
+            _ if info.level == CommandLevel::Global => crate::hand_written(command.command),
             _ if info.level == CommandLevel::Device => None,
             _ => {
                 let instance = Instance::from_handle(instance)?;
