@@ -22,11 +22,14 @@ pub mod print;
 
 /// The generated printers.
 pub mod gen {
-    // Types and parameters keep their C names, as in the specification.
-    #[allow(non_snake_case, clippy::too_many_arguments)]
+    // Types and parameters keep their C names, as in the specification. The hook methods are
+    // the SDK's safe trait methods: the chassis hands them the pointers a Vulkan caller passed,
+    // which the API's valid usage makes dereferenceable.
+    #[allow(non_snake_case, clippy::too_many_arguments, clippy::not_unsafe_ptr_arg_deref)]
     #[rustfmt::skip]
     pub mod calls;
-    #[allow(non_snake_case)]
+    // `pNext` is cast to `*const c_void` whether the structure declares it const or mut.
+    #[allow(non_snake_case, clippy::unnecessary_cast)]
     #[rustfmt::skip]
     pub mod print;
 }

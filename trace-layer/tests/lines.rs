@@ -34,7 +34,7 @@ fn lines_of_calls_in_the_trace_file() {
     unsafe { calls::vkEnumeratePhysicalDevices(instance, &mut count, devices.as_ptr().cast_mut(), VkResult::SUCCESS) };
     // A failed allocation: its output pointer dangles; followed, it would crash.
     let info = VkCommandBufferAllocateInfo { commandBufferCount: 1, ..Default::default() };
-    let dangling = 0x8 as *mut VkCommandBuffer;
+    let dangling = std::ptr::dangling_mut::<VkCommandBuffer>();
     let failed = VkResult::ERROR_OUT_OF_HOST_MEMORY;
     // SAFETY: the output is not read for a failed call.
     unsafe { calls::vkAllocateCommandBuffers(VkDevice(0x30 as *mut c_void), &info, dangling, failed) };
