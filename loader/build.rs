@@ -9,6 +9,10 @@ fn main() {
     // pointers, and RELR stores their fixups in a few hundred bytes instead of 24 bytes each.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,pack-relative-relocs");
     hot_text();
+    // The unwinder (`_Unwind_*`, which `catch_unwind` at the API boundary needs) linked in from
+    // libgcc_eh.a, ahead of std's `-lgcc_s`, which `--as-needed` then drops: a C application
+    // loading us does not load libgcc_s.so.1 as well (about 100 us and 100 KiB resident).
+    println!("cargo:rustc-link-lib=static:-bundle=gcc_eh");
     let sysconfdir = std::env::var("VK_LOADER_SYSCONFDIR").unwrap_or_else(|_| "/etc".into());
     println!("cargo:rustc-env=VK_LOADER_SYSCONFDIR={sysconfdir}");
     println!("cargo:rerun-if-env-changed=VK_LOADER_SYSCONFDIR");

@@ -117,3 +117,18 @@ pub unsafe fn skip_loader_structs(mut next: *const c_void, loader_type: VkStruct
     }
     next
 }
+
+#[cfg(test)]
+mod tests {
+    use super::guard;
+
+    /// A panic in the body becomes the fallback (the unwinder linked in from libgcc_eh.a, see
+    /// build.rs, unwinds it); a body that returns is its own value.
+    #[test]
+    fn guard_turns_a_panic_into_the_fallback() {
+        std::panic::set_hook(Box::new(|_| {}));
+        assert_eq!(guard("test", 7, || -> i32 { panic!("boom") }), 7);
+        let _ = std::panic::take_hook();
+        assert_eq!(guard("test", 7, || 3), 3);
+    }
+}
