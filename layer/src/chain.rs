@@ -47,7 +47,9 @@ pub struct InstanceLink {
     /// instance or physical device) the loader's dispatch pointer.
     pub set_loader_data: PFN_vkSetInstanceLoaderData,
     /// `pfnLayerCreateDevice` / `pfnLayerDestroyDevice`: a device of the layer's own through the
-    /// levels below it.
+    /// levels below it. Its `layerGIPA` is how the loader finds the layer in the chain: pass
+    /// [`chassis::get_instance_proc_addr::<L>`](crate::chassis::get_instance_proc_addr), the
+    /// function negotiation hands out.
     pub layer_device: VkLayerInstanceCreateInfoLayerDevice,
 }
 

@@ -766,6 +766,7 @@ fn sdk_layer_counts_draws_and_passes_the_rest_through() {
         api_version: vk_generated::make_api_version(0, 1, 4, 0),
         implementation_version: 1,
         description: "counts draws",
+        ..vk_layer::Manifest::default()
     };
     manifest.write(&s.explicit.join("sdk_draw_count.json")).unwrap();
     let driver = p(&common::test_driver());
