@@ -5,7 +5,9 @@
 use std::ffi::c_void;
 
 use vk_generated::layer_abi::{
+    PFN_GetPhysicalDeviceProcAddr, PFN_vkSetDeviceLoaderData, PFN_vkSetInstanceLoaderData,
     VkLayerDeviceCreateInfo, VkLayerFunction, VkLayerInstanceCreateInfo,
+    VkLayerInstanceCreateInfoLayerDevice,
 };
 use vk_generated::types::{
     PFN_vkGetDeviceProcAddr, PFN_vkGetInstanceProcAddr, VkDeviceCreateInfo, VkInstanceCreateInfo,
@@ -28,7 +30,51 @@ pub type Gdpa = unsafe extern "system" fn(
 /// # Safety
 /// `p_next` is a valid `pNext` chain; structures of `sType` are laid out as `T`, whose first
 /// fields are `sType`, `pNext` and `function` as in `vk_layer.h`.
-unsafe fn find_link_info<T>(mut p_next: *const c_void, s_type: VkStructureType) -> Option<*mut T> {
+unsafe fn find_link_info<T>(p_next: *const c_void, s_type: VkStructureType) -> Option<*mut T> {
+    // SAFETY: per the caller's contract.
+    unsafe { find_info(p_next, s_type, VkLayerFunction::LAYER_LINK_INFO) }
+}
+
+/// What the loader gives this layer at `vkCreateInstance`: its link (the next level's
+/// `vkGetInstanceProcAddr` and `vk_layerGetPhysicalDeviceProcAddr`) and its callbacks.
+#[derive(Clone, Copy)]
+pub struct InstanceLink {
+    /// The next level's `vkGetInstanceProcAddr`.
+    pub gipa: Gipa,
+    /// The next level's `vk_layerGetPhysicalDeviceProcAddr`, when it has one (interface 2).
+    pub gpdpa: PFN_GetPhysicalDeviceProcAddr,
+    /// `vkSetInstanceLoaderData`: gives a dispatchable object this layer makes (a wrapped
+    /// instance or physical device) the loader's dispatch pointer.
+    pub set_loader_data: PFN_vkSetInstanceLoaderData,
+    /// `pfnLayerCreateDevice` / `pfnLayerDestroyDevice`: a device of the layer's own through the
+    /// levels below it. Its `layerGIPA` is how the loader finds the layer in the chain: pass
+    /// [`chassis::get_instance_proc_addr::<L>`](crate::chassis::get_instance_proc_addr), the
+    /// function negotiation hands out.
+    pub layer_device: VkLayerInstanceCreateInfoLayerDevice,
+}
+
+/// What the loader gives this layer at `vkCreateDevice`.
+#[derive(Clone, Copy)]
+pub struct DeviceLink {
+    /// The next level's `vkGetInstanceProcAddr`.
+    pub gipa: Gipa,
+    /// The next level's `vkGetDeviceProcAddr`.
+    pub gdpa: Gdpa,
+    /// `vkSetDeviceLoaderData`: gives a dispatchable object this layer makes (a queue, a command
+    /// buffer) the loader's dispatch pointer.
+    pub set_loader_data: PFN_vkSetDeviceLoaderData,
+}
+
+/// The first loader structure of `sType` with `function` in a `pNext` chain.
+///
+/// # Safety
+/// `p_next` is a valid `pNext` chain; structures of `sType` are laid out as `T`, whose first
+/// fields are `sType`, `pNext` and `function` as in `vk_layer.h`.
+unsafe fn find_info<T>(
+    mut p_next: *const c_void,
+    s_type: VkStructureType,
+    function: VkLayerFunction,
+) -> Option<*mut T> {
     #[repr(C)]
     struct Header {
         s_type: VkStructureType,
@@ -39,7 +85,7 @@ unsafe fn find_link_info<T>(mut p_next: *const c_void, s_type: VkStructureType) 
         // SAFETY: every structure of a `pNext` chain starts with `sType` and `pNext`; `function`
         // is read only from the loader's structures, which have it.
         let header = unsafe { &*(p_next as *const Header) };
-        if header.s_type == s_type && header.function == VkLayerFunction::LAYER_LINK_INFO {
+        if header.s_type == s_type && header.function == function {
             return Some(p_next as *mut T);
         }
         p_next = header.p_next;
@@ -47,33 +93,54 @@ unsafe fn find_link_info<T>(mut p_next: *const c_void, s_type: VkStructureType) 
     None
 }
 
-/// Takes this layer's instance link: the next level's `vkGetInstanceProcAddr`.
+/// Takes this layer's instance link and the loader's callbacks.
 ///
 /// # Safety
 /// `info` is the `VkInstanceCreateInfo` the loader passed to this layer's `vkCreateInstance`.
-pub unsafe fn take_instance_link(info: *const VkInstanceCreateInfo) -> Option<Gipa> {
+pub unsafe fn take_instance_link(info: *const VkInstanceCreateInfo) -> Option<InstanceLink> {
     // SAFETY: per the caller's contract and the loader-layer interface.
     unsafe {
+        let p_next = info.as_ref()?.pNext;
         let chain = find_link_info::<VkLayerInstanceCreateInfo>(
-            info.as_ref()?.pNext,
+            p_next,
             VkStructureType::LOADER_INSTANCE_CREATE_INFO,
         )?;
         let link = (*chain).u.pLayerInfo.as_ref()?;
+        let gipa = link.pfnNextGetInstanceProcAddr?;
+        let gpdpa = link.pfnNextGetPhysicalDeviceProcAddr;
         (*chain).u.pLayerInfo = link.pNext;
-        link.pfnNextGetInstanceProcAddr
+        let find = |function| {
+            find_info::<VkLayerInstanceCreateInfo>(
+                p_next,
+                VkStructureType::LOADER_INSTANCE_CREATE_INFO,
+                function,
+            )
+        };
+        let set_loader_data = find(VkLayerFunction::LOADER_DATA_CALLBACK)
+            .and_then(|i| (*i).u.pfnSetInstanceLoaderData);
+        let layer_device = find(VkLayerFunction::LOADER_LAYER_CREATE_DEVICE_CALLBACK)
+            .map(|i| (*i).u.layerDevice)
+            .unwrap_or_default();
+        Some(InstanceLink {
+            gipa,
+            gpdpa,
+            set_loader_data,
+            layer_device,
+        })
     }
 }
 
 /// Takes this layer's device link: the next level's `vkGetInstanceProcAddr` and
-/// `vkGetDeviceProcAddr`.
+/// `vkGetDeviceProcAddr`, and the loader's callback.
 ///
 /// # Safety
 /// `info` is the `VkDeviceCreateInfo` the loader passed to this layer's `vkCreateDevice`.
-pub unsafe fn take_device_link(info: *const VkDeviceCreateInfo) -> Option<(Gipa, Gdpa)> {
+pub unsafe fn take_device_link(info: *const VkDeviceCreateInfo) -> Option<DeviceLink> {
     // SAFETY: per the caller's contract and the loader-layer interface.
     unsafe {
+        let p_next = info.as_ref()?.pNext;
         let chain = find_link_info::<VkLayerDeviceCreateInfo>(
-            info.as_ref()?.pNext,
+            p_next,
             VkStructureType::LOADER_DEVICE_CREATE_INFO,
         )?;
         let link = (*chain).u.pLayerInfo.as_ref()?;
@@ -82,7 +149,17 @@ pub unsafe fn take_device_link(info: *const VkDeviceCreateInfo) -> Option<(Gipa,
             link.pfnNextGetDeviceProcAddr,
         );
         (*chain).u.pLayerInfo = link.pNext;
-        Some((next.0?, next.1?))
+        let set_loader_data = find_info::<VkLayerDeviceCreateInfo>(
+            p_next,
+            VkStructureType::LOADER_DEVICE_CREATE_INFO,
+            VkLayerFunction::LOADER_DATA_CALLBACK,
+        )
+        .and_then(|i| (*i).u.pfnSetDeviceLoaderData);
+        Some(DeviceLink {
+            gipa: next.0?,
+            gdpa: next.1?,
+            set_loader_data,
+        })
     }
 }
 
@@ -124,7 +201,10 @@ mod tests {
             ..Default::default()
         };
         let next = unsafe { take_instance_link(&info) };
-        assert_eq!(next.map(|f| f as usize), Some(gipa as *const () as usize));
+        assert_eq!(
+            next.map(|l| l.gipa as usize),
+            Some(gipa as *const () as usize)
+        );
         assert_eq!(unsafe { link.u.pLayerInfo }, &mut second as *mut _);
     }
 
@@ -141,7 +221,9 @@ mod tests {
             pNext: &link as *const _ as *const c_void,
             ..Default::default()
         };
-        let (i, d) = unsafe { take_device_link(&info) }.expect("link");
+        let DeviceLink {
+            gipa: i, gdpa: d, ..
+        } = unsafe { take_device_link(&info) }.expect("link");
         assert_eq!(
             (i as usize, d as usize),
             (gipa as *const () as usize, gdpa as *const () as usize)

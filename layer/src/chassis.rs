@@ -1,5 +1,7 @@
-//! The hand-written chassis: interface negotiation, `vkGet*ProcAddr`, and instance and device
-//! creation and destruction.
+//! The hand-written chassis: interface negotiation, `vkGet*ProcAddr` and
+//! `vk_layerGetPhysicalDeviceProcAddr`, instance and device creation and destruction (with the
+//! layer's lifecycle hooks and handle wrapping), the layer's own properties and the pre-instance
+//! interceptors.
 //!
 //! Which commands a layer hooks is [`Layer::HOOKS`](crate::Layer::HOOKS), a list of
 //! `vk_generated::command_id` constants checked at compile time by
@@ -10,7 +12,9 @@
 use std::ffi::{c_char, CStr};
 
 use vk_generated::layer_abi::{
-    VkNegotiateLayerInterface, VkNegotiateLayerStructType, CURRENT_LOADER_LAYER_INTERFACE_VERSION,
+    VkEnumerateInstanceExtensionPropertiesChain, VkEnumerateInstanceLayerPropertiesChain,
+    VkEnumerateInstanceVersionChain, VkNegotiateLayerInterface, VkNegotiateLayerStructType,
+    CURRENT_LOADER_LAYER_INTERFACE_VERSION,
 };
 use vk_generated::types::*;
 use vk_generated::{DeviceDispatchTable, DispatchTable, InstanceDispatchTable};
@@ -18,10 +22,13 @@ use vk_generated::{DeviceDispatchTable, DispatchTable, InstanceDispatchTable};
 use crate::chain::{take_device_link, take_instance_link};
 use crate::guard::guard;
 use crate::hooks::{DEVICE_HOOKABLE, INSTANCE_HOOKABLE};
-use crate::state::{dispatch_key, DeviceState, InstanceState, Registered};
+use crate::state::{
+    dispatch_key, extension_properties, fill_array, DeviceState, InstanceState, LayerProperties,
+    NextInstanceExtensions, NextInstanceLayers, NextInstanceVersion, ProcAddr, Registered,
+};
 
 /// `vkNegotiateLoaderLayerInterfaceVersion`: agrees on interface 2 (or the loader's lower one)
-/// and hands the loader this layer's `vkGet*ProcAddr`.
+/// and hands the loader this layer's `vkGet*ProcAddr` and `vk_layerGetPhysicalDeviceProcAddr`.
 ///
 /// # Safety
 /// `interface` is null or the loader's negotiation structure.
@@ -39,7 +46,7 @@ pub unsafe fn negotiate<L: Registered>(interface: *mut VkNegotiateLayerInterface
             .min(CURRENT_LOADER_LAYER_INTERFACE_VERSION);
         interface.pfnGetInstanceProcAddr = Some(get_instance_proc_addr::<L>);
         interface.pfnGetDeviceProcAddr = Some(get_device_proc_addr::<L>);
-        interface.pfnGetPhysicalDeviceProcAddr = None;
+        interface.pfnGetPhysicalDeviceProcAddr = Some(get_physical_device_proc_addr::<L>);
         VkResult::SUCCESS
     })
 }
@@ -64,6 +71,31 @@ fn lifecycle<L: Registered>(name: &[u8]) -> PFN_vkVoidFunction {
         b"vkDestroyInstance" => void_fn!(PFN_vkDestroyInstance, destroy_instance::<L>),
         b"vkCreateDevice" => void_fn!(PFN_vkCreateDevice, create_device::<L>),
         b"vkDestroyDevice" => void_fn!(PFN_vkDestroyDevice, destroy_device::<L>),
+        _ => properties::<L>(name),
+    }
+}
+
+/// The enumeration commands answered from [`Layer::PROPERTIES`](crate::Layer::PROPERTIES), when
+/// the layer has them.
+fn properties<L: Registered>(name: &[u8]) -> PFN_vkVoidFunction {
+    L::PROPERTIES?;
+    match name {
+        b"vkEnumerateInstanceLayerProperties" => void_fn!(
+            PFN_vkEnumerateInstanceLayerProperties,
+            enumerate_instance_layer_properties::<L>
+        ),
+        b"vkEnumerateInstanceExtensionProperties" => void_fn!(
+            PFN_vkEnumerateInstanceExtensionProperties,
+            enumerate_instance_extension_properties::<L>
+        ),
+        b"vkEnumerateDeviceLayerProperties" => void_fn!(
+            PFN_vkEnumerateDeviceLayerProperties,
+            enumerate_device_layer_properties::<L>
+        ),
+        b"vkEnumerateDeviceExtensionProperties" => void_fn!(
+            PFN_vkEnumerateDeviceExtensionProperties,
+            enumerate_device_extension_properties::<L>
+        ),
         _ => None,
     }
 }
@@ -81,8 +113,9 @@ fn hooked<L: Registered>(name: &[u8], levels: &[&[u16]]) -> PFN_vkVoidFunction {
     }
 }
 
-/// The layer's `vkGetInstanceProcAddr`: the chassis's and the hooked commands (when the next
-/// level has them), the next level's pointer for everything else.
+/// The layer's `vkGetInstanceProcAddr`: the chassis's commands, the layer's answer
+/// ([`Layer::instance_proc_addr`](crate::Layer::instance_proc_addr)), then the hooked commands
+/// (when the next level has them) and the next level's pointer for everything else.
 ///
 /// # Safety
 /// As `vkGetInstanceProcAddr`.
@@ -95,16 +128,23 @@ pub unsafe extern "system" fn get_instance_proc_addr<L: Registered>(
             return None;
         }
         // SAFETY: a NUL-terminated name, per the API.
-        let bytes = unsafe { CStr::from_ptr(name) }.to_bytes();
+        let name = unsafe { CStr::from_ptr(name) };
+        let bytes = name.to_bytes();
         if let Some(own) = lifecycle::<L>(bytes) {
             return Some(own);
         }
+        let answer = L::instance_proc_addr(name);
+        if let ProcAddr::Own(own) = answer {
+            return own;
+        }
         // SAFETY: a live instance or null, per the API.
         let state = unsafe { L::chassis().instance(instance.0) }?;
-        // SAFETY: the next level's own function, called as the API says.
-        let next = unsafe { (state.gipa)(instance, name) };
+        let next = state.next_proc_addr(name);
         next?;
-        hooked::<L>(bytes, &[INSTANCE_HOOKABLE, DEVICE_HOOKABLE]).or(next)
+        match answer {
+            ProcAddr::Chassis => hooked::<L>(bytes, &[INSTANCE_HOOKABLE, DEVICE_HOOKABLE]).or(next),
+            _ => next,
+        }
     })
 }
 
@@ -121,17 +161,47 @@ pub unsafe extern "system" fn get_device_proc_addr<L: Registered>(
             return None;
         }
         // SAFETY: a NUL-terminated name, per the API.
-        let bytes = unsafe { CStr::from_ptr(name) }.to_bytes();
+        let name = unsafe { CStr::from_ptr(name) };
+        let bytes = name.to_bytes();
         match bytes {
             b"vkGetDeviceProcAddr" | b"vkDestroyDevice" => return lifecycle::<L>(bytes),
             _ => {}
         }
+        let answer = L::device_proc_addr(name);
+        if let ProcAddr::Own(own) = answer {
+            return own;
+        }
         // SAFETY: a live device or null, per the API.
         let state = unsafe { L::chassis().device(device.0) }?;
-        // SAFETY: the next level's own function, called as the API says.
-        let next = unsafe { (state.gdpa)(device, name) };
+        // SAFETY: the state's own device.
+        let next = unsafe { state.next_proc_addr(device, name) };
         next?;
-        hooked::<L>(bytes, &[DEVICE_HOOKABLE]).or(next)
+        match answer {
+            ProcAddr::Chassis => hooked::<L>(bytes, &[DEVICE_HOOKABLE]).or(next),
+            _ => next,
+        }
+    })
+}
+
+/// The layer's `vk_layerGetPhysicalDeviceProcAddr`: the next level's answer, through
+/// [`Layer::physical_device_proc_addr`](crate::Layer::physical_device_proc_addr).
+///
+/// # Safety
+/// As `vk_layerGetPhysicalDeviceProcAddr`.
+pub unsafe extern "system" fn get_physical_device_proc_addr<L: Registered>(
+    instance: VkInstance,
+    name: *const c_char,
+) -> PFN_vkVoidFunction {
+    guard(|| {
+        if name.is_null() {
+            return None;
+        }
+        // SAFETY: a NUL-terminated name, per the API.
+        let name = unsafe { CStr::from_ptr(name) };
+        // SAFETY: a live instance or null, per the API.
+        let state = unsafe { L::chassis().instance(instance.0) }?;
+        let next = state.next_physical_device_proc_addr(name);
+        L::physical_device_proc_addr(state, name, next)
     })
 }
 
@@ -143,9 +213,10 @@ unsafe extern "system" fn create_instance<L: Registered>(
 ) -> VkResult {
     guard(|| {
         // SAFETY: the loader's create info, per the loader-layer interface.
-        let Some(gipa) = (unsafe { take_instance_link(info) }) else {
+        let Some(link) = (unsafe { take_instance_link(info) }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
+        let gipa = link.gipa;
         // SAFETY: the next level's own functions, called as the API says.
         unsafe {
             let create: PFN_vkCreateInstance =
@@ -153,6 +224,9 @@ unsafe extern "system" fn create_instance<L: Registered>(
             let Some(create) = create else {
                 return VkResult::ERROR_INITIALIZATION_FAILED;
             };
+            if let Err(error) = created(|| L::before_create_instance(&*info, &link, p_instance)) {
+                return error;
+            }
             let result = create(info, allocator, p_instance);
             if result != VkResult::SUCCESS {
                 return result;
@@ -160,13 +234,21 @@ unsafe extern "system" fn create_instance<L: Registered>(
             let instance = *p_instance;
             let next = InstanceDispatchTable::load(|name| gipa(instance, name.as_ptr()));
             // A panicking constructor is a failed one: the instance below is destroyed too.
-            match created(|| L::create_instance(&*info, instance, &next)) {
+            match created(|| L::create_instance(&*info, instance, &next, &link)) {
                 Ok(hooks) => {
-                    if let Some(key) = dispatch_key(instance.0) {
-                        L::chassis()
-                            .instances
-                            .insert(key, Box::new(InstanceState { next, gipa, hooks }));
-                    }
+                    let Some(key) = dispatch_key(instance.0) else {
+                        return VkResult::ERROR_INITIALIZATION_FAILED;
+                    };
+                    let state = Box::new(InstanceState {
+                        next,
+                        handle: instance,
+                        link,
+                        hooks,
+                    });
+                    let hooks: *const L::Instance = &state.hooks;
+                    L::chassis().instances.insert(key, state);
+                    // SAFETY: the state just stored, removed only by vkDestroyInstance.
+                    *p_instance = L::returned_instance(&*hooks, instance);
                     VkResult::SUCCESS
                 }
                 Err(error) => {
@@ -193,6 +275,14 @@ unsafe extern "system" fn destroy_instance<L: Registered>(
     allocator: *const VkAllocationCallbacks,
 ) {
     guard(|| {
+        // SAFETY: a live instance or null, per the API.
+        let Some(state) = (unsafe { L::chassis().instance(instance.0) }) else {
+            return;
+        };
+        L::before_destroy_instance(&state.hooks, instance);
+        let Some(inner) = L::unwrap_instance(&state.hooks, instance) else {
+            return;
+        };
         // SAFETY: the application no longer uses the instance anywhere (the API's rule).
         let Some(state) = (unsafe {
             dispatch_key(instance.0).and_then(|key| L::chassis().instances.remove(key))
@@ -201,7 +291,7 @@ unsafe extern "system" fn destroy_instance<L: Registered>(
         };
         if let Some(destroy) = state.next.vkDestroyInstance {
             // SAFETY: the next level's own function.
-            unsafe { destroy(instance, allocator) };
+            unsafe { destroy(inner, allocator) };
         }
     })
 }
@@ -218,31 +308,47 @@ unsafe extern "system" fn create_device<L: Registered>(
         let Some(instance) = (unsafe { L::chassis().instance(physical_device.0) }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
-        // SAFETY: the loader's create info, per the loader-layer interface.
-        let Some((gipa, gdpa)) = (unsafe { take_device_link(info) }) else {
+        let Some(inner) = L::unwrap_physical_device(&instance.hooks, physical_device) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
+        // SAFETY: the loader's create info, per the loader-layer interface.
+        let Some(link) = (unsafe { take_device_link(info) }) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        let (gipa, gdpa) = (link.gipa, link.gdpa);
         // SAFETY: the next level's own functions, called as the API says.
         unsafe {
             let create: PFN_vkCreateDevice =
-                std::mem::transmute(gipa(VkInstance::NULL, c"vkCreateDevice".as_ptr()));
+                std::mem::transmute(gipa(instance.handle, c"vkCreateDevice".as_ptr()));
             let Some(create) = create else {
                 return VkResult::ERROR_INITIALIZATION_FAILED;
             };
-            let result = create(physical_device, info, allocator, p_device);
+            if let Err(error) =
+                created(|| L::before_create_device(&instance.hooks, physical_device, &*info, &link))
+            {
+                return error;
+            }
+            let result = create(inner, info, allocator, p_device);
             if result != VkResult::SUCCESS {
                 return result;
             }
             let device = *p_device;
             let next = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
             match created(|| {
-                L::create_device(&instance.hooks, physical_device, &*info, device, &next)
+                L::create_device(
+                    &instance.hooks,
+                    physical_device,
+                    &*info,
+                    device,
+                    &next,
+                    &link,
+                )
             }) {
                 Ok(hooks) => {
                     if let Some(key) = dispatch_key(device.0) {
                         L::chassis()
                             .devices
-                            .insert(key, Box::new(DeviceState { next, gdpa, hooks }));
+                            .insert(key, Box::new(DeviceState { next, link, hooks }));
                     }
                     VkResult::SUCCESS
                 }
@@ -263,6 +369,11 @@ unsafe extern "system" fn destroy_device<L: Registered>(
     allocator: *const VkAllocationCallbacks,
 ) {
     guard(|| {
+        // SAFETY: a live device or null, per the API.
+        let Some(state) = (unsafe { L::chassis().device(device.0) }) else {
+            return;
+        };
+        L::before_destroy_device(&state.hooks, device);
         // SAFETY: the application no longer uses the device anywhere (the API's rule).
         let Some(state) =
             (unsafe { dispatch_key(device.0).and_then(|key| L::chassis().devices.remove(key)) })
@@ -273,5 +384,175 @@ unsafe extern "system" fn destroy_device<L: Registered>(
             // SAFETY: the next level's own function.
             unsafe { destroy(device, allocator) };
         }
+    })
+}
+
+// ------------------------------------------------------------------------------------------------
+// The layer's own properties (`Layer::PROPERTIES`)
+// ------------------------------------------------------------------------------------------------
+
+/// Whether `layer_name` (null or a C string) is this layer's name.
+///
+/// # Safety
+/// `layer_name` is null or NUL-terminated.
+unsafe fn is_own_name(layer_name: *const c_char, own: &LayerProperties) -> bool {
+    // SAFETY: per the caller's contract.
+    !layer_name.is_null() && unsafe { CStr::from_ptr(layer_name) }.to_bytes() == own.name.as_bytes()
+}
+
+/// `vkEnumerateInstanceLayerProperties` answered by this layer: itself.
+unsafe extern "system" fn enumerate_instance_layer_properties<L: Registered>(
+    p_count: *mut u32,
+    p_properties: *mut VkLayerProperties,
+) -> VkResult {
+    guard(|| {
+        let own = L::PROPERTIES.map(|p| p.to_vk());
+        // SAFETY: the caller's arrays, per the API.
+        unsafe { fill_array(own.as_slice(), p_count, p_properties) }
+    })
+}
+
+/// `vkEnumerateInstanceExtensionProperties` answered by this layer: its instance extensions for
+/// its own name, none for a null name, `VK_ERROR_LAYER_NOT_PRESENT` for another layer's.
+unsafe extern "system" fn enumerate_instance_extension_properties<L: Registered>(
+    layer_name: *const c_char,
+    p_count: *mut u32,
+    p_properties: *mut VkExtensionProperties,
+) -> VkResult {
+    guard(|| {
+        let Some(own) = L::PROPERTIES else {
+            return VkResult::ERROR_LAYER_NOT_PRESENT;
+        };
+        // SAFETY: the caller's name and arrays, per the API.
+        unsafe {
+            if is_own_name(layer_name, &own) {
+                let list: Vec<_> = own
+                    .instance_extensions
+                    .iter()
+                    .map(|&(name, version)| extension_properties(name, version))
+                    .collect();
+                fill_array(&list, p_count, p_properties)
+            } else if layer_name.is_null() {
+                fill_array::<VkExtensionProperties>(&[], p_count, p_properties)
+            } else {
+                VkResult::ERROR_LAYER_NOT_PRESENT
+            }
+        }
+    })
+}
+
+/// `vkEnumerateDeviceLayerProperties` answered by this layer: itself.
+unsafe extern "system" fn enumerate_device_layer_properties<L: Registered>(
+    _physical_device: VkPhysicalDevice,
+    p_count: *mut u32,
+    p_properties: *mut VkLayerProperties,
+) -> VkResult {
+    // SAFETY: as the instance-level one.
+    unsafe { enumerate_instance_layer_properties::<L>(p_count, p_properties) }
+}
+
+/// `vkEnumerateDeviceExtensionProperties`: this layer's device extensions for its own name, the
+/// next level's answer (the physical device unwrapped) for any other name.
+unsafe extern "system" fn enumerate_device_extension_properties<L: Registered>(
+    physical_device: VkPhysicalDevice,
+    layer_name: *const c_char,
+    p_count: *mut u32,
+    p_properties: *mut VkExtensionProperties,
+) -> VkResult {
+    guard(|| {
+        let Some(own) = L::PROPERTIES else {
+            return VkResult::ERROR_LAYER_NOT_PRESENT;
+        };
+        // SAFETY: the caller's name and arrays, per the API.
+        unsafe {
+            if is_own_name(layer_name, &own) {
+                let list: Vec<_> = own
+                    .device_extensions
+                    .iter()
+                    .map(|&(name, version, _)| extension_properties(name, version))
+                    .collect();
+                return fill_array(&list, p_count, p_properties);
+            }
+            let Some(state) = L::chassis().instance(physical_device.0) else {
+                return VkResult::ERROR_INITIALIZATION_FAILED;
+            };
+            let (Some(inner), Some(next)) = (
+                L::unwrap_physical_device(&state.hooks, physical_device),
+                state.next.vkEnumerateDeviceExtensionProperties,
+            ) else {
+                return VkResult::ERROR_INITIALIZATION_FAILED;
+            };
+            next(inner, layer_name, p_count, p_properties)
+        }
+    })
+}
+
+// ------------------------------------------------------------------------------------------------
+// Pre-instance interceptors (an implicit layer's `pre_instance_functions`)
+// ------------------------------------------------------------------------------------------------
+
+/// The `vkEnumerateInstanceExtensionProperties` interceptor `declare_layer!` exports.
+///
+/// # Safety
+/// As the loader calls a pre-instance function.
+pub unsafe extern "system" fn pre_instance_extension_properties<L: Registered>(
+    chain: *const VkEnumerateInstanceExtensionPropertiesChain,
+    layer_name: *const c_char,
+    p_count: *mut u32,
+    p_properties: *mut VkExtensionProperties,
+) -> VkResult {
+    guard(|| {
+        // SAFETY: the loader's chain, per the interface.
+        let Some(chain) = (unsafe { chain.as_ref() }) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the caller's arguments.
+        unsafe {
+            L::enumerate_instance_extension_properties(
+                NextInstanceExtensions(chain),
+                layer_name,
+                p_count,
+                p_properties,
+            )
+        }
+    })
+}
+
+/// The `vkEnumerateInstanceLayerProperties` interceptor `declare_layer!` exports.
+///
+/// # Safety
+/// As the loader calls a pre-instance function.
+pub unsafe extern "system" fn pre_instance_layer_properties<L: Registered>(
+    chain: *const VkEnumerateInstanceLayerPropertiesChain,
+    p_count: *mut u32,
+    p_properties: *mut VkLayerProperties,
+) -> VkResult {
+    guard(|| {
+        // SAFETY: the loader's chain, per the interface.
+        let Some(chain) = (unsafe { chain.as_ref() }) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the caller's arguments.
+        unsafe {
+            L::enumerate_instance_layer_properties(NextInstanceLayers(chain), p_count, p_properties)
+        }
+    })
+}
+
+/// The `vkEnumerateInstanceVersion` interceptor `declare_layer!` exports.
+///
+/// # Safety
+/// As the loader calls a pre-instance function.
+pub unsafe extern "system" fn pre_instance_version<L: Registered>(
+    chain: *const VkEnumerateInstanceVersionChain,
+    p_api_version: *mut u32,
+) -> VkResult {
+    guard(|| {
+        // SAFETY: the loader's chain, per the interface.
+        let Some(chain) = (unsafe { chain.as_ref() }) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the caller's arguments.
+        unsafe { L::enumerate_instance_version(NextInstanceVersion(chain), p_api_version) }
     })
 }

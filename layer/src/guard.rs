@@ -7,7 +7,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use vk_generated::types::{PFN_vkVoidFunction, VkResult};
 
 /// The value an entry point returns when it cannot call down (a panic, an unknown handle).
-pub(crate) trait Fallback {
+pub trait Fallback {
+    /// The value.
     fn fallback() -> Self;
 }
 
@@ -49,6 +50,6 @@ impl Fallback for *mut std::ffi::c_void {
 
 /// Runs `f`; a panic in it (the layer's code) becomes the fallback value instead of unwinding
 /// into the application through `extern "system"`.
-pub(crate) fn guard<R: Fallback>(f: impl FnOnce() -> R) -> R {
+pub fn guard<R: Fallback>(f: impl FnOnce() -> R) -> R {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| R::fallback())
 }

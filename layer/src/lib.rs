@@ -20,23 +20,47 @@ mod hooks;
 mod manifest;
 mod state;
 
+pub use chain::{DeviceLink, InstanceLink};
 pub use entries::hook_entries;
+pub use guard::{guard, Fallback};
 pub use hooks::{check_hooks, DeviceHooks, InstanceHooks, DEVICE_HOOKABLE, INSTANCE_HOOKABLE};
-pub use manifest::Manifest;
-pub use state::{Chassis, DeviceState, InstanceState, Layer, Registered};
+pub use manifest::{Manifest, ManifestExtension};
+pub use state::{
+    extension_properties, fill_array, Chassis, DeviceState, InstanceState, Layer, LayerProperties,
+    NextInstanceExtensions, NextInstanceLayers, NextInstanceVersion, ProcAddr, Registered,
+};
 pub use vk_generated as vk;
 
-/// Exports a layer's entry points from the library it is built into (a `cdylib`):
-/// `vkNegotiateLoaderLayerInterfaceVersion`, `vkGetInstanceProcAddr` and `vkGetDeviceProcAddr`,
-/// with the layer's static [`Chassis`]. Fails to compile when [`Layer::HOOKS`] names a command
-/// without generated hooks.
+/// Exports a layer's entry points from the library it is built into (a `cdylib`), with the
+/// layer's static [`Chassis`]. Fails to compile when [`Layer::HOOKS`] names a command without
+/// generated hooks.
+///
+/// `declare_layer!(MyLayer)` exports the three names the loader looks for by default:
+/// `vkNegotiateLoaderLayerInterfaceVersion`, `vkGetInstanceProcAddr` and `vkGetDeviceProcAddr`.
+/// With a list, exactly the listed entry points are exported, under the given names (which the
+/// manifest's `functions` and `pre_instance_functions` then name):
 ///
 /// ```ignore
-/// vk_layer::declare_layer!(MyLayer);
+/// vk_layer::declare_layer!(MyLayer {
+///     negotiate: vkNegotiateLoaderLayerInterfaceVersion,
+///     get_instance_proc_addr: MyLayer_GetInstanceProcAddr,
+///     get_device_proc_addr: MyLayer_GetDeviceProcAddr,
+///     // An implicit layer's pre-instance interceptors (`Layer::enumerate_instance_*`):
+///     enumerate_instance_extension_properties: MyLayer_EnumerateInstanceExtensionProperties,
+///     enumerate_instance_layer_properties: MyLayer_EnumerateInstanceLayerProperties,
+///     enumerate_instance_version: MyLayer_EnumerateInstanceVersion,
+/// });
 /// ```
 #[macro_export]
 macro_rules! declare_layer {
     ($layer:ty) => {
+        $crate::declare_layer!($layer {
+            negotiate: vkNegotiateLoaderLayerInterfaceVersion,
+            get_instance_proc_addr: vkGetInstanceProcAddr,
+            get_device_proc_addr: vkGetDeviceProcAddr,
+        });
+    };
+    ($layer:ty { $($entry:ident : $name:ident),* $(,)? }) => {
         const _: () = {
             static CHASSIS: $crate::Chassis<$layer> = $crate::Chassis::new();
             const HOOK_COUNT: usize = <$layer as $crate::Layer>::HOOKS.len();
@@ -53,31 +77,72 @@ macro_rules! declare_layer {
             }
             $crate::check_hooks(<$layer as $crate::Layer>::HOOKS);
         };
-
+        $($crate::declare_layer!(@export $layer, $entry, $name);)*
+    };
+    (@export $layer:ty, negotiate, $name:ident) => {
         /// The loader-layer interface negotiation.
         #[no_mangle]
-        pub unsafe extern "system" fn vkNegotiateLoaderLayerInterfaceVersion(
+        pub unsafe extern "system" fn $name(
             interface: *mut $crate::vk::layer_abi::VkNegotiateLayerInterface,
         ) -> $crate::vk::types::VkResult {
             unsafe { $crate::chassis::negotiate::<$layer>(interface) }
         }
-
+    };
+    (@export $layer:ty, get_instance_proc_addr, $name:ident) => {
         /// The layer's `vkGetInstanceProcAddr`.
         #[no_mangle]
-        pub unsafe extern "system" fn vkGetInstanceProcAddr(
+        pub unsafe extern "system" fn $name(
             instance: $crate::vk::types::VkInstance,
             name: *const ::core::ffi::c_char,
         ) -> $crate::vk::types::PFN_vkVoidFunction {
             unsafe { $crate::chassis::get_instance_proc_addr::<$layer>(instance, name) }
         }
-
+    };
+    (@export $layer:ty, get_device_proc_addr, $name:ident) => {
         /// The layer's `vkGetDeviceProcAddr`.
         #[no_mangle]
-        pub unsafe extern "system" fn vkGetDeviceProcAddr(
+        pub unsafe extern "system" fn $name(
             device: $crate::vk::types::VkDevice,
             name: *const ::core::ffi::c_char,
         ) -> $crate::vk::types::PFN_vkVoidFunction {
             unsafe { $crate::chassis::get_device_proc_addr::<$layer>(device, name) }
+        }
+    };
+    (@export $layer:ty, enumerate_instance_extension_properties, $name:ident) => {
+        /// The layer's pre-instance `vkEnumerateInstanceExtensionProperties` interceptor.
+        #[no_mangle]
+        pub unsafe extern "system" fn $name(
+            chain: *const $crate::vk::layer_abi::VkEnumerateInstanceExtensionPropertiesChain,
+            layer_name: *const ::core::ffi::c_char,
+            count: *mut u32,
+            properties: *mut $crate::vk::types::VkExtensionProperties,
+        ) -> $crate::vk::types::VkResult {
+            unsafe {
+                $crate::chassis::pre_instance_extension_properties::<$layer>(
+                    chain, layer_name, count, properties,
+                )
+            }
+        }
+    };
+    (@export $layer:ty, enumerate_instance_layer_properties, $name:ident) => {
+        /// The layer's pre-instance `vkEnumerateInstanceLayerProperties` interceptor.
+        #[no_mangle]
+        pub unsafe extern "system" fn $name(
+            chain: *const $crate::vk::layer_abi::VkEnumerateInstanceLayerPropertiesChain,
+            count: *mut u32,
+            properties: *mut $crate::vk::types::VkLayerProperties,
+        ) -> $crate::vk::types::VkResult {
+            unsafe { $crate::chassis::pre_instance_layer_properties::<$layer>(chain, count, properties) }
+        }
+    };
+    (@export $layer:ty, enumerate_instance_version, $name:ident) => {
+        /// The layer's pre-instance `vkEnumerateInstanceVersion` interceptor.
+        #[no_mangle]
+        pub unsafe extern "system" fn $name(
+            chain: *const $crate::vk::layer_abi::VkEnumerateInstanceVersionChain,
+            version: *mut u32,
+        ) -> $crate::vk::types::VkResult {
+            unsafe { $crate::chassis::pre_instance_version::<$layer>(chain, version) }
         }
     };
 }

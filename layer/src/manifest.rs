@@ -2,7 +2,10 @@
 
 use std::path::Path;
 
-/// What a layer manifest says about the layer.
+use crate::state::{Layer, LayerProperties};
+
+/// What a layer manifest says about the layer. The optional parts default to empty
+/// (`..Manifest::default()`).
 #[derive(Debug, Clone)]
 pub struct Manifest<'a> {
     /// `VK_LAYER_<VENDOR>_<name>`.
@@ -14,24 +17,142 @@ pub struct Manifest<'a> {
     /// The layer's own version.
     pub implementation_version: u32,
     pub description: &'a str,
+    /// The instance extensions the layer implements.
+    pub instance_extensions: &'a [ManifestExtension<'a>],
+    /// The device extensions the layer implements, with their entry points.
+    pub device_extensions: &'a [ManifestExtension<'a>],
+    /// `functions`: entry points exported under other names (`vkGetInstanceProcAddr`,
+    /// `vkNegotiateLoaderLayerInterfaceVersion`, ...), as (what, exported name).
+    pub functions: &'a [(&'a str, &'a str)],
+    /// An implicit layer: its `disable_environment` variable (required) and its
+    /// `enable_environment` variable, if any. `None`: an explicit layer.
+    pub implicit: Option<(&'a str, Option<&'a str>)>,
+    /// `pre_instance_functions` (implicit layers): (`vkEnumerateInstance*`, exported name).
+    pub pre_instance_functions: &'a [(&'a str, &'a str)],
 }
 
-impl Manifest<'_> {
+/// An extension of a manifest.
+#[derive(Debug, Clone, Copy)]
+pub struct ManifestExtension<'a> {
+    pub name: &'a str,
+    pub spec_version: u32,
+    /// Device extensions: the commands it adds, which the loader then asks the layer for.
+    pub entrypoints: &'a [&'a str],
+}
+
+impl Default for Manifest<'_> {
+    fn default() -> Self {
+        Manifest {
+            name: "",
+            library_path: Path::new(""),
+            api_version: 0,
+            implementation_version: 0,
+            description: "",
+            instance_extensions: &[],
+            device_extensions: &[],
+            functions: &[],
+            implicit: None,
+            pre_instance_functions: &[],
+        }
+    }
+}
+
+impl<'a> Manifest<'a> {
+    /// The manifest of a layer with [`Layer::PROPERTIES`] (`None` without), for its library at
+    /// `library_path`. Its extensions are borrowed into `extensions`, which the caller keeps.
+    pub fn of<L: Layer>(
+        library_path: &'a Path,
+        extensions: &'a mut Vec<ManifestExtension<'static>>,
+    ) -> Option<Manifest<'a>> {
+        let LayerProperties {
+            name,
+            spec_version,
+            implementation_version,
+            description,
+            instance_extensions,
+            device_extensions,
+        } = L::PROPERTIES?;
+        extensions.clear();
+        extensions.extend(instance_extensions.iter().map(|&(name, spec_version)| {
+            ManifestExtension {
+                name,
+                spec_version,
+                entrypoints: &[],
+            }
+        }));
+        let split = extensions.len();
+        extensions.extend(
+            device_extensions
+                .iter()
+                .map(|&(name, spec_version, entrypoints)| ManifestExtension {
+                    name,
+                    spec_version,
+                    entrypoints,
+                }),
+        );
+        let (instance, device) = extensions.split_at(split);
+        Some(Manifest {
+            name,
+            library_path,
+            api_version: spec_version,
+            implementation_version,
+            description,
+            instance_extensions: instance,
+            device_extensions: device,
+            ..Manifest::default()
+        })
+    }
+
     /// The manifest's text (file format 1.2.0, one global layer).
     pub fn to_json(&self) -> String {
         let v = self.api_version;
         let api_version = format!("{}.{}.{}", (v >> 22) & 0x7f, (v >> 12) & 0x3ff, v & 0xfff);
-        let value = serde_json::json!({
-            "file_format_version": "1.2.0",
-            "layer": {
-                "name": self.name,
-                "type": "GLOBAL",
-                "library_path": self.library_path.to_string_lossy(),
-                "api_version": api_version,
-                "implementation_version": self.implementation_version.to_string(),
-                "description": self.description,
-            }
+        let mut layer = serde_json::json!({
+            "name": self.name,
+            "type": "GLOBAL",
+            "library_path": self.library_path.to_string_lossy(),
+            "api_version": api_version,
+            "implementation_version": self.implementation_version.to_string(),
+            "description": self.description,
         });
+        let extensions = |list: &[ManifestExtension], device: bool| -> serde_json::Value {
+            list.iter()
+                .map(|e| {
+                    let mut v = serde_json::json!({
+                        "name": e.name, "spec_version": e.spec_version.to_string()});
+                    if device && !e.entrypoints.is_empty() {
+                        v["entrypoints"] = serde_json::json!(e.entrypoints);
+                    }
+                    v
+                })
+                .collect()
+        };
+        let map = |pairs: &[(&str, &str)]| -> serde_json::Value {
+            pairs
+                .iter()
+                .map(|&(k, v)| (k.to_string(), serde_json::Value::from(v)))
+                .collect::<serde_json::Map<_, _>>()
+                .into()
+        };
+        if !self.instance_extensions.is_empty() {
+            layer["instance_extensions"] = extensions(self.instance_extensions, false);
+        }
+        if !self.device_extensions.is_empty() {
+            layer["device_extensions"] = extensions(self.device_extensions, true);
+        }
+        if !self.functions.is_empty() {
+            layer["functions"] = map(self.functions);
+        }
+        if let Some((disable, enable)) = self.implicit {
+            layer["disable_environment"] = serde_json::json!({ disable: "1" });
+            if let Some(enable) = enable {
+                layer["enable_environment"] = serde_json::json!({ enable: "1" });
+            }
+        }
+        if !self.pre_instance_functions.is_empty() {
+            layer["pre_instance_functions"] = map(self.pre_instance_functions);
+        }
+        let value = serde_json::json!({"file_format_version": "1.2.0", "layer": layer});
         let mut text = serde_json::to_string_pretty(&value).expect("a JSON value serializes");
         text.push('\n');
         text
@@ -58,6 +179,7 @@ mod tests {
             api_version: vk_generated::make_api_version(0, 1, 4, 342),
             implementation_version: 3,
             description: "a test",
+            ..Manifest::default()
         };
         manifest.write(&path).unwrap();
         let value: serde_json::Value =
@@ -68,6 +190,61 @@ mod tests {
             serde_json::json!({"file_format_version": "1.2.0", "layer": {
                 "name": "VK_LAYER_TEST_sdk", "type": "GLOBAL", "library_path": "/opt/lib \"x\"/libsdk.so",
                 "api_version": "1.4.342", "implementation_version": "3", "description": "a test"}})
+        );
+    }
+}
+
+#[cfg(test)]
+mod optional_parts {
+    use super::*;
+
+    #[test]
+    fn extensions_functions_and_implicit_environment() {
+        let manifest = Manifest {
+            name: "VK_LAYER_TEST_all",
+            library_path: Path::new("libx.so"),
+            api_version: vk_generated::make_api_version(0, 1, 3, 0),
+            implementation_version: 1,
+            description: "d",
+            instance_extensions: &[ManifestExtension {
+                name: "VK_EXT_i",
+                spec_version: 2,
+                entrypoints: &[],
+            }],
+            device_extensions: &[ManifestExtension {
+                name: "VK_EXT_d",
+                spec_version: 3,
+                entrypoints: &["vkX"],
+            }],
+            functions: &[("vkGetInstanceProcAddr", "X_Gipa")],
+            implicit: Some(("DISABLE_X", Some("ENABLE_X"))),
+            pre_instance_functions: &[("vkEnumerateInstanceVersion", "X_Version")],
+        };
+        let value: serde_json::Value = serde_json::from_str(&manifest.to_json()).unwrap();
+        let layer = &value["layer"];
+        assert_eq!(
+            layer["instance_extensions"],
+            serde_json::json!([{"name": "VK_EXT_i", "spec_version": "2"}])
+        );
+        assert_eq!(
+            layer["device_extensions"],
+            serde_json::json!([{"name": "VK_EXT_d", "spec_version": "3", "entrypoints": ["vkX"]}])
+        );
+        assert_eq!(
+            layer["functions"],
+            serde_json::json!({"vkGetInstanceProcAddr": "X_Gipa"})
+        );
+        assert_eq!(
+            layer["disable_environment"],
+            serde_json::json!({"DISABLE_X": "1"})
+        );
+        assert_eq!(
+            layer["enable_environment"],
+            serde_json::json!({"ENABLE_X": "1"})
+        );
+        assert_eq!(
+            layer["pre_instance_functions"],
+            serde_json::json!({"vkEnumerateInstanceVersion": "X_Version"})
         );
     }
 }

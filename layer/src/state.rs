@@ -2,14 +2,22 @@
 //! `declare_layer!` makes of it, and its [`Chassis`]: per-instance and per-device state keyed by
 //! the dispatch pointer, in [`DispatchMap`]s (read without a lock; see there why).
 
+use std::ffi::{c_char, CStr};
+
+use vk_generated::layer_abi::{
+    VkEnumerateInstanceExtensionPropertiesChain, VkEnumerateInstanceLayerPropertiesChain,
+    VkEnumerateInstanceVersionChain,
+};
 use vk_generated::types::*;
 use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
 
-use crate::chain::{Gdpa, Gipa};
+use crate::chain::{DeviceLink, InstanceLink};
 use crate::dispatch_map::DispatchMap;
 use crate::hooks::{DeviceHooks, InstanceHooks};
 
-/// A layer: its per-instance and per-device objects and the commands it hooks.
+/// A layer: its per-instance and per-device objects, the commands it hooks, and optional
+/// lifecycle hooks, handle wrapping, `vkGet*ProcAddr` overrides and pre-instance interceptors
+/// (every optional item has a default that adds nothing to any call).
 pub trait Layer: Sized + 'static {
     /// Made at `vkCreateInstance`, dropped at `vkDestroyInstance` (after the next level's call).
     type Instance: InstanceHooks;
@@ -18,6 +26,22 @@ pub trait Layer: Sized + 'static {
     /// The hooked commands (`vk_generated::command_id::vkCmdDraw`, ...): their hook methods run,
     /// every other command goes straight to the next level.
     const HOOKS: &'static [u16];
+    /// The layer's own name, versions and extensions. When set, the chassis answers
+    /// `vkEnumerate{Instance,Device}{Layer,Extension}Properties` for this layer from it
+    /// (`vkEnumerateDeviceExtensionProperties` for another layer goes down the chain), and
+    /// [`Manifest::of`](crate::Manifest::of) writes the manifest from it.
+    const PROPERTIES: Option<LayerProperties> = None;
+
+    /// Before the next level's `vkCreateInstance`: an error fails the call without calling down.
+    /// `p_instance` is the caller's (the loader's) output pointer, as the next level gets it.
+    fn before_create_instance(
+        info: &VkInstanceCreateInfo,
+        link: &InstanceLink,
+        p_instance: *mut VkInstance,
+    ) -> Result<(), VkResult> {
+        let _ = (info, link, p_instance);
+        Ok(())
+    }
 
     /// The layer's object for a new instance, after the next level created it; an error destroys
     /// the instance again and fails `vkCreateInstance` with it.
@@ -25,16 +49,273 @@ pub trait Layer: Sized + 'static {
         info: &VkInstanceCreateInfo,
         instance: VkInstance,
         next: &InstanceDispatchTable,
+        link: &InstanceLink,
     ) -> Result<Self::Instance, VkResult>;
 
-    /// The layer's object for a new device, as [`create_instance`](Self::create_instance).
+    /// The handle `vkCreateInstance` returns to the level above: `instance` (the next level's),
+    /// or a dispatchable object of the layer's own (a wrapping layer; give it the loader's
+    /// dispatch pointer with [`InstanceLink::set_loader_data`]). Called once the object is stored.
+    fn returned_instance(object: &Self::Instance, instance: VkInstance) -> VkInstance {
+        let _ = object;
+        instance
+    }
+
+    /// The next level's handle for an instance the level above passed (a wrapping layer's
+    /// unwrap), in every generated entry point and the chassis's; `None` refuses the call (it
+    /// returns `VK_ERROR_UNKNOWN`, zero or nothing).
+    #[inline(always)]
+    fn unwrap_instance(object: &Self::Instance, handle: VkInstance) -> Option<VkInstance> {
+        let _ = object;
+        Some(handle)
+    }
+
+    /// As [`unwrap_instance`](Self::unwrap_instance), for physical devices.
+    #[inline(always)]
+    fn unwrap_physical_device(
+        object: &Self::Instance,
+        handle: VkPhysicalDevice,
+    ) -> Option<VkPhysicalDevice> {
+        let _ = object;
+        Some(handle)
+    }
+
+    /// Before the next level's `vkDestroyInstance`; `instance` as the level above passed it.
+    fn before_destroy_instance(object: &Self::Instance, instance: VkInstance) {
+        let _ = (object, instance);
+    }
+
+    /// Before the next level's `vkCreateDevice`, as [`before_create_instance`](Self::before_create_instance).
+    fn before_create_device(
+        instance: &Self::Instance,
+        physical_device: VkPhysicalDevice,
+        info: &VkDeviceCreateInfo,
+        link: &DeviceLink,
+    ) -> Result<(), VkResult> {
+        let _ = (instance, physical_device, info, link);
+        Ok(())
+    }
+
+    /// The layer's object for a new device, as [`create_instance`](Self::create_instance);
+    /// `physical_device` as the level above passed it.
     fn create_device(
         instance: &Self::Instance,
         physical_device: VkPhysicalDevice,
         info: &VkDeviceCreateInfo,
         device: VkDevice,
         next: &DeviceDispatchTable,
+        link: &DeviceLink,
     ) -> Result<Self::Device, VkResult>;
+
+    /// Before the next level's `vkDestroyDevice`.
+    fn before_destroy_device(object: &Self::Device, device: VkDevice) {
+        let _ = (object, device);
+    }
+
+    /// The layer's say on its `vkGetInstanceProcAddr(name)` (after the chassis's own commands):
+    /// by default the hooked commands' entry points, the next level's pointer for the rest.
+    fn instance_proc_addr(name: &CStr) -> ProcAddr {
+        let _ = name;
+        ProcAddr::Chassis
+    }
+
+    /// The same for `vkGetDeviceProcAddr(name)`.
+    fn device_proc_addr(name: &CStr) -> ProcAddr {
+        let _ = name;
+        ProcAddr::Chassis
+    }
+
+    /// `vk_layerGetPhysicalDeviceProcAddr(name)` (physical-device commands the loader does not
+    /// know): `next` is the next level's answer, which the default returns.
+    fn physical_device_proc_addr(
+        instance: &InstanceState<Self>,
+        name: &CStr,
+        next: PFN_vkVoidFunction,
+    ) -> PFN_vkVoidFunction {
+        let _ = (instance, name);
+        next
+    }
+
+    /// An implicit layer's `vkEnumerateInstanceExtensionProperties` interceptor (exported by
+    /// `declare_layer!` under the name its manifest's `pre_instance_functions` gives).
+    ///
+    /// # Safety
+    /// The arguments are the application's, as for `vkEnumerateInstanceExtensionProperties`.
+    unsafe fn enumerate_instance_extension_properties(
+        next: NextInstanceExtensions<'_>,
+        layer_name: *const c_char,
+        p_count: *mut u32,
+        p_properties: *mut VkExtensionProperties,
+    ) -> VkResult {
+        // SAFETY: per the caller's contract.
+        unsafe { next.call(layer_name, p_count, p_properties) }
+    }
+
+    /// An implicit layer's `vkEnumerateInstanceLayerProperties` interceptor.
+    ///
+    /// # Safety
+    /// As for `vkEnumerateInstanceLayerProperties`.
+    unsafe fn enumerate_instance_layer_properties(
+        next: NextInstanceLayers<'_>,
+        p_count: *mut u32,
+        p_properties: *mut VkLayerProperties,
+    ) -> VkResult {
+        // SAFETY: per the caller's contract.
+        unsafe { next.call(p_count, p_properties) }
+    }
+
+    /// An implicit layer's `vkEnumerateInstanceVersion` interceptor.
+    ///
+    /// # Safety
+    /// As for `vkEnumerateInstanceVersion`.
+    unsafe fn enumerate_instance_version(
+        next: NextInstanceVersion<'_>,
+        p_api_version: *mut u32,
+    ) -> VkResult {
+        // SAFETY: per the caller's contract.
+        unsafe { next.call(p_api_version) }
+    }
+}
+
+/// A layer's answer to `vkGetInstanceProcAddr` / `vkGetDeviceProcAddr` for one name.
+#[derive(Clone, Copy, Debug)]
+pub enum ProcAddr {
+    /// What the chassis answers: the hooked command's entry point, else the next level's pointer.
+    Chassis,
+    /// The next level's pointer, even for a hooked command (a hook turned off at run time).
+    Next,
+    /// This function (a command of the layer's own); `Own(None)` hides the command.
+    Own(PFN_vkVoidFunction),
+}
+
+/// A layer's own properties (see [`Layer::PROPERTIES`]).
+#[derive(Clone, Copy, Debug)]
+pub struct LayerProperties {
+    /// `VK_LAYER_<VENDOR>_<name>`.
+    pub name: &'static str,
+    /// The Vulkan version the layer was written against (`VK_MAKE_API_VERSION`).
+    pub spec_version: u32,
+    pub implementation_version: u32,
+    pub description: &'static str,
+    /// The instance extensions the layer implements: (name, spec version).
+    pub instance_extensions: &'static [(&'static str, u32)],
+    /// The device extensions the layer implements: (name, spec version, entry points).
+    pub device_extensions: &'static [(&'static str, u32, &'static [&'static str])],
+}
+
+impl LayerProperties {
+    /// As `VkLayerProperties`.
+    pub fn to_vk(&self) -> VkLayerProperties {
+        let mut p = VkLayerProperties {
+            specVersion: self.spec_version,
+            implementationVersion: self.implementation_version,
+            ..Default::default()
+        };
+        copy_str(&mut p.layerName, self.name);
+        copy_str(&mut p.description, self.description);
+        p
+    }
+}
+
+/// An extension as `VkExtensionProperties`.
+pub fn extension_properties(name: &str, spec_version: u32) -> VkExtensionProperties {
+    let mut p = VkExtensionProperties {
+        specVersion: spec_version,
+        ..Default::default()
+    };
+    copy_str(&mut p.extensionName, name);
+    p
+}
+
+/// `text` into a fixed-size C string, cut to fit with its NUL.
+fn copy_str(out: &mut [c_char], text: &str) {
+    let n = text.len().min(out.len() - 1);
+    for (d, s) in out.iter_mut().zip(&text.as_bytes()[..n]) {
+        *d = *s as c_char;
+    }
+    out[n] = 0;
+}
+
+/// Answers a Vulkan two-call enumeration from `items`: the count when `p_items` is null, else as
+/// many as fit, `VK_INCOMPLETE` when not all did.
+///
+/// # Safety
+/// `p_count` is valid; `p_items` is null or has room for `*p_count` items.
+pub unsafe fn fill_array<T: Copy>(items: &[T], p_count: *mut u32, p_items: *mut T) -> VkResult {
+    // SAFETY: per the caller's contract.
+    unsafe {
+        let Some(count) = p_count.as_mut() else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        if p_items.is_null() {
+            *count = items.len() as u32;
+            return VkResult::SUCCESS;
+        }
+        let n = (*count as usize).min(items.len());
+        std::ptr::copy_nonoverlapping(items.as_ptr(), p_items, n);
+        *count = n as u32;
+        if n < items.len() {
+            VkResult::INCOMPLETE
+        } else {
+            VkResult::SUCCESS
+        }
+    }
+}
+
+/// The rest of the `vkEnumerateInstanceExtensionProperties` pre-instance chain.
+#[derive(Clone, Copy)]
+pub struct NextInstanceExtensions<'a>(pub(crate) &'a VkEnumerateInstanceExtensionPropertiesChain);
+/// The rest of the `vkEnumerateInstanceLayerProperties` pre-instance chain.
+#[derive(Clone, Copy)]
+pub struct NextInstanceLayers<'a>(pub(crate) &'a VkEnumerateInstanceLayerPropertiesChain);
+/// The rest of the `vkEnumerateInstanceVersion` pre-instance chain.
+#[derive(Clone, Copy)]
+pub struct NextInstanceVersion<'a>(pub(crate) &'a VkEnumerateInstanceVersionChain);
+
+impl NextInstanceExtensions<'_> {
+    /// Calls the next level.
+    ///
+    /// # Safety
+    /// As `vkEnumerateInstanceExtensionProperties`.
+    pub unsafe fn call(
+        &self,
+        layer_name: *const c_char,
+        p_count: *mut u32,
+        p_properties: *mut VkExtensionProperties,
+    ) -> VkResult {
+        match self.0.pfnNextLayer {
+            // SAFETY: the loader's chain, called as `vk_layer.h` says.
+            Some(next) => unsafe { next(self.0.pNextLink, layer_name, p_count, p_properties) },
+            None => VkResult::ERROR_INITIALIZATION_FAILED,
+        }
+    }
+}
+
+impl NextInstanceLayers<'_> {
+    /// Calls the next level.
+    ///
+    /// # Safety
+    /// As `vkEnumerateInstanceLayerProperties`.
+    pub unsafe fn call(&self, p_count: *mut u32, p_properties: *mut VkLayerProperties) -> VkResult {
+        match self.0.pfnNextLayer {
+            // SAFETY: the loader's chain, called as `vk_layer.h` says.
+            Some(next) => unsafe { next(self.0.pNextLink, p_count, p_properties) },
+            None => VkResult::ERROR_INITIALIZATION_FAILED,
+        }
+    }
+}
+
+impl NextInstanceVersion<'_> {
+    /// Calls the next level.
+    ///
+    /// # Safety
+    /// As `vkEnumerateInstanceVersion`.
+    pub unsafe fn call(&self, p_api_version: *mut u32) -> VkResult {
+        match self.0.pfnNextLayer {
+            // SAFETY: the loader's chain, called as `vk_layer.h` says.
+            Some(next) => unsafe { next(self.0.pNextLink, p_api_version) },
+            None => VkResult::ERROR_INITIALIZATION_FAILED,
+        }
+    }
 }
 
 /// A layer with its chassis, as [`declare_layer!`](crate::declare_layer) declares it.
@@ -52,18 +333,49 @@ pub unsafe trait Registered: Layer {
 pub struct InstanceState<L: Layer> {
     /// The next level's instance-level functions.
     pub next: InstanceDispatchTable,
-    pub(crate) gipa: Gipa,
+    /// The next level's handle of the instance.
+    pub handle: VkInstance,
+    /// What the loader gave at `vkCreateInstance`.
+    pub link: InstanceLink,
     /// The layer's object.
     pub hooks: L::Instance,
+}
+
+impl<L: Layer> InstanceState<L> {
+    /// The next level's `vkGetInstanceProcAddr(instance, name)`.
+    pub fn next_proc_addr(&self, name: &CStr) -> PFN_vkVoidFunction {
+        // SAFETY: the next level's own function, with its own live instance.
+        unsafe { (self.link.gipa)(self.handle, name.as_ptr()) }
+    }
+
+    /// The next level's `vk_layerGetPhysicalDeviceProcAddr(instance, name)`, when it has one.
+    pub fn next_physical_device_proc_addr(&self, name: &CStr) -> PFN_vkVoidFunction {
+        // SAFETY: as `next_proc_addr`.
+        self.link
+            .gpdpa
+            .and_then(|gpdpa| unsafe { gpdpa(self.handle, name.as_ptr()) })
+    }
 }
 
 /// What the chassis keeps per device.
 pub struct DeviceState<L: Layer> {
     /// The next level's device-level functions.
     pub next: DeviceDispatchTable,
-    pub(crate) gdpa: Gdpa,
+    /// What the loader gave at `vkCreateDevice`.
+    pub link: DeviceLink,
     /// The layer's object.
     pub hooks: L::Device,
+}
+
+impl<L: Layer> DeviceState<L> {
+    /// The next level's `vkGetDeviceProcAddr(device, name)`.
+    ///
+    /// # Safety
+    /// `device` is this state's live device.
+    pub unsafe fn next_proc_addr(&self, device: VkDevice, name: &CStr) -> PFN_vkVoidFunction {
+        // SAFETY: the next level's own function, per the caller's contract.
+        unsafe { (self.link.gdpa)(device, name.as_ptr()) }
+    }
 }
 
 /// A layer's state: instances and devices by dispatch pointer.

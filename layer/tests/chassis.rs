@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::SeqCst};
 use vk_layer::vk::layer_abi::*;
 use vk_layer::vk::types::*;
 use vk_layer::vk::{command_id, DeviceDispatchTable, InstanceDispatchTable};
-use vk_layer::{DeviceHooks, InstanceHooks, Layer};
+use vk_layer::{DeviceHooks, DeviceLink, InstanceHooks, InstanceLink, Layer};
 
 // ---- the fake next level ----------------------------------------------------------------------
 
@@ -141,6 +141,7 @@ impl Layer for TestLayer {
         _: &VkInstanceCreateInfo,
         _: VkInstance,
         next: &InstanceDispatchTable,
+        _: &InstanceLink,
     ) -> Result<Instance, VkResult> {
         assert!(next.vkEnumeratePhysicalDevices.is_some());
         Ok(Instance {
@@ -153,6 +154,7 @@ impl Layer for TestLayer {
         _: &VkDeviceCreateInfo,
         _: VkDevice,
         next: &DeviceDispatchTable,
+        _: &DeviceLink,
     ) -> Result<Device, VkResult> {
         assert!(next.vkCmdDraw.is_some());
         assert!(

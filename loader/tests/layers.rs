@@ -739,6 +739,18 @@ fn test_layer_exports_only_layer_entry_points() {
     assert_eq!(vk, ["vkNegotiateLoaderLayerInterfaceVersion"], "{text}");
 }
 
+/// Both project layers run on the SDK's chassis (the ported layers: no hand-written plumbing of
+/// their own); the scenarios above show them working through our loader.
+#[test]
+fn ported_layers_are_built_on_the_sdk_chassis() {
+    for library in [common::test_layer(), common::built_library("libVkLayer_sample_draw_stats.so")] {
+        let out = Command::new("nm").arg(&library).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        // Mangled `vk_layer::chassis::get_instance_proc_addr::<...>`.
+        assert!(text.contains("8vk_layer7chassis22get_instance_proc_addr"), "{}: no SDK chassis", library.display());
+    }
+}
+
 /// Seed 003's sample layer (tests/draw-stats-layer) with its own manifest: renamed GetProcAddr
 /// functions, statistics printed at vkEndCommandBuffer.
 #[test]
@@ -766,6 +778,7 @@ fn sdk_layer_counts_draws_and_passes_the_rest_through() {
         api_version: vk_generated::make_api_version(0, 1, 4, 0),
         implementation_version: 1,
         description: "counts draws",
+        ..vk_layer::Manifest::default()
     };
     manifest.write(&s.explicit.join("sdk_draw_count.json")).unwrap();
     let driver = p(&common::test_driver());

@@ -39,7 +39,7 @@ use std::path::Path;
 
 use vk_layer::vk::types::*;
 use vk_layer::vk::{DeviceDispatchTable, InstanceDispatchTable};
-use vk_layer::{Layer, Manifest};
+use vk_layer::{DeviceLink, InstanceLink, Layer, Manifest};
 
 /// The layer's name, as applications enable it.
 pub const LAYER_NAME: &str = "VK_LAYER_RUST_trace";
@@ -54,6 +54,7 @@ pub fn manifest(library_path: &Path) -> Manifest<'_> {
         api_version: vk_layer::vk::types::VK_HEADER_VERSION_COMPLETE,
         implementation_version: 1,
         description: "Every Vulkan call with its arguments and result, as JSON lines (VK_LAYER_RUST_TRACE_FILE, else stderr)",
+        ..Manifest::default()
     }
 }
 
@@ -79,6 +80,7 @@ impl Layer for Trace {
         info: &VkInstanceCreateInfo,
         instance: VkInstance,
         _: &InstanceDispatchTable,
+        _: &InstanceLink,
     ) -> Result<Instance, VkResult> {
         // SAFETY: the application's create info, valid per the API; the allocator is not known.
         unsafe { gen::calls::vkCreateInstance(info, std::ptr::null(), &instance as *const _ as *mut _, VkResult::SUCCESS) };
@@ -91,6 +93,7 @@ impl Layer for Trace {
         info: &VkDeviceCreateInfo,
         device: VkDevice,
         _: &DeviceDispatchTable,
+        _: &DeviceLink,
     ) -> Result<Device, VkResult> {
         let p_device = &device as *const VkDevice as *mut VkDevice;
         // SAFETY: as in `create_instance`.

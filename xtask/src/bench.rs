@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::Instant;
 
 /// Benchmarks that the `loader-bench` program runs.
-const PROGRAM_BENCHMARKS: &[&str] = &["loaders", "lookup", "real-driver"];
+const PROGRAM_BENCHMARKS: &[&str] = &["loaders", "lookup", "real-driver", "layer-sdk"];
 
 pub fn main(args: &[String]) -> Result<(), String> {
     match args.first().map(String::as_str) {
@@ -34,8 +34,12 @@ fn program(args: &[String]) -> Result<(), String> {
         }
     }
     // The libraries the benchmarks load are not dependencies of the program: build them too.
-    let build = ["build", "--quiet", "--release", "--package", "loader", "--package", "test-driver", "--package", "test-layer"];
-    cargo_status(&mut cargo(&build), "build libvulkan.so, the test driver and the test layer")?;
+    let build = [
+        "build", "--quiet", "--release", "--package", "loader", "--package", "test-driver", "--package", "test-layer",
+        // `layer-sdk`: the SDK layer and its hand-written twin.
+        "--package", "sdk-draw-count-layer", "--package", "handwritten-layer",
+    ];
+    cargo_status(&mut cargo(&build), "build libvulkan.so, the test driver and the test layers")?;
     let mut command = cargo(&[
         "run",
         "--quiet",

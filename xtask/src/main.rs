@@ -53,6 +53,11 @@ subcommands:
   bench lookup [--json FILE]
       name lookup, ours against the system loader's vkGetInstanceProcAddr on every command name,
       hits and misses (release build); prints a table, then JSON (or writes it to FILE)
+  bench layer-sdk [--json FILE]
+      vkCmdDraw per call through a pass-through layer on the vk-layer SDK against the same layer
+      hand-written on the dispatch tables (tests/handwritten-layer), side by side in one process
+      on our loader and the test driver: the ratio SDK / hand-written (target <= 1.05) and its
+      noise floor (two copies of the hand-written layer)
   bench build-time
       release build times from clean: vk-generated alone, and libvulkan.so (loader + vk-generated)
   hot-text

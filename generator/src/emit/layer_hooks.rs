@@ -194,14 +194,36 @@ fn entry(c: &Command, level: TokenStream) -> TokenStream {
         let r = c_type(&c.return_type);
         quote!(-> #r)
     };
+    // A wrapping layer's instance and physical devices go down as the next level's handles
+    // (`Layer::unwrap_*`: the identity, compiled away, for the others); the hooks see the
+    // caller's.
+    let unwrap = match (c.params[0].ty.base.as_str(), c.params[0].ty.pointers.is_empty()) {
+        ("VkInstance", true) => Some(quote!(unwrap_instance)),
+        ("VkPhysicalDevice", true) => Some(quote!(unwrap_physical_device)),
+        _ => None,
+    };
+    let (unwrapped, down_args) = match unwrap {
+        Some(unwrap) => {
+            let rest = &args[1..];
+            (
+                quote! {
+                    let Some(down) = L::#unwrap(&state.hooks, #first) else { return Fallback::fallback() };
+                },
+                quote!(down, #(#rest),*),
+            )
+        }
+        None => (quote!(), quote!(#(#args),*)),
+    };
     let call_and_post = if c.return_type.is_void() {
         quote! {
-            unsafe { next(#(#args),*) };
+            #unwrapped
+            unsafe { next(#down_args) };
             state.hooks.#post(#(#args),*);
         }
     } else {
         quote! {
-            let result = unsafe { next(#(#args),*) };
+            #unwrapped
+            let result = unsafe { next(#down_args) };
             state.hooks.#post(#(#args,)* result);
             result
         }

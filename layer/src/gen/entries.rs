@@ -6099,7 +6099,10 @@ unsafe extern "system" fn vkAcquireDrmDisplayEXT<L: Registered>(
         let Some(next) = state.next.vkAcquireDrmDisplayEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, drmFd, display) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, drmFd, display) };
         state
             .hooks
             .post_call_record_acquire_drm_display_ext(
@@ -6130,7 +6133,10 @@ unsafe extern "system" fn vkAcquireWinrtDisplayNV<L: Registered>(
         let Some(next) = state.next.vkAcquireWinrtDisplayNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, display) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, display) };
         state
             .hooks
             .post_call_record_acquire_winrt_display_nv(physicalDevice, display, result);
@@ -6159,7 +6165,10 @@ unsafe extern "system" fn vkAcquireXlibDisplayEXT<L: Registered>(
         let Some(next) = state.next.vkAcquireXlibDisplayEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, dpy, display) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, dpy, display) };
         state
             .hooks
             .post_call_record_acquire_xlib_display_ext(
@@ -6204,7 +6213,10 @@ unsafe extern "system" fn vkCreateAndroidSurfaceKHR<L: Registered>(
         let Some(next) = state.next.vkCreateAndroidSurfaceKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(instance, pCreateInfo, pAllocator, pSurface) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSurface) };
         state
             .hooks
             .post_call_record_create_android_surface_khr(
@@ -6250,7 +6262,10 @@ unsafe extern "system" fn vkCreateDebugReportCallbackEXT<L: Registered>(
         let Some(next) = state.next.vkCreateDebugReportCallbackEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(instance, pCreateInfo, pAllocator, pCallback) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pCallback) };
         state
             .hooks
             .post_call_record_create_debug_report_callback_ext(
@@ -6296,7 +6311,10 @@ unsafe extern "system" fn vkCreateDebugUtilsMessengerEXT<L: Registered>(
         let Some(next) = state.next.vkCreateDebugUtilsMessengerEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(instance, pCreateInfo, pAllocator, pMessenger) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pMessenger) };
         state
             .hooks
             .post_call_record_create_debug_utils_messenger_ext(
@@ -6342,7 +6360,10 @@ unsafe extern "system" fn vkCreateDirectFBSurfaceEXT<L: Registered>(
         let Some(next) = state.next.vkCreateDirectFBSurfaceEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(instance, pCreateInfo, pAllocator, pSurface) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSurface) };
         state
             .hooks
             .post_call_record_create_direct_fb_surface_ext(
@@ -6391,9 +6412,10 @@ unsafe extern "system" fn vkCreateDisplayModeKHR<L: Registered>(
         let Some(next) = state.next.vkCreateDisplayModeKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe {
-            next(physicalDevice, display, pCreateInfo, pAllocator, pMode)
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
         };
+        let result = unsafe { next(down, display, pCreateInfo, pAllocator, pMode) };
         state
             .hooks
             .post_call_record_create_display_mode_khr(
@@ -6440,7 +6462,10 @@ unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR<L: Registered>(
         let Some(next) = state.next.vkCreateDisplayPlaneSurfaceKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(instance, pCreateInfo, pAllocator, pSurface) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSurface) };
         state
             .hooks
             .post_call_record_create_display_plane_surface_khr(
@@ -6486,7 +6511,10 @@ unsafe extern "system" fn vkCreateHeadlessSurfaceEXT<L: Registered>(
         let Some(next) = state.next.vkCreateHeadlessSurfaceEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(instance, pCreateInfo, pAllocator, pSurface) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSurface) };
         state
             .hooks
             .post_call_record_create_headless_surface_ext(
@@ -6532,7 +6560,10 @@ unsafe extern "system" fn vkCreateIOSSurfaceMVK<L: Registered>(
         let Some(next) = state.next.vkCreateIOSSurfaceMVK else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(instance, pCreateInfo, pAllocator, pSurface) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSurface) };
         state
             .hooks
             .post_call_record_create_ios_surface_mvk(
@@ -6578,7 +6609,10 @@ unsafe extern "system" fn vkCreateImagePipeSurfaceFUCHSIA<L: Registered>(
         let Some(next) = state.next.vkCreateImagePipeSurfaceFUCHSIA else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(instance, pCreateInfo, pAllocator, pSurface) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSurface) };
         state
             .hooks
             .post_call_record_create_image_pipe_surface_fuchsia(
@@ -6624,7 +6658,10 @@ unsafe extern "system" fn vkCreateMacOSSurfaceMVK<L: Registered>(
         let Some(next) = state.next.vkCreateMacOSSurfaceMVK else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(instance, pCreateInfo, pAllocator, pSurface) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSurface) };
         state
             .hooks
             .post_call_record_create_mac_os_surface_mvk(
@@ -6670,7 +6707,10 @@ unsafe extern "system" fn vkCreateMetalSurfaceEXT<L: Registered>(
         let Some(next) = state.next.vkCreateMetalSurfaceEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(instance, pCreateInfo, pAllocator, pSurface) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSurface) };
         state
             .hooks
             .post_call_record_create_metal_surface_ext(
@@ -6716,7 +6756,10 @@ unsafe extern "system" fn vkCreateScreenSurfaceQNX<L: Registered>(
         let Some(next) = state.next.vkCreateScreenSurfaceQNX else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(instance, pCreateInfo, pAllocator, pSurface) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSurface) };
         state
             .hooks
             .post_call_record_create_screen_surface_qnx(
@@ -6762,7 +6805,10 @@ unsafe extern "system" fn vkCreateStreamDescriptorSurfaceGGP<L: Registered>(
         let Some(next) = state.next.vkCreateStreamDescriptorSurfaceGGP else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(instance, pCreateInfo, pAllocator, pSurface) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSurface) };
         state
             .hooks
             .post_call_record_create_stream_descriptor_surface_ggp(
@@ -6808,7 +6854,10 @@ unsafe extern "system" fn vkCreateSurfaceOHOS<L: Registered>(
         let Some(next) = state.next.vkCreateSurfaceOHOS else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(instance, pCreateInfo, pAllocator, pSurface) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSurface) };
         state
             .hooks
             .post_call_record_create_surface_ohos(
@@ -6854,7 +6903,10 @@ unsafe extern "system" fn vkCreateViSurfaceNN<L: Registered>(
         let Some(next) = state.next.vkCreateViSurfaceNN else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(instance, pCreateInfo, pAllocator, pSurface) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSurface) };
         state
             .hooks
             .post_call_record_create_vi_surface_nn(
@@ -6900,7 +6952,10 @@ unsafe extern "system" fn vkCreateWaylandSurfaceKHR<L: Registered>(
         let Some(next) = state.next.vkCreateWaylandSurfaceKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(instance, pCreateInfo, pAllocator, pSurface) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSurface) };
         state
             .hooks
             .post_call_record_create_wayland_surface_khr(
@@ -6946,7 +7001,10 @@ unsafe extern "system" fn vkCreateWin32SurfaceKHR<L: Registered>(
         let Some(next) = state.next.vkCreateWin32SurfaceKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(instance, pCreateInfo, pAllocator, pSurface) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSurface) };
         state
             .hooks
             .post_call_record_create_win32_surface_khr(
@@ -6992,7 +7050,10 @@ unsafe extern "system" fn vkCreateXcbSurfaceKHR<L: Registered>(
         let Some(next) = state.next.vkCreateXcbSurfaceKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(instance, pCreateInfo, pAllocator, pSurface) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSurface) };
         state
             .hooks
             .post_call_record_create_xcb_surface_khr(
@@ -7038,7 +7099,10 @@ unsafe extern "system" fn vkCreateXlibSurfaceKHR<L: Registered>(
         let Some(next) = state.next.vkCreateXlibSurfaceKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(instance, pCreateInfo, pAllocator, pSurface) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSurface) };
         state
             .hooks
             .post_call_record_create_xlib_surface_khr(
@@ -7096,9 +7160,12 @@ unsafe extern "system" fn vkDebugReportMessageEXT<L: Registered>(
         let Some(next) = state.next.vkDebugReportMessageEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                instance,
+                down,
                 flags,
                 objectType,
                 object,
@@ -7152,7 +7219,10 @@ unsafe extern "system" fn vkDestroyDebugReportCallbackEXT<L: Registered>(
         let Some(next) = state.next.vkDestroyDebugReportCallbackEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(instance, callback, pAllocator) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, callback, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_debug_report_callback_ext(
@@ -7192,7 +7262,10 @@ unsafe extern "system" fn vkDestroyDebugUtilsMessengerEXT<L: Registered>(
         let Some(next) = state.next.vkDestroyDebugUtilsMessengerEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(instance, messenger, pAllocator) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, messenger, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_debug_utils_messenger_ext(
@@ -7222,7 +7295,10 @@ unsafe extern "system" fn vkDestroySurfaceKHR<L: Registered>(
         let Some(next) = state.next.vkDestroySurfaceKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(instance, surface, pAllocator) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, surface, pAllocator) };
         state.hooks.post_call_record_destroy_surface_khr(instance, surface, pAllocator);
     })
 }
@@ -7259,9 +7335,10 @@ unsafe extern "system" fn vkEnumerateDeviceExtensionProperties<L: Registered>(
         let Some(next) = state.next.vkEnumerateDeviceExtensionProperties else {
             return Fallback::fallback()
         };
-        let result = unsafe {
-            next(physicalDevice, pLayerName, pPropertyCount, pProperties)
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
         };
+        let result = unsafe { next(down, pLayerName, pPropertyCount, pProperties) };
         state
             .hooks
             .post_call_record_enumerate_device_extension_properties(
@@ -7304,7 +7381,10 @@ unsafe extern "system" fn vkEnumerateDeviceLayerProperties<L: Registered>(
         let Some(next) = state.next.vkEnumerateDeviceLayerProperties else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, pPropertyCount, pProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pPropertyCount, pProperties) };
         state
             .hooks
             .post_call_record_enumerate_device_layer_properties(
@@ -7346,8 +7426,11 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups<L: Registered>(
         let Some(next) = state.next.vkEnumeratePhysicalDeviceGroups else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(instance, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties)
+            next(down, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties)
         };
         state
             .hooks
@@ -7400,14 +7483,11 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceCounter
             .vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(
-                physicalDevice,
-                queueFamilyIndex,
-                pCounterCount,
-                pCounters,
-                pCounterDescriptions,
-            )
+            next(down, queueFamilyIndex, pCounterCount, pCounters, pCounterDescriptions)
         };
         state
             .hooks
@@ -7462,14 +7542,11 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCo
             .vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(
-                physicalDevice,
-                queueFamilyIndex,
-                pCounterCount,
-                pCounters,
-                pCounterDescriptions,
-            )
+            next(down, queueFamilyIndex, pCounterCount, pCounters, pCounterDescriptions)
         };
         state
             .hooks
@@ -7514,7 +7591,10 @@ unsafe extern "system" fn vkEnumeratePhysicalDevices<L: Registered>(
         let Some(next) = state.next.vkEnumeratePhysicalDevices else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(instance, pPhysicalDeviceCount, pPhysicalDevices) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pPhysicalDeviceCount, pPhysicalDevices) };
         state
             .hooks
             .post_call_record_enumerate_physical_devices(
@@ -7559,9 +7639,10 @@ unsafe extern "system" fn vkGetDisplayModeProperties2KHR<L: Registered>(
         let Some(next) = state.next.vkGetDisplayModeProperties2KHR else {
             return Fallback::fallback()
         };
-        let result = unsafe {
-            next(physicalDevice, display, pPropertyCount, pProperties)
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
         };
+        let result = unsafe { next(down, display, pPropertyCount, pProperties) };
         state
             .hooks
             .post_call_record_get_display_mode_properties2_khr(
@@ -7607,9 +7688,10 @@ unsafe extern "system" fn vkGetDisplayModePropertiesKHR<L: Registered>(
         let Some(next) = state.next.vkGetDisplayModePropertiesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe {
-            next(physicalDevice, display, pPropertyCount, pProperties)
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
         };
+        let result = unsafe { next(down, display, pPropertyCount, pProperties) };
         state
             .hooks
             .post_call_record_get_display_mode_properties_khr(
@@ -7652,7 +7734,10 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR<L: Registered>(
         let Some(next) = state.next.vkGetDisplayPlaneCapabilities2KHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, pDisplayPlaneInfo, pCapabilities) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pDisplayPlaneInfo, pCapabilities) };
         state
             .hooks
             .post_call_record_get_display_plane_capabilities2_khr(
@@ -7697,7 +7782,10 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR<L: Registered>(
         let Some(next) = state.next.vkGetDisplayPlaneCapabilitiesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, mode, planeIndex, pCapabilities) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, mode, planeIndex, pCapabilities) };
         state
             .hooks
             .post_call_record_get_display_plane_capabilities_khr(
@@ -7743,9 +7831,10 @@ unsafe extern "system" fn vkGetDisplayPlaneSupportedDisplaysKHR<L: Registered>(
         let Some(next) = state.next.vkGetDisplayPlaneSupportedDisplaysKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe {
-            next(physicalDevice, planeIndex, pDisplayCount, pDisplays)
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
         };
+        let result = unsafe { next(down, planeIndex, pDisplayCount, pDisplays) };
         state
             .hooks
             .post_call_record_get_display_plane_supported_displays_khr(
@@ -7791,7 +7880,10 @@ unsafe extern "system" fn vkGetDrmDisplayEXT<L: Registered>(
         let Some(next) = state.next.vkGetDrmDisplayEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, drmFd, connectorId, display) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, drmFd, connectorId, display) };
         state
             .hooks
             .post_call_record_get_drm_display_ext(
@@ -7834,7 +7926,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceCalibrateableTimeDomainsKHR<L: Regi
         let Some(next) = state.next.vkGetPhysicalDeviceCalibrateableTimeDomainsKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, pTimeDomainCount, pTimeDomains) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pTimeDomainCount, pTimeDomains) };
         state
             .hooks
             .post_call_record_get_physical_device_calibrateable_time_domains_khr(
@@ -7880,7 +7975,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensions
             .vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, pPropertyCount, pProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pPropertyCount, pProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_cooperative_matrix_flexible_dimensions_properties_nv(
@@ -7923,7 +8021,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR<
             );
         let Some(next) = state.next.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR
         else { return Fallback::fallback() };
-        let result = unsafe { next(physicalDevice, pPropertyCount, pProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pPropertyCount, pProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_cooperative_matrix_properties_khr(
@@ -7966,7 +8067,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesNV<
             );
         let Some(next) = state.next.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV
         else { return Fallback::fallback() };
-        let result = unsafe { next(physicalDevice, pPropertyCount, pProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pPropertyCount, pProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_cooperative_matrix_properties_nv(
@@ -8009,7 +8113,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeVectorPropertiesNV<
             );
         let Some(next) = state.next.vkGetPhysicalDeviceCooperativeVectorPropertiesNV
         else { return Fallback::fallback() };
-        let result = unsafe { next(physicalDevice, pPropertyCount, pProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pPropertyCount, pProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_cooperative_vector_properties_nv(
@@ -8048,7 +8155,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceDescriptorSizeEXT<L: Registered>(
         let Some(next) = state.next.vkGetPhysicalDeviceDescriptorSizeEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, descriptorType) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, descriptorType) };
         state
             .hooks
             .post_call_record_get_physical_device_descriptor_size_ext(
@@ -8090,7 +8200,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceDirectFBPresentationSupportEXT<
             );
         let Some(next) = state.next.vkGetPhysicalDeviceDirectFBPresentationSupportEXT
         else { return Fallback::fallback() };
-        let result = unsafe { next(physicalDevice, queueFamilyIndex, dfb) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, queueFamilyIndex, dfb) };
         state
             .hooks
             .post_call_record_get_physical_device_direct_fb_presentation_support_ext(
@@ -8132,7 +8245,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlaneProperties2KHR<L: Regis
         let Some(next) = state.next.vkGetPhysicalDeviceDisplayPlaneProperties2KHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, pPropertyCount, pProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pPropertyCount, pProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_display_plane_properties2_khr(
@@ -8174,7 +8290,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlanePropertiesKHR<L: Regist
         let Some(next) = state.next.vkGetPhysicalDeviceDisplayPlanePropertiesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, pPropertyCount, pProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pPropertyCount, pProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_display_plane_properties_khr(
@@ -8216,7 +8335,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayProperties2KHR<L: Registered
         let Some(next) = state.next.vkGetPhysicalDeviceDisplayProperties2KHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, pPropertyCount, pProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pPropertyCount, pProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_display_properties2_khr(
@@ -8258,7 +8380,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPropertiesKHR<L: Registered>
         let Some(next) = state.next.vkGetPhysicalDeviceDisplayPropertiesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, pPropertyCount, pProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pPropertyCount, pProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_display_properties_khr(
@@ -8300,7 +8425,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferProperties<L: Registe
         let Some(next) = state.next.vkGetPhysicalDeviceExternalBufferProperties else {
             return Fallback::fallback()
         };
-        unsafe { next(physicalDevice, pExternalBufferInfo, pExternalBufferProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pExternalBufferInfo, pExternalBufferProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_external_buffer_properties(
@@ -8340,7 +8468,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalFenceProperties<L: Register
         let Some(next) = state.next.vkGetPhysicalDeviceExternalFenceProperties else {
             return Fallback::fallback()
         };
-        unsafe { next(physicalDevice, pExternalFenceInfo, pExternalFenceProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pExternalFenceInfo, pExternalFenceProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_external_fence_properties(
@@ -8396,9 +8527,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalImageFormatPropertiesNV<
             );
         let Some(next) = state.next.vkGetPhysicalDeviceExternalImageFormatPropertiesNV
         else { return Fallback::fallback() };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                physicalDevice,
+                down,
                 format,
                 r#type,
                 tiling,
@@ -8454,9 +8588,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphoreProperties<L: Regi
         let Some(next) = state.next.vkGetPhysicalDeviceExternalSemaphoreProperties else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(physicalDevice, pExternalSemaphoreInfo, pExternalSemaphoreProperties)
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, pExternalSemaphoreInfo, pExternalSemaphoreProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_external_semaphore_properties(
@@ -8496,7 +8631,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalTensorPropertiesARM<L: Regi
         let Some(next) = state.next.vkGetPhysicalDeviceExternalTensorPropertiesARM else {
             return Fallback::fallback()
         };
-        unsafe { next(physicalDevice, pExternalTensorInfo, pExternalTensorProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pExternalTensorInfo, pExternalTensorProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_external_tensor_properties_arm(
@@ -8527,7 +8665,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceFeatures<L: Registered>(
         let Some(next) = state.next.vkGetPhysicalDeviceFeatures else {
             return Fallback::fallback()
         };
-        unsafe { next(physicalDevice, pFeatures) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pFeatures) };
         state
             .hooks
             .post_call_record_get_physical_device_features(physicalDevice, pFeatures);
@@ -8554,7 +8695,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceFeatures2<L: Registered>(
         let Some(next) = state.next.vkGetPhysicalDeviceFeatures2 else {
             return Fallback::fallback()
         };
-        unsafe { next(physicalDevice, pFeatures) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pFeatures) };
         state
             .hooks
             .post_call_record_get_physical_device_features2(physicalDevice, pFeatures);
@@ -8590,7 +8734,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties<L: Registered>(
         let Some(next) = state.next.vkGetPhysicalDeviceFormatProperties else {
             return Fallback::fallback()
         };
-        unsafe { next(physicalDevice, format, pFormatProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, format, pFormatProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_format_properties(
@@ -8630,7 +8777,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2<L: Registered>(
         let Some(next) = state.next.vkGetPhysicalDeviceFormatProperties2 else {
             return Fallback::fallback()
         };
-        unsafe { next(physicalDevice, format, pFormatProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, format, pFormatProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_format_properties2(
@@ -8670,8 +8820,11 @@ unsafe extern "system" fn vkGetPhysicalDeviceFragmentShadingRatesKHR<L: Register
         let Some(next) = state.next.vkGetPhysicalDeviceFragmentShadingRatesKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(physicalDevice, pFragmentShadingRateCount, pFragmentShadingRates)
+            next(down, pFragmentShadingRateCount, pFragmentShadingRates)
         };
         state
             .hooks
@@ -8726,16 +8879,11 @@ unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties<L: Registered
         let Some(next) = state.next.vkGetPhysicalDeviceImageFormatProperties else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(
-                physicalDevice,
-                format,
-                r#type,
-                tiling,
-                usage,
-                flags,
-                pImageFormatProperties,
-            )
+            next(down, format, r#type, tiling, usage, flags, pImageFormatProperties)
         };
         state
             .hooks
@@ -8782,9 +8930,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2<L: Registere
         let Some(next) = state.next.vkGetPhysicalDeviceImageFormatProperties2 else {
             return Fallback::fallback()
         };
-        let result = unsafe {
-            next(physicalDevice, pImageFormatInfo, pImageFormatProperties)
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
         };
+        let result = unsafe { next(down, pImageFormatInfo, pImageFormatProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_image_format_properties2(
@@ -8823,7 +8972,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties<L: Registered>(
         let Some(next) = state.next.vkGetPhysicalDeviceMemoryProperties else {
             return Fallback::fallback()
         };
-        unsafe { next(physicalDevice, pMemoryProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pMemoryProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_memory_properties(
@@ -8859,7 +9011,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2<L: Registered>(
         let Some(next) = state.next.vkGetPhysicalDeviceMemoryProperties2 else {
             return Fallback::fallback()
         };
-        unsafe { next(physicalDevice, pMemoryProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pMemoryProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_memory_properties2(
@@ -8898,7 +9053,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceMultisamplePropertiesEXT<L: Registe
         let Some(next) = state.next.vkGetPhysicalDeviceMultisamplePropertiesEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(physicalDevice, samples, pMultisampleProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, samples, pMultisampleProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_multisample_properties_ext(
@@ -8941,13 +9099,11 @@ unsafe extern "system" fn vkGetPhysicalDeviceOpticalFlowImageFormatsNV<L: Regist
         let Some(next) = state.next.vkGetPhysicalDeviceOpticalFlowImageFormatsNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(
-                physicalDevice,
-                pOpticalFlowImageFormatInfo,
-                pFormatCount,
-                pImageFormatProperties,
-            )
+            next(down, pOpticalFlowImageFormatInfo, pFormatCount, pImageFormatProperties)
         };
         state
             .hooks
@@ -8994,7 +9150,10 @@ unsafe extern "system" fn vkGetPhysicalDevicePresentRectanglesKHR<L: Registered>
         let Some(next) = state.next.vkGetPhysicalDevicePresentRectanglesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, surface, pRectCount, pRects) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, surface, pRectCount, pRects) };
         state
             .hooks
             .post_call_record_get_physical_device_present_rectangles_khr(
@@ -9031,7 +9190,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceProperties<L: Registered>(
         let Some(next) = state.next.vkGetPhysicalDeviceProperties else {
             return Fallback::fallback()
         };
-        unsafe { next(physicalDevice, pProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_properties(
@@ -9067,7 +9229,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceProperties2<L: Registered>(
         let Some(next) = state.next.vkGetPhysicalDeviceProperties2 else {
             return Fallback::fallback()
         };
-        unsafe { next(physicalDevice, pProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_properties2(
@@ -9110,9 +9275,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEngin
             .vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                physicalDevice,
+                down,
                 pQueueFamilyDataGraphProcessingEngineInfo,
                 pQueueFamilyDataGraphProcessingEngineProperties,
             )
@@ -9160,9 +9328,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM<
             );
         let Some(next) = state.next.vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM
         else { return Fallback::fallback() };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                physicalDevice,
+                down,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphPropertyCount,
                 pQueueFamilyDataGraphProperties,
@@ -9214,7 +9385,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKH
             .vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(physicalDevice, pPerformanceQueryCreateInfo, pNumPasses) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pPerformanceQueryCreateInfo, pNumPasses) };
         state
             .hooks
             .post_call_record_get_physical_device_queue_family_performance_query_passes_khr(
@@ -9254,9 +9428,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties<L: Registered
         let Some(next) = state.next.vkGetPhysicalDeviceQueueFamilyProperties else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(physicalDevice, pQueueFamilyPropertyCount, pQueueFamilyProperties)
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, pQueueFamilyPropertyCount, pQueueFamilyProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_queue_family_properties(
@@ -9296,9 +9471,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2<L: Registere
         let Some(next) = state.next.vkGetPhysicalDeviceQueueFamilyProperties2 else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(physicalDevice, pQueueFamilyPropertyCount, pQueueFamilyProperties)
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, pQueueFamilyPropertyCount, pQueueFamilyProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_queue_family_properties2(
@@ -9338,7 +9514,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceScreenPresentationSupportQNX<L: Reg
         let Some(next) = state.next.vkGetPhysicalDeviceScreenPresentationSupportQNX else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, queueFamilyIndex, window) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, queueFamilyIndex, window) };
         state
             .hooks
             .post_call_record_get_physical_device_screen_presentation_support_qnx(
@@ -9395,9 +9574,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties<L: Regi
         let Some(next) = state.next.vkGetPhysicalDeviceSparseImageFormatProperties else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                physicalDevice,
+                down,
                 format,
                 r#type,
                 samples,
@@ -9454,7 +9636,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2<L: Reg
         let Some(next) = state.next.vkGetPhysicalDeviceSparseImageFormatProperties2 else {
             return Fallback::fallback()
         };
-        unsafe { next(physicalDevice, pFormatInfo, pPropertyCount, pProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pFormatInfo, pPropertyCount, pProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_sparse_image_format_properties2(
@@ -9499,7 +9684,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCom
             .vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, pCombinationCount, pCombinations) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCombinationCount, pCombinations) };
         state
             .hooks
             .post_call_record_get_physical_device_supported_framebuffer_mixed_samples_combinations_nv(
@@ -9541,7 +9729,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT<L: Register
         let Some(next) = state.next.vkGetPhysicalDeviceSurfaceCapabilities2EXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, surface, pSurfaceCapabilities) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, surface, pSurfaceCapabilities) };
         state
             .hooks
             .post_call_record_get_physical_device_surface_capabilities2_ext(
@@ -9583,7 +9774,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR<L: Register
         let Some(next) = state.next.vkGetPhysicalDeviceSurfaceCapabilities2KHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, pSurfaceInfo, pSurfaceCapabilities) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pSurfaceInfo, pSurfaceCapabilities) };
         state
             .hooks
             .post_call_record_get_physical_device_surface_capabilities2_khr(
@@ -9625,7 +9819,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilitiesKHR<L: Registere
         let Some(next) = state.next.vkGetPhysicalDeviceSurfaceCapabilitiesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, surface, pSurfaceCapabilities) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, surface, pSurfaceCapabilities) };
         state
             .hooks
             .post_call_record_get_physical_device_surface_capabilities_khr(
@@ -9670,8 +9867,11 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR<L: Registered>(
         let Some(next) = state.next.vkGetPhysicalDeviceSurfaceFormats2KHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(physicalDevice, pSurfaceInfo, pSurfaceFormatCount, pSurfaceFormats)
+            next(down, pSurfaceInfo, pSurfaceFormatCount, pSurfaceFormats)
         };
         state
             .hooks
@@ -9718,8 +9918,11 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormatsKHR<L: Registered>(
         let Some(next) = state.next.vkGetPhysicalDeviceSurfaceFormatsKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(physicalDevice, surface, pSurfaceFormatCount, pSurfaceFormats)
+            next(down, surface, pSurfaceFormatCount, pSurfaceFormats)
         };
         state
             .hooks
@@ -9766,8 +9969,11 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModes2EXT<L: Register
         let Some(next) = state.next.vkGetPhysicalDeviceSurfacePresentModes2EXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(physicalDevice, pSurfaceInfo, pPresentModeCount, pPresentModes)
+            next(down, pSurfaceInfo, pPresentModeCount, pPresentModes)
         };
         state
             .hooks
@@ -9814,9 +10020,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModesKHR<L: Registere
         let Some(next) = state.next.vkGetPhysicalDeviceSurfacePresentModesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe {
-            next(physicalDevice, surface, pPresentModeCount, pPresentModes)
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
         };
+        let result = unsafe { next(down, surface, pPresentModeCount, pPresentModes) };
         state
             .hooks
             .post_call_record_get_physical_device_surface_present_modes_khr(
@@ -9862,9 +10069,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceSupportKHR<L: Registered>(
         let Some(next) = state.next.vkGetPhysicalDeviceSurfaceSupportKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe {
-            next(physicalDevice, queueFamilyIndex, surface, pSupported)
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
         };
+        let result = unsafe { next(down, queueFamilyIndex, surface, pSupported) };
         state
             .hooks
             .post_call_record_get_physical_device_surface_support_khr(
@@ -9907,7 +10115,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceToolProperties<L: Registered>(
         let Some(next) = state.next.vkGetPhysicalDeviceToolProperties else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, pToolCount, pToolProperties) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pToolCount, pToolProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_tool_properties(
@@ -9949,7 +10160,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoCapabilitiesKHR<L: Registered>
         let Some(next) = state.next.vkGetPhysicalDeviceVideoCapabilitiesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, pVideoProfile, pCapabilities) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pVideoProfile, pCapabilities) };
         state
             .hooks
             .post_call_record_get_physical_device_video_capabilities_khr(
@@ -9995,9 +10209,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKH
             .vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe {
-            next(physicalDevice, pQualityLevelInfo, pQualityLevelProperties)
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
         };
+        let result = unsafe { next(down, pQualityLevelInfo, pQualityLevelProperties) };
         state
             .hooks
             .post_call_record_get_physical_device_video_encode_quality_level_properties_khr(
@@ -10042,9 +10257,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoFormatPropertiesKHR<L: Registe
         let Some(next) = state.next.vkGetPhysicalDeviceVideoFormatPropertiesKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                physicalDevice,
+                down,
                 pVideoFormatInfo,
                 pVideoFormatPropertyCount,
                 pVideoFormatProperties,
@@ -10093,7 +10311,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceWaylandPresentationSupportKHR<
             );
         let Some(next) = state.next.vkGetPhysicalDeviceWaylandPresentationSupportKHR
         else { return Fallback::fallback() };
-        let result = unsafe { next(physicalDevice, queueFamilyIndex, display) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, queueFamilyIndex, display) };
         state
             .hooks
             .post_call_record_get_physical_device_wayland_presentation_support_khr(
@@ -10132,7 +10353,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceWin32PresentationSupportKHR<L: Regi
         let Some(next) = state.next.vkGetPhysicalDeviceWin32PresentationSupportKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, queueFamilyIndex) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, queueFamilyIndex) };
         state
             .hooks
             .post_call_record_get_physical_device_win32_presentation_support_khr(
@@ -10176,9 +10400,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceXcbPresentationSupportKHR<L: Regist
         let Some(next) = state.next.vkGetPhysicalDeviceXcbPresentationSupportKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe {
-            next(physicalDevice, queueFamilyIndex, connection, visual_id)
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
         };
+        let result = unsafe { next(down, queueFamilyIndex, connection, visual_id) };
         state
             .hooks
             .post_call_record_get_physical_device_xcb_presentation_support_khr(
@@ -10224,7 +10449,10 @@ unsafe extern "system" fn vkGetPhysicalDeviceXlibPresentationSupportKHR<L: Regis
         let Some(next) = state.next.vkGetPhysicalDeviceXlibPresentationSupportKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, queueFamilyIndex, dpy, visualID) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, queueFamilyIndex, dpy, visualID) };
         state
             .hooks
             .post_call_record_get_physical_device_xlib_presentation_support_khr(
@@ -10270,7 +10498,10 @@ unsafe extern "system" fn vkGetRandROutputDisplayEXT<L: Registered>(
         let Some(next) = state.next.vkGetRandROutputDisplayEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, dpy, rrOutput, pDisplay) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, dpy, rrOutput, pDisplay) };
         state
             .hooks
             .post_call_record_get_rand_r_output_display_ext(
@@ -10313,7 +10544,10 @@ unsafe extern "system" fn vkGetWinrtDisplayNV<L: Registered>(
         let Some(next) = state.next.vkGetWinrtDisplayNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, deviceRelativeId, pDisplay) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, deviceRelativeId, pDisplay) };
         state
             .hooks
             .post_call_record_get_winrt_display_nv(
@@ -10344,7 +10578,10 @@ unsafe extern "system" fn vkReleaseDisplayEXT<L: Registered>(
         let Some(next) = state.next.vkReleaseDisplayEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(physicalDevice, display) };
+        let Some(down) = L::unwrap_physical_device(&state.hooks, physicalDevice) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, display) };
         state
             .hooks
             .post_call_record_release_display_ext(physicalDevice, display, result);
@@ -10384,7 +10621,10 @@ unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT<L: Registered>(
         let Some(next) = state.next.vkSubmitDebugUtilsMessageEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(instance, messageSeverity, messageTypes, pCallbackData) };
+        let Some(down) = L::unwrap_instance(&state.hooks, instance) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, messageSeverity, messageTypes, pCallbackData) };
         state
             .hooks
             .post_call_record_submit_debug_utils_message_ext(

@@ -80,6 +80,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
         "calls" => calls(&loader, &layers),
         "trace" => trace(&loader, &layers),
         "layer-count" => layer_count(&loader),
+        "layer-sdk" => crate::layer_sdk::child(&loader),
         other => Err(format!("unknown child group {other}")),
     }
 }
@@ -271,7 +272,7 @@ fn name_sets() -> Vec<(&'static str, Vec<CString>)> {
 }
 
 /// The test driver's own `vkCmdDraw`, from the library the loader already opened.
-fn driver_cmd_draw() -> Result<CmdDraw, String> {
+pub fn driver_cmd_draw() -> Result<CmdDraw, String> {
     let path = std::env::var(DRIVER_LIB_VAR).map_err(|_| format!("{DRIVER_LIB_VAR} not set"))?;
     let flags = libc::RTLD_NOW | libc::RTLD_NOLOAD | libc::RTLD_LOCAL;
     // SAFETY: RTLD_NOLOAD only finds the library the loader already has; nothing is initialised.

@@ -4,6 +4,7 @@
 //! `loader-bench child ...` is how `loaders` runs each measurement in a fresh process.
 
 mod child;
+mod layer_sdk;
 mod loaders;
 mod lookup;
 mod real_driver;
@@ -16,7 +17,7 @@ use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: loader-bench [loaders|lookup|real-driver] [--khronos PATH] [--json FILE] | workload OUT_DIR";
+const USAGE: &str = "usage: loader-bench [loaders|lookup|real-driver|layer-sdk] [--khronos PATH] [--json FILE] | workload OUT_DIR";
 
 /// Each measurement repeats its input until a round takes this long...
 const MIN_ROUND: Duration = Duration::from_millis(50);
@@ -69,6 +70,16 @@ fn main() -> ExitCode {
             }
         }
         Some("lookup") => lookup::run(),
+        Some("layer-sdk") => {
+            let exe = match std::env::current_exe() {
+                Ok(exe) => exe,
+                Err(e) => return fail(&format!("cannot find this executable: {e}")),
+            };
+            match layer_sdk::run(&exe) {
+                Ok(json) => json,
+                Err(e) => return fail(&e),
+            }
+        }
         Some("real-driver") => {
             let exe = match std::env::current_exe() {
                 Ok(exe) => exe,

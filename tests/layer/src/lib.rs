@@ -1,24 +1,26 @@
-//! The project's test layer, built on the generated crate's dispatch tables (see README.md).
-//!
-//! Per-instance and per-device data are kept under the dispatch key (the first word of the
-//! handle, which the loader owns), as the layer guide (seed 003) describes.
+//! The project's test layer, built on the `vk-layer` SDK (see README.md): the SDK's chassis does
+//! the chain walk, negotiation, `vkGet*ProcAddr` and the per-instance and per-device state; this
+//! file is what the layer does, switched by `VK_TEST_LAYER_*` variables.
 
 #![allow(non_snake_case)]
-#![allow(clippy::missing_safety_doc, clippy::vec_box)]
+// Boxed wrappers: their addresses are the handles handed out, so they must not move. The hook
+// methods are the SDK's safe trait methods: the chassis hands them the pointers a Vulkan caller
+// passed, which the API's valid usage makes dereferenceable.
+#![allow(clippy::missing_safety_doc, clippy::vec_box, clippy::not_unsafe_ptr_arg_deref)]
 
 pub mod install;
 
 use std::ffi::{c_char, c_void, CStr};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use vk_generated::layer_abi::*;
-use vk_generated::types::*;
-use vk_generated::{DeviceDispatchTable, DispatchTable, InstanceDispatchTable};
-
-type Gipa = unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction;
-type Gdpa = unsafe extern "system" fn(VkDevice, *const c_char) -> PFN_vkVoidFunction;
+use vk_layer::vk::command_id as id;
+use vk_layer::vk::types::*;
+use vk_layer::vk::{DeviceDispatchTable, DispatchTable, InstanceDispatchTable};
+use vk_layer::{
+    DeviceHooks, DeviceLink, InstanceHooks, InstanceLink, InstanceState, Layer,
+    NextInstanceExtensions, NextInstanceLayers, NextInstanceVersion, ProcAddr, Registered,
+};
 
 // ------------------------------------------------------------------------------------------------
 // Configuration
@@ -90,17 +92,34 @@ fn log(what: &str) {
     }
 }
 
-fn guard<R>(on_panic: R, f: impl FnOnce() -> R) -> R {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or(on_panic)
+
+fn tag_or_dash() -> &'static str {
+    if tag().is_empty() {
+        "-"
+    } else {
+        tag()
+    }
+}
+
+macro_rules! pfn {
+    ($f:expr, $t:ty) => {
+        // SAFETY: function pointers of any signature share one representation.
+        Some(unsafe { std::mem::transmute::<$t, unsafe extern "system" fn()>($f) })
+    };
+}
+
+fn copy_table<T: DispatchTable>(table: &T) -> T {
+    let mut copy = T::default();
+    copy.slots_mut().copy_from_slice(table.slots());
+    copy
 }
 
 // ------------------------------------------------------------------------------------------------
-// State, keyed by the dispatch pointer
+// The layer's objects
 // ------------------------------------------------------------------------------------------------
 
-unsafe fn key(handle: *mut c_void) -> usize {
-    *(handle as *const usize)
-}
+/// The layer.
+pub struct TestLayer;
 
 /// A physical device as this layer hands it out when wrapping: its own dispatchable object.
 #[repr(C)]
@@ -110,320 +129,335 @@ struct WrappedPhysicalDevice {
     inner: VkPhysicalDevice,
 }
 
-/// The instance as this layer hands it out when wrapping instances: its own dispatchable object
-/// (the next level's handle is `InstanceData::handle`).
+/// The instance as this layer hands it out when wrapping instances: its own dispatchable object.
 #[repr(C)]
 struct WrappedInstance {
     /// The loader's dispatch pointer (written by vkSetInstanceLoaderData).
     loader_data: *const c_void,
 }
 
-struct InstanceData {
-    key: usize,
+/// Per instance.
+pub struct Instance {
     /// The next level's handle.
-    handle: VkInstance,
-    next_gipa: Gipa,
-    next_gpdpa: PFN_GetPhysicalDeviceProcAddr,
-    /// `vkGetTestDriverRequestedApiVersionTEST` of the next level, resolved at vkCreateInstance
-    /// (`VK_TEST_LAYER_NEXT_FROM_GIPA`); otherwise resolved at each call.
-    next_requested_api_version: PFN_vkVoidFunction,
-    table: InstanceDispatchTable,
-    set_loader_data: PFN_vkSetInstanceLoaderData,
-    layer_device: VkLayerInstanceCreateInfoLayerDevice,
-    wrapped: Vec<Box<WrappedPhysicalDevice>>,
+    inner: VkInstance,
+    next: InstanceDispatchTable,
+    link: InstanceLink,
+    /// `VK_TEST_LAYER_NEXT_FROM_GIPA`: the next `vk_layerGetPhysicalDeviceProcAddr` and
+    /// `vkGetTestDriverRequestedApiVersionTEST`, resolved at vkCreateInstance.
+    from_gipa: Option<(vk_layer::vk::layer_abi::PFN_GetPhysicalDeviceProcAddr, PFN_vkVoidFunction)>,
+    wrapped: Mutex<Vec<Box<WrappedPhysicalDevice>>>,
     /// The handle handed up when wrapping instances.
     wrapper: Option<Box<WrappedInstance>>,
 }
 
-struct DeviceData {
-    key: usize,
-    next_gdpa: Gdpa,
-    table: DeviceDispatchTable,
+// SAFETY: the raw pointers are handles, usable from any thread; `wrapped` is behind a lock.
+unsafe impl Send for Instance {}
+unsafe impl Sync for Instance {}
+
+/// Per device.
+pub struct Device {
+    next: DeviceDispatchTable,
     draws: AtomicU32,
 }
 
-// SAFETY: the raw pointers are handles and loader functions, usable from any thread.
-unsafe impl Send for InstanceData {}
-
-static INSTANCES: Mutex<Vec<Box<InstanceData>>> = Mutex::new(Vec::new());
-static DEVICES: Mutex<Vec<Box<DeviceData>>> = Mutex::new(Vec::new());
-
-fn with_instance<R>(k: usize, f: impl FnOnce(&mut InstanceData) -> R) -> Option<R> {
-    let mut all = INSTANCES.lock().ok()?;
-    all.iter_mut().find(|i| i.key == k).map(|i| f(i))
-}
-
-/// The device's data; boxed, so the reference stays valid after the lock (removed only by
-/// vkDestroyDevice, after which the application may not use the device).
-fn device(k: usize) -> Option<&'static DeviceData> {
-    let all = DEVICES.lock().ok()?;
-    all.iter().find(|d| d.key == k).map(|d| unsafe { &*(&**d as *const DeviceData) })
-}
-
-/// The handle to pass down for a physical device this layer may have wrapped.
-unsafe fn unwrap(pd: VkPhysicalDevice) -> VkPhysicalDevice {
-    with_instance(key(pd.0), |i| {
-        i.wrapped.iter().find(|w| &***w as *const WrappedPhysicalDevice as *mut c_void == pd.0).map(|w| w.inner)
-    })
-    .flatten()
-    .unwrap_or(pd)
-}
-
-/// The next level's handle for an instance handed to this layer. When wrapping instances it must
-/// be the wrapper this layer returned: anything else is reported (a line naming `command`) and
-/// refused, where a real wrapping layer would crash.
-unsafe fn inner_instance(instance: VkInstance, command: &str) -> Option<VkInstance> {
-    if instance.is_null() {
-        return None;
+impl Instance {
+    fn wrapper_handle(&self) -> Option<VkInstance> {
+        self.wrapper.as_ref().map(|w| VkInstance(&**w as *const WrappedInstance as *mut c_void))
     }
-    let (inner, wrapper) = with_instance(key(instance.0), |i| (i.handle, i.wrapper.as_ref().map(|w| handle_of_wrapper(w))))?;
-    match wrapper {
-        Some(wrapper) if wrapper != instance => {
-            let t = if tag().is_empty() { "-" } else { tag() };
-            println!("TEST_LAYER_WRAP {t} {command}: not the instance this layer returned");
-            None
-        }
-        _ => Some(inner),
+
+    /// The next level's handle for a physical device this layer wrapped, if it is one.
+    fn wrapped_inner(&self, pd: *mut c_void) -> Option<VkPhysicalDevice> {
+        let wrapped = self.wrapped.lock().ok()?;
+        wrapped.iter().find(|w| &***w as *const WrappedPhysicalDevice as *mut c_void == pd).map(|w| w.inner)
     }
 }
 
-fn handle_of_wrapper(w: &WrappedInstance) -> VkInstance {
-    VkInstance(w as *const WrappedInstance as *mut c_void)
+/// The state of the instance a physical device or instance handle belongs to.
+fn instance_state(handle: *mut c_void) -> Option<&'static InstanceState<TestLayer>> {
+    // SAFETY: a live dispatchable handle, per the caller (the API).
+    unsafe { TestLayer::chassis().instance(handle) }
 }
 
-/// The next level's instance functions; boxed data, valid until vkDestroyInstance (after which the
-/// application may not use the instance or its physical devices).
-fn instance_table(pd_or_instance: *mut c_void) -> Option<(&'static InstanceDispatchTable, VkInstance)> {
-    unsafe { with_instance(key(pd_or_instance), |i| (&*(&i.table as *const InstanceDispatchTable), i.handle)) }
-}
-
-fn clone_table(t: &InstanceDispatchTable) -> InstanceDispatchTable {
-    let mut copy = InstanceDispatchTable::default();
-    copy.slots_mut().copy_from_slice(t.slots());
-    copy
-}
-
-// ------------------------------------------------------------------------------------------------
-// Chain information
-// ------------------------------------------------------------------------------------------------
-
-unsafe fn find_instance_info(info: *const VkInstanceCreateInfo, function: VkLayerFunction) -> *mut VkLayerInstanceCreateInfo {
-    let mut p = (*info).pNext as *mut VkLayerInstanceCreateInfo;
-    while !p.is_null() {
-        if (*p).sType == VkStructureType::LOADER_INSTANCE_CREATE_INFO && (*p).function == function {
-            return p;
+/// The hooked commands' switches: whether each goes through the layer (else the next level's
+/// function is handed out, as if not hooked).
+fn hooked_now(name: &[u8]) -> Option<bool> {
+    let (wrap, wrap_instance) = (flag("WRAP"), flag("WRAP_INSTANCE"));
+    Some(match name {
+        b"vkCmdDraw" => intercept(),
+        b"vkGetPhysicalDeviceProperties" => intercept() || wrap,
+        b"vkEnumeratePhysicalDevices" => wrap || wrap_instance,
+        b"vkCreateHeadlessSurfaceEXT" | b"vkDestroySurfaceKHR" | b"vkCreateDebugUtilsMessengerEXT" | b"vkDestroyDebugUtilsMessengerEXT" => {
+            wrap_instance
         }
-        p = (*p).pNext as *mut VkLayerInstanceCreateInfo;
+        b"vkSetDebugUtilsObjectNameEXT" => wrap || wrap_instance,
+        b"vkGetPhysicalDeviceFeatures"
+        | b"vkGetPhysicalDeviceMemoryProperties"
+        | b"vkGetPhysicalDeviceQueueFamilyProperties"
+        | b"vkEnumerateDeviceExtensionProperties" => wrap,
+        _ => return None,
+    })
+}
+
+/// The layer's commands of its own.
+fn own_command(name: &[u8]) -> PFN_vkVoidFunction {
+    match name {
+        b"vkGetTestLayerDrawsTEST" => pfn!(GetTestLayerDrawsTEST, unsafe extern "system" fn(VkDevice) -> u32),
+        _ => None,
     }
-    std::ptr::null_mut()
 }
 
-unsafe fn find_device_info(info: *const VkDeviceCreateInfo, function: VkLayerFunction) -> *mut VkLayerDeviceCreateInfo {
-    let mut p = (*info).pNext as *mut VkLayerDeviceCreateInfo;
-    while !p.is_null() {
-        if (*p).sType == VkStructureType::LOADER_DEVICE_CREATE_INFO && (*p).function == function {
-            return p;
-        }
-        p = (*p).pNext as *mut VkLayerDeviceCreateInfo;
-    }
-    std::ptr::null_mut()
-}
+impl Layer for TestLayer {
+    type Instance = Instance;
+    type Device = Device;
+    const HOOKS: &'static [u16] = &[
+        id::vkCmdDraw,
+        id::vkGetPhysicalDeviceProperties,
+        id::vkEnumeratePhysicalDevices,
+        id::vkCreateHeadlessSurfaceEXT,
+        id::vkDestroySurfaceKHR,
+        id::vkCreateDebugUtilsMessengerEXT,
+        id::vkDestroyDebugUtilsMessengerEXT,
+        id::vkSetDebugUtilsObjectNameEXT,
+        id::vkGetPhysicalDeviceFeatures,
+        id::vkGetPhysicalDeviceMemoryProperties,
+        id::vkGetPhysicalDeviceQueueFamilyProperties,
+        id::vkEnumerateDeviceExtensionProperties,
+    ];
 
-// ------------------------------------------------------------------------------------------------
-// Entry points
-// ------------------------------------------------------------------------------------------------
-
-/// The layer's only `vk*` export.
-#[no_mangle]
-pub unsafe extern "system" fn vkNegotiateLoaderLayerInterfaceVersion(p: *mut VkNegotiateLayerInterface) -> VkResult {
-    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(p) = p.as_mut() else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        if p.sType != VkNegotiateLayerStructType::LAYER_NEGOTIATE_INTERFACE_STRUCT {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        }
-        p.loaderLayerInterfaceVersion = p.loaderLayerInterfaceVersion.min(2);
-        p.pfnGetInstanceProcAddr = Some(TestLayer_GetInstanceProcAddr);
-        p.pfnGetDeviceProcAddr = Some(TestLayer_GetDeviceProcAddr);
-        p.pfnGetPhysicalDeviceProcAddr = Some(TestLayer_GetPhysicalDeviceProcAddr);
-        VkResult::SUCCESS
-    })
-}
-
-macro_rules! pfn {
-    ($f:expr, $t:ty) => {
-        Some(std::mem::transmute::<$t, unsafe extern "system" fn()>($f))
-    };
-}
-
-type Props = unsafe extern "system" fn(VkPhysicalDevice, *mut VkPhysicalDeviceProperties);
-
-/// The layer's vkGetInstanceProcAddr (exported under this name for the renamed-function test).
-#[no_mangle]
-pub unsafe extern "system" fn TestLayer_GetInstanceProcAddr(instance: VkInstance, pName: *const c_char) -> PFN_vkVoidFunction {
-    guard(None, || {
-        if pName.is_null() {
-            return None;
-        }
-        let name = CStr::from_ptr(pName).to_bytes();
-        let wrap = flag("WRAP");
-        let wrap_instance = flag("WRAP_INSTANCE");
-        let own: PFN_vkVoidFunction = match name {
-            b"vkGetInstanceProcAddr" => pfn!(TestLayer_GetInstanceProcAddr, Gipa),
-            b"vkGetDeviceProcAddr" => pfn!(TestLayer_GetDeviceProcAddr, Gdpa),
-            b"vkCreateInstance" => pfn!(CreateInstance, unsafe extern "system" fn(*const VkInstanceCreateInfo, *const VkAllocationCallbacks, *mut VkInstance) -> VkResult),
-            b"vkDestroyInstance" => pfn!(DestroyInstance, unsafe extern "system" fn(VkInstance, *const VkAllocationCallbacks)),
-            b"vkCreateDevice" => pfn!(CreateDevice, CreateDeviceFn),
-            b"vkDestroyDevice" => pfn!(DestroyDevice, unsafe extern "system" fn(VkDevice, *const VkAllocationCallbacks)),
-            b"vkGetTestLayerDrawsTEST" => pfn!(GetTestLayerDrawsTEST, unsafe extern "system" fn(VkDevice) -> u32),
-            b"vkCmdDraw" if intercept() => pfn!(CmdDraw, unsafe extern "system" fn(VkCommandBuffer, u32, u32, u32, u32)),
-            b"vkGetPhysicalDeviceProperties" if intercept() || wrap => pfn!(GetPhysicalDeviceProperties, Props),
-            b"vkEnumeratePhysicalDevices" if wrap || wrap_instance => pfn!(EnumeratePhysicalDevices, unsafe extern "system" fn(VkInstance, *mut u32, *mut VkPhysicalDevice) -> VkResult),
-            b"vkCreateHeadlessSurfaceEXT" if wrap_instance => pfn!(CreateHeadlessSurfaceEXT, CreateHeadlessSurfaceFn),
-            b"vkDestroySurfaceKHR" if wrap_instance => pfn!(DestroySurfaceKHR, unsafe extern "system" fn(VkInstance, VkSurfaceKHR, *const VkAllocationCallbacks)),
-            b"vkCreateDebugUtilsMessengerEXT" if wrap_instance => pfn!(CreateDebugUtilsMessengerEXT, CreateMessengerFn),
-            b"vkDestroyDebugUtilsMessengerEXT" if wrap_instance => pfn!(DestroyDebugUtilsMessengerEXT, DestroyMessengerFn),
-            b"vkSetDebugUtilsObjectNameEXT" if wrap || wrap_instance => pfn!(SetDebugUtilsObjectNameEXT, SetObjectNameFn),
-            b"vkGetPhysicalDeviceFeatures" if wrap => pfn!(GetPhysicalDeviceFeatures, unsafe extern "system" fn(VkPhysicalDevice, *mut VkPhysicalDeviceFeatures)),
-            b"vkGetPhysicalDeviceMemoryProperties" if wrap => pfn!(GetPhysicalDeviceMemoryProperties, unsafe extern "system" fn(VkPhysicalDevice, *mut VkPhysicalDeviceMemoryProperties)),
-            b"vkGetPhysicalDeviceQueueFamilyProperties" if wrap => pfn!(GetPhysicalDeviceQueueFamilyProperties, unsafe extern "system" fn(VkPhysicalDevice, *mut u32, *mut VkQueueFamilyProperties)),
-            b"vkEnumerateDeviceExtensionProperties" if wrap => pfn!(EnumerateDeviceExtensionProperties, unsafe extern "system" fn(VkPhysicalDevice, *const c_char, *mut u32, *mut VkExtensionProperties) -> VkResult),
-            _ => None,
-        };
-        if own.is_some() {
-            return own;
-        }
-        // A wrapping layer must unwrap every command it passes down that takes a wrapped handle;
-        // this one only offers those it unwraps.
-        if let Some(cmd) = vk_generated::lookup::command(name) {
-            let level = cmd.info().level;
-            if (wrap && level == vk_generated::CommandLevel::PhysicalDevice) || (wrap_instance && level == vk_generated::CommandLevel::Instance) {
-                return None;
-            }
-        }
-        if instance.is_null() {
-            return None;
-        }
-        let (next, inner) = with_instance(key(instance.0), |i| (i.next_gipa, i.handle))?;
-        next(inner, pName)
-    })
-}
-
-/// The layer's vkGetDeviceProcAddr.
-#[no_mangle]
-pub unsafe extern "system" fn TestLayer_GetDeviceProcAddr(device: VkDevice, pName: *const c_char) -> PFN_vkVoidFunction {
-    guard(None, || {
-        if pName.is_null() || device.is_null() {
-            return None;
-        }
-        match CStr::from_ptr(pName).to_bytes() {
-            b"vkGetDeviceProcAddr" => return pfn!(TestLayer_GetDeviceProcAddr, Gdpa),
-            b"vkDestroyDevice" => return pfn!(DestroyDevice, unsafe extern "system" fn(VkDevice, *const VkAllocationCallbacks)),
-            b"vkGetTestLayerDrawsTEST" => return pfn!(GetTestLayerDrawsTEST, unsafe extern "system" fn(VkDevice) -> u32),
-            b"vkCmdDraw" if intercept() => return pfn!(CmdDraw, unsafe extern "system" fn(VkCommandBuffer, u32, u32, u32, u32)),
-            b"vkSetDebugUtilsObjectNameEXT" if flag("WRAP") || flag("WRAP_INSTANCE") => return pfn!(SetDebugUtilsObjectNameEXT, SetObjectNameFn),
-            // The other commands naming objects by handle would need unwrapping too: not offered.
-            b"vkSetDebugUtilsObjectTagEXT" | b"vkDebugMarkerSetObjectNameEXT" | b"vkDebugMarkerSetObjectTagEXT" if flag("WRAP") || flag("WRAP_INSTANCE") => {
-                return None
-            }
-            _ => {}
-        }
-        let d = crate::device(key(device.0))?;
-        (d.next_gdpa)(device, pName)
-    })
-}
-
-type CreateDeviceFn = unsafe extern "system" fn(VkPhysicalDevice, *const VkDeviceCreateInfo, *const VkAllocationCallbacks, *mut VkDevice) -> VkResult;
-
-unsafe extern "system" fn CreateInstance(
-    pCreateInfo: *const VkInstanceCreateInfo,
-    pAllocator: *const VkAllocationCallbacks,
-    pInstance: *mut VkInstance,
-) -> VkResult {
-    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
+    fn before_create_instance(_: &VkInstanceCreateInfo, link: &InstanceLink, p_instance: *mut VkInstance) -> Result<(), VkResult> {
         log("vkCreateInstance");
-        let link_info = find_instance_info(pCreateInfo, VkLayerFunction::LAYER_LINK_INFO);
-        if link_info.is_null() || (*link_info).u.pLayerInfo.is_null() {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
+        // SAFETY: the next level's own function and the caller's output pointer, per the API.
+        unsafe {
+            if flag("CALLBACK") {
+                let f: PFN_vkEnumerateInstanceExtensionProperties =
+                    std::mem::transmute((link.gipa)(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties".as_ptr()));
+                let mut count = 0;
+                let r = f.map(|f| f(std::ptr::null(), &mut count, std::ptr::null_mut()));
+                println!("TEST_LAYER_CALLBACK instance extensions {r:?} {count}");
+            }
+            if flag("CLOBBER_INSTANCE") && !p_instance.is_null() && !(*p_instance).is_null() {
+                // A broken layer: zeroes the loader's object behind the handle it is to pass down.
+                std::ptr::write_bytes((*p_instance).0 as *mut u8, 0, 2 * std::mem::size_of::<usize>());
+            }
         }
-        let link = (*link_info).u.pLayerInfo;
-        let Some(next_gipa) = (*link).pfnNextGetInstanceProcAddr else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let next_gpdpa = (*link).pfnNextGetPhysicalDeviceProcAddr;
-        (*link_info).u.pLayerInfo = (*link).pNext;
-        let data_info = find_instance_info(pCreateInfo, VkLayerFunction::LOADER_DATA_CALLBACK);
-        let set_loader_data = if data_info.is_null() { None } else { (*data_info).u.pfnSetInstanceLoaderData };
-        let device_info = find_instance_info(pCreateInfo, VkLayerFunction::LOADER_LAYER_CREATE_DEVICE_CALLBACK);
-        let layer_device = if device_info.is_null() { VkLayerInstanceCreateInfoLayerDevice::default() } else { (*device_info).u.layerDevice };
-        if flag("CALLBACK") {
-            let f: PFN_vkEnumerateInstanceExtensionProperties =
-                std::mem::transmute(next_gipa(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties".as_ptr()));
-            let mut count = 0;
-            let r = f.map(|f| f(std::ptr::null(), &mut count, std::ptr::null_mut()));
-            println!("TEST_LAYER_CALLBACK instance extensions {r:?} {count}");
-        }
-        let create: PFN_vkCreateInstance = std::mem::transmute(next_gipa(VkInstance::NULL, c"vkCreateInstance".as_ptr()));
-        let Some(create) = create else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        if flag("CLOBBER_INSTANCE") && !(*pInstance).is_null() {
-            // A broken layer: zeroes the loader's object behind the handle it is to pass down.
-            std::ptr::write_bytes((*pInstance).0 as *mut u8, 0, 2 * std::mem::size_of::<usize>());
-        }
-        let result = create(pCreateInfo, pAllocator, pInstance);
-        if result != VkResult::SUCCESS {
-            return result;
-        }
-        let instance = *pInstance;
-        let table = InstanceDispatchTable::load(|name| next_gipa(instance, name.as_ptr()));
-        let (next_gpdpa, next_requested_api_version) = if flag("NEXT_FROM_GIPA") { next_from_gipa(instance, next_gipa) } else { (next_gpdpa, None) };
+        Ok(())
+    }
+
+    fn create_instance(
+        _: &VkInstanceCreateInfo,
+        instance: VkInstance,
+        next: &InstanceDispatchTable,
+        link: &InstanceLink,
+    ) -> Result<Instance, VkResult> {
+        // SAFETY: the next level's own functions, with its live instance.
+        let from_gipa = flag("NEXT_FROM_GIPA").then(|| unsafe { next_from_gipa(instance, link) });
         // The wrapper needs the loader's dispatch pointer, which only vkSetInstanceLoaderData gives.
-        let wrapper = match (flag("WRAP_INSTANCE"), set_loader_data) {
+        let wrapper = match (flag("WRAP_INSTANCE"), link.set_loader_data) {
             (true, Some(set)) => {
                 let w = Box::new(WrappedInstance { loader_data: std::ptr::null() });
-                set(instance, handle_of_wrapper(&w).0);
-                *pInstance = handle_of_wrapper(&w);
+                // SAFETY: the loader's callback, with the instance it made and our object.
+                unsafe { set(instance, &*w as *const WrappedInstance as *mut c_void) };
                 Some(w)
             }
             _ => None,
         };
-        if let Ok(mut all) = INSTANCES.lock() {
-            all.push(Box::new(InstanceData {
-                key: key(instance.0),
-                handle: instance,
-                next_gipa,
-                next_gpdpa,
-                next_requested_api_version,
-                table: clone_table(&table),
-                set_loader_data,
-                layer_device,
-                wrapped: Vec::new(),
-                wrapper,
-            }));
-        }
         if flag("CALLBACK") {
-            if let (Some(enumerate), Some(props)) = (table.vkEnumeratePhysicalDevices, table.vkGetPhysicalDeviceProperties) {
-                let mut count = 0;
-                enumerate(instance, &mut count, std::ptr::null_mut());
-                let mut pds = vec![VkPhysicalDevice::NULL; count as usize];
-                enumerate(instance, &mut count, pds.as_mut_ptr());
-                for pd in pds {
-                    let mut p = VkPhysicalDeviceProperties::default();
-                    props(pd, &mut p);
-                    println!("TEST_LAYER_CALLBACK device {}", CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy());
+            if let (Some(enumerate), Some(props)) = (next.vkEnumeratePhysicalDevices, next.vkGetPhysicalDeviceProperties) {
+                // SAFETY: the next level's own functions, called as the API says.
+                unsafe {
+                    let mut count = 0;
+                    enumerate(instance, &mut count, std::ptr::null_mut());
+                    let mut pds = vec![VkPhysicalDevice::NULL; count as usize];
+                    enumerate(instance, &mut count, pds.as_mut_ptr());
+                    for pd in pds {
+                        let mut p = VkPhysicalDeviceProperties::default();
+                        props(pd, &mut p);
+                        println!("TEST_LAYER_CALLBACK device {}", CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy());
+                    }
                 }
             }
         }
         if flag("FAIL_CREATE_INSTANCE") {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
+            return Err(VkResult::ERROR_INITIALIZATION_FAILED);
         }
-        VkResult::SUCCESS
-    })
+        Ok(Instance { inner: instance, next: copy_table(next), link: *link, from_gipa, wrapped: Mutex::new(Vec::new()), wrapper })
+    }
+
+    fn returned_instance(object: &Instance, instance: VkInstance) -> VkInstance {
+        object.wrapper_handle().unwrap_or(instance)
+    }
+
+    /// When wrapping instances, only the wrapper this layer returned is accepted: anything else
+    /// is reported and refused, where a real wrapping layer would crash.
+    fn unwrap_instance(object: &Instance, handle: VkInstance) -> Option<VkInstance> {
+        match object.wrapper_handle() {
+            Some(wrapper) if wrapper != handle => {
+                println!("TEST_LAYER_WRAP {} {:p}: not the instance this layer returned", tag_or_dash(), handle.0);
+                None
+            }
+            _ => Some(object.inner),
+        }
+    }
+
+    fn unwrap_physical_device(object: &Instance, handle: VkPhysicalDevice) -> Option<VkPhysicalDevice> {
+        Some(object.wrapped_inner(handle.0).unwrap_or(handle))
+    }
+
+    fn before_destroy_instance(_: &Instance, _: VkInstance) {
+        log("vkDestroyInstance");
+    }
+
+    fn before_create_device(_: &Instance, _: VkPhysicalDevice, _: &VkDeviceCreateInfo, _: &DeviceLink) -> Result<(), VkResult> {
+        log("vkCreateDevice");
+        Ok(())
+    }
+
+    fn create_device(
+        instance: &Instance,
+        pd: VkPhysicalDevice,
+        info: &VkDeviceCreateInfo,
+        device: VkDevice,
+        next: &DeviceDispatchTable,
+        link: &DeviceLink,
+    ) -> Result<Device, VkResult> {
+        let inner = instance.wrapped_inner(pd.0).unwrap_or(pd);
+        // SAFETY: the next levels' own functions and the loader's callbacks, called as the API says.
+        unsafe {
+            if flag("CALLBACK") {
+                if let Some(props) = instance.next.vkGetPhysicalDeviceProperties {
+                    let mut p = VkPhysicalDeviceProperties::default();
+                    props(inner, &mut p);
+                    println!("TEST_LAYER_CALLBACK creating a device on {}", CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy());
+                }
+                if let Some(set) = link.set_loader_data {
+                    let mut object: [usize; 2] = [0, 0];
+                    let r = set(device, object.as_mut_ptr() as *mut c_void);
+                    if r == VkResult::SUCCESS && object[0] == *(device.0 as *const usize) {
+                        println!("TEST_LAYER_CALLBACK device loader data ok");
+                    }
+                }
+            }
+            if flag("CREATE_DEVICE_CALLBACK") {
+                private_device(instance, inner, info);
+            }
+        }
+        if flag("FAIL_CREATE_DEVICE") {
+            return Err(VkResult::ERROR_INITIALIZATION_FAILED);
+        }
+        Ok(Device { next: copy_table(next), draws: AtomicU32::new(0) })
+    }
+
+    fn before_destroy_device(_: &Device, _: VkDevice) {
+        log("vkDestroyDevice");
+    }
+
+    fn instance_proc_addr(name: &CStr) -> ProcAddr {
+        let name = name.to_bytes();
+        if let Some(own) = own_command(name) {
+            return ProcAddr::Own(Some(own));
+        }
+        if hooked_now(name) == Some(true) {
+            return ProcAddr::Chassis;
+        }
+        // A wrapping layer must unwrap every command it passes down that takes a wrapped handle;
+        // this one only offers those it unwraps.
+        if let Some(cmd) = vk_layer::vk::lookup::command(name) {
+            let level = cmd.info().level;
+            if (flag("WRAP") && level == vk_layer::vk::CommandLevel::PhysicalDevice)
+                || (flag("WRAP_INSTANCE") && level == vk_layer::vk::CommandLevel::Instance)
+            {
+                return ProcAddr::Own(None);
+            }
+        }
+        ProcAddr::Next
+    }
+
+    fn device_proc_addr(name: &CStr) -> ProcAddr {
+        let name = name.to_bytes();
+        if let Some(own) = own_command(name) {
+            return ProcAddr::Own(Some(own));
+        }
+        let wrapping = flag("WRAP") || flag("WRAP_INSTANCE");
+        match name {
+            // The other commands naming objects by handle would need unwrapping too: not offered.
+            b"vkSetDebugUtilsObjectTagEXT" | b"vkDebugMarkerSetObjectNameEXT" | b"vkDebugMarkerSetObjectTagEXT" if wrapping => ProcAddr::Own(None),
+            _ if hooked_now(name) == Some(true) => ProcAddr::Chassis,
+            _ => ProcAddr::Next,
+        }
+    }
+
+    /// Intercepts the test driver's `vkGetTestDriverRequestedApiVersionTEST`; passes every other
+    /// name down.
+    fn physical_device_proc_addr(state: &InstanceState<Self>, name: &CStr, next: PFN_vkVoidFunction) -> PFN_vkVoidFunction {
+        let below = match state.hooks.from_gipa {
+            // SAFETY: the next level's own function, with its live instance.
+            Some((gpdpa, _)) => gpdpa.and_then(|g| unsafe { g(state.hooks.inner, name.as_ptr()) }),
+            None => next,
+        };
+        if intercept() && below.is_some() && name == c"vkGetTestDriverRequestedApiVersionTEST" {
+            return pfn!(RequestedApiVersion, unsafe extern "system" fn(VkPhysicalDevice) -> u32);
+        }
+        below
+    }
+
+    /// Adds `VK_TEST_pre_instance_extension` to the list the rest of the chain gives.
+    unsafe fn enumerate_instance_extension_properties(
+        next: NextInstanceExtensions<'_>,
+        pLayerName: *const c_char,
+        pCount: *mut u32,
+        pProps: *mut VkExtensionProperties,
+    ) -> VkResult {
+        println!("TEST_LAYER_PRE {} extensions", tag());
+        let mut count = 0;
+        let r = next.call(pLayerName, &mut count, std::ptr::null_mut());
+        if r != VkResult::SUCCESS || !pLayerName.is_null() {
+            return next.call(pLayerName, pCount, pProps);
+        }
+        let mut all = vec![VkExtensionProperties::default(); count as usize];
+        next.call(pLayerName, &mut count, all.as_mut_ptr());
+        all.truncate(count as usize);
+        all.push(vk_layer::extension_properties("VK_TEST_pre_instance_extension", 1));
+        vk_layer::fill_array(&all, pCount, pProps)
+    }
+
+    unsafe fn enumerate_instance_layer_properties(next: NextInstanceLayers<'_>, pCount: *mut u32, pProps: *mut VkLayerProperties) -> VkResult {
+        println!("TEST_LAYER_PRE {} layers", tag());
+        next.call(pCount, pProps)
+    }
+
+    /// Reports at most Vulkan 1.1.
+    unsafe fn enumerate_instance_version(next: NextInstanceVersion<'_>, pVersion: *mut u32) -> VkResult {
+        println!("TEST_LAYER_PRE {} version", tag());
+        let r = next.call(pVersion);
+        if r == VkResult::SUCCESS {
+            *pVersion = (*pVersion).min(vk_layer::vk::make_api_version(0, 1, 1, 0));
+        }
+        r
+    }
 }
+
+vk_layer::declare_layer!(TestLayer {
+    negotiate: vkNegotiateLoaderLayerInterfaceVersion,
+    // Exported under these names for the renamed-function test.
+    get_instance_proc_addr: TestLayer_GetInstanceProcAddr,
+    get_device_proc_addr: TestLayer_GetDeviceProcAddr,
+    // For an implicit manifest's "pre_instance_functions" (not `vk*` names, so nothing interposes).
+    enumerate_instance_extension_properties: TestLayer_EnumerateInstanceExtensionProperties,
+    enumerate_instance_layer_properties: TestLayer_EnumerateInstanceLayerProperties,
+    enumerate_instance_version: TestLayer_EnumerateInstanceVersion,
+});
 
 /// As layers built on the Khronos samples do: the next level's `vk_layerGetPhysicalDeviceProcAddr`
 /// from its vkGetInstanceProcAddr, and the next functions of the unknown commands this layer
 /// intercepts, resolved as soon as the instance exists (before the application names them).
-unsafe fn next_from_gipa(instance: VkInstance, next_gipa: Gipa) -> (PFN_GetPhysicalDeviceProcAddr, PFN_vkVoidFunction) {
-    let next_gpdpa: PFN_GetPhysicalDeviceProcAddr = std::mem::transmute(next_gipa(instance, c"vk_layerGetPhysicalDeviceProcAddr".as_ptr()));
+unsafe fn next_from_gipa(
+    instance: VkInstance,
+    link: &InstanceLink,
+) -> (vk_layer::vk::layer_abi::PFN_GetPhysicalDeviceProcAddr, PFN_vkVoidFunction) {
+    let next_gpdpa: vk_layer::vk::layer_abi::PFN_GetPhysicalDeviceProcAddr =
+        std::mem::transmute((link.gipa)(instance, c"vk_layerGetPhysicalDeviceProcAddr".as_ptr()));
     let requested = next_gpdpa.and_then(|g| g(instance, c"vkGetTestDriverRequestedApiVersionTEST".as_ptr()));
-    let device_command = next_gipa(instance, c"vkTestDeviceCommand000TEST".as_ptr());
+    let device_command = (link.gipa)(instance, c"vkTestDeviceCommand000TEST".as_ptr());
     let found = |f: bool| if f { "found" } else { "missing" };
     println!("TEST_LAYER_CALLBACK next vk_layerGetPhysicalDeviceProcAddr {}", found(next_gpdpa.is_some()));
     println!("TEST_LAYER_CALLBACK next vkGetTestDriverRequestedApiVersionTEST {}", found(requested.is_some()));
@@ -431,272 +465,127 @@ unsafe fn next_from_gipa(instance: VkInstance, next_gipa: Gipa) -> (PFN_GetPhysi
     (next_gpdpa, requested)
 }
 
-unsafe extern "system" fn DestroyInstance(instance: VkInstance, pAllocator: *const VkAllocationCallbacks) {
-    guard((), || {
-        if instance.is_null() {
-            return;
-        }
-        log("vkDestroyInstance");
-        let Some(inner) = inner_instance(instance, "vkDestroyInstance") else { return };
-        let k = key(instance.0);
-        let Some(destroy) = with_instance(k, |i| i.table.vkDestroyInstance).flatten() else { return };
-        destroy(inner, pAllocator);
-        if let Ok(mut all) = INSTANCES.lock() {
-            all.retain(|i| i.key != k);
-        }
-    })
-}
+// ------------------------------------------------------------------------------------------------
+// Hooks
+// ------------------------------------------------------------------------------------------------
 
-unsafe extern "system" fn EnumeratePhysicalDevices(instance: VkInstance, pCount: *mut u32, pDevices: *mut VkPhysicalDevice) -> VkResult {
-    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some((table, _)) = instance_table(instance.0) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let Some(enumerate) = table.vkEnumeratePhysicalDevices else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let Some(next_instance) = inner_instance(instance, "vkEnumeratePhysicalDevices") else { return VkResult::ERROR_INITIALIZATION_FAILED };
+impl InstanceHooks for Instance {
+    /// `VK_TEST_LAYER_WRAP`: hands out wrapped physical devices (the same wrapper for the same
+    /// device every time), each given the loader's dispatch pointer.
+    fn pre_call_validate_enumerate_physical_devices(&self, instance: VkInstance, pCount: *mut u32, pDevices: *mut VkPhysicalDevice) -> Option<VkResult> {
         if !flag("WRAP") {
-            return enumerate(next_instance, pCount, pDevices);
+            return None;
         }
-        let mut count = 0;
-        let r = enumerate(next_instance, &mut count, std::ptr::null_mut());
-        if r != VkResult::SUCCESS {
-            return r;
-        }
-        let mut inner = vec![VkPhysicalDevice::NULL; count as usize];
-        enumerate(next_instance, &mut count, inner.as_mut_ptr());
-        inner.truncate(count as usize);
-        let wrapped: Vec<VkPhysicalDevice> = with_instance(key(instance.0), |i| {
-            inner
+        let Some(enumerate) = self.next.vkEnumeratePhysicalDevices else { return Some(VkResult::ERROR_INITIALIZATION_FAILED) };
+        let Some(next_instance) = TestLayer::unwrap_instance(self, instance) else { return Some(VkResult::ERROR_INITIALIZATION_FAILED) };
+        // SAFETY: the next level's own functions and the caller's arrays, per the API.
+        unsafe {
+            let mut count = 0;
+            let r = enumerate(next_instance, &mut count, std::ptr::null_mut());
+            if r != VkResult::SUCCESS {
+                return Some(r);
+            }
+            let mut inner = vec![VkPhysicalDevice::NULL; count as usize];
+            enumerate(next_instance, &mut count, inner.as_mut_ptr());
+            inner.truncate(count as usize);
+            let Ok(mut wrapped) = self.wrapped.lock() else { return Some(VkResult::ERROR_INITIALIZATION_FAILED) };
+            let handles: Vec<VkPhysicalDevice> = inner
                 .iter()
                 .map(|&pd| {
-                    if let Some(w) = i.wrapped.iter().find(|w| w.inner == pd) {
+                    if let Some(w) = wrapped.iter().find(|w| w.inner == pd) {
                         return VkPhysicalDevice(&**w as *const WrappedPhysicalDevice as *mut c_void);
                     }
                     let w = Box::new(WrappedPhysicalDevice { loader_data: std::ptr::null(), inner: pd });
                     let handle = VkPhysicalDevice(&*w as *const WrappedPhysicalDevice as *mut c_void);
-                    if let Some(set) = i.set_loader_data {
+                    if let Some(set) = self.link.set_loader_data {
                         set(next_instance, handle.0);
                     }
-                    i.wrapped.push(w);
+                    wrapped.push(w);
                     handle
                 })
-                .collect()
-        })
-        .unwrap_or_default();
-        if pDevices.is_null() {
-            *pCount = wrapped.len() as u32;
-            return VkResult::SUCCESS;
+                .collect();
+            Some(vk_layer::fill_array(&handles, pCount, pDevices))
         }
-        let n = (*pCount as usize).min(wrapped.len());
-        std::ptr::copy_nonoverlapping(wrapped.as_ptr(), pDevices, n);
-        *pCount = n as u32;
-        if n < wrapped.len() { VkResult::INCOMPLETE } else { VkResult::SUCCESS }
-    })
+    }
 }
 
-unsafe extern "system" fn GetPhysicalDeviceProperties(pd: VkPhysicalDevice, p: *mut VkPhysicalDeviceProperties) {
-    guard((), || {
-        if let Some(f) = instance_table(pd.0).and_then(|(t, _)| t.vkGetPhysicalDeviceProperties) {
-            f(unwrap(pd), p)
-        }
-    })
-}
+impl DeviceHooks for Device {
+    fn pre_call_record_cmd_draw(&self, _: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {
+        self.draws.fetch_add(1, Ordering::Relaxed);
+    }
 
-unsafe extern "system" fn GetPhysicalDeviceFeatures(pd: VkPhysicalDevice, p: *mut VkPhysicalDeviceFeatures) {
-    guard((), || {
-        if let Some(f) = instance_table(pd.0).and_then(|(t, _)| t.vkGetPhysicalDeviceFeatures) {
-            f(unwrap(pd), p)
-        }
-    })
-}
-
-unsafe extern "system" fn GetPhysicalDeviceMemoryProperties(pd: VkPhysicalDevice, p: *mut VkPhysicalDeviceMemoryProperties) {
-    guard((), || {
-        if let Some(f) = instance_table(pd.0).and_then(|(t, _)| t.vkGetPhysicalDeviceMemoryProperties) {
-            f(unwrap(pd), p)
-        }
-    })
-}
-
-unsafe extern "system" fn GetPhysicalDeviceQueueFamilyProperties(pd: VkPhysicalDevice, c: *mut u32, p: *mut VkQueueFamilyProperties) {
-    guard((), || {
-        if let Some(f) = instance_table(pd.0).and_then(|(t, _)| t.vkGetPhysicalDeviceQueueFamilyProperties) {
-            f(unwrap(pd), c, p)
-        }
-    })
-}
-
-unsafe extern "system" fn EnumerateDeviceExtensionProperties(pd: VkPhysicalDevice, l: *const c_char, c: *mut u32, p: *mut VkExtensionProperties) -> VkResult {
-    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
-        match instance_table(pd.0).and_then(|(t, _)| t.vkEnumerateDeviceExtensionProperties) {
-            Some(f) => f(unwrap(pd), l, c, p),
-            None => VkResult::ERROR_INITIALIZATION_FAILED,
-        }
-    })
-}
-
-unsafe extern "system" fn CreateDevice(
-    pd: VkPhysicalDevice,
-    pCreateInfo: *const VkDeviceCreateInfo,
-    pAllocator: *const VkAllocationCallbacks,
-    pDevice: *mut VkDevice,
-) -> VkResult {
-    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
-        log("vkCreateDevice");
-        let link_info = find_device_info(pCreateInfo, VkLayerFunction::LAYER_LINK_INFO);
-        if link_info.is_null() || (*link_info).u.pLayerInfo.is_null() {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        }
-        let link = (*link_info).u.pLayerInfo;
-        let (Some(next_gipa), Some(next_gdpa)) = ((*link).pfnNextGetInstanceProcAddr, (*link).pfnNextGetDeviceProcAddr) else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
-        (*link_info).u.pLayerInfo = (*link).pNext;
-        let Some((table, instance)) = instance_table(pd.0) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let create: PFN_vkCreateDevice = std::mem::transmute(next_gipa(instance, c"vkCreateDevice".as_ptr()));
-        let Some(create) = create else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let inner = unwrap(pd);
-        let result = create(inner, pCreateInfo, pAllocator, pDevice);
-        if result != VkResult::SUCCESS {
-            return result;
-        }
-        let device = *pDevice;
-        let device_table = DeviceDispatchTable::load(|name| next_gdpa(device, name.as_ptr()));
-        if let Ok(mut all) = DEVICES.lock() {
-            all.push(Box::new(DeviceData { key: key(device.0), next_gdpa, table: device_table, draws: AtomicU32::new(0) }));
-        }
-        if flag("CALLBACK") {
-            if let Some(props) = table.vkGetPhysicalDeviceProperties {
-                let mut p = VkPhysicalDeviceProperties::default();
-                props(inner, &mut p);
-                println!("TEST_LAYER_CALLBACK creating a device on {}", CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy());
+    /// While wrapping: an instance or physical device named must be one this layer wrapped
+    /// (reported and refused with `VK_ERROR_VALIDATION_FAILED_EXT` otherwise), and goes down as
+    /// the next level's handle.
+    fn pre_call_validate_set_debug_utils_object_name_ext(&self, device: VkDevice, pNameInfo: *const VkDebugUtilsObjectNameInfoEXT) -> Option<VkResult> {
+        let Some(next) = self.next.vkSetDebugUtilsObjectNameEXT else { return Some(VkResult::ERROR_EXTENSION_NOT_PRESENT) };
+        // SAFETY: the caller's structure, per the API.
+        let Some(mut info) = (unsafe { pNameInfo.as_ref() }).copied() else { return Some(VkResult::ERROR_INITIALIZATION_FAILED) };
+        let object = info.objectHandle as usize as *mut c_void;
+        let inner = match info.objectType {
+            VkObjectType::INSTANCE if flag("WRAP_INSTANCE") => {
+                instance_state(object).and_then(|s| TestLayer::unwrap_instance(&s.hooks, VkInstance(object))).map(|i| i.0 as u64)
             }
-            let data_info = find_device_info(pCreateInfo, VkLayerFunction::LOADER_DATA_CALLBACK);
-            if let Some(set) = data_info.as_ref().and_then(|d| d.u.pfnSetDeviceLoaderData) {
-                let mut object: [usize; 2] = [0, 0];
-                let r = set(device, object.as_mut_ptr() as *mut c_void);
-                if r == VkResult::SUCCESS && object[0] == key(device.0) {
-                    println!("TEST_LAYER_CALLBACK device loader data ok");
+            VkObjectType::PHYSICAL_DEVICE if flag("WRAP") => {
+                let inner = if object.is_null() { None } else { instance_state(object).and_then(|s| s.hooks.wrapped_inner(object)) };
+                if inner.is_none() {
+                    println!("TEST_LAYER_WRAP {} vkSetDebugUtilsObjectNameEXT: not a physical device this layer returned", tag_or_dash());
                 }
+                inner.map(|pd| pd.0 as u64)
             }
-        }
-        if flag("CREATE_DEVICE_CALLBACK") {
-            private_device(pd, inner, pCreateInfo, pAllocator);
-        }
-        if flag("FAIL_CREATE_DEVICE") {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        }
-        VkResult::SUCCESS
-    })
+            _ => Some(info.objectHandle),
+        };
+        let Some(inner) = inner else { return Some(VkResult::ERROR_VALIDATION_FAILED_EXT) };
+        info.objectHandle = inner;
+        // SAFETY: the next level's own function, with the caller's device.
+        Some(unsafe { next(device, &info) })
+    }
 }
 
-unsafe extern "system" fn DestroyDevice(device: VkDevice, pAllocator: *const VkAllocationCallbacks) {
-    guard((), || {
-        if device.is_null() {
-            return;
-        }
-        log("vkDestroyDevice");
-        let k = key(device.0);
-        if let Some(destroy) = crate::device(k).and_then(|d| d.table.vkDestroyDevice) {
-            destroy(device, pAllocator);
-        }
-        if let Ok(mut all) = DEVICES.lock() {
-            all.retain(|d| d.key != k);
-        }
-    })
-}
-
-unsafe extern "system" fn CmdDraw(cmd: VkCommandBuffer, a: u32, b: u32, c: u32, d: u32) {
-    guard((), || {
-        let Some(dev) = device(key(cmd.0)) else { return };
-        dev.draws.fetch_add(1, Ordering::Relaxed);
-        if let Some(f) = dev.table.vkCmdDraw {
-            f(cmd, a, b, c, d)
-        }
-    })
-}
+// ------------------------------------------------------------------------------------------------
+// Commands of the layer's own
+// ------------------------------------------------------------------------------------------------
 
 unsafe extern "system" fn GetTestLayerDrawsTEST(device: VkDevice) -> u32 {
-    guard(0, || crate::device(key(device.0)).map_or(0, |d| d.draws.load(Ordering::Relaxed)))
-}
-
-// ------------------------------------------------------------------------------------------------
-// Pre-instance interceptors (named in an implicit manifest's "pre_instance_functions")
-// ------------------------------------------------------------------------------------------------
-
-/// Adds `VK_TEST_pre_instance_extension` to the list the rest of the chain gives.
-#[no_mangle]
-pub unsafe extern "system" fn TestLayer_EnumerateInstanceExtensionProperties(
-    chain: *const VkEnumerateInstanceExtensionPropertiesChain,
-    pLayerName: *const c_char,
-    pCount: *mut u32,
-    pProps: *mut VkExtensionProperties,
-) -> VkResult {
-    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
-        println!("TEST_LAYER_PRE {} extensions", tag());
-        let Some(next) = (*chain).pfnNextLayer else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let mut count = 0;
-        let r = next((*chain).pNextLink, pLayerName, &mut count, std::ptr::null_mut());
-        if r != VkResult::SUCCESS || !pLayerName.is_null() {
-            return next((*chain).pNextLink, pLayerName, pCount, pProps);
-        }
-        let mut all = vec![VkExtensionProperties::default(); count as usize];
-        next((*chain).pNextLink, pLayerName, &mut count, all.as_mut_ptr());
-        all.truncate(count as usize);
-        let mut extra = VkExtensionProperties { specVersion: 1, ..Default::default() };
-        for (d, s) in extra.extensionName.iter_mut().zip(b"VK_TEST_pre_instance_extension") {
-            *d = *s as c_char;
-        }
-        all.push(extra);
-        if pProps.is_null() {
-            *pCount = all.len() as u32;
-            return VkResult::SUCCESS;
-        }
-        let n = (*pCount as usize).min(all.len());
-        std::ptr::copy_nonoverlapping(all.as_ptr(), pProps, n);
-        *pCount = n as u32;
-        if n < all.len() { VkResult::INCOMPLETE } else { VkResult::SUCCESS }
+    vk_layer::guard(|| {
+        // SAFETY: a live device, per this command's contract.
+        unsafe { TestLayer::chassis().device(device.0) }.map_or(0, |d| d.hooks.draws.load(Ordering::Relaxed))
     })
 }
 
-#[no_mangle]
-pub unsafe extern "system" fn TestLayer_EnumerateInstanceLayerProperties(
-    chain: *const VkEnumerateInstanceLayerPropertiesChain,
-    pCount: *mut u32,
-    pProps: *mut VkLayerProperties,
-) -> VkResult {
-    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
-        println!("TEST_LAYER_PRE {} layers", tag());
-        match (*chain).pfnNextLayer {
-            Some(next) => next((*chain).pNextLink, pCount, pProps),
-            None => VkResult::ERROR_INITIALIZATION_FAILED,
-        }
-    })
-}
-
-/// Reports at most Vulkan 1.1.
-#[no_mangle]
-pub unsafe extern "system" fn TestLayer_EnumerateInstanceVersion(chain: *const VkEnumerateInstanceVersionChain, pVersion: *mut u32) -> VkResult {
-    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
-        println!("TEST_LAYER_PRE {} version", tag());
-        let Some(next) = (*chain).pfnNextLayer else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let r = next((*chain).pNextLink, pVersion);
-        if r == VkResult::SUCCESS {
-            *pVersion = (*pVersion).min(vk_generated::make_api_version(0, 1, 1, 0));
-        }
-        r
+/// `vkGetTestDriverRequestedApiVersionTEST`, a physical-device command the registry does not know.
+unsafe extern "system" fn RequestedApiVersion(pd: VkPhysicalDevice) -> u32 {
+    vk_layer::guard(|| {
+        log("vkGetTestDriverRequestedApiVersionTEST");
+        let Some(state) = instance_state(pd.0) else { return 0 };
+        let name = c"vkGetTestDriverRequestedApiVersionTEST";
+        let next = match state.hooks.from_gipa {
+            Some((_, resolved)) => resolved,
+            None => state.next_physical_device_proc_addr(name),
+        };
+        // SAFETY: the next level's function of this name has this signature.
+        let f: Option<unsafe extern "system" fn(VkPhysicalDevice) -> u32> = unsafe { std::mem::transmute(next) };
+        let inner = TestLayer::unwrap_physical_device(&state.hooks, pd).unwrap_or(pd);
+        // SAFETY: the next level's own function, with its handle.
+        f.map_or(0, |f| unsafe { f(inner) })
     })
 }
 
 /// Creates a device of the layer's own through the loader's `pfnLayerCreateDevice` (the layers
 /// below this one), uses a queue of it, destroys it with `pfnLayerDestroyDevice`.
-unsafe fn private_device(pd: VkPhysicalDevice, inner: VkPhysicalDevice, info: *const VkDeviceCreateInfo, alloc: *const VkAllocationCallbacks) {
-    let Some((layer_device, instance)) = with_instance(key(pd.0), |i| (i.layer_device, i.handle)) else { return };
+unsafe fn private_device(instance: &Instance, inner: VkPhysicalDevice, info: *const VkDeviceCreateInfo) {
+    let layer_device = instance.link.layer_device;
     let (Some(create), Some(destroy)) = (layer_device.pfnLayerCreateDevice, layer_device.pfnLayerDestroyDevice) else {
         println!("TEST_LAYER_CALLBACK no create-device callback");
         return;
     };
+    let alloc = std::ptr::null();
     let mut device = VkDevice::NULL;
     let mut next_gdpa: PFN_vkGetDeviceProcAddr = None;
-    let r = create(instance, inner, info, alloc, &mut device, Some(TestLayer_GetInstanceProcAddr), &mut next_gdpa);
+    // The loader finds this layer in the chain by its vkGetInstanceProcAddr: the chassis's, which
+    // negotiation handed out (not the exported wrapper of the same).
+    let layer_gipa = vk_layer::chassis::get_instance_proc_addr::<TestLayer>;
+    let r = create(instance.inner, inner, info, alloc, &mut device, Some(layer_gipa), &mut next_gdpa);
     let Some(gdpa) = next_gdpa.filter(|_| r == VkResult::SUCCESS) else {
         println!("TEST_LAYER_CALLBACK private device failed {r:?}");
         return;
@@ -710,132 +599,4 @@ unsafe fn private_device(pd: VkPhysicalDevice, inner: VkPhysicalDevice, info: *c
     }
     let destroy_fn: PFN_vkDestroyDevice = std::mem::transmute(gdpa(device, c"vkDestroyDevice".as_ptr()));
     destroy(device, alloc, destroy_fn);
-}
-
-// ------------------------------------------------------------------------------------------------
-// Physical-device commands unknown to the registry (interface 2)
-// ------------------------------------------------------------------------------------------------
-
-/// `vk_layerGetPhysicalDeviceProcAddr`: intercepts the test driver's
-/// `vkGetTestDriverRequestedApiVersionTEST`; passes every other name down.
-unsafe extern "system" fn TestLayer_GetPhysicalDeviceProcAddr(instance: VkInstance, pName: *const c_char) -> PFN_vkVoidFunction {
-    guard(None, || {
-        if pName.is_null() || instance.is_null() {
-            return None;
-        }
-        let (next, inner) = with_instance(key(instance.0), |i| (i.next_gpdpa, i.handle))?;
-        let below = next?(inner, pName);
-        if intercept() && below.is_some() && CStr::from_ptr(pName) == c"vkGetTestDriverRequestedApiVersionTEST" {
-            return pfn!(RequestedApiVersion, unsafe extern "system" fn(VkPhysicalDevice) -> u32);
-        }
-        below
-    })
-}
-
-unsafe extern "system" fn RequestedApiVersion(pd: VkPhysicalDevice) -> u32 {
-    guard(0, || {
-        log("vkGetTestDriverRequestedApiVersionTEST");
-        let Some((next, resolved, instance)) = with_instance(key(pd.0), |i| (i.next_gpdpa, i.next_requested_api_version, i.handle)) else { return 0 };
-        let next = resolved.or_else(|| next.and_then(|g| g(instance, c"vkGetTestDriverRequestedApiVersionTEST".as_ptr())));
-        let f: Option<unsafe extern "system" fn(VkPhysicalDevice) -> u32> = std::mem::transmute(next);
-        f.map_or(0, |f| f(unwrap(pd)))
-    })
-}
-
-// ------------------------------------------------------------------------------------------------
-// Instance-level commands of a wrapped instance (`VK_TEST_LAYER_WRAP_INSTANCE`)
-// ------------------------------------------------------------------------------------------------
-
-type CreateHeadlessSurfaceFn =
-    unsafe extern "system" fn(VkInstance, *const VkHeadlessSurfaceCreateInfoEXT, *const VkAllocationCallbacks, *mut VkSurfaceKHR) -> VkResult;
-type CreateMessengerFn = unsafe extern "system" fn(
-    VkInstance,
-    *const VkDebugUtilsMessengerCreateInfoEXT,
-    *const VkAllocationCallbacks,
-    *mut VkDebugUtilsMessengerEXT,
-) -> VkResult;
-type DestroyMessengerFn = unsafe extern "system" fn(VkInstance, VkDebugUtilsMessengerEXT, *const VkAllocationCallbacks);
-type SetObjectNameFn = unsafe extern "system" fn(VkDevice, *const VkDebugUtilsObjectNameInfoEXT) -> VkResult;
-
-unsafe extern "system" fn CreateHeadlessSurfaceEXT(
-    instance: VkInstance,
-    pCreateInfo: *const VkHeadlessSurfaceCreateInfoEXT,
-    pAllocator: *const VkAllocationCallbacks,
-    pSurface: *mut VkSurfaceKHR,
-) -> VkResult {
-    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(inner) = inner_instance(instance, "vkCreateHeadlessSurfaceEXT") else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        match instance_table(instance.0).and_then(|(t, _)| t.vkCreateHeadlessSurfaceEXT) {
-            Some(f) => f(inner, pCreateInfo, pAllocator, pSurface),
-            None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
-        }
-    })
-}
-
-unsafe extern "system" fn DestroySurfaceKHR(instance: VkInstance, surface: VkSurfaceKHR, pAllocator: *const VkAllocationCallbacks) {
-    guard((), || {
-        let Some(inner) = inner_instance(instance, "vkDestroySurfaceKHR") else { return };
-        if let Some(f) = instance_table(instance.0).and_then(|(t, _)| t.vkDestroySurfaceKHR) {
-            f(inner, surface, pAllocator)
-        }
-    })
-}
-
-unsafe extern "system" fn CreateDebugUtilsMessengerEXT(
-    instance: VkInstance,
-    pCreateInfo: *const VkDebugUtilsMessengerCreateInfoEXT,
-    pAllocator: *const VkAllocationCallbacks,
-    pMessenger: *mut VkDebugUtilsMessengerEXT,
-) -> VkResult {
-    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(inner) = inner_instance(instance, "vkCreateDebugUtilsMessengerEXT") else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        match instance_table(instance.0).and_then(|(t, _)| t.vkCreateDebugUtilsMessengerEXT) {
-            Some(f) => f(inner, pCreateInfo, pAllocator, pMessenger),
-            None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
-        }
-    })
-}
-
-unsafe extern "system" fn DestroyDebugUtilsMessengerEXT(instance: VkInstance, messenger: VkDebugUtilsMessengerEXT, pAllocator: *const VkAllocationCallbacks) {
-    guard((), || {
-        let Some(inner) = inner_instance(instance, "vkDestroyDebugUtilsMessengerEXT") else { return };
-        if let Some(f) = instance_table(instance.0).and_then(|(t, _)| t.vkDestroyDebugUtilsMessengerEXT) {
-            f(inner, messenger, pAllocator)
-        }
-    })
-}
-
-/// `vkSetDebugUtilsObjectNameEXT` while wrapping: an instance or physical device named must be one
-/// this layer wrapped (reported and refused with `VK_ERROR_VALIDATION_FAILED_EXT` otherwise), and
-/// goes down as the next level's handle.
-unsafe extern "system" fn SetDebugUtilsObjectNameEXT(device: VkDevice, pNameInfo: *const VkDebugUtilsObjectNameInfoEXT) -> VkResult {
-    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(next) = crate::device(key(device.0)).and_then(|d| d.table.vkSetDebugUtilsObjectNameEXT) else {
-            return VkResult::ERROR_EXTENSION_NOT_PRESENT;
-        };
-        let Some(mut info) = pNameInfo.as_ref().copied() else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let object = info.objectHandle as usize as *mut c_void;
-        let inner = match info.objectType {
-            VkObjectType::INSTANCE if flag("WRAP_INSTANCE") => inner_instance(VkInstance(object), "vkSetDebugUtilsObjectNameEXT").map(|i| i.0 as u64),
-            VkObjectType::PHYSICAL_DEVICE if flag("WRAP") => wrapped_physical_device(object).map(|pd| pd.0 as u64),
-            _ => Some(info.objectHandle),
-        };
-        let Some(inner) = inner else { return VkResult::ERROR_VALIDATION_FAILED_EXT };
-        info.objectHandle = inner;
-        next(device, &info)
-    })
-}
-
-/// The next level's handle for a physical device this layer wrapped; reported when it is not one.
-unsafe fn wrapped_physical_device(object: *mut c_void) -> Option<VkPhysicalDevice> {
-    let inner = if object.is_null() {
-        None
-    } else {
-        with_instance(key(object), |i| i.wrapped.iter().find(|w| &***w as *const WrappedPhysicalDevice as *mut c_void == object).map(|w| w.inner)).flatten()
-    };
-    if inner.is_none() {
-        let t = if tag().is_empty() { "-" } else { tag() };
-        println!("TEST_LAYER_WRAP {t} vkSetDebugUtilsObjectNameEXT: not a physical device this layer returned");
-    }
-    inner
 }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use vk_layer::vk::types::*;
 use vk_layer::vk::{command_id, DeviceDispatchTable, InstanceDispatchTable};
-use vk_layer::{DeviceHooks, InstanceHooks, Layer};
+use vk_layer::{DeviceHooks, DeviceLink, InstanceHooks, InstanceLink, Layer};
 
 /// The layer.
 pub struct DrawCount;
@@ -31,6 +31,7 @@ impl Layer for DrawCount {
         _: &VkInstanceCreateInfo,
         _: VkInstance,
         _: &InstanceDispatchTable,
+        _: &InstanceLink,
     ) -> Result<Instance, VkResult> {
         Ok(Instance)
     }
@@ -41,6 +42,7 @@ impl Layer for DrawCount {
         _: &VkDeviceCreateInfo,
         _: VkDevice,
         _: &DeviceDispatchTable,
+        _: &DeviceLink,
     ) -> Result<Device, VkResult> {
         Ok(Device {
             draws: AtomicU32::new(0),
