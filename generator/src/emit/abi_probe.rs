@@ -114,8 +114,10 @@ pub fn rust_probe(reg: &Registry) -> Result<String, String> {
         }
     });
     let tokens = quote! {
-        /// (type, size, alignment, [(member, offset)]) for every struct and union name.
-        pub static LAYOUTS: &[(&str, usize, usize, &[(&str, usize)])] = &[#(#layouts),*];
+        /// A type's name, size, alignment and (member, offset) list.
+        pub type Layout = (&'static str, usize, usize, &'static [(&'static str, usize)]);
+        /// The layout of every struct and union name.
+        pub static LAYOUTS: &[Layout] = &[#(#layouts),*];
         /// (C name, value) for every enum and bitmask value name, aliases included.
         pub static VALUES: &[(&str, i128)] = &[#(#values),*];
         /// (C name, value) for API constants; floats scaled by 1000.
