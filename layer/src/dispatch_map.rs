@@ -6,8 +6,7 @@
 //! (key, value) pairs in open-addressed chunks of `CHUNK` (64) slots; a full chunk links a new one,
 //! and chunks live as long as the map. A writer publishes the value before the key (release), a
 //! reader loads the key (acquire) and then the value. Removal leaves a tombstone so later probes
-//! go on. The latest insert's slot is remembered and checked before hashing (one device or instance
-//! is the common case). A value is freed only by `remove`, which the chassis calls from `vkDestroy*`, when the
+//! go on. A value is freed only by `remove`, which the chassis calls from `vkDestroy*`, when the
 //! Vulkan API already forbids any other use of the object and of its children. A sharded
 //! `RwLock` map was the alternative; it still writes a shared cache line on every read.
 
@@ -61,10 +60,6 @@ impl<T> Chunk<T> {
 /// A map from dispatch pointers to owned values; lock-free lookups, locked inserts and removals.
 pub struct DispatchMap<T> {
     first: Chunk<T>,
-    /// The slot of the latest insert, checked before hashing: the one device or instance most
-    /// programs have is found without the hash in the lookup's chain of dependent loads (a slot's
-    /// address is stable, and a reader checks the slot's key as a probe does).
-    recent: AtomicPtr<Slot<T>>,
     writers: Mutex<()>,
     owns: PhantomData<Box<T>>,
 }
@@ -80,7 +75,6 @@ impl<T> DispatchMap<T> {
     pub const fn new() -> Self {
         DispatchMap {
             first: Chunk::EMPTY,
-            recent: AtomicPtr::new(ptr::null_mut()),
             writers: Mutex::new(()),
             owns: PhantomData,
         }
@@ -113,15 +107,10 @@ impl<T> DispatchMap<T> {
 
     /// The value stored for `key`. No lock.
     pub fn get(&self, key: usize) -> Option<&T> {
-        // SAFETY: `recent` is null or a slot of a chunk, which lives as long as the map.
-        let recent = unsafe { self.recent.load(Ordering::Acquire).as_ref() };
-        let slot = match recent {
-            Some(slot) if key != EMPTY && key != TOMBSTONE && slot.key.load(Ordering::Acquire) == key => Some(slot),
-            _ => self.find(key),
-        };
         // SAFETY: a published key's value is a live box until `remove`, whose caller guarantees
         // that no reference from `get` is still in use.
-        slot.and_then(|slot| unsafe { slot.value.load(Ordering::Acquire).as_ref() })
+        self.find(key)
+            .and_then(|slot| unsafe { slot.value.load(Ordering::Acquire).as_ref() })
     }
 
     /// Stores `value` for `key` (a dispatch pointer: not null), returning the value it replaces.
@@ -146,16 +135,14 @@ impl<T> DispatchMap<T> {
             if let Some(slot) = free {
                 slot.value.store(value, Ordering::Release);
                 slot.key.store(key, Ordering::Release);
-                self.recent.store(ptr::from_ref(slot).cast_mut(), Ordering::Release);
                 return None;
             }
         }
-        let chunk: &Chunk<T> = Box::leak(Box::new(Chunk::EMPTY));
+        let chunk = Box::leak(Box::new(Chunk::EMPTY));
         let slot = chunk.probe(key).next().expect("a chunk has slots");
         slot.value.store(value, Ordering::Relaxed);
         slot.key.store(key, Ordering::Relaxed);
-        last.next.store(ptr::from_ref(chunk).cast_mut(), Ordering::Release);
-        self.recent.store(ptr::from_ref(slot).cast_mut(), Ordering::Release);
+        last.next.store(chunk, Ordering::Release);
         None
     }
 
@@ -219,21 +206,6 @@ mod tests {
         assert_eq!(unsafe { map.remove(key(1)) }, None);
         assert_eq!(map.get(key(2)), Some(&2));
         assert!(map.get(0).is_none() && map.get(usize::MAX).is_none());
-    }
-
-    #[test]
-    fn the_latest_insert_is_found_first_and_forgotten_when_removed() {
-        let map = DispatchMap::new();
-        map.insert(key(1), Box::new(1));
-        map.insert(key(2), Box::new(2));
-        // `recent` holds key 2's slot; key 1 is found by the probe.
-        assert_eq!((map.get(key(2)), map.get(key(1))), (Some(&2), Some(&1)));
-        assert_eq!(unsafe { map.remove(key(2)) }.as_deref(), Some(&2));
-        assert!(map.get(key(2)).is_none());
-        assert!(map.get(usize::MAX).is_none(), "the removed slot's tombstone is no key");
-        // Another insert: `recent` now points at its slot, which finds that key and no other.
-        map.insert(key(2 + 64 * 64), Box::new(3));
-        assert_eq!((map.get(key(2 + 64 * 64)), map.get(key(2)), map.get(key(1))), (Some(&3), None, Some(&1)));
     }
 
     #[test]
