@@ -214,8 +214,9 @@ fn draw_pair(ours: &str, system: &str, layers: &[*const c_char], system_first: b
         emit(&format!("{side}_draw_gdpa_ns"), best[3 * i + 1]);
         emit(&format!("{side}_draw_trampoline_ns"), best[3 * i + 2]);
         // The driver must have seen every call (its counter is a u32).
+        let made: u64 = calls[3 * i..3 * i + 3].iter().sum();
         if let (Some(before), Some(after)) = (before[i], recordings[i].draws_recorded()) {
-            let expected = before.wrapping_add(calls[i] as u32);
+            let expected = before.wrapping_add(made as u32);
             if after != expected {
                 return Err(format!("{side}: the driver counted {after} draws, expected {expected}"));
             }
@@ -225,13 +226,13 @@ fn draw_pair(ours: &str, system: &str, layers: &[*const c_char], system_first: b
 }
 
 /// Nanoseconds per `vkCmdDraw` call for each (command buffer, function): the best of many short
-/// rounds that take turns, so that all see the same machine. Also returns the calls made per
-/// command buffer (as indexed in `fns` by thirds).
-fn per_call_interleaved(fns: &[(VkCommandBuffer, CmdDraw)]) -> (Vec<f64>, [u64; 2]) {
+/// rounds that take turns, so that all see the same machine. Also returns the calls made through
+/// each. (The layer-sdk benchmark uses it too.)
+pub(crate) fn per_call_interleaved(fns: &[(VkCommandBuffer, CmdDraw)]) -> (Vec<f64>, Vec<u64>) {
     const ROUNDS: usize = 400;
     const CALLS: u64 = 20_000;
     let mut best = vec![f64::INFINITY; fns.len()];
-    let mut calls = [0; 2];
+    let mut calls = vec![0; fns.len()];
     for round in 0..=ROUNDS {
         // Each round starts with the next function, so none always follows the same one.
         for k in 0..fns.len() {
@@ -244,7 +245,7 @@ fn per_call_interleaved(fns: &[(VkCommandBuffer, CmdDraw)]) -> (Vec<f64>, [u64; 
                 unsafe { f(black_box(cmd), 3, 1, 0, 0) }
             }
             let ns = start.elapsed().as_nanos() as f64 / CALLS as f64;
-            calls[i / 3] += CALLS;
+            calls[i] += CALLS;
             // Round 0 warms up.
             if round > 0 {
                 best[i] = best[i].min(ns);

@@ -15,12 +15,10 @@
 //! keeps its best.
 
 use std::ffi::{c_char, CString};
-use std::hint::black_box;
 use std::path::Path;
-use std::time::Instant;
 
-use vk_generated::types::*;
 
+use crate::child::per_call_interleaved;
 use crate::sandbox::{Sandbox, Scenario};
 use crate::vk::{CmdDraw, Loader, Recording};
 use crate::{json_num, json_str, machine};
@@ -122,33 +120,6 @@ pub fn child(loader: &Loader) -> Result<(), String> {
         println!("result {key} {ns}");
     }
     Ok(())
-}
-
-/// Nanoseconds per `vkCmdDraw` call for each (command buffer, function): the best of many short
-/// rounds that take turns. Also the calls made through each.
-fn per_call_interleaved(fns: &[(VkCommandBuffer, CmdDraw)]) -> (Vec<f64>, Vec<u64>) {
-    const ROUNDS: usize = 400;
-    const CALLS: u64 = 20_000;
-    let mut best = vec![f64::INFINITY; fns.len()];
-    let mut calls = vec![0; fns.len()];
-    for round in 0..=ROUNDS {
-        for k in 0..fns.len() {
-            let i = (round + k) % fns.len();
-            let (cmd, f) = fns[i];
-            let f = black_box(f);
-            let start = Instant::now();
-            for _ in 0..CALLS {
-                // SAFETY: a command buffer in the recording state, of the device `f` belongs to.
-                unsafe { f(black_box(cmd), 3, 1, 0, 0) }
-            }
-            let ns = start.elapsed().as_nanos() as f64 / CALLS as f64;
-            calls[i] += CALLS;
-            if round > 0 {
-                best[i] = best[i].min(ns);
-            }
-        }
-    }
-    (best, calls)
 }
 
 fn report(samples: &[[f64; 5]]) -> String {
