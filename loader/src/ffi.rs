@@ -126,9 +126,8 @@ mod tests {
     /// build.rs, unwinds it); a body that returns is its own value.
     #[test]
     fn guard_turns_a_panic_into_the_fallback() {
-        std::panic::set_hook(Box::new(|_| {}));
+        // (The default hook prints the panic; replacing it would hide other tests' panics.)
         assert_eq!(guard("test", 7, || -> i32 { panic!("boom") }), 7);
-        let _ = std::panic::take_hook();
         assert_eq!(guard("test", 7, || 3), 3);
     }
 }
