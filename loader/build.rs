@@ -5,6 +5,11 @@ use std::path::PathBuf;
 
 fn main() {
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libvulkan.so.1");
+    // The library's references to its own `vk*` functions (the tables `vkGet*ProcAddr` answer
+    // from) bind to its own definitions, as the Khronos loader links: without it, an executable
+    // that defines a `vkCmdDraw` of its own (volk's function-pointer variables, a static loader)
+    // would be what our `vkGetDeviceProcAddr` hands out.
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-Bsymbolic");
     // Relative relocations packed (DT_RELR, glibc 2.36+): the generated tables are thousands of
     // pointers, and RELR stores their fixups in a few hundred bytes instead of 24 bytes each.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,pack-relative-relocs");

@@ -119,6 +119,12 @@ fn hooked<L: Registered>(name: &[u8], levels: &[&[u16]]) -> PFN_vkVoidFunction {
 ///
 /// # Safety
 /// As `vkGetInstanceProcAddr`.
+// Not inlined: `declare_layer!` exports a wrapper under the same Vulkan name, and an
+// optimized build's function merging would otherwise make this function and that exported,
+// interposable symbol one, so that the pointer negotiation hands the loader resolves through the
+// GOT to the first `vkGetDeviceProcAddr` of the process: the loader's own (a release trace layer
+// made our loader answer NULL and the Khronos loader spin in its own `vkGetDeviceProcAddr`).
+#[inline(never)]
 pub unsafe extern "system" fn get_instance_proc_addr<L: Registered>(
     instance: VkInstance,
     name: *const c_char,
@@ -152,6 +158,8 @@ pub unsafe extern "system" fn get_instance_proc_addr<L: Registered>(
 ///
 /// # Safety
 /// As `vkGetDeviceProcAddr`.
+// Not inlined: see `get_instance_proc_addr`.
+#[inline(never)]
 pub unsafe extern "system" fn get_device_proc_addr<L: Registered>(
     device: VkDevice,
     name: *const c_char,
@@ -188,6 +196,8 @@ pub unsafe extern "system" fn get_device_proc_addr<L: Registered>(
 ///
 /// # Safety
 /// As `vk_layerGetPhysicalDeviceProcAddr`.
+// Not inlined: see `get_instance_proc_addr`.
+#[inline(never)]
 pub unsafe extern "system" fn get_physical_device_proc_addr<L: Registered>(
     instance: VkInstance,
     name: *const c_char,

@@ -73,7 +73,7 @@ fn vulkaninfo(layer: &PackagedLayer, ours: bool, dir: &Path) -> Run {
         std::fs::create_dir_all(&lib_dir).unwrap();
         for name in ["libvulkan.so.1", "libvulkan.so"] {
             let _ = std::fs::remove_file(lib_dir.join(name));
-            std::os::unix::fs::symlink(common::libvulkan(), lib_dir.join(name)).unwrap();
+            std::os::unix::fs::symlink(common::shipped_libvulkan(), lib_dir.join(name)).unwrap();
         }
         cmd.env("LD_LIBRARY_PATH", &lib_dir);
     } else {
@@ -87,7 +87,7 @@ fn vulkaninfo(layer: &PackagedLayer, ours: bool, dir: &Path) -> Run {
         let _ = std::fs::remove_file(&log_file);
         cmd.env("RENDERDOC_DEBUG_LOG_FILE", &log_file).env("KEEP_FILE", &log_file).env("LD_PRELOAD", common::preload_library(&work, "keep_file"));
     }
-    let out = cmd.output().unwrap();
+    let out = common::output_within(&mut cmd, common::CHILD_WATCHDOG);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let mut output = stdout.clone() + &String::from_utf8_lossy(&out.stderr);
     output += &std::fs::read_to_string(&log_file).unwrap_or_default();

@@ -758,7 +758,7 @@ fn draw_statistics_sample_layer() {
     let s = setup("draw-stats");
     let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/draw-stats-layer/VkLayer_sample_draw_stats.json");
     std::fs::copy(manifest, s.explicit.join("VkLayer_sample_draw_stats.json")).unwrap();
-    std::fs::copy(common::built_library("libVkLayer_sample_draw_stats.so"), s.explicit.join("libVkLayer_sample_draw_stats.so")).unwrap();
+    std::fs::copy(common::shipped_library("libVkLayer_sample_draw_stats.so"), s.explicit.join("libVkLayer_sample_draw_stats.so")).unwrap();
     let (out, err) = s.run(&[("TEST_APP_LAYERS", "VK_LAYER_SAMPLE_SampleLayer"), ("TEST_DEVICE", "1")]);
     assert!(out.contains("DEVICE_RESULT VK_SUCCESS") && out.contains("END VK_SUCCESS"), "{out}{err}");
     assert!(out.lines().any(|l| l.starts_with("Command buffer 0x") && l.ends_with("ended with 2 draws, 2 instances and 6 vertices")), "{out}");
@@ -771,7 +771,7 @@ fn draw_statistics_sample_layer() {
 fn sdk_layer_counts_draws_and_passes_the_rest_through() {
     let s = setup("sdk-draw-count");
     let library = s.explicit.join("libVkLayer_sdk_draw_count.so");
-    std::fs::copy(common::built_library("libVkLayer_sdk_draw_count.so"), &library).unwrap();
+    std::fs::copy(common::shipped_library("libVkLayer_sdk_draw_count.so"), &library).unwrap();
     let manifest = vk_layer::Manifest {
         name: "VK_LAYER_TEST_sdk_draw_count",
         library_path: std::path::Path::new("./libVkLayer_sdk_draw_count.so"),
@@ -794,7 +794,7 @@ fn sdk_layer_counts_draws_and_passes_the_rest_through() {
 /// The SDK's `declare_layer!` exports the layer's three entry points and no other `vk*` symbol.
 #[test]
 fn sdk_layer_exports_only_layer_entry_points() {
-    let out = Command::new("nm").args(["-D", "--defined-only"]).arg(common::built_library("libVkLayer_sdk_draw_count.so")).output().unwrap();
+    let out = Command::new("nm").args(["-D", "--defined-only"]).arg(common::shipped_library("libVkLayer_sdk_draw_count.so")).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     let vk: Vec<&str> = text.lines().filter_map(|l| l.split_whitespace().nth(2)).filter(|s| s.starts_with("vk")).collect();
     assert_eq!(vk, ["vkGetDeviceProcAddr", "vkGetInstanceProcAddr", "vkNegotiateLoaderLayerInterfaceVersion"], "{text}");

@@ -31,7 +31,7 @@ fn child(env: &[(&str, String)]) -> (String, String) {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd.output().unwrap();
+    let out = common::output_within(&mut cmd, common::CHILD_WATCHDOG);
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
     assert!(out.status.success(), "child failed:\n{stdout}\n{stderr}");
     (stdout, stderr)
@@ -55,7 +55,7 @@ unsafe extern "system" fn messenger_callback(
 fn scenario_entry() {
     let Ok(_) = std::env::var("SCENARIO") else { return };
     println!();
-    let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
+    let lib = unsafe { libloading::Library::new(common::shipped_libvulkan()).unwrap() };
     let gipa: libloading::Symbol<unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction> =
         unsafe { lib.get(b"vkGetInstanceProcAddr\0").unwrap() };
     let get = |instance: VkInstance, name: &CStr| unsafe { gipa(instance, name.as_ptr()) };
@@ -266,7 +266,7 @@ fn vulkaninfo_with_validation_layer_matches_the_system_loader() {
         panic!("vulkaninfo missing: install vulkan-tools");
     }
     let dir = common::scratch("vulkaninfo-layers");
-    std::os::unix::fs::symlink(common::libvulkan(), dir.join("libvulkan.so.1")).unwrap();
+    std::os::unix::fs::symlink(common::shipped_libvulkan(), dir.join("libvulkan.so.1")).unwrap();
     let run = |ours: bool| {
         let mut cmd = Command::new("vulkaninfo");
         for (k, _) in std::env::vars() {
@@ -280,7 +280,7 @@ fn vulkaninfo_with_validation_layer_matches_the_system_loader() {
         } else {
             cmd.env_remove("LD_LIBRARY_PATH");
         }
-        let out = cmd.output().unwrap();
+        let out = common::output_within(&mut cmd, common::CHILD_WATCHDOG);
         assert!(out.status.success(), "vulkaninfo failed ({}): {}", if ours { "ours" } else { "system" }, String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
     };

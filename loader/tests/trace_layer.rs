@@ -27,12 +27,12 @@ enum Loader {
 /// `libvulkan.so.1` in `lib/`.
 fn setup(name: &str) -> PathBuf {
     let dir = common::scratch(name);
-    let library = common::built_library(vk_trace_layer::LIBRARY_FILE);
+    let library = common::shipped_library(vk_trace_layer::LIBRARY_FILE);
     std::fs::copy(library, dir.join(vk_trace_layer::LIBRARY_FILE)).unwrap();
     let relative = format!("./{}", vk_trace_layer::LIBRARY_FILE);
     vk_trace_layer::manifest(Path::new(&relative)).write(&dir.join("VkLayer_rust_trace.json")).unwrap();
     std::fs::create_dir(dir.join("lib")).unwrap();
-    std::os::unix::fs::symlink(common::libvulkan(), dir.join("lib/libvulkan.so.1")).unwrap();
+    std::os::unix::fs::symlink(common::shipped_libvulkan(), dir.join("lib/libvulkan.so.1")).unwrap();
     dir
 }
 
@@ -133,7 +133,7 @@ fn vkcube_traced(loader: Loader) {
     // No other layers: the host's implicit ones stay out of both loaders' way.
     cmd.env("VK_IMPLICIT_LAYER_PATH", &empty).env("XDG_DATA_DIRS", &empty).env("XDG_CONFIG_DIRS", &empty).env("HOME", &empty);
     cmd.envs(layer_env(&dir, &trace, loader));
-    let out = cmd.output().unwrap();
+    let out = common::output_within(&mut cmd, common::CHILD_WATCHDOG);
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "vkcube failed through {loader:?}: {:?}\n{stdout}\n{stderr}", out.status);
     let lines = read_trace(&trace);
@@ -193,7 +193,7 @@ fn compute_traced(loader: Loader) {
     let (ok, out, err) = common::child("compute", &env);
     assert!(ok, "{out}{err}");
     let expected = match loader {
-        Loader::Ours => std::fs::canonicalize(common::libvulkan()).unwrap(),
+        Loader::Ours => std::fs::canonicalize(common::shipped_libvulkan()).unwrap(),
         Loader::System => std::fs::canonicalize(SYSTEM_LOADER).unwrap(),
     };
     assert!(out.contains(&format!("\nloader: {}\n", expected.display())), "not {}:\n{out}", expected.display());

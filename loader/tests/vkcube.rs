@@ -121,8 +121,8 @@ fn vkcube_draws_the_cube_through_our_library_on_lavapipe() {
     assert!(Path::new(LAVAPIPE).exists(), "{LAVAPIPE} missing: install mesa-vulkan-drivers");
     let x = Xvfb::start();
     let dir = common::scratch("vkcube");
-    std::os::unix::fs::symlink(common::libvulkan(), dir.join("libvulkan.so.1")).unwrap();
-    let ours = std::fs::canonicalize(common::libvulkan()).unwrap();
+    std::os::unix::fs::symlink(common::shipped_libvulkan(), dir.join("libvulkan.so.1")).unwrap();
+    let ours = std::fs::canonicalize(common::shipped_libvulkan()).unwrap();
 
     let mut cube = on_lavapipe(&vkcube, &x)
         .args(["--c", "20000", "--width", &WIDTH.to_string(), "--height", &HEIGHT.to_string()])
@@ -187,14 +187,14 @@ fn vulkaninfo_presentable_surfaces_match_the_system_loader() {
     assert!(Path::new(LAVAPIPE).exists(), "{LAVAPIPE} missing: install mesa-vulkan-drivers");
     let x = Xvfb::start();
     let dir = common::scratch("vulkaninfo-wsi");
-    std::os::unix::fs::symlink(common::libvulkan(), dir.join("libvulkan.so.1")).unwrap();
+    std::os::unix::fs::symlink(common::shipped_libvulkan(), dir.join("libvulkan.so.1")).unwrap();
     let run = |library_path: Option<&Path>| {
         let mut cmd = on_lavapipe(&vulkaninfo, &x);
         match library_path {
             Some(dir) => cmd.env("LD_LIBRARY_PATH", dir),
             None => cmd.env_remove("LD_LIBRARY_PATH"),
         };
-        let out = cmd.output().unwrap();
+        let out = common::output_within(&mut cmd, common::CHILD_WATCHDOG);
         assert!(out.status.success(), "vulkaninfo failed: {}", String::from_utf8_lossy(&out.stderr));
         presentable_surfaces(&String::from_utf8_lossy(&out.stdout))
     };
@@ -218,13 +218,10 @@ fn vkcube_with_the_validation_layer_through_our_library() {
     assert!(Path::new(validation).exists(), "{validation} missing: install vulkan-validationlayers");
     let x = Xvfb::start();
     let dir = common::scratch("vkcube-validate");
-    std::os::unix::fs::symlink(common::libvulkan(), dir.join("libvulkan.so.1")).unwrap();
-    let out = on_lavapipe(&vkcube, &x)
-        .args(["--c", "30", "--validate"])
-        .env("LD_LIBRARY_PATH", &dir)
-        .env("VK_LOADER_DEBUG", "layer")
-        .output()
-        .unwrap();
+    std::os::unix::fs::symlink(common::shipped_libvulkan(), dir.join("libvulkan.so.1")).unwrap();
+    let mut cmd = on_lavapipe(&vkcube, &x);
+    cmd.args(["--c", "30", "--validate"]).env("LD_LIBRARY_PATH", &dir).env("VK_LOADER_DEBUG", "layer");
+    let out = common::output_within(&mut cmd, common::CHILD_WATCHDOG);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "vkcube --validate failed: {:?}\n{stdout}\n{stderr}", out.status);

@@ -22,6 +22,41 @@ pub fn libvulkan() -> PathBuf {
     }
 }
 
+/// The packages whose release builds are what we ship (`cargo xtask install`, `cargo xtask
+/// package`) or what layer authors build on the SDK: the tests that run real clients use these.
+pub const SHIPPED_PACKAGES: &[&str] = &["loader", "vk-trace-layer", "sdk-draw-count-layer", "draw-stats-layer"];
+
+/// `target/release/`, where the shipped libraries are, built first: `cargo build --release` of
+/// [`SHIPPED_PACKAGES`] once per test process (a no-op when `cargo xtask test` built them
+/// already). The test profile's libraries are not what users run: a defect of the optimized
+/// build only (a release trace layer once broke vkcube) would pass unseen.
+pub fn release_dir() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let mut build = std::process::Command::new(cargo);
+            build.args(["build", "--release", "--quiet"]).current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+            for package in SHIPPED_PACKAGES {
+                build.args(["-p", package]);
+            }
+            let status = build.status().expect("cannot start cargo build --release");
+            assert!(status.success(), "cargo build --release of the shipped libraries failed ({status})");
+            artifact_dir().with_file_name("release")
+        })
+        .clone()
+}
+
+/// Our `libvulkan.so` as shipped: the release build.
+pub fn shipped_libvulkan() -> PathBuf {
+    release_dir().join("libvulkan.so")
+}
+
+/// A shipped library (the trace layer, an SDK layer) by file name: the release build.
+pub fn shipped_library(file: &str) -> PathBuf {
+    release_dir().join(file)
+}
+
 /// A library cargo built for this test run: the fresh copy in `deps/`, else the one beside it.
 fn built(file: &str) -> PathBuf {
     let deps = artifact_dir().join("deps").join(file);
@@ -144,12 +179,51 @@ pub fn run_scenario_under(runner: &str, entry: &str, scenario: &str, env: &[(&st
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd.output().unwrap();
+    let out = output_within(&mut cmd, CHILD_WATCHDOG);
     ChildRun {
         status: out.status,
         stdout: String::from_utf8_lossy(&out.stdout).into(),
         stderr: String::from_utf8_lossy(&out.stderr).into(),
     }
+}
+
+/// How long a child process or real client may run before it is taken as hung: a generous
+/// watchdog against a hang (a layer spinning in the loader), never a measure of speed.
+pub const CHILD_WATCHDOG: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// `cmd.output()`, with the process killed and the test failed when it runs past `limit`: a hung
+/// client fails its test instead of stopping the whole run.
+pub fn output_within(cmd: &mut std::process::Command, limit: std::time::Duration) -> std::process::Output {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start the child process");
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("piped")));
+    let stderr = drain(Box::new(child.stderr.take().expect("piped")));
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the child") {
+            break status;
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            let (out, err) = (stdout.join().unwrap_or_default(), stderr.join().unwrap_or_default());
+            panic!(
+                "{cmd:?} still ran after {limit:?}: killed as hung\n{}\n{}",
+                String::from_utf8_lossy(&out),
+                String::from_utf8_lossy(&err)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    std::process::Output { status, stdout: stdout.join().unwrap_or_default(), stderr: stderr.join().unwrap_or_default() }
 }
 
 /// A death test's verdict: the child printed `READY` just before its bad call, never got past it
