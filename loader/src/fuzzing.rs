@@ -58,3 +58,27 @@ pub fn settings_file(data: &[u8]) {
         let _ = parsed.with_additional_drivers(vec!["/fuzz/icd.d/driver.json".to_string()]);
     }
 }
+
+/// A driver cache file (`cache::record`): refused or decoded, never a panic; what decodes
+/// encodes back to the same entries.
+pub fn driver_cache(data: &[u8]) {
+    if let Ok(entries) = crate::cache::record::decode(data) {
+        let again = crate::cache::record::decode(&crate::cache::record::encode(&entries));
+        assert!(again.is_ok_and(|e| e.len() == entries.len()), "a decoded cache file does not survive a round trip");
+    }
+}
+
+/// A valid driver cache file with two entries, a seed for the fuzzer and the corpus test.
+pub fn driver_cache_seed() -> Vec<u8> {
+    let entry = |path: &str, devices: Vec<(u64, u32)>| crate::cache::record::Entry {
+        manifest_path: path.into(),
+        key: [1, 2, 3, 4, 5],
+        written: 1_764_000_000,
+        library_resolved: "/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so".into(),
+        interface_version: 5,
+        instance_version: Some(vk_generated::make_api_version(0, 1, 3, 230)),
+        extensions: vec![("VK_KHR_surface".into(), 25), ("VK_KHR_xcb_surface".into(), 6)],
+        devices,
+    };
+    crate::cache::record::encode(&[entry("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", vec![(7, 1)]), entry("/usr/share/vulkan/icd.d/radeon_icd.x86_64.json", vec![(7, 0)])])
+}

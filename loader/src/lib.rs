@@ -18,6 +18,7 @@ mod loader_abi;
 mod manifest;
 mod plan;
 mod discover;
+mod cache;
 mod load;
 mod object;
 mod wsi;

@@ -39,3 +39,20 @@ fn elf_header_seeds_and_regressions() {
 fn settings_file_seeds_and_regressions() {
     replay("settings_file", vulkan::fuzzing::settings_file);
 }
+
+#[test]
+fn driver_cache_seeds_and_regressions() {
+    replay("driver_cache", vulkan::fuzzing::driver_cache);
+}
+
+/// The checked-in seed is the file the current format writes: a format change updates it.
+#[test]
+fn driver_cache_seed_is_current() {
+    let seed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/driver_cache/two_entries");
+    let expected = vulkan::fuzzing::driver_cache_seed();
+    if std::env::var_os("UPDATE_SEEDS").is_some() {
+        std::fs::create_dir_all(seed.parent().unwrap()).unwrap();
+        std::fs::write(&seed, &expected).unwrap();
+    }
+    assert_eq!(std::fs::read(&seed).unwrap_or_default(), expected, "run with UPDATE_SEEDS=1 to rewrite {}", seed.display());
+}

@@ -19,7 +19,7 @@ pub fn explain(devices: bool) -> String {
         Some(unsafe { create_and_enumerate() })
     } else {
         let _settings = crate::manifest::settings::OneLook::enter();
-        crate::chain::drivers::load_drivers_without_instance();
+        crate::chain::drivers::instance_extensions_per_driver();
         let _ = crate::chain::instance_layers::select(&[]);
         None
     };

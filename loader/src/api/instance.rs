@@ -5,7 +5,7 @@ use std::ffi::{c_char, CStr};
 
 use vk_generated::types::*;
 
-use crate::chain::drivers::{all_instance_extensions, create_drivers, driver_extensions, load_drivers_without_instance, new_instance};
+use crate::chain::drivers::{all_instance_extensions, create_drivers, instance_extensions_per_driver, new_instance};
 use crate::debug::log::{self, Level};
 use crate::debug::messengers;
 use crate::ffi::{name_of, names};
@@ -41,7 +41,7 @@ unsafe extern "system" fn terminator_EnumerateInstanceExtensionProperties(
                 None => VkResult::ERROR_LAYER_NOT_PRESENT,
             };
         }
-        let per_driver: Vec<_> = load_drivers_without_instance().iter().map(|d| driver_extensions(d)).collect();
+        let per_driver = instance_extensions_per_driver();
         let mut all = all_instance_extensions(&per_driver);
         // The enabled implicit layers' extensions (not filtered: the layers dispatch them).
         for e in crate::chain::layer_extensions::implicit_instance_extensions() {

@@ -4,16 +4,22 @@
 //! and why: every driver and layer manifest with its decision and reason, the layer order, and the
 //! physical devices in the order applications see them (README, "Explaining the loader's
 //! decisions"). The same document the library writes for `VK_LOADER_EXPLAIN`.
+//!
+//! `vk-loader cache [--clear]` lists the driver cache's entries (README, "The driver cache"), or
+//! removes the file.
 
 use std::process::ExitCode;
 
 use serde_json::Value;
 
 const USAGE: &str = "usage: vk-loader explain [--json] [--no-devices]
+       vk-loader cache [--clear]
 
   explain        what the Vulkan loader decides in this environment, and why
   --json         one JSON document (schema \"vk-loader-explain\", version 1) instead of a table
-  --no-devices   create no instance: drivers are loaded and layers chosen, no device is listed";
+  --no-devices   create no instance: drivers are loaded and layers chosen, no device is listed
+  cache          the driver cache: each driver's record, its age, and whether it is current here
+  --clear        remove the driver cache file";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -24,6 +30,9 @@ fn main() -> ExitCode {
     if matches!(command, "-h" | "--help" | "help") {
         println!("{USAGE}");
         return ExitCode::SUCCESS;
+    }
+    if command == "cache" {
+        return cache(options);
     }
     if command != "explain" {
         return usage_error(&format!("unknown command `{command}`"));
@@ -50,6 +59,26 @@ fn main() -> ExitCode {
         print!("{}", table(&document));
     }
     ExitCode::SUCCESS
+}
+
+fn cache(options: &[String]) -> ExitCode {
+    match options {
+        [] => {
+            print!("{}", vulkan::api::cache::report());
+            ExitCode::SUCCESS
+        }
+        [clear] if clear == "--clear" => match vulkan::api::cache::clear() {
+            Ok(done) => {
+                println!("{done}");
+                ExitCode::SUCCESS
+            }
+            Err(why) => {
+                eprintln!("vk-loader: {why}");
+                ExitCode::FAILURE
+            }
+        },
+        [other, ..] => usage_error(&format!("unknown option `{other}`")),
+    }
 }
 
 fn usage_error(why: &str) -> ExitCode {

@@ -10,6 +10,7 @@ use vk_generated::lookup::ExtensionSet;
 use vk_generated::types::*;
 use vk_generated::{extension_id, DispatchTable, InstanceDispatchTable};
 
+use crate::cache;
 use crate::chain::physical_devices;
 use crate::debug::log::{self, Level};
 use crate::debug::messengers;
@@ -39,9 +40,39 @@ struct Rejected {
     reason: String,
 }
 
+/// A driver a call needs: loaded, or answered by its driver-cache record without loading it.
+pub(crate) enum Source {
+    Loaded(Arc<Driver>),
+    Remembered(Remembered),
+}
+
+/// A driver left unloaded because its cache record answers for it.
+pub(crate) struct Remembered {
+    pub manifest_path: String,
+    pub extensions: Vec<VkExtensionProperties>,
+}
+
+impl Source {
+    /// The driver's instance extensions: asked of a loaded driver, from the record otherwise.
+    fn extensions(&self) -> Vec<VkExtensionProperties> {
+        match self {
+            Source::Loaded(driver) => driver_extensions(driver),
+            Source::Remembered(r) => r.extensions.clone(),
+        }
+    }
+}
+
 /// Loads the drivers the application handed over, then every driver the environment allows
-/// (unless the application's list is exclusive), logging why each skipped one was.
-fn load_drivers(rejected: &mut Vec<Rejected>, direct: Option<DirectDrivers>) -> Vec<Arc<Driver>> {
+/// (unless the application's list is exclusive), logging why each skipped one was. A driver
+/// whose cache record is current and satisfies `answered_by` is not loaded: it comes back as
+/// [`Source::Remembered`].
+fn load_drivers(
+    rejected: &mut Vec<Rejected>,
+    direct: Option<DirectDrivers>,
+    cache: &mut cache::Session,
+    answered_by: &dyn Fn(&cache::record::Entry) -> bool,
+) -> Vec<Source> {
+    let mut sources: Vec<Source> = Vec::new();
     let mut drivers: Vec<Arc<Driver>> = Vec::new();
     let exclusive = direct.as_ref().is_some_and(|d| d.exclusive);
     for (index, gipa) in direct.map(|d| d.drivers).unwrap_or_default() {
@@ -65,33 +96,48 @@ fn load_drivers(rejected: &mut Vec<Rejected>, direct: Option<DirectDrivers>) -> 
                 p.driver(&found.path, None, Decision::Skipped, why);
             }
         });
-        return drivers;
+        return drivers.into_iter().map(Source::Loaded).collect();
     }
+    sources.extend(drivers.iter().cloned().map(Source::Loaded));
     for found in search::driver_manifests() {
         if let Some(why) = &found.skipped {
             log::log(Level::Warn, why);
             plan::record(|p| p.driver(&found.path, None, Decision::Skipped, why));
             continue;
         }
+        let mut miss = String::new();
+        let started = std::time::Instant::now();
         let loaded = manifest::driver::read_driver(&found.path).and_then(|m| {
             if let Some(version) = &m.newer_file_format {
                 // The Khronos loader's words.
                 log!(Level::Info, "loader_parse_icd_manifest: {} has unknown icd manifest file version {version}. May cause errors.", found.path);
             }
-            driver::load(&found.path, m, &drivers)
+            match cache.lookup(&found.path, &m) {
+                cache::Lookup::Hit(entry) if answered_by(entry) => {
+                    return Ok(Err(remembered(&found.path, entry)));
+                }
+                cache::Lookup::Hit(_) => miss = "its cache record does not answer this call".into(),
+                cache::Lookup::Miss(why) => miss = why,
+            }
+            driver::load(&found.path, m, &drivers).map(Ok)
         });
         match loaded {
-            Ok(Loaded::Driver(d)) => {
+            Ok(Err(remembered)) => sources.push(Source::Remembered(remembered)),
+            Ok(Ok(Loaded::Driver(d))) => {
+                let milliseconds = started.elapsed().as_secs_f64() * 1000.0;
+                log!(Level::Driver, "{}: loaded in {milliseconds:.1} ms ({miss})", found.path);
                 plan::record(|p| {
-                    let why = format!("loaded (loader-driver interface version {})", d.interface_version);
+                    let why = format!("loaded (loader-driver interface version {}) in {milliseconds:.1} ms: {miss}", d.interface_version);
                     p.driver(&found.path, Some(&d.library_path), Decision::Used, why)
                 });
-                drivers.push(Arc::new(d))
+                let d = Arc::new(d);
+                drivers.push(d.clone());
+                sources.push(Source::Loaded(d));
             }
-            Ok(Loaded::Duplicate) => {
+            Ok(Ok(Loaded::Duplicate)) => {
                 plan::record(|p| p.driver(&found.path, None, Decision::Skipped, "its library is already loaded through another manifest"))
             }
-            Ok(Loaded::OtherArchitecture(reason)) => {
+            Ok(Ok(Loaded::OtherArchitecture(reason))) => {
                 log!(Level::Info, "{}: skipped: {reason}", found.path);
                 plan::record(|p| p.driver(&found.path, None, Decision::Skipped, &reason));
                 rejected.push(Rejected { manifest: found.path, reason });
@@ -103,13 +149,60 @@ fn load_drivers(rejected: &mut Vec<Rejected>, direct: Option<DirectDrivers>) -> 
             }
         }
     }
-    drivers
+    sources
 }
 
-/// The drivers instance creation would load, for the queries made without an instance (and an
-/// explanation without one).
-pub(crate) fn load_drivers_without_instance() -> Vec<Arc<Driver>> {
-    load_drivers(&mut Vec::new(), None)
+/// A driver answered from its record, logged and recorded in the plan.
+fn remembered(manifest_path: &str, entry: &cache::record::Entry) -> Remembered {
+    let age = cache::age(entry);
+    log!(Level::Driver, "{manifest_path}: not loaded: answered from the driver cache (recorded {age} ago)");
+    plan::record(|p| {
+        let why = format!("not loaded: answered from the driver cache (recorded {age} ago)");
+        p.driver(manifest_path, Some(&entry.library_resolved), Decision::Used, why)
+    });
+    let extensions = entry
+        .extensions
+        .iter()
+        .filter_map(|(name, spec)| std::ffi::CString::new(name.as_str()).ok().map(|name| extension_properties(&name, *spec)))
+        .collect();
+    Remembered { manifest_path: manifest_path.to_string(), extensions }
+}
+
+/// What a loaded driver answered, for its cache record.
+fn answers(driver: &Driver, extensions: &[VkExtensionProperties]) -> cache::Answers {
+    let resolved = crate::platform::object_path_of(driver.get_instance_proc_addr as *const std::ffi::c_void);
+    cache::Answers {
+        library_resolved: resolved.unwrap_or_else(|| driver.library_path.clone()),
+        interface_version: driver.interface_version,
+        instance_version: driver.reported_instance_version(),
+        extensions: extensions.to_vec(),
+    }
+}
+
+/// Records what the loaded drivers of `sources` answered (`extensions`, in the same order), with
+/// their physical-device counts when an instance was made, and writes the cache back.
+fn record_answers(mut cache: cache::Session, sources: &[Source], extensions: &[Vec<VkExtensionProperties>], devices: &dyn Fn(&Driver) -> Option<(u64, u32)>) {
+    for (source, extensions) in sources.iter().zip(extensions) {
+        if let Source::Loaded(driver) = source {
+            // Drivers the application handed over have no manifest to key them on.
+            if driver.manifest.library_path.is_empty() {
+                continue;
+            }
+            cache.record(&driver.manifest_path, &driver.manifest, answers(driver, extensions), devices(driver));
+        }
+    }
+    cache.save();
+}
+
+/// The instance extensions of every driver, for the queries made without an instance (and an
+/// explanation without one): from the drivers' cache records where they are current, else from
+/// the drivers, loaded (and then recorded).
+pub(crate) fn instance_extensions_per_driver() -> Vec<Vec<VkExtensionProperties>> {
+    let mut cache = cache::Session::open();
+    let sources = load_drivers(&mut Vec::new(), None, &mut cache, &|_| true);
+    let per_driver: Vec<Vec<VkExtensionProperties>> = sources.iter().map(Source::extensions).collect();
+    record_answers(cache, &sources, &per_driver, &|_| None);
+    per_driver
 }
 
 /// The instance extensions one driver supports.
@@ -176,12 +269,26 @@ pub(crate) unsafe fn create_drivers(
     allocator: *const VkAllocationCallbacks,
     layer_extensions: &[VkExtensionProperties],
 ) -> Result<(), VkResult> {
+    create_drivers_with(instance, info, allocator, layer_extensions, cache::Session::open())
+}
+
+/// [`create_drivers`] with the driver cache `cache`: drivers whose record says they have no
+/// physical device for this application are not loaded. Should no driver instance result, the
+/// creation is made again without the cache, so that the result is the eager path's.
+unsafe fn create_drivers_with(
+    instance: &mut Instance,
+    info: &VkInstanceCreateInfo,
+    allocator: *const VkAllocationCallbacks,
+    layer_extensions: &[VkExtensionProperties],
+    mut cache: cache::Session,
+) -> Result<(), VkResult> {
     let requested = names(info.ppEnabledExtensionNames, info.enabledExtensionCount);
     let direct = direct::requested(info, requested.contains(&direct::EXTENSION));
     let mut rejected = Vec::new();
-    let drivers = load_drivers(&mut rejected, direct);
+    let application = application_digest(info);
+    let sources = load_drivers(&mut rejected, direct, &mut cache, &|entry| entry.device_count(application) == Some(0));
     // Each driver is asked once; its list decides what it gets and what the instance offers.
-    let per_driver: Vec<Vec<VkExtensionProperties>> = drivers.iter().map(|d| driver_extensions(d)).collect();
+    let per_driver: Vec<Vec<VkExtensionProperties>> = sources.iter().map(Source::extensions).collect();
     let available = all_instance_extensions(&per_driver);
     for ext in &requested {
         if !available.iter().chain(layer_extensions).any(|p| name_of(p) == *ext) {
@@ -201,7 +308,17 @@ pub(crate) unsafe fn create_drivers(
     }
 
     let mut driver_instances = Vec::new();
-    for (driver, supported) in drivers.into_iter().zip(&per_driver) {
+    let mut not_loaded = 0;
+    for (source, supported) in sources.iter().zip(&per_driver) {
+        let driver = match source {
+            Source::Loaded(driver) => driver.clone(),
+            Source::Remembered(r) => {
+                log!(Level::Driver, "{}: not loaded: its driver cache record says it has no physical device", r.manifest_path);
+                plan::record(|p| p.driver(&r.manifest_path, None, Decision::Skipped, "not loaded: its driver cache record says it has no physical device"));
+                not_loaded += 1;
+                continue;
+            }
+        };
         if driver.manifest.is_portability_driver && !(portability_extension && portability_flag) {
             log!(Level::Driver, "{}: portability driver skipped (portability enumeration not enabled)", driver.manifest_path);
             plan::record(|p| {
@@ -223,7 +340,15 @@ pub(crate) unsafe fn create_drivers(
             }
         }
     }
+    if driver_instances.is_empty() && not_loaded > 0 {
+        // The eager path would have created the unloaded drivers' instances (and released them):
+        // whether the creation succeeds is theirs to say.
+        log!(Level::Driver, "no driver instance without the driver cache's unloaded drivers: creating them all");
+        record_answers(cache, &sources, &per_driver, &|_| None);
+        return create_drivers_with(instance, info, allocator, layer_extensions, cache::Session::off());
+    }
     if driver_instances.is_empty() {
+        record_answers(cache, &sources, &per_driver, &|_| None);
         // Said even without VK_LOADER_DEBUG: the one question a user has here is "why?".
         if skipped_portability_driver {
             log::write(Level::Error, portability_hint(portability_extension, portability_flag));
@@ -242,8 +367,20 @@ pub(crate) unsafe fn create_drivers(
     instance.api_version = api_version;
     instance.enabled_extensions = enabled_extensions;
     instance.device_configurations = crate::manifest::settings::current().and_then(|s| s.device_configurations.clone());
-    release_drivers_without_devices(instance, allocator);
+    let counts = release_drivers_without_devices(instance, allocator);
+    let devices = |driver: &Driver| {
+        counts.iter().find(|(d, _)| Arc::as_ptr(d) == driver as *const Driver).map(|&(_, n)| (application, n))
+    };
+    record_answers(cache, &sources, &per_driver, &devices);
     Ok(())
+}
+
+/// The application's digest for its physical-device records (see `cache::key::application`).
+unsafe fn application_digest(info: &VkInstanceCreateInfo) -> u64 {
+    let text = |p: *const c_char| if p.is_null() { String::new() } else { CStr::from_ptr(p).to_string_lossy().into_owned() };
+    let app = info.pApplicationInfo.as_ref().map(|a| (text(a.pApplicationName), a.applicationVersion, text(a.pEngineName), a.engineVersion, a.apiVersion));
+    let app = app.as_ref().map(|(name, version, engine, engine_version, api)| (name.as_str(), *version, engine.as_str(), *engine_version, *api));
+    cache::key::application(&cache::executable(), app)
 }
 
 /// What an application that found only portability drivers must do, in the Khronos loader's words.
@@ -310,8 +447,10 @@ unsafe fn driver_table(driver: &Driver, handle: VkInstance, allocator: *const Vk
 
 /// Destroys the driver instances that report no physical device (unloading their libraries
 /// unless something else holds them). Their devices are wrapped at the first enumeration.
-fn release_drivers_without_devices(instance: &mut Instance, allocator: *const VkAllocationCallbacks) {
+/// Returns each driver's count.
+fn release_drivers_without_devices(instance: &mut Instance, allocator: *const VkAllocationCallbacks) -> Vec<(Arc<Driver>, u32)> {
     let counts = physical_devices::counts_per_driver(&instance.drivers);
+    let per_driver = instance.drivers.iter().zip(&counts).map(|(d, &n)| (d.driver.clone(), n as u32)).collect();
     let mut index = 0;
     instance.drivers.retain(|d| {
         let used = counts[index] > 0;
@@ -326,6 +465,7 @@ fn release_drivers_without_devices(instance: &mut Instance, allocator: *const Vk
         }
         used
     });
+    per_driver
 }
 
 /// The instance version the driver speaks, with the Khronos loader's warning when its manifest

@@ -64,12 +64,19 @@ pub struct Settings {
     pub additional_drivers_use_exclusively: bool,
     /// `device_configurations`, when present: the only devices shown, in this order.
     pub device_configurations: Option<Vec<DeviceConfiguration>>,
+    /// `"driver_cache": "off"`: this loader's own switch (the Khronos loader has no driver cache
+    /// and ignores the key): no driver's answers are taken from or written to the cache.
+    pub driver_cache_off: bool,
 }
 
 impl Settings {
     /// Whether the file's entry sets anything at all (the Khronos loader's test).
     fn is_active(&self) -> bool {
-        self.stderr_log != 0 || self.layers.is_some() || !self.additional_drivers.is_empty() || self.device_configurations.is_some()
+        self.stderr_log != 0
+            || self.layers.is_some()
+            || !self.additional_drivers.is_empty()
+            || self.device_configurations.is_some()
+            || self.driver_cache_off
     }
 
     /// Whether the file decides the layers (a `layers` list, even an empty one).
@@ -317,6 +324,7 @@ fn parse_entry(entry: &Map<String, Value>, path: &str) -> Settings {
         }
     }
     settings.additional_drivers_use_exclusively = entry.get("additional_drivers_use_exclusively") == Some(&Value::Bool(true));
+    settings.driver_cache_off = entry.get("driver_cache").and_then(Value::as_str) == Some("off");
     if let Some(drivers) = entry.get("additional_drivers") {
         match parse_drivers(drivers) {
             Ok(list) => settings.additional_drivers = list,

@@ -5,6 +5,7 @@ pub mod elf;
 pub mod file_cache;
 pub mod host_alloc;
 pub mod library_cache;
+pub mod write;
 
 use std::ffi::{c_char, c_void, CStr, CString};
 
@@ -48,6 +49,71 @@ fn read_env(name: &str, getter: unsafe extern "C" fn(*const c_char) -> *mut c_ch
     }
     let value = unsafe { CStr::from_ptr(value) }.to_string_lossy().into_owned();
     (!value.is_empty()).then_some(value)
+}
+
+/// Whether the process is elevated (setuid, setgid, file capabilities: `AT_SECURE`), where
+/// nothing the user controls may decide what the loader loads or believes.
+pub fn elevated() -> bool {
+    // SAFETY: getauxval has no preconditions.
+    unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
+}
+
+/// Every environment variable as (name, value), as `environ` holds them now.
+pub fn environment() -> Vec<(String, String)> {
+    extern "C" {
+        static environ: *const *const c_char;
+    }
+    let mut out = Vec::new();
+    // SAFETY: `environ` is a NULL-terminated array of NUL-terminated strings, read right away.
+    unsafe {
+        let mut entry = environ;
+        while !entry.is_null() && !(*entry).is_null() {
+            let text = CStr::from_ptr(*entry).to_string_lossy();
+            if let Some((name, value)) = text.split_once('=') {
+                out.push((name.to_string(), value.to_string()));
+            }
+            entry = entry.add(1);
+        }
+    }
+    out
+}
+
+/// The file of the loaded object (library or executable) that holds `address`, as the dynamic
+/// linker resolved it (`dladdr`).
+pub fn object_path_of(address: *const c_void) -> Option<String> {
+    // SAFETY: dladdr fills the structure for an address; the name is copied out right away.
+    unsafe {
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        if libc::dladdr(address, &mut info) == 0 || info.dli_fname.is_null() {
+            return None;
+        }
+        Some(CStr::from_ptr(info.dli_fname).to_string_lossy().into_owned())
+    }
+}
+
+/// Whether the library `path` (as it would be handed to `dlopen`) is loaded in the process
+/// already: asked with `RTLD_NOLOAD`, which loads nothing.
+pub fn is_loaded(path: &str) -> bool {
+    let Ok(c_path) = CString::new(path) else { return false };
+    // SAFETY: dlopen with RTLD_NOLOAD only returns a handle (a new reference) to a loaded library.
+    unsafe {
+        let handle = libc::dlopen(c_path.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD);
+        if handle.is_null() {
+            return false;
+        }
+        libc::dlclose(handle);
+        true
+    }
+}
+
+/// The identity of the file at `path` (`fopen` + `fstat`), or `None` when it cannot be opened.
+pub fn file_identity(path: &str) -> Option<FileIdentity> {
+    OpenFile::open(path).ok()?.identity().ok()
+}
+
+/// Up to `limit` bytes of the file at `path`, `None` when it cannot be read.
+pub fn read_file(path: &str, limit: usize) -> Option<Vec<u8>> {
+    OpenFile::open(path).ok()?.read(limit, None).ok()
 }
 
 /// Whether `path` is there to be read, asked with `access` (which interposers of the file system
@@ -100,6 +166,11 @@ pub struct FileIdentity {
 }
 
 impl FileIdentity {
+    /// The identity as numbers, to be digested.
+    pub fn words(&self) -> [u64; 5] {
+        [self.device, self.inode, self.size, self.modified.0 as u64, self.modified.1 as u64]
+    }
+
     /// Whether content read now may be remembered under this identity. A file changed again
     /// within the same tick of the file system's clock keeps its modification time (and, at the
     /// same size, its identity), so a file modified in the last two seconds is never taken as

@@ -1,0 +1,55 @@
+//! `vk-loader cache [--clear]`: the driver cache's entries (each driver's key, age and what it
+//! answered), whether each is current for this process, and removing the file.
+
+use crate::cache::{self, key, record::Entry};
+use crate::manifest;
+
+/// The cache file's path and its entries as a report, each marked current or stale (and why).
+pub fn report() -> String {
+    let Some(path) = cache::file_path() else { return "driver cache: no cache directory (neither XDG_CACHE_HOME nor HOME is set)\n".into() };
+    let (mode, why) = cache::mode();
+    let mut out = format!("driver cache: {path}\nmode: {mode:?}{}\n", why.map(|w| format!(" ({w})")).unwrap_or_default());
+    let entries = match cache::read(&path) {
+        Ok(entries) => entries,
+        Err(why) => return out + &why + "\n",
+    };
+    out += &format!("{} entries\n", entries.len());
+    let mut session = cache::Session::for_report();
+    for entry in &entries {
+        out += &describe(entry, &mut session);
+    }
+    out
+}
+
+fn describe(entry: &Entry, session: &mut cache::Session) -> String {
+    let state = match manifest::driver::read_driver(&entry.manifest_path) {
+        Err(why) => format!("stale: the manifest cannot be read ({why})"),
+        Ok(m) => match session.lookup(&entry.manifest_path, &m) {
+            cache::Lookup::Hit(_) => "current (our library checks its own identity too)".to_string(),
+            cache::Lookup::Miss(why) => format!("not used now: {why}"),
+        },
+    };
+    let version = entry.instance_version.map_or("none".to_string(), |v| {
+        let (major, minor) = vk_generated::api_version_major_minor(v);
+        format!("{major}.{minor}.{}", v & 0xfff)
+    });
+    let devices: Vec<String> = entry.devices.iter().map(|(application, n)| format!("{n} for application {application:016x}")).collect();
+    let keys: Vec<String> = key::COMPONENTS.iter().zip(entry.key).map(|(name, k)| format!("{name} {k:016x}")).collect();
+    format!(
+        "\n{}\n  {state}; recorded {} ago\n  library: {}\n  interface {}, instance version {version}, {} instance extensions\n  physical devices: {}\n  key: {}\n",
+        entry.manifest_path,
+        cache::age(entry),
+        entry.library_resolved,
+        entry.interface_version,
+        entry.extensions.len(),
+        if devices.is_empty() { "not recorded".to_string() } else { devices.join(", ") },
+        keys.join(", ")
+    )
+}
+
+/// Removes the cache file; the next process records afresh.
+pub fn clear() -> Result<String, String> {
+    let path = cache::file_path().ok_or("no cache directory (neither XDG_CACHE_HOME nor HOME is set)")?;
+    cache::remove(&path)?;
+    Ok(format!("removed {path}"))
+}

@@ -1,0 +1,343 @@
+//! The driver cache: what the loader remembers between processes about each driver, so that a
+//! process loads no driver it does not need. Every loader loads every driver library at the first
+//! `vkEnumerateInstance*` call to learn its instance extensions and whether it has a device
+//! (tens of milliseconds, and waking a discrete GPU); with a warm cache, we answer from what the
+//! driver said last time, and load only the drivers that have physical devices.
+//!
+//! Per driver, the decision is "answer from the record", "not needed" (its record says it has no
+//! physical device) or "load it"; a miss is exactly the eager path (load, answer, record), so the
+//! cache can make start-up faster but never an answer different. The key computation
+//! ([`key`]) and the file format ([`record`]) are pure and unit-tested; [`inputs`] reads the
+//! system. The file is `$XDG_CACHE_HOME/vulkan-loader-rs/drivers` (default `~/.cache/...`),
+//! mode 0600, replaced atomically.
+//!
+//! # What the answers depend on, and the key
+//!
+//! An entry is used only while every component of its key is unchanged:
+//! - **manifest**: the manifest's path and its file identity (device, inode, size, mtime): an
+//!   edited manifest may name another library or API version.
+//! - **library**: the path the manifest gives, the file the dynamic linker loaded for it (recorded
+//!   with `dladdr`) and that file's identity: a driver upgraded or replaced in place is a new
+//!   driver. For a bare name (searched by the dynamic linker), also `/etc/ld.so.cache` and the
+//!   executable (whose `DT_RPATH` takes part in the search); `LD_LIBRARY_PATH` is in the
+//!   environment.
+//! - **loader**: our version, the cache format and the identity of our own library file.
+//! - **machine**: the GPUs as the kernel shows them without waking them (PCI display/3D and
+//!   accelerator functions with vendor, device, revision and subsystem ids from sysfs; the
+//!   `/dev/dri` and `/dev/nvidia*` nodes present), the kernel release and the GPU modules'
+//!   versions, and the CPU's model and features (lavapipe answers from them).
+//! - **environment**: every variable but a short list that changes per launch and that no driver
+//!   reads ([`key::VOLATILE_VARIABLES`]); a driver's own switches (`MESA_*`, `RADV_*`, `__NV_*`,
+//!   `DRI_PRIME`, `LD_LIBRARY_PATH`, `LD_PRELOAD`...) always count.
+//!
+//! Physical-device counts are recorded per application as well ([`key::application`]: the
+//! executable and the whole `VkApplicationInfo`), because application profiles (Mesa's drirc,
+//! NVIDIA's) match on them. The pre-instance answers (interface version, instance version,
+//! instance extensions) are taken as independent of the application: no profile mechanism of
+//! Mesa or NVIDIA acts before an instance exists.
+//!
+//! Considered and left out: the driver library's own dependencies (LLVM for lavapipe, libdrm),
+//! which do not change what a driver says about its instance extensions or whether it has a
+//! device; the file system's other contents (drivers read their configuration files, drirc
+//! included, only once an instance or device exists).
+//!
+//! # Never used
+//!
+//! In elevated processes (nothing the user controls may decide what an elevated process
+//! believes); for a driver whose library is already loaded in the process (`RTLD_NOLOAD`: it
+//! costs nothing to ask it, and its state may have been set up in-process); for drivers the
+//! application hands over (`VK_LUNARG_direct_driver_loading`); with `VK_LOADER_DRIVER_CACHE=off`.
+//! `VK_LOADER_DRIVER_CACHE=verify` loads every driver anyway and logs each difference between
+//! what it says and what its record says.
+
+pub mod inputs;
+pub mod key;
+pub mod record;
+
+use vk_generated::types::VkExtensionProperties;
+
+use crate::debug::log::Level;
+use crate::ffi::name_of;
+use crate::manifest::driver::DriverManifest;
+use crate::platform;
+use crate::platform::host_alloc::with_system_allocator;
+use record::Entry;
+
+/// Why a driver whose manifest or library file cannot be identified is not cached.
+const UNIDENTIFIED: &str = "its manifest or library cannot be identified (unreadable, or modified in the last two seconds)";
+
+/// How the cache is used in this process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Off,
+    On,
+    /// Every driver loaded anyway; its answers compared with its record.
+    Verify,
+}
+
+/// The mode, and why when it is not the default.
+pub fn mode() -> (Mode, Option<&'static str>) {
+    if platform::elevated() {
+        return (Mode::Off, Some("an elevated process uses no user cache"));
+    }
+    match platform::plain_env("VK_LOADER_DRIVER_CACHE").as_deref().map(str::to_ascii_lowercase).as_deref() {
+        Some("off" | "0" | "false" | "no") => (Mode::Off, Some("VK_LOADER_DRIVER_CACHE is off")),
+        Some("verify") => (Mode::Verify, Some("VK_LOADER_DRIVER_CACHE=verify: every driver is loaded and compared with its record")),
+        _ if crate::manifest::settings::current().is_some_and(|s| s.driver_cache_off) => {
+            (Mode::Off, Some("the settings file's \"driver_cache\" is \"off\""))
+        }
+        _ => (Mode::On, None),
+    }
+}
+
+/// The cache file: `$XDG_CACHE_HOME/vulkan-loader-rs/drivers`, else under `$HOME/.cache`.
+pub fn file_path() -> Option<String> {
+    let base = platform::env("XDG_CACHE_HOME").filter(|p| p.starts_with('/')).or_else(|| platform::env("HOME").map(|h| format!("{h}/.cache")))?;
+    Some(format!("{base}/{DIRECTORY}/drivers"))
+}
+
+const DIRECTORY: &str = "vulkan-loader-rs";
+
+/// Reads the cache file: its entries, or why it could not be used (a missing file is an empty
+/// cache, not an error).
+pub fn read(path: &str) -> Result<Vec<Entry>, String> {
+    match platform::read_file(path, record::MAX_FILE_BYTES + 1) {
+        None => Ok(Vec::new()),
+        Some(bytes) => record::decode(&bytes).map_err(|why| format!("{path}: ignored ({why:?}); it will be replaced")),
+    }
+}
+
+/// Removes the cache file (`vk-loader cache --clear`).
+pub fn remove(path: &str) -> Result<(), String> {
+    platform::write::remove_file(path)
+}
+
+/// What the cache says about one driver.
+pub enum Lookup<'a> {
+    /// Its record is current: its answers may be used without loading it.
+    Hit(&'a Entry),
+    /// It must be loaded; why.
+    Miss(String),
+}
+
+/// One call's use of the cache: the file read once, the machine and environment digested once,
+/// entries looked up and recorded, the file written back if anything changed.
+pub struct Session {
+    mode: Mode,
+    path: Option<String>,
+    entries: Vec<Entry>,
+    /// (loader, machine, environment) digests, computed at the first lookup or record.
+    shared: Option<[u64; 3]>,
+    changed: bool,
+    /// `vk-loader cache`: the tool's code is not the library's file, so the loader component is
+    /// left to the library to check.
+    ignore_loader: bool,
+}
+
+impl Session {
+    /// The cache as this process may use it (`Mode::Off`: every lookup is a miss, nothing is
+    /// written).
+    pub fn open() -> Session {
+        with_system_allocator(Session::read)
+    }
+
+    fn read() -> Session {
+        let (mode, why) = mode();
+        let mut session = Session { mode, path: None, entries: Vec::new(), shared: None, changed: false, ignore_loader: false };
+        if mode == Mode::Off {
+            if let Some(why) = why {
+                log!(Level::Driver, "driver cache not used: {why}");
+            }
+            return session;
+        }
+        session.path = file_path();
+        if let Some(path) = &session.path {
+            match read(path) {
+                Ok(entries) => session.entries = entries,
+                Err(why) => {
+                    log!(Level::Warn, "driver cache {why}");
+                    session.changed = true;
+                }
+            }
+        }
+        session
+    }
+
+    /// A session that neither reads nor writes (the eager path).
+    pub fn off() -> Session {
+        Session { mode: Mode::Off, path: None, entries: Vec::new(), shared: None, changed: false, ignore_loader: false }
+    }
+
+    /// A session for `vk-loader cache`'s report: lookups as the library makes them, but for the
+    /// loader component, which only the library itself can check.
+    pub fn for_report() -> Session {
+        Session { mode: Mode::On, ignore_loader: true, ..Session::open() }
+    }
+
+    fn shared(&mut self) -> [u64; 3] {
+        *self.shared.get_or_insert_with(|| [inputs::loader(), inputs::machine(), key::environment(&platform::environment())])
+    }
+
+    /// The key of the driver of `manifest_path` whose library the dynamic linker resolved to
+    /// `resolved`; `None` when a file it depends on cannot be identified (unreadable, or
+    /// modified in the last two seconds): such a driver is neither answered for nor recorded.
+    fn key(&mut self, manifest_path: &str, manifest: &DriverManifest, resolved: &str) -> Option<key::Key> {
+        let [loader, machine, environment] = self.shared();
+        let search = match key::is_bare_name(&manifest.library_path) {
+            true => Some((inputs::linker_cache()?, executable())),
+            false => None,
+        };
+        let library = key::library(&manifest.library_path, resolved, inputs::identity(resolved)?, search.as_ref().map(|(c, e)| (*c, e.as_str())));
+        Some([key::manifest(manifest_path, inputs::identity(manifest_path)?), library, loader, machine, environment])
+    }
+
+    /// Whether the driver of `manifest_path` may be answered from its record.
+    pub fn lookup(&mut self, manifest_path: &str, manifest: &DriverManifest) -> Lookup<'_> {
+        // The cache's memory is the process's, never the application's allocator's.
+        match with_system_allocator(|| self.find(manifest_path, manifest)) {
+            Ok(index) => Lookup::Hit(&self.entries[index]),
+            Err(why) => Lookup::Miss(why),
+        }
+    }
+
+    /// The index of the current entry of `manifest_path`, or why there is none.
+    fn find(&mut self, manifest_path: &str, manifest: &DriverManifest) -> Result<usize, String> {
+        match self.mode {
+            Mode::Off => return Err("the driver cache is off".into()),
+            Mode::Verify => return Err("verify mode".into()),
+            Mode::On => {}
+        }
+        if platform::is_loaded(&manifest.library_path) {
+            return Err("its library is loaded in this process already: asked directly".into());
+        }
+        let Some(index) = self.entries.iter().position(|e| e.manifest_path == manifest_path) else {
+            return Err("not in the driver cache yet".into());
+        };
+        let resolved = self.entries[index].library_resolved.clone();
+        let Some(mut current) = self.key(manifest_path, manifest, &resolved) else {
+            return Err(UNIDENTIFIED.into());
+        };
+        if self.ignore_loader {
+            current[2] = self.entries[index].key[2];
+        }
+        match key::changed(&self.entries[index].key, &current) {
+            None => Ok(index),
+            Some(component) => Err(format!("its cache entry is stale: the {component} changed")),
+        }
+    }
+
+    /// Records what a loaded driver answered; `devices` is (application digest, physical device
+    /// count) when an instance was created. In verify mode, first logs how it differs from the
+    /// record it replaces.
+    pub fn record(&mut self, manifest_path: &str, manifest: &DriverManifest, answers: Answers, devices: Option<(u64, u32)>) {
+        if self.mode == Mode::Off || self.path.is_none() {
+            return;
+        }
+        with_system_allocator(|| self.store(manifest_path, manifest, answers, devices));
+    }
+
+    fn store(&mut self, manifest_path: &str, manifest: &DriverManifest, answers: Answers, devices: Option<(u64, u32)>) {
+        let Some(key) = self.key(manifest_path, manifest, &answers.library_resolved) else {
+            log!(Level::Driver, "{manifest_path}: not recorded in the driver cache: {UNIDENTIFIED}");
+            return;
+        };
+        let existing = self.entries.iter().position(|e| e.manifest_path == manifest_path);
+        let mut entry = match existing {
+            // The same key: the answers are refreshed, the other applications' device counts kept.
+            Some(i) if self.entries[i].key == key => self.entries.remove(i),
+            Some(i) => {
+                self.entries.remove(i);
+                Entry::default()
+            }
+            None => Entry::default(),
+        };
+        let extensions: Vec<(String, u32)> = answers.extensions.iter().map(|p| (name_of(p).to_string_lossy().into_owned(), p.specVersion)).collect();
+        if self.mode == Mode::Verify && entry.key == key {
+            verify(manifest_path, &entry, &answers, &extensions, devices);
+        }
+        let before = entry.clone();
+        entry.manifest_path = manifest_path.to_string();
+        entry.key = key;
+        entry.library_resolved = answers.library_resolved;
+        entry.interface_version = answers.interface_version;
+        entry.instance_version = answers.instance_version;
+        entry.extensions = extensions;
+        if let Some((application, count)) = devices {
+            entry.set_device_count(application, count);
+        }
+        if entry != (Entry { written: entry.written, ..before }) {
+            entry.written = now();
+            self.changed = true;
+        }
+        self.entries.push(entry);
+    }
+
+    /// Writes the file back if anything changed. A failure costs only the next process's time.
+    pub fn save(self) {
+        with_system_allocator(|| self.write());
+    }
+
+    fn write(self) {
+        let (true, Some(path)) = (self.changed, &self.path) else { return };
+        let Some(dir) = path.rsplit_once('/').map(|(d, _)| d) else { return };
+        let written = platform::write::create_dir_all(dir, 0o700).and_then(|()| platform::write::replace_file(path, &record::encode(&self.entries)));
+        if let Err(why) = written {
+            log!(Level::Warn, "driver cache not written: {why}");
+        }
+    }
+}
+
+/// What a loaded driver answered.
+pub struct Answers {
+    /// The file the dynamic linker loaded for the manifest.
+    pub library_resolved: String,
+    pub interface_version: u32,
+    pub instance_version: Option<u32>,
+    pub extensions: Vec<VkExtensionProperties>,
+}
+
+/// Verify mode: each difference between a driver's live answers and its record, logged.
+fn verify(manifest_path: &str, recorded: &Entry, live: &Answers, extensions: &[(String, u32)], devices: Option<(u64, u32)>) {
+    let mut differences = Vec::new();
+    if recorded.interface_version != live.interface_version {
+        differences.push(format!("interface version {} recorded, {} now", recorded.interface_version, live.interface_version));
+    }
+    if recorded.instance_version != live.instance_version {
+        differences.push(format!("instance version {:?} recorded, {:?} now", recorded.instance_version, live.instance_version));
+    }
+    if recorded.extensions != extensions {
+        differences.push(format!("instance extensions {:?} recorded, {:?} now", recorded.extensions, extensions));
+    }
+    if let Some((application, count)) = devices {
+        if let Some(recorded) = recorded.device_count(application).filter(|&n| n != count) {
+            differences.push(format!("{recorded} physical devices recorded, {count} now"));
+        }
+    }
+    if differences.is_empty() {
+        log!(Level::Driver, "{manifest_path}: driver cache verified: the record matches");
+    }
+    for difference in differences {
+        log!(Level::Warn, "{manifest_path}: driver cache verify: {difference}");
+    }
+}
+
+/// The executable's path, for keys that depend on it.
+pub fn executable() -> String {
+    platform::executable_path().unwrap_or_default()
+}
+
+/// How long ago `entry` was recorded, for people.
+pub fn age(entry: &Entry) -> String {
+    let seconds = now().saturating_sub(entry.written);
+    match seconds {
+        0..120 => format!("{seconds} s"),
+        120..7200 => format!("{} min", seconds / 60),
+        7200..172_800 => format!("{} h", seconds / 3600),
+        _ => format!("{} days", seconds / 86_400),
+    }
+}
+
+/// Seconds since the epoch.
+fn now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}

@@ -1,0 +1,291 @@
+//! The cache file: what each driver answered when it was last loaded, under the key it answered
+//! for. A versioned binary format, read as hostile input: every length is checked against what is
+//! left and against fixed bounds, the body carries a digest, and anything that does not decode
+//! whole is ignored as a whole (the file is then replaced at the next write). Reading costs one
+//! small file and no allocation per byte: no JSON tree per call.
+//!
+//! ```text
+//! file   = "VKLDRVC\0" u32:format-version u32:body-length u64:body-digest body
+//! body   = u32:entry-count entry*
+//! entry  = str16:manifest-path u64*5:key u64:written-unix-seconds str16:library-resolved
+//!          u32:interface-version u8:has-version u32:instance-version
+//!          u16:extension-count (str8:name u32:spec-version)*
+//!          u8:device-record-count (u64:application u32:physical-device-count)*
+//! str8 / str16 = a u8 / u16 byte length, then UTF-8 bytes; numbers little-endian
+//! ```
+
+use super::key::{Digest, Key};
+
+/// The file's first bytes.
+const MAGIC: &[u8; 8] = b"VKLDRVC\0";
+/// Bumped whenever the layout or the meaning of a field changes: an older or newer file is ignored.
+pub const FORMAT_VERSION: u32 = 1;
+/// Bounds: a file or list past them is not ours, or not worth reading.
+pub const MAX_FILE_BYTES: usize = 1 << 20;
+pub const MAX_ENTRIES: usize = 256;
+const MAX_EXTENSIONS: usize = 1024;
+pub const MAX_DEVICE_RECORDS: usize = 16;
+
+/// What one driver answered, under `key`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Entry {
+    pub manifest_path: String,
+    pub key: Key,
+    /// When it was recorded (seconds since the epoch): for `vk-loader cache` and eviction.
+    pub written: u64,
+    /// The library file the dynamic linker loaded for the manifest.
+    pub library_resolved: String,
+    pub interface_version: u32,
+    /// What `vkEnumerateInstanceVersion` said; `None` when the driver lacks it.
+    pub instance_version: Option<u32>,
+    /// `vkEnumerateInstanceExtensionProperties(NULL)`: (name, spec version).
+    pub extensions: Vec<(String, u32)>,
+    /// Physical devices the driver reported at instance creation, per application digest (see
+    /// `key::application`), latest first.
+    pub devices: Vec<(u64, u32)>,
+}
+
+impl Entry {
+    /// The physical devices recorded for `application`, if it was recorded.
+    pub fn device_count(&self, application: u64) -> Option<u32> {
+        self.devices.iter().find(|(a, _)| *a == application).map(|&(_, n)| n)
+    }
+
+    /// Records `count` devices for `application`, latest first, keeping a bounded list.
+    pub fn set_device_count(&mut self, application: u64, count: u32) {
+        self.devices.retain(|(a, _)| *a != application);
+        self.devices.insert(0, (application, count));
+        self.devices.truncate(MAX_DEVICE_RECORDS);
+    }
+}
+
+/// The file's bytes for `entries` (at most [`MAX_ENTRIES`], the latest written kept).
+pub fn encode(entries: &[Entry]) -> Vec<u8> {
+    let mut kept: Vec<&Entry> = entries.iter().collect();
+    kept.sort_by(|a, b| b.written.cmp(&a.written));
+    kept.truncate(MAX_ENTRIES);
+    let mut body = Vec::new();
+    body.extend_from_slice(&(kept.len() as u32).to_le_bytes());
+    for e in kept {
+        put_str16(&mut body, &e.manifest_path);
+        for k in e.key {
+            body.extend_from_slice(&k.to_le_bytes());
+        }
+        body.extend_from_slice(&e.written.to_le_bytes());
+        put_str16(&mut body, &e.library_resolved);
+        body.extend_from_slice(&e.interface_version.to_le_bytes());
+        body.push(e.instance_version.is_some() as u8);
+        body.extend_from_slice(&e.instance_version.unwrap_or(0).to_le_bytes());
+        let extensions: Vec<&(String, u32)> = e.extensions.iter().filter(|(n, _)| n.len() <= u8::MAX as usize).take(MAX_EXTENSIONS).collect();
+        body.extend_from_slice(&(extensions.len() as u16).to_le_bytes());
+        for (name, spec) in extensions {
+            body.push(name.len() as u8);
+            body.extend_from_slice(name.as_bytes());
+            body.extend_from_slice(&spec.to_le_bytes());
+        }
+        let devices = &e.devices[..e.devices.len().min(MAX_DEVICE_RECORDS)];
+        body.push(devices.len() as u8);
+        for (application, count) in devices {
+            body.extend_from_slice(&application.to_le_bytes());
+            body.extend_from_slice(&count.to_le_bytes());
+        }
+    }
+    let mut file = Vec::with_capacity(24 + body.len());
+    file.extend_from_slice(MAGIC);
+    file.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    file.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    file.extend_from_slice(&Digest::default().bytes(&body).value().to_le_bytes());
+    file.extend_from_slice(&body);
+    file
+}
+
+/// Why a file's bytes were not used.
+#[derive(Debug, PartialEq)]
+pub enum Unusable {
+    /// Not a cache file of ours (wrong magic, too short, too long).
+    Foreign,
+    /// A cache file of another format version.
+    OtherVersion(u32),
+    /// Truncated, or its digest or a length does not match.
+    Corrupt,
+}
+
+/// The entries of a cache file, or why it cannot be used.
+pub fn decode(bytes: &[u8]) -> Result<Vec<Entry>, Unusable> {
+    if bytes.len() < 24 || bytes.len() > MAX_FILE_BYTES || &bytes[..8] != MAGIC {
+        return Err(Unusable::Foreign);
+    }
+    let mut header = Reader(&bytes[8..24]);
+    let version = header.u32().ok_or(Unusable::Corrupt)?;
+    if version != FORMAT_VERSION {
+        return Err(Unusable::OtherVersion(version));
+    }
+    let length = header.u32().ok_or(Unusable::Corrupt)? as usize;
+    let digest = header.u64().ok_or(Unusable::Corrupt)?;
+    let body = &bytes[24..];
+    if body.len() != length || Digest::default().bytes(body).value() != digest {
+        return Err(Unusable::Corrupt);
+    }
+    let mut r = Reader(body);
+    let count = r.u32().ok_or(Unusable::Corrupt)? as usize;
+    if count > MAX_ENTRIES {
+        return Err(Unusable::Corrupt);
+    }
+    let mut entries = Vec::with_capacity(count);
+    for _ in 0..count {
+        entries.push(entry(&mut r).ok_or(Unusable::Corrupt)?);
+    }
+    if !r.0.is_empty() {
+        return Err(Unusable::Corrupt);
+    }
+    Ok(entries)
+}
+
+fn entry(r: &mut Reader) -> Option<Entry> {
+    let manifest_path = r.str16()?;
+    let mut key = [0u64; 5];
+    for k in &mut key {
+        *k = r.u64()?;
+    }
+    let written = r.u64()?;
+    let library_resolved = r.str16()?;
+    let interface_version = r.u32()?;
+    let has_version = r.u8()?;
+    let version = r.u32()?;
+    let instance_version = match has_version {
+        0 => None,
+        1 => Some(version),
+        _ => return None,
+    };
+    let extension_count = r.u16()? as usize;
+    if extension_count > MAX_EXTENSIONS {
+        return None;
+    }
+    let mut extensions = Vec::with_capacity(extension_count);
+    for _ in 0..extension_count {
+        let len = r.u8()? as usize;
+        let name = std::str::from_utf8(r.take(len)?).ok()?.to_string();
+        extensions.push((name, r.u32()?));
+    }
+    let device_records = r.u8()? as usize;
+    if device_records > MAX_DEVICE_RECORDS {
+        return None;
+    }
+    let mut devices = Vec::with_capacity(device_records);
+    for _ in 0..device_records {
+        devices.push((r.u64()?, r.u32()?));
+    }
+    Some(Entry { manifest_path, key, written, library_resolved, interface_version, instance_version, extensions, devices })
+}
+
+fn put_str16(out: &mut Vec<u8>, text: &str) {
+    // Paths longer than 64 KiB do not exist on Linux (PATH_MAX is 4096); cut rather than fail.
+    let bytes = &text.as_bytes()[..text.len().min(u16::MAX as usize)];
+    out.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+/// A cursor over untrusted bytes: every read is checked against what is left.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if n > self.0.len() {
+            return None;
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Some(head)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Option<u16> {
+        Some(u16::from_le_bytes(self.take(2)?.try_into().ok()?))
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn str16(&mut self) -> Option<String> {
+        let len = self.u16()? as usize;
+        Some(std::str::from_utf8(self.take(len)?).ok()?.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(path: &str, written: u64) -> Entry {
+        Entry {
+            manifest_path: path.into(),
+            key: [1, 2, 3, 4, 5],
+            written,
+            library_resolved: "/usr/lib/libvulkan_lvp.so".into(),
+            interface_version: 5,
+            instance_version: Some(vk_generated::make_api_version(0, 1, 3, 230)),
+            extensions: vec![("VK_KHR_surface".into(), 25), ("VK_EXT_debug_report".into(), 10)],
+            devices: vec![(77, 1), (78, 0)],
+        }
+    }
+
+    #[test]
+    fn entries_survive_a_round_trip() {
+        let entries = vec![sample("/a.json", 2), Entry { instance_version: None, devices: vec![], ..sample("/b.json", 1) }];
+        assert_eq!(decode(&encode(&entries)), Ok(entries));
+        assert_eq!(decode(&encode(&[])), Ok(vec![]));
+    }
+
+    #[test]
+    fn every_truncation_and_every_flipped_byte_is_refused() {
+        let bytes = encode(&[sample("/a.json", 2)]);
+        for len in 0..bytes.len() {
+            assert!(decode(&bytes[..len]).is_err(), "truncated to {len}");
+        }
+        for i in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[i] ^= 0x40;
+            assert!(decode(&bad).is_err(), "byte {i} flipped");
+        }
+    }
+
+    #[test]
+    fn foreign_and_other_version_files_are_named() {
+        assert_eq!(decode(b"{\"not\": \"ours\"} and some more bytes"), Err(Unusable::Foreign));
+        let mut other = encode(&[]);
+        other[8..12].copy_from_slice(&2u32.to_le_bytes());
+        assert_eq!(decode(&other), Err(Unusable::OtherVersion(2)));
+        assert_eq!(decode(&vec![0u8; MAX_FILE_BYTES + 1]), Err(Unusable::Foreign));
+    }
+
+    #[test]
+    fn lengths_that_lie_are_refused_even_with_a_valid_digest() {
+        // An entry count far past what the body holds, digest recomputed.
+        let mut body = Vec::new();
+        body.extend_from_slice(&200u32.to_le_bytes());
+        let mut file = MAGIC.to_vec();
+        file.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        file.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        file.extend_from_slice(&Digest::default().bytes(&body).value().to_le_bytes());
+        file.extend_from_slice(&body);
+        assert_eq!(decode(&file), Err(Unusable::Corrupt));
+    }
+
+    #[test]
+    fn the_file_is_bounded() {
+        let many: Vec<Entry> = (0..MAX_ENTRIES as u64 + 10).map(|i| sample(&format!("/{i}.json"), i)).collect();
+        let kept = decode(&encode(&many)).unwrap();
+        assert_eq!(kept.len(), MAX_ENTRIES);
+        assert_eq!(kept[0].written, MAX_ENTRIES as u64 + 9, "the latest kept first");
+        let mut e = sample("/a.json", 1);
+        for application in 0..40 {
+            e.set_device_count(application, 1);
+        }
+        assert_eq!(e.devices.len(), MAX_DEVICE_RECORDS);
+        assert_eq!(e.device_count(39), Some(1));
+        assert_eq!(e.device_count(0), None);
+    }
+}

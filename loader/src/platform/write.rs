@@ -1,0 +1,100 @@
+//! Writing the loader's own files (the driver cache): private directories, whole files replaced
+//! atomically, removal. Through libc's `mkdir`, `open`, `write`, `rename` and `unlink`, as the rest
+//! of the platform stage goes through libc.
+
+use std::ffi::CString;
+
+fn c_path(path: &str) -> Result<CString, String> {
+    CString::new(path).map_err(|_| format!("{path}: the path holds a NUL byte"))
+}
+
+/// Creates `path` and any missing parents, each with `mode` (before the umask).
+pub fn create_dir_all(path: &str, mode: libc::mode_t) -> Result<(), String> {
+    let mut prefix = String::new();
+    for part in path.split('/').filter(|p| !p.is_empty()) {
+        prefix.push('/');
+        prefix.push_str(part);
+        let c = c_path(&prefix)?;
+        // SAFETY: mkdir with a NUL-terminated path.
+        if unsafe { libc::mkdir(c.as_ptr(), mode) } != 0 {
+            let error = std::io::Error::last_os_error();
+            if error.raw_os_error() != Some(libc::EEXIST) {
+                return Err(format!("{prefix}: cannot create the directory: {error}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Replaces the file at `path` with `bytes` so that a reader sees the old file or the new one,
+/// never a part: written to a temporary file of this process beside it (mode 0600, whatever the
+/// umask), then renamed over `path`. Several processes doing this at once leave one whole file.
+pub fn replace_file(path: &str, bytes: &[u8]) -> Result<(), String> {
+    // SAFETY (the block): open/write/close/rename/unlink with NUL-terminated paths and a buffer of
+    // the length given.
+    unsafe {
+        let temporary = format!("{path}.{}.{}.tmp", libc::getpid(), libc::gettid());
+        let c_temporary = c_path(&temporary)?;
+        let fd = libc::open(c_temporary.as_ptr(), libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC | libc::O_NOFOLLOW, 0o600);
+        if fd < 0 {
+            return Err(format!("{temporary}: cannot create: {}", std::io::Error::last_os_error()));
+        }
+        libc::fchmod(fd, 0o600);
+        let mut written = 0;
+        while written < bytes.len() {
+            let n = libc::write(fd, bytes[written..].as_ptr() as *const libc::c_void, bytes.len() - written);
+            if n <= 0 {
+                let error = std::io::Error::last_os_error();
+                libc::close(fd);
+                libc::unlink(c_temporary.as_ptr());
+                return Err(format!("{temporary}: cannot write: {error}"));
+            }
+            written += n as usize;
+        }
+        if libc::close(fd) != 0 || libc::rename(c_temporary.as_ptr(), c_path(path)?.as_ptr()) != 0 {
+            let error = std::io::Error::last_os_error();
+            libc::unlink(c_temporary.as_ptr());
+            return Err(format!("{path}: cannot replace: {error}"));
+        }
+    }
+    Ok(())
+}
+
+/// Removes the file at `path`; a missing file is not an error.
+pub fn remove_file(path: &str) -> Result<(), String> {
+    let c = c_path(path)?;
+    // SAFETY: unlink with a NUL-terminated path.
+    if unsafe { libc::unlink(c.as_ptr()) } != 0 {
+        let error = std::io::Error::last_os_error();
+        if error.raw_os_error() != Some(libc::ENOENT) {
+            return Err(format!("{path}: cannot remove: {error}"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn replaced_files_are_whole_private_and_removable() {
+        let dir = std::env::temp_dir().join(format!("loader-write-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let nested = dir.join("a/b");
+        create_dir_all(nested.to_str().unwrap(), 0o700).unwrap();
+        create_dir_all(nested.to_str().unwrap(), 0o700).unwrap();
+        let file = nested.join("f");
+        let path = file.to_str().unwrap();
+        replace_file(path, b"first").unwrap();
+        replace_file(path, b"second").unwrap();
+        assert_eq!(std::fs::read(&file).unwrap(), b"second");
+        assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read_dir(&nested).unwrap().count(), 1, "no temporary file left");
+        remove_file(path).unwrap();
+        remove_file(path).unwrap();
+        assert!(!file.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,376 @@
+//! The driver cache between processes (README, "The driver cache"): a warm cache answers the
+//! pre-instance queries without loading a driver, instance creation loads no driver whose record
+//! says it has no physical device, every key component invalidates an entry, hostile files are
+//! ignored and replaced, verify and off modes, processes racing on a cold cache, and vulkaninfo
+//! seeing the same with the cache off, cold, warm and verifying.
+//!
+//! Each step runs in a child process (this test binary with `SCENARIO` set): the point is what one
+//! process leaves for the next. Which drivers a process loaded is read from its `/proc/self/maps`.
+
+mod common;
+
+use std::ffi::{c_char, CStr};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use vk_generated::types::*;
+
+type Gipa = unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction;
+
+/// The child: step `pre` enumerates the instance extensions, `create` creates an instance and
+/// lists its physical devices; then it prints the test drivers mapped into it. The step is read
+/// from the file `step` beside the library, and the file `preload` names a library to `dlopen`
+/// first (a driver already in the process): files, not variables, which would change the
+/// environment and so the key.
+#[test]
+fn scenario_entry() {
+    if std::env::var("SCENARIO").as_deref() != Ok("startup") {
+        return;
+    }
+    println!();
+    let preload = std::path::Path::new(&std::env::var("LIBVULKAN").unwrap()).with_file_name("preload");
+    let _preloaded = std::fs::read_to_string(preload).ok().map(|path| unsafe { libloading::Library::new(path.trim()).unwrap() });
+    let lib = unsafe { libloading::Library::new(std::env::var("LIBVULKAN").unwrap()).unwrap() };
+    let gipa: Gipa = unsafe { *lib.get::<Gipa>(b"vkGetInstanceProcAddr\0").unwrap() };
+    unsafe {
+        let step = std::fs::read_to_string(std::path::Path::new(&std::env::var("LIBVULKAN").unwrap()).with_file_name("step")).unwrap();
+        match step.as_str() {
+            "pre" => {
+                let f: PFN_vkEnumerateInstanceExtensionProperties = std::mem::transmute(gipa(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties".as_ptr()));
+                let f = f.unwrap();
+                let mut count = 0;
+                assert_eq!(f(std::ptr::null(), &mut count, std::ptr::null_mut()), VkResult::SUCCESS);
+                let mut props = vec![VkExtensionProperties::default(); count as usize];
+                assert_eq!(f(std::ptr::null(), &mut count, props.as_mut_ptr()), VkResult::SUCCESS);
+                let names: Vec<String> = props.iter().map(|p| format!("{}:{}", CStr::from_ptr(p.extensionName.as_ptr()).to_string_lossy(), p.specVersion)).collect();
+                println!("EXTENSIONS {}", names.join(","));
+            }
+            "create" => {
+                let app = VkApplicationInfo { pApplicationName: c"startup".as_ptr(), apiVersion: vk_generated::make_api_version(0, 1, 3, 0), ..Default::default() };
+                let info = VkInstanceCreateInfo { pApplicationInfo: &app, ..Default::default() };
+                let create: PFN_vkCreateInstance = std::mem::transmute(gipa(VkInstance::NULL, c"vkCreateInstance".as_ptr()));
+                let mut instance = VkInstance::NULL;
+                let result = create.unwrap()(&info, std::ptr::null(), &mut instance);
+                println!("CREATE {result:?}");
+                if result == VkResult::SUCCESS {
+                    let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(gipa(instance, c"vkEnumeratePhysicalDevices".as_ptr()));
+                    let properties: PFN_vkGetPhysicalDeviceProperties = std::mem::transmute(gipa(instance, c"vkGetPhysicalDeviceProperties".as_ptr()));
+                    let mut count = 0;
+                    enumerate.unwrap()(instance, &mut count, std::ptr::null_mut());
+                    let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
+                    enumerate.unwrap()(instance, &mut count, devices.as_mut_ptr());
+                    let names: Vec<String> = devices
+                        .iter()
+                        .map(|&d| {
+                            let mut p = VkPhysicalDeviceProperties::default();
+                            properties.unwrap()(d, &mut p);
+                            CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy().into_owned()
+                        })
+                        .collect();
+                    println!("DEVICES {}", names.join(","));
+                    let destroy: PFN_vkDestroyInstance = std::mem::transmute(gipa(instance, c"vkDestroyInstance".as_ptr()));
+                    destroy.unwrap()(instance, std::ptr::null());
+                }
+            }
+            other => panic!("unknown step {other}"),
+        }
+    }
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let mut mapped: Vec<&str> = maps.lines().filter_map(|l| l.rsplit('/').next()).filter(|f| f.starts_with("libvk_test_driver_")).collect();
+    mapped.sort();
+    mapped.dedup();
+    println!("MAPPED {}", mapped.join(","));
+}
+
+/// Ages a file by a minute: the cache trusts no file modified in the last two seconds.
+fn age(path: &Path) {
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options().write(true).open(path).unwrap().set_modified(old).unwrap();
+}
+
+/// Two test drivers, `a` with one device and `b` with none, their manifests aged; the cache
+/// directory; our library copied in (so that a test can replace it).
+struct Setup {
+    dir: PathBuf,
+    cache: PathBuf,
+    libvulkan: PathBuf,
+    drivers: [PathBuf; 2],
+    manifests: [PathBuf; 2],
+    env: Vec<(&'static str, String)>,
+}
+
+fn setup(name: &str) -> Setup {
+    let dir = common::scratch(&format!("startup-{name}"));
+    let drivers = [common::tagged_driver(&dir, "a"), common::tagged_driver(&dir, "b")];
+    let manifests = [common::driver_manifest(&dir, "a.json", &drivers[0]), common::driver_manifest(&dir, "b.json", &drivers[1])];
+    let libvulkan = dir.join("libvulkan.so.1");
+    std::fs::copy(common::libvulkan(), &libvulkan).unwrap();
+    for path in drivers.iter().chain(&manifests).chain([&libvulkan]) {
+        age(path);
+    }
+    let cache = dir.join("cache");
+    let sysfs = dir.join("sysfs");
+    std::fs::create_dir_all(sysfs.join("sys/bus/pci/devices")).unwrap();
+    let env = vec![
+        ("VK_DRIVER_FILES", format!("{}:{}", manifests[0].display(), manifests[1].display())),
+        ("VK_TEST_DRIVER_DEVICES_A", "discrete:10de:2330".into()),
+        ("VK_TEST_DRIVER_DEVICES_B", String::new()),
+        ("XDG_CACHE_HOME", cache.display().to_string()),
+        ("VK_LOADER_TEST_SYSFS_ROOT", sysfs.display().to_string()),
+        ("VK_LOADER_DEBUG", "driver,warn".into()),
+        ("LIBVULKAN", libvulkan.display().to_string()),
+    ];
+    Setup { dir, cache, libvulkan, drivers, manifests, env }
+}
+
+/// One child run of `step` with the setup's environment and `extra`; (stdout, stderr).
+fn run(s: &Setup, step: &str, extra: &[(&'static str, String)]) -> (String, String) {
+    let mut env = s.env.clone();
+    env.retain(|(k, _)| !extra.iter().any(|(e, _)| e == k));
+    env.extend(extra.iter().cloned());
+    let file = s.dir.join("step");
+    // Written only when it changes: the racing runs share one.
+    if std::fs::read_to_string(&file).ok().as_deref() != Some(step) {
+        std::fs::write(&file, step).unwrap();
+    }
+    let run = common::run_scenario("scenario_entry", "startup", &env);
+    assert!(run.status.success(), "{step}: {:?}\n{}\n{}", run.status, run.stdout, run.stderr);
+    (run.stdout, run.stderr)
+}
+
+fn line<'a>(out: &'a str, prefix: &str) -> &'a str {
+    out.lines().find_map(|l| l.strip_prefix(prefix)).unwrap_or_else(|| panic!("no {prefix:?} line in\n{out}"))
+}
+
+const BOTH: &str = "libvk_test_driver_a.so,libvk_test_driver_b.so";
+
+fn cache_file(s: &Setup) -> PathBuf {
+    s.cache.join("vulkan-loader-rs/drivers")
+}
+
+#[test]
+fn a_warm_cache_answers_pre_instance_queries_without_loading_a_driver() {
+    let s = setup("pre");
+    let (cold, cold_err) = run(&s, "pre", &[]);
+    assert_eq!(line(&cold, "MAPPED "), BOTH, "{cold_err}");
+    assert!(cold_err.contains("a.json: loaded in") && cold_err.contains("(not in the driver cache yet)"), "{cold_err}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(cache_file(&s)).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the cache file is private");
+
+    let (warm, warm_err) = run(&s, "pre", &[]);
+    assert_eq!(line(&warm, "MAPPED "), "", "a warm pre-instance query loads no driver\n{warm_err}");
+    assert_eq!(line(&warm, "EXTENSIONS "), line(&cold, "EXTENSIONS "));
+    assert!(warm_err.contains("a.json: not loaded: answered from the driver cache"), "{warm_err}");
+
+    // A driver already loaded in the process is asked, not answered for.
+    std::fs::write(s.dir.join("preload"), s.drivers[1].display().to_string()).unwrap();
+    let (preloaded, err) = run(&s, "pre", &[]);
+    assert_eq!(line(&preloaded, "EXTENSIONS "), line(&cold, "EXTENSIONS "));
+    assert!(err.contains("b.json: loaded in") && err.contains("its library is loaded in this process already"), "{err}");
+    assert!(err.contains("a.json: not loaded"), "{err}");
+}
+
+#[test]
+fn a_warm_cache_loads_no_driver_without_devices_at_instance_creation() {
+    let s = setup("create");
+    let (cold, cold_err) = run(&s, "create", &[]);
+    assert_eq!(line(&cold, "CREATE "), "VK_SUCCESS", "{cold_err}");
+    assert_eq!(line(&cold, "MAPPED "), BOTH, "{cold_err}");
+    let (warm, warm_err) = run(&s, "create", &[]);
+    assert_eq!(line(&warm, "DEVICES "), line(&cold, "DEVICES "));
+    assert_eq!(line(&warm, "MAPPED "), "libvk_test_driver_a.so", "the driver without devices is not loaded\n{warm_err}");
+    assert!(warm_err.contains("b.json: not loaded: its driver cache record says it has no physical device"), "{warm_err}");
+    // Another application (its VkApplicationInfo differs) has no record yet: both are loaded.
+    let (other, err) = run(&s, "pre", &[]);
+    assert_eq!(line(&other, "MAPPED "), "", "the pre-instance answers are the application's too\n{err}");
+}
+
+#[test]
+fn when_no_driver_with_devices_remains_the_unloaded_ones_are_created_after_all() {
+    let s = setup("all-empty");
+    let env = [("VK_TEST_DRIVER_DEVICES_A", String::new())];
+    let (cold, _) = run(&s, "create", &env);
+    assert_eq!((line(&cold, "CREATE "), line(&cold, "DEVICES ")), ("VK_SUCCESS", ""));
+    // Warm, both records say "no device": the eager path's answer (success, no device), both
+    // drivers asked.
+    let (warm, err) = run(&s, "create", &env);
+    assert_eq!((line(&warm, "CREATE "), line(&warm, "DEVICES ")), ("VK_SUCCESS", ""), "{err}");
+    assert_eq!(line(&warm, "MAPPED "), BOTH, "{err}");
+    // And when every driver fails its vkCreateInstance, the failure is the eager path's too.
+    let failing = [("VK_TEST_DRIVER_DEVICES_A", String::new()), ("VK_TEST_DRIVER_FAIL_CREATE_INSTANCE_A", "1".into()), ("VK_TEST_DRIVER_FAIL_CREATE_INSTANCE_B", "1".into())];
+    run(&s, "create", &failing);
+    let (warm, err) = run(&s, "create", &failing);
+    assert_eq!(line(&warm, "CREATE "), "VK_ERROR_INCOMPATIBLE_DRIVER", "{err}");
+}
+
+#[test]
+fn each_key_component_makes_a_stale_entry() {
+    let s = setup("keys");
+    run(&s, "pre", &[]);
+    let warm = |extra: &[(&'static str, String)]| {
+        let (out, err) = run(&s, "pre", extra);
+        assert_eq!(line(&out, "MAPPED "), "", "warm again\n{err}");
+    };
+    warm(&[]);
+    let stale = |extra: &[(&'static str, String)], component: &str, driver: &str| {
+        let (out, err) = run(&s, "pre", extra);
+        assert!(line(&out, "MAPPED ").contains(driver), "{component}: {driver} not loaded\n{err}");
+        assert!(err.contains(&format!("its cache entry is stale: the {component} changed")), "{component}\n{err}");
+    };
+    // The library replaced in place by another one (a byte more: another size and identity).
+    let mut bytes = std::fs::read(&s.drivers[1]).unwrap();
+    bytes.push(0);
+    std::fs::write(&s.drivers[1], bytes).unwrap();
+    age(&s.drivers[1]);
+    stale(&[], "library", "libvk_test_driver_b.so");
+    warm(&[]);
+    // The manifest edited.
+    let text = std::fs::read_to_string(&s.manifests[0]).unwrap();
+    std::fs::write(&s.manifests[0], format!("{text}\n")).unwrap();
+    age(&s.manifests[0]);
+    stale(&[], "manifest", "libvk_test_driver_a.so");
+    warm(&[]);
+    // A variable a driver may read.
+    stale(&[("MESA_SHADER_CACHE_DISABLE", "true".into())], "environment", "libvk_test_driver_a.so");
+    stale(&[], "environment", "libvk_test_driver_a.so");
+    // A variable that changes per launch and that no driver reads is not in the key.
+    warm(&[("OLDPWD", "/somewhere/else".into())]);
+    // A GPU appears on the PCI bus (through the test hook for the sysfs root).
+    let gpu = s.dir.join("sysfs/sys/bus/pci/devices/0000:01:00.0");
+    std::fs::create_dir_all(&gpu).unwrap();
+    for (field, value) in [("class", "0x030000"), ("vendor", "0x10de"), ("device", "0x2330"), ("revision", "0xa1"), ("subsystem_vendor", "0x10de"), ("subsystem_device", "0x16c1")] {
+        std::fs::write(gpu.join(field), format!("{value}\n")).unwrap();
+    }
+    stale(&[], "machine", "libvk_test_driver_a.so");
+    warm(&[]);
+    // ... and disappears again.
+    std::fs::remove_dir_all(&gpu).unwrap();
+    stale(&[], "machine", "libvk_test_driver_a.so");
+    // Another loader (a rebuilt or upgraded library).
+    let mut ours = std::fs::read(&s.libvulkan).unwrap();
+    ours.push(0);
+    std::fs::write(&s.libvulkan, ours).unwrap();
+    age(&s.libvulkan);
+    stale(&[], "loader", "libvk_test_driver_a.so");
+    warm(&[]);
+}
+
+#[test]
+fn hostile_cache_files_are_ignored_and_replaced() {
+    let s = setup("hostile");
+    run(&s, "pre", &[]);
+    let valid = std::fs::read(cache_file(&s)).unwrap();
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("foreign", b"{\"drivers\": []}".to_vec()),
+        ("truncated", valid[..valid.len() / 2].to_vec()),
+        ("empty", Vec::new()),
+        ("another version", {
+            let mut v = valid.clone();
+            v[8] ^= 0x7f;
+            v
+        }),
+        ("flipped", {
+            let mut v = valid.clone();
+            let last = v.len() - 3;
+            v[last] ^= 1;
+            v
+        }),
+    ];
+    for (what, bytes) in cases {
+        std::fs::write(cache_file(&s), &bytes).unwrap();
+        let (out, err) = run(&s, "pre", &[]);
+        assert_eq!(line(&out, "MAPPED "), BOTH, "{what}: a miss\n{err}");
+        let (out, err) = run(&s, "pre", &[]);
+        assert_eq!(line(&out, "MAPPED "), "", "{what}: replaced by a valid file\n{err}");
+    }
+}
+
+#[test]
+fn verify_mode_loads_every_driver_and_compares_and_off_mode_writes_nothing() {
+    let s = setup("modes");
+    let (off, _) = run(&s, "pre", &[("VK_LOADER_DRIVER_CACHE", "off".into())]);
+    assert_eq!(line(&off, "MAPPED "), BOTH);
+    assert!(!cache_file(&s).exists(), "off writes no cache");
+    let (cold, _) = run(&s, "create", &[]);
+    let (verify, err) = run(&s, "create", &[("VK_LOADER_DRIVER_CACHE", "verify".into())]);
+    assert_eq!(line(&verify, "MAPPED "), BOTH, "{err}");
+    assert_eq!(line(&verify, "DEVICES "), line(&cold, "DEVICES "));
+    assert!(err.contains("a.json: driver cache verified: the record matches"), "{err}");
+    assert!(err.contains("b.json: driver cache verified: the record matches"), "{err}");
+    assert!(!err.contains("driver cache verify:"), "no difference expected\n{err}");
+    // The settings file's switch.
+    let settings = s.dir.join("settings");
+    std::fs::create_dir_all(settings.join("vulkan")).unwrap();
+    std::fs::write(settings.join("vulkan/loader_settings.json"), r#"{"file_format_version": "1.0.0", "settings": {"driver_cache": "off"}}"#).unwrap();
+    let (out, err) = run(&s, "pre", &[("XDG_CONFIG_HOME", settings.display().to_string())]);
+    assert_eq!(line(&out, "MAPPED "), BOTH, "{err}");
+}
+
+#[test]
+fn processes_starting_at_once_on_a_cold_cache_leave_one_whole_file() {
+    let s = setup("race");
+    std::fs::write(s.dir.join("step"), "pre").unwrap();
+    std::thread::scope(|scope| {
+        for _ in 0..8 {
+            scope.spawn(|| run(&s, "pre", &[]));
+        }
+    });
+    let names: Vec<String> = std::fs::read_dir(s.cache.join("vulkan-loader-rs")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, ["drivers"], "no temporary file left");
+    let (out, err) = run(&s, "pre", &[]);
+    assert_eq!(line(&out, "MAPPED "), "", "the file one of them left is whole and current\n{err}");
+}
+
+const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+
+/// vulkaninfo (text and `--json`) through our library on lavapipe and the test driver: the same
+/// with the cache off, cold, warm and verifying.
+#[test]
+fn vulkaninfo_is_the_same_with_the_cache_off_cold_warm_and_verifying() {
+    assert!(Path::new(LAVAPIPE).exists(), "{LAVAPIPE} missing: install mesa-vulkan-drivers");
+    let s = setup("vulkaninfo");
+    let lib = s.dir.join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    for name in ["libvulkan.so.1", "libvulkan.so"] {
+        std::os::unix::fs::symlink(common::libvulkan(), lib.join(name)).unwrap();
+    }
+    let empty = s.dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    // Its output: the text on stdout, or with `--json` the profile it writes into its directory.
+    let runs = std::cell::Cell::new(0);
+    let vulkaninfo = |args: &[&str], mode: &str| {
+        runs.set(runs.get() + 1);
+        let work = s.dir.join(format!("run-{}", runs.get()));
+        std::fs::create_dir_all(&work).unwrap();
+        let mut cmd = Command::new("vulkaninfo");
+        cmd.args(args).current_dir(&work).env_clear();
+        cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default()).env("LD_LIBRARY_PATH", &lib);
+        cmd.env("VK_DRIVER_FILES", format!("{LAVAPIPE}:{}:{}", s.manifests[0].display(), s.manifests[1].display()));
+        cmd.env("VK_TEST_DRIVER_DEVICES_B", "").env("XDG_CACHE_HOME", &s.cache).env("VK_LOADER_DRIVER_CACHE", mode);
+        for var in ["XDG_DATA_DIRS", "XDG_CONFIG_DIRS", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "HOME"] {
+            cmd.env(var, &empty);
+        }
+        let out = common::output_within(&mut cmd, common::CHILD_WATCHDOG);
+        assert!(out.status.success(), "vulkaninfo {args:?} ({mode}): {}", String::from_utf8_lossy(&out.stderr));
+        let mut seen = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut profiles: Vec<PathBuf> = std::fs::read_dir(&work).unwrap().map(|e| e.unwrap().path()).collect();
+        profiles.sort();
+        for profile in profiles {
+            seen += &format!("\n{}:\n{}", profile.file_name().unwrap().to_string_lossy(), std::fs::read_to_string(&profile).unwrap());
+        }
+        seen
+    };
+    for args in [&[][..], &["--json"][..]] {
+        let _ = std::fs::remove_dir_all(&s.cache);
+        let off = vulkaninfo(args, "off");
+        assert!(off.contains("Test Driver"), "{off}");
+        for mode in ["on (cold)", "on (warm)", "verify"] {
+            let seen = vulkaninfo(args, mode.split(' ').next().unwrap());
+            if seen != off {
+                let diff = similar::TextDiff::from_lines(&off, &seen).unified_diff().to_string();
+                panic!("vulkaninfo {args:?} with the cache {mode} differs from the cache off:\n{diff}");
+            }
+        }
+    }
+}
