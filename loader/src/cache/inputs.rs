@@ -25,8 +25,15 @@ fn read_text(path: &str, limit: usize) -> String {
 /// The machine's component: display and 3D controllers and accelerators on the PCI bus (class
 /// 0x03 and 0x12) with their vendor, device, revision and subsystem ids; the `/dev/dri` and
 /// `/dev/nvidia*` nodes present; the kernel release and the GPU modules' versions; the CPU (a
-/// software driver such as lavapipe answers from its model and features).
+/// software driver such as lavapipe answers from its model and features). Read once per process:
+/// a GPU that appears while a process runs is seen by the next one (the drivers this process
+/// loaded answer it live anyway).
 pub fn machine() -> u64 {
+    static MACHINE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *MACHINE.get_or_init(read_machine)
+}
+
+fn read_machine() -> u64 {
     let root = system_root();
     let mut d = Digest::default();
     let pci = format!("{root}/sys/bus/pci/devices");

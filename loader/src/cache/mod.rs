@@ -112,6 +112,10 @@ pub fn remove(path: &str) -> Result<(), String> {
     platform::write::remove_file(path)
 }
 
+/// The drivers this process recorded already: (manifest path, application digest for a device
+/// count). Allocated from the system (see `with_system_allocator`).
+static RECORDED: std::sync::Mutex<Vec<(String, Option<u64>)>> = std::sync::Mutex::new(Vec::new());
+
 /// What the cache says about one driver.
 pub enum Lookup<'a> {
     /// Its record is current: its answers may be used without loading it.
@@ -125,7 +129,7 @@ pub enum Lookup<'a> {
 pub struct Session {
     mode: Mode,
     path: Option<String>,
-    entries: Vec<Entry>,
+    entries: Option<Vec<Entry>>,
     /// (loader, machine, environment) digests, computed at the first lookup or record.
     shared: Option<[u64; 3]>,
     changed: bool,
@@ -143,7 +147,7 @@ impl Session {
 
     fn read() -> Session {
         let (mode, why) = mode();
-        let mut session = Session { mode, path: None, entries: Vec::new(), shared: None, changed: false, ignore_loader: false };
+        let mut session = Session { mode, path: None, entries: None, shared: None, changed: false, ignore_loader: false };
         if mode == Mode::Off {
             if let Some(why) = why {
                 log!(Level::Driver, "driver cache not used: {why}");
@@ -151,21 +155,30 @@ impl Session {
             return session;
         }
         session.path = file_path();
-        if let Some(path) = &session.path {
-            match read(path) {
-                Ok(entries) => session.entries = entries,
-                Err(why) => {
-                    log!(Level::Warn, "driver cache {why}");
-                    session.changed = true;
-                }
-            }
-        }
         session
+    }
+
+    /// The file's entries, read at the first need (a call whose drivers are all loaded already
+    /// reads nothing).
+    fn entries(&mut self) -> &mut Vec<Entry> {
+        if self.entries.is_none() {
+            let entries = match self.path.as_deref().map(read) {
+                Some(Ok(entries)) => entries,
+                Some(Err(why)) => {
+                    log!(Level::Warn, "driver cache {why}");
+                    self.changed = true;
+                    Vec::new()
+                }
+                None => Vec::new(),
+            };
+            self.entries = Some(entries);
+        }
+        self.entries.as_mut().expect("just read")
     }
 
     /// A session that neither reads nor writes (the eager path).
     pub fn off() -> Session {
-        Session { mode: Mode::Off, path: None, entries: Vec::new(), shared: None, changed: false, ignore_loader: false }
+        Session { mode: Mode::Off, path: None, entries: None, shared: None, changed: false, ignore_loader: false }
     }
 
     /// A session for `vk-loader cache`'s report: lookups as the library makes them, but for the
@@ -195,7 +208,7 @@ impl Session {
     pub fn lookup(&mut self, manifest_path: &str, manifest: &DriverManifest) -> Lookup<'_> {
         // The cache's memory is the process's, never the application's allocator's.
         match with_system_allocator(|| self.find(manifest_path, manifest)) {
-            Ok(index) => Lookup::Hit(&self.entries[index]),
+            Ok(index) => Lookup::Hit(&self.entries()[index]),
             Err(why) => Lookup::Miss(why),
         }
     }
@@ -210,17 +223,17 @@ impl Session {
         if platform::is_loaded(&manifest.library_path) {
             return Err("its library is loaded in this process already: asked directly".into());
         }
-        let Some(index) = self.entries.iter().position(|e| e.manifest_path == manifest_path) else {
+        let Some(index) = self.entries().iter().position(|e| e.manifest_path == manifest_path) else {
             return Err("not in the driver cache yet".into());
         };
-        let resolved = self.entries[index].library_resolved.clone();
+        let (recorded, resolved) = (self.entries()[index].key, self.entries()[index].library_resolved.clone());
         let Some(mut current) = self.key(manifest_path, manifest, &resolved) else {
             return Err(UNIDENTIFIED.into());
         };
         if self.ignore_loader {
-            current[2] = self.entries[index].key[2];
+            current[2] = recorded[2];
         }
-        match key::changed(&self.entries[index].key, &current) {
+        match key::changed(&recorded, &current) {
             None => Ok(index),
             Some(component) => Err(format!("its cache entry is stale: the {component} changed")),
         }
@@ -237,16 +250,23 @@ impl Session {
     }
 
     fn store(&mut self, manifest_path: &str, manifest: &DriverManifest, answers: Answers, devices: Option<(u64, u32)>) {
+        // Once per process and driver (and application): a driver that stays loaded answers
+        // every later call itself, and its record was made when it was loaded.
+        let done = (manifest_path.to_string(), devices.map(|(application, _)| application));
+        if self.mode == Mode::On && RECORDED.lock().unwrap_or_else(|e| e.into_inner()).contains(&done) {
+            return;
+        }
         let Some(key) = self.key(manifest_path, manifest, &answers.library_resolved) else {
             log!(Level::Driver, "{manifest_path}: not recorded in the driver cache: {UNIDENTIFIED}");
             return;
         };
-        let existing = self.entries.iter().position(|e| e.manifest_path == manifest_path);
+        let entries = self.entries();
+        let existing = entries.iter().position(|e| e.manifest_path == manifest_path);
         let mut entry = match existing {
             // The same key: the answers are refreshed, the other applications' device counts kept.
-            Some(i) if self.entries[i].key == key => self.entries.remove(i),
+            Some(i) if entries[i].key == key => entries.remove(i),
             Some(i) => {
-                self.entries.remove(i);
+                entries.remove(i);
                 Entry::default()
             }
             None => Entry::default(),
@@ -269,7 +289,8 @@ impl Session {
             entry.written = now();
             self.changed = true;
         }
-        self.entries.push(entry);
+        self.entries().push(entry);
+        RECORDED.lock().unwrap_or_else(|e| e.into_inner()).push(done);
     }
 
     /// Writes the file back if anything changed. A failure costs only the next process's time.
@@ -280,7 +301,8 @@ impl Session {
     fn write(self) {
         let (true, Some(path)) = (self.changed, &self.path) else { return };
         let Some(dir) = path.rsplit_once('/').map(|(d, _)| d) else { return };
-        let written = platform::write::create_dir_all(dir, 0o700).and_then(|()| platform::write::replace_file(path, &record::encode(&self.entries)));
+        let entries = self.entries.as_deref().unwrap_or_default();
+        let written = platform::write::create_dir_all(dir, 0o700).and_then(|()| platform::write::replace_file(path, &record::encode(entries)));
         if let Err(why) = written {
             log!(Level::Warn, "driver cache not written: {why}");
         }
