@@ -43,6 +43,16 @@ impl Reason {
     }
 }
 
+impl Reason {
+    /// Whether a failure to load the layer fails `vkCreateInstance`: only for a layer the
+    /// application names in `ppEnabledLayerNames`. A layer the environment, the settings file
+    /// or a meta layer adds is skipped with a log line, as the Khronos loader does (one stale
+    /// `VK_INSTANCE_LAYERS` must not stop every Vulkan program of that user).
+    pub fn is_required(&self) -> bool {
+        matches!(self, Reason::Application)
+    }
+}
+
 impl std::fmt::Display for Reason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
