@@ -357,16 +357,16 @@ fn cases(f: &Fixture) -> Vec<Case> {
 const SKIPPED_LAYER: Expect = Expect::Differs { ours: "CREATE_DEVICE VK_SUCCESS", why: LISTS_SKIPPED_LAYER };
 
 /// Reasons for the differences by design (the README's Reliability section has the same table).
-const DEDUPLICATED: &str = "a driver named twice (a folder and a file in it) is loaded once: the Khronos loader loads it twice and \
-    lists each of its devices twice, two handles for one device";
-const NOT_JSON: &str = "a manifest that is not JSON is skipped with a log line; the system loader fails every vkCreateInstance \
-    with VK_ERROR_OUT_OF_HOST_MEMORY";
-const WRONG_TYPE: &str = "a driver manifest whose library_path is not a string is skipped with a log line; the system loader aborts \
-    the process (SIGABRT)";
-const LISTS_SKIPPED_LAYER: &str = "both loaders skip the layer and create the instance; the system loader still lists the layer it \
-    skipped in vkEnumerateDeviceLayerProperties, we list the layers that are in the chain";
-const LAYER_FAILS_CREATE: &str = "a layer's failing vkCreateInstance is the application's result; the system loader aborts the \
-    process (SIGABRT) cleaning up after it";
+const DEDUPLICATED: &str = "a driver named twice (a folder and a file in it) is loaded once: the Khronos loader loads it twice \
+    and lists two physical devices for one GPU, which an application counts as two";
+const NOT_JSON: &str = "a manifest that is not JSON is skipped with a log line; the system loader (1.3.239) reports the parse \
+    failure as VK_ERROR_OUT_OF_HOST_MEMORY and fails every vkCreateInstance (the current Khronos source skips the file, as we do)";
+const WRONG_TYPE: &str = "a driver manifest whose library_path is not a string is skipped with a log line; the system loader \
+    (1.3.239) aborts the process (SIGABRT)";
+const LISTS_SKIPPED_LAYER: &str = "both loaders skip the layer and create the instance; the Khronos loader (1.3.239, and its current \
+    source) still lists the layer it skipped in vkEnumerateDeviceLayerProperties, we list the layers that are in the chain";
+const LAYER_FAILS_CREATE: &str = "a layer's failing vkCreateInstance is the application's result; the system loader (1.3.239) \
+    aborts the process (SIGABRT)";
 const ALLOW_NEWER: &str = "the system loader (1.3.239) predates VK_LOADER_LAYERS_ALLOW and disables every layer; newer Khronos \
     loaders keep the allowed layer, as we do";
 const SETTINGS_NEWER: &str = "the system loader (1.3.239) predates the loader settings file (vkconfig's vk_loader_settings.json) \
