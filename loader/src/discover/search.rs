@@ -132,7 +132,7 @@ pub fn driver_manifests() -> Vec<Found> {
     let settings = crate::manifest::settings::current();
     // A settings file's device_configurations choose the devices: the driver environment
     // variables (search replacement, additions, filters) no longer apply.
-    let env_applies = !settings.as_ref().is_some_and(|s| s.device_configurations.is_some());
+    let env_applies = settings.as_ref().is_none_or(|s| s.device_configurations.is_none());
     let driver_env = |name: &str| if env_applies { platform::env(name) } else { None };
     // Set but empty, the replacing variables name no driver, as for the Khronos loader (1.3.239
     // and 1.4.360 alike): `VK_DRIVER_FILES=` is how a script asks for a process without drivers.

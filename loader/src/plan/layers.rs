@@ -534,6 +534,20 @@ mod tests {
     /// An environment as pairs.
     type Env<'a> = &'a [(&'a str, &'a str)];
 
+    #[test]
+    fn only_the_applications_layers_must_load() {
+        assert!(Reason::Application.is_required());
+        for skipped in [
+            Reason::Implicit,
+            Reason::InstanceLayersEnv,
+            Reason::LoaderLayersEnable("*".into()),
+            Reason::SettingsFile,
+            Reason::Component("VK_LAYER_meta".into(), Box::new(Reason::Application)),
+        ] {
+            assert!(!skipped.is_required(), "{skipped}");
+        }
+    }
+
     fn layer(name: &str, implicit: bool) -> LayerManifest {
         LayerManifest {
             manifest_path: format!("/m/{name}.json"),
