@@ -669,6 +669,25 @@ fn requested_layers_of_the_wrong_class_are_named_each() {
     assert!(err.contains("Requested layer \"VK_LAYER_TEST_missing\" failed to load!"), "{err}");
 }
 
+/// A layer the environment names whose library cannot be used is skipped with a line naming it,
+/// the variable and the reason, and the instance is created with the good layer beside it (as the
+/// Khronos loader does); the application naming the same layer still fails.
+#[test]
+fn environment_layers_that_cannot_load_are_skipped_with_the_reason() {
+    let s = setup("env-unloadable");
+    s.explicit_layer("good", "");
+    common::layer_manifest(&s.explicit, "missing.json", "VK_LAYER_TEST_missing", &s.dir.join("libnot_there.so"), "");
+    let debug = ("VK_LOADER_DEBUG", "error");
+    let (out, err) = s.run(&[("VK_INSTANCE_LAYERS", "VK_LAYER_TEST_missing:VK_LAYER_TEST_good"), ("VK_TEST_LAYER_LOG", "1"), debug]);
+    assert!(out.contains("RESULT VK_SUCCESS") && out.contains("TEST_LAYER GOOD vkCreateInstance"), "{out}{err}");
+    let line = err.lines().find(|l| l.contains("layer VK_LAYER_TEST_missing (") && l.contains("named in VK_INSTANCE_LAYERS) skipped: "));
+    assert!(line.is_some_and(|l| l.contains("libnot_there.so")), "no line naming the layer and the reason:\n{err}");
+    let (out, err) = s.run(&[("VK_LOADER_LAYERS_ENABLE", "*missing"), debug]);
+    assert!(out.contains("RESULT VK_SUCCESS") && err.contains("matched by VK_LOADER_LAYERS_ENABLE pattern"), "{out}{err}");
+    let (out, err) = s.run(&[("TEST_APP_LAYERS", "VK_LAYER_TEST_missing"), debug]);
+    assert!(out.contains("RESULT VK_ERROR_LAYER_NOT_PRESENT"), "{out}{err}");
+}
+
 /// Device extensions must be the physical device's or an enabled layer's.
 #[test]
 fn device_extensions_nobody_provides_are_not_present() {

@@ -1,13 +1,16 @@
 //! `vkEnumeratePhysicalDevices(Groups)` and the device extension and layer queries: through the
-//! instance's layer chain when it has one, else straight to the loader's terminators.
+//! instance's layer chain when it has one, else straight to the loader's terminators. The device
+//! id filters act here, above the layers, as in the Khronos loader.
 
 use std::ffi::CStr;
 
 use vk_generated::types::*;
 
 use crate::chain::physical_devices::{instance_of, terminator_EnumerateDeviceExtensionProperties, terminator_EnumeratePhysicalDeviceGroups, terminator_EnumeratePhysicalDevices};
+use crate::chain::filtered_devices;
 use crate::ffi;
 use crate::object::instance::Instance;
+use crate::plan::device_filter::DeviceFilters;
 
 pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
     instance: VkInstance,
@@ -25,9 +28,14 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
             });
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
-        match &inst.layers {
-            Some(layers) => crate::chain::instance_layers::enumerate_physical_devices(inst, layers, pPhysicalDeviceCount, pPhysicalDevices),
-            None => terminator_EnumeratePhysicalDevices(instance, pPhysicalDeviceCount, pPhysicalDevices),
+        let all = |count: *mut u32, out: *mut VkPhysicalDevice| match &inst.layers {
+            Some(layers) => crate::chain::instance_layers::enumerate_physical_devices(inst, layers, count, out),
+            None => terminator_EnumeratePhysicalDevices(instance, count, out),
+        };
+        let filters = DeviceFilters::from_env();
+        match filters.any() {
+            true => filtered_devices::enumerate(&filters, all, pPhysicalDeviceCount, pPhysicalDevices),
+            false => all(pPhysicalDeviceCount, pPhysicalDevices),
         }
     })
 }
@@ -40,9 +48,14 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
     ffi::guard("vkEnumeratePhysicalDeviceGroups", VkResult::ERROR_UNKNOWN, || {
         crate::handles::check_instance(instance.0, "vkEnumeratePhysicalDeviceGroups", "instance");
         let Some(inst) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        match &inst.layers {
-            Some(layers) => crate::chain::instance_layers::enumerate_physical_device_groups(inst, layers, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties),
-            None => terminator_EnumeratePhysicalDeviceGroups(instance, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties),
+        let all = |count: *mut u32, out: *mut VkPhysicalDeviceGroupProperties| match &inst.layers {
+            Some(layers) => crate::chain::instance_layers::enumerate_physical_device_groups(inst, layers, count, out),
+            None => terminator_EnumeratePhysicalDeviceGroups(instance, count, out),
+        };
+        let filters = DeviceFilters::from_env();
+        match filters.any() && !pPhysicalDeviceGroupCount.is_null() {
+            true => filtered_devices::enumerate_groups(&filters, all, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties),
+            false => all(pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties),
         }
     })
 }

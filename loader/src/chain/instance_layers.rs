@@ -82,8 +82,9 @@ impl InstanceLayers {
 }
 
 /// Chooses and opens the layers for `vkCreateInstance`. Empty (quickly, reading only implicit
-/// manifests) when no layer is on. A requested layer that is missing or fails to load is
-/// `VK_ERROR_LAYER_NOT_PRESENT` with the reason on stderr; a failing implicit layer is skipped.
+/// manifests) when no layer is on. A layer the application names that is missing or fails to
+/// load is `VK_ERROR_LAYER_NOT_PRESENT` with the reason on stderr; any other layer that fails to
+/// load is skipped with a log line naming it and the reason.
 pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
     let named = !app.is_empty() || platform::plain_env("VK_INSTANCE_LAYERS").is_some() || platform::env("VK_LOADER_LAYERS_ENABLE").is_some();
     // An explanation lists the explicit layers nobody named too.
@@ -148,14 +149,16 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
         });
         match loaded {
             Ok(loaded) => active.push(ActiveLayer { manifest, reason, loaded, meta_layers_after: Vec::new() }),
-            Err(why) if reason.is_requested() => {
+            Err(why) if reason.is_required() => {
                 report_unloadable(&manifest.name, &why, true);
                 log::write(Level::Error, &format!("vkCreateInstance: layer {} ({}) cannot be loaded: {why}", manifest.name, manifest.manifest_path));
                 requested_layer_missing = true;
             }
             Err(why) => {
                 report_unloadable(&manifest.name, &why, false);
-                log!(Level::Warn, "implicit layer {} ({}) skipped: {why}", manifest.name, manifest.manifest_path);
+                // A layer someone named is an error to report; an implicit one only a warning.
+                let level = if reason.is_requested() { Level::Error } else { Level::Warn };
+                log!(level, "layer {} ({}, {reason}) skipped: {why}", manifest.name, manifest.manifest_path);
             }
         }
     }
@@ -170,8 +173,8 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
 }
 
 /// The Khronos loader's line for a layer whose library cannot be used, which its users search
-/// for: an error ending in `!` for a layer asked for by name, information ending in `.` for an
-/// implicit one.
+/// for: an error ending in `!` for a layer the application asked for, information ending in `.`
+/// for any other.
 fn report_unloadable(name: &str, why: &load::layer::LoadError, requested: bool) {
     let what = match why {
         load::layer::LoadError::WrongArchitecture(_) => "was wrong bit-type",

@@ -26,7 +26,7 @@ impl PhysicalDevices {
         };
         self.none_matched.store(hidden, std::sync::atomic::Ordering::Relaxed);
         plan::record(|p| {
-            let listed: Vec<u64> = reported.iter().map(|r| r.handle.0 as u64).collect();
+            let listed: Vec<u64> = reported.iter().filter(|r| r.hidden_by.is_none()).map(|r| r.handle.0 as u64).collect();
             let settings_path = instance.device_configurations.as_ref().and_then(|_| crate::manifest::settings::current()).map(|s| s.path.clone());
             p.device_order(&listed, settings_path.as_deref());
         });
@@ -82,9 +82,11 @@ struct Reported {
     handle: VkPhysicalDevice,
     properties: VkPhysicalDeviceProperties,
     order: OrderKey,
+    /// The id filter that hides it from the application, if one does.
+    hidden_by: Option<&'static str>,
 }
 
-/// Every driver's physical devices, filtered and sorted. A driver whose enumeration fails counts
+/// Every driver's physical devices, sorted. A driver whose enumeration fails counts
 /// as having none (running out of memory is reported); none at all is
 /// `VK_ERROR_INITIALIZATION_FAILED`.
 fn report(instance: &Instance) -> Result<Vec<Reported>, VkResult> {
@@ -99,15 +101,14 @@ fn report(instance: &Instance) -> Result<Vec<Reported>, VkResult> {
             if let Some(get) = d.table.vkGetPhysicalDeviceProperties {
                 unsafe { get(handle, &mut properties) };
             }
+            // The filters act above the layers (`filtered_devices`); here they are only told.
             let driver_id = || driver_id(d, handle);
-            if let Some(variable) = filters.rejecting(properties.vendorID, properties.deviceID, driver_id) {
+            let hidden_by = filters.rejecting(properties.vendorID, properties.deviceID, driver_id);
+            if let Some(variable) = hidden_by {
                 let name = unsafe { CStr::from_ptr(properties.deviceName.as_ptr()) };
                 log!(Level::Driver, "physical device {name:?} from {} hidden by {variable}", d.driver.manifest_path);
-                let value = platform::env(variable).unwrap_or_default();
-                plan::record(|p| p.device(device_entry(d, handle, &properties, Decision::Hidden, format!("hidden by {variable}={value}"))));
-                continue;
             }
-            devices.push(Reported { driver: index, handle, properties, order: OrderKey::default() });
+            devices.push(Reported { driver: index, handle, properties, order: OrderKey::default(), hidden_by });
         }
     }
     if !any {
@@ -128,6 +129,11 @@ fn report(instance: &Instance) -> Result<Vec<Reported>, VkResult> {
     plan::record(|p| {
         for r in &devices {
             let d = &instance.drivers[r.driver];
+            if let Some(variable) = r.hidden_by {
+                let value = platform::env(variable).unwrap_or_default();
+                p.device(device_entry(d, r.handle, &r.properties, Decision::Hidden, format!("hidden by {variable}={value}")));
+                continue;
+            }
             let reason = match unsorted {
                 Some(why) => format!("{why}: the drivers' order, the driver found last first"),
                 None => sorted_reason(r),

@@ -132,12 +132,16 @@ pub fn driver_manifests() -> Vec<Found> {
     let settings = crate::manifest::settings::current();
     // A settings file's device_configurations choose the devices: the driver environment
     // variables (search replacement, additions, filters) no longer apply.
-    let driver_env = |name: &str| match &settings {
-        Some(s) if s.device_configurations.is_some() => None,
-        _ => platform::env(name),
-    };
+    let env_applies = settings.as_ref().is_none_or(|s| s.device_configurations.is_none());
+    let driver_env = |name: &str| if env_applies { platform::env(name) } else { None };
+    // Set but empty, the replacing variables name no driver, as for the Khronos loader (1.3.239
+    // and 1.4.360 alike): `VK_DRIVER_FILES=` is how a script asks for a process without drivers.
+    let replacing = |name: &str| if env_applies { platform::env_even_empty(name) } else { None };
     let mut search = Search::new();
-    if let Some(list) = driver_env("VK_DRIVER_FILES").or_else(|| driver_env("VK_ICD_FILENAMES")) {
+    if let Some(list) = replacing("VK_DRIVER_FILES").or_else(|| replacing("VK_ICD_FILENAMES")) {
+        if list.is_empty() {
+            log!(Level::Warn, "VK_DRIVER_FILES or VK_ICD_FILENAMES is set but empty: no driver is searched for");
+        }
         search.add_list(&list);
     } else {
         if let Some(list) = driver_env("VK_ADD_DRIVER_FILES") {

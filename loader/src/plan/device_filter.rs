@@ -30,9 +30,23 @@ impl IdFilter {
         IdFilter { variable, ranges }
     }
 
-    /// The filter `variable` sets, if it is set (elevated processes ignore it).
+    /// The filter `variable` sets, if it is set (elevated processes ignore it). A value with no
+    /// id or range in it filters nothing, with a warning: set but empty, the Khronos loader
+    /// ignores it too, and an unparsable value hiding every device would be a typo's doing.
     pub fn from_env(variable: &'static str) -> Option<IdFilter> {
-        platform::env(variable).map(|value| IdFilter::parse(variable, &value))
+        IdFilter::from_value(variable, &platform::env(variable)?)
+    }
+
+    /// [`IdFilter::parse`], `None` (with a warning) when `value` holds no id or range.
+    fn from_value(variable: &'static str, value: &str) -> Option<IdFilter> {
+        let filter = IdFilter::parse(variable, value);
+        if filter.ranges.is_empty() {
+            if !value.trim().is_empty() {
+                log!(Level::Warn, "{variable}={value:?} names no id or range: ignored, no device is filtered by it");
+            }
+            return None;
+        }
+        Some(filter)
     }
 
     pub fn admits(&self, id: u32) -> bool {
@@ -66,6 +80,11 @@ impl DeviceFilters {
             vendor_id: IdFilter::from_env("VK_LOADER_VENDOR_ID_FILTER"),
             driver_id: IdFilter::from_env("VK_LOADER_DRIVER_ID_FILTER"),
         }
+    }
+
+    /// Whether any filter is set.
+    pub fn any(&self) -> bool {
+        self.device_id.is_some() || self.vendor_id.is_some() || self.driver_id.is_some()
     }
 
     /// The filter that rejects a device with these ids, if one does. `driver_id` is `None` when
@@ -106,8 +125,10 @@ mod tests {
     fn bad_entries_are_dropped() {
         let f = IdFilter::parse("V", "zz,5-3,0x,1-,12");
         assert_eq!(f.ranges, [(12, 12)]);
-        // Nothing valid: the filter admits nothing rather than everything.
-        assert!(!IdFilter::parse("V", "nonsense").admits(0));
+        // Nothing valid: no filter at all, rather than one that hides every device.
+        assert_eq!(IdFilter::from_value("V", "zzz"), None);
+        assert_eq!(IdFilter::from_value("V", " , "), None);
+        assert!(IdFilter::from_value("V", "zzz,12").is_some_and(|f| f.admits(12) && !f.admits(0)));
     }
 
     #[test]

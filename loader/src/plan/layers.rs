@@ -43,6 +43,16 @@ impl Reason {
     }
 }
 
+impl Reason {
+    /// Whether a failure to load the layer fails `vkCreateInstance`: only for a layer the
+    /// application names in `ppEnabledLayerNames`. A layer the environment, the settings file
+    /// or a meta layer adds is skipped with a log line, as the Khronos loader does (one stale
+    /// `VK_INSTANCE_LAYERS` must not stop every Vulkan program of that user).
+    pub fn is_required(&self) -> bool {
+        matches!(self, Reason::Application)
+    }
+}
+
 impl std::fmt::Display for Reason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -523,6 +533,20 @@ mod tests {
 
     /// An environment as pairs.
     type Env<'a> = &'a [(&'a str, &'a str)];
+
+    #[test]
+    fn only_the_applications_layers_must_load() {
+        assert!(Reason::Application.is_required());
+        for skipped in [
+            Reason::Implicit,
+            Reason::InstanceLayersEnv,
+            Reason::LoaderLayersEnable("*".into()),
+            Reason::SettingsFile,
+            Reason::Component("VK_LAYER_meta".into(), Box::new(Reason::Application)),
+        ] {
+            assert!(!skipped.is_required(), "{skipped}");
+        }
+    }
 
     fn layer(name: &str, implicit: bool) -> LayerManifest {
         LayerManifest {

@@ -18,6 +18,12 @@ extern "C" {
 /// For every variable that can make the loader load code (search paths, filters, HOME and the
 /// XDG directories). Empty values count as unset.
 pub fn env(name: &str) -> Option<String> {
+    read_env(name, secure_getenv).filter(|v| !v.is_empty())
+}
+
+/// [`env`], but set and empty is `Some("")`: for the variables whose empty value means something
+/// (`VK_DRIVER_FILES=` is an empty list of drivers, as for the Khronos loader).
+pub fn env_even_empty(name: &str) -> Option<String> {
     read_env(name, secure_getenv)
 }
 
@@ -25,7 +31,7 @@ pub fn env(name: &str) -> Option<String> {
 /// Khronos loader also reads that way (logging, and choices among what the secure search found:
 /// `VK_INSTANCE_LAYERS`, a layer's enable/disable variable, device selection). Empty counts as unset.
 pub fn plain_env(name: &str) -> Option<String> {
-    read_env(name, libc::getenv)
+    read_env(name, libc::getenv).filter(|v| !v.is_empty())
 }
 
 fn read_env(name: &str, getter: unsafe extern "C" fn(*const c_char) -> *mut c_char) -> Option<String> {
@@ -47,8 +53,7 @@ fn read_env(name: &str, getter: unsafe extern "C" fn(*const c_char) -> *mut c_ch
     if value.is_null() {
         return None;
     }
-    let value = unsafe { CStr::from_ptr(value) }.to_string_lossy().into_owned();
-    (!value.is_empty()).then_some(value)
+    Some(unsafe { CStr::from_ptr(value) }.to_string_lossy().into_owned())
 }
 
 /// Whether the process is elevated (setuid, setgid, file capabilities: `AT_SECURE`), where
