@@ -7,6 +7,7 @@ mod install;
 mod khronos_suite;
 mod modules;
 mod package;
+mod package_install_test;
 mod regen;
 mod run;
 mod test;
@@ -35,11 +36,17 @@ subcommands:
   install --prefix DIR
       build libvulkan.so.1 in release and install it with its links and vulkan.pc under DIR/lib;
       the trace layer in DIR/lib with its manifest in DIR/share/vulkan/explicit_layer.d
-  package [--library PATH] [--trace-layer PATH] [--out DIR]
-      a Debian package, DIR/libvulkan1-rs_<version>_<arch>.deb (default DIR target/debian), that
-      installs our loader in place of the system's libvulkan1 (Provides/Replaces/Conflicts), and
-      the trace layer VK_LAYER_RUST_trace with its manifest;
-      --library, --trace-layer package those libraries instead of building the release ones
+  package [--out DIR]
+      the Debian packages of the release build, by debhelper (debian/), into DIR (default
+      target/debian): libvulkan1-rs (Multi-Arch: same; replaces libvulkan1 of its own
+      architecture only), libvulkan-rs-dev (libvulkan.so, vulkan.pc), vk-loader and
+      vulkan-layer-rust-trace (the trace layer VK_LAYER_RUST_trace with its manifest)
+  package-install-test [--debs DIR]
+      as root or through sudo -n, on a machine made for it (CI): enables i386 (armhf on arm64), installs libvulkan1
+      and libvulkan1:i386, installs our packages (built first, or those in DIR) and checks that
+      only libvulkan1 and libvulkan-dev of this architecture went and that vulkaninfo runs on
+      ours; then reinstalls the system's libvulkan1, purges ours and checks that the installed
+      packages are those of before
   bench [loaders] [--khronos PATH] [--json FILE]
       our libvulkan.so against the system loader, back to back, each measurement in a fresh
       process on the test driver in an isolated environment: instance creation (1 and 10 drivers,
@@ -101,6 +108,7 @@ fn main() -> ExitCode {
         Some("test") => test::main(&rest),
         Some("install") => install::main(&rest),
         Some("package") => package::main(&rest),
+        Some("package-install-test") => package_install_test::main(&rest),
         Some("bench") => bench::main(&rest),
         Some("hot-text") => hot_text::main(&rest),
         Some("khronos-suite") => khronos_suite::main(&rest),

@@ -1,60 +1,64 @@
-//! `cargo xtask package [--library PATH] [--trace-layer PATH] [--tool PATH] [--out DIR]`: a Debian
-//! package of our loader,
-//! `DIR/libvulkan1-rs_<version>_<arch>.deb` (default DIR: `target/debian`), built with `dpkg-deb`.
-//! It installs `libvulkan.so.<vulkan version>`, the `libvulkan.so.1` and `libvulkan.so` links and
-//! `pkgconfig/vulkan.pc` in the multiarch library directory, the trace layer
-//! (`libVkLayer_rust_trace.so` beside them, its manifest in `/usr/share/vulkan/explicit_layer.d`),
-//! the explain tool `/usr/bin/vk-loader`, and Provides / Replaces / Conflicts
-//! `libvulkan1`, so `apt install ./<file>.deb` swaps the system loader for ours and
-//! `apt install libvulkan1` swaps it back. It Replaces `libvulkan-dev` too, whose `libvulkan.so`
-//! link and `vulkan.pc` it overwrites.
+//! `cargo xtask package [--out DIR]`: the Debian packages of our loader, built from the release
+//! builds by debhelper (`debian/`) into DIR (default `target/debian`):
 //!
-//! `--library PATH`, `--trace-layer PATH` and `--tool PATH` package those files instead of building
-//! the release ones (the tests package the debug builds they already have).
+//! - `libvulkan1-rs`: `libvulkan.so.<vulkan version>` and its `libvulkan.so.1` link in the
+//!   multiarch library directory. `Multi-Arch: same`, as Debian's `libvulkan1`; it Provides
+//!   `libvulkan1` and Conflicts with and Replaces `libvulkan1:<its architecture>` only, so
+//!   `apt install ./<file>.deb` swaps the loader of that architecture for ours and leaves the
+//!   others (`libvulkan1:i386`) installed; `apt install libvulkan1` swaps it back.
+//! - `libvulkan-rs-dev`: the `libvulkan.so` link and `pkgconfig/vulkan.pc` (in place of those of
+//!   `libvulkan-dev`, which depends on the exact version of Debian's `libvulkan1`).
+//! - `vk-loader`: the explain tool, `/usr/bin/vk-loader`.
+//! - `vulkan-layer-rust-trace`: the trace layer, `libVkLayer_rust_trace.so` in the multiarch
+//!   directory and its manifest in `/usr/share/vulkan/explicit_layer.d`.
+//!
+//! This file builds and stages the files (`DIR/stage`), checks that `debian/changelog` names
+//! the version they are (`<vulkan version>+<crate version>`), and runs `debian/rules binary`,
+//! which strips them, writes the shlibs and symbols files and the ldconfig trigger, computes
+//! the dependencies and builds the packages.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-const PACKAGE: &str = "libvulkan1-rs";
+/// The packages, in the order `debian/control` lists them.
+pub const PACKAGES: &[&str] = &["libvulkan1-rs", "libvulkan-rs-dev", "vk-loader", "vulkan-layer-rust-trace"];
 
 pub fn main(args: &[String]) -> Result<(), String> {
     let root = crate::repo_root();
-    let (mut library, mut trace_layer, mut tool, mut out) = (None, None, None, root.join("target/debian"));
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        let mut value = || args.next().map(PathBuf::from).ok_or(format!("{arg} needs a value"));
-        match arg.as_str() {
-            "--library" => library = Some(value()?),
-            "--trace-layer" => trace_layer = Some(value()?),
-            "--tool" => tool = Some(value()?),
-            "--out" => out = value()?,
-            other => {
-                return Err(format!("usage: cargo xtask package [--library PATH] [--trace-layer PATH] [--tool PATH] [--out DIR]; got {other}"))
-            }
-        }
-    }
-    if library.is_none() || trace_layer.is_none() || tool.is_none() {
-        build_release(&root)?;
-    }
-    let built = Libraries {
-        loader: library.unwrap_or_else(|| root.join("target/release/libvulkan.so")),
-        trace_layer: trace_layer.unwrap_or_else(|| root.join("target/release").join(TRACE_LAYER)),
-        tool: tool.unwrap_or_else(|| root.join("target/release/vk-loader")),
+    let out = match args {
+        [] => root.join("target/debian"),
+        [flag, dir] if flag == "--out" => std::path::absolute(dir).map_err(|e| format!("{dir}: {e}"))?,
+        _ => return Err(format!("usage: cargo xtask package [--out DIR]; got {}", args.join(" "))),
     };
-    let deb = build_package(&built, &crate::registry_version(&root)?, &out)?;
-    println!("{}", deb.display());
+    let vulkan_version = crate::registry_version(&root)?;
+    let version = format!("{vulkan_version}+{}", env!("CARGO_PKG_VERSION"));
+    let changelog = command_output("dpkg-parsechangelog", &["-l", &root.join("debian/changelog").display().to_string(), "-SVersion"])?;
+    if changelog != version {
+        return Err(format!(
+            "debian/changelog's latest entry is {changelog}, the build is {version}: add an entry (dch -v {version})"
+        ));
+    }
+    build_release(&root)?;
+    let stage = out.join("stage");
+    stage_files(&root, &vulkan_version, &stage)?;
+    write_symbols(&root, &vulkan_version)?;
+    let status = Command::new(root.join("debian/rules"))
+        .arg("binary")
+        .env("DEB_STAGE", &stage)
+        .env("DEB_OUT", &out)
+        // cargo's, for xtask itself; dpkg-shlibdeps would search it.
+        .env_remove("LD_LIBRARY_PATH")
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("cannot run debian/rules (needs debhelper): {e}"))?;
+    if !status.success() {
+        return Err(format!("debian/rules binary failed ({status}); is debhelper installed?"));
+    }
+    let arch = command_output("dpkg", &["--print-architecture"])?;
+    for package in PACKAGES {
+        println!("{}", out.join(format!("{package}_{version}_{arch}.deb")).display());
+    }
     Ok(())
-}
-
-/// The trace layer's library file.
-const TRACE_LAYER: &str = VkLayer_rust_trace::LIBRARY_FILE;
-
-/// The built files the package installs.
-struct Libraries {
-    loader: PathBuf,
-    trace_layer: PathBuf,
-    /// `vk-loader`, the explain tool.
-    tool: PathBuf,
 }
 
 fn build_release(root: &Path) -> Result<(), String> {
@@ -67,78 +71,48 @@ fn build_release(root: &Path) -> Result<(), String> {
     status.success().then_some(()).ok_or(format!("cargo build failed ({status})"))
 }
 
-/// `library` (or program) stripped into `installed`, as Debian ships them (the symbol table is
-/// for debuggers, not for loading).
-fn strip(library: &Path, installed: &Path) -> Result<(), String> {
-    let strip = Command::new("strip").args(["--strip-unneeded", "-o"]).arg(installed).arg(library).status();
-    if !strip.is_ok_and(|s| s.success()) {
-        return Err(format!("cannot strip {} into {} (binutils' strip)", library.display(), installed.display()));
-    }
-    Ok(())
-}
-
-/// Stages the package's files under `out/stage` and builds the `.deb` from them.
-fn build_package(built: &Libraries, vulkan_version: &str, out: &Path) -> Result<PathBuf, String> {
-    let arch = command_output("dpkg", &["--print-architecture"])?;
-    let multiarch = format!("{}-linux-gnu", std::env::consts::ARCH);
-    let version = format!("{vulkan_version}+{}", env!("CARGO_PKG_VERSION"));
-    let stage = out.join("stage");
-    let _ = std::fs::remove_dir_all(&stage);
+/// Lays the release build out under `stage` as it is installed (`debian/*.install` split it
+/// into the packages).
+fn stage_files(root: &Path, vulkan_version: &str, stage: &Path) -> Result<(), String> {
+    let release = root.join("target/release");
+    let multiarch = command_output("dpkg-architecture", &["-qDEB_HOST_MULTIARCH"])?;
+    let _ = std::fs::remove_dir_all(stage);
     let lib_dir = stage.join("usr/lib").join(&multiarch);
-    let doc_dir = stage.join(format!("usr/share/doc/{PACKAGE}"));
-    for dir in [lib_dir.join("pkgconfig"), doc_dir.clone(), stage.join("DEBIAN")] {
+    let bin_dir = stage.join("usr/bin");
+    for dir in [lib_dir.join("pkgconfig"), bin_dir.clone()] {
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-
     let real_name = format!("libvulkan.so.{vulkan_version}");
-    let installed = lib_dir.join(&real_name);
-    strip(&built.loader, &installed)?;
-    strip(&built.trace_layer, &lib_dir.join(TRACE_LAYER))?;
-    // Named bare: the dynamic linker finds it in the multiarch directory, as Debian's layers are.
-    crate::install::write_trace_layer_manifest(&stage.join("usr/share/vulkan/explicit_layer.d"), Path::new(TRACE_LAYER))?;
+    copy(&release.join("libvulkan.so"), &lib_dir.join(&real_name))?;
     crate::install::link(&real_name, &lib_dir.join("libvulkan.so.1"))?;
     crate::install::link("libvulkan.so.1", &lib_dir.join("libvulkan.so"))?;
-    let bin_dir = stage.join("usr/bin");
-    std::fs::create_dir_all(&bin_dir).map_err(|e| format!("{}: {e}", bin_dir.display()))?;
-    strip(&built.tool, &bin_dir.join("vk-loader"))?;
-    write(&lib_dir.join("pkgconfig/vulkan.pc"), &crate::install::pkg_config("/usr", &format!("/usr/lib/{multiarch}"), vulkan_version))?;
-    write(&doc_dir.join("copyright"), COPYRIGHT)?;
-    let control = format!(
-        "Package: {PACKAGE}\nVersion: {version}\nArchitecture: {arch}\nSection: libs\nPriority: optional\n\
-         Maintainer: The Rust Vulkan loader developers <vulkan-loader-rs@invalid>\n\
-         Depends: libc6 (>= {glibc})\nProvides: libvulkan1 (= {version})\nConflicts: libvulkan1\n\
-         Replaces: libvulkan1, libvulkan-dev\n\
-         Description: Vulkan loader written in Rust (drop-in libvulkan.so.1)\n \
-         Finds Vulkan drivers and layers through their JSON manifests, builds the instance\n \
-         and device call chains and dispatches every Vulkan call, as the Khronos loader does.\n \
-         With the layer VK_LAYER_RUST_trace, which writes every call as a JSON line.\n",
-        glibc = required_glibc(&installed)?,
-    );
-    write(&stage.join("DEBIAN/control"), &control)?;
-
-    let deb = out.join(format!("{PACKAGE}_{version}_{arch}.deb"));
-    let status = Command::new("dpkg-deb")
-        .args(["--root-owner-group", "--build"])
-        .arg(&stage)
-        .arg(&deb)
-        .status()
-        .map_err(|e| format!("cannot run dpkg-deb: {e}"))?;
-    status.success().then_some(deb).ok_or(format!("dpkg-deb failed ({status})"))
+    let pc = crate::install::pkg_config("/usr", &format!("/usr/lib/{multiarch}"), vulkan_version);
+    std::fs::write(lib_dir.join("pkgconfig/vulkan.pc"), pc).map_err(|e| format!("vulkan.pc: {e}"))?;
+    copy(&release.join(TRACE_LAYER), &lib_dir.join(TRACE_LAYER))?;
+    // Named bare: the dynamic linker finds it in the multiarch directory, as Debian's layers are.
+    crate::install::write_trace_layer_manifest(&stage.join("usr/share/vulkan/explicit_layer.d"), Path::new(TRACE_LAYER))?;
+    copy(&release.join("vk-loader"), &bin_dir.join("vk-loader"))
 }
 
-const COPYRIGHT: &str = "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\
-Upstream-Name: vulkan-loader-rs\n\nFiles: *\nLicense: Apache-2.0 OR MIT\n";
+/// `debian/libvulkan1-rs.symbols`, from which dh_makeshlibs writes the package's symbols file:
+/// every exported command (the golden list), each first in this Vulkan version's package, so a
+/// program built against ours depends on `libvulkan1-rs (>= <vulkan version>)`.
+fn write_symbols(root: &Path, vulkan_version: &str) -> Result<(), String> {
+    let exports = root.join("generator/tests/golden/exports.txt");
+    let exports = std::fs::read_to_string(&exports).map_err(|e| format!("{}: {e}", exports.display()))?;
+    let mut symbols = "libvulkan.so.1 libvulkan1-rs #MINVER#\n* Build-Depends-Package: libvulkan-rs-dev\n".to_string();
+    for name in exports.lines() {
+        symbols.push_str(&format!(" {name}@Base {vulkan_version}\n"));
+    }
+    let path = root.join("debian/libvulkan1-rs.symbols");
+    std::fs::write(&path, symbols).map_err(|e| format!("{}: {e}", path.display()))
+}
 
-/// The newest glibc symbol version the library needs (`GLIBC_2.34` -> `2.34`), from its dynamic
-/// symbol table: the package's `libc6` dependency.
-fn required_glibc(library: &Path) -> Result<String, String> {
-    let symbols = command_output("objdump", &["-T", &library.display().to_string()])?;
-    let newest = symbols
-        .split(|c: char| c.is_whitespace() || c == '(' || c == ')')
-        .filter_map(|word| word.strip_prefix("GLIBC_"))
-        .filter_map(|v| Some((v.split('.').map(|n| n.parse::<u32>().ok()).collect::<Option<Vec<u32>>>()?, v)))
-        .max();
-    newest.map(|(_, v)| v.to_string()).ok_or(format!("no GLIBC_ symbol version in {}", library.display()))
+/// The trace layer's library file.
+const TRACE_LAYER: &str = VkLayer_rust_trace::LIBRARY_FILE;
+
+fn copy(from: &Path, to: &Path) -> Result<(), String> {
+    std::fs::copy(from, to).map(|_| ()).map_err(|e| format!("{} -> {}: {e}", from.display(), to.display()))
 }
 
 fn command_output(program: &str, args: &[&str]) -> Result<String, String> {
@@ -147,8 +121,4 @@ fn command_output(program: &str, args: &[&str]) -> Result<String, String> {
         return Err(format!("{program} {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr)));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-fn write(path: &Path, text: &str) -> Result<(), String> {
-    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -21,6 +21,7 @@ const PACKAGES: &[(&str, &str)] = &[
     ("gfxreconstruct", "a layer named by its bare file name, which wraps every handle"),
     ("libprimus-vk1", "a second bare-name layer"),
     ("librenderdoc", "RenderDoc's capture layer, which wraps the VkInstance"),
+    ("debhelper", "builds the Debian packages of cargo xtask package (its test)"),
 ];
 
 pub fn main(args: &[String]) -> Result<(), String> {
