@@ -21,6 +21,35 @@ fn main() {
     let sysconfdir = std::env::var("VK_LOADER_SYSCONFDIR").unwrap_or_else(|_| "/etc".into());
     println!("cargo:rustc-env=VK_LOADER_SYSCONFDIR={sysconfdir}");
     println!("cargo:rerun-if-env-changed=VK_LOADER_SYSCONFDIR");
+    source_digest();
+}
+
+/// A digest of the runtime's source (`src/`), for the driver cache's key: records made by another
+/// build of the loader are not trusted. The library and `vk-loader`, compiled from the same
+/// source, agree on it.
+fn source_digest() {
+    println!("cargo:rerun-if-changed=src");
+    fn files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("loader/src").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                files(&path, out);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    let mut all = Vec::new();
+    files(std::path::Path::new("src"), &mut all);
+    all.sort();
+    let mut digest: u64 = 0xcbf2_9ce4_8422_2325;
+    for path in all {
+        let bytes = std::fs::read(&path).expect("a source file");
+        for &b in path.to_string_lossy().as_bytes().iter().chain(&bytes) {
+            digest = (digest ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    println!("cargo:rustc-env=VK_LOADER_SOURCE_DIGEST={digest:016x}");
 }
 
 /// The functions listed in hot-text.txt (see `cargo xtask hot-text`) go first, together, in an

@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::Instant;
 
 /// Benchmarks that the `loader-bench` program runs.
-const PROGRAM_BENCHMARKS: &[&str] = &["loaders", "lookup", "real-driver", "layer-sdk"];
+const PROGRAM_BENCHMARKS: &[&str] = &["loaders", "lookup", "real-driver", "layer-sdk", "startup"];
 
 pub fn main(args: &[String]) -> Result<(), String> {
     match args.first().map(String::as_str) {

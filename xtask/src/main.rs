@@ -65,6 +65,11 @@ subcommands:
       hand-written on the dispatch tables (tests/handwritten-layer), side by side in one process
       on our loader and the test driver: the ratio SDK / hand-written (target <= 1.05) and its
       noise floor (two copies of the hand-written layer)
+  bench startup [--khronos PATH] [--json FILE]
+      fresh processes on the machine's drivers and on 8 test drivers (one with a device): the
+      pre-instance probe, create, + enumerate, + properties; ours with the driver cache off, cold
+      and warm against the system loader (and PATH): time, driver libraries mapped, GPU device
+      files open, resident memory; medians of 11 processes, ratios to the system loader
   bench build-time
       release build times from clean: vk-generated alone, and libvulkan.so (loader + vk-generated)
   hot-text

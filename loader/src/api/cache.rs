@@ -14,7 +14,7 @@ pub fn report() -> String {
         Err(why) => return out + &why + "\n",
     };
     out += &format!("{} entries\n", entries.len());
-    let mut session = cache::Session::for_report();
+    let mut session = cache::Session::open();
     for entry in &entries {
         out += &describe(entry, &mut session);
     }
@@ -25,7 +25,7 @@ fn describe(entry: &Entry, session: &mut cache::Session) -> String {
     let state = match manifest::driver::read_driver(&entry.manifest_path) {
         Err(why) => format!("stale: the manifest cannot be read ({why})"),
         Ok(m) => match session.lookup(&entry.manifest_path, &m) {
-            cache::Lookup::Hit(_) => "current (our library checks its own identity too)".to_string(),
+            cache::Lookup::Hit(_) => "current".to_string(),
             cache::Lookup::Miss(why) => format!("not used now: {why}"),
         },
     };

@@ -75,20 +75,13 @@ fn first_cpu(cpuinfo: &str) -> String {
         .join("\n")
 }
 
-/// Our own component: the loader's version, the cache format, and the identity of the library
-/// file this code was loaded from (a rebuilt or upgraded loader starts afresh).
+/// Our own component: the loader's version, the cache format and a digest of the runtime's
+/// source (see build.rs): another build of the loader starts afresh, and the library and
+/// `vk-loader` (the same source) share the records. `VK_LOADER_TEST_BUILD_ID` stands for another
+/// build in the tests.
 pub fn loader() -> u64 {
-    static OURS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *OURS.get_or_init(|| {
-        let d = Digest::default().text(env!("CARGO_PKG_VERSION")).number(super::record::FORMAT_VERSION as u64);
-        let own = platform::object_path_of(loader as *const std::ffi::c_void);
-        let identity = own.as_deref().and_then(platform::file_identity).map(|i| i.words());
-        match identity {
-            Some(words) => d.text(own.as_deref().unwrap_or_default()).numbers(&words).value(),
-            // Our own file unknown: nothing recorded can be trusted to be ours.
-            None => d.number(std::process::id() as u64).value(),
-        }
-    })
+    let d = Digest::default().text(env!("CARGO_PKG_VERSION")).number(super::record::FORMAT_VERSION as u64).text(env!("VK_LOADER_SOURCE_DIGEST"));
+    d.text(&platform::env("VK_LOADER_TEST_BUILD_ID").unwrap_or_default()).value()
 }
 
 /// A file's identity as numbers; `None` (a key that matches nothing) for a file modified in the

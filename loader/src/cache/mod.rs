@@ -21,7 +21,9 @@
 //!   driver. For a bare name (searched by the dynamic linker), also `/etc/ld.so.cache` and the
 //!   executable (whose `DT_RPATH` takes part in the search); `LD_LIBRARY_PATH` is in the
 //!   environment.
-//! - **loader**: our version, the cache format and the identity of our own library file.
+//! - **loader**: our version, the cache format and a digest of the runtime's source (another
+//!   build of the loader may record differently; `vk-loader`, built from the same source, shares
+//!   the records).
 //! - **machine**: the GPUs as the kernel shows them without waking them (PCI display/3D and
 //!   accelerator functions with vendor, device, revision and subsystem ids from sysfs; the
 //!   `/dev/dri` and `/dev/nvidia*` nodes present), the kernel release and the GPU modules'
@@ -133,9 +135,6 @@ pub struct Session {
     /// (loader, machine, environment) digests, computed at the first lookup or record.
     shared: Option<[u64; 3]>,
     changed: bool,
-    /// `vk-loader cache`: the tool's code is not the library's file, so the loader component is
-    /// left to the library to check.
-    ignore_loader: bool,
 }
 
 impl Session {
@@ -147,7 +146,7 @@ impl Session {
 
     fn read() -> Session {
         let (mode, why) = mode();
-        let mut session = Session { mode, path: None, entries: None, shared: None, changed: false, ignore_loader: false };
+        let mut session = Session { mode, path: None, entries: None, shared: None, changed: false };
         if mode == Mode::Off {
             if let Some(why) = why {
                 log!(Level::Driver, "driver cache not used: {why}");
@@ -178,13 +177,7 @@ impl Session {
 
     /// A session that neither reads nor writes (the eager path).
     pub fn off() -> Session {
-        Session { mode: Mode::Off, path: None, entries: None, shared: None, changed: false, ignore_loader: false }
-    }
-
-    /// A session for `vk-loader cache`'s report: lookups as the library makes them, but for the
-    /// loader component, which only the library itself can check.
-    pub fn for_report() -> Session {
-        Session { mode: Mode::On, ignore_loader: true, ..Session::open() }
+        Session { mode: Mode::Off, path: None, entries: None, shared: None, changed: false }
     }
 
     fn shared(&mut self) -> [u64; 3] {
@@ -227,12 +220,9 @@ impl Session {
             return Err("not in the driver cache yet".into());
         };
         let (recorded, resolved) = (self.entries()[index].key, self.entries()[index].library_resolved.clone());
-        let Some(mut current) = self.key(manifest_path, manifest, &resolved) else {
+        let Some(current) = self.key(manifest_path, manifest, &resolved) else {
             return Err(UNIDENTIFIED.into());
         };
-        if self.ignore_loader {
-            current[2] = recorded[2];
-        }
         match key::changed(&recorded, &current) {
             None => Ok(index),
             Some(component) => Err(format!("its cache entry is stale: the {component} changed")),

@@ -65,6 +65,9 @@ pub fn main(args: &[String]) -> Result<(), String> {
     if group == "memory" {
         return memory(loader_path, &layers);
     }
+    if let Some(probe) = group.strip_prefix("startup-") {
+        return crate::startup::child(probe, loader_path);
+    }
     let start = Instant::now();
     let loader = Loader::open(loader_path)?;
     let dlopen_ns = start.elapsed().as_nanos() as f64;

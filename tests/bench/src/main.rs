@@ -9,6 +9,7 @@ mod loaders;
 mod lookup;
 mod real_driver;
 mod sandbox;
+mod startup;
 mod trace;
 mod vk;
 mod workload;
@@ -17,7 +18,7 @@ use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: loader-bench [loaders|lookup|real-driver|layer-sdk] [--khronos PATH] [--json FILE] | workload OUT_DIR";
+const USAGE: &str = "usage: loader-bench [loaders|lookup|real-driver|layer-sdk|startup] [--khronos PATH] [--json FILE] | workload OUT_DIR";
 
 /// Each measurement repeats its input until a round takes this long...
 const MIN_ROUND: Duration = Duration::from_millis(50);
@@ -76,6 +77,18 @@ fn main() -> ExitCode {
                 Err(e) => return fail(&format!("cannot find this executable: {e}")),
             };
             match layer_sdk::run(&exe) {
+                Ok(json) => json,
+                Err(e) => return fail(&e),
+            }
+        }
+        Some("startup") => {
+            let exe = match std::env::current_exe() {
+                Ok(exe) => exe,
+                Err(e) => return fail(&format!("cannot find this executable: {e}")),
+            };
+            let khronos = args.iter().position(|a| a == "--khronos").and_then(|i| args.get(i + 1)).map(std::path::PathBuf::from);
+            let ours = exe.with_file_name("libvulkan.so");
+            match startup::run(&exe, &ours, &loaders::system_loader(), khronos.as_deref()) {
                 Ok(json) => json,
                 Err(e) => return fail(&e),
             }

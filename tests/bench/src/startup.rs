@@ -1,0 +1,242 @@
+//! `startup`: what a fresh process pays for its first Vulkan calls, with the driver cache cold,
+//! warm and off, against the system loader (and the Khronos loader given by `--khronos`). Probes:
+//! the pre-instance queries only (`vkEnumerateInstanceVersion` + `vkEnumerateInstanceExtensionProperties`,
+//! what GLFW, SDL, GTK, Chromium and wgpu do first), instance creation, + physical-device
+//! enumeration, + each device's properties; every one ends destroying what it made. Figures per
+//! fresh process (the median of [`PROCESSES`]): the time from before `dlopen` of the loader to the
+//! end of the probe, the driver libraries mapped at the end, the GPU device files open, and the
+//! resident memory. Two sets of drivers: the machine's own (default discovery, the caller's
+//! environment), and eight copies of the test driver of which one has a device.
+
+use std::ffi::CStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use vk_generated::types::*;
+
+use crate::vk::{check, Loader};
+use crate::{json_num, json_str, machine};
+
+/// Fresh processes per configuration; the median is reported.
+const PROCESSES: usize = 11;
+const PROBES: [&str; 4] = ["pre-instance", "create", "enumerate", "properties"];
+const TEST_DRIVERS: usize = 8;
+
+/// The child's side (`loader-bench child startup-<probe> <libvulkan>`): runs the probe, prints its
+/// figures.
+pub fn child(probe: &str, loader_path: &str) -> Result<(), String> {
+    let start = Instant::now();
+    let loader = Loader::open(loader_path)?;
+    // SAFETY (the block): the loader's exported commands with their signatures.
+    unsafe {
+        type Version = unsafe extern "system" fn(*mut u32) -> VkResult;
+        type Extensions = unsafe extern "system" fn(*const std::ffi::c_char, *mut u32, *mut VkExtensionProperties) -> VkResult;
+        let version: Version = loader.export(c"vkEnumerateInstanceVersion")?;
+        let extensions: Extensions = loader.export(c"vkEnumerateInstanceExtensionProperties")?;
+        let mut v = 0;
+        check(version(&mut v), "vkEnumerateInstanceVersion")?;
+        let mut count = 0;
+        check(extensions(std::ptr::null(), &mut count, std::ptr::null_mut()), "vkEnumerateInstanceExtensionProperties")?;
+        let mut props = vec![VkExtensionProperties::default(); count as usize];
+        check(extensions(std::ptr::null(), &mut count, props.as_mut_ptr()), "vkEnumerateInstanceExtensionProperties")?;
+        if probe != "pre-instance" {
+            let instance = loader.create(&[])?;
+            if probe != "create" {
+                let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute((loader.gipa)(instance, c"vkEnumeratePhysicalDevices".as_ptr()));
+                let mut n = 0;
+                enumerate.unwrap()(instance, &mut n, std::ptr::null_mut());
+                let mut devices = vec![VkPhysicalDevice::NULL; n as usize];
+                enumerate.unwrap()(instance, &mut n, devices.as_mut_ptr());
+                if probe == "properties" {
+                    let properties: PFN_vkGetPhysicalDeviceProperties = std::mem::transmute((loader.gipa)(instance, c"vkGetPhysicalDeviceProperties".as_ptr()));
+                    for d in devices {
+                        let mut p = VkPhysicalDeviceProperties::default();
+                        properties.unwrap()(d, &mut p);
+                        std::hint::black_box(CStr::from_ptr(p.deviceName.as_ptr()));
+                    }
+                }
+            }
+            loader.destroy(instance);
+        }
+    }
+    let ms = start.elapsed().as_secs_f64() * 1000.0;
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let mut drivers: Vec<&str> = maps.lines().filter_map(|l| l.rsplit('/').next()).filter(|f| is_driver_library(f)).collect();
+    drivers.sort();
+    drivers.dedup();
+    let gpu_files = std::fs::read_dir("/proc/self/fd")
+        .map(|dir| {
+            dir.flatten()
+                .filter_map(|e| std::fs::read_link(e.path()).ok())
+                .filter(|target| target.starts_with("/dev/dri") || target.to_string_lossy().starts_with("/dev/nvidia"))
+                .count()
+        })
+        .unwrap_or(0);
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let rss_kb: f64 = status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next()?.parse().ok()).unwrap_or(0.0);
+    println!("result ms {ms}");
+    println!("result drivers {}", drivers.len());
+    println!("result gpu_files {gpu_files}");
+    println!("result rss_kb {rss_kb}");
+    drop(loader);
+    Ok(())
+}
+
+/// Driver libraries by file name: Mesa's, NVIDIA's, the test driver's copies.
+fn is_driver_library(file: &str) -> bool {
+    ["libvulkan_", "libGLX_nvidia", "libnvidia-", "libvk_test_driver", "libamdvlk", "amdvlk"].iter().any(|p| file.starts_with(p))
+        && !file.starts_with("libnvidia-glsi")
+}
+
+/// One configuration: a loader, and for ours the cache state.
+struct Config {
+    name: String,
+    library: PathBuf,
+    /// `None` for another loader; `Some(mode)` for ours: "cold", "warm" or "off".
+    cache: Option<&'static str>,
+}
+
+/// The medians of one configuration's figures over fresh processes.
+#[derive(Default, Clone, Copy)]
+struct Figures {
+    ms: f64,
+    drivers: f64,
+    gpu_files: f64,
+    rss_kb: f64,
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// The parent's side.
+pub fn run(exe: &Path, ours: &Path, system: &Path, khronos: Option<&Path>) -> Result<String, String> {
+    let scratch = std::env::temp_dir().join(format!("loader-bench-startup-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    let test_drivers = test_driver_set(&scratch.join("drivers"), &exe.with_file_name("libvk_test_driver.so"))?;
+    let mut configs = vec![Config { name: "system".into(), library: system.to_path_buf(), cache: None }];
+    if let Some(k) = khronos {
+        configs.push(Config { name: "khronos".into(), library: k.to_path_buf(), cache: None });
+    }
+    for mode in ["off", "cold", "warm"] {
+        configs.push(Config { name: format!("ours, cache {mode}"), library: ours.to_path_buf(), cache: Some(mode) });
+    }
+    let (cpu, cpus, date) = machine();
+    println!("startup: fresh processes, median of {PROCESSES}; {cpu}, {cpus} CPUs, {date}");
+    let mut json_sets = Vec::new();
+    for (set, env) in [("machine drivers", Vec::new()), (&*format!("{TEST_DRIVERS} test drivers, one with a device"), test_drivers)] {
+        println!("\n{set}");
+        println!("{:<14} {:<18} {:>9} {:>8} {:>9} {:>10} {:>12}", "probe", "loader", "ms", "drivers", "GPU files", "RSS MiB", "time/system");
+        let mut json_probes = Vec::new();
+        for probe in PROBES {
+            let mut rows = Vec::new();
+            for config in &configs {
+                let cache_dir = scratch.join("cache").join(config.name.replace([' ', ','], "-")).join(probe);
+                let figures = measure(exe, probe, config, &env, &cache_dir)?;
+                rows.push((config, figures));
+            }
+            let system_ms = rows[0].1.ms;
+            for (config, f) in &rows {
+                println!(
+                    "{:<14} {:<18} {:>9.2} {:>8} {:>9} {:>10.1} {:>12.3}",
+                    probe,
+                    config.name,
+                    f.ms,
+                    f.drivers,
+                    f.gpu_files,
+                    f.rss_kb / 1024.0,
+                    f.ms / system_ms
+                );
+            }
+            let cells: Vec<String> = rows
+                .iter()
+                .map(|(c, f)| {
+                    format!(
+                        "{{\"loader\": {}, \"ms\": {}, \"drivers_mapped\": {}, \"gpu_files_open\": {}, \"rss_kib\": {}, \"time_vs_system\": {}}}",
+                        json_str(&c.name),
+                        json_num(Some(f.ms)),
+                        f.drivers,
+                        f.gpu_files,
+                        f.rss_kb,
+                        json_num(Some(f.ms / system_ms))
+                    )
+                })
+                .collect();
+            json_probes.push(format!("{{\"probe\": {}, \"results\": [{}]}}", json_str(probe), cells.join(", ")));
+        }
+        json_sets.push(format!("{{\"drivers\": {}, \"probes\": [{}]}}", json_str(set), json_probes.join(", ")));
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(format!(
+        "{{\"benchmark\": \"startup\", \"machine\": {{\"cpu\": {}, \"cpus\": {cpus}, \"date\": {}}}, \"processes\": {PROCESSES}, \"sets\": [{}]}}",
+        json_str(&cpu),
+        json_str(&date),
+        json_sets.join(", ")
+    ))
+}
+
+/// The medians of `PROCESSES` fresh processes of `probe` under `config`.
+fn measure(exe: &Path, probe: &str, config: &Config, env: &[(String, String)], cache_dir: &Path) -> Result<Figures, String> {
+    let cache_file = cache_dir.join("vulkan-loader-rs/drivers");
+    let run = || -> Result<Figures, String> {
+        let mut command = Command::new(exe);
+        command.args(["child", &format!("startup-{probe}")]).arg(&config.library);
+        for (var, _) in std::env::vars() {
+            if var.starts_with("VK_LOADER_DRIVER_CACHE") {
+                command.env_remove(var);
+            }
+        }
+        command.envs(env.iter().cloned()).env("XDG_CACHE_HOME", cache_dir);
+        if config.cache == Some("off") {
+            command.env("VK_LOADER_DRIVER_CACHE", "off");
+        }
+        let results = crate::child::run(&mut command, &format!("startup {probe} ({})", config.name))?;
+        let get = |key: &str| results.iter().find(|(k, _)| k == key).map(|&(_, v)| v).unwrap_or(f64::NAN);
+        Ok(Figures { ms: get("ms"), drivers: get("drivers"), gpu_files: get("gpu_files"), rss_kb: get("rss_kb") })
+    };
+    if config.cache == Some("warm") {
+        run()?;
+    }
+    let mut all = Vec::new();
+    for _ in 0..PROCESSES {
+        if config.cache == Some("cold") {
+            let _ = std::fs::remove_file(&cache_file);
+        }
+        all.push(run()?);
+    }
+    Ok(Figures {
+        ms: median(all.iter().map(|f| f.ms).collect()),
+        drivers: median(all.iter().map(|f| f.drivers).collect()),
+        gpu_files: median(all.iter().map(|f| f.gpu_files).collect()),
+        rss_kb: median(all.iter().map(|f| f.rss_kb).collect()),
+    })
+}
+
+/// `TEST_DRIVERS` copies of the test driver with their manifests, dated an hour back as installed
+/// files are; the first has a device, the others none. The environment that names them.
+fn test_driver_set(dir: &Path, test_driver: &Path) -> Result<Vec<(String, String)>, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let mut manifests = Vec::new();
+    let mut env = Vec::new();
+    for i in 0..TEST_DRIVERS {
+        let tag = format!("t{i}");
+        let library = dir.join(format!("libvk_test_driver_{tag}.so"));
+        std::fs::copy(test_driver, &library).map_err(|e| format!("{}: {e}", test_driver.display()))?;
+        let manifest = dir.join(format!("{tag}.json"));
+        let text = format!(r#"{{"file_format_version": "1.0.1", "ICD": {{"library_path": "{}", "api_version": "1.4.342"}}}}"#, library.display());
+        std::fs::write(&manifest, text).map_err(|e| format!("{}: {e}", manifest.display()))?;
+        for file in [&library, &manifest] {
+            std::fs::File::options().write(true).open(file).and_then(|f| f.set_modified(old)).map_err(|e| format!("{}: {e}", file.display()))?;
+        }
+        manifests.push(manifest.display().to_string());
+        if i > 0 {
+            env.push((format!("VK_TEST_DRIVER_DEVICES_{}", tag.to_uppercase()), String::new()));
+        }
+    }
+    env.push(("VK_DRIVER_FILES".into(), manifests.join(":")));
+    Ok(env)
+}
