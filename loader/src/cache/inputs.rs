@@ -54,7 +54,9 @@ fn read_machine() -> u64 {
         d = d.text("dev").text(node);
     }
     d = d.text(&read_text("/proc/sys/kernel/osrelease", 256));
-    for module in GPU_MODULES {
+    // One directory listing, then only the GPU modules that are loaded.
+    let loaded = platform::list_dir(&format!("{root}/sys/module")).unwrap_or_default();
+    for module in GPU_MODULES.iter().filter(|m| loaded.iter().any(|l| l == *m)) {
         let base = format!("{root}/sys/module/{module}");
         d = d.text(module).text(&read_text(&format!("{base}/version"), 256)).text(&read_text(&format!("{base}/srcversion"), 256));
     }
