@@ -110,7 +110,7 @@ fn setup(name: &str) -> Setup {
     }
     let cache = dir.join("cache");
     let sysfs = dir.join("sysfs");
-    std::fs::create_dir_all(sysfs.join("sys/bus/pci/devices")).unwrap();
+    std::fs::create_dir_all(sysfs.join("proc/bus/pci")).unwrap();
     let env = vec![
         ("VK_DRIVER_FILES", format!("{}:{}", manifests[0].display(), manifests[1].display())),
         ("VK_TEST_DRIVER_DEVICES_A", "discrete:10de:2330".into()),
@@ -236,16 +236,28 @@ fn each_key_component_makes_a_stale_entry() {
     stale(&[], "environment", "libvk_test_driver_a.so");
     // A variable that changes per launch and that no driver reads is not in the key.
     warm(&[("OLDPWD", "/somewhere/else".into())]);
-    // A GPU appears on the PCI bus (through the test hook for the sysfs root).
-    let gpu = s.dir.join("sysfs/sys/bus/pci/devices/0000:01:00.0");
-    std::fs::create_dir_all(&gpu).unwrap();
-    for (field, value) in [("class", "0x030000"), ("vendor", "0x10de"), ("device", "0x2330"), ("revision", "0xa1"), ("subsystem_vendor", "0x10de"), ("subsystem_device", "0x16c1")] {
-        std::fs::write(gpu.join(field), format!("{value}\n")).unwrap();
-    }
+    // A GPU appears on the PCI bus (through the test hook for the root of /proc/bus/pci, /sys and
+    // /dev), its kernel driver bound.
+    let pci = s.dir.join("sysfs/proc/bus/pci/devices");
+    let gpu = "0000\t80861237\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\n0100\t10de2330\t10\tfb000000\t0\t0\t0\t0\t0\t0\t1000000\t0\t0\t0\t0\t0\t0\tnvidia\n";
+    std::fs::write(&pci, gpu).unwrap();
     stale(&[], "machine", "libvk_test_driver_a.so");
     warm(&[]);
-    // ... and disappears again.
-    std::fs::remove_dir_all(&gpu).unwrap();
+    // ... and its node, then its kernel module...
+    std::fs::create_dir_all(s.dir.join("sysfs/dev/dri")).unwrap();
+    std::fs::write(s.dir.join("sysfs/dev/dri/renderD129"), "").unwrap();
+    stale(&[], "machine", "libvk_test_driver_a.so");
+    std::fs::write(s.dir.join("sysfs/proc/modules"), "nvidia 14274560 0 - Live 0x0000000000000000 (POE)\n").unwrap();
+    std::fs::create_dir_all(s.dir.join("sysfs/sys/module/nvidia")).unwrap();
+    std::fs::write(s.dir.join("sysfs/sys/module/nvidia/version"), "580.95.05\n").unwrap();
+    stale(&[], "machine", "libvk_test_driver_a.so");
+    warm(&[]);
+    // ... a new version of it ...
+    std::fs::write(s.dir.join("sysfs/sys/module/nvidia/version"), "580.105.08\n").unwrap();
+    stale(&[], "machine", "libvk_test_driver_a.so");
+    warm(&[]);
+    // ... and the GPU disappears again.
+    std::fs::write(&pci, &gpu[..gpu.find('\n').unwrap() + 1]).unwrap();
     stale(&[], "machine", "libvk_test_driver_a.so");
     // Another build of the loader (the test hook stands for one; the loader is checked before
     // the environment the hook is part of).

@@ -11,9 +11,9 @@ const GPU_MODULES: &[&str] = &[
     "v3d", "vc4", "etnaviv", "asahi", "powervr",
 ];
 
-/// The root under which `/sys` and `/dev` are read: `VK_LOADER_TEST_SYSFS_ROOT` lets the tests
-/// show the loader a GPU appearing or disappearing. (The cache is off in elevated processes, so
-/// this is never read there.)
+/// The root under which `/proc/bus/pci`, `/sys` and `/dev` are read: `VK_LOADER_TEST_SYSFS_ROOT`
+/// lets the tests show the loader a GPU appearing or disappearing. (The cache is off in elevated
+/// processes, so this is never read there.)
 fn system_root() -> String {
     platform::env("VK_LOADER_TEST_SYSFS_ROOT").unwrap_or_default()
 }
@@ -22,12 +22,14 @@ fn read_text(path: &str, limit: usize) -> String {
     platform::read_file(path, limit).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default()
 }
 
-/// The machine's component: display and 3D controllers and accelerators on the PCI bus (class
-/// 0x03 and 0x12) with their vendor, device, revision and subsystem ids; the `/dev/dri` and
-/// `/dev/nvidia*` nodes present; the kernel release and the GPU modules' versions; the CPU (a
-/// software driver such as lavapipe answers from its model and features). Read once per process:
-/// a GPU that appears while a process runs is seen by the next one (the drivers this process
-/// loaded answer it live anyway).
+/// The machine's component: every PCI function with its vendor and device ids and the kernel
+/// driver bound to it (`/proc/bus/pci/devices`: one small file, where sysfs takes a read per
+/// attribute per device); the `/dev/dri` nodes, NVIDIA's control node and the GPUs its kernel
+/// module lists; the kernel release and the loaded GPU modules (`/proc/modules`) with their
+/// versions; the CPU's identity and
+/// features (a software driver such as lavapipe answers from them). No GPU device file is opened.
+/// Read once per process (some 40 us): a GPU that appears while a process runs is seen by the
+/// next one (the drivers this process loaded answer it live anyway).
 pub fn machine() -> u64 {
     static MACHINE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *MACHINE.get_or_init(read_machine)
@@ -35,36 +37,65 @@ pub fn machine() -> u64 {
 
 fn read_machine() -> u64 {
     let root = system_root();
-    let mut d = Digest::default();
-    let pci = format!("{root}/sys/bus/pci/devices");
-    for device in platform::list_dir(&pci).unwrap_or_default() {
-        let class = read_text(&format!("{pci}/{device}/class"), 64);
-        if !(class.starts_with("0x03") || class.starts_with("0x12")) {
-            continue;
-        }
-        d = d.text(&device).text(&class);
-        for field in ["vendor", "device", "revision", "subsystem_vendor", "subsystem_device"] {
-            d = d.text(&read_text(&format!("{pci}/{device}/{field}"), 64));
-        }
-    }
+    let mut d = Digest::default().text(&pci_functions(&read_text(&format!("{root}/proc/bus/pci/devices"), 256 * 1024)));
     for node in platform::list_dir(&format!("{root}/dev/dri")).unwrap_or_default() {
         d = d.text("dri").text(&node);
     }
-    for node in platform::list_dir(&format!("{root}/dev")).unwrap_or_default().iter().filter(|n| n.starts_with("nvidia")) {
-        d = d.text("dev").text(node);
+    d = d.number(platform::readable(&format!("{root}/dev/nvidiactl")) as u64);
+    for gpu in platform::list_dir(&format!("{root}/proc/driver/nvidia/gpus")).unwrap_or_default() {
+        d = d.text("nvidia").text(&gpu);
     }
-    d = d.text(&read_text("/proc/sys/kernel/osrelease", 256));
-    // One directory listing, then only the GPU modules that are loaded.
-    let loaded = platform::list_dir(&format!("{root}/sys/module")).unwrap_or_default();
-    for module in GPU_MODULES.iter().filter(|m| loaded.iter().any(|l| l == *m)) {
+    d = d.text(&platform::kernel_release());
+    // The GPU modules loaded, from one read of /proc/modules; then each one's version.
+    let modules = read_text(&format!("{root}/proc/modules"), 1 << 20);
+    let loaded: Vec<&str> = modules.lines().filter_map(|line| line.split_whitespace().next()).collect();
+    for module in GPU_MODULES.iter().filter(|m| loaded.contains(m)) {
         let base = format!("{root}/sys/module/{module}");
         d = d.text(module).text(&read_text(&format!("{base}/version"), 256)).text(&read_text(&format!("{base}/srcversion"), 256));
     }
-    d.text(&first_cpu(&read_text("/proc/cpuinfo", 16 * 1024))).value()
+    d.text(&cpu()).value()
+}
+
+/// `/proc/bus/pci/devices` without what may change from one boot to the next: per function, its
+/// bus and device-function number, its vendor and device ids, and its bound driver.
+fn pci_functions(listing: &str) -> String {
+    let mut out = String::new();
+    for line in listing.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let (Some(function), Some(ids)) = (fields.first(), fields.get(1)) else { continue };
+        // The bound driver, when there is one, is the 18th field, after the IRQ, 7 base
+        // addresses, the ROM base address and 7 sizes and the ROM size.
+        let driver = fields.get(17).copied().unwrap_or_default();
+        out.push_str(&format!("{function} {ids} {driver}\n"));
+    }
+    out
+}
+
+/// The CPU: its vendor, family, model and stepping and its feature bits, from `cpuid`.
+#[cfg(target_arch = "x86_64")]
+fn cpu() -> String {
+    use std::arch::x86_64::__cpuid_count;
+    // cpuid exists on every x86_64 processor; leaves beyond the maximum are not asked.
+    let max = __cpuid_count(0, 0);
+    let mut out = format!("{:08x}{:08x}{:08x}{:08x}", max.eax, max.ebx, max.edx, max.ecx);
+    for leaf in [1, 7].into_iter().filter(|&l| l <= max.eax) {
+        let r = __cpuid_count(leaf, 0);
+        // Leaf 1's EBX holds the APIC id of the CPU this runs on: left out.
+        let ebx = if leaf == 1 { 0 } else { r.ebx };
+        out += &format!(" {:08x}{ebx:08x}{:08x}{:08x}", r.eax, r.ecx, r.edx);
+    }
+    out
+}
+
+/// The CPU: the first processor's block of `/proc/cpuinfo`.
+#[cfg(not(target_arch = "x86_64"))]
+fn cpu() -> String {
+    first_cpu(&read_text("/proc/cpuinfo", 16 * 1024))
 }
 
 /// The first processor's block of `/proc/cpuinfo`, without the lines that change while the
 /// machine runs (the clock, the processor and core numbers).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 fn first_cpu(cpuinfo: &str) -> String {
     let volatile = ["cpu MHz", "processor", "core id", "apicid", "initial apicid", "bogomips"];
     cpuinfo
@@ -101,6 +132,13 @@ pub fn linker_cache() -> Option<[u64; 5]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pci_functions_keep_ids_and_driver_and_leave_addresses_out() {
+        let line = |irq: &str| format!("0100\t10de2330\t{irq}\tfb000000\t0\t0\t0\t0\t0\t0\t1000000\t0\t0\t0\t0\t0\t0\tnvidia\n0000\t80861237\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\n");
+        assert_eq!(pci_functions(&line("10")), "0100 10de2330 nvidia\n0000 80861237 \n");
+        assert_eq!(pci_functions(&line("10")), pci_functions(&line("11")), "an IRQ is not the hardware");
+    }
 
     #[test]
     fn the_first_cpu_is_read_without_its_clock() {

@@ -80,11 +80,25 @@ pub const VOLATILE_VARIABLES: &[&str] = &[
     "VK_LOADER_DRIVER_CACHE",
 ];
 
-/// The environment's component: every variable but the volatile ones, in name order.
-pub fn environment(variables: &[(String, String)]) -> u64 {
-    let mut kept: Vec<&(String, String)> = variables.iter().filter(|(name, _)| !VOLATILE_VARIABLES.contains(&name.as_str())).collect();
-    kept.sort();
-    kept.iter().fold(Digest::default(), |d, (name, value)| d.text(name).text(value)).value()
+/// The environment's component: every `NAME=VALUE` entry but the volatile ones, in any order
+/// (each entry digested alone, the digests mixed and summed: no sort, no allocation).
+pub fn environment<'a>(entries: impl Iterator<Item = &'a [u8]>) -> u64 {
+    entries
+        .filter(|entry| {
+            let name = entry.split(|&b| b == b'=').next().unwrap_or_default();
+            !VOLATILE_VARIABLES.iter().any(|v| v.as_bytes() == name)
+        })
+        .map(|entry| mix(Digest::default().bytes(entry).value()))
+        .fold(0u64, u64::wrapping_add)
+}
+
+/// A 64-bit finalizer (splitmix64's), so that summed digests do not cancel out.
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
 }
 
 /// The manifest's component: its path and the identity of its file.
@@ -125,19 +139,20 @@ pub fn application(executable: &str, info: Option<(&str, u32, &str, u32, u32)>) 
 mod tests {
     use super::*;
 
-    fn vars(list: &[(&str, &str)]) -> Vec<(String, String)> {
-        list.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect()
+    fn environment_of(list: &[(&str, &str)]) -> u64 {
+        let entries: Vec<String> = list.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        environment(entries.iter().map(|e| e.as_bytes()))
     }
 
     #[test]
     fn environment_ignores_order_and_volatile_variables_only() {
-        let base = environment(&vars(&[("HOME", "/h"), ("MESA_LOADER_DRIVER_OVERRIDE", "x"), ("PWD", "/a")]));
-        assert_eq!(base, environment(&vars(&[("PWD", "/b"), ("MESA_LOADER_DRIVER_OVERRIDE", "x"), ("HOME", "/h"), ("SHLVL", "3")])));
-        assert_ne!(base, environment(&vars(&[("HOME", "/h"), ("MESA_LOADER_DRIVER_OVERRIDE", "y")])));
-        assert_ne!(base, environment(&vars(&[("HOME", "/h"), ("MESA_LOADER_DRIVER_OVERRIDE", "x"), ("__NV_PRIME_RENDER_OFFLOAD", "1")])));
-        assert_ne!(base, environment(&vars(&[("HOME", "/h")])));
+        let base = environment_of(&[("HOME", "/h"), ("MESA_LOADER_DRIVER_OVERRIDE", "x"), ("PWD", "/a")]);
+        assert_eq!(base, environment_of(&[("PWD", "/b"), ("MESA_LOADER_DRIVER_OVERRIDE", "x"), ("HOME", "/h"), ("SHLVL", "3")]));
+        assert_ne!(base, environment_of(&[("HOME", "/h"), ("MESA_LOADER_DRIVER_OVERRIDE", "y")]));
+        assert_ne!(base, environment_of(&[("HOME", "/h"), ("MESA_LOADER_DRIVER_OVERRIDE", "x"), ("__NV_PRIME_RENDER_OFFLOAD", "1")]));
+        assert_ne!(base, environment_of(&[("HOME", "/h")]));
         // Name and value boundaries matter.
-        assert_ne!(environment(&vars(&[("AB", "C")])), environment(&vars(&[("A", "BC")])));
+        assert_ne!(environment_of(&[("AB", "C")]), environment_of(&[("A", "BC")]));
     }
 
     #[test]

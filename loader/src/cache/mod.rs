@@ -24,10 +24,11 @@
 //! - **loader**: our version, the cache format and a digest of the runtime's source (another
 //!   build of the loader may record differently; `vk-loader`, built from the same source, shares
 //!   the records).
-//! - **machine**: the GPUs as the kernel shows them without waking them (PCI display/3D and
-//!   accelerator functions with vendor, device, revision and subsystem ids from sysfs; the
-//!   `/dev/dri` and `/dev/nvidia*` nodes present), the kernel release and the GPU modules'
-//!   versions, and the CPU's model and features (lavapipe answers from them).
+//! - **machine**: the GPUs as the kernel shows them without waking them (every PCI function with
+//!   its vendor and device ids and bound driver from `/proc/bus/pci/devices`; the `/dev/dri` nodes,
+//!   NVIDIA's control node and the GPUs its module lists), the kernel release and the loaded GPU
+//!   modules with their versions, and the CPU's `cpuid` identity and features (lavapipe answers
+//!   from them). Read once per process.
 //! - **environment**: every variable but a short list that changes per launch and that no driver
 //!   reads ([`key::VOLATILE_VARIABLES`]); a driver's own switches (`MESA_*`, `RADV_*`, `__NV_*`,
 //!   `DRI_PRIME`, `LD_LIBRARY_PATH`, `LD_PRELOAD`...) always count.
@@ -61,7 +62,10 @@ use vk_generated::types::VkExtensionProperties;
 use crate::debug::log::Level;
 use crate::ffi::name_of;
 use crate::manifest::driver::DriverManifest;
+use std::sync::Arc;
+
 use crate::platform;
+use crate::platform::file_cache::ParseCache;
 use crate::platform::host_alloc::with_system_allocator;
 use record::Entry;
 
@@ -100,12 +104,19 @@ pub fn file_path() -> Option<String> {
 
 const DIRECTORY: &str = "vulkan-loader-rs";
 
+/// The cache file as last decoded, reused while the file is unchanged (see `file_cache`).
+static DECODED: ParseCache<String, Result<Arc<Vec<Entry>>, String>> = ParseCache::new();
+
 /// Reads the cache file: its entries, or why it could not be used (a missing file is an empty
 /// cache, not an error).
-pub fn read(path: &str) -> Result<Vec<Entry>, String> {
-    match platform::read_file(path, record::MAX_FILE_BYTES + 1) {
-        None => Ok(Vec::new()),
-        Some(bytes) => record::decode(&bytes).map_err(|why| format!("{path}: ignored ({why:?}); it will be replaced")),
+pub fn read(path: &str) -> Result<Arc<Vec<Entry>>, String> {
+    let decoded = DECODED.get_at_most(&path.to_string(), path, record::MAX_FILE_BYTES + 1, |bytes| {
+        record::decode(bytes).map(Arc::new).map_err(|why| format!("{path}: ignored ({why:?}); it will be replaced"))
+    });
+    match decoded {
+        // Not there (or not readable): nothing recorded yet.
+        Err(_) => Ok(Arc::new(Vec::new())),
+        Ok(result) => (*result).clone(),
     }
 }
 
@@ -131,7 +142,8 @@ pub enum Lookup<'a> {
 pub struct Session {
     mode: Mode,
     path: Option<String>,
-    entries: Option<Vec<Entry>>,
+    /// The file's entries, shared with the decoded file until this session changes them.
+    entries: Option<Arc<Vec<Entry>>>,
     /// (loader, machine, environment) digests, computed at the first lookup or record.
     shared: Option<[u64; 3]>,
     changed: bool,
@@ -159,20 +171,30 @@ impl Session {
 
     /// The file's entries, read at the first need (a call whose drivers are all loaded already
     /// reads nothing).
-    fn entries(&mut self) -> &mut Vec<Entry> {
+    fn entries(&mut self) -> &[Entry] {
+        self.entries_arc()
+    }
+
+    /// The entries, to be changed (copied from the decoded file the first time).
+    fn entries_mut(&mut self) -> &mut Vec<Entry> {
+        self.entries_arc();
+        Arc::make_mut(self.entries.as_mut().expect("just read"))
+    }
+
+    fn entries_arc(&mut self) -> &Arc<Vec<Entry>> {
         if self.entries.is_none() {
             let entries = match self.path.as_deref().map(read) {
                 Some(Ok(entries)) => entries,
                 Some(Err(why)) => {
                     log!(Level::Warn, "driver cache {why}");
                     self.changed = true;
-                    Vec::new()
+                    Arc::new(Vec::new())
                 }
-                None => Vec::new(),
+                None => Arc::new(Vec::new()),
             };
             self.entries = Some(entries);
         }
-        self.entries.as_mut().expect("just read")
+        self.entries.as_ref().expect("just read")
     }
 
     /// A session that neither reads nor writes (the eager path).
@@ -181,7 +203,12 @@ impl Session {
     }
 
     fn shared(&mut self) -> [u64; 3] {
-        *self.shared.get_or_insert_with(|| [inputs::loader(), inputs::machine(), key::environment(&platform::environment())])
+        *self.shared.get_or_insert_with(|| {
+            // The environment's digest is a sum over its entries: taken entry by entry, no copy.
+            let mut environment = 0u64;
+            platform::for_each_environment_entry(|entry| environment = environment.wrapping_add(key::environment(std::iter::once(entry))));
+            [inputs::loader(), inputs::machine(), environment]
+        })
     }
 
     /// The key of the driver of `manifest_path` whose library the dynamic linker resolved to
@@ -197,28 +224,33 @@ impl Session {
         Some([key::manifest(manifest_path, inputs::identity(manifest_path)?), library, loader, machine, environment])
     }
 
-    /// Whether the driver of `manifest_path` may be answered from its record.
-    pub fn lookup(&mut self, manifest_path: &str, manifest: &DriverManifest) -> Lookup<'_> {
+    /// Whether the driver of `manifest_path` may be answered from its record: a record that
+    /// `answers` this call (checked first: a driver that must be loaded anyway costs no key) and is
+    /// current.
+    pub fn lookup(&mut self, manifest_path: &str, manifest: &DriverManifest, answers: &dyn Fn(&Entry) -> bool) -> Lookup<'_> {
         // The cache's memory is the process's, never the application's allocator's.
-        match with_system_allocator(|| self.find(manifest_path, manifest)) {
+        match with_system_allocator(|| self.find(manifest_path, manifest, answers)) {
             Ok(index) => Lookup::Hit(&self.entries()[index]),
             Err(why) => Lookup::Miss(why),
         }
     }
 
     /// The index of the current entry of `manifest_path`, or why there is none.
-    fn find(&mut self, manifest_path: &str, manifest: &DriverManifest) -> Result<usize, String> {
+    fn find(&mut self, manifest_path: &str, manifest: &DriverManifest, answers: &dyn Fn(&Entry) -> bool) -> Result<usize, String> {
         match self.mode {
             Mode::Off => return Err("the driver cache is off".into()),
             Mode::Verify => return Err("verify mode".into()),
             Mode::On => {}
         }
-        if platform::is_loaded(&manifest.library_path) {
+        if platform::library_cache::get(&manifest.library_path).is_some() || platform::is_loaded(&manifest.library_path) {
             return Err("its library is loaded in this process already: asked directly".into());
         }
         let Some(index) = self.entries().iter().position(|e| e.manifest_path == manifest_path) else {
             return Err("not in the driver cache yet".into());
         };
+        if !answers(&self.entries()[index]) {
+            return Err("its cache record does not answer this call".into());
+        }
         let (recorded, resolved) = (self.entries()[index].key, self.entries()[index].library_resolved.clone());
         let Some(current) = self.key(manifest_path, manifest, &resolved) else {
             return Err(UNIDENTIFIED.into());
@@ -226,6 +258,18 @@ impl Session {
         match key::changed(&recorded, &current) {
             None => Ok(index),
             Some(component) => Err(format!("its cache entry is stale: the {component} changed")),
+        }
+    }
+
+    /// Whether [`record`](Self::record) would store anything for this driver (and application):
+    /// not when the cache is off, nor when this process recorded it already. Cheap: the caller
+    /// asks before gathering the answers.
+    pub fn wants(&self, manifest_path: &str, application: Option<u64>) -> bool {
+        match self.mode {
+            Mode::Off => false,
+            _ if self.path.is_none() => false,
+            Mode::Verify => true,
+            Mode::On => !RECORDED.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|(p, a)| p == manifest_path && *a == application),
         }
     }
 
@@ -246,11 +290,19 @@ impl Session {
         if self.mode == Mode::On && RECORDED.lock().unwrap_or_else(|e| e.into_inner()).contains(&done) {
             return;
         }
+        // A device count as recorded needs no key: if the entry is stale otherwise, the next
+        // lookup that could use it finds out and loads the driver.
+        if let (Mode::On, Some((application, count))) = (self.mode, devices) {
+            if self.entries().iter().any(|e| e.manifest_path == manifest_path && e.device_count(application) == Some(count)) {
+                RECORDED.lock().unwrap_or_else(|e| e.into_inner()).push(done);
+                return;
+            }
+        }
         let Some(key) = self.key(manifest_path, manifest, &answers.library_resolved) else {
             log!(Level::Driver, "{manifest_path}: not recorded in the driver cache: {UNIDENTIFIED}");
             return;
         };
-        let entries = self.entries();
+        let entries = self.entries_mut();
         let existing = entries.iter().position(|e| e.manifest_path == manifest_path);
         let mut entry = match existing {
             // The same key: the answers are refreshed, the other applications' device counts kept.
@@ -279,7 +331,7 @@ impl Session {
             entry.written = now();
             self.changed = true;
         }
-        self.entries().push(entry);
+        self.entries_mut().push(entry);
         RECORDED.lock().unwrap_or_else(|e| e.into_inner()).push(done);
     }
 
@@ -291,7 +343,7 @@ impl Session {
     fn write(self) {
         let (true, Some(path)) = (self.changed, &self.path) else { return };
         let Some(dir) = path.rsplit_once('/').map(|(d, _)| d) else { return };
-        let entries = self.entries.as_deref().unwrap_or_default();
+        let entries = self.entries.as_deref().map(Vec::as_slice).unwrap_or_default();
         let written = platform::write::create_dir_all(dir, 0o700).and_then(|()| platform::write::replace_file(path, &record::encode(entries)));
         if let Err(why) = written {
             log!(Level::Warn, "driver cache not written: {why}");

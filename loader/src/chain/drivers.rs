@@ -112,11 +112,8 @@ fn load_drivers(
                 // The Khronos loader's words.
                 log!(Level::Info, "loader_parse_icd_manifest: {} has unknown icd manifest file version {version}. May cause errors.", found.path);
             }
-            match cache.lookup(&found.path, &m) {
-                cache::Lookup::Hit(entry) if answered_by(entry) => {
-                    return Ok(Err(remembered(&found.path, entry)));
-                }
-                cache::Lookup::Hit(_) => miss = "its cache record does not answer this call".into(),
+            match cache.lookup(&found.path, &m, answered_by) {
+                cache::Lookup::Hit(entry) => return Ok(Err(remembered(&found.path, entry))),
                 cache::Lookup::Miss(why) => miss = why,
             }
             driver::load(&found.path, m, &drivers).map(Ok)
@@ -188,7 +185,10 @@ fn record_answers(mut cache: cache::Session, sources: &[Source], extensions: &[V
             if driver.manifest.library_path.is_empty() {
                 continue;
             }
-            cache.record(&driver.manifest_path, &driver.manifest, answers(driver, extensions), devices(driver));
+            let devices = devices(driver);
+            if cache.wants(&driver.manifest_path, devices.map(|(application, _)| application)) {
+                cache.record(&driver.manifest_path, &driver.manifest, answers(driver, extensions), devices);
+            }
         }
     }
     cache.save();

@@ -63,24 +63,32 @@ pub fn elevated() -> bool {
     unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
 }
 
-/// Every environment variable as (name, value), as `environ` holds them now.
-pub fn environment() -> Vec<(String, String)> {
+/// The kernel's release (`uname`).
+pub fn kernel_release() -> String {
+    // SAFETY: uname fills the structure; its fields are NUL-terminated.
+    unsafe {
+        let mut name: libc::utsname = std::mem::zeroed();
+        if libc::uname(&mut name) != 0 {
+            return String::new();
+        }
+        CStr::from_ptr(name.release.as_ptr()).to_string_lossy().into_owned()
+    }
+}
+
+/// The environment's `NAME=VALUE` entries, as `environ` holds them now, handed to `f` one by
+/// one without copying.
+pub fn for_each_environment_entry(mut f: impl FnMut(&[u8])) {
     extern "C" {
         static environ: *const *const c_char;
     }
-    let mut out = Vec::new();
     // SAFETY: `environ` is a NULL-terminated array of NUL-terminated strings, read right away.
     unsafe {
         let mut entry = environ;
         while !entry.is_null() && !(*entry).is_null() {
-            let text = CStr::from_ptr(*entry).to_string_lossy();
-            if let Some((name, value)) = text.split_once('=') {
-                out.push((name.to_string(), value.to_string()));
-            }
+            f(CStr::from_ptr(*entry).to_bytes());
             entry = entry.add(1);
         }
     }
-    out
 }
 
 /// The file of the loaded object (library or executable) that holds `address`, as the dynamic
@@ -111,9 +119,23 @@ pub fn is_loaded(path: &str) -> bool {
     }
 }
 
-/// The identity of the file at `path` (`fopen` + `fstat`), or `None` when it cannot be opened.
+/// The identity of the file at `path` (`stat`: it tells whether a file changed, never that one
+/// is absent), or `None` when it cannot be had.
 pub fn file_identity(path: &str) -> Option<FileIdentity> {
-    OpenFile::open(path).ok()?.identity().ok()
+    let c_path = CString::new(path).ok()?;
+    // SAFETY: stat with a NUL-terminated path into a zeroed buffer.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::stat(c_path.as_ptr(), &mut st) != 0 {
+            return None;
+        }
+        Some(FileIdentity {
+            device: st.st_dev as u64,
+            inode: st.st_ino as u64,
+            size: st.st_size as u64,
+            modified: (st.st_mtime as i64, st.st_mtime_nsec as i64),
+        })
+    }
 }
 
 /// Up to `limit` bytes of the file at `path`, `None` when it cannot be read.
@@ -321,8 +343,14 @@ pub fn append_to_file(path: &str, text: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The running executable's path, for the override layer's `app_keys`.
+/// The running executable's path, for the override layer's `app_keys` (read once: a process's
+/// executable does not change).
 pub fn executable_path() -> Option<String> {
+    static PATH: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    host_alloc::with_system_allocator(|| PATH.get_or_init(read_executable_path).clone())
+}
+
+fn read_executable_path() -> Option<String> {
     let mut buf = vec![0u8; 4096];
     // SAFETY: readlink into a buffer of the size given.
     let n = unsafe { libc::readlink(c"/proc/self/exe".as_ptr(), buf.as_mut_ptr() as *mut c_char, buf.len()) };
