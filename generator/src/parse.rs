@@ -107,7 +107,7 @@ impl Parser<'_, '_> {
                     }
                 }
                 "platforms" | "comment" | "formats" | "spirvextensions" | "spirvcapabilities"
-                | "sync" | "videocodecs" => {}
+                | "sync" | "videocodecs" | "dynamicstates" => {}
                 other => return self.err(section, format!("unknown registry section `{other}`")),
             }
         }

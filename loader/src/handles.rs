@@ -40,6 +40,18 @@ pub unsafe fn has_magic(handle: *mut c_void, magic: u64) -> bool {
 #[inline(never)]
 pub fn invalid_handle(command: &str, param: &str) -> ! {
     log::write(Level::Error, &format!("{command}: Invalid {param} [VUID-{command}-{param}-parameter]"));
+    // The command's other names (`...KHR`, `...EXT`) share its trampoline, which cannot tell by
+    // which one it was called: each is named too, with its own valid-usage ID, then why.
+    let aliases = vk_generated::lookup::command(command.as_bytes()).map(|name| name.info().aliases());
+    if let Some(aliases) = aliases.filter(|a| a.len() > 0) {
+        let mut names = vec![command.to_string()];
+        for alias in aliases {
+            let alias = alias.to_string_lossy();
+            log::write(Level::Error, &format!("{alias}: Invalid {param} [VUID-{alias}-{param}-parameter]"));
+            names.push(alias.into_owned());
+        }
+        log::write(Level::Error, &format!("({} are one function: the name it was called by is not known)", names.join(", ")));
+    }
     std::process::abort()
 }
 

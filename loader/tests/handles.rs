@@ -40,6 +40,12 @@ fn scenario_entry() {
                     std::mem::transmute(symbol(c"vkGetPhysicalDeviceProperties"));
                 f(VkPhysicalDevice::NULL, &mut VkPhysicalDeviceProperties::default());
             }
+            "garbage-physical-device-through-an-alias" => {
+                let gipa: unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction =
+                    std::mem::transmute(symbol(c"vkGetInstanceProcAddr"));
+                let f: PFN_vkGetPhysicalDeviceToolProperties = std::mem::transmute(gipa(instance, c"vkGetPhysicalDeviceToolPropertiesEXT".as_ptr()));
+                f.unwrap()(VkPhysicalDevice(zeros), &mut count, std::ptr::null_mut());
+            }
             "misaligned-instance" => {
                 let f: unsafe extern "system" fn(VkInstance, VkSurfaceKHR, *const VkAllocationCallbacks) =
                     std::mem::transmute(symbol(c"vkDestroySurfaceKHR"));
@@ -124,6 +130,20 @@ fn null_physical_device_to_a_generated_trampoline() {
     dies_with(
         "null-physical-device",
         "vkGetPhysicalDeviceProperties: Invalid physicalDevice [VUID-vkGetPhysicalDeviceProperties-physicalDevice-parameter]",
+    );
+}
+
+/// A command called by another name shares its trampoline, which cannot tell the names apart:
+/// the message names each, so the valid-usage ID of the name called is there.
+#[test]
+fn garbage_physical_device_through_an_alias() {
+    dies_with(
+        "garbage-physical-device-through-an-alias",
+        "vkGetPhysicalDeviceToolPropertiesEXT: Invalid physicalDevice [VUID-vkGetPhysicalDeviceToolPropertiesEXT-physicalDevice-parameter]",
+    );
+    dies_with(
+        "garbage-physical-device-through-an-alias",
+        "vkGetPhysicalDeviceToolProperties: Invalid physicalDevice [VUID-vkGetPhysicalDeviceToolProperties-physicalDevice-parameter]",
     );
 }
 

@@ -183,7 +183,7 @@ fn vulkaninfo_json_through_our_library_is_the_system_loaders() {
 #[test]
 fn loader_version_and_own_extensions_are_all_that_is_left_out() {
     let system = "Vulkan Instance Version: 1.3.239\nInstance Extensions: count = 2\n\tVK_EXT_debug_utils : extension revision 2\n\tVK_KHR_surface     : extension revision 25\n\t\tVK_LUNARG_direct_driver_loading\n";
-    let ours = "Vulkan Instance Version: 1.4.342\nInstance Extensions: count = 3\n\tVK_EXT_debug_utils : extension revision 2\n\tVK_KHR_surface     : extension revision 25\n\tVK_LUNARG_direct_driver_loading : extension revision 1\n\t\tVK_LUNARG_direct_driver_loading\n";
+    let ours = "Vulkan Instance Version: 1.4.366\nInstance Extensions: count = 3\n\tVK_EXT_debug_utils : extension revision 2\n\tVK_KHR_surface     : extension revision 25\n\tVK_LUNARG_direct_driver_loading : extension revision 1\n\t\tVK_LUNARG_direct_driver_loading\n";
     assert_eq!(without_loader_version(ours, system), without_loader_version(system, ours));
     assert_eq!(without_loader_version(system, ours), system.replace("1.3.239", "(the loader's)"));
     // A driver's extension the other lacks is a difference, not the loader's version.

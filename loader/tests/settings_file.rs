@@ -379,6 +379,43 @@ fn bad_files_are_ignored_with_one_line() {
     }
 }
 
+/// `log_locations` sends the loader's lines to files, each with its own filter, in the stderr
+/// format; stderr stays `VK_LOADER_DEBUG`'s (here: unset, so silent).
+#[test]
+fn log_locations_write_files_with_their_filters() {
+    let s = setup("log-locations");
+    let manifest = common::layer_manifest(&s.explicit, "odd.json", "Odd_TestLayer", &common::test_layer(), "");
+    let entries = [layer_entry("Odd_TestLayer", &manifest, "on", false), r#"{"name": "VK_LAYER_missing", "path": "/road/to/nowhere.json", "control": "on"}"#.to_string()];
+    let (warnings, everything) = (s.dir.join("warnings.log"), s.dir.join("logs/all.log"));
+    std::fs::create_dir_all(everything.parent().unwrap()).unwrap();
+    s.write_settings(&settings(&format!(
+        r#""layers": [{}], "log_locations": [
+            {{"destinations": ["{}"], "filters": ["warn"]}},
+            {{"destinations": ["{}"], "filters": ["all"]}}
+        ]"#,
+        entries.join(","),
+        p(&warnings),
+        p(&everything),
+    )));
+    let (out, err) = s.run(&[]);
+    assert_eq!((result(&out), listed(&out)), ("VK_SUCCESS", vec!["Odd_TestLayer"]), "{out}{err}");
+    assert!(!err.contains("[Vulkan Loader]"), "stderr is VK_LOADER_DEBUG's:\n{err}");
+    let line = |level: &str, message: &str| format!("{:<32}{message}", format!("[Vulkan Loader] {level}: "));
+    let warning = line("WARNING", "Layer name Odd_TestLayer does not conform to naming standard (Policy #LLP_LAYER_3)");
+    let error = line("ERROR", "loader_get_json: Failed to open JSON file /road/to/nowhere.json");
+    let filters = line("DEBUG", &format!("Loader Settings Filters for Logging to {}: WARNING", p(&warnings)));
+    let read = |path: &Path| std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let (warnings, everything) = (read(&warnings), read(&everything));
+    assert!(warnings.lines().any(|l| l == warning), "{warnings}");
+    assert!(warnings.lines().all(|l| l.starts_with("[Vulkan Loader] WARNING:")), "only warnings:\n{warnings}");
+    for expected in [&warning, &error, &filters] {
+        assert!(everything.lines().any(|l| l == expected), "missing {expected:?} in:\n{everything}");
+    }
+    // Appended to, never truncated: a second run adds its lines.
+    s.run(&[]);
+    assert_eq!(read(&s.dir.join("warnings.log")).lines().filter(|l| *l == warning).count(), 2 * warnings.lines().filter(|l| *l == warning).count());
+}
+
 /// `additional_drivers` come before the drivers found the usual way (as the Khronos loader finds
 /// them), or alone when `additional_drivers_use_exclusively`.
 /// `stderr_log` chooses what reaches stderr, in the Khronos loader's format and words: the filter

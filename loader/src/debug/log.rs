@@ -1,7 +1,8 @@
 //! `VK_LOADER_DEBUG` logging in the Khronos loader's stderr format:
-//! `[Vulkan Loader] LEVEL:` padded to 32 columns, then the message.
+//! `[Vulkan Loader] LEVEL:` padded to 32 columns, then the message; the same lines go to the
+//! files a loader settings file's `log_locations` names, each with its own filter.
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use vk_generated::types::VkDebugUtilsMessageTypeFlagsEXT;
@@ -40,7 +41,8 @@ pub fn set_settings_mask(mask: Option<u32>) {
     SETTINGS_MASK.store(mask.filter(|m| *m != 0).unwrap_or(NO_SETTINGS), Ordering::Relaxed);
 }
 
-pub fn enabled(level: Level) -> bool {
+/// Whether messages of `level` reach stderr (`stderr_log`, else `VK_LOADER_DEBUG`).
+fn to_stderr(level: Level) -> bool {
     let mask = match SETTINGS_MASK.load(Ordering::Relaxed) {
         NO_SETTINGS => enabled_mask(),
         from_settings => from_settings,
@@ -48,8 +50,40 @@ pub fn enabled(level: Level) -> bool {
     mask & level as u32 != 0
 }
 
-/// Whether a message of `level` goes anywhere: `VK_LOADER_DEBUG` enables it, or a debug messenger
-/// listens on this thread. Checked before a message is formatted (see `log!`).
+/// One destination of a loader settings file's `log_locations`: a file (absolute path) and the
+/// categories (log::Level bits) it takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Destination {
+    pub path: String,
+    pub mask: u32,
+}
+
+/// The destinations of the settings in force, and the union of their categories (read without
+/// the lock, before anything is formatted).
+static DESTINATIONS: Mutex<Vec<Destination>> = Mutex::new(Vec::new());
+static DESTINATIONS_MASK: AtomicU32 = AtomicU32::new(0);
+
+/// Records the `log_locations` of the settings in force (empty: none). Set each time the settings
+/// are read.
+pub fn set_destinations(list: &[Destination]) {
+    let mut current = DESTINATIONS.lock().unwrap_or_else(PoisonError::into_inner);
+    if *current != list {
+        *current = list.to_vec();
+    }
+    DESTINATIONS_MASK.store(list.iter().fold(0, |mask, d| mask | d.mask), Ordering::Relaxed);
+}
+
+fn to_files(level: Level) -> bool {
+    DESTINATIONS_MASK.load(Ordering::Relaxed) & level as u32 != 0
+}
+
+/// Whether messages of `level` are written anywhere: stderr or a `log_locations` file.
+pub fn enabled(level: Level) -> bool {
+    to_stderr(level) || to_files(level)
+}
+
+/// Whether a message of `level` goes anywhere: it is `enabled`, or a debug messenger listens on
+/// this thread. Checked before a message is formatted (see `log!`).
 pub fn wanted(level: Level) -> bool {
     enabled(level) || crate::debug::messengers::listening()
 }
@@ -96,12 +130,30 @@ pub fn validation_error(message: &str) {
 /// Prints a message whatever `VK_LOADER_DEBUG` says (used when instance creation fails outright),
 /// and sends it to the debug messengers listening on this thread.
 pub fn write(level: Level, message: &str) {
-    print(level, message);
+    platform::stderr_line(&line(level, message));
+    write_files(level, message);
     crate::debug::messengers::emit(level, GENERAL, message);
 }
 
+/// Writes the line to stderr and to the `log_locations` files whose filters take `level`.
 fn print(level: Level, message: &str) {
-    platform::stderr_line(&line(level, message));
+    if to_stderr(level) {
+        platform::stderr_line(&line(level, message));
+    }
+    write_files(level, message);
+}
+
+fn write_files(level: Level, message: &str) {
+    if !to_files(level) {
+        return;
+    }
+    let text = format!("{}\n", line(level, message));
+    let destinations = DESTINATIONS.lock().unwrap_or_else(PoisonError::into_inner);
+    for destination in destinations.iter().filter(|d| d.mask & level as u32 != 0) {
+        // A file that cannot be written loses the line: there is nowhere to say so but stderr,
+        // and a message per line would bury what the user asked for there.
+        let _ = platform::append_to_file(&destination.path, &text);
+    }
 }
 
 /// One stderr line, as the Khronos loader prints it (scripts and its tests match it): the header
@@ -120,5 +172,25 @@ mod tests {
         assert_eq!(line(Level::Debug, "x"), "[Vulkan Loader] DEBUG:          x");
         assert_eq!(line(Level::Warn, "y"), "[Vulkan Loader] WARNING:        y");
         assert_eq!(line(Level::Layer, "z"), "[Vulkan Loader] LAYER:          z");
+    }
+
+    #[test]
+    fn destinations_take_the_lines_their_filters_allow() {
+        let dir = std::env::temp_dir().join(format!("vk-loader-log-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (errors, all) = (dir.join("errors.log"), dir.join("all.log"));
+        let path = |p: &std::path::Path| p.to_str().unwrap().to_string();
+        set_destinations(&[Destination { path: path(&errors), mask: Level::Error as u32 }, Destination { path: path(&all), mask: 127 }]);
+        assert!(enabled(Level::Error) && enabled(Level::Driver));
+        log(Level::Error, "destination test: an error");
+        log(Level::Driver, "destination test: a driver line");
+        set_destinations(&[]);
+        log(Level::Error, "destination test: after");
+        let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap();
+        let (errors, all) = (read(&errors), read(&all));
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(errors.contains(&format!("{}\n", line(Level::Error, "destination test: an error"))), "{errors}");
+        assert!(!errors.contains("a driver line") && !errors.contains("after"), "{errors}");
+        assert!(all.contains(&line(Level::Driver, "destination test: a driver line")) && !all.contains("after"), "{all}");
     }
 }

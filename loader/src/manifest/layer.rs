@@ -188,9 +188,13 @@ fn parse_layer(value: &Value, manifest_path: &str, implicit: bool) -> Result<Opt
             None
         }
     };
-    let api_text = required_str(obj, "api_version")?;
+    // Both required; the Khronos loader's words (it skips such layers since 1.4.3xx too).
+    let missing = |key: &str| {
+        format!("Layer located at {manifest_path} didn't find required layer value \"{key}\" in manifest JSON file, skipping this layer")
+    };
+    let api_text = optional_str(obj, "api_version")?.ok_or_else(|| missing("api_version"))?;
     let api_version = layer_api_version(&api_text, &name)?;
-    let implementation_version = number(obj.get("implementation_version").ok_or("missing \"implementation_version\"")?)
+    let implementation_version = number(obj.get("implementation_version").ok_or_else(|| missing("implementation_version"))?)
         .ok_or("\"implementation_version\" is not a number")?;
     let description = required_str(obj, "description")?;
     let functions = match obj.get("functions") {
@@ -449,7 +453,8 @@ mod tests {
             (base(r#","library_path":"x.so","instance_extensions":[{"name":"E"}]"#), false, "spec_version"),
             (base(r#","library_path":"x.so","enable_environment":"X""#), false, "enable_environment"),
             (base(r#","library_path":"x.so","functions":{"vkGetInstanceProcAddr":1}"#), false, "vkGetInstanceProcAddr"),
-            (r#"{"file_format_version":"1.0.0","layer":{"name":"X","type":"GLOBAL","library_path":"x.so","implementation_version":"1","description":""}}"#.into(), false, "api_version"),
+            (r#"{"file_format_version":"1.0.0","layer":{"name":"X","type":"GLOBAL","library_path":"x.so","implementation_version":"1","description":""}}"#.into(), false, "didn't find required layer value \"api_version\""),
+            (base(r#","library_path":"x.so""#).replace(r#""implementation_version":"1","#, ""), false, "didn't find required layer value \"implementation_version\""),
             (r#"{"file_format_version":"1.0.0","layer":{"name":"X","type":"WEIRD","library_path":"x.so"}}"#.into(), false, "type"),
         ];
         for (text, implicit, needle) in cases {

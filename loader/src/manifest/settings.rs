@@ -1,6 +1,6 @@
 //! The loader settings file, `vk_loader_settings.json`, as the Vulkan Configurator (vkconfig)
 //! writes it: which layers are on, off or left to the usual rules and in which order, what the
-//! loader logs to stderr, which extra drivers it loads, and which devices the application sees.
+//! loader logs to stderr and to which files (`log_locations`), which extra drivers it loads, and which devices the application sees.
 //!
 //! The first `vulkan/loader_settings.d/vk_loader_settings.json` found in the search order of
 //! [`candidate_paths`] is the file: found with `access` and read through `fopen` (never a `stat`,
@@ -58,6 +58,9 @@ pub struct Settings {
     pub path: String,
     /// `stderr_log`: `VK_LOADER_DEBUG` categories (log::Level bits); 0 when absent.
     pub stderr_log: u32,
+    /// `log_locations`: files that take the messages of some categories, each file once per
+    /// entry naming it. Not used by elevated processes (see `current`).
+    pub log_locations: Vec<log::Destination>,
     /// `layers`, when present: the file then decides which layers exist and their order.
     pub layers: Option<Vec<LayerEntry>>,
     pub additional_drivers: Vec<String>,
@@ -73,6 +76,7 @@ impl Settings {
     /// Whether the file's entry sets anything at all (the Khronos loader's test).
     fn is_active(&self) -> bool {
         self.stderr_log != 0
+            || !self.log_locations.is_empty()
             || self.layers.is_some()
             || !self.additional_drivers.is_empty()
             || self.device_configurations.is_some()
@@ -152,6 +156,10 @@ pub fn current() -> Option<Arc<Settings>> {
     }
     let settings = find();
     log::set_settings_mask(settings.as_ref().map(|s| s.stderr_log));
+    // A file the loader writes is the user's to choose, but not an elevated process's: it would
+    // write wherever the user says with the process's rights.
+    let destinations = settings.as_ref().filter(|_| !platform::elevated()).map(|s| &s.log_locations[..]);
+    log::set_destinations(destinations.unwrap_or_default());
     LOOK.with(|look| {
         let mut look = look.borrow_mut();
         if matches!(*look, Look::Pending) {
@@ -229,9 +237,16 @@ pub fn log_in_use(settings: &Settings) {
     if !log::wanted(Level::Info) && !log::wanted(Level::Debug) {
         return;
     }
+    let filters = |mask: u32| -> String {
+        let names: Vec<&str> = Level::ALL.iter().filter(|&&l| mask & l as u32 != 0).map(|l| l.name()).collect();
+        names.join(" | ")
+    };
     if settings.stderr_log != 0 {
-        let filters: Vec<&str> = Level::ALL.iter().filter(|&&l| settings.stderr_log & l as u32 != 0).map(|l| l.name()).collect();
-        log::log(Level::Debug, &format!("Loader Settings Filters for Logging to Standard Error: {}", filters.join(" | ")));
+        log::log(Level::Debug, &format!("Loader Settings Filters for Logging to Standard Error: {}", filters(settings.stderr_log)));
+    }
+    for destination in &settings.log_locations {
+        let ignored = if platform::elevated() { " (ignored: elevated process)" } else { "" };
+        log::log(Level::Debug, &format!("Loader Settings Filters for Logging to {}: {}{ignored}", destination.path, filters(destination.mask)));
     }
     log::log(Level::Info, &format!("Using layer configurations found in loader settings from {}", settings.path));
     if let Some(layers) = &settings.layers {
@@ -317,6 +332,9 @@ fn parse_entry(entry: &Map<String, Value>, path: &str) -> Settings {
     if let Some(filters) = entry.get("stderr_log").and_then(Value::as_array) {
         settings.stderr_log = filters.iter().filter_map(Value::as_str).map(log_bits).fold(0, |a, b| a | b);
     }
+    if let Some(locations) = entry.get("log_locations") {
+        settings.log_locations = parse_log_locations(locations, path);
+    }
     if let Some(layers) = entry.get("layers") {
         match parse_layers(layers) {
             Ok(list) => settings.layers = Some(list),
@@ -352,6 +370,33 @@ fn log_bits(word: &str) -> u32 {
         "driver" => bits(Level::Driver),
         _ => 0,
     }
+}
+
+/// The `log_locations` list: objects with `destinations` (absolute file paths) and `filters` (the
+/// words of `stderr_log`; `filter`, as the Khronos loader's tests write it, is read too). A
+/// malformed element is left out alone, with a line naming it.
+fn parse_log_locations(value: &Value, path: &str) -> Vec<log::Destination> {
+    let Some(list) = value.as_array() else {
+        log!(Level::Warn, "loader settings file {path}: \"log_locations\" ignored: not an array");
+        return Vec::new();
+    };
+    let mut out: Vec<log::Destination> = Vec::new();
+    for (i, element) in list.iter().enumerate() {
+        let strings = |key: &str| -> Option<Vec<&str>> { element.get(key)?.as_array()?.iter().map(Value::as_str).collect() };
+        let (Some(destinations), Some(filters)) = (strings("destinations"), strings("filters").or_else(|| strings("filter"))) else {
+            log!(Level::Warn, "loader settings file {path}: log_locations[{i}] ignored: it needs \"destinations\" and \"filters\", arrays of strings");
+            continue;
+        };
+        let mask = filters.iter().map(|word| log_bits(word)).fold(0, |a, b| a | b);
+        for destination in destinations {
+            if !destination.starts_with('/') {
+                log!(Level::Warn, "loader settings file {path}: log_locations[{i}]: destination \"{destination}\" ignored: not an absolute path");
+            } else if mask != 0 {
+                out.push(log::Destination { path: destination.to_string(), mask });
+            }
+        }
+    }
+    out
 }
 
 /// The `layers` list: every element an object with a `control`; all but the
@@ -462,6 +507,30 @@ mod tests {
         // Nothing for this executable, or nothing set: not in force, not an error.
         assert_eq!(parse_str(r#"{"file_format_version": "1.0.0", "settings": {"app_keys": ["/x"]}}"#, Some("/y")), Ok(None));
         assert_eq!(parse_str(r#"{"file_format_version": "1.0.0", "settings": {}}"#, None), Ok(None));
+    }
+
+    #[test]
+    fn log_locations_are_files_with_filters() {
+        let text = r#"{"file_format_version": "1.0.0", "settings": {
+            "log_locations": [
+                { "destinations": ["/tmp/a.log", "/tmp/b.log"], "filters": ["error", "warn"] },
+                { "destinations": ["/tmp/c.log"], "filter": ["all"] },
+                { "destinations": ["relative.log"], "filters": ["all"] },
+                { "destinations": "/tmp/d.log", "filters": ["all"] },
+                { "destinations": ["/tmp/e.log"], "filters": ["nonsense"] },
+                { "filters": ["all"] }
+            ]
+        }}"#;
+        let s = parse_str(text, None).unwrap().unwrap();
+        let errors = Level::Error as u32 | Level::Warn as u32;
+        let d = |path: &str, mask: u32| log::Destination { path: path.into(), mask };
+        assert_eq!(s.log_locations, [d("/tmp/a.log", errors), d("/tmp/b.log", errors), d("/tmp/c.log", 127)]);
+        assert_eq!(s.stderr_log, 0, "log_locations leave stderr to VK_LOADER_DEBUG");
+        // A file with only log_locations is in force; one whose destinations are all unusable is not.
+        let unusable = r#"{"file_format_version": "1.0.0", "settings": {"log_locations": [{"destinations": ["x"], "filters": ["all"]}]}}"#;
+        assert_eq!(parse_str(unusable, None), Ok(None));
+        let not_a_list = r#"{"file_format_version": "1.0.0", "settings": {"stderr_log": ["error"], "log_locations": {}}}"#;
+        assert!(parse_str(not_a_list, None).unwrap().unwrap().log_locations.is_empty());
     }
 
     #[test]

@@ -198,9 +198,13 @@ pub fn validate_catalog(layers: Vec<LayerManifest>, blacklist: &[String]) -> (Ve
     let mut kept: Vec<LayerManifest> = Vec::with_capacity(layers.len());
     for layer in layers {
         if let Some(first) = kept.iter().find(|k| k.name == layer.name) {
-            let line = format!("{}: layer {} already found in {}; this one is ignored", layer.manifest_path, layer.name, first.manifest_path);
-            record(&layer, Decision::Skipped, &line);
-            log.push((Level::Layer, line));
+            record(&layer, Decision::Skipped, &format!("a layer of this name was found first in {}", first.manifest_path));
+            // The Khronos loader's words (it removes duplicates from enumeration since 1.4.3xx).
+            let line = format!(
+                "Removing layer {} ({}) because it is a duplicate of {} ({})",
+                layer.name, layer.manifest_path, first.name, first.manifest_path
+            );
+            log.push((Level::Warn, line));
         } else {
             kept.push(layer);
         }
@@ -703,7 +707,9 @@ mod tests {
         let names: Vec<&str> = kept.iter().map(|l| l.name.as_str()).collect();
         assert_eq!(names, ["A", "B"], "no override layer, no blacklist");
         assert_eq!(kept[0].manifest_path, "/m/A.json");
+        // Enumeration lists the name once; the Khronos loader's warning says which file went.
         assert_eq!(log.len(), 1);
+        assert!(log[0].0 == Level::Warn && log[0].1 == "Removing layer A (/other/A.json) because it is a duplicate of A (/m/A.json)", "{}", log[0].1);
         let over = meta(OVERRIDE_LAYER_NAME, true, &["A"]);
         let (kept, log) = validate_catalog(vec![layer("A", false), over.clone(), layer("B", false)], &["B".into()]);
         assert_eq!(kept.len(), 2);
