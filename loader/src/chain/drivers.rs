@@ -46,6 +46,12 @@ pub(crate) enum Source {
     Remembered(Remembered),
 }
 
+/// What became of one driver manifest: answered by its record, or (tried to be) loaded.
+enum Outcome {
+    Remembered(Remembered),
+    Loaded(Loaded),
+}
+
 /// A driver left unloaded because its cache record answers for it.
 pub(crate) struct Remembered {
     pub manifest_path: String,
@@ -113,14 +119,14 @@ fn load_drivers(
                 log!(Level::Info, "loader_parse_icd_manifest: {} has unknown icd manifest file version {version}. May cause errors.", found.path);
             }
             match cache.lookup(&found.path, &m, answered_by) {
-                cache::Lookup::Hit(entry) => return Ok(Err(remembered(&found.path, entry))),
+                cache::Lookup::Hit(entry) => return Ok(Outcome::Remembered(remembered(&found.path, entry))),
                 cache::Lookup::Miss(why) => miss = why,
             }
-            driver::load(&found.path, m, &drivers).map(Ok)
+            driver::load(&found.path, m, &drivers).map(Outcome::Loaded)
         });
         match loaded {
-            Ok(Err(remembered)) => sources.push(Source::Remembered(remembered)),
-            Ok(Ok(Loaded::Driver(d))) => {
+            Ok(Outcome::Remembered(remembered)) => sources.push(Source::Remembered(remembered)),
+            Ok(Outcome::Loaded(Loaded::Driver(d))) => {
                 let milliseconds = started.elapsed().as_secs_f64() * 1000.0;
                 log!(Level::Driver, "{}: loaded in {milliseconds:.1} ms ({miss})", found.path);
                 plan::record(|p| {
@@ -131,10 +137,10 @@ fn load_drivers(
                 drivers.push(d.clone());
                 sources.push(Source::Loaded(d));
             }
-            Ok(Ok(Loaded::Duplicate)) => {
+            Ok(Outcome::Loaded(Loaded::Duplicate)) => {
                 plan::record(|p| p.driver(&found.path, None, Decision::Skipped, "its library is already loaded through another manifest"))
             }
-            Ok(Ok(Loaded::OtherArchitecture(reason))) => {
+            Ok(Outcome::Loaded(Loaded::OtherArchitecture(reason))) => {
                 log!(Level::Info, "{}: skipped: {reason}", found.path);
                 plan::record(|p| p.driver(&found.path, None, Decision::Skipped, &reason));
                 rejected.push(Rejected { manifest: found.path, reason });
