@@ -173,8 +173,11 @@ pub fn run_scenario_under(runner: &str, entry: &str, scenario: &str, env: &[(&st
             cmd.env_remove(var);
         }
     }
-    // No host layer unless a test names one (the tests bring their own).
-    let no_layers = scratch("no-layers");
+    // No host layer unless a test names one (the tests bring their own). Made once per process:
+    // `scratch` removes and recreates its directory, which scenarios run from several threads at
+    // once (the driver cache's race test) must not do under each other's feet.
+    static NO_LAYERS: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let no_layers = NO_LAYERS.get_or_init(|| scratch("no-layers"));
     cmd.env("VK_IMPLICIT_LAYER_PATH", &no_layers).env("VK_LAYER_PATH", &no_layers);
     for (k, v) in env {
         cmd.env(k, v);
