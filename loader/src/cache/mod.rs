@@ -69,6 +69,9 @@ use crate::platform::file_cache::ParseCache;
 use crate::platform::host_alloc::with_system_allocator;
 use record::Entry;
 
+/// Why a driver already in the process is asked rather than answered for.
+const LOADED_ALREADY: &str = "its library is loaded in this process already: asked directly";
+
 /// Why a driver whose manifest or library file cannot be identified is not cached.
 const UNIDENTIFIED: &str = "its manifest or library cannot be identified (unreadable, or modified in the last two seconds)";
 
@@ -242,14 +245,19 @@ impl Session {
             Mode::Verify => return Err("verify mode".into()),
             Mode::On => {}
         }
-        if platform::library_cache::get(&manifest.library_path).is_some() || platform::is_loaded(&manifest.library_path) {
-            return Err("its library is loaded in this process already: asked directly".into());
+        // Cheapest first: ours, the record, then the dynamic linker (`RTLD_NOLOAD` of a path opens
+        // the file to compare its identity with the loaded ones').
+        if platform::library_cache::get(&manifest.library_path).is_some() {
+            return Err(LOADED_ALREADY.into());
         }
         let Some(index) = self.entries().iter().position(|e| e.manifest_path == manifest_path) else {
             return Err("not in the driver cache yet".into());
         };
         if !answers(&self.entries()[index]) {
             return Err("its cache record does not answer this call".into());
+        }
+        if platform::is_loaded(&manifest.library_path) {
+            return Err(LOADED_ALREADY.into());
         }
         let (recorded, resolved) = (self.entries()[index].key, self.entries()[index].library_resolved.clone());
         let Some(current) = self.key(manifest_path, manifest, &resolved) else {
