@@ -37,7 +37,10 @@
 //! executable and the whole `VkApplicationInfo`), because application profiles (Mesa's drirc,
 //! NVIDIA's) match on them. The pre-instance answers (interface version, instance version,
 //! instance extensions) are taken as independent of the application: no profile mechanism of
-//! Mesa or NVIDIA acts before an instance exists.
+//! Mesa or NVIDIA acts before an instance exists. A driver's physical-device count is taken to
+//! depend on the key and the application, not on the instance extensions enabled: drivers
+//! enumerate the hardware they drive (the one assumption here that a driver could break; `verify`
+//! mode would show it).
 //!
 //! Considered and left out: the driver library's own dependencies (LLVM for lavapipe, libdrm),
 //! which do not change what a driver says about its instance extensions or whether it has a
