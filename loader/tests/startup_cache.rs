@@ -89,11 +89,10 @@ fn age(path: &Path) {
 }
 
 /// Two test drivers, `a` with one device and `b` with none, their manifests aged; the cache
-/// directory; our library copied in (so that a test can replace it).
+/// directory; our library copied in beside them (the step and preload files sit beside it).
 struct Setup {
     dir: PathBuf,
     cache: PathBuf,
-    libvulkan: PathBuf,
     drivers: [PathBuf; 2],
     manifests: [PathBuf; 2],
     env: Vec<(&'static str, String)>,
@@ -120,7 +119,7 @@ fn setup(name: &str) -> Setup {
         ("VK_LOADER_DEBUG", "driver,warn".into()),
         ("LIBVULKAN", libvulkan.display().to_string()),
     ];
-    Setup { dir, cache, libvulkan, drivers, manifests, env }
+    Setup { dir, cache, drivers, manifests, env }
 }
 
 /// One child run of `step` with the setup's environment and `extra`; (stdout, stderr).

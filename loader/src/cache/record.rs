@@ -62,7 +62,7 @@ impl Entry {
 /// The file's bytes for `entries` (at most [`MAX_ENTRIES`], the latest written kept).
 pub fn encode(entries: &[Entry]) -> Vec<u8> {
     let mut kept: Vec<&Entry> = entries.iter().collect();
-    kept.sort_by(|a, b| b.written.cmp(&a.written));
+    kept.sort_by_key(|e| std::cmp::Reverse(e.written));
     kept.truncate(MAX_ENTRIES);
     let mut body = Vec::new();
     body.extend_from_slice(&(kept.len() as u32).to_le_bytes());

@@ -375,7 +375,7 @@ unsafe fn create_drivers_with(
     instance.device_configurations = crate::manifest::settings::current().and_then(|s| s.device_configurations.clone());
     let counts = release_drivers_without_devices(instance, allocator);
     let devices = |driver: &Driver| {
-        counts.iter().find(|(d, _)| Arc::as_ptr(d) == driver as *const Driver).map(|&(_, n)| (application, n))
+        counts.iter().find(|(d, _)| std::ptr::eq(Arc::as_ptr(d), driver)).map(|&(_, n)| (application, n))
     };
     record_answers(cache, &sources, &per_driver, &devices);
     Ok(())

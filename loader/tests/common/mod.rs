@@ -178,7 +178,7 @@ pub fn run_scenario_under(runner: &str, entry: &str, scenario: &str, env: &[(&st
     // once (the driver cache's race test) must not do under each other's feet.
     static NO_LAYERS: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     let no_layers = NO_LAYERS.get_or_init(|| scratch("no-layers"));
-    cmd.env("VK_IMPLICIT_LAYER_PATH", &no_layers).env("VK_LAYER_PATH", &no_layers);
+    cmd.env("VK_IMPLICIT_LAYER_PATH", no_layers).env("VK_LAYER_PATH", no_layers);
     for (k, v) in env {
         cmd.env(k, v);
     }
