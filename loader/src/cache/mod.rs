@@ -164,7 +164,7 @@ impl Session {
 
     fn read() -> Session {
         let (mode, why) = mode();
-        let mut session = Session { mode, path: None, entries: None, shared: None, changed: false };
+        let mut session = Session { mode, ..Session::off() };
         if mode == Mode::Off {
             if let Some(why) = why {
                 log!(Level::Driver, "driver cache not used: {why}");
@@ -287,14 +287,14 @@ impl Session {
     /// Records what a loaded driver answered; `devices` is (application digest, physical device
     /// count) when an instance was created. In verify mode, first logs how it differs from the
     /// record it replaces.
-    pub fn record(&mut self, manifest_path: &str, manifest: &DriverManifest, answers: Answers, devices: Option<(u64, u32)>) {
+    pub fn record(&mut self, manifest_path: &str, manifest: &DriverManifest, answers: Answers<'_>, devices: Option<(u64, u32)>) {
         if self.mode == Mode::Off || self.path.is_none() {
             return;
         }
         with_system_allocator(|| self.store(manifest_path, manifest, answers, devices));
     }
 
-    fn store(&mut self, manifest_path: &str, manifest: &DriverManifest, answers: Answers, devices: Option<(u64, u32)>) {
+    fn store(&mut self, manifest_path: &str, manifest: &DriverManifest, answers: Answers<'_>, devices: Option<(u64, u32)>) {
         // Once per process and driver (and application): a driver that stays loaded answers
         // every later call itself, and its record was made when it was loaded.
         let done = (manifest_path.to_string(), devices.map(|(application, _)| application));
@@ -363,16 +363,16 @@ impl Session {
 }
 
 /// What a loaded driver answered.
-pub struct Answers {
+pub struct Answers<'a> {
     /// The file the dynamic linker loaded for the manifest.
     pub library_resolved: String,
     pub interface_version: u32,
     pub instance_version: Option<u32>,
-    pub extensions: Vec<VkExtensionProperties>,
+    pub extensions: &'a [VkExtensionProperties],
 }
 
 /// Verify mode: each difference between a driver's live answers and its record, logged.
-fn verify(manifest_path: &str, recorded: &Entry, live: &Answers, extensions: &[(String, u32)], devices: Option<(u64, u32)>) {
+fn verify(manifest_path: &str, recorded: &Entry, live: &Answers<'_>, extensions: &[(String, u32)], devices: Option<(u64, u32)>) {
     let mut differences = Vec::new();
     if recorded.interface_version != live.interface_version {
         differences.push(format!("interface version {} recorded, {} now", recorded.interface_version, live.interface_version));

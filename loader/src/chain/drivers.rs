@@ -172,13 +172,13 @@ fn remembered(manifest_path: &str, entry: &cache::record::Entry) -> Remembered {
 }
 
 /// What a loaded driver answered, for its cache record.
-fn answers(driver: &Driver, extensions: &[VkExtensionProperties]) -> cache::Answers {
+fn answers<'a>(driver: &Driver, extensions: &'a [VkExtensionProperties]) -> cache::Answers<'a> {
     let resolved = crate::platform::object_path_of(driver.get_instance_proc_addr as *const std::ffi::c_void);
     cache::Answers {
         library_resolved: resolved.unwrap_or_else(|| driver.library_path.clone()),
         interface_version: driver.interface_version,
         instance_version: driver.reported_instance_version(),
-        extensions: extensions.to_vec(),
+        extensions,
     }
 }
 

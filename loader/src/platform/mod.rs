@@ -129,12 +129,7 @@ pub fn file_identity(path: &str) -> Option<FileIdentity> {
         if libc::stat(c_path.as_ptr(), &mut st) != 0 {
             return None;
         }
-        Some(FileIdentity {
-            device: st.st_dev as u64,
-            inode: st.st_ino as u64,
-            size: st.st_size as u64,
-            modified: (st.st_mtime as i64, st.st_mtime_nsec as i64),
-        })
+        Some(FileIdentity::of(&st))
     }
 }
 
@@ -193,6 +188,17 @@ pub struct FileIdentity {
 }
 
 impl FileIdentity {
+    // `stat`'s field types differ between architectures (32-bit ones among them): the casts stay.
+    #[allow(clippy::unnecessary_cast)]
+    fn of(st: &libc::stat) -> FileIdentity {
+        FileIdentity {
+            device: st.st_dev as u64,
+            inode: st.st_ino as u64,
+            size: st.st_size as u64,
+            modified: (st.st_mtime as i64, st.st_mtime_nsec as i64),
+        }
+    }
+
     /// The identity as numbers, to be digested.
     pub fn words(&self) -> [u64; 5] {
         [self.device, self.inode, self.size, self.modified.0 as u64, self.modified.1 as u64]
@@ -236,12 +242,7 @@ impl OpenFile {
             if libc::fstat(libc::fileno(self.stream), &mut st) != 0 {
                 return Err(std::io::Error::last_os_error().to_string());
             }
-            Ok(FileIdentity {
-                device: st.st_dev as u64,
-                inode: st.st_ino as u64,
-                size: st.st_size as u64,
-                modified: (st.st_mtime as i64, st.st_mtime_nsec as i64),
-            })
+            Ok(FileIdentity::of(&st))
         }
     }
 
