@@ -10,6 +10,8 @@
 //!   and the availability of a command name for an API version and a set of extensions.
 //! - [`COMMANDS`], [`EXTENSIONS`], [`EXPORTED_COMMANDS`]: metadata tables; [`command_id`] and
 //!   [`extension_id`]: their indices by name, as constants.
+//! - [`deep_copy`]: deep copies of `VkInstanceCreateInfo` and its `pNext` chain, to create a driver's
+//!   instance after `vkCreateInstance` returned.
 //! - [`layer_abi`]: the `vk_layer.h` / `vk_icd.h` structures the registry does not describe.
 //!
 //! Everything under `src/gen/` is generator output (`cargo xtask regen`); this file and the other
@@ -17,6 +19,8 @@
 
 #![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, clippy::all)]
 #![no_std]
+
+extern crate alloc;
 
 #[macro_use]
 mod macros;
@@ -41,6 +45,7 @@ mod extensions;
 #[path = "gen/exports.rs"]
 mod exports;
 
+pub mod deep_copy;
 pub mod layer_abi;
 pub mod lookup;
 mod tables;

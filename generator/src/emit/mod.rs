@@ -3,6 +3,7 @@
 
 pub mod abi_probe;
 pub mod commands;
+pub mod deep_copy;
 pub mod dispatch;
 pub mod exports;
 pub mod extensions;
