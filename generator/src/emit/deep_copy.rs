@@ -445,6 +445,43 @@ fn layer_setting_values(reg: &Registry, names: &VariantNames, field: &Field) -> 
 mod tests {
     use super::*;
 
+    fn field(decl: &str, name: &str, base: &str, pointers: Vec<bool>, len: Option<&str>) -> Field {
+        Field {
+            name: name.into(),
+            ty: CType { base: base.into(), pointers },
+            array: vec![],
+            is_const: true,
+            bitfield: None,
+            optional: false,
+            no_auto_validity: false,
+            len: len.map(str::to_string),
+            values: None,
+            c_decl: decl.into(),
+        }
+    }
+
+    #[test]
+    fn members_the_rules_cannot_size_are_unsupported() {
+        let reg = Registry::default();
+        let members = vec![
+            field("uint32_t count", "count", "uint32_t", vec![], None),
+            field("size_t dataSize", "dataSize", "size_t", vec![], None),
+            field("const void* pData", "pData", "void", vec![true], Some("dataSize")),
+            field("const void* pValues", "pValues", "void", vec![true], Some("count")),
+            field("const uint32_t* pCode", "pCode", "uint32_t", vec![true], Some("latexmath:[codeSize / 4]")),
+            field("const char* const* ppNames", "ppNames", "char", vec![true, true], Some("count,null-terminated")),
+            field("void* pUserData", "pUserData", "void", vec![false], None),
+        ];
+        let agg = Aggregate { members: members.clone(), struct_extends: vec![], returned_only: false };
+        let kinds: Vec<Member> = members.iter().map(|m| classify(&reg, "VkTest", &agg, m)).collect();
+        assert_eq!(kinds[0], Member::Value);
+        assert_eq!(kinds[2], Member::Bytes { size: "dataSize".into() });
+        assert!(matches!(&kinds[3], Member::Unsupported(why) if why.contains("not a byte size")), "{:?}", kinds[3]);
+        assert!(matches!(&kinds[4], Member::Unsupported(why) if why.contains("not a scalar member")), "{:?}", kinds[4]);
+        assert_eq!(kinds[5], Member::Strings { count: "count".into() });
+        assert_eq!(kinds[6], Member::Value);
+    }
+
     /// The vendored registry's scope, printed for reports (`--nocapture`), and the structures the
     /// loader relies on.
     #[test]
