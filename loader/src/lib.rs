@@ -21,6 +21,7 @@ mod discover;
 mod cache;
 mod load;
 mod object;
+mod lazy;
 mod wsi;
 mod dispatch;
 mod chain;

@@ -66,6 +66,34 @@ const _: () = assert!(
     core::mem::offset_of!(TerminatorPhysicalDevice, magic) == core::mem::offset_of!(crate::handles::HandleHeader, magic)
 );
 
+impl TerminatorPhysicalDevice {
+    /// The driver's table and handle for this device. A driver the loader has not loaded yet
+    /// (`crate::lazy`) gets both replaced once it is loaded, while other threads may be calling:
+    /// the handle is stored first and the table last (release), and read here table first
+    /// (acquire), so a live table always comes with the live handle (a not-yet-live table may come
+    /// with either handle; its functions accept both).
+    #[inline(always)]
+    pub fn driver(&self) -> (*const InstanceDispatchTable, VkPhysicalDevice) {
+        use core::sync::atomic::{AtomicPtr, Ordering};
+        // SAFETY: the fields are pointer-sized and aligned; they are written only atomically.
+        unsafe {
+            let table = AtomicPtr::from_ptr(&self.driver_table as *const _ as *mut *mut InstanceDispatchTable).load(Ordering::Acquire);
+            let handle = AtomicPtr::from_ptr(&self.driver_handle.0 as *const _ as *mut *mut c_void).load(Ordering::Relaxed);
+            (table, VkPhysicalDevice(handle))
+        }
+    }
+
+    /// Points this device at its now loaded driver (see [`driver`](Self::driver)).
+    ///
+    /// # Safety
+    /// `table` must outlive the device; `handle` must be the driver's handle for it.
+    pub unsafe fn set_driver(&self, table: *const InstanceDispatchTable, handle: VkPhysicalDevice) {
+        use core::sync::atomic::{AtomicPtr, Ordering};
+        AtomicPtr::from_ptr(&self.driver_handle.0 as *const _ as *mut *mut c_void).store(handle.0, Ordering::Relaxed);
+        AtomicPtr::from_ptr(&self.driver_table as *const _ as *mut *mut InstanceDispatchTable).store(table as *mut _, Ordering::Release);
+    }
+}
+
 /// The start of the loader's `VkInstance` (`Instance` declares the same fields; const
 /// assertions beside it keep the offsets equal): what the generated instance trampolines read.
 #[repr(C)]

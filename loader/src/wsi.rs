@@ -79,7 +79,9 @@ unsafe fn create(
     out: *mut VkSurfaceKHR,
     command: &str,
 ) -> VkResult {
-    let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+    let Some(instance) = Instance::from_handle(instance) else {
+        return VkResult::ERROR_INITIALIZATION_FAILED;
+    };
     if out.is_null() {
         return VkResult::ERROR_INITIALIZATION_FAILED;
     }
@@ -87,6 +89,8 @@ unsafe fn create(
         log::write(Level::Error, &format!("{command}: {extension:?} is not enabled on this instance"));
         return VkResult::ERROR_EXTENSION_NOT_PRESENT;
     }
+    // A surface is made for every driver that makes its own: lazy drivers are loaded first.
+    instance.load_lazy_drivers(command);
     let memory = AllocatorScope::enter(allocator, VkSystemAllocationScope::OBJECT);
     let mut per_driver = vec![None; instance.drivers.len()];
     for (index, driver) in instance.drivers.iter().enumerate() {
@@ -115,8 +119,9 @@ unsafe fn create(
 
 unsafe fn destroy_driver_surfaces(instance: &Instance, per_driver: &[Option<VkSurfaceKHR>], allocator: *const VkAllocationCallbacks) {
     for (driver, &own) in instance.drivers.iter().zip(per_driver) {
-        if let (Some(own), Some(destroy)) = (own.filter(|s| !s.is_null()), driver.table.vkDestroySurfaceKHR) {
-            destroy(driver.handle, own, allocator);
+        let (table, handle) = driver.live();
+        if let (Some(own), Some(destroy)) = (own.filter(|s| !s.is_null()), table.vkDestroySurfaceKHR) {
+            destroy(handle, own, allocator);
         }
     }
 }
@@ -124,7 +129,10 @@ unsafe fn destroy_driver_surfaces(instance: &Instance, per_driver: &[Option<VkSu
 /// Calls a driver's create function if it has one (`None`: it leaves surfaces to the loader).
 macro_rules! driver_create {
     ($slot:ident, $info:expr, $allocator:expr) => {
-        &|d: &DriverInstance, out: *mut VkSurfaceKHR| d.table.$slot.map(|f| f(d.handle, $info, $allocator, out))
+        &|d: &DriverInstance, out: *mut VkSurfaceKHR| {
+            let (table, handle) = d.live();
+            table.$slot.map(|f| f(handle, $info, $allocator, out))
+        }
     };
 }
 
@@ -135,7 +143,9 @@ pub unsafe extern "system" fn terminator_vkCreateXcbSurfaceKHR(
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
     ffi::guard("vkCreateXcbSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(info) = pCreateInfo.as_ref() else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(info) = pCreateInfo.as_ref() else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         let icd = IcdSurface {
             xcb: VkIcdSurfaceXcb {
                 base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::XCB },
@@ -155,7 +165,9 @@ pub unsafe extern "system" fn terminator_vkCreateXlibSurfaceKHR(
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
     ffi::guard("vkCreateXlibSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(info) = pCreateInfo.as_ref() else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(info) = pCreateInfo.as_ref() else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         let icd = IcdSurface {
             xlib: VkIcdSurfaceXlib {
                 base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::XLIB },
@@ -175,7 +187,9 @@ pub unsafe extern "system" fn terminator_vkCreateWaylandSurfaceKHR(
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
     ffi::guard("vkCreateWaylandSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(info) = pCreateInfo.as_ref() else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(info) = pCreateInfo.as_ref() else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         let icd = IcdSurface {
             wayland: VkIcdSurfaceWayland {
                 base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::WAYLAND },
@@ -213,7 +227,9 @@ pub unsafe extern "system" fn terminator_vkCreateDisplayPlaneSurfaceKHR(
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
     ffi::guard("vkCreateDisplayPlaneSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(info) = pCreateInfo.as_ref() else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(info) = pCreateInfo.as_ref() else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         let icd = IcdSurface {
             display: VkIcdSurfaceDisplay {
                 base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::DISPLAY },
@@ -237,7 +253,9 @@ pub unsafe extern "system" fn terminator_vkDestroySurfaceKHR(
     pAllocator: *const VkAllocationCallbacks,
 ) {
     ffi::guard("vkDestroySurfaceKHR", (), || {
-        let Some(instance) = Instance::from_handle(instance) else { return };
+        let Some(instance) = Instance::from_handle(instance) else {
+            return;
+        };
         if surface.is_null() {
             return;
         }
@@ -249,7 +267,16 @@ pub unsafe extern "system" fn terminator_vkDestroySurfaceKHR(
 /// The owning driver's table, its physical-device handle and its index, for a loader physical device.
 unsafe fn driver_of<'a>(physical_device: VkPhysicalDevice) -> Option<(&'a InstanceDispatchTable, VkPhysicalDevice, usize)> {
     let pd = PhysicalDevice::from_handle(physical_device)?;
-    Some((&*pd.term.driver_table, pd.term.driver_handle, pd.driver))
+    let (table, handle) = live_driver(pd, "a surface query");
+    Some((table, handle, pd.driver))
+}
+
+/// The driver's table and handle for a physical device, its driver loaded first if it is lazy
+/// (surface queries are answered by the live driver).
+unsafe fn live_driver<'a>(pd: &PhysicalDevice, command: &str) -> (&'a InstanceDispatchTable, VkPhysicalDevice) {
+    crate::lazy::live_for(&pd.term, command);
+    let (table, handle) = pd.term.driver();
+    (&*table, handle)
 }
 
 /// Says that a driver lacks a surface query it should have.
@@ -265,7 +292,9 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceSupportKHR(
     pSupported: *mut VkBool32,
 ) -> VkResult {
     ffi::guard("vkGetPhysicalDeviceSurfaceSupportKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some((table, handle, driver)) = driver_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some((table, handle, driver)) = driver_of(physicalDevice) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         match table.vkGetPhysicalDeviceSurfaceSupportKHR {
             Some(f) => f(handle, queueFamilyIndex, for_driver(surface, driver), pSupported),
             None => {
@@ -311,13 +340,20 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
 ) -> VkResult {
     let command = "vkGetPhysicalDeviceSurfaceCapabilities2EXT";
     ffi::guard(command, VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let (table, handle, surface) = (&*pd.term.driver_table, pd.term.driver_handle, for_driver(surface, pd.driver));
+        let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        let (table, handle) = live_driver(pd, command);
+        let surface = for_driver(surface, pd.driver);
         if let Some(f) = table.vkGetPhysicalDeviceSurfaceCapabilities2EXT {
             return f(handle, surface, pSurfaceCapabilities);
         }
-        let Some(caps) = pSurfaceCapabilities.as_mut() else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let Some(get) = table.vkGetPhysicalDeviceSurfaceCapabilitiesKHR else { return missing("vkGetPhysicalDeviceSurfaceCapabilitiesKHR") };
+        let Some(caps) = pSurfaceCapabilities.as_mut() else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        let Some(get) = table.vkGetPhysicalDeviceSurfaceCapabilitiesKHR else {
+            return missing("vkGetPhysicalDeviceSurfaceCapabilitiesKHR");
+        };
         let library = driver_library(pd);
         with_messengers_of(pd, || {
             log!(Level::Info, "{command}: Emulating call in ICD \"{library}\" using vkGetPhysicalDeviceSurfaceCapabilitiesKHR")
@@ -367,8 +403,9 @@ macro_rules! presentation_support {
                     with_messengers_of(pd, || log!(Level::Error, "{} extension not enabled. {command} not executed!", $extension));
                     return VK_FALSE;
                 }
-                match (*pd.term.driver_table).$slot {
-                    Some(f) => f(pd.term.driver_handle, queueFamilyIndex, $($arg),*),
+                let (table, handle) = live_driver(pd, command);
+                match table.$slot {
+                    Some(f) => f(handle, queueFamilyIndex, $($arg),*),
                     None => {
                         with_messengers_of(pd, || log!(Level::Error, "ICD for selected physical device does not export {command}!"));
                         VK_FALSE
@@ -390,8 +427,12 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfacePresentModes2
     pPresentModes: *mut VkPresentModeKHR,
 ) -> VkResult {
     ffi::guard("vkGetPhysicalDeviceSurfacePresentModes2EXT", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some((table, handle, driver)) = driver_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let Some(info) = info_for_driver(pSurfaceInfo, driver) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some((table, handle, driver)) = driver_of(physicalDevice) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        let Some(info) = info_for_driver(pSurfaceInfo, driver) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         match table.vkGetPhysicalDeviceSurfacePresentModes2EXT {
             Some(f) => f(handle, &info, pPresentModeCount, pPresentModes),
             None => missing("vkGetPhysicalDeviceSurfacePresentModes2EXT"),
@@ -407,10 +448,17 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
     pSurfaceCapabilities: *mut VkSurfaceCapabilities2KHR,
 ) -> VkResult {
     ffi::guard("vkGetPhysicalDeviceSurfaceCapabilities2KHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let (table, handle, driver) = (&*pd.term.driver_table, pd.term.driver_handle, pd.driver);
-        let Some(info) = info_for_driver(pSurfaceInfo, driver) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let Some(caps) = pSurfaceCapabilities.as_mut() else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        let (table, handle) = live_driver(pd, "vkGetPhysicalDeviceSurfaceCapabilities2KHR");
+        let driver = pd.driver;
+        let Some(info) = info_for_driver(pSurfaceInfo, driver) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        let Some(caps) = pSurfaceCapabilities.as_mut() else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         let result = if let (true, Some(f)) = (has_surface_capabilities2(pd), table.vkGetPhysicalDeviceSurfaceCapabilities2KHR) {
             f(handle, &info, caps)
         } else {
@@ -431,7 +479,9 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
 
 /// Whether the driver of `pd` was given `VK_KHR_surface_maintenance1` or its EXT form.
 unsafe fn has_surface_maintenance1(pd: &PhysicalDevice) -> bool {
-    let Some(instance) = instance_of(pd) else { return false };
+    let Some(instance) = instance_of(pd) else {
+        return false;
+    };
     let driver = instance.drivers.get(pd.driver);
     driver.is_some_and(|d| d.has_extension(b"VK_KHR_surface_maintenance1") || d.has_extension(b"VK_EXT_surface_maintenance1"))
 }
@@ -449,7 +499,9 @@ unsafe fn emulate_surface_maintenance1(info: &VkPhysicalDeviceSurfaceInfo2KHR, c
         }
         next = item.pNext;
     }
-    let Some(present_mode) = present_mode else { return };
+    let Some(present_mode) = present_mode else {
+        return;
+    };
     let mut next = caps.pNext as *mut VkBaseOutStructure;
     while let Some(item) = next.as_mut() {
         match item.sType {
@@ -485,13 +537,20 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceFormats2KHR(
     pSurfaceFormats: *mut VkSurfaceFormat2KHR,
 ) -> VkResult {
     ffi::guard("vkGetPhysicalDeviceSurfaceFormats2KHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let (table, handle, driver) = (&*pd.term.driver_table, pd.term.driver_handle, pd.driver);
-        let Some(info) = info_for_driver(pSurfaceInfo, driver) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        let (table, handle) = live_driver(pd, "vkGetPhysicalDeviceSurfaceFormats2KHR");
+        let driver = pd.driver;
+        let Some(info) = info_for_driver(pSurfaceInfo, driver) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         if let (true, Some(f)) = (has_surface_capabilities2(pd), table.vkGetPhysicalDeviceSurfaceFormats2KHR) {
             return f(handle, &info, pSurfaceFormatCount, pSurfaceFormats);
         }
-        let Some(formats) = table.vkGetPhysicalDeviceSurfaceFormatsKHR else { return missing("vkGetPhysicalDeviceSurfaceFormatsKHR") };
+        let Some(formats) = table.vkGetPhysicalDeviceSurfaceFormatsKHR else {
+            return missing("vkGetPhysicalDeviceSurfaceFormatsKHR");
+        };
         if pSurfaceFormatCount.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
@@ -511,7 +570,9 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceFormats2KHR(
 
 /// Whether the driver of `pd` was given `VK_KHR_get_surface_capabilities2`.
 unsafe fn has_surface_capabilities2(pd: &PhysicalDevice) -> bool {
-    let Some(instance) = instance_of(pd) else { return false };
+    let Some(instance) = instance_of(pd) else {
+        return false;
+    };
     instance.drivers.get(pd.driver).is_some_and(|d| d.has_extension(b"VK_KHR_get_surface_capabilities2"))
 }
 
@@ -554,8 +615,12 @@ impl DeviceWsi {
     /// end of a layer chain's device functions must be for these commands.
     pub fn terminator(&self, name: &CStr) -> PFN_vkVoidFunction {
         match name.to_bytes() {
-            b"vkCreateSwapchainKHR" if self.create_swapchain.is_some() => erased!(terminator_vkCreateSwapchainKHR),
-            b"vkCreateSharedSwapchainsKHR" if self.create_shared_swapchains.is_some() => erased!(terminator_vkCreateSharedSwapchainsKHR),
+            b"vkCreateSwapchainKHR" if self.create_swapchain.is_some() => {
+                erased!(terminator_vkCreateSwapchainKHR)
+            }
+            b"vkCreateSharedSwapchainsKHR" if self.create_shared_swapchains.is_some() => {
+                erased!(terminator_vkCreateSharedSwapchainsKHR)
+            }
             b"vkGetDeviceGroupSurfacePresentModesKHR" if self.group_surface_present_modes.is_some() => {
                 erased!(terminator_vkGetDeviceGroupSurfacePresentModesKHR)
             }
@@ -571,7 +636,9 @@ unsafe extern "system" fn terminator_vkCreateSwapchainKHR(
     pSwapchain: *mut VkSwapchainKHR,
 ) -> VkResult {
     ffi::guard("vkCreateSwapchainKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(data) = DeviceData::of(device) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(data) = DeviceData::of(device) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         let (Some(f), Some(info)) = (data.wsi.create_swapchain, pCreateInfo.as_ref()) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
@@ -589,8 +656,12 @@ unsafe extern "system" fn terminator_vkCreateSharedSwapchainsKHR(
     pSwapchains: *mut VkSwapchainKHR,
 ) -> VkResult {
     ffi::guard("vkCreateSharedSwapchainsKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(data) = DeviceData::of(device) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let Some(f) = data.wsi.create_shared_swapchains else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(data) = DeviceData::of(device) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        let Some(f) = data.wsi.create_shared_swapchains else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         if pCreateInfos.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
@@ -608,7 +679,9 @@ unsafe extern "system" fn terminator_vkGetDeviceGroupSurfacePresentModesKHR(
     pModes: *mut VkDeviceGroupPresentModeFlagsKHR,
 ) -> VkResult {
     ffi::guard("vkGetDeviceGroupSurfacePresentModesKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(data) = DeviceData::of(device) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(data) = DeviceData::of(device) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         match data.wsi.group_surface_present_modes {
             Some(f) => f(device, for_driver(surface, data.wsi.driver), pModes),
             None => VkResult::ERROR_INITIALIZATION_FAILED,

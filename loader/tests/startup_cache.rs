@@ -41,8 +41,20 @@ fn scenario_entry() {
                 let mut count = 0;
                 assert_eq!(f(std::ptr::null(), &mut count, std::ptr::null_mut()), VkResult::SUCCESS);
                 let mut props = vec![VkExtensionProperties::default(); count as usize];
-                assert_eq!(f(std::ptr::null(), &mut count, props.as_mut_ptr()), VkResult::SUCCESS);
-                let names: Vec<String> = props.iter().map(|p| format!("{}:{}", CStr::from_ptr(p.extensionName.as_ptr()).to_string_lossy(), p.specVersion)).collect();
+                assert_eq!(
+                    f(std::ptr::null(), &mut count, props.as_mut_ptr()),
+                    VkResult::SUCCESS
+                );
+                let names: Vec<String> = props
+                    .iter()
+                    .map(|p| {
+                        format!(
+                            "{}:{}",
+                            CStr::from_ptr(p.extensionName.as_ptr()).to_string_lossy(),
+                            p.specVersion
+                        )
+                    })
+                    .collect();
                 println!("EXTENSIONS {}", names.join(","));
             }
             "create" => {
@@ -72,6 +84,7 @@ fn scenario_entry() {
                     destroy.unwrap()(instance, std::ptr::null());
                 }
             }
+            "probe" | "device" => lazy_steps(gipa, &step),
             other => panic!("unknown step {other}"),
         }
     }
@@ -80,6 +93,146 @@ fn scenario_entry() {
     mapped.sort();
     mapped.dedup();
     println!("MAPPED {}", mapped.join(","));
+}
+
+/// The steps of lazy drivers. `probe`: what GTK, Chromium or wgpu ask at start-up (create an
+/// instance, enumerate, `vkGetPhysicalDeviceProperties2` with ID properties, queue families,
+/// memory properties, destroy), printing each device's answers. `device`: the same, then a device
+/// created on the last physical device, after setting the variables the file `change` beside the
+/// library names (`NAME=value` lines: the hardware changing under a live instance), and that
+/// device's UUID and PCI bus read again, now from the live driver.
+unsafe fn lazy_steps(gipa: Gipa, step: &str) {
+    macro_rules! f {
+        ($instance:expr, $name:literal, $ty:ty) => {
+            std::mem::transmute::<PFN_vkVoidFunction, $ty>(gipa(
+                $instance,
+                concat!($name, "\0").as_ptr().cast(),
+            ))
+            .unwrap()
+        };
+    }
+    let app = VkApplicationInfo {
+        pApplicationName: c"lazy".as_ptr(),
+        apiVersion: vk_generated::make_api_version(0, 1, 3, 0),
+        ..Default::default()
+    };
+    let info = VkInstanceCreateInfo {
+        pApplicationInfo: &app,
+        ..Default::default()
+    };
+    let mut instance = VkInstance::NULL;
+    assert_eq!(
+        f!(VkInstance::NULL, "vkCreateInstance", PFN_vkCreateInstance)(
+            &info,
+            std::ptr::null(),
+            &mut instance
+        ),
+        VkResult::SUCCESS
+    );
+    let mut count = 0;
+    let enumerate = f!(
+        instance,
+        "vkEnumeratePhysicalDevices",
+        PFN_vkEnumeratePhysicalDevices
+    );
+    enumerate(instance, &mut count, std::ptr::null_mut());
+    let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
+    enumerate(instance, &mut count, devices.as_mut_ptr());
+    let properties2 = f!(
+        instance,
+        "vkGetPhysicalDeviceProperties2",
+        PFN_vkGetPhysicalDeviceProperties2
+    );
+    let identity = |d: VkPhysicalDevice| {
+        let mut pci = VkPhysicalDevicePCIBusInfoPropertiesEXT::default();
+        let mut id = VkPhysicalDeviceIDProperties {
+            pNext: &mut pci as *mut _ as *mut _,
+            ..Default::default()
+        };
+        let mut p = VkPhysicalDeviceProperties2 {
+            pNext: &mut id as *mut _ as *mut _,
+            ..Default::default()
+        };
+        properties2(d, &mut p);
+        let uuid: String = id.deviceUUID.iter().map(|b| format!("{b:02x}")).collect();
+        format!(
+            "{} uuid={uuid} bus={}",
+            CStr::from_ptr(p.properties.deviceName.as_ptr()).to_string_lossy(),
+            pci.pciBus
+        )
+    };
+    let families = f!(
+        instance,
+        "vkGetPhysicalDeviceQueueFamilyProperties",
+        PFN_vkGetPhysicalDeviceQueueFamilyProperties
+    );
+    let memory = f!(
+        instance,
+        "vkGetPhysicalDeviceMemoryProperties",
+        PFN_vkGetPhysicalDeviceMemoryProperties
+    );
+    for &d in &devices {
+        let mut n = 0;
+        families(d, &mut n, std::ptr::null_mut());
+        let mut family = vec![VkQueueFamilyProperties::default(); n as usize];
+        families(d, &mut n, family.as_mut_ptr());
+        let mut m = VkPhysicalDeviceMemoryProperties::default();
+        memory(d, &mut m);
+        let flags: Vec<u32> = family.iter().map(|f| f.queueFlags.0).collect();
+        println!(
+            "PROBE {} families={flags:?} heaps={} types={}",
+            identity(d),
+            m.memoryHeapCount,
+            m.memoryTypeCount
+        );
+    }
+    if step == "device" {
+        let change =
+            std::path::Path::new(&std::env::var("LIBVULKAN").unwrap()).with_file_name("change");
+        for line in std::fs::read_to_string(change).unwrap_or_default().lines() {
+            let (name, value) = line.split_once('=').unwrap();
+            std::env::set_var(name, value);
+        }
+        let last = *devices.last().unwrap();
+        let before = identity(last);
+        let priority = 1.0f32;
+        let queue = VkDeviceQueueCreateInfo {
+            queueCount: 1,
+            pQueuePriorities: &priority,
+            ..Default::default()
+        };
+        let device_info = VkDeviceCreateInfo {
+            queueCreateInfoCount: 1,
+            pQueueCreateInfos: &queue,
+            ..Default::default()
+        };
+        let mut device = VkDevice::NULL;
+        let result = f!(instance, "vkCreateDevice", PFN_vkCreateDevice)(
+            last,
+            &device_info,
+            std::ptr::null(),
+            &mut device,
+        );
+        if result == VkResult::SUCCESS {
+            let get_queue = std::mem::transmute::<PFN_vkVoidFunction, PFN_vkGetDeviceQueue>(f!(
+                instance,
+                "vkGetDeviceProcAddr",
+                PFN_vkGetDeviceProcAddr
+            )(
+                device,
+                c"vkGetDeviceQueue".as_ptr(),
+            ))
+            .unwrap();
+            let mut q = VkQueue::NULL;
+            get_queue(device, 0, 0, &mut q);
+            assert!(!q.is_null());
+            f!(instance, "vkDestroyDevice", PFN_vkDestroyDevice)(device, std::ptr::null());
+        }
+        println!("DEVICE {result:?}");
+        println!("BEFORE {before}");
+        println!("AFTER {}", identity(last));
+    }
+    f!(instance, "vkDestroyInstance", PFN_vkDestroyInstance)(instance, std::ptr::null());
 }
 
 /// Ages a file by a minute: the cache trusts no file modified in the last two seconds.
@@ -176,13 +329,131 @@ fn a_warm_cache_loads_no_driver_without_devices_at_instance_creation() {
     let (cold, cold_err) = run(&s, "create", &[]);
     assert_eq!(line(&cold, "CREATE "), "VK_SUCCESS", "{cold_err}");
     assert_eq!(line(&cold, "MAPPED "), BOTH, "{cold_err}");
-    let (warm, warm_err) = run(&s, "create", &[]);
+    // Lazy drivers off: the driver with devices is loaded, the one without is not.
+    let eager = [("VK_LOADER_LAZY_DRIVERS", "off".to_string())];
+    let (warm, warm_err) = run(&s, "create", &eager);
     assert_eq!(line(&warm, "DEVICES "), line(&cold, "DEVICES "));
-    assert_eq!(line(&warm, "MAPPED "), "libvk_test_driver_a.so", "the driver without devices is not loaded\n{warm_err}");
-    assert!(warm_err.contains("b.json: not loaded: its driver cache record says it has no physical device"), "{warm_err}");
+    assert_eq!(
+        line(&warm, "MAPPED "),
+        "libvk_test_driver_a.so",
+        "the driver without devices is not loaded\n{warm_err}"
+    );
+    assert!(
+        warm_err
+            .contains("b.json: not loaded: its driver cache record says it has no physical device"),
+        "{warm_err}"
+    );
+    // By default, neither: the physical device and its properties come from the record.
+    let (lazy, lazy_err) = run(&s, "create", &[]);
+    assert_eq!(line(&lazy, "DEVICES "), line(&cold, "DEVICES "));
+    assert_eq!(line(&lazy, "MAPPED "), "", "no driver loaded\n{lazy_err}");
+    assert!(lazy_err.contains("a.json: not loaded: its 1 physical devices answered from the driver cache until first needed"), "{lazy_err}");
     // Another application (its VkApplicationInfo differs) has no record yet: both are loaded.
     let (other, err) = run(&s, "pre", &[]);
-    assert_eq!(line(&other, "MAPPED "), "", "the pre-instance answers are the application's too\n{err}");
+    assert_eq!(
+        line(&other, "MAPPED "),
+        "",
+        "the pre-instance answers are the application's too\n{err}"
+    );
+}
+
+/// Two identical devices on driver `a` (they differ in UUID and PCI bus only), with
+/// `VK_EXT_pci_bus_info` as GPUs have it.
+fn two_devices() -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "VK_TEST_DRIVER_DEVICES_A",
+            "discrete:10de:2330,discrete:10de:2330".into(),
+        ),
+        (
+            "VK_TEST_DRIVER_DEVICE_EXTENSIONS_A",
+            "VK_KHR_swapchain,VK_EXT_pci_bus_info".into(),
+        ),
+    ]
+}
+
+fn lines<'a>(out: &'a str, prefix: &str) -> Vec<&'a str> {
+    out.lines().filter_map(|l| l.strip_prefix(prefix)).collect()
+}
+
+#[test]
+fn a_warm_cache_answers_the_start_up_probe_without_loading_any_driver() {
+    let s = setup("lazy-probe");
+    let (cold, cold_err) = run(&s, "probe", &two_devices());
+    assert_eq!(line(&cold, "MAPPED "), BOTH, "{cold_err}");
+    assert_eq!(lines(&cold, "PROBE ").len(), 2, "{cold}");
+    let (warm, err) = run(&s, "probe", &two_devices());
+    assert_eq!(line(&warm, "MAPPED "), "", "no driver loaded\n{err}");
+    assert_eq!(
+        lines(&warm, "PROBE "),
+        lines(&cold, "PROBE "),
+        "the same answers as the drivers gave"
+    );
+    // The application's 6 queries (2 devices x 3) and the loader's own for the order.
+    let answered: u32 = err
+        .lines()
+        .find_map(|l| {
+            l.split("a.json: not loaded: ")
+                .nth(1)?
+                .strip_suffix(" queries answered from the driver cache")?
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no count of answered queries\n{err}"));
+    assert!(answered >= 6, "{answered}\n{err}");
+    // Verify mode loads them and finds the record right.
+    let verify_env: Vec<_> = two_devices()
+        .into_iter()
+        .chain([("VK_LOADER_DRIVER_CACHE", "verify".to_string())])
+        .collect();
+    let (verify, err) = run(&s, "probe", &verify_env);
+    assert_eq!(line(&verify, "MAPPED "), BOTH, "{err}");
+    assert_eq!(lines(&verify, "PROBE "), lines(&cold, "PROBE "));
+    assert!(
+        err.contains("a.json: driver cache verified: the physical devices answer as recorded"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_lazy_driver_is_loaded_at_device_creation_and_its_devices_matched_by_identity() {
+    let s = setup("lazy-device");
+    run(&s, "probe", &two_devices());
+    // The driver now lists the two devices the other way round: the loader's second device must
+    // still be the second GPU (UUID and PCI bus as the record said).
+    std::fs::write(s.dir.join("change"), "VK_TEST_DRIVER_VISIBLE_DEVICES_A=1,0").unwrap();
+    let (out, err) = run(&s, "device", &two_devices());
+    assert_eq!(line(&out, "DEVICE "), "VK_SUCCESS", "{err}");
+    assert!(line(&out, "BEFORE ").ends_with("bus=1"), "{out}");
+    assert_eq!(
+        line(&out, "AFTER "),
+        line(&out, "BEFORE "),
+        "the live driver's answer is the recorded one's device\n{err}"
+    );
+    assert_eq!(line(&out, "MAPPED "), "libvk_test_driver_a.so", "{err}");
+    assert!(err.contains("a.json: loaded at vkCreateDevice in"), "{err}");
+}
+
+#[test]
+fn hardware_changed_under_a_lazy_instance_fails_its_devices_and_drops_the_record() {
+    let s = setup("lazy-changed");
+    run(&s, "probe", &two_devices());
+    std::fs::write(
+        s.dir.join("change"),
+        "VK_TEST_DRIVER_DEVICES_A=integrated:8086:46a6",
+    )
+    .unwrap();
+    let (out, err) = run(&s, "device", &two_devices());
+    assert_eq!(
+        line(&out, "DEVICE "),
+        "VK_ERROR_INITIALIZATION_FAILED",
+        "{err}"
+    );
+    assert!(err.contains("a.json: could not be loaded at vkCreateDevice: it reports 1 physical devices where 2 were recorded"), "{err}");
+    // The record is gone: the next instance loads the driver.
+    std::fs::remove_file(s.dir.join("change")).unwrap();
+    let (next, err) = run(&s, "probe", &two_devices());
+    assert_eq!(line(&next, "MAPPED "), "libvk_test_driver_a.so", "{err}");
 }
 
 #[test]

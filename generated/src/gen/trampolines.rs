@@ -25,10 +25,22 @@ pub unsafe extern "system" fn terminator_vkAcquireDrmDisplayEXT(
     drmFd: i32,
     display: VkDisplayKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkAcquireDrmDisplayEXT {
-        Some(f) => f(physical_device.driver_handle, drmFd, display),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkAcquireDrmDisplayEXT {
+        Some(f) => f(handle, drmFd, display),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkAcquireDrmDisplayEXT",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkAcquireDrmDisplayEXT(physicalDevice, drmFd, display)
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkAcquireFullScreenExclusiveModeEXT(
@@ -105,10 +117,22 @@ pub unsafe extern "system" fn terminator_vkAcquireWinrtDisplayNV(
     physicalDevice: VkPhysicalDevice,
     display: VkDisplayKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkAcquireWinrtDisplayNV {
-        Some(f) => f(physical_device.driver_handle, display),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkAcquireWinrtDisplayNV {
+        Some(f) => f(handle, display),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkAcquireWinrtDisplayNV",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkAcquireWinrtDisplayNV(physicalDevice, display)
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkAcquireXlibDisplayEXT(
@@ -129,10 +153,22 @@ pub unsafe extern "system" fn terminator_vkAcquireXlibDisplayEXT(
     dpy: *mut Display,
     display: VkDisplayKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkAcquireXlibDisplayEXT {
-        Some(f) => f(physical_device.driver_handle, dpy, display),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkAcquireXlibDisplayEXT {
+        Some(f) => f(handle, dpy, display),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkAcquireXlibDisplayEXT",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkAcquireXlibDisplayEXT(physicalDevice, dpy, display)
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 #[export_name = "vkAllocateCommandBuffers"]
@@ -4304,12 +4340,28 @@ pub unsafe extern "system" fn terminator_vkCreateDisplayModeKHR(
     pAllocator: *const VkAllocationCallbacks,
     pMode: *mut VkDisplayModeKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkCreateDisplayModeKHR {
-        Some(f) => {
-            f(physical_device.driver_handle, display, pCreateInfo, pAllocator, pMode)
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkCreateDisplayModeKHR {
+        Some(f) => f(handle, display, pCreateInfo, pAllocator, pMode),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkCreateDisplayModeKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkCreateDisplayModeKHR(
+                        physicalDevice,
+                        display,
+                        pCreateInfo,
+                        pAllocator,
+                        pMode,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
     }
 }
 #[export_name = "vkCreateDisplayPlaneSurfaceKHR"]
@@ -5722,20 +5774,30 @@ pub unsafe extern "system" fn terminator_vkEnumeratePhysicalDeviceQueueFamilyPer
     pCounters: *mut VkPerformanceCounterARM,
     pCounterDescriptions: *mut VkPerformanceCounterDescriptionARM,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table)
-        .vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM
-    {
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM {
         Some(f) => {
-            f(
-                physical_device.driver_handle,
-                queueFamilyIndex,
-                pCounterCount,
-                pCounters,
-                pCounterDescriptions,
-            )
+            f(handle, queueFamilyIndex, pCounterCount, pCounters, pCounterDescriptions)
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM(
+                        physicalDevice,
+                        queueFamilyIndex,
+                        pCounterCount,
+                        pCounters,
+                        pCounterDescriptions,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR(
@@ -5772,20 +5834,30 @@ pub unsafe extern "system" fn terminator_vkEnumeratePhysicalDeviceQueueFamilyPer
     pCounters: *mut VkPerformanceCounterKHR,
     pCounterDescriptions: *mut VkPerformanceCounterDescriptionKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table)
-        .vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR
-    {
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR {
         Some(f) => {
-            f(
-                physical_device.driver_handle,
-                queueFamilyIndex,
-                pCounterCount,
-                pCounters,
-                pCounterDescriptions,
-            )
+            f(handle, queueFamilyIndex, pCounterCount, pCounters, pCounterDescriptions)
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR(
+                        physicalDevice,
+                        queueFamilyIndex,
+                        pCounterCount,
+                        pCounters,
+                        pCounterDescriptions,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkEnumeratePhysicalDeviceShaderInstrumentationMetricsARM(
@@ -5810,12 +5882,26 @@ pub unsafe extern "system" fn terminator_vkEnumeratePhysicalDeviceShaderInstrume
     pDescriptionCount: *mut u32,
     pDescriptions: *mut VkShaderInstrumentationMetricDescriptionARM,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table)
-        .vkEnumeratePhysicalDeviceShaderInstrumentationMetricsARM
-    {
-        Some(f) => f(physical_device.driver_handle, pDescriptionCount, pDescriptions),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkEnumeratePhysicalDeviceShaderInstrumentationMetricsARM {
+        Some(f) => f(handle, pDescriptionCount, pDescriptions),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkEnumeratePhysicalDeviceShaderInstrumentationMetricsARM",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkEnumeratePhysicalDeviceShaderInstrumentationMetricsARM(
+                        physicalDevice,
+                        pDescriptionCount,
+                        pDescriptions,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkExportMetalObjectsEXT(
@@ -6480,10 +6566,27 @@ pub unsafe extern "system" fn terminator_vkGetDisplayModeProperties2KHR(
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayModeProperties2KHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetDisplayModeProperties2KHR {
-        Some(f) => f(physical_device.driver_handle, display, pPropertyCount, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetDisplayModeProperties2KHR {
+        Some(f) => f(handle, display, pPropertyCount, pProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetDisplayModeProperties2KHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetDisplayModeProperties2KHR(
+                        physicalDevice,
+                        display,
+                        pPropertyCount,
+                        pProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 #[export_name = "vkGetDisplayModePropertiesKHR"]
@@ -6511,10 +6614,27 @@ pub unsafe extern "system" fn terminator_vkGetDisplayModePropertiesKHR(
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayModePropertiesKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetDisplayModePropertiesKHR {
-        Some(f) => f(physical_device.driver_handle, display, pPropertyCount, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetDisplayModePropertiesKHR {
+        Some(f) => f(handle, display, pPropertyCount, pProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetDisplayModePropertiesKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetDisplayModePropertiesKHR(
+                        physicalDevice,
+                        display,
+                        pPropertyCount,
+                        pProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 #[export_name = "vkGetDisplayPlaneCapabilities2KHR"]
@@ -6540,10 +6660,26 @@ pub unsafe extern "system" fn terminator_vkGetDisplayPlaneCapabilities2KHR(
     pDisplayPlaneInfo: *const VkDisplayPlaneInfo2KHR,
     pCapabilities: *mut VkDisplayPlaneCapabilities2KHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetDisplayPlaneCapabilities2KHR {
-        Some(f) => f(physical_device.driver_handle, pDisplayPlaneInfo, pCapabilities),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetDisplayPlaneCapabilities2KHR {
+        Some(f) => f(handle, pDisplayPlaneInfo, pCapabilities),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetDisplayPlaneCapabilities2KHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetDisplayPlaneCapabilities2KHR(
+                        physicalDevice,
+                        pDisplayPlaneInfo,
+                        pCapabilities,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 #[export_name = "vkGetDisplayPlaneCapabilitiesKHR"]
@@ -6571,10 +6707,27 @@ pub unsafe extern "system" fn terminator_vkGetDisplayPlaneCapabilitiesKHR(
     planeIndex: u32,
     pCapabilities: *mut VkDisplayPlaneCapabilitiesKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetDisplayPlaneCapabilitiesKHR {
-        Some(f) => f(physical_device.driver_handle, mode, planeIndex, pCapabilities),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetDisplayPlaneCapabilitiesKHR {
+        Some(f) => f(handle, mode, planeIndex, pCapabilities),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetDisplayPlaneCapabilitiesKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetDisplayPlaneCapabilitiesKHR(
+                        physicalDevice,
+                        mode,
+                        planeIndex,
+                        pCapabilities,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 #[export_name = "vkGetDisplayPlaneSupportedDisplaysKHR"]
@@ -6602,10 +6755,27 @@ pub unsafe extern "system" fn terminator_vkGetDisplayPlaneSupportedDisplaysKHR(
     pDisplayCount: *mut u32,
     pDisplays: *mut VkDisplayKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetDisplayPlaneSupportedDisplaysKHR {
-        Some(f) => f(physical_device.driver_handle, planeIndex, pDisplayCount, pDisplays),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetDisplayPlaneSupportedDisplaysKHR {
+        Some(f) => f(handle, planeIndex, pDisplayCount, pDisplays),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetDisplayPlaneSupportedDisplaysKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetDisplayPlaneSupportedDisplaysKHR(
+                        physicalDevice,
+                        planeIndex,
+                        pDisplayCount,
+                        pDisplays,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetDrmDisplayEXT(
@@ -6628,10 +6798,24 @@ pub unsafe extern "system" fn terminator_vkGetDrmDisplayEXT(
     connectorId: u32,
     display: *mut VkDisplayKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetDrmDisplayEXT {
-        Some(f) => f(physical_device.driver_handle, drmFd, connectorId, display),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetDrmDisplayEXT {
+        Some(f) => f(handle, drmFd, connectorId, display),
+        None => {
+            match crate::lazy::driver_loaded_for(physicalDevice, "vkGetDrmDisplayEXT") {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetDrmDisplayEXT(
+                        physicalDevice,
+                        drmFd,
+                        connectorId,
+                        display,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM(
@@ -7225,11 +7409,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceCalibrateableTimeDom
     pTimeDomainCount: *mut u32,
     pTimeDomains: *mut VkTimeDomainKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceCalibrateableTimeDomainsKHR
-    {
-        Some(f) => f(physical_device.driver_handle, pTimeDomainCount, pTimeDomains),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceCalibrateableTimeDomainsKHR {
+        Some(f) => f(handle, pTimeDomainCount, pTimeDomains),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceCalibrateableTimeDomainsKHR(
+                        physicalDevice,
+                        pTimeDomainCount,
+                        pTimeDomains,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV(
@@ -7254,12 +7453,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceCooperativeMatrixFle
     pPropertyCount: *mut u32,
     pProperties: *mut VkCooperativeMatrixFlexibleDimensionsPropertiesNV,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table)
-        .vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV
-    {
-        Some(f) => f(physical_device.driver_handle, pPropertyCount, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV {
+        Some(f) => f(handle, pPropertyCount, pProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV(
+                        physicalDevice,
+                        pPropertyCount,
+                        pProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixProperties2EXT(
@@ -7286,19 +7499,27 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceCooperativeMatrixPro
     pPropertyCount: *mut u32,
     pProperties: *mut VkCooperativeMatrixProperties2EXT,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table)
-        .vkGetPhysicalDeviceCooperativeMatrixProperties2EXT
-    {
-        Some(f) => {
-            f(
-                physical_device.driver_handle,
-                pCooperativeMatrixInfo,
-                pPropertyCount,
-                pProperties,
-            )
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceCooperativeMatrixProperties2EXT {
+        Some(f) => f(handle, pCooperativeMatrixInfo, pPropertyCount, pProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceCooperativeMatrixProperties2EXT",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceCooperativeMatrixProperties2EXT(
+                        physicalDevice,
+                        pCooperativeMatrixInfo,
+                        pPropertyCount,
+                        pProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(
@@ -7323,12 +7544,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceCooperativeMatrixPro
     pPropertyCount: *mut u32,
     pProperties: *mut VkCooperativeMatrixPropertiesKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table)
-        .vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR
-    {
-        Some(f) => f(physical_device.driver_handle, pPropertyCount, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR {
+        Some(f) => f(handle, pPropertyCount, pProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(
+                        physicalDevice,
+                        pPropertyCount,
+                        pProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(
@@ -7353,12 +7588,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceCooperativeMatrixPro
     pPropertyCount: *mut u32,
     pProperties: *mut VkCooperativeMatrixPropertiesNV,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table)
-        .vkGetPhysicalDeviceCooperativeMatrixPropertiesNV
-    {
-        Some(f) => f(physical_device.driver_handle, pPropertyCount, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceCooperativeMatrixPropertiesNV {
+        Some(f) => f(handle, pPropertyCount, pProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(
+                        physicalDevice,
+                        pPropertyCount,
+                        pProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeVectorPropertiesNV(
@@ -7383,12 +7632,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceCooperativeVectorPro
     pPropertyCount: *mut u32,
     pProperties: *mut VkCooperativeVectorPropertiesNV,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table)
-        .vkGetPhysicalDeviceCooperativeVectorPropertiesNV
-    {
-        Some(f) => f(physical_device.driver_handle, pPropertyCount, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceCooperativeVectorPropertiesNV {
+        Some(f) => f(handle, pPropertyCount, pProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceCooperativeVectorPropertiesNV",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceCooperativeVectorPropertiesNV(
+                        physicalDevice,
+                        pPropertyCount,
+                        pProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceDescriptorSizeEXT(
@@ -7411,10 +7674,25 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDescriptorSizeEXT(
     physicalDevice: VkPhysicalDevice,
     descriptorType: VkDescriptorType,
 ) -> VkDeviceSize {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceDescriptorSizeEXT {
-        Some(f) => f(physical_device.driver_handle, descriptorType),
-        None => Default::default(),
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceDescriptorSizeEXT {
+        Some(f) => f(handle, descriptorType),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceDescriptorSizeEXT",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceDescriptorSizeEXT(
+                        physicalDevice,
+                        descriptorType,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => Default::default(),
+                crate::lazy::DriverLoad::Failed => Default::default(),
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceDirectFBPresentationSupportEXT(
@@ -7439,12 +7717,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDirectFBPresentation
     queueFamilyIndex: u32,
     dfb: *mut IDirectFB,
 ) -> VkBool32 {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table)
-        .vkGetPhysicalDeviceDirectFBPresentationSupportEXT
-    {
-        Some(f) => f(physical_device.driver_handle, queueFamilyIndex, dfb),
-        None => Default::default(),
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceDirectFBPresentationSupportEXT {
+        Some(f) => f(handle, queueFamilyIndex, dfb),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceDirectFBPresentationSupportEXT",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceDirectFBPresentationSupportEXT(
+                        physicalDevice,
+                        queueFamilyIndex,
+                        dfb,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => Default::default(),
+                crate::lazy::DriverLoad::Failed => Default::default(),
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDeviceDisplayPlaneProperties2KHR"]
@@ -7470,10 +7762,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDisplayPlaneProperti
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayPlaneProperties2KHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceDisplayPlaneProperties2KHR {
-        Some(f) => f(physical_device.driver_handle, pPropertyCount, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceDisplayPlaneProperties2KHR {
+        Some(f) => f(handle, pPropertyCount, pProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceDisplayPlaneProperties2KHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceDisplayPlaneProperties2KHR(
+                        physicalDevice,
+                        pPropertyCount,
+                        pProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDeviceDisplayPlanePropertiesKHR"]
@@ -7499,10 +7807,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDisplayPlaneProperti
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayPlanePropertiesKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceDisplayPlanePropertiesKHR {
-        Some(f) => f(physical_device.driver_handle, pPropertyCount, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceDisplayPlanePropertiesKHR {
+        Some(f) => f(handle, pPropertyCount, pProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceDisplayPlanePropertiesKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceDisplayPlanePropertiesKHR(
+                        physicalDevice,
+                        pPropertyCount,
+                        pProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDeviceDisplayProperties2KHR"]
@@ -7528,10 +7852,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDisplayProperties2KH
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayProperties2KHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceDisplayProperties2KHR {
-        Some(f) => f(physical_device.driver_handle, pPropertyCount, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceDisplayProperties2KHR {
+        Some(f) => f(handle, pPropertyCount, pProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceDisplayProperties2KHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceDisplayProperties2KHR(
+                        physicalDevice,
+                        pPropertyCount,
+                        pProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDeviceDisplayPropertiesKHR"]
@@ -7557,10 +7897,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDisplayPropertiesKHR
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayPropertiesKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceDisplayPropertiesKHR {
-        Some(f) => f(physical_device.driver_handle, pPropertyCount, pProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceDisplayPropertiesKHR {
+        Some(f) => f(handle, pPropertyCount, pProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceDisplayPropertiesKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceDisplayPropertiesKHR(
+                        physicalDevice,
+                        pPropertyCount,
+                        pProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDeviceExternalBufferProperties"]
@@ -7586,16 +7942,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceExternalBufferProper
     pExternalBufferInfo: *const VkPhysicalDeviceExternalBufferInfo,
     pExternalBufferProperties: *mut VkExternalBufferProperties,
 ) {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceExternalBufferProperties {
-        Some(f) => {
-            f(
-                physical_device.driver_handle,
-                pExternalBufferInfo,
-                pExternalBufferProperties,
-            )
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceExternalBufferProperties {
+        Some(f) => f(handle, pExternalBufferInfo, pExternalBufferProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceExternalBufferProperties",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceExternalBufferProperties(
+                        physicalDevice,
+                        pExternalBufferInfo,
+                        pExternalBufferProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => {}
+                crate::lazy::DriverLoad::Failed => {}
+            }
         }
-        None => {}
     }
 }
 #[export_name = "vkGetPhysicalDeviceExternalFenceProperties"]
@@ -7621,16 +7987,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceExternalFencePropert
     pExternalFenceInfo: *const VkPhysicalDeviceExternalFenceInfo,
     pExternalFenceProperties: *mut VkExternalFenceProperties,
 ) {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceExternalFenceProperties {
-        Some(f) => {
-            f(
-                physical_device.driver_handle,
-                pExternalFenceInfo,
-                pExternalFenceProperties,
-            )
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceExternalFenceProperties {
+        Some(f) => f(handle, pExternalFenceInfo, pExternalFenceProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceExternalFenceProperties",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceExternalFenceProperties(
+                        physicalDevice,
+                        pExternalFenceInfo,
+                        pExternalFenceProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => {}
+                crate::lazy::DriverLoad::Failed => {}
+            }
         }
-        None => {}
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceExternalImageFormatPropertiesNV(
@@ -7676,13 +8052,12 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceExternalImageFormatP
     externalHandleType: VkExternalMemoryHandleTypeFlagsNV,
     pExternalImageFormatProperties: *mut VkExternalImageFormatPropertiesNV,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table)
-        .vkGetPhysicalDeviceExternalImageFormatPropertiesNV
-    {
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceExternalImageFormatPropertiesNV {
         Some(f) => {
             f(
-                physical_device.driver_handle,
+                handle,
                 format,
                 r#type,
                 tiling,
@@ -7692,7 +8067,27 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceExternalImageFormatP
                 pExternalImageFormatProperties,
             )
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceExternalImageFormatPropertiesNV",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceExternalImageFormatPropertiesNV(
+                        physicalDevice,
+                        format,
+                        r#type,
+                        tiling,
+                        usage,
+                        flags,
+                        externalHandleType,
+                        pExternalImageFormatProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDeviceExternalSemaphoreProperties"]
@@ -7720,17 +8115,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceExternalSemaphorePro
     pExternalSemaphoreInfo: *const VkPhysicalDeviceExternalSemaphoreInfo,
     pExternalSemaphoreProperties: *mut VkExternalSemaphoreProperties,
 ) {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceExternalSemaphoreProperties
-    {
-        Some(f) => {
-            f(
-                physical_device.driver_handle,
-                pExternalSemaphoreInfo,
-                pExternalSemaphoreProperties,
-            )
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceExternalSemaphoreProperties {
+        Some(f) => f(handle, pExternalSemaphoreInfo, pExternalSemaphoreProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceExternalSemaphoreProperties",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceExternalSemaphoreProperties(
+                        physicalDevice,
+                        pExternalSemaphoreInfo,
+                        pExternalSemaphoreProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => {}
+                crate::lazy::DriverLoad::Failed => {}
+            }
         }
-        None => {}
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceExternalTensorPropertiesARM(
@@ -7755,17 +8159,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceExternalTensorProper
     pExternalTensorInfo: *const VkPhysicalDeviceExternalTensorInfoARM,
     pExternalTensorProperties: *mut VkExternalTensorPropertiesARM,
 ) {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceExternalTensorPropertiesARM
-    {
-        Some(f) => {
-            f(
-                physical_device.driver_handle,
-                pExternalTensorInfo,
-                pExternalTensorProperties,
-            )
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceExternalTensorPropertiesARM {
+        Some(f) => f(handle, pExternalTensorInfo, pExternalTensorProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceExternalTensorPropertiesARM",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceExternalTensorPropertiesARM(
+                        physicalDevice,
+                        pExternalTensorInfo,
+                        pExternalTensorProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => {}
+                crate::lazy::DriverLoad::Failed => {}
+            }
         }
-        None => {}
     }
 }
 #[export_name = "vkGetPhysicalDeviceFeatures"]
@@ -7789,10 +8202,22 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceFeatures(
     physicalDevice: VkPhysicalDevice,
     pFeatures: *mut VkPhysicalDeviceFeatures,
 ) {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceFeatures {
-        Some(f) => f(physical_device.driver_handle, pFeatures),
-        None => {}
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceFeatures {
+        Some(f) => f(handle, pFeatures),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceFeatures",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceFeatures(physicalDevice, pFeatures)
+                }
+                crate::lazy::DriverLoad::Already => {}
+                crate::lazy::DriverLoad::Failed => {}
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDeviceFeatures2"]
@@ -7816,10 +8241,22 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceFeatures2(
     physicalDevice: VkPhysicalDevice,
     pFeatures: *mut VkPhysicalDeviceFeatures2,
 ) {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceFeatures2 {
-        Some(f) => f(physical_device.driver_handle, pFeatures),
-        None => {}
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceFeatures2 {
+        Some(f) => f(handle, pFeatures),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceFeatures2",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceFeatures2(physicalDevice, pFeatures)
+                }
+                crate::lazy::DriverLoad::Already => {}
+                crate::lazy::DriverLoad::Failed => {}
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDeviceFormatProperties"]
@@ -7845,10 +8282,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceFormatProperties(
     format: VkFormat,
     pFormatProperties: *mut VkFormatProperties,
 ) {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceFormatProperties {
-        Some(f) => f(physical_device.driver_handle, format, pFormatProperties),
-        None => {}
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceFormatProperties {
+        Some(f) => f(handle, format, pFormatProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceFormatProperties",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceFormatProperties(
+                        physicalDevice,
+                        format,
+                        pFormatProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => {}
+                crate::lazy::DriverLoad::Failed => {}
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDeviceFormatProperties2"]
@@ -7874,10 +8327,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceFormatProperties2(
     format: VkFormat,
     pFormatProperties: *mut VkFormatProperties2,
 ) {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceFormatProperties2 {
-        Some(f) => f(physical_device.driver_handle, format, pFormatProperties),
-        None => {}
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceFormatProperties2 {
+        Some(f) => f(handle, format, pFormatProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceFormatProperties2",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceFormatProperties2(
+                        physicalDevice,
+                        format,
+                        pFormatProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => {}
+                crate::lazy::DriverLoad::Failed => {}
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceFragmentShadingRatesKHR(
@@ -7902,16 +8371,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceFragmentShadingRates
     pFragmentShadingRateCount: *mut u32,
     pFragmentShadingRates: *mut VkPhysicalDeviceFragmentShadingRateKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceFragmentShadingRatesKHR {
-        Some(f) => {
-            f(
-                physical_device.driver_handle,
-                pFragmentShadingRateCount,
-                pFragmentShadingRates,
-            )
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceFragmentShadingRatesKHR {
+        Some(f) => f(handle, pFragmentShadingRateCount, pFragmentShadingRates),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceFragmentShadingRatesKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceFragmentShadingRatesKHR(
+                        physicalDevice,
+                        pFragmentShadingRateCount,
+                        pFragmentShadingRates,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
     }
 }
 #[export_name = "vkGetPhysicalDeviceImageFormatProperties"]
@@ -7955,20 +8434,32 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceImageFormatPropertie
     flags: VkImageCreateFlags,
     pImageFormatProperties: *mut VkImageFormatProperties,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceImageFormatProperties {
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceImageFormatProperties {
         Some(f) => {
-            f(
-                physical_device.driver_handle,
-                format,
-                r#type,
-                tiling,
-                usage,
-                flags,
-                pImageFormatProperties,
-            )
+            f(handle, format, r#type, tiling, usage, flags, pImageFormatProperties)
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceImageFormatProperties",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceImageFormatProperties(
+                        physicalDevice,
+                        format,
+                        r#type,
+                        tiling,
+                        usage,
+                        flags,
+                        pImageFormatProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDeviceImageFormatProperties2"]
@@ -7994,12 +8485,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceImageFormatPropertie
     pImageFormatInfo: *const VkPhysicalDeviceImageFormatInfo2,
     pImageFormatProperties: *mut VkImageFormatProperties2,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceImageFormatProperties2 {
-        Some(f) => {
-            f(physical_device.driver_handle, pImageFormatInfo, pImageFormatProperties)
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceImageFormatProperties2 {
+        Some(f) => f(handle, pImageFormatInfo, pImageFormatProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceImageFormatProperties2",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceImageFormatProperties2(
+                        physicalDevice,
+                        pImageFormatInfo,
+                        pImageFormatProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
     }
 }
 #[export_name = "vkGetPhysicalDeviceMemoryProperties"]
@@ -8023,10 +8528,25 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceMemoryProperties(
     physicalDevice: VkPhysicalDevice,
     pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties,
 ) {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceMemoryProperties {
-        Some(f) => f(physical_device.driver_handle, pMemoryProperties),
-        None => {}
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceMemoryProperties {
+        Some(f) => f(handle, pMemoryProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceMemoryProperties",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceMemoryProperties(
+                        physicalDevice,
+                        pMemoryProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => {}
+                crate::lazy::DriverLoad::Failed => {}
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDeviceMemoryProperties2"]
@@ -8050,10 +8570,25 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceMemoryProperties2(
     physicalDevice: VkPhysicalDevice,
     pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties2,
 ) {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceMemoryProperties2 {
-        Some(f) => f(physical_device.driver_handle, pMemoryProperties),
-        None => {}
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceMemoryProperties2 {
+        Some(f) => f(handle, pMemoryProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceMemoryProperties2",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceMemoryProperties2(
+                        physicalDevice,
+                        pMemoryProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => {}
+                crate::lazy::DriverLoad::Failed => {}
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceMultisamplePropertiesEXT(
@@ -8078,10 +8613,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceMultisamplePropertie
     samples: VkSampleCountFlagBits,
     pMultisampleProperties: *mut VkMultisamplePropertiesEXT,
 ) {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceMultisamplePropertiesEXT {
-        Some(f) => f(physical_device.driver_handle, samples, pMultisampleProperties),
-        None => {}
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceMultisamplePropertiesEXT {
+        Some(f) => f(handle, samples, pMultisampleProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceMultisamplePropertiesEXT",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceMultisamplePropertiesEXT(
+                        physicalDevice,
+                        samples,
+                        pMultisampleProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => {}
+                crate::lazy::DriverLoad::Failed => {}
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceOpticalFlowImageFormatsNV(
@@ -8115,17 +8666,29 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceOpticalFlowImageForm
     pFormatCount: *mut u32,
     pImageFormatProperties: *mut VkOpticalFlowImageFormatPropertiesNV,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceOpticalFlowImageFormatsNV {
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceOpticalFlowImageFormatsNV {
         Some(f) => {
-            f(
-                physical_device.driver_handle,
-                pOpticalFlowImageFormatInfo,
-                pFormatCount,
-                pImageFormatProperties,
-            )
+            f(handle, pOpticalFlowImageFormatInfo, pFormatCount, pImageFormatProperties)
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceOpticalFlowImageFormatsNV",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceOpticalFlowImageFormatsNV(
+                        physicalDevice,
+                        pOpticalFlowImageFormatInfo,
+                        pFormatCount,
+                        pImageFormatProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDevicePresentRectanglesKHR"]
@@ -8153,10 +8716,27 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDevicePresentRectanglesKHR
     pRectCount: *mut u32,
     pRects: *mut VkRect2D,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDevicePresentRectanglesKHR {
-        Some(f) => f(physical_device.driver_handle, surface, pRectCount, pRects),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDevicePresentRectanglesKHR {
+        Some(f) => f(handle, surface, pRectCount, pRects),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDevicePresentRectanglesKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDevicePresentRectanglesKHR(
+                        physicalDevice,
+                        surface,
+                        pRectCount,
+                        pRects,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDeviceProperties"]
@@ -8180,10 +8760,22 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceProperties(
     physicalDevice: VkPhysicalDevice,
     pProperties: *mut VkPhysicalDeviceProperties,
 ) {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceProperties {
-        Some(f) => f(physical_device.driver_handle, pProperties),
-        None => {}
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceProperties {
+        Some(f) => f(handle, pProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceProperties",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceProperties(physicalDevice, pProperties)
+                }
+                crate::lazy::DriverLoad::Already => {}
+                crate::lazy::DriverLoad::Failed => {}
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDeviceProperties2"]
@@ -8207,10 +8799,25 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceProperties2(
     physicalDevice: VkPhysicalDevice,
     pProperties: *mut VkPhysicalDeviceProperties2,
 ) {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceProperties2 {
-        Some(f) => f(physical_device.driver_handle, pProperties),
-        None => {}
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceProperties2 {
+        Some(f) => f(handle, pProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceProperties2",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceProperties2(
+                        physicalDevice,
+                        pProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => {}
+                crate::lazy::DriverLoad::Failed => {}
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesARM(
@@ -8244,19 +8851,29 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyDataGraph
     pQueueFamilyDataGraphProperties: *const VkQueueFamilyDataGraphPropertiesARM,
     pProperties: *mut VkBaseOutStructure,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table)
-        .vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesARM
-    {
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesARM {
         Some(f) => {
-            f(
-                physical_device.driver_handle,
-                queueFamilyIndex,
-                pQueueFamilyDataGraphProperties,
-                pProperties,
-            )
+            f(handle, queueFamilyIndex, pQueueFamilyDataGraphProperties, pProperties)
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesARM",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesARM(
+                        physicalDevice,
+                        queueFamilyIndex,
+                        pQueueFamilyDataGraphProperties,
+                        pProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM(
@@ -8296,13 +8913,12 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyDataGraph
     pFormatCount: *mut u32,
     pImageFormatProperties: *mut VkDataGraphOpticalFlowImageFormatPropertiesARM,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table)
-        .vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM
-    {
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM {
         Some(f) => {
             f(
-                physical_device.driver_handle,
+                handle,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphProperties,
                 pOpticalFlowImageFormatInfo,
@@ -8310,7 +8926,25 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyDataGraph
                 pImageFormatProperties,
             )
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM(
+                        physicalDevice,
+                        queueFamilyIndex,
+                        pQueueFamilyDataGraphProperties,
+                        pOpticalFlowImageFormatInfo,
+                        pFormatCount,
+                        pImageFormatProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM(
@@ -8341,18 +8975,32 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyDataGraph
     pQueueFamilyDataGraphProcessingEngineInfo: *const VkPhysicalDeviceQueueFamilyDataGraphProcessingEngineInfoARM,
     pQueueFamilyDataGraphProcessingEngineProperties: *mut VkQueueFamilyDataGraphProcessingEnginePropertiesARM,
 ) {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table)
-        .vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM
-    {
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM {
         Some(f) => {
             f(
-                physical_device.driver_handle,
+                handle,
                 pQueueFamilyDataGraphProcessingEngineInfo,
                 pQueueFamilyDataGraphProcessingEngineProperties,
             )
         }
-        None => {}
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM(
+                        physicalDevice,
+                        pQueueFamilyDataGraphProcessingEngineInfo,
+                        pQueueFamilyDataGraphProcessingEngineProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => {}
+                crate::lazy::DriverLoad::Failed => {}
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM(
@@ -8386,19 +9034,34 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyDataGraph
     pQueueFamilyDataGraphPropertyCount: *mut u32,
     pQueueFamilyDataGraphProperties: *mut VkQueueFamilyDataGraphPropertiesARM,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table)
-        .vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM
-    {
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM {
         Some(f) => {
             f(
-                physical_device.driver_handle,
+                handle,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphPropertyCount,
                 pQueueFamilyDataGraphProperties,
             )
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM(
+                        physicalDevice,
+                        queueFamilyIndex,
+                        pQueueFamilyDataGraphPropertyCount,
+                        pQueueFamilyDataGraphProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR(
@@ -8423,14 +9086,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyPerforman
     pPerformanceQueryCreateInfo: *const VkQueryPoolPerformanceCreateInfoKHR,
     pNumPasses: *mut u32,
 ) {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table)
-        .vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR
-    {
-        Some(f) => {
-            f(physical_device.driver_handle, pPerformanceQueryCreateInfo, pNumPasses)
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR {
+        Some(f) => f(handle, pPerformanceQueryCreateInfo, pNumPasses),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR(
+                        physicalDevice,
+                        pPerformanceQueryCreateInfo,
+                        pNumPasses,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => {}
+                crate::lazy::DriverLoad::Failed => {}
+            }
         }
-        None => {}
     }
 }
 #[export_name = "vkGetPhysicalDeviceQueueFamilyProperties"]
@@ -8456,16 +9131,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyPropertie
     pQueueFamilyPropertyCount: *mut u32,
     pQueueFamilyProperties: *mut VkQueueFamilyProperties,
 ) {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceQueueFamilyProperties {
-        Some(f) => {
-            f(
-                physical_device.driver_handle,
-                pQueueFamilyPropertyCount,
-                pQueueFamilyProperties,
-            )
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceQueueFamilyProperties {
+        Some(f) => f(handle, pQueueFamilyPropertyCount, pQueueFamilyProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceQueueFamilyProperties",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceQueueFamilyProperties(
+                        physicalDevice,
+                        pQueueFamilyPropertyCount,
+                        pQueueFamilyProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => {}
+                crate::lazy::DriverLoad::Failed => {}
+            }
         }
-        None => {}
     }
 }
 #[export_name = "vkGetPhysicalDeviceQueueFamilyProperties2"]
@@ -8491,16 +9176,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyPropertie
     pQueueFamilyPropertyCount: *mut u32,
     pQueueFamilyProperties: *mut VkQueueFamilyProperties2,
 ) {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceQueueFamilyProperties2 {
-        Some(f) => {
-            f(
-                physical_device.driver_handle,
-                pQueueFamilyPropertyCount,
-                pQueueFamilyProperties,
-            )
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceQueueFamilyProperties2 {
+        Some(f) => f(handle, pQueueFamilyPropertyCount, pQueueFamilyProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceQueueFamilyProperties2",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceQueueFamilyProperties2(
+                        physicalDevice,
+                        pQueueFamilyPropertyCount,
+                        pQueueFamilyProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => {}
+                crate::lazy::DriverLoad::Failed => {}
+            }
         }
-        None => {}
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceScreenPresentationSupportQNX(
@@ -8525,11 +9220,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceScreenPresentationSu
     queueFamilyIndex: u32,
     window: *mut _screen_window,
 ) -> VkBool32 {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceScreenPresentationSupportQNX
-    {
-        Some(f) => f(physical_device.driver_handle, queueFamilyIndex, window),
-        None => Default::default(),
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceScreenPresentationSupportQNX {
+        Some(f) => f(handle, queueFamilyIndex, window),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceScreenPresentationSupportQNX",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceScreenPresentationSupportQNX(
+                        physicalDevice,
+                        queueFamilyIndex,
+                        window,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => Default::default(),
+                crate::lazy::DriverLoad::Failed => Default::default(),
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDeviceSparseImageFormatProperties"]
@@ -8576,12 +9286,12 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSparseImageFormatPro
     pPropertyCount: *mut u32,
     pProperties: *mut VkSparseImageFormatProperties,
 ) {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceSparseImageFormatProperties
-    {
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceSparseImageFormatProperties {
         Some(f) => {
             f(
-                physical_device.driver_handle,
+                handle,
                 format,
                 r#type,
                 samples,
@@ -8591,7 +9301,27 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSparseImageFormatPro
                 pProperties,
             )
         }
-        None => {}
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceSparseImageFormatProperties",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceSparseImageFormatProperties(
+                        physicalDevice,
+                        format,
+                        r#type,
+                        samples,
+                        usage,
+                        tiling,
+                        pPropertyCount,
+                        pProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => {}
+                crate::lazy::DriverLoad::Failed => {}
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDeviceSparseImageFormatProperties2"]
@@ -8619,13 +9349,27 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSparseImageFormatPro
     pPropertyCount: *mut u32,
     pProperties: *mut VkSparseImageFormatProperties2,
 ) {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceSparseImageFormatProperties2
-    {
-        Some(f) => {
-            f(physical_device.driver_handle, pFormatInfo, pPropertyCount, pProperties)
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceSparseImageFormatProperties2 {
+        Some(f) => f(handle, pFormatInfo, pPropertyCount, pProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceSparseImageFormatProperties2",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceSparseImageFormatProperties2(
+                        physicalDevice,
+                        pFormatInfo,
+                        pPropertyCount,
+                        pProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => {}
+                crate::lazy::DriverLoad::Failed => {}
+            }
         }
-        None => {}
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV(
@@ -8650,12 +9394,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSupportedFramebuffer
     pCombinationCount: *mut u32,
     pCombinations: *mut VkFramebufferMixedSamplesCombinationNV,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table)
-        .vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV
-    {
-        Some(f) => f(physical_device.driver_handle, pCombinationCount, pCombinations),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV {
+        Some(f) => f(handle, pCombinationCount, pCombinations),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV(
+                        physicalDevice,
+                        pCombinationCount,
+                        pCombinations,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT(
@@ -8680,10 +9438,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
     surface: VkSurfaceKHR,
     pSurfaceCapabilities: *mut VkSurfaceCapabilities2EXT,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceSurfaceCapabilities2EXT {
-        Some(f) => f(physical_device.driver_handle, surface, pSurfaceCapabilities),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceSurfaceCapabilities2EXT {
+        Some(f) => f(handle, surface, pSurfaceCapabilities),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceSurfaceCapabilities2EXT",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceSurfaceCapabilities2EXT(
+                        physicalDevice,
+                        surface,
+                        pSurfaceCapabilities,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDeviceSurfaceCapabilities2KHR"]
@@ -8709,10 +9483,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
     pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
     pSurfaceCapabilities: *mut VkSurfaceCapabilities2KHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceSurfaceCapabilities2KHR {
-        Some(f) => f(physical_device.driver_handle, pSurfaceInfo, pSurfaceCapabilities),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceSurfaceCapabilities2KHR {
+        Some(f) => f(handle, pSurfaceInfo, pSurfaceCapabilities),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceSurfaceCapabilities2KHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceSurfaceCapabilities2KHR(
+                        physicalDevice,
+                        pSurfaceInfo,
+                        pSurfaceCapabilities,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDeviceSurfaceCapabilitiesKHR"]
@@ -8738,10 +9528,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilitiesK
     surface: VkSurfaceKHR,
     pSurfaceCapabilities: *mut VkSurfaceCapabilitiesKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceSurfaceCapabilitiesKHR {
-        Some(f) => f(physical_device.driver_handle, surface, pSurfaceCapabilities),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceSurfaceCapabilitiesKHR {
+        Some(f) => f(handle, surface, pSurfaceCapabilities),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceSurfaceCapabilitiesKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceSurfaceCapabilitiesKHR(
+                        physicalDevice,
+                        surface,
+                        pSurfaceCapabilities,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDeviceSurfaceFormats2KHR"]
@@ -8769,17 +9575,27 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceFormats2KHR(
     pSurfaceFormatCount: *mut u32,
     pSurfaceFormats: *mut VkSurfaceFormat2KHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceSurfaceFormats2KHR {
-        Some(f) => {
-            f(
-                physical_device.driver_handle,
-                pSurfaceInfo,
-                pSurfaceFormatCount,
-                pSurfaceFormats,
-            )
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceSurfaceFormats2KHR {
+        Some(f) => f(handle, pSurfaceInfo, pSurfaceFormatCount, pSurfaceFormats),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceSurfaceFormats2KHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceSurfaceFormats2KHR(
+                        physicalDevice,
+                        pSurfaceInfo,
+                        pSurfaceFormatCount,
+                        pSurfaceFormats,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
     }
 }
 #[export_name = "vkGetPhysicalDeviceSurfaceFormatsKHR"]
@@ -8807,17 +9623,27 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceFormatsKHR(
     pSurfaceFormatCount: *mut u32,
     pSurfaceFormats: *mut VkSurfaceFormatKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceSurfaceFormatsKHR {
-        Some(f) => {
-            f(
-                physical_device.driver_handle,
-                surface,
-                pSurfaceFormatCount,
-                pSurfaceFormats,
-            )
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceSurfaceFormatsKHR {
+        Some(f) => f(handle, surface, pSurfaceFormatCount, pSurfaceFormats),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceSurfaceFormatsKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceSurfaceFormatsKHR(
+                        physicalDevice,
+                        surface,
+                        pSurfaceFormatCount,
+                        pSurfaceFormats,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModes2EXT(
@@ -8844,17 +9670,27 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfacePresentModes2
     pPresentModeCount: *mut u32,
     pPresentModes: *mut VkPresentModeKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceSurfacePresentModes2EXT {
-        Some(f) => {
-            f(
-                physical_device.driver_handle,
-                pSurfaceInfo,
-                pPresentModeCount,
-                pPresentModes,
-            )
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceSurfacePresentModes2EXT {
+        Some(f) => f(handle, pSurfaceInfo, pPresentModeCount, pPresentModes),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceSurfacePresentModes2EXT",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceSurfacePresentModes2EXT(
+                        physicalDevice,
+                        pSurfaceInfo,
+                        pPresentModeCount,
+                        pPresentModes,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
     }
 }
 #[export_name = "vkGetPhysicalDeviceSurfacePresentModesKHR"]
@@ -8882,12 +9718,27 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfacePresentModesK
     pPresentModeCount: *mut u32,
     pPresentModes: *mut VkPresentModeKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceSurfacePresentModesKHR {
-        Some(f) => {
-            f(physical_device.driver_handle, surface, pPresentModeCount, pPresentModes)
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceSurfacePresentModesKHR {
+        Some(f) => f(handle, surface, pPresentModeCount, pPresentModes),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceSurfacePresentModesKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceSurfacePresentModesKHR(
+                        physicalDevice,
+                        surface,
+                        pPresentModeCount,
+                        pPresentModes,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
     }
 }
 #[export_name = "vkGetPhysicalDeviceSurfaceSupportKHR"]
@@ -8915,12 +9766,27 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceSupportKHR(
     surface: VkSurfaceKHR,
     pSupported: *mut VkBool32,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceSurfaceSupportKHR {
-        Some(f) => {
-            f(physical_device.driver_handle, queueFamilyIndex, surface, pSupported)
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceSurfaceSupportKHR {
+        Some(f) => f(handle, queueFamilyIndex, surface, pSupported),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceSurfaceSupportKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceSurfaceSupportKHR(
+                        physicalDevice,
+                        queueFamilyIndex,
+                        surface,
+                        pSupported,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
     }
 }
 #[export_name = "vkGetPhysicalDeviceToolProperties"]
@@ -8946,10 +9812,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceToolProperties(
     pToolCount: *mut u32,
     pToolProperties: *mut VkPhysicalDeviceToolProperties,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceToolProperties {
-        Some(f) => f(physical_device.driver_handle, pToolCount, pToolProperties),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceToolProperties {
+        Some(f) => f(handle, pToolCount, pToolProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceToolProperties",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceToolProperties(
+                        physicalDevice,
+                        pToolCount,
+                        pToolProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceUbmPresentationSupportSEC(
@@ -8974,10 +9856,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceUbmPresentationSuppo
     queueFamilyIndex: u32,
     device: *mut ubm_device,
 ) -> VkBool32 {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceUbmPresentationSupportSEC {
-        Some(f) => f(physical_device.driver_handle, queueFamilyIndex, device),
-        None => Default::default(),
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceUbmPresentationSupportSEC {
+        Some(f) => f(handle, queueFamilyIndex, device),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceUbmPresentationSupportSEC",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceUbmPresentationSupportSEC(
+                        physicalDevice,
+                        queueFamilyIndex,
+                        device,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => Default::default(),
+                crate::lazy::DriverLoad::Failed => Default::default(),
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceVideoCapabilitiesKHR(
@@ -9002,10 +9900,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceVideoCapabilitiesKHR
     pVideoProfile: *const VkVideoProfileInfoKHR,
     pCapabilities: *mut VkVideoCapabilitiesKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceVideoCapabilitiesKHR {
-        Some(f) => f(physical_device.driver_handle, pVideoProfile, pCapabilities),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceVideoCapabilitiesKHR {
+        Some(f) => f(handle, pVideoProfile, pCapabilities),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceVideoCapabilitiesKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceVideoCapabilitiesKHR(
+                        physicalDevice,
+                        pVideoProfile,
+                        pCapabilities,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR(
@@ -9030,14 +9944,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceVideoEncodeQualityLe
     pQualityLevelInfo: *const VkPhysicalDeviceVideoEncodeQualityLevelInfoKHR,
     pQualityLevelProperties: *mut VkVideoEncodeQualityLevelPropertiesKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table)
-        .vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR
-    {
-        Some(f) => {
-            f(physical_device.driver_handle, pQualityLevelInfo, pQualityLevelProperties)
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR {
+        Some(f) => f(handle, pQualityLevelInfo, pQualityLevelProperties),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR(
+                        physicalDevice,
+                        pQualityLevelInfo,
+                        pQualityLevelProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceVideoFormatPropertiesKHR(
@@ -9071,17 +9997,34 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceVideoFormatPropertie
     pVideoFormatPropertyCount: *mut u32,
     pVideoFormatProperties: *mut VkVideoFormatPropertiesKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceVideoFormatPropertiesKHR {
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceVideoFormatPropertiesKHR {
         Some(f) => {
             f(
-                physical_device.driver_handle,
+                handle,
                 pVideoFormatInfo,
                 pVideoFormatPropertyCount,
                 pVideoFormatProperties,
             )
         }
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceVideoFormatPropertiesKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceVideoFormatPropertiesKHR(
+                        physicalDevice,
+                        pVideoFormatInfo,
+                        pVideoFormatPropertyCount,
+                        pVideoFormatProperties,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDeviceWaylandPresentationSupportKHR"]
@@ -9107,12 +10050,26 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceWaylandPresentationS
     queueFamilyIndex: u32,
     display: *mut wl_display,
 ) -> VkBool32 {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table)
-        .vkGetPhysicalDeviceWaylandPresentationSupportKHR
-    {
-        Some(f) => f(physical_device.driver_handle, queueFamilyIndex, display),
-        None => Default::default(),
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceWaylandPresentationSupportKHR {
+        Some(f) => f(handle, queueFamilyIndex, display),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceWaylandPresentationSupportKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceWaylandPresentationSupportKHR(
+                        physicalDevice,
+                        queueFamilyIndex,
+                        display,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => Default::default(),
+                crate::lazy::DriverLoad::Failed => Default::default(),
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPhysicalDeviceWin32PresentationSupportKHR(
@@ -9135,11 +10092,25 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceWin32PresentationSup
     physicalDevice: VkPhysicalDevice,
     queueFamilyIndex: u32,
 ) -> VkBool32 {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceWin32PresentationSupportKHR
-    {
-        Some(f) => f(physical_device.driver_handle, queueFamilyIndex),
-        None => Default::default(),
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceWin32PresentationSupportKHR {
+        Some(f) => f(handle, queueFamilyIndex),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceWin32PresentationSupportKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceWin32PresentationSupportKHR(
+                        physicalDevice,
+                        queueFamilyIndex,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => Default::default(),
+                crate::lazy::DriverLoad::Failed => Default::default(),
+            }
+        }
     }
 }
 #[export_name = "vkGetPhysicalDeviceXcbPresentationSupportKHR"]
@@ -9167,12 +10138,27 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceXcbPresentationSuppo
     connection: *mut xcb_connection_t,
     visual_id: xcb_visualid_t,
 ) -> VkBool32 {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceXcbPresentationSupportKHR {
-        Some(f) => {
-            f(physical_device.driver_handle, queueFamilyIndex, connection, visual_id)
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceXcbPresentationSupportKHR {
+        Some(f) => f(handle, queueFamilyIndex, connection, visual_id),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceXcbPresentationSupportKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceXcbPresentationSupportKHR(
+                        physicalDevice,
+                        queueFamilyIndex,
+                        connection,
+                        visual_id,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => Default::default(),
+                crate::lazy::DriverLoad::Failed => Default::default(),
+            }
         }
-        None => Default::default(),
     }
 }
 #[export_name = "vkGetPhysicalDeviceXlibPresentationSupportKHR"]
@@ -9200,10 +10186,27 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceXlibPresentationSupp
     dpy: *mut Display,
     visualID: VisualID,
 ) -> VkBool32 {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetPhysicalDeviceXlibPresentationSupportKHR {
-        Some(f) => f(physical_device.driver_handle, queueFamilyIndex, dpy, visualID),
-        None => Default::default(),
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetPhysicalDeviceXlibPresentationSupportKHR {
+        Some(f) => f(handle, queueFamilyIndex, dpy, visualID),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetPhysicalDeviceXlibPresentationSupportKHR",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetPhysicalDeviceXlibPresentationSupportKHR(
+                        physicalDevice,
+                        queueFamilyIndex,
+                        dpy,
+                        visualID,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => Default::default(),
+                crate::lazy::DriverLoad::Failed => Default::default(),
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetPipelineBinaryDataKHR(
@@ -9407,10 +10410,27 @@ pub unsafe extern "system" fn terminator_vkGetRandROutputDisplayEXT(
     rrOutput: RROutput,
     pDisplay: *mut VkDisplayKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetRandROutputDisplayEXT {
-        Some(f) => f(physical_device.driver_handle, dpy, rrOutput, pDisplay),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetRandROutputDisplayEXT {
+        Some(f) => f(handle, dpy, rrOutput, pDisplay),
+        None => {
+            match crate::lazy::driver_loaded_for(
+                physicalDevice,
+                "vkGetRandROutputDisplayEXT",
+            ) {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetRandROutputDisplayEXT(
+                        physicalDevice,
+                        dpy,
+                        rrOutput,
+                        pDisplay,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkGetRayTracingCaptureReplayShaderGroupHandlesKHR(
@@ -9783,10 +10803,23 @@ pub unsafe extern "system" fn terminator_vkGetWinrtDisplayNV(
     deviceRelativeId: u32,
     pDisplay: *mut VkDisplayKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkGetWinrtDisplayNV {
-        Some(f) => f(physical_device.driver_handle, deviceRelativeId, pDisplay),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkGetWinrtDisplayNV {
+        Some(f) => f(handle, deviceRelativeId, pDisplay),
+        None => {
+            match crate::lazy::driver_loaded_for(physicalDevice, "vkGetWinrtDisplayNV") {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkGetWinrtDisplayNV(
+                        physicalDevice,
+                        deviceRelativeId,
+                        pDisplay,
+                    )
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkImportFenceFdKHR(
@@ -10124,10 +11157,19 @@ pub unsafe extern "system" fn terminator_vkReleaseDisplayEXT(
     physicalDevice: VkPhysicalDevice,
     display: VkDisplayKHR,
 ) -> VkResult {
-    let physical_device = &*(physicalDevice.0 as *const TerminatorPhysicalDevice);
-    match (*physical_device.driver_table).vkReleaseDisplayEXT {
-        Some(f) => f(physical_device.driver_handle, display),
-        None => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+    let (table, handle) = (*(physicalDevice.0 as *const TerminatorPhysicalDevice))
+        .driver();
+    match (*table).vkReleaseDisplayEXT {
+        Some(f) => f(handle, display),
+        None => {
+            match crate::lazy::driver_loaded_for(physicalDevice, "vkReleaseDisplayEXT") {
+                crate::lazy::DriverLoad::Now => {
+                    terminator_vkReleaseDisplayEXT(physicalDevice, display)
+                }
+                crate::lazy::DriverLoad::Already => VkResult::ERROR_EXTENSION_NOT_PRESENT,
+                crate::lazy::DriverLoad::Failed => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
+        }
     }
 }
 pub unsafe extern "system" fn vkReleaseFullScreenExclusiveModeEXT(

@@ -198,11 +198,28 @@ fn new_dispatchable_objects(reg: &Registry, command: &Command) -> Result<Vec<Tok
 fn terminator_body(command: &Command) -> TokenStream {
     let first = ident(&command.params[0].name);
     let slot = format_ident!("{}", command.name);
-    let mut args = args(command);
-    args[0] = quote!(physical_device.driver_handle);
+    let term = format_ident!("terminator_{}", command.name);
+    let all_args = args(command);
+    let mut args = all_args.clone();
+    args[0] = quote!(handle);
     let missing = missing_value(command);
+    let name = &command.name;
+    // A driver the loader has not loaded yet (`lazy`) has only the recorded queries in its table:
+    // any other command loads it, and the call is made again on the live driver.
+    let failed = if command.return_type.base == "VkResult" && command.return_type.pointers.is_empty() {
+        quote!(VkResult::ERROR_INITIALIZATION_FAILED)
+    } else {
+        missing.clone()
+    };
     quote! {
-        let physical_device = &*(#first.0 as *const TerminatorPhysicalDevice);
-        match (*physical_device.driver_table).#slot { Some(f) => f(#(#args),*), None => #missing }
+        let (table, handle) = (*(#first.0 as *const TerminatorPhysicalDevice)).driver();
+        match (*table).#slot {
+            Some(f) => f(#(#args),*),
+            None => match crate::lazy::driver_loaded_for(#first, #name) {
+                crate::lazy::DriverLoad::Now => #term(#(#all_args),*),
+                crate::lazy::DriverLoad::Already => #missing,
+                crate::lazy::DriverLoad::Failed => #failed,
+            },
+        }
     }
 }

@@ -78,6 +78,7 @@ pub const VOLATILE_VARIABLES: &[&str] = &[
     "VK_LOADER_DEBUG",
     "VK_LOADER_EXPLAIN",
     "VK_LOADER_DRIVER_CACHE",
+    "VK_LOADER_LAZY_DRIVERS",
 ];
 
 /// The environment's component: every `NAME=VALUE` entry but the volatile ones, in any order

@@ -58,6 +58,7 @@
 
 pub mod inputs;
 pub mod key;
+pub mod profile;
 pub mod record;
 
 use vk_generated::types::VkExtensionProperties;
@@ -212,7 +213,9 @@ impl Session {
         *self.shared.get_or_insert_with(|| {
             // The environment's digest is a sum over its entries: taken entry by entry, no copy.
             let mut environment = 0u64;
-            platform::for_each_environment_entry(|entry| environment = environment.wrapping_add(key::environment(std::iter::once(entry))));
+            platform::for_each_environment_entry(|entry| {
+                environment = environment.wrapping_add(key::environment(std::iter::once(entry)))
+            });
             [inputs::loader(), inputs::machine(), environment]
         })
     }
@@ -304,8 +307,13 @@ impl Session {
         // A device count as recorded needs no key: if the entry is stale otherwise, the next
         // lookup that could use it finds out and loads the driver.
         if let (Mode::On, Some((application, count))) = (self.mode, devices) {
-            if self.entries().iter().any(|e| e.manifest_path == manifest_path && e.device_count(application) == Some(count)) {
-                RECORDED.lock().unwrap_or_else(|e| e.into_inner()).push(done);
+            if self.entries().iter().any(|e| {
+                e.manifest_path == manifest_path && e.device_count(application) == Some(count)
+            }) {
+                RECORDED
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(done);
                 return;
             }
         }
@@ -343,7 +351,85 @@ impl Session {
             self.changed = true;
         }
         self.entries_mut().push(entry);
-        RECORDED.lock().unwrap_or_else(|e| e.into_inner()).push(done);
+        RECORDED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(done);
+    }
+
+    /// Whether [`record_profile`](Self::record_profile) would store anything: the driver's entry
+    /// lacks a profile for `application` (or verify mode, which always records).
+    pub fn wants_profile(&mut self, manifest_path: &str, application: u64) -> bool {
+        match self.mode {
+            Mode::Off => false,
+            _ if self.path.is_none() => false,
+            Mode::Verify => true,
+            Mode::On => {
+                let done = (format!("{manifest_path}\0profile"), Some(application));
+                if RECORDED
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .contains(&done)
+                {
+                    return false;
+                }
+                with_system_allocator(|| {
+                    self.entries().iter().any(|e| {
+                        e.manifest_path == manifest_path && e.profile(application).is_none()
+                    })
+                })
+            }
+        }
+    }
+
+    /// Records what a loaded driver's physical devices answered for `profile.application`, in its
+    /// entry if that entry is current (recorded under the key of now).
+    /// In verify mode, `same` says where the new profile differs from the recorded one.
+    pub fn record_profile(
+        &mut self,
+        manifest_path: &str,
+        manifest: &DriverManifest,
+        profile: crate::cache::profile::Profile,
+        same: &dyn Fn(&crate::cache::profile::Profile, &crate::cache::profile::Profile) -> String,
+    ) {
+        with_system_allocator(|| {
+            let done = (
+                format!("{manifest_path}\0profile"),
+                Some(profile.application),
+            );
+            RECORDED
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(done);
+            let Some(index) = self
+                .entries()
+                .iter()
+                .position(|e| e.manifest_path == manifest_path)
+            else {
+                return;
+            };
+            let resolved = self.entries()[index].library_resolved.clone();
+            let Some(current) = self.key(manifest_path, manifest, &resolved) else {
+                return;
+            };
+            if self.entries()[index].key != current {
+                return;
+            }
+            if self.mode == Mode::Verify {
+                if let Some(recorded) = self.entries()[index].profile(profile.application) {
+                    match same(recorded, &profile) {
+                        differences if differences.is_empty() => {
+                            log!(Level::Driver, "{manifest_path}: driver cache verified: the physical devices answer as recorded")
+                        }
+                        differences => log!(Level::Warn, "{manifest_path}: driver cache verify: the physical devices answer differently from their record: {differences}"),
+                    }
+                }
+            }
+            let entry = &mut self.entries_mut()[index];
+            entry.set_profile(profile);
+            entry.written = now();
+            self.changed = true;
+        })
     }
 
     /// Writes the file back if anything changed. A failure costs only the next process's time.
@@ -352,10 +438,19 @@ impl Session {
     }
 
     fn write(self) {
-        let (true, Some(path)) = (self.changed, &self.path) else { return };
-        let Some(dir) = path.rsplit_once('/').map(|(d, _)| d) else { return };
-        let entries = self.entries.as_deref().map(Vec::as_slice).unwrap_or_default();
-        let written = platform::write::create_dir_all(dir, 0o700).and_then(|()| platform::write::replace_file(path, &record::encode(entries)));
+        let (true, Some(path)) = (self.changed, &self.path) else {
+            return;
+        };
+        let Some(dir) = path.rsplit_once('/').map(|(d, _)| d) else {
+            return;
+        };
+        let entries = self
+            .entries
+            .as_deref()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let written = platform::write::create_dir_all(dir, 0o700)
+            .and_then(|()| platform::write::replace_file(path, &record::encode(entries)));
         if let Err(why) = written {
             log!(Level::Warn, "driver cache not written: {why}");
         }
@@ -394,6 +489,27 @@ fn verify(manifest_path: &str, recorded: &Entry, live: &Answers<'_>, extensions:
     for difference in differences {
         log!(Level::Warn, "{manifest_path}: driver cache verify: {difference}");
     }
+}
+
+/// Drops a driver's entry (its lazy loading failed: the next instance loads it at once).
+pub fn forget(manifest_path: &str) {
+    let mut session = Session::open();
+    if session.mode == Mode::Off {
+        return;
+    }
+    with_system_allocator(|| {
+        if session
+            .entries()
+            .iter()
+            .any(|e| e.manifest_path == manifest_path)
+        {
+            session
+                .entries_mut()
+                .retain(|e| e.manifest_path != manifest_path);
+            session.changed = true;
+        }
+    });
+    session.save();
 }
 
 /// The executable's path, for keys that depend on it.

@@ -11,17 +11,21 @@
 //!          u32:interface-version u8:has-version u32:instance-version
 //!          u16:extension-count (str8:name u32:spec-version)*
 //!          u8:device-record-count (u64:application u32:physical-device-count)*
+//!          u8:profile-count profile*
+//! profile = u64:application u8:device-count (u32:answer-count (u64:key u32:len bytes)*)*
+//!          u8:group-count (0xff: none) (u8:member-count u8:member* u32:subset-allocation)*
 //! str8 / str16 = a u8 / u16 byte length, then UTF-8 bytes; numbers little-endian
 //! ```
 
 use super::key::{Digest, Key};
+use super::profile::{self, Profile};
 
 /// The file's first bytes.
 const MAGIC: &[u8; 8] = b"VKLDRVC\0";
 /// Bumped whenever the layout or the meaning of a field changes: an older or newer file is ignored.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Bounds: a file or list past them is not ours, or not worth reading.
-pub const MAX_FILE_BYTES: usize = 1 << 20;
+pub const MAX_FILE_BYTES: usize = 4 << 20;
 pub const MAX_ENTRIES: usize = 256;
 const MAX_EXTENSIONS: usize = 1024;
 pub const MAX_DEVICE_RECORDS: usize = 16;
@@ -43,6 +47,8 @@ pub struct Entry {
     /// Physical devices the driver reported at instance creation, per application digest (see
     /// `key::application`), latest first.
     pub devices: Vec<(u64, u32)>,
+    /// What its physical devices answered, per application digest, latest first (`crate::lazy`).
+    pub profiles: Vec<Profile>,
 }
 
 impl Entry {
@@ -56,6 +62,18 @@ impl Entry {
         self.devices.retain(|(a, _)| *a != application);
         self.devices.insert(0, (application, count));
         self.devices.truncate(MAX_DEVICE_RECORDS);
+    }
+
+    /// The physical devices recorded for `application`, if they were.
+    pub fn profile(&self, application: u64) -> Option<&Profile> {
+        self.profiles.iter().find(|p| p.application == application)
+    }
+
+    /// Records `profile`, latest first, keeping a bounded list.
+    pub fn set_profile(&mut self, profile: Profile) {
+        self.profiles.retain(|p| p.application != profile.application);
+        self.profiles.insert(0, profile);
+        self.profiles.truncate(MAX_DEVICE_RECORDS);
     }
 }
 
@@ -89,6 +107,7 @@ pub fn encode(entries: &[Entry]) -> Vec<u8> {
             body.extend_from_slice(&application.to_le_bytes());
             body.extend_from_slice(&count.to_le_bytes());
         }
+        profile::encode(&mut body, &e.profiles);
     }
     let mut file = Vec::with_capacity(24 + body.len());
     file.extend_from_slice(MAGIC);
@@ -175,7 +194,8 @@ fn entry(r: &mut Reader) -> Option<Entry> {
     for _ in 0..device_records {
         devices.push((r.u64()?, r.u32()?));
     }
-    Some(Entry { manifest_path, key, written, library_resolved, interface_version, instance_version, extensions, devices })
+    let profiles = profile::decode(r)?;
+    Some(Entry { manifest_path, key, written, library_resolved, interface_version, instance_version, extensions, devices, profiles })
 }
 
 fn put_str16(out: &mut Vec<u8>, text: &str) {
@@ -186,10 +206,10 @@ fn put_str16(out: &mut Vec<u8>, text: &str) {
 }
 
 /// A cursor over untrusted bytes: every read is checked against what is left.
-struct Reader<'a>(&'a [u8]);
+pub(super) struct Reader<'a>(pub(super) &'a [u8]);
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+    pub(super) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         if n > self.0.len() {
             return None;
         }
@@ -197,16 +217,16 @@ impl<'a> Reader<'a> {
         self.0 = rest;
         Some(head)
     }
-    fn u8(&mut self) -> Option<u8> {
+    pub(super) fn u8(&mut self) -> Option<u8> {
         Some(self.take(1)?[0])
     }
-    fn u16(&mut self) -> Option<u16> {
+    pub(super) fn u16(&mut self) -> Option<u16> {
         Some(u16::from_le_bytes(self.take(2)?.try_into().ok()?))
     }
-    fn u32(&mut self) -> Option<u32> {
+    pub(super) fn u32(&mut self) -> Option<u32> {
         Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
     }
-    fn u64(&mut self) -> Option<u64> {
+    pub(super) fn u64(&mut self) -> Option<u64> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
     fn str16(&mut self) -> Option<String> {
@@ -229,12 +249,22 @@ mod tests {
             instance_version: Some(vk_generated::make_api_version(0, 1, 3, 230)),
             extensions: vec![("VK_KHR_surface".into(), 25), ("VK_EXT_debug_report".into(), 10)],
             devices: vec![(77, 1), (78, 0)],
+            profiles: vec![Profile {
+                application: 77,
+                devices: vec![profile::DeviceAnswers { answers: vec![(3, vec![1, 2, 3]), (9, vec![])] }],
+                groups: Some(vec![(vec![0], 0)]),
+            }],
         }
     }
 
     #[test]
     fn entries_survive_a_round_trip() {
-        let entries = vec![sample("/a.json", 2), Entry { instance_version: None, devices: vec![], ..sample("/b.json", 1) }];
+        let groupless = Profile { groups: None, ..sample("/c.json", 1).profiles[0].clone() };
+        let entries = vec![
+            sample("/a.json", 2),
+            Entry { instance_version: None, devices: vec![], profiles: vec![], ..sample("/b.json", 1) },
+            Entry { profiles: vec![groupless], ..sample("/c.json", 0) },
+        ];
         assert_eq!(decode(&encode(&entries)), Ok(entries));
         assert_eq!(decode(&encode(&[])), Ok(vec![]));
     }
@@ -256,8 +286,8 @@ mod tests {
     fn foreign_and_other_version_files_are_named() {
         assert_eq!(decode(b"{\"not\": \"ours\"} and some more bytes"), Err(Unusable::Foreign));
         let mut other = encode(&[]);
-        other[8..12].copy_from_slice(&2u32.to_le_bytes());
-        assert_eq!(decode(&other), Err(Unusable::OtherVersion(2)));
+        other[8..12].copy_from_slice(&1u32.to_le_bytes());
+        assert_eq!(decode(&other), Err(Unusable::OtherVersion(1)));
         assert_eq!(decode(&vec![0u8; MAX_FILE_BYTES + 1]), Err(Unusable::Foreign));
     }
 

@@ -65,8 +65,15 @@ pub(crate) unsafe fn create_without_layers(
     pAllocator: *const VkAllocationCallbacks,
     pDevice: *mut VkDevice,
 ) -> VkResult {
-    let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-    let Some(gdpa) = pd.driver_gdpa else { return VkResult::ERROR_INITIALIZATION_FAILED };
+    let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else {
+        return VkResult::ERROR_INITIALIZATION_FAILED;
+    };
+    if !crate::lazy::live_for(&pd.term, "vkCreateDevice") {
+        return VkResult::ERROR_INITIALIZATION_FAILED;
+    }
+    let Some(gdpa) = pd.driver_gdpa() else {
+        return VkResult::ERROR_INITIALIZATION_FAILED;
+    };
     let data = DeviceData::new(None);
     match create_on_driver(pd, info, pAllocator, data) {
         Ok(device) => {
@@ -96,13 +103,17 @@ pub(crate) unsafe fn create_on_driver(
     pAllocator: *const VkAllocationCallbacks,
     data: *mut DeviceData,
 ) -> Result<VkDevice, VkResult> {
-    let driver = &*pd.term.driver_table;
-    let (Some(create), Some(gdpa)) = (driver.vkCreateDevice, pd.driver_gdpa) else {
+    // A lazy driver is loaded now (its devices in a group with this one are its own).
+    if !crate::lazy::live_for(&pd.term, "vkCreateDevice") {
+        return Err(VkResult::ERROR_INITIALIZATION_FAILED);
+    }
+    let (driver, handle) = pd.term.driver();
+    let (Some(create), Some(gdpa)) = ((*driver).vkCreateDevice, pd.driver_gdpa()) else {
         return Err(VkResult::ERROR_INITIALIZATION_FAILED);
     };
     let mut device = VkDevice::NULL;
-    let to_driver = |h: VkPhysicalDevice| PhysicalDevice::from_any_handle(h).map(|pd| pd.term.driver_handle);
-    let result = with_device_group_handles(info, to_driver, || create(pd.term.driver_handle, info, pAllocator, &mut device));
+    let to_driver = |h: VkPhysicalDevice| PhysicalDevice::from_any_handle(h).map(|pd| pd.term.driver().1);
+    let result = with_device_group_handles(info, to_driver, || create(handle, info, pAllocator, &mut device));
     if result != VkResult::SUCCESS {
         return Err(result);
     }
@@ -182,7 +193,9 @@ pub(crate) unsafe fn with_device_group_handles(
     map: impl Fn(VkPhysicalDevice) -> Option<VkPhysicalDevice>,
     create: impl FnOnce() -> VkResult,
 ) -> VkResult {
-    let Some(group) = vk_generated::find_in_chain::<VkDeviceGroupDeviceCreateInfo>(info.pNext) else { return create() };
+    let Some(group) = vk_generated::find_in_chain::<VkDeviceGroupDeviceCreateInfo>(info.pNext) else {
+        return create();
+    };
     if group.pPhysicalDevices.is_null() || group.physicalDeviceCount == 0 {
         return create();
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use vk_generated::lookup::ExtensionSet;
 use vk_generated::types::*;
-use vk_generated::{extension_id, DispatchTable, InstanceDispatchTable};
+use vk_generated::extension_id;
 
 use crate::cache;
 use crate::chain::physical_devices;
@@ -20,6 +20,7 @@ use crate::ffi::{extension_properties, name_of, names};
 use crate::ffi;
 use crate::load::direct::{self, DirectDrivers};
 use crate::load::driver::{self, Driver, Loaded};
+use crate::load::instance::{create_driver_instance, driver_table, extension_set, given_extensions};
 use crate::loader_abi::InstanceDispatch;
 use crate::manifest;
 use crate::object::instance::{DriverInstance, Instance, PhysicalDevices};
@@ -56,6 +57,8 @@ enum Outcome {
 pub(crate) struct Remembered {
     pub manifest_path: String,
     pub extensions: Vec<VkExtensionProperties>,
+    pub manifest: manifest::driver::DriverManifest,
+    pub entry: cache::record::Entry,
 }
 
 impl Source {
@@ -119,7 +122,7 @@ fn load_drivers(
                 log!(Level::Info, "loader_parse_icd_manifest: {} has unknown icd manifest file version {version}. May cause errors.", found.path);
             }
             match cache.lookup(&found.path, &m, answered_by) {
-                cache::Lookup::Hit(entry) => return Ok(Outcome::Remembered(remembered(&found.path, entry))),
+                cache::Lookup::Hit(entry) => return Ok(Outcome::Remembered(remembered(&found.path, m, entry))),
                 cache::Lookup::Miss(why) => miss = why,
             }
             driver::load(&found.path, m, &drivers).map(Outcome::Loaded)
@@ -156,7 +159,7 @@ fn load_drivers(
 }
 
 /// A driver answered from its record, logged and recorded in the plan.
-fn remembered(manifest_path: &str, entry: &cache::record::Entry) -> Remembered {
+fn remembered(manifest_path: &str, manifest: manifest::driver::DriverManifest, entry: &cache::record::Entry) -> Remembered {
     let age = cache::age(entry);
     log!(Level::Driver, "{manifest_path}: not loaded: answered from the driver cache (recorded {age} ago)");
     plan::record(|p| {
@@ -168,7 +171,7 @@ fn remembered(manifest_path: &str, entry: &cache::record::Entry) -> Remembered {
         .iter()
         .filter_map(|(name, spec)| std::ffi::CString::new(name.as_str()).ok().map(|name| extension_properties(&name, *spec)))
         .collect();
-    Remembered { manifest_path: manifest_path.to_string(), extensions }
+    Remembered { manifest_path: manifest_path.to_string(), extensions, manifest, entry: entry.clone() }
 }
 
 /// What a loaded driver answered, for its cache record.
@@ -213,7 +216,9 @@ pub(crate) fn instance_extensions_per_driver() -> Vec<Vec<VkExtensionProperties>
 
 /// The instance extensions one driver supports.
 pub(crate) fn driver_extensions(driver: &Driver) -> Vec<VkExtensionProperties> {
-    let Some(f) = driver.global(c"vkEnumerateInstanceExtensionProperties") else { return Vec::new() };
+    let Some(f) = driver.global(c"vkEnumerateInstanceExtensionProperties") else {
+        return Vec::new();
+    };
     // SAFETY: the signature of vkEnumerateInstanceExtensionProperties.
     let f: PFN_vkEnumerateInstanceExtensionProperties = unsafe { std::mem::transmute(f) };
     let Some(f) = f else { return Vec::new() };
@@ -257,6 +262,7 @@ pub(crate) fn new_instance(creation_callbacks: Vec<messengers::Callback>) -> Box
         device_configurations: None,
         api_version: 0,
         enabled_extensions: ExtensionSet::new(),
+        application: 0,
         creation_callbacks,
         messengers: messengers::Messengers::default(),
         layers: None,
@@ -292,7 +298,21 @@ unsafe fn create_drivers_with(
     let direct = direct::requested(info, requested.contains(&direct::EXTENSION));
     let mut rejected = Vec::new();
     let application = application_digest(info);
-    let sources = load_drivers(&mut rejected, direct, &mut cache, &|entry| entry.device_count(application) == Some(0));
+    // 0, or below 1.0 (invalid: see check_api_version), is 1.0.
+    let app_version = info.pApplicationInfo.as_ref().map(|a| a.apiVersion).filter(|&v| v >= vk_generated::make_api_version(0, 1, 0, 0));
+    let api_version = app_version.unwrap_or(vk_generated::make_api_version(0, 1, 0, 0));
+    // Drivers whose record holds their physical devices are loaded only when first needed, if
+    // what their instances must be created with can be kept.
+    let kept = match (&direct, crate::lazy::allowed()) {
+        (None, true) => crate::lazy::kept::KeptCreateInfo::new(info, api_version)
+            .map_err(|why| log!(Level::Driver, "drivers with physical devices are loaded now: {why}"))
+            .ok(),
+        _ => None,
+    };
+    let answered_by = |entry: &cache::record::Entry| {
+        entry.device_count(application) == Some(0) || (kept.is_some() && entry.profile(application).is_some_and(|p| crate::lazy::usable(p, entry)))
+    };
+    let sources = load_drivers(&mut rejected, direct, &mut cache, &answered_by);
     // Each driver is asked once; its list decides what it gets and what the instance offers.
     let per_driver: Vec<Vec<VkExtensionProperties>> = sources.iter().map(Source::extensions).collect();
     let available = all_instance_extensions(&per_driver);
@@ -302,9 +322,6 @@ unsafe fn create_drivers_with(
             return Err(VkResult::ERROR_EXTENSION_NOT_PRESENT);
         }
     }
-    // 0, or below 1.0 (invalid: see check_api_version), is 1.0.
-    let app_version = info.pApplicationInfo.as_ref().map(|a| a.apiVersion).filter(|&v| v >= vk_generated::make_api_version(0, 1, 0, 0));
-    let api_version = app_version.unwrap_or(vk_generated::make_api_version(0, 1, 0, 0));
     let portability_extension = requested.contains(&c"VK_KHR_portability_enumeration");
     let portability_flag = VkInstanceCreateFlags(info.flags.0).contains(VkInstanceCreateFlags::ENUMERATE_PORTABILITY_BIT_KHR);
     let mut skipped_portability_driver = false;
@@ -318,6 +335,9 @@ unsafe fn create_drivers_with(
     for (source, supported) in sources.iter().zip(&per_driver) {
         let driver = match source {
             Source::Loaded(driver) => driver.clone(),
+            Source::Remembered(r) if r.entry.device_count(application).is_some_and(|n| n > 0) => {
+                Arc::new(Driver::remembered(&r.manifest_path, &r.manifest, r.entry.interface_version, r.entry.instance_version))
+            }
             Source::Remembered(r) => {
                 log!(Level::Driver, "{}: not loaded: its driver cache record says it has no physical device", r.manifest_path);
                 plan::record(|p| p.driver(&r.manifest_path, None, Decision::Skipped, "not loaded: its driver cache record says it has no physical device"));
@@ -335,10 +355,14 @@ unsafe fn create_drivers_with(
             skipped_portability_driver = true;
             continue;
         }
+        if let (Source::Remembered(r), Some(kept)) = (source, &kept) {
+            driver_instances.push(lazy_driver_instance(driver, r, application, &requested, api_version, kept.clone(), allocator));
+            continue;
+        }
         let created = create_driver_instance(&driver, supported, info, &requested, api_version, allocator)
             .and_then(|(handle, extensions)| driver_table(&driver, handle, allocator).map(|table| (handle, table, extensions)));
         match created {
-            Ok((handle, table, extensions)) => driver_instances.push(DriverInstance { driver, handle, table, extensions }),
+            Ok((handle, table, extensions)) => driver_instances.push(DriverInstance { driver, handle, table, extensions, lazy: None }),
             Err(reason) => {
                 log!(Level::Warn, "{}: driver skipped: {reason}", driver.manifest_path);
                 plan::record(|p| p.driver(&driver.manifest_path, None, Decision::Rejected, &reason));
@@ -370,6 +394,14 @@ unsafe fn create_drivers_with(
     }
 
     instance.drivers = driver_instances;
+    let address = &*instance as *const Instance as usize;
+    for (index, d) in instance.drivers.iter().enumerate() {
+        if let Some(lazy) = &d.lazy {
+            // SAFETY: the instance is boxed and outlives its drivers, this one's closure included.
+            lazy.on_live(Box::new(move || unsafe { (*(address as *const Instance)).point_lazy_devices(index) }));
+        }
+    }
+    instance.application = application;
     instance.api_version = api_version;
     instance.enabled_extensions = enabled_extensions;
     instance.device_configurations = crate::manifest::settings::current().and_then(|s| s.device_configurations.clone());
@@ -383,7 +415,13 @@ unsafe fn create_drivers_with(
 
 /// The application's digest for its physical-device records (see `cache::key::application`).
 unsafe fn application_digest(info: &VkInstanceCreateInfo) -> u64 {
-    let text = |p: *const c_char| if p.is_null() { String::new() } else { CStr::from_ptr(p).to_string_lossy().into_owned() };
+    let text = |p: *const c_char| {
+        if p.is_null() {
+            String::new()
+        } else {
+            CStr::from_ptr(p).to_string_lossy().into_owned()
+        }
+    };
     let app = info.pApplicationInfo.as_ref().map(|a| (text(a.pApplicationName), a.applicationVersion, text(a.pEngineName), a.engineVersion, a.apiVersion));
     let app = app.as_ref().map(|(name, version, engine, engine_version, api)| (name.as_str(), *version, engine.as_str(), *engine_version, *api));
     cache::key::application(&cache::executable(), app)
@@ -412,45 +450,6 @@ fn portability_hint(extension_enabled: bool, flag_set: bool) -> &'static str {
     }
 }
 
-/// The Vulkan 1.0 instance-level commands every driver must have: the loader calls them without
-/// checking (`vkEnumerateDeviceLayerProperties`, deprecated, is not among them).
-const REQUIRED_DRIVER_COMMANDS: &[u16] = {
-    use vk_generated::command_id::*;
-    &[
-        vkDestroyInstance,
-        vkEnumeratePhysicalDevices,
-        vkGetPhysicalDeviceFeatures,
-        vkGetPhysicalDeviceFormatProperties,
-        vkGetPhysicalDeviceImageFormatProperties,
-        vkGetPhysicalDeviceProperties,
-        vkGetPhysicalDeviceQueueFamilyProperties,
-        vkGetPhysicalDeviceMemoryProperties,
-        vkGetPhysicalDeviceSparseImageFormatProperties,
-        vkCreateDevice,
-        vkEnumerateDeviceExtensionProperties,
-    ]
-};
-
-/// A driver instance's table of instance-level functions; a driver lacking one of the required
-/// commands (or `vkGetDeviceProcAddr`) is unusable: its instance is destroyed and it is skipped.
-unsafe fn driver_table(driver: &Driver, handle: VkInstance, allocator: *const VkAllocationCallbacks) -> Result<Box<InstanceDispatch>, String> {
-    let gipa = driver.get_instance_proc_addr;
-    let table = InstanceDispatch::new(InstanceDispatchTable::load(|name| gipa(handle, name.as_ptr())));
-    let slots = table.table.slots();
-    let missing = REQUIRED_DRIVER_COMMANDS
-        .iter()
-        .map(|&id| &vk_generated::COMMANDS[id as usize])
-        .find(|command| slots[command.slot as usize].is_none())
-        .map(|command| command.name())
-        .or_else(|| gipa(handle, c"vkGetDeviceProcAddr".as_ptr()).is_none().then_some(c"vkGetDeviceProcAddr"));
-    let Some(missing) = missing else { return Ok(table) };
-    log!(Level::Warn, "Unable to load {} from ICD {}", missing.to_string_lossy(), driver.library_path);
-    if let Some(destroy) = table.table.vkDestroyInstance {
-        destroy(handle, allocator);
-    }
-    Err(format!("it lacks {}, which every driver must have", missing.to_string_lossy()))
-}
-
 /// Destroys the driver instances that report no physical device (unloading their libraries
 /// unless something else holds them). Their devices are wrapped at the first enumeration.
 /// Returns each driver's count.
@@ -474,82 +473,24 @@ fn release_drivers_without_devices(instance: &mut Instance, allocator: *const Vk
     per_driver
 }
 
-/// The instance version the driver speaks, with the Khronos loader's warning when its manifest
-/// promised more.
-fn driver_instance_version(driver: &Driver) -> u32 {
-    let version_1_0 = vk_generated::make_api_version(0, 1, 0, 0);
-    let reported = driver.reported_instance_version();
-    let promised = driver.manifest.api_version.is_some_and(|v| v >= vk_generated::make_api_version(0, 1, 1, 0));
-    let path = &driver.library_path;
-    match reported {
-        None if promised => log!(
-            Level::Warn,
-            "terminator_CreateInstance: Manifest ICD for \"{path}\" contained a 1.1 or greater API version, but does not support \
-             vkEnumerateInstanceVersion, treating as a 1.0 ICD"
-        ),
-        Some(v) if promised && vk_generated::api_version_major_minor(v) == (1, 0) => log!(
-            Level::Warn,
-            "terminator_CreateInstance: Manifest ICD for \"{path}\" contained a 1.1 or greater API version, but \
-             vkEnumerateInstanceVersion returned 1.0, treating as a 1.0 ICD"
-        ),
-        _ => {}
-    }
-    reported.unwrap_or(version_1_0)
-}
-
-/// Creates one driver's instance with the extensions it supports and an API version it accepts;
-/// returns its handle and the extensions it was given.
-unsafe fn create_driver_instance(
-    driver: &Driver,
-    supported: &[VkExtensionProperties],
-    info: &VkInstanceCreateInfo,
+/// A driver left unloaded, its physical devices answered from its record until first needed.
+fn lazy_driver_instance(
+    driver: Arc<Driver>,
+    remembered: &Remembered,
+    application: u64,
     requested: &[&CStr],
     api_version: u32,
+    kept: Arc<crate::lazy::kept::KeptCreateInfo>,
     allocator: *const VkAllocationCallbacks,
-) -> Result<(VkInstance, ExtensionSet), String> {
-    let Some(create) = driver.global(c"vkCreateInstance") else { return Err("no vkCreateInstance".into()) };
-    // SAFETY: the signature of vkCreateInstance.
-    let create: PFN_vkCreateInstance = std::mem::transmute(create);
-    let supports = |name: &CStr| supported.iter().any(|p| name_of(p) == name);
-    let mut given: Vec<&CStr> = requested.iter().copied().filter(|e| supports(e)).collect();
-    let driver_version = driver_instance_version(driver);
-    // Physical devices are ordered by their PCI address, read through
-    // vkGetPhysicalDeviceProperties2: where that is not core, the driver gets the extension.
-    let properties2 = c"VK_KHR_get_physical_device_properties2";
-    let core_properties2 = api_version >= vk_generated::make_api_version(0, 1, 1, 0) && driver_version >= vk_generated::make_api_version(0, 1, 1, 0);
-    if !core_properties2 && supports(properties2) && !given.contains(&properties2) {
-        given.push(properties2);
-    }
-    let extensions: Vec<*const c_char> = given.iter().map(|e| e.as_ptr()).collect();
-    let mut app_info = info.pApplicationInfo.as_ref().copied();
-    // A 1.0-only driver must be given apiVersion 1.0.
-    if let Some(app) = app_info.as_mut() {
-        if vk_generated::api_version_major_minor(driver_version) == (1, 0) && api_version > driver_version {
-            app.apiVersion = vk_generated::make_api_version(0, 1, 0, 0);
-        }
-    }
-    let mut driver_info = *info;
-    driver_info.pApplicationInfo = app_info.as_ref().map_or(std::ptr::null(), |a| a as *const _);
-    driver_info.enabledExtensionCount = extensions.len() as u32;
-    driver_info.ppEnabledExtensionNames = extensions.as_ptr();
-    driver_info.enabledLayerCount = 0;
-    driver_info.ppEnabledLayerNames = std::ptr::null();
-    // Portability enumeration is the loader's business unless the driver has the extension too.
-    if !given.contains(&c"VK_KHR_portability_enumeration") {
-        driver_info.flags = VkInstanceCreateFlags(info.flags.0 & !VkInstanceCreateFlags::ENUMERATE_PORTABILITY_BIT_KHR.0);
-    }
-    let mut handle = VkInstance::NULL;
-    let result = create.map_or(VkResult::ERROR_INITIALIZATION_FAILED, |f| f(&driver_info, allocator, &mut handle));
-    if result != VkResult::SUCCESS {
-        return Err(format!("its vkCreateInstance returned {result:?}"));
-    }
-    if handle.is_null() {
-        return Err("its vkCreateInstance returned no instance (VK_SUCCESS with VK_NULL_HANDLE)".into());
-    }
-    let mut set = ExtensionSet::new();
-    for ext in given {
-        set.insert_name(ext.to_bytes());
-    }
-    Ok((handle, set))
+) -> DriverInstance {
+    let profile = remembered.entry.profile(application).cloned().unwrap_or_default();
+    let devices = profile.devices.len();
+    let why = format!("not loaded: its {devices} physical devices answered from the driver cache until first needed");
+    log!(Level::Driver, "{}: {why}", remembered.manifest_path);
+    plan::record(|p| p.driver(&remembered.manifest_path, Some(&remembered.entry.library_resolved), Decision::Used, &why));
+    let extensions = extension_set(&given_extensions(&driver, &remembered.extensions, requested, api_version));
+    let lazy = crate::lazy::Lazy::new(&remembered.manifest_path, remembered.manifest.clone(), remembered.extensions.clone(), profile, kept, allocator);
+    DriverInstance { driver, handle: lazy.handle(), table: crate::lazy::Lazy::front_table(), extensions, lazy: Some(lazy) }
 }
+
 

@@ -71,13 +71,13 @@ unsafe fn admitted(filters: &DeviceFilters, device: VkPhysicalDevice) -> bool {
 
 /// `VkPhysicalDeviceDriverProperties::driverID` from the device's driver, where it can say.
 unsafe fn driver_id(device: VkPhysicalDevice) -> Option<u32> {
-    let loader_device = &*(device.0 as *const TerminatorPhysicalDevice);
-    if loader_device.driver_handle.is_null() || loader_device.driver_table.is_null() {
+    let (table, handle) = (*(device.0 as *const TerminatorPhysicalDevice)).driver();
+    if handle.is_null() || table.is_null() {
         return None;
     }
-    let get2 = (*loader_device.driver_table).vkGetPhysicalDeviceProperties2?;
+    let get2 = (*table).vkGetPhysicalDeviceProperties2?;
     let mut driver = VkPhysicalDeviceDriverProperties::default();
     let mut properties = VkPhysicalDeviceProperties2 { pNext: &mut driver as *mut _ as *mut _, ..Default::default() };
-    get2(loader_device.driver_handle, &mut properties);
+    get2(handle, &mut properties);
     Some(driver.driverID.0 as u32)
 }

@@ -55,8 +55,16 @@ impl PhysicalDevices {
 }
 
 /// The position in `all` of the wrapper of a reported device, made if it is new.
-fn position_or_insert(all: &mut Vec<Box<PhysicalDevice>>, instance: &Instance, reported: &Reported) -> usize {
-    let same = |d: &PhysicalDevice| d.driver == reported.driver && d.term.driver_handle == reported.handle;
+fn position_or_insert(
+    all: &mut Vec<Box<PhysicalDevice>>,
+    instance: &Instance,
+    reported: &Reported,
+) -> usize {
+    let same = |d: &PhysicalDevice| {
+        let handle = d.term.driver().1;
+        d.driver == reported.driver
+            && (handle == reported.handle || crate::lazy::same_device(handle, reported.handle))
+    };
     if let Some(position) = all.iter().position(|d| same(d)) {
         return position;
     }
@@ -98,7 +106,7 @@ fn report(instance: &Instance) -> Result<Vec<Reported>, VkResult> {
         any |= !handles.is_empty();
         for handle in handles {
             let mut properties = VkPhysicalDeviceProperties::default();
-            if let Some(get) = d.table.vkGetPhysicalDeviceProperties {
+            if let Some(get) = d.live().0.vkGetPhysicalDeviceProperties {
                 unsafe { get(handle, &mut properties) };
             }
             // The filters act above the layers (`filtered_devices`); here they are only told.
@@ -210,8 +218,12 @@ fn select_by_settings(devices: Vec<Reported>, drivers: &[DriverInstance], config
     let mut chosen = Vec::with_capacity(configurations.len());
     for wanted in configurations {
         let matches = |i: usize| {
-            let (Some(device), Some(id)) = (&left[i], &ids[i]) else { return false };
-            id.deviceUUID == wanted.device_uuid && id.driverUUID == wanted.driver_uuid && device.properties.driverVersion == wanted.driver_version
+            let (Some(device), Some(id)) = (&left[i], &ids[i]) else {
+                return false;
+            };
+            id.deviceUUID == wanted.device_uuid
+                && id.driverUUID == wanted.driver_uuid
+                && device.properties.driverVersion == wanted.driver_version
         };
         match (0..left.len()).find(|&i| matches(i)) {
             Some(i) => chosen.extend(left[i].take()),
@@ -268,7 +280,9 @@ unsafe fn none_matched(instance: &Instance, count: *mut u32, count_only: bool) -
 /// `VK_LOADER_DISABLE_SELECT` set to a number other than 0 (read as C's `strtol` would: its
 /// leading digits; anything else is 0), as the Khronos loader reads it.
 fn sorting_disabled() -> bool {
-    let Some(value) = platform::plain_env("VK_LOADER_DISABLE_SELECT") else { return false };
+    let Some(value) = platform::plain_env("VK_LOADER_DISABLE_SELECT") else {
+        return false;
+    };
     let value = value.trim_start();
     let digits = value.strip_prefix(['-', '+']).unwrap_or(value);
     digits.chars().take_while(char::is_ascii_digit).any(|d| d != '0')
@@ -277,8 +291,11 @@ fn sorting_disabled() -> bool {
 /// One driver's physical devices; none when its enumeration fails, except for running out of
 /// memory, which is the application's error too.
 fn driver_devices(d: &DriverInstance) -> Result<Vec<VkPhysicalDevice>, VkResult> {
-    let Some(enumerate) = d.table.vkEnumeratePhysicalDevices else { return Ok(Vec::new()) };
-    match ffi::query(|count, out| unsafe { enumerate(d.handle, count, out) }) {
+    let (table, instance) = d.live();
+    let Some(enumerate) = table.vkEnumeratePhysicalDevices else {
+        return Ok(Vec::new());
+    };
+    match ffi::query(|count, out| unsafe { enumerate(instance, count, out) }) {
         Ok(handles) => {
             if handles.iter().any(|h| h.is_null()) {
                 log!(Level::Warn, "{}: vkEnumeratePhysicalDevices wrote fewer devices than it counted (NULL handles skipped)", d.driver.manifest_path);
@@ -302,9 +319,12 @@ pub fn counts_per_driver(drivers: &[DriverInstance]) -> Vec<usize> {
     drivers
         .iter()
         .map(|d| {
-            let Some(enumerate) = d.table.vkEnumeratePhysicalDevices else { return 0 };
+            let (table, instance) = d.live();
+            let Some(enumerate) = table.vkEnumeratePhysicalDevices else {
+                return 0;
+            };
             let mut count = 0u32;
-            match unsafe { enumerate(d.handle, &mut count, std::ptr::null_mut()) } {
+            match unsafe { enumerate(instance, &mut count, std::ptr::null_mut()) } {
                 VkResult::SUCCESS => count as usize,
                 _ => 0,
             }
@@ -315,7 +335,14 @@ pub fn counts_per_driver(drivers: &[DriverInstance]) -> Vec<usize> {
 /// The loader's wrapper for a device a driver reported.
 fn wrap(instance: &Instance, reported: &Reported) -> Box<PhysicalDevice> {
     let d = &instance.drivers[reported.driver];
-    let gdpa = unsafe { (d.driver.get_instance_proc_addr)(d.handle, c"vkGetDeviceProcAddr".as_ptr()) };
+    let (table, handle) = d.live();
+    // A lazy driver's is set when it is loaded.
+    let gdpa = match d.is_unloaded() {
+        true => None,
+        false => unsafe {
+            (d.live_driver().get_instance_proc_addr)(handle, c"vkGetDeviceProcAddr".as_ptr())
+        },
+    };
     // SAFETY: the signature of vkGetDeviceProcAddr.
     let driver_gdpa: PFN_vkGetDeviceProcAddr = unsafe { std::mem::transmute(gdpa) };
     let mut device = Box::new(PhysicalDevice {
@@ -324,12 +351,12 @@ fn wrap(instance: &Instance, reported: &Reported) -> Box<PhysicalDevice> {
             magic: crate::handles::PHYSICAL_DEVICE_MAGIC,
             unwrapped: VkPhysicalDevice::NULL,
             instance: instance as *const Instance as *const std::ffi::c_void,
-            driver_table: (&*d.table as *const crate::loader_abi::InstanceDispatch).cast(),
+            driver_table: (table as *const crate::loader_abi::InstanceDispatch).cast(),
             driver_handle: reported.handle,
         },
         driver: reported.driver,
         instance,
-        driver_gdpa,
+        gdpa: std::sync::atomic::AtomicUsize::new(driver_gdpa.map_or(0, |f| f as usize)),
         properties: reported.properties,
     });
     device.term.unwrapped = device.handle();
@@ -345,14 +372,19 @@ fn wrap(instance: &Instance, reported: &Reported) -> Box<PhysicalDevice> {
 pub fn groups(instance: &Instance, app_next: &dyn Fn(usize) -> *mut c_void) -> Result<Vec<Group>, VkResult> {
     let devices = instance.physical_devices.refresh(instance)?;
     let position = |driver: usize, handle: VkPhysicalDevice| {
-        devices.iter().position(|d| d.device.driver == driver && d.device.term.driver_handle == handle)
+        devices.iter().position(|d| {
+            d.device.driver == driver
+                && (d.device.term.driver().1 == handle
+                    || crate::lazy::same_device(d.device.term.driver().1, handle))
+        })
     };
     let mut groups: Vec<(Vec<usize>, VkBool32)> = Vec::new();
     for (index, d) in instance.drivers.iter().enumerate() {
         let first = groups.len();
         let driver_groups = driver_groups(d, &|i| app_next(first + i)).unwrap_or_else(|| {
             let own = devices.iter().filter(|p| p.device.driver == index);
-            own.map(|p| (vec![p.device.term.driver_handle], VK_FALSE)).collect()
+            own.map(|p| (vec![p.device.term.driver().1], VK_FALSE))
+                .collect()
         });
         for (members, subset_allocation) in driver_groups {
             let Some(mut members) = members.into_iter().map(|h| position(index, h)).collect::<Option<Vec<usize>>>() else {
@@ -386,17 +418,30 @@ fn driver_groups(d: &DriverInstance, next: &dyn Fn(usize) -> *mut c_void) -> Opt
     if !core && !d.has_extension(b"VK_KHR_device_group_creation") {
         return None;
     }
-    let enumerate = d.table.vkEnumeratePhysicalDeviceGroups?;
+    let (table, instance) = d.live();
+    let enumerate = table.vkEnumeratePhysicalDeviceGroups?;
     let groups = ffi::query(|count, out: *mut VkPhysicalDeviceGroupProperties| unsafe {
         if !out.is_null() {
             for i in 0..*count as usize {
                 (*out.add(i)).pNext = next(i);
             }
         }
-        enumerate(d.handle, count, out)
+        enumerate(instance, count, out)
     });
     match groups {
-        Ok(groups) => Some(groups.iter().map(|g| (g.physicalDevices[..(g.physicalDeviceCount as usize).min(g.physicalDevices.len())].to_vec(), g.subsetAllocation)).collect()),
+        Ok(groups) => Some(
+            groups
+                .iter()
+                .map(|g| {
+                    (
+                        g.physicalDevices
+                            [..(g.physicalDeviceCount as usize).min(g.physicalDevices.len())]
+                            .to_vec(),
+                        g.subsetAllocation,
+                    )
+                })
+                .collect(),
+        ),
         Err(e) => {
             log!(Level::Warn, "{}: vkEnumeratePhysicalDeviceGroups failed ({e:?}); one group per device", d.driver.manifest_path);
             None
@@ -481,14 +526,23 @@ fn device_entry(d: &DriverInstance, handle: VkPhysicalDevice, properties: &VkPhy
 
 /// Whether a driver's physical device supports a device extension.
 fn has_device_extension(driver: &DriverInstance, handle: VkPhysicalDevice, name: &CStr) -> bool {
-    let Some(enumerate) = driver.table.vkEnumerateDeviceExtensionProperties else { return false };
-    let extensions = ffi::query(|count, out| unsafe { enumerate(handle, std::ptr::null(), count, out) }).unwrap_or_default();
-    extensions.iter().any(|e| unsafe { CStr::from_ptr(e.extensionName.as_ptr()) } == name)
+    let Some(enumerate) = driver.live().0.vkEnumerateDeviceExtensionProperties else {
+        return false;
+    };
+    let extensions =
+        ffi::query(|count, out| unsafe { enumerate(handle, std::ptr::null(), count, out) })
+            .unwrap_or_default();
+    extensions
+        .iter()
+        .any(|e| unsafe { CStr::from_ptr(e.extensionName.as_ptr()) } == name)
 }
 
 /// Fills one extension struct through the driver's `vkGetPhysicalDeviceProperties2`.
-fn query_properties2<T: vk_generated::TaggedStruct + Default>(driver: &DriverInstance, handle: VkPhysicalDevice) -> Option<T> {
-    let get2 = driver.table.vkGetPhysicalDeviceProperties2?;
+fn query_properties2<T: vk_generated::TaggedStruct + Default>(
+    driver: &DriverInstance,
+    handle: VkPhysicalDevice,
+) -> Option<T> {
+    let get2 = driver.live().0.vkGetPhysicalDeviceProperties2?;
     let mut extension = T::default();
     let mut props2 = VkPhysicalDeviceProperties2 { pNext: &mut extension as *mut T as *mut _, ..Default::default() };
     unsafe { get2(handle, &mut props2) };
@@ -531,23 +585,34 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDevices(
     pPhysicalDeviceCount: *mut u32,
     pPhysicalDevices: *mut VkPhysicalDevice,
 ) -> VkResult {
-    ffi::guard("vkEnumeratePhysicalDevices", VkResult::ERROR_UNKNOWN, || {
-        let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let handles: Vec<VkPhysicalDevice> = match instance.physical_devices.refresh(instance) {
-            Ok(devices) => devices.iter().map(|d| d.device.handle()).collect(),
-            Err(e) => return e,
-        };
-        if let Some(result) = none_matched(instance, pPhysicalDeviceCount, pPhysicalDevices.is_null()) {
-            return result;
-        }
-        if !pPhysicalDevices.is_null() && !pPhysicalDeviceCount.is_null() && (*pPhysicalDeviceCount as usize) < handles.len() {
-            let (total, room) = (handles.len(), *pPhysicalDeviceCount);
-            crate::object::instance::with_messengers_of(Some(instance), || {
-                log!(Level::Info, "terminator_EnumeratePhysicalDevices : Trimming device count from {total} to {room}.")
-            });
-        }
-        ffi::fill(&handles, pPhysicalDeviceCount, pPhysicalDevices)
-    })
+    ffi::guard(
+        "vkEnumeratePhysicalDevices",
+        VkResult::ERROR_UNKNOWN,
+        || {
+            let Some(instance) = Instance::from_handle(instance) else {
+                return VkResult::ERROR_INITIALIZATION_FAILED;
+            };
+            let handles: Vec<VkPhysicalDevice> = match instance.physical_devices.refresh(instance) {
+                Ok(devices) => devices.iter().map(|d| d.device.handle()).collect(),
+                Err(e) => return e,
+            };
+            if let Some(result) =
+                none_matched(instance, pPhysicalDeviceCount, pPhysicalDevices.is_null())
+            {
+                return result;
+            }
+            if !pPhysicalDevices.is_null()
+                && !pPhysicalDeviceCount.is_null()
+                && (*pPhysicalDeviceCount as usize) < handles.len()
+            {
+                let (total, room) = (handles.len(), *pPhysicalDeviceCount);
+                crate::object::instance::with_messengers_of(Some(instance), || {
+                    log!(Level::Info, "terminator_EnumeratePhysicalDevices : Trimming device count from {total} to {room}.")
+                });
+            }
+            ffi::fill(&handles, pPhysicalDeviceCount, pPhysicalDevices)
+        },
+    )
 }
 
 pub unsafe extern "system" fn terminator_EnumeratePhysicalDeviceGroups(
@@ -555,41 +620,57 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDeviceGroups(
     pPhysicalDeviceGroupCount: *mut u32,
     pPhysicalDeviceGroupProperties: *mut VkPhysicalDeviceGroupProperties,
 ) -> VkResult {
-    ffi::guard("vkEnumeratePhysicalDeviceGroups", VkResult::ERROR_UNKNOWN, || {
-        let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        if pPhysicalDeviceGroupCount.is_null() {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        }
-        // Asked of the drivers on every call, as the Khronos loader does: their groups may change,
-        // and a count left from an earlier call must not outrun the application's array.
-        let app_next = |i: usize| match pPhysicalDeviceGroupProperties.is_null() || i >= *pPhysicalDeviceGroupCount as usize {
-            true => std::ptr::null_mut(),
-            false => (*pPhysicalDeviceGroupProperties.add(i)).pNext,
-        };
-        let groups = match groups(instance, &app_next) {
-            Ok(groups) => groups,
-            Err(e) => return e,
-        };
-        if let Some(result) = none_matched(instance, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties.is_null()) {
-            return result;
-        }
-        // The application's structs keep their sType and pNext.
-        let total = groups.len();
-        if pPhysicalDeviceGroupProperties.is_null() {
-            *pPhysicalDeviceGroupCount = total as u32;
-            return VkResult::SUCCESS;
-        }
-        let n = (*pPhysicalDeviceGroupCount as usize).min(total);
-        for (i, source) in groups.iter().take(n).enumerate() {
-            let group = &mut *pPhysicalDeviceGroupProperties.add(i);
-            group.physicalDeviceCount = source.members.len() as u32;
-            group.physicalDevices = [VkPhysicalDevice::NULL; VK_MAX_DEVICE_GROUP_SIZE as usize];
-            group.physicalDevices[..source.members.len()].copy_from_slice(&source.members);
-            group.subsetAllocation = source.subset_allocation;
-        }
-        *pPhysicalDeviceGroupCount = n as u32;
-        if n < total { VkResult::INCOMPLETE } else { VkResult::SUCCESS }
-    })
+    ffi::guard(
+        "vkEnumeratePhysicalDeviceGroups",
+        VkResult::ERROR_UNKNOWN,
+        || {
+            let Some(instance) = Instance::from_handle(instance) else {
+                return VkResult::ERROR_INITIALIZATION_FAILED;
+            };
+            if pPhysicalDeviceGroupCount.is_null() {
+                return VkResult::ERROR_INITIALIZATION_FAILED;
+            }
+            // Asked of the drivers on every call, as the Khronos loader does: their groups may change,
+            // and a count left from an earlier call must not outrun the application's array.
+            let app_next = |i: usize| match pPhysicalDeviceGroupProperties.is_null()
+                || i >= *pPhysicalDeviceGroupCount as usize
+            {
+                true => std::ptr::null_mut(),
+                false => (*pPhysicalDeviceGroupProperties.add(i)).pNext,
+            };
+            let groups = match groups(instance, &app_next) {
+                Ok(groups) => groups,
+                Err(e) => return e,
+            };
+            if let Some(result) = none_matched(
+                instance,
+                pPhysicalDeviceGroupCount,
+                pPhysicalDeviceGroupProperties.is_null(),
+            ) {
+                return result;
+            }
+            // The application's structs keep their sType and pNext.
+            let total = groups.len();
+            if pPhysicalDeviceGroupProperties.is_null() {
+                *pPhysicalDeviceGroupCount = total as u32;
+                return VkResult::SUCCESS;
+            }
+            let n = (*pPhysicalDeviceGroupCount as usize).min(total);
+            for (i, source) in groups.iter().take(n).enumerate() {
+                let group = &mut *pPhysicalDeviceGroupProperties.add(i);
+                group.physicalDeviceCount = source.members.len() as u32;
+                group.physicalDevices = [VkPhysicalDevice::NULL; VK_MAX_DEVICE_GROUP_SIZE as usize];
+                group.physicalDevices[..source.members.len()].copy_from_slice(&source.members);
+                group.subsetAllocation = source.subset_allocation;
+            }
+            *pPhysicalDeviceGroupCount = n as u32;
+            if n < total {
+                VkResult::INCOMPLETE
+            } else {
+                VkResult::SUCCESS
+            }
+        },
+    )
 }
 
 /// The end of the instance chain: the driver's device extensions, and those of the implicit
@@ -600,28 +681,41 @@ pub unsafe extern "system" fn terminator_EnumerateDeviceExtensionProperties(
     pPropertyCount: *mut u32,
     pProperties: *mut VkExtensionProperties,
 ) -> VkResult {
-    ffi::guard("vkEnumerateDeviceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
-        let Some(device) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let Some(f) = (*device.term.driver_table).vkEnumerateDeviceExtensionProperties else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
-        let from_layers = instance_of(physicalDevice).and_then(|i| i.layers.as_ref()).map(|l| l.implicit_device_extensions());
-        match from_layers {
-            Some(extra) if pLayerName.is_null() && !extra.is_empty() => {
-                let mut all = match ffi::query(|count, out| f(device.term.driver_handle, std::ptr::null(), count, out)) {
-                    Ok(list) => list,
-                    Err(e) => return e,
-                };
-                for e in extra {
-                    if !all.iter().any(|p| crate::ffi::name_of(p) == crate::ffi::name_of(&e)) {
-                        all.push(e);
+    ffi::guard(
+        "vkEnumerateDeviceExtensionProperties",
+        VkResult::ERROR_UNKNOWN,
+        || {
+            let Some(device) = PhysicalDevice::from_handle(physicalDevice) else {
+                return VkResult::ERROR_INITIALIZATION_FAILED;
+            };
+            let (table, handle) = device.term.driver();
+            let Some(f) = (*table).vkEnumerateDeviceExtensionProperties else {
+                return VkResult::ERROR_INITIALIZATION_FAILED;
+            };
+            let from_layers = instance_of(physicalDevice)
+                .and_then(|i| i.layers.as_ref())
+                .map(|l| l.implicit_device_extensions());
+            match from_layers {
+                Some(extra) if pLayerName.is_null() && !extra.is_empty() => {
+                    let mut all =
+                        match ffi::query(|count, out| f(handle, std::ptr::null(), count, out)) {
+                            Ok(list) => list,
+                            Err(e) => return e,
+                        };
+                    for e in extra {
+                        if !all
+                            .iter()
+                            .any(|p| crate::ffi::name_of(p) == crate::ffi::name_of(&e))
+                        {
+                            all.push(e);
+                        }
                     }
+                    ffi::fill(&all, pPropertyCount, pProperties)
                 }
-                ffi::fill(&all, pPropertyCount, pProperties)
+                _ => f(handle, pLayerName, pPropertyCount, pProperties),
             }
-            _ => f(device.term.driver_handle, pLayerName, pPropertyCount, pProperties),
-        }
-    })
+        },
+    )
 }
 
 pub unsafe extern "system" fn terminator_EnumerateDeviceLayerProperties(

@@ -124,7 +124,7 @@ impl DeviceDebugObjects {
     /// # Safety
     /// `pd` must be a live loader physical device.
     pub unsafe fn of_driver(driver_table: &DeviceDispatchTable, pd: &PhysicalDevice) -> DeviceDebugObjects {
-        let driver_instance = pd.instance.as_ref().and_then(|i| i.drivers.get(pd.driver)).map_or(VkInstance::NULL, |d| d.handle);
+        let driver_instance = pd.instance.as_ref().and_then(|i| i.drivers.get(pd.driver)).map_or(VkInstance::NULL, |d| d.live().1);
         DeviceDebugObjects {
             layers: Functions::default(),
             driver: Functions::of(driver_table),
@@ -151,10 +151,18 @@ impl DeviceDebugObjects {
     pub fn terminator(&self, name: &CStr) -> PFN_vkVoidFunction {
         let d = &self.driver;
         match name.to_bytes() {
-            b"vkSetDebugUtilsObjectNameEXT" if d.vkSetDebugUtilsObjectNameEXT.is_some() => erased!(driver_end::vkSetDebugUtilsObjectNameEXT),
-            b"vkSetDebugUtilsObjectTagEXT" if d.vkSetDebugUtilsObjectTagEXT.is_some() => erased!(driver_end::vkSetDebugUtilsObjectTagEXT),
-            b"vkDebugMarkerSetObjectNameEXT" if d.vkDebugMarkerSetObjectNameEXT.is_some() => erased!(driver_end::vkDebugMarkerSetObjectNameEXT),
-            b"vkDebugMarkerSetObjectTagEXT" if d.vkDebugMarkerSetObjectTagEXT.is_some() => erased!(driver_end::vkDebugMarkerSetObjectTagEXT),
+            b"vkSetDebugUtilsObjectNameEXT" if d.vkSetDebugUtilsObjectNameEXT.is_some() => {
+                erased!(driver_end::vkSetDebugUtilsObjectNameEXT)
+            }
+            b"vkSetDebugUtilsObjectTagEXT" if d.vkSetDebugUtilsObjectTagEXT.is_some() => {
+                erased!(driver_end::vkSetDebugUtilsObjectTagEXT)
+            }
+            b"vkDebugMarkerSetObjectNameEXT" if d.vkDebugMarkerSetObjectNameEXT.is_some() => {
+                erased!(driver_end::vkDebugMarkerSetObjectNameEXT)
+            }
+            b"vkDebugMarkerSetObjectTagEXT" if d.vkDebugMarkerSetObjectTagEXT.is_some() => {
+                erased!(driver_end::vkDebugMarkerSetObjectTagEXT)
+            }
             _ => None,
         }
     }
@@ -164,7 +172,7 @@ impl DeviceDebugObjects {
         let pointer = handle as usize as *mut std::ffi::c_void;
         match object {
             Object::Instance if has_magic(pointer, INSTANCE_MAGIC) => self.driver_instance.0 as u64,
-            Object::PhysicalDevice => PhysicalDevice::from_any_handle(VkPhysicalDevice(pointer)).map_or(handle, |pd| pd.term.driver_handle.0 as u64),
+            Object::PhysicalDevice => PhysicalDevice::from_any_handle(VkPhysicalDevice(pointer)).map_or(handle, |pd| pd.term.driver().1 .0 as u64),
             Object::Surface => crate::wsi::for_driver(VkSurfaceKHR(handle), self.driver_index).0,
             _ => handle,
         }

@@ -37,12 +37,17 @@ struct Owner<'a> {
 impl Owner<'_> {
     /// # Safety
     /// `physical_device` must be a physical device this loader returned.
-    unsafe fn of<'a>(physical_device: VkPhysicalDevice) -> Option<Owner<'a>> {
+    unsafe fn of<'a>(physical_device: VkPhysicalDevice, command: &str) -> Option<Owner<'a>> {
         let pd = PhysicalDevice::from_handle(physical_device)?;
+        // What a driver lacks is emulated: a lazy driver is loaded first, unless its record answers.
+        if !crate::lazy::answered_in_front(command) {
+            crate::lazy::live_for(&pd.term, command);
+        }
         let instance = pd.instance.as_ref();
+        let (table, handle) = pd.term.driver();
         Some(Owner {
-            table: &*pd.term.driver_table,
-            handle: pd.term.driver_handle,
+            table: &*table,
+            handle,
             instance,
             api_version: instance.map_or(vk_generated::make_api_version(0, 1, 0, 0), |i| i.api_version),
             driver: instance.and_then(|i| i.drivers.get(pd.driver)),
@@ -123,7 +128,7 @@ macro_rules! emulate_single {
         pub unsafe extern "system" fn $name(physicalDevice: VkPhysicalDevice, $($arg: $ty,)* $out: *mut $out_ty) -> $ret {
             let command = &stringify!($name)["terminator_".len()..];
             ffi::guard(command, $fallback, || {
-                let Some($owner) = Owner::of(physicalDevice) else { return $fallback };
+                let Some($owner) = Owner::of(physicalDevice, command) else { return $fallback };
                 let Some($o) = $out.as_mut() else { return $fallback };
                 let slot = paste_slot!($owner.table, $name);
                 match $owner.native(slot, $core, $ext, command) {
@@ -201,12 +206,16 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyPropertie
     pQueueFamilyProperties: *mut VkQueueFamilyProperties2,
 ) {
     ffi::guard("vkGetPhysicalDeviceQueueFamilyProperties2", (), || {
-        let Some(owner) = Owner::of(physicalDevice) else { return };
+        let Some(owner) = Owner::of(physicalDevice, "vkGetPhysicalDeviceQueueFamilyProperties2") else {
+            return;
+        };
         let slot = owner.table.vkGetPhysicalDeviceQueueFamilyProperties2;
         match owner.native(slot, V1_1, PROPERTIES2, "vkGetPhysicalDeviceQueueFamilyProperties2") {
             Some(f) => f(owner.handle, pQueueFamilyPropertyCount, pQueueFamilyProperties),
             None => {
-                let Some(plain) = owner.table.vkGetPhysicalDeviceQueueFamilyProperties else { return };
+                let Some(plain) = owner.table.vkGetPhysicalDeviceQueueFamilyProperties else {
+                    return;
+                };
                 wrapped(pQueueFamilyPropertyCount, pQueueFamilyProperties, |n, out| plain(owner.handle, n, out), |o, p| {
                     o.queueFamilyProperties = p
                 })
@@ -222,7 +231,9 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSparseImageFormatPro
     pProperties: *mut VkSparseImageFormatProperties2,
 ) {
     ffi::guard("vkGetPhysicalDeviceSparseImageFormatProperties2", (), || {
-        let Some(owner) = Owner::of(physicalDevice) else { return };
+        let Some(owner) = Owner::of(physicalDevice, "vkGetPhysicalDeviceSparseImageFormatProperties2") else {
+            return;
+        };
         let slot = owner.table.vkGetPhysicalDeviceSparseImageFormatProperties2;
         match owner.native(slot, V1_1, PROPERTIES2, "vkGetPhysicalDeviceSparseImageFormatProperties2") {
             Some(f) => f(owner.handle, pFormatInfo, pPropertyCount, pProperties),
@@ -247,12 +258,16 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDisplayProperties2KH
     pProperties: *mut VkDisplayProperties2KHR,
 ) -> VkResult {
     ffi::guard("vkGetPhysicalDeviceDisplayProperties2KHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(owner) = Owner::of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(owner) = Owner::of(physicalDevice, "vkGetPhysicalDeviceDisplayProperties2KHR") else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         let slot = owner.table.vkGetPhysicalDeviceDisplayProperties2KHR;
         match owner.native(slot, (u32::MAX, 0), DISPLAY_PROPERTIES2, "vkGetPhysicalDeviceDisplayProperties2KHR") {
             Some(f) => f(owner.handle, pPropertyCount, pProperties),
             None => {
-                let Some(plain) = owner.table.vkGetPhysicalDeviceDisplayPropertiesKHR else { return VkResult::ERROR_EXTENSION_NOT_PRESENT };
+                let Some(plain) = owner.table.vkGetPhysicalDeviceDisplayPropertiesKHR else {
+                    return VkResult::ERROR_EXTENSION_NOT_PRESENT;
+                };
                 wrapped(pPropertyCount, pProperties, |n, out| plain(owner.handle, n, out), |o, p| o.displayProperties = p)
             }
         }
@@ -265,7 +280,9 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDisplayPlaneProperti
     pProperties: *mut VkDisplayPlaneProperties2KHR,
 ) -> VkResult {
     ffi::guard("vkGetPhysicalDeviceDisplayPlaneProperties2KHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(owner) = Owner::of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(owner) = Owner::of(physicalDevice, "vkGetPhysicalDeviceDisplayPlaneProperties2KHR") else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         let slot = owner.table.vkGetPhysicalDeviceDisplayPlaneProperties2KHR;
         match owner.native(slot, (u32::MAX, 0), DISPLAY_PROPERTIES2, "vkGetPhysicalDeviceDisplayPlaneProperties2KHR") {
             Some(f) => f(owner.handle, pPropertyCount, pProperties),
@@ -286,12 +303,16 @@ pub unsafe extern "system" fn terminator_vkGetDisplayModeProperties2KHR(
     pProperties: *mut VkDisplayModeProperties2KHR,
 ) -> VkResult {
     ffi::guard("vkGetDisplayModeProperties2KHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(owner) = Owner::of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(owner) = Owner::of(physicalDevice, "vkGetDisplayModeProperties2KHR") else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         let slot = owner.table.vkGetDisplayModeProperties2KHR;
         match owner.native(slot, (u32::MAX, 0), DISPLAY_PROPERTIES2, "vkGetDisplayModeProperties2KHR") {
             Some(f) => f(owner.handle, display, pPropertyCount, pProperties),
             None => {
-                let Some(plain) = owner.table.vkGetDisplayModePropertiesKHR else { return VkResult::ERROR_EXTENSION_NOT_PRESENT };
+                let Some(plain) = owner.table.vkGetDisplayModePropertiesKHR else {
+                    return VkResult::ERROR_EXTENSION_NOT_PRESENT;
+                };
                 wrapped(pPropertyCount, pProperties, |n, out| plain(owner.handle, display, n, out), |o, p| o.displayModeProperties = p)
             }
         }
@@ -305,7 +326,7 @@ macro_rules! display_query {
         pub unsafe extern "system" fn $name(physicalDevice: VkPhysicalDevice, $($arg: $ty),*) -> VkResult {
             let command = &stringify!($name)["terminator_".len()..];
             ffi::guard(command, VkResult::ERROR_INITIALIZATION_FAILED, || {
-                let Some(owner) = Owner::of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+                let Some(owner) = Owner::of(physicalDevice, command) else { return VkResult::ERROR_INITIALIZATION_FAILED };
                 match owner.table.$slot {
                     Some(f) => f(owner.handle, $($arg),*),
                     None => {
@@ -338,7 +359,9 @@ pub unsafe extern "system" fn terminator_vkGetDisplayPlaneCapabilitiesKHR(
     pCapabilities: *mut VkDisplayPlaneCapabilitiesKHR,
 ) -> VkResult {
     ffi::guard("vkGetDisplayPlaneCapabilitiesKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(owner) = Owner::of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(owner) = Owner::of(physicalDevice, "vkGetDisplayPlaneCapabilitiesKHR") else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         match owner.table.vkGetDisplayPlaneCapabilitiesKHR {
             Some(f) => f(owner.handle, mode, planeIndex, pCapabilities),
             None => {
@@ -361,7 +384,9 @@ pub unsafe extern "system" fn terminator_vkCreateDisplayModeKHR(
     pMode: *mut VkDisplayModeKHR,
 ) -> VkResult {
     ffi::guard("vkCreateDisplayModeKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(owner) = Owner::of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(owner) = Owner::of(physicalDevice, "vkCreateDisplayModeKHR") else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         match owner.table.vkCreateDisplayModeKHR {
             Some(f) => f(owner.handle, display, pCreateInfo, pAllocator, pMode),
             None => {
@@ -379,7 +404,9 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceToolProperties(
     pToolProperties: *mut VkPhysicalDeviceToolProperties,
 ) -> VkResult {
     ffi::guard("vkGetPhysicalDeviceToolProperties", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(owner) = Owner::of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(owner) = Owner::of(physicalDevice, "vkGetPhysicalDeviceToolProperties") else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         let native = owner.table.vkGetPhysicalDeviceToolProperties.filter(|_| {
             vk_generated::api_version_major_minor(owner.device_version) >= V1_3 || device_has_extension(&owner, c"VK_EXT_tooling_info")
         });
@@ -392,7 +419,9 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceToolProperties(
 
 /// Whether the physical device advertises a device extension (asked each time: rare queries only).
 unsafe fn device_has_extension(owner: &Owner, name: &CStr) -> bool {
-    let Some(enumerate) = owner.table.vkEnumerateDeviceExtensionProperties else { return false };
+    let Some(enumerate) = owner.table.vkEnumerateDeviceExtensionProperties else {
+        return false;
+    };
     ffi::query(|count, out| enumerate(owner.handle, std::ptr::null(), count, out))
         .unwrap_or_default()
         .iter()

@@ -13,7 +13,8 @@ use crate::platform::host_alloc::AllocatorScope;
 
 /// The drivers of `instance` that had `extension` enabled at creation.
 fn drivers_with<'a>(instance: &'a Instance, extension: &'a [u8]) -> impl Iterator<Item = (usize, &'a DriverInstance)> {
-    instance.drivers.iter().enumerate().filter(move |(_, d)| d.has_extension(extension))
+    // A driver not loaded yet gets no messenger of its own (it hears the ones chained at creation).
+    instance.drivers.iter().enumerate().filter(move |(_, d)| d.has_extension(extension) && !d.is_unloaded())
 }
 
 /// Creates a loader messenger with a driver messenger in every driver that supports the extension.
@@ -26,7 +27,9 @@ unsafe fn create(
     allocator: *const VkAllocationCallbacks,
     out: *mut u64,
 ) -> VkResult {
-    let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+    let Some(instance) = Instance::from_handle(instance) else {
+        return VkResult::ERROR_INITIALIZATION_FAILED;
+    };
     if out.is_null() {
         return VkResult::ERROR_INITIALIZATION_FAILED;
     }
@@ -56,7 +59,9 @@ unsafe fn create(
 
 /// Destroys a loader messenger and its driver messengers.
 unsafe fn destroy(instance: VkInstance, handle: u64, mut destroy_in_driver: impl FnMut(&DriverInstance, u64)) {
-    let Some(instance) = Instance::from_handle(instance) else { return };
+    let Some(instance) = Instance::from_handle(instance) else {
+        return;
+    };
     if handle == 0 {
         return;
     }
@@ -81,13 +86,16 @@ pub unsafe extern "system" fn terminator_vkCreateDebugUtilsMessengerEXT(
     pMessenger: *mut VkDebugUtilsMessengerEXT,
 ) -> VkResult {
     crate::ffi::guard("vkCreateDebugUtilsMessengerEXT", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(info) = pCreateInfo.as_ref() else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(info) = pCreateInfo.as_ref() else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         create(
             instance,
             Callback::from_utils(info),
             |d| {
                 let mut handle = VkDebugUtilsMessengerEXT::NULL;
-                match d.table.vkCreateDebugUtilsMessengerEXT.map(|f| f(d.handle, info, pAllocator, &mut handle)) {
+                let (table, driver_instance) = d.live();
+                match table.vkCreateDebugUtilsMessengerEXT.map(|f| f(driver_instance, info, pAllocator, &mut handle)) {
                     Some(VkResult::SUCCESS) => Ok(handle.0),
                     Some(error) => Err(error),
                     None => Ok(0),
@@ -102,8 +110,9 @@ pub unsafe extern "system" fn terminator_vkCreateDebugUtilsMessengerEXT(
 }
 
 unsafe fn destroy_utils_in_driver(d: &DriverInstance, handle: u64, allocator: *const VkAllocationCallbacks) {
-    if let (Some(f), true) = (d.table.vkDestroyDebugUtilsMessengerEXT, handle != 0) {
-        f(d.handle, VkDebugUtilsMessengerEXT(handle), allocator);
+    let (table, driver_instance) = d.live();
+    if let (Some(f), true) = (table.vkDestroyDebugUtilsMessengerEXT, handle != 0) {
+        f(driver_instance, VkDebugUtilsMessengerEXT(handle), allocator);
     }
 }
 
@@ -126,7 +135,9 @@ pub unsafe extern "system" fn terminator_vkSubmitDebugUtilsMessageEXT(
     pCallbackData: *const VkDebugUtilsMessengerCallbackDataEXT,
 ) {
     crate::ffi::guard("vkSubmitDebugUtilsMessageEXT", (), || {
-        let Some(instance) = Instance::from_handle(instance) else { return };
+        let Some(instance) = Instance::from_handle(instance) else {
+            return;
+        };
         for callback in instance.messengers.callbacks() {
             if let Callback::Utils { severity, types, callback: Some(f), user_data } = callback {
                 if severity.intersects(messageSeverity) && types.intersects(messageTypes) {
@@ -144,13 +155,16 @@ pub unsafe extern "system" fn terminator_vkCreateDebugReportCallbackEXT(
     pCallback: *mut VkDebugReportCallbackEXT,
 ) -> VkResult {
     crate::ffi::guard("vkCreateDebugReportCallbackEXT", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(info) = pCreateInfo.as_ref() else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(info) = pCreateInfo.as_ref() else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         create(
             instance,
             Callback::from_report(info),
             |d| {
                 let mut handle = VkDebugReportCallbackEXT::NULL;
-                match d.table.vkCreateDebugReportCallbackEXT.map(|f| f(d.handle, info, pAllocator, &mut handle)) {
+                let (table, driver_instance) = d.live();
+                match table.vkCreateDebugReportCallbackEXT.map(|f| f(driver_instance, info, pAllocator, &mut handle)) {
                     Some(VkResult::SUCCESS) => Ok(handle.0),
                     Some(error) => Err(error),
                     None => Ok(0),
@@ -165,8 +179,9 @@ pub unsafe extern "system" fn terminator_vkCreateDebugReportCallbackEXT(
 }
 
 unsafe fn destroy_report_in_driver(d: &DriverInstance, handle: u64, allocator: *const VkAllocationCallbacks) {
-    if let (Some(f), true) = (d.table.vkDestroyDebugReportCallbackEXT, handle != 0) {
-        f(d.handle, VkDebugReportCallbackEXT(handle), allocator);
+    let (table, driver_instance) = d.live();
+    if let (Some(f), true) = (table.vkDestroyDebugReportCallbackEXT, handle != 0) {
+        f(driver_instance, VkDebugReportCallbackEXT(handle), allocator);
     }
 }
 
@@ -192,7 +207,9 @@ pub unsafe extern "system" fn terminator_vkDebugReportMessageEXT(
     pMessage: *const c_char,
 ) {
     crate::ffi::guard("vkDebugReportMessageEXT", (), || {
-        let Some(instance) = Instance::from_handle(instance) else { return };
+        let Some(instance) = Instance::from_handle(instance) else {
+            return;
+        };
         for callback in instance.messengers.callbacks() {
             if let Callback::Report { flags: wanted, callback: Some(f), user_data } = callback {
                 if wanted.intersects(flags) {

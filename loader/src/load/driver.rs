@@ -29,8 +29,11 @@ pub struct Driver {
     pub get_physical_device_proc_addr: Option<Gipa>,
     /// The negotiated loader-driver interface version (surfaces depend on it from version 3).
     pub interface_version: u32,
-    /// `None` for a driver the application handed over (`VK_LUNARG_direct_driver_loading`).
+    /// `None` for a driver the application handed over (`VK_LUNARG_direct_driver_loading`), and
+    /// for a driver not loaded (see [`Driver::remembered`]).
     _library: Option<Arc<Library>>,
+    /// For a driver not loaded: what its `vkEnumerateInstanceVersion` said, as recorded.
+    remembered_version: Option<Option<u32>>,
 }
 
 impl Driver {
@@ -47,6 +50,9 @@ impl Driver {
 
     /// What the driver's vkEnumerateInstanceVersion says (1.0 when it fails); `None` when it has none.
     pub fn reported_instance_version(&self) -> Option<u32> {
+        if let Some(version) = self.remembered_version {
+            return version;
+        }
         let f = self.global(c"vkEnumerateInstanceVersion")?;
         // SAFETY: the signature of vkEnumerateInstanceVersion.
         let f: PFN_vkEnumerateInstanceVersion = unsafe { std::mem::transmute(f) };
@@ -134,6 +140,7 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
         get_physical_device_proc_addr,
         interface_version,
         _library: Some(library),
+        remembered_version: None,
     }))
 }
 
@@ -186,5 +193,26 @@ pub fn direct(index: usize, gipa: Gipa) -> Result<Driver, String> {
             .map(|f| unsafe { std::mem::transmute::<unsafe extern "system" fn(), Gipa>(f) }),
         interface_version,
         _library: None,
+        remembered_version: None,
     })
+}
+
+impl Driver {
+    /// A driver not loaded, as its driver-cache record describes it (`crate::lazy`): its
+    /// functions are nowhere (a lazy driver's instance is the loader's until it is loaded).
+    pub fn remembered(manifest_path: &str, manifest: &DriverManifest, interface_version: u32, instance_version: Option<u32>) -> Driver {
+        unsafe extern "system" fn nothing(_: VkInstance, _: *const c_char) -> PFN_vkVoidFunction {
+            None
+        }
+        Driver {
+            manifest_path: manifest_path.to_string(),
+            library_path: manifest.library_path.clone(),
+            manifest: manifest.clone(),
+            get_instance_proc_addr: nothing,
+            get_physical_device_proc_addr: None,
+            interface_version,
+            _library: None,
+            remembered_version: Some(instance_version),
+        }
+    }
 }

@@ -3,4 +3,5 @@
 
 pub mod direct;
 pub mod driver;
+pub mod instance;
 pub mod layer;

@@ -24,9 +24,30 @@ pub struct DriverInstance {
     pub table: Box<InstanceDispatch>,
     /// The instance extensions the driver was given.
     pub extensions: ExtensionSet,
+    /// A driver answered from the driver cache and loaded at its first real use (`crate::lazy`):
+    /// `table` and `handle` are then the lazy driver's front until it is loaded.
+    pub lazy: Option<Box<crate::lazy::Lazy>>,
 }
 
 impl DriverInstance {
+    /// Whether this is a lazy driver not loaded (yet, or ever).
+    pub fn is_unloaded(&self) -> bool {
+        self.lazy.as_ref().is_some_and(|l| l.live().is_none())
+    }
+
+    /// The driver: the live one, once a lazy driver is loaded.
+    pub fn live_driver(&self) -> &Driver {
+        self.lazy.as_ref().and_then(|l| l.live()).map_or(&self.driver, |live| &live.driver)
+    }
+
+    /// The driver's instance table and handle: the live driver's, once a lazy driver is loaded.
+    pub fn live(&self) -> (&InstanceDispatch, VkInstance) {
+        match self.lazy.as_ref().and_then(|l| l.live()) {
+            Some(live) => (&live.table, live.handle),
+            None => (&self.table, self.handle),
+        }
+    }
+
     pub fn has_extension(&self, name: &[u8]) -> bool {
         vk_generated::lookup::extension(name).is_some_and(|id| self.extensions.contains(id))
     }
@@ -52,6 +73,8 @@ pub struct Instance {
     pub device_configurations: Option<Vec<DeviceConfiguration>>,
     pub api_version: u32,
     pub enabled_extensions: ExtensionSet,
+    /// The application's digest for the driver cache's per-application records.
+    pub application: u64,
     /// Debug callbacks chained to `VkInstanceCreateInfo`: they hear creation and destruction.
     pub creation_callbacks: Vec<Callback>,
     /// Debug messengers and report callbacks the application created on this instance.
@@ -85,16 +108,67 @@ impl Instance {
 
     /// Destroys the drivers' instances (the terminator of `vkDestroyInstance`).
     pub unsafe fn destroy_drivers(&mut self, allocator: *const VkAllocationCallbacks) {
+        self.record_profiles();
         for d in self.drivers.drain(..) {
+            if let Some(lazy) = &d.lazy {
+                log!(Level::Driver, "vkDestroyInstance: {}: {}", d.driver.manifest_path, lazy.describe());
+            }
+            let (table, handle) = d.live();
+            if d.is_unloaded() {
+                continue;
+            }
             log!(Level::Driver, "vkDestroyInstance: destroying the instance of {}", d.driver.manifest_path);
-            if let Some(destroy) = d.table.vkDestroyInstance {
-                destroy(d.handle, allocator);
+            if let Some(destroy) = table.vkDestroyInstance {
+                destroy(handle, allocator);
             }
         }
     }
 }
 
 impl Instance {
+    /// Loads every lazy driver (for calls that concern all drivers: surfaces, commands unknown to
+    /// the registry); `command` is named in the log.
+    pub fn load_lazy_drivers(&self, command: &str) {
+        for lazy in self.drivers.iter().filter_map(|d| d.lazy.as_ref()) {
+            lazy.load_at(command);
+        }
+    }
+
+    /// Points this instance's physical devices of lazy driver `index`, now live, at the live
+    /// driver's devices.
+    pub fn point_lazy_devices(&self, index: usize) {
+        let Some(lazy) = self.drivers.get(index).and_then(|d| d.lazy.as_ref()) else { return };
+        let all = self.physical_devices.all.lock().unwrap_or_else(|e| e.into_inner());
+        for device in all.iter().filter(|d| d.driver == index) {
+            if let Some((table, handle, gdpa)) = lazy.live_device(device.term.driver().1) {
+                device.set_gdpa(gdpa);
+                // SAFETY: the live driver's table lives as long as the instance; the handle is its device's.
+                unsafe { device.term.set_driver(table, handle) };
+            }
+        }
+    }
+
+    /// At `vkDestroyInstance`, while the drivers live: records what each loaded driver's physical
+    /// devices answer, for lazy instances of this application to come (once per process, driver
+    /// and application, and only where the record lacks it; always in verify mode).
+    fn record_profiles(&self) {
+        let loaded: Vec<&DriverInstance> = self.drivers.iter().filter(|d| d.lazy.is_none() && !d.driver.manifest.library_path.is_empty()).collect();
+        if loaded.is_empty() {
+            return;
+        }
+        let mut cache = crate::cache::Session::open();
+        for d in loaded {
+            if !cache.wants_profile(&d.driver.manifest_path, self.application) {
+                continue;
+            }
+            let groups_known = vk_generated::api_version_major_minor(d.driver.instance_version()) >= (1, 1) || d.has_extension(b"VK_KHR_device_group_creation");
+            // SAFETY: the driver's live instance.
+            let profile = unsafe { crate::lazy::record_profile(&d.table, d.handle, groups_known, self.application) };
+            cache.record_profile(&d.driver.manifest_path, &d.driver.manifest, profile, &crate::lazy::answers::differences);
+        }
+        cache.save();
+    }
+
     /// The handle's value, which messages about the instance carry.
     pub fn id(&self) -> u64 {
         self as *const Instance as u64
@@ -127,8 +201,9 @@ pub struct PhysicalDevice {
     pub driver: usize,
     /// The instance it belongs to (boxed: the address stays put).
     pub instance: *const Instance,
-    /// The driver's `vkGetDeviceProcAddr` (a device-level command, so not in the instance table).
-    pub driver_gdpa: PFN_vkGetDeviceProcAddr,
+    /// The driver's `vkGetDeviceProcAddr` (a device-level command, so not in the instance table);
+    /// set when a lazy driver is loaded, hence atomic. Read with [`driver_gdpa`](Self::driver_gdpa).
+    pub gdpa: std::sync::atomic::AtomicUsize,
     pub properties: VkPhysicalDeviceProperties,
 }
 
@@ -158,6 +233,16 @@ impl PhysicalDevice {
 
     pub fn handle(&self) -> VkPhysicalDevice {
         VkPhysicalDevice(self as *const Self as *mut _)
+    }
+
+    pub fn driver_gdpa(&self) -> PFN_vkGetDeviceProcAddr {
+        let f = self.gdpa.load(std::sync::atomic::Ordering::Acquire);
+        // SAFETY: 0 or a `vkGetDeviceProcAddr` stored by `set_gdpa`.
+        unsafe { std::mem::transmute::<usize, PFN_vkGetDeviceProcAddr>(f) }
+    }
+
+    pub fn set_gdpa(&self, gdpa: PFN_vkGetDeviceProcAddr) {
+        self.gdpa.store(gdpa.map_or(0, |f| f as usize), std::sync::atomic::Ordering::Release);
     }
 }
 

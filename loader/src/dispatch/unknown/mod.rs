@@ -33,7 +33,7 @@ use std::sync::{Mutex, MutexGuard};
 use vk_generated::types::*;
 
 use crate::debug::log::{self, Level};
-use crate::loader_abi::{TerminatorPhysicalDevice, UNKNOWN_SLOTS, UnknownSlots};
+use crate::loader_abi::{TerminatorPhysicalDevice, UnknownSlots, UNKNOWN_SLOTS};
 use crate::object::instance::Instance;
 use crate::platform::host_alloc::with_system_allocator;
 
@@ -215,8 +215,18 @@ pub unsafe fn physical_device_chain_end(instance: &Instance, name: &CStr) -> PFN
 ///
 /// # Safety
 /// As [`instance_proc_addr`].
-unsafe fn physical_device_slot(instance: &Instance, name: &CStr, known_to_layers: bool) -> Option<usize> {
-    let ask = |d: &crate::object::instance::DriverInstance| d.driver.get_physical_device_proc_addr.and_then(|gpdpa| gpdpa(d.handle, name.as_ptr()));
+unsafe fn physical_device_slot(
+    instance: &Instance,
+    name: &CStr,
+    known_to_layers: bool,
+) -> Option<usize> {
+    // Only a live driver can say whether it knows a name the registry does not.
+    instance.load_lazy_drivers("vkGetInstanceProcAddr of a command unknown to the registry");
+    let ask = |d: &crate::object::instance::DriverInstance| {
+        d.live_driver()
+            .get_physical_device_proc_addr
+            .and_then(|gpdpa| gpdpa(d.live().1, name.as_ptr()))
+    };
     // Most names asked here are no physical-device command: answer those without allocating.
     if !known_to_layers && !instance.drivers.iter().any(|d| ask(d).is_some()) {
         return None;
@@ -225,11 +235,12 @@ unsafe fn physical_device_slot(instance: &Instance, name: &CStr, known_to_layers
     let (slot, new) = slot_for(&mut lock(&PHYSICAL_DEVICE_NAMES), name, "physical-device")?;
     for (d, found) in instance.drivers.iter().zip(from_drivers) {
         // A driver without vk_icdGetPhysicalDeviceProcAddr cannot say; its GetInstanceProcAddr may.
-        let f = match d.driver.get_physical_device_proc_addr {
+        let (table, handle) = d.live();
+        let f = match d.live_driver().get_physical_device_proc_addr {
             Some(_) => found,
-            None => (d.driver.get_instance_proc_addr)(d.handle, name.as_ptr()),
+            None => (d.live_driver().get_instance_proc_addr)(handle, name.as_ptr()),
         };
-        store(&d.table.unknown[slot], f);
+        store(&table.unknown[slot], f);
     }
     if new {
         log!(Level::Info, "vkGetInstanceProcAddr: {name:?} is an unknown physical-device command, slot {slot}");
@@ -242,9 +253,18 @@ unsafe fn physical_device_slot(instance: &Instance, name: &CStr, known_to_layers
 ///
 /// # Safety
 /// As [`instance_proc_addr`].
-pub unsafe fn device_command(instance: &Instance, name: &CStr, layers: Resolver) -> PFN_vkVoidFunction {
-    let known = layers.and_then(|resolve| resolve(name)).is_some()
-        || instance.drivers.iter().any(|d| (d.driver.get_instance_proc_addr)(d.handle, name.as_ptr()).is_some());
+pub unsafe fn device_command(
+    instance: &Instance,
+    name: &CStr,
+    layers: Resolver,
+) -> PFN_vkVoidFunction {
+    let known = layers.and_then(|resolve| resolve(name)).is_some() || {
+        instance.load_lazy_drivers("vkGetInstanceProcAddr of a command unknown to the registry");
+        instance
+            .drivers
+            .iter()
+            .any(|d| (d.live_driver().get_instance_proc_addr)(d.live().1, name.as_ptr()).is_some())
+    };
     if !known {
         return None;
     }
@@ -276,7 +296,13 @@ pub unsafe fn device_created(
         let pending: Vec<CString> = {
             let mut registry = lock(&DEVICES);
             if registry.names.len() == filled {
-                with_system_allocator(|| registry.live.push(LiveDevice { slots, device, gdpa }));
+                with_system_allocator(|| {
+                    registry.live.push(LiveDevice {
+                        slots,
+                        device,
+                        gdpa,
+                    })
+                });
                 return;
             }
             with_system_allocator(|| registry.names[filled..].to_vec())
@@ -325,8 +351,8 @@ mod tests {
     use std::sync::atomic::AtomicUsize;
 
     use super::*;
-    use crate::object::device::DeviceData;
     use crate::loader_abi::InstanceDispatch;
+    use crate::object::device::DeviceData;
 
     /// The function under test's slot: returns the handle it was given.
     unsafe extern "system" fn echo(handle: usize) -> usize {

@@ -1,0 +1,60 @@
+//! What a driver instance must be created with, kept from `vkCreateInstance` until the driver is
+//! loaded: a deep copy of the `VkInstanceCreateInfo` as it reached the terminator (application
+//! info, layer and extension names, the `pNext` chain), made by the code generated from vk.xml
+//! (`vk_generated::deep_copy`). The loader's own `VkLayerInstanceCreateInfo` structures at the
+//! head of the chain (layer links, meaningful only during the call) are left out; a structure the
+//! registry does not know as extending `VkInstanceCreateInfo` makes the copy fail, and the
+//! instance's drivers are then loaded at once, as without the cache.
+
+use std::ffi::CStr;
+use std::sync::Arc;
+
+use vk_generated::deep_copy::DeepCopy;
+use vk_generated::types::*;
+
+pub struct KeptCreateInfo {
+    /// Owns everything `info` points to.
+    _copy: DeepCopy,
+    info: *const VkInstanceCreateInfo,
+    /// The instance's API version as the terminator decided it.
+    pub api_version: u32,
+}
+
+// SAFETY: the copy is immutable once made and owned by this value.
+unsafe impl Send for KeptCreateInfo {}
+unsafe impl Sync for KeptCreateInfo {}
+
+impl KeptCreateInfo {
+    /// # Safety
+    /// `info` must be a valid create info (the terminator's).
+    pub unsafe fn new(info: &VkInstanceCreateInfo, api_version: u32) -> Result<Arc<KeptCreateInfo>, String> {
+        let mut shallow = *info;
+        shallow.pNext = skip_layer_links(info.pNext);
+        let mut copy = DeepCopy::new();
+        let copied =
+            copy.instance_create_info(&shallow).map_err(|s_type| format!("its create info chains a structure the loader cannot keep (sType {})", s_type.0))?;
+        Ok(Arc::new(KeptCreateInfo { _copy: copy, info: copied, api_version }))
+    }
+
+    pub fn info(&self) -> &VkInstanceCreateInfo {
+        // SAFETY: owned by `_copy`, which lives as long as `self`.
+        unsafe { &*self.info }
+    }
+
+    /// The extensions the application enabled.
+    pub fn requested(&self) -> Vec<&CStr> {
+        // SAFETY: copied arrays of NUL-terminated names.
+        unsafe { crate::ffi::names(self.info().ppEnabledExtensionNames, self.info().enabledExtensionCount) }
+    }
+}
+
+/// The chain after the loader's layer-link structures at its head.
+unsafe fn skip_layer_links(mut next: *const std::ffi::c_void) -> *const std::ffi::c_void {
+    while let Some(s) = (next as *const VkBaseInStructure).as_ref() {
+        if s.sType != VkStructureType::LOADER_INSTANCE_CREATE_INFO {
+            break;
+        }
+        next = s.pNext as *const _;
+    }
+    next
+}

@@ -1,0 +1,482 @@
+//! Lazy drivers: physical devices handed out from the driver cache, each driver loaded at its
+//! first real use.
+//!
+//! On a cache hit whose record holds the driver's physical devices for this application (its
+//! [`Profile`]), `vkCreateInstance` creates no driver instance: the instance gets a
+//! driver instance whose table is this module's front table ([`front`]) and whose handle is a
+//! [`Lazy`], with a kept deep copy of the create info ([`kept`]). The front table answers
+//! `vkEnumeratePhysicalDevices(Groups)` with placeholder physical devices ([`FakeDevice`]) and the
+//! fixed queries from the record ([`answers`]). Its other slots are empty: a generated terminator
+//! that finds an empty slot asks [`driver_loaded_for`], which loads the driver, creates its
+//! instance from the kept create info, matches its physical devices to the recorded ones by
+//! identity, and points the loader's physical devices at the live driver; the call is then made
+//! again. Hand-written terminators that need the driver (device creation, surfaces, emulated
+//! queries) call [`live_for`] first.
+//!
+//! If loading fails, or the live devices no longer match the recorded ones, the devices answer
+//! `VK_ERROR_INITIALIZATION_FAILED` from then on, the reason is logged, and the driver's cache
+//! entry is dropped so that the next instance loads it at once.
+
+pub mod answers;
+mod front;
+pub mod kept;
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use vk_generated::types::*;
+
+use crate::cache::profile::{answer_key, Family, Profile};
+use crate::debug::log::Level;
+use crate::load::driver::{self, Driver, Loaded};
+use crate::load::instance as driver_instance;
+use crate::loader_abi::{InstanceDispatch, TerminatorPhysicalDevice};
+use crate::manifest::driver::DriverManifest;
+use kept::KeptCreateInfo;
+
+/// The first word of a [`FakeDevice`] and of a [`Lazy`]: what tells them from driver handles.
+const FAKE_MAGIC: u64 = 0x4c41_5a59_4445_5631; // "LAZYDEV1"
+
+/// A physical device the loader hands out for a driver not loaded yet: the driver handle the
+/// loader's physical device carries until the driver is live.
+#[repr(C)]
+pub struct FakeDevice {
+    magic: u64,
+    lazy: *const Lazy,
+    index: usize,
+}
+
+/// A driver answered from its record, loaded at the first call that needs it.
+#[repr(C)]
+pub struct Lazy {
+    /// [`FAKE_MAGIC`]: the `VkInstance` the loader keeps for the driver points here.
+    magic: u64,
+    pub manifest_path: String,
+    manifest: DriverManifest,
+    /// The driver's instance extensions, as recorded.
+    supported: Vec<VkExtensionProperties>,
+    profile: Profile,
+    kept: Arc<KeptCreateInfo>,
+    allocator: Option<VkAllocationCallbacks>,
+    /// Points the loader's physical devices of this driver at the live driver (set by the
+    /// instance that owns them; see [`Lazy::on_live`]), and whether it has run.
+    on_live: OnceLock<Box<dyn Fn() + Send + Sync>>,
+    repointed: AtomicBool,
+    devices: Box<[FakeDevice]>,
+    live: OnceLock<Result<Live, String>>,
+    /// Queries answered from the record.
+    answered: AtomicU32,
+}
+
+// SAFETY: the raw pointers are to the loader's own objects, which outlive the `Lazy`.
+unsafe impl Send for Lazy {}
+unsafe impl Sync for Lazy {}
+
+/// The driver once loaded.
+pub struct Live {
+    pub driver: Arc<Driver>,
+    pub handle: VkInstance,
+    pub table: Box<InstanceDispatch>,
+    /// The driver's physical device for each recorded one.
+    devices: Vec<VkPhysicalDevice>,
+    gdpa: PFN_vkGetDeviceProcAddr,
+}
+
+/// Every lazy driver of the process, for the rare call that reaches a front function with a live
+/// handle (see `TerminatorPhysicalDevice::driver`).
+static ALL: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+impl Lazy {
+    /// A lazy driver for `profile`, its front table and its `VkInstance`.
+    pub fn new(
+        manifest_path: &str,
+        manifest: DriverManifest,
+        supported: Vec<VkExtensionProperties>,
+        profile: Profile,
+        kept: Arc<KeptCreateInfo>,
+        allocator: *const VkAllocationCallbacks,
+    ) -> Box<Lazy> {
+        let mut lazy = Box::new(Lazy {
+            magic: FAKE_MAGIC,
+            manifest_path: manifest_path.to_string(),
+            manifest,
+            supported,
+            kept,
+            allocator: unsafe { allocator.as_ref().copied() },
+            on_live: OnceLock::new(),
+            repointed: AtomicBool::new(false),
+            devices: Box::new([]),
+            live: OnceLock::new(),
+            answered: AtomicU32::new(0),
+            profile,
+        });
+        let this: *const Lazy = &*lazy;
+        lazy.devices = (0..lazy.profile.devices.len()).map(|index| FakeDevice { magic: FAKE_MAGIC, lazy: this, index }).collect();
+        ALL.lock().unwrap_or_else(|e| e.into_inner()).push(this as usize);
+        lazy
+    }
+
+    /// The `VkInstance` the loader keeps for this driver until it is live.
+    pub fn handle(&self) -> VkInstance {
+        VkInstance(self as *const Lazy as *mut _)
+    }
+
+    /// The table of the not-yet-loaded driver.
+    pub fn front_table() -> Box<InstanceDispatch> {
+        front::table()
+    }
+
+    /// What to run once the driver is live: the owning instance points its physical devices of
+    /// this driver at the live ones ([`live_device`](Self::live_device)).
+    pub fn on_live(&self, repoint: Box<dyn Fn() + Send + Sync>) {
+        let _ = self.on_live.set(repoint);
+    }
+
+    /// The live driver, if it was loaded (and loading succeeded).
+    pub fn live(&self) -> Option<&Live> {
+        self.live.get().and_then(|r| r.as_ref().ok())
+    }
+
+    fn fake(&self, index: usize) -> VkPhysicalDevice {
+        VkPhysicalDevice(&self.devices[index] as *const FakeDevice as *mut _)
+    }
+
+    /// Answers a query of device `index`: from the record while the driver is not loaded and the
+    /// record has the answer, else from the live driver (loaded now if need be); `failed` if it
+    /// cannot be loaded.
+    fn answer<R>(
+        &self,
+        command: &str,
+        index: usize,
+        replay: impl FnOnce(&crate::cache::profile::DeviceAnswers) -> Option<R>,
+        live: impl FnOnce(&vk_generated::InstanceDispatchTable, VkPhysicalDevice) -> R,
+        failed: R,
+    ) -> R {
+        if self.live.get().is_none() {
+            if let Some(answer) = replay(&self.profile.devices[index]) {
+                self.answered.fetch_add(1, Ordering::Relaxed);
+                return answer;
+            }
+        }
+        match self.load_at(command) {
+            Some(l) => live(&l.table, l.devices[index]),
+            None => failed,
+        }
+    }
+
+    /// Loads the driver (once): `None` when that failed, now or before. Once it is live, the
+    /// loader's physical devices are pointed at it before this returns (in every thread that gets
+    /// here first: repointing is idempotent), so a terminator that calls again reaches the driver.
+    pub fn load_at(&self, command: &str) -> Option<&Live> {
+        let live = self.load_once(command)?;
+        if !self.repointed.load(Ordering::Acquire) {
+            if let Some(repoint) = self.on_live.get() {
+                repoint();
+            }
+            self.repointed.store(true, Ordering::Release);
+        }
+        Some(live)
+    }
+
+    fn load_once(&self, command: &str) -> Option<&Live> {
+        let result = self.live.get_or_init(|| {
+            let started = std::time::Instant::now();
+            let answered = self.answered.load(Ordering::Relaxed);
+            // SAFETY: the kept create info and allocator are what the instance was created with.
+            match unsafe { self.load() } {
+                Ok(live) => {
+                    let ms = started.elapsed().as_secs_f64() * 1000.0;
+                    log!(Level::Driver, "{}: loaded at {command} in {ms:.1} ms ({answered} queries answered from the driver cache before)", self.manifest_path);
+                    Ok(live)
+                }
+                Err(why) => {
+                    // Said even without VK_LOADER_DEBUG: the application is about to see the failure.
+                    let message = format!("{}: could not be loaded at {command}: {why}; its physical devices fail from now on", self.manifest_path);
+                    crate::debug::log::write(Level::Error, &message);
+                    crate::cache::forget(&self.manifest_path);
+                    Err(why)
+                }
+            }
+        });
+        result.as_ref().ok()
+    }
+
+    /// Loads the driver, creates its instance from the kept create info and matches its devices.
+    unsafe fn load(&self) -> Result<Live, String> {
+        let driver = match driver::load(&self.manifest_path, self.manifest.clone(), &[])? {
+            Loaded::Driver(d) => Arc::new(d),
+            Loaded::Duplicate => return Err("its library is loaded through another manifest".into()),
+            Loaded::OtherArchitecture(why) => return Err(why),
+        };
+        let allocator = self.allocator.as_ref().map_or(std::ptr::null(), |a| a as *const _);
+        let info = self.kept.info();
+        let (handle, _) = driver_instance::create_driver_instance(&driver, &self.supported, info, &self.kept.requested(), self.kept.api_version, allocator)?;
+        let table = driver_instance::driver_table(&driver, handle, allocator)?;
+        let destroy = |why: String| {
+            if let Some(destroy) = table.vkDestroyInstance {
+                destroy(handle, allocator);
+            }
+            Err(why)
+        };
+        let live_devices = match table.vkEnumeratePhysicalDevices {
+            Some(f) => crate::ffi::query(|count, out| f(handle, count, out)).unwrap_or_default(),
+            None => Vec::new(),
+        };
+        let devices = match match_devices(&self.profile, &table, &live_devices) {
+            Ok(devices) => devices,
+            Err(why) => return destroy(why),
+        };
+        let gdpa = (driver.get_instance_proc_addr)(handle, c"vkGetDeviceProcAddr".as_ptr());
+        // SAFETY: the signature of vkGetDeviceProcAddr.
+        let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(gdpa);
+        Ok(Live { driver, handle, table, devices, gdpa })
+    }
+
+    /// The live driver's device and `vkGetDeviceProcAddr` for a placeholder of this driver (or
+    /// for the live device itself), once the driver is live.
+    pub fn live_device(&self, handle: VkPhysicalDevice) -> Option<(&vk_generated::InstanceDispatchTable, VkPhysicalDevice, PFN_vkGetDeviceProcAddr)> {
+        let live = self.live()?;
+        let index = self.index_of(handle)?;
+        Some((&live.table.table, live.devices[index], live.gdpa))
+    }
+
+    /// The index of a placeholder of this driver, or of the live device that replaced it.
+    fn index_of(&self, handle: VkPhysicalDevice) -> Option<usize> {
+        if let Some(i) = self.devices.iter().position(|d| std::ptr::eq(d, handle.0 as *const FakeDevice)) {
+            return Some(i);
+        }
+        self.live().and_then(|l| l.devices.iter().position(|&d| d == handle))
+    }
+
+    /// What `vk-loader explain` and the log say of this driver.
+    pub fn describe(&self) -> String {
+        let answered = self.answered.load(Ordering::Relaxed);
+        match self.live.get() {
+            None => format!("not loaded: {answered} queries answered from the driver cache"),
+            Some(Ok(_)) => format!("loaded when first needed, after {answered} queries answered from the driver cache"),
+            Some(Err(why)) => format!("failed to load when first needed: {why}"),
+        }
+    }
+}
+
+impl Drop for Lazy {
+    fn drop(&mut self) {
+        let this = self as *const Lazy as usize;
+        ALL.lock().unwrap_or_else(|e| e.into_inner()).retain(|&p| p != this);
+    }
+}
+
+/// The lazy driver and device index behind a handle a front function received: a placeholder,
+/// or (a call racing with the switch to the live driver) the live driver's handle.
+///
+/// # Safety
+/// `handle` must be a physical device handle the loader or a driver made.
+unsafe fn resolve<'a>(handle: VkPhysicalDevice) -> Option<(&'a Lazy, usize)> {
+    if handle.is_null() {
+        return None;
+    }
+    if *(handle.0 as *const u64) == FAKE_MAGIC {
+        let fake = &*(handle.0 as *const FakeDevice);
+        return Some((&*fake.lazy, fake.index));
+    }
+    let all = ALL.lock().unwrap_or_else(|e| e.into_inner());
+    all.iter().find_map(|&p| {
+        let lazy = &*(p as *const Lazy);
+        let index = lazy.live()?.devices.iter().position(|&d| d == handle)?;
+        Some((lazy, index))
+    })
+}
+
+/// The live driver's physical device for each recorded one, matched by identity: the same
+/// vendor, device, type, name, driver and API versions, and the same device UUID and PCI address
+/// where they were recorded. Any device missing, added or ambiguous is an error.
+unsafe fn match_devices(profile: &Profile, table: &vk_generated::InstanceDispatchTable, live: &[VkPhysicalDevice]) -> Result<Vec<VkPhysicalDevice>, String> {
+    if live.len() != profile.devices.len() {
+        return Err(format!("it reports {} physical devices where {} were recorded", live.len(), profile.devices.len()));
+    }
+    let mut taken = vec![false; live.len()];
+    let mut matched = Vec::with_capacity(live.len());
+    for (i, recorded) in profile.devices.iter().enumerate() {
+        let found = (0..live.len()).find(|&j| !taken[j] && is_recorded_device(recorded, table, live[j]));
+        let Some(j) = found else {
+            return Err(format!("its physical device {i} is not the one recorded (the hardware changed)"));
+        };
+        taken[j] = true;
+        matched.push(live[j]);
+    }
+    Ok(matched)
+}
+
+/// Whether a live device is the recorded one (see [`match_devices`]).
+unsafe fn is_recorded_device(recorded: &crate::cache::profile::DeviceAnswers, table: &vk_generated::InstanceDispatchTable, live: VkPhysicalDevice) -> bool {
+    let key = |s_type: VkStructureType| answer_key(Family::Properties, 0, s_type.0 as u32);
+    let Some(properties) = recorded.get(key(VkStructureType::PHYSICAL_DEVICE_PROPERTIES_2)).and_then(answers::decode_list::<VkPhysicalDeviceProperties>) else {
+        return false;
+    };
+    let Some(get) = table.vkGetPhysicalDeviceProperties else {
+        return false;
+    };
+    let mut now = VkPhysicalDeviceProperties::default();
+    get(live, &mut now);
+    let Some(p) = properties.first() else {
+        return false;
+    };
+    if (p.vendorID, p.deviceID, p.deviceType, p.driverVersion, p.apiVersion) != (now.vendorID, now.deviceID, now.deviceType, now.driverVersion, now.apiVersion)
+        || answers::device_name(p) != answers::device_name(&now)
+    {
+        return false;
+    }
+    // The identities a second identical GPU differs by.
+    let id: Option<VkPhysicalDeviceIDProperties> = extension_answer(recorded, VkStructureType::PHYSICAL_DEVICE_ID_PROPERTIES);
+    let pci: Option<VkPhysicalDevicePCIBusInfoPropertiesEXT> = extension_answer(recorded, VkStructureType::PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT);
+    let Some(get2) = table.vkGetPhysicalDeviceProperties2 else {
+        return id.is_none() && pci.is_none();
+    };
+    if let Some(id) = id {
+        let mut now_id = VkPhysicalDeviceIDProperties::default();
+        let mut props2 = VkPhysicalDeviceProperties2 { pNext: &mut now_id as *mut _ as *mut _, ..Default::default() };
+        get2(live, &mut props2);
+        if now_id.deviceUUID != id.deviceUUID || now_id.driverUUID != id.driverUUID {
+            return false;
+        }
+    }
+    if let Some(pci) = pci {
+        let mut now_pci = VkPhysicalDevicePCIBusInfoPropertiesEXT::default();
+        let mut props2 = VkPhysicalDeviceProperties2 { pNext: &mut now_pci as *mut _ as *mut _, ..Default::default() };
+        get2(live, &mut props2);
+        if (now_pci.pciDomain, now_pci.pciBus, now_pci.pciDevice, now_pci.pciFunction) != (pci.pciDomain, pci.pciBus, pci.pciDevice, pci.pciFunction) {
+            return false;
+        }
+    }
+    true
+}
+
+/// A recorded `vkGetPhysicalDeviceProperties2` extension structure, whole.
+fn extension_answer<T: vk_generated::TaggedStruct + Default + Copy>(recorded: &crate::cache::profile::DeviceAnswers, s_type: VkStructureType) -> Option<T> {
+    let bytes = recorded.get(answer_key(Family::Properties, 0, s_type.0 as u32))?;
+    let header = std::mem::size_of::<VkBaseOutStructure>();
+    if bytes.len() != std::mem::size_of::<T>() - header {
+        return None;
+    }
+    let mut value = T::default();
+    // SAFETY: a plain structure; its body's length checked.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), (&mut value as *mut T as *mut u8).add(header), bytes.len()) };
+    Some(value)
+}
+
+/// What became of the driver behind a physical device when a terminator found its slot empty.
+pub enum DriverLoad {
+    /// It was not loaded; now it is: call again.
+    Now,
+    /// It was loaded already: the driver lacks the command.
+    Already,
+    /// It could not be loaded.
+    Failed,
+}
+
+/// Loads the driver of a loader physical device if it is not loaded yet (see the module's
+/// documentation); `command` is named in the log.
+///
+/// # Safety
+/// `physical_device` must be a terminator-level physical device of this loader.
+pub unsafe fn driver_loaded_for(physical_device: VkPhysicalDevice, command: &str) -> DriverLoad {
+    let term = &*(physical_device.0 as *const TerminatorPhysicalDevice);
+    let (_, handle) = term.driver();
+    let Some((lazy, _)) = resolve(handle).filter(|_| *(handle.0 as *const u64) == FAKE_MAGIC) else {
+        return DriverLoad::Already;
+    };
+    match lazy.load_at(command) {
+        Some(_) => DriverLoad::Now,
+        None => DriverLoad::Failed,
+    }
+}
+
+/// For hand-written terminators that need the driver itself: loads the driver of `device` if it
+/// is lazy; `false` if that failed.
+pub fn live_for(device: &TerminatorPhysicalDevice, command: &str) -> bool {
+    let (_, handle) = device.driver();
+    // SAFETY: the loader's physical device carries a driver handle or a placeholder.
+    match unsafe { resolve(handle) } {
+        Some((lazy, _)) => lazy.load_at(command).is_some(),
+        None => true,
+    }
+}
+
+/// Whether a lazy driver's front table answers `command` (possibly from the record).
+pub fn answered_in_front(command: &str) -> bool {
+    const ANSWERED: &[&str] = &[
+        "vkGetPhysicalDeviceProperties2",
+        "vkGetPhysicalDeviceFeatures2",
+        "vkGetPhysicalDeviceMemoryProperties2",
+        "vkGetPhysicalDeviceFormatProperties2",
+        "vkGetPhysicalDeviceQueueFamilyProperties2",
+    ];
+    ANSWERED.contains(&command)
+}
+
+/// Whether two driver handles are the same device of a lazy driver: its placeholder and the live
+/// device that replaced it (a refresh racing with the driver's loading).
+pub fn same_device(a: VkPhysicalDevice, b: VkPhysicalDevice) -> bool {
+    // SAFETY: both are driver handles or placeholders the loader holds.
+    let (Some((la, ia)), Some((lb, ib))) = (unsafe { resolve(a) }, unsafe { resolve(b) }) else {
+        return false;
+    };
+    std::ptr::eq(la, lb) && ia == ib
+}
+
+/// Whether this process may leave drivers unloaded: the driver cache is on (not off, not verify:
+/// verify loads every driver), and `VK_LOADER_LAZY_DRIVERS` is not `off`.
+pub fn allowed() -> bool {
+    if crate::cache::mode().0 != crate::cache::Mode::On {
+        return false;
+    }
+    let off = crate::platform::plain_env("VK_LOADER_LAZY_DRIVERS").is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "off" | "0" | "false" | "no"));
+    if off {
+        log!(Level::Driver, "lazy drivers off: VK_LOADER_LAZY_DRIVERS={}", crate::platform::plain_env("VK_LOADER_LAZY_DRIVERS").unwrap_or_default());
+    }
+    !off
+}
+
+/// Whether a record's profile can stand for the driver: a device count that agrees with it, and
+/// each device's properties (which enumeration and ordering read).
+pub fn usable(profile: &Profile, entry: &crate::cache::record::Entry) -> bool {
+    let properties = answer_key(Family::Properties, 0, VkStructureType::PHYSICAL_DEVICE_PROPERTIES_2.0 as u32);
+    entry.device_count(profile.application) == Some(profile.devices.len() as u32)
+        && !profile.devices.is_empty()
+        && profile.devices.iter().all(|d| d.get(properties).is_some())
+}
+
+/// Asks a loaded driver's physical devices everything a lazy instance may answer from the record;
+/// `groups_known`: whether the driver can report device groups (Vulkan 1.1 or
+/// `VK_KHR_device_group_creation`).
+///
+/// # Safety
+/// `table` and `instance` must be a live driver instance's.
+pub unsafe fn record_profile(table: &vk_generated::InstanceDispatchTable, instance: VkInstance, groups_known: bool, application: u64) -> Profile {
+    let handles = match table.vkEnumeratePhysicalDevices {
+        Some(f) => crate::ffi::query(|count, out| f(instance, count, out)).unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let devices = handles
+        .iter()
+        .map(|&h| {
+            let mut answers = crate::cache::profile::DeviceAnswers::default();
+            answers::record_device(table, h, &mut answers);
+            answers
+        })
+        .collect();
+    let groups = match (groups_known, table.vkEnumeratePhysicalDeviceGroups) {
+        (true, Some(f)) => crate::ffi::query(|count, out: *mut VkPhysicalDeviceGroupProperties| f(instance, count, out)).ok().map(|groups| {
+            groups
+                .iter()
+                .map(|g| {
+                    let members = &g.physicalDevices[..(g.physicalDeviceCount as usize).min(g.physicalDevices.len())];
+                    let indices = members.iter().filter_map(|m| handles.iter().position(|h| h == m)).map(|i| i as u8).collect();
+                    (indices, g.subsetAllocation)
+                })
+                .collect()
+        }),
+        _ => None,
+    };
+    Profile { application, devices, groups }
+}

@@ -1,0 +1,147 @@
+//! A loaded driver's instance: created with the extensions it supports and an API version it
+//! accepts, and its table of instance-level functions checked for what every driver must have.
+//! Used when an instance is created and when a lazy driver (`crate::lazy`) is loaded later.
+
+use std::ffi::{c_char, CStr};
+
+use vk_generated::lookup::ExtensionSet;
+use vk_generated::types::*;
+use vk_generated::{DispatchTable, InstanceDispatchTable};
+
+use crate::debug::log::Level;
+use crate::ffi::name_of;
+use crate::load::driver::Driver;
+use crate::loader_abi::InstanceDispatch;
+
+/// The Vulkan 1.0 instance-level commands every driver must have: the loader calls them without
+/// checking (`vkEnumerateDeviceLayerProperties`, deprecated, is not among them).
+const REQUIRED_DRIVER_COMMANDS: &[u16] = {
+    use vk_generated::command_id::*;
+    &[
+        vkDestroyInstance,
+        vkEnumeratePhysicalDevices,
+        vkGetPhysicalDeviceFeatures,
+        vkGetPhysicalDeviceFormatProperties,
+        vkGetPhysicalDeviceImageFormatProperties,
+        vkGetPhysicalDeviceProperties,
+        vkGetPhysicalDeviceQueueFamilyProperties,
+        vkGetPhysicalDeviceMemoryProperties,
+        vkGetPhysicalDeviceSparseImageFormatProperties,
+        vkCreateDevice,
+        vkEnumerateDeviceExtensionProperties,
+    ]
+};
+
+/// A driver instance's table of instance-level functions; a driver lacking one of the required
+/// commands (or `vkGetDeviceProcAddr`) is unusable: its instance is destroyed and it is skipped.
+pub unsafe fn driver_table(driver: &Driver, handle: VkInstance, allocator: *const VkAllocationCallbacks) -> Result<Box<InstanceDispatch>, String> {
+    let gipa = driver.get_instance_proc_addr;
+    let table = InstanceDispatch::new(InstanceDispatchTable::load(|name| gipa(handle, name.as_ptr())));
+    let slots = table.table.slots();
+    let missing = REQUIRED_DRIVER_COMMANDS
+        .iter()
+        .map(|&id| &vk_generated::COMMANDS[id as usize])
+        .find(|command| slots[command.slot as usize].is_none())
+        .map(|command| command.name())
+        .or_else(|| gipa(handle, c"vkGetDeviceProcAddr".as_ptr()).is_none().then_some(c"vkGetDeviceProcAddr"));
+    let Some(missing) = missing else {
+        return Ok(table);
+    };
+    log!(Level::Warn, "Unable to load {} from ICD {}", missing.to_string_lossy(), driver.library_path);
+    if let Some(destroy) = table.table.vkDestroyInstance {
+        destroy(handle, allocator);
+    }
+    Err(format!("it lacks {}, which every driver must have", missing.to_string_lossy()))
+}
+
+/// The instance version the driver speaks, with the Khronos loader's warning when its manifest
+/// promised more.
+fn driver_instance_version(driver: &Driver) -> u32 {
+    let version_1_0 = vk_generated::make_api_version(0, 1, 0, 0);
+    let reported = driver.reported_instance_version();
+    let promised = driver.manifest.api_version.is_some_and(|v| v >= vk_generated::make_api_version(0, 1, 1, 0));
+    let path = &driver.library_path;
+    match reported {
+        None if promised => log!(
+            Level::Warn,
+            "terminator_CreateInstance: Manifest ICD for \"{path}\" contained a 1.1 or greater API version, but does not support \
+             vkEnumerateInstanceVersion, treating as a 1.0 ICD"
+        ),
+        Some(v) if promised && vk_generated::api_version_major_minor(v) == (1, 0) => log!(
+            Level::Warn,
+            "terminator_CreateInstance: Manifest ICD for \"{path}\" contained a 1.1 or greater API version, but \
+             vkEnumerateInstanceVersion returned 1.0, treating as a 1.0 ICD"
+        ),
+        _ => {}
+    }
+    reported.unwrap_or(version_1_0)
+}
+
+/// Creates one driver's instance with the extensions it supports and an API version it accepts;
+/// returns its handle and the extensions it was given.
+pub unsafe fn create_driver_instance(
+    driver: &Driver,
+    supported: &[VkExtensionProperties],
+    info: &VkInstanceCreateInfo,
+    requested: &[&CStr],
+    api_version: u32,
+    allocator: *const VkAllocationCallbacks,
+) -> Result<(VkInstance, ExtensionSet), String> {
+    let Some(create) = driver.global(c"vkCreateInstance") else {
+        return Err("no vkCreateInstance".into());
+    };
+    // SAFETY: the signature of vkCreateInstance.
+    let create: PFN_vkCreateInstance = std::mem::transmute(create);
+    let given = given_extensions(driver, supported, requested, api_version);
+    let driver_version = driver_instance_version(driver);
+    let extensions: Vec<*const c_char> = given.iter().map(|e| e.as_ptr()).collect();
+    let mut app_info = info.pApplicationInfo.as_ref().copied();
+    // A 1.0-only driver must be given apiVersion 1.0.
+    if let Some(app) = app_info.as_mut() {
+        if vk_generated::api_version_major_minor(driver_version) == (1, 0) && api_version > driver_version {
+            app.apiVersion = vk_generated::make_api_version(0, 1, 0, 0);
+        }
+    }
+    let mut driver_info = *info;
+    driver_info.pApplicationInfo = app_info.as_ref().map_or(std::ptr::null(), |a| a as *const _);
+    driver_info.enabledExtensionCount = extensions.len() as u32;
+    driver_info.ppEnabledExtensionNames = extensions.as_ptr();
+    driver_info.enabledLayerCount = 0;
+    driver_info.ppEnabledLayerNames = std::ptr::null();
+    // Portability enumeration is the loader's business unless the driver has the extension too.
+    if !given.contains(&c"VK_KHR_portability_enumeration") {
+        driver_info.flags = VkInstanceCreateFlags(info.flags.0 & !VkInstanceCreateFlags::ENUMERATE_PORTABILITY_BIT_KHR.0);
+    }
+    let mut handle = VkInstance::NULL;
+    let result = create.map_or(VkResult::ERROR_INITIALIZATION_FAILED, |f| f(&driver_info, allocator, &mut handle));
+    if result != VkResult::SUCCESS {
+        return Err(format!("its vkCreateInstance returned {result:?}"));
+    }
+    if handle.is_null() {
+        return Err("its vkCreateInstance returned no instance (VK_SUCCESS with VK_NULL_HANDLE)".into());
+    }
+    Ok((handle, extension_set(&given)))
+}
+
+/// The instance extensions a driver is given: those of the application's it supports, and
+/// `VK_KHR_get_physical_device_properties2` where that is not core (physical devices are ordered
+/// by their PCI address, read through `vkGetPhysicalDeviceProperties2`).
+pub fn given_extensions<'a>(driver: &Driver, supported: &[VkExtensionProperties], requested: &[&'a CStr], api_version: u32) -> Vec<&'a CStr> {
+    let supports = |name: &CStr| supported.iter().any(|p| name_of(p) == name);
+    let mut given: Vec<&CStr> = requested.iter().copied().filter(|e| supports(e)).collect();
+    let driver_version = driver.instance_version();
+    let properties2 = c"VK_KHR_get_physical_device_properties2";
+    let core_properties2 = api_version >= vk_generated::make_api_version(0, 1, 1, 0) && driver_version >= vk_generated::make_api_version(0, 1, 1, 0);
+    if !core_properties2 && supports(properties2) && !given.contains(&properties2) {
+        given.push(properties2);
+    }
+    given
+}
+
+pub fn extension_set(names: &[&CStr]) -> ExtensionSet {
+    let mut set = ExtensionSet::new();
+    for ext in names {
+        set.insert_name(ext.to_bytes());
+    }
+    set
+}
