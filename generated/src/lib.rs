@@ -12,6 +12,8 @@
 //!   [`extension_id`]: their indices by name, as constants.
 //! - [`deep_copy`]: deep copies of `VkInstanceCreateInfo` and its `pNext` chain, to create a driver's
 //!   instance after `vkCreateInstance` returned.
+//! - [`padding`]: zeroing the padding bytes of the structures drivers fill (physical-device
+//!   properties, features, memory, format and queue family properties), before the loader records them.
 //! - [`layer_abi`]: the `vk_layer.h` / `vk_icd.h` structures the registry does not describe.
 //!
 //! Everything under `src/gen/` is generator output (`cargo xtask regen`); this file and the other
@@ -48,6 +50,7 @@ mod exports;
 pub mod deep_copy;
 pub mod layer_abi;
 pub mod lookup;
+pub mod padding;
 mod tables;
 
 pub use commands::{id as command_id, COMMANDS, COMMAND_COUNT};

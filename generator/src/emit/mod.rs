@@ -9,6 +9,7 @@ pub mod exports;
 pub mod extensions;
 pub mod layer_hooks;
 pub mod lookup;
+pub mod padding;
 pub mod trace;
 pub mod trampolines;
 pub mod types;

@@ -359,6 +359,60 @@ fn scalar_bits(reg: &Registry, base: &str) -> Option<u32> {
     }
 }
 
+/// One field of a generated aggregate: a member as declared, or one storage unit holding a run of
+/// bitfield members.
+pub(crate) enum Slot<'a> {
+    Member(&'a Field),
+    Bits(BitUnit<'a>),
+}
+
+/// A storage unit of consecutive bitfields: one Rust integer of `unit` bits, named after its members
+/// joined with `_and_`; each member with its shift and width, packed from the least significant bit.
+pub(crate) struct BitUnit<'a> {
+    pub field: String,
+    pub unit: u32,
+    pub members: Vec<(&'a Field, u32, u32)>,
+}
+
+impl BitUnit<'_> {
+    /// Bits of the unit that hold a member.
+    pub fn used(&self) -> u32 {
+        self.members.iter().map(|(_, _, width)| width).sum()
+    }
+}
+
+/// The fields of an aggregate as `types.rs` lays them out. C packs consecutive bitfields into
+/// storage units of the declared type's size, from the least significant bit (the System V ABI);
+/// one Rust integer stands for each unit.
+pub(crate) fn slots<'a>(reg: &Registry, name: &str, agg: &'a Aggregate) -> Result<Vec<Slot<'a>>, String> {
+    let mut slots = Vec::new();
+    let mut i = 0;
+    while i < agg.members.len() {
+        let m = &agg.members[i];
+        if m.bitfield.is_none() {
+            slots.push(Slot::Member(m));
+            i += 1;
+            continue;
+        }
+        let Some(unit) = scalar_bits(reg, &m.ty.base) else {
+            return Err(format!("{name}.{}: bitfield of unknown width type {}", m.name, m.ty.base));
+        };
+        let mut used = 0;
+        let mut members = Vec::new();
+        while let Some(b) = agg.members.get(i).and_then(|m| m.bitfield.map(|b| (m, b))) {
+            if used + b.1 > unit {
+                break;
+            }
+            members.push((b.0, used, b.1));
+            used += b.1;
+            i += 1;
+        }
+        let field = members.iter().map(|(m, _, _)| m.name.as_str()).collect::<Vec<_>>().join("_and_");
+        slots.push(Slot::Bits(BitUnit { field, unit, members }));
+    }
+    Ok(slots)
+}
+
 fn aggregate(
     reg: &Registry,
     names: &VariantNames,
@@ -369,39 +423,23 @@ fn aggregate(
     let id = format_ident!("{}", name);
     let mut fields = Vec::new();
     let mut accessors = Vec::new();
-    let mut i = 0;
-    while i < agg.members.len() {
-        let m = &agg.members[i];
-        let doc = format!("`{}`", m.c_decl);
-        if m.bitfield.is_none() {
-            let fname = ident(&m.name);
-            let ty = field_type(&m.ty, &m.array);
-            fields.push(quote!(#[doc = #doc] pub #fname: #ty));
-            i += 1;
-            continue;
-        }
-        // C packs consecutive bitfields into storage units of the declared type's size, from the
-        // least significant bit (the System V ABI); one Rust integer stands for each unit.
-        let Some(unit) = scalar_bits(reg, &m.ty.base) else {
-            return Err(format!("{name}.{}: bitfield of unknown width type {}", m.name, m.ty.base));
-        };
-        let mut used = 0;
-        let mut group = Vec::new();
-        while let Some(b) = agg.members.get(i).and_then(|m| m.bitfield.map(|b| (m, b))) {
-            if used + b.1 > unit {
-                break;
+    for slot in slots(reg, name, agg)? {
+        let bits = match slot {
+            Slot::Member(m) => {
+                let doc = format!("`{}`", m.c_decl);
+                let fname = ident(&m.name);
+                let ty = field_type(&m.ty, &m.array);
+                fields.push(quote!(#[doc = #doc] pub #fname: #ty));
+                continue;
             }
-            group.push((b.0, used, b.1));
-            used += b.1;
-            i += 1;
-        }
-        let storage = format_ident!("u{}", unit);
-        let joined = group.iter().map(|(m, _, _)| m.name.as_str()).collect::<Vec<_>>().join("_and_");
-        let fname = format_ident!("{}", joined);
-        let doc = group.iter().map(|(m, _, _)| m.c_decl.as_str()).collect::<Vec<_>>().join("; ");
+            Slot::Bits(bits) => bits,
+        };
+        let storage = format_ident!("u{}", bits.unit);
+        let fname = format_ident!("{}", bits.field);
+        let doc = bits.members.iter().map(|(m, _, _)| m.c_decl.as_str()).collect::<Vec<_>>().join("; ");
         let doc = format!("Bitfields `{doc}`, packed from the least significant bit.");
         fields.push(quote!(#[doc = #doc] pub #fname: #storage));
-        for (m, shift, width) in group {
+        for (m, shift, width) in bits.members {
             let getter = ident(&m.name);
             let setter = format_ident!("set_{}", m.name);
             let mask = Literal::u64_unsuffixed(if width == 64 { u64::MAX } else { (1u64 << width) - 1 });
