@@ -14,7 +14,11 @@ const FILL: u8 = 0xAB;
 fn cleaned<T: ZeroPadding>() -> Vec<u8> {
     let mut buf = vec![FILL; size_of::<T>() + 2];
     unsafe { T::zero_padding(buf.as_mut_ptr().add(1)) };
-    assert_eq!((buf[0], buf[buf.len() - 1]), (FILL, FILL), "wrote outside the structure");
+    assert_eq!(
+        (buf[0], buf[buf.len() - 1]),
+        (FILL, FILL),
+        "wrote outside the structure"
+    );
     buf[1..buf.len() - 1].to_vec()
 }
 
@@ -34,14 +38,26 @@ fn zero_runs(bytes: &[u8]) -> Vec<Range<usize>> {
 /// Checks that the bytes of every listed member are intact, and that the zeroed bytes number
 /// `size_of::<T>()` less the members' sizes (`member_bytes`, the sum of every member's size,
 /// recursively: given per target below).
-fn check<T: ZeroPadding>(members: &[(&str, usize, usize)], member_bytes: usize) -> Vec<Range<usize>> {
+fn check<T: ZeroPadding>(
+    members: &[(&str, usize, usize)],
+    member_bytes: usize,
+) -> Vec<Range<usize>> {
     let bytes = cleaned::<T>();
     for &(name, offset, size) in members {
         assert!(offset + size <= bytes.len(), "{name}");
-        assert!(bytes[offset..offset + size].iter().all(|&b| b == FILL), "{name} ({offset}..{}) was touched", offset + size);
+        assert!(
+            bytes[offset..offset + size].iter().all(|&b| b == FILL),
+            "{name} ({offset}..{}) was touched",
+            offset + size
+        );
     }
     let zeroed = bytes.iter().filter(|&&b| b == 0).count();
-    assert_eq!(zeroed, size_of::<T>() - member_bytes, "zeroed {:?}", zero_runs(&bytes));
+    assert_eq!(
+        zeroed,
+        size_of::<T>() - member_bytes,
+        "zeroed {:?}",
+        zero_runs(&bytes)
+    );
     zero_runs(&bytes)
 }
 
@@ -64,20 +80,53 @@ fn physical_device_properties() {
     let members = [
         member!(P, apiVersion, u32),
         member!(P, deviceType, VkPhysicalDeviceType),
-        member!(P, deviceName, [std::ffi::c_char; VK_MAX_PHYSICAL_DEVICE_NAME_SIZE as usize]),
+        member!(
+            P,
+            deviceName,
+            [std::ffi::c_char; VK_MAX_PHYSICAL_DEVICE_NAME_SIZE as usize]
+        ),
         member!(P, pipelineCacheUUID, [u8; VK_UUID_SIZE as usize]),
         member!(P, sparseProperties, VkPhysicalDeviceSparseProperties),
-        ("limits.maxImageDimension1D", limits + offset_of!(L, maxImageDimension1D), 4),
-        ("limits.bufferImageGranularity", limits + offset_of!(L, bufferImageGranularity), 8),
-        ("limits.sparseAddressSpaceSize", limits + offset_of!(L, sparseAddressSpaceSize), 8),
-        ("limits.maxComputeWorkGroupCount", limits + offset_of!(L, maxComputeWorkGroupCount), 12),
-        ("limits.minMemoryMapAlignment", limits + offset_of!(L, minMemoryMapAlignment), size_of::<usize>()),
-        ("limits.pointSizeRange", limits + offset_of!(L, pointSizeRange), 8),
-        ("limits.nonCoherentAtomSize", limits + offset_of!(L, nonCoherentAtomSize), 8),
+        (
+            "limits.maxImageDimension1D",
+            limits + offset_of!(L, maxImageDimension1D),
+            4,
+        ),
+        (
+            "limits.bufferImageGranularity",
+            limits + offset_of!(L, bufferImageGranularity),
+            8,
+        ),
+        (
+            "limits.sparseAddressSpaceSize",
+            limits + offset_of!(L, sparseAddressSpaceSize),
+            8,
+        ),
+        (
+            "limits.maxComputeWorkGroupCount",
+            limits + offset_of!(L, maxComputeWorkGroupCount),
+            12,
+        ),
+        (
+            "limits.minMemoryMapAlignment",
+            limits + offset_of!(L, minMemoryMapAlignment),
+            size_of::<usize>(),
+        ),
+        (
+            "limits.pointSizeRange",
+            limits + offset_of!(L, pointSizeRange),
+            8,
+        ),
+        (
+            "limits.nonCoherentAtomSize",
+            limits + offset_of!(L, nonCoherentAtomSize),
+            8,
+        ),
     ];
     if cfg!(target_pointer_width = "64") {
         let runs = check::<P>(&members, size_of::<P>() - 20);
-        let mut expected = vec![292..296];
+        let mut expected: Vec<Range<usize>> = Vec::new();
+        expected.push(292..296);
         expected.extend(shifted(&[44..48, 300..304, 476..480], limits));
         expected.push(820..824);
         assert_eq!(limits, 296);
@@ -94,7 +143,10 @@ fn physical_device_memory_properties() {
         member!(M, memoryTypes, [VkMemoryType; VK_MAX_MEMORY_TYPES as usize]),
         member!(M, memoryHeapCount, u32),
     ];
-    let heap_members = [member!(VkMemoryHeap, size, VkDeviceSize), member!(VkMemoryHeap, flags, VkMemoryHeapFlags)];
+    let heap_members = [
+        member!(VkMemoryHeap, size, VkDeviceSize),
+        member!(VkMemoryHeap, flags, VkMemoryHeapFlags),
+    ];
     let mut heap_member_bytes = 0;
     for i in 0..VK_MAX_MEMORY_HEAPS as usize {
         for &(name, offset, size) in &heap_members {
@@ -103,12 +155,15 @@ fn physical_device_memory_properties() {
         }
     }
     // Every member's size: the heaps' by their members, the rest whole (VkMemoryType has no padding).
-    let member_bytes = 4 + size_of::<[VkMemoryType; VK_MAX_MEMORY_TYPES as usize]>() + 4 + heap_member_bytes;
+    let member_bytes =
+        4 + size_of::<[VkMemoryType; VK_MAX_MEMORY_TYPES as usize]>() + 4 + heap_member_bytes;
     let runs = check::<M>(&members, member_bytes);
     assert_eq!(zero_runs(&cleaned::<VkMemoryHeap>()), vec![12..16]);
     if cfg!(target_pointer_width = "64") {
         assert_eq!(heaps, 264);
-        let expected: Vec<Range<usize>> = (0..16).map(|i| heaps + 16 * i + 12..heaps + 16 * i + 16).collect();
+        let expected: Vec<Range<usize>> = (0..16)
+            .map(|i| heaps + 16 * i + 12..heaps + 16 * i + 16)
+            .collect();
         assert_eq!(runs, expected);
     }
 }
@@ -120,8 +175,16 @@ fn vulkan12_properties() {
         member!(V, sType, VkStructureType),
         member!(V, pNext, *mut std::ffi::c_void),
         member!(V, driverID, VkDriverId),
-        member!(V, driverName, [std::ffi::c_char; VK_MAX_DRIVER_NAME_SIZE as usize]),
-        member!(V, driverInfo, [std::ffi::c_char; VK_MAX_DRIVER_INFO_SIZE as usize]),
+        member!(
+            V,
+            driverName,
+            [std::ffi::c_char; VK_MAX_DRIVER_NAME_SIZE as usize]
+        ),
+        member!(
+            V,
+            driverInfo,
+            [std::ffi::c_char; VK_MAX_DRIVER_INFO_SIZE as usize]
+        ),
         member!(V, conformanceVersion, VkConformanceVersion),
         member!(V, filterMinmaxImageComponentMapping, VkBool32),
         member!(V, maxTimelineSemaphoreValueDifference, u64),
@@ -179,13 +242,21 @@ fn extension_properties_have_no_padding() {
 fn by_type() {
     let mut by_type = vec![FILL; size_of::<VkPhysicalDeviceTexelBufferAlignmentProperties>()];
     let done = unsafe {
-        zero_padding_by_type(VkStructureType::PHYSICAL_DEVICE_TEXEL_BUFFER_ALIGNMENT_PROPERTIES, by_type.as_mut_ptr())
+        zero_padding_by_type(
+            VkStructureType::PHYSICAL_DEVICE_TEXEL_BUFFER_ALIGNMENT_PROPERTIES,
+            by_type.as_mut_ptr(),
+        )
     };
     assert!(done);
-    assert_eq!(by_type, cleaned::<VkPhysicalDeviceTexelBufferAlignmentProperties>());
+    assert_eq!(
+        by_type,
+        cleaned::<VkPhysicalDeviceTexelBufferAlignmentProperties>()
+    );
 
     let mut other = vec![FILL; size_of::<VkApplicationInfo>()];
-    assert!(!unsafe { zero_padding_by_type(VkStructureType::APPLICATION_INFO, other.as_mut_ptr()) });
+    assert!(!unsafe {
+        zero_padding_by_type(VkStructureType::APPLICATION_INFO, other.as_mut_ptr())
+    });
     assert!(!unsafe { zero_padding_by_type(VkStructureType(0x7fff_fff0), other.as_mut_ptr()) });
     assert!(other.iter().all(|&b| b == FILL));
 
@@ -207,7 +278,10 @@ fn by_type() {
 fn every_structure_type() {
     for &s_type in STRUCTURE_TYPES {
         let mut buf = vec![FILL; 1 << 16];
-        assert!(unsafe { zero_padding_by_type(s_type, buf.as_mut_ptr()) }, "{s_type:?}");
+        assert!(
+            unsafe { zero_padding_by_type(s_type, buf.as_mut_ptr()) },
+            "{s_type:?}"
+        );
         zero_runs(&buf);
     }
 }
@@ -218,9 +292,19 @@ fn every_structure_type() {
 fn typed_value() {
     let mut value = VkPhysicalDeviceProperties2::default();
     value.properties.limits.bufferImageGranularity = 0x1234;
-    unsafe { std::ptr::from_mut(&mut value).cast::<u8>().add(4).write_bytes(0xCD, 4) };
+    unsafe {
+        std::ptr::from_mut(&mut value)
+            .cast::<u8>()
+            .add(4)
+            .write_bytes(0xCD, 4)
+    };
     zero_padding_of(&mut value);
-    let bytes = unsafe { std::slice::from_raw_parts(std::ptr::from_ref(&value).cast::<u8>(), size_of::<VkPhysicalDeviceProperties2>()) };
+    let bytes = unsafe {
+        std::slice::from_raw_parts(
+            std::ptr::from_ref(&value).cast::<u8>(),
+            size_of::<VkPhysicalDeviceProperties2>(),
+        )
+    };
     assert_eq!(bytes[4..8], [0; 4]);
     assert_eq!(value.sType, VkStructureType::PHYSICAL_DEVICE_PROPERTIES_2);
     assert_eq!(value.properties.limits.bufferImageGranularity, 0x1234);

@@ -58,7 +58,11 @@ pub fn emit(reg: &Registry) -> Result<String, String> {
         if is_union {
             continue;
         }
-        let stype = agg.members.first().filter(|m| m.name == "sType").and_then(|m| m.values.as_deref());
+        let stype = agg
+            .members
+            .first()
+            .filter(|m| m.name == "sType")
+            .and_then(|m| m.values.as_deref());
         if let Some(path) = stype.and_then(|v| names.path(v)) {
             let ty = format_ident!("{}", name);
             arms.push(quote!(#path => <#ty as ZeroPadding>::zero_padding(value),));
@@ -86,7 +90,11 @@ pub fn emit(reg: &Registry) -> Result<String, String> {
 
         #(#impls)*
     };
-    rust_file(reg, "zeroing the padding bytes of the structures the loader records", tokens)
+    rust_file(
+        reg,
+        "zeroing the padding bytes of the structures the loader records",
+        tokens,
+    )
 }
 
 /// The structures in scope, to a fixed point.
@@ -108,7 +116,8 @@ fn scope(reg: &Registry) -> Result<Scope<'_>, String> {
         .collect();
     let mut aggregates = BTreeMap::new();
     for &root in ROOTS.iter().chain(EXTRA) {
-        let (name, found) = lookup(root).ok_or_else(|| format!("{root} is not a structure of this registry"))?;
+        let (name, found) =
+            lookup(root).ok_or_else(|| format!("{root} is not a structure of this registry"))?;
         aggregates.insert(name, found);
     }
     loop {
@@ -117,7 +126,10 @@ fn scope(reg: &Registry) -> Result<Scope<'_>, String> {
             let TypeDef::Struct(agg) = def else { continue };
             if !aggregates.contains_key(name.as_str())
                 && in_api.contains(name.as_str())
-                && agg.struct_extends.iter().any(|e| aggregates.contains_key(resolve_alias(reg, e)))
+                && agg
+                    .struct_extends
+                    .iter()
+                    .any(|e| aggregates.contains_key(resolve_alias(reg, e)))
             {
                 aggregates.insert(name.as_str(), (agg, false));
             }
@@ -137,7 +149,12 @@ fn scope(reg: &Registry) -> Result<Scope<'_>, String> {
 }
 
 /// `unsafe impl ZeroPadding for <name>`.
-fn impl_for(reg: &Registry, name: &str, agg: &Aggregate, is_union: bool) -> Result<TokenStream, String> {
+fn impl_for(
+    reg: &Registry,
+    name: &str,
+    agg: &Aggregate,
+    is_union: bool,
+) -> Result<TokenStream, String> {
     let ty = format_ident!("{}", name);
     if is_union {
         let doc = format!("`{name}` is a union: which member is live, and so which bytes are padding, is not known here; nothing is zeroed.");
@@ -227,12 +244,30 @@ mod tests {
             struct_extends: vec![],
             returned_only: true,
         };
-        let text = impl_for(&reg, "S", &agg, false).unwrap().to_string().replace(' ', "");
-        assert!(text.contains("w.member(offset_of!(Self,a_and_b),size_of::<u32>());"), "{text}");
-        assert!(text.contains("w.bits::<u32>(offset_of!(Self,c_and_d),31);"), "{text}");
-        assert!(text.contains("w.member(offset_of!(Self,e),size_of::<u64>());"), "{text}");
-        let union = impl_for(&reg, "U", &agg, true).unwrap().to_string().replace(' ', "");
-        assert!(union.contains("fnzero_padding(_value:*mut u8){}".replace(' ', "").as_str()), "{union}");
+        let text = impl_for(&reg, "S", &agg, false)
+            .unwrap()
+            .to_string()
+            .replace(' ', "");
+        assert!(
+            text.contains("w.member(offset_of!(Self,a_and_b),size_of::<u32>());"),
+            "{text}"
+        );
+        assert!(
+            text.contains("w.bits::<u32>(offset_of!(Self,c_and_d),31);"),
+            "{text}"
+        );
+        assert!(
+            text.contains("w.member(offset_of!(Self,e),size_of::<u64>());"),
+            "{text}"
+        );
+        let union = impl_for(&reg, "U", &agg, true)
+            .unwrap()
+            .to_string()
+            .replace(' ', "");
+        assert!(
+            union.contains("fnzero_padding(_value:*mut u8){}".replace(' ', "").as_str()),
+            "{union}"
+        );
     }
 
     /// The vendored registry's scope holds the structures the loader records.
@@ -241,7 +276,11 @@ mod tests {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../registry");
         let reg = crate::load_registry(&root).unwrap();
         let scope = scope(&reg).unwrap();
-        println!("{} in scope: {:?}", scope.aggregates.len(), scope.aggregates.keys().collect::<Vec<_>>());
+        println!(
+            "{} in scope: {:?}",
+            scope.aggregates.len(),
+            scope.aggregates.keys().collect::<Vec<_>>()
+        );
         for name in [
             "VkPhysicalDeviceProperties",
             "VkPhysicalDeviceLimits",
