@@ -84,7 +84,7 @@ fn scenario_entry() {
                     destroy.unwrap()(instance, std::ptr::null());
                 }
             }
-            "probe" | "device" => lazy_steps(gipa, &step),
+            "probe" | "device" | "messenger" => lazy_steps(gipa, &step),
             other => panic!("unknown step {other}"),
         }
     }
@@ -95,82 +95,76 @@ fn scenario_entry() {
     println!("MAPPED {}", mapped.join(","));
 }
 
+/// Creates the instance of the lazy steps; with `messenger`, `VK_EXT_debug_utils` enabled and a
+/// messenger chained that prints what it hears. Everything the create info points to is
+/// overwritten and freed before this returns: a driver instance created later must have been
+/// given a copy.
+unsafe fn create_lazy_instance(create: PFN_vkCreateInstance, messenger: bool) -> VkInstance {
+    unsafe extern "system" fn heard(
+        _: VkDebugUtilsMessageSeverityFlagBitsEXT,
+        _: VkDebugUtilsMessageTypeFlagsEXT,
+        data: *const VkDebugUtilsMessengerCallbackDataEXT,
+        _: *mut std::ffi::c_void,
+    ) -> VkBool32 {
+        println!("HEARD {}", CStr::from_ptr((*data).pMessage).to_string_lossy());
+        VK_FALSE
+    }
+    let name = std::ffi::CString::new("lazy").unwrap();
+    let mut app = Box::new(VkApplicationInfo { pApplicationName: name.as_ptr(), apiVersion: vk_generated::make_api_version(0, 1, 3, 0), ..Default::default() });
+    let mut chained = Box::new(VkDebugUtilsMessengerCreateInfoEXT {
+        messageSeverity: VkDebugUtilsMessageSeverityFlagsEXT::WARNING_BIT_EXT,
+        messageType: VkDebugUtilsMessageTypeFlagsEXT::GENERAL_BIT_EXT,
+        pfnUserCallback: Some(heard),
+        ..Default::default()
+    });
+    let extension = std::ffi::CString::new("VK_EXT_debug_utils").unwrap();
+    let extensions = [extension.as_ptr()];
+    let mut info = VkInstanceCreateInfo { pApplicationInfo: &*app, ..Default::default() };
+    if messenger {
+        info.pNext = &*chained as *const _ as *const _;
+        info.enabledExtensionCount = 1;
+        info.ppEnabledExtensionNames = extensions.as_ptr();
+    }
+    let mut instance = VkInstance::NULL;
+    assert_eq!(create.unwrap()(&info, std::ptr::null(), &mut instance), VkResult::SUCCESS);
+    *app = VkApplicationInfo::default();
+    *chained = VkDebugUtilsMessengerCreateInfoEXT::default();
+    let mut name = name.into_bytes();
+    name.fill(b'x');
+    instance
+}
+
 /// The steps of lazy drivers. `probe`: what GTK, Chromium or wgpu ask at start-up (create an
-/// instance, enumerate, `vkGetPhysicalDeviceProperties2` with ID properties, queue families,
-/// memory properties, destroy), printing each device's answers. `device`: the same, then a device
-/// created on the last physical device, after setting the variables the file `change` beside the
-/// library names (`NAME=value` lines: the hardware changing under a live instance), and that
-/// device's UUID and PCI bus read again, now from the live driver.
+/// instance, enumerate, `vkGetPhysicalDeviceProperties2` with ID and PCI bus properties, queue
+/// families, memory properties, destroy), printing each device's answers. `device`: the same, then
+/// a device created on the last physical device, after setting the variables the file `change`
+/// beside the library names (`NAME=value` lines: the hardware changing under a live instance), and
+/// that device's UUID and PCI bus read again, now from the live driver. `messenger`: `device` with
+/// a messenger chained to the create info.
 unsafe fn lazy_steps(gipa: Gipa, step: &str) {
     macro_rules! f {
         ($instance:expr, $name:literal, $ty:ty) => {
-            std::mem::transmute::<PFN_vkVoidFunction, $ty>(gipa(
-                $instance,
-                concat!($name, "\0").as_ptr().cast(),
-            ))
-            .unwrap()
+            std::mem::transmute::<PFN_vkVoidFunction, $ty>(gipa($instance, concat!($name, "\0").as_ptr().cast())).unwrap()
         };
     }
-    let app = VkApplicationInfo {
-        pApplicationName: c"lazy".as_ptr(),
-        apiVersion: vk_generated::make_api_version(0, 1, 3, 0),
-        ..Default::default()
-    };
-    let info = VkInstanceCreateInfo {
-        pApplicationInfo: &app,
-        ..Default::default()
-    };
-    let mut instance = VkInstance::NULL;
-    assert_eq!(
-        f!(VkInstance::NULL, "vkCreateInstance", PFN_vkCreateInstance)(
-            &info,
-            std::ptr::null(),
-            &mut instance
-        ),
-        VkResult::SUCCESS
-    );
+    let create: PFN_vkCreateInstance = std::mem::transmute(gipa(VkInstance::NULL, c"vkCreateInstance".as_ptr()));
+    let instance = create_lazy_instance(create, step == "messenger");
     let mut count = 0;
-    let enumerate = f!(
-        instance,
-        "vkEnumeratePhysicalDevices",
-        PFN_vkEnumeratePhysicalDevices
-    );
+    let enumerate = f!(instance, "vkEnumeratePhysicalDevices", PFN_vkEnumeratePhysicalDevices);
     enumerate(instance, &mut count, std::ptr::null_mut());
     let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
     enumerate(instance, &mut count, devices.as_mut_ptr());
-    let properties2 = f!(
-        instance,
-        "vkGetPhysicalDeviceProperties2",
-        PFN_vkGetPhysicalDeviceProperties2
-    );
+    let properties2 = f!(instance, "vkGetPhysicalDeviceProperties2", PFN_vkGetPhysicalDeviceProperties2);
     let identity = |d: VkPhysicalDevice| {
         let mut pci = VkPhysicalDevicePCIBusInfoPropertiesEXT::default();
-        let mut id = VkPhysicalDeviceIDProperties {
-            pNext: &mut pci as *mut _ as *mut _,
-            ..Default::default()
-        };
-        let mut p = VkPhysicalDeviceProperties2 {
-            pNext: &mut id as *mut _ as *mut _,
-            ..Default::default()
-        };
+        let mut id = VkPhysicalDeviceIDProperties { pNext: &mut pci as *mut _ as *mut _, ..Default::default() };
+        let mut p = VkPhysicalDeviceProperties2 { pNext: &mut id as *mut _ as *mut _, ..Default::default() };
         properties2(d, &mut p);
         let uuid: String = id.deviceUUID.iter().map(|b| format!("{b:02x}")).collect();
-        format!(
-            "{} uuid={uuid} bus={}",
-            CStr::from_ptr(p.properties.deviceName.as_ptr()).to_string_lossy(),
-            pci.pciBus
-        )
+        format!("{} uuid={uuid} bus={}", CStr::from_ptr(p.properties.deviceName.as_ptr()).to_string_lossy(), pci.pciBus)
     };
-    let families = f!(
-        instance,
-        "vkGetPhysicalDeviceQueueFamilyProperties",
-        PFN_vkGetPhysicalDeviceQueueFamilyProperties
-    );
-    let memory = f!(
-        instance,
-        "vkGetPhysicalDeviceMemoryProperties",
-        PFN_vkGetPhysicalDeviceMemoryProperties
-    );
+    let families = f!(instance, "vkGetPhysicalDeviceQueueFamilyProperties", PFN_vkGetPhysicalDeviceQueueFamilyProperties);
+    let memory = f!(instance, "vkGetPhysicalDeviceMemoryProperties", PFN_vkGetPhysicalDeviceMemoryProperties);
     for &d in &devices {
         let mut n = 0;
         families(d, &mut n, std::ptr::null_mut());
@@ -179,16 +173,10 @@ unsafe fn lazy_steps(gipa: Gipa, step: &str) {
         let mut m = VkPhysicalDeviceMemoryProperties::default();
         memory(d, &mut m);
         let flags: Vec<u32> = family.iter().map(|f| f.queueFlags.0).collect();
-        println!(
-            "PROBE {} families={flags:?} heaps={} types={}",
-            identity(d),
-            m.memoryHeapCount,
-            m.memoryTypeCount
-        );
+        println!("PROBE {} families={flags:?} heaps={} types={}", identity(d), m.memoryHeapCount, m.memoryTypeCount);
     }
-    if step == "device" {
-        let change =
-            std::path::Path::new(&std::env::var("LIBVULKAN").unwrap()).with_file_name("change");
+    if step == "device" || step == "messenger" {
+        let change = std::path::Path::new(&std::env::var("LIBVULKAN").unwrap()).with_file_name("change");
         for line in std::fs::read_to_string(change).unwrap_or_default().lines() {
             let (name, value) = line.split_once('=').unwrap();
             std::env::set_var(name, value);
@@ -196,35 +184,15 @@ unsafe fn lazy_steps(gipa: Gipa, step: &str) {
         let last = *devices.last().unwrap();
         let before = identity(last);
         let priority = 1.0f32;
-        let queue = VkDeviceQueueCreateInfo {
-            queueCount: 1,
-            pQueuePriorities: &priority,
-            ..Default::default()
-        };
-        let device_info = VkDeviceCreateInfo {
-            queueCreateInfoCount: 1,
-            pQueueCreateInfos: &queue,
-            ..Default::default()
-        };
+        let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
+        let device_info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };
         let mut device = VkDevice::NULL;
-        let result = f!(instance, "vkCreateDevice", PFN_vkCreateDevice)(
-            last,
-            &device_info,
-            std::ptr::null(),
-            &mut device,
-        );
+        let result = f!(instance, "vkCreateDevice", PFN_vkCreateDevice)(last, &device_info, std::ptr::null(), &mut device);
         if result == VkResult::SUCCESS {
-            let get_queue = std::mem::transmute::<PFN_vkVoidFunction, PFN_vkGetDeviceQueue>(f!(
-                instance,
-                "vkGetDeviceProcAddr",
-                PFN_vkGetDeviceProcAddr
-            )(
-                device,
-                c"vkGetDeviceQueue".as_ptr(),
-            ))
-            .unwrap();
+            let gdpa = f!(instance, "vkGetDeviceProcAddr", PFN_vkGetDeviceProcAddr);
+            let get_queue: PFN_vkGetDeviceQueue = std::mem::transmute(gdpa(device, c"vkGetDeviceQueue".as_ptr()));
             let mut q = VkQueue::NULL;
-            get_queue(device, 0, 0, &mut q);
+            get_queue.unwrap()(device, 0, 0, &mut q);
             assert!(!q.is_null());
             f!(instance, "vkDestroyDevice", PFN_vkDestroyDevice)(device, std::ptr::null());
         }
@@ -432,6 +400,20 @@ fn a_lazy_driver_is_loaded_at_device_creation_and_its_devices_matched_by_identit
     );
     assert_eq!(line(&out, "MAPPED "), "libvk_test_driver_a.so", "{err}");
     assert!(err.contains("a.json: loaded at vkCreateDevice in"), "{err}");
+}
+
+#[test]
+fn a_lazy_driver_is_created_with_what_the_application_gave_vk_create_instance() {
+    let s = setup("lazy-messenger");
+    let env: Vec<_> = two_devices().into_iter().chain([("VK_TEST_DRIVER_INSTANCE_EXTENSIONS_A", "+VK_EXT_debug_utils".to_string())]).collect();
+    let (cold, err) = run(&s, "messenger", &env);
+    assert_eq!(lines(&cold, "HEARD "), ["vk_test_driver: instance created for lazy"], "the eager path\n{err}");
+    let (warm, err) = run(&s, "messenger", &env);
+    assert!(err.contains("a.json: loaded at vkCreateDevice"), "{err}");
+    assert_eq!(line(&warm, "DEVICE "), "VK_SUCCESS", "{err}");
+    // The chained messenger and the application info reached the driver at vkCreateDevice,
+    // after the application's structures were gone.
+    assert_eq!(lines(&warm, "HEARD "), ["vk_test_driver: instance created for lazy"], "{err}");
 }
 
 #[test]

@@ -71,10 +71,8 @@ pub fn answer_key(family: Family, input: u32, s_type: u32) -> u64 {
     Digest::default().bytes(&bytes).value()
 }
 
-/// How two profiles of the same driver differ, for people (verify mode). Only the answers
-/// `comparable` accepts are compared byte for byte (structures with padding may differ there
-/// between processes: a driver copying a structure copies its padding too).
-pub fn differences(recorded: &Profile, now: &Profile, comparable: &dyn Fn(u64) -> bool) -> String {
+/// How two profiles of the same driver differ, for people (verify mode).
+pub fn differences(recorded: &Profile, now: &Profile) -> String {
     if recorded.devices.len() != now.devices.len() {
         return format!("{} physical devices recorded, {} now", recorded.devices.len(), now.devices.len());
     }
@@ -83,7 +81,7 @@ pub fn differences(recorded: &Profile, now: &Profile, comparable: &dyn Fn(u64) -
         let changed: Vec<String> = b
             .answers
             .iter()
-            .filter(|(key, bytes)| comparable(*key) && a.get(*key) != Some(bytes.as_slice()))
+            .filter(|(key, bytes)| a.get(*key) != Some(bytes.as_slice()))
             .map(|(key, bytes)| {
                 let first = a.get(*key).and_then(|old| old.iter().zip(bytes).position(|(x, y)| x != y));
                 format!("{key:016x} (byte {first:?})")

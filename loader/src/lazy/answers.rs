@@ -17,6 +17,7 @@ use std::ffi::CStr;
 use std::mem::{offset_of, size_of};
 
 use vk_generated::types::*;
+use vk_generated::padding::ZeroPadding;
 use vk_generated::{InstanceDispatchTable, TaggedStruct};
 
 use crate::cache::profile::{answer_key, DeviceAnswers, Family};
@@ -169,21 +170,23 @@ unsafe fn body<'a>(s: *const VkBaseOutStructure, size: usize) -> &'a [u8] {
     std::slice::from_raw_parts((s as *const u8).add(header), size - header)
 }
 
-/// The key, bytes and size of the head structure of a `2` query (e.g. `VkPhysicalDeviceProperties2`,
-/// whose body is the plain `VkPhysicalDeviceProperties`).
+/// The head structure of a `2` query (e.g. `VkPhysicalDeviceProperties2`), whose answer is its
+/// plain form (`VkPhysicalDeviceProperties`): the same bytes as the 1.0 query's, the head's tail
+/// padding left out.
 pub struct Head {
     pub family: Family,
     pub s_type: VkStructureType,
+    /// The header and the plain structure, without the head's tail padding.
     pub size: usize,
 }
 
 pub const PROPERTIES_HEAD: Head =
-    Head { family: Family::Properties, s_type: VkStructureType::PHYSICAL_DEVICE_PROPERTIES_2, size: size_of::<VkPhysicalDeviceProperties2>() };
+    Head { family: Family::Properties, s_type: VkStructureType::PHYSICAL_DEVICE_PROPERTIES_2, size: size_of::<VkBaseOutStructure>() + size_of::<VkPhysicalDeviceProperties>() };
 pub const FEATURES_HEAD: Head =
-    Head { family: Family::Features, s_type: VkStructureType::PHYSICAL_DEVICE_FEATURES_2, size: size_of::<VkPhysicalDeviceFeatures2>() };
+    Head { family: Family::Features, s_type: VkStructureType::PHYSICAL_DEVICE_FEATURES_2, size: size_of::<VkBaseOutStructure>() + size_of::<VkPhysicalDeviceFeatures>() };
 pub const MEMORY_HEAD: Head =
-    Head { family: Family::Memory, s_type: VkStructureType::PHYSICAL_DEVICE_MEMORY_PROPERTIES_2, size: size_of::<VkPhysicalDeviceMemoryProperties2>() };
-pub const FORMAT_HEAD: Head = Head { family: Family::Format, s_type: VkStructureType::FORMAT_PROPERTIES_2, size: size_of::<VkFormatProperties2>() };
+    Head { family: Family::Memory, s_type: VkStructureType::PHYSICAL_DEVICE_MEMORY_PROPERTIES_2, size: size_of::<VkBaseOutStructure>() + size_of::<VkPhysicalDeviceMemoryProperties>() };
+pub const FORMAT_HEAD: Head = Head { family: Family::Format, s_type: VkStructureType::FORMAT_PROPERTIES_2, size: size_of::<VkBaseOutStructure>() + size_of::<VkFormatProperties>() };
 
 const _: () = assert!(offset_of!(VkPhysicalDeviceProperties2, properties) == size_of::<VkBaseOutStructure>());
 const _: () = assert!(offset_of!(VkPhysicalDeviceFeatures2, features) == size_of::<VkBaseOutStructure>());
@@ -239,6 +242,7 @@ unsafe fn record_chain(head: *const VkBaseOutStructure, kind: &Head, allowed: &[
 /// Zeroed output structures for every allowed structure the device supports, chained behind a
 /// head of `kind`: the storage (8-byte aligned words) and the head's address.
 fn output_chain(kind: &Head, allowed: &[Allowed], api_version: u32, extensions: &[VkExtensionProperties]) -> Vec<Vec<u64>> {
+    // The head's block is rounded up to whole words, so its tail padding is allocated too.
     let mut blocks: Vec<Vec<u64>> = std::iter::once((kind.s_type, kind.size))
         .chain(allowed.iter().filter(|a| a.supported(api_version, extensions)).map(|a| (a.s_type, a.size)))
         .map(|(s_type, size)| {
@@ -282,65 +286,82 @@ pub fn decode_extensions(mut bytes: &[u8]) -> Option<Vec<VkExtensionProperties>>
     Some(out)
 }
 
-/// A list of plain structures as recorded (their bytes, one after the other).
-pub fn encode_list<T: Copy>(items: &[T]) -> Vec<u8> {
-    // SAFETY: plain `#[repr(C)]` Vulkan structures without pointers.
-    unsafe { std::slice::from_raw_parts(items.as_ptr() as *const u8, std::mem::size_of_val(items)) }.to_vec()
-}
-
-/// A list of plain structures from its record; `None` if the length does not fit.
+/// A list of plain structures from its record (their bytes, one after the other); `None` if the
+/// length does not fit.
 pub fn decode_list<T: Copy + Default>(bytes: &[u8]) -> Option<Vec<T>> {
     let size = size_of::<T>();
     if size == 0 || bytes.len() % size != 0 {
         return None;
     }
     let mut out = vec![T::default(); bytes.len() / size];
-    // SAFETY: as in `encode_list`; lengths checked.
+    // SAFETY: plain `#[repr(C)]` Vulkan structures without pointers; lengths checked.
     unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.as_mut_ptr() as *mut u8, bytes.len()) };
     Some(out)
 }
 
+/// Zeroed storage for one `T` (8-byte words, so any Vulkan structure fits its alignment).
+fn zeroed_words<T>() -> Vec<u64> {
+    vec![0u64; size_of::<T>().div_ceil(8)]
+}
+
+/// The bytes a driver wrote into a `T` (`words` from [`zeroed_words`]), padding zeroed: drivers
+/// copy their structures' padding too, which must neither reach the file nor make two records of
+/// the same answers differ.
+unsafe fn plain_bytes<T: ZeroPadding>(words: &mut [u64]) -> &[u8] {
+    T::zero_padding(words.as_mut_ptr().cast());
+    std::slice::from_raw_parts(words.as_ptr() as *const u8, size_of::<T>())
+}
+
 /// Asks a live driver's device everything that may be answered from the record, and records it.
+/// The driver writes into zeroed storage of ours, whose padding is zeroed again afterwards.
 ///
 /// # Safety
 /// `table` and `handle` must be a live driver instance's table and one of its physical devices.
 pub unsafe fn record_device(table: &InstanceDispatchTable, handle: VkPhysicalDevice, answers: &mut DeviceAnswers) {
-    let Some(get_properties) = table.vkGetPhysicalDeviceProperties else {
-        return;
-    };
-    let mut properties = VkPhysicalDeviceProperties::default();
-    get_properties(handle, &mut properties);
-    answers.set(answer_key(Family::Properties, 0, PROPERTIES_HEAD.s_type.0 as u32), &encode_list(&[properties]));
+    let Some(get_properties) = table.vkGetPhysicalDeviceProperties else { return };
+    let mut properties = zeroed_words::<VkPhysicalDeviceProperties>();
+    get_properties(handle, properties.as_mut_ptr().cast());
+    answers.set(answer_key(Family::Properties, 0, PROPERTIES_HEAD.s_type.0 as u32), plain_bytes::<VkPhysicalDeviceProperties>(&mut properties));
+    let version = (*(properties.as_ptr() as *const VkPhysicalDeviceProperties)).apiVersion;
     let extensions = match table.vkEnumerateDeviceExtensionProperties {
         Some(f) => ffi::query(|count, out| f(handle, std::ptr::null(), count, out)).unwrap_or_default(),
         None => Vec::new(),
     };
     answers.set(answer_key(Family::DeviceExtensions, 0, 0), &encode_extensions(&extensions));
     if let Some(f) = table.vkGetPhysicalDeviceFeatures {
-        let mut features = VkPhysicalDeviceFeatures::default();
-        f(handle, &mut features);
-        answers.set(answer_key(Family::Features, 0, FEATURES_HEAD.s_type.0 as u32), &encode_list(&[features]));
+        let mut features = zeroed_words::<VkPhysicalDeviceFeatures>();
+        f(handle, features.as_mut_ptr().cast());
+        answers.set(answer_key(Family::Features, 0, FEATURES_HEAD.s_type.0 as u32), plain_bytes::<VkPhysicalDeviceFeatures>(&mut features));
     }
     if let Some(f) = table.vkGetPhysicalDeviceMemoryProperties {
-        let mut memory = VkPhysicalDeviceMemoryProperties::default();
-        f(handle, &mut memory);
-        answers.set(answer_key(Family::Memory, 0, MEMORY_HEAD.s_type.0 as u32), &encode_list(&[memory]));
+        let mut memory = zeroed_words::<VkPhysicalDeviceMemoryProperties>();
+        f(handle, memory.as_mut_ptr().cast());
+        answers.set(answer_key(Family::Memory, 0, MEMORY_HEAD.s_type.0 as u32), plain_bytes::<VkPhysicalDeviceMemoryProperties>(&mut memory));
     }
     if let Some(f) = table.vkGetPhysicalDeviceQueueFamilyProperties {
         let mut count = 0;
         f(handle, &mut count, std::ptr::null_mut());
-        let mut families = vec![VkQueueFamilyProperties::default(); count as usize];
-        f(handle, &mut count, families.as_mut_ptr());
-        families.truncate(count as usize);
-        answers.set(answer_key(Family::QueueFamilies, 0, 0), &encode_list(&families));
+        let size = size_of::<VkQueueFamilyProperties>();
+        let mut storage = vec![0u64; (size * count as usize).div_ceil(8)];
+        let mut written = count;
+        f(handle, &mut written, storage.as_mut_ptr().cast());
+        let written = written.min(count) as usize;
+        for i in 0..written {
+            VkQueueFamilyProperties::zero_padding((storage.as_mut_ptr() as *mut u8).add(i * size));
+        }
+        let list = std::slice::from_raw_parts(storage.as_ptr() as *const u8, written * size);
+        answers.set(answer_key(Family::QueueFamilies, 0, 0), list);
     }
     // The `2` queries, where the device has them (the Vulkan 1.1 device or the instance extension
     // the loader gives drivers for its own use).
-    let version = properties.apiVersion;
     let chained = |kind: &Head, allowed: &[Allowed], input: u32, answers: &mut DeviceAnswers, call: &dyn Fn(*mut VkBaseOutStructure)| {
         let mut blocks = output_chain(kind, allowed, version, &extensions);
         let head = blocks[0].as_mut_ptr() as *mut VkBaseOutStructure;
         call(head);
+        for block in &mut blocks {
+            let s_type = (*(block.as_ptr() as *const VkBaseOutStructure)).sType;
+            vk_generated::padding::zero_padding_by_type(s_type, block.as_mut_ptr().cast());
+        }
         record_chain(head, kind, allowed, input, answers);
     };
     if vk_generated::api_version_major_minor(version) >= (1, 1) {
@@ -356,9 +377,9 @@ pub unsafe fn record_device(table: &InstanceDispatchTable, handle: VkPhysicalDev
         match (format2, table.vkGetPhysicalDeviceFormatProperties) {
             (Some(f), _) => chained(&FORMAT_HEAD, FORMAT, format, answers, &|head| f(handle, VkFormat(format as _), head.cast())),
             (None, Some(f)) => {
-                let mut out = VkFormatProperties::default();
-                f(handle, VkFormat(format as _), &mut out);
-                answers.set(answer_key(Family::Format, format, FORMAT_HEAD.s_type.0 as u32), &encode_list(&[out]));
+                let mut out = zeroed_words::<VkFormatProperties>();
+                f(handle, VkFormat(format as _), out.as_mut_ptr().cast());
+                answers.set(answer_key(Family::Format, format, FORMAT_HEAD.s_type.0 as u32), plain_bytes::<VkFormatProperties>(&mut out));
             }
             (None, None) => {}
         }
@@ -372,26 +393,10 @@ pub fn device_name(p: &VkPhysicalDeviceProperties) -> &[u8] {
     bytes.split(|&b| b == 0).next().unwrap_or_default()
 }
 
-/// How a device's answers now differ from its record (verify mode): the answers without
-/// padding byte for byte, and of the properties (whose structures have padding) the identity:
-/// vendor, device, type, name, driver and API versions.
+/// How a device's answers now differ from its record (verify mode): byte for byte (padding is
+/// zeroed when recorded).
 pub fn differences(recorded: &crate::cache::profile::Profile, now: &crate::cache::profile::Profile) -> String {
-    let padded: Vec<u64> = std::iter::once(answer_key(Family::Properties, 0, PROPERTIES_HEAD.s_type.0 as u32))
-        .chain(PROPERTIES.iter().map(|a| answer_key(Family::Properties, 0, a.s_type.0 as u32)))
-        .chain(std::iter::once(answer_key(Family::Memory, 0, MEMORY_HEAD.s_type.0 as u32)))
-        .collect();
-    let mut out = crate::cache::profile::differences(recorded, now, &|key| !padded.contains(&key));
-    let identity = |a: &DeviceAnswers| {
-        let p = decode_list::<VkPhysicalDeviceProperties>(a.get(padded[0])?)?;
-        let p = p.first()?;
-        Some((p.vendorID, p.deviceID, p.deviceType.0, device_name(p).to_vec(), p.driverVersion, p.apiVersion))
-    };
-    for (i, (a, b)) in recorded.devices.iter().zip(&now.devices).enumerate() {
-        if identity(a) != identity(b) {
-            out.push_str(&format!("; device {i}: identity {:?} recorded, {:?} now", identity(a), identity(b)));
-        }
-    }
-    out.trim_start_matches("; ").to_string()
+    crate::cache::profile::differences(recorded, now)
 }
 
 #[cfg(test)]
@@ -426,6 +431,17 @@ mod tests {
         let mut memory = VkPhysicalDeviceMemoryProperties2 { pNext: &mut budget as *mut _ as *mut _, ..Default::default() };
         answers.set(answer_key(Family::Memory, 0, MEMORY_HEAD.s_type.0 as u32), &[0; size_of::<VkPhysicalDeviceMemoryProperties>()]);
         assert!(!unsafe { replay_chain(&mut memory as *mut _ as *mut _, &MEMORY_HEAD, &[], 0, &answers,) });
+    }
+
+    #[test]
+    fn a_head_recorded_through_the_2_query_answers_the_1_0_query() {
+        let mut answers = DeviceAnswers::default();
+        let mut features = VkPhysicalDeviceFeatures2::default();
+        features.features.geometryShader = VK_TRUE;
+        unsafe { record_chain(&features as *const _ as *const _, &FEATURES_HEAD, FEATURES, 0, &mut answers) };
+        // VkPhysicalDeviceFeatures2 has tail padding; the answer is the plain structure's bytes.
+        let plain = decode_list::<VkPhysicalDeviceFeatures>(answers.get(answer_key(Family::Features, 0, FEATURES_HEAD.s_type.0 as u32)).unwrap());
+        assert_eq!(plain.map(|p| p[0].geometryShader), Some(VK_TRUE));
     }
 
     #[test]

@@ -157,6 +157,7 @@ impl Lazy {
                 self.answered.fetch_add(1, Ordering::Relaxed);
                 return answer;
             }
+            log!(Level::Driver, "{}: {command}: not answered by the record of physical device {index}", self.manifest_path);
         }
         match self.load_at(command) {
             Some(l) => live(&l.table, l.devices[index]),

@@ -2,7 +2,8 @@
 //! warm and off, against the system loader (and the Khronos loader given by `--khronos`). Probes:
 //! the pre-instance queries only (`vkEnumerateInstanceVersion` + `vkEnumerateInstanceExtensionProperties`,
 //! what GLFW, SDL, GTK, Chromium and wgpu do first), instance creation, + physical-device
-//! enumeration, + each device's properties; every one ends destroying what it made. Figures per
+//! enumeration, + what applications read to pick a device (`vkGetPhysicalDeviceProperties2` with
+//! ID properties, queue families, memory properties); every one ends destroying what it made. Figures per
 //! fresh process (the median of [`PROCESSES`]): the time from before `dlopen` of the loader to the
 //! end of the probe, the driver libraries mapped at the end, the GPU device files open, and the
 //! resident memory. Two sets of drivers: the machine's own (default discovery, the caller's
@@ -49,11 +50,23 @@ pub fn child(probe: &str, loader_path: &str) -> Result<(), String> {
                 let mut devices = vec![VkPhysicalDevice::NULL; n as usize];
                 enumerate.unwrap()(instance, &mut n, devices.as_mut_ptr());
                 if probe == "properties" {
-                    let properties: PFN_vkGetPhysicalDeviceProperties = std::mem::transmute((loader.gipa)(instance, c"vkGetPhysicalDeviceProperties".as_ptr()));
+                    // What GTK, Chromium and wgpu read to pick a device.
+                    let properties: PFN_vkGetPhysicalDeviceProperties2 = std::mem::transmute((loader.gipa)(instance, c"vkGetPhysicalDeviceProperties2".as_ptr()));
+                    let families: PFN_vkGetPhysicalDeviceQueueFamilyProperties =
+                        std::mem::transmute((loader.gipa)(instance, c"vkGetPhysicalDeviceQueueFamilyProperties".as_ptr()));
+                    let memory: PFN_vkGetPhysicalDeviceMemoryProperties = std::mem::transmute((loader.gipa)(instance, c"vkGetPhysicalDeviceMemoryProperties".as_ptr()));
                     for d in devices {
-                        let mut p = VkPhysicalDeviceProperties::default();
+                        let mut id = VkPhysicalDeviceIDProperties::default();
+                        let mut p = VkPhysicalDeviceProperties2 { pNext: &mut id as *mut _ as *mut _, ..Default::default() };
                         properties.unwrap()(d, &mut p);
-                        std::hint::black_box(CStr::from_ptr(p.deviceName.as_ptr()));
+                        std::hint::black_box((CStr::from_ptr(p.properties.deviceName.as_ptr()), id.deviceUUID));
+                        let mut n = 0;
+                        families.unwrap()(d, &mut n, std::ptr::null_mut());
+                        let mut family = vec![VkQueueFamilyProperties::default(); n as usize];
+                        families.unwrap()(d, &mut n, family.as_mut_ptr());
+                        let mut m = VkPhysicalDeviceMemoryProperties::default();
+                        memory.unwrap()(d, &mut m);
+                        std::hint::black_box((family, m.memoryHeapCount));
                     }
                 }
             }

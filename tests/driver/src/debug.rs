@@ -1,6 +1,9 @@
 //! `VK_EXT_debug_utils` in the driver (advertised only when `VK_TEST_DRIVER_INSTANCE_EXTENSIONS`
 //! lists it): a messenger hears one warning, "vk_test_driver: messenger created", as it is made,
-//! so a test can see the loader hand the application's callback to the driver.
+//! so a test can see the loader hand the application's callback to the driver. A messenger chained
+//! to `VkInstanceCreateInfo` hears "vk_test_driver: instance created for <application name>" when
+//! the driver was given the extension, so a test can see what the driver's instance was created
+//! with (the loader may create it long after `vkCreateInstance`: lazy drivers).
 //!
 //! The object naming commands of `VK_EXT_debug_utils` and `VK_EXT_debug_marker` check the handle
 //! of an instance, physical device or surface they name as a real driver would use it: it must be
@@ -10,6 +13,26 @@ use vk_generated::layer_abi::valid_loader_magic_value;
 use vk_generated::types::*;
 
 use crate::guard;
+
+/// Tells a messenger chained to the create info that the instance exists, naming the application.
+///
+/// # Safety
+/// `info` must be a valid create info.
+pub unsafe fn instance_created(info: &VkInstanceCreateInfo) {
+    let given = crate::c_string_list(info.ppEnabledExtensionNames, info.enabledExtensionCount);
+    if !given.iter().any(|e| e.to_bytes() == b"VK_EXT_debug_utils") {
+        return;
+    }
+    let Some(messenger) = vk_generated::find_in_chain::<VkDebugUtilsMessengerCreateInfoEXT>(info.pNext) else { return };
+    let Some(callback) = messenger.pfnUserCallback else { return };
+    let application = info.pApplicationInfo.as_ref().filter(|a| !a.pApplicationName.is_null()).map(|a| std::ffi::CStr::from_ptr(a.pApplicationName));
+    let text = format!("vk_test_driver: instance created for {}\0", application.map(|n| n.to_string_lossy()).unwrap_or_default());
+    let data = VkDebugUtilsMessengerCallbackDataEXT { pMessage: text.as_ptr().cast(), ..Default::default() };
+    let (warning, general) = (VkDebugUtilsMessageSeverityFlagsEXT::WARNING_BIT_EXT, VkDebugUtilsMessageTypeFlagsEXT::GENERAL_BIT_EXT);
+    if messenger.messageSeverity.contains(warning) && messenger.messageType.contains(general) {
+        callback(warning, general, &data, messenger.pUserData);
+    }
+}
 
 struct Messenger {
     _callback: PFN_vkDebugUtilsMessengerCallbackEXT,

@@ -126,6 +126,7 @@ pub unsafe extern "system" fn vkCreateInstance(
             pInstance.write(VkInstance::NULL);
             return VkResult::SUCCESS;
         }
+        crate::debug::instance_created(info);
         let requested = info
             .pApplicationInfo
             .as_ref()
