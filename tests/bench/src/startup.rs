@@ -3,7 +3,8 @@
 //! the pre-instance queries only (`vkEnumerateInstanceVersion` + `vkEnumerateInstanceExtensionProperties`,
 //! what GLFW, SDL, GTK, Chromium and wgpu do first), instance creation, + physical-device
 //! enumeration, + what applications read to pick a device (`vkGetPhysicalDeviceProperties2` with
-//! ID properties, queue families, memory properties); every one ends destroying what it made. Figures per
+//! ID properties, queue families, memory properties), + a device created on the first physical
+//! device (where a lazy driver is loaded); every one ends destroying what it made. Figures per
 //! fresh process (the median of [`PROCESSES`]): the time from before `dlopen` of the loader to the
 //! end of the probe, the driver libraries mapped at the end, the GPU device files open, and the
 //! resident memory. Two sets of drivers: the machine's own (default discovery, the caller's
@@ -21,7 +22,7 @@ use crate::{json_num, json_str, machine};
 
 /// Fresh processes per configuration; the median is reported.
 const PROCESSES: usize = 11;
-const PROBES: [&str; 4] = ["pre-instance", "create", "enumerate", "properties"];
+const PROBES: [&str; 5] = ["pre-instance", "create", "enumerate", "properties", "device"];
 const TEST_DRIVERS: usize = 8;
 
 /// The child's side (`loader-bench child startup-<probe> <libvulkan>`): runs the probe, prints its
@@ -49,13 +50,13 @@ pub fn child(probe: &str, loader_path: &str) -> Result<(), String> {
                 enumerate.unwrap()(instance, &mut n, std::ptr::null_mut());
                 let mut devices = vec![VkPhysicalDevice::NULL; n as usize];
                 enumerate.unwrap()(instance, &mut n, devices.as_mut_ptr());
-                if probe == "properties" {
+                if probe == "properties" || probe == "device" {
                     // What GTK, Chromium and wgpu read to pick a device.
                     let properties: PFN_vkGetPhysicalDeviceProperties2 = std::mem::transmute((loader.gipa)(instance, c"vkGetPhysicalDeviceProperties2".as_ptr()));
                     let families: PFN_vkGetPhysicalDeviceQueueFamilyProperties =
                         std::mem::transmute((loader.gipa)(instance, c"vkGetPhysicalDeviceQueueFamilyProperties".as_ptr()));
                     let memory: PFN_vkGetPhysicalDeviceMemoryProperties = std::mem::transmute((loader.gipa)(instance, c"vkGetPhysicalDeviceMemoryProperties".as_ptr()));
-                    for d in devices {
+                    for &d in &devices {
                         let mut id = VkPhysicalDeviceIDProperties::default();
                         let mut p = VkPhysicalDeviceProperties2 { pNext: &mut id as *mut _ as *mut _, ..Default::default() };
                         properties.unwrap()(d, &mut p);
@@ -67,6 +68,9 @@ pub fn child(probe: &str, loader_path: &str) -> Result<(), String> {
                         let mut m = VkPhysicalDeviceMemoryProperties::default();
                         memory.unwrap()(d, &mut m);
                         std::hint::black_box((family, m.memoryHeapCount));
+                    }
+                    if probe == "device" {
+                        create_and_destroy_device(&loader, instance, devices[0])?;
                     }
                 }
             }
@@ -96,6 +100,20 @@ pub fn child(probe: &str, loader_path: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A device with one queue of the first family on `physical_device`, destroyed: what a real
+/// workload does after the probe (with lazy drivers, where the driver is loaded).
+unsafe fn create_and_destroy_device(loader: &Loader, instance: VkInstance, physical_device: VkPhysicalDevice) -> Result<(), String> {
+    let create: PFN_vkCreateDevice = std::mem::transmute((loader.gipa)(instance, c"vkCreateDevice".as_ptr()));
+    let destroy: PFN_vkDestroyDevice = std::mem::transmute((loader.gipa)(instance, c"vkDestroyDevice".as_ptr()));
+    let priority = 1.0f32;
+    let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
+    let info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };
+    let mut device = VkDevice::NULL;
+    check(create.ok_or("no vkCreateDevice")?(physical_device, &info, std::ptr::null(), &mut device), "vkCreateDevice")?;
+    destroy.ok_or("no vkDestroyDevice")?(device, std::ptr::null());
+    Ok(())
+}
+
 /// Driver libraries by file name: Mesa's, NVIDIA's, the test driver's copies.
 fn is_driver_library(file: &str) -> bool {
     ["libvulkan_", "libGLX_nvidia", "libnvidia-", "libvk_test_driver", "libamdvlk", "amdvlk"].iter().any(|p| file.starts_with(p))
@@ -108,6 +126,8 @@ struct Config {
     library: PathBuf,
     /// `None` for another loader; `Some(mode)` for ours: "cold", "warm" or "off".
     cache: Option<&'static str>,
+    /// Variables of this configuration.
+    env: &'static [(&'static str, &'static str)],
 }
 
 /// The medians of one configuration's figures over fresh processes.
@@ -130,13 +150,16 @@ pub fn run(exe: &Path, ours: &Path, system: &Path, khronos: Option<&Path>) -> Re
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
     let test_drivers = test_driver_set(&scratch.join("drivers"), &exe.with_file_name("libvk_test_driver.so"))?;
-    let mut configs = vec![Config { name: "system".into(), library: system.to_path_buf(), cache: None }];
+    let mut configs = vec![Config { name: "system".into(), library: system.to_path_buf(), cache: None, env: &[] }];
     if let Some(k) = khronos {
-        configs.push(Config { name: "khronos".into(), library: k.to_path_buf(), cache: None });
+        configs.push(Config { name: "khronos".into(), library: k.to_path_buf(), cache: None, env: &[] });
     }
     for mode in ["off", "cold", "warm"] {
-        configs.push(Config { name: format!("ours, cache {mode}"), library: ours.to_path_buf(), cache: Some(mode) });
+        configs.push(Config { name: format!("ours, cache {mode}"), library: ours.to_path_buf(), cache: Some(mode), env: &[] });
     }
+    // The warm cache without lazy drivers: the drivers with devices loaded at vkCreateInstance.
+    let eager = &[("VK_LOADER_LAZY_DRIVERS", "off")];
+    configs.push(Config { name: "ours, warm, eager".into(), library: ours.to_path_buf(), cache: Some("warm"), env: eager });
     let (cpu, cpus, date) = machine();
     println!("startup: fresh processes, median of {PROCESSES}; {cpu}, {cpus} CPUs, {date}");
     let mut json_sets = Vec::new();
@@ -202,7 +225,7 @@ fn measure(exe: &Path, probe: &str, config: &Config, env: &[(String, String)], c
                 command.env_remove(var);
             }
         }
-        command.envs(env.iter().cloned()).env("XDG_CACHE_HOME", cache_dir);
+        command.envs(env.iter().cloned()).envs(config.env.iter().copied()).env("XDG_CACHE_HOME", cache_dir);
         if config.cache == Some("off") {
             command.env("VK_LOADER_DRIVER_CACHE", "off");
         }
