@@ -3,11 +3,11 @@
 //! layer's lifecycle hooks and handle wrapping), the layer's own properties and the pre-instance
 //! interceptors.
 //!
-//! Which commands a layer hooks is [`Layer::HOOKS`](crate::Layer::HOOKS), a list of
-//! `vk_generated::command_id` constants checked at compile time by
-//! [`declare_layer!`](crate::declare_layer). Only those (and the lifecycle commands the chassis
-//! needs) are answered with the layer's own entry points; every other name gets the next level's
-//! pointer, so unhooked commands cost the layer nothing.
+//! Which commands a layer hooks is what its `#[vk_layer::hooks]` blocks implement
+//! ([`InstanceHooked`](crate::InstanceHooked), [`DeviceHooked`](crate::DeviceHooked)), checked at
+//! compile time by [`declare_layer!`](crate::declare_layer). Only those (and the lifecycle
+//! commands the chassis needs) are answered with the layer's own entry points; every other name
+//! gets the next level's pointer, so unhooked commands cost the layer nothing.
 
 use std::ffi::{c_char, CStr};
 
@@ -21,7 +21,7 @@ use vk_generated::{DeviceDispatchTable, DispatchTable, InstanceDispatchTable};
 
 use crate::chain::{take_device_link, take_instance_link};
 use crate::guard::guard;
-use crate::hooks::{DEVICE_HOOKABLE, INSTANCE_HOOKABLE};
+use crate::hooks::{DeviceHooked, InstanceHooked};
 use crate::state::{
     dispatch_key, extension_properties, fill_array, DeviceState, InstanceState, LayerProperties,
     NextInstanceExtensions, NextInstanceLayers, NextInstanceVersion, ProcAddr, Registered,
@@ -100,17 +100,21 @@ fn properties<L: Registered>(name: &[u8]) -> PFN_vkVoidFunction {
     }
 }
 
-/// The layer's entry point for `name` when the layer hooks it at one of `levels`.
-fn hooked<L: Registered>(name: &[u8], levels: &[&[u16]]) -> PFN_vkVoidFunction {
+/// The layer's entry point for `name` when its device object hooks it, or (`instance_level`)
+/// its instance object.
+fn hooked<L: Registered>(name: &[u8], instance_level: bool) -> PFN_vkVoidFunction {
     let id = vk_generated::lookup::command(name)?.command;
-    // The layer's short list first: most names are not hooked.
-    let index = L::HOOKS.iter().position(|&hook| hook == id)?;
-    let hookable = levels.iter().any(|list| list.contains(&id));
-    if hookable {
-        L::hook_entries().get(index).copied().flatten()
-    } else {
-        None
-    }
+    let find = |ids: &[u16], entries: &[PFN_vkVoidFunction]| {
+        let index = ids.iter().position(|&hook| hook == id)?;
+        entries.get(index).copied().flatten()
+    };
+    find(<L::Device as DeviceHooked>::COMMANDS, L::device_entries()).or_else(|| {
+        if instance_level {
+            find(<L::Instance as InstanceHooked>::COMMANDS, L::instance_entries())
+        } else {
+            None
+        }
+    })
 }
 
 /// The layer's `vkGetInstanceProcAddr`: the chassis's commands, the layer's answer
@@ -148,7 +152,7 @@ pub unsafe extern "system" fn get_instance_proc_addr<L: Registered>(
         let next = state.next_proc_addr(name);
         next?;
         match answer {
-            ProcAddr::Chassis => hooked::<L>(bytes, &[INSTANCE_HOOKABLE, DEVICE_HOOKABLE]).or(next),
+            ProcAddr::Chassis => hooked::<L>(bytes, true).or(next),
             _ => next,
         }
     })
@@ -185,7 +189,7 @@ pub unsafe extern "system" fn get_device_proc_addr<L: Registered>(
         let next = unsafe { state.next_proc_addr(device, name) };
         next?;
         match answer {
-            ProcAddr::Chassis => hooked::<L>(bytes, &[DEVICE_HOOKABLE]).or(next),
+            ProcAddr::Chassis => hooked::<L>(bytes, false).or(next),
             _ => next,
         }
     })

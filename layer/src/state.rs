@@ -13,19 +13,18 @@ use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
 
 use crate::chain::{DeviceLink, InstanceLink};
 use crate::dispatch_map::DispatchMap;
-use crate::hooks::{DeviceHooks, InstanceHooks};
+use crate::hooks::{DeviceHooked, DeviceHooks, InstanceHooked, InstanceHooks};
 
-/// A layer: its per-instance and per-device objects, the commands it hooks, and optional
-/// lifecycle hooks, handle wrapping, `vkGet*ProcAddr` overrides and pre-instance interceptors
-/// (every optional item has a default that adds nothing to any call).
+/// A layer: its per-instance and per-device objects (whose `#[vk_layer::hooks]` blocks say which
+/// commands it hooks), and optional lifecycle hooks, handle wrapping, `vkGet*ProcAddr` overrides
+/// and pre-instance interceptors (every optional item has a default that adds nothing to any call).
 pub trait Layer: Sized + 'static {
     /// Made at `vkCreateInstance`, dropped at `vkDestroyInstance` (after the next level's call).
-    type Instance: InstanceHooks;
+    /// Its hook methods run for the commands they hook; every other command goes straight to the
+    /// next level.
+    type Instance: InstanceHooks + InstanceHooked;
     /// Made at `vkCreateDevice`, dropped at `vkDestroyDevice` (after the next level's call).
-    type Device: DeviceHooks;
-    /// The hooked commands (`vk_generated::command_id::vkCmdDraw`, ...): their hook methods run,
-    /// every other command goes straight to the next level.
-    const HOOKS: &'static [u16];
+    type Device: DeviceHooks + DeviceHooked;
     /// The layer's own name, versions and extensions. When set, the chassis answers
     /// `vkEnumerate{Instance,Device}{Layer,Extension}Properties` for this layer from it
     /// (`vkEnumerateDeviceExtensionProperties` for another layer goes down the chain), and
@@ -325,8 +324,11 @@ impl NextInstanceVersion<'_> {
 pub unsafe trait Registered: Layer {
     /// The layer's state.
     fn chassis() -> &'static Chassis<Self>;
-    /// The entry points of [`Layer::HOOKS`], in that order ([`hook_entries`](crate::hook_entries)).
-    fn hook_entries() -> &'static [PFN_vkVoidFunction];
+    /// The entry points of the instance object's hooked commands ([`InstanceHooked::COMMANDS`]),
+    /// in that order ([`hook_entries`](crate::hook_entries)).
+    fn instance_entries() -> &'static [PFN_vkVoidFunction];
+    /// The entry points of the device object's hooked commands ([`DeviceHooked::COMMANDS`]).
+    fn device_entries() -> &'static [PFN_vkVoidFunction];
 }
 
 /// What the chassis keeps per instance.

@@ -74,7 +74,6 @@ pub struct Device {
 impl Layer for Trace {
     type Instance = Instance;
     type Device = Device;
-    const HOOKS: &'static [u16] = gen::calls::HOOKS;
 
     fn create_instance(
         info: &VkInstanceCreateInfo,

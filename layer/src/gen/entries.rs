@@ -6646,13 +6646,23 @@ unsafe extern "system" fn vkAcquireDrmDisplayEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_acquire_drm_display_ext(physicalDevice, drmFd, display)
+            .pre_call_validate_acquire_drm_display_ext(
+                &state.next,
+                physicalDevice,
+                drmFd,
+                display,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_acquire_drm_display_ext(physicalDevice, drmFd, display);
+            .pre_call_record_acquire_drm_display_ext(
+                &state.next,
+                physicalDevice,
+                drmFd,
+                display,
+            );
         let Some(next) = state.next.vkAcquireDrmDisplayEXT else {
             return Fallback::fallback()
         };
@@ -6663,6 +6673,7 @@ unsafe extern "system" fn vkAcquireDrmDisplayEXT<L: Registered>(
         state
             .hooks
             .post_call_record_acquire_drm_display_ext(
+                &state.next,
                 physicalDevice,
                 drmFd,
                 display,
@@ -6682,11 +6693,21 @@ unsafe extern "system" fn vkAcquireWinrtDisplayNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_acquire_winrt_display_nv(physicalDevice, display)
+            .pre_call_validate_acquire_winrt_display_nv(
+                &state.next,
+                physicalDevice,
+                display,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_acquire_winrt_display_nv(physicalDevice, display);
+        state
+            .hooks
+            .pre_call_record_acquire_winrt_display_nv(
+                &state.next,
+                physicalDevice,
+                display,
+            );
         let Some(next) = state.next.vkAcquireWinrtDisplayNV else {
             return Fallback::fallback()
         };
@@ -6696,7 +6717,12 @@ unsafe extern "system" fn vkAcquireWinrtDisplayNV<L: Registered>(
         let result = unsafe { next(down, display) };
         state
             .hooks
-            .post_call_record_acquire_winrt_display_nv(physicalDevice, display, result);
+            .post_call_record_acquire_winrt_display_nv(
+                &state.next,
+                physicalDevice,
+                display,
+                result,
+            );
         result
     })
 }
@@ -6712,13 +6738,23 @@ unsafe extern "system" fn vkAcquireXlibDisplayEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_acquire_xlib_display_ext(physicalDevice, dpy, display)
+            .pre_call_validate_acquire_xlib_display_ext(
+                &state.next,
+                physicalDevice,
+                dpy,
+                display,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_acquire_xlib_display_ext(physicalDevice, dpy, display);
+            .pre_call_record_acquire_xlib_display_ext(
+                &state.next,
+                physicalDevice,
+                dpy,
+                display,
+            );
         let Some(next) = state.next.vkAcquireXlibDisplayEXT else {
             return Fallback::fallback()
         };
@@ -6729,6 +6765,7 @@ unsafe extern "system" fn vkAcquireXlibDisplayEXT<L: Registered>(
         state
             .hooks
             .post_call_record_acquire_xlib_display_ext(
+                &state.next,
                 physicalDevice,
                 dpy,
                 display,
@@ -6751,6 +6788,7 @@ unsafe extern "system" fn vkCreateAndroidSurfaceKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_android_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6762,6 +6800,7 @@ unsafe extern "system" fn vkCreateAndroidSurfaceKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_android_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6777,6 +6816,7 @@ unsafe extern "system" fn vkCreateAndroidSurfaceKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_android_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6800,6 +6840,7 @@ unsafe extern "system" fn vkCreateDebugReportCallbackEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_debug_report_callback_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6811,6 +6852,7 @@ unsafe extern "system" fn vkCreateDebugReportCallbackEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_create_debug_report_callback_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6826,6 +6868,7 @@ unsafe extern "system" fn vkCreateDebugReportCallbackEXT<L: Registered>(
         state
             .hooks
             .post_call_record_create_debug_report_callback_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6849,6 +6892,7 @@ unsafe extern "system" fn vkCreateDebugUtilsMessengerEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_debug_utils_messenger_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6860,6 +6904,7 @@ unsafe extern "system" fn vkCreateDebugUtilsMessengerEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_create_debug_utils_messenger_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6875,6 +6920,7 @@ unsafe extern "system" fn vkCreateDebugUtilsMessengerEXT<L: Registered>(
         state
             .hooks
             .post_call_record_create_debug_utils_messenger_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6898,6 +6944,7 @@ unsafe extern "system" fn vkCreateDirectFBSurfaceEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_direct_fb_surface_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6909,6 +6956,7 @@ unsafe extern "system" fn vkCreateDirectFBSurfaceEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_create_direct_fb_surface_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6924,6 +6972,7 @@ unsafe extern "system" fn vkCreateDirectFBSurfaceEXT<L: Registered>(
         state
             .hooks
             .post_call_record_create_direct_fb_surface_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6948,6 +6997,7 @@ unsafe extern "system" fn vkCreateDisplayModeKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_display_mode_khr(
+                &state.next,
                 physicalDevice,
                 display,
                 pCreateInfo,
@@ -6960,6 +7010,7 @@ unsafe extern "system" fn vkCreateDisplayModeKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_display_mode_khr(
+                &state.next,
                 physicalDevice,
                 display,
                 pCreateInfo,
@@ -6976,6 +7027,7 @@ unsafe extern "system" fn vkCreateDisplayModeKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_display_mode_khr(
+                &state.next,
                 physicalDevice,
                 display,
                 pCreateInfo,
@@ -7000,6 +7052,7 @@ unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_display_plane_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7011,6 +7064,7 @@ unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_display_plane_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7026,6 +7080,7 @@ unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_display_plane_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7049,6 +7104,7 @@ unsafe extern "system" fn vkCreateHeadlessSurfaceEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_headless_surface_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7060,6 +7116,7 @@ unsafe extern "system" fn vkCreateHeadlessSurfaceEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_create_headless_surface_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7075,6 +7132,7 @@ unsafe extern "system" fn vkCreateHeadlessSurfaceEXT<L: Registered>(
         state
             .hooks
             .post_call_record_create_headless_surface_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7098,6 +7156,7 @@ unsafe extern "system" fn vkCreateIOSSurfaceMVK<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_ios_surface_mvk(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7109,6 +7168,7 @@ unsafe extern "system" fn vkCreateIOSSurfaceMVK<L: Registered>(
         state
             .hooks
             .pre_call_record_create_ios_surface_mvk(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7124,6 +7184,7 @@ unsafe extern "system" fn vkCreateIOSSurfaceMVK<L: Registered>(
         state
             .hooks
             .post_call_record_create_ios_surface_mvk(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7147,6 +7208,7 @@ unsafe extern "system" fn vkCreateImagePipeSurfaceFUCHSIA<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_image_pipe_surface_fuchsia(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7158,6 +7220,7 @@ unsafe extern "system" fn vkCreateImagePipeSurfaceFUCHSIA<L: Registered>(
         state
             .hooks
             .pre_call_record_create_image_pipe_surface_fuchsia(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7173,6 +7236,7 @@ unsafe extern "system" fn vkCreateImagePipeSurfaceFUCHSIA<L: Registered>(
         state
             .hooks
             .post_call_record_create_image_pipe_surface_fuchsia(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7196,6 +7260,7 @@ unsafe extern "system" fn vkCreateMacOSSurfaceMVK<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_mac_os_surface_mvk(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7207,6 +7272,7 @@ unsafe extern "system" fn vkCreateMacOSSurfaceMVK<L: Registered>(
         state
             .hooks
             .pre_call_record_create_mac_os_surface_mvk(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7222,6 +7288,7 @@ unsafe extern "system" fn vkCreateMacOSSurfaceMVK<L: Registered>(
         state
             .hooks
             .post_call_record_create_mac_os_surface_mvk(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7245,6 +7312,7 @@ unsafe extern "system" fn vkCreateMetalSurfaceEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_metal_surface_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7256,6 +7324,7 @@ unsafe extern "system" fn vkCreateMetalSurfaceEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_create_metal_surface_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7271,6 +7340,7 @@ unsafe extern "system" fn vkCreateMetalSurfaceEXT<L: Registered>(
         state
             .hooks
             .post_call_record_create_metal_surface_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7294,6 +7364,7 @@ unsafe extern "system" fn vkCreateScreenSurfaceQNX<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_screen_surface_qnx(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7305,6 +7376,7 @@ unsafe extern "system" fn vkCreateScreenSurfaceQNX<L: Registered>(
         state
             .hooks
             .pre_call_record_create_screen_surface_qnx(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7320,6 +7392,7 @@ unsafe extern "system" fn vkCreateScreenSurfaceQNX<L: Registered>(
         state
             .hooks
             .post_call_record_create_screen_surface_qnx(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7343,6 +7416,7 @@ unsafe extern "system" fn vkCreateStreamDescriptorSurfaceGGP<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_stream_descriptor_surface_ggp(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7354,6 +7428,7 @@ unsafe extern "system" fn vkCreateStreamDescriptorSurfaceGGP<L: Registered>(
         state
             .hooks
             .pre_call_record_create_stream_descriptor_surface_ggp(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7369,6 +7444,7 @@ unsafe extern "system" fn vkCreateStreamDescriptorSurfaceGGP<L: Registered>(
         state
             .hooks
             .post_call_record_create_stream_descriptor_surface_ggp(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7392,6 +7468,7 @@ unsafe extern "system" fn vkCreateSurfaceOHOS<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_surface_ohos(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7403,6 +7480,7 @@ unsafe extern "system" fn vkCreateSurfaceOHOS<L: Registered>(
         state
             .hooks
             .pre_call_record_create_surface_ohos(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7418,6 +7496,7 @@ unsafe extern "system" fn vkCreateSurfaceOHOS<L: Registered>(
         state
             .hooks
             .post_call_record_create_surface_ohos(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7441,6 +7520,7 @@ unsafe extern "system" fn vkCreateUbmSurfaceSEC<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_ubm_surface_sec(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7452,6 +7532,7 @@ unsafe extern "system" fn vkCreateUbmSurfaceSEC<L: Registered>(
         state
             .hooks
             .pre_call_record_create_ubm_surface_sec(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7467,6 +7548,7 @@ unsafe extern "system" fn vkCreateUbmSurfaceSEC<L: Registered>(
         state
             .hooks
             .post_call_record_create_ubm_surface_sec(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7490,6 +7572,7 @@ unsafe extern "system" fn vkCreateViSurfaceNN<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_vi_surface_nn(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7501,6 +7584,7 @@ unsafe extern "system" fn vkCreateViSurfaceNN<L: Registered>(
         state
             .hooks
             .pre_call_record_create_vi_surface_nn(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7516,6 +7600,7 @@ unsafe extern "system" fn vkCreateViSurfaceNN<L: Registered>(
         state
             .hooks
             .post_call_record_create_vi_surface_nn(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7539,6 +7624,7 @@ unsafe extern "system" fn vkCreateWaylandSurfaceKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_wayland_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7550,6 +7636,7 @@ unsafe extern "system" fn vkCreateWaylandSurfaceKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_wayland_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7565,6 +7652,7 @@ unsafe extern "system" fn vkCreateWaylandSurfaceKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_wayland_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7588,6 +7676,7 @@ unsafe extern "system" fn vkCreateWin32SurfaceKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_win32_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7599,6 +7688,7 @@ unsafe extern "system" fn vkCreateWin32SurfaceKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_win32_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7614,6 +7704,7 @@ unsafe extern "system" fn vkCreateWin32SurfaceKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_win32_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7637,6 +7728,7 @@ unsafe extern "system" fn vkCreateXcbSurfaceKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_xcb_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7648,6 +7740,7 @@ unsafe extern "system" fn vkCreateXcbSurfaceKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_xcb_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7663,6 +7756,7 @@ unsafe extern "system" fn vkCreateXcbSurfaceKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_xcb_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7686,6 +7780,7 @@ unsafe extern "system" fn vkCreateXlibSurfaceKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_xlib_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7697,6 +7792,7 @@ unsafe extern "system" fn vkCreateXlibSurfaceKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_xlib_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7712,6 +7808,7 @@ unsafe extern "system" fn vkCreateXlibSurfaceKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_xlib_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7739,6 +7836,7 @@ unsafe extern "system" fn vkDebugReportMessageEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_debug_report_message_ext(
+                &state.next,
                 instance,
                 flags,
                 objectType,
@@ -7754,6 +7852,7 @@ unsafe extern "system" fn vkDebugReportMessageEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_debug_report_message_ext(
+                &state.next,
                 instance,
                 flags,
                 objectType,
@@ -7784,6 +7883,7 @@ unsafe extern "system" fn vkDebugReportMessageEXT<L: Registered>(
         state
             .hooks
             .post_call_record_debug_report_message_ext(
+                &state.next,
                 instance,
                 flags,
                 objectType,
@@ -7808,6 +7908,7 @@ unsafe extern "system" fn vkDestroyDebugReportCallbackEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_debug_report_callback_ext(
+                &state.next,
                 instance,
                 callback,
                 pAllocator,
@@ -7818,6 +7919,7 @@ unsafe extern "system" fn vkDestroyDebugReportCallbackEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_debug_report_callback_ext(
+                &state.next,
                 instance,
                 callback,
                 pAllocator,
@@ -7832,6 +7934,7 @@ unsafe extern "system" fn vkDestroyDebugReportCallbackEXT<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_debug_report_callback_ext(
+                &state.next,
                 instance,
                 callback,
                 pAllocator,
@@ -7851,6 +7954,7 @@ unsafe extern "system" fn vkDestroyDebugUtilsMessengerEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_debug_utils_messenger_ext(
+                &state.next,
                 instance,
                 messenger,
                 pAllocator,
@@ -7861,6 +7965,7 @@ unsafe extern "system" fn vkDestroyDebugUtilsMessengerEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_debug_utils_messenger_ext(
+                &state.next,
                 instance,
                 messenger,
                 pAllocator,
@@ -7875,6 +7980,7 @@ unsafe extern "system" fn vkDestroyDebugUtilsMessengerEXT<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_debug_utils_messenger_ext(
+                &state.next,
                 instance,
                 messenger,
                 pAllocator,
@@ -7893,11 +7999,23 @@ unsafe extern "system" fn vkDestroySurfaceKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_surface_khr(instance, surface, pAllocator)
+            .pre_call_validate_destroy_surface_khr(
+                &state.next,
+                instance,
+                surface,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_surface_khr(instance, surface, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_surface_khr(
+                &state.next,
+                instance,
+                surface,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroySurfaceKHR else {
             return Fallback::fallback()
         };
@@ -7905,7 +8023,14 @@ unsafe extern "system" fn vkDestroySurfaceKHR<L: Registered>(
             return Fallback::fallback()
         };
         unsafe { next(down, surface, pAllocator) };
-        state.hooks.post_call_record_destroy_surface_khr(instance, surface, pAllocator);
+        state
+            .hooks
+            .post_call_record_destroy_surface_khr(
+                &state.next,
+                instance,
+                surface,
+                pAllocator,
+            );
     })
 }
 ///`vkEnumerateDeviceExtensionProperties` through the layer's hooks.
@@ -7922,6 +8047,7 @@ unsafe extern "system" fn vkEnumerateDeviceExtensionProperties<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_enumerate_device_extension_properties(
+                &state.next,
                 physicalDevice,
                 pLayerName,
                 pPropertyCount,
@@ -7933,6 +8059,7 @@ unsafe extern "system" fn vkEnumerateDeviceExtensionProperties<L: Registered>(
         state
             .hooks
             .pre_call_record_enumerate_device_extension_properties(
+                &state.next,
                 physicalDevice,
                 pLayerName,
                 pPropertyCount,
@@ -7948,6 +8075,7 @@ unsafe extern "system" fn vkEnumerateDeviceExtensionProperties<L: Registered>(
         state
             .hooks
             .post_call_record_enumerate_device_extension_properties(
+                &state.next,
                 physicalDevice,
                 pLayerName,
                 pPropertyCount,
@@ -7970,6 +8098,7 @@ unsafe extern "system" fn vkEnumerateDeviceLayerProperties<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_enumerate_device_layer_properties(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -7980,6 +8109,7 @@ unsafe extern "system" fn vkEnumerateDeviceLayerProperties<L: Registered>(
         state
             .hooks
             .pre_call_record_enumerate_device_layer_properties(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -7994,6 +8124,7 @@ unsafe extern "system" fn vkEnumerateDeviceLayerProperties<L: Registered>(
         state
             .hooks
             .post_call_record_enumerate_device_layer_properties(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8015,6 +8146,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_enumerate_physical_device_groups(
+                &state.next,
                 instance,
                 pPhysicalDeviceGroupCount,
                 pPhysicalDeviceGroupProperties,
@@ -8025,6 +8157,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups<L: Registered>(
         state
             .hooks
             .pre_call_record_enumerate_physical_device_groups(
+                &state.next,
                 instance,
                 pPhysicalDeviceGroupCount,
                 pPhysicalDeviceGroupProperties,
@@ -8041,6 +8174,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups<L: Registered>(
         state
             .hooks
             .post_call_record_enumerate_physical_device_groups(
+                &state.next,
                 instance,
                 pPhysicalDeviceGroupCount,
                 pPhysicalDeviceGroupProperties,
@@ -8066,6 +8200,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceCounter
         if let Some(result) = state
             .hooks
             .pre_call_validate_enumerate_physical_device_queue_family_performance_counters_by_region_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pCounterCount,
@@ -8078,6 +8213,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceCounter
         state
             .hooks
             .pre_call_record_enumerate_physical_device_queue_family_performance_counters_by_region_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pCounterCount,
@@ -8098,6 +8234,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceCounter
         state
             .hooks
             .post_call_record_enumerate_physical_device_queue_family_performance_counters_by_region_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pCounterCount,
@@ -8125,6 +8262,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCo
         if let Some(result) = state
             .hooks
             .pre_call_validate_enumerate_physical_device_queue_family_performance_query_counters_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pCounterCount,
@@ -8137,6 +8275,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCo
         state
             .hooks
             .pre_call_record_enumerate_physical_device_queue_family_performance_query_counters_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pCounterCount,
@@ -8157,6 +8296,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCo
         state
             .hooks
             .post_call_record_enumerate_physical_device_queue_family_performance_query_counters_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pCounterCount,
@@ -8182,6 +8322,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceShaderInstrumentationMetricsA
         if let Some(result) = state
             .hooks
             .pre_call_validate_enumerate_physical_device_shader_instrumentation_metrics_arm(
+                &state.next,
                 physicalDevice,
                 pDescriptionCount,
                 pDescriptions,
@@ -8192,6 +8333,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceShaderInstrumentationMetricsA
         state
             .hooks
             .pre_call_record_enumerate_physical_device_shader_instrumentation_metrics_arm(
+                &state.next,
                 physicalDevice,
                 pDescriptionCount,
                 pDescriptions,
@@ -8208,6 +8350,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceShaderInstrumentationMetricsA
         state
             .hooks
             .post_call_record_enumerate_physical_device_shader_instrumentation_metrics_arm(
+                &state.next,
                 physicalDevice,
                 pDescriptionCount,
                 pDescriptions,
@@ -8229,6 +8372,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDevices<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_enumerate_physical_devices(
+                &state.next,
                 instance,
                 pPhysicalDeviceCount,
                 pPhysicalDevices,
@@ -8239,6 +8383,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDevices<L: Registered>(
         state
             .hooks
             .pre_call_record_enumerate_physical_devices(
+                &state.next,
                 instance,
                 pPhysicalDeviceCount,
                 pPhysicalDevices,
@@ -8253,6 +8398,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDevices<L: Registered>(
         state
             .hooks
             .post_call_record_enumerate_physical_devices(
+                &state.next,
                 instance,
                 pPhysicalDeviceCount,
                 pPhysicalDevices,
@@ -8275,6 +8421,7 @@ unsafe extern "system" fn vkGetDisplayModeProperties2KHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_display_mode_properties2_khr(
+                &state.next,
                 physicalDevice,
                 display,
                 pPropertyCount,
@@ -8286,6 +8433,7 @@ unsafe extern "system" fn vkGetDisplayModeProperties2KHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_display_mode_properties2_khr(
+                &state.next,
                 physicalDevice,
                 display,
                 pPropertyCount,
@@ -8301,6 +8449,7 @@ unsafe extern "system" fn vkGetDisplayModeProperties2KHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_display_mode_properties2_khr(
+                &state.next,
                 physicalDevice,
                 display,
                 pPropertyCount,
@@ -8324,6 +8473,7 @@ unsafe extern "system" fn vkGetDisplayModePropertiesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_display_mode_properties_khr(
+                &state.next,
                 physicalDevice,
                 display,
                 pPropertyCount,
@@ -8335,6 +8485,7 @@ unsafe extern "system" fn vkGetDisplayModePropertiesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_display_mode_properties_khr(
+                &state.next,
                 physicalDevice,
                 display,
                 pPropertyCount,
@@ -8350,6 +8501,7 @@ unsafe extern "system" fn vkGetDisplayModePropertiesKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_display_mode_properties_khr(
+                &state.next,
                 physicalDevice,
                 display,
                 pPropertyCount,
@@ -8372,6 +8524,7 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_display_plane_capabilities2_khr(
+                &state.next,
                 physicalDevice,
                 pDisplayPlaneInfo,
                 pCapabilities,
@@ -8382,6 +8535,7 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_display_plane_capabilities2_khr(
+                &state.next,
                 physicalDevice,
                 pDisplayPlaneInfo,
                 pCapabilities,
@@ -8396,6 +8550,7 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_display_plane_capabilities2_khr(
+                &state.next,
                 physicalDevice,
                 pDisplayPlaneInfo,
                 pCapabilities,
@@ -8418,6 +8573,7 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_display_plane_capabilities_khr(
+                &state.next,
                 physicalDevice,
                 mode,
                 planeIndex,
@@ -8429,6 +8585,7 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_display_plane_capabilities_khr(
+                &state.next,
                 physicalDevice,
                 mode,
                 planeIndex,
@@ -8444,6 +8601,7 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_display_plane_capabilities_khr(
+                &state.next,
                 physicalDevice,
                 mode,
                 planeIndex,
@@ -8467,6 +8625,7 @@ unsafe extern "system" fn vkGetDisplayPlaneSupportedDisplaysKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_display_plane_supported_displays_khr(
+                &state.next,
                 physicalDevice,
                 planeIndex,
                 pDisplayCount,
@@ -8478,6 +8637,7 @@ unsafe extern "system" fn vkGetDisplayPlaneSupportedDisplaysKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_display_plane_supported_displays_khr(
+                &state.next,
                 physicalDevice,
                 planeIndex,
                 pDisplayCount,
@@ -8493,6 +8653,7 @@ unsafe extern "system" fn vkGetDisplayPlaneSupportedDisplaysKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_display_plane_supported_displays_khr(
+                &state.next,
                 physicalDevice,
                 planeIndex,
                 pDisplayCount,
@@ -8516,6 +8677,7 @@ unsafe extern "system" fn vkGetDrmDisplayEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_drm_display_ext(
+                &state.next,
                 physicalDevice,
                 drmFd,
                 connectorId,
@@ -8527,6 +8689,7 @@ unsafe extern "system" fn vkGetDrmDisplayEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_drm_display_ext(
+                &state.next,
                 physicalDevice,
                 drmFd,
                 connectorId,
@@ -8542,6 +8705,7 @@ unsafe extern "system" fn vkGetDrmDisplayEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_drm_display_ext(
+                &state.next,
                 physicalDevice,
                 drmFd,
                 connectorId,
@@ -8564,6 +8728,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCalibrateableTimeDomainsKHR<L: Regi
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_calibrateable_time_domains_khr(
+                &state.next,
                 physicalDevice,
                 pTimeDomainCount,
                 pTimeDomains,
@@ -8574,6 +8739,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCalibrateableTimeDomainsKHR<L: Regi
         state
             .hooks
             .pre_call_record_get_physical_device_calibrateable_time_domains_khr(
+                &state.next,
                 physicalDevice,
                 pTimeDomainCount,
                 pTimeDomains,
@@ -8588,6 +8754,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCalibrateableTimeDomainsKHR<L: Regi
         state
             .hooks
             .post_call_record_get_physical_device_calibrateable_time_domains_khr(
+                &state.next,
                 physicalDevice,
                 pTimeDomainCount,
                 pTimeDomains,
@@ -8611,6 +8778,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensions
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_cooperative_matrix_flexible_dimensions_properties_nv(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8621,6 +8789,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensions
         state
             .hooks
             .pre_call_record_get_physical_device_cooperative_matrix_flexible_dimensions_properties_nv(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8637,6 +8806,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensions
         state
             .hooks
             .post_call_record_get_physical_device_cooperative_matrix_flexible_dimensions_properties_nv(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8661,6 +8831,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixProperties2EXT<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_cooperative_matrix_properties2_ext(
+                &state.next,
                 physicalDevice,
                 pCooperativeMatrixInfo,
                 pPropertyCount,
@@ -8672,6 +8843,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixProperties2EXT<
         state
             .hooks
             .pre_call_record_get_physical_device_cooperative_matrix_properties2_ext(
+                &state.next,
                 physicalDevice,
                 pCooperativeMatrixInfo,
                 pPropertyCount,
@@ -8688,6 +8860,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixProperties2EXT<
         state
             .hooks
             .post_call_record_get_physical_device_cooperative_matrix_properties2_ext(
+                &state.next,
                 physicalDevice,
                 pCooperativeMatrixInfo,
                 pPropertyCount,
@@ -8712,6 +8885,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_cooperative_matrix_properties_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8722,6 +8896,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR<
         state
             .hooks
             .pre_call_record_get_physical_device_cooperative_matrix_properties_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8735,6 +8910,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR<
         state
             .hooks
             .post_call_record_get_physical_device_cooperative_matrix_properties_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8758,6 +8934,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesNV<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_cooperative_matrix_properties_nv(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8768,6 +8945,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesNV<
         state
             .hooks
             .pre_call_record_get_physical_device_cooperative_matrix_properties_nv(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8781,6 +8959,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesNV<
         state
             .hooks
             .post_call_record_get_physical_device_cooperative_matrix_properties_nv(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8804,6 +8983,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeVectorPropertiesNV<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_cooperative_vector_properties_nv(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8814,6 +8994,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeVectorPropertiesNV<
         state
             .hooks
             .pre_call_record_get_physical_device_cooperative_vector_properties_nv(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8827,6 +9008,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeVectorPropertiesNV<
         state
             .hooks
             .post_call_record_get_physical_device_cooperative_vector_properties_nv(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8847,6 +9029,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDescriptorSizeEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_descriptor_size_ext(
+                &state.next,
                 physicalDevice,
                 descriptorType,
             )
@@ -8856,6 +9039,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDescriptorSizeEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_physical_device_descriptor_size_ext(
+                &state.next,
                 physicalDevice,
                 descriptorType,
             );
@@ -8869,6 +9053,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDescriptorSizeEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_descriptor_size_ext(
+                &state.next,
                 physicalDevice,
                 descriptorType,
                 result,
@@ -8891,6 +9076,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDirectFBPresentationSupportEXT<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_direct_fb_presentation_support_ext(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 dfb,
@@ -8901,6 +9087,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDirectFBPresentationSupportEXT<
         state
             .hooks
             .pre_call_record_get_physical_device_direct_fb_presentation_support_ext(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 dfb,
@@ -8914,6 +9101,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDirectFBPresentationSupportEXT<
         state
             .hooks
             .post_call_record_get_physical_device_direct_fb_presentation_support_ext(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 dfb,
@@ -8935,6 +9123,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlaneProperties2KHR<L: Regis
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_display_plane_properties2_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8945,6 +9134,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlaneProperties2KHR<L: Regis
         state
             .hooks
             .pre_call_record_get_physical_device_display_plane_properties2_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8959,6 +9149,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlaneProperties2KHR<L: Regis
         state
             .hooks
             .post_call_record_get_physical_device_display_plane_properties2_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8980,6 +9171,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlanePropertiesKHR<L: Regist
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_display_plane_properties_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8990,6 +9182,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlanePropertiesKHR<L: Regist
         state
             .hooks
             .pre_call_record_get_physical_device_display_plane_properties_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -9004,6 +9197,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlanePropertiesKHR<L: Regist
         state
             .hooks
             .post_call_record_get_physical_device_display_plane_properties_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -9025,6 +9219,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayProperties2KHR<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_display_properties2_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -9035,6 +9230,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayProperties2KHR<L: Registered
         state
             .hooks
             .pre_call_record_get_physical_device_display_properties2_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -9049,6 +9245,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayProperties2KHR<L: Registered
         state
             .hooks
             .post_call_record_get_physical_device_display_properties2_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -9070,6 +9267,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPropertiesKHR<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_display_properties_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -9080,6 +9278,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPropertiesKHR<L: Registered>
         state
             .hooks
             .pre_call_record_get_physical_device_display_properties_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -9094,6 +9293,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPropertiesKHR<L: Registered>
         state
             .hooks
             .post_call_record_get_physical_device_display_properties_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -9115,6 +9315,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferProperties<L: Registe
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_external_buffer_properties(
+                &state.next,
                 physicalDevice,
                 pExternalBufferInfo,
                 pExternalBufferProperties,
@@ -9125,6 +9326,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferProperties<L: Registe
         state
             .hooks
             .pre_call_record_get_physical_device_external_buffer_properties(
+                &state.next,
                 physicalDevice,
                 pExternalBufferInfo,
                 pExternalBufferProperties,
@@ -9139,6 +9341,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferProperties<L: Registe
         state
             .hooks
             .post_call_record_get_physical_device_external_buffer_properties(
+                &state.next,
                 physicalDevice,
                 pExternalBufferInfo,
                 pExternalBufferProperties,
@@ -9158,6 +9361,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalFenceProperties<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_external_fence_properties(
+                &state.next,
                 physicalDevice,
                 pExternalFenceInfo,
                 pExternalFenceProperties,
@@ -9168,6 +9372,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalFenceProperties<L: Register
         state
             .hooks
             .pre_call_record_get_physical_device_external_fence_properties(
+                &state.next,
                 physicalDevice,
                 pExternalFenceInfo,
                 pExternalFenceProperties,
@@ -9182,6 +9387,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalFenceProperties<L: Register
         state
             .hooks
             .post_call_record_get_physical_device_external_fence_properties(
+                &state.next,
                 physicalDevice,
                 pExternalFenceInfo,
                 pExternalFenceProperties,
@@ -9208,6 +9414,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalImageFormatPropertiesNV<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_external_image_format_properties_nv(
+                &state.next,
                 physicalDevice,
                 format,
                 r#type,
@@ -9223,6 +9430,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalImageFormatPropertiesNV<
         state
             .hooks
             .pre_call_record_get_physical_device_external_image_format_properties_nv(
+                &state.next,
                 physicalDevice,
                 format,
                 r#type,
@@ -9252,6 +9460,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalImageFormatPropertiesNV<
         state
             .hooks
             .post_call_record_get_physical_device_external_image_format_properties_nv(
+                &state.next,
                 physicalDevice,
                 format,
                 r#type,
@@ -9278,6 +9487,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphoreProperties<L: Regi
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_external_semaphore_properties(
+                &state.next,
                 physicalDevice,
                 pExternalSemaphoreInfo,
                 pExternalSemaphoreProperties,
@@ -9288,6 +9498,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphoreProperties<L: Regi
         state
             .hooks
             .pre_call_record_get_physical_device_external_semaphore_properties(
+                &state.next,
                 physicalDevice,
                 pExternalSemaphoreInfo,
                 pExternalSemaphoreProperties,
@@ -9302,6 +9513,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphoreProperties<L: Regi
         state
             .hooks
             .post_call_record_get_physical_device_external_semaphore_properties(
+                &state.next,
                 physicalDevice,
                 pExternalSemaphoreInfo,
                 pExternalSemaphoreProperties,
@@ -9321,6 +9533,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalTensorPropertiesARM<L: Regi
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_external_tensor_properties_arm(
+                &state.next,
                 physicalDevice,
                 pExternalTensorInfo,
                 pExternalTensorProperties,
@@ -9331,6 +9544,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalTensorPropertiesARM<L: Regi
         state
             .hooks
             .pre_call_record_get_physical_device_external_tensor_properties_arm(
+                &state.next,
                 physicalDevice,
                 pExternalTensorInfo,
                 pExternalTensorProperties,
@@ -9345,6 +9559,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalTensorPropertiesARM<L: Regi
         state
             .hooks
             .post_call_record_get_physical_device_external_tensor_properties_arm(
+                &state.next,
                 physicalDevice,
                 pExternalTensorInfo,
                 pExternalTensorProperties,
@@ -9362,13 +9577,21 @@ unsafe extern "system" fn vkGetPhysicalDeviceFeatures<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_physical_device_features(physicalDevice, pFeatures)
+            .pre_call_validate_get_physical_device_features(
+                &state.next,
+                physicalDevice,
+                pFeatures,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_get_physical_device_features(physicalDevice, pFeatures);
+            .pre_call_record_get_physical_device_features(
+                &state.next,
+                physicalDevice,
+                pFeatures,
+            );
         let Some(next) = state.next.vkGetPhysicalDeviceFeatures else {
             return Fallback::fallback()
         };
@@ -9378,7 +9601,11 @@ unsafe extern "system" fn vkGetPhysicalDeviceFeatures<L: Registered>(
         unsafe { next(down, pFeatures) };
         state
             .hooks
-            .post_call_record_get_physical_device_features(physicalDevice, pFeatures);
+            .post_call_record_get_physical_device_features(
+                &state.next,
+                physicalDevice,
+                pFeatures,
+            );
     })
 }
 ///`vkGetPhysicalDeviceFeatures2` through the layer's hooks.
@@ -9392,13 +9619,21 @@ unsafe extern "system" fn vkGetPhysicalDeviceFeatures2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_physical_device_features2(physicalDevice, pFeatures)
+            .pre_call_validate_get_physical_device_features2(
+                &state.next,
+                physicalDevice,
+                pFeatures,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_get_physical_device_features2(physicalDevice, pFeatures);
+            .pre_call_record_get_physical_device_features2(
+                &state.next,
+                physicalDevice,
+                pFeatures,
+            );
         let Some(next) = state.next.vkGetPhysicalDeviceFeatures2 else {
             return Fallback::fallback()
         };
@@ -9408,7 +9643,11 @@ unsafe extern "system" fn vkGetPhysicalDeviceFeatures2<L: Registered>(
         unsafe { next(down, pFeatures) };
         state
             .hooks
-            .post_call_record_get_physical_device_features2(physicalDevice, pFeatures);
+            .post_call_record_get_physical_device_features2(
+                &state.next,
+                physicalDevice,
+                pFeatures,
+            );
     })
 }
 ///`vkGetPhysicalDeviceFormatProperties` through the layer's hooks.
@@ -9424,6 +9663,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_format_properties(
+                &state.next,
                 physicalDevice,
                 format,
                 pFormatProperties,
@@ -9434,6 +9674,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties<L: Registered>(
         state
             .hooks
             .pre_call_record_get_physical_device_format_properties(
+                &state.next,
                 physicalDevice,
                 format,
                 pFormatProperties,
@@ -9448,6 +9689,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_format_properties(
+                &state.next,
                 physicalDevice,
                 format,
                 pFormatProperties,
@@ -9467,6 +9709,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_format_properties2(
+                &state.next,
                 physicalDevice,
                 format,
                 pFormatProperties,
@@ -9477,6 +9720,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2<L: Registered>(
         state
             .hooks
             .pre_call_record_get_physical_device_format_properties2(
+                &state.next,
                 physicalDevice,
                 format,
                 pFormatProperties,
@@ -9491,6 +9735,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_format_properties2(
+                &state.next,
                 physicalDevice,
                 format,
                 pFormatProperties,
@@ -9510,6 +9755,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFragmentShadingRatesKHR<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_fragment_shading_rates_khr(
+                &state.next,
                 physicalDevice,
                 pFragmentShadingRateCount,
                 pFragmentShadingRates,
@@ -9520,6 +9766,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFragmentShadingRatesKHR<L: Register
         state
             .hooks
             .pre_call_record_get_physical_device_fragment_shading_rates_khr(
+                &state.next,
                 physicalDevice,
                 pFragmentShadingRateCount,
                 pFragmentShadingRates,
@@ -9536,6 +9783,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFragmentShadingRatesKHR<L: Register
         state
             .hooks
             .post_call_record_get_physical_device_fragment_shading_rates_khr(
+                &state.next,
                 physicalDevice,
                 pFragmentShadingRateCount,
                 pFragmentShadingRates,
@@ -9561,6 +9809,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_image_format_properties(
+                &state.next,
                 physicalDevice,
                 format,
                 r#type,
@@ -9575,6 +9824,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties<L: Registered
         state
             .hooks
             .pre_call_record_get_physical_device_image_format_properties(
+                &state.next,
                 physicalDevice,
                 format,
                 r#type,
@@ -9595,6 +9845,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties<L: Registered
         state
             .hooks
             .post_call_record_get_physical_device_image_format_properties(
+                &state.next,
                 physicalDevice,
                 format,
                 r#type,
@@ -9620,6 +9871,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2<L: Registere
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_image_format_properties2(
+                &state.next,
                 physicalDevice,
                 pImageFormatInfo,
                 pImageFormatProperties,
@@ -9630,6 +9882,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2<L: Registere
         state
             .hooks
             .pre_call_record_get_physical_device_image_format_properties2(
+                &state.next,
                 physicalDevice,
                 pImageFormatInfo,
                 pImageFormatProperties,
@@ -9644,6 +9897,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2<L: Registere
         state
             .hooks
             .post_call_record_get_physical_device_image_format_properties2(
+                &state.next,
                 physicalDevice,
                 pImageFormatInfo,
                 pImageFormatProperties,
@@ -9664,6 +9918,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_memory_properties(
+                &state.next,
                 physicalDevice,
                 pMemoryProperties,
             )
@@ -9673,6 +9928,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties<L: Registered>(
         state
             .hooks
             .pre_call_record_get_physical_device_memory_properties(
+                &state.next,
                 physicalDevice,
                 pMemoryProperties,
             );
@@ -9686,6 +9942,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_memory_properties(
+                &state.next,
                 physicalDevice,
                 pMemoryProperties,
             );
@@ -9703,6 +9960,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_memory_properties2(
+                &state.next,
                 physicalDevice,
                 pMemoryProperties,
             )
@@ -9712,6 +9970,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2<L: Registered>(
         state
             .hooks
             .pre_call_record_get_physical_device_memory_properties2(
+                &state.next,
                 physicalDevice,
                 pMemoryProperties,
             );
@@ -9725,6 +9984,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_memory_properties2(
+                &state.next,
                 physicalDevice,
                 pMemoryProperties,
             );
@@ -9743,6 +10003,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMultisamplePropertiesEXT<L: Registe
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_multisample_properties_ext(
+                &state.next,
                 physicalDevice,
                 samples,
                 pMultisampleProperties,
@@ -9753,6 +10014,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMultisamplePropertiesEXT<L: Registe
         state
             .hooks
             .pre_call_record_get_physical_device_multisample_properties_ext(
+                &state.next,
                 physicalDevice,
                 samples,
                 pMultisampleProperties,
@@ -9767,6 +10029,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMultisamplePropertiesEXT<L: Registe
         state
             .hooks
             .post_call_record_get_physical_device_multisample_properties_ext(
+                &state.next,
                 physicalDevice,
                 samples,
                 pMultisampleProperties,
@@ -9787,6 +10050,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceOpticalFlowImageFormatsNV<L: Regist
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_optical_flow_image_formats_nv(
+                &state.next,
                 physicalDevice,
                 pOpticalFlowImageFormatInfo,
                 pFormatCount,
@@ -9798,6 +10062,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceOpticalFlowImageFormatsNV<L: Regist
         state
             .hooks
             .pre_call_record_get_physical_device_optical_flow_image_formats_nv(
+                &state.next,
                 physicalDevice,
                 pOpticalFlowImageFormatInfo,
                 pFormatCount,
@@ -9815,6 +10080,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceOpticalFlowImageFormatsNV<L: Regist
         state
             .hooks
             .post_call_record_get_physical_device_optical_flow_image_formats_nv(
+                &state.next,
                 physicalDevice,
                 pOpticalFlowImageFormatInfo,
                 pFormatCount,
@@ -9838,6 +10104,7 @@ unsafe extern "system" fn vkGetPhysicalDevicePresentRectanglesKHR<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_present_rectangles_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pRectCount,
@@ -9849,6 +10116,7 @@ unsafe extern "system" fn vkGetPhysicalDevicePresentRectanglesKHR<L: Registered>
         state
             .hooks
             .pre_call_record_get_physical_device_present_rectangles_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pRectCount,
@@ -9864,6 +10132,7 @@ unsafe extern "system" fn vkGetPhysicalDevicePresentRectanglesKHR<L: Registered>
         state
             .hooks
             .post_call_record_get_physical_device_present_rectangles_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pRectCount,
@@ -9885,6 +10154,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceProperties<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_properties(
+                &state.next,
                 physicalDevice,
                 pProperties,
             )
@@ -9893,7 +10163,11 @@ unsafe extern "system" fn vkGetPhysicalDeviceProperties<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_get_physical_device_properties(physicalDevice, pProperties);
+            .pre_call_record_get_physical_device_properties(
+                &state.next,
+                physicalDevice,
+                pProperties,
+            );
         let Some(next) = state.next.vkGetPhysicalDeviceProperties else {
             return Fallback::fallback()
         };
@@ -9904,6 +10178,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceProperties<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_properties(
+                &state.next,
                 physicalDevice,
                 pProperties,
             );
@@ -9921,6 +10196,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceProperties2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_properties2(
+                &state.next,
                 physicalDevice,
                 pProperties,
             )
@@ -9930,6 +10206,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceProperties2<L: Registered>(
         state
             .hooks
             .pre_call_record_get_physical_device_properties2(
+                &state.next,
                 physicalDevice,
                 pProperties,
             );
@@ -9943,6 +10220,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceProperties2<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_properties2(
+                &state.next,
                 physicalDevice,
                 pProperties,
             );
@@ -9964,6 +10242,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperation
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_queue_family_data_graph_engine_operation_properties_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphProperties,
@@ -9975,6 +10254,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperation
         state
             .hooks
             .pre_call_record_get_physical_device_queue_family_data_graph_engine_operation_properties_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphProperties,
@@ -9994,6 +10274,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperation
         state
             .hooks
             .post_call_record_get_physical_device_queue_family_data_graph_engine_operation_properties_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphProperties,
@@ -10021,6 +10302,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImag
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_queue_family_data_graph_optical_flow_image_formats_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphProperties,
@@ -10034,6 +10316,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImag
         state
             .hooks
             .pre_call_record_get_physical_device_queue_family_data_graph_optical_flow_image_formats_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphProperties,
@@ -10062,6 +10345,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImag
         state
             .hooks
             .post_call_record_get_physical_device_queue_family_data_graph_optical_flow_image_formats_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphProperties,
@@ -10088,6 +10372,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEngin
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_queue_family_data_graph_processing_engine_properties_arm(
+                &state.next,
                 physicalDevice,
                 pQueueFamilyDataGraphProcessingEngineInfo,
                 pQueueFamilyDataGraphProcessingEngineProperties,
@@ -10098,6 +10383,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEngin
         state
             .hooks
             .pre_call_record_get_physical_device_queue_family_data_graph_processing_engine_properties_arm(
+                &state.next,
                 physicalDevice,
                 pQueueFamilyDataGraphProcessingEngineInfo,
                 pQueueFamilyDataGraphProcessingEngineProperties,
@@ -10120,6 +10406,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEngin
         state
             .hooks
             .post_call_record_get_physical_device_queue_family_data_graph_processing_engine_properties_arm(
+                &state.next,
                 physicalDevice,
                 pQueueFamilyDataGraphProcessingEngineInfo,
                 pQueueFamilyDataGraphProcessingEngineProperties,
@@ -10142,6 +10429,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_queue_family_data_graph_properties_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphPropertyCount,
@@ -10153,6 +10441,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM<
         state
             .hooks
             .pre_call_record_get_physical_device_queue_family_data_graph_properties_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphPropertyCount,
@@ -10174,6 +10463,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM<
         state
             .hooks
             .post_call_record_get_physical_device_queue_family_data_graph_properties_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphPropertyCount,
@@ -10198,6 +10488,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKH
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_queue_family_performance_query_passes_khr(
+                &state.next,
                 physicalDevice,
                 pPerformanceQueryCreateInfo,
                 pNumPasses,
@@ -10208,6 +10499,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKH
         state
             .hooks
             .pre_call_record_get_physical_device_queue_family_performance_query_passes_khr(
+                &state.next,
                 physicalDevice,
                 pPerformanceQueryCreateInfo,
                 pNumPasses,
@@ -10224,6 +10516,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKH
         state
             .hooks
             .post_call_record_get_physical_device_queue_family_performance_query_passes_khr(
+                &state.next,
                 physicalDevice,
                 pPerformanceQueryCreateInfo,
                 pNumPasses,
@@ -10243,6 +10536,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_queue_family_properties(
+                &state.next,
                 physicalDevice,
                 pQueueFamilyPropertyCount,
                 pQueueFamilyProperties,
@@ -10253,6 +10547,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties<L: Registered
         state
             .hooks
             .pre_call_record_get_physical_device_queue_family_properties(
+                &state.next,
                 physicalDevice,
                 pQueueFamilyPropertyCount,
                 pQueueFamilyProperties,
@@ -10267,6 +10562,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties<L: Registered
         state
             .hooks
             .post_call_record_get_physical_device_queue_family_properties(
+                &state.next,
                 physicalDevice,
                 pQueueFamilyPropertyCount,
                 pQueueFamilyProperties,
@@ -10286,6 +10582,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2<L: Registere
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_queue_family_properties2(
+                &state.next,
                 physicalDevice,
                 pQueueFamilyPropertyCount,
                 pQueueFamilyProperties,
@@ -10296,6 +10593,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2<L: Registere
         state
             .hooks
             .pre_call_record_get_physical_device_queue_family_properties2(
+                &state.next,
                 physicalDevice,
                 pQueueFamilyPropertyCount,
                 pQueueFamilyProperties,
@@ -10310,6 +10608,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2<L: Registere
         state
             .hooks
             .post_call_record_get_physical_device_queue_family_properties2(
+                &state.next,
                 physicalDevice,
                 pQueueFamilyPropertyCount,
                 pQueueFamilyProperties,
@@ -10329,6 +10628,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceScreenPresentationSupportQNX<L: Reg
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_screen_presentation_support_qnx(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 window,
@@ -10339,6 +10639,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceScreenPresentationSupportQNX<L: Reg
         state
             .hooks
             .pre_call_record_get_physical_device_screen_presentation_support_qnx(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 window,
@@ -10353,6 +10654,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceScreenPresentationSupportQNX<L: Reg
         state
             .hooks
             .post_call_record_get_physical_device_screen_presentation_support_qnx(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 window,
@@ -10379,6 +10681,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties<L: Regi
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_sparse_image_format_properties(
+                &state.next,
                 physicalDevice,
                 format,
                 r#type,
@@ -10394,6 +10697,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties<L: Regi
         state
             .hooks
             .pre_call_record_get_physical_device_sparse_image_format_properties(
+                &state.next,
                 physicalDevice,
                 format,
                 r#type,
@@ -10424,6 +10728,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties<L: Regi
         state
             .hooks
             .post_call_record_get_physical_device_sparse_image_format_properties(
+                &state.next,
                 physicalDevice,
                 format,
                 r#type,
@@ -10449,6 +10754,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2<L: Reg
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_sparse_image_format_properties2(
+                &state.next,
                 physicalDevice,
                 pFormatInfo,
                 pPropertyCount,
@@ -10460,6 +10766,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2<L: Reg
         state
             .hooks
             .pre_call_record_get_physical_device_sparse_image_format_properties2(
+                &state.next,
                 physicalDevice,
                 pFormatInfo,
                 pPropertyCount,
@@ -10475,6 +10782,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2<L: Reg
         state
             .hooks
             .post_call_record_get_physical_device_sparse_image_format_properties2(
+                &state.next,
                 physicalDevice,
                 pFormatInfo,
                 pPropertyCount,
@@ -10497,6 +10805,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCom
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_supported_framebuffer_mixed_samples_combinations_nv(
+                &state.next,
                 physicalDevice,
                 pCombinationCount,
                 pCombinations,
@@ -10507,6 +10816,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCom
         state
             .hooks
             .pre_call_record_get_physical_device_supported_framebuffer_mixed_samples_combinations_nv(
+                &state.next,
                 physicalDevice,
                 pCombinationCount,
                 pCombinations,
@@ -10523,6 +10833,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCom
         state
             .hooks
             .post_call_record_get_physical_device_supported_framebuffer_mixed_samples_combinations_nv(
+                &state.next,
                 physicalDevice,
                 pCombinationCount,
                 pCombinations,
@@ -10544,6 +10855,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_surface_capabilities2_ext(
+                &state.next,
                 physicalDevice,
                 surface,
                 pSurfaceCapabilities,
@@ -10554,6 +10866,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT<L: Register
         state
             .hooks
             .pre_call_record_get_physical_device_surface_capabilities2_ext(
+                &state.next,
                 physicalDevice,
                 surface,
                 pSurfaceCapabilities,
@@ -10568,6 +10881,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT<L: Register
         state
             .hooks
             .post_call_record_get_physical_device_surface_capabilities2_ext(
+                &state.next,
                 physicalDevice,
                 surface,
                 pSurfaceCapabilities,
@@ -10589,6 +10903,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_surface_capabilities2_khr(
+                &state.next,
                 physicalDevice,
                 pSurfaceInfo,
                 pSurfaceCapabilities,
@@ -10599,6 +10914,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR<L: Register
         state
             .hooks
             .pre_call_record_get_physical_device_surface_capabilities2_khr(
+                &state.next,
                 physicalDevice,
                 pSurfaceInfo,
                 pSurfaceCapabilities,
@@ -10613,6 +10929,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR<L: Register
         state
             .hooks
             .post_call_record_get_physical_device_surface_capabilities2_khr(
+                &state.next,
                 physicalDevice,
                 pSurfaceInfo,
                 pSurfaceCapabilities,
@@ -10634,6 +10951,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilitiesKHR<L: Registere
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_surface_capabilities_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pSurfaceCapabilities,
@@ -10644,6 +10962,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilitiesKHR<L: Registere
         state
             .hooks
             .pre_call_record_get_physical_device_surface_capabilities_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pSurfaceCapabilities,
@@ -10658,6 +10977,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilitiesKHR<L: Registere
         state
             .hooks
             .post_call_record_get_physical_device_surface_capabilities_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pSurfaceCapabilities,
@@ -10680,6 +11000,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_surface_formats2_khr(
+                &state.next,
                 physicalDevice,
                 pSurfaceInfo,
                 pSurfaceFormatCount,
@@ -10691,6 +11012,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_physical_device_surface_formats2_khr(
+                &state.next,
                 physicalDevice,
                 pSurfaceInfo,
                 pSurfaceFormatCount,
@@ -10708,6 +11030,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_surface_formats2_khr(
+                &state.next,
                 physicalDevice,
                 pSurfaceInfo,
                 pSurfaceFormatCount,
@@ -10731,6 +11054,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormatsKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_surface_formats_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pSurfaceFormatCount,
@@ -10742,6 +11066,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormatsKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_physical_device_surface_formats_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pSurfaceFormatCount,
@@ -10759,6 +11084,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormatsKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_surface_formats_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pSurfaceFormatCount,
@@ -10782,6 +11108,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModes2EXT<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_surface_present_modes2_ext(
+                &state.next,
                 physicalDevice,
                 pSurfaceInfo,
                 pPresentModeCount,
@@ -10793,6 +11120,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModes2EXT<L: Register
         state
             .hooks
             .pre_call_record_get_physical_device_surface_present_modes2_ext(
+                &state.next,
                 physicalDevice,
                 pSurfaceInfo,
                 pPresentModeCount,
@@ -10810,6 +11138,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModes2EXT<L: Register
         state
             .hooks
             .post_call_record_get_physical_device_surface_present_modes2_ext(
+                &state.next,
                 physicalDevice,
                 pSurfaceInfo,
                 pPresentModeCount,
@@ -10833,6 +11162,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModesKHR<L: Registere
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_surface_present_modes_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pPresentModeCount,
@@ -10844,6 +11174,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModesKHR<L: Registere
         state
             .hooks
             .pre_call_record_get_physical_device_surface_present_modes_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pPresentModeCount,
@@ -10859,6 +11190,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModesKHR<L: Registere
         state
             .hooks
             .post_call_record_get_physical_device_surface_present_modes_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pPresentModeCount,
@@ -10882,6 +11214,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceSupportKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_surface_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 surface,
@@ -10893,6 +11226,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceSupportKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_physical_device_surface_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 surface,
@@ -10908,6 +11242,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceSupportKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_surface_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 surface,
@@ -10930,6 +11265,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceToolProperties<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_tool_properties(
+                &state.next,
                 physicalDevice,
                 pToolCount,
                 pToolProperties,
@@ -10940,6 +11276,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceToolProperties<L: Registered>(
         state
             .hooks
             .pre_call_record_get_physical_device_tool_properties(
+                &state.next,
                 physicalDevice,
                 pToolCount,
                 pToolProperties,
@@ -10954,6 +11291,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceToolProperties<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_tool_properties(
+                &state.next,
                 physicalDevice,
                 pToolCount,
                 pToolProperties,
@@ -10975,6 +11313,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceUbmPresentationSupportSEC<L: Regist
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_ubm_presentation_support_sec(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 device,
@@ -10985,6 +11324,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceUbmPresentationSupportSEC<L: Regist
         state
             .hooks
             .pre_call_record_get_physical_device_ubm_presentation_support_sec(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 device,
@@ -10999,6 +11339,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceUbmPresentationSupportSEC<L: Regist
         state
             .hooks
             .post_call_record_get_physical_device_ubm_presentation_support_sec(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 device,
@@ -11020,6 +11361,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoCapabilitiesKHR<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_video_capabilities_khr(
+                &state.next,
                 physicalDevice,
                 pVideoProfile,
                 pCapabilities,
@@ -11030,6 +11372,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoCapabilitiesKHR<L: Registered>
         state
             .hooks
             .pre_call_record_get_physical_device_video_capabilities_khr(
+                &state.next,
                 physicalDevice,
                 pVideoProfile,
                 pCapabilities,
@@ -11044,6 +11387,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoCapabilitiesKHR<L: Registered>
         state
             .hooks
             .post_call_record_get_physical_device_video_capabilities_khr(
+                &state.next,
                 physicalDevice,
                 pVideoProfile,
                 pCapabilities,
@@ -11067,6 +11411,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKH
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_video_encode_quality_level_properties_khr(
+                &state.next,
                 physicalDevice,
                 pQualityLevelInfo,
                 pQualityLevelProperties,
@@ -11077,6 +11422,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKH
         state
             .hooks
             .pre_call_record_get_physical_device_video_encode_quality_level_properties_khr(
+                &state.next,
                 physicalDevice,
                 pQualityLevelInfo,
                 pQualityLevelProperties,
@@ -11093,6 +11439,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKH
         state
             .hooks
             .post_call_record_get_physical_device_video_encode_quality_level_properties_khr(
+                &state.next,
                 physicalDevice,
                 pQualityLevelInfo,
                 pQualityLevelProperties,
@@ -11115,6 +11462,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoFormatPropertiesKHR<L: Registe
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_video_format_properties_khr(
+                &state.next,
                 physicalDevice,
                 pVideoFormatInfo,
                 pVideoFormatPropertyCount,
@@ -11126,6 +11474,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoFormatPropertiesKHR<L: Registe
         state
             .hooks
             .pre_call_record_get_physical_device_video_format_properties_khr(
+                &state.next,
                 physicalDevice,
                 pVideoFormatInfo,
                 pVideoFormatPropertyCount,
@@ -11148,6 +11497,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoFormatPropertiesKHR<L: Registe
         state
             .hooks
             .post_call_record_get_physical_device_video_format_properties_khr(
+                &state.next,
                 physicalDevice,
                 pVideoFormatInfo,
                 pVideoFormatPropertyCount,
@@ -11172,6 +11522,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceWaylandPresentationSupportKHR<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_wayland_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 display,
@@ -11182,6 +11533,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceWaylandPresentationSupportKHR<
         state
             .hooks
             .pre_call_record_get_physical_device_wayland_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 display,
@@ -11195,6 +11547,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceWaylandPresentationSupportKHR<
         state
             .hooks
             .post_call_record_get_physical_device_wayland_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 display,
@@ -11215,6 +11568,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceWin32PresentationSupportKHR<L: Regi
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_win32_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
             )
@@ -11224,6 +11578,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceWin32PresentationSupportKHR<L: Regi
         state
             .hooks
             .pre_call_record_get_physical_device_win32_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
             );
@@ -11237,6 +11592,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceWin32PresentationSupportKHR<L: Regi
         state
             .hooks
             .post_call_record_get_physical_device_win32_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 result,
@@ -11258,6 +11614,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceXcbPresentationSupportKHR<L: Regist
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_xcb_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 connection,
@@ -11269,6 +11626,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceXcbPresentationSupportKHR<L: Regist
         state
             .hooks
             .pre_call_record_get_physical_device_xcb_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 connection,
@@ -11284,6 +11642,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceXcbPresentationSupportKHR<L: Regist
         state
             .hooks
             .post_call_record_get_physical_device_xcb_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 connection,
@@ -11307,6 +11666,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceXlibPresentationSupportKHR<L: Regis
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_xlib_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 dpy,
@@ -11318,6 +11678,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceXlibPresentationSupportKHR<L: Regis
         state
             .hooks
             .pre_call_record_get_physical_device_xlib_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 dpy,
@@ -11333,6 +11694,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceXlibPresentationSupportKHR<L: Regis
         state
             .hooks
             .post_call_record_get_physical_device_xlib_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 dpy,
@@ -11356,6 +11718,7 @@ unsafe extern "system" fn vkGetRandROutputDisplayEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_rand_r_output_display_ext(
+                &state.next,
                 physicalDevice,
                 dpy,
                 rrOutput,
@@ -11367,6 +11730,7 @@ unsafe extern "system" fn vkGetRandROutputDisplayEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_rand_r_output_display_ext(
+                &state.next,
                 physicalDevice,
                 dpy,
                 rrOutput,
@@ -11382,6 +11746,7 @@ unsafe extern "system" fn vkGetRandROutputDisplayEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_rand_r_output_display_ext(
+                &state.next,
                 physicalDevice,
                 dpy,
                 rrOutput,
@@ -11404,6 +11769,7 @@ unsafe extern "system" fn vkGetWinrtDisplayNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_winrt_display_nv(
+                &state.next,
                 physicalDevice,
                 deviceRelativeId,
                 pDisplay,
@@ -11414,6 +11780,7 @@ unsafe extern "system" fn vkGetWinrtDisplayNV<L: Registered>(
         state
             .hooks
             .pre_call_record_get_winrt_display_nv(
+                &state.next,
                 physicalDevice,
                 deviceRelativeId,
                 pDisplay,
@@ -11428,6 +11795,7 @@ unsafe extern "system" fn vkGetWinrtDisplayNV<L: Registered>(
         state
             .hooks
             .post_call_record_get_winrt_display_nv(
+                &state.next,
                 physicalDevice,
                 deviceRelativeId,
                 pDisplay,
@@ -11447,11 +11815,13 @@ unsafe extern "system" fn vkReleaseDisplayEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_release_display_ext(physicalDevice, display)
+            .pre_call_validate_release_display_ext(&state.next, physicalDevice, display)
         {
             return result;
         }
-        state.hooks.pre_call_record_release_display_ext(physicalDevice, display);
+        state
+            .hooks
+            .pre_call_record_release_display_ext(&state.next, physicalDevice, display);
         let Some(next) = state.next.vkReleaseDisplayEXT else {
             return Fallback::fallback()
         };
@@ -11461,7 +11831,12 @@ unsafe extern "system" fn vkReleaseDisplayEXT<L: Registered>(
         let result = unsafe { next(down, display) };
         state
             .hooks
-            .post_call_record_release_display_ext(physicalDevice, display, result);
+            .post_call_record_release_display_ext(
+                &state.next,
+                physicalDevice,
+                display,
+                result,
+            );
         result
     })
 }
@@ -11479,6 +11854,7 @@ unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_submit_debug_utils_message_ext(
+                &state.next,
                 instance,
                 messageSeverity,
                 messageTypes,
@@ -11490,6 +11866,7 @@ unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_submit_debug_utils_message_ext(
+                &state.next,
                 instance,
                 messageSeverity,
                 messageTypes,
@@ -11505,6 +11882,7 @@ unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT<L: Registered>(
         state
             .hooks
             .post_call_record_submit_debug_utils_message_ext(
+                &state.next,
                 instance,
                 messageSeverity,
                 messageTypes,
@@ -11523,13 +11901,21 @@ unsafe extern "system" fn vkAcquireFullScreenExclusiveModeEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_acquire_full_screen_exclusive_mode_ext(device, swapchain)
+            .pre_call_validate_acquire_full_screen_exclusive_mode_ext(
+                &state.next,
+                device,
+                swapchain,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_acquire_full_screen_exclusive_mode_ext(device, swapchain);
+            .pre_call_record_acquire_full_screen_exclusive_mode_ext(
+                &state.next,
+                device,
+                swapchain,
+            );
         let Some(next) = state.next.vkAcquireFullScreenExclusiveModeEXT else {
             return Fallback::fallback()
         };
@@ -11537,6 +11923,7 @@ unsafe extern "system" fn vkAcquireFullScreenExclusiveModeEXT<L: Registered>(
         state
             .hooks
             .post_call_record_acquire_full_screen_exclusive_mode_ext(
+                &state.next,
                 device,
                 swapchain,
                 result,
@@ -11556,13 +11943,23 @@ unsafe extern "system" fn vkAcquireNextImage2KHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_acquire_next_image2_khr(device, pAcquireInfo, pImageIndex)
+            .pre_call_validate_acquire_next_image2_khr(
+                &state.next,
+                device,
+                pAcquireInfo,
+                pImageIndex,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_acquire_next_image2_khr(device, pAcquireInfo, pImageIndex);
+            .pre_call_record_acquire_next_image2_khr(
+                &state.next,
+                device,
+                pAcquireInfo,
+                pImageIndex,
+            );
         let Some(next) = state.next.vkAcquireNextImage2KHR else {
             return Fallback::fallback()
         };
@@ -11570,6 +11967,7 @@ unsafe extern "system" fn vkAcquireNextImage2KHR<L: Registered>(
         state
             .hooks
             .post_call_record_acquire_next_image2_khr(
+                &state.next,
                 device,
                 pAcquireInfo,
                 pImageIndex,
@@ -11594,6 +11992,7 @@ unsafe extern "system" fn vkAcquireNextImageKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_acquire_next_image_khr(
+                &state.next,
                 device,
                 swapchain,
                 timeout,
@@ -11607,6 +12006,7 @@ unsafe extern "system" fn vkAcquireNextImageKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_acquire_next_image_khr(
+                &state.next,
                 device,
                 swapchain,
                 timeout,
@@ -11623,6 +12023,7 @@ unsafe extern "system" fn vkAcquireNextImageKHR<L: Registered>(
         state
             .hooks
             .post_call_record_acquire_next_image_khr(
+                &state.next,
                 device,
                 swapchain,
                 timeout,
@@ -11647,6 +12048,7 @@ unsafe extern "system" fn vkAcquirePerformanceConfigurationINTEL<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_acquire_performance_configuration_intel(
+                &state.next,
                 device,
                 pAcquireInfo,
                 pConfiguration,
@@ -11657,6 +12059,7 @@ unsafe extern "system" fn vkAcquirePerformanceConfigurationINTEL<L: Registered>(
         state
             .hooks
             .pre_call_record_acquire_performance_configuration_intel(
+                &state.next,
                 device,
                 pAcquireInfo,
                 pConfiguration,
@@ -11668,6 +12071,7 @@ unsafe extern "system" fn vkAcquirePerformanceConfigurationINTEL<L: Registered>(
         state
             .hooks
             .post_call_record_acquire_performance_configuration_intel(
+                &state.next,
                 device,
                 pAcquireInfo,
                 pConfiguration,
@@ -11687,16 +12091,25 @@ unsafe extern "system" fn vkAcquireProfilingLockKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_acquire_profiling_lock_khr(device, pInfo)
+            .pre_call_validate_acquire_profiling_lock_khr(&state.next, device, pInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_acquire_profiling_lock_khr(device, pInfo);
+        state
+            .hooks
+            .pre_call_record_acquire_profiling_lock_khr(&state.next, device, pInfo);
         let Some(next) = state.next.vkAcquireProfilingLockKHR else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, pInfo) };
-        state.hooks.post_call_record_acquire_profiling_lock_khr(device, pInfo, result);
+        state
+            .hooks
+            .post_call_record_acquire_profiling_lock_khr(
+                &state.next,
+                device,
+                pInfo,
+                result,
+            );
         result
     })
 }
@@ -11713,6 +12126,7 @@ unsafe extern "system" fn vkAllocateCommandBuffers<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_allocate_command_buffers(
+                &state.next,
                 device,
                 pAllocateInfo,
                 pCommandBuffers,
@@ -11723,6 +12137,7 @@ unsafe extern "system" fn vkAllocateCommandBuffers<L: Registered>(
         state
             .hooks
             .pre_call_record_allocate_command_buffers(
+                &state.next,
                 device,
                 pAllocateInfo,
                 pCommandBuffers,
@@ -11734,6 +12149,7 @@ unsafe extern "system" fn vkAllocateCommandBuffers<L: Registered>(
         state
             .hooks
             .post_call_record_allocate_command_buffers(
+                &state.next,
                 device,
                 pAllocateInfo,
                 pCommandBuffers,
@@ -11755,6 +12171,7 @@ unsafe extern "system" fn vkAllocateDescriptorSets<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_allocate_descriptor_sets(
+                &state.next,
                 device,
                 pAllocateInfo,
                 pDescriptorSets,
@@ -11765,6 +12182,7 @@ unsafe extern "system" fn vkAllocateDescriptorSets<L: Registered>(
         state
             .hooks
             .pre_call_record_allocate_descriptor_sets(
+                &state.next,
                 device,
                 pAllocateInfo,
                 pDescriptorSets,
@@ -11776,6 +12194,7 @@ unsafe extern "system" fn vkAllocateDescriptorSets<L: Registered>(
         state
             .hooks
             .post_call_record_allocate_descriptor_sets(
+                &state.next,
                 device,
                 pAllocateInfo,
                 pDescriptorSets,
@@ -11798,6 +12217,7 @@ unsafe extern "system" fn vkAllocateMemory<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_allocate_memory(
+                &state.next,
                 device,
                 pAllocateInfo,
                 pAllocator,
@@ -11808,7 +12228,13 @@ unsafe extern "system" fn vkAllocateMemory<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_allocate_memory(device, pAllocateInfo, pAllocator, pMemory);
+            .pre_call_record_allocate_memory(
+                &state.next,
+                device,
+                pAllocateInfo,
+                pAllocator,
+                pMemory,
+            );
         let Some(next) = state.next.vkAllocateMemory else {
             return Fallback::fallback()
         };
@@ -11816,6 +12242,7 @@ unsafe extern "system" fn vkAllocateMemory<L: Registered>(
         state
             .hooks
             .post_call_record_allocate_memory(
+                &state.next,
                 device,
                 pAllocateInfo,
                 pAllocator,
@@ -11836,16 +12263,16 @@ unsafe extern "system" fn vkAntiLagUpdateAMD<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_anti_lag_update_amd(device, pData)
+            .pre_call_validate_anti_lag_update_amd(&state.next, device, pData)
         {
             return result;
         }
-        state.hooks.pre_call_record_anti_lag_update_amd(device, pData);
+        state.hooks.pre_call_record_anti_lag_update_amd(&state.next, device, pData);
         let Some(next) = state.next.vkAntiLagUpdateAMD else {
             return Fallback::fallback()
         };
         unsafe { next(device, pData) };
-        state.hooks.post_call_record_anti_lag_update_amd(device, pData);
+        state.hooks.post_call_record_anti_lag_update_amd(&state.next, device, pData);
     })
 }
 ///`vkBeginCommandBuffer` through the layer's hooks.
@@ -11859,18 +12286,33 @@ unsafe extern "system" fn vkBeginCommandBuffer<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_begin_command_buffer(commandBuffer, pBeginInfo)
+            .pre_call_validate_begin_command_buffer(
+                &state.next,
+                commandBuffer,
+                pBeginInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_begin_command_buffer(commandBuffer, pBeginInfo);
+        state
+            .hooks
+            .pre_call_record_begin_command_buffer(
+                &state.next,
+                commandBuffer,
+                pBeginInfo,
+            );
         let Some(next) = state.next.vkBeginCommandBuffer else {
             return Fallback::fallback()
         };
         let result = unsafe { next(commandBuffer, pBeginInfo) };
         state
             .hooks
-            .post_call_record_begin_command_buffer(commandBuffer, pBeginInfo, result);
+            .post_call_record_begin_command_buffer(
+                &state.next,
+                commandBuffer,
+                pBeginInfo,
+                result,
+            );
         result
     })
 }
@@ -11887,6 +12329,7 @@ unsafe extern "system" fn vkBindAccelerationStructureMemoryNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_bind_acceleration_structure_memory_nv(
+                &state.next,
                 device,
                 bindInfoCount,
                 pBindInfos,
@@ -11897,6 +12340,7 @@ unsafe extern "system" fn vkBindAccelerationStructureMemoryNV<L: Registered>(
         state
             .hooks
             .pre_call_record_bind_acceleration_structure_memory_nv(
+                &state.next,
                 device,
                 bindInfoCount,
                 pBindInfos,
@@ -11908,6 +12352,7 @@ unsafe extern "system" fn vkBindAccelerationStructureMemoryNV<L: Registered>(
         state
             .hooks
             .post_call_record_bind_acceleration_structure_memory_nv(
+                &state.next,
                 device,
                 bindInfoCount,
                 pBindInfos,
@@ -11929,13 +12374,25 @@ unsafe extern "system" fn vkBindBufferMemory<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_bind_buffer_memory(device, buffer, memory, memoryOffset)
+            .pre_call_validate_bind_buffer_memory(
+                &state.next,
+                device,
+                buffer,
+                memory,
+                memoryOffset,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_bind_buffer_memory(device, buffer, memory, memoryOffset);
+            .pre_call_record_bind_buffer_memory(
+                &state.next,
+                device,
+                buffer,
+                memory,
+                memoryOffset,
+            );
         let Some(next) = state.next.vkBindBufferMemory else {
             return Fallback::fallback()
         };
@@ -11943,6 +12400,7 @@ unsafe extern "system" fn vkBindBufferMemory<L: Registered>(
         state
             .hooks
             .post_call_record_bind_buffer_memory(
+                &state.next,
                 device,
                 buffer,
                 memory,
@@ -11964,13 +12422,23 @@ unsafe extern "system" fn vkBindBufferMemory2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_bind_buffer_memory2(device, bindInfoCount, pBindInfos)
+            .pre_call_validate_bind_buffer_memory2(
+                &state.next,
+                device,
+                bindInfoCount,
+                pBindInfos,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_bind_buffer_memory2(device, bindInfoCount, pBindInfos);
+            .pre_call_record_bind_buffer_memory2(
+                &state.next,
+                device,
+                bindInfoCount,
+                pBindInfos,
+            );
         let Some(next) = state.next.vkBindBufferMemory2 else {
             return Fallback::fallback()
         };
@@ -11978,6 +12446,7 @@ unsafe extern "system" fn vkBindBufferMemory2<L: Registered>(
         state
             .hooks
             .post_call_record_bind_buffer_memory2(
+                &state.next,
                 device,
                 bindInfoCount,
                 pBindInfos,
@@ -11999,6 +12468,7 @@ unsafe extern "system" fn vkBindDataGraphPipelineSessionMemoryARM<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_bind_data_graph_pipeline_session_memory_arm(
+                &state.next,
                 device,
                 bindInfoCount,
                 pBindInfos,
@@ -12009,6 +12479,7 @@ unsafe extern "system" fn vkBindDataGraphPipelineSessionMemoryARM<L: Registered>
         state
             .hooks
             .pre_call_record_bind_data_graph_pipeline_session_memory_arm(
+                &state.next,
                 device,
                 bindInfoCount,
                 pBindInfos,
@@ -12020,6 +12491,7 @@ unsafe extern "system" fn vkBindDataGraphPipelineSessionMemoryARM<L: Registered>
         state
             .hooks
             .post_call_record_bind_data_graph_pipeline_session_memory_arm(
+                &state.next,
                 device,
                 bindInfoCount,
                 pBindInfos,
@@ -12041,13 +12513,25 @@ unsafe extern "system" fn vkBindImageMemory<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_bind_image_memory(device, image, memory, memoryOffset)
+            .pre_call_validate_bind_image_memory(
+                &state.next,
+                device,
+                image,
+                memory,
+                memoryOffset,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_bind_image_memory(device, image, memory, memoryOffset);
+            .pre_call_record_bind_image_memory(
+                &state.next,
+                device,
+                image,
+                memory,
+                memoryOffset,
+            );
         let Some(next) = state.next.vkBindImageMemory else {
             return Fallback::fallback()
         };
@@ -12055,6 +12539,7 @@ unsafe extern "system" fn vkBindImageMemory<L: Registered>(
         state
             .hooks
             .post_call_record_bind_image_memory(
+                &state.next,
                 device,
                 image,
                 memory,
@@ -12076,13 +12561,23 @@ unsafe extern "system" fn vkBindImageMemory2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_bind_image_memory2(device, bindInfoCount, pBindInfos)
+            .pre_call_validate_bind_image_memory2(
+                &state.next,
+                device,
+                bindInfoCount,
+                pBindInfos,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_bind_image_memory2(device, bindInfoCount, pBindInfos);
+            .pre_call_record_bind_image_memory2(
+                &state.next,
+                device,
+                bindInfoCount,
+                pBindInfos,
+            );
         let Some(next) = state.next.vkBindImageMemory2 else {
             return Fallback::fallback()
         };
@@ -12090,6 +12585,7 @@ unsafe extern "system" fn vkBindImageMemory2<L: Registered>(
         state
             .hooks
             .post_call_record_bind_image_memory2(
+                &state.next,
                 device,
                 bindInfoCount,
                 pBindInfos,
@@ -12113,6 +12609,7 @@ unsafe extern "system" fn vkBindOpticalFlowSessionImageNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_bind_optical_flow_session_image_nv(
+                &state.next,
                 device,
                 session,
                 bindingPoint,
@@ -12125,6 +12622,7 @@ unsafe extern "system" fn vkBindOpticalFlowSessionImageNV<L: Registered>(
         state
             .hooks
             .pre_call_record_bind_optical_flow_session_image_nv(
+                &state.next,
                 device,
                 session,
                 bindingPoint,
@@ -12138,6 +12636,7 @@ unsafe extern "system" fn vkBindOpticalFlowSessionImageNV<L: Registered>(
         state
             .hooks
             .post_call_record_bind_optical_flow_session_image_nv(
+                &state.next,
                 device,
                 session,
                 bindingPoint,
@@ -12160,13 +12659,23 @@ unsafe extern "system" fn vkBindTensorMemoryARM<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_bind_tensor_memory_arm(device, bindInfoCount, pBindInfos)
+            .pre_call_validate_bind_tensor_memory_arm(
+                &state.next,
+                device,
+                bindInfoCount,
+                pBindInfos,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_bind_tensor_memory_arm(device, bindInfoCount, pBindInfos);
+            .pre_call_record_bind_tensor_memory_arm(
+                &state.next,
+                device,
+                bindInfoCount,
+                pBindInfos,
+            );
         let Some(next) = state.next.vkBindTensorMemoryARM else {
             return Fallback::fallback()
         };
@@ -12174,6 +12683,7 @@ unsafe extern "system" fn vkBindTensorMemoryARM<L: Registered>(
         state
             .hooks
             .post_call_record_bind_tensor_memory_arm(
+                &state.next,
                 device,
                 bindInfoCount,
                 pBindInfos,
@@ -12196,6 +12706,7 @@ unsafe extern "system" fn vkBindVideoSessionMemoryKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_bind_video_session_memory_khr(
+                &state.next,
                 device,
                 videoSession,
                 bindSessionMemoryInfoCount,
@@ -12207,6 +12718,7 @@ unsafe extern "system" fn vkBindVideoSessionMemoryKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_bind_video_session_memory_khr(
+                &state.next,
                 device,
                 videoSession,
                 bindSessionMemoryInfoCount,
@@ -12226,6 +12738,7 @@ unsafe extern "system" fn vkBindVideoSessionMemoryKHR<L: Registered>(
         state
             .hooks
             .post_call_record_bind_video_session_memory_khr(
+                &state.next,
                 device,
                 videoSession,
                 bindSessionMemoryInfoCount,
@@ -12250,6 +12763,7 @@ unsafe extern "system" fn vkBuildAccelerationStructuresKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_build_acceleration_structures_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 infoCount,
@@ -12262,6 +12776,7 @@ unsafe extern "system" fn vkBuildAccelerationStructuresKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_build_acceleration_structures_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 infoCount,
@@ -12277,6 +12792,7 @@ unsafe extern "system" fn vkBuildAccelerationStructuresKHR<L: Registered>(
         state
             .hooks
             .post_call_record_build_acceleration_structures_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 infoCount,
@@ -12301,6 +12817,7 @@ unsafe extern "system" fn vkBuildMicromapsEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_build_micromaps_ext(
+                &state.next,
                 device,
                 deferredOperation,
                 infoCount,
@@ -12312,6 +12829,7 @@ unsafe extern "system" fn vkBuildMicromapsEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_build_micromaps_ext(
+                &state.next,
                 device,
                 deferredOperation,
                 infoCount,
@@ -12324,6 +12842,7 @@ unsafe extern "system" fn vkBuildMicromapsEXT<L: Registered>(
         state
             .hooks
             .post_call_record_build_micromaps_ext(
+                &state.next,
                 device,
                 deferredOperation,
                 infoCount,
@@ -12345,6 +12864,7 @@ unsafe extern "system" fn vkClearShaderInstrumentationMetricsARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_clear_shader_instrumentation_metrics_arm(
+                &state.next,
                 device,
                 instrumentation,
             )
@@ -12354,6 +12874,7 @@ unsafe extern "system" fn vkClearShaderInstrumentationMetricsARM<L: Registered>(
         state
             .hooks
             .pre_call_record_clear_shader_instrumentation_metrics_arm(
+                &state.next,
                 device,
                 instrumentation,
             );
@@ -12364,6 +12885,7 @@ unsafe extern "system" fn vkClearShaderInstrumentationMetricsARM<L: Registered>(
         state
             .hooks
             .post_call_record_clear_shader_instrumentation_metrics_arm(
+                &state.next,
                 device,
                 instrumentation,
             );
@@ -12381,6 +12903,7 @@ unsafe extern "system" fn vkCmdBeginConditionalRendering2EXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_conditional_rendering2_ext(
+                &state.next,
                 commandBuffer,
                 pConditionalRenderingBegin,
             )
@@ -12390,6 +12913,7 @@ unsafe extern "system" fn vkCmdBeginConditionalRendering2EXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_conditional_rendering2_ext(
+                &state.next,
                 commandBuffer,
                 pConditionalRenderingBegin,
             );
@@ -12400,6 +12924,7 @@ unsafe extern "system" fn vkCmdBeginConditionalRendering2EXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_begin_conditional_rendering2_ext(
+                &state.next,
                 commandBuffer,
                 pConditionalRenderingBegin,
             );
@@ -12417,6 +12942,7 @@ unsafe extern "system" fn vkCmdBeginConditionalRenderingEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_conditional_rendering_ext(
+                &state.next,
                 commandBuffer,
                 pConditionalRenderingBegin,
             )
@@ -12426,6 +12952,7 @@ unsafe extern "system" fn vkCmdBeginConditionalRenderingEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_conditional_rendering_ext(
+                &state.next,
                 commandBuffer,
                 pConditionalRenderingBegin,
             );
@@ -12436,6 +12963,7 @@ unsafe extern "system" fn vkCmdBeginConditionalRenderingEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_begin_conditional_rendering_ext(
+                &state.next,
                 commandBuffer,
                 pConditionalRenderingBegin,
             );
@@ -12453,6 +12981,7 @@ unsafe extern "system" fn vkCmdBeginCustomResolveEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_custom_resolve_ext(
+                &state.next,
                 commandBuffer,
                 pBeginCustomResolveInfo,
             )
@@ -12462,6 +12991,7 @@ unsafe extern "system" fn vkCmdBeginCustomResolveEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_custom_resolve_ext(
+                &state.next,
                 commandBuffer,
                 pBeginCustomResolveInfo,
             );
@@ -12472,6 +13002,7 @@ unsafe extern "system" fn vkCmdBeginCustomResolveEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_begin_custom_resolve_ext(
+                &state.next,
                 commandBuffer,
                 pBeginCustomResolveInfo,
             );
@@ -12488,20 +13019,32 @@ unsafe extern "system" fn vkCmdBeginDebugUtilsLabelEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_begin_debug_utils_label_ext(commandBuffer, pLabelInfo)
+            .pre_call_validate_cmd_begin_debug_utils_label_ext(
+                &state.next,
+                commandBuffer,
+                pLabelInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_begin_debug_utils_label_ext(commandBuffer, pLabelInfo);
+            .pre_call_record_cmd_begin_debug_utils_label_ext(
+                &state.next,
+                commandBuffer,
+                pLabelInfo,
+            );
         let Some(next) = state.next.vkCmdBeginDebugUtilsLabelEXT else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pLabelInfo) };
         state
             .hooks
-            .post_call_record_cmd_begin_debug_utils_label_ext(commandBuffer, pLabelInfo);
+            .post_call_record_cmd_begin_debug_utils_label_ext(
+                &state.next,
+                commandBuffer,
+                pLabelInfo,
+            );
     })
 }
 ///`vkCmdBeginGpaSampleAMD` through the layer's hooks.
@@ -12518,6 +13061,7 @@ unsafe extern "system" fn vkCmdBeginGpaSampleAMD<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_gpa_sample_amd(
+                &state.next,
                 commandBuffer,
                 gpaSession,
                 pGpaSampleBeginInfo,
@@ -12529,6 +13073,7 @@ unsafe extern "system" fn vkCmdBeginGpaSampleAMD<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_gpa_sample_amd(
+                &state.next,
                 commandBuffer,
                 gpaSession,
                 pGpaSampleBeginInfo,
@@ -12543,6 +13088,7 @@ unsafe extern "system" fn vkCmdBeginGpaSampleAMD<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_begin_gpa_sample_amd(
+                &state.next,
                 commandBuffer,
                 gpaSession,
                 pGpaSampleBeginInfo,
@@ -12563,11 +13109,21 @@ unsafe extern "system" fn vkCmdBeginGpaSessionAMD<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_begin_gpa_session_amd(commandBuffer, gpaSession)
+            .pre_call_validate_cmd_begin_gpa_session_amd(
+                &state.next,
+                commandBuffer,
+                gpaSession,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_begin_gpa_session_amd(commandBuffer, gpaSession);
+        state
+            .hooks
+            .pre_call_record_cmd_begin_gpa_session_amd(
+                &state.next,
+                commandBuffer,
+                gpaSession,
+            );
         let Some(next) = state.next.vkCmdBeginGpaSessionAMD else {
             return Fallback::fallback()
         };
@@ -12575,6 +13131,7 @@ unsafe extern "system" fn vkCmdBeginGpaSessionAMD<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_begin_gpa_session_amd(
+                &state.next,
                 commandBuffer,
                 gpaSession,
                 result,
@@ -12594,6 +13151,7 @@ unsafe extern "system" fn vkCmdBeginPerTileExecutionQCOM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_per_tile_execution_qcom(
+                &state.next,
                 commandBuffer,
                 pPerTileBeginInfo,
             )
@@ -12603,6 +13161,7 @@ unsafe extern "system" fn vkCmdBeginPerTileExecutionQCOM<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_per_tile_execution_qcom(
+                &state.next,
                 commandBuffer,
                 pPerTileBeginInfo,
             );
@@ -12613,6 +13172,7 @@ unsafe extern "system" fn vkCmdBeginPerTileExecutionQCOM<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_begin_per_tile_execution_qcom(
+                &state.next,
                 commandBuffer,
                 pPerTileBeginInfo,
             );
@@ -12631,18 +13191,36 @@ unsafe extern "system" fn vkCmdBeginQuery<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_begin_query(commandBuffer, queryPool, query, flags)
+            .pre_call_validate_cmd_begin_query(
+                &state.next,
+                commandBuffer,
+                queryPool,
+                query,
+                flags,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_begin_query(commandBuffer, queryPool, query, flags);
+            .pre_call_record_cmd_begin_query(
+                &state.next,
+                commandBuffer,
+                queryPool,
+                query,
+                flags,
+            );
         let Some(next) = state.next.vkCmdBeginQuery else { return Fallback::fallback() };
         unsafe { next(commandBuffer, queryPool, query, flags) };
         state
             .hooks
-            .post_call_record_cmd_begin_query(commandBuffer, queryPool, query, flags);
+            .post_call_record_cmd_begin_query(
+                &state.next,
+                commandBuffer,
+                queryPool,
+                query,
+                flags,
+            );
     })
 }
 ///`vkCmdBeginQueryIndexedEXT` through the layer's hooks.
@@ -12660,6 +13238,7 @@ unsafe extern "system" fn vkCmdBeginQueryIndexedEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_query_indexed_ext(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 query,
@@ -12672,6 +13251,7 @@ unsafe extern "system" fn vkCmdBeginQueryIndexedEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_query_indexed_ext(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 query,
@@ -12685,6 +13265,7 @@ unsafe extern "system" fn vkCmdBeginQueryIndexedEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_begin_query_indexed_ext(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 query,
@@ -12706,6 +13287,7 @@ unsafe extern "system" fn vkCmdBeginRenderPass<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_render_pass(
+                &state.next,
                 commandBuffer,
                 pRenderPassBegin,
                 contents,
@@ -12716,6 +13298,7 @@ unsafe extern "system" fn vkCmdBeginRenderPass<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_render_pass(
+                &state.next,
                 commandBuffer,
                 pRenderPassBegin,
                 contents,
@@ -12727,6 +13310,7 @@ unsafe extern "system" fn vkCmdBeginRenderPass<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_begin_render_pass(
+                &state.next,
                 commandBuffer,
                 pRenderPassBegin,
                 contents,
@@ -12746,6 +13330,7 @@ unsafe extern "system" fn vkCmdBeginRenderPass2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_render_pass2(
+                &state.next,
                 commandBuffer,
                 pRenderPassBegin,
                 pSubpassBeginInfo,
@@ -12756,6 +13341,7 @@ unsafe extern "system" fn vkCmdBeginRenderPass2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_render_pass2(
+                &state.next,
                 commandBuffer,
                 pRenderPassBegin,
                 pSubpassBeginInfo,
@@ -12767,6 +13353,7 @@ unsafe extern "system" fn vkCmdBeginRenderPass2<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_begin_render_pass2(
+                &state.next,
                 commandBuffer,
                 pRenderPassBegin,
                 pSubpassBeginInfo,
@@ -12784,16 +13371,32 @@ unsafe extern "system" fn vkCmdBeginRendering<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_begin_rendering(commandBuffer, pRenderingInfo)
+            .pre_call_validate_cmd_begin_rendering(
+                &state.next,
+                commandBuffer,
+                pRenderingInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_begin_rendering(commandBuffer, pRenderingInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_begin_rendering(
+                &state.next,
+                commandBuffer,
+                pRenderingInfo,
+            );
         let Some(next) = state.next.vkCmdBeginRendering else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pRenderingInfo) };
-        state.hooks.post_call_record_cmd_begin_rendering(commandBuffer, pRenderingInfo);
+        state
+            .hooks
+            .post_call_record_cmd_begin_rendering(
+                &state.next,
+                commandBuffer,
+                pRenderingInfo,
+            );
     })
 }
 ///`vkCmdBeginShaderInstrumentationARM` through the layer's hooks.
@@ -12808,6 +13411,7 @@ unsafe extern "system" fn vkCmdBeginShaderInstrumentationARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_shader_instrumentation_arm(
+                &state.next,
                 commandBuffer,
                 instrumentation,
             )
@@ -12817,6 +13421,7 @@ unsafe extern "system" fn vkCmdBeginShaderInstrumentationARM<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_shader_instrumentation_arm(
+                &state.next,
                 commandBuffer,
                 instrumentation,
             );
@@ -12827,6 +13432,7 @@ unsafe extern "system" fn vkCmdBeginShaderInstrumentationARM<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_begin_shader_instrumentation_arm(
+                &state.next,
                 commandBuffer,
                 instrumentation,
             );
@@ -12846,6 +13452,7 @@ unsafe extern "system" fn vkCmdBeginTransformFeedback2EXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_transform_feedback2_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterRange,
                 counterRangeCount,
@@ -12857,6 +13464,7 @@ unsafe extern "system" fn vkCmdBeginTransformFeedback2EXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_transform_feedback2_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterRange,
                 counterRangeCount,
@@ -12871,6 +13479,7 @@ unsafe extern "system" fn vkCmdBeginTransformFeedback2EXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_begin_transform_feedback2_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterRange,
                 counterRangeCount,
@@ -12893,6 +13502,7 @@ unsafe extern "system" fn vkCmdBeginTransformFeedbackEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_transform_feedback_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterBuffer,
                 counterBufferCount,
@@ -12905,6 +13515,7 @@ unsafe extern "system" fn vkCmdBeginTransformFeedbackEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_transform_feedback_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterBuffer,
                 counterBufferCount,
@@ -12926,6 +13537,7 @@ unsafe extern "system" fn vkCmdBeginTransformFeedbackEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_begin_transform_feedback_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterBuffer,
                 counterBufferCount,
@@ -12945,20 +13557,32 @@ unsafe extern "system" fn vkCmdBeginVideoCodingKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_begin_video_coding_khr(commandBuffer, pBeginInfo)
+            .pre_call_validate_cmd_begin_video_coding_khr(
+                &state.next,
+                commandBuffer,
+                pBeginInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_begin_video_coding_khr(commandBuffer, pBeginInfo);
+            .pre_call_record_cmd_begin_video_coding_khr(
+                &state.next,
+                commandBuffer,
+                pBeginInfo,
+            );
         let Some(next) = state.next.vkCmdBeginVideoCodingKHR else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pBeginInfo) };
         state
             .hooks
-            .post_call_record_cmd_begin_video_coding_khr(commandBuffer, pBeginInfo);
+            .post_call_record_cmd_begin_video_coding_khr(
+                &state.next,
+                commandBuffer,
+                pBeginInfo,
+            );
     })
 }
 ///`vkCmdBindDescriptorBufferEmbeddedSamplers2EXT` through the layer's hooks.
@@ -12973,6 +13597,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplers2EXT<L: Regis
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_descriptor_buffer_embedded_samplers2_ext(
+                &state.next,
                 commandBuffer,
                 pBindDescriptorBufferEmbeddedSamplersInfo,
             )
@@ -12982,6 +13607,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplers2EXT<L: Regis
         state
             .hooks
             .pre_call_record_cmd_bind_descriptor_buffer_embedded_samplers2_ext(
+                &state.next,
                 commandBuffer,
                 pBindDescriptorBufferEmbeddedSamplersInfo,
             );
@@ -12992,6 +13618,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplers2EXT<L: Regis
         state
             .hooks
             .post_call_record_cmd_bind_descriptor_buffer_embedded_samplers2_ext(
+                &state.next,
                 commandBuffer,
                 pBindDescriptorBufferEmbeddedSamplersInfo,
             );
@@ -13011,6 +13638,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplersEXT<L: Regist
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_descriptor_buffer_embedded_samplers_ext(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -13022,6 +13650,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplersEXT<L: Regist
         state
             .hooks
             .pre_call_record_cmd_bind_descriptor_buffer_embedded_samplers_ext(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -13034,6 +13663,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplersEXT<L: Regist
         state
             .hooks
             .post_call_record_cmd_bind_descriptor_buffer_embedded_samplers_ext(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -13054,6 +13684,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBuffersEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_descriptor_buffers_ext(
+                &state.next,
                 commandBuffer,
                 bufferCount,
                 pBindingInfos,
@@ -13064,6 +13695,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBuffersEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_descriptor_buffers_ext(
+                &state.next,
                 commandBuffer,
                 bufferCount,
                 pBindingInfos,
@@ -13075,6 +13707,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBuffersEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_bind_descriptor_buffers_ext(
+                &state.next,
                 commandBuffer,
                 bufferCount,
                 pBindingInfos,
@@ -13099,6 +13732,7 @@ unsafe extern "system" fn vkCmdBindDescriptorSets<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_descriptor_sets(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -13114,6 +13748,7 @@ unsafe extern "system" fn vkCmdBindDescriptorSets<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_descriptor_sets(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -13141,6 +13776,7 @@ unsafe extern "system" fn vkCmdBindDescriptorSets<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_bind_descriptor_sets(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -13164,6 +13800,7 @@ unsafe extern "system" fn vkCmdBindDescriptorSets2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_descriptor_sets2(
+                &state.next,
                 commandBuffer,
                 pBindDescriptorSetsInfo,
             )
@@ -13173,6 +13810,7 @@ unsafe extern "system" fn vkCmdBindDescriptorSets2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_descriptor_sets2(
+                &state.next,
                 commandBuffer,
                 pBindDescriptorSetsInfo,
             );
@@ -13183,6 +13821,7 @@ unsafe extern "system" fn vkCmdBindDescriptorSets2<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_bind_descriptor_sets2(
+                &state.next,
                 commandBuffer,
                 pBindDescriptorSetsInfo,
             );
@@ -13202,6 +13841,7 @@ unsafe extern "system" fn vkCmdBindIndexBuffer<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_index_buffer(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -13213,6 +13853,7 @@ unsafe extern "system" fn vkCmdBindIndexBuffer<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_index_buffer(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -13225,6 +13866,7 @@ unsafe extern "system" fn vkCmdBindIndexBuffer<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_bind_index_buffer(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -13247,6 +13889,7 @@ unsafe extern "system" fn vkCmdBindIndexBuffer2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_index_buffer2(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -13259,6 +13902,7 @@ unsafe extern "system" fn vkCmdBindIndexBuffer2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_index_buffer2(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -13272,6 +13916,7 @@ unsafe extern "system" fn vkCmdBindIndexBuffer2<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_bind_index_buffer2(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -13291,16 +13936,32 @@ unsafe extern "system" fn vkCmdBindIndexBuffer3KHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_bind_index_buffer3_khr(commandBuffer, pInfo)
+            .pre_call_validate_cmd_bind_index_buffer3_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_bind_index_buffer3_khr(commandBuffer, pInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_bind_index_buffer3_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdBindIndexBuffer3KHR else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pInfo) };
-        state.hooks.post_call_record_cmd_bind_index_buffer3_khr(commandBuffer, pInfo);
+        state
+            .hooks
+            .post_call_record_cmd_bind_index_buffer3_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
     })
 }
 ///`vkCmdBindInvocationMaskHUAWEI` through the layer's hooks.
@@ -13316,6 +13977,7 @@ unsafe extern "system" fn vkCmdBindInvocationMaskHUAWEI<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_invocation_mask_huawei(
+                &state.next,
                 commandBuffer,
                 imageView,
                 imageLayout,
@@ -13326,6 +13988,7 @@ unsafe extern "system" fn vkCmdBindInvocationMaskHUAWEI<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_invocation_mask_huawei(
+                &state.next,
                 commandBuffer,
                 imageView,
                 imageLayout,
@@ -13337,6 +14000,7 @@ unsafe extern "system" fn vkCmdBindInvocationMaskHUAWEI<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_bind_invocation_mask_huawei(
+                &state.next,
                 commandBuffer,
                 imageView,
                 imageLayout,
@@ -13356,6 +14020,7 @@ unsafe extern "system" fn vkCmdBindPipeline<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_pipeline(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 pipeline,
@@ -13366,6 +14031,7 @@ unsafe extern "system" fn vkCmdBindPipeline<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_pipeline(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 pipeline,
@@ -13377,6 +14043,7 @@ unsafe extern "system" fn vkCmdBindPipeline<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_bind_pipeline(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 pipeline,
@@ -13397,6 +14064,7 @@ unsafe extern "system" fn vkCmdBindPipelineShaderGroupNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_pipeline_shader_group_nv(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 pipeline,
@@ -13408,6 +14076,7 @@ unsafe extern "system" fn vkCmdBindPipelineShaderGroupNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_pipeline_shader_group_nv(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 pipeline,
@@ -13420,6 +14089,7 @@ unsafe extern "system" fn vkCmdBindPipelineShaderGroupNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_bind_pipeline_shader_group_nv(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 pipeline,
@@ -13438,18 +14108,32 @@ unsafe extern "system" fn vkCmdBindResourceHeapEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_bind_resource_heap_ext(commandBuffer, pBindInfo)
+            .pre_call_validate_cmd_bind_resource_heap_ext(
+                &state.next,
+                commandBuffer,
+                pBindInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_bind_resource_heap_ext(commandBuffer, pBindInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_bind_resource_heap_ext(
+                &state.next,
+                commandBuffer,
+                pBindInfo,
+            );
         let Some(next) = state.next.vkCmdBindResourceHeapEXT else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pBindInfo) };
         state
             .hooks
-            .post_call_record_cmd_bind_resource_heap_ext(commandBuffer, pBindInfo);
+            .post_call_record_cmd_bind_resource_heap_ext(
+                &state.next,
+                commandBuffer,
+                pBindInfo,
+            );
     })
 }
 ///`vkCmdBindSamplerHeapEXT` through the layer's hooks.
@@ -13463,16 +14147,32 @@ unsafe extern "system" fn vkCmdBindSamplerHeapEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_bind_sampler_heap_ext(commandBuffer, pBindInfo)
+            .pre_call_validate_cmd_bind_sampler_heap_ext(
+                &state.next,
+                commandBuffer,
+                pBindInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_bind_sampler_heap_ext(commandBuffer, pBindInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_bind_sampler_heap_ext(
+                &state.next,
+                commandBuffer,
+                pBindInfo,
+            );
         let Some(next) = state.next.vkCmdBindSamplerHeapEXT else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pBindInfo) };
-        state.hooks.post_call_record_cmd_bind_sampler_heap_ext(commandBuffer, pBindInfo);
+        state
+            .hooks
+            .post_call_record_cmd_bind_sampler_heap_ext(
+                &state.next,
+                commandBuffer,
+                pBindInfo,
+            );
     })
 }
 ///`vkCmdBindShadersEXT` through the layer's hooks.
@@ -13489,6 +14189,7 @@ unsafe extern "system" fn vkCmdBindShadersEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_shaders_ext(
+                &state.next,
                 commandBuffer,
                 stageCount,
                 pStages,
@@ -13500,6 +14201,7 @@ unsafe extern "system" fn vkCmdBindShadersEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_shaders_ext(
+                &state.next,
                 commandBuffer,
                 stageCount,
                 pStages,
@@ -13512,6 +14214,7 @@ unsafe extern "system" fn vkCmdBindShadersEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_bind_shaders_ext(
+                &state.next,
                 commandBuffer,
                 stageCount,
                 pStages,
@@ -13532,6 +14235,7 @@ unsafe extern "system" fn vkCmdBindShadingRateImageNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_shading_rate_image_nv(
+                &state.next,
                 commandBuffer,
                 imageView,
                 imageLayout,
@@ -13542,6 +14246,7 @@ unsafe extern "system" fn vkCmdBindShadingRateImageNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_shading_rate_image_nv(
+                &state.next,
                 commandBuffer,
                 imageView,
                 imageLayout,
@@ -13553,6 +14258,7 @@ unsafe extern "system" fn vkCmdBindShadingRateImageNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_bind_shading_rate_image_nv(
+                &state.next,
                 commandBuffer,
                 imageView,
                 imageLayout,
@@ -13571,6 +14277,7 @@ unsafe extern "system" fn vkCmdBindTileMemoryQCOM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_tile_memory_qcom(
+                &state.next,
                 commandBuffer,
                 pTileMemoryBindInfo,
             )
@@ -13580,6 +14287,7 @@ unsafe extern "system" fn vkCmdBindTileMemoryQCOM<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_tile_memory_qcom(
+                &state.next,
                 commandBuffer,
                 pTileMemoryBindInfo,
             );
@@ -13590,6 +14298,7 @@ unsafe extern "system" fn vkCmdBindTileMemoryQCOM<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_bind_tile_memory_qcom(
+                &state.next,
                 commandBuffer,
                 pTileMemoryBindInfo,
             );
@@ -13609,6 +14318,7 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffers2EXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_transform_feedback_buffers2_ext(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13620,6 +14330,7 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffers2EXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_transform_feedback_buffers2_ext(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13632,6 +14343,7 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffers2EXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_bind_transform_feedback_buffers2_ext(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13655,6 +14367,7 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffersEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_transform_feedback_buffers_ext(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13668,6 +14381,7 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffersEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_transform_feedback_buffers_ext(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13684,6 +14398,7 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffersEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_bind_transform_feedback_buffers_ext(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13708,6 +14423,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_vertex_buffers(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13720,6 +14436,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_vertex_buffers(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13733,6 +14450,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_bind_vertex_buffers(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13758,6 +14476,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_vertex_buffers2(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13772,6 +14491,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_vertex_buffers2(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13797,6 +14517,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers2<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_bind_vertex_buffers2(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13821,6 +14542,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers3KHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_vertex_buffers3_khr(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13832,6 +14554,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers3KHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_vertex_buffers3_khr(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13844,6 +14567,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers3KHR<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_bind_vertex_buffers3_khr(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13869,6 +14593,7 @@ unsafe extern "system" fn vkCmdBlitImage<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_blit_image(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -13884,6 +14609,7 @@ unsafe extern "system" fn vkCmdBlitImage<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_blit_image(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -13909,6 +14635,7 @@ unsafe extern "system" fn vkCmdBlitImage<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_blit_image(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -13931,14 +14658,26 @@ unsafe extern "system" fn vkCmdBlitImage2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_blit_image2(commandBuffer, pBlitImageInfo)
+            .pre_call_validate_cmd_blit_image2(
+                &state.next,
+                commandBuffer,
+                pBlitImageInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_blit_image2(commandBuffer, pBlitImageInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_blit_image2(&state.next, commandBuffer, pBlitImageInfo);
         let Some(next) = state.next.vkCmdBlitImage2 else { return Fallback::fallback() };
         unsafe { next(commandBuffer, pBlitImageInfo) };
-        state.hooks.post_call_record_cmd_blit_image2(commandBuffer, pBlitImageInfo);
+        state
+            .hooks
+            .post_call_record_cmd_blit_image2(
+                &state.next,
+                commandBuffer,
+                pBlitImageInfo,
+            );
     })
 }
 ///`vkCmdBuildAccelerationStructureNV` through the layer's hooks.
@@ -13960,6 +14699,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructureNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_build_acceleration_structure_nv(
+                &state.next,
                 commandBuffer,
                 pInfo,
                 instanceData,
@@ -13976,6 +14716,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructureNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_build_acceleration_structure_nv(
+                &state.next,
                 commandBuffer,
                 pInfo,
                 instanceData,
@@ -14005,6 +14746,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructureNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_build_acceleration_structure_nv(
+                &state.next,
                 commandBuffer,
                 pInfo,
                 instanceData,
@@ -14033,6 +14775,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR<L: Registe
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_build_acceleration_structures_indirect_khr(
+                &state.next,
                 commandBuffer,
                 infoCount,
                 pInfos,
@@ -14046,6 +14789,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR<L: Registe
         state
             .hooks
             .pre_call_record_cmd_build_acceleration_structures_indirect_khr(
+                &state.next,
                 commandBuffer,
                 infoCount,
                 pInfos,
@@ -14069,6 +14813,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR<L: Registe
         state
             .hooks
             .post_call_record_cmd_build_acceleration_structures_indirect_khr(
+                &state.next,
                 commandBuffer,
                 infoCount,
                 pInfos,
@@ -14092,6 +14837,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_build_acceleration_structures_khr(
+                &state.next,
                 commandBuffer,
                 infoCount,
                 pInfos,
@@ -14103,6 +14849,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_build_acceleration_structures_khr(
+                &state.next,
                 commandBuffer,
                 infoCount,
                 pInfos,
@@ -14115,6 +14862,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresKHR<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_build_acceleration_structures_khr(
+                &state.next,
                 commandBuffer,
                 infoCount,
                 pInfos,
@@ -14136,6 +14884,7 @@ unsafe extern "system" fn vkCmdBuildClusterAccelerationStructureIndirectNV<
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_build_cluster_acceleration_structure_indirect_nv(
+                &state.next,
                 commandBuffer,
                 pCommandInfos,
             )
@@ -14145,6 +14894,7 @@ unsafe extern "system" fn vkCmdBuildClusterAccelerationStructureIndirectNV<
         state
             .hooks
             .pre_call_record_cmd_build_cluster_acceleration_structure_indirect_nv(
+                &state.next,
                 commandBuffer,
                 pCommandInfos,
             );
@@ -14154,6 +14904,7 @@ unsafe extern "system" fn vkCmdBuildClusterAccelerationStructureIndirectNV<
         state
             .hooks
             .post_call_record_cmd_build_cluster_acceleration_structure_indirect_nv(
+                &state.next,
                 commandBuffer,
                 pCommandInfos,
             );
@@ -14171,20 +14922,35 @@ unsafe extern "system" fn vkCmdBuildMicromapsEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_build_micromaps_ext(commandBuffer, infoCount, pInfos)
+            .pre_call_validate_cmd_build_micromaps_ext(
+                &state.next,
+                commandBuffer,
+                infoCount,
+                pInfos,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_build_micromaps_ext(commandBuffer, infoCount, pInfos);
+            .pre_call_record_cmd_build_micromaps_ext(
+                &state.next,
+                commandBuffer,
+                infoCount,
+                pInfos,
+            );
         let Some(next) = state.next.vkCmdBuildMicromapsEXT else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, infoCount, pInfos) };
         state
             .hooks
-            .post_call_record_cmd_build_micromaps_ext(commandBuffer, infoCount, pInfos);
+            .post_call_record_cmd_build_micromaps_ext(
+                &state.next,
+                commandBuffer,
+                infoCount,
+                pInfos,
+            );
     })
 }
 ///`vkCmdBuildPartitionedAccelerationStructuresNV` through the layer's hooks.
@@ -14199,6 +14965,7 @@ unsafe extern "system" fn vkCmdBuildPartitionedAccelerationStructuresNV<L: Regis
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_build_partitioned_acceleration_structures_nv(
+                &state.next,
                 commandBuffer,
                 pBuildInfo,
             )
@@ -14208,6 +14975,7 @@ unsafe extern "system" fn vkCmdBuildPartitionedAccelerationStructuresNV<L: Regis
         state
             .hooks
             .pre_call_record_cmd_build_partitioned_acceleration_structures_nv(
+                &state.next,
                 commandBuffer,
                 pBuildInfo,
             );
@@ -14218,6 +14986,7 @@ unsafe extern "system" fn vkCmdBuildPartitionedAccelerationStructuresNV<L: Regis
         state
             .hooks
             .post_call_record_cmd_build_partitioned_acceleration_structures_nv(
+                &state.next,
                 commandBuffer,
                 pBuildInfo,
             );
@@ -14238,6 +15007,7 @@ unsafe extern "system" fn vkCmdClearAttachments<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_clear_attachments(
+                &state.next,
                 commandBuffer,
                 attachmentCount,
                 pAttachments,
@@ -14250,6 +15020,7 @@ unsafe extern "system" fn vkCmdClearAttachments<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_clear_attachments(
+                &state.next,
                 commandBuffer,
                 attachmentCount,
                 pAttachments,
@@ -14263,6 +15034,7 @@ unsafe extern "system" fn vkCmdClearAttachments<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_clear_attachments(
+                &state.next,
                 commandBuffer,
                 attachmentCount,
                 pAttachments,
@@ -14287,6 +15059,7 @@ unsafe extern "system" fn vkCmdClearColorImage<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_clear_color_image(
+                &state.next,
                 commandBuffer,
                 image,
                 imageLayout,
@@ -14300,6 +15073,7 @@ unsafe extern "system" fn vkCmdClearColorImage<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_clear_color_image(
+                &state.next,
                 commandBuffer,
                 image,
                 imageLayout,
@@ -14314,6 +15088,7 @@ unsafe extern "system" fn vkCmdClearColorImage<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_clear_color_image(
+                &state.next,
                 commandBuffer,
                 image,
                 imageLayout,
@@ -14339,6 +15114,7 @@ unsafe extern "system" fn vkCmdClearDepthStencilImage<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_clear_depth_stencil_image(
+                &state.next,
                 commandBuffer,
                 image,
                 imageLayout,
@@ -14352,6 +15128,7 @@ unsafe extern "system" fn vkCmdClearDepthStencilImage<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_clear_depth_stencil_image(
+                &state.next,
                 commandBuffer,
                 image,
                 imageLayout,
@@ -14368,6 +15145,7 @@ unsafe extern "system" fn vkCmdClearDepthStencilImage<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_clear_depth_stencil_image(
+                &state.next,
                 commandBuffer,
                 image,
                 imageLayout,
@@ -14389,6 +15167,7 @@ unsafe extern "system" fn vkCmdControlVideoCodingKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_control_video_coding_khr(
+                &state.next,
                 commandBuffer,
                 pCodingControlInfo,
             )
@@ -14398,6 +15177,7 @@ unsafe extern "system" fn vkCmdControlVideoCodingKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_control_video_coding_khr(
+                &state.next,
                 commandBuffer,
                 pCodingControlInfo,
             );
@@ -14408,6 +15188,7 @@ unsafe extern "system" fn vkCmdControlVideoCodingKHR<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_control_video_coding_khr(
+                &state.next,
                 commandBuffer,
                 pCodingControlInfo,
             );
@@ -14426,6 +15207,7 @@ unsafe extern "system" fn vkCmdConvertCooperativeVectorMatrixNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_convert_cooperative_vector_matrix_nv(
+                &state.next,
                 commandBuffer,
                 infoCount,
                 pInfos,
@@ -14436,6 +15218,7 @@ unsafe extern "system" fn vkCmdConvertCooperativeVectorMatrixNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_convert_cooperative_vector_matrix_nv(
+                &state.next,
                 commandBuffer,
                 infoCount,
                 pInfos,
@@ -14447,6 +15230,7 @@ unsafe extern "system" fn vkCmdConvertCooperativeVectorMatrixNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_convert_cooperative_vector_matrix_nv(
+                &state.next,
                 commandBuffer,
                 infoCount,
                 pInfos,
@@ -14464,20 +15248,32 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_copy_acceleration_structure_khr(commandBuffer, pInfo)
+            .pre_call_validate_cmd_copy_acceleration_structure_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_copy_acceleration_structure_khr(commandBuffer, pInfo);
+            .pre_call_record_cmd_copy_acceleration_structure_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdCopyAccelerationStructureKHR else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pInfo) };
         state
             .hooks
-            .post_call_record_cmd_copy_acceleration_structure_khr(commandBuffer, pInfo);
+            .post_call_record_cmd_copy_acceleration_structure_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
     })
 }
 ///`vkCmdCopyAccelerationStructureNV` through the layer's hooks.
@@ -14494,6 +15290,7 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_acceleration_structure_nv(
+                &state.next,
                 commandBuffer,
                 dst,
                 src,
@@ -14505,6 +15302,7 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_acceleration_structure_nv(
+                &state.next,
                 commandBuffer,
                 dst,
                 src,
@@ -14517,6 +15315,7 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_copy_acceleration_structure_nv(
+                &state.next,
                 commandBuffer,
                 dst,
                 src,
@@ -14536,6 +15335,7 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureToMemoryKHR<L: Registere
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_acceleration_structure_to_memory_khr(
+                &state.next,
                 commandBuffer,
                 pInfo,
             )
@@ -14545,6 +15345,7 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureToMemoryKHR<L: Registere
         state
             .hooks
             .pre_call_record_cmd_copy_acceleration_structure_to_memory_khr(
+                &state.next,
                 commandBuffer,
                 pInfo,
             );
@@ -14555,6 +15356,7 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureToMemoryKHR<L: Registere
         state
             .hooks
             .post_call_record_cmd_copy_acceleration_structure_to_memory_khr(
+                &state.next,
                 commandBuffer,
                 pInfo,
             );
@@ -14575,6 +15377,7 @@ unsafe extern "system" fn vkCmdCopyBuffer<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_buffer(
+                &state.next,
                 commandBuffer,
                 srcBuffer,
                 dstBuffer,
@@ -14587,6 +15390,7 @@ unsafe extern "system" fn vkCmdCopyBuffer<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_buffer(
+                &state.next,
                 commandBuffer,
                 srcBuffer,
                 dstBuffer,
@@ -14598,6 +15402,7 @@ unsafe extern "system" fn vkCmdCopyBuffer<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_copy_buffer(
+                &state.next,
                 commandBuffer,
                 srcBuffer,
                 dstBuffer,
@@ -14617,16 +15422,32 @@ unsafe extern "system" fn vkCmdCopyBuffer2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_copy_buffer2(commandBuffer, pCopyBufferInfo)
+            .pre_call_validate_cmd_copy_buffer2(
+                &state.next,
+                commandBuffer,
+                pCopyBufferInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_copy_buffer2(commandBuffer, pCopyBufferInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_copy_buffer2(
+                &state.next,
+                commandBuffer,
+                pCopyBufferInfo,
+            );
         let Some(next) = state.next.vkCmdCopyBuffer2 else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pCopyBufferInfo) };
-        state.hooks.post_call_record_cmd_copy_buffer2(commandBuffer, pCopyBufferInfo);
+        state
+            .hooks
+            .post_call_record_cmd_copy_buffer2(
+                &state.next,
+                commandBuffer,
+                pCopyBufferInfo,
+            );
     })
 }
 ///`vkCmdCopyBufferToImage` through the layer's hooks.
@@ -14645,6 +15466,7 @@ unsafe extern "system" fn vkCmdCopyBufferToImage<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_buffer_to_image(
+                &state.next,
                 commandBuffer,
                 srcBuffer,
                 dstImage,
@@ -14658,6 +15480,7 @@ unsafe extern "system" fn vkCmdCopyBufferToImage<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_buffer_to_image(
+                &state.next,
                 commandBuffer,
                 srcBuffer,
                 dstImage,
@@ -14681,6 +15504,7 @@ unsafe extern "system" fn vkCmdCopyBufferToImage<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_copy_buffer_to_image(
+                &state.next,
                 commandBuffer,
                 srcBuffer,
                 dstImage,
@@ -14702,6 +15526,7 @@ unsafe extern "system" fn vkCmdCopyBufferToImage2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_buffer_to_image2(
+                &state.next,
                 commandBuffer,
                 pCopyBufferToImageInfo,
             )
@@ -14711,6 +15536,7 @@ unsafe extern "system" fn vkCmdCopyBufferToImage2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_buffer_to_image2(
+                &state.next,
                 commandBuffer,
                 pCopyBufferToImageInfo,
             );
@@ -14721,6 +15547,7 @@ unsafe extern "system" fn vkCmdCopyBufferToImage2<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_copy_buffer_to_image2(
+                &state.next,
                 commandBuffer,
                 pCopyBufferToImageInfo,
             );
@@ -14738,6 +15565,7 @@ unsafe extern "system" fn vkCmdCopyGpaSessionResultsAMD<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_gpa_session_results_amd(
+                &state.next,
                 commandBuffer,
                 gpaSession,
             )
@@ -14746,7 +15574,11 @@ unsafe extern "system" fn vkCmdCopyGpaSessionResultsAMD<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_cmd_copy_gpa_session_results_amd(commandBuffer, gpaSession);
+            .pre_call_record_cmd_copy_gpa_session_results_amd(
+                &state.next,
+                commandBuffer,
+                gpaSession,
+            );
         let Some(next) = state.next.vkCmdCopyGpaSessionResultsAMD else {
             return Fallback::fallback()
         };
@@ -14754,6 +15586,7 @@ unsafe extern "system" fn vkCmdCopyGpaSessionResultsAMD<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_copy_gpa_session_results_amd(
+                &state.next,
                 commandBuffer,
                 gpaSession,
             );
@@ -14776,6 +15609,7 @@ unsafe extern "system" fn vkCmdCopyImage<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_image(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -14790,6 +15624,7 @@ unsafe extern "system" fn vkCmdCopyImage<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_image(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -14813,6 +15648,7 @@ unsafe extern "system" fn vkCmdCopyImage<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_copy_image(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -14834,14 +15670,26 @@ unsafe extern "system" fn vkCmdCopyImage2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_copy_image2(commandBuffer, pCopyImageInfo)
+            .pre_call_validate_cmd_copy_image2(
+                &state.next,
+                commandBuffer,
+                pCopyImageInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_copy_image2(commandBuffer, pCopyImageInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_copy_image2(&state.next, commandBuffer, pCopyImageInfo);
         let Some(next) = state.next.vkCmdCopyImage2 else { return Fallback::fallback() };
         unsafe { next(commandBuffer, pCopyImageInfo) };
-        state.hooks.post_call_record_cmd_copy_image2(commandBuffer, pCopyImageInfo);
+        state
+            .hooks
+            .post_call_record_cmd_copy_image2(
+                &state.next,
+                commandBuffer,
+                pCopyImageInfo,
+            );
     })
 }
 ///`vkCmdCopyImageToBuffer` through the layer's hooks.
@@ -14860,6 +15708,7 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_image_to_buffer(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -14873,6 +15722,7 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_image_to_buffer(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -14896,6 +15746,7 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_copy_image_to_buffer(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -14917,6 +15768,7 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_image_to_buffer2(
+                &state.next,
                 commandBuffer,
                 pCopyImageToBufferInfo,
             )
@@ -14926,6 +15778,7 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_image_to_buffer2(
+                &state.next,
                 commandBuffer,
                 pCopyImageToBufferInfo,
             );
@@ -14936,6 +15789,7 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer2<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_copy_image_to_buffer2(
+                &state.next,
                 commandBuffer,
                 pCopyImageToBufferInfo,
             );
@@ -14953,6 +15807,7 @@ unsafe extern "system" fn vkCmdCopyImageToMemoryKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_image_to_memory_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryInfo,
             )
@@ -14962,6 +15817,7 @@ unsafe extern "system" fn vkCmdCopyImageToMemoryKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_image_to_memory_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryInfo,
             );
@@ -14972,6 +15828,7 @@ unsafe extern "system" fn vkCmdCopyImageToMemoryKHR<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_copy_image_to_memory_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryInfo,
             );
@@ -14989,6 +15846,7 @@ unsafe extern "system" fn vkCmdCopyMemoryIndirectKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_memory_indirect_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryIndirectInfo,
             )
@@ -14998,6 +15856,7 @@ unsafe extern "system" fn vkCmdCopyMemoryIndirectKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_memory_indirect_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryIndirectInfo,
             );
@@ -15008,6 +15867,7 @@ unsafe extern "system" fn vkCmdCopyMemoryIndirectKHR<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_copy_memory_indirect_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryIndirectInfo,
             );
@@ -15027,6 +15887,7 @@ unsafe extern "system" fn vkCmdCopyMemoryIndirectNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_memory_indirect_nv(
+                &state.next,
                 commandBuffer,
                 copyBufferAddress,
                 copyCount,
@@ -15038,6 +15899,7 @@ unsafe extern "system" fn vkCmdCopyMemoryIndirectNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_memory_indirect_nv(
+                &state.next,
                 commandBuffer,
                 copyBufferAddress,
                 copyCount,
@@ -15050,6 +15912,7 @@ unsafe extern "system" fn vkCmdCopyMemoryIndirectNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_copy_memory_indirect_nv(
+                &state.next,
                 commandBuffer,
                 copyBufferAddress,
                 copyCount,
@@ -15068,16 +15931,32 @@ unsafe extern "system" fn vkCmdCopyMemoryKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_copy_memory_khr(commandBuffer, pCopyMemoryInfo)
+            .pre_call_validate_cmd_copy_memory_khr(
+                &state.next,
+                commandBuffer,
+                pCopyMemoryInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_copy_memory_khr(commandBuffer, pCopyMemoryInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_copy_memory_khr(
+                &state.next,
+                commandBuffer,
+                pCopyMemoryInfo,
+            );
         let Some(next) = state.next.vkCmdCopyMemoryKHR else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pCopyMemoryInfo) };
-        state.hooks.post_call_record_cmd_copy_memory_khr(commandBuffer, pCopyMemoryInfo);
+        state
+            .hooks
+            .post_call_record_cmd_copy_memory_khr(
+                &state.next,
+                commandBuffer,
+                pCopyMemoryInfo,
+            );
     })
 }
 ///`vkCmdCopyMemoryToAccelerationStructureKHR` through the layer's hooks.
@@ -15092,6 +15971,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToAccelerationStructureKHR<L: Registere
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_memory_to_acceleration_structure_khr(
+                &state.next,
                 commandBuffer,
                 pInfo,
             )
@@ -15101,6 +15981,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToAccelerationStructureKHR<L: Registere
         state
             .hooks
             .pre_call_record_cmd_copy_memory_to_acceleration_structure_khr(
+                &state.next,
                 commandBuffer,
                 pInfo,
             );
@@ -15111,6 +15992,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToAccelerationStructureKHR<L: Registere
         state
             .hooks
             .post_call_record_cmd_copy_memory_to_acceleration_structure_khr(
+                &state.next,
                 commandBuffer,
                 pInfo,
             );
@@ -15128,6 +16010,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_memory_to_image_indirect_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryToImageIndirectInfo,
             )
@@ -15137,6 +16020,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_memory_to_image_indirect_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryToImageIndirectInfo,
             );
@@ -15147,6 +16031,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectKHR<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_copy_memory_to_image_indirect_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryToImageIndirectInfo,
             );
@@ -15169,6 +16054,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_memory_to_image_indirect_nv(
+                &state.next,
                 commandBuffer,
                 copyBufferAddress,
                 copyCount,
@@ -15183,6 +16069,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_memory_to_image_indirect_nv(
+                &state.next,
                 commandBuffer,
                 copyBufferAddress,
                 copyCount,
@@ -15208,6 +16095,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_copy_memory_to_image_indirect_nv(
+                &state.next,
                 commandBuffer,
                 copyBufferAddress,
                 copyCount,
@@ -15230,6 +16118,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_memory_to_image_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryInfo,
             )
@@ -15239,6 +16128,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_memory_to_image_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryInfo,
             );
@@ -15249,6 +16139,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageKHR<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_copy_memory_to_image_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryInfo,
             );
@@ -15265,20 +16156,32 @@ unsafe extern "system" fn vkCmdCopyMemoryToMicromapEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_copy_memory_to_micromap_ext(commandBuffer, pInfo)
+            .pre_call_validate_cmd_copy_memory_to_micromap_ext(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_copy_memory_to_micromap_ext(commandBuffer, pInfo);
+            .pre_call_record_cmd_copy_memory_to_micromap_ext(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdCopyMemoryToMicromapEXT else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pInfo) };
         state
             .hooks
-            .post_call_record_cmd_copy_memory_to_micromap_ext(commandBuffer, pInfo);
+            .post_call_record_cmd_copy_memory_to_micromap_ext(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
     })
 }
 ///`vkCmdCopyMicromapEXT` through the layer's hooks.
@@ -15292,16 +16195,20 @@ unsafe extern "system" fn vkCmdCopyMicromapEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_copy_micromap_ext(commandBuffer, pInfo)
+            .pre_call_validate_cmd_copy_micromap_ext(&state.next, commandBuffer, pInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_copy_micromap_ext(commandBuffer, pInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_copy_micromap_ext(&state.next, commandBuffer, pInfo);
         let Some(next) = state.next.vkCmdCopyMicromapEXT else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pInfo) };
-        state.hooks.post_call_record_cmd_copy_micromap_ext(commandBuffer, pInfo);
+        state
+            .hooks
+            .post_call_record_cmd_copy_micromap_ext(&state.next, commandBuffer, pInfo);
     })
 }
 ///`vkCmdCopyMicromapToMemoryEXT` through the layer's hooks.
@@ -15315,20 +16222,32 @@ unsafe extern "system" fn vkCmdCopyMicromapToMemoryEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_copy_micromap_to_memory_ext(commandBuffer, pInfo)
+            .pre_call_validate_cmd_copy_micromap_to_memory_ext(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_copy_micromap_to_memory_ext(commandBuffer, pInfo);
+            .pre_call_record_cmd_copy_micromap_to_memory_ext(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdCopyMicromapToMemoryEXT else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pInfo) };
         state
             .hooks
-            .post_call_record_cmd_copy_micromap_to_memory_ext(commandBuffer, pInfo);
+            .post_call_record_cmd_copy_micromap_to_memory_ext(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
     })
 }
 ///`vkCmdCopyQueryPoolResults` through the layer's hooks.
@@ -15349,6 +16268,7 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResults<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_query_pool_results(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 firstQuery,
@@ -15364,6 +16284,7 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResults<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_query_pool_results(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 firstQuery,
@@ -15391,6 +16312,7 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResults<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_copy_query_pool_results(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 firstQuery,
@@ -15419,6 +16341,7 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResultsToMemoryKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_query_pool_results_to_memory_khr(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 firstQuery,
@@ -15433,6 +16356,7 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResultsToMemoryKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_query_pool_results_to_memory_khr(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 firstQuery,
@@ -15458,6 +16382,7 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResultsToMemoryKHR<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_copy_query_pool_results_to_memory_khr(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 firstQuery,
@@ -15479,16 +16404,32 @@ unsafe extern "system" fn vkCmdCopyTensorARM<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_copy_tensor_arm(commandBuffer, pCopyTensorInfo)
+            .pre_call_validate_cmd_copy_tensor_arm(
+                &state.next,
+                commandBuffer,
+                pCopyTensorInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_copy_tensor_arm(commandBuffer, pCopyTensorInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_copy_tensor_arm(
+                &state.next,
+                commandBuffer,
+                pCopyTensorInfo,
+            );
         let Some(next) = state.next.vkCmdCopyTensorARM else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pCopyTensorInfo) };
-        state.hooks.post_call_record_cmd_copy_tensor_arm(commandBuffer, pCopyTensorInfo);
+        state
+            .hooks
+            .post_call_record_cmd_copy_tensor_arm(
+                &state.next,
+                commandBuffer,
+                pCopyTensorInfo,
+            );
     })
 }
 ///`vkCmdCuLaunchKernelNVX` through the layer's hooks.
@@ -15502,18 +16443,32 @@ unsafe extern "system" fn vkCmdCuLaunchKernelNVX<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_cu_launch_kernel_nvx(commandBuffer, pLaunchInfo)
+            .pre_call_validate_cmd_cu_launch_kernel_nvx(
+                &state.next,
+                commandBuffer,
+                pLaunchInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_cu_launch_kernel_nvx(commandBuffer, pLaunchInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_cu_launch_kernel_nvx(
+                &state.next,
+                commandBuffer,
+                pLaunchInfo,
+            );
         let Some(next) = state.next.vkCmdCuLaunchKernelNVX else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pLaunchInfo) };
         state
             .hooks
-            .post_call_record_cmd_cu_launch_kernel_nvx(commandBuffer, pLaunchInfo);
+            .post_call_record_cmd_cu_launch_kernel_nvx(
+                &state.next,
+                commandBuffer,
+                pLaunchInfo,
+            );
     })
 }
 ///`vkCmdCudaLaunchKernelNV` through the layer's hooks.
@@ -15527,20 +16482,32 @@ unsafe extern "system" fn vkCmdCudaLaunchKernelNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_cuda_launch_kernel_nv(commandBuffer, pLaunchInfo)
+            .pre_call_validate_cmd_cuda_launch_kernel_nv(
+                &state.next,
+                commandBuffer,
+                pLaunchInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_cuda_launch_kernel_nv(commandBuffer, pLaunchInfo);
+            .pre_call_record_cmd_cuda_launch_kernel_nv(
+                &state.next,
+                commandBuffer,
+                pLaunchInfo,
+            );
         let Some(next) = state.next.vkCmdCudaLaunchKernelNV else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pLaunchInfo) };
         state
             .hooks
-            .post_call_record_cmd_cuda_launch_kernel_nv(commandBuffer, pLaunchInfo);
+            .post_call_record_cmd_cuda_launch_kernel_nv(
+                &state.next,
+                commandBuffer,
+                pLaunchInfo,
+            );
     })
 }
 ///`vkCmdDebugMarkerBeginEXT` through the layer's hooks.
@@ -15554,20 +16521,32 @@ unsafe extern "system" fn vkCmdDebugMarkerBeginEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_debug_marker_begin_ext(commandBuffer, pMarkerInfo)
+            .pre_call_validate_cmd_debug_marker_begin_ext(
+                &state.next,
+                commandBuffer,
+                pMarkerInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_debug_marker_begin_ext(commandBuffer, pMarkerInfo);
+            .pre_call_record_cmd_debug_marker_begin_ext(
+                &state.next,
+                commandBuffer,
+                pMarkerInfo,
+            );
         let Some(next) = state.next.vkCmdDebugMarkerBeginEXT else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pMarkerInfo) };
         state
             .hooks
-            .post_call_record_cmd_debug_marker_begin_ext(commandBuffer, pMarkerInfo);
+            .post_call_record_cmd_debug_marker_begin_ext(
+                &state.next,
+                commandBuffer,
+                pMarkerInfo,
+            );
     })
 }
 ///`vkCmdDebugMarkerEndEXT` through the layer's hooks.
@@ -15580,16 +16559,18 @@ unsafe extern "system" fn vkCmdDebugMarkerEndEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_debug_marker_end_ext(commandBuffer)
+            .pre_call_validate_cmd_debug_marker_end_ext(&state.next, commandBuffer)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_debug_marker_end_ext(commandBuffer);
+        state.hooks.pre_call_record_cmd_debug_marker_end_ext(&state.next, commandBuffer);
         let Some(next) = state.next.vkCmdDebugMarkerEndEXT else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer) };
-        state.hooks.post_call_record_cmd_debug_marker_end_ext(commandBuffer);
+        state
+            .hooks
+            .post_call_record_cmd_debug_marker_end_ext(&state.next, commandBuffer);
     })
 }
 ///`vkCmdDebugMarkerInsertEXT` through the layer's hooks.
@@ -15603,20 +16584,32 @@ unsafe extern "system" fn vkCmdDebugMarkerInsertEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_debug_marker_insert_ext(commandBuffer, pMarkerInfo)
+            .pre_call_validate_cmd_debug_marker_insert_ext(
+                &state.next,
+                commandBuffer,
+                pMarkerInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_debug_marker_insert_ext(commandBuffer, pMarkerInfo);
+            .pre_call_record_cmd_debug_marker_insert_ext(
+                &state.next,
+                commandBuffer,
+                pMarkerInfo,
+            );
         let Some(next) = state.next.vkCmdDebugMarkerInsertEXT else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pMarkerInfo) };
         state
             .hooks
-            .post_call_record_cmd_debug_marker_insert_ext(commandBuffer, pMarkerInfo);
+            .post_call_record_cmd_debug_marker_insert_ext(
+                &state.next,
+                commandBuffer,
+                pMarkerInfo,
+            );
     })
 }
 ///`vkCmdDecodeVideoKHR` through the layer's hooks.
@@ -15630,16 +16623,32 @@ unsafe extern "system" fn vkCmdDecodeVideoKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_decode_video_khr(commandBuffer, pDecodeInfo)
+            .pre_call_validate_cmd_decode_video_khr(
+                &state.next,
+                commandBuffer,
+                pDecodeInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_decode_video_khr(commandBuffer, pDecodeInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_decode_video_khr(
+                &state.next,
+                commandBuffer,
+                pDecodeInfo,
+            );
         let Some(next) = state.next.vkCmdDecodeVideoKHR else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pDecodeInfo) };
-        state.hooks.post_call_record_cmd_decode_video_khr(commandBuffer, pDecodeInfo);
+        state
+            .hooks
+            .post_call_record_cmd_decode_video_khr(
+                &state.next,
+                commandBuffer,
+                pDecodeInfo,
+            );
     })
 }
 ///`vkCmdDecompressMemoryEXT` through the layer's hooks.
@@ -15654,6 +16663,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_decompress_memory_ext(
+                &state.next,
                 commandBuffer,
                 pDecompressMemoryInfoEXT,
             )
@@ -15663,6 +16673,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_decompress_memory_ext(
+                &state.next,
                 commandBuffer,
                 pDecompressMemoryInfoEXT,
             );
@@ -15673,6 +16684,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_decompress_memory_ext(
+                &state.next,
                 commandBuffer,
                 pDecompressMemoryInfoEXT,
             );
@@ -15694,6 +16706,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_decompress_memory_indirect_count_ext(
+                &state.next,
                 commandBuffer,
                 decompressionMethod,
                 indirectCommandsAddress,
@@ -15707,6 +16720,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_decompress_memory_indirect_count_ext(
+                &state.next,
                 commandBuffer,
                 decompressionMethod,
                 indirectCommandsAddress,
@@ -15730,6 +16744,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_decompress_memory_indirect_count_ext(
+                &state.next,
                 commandBuffer,
                 decompressionMethod,
                 indirectCommandsAddress,
@@ -15753,6 +16768,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_decompress_memory_indirect_count_nv(
+                &state.next,
                 commandBuffer,
                 indirectCommandsAddress,
                 indirectCommandsCountAddress,
@@ -15764,6 +16780,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_decompress_memory_indirect_count_nv(
+                &state.next,
                 commandBuffer,
                 indirectCommandsAddress,
                 indirectCommandsCountAddress,
@@ -15783,6 +16800,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_decompress_memory_indirect_count_nv(
+                &state.next,
                 commandBuffer,
                 indirectCommandsAddress,
                 indirectCommandsCountAddress,
@@ -15803,6 +16821,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_decompress_memory_nv(
+                &state.next,
                 commandBuffer,
                 decompressRegionCount,
                 pDecompressMemoryRegions,
@@ -15813,6 +16832,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_decompress_memory_nv(
+                &state.next,
                 commandBuffer,
                 decompressRegionCount,
                 pDecompressMemoryRegions,
@@ -15824,6 +16844,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_decompress_memory_nv(
+                &state.next,
                 commandBuffer,
                 decompressRegionCount,
                 pDecompressMemoryRegions,
@@ -15844,6 +16865,7 @@ unsafe extern "system" fn vkCmdDispatch<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_dispatch(
+                &state.next,
                 commandBuffer,
                 groupCountX,
                 groupCountY,
@@ -15855,6 +16877,7 @@ unsafe extern "system" fn vkCmdDispatch<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_dispatch(
+                &state.next,
                 commandBuffer,
                 groupCountX,
                 groupCountY,
@@ -15865,6 +16888,7 @@ unsafe extern "system" fn vkCmdDispatch<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_dispatch(
+                &state.next,
                 commandBuffer,
                 groupCountX,
                 groupCountY,
@@ -15889,6 +16913,7 @@ unsafe extern "system" fn vkCmdDispatchBase<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_dispatch_base(
+                &state.next,
                 commandBuffer,
                 baseGroupX,
                 baseGroupY,
@@ -15903,6 +16928,7 @@ unsafe extern "system" fn vkCmdDispatchBase<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_dispatch_base(
+                &state.next,
                 commandBuffer,
                 baseGroupX,
                 baseGroupY,
@@ -15928,6 +16954,7 @@ unsafe extern "system" fn vkCmdDispatchBase<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_dispatch_base(
+                &state.next,
                 commandBuffer,
                 baseGroupX,
                 baseGroupY,
@@ -15950,20 +16977,35 @@ unsafe extern "system" fn vkCmdDispatchDataGraphARM<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_dispatch_data_graph_arm(commandBuffer, session, pInfo)
+            .pre_call_validate_cmd_dispatch_data_graph_arm(
+                &state.next,
+                commandBuffer,
+                session,
+                pInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_dispatch_data_graph_arm(commandBuffer, session, pInfo);
+            .pre_call_record_cmd_dispatch_data_graph_arm(
+                &state.next,
+                commandBuffer,
+                session,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdDispatchDataGraphARM else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, session, pInfo) };
         state
             .hooks
-            .post_call_record_cmd_dispatch_data_graph_arm(commandBuffer, session, pInfo);
+            .post_call_record_cmd_dispatch_data_graph_arm(
+                &state.next,
+                commandBuffer,
+                session,
+                pInfo,
+            );
     })
 }
 ///`vkCmdDispatchGraphAMDX` through the layer's hooks.
@@ -15980,6 +17022,7 @@ unsafe extern "system" fn vkCmdDispatchGraphAMDX<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_dispatch_graph_amdx(
+                &state.next,
                 commandBuffer,
                 scratch,
                 scratchSize,
@@ -15991,6 +17034,7 @@ unsafe extern "system" fn vkCmdDispatchGraphAMDX<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_dispatch_graph_amdx(
+                &state.next,
                 commandBuffer,
                 scratch,
                 scratchSize,
@@ -16003,6 +17047,7 @@ unsafe extern "system" fn vkCmdDispatchGraphAMDX<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_dispatch_graph_amdx(
+                &state.next,
                 commandBuffer,
                 scratch,
                 scratchSize,
@@ -16024,6 +17069,7 @@ unsafe extern "system" fn vkCmdDispatchGraphIndirectAMDX<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_dispatch_graph_indirect_amdx(
+                &state.next,
                 commandBuffer,
                 scratch,
                 scratchSize,
@@ -16035,6 +17081,7 @@ unsafe extern "system" fn vkCmdDispatchGraphIndirectAMDX<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_dispatch_graph_indirect_amdx(
+                &state.next,
                 commandBuffer,
                 scratch,
                 scratchSize,
@@ -16047,6 +17094,7 @@ unsafe extern "system" fn vkCmdDispatchGraphIndirectAMDX<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_dispatch_graph_indirect_amdx(
+                &state.next,
                 commandBuffer,
                 scratch,
                 scratchSize,
@@ -16068,6 +17116,7 @@ unsafe extern "system" fn vkCmdDispatchGraphIndirectCountAMDX<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_dispatch_graph_indirect_count_amdx(
+                &state.next,
                 commandBuffer,
                 scratch,
                 scratchSize,
@@ -16079,6 +17128,7 @@ unsafe extern "system" fn vkCmdDispatchGraphIndirectCountAMDX<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_dispatch_graph_indirect_count_amdx(
+                &state.next,
                 commandBuffer,
                 scratch,
                 scratchSize,
@@ -16091,6 +17141,7 @@ unsafe extern "system" fn vkCmdDispatchGraphIndirectCountAMDX<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_dispatch_graph_indirect_count_amdx(
+                &state.next,
                 commandBuffer,
                 scratch,
                 scratchSize,
@@ -16110,18 +17161,35 @@ unsafe extern "system" fn vkCmdDispatchIndirect<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_dispatch_indirect(commandBuffer, buffer, offset)
+            .pre_call_validate_cmd_dispatch_indirect(
+                &state.next,
+                commandBuffer,
+                buffer,
+                offset,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_dispatch_indirect(commandBuffer, buffer, offset);
+        state
+            .hooks
+            .pre_call_record_cmd_dispatch_indirect(
+                &state.next,
+                commandBuffer,
+                buffer,
+                offset,
+            );
         let Some(next) = state.next.vkCmdDispatchIndirect else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, buffer, offset) };
         state
             .hooks
-            .post_call_record_cmd_dispatch_indirect(commandBuffer, buffer, offset);
+            .post_call_record_cmd_dispatch_indirect(
+                &state.next,
+                commandBuffer,
+                buffer,
+                offset,
+            );
     })
 }
 ///`vkCmdDispatchIndirect2KHR` through the layer's hooks.
@@ -16135,16 +17203,32 @@ unsafe extern "system" fn vkCmdDispatchIndirect2KHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_dispatch_indirect2_khr(commandBuffer, pInfo)
+            .pre_call_validate_cmd_dispatch_indirect2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_dispatch_indirect2_khr(commandBuffer, pInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_dispatch_indirect2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdDispatchIndirect2KHR else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pInfo) };
-        state.hooks.post_call_record_cmd_dispatch_indirect2_khr(commandBuffer, pInfo);
+        state
+            .hooks
+            .post_call_record_cmd_dispatch_indirect2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
     })
 }
 ///`vkCmdDispatchTileQCOM` through the layer's hooks.
@@ -16158,20 +17242,32 @@ unsafe extern "system" fn vkCmdDispatchTileQCOM<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_dispatch_tile_qcom(commandBuffer, pDispatchTileInfo)
+            .pre_call_validate_cmd_dispatch_tile_qcom(
+                &state.next,
+                commandBuffer,
+                pDispatchTileInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_dispatch_tile_qcom(commandBuffer, pDispatchTileInfo);
+            .pre_call_record_cmd_dispatch_tile_qcom(
+                &state.next,
+                commandBuffer,
+                pDispatchTileInfo,
+            );
         let Some(next) = state.next.vkCmdDispatchTileQCOM else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pDispatchTileInfo) };
         state
             .hooks
-            .post_call_record_cmd_dispatch_tile_qcom(commandBuffer, pDispatchTileInfo);
+            .post_call_record_cmd_dispatch_tile_qcom(
+                &state.next,
+                commandBuffer,
+                pDispatchTileInfo,
+            );
     })
 }
 ///`vkCmdDraw` through the layer's hooks.
@@ -16189,6 +17285,7 @@ unsafe extern "system" fn vkCmdDraw<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw(
+                &state.next,
                 commandBuffer,
                 vertexCount,
                 instanceCount,
@@ -16201,6 +17298,7 @@ unsafe extern "system" fn vkCmdDraw<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw(
+                &state.next,
                 commandBuffer,
                 vertexCount,
                 instanceCount,
@@ -16214,6 +17312,7 @@ unsafe extern "system" fn vkCmdDraw<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw(
+                &state.next,
                 commandBuffer,
                 vertexCount,
                 instanceCount,
@@ -16236,6 +17335,7 @@ unsafe extern "system" fn vkCmdDrawClusterHUAWEI<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_cluster_huawei(
+                &state.next,
                 commandBuffer,
                 groupCountX,
                 groupCountY,
@@ -16247,6 +17347,7 @@ unsafe extern "system" fn vkCmdDrawClusterHUAWEI<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_cluster_huawei(
+                &state.next,
                 commandBuffer,
                 groupCountX,
                 groupCountY,
@@ -16259,6 +17360,7 @@ unsafe extern "system" fn vkCmdDrawClusterHUAWEI<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_cluster_huawei(
+                &state.next,
                 commandBuffer,
                 groupCountX,
                 groupCountY,
@@ -16279,6 +17381,7 @@ unsafe extern "system" fn vkCmdDrawClusterIndirectHUAWEI<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_cluster_indirect_huawei(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16289,6 +17392,7 @@ unsafe extern "system" fn vkCmdDrawClusterIndirectHUAWEI<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_cluster_indirect_huawei(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16300,6 +17404,7 @@ unsafe extern "system" fn vkCmdDrawClusterIndirectHUAWEI<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_cluster_indirect_huawei(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16322,6 +17427,7 @@ unsafe extern "system" fn vkCmdDrawIndexed<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_indexed(
+                &state.next,
                 commandBuffer,
                 indexCount,
                 instanceCount,
@@ -16335,6 +17441,7 @@ unsafe extern "system" fn vkCmdDrawIndexed<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_indexed(
+                &state.next,
                 commandBuffer,
                 indexCount,
                 instanceCount,
@@ -16358,6 +17465,7 @@ unsafe extern "system" fn vkCmdDrawIndexed<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_indexed(
+                &state.next,
                 commandBuffer,
                 indexCount,
                 instanceCount,
@@ -16382,6 +17490,7 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirect<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_indexed_indirect(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16394,6 +17503,7 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirect<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_indexed_indirect(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16407,6 +17517,7 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirect<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_indexed_indirect(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16426,18 +17537,32 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirect2KHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_draw_indexed_indirect2_khr(commandBuffer, pInfo)
+            .pre_call_validate_cmd_draw_indexed_indirect2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_draw_indexed_indirect2_khr(commandBuffer, pInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_draw_indexed_indirect2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdDrawIndexedIndirect2KHR else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pInfo) };
         state
             .hooks
-            .post_call_record_cmd_draw_indexed_indirect2_khr(commandBuffer, pInfo);
+            .post_call_record_cmd_draw_indexed_indirect2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
     })
 }
 ///`vkCmdDrawIndexedIndirectCount` through the layer's hooks.
@@ -16457,6 +17582,7 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirectCount<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_indexed_indirect_count(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16471,6 +17597,7 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirectCount<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_indexed_indirect_count(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16496,6 +17623,7 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirectCount<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_indexed_indirect_count(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16517,20 +17645,32 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirectCount2KHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_draw_indexed_indirect_count2_khr(commandBuffer, pInfo)
+            .pre_call_validate_cmd_draw_indexed_indirect_count2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_draw_indexed_indirect_count2_khr(commandBuffer, pInfo);
+            .pre_call_record_cmd_draw_indexed_indirect_count2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdDrawIndexedIndirectCount2KHR else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pInfo) };
         state
             .hooks
-            .post_call_record_cmd_draw_indexed_indirect_count2_khr(commandBuffer, pInfo);
+            .post_call_record_cmd_draw_indexed_indirect_count2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
     })
 }
 ///`vkCmdDrawIndirect` through the layer's hooks.
@@ -16548,6 +17688,7 @@ unsafe extern "system" fn vkCmdDrawIndirect<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_indirect(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16560,6 +17701,7 @@ unsafe extern "system" fn vkCmdDrawIndirect<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_indirect(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16573,6 +17715,7 @@ unsafe extern "system" fn vkCmdDrawIndirect<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_indirect(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16592,16 +17735,20 @@ unsafe extern "system" fn vkCmdDrawIndirect2KHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_draw_indirect2_khr(commandBuffer, pInfo)
+            .pre_call_validate_cmd_draw_indirect2_khr(&state.next, commandBuffer, pInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_draw_indirect2_khr(commandBuffer, pInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_draw_indirect2_khr(&state.next, commandBuffer, pInfo);
         let Some(next) = state.next.vkCmdDrawIndirect2KHR else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pInfo) };
-        state.hooks.post_call_record_cmd_draw_indirect2_khr(commandBuffer, pInfo);
+        state
+            .hooks
+            .post_call_record_cmd_draw_indirect2_khr(&state.next, commandBuffer, pInfo);
     })
 }
 ///`vkCmdDrawIndirectByteCount2EXT` through the layer's hooks.
@@ -16620,6 +17767,7 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCount2EXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_indirect_byte_count2_ext(
+                &state.next,
                 commandBuffer,
                 instanceCount,
                 firstInstance,
@@ -16633,6 +17781,7 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCount2EXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_indirect_byte_count2_ext(
+                &state.next,
                 commandBuffer,
                 instanceCount,
                 firstInstance,
@@ -16656,6 +17805,7 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCount2EXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_indirect_byte_count2_ext(
+                &state.next,
                 commandBuffer,
                 instanceCount,
                 firstInstance,
@@ -16682,6 +17832,7 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCountEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_indirect_byte_count_ext(
+                &state.next,
                 commandBuffer,
                 instanceCount,
                 firstInstance,
@@ -16696,6 +17847,7 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCountEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_indirect_byte_count_ext(
+                &state.next,
                 commandBuffer,
                 instanceCount,
                 firstInstance,
@@ -16721,6 +17873,7 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCountEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_indirect_byte_count_ext(
+                &state.next,
                 commandBuffer,
                 instanceCount,
                 firstInstance,
@@ -16748,6 +17901,7 @@ unsafe extern "system" fn vkCmdDrawIndirectCount<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_indirect_count(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16762,6 +17916,7 @@ unsafe extern "system" fn vkCmdDrawIndirectCount<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_indirect_count(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16787,6 +17942,7 @@ unsafe extern "system" fn vkCmdDrawIndirectCount<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_indirect_count(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16808,16 +17964,32 @@ unsafe extern "system" fn vkCmdDrawIndirectCount2KHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_draw_indirect_count2_khr(commandBuffer, pInfo)
+            .pre_call_validate_cmd_draw_indirect_count2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_draw_indirect_count2_khr(commandBuffer, pInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_draw_indirect_count2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdDrawIndirectCount2KHR else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pInfo) };
-        state.hooks.post_call_record_cmd_draw_indirect_count2_khr(commandBuffer, pInfo);
+        state
+            .hooks
+            .post_call_record_cmd_draw_indirect_count2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
     })
 }
 ///`vkCmdDrawMeshTasksEXT` through the layer's hooks.
@@ -16834,6 +18006,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_mesh_tasks_ext(
+                &state.next,
                 commandBuffer,
                 groupCountX,
                 groupCountY,
@@ -16845,6 +18018,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_mesh_tasks_ext(
+                &state.next,
                 commandBuffer,
                 groupCountX,
                 groupCountY,
@@ -16857,6 +18031,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_mesh_tasks_ext(
+                &state.next,
                 commandBuffer,
                 groupCountX,
                 groupCountY,
@@ -16875,20 +18050,32 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirect2EXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_draw_mesh_tasks_indirect2_ext(commandBuffer, pInfo)
+            .pre_call_validate_cmd_draw_mesh_tasks_indirect2_ext(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_draw_mesh_tasks_indirect2_ext(commandBuffer, pInfo);
+            .pre_call_record_cmd_draw_mesh_tasks_indirect2_ext(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdDrawMeshTasksIndirect2EXT else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pInfo) };
         state
             .hooks
-            .post_call_record_cmd_draw_mesh_tasks_indirect2_ext(commandBuffer, pInfo);
+            .post_call_record_cmd_draw_mesh_tasks_indirect2_ext(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
     })
 }
 ///`vkCmdDrawMeshTasksIndirectCount2EXT` through the layer's hooks.
@@ -16903,6 +18090,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCount2EXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_mesh_tasks_indirect_count2_ext(
+                &state.next,
                 commandBuffer,
                 pInfo,
             )
@@ -16912,6 +18100,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCount2EXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_mesh_tasks_indirect_count2_ext(
+                &state.next,
                 commandBuffer,
                 pInfo,
             );
@@ -16922,6 +18111,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCount2EXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_mesh_tasks_indirect_count2_ext(
+                &state.next,
                 commandBuffer,
                 pInfo,
             );
@@ -16944,6 +18134,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_mesh_tasks_indirect_count_ext(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16958,6 +18149,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_mesh_tasks_indirect_count_ext(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16983,6 +18175,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_mesh_tasks_indirect_count_ext(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -17010,6 +18203,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_mesh_tasks_indirect_count_nv(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -17024,6 +18218,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_mesh_tasks_indirect_count_nv(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -17049,6 +18244,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_mesh_tasks_indirect_count_nv(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -17074,6 +18270,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_mesh_tasks_indirect_ext(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -17086,6 +18283,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_mesh_tasks_indirect_ext(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -17099,6 +18297,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_mesh_tasks_indirect_ext(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -17122,6 +18321,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_mesh_tasks_indirect_nv(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -17134,6 +18334,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_mesh_tasks_indirect_nv(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -17147,6 +18348,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_mesh_tasks_indirect_nv(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -17168,6 +18370,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_mesh_tasks_nv(
+                &state.next,
                 commandBuffer,
                 taskCount,
                 firstTask,
@@ -17177,7 +18380,12 @@ unsafe extern "system" fn vkCmdDrawMeshTasksNV<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_cmd_draw_mesh_tasks_nv(commandBuffer, taskCount, firstTask);
+            .pre_call_record_cmd_draw_mesh_tasks_nv(
+                &state.next,
+                commandBuffer,
+                taskCount,
+                firstTask,
+            );
         let Some(next) = state.next.vkCmdDrawMeshTasksNV else {
             return Fallback::fallback()
         };
@@ -17185,6 +18393,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_mesh_tasks_nv(
+                &state.next,
                 commandBuffer,
                 taskCount,
                 firstTask,
@@ -17207,6 +18416,7 @@ unsafe extern "system" fn vkCmdDrawMultiEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_multi_ext(
+                &state.next,
                 commandBuffer,
                 drawCount,
                 pVertexInfo,
@@ -17220,6 +18430,7 @@ unsafe extern "system" fn vkCmdDrawMultiEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_multi_ext(
+                &state.next,
                 commandBuffer,
                 drawCount,
                 pVertexInfo,
@@ -17243,6 +18454,7 @@ unsafe extern "system" fn vkCmdDrawMultiEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_multi_ext(
+                &state.next,
                 commandBuffer,
                 drawCount,
                 pVertexInfo,
@@ -17269,6 +18481,7 @@ unsafe extern "system" fn vkCmdDrawMultiIndexedEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_multi_indexed_ext(
+                &state.next,
                 commandBuffer,
                 drawCount,
                 pIndexInfo,
@@ -17283,6 +18496,7 @@ unsafe extern "system" fn vkCmdDrawMultiIndexedEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_multi_indexed_ext(
+                &state.next,
                 commandBuffer,
                 drawCount,
                 pIndexInfo,
@@ -17308,6 +18522,7 @@ unsafe extern "system" fn vkCmdDrawMultiIndexedEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_multi_indexed_ext(
+                &state.next,
                 commandBuffer,
                 drawCount,
                 pIndexInfo,
@@ -17329,16 +18544,32 @@ unsafe extern "system" fn vkCmdEncodeVideoKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_encode_video_khr(commandBuffer, pEncodeInfo)
+            .pre_call_validate_cmd_encode_video_khr(
+                &state.next,
+                commandBuffer,
+                pEncodeInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_encode_video_khr(commandBuffer, pEncodeInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_encode_video_khr(
+                &state.next,
+                commandBuffer,
+                pEncodeInfo,
+            );
         let Some(next) = state.next.vkCmdEncodeVideoKHR else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pEncodeInfo) };
-        state.hooks.post_call_record_cmd_encode_video_khr(commandBuffer, pEncodeInfo);
+        state
+            .hooks
+            .post_call_record_cmd_encode_video_khr(
+                &state.next,
+                commandBuffer,
+                pEncodeInfo,
+            );
     })
 }
 ///`vkCmdEndConditionalRenderingEXT` through the layer's hooks.
@@ -17351,16 +18582,29 @@ unsafe extern "system" fn vkCmdEndConditionalRenderingEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_end_conditional_rendering_ext(commandBuffer)
+            .pre_call_validate_cmd_end_conditional_rendering_ext(
+                &state.next,
+                commandBuffer,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_end_conditional_rendering_ext(commandBuffer);
+        state
+            .hooks
+            .pre_call_record_cmd_end_conditional_rendering_ext(
+                &state.next,
+                commandBuffer,
+            );
         let Some(next) = state.next.vkCmdEndConditionalRenderingEXT else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer) };
-        state.hooks.post_call_record_cmd_end_conditional_rendering_ext(commandBuffer);
+        state
+            .hooks
+            .post_call_record_cmd_end_conditional_rendering_ext(
+                &state.next,
+                commandBuffer,
+            );
     })
 }
 ///`vkCmdEndDebugUtilsLabelEXT` through the layer's hooks.
@@ -17373,16 +18617,20 @@ unsafe extern "system" fn vkCmdEndDebugUtilsLabelEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_end_debug_utils_label_ext(commandBuffer)
+            .pre_call_validate_cmd_end_debug_utils_label_ext(&state.next, commandBuffer)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_end_debug_utils_label_ext(commandBuffer);
+        state
+            .hooks
+            .pre_call_record_cmd_end_debug_utils_label_ext(&state.next, commandBuffer);
         let Some(next) = state.next.vkCmdEndDebugUtilsLabelEXT else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer) };
-        state.hooks.post_call_record_cmd_end_debug_utils_label_ext(commandBuffer);
+        state
+            .hooks
+            .post_call_record_cmd_end_debug_utils_label_ext(&state.next, commandBuffer);
     })
 }
 ///`vkCmdEndGpaSampleAMD` through the layer's hooks.
@@ -17398,6 +18646,7 @@ unsafe extern "system" fn vkCmdEndGpaSampleAMD<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_end_gpa_sample_amd(
+                &state.next,
                 commandBuffer,
                 gpaSession,
                 sampleID,
@@ -17407,7 +18656,12 @@ unsafe extern "system" fn vkCmdEndGpaSampleAMD<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_cmd_end_gpa_sample_amd(commandBuffer, gpaSession, sampleID);
+            .pre_call_record_cmd_end_gpa_sample_amd(
+                &state.next,
+                commandBuffer,
+                gpaSession,
+                sampleID,
+            );
         let Some(next) = state.next.vkCmdEndGpaSampleAMD else {
             return Fallback::fallback()
         };
@@ -17415,6 +18669,7 @@ unsafe extern "system" fn vkCmdEndGpaSampleAMD<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_end_gpa_sample_amd(
+                &state.next,
                 commandBuffer,
                 gpaSession,
                 sampleID,
@@ -17432,18 +18687,33 @@ unsafe extern "system" fn vkCmdEndGpaSessionAMD<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_end_gpa_session_amd(commandBuffer, gpaSession)
+            .pre_call_validate_cmd_end_gpa_session_amd(
+                &state.next,
+                commandBuffer,
+                gpaSession,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_end_gpa_session_amd(commandBuffer, gpaSession);
+        state
+            .hooks
+            .pre_call_record_cmd_end_gpa_session_amd(
+                &state.next,
+                commandBuffer,
+                gpaSession,
+            );
         let Some(next) = state.next.vkCmdEndGpaSessionAMD else {
             return Fallback::fallback()
         };
         let result = unsafe { next(commandBuffer, gpaSession) };
         state
             .hooks
-            .post_call_record_cmd_end_gpa_session_amd(commandBuffer, gpaSession, result);
+            .post_call_record_cmd_end_gpa_session_amd(
+                &state.next,
+                commandBuffer,
+                gpaSession,
+                result,
+            );
         result
     })
 }
@@ -17459,6 +18729,7 @@ unsafe extern "system" fn vkCmdEndPerTileExecutionQCOM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_end_per_tile_execution_qcom(
+                &state.next,
                 commandBuffer,
                 pPerTileEndInfo,
             )
@@ -17468,6 +18739,7 @@ unsafe extern "system" fn vkCmdEndPerTileExecutionQCOM<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_end_per_tile_execution_qcom(
+                &state.next,
                 commandBuffer,
                 pPerTileEndInfo,
             );
@@ -17478,6 +18750,7 @@ unsafe extern "system" fn vkCmdEndPerTileExecutionQCOM<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_end_per_tile_execution_qcom(
+                &state.next,
                 commandBuffer,
                 pPerTileEndInfo,
             );
@@ -17495,14 +18768,28 @@ unsafe extern "system" fn vkCmdEndQuery<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_end_query(commandBuffer, queryPool, query)
+            .pre_call_validate_cmd_end_query(
+                &state.next,
+                commandBuffer,
+                queryPool,
+                query,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_end_query(commandBuffer, queryPool, query);
+        state
+            .hooks
+            .pre_call_record_cmd_end_query(&state.next, commandBuffer, queryPool, query);
         let Some(next) = state.next.vkCmdEndQuery else { return Fallback::fallback() };
         unsafe { next(commandBuffer, queryPool, query) };
-        state.hooks.post_call_record_cmd_end_query(commandBuffer, queryPool, query);
+        state
+            .hooks
+            .post_call_record_cmd_end_query(
+                &state.next,
+                commandBuffer,
+                queryPool,
+                query,
+            );
     })
 }
 ///`vkCmdEndQueryIndexedEXT` through the layer's hooks.
@@ -17519,6 +18806,7 @@ unsafe extern "system" fn vkCmdEndQueryIndexedEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_end_query_indexed_ext(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 query,
@@ -17530,6 +18818,7 @@ unsafe extern "system" fn vkCmdEndQueryIndexedEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_end_query_indexed_ext(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 query,
@@ -17542,6 +18831,7 @@ unsafe extern "system" fn vkCmdEndQueryIndexedEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_end_query_indexed_ext(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 query,
@@ -17559,16 +18849,16 @@ unsafe extern "system" fn vkCmdEndRenderPass<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_end_render_pass(commandBuffer)
+            .pre_call_validate_cmd_end_render_pass(&state.next, commandBuffer)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_end_render_pass(commandBuffer);
+        state.hooks.pre_call_record_cmd_end_render_pass(&state.next, commandBuffer);
         let Some(next) = state.next.vkCmdEndRenderPass else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer) };
-        state.hooks.post_call_record_cmd_end_render_pass(commandBuffer);
+        state.hooks.post_call_record_cmd_end_render_pass(&state.next, commandBuffer);
     })
 }
 ///`vkCmdEndRenderPass2` through the layer's hooks.
@@ -17582,18 +18872,32 @@ unsafe extern "system" fn vkCmdEndRenderPass2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_end_render_pass2(commandBuffer, pSubpassEndInfo)
+            .pre_call_validate_cmd_end_render_pass2(
+                &state.next,
+                commandBuffer,
+                pSubpassEndInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_end_render_pass2(commandBuffer, pSubpassEndInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_end_render_pass2(
+                &state.next,
+                commandBuffer,
+                pSubpassEndInfo,
+            );
         let Some(next) = state.next.vkCmdEndRenderPass2 else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pSubpassEndInfo) };
         state
             .hooks
-            .post_call_record_cmd_end_render_pass2(commandBuffer, pSubpassEndInfo);
+            .post_call_record_cmd_end_render_pass2(
+                &state.next,
+                commandBuffer,
+                pSubpassEndInfo,
+            );
     })
 }
 ///`vkCmdEndRendering` through the layer's hooks.
@@ -17606,16 +18910,16 @@ unsafe extern "system" fn vkCmdEndRendering<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_end_rendering(commandBuffer)
+            .pre_call_validate_cmd_end_rendering(&state.next, commandBuffer)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_end_rendering(commandBuffer);
+        state.hooks.pre_call_record_cmd_end_rendering(&state.next, commandBuffer);
         let Some(next) = state.next.vkCmdEndRendering else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer) };
-        state.hooks.post_call_record_cmd_end_rendering(commandBuffer);
+        state.hooks.post_call_record_cmd_end_rendering(&state.next, commandBuffer);
     })
 }
 ///`vkCmdEndRendering2KHR` through the layer's hooks.
@@ -17629,20 +18933,32 @@ unsafe extern "system" fn vkCmdEndRendering2KHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_end_rendering2_khr(commandBuffer, pRenderingEndInfo)
+            .pre_call_validate_cmd_end_rendering2_khr(
+                &state.next,
+                commandBuffer,
+                pRenderingEndInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_end_rendering2_khr(commandBuffer, pRenderingEndInfo);
+            .pre_call_record_cmd_end_rendering2_khr(
+                &state.next,
+                commandBuffer,
+                pRenderingEndInfo,
+            );
         let Some(next) = state.next.vkCmdEndRendering2KHR else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pRenderingEndInfo) };
         state
             .hooks
-            .post_call_record_cmd_end_rendering2_khr(commandBuffer, pRenderingEndInfo);
+            .post_call_record_cmd_end_rendering2_khr(
+                &state.next,
+                commandBuffer,
+                pRenderingEndInfo,
+            );
     })
 }
 ///`vkCmdEndShaderInstrumentationARM` through the layer's hooks.
@@ -17655,16 +18971,29 @@ unsafe extern "system" fn vkCmdEndShaderInstrumentationARM<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_end_shader_instrumentation_arm(commandBuffer)
+            .pre_call_validate_cmd_end_shader_instrumentation_arm(
+                &state.next,
+                commandBuffer,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_end_shader_instrumentation_arm(commandBuffer);
+        state
+            .hooks
+            .pre_call_record_cmd_end_shader_instrumentation_arm(
+                &state.next,
+                commandBuffer,
+            );
         let Some(next) = state.next.vkCmdEndShaderInstrumentationARM else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer) };
-        state.hooks.post_call_record_cmd_end_shader_instrumentation_arm(commandBuffer);
+        state
+            .hooks
+            .post_call_record_cmd_end_shader_instrumentation_arm(
+                &state.next,
+                commandBuffer,
+            );
     })
 }
 ///`vkCmdEndTransformFeedback2EXT` through the layer's hooks.
@@ -17681,6 +19010,7 @@ unsafe extern "system" fn vkCmdEndTransformFeedback2EXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_end_transform_feedback2_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterRange,
                 counterRangeCount,
@@ -17692,6 +19022,7 @@ unsafe extern "system" fn vkCmdEndTransformFeedback2EXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_end_transform_feedback2_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterRange,
                 counterRangeCount,
@@ -17706,6 +19037,7 @@ unsafe extern "system" fn vkCmdEndTransformFeedback2EXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_end_transform_feedback2_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterRange,
                 counterRangeCount,
@@ -17728,6 +19060,7 @@ unsafe extern "system" fn vkCmdEndTransformFeedbackEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_end_transform_feedback_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterBuffer,
                 counterBufferCount,
@@ -17740,6 +19073,7 @@ unsafe extern "system" fn vkCmdEndTransformFeedbackEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_end_transform_feedback_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterBuffer,
                 counterBufferCount,
@@ -17761,6 +19095,7 @@ unsafe extern "system" fn vkCmdEndTransformFeedbackEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_end_transform_feedback_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterBuffer,
                 counterBufferCount,
@@ -17780,20 +19115,32 @@ unsafe extern "system" fn vkCmdEndVideoCodingKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_end_video_coding_khr(commandBuffer, pEndCodingInfo)
+            .pre_call_validate_cmd_end_video_coding_khr(
+                &state.next,
+                commandBuffer,
+                pEndCodingInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_end_video_coding_khr(commandBuffer, pEndCodingInfo);
+            .pre_call_record_cmd_end_video_coding_khr(
+                &state.next,
+                commandBuffer,
+                pEndCodingInfo,
+            );
         let Some(next) = state.next.vkCmdEndVideoCodingKHR else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pEndCodingInfo) };
         state
             .hooks
-            .post_call_record_cmd_end_video_coding_khr(commandBuffer, pEndCodingInfo);
+            .post_call_record_cmd_end_video_coding_khr(
+                &state.next,
+                commandBuffer,
+                pEndCodingInfo,
+            );
     })
 }
 ///`vkCmdExecuteCommands` through the layer's hooks.
@@ -17809,6 +19156,7 @@ unsafe extern "system" fn vkCmdExecuteCommands<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_execute_commands(
+                &state.next,
                 commandBuffer,
                 commandBufferCount,
                 pCommandBuffers,
@@ -17819,6 +19167,7 @@ unsafe extern "system" fn vkCmdExecuteCommands<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_execute_commands(
+                &state.next,
                 commandBuffer,
                 commandBufferCount,
                 pCommandBuffers,
@@ -17830,6 +19179,7 @@ unsafe extern "system" fn vkCmdExecuteCommands<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_execute_commands(
+                &state.next,
                 commandBuffer,
                 commandBufferCount,
                 pCommandBuffers,
@@ -17849,6 +19199,7 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_execute_generated_commands_ext(
+                &state.next,
                 commandBuffer,
                 isPreprocessed,
                 pGeneratedCommandsInfo,
@@ -17859,6 +19210,7 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_execute_generated_commands_ext(
+                &state.next,
                 commandBuffer,
                 isPreprocessed,
                 pGeneratedCommandsInfo,
@@ -17870,6 +19222,7 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_execute_generated_commands_ext(
+                &state.next,
                 commandBuffer,
                 isPreprocessed,
                 pGeneratedCommandsInfo,
@@ -17889,6 +19242,7 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_execute_generated_commands_nv(
+                &state.next,
                 commandBuffer,
                 isPreprocessed,
                 pGeneratedCommandsInfo,
@@ -17899,6 +19253,7 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_execute_generated_commands_nv(
+                &state.next,
                 commandBuffer,
                 isPreprocessed,
                 pGeneratedCommandsInfo,
@@ -17910,6 +19265,7 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_execute_generated_commands_nv(
+                &state.next,
                 commandBuffer,
                 isPreprocessed,
                 pGeneratedCommandsInfo,
@@ -17931,6 +19287,7 @@ unsafe extern "system" fn vkCmdFillBuffer<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_fill_buffer(
+                &state.next,
                 commandBuffer,
                 dstBuffer,
                 dstOffset,
@@ -17943,6 +19300,7 @@ unsafe extern "system" fn vkCmdFillBuffer<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_fill_buffer(
+                &state.next,
                 commandBuffer,
                 dstBuffer,
                 dstOffset,
@@ -17954,6 +19312,7 @@ unsafe extern "system" fn vkCmdFillBuffer<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_fill_buffer(
+                &state.next,
                 commandBuffer,
                 dstBuffer,
                 dstOffset,
@@ -17976,6 +19335,7 @@ unsafe extern "system" fn vkCmdFillMemoryKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_fill_memory_khr(
+                &state.next,
                 commandBuffer,
                 pDstRange,
                 dstFlags,
@@ -17987,6 +19347,7 @@ unsafe extern "system" fn vkCmdFillMemoryKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_fill_memory_khr(
+                &state.next,
                 commandBuffer,
                 pDstRange,
                 dstFlags,
@@ -17999,6 +19360,7 @@ unsafe extern "system" fn vkCmdFillMemoryKHR<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_fill_memory_khr(
+                &state.next,
                 commandBuffer,
                 pDstRange,
                 dstFlags,
@@ -18020,6 +19382,7 @@ unsafe extern "system" fn vkCmdInitializeGraphScratchMemoryAMDX<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_initialize_graph_scratch_memory_amdx(
+                &state.next,
                 commandBuffer,
                 executionGraph,
                 scratch,
@@ -18031,6 +19394,7 @@ unsafe extern "system" fn vkCmdInitializeGraphScratchMemoryAMDX<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_initialize_graph_scratch_memory_amdx(
+                &state.next,
                 commandBuffer,
                 executionGraph,
                 scratch,
@@ -18043,6 +19407,7 @@ unsafe extern "system" fn vkCmdInitializeGraphScratchMemoryAMDX<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_initialize_graph_scratch_memory_amdx(
+                &state.next,
                 commandBuffer,
                 executionGraph,
                 scratch,
@@ -18062,6 +19427,7 @@ unsafe extern "system" fn vkCmdInsertDebugUtilsLabelEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_insert_debug_utils_label_ext(
+                &state.next,
                 commandBuffer,
                 pLabelInfo,
             )
@@ -18070,7 +19436,11 @@ unsafe extern "system" fn vkCmdInsertDebugUtilsLabelEXT<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_cmd_insert_debug_utils_label_ext(commandBuffer, pLabelInfo);
+            .pre_call_record_cmd_insert_debug_utils_label_ext(
+                &state.next,
+                commandBuffer,
+                pLabelInfo,
+            );
         let Some(next) = state.next.vkCmdInsertDebugUtilsLabelEXT else {
             return Fallback::fallback()
         };
@@ -18078,6 +19448,7 @@ unsafe extern "system" fn vkCmdInsertDebugUtilsLabelEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_insert_debug_utils_label_ext(
+                &state.next,
                 commandBuffer,
                 pLabelInfo,
             );
@@ -18094,16 +19465,20 @@ unsafe extern "system" fn vkCmdNextSubpass<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_next_subpass(commandBuffer, contents)
+            .pre_call_validate_cmd_next_subpass(&state.next, commandBuffer, contents)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_next_subpass(commandBuffer, contents);
+        state
+            .hooks
+            .pre_call_record_cmd_next_subpass(&state.next, commandBuffer, contents);
         let Some(next) = state.next.vkCmdNextSubpass else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, contents) };
-        state.hooks.post_call_record_cmd_next_subpass(commandBuffer, contents);
+        state
+            .hooks
+            .post_call_record_cmd_next_subpass(&state.next, commandBuffer, contents);
     })
 }
 ///`vkCmdNextSubpass2` through the layer's hooks.
@@ -18119,6 +19494,7 @@ unsafe extern "system" fn vkCmdNextSubpass2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_next_subpass2(
+                &state.next,
                 commandBuffer,
                 pSubpassBeginInfo,
                 pSubpassEndInfo,
@@ -18129,6 +19505,7 @@ unsafe extern "system" fn vkCmdNextSubpass2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_next_subpass2(
+                &state.next,
                 commandBuffer,
                 pSubpassBeginInfo,
                 pSubpassEndInfo,
@@ -18140,6 +19517,7 @@ unsafe extern "system" fn vkCmdNextSubpass2<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_next_subpass2(
+                &state.next,
                 commandBuffer,
                 pSubpassBeginInfo,
                 pSubpassEndInfo,
@@ -18159,6 +19537,7 @@ unsafe extern "system" fn vkCmdOpticalFlowExecuteNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_optical_flow_execute_nv(
+                &state.next,
                 commandBuffer,
                 session,
                 pExecuteInfo,
@@ -18169,6 +19548,7 @@ unsafe extern "system" fn vkCmdOpticalFlowExecuteNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_optical_flow_execute_nv(
+                &state.next,
                 commandBuffer,
                 session,
                 pExecuteInfo,
@@ -18180,6 +19560,7 @@ unsafe extern "system" fn vkCmdOpticalFlowExecuteNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_optical_flow_execute_nv(
+                &state.next,
                 commandBuffer,
                 session,
                 pExecuteInfo,
@@ -18206,6 +19587,7 @@ unsafe extern "system" fn vkCmdPipelineBarrier<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_pipeline_barrier(
+                &state.next,
                 commandBuffer,
                 srcStageMask,
                 dstStageMask,
@@ -18223,6 +19605,7 @@ unsafe extern "system" fn vkCmdPipelineBarrier<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_pipeline_barrier(
+                &state.next,
                 commandBuffer,
                 srcStageMask,
                 dstStageMask,
@@ -18254,6 +19637,7 @@ unsafe extern "system" fn vkCmdPipelineBarrier<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_pipeline_barrier(
+                &state.next,
                 commandBuffer,
                 srcStageMask,
                 dstStageMask,
@@ -18278,20 +19662,32 @@ unsafe extern "system" fn vkCmdPipelineBarrier2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_pipeline_barrier2(commandBuffer, pDependencyInfo)
+            .pre_call_validate_cmd_pipeline_barrier2(
+                &state.next,
+                commandBuffer,
+                pDependencyInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_pipeline_barrier2(commandBuffer, pDependencyInfo);
+            .pre_call_record_cmd_pipeline_barrier2(
+                &state.next,
+                commandBuffer,
+                pDependencyInfo,
+            );
         let Some(next) = state.next.vkCmdPipelineBarrier2 else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pDependencyInfo) };
         state
             .hooks
-            .post_call_record_cmd_pipeline_barrier2(commandBuffer, pDependencyInfo);
+            .post_call_record_cmd_pipeline_barrier2(
+                &state.next,
+                commandBuffer,
+                pDependencyInfo,
+            );
     })
 }
 ///`vkCmdPreprocessGeneratedCommandsEXT` through the layer's hooks.
@@ -18307,6 +19703,7 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_preprocess_generated_commands_ext(
+                &state.next,
                 commandBuffer,
                 pGeneratedCommandsInfo,
                 stateCommandBuffer,
@@ -18317,6 +19714,7 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_preprocess_generated_commands_ext(
+                &state.next,
                 commandBuffer,
                 pGeneratedCommandsInfo,
                 stateCommandBuffer,
@@ -18328,6 +19726,7 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_preprocess_generated_commands_ext(
+                &state.next,
                 commandBuffer,
                 pGeneratedCommandsInfo,
                 stateCommandBuffer,
@@ -18346,6 +19745,7 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_preprocess_generated_commands_nv(
+                &state.next,
                 commandBuffer,
                 pGeneratedCommandsInfo,
             )
@@ -18355,6 +19755,7 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_preprocess_generated_commands_nv(
+                &state.next,
                 commandBuffer,
                 pGeneratedCommandsInfo,
             );
@@ -18365,6 +19766,7 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_preprocess_generated_commands_nv(
+                &state.next,
                 commandBuffer,
                 pGeneratedCommandsInfo,
             );
@@ -18386,6 +19788,7 @@ unsafe extern "system" fn vkCmdPushConstants<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_push_constants(
+                &state.next,
                 commandBuffer,
                 layout,
                 stageFlags,
@@ -18399,6 +19802,7 @@ unsafe extern "system" fn vkCmdPushConstants<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_push_constants(
+                &state.next,
                 commandBuffer,
                 layout,
                 stageFlags,
@@ -18413,6 +19817,7 @@ unsafe extern "system" fn vkCmdPushConstants<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_push_constants(
+                &state.next,
                 commandBuffer,
                 layout,
                 stageFlags,
@@ -18433,20 +19838,32 @@ unsafe extern "system" fn vkCmdPushConstants2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_push_constants2(commandBuffer, pPushConstantsInfo)
+            .pre_call_validate_cmd_push_constants2(
+                &state.next,
+                commandBuffer,
+                pPushConstantsInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_push_constants2(commandBuffer, pPushConstantsInfo);
+            .pre_call_record_cmd_push_constants2(
+                &state.next,
+                commandBuffer,
+                pPushConstantsInfo,
+            );
         let Some(next) = state.next.vkCmdPushConstants2 else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pPushConstantsInfo) };
         state
             .hooks
-            .post_call_record_cmd_push_constants2(commandBuffer, pPushConstantsInfo);
+            .post_call_record_cmd_push_constants2(
+                &state.next,
+                commandBuffer,
+                pPushConstantsInfo,
+            );
     })
 }
 ///`vkCmdPushDataEXT` through the layer's hooks.
@@ -18460,16 +19877,32 @@ unsafe extern "system" fn vkCmdPushDataEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_push_data_ext(commandBuffer, pPushDataInfo)
+            .pre_call_validate_cmd_push_data_ext(
+                &state.next,
+                commandBuffer,
+                pPushDataInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_push_data_ext(commandBuffer, pPushDataInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_push_data_ext(
+                &state.next,
+                commandBuffer,
+                pPushDataInfo,
+            );
         let Some(next) = state.next.vkCmdPushDataEXT else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pPushDataInfo) };
-        state.hooks.post_call_record_cmd_push_data_ext(commandBuffer, pPushDataInfo);
+        state
+            .hooks
+            .post_call_record_cmd_push_data_ext(
+                &state.next,
+                commandBuffer,
+                pPushDataInfo,
+            );
     })
 }
 ///`vkCmdPushDescriptorSet` through the layer's hooks.
@@ -18488,6 +19921,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSet<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_push_descriptor_set(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -18501,6 +19935,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSet<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_push_descriptor_set(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -18524,6 +19959,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSet<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_push_descriptor_set(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -18545,6 +19981,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSet2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_push_descriptor_set2(
+                &state.next,
                 commandBuffer,
                 pPushDescriptorSetInfo,
             )
@@ -18554,6 +19991,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSet2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_push_descriptor_set2(
+                &state.next,
                 commandBuffer,
                 pPushDescriptorSetInfo,
             );
@@ -18564,6 +20002,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSet2<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_push_descriptor_set2(
+                &state.next,
                 commandBuffer,
                 pPushDescriptorSetInfo,
             );
@@ -18584,6 +20023,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_push_descriptor_set_with_template(
+                &state.next,
                 commandBuffer,
                 descriptorUpdateTemplate,
                 layout,
@@ -18596,6 +20036,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_push_descriptor_set_with_template(
+                &state.next,
                 commandBuffer,
                 descriptorUpdateTemplate,
                 layout,
@@ -18609,6 +20050,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_push_descriptor_set_with_template(
+                &state.next,
                 commandBuffer,
                 descriptorUpdateTemplate,
                 layout,
@@ -18629,6 +20071,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_push_descriptor_set_with_template2(
+                &state.next,
                 commandBuffer,
                 pPushDescriptorSetWithTemplateInfo,
             )
@@ -18638,6 +20081,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_push_descriptor_set_with_template2(
+                &state.next,
                 commandBuffer,
                 pPushDescriptorSetWithTemplateInfo,
             );
@@ -18648,6 +20092,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate2<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_push_descriptor_set_with_template2(
+                &state.next,
                 commandBuffer,
                 pPushDescriptorSetWithTemplateInfo,
             );
@@ -18665,14 +20110,33 @@ unsafe extern "system" fn vkCmdResetEvent<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_reset_event(commandBuffer, event, stageMask)
+            .pre_call_validate_cmd_reset_event(
+                &state.next,
+                commandBuffer,
+                event,
+                stageMask,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_reset_event(commandBuffer, event, stageMask);
+        state
+            .hooks
+            .pre_call_record_cmd_reset_event(
+                &state.next,
+                commandBuffer,
+                event,
+                stageMask,
+            );
         let Some(next) = state.next.vkCmdResetEvent else { return Fallback::fallback() };
         unsafe { next(commandBuffer, event, stageMask) };
-        state.hooks.post_call_record_cmd_reset_event(commandBuffer, event, stageMask);
+        state
+            .hooks
+            .post_call_record_cmd_reset_event(
+                &state.next,
+                commandBuffer,
+                event,
+                stageMask,
+            );
     })
 }
 ///`vkCmdResetEvent2` through the layer's hooks.
@@ -18687,16 +20151,35 @@ unsafe extern "system" fn vkCmdResetEvent2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_reset_event2(commandBuffer, event, stageMask)
+            .pre_call_validate_cmd_reset_event2(
+                &state.next,
+                commandBuffer,
+                event,
+                stageMask,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_reset_event2(commandBuffer, event, stageMask);
+        state
+            .hooks
+            .pre_call_record_cmd_reset_event2(
+                &state.next,
+                commandBuffer,
+                event,
+                stageMask,
+            );
         let Some(next) = state.next.vkCmdResetEvent2 else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, event, stageMask) };
-        state.hooks.post_call_record_cmd_reset_event2(commandBuffer, event, stageMask);
+        state
+            .hooks
+            .post_call_record_cmd_reset_event2(
+                &state.next,
+                commandBuffer,
+                event,
+                stageMask,
+            );
     })
 }
 ///`vkCmdResetQueryPool` through the layer's hooks.
@@ -18713,6 +20196,7 @@ unsafe extern "system" fn vkCmdResetQueryPool<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_reset_query_pool(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 firstQuery,
@@ -18724,6 +20208,7 @@ unsafe extern "system" fn vkCmdResetQueryPool<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_reset_query_pool(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 firstQuery,
@@ -18736,6 +20221,7 @@ unsafe extern "system" fn vkCmdResetQueryPool<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_reset_query_pool(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 firstQuery,
@@ -18760,6 +20246,7 @@ unsafe extern "system" fn vkCmdResolveImage<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_resolve_image(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -18774,6 +20261,7 @@ unsafe extern "system" fn vkCmdResolveImage<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_resolve_image(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -18799,6 +20287,7 @@ unsafe extern "system" fn vkCmdResolveImage<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_resolve_image(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -18820,18 +20309,32 @@ unsafe extern "system" fn vkCmdResolveImage2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_resolve_image2(commandBuffer, pResolveImageInfo)
+            .pre_call_validate_cmd_resolve_image2(
+                &state.next,
+                commandBuffer,
+                pResolveImageInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_resolve_image2(commandBuffer, pResolveImageInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_resolve_image2(
+                &state.next,
+                commandBuffer,
+                pResolveImageInfo,
+            );
         let Some(next) = state.next.vkCmdResolveImage2 else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pResolveImageInfo) };
         state
             .hooks
-            .post_call_record_cmd_resolve_image2(commandBuffer, pResolveImageInfo);
+            .post_call_record_cmd_resolve_image2(
+                &state.next,
+                commandBuffer,
+                pResolveImageInfo,
+            );
     })
 }
 ///`vkCmdSetAlphaToCoverageEnableEXT` through the layer's hooks.
@@ -18846,6 +20349,7 @@ unsafe extern "system" fn vkCmdSetAlphaToCoverageEnableEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_alpha_to_coverage_enable_ext(
+                &state.next,
                 commandBuffer,
                 alphaToCoverageEnable,
             )
@@ -18855,6 +20359,7 @@ unsafe extern "system" fn vkCmdSetAlphaToCoverageEnableEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_alpha_to_coverage_enable_ext(
+                &state.next,
                 commandBuffer,
                 alphaToCoverageEnable,
             );
@@ -18865,6 +20370,7 @@ unsafe extern "system" fn vkCmdSetAlphaToCoverageEnableEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_alpha_to_coverage_enable_ext(
+                &state.next,
                 commandBuffer,
                 alphaToCoverageEnable,
             );
@@ -18882,6 +20388,7 @@ unsafe extern "system" fn vkCmdSetAlphaToOneEnableEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_alpha_to_one_enable_ext(
+                &state.next,
                 commandBuffer,
                 alphaToOneEnable,
             )
@@ -18891,6 +20398,7 @@ unsafe extern "system" fn vkCmdSetAlphaToOneEnableEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_alpha_to_one_enable_ext(
+                &state.next,
                 commandBuffer,
                 alphaToOneEnable,
             );
@@ -18901,6 +20409,7 @@ unsafe extern "system" fn vkCmdSetAlphaToOneEnableEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_alpha_to_one_enable_ext(
+                &state.next,
                 commandBuffer,
                 alphaToOneEnable,
             );
@@ -18918,6 +20427,7 @@ unsafe extern "system" fn vkCmdSetAttachmentFeedbackLoopEnableEXT<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_attachment_feedback_loop_enable_ext(
+                &state.next,
                 commandBuffer,
                 aspectMask,
             )
@@ -18927,6 +20437,7 @@ unsafe extern "system" fn vkCmdSetAttachmentFeedbackLoopEnableEXT<L: Registered>
         state
             .hooks
             .pre_call_record_cmd_set_attachment_feedback_loop_enable_ext(
+                &state.next,
                 commandBuffer,
                 aspectMask,
             );
@@ -18937,6 +20448,7 @@ unsafe extern "system" fn vkCmdSetAttachmentFeedbackLoopEnableEXT<L: Registered>
         state
             .hooks
             .post_call_record_cmd_set_attachment_feedback_loop_enable_ext(
+                &state.next,
                 commandBuffer,
                 aspectMask,
             );
@@ -18953,20 +20465,32 @@ unsafe extern "system" fn vkCmdSetBlendConstants<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_blend_constants(commandBuffer, blendConstants)
+            .pre_call_validate_cmd_set_blend_constants(
+                &state.next,
+                commandBuffer,
+                blendConstants,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_set_blend_constants(commandBuffer, blendConstants);
+            .pre_call_record_cmd_set_blend_constants(
+                &state.next,
+                commandBuffer,
+                blendConstants,
+            );
         let Some(next) = state.next.vkCmdSetBlendConstants else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, blendConstants) };
         state
             .hooks
-            .post_call_record_cmd_set_blend_constants(commandBuffer, blendConstants);
+            .post_call_record_cmd_set_blend_constants(
+                &state.next,
+                commandBuffer,
+                blendConstants,
+            );
     })
 }
 ///`vkCmdSetCheckpointNV` through the layer's hooks.
@@ -18980,20 +20504,32 @@ unsafe extern "system" fn vkCmdSetCheckpointNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_checkpoint_nv(commandBuffer, pCheckpointMarker)
+            .pre_call_validate_cmd_set_checkpoint_nv(
+                &state.next,
+                commandBuffer,
+                pCheckpointMarker,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_set_checkpoint_nv(commandBuffer, pCheckpointMarker);
+            .pre_call_record_cmd_set_checkpoint_nv(
+                &state.next,
+                commandBuffer,
+                pCheckpointMarker,
+            );
         let Some(next) = state.next.vkCmdSetCheckpointNV else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pCheckpointMarker) };
         state
             .hooks
-            .post_call_record_cmd_set_checkpoint_nv(commandBuffer, pCheckpointMarker);
+            .post_call_record_cmd_set_checkpoint_nv(
+                &state.next,
+                commandBuffer,
+                pCheckpointMarker,
+            );
     })
 }
 ///`vkCmdSetCoarseSampleOrderNV` through the layer's hooks.
@@ -19010,6 +20546,7 @@ unsafe extern "system" fn vkCmdSetCoarseSampleOrderNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_coarse_sample_order_nv(
+                &state.next,
                 commandBuffer,
                 sampleOrderType,
                 customSampleOrderCount,
@@ -19021,6 +20558,7 @@ unsafe extern "system" fn vkCmdSetCoarseSampleOrderNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_coarse_sample_order_nv(
+                &state.next,
                 commandBuffer,
                 sampleOrderType,
                 customSampleOrderCount,
@@ -19040,6 +20578,7 @@ unsafe extern "system" fn vkCmdSetCoarseSampleOrderNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_coarse_sample_order_nv(
+                &state.next,
                 commandBuffer,
                 sampleOrderType,
                 customSampleOrderCount,
@@ -19061,6 +20600,7 @@ unsafe extern "system" fn vkCmdSetColorBlendAdvancedEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_color_blend_advanced_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19072,6 +20612,7 @@ unsafe extern "system" fn vkCmdSetColorBlendAdvancedEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_color_blend_advanced_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19086,6 +20627,7 @@ unsafe extern "system" fn vkCmdSetColorBlendAdvancedEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_color_blend_advanced_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19107,6 +20649,7 @@ unsafe extern "system" fn vkCmdSetColorBlendEnableEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_color_blend_enable_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19118,6 +20661,7 @@ unsafe extern "system" fn vkCmdSetColorBlendEnableEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_color_blend_enable_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19132,6 +20676,7 @@ unsafe extern "system" fn vkCmdSetColorBlendEnableEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_color_blend_enable_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19153,6 +20698,7 @@ unsafe extern "system" fn vkCmdSetColorBlendEquationEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_color_blend_equation_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19164,6 +20710,7 @@ unsafe extern "system" fn vkCmdSetColorBlendEquationEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_color_blend_equation_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19178,6 +20725,7 @@ unsafe extern "system" fn vkCmdSetColorBlendEquationEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_color_blend_equation_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19198,6 +20746,7 @@ unsafe extern "system" fn vkCmdSetColorWriteEnableEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_color_write_enable_ext(
+                &state.next,
                 commandBuffer,
                 attachmentCount,
                 pColorWriteEnables,
@@ -19208,6 +20757,7 @@ unsafe extern "system" fn vkCmdSetColorWriteEnableEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_color_write_enable_ext(
+                &state.next,
                 commandBuffer,
                 attachmentCount,
                 pColorWriteEnables,
@@ -19219,6 +20769,7 @@ unsafe extern "system" fn vkCmdSetColorWriteEnableEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_color_write_enable_ext(
+                &state.next,
                 commandBuffer,
                 attachmentCount,
                 pColorWriteEnables,
@@ -19239,6 +20790,7 @@ unsafe extern "system" fn vkCmdSetColorWriteMaskEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_color_write_mask_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19250,6 +20802,7 @@ unsafe extern "system" fn vkCmdSetColorWriteMaskEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_color_write_mask_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19264,6 +20817,7 @@ unsafe extern "system" fn vkCmdSetColorWriteMaskEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_color_write_mask_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19283,6 +20837,7 @@ unsafe extern "system" fn vkCmdSetComputeOccupancyPriorityNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_compute_occupancy_priority_nv(
+                &state.next,
                 commandBuffer,
                 pParameters,
             )
@@ -19292,6 +20847,7 @@ unsafe extern "system" fn vkCmdSetComputeOccupancyPriorityNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_compute_occupancy_priority_nv(
+                &state.next,
                 commandBuffer,
                 pParameters,
             );
@@ -19302,6 +20858,7 @@ unsafe extern "system" fn vkCmdSetComputeOccupancyPriorityNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_compute_occupancy_priority_nv(
+                &state.next,
                 commandBuffer,
                 pParameters,
             );
@@ -19319,6 +20876,7 @@ unsafe extern "system" fn vkCmdSetConservativeRasterizationModeEXT<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_conservative_rasterization_mode_ext(
+                &state.next,
                 commandBuffer,
                 conservativeRasterizationMode,
             )
@@ -19328,6 +20886,7 @@ unsafe extern "system" fn vkCmdSetConservativeRasterizationModeEXT<L: Registered
         state
             .hooks
             .pre_call_record_cmd_set_conservative_rasterization_mode_ext(
+                &state.next,
                 commandBuffer,
                 conservativeRasterizationMode,
             );
@@ -19338,6 +20897,7 @@ unsafe extern "system" fn vkCmdSetConservativeRasterizationModeEXT<L: Registered
         state
             .hooks
             .post_call_record_cmd_set_conservative_rasterization_mode_ext(
+                &state.next,
                 commandBuffer,
                 conservativeRasterizationMode,
             );
@@ -19355,6 +20915,7 @@ unsafe extern "system" fn vkCmdSetCoverageModulationModeNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_coverage_modulation_mode_nv(
+                &state.next,
                 commandBuffer,
                 coverageModulationMode,
             )
@@ -19364,6 +20925,7 @@ unsafe extern "system" fn vkCmdSetCoverageModulationModeNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_coverage_modulation_mode_nv(
+                &state.next,
                 commandBuffer,
                 coverageModulationMode,
             );
@@ -19374,6 +20936,7 @@ unsafe extern "system" fn vkCmdSetCoverageModulationModeNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_coverage_modulation_mode_nv(
+                &state.next,
                 commandBuffer,
                 coverageModulationMode,
             );
@@ -19391,6 +20954,7 @@ unsafe extern "system" fn vkCmdSetCoverageModulationTableEnableNV<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_coverage_modulation_table_enable_nv(
+                &state.next,
                 commandBuffer,
                 coverageModulationTableEnable,
             )
@@ -19400,6 +20964,7 @@ unsafe extern "system" fn vkCmdSetCoverageModulationTableEnableNV<L: Registered>
         state
             .hooks
             .pre_call_record_cmd_set_coverage_modulation_table_enable_nv(
+                &state.next,
                 commandBuffer,
                 coverageModulationTableEnable,
             );
@@ -19410,6 +20975,7 @@ unsafe extern "system" fn vkCmdSetCoverageModulationTableEnableNV<L: Registered>
         state
             .hooks
             .post_call_record_cmd_set_coverage_modulation_table_enable_nv(
+                &state.next,
                 commandBuffer,
                 coverageModulationTableEnable,
             );
@@ -19428,6 +20994,7 @@ unsafe extern "system" fn vkCmdSetCoverageModulationTableNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_coverage_modulation_table_nv(
+                &state.next,
                 commandBuffer,
                 coverageModulationTableCount,
                 pCoverageModulationTable,
@@ -19438,6 +21005,7 @@ unsafe extern "system" fn vkCmdSetCoverageModulationTableNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_coverage_modulation_table_nv(
+                &state.next,
                 commandBuffer,
                 coverageModulationTableCount,
                 pCoverageModulationTable,
@@ -19451,6 +21019,7 @@ unsafe extern "system" fn vkCmdSetCoverageModulationTableNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_coverage_modulation_table_nv(
+                &state.next,
                 commandBuffer,
                 coverageModulationTableCount,
                 pCoverageModulationTable,
@@ -19469,6 +21038,7 @@ unsafe extern "system" fn vkCmdSetCoverageReductionModeNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_coverage_reduction_mode_nv(
+                &state.next,
                 commandBuffer,
                 coverageReductionMode,
             )
@@ -19478,6 +21048,7 @@ unsafe extern "system" fn vkCmdSetCoverageReductionModeNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_coverage_reduction_mode_nv(
+                &state.next,
                 commandBuffer,
                 coverageReductionMode,
             );
@@ -19488,6 +21059,7 @@ unsafe extern "system" fn vkCmdSetCoverageReductionModeNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_coverage_reduction_mode_nv(
+                &state.next,
                 commandBuffer,
                 coverageReductionMode,
             );
@@ -19505,6 +21077,7 @@ unsafe extern "system" fn vkCmdSetCoverageToColorEnableNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_coverage_to_color_enable_nv(
+                &state.next,
                 commandBuffer,
                 coverageToColorEnable,
             )
@@ -19514,6 +21087,7 @@ unsafe extern "system" fn vkCmdSetCoverageToColorEnableNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_coverage_to_color_enable_nv(
+                &state.next,
                 commandBuffer,
                 coverageToColorEnable,
             );
@@ -19524,6 +21098,7 @@ unsafe extern "system" fn vkCmdSetCoverageToColorEnableNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_coverage_to_color_enable_nv(
+                &state.next,
                 commandBuffer,
                 coverageToColorEnable,
             );
@@ -19541,6 +21116,7 @@ unsafe extern "system" fn vkCmdSetCoverageToColorLocationNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_coverage_to_color_location_nv(
+                &state.next,
                 commandBuffer,
                 coverageToColorLocation,
             )
@@ -19550,6 +21126,7 @@ unsafe extern "system" fn vkCmdSetCoverageToColorLocationNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_coverage_to_color_location_nv(
+                &state.next,
                 commandBuffer,
                 coverageToColorLocation,
             );
@@ -19560,6 +21137,7 @@ unsafe extern "system" fn vkCmdSetCoverageToColorLocationNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_coverage_to_color_location_nv(
+                &state.next,
                 commandBuffer,
                 coverageToColorLocation,
             );
@@ -19576,16 +21154,20 @@ unsafe extern "system" fn vkCmdSetCullMode<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_cull_mode(commandBuffer, cullMode)
+            .pre_call_validate_cmd_set_cull_mode(&state.next, commandBuffer, cullMode)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_set_cull_mode(commandBuffer, cullMode);
+        state
+            .hooks
+            .pre_call_record_cmd_set_cull_mode(&state.next, commandBuffer, cullMode);
         let Some(next) = state.next.vkCmdSetCullMode else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, cullMode) };
-        state.hooks.post_call_record_cmd_set_cull_mode(commandBuffer, cullMode);
+        state
+            .hooks
+            .post_call_record_cmd_set_cull_mode(&state.next, commandBuffer, cullMode);
     })
 }
 ///`vkCmdSetDepthBias` through the layer's hooks.
@@ -19602,6 +21184,7 @@ unsafe extern "system" fn vkCmdSetDepthBias<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_depth_bias(
+                &state.next,
                 commandBuffer,
                 depthBiasConstantFactor,
                 depthBiasClamp,
@@ -19613,6 +21196,7 @@ unsafe extern "system" fn vkCmdSetDepthBias<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_depth_bias(
+                &state.next,
                 commandBuffer,
                 depthBiasConstantFactor,
                 depthBiasClamp,
@@ -19632,6 +21216,7 @@ unsafe extern "system" fn vkCmdSetDepthBias<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_depth_bias(
+                &state.next,
                 commandBuffer,
                 depthBiasConstantFactor,
                 depthBiasClamp,
@@ -19650,20 +21235,32 @@ unsafe extern "system" fn vkCmdSetDepthBias2EXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_depth_bias2_ext(commandBuffer, pDepthBiasInfo)
+            .pre_call_validate_cmd_set_depth_bias2_ext(
+                &state.next,
+                commandBuffer,
+                pDepthBiasInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_set_depth_bias2_ext(commandBuffer, pDepthBiasInfo);
+            .pre_call_record_cmd_set_depth_bias2_ext(
+                &state.next,
+                commandBuffer,
+                pDepthBiasInfo,
+            );
         let Some(next) = state.next.vkCmdSetDepthBias2EXT else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pDepthBiasInfo) };
         state
             .hooks
-            .post_call_record_cmd_set_depth_bias2_ext(commandBuffer, pDepthBiasInfo);
+            .post_call_record_cmd_set_depth_bias2_ext(
+                &state.next,
+                commandBuffer,
+                pDepthBiasInfo,
+            );
     })
 }
 ///`vkCmdSetDepthBiasEnable` through the layer's hooks.
@@ -19677,20 +21274,32 @@ unsafe extern "system" fn vkCmdSetDepthBiasEnable<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_depth_bias_enable(commandBuffer, depthBiasEnable)
+            .pre_call_validate_cmd_set_depth_bias_enable(
+                &state.next,
+                commandBuffer,
+                depthBiasEnable,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_set_depth_bias_enable(commandBuffer, depthBiasEnable);
+            .pre_call_record_cmd_set_depth_bias_enable(
+                &state.next,
+                commandBuffer,
+                depthBiasEnable,
+            );
         let Some(next) = state.next.vkCmdSetDepthBiasEnable else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, depthBiasEnable) };
         state
             .hooks
-            .post_call_record_cmd_set_depth_bias_enable(commandBuffer, depthBiasEnable);
+            .post_call_record_cmd_set_depth_bias_enable(
+                &state.next,
+                commandBuffer,
+                depthBiasEnable,
+            );
     })
 }
 ///`vkCmdSetDepthBounds` through the layer's hooks.
@@ -19706,6 +21315,7 @@ unsafe extern "system" fn vkCmdSetDepthBounds<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_depth_bounds(
+                &state.next,
                 commandBuffer,
                 minDepthBounds,
                 maxDepthBounds,
@@ -19716,6 +21326,7 @@ unsafe extern "system" fn vkCmdSetDepthBounds<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_depth_bounds(
+                &state.next,
                 commandBuffer,
                 minDepthBounds,
                 maxDepthBounds,
@@ -19727,6 +21338,7 @@ unsafe extern "system" fn vkCmdSetDepthBounds<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_depth_bounds(
+                &state.next,
                 commandBuffer,
                 minDepthBounds,
                 maxDepthBounds,
@@ -19745,6 +21357,7 @@ unsafe extern "system" fn vkCmdSetDepthBoundsTestEnable<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_depth_bounds_test_enable(
+                &state.next,
                 commandBuffer,
                 depthBoundsTestEnable,
             )
@@ -19754,6 +21367,7 @@ unsafe extern "system" fn vkCmdSetDepthBoundsTestEnable<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_depth_bounds_test_enable(
+                &state.next,
                 commandBuffer,
                 depthBoundsTestEnable,
             );
@@ -19764,6 +21378,7 @@ unsafe extern "system" fn vkCmdSetDepthBoundsTestEnable<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_depth_bounds_test_enable(
+                &state.next,
                 commandBuffer,
                 depthBoundsTestEnable,
             );
@@ -19781,6 +21396,7 @@ unsafe extern "system" fn vkCmdSetDepthClampEnableEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_depth_clamp_enable_ext(
+                &state.next,
                 commandBuffer,
                 depthClampEnable,
             )
@@ -19790,6 +21406,7 @@ unsafe extern "system" fn vkCmdSetDepthClampEnableEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_depth_clamp_enable_ext(
+                &state.next,
                 commandBuffer,
                 depthClampEnable,
             );
@@ -19800,6 +21417,7 @@ unsafe extern "system" fn vkCmdSetDepthClampEnableEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_depth_clamp_enable_ext(
+                &state.next,
                 commandBuffer,
                 depthClampEnable,
             );
@@ -19818,6 +21436,7 @@ unsafe extern "system" fn vkCmdSetDepthClampRangeEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_depth_clamp_range_ext(
+                &state.next,
                 commandBuffer,
                 depthClampMode,
                 pDepthClampRange,
@@ -19828,6 +21447,7 @@ unsafe extern "system" fn vkCmdSetDepthClampRangeEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_depth_clamp_range_ext(
+                &state.next,
                 commandBuffer,
                 depthClampMode,
                 pDepthClampRange,
@@ -19839,6 +21459,7 @@ unsafe extern "system" fn vkCmdSetDepthClampRangeEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_depth_clamp_range_ext(
+                &state.next,
                 commandBuffer,
                 depthClampMode,
                 pDepthClampRange,
@@ -19857,6 +21478,7 @@ unsafe extern "system" fn vkCmdSetDepthClipEnableEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_depth_clip_enable_ext(
+                &state.next,
                 commandBuffer,
                 depthClipEnable,
             )
@@ -19866,6 +21488,7 @@ unsafe extern "system" fn vkCmdSetDepthClipEnableEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_depth_clip_enable_ext(
+                &state.next,
                 commandBuffer,
                 depthClipEnable,
             );
@@ -19876,6 +21499,7 @@ unsafe extern "system" fn vkCmdSetDepthClipEnableEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_depth_clip_enable_ext(
+                &state.next,
                 commandBuffer,
                 depthClipEnable,
             );
@@ -19893,6 +21517,7 @@ unsafe extern "system" fn vkCmdSetDepthClipNegativeOneToOneEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_depth_clip_negative_one_to_one_ext(
+                &state.next,
                 commandBuffer,
                 negativeOneToOne,
             )
@@ -19902,6 +21527,7 @@ unsafe extern "system" fn vkCmdSetDepthClipNegativeOneToOneEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_depth_clip_negative_one_to_one_ext(
+                &state.next,
                 commandBuffer,
                 negativeOneToOne,
             );
@@ -19912,6 +21538,7 @@ unsafe extern "system" fn vkCmdSetDepthClipNegativeOneToOneEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_depth_clip_negative_one_to_one_ext(
+                &state.next,
                 commandBuffer,
                 negativeOneToOne,
             );
@@ -19928,20 +21555,32 @@ unsafe extern "system" fn vkCmdSetDepthCompareOp<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_depth_compare_op(commandBuffer, depthCompareOp)
+            .pre_call_validate_cmd_set_depth_compare_op(
+                &state.next,
+                commandBuffer,
+                depthCompareOp,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_set_depth_compare_op(commandBuffer, depthCompareOp);
+            .pre_call_record_cmd_set_depth_compare_op(
+                &state.next,
+                commandBuffer,
+                depthCompareOp,
+            );
         let Some(next) = state.next.vkCmdSetDepthCompareOp else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, depthCompareOp) };
         state
             .hooks
-            .post_call_record_cmd_set_depth_compare_op(commandBuffer, depthCompareOp);
+            .post_call_record_cmd_set_depth_compare_op(
+                &state.next,
+                commandBuffer,
+                depthCompareOp,
+            );
     })
 }
 ///`vkCmdSetDepthTestEnable` through the layer's hooks.
@@ -19955,20 +21594,32 @@ unsafe extern "system" fn vkCmdSetDepthTestEnable<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_depth_test_enable(commandBuffer, depthTestEnable)
+            .pre_call_validate_cmd_set_depth_test_enable(
+                &state.next,
+                commandBuffer,
+                depthTestEnable,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_set_depth_test_enable(commandBuffer, depthTestEnable);
+            .pre_call_record_cmd_set_depth_test_enable(
+                &state.next,
+                commandBuffer,
+                depthTestEnable,
+            );
         let Some(next) = state.next.vkCmdSetDepthTestEnable else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, depthTestEnable) };
         state
             .hooks
-            .post_call_record_cmd_set_depth_test_enable(commandBuffer, depthTestEnable);
+            .post_call_record_cmd_set_depth_test_enable(
+                &state.next,
+                commandBuffer,
+                depthTestEnable,
+            );
     })
 }
 ///`vkCmdSetDepthWriteEnable` through the layer's hooks.
@@ -19983,6 +21634,7 @@ unsafe extern "system" fn vkCmdSetDepthWriteEnable<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_depth_write_enable(
+                &state.next,
                 commandBuffer,
                 depthWriteEnable,
             )
@@ -19991,7 +21643,11 @@ unsafe extern "system" fn vkCmdSetDepthWriteEnable<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_cmd_set_depth_write_enable(commandBuffer, depthWriteEnable);
+            .pre_call_record_cmd_set_depth_write_enable(
+                &state.next,
+                commandBuffer,
+                depthWriteEnable,
+            );
         let Some(next) = state.next.vkCmdSetDepthWriteEnable else {
             return Fallback::fallback()
         };
@@ -19999,6 +21655,7 @@ unsafe extern "system" fn vkCmdSetDepthWriteEnable<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_depth_write_enable(
+                &state.next,
                 commandBuffer,
                 depthWriteEnable,
             );
@@ -20016,6 +21673,7 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsets2EXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_descriptor_buffer_offsets2_ext(
+                &state.next,
                 commandBuffer,
                 pSetDescriptorBufferOffsetsInfo,
             )
@@ -20025,6 +21683,7 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsets2EXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_descriptor_buffer_offsets2_ext(
+                &state.next,
                 commandBuffer,
                 pSetDescriptorBufferOffsetsInfo,
             );
@@ -20035,6 +21694,7 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsets2EXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_descriptor_buffer_offsets2_ext(
+                &state.next,
                 commandBuffer,
                 pSetDescriptorBufferOffsetsInfo,
             );
@@ -20057,6 +21717,7 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsetsEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_descriptor_buffer_offsets_ext(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -20071,6 +21732,7 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsetsEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_descriptor_buffer_offsets_ext(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -20096,6 +21758,7 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsetsEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_descriptor_buffer_offsets_ext(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -20117,16 +21780,28 @@ unsafe extern "system" fn vkCmdSetDeviceMask<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_device_mask(commandBuffer, deviceMask)
+            .pre_call_validate_cmd_set_device_mask(
+                &state.next,
+                commandBuffer,
+                deviceMask,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_set_device_mask(commandBuffer, deviceMask);
+        state
+            .hooks
+            .pre_call_record_cmd_set_device_mask(&state.next, commandBuffer, deviceMask);
         let Some(next) = state.next.vkCmdSetDeviceMask else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, deviceMask) };
-        state.hooks.post_call_record_cmd_set_device_mask(commandBuffer, deviceMask);
+        state
+            .hooks
+            .post_call_record_cmd_set_device_mask(
+                &state.next,
+                commandBuffer,
+                deviceMask,
+            );
     })
 }
 ///`vkCmdSetDiscardRectangleEXT` through the layer's hooks.
@@ -20143,6 +21818,7 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_discard_rectangle_ext(
+                &state.next,
                 commandBuffer,
                 firstDiscardRectangle,
                 discardRectangleCount,
@@ -20154,6 +21830,7 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_discard_rectangle_ext(
+                &state.next,
                 commandBuffer,
                 firstDiscardRectangle,
                 discardRectangleCount,
@@ -20173,6 +21850,7 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_discard_rectangle_ext(
+                &state.next,
                 commandBuffer,
                 firstDiscardRectangle,
                 discardRectangleCount,
@@ -20192,6 +21870,7 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleEnableEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_discard_rectangle_enable_ext(
+                &state.next,
                 commandBuffer,
                 discardRectangleEnable,
             )
@@ -20201,6 +21880,7 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleEnableEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_discard_rectangle_enable_ext(
+                &state.next,
                 commandBuffer,
                 discardRectangleEnable,
             );
@@ -20211,6 +21891,7 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleEnableEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_discard_rectangle_enable_ext(
+                &state.next,
                 commandBuffer,
                 discardRectangleEnable,
             );
@@ -20228,6 +21909,7 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleModeEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_discard_rectangle_mode_ext(
+                &state.next,
                 commandBuffer,
                 discardRectangleMode,
             )
@@ -20237,6 +21919,7 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleModeEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_discard_rectangle_mode_ext(
+                &state.next,
                 commandBuffer,
                 discardRectangleMode,
             );
@@ -20247,6 +21930,7 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleModeEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_discard_rectangle_mode_ext(
+                &state.next,
                 commandBuffer,
                 discardRectangleMode,
             );
@@ -20264,6 +21948,7 @@ unsafe extern "system" fn vkCmdSetDispatchParametersARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_dispatch_parameters_arm(
+                &state.next,
                 commandBuffer,
                 pDispatchParameters,
             )
@@ -20273,6 +21958,7 @@ unsafe extern "system" fn vkCmdSetDispatchParametersARM<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_dispatch_parameters_arm(
+                &state.next,
                 commandBuffer,
                 pDispatchParameters,
             );
@@ -20283,6 +21969,7 @@ unsafe extern "system" fn vkCmdSetDispatchParametersARM<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_dispatch_parameters_arm(
+                &state.next,
                 commandBuffer,
                 pDispatchParameters,
             );
@@ -20300,14 +21987,28 @@ unsafe extern "system" fn vkCmdSetEvent<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_event(commandBuffer, event, stageMask)
+            .pre_call_validate_cmd_set_event(
+                &state.next,
+                commandBuffer,
+                event,
+                stageMask,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_set_event(commandBuffer, event, stageMask);
+        state
+            .hooks
+            .pre_call_record_cmd_set_event(&state.next, commandBuffer, event, stageMask);
         let Some(next) = state.next.vkCmdSetEvent else { return Fallback::fallback() };
         unsafe { next(commandBuffer, event, stageMask) };
-        state.hooks.post_call_record_cmd_set_event(commandBuffer, event, stageMask);
+        state
+            .hooks
+            .post_call_record_cmd_set_event(
+                &state.next,
+                commandBuffer,
+                event,
+                stageMask,
+            );
     })
 }
 ///`vkCmdSetEvent2` through the layer's hooks.
@@ -20322,18 +22023,33 @@ unsafe extern "system" fn vkCmdSetEvent2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_event2(commandBuffer, event, pDependencyInfo)
+            .pre_call_validate_cmd_set_event2(
+                &state.next,
+                commandBuffer,
+                event,
+                pDependencyInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_set_event2(commandBuffer, event, pDependencyInfo);
+            .pre_call_record_cmd_set_event2(
+                &state.next,
+                commandBuffer,
+                event,
+                pDependencyInfo,
+            );
         let Some(next) = state.next.vkCmdSetEvent2 else { return Fallback::fallback() };
         unsafe { next(commandBuffer, event, pDependencyInfo) };
         state
             .hooks
-            .post_call_record_cmd_set_event2(commandBuffer, event, pDependencyInfo);
+            .post_call_record_cmd_set_event2(
+                &state.next,
+                commandBuffer,
+                event,
+                pDependencyInfo,
+            );
     })
 }
 ///`vkCmdSetExclusiveScissorEnableNV` through the layer's hooks.
@@ -20350,6 +22066,7 @@ unsafe extern "system" fn vkCmdSetExclusiveScissorEnableNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_exclusive_scissor_enable_nv(
+                &state.next,
                 commandBuffer,
                 firstExclusiveScissor,
                 exclusiveScissorCount,
@@ -20361,6 +22078,7 @@ unsafe extern "system" fn vkCmdSetExclusiveScissorEnableNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_exclusive_scissor_enable_nv(
+                &state.next,
                 commandBuffer,
                 firstExclusiveScissor,
                 exclusiveScissorCount,
@@ -20380,6 +22098,7 @@ unsafe extern "system" fn vkCmdSetExclusiveScissorEnableNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_exclusive_scissor_enable_nv(
+                &state.next,
                 commandBuffer,
                 firstExclusiveScissor,
                 exclusiveScissorCount,
@@ -20401,6 +22120,7 @@ unsafe extern "system" fn vkCmdSetExclusiveScissorNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_exclusive_scissor_nv(
+                &state.next,
                 commandBuffer,
                 firstExclusiveScissor,
                 exclusiveScissorCount,
@@ -20412,6 +22132,7 @@ unsafe extern "system" fn vkCmdSetExclusiveScissorNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_exclusive_scissor_nv(
+                &state.next,
                 commandBuffer,
                 firstExclusiveScissor,
                 exclusiveScissorCount,
@@ -20431,6 +22152,7 @@ unsafe extern "system" fn vkCmdSetExclusiveScissorNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_exclusive_scissor_nv(
+                &state.next,
                 commandBuffer,
                 firstExclusiveScissor,
                 exclusiveScissorCount,
@@ -20450,6 +22172,7 @@ unsafe extern "system" fn vkCmdSetExtraPrimitiveOverestimationSizeEXT<L: Registe
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_extra_primitive_overestimation_size_ext(
+                &state.next,
                 commandBuffer,
                 extraPrimitiveOverestimationSize,
             )
@@ -20459,6 +22182,7 @@ unsafe extern "system" fn vkCmdSetExtraPrimitiveOverestimationSizeEXT<L: Registe
         state
             .hooks
             .pre_call_record_cmd_set_extra_primitive_overestimation_size_ext(
+                &state.next,
                 commandBuffer,
                 extraPrimitiveOverestimationSize,
             );
@@ -20469,6 +22193,7 @@ unsafe extern "system" fn vkCmdSetExtraPrimitiveOverestimationSizeEXT<L: Registe
         state
             .hooks
             .post_call_record_cmd_set_extra_primitive_overestimation_size_ext(
+                &state.next,
                 commandBuffer,
                 extraPrimitiveOverestimationSize,
             );
@@ -20487,6 +22212,7 @@ unsafe extern "system" fn vkCmdSetFragmentShadingRateEnumNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_fragment_shading_rate_enum_nv(
+                &state.next,
                 commandBuffer,
                 shadingRate,
                 combinerOps,
@@ -20497,6 +22223,7 @@ unsafe extern "system" fn vkCmdSetFragmentShadingRateEnumNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_fragment_shading_rate_enum_nv(
+                &state.next,
                 commandBuffer,
                 shadingRate,
                 combinerOps,
@@ -20508,6 +22235,7 @@ unsafe extern "system" fn vkCmdSetFragmentShadingRateEnumNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_fragment_shading_rate_enum_nv(
+                &state.next,
                 commandBuffer,
                 shadingRate,
                 combinerOps,
@@ -20527,6 +22255,7 @@ unsafe extern "system" fn vkCmdSetFragmentShadingRateKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_fragment_shading_rate_khr(
+                &state.next,
                 commandBuffer,
                 pFragmentSize,
                 combinerOps,
@@ -20537,6 +22266,7 @@ unsafe extern "system" fn vkCmdSetFragmentShadingRateKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_fragment_shading_rate_khr(
+                &state.next,
                 commandBuffer,
                 pFragmentSize,
                 combinerOps,
@@ -20548,6 +22278,7 @@ unsafe extern "system" fn vkCmdSetFragmentShadingRateKHR<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_fragment_shading_rate_khr(
+                &state.next,
                 commandBuffer,
                 pFragmentSize,
                 combinerOps,
@@ -20565,16 +22296,20 @@ unsafe extern "system" fn vkCmdSetFrontFace<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_front_face(commandBuffer, frontFace)
+            .pre_call_validate_cmd_set_front_face(&state.next, commandBuffer, frontFace)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_set_front_face(commandBuffer, frontFace);
+        state
+            .hooks
+            .pre_call_record_cmd_set_front_face(&state.next, commandBuffer, frontFace);
         let Some(next) = state.next.vkCmdSetFrontFace else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, frontFace) };
-        state.hooks.post_call_record_cmd_set_front_face(commandBuffer, frontFace);
+        state
+            .hooks
+            .post_call_record_cmd_set_front_face(&state.next, commandBuffer, frontFace);
     })
 }
 ///`vkCmdSetLineRasterizationModeEXT` through the layer's hooks.
@@ -20589,6 +22324,7 @@ unsafe extern "system" fn vkCmdSetLineRasterizationModeEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_line_rasterization_mode_ext(
+                &state.next,
                 commandBuffer,
                 lineRasterizationMode,
             )
@@ -20598,6 +22334,7 @@ unsafe extern "system" fn vkCmdSetLineRasterizationModeEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_line_rasterization_mode_ext(
+                &state.next,
                 commandBuffer,
                 lineRasterizationMode,
             );
@@ -20608,6 +22345,7 @@ unsafe extern "system" fn vkCmdSetLineRasterizationModeEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_line_rasterization_mode_ext(
+                &state.next,
                 commandBuffer,
                 lineRasterizationMode,
             );
@@ -20626,6 +22364,7 @@ unsafe extern "system" fn vkCmdSetLineStipple<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_line_stipple(
+                &state.next,
                 commandBuffer,
                 lineStippleFactor,
                 lineStipplePattern,
@@ -20636,6 +22375,7 @@ unsafe extern "system" fn vkCmdSetLineStipple<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_line_stipple(
+                &state.next,
                 commandBuffer,
                 lineStippleFactor,
                 lineStipplePattern,
@@ -20647,6 +22387,7 @@ unsafe extern "system" fn vkCmdSetLineStipple<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_line_stipple(
+                &state.next,
                 commandBuffer,
                 lineStippleFactor,
                 lineStipplePattern,
@@ -20665,6 +22406,7 @@ unsafe extern "system" fn vkCmdSetLineStippleEnableEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_line_stipple_enable_ext(
+                &state.next,
                 commandBuffer,
                 stippledLineEnable,
             )
@@ -20674,6 +22416,7 @@ unsafe extern "system" fn vkCmdSetLineStippleEnableEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_line_stipple_enable_ext(
+                &state.next,
                 commandBuffer,
                 stippledLineEnable,
             );
@@ -20684,6 +22427,7 @@ unsafe extern "system" fn vkCmdSetLineStippleEnableEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_line_stipple_enable_ext(
+                &state.next,
                 commandBuffer,
                 stippledLineEnable,
             );
@@ -20700,16 +22444,20 @@ unsafe extern "system" fn vkCmdSetLineWidth<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_line_width(commandBuffer, lineWidth)
+            .pre_call_validate_cmd_set_line_width(&state.next, commandBuffer, lineWidth)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_set_line_width(commandBuffer, lineWidth);
+        state
+            .hooks
+            .pre_call_record_cmd_set_line_width(&state.next, commandBuffer, lineWidth);
         let Some(next) = state.next.vkCmdSetLineWidth else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, lineWidth) };
-        state.hooks.post_call_record_cmd_set_line_width(commandBuffer, lineWidth);
+        state
+            .hooks
+            .post_call_record_cmd_set_line_width(&state.next, commandBuffer, lineWidth);
     })
 }
 ///`vkCmdSetLogicOpEXT` through the layer's hooks.
@@ -20723,16 +22471,20 @@ unsafe extern "system" fn vkCmdSetLogicOpEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_logic_op_ext(commandBuffer, logicOp)
+            .pre_call_validate_cmd_set_logic_op_ext(&state.next, commandBuffer, logicOp)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_set_logic_op_ext(commandBuffer, logicOp);
+        state
+            .hooks
+            .pre_call_record_cmd_set_logic_op_ext(&state.next, commandBuffer, logicOp);
         let Some(next) = state.next.vkCmdSetLogicOpEXT else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, logicOp) };
-        state.hooks.post_call_record_cmd_set_logic_op_ext(commandBuffer, logicOp);
+        state
+            .hooks
+            .post_call_record_cmd_set_logic_op_ext(&state.next, commandBuffer, logicOp);
     })
 }
 ///`vkCmdSetLogicOpEnableEXT` through the layer's hooks.
@@ -20746,20 +22498,32 @@ unsafe extern "system" fn vkCmdSetLogicOpEnableEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_logic_op_enable_ext(commandBuffer, logicOpEnable)
+            .pre_call_validate_cmd_set_logic_op_enable_ext(
+                &state.next,
+                commandBuffer,
+                logicOpEnable,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_set_logic_op_enable_ext(commandBuffer, logicOpEnable);
+            .pre_call_record_cmd_set_logic_op_enable_ext(
+                &state.next,
+                commandBuffer,
+                logicOpEnable,
+            );
         let Some(next) = state.next.vkCmdSetLogicOpEnableEXT else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, logicOpEnable) };
         state
             .hooks
-            .post_call_record_cmd_set_logic_op_enable_ext(commandBuffer, logicOpEnable);
+            .post_call_record_cmd_set_logic_op_enable_ext(
+                &state.next,
+                commandBuffer,
+                logicOpEnable,
+            );
     })
 }
 ///`vkCmdSetPatchControlPointsEXT` through the layer's hooks.
@@ -20774,6 +22538,7 @@ unsafe extern "system" fn vkCmdSetPatchControlPointsEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_patch_control_points_ext(
+                &state.next,
                 commandBuffer,
                 patchControlPoints,
             )
@@ -20783,6 +22548,7 @@ unsafe extern "system" fn vkCmdSetPatchControlPointsEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_patch_control_points_ext(
+                &state.next,
                 commandBuffer,
                 patchControlPoints,
             );
@@ -20793,6 +22559,7 @@ unsafe extern "system" fn vkCmdSetPatchControlPointsEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_patch_control_points_ext(
+                &state.next,
                 commandBuffer,
                 patchControlPoints,
             );
@@ -20810,6 +22577,7 @@ unsafe extern "system" fn vkCmdSetPerformanceMarkerINTEL<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_performance_marker_intel(
+                &state.next,
                 commandBuffer,
                 pMarkerInfo,
             )
@@ -20819,6 +22587,7 @@ unsafe extern "system" fn vkCmdSetPerformanceMarkerINTEL<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_performance_marker_intel(
+                &state.next,
                 commandBuffer,
                 pMarkerInfo,
             );
@@ -20829,6 +22598,7 @@ unsafe extern "system" fn vkCmdSetPerformanceMarkerINTEL<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_performance_marker_intel(
+                &state.next,
                 commandBuffer,
                 pMarkerInfo,
                 result,
@@ -20848,6 +22618,7 @@ unsafe extern "system" fn vkCmdSetPerformanceOverrideINTEL<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_performance_override_intel(
+                &state.next,
                 commandBuffer,
                 pOverrideInfo,
             )
@@ -20857,6 +22628,7 @@ unsafe extern "system" fn vkCmdSetPerformanceOverrideINTEL<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_performance_override_intel(
+                &state.next,
                 commandBuffer,
                 pOverrideInfo,
             );
@@ -20867,6 +22639,7 @@ unsafe extern "system" fn vkCmdSetPerformanceOverrideINTEL<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_performance_override_intel(
+                &state.next,
                 commandBuffer,
                 pOverrideInfo,
                 result,
@@ -20886,6 +22659,7 @@ unsafe extern "system" fn vkCmdSetPerformanceStreamMarkerINTEL<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_performance_stream_marker_intel(
+                &state.next,
                 commandBuffer,
                 pMarkerInfo,
             )
@@ -20895,6 +22669,7 @@ unsafe extern "system" fn vkCmdSetPerformanceStreamMarkerINTEL<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_performance_stream_marker_intel(
+                &state.next,
                 commandBuffer,
                 pMarkerInfo,
             );
@@ -20905,6 +22680,7 @@ unsafe extern "system" fn vkCmdSetPerformanceStreamMarkerINTEL<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_performance_stream_marker_intel(
+                &state.next,
                 commandBuffer,
                 pMarkerInfo,
                 result,
@@ -20923,18 +22699,32 @@ unsafe extern "system" fn vkCmdSetPolygonModeEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_polygon_mode_ext(commandBuffer, polygonMode)
+            .pre_call_validate_cmd_set_polygon_mode_ext(
+                &state.next,
+                commandBuffer,
+                polygonMode,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_set_polygon_mode_ext(commandBuffer, polygonMode);
+        state
+            .hooks
+            .pre_call_record_cmd_set_polygon_mode_ext(
+                &state.next,
+                commandBuffer,
+                polygonMode,
+            );
         let Some(next) = state.next.vkCmdSetPolygonModeEXT else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, polygonMode) };
         state
             .hooks
-            .post_call_record_cmd_set_polygon_mode_ext(commandBuffer, polygonMode);
+            .post_call_record_cmd_set_polygon_mode_ext(
+                &state.next,
+                commandBuffer,
+                polygonMode,
+            );
     })
 }
 ///`vkCmdSetPrimitiveRestartEnable` through the layer's hooks.
@@ -20949,6 +22739,7 @@ unsafe extern "system" fn vkCmdSetPrimitiveRestartEnable<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_primitive_restart_enable(
+                &state.next,
                 commandBuffer,
                 primitiveRestartEnable,
             )
@@ -20958,6 +22749,7 @@ unsafe extern "system" fn vkCmdSetPrimitiveRestartEnable<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_primitive_restart_enable(
+                &state.next,
                 commandBuffer,
                 primitiveRestartEnable,
             );
@@ -20968,6 +22760,7 @@ unsafe extern "system" fn vkCmdSetPrimitiveRestartEnable<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_primitive_restart_enable(
+                &state.next,
                 commandBuffer,
                 primitiveRestartEnable,
             );
@@ -20985,6 +22778,7 @@ unsafe extern "system" fn vkCmdSetPrimitiveRestartIndexEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_primitive_restart_index_ext(
+                &state.next,
                 commandBuffer,
                 primitiveRestartIndex,
             )
@@ -20994,6 +22788,7 @@ unsafe extern "system" fn vkCmdSetPrimitiveRestartIndexEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_primitive_restart_index_ext(
+                &state.next,
                 commandBuffer,
                 primitiveRestartIndex,
             );
@@ -21004,6 +22799,7 @@ unsafe extern "system" fn vkCmdSetPrimitiveRestartIndexEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_primitive_restart_index_ext(
+                &state.next,
                 commandBuffer,
                 primitiveRestartIndex,
             );
@@ -21021,6 +22817,7 @@ unsafe extern "system" fn vkCmdSetPrimitiveTopology<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_primitive_topology(
+                &state.next,
                 commandBuffer,
                 primitiveTopology,
             )
@@ -21030,6 +22827,7 @@ unsafe extern "system" fn vkCmdSetPrimitiveTopology<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_primitive_topology(
+                &state.next,
                 commandBuffer,
                 primitiveTopology,
             );
@@ -21040,6 +22838,7 @@ unsafe extern "system" fn vkCmdSetPrimitiveTopology<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_primitive_topology(
+                &state.next,
                 commandBuffer,
                 primitiveTopology,
             );
@@ -21057,6 +22856,7 @@ unsafe extern "system" fn vkCmdSetProvokingVertexModeEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_provoking_vertex_mode_ext(
+                &state.next,
                 commandBuffer,
                 provokingVertexMode,
             )
@@ -21066,6 +22866,7 @@ unsafe extern "system" fn vkCmdSetProvokingVertexModeEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_provoking_vertex_mode_ext(
+                &state.next,
                 commandBuffer,
                 provokingVertexMode,
             );
@@ -21076,6 +22877,7 @@ unsafe extern "system" fn vkCmdSetProvokingVertexModeEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_provoking_vertex_mode_ext(
+                &state.next,
                 commandBuffer,
                 provokingVertexMode,
             );
@@ -21093,6 +22895,7 @@ unsafe extern "system" fn vkCmdSetRasterizationSamplesEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_rasterization_samples_ext(
+                &state.next,
                 commandBuffer,
                 rasterizationSamples,
             )
@@ -21102,6 +22905,7 @@ unsafe extern "system" fn vkCmdSetRasterizationSamplesEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_rasterization_samples_ext(
+                &state.next,
                 commandBuffer,
                 rasterizationSamples,
             );
@@ -21112,6 +22916,7 @@ unsafe extern "system" fn vkCmdSetRasterizationSamplesEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_rasterization_samples_ext(
+                &state.next,
                 commandBuffer,
                 rasterizationSamples,
             );
@@ -21129,6 +22934,7 @@ unsafe extern "system" fn vkCmdSetRasterizationStreamEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_rasterization_stream_ext(
+                &state.next,
                 commandBuffer,
                 rasterizationStream,
             )
@@ -21138,6 +22944,7 @@ unsafe extern "system" fn vkCmdSetRasterizationStreamEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_rasterization_stream_ext(
+                &state.next,
                 commandBuffer,
                 rasterizationStream,
             );
@@ -21148,6 +22955,7 @@ unsafe extern "system" fn vkCmdSetRasterizationStreamEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_rasterization_stream_ext(
+                &state.next,
                 commandBuffer,
                 rasterizationStream,
             );
@@ -21165,6 +22973,7 @@ unsafe extern "system" fn vkCmdSetRasterizerDiscardEnable<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_rasterizer_discard_enable(
+                &state.next,
                 commandBuffer,
                 rasterizerDiscardEnable,
             )
@@ -21174,6 +22983,7 @@ unsafe extern "system" fn vkCmdSetRasterizerDiscardEnable<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_rasterizer_discard_enable(
+                &state.next,
                 commandBuffer,
                 rasterizerDiscardEnable,
             );
@@ -21184,6 +22994,7 @@ unsafe extern "system" fn vkCmdSetRasterizerDiscardEnable<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_rasterizer_discard_enable(
+                &state.next,
                 commandBuffer,
                 rasterizerDiscardEnable,
             );
@@ -21201,6 +23012,7 @@ unsafe extern "system" fn vkCmdSetRayTracingPipelineStackSizeKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_ray_tracing_pipeline_stack_size_khr(
+                &state.next,
                 commandBuffer,
                 pipelineStackSize,
             )
@@ -21210,6 +23022,7 @@ unsafe extern "system" fn vkCmdSetRayTracingPipelineStackSizeKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_ray_tracing_pipeline_stack_size_khr(
+                &state.next,
                 commandBuffer,
                 pipelineStackSize,
             );
@@ -21220,6 +23033,7 @@ unsafe extern "system" fn vkCmdSetRayTracingPipelineStackSizeKHR<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_ray_tracing_pipeline_stack_size_khr(
+                &state.next,
                 commandBuffer,
                 pipelineStackSize,
             );
@@ -21237,6 +23051,7 @@ unsafe extern "system" fn vkCmdSetRenderingAttachmentLocations<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_rendering_attachment_locations(
+                &state.next,
                 commandBuffer,
                 pLocationInfo,
             )
@@ -21246,6 +23061,7 @@ unsafe extern "system" fn vkCmdSetRenderingAttachmentLocations<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_rendering_attachment_locations(
+                &state.next,
                 commandBuffer,
                 pLocationInfo,
             );
@@ -21256,6 +23072,7 @@ unsafe extern "system" fn vkCmdSetRenderingAttachmentLocations<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_rendering_attachment_locations(
+                &state.next,
                 commandBuffer,
                 pLocationInfo,
             );
@@ -21273,6 +23090,7 @@ unsafe extern "system" fn vkCmdSetRenderingInputAttachmentIndices<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_rendering_input_attachment_indices(
+                &state.next,
                 commandBuffer,
                 pInputAttachmentIndexInfo,
             )
@@ -21282,6 +23100,7 @@ unsafe extern "system" fn vkCmdSetRenderingInputAttachmentIndices<L: Registered>
         state
             .hooks
             .pre_call_record_cmd_set_rendering_input_attachment_indices(
+                &state.next,
                 commandBuffer,
                 pInputAttachmentIndexInfo,
             );
@@ -21292,6 +23111,7 @@ unsafe extern "system" fn vkCmdSetRenderingInputAttachmentIndices<L: Registered>
         state
             .hooks
             .post_call_record_cmd_set_rendering_input_attachment_indices(
+                &state.next,
                 commandBuffer,
                 pInputAttachmentIndexInfo,
             );
@@ -21309,6 +23129,7 @@ unsafe extern "system" fn vkCmdSetRepresentativeFragmentTestEnableNV<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_representative_fragment_test_enable_nv(
+                &state.next,
                 commandBuffer,
                 representativeFragmentTestEnable,
             )
@@ -21318,6 +23139,7 @@ unsafe extern "system" fn vkCmdSetRepresentativeFragmentTestEnableNV<L: Register
         state
             .hooks
             .pre_call_record_cmd_set_representative_fragment_test_enable_nv(
+                &state.next,
                 commandBuffer,
                 representativeFragmentTestEnable,
             );
@@ -21328,6 +23150,7 @@ unsafe extern "system" fn vkCmdSetRepresentativeFragmentTestEnableNV<L: Register
         state
             .hooks
             .post_call_record_cmd_set_representative_fragment_test_enable_nv(
+                &state.next,
                 commandBuffer,
                 representativeFragmentTestEnable,
             );
@@ -21345,6 +23168,7 @@ unsafe extern "system" fn vkCmdSetSampleLocationsEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_sample_locations_ext(
+                &state.next,
                 commandBuffer,
                 pSampleLocationsInfo,
             )
@@ -21354,6 +23178,7 @@ unsafe extern "system" fn vkCmdSetSampleLocationsEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_sample_locations_ext(
+                &state.next,
                 commandBuffer,
                 pSampleLocationsInfo,
             );
@@ -21364,6 +23189,7 @@ unsafe extern "system" fn vkCmdSetSampleLocationsEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_sample_locations_ext(
+                &state.next,
                 commandBuffer,
                 pSampleLocationsInfo,
             );
@@ -21381,6 +23207,7 @@ unsafe extern "system" fn vkCmdSetSampleLocationsEnableEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_sample_locations_enable_ext(
+                &state.next,
                 commandBuffer,
                 sampleLocationsEnable,
             )
@@ -21390,6 +23217,7 @@ unsafe extern "system" fn vkCmdSetSampleLocationsEnableEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_sample_locations_enable_ext(
+                &state.next,
                 commandBuffer,
                 sampleLocationsEnable,
             );
@@ -21400,6 +23228,7 @@ unsafe extern "system" fn vkCmdSetSampleLocationsEnableEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_sample_locations_enable_ext(
+                &state.next,
                 commandBuffer,
                 sampleLocationsEnable,
             );
@@ -21418,6 +23247,7 @@ unsafe extern "system" fn vkCmdSetSampleMaskEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_sample_mask_ext(
+                &state.next,
                 commandBuffer,
                 samples,
                 pSampleMask,
@@ -21428,6 +23258,7 @@ unsafe extern "system" fn vkCmdSetSampleMaskEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_sample_mask_ext(
+                &state.next,
                 commandBuffer,
                 samples,
                 pSampleMask,
@@ -21439,6 +23270,7 @@ unsafe extern "system" fn vkCmdSetSampleMaskEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_sample_mask_ext(
+                &state.next,
                 commandBuffer,
                 samples,
                 pSampleMask,
@@ -21459,6 +23291,7 @@ unsafe extern "system" fn vkCmdSetScissor<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_scissor(
+                &state.next,
                 commandBuffer,
                 firstScissor,
                 scissorCount,
@@ -21470,6 +23303,7 @@ unsafe extern "system" fn vkCmdSetScissor<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_scissor(
+                &state.next,
                 commandBuffer,
                 firstScissor,
                 scissorCount,
@@ -21480,6 +23314,7 @@ unsafe extern "system" fn vkCmdSetScissor<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_scissor(
+                &state.next,
                 commandBuffer,
                 firstScissor,
                 scissorCount,
@@ -21500,6 +23335,7 @@ unsafe extern "system" fn vkCmdSetScissorWithCount<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_scissor_with_count(
+                &state.next,
                 commandBuffer,
                 scissorCount,
                 pScissors,
@@ -21510,6 +23346,7 @@ unsafe extern "system" fn vkCmdSetScissorWithCount<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_scissor_with_count(
+                &state.next,
                 commandBuffer,
                 scissorCount,
                 pScissors,
@@ -21521,6 +23358,7 @@ unsafe extern "system" fn vkCmdSetScissorWithCount<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_scissor_with_count(
+                &state.next,
                 commandBuffer,
                 scissorCount,
                 pScissors,
@@ -21539,6 +23377,7 @@ unsafe extern "system" fn vkCmdSetShadingRateImageEnableNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_shading_rate_image_enable_nv(
+                &state.next,
                 commandBuffer,
                 shadingRateImageEnable,
             )
@@ -21548,6 +23387,7 @@ unsafe extern "system" fn vkCmdSetShadingRateImageEnableNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_shading_rate_image_enable_nv(
+                &state.next,
                 commandBuffer,
                 shadingRateImageEnable,
             );
@@ -21558,6 +23398,7 @@ unsafe extern "system" fn vkCmdSetShadingRateImageEnableNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_shading_rate_image_enable_nv(
+                &state.next,
                 commandBuffer,
                 shadingRateImageEnable,
             );
@@ -21576,6 +23417,7 @@ unsafe extern "system" fn vkCmdSetStencilCompareMask<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_stencil_compare_mask(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 compareMask,
@@ -21586,6 +23428,7 @@ unsafe extern "system" fn vkCmdSetStencilCompareMask<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_stencil_compare_mask(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 compareMask,
@@ -21597,6 +23440,7 @@ unsafe extern "system" fn vkCmdSetStencilCompareMask<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_stencil_compare_mask(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 compareMask,
@@ -21619,6 +23463,7 @@ unsafe extern "system" fn vkCmdSetStencilOp<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_stencil_op(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 failOp,
@@ -21632,6 +23477,7 @@ unsafe extern "system" fn vkCmdSetStencilOp<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_stencil_op(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 failOp,
@@ -21646,6 +23492,7 @@ unsafe extern "system" fn vkCmdSetStencilOp<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_stencil_op(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 failOp,
@@ -21668,6 +23515,7 @@ unsafe extern "system" fn vkCmdSetStencilReference<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_stencil_reference(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 reference,
@@ -21678,6 +23526,7 @@ unsafe extern "system" fn vkCmdSetStencilReference<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_stencil_reference(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 reference,
@@ -21689,6 +23538,7 @@ unsafe extern "system" fn vkCmdSetStencilReference<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_stencil_reference(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 reference,
@@ -21707,6 +23557,7 @@ unsafe extern "system" fn vkCmdSetStencilTestEnable<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_stencil_test_enable(
+                &state.next,
                 commandBuffer,
                 stencilTestEnable,
             )
@@ -21716,6 +23567,7 @@ unsafe extern "system" fn vkCmdSetStencilTestEnable<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_stencil_test_enable(
+                &state.next,
                 commandBuffer,
                 stencilTestEnable,
             );
@@ -21726,6 +23578,7 @@ unsafe extern "system" fn vkCmdSetStencilTestEnable<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_stencil_test_enable(
+                &state.next,
                 commandBuffer,
                 stencilTestEnable,
             );
@@ -21744,6 +23597,7 @@ unsafe extern "system" fn vkCmdSetStencilWriteMask<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_stencil_write_mask(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 writeMask,
@@ -21754,6 +23608,7 @@ unsafe extern "system" fn vkCmdSetStencilWriteMask<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_stencil_write_mask(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 writeMask,
@@ -21765,6 +23620,7 @@ unsafe extern "system" fn vkCmdSetStencilWriteMask<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_stencil_write_mask(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 writeMask,
@@ -21783,6 +23639,7 @@ unsafe extern "system" fn vkCmdSetTessellationDomainOriginEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_tessellation_domain_origin_ext(
+                &state.next,
                 commandBuffer,
                 domainOrigin,
             )
@@ -21792,6 +23649,7 @@ unsafe extern "system" fn vkCmdSetTessellationDomainOriginEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_tessellation_domain_origin_ext(
+                &state.next,
                 commandBuffer,
                 domainOrigin,
             );
@@ -21802,6 +23660,7 @@ unsafe extern "system" fn vkCmdSetTessellationDomainOriginEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_tessellation_domain_origin_ext(
+                &state.next,
                 commandBuffer,
                 domainOrigin,
             );
@@ -21822,6 +23681,7 @@ unsafe extern "system" fn vkCmdSetVertexInputEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_vertex_input_ext(
+                &state.next,
                 commandBuffer,
                 vertexBindingDescriptionCount,
                 pVertexBindingDescriptions,
@@ -21834,6 +23694,7 @@ unsafe extern "system" fn vkCmdSetVertexInputEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_vertex_input_ext(
+                &state.next,
                 commandBuffer,
                 vertexBindingDescriptionCount,
                 pVertexBindingDescriptions,
@@ -21855,6 +23716,7 @@ unsafe extern "system" fn vkCmdSetVertexInputEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_vertex_input_ext(
+                &state.next,
                 commandBuffer,
                 vertexBindingDescriptionCount,
                 pVertexBindingDescriptions,
@@ -21877,6 +23739,7 @@ unsafe extern "system" fn vkCmdSetViewport<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_viewport(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -21888,6 +23751,7 @@ unsafe extern "system" fn vkCmdSetViewport<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_viewport(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -21900,6 +23764,7 @@ unsafe extern "system" fn vkCmdSetViewport<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_viewport(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -21921,6 +23786,7 @@ unsafe extern "system" fn vkCmdSetViewportShadingRatePaletteNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_viewport_shading_rate_palette_nv(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -21932,6 +23798,7 @@ unsafe extern "system" fn vkCmdSetViewportShadingRatePaletteNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_viewport_shading_rate_palette_nv(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -21946,6 +23813,7 @@ unsafe extern "system" fn vkCmdSetViewportShadingRatePaletteNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_viewport_shading_rate_palette_nv(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -21967,6 +23835,7 @@ unsafe extern "system" fn vkCmdSetViewportSwizzleNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_viewport_swizzle_nv(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -21978,6 +23847,7 @@ unsafe extern "system" fn vkCmdSetViewportSwizzleNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_viewport_swizzle_nv(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -21990,6 +23860,7 @@ unsafe extern "system" fn vkCmdSetViewportSwizzleNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_viewport_swizzle_nv(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -22009,6 +23880,7 @@ unsafe extern "system" fn vkCmdSetViewportWScalingEnableNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_viewport_w_scaling_enable_nv(
+                &state.next,
                 commandBuffer,
                 viewportWScalingEnable,
             )
@@ -22018,6 +23890,7 @@ unsafe extern "system" fn vkCmdSetViewportWScalingEnableNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_viewport_w_scaling_enable_nv(
+                &state.next,
                 commandBuffer,
                 viewportWScalingEnable,
             );
@@ -22028,6 +23901,7 @@ unsafe extern "system" fn vkCmdSetViewportWScalingEnableNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_viewport_w_scaling_enable_nv(
+                &state.next,
                 commandBuffer,
                 viewportWScalingEnable,
             );
@@ -22047,6 +23921,7 @@ unsafe extern "system" fn vkCmdSetViewportWScalingNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_viewport_w_scaling_nv(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -22058,6 +23933,7 @@ unsafe extern "system" fn vkCmdSetViewportWScalingNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_viewport_w_scaling_nv(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -22070,6 +23946,7 @@ unsafe extern "system" fn vkCmdSetViewportWScalingNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_viewport_w_scaling_nv(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -22090,6 +23967,7 @@ unsafe extern "system" fn vkCmdSetViewportWithCount<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_viewport_with_count(
+                &state.next,
                 commandBuffer,
                 viewportCount,
                 pViewports,
@@ -22100,6 +23978,7 @@ unsafe extern "system" fn vkCmdSetViewportWithCount<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_viewport_with_count(
+                &state.next,
                 commandBuffer,
                 viewportCount,
                 pViewports,
@@ -22111,6 +23990,7 @@ unsafe extern "system" fn vkCmdSetViewportWithCount<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_viewport_with_count(
+                &state.next,
                 commandBuffer,
                 viewportCount,
                 pViewports,
@@ -22127,16 +24007,20 @@ unsafe extern "system" fn vkCmdSubpassShadingHUAWEI<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_subpass_shading_huawei(commandBuffer)
+            .pre_call_validate_cmd_subpass_shading_huawei(&state.next, commandBuffer)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_subpass_shading_huawei(commandBuffer);
+        state
+            .hooks
+            .pre_call_record_cmd_subpass_shading_huawei(&state.next, commandBuffer);
         let Some(next) = state.next.vkCmdSubpassShadingHUAWEI else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer) };
-        state.hooks.post_call_record_cmd_subpass_shading_huawei(commandBuffer);
+        state
+            .hooks
+            .post_call_record_cmd_subpass_shading_huawei(&state.next, commandBuffer);
     })
 }
 ///`vkCmdTraceRaysIndirect2KHR` through the layer's hooks.
@@ -22151,6 +24035,7 @@ unsafe extern "system" fn vkCmdTraceRaysIndirect2KHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_trace_rays_indirect2_khr(
+                &state.next,
                 commandBuffer,
                 indirectDeviceAddress,
             )
@@ -22160,6 +24045,7 @@ unsafe extern "system" fn vkCmdTraceRaysIndirect2KHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_trace_rays_indirect2_khr(
+                &state.next,
                 commandBuffer,
                 indirectDeviceAddress,
             );
@@ -22170,6 +24056,7 @@ unsafe extern "system" fn vkCmdTraceRaysIndirect2KHR<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_trace_rays_indirect2_khr(
+                &state.next,
                 commandBuffer,
                 indirectDeviceAddress,
             );
@@ -22191,6 +24078,7 @@ unsafe extern "system" fn vkCmdTraceRaysIndirectKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_trace_rays_indirect_khr(
+                &state.next,
                 commandBuffer,
                 pRaygenShaderBindingTable,
                 pMissShaderBindingTable,
@@ -22204,6 +24092,7 @@ unsafe extern "system" fn vkCmdTraceRaysIndirectKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_trace_rays_indirect_khr(
+                &state.next,
                 commandBuffer,
                 pRaygenShaderBindingTable,
                 pMissShaderBindingTable,
@@ -22227,6 +24116,7 @@ unsafe extern "system" fn vkCmdTraceRaysIndirectKHR<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_trace_rays_indirect_khr(
+                &state.next,
                 commandBuffer,
                 pRaygenShaderBindingTable,
                 pMissShaderBindingTable,
@@ -22254,6 +24144,7 @@ unsafe extern "system" fn vkCmdTraceRaysKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_trace_rays_khr(
+                &state.next,
                 commandBuffer,
                 pRaygenShaderBindingTable,
                 pMissShaderBindingTable,
@@ -22269,6 +24160,7 @@ unsafe extern "system" fn vkCmdTraceRaysKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_trace_rays_khr(
+                &state.next,
                 commandBuffer,
                 pRaygenShaderBindingTable,
                 pMissShaderBindingTable,
@@ -22296,6 +24188,7 @@ unsafe extern "system" fn vkCmdTraceRaysKHR<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_trace_rays_khr(
+                &state.next,
                 commandBuffer,
                 pRaygenShaderBindingTable,
                 pMissShaderBindingTable,
@@ -22332,6 +24225,7 @@ unsafe extern "system" fn vkCmdTraceRaysNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_trace_rays_nv(
+                &state.next,
                 commandBuffer,
                 raygenShaderBindingTableBuffer,
                 raygenShaderBindingOffset,
@@ -22354,6 +24248,7 @@ unsafe extern "system" fn vkCmdTraceRaysNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_trace_rays_nv(
+                &state.next,
                 commandBuffer,
                 raygenShaderBindingTableBuffer,
                 raygenShaderBindingOffset,
@@ -22395,6 +24290,7 @@ unsafe extern "system" fn vkCmdTraceRaysNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_trace_rays_nv(
+                &state.next,
                 commandBuffer,
                 raygenShaderBindingTableBuffer,
                 raygenShaderBindingOffset,
@@ -22428,6 +24324,7 @@ unsafe extern "system" fn vkCmdUpdateBuffer<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_update_buffer(
+                &state.next,
                 commandBuffer,
                 dstBuffer,
                 dstOffset,
@@ -22440,6 +24337,7 @@ unsafe extern "system" fn vkCmdUpdateBuffer<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_update_buffer(
+                &state.next,
                 commandBuffer,
                 dstBuffer,
                 dstOffset,
@@ -22453,6 +24351,7 @@ unsafe extern "system" fn vkCmdUpdateBuffer<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_update_buffer(
+                &state.next,
                 commandBuffer,
                 dstBuffer,
                 dstOffset,
@@ -22476,6 +24375,7 @@ unsafe extern "system" fn vkCmdUpdateMemoryKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_update_memory_khr(
+                &state.next,
                 commandBuffer,
                 pDstRange,
                 dstFlags,
@@ -22488,6 +24388,7 @@ unsafe extern "system" fn vkCmdUpdateMemoryKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_update_memory_khr(
+                &state.next,
                 commandBuffer,
                 pDstRange,
                 dstFlags,
@@ -22501,6 +24402,7 @@ unsafe extern "system" fn vkCmdUpdateMemoryKHR<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_update_memory_khr(
+                &state.next,
                 commandBuffer,
                 pDstRange,
                 dstFlags,
@@ -22522,6 +24424,7 @@ unsafe extern "system" fn vkCmdUpdatePipelineIndirectBufferNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_update_pipeline_indirect_buffer_nv(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 pipeline,
@@ -22532,6 +24435,7 @@ unsafe extern "system" fn vkCmdUpdatePipelineIndirectBufferNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_update_pipeline_indirect_buffer_nv(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 pipeline,
@@ -22543,6 +24447,7 @@ unsafe extern "system" fn vkCmdUpdatePipelineIndirectBufferNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_update_pipeline_indirect_buffer_nv(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 pipeline,
@@ -22570,6 +24475,7 @@ unsafe extern "system" fn vkCmdWaitEvents<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_wait_events(
+                &state.next,
                 commandBuffer,
                 eventCount,
                 pEvents,
@@ -22588,6 +24494,7 @@ unsafe extern "system" fn vkCmdWaitEvents<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_wait_events(
+                &state.next,
                 commandBuffer,
                 eventCount,
                 pEvents,
@@ -22619,6 +24526,7 @@ unsafe extern "system" fn vkCmdWaitEvents<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_wait_events(
+                &state.next,
                 commandBuffer,
                 eventCount,
                 pEvents,
@@ -22647,6 +24555,7 @@ unsafe extern "system" fn vkCmdWaitEvents2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_wait_events2(
+                &state.next,
                 commandBuffer,
                 eventCount,
                 pEvents,
@@ -22658,6 +24567,7 @@ unsafe extern "system" fn vkCmdWaitEvents2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_wait_events2(
+                &state.next,
                 commandBuffer,
                 eventCount,
                 pEvents,
@@ -22670,6 +24580,7 @@ unsafe extern "system" fn vkCmdWaitEvents2<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_wait_events2(
+                &state.next,
                 commandBuffer,
                 eventCount,
                 pEvents,
@@ -22693,6 +24604,7 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesKHR<L: Regis
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_write_acceleration_structures_properties_khr(
+                &state.next,
                 commandBuffer,
                 accelerationStructureCount,
                 pAccelerationStructures,
@@ -22706,6 +24618,7 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesKHR<L: Regis
         state
             .hooks
             .pre_call_record_cmd_write_acceleration_structures_properties_khr(
+                &state.next,
                 commandBuffer,
                 accelerationStructureCount,
                 pAccelerationStructures,
@@ -22729,6 +24642,7 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesKHR<L: Regis
         state
             .hooks
             .post_call_record_cmd_write_acceleration_structures_properties_khr(
+                &state.next,
                 commandBuffer,
                 accelerationStructureCount,
                 pAccelerationStructures,
@@ -22754,6 +24668,7 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesNV<L: Regist
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_write_acceleration_structures_properties_nv(
+                &state.next,
                 commandBuffer,
                 accelerationStructureCount,
                 pAccelerationStructures,
@@ -22767,6 +24682,7 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesNV<L: Regist
         state
             .hooks
             .pre_call_record_cmd_write_acceleration_structures_properties_nv(
+                &state.next,
                 commandBuffer,
                 accelerationStructureCount,
                 pAccelerationStructures,
@@ -22790,6 +24706,7 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesNV<L: Regist
         state
             .hooks
             .post_call_record_cmd_write_acceleration_structures_properties_nv(
+                &state.next,
                 commandBuffer,
                 accelerationStructureCount,
                 pAccelerationStructures,
@@ -22814,6 +24731,7 @@ unsafe extern "system" fn vkCmdWriteBufferMarker2AMD<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_write_buffer_marker2_amd(
+                &state.next,
                 commandBuffer,
                 stage,
                 dstBuffer,
@@ -22826,6 +24744,7 @@ unsafe extern "system" fn vkCmdWriteBufferMarker2AMD<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_write_buffer_marker2_amd(
+                &state.next,
                 commandBuffer,
                 stage,
                 dstBuffer,
@@ -22839,6 +24758,7 @@ unsafe extern "system" fn vkCmdWriteBufferMarker2AMD<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_write_buffer_marker2_amd(
+                &state.next,
                 commandBuffer,
                 stage,
                 dstBuffer,
@@ -22862,6 +24782,7 @@ unsafe extern "system" fn vkCmdWriteBufferMarkerAMD<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_write_buffer_marker_amd(
+                &state.next,
                 commandBuffer,
                 pipelineStage,
                 dstBuffer,
@@ -22874,6 +24795,7 @@ unsafe extern "system" fn vkCmdWriteBufferMarkerAMD<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_write_buffer_marker_amd(
+                &state.next,
                 commandBuffer,
                 pipelineStage,
                 dstBuffer,
@@ -22887,6 +24809,7 @@ unsafe extern "system" fn vkCmdWriteBufferMarkerAMD<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_write_buffer_marker_amd(
+                &state.next,
                 commandBuffer,
                 pipelineStage,
                 dstBuffer,
@@ -22906,18 +24829,32 @@ unsafe extern "system" fn vkCmdWriteMarkerToMemoryAMD<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_write_marker_to_memory_amd(commandBuffer, pInfo)
+            .pre_call_validate_cmd_write_marker_to_memory_amd(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_write_marker_to_memory_amd(commandBuffer, pInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_write_marker_to_memory_amd(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdWriteMarkerToMemoryAMD else {
             return Fallback::fallback()
         };
         unsafe { next(commandBuffer, pInfo) };
         state
             .hooks
-            .post_call_record_cmd_write_marker_to_memory_amd(commandBuffer, pInfo);
+            .post_call_record_cmd_write_marker_to_memory_amd(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
     })
 }
 ///`vkCmdWriteMicromapsPropertiesEXT` through the layer's hooks.
@@ -22936,6 +24873,7 @@ unsafe extern "system" fn vkCmdWriteMicromapsPropertiesEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_write_micromaps_properties_ext(
+                &state.next,
                 commandBuffer,
                 micromapCount,
                 pMicromaps,
@@ -22949,6 +24887,7 @@ unsafe extern "system" fn vkCmdWriteMicromapsPropertiesEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_write_micromaps_properties_ext(
+                &state.next,
                 commandBuffer,
                 micromapCount,
                 pMicromaps,
@@ -22972,6 +24911,7 @@ unsafe extern "system" fn vkCmdWriteMicromapsPropertiesEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_write_micromaps_properties_ext(
+                &state.next,
                 commandBuffer,
                 micromapCount,
                 pMicromaps,
@@ -22995,6 +24935,7 @@ unsafe extern "system" fn vkCmdWriteTimestamp<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_write_timestamp(
+                &state.next,
                 commandBuffer,
                 pipelineStage,
                 queryPool,
@@ -23006,6 +24947,7 @@ unsafe extern "system" fn vkCmdWriteTimestamp<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_write_timestamp(
+                &state.next,
                 commandBuffer,
                 pipelineStage,
                 queryPool,
@@ -23018,6 +24960,7 @@ unsafe extern "system" fn vkCmdWriteTimestamp<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_write_timestamp(
+                &state.next,
                 commandBuffer,
                 pipelineStage,
                 queryPool,
@@ -23039,6 +24982,7 @@ unsafe extern "system" fn vkCmdWriteTimestamp2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_write_timestamp2(
+                &state.next,
                 commandBuffer,
                 stage,
                 queryPool,
@@ -23050,6 +24994,7 @@ unsafe extern "system" fn vkCmdWriteTimestamp2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_write_timestamp2(
+                &state.next,
                 commandBuffer,
                 stage,
                 queryPool,
@@ -23062,6 +25007,7 @@ unsafe extern "system" fn vkCmdWriteTimestamp2<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_write_timestamp2(
+                &state.next,
                 commandBuffer,
                 stage,
                 queryPool,
@@ -23081,18 +25027,26 @@ unsafe extern "system" fn vkCompileDeferredNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_compile_deferred_nv(device, pipeline, shader)
+            .pre_call_validate_compile_deferred_nv(&state.next, device, pipeline, shader)
         {
             return result;
         }
-        state.hooks.pre_call_record_compile_deferred_nv(device, pipeline, shader);
+        state
+            .hooks
+            .pre_call_record_compile_deferred_nv(&state.next, device, pipeline, shader);
         let Some(next) = state.next.vkCompileDeferredNV else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, pipeline, shader) };
         state
             .hooks
-            .post_call_record_compile_deferred_nv(device, pipeline, shader, result);
+            .post_call_record_compile_deferred_nv(
+                &state.next,
+                device,
+                pipeline,
+                shader,
+                result,
+            );
         result
     })
 }
@@ -23107,11 +25061,21 @@ unsafe extern "system" fn vkConvertCooperativeVectorMatrixNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_convert_cooperative_vector_matrix_nv(device, pInfo)
+            .pre_call_validate_convert_cooperative_vector_matrix_nv(
+                &state.next,
+                device,
+                pInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_convert_cooperative_vector_matrix_nv(device, pInfo);
+        state
+            .hooks
+            .pre_call_record_convert_cooperative_vector_matrix_nv(
+                &state.next,
+                device,
+                pInfo,
+            );
         let Some(next) = state.next.vkConvertCooperativeVectorMatrixNV else {
             return Fallback::fallback()
         };
@@ -23119,6 +25083,7 @@ unsafe extern "system" fn vkConvertCooperativeVectorMatrixNV<L: Registered>(
         state
             .hooks
             .post_call_record_convert_cooperative_vector_matrix_nv(
+                &state.next,
                 device,
                 pInfo,
                 result,
@@ -23139,6 +25104,7 @@ unsafe extern "system" fn vkCopyAccelerationStructureKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_copy_acceleration_structure_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23149,6 +25115,7 @@ unsafe extern "system" fn vkCopyAccelerationStructureKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_copy_acceleration_structure_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23160,6 +25127,7 @@ unsafe extern "system" fn vkCopyAccelerationStructureKHR<L: Registered>(
         state
             .hooks
             .post_call_record_copy_acceleration_structure_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23181,6 +25149,7 @@ unsafe extern "system" fn vkCopyAccelerationStructureToMemoryKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_copy_acceleration_structure_to_memory_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23191,6 +25160,7 @@ unsafe extern "system" fn vkCopyAccelerationStructureToMemoryKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_copy_acceleration_structure_to_memory_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23202,6 +25172,7 @@ unsafe extern "system" fn vkCopyAccelerationStructureToMemoryKHR<L: Registered>(
         state
             .hooks
             .post_call_record_copy_acceleration_structure_to_memory_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23221,18 +25192,33 @@ unsafe extern "system" fn vkCopyImageToImage<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_copy_image_to_image(device, pCopyImageToImageInfo)
+            .pre_call_validate_copy_image_to_image(
+                &state.next,
+                device,
+                pCopyImageToImageInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_copy_image_to_image(device, pCopyImageToImageInfo);
+        state
+            .hooks
+            .pre_call_record_copy_image_to_image(
+                &state.next,
+                device,
+                pCopyImageToImageInfo,
+            );
         let Some(next) = state.next.vkCopyImageToImage else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, pCopyImageToImageInfo) };
         state
             .hooks
-            .post_call_record_copy_image_to_image(device, pCopyImageToImageInfo, result);
+            .post_call_record_copy_image_to_image(
+                &state.next,
+                device,
+                pCopyImageToImageInfo,
+                result,
+            );
         result
     })
 }
@@ -23247,11 +25233,21 @@ unsafe extern "system" fn vkCopyImageToMemory<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_copy_image_to_memory(device, pCopyImageToMemoryInfo)
+            .pre_call_validate_copy_image_to_memory(
+                &state.next,
+                device,
+                pCopyImageToMemoryInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_copy_image_to_memory(device, pCopyImageToMemoryInfo);
+        state
+            .hooks
+            .pre_call_record_copy_image_to_memory(
+                &state.next,
+                device,
+                pCopyImageToMemoryInfo,
+            );
         let Some(next) = state.next.vkCopyImageToMemory else {
             return Fallback::fallback()
         };
@@ -23259,6 +25255,7 @@ unsafe extern "system" fn vkCopyImageToMemory<L: Registered>(
         state
             .hooks
             .post_call_record_copy_image_to_memory(
+                &state.next,
                 device,
                 pCopyImageToMemoryInfo,
                 result,
@@ -23279,6 +25276,7 @@ unsafe extern "system" fn vkCopyMemoryToAccelerationStructureKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_copy_memory_to_acceleration_structure_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23289,6 +25287,7 @@ unsafe extern "system" fn vkCopyMemoryToAccelerationStructureKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_copy_memory_to_acceleration_structure_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23300,6 +25299,7 @@ unsafe extern "system" fn vkCopyMemoryToAccelerationStructureKHR<L: Registered>(
         state
             .hooks
             .post_call_record_copy_memory_to_acceleration_structure_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23319,11 +25319,21 @@ unsafe extern "system" fn vkCopyMemoryToImage<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_copy_memory_to_image(device, pCopyMemoryToImageInfo)
+            .pre_call_validate_copy_memory_to_image(
+                &state.next,
+                device,
+                pCopyMemoryToImageInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_copy_memory_to_image(device, pCopyMemoryToImageInfo);
+        state
+            .hooks
+            .pre_call_record_copy_memory_to_image(
+                &state.next,
+                device,
+                pCopyMemoryToImageInfo,
+            );
         let Some(next) = state.next.vkCopyMemoryToImage else {
             return Fallback::fallback()
         };
@@ -23331,6 +25341,7 @@ unsafe extern "system" fn vkCopyMemoryToImage<L: Registered>(
         state
             .hooks
             .post_call_record_copy_memory_to_image(
+                &state.next,
                 device,
                 pCopyMemoryToImageInfo,
                 result,
@@ -23351,6 +25362,7 @@ unsafe extern "system" fn vkCopyMemoryToMicromapEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_copy_memory_to_micromap_ext(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23361,6 +25373,7 @@ unsafe extern "system" fn vkCopyMemoryToMicromapEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_copy_memory_to_micromap_ext(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23372,6 +25385,7 @@ unsafe extern "system" fn vkCopyMemoryToMicromapEXT<L: Registered>(
         state
             .hooks
             .post_call_record_copy_memory_to_micromap_ext(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23392,11 +25406,23 @@ unsafe extern "system" fn vkCopyMicromapEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_copy_micromap_ext(device, deferredOperation, pInfo)
+            .pre_call_validate_copy_micromap_ext(
+                &state.next,
+                device,
+                deferredOperation,
+                pInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_copy_micromap_ext(device, deferredOperation, pInfo);
+        state
+            .hooks
+            .pre_call_record_copy_micromap_ext(
+                &state.next,
+                device,
+                deferredOperation,
+                pInfo,
+            );
         let Some(next) = state.next.vkCopyMicromapEXT else {
             return Fallback::fallback()
         };
@@ -23404,6 +25430,7 @@ unsafe extern "system" fn vkCopyMicromapEXT<L: Registered>(
         state
             .hooks
             .post_call_record_copy_micromap_ext(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23425,6 +25452,7 @@ unsafe extern "system" fn vkCopyMicromapToMemoryEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_copy_micromap_to_memory_ext(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23435,6 +25463,7 @@ unsafe extern "system" fn vkCopyMicromapToMemoryEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_copy_micromap_to_memory_ext(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23446,6 +25475,7 @@ unsafe extern "system" fn vkCopyMicromapToMemoryEXT<L: Registered>(
         state
             .hooks
             .post_call_record_copy_micromap_to_memory_ext(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23468,6 +25498,7 @@ unsafe extern "system" fn vkCreateAccelerationStructure2KHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_acceleration_structure2_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23479,6 +25510,7 @@ unsafe extern "system" fn vkCreateAccelerationStructure2KHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_acceleration_structure2_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23493,6 +25525,7 @@ unsafe extern "system" fn vkCreateAccelerationStructure2KHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_acceleration_structure2_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23516,6 +25549,7 @@ unsafe extern "system" fn vkCreateAccelerationStructureKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_acceleration_structure_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23527,6 +25561,7 @@ unsafe extern "system" fn vkCreateAccelerationStructureKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_acceleration_structure_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23541,6 +25576,7 @@ unsafe extern "system" fn vkCreateAccelerationStructureKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_acceleration_structure_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23564,6 +25600,7 @@ unsafe extern "system" fn vkCreateAccelerationStructureNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_acceleration_structure_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23575,6 +25612,7 @@ unsafe extern "system" fn vkCreateAccelerationStructureNV<L: Registered>(
         state
             .hooks
             .pre_call_record_create_acceleration_structure_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23589,6 +25627,7 @@ unsafe extern "system" fn vkCreateAccelerationStructureNV<L: Registered>(
         state
             .hooks
             .post_call_record_create_acceleration_structure_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23611,18 +25650,31 @@ unsafe extern "system" fn vkCreateBuffer<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_create_buffer(device, pCreateInfo, pAllocator, pBuffer)
+            .pre_call_validate_create_buffer(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pBuffer,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_create_buffer(device, pCreateInfo, pAllocator, pBuffer);
+            .pre_call_record_create_buffer(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pBuffer,
+            );
         let Some(next) = state.next.vkCreateBuffer else { return Fallback::fallback() };
         let result = unsafe { next(device, pCreateInfo, pAllocator, pBuffer) };
         state
             .hooks
             .post_call_record_create_buffer(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23646,6 +25698,7 @@ unsafe extern "system" fn vkCreateBufferCollectionFUCHSIA<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_buffer_collection_fuchsia(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23657,6 +25710,7 @@ unsafe extern "system" fn vkCreateBufferCollectionFUCHSIA<L: Registered>(
         state
             .hooks
             .pre_call_record_create_buffer_collection_fuchsia(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23669,6 +25723,7 @@ unsafe extern "system" fn vkCreateBufferCollectionFUCHSIA<L: Registered>(
         state
             .hooks
             .post_call_record_create_buffer_collection_fuchsia(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23691,13 +25746,25 @@ unsafe extern "system" fn vkCreateBufferView<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_create_buffer_view(device, pCreateInfo, pAllocator, pView)
+            .pre_call_validate_create_buffer_view(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pView,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_create_buffer_view(device, pCreateInfo, pAllocator, pView);
+            .pre_call_record_create_buffer_view(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pView,
+            );
         let Some(next) = state.next.vkCreateBufferView else {
             return Fallback::fallback()
         };
@@ -23705,6 +25772,7 @@ unsafe extern "system" fn vkCreateBufferView<L: Registered>(
         state
             .hooks
             .post_call_record_create_buffer_view(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23728,6 +25796,7 @@ unsafe extern "system" fn vkCreateCommandPool<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_command_pool(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23739,6 +25808,7 @@ unsafe extern "system" fn vkCreateCommandPool<L: Registered>(
         state
             .hooks
             .pre_call_record_create_command_pool(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23751,6 +25821,7 @@ unsafe extern "system" fn vkCreateCommandPool<L: Registered>(
         state
             .hooks
             .post_call_record_create_command_pool(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23776,6 +25847,7 @@ unsafe extern "system" fn vkCreateComputePipelines<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_compute_pipelines(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -23789,6 +25861,7 @@ unsafe extern "system" fn vkCreateComputePipelines<L: Registered>(
         state
             .hooks
             .pre_call_record_create_compute_pipelines(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -23812,6 +25885,7 @@ unsafe extern "system" fn vkCreateComputePipelines<L: Registered>(
         state
             .hooks
             .post_call_record_create_compute_pipelines(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -23837,6 +25911,7 @@ unsafe extern "system" fn vkCreateCuFunctionNVX<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_cu_function_nvx(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23848,6 +25923,7 @@ unsafe extern "system" fn vkCreateCuFunctionNVX<L: Registered>(
         state
             .hooks
             .pre_call_record_create_cu_function_nvx(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23860,6 +25936,7 @@ unsafe extern "system" fn vkCreateCuFunctionNVX<L: Registered>(
         state
             .hooks
             .post_call_record_create_cu_function_nvx(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23883,6 +25960,7 @@ unsafe extern "system" fn vkCreateCuModuleNVX<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_cu_module_nvx(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23894,6 +25972,7 @@ unsafe extern "system" fn vkCreateCuModuleNVX<L: Registered>(
         state
             .hooks
             .pre_call_record_create_cu_module_nvx(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23906,6 +25985,7 @@ unsafe extern "system" fn vkCreateCuModuleNVX<L: Registered>(
         state
             .hooks
             .post_call_record_create_cu_module_nvx(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23929,6 +26009,7 @@ unsafe extern "system" fn vkCreateCudaFunctionNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_cuda_function_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23940,6 +26021,7 @@ unsafe extern "system" fn vkCreateCudaFunctionNV<L: Registered>(
         state
             .hooks
             .pre_call_record_create_cuda_function_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23952,6 +26034,7 @@ unsafe extern "system" fn vkCreateCudaFunctionNV<L: Registered>(
         state
             .hooks
             .post_call_record_create_cuda_function_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23975,6 +26058,7 @@ unsafe extern "system" fn vkCreateCudaModuleNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_cuda_module_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23986,6 +26070,7 @@ unsafe extern "system" fn vkCreateCudaModuleNV<L: Registered>(
         state
             .hooks
             .pre_call_record_create_cuda_module_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23998,6 +26083,7 @@ unsafe extern "system" fn vkCreateCudaModuleNV<L: Registered>(
         state
             .hooks
             .post_call_record_create_cuda_module_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24021,6 +26107,7 @@ unsafe extern "system" fn vkCreateDataGraphPipelineSessionARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_data_graph_pipeline_session_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24032,6 +26119,7 @@ unsafe extern "system" fn vkCreateDataGraphPipelineSessionARM<L: Registered>(
         state
             .hooks
             .pre_call_record_create_data_graph_pipeline_session_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24044,6 +26132,7 @@ unsafe extern "system" fn vkCreateDataGraphPipelineSessionARM<L: Registered>(
         state
             .hooks
             .post_call_record_create_data_graph_pipeline_session_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24070,6 +26159,7 @@ unsafe extern "system" fn vkCreateDataGraphPipelinesARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_data_graph_pipelines_arm(
+                &state.next,
                 device,
                 deferredOperation,
                 pipelineCache,
@@ -24084,6 +26174,7 @@ unsafe extern "system" fn vkCreateDataGraphPipelinesARM<L: Registered>(
         state
             .hooks
             .pre_call_record_create_data_graph_pipelines_arm(
+                &state.next,
                 device,
                 deferredOperation,
                 pipelineCache,
@@ -24109,6 +26200,7 @@ unsafe extern "system" fn vkCreateDataGraphPipelinesARM<L: Registered>(
         state
             .hooks
             .post_call_record_create_data_graph_pipelines_arm(
+                &state.next,
                 device,
                 deferredOperation,
                 pipelineCache,
@@ -24134,6 +26226,7 @@ unsafe extern "system" fn vkCreateDeferredOperationKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_deferred_operation_khr(
+                &state.next,
                 device,
                 pAllocator,
                 pDeferredOperation,
@@ -24144,6 +26237,7 @@ unsafe extern "system" fn vkCreateDeferredOperationKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_deferred_operation_khr(
+                &state.next,
                 device,
                 pAllocator,
                 pDeferredOperation,
@@ -24155,6 +26249,7 @@ unsafe extern "system" fn vkCreateDeferredOperationKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_deferred_operation_khr(
+                &state.next,
                 device,
                 pAllocator,
                 pDeferredOperation,
@@ -24177,6 +26272,7 @@ unsafe extern "system" fn vkCreateDescriptorPool<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_descriptor_pool(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24188,6 +26284,7 @@ unsafe extern "system" fn vkCreateDescriptorPool<L: Registered>(
         state
             .hooks
             .pre_call_record_create_descriptor_pool(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24200,6 +26297,7 @@ unsafe extern "system" fn vkCreateDescriptorPool<L: Registered>(
         state
             .hooks
             .post_call_record_create_descriptor_pool(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24223,6 +26321,7 @@ unsafe extern "system" fn vkCreateDescriptorSetLayout<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_descriptor_set_layout(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24234,6 +26333,7 @@ unsafe extern "system" fn vkCreateDescriptorSetLayout<L: Registered>(
         state
             .hooks
             .pre_call_record_create_descriptor_set_layout(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24246,6 +26346,7 @@ unsafe extern "system" fn vkCreateDescriptorSetLayout<L: Registered>(
         state
             .hooks
             .post_call_record_create_descriptor_set_layout(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24269,6 +26370,7 @@ unsafe extern "system" fn vkCreateDescriptorUpdateTemplate<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_descriptor_update_template(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24280,6 +26382,7 @@ unsafe extern "system" fn vkCreateDescriptorUpdateTemplate<L: Registered>(
         state
             .hooks
             .pre_call_record_create_descriptor_update_template(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24294,6 +26397,7 @@ unsafe extern "system" fn vkCreateDescriptorUpdateTemplate<L: Registered>(
         state
             .hooks
             .post_call_record_create_descriptor_update_template(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24316,18 +26420,31 @@ unsafe extern "system" fn vkCreateEvent<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_create_event(device, pCreateInfo, pAllocator, pEvent)
+            .pre_call_validate_create_event(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pEvent,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_create_event(device, pCreateInfo, pAllocator, pEvent);
+            .pre_call_record_create_event(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pEvent,
+            );
         let Some(next) = state.next.vkCreateEvent else { return Fallback::fallback() };
         let result = unsafe { next(device, pCreateInfo, pAllocator, pEvent) };
         state
             .hooks
             .post_call_record_create_event(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24353,6 +26470,7 @@ unsafe extern "system" fn vkCreateExecutionGraphPipelinesAMDX<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_execution_graph_pipelines_amdx(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -24366,6 +26484,7 @@ unsafe extern "system" fn vkCreateExecutionGraphPipelinesAMDX<L: Registered>(
         state
             .hooks
             .pre_call_record_create_execution_graph_pipelines_amdx(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -24389,6 +26508,7 @@ unsafe extern "system" fn vkCreateExecutionGraphPipelinesAMDX<L: Registered>(
         state
             .hooks
             .post_call_record_create_execution_graph_pipelines_amdx(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -24414,6 +26534,7 @@ unsafe extern "system" fn vkCreateExternalComputeQueueNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_external_compute_queue_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24425,6 +26546,7 @@ unsafe extern "system" fn vkCreateExternalComputeQueueNV<L: Registered>(
         state
             .hooks
             .pre_call_record_create_external_compute_queue_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24437,6 +26559,7 @@ unsafe extern "system" fn vkCreateExternalComputeQueueNV<L: Registered>(
         state
             .hooks
             .post_call_record_create_external_compute_queue_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24459,18 +26582,31 @@ unsafe extern "system" fn vkCreateFence<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_create_fence(device, pCreateInfo, pAllocator, pFence)
+            .pre_call_validate_create_fence(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pFence,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_create_fence(device, pCreateInfo, pAllocator, pFence);
+            .pre_call_record_create_fence(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pFence,
+            );
         let Some(next) = state.next.vkCreateFence else { return Fallback::fallback() };
         let result = unsafe { next(device, pCreateInfo, pAllocator, pFence) };
         state
             .hooks
             .post_call_record_create_fence(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24494,6 +26630,7 @@ unsafe extern "system" fn vkCreateFramebuffer<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_framebuffer(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24505,6 +26642,7 @@ unsafe extern "system" fn vkCreateFramebuffer<L: Registered>(
         state
             .hooks
             .pre_call_record_create_framebuffer(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24517,6 +26655,7 @@ unsafe extern "system" fn vkCreateFramebuffer<L: Registered>(
         state
             .hooks
             .post_call_record_create_framebuffer(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24540,6 +26679,7 @@ unsafe extern "system" fn vkCreateGpaSessionAMD<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_gpa_session_amd(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24551,6 +26691,7 @@ unsafe extern "system" fn vkCreateGpaSessionAMD<L: Registered>(
         state
             .hooks
             .pre_call_record_create_gpa_session_amd(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24563,6 +26704,7 @@ unsafe extern "system" fn vkCreateGpaSessionAMD<L: Registered>(
         state
             .hooks
             .post_call_record_create_gpa_session_amd(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24588,6 +26730,7 @@ unsafe extern "system" fn vkCreateGraphicsPipelines<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_graphics_pipelines(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -24601,6 +26744,7 @@ unsafe extern "system" fn vkCreateGraphicsPipelines<L: Registered>(
         state
             .hooks
             .pre_call_record_create_graphics_pipelines(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -24624,6 +26768,7 @@ unsafe extern "system" fn vkCreateGraphicsPipelines<L: Registered>(
         state
             .hooks
             .post_call_record_create_graphics_pipelines(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -24648,18 +26793,31 @@ unsafe extern "system" fn vkCreateImage<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_create_image(device, pCreateInfo, pAllocator, pImage)
+            .pre_call_validate_create_image(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pImage,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_create_image(device, pCreateInfo, pAllocator, pImage);
+            .pre_call_record_create_image(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pImage,
+            );
         let Some(next) = state.next.vkCreateImage else { return Fallback::fallback() };
         let result = unsafe { next(device, pCreateInfo, pAllocator, pImage) };
         state
             .hooks
             .post_call_record_create_image(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24682,13 +26840,25 @@ unsafe extern "system" fn vkCreateImageView<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_create_image_view(device, pCreateInfo, pAllocator, pView)
+            .pre_call_validate_create_image_view(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pView,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_create_image_view(device, pCreateInfo, pAllocator, pView);
+            .pre_call_record_create_image_view(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pView,
+            );
         let Some(next) = state.next.vkCreateImageView else {
             return Fallback::fallback()
         };
@@ -24696,6 +26866,7 @@ unsafe extern "system" fn vkCreateImageView<L: Registered>(
         state
             .hooks
             .post_call_record_create_image_view(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24719,6 +26890,7 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_indirect_commands_layout_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24730,6 +26902,7 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_create_indirect_commands_layout_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24744,6 +26917,7 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutEXT<L: Registered>(
         state
             .hooks
             .post_call_record_create_indirect_commands_layout_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24767,6 +26941,7 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_indirect_commands_layout_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24778,6 +26953,7 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutNV<L: Registered>(
         state
             .hooks
             .pre_call_record_create_indirect_commands_layout_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24792,6 +26968,7 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutNV<L: Registered>(
         state
             .hooks
             .post_call_record_create_indirect_commands_layout_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24815,6 +26992,7 @@ unsafe extern "system" fn vkCreateIndirectExecutionSetEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_indirect_execution_set_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24826,6 +27004,7 @@ unsafe extern "system" fn vkCreateIndirectExecutionSetEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_create_indirect_execution_set_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24840,6 +27019,7 @@ unsafe extern "system" fn vkCreateIndirectExecutionSetEXT<L: Registered>(
         state
             .hooks
             .post_call_record_create_indirect_execution_set_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24863,6 +27043,7 @@ unsafe extern "system" fn vkCreateMicromapEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_micromap_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24874,6 +27055,7 @@ unsafe extern "system" fn vkCreateMicromapEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_create_micromap_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24886,6 +27068,7 @@ unsafe extern "system" fn vkCreateMicromapEXT<L: Registered>(
         state
             .hooks
             .post_call_record_create_micromap_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24909,6 +27092,7 @@ unsafe extern "system" fn vkCreateOpticalFlowSessionNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_optical_flow_session_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24920,6 +27104,7 @@ unsafe extern "system" fn vkCreateOpticalFlowSessionNV<L: Registered>(
         state
             .hooks
             .pre_call_record_create_optical_flow_session_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24932,6 +27117,7 @@ unsafe extern "system" fn vkCreateOpticalFlowSessionNV<L: Registered>(
         state
             .hooks
             .post_call_record_create_optical_flow_session_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24955,6 +27141,7 @@ unsafe extern "system" fn vkCreatePipelineBinariesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_pipeline_binaries_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24966,6 +27153,7 @@ unsafe extern "system" fn vkCreatePipelineBinariesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_pipeline_binaries_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24978,6 +27166,7 @@ unsafe extern "system" fn vkCreatePipelineBinariesKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_pipeline_binaries_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25001,6 +27190,7 @@ unsafe extern "system" fn vkCreatePipelineCache<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_pipeline_cache(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25012,6 +27202,7 @@ unsafe extern "system" fn vkCreatePipelineCache<L: Registered>(
         state
             .hooks
             .pre_call_record_create_pipeline_cache(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25024,6 +27215,7 @@ unsafe extern "system" fn vkCreatePipelineCache<L: Registered>(
         state
             .hooks
             .post_call_record_create_pipeline_cache(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25047,6 +27239,7 @@ unsafe extern "system" fn vkCreatePipelineLayout<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_pipeline_layout(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25058,6 +27251,7 @@ unsafe extern "system" fn vkCreatePipelineLayout<L: Registered>(
         state
             .hooks
             .pre_call_record_create_pipeline_layout(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25070,6 +27264,7 @@ unsafe extern "system" fn vkCreatePipelineLayout<L: Registered>(
         state
             .hooks
             .post_call_record_create_pipeline_layout(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25093,6 +27288,7 @@ unsafe extern "system" fn vkCreatePrivateDataSlot<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_private_data_slot(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25104,6 +27300,7 @@ unsafe extern "system" fn vkCreatePrivateDataSlot<L: Registered>(
         state
             .hooks
             .pre_call_record_create_private_data_slot(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25116,6 +27313,7 @@ unsafe extern "system" fn vkCreatePrivateDataSlot<L: Registered>(
         state
             .hooks
             .post_call_record_create_private_data_slot(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25139,6 +27337,7 @@ unsafe extern "system" fn vkCreateQueryPool<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_query_pool(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25150,6 +27349,7 @@ unsafe extern "system" fn vkCreateQueryPool<L: Registered>(
         state
             .hooks
             .pre_call_record_create_query_pool(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25162,6 +27362,7 @@ unsafe extern "system" fn vkCreateQueryPool<L: Registered>(
         state
             .hooks
             .post_call_record_create_query_pool(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25188,6 +27389,7 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_ray_tracing_pipelines_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pipelineCache,
@@ -25202,6 +27404,7 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_ray_tracing_pipelines_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pipelineCache,
@@ -25227,6 +27430,7 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_ray_tracing_pipelines_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pipelineCache,
@@ -25255,6 +27459,7 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_ray_tracing_pipelines_nv(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -25268,6 +27473,7 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesNV<L: Registered>(
         state
             .hooks
             .pre_call_record_create_ray_tracing_pipelines_nv(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -25291,6 +27497,7 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesNV<L: Registered>(
         state
             .hooks
             .post_call_record_create_ray_tracing_pipelines_nv(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -25316,6 +27523,7 @@ unsafe extern "system" fn vkCreateRenderPass<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_render_pass(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25327,6 +27535,7 @@ unsafe extern "system" fn vkCreateRenderPass<L: Registered>(
         state
             .hooks
             .pre_call_record_create_render_pass(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25339,6 +27548,7 @@ unsafe extern "system" fn vkCreateRenderPass<L: Registered>(
         state
             .hooks
             .post_call_record_create_render_pass(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25362,6 +27572,7 @@ unsafe extern "system" fn vkCreateRenderPass2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_render_pass2(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25373,6 +27584,7 @@ unsafe extern "system" fn vkCreateRenderPass2<L: Registered>(
         state
             .hooks
             .pre_call_record_create_render_pass2(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25385,6 +27597,7 @@ unsafe extern "system" fn vkCreateRenderPass2<L: Registered>(
         state
             .hooks
             .post_call_record_create_render_pass2(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25407,18 +27620,31 @@ unsafe extern "system" fn vkCreateSampler<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_create_sampler(device, pCreateInfo, pAllocator, pSampler)
+            .pre_call_validate_create_sampler(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pSampler,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_create_sampler(device, pCreateInfo, pAllocator, pSampler);
+            .pre_call_record_create_sampler(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pSampler,
+            );
         let Some(next) = state.next.vkCreateSampler else { return Fallback::fallback() };
         let result = unsafe { next(device, pCreateInfo, pAllocator, pSampler) };
         state
             .hooks
             .post_call_record_create_sampler(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25442,6 +27668,7 @@ unsafe extern "system" fn vkCreateSamplerYcbcrConversion<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_sampler_ycbcr_conversion(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25453,6 +27680,7 @@ unsafe extern "system" fn vkCreateSamplerYcbcrConversion<L: Registered>(
         state
             .hooks
             .pre_call_record_create_sampler_ycbcr_conversion(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25465,6 +27693,7 @@ unsafe extern "system" fn vkCreateSamplerYcbcrConversion<L: Registered>(
         state
             .hooks
             .post_call_record_create_sampler_ycbcr_conversion(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25488,6 +27717,7 @@ unsafe extern "system" fn vkCreateSemaphore<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_semaphore(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25499,6 +27729,7 @@ unsafe extern "system" fn vkCreateSemaphore<L: Registered>(
         state
             .hooks
             .pre_call_record_create_semaphore(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25511,6 +27742,7 @@ unsafe extern "system" fn vkCreateSemaphore<L: Registered>(
         state
             .hooks
             .post_call_record_create_semaphore(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25534,6 +27766,7 @@ unsafe extern "system" fn vkCreateShaderInstrumentationARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_shader_instrumentation_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25545,6 +27778,7 @@ unsafe extern "system" fn vkCreateShaderInstrumentationARM<L: Registered>(
         state
             .hooks
             .pre_call_record_create_shader_instrumentation_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25557,6 +27791,7 @@ unsafe extern "system" fn vkCreateShaderInstrumentationARM<L: Registered>(
         state
             .hooks
             .post_call_record_create_shader_instrumentation_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25580,6 +27815,7 @@ unsafe extern "system" fn vkCreateShaderModule<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_shader_module(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25591,6 +27827,7 @@ unsafe extern "system" fn vkCreateShaderModule<L: Registered>(
         state
             .hooks
             .pre_call_record_create_shader_module(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25603,6 +27840,7 @@ unsafe extern "system" fn vkCreateShaderModule<L: Registered>(
         state
             .hooks
             .post_call_record_create_shader_module(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25627,6 +27865,7 @@ unsafe extern "system" fn vkCreateShadersEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_shaders_ext(
+                &state.next,
                 device,
                 createInfoCount,
                 pCreateInfos,
@@ -25639,6 +27878,7 @@ unsafe extern "system" fn vkCreateShadersEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_create_shaders_ext(
+                &state.next,
                 device,
                 createInfoCount,
                 pCreateInfos,
@@ -25654,6 +27894,7 @@ unsafe extern "system" fn vkCreateShadersEXT<L: Registered>(
         state
             .hooks
             .post_call_record_create_shaders_ext(
+                &state.next,
                 device,
                 createInfoCount,
                 pCreateInfos,
@@ -25679,6 +27920,7 @@ unsafe extern "system" fn vkCreateSharedSwapchainsKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_shared_swapchains_khr(
+                &state.next,
                 device,
                 swapchainCount,
                 pCreateInfos,
@@ -25691,6 +27933,7 @@ unsafe extern "system" fn vkCreateSharedSwapchainsKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_shared_swapchains_khr(
+                &state.next,
                 device,
                 swapchainCount,
                 pCreateInfos,
@@ -25706,6 +27949,7 @@ unsafe extern "system" fn vkCreateSharedSwapchainsKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_shared_swapchains_khr(
+                &state.next,
                 device,
                 swapchainCount,
                 pCreateInfos,
@@ -25730,6 +27974,7 @@ unsafe extern "system" fn vkCreateSwapchainKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_swapchain_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25741,6 +27986,7 @@ unsafe extern "system" fn vkCreateSwapchainKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_swapchain_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25753,6 +27999,7 @@ unsafe extern "system" fn vkCreateSwapchainKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_swapchain_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25776,6 +28023,7 @@ unsafe extern "system" fn vkCreateTensorARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_tensor_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25786,7 +28034,13 @@ unsafe extern "system" fn vkCreateTensorARM<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_create_tensor_arm(device, pCreateInfo, pAllocator, pTensor);
+            .pre_call_record_create_tensor_arm(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pTensor,
+            );
         let Some(next) = state.next.vkCreateTensorARM else {
             return Fallback::fallback()
         };
@@ -25794,6 +28048,7 @@ unsafe extern "system" fn vkCreateTensorARM<L: Registered>(
         state
             .hooks
             .post_call_record_create_tensor_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25817,6 +28072,7 @@ unsafe extern "system" fn vkCreateTensorViewARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_tensor_view_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25828,6 +28084,7 @@ unsafe extern "system" fn vkCreateTensorViewARM<L: Registered>(
         state
             .hooks
             .pre_call_record_create_tensor_view_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25840,6 +28097,7 @@ unsafe extern "system" fn vkCreateTensorViewARM<L: Registered>(
         state
             .hooks
             .post_call_record_create_tensor_view_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25863,6 +28121,7 @@ unsafe extern "system" fn vkCreateValidationCacheEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_validation_cache_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25874,6 +28133,7 @@ unsafe extern "system" fn vkCreateValidationCacheEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_create_validation_cache_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25886,6 +28146,7 @@ unsafe extern "system" fn vkCreateValidationCacheEXT<L: Registered>(
         state
             .hooks
             .post_call_record_create_validation_cache_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25909,6 +28170,7 @@ unsafe extern "system" fn vkCreateVideoSessionKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_video_session_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25920,6 +28182,7 @@ unsafe extern "system" fn vkCreateVideoSessionKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_video_session_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25932,6 +28195,7 @@ unsafe extern "system" fn vkCreateVideoSessionKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_video_session_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25955,6 +28219,7 @@ unsafe extern "system" fn vkCreateVideoSessionParametersKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_video_session_parameters_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25966,6 +28231,7 @@ unsafe extern "system" fn vkCreateVideoSessionParametersKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_video_session_parameters_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25980,6 +28246,7 @@ unsafe extern "system" fn vkCreateVideoSessionParametersKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_video_session_parameters_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -26000,11 +28267,21 @@ unsafe extern "system" fn vkDebugMarkerSetObjectNameEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_debug_marker_set_object_name_ext(device, pNameInfo)
+            .pre_call_validate_debug_marker_set_object_name_ext(
+                &state.next,
+                device,
+                pNameInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_debug_marker_set_object_name_ext(device, pNameInfo);
+        state
+            .hooks
+            .pre_call_record_debug_marker_set_object_name_ext(
+                &state.next,
+                device,
+                pNameInfo,
+            );
         let Some(next) = state.next.vkDebugMarkerSetObjectNameEXT else {
             return Fallback::fallback()
         };
@@ -26012,6 +28289,7 @@ unsafe extern "system" fn vkDebugMarkerSetObjectNameEXT<L: Registered>(
         state
             .hooks
             .post_call_record_debug_marker_set_object_name_ext(
+                &state.next,
                 device,
                 pNameInfo,
                 result,
@@ -26030,18 +28308,33 @@ unsafe extern "system" fn vkDebugMarkerSetObjectTagEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_debug_marker_set_object_tag_ext(device, pTagInfo)
+            .pre_call_validate_debug_marker_set_object_tag_ext(
+                &state.next,
+                device,
+                pTagInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_debug_marker_set_object_tag_ext(device, pTagInfo);
+        state
+            .hooks
+            .pre_call_record_debug_marker_set_object_tag_ext(
+                &state.next,
+                device,
+                pTagInfo,
+            );
         let Some(next) = state.next.vkDebugMarkerSetObjectTagEXT else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, pTagInfo) };
         state
             .hooks
-            .post_call_record_debug_marker_set_object_tag_ext(device, pTagInfo, result);
+            .post_call_record_debug_marker_set_object_tag_ext(
+                &state.next,
+                device,
+                pTagInfo,
+                result,
+            );
         result
     })
 }
@@ -26056,18 +28349,29 @@ unsafe extern "system" fn vkDeferredOperationJoinKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_deferred_operation_join_khr(device, operation)
+            .pre_call_validate_deferred_operation_join_khr(
+                &state.next,
+                device,
+                operation,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_deferred_operation_join_khr(device, operation);
+        state
+            .hooks
+            .pre_call_record_deferred_operation_join_khr(&state.next, device, operation);
         let Some(next) = state.next.vkDeferredOperationJoinKHR else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, operation) };
         state
             .hooks
-            .post_call_record_deferred_operation_join_khr(device, operation, result);
+            .post_call_record_deferred_operation_join_khr(
+                &state.next,
+                device,
+                operation,
+                result,
+            );
         result
     })
 }
@@ -26084,6 +28388,7 @@ unsafe extern "system" fn vkDestroyAccelerationStructureKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_acceleration_structure_khr(
+                &state.next,
                 device,
                 accelerationStructure,
                 pAllocator,
@@ -26094,6 +28399,7 @@ unsafe extern "system" fn vkDestroyAccelerationStructureKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_acceleration_structure_khr(
+                &state.next,
                 device,
                 accelerationStructure,
                 pAllocator,
@@ -26105,6 +28411,7 @@ unsafe extern "system" fn vkDestroyAccelerationStructureKHR<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_acceleration_structure_khr(
+                &state.next,
                 device,
                 accelerationStructure,
                 pAllocator,
@@ -26124,6 +28431,7 @@ unsafe extern "system" fn vkDestroyAccelerationStructureNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_acceleration_structure_nv(
+                &state.next,
                 device,
                 accelerationStructure,
                 pAllocator,
@@ -26134,6 +28442,7 @@ unsafe extern "system" fn vkDestroyAccelerationStructureNV<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_acceleration_structure_nv(
+                &state.next,
                 device,
                 accelerationStructure,
                 pAllocator,
@@ -26145,6 +28454,7 @@ unsafe extern "system" fn vkDestroyAccelerationStructureNV<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_acceleration_structure_nv(
+                &state.next,
                 device,
                 accelerationStructure,
                 pAllocator,
@@ -26163,14 +28473,18 @@ unsafe extern "system" fn vkDestroyBuffer<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_buffer(device, buffer, pAllocator)
+            .pre_call_validate_destroy_buffer(&state.next, device, buffer, pAllocator)
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_buffer(device, buffer, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_buffer(&state.next, device, buffer, pAllocator);
         let Some(next) = state.next.vkDestroyBuffer else { return Fallback::fallback() };
         unsafe { next(device, buffer, pAllocator) };
-        state.hooks.post_call_record_destroy_buffer(device, buffer, pAllocator);
+        state
+            .hooks
+            .post_call_record_destroy_buffer(&state.next, device, buffer, pAllocator);
     })
 }
 ///`vkDestroyBufferCollectionFUCHSIA` through the layer's hooks.
@@ -26186,6 +28500,7 @@ unsafe extern "system" fn vkDestroyBufferCollectionFUCHSIA<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_buffer_collection_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pAllocator,
@@ -26196,6 +28511,7 @@ unsafe extern "system" fn vkDestroyBufferCollectionFUCHSIA<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_buffer_collection_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pAllocator,
@@ -26207,6 +28523,7 @@ unsafe extern "system" fn vkDestroyBufferCollectionFUCHSIA<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_buffer_collection_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pAllocator,
@@ -26225,16 +28542,35 @@ unsafe extern "system" fn vkDestroyBufferView<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_buffer_view(device, bufferView, pAllocator)
+            .pre_call_validate_destroy_buffer_view(
+                &state.next,
+                device,
+                bufferView,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_buffer_view(device, bufferView, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_buffer_view(
+                &state.next,
+                device,
+                bufferView,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyBufferView else {
             return Fallback::fallback()
         };
         unsafe { next(device, bufferView, pAllocator) };
-        state.hooks.post_call_record_destroy_buffer_view(device, bufferView, pAllocator);
+        state
+            .hooks
+            .post_call_record_destroy_buffer_view(
+                &state.next,
+                device,
+                bufferView,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyCommandPool` through the layer's hooks.
@@ -26249,20 +28585,35 @@ unsafe extern "system" fn vkDestroyCommandPool<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_command_pool(device, commandPool, pAllocator)
+            .pre_call_validate_destroy_command_pool(
+                &state.next,
+                device,
+                commandPool,
+                pAllocator,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_destroy_command_pool(device, commandPool, pAllocator);
+            .pre_call_record_destroy_command_pool(
+                &state.next,
+                device,
+                commandPool,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyCommandPool else {
             return Fallback::fallback()
         };
         unsafe { next(device, commandPool, pAllocator) };
         state
             .hooks
-            .post_call_record_destroy_command_pool(device, commandPool, pAllocator);
+            .post_call_record_destroy_command_pool(
+                &state.next,
+                device,
+                commandPool,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyCuFunctionNVX` through the layer's hooks.
@@ -26277,20 +28628,35 @@ unsafe extern "system" fn vkDestroyCuFunctionNVX<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_cu_function_nvx(device, function, pAllocator)
+            .pre_call_validate_destroy_cu_function_nvx(
+                &state.next,
+                device,
+                function,
+                pAllocator,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_destroy_cu_function_nvx(device, function, pAllocator);
+            .pre_call_record_destroy_cu_function_nvx(
+                &state.next,
+                device,
+                function,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyCuFunctionNVX else {
             return Fallback::fallback()
         };
         unsafe { next(device, function, pAllocator) };
         state
             .hooks
-            .post_call_record_destroy_cu_function_nvx(device, function, pAllocator);
+            .post_call_record_destroy_cu_function_nvx(
+                &state.next,
+                device,
+                function,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyCuModuleNVX` through the layer's hooks.
@@ -26305,16 +28671,35 @@ unsafe extern "system" fn vkDestroyCuModuleNVX<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_cu_module_nvx(device, module, pAllocator)
+            .pre_call_validate_destroy_cu_module_nvx(
+                &state.next,
+                device,
+                module,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_cu_module_nvx(device, module, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_cu_module_nvx(
+                &state.next,
+                device,
+                module,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyCuModuleNVX else {
             return Fallback::fallback()
         };
         unsafe { next(device, module, pAllocator) };
-        state.hooks.post_call_record_destroy_cu_module_nvx(device, module, pAllocator);
+        state
+            .hooks
+            .post_call_record_destroy_cu_module_nvx(
+                &state.next,
+                device,
+                module,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyCudaFunctionNV` through the layer's hooks.
@@ -26329,20 +28714,35 @@ unsafe extern "system" fn vkDestroyCudaFunctionNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_cuda_function_nv(device, function, pAllocator)
+            .pre_call_validate_destroy_cuda_function_nv(
+                &state.next,
+                device,
+                function,
+                pAllocator,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_destroy_cuda_function_nv(device, function, pAllocator);
+            .pre_call_record_destroy_cuda_function_nv(
+                &state.next,
+                device,
+                function,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyCudaFunctionNV else {
             return Fallback::fallback()
         };
         unsafe { next(device, function, pAllocator) };
         state
             .hooks
-            .post_call_record_destroy_cuda_function_nv(device, function, pAllocator);
+            .post_call_record_destroy_cuda_function_nv(
+                &state.next,
+                device,
+                function,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyCudaModuleNV` through the layer's hooks.
@@ -26357,16 +28757,35 @@ unsafe extern "system" fn vkDestroyCudaModuleNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_cuda_module_nv(device, module, pAllocator)
+            .pre_call_validate_destroy_cuda_module_nv(
+                &state.next,
+                device,
+                module,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_cuda_module_nv(device, module, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_cuda_module_nv(
+                &state.next,
+                device,
+                module,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyCudaModuleNV else {
             return Fallback::fallback()
         };
         unsafe { next(device, module, pAllocator) };
-        state.hooks.post_call_record_destroy_cuda_module_nv(device, module, pAllocator);
+        state
+            .hooks
+            .post_call_record_destroy_cuda_module_nv(
+                &state.next,
+                device,
+                module,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyDataGraphPipelineSessionARM` through the layer's hooks.
@@ -26382,6 +28801,7 @@ unsafe extern "system" fn vkDestroyDataGraphPipelineSessionARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_data_graph_pipeline_session_arm(
+                &state.next,
                 device,
                 session,
                 pAllocator,
@@ -26392,6 +28812,7 @@ unsafe extern "system" fn vkDestroyDataGraphPipelineSessionARM<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_data_graph_pipeline_session_arm(
+                &state.next,
                 device,
                 session,
                 pAllocator,
@@ -26403,6 +28824,7 @@ unsafe extern "system" fn vkDestroyDataGraphPipelineSessionARM<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_data_graph_pipeline_session_arm(
+                &state.next,
                 device,
                 session,
                 pAllocator,
@@ -26422,6 +28844,7 @@ unsafe extern "system" fn vkDestroyDeferredOperationKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_deferred_operation_khr(
+                &state.next,
                 device,
                 operation,
                 pAllocator,
@@ -26432,6 +28855,7 @@ unsafe extern "system" fn vkDestroyDeferredOperationKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_deferred_operation_khr(
+                &state.next,
                 device,
                 operation,
                 pAllocator,
@@ -26443,6 +28867,7 @@ unsafe extern "system" fn vkDestroyDeferredOperationKHR<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_deferred_operation_khr(
+                &state.next,
                 device,
                 operation,
                 pAllocator,
@@ -26462,6 +28887,7 @@ unsafe extern "system" fn vkDestroyDescriptorPool<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_descriptor_pool(
+                &state.next,
                 device,
                 descriptorPool,
                 pAllocator,
@@ -26471,7 +28897,12 @@ unsafe extern "system" fn vkDestroyDescriptorPool<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_destroy_descriptor_pool(device, descriptorPool, pAllocator);
+            .pre_call_record_destroy_descriptor_pool(
+                &state.next,
+                device,
+                descriptorPool,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyDescriptorPool else {
             return Fallback::fallback()
         };
@@ -26479,6 +28910,7 @@ unsafe extern "system" fn vkDestroyDescriptorPool<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_descriptor_pool(
+                &state.next,
                 device,
                 descriptorPool,
                 pAllocator,
@@ -26498,6 +28930,7 @@ unsafe extern "system" fn vkDestroyDescriptorSetLayout<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_descriptor_set_layout(
+                &state.next,
                 device,
                 descriptorSetLayout,
                 pAllocator,
@@ -26508,6 +28941,7 @@ unsafe extern "system" fn vkDestroyDescriptorSetLayout<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_descriptor_set_layout(
+                &state.next,
                 device,
                 descriptorSetLayout,
                 pAllocator,
@@ -26519,6 +28953,7 @@ unsafe extern "system" fn vkDestroyDescriptorSetLayout<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_descriptor_set_layout(
+                &state.next,
                 device,
                 descriptorSetLayout,
                 pAllocator,
@@ -26538,6 +28973,7 @@ unsafe extern "system" fn vkDestroyDescriptorUpdateTemplate<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_descriptor_update_template(
+                &state.next,
                 device,
                 descriptorUpdateTemplate,
                 pAllocator,
@@ -26548,6 +28984,7 @@ unsafe extern "system" fn vkDestroyDescriptorUpdateTemplate<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_descriptor_update_template(
+                &state.next,
                 device,
                 descriptorUpdateTemplate,
                 pAllocator,
@@ -26559,6 +28996,7 @@ unsafe extern "system" fn vkDestroyDescriptorUpdateTemplate<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_descriptor_update_template(
+                &state.next,
                 device,
                 descriptorUpdateTemplate,
                 pAllocator,
@@ -26577,14 +29015,18 @@ unsafe extern "system" fn vkDestroyEvent<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_event(device, event, pAllocator)
+            .pre_call_validate_destroy_event(&state.next, device, event, pAllocator)
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_event(device, event, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_event(&state.next, device, event, pAllocator);
         let Some(next) = state.next.vkDestroyEvent else { return Fallback::fallback() };
         unsafe { next(device, event, pAllocator) };
-        state.hooks.post_call_record_destroy_event(device, event, pAllocator);
+        state
+            .hooks
+            .post_call_record_destroy_event(&state.next, device, event, pAllocator);
     })
 }
 ///`vkDestroyExternalComputeQueueNV` through the layer's hooks.
@@ -26600,6 +29042,7 @@ unsafe extern "system" fn vkDestroyExternalComputeQueueNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_external_compute_queue_nv(
+                &state.next,
                 device,
                 externalQueue,
                 pAllocator,
@@ -26610,6 +29053,7 @@ unsafe extern "system" fn vkDestroyExternalComputeQueueNV<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_external_compute_queue_nv(
+                &state.next,
                 device,
                 externalQueue,
                 pAllocator,
@@ -26621,6 +29065,7 @@ unsafe extern "system" fn vkDestroyExternalComputeQueueNV<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_external_compute_queue_nv(
+                &state.next,
                 device,
                 externalQueue,
                 pAllocator,
@@ -26639,14 +29084,18 @@ unsafe extern "system" fn vkDestroyFence<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_fence(device, fence, pAllocator)
+            .pre_call_validate_destroy_fence(&state.next, device, fence, pAllocator)
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_fence(device, fence, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_fence(&state.next, device, fence, pAllocator);
         let Some(next) = state.next.vkDestroyFence else { return Fallback::fallback() };
         unsafe { next(device, fence, pAllocator) };
-        state.hooks.post_call_record_destroy_fence(device, fence, pAllocator);
+        state
+            .hooks
+            .post_call_record_destroy_fence(&state.next, device, fence, pAllocator);
     })
 }
 ///`vkDestroyFramebuffer` through the layer's hooks.
@@ -26661,18 +29110,35 @@ unsafe extern "system" fn vkDestroyFramebuffer<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_framebuffer(device, framebuffer, pAllocator)
+            .pre_call_validate_destroy_framebuffer(
+                &state.next,
+                device,
+                framebuffer,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_framebuffer(device, framebuffer, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_framebuffer(
+                &state.next,
+                device,
+                framebuffer,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyFramebuffer else {
             return Fallback::fallback()
         };
         unsafe { next(device, framebuffer, pAllocator) };
         state
             .hooks
-            .post_call_record_destroy_framebuffer(device, framebuffer, pAllocator);
+            .post_call_record_destroy_framebuffer(
+                &state.next,
+                device,
+                framebuffer,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyGpaSessionAMD` through the layer's hooks.
@@ -26687,20 +29153,35 @@ unsafe extern "system" fn vkDestroyGpaSessionAMD<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_gpa_session_amd(device, gpaSession, pAllocator)
+            .pre_call_validate_destroy_gpa_session_amd(
+                &state.next,
+                device,
+                gpaSession,
+                pAllocator,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_destroy_gpa_session_amd(device, gpaSession, pAllocator);
+            .pre_call_record_destroy_gpa_session_amd(
+                &state.next,
+                device,
+                gpaSession,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyGpaSessionAMD else {
             return Fallback::fallback()
         };
         unsafe { next(device, gpaSession, pAllocator) };
         state
             .hooks
-            .post_call_record_destroy_gpa_session_amd(device, gpaSession, pAllocator);
+            .post_call_record_destroy_gpa_session_amd(
+                &state.next,
+                device,
+                gpaSession,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyImage` through the layer's hooks.
@@ -26715,14 +29196,18 @@ unsafe extern "system" fn vkDestroyImage<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_image(device, image, pAllocator)
+            .pre_call_validate_destroy_image(&state.next, device, image, pAllocator)
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_image(device, image, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_image(&state.next, device, image, pAllocator);
         let Some(next) = state.next.vkDestroyImage else { return Fallback::fallback() };
         unsafe { next(device, image, pAllocator) };
-        state.hooks.post_call_record_destroy_image(device, image, pAllocator);
+        state
+            .hooks
+            .post_call_record_destroy_image(&state.next, device, image, pAllocator);
     })
 }
 ///`vkDestroyImageView` through the layer's hooks.
@@ -26737,16 +29222,35 @@ unsafe extern "system" fn vkDestroyImageView<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_image_view(device, imageView, pAllocator)
+            .pre_call_validate_destroy_image_view(
+                &state.next,
+                device,
+                imageView,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_image_view(device, imageView, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_image_view(
+                &state.next,
+                device,
+                imageView,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyImageView else {
             return Fallback::fallback()
         };
         unsafe { next(device, imageView, pAllocator) };
-        state.hooks.post_call_record_destroy_image_view(device, imageView, pAllocator);
+        state
+            .hooks
+            .post_call_record_destroy_image_view(
+                &state.next,
+                device,
+                imageView,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyIndirectCommandsLayoutEXT` through the layer's hooks.
@@ -26762,6 +29266,7 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_indirect_commands_layout_ext(
+                &state.next,
                 device,
                 indirectCommandsLayout,
                 pAllocator,
@@ -26772,6 +29277,7 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_indirect_commands_layout_ext(
+                &state.next,
                 device,
                 indirectCommandsLayout,
                 pAllocator,
@@ -26783,6 +29289,7 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutEXT<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_indirect_commands_layout_ext(
+                &state.next,
                 device,
                 indirectCommandsLayout,
                 pAllocator,
@@ -26802,6 +29309,7 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_indirect_commands_layout_nv(
+                &state.next,
                 device,
                 indirectCommandsLayout,
                 pAllocator,
@@ -26812,6 +29320,7 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutNV<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_indirect_commands_layout_nv(
+                &state.next,
                 device,
                 indirectCommandsLayout,
                 pAllocator,
@@ -26823,6 +29332,7 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutNV<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_indirect_commands_layout_nv(
+                &state.next,
                 device,
                 indirectCommandsLayout,
                 pAllocator,
@@ -26842,6 +29352,7 @@ unsafe extern "system" fn vkDestroyIndirectExecutionSetEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_indirect_execution_set_ext(
+                &state.next,
                 device,
                 indirectExecutionSet,
                 pAllocator,
@@ -26852,6 +29363,7 @@ unsafe extern "system" fn vkDestroyIndirectExecutionSetEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_indirect_execution_set_ext(
+                &state.next,
                 device,
                 indirectExecutionSet,
                 pAllocator,
@@ -26863,6 +29375,7 @@ unsafe extern "system" fn vkDestroyIndirectExecutionSetEXT<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_indirect_execution_set_ext(
+                &state.next,
                 device,
                 indirectExecutionSet,
                 pAllocator,
@@ -26881,16 +29394,35 @@ unsafe extern "system" fn vkDestroyMicromapEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_micromap_ext(device, micromap, pAllocator)
+            .pre_call_validate_destroy_micromap_ext(
+                &state.next,
+                device,
+                micromap,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_micromap_ext(device, micromap, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_micromap_ext(
+                &state.next,
+                device,
+                micromap,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyMicromapEXT else {
             return Fallback::fallback()
         };
         unsafe { next(device, micromap, pAllocator) };
-        state.hooks.post_call_record_destroy_micromap_ext(device, micromap, pAllocator);
+        state
+            .hooks
+            .post_call_record_destroy_micromap_ext(
+                &state.next,
+                device,
+                micromap,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyOpticalFlowSessionNV` through the layer's hooks.
@@ -26906,6 +29438,7 @@ unsafe extern "system" fn vkDestroyOpticalFlowSessionNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_optical_flow_session_nv(
+                &state.next,
                 device,
                 session,
                 pAllocator,
@@ -26916,6 +29449,7 @@ unsafe extern "system" fn vkDestroyOpticalFlowSessionNV<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_optical_flow_session_nv(
+                &state.next,
                 device,
                 session,
                 pAllocator,
@@ -26927,6 +29461,7 @@ unsafe extern "system" fn vkDestroyOpticalFlowSessionNV<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_optical_flow_session_nv(
+                &state.next,
                 device,
                 session,
                 pAllocator,
@@ -26945,16 +29480,30 @@ unsafe extern "system" fn vkDestroyPipeline<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_pipeline(device, pipeline, pAllocator)
+            .pre_call_validate_destroy_pipeline(
+                &state.next,
+                device,
+                pipeline,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_pipeline(device, pipeline, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_pipeline(&state.next, device, pipeline, pAllocator);
         let Some(next) = state.next.vkDestroyPipeline else {
             return Fallback::fallback()
         };
         unsafe { next(device, pipeline, pAllocator) };
-        state.hooks.post_call_record_destroy_pipeline(device, pipeline, pAllocator);
+        state
+            .hooks
+            .post_call_record_destroy_pipeline(
+                &state.next,
+                device,
+                pipeline,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyPipelineBinaryKHR` through the layer's hooks.
@@ -26970,6 +29519,7 @@ unsafe extern "system" fn vkDestroyPipelineBinaryKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_pipeline_binary_khr(
+                &state.next,
                 device,
                 pipelineBinary,
                 pAllocator,
@@ -26980,6 +29530,7 @@ unsafe extern "system" fn vkDestroyPipelineBinaryKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_pipeline_binary_khr(
+                &state.next,
                 device,
                 pipelineBinary,
                 pAllocator,
@@ -26991,6 +29542,7 @@ unsafe extern "system" fn vkDestroyPipelineBinaryKHR<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_pipeline_binary_khr(
+                &state.next,
                 device,
                 pipelineBinary,
                 pAllocator,
@@ -27009,20 +29561,35 @@ unsafe extern "system" fn vkDestroyPipelineCache<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_pipeline_cache(device, pipelineCache, pAllocator)
+            .pre_call_validate_destroy_pipeline_cache(
+                &state.next,
+                device,
+                pipelineCache,
+                pAllocator,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_destroy_pipeline_cache(device, pipelineCache, pAllocator);
+            .pre_call_record_destroy_pipeline_cache(
+                &state.next,
+                device,
+                pipelineCache,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyPipelineCache else {
             return Fallback::fallback()
         };
         unsafe { next(device, pipelineCache, pAllocator) };
         state
             .hooks
-            .post_call_record_destroy_pipeline_cache(device, pipelineCache, pAllocator);
+            .post_call_record_destroy_pipeline_cache(
+                &state.next,
+                device,
+                pipelineCache,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyPipelineLayout` through the layer's hooks.
@@ -27038,6 +29605,7 @@ unsafe extern "system" fn vkDestroyPipelineLayout<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_pipeline_layout(
+                &state.next,
                 device,
                 pipelineLayout,
                 pAllocator,
@@ -27047,7 +29615,12 @@ unsafe extern "system" fn vkDestroyPipelineLayout<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_destroy_pipeline_layout(device, pipelineLayout, pAllocator);
+            .pre_call_record_destroy_pipeline_layout(
+                &state.next,
+                device,
+                pipelineLayout,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyPipelineLayout else {
             return Fallback::fallback()
         };
@@ -27055,6 +29628,7 @@ unsafe extern "system" fn vkDestroyPipelineLayout<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_pipeline_layout(
+                &state.next,
                 device,
                 pipelineLayout,
                 pAllocator,
@@ -27074,6 +29648,7 @@ unsafe extern "system" fn vkDestroyPrivateDataSlot<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_private_data_slot(
+                &state.next,
                 device,
                 privateDataSlot,
                 pAllocator,
@@ -27084,6 +29659,7 @@ unsafe extern "system" fn vkDestroyPrivateDataSlot<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_private_data_slot(
+                &state.next,
                 device,
                 privateDataSlot,
                 pAllocator,
@@ -27095,6 +29671,7 @@ unsafe extern "system" fn vkDestroyPrivateDataSlot<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_private_data_slot(
+                &state.next,
                 device,
                 privateDataSlot,
                 pAllocator,
@@ -27113,16 +29690,35 @@ unsafe extern "system" fn vkDestroyQueryPool<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_query_pool(device, queryPool, pAllocator)
+            .pre_call_validate_destroy_query_pool(
+                &state.next,
+                device,
+                queryPool,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_query_pool(device, queryPool, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_query_pool(
+                &state.next,
+                device,
+                queryPool,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyQueryPool else {
             return Fallback::fallback()
         };
         unsafe { next(device, queryPool, pAllocator) };
-        state.hooks.post_call_record_destroy_query_pool(device, queryPool, pAllocator);
+        state
+            .hooks
+            .post_call_record_destroy_query_pool(
+                &state.next,
+                device,
+                queryPool,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyRenderPass` through the layer's hooks.
@@ -27137,16 +29733,35 @@ unsafe extern "system" fn vkDestroyRenderPass<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_render_pass(device, renderPass, pAllocator)
+            .pre_call_validate_destroy_render_pass(
+                &state.next,
+                device,
+                renderPass,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_render_pass(device, renderPass, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_render_pass(
+                &state.next,
+                device,
+                renderPass,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyRenderPass else {
             return Fallback::fallback()
         };
         unsafe { next(device, renderPass, pAllocator) };
-        state.hooks.post_call_record_destroy_render_pass(device, renderPass, pAllocator);
+        state
+            .hooks
+            .post_call_record_destroy_render_pass(
+                &state.next,
+                device,
+                renderPass,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroySampler` through the layer's hooks.
@@ -27161,16 +29776,20 @@ unsafe extern "system" fn vkDestroySampler<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_sampler(device, sampler, pAllocator)
+            .pre_call_validate_destroy_sampler(&state.next, device, sampler, pAllocator)
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_sampler(device, sampler, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_sampler(&state.next, device, sampler, pAllocator);
         let Some(next) = state.next.vkDestroySampler else {
             return Fallback::fallback()
         };
         unsafe { next(device, sampler, pAllocator) };
-        state.hooks.post_call_record_destroy_sampler(device, sampler, pAllocator);
+        state
+            .hooks
+            .post_call_record_destroy_sampler(&state.next, device, sampler, pAllocator);
     })
 }
 ///`vkDestroySamplerYcbcrConversion` through the layer's hooks.
@@ -27186,6 +29805,7 @@ unsafe extern "system" fn vkDestroySamplerYcbcrConversion<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_sampler_ycbcr_conversion(
+                &state.next,
                 device,
                 ycbcrConversion,
                 pAllocator,
@@ -27196,6 +29816,7 @@ unsafe extern "system" fn vkDestroySamplerYcbcrConversion<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_sampler_ycbcr_conversion(
+                &state.next,
                 device,
                 ycbcrConversion,
                 pAllocator,
@@ -27207,6 +29828,7 @@ unsafe extern "system" fn vkDestroySamplerYcbcrConversion<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_sampler_ycbcr_conversion(
+                &state.next,
                 device,
                 ycbcrConversion,
                 pAllocator,
@@ -27225,16 +29847,35 @@ unsafe extern "system" fn vkDestroySemaphore<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_semaphore(device, semaphore, pAllocator)
+            .pre_call_validate_destroy_semaphore(
+                &state.next,
+                device,
+                semaphore,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_semaphore(device, semaphore, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_semaphore(
+                &state.next,
+                device,
+                semaphore,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroySemaphore else {
             return Fallback::fallback()
         };
         unsafe { next(device, semaphore, pAllocator) };
-        state.hooks.post_call_record_destroy_semaphore(device, semaphore, pAllocator);
+        state
+            .hooks
+            .post_call_record_destroy_semaphore(
+                &state.next,
+                device,
+                semaphore,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyShaderEXT` through the layer's hooks.
@@ -27249,16 +29890,30 @@ unsafe extern "system" fn vkDestroyShaderEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_shader_ext(device, shader, pAllocator)
+            .pre_call_validate_destroy_shader_ext(
+                &state.next,
+                device,
+                shader,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_shader_ext(device, shader, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_shader_ext(&state.next, device, shader, pAllocator);
         let Some(next) = state.next.vkDestroyShaderEXT else {
             return Fallback::fallback()
         };
         unsafe { next(device, shader, pAllocator) };
-        state.hooks.post_call_record_destroy_shader_ext(device, shader, pAllocator);
+        state
+            .hooks
+            .post_call_record_destroy_shader_ext(
+                &state.next,
+                device,
+                shader,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyShaderInstrumentationARM` through the layer's hooks.
@@ -27274,6 +29929,7 @@ unsafe extern "system" fn vkDestroyShaderInstrumentationARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_shader_instrumentation_arm(
+                &state.next,
                 device,
                 instrumentation,
                 pAllocator,
@@ -27284,6 +29940,7 @@ unsafe extern "system" fn vkDestroyShaderInstrumentationARM<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_shader_instrumentation_arm(
+                &state.next,
                 device,
                 instrumentation,
                 pAllocator,
@@ -27295,6 +29952,7 @@ unsafe extern "system" fn vkDestroyShaderInstrumentationARM<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_shader_instrumentation_arm(
+                &state.next,
                 device,
                 instrumentation,
                 pAllocator,
@@ -27313,20 +29971,35 @@ unsafe extern "system" fn vkDestroyShaderModule<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_shader_module(device, shaderModule, pAllocator)
+            .pre_call_validate_destroy_shader_module(
+                &state.next,
+                device,
+                shaderModule,
+                pAllocator,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_destroy_shader_module(device, shaderModule, pAllocator);
+            .pre_call_record_destroy_shader_module(
+                &state.next,
+                device,
+                shaderModule,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyShaderModule else {
             return Fallback::fallback()
         };
         unsafe { next(device, shaderModule, pAllocator) };
         state
             .hooks
-            .post_call_record_destroy_shader_module(device, shaderModule, pAllocator);
+            .post_call_record_destroy_shader_module(
+                &state.next,
+                device,
+                shaderModule,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroySwapchainKHR` through the layer's hooks.
@@ -27341,18 +30014,35 @@ unsafe extern "system" fn vkDestroySwapchainKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_swapchain_khr(device, swapchain, pAllocator)
+            .pre_call_validate_destroy_swapchain_khr(
+                &state.next,
+                device,
+                swapchain,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_swapchain_khr(device, swapchain, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_swapchain_khr(
+                &state.next,
+                device,
+                swapchain,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroySwapchainKHR else {
             return Fallback::fallback()
         };
         unsafe { next(device, swapchain, pAllocator) };
         state
             .hooks
-            .post_call_record_destroy_swapchain_khr(device, swapchain, pAllocator);
+            .post_call_record_destroy_swapchain_khr(
+                &state.next,
+                device,
+                swapchain,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyTensorARM` through the layer's hooks.
@@ -27367,16 +30057,30 @@ unsafe extern "system" fn vkDestroyTensorARM<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_tensor_arm(device, tensor, pAllocator)
+            .pre_call_validate_destroy_tensor_arm(
+                &state.next,
+                device,
+                tensor,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_tensor_arm(device, tensor, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_tensor_arm(&state.next, device, tensor, pAllocator);
         let Some(next) = state.next.vkDestroyTensorARM else {
             return Fallback::fallback()
         };
         unsafe { next(device, tensor, pAllocator) };
-        state.hooks.post_call_record_destroy_tensor_arm(device, tensor, pAllocator);
+        state
+            .hooks
+            .post_call_record_destroy_tensor_arm(
+                &state.next,
+                device,
+                tensor,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyTensorViewARM` through the layer's hooks.
@@ -27391,20 +30095,35 @@ unsafe extern "system" fn vkDestroyTensorViewARM<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_tensor_view_arm(device, tensorView, pAllocator)
+            .pre_call_validate_destroy_tensor_view_arm(
+                &state.next,
+                device,
+                tensorView,
+                pAllocator,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_destroy_tensor_view_arm(device, tensorView, pAllocator);
+            .pre_call_record_destroy_tensor_view_arm(
+                &state.next,
+                device,
+                tensorView,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyTensorViewARM else {
             return Fallback::fallback()
         };
         unsafe { next(device, tensorView, pAllocator) };
         state
             .hooks
-            .post_call_record_destroy_tensor_view_arm(device, tensorView, pAllocator);
+            .post_call_record_destroy_tensor_view_arm(
+                &state.next,
+                device,
+                tensorView,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyValidationCacheEXT` through the layer's hooks.
@@ -27420,6 +30139,7 @@ unsafe extern "system" fn vkDestroyValidationCacheEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_validation_cache_ext(
+                &state.next,
                 device,
                 validationCache,
                 pAllocator,
@@ -27430,6 +30150,7 @@ unsafe extern "system" fn vkDestroyValidationCacheEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_validation_cache_ext(
+                &state.next,
                 device,
                 validationCache,
                 pAllocator,
@@ -27441,6 +30162,7 @@ unsafe extern "system" fn vkDestroyValidationCacheEXT<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_validation_cache_ext(
+                &state.next,
                 device,
                 validationCache,
                 pAllocator,
@@ -27460,6 +30182,7 @@ unsafe extern "system" fn vkDestroyVideoSessionKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_video_session_khr(
+                &state.next,
                 device,
                 videoSession,
                 pAllocator,
@@ -27469,7 +30192,12 @@ unsafe extern "system" fn vkDestroyVideoSessionKHR<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_destroy_video_session_khr(device, videoSession, pAllocator);
+            .pre_call_record_destroy_video_session_khr(
+                &state.next,
+                device,
+                videoSession,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyVideoSessionKHR else {
             return Fallback::fallback()
         };
@@ -27477,6 +30205,7 @@ unsafe extern "system" fn vkDestroyVideoSessionKHR<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_video_session_khr(
+                &state.next,
                 device,
                 videoSession,
                 pAllocator,
@@ -27496,6 +30225,7 @@ unsafe extern "system" fn vkDestroyVideoSessionParametersKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_video_session_parameters_khr(
+                &state.next,
                 device,
                 videoSessionParameters,
                 pAllocator,
@@ -27506,6 +30236,7 @@ unsafe extern "system" fn vkDestroyVideoSessionParametersKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_video_session_parameters_khr(
+                &state.next,
                 device,
                 videoSessionParameters,
                 pAllocator,
@@ -27517,6 +30248,7 @@ unsafe extern "system" fn vkDestroyVideoSessionParametersKHR<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_video_session_parameters_khr(
+                &state.next,
                 device,
                 videoSessionParameters,
                 pAllocator,
@@ -27529,15 +30261,18 @@ unsafe extern "system" fn vkDeviceWaitIdle<L: Registered>(device: VkDevice) -> V
         let Some(state) = (unsafe { L::chassis().device(device.0) }) else {
             return Fallback::fallback()
         };
-        if let Some(result) = state.hooks.pre_call_validate_device_wait_idle(device) {
+        if let Some(result) = state
+            .hooks
+            .pre_call_validate_device_wait_idle(&state.next, device)
+        {
             return result;
         }
-        state.hooks.pre_call_record_device_wait_idle(device);
+        state.hooks.pre_call_record_device_wait_idle(&state.next, device);
         let Some(next) = state.next.vkDeviceWaitIdle else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device) };
-        state.hooks.post_call_record_device_wait_idle(device, result);
+        state.hooks.post_call_record_device_wait_idle(&state.next, device, result);
         result
     })
 }
@@ -27554,6 +30289,7 @@ unsafe extern "system" fn vkDisplayPowerControlEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_display_power_control_ext(
+                &state.next,
                 device,
                 display,
                 pDisplayPowerInfo,
@@ -27564,6 +30300,7 @@ unsafe extern "system" fn vkDisplayPowerControlEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_display_power_control_ext(
+                &state.next,
                 device,
                 display,
                 pDisplayPowerInfo,
@@ -27575,6 +30312,7 @@ unsafe extern "system" fn vkDisplayPowerControlEXT<L: Registered>(
         state
             .hooks
             .post_call_record_display_power_control_ext(
+                &state.next,
                 device,
                 display,
                 pDisplayPowerInfo,
@@ -27593,16 +30331,18 @@ unsafe extern "system" fn vkEndCommandBuffer<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_end_command_buffer(commandBuffer)
+            .pre_call_validate_end_command_buffer(&state.next, commandBuffer)
         {
             return result;
         }
-        state.hooks.pre_call_record_end_command_buffer(commandBuffer);
+        state.hooks.pre_call_record_end_command_buffer(&state.next, commandBuffer);
         let Some(next) = state.next.vkEndCommandBuffer else {
             return Fallback::fallback()
         };
         let result = unsafe { next(commandBuffer) };
-        state.hooks.post_call_record_end_command_buffer(commandBuffer, result);
+        state
+            .hooks
+            .post_call_record_end_command_buffer(&state.next, commandBuffer, result);
         result
     })
 }
@@ -27617,16 +30357,32 @@ unsafe extern "system" fn vkExportMetalObjectsEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_export_metal_objects_ext(device, pMetalObjectsInfo)
+            .pre_call_validate_export_metal_objects_ext(
+                &state.next,
+                device,
+                pMetalObjectsInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_export_metal_objects_ext(device, pMetalObjectsInfo);
+        state
+            .hooks
+            .pre_call_record_export_metal_objects_ext(
+                &state.next,
+                device,
+                pMetalObjectsInfo,
+            );
         let Some(next) = state.next.vkExportMetalObjectsEXT else {
             return Fallback::fallback()
         };
         unsafe { next(device, pMetalObjectsInfo) };
-        state.hooks.post_call_record_export_metal_objects_ext(device, pMetalObjectsInfo);
+        state
+            .hooks
+            .post_call_record_export_metal_objects_ext(
+                &state.next,
+                device,
+                pMetalObjectsInfo,
+            );
     })
 }
 ///`vkFlushMappedMemoryRanges` through the layer's hooks.
@@ -27642,6 +30398,7 @@ unsafe extern "system" fn vkFlushMappedMemoryRanges<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_flush_mapped_memory_ranges(
+                &state.next,
                 device,
                 memoryRangeCount,
                 pMemoryRanges,
@@ -27652,6 +30409,7 @@ unsafe extern "system" fn vkFlushMappedMemoryRanges<L: Registered>(
         state
             .hooks
             .pre_call_record_flush_mapped_memory_ranges(
+                &state.next,
                 device,
                 memoryRangeCount,
                 pMemoryRanges,
@@ -27663,6 +30421,7 @@ unsafe extern "system" fn vkFlushMappedMemoryRanges<L: Registered>(
         state
             .hooks
             .post_call_record_flush_mapped_memory_ranges(
+                &state.next,
                 device,
                 memoryRangeCount,
                 pMemoryRanges,
@@ -27685,6 +30444,7 @@ unsafe extern "system" fn vkFreeCommandBuffers<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_free_command_buffers(
+                &state.next,
                 device,
                 commandPool,
                 commandBufferCount,
@@ -27696,6 +30456,7 @@ unsafe extern "system" fn vkFreeCommandBuffers<L: Registered>(
         state
             .hooks
             .pre_call_record_free_command_buffers(
+                &state.next,
                 device,
                 commandPool,
                 commandBufferCount,
@@ -27708,6 +30469,7 @@ unsafe extern "system" fn vkFreeCommandBuffers<L: Registered>(
         state
             .hooks
             .post_call_record_free_command_buffers(
+                &state.next,
                 device,
                 commandPool,
                 commandBufferCount,
@@ -27729,6 +30491,7 @@ unsafe extern "system" fn vkFreeDescriptorSets<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_free_descriptor_sets(
+                &state.next,
                 device,
                 descriptorPool,
                 descriptorSetCount,
@@ -27740,6 +30503,7 @@ unsafe extern "system" fn vkFreeDescriptorSets<L: Registered>(
         state
             .hooks
             .pre_call_record_free_descriptor_sets(
+                &state.next,
                 device,
                 descriptorPool,
                 descriptorSetCount,
@@ -27754,6 +30518,7 @@ unsafe extern "system" fn vkFreeDescriptorSets<L: Registered>(
         state
             .hooks
             .post_call_record_free_descriptor_sets(
+                &state.next,
                 device,
                 descriptorPool,
                 descriptorSetCount,
@@ -27775,14 +30540,16 @@ unsafe extern "system" fn vkFreeMemory<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_free_memory(device, memory, pAllocator)
+            .pre_call_validate_free_memory(&state.next, device, memory, pAllocator)
         {
             return result;
         }
-        state.hooks.pre_call_record_free_memory(device, memory, pAllocator);
+        state.hooks.pre_call_record_free_memory(&state.next, device, memory, pAllocator);
         let Some(next) = state.next.vkFreeMemory else { return Fallback::fallback() };
         unsafe { next(device, memory, pAllocator) };
-        state.hooks.post_call_record_free_memory(device, memory, pAllocator);
+        state
+            .hooks
+            .post_call_record_free_memory(&state.next, device, memory, pAllocator);
     })
 }
 ///`vkGetAccelerationStructureBuildSizesKHR` through the layer's hooks.
@@ -27800,6 +30567,7 @@ unsafe extern "system" fn vkGetAccelerationStructureBuildSizesKHR<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_acceleration_structure_build_sizes_khr(
+                &state.next,
                 device,
                 buildType,
                 pBuildInfo,
@@ -27812,6 +30580,7 @@ unsafe extern "system" fn vkGetAccelerationStructureBuildSizesKHR<L: Registered>
         state
             .hooks
             .pre_call_record_get_acceleration_structure_build_sizes_khr(
+                &state.next,
                 device,
                 buildType,
                 pBuildInfo,
@@ -27825,6 +30594,7 @@ unsafe extern "system" fn vkGetAccelerationStructureBuildSizesKHR<L: Registered>
         state
             .hooks
             .post_call_record_get_acceleration_structure_build_sizes_khr(
+                &state.next,
                 device,
                 buildType,
                 pBuildInfo,
@@ -27845,6 +30615,7 @@ unsafe extern "system" fn vkGetAccelerationStructureDeviceAddressKHR<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_acceleration_structure_device_address_khr(
+                &state.next,
                 device,
                 pInfo,
             )
@@ -27854,6 +30625,7 @@ unsafe extern "system" fn vkGetAccelerationStructureDeviceAddressKHR<L: Register
         state
             .hooks
             .pre_call_record_get_acceleration_structure_device_address_khr(
+                &state.next,
                 device,
                 pInfo,
             );
@@ -27864,6 +30636,7 @@ unsafe extern "system" fn vkGetAccelerationStructureDeviceAddressKHR<L: Register
         state
             .hooks
             .post_call_record_get_acceleration_structure_device_address_khr(
+                &state.next,
                 device,
                 pInfo,
                 result,
@@ -27885,6 +30658,7 @@ unsafe extern "system" fn vkGetAccelerationStructureHandleNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_acceleration_structure_handle_nv(
+                &state.next,
                 device,
                 accelerationStructure,
                 dataSize,
@@ -27896,6 +30670,7 @@ unsafe extern "system" fn vkGetAccelerationStructureHandleNV<L: Registered>(
         state
             .hooks
             .pre_call_record_get_acceleration_structure_handle_nv(
+                &state.next,
                 device,
                 accelerationStructure,
                 dataSize,
@@ -27908,6 +30683,7 @@ unsafe extern "system" fn vkGetAccelerationStructureHandleNV<L: Registered>(
         state
             .hooks
             .post_call_record_get_acceleration_structure_handle_nv(
+                &state.next,
                 device,
                 accelerationStructure,
                 dataSize,
@@ -27930,6 +30706,7 @@ unsafe extern "system" fn vkGetAccelerationStructureMemoryRequirementsNV<L: Regi
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_acceleration_structure_memory_requirements_nv(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -27940,6 +30717,7 @@ unsafe extern "system" fn vkGetAccelerationStructureMemoryRequirementsNV<L: Regi
         state
             .hooks
             .pre_call_record_get_acceleration_structure_memory_requirements_nv(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -27951,6 +30729,7 @@ unsafe extern "system" fn vkGetAccelerationStructureMemoryRequirementsNV<L: Regi
         state
             .hooks
             .post_call_record_get_acceleration_structure_memory_requirements_nv(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -27972,6 +30751,7 @@ unsafe extern "system" fn vkGetAccelerationStructureOpaqueCaptureDescriptorDataE
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_acceleration_structure_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -27982,6 +30762,7 @@ unsafe extern "system" fn vkGetAccelerationStructureOpaqueCaptureDescriptorDataE
         state
             .hooks
             .pre_call_record_get_acceleration_structure_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -27995,6 +30776,7 @@ unsafe extern "system" fn vkGetAccelerationStructureOpaqueCaptureDescriptorDataE
         state
             .hooks
             .post_call_record_get_acceleration_structure_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -28016,6 +30798,7 @@ unsafe extern "system" fn vkGetAndroidHardwareBufferPropertiesANDROID<L: Registe
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_android_hardware_buffer_properties_android(
+                &state.next,
                 device,
                 buffer,
                 pProperties,
@@ -28026,6 +30809,7 @@ unsafe extern "system" fn vkGetAndroidHardwareBufferPropertiesANDROID<L: Registe
         state
             .hooks
             .pre_call_record_get_android_hardware_buffer_properties_android(
+                &state.next,
                 device,
                 buffer,
                 pProperties,
@@ -28037,6 +30821,7 @@ unsafe extern "system" fn vkGetAndroidHardwareBufferPropertiesANDROID<L: Registe
         state
             .hooks
             .post_call_record_get_android_hardware_buffer_properties_android(
+                &state.next,
                 device,
                 buffer,
                 pProperties,
@@ -28058,6 +30843,7 @@ unsafe extern "system" fn vkGetBufferCollectionPropertiesFUCHSIA<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_buffer_collection_properties_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pProperties,
@@ -28068,6 +30854,7 @@ unsafe extern "system" fn vkGetBufferCollectionPropertiesFUCHSIA<L: Registered>(
         state
             .hooks
             .pre_call_record_get_buffer_collection_properties_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pProperties,
@@ -28079,6 +30866,7 @@ unsafe extern "system" fn vkGetBufferCollectionPropertiesFUCHSIA<L: Registered>(
         state
             .hooks
             .post_call_record_get_buffer_collection_properties_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pProperties,
@@ -28098,16 +30886,25 @@ unsafe extern "system" fn vkGetBufferDeviceAddress<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_buffer_device_address(device, pInfo)
+            .pre_call_validate_get_buffer_device_address(&state.next, device, pInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_buffer_device_address(device, pInfo);
+        state
+            .hooks
+            .pre_call_record_get_buffer_device_address(&state.next, device, pInfo);
         let Some(next) = state.next.vkGetBufferDeviceAddress else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, pInfo) };
-        state.hooks.post_call_record_get_buffer_device_address(device, pInfo, result);
+        state
+            .hooks
+            .post_call_record_get_buffer_device_address(
+                &state.next,
+                device,
+                pInfo,
+                result,
+            );
         result
     })
 }
@@ -28124,6 +30921,7 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_buffer_memory_requirements(
+                &state.next,
                 device,
                 buffer,
                 pMemoryRequirements,
@@ -28134,6 +30932,7 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements<L: Registered>(
         state
             .hooks
             .pre_call_record_get_buffer_memory_requirements(
+                &state.next,
                 device,
                 buffer,
                 pMemoryRequirements,
@@ -28145,6 +30944,7 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements<L: Registered>(
         state
             .hooks
             .post_call_record_get_buffer_memory_requirements(
+                &state.next,
                 device,
                 buffer,
                 pMemoryRequirements,
@@ -28164,6 +30964,7 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_buffer_memory_requirements2(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -28174,6 +30975,7 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements2<L: Registered>(
         state
             .hooks
             .pre_call_record_get_buffer_memory_requirements2(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -28185,6 +30987,7 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements2<L: Registered>(
         state
             .hooks
             .post_call_record_get_buffer_memory_requirements2(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -28202,18 +31005,33 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureAddress<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_buffer_opaque_capture_address(device, pInfo)
+            .pre_call_validate_get_buffer_opaque_capture_address(
+                &state.next,
+                device,
+                pInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_get_buffer_opaque_capture_address(device, pInfo);
+        state
+            .hooks
+            .pre_call_record_get_buffer_opaque_capture_address(
+                &state.next,
+                device,
+                pInfo,
+            );
         let Some(next) = state.next.vkGetBufferOpaqueCaptureAddress else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, pInfo) };
         state
             .hooks
-            .post_call_record_get_buffer_opaque_capture_address(device, pInfo, result);
+            .post_call_record_get_buffer_opaque_capture_address(
+                &state.next,
+                device,
+                pInfo,
+                result,
+            );
         result
     })
 }
@@ -28230,6 +31048,7 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureDescriptorDataEXT<L: Registere
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_buffer_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -28240,6 +31059,7 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureDescriptorDataEXT<L: Registere
         state
             .hooks
             .pre_call_record_get_buffer_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -28251,6 +31071,7 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureDescriptorDataEXT<L: Registere
         state
             .hooks
             .post_call_record_get_buffer_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -28274,6 +31095,7 @@ unsafe extern "system" fn vkGetCalibratedTimestampsKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_calibrated_timestamps_khr(
+                &state.next,
                 device,
                 timestampCount,
                 pTimestampInfos,
@@ -28286,6 +31108,7 @@ unsafe extern "system" fn vkGetCalibratedTimestampsKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_calibrated_timestamps_khr(
+                &state.next,
                 device,
                 timestampCount,
                 pTimestampInfos,
@@ -28301,6 +31124,7 @@ unsafe extern "system" fn vkGetCalibratedTimestampsKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_calibrated_timestamps_khr(
+                &state.next,
                 device,
                 timestampCount,
                 pTimestampInfos,
@@ -28324,6 +31148,7 @@ unsafe extern "system" fn vkGetClusterAccelerationStructureBuildSizesNV<L: Regis
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_cluster_acceleration_structure_build_sizes_nv(
+                &state.next,
                 device,
                 pInfo,
                 pSizeInfo,
@@ -28334,6 +31159,7 @@ unsafe extern "system" fn vkGetClusterAccelerationStructureBuildSizesNV<L: Regis
         state
             .hooks
             .pre_call_record_get_cluster_acceleration_structure_build_sizes_nv(
+                &state.next,
                 device,
                 pInfo,
                 pSizeInfo,
@@ -28345,6 +31171,7 @@ unsafe extern "system" fn vkGetClusterAccelerationStructureBuildSizesNV<L: Regis
         state
             .hooks
             .post_call_record_get_cluster_acceleration_structure_build_sizes_nv(
+                &state.next,
                 device,
                 pInfo,
                 pSizeInfo,
@@ -28365,6 +31192,7 @@ unsafe extern "system" fn vkGetCudaModuleCacheNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_cuda_module_cache_nv(
+                &state.next,
                 device,
                 module,
                 pCacheSize,
@@ -28376,6 +31204,7 @@ unsafe extern "system" fn vkGetCudaModuleCacheNV<L: Registered>(
         state
             .hooks
             .pre_call_record_get_cuda_module_cache_nv(
+                &state.next,
                 device,
                 module,
                 pCacheSize,
@@ -28388,6 +31217,7 @@ unsafe extern "system" fn vkGetCudaModuleCacheNV<L: Registered>(
         state
             .hooks
             .post_call_record_get_cuda_module_cache_nv(
+                &state.next,
                 device,
                 module,
                 pCacheSize,
@@ -28411,6 +31241,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineAvailablePropertiesARM<L: Regist
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_data_graph_pipeline_available_properties_arm(
+                &state.next,
                 device,
                 pPipelineInfo,
                 pPropertiesCount,
@@ -28422,6 +31253,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineAvailablePropertiesARM<L: Regist
         state
             .hooks
             .pre_call_record_get_data_graph_pipeline_available_properties_arm(
+                &state.next,
                 device,
                 pPipelineInfo,
                 pPropertiesCount,
@@ -28436,6 +31268,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineAvailablePropertiesARM<L: Regist
         state
             .hooks
             .post_call_record_get_data_graph_pipeline_available_properties_arm(
+                &state.next,
                 device,
                 pPipelineInfo,
                 pPropertiesCount,
@@ -28459,6 +31292,7 @@ unsafe extern "system" fn vkGetDataGraphPipelinePropertiesARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_data_graph_pipeline_properties_arm(
+                &state.next,
                 device,
                 pPipelineInfo,
                 propertiesCount,
@@ -28470,6 +31304,7 @@ unsafe extern "system" fn vkGetDataGraphPipelinePropertiesARM<L: Registered>(
         state
             .hooks
             .pre_call_record_get_data_graph_pipeline_properties_arm(
+                &state.next,
                 device,
                 pPipelineInfo,
                 propertiesCount,
@@ -28484,6 +31319,7 @@ unsafe extern "system" fn vkGetDataGraphPipelinePropertiesARM<L: Registered>(
         state
             .hooks
             .post_call_record_get_data_graph_pipeline_properties_arm(
+                &state.next,
                 device,
                 pPipelineInfo,
                 propertiesCount,
@@ -28509,6 +31345,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionBindPointRequirementsARM<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_data_graph_pipeline_session_bind_point_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pBindPointRequirementCount,
@@ -28520,6 +31357,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionBindPointRequirementsARM<
         state
             .hooks
             .pre_call_record_get_data_graph_pipeline_session_bind_point_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pBindPointRequirementCount,
@@ -28533,6 +31371,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionBindPointRequirementsARM<
         state
             .hooks
             .post_call_record_get_data_graph_pipeline_session_bind_point_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pBindPointRequirementCount,
@@ -28557,6 +31396,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionMemoryRequirementsARM<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_data_graph_pipeline_session_memory_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -28567,6 +31407,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionMemoryRequirementsARM<
         state
             .hooks
             .pre_call_record_get_data_graph_pipeline_session_memory_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -28577,6 +31418,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionMemoryRequirementsARM<
         state
             .hooks
             .post_call_record_get_data_graph_pipeline_session_memory_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -28595,6 +31437,7 @@ unsafe extern "system" fn vkGetDeferredOperationMaxConcurrencyKHR<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_deferred_operation_max_concurrency_khr(
+                &state.next,
                 device,
                 operation,
             )
@@ -28604,6 +31447,7 @@ unsafe extern "system" fn vkGetDeferredOperationMaxConcurrencyKHR<L: Registered>
         state
             .hooks
             .pre_call_record_get_deferred_operation_max_concurrency_khr(
+                &state.next,
                 device,
                 operation,
             );
@@ -28614,6 +31458,7 @@ unsafe extern "system" fn vkGetDeferredOperationMaxConcurrencyKHR<L: Registered>
         state
             .hooks
             .post_call_record_get_deferred_operation_max_concurrency_khr(
+                &state.next,
                 device,
                 operation,
                 result,
@@ -28632,11 +31477,21 @@ unsafe extern "system" fn vkGetDeferredOperationResultKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_deferred_operation_result_khr(device, operation)
+            .pre_call_validate_get_deferred_operation_result_khr(
+                &state.next,
+                device,
+                operation,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_get_deferred_operation_result_khr(device, operation);
+        state
+            .hooks
+            .pre_call_record_get_deferred_operation_result_khr(
+                &state.next,
+                device,
+                operation,
+            );
         let Some(next) = state.next.vkGetDeferredOperationResultKHR else {
             return Fallback::fallback()
         };
@@ -28644,6 +31499,7 @@ unsafe extern "system" fn vkGetDeferredOperationResultKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_deferred_operation_result_khr(
+                &state.next,
                 device,
                 operation,
                 result,
@@ -28665,6 +31521,7 @@ unsafe extern "system" fn vkGetDescriptorEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_descriptor_ext(
+                &state.next,
                 device,
                 pDescriptorInfo,
                 dataSize,
@@ -28676,6 +31533,7 @@ unsafe extern "system" fn vkGetDescriptorEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_descriptor_ext(
+                &state.next,
                 device,
                 pDescriptorInfo,
                 dataSize,
@@ -28688,6 +31546,7 @@ unsafe extern "system" fn vkGetDescriptorEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_descriptor_ext(
+                &state.next,
                 device,
                 pDescriptorInfo,
                 dataSize,
@@ -28708,6 +31567,7 @@ unsafe extern "system" fn vkGetDescriptorSetHostMappingVALVE<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_descriptor_set_host_mapping_valve(
+                &state.next,
                 device,
                 descriptorSet,
                 ppData,
@@ -28718,6 +31578,7 @@ unsafe extern "system" fn vkGetDescriptorSetHostMappingVALVE<L: Registered>(
         state
             .hooks
             .pre_call_record_get_descriptor_set_host_mapping_valve(
+                &state.next,
                 device,
                 descriptorSet,
                 ppData,
@@ -28729,6 +31590,7 @@ unsafe extern "system" fn vkGetDescriptorSetHostMappingVALVE<L: Registered>(
         state
             .hooks
             .post_call_record_get_descriptor_set_host_mapping_valve(
+                &state.next,
                 device,
                 descriptorSet,
                 ppData,
@@ -28749,6 +31611,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutBindingOffsetEXT<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_descriptor_set_layout_binding_offset_ext(
+                &state.next,
                 device,
                 layout,
                 binding,
@@ -28760,6 +31623,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutBindingOffsetEXT<L: Registered
         state
             .hooks
             .pre_call_record_get_descriptor_set_layout_binding_offset_ext(
+                &state.next,
                 device,
                 layout,
                 binding,
@@ -28772,6 +31636,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutBindingOffsetEXT<L: Registered
         state
             .hooks
             .post_call_record_get_descriptor_set_layout_binding_offset_ext(
+                &state.next,
                 device,
                 layout,
                 binding,
@@ -28792,6 +31657,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutHostMappingInfoVALVE<L: Regist
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_descriptor_set_layout_host_mapping_info_valve(
+                &state.next,
                 device,
                 pBindingReference,
                 pHostMapping,
@@ -28802,6 +31668,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutHostMappingInfoVALVE<L: Regist
         state
             .hooks
             .pre_call_record_get_descriptor_set_layout_host_mapping_info_valve(
+                &state.next,
                 device,
                 pBindingReference,
                 pHostMapping,
@@ -28813,6 +31680,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutHostMappingInfoVALVE<L: Regist
         state
             .hooks
             .post_call_record_get_descriptor_set_layout_host_mapping_info_valve(
+                &state.next,
                 device,
                 pBindingReference,
                 pHostMapping,
@@ -28832,6 +31700,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSizeEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_descriptor_set_layout_size_ext(
+                &state.next,
                 device,
                 layout,
                 pLayoutSizeInBytes,
@@ -28842,6 +31711,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSizeEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_descriptor_set_layout_size_ext(
+                &state.next,
                 device,
                 layout,
                 pLayoutSizeInBytes,
@@ -28853,6 +31723,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSizeEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_descriptor_set_layout_size_ext(
+                &state.next,
                 device,
                 layout,
                 pLayoutSizeInBytes,
@@ -28872,6 +31743,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSupport<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_descriptor_set_layout_support(
+                &state.next,
                 device,
                 pCreateInfo,
                 pSupport,
@@ -28882,6 +31754,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSupport<L: Registered>(
         state
             .hooks
             .pre_call_record_get_descriptor_set_layout_support(
+                &state.next,
                 device,
                 pCreateInfo,
                 pSupport,
@@ -28893,6 +31766,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSupport<L: Registered>(
         state
             .hooks
             .post_call_record_get_descriptor_set_layout_support(
+                &state.next,
                 device,
                 pCreateInfo,
                 pSupport,
@@ -28914,6 +31788,7 @@ unsafe extern "system" fn vkGetDeviceAccelerationStructureCompatibilityKHR<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_acceleration_structure_compatibility_khr(
+                &state.next,
                 device,
                 pVersionInfo,
                 pCompatibility,
@@ -28924,6 +31799,7 @@ unsafe extern "system" fn vkGetDeviceAccelerationStructureCompatibilityKHR<
         state
             .hooks
             .pre_call_record_get_device_acceleration_structure_compatibility_khr(
+                &state.next,
                 device,
                 pVersionInfo,
                 pCompatibility,
@@ -28934,6 +31810,7 @@ unsafe extern "system" fn vkGetDeviceAccelerationStructureCompatibilityKHR<
         state
             .hooks
             .post_call_record_get_device_acceleration_structure_compatibility_khr(
+                &state.next,
                 device,
                 pVersionInfo,
                 pCompatibility,
@@ -28953,6 +31830,7 @@ unsafe extern "system" fn vkGetDeviceBufferMemoryRequirements<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_buffer_memory_requirements(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -28963,6 +31841,7 @@ unsafe extern "system" fn vkGetDeviceBufferMemoryRequirements<L: Registered>(
         state
             .hooks
             .pre_call_record_get_device_buffer_memory_requirements(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -28974,6 +31853,7 @@ unsafe extern "system" fn vkGetDeviceBufferMemoryRequirements<L: Registered>(
         state
             .hooks
             .post_call_record_get_device_buffer_memory_requirements(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -28993,6 +31873,7 @@ unsafe extern "system" fn vkGetDeviceCombinedImageSamplerIndexNVX<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_combined_image_sampler_index_nvx(
+                &state.next,
                 device,
                 imageViewIndex,
                 samplerIndex,
@@ -29003,6 +31884,7 @@ unsafe extern "system" fn vkGetDeviceCombinedImageSamplerIndexNVX<L: Registered>
         state
             .hooks
             .pre_call_record_get_device_combined_image_sampler_index_nvx(
+                &state.next,
                 device,
                 imageViewIndex,
                 samplerIndex,
@@ -29014,6 +31896,7 @@ unsafe extern "system" fn vkGetDeviceCombinedImageSamplerIndexNVX<L: Registered>
         state
             .hooks
             .post_call_record_get_device_combined_image_sampler_index_nvx(
+                &state.next,
                 device,
                 imageViewIndex,
                 samplerIndex,
@@ -29033,11 +31916,21 @@ unsafe extern "system" fn vkGetDeviceFaultDebugInfoKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_device_fault_debug_info_khr(device, pDebugInfo)
+            .pre_call_validate_get_device_fault_debug_info_khr(
+                &state.next,
+                device,
+                pDebugInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_get_device_fault_debug_info_khr(device, pDebugInfo);
+        state
+            .hooks
+            .pre_call_record_get_device_fault_debug_info_khr(
+                &state.next,
+                device,
+                pDebugInfo,
+            );
         let Some(next) = state.next.vkGetDeviceFaultDebugInfoKHR else {
             return Fallback::fallback()
         };
@@ -29045,6 +31938,7 @@ unsafe extern "system" fn vkGetDeviceFaultDebugInfoKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_device_fault_debug_info_khr(
+                &state.next,
                 device,
                 pDebugInfo,
                 result,
@@ -29065,6 +31959,7 @@ unsafe extern "system" fn vkGetDeviceFaultInfoEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_fault_info_ext(
+                &state.next,
                 device,
                 pFaultCounts,
                 pFaultInfo,
@@ -29074,7 +31969,12 @@ unsafe extern "system" fn vkGetDeviceFaultInfoEXT<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_get_device_fault_info_ext(device, pFaultCounts, pFaultInfo);
+            .pre_call_record_get_device_fault_info_ext(
+                &state.next,
+                device,
+                pFaultCounts,
+                pFaultInfo,
+            );
         let Some(next) = state.next.vkGetDeviceFaultInfoEXT else {
             return Fallback::fallback()
         };
@@ -29082,6 +31982,7 @@ unsafe extern "system" fn vkGetDeviceFaultInfoEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_device_fault_info_ext(
+                &state.next,
                 device,
                 pFaultCounts,
                 pFaultInfo,
@@ -29104,6 +32005,7 @@ unsafe extern "system" fn vkGetDeviceFaultReportsKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_fault_reports_khr(
+                &state.next,
                 device,
                 timeout,
                 pFaultCounts,
@@ -29115,6 +32017,7 @@ unsafe extern "system" fn vkGetDeviceFaultReportsKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_device_fault_reports_khr(
+                &state.next,
                 device,
                 timeout,
                 pFaultCounts,
@@ -29127,6 +32030,7 @@ unsafe extern "system" fn vkGetDeviceFaultReportsKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_device_fault_reports_khr(
+                &state.next,
                 device,
                 timeout,
                 pFaultCounts,
@@ -29151,6 +32055,7 @@ unsafe extern "system" fn vkGetDeviceGroupPeerMemoryFeatures<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_group_peer_memory_features(
+                &state.next,
                 device,
                 heapIndex,
                 localDeviceIndex,
@@ -29163,6 +32068,7 @@ unsafe extern "system" fn vkGetDeviceGroupPeerMemoryFeatures<L: Registered>(
         state
             .hooks
             .pre_call_record_get_device_group_peer_memory_features(
+                &state.next,
                 device,
                 heapIndex,
                 localDeviceIndex,
@@ -29184,6 +32090,7 @@ unsafe extern "system" fn vkGetDeviceGroupPeerMemoryFeatures<L: Registered>(
         state
             .hooks
             .post_call_record_get_device_group_peer_memory_features(
+                &state.next,
                 device,
                 heapIndex,
                 localDeviceIndex,
@@ -29204,6 +32111,7 @@ unsafe extern "system" fn vkGetDeviceGroupPresentCapabilitiesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_group_present_capabilities_khr(
+                &state.next,
                 device,
                 pDeviceGroupPresentCapabilities,
             )
@@ -29213,6 +32121,7 @@ unsafe extern "system" fn vkGetDeviceGroupPresentCapabilitiesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_device_group_present_capabilities_khr(
+                &state.next,
                 device,
                 pDeviceGroupPresentCapabilities,
             );
@@ -29223,6 +32132,7 @@ unsafe extern "system" fn vkGetDeviceGroupPresentCapabilitiesKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_device_group_present_capabilities_khr(
+                &state.next,
                 device,
                 pDeviceGroupPresentCapabilities,
                 result,
@@ -29243,6 +32153,7 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModes2EXT<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_group_surface_present_modes2_ext(
+                &state.next,
                 device,
                 pSurfaceInfo,
                 pModes,
@@ -29253,6 +32164,7 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModes2EXT<L: Registered>
         state
             .hooks
             .pre_call_record_get_device_group_surface_present_modes2_ext(
+                &state.next,
                 device,
                 pSurfaceInfo,
                 pModes,
@@ -29264,6 +32176,7 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModes2EXT<L: Registered>
         state
             .hooks
             .post_call_record_get_device_group_surface_present_modes2_ext(
+                &state.next,
                 device,
                 pSurfaceInfo,
                 pModes,
@@ -29285,6 +32198,7 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_group_surface_present_modes_khr(
+                &state.next,
                 device,
                 surface,
                 pModes,
@@ -29295,6 +32209,7 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_device_group_surface_present_modes_khr(
+                &state.next,
                 device,
                 surface,
                 pModes,
@@ -29306,6 +32221,7 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModesKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_device_group_surface_present_modes_khr(
+                &state.next,
                 device,
                 surface,
                 pModes,
@@ -29327,6 +32243,7 @@ unsafe extern "system" fn vkGetDeviceImageMemoryRequirements<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_image_memory_requirements(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -29337,6 +32254,7 @@ unsafe extern "system" fn vkGetDeviceImageMemoryRequirements<L: Registered>(
         state
             .hooks
             .pre_call_record_get_device_image_memory_requirements(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -29348,6 +32266,7 @@ unsafe extern "system" fn vkGetDeviceImageMemoryRequirements<L: Registered>(
         state
             .hooks
             .post_call_record_get_device_image_memory_requirements(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -29368,6 +32287,7 @@ unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirements<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_image_sparse_memory_requirements(
+                &state.next,
                 device,
                 pInfo,
                 pSparseMemoryRequirementCount,
@@ -29379,6 +32299,7 @@ unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirements<L: Registered
         state
             .hooks
             .pre_call_record_get_device_image_sparse_memory_requirements(
+                &state.next,
                 device,
                 pInfo,
                 pSparseMemoryRequirementCount,
@@ -29393,6 +32314,7 @@ unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirements<L: Registered
         state
             .hooks
             .post_call_record_get_device_image_sparse_memory_requirements(
+                &state.next,
                 device,
                 pInfo,
                 pSparseMemoryRequirementCount,
@@ -29413,6 +32335,7 @@ unsafe extern "system" fn vkGetDeviceImageSubresourceLayout<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_image_subresource_layout(
+                &state.next,
                 device,
                 pInfo,
                 pLayout,
@@ -29422,7 +32345,12 @@ unsafe extern "system" fn vkGetDeviceImageSubresourceLayout<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_get_device_image_subresource_layout(device, pInfo, pLayout);
+            .pre_call_record_get_device_image_subresource_layout(
+                &state.next,
+                device,
+                pInfo,
+                pLayout,
+            );
         let Some(next) = state.next.vkGetDeviceImageSubresourceLayout else {
             return Fallback::fallback()
         };
@@ -29430,6 +32358,7 @@ unsafe extern "system" fn vkGetDeviceImageSubresourceLayout<L: Registered>(
         state
             .hooks
             .post_call_record_get_device_image_subresource_layout(
+                &state.next,
                 device,
                 pInfo,
                 pLayout,
@@ -29449,6 +32378,7 @@ unsafe extern "system" fn vkGetDeviceMemoryCommitment<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_memory_commitment(
+                &state.next,
                 device,
                 memory,
                 pCommittedMemoryInBytes,
@@ -29459,6 +32389,7 @@ unsafe extern "system" fn vkGetDeviceMemoryCommitment<L: Registered>(
         state
             .hooks
             .pre_call_record_get_device_memory_commitment(
+                &state.next,
                 device,
                 memory,
                 pCommittedMemoryInBytes,
@@ -29470,6 +32401,7 @@ unsafe extern "system" fn vkGetDeviceMemoryCommitment<L: Registered>(
         state
             .hooks
             .post_call_record_get_device_memory_commitment(
+                &state.next,
                 device,
                 memory,
                 pCommittedMemoryInBytes,
@@ -29487,13 +32419,21 @@ unsafe extern "system" fn vkGetDeviceMemoryOpaqueCaptureAddress<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_device_memory_opaque_capture_address(device, pInfo)
+            .pre_call_validate_get_device_memory_opaque_capture_address(
+                &state.next,
+                device,
+                pInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_get_device_memory_opaque_capture_address(device, pInfo);
+            .pre_call_record_get_device_memory_opaque_capture_address(
+                &state.next,
+                device,
+                pInfo,
+            );
         let Some(next) = state.next.vkGetDeviceMemoryOpaqueCaptureAddress else {
             return Fallback::fallback()
         };
@@ -29501,6 +32441,7 @@ unsafe extern "system" fn vkGetDeviceMemoryOpaqueCaptureAddress<L: Registered>(
         state
             .hooks
             .post_call_record_get_device_memory_opaque_capture_address(
+                &state.next,
                 device,
                 pInfo,
                 result,
@@ -29521,6 +32462,7 @@ unsafe extern "system" fn vkGetDeviceMicromapCompatibilityEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_micromap_compatibility_ext(
+                &state.next,
                 device,
                 pVersionInfo,
                 pCompatibility,
@@ -29531,6 +32473,7 @@ unsafe extern "system" fn vkGetDeviceMicromapCompatibilityEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_device_micromap_compatibility_ext(
+                &state.next,
                 device,
                 pVersionInfo,
                 pCompatibility,
@@ -29542,6 +32485,7 @@ unsafe extern "system" fn vkGetDeviceMicromapCompatibilityEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_device_micromap_compatibility_ext(
+                &state.next,
                 device,
                 pVersionInfo,
                 pCompatibility,
@@ -29562,6 +32506,7 @@ unsafe extern "system" fn vkGetDeviceQueue<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_queue(
+                &state.next,
                 device,
                 queueFamilyIndex,
                 queueIndex,
@@ -29573,6 +32518,7 @@ unsafe extern "system" fn vkGetDeviceQueue<L: Registered>(
         state
             .hooks
             .pre_call_record_get_device_queue(
+                &state.next,
                 device,
                 queueFamilyIndex,
                 queueIndex,
@@ -29585,6 +32531,7 @@ unsafe extern "system" fn vkGetDeviceQueue<L: Registered>(
         state
             .hooks
             .post_call_record_get_device_queue(
+                &state.next,
                 device,
                 queueFamilyIndex,
                 queueIndex,
@@ -29604,16 +32551,20 @@ unsafe extern "system" fn vkGetDeviceQueue2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_device_queue2(device, pQueueInfo, pQueue)
+            .pre_call_validate_get_device_queue2(&state.next, device, pQueueInfo, pQueue)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_device_queue2(device, pQueueInfo, pQueue);
+        state
+            .hooks
+            .pre_call_record_get_device_queue2(&state.next, device, pQueueInfo, pQueue);
         let Some(next) = state.next.vkGetDeviceQueue2 else {
             return Fallback::fallback()
         };
         unsafe { next(device, pQueueInfo, pQueue) };
-        state.hooks.post_call_record_get_device_queue2(device, pQueueInfo, pQueue);
+        state
+            .hooks
+            .post_call_record_get_device_queue2(&state.next, device, pQueueInfo, pQueue);
     })
 }
 ///`vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI` through the layer's hooks.
@@ -29629,6 +32580,7 @@ unsafe extern "system" fn vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI<L: Reg
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_subpass_shading_max_workgroup_size_huawei(
+                &state.next,
                 device,
                 renderpass,
                 pMaxWorkgroupSize,
@@ -29639,6 +32591,7 @@ unsafe extern "system" fn vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI<L: Reg
         state
             .hooks
             .pre_call_record_get_device_subpass_shading_max_workgroup_size_huawei(
+                &state.next,
                 device,
                 renderpass,
                 pMaxWorkgroupSize,
@@ -29650,6 +32603,7 @@ unsafe extern "system" fn vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI<L: Reg
         state
             .hooks
             .post_call_record_get_device_subpass_shading_max_workgroup_size_huawei(
+                &state.next,
                 device,
                 renderpass,
                 pMaxWorkgroupSize,
@@ -29671,6 +32625,7 @@ unsafe extern "system" fn vkGetDeviceTensorMemoryRequirementsARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_tensor_memory_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -29681,6 +32636,7 @@ unsafe extern "system" fn vkGetDeviceTensorMemoryRequirementsARM<L: Registered>(
         state
             .hooks
             .pre_call_record_get_device_tensor_memory_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -29692,6 +32648,7 @@ unsafe extern "system" fn vkGetDeviceTensorMemoryRequirementsARM<L: Registered>(
         state
             .hooks
             .post_call_record_get_device_tensor_memory_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -29711,6 +32668,7 @@ unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_dynamic_rendering_tile_properties_qcom(
+                &state.next,
                 device,
                 pRenderingInfo,
                 pProperties,
@@ -29721,6 +32679,7 @@ unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM<L: Registered>
         state
             .hooks
             .pre_call_record_get_dynamic_rendering_tile_properties_qcom(
+                &state.next,
                 device,
                 pRenderingInfo,
                 pProperties,
@@ -29732,6 +32691,7 @@ unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM<L: Registered>
         state
             .hooks
             .post_call_record_get_dynamic_rendering_tile_properties_qcom(
+                &state.next,
                 device,
                 pRenderingInfo,
                 pProperties,
@@ -29755,6 +32715,7 @@ unsafe extern "system" fn vkGetEncodedVideoSessionParametersKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_encoded_video_session_parameters_khr(
+                &state.next,
                 device,
                 pVideoSessionParametersInfo,
                 pFeedbackInfo,
@@ -29767,6 +32728,7 @@ unsafe extern "system" fn vkGetEncodedVideoSessionParametersKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_encoded_video_session_parameters_khr(
+                &state.next,
                 device,
                 pVideoSessionParametersInfo,
                 pFeedbackInfo,
@@ -29782,6 +32744,7 @@ unsafe extern "system" fn vkGetEncodedVideoSessionParametersKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_encoded_video_session_parameters_khr(
+                &state.next,
                 device,
                 pVideoSessionParametersInfo,
                 pFeedbackInfo,
@@ -29803,16 +32766,18 @@ unsafe extern "system" fn vkGetEventStatus<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_event_status(device, event)
+            .pre_call_validate_get_event_status(&state.next, device, event)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_event_status(device, event);
+        state.hooks.pre_call_record_get_event_status(&state.next, device, event);
         let Some(next) = state.next.vkGetEventStatus else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, event) };
-        state.hooks.post_call_record_get_event_status(device, event, result);
+        state
+            .hooks
+            .post_call_record_get_event_status(&state.next, device, event, result);
         result
     })
 }
@@ -29830,6 +32795,7 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineNodeIndexAMDX<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_execution_graph_pipeline_node_index_amdx(
+                &state.next,
                 device,
                 executionGraph,
                 pNodeInfo,
@@ -29841,6 +32807,7 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineNodeIndexAMDX<L: Registered
         state
             .hooks
             .pre_call_record_get_execution_graph_pipeline_node_index_amdx(
+                &state.next,
                 device,
                 executionGraph,
                 pNodeInfo,
@@ -29853,6 +32820,7 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineNodeIndexAMDX<L: Registered
         state
             .hooks
             .post_call_record_get_execution_graph_pipeline_node_index_amdx(
+                &state.next,
                 device,
                 executionGraph,
                 pNodeInfo,
@@ -29875,6 +32843,7 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineScratchSizeAMDX<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_execution_graph_pipeline_scratch_size_amdx(
+                &state.next,
                 device,
                 executionGraph,
                 pSizeInfo,
@@ -29885,6 +32854,7 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineScratchSizeAMDX<L: Register
         state
             .hooks
             .pre_call_record_get_execution_graph_pipeline_scratch_size_amdx(
+                &state.next,
                 device,
                 executionGraph,
                 pSizeInfo,
@@ -29896,6 +32866,7 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineScratchSizeAMDX<L: Register
         state
             .hooks
             .post_call_record_get_execution_graph_pipeline_scratch_size_amdx(
+                &state.next,
                 device,
                 executionGraph,
                 pSizeInfo,
@@ -29917,6 +32888,7 @@ unsafe extern "system" fn vkGetExternalComputeQueueDataNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_external_compute_queue_data_nv(
+                &state.next,
                 externalQueue,
                 params,
                 pData,
@@ -29927,6 +32899,7 @@ unsafe extern "system" fn vkGetExternalComputeQueueDataNV<L: Registered>(
         state
             .hooks
             .pre_call_record_get_external_compute_queue_data_nv(
+                &state.next,
                 externalQueue,
                 params,
                 pData,
@@ -29938,6 +32911,7 @@ unsafe extern "system" fn vkGetExternalComputeQueueDataNV<L: Registered>(
         state
             .hooks
             .post_call_record_get_external_compute_queue_data_nv(
+                &state.next,
                 externalQueue,
                 params,
                 pData,
@@ -29956,14 +32930,24 @@ unsafe extern "system" fn vkGetFenceFdKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_fence_fd_khr(device, pGetFdInfo, pFd)
+            .pre_call_validate_get_fence_fd_khr(&state.next, device, pGetFdInfo, pFd)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_fence_fd_khr(device, pGetFdInfo, pFd);
+        state
+            .hooks
+            .pre_call_record_get_fence_fd_khr(&state.next, device, pGetFdInfo, pFd);
         let Some(next) = state.next.vkGetFenceFdKHR else { return Fallback::fallback() };
         let result = unsafe { next(device, pGetFdInfo, pFd) };
-        state.hooks.post_call_record_get_fence_fd_khr(device, pGetFdInfo, pFd, result);
+        state
+            .hooks
+            .post_call_record_get_fence_fd_khr(
+                &state.next,
+                device,
+                pGetFdInfo,
+                pFd,
+                result,
+            );
         result
     })
 }
@@ -29978,16 +32962,18 @@ unsafe extern "system" fn vkGetFenceStatus<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_fence_status(device, fence)
+            .pre_call_validate_get_fence_status(&state.next, device, fence)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_fence_status(device, fence);
+        state.hooks.pre_call_record_get_fence_status(&state.next, device, fence);
         let Some(next) = state.next.vkGetFenceStatus else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, fence) };
-        state.hooks.post_call_record_get_fence_status(device, fence, result);
+        state
+            .hooks
+            .post_call_record_get_fence_status(&state.next, device, fence, result);
         result
     })
 }
@@ -30004,6 +32990,7 @@ unsafe extern "system" fn vkGetFenceWin32HandleKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_fence_win32_handle_khr(
+                &state.next,
                 device,
                 pGetWin32HandleInfo,
                 pHandle,
@@ -30014,6 +33001,7 @@ unsafe extern "system" fn vkGetFenceWin32HandleKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_fence_win32_handle_khr(
+                &state.next,
                 device,
                 pGetWin32HandleInfo,
                 pHandle,
@@ -30025,6 +33013,7 @@ unsafe extern "system" fn vkGetFenceWin32HandleKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_fence_win32_handle_khr(
+                &state.next,
                 device,
                 pGetWin32HandleInfo,
                 pHandle,
@@ -30047,6 +33036,7 @@ unsafe extern "system" fn vkGetFramebufferTilePropertiesQCOM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_framebuffer_tile_properties_qcom(
+                &state.next,
                 device,
                 framebuffer,
                 pPropertiesCount,
@@ -30058,6 +33048,7 @@ unsafe extern "system" fn vkGetFramebufferTilePropertiesQCOM<L: Registered>(
         state
             .hooks
             .pre_call_record_get_framebuffer_tile_properties_qcom(
+                &state.next,
                 device,
                 framebuffer,
                 pPropertiesCount,
@@ -30070,6 +33061,7 @@ unsafe extern "system" fn vkGetFramebufferTilePropertiesQCOM<L: Registered>(
         state
             .hooks
             .post_call_record_get_framebuffer_tile_properties_qcom(
+                &state.next,
                 device,
                 framebuffer,
                 pPropertiesCount,
@@ -30092,6 +33084,7 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsEXT<L: Registe
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_generated_commands_memory_requirements_ext(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -30102,6 +33095,7 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsEXT<L: Registe
         state
             .hooks
             .pre_call_record_get_generated_commands_memory_requirements_ext(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -30113,6 +33107,7 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsEXT<L: Registe
         state
             .hooks
             .post_call_record_get_generated_commands_memory_requirements_ext(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -30132,6 +33127,7 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsNV<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_generated_commands_memory_requirements_nv(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -30142,6 +33138,7 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsNV<L: Register
         state
             .hooks
             .pre_call_record_get_generated_commands_memory_requirements_nv(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -30153,6 +33150,7 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsNV<L: Register
         state
             .hooks
             .post_call_record_get_generated_commands_memory_requirements_nv(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -30170,18 +33168,25 @@ unsafe extern "system" fn vkGetGpaDeviceClockInfoAMD<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_gpa_device_clock_info_amd(device, pInfo)
+            .pre_call_validate_get_gpa_device_clock_info_amd(&state.next, device, pInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_gpa_device_clock_info_amd(device, pInfo);
+        state
+            .hooks
+            .pre_call_record_get_gpa_device_clock_info_amd(&state.next, device, pInfo);
         let Some(next) = state.next.vkGetGpaDeviceClockInfoAMD else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, pInfo) };
         state
             .hooks
-            .post_call_record_get_gpa_device_clock_info_amd(device, pInfo, result);
+            .post_call_record_get_gpa_device_clock_info_amd(
+                &state.next,
+                device,
+                pInfo,
+                result,
+            );
         result
     })
 }
@@ -30200,6 +33205,7 @@ unsafe extern "system" fn vkGetGpaSessionResultsAMD<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_gpa_session_results_amd(
+                &state.next,
                 device,
                 gpaSession,
                 sampleID,
@@ -30212,6 +33218,7 @@ unsafe extern "system" fn vkGetGpaSessionResultsAMD<L: Registered>(
         state
             .hooks
             .pre_call_record_get_gpa_session_results_amd(
+                &state.next,
                 device,
                 gpaSession,
                 sampleID,
@@ -30225,6 +33232,7 @@ unsafe extern "system" fn vkGetGpaSessionResultsAMD<L: Registered>(
         state
             .hooks
             .post_call_record_get_gpa_session_results_amd(
+                &state.next,
                 device,
                 gpaSession,
                 sampleID,
@@ -30246,18 +33254,29 @@ unsafe extern "system" fn vkGetGpaSessionStatusAMD<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_gpa_session_status_amd(device, gpaSession)
+            .pre_call_validate_get_gpa_session_status_amd(
+                &state.next,
+                device,
+                gpaSession,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_get_gpa_session_status_amd(device, gpaSession);
+        state
+            .hooks
+            .pre_call_record_get_gpa_session_status_amd(&state.next, device, gpaSession);
         let Some(next) = state.next.vkGetGpaSessionStatusAMD else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, gpaSession) };
         state
             .hooks
-            .post_call_record_get_gpa_session_status_amd(device, gpaSession, result);
+            .post_call_record_get_gpa_session_status_amd(
+                &state.next,
+                device,
+                gpaSession,
+                result,
+            );
         result
     })
 }
@@ -30274,6 +33293,7 @@ unsafe extern "system" fn vkGetImageDrmFormatModifierPropertiesEXT<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_image_drm_format_modifier_properties_ext(
+                &state.next,
                 device,
                 image,
                 pProperties,
@@ -30284,6 +33304,7 @@ unsafe extern "system" fn vkGetImageDrmFormatModifierPropertiesEXT<L: Registered
         state
             .hooks
             .pre_call_record_get_image_drm_format_modifier_properties_ext(
+                &state.next,
                 device,
                 image,
                 pProperties,
@@ -30295,6 +33316,7 @@ unsafe extern "system" fn vkGetImageDrmFormatModifierPropertiesEXT<L: Registered
         state
             .hooks
             .post_call_record_get_image_drm_format_modifier_properties_ext(
+                &state.next,
                 device,
                 image,
                 pProperties,
@@ -30316,6 +33338,7 @@ unsafe extern "system" fn vkGetImageMemoryRequirements<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_image_memory_requirements(
+                &state.next,
                 device,
                 image,
                 pMemoryRequirements,
@@ -30326,6 +33349,7 @@ unsafe extern "system" fn vkGetImageMemoryRequirements<L: Registered>(
         state
             .hooks
             .pre_call_record_get_image_memory_requirements(
+                &state.next,
                 device,
                 image,
                 pMemoryRequirements,
@@ -30337,6 +33361,7 @@ unsafe extern "system" fn vkGetImageMemoryRequirements<L: Registered>(
         state
             .hooks
             .post_call_record_get_image_memory_requirements(
+                &state.next,
                 device,
                 image,
                 pMemoryRequirements,
@@ -30356,6 +33381,7 @@ unsafe extern "system" fn vkGetImageMemoryRequirements2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_image_memory_requirements2(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -30366,6 +33392,7 @@ unsafe extern "system" fn vkGetImageMemoryRequirements2<L: Registered>(
         state
             .hooks
             .pre_call_record_get_image_memory_requirements2(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -30377,6 +33404,7 @@ unsafe extern "system" fn vkGetImageMemoryRequirements2<L: Registered>(
         state
             .hooks
             .post_call_record_get_image_memory_requirements2(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -30397,6 +33425,7 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDataEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_image_opaque_capture_data_ext(
+                &state.next,
                 device,
                 imageCount,
                 pImages,
@@ -30408,6 +33437,7 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDataEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_image_opaque_capture_data_ext(
+                &state.next,
                 device,
                 imageCount,
                 pImages,
@@ -30420,6 +33450,7 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDataEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_image_opaque_capture_data_ext(
+                &state.next,
                 device,
                 imageCount,
                 pImages,
@@ -30442,6 +33473,7 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDescriptorDataEXT<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_image_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -30452,6 +33484,7 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDescriptorDataEXT<L: Registered
         state
             .hooks
             .pre_call_record_get_image_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -30463,6 +33496,7 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDescriptorDataEXT<L: Registered
         state
             .hooks
             .post_call_record_get_image_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -30485,6 +33519,7 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_image_sparse_memory_requirements(
+                &state.next,
                 device,
                 image,
                 pSparseMemoryRequirementCount,
@@ -30496,6 +33531,7 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements<L: Registered>(
         state
             .hooks
             .pre_call_record_get_image_sparse_memory_requirements(
+                &state.next,
                 device,
                 image,
                 pSparseMemoryRequirementCount,
@@ -30510,6 +33546,7 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements<L: Registered>(
         state
             .hooks
             .post_call_record_get_image_sparse_memory_requirements(
+                &state.next,
                 device,
                 image,
                 pSparseMemoryRequirementCount,
@@ -30531,6 +33568,7 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_image_sparse_memory_requirements2(
+                &state.next,
                 device,
                 pInfo,
                 pSparseMemoryRequirementCount,
@@ -30542,6 +33580,7 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements2<L: Registered>(
         state
             .hooks
             .pre_call_record_get_image_sparse_memory_requirements2(
+                &state.next,
                 device,
                 pInfo,
                 pSparseMemoryRequirementCount,
@@ -30556,6 +33595,7 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements2<L: Registered>(
         state
             .hooks
             .post_call_record_get_image_sparse_memory_requirements2(
+                &state.next,
                 device,
                 pInfo,
                 pSparseMemoryRequirementCount,
@@ -30577,6 +33617,7 @@ unsafe extern "system" fn vkGetImageSubresourceLayout<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_image_subresource_layout(
+                &state.next,
                 device,
                 image,
                 pSubresource,
@@ -30588,6 +33629,7 @@ unsafe extern "system" fn vkGetImageSubresourceLayout<L: Registered>(
         state
             .hooks
             .pre_call_record_get_image_subresource_layout(
+                &state.next,
                 device,
                 image,
                 pSubresource,
@@ -30600,6 +33642,7 @@ unsafe extern "system" fn vkGetImageSubresourceLayout<L: Registered>(
         state
             .hooks
             .post_call_record_get_image_subresource_layout(
+                &state.next,
                 device,
                 image,
                 pSubresource,
@@ -30621,6 +33664,7 @@ unsafe extern "system" fn vkGetImageSubresourceLayout2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_image_subresource_layout2(
+                &state.next,
                 device,
                 image,
                 pSubresource,
@@ -30632,6 +33676,7 @@ unsafe extern "system" fn vkGetImageSubresourceLayout2<L: Registered>(
         state
             .hooks
             .pre_call_record_get_image_subresource_layout2(
+                &state.next,
                 device,
                 image,
                 pSubresource,
@@ -30644,6 +33689,7 @@ unsafe extern "system" fn vkGetImageSubresourceLayout2<L: Registered>(
         state
             .hooks
             .post_call_record_get_image_subresource_layout2(
+                &state.next,
                 device,
                 image,
                 pSubresource,
@@ -30663,13 +33709,23 @@ unsafe extern "system" fn vkGetImageViewAddressNVX<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_image_view_address_nvx(device, imageView, pProperties)
+            .pre_call_validate_get_image_view_address_nvx(
+                &state.next,
+                device,
+                imageView,
+                pProperties,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_get_image_view_address_nvx(device, imageView, pProperties);
+            .pre_call_record_get_image_view_address_nvx(
+                &state.next,
+                device,
+                imageView,
+                pProperties,
+            );
         let Some(next) = state.next.vkGetImageViewAddressNVX else {
             return Fallback::fallback()
         };
@@ -30677,6 +33733,7 @@ unsafe extern "system" fn vkGetImageViewAddressNVX<L: Registered>(
         state
             .hooks
             .post_call_record_get_image_view_address_nvx(
+                &state.next,
                 device,
                 imageView,
                 pProperties,
@@ -30696,16 +33753,25 @@ unsafe extern "system" fn vkGetImageViewHandle64NVX<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_image_view_handle64_nvx(device, pInfo)
+            .pre_call_validate_get_image_view_handle64_nvx(&state.next, device, pInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_image_view_handle64_nvx(device, pInfo);
+        state
+            .hooks
+            .pre_call_record_get_image_view_handle64_nvx(&state.next, device, pInfo);
         let Some(next) = state.next.vkGetImageViewHandle64NVX else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, pInfo) };
-        state.hooks.post_call_record_get_image_view_handle64_nvx(device, pInfo, result);
+        state
+            .hooks
+            .post_call_record_get_image_view_handle64_nvx(
+                &state.next,
+                device,
+                pInfo,
+                result,
+            );
         result
     })
 }
@@ -30720,16 +33786,25 @@ unsafe extern "system" fn vkGetImageViewHandleNVX<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_image_view_handle_nvx(device, pInfo)
+            .pre_call_validate_get_image_view_handle_nvx(&state.next, device, pInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_image_view_handle_nvx(device, pInfo);
+        state
+            .hooks
+            .pre_call_record_get_image_view_handle_nvx(&state.next, device, pInfo);
         let Some(next) = state.next.vkGetImageViewHandleNVX else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, pInfo) };
-        state.hooks.post_call_record_get_image_view_handle_nvx(device, pInfo, result);
+        state
+            .hooks
+            .post_call_record_get_image_view_handle_nvx(
+                &state.next,
+                device,
+                pInfo,
+                result,
+            );
         result
     })
 }
@@ -30746,6 +33821,7 @@ unsafe extern "system" fn vkGetImageViewOpaqueCaptureDescriptorDataEXT<L: Regist
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_image_view_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -30756,6 +33832,7 @@ unsafe extern "system" fn vkGetImageViewOpaqueCaptureDescriptorDataEXT<L: Regist
         state
             .hooks
             .pre_call_record_get_image_view_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -30767,6 +33844,7 @@ unsafe extern "system" fn vkGetImageViewOpaqueCaptureDescriptorDataEXT<L: Regist
         state
             .hooks
             .post_call_record_get_image_view_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -30786,16 +33864,32 @@ unsafe extern "system" fn vkGetLatencyTimingsLegacyNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_latency_timings_legacy_nv(device, pTimings)
+            .pre_call_validate_get_latency_timings_legacy_nv(
+                &state.next,
+                device,
+                pTimings,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_get_latency_timings_legacy_nv(device, pTimings);
+        state
+            .hooks
+            .pre_call_record_get_latency_timings_legacy_nv(
+                &state.next,
+                device,
+                pTimings,
+            );
         let Some(next) = state.next.vkGetLatencyTimingsLegacyNV else {
             return Fallback::fallback()
         };
         unsafe { next(device, pTimings) };
-        state.hooks.post_call_record_get_latency_timings_legacy_nv(device, pTimings);
+        state
+            .hooks
+            .post_call_record_get_latency_timings_legacy_nv(
+                &state.next,
+                device,
+                pTimings,
+            );
     })
 }
 ///`vkGetLatencyTimingsNV` through the layer's hooks.
@@ -30811,6 +33905,7 @@ unsafe extern "system" fn vkGetLatencyTimingsNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_latency_timings_nv(
+                &state.next,
                 device,
                 swapchain,
                 pLatencyMarkerInfo,
@@ -30821,6 +33916,7 @@ unsafe extern "system" fn vkGetLatencyTimingsNV<L: Registered>(
         state
             .hooks
             .pre_call_record_get_latency_timings_nv(
+                &state.next,
                 device,
                 swapchain,
                 pLatencyMarkerInfo,
@@ -30832,6 +33928,7 @@ unsafe extern "system" fn vkGetLatencyTimingsNV<L: Registered>(
         state
             .hooks
             .post_call_record_get_latency_timings_nv(
+                &state.next,
                 device,
                 swapchain,
                 pLatencyMarkerInfo,
@@ -30851,6 +33948,7 @@ unsafe extern "system" fn vkGetMemoryAndroidHardwareBufferANDROID<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_android_hardware_buffer_android(
+                &state.next,
                 device,
                 pInfo,
                 pBuffer,
@@ -30861,6 +33959,7 @@ unsafe extern "system" fn vkGetMemoryAndroidHardwareBufferANDROID<L: Registered>
         state
             .hooks
             .pre_call_record_get_memory_android_hardware_buffer_android(
+                &state.next,
                 device,
                 pInfo,
                 pBuffer,
@@ -30872,6 +33971,7 @@ unsafe extern "system" fn vkGetMemoryAndroidHardwareBufferANDROID<L: Registered>
         state
             .hooks
             .post_call_record_get_memory_android_hardware_buffer_android(
+                &state.next,
                 device,
                 pInfo,
                 pBuffer,
@@ -30892,16 +33992,26 @@ unsafe extern "system" fn vkGetMemoryFdKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_memory_fd_khr(device, pGetFdInfo, pFd)
+            .pre_call_validate_get_memory_fd_khr(&state.next, device, pGetFdInfo, pFd)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_memory_fd_khr(device, pGetFdInfo, pFd);
+        state
+            .hooks
+            .pre_call_record_get_memory_fd_khr(&state.next, device, pGetFdInfo, pFd);
         let Some(next) = state.next.vkGetMemoryFdKHR else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, pGetFdInfo, pFd) };
-        state.hooks.post_call_record_get_memory_fd_khr(device, pGetFdInfo, pFd, result);
+        state
+            .hooks
+            .post_call_record_get_memory_fd_khr(
+                &state.next,
+                device,
+                pGetFdInfo,
+                pFd,
+                result,
+            );
         result
     })
 }
@@ -30919,6 +34029,7 @@ unsafe extern "system" fn vkGetMemoryFdPropertiesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_fd_properties_khr(
+                &state.next,
                 device,
                 handleType,
                 fd,
@@ -30930,6 +34041,7 @@ unsafe extern "system" fn vkGetMemoryFdPropertiesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_memory_fd_properties_khr(
+                &state.next,
                 device,
                 handleType,
                 fd,
@@ -30942,6 +34054,7 @@ unsafe extern "system" fn vkGetMemoryFdPropertiesKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_memory_fd_properties_khr(
+                &state.next,
                 device,
                 handleType,
                 fd,
@@ -30965,6 +34078,7 @@ unsafe extern "system" fn vkGetMemoryHostPointerPropertiesEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_host_pointer_properties_ext(
+                &state.next,
                 device,
                 handleType,
                 pHostPointer,
@@ -30976,6 +34090,7 @@ unsafe extern "system" fn vkGetMemoryHostPointerPropertiesEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_memory_host_pointer_properties_ext(
+                &state.next,
                 device,
                 handleType,
                 pHostPointer,
@@ -30990,6 +34105,7 @@ unsafe extern "system" fn vkGetMemoryHostPointerPropertiesEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_memory_host_pointer_properties_ext(
+                &state.next,
                 device,
                 handleType,
                 pHostPointer,
@@ -31012,6 +34128,7 @@ unsafe extern "system" fn vkGetMemoryMetalHandleEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_metal_handle_ext(
+                &state.next,
                 device,
                 pGetMetalHandleInfo,
                 pHandle,
@@ -31022,6 +34139,7 @@ unsafe extern "system" fn vkGetMemoryMetalHandleEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_memory_metal_handle_ext(
+                &state.next,
                 device,
                 pGetMetalHandleInfo,
                 pHandle,
@@ -31033,6 +34151,7 @@ unsafe extern "system" fn vkGetMemoryMetalHandleEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_memory_metal_handle_ext(
+                &state.next,
                 device,
                 pGetMetalHandleInfo,
                 pHandle,
@@ -31055,6 +34174,7 @@ unsafe extern "system" fn vkGetMemoryMetalHandlePropertiesEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_metal_handle_properties_ext(
+                &state.next,
                 device,
                 handleType,
                 pHandle,
@@ -31066,6 +34186,7 @@ unsafe extern "system" fn vkGetMemoryMetalHandlePropertiesEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_memory_metal_handle_properties_ext(
+                &state.next,
                 device,
                 handleType,
                 pHandle,
@@ -31080,6 +34201,7 @@ unsafe extern "system" fn vkGetMemoryMetalHandlePropertiesEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_memory_metal_handle_properties_ext(
+                &state.next,
                 device,
                 handleType,
                 pHandle,
@@ -31101,13 +34223,23 @@ unsafe extern "system" fn vkGetMemoryNativeBufferOHOS<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_memory_native_buffer_ohos(device, pInfo, pBuffer)
+            .pre_call_validate_get_memory_native_buffer_ohos(
+                &state.next,
+                device,
+                pInfo,
+                pBuffer,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_get_memory_native_buffer_ohos(device, pInfo, pBuffer);
+            .pre_call_record_get_memory_native_buffer_ohos(
+                &state.next,
+                device,
+                pInfo,
+                pBuffer,
+            );
         let Some(next) = state.next.vkGetMemoryNativeBufferOHOS else {
             return Fallback::fallback()
         };
@@ -31115,6 +34247,7 @@ unsafe extern "system" fn vkGetMemoryNativeBufferOHOS<L: Registered>(
         state
             .hooks
             .post_call_record_get_memory_native_buffer_ohos(
+                &state.next,
                 device,
                 pInfo,
                 pBuffer,
@@ -31136,6 +34269,7 @@ unsafe extern "system" fn vkGetMemoryRemoteAddressNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_remote_address_nv(
+                &state.next,
                 device,
                 pMemoryGetRemoteAddressInfo,
                 pAddress,
@@ -31146,6 +34280,7 @@ unsafe extern "system" fn vkGetMemoryRemoteAddressNV<L: Registered>(
         state
             .hooks
             .pre_call_record_get_memory_remote_address_nv(
+                &state.next,
                 device,
                 pMemoryGetRemoteAddressInfo,
                 pAddress,
@@ -31157,6 +34292,7 @@ unsafe extern "system" fn vkGetMemoryRemoteAddressNV<L: Registered>(
         state
             .hooks
             .post_call_record_get_memory_remote_address_nv(
+                &state.next,
                 device,
                 pMemoryGetRemoteAddressInfo,
                 pAddress,
@@ -31178,6 +34314,7 @@ unsafe extern "system" fn vkGetMemoryWin32HandleKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_win32_handle_khr(
+                &state.next,
                 device,
                 pGetWin32HandleInfo,
                 pHandle,
@@ -31188,6 +34325,7 @@ unsafe extern "system" fn vkGetMemoryWin32HandleKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_memory_win32_handle_khr(
+                &state.next,
                 device,
                 pGetWin32HandleInfo,
                 pHandle,
@@ -31199,6 +34337,7 @@ unsafe extern "system" fn vkGetMemoryWin32HandleKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_memory_win32_handle_khr(
+                &state.next,
                 device,
                 pGetWin32HandleInfo,
                 pHandle,
@@ -31221,6 +34360,7 @@ unsafe extern "system" fn vkGetMemoryWin32HandleNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_win32_handle_nv(
+                &state.next,
                 device,
                 memory,
                 handleType,
@@ -31232,6 +34372,7 @@ unsafe extern "system" fn vkGetMemoryWin32HandleNV<L: Registered>(
         state
             .hooks
             .pre_call_record_get_memory_win32_handle_nv(
+                &state.next,
                 device,
                 memory,
                 handleType,
@@ -31244,6 +34385,7 @@ unsafe extern "system" fn vkGetMemoryWin32HandleNV<L: Registered>(
         state
             .hooks
             .post_call_record_get_memory_win32_handle_nv(
+                &state.next,
                 device,
                 memory,
                 handleType,
@@ -31267,6 +34409,7 @@ unsafe extern "system" fn vkGetMemoryWin32HandlePropertiesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_win32_handle_properties_khr(
+                &state.next,
                 device,
                 handleType,
                 handle,
@@ -31278,6 +34421,7 @@ unsafe extern "system" fn vkGetMemoryWin32HandlePropertiesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_memory_win32_handle_properties_khr(
+                &state.next,
                 device,
                 handleType,
                 handle,
@@ -31292,6 +34436,7 @@ unsafe extern "system" fn vkGetMemoryWin32HandlePropertiesKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_memory_win32_handle_properties_khr(
+                &state.next,
                 device,
                 handleType,
                 handle,
@@ -31314,6 +34459,7 @@ unsafe extern "system" fn vkGetMemoryZirconHandleFUCHSIA<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_zircon_handle_fuchsia(
+                &state.next,
                 device,
                 pGetZirconHandleInfo,
                 pZirconHandle,
@@ -31324,6 +34470,7 @@ unsafe extern "system" fn vkGetMemoryZirconHandleFUCHSIA<L: Registered>(
         state
             .hooks
             .pre_call_record_get_memory_zircon_handle_fuchsia(
+                &state.next,
                 device,
                 pGetZirconHandleInfo,
                 pZirconHandle,
@@ -31335,6 +34482,7 @@ unsafe extern "system" fn vkGetMemoryZirconHandleFUCHSIA<L: Registered>(
         state
             .hooks
             .post_call_record_get_memory_zircon_handle_fuchsia(
+                &state.next,
                 device,
                 pGetZirconHandleInfo,
                 pZirconHandle,
@@ -31357,6 +34505,7 @@ unsafe extern "system" fn vkGetMemoryZirconHandlePropertiesFUCHSIA<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_zircon_handle_properties_fuchsia(
+                &state.next,
                 device,
                 handleType,
                 zirconHandle,
@@ -31368,6 +34517,7 @@ unsafe extern "system" fn vkGetMemoryZirconHandlePropertiesFUCHSIA<L: Registered
         state
             .hooks
             .pre_call_record_get_memory_zircon_handle_properties_fuchsia(
+                &state.next,
                 device,
                 handleType,
                 zirconHandle,
@@ -31382,6 +34532,7 @@ unsafe extern "system" fn vkGetMemoryZirconHandlePropertiesFUCHSIA<L: Registered
         state
             .hooks
             .post_call_record_get_memory_zircon_handle_properties_fuchsia(
+                &state.next,
                 device,
                 handleType,
                 zirconHandle,
@@ -31405,6 +34556,7 @@ unsafe extern "system" fn vkGetMicromapBuildSizesEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_micromap_build_sizes_ext(
+                &state.next,
                 device,
                 buildType,
                 pBuildInfo,
@@ -31416,6 +34568,7 @@ unsafe extern "system" fn vkGetMicromapBuildSizesEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_micromap_build_sizes_ext(
+                &state.next,
                 device,
                 buildType,
                 pBuildInfo,
@@ -31428,6 +34581,7 @@ unsafe extern "system" fn vkGetMicromapBuildSizesEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_micromap_build_sizes_ext(
+                &state.next,
                 device,
                 buildType,
                 pBuildInfo,
@@ -31448,6 +34602,7 @@ unsafe extern "system" fn vkGetNativeBufferPropertiesOHOS<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_native_buffer_properties_ohos(
+                &state.next,
                 device,
                 buffer,
                 pProperties,
@@ -31458,6 +34613,7 @@ unsafe extern "system" fn vkGetNativeBufferPropertiesOHOS<L: Registered>(
         state
             .hooks
             .pre_call_record_get_native_buffer_properties_ohos(
+                &state.next,
                 device,
                 buffer,
                 pProperties,
@@ -31469,6 +34625,7 @@ unsafe extern "system" fn vkGetNativeBufferPropertiesOHOS<L: Registered>(
         state
             .hooks
             .post_call_record_get_native_buffer_properties_ohos(
+                &state.next,
                 device,
                 buffer,
                 pProperties,
@@ -31492,6 +34649,7 @@ unsafe extern "system" fn vkGetPartitionedAccelerationStructuresBuildSizesNV<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_partitioned_acceleration_structures_build_sizes_nv(
+                &state.next,
                 device,
                 pInfo,
                 pSizeInfo,
@@ -31502,6 +34660,7 @@ unsafe extern "system" fn vkGetPartitionedAccelerationStructuresBuildSizesNV<
         state
             .hooks
             .pre_call_record_get_partitioned_acceleration_structures_build_sizes_nv(
+                &state.next,
                 device,
                 pInfo,
                 pSizeInfo,
@@ -31512,6 +34671,7 @@ unsafe extern "system" fn vkGetPartitionedAccelerationStructuresBuildSizesNV<
         state
             .hooks
             .post_call_record_get_partitioned_acceleration_structures_build_sizes_nv(
+                &state.next,
                 device,
                 pInfo,
                 pSizeInfo,
@@ -31531,6 +34691,7 @@ unsafe extern "system" fn vkGetPastPresentationTimingEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_past_presentation_timing_ext(
+                &state.next,
                 device,
                 pPastPresentationTimingInfo,
                 pPastPresentationTimingProperties,
@@ -31541,6 +34702,7 @@ unsafe extern "system" fn vkGetPastPresentationTimingEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_past_presentation_timing_ext(
+                &state.next,
                 device,
                 pPastPresentationTimingInfo,
                 pPastPresentationTimingProperties,
@@ -31554,6 +34716,7 @@ unsafe extern "system" fn vkGetPastPresentationTimingEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_past_presentation_timing_ext(
+                &state.next,
                 device,
                 pPastPresentationTimingInfo,
                 pPastPresentationTimingProperties,
@@ -31576,6 +34739,7 @@ unsafe extern "system" fn vkGetPastPresentationTimingGOOGLE<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_past_presentation_timing_google(
+                &state.next,
                 device,
                 swapchain,
                 pPresentationTimingCount,
@@ -31587,6 +34751,7 @@ unsafe extern "system" fn vkGetPastPresentationTimingGOOGLE<L: Registered>(
         state
             .hooks
             .pre_call_record_get_past_presentation_timing_google(
+                &state.next,
                 device,
                 swapchain,
                 pPresentationTimingCount,
@@ -31601,6 +34766,7 @@ unsafe extern "system" fn vkGetPastPresentationTimingGOOGLE<L: Registered>(
         state
             .hooks
             .post_call_record_get_past_presentation_timing_google(
+                &state.next,
                 device,
                 swapchain,
                 pPresentationTimingCount,
@@ -31622,13 +34788,23 @@ unsafe extern "system" fn vkGetPerformanceParameterINTEL<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_performance_parameter_intel(device, parameter, pValue)
+            .pre_call_validate_get_performance_parameter_intel(
+                &state.next,
+                device,
+                parameter,
+                pValue,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_get_performance_parameter_intel(device, parameter, pValue);
+            .pre_call_record_get_performance_parameter_intel(
+                &state.next,
+                device,
+                parameter,
+                pValue,
+            );
         let Some(next) = state.next.vkGetPerformanceParameterINTEL else {
             return Fallback::fallback()
         };
@@ -31636,6 +34812,7 @@ unsafe extern "system" fn vkGetPerformanceParameterINTEL<L: Registered>(
         state
             .hooks
             .post_call_record_get_performance_parameter_intel(
+                &state.next,
                 device,
                 parameter,
                 pValue,
@@ -31659,6 +34836,7 @@ unsafe extern "system" fn vkGetPipelineBinaryDataKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_pipeline_binary_data_khr(
+                &state.next,
                 device,
                 pInfo,
                 pPipelineBinaryKey,
@@ -31671,6 +34849,7 @@ unsafe extern "system" fn vkGetPipelineBinaryDataKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_pipeline_binary_data_khr(
+                &state.next,
                 device,
                 pInfo,
                 pPipelineBinaryKey,
@@ -31692,6 +34871,7 @@ unsafe extern "system" fn vkGetPipelineBinaryDataKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_pipeline_binary_data_khr(
+                &state.next,
                 device,
                 pInfo,
                 pPipelineBinaryKey,
@@ -31716,6 +34896,7 @@ unsafe extern "system" fn vkGetPipelineCacheData<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_pipeline_cache_data(
+                &state.next,
                 device,
                 pipelineCache,
                 pDataSize,
@@ -31727,6 +34908,7 @@ unsafe extern "system" fn vkGetPipelineCacheData<L: Registered>(
         state
             .hooks
             .pre_call_record_get_pipeline_cache_data(
+                &state.next,
                 device,
                 pipelineCache,
                 pDataSize,
@@ -31739,6 +34921,7 @@ unsafe extern "system" fn vkGetPipelineCacheData<L: Registered>(
         state
             .hooks
             .post_call_record_get_pipeline_cache_data(
+                &state.next,
                 device,
                 pipelineCache,
                 pDataSize,
@@ -31764,6 +34947,7 @@ unsafe extern "system" fn vkGetPipelineExecutableInternalRepresentationsKHR<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_pipeline_executable_internal_representations_khr(
+                &state.next,
                 device,
                 pExecutableInfo,
                 pInternalRepresentationCount,
@@ -31775,6 +34959,7 @@ unsafe extern "system" fn vkGetPipelineExecutableInternalRepresentationsKHR<
         state
             .hooks
             .pre_call_record_get_pipeline_executable_internal_representations_khr(
+                &state.next,
                 device,
                 pExecutableInfo,
                 pInternalRepresentationCount,
@@ -31793,6 +34978,7 @@ unsafe extern "system" fn vkGetPipelineExecutableInternalRepresentationsKHR<
         state
             .hooks
             .post_call_record_get_pipeline_executable_internal_representations_khr(
+                &state.next,
                 device,
                 pExecutableInfo,
                 pInternalRepresentationCount,
@@ -31816,6 +35002,7 @@ unsafe extern "system" fn vkGetPipelineExecutablePropertiesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_pipeline_executable_properties_khr(
+                &state.next,
                 device,
                 pPipelineInfo,
                 pExecutableCount,
@@ -31827,6 +35014,7 @@ unsafe extern "system" fn vkGetPipelineExecutablePropertiesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_pipeline_executable_properties_khr(
+                &state.next,
                 device,
                 pPipelineInfo,
                 pExecutableCount,
@@ -31841,6 +35029,7 @@ unsafe extern "system" fn vkGetPipelineExecutablePropertiesKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_pipeline_executable_properties_khr(
+                &state.next,
                 device,
                 pPipelineInfo,
                 pExecutableCount,
@@ -31864,6 +35053,7 @@ unsafe extern "system" fn vkGetPipelineExecutableStatisticsKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_pipeline_executable_statistics_khr(
+                &state.next,
                 device,
                 pExecutableInfo,
                 pStatisticCount,
@@ -31875,6 +35065,7 @@ unsafe extern "system" fn vkGetPipelineExecutableStatisticsKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_pipeline_executable_statistics_khr(
+                &state.next,
                 device,
                 pExecutableInfo,
                 pStatisticCount,
@@ -31889,6 +35080,7 @@ unsafe extern "system" fn vkGetPipelineExecutableStatisticsKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_pipeline_executable_statistics_khr(
+                &state.next,
                 device,
                 pExecutableInfo,
                 pStatisticCount,
@@ -31909,13 +35101,21 @@ unsafe extern "system" fn vkGetPipelineIndirectDeviceAddressNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_pipeline_indirect_device_address_nv(device, pInfo)
+            .pre_call_validate_get_pipeline_indirect_device_address_nv(
+                &state.next,
+                device,
+                pInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_get_pipeline_indirect_device_address_nv(device, pInfo);
+            .pre_call_record_get_pipeline_indirect_device_address_nv(
+                &state.next,
+                device,
+                pInfo,
+            );
         let Some(next) = state.next.vkGetPipelineIndirectDeviceAddressNV else {
             return Fallback::fallback()
         };
@@ -31923,6 +35123,7 @@ unsafe extern "system" fn vkGetPipelineIndirectDeviceAddressNV<L: Registered>(
         state
             .hooks
             .post_call_record_get_pipeline_indirect_device_address_nv(
+                &state.next,
                 device,
                 pInfo,
                 result,
@@ -31943,6 +35144,7 @@ unsafe extern "system" fn vkGetPipelineIndirectMemoryRequirementsNV<L: Registere
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_pipeline_indirect_memory_requirements_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pMemoryRequirements,
@@ -31953,6 +35155,7 @@ unsafe extern "system" fn vkGetPipelineIndirectMemoryRequirementsNV<L: Registere
         state
             .hooks
             .pre_call_record_get_pipeline_indirect_memory_requirements_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pMemoryRequirements,
@@ -31964,6 +35167,7 @@ unsafe extern "system" fn vkGetPipelineIndirectMemoryRequirementsNV<L: Registere
         state
             .hooks
             .post_call_record_get_pipeline_indirect_memory_requirements_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pMemoryRequirements,
@@ -31983,6 +35187,7 @@ unsafe extern "system" fn vkGetPipelineKeyKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_pipeline_key_khr(
+                &state.next,
                 device,
                 pPipelineCreateInfo,
                 pPipelineKey,
@@ -31993,6 +35198,7 @@ unsafe extern "system" fn vkGetPipelineKeyKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_pipeline_key_khr(
+                &state.next,
                 device,
                 pPipelineCreateInfo,
                 pPipelineKey,
@@ -32004,6 +35210,7 @@ unsafe extern "system" fn vkGetPipelineKeyKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_pipeline_key_khr(
+                &state.next,
                 device,
                 pPipelineCreateInfo,
                 pPipelineKey,
@@ -32025,6 +35232,7 @@ unsafe extern "system" fn vkGetPipelinePropertiesEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_pipeline_properties_ext(
+                &state.next,
                 device,
                 pPipelineInfo,
                 pPipelineProperties,
@@ -32035,6 +35243,7 @@ unsafe extern "system" fn vkGetPipelinePropertiesEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_pipeline_properties_ext(
+                &state.next,
                 device,
                 pPipelineInfo,
                 pPipelineProperties,
@@ -32046,6 +35255,7 @@ unsafe extern "system" fn vkGetPipelinePropertiesEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_pipeline_properties_ext(
+                &state.next,
                 device,
                 pPipelineInfo,
                 pPipelineProperties,
@@ -32069,6 +35279,7 @@ unsafe extern "system" fn vkGetPrivateData<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_private_data(
+                &state.next,
                 device,
                 objectType,
                 objectHandle,
@@ -32081,6 +35292,7 @@ unsafe extern "system" fn vkGetPrivateData<L: Registered>(
         state
             .hooks
             .pre_call_record_get_private_data(
+                &state.next,
                 device,
                 objectType,
                 objectHandle,
@@ -32094,6 +35306,7 @@ unsafe extern "system" fn vkGetPrivateData<L: Registered>(
         state
             .hooks
             .post_call_record_get_private_data(
+                &state.next,
                 device,
                 objectType,
                 objectHandle,
@@ -32120,6 +35333,7 @@ unsafe extern "system" fn vkGetQueryPoolResults<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_query_pool_results(
+                &state.next,
                 device,
                 queryPool,
                 firstQuery,
@@ -32135,6 +35349,7 @@ unsafe extern "system" fn vkGetQueryPoolResults<L: Registered>(
         state
             .hooks
             .pre_call_record_get_query_pool_results(
+                &state.next,
                 device,
                 queryPool,
                 firstQuery,
@@ -32162,6 +35377,7 @@ unsafe extern "system" fn vkGetQueryPoolResults<L: Registered>(
         state
             .hooks
             .post_call_record_get_query_pool_results(
+                &state.next,
                 device,
                 queryPool,
                 firstQuery,
@@ -32188,6 +35404,7 @@ unsafe extern "system" fn vkGetQueueCheckpointData2NV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_queue_checkpoint_data2_nv(
+                &state.next,
                 queue,
                 pCheckpointDataCount,
                 pCheckpointData,
@@ -32198,6 +35415,7 @@ unsafe extern "system" fn vkGetQueueCheckpointData2NV<L: Registered>(
         state
             .hooks
             .pre_call_record_get_queue_checkpoint_data2_nv(
+                &state.next,
                 queue,
                 pCheckpointDataCount,
                 pCheckpointData,
@@ -32209,6 +35427,7 @@ unsafe extern "system" fn vkGetQueueCheckpointData2NV<L: Registered>(
         state
             .hooks
             .post_call_record_get_queue_checkpoint_data2_nv(
+                &state.next,
                 queue,
                 pCheckpointDataCount,
                 pCheckpointData,
@@ -32228,6 +35447,7 @@ unsafe extern "system" fn vkGetQueueCheckpointDataNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_queue_checkpoint_data_nv(
+                &state.next,
                 queue,
                 pCheckpointDataCount,
                 pCheckpointData,
@@ -32238,6 +35458,7 @@ unsafe extern "system" fn vkGetQueueCheckpointDataNV<L: Registered>(
         state
             .hooks
             .pre_call_record_get_queue_checkpoint_data_nv(
+                &state.next,
                 queue,
                 pCheckpointDataCount,
                 pCheckpointData,
@@ -32249,6 +35470,7 @@ unsafe extern "system" fn vkGetQueueCheckpointDataNV<L: Registered>(
         state
             .hooks
             .post_call_record_get_queue_checkpoint_data_nv(
+                &state.next,
                 queue,
                 pCheckpointDataCount,
                 pCheckpointData,
@@ -32273,6 +35495,7 @@ unsafe extern "system" fn vkGetRayTracingCaptureReplayShaderGroupHandlesKHR<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_ray_tracing_capture_replay_shader_group_handles_khr(
+                &state.next,
                 device,
                 pipeline,
                 firstGroup,
@@ -32286,6 +35509,7 @@ unsafe extern "system" fn vkGetRayTracingCaptureReplayShaderGroupHandlesKHR<
         state
             .hooks
             .pre_call_record_get_ray_tracing_capture_replay_shader_group_handles_khr(
+                &state.next,
                 device,
                 pipeline,
                 firstGroup,
@@ -32301,6 +35525,7 @@ unsafe extern "system" fn vkGetRayTracingCaptureReplayShaderGroupHandlesKHR<
         state
             .hooks
             .post_call_record_get_ray_tracing_capture_replay_shader_group_handles_khr(
+                &state.next,
                 device,
                 pipeline,
                 firstGroup,
@@ -32328,6 +35553,7 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupHandlesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_ray_tracing_shader_group_handles_khr(
+                &state.next,
                 device,
                 pipeline,
                 firstGroup,
@@ -32341,6 +35567,7 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupHandlesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_ray_tracing_shader_group_handles_khr(
+                &state.next,
                 device,
                 pipeline,
                 firstGroup,
@@ -32357,6 +35584,7 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupHandlesKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_ray_tracing_shader_group_handles_khr(
+                &state.next,
                 device,
                 pipeline,
                 firstGroup,
@@ -32382,6 +35610,7 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupStackSizeKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_ray_tracing_shader_group_stack_size_khr(
+                &state.next,
                 device,
                 pipeline,
                 group,
@@ -32393,6 +35622,7 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupStackSizeKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_ray_tracing_shader_group_stack_size_khr(
+                &state.next,
                 device,
                 pipeline,
                 group,
@@ -32405,6 +35635,7 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupStackSizeKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_ray_tracing_shader_group_stack_size_khr(
+                &state.next,
                 device,
                 pipeline,
                 group,
@@ -32427,6 +35658,7 @@ unsafe extern "system" fn vkGetRefreshCycleDurationGOOGLE<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_refresh_cycle_duration_google(
+                &state.next,
                 device,
                 swapchain,
                 pDisplayTimingProperties,
@@ -32437,6 +35669,7 @@ unsafe extern "system" fn vkGetRefreshCycleDurationGOOGLE<L: Registered>(
         state
             .hooks
             .pre_call_record_get_refresh_cycle_duration_google(
+                &state.next,
                 device,
                 swapchain,
                 pDisplayTimingProperties,
@@ -32448,6 +35681,7 @@ unsafe extern "system" fn vkGetRefreshCycleDurationGOOGLE<L: Registered>(
         state
             .hooks
             .post_call_record_get_refresh_cycle_duration_google(
+                &state.next,
                 device,
                 swapchain,
                 pDisplayTimingProperties,
@@ -32469,6 +35703,7 @@ unsafe extern "system" fn vkGetRenderAreaGranularity<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_render_area_granularity(
+                &state.next,
                 device,
                 renderPass,
                 pGranularity,
@@ -32479,6 +35714,7 @@ unsafe extern "system" fn vkGetRenderAreaGranularity<L: Registered>(
         state
             .hooks
             .pre_call_record_get_render_area_granularity(
+                &state.next,
                 device,
                 renderPass,
                 pGranularity,
@@ -32490,6 +35726,7 @@ unsafe extern "system" fn vkGetRenderAreaGranularity<L: Registered>(
         state
             .hooks
             .post_call_record_get_render_area_granularity(
+                &state.next,
                 device,
                 renderPass,
                 pGranularity,
@@ -32509,6 +35746,7 @@ unsafe extern "system" fn vkGetRenderingAreaGranularity<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_rendering_area_granularity(
+                &state.next,
                 device,
                 pRenderingAreaInfo,
                 pGranularity,
@@ -32519,6 +35757,7 @@ unsafe extern "system" fn vkGetRenderingAreaGranularity<L: Registered>(
         state
             .hooks
             .pre_call_record_get_rendering_area_granularity(
+                &state.next,
                 device,
                 pRenderingAreaInfo,
                 pGranularity,
@@ -32530,6 +35769,7 @@ unsafe extern "system" fn vkGetRenderingAreaGranularity<L: Registered>(
         state
             .hooks
             .post_call_record_get_rendering_area_granularity(
+                &state.next,
                 device,
                 pRenderingAreaInfo,
                 pGranularity,
@@ -32549,6 +35789,7 @@ unsafe extern "system" fn vkGetSamplerOpaqueCaptureDescriptorDataEXT<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_sampler_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -32559,6 +35800,7 @@ unsafe extern "system" fn vkGetSamplerOpaqueCaptureDescriptorDataEXT<L: Register
         state
             .hooks
             .pre_call_record_get_sampler_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -32570,6 +35812,7 @@ unsafe extern "system" fn vkGetSamplerOpaqueCaptureDescriptorDataEXT<L: Register
         state
             .hooks
             .post_call_record_get_sampler_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -32591,6 +35834,7 @@ unsafe extern "system" fn vkGetScreenBufferPropertiesQNX<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_screen_buffer_properties_qnx(
+                &state.next,
                 device,
                 buffer,
                 pProperties,
@@ -32601,6 +35845,7 @@ unsafe extern "system" fn vkGetScreenBufferPropertiesQNX<L: Registered>(
         state
             .hooks
             .pre_call_record_get_screen_buffer_properties_qnx(
+                &state.next,
                 device,
                 buffer,
                 pProperties,
@@ -32612,6 +35857,7 @@ unsafe extern "system" fn vkGetScreenBufferPropertiesQNX<L: Registered>(
         state
             .hooks
             .post_call_record_get_screen_buffer_properties_qnx(
+                &state.next,
                 device,
                 buffer,
                 pProperties,
@@ -32632,13 +35878,23 @@ unsafe extern "system" fn vkGetSemaphoreCounterValue<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_semaphore_counter_value(device, semaphore, pValue)
+            .pre_call_validate_get_semaphore_counter_value(
+                &state.next,
+                device,
+                semaphore,
+                pValue,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_get_semaphore_counter_value(device, semaphore, pValue);
+            .pre_call_record_get_semaphore_counter_value(
+                &state.next,
+                device,
+                semaphore,
+                pValue,
+            );
         let Some(next) = state.next.vkGetSemaphoreCounterValue else {
             return Fallback::fallback()
         };
@@ -32646,6 +35902,7 @@ unsafe extern "system" fn vkGetSemaphoreCounterValue<L: Registered>(
         state
             .hooks
             .post_call_record_get_semaphore_counter_value(
+                &state.next,
                 device,
                 semaphore,
                 pValue,
@@ -32666,18 +35923,26 @@ unsafe extern "system" fn vkGetSemaphoreFdKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_semaphore_fd_khr(device, pGetFdInfo, pFd)
+            .pre_call_validate_get_semaphore_fd_khr(&state.next, device, pGetFdInfo, pFd)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_semaphore_fd_khr(device, pGetFdInfo, pFd);
+        state
+            .hooks
+            .pre_call_record_get_semaphore_fd_khr(&state.next, device, pGetFdInfo, pFd);
         let Some(next) = state.next.vkGetSemaphoreFdKHR else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, pGetFdInfo, pFd) };
         state
             .hooks
-            .post_call_record_get_semaphore_fd_khr(device, pGetFdInfo, pFd, result);
+            .post_call_record_get_semaphore_fd_khr(
+                &state.next,
+                device,
+                pGetFdInfo,
+                pFd,
+                result,
+            );
         result
     })
 }
@@ -32694,6 +35959,7 @@ unsafe extern "system" fn vkGetSemaphoreWin32HandleKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_semaphore_win32_handle_khr(
+                &state.next,
                 device,
                 pGetWin32HandleInfo,
                 pHandle,
@@ -32704,6 +35970,7 @@ unsafe extern "system" fn vkGetSemaphoreWin32HandleKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_semaphore_win32_handle_khr(
+                &state.next,
                 device,
                 pGetWin32HandleInfo,
                 pHandle,
@@ -32715,6 +35982,7 @@ unsafe extern "system" fn vkGetSemaphoreWin32HandleKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_semaphore_win32_handle_khr(
+                &state.next,
                 device,
                 pGetWin32HandleInfo,
                 pHandle,
@@ -32736,6 +36004,7 @@ unsafe extern "system" fn vkGetSemaphoreZirconHandleFUCHSIA<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_semaphore_zircon_handle_fuchsia(
+                &state.next,
                 device,
                 pGetZirconHandleInfo,
                 pZirconHandle,
@@ -32746,6 +36015,7 @@ unsafe extern "system" fn vkGetSemaphoreZirconHandleFUCHSIA<L: Registered>(
         state
             .hooks
             .pre_call_record_get_semaphore_zircon_handle_fuchsia(
+                &state.next,
                 device,
                 pGetZirconHandleInfo,
                 pZirconHandle,
@@ -32757,6 +36027,7 @@ unsafe extern "system" fn vkGetSemaphoreZirconHandleFUCHSIA<L: Registered>(
         state
             .hooks
             .post_call_record_get_semaphore_zircon_handle_fuchsia(
+                &state.next,
                 device,
                 pGetZirconHandleInfo,
                 pZirconHandle,
@@ -32779,6 +36050,7 @@ unsafe extern "system" fn vkGetShaderBinaryDataEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_shader_binary_data_ext(
+                &state.next,
                 device,
                 shader,
                 pDataSize,
@@ -32790,6 +36062,7 @@ unsafe extern "system" fn vkGetShaderBinaryDataEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_shader_binary_data_ext(
+                &state.next,
                 device,
                 shader,
                 pDataSize,
@@ -32802,6 +36075,7 @@ unsafe extern "system" fn vkGetShaderBinaryDataEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_shader_binary_data_ext(
+                &state.next,
                 device,
                 shader,
                 pDataSize,
@@ -32827,6 +36101,7 @@ unsafe extern "system" fn vkGetShaderInfoAMD<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_shader_info_amd(
+                &state.next,
                 device,
                 pipeline,
                 shaderStage,
@@ -32840,6 +36115,7 @@ unsafe extern "system" fn vkGetShaderInfoAMD<L: Registered>(
         state
             .hooks
             .pre_call_record_get_shader_info_amd(
+                &state.next,
                 device,
                 pipeline,
                 shaderStage,
@@ -32856,6 +36132,7 @@ unsafe extern "system" fn vkGetShaderInfoAMD<L: Registered>(
         state
             .hooks
             .post_call_record_get_shader_info_amd(
+                &state.next,
                 device,
                 pipeline,
                 shaderStage,
@@ -32882,6 +36159,7 @@ unsafe extern "system" fn vkGetShaderInstrumentationValuesARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_shader_instrumentation_values_arm(
+                &state.next,
                 device,
                 instrumentation,
                 pMetricBlockCount,
@@ -32894,6 +36172,7 @@ unsafe extern "system" fn vkGetShaderInstrumentationValuesARM<L: Registered>(
         state
             .hooks
             .pre_call_record_get_shader_instrumentation_values_arm(
+                &state.next,
                 device,
                 instrumentation,
                 pMetricBlockCount,
@@ -32909,6 +36188,7 @@ unsafe extern "system" fn vkGetShaderInstrumentationValuesARM<L: Registered>(
         state
             .hooks
             .post_call_record_get_shader_instrumentation_values_arm(
+                &state.next,
                 device,
                 instrumentation,
                 pMetricBlockCount,
@@ -32932,6 +36212,7 @@ unsafe extern "system" fn vkGetShaderModuleCreateInfoIdentifierEXT<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_shader_module_create_info_identifier_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pIdentifier,
@@ -32942,6 +36223,7 @@ unsafe extern "system" fn vkGetShaderModuleCreateInfoIdentifierEXT<L: Registered
         state
             .hooks
             .pre_call_record_get_shader_module_create_info_identifier_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pIdentifier,
@@ -32953,6 +36235,7 @@ unsafe extern "system" fn vkGetShaderModuleCreateInfoIdentifierEXT<L: Registered
         state
             .hooks
             .post_call_record_get_shader_module_create_info_identifier_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pIdentifier,
@@ -32972,6 +36255,7 @@ unsafe extern "system" fn vkGetShaderModuleIdentifierEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_shader_module_identifier_ext(
+                &state.next,
                 device,
                 shaderModule,
                 pIdentifier,
@@ -32982,6 +36266,7 @@ unsafe extern "system" fn vkGetShaderModuleIdentifierEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_shader_module_identifier_ext(
+                &state.next,
                 device,
                 shaderModule,
                 pIdentifier,
@@ -32993,6 +36278,7 @@ unsafe extern "system" fn vkGetShaderModuleIdentifierEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_shader_module_identifier_ext(
+                &state.next,
                 device,
                 shaderModule,
                 pIdentifier,
@@ -33010,16 +36296,32 @@ unsafe extern "system" fn vkGetSleepStatusLegacyNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_sleep_status_legacy_nv(device, pLowLatencyMode)
+            .pre_call_validate_get_sleep_status_legacy_nv(
+                &state.next,
+                device,
+                pLowLatencyMode,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_get_sleep_status_legacy_nv(device, pLowLatencyMode);
+        state
+            .hooks
+            .pre_call_record_get_sleep_status_legacy_nv(
+                &state.next,
+                device,
+                pLowLatencyMode,
+            );
         let Some(next) = state.next.vkGetSleepStatusLegacyNV else {
             return Fallback::fallback()
         };
         unsafe { next(device, pLowLatencyMode) };
-        state.hooks.post_call_record_get_sleep_status_legacy_nv(device, pLowLatencyMode);
+        state
+            .hooks
+            .post_call_record_get_sleep_status_legacy_nv(
+                &state.next,
+                device,
+                pLowLatencyMode,
+            );
     })
 }
 ///`vkGetSwapchainCounterEXT` through the layer's hooks.
@@ -33036,6 +36338,7 @@ unsafe extern "system" fn vkGetSwapchainCounterEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_swapchain_counter_ext(
+                &state.next,
                 device,
                 swapchain,
                 counter,
@@ -33047,6 +36350,7 @@ unsafe extern "system" fn vkGetSwapchainCounterEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_swapchain_counter_ext(
+                &state.next,
                 device,
                 swapchain,
                 counter,
@@ -33059,6 +36363,7 @@ unsafe extern "system" fn vkGetSwapchainCounterEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_swapchain_counter_ext(
+                &state.next,
                 device,
                 swapchain,
                 counter,
@@ -33082,6 +36387,7 @@ unsafe extern "system" fn vkGetSwapchainImagesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_swapchain_images_khr(
+                &state.next,
                 device,
                 swapchain,
                 pSwapchainImageCount,
@@ -33093,6 +36399,7 @@ unsafe extern "system" fn vkGetSwapchainImagesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_swapchain_images_khr(
+                &state.next,
                 device,
                 swapchain,
                 pSwapchainImageCount,
@@ -33107,6 +36414,7 @@ unsafe extern "system" fn vkGetSwapchainImagesKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_swapchain_images_khr(
+                &state.next,
                 device,
                 swapchain,
                 pSwapchainImageCount,
@@ -33127,16 +36435,25 @@ unsafe extern "system" fn vkGetSwapchainStatusKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_swapchain_status_khr(device, swapchain)
+            .pre_call_validate_get_swapchain_status_khr(&state.next, device, swapchain)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_swapchain_status_khr(device, swapchain);
+        state
+            .hooks
+            .pre_call_record_get_swapchain_status_khr(&state.next, device, swapchain);
         let Some(next) = state.next.vkGetSwapchainStatusKHR else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, swapchain) };
-        state.hooks.post_call_record_get_swapchain_status_khr(device, swapchain, result);
+        state
+            .hooks
+            .post_call_record_get_swapchain_status_khr(
+                &state.next,
+                device,
+                swapchain,
+                result,
+            );
         result
     })
 }
@@ -33154,6 +36471,7 @@ unsafe extern "system" fn vkGetSwapchainTimeDomainPropertiesEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_swapchain_time_domain_properties_ext(
+                &state.next,
                 device,
                 swapchain,
                 pSwapchainTimeDomainProperties,
@@ -33165,6 +36483,7 @@ unsafe extern "system" fn vkGetSwapchainTimeDomainPropertiesEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_swapchain_time_domain_properties_ext(
+                &state.next,
                 device,
                 swapchain,
                 pSwapchainTimeDomainProperties,
@@ -33179,6 +36498,7 @@ unsafe extern "system" fn vkGetSwapchainTimeDomainPropertiesEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_swapchain_time_domain_properties_ext(
+                &state.next,
                 device,
                 swapchain,
                 pSwapchainTimeDomainProperties,
@@ -33202,6 +36522,7 @@ unsafe extern "system" fn vkGetSwapchainTimingPropertiesEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_swapchain_timing_properties_ext(
+                &state.next,
                 device,
                 swapchain,
                 pSwapchainTimingProperties,
@@ -33213,6 +36534,7 @@ unsafe extern "system" fn vkGetSwapchainTimingPropertiesEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_swapchain_timing_properties_ext(
+                &state.next,
                 device,
                 swapchain,
                 pSwapchainTimingProperties,
@@ -33232,6 +36554,7 @@ unsafe extern "system" fn vkGetSwapchainTimingPropertiesEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_swapchain_timing_properties_ext(
+                &state.next,
                 device,
                 swapchain,
                 pSwapchainTimingProperties,
@@ -33254,6 +36577,7 @@ unsafe extern "system" fn vkGetTensorMemoryRequirementsARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_tensor_memory_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -33264,6 +36588,7 @@ unsafe extern "system" fn vkGetTensorMemoryRequirementsARM<L: Registered>(
         state
             .hooks
             .pre_call_record_get_tensor_memory_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -33275,6 +36600,7 @@ unsafe extern "system" fn vkGetTensorMemoryRequirementsARM<L: Registered>(
         state
             .hooks
             .post_call_record_get_tensor_memory_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -33295,6 +36621,7 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDataARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_tensor_opaque_capture_data_arm(
+                &state.next,
                 device,
                 tensorCount,
                 pTensors,
@@ -33306,6 +36633,7 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDataARM<L: Registered>(
         state
             .hooks
             .pre_call_record_get_tensor_opaque_capture_data_arm(
+                &state.next,
                 device,
                 tensorCount,
                 pTensors,
@@ -33318,6 +36646,7 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDataARM<L: Registered>(
         state
             .hooks
             .post_call_record_get_tensor_opaque_capture_data_arm(
+                &state.next,
                 device,
                 tensorCount,
                 pTensors,
@@ -33340,6 +36669,7 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDescriptorDataARM<L: Registere
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_tensor_opaque_capture_descriptor_data_arm(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -33350,6 +36680,7 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDescriptorDataARM<L: Registere
         state
             .hooks
             .pre_call_record_get_tensor_opaque_capture_descriptor_data_arm(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -33361,6 +36692,7 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDescriptorDataARM<L: Registere
         state
             .hooks
             .post_call_record_get_tensor_opaque_capture_descriptor_data_arm(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -33382,6 +36714,7 @@ unsafe extern "system" fn vkGetTensorViewOpaqueCaptureDescriptorDataARM<L: Regis
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_tensor_view_opaque_capture_descriptor_data_arm(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -33392,6 +36725,7 @@ unsafe extern "system" fn vkGetTensorViewOpaqueCaptureDescriptorDataARM<L: Regis
         state
             .hooks
             .pre_call_record_get_tensor_view_opaque_capture_descriptor_data_arm(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -33403,6 +36737,7 @@ unsafe extern "system" fn vkGetTensorViewOpaqueCaptureDescriptorDataARM<L: Regis
         state
             .hooks
             .post_call_record_get_tensor_view_opaque_capture_descriptor_data_arm(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -33425,6 +36760,7 @@ unsafe extern "system" fn vkGetValidationCacheDataEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_validation_cache_data_ext(
+                &state.next,
                 device,
                 validationCache,
                 pDataSize,
@@ -33436,6 +36772,7 @@ unsafe extern "system" fn vkGetValidationCacheDataEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_validation_cache_data_ext(
+                &state.next,
                 device,
                 validationCache,
                 pDataSize,
@@ -33448,6 +36785,7 @@ unsafe extern "system" fn vkGetValidationCacheDataEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_validation_cache_data_ext(
+                &state.next,
                 device,
                 validationCache,
                 pDataSize,
@@ -33471,6 +36809,7 @@ unsafe extern "system" fn vkGetVideoSessionMemoryRequirementsKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_video_session_memory_requirements_khr(
+                &state.next,
                 device,
                 videoSession,
                 pMemoryRequirementsCount,
@@ -33482,6 +36821,7 @@ unsafe extern "system" fn vkGetVideoSessionMemoryRequirementsKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_video_session_memory_requirements_khr(
+                &state.next,
                 device,
                 videoSession,
                 pMemoryRequirementsCount,
@@ -33496,6 +36836,7 @@ unsafe extern "system" fn vkGetVideoSessionMemoryRequirementsKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_video_session_memory_requirements_khr(
+                &state.next,
                 device,
                 videoSession,
                 pMemoryRequirementsCount,
@@ -33516,18 +36857,33 @@ unsafe extern "system" fn vkImportFenceFdKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_import_fence_fd_khr(device, pImportFenceFdInfo)
+            .pre_call_validate_import_fence_fd_khr(
+                &state.next,
+                device,
+                pImportFenceFdInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_import_fence_fd_khr(device, pImportFenceFdInfo);
+        state
+            .hooks
+            .pre_call_record_import_fence_fd_khr(
+                &state.next,
+                device,
+                pImportFenceFdInfo,
+            );
         let Some(next) = state.next.vkImportFenceFdKHR else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, pImportFenceFdInfo) };
         state
             .hooks
-            .post_call_record_import_fence_fd_khr(device, pImportFenceFdInfo, result);
+            .post_call_record_import_fence_fd_khr(
+                &state.next,
+                device,
+                pImportFenceFdInfo,
+                result,
+            );
         result
     })
 }
@@ -33543,6 +36899,7 @@ unsafe extern "system" fn vkImportFenceWin32HandleKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_import_fence_win32_handle_khr(
+                &state.next,
                 device,
                 pImportFenceWin32HandleInfo,
             )
@@ -33552,6 +36909,7 @@ unsafe extern "system" fn vkImportFenceWin32HandleKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_import_fence_win32_handle_khr(
+                &state.next,
                 device,
                 pImportFenceWin32HandleInfo,
             );
@@ -33562,6 +36920,7 @@ unsafe extern "system" fn vkImportFenceWin32HandleKHR<L: Registered>(
         state
             .hooks
             .post_call_record_import_fence_win32_handle_khr(
+                &state.next,
                 device,
                 pImportFenceWin32HandleInfo,
                 result,
@@ -33580,13 +36939,21 @@ unsafe extern "system" fn vkImportSemaphoreFdKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_import_semaphore_fd_khr(device, pImportSemaphoreFdInfo)
+            .pre_call_validate_import_semaphore_fd_khr(
+                &state.next,
+                device,
+                pImportSemaphoreFdInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_import_semaphore_fd_khr(device, pImportSemaphoreFdInfo);
+            .pre_call_record_import_semaphore_fd_khr(
+                &state.next,
+                device,
+                pImportSemaphoreFdInfo,
+            );
         let Some(next) = state.next.vkImportSemaphoreFdKHR else {
             return Fallback::fallback()
         };
@@ -33594,6 +36961,7 @@ unsafe extern "system" fn vkImportSemaphoreFdKHR<L: Registered>(
         state
             .hooks
             .post_call_record_import_semaphore_fd_khr(
+                &state.next,
                 device,
                 pImportSemaphoreFdInfo,
                 result,
@@ -33613,6 +36981,7 @@ unsafe extern "system" fn vkImportSemaphoreWin32HandleKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_import_semaphore_win32_handle_khr(
+                &state.next,
                 device,
                 pImportSemaphoreWin32HandleInfo,
             )
@@ -33622,6 +36991,7 @@ unsafe extern "system" fn vkImportSemaphoreWin32HandleKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_import_semaphore_win32_handle_khr(
+                &state.next,
                 device,
                 pImportSemaphoreWin32HandleInfo,
             );
@@ -33632,6 +37002,7 @@ unsafe extern "system" fn vkImportSemaphoreWin32HandleKHR<L: Registered>(
         state
             .hooks
             .post_call_record_import_semaphore_win32_handle_khr(
+                &state.next,
                 device,
                 pImportSemaphoreWin32HandleInfo,
                 result,
@@ -33651,6 +37022,7 @@ unsafe extern "system" fn vkImportSemaphoreZirconHandleFUCHSIA<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_import_semaphore_zircon_handle_fuchsia(
+                &state.next,
                 device,
                 pImportSemaphoreZirconHandleInfo,
             )
@@ -33660,6 +37032,7 @@ unsafe extern "system" fn vkImportSemaphoreZirconHandleFUCHSIA<L: Registered>(
         state
             .hooks
             .pre_call_record_import_semaphore_zircon_handle_fuchsia(
+                &state.next,
                 device,
                 pImportSemaphoreZirconHandleInfo,
             );
@@ -33670,6 +37043,7 @@ unsafe extern "system" fn vkImportSemaphoreZirconHandleFUCHSIA<L: Registered>(
         state
             .hooks
             .post_call_record_import_semaphore_zircon_handle_fuchsia(
+                &state.next,
                 device,
                 pImportSemaphoreZirconHandleInfo,
                 result,
@@ -33688,13 +37062,21 @@ unsafe extern "system" fn vkInitializePerformanceApiINTEL<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_initialize_performance_api_intel(device, pInitializeInfo)
+            .pre_call_validate_initialize_performance_api_intel(
+                &state.next,
+                device,
+                pInitializeInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_initialize_performance_api_intel(device, pInitializeInfo);
+            .pre_call_record_initialize_performance_api_intel(
+                &state.next,
+                device,
+                pInitializeInfo,
+            );
         let Some(next) = state.next.vkInitializePerformanceApiINTEL else {
             return Fallback::fallback()
         };
@@ -33702,6 +37084,7 @@ unsafe extern "system" fn vkInitializePerformanceApiINTEL<L: Registered>(
         state
             .hooks
             .post_call_record_initialize_performance_api_intel(
+                &state.next,
                 device,
                 pInitializeInfo,
                 result,
@@ -33722,6 +37105,7 @@ unsafe extern "system" fn vkInvalidateMappedMemoryRanges<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_invalidate_mapped_memory_ranges(
+                &state.next,
                 device,
                 memoryRangeCount,
                 pMemoryRanges,
@@ -33732,6 +37116,7 @@ unsafe extern "system" fn vkInvalidateMappedMemoryRanges<L: Registered>(
         state
             .hooks
             .pre_call_record_invalidate_mapped_memory_ranges(
+                &state.next,
                 device,
                 memoryRangeCount,
                 pMemoryRanges,
@@ -33743,6 +37128,7 @@ unsafe extern "system" fn vkInvalidateMappedMemoryRanges<L: Registered>(
         state
             .hooks
             .post_call_record_invalidate_mapped_memory_ranges(
+                &state.next,
                 device,
                 memoryRangeCount,
                 pMemoryRanges,
@@ -33763,20 +37149,35 @@ unsafe extern "system" fn vkLatencySleepLegacyNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_latency_sleep_legacy_nv(device, signalSemaphore, value)
+            .pre_call_validate_latency_sleep_legacy_nv(
+                &state.next,
+                device,
+                signalSemaphore,
+                value,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_latency_sleep_legacy_nv(device, signalSemaphore, value);
+            .pre_call_record_latency_sleep_legacy_nv(
+                &state.next,
+                device,
+                signalSemaphore,
+                value,
+            );
         let Some(next) = state.next.vkLatencySleepLegacyNV else {
             return Fallback::fallback()
         };
         unsafe { next(device, signalSemaphore, value) };
         state
             .hooks
-            .post_call_record_latency_sleep_legacy_nv(device, signalSemaphore, value);
+            .post_call_record_latency_sleep_legacy_nv(
+                &state.next,
+                device,
+                signalSemaphore,
+                value,
+            );
     })
 }
 ///`vkLatencySleepNV` through the layer's hooks.
@@ -33791,18 +37192,36 @@ unsafe extern "system" fn vkLatencySleepNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_latency_sleep_nv(device, swapchain, pSleepInfo)
+            .pre_call_validate_latency_sleep_nv(
+                &state.next,
+                device,
+                swapchain,
+                pSleepInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_latency_sleep_nv(device, swapchain, pSleepInfo);
+        state
+            .hooks
+            .pre_call_record_latency_sleep_nv(
+                &state.next,
+                device,
+                swapchain,
+                pSleepInfo,
+            );
         let Some(next) = state.next.vkLatencySleepNV else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, swapchain, pSleepInfo) };
         state
             .hooks
-            .post_call_record_latency_sleep_nv(device, swapchain, pSleepInfo, result);
+            .post_call_record_latency_sleep_nv(
+                &state.next,
+                device,
+                swapchain,
+                pSleepInfo,
+                result,
+            );
         result
     })
 }
@@ -33821,18 +37240,35 @@ unsafe extern "system" fn vkMapMemory<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_map_memory(device, memory, offset, size, flags, ppData)
+            .pre_call_validate_map_memory(
+                &state.next,
+                device,
+                memory,
+                offset,
+                size,
+                flags,
+                ppData,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_map_memory(device, memory, offset, size, flags, ppData);
+            .pre_call_record_map_memory(
+                &state.next,
+                device,
+                memory,
+                offset,
+                size,
+                flags,
+                ppData,
+            );
         let Some(next) = state.next.vkMapMemory else { return Fallback::fallback() };
         let result = unsafe { next(device, memory, offset, size, flags, ppData) };
         state
             .hooks
             .post_call_record_map_memory(
+                &state.next,
                 device,
                 memory,
                 offset,
@@ -33856,14 +37292,24 @@ unsafe extern "system" fn vkMapMemory2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_map_memory2(device, pMemoryMapInfo, ppData)
+            .pre_call_validate_map_memory2(&state.next, device, pMemoryMapInfo, ppData)
         {
             return result;
         }
-        state.hooks.pre_call_record_map_memory2(device, pMemoryMapInfo, ppData);
+        state
+            .hooks
+            .pre_call_record_map_memory2(&state.next, device, pMemoryMapInfo, ppData);
         let Some(next) = state.next.vkMapMemory2 else { return Fallback::fallback() };
         let result = unsafe { next(device, pMemoryMapInfo, ppData) };
-        state.hooks.post_call_record_map_memory2(device, pMemoryMapInfo, ppData, result);
+        state
+            .hooks
+            .post_call_record_map_memory2(
+                &state.next,
+                device,
+                pMemoryMapInfo,
+                ppData,
+                result,
+            );
         result
     })
 }
@@ -33881,6 +37327,7 @@ unsafe extern "system" fn vkMergePipelineCaches<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_merge_pipeline_caches(
+                &state.next,
                 device,
                 dstCache,
                 srcCacheCount,
@@ -33892,6 +37339,7 @@ unsafe extern "system" fn vkMergePipelineCaches<L: Registered>(
         state
             .hooks
             .pre_call_record_merge_pipeline_caches(
+                &state.next,
                 device,
                 dstCache,
                 srcCacheCount,
@@ -33904,6 +37352,7 @@ unsafe extern "system" fn vkMergePipelineCaches<L: Registered>(
         state
             .hooks
             .post_call_record_merge_pipeline_caches(
+                &state.next,
                 device,
                 dstCache,
                 srcCacheCount,
@@ -33927,6 +37376,7 @@ unsafe extern "system" fn vkMergeValidationCachesEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_merge_validation_caches_ext(
+                &state.next,
                 device,
                 dstCache,
                 srcCacheCount,
@@ -33938,6 +37388,7 @@ unsafe extern "system" fn vkMergeValidationCachesEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_merge_validation_caches_ext(
+                &state.next,
                 device,
                 dstCache,
                 srcCacheCount,
@@ -33950,6 +37401,7 @@ unsafe extern "system" fn vkMergeValidationCachesEXT<L: Registered>(
         state
             .hooks
             .post_call_record_merge_validation_caches_ext(
+                &state.next,
                 device,
                 dstCache,
                 srcCacheCount,
@@ -33970,18 +37422,32 @@ unsafe extern "system" fn vkQueueBeginDebugUtilsLabelEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_queue_begin_debug_utils_label_ext(queue, pLabelInfo)
+            .pre_call_validate_queue_begin_debug_utils_label_ext(
+                &state.next,
+                queue,
+                pLabelInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_queue_begin_debug_utils_label_ext(queue, pLabelInfo);
+        state
+            .hooks
+            .pre_call_record_queue_begin_debug_utils_label_ext(
+                &state.next,
+                queue,
+                pLabelInfo,
+            );
         let Some(next) = state.next.vkQueueBeginDebugUtilsLabelEXT else {
             return Fallback::fallback()
         };
         unsafe { next(queue, pLabelInfo) };
         state
             .hooks
-            .post_call_record_queue_begin_debug_utils_label_ext(queue, pLabelInfo);
+            .post_call_record_queue_begin_debug_utils_label_ext(
+                &state.next,
+                queue,
+                pLabelInfo,
+            );
     })
 }
 ///`vkQueueBindSparse` through the layer's hooks.
@@ -33997,13 +37463,25 @@ unsafe extern "system" fn vkQueueBindSparse<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_queue_bind_sparse(queue, bindInfoCount, pBindInfo, fence)
+            .pre_call_validate_queue_bind_sparse(
+                &state.next,
+                queue,
+                bindInfoCount,
+                pBindInfo,
+                fence,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_queue_bind_sparse(queue, bindInfoCount, pBindInfo, fence);
+            .pre_call_record_queue_bind_sparse(
+                &state.next,
+                queue,
+                bindInfoCount,
+                pBindInfo,
+                fence,
+            );
         let Some(next) = state.next.vkQueueBindSparse else {
             return Fallback::fallback()
         };
@@ -34011,6 +37489,7 @@ unsafe extern "system" fn vkQueueBindSparse<L: Registered>(
         state
             .hooks
             .post_call_record_queue_bind_sparse(
+                &state.next,
                 queue,
                 bindInfoCount,
                 pBindInfo,
@@ -34028,16 +37507,16 @@ unsafe extern "system" fn vkQueueEndDebugUtilsLabelEXT<L: Registered>(queue: VkQ
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_queue_end_debug_utils_label_ext(queue)
+            .pre_call_validate_queue_end_debug_utils_label_ext(&state.next, queue)
         {
             return result;
         }
-        state.hooks.pre_call_record_queue_end_debug_utils_label_ext(queue);
+        state.hooks.pre_call_record_queue_end_debug_utils_label_ext(&state.next, queue);
         let Some(next) = state.next.vkQueueEndDebugUtilsLabelEXT else {
             return Fallback::fallback()
         };
         unsafe { next(queue) };
-        state.hooks.post_call_record_queue_end_debug_utils_label_ext(queue);
+        state.hooks.post_call_record_queue_end_debug_utils_label_ext(&state.next, queue);
     })
 }
 ///`vkQueueInsertDebugUtilsLabelEXT` through the layer's hooks.
@@ -34051,20 +37530,32 @@ unsafe extern "system" fn vkQueueInsertDebugUtilsLabelEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_queue_insert_debug_utils_label_ext(queue, pLabelInfo)
+            .pre_call_validate_queue_insert_debug_utils_label_ext(
+                &state.next,
+                queue,
+                pLabelInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_queue_insert_debug_utils_label_ext(queue, pLabelInfo);
+            .pre_call_record_queue_insert_debug_utils_label_ext(
+                &state.next,
+                queue,
+                pLabelInfo,
+            );
         let Some(next) = state.next.vkQueueInsertDebugUtilsLabelEXT else {
             return Fallback::fallback()
         };
         unsafe { next(queue, pLabelInfo) };
         state
             .hooks
-            .post_call_record_queue_insert_debug_utils_label_ext(queue, pLabelInfo);
+            .post_call_record_queue_insert_debug_utils_label_ext(
+                &state.next,
+                queue,
+                pLabelInfo,
+            );
     })
 }
 ///`vkQueueNotifyOutOfBandLegacyNV` through the layer's hooks.
@@ -34078,18 +37569,32 @@ unsafe extern "system" fn vkQueueNotifyOutOfBandLegacyNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_queue_notify_out_of_band_legacy_nv(queue, queueType)
+            .pre_call_validate_queue_notify_out_of_band_legacy_nv(
+                &state.next,
+                queue,
+                queueType,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_queue_notify_out_of_band_legacy_nv(queue, queueType);
+        state
+            .hooks
+            .pre_call_record_queue_notify_out_of_band_legacy_nv(
+                &state.next,
+                queue,
+                queueType,
+            );
         let Some(next) = state.next.vkQueueNotifyOutOfBandLegacyNV else {
             return Fallback::fallback()
         };
         unsafe { next(queue, queueType) };
         state
             .hooks
-            .post_call_record_queue_notify_out_of_band_legacy_nv(queue, queueType);
+            .post_call_record_queue_notify_out_of_band_legacy_nv(
+                &state.next,
+                queue,
+                queueType,
+            );
     })
 }
 ///`vkQueueNotifyOutOfBandNV` through the layer's hooks.
@@ -34103,16 +37608,32 @@ unsafe extern "system" fn vkQueueNotifyOutOfBandNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_queue_notify_out_of_band_nv(queue, pQueueTypeInfo)
+            .pre_call_validate_queue_notify_out_of_band_nv(
+                &state.next,
+                queue,
+                pQueueTypeInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_queue_notify_out_of_band_nv(queue, pQueueTypeInfo);
+        state
+            .hooks
+            .pre_call_record_queue_notify_out_of_band_nv(
+                &state.next,
+                queue,
+                pQueueTypeInfo,
+            );
         let Some(next) = state.next.vkQueueNotifyOutOfBandNV else {
             return Fallback::fallback()
         };
         unsafe { next(queue, pQueueTypeInfo) };
-        state.hooks.post_call_record_queue_notify_out_of_band_nv(queue, pQueueTypeInfo);
+        state
+            .hooks
+            .post_call_record_queue_notify_out_of_band_nv(
+                &state.next,
+                queue,
+                pQueueTypeInfo,
+            );
     })
 }
 ///`vkQueuePresentKHR` through the layer's hooks.
@@ -34126,16 +37647,23 @@ unsafe extern "system" fn vkQueuePresentKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_queue_present_khr(queue, pPresentInfo)
+            .pre_call_validate_queue_present_khr(&state.next, queue, pPresentInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_queue_present_khr(queue, pPresentInfo);
+        state.hooks.pre_call_record_queue_present_khr(&state.next, queue, pPresentInfo);
         let Some(next) = state.next.vkQueuePresentKHR else {
             return Fallback::fallback()
         };
         let result = unsafe { next(queue, pPresentInfo) };
-        state.hooks.post_call_record_queue_present_khr(queue, pPresentInfo, result);
+        state
+            .hooks
+            .post_call_record_queue_present_khr(
+                &state.next,
+                queue,
+                pPresentInfo,
+                result,
+            );
         result
     })
 }
@@ -34150,18 +37678,29 @@ unsafe extern "system" fn vkQueueSetPerfHintQCOM<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_queue_set_perf_hint_qcom(queue, pPerfHintInfo)
+            .pre_call_validate_queue_set_perf_hint_qcom(
+                &state.next,
+                queue,
+                pPerfHintInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_queue_set_perf_hint_qcom(queue, pPerfHintInfo);
+        state
+            .hooks
+            .pre_call_record_queue_set_perf_hint_qcom(&state.next, queue, pPerfHintInfo);
         let Some(next) = state.next.vkQueueSetPerfHintQCOM else {
             return Fallback::fallback()
         };
         let result = unsafe { next(queue, pPerfHintInfo) };
         state
             .hooks
-            .post_call_record_queue_set_perf_hint_qcom(queue, pPerfHintInfo, result);
+            .post_call_record_queue_set_perf_hint_qcom(
+                &state.next,
+                queue,
+                pPerfHintInfo,
+                result,
+            );
         result
     })
 }
@@ -34177,6 +37716,7 @@ unsafe extern "system" fn vkQueueSetPerformanceConfigurationINTEL<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_queue_set_performance_configuration_intel(
+                &state.next,
                 queue,
                 configuration,
             )
@@ -34186,6 +37726,7 @@ unsafe extern "system" fn vkQueueSetPerformanceConfigurationINTEL<L: Registered>
         state
             .hooks
             .pre_call_record_queue_set_performance_configuration_intel(
+                &state.next,
                 queue,
                 configuration,
             );
@@ -34196,6 +37737,7 @@ unsafe extern "system" fn vkQueueSetPerformanceConfigurationINTEL<L: Registered>
         state
             .hooks
             .post_call_record_queue_set_performance_configuration_intel(
+                &state.next,
                 queue,
                 configuration,
                 result,
@@ -34216,16 +37758,37 @@ unsafe extern "system" fn vkQueueSubmit<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_queue_submit(queue, submitCount, pSubmits, fence)
+            .pre_call_validate_queue_submit(
+                &state.next,
+                queue,
+                submitCount,
+                pSubmits,
+                fence,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_queue_submit(queue, submitCount, pSubmits, fence);
+        state
+            .hooks
+            .pre_call_record_queue_submit(
+                &state.next,
+                queue,
+                submitCount,
+                pSubmits,
+                fence,
+            );
         let Some(next) = state.next.vkQueueSubmit else { return Fallback::fallback() };
         let result = unsafe { next(queue, submitCount, pSubmits, fence) };
         state
             .hooks
-            .post_call_record_queue_submit(queue, submitCount, pSubmits, fence, result);
+            .post_call_record_queue_submit(
+                &state.next,
+                queue,
+                submitCount,
+                pSubmits,
+                fence,
+                result,
+            );
         result
     })
 }
@@ -34242,16 +37805,37 @@ unsafe extern "system" fn vkQueueSubmit2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_queue_submit2(queue, submitCount, pSubmits, fence)
+            .pre_call_validate_queue_submit2(
+                &state.next,
+                queue,
+                submitCount,
+                pSubmits,
+                fence,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_queue_submit2(queue, submitCount, pSubmits, fence);
+        state
+            .hooks
+            .pre_call_record_queue_submit2(
+                &state.next,
+                queue,
+                submitCount,
+                pSubmits,
+                fence,
+            );
         let Some(next) = state.next.vkQueueSubmit2 else { return Fallback::fallback() };
         let result = unsafe { next(queue, submitCount, pSubmits, fence) };
         state
             .hooks
-            .post_call_record_queue_submit2(queue, submitCount, pSubmits, fence, result);
+            .post_call_record_queue_submit2(
+                &state.next,
+                queue,
+                submitCount,
+                pSubmits,
+                fence,
+                result,
+            );
         result
     })
 }
@@ -34261,13 +37845,16 @@ unsafe extern "system" fn vkQueueWaitIdle<L: Registered>(queue: VkQueue) -> VkRe
         let Some(state) = (unsafe { L::chassis().device(queue.0) }) else {
             return Fallback::fallback()
         };
-        if let Some(result) = state.hooks.pre_call_validate_queue_wait_idle(queue) {
+        if let Some(result) = state
+            .hooks
+            .pre_call_validate_queue_wait_idle(&state.next, queue)
+        {
             return result;
         }
-        state.hooks.pre_call_record_queue_wait_idle(queue);
+        state.hooks.pre_call_record_queue_wait_idle(&state.next, queue);
         let Some(next) = state.next.vkQueueWaitIdle else { return Fallback::fallback() };
         let result = unsafe { next(queue) };
-        state.hooks.post_call_record_queue_wait_idle(queue, result);
+        state.hooks.post_call_record_queue_wait_idle(&state.next, queue, result);
         result
     })
 }
@@ -34285,6 +37872,7 @@ unsafe extern "system" fn vkRegisterCustomBorderColorEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_register_custom_border_color_ext(
+                &state.next,
                 device,
                 pBorderColor,
                 requestIndex,
@@ -34296,6 +37884,7 @@ unsafe extern "system" fn vkRegisterCustomBorderColorEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_register_custom_border_color_ext(
+                &state.next,
                 device,
                 pBorderColor,
                 requestIndex,
@@ -34308,6 +37897,7 @@ unsafe extern "system" fn vkRegisterCustomBorderColorEXT<L: Registered>(
         state
             .hooks
             .post_call_record_register_custom_border_color_ext(
+                &state.next,
                 device,
                 pBorderColor,
                 requestIndex,
@@ -34331,6 +37921,7 @@ unsafe extern "system" fn vkRegisterDeviceEventEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_register_device_event_ext(
+                &state.next,
                 device,
                 pDeviceEventInfo,
                 pAllocator,
@@ -34342,6 +37933,7 @@ unsafe extern "system" fn vkRegisterDeviceEventEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_register_device_event_ext(
+                &state.next,
                 device,
                 pDeviceEventInfo,
                 pAllocator,
@@ -34354,6 +37946,7 @@ unsafe extern "system" fn vkRegisterDeviceEventEXT<L: Registered>(
         state
             .hooks
             .post_call_record_register_device_event_ext(
+                &state.next,
                 device,
                 pDeviceEventInfo,
                 pAllocator,
@@ -34378,6 +37971,7 @@ unsafe extern "system" fn vkRegisterDisplayEventEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_register_display_event_ext(
+                &state.next,
                 device,
                 display,
                 pDisplayEventInfo,
@@ -34390,6 +37984,7 @@ unsafe extern "system" fn vkRegisterDisplayEventEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_register_display_event_ext(
+                &state.next,
                 device,
                 display,
                 pDisplayEventInfo,
@@ -34405,6 +38000,7 @@ unsafe extern "system" fn vkRegisterDisplayEventEXT<L: Registered>(
         state
             .hooks
             .post_call_record_register_display_event_ext(
+                &state.next,
                 device,
                 display,
                 pDisplayEventInfo,
@@ -34428,6 +38024,7 @@ unsafe extern "system" fn vkReleaseCapturedPipelineDataKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_release_captured_pipeline_data_khr(
+                &state.next,
                 device,
                 pInfo,
                 pAllocator,
@@ -34438,6 +38035,7 @@ unsafe extern "system" fn vkReleaseCapturedPipelineDataKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_release_captured_pipeline_data_khr(
+                &state.next,
                 device,
                 pInfo,
                 pAllocator,
@@ -34449,6 +38047,7 @@ unsafe extern "system" fn vkReleaseCapturedPipelineDataKHR<L: Registered>(
         state
             .hooks
             .post_call_record_release_captured_pipeline_data_khr(
+                &state.next,
                 device,
                 pInfo,
                 pAllocator,
@@ -34468,13 +38067,21 @@ unsafe extern "system" fn vkReleaseFullScreenExclusiveModeEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_release_full_screen_exclusive_mode_ext(device, swapchain)
+            .pre_call_validate_release_full_screen_exclusive_mode_ext(
+                &state.next,
+                device,
+                swapchain,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_release_full_screen_exclusive_mode_ext(device, swapchain);
+            .pre_call_record_release_full_screen_exclusive_mode_ext(
+                &state.next,
+                device,
+                swapchain,
+            );
         let Some(next) = state.next.vkReleaseFullScreenExclusiveModeEXT else {
             return Fallback::fallback()
         };
@@ -34482,6 +38089,7 @@ unsafe extern "system" fn vkReleaseFullScreenExclusiveModeEXT<L: Registered>(
         state
             .hooks
             .post_call_record_release_full_screen_exclusive_mode_ext(
+                &state.next,
                 device,
                 swapchain,
                 result,
@@ -34501,6 +38109,7 @@ unsafe extern "system" fn vkReleasePerformanceConfigurationINTEL<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_release_performance_configuration_intel(
+                &state.next,
                 device,
                 configuration,
             )
@@ -34510,6 +38119,7 @@ unsafe extern "system" fn vkReleasePerformanceConfigurationINTEL<L: Registered>(
         state
             .hooks
             .pre_call_record_release_performance_configuration_intel(
+                &state.next,
                 device,
                 configuration,
             );
@@ -34520,6 +38130,7 @@ unsafe extern "system" fn vkReleasePerformanceConfigurationINTEL<L: Registered>(
         state
             .hooks
             .post_call_record_release_performance_configuration_intel(
+                &state.next,
                 device,
                 configuration,
                 result,
@@ -34535,16 +38146,16 @@ unsafe extern "system" fn vkReleaseProfilingLockKHR<L: Registered>(device: VkDev
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_release_profiling_lock_khr(device)
+            .pre_call_validate_release_profiling_lock_khr(&state.next, device)
         {
             return result;
         }
-        state.hooks.pre_call_record_release_profiling_lock_khr(device);
+        state.hooks.pre_call_record_release_profiling_lock_khr(&state.next, device);
         let Some(next) = state.next.vkReleaseProfilingLockKHR else {
             return Fallback::fallback()
         };
         unsafe { next(device) };
-        state.hooks.post_call_record_release_profiling_lock_khr(device);
+        state.hooks.post_call_record_release_profiling_lock_khr(&state.next, device);
     })
 }
 ///`vkReleaseSwapchainImagesKHR` through the layer's hooks.
@@ -34558,18 +38169,33 @@ unsafe extern "system" fn vkReleaseSwapchainImagesKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_release_swapchain_images_khr(device, pReleaseInfo)
+            .pre_call_validate_release_swapchain_images_khr(
+                &state.next,
+                device,
+                pReleaseInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_release_swapchain_images_khr(device, pReleaseInfo);
+        state
+            .hooks
+            .pre_call_record_release_swapchain_images_khr(
+                &state.next,
+                device,
+                pReleaseInfo,
+            );
         let Some(next) = state.next.vkReleaseSwapchainImagesKHR else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, pReleaseInfo) };
         state
             .hooks
-            .post_call_record_release_swapchain_images_khr(device, pReleaseInfo, result);
+            .post_call_record_release_swapchain_images_khr(
+                &state.next,
+                device,
+                pReleaseInfo,
+                result,
+            );
         result
     })
 }
@@ -34584,16 +38210,25 @@ unsafe extern "system" fn vkResetCommandBuffer<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_reset_command_buffer(commandBuffer, flags)
+            .pre_call_validate_reset_command_buffer(&state.next, commandBuffer, flags)
         {
             return result;
         }
-        state.hooks.pre_call_record_reset_command_buffer(commandBuffer, flags);
+        state
+            .hooks
+            .pre_call_record_reset_command_buffer(&state.next, commandBuffer, flags);
         let Some(next) = state.next.vkResetCommandBuffer else {
             return Fallback::fallback()
         };
         let result = unsafe { next(commandBuffer, flags) };
-        state.hooks.post_call_record_reset_command_buffer(commandBuffer, flags, result);
+        state
+            .hooks
+            .post_call_record_reset_command_buffer(
+                &state.next,
+                commandBuffer,
+                flags,
+                result,
+            );
         result
     })
 }
@@ -34609,18 +38244,31 @@ unsafe extern "system" fn vkResetCommandPool<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_reset_command_pool(device, commandPool, flags)
+            .pre_call_validate_reset_command_pool(
+                &state.next,
+                device,
+                commandPool,
+                flags,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_reset_command_pool(device, commandPool, flags);
+        state
+            .hooks
+            .pre_call_record_reset_command_pool(&state.next, device, commandPool, flags);
         let Some(next) = state.next.vkResetCommandPool else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, commandPool, flags) };
         state
             .hooks
-            .post_call_record_reset_command_pool(device, commandPool, flags, result);
+            .post_call_record_reset_command_pool(
+                &state.next,
+                device,
+                commandPool,
+                flags,
+                result,
+            );
         result
     })
 }
@@ -34636,11 +38284,23 @@ unsafe extern "system" fn vkResetDescriptorPool<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_reset_descriptor_pool(device, descriptorPool, flags)
+            .pre_call_validate_reset_descriptor_pool(
+                &state.next,
+                device,
+                descriptorPool,
+                flags,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_reset_descriptor_pool(device, descriptorPool, flags);
+        state
+            .hooks
+            .pre_call_record_reset_descriptor_pool(
+                &state.next,
+                device,
+                descriptorPool,
+                flags,
+            );
         let Some(next) = state.next.vkResetDescriptorPool else {
             return Fallback::fallback()
         };
@@ -34648,6 +38308,7 @@ unsafe extern "system" fn vkResetDescriptorPool<L: Registered>(
         state
             .hooks
             .post_call_record_reset_descriptor_pool(
+                &state.next,
                 device,
                 descriptorPool,
                 flags,
@@ -34665,13 +38326,16 @@ unsafe extern "system" fn vkResetEvent<L: Registered>(
         let Some(state) = (unsafe { L::chassis().device(device.0) }) else {
             return Fallback::fallback()
         };
-        if let Some(result) = state.hooks.pre_call_validate_reset_event(device, event) {
+        if let Some(result) = state
+            .hooks
+            .pre_call_validate_reset_event(&state.next, device, event)
+        {
             return result;
         }
-        state.hooks.pre_call_record_reset_event(device, event);
+        state.hooks.pre_call_record_reset_event(&state.next, device, event);
         let Some(next) = state.next.vkResetEvent else { return Fallback::fallback() };
         let result = unsafe { next(device, event) };
-        state.hooks.post_call_record_reset_event(device, event, result);
+        state.hooks.post_call_record_reset_event(&state.next, device, event, result);
         result
     })
 }
@@ -34687,14 +38351,24 @@ unsafe extern "system" fn vkResetFences<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_reset_fences(device, fenceCount, pFences)
+            .pre_call_validate_reset_fences(&state.next, device, fenceCount, pFences)
         {
             return result;
         }
-        state.hooks.pre_call_record_reset_fences(device, fenceCount, pFences);
+        state
+            .hooks
+            .pre_call_record_reset_fences(&state.next, device, fenceCount, pFences);
         let Some(next) = state.next.vkResetFences else { return Fallback::fallback() };
         let result = unsafe { next(device, fenceCount, pFences) };
-        state.hooks.post_call_record_reset_fences(device, fenceCount, pFences, result);
+        state
+            .hooks
+            .post_call_record_reset_fences(
+                &state.next,
+                device,
+                fenceCount,
+                pFences,
+                result,
+            );
         result
     })
 }
@@ -34709,16 +38383,25 @@ unsafe extern "system" fn vkResetGpaSessionAMD<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_reset_gpa_session_amd(device, gpaSession)
+            .pre_call_validate_reset_gpa_session_amd(&state.next, device, gpaSession)
         {
             return result;
         }
-        state.hooks.pre_call_record_reset_gpa_session_amd(device, gpaSession);
+        state
+            .hooks
+            .pre_call_record_reset_gpa_session_amd(&state.next, device, gpaSession);
         let Some(next) = state.next.vkResetGpaSessionAMD else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, gpaSession) };
-        state.hooks.post_call_record_reset_gpa_session_amd(device, gpaSession, result);
+        state
+            .hooks
+            .post_call_record_reset_gpa_session_amd(
+                &state.next,
+                device,
+                gpaSession,
+                result,
+            );
         result
     })
 }
@@ -34736,6 +38419,7 @@ unsafe extern "system" fn vkResetQueryPool<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_reset_query_pool(
+                &state.next,
                 device,
                 queryPool,
                 firstQuery,
@@ -34746,7 +38430,13 @@ unsafe extern "system" fn vkResetQueryPool<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_reset_query_pool(device, queryPool, firstQuery, queryCount);
+            .pre_call_record_reset_query_pool(
+                &state.next,
+                device,
+                queryPool,
+                firstQuery,
+                queryCount,
+            );
         let Some(next) = state.next.vkResetQueryPool else {
             return Fallback::fallback()
         };
@@ -34754,6 +38444,7 @@ unsafe extern "system" fn vkResetQueryPool<L: Registered>(
         state
             .hooks
             .post_call_record_reset_query_pool(
+                &state.next,
                 device,
                 queryPool,
                 firstQuery,
@@ -34774,6 +38465,7 @@ unsafe extern "system" fn vkSetBufferCollectionBufferConstraintsFUCHSIA<L: Regis
         if let Some(result) = state
             .hooks
             .pre_call_validate_set_buffer_collection_buffer_constraints_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pBufferConstraintsInfo,
@@ -34784,6 +38476,7 @@ unsafe extern "system" fn vkSetBufferCollectionBufferConstraintsFUCHSIA<L: Regis
         state
             .hooks
             .pre_call_record_set_buffer_collection_buffer_constraints_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pBufferConstraintsInfo,
@@ -34795,6 +38488,7 @@ unsafe extern "system" fn vkSetBufferCollectionBufferConstraintsFUCHSIA<L: Regis
         state
             .hooks
             .post_call_record_set_buffer_collection_buffer_constraints_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pBufferConstraintsInfo,
@@ -34816,6 +38510,7 @@ unsafe extern "system" fn vkSetBufferCollectionImageConstraintsFUCHSIA<L: Regist
         if let Some(result) = state
             .hooks
             .pre_call_validate_set_buffer_collection_image_constraints_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pImageConstraintsInfo,
@@ -34826,6 +38521,7 @@ unsafe extern "system" fn vkSetBufferCollectionImageConstraintsFUCHSIA<L: Regist
         state
             .hooks
             .pre_call_record_set_buffer_collection_image_constraints_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pImageConstraintsInfo,
@@ -34837,6 +38533,7 @@ unsafe extern "system" fn vkSetBufferCollectionImageConstraintsFUCHSIA<L: Regist
         state
             .hooks
             .post_call_record_set_buffer_collection_image_constraints_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pImageConstraintsInfo,
@@ -34856,18 +38553,33 @@ unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_set_debug_utils_object_name_ext(device, pNameInfo)
+            .pre_call_validate_set_debug_utils_object_name_ext(
+                &state.next,
+                device,
+                pNameInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_set_debug_utils_object_name_ext(device, pNameInfo);
+        state
+            .hooks
+            .pre_call_record_set_debug_utils_object_name_ext(
+                &state.next,
+                device,
+                pNameInfo,
+            );
         let Some(next) = state.next.vkSetDebugUtilsObjectNameEXT else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, pNameInfo) };
         state
             .hooks
-            .post_call_record_set_debug_utils_object_name_ext(device, pNameInfo, result);
+            .post_call_record_set_debug_utils_object_name_ext(
+                &state.next,
+                device,
+                pNameInfo,
+                result,
+            );
         result
     })
 }
@@ -34882,18 +38594,33 @@ unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_set_debug_utils_object_tag_ext(device, pTagInfo)
+            .pre_call_validate_set_debug_utils_object_tag_ext(
+                &state.next,
+                device,
+                pTagInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_set_debug_utils_object_tag_ext(device, pTagInfo);
+        state
+            .hooks
+            .pre_call_record_set_debug_utils_object_tag_ext(
+                &state.next,
+                device,
+                pTagInfo,
+            );
         let Some(next) = state.next.vkSetDebugUtilsObjectTagEXT else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, pTagInfo) };
         state
             .hooks
-            .post_call_record_set_debug_utils_object_tag_ext(device, pTagInfo, result);
+            .post_call_record_set_debug_utils_object_tag_ext(
+                &state.next,
+                device,
+                pTagInfo,
+                result,
+            );
         result
     })
 }
@@ -34909,20 +38636,35 @@ unsafe extern "system" fn vkSetDeviceMemoryPriorityEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_set_device_memory_priority_ext(device, memory, priority)
+            .pre_call_validate_set_device_memory_priority_ext(
+                &state.next,
+                device,
+                memory,
+                priority,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_set_device_memory_priority_ext(device, memory, priority);
+            .pre_call_record_set_device_memory_priority_ext(
+                &state.next,
+                device,
+                memory,
+                priority,
+            );
         let Some(next) = state.next.vkSetDeviceMemoryPriorityEXT else {
             return Fallback::fallback()
         };
         unsafe { next(device, memory, priority) };
         state
             .hooks
-            .post_call_record_set_device_memory_priority_ext(device, memory, priority);
+            .post_call_record_set_device_memory_priority_ext(
+                &state.next,
+                device,
+                memory,
+                priority,
+            );
     })
 }
 ///`vkSetEvent` through the layer's hooks.
@@ -34934,13 +38676,16 @@ unsafe extern "system" fn vkSetEvent<L: Registered>(
         let Some(state) = (unsafe { L::chassis().device(device.0) }) else {
             return Fallback::fallback()
         };
-        if let Some(result) = state.hooks.pre_call_validate_set_event(device, event) {
+        if let Some(result) = state
+            .hooks
+            .pre_call_validate_set_event(&state.next, device, event)
+        {
             return result;
         }
-        state.hooks.pre_call_record_set_event(device, event);
+        state.hooks.pre_call_record_set_event(&state.next, device, event);
         let Some(next) = state.next.vkSetEvent else { return Fallback::fallback() };
         let result = unsafe { next(device, event) };
-        state.hooks.post_call_record_set_event(device, event, result);
+        state.hooks.post_call_record_set_event(&state.next, device, event, result);
         result
     })
 }
@@ -34955,18 +38700,25 @@ unsafe extern "system" fn vkSetGpaDeviceClockModeAMD<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_set_gpa_device_clock_mode_amd(device, pInfo)
+            .pre_call_validate_set_gpa_device_clock_mode_amd(&state.next, device, pInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_set_gpa_device_clock_mode_amd(device, pInfo);
+        state
+            .hooks
+            .pre_call_record_set_gpa_device_clock_mode_amd(&state.next, device, pInfo);
         let Some(next) = state.next.vkSetGpaDeviceClockModeAMD else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, pInfo) };
         state
             .hooks
-            .post_call_record_set_gpa_device_clock_mode_amd(device, pInfo, result);
+            .post_call_record_set_gpa_device_clock_mode_amd(
+                &state.next,
+                device,
+                pInfo,
+                result,
+            );
         result
     })
 }
@@ -34984,6 +38736,7 @@ unsafe extern "system" fn vkSetHdrMetadataEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_set_hdr_metadata_ext(
+                &state.next,
                 device,
                 swapchainCount,
                 pSwapchains,
@@ -34995,6 +38748,7 @@ unsafe extern "system" fn vkSetHdrMetadataEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_set_hdr_metadata_ext(
+                &state.next,
                 device,
                 swapchainCount,
                 pSwapchains,
@@ -35007,6 +38761,7 @@ unsafe extern "system" fn vkSetHdrMetadataEXT<L: Registered>(
         state
             .hooks
             .post_call_record_set_hdr_metadata_ext(
+                &state.next,
                 device,
                 swapchainCount,
                 pSwapchains,
@@ -35026,20 +38781,35 @@ unsafe extern "system" fn vkSetLatencyMarkerLegacyNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_set_latency_marker_legacy_nv(device, frameID, marker)
+            .pre_call_validate_set_latency_marker_legacy_nv(
+                &state.next,
+                device,
+                frameID,
+                marker,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_set_latency_marker_legacy_nv(device, frameID, marker);
+            .pre_call_record_set_latency_marker_legacy_nv(
+                &state.next,
+                device,
+                frameID,
+                marker,
+            );
         let Some(next) = state.next.vkSetLatencyMarkerLegacyNV else {
             return Fallback::fallback()
         };
         unsafe { next(device, frameID, marker) };
         state
             .hooks
-            .post_call_record_set_latency_marker_legacy_nv(device, frameID, marker);
+            .post_call_record_set_latency_marker_legacy_nv(
+                &state.next,
+                device,
+                frameID,
+                marker,
+            );
     })
 }
 ///`vkSetLatencyMarkerNV` through the layer's hooks.
@@ -35055,6 +38825,7 @@ unsafe extern "system" fn vkSetLatencyMarkerNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_set_latency_marker_nv(
+                &state.next,
                 device,
                 swapchain,
                 pLatencyMarkerInfo,
@@ -35065,6 +38836,7 @@ unsafe extern "system" fn vkSetLatencyMarkerNV<L: Registered>(
         state
             .hooks
             .pre_call_record_set_latency_marker_nv(
+                &state.next,
                 device,
                 swapchain,
                 pLatencyMarkerInfo,
@@ -35076,6 +38848,7 @@ unsafe extern "system" fn vkSetLatencyMarkerNV<L: Registered>(
         state
             .hooks
             .post_call_record_set_latency_marker_nv(
+                &state.next,
                 device,
                 swapchain,
                 pLatencyMarkerInfo,
@@ -35096,6 +38869,7 @@ unsafe extern "system" fn vkSetLatencySleepModeLegacyNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_set_latency_sleep_mode_legacy_nv(
+                &state.next,
                 device,
                 lowLatencyMode,
                 lowLatencyBoost,
@@ -35107,6 +38881,7 @@ unsafe extern "system" fn vkSetLatencySleepModeLegacyNV<L: Registered>(
         state
             .hooks
             .pre_call_record_set_latency_sleep_mode_legacy_nv(
+                &state.next,
                 device,
                 lowLatencyMode,
                 lowLatencyBoost,
@@ -35119,6 +38894,7 @@ unsafe extern "system" fn vkSetLatencySleepModeLegacyNV<L: Registered>(
         state
             .hooks
             .post_call_record_set_latency_sleep_mode_legacy_nv(
+                &state.next,
                 device,
                 lowLatencyMode,
                 lowLatencyBoost,
@@ -35139,6 +38915,7 @@ unsafe extern "system" fn vkSetLatencySleepModeNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_set_latency_sleep_mode_nv(
+                &state.next,
                 device,
                 swapchain,
                 pSleepModeInfo,
@@ -35149,6 +38926,7 @@ unsafe extern "system" fn vkSetLatencySleepModeNV<L: Registered>(
         state
             .hooks
             .pre_call_record_set_latency_sleep_mode_nv(
+                &state.next,
                 device,
                 swapchain,
                 pSleepModeInfo,
@@ -35160,6 +38938,7 @@ unsafe extern "system" fn vkSetLatencySleepModeNV<L: Registered>(
         state
             .hooks
             .post_call_record_set_latency_sleep_mode_nv(
+                &state.next,
                 device,
                 swapchain,
                 pSleepModeInfo,
@@ -35181,6 +38960,7 @@ unsafe extern "system" fn vkSetLocalDimmingAMD<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_set_local_dimming_amd(
+                &state.next,
                 device,
                 swapChain,
                 localDimmingEnable,
@@ -35191,6 +38971,7 @@ unsafe extern "system" fn vkSetLocalDimmingAMD<L: Registered>(
         state
             .hooks
             .pre_call_record_set_local_dimming_amd(
+                &state.next,
                 device,
                 swapChain,
                 localDimmingEnable,
@@ -35202,6 +38983,7 @@ unsafe extern "system" fn vkSetLocalDimmingAMD<L: Registered>(
         state
             .hooks
             .post_call_record_set_local_dimming_amd(
+                &state.next,
                 device,
                 swapChain,
                 localDimmingEnable,
@@ -35223,6 +39005,7 @@ unsafe extern "system" fn vkSetPrivateData<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_set_private_data(
+                &state.next,
                 device,
                 objectType,
                 objectHandle,
@@ -35235,6 +39018,7 @@ unsafe extern "system" fn vkSetPrivateData<L: Registered>(
         state
             .hooks
             .pre_call_record_set_private_data(
+                &state.next,
                 device,
                 objectType,
                 objectHandle,
@@ -35250,6 +39034,7 @@ unsafe extern "system" fn vkSetPrivateData<L: Registered>(
         state
             .hooks
             .post_call_record_set_private_data(
+                &state.next,
                 device,
                 objectType,
                 objectHandle,
@@ -35273,6 +39058,7 @@ unsafe extern "system" fn vkSetSwapchainPresentTimingQueueSizeEXT<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_set_swapchain_present_timing_queue_size_ext(
+                &state.next,
                 device,
                 swapchain,
                 size,
@@ -35283,6 +39069,7 @@ unsafe extern "system" fn vkSetSwapchainPresentTimingQueueSizeEXT<L: Registered>
         state
             .hooks
             .pre_call_record_set_swapchain_present_timing_queue_size_ext(
+                &state.next,
                 device,
                 swapchain,
                 size,
@@ -35294,6 +39081,7 @@ unsafe extern "system" fn vkSetSwapchainPresentTimingQueueSizeEXT<L: Registered>
         state
             .hooks
             .post_call_record_set_swapchain_present_timing_queue_size_ext(
+                &state.next,
                 device,
                 swapchain,
                 size,
@@ -35312,16 +39100,20 @@ unsafe extern "system" fn vkShutdownLatencyDeviceLegacyNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_shutdown_latency_device_legacy_nv(device)
+            .pre_call_validate_shutdown_latency_device_legacy_nv(&state.next, device)
         {
             return result;
         }
-        state.hooks.pre_call_record_shutdown_latency_device_legacy_nv(device);
+        state
+            .hooks
+            .pre_call_record_shutdown_latency_device_legacy_nv(&state.next, device);
         let Some(next) = state.next.vkShutdownLatencyDeviceLegacyNV else {
             return Fallback::fallback()
         };
         unsafe { next(device) };
-        state.hooks.post_call_record_shutdown_latency_device_legacy_nv(device);
+        state
+            .hooks
+            .post_call_record_shutdown_latency_device_legacy_nv(&state.next, device);
     })
 }
 ///`vkSignalSemaphore` through the layer's hooks.
@@ -35335,16 +39127,18 @@ unsafe extern "system" fn vkSignalSemaphore<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_signal_semaphore(device, pSignalInfo)
+            .pre_call_validate_signal_semaphore(&state.next, device, pSignalInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_signal_semaphore(device, pSignalInfo);
+        state.hooks.pre_call_record_signal_semaphore(&state.next, device, pSignalInfo);
         let Some(next) = state.next.vkSignalSemaphore else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, pSignalInfo) };
-        state.hooks.post_call_record_signal_semaphore(device, pSignalInfo, result);
+        state
+            .hooks
+            .post_call_record_signal_semaphore(&state.next, device, pSignalInfo, result);
         result
     })
 }
@@ -35361,6 +39155,7 @@ unsafe extern "system" fn vkTransitionImageLayout<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_transition_image_layout(
+                &state.next,
                 device,
                 transitionCount,
                 pTransitions,
@@ -35371,6 +39166,7 @@ unsafe extern "system" fn vkTransitionImageLayout<L: Registered>(
         state
             .hooks
             .pre_call_record_transition_image_layout(
+                &state.next,
                 device,
                 transitionCount,
                 pTransitions,
@@ -35382,6 +39178,7 @@ unsafe extern "system" fn vkTransitionImageLayout<L: Registered>(
         state
             .hooks
             .post_call_record_transition_image_layout(
+                &state.next,
                 device,
                 transitionCount,
                 pTransitions,
@@ -35402,16 +39199,20 @@ unsafe extern "system" fn vkTrimCommandPool<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_trim_command_pool(device, commandPool, flags)
+            .pre_call_validate_trim_command_pool(&state.next, device, commandPool, flags)
         {
             return result;
         }
-        state.hooks.pre_call_record_trim_command_pool(device, commandPool, flags);
+        state
+            .hooks
+            .pre_call_record_trim_command_pool(&state.next, device, commandPool, flags);
         let Some(next) = state.next.vkTrimCommandPool else {
             return Fallback::fallback()
         };
         unsafe { next(device, commandPool, flags) };
-        state.hooks.post_call_record_trim_command_pool(device, commandPool, flags);
+        state
+            .hooks
+            .post_call_record_trim_command_pool(&state.next, device, commandPool, flags);
     })
 }
 ///`vkUninitializePerformanceApiINTEL` through the layer's hooks.
@@ -35424,16 +39225,20 @@ unsafe extern "system" fn vkUninitializePerformanceApiINTEL<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_uninitialize_performance_api_intel(device)
+            .pre_call_validate_uninitialize_performance_api_intel(&state.next, device)
         {
             return result;
         }
-        state.hooks.pre_call_record_uninitialize_performance_api_intel(device);
+        state
+            .hooks
+            .pre_call_record_uninitialize_performance_api_intel(&state.next, device);
         let Some(next) = state.next.vkUninitializePerformanceApiINTEL else {
             return Fallback::fallback()
         };
         unsafe { next(device) };
-        state.hooks.post_call_record_uninitialize_performance_api_intel(device);
+        state
+            .hooks
+            .post_call_record_uninitialize_performance_api_intel(&state.next, device);
     })
 }
 ///`vkUnmapMemory` through the layer's hooks.
@@ -35445,14 +39250,16 @@ unsafe extern "system" fn vkUnmapMemory<L: Registered>(
         let Some(state) = (unsafe { L::chassis().device(device.0) }) else {
             return Fallback::fallback()
         };
-        if let Some(result) = state.hooks.pre_call_validate_unmap_memory(device, memory)
+        if let Some(result) = state
+            .hooks
+            .pre_call_validate_unmap_memory(&state.next, device, memory)
         {
             return result;
         }
-        state.hooks.pre_call_record_unmap_memory(device, memory);
+        state.hooks.pre_call_record_unmap_memory(&state.next, device, memory);
         let Some(next) = state.next.vkUnmapMemory else { return Fallback::fallback() };
         unsafe { next(device, memory) };
-        state.hooks.post_call_record_unmap_memory(device, memory);
+        state.hooks.post_call_record_unmap_memory(&state.next, device, memory);
     })
 }
 ///`vkUnmapMemory2` through the layer's hooks.
@@ -35466,14 +39273,21 @@ unsafe extern "system" fn vkUnmapMemory2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_unmap_memory2(device, pMemoryUnmapInfo)
+            .pre_call_validate_unmap_memory2(&state.next, device, pMemoryUnmapInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_unmap_memory2(device, pMemoryUnmapInfo);
+        state.hooks.pre_call_record_unmap_memory2(&state.next, device, pMemoryUnmapInfo);
         let Some(next) = state.next.vkUnmapMemory2 else { return Fallback::fallback() };
         let result = unsafe { next(device, pMemoryUnmapInfo) };
-        state.hooks.post_call_record_unmap_memory2(device, pMemoryUnmapInfo, result);
+        state
+            .hooks
+            .post_call_record_unmap_memory2(
+                &state.next,
+                device,
+                pMemoryUnmapInfo,
+                result,
+            );
         result
     })
 }
@@ -35488,16 +39302,32 @@ unsafe extern "system" fn vkUnregisterCustomBorderColorEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_unregister_custom_border_color_ext(device, index)
+            .pre_call_validate_unregister_custom_border_color_ext(
+                &state.next,
+                device,
+                index,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_unregister_custom_border_color_ext(device, index);
+        state
+            .hooks
+            .pre_call_record_unregister_custom_border_color_ext(
+                &state.next,
+                device,
+                index,
+            );
         let Some(next) = state.next.vkUnregisterCustomBorderColorEXT else {
             return Fallback::fallback()
         };
         unsafe { next(device, index) };
-        state.hooks.post_call_record_unregister_custom_border_color_ext(device, index);
+        state
+            .hooks
+            .post_call_record_unregister_custom_border_color_ext(
+                &state.next,
+                device,
+                index,
+            );
     })
 }
 ///`vkUpdateDescriptorSetWithTemplate` through the layer's hooks.
@@ -35514,6 +39344,7 @@ unsafe extern "system" fn vkUpdateDescriptorSetWithTemplate<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_update_descriptor_set_with_template(
+                &state.next,
                 device,
                 descriptorSet,
                 descriptorUpdateTemplate,
@@ -35525,6 +39356,7 @@ unsafe extern "system" fn vkUpdateDescriptorSetWithTemplate<L: Registered>(
         state
             .hooks
             .pre_call_record_update_descriptor_set_with_template(
+                &state.next,
                 device,
                 descriptorSet,
                 descriptorUpdateTemplate,
@@ -35537,6 +39369,7 @@ unsafe extern "system" fn vkUpdateDescriptorSetWithTemplate<L: Registered>(
         state
             .hooks
             .post_call_record_update_descriptor_set_with_template(
+                &state.next,
                 device,
                 descriptorSet,
                 descriptorUpdateTemplate,
@@ -35559,6 +39392,7 @@ unsafe extern "system" fn vkUpdateDescriptorSets<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_update_descriptor_sets(
+                &state.next,
                 device,
                 descriptorWriteCount,
                 pDescriptorWrites,
@@ -35571,6 +39405,7 @@ unsafe extern "system" fn vkUpdateDescriptorSets<L: Registered>(
         state
             .hooks
             .pre_call_record_update_descriptor_sets(
+                &state.next,
                 device,
                 descriptorWriteCount,
                 pDescriptorWrites,
@@ -35592,6 +39427,7 @@ unsafe extern "system" fn vkUpdateDescriptorSets<L: Registered>(
         state
             .hooks
             .post_call_record_update_descriptor_sets(
+                &state.next,
                 device,
                 descriptorWriteCount,
                 pDescriptorWrites,
@@ -35614,6 +39450,7 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetPipelineEXT<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_update_indirect_execution_set_pipeline_ext(
+                &state.next,
                 device,
                 indirectExecutionSet,
                 executionSetWriteCount,
@@ -35625,6 +39462,7 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetPipelineEXT<L: Registered>
         state
             .hooks
             .pre_call_record_update_indirect_execution_set_pipeline_ext(
+                &state.next,
                 device,
                 indirectExecutionSet,
                 executionSetWriteCount,
@@ -35644,6 +39482,7 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetPipelineEXT<L: Registered>
         state
             .hooks
             .post_call_record_update_indirect_execution_set_pipeline_ext(
+                &state.next,
                 device,
                 indirectExecutionSet,
                 executionSetWriteCount,
@@ -35665,6 +39504,7 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetShaderEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_update_indirect_execution_set_shader_ext(
+                &state.next,
                 device,
                 indirectExecutionSet,
                 executionSetWriteCount,
@@ -35676,6 +39516,7 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetShaderEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_update_indirect_execution_set_shader_ext(
+                &state.next,
                 device,
                 indirectExecutionSet,
                 executionSetWriteCount,
@@ -35695,6 +39536,7 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetShaderEXT<L: Registered>(
         state
             .hooks
             .post_call_record_update_indirect_execution_set_shader_ext(
+                &state.next,
                 device,
                 indirectExecutionSet,
                 executionSetWriteCount,
@@ -35715,6 +39557,7 @@ unsafe extern "system" fn vkUpdateVideoSessionParametersKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_update_video_session_parameters_khr(
+                &state.next,
                 device,
                 videoSessionParameters,
                 pUpdateInfo,
@@ -35725,6 +39568,7 @@ unsafe extern "system" fn vkUpdateVideoSessionParametersKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_update_video_session_parameters_khr(
+                &state.next,
                 device,
                 videoSessionParameters,
                 pUpdateInfo,
@@ -35736,6 +39580,7 @@ unsafe extern "system" fn vkUpdateVideoSessionParametersKHR<L: Registered>(
         state
             .hooks
             .post_call_record_update_video_session_parameters_khr(
+                &state.next,
                 device,
                 videoSessionParameters,
                 pUpdateInfo,
@@ -35759,6 +39604,7 @@ unsafe extern "system" fn vkWaitForFences<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_wait_for_fences(
+                &state.next,
                 device,
                 fenceCount,
                 pFences,
@@ -35771,6 +39617,7 @@ unsafe extern "system" fn vkWaitForFences<L: Registered>(
         state
             .hooks
             .pre_call_record_wait_for_fences(
+                &state.next,
                 device,
                 fenceCount,
                 pFences,
@@ -35782,6 +39629,7 @@ unsafe extern "system" fn vkWaitForFences<L: Registered>(
         state
             .hooks
             .post_call_record_wait_for_fences(
+                &state.next,
                 device,
                 fenceCount,
                 pFences,
@@ -35805,6 +39653,7 @@ unsafe extern "system" fn vkWaitForPresent2KHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_wait_for_present2_khr(
+                &state.next,
                 device,
                 swapchain,
                 pPresentWait2Info,
@@ -35814,7 +39663,12 @@ unsafe extern "system" fn vkWaitForPresent2KHR<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_wait_for_present2_khr(device, swapchain, pPresentWait2Info);
+            .pre_call_record_wait_for_present2_khr(
+                &state.next,
+                device,
+                swapchain,
+                pPresentWait2Info,
+            );
         let Some(next) = state.next.vkWaitForPresent2KHR else {
             return Fallback::fallback()
         };
@@ -35822,6 +39676,7 @@ unsafe extern "system" fn vkWaitForPresent2KHR<L: Registered>(
         state
             .hooks
             .post_call_record_wait_for_present2_khr(
+                &state.next,
                 device,
                 swapchain,
                 pPresentWait2Info,
@@ -35844,6 +39699,7 @@ unsafe extern "system" fn vkWaitForPresentKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_wait_for_present_khr(
+                &state.next,
                 device,
                 swapchain,
                 presentId,
@@ -35854,7 +39710,13 @@ unsafe extern "system" fn vkWaitForPresentKHR<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_wait_for_present_khr(device, swapchain, presentId, timeout);
+            .pre_call_record_wait_for_present_khr(
+                &state.next,
+                device,
+                swapchain,
+                presentId,
+                timeout,
+            );
         let Some(next) = state.next.vkWaitForPresentKHR else {
             return Fallback::fallback()
         };
@@ -35862,6 +39724,7 @@ unsafe extern "system" fn vkWaitForPresentKHR<L: Registered>(
         state
             .hooks
             .post_call_record_wait_for_present_khr(
+                &state.next,
                 device,
                 swapchain,
                 presentId,
@@ -35883,16 +39746,26 @@ unsafe extern "system" fn vkWaitSemaphores<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_wait_semaphores(device, pWaitInfo, timeout)
+            .pre_call_validate_wait_semaphores(&state.next, device, pWaitInfo, timeout)
         {
             return result;
         }
-        state.hooks.pre_call_record_wait_semaphores(device, pWaitInfo, timeout);
+        state
+            .hooks
+            .pre_call_record_wait_semaphores(&state.next, device, pWaitInfo, timeout);
         let Some(next) = state.next.vkWaitSemaphores else {
             return Fallback::fallback()
         };
         let result = unsafe { next(device, pWaitInfo, timeout) };
-        state.hooks.post_call_record_wait_semaphores(device, pWaitInfo, timeout, result);
+        state
+            .hooks
+            .post_call_record_wait_semaphores(
+                &state.next,
+                device,
+                pWaitInfo,
+                timeout,
+                result,
+            );
         result
     })
 }
@@ -35913,6 +39786,7 @@ unsafe extern "system" fn vkWriteAccelerationStructuresPropertiesKHR<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_write_acceleration_structures_properties_khr(
+                &state.next,
                 device,
                 accelerationStructureCount,
                 pAccelerationStructures,
@@ -35927,6 +39801,7 @@ unsafe extern "system" fn vkWriteAccelerationStructuresPropertiesKHR<L: Register
         state
             .hooks
             .pre_call_record_write_acceleration_structures_properties_khr(
+                &state.next,
                 device,
                 accelerationStructureCount,
                 pAccelerationStructures,
@@ -35952,6 +39827,7 @@ unsafe extern "system" fn vkWriteAccelerationStructuresPropertiesKHR<L: Register
         state
             .hooks
             .post_call_record_write_acceleration_structures_properties_khr(
+                &state.next,
                 device,
                 accelerationStructureCount,
                 pAccelerationStructures,
@@ -35981,6 +39857,7 @@ unsafe extern "system" fn vkWriteMicromapsPropertiesEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_write_micromaps_properties_ext(
+                &state.next,
                 device,
                 micromapCount,
                 pMicromaps,
@@ -35995,6 +39872,7 @@ unsafe extern "system" fn vkWriteMicromapsPropertiesEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_write_micromaps_properties_ext(
+                &state.next,
                 device,
                 micromapCount,
                 pMicromaps,
@@ -36012,6 +39890,7 @@ unsafe extern "system" fn vkWriteMicromapsPropertiesEXT<L: Registered>(
         state
             .hooks
             .post_call_record_write_micromaps_properties_ext(
+                &state.next,
                 device,
                 micromapCount,
                 pMicromaps,
@@ -36038,6 +39917,7 @@ unsafe extern "system" fn vkWriteResourceDescriptorsEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_write_resource_descriptors_ext(
+                &state.next,
                 device,
                 resourceCount,
                 pResources,
@@ -36049,6 +39929,7 @@ unsafe extern "system" fn vkWriteResourceDescriptorsEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_write_resource_descriptors_ext(
+                &state.next,
                 device,
                 resourceCount,
                 pResources,
@@ -36061,6 +39942,7 @@ unsafe extern "system" fn vkWriteResourceDescriptorsEXT<L: Registered>(
         state
             .hooks
             .post_call_record_write_resource_descriptors_ext(
+                &state.next,
                 device,
                 resourceCount,
                 pResources,
@@ -36084,6 +39966,7 @@ unsafe extern "system" fn vkWriteSamplerDescriptorsEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_write_sampler_descriptors_ext(
+                &state.next,
                 device,
                 samplerCount,
                 pSamplers,
@@ -36095,6 +39978,7 @@ unsafe extern "system" fn vkWriteSamplerDescriptorsEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_write_sampler_descriptors_ext(
+                &state.next,
                 device,
                 samplerCount,
                 pSamplers,
@@ -36107,6 +39991,7 @@ unsafe extern "system" fn vkWriteSamplerDescriptorsEXT<L: Registered>(
         state
             .hooks
             .post_call_record_write_sampler_descriptors_ext(
+                &state.next,
                 device,
                 samplerCount,
                 pSamplers,

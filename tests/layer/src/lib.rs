@@ -14,7 +14,6 @@ use std::ffi::{c_char, c_void, CStr};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use vk_layer::vk::command_id as id;
 use vk_layer::vk::types::*;
 use vk_layer::vk::{DeviceDispatchTable, DispatchTable, InstanceDispatchTable};
 use vk_layer::{
@@ -209,20 +208,6 @@ fn own_command(name: &[u8]) -> PFN_vkVoidFunction {
 impl Layer for TestLayer {
     type Instance = Instance;
     type Device = Device;
-    const HOOKS: &'static [u16] = &[
-        id::vkCmdDraw,
-        id::vkGetPhysicalDeviceProperties,
-        id::vkEnumeratePhysicalDevices,
-        id::vkCreateHeadlessSurfaceEXT,
-        id::vkDestroySurfaceKHR,
-        id::vkCreateDebugUtilsMessengerEXT,
-        id::vkDestroyDebugUtilsMessengerEXT,
-        id::vkSetDebugUtilsObjectNameEXT,
-        id::vkGetPhysicalDeviceFeatures,
-        id::vkGetPhysicalDeviceMemoryProperties,
-        id::vkGetPhysicalDeviceQueueFamilyProperties,
-        id::vkEnumerateDeviceExtensionProperties,
-    ];
 
     fn before_create_instance(_: &VkInstanceCreateInfo, link: &InstanceLink, p_instance: *mut VkInstance) -> Result<(), VkResult> {
         log("vkCreateInstance");
@@ -469,10 +454,11 @@ unsafe fn next_from_gipa(
 // Hooks
 // ------------------------------------------------------------------------------------------------
 
+#[vk_layer::hooks(intercept(get_physical_device_properties, create_headless_surface_ext, destroy_surface_khr, create_debug_utils_messenger_ext, destroy_debug_utils_messenger_ext, get_physical_device_features, get_physical_device_memory_properties, get_physical_device_queue_family_properties, enumerate_device_extension_properties))]
 impl InstanceHooks for Instance {
     /// `VK_TEST_LAYER_WRAP`: hands out wrapped physical devices (the same wrapper for the same
     /// device every time), each given the loader's dispatch pointer.
-    fn pre_call_validate_enumerate_physical_devices(&self, instance: VkInstance, pCount: *mut u32, pDevices: *mut VkPhysicalDevice) -> Option<VkResult> {
+    fn pre_call_validate_enumerate_physical_devices(&self, _: &vk_layer::vk::InstanceDispatchTable, instance: VkInstance, pCount: *mut u32, pDevices: *mut VkPhysicalDevice) -> Option<VkResult> {
         if !flag("WRAP") {
             return None;
         }
@@ -509,15 +495,16 @@ impl InstanceHooks for Instance {
     }
 }
 
+#[vk_layer::hooks]
 impl DeviceHooks for Device {
-    fn pre_call_record_cmd_draw(&self, _: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {
+    fn pre_call_record_cmd_draw(&self, _: &vk_layer::vk::DeviceDispatchTable, _: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {
         self.draws.fetch_add(1, Ordering::Relaxed);
     }
 
     /// While wrapping: an instance or physical device named must be one this layer wrapped
     /// (reported and refused with `VK_ERROR_VALIDATION_FAILED_EXT` otherwise), and goes down as
     /// the next level's handle.
-    fn pre_call_validate_set_debug_utils_object_name_ext(&self, device: VkDevice, pNameInfo: *const VkDebugUtilsObjectNameInfoEXT) -> Option<VkResult> {
+    fn pre_call_validate_set_debug_utils_object_name_ext(&self, _: &vk_layer::vk::DeviceDispatchTable, device: VkDevice, pNameInfo: *const VkDebugUtilsObjectNameInfoEXT) -> Option<VkResult> {
         let Some(next) = self.next.vkSetDebugUtilsObjectNameEXT else { return Some(VkResult::ERROR_EXTENSION_NOT_PRESENT) };
         // SAFETY: the caller's structure, per the API.
         let Some(mut info) = (unsafe { pNameInfo.as_ref() }).copied() else { return Some(VkResult::ERROR_INITIALIZATION_FAILED) };
