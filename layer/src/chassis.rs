@@ -21,6 +21,7 @@ use vk_generated::{DeviceDispatchTable, DispatchTable, InstanceDispatchTable};
 
 use crate::chain::{take_device_link, take_instance_link};
 use crate::guard::guard;
+use crate::manifest::LAYER_SETTINGS_EXTENSION;
 use crate::hooks::{DeviceHooked, InstanceHooked};
 use crate::state::{
     dispatch_key, extension_properties, fill_array, DeviceState, InstanceState, LayerProperties,
@@ -440,11 +441,18 @@ unsafe extern "system" fn enumerate_instance_extension_properties<L: Registered>
         // SAFETY: the caller's name and arrays, per the API.
         unsafe {
             if is_own_name(layer_name, &own) {
-                let list: Vec<_> = own
+                let mut list: Vec<_> = own
                     .instance_extensions
                     .iter()
                     .map(|&(name, version)| extension_properties(name, version))
                     .collect();
+                // A layer with settings reads `VkLayerSettingsCreateInfoEXT`.
+                let (settings, version) = LAYER_SETTINGS_EXTENSION;
+                if !L::SETTINGS.is_empty()
+                    && !own.instance_extensions.iter().any(|&(n, _)| n == settings)
+                {
+                    list.push(extension_properties(settings, version));
+                }
                 fill_array(&list, p_count, p_properties)
             } else if layer_name.is_null() {
                 fill_array::<VkExtensionProperties>(&[], p_count, p_properties)

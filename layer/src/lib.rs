@@ -44,6 +44,7 @@ mod entries;
 mod guard;
 mod hooks;
 mod manifest;
+pub mod settings;
 mod state;
 
 pub use chain::{DeviceLink, InstanceLink};
@@ -54,6 +55,7 @@ pub use hooks::{
     InstanceHooks, DEVICE_HOOKABLE, INSTANCE_HOOKABLE,
 };
 pub use manifest::{Manifest, ManifestExtension};
+pub use settings::{Setting, SettingType, Settings};
 pub use state::{
     extension_properties, fill_array, Chassis, DeviceState, InstanceState, Layer, LayerProperties,
     NextInstanceExtensions, NextInstanceLayers, NextInstanceVersion, ProcAddr, Registered,

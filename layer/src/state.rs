@@ -30,6 +30,12 @@ pub trait Layer: Sized + 'static {
     /// (`vkEnumerateDeviceExtensionProperties` for another layer goes down the chain), and
     /// [`Manifest::of`](crate::Manifest::of) writes the manifest from it.
     const PROPERTIES: Option<LayerProperties> = None;
+    /// The layer's settings (key, type and default, description), read with
+    /// [`Settings::of`](crate::Settings::of) from the environment, `vk_layer_settings.txt` and
+    /// the application's `VkLayerSettingsCreateInfoEXT`. With [`PROPERTIES`](Self::PROPERTIES),
+    /// the chassis then advertises `VK_EXT_layer_settings` and
+    /// [`Manifest::of`](crate::Manifest::of) writes them for the Vulkan Configurator.
+    const SETTINGS: &'static [crate::Setting] = &[];
 
     /// Before the next level's `vkCreateInstance`: an error fails the call without calling down.
     /// `p_instance` is the caller's (the loader's) output pointer, as the next level gets it.
