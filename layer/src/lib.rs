@@ -54,7 +54,7 @@ pub use hooks::{
     check_hooks, device_hook_ids, instance_hook_ids, DeviceHooked, DeviceHooks, InstanceHooked,
     InstanceHooks, DEVICE_HOOKABLE, INSTANCE_HOOKABLE,
 };
-pub use manifest::{Manifest, ManifestExtension};
+pub use manifest::{Manifest, ManifestExtension, LAYER_SETTINGS_EXTENSION};
 pub use settings::{Setting, SettingType, Settings};
 pub use state::{
     extension_properties, fill_array, Chassis, DeviceState, InstanceState, Layer, LayerProperties,
