@@ -20,6 +20,7 @@ use vk_generated::types::*;
 use vk_generated::{DeviceDispatchTable, DispatchTable, InstanceDispatchTable};
 
 use crate::chain::{take_device_link, take_instance_link};
+use crate::create_info::{DeviceCreateInfo, InstanceCreateInfo};
 use crate::guard::guard;
 use crate::manifest::LAYER_SETTINGS_EXTENSION;
 use crate::hooks::{DeviceHooked, InstanceHooked};
@@ -239,17 +240,19 @@ unsafe extern "system" fn create_instance<L: Registered>(
             let Some(create) = create else {
                 return VkResult::ERROR_INITIALIZATION_FAILED;
             };
-            if let Err(error) = created(|| L::before_create_instance(&*info, &link, p_instance)) {
+            let mut down = InstanceCreateInfo::new(&*info);
+            if let Err(error) = created(|| L::before_create_instance(&mut down, &link, p_instance)) {
                 return error;
             }
-            let result = create(info, allocator, p_instance);
+            let info = &*down;
+            let result = create(down.as_ptr(), allocator, p_instance);
             if result != VkResult::SUCCESS {
                 return result;
             }
             let instance = *p_instance;
             let next = InstanceDispatchTable::load(|name| gipa(instance, name.as_ptr()));
             // A panicking constructor is a failed one: the instance below is destroyed too.
-            match created(|| L::create_instance(&*info, instance, &next, &link)) {
+            match created(|| L::create_instance(info, instance, &next, &link)) {
                 Ok(hooks) => {
                     let Some(key) = dispatch_key(instance.0) else {
                         return VkResult::ERROR_INITIALIZATION_FAILED;
@@ -338,12 +341,19 @@ unsafe extern "system" fn create_device<L: Registered>(
             let Some(create) = create else {
                 return VkResult::ERROR_INITIALIZATION_FAILED;
             };
-            if let Err(error) =
-                created(|| L::before_create_device(&instance.hooks, physical_device, &*info, &link))
-            {
+            let mut down = DeviceCreateInfo::new(&*info);
+            for &(own, ..) in L::PROPERTIES.map_or(&[][..], |p| p.device_extensions) {
+                if let Ok(own) = std::ffi::CString::new(own) {
+                    down.remove_extension(&own);
+                }
+            }
+            if let Err(error) = created(|| {
+                L::before_create_device(&instance.hooks, physical_device, &mut down, &link)
+            }) {
                 return error;
             }
-            let result = create(inner, info, allocator, p_device);
+            let info = &*down;
+            let result = create(inner, down.as_ptr(), allocator, p_device);
             if result != VkResult::SUCCESS {
                 return result;
             }
@@ -353,7 +363,7 @@ unsafe extern "system" fn create_device<L: Registered>(
                 L::create_device(
                     &instance.hooks,
                     physical_device,
-                    &*info,
+                    info,
                     device,
                     &next,
                     &link,

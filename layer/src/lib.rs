@@ -39,6 +39,7 @@ extern crate self as vk_layer;
 
 pub mod chain;
 pub mod chassis;
+pub mod create_info;
 pub mod dispatch_map;
 mod entries;
 mod guard;
@@ -48,6 +49,7 @@ pub mod settings;
 mod state;
 
 pub use chain::{DeviceLink, InstanceLink};
+pub use create_info::{DeviceCreateInfo, InstanceCreateInfo};
 pub use entries::hook_entries;
 pub use guard::{guard, Fallback};
 pub use hooks::{

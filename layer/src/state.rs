@@ -12,6 +12,7 @@ use vk_generated::types::*;
 use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
 
 use crate::chain::{DeviceLink, InstanceLink};
+use crate::create_info::{DeviceCreateInfo, InstanceCreateInfo};
 use crate::dispatch_map::DispatchMap;
 use crate::hooks::{DeviceHooked, DeviceHooks, InstanceHooked, InstanceHooks};
 
@@ -38,9 +39,11 @@ pub trait Layer: Sized + 'static {
     const SETTINGS: &'static [crate::Setting] = &[];
 
     /// Before the next level's `vkCreateInstance`: an error fails the call without calling down.
+    /// `info` is what goes down, which the hook may change (add an extension, raise the API
+    /// version, push a `pNext` structure); `create_instance` then sees it as sent.
     /// `p_instance` is the caller's (the loader's) output pointer, as the next level gets it.
     fn before_create_instance(
-        info: &VkInstanceCreateInfo,
+        info: &mut InstanceCreateInfo<'_>,
         link: &InstanceLink,
         p_instance: *mut VkInstance,
     ) -> Result<(), VkResult> {
@@ -90,10 +93,12 @@ pub trait Layer: Sized + 'static {
     }
 
     /// Before the next level's `vkCreateDevice`, as [`before_create_instance`](Self::before_create_instance).
+    /// The layer's own device extensions ([`PROPERTIES`](Self::PROPERTIES)) are already removed
+    /// from `info`: the levels below do not know them. To pass one down, add it back here.
     fn before_create_device(
         instance: &Self::Instance,
         physical_device: VkPhysicalDevice,
-        info: &VkDeviceCreateInfo,
+        info: &mut DeviceCreateInfo<'_>,
         link: &DeviceLink,
     ) -> Result<(), VkResult> {
         let _ = (instance, physical_device, info, link);

@@ -187,7 +187,7 @@ impl Layer for Wrapping {
     });
 
     fn before_create_instance(
-        _: &VkInstanceCreateInfo,
+        _: &mut vk_layer::InstanceCreateInfo<'_>,
         link: &InstanceLink,
         _: *mut VkInstance,
     ) -> Result<(), VkResult> {

@@ -209,7 +209,7 @@ impl Layer for TestLayer {
     type Instance = Instance;
     type Device = Device;
 
-    fn before_create_instance(_: &VkInstanceCreateInfo, link: &InstanceLink, p_instance: *mut VkInstance) -> Result<(), VkResult> {
+    fn before_create_instance(_: &mut vk_layer::InstanceCreateInfo<'_>, link: &InstanceLink, p_instance: *mut VkInstance) -> Result<(), VkResult> {
         log("vkCreateInstance");
         // SAFETY: the next level's own function and the caller's output pointer, per the API.
         unsafe {
@@ -292,7 +292,7 @@ impl Layer for TestLayer {
         log("vkDestroyInstance");
     }
 
-    fn before_create_device(_: &Instance, _: VkPhysicalDevice, _: &VkDeviceCreateInfo, _: &DeviceLink) -> Result<(), VkResult> {
+    fn before_create_device(_: &Instance, _: VkPhysicalDevice, _: &mut vk_layer::DeviceCreateInfo<'_>, _: &DeviceLink) -> Result<(), VkResult> {
         log("vkCreateDevice");
         Ok(())
     }
