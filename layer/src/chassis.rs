@@ -20,12 +20,14 @@ use vk_generated::types::*;
 use vk_generated::{DeviceDispatchTable, DispatchTable, InstanceDispatchTable};
 
 use crate::chain::{take_device_link, take_instance_link};
+use crate::chassis_report;
 use crate::create_info::{DeviceCreateInfo, InstanceCreateInfo};
+use crate::report::{during_lifecycle, Messengers};
 use crate::guard::guard;
-use crate::manifest::LAYER_SETTINGS_EXTENSION;
+use crate::manifest::{LAYER_SETTINGS_EXTENSION, TOOLING_INFO_EXTENSION};
 use crate::hooks::{DeviceHooked, InstanceHooked};
 use crate::state::{
-    dispatch_key, extension_properties, fill_array, DeviceState, InstanceState, LayerProperties,
+    dispatch_key, MessengersOf, extension_properties, fill_array, DeviceState, InstanceState, LayerProperties,
     NextInstanceExtensions, NextInstanceLayers, NextInstanceVersion, ProcAddr, Registered,
 };
 
@@ -104,7 +106,7 @@ fn properties<L: Registered>(name: &[u8]) -> PFN_vkVoidFunction {
 
 /// The layer's entry point for `name` when its device object hooks it, or (`instance_level`)
 /// its instance object.
-fn hooked<L: Registered>(name: &[u8], instance_level: bool) -> PFN_vkVoidFunction {
+pub(crate) fn hooked<L: Registered>(name: &[u8], instance_level: bool) -> PFN_vkVoidFunction {
     let id = vk_generated::lookup::command(name)?.command;
     let find = |ids: &[u16], entries: &[PFN_vkVoidFunction]| {
         let index = ids.iter().position(|&hook| hook == id)?;
@@ -152,6 +154,10 @@ pub unsafe extern "system" fn get_instance_proc_addr<L: Registered>(
         // SAFETY: a live instance or null, per the API.
         let state = unsafe { L::chassis().instance(instance.0) }?;
         let next = state.next_proc_addr(name);
+        let intercept = matches!(answer, ProcAddr::Chassis);
+        if let Some(own) = chassis_report::own::<L>(bytes, next, intercept) {
+            return Some(own);
+        }
         next?;
         match answer {
             ProcAddr::Chassis => hooked::<L>(bytes, true).or(next),
@@ -240,19 +246,27 @@ unsafe extern "system" fn create_instance<L: Registered>(
             let Some(create) = create else {
                 return VkResult::ERROR_INITIALIZATION_FAILED;
             };
+            // The messengers chained at creation hear the layer while the instance is created.
+            let messengers = Messengers::chained((*info).pNext);
             let mut down = InstanceCreateInfo::new(&*info);
-            if let Err(error) = created(|| L::before_create_instance(&mut down, &link, p_instance)) {
-                return error;
-            }
-            let info = &*down;
-            let result = create(down.as_ptr(), allocator, p_instance);
-            if result != VkResult::SUCCESS {
-                return result;
-            }
-            let instance = *p_instance;
-            let next = InstanceDispatchTable::load(|name| gipa(instance, name.as_ptr()));
-            // A panicking constructor is a failed one: the instance below is destroyed too.
-            match created(|| L::create_instance(info, instance, &next, &link)) {
+            let made = during_lifecycle(&messengers, || {
+                created(|| L::before_create_instance(&mut down, &link, p_instance))?;
+                let info = &*down;
+                let result = create(down.as_ptr(), allocator, p_instance);
+                if result != VkResult::SUCCESS {
+                    return Err(result);
+                }
+                let instance = *p_instance;
+                let next = InstanceDispatchTable::load(|name| gipa(instance, name.as_ptr()));
+                // A panicking constructor is a failed one: the instance below is destroyed too.
+                let hooks = created(|| L::create_instance(info, instance, &next, &link));
+                Ok((instance, next, hooks))
+            });
+            let (instance, next, hooks) = match made {
+                Ok(made) => made,
+                Err(error) => return error,
+            };
+            match hooks {
                 Ok(hooks) => {
                     let Some(key) = dispatch_key(instance.0) else {
                         return VkResult::ERROR_INITIALIZATION_FAILED;
@@ -261,6 +275,7 @@ unsafe extern "system" fn create_instance<L: Registered>(
                         next,
                         handle: instance,
                         link,
+                        messengers,
                         hooks,
                     });
                     let hooks: *const L::Instance = &state.hooks;
@@ -297,7 +312,7 @@ unsafe extern "system" fn destroy_instance<L: Registered>(
         let Some(state) = (unsafe { L::chassis().instance(instance.0) }) else {
             return;
         };
-        L::before_destroy_instance(&state.hooks, instance);
+        during_lifecycle(&state.messengers, || L::before_destroy_instance(&state.hooks, instance));
         let Some(inner) = L::unwrap_instance(&state.hooks, instance) else {
             return;
         };
@@ -371,9 +386,16 @@ unsafe extern "system" fn create_device<L: Registered>(
             }) {
                 Ok(hooks) => {
                     if let Some(key) = dispatch_key(device.0) {
-                        L::chassis()
-                            .devices
-                            .insert(key, Box::new(DeviceState { next, link, hooks }));
+                        let messengers = MessengersOf::new(&instance.messengers);
+                        L::chassis().devices.insert(
+                            key,
+                            Box::new(DeviceState {
+                                next,
+                                link,
+                                messengers,
+                                hooks,
+                            }),
+                        );
                     }
                     VkResult::SUCCESS
                 }
@@ -498,11 +520,18 @@ unsafe extern "system" fn enumerate_device_extension_properties<L: Registered>(
         // SAFETY: the caller's name and arrays, per the API.
         unsafe {
             if is_own_name(layer_name, &own) {
-                let list: Vec<_> = own
+                let mut list: Vec<_> = own
                     .device_extensions
                     .iter()
                     .map(|&(name, version, _)| extension_properties(name, version))
                     .collect();
+                // A tool answers `vkGetPhysicalDeviceToolProperties`.
+                let (tooling, version, _) = TOOLING_INFO_EXTENSION;
+                if L::TOOL_PURPOSES.0 != 0
+                    && !own.device_extensions.iter().any(|&(n, ..)| n == tooling)
+                {
+                    list.push(extension_properties(tooling, version));
+                }
                 return fill_array(&list, p_count, p_properties);
             }
             let Some(state) = L::chassis().instance(physical_device.0) else {

@@ -39,16 +39,19 @@ extern crate self as vk_layer;
 
 pub mod chain;
 pub mod chassis;
+mod chassis_report;
 pub mod create_info;
 pub mod dispatch_map;
 mod entries;
 mod guard;
 mod hooks;
 mod manifest;
+pub mod report;
 pub mod settings;
 mod state;
 
 pub use chain::{DeviceLink, InstanceLink};
+pub use chassis_report::report;
 pub use create_info::{DeviceCreateInfo, InstanceCreateInfo};
 pub use entries::hook_entries;
 pub use guard::{guard, Fallback};
@@ -56,7 +59,7 @@ pub use hooks::{
     check_hooks, device_hook_ids, instance_hook_ids, DeviceHooked, DeviceHooks, InstanceHooked,
     InstanceHooks, DEVICE_HOOKABLE, INSTANCE_HOOKABLE,
 };
-pub use manifest::{Manifest, ManifestExtension, LAYER_SETTINGS_EXTENSION};
+pub use manifest::{Manifest, ManifestExtension, LAYER_SETTINGS_EXTENSION, TOOLING_INFO_EXTENSION};
 pub use settings::{Setting, SettingType, Settings};
 pub use state::{
     extension_properties, fill_array, Chassis, DeviceState, InstanceState, Layer, LayerProperties,

@@ -8,6 +8,11 @@ use crate::state::{Layer, LayerProperties};
 /// `VK_EXT_layer_settings`, which a layer with settings implements (its spec version).
 pub const LAYER_SETTINGS_EXTENSION: (&str, u32) = ("VK_EXT_layer_settings", 2);
 
+/// `VK_EXT_tooling_info`, which a layer with tool purposes implements: (name, spec version,
+/// entry points).
+pub const TOOLING_INFO_EXTENSION: (&str, u32, &[&str]) =
+    ("VK_EXT_tooling_info", 1, &["vkGetPhysicalDeviceToolPropertiesEXT"]);
+
 /// What a layer manifest says about the layer. The optional parts default to empty
 /// (`..Manifest::default()`).
 #[derive(Debug, Clone)]
@@ -106,6 +111,14 @@ impl<'a> Manifest<'a> {
                     entrypoints,
                 }),
         );
+        let (tooling, tooling_version, entrypoints) = TOOLING_INFO_EXTENSION;
+        if L::TOOL_PURPOSES.0 != 0 && !extensions[split..].iter().any(|e| e.name == tooling) {
+            extensions.push(ManifestExtension {
+                name: tooling,
+                spec_version: tooling_version,
+                entrypoints,
+            });
+        }
         let (instance, device) = extensions.split_at(split);
         Some(Manifest {
             name,

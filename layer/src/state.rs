@@ -14,6 +14,7 @@ use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
 use crate::chain::{DeviceLink, InstanceLink};
 use crate::create_info::{DeviceCreateInfo, InstanceCreateInfo};
 use crate::dispatch_map::DispatchMap;
+use crate::report::Messengers;
 use crate::hooks::{DeviceHooked, DeviceHooks, InstanceHooked, InstanceHooks};
 
 /// A layer: its per-instance and per-device objects (whose `#[vk_layer::hooks]` blocks say which
@@ -37,6 +38,15 @@ pub trait Layer: Sized + 'static {
     /// the chassis then advertises `VK_EXT_layer_settings` and
     /// [`Manifest::of`](crate::Manifest::of) writes them for the Vulkan Configurator.
     const SETTINGS: &'static [crate::Setting] = &[];
+    /// Whether the chassis tracks the messengers and report callbacks the application creates
+    /// after `vkCreateInstance` (intercepting their four commands, around the layer's own hooks
+    /// of them), so that [`report`](crate::report()) reaches them too. Those chained at
+    /// `vkCreateInstance` are known to every layer.
+    const MESSAGES: bool = false;
+    /// The purposes of this layer as a tool (`VK_TOOL_PURPOSE_TRACING_BIT`, ...). When set, with
+    /// [`PROPERTIES`](Self::PROPERTIES), the chassis answers `vkGetPhysicalDeviceToolProperties`
+    /// (`VK_EXT_tooling_info`): the tools below, then this layer.
+    const TOOL_PURPOSES: VkToolPurposeFlags = VkToolPurposeFlags(0);
 
     /// Before the next level's `vkCreateInstance`: an error fails the call without calling down.
     /// `info` is what goes down, which the hook may change (add an extension, raise the API
@@ -350,6 +360,8 @@ pub struct InstanceState<L: Layer> {
     pub handle: VkInstance,
     /// What the loader gave at `vkCreateInstance`.
     pub link: InstanceLink,
+    /// The application's messengers and report callbacks ([`report`](crate::report())).
+    pub messengers: Messengers,
     /// The layer's object.
     pub hooks: L::Instance,
 }
@@ -376,11 +388,33 @@ pub struct DeviceState<L: Layer> {
     pub next: DeviceDispatchTable,
     /// What the loader gave at `vkCreateDevice`.
     pub link: DeviceLink,
+    /// The messengers of the device's instance.
+    pub(crate) messengers: MessengersOf,
     /// The layer's object.
     pub hooks: L::Device,
 }
 
+/// The messengers of a device's instance, whose state outlives the device's (the API destroys
+/// devices before their instance).
+pub(crate) struct MessengersOf(*const Messengers);
+
+// SAFETY: `Messengers` is `Sync`; the pointer is only read while the instance lives.
+unsafe impl Send for MessengersOf {}
+unsafe impl Sync for MessengersOf {}
+
+impl MessengersOf {
+    pub(crate) fn new(messengers: &Messengers) -> Self {
+        MessengersOf(messengers)
+    }
+}
+
 impl<L: Layer> DeviceState<L> {
+    /// The application's messengers of the device's instance.
+    pub fn messengers(&self) -> &Messengers {
+        // SAFETY: the instance's state is boxed and outlives its devices (see `MessengersOf`).
+        unsafe { &*self.messengers.0 }
+    }
+
     /// The next level's `vkGetDeviceProcAddr(device, name)`.
     ///
     /// # Safety

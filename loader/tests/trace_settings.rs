@@ -146,7 +146,8 @@ fn a_bad_glob_is_logged_and_the_default_used() {
 }
 
 /// The manifest `cargo xtask install` and `cargo xtask package` write (`vk_trace_layer::manifest`)
-/// lists both settings for the Vulkan Configurator, and `VK_EXT_layer_settings`.
+/// lists both settings for the Vulkan Configurator, `VK_EXT_layer_settings` and
+/// `VK_EXT_tooling_info`.
 #[test]
 fn manifest_lists_the_settings() {
     let text = vk_trace_layer::manifest(Path::new("libVkLayer_rust_trace.so")).to_json();
@@ -158,6 +159,7 @@ fn manifest_lists_the_settings() {
         .collect();
     assert_eq!(keys, [("file", "SAVE_FILE", "VK_RUST_TRACE_FILE"), ("commands", "LIST", "VK_RUST_TRACE_COMMANDS")]);
     assert_eq!(value["layer"]["instance_extensions"][0]["name"], "VK_EXT_layer_settings");
+    assert_eq!(value["layer"]["device_extensions"][0]["name"], "VK_EXT_tooling_info");
 }
 
 /// The child: `TEST_API_FILE` / `TEST_API_COMMANDS` (a comma list) are passed as the

@@ -59,6 +59,11 @@ pub fn manifest(library_path: &Path) -> Manifest<'_> {
         spec_version: vk_layer::LAYER_SETTINGS_EXTENSION.1,
         entrypoints: &[],
     }];
+    const DEVICE_EXTENSIONS: &[ManifestExtension<'static>] = &[ManifestExtension {
+        name: vk_layer::TOOLING_INFO_EXTENSION.0,
+        spec_version: vk_layer::TOOLING_INFO_EXTENSION.1,
+        entrypoints: vk_layer::TOOLING_INFO_EXTENSION.2,
+    }];
     Manifest {
         name: LAYER_NAME,
         library_path,
@@ -66,6 +71,7 @@ pub fn manifest(library_path: &Path) -> Manifest<'_> {
         implementation_version: 1,
         description: DESCRIPTION,
         instance_extensions: EXTENSIONS,
+        device_extensions: DEVICE_EXTENSIONS,
         settings: config::SETTINGS,
         ..Manifest::default()
     }
@@ -96,6 +102,7 @@ impl Layer for Trace {
         device_extensions: &[],
     });
     const SETTINGS: &'static [vk_layer::Setting] = config::SETTINGS;
+    const TOOL_PURPOSES: VkToolPurposeFlags = VkToolPurposeFlags::TRACING_BIT;
 
     fn create_instance(
         info: &VkInstanceCreateInfo,
