@@ -22,13 +22,14 @@ use vk_generated::{DeviceDispatchTable, DispatchTable, InstanceDispatchTable};
 use crate::chain::{take_device_link, take_instance_link};
 use crate::chassis_report;
 use crate::create_info::{DeviceCreateInfo, InstanceCreateInfo};
-use crate::report::{during_lifecycle, Messengers};
 use crate::guard::guard;
-use crate::manifest::{LAYER_SETTINGS_EXTENSION, TOOLING_INFO_EXTENSION};
 use crate::hooks::{DeviceHooked, InstanceHooked};
+use crate::manifest::{LAYER_SETTINGS_EXTENSION, TOOLING_INFO_EXTENSION};
+use crate::report::{during_lifecycle, Messengers};
 use crate::state::{
-    dispatch_key, MessengersOf, extension_properties, fill_array, DeviceState, InstanceState, LayerProperties,
-    NextInstanceExtensions, NextInstanceLayers, NextInstanceVersion, ProcAddr, Registered,
+    dispatch_key, extension_properties, fill_array, DeviceState, InstanceState, LayerProperties,
+    MessengersOf, NextInstanceExtensions, NextInstanceLayers, NextInstanceVersion, ProcAddr,
+    Registered,
 };
 
 /// `vkNegotiateLoaderLayerInterfaceVersion`: agrees on interface 2 (or the loader's lower one)
@@ -114,7 +115,10 @@ pub(crate) fn hooked<L: Registered>(name: &[u8], instance_level: bool) -> PFN_vk
     };
     find(<L::Device as DeviceHooked>::COMMANDS, L::device_entries()).or_else(|| {
         if instance_level {
-            find(<L::Instance as InstanceHooked>::COMMANDS, L::instance_entries())
+            find(
+                <L::Instance as InstanceHooked>::COMMANDS,
+                L::instance_entries(),
+            )
         } else {
             None
         }
@@ -312,7 +316,9 @@ unsafe extern "system" fn destroy_instance<L: Registered>(
         let Some(state) = (unsafe { L::chassis().instance(instance.0) }) else {
             return;
         };
-        during_lifecycle(&state.messengers, || L::before_destroy_instance(&state.hooks, instance));
+        during_lifecycle(&state.messengers, || {
+            L::before_destroy_instance(&state.hooks, instance)
+        });
         let Some(inner) = L::unwrap_instance(&state.hooks, instance) else {
             return;
         };
@@ -375,14 +381,7 @@ unsafe extern "system" fn create_device<L: Registered>(
             let device = *p_device;
             let next = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
             match created(|| {
-                L::create_device(
-                    &instance.hooks,
-                    physical_device,
-                    info,
-                    device,
-                    &next,
-                    &link,
-                )
+                L::create_device(&instance.hooks, physical_device, info, device, &next, &link)
             }) {
                 Ok(hooks) => {
                     if let Some(key) = dispatch_key(device.0) {

@@ -47,7 +47,11 @@ pub unsafe fn report<L: Registered>(handle: *mut c_void, message: &Message<'_>) 
 /// The chassis's functions for `name` (with the next level's answer `next`): the messenger
 /// commands for a layer with `MESSAGES`, the tool-properties query for one with
 /// `TOOL_PURPOSES`; neither when the layer passes the command on (`intercept` false).
-pub(crate) fn own<L: Registered>(name: &[u8], next: PFN_vkVoidFunction, intercept: bool) -> PFN_vkVoidFunction {
+pub(crate) fn own<L: Registered>(
+    name: &[u8],
+    next: PFN_vkVoidFunction,
+    intercept: bool,
+) -> PFN_vkVoidFunction {
     match name {
         b"vkGetPhysicalDeviceToolProperties" | b"vkGetPhysicalDeviceToolPropertiesEXT"
             if L::TOOL_PURPOSES.0 != 0 && L::PROPERTIES.is_some() && intercept =>
@@ -55,10 +59,18 @@ pub(crate) fn own<L: Registered>(name: &[u8], next: PFN_vkVoidFunction, intercep
             void_fn!(PFN_vkGetPhysicalDeviceToolProperties, tool_properties::<L>)
         }
         _ if !L::MESSAGES || !intercept || next.is_none() => None,
-        b"vkCreateDebugUtilsMessengerEXT" => void_fn!(PFN_vkCreateDebugUtilsMessengerEXT, create_messenger::<L>),
-        b"vkDestroyDebugUtilsMessengerEXT" => void_fn!(PFN_vkDestroyDebugUtilsMessengerEXT, destroy_messenger::<L>),
-        b"vkCreateDebugReportCallbackEXT" => void_fn!(PFN_vkCreateDebugReportCallbackEXT, create_report::<L>),
-        b"vkDestroyDebugReportCallbackEXT" => void_fn!(PFN_vkDestroyDebugReportCallbackEXT, destroy_report::<L>),
+        b"vkCreateDebugUtilsMessengerEXT" => {
+            void_fn!(PFN_vkCreateDebugUtilsMessengerEXT, create_messenger::<L>)
+        }
+        b"vkDestroyDebugUtilsMessengerEXT" => {
+            void_fn!(PFN_vkDestroyDebugUtilsMessengerEXT, destroy_messenger::<L>)
+        }
+        b"vkCreateDebugReportCallbackEXT" => {
+            void_fn!(PFN_vkCreateDebugReportCallbackEXT, create_report::<L>)
+        }
+        b"vkDestroyDebugReportCallbackEXT" => {
+            void_fn!(PFN_vkDestroyDebugReportCallbackEXT, destroy_report::<L>)
+        }
         _ => None,
     }
 }
@@ -77,14 +89,22 @@ unsafe extern "system" fn create_messenger<L: Registered>(
 ) -> VkResult {
     guard(|| {
         // SAFETY: a live instance, per the API.
-        let Some(state) = (unsafe { L::chassis().instance(instance.0) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(state) = (unsafe { L::chassis().instance(instance.0) }) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         let result = match below::<L>(b"vkCreateDebugUtilsMessengerEXT") {
             // SAFETY: the layer's entry point of this command's type, with the caller's arguments.
             Some(hooked) => unsafe {
-                std::mem::transmute::<_, PFN_vkCreateDebugUtilsMessengerEXT>(hooked).map_or(VkResult::ERROR_INITIALIZATION_FAILED, |f| f(instance, info, allocator, p_messenger))
+                std::mem::transmute::<_, PFN_vkCreateDebugUtilsMessengerEXT>(hooked)
+                    .map_or(VkResult::ERROR_INITIALIZATION_FAILED, |f| {
+                        f(instance, info, allocator, p_messenger)
+                    })
             },
             None => {
-                let (Some(next), Some(down)) = (state.next.vkCreateDebugUtilsMessengerEXT, L::unwrap_instance(&state.hooks, instance)) else {
+                let (Some(next), Some(down)) = (
+                    state.next.vkCreateDebugUtilsMessengerEXT,
+                    L::unwrap_instance(&state.hooks, instance),
+                ) else {
                     return VkResult::ERROR_INITIALIZATION_FAILED;
                 };
                 // SAFETY: the next level's own function.
@@ -92,7 +112,11 @@ unsafe extern "system" fn create_messenger<L: Registered>(
             }
         };
         // SAFETY: the caller's structures, per the API.
-        if let (VkResult::SUCCESS, Some(info), Some(messenger)) = (result, unsafe { info.as_ref() }, unsafe { p_messenger.as_ref() }) {
+        if let (VkResult::SUCCESS, Some(info), Some(messenger)) =
+            (result, unsafe { info.as_ref() }, unsafe {
+                p_messenger.as_ref()
+            })
+        {
             state.messengers.add_utils(messenger.0, info);
         }
         result
@@ -106,17 +130,24 @@ unsafe extern "system" fn destroy_messenger<L: Registered>(
 ) {
     guard(|| {
         // SAFETY: a live instance, per the API.
-        let Some(state) = (unsafe { L::chassis().instance(instance.0) }) else { return };
+        let Some(state) = (unsafe { L::chassis().instance(instance.0) }) else {
+            return;
+        };
         state.messengers.remove(messenger.0, true);
         match below::<L>(b"vkDestroyDebugUtilsMessengerEXT") {
             // SAFETY: as in `create_messenger`.
             Some(hooked) => unsafe {
-                if let Some(f) = std::mem::transmute::<_, PFN_vkDestroyDebugUtilsMessengerEXT>(hooked) {
+                if let Some(f) =
+                    std::mem::transmute::<_, PFN_vkDestroyDebugUtilsMessengerEXT>(hooked)
+                {
                     f(instance, messenger, allocator)
                 }
             },
             None => {
-                if let (Some(next), Some(down)) = (state.next.vkDestroyDebugUtilsMessengerEXT, L::unwrap_instance(&state.hooks, instance)) {
+                if let (Some(next), Some(down)) = (
+                    state.next.vkDestroyDebugUtilsMessengerEXT,
+                    L::unwrap_instance(&state.hooks, instance),
+                ) {
                     // SAFETY: the next level's own function.
                     unsafe { next(down, messenger, allocator) }
                 }
@@ -133,14 +164,22 @@ unsafe extern "system" fn create_report<L: Registered>(
 ) -> VkResult {
     guard(|| {
         // SAFETY: a live instance, per the API.
-        let Some(state) = (unsafe { L::chassis().instance(instance.0) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(state) = (unsafe { L::chassis().instance(instance.0) }) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         let result = match below::<L>(b"vkCreateDebugReportCallbackEXT") {
             // SAFETY: as in `create_messenger`.
             Some(hooked) => unsafe {
-                std::mem::transmute::<_, PFN_vkCreateDebugReportCallbackEXT>(hooked).map_or(VkResult::ERROR_INITIALIZATION_FAILED, |f| f(instance, info, allocator, p_callback))
+                std::mem::transmute::<_, PFN_vkCreateDebugReportCallbackEXT>(hooked)
+                    .map_or(VkResult::ERROR_INITIALIZATION_FAILED, |f| {
+                        f(instance, info, allocator, p_callback)
+                    })
             },
             None => {
-                let (Some(next), Some(down)) = (state.next.vkCreateDebugReportCallbackEXT, L::unwrap_instance(&state.hooks, instance)) else {
+                let (Some(next), Some(down)) = (
+                    state.next.vkCreateDebugReportCallbackEXT,
+                    L::unwrap_instance(&state.hooks, instance),
+                ) else {
                     return VkResult::ERROR_INITIALIZATION_FAILED;
                 };
                 // SAFETY: the next level's own function.
@@ -148,7 +187,11 @@ unsafe extern "system" fn create_report<L: Registered>(
             }
         };
         // SAFETY: the caller's structures, per the API.
-        if let (VkResult::SUCCESS, Some(info), Some(callback)) = (result, unsafe { info.as_ref() }, unsafe { p_callback.as_ref() }) {
+        if let (VkResult::SUCCESS, Some(info), Some(callback)) =
+            (result, unsafe { info.as_ref() }, unsafe {
+                p_callback.as_ref()
+            })
+        {
             state.messengers.add_report(callback.0, info);
         }
         result
@@ -162,17 +205,24 @@ unsafe extern "system" fn destroy_report<L: Registered>(
 ) {
     guard(|| {
         // SAFETY: a live instance, per the API.
-        let Some(state) = (unsafe { L::chassis().instance(instance.0) }) else { return };
+        let Some(state) = (unsafe { L::chassis().instance(instance.0) }) else {
+            return;
+        };
         state.messengers.remove(callback.0, false);
         match below::<L>(b"vkDestroyDebugReportCallbackEXT") {
             // SAFETY: as in `create_messenger`.
             Some(hooked) => unsafe {
-                if let Some(f) = std::mem::transmute::<_, PFN_vkDestroyDebugReportCallbackEXT>(hooked) {
+                if let Some(f) =
+                    std::mem::transmute::<_, PFN_vkDestroyDebugReportCallbackEXT>(hooked)
+                {
                     f(instance, callback, allocator)
                 }
             },
             None => {
-                if let (Some(next), Some(down)) = (state.next.vkDestroyDebugReportCallbackEXT, L::unwrap_instance(&state.hooks, instance)) {
+                if let (Some(next), Some(down)) = (
+                    state.next.vkDestroyDebugReportCallbackEXT,
+                    L::unwrap_instance(&state.hooks, instance),
+                ) {
                     // SAFETY: the next level's own function.
                     unsafe { next(down, callback, allocator) }
                 }
@@ -188,8 +238,13 @@ unsafe extern "system" fn tool_properties<L: Registered>(
     p_properties: *mut VkPhysicalDeviceToolProperties,
 ) -> VkResult {
     guard(|| {
-        let Some(own) = L::PROPERTIES else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let mut tool = VkPhysicalDeviceToolProperties { purposes: L::TOOL_PURPOSES, ..Default::default() };
+        let Some(own) = L::PROPERTIES else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        let mut tool = VkPhysicalDeviceToolProperties {
+            purposes: L::TOOL_PURPOSES,
+            ..Default::default()
+        };
         copy(&mut tool.name, own.name);
         copy(&mut tool.version, &own.implementation_version.to_string());
         copy(&mut tool.description, own.description);
@@ -202,7 +257,12 @@ unsafe extern "system" fn tool_properties<L: Registered>(
             unsafe { std::mem::transmute(below::<L>(b"vkGetPhysicalDeviceToolProperties")) };
         let next = match hooked {
             Some(f) => Some((f, physical_device)),
-            None => state.and_then(|s| Some((s.next.vkGetPhysicalDeviceToolProperties?, L::unwrap_physical_device(&s.hooks, physical_device)?))),
+            None => state.and_then(|s| {
+                Some((
+                    s.next.vkGetPhysicalDeviceToolProperties?,
+                    L::unwrap_physical_device(&s.hooks, physical_device)?,
+                ))
+            }),
         };
         // SAFETY: the next level's own function and the caller's arrays, per the API.
         unsafe {
@@ -233,4 +293,3 @@ fn copy(out: &mut [std::ffi::c_char], text: &str) {
     }
     out[n] = 0;
 }
-

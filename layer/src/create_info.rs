@@ -9,7 +9,9 @@ use std::ffi::{c_char, c_void, CStr, CString};
 use std::marker::PhantomData;
 use std::ops::Deref;
 
-use vk_generated::types::{VkApplicationInfo, VkDeviceCreateInfo, VkInstanceCreateInfo, VkStructureType};
+use vk_generated::types::{
+    VkApplicationInfo, VkDeviceCreateInfo, VkInstanceCreateInfo, VkStructureType,
+};
 use vk_generated::TaggedStruct;
 
 /// The start of every structure of a `pNext` chain.
@@ -34,10 +36,16 @@ impl Owned {
     /// # Safety
     /// `list` holds `count` NUL-terminated names (or `count` is 0).
     unsafe fn names<'a>(list: *const *const c_char, count: u32) -> impl Iterator<Item = &'a CStr> {
-        let slice: &[*const c_char] =
-            if count == 0 || list.is_null() { &[] } else { unsafe { std::slice::from_raw_parts(list, count as usize) } };
+        let slice: &[*const c_char] = if count == 0 || list.is_null() {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts(list, count as usize) }
+        };
         // SAFETY: per the caller's contract.
-        slice.iter().filter(|p| !p.is_null()).map(|&p| unsafe { CStr::from_ptr(p) })
+        slice
+            .iter()
+            .filter(|p| !p.is_null())
+            .map(|&p| unsafe { CStr::from_ptr(p) })
     }
 
     /// The list after `edit`, as (pointer, count).
@@ -52,13 +60,19 @@ impl Owned {
     ) -> (*const *const c_char, u32) {
         let current = self.extensions.get_or_insert_with(|| {
             // SAFETY: per the caller's contract.
-            unsafe { Owned::names(list, count) }.map(CStr::as_ptr).collect()
+            unsafe { Owned::names(list, count) }
+                .map(CStr::as_ptr)
+                .collect()
         });
         edit(current, &mut self.names);
         (current.as_ptr(), current.len() as u32)
     }
 
-    fn push<T: TaggedStruct + 'static>(&mut self, mut value: T, head: *const c_void) -> *const c_void {
+    fn push<T: TaggedStruct + 'static>(
+        &mut self,
+        mut value: T,
+        head: *const c_void,
+    ) -> *const c_void {
         let header = &mut value as *mut T as *mut Header;
         // SAFETY: a `TaggedStruct` starts with `sType` and `pNext`.
         unsafe { (*header).p_next = head };
@@ -94,13 +108,23 @@ pub struct InstanceCreateInfo<'a> {
 impl<'a> InstanceCreateInfo<'a> {
     /// The caller's create info, unchanged so far.
     pub fn new(info: &'a VkInstanceCreateInfo) -> Self {
-        InstanceCreateInfo { info: *info, application: None, owned: Owned::default(), _caller: PhantomData }
+        InstanceCreateInfo {
+            info: *info,
+            application: None,
+            owned: Owned::default(),
+            _caller: PhantomData,
+        }
     }
 
     /// The enabled extensions.
     pub fn extensions(&self) -> impl Iterator<Item = &CStr> {
         // SAFETY: the caller's list (valid per the API) or ours.
-        unsafe { Owned::names(self.info.ppEnabledExtensionNames, self.info.enabledExtensionCount) }
+        unsafe {
+            Owned::names(
+                self.info.ppEnabledExtensionNames,
+                self.info.enabledExtensionCount,
+            )
+        }
     }
 
     /// Enables `name` (once).
@@ -108,7 +132,11 @@ impl<'a> InstanceCreateInfo<'a> {
         let info = &mut self.info;
         // SAFETY: the list and count go together.
         let (list, count) = unsafe {
-            self.owned.edit(info.ppEnabledExtensionNames, info.enabledExtensionCount, |l, n| add(l, n, name))
+            self.owned.edit(
+                info.ppEnabledExtensionNames,
+                info.enabledExtensionCount,
+                |l, n| add(l, n, name),
+            )
         };
         (info.ppEnabledExtensionNames, info.enabledExtensionCount) = (list, count);
     }
@@ -117,8 +145,13 @@ impl<'a> InstanceCreateInfo<'a> {
     pub fn remove_extension(&mut self, name: &CStr) {
         let info = &mut self.info;
         // SAFETY: as in `add_extension`.
-        let (list, count) =
-            unsafe { self.owned.edit(info.ppEnabledExtensionNames, info.enabledExtensionCount, |l, _| remove(l, name)) };
+        let (list, count) = unsafe {
+            self.owned.edit(
+                info.ppEnabledExtensionNames,
+                info.enabledExtensionCount,
+                |l, _| remove(l, name),
+            )
+        };
         (info.ppEnabledExtensionNames, info.enabledExtensionCount) = (list, count);
     }
 
@@ -132,7 +165,9 @@ impl<'a> InstanceCreateInfo<'a> {
     /// Asks for `version` (the application info copied, or made when there was none).
     pub fn set_api_version(&mut self, version: u32) {
         // SAFETY: as in `api_version`.
-        let mut application = unsafe { self.info.pApplicationInfo.as_ref() }.copied().unwrap_or_default();
+        let mut application = unsafe { self.info.pApplicationInfo.as_ref() }
+            .copied()
+            .unwrap_or_default();
         application.apiVersion = version;
         let boxed = Box::new(application);
         self.info.pApplicationInfo = &*boxed;
@@ -167,13 +202,22 @@ pub struct DeviceCreateInfo<'a> {
 impl<'a> DeviceCreateInfo<'a> {
     /// The caller's create info, unchanged so far.
     pub fn new(info: &'a VkDeviceCreateInfo) -> Self {
-        DeviceCreateInfo { info: *info, owned: Owned::default(), _caller: PhantomData }
+        DeviceCreateInfo {
+            info: *info,
+            owned: Owned::default(),
+            _caller: PhantomData,
+        }
     }
 
     /// The enabled extensions.
     pub fn extensions(&self) -> impl Iterator<Item = &CStr> {
         // SAFETY: as for the instance.
-        unsafe { Owned::names(self.info.ppEnabledExtensionNames, self.info.enabledExtensionCount) }
+        unsafe {
+            Owned::names(
+                self.info.ppEnabledExtensionNames,
+                self.info.enabledExtensionCount,
+            )
+        }
     }
 
     /// Enables `name` (once).
@@ -181,7 +225,11 @@ impl<'a> DeviceCreateInfo<'a> {
         let info = &mut self.info;
         // SAFETY: the list and count go together.
         let (list, count) = unsafe {
-            self.owned.edit(info.ppEnabledExtensionNames, info.enabledExtensionCount, |l, n| add(l, n, name))
+            self.owned.edit(
+                info.ppEnabledExtensionNames,
+                info.enabledExtensionCount,
+                |l, n| add(l, n, name),
+            )
         };
         (info.ppEnabledExtensionNames, info.enabledExtensionCount) = (list, count);
     }
@@ -190,8 +238,13 @@ impl<'a> DeviceCreateInfo<'a> {
     pub fn remove_extension(&mut self, name: &CStr) {
         let info = &mut self.info;
         // SAFETY: as in `add_extension`.
-        let (list, count) =
-            unsafe { self.owned.edit(info.ppEnabledExtensionNames, info.enabledExtensionCount, |l, _| remove(l, name)) };
+        let (list, count) = unsafe {
+            self.owned.edit(
+                info.ppEnabledExtensionNames,
+                info.enabledExtensionCount,
+                |l, _| remove(l, name),
+            )
+        };
         (info.ppEnabledExtensionNames, info.enabledExtensionCount) = (list, count);
     }
 
@@ -219,13 +272,19 @@ mod tests {
     use vk_generated::types::*;
 
     fn names(info: &InstanceCreateInfo) -> Vec<String> {
-        info.extensions().map(|n| n.to_string_lossy().into_owned()).collect()
+        info.extensions()
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect()
     }
 
     #[test]
     fn extensions_added_once_and_removed_the_callers_list_untouched() {
         let caller = [c"VK_KHR_surface".as_ptr(), c"VK_EXT_debug_utils".as_ptr()];
-        let original = VkInstanceCreateInfo { enabledExtensionCount: 2, ppEnabledExtensionNames: caller.as_ptr(), ..Default::default() };
+        let original = VkInstanceCreateInfo {
+            enabledExtensionCount: 2,
+            ppEnabledExtensionNames: caller.as_ptr(),
+            ..Default::default()
+        };
         let mut info = InstanceCreateInfo::new(&original);
         info.add_extension(c"VK_EXT_layer_settings");
         info.add_extension(c"VK_EXT_layer_settings");
@@ -246,31 +305,59 @@ mod tests {
     fn api_version_raised_with_or_without_application_info() {
         let original = VkInstanceCreateInfo::default();
         let mut info = InstanceCreateInfo::new(&original);
-        assert_eq!(info.api_version(), vk_generated::make_api_version(0, 1, 0, 0));
+        assert_eq!(
+            info.api_version(),
+            vk_generated::make_api_version(0, 1, 0, 0)
+        );
         info.set_api_version(vk_generated::make_api_version(0, 1, 3, 0));
-        assert_eq!(info.api_version(), vk_generated::make_api_version(0, 1, 3, 0));
+        assert_eq!(
+            info.api_version(),
+            vk_generated::make_api_version(0, 1, 3, 0)
+        );
         assert!(original.pApplicationInfo.is_null());
-        let app = VkApplicationInfo { apiVersion: vk_generated::make_api_version(0, 1, 1, 0), applicationVersion: 7, ..Default::default() };
-        let original = VkInstanceCreateInfo { pApplicationInfo: &app, ..Default::default() };
+        let app = VkApplicationInfo {
+            apiVersion: vk_generated::make_api_version(0, 1, 1, 0),
+            applicationVersion: 7,
+            ..Default::default()
+        };
+        let original = VkInstanceCreateInfo {
+            pApplicationInfo: &app,
+            ..Default::default()
+        };
         let mut info = InstanceCreateInfo::new(&original);
         info.set_api_version(vk_generated::make_api_version(0, 1, 2, 0));
         let sent = unsafe { &*info.pApplicationInfo };
-        assert_eq!((sent.apiVersion, sent.applicationVersion), (vk_generated::make_api_version(0, 1, 2, 0), 7));
+        assert_eq!(
+            (sent.apiVersion, sent.applicationVersion),
+            (vk_generated::make_api_version(0, 1, 2, 0), 7)
+        );
         assert_eq!(app.apiVersion, vk_generated::make_api_version(0, 1, 1, 0));
     }
 
     #[test]
     fn pushed_structures_lead_the_chain() {
         let tail = VkValidationFeaturesEXT::default();
-        let original = VkDeviceCreateInfo { pNext: &tail as *const _ as *const c_void, ..Default::default() };
+        let original = VkDeviceCreateInfo {
+            pNext: &tail as *const _ as *const c_void,
+            ..Default::default()
+        };
         let mut info = DeviceCreateInfo::new(&original);
         info.push_next(VkPhysicalDeviceFeatures2::default());
-        info.push_next(VkPhysicalDeviceVulkan12Features { bufferDeviceAddress: 1, ..Default::default() });
+        info.push_next(VkPhysicalDeviceVulkan12Features {
+            bufferDeviceAddress: 1,
+            ..Default::default()
+        });
         let first = unsafe { &*(info.pNext as *const VkPhysicalDeviceVulkan12Features) };
-        assert_eq!((first.sType, first.bufferDeviceAddress), (VkStructureType::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, 1));
+        assert_eq!(
+            (first.sType, first.bufferDeviceAddress),
+            (VkStructureType::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, 1)
+        );
         let second = unsafe { &*(first.pNext as *const VkPhysicalDeviceFeatures2) };
         assert_eq!(second.sType, VkStructureType::PHYSICAL_DEVICE_FEATURES_2);
-        assert_eq!(second.pNext as *const c_void, &tail as *const _ as *const c_void);
+        assert_eq!(
+            second.pNext as *const c_void,
+            &tail as *const _ as *const c_void
+        );
         info.add_extension(c"VK_KHR_swapchain");
         assert_eq!(info.extensions().collect::<Vec<_>>(), [c"VK_KHR_swapchain"]);
     }

@@ -128,8 +128,14 @@ mod tests {
     #[test]
     fn hook_ids_name_the_commands_by_method_suffix() {
         assert_eq!(device_hook_ids::cmd_draw, id::vkCmdDraw);
-        assert_eq!(device_hook_ids::cmd_draw_cluster_huawei, id::vkCmdDrawClusterHUAWEI);
-        assert_eq!(instance_hook_ids::enumerate_physical_devices, id::vkEnumeratePhysicalDevices);
+        assert_eq!(
+            device_hook_ids::cmd_draw_cluster_huawei,
+            id::vkCmdDrawClusterHUAWEI
+        );
+        assert_eq!(
+            instance_hook_ids::enumerate_physical_devices,
+            id::vkEnumeratePhysicalDevices
+        );
     }
 
     #[test]

@@ -10,8 +10,11 @@ pub const LAYER_SETTINGS_EXTENSION: (&str, u32) = ("VK_EXT_layer_settings", 2);
 
 /// `VK_EXT_tooling_info`, which a layer with tool purposes implements: (name, spec version,
 /// entry points).
-pub const TOOLING_INFO_EXTENSION: (&str, u32, &[&str]) =
-    ("VK_EXT_tooling_info", 1, &["vkGetPhysicalDeviceToolPropertiesEXT"]);
+pub const TOOLING_INFO_EXTENSION: (&str, u32, &[&str]) = (
+    "VK_EXT_tooling_info",
+    1,
+    &["vkGetPhysicalDeviceToolPropertiesEXT"],
+);
 
 /// What a layer manifest says about the layer. The optional parts default to empty
 /// (`..Manifest::default()`).
@@ -183,7 +186,11 @@ impl<'a> Manifest<'a> {
             layer["pre_instance_functions"] = map(self.pre_instance_functions);
         }
         if !self.settings.is_empty() {
-            let settings: Vec<_> = self.settings.iter().map(|s| setting_json(self.name, s)).collect();
+            let settings: Vec<_> = self
+                .settings
+                .iter()
+                .map(|s| setting_json(self.name, s))
+                .collect();
             layer["features"] = serde_json::json!({ "settings": settings });
         }
         let value = serde_json::json!({"file_format_version": "1.2.0", "layer": layer});

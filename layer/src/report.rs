@@ -42,8 +42,14 @@ pub struct Object<'a> {
 /// at `vkCreateInstance`) and what it asked for.
 #[derive(Clone, Copy)]
 enum Listener {
-    Utils { id: u64, info: VkDebugUtilsMessengerCreateInfoEXT },
-    Report { id: u64, info: VkDebugReportCallbackCreateInfoEXT },
+    Utils {
+        id: u64,
+        info: VkDebugUtilsMessengerCreateInfoEXT,
+    },
+    Report {
+        id: u64,
+        info: VkDebugReportCallbackCreateInfoEXT,
+    },
 }
 
 // SAFETY: the user-data pointers are the application's, handed back to its own callbacks, which
@@ -53,11 +59,23 @@ unsafe impl Sync for Listener {}
 
 impl Listener {
     fn utils(id: u64, info: &VkDebugUtilsMessengerCreateInfoEXT) -> Listener {
-        Listener::Utils { id, info: VkDebugUtilsMessengerCreateInfoEXT { pNext: std::ptr::null(), ..*info } }
+        Listener::Utils {
+            id,
+            info: VkDebugUtilsMessengerCreateInfoEXT {
+                pNext: std::ptr::null(),
+                ..*info
+            },
+        }
     }
 
     fn report(id: u64, info: &VkDebugReportCallbackCreateInfoEXT) -> Listener {
-        Listener::Report { id, info: VkDebugReportCallbackCreateInfoEXT { pNext: std::ptr::null(), ..*info } }
+        Listener::Report {
+            id,
+            info: VkDebugReportCallbackCreateInfoEXT {
+                pNext: std::ptr::null(),
+                ..*info
+            },
+        }
     }
 }
 
@@ -83,18 +101,24 @@ impl Messengers {
             unsafe {
                 let header = &*(p_next as *const VkBaseInStructure);
                 match header.sType {
-                    VkStructureType::DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT => {
-                        chained.push(Listener::utils(0, &*(p_next as *const VkDebugUtilsMessengerCreateInfoEXT)))
-                    }
+                    VkStructureType::DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT => chained.push(
+                        Listener::utils(0, &*(p_next as *const VkDebugUtilsMessengerCreateInfoEXT)),
+                    ),
                     VkStructureType::DEBUG_REPORT_CALLBACK_CREATE_INFO_EXT => {
-                        chained.push(Listener::report(0, &*(p_next as *const VkDebugReportCallbackCreateInfoEXT)))
+                        chained.push(Listener::report(
+                            0,
+                            &*(p_next as *const VkDebugReportCallbackCreateInfoEXT),
+                        ))
                     }
                     _ => {}
                 }
                 p_next = header.pNext as *const c_void;
             }
         }
-        Messengers { chained, created: Mutex::new(Vec::new()) }
+        Messengers {
+            chained,
+            created: Mutex::new(Vec::new()),
+        }
     }
 
     /// A messenger the next level created as `id`.
@@ -130,8 +154,12 @@ impl Messengers {
 fn deliver(listener: &Listener, layer: &CStr, message: &Message<'_>) {
     match listener {
         Listener::Utils { info, .. } => {
-            let Some(callback) = info.pfnUserCallback else { return };
-            if info.messageSeverity.0 & message.severity.0 == 0 || info.messageType.0 & message.types.0 == 0 {
+            let Some(callback) = info.pfnUserCallback else {
+                return;
+            };
+            if info.messageSeverity.0 & message.severity.0 == 0
+                || info.messageType.0 & message.types.0 == 0
+            {
                 return;
             }
             let names: Vec<VkDebugUtilsObjectNameInfoEXT> = message
@@ -156,19 +184,38 @@ fn deliver(listener: &Listener, layer: &CStr, message: &Message<'_>) {
             unsafe { callback(message.severity, message.types, &data, info.pUserData) };
         }
         Listener::Report { info, .. } => {
-            let Some(callback) = info.pfnCallback else { return };
+            let Some(callback) = info.pfnCallback else {
+                return;
+            };
             let flags = report_flags(message);
             if info.flags.0 & flags.0 == 0 {
                 return;
             }
-            let (object_type, object) = message.objects.first().map_or((VkDebugReportObjectTypeEXT::UNKNOWN_EXT, 0), |o| {
-                // The two enumerations agree for the core objects up to VK_OBJECT_TYPE_COMMAND_POOL.
-                let ty = if (0..=25).contains(&o.object_type.0) { VkDebugReportObjectTypeEXT(o.object_type.0) } else { VkDebugReportObjectTypeEXT::UNKNOWN_EXT };
-                (ty, o.handle)
-            });
+            let (object_type, object) =
+                message
+                    .objects
+                    .first()
+                    .map_or((VkDebugReportObjectTypeEXT::UNKNOWN_EXT, 0), |o| {
+                        // The two enumerations agree for the core objects up to VK_OBJECT_TYPE_COMMAND_POOL.
+                        let ty = if (0..=25).contains(&o.object_type.0) {
+                            VkDebugReportObjectTypeEXT(o.object_type.0)
+                        } else {
+                            VkDebugReportObjectTypeEXT::UNKNOWN_EXT
+                        };
+                        (ty, o.handle)
+                    });
             // SAFETY: the application's callback, called as VK_EXT_debug_report says.
             unsafe {
-                callback(flags, object_type, object, 0, message.id_number, layer.as_ptr(), message.text.as_ptr(), info.pUserData)
+                callback(
+                    flags,
+                    object_type,
+                    object,
+                    0,
+                    message.id_number,
+                    layer.as_ptr(),
+                    message.text.as_ptr(),
+                    info.pUserData,
+                )
             };
         }
     }
@@ -201,7 +248,11 @@ pub(crate) fn during_lifecycle<R>(messengers: &Messengers, f: impl FnOnce() -> R
             let _ = IN_LIFECYCLE.try_with(|c| c.set(self.0));
         }
     }
-    let _restore = Restore(IN_LIFECYCLE.try_with(|c| c.replace(messengers)).unwrap_or(std::ptr::null()));
+    let _restore = Restore(
+        IN_LIFECYCLE
+            .try_with(|c| c.replace(messengers))
+            .unwrap_or(std::ptr::null()),
+    );
     f()
 }
 

@@ -14,8 +14,8 @@ use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
 use crate::chain::{DeviceLink, InstanceLink};
 use crate::create_info::{DeviceCreateInfo, InstanceCreateInfo};
 use crate::dispatch_map::DispatchMap;
-use crate::report::Messengers;
 use crate::hooks::{DeviceHooked, DeviceHooks, InstanceHooked, InstanceHooks};
+use crate::report::Messengers;
 
 /// A layer: its per-instance and per-device objects (whose `#[vk_layer::hooks]` blocks say which
 /// commands it hooks), and optional lifecycle hooks, handle wrapping, `vkGet*ProcAddr` overrides

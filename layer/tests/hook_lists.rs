@@ -14,18 +14,51 @@ impl InstanceHooks for Nothing {}
 struct Some3;
 #[vk_layer::hooks(intercept(queue_submit))]
 impl DeviceHooks for Some3 {
-    fn pre_call_validate_cmd_draw(&self, _: &DeviceDispatchTable, _: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) -> Option<()> {
+    fn pre_call_validate_cmd_draw(
+        &self,
+        _: &DeviceDispatchTable,
+        _: VkCommandBuffer,
+        _: u32,
+        _: u32,
+        _: u32,
+        _: u32,
+    ) -> Option<()> {
         None
     }
-    fn post_call_record_cmd_draw(&self, _: &DeviceDispatchTable, _: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {}
-    fn pre_call_record_cmd_dispatch(&self, _: &DeviceDispatchTable, _: VkCommandBuffer, _: u32, _: u32, _: u32) {}
+    fn post_call_record_cmd_draw(
+        &self,
+        _: &DeviceDispatchTable,
+        _: VkCommandBuffer,
+        _: u32,
+        _: u32,
+        _: u32,
+        _: u32,
+    ) {
+    }
+    fn pre_call_record_cmd_dispatch(
+        &self,
+        _: &DeviceDispatchTable,
+        _: VkCommandBuffer,
+        _: u32,
+        _: u32,
+        _: u32,
+    ) {
+    }
 }
 
 /// A type may be both an instance and a device object.
 struct Both;
 #[vk_layer::hooks]
 impl InstanceHooks for Both {
-    fn post_call_record_enumerate_physical_devices(&self, _: &InstanceDispatchTable, _: VkInstance, _: *mut u32, _: *mut VkPhysicalDevice, _: VkResult) {}
+    fn post_call_record_enumerate_physical_devices(
+        &self,
+        _: &InstanceDispatchTable,
+        _: VkInstance,
+        _: *mut u32,
+        _: *mut VkPhysicalDevice,
+        _: VkResult,
+    ) {
+    }
 }
 #[vk_layer::hooks]
 impl DeviceHooks for Both {}

@@ -13,7 +13,10 @@ use vk_layer::report::{Message, Object};
 use vk_layer::vk::layer_abi::*;
 use vk_layer::vk::types::*;
 use vk_layer::vk::{DeviceDispatchTable, InstanceDispatchTable};
-use vk_layer::{DeviceHooks, DeviceLink, InstanceCreateInfo, InstanceHooks, InstanceLink, Layer, LayerProperties};
+use vk_layer::{
+    DeviceHooks, DeviceLink, InstanceCreateInfo, InstanceHooks, InstanceLink, Layer,
+    LayerProperties,
+};
 
 // ---- the fake next level ----------------------------------------------------------------------
 
@@ -24,26 +27,54 @@ fn handle(dispatch: &'static u64) -> *mut c_void {
     Box::into_raw(Box::new(dispatch as *const u64 as usize)) as *mut c_void
 }
 
-unsafe extern "system" fn next_create_instance(_: *const VkInstanceCreateInfo, _: *const VkAllocationCallbacks, out: *mut VkInstance) -> VkResult {
+unsafe extern "system" fn next_create_instance(
+    _: *const VkInstanceCreateInfo,
+    _: *const VkAllocationCallbacks,
+    out: *mut VkInstance,
+) -> VkResult {
     *out = VkInstance(handle(&INSTANCE_DISPATCH));
     VkResult::SUCCESS
 }
 unsafe extern "system" fn next_destroy_instance(_: VkInstance, _: *const VkAllocationCallbacks) {}
-unsafe extern "system" fn next_create_device(_: VkPhysicalDevice, _: *const VkDeviceCreateInfo, _: *const VkAllocationCallbacks, out: *mut VkDevice) -> VkResult {
+unsafe extern "system" fn next_create_device(
+    _: VkPhysicalDevice,
+    _: *const VkDeviceCreateInfo,
+    _: *const VkAllocationCallbacks,
+    out: *mut VkDevice,
+) -> VkResult {
     *out = VkDevice(handle(&DEVICE_DISPATCH));
     VkResult::SUCCESS
 }
 unsafe extern "system" fn next_destroy_device(_: VkDevice, _: *const VkAllocationCallbacks) {}
-unsafe extern "system" fn next_create_messenger(_: VkInstance, _: *const VkDebugUtilsMessengerCreateInfoEXT, _: *const VkAllocationCallbacks, out: *mut VkDebugUtilsMessengerEXT) -> VkResult {
+unsafe extern "system" fn next_create_messenger(
+    _: VkInstance,
+    _: *const VkDebugUtilsMessengerCreateInfoEXT,
+    _: *const VkAllocationCallbacks,
+    out: *mut VkDebugUtilsMessengerEXT,
+) -> VkResult {
     *out = VkDebugUtilsMessengerEXT(77);
     VkResult::SUCCESS
 }
-unsafe extern "system" fn next_destroy_messenger(_: VkInstance, _: VkDebugUtilsMessengerEXT, _: *const VkAllocationCallbacks) {}
-unsafe extern "system" fn next_create_report(_: VkInstance, _: *const VkDebugReportCallbackCreateInfoEXT, _: *const VkAllocationCallbacks, out: *mut VkDebugReportCallbackEXT) -> VkResult {
+unsafe extern "system" fn next_destroy_messenger(
+    _: VkInstance,
+    _: VkDebugUtilsMessengerEXT,
+    _: *const VkAllocationCallbacks,
+) {
+}
+unsafe extern "system" fn next_create_report(
+    _: VkInstance,
+    _: *const VkDebugReportCallbackCreateInfoEXT,
+    _: *const VkAllocationCallbacks,
+    out: *mut VkDebugReportCallbackEXT,
+) -> VkResult {
     *out = VkDebugReportCallbackEXT(88);
     VkResult::SUCCESS
 }
-unsafe extern "system" fn next_tools(_: VkPhysicalDevice, count: *mut u32, tools: *mut VkPhysicalDeviceToolProperties) -> VkResult {
+unsafe extern "system" fn next_tools(
+    _: VkPhysicalDevice,
+    count: *mut u32,
+    tools: *mut VkPhysicalDeviceToolProperties,
+) -> VkResult {
     if !tools.is_null() && *count >= 1 {
         let mut below = VkPhysicalDeviceToolProperties::default();
         below.name[0] = b'B' as c_char;
@@ -67,10 +98,18 @@ unsafe fn next_function(name: *const c_char) -> PFN_vkVoidFunction {
         b"vkDestroyInstance" => void_fn!(PFN_vkDestroyInstance, next_destroy_instance),
         b"vkCreateDevice" => void_fn!(PFN_vkCreateDevice, next_create_device),
         b"vkDestroyDevice" => void_fn!(PFN_vkDestroyDevice, next_destroy_device),
-        b"vkCreateDebugUtilsMessengerEXT" => void_fn!(PFN_vkCreateDebugUtilsMessengerEXT, next_create_messenger),
-        b"vkDestroyDebugUtilsMessengerEXT" => void_fn!(PFN_vkDestroyDebugUtilsMessengerEXT, next_destroy_messenger),
-        b"vkCreateDebugReportCallbackEXT" => void_fn!(PFN_vkCreateDebugReportCallbackEXT, next_create_report),
-        b"vkGetPhysicalDeviceToolProperties" => void_fn!(PFN_vkGetPhysicalDeviceToolProperties, next_tools),
+        b"vkCreateDebugUtilsMessengerEXT" => {
+            void_fn!(PFN_vkCreateDebugUtilsMessengerEXT, next_create_messenger)
+        }
+        b"vkDestroyDebugUtilsMessengerEXT" => {
+            void_fn!(PFN_vkDestroyDebugUtilsMessengerEXT, next_destroy_messenger)
+        }
+        b"vkCreateDebugReportCallbackEXT" => {
+            void_fn!(PFN_vkCreateDebugReportCallbackEXT, next_create_report)
+        }
+        b"vkGetPhysicalDeviceToolProperties" => {
+            void_fn!(PFN_vkGetPhysicalDeviceToolProperties, next_tools)
+        }
         b"vkCmdDraw" => void_fn!(PFN_vkCmdDraw, next_cmd_draw),
         _ => None,
     }
@@ -97,11 +136,19 @@ unsafe extern "system" fn messenger(
     let objects = (0..data.objectCount as usize)
         .map(|i| {
             let o = &*data.pObjects.add(i);
-            let name = if o.pObjectName.is_null() { "-".into() } else { CStr::from_ptr(o.pObjectName).to_string_lossy().into_owned() };
+            let name = if o.pObjectName.is_null() {
+                "-".into()
+            } else {
+                CStr::from_ptr(o.pObjectName).to_string_lossy().into_owned()
+            };
             format!("{}:{:#x}:{name}", o.objectType.0, o.objectHandle)
         })
         .collect();
-    let text = format!("{} {}", CStr::from_ptr(data.pMessageIdName).to_string_lossy(), CStr::from_ptr(data.pMessage).to_string_lossy());
+    let text = format!(
+        "{} {}",
+        CStr::from_ptr(data.pMessageIdName).to_string_lossy(),
+        CStr::from_ptr(data.pMessage).to_string_lossy()
+    );
     HEARD.lock().unwrap().push((user as usize, text, objects));
     0
 }
@@ -117,8 +164,17 @@ unsafe extern "system" fn report_callback(
     text: *const c_char,
     user: *mut c_void,
 ) -> VkBool32 {
-    let text = format!("{} {} {} {}", CStr::from_ptr(prefix).to_string_lossy(), flags.0, code, CStr::from_ptr(text).to_string_lossy());
-    HEARD.lock().unwrap().push((user as usize, text, vec![format!("{object:#x}")]));
+    let text = format!(
+        "{} {} {} {}",
+        CStr::from_ptr(prefix).to_string_lossy(),
+        flags.0,
+        code,
+        CStr::from_ptr(text).to_string_lossy()
+    );
+    HEARD
+        .lock()
+        .unwrap()
+        .push((user as usize, text, vec![format!("{object:#x}")]));
     0
 }
 
@@ -133,8 +189,19 @@ struct Instance;
 struct Device;
 static MESSENGER_HOOK_RAN: AtomicU32 = AtomicU32::new(0);
 
-fn message<'a>(severity: VkDebugUtilsMessageSeverityFlagsEXT, text: &'a CStr, objects: &'a [Object<'a>]) -> Message<'a> {
-    Message { severity, types: VkDebugUtilsMessageTypeFlagsEXT::VALIDATION_BIT_EXT, id_name: c"TEST-id", id_number: 7, text, objects }
+fn message<'a>(
+    severity: VkDebugUtilsMessageSeverityFlagsEXT,
+    text: &'a CStr,
+    objects: &'a [Object<'a>],
+) -> Message<'a> {
+    Message {
+        severity,
+        types: VkDebugUtilsMessageTypeFlagsEXT::VALIDATION_BIT_EXT,
+        id_name: c"TEST-id",
+        id_number: 7,
+        text,
+        objects,
+    }
 }
 
 impl Layer for Reporter {
@@ -151,19 +218,66 @@ impl Layer for Reporter {
     const MESSAGES: bool = true;
     const TOOL_PURPOSES: VkToolPurposeFlags = VkToolPurposeFlags::TRACING_BIT;
 
-    fn before_create_instance(_: &mut InstanceCreateInfo<'_>, _: &InstanceLink, _: *mut VkInstance) -> Result<(), VkResult> {
-        unsafe { vk_layer::report::<Reporter>(ptr::null_mut(), &message(VkDebugUtilsMessageSeverityFlagsEXT::INFO_BIT_EXT, c"before creation", &[])) };
+    fn before_create_instance(
+        _: &mut InstanceCreateInfo<'_>,
+        _: &InstanceLink,
+        _: *mut VkInstance,
+    ) -> Result<(), VkResult> {
+        unsafe {
+            vk_layer::report::<Reporter>(
+                ptr::null_mut(),
+                &message(
+                    VkDebugUtilsMessageSeverityFlagsEXT::INFO_BIT_EXT,
+                    c"before creation",
+                    &[],
+                ),
+            )
+        };
         Ok(())
     }
-    fn create_instance(_: &VkInstanceCreateInfo, instance: VkInstance, _: &InstanceDispatchTable, _: &InstanceLink) -> Result<Instance, VkResult> {
-        let objects = [Object { object_type: VkObjectType::INSTANCE, handle: instance.0 as u64, name: None }];
-        unsafe { vk_layer::report::<Reporter>(instance.0, &message(VkDebugUtilsMessageSeverityFlagsEXT::ERROR_BIT_EXT, c"created", &objects)) };
+    fn create_instance(
+        _: &VkInstanceCreateInfo,
+        instance: VkInstance,
+        _: &InstanceDispatchTable,
+        _: &InstanceLink,
+    ) -> Result<Instance, VkResult> {
+        let objects = [Object {
+            object_type: VkObjectType::INSTANCE,
+            handle: instance.0 as u64,
+            name: None,
+        }];
+        unsafe {
+            vk_layer::report::<Reporter>(
+                instance.0,
+                &message(
+                    VkDebugUtilsMessageSeverityFlagsEXT::ERROR_BIT_EXT,
+                    c"created",
+                    &objects,
+                ),
+            )
+        };
         Ok(Instance)
     }
     fn before_destroy_instance(_: &Instance, instance: VkInstance) {
-        unsafe { vk_layer::report::<Reporter>(instance.0, &message(VkDebugUtilsMessageSeverityFlagsEXT::WARNING_BIT_EXT, c"destroying", &[])) };
+        unsafe {
+            vk_layer::report::<Reporter>(
+                instance.0,
+                &message(
+                    VkDebugUtilsMessageSeverityFlagsEXT::WARNING_BIT_EXT,
+                    c"destroying",
+                    &[],
+                ),
+            )
+        };
     }
-    fn create_device(_: &Instance, _: VkPhysicalDevice, _: &VkDeviceCreateInfo, _: VkDevice, _: &DeviceDispatchTable, _: &DeviceLink) -> Result<Device, VkResult> {
+    fn create_device(
+        _: &Instance,
+        _: VkPhysicalDevice,
+        _: &VkDeviceCreateInfo,
+        _: VkDevice,
+        _: &DeviceDispatchTable,
+        _: &DeviceLink,
+    ) -> Result<Device, VkResult> {
         Ok(Device)
     }
 }
@@ -185,9 +299,30 @@ impl InstanceHooks for Instance {
 
 #[vk_layer::hooks]
 impl DeviceHooks for Device {
-    fn pre_call_record_cmd_draw(&self, _: &DeviceDispatchTable, cmd: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {
-        let objects = [Object { object_type: VkObjectType::COMMAND_BUFFER, handle: 0xcb, name: Some(c"my command buffer") }];
-        unsafe { vk_layer::report::<Reporter>(cmd.0, &message(VkDebugUtilsMessageSeverityFlagsEXT::WARNING_BIT_EXT, c"a draw", &objects)) };
+    fn pre_call_record_cmd_draw(
+        &self,
+        _: &DeviceDispatchTable,
+        cmd: VkCommandBuffer,
+        _: u32,
+        _: u32,
+        _: u32,
+        _: u32,
+    ) {
+        let objects = [Object {
+            object_type: VkObjectType::COMMAND_BUFFER,
+            handle: 0xcb,
+            name: Some(c"my command buffer"),
+        }];
+        unsafe {
+            vk_layer::report::<Reporter>(
+                cmd.0,
+                &message(
+                    VkDebugUtilsMessageSeverityFlagsEXT::WARNING_BIT_EXT,
+                    c"a draw",
+                    &objects,
+                ),
+            )
+        };
     }
 }
 
@@ -199,14 +334,18 @@ unsafe fn gipa(instance: VkInstance, name: &CStr) -> PFN_vkVoidFunction {
     vkGetInstanceProcAddr(instance, name.as_ptr())
 }
 
-const ALL_SEVERITIES: VkDebugUtilsMessageSeverityFlagsEXT = VkDebugUtilsMessageSeverityFlagsEXT(0x1111);
+const ALL_SEVERITIES: VkDebugUtilsMessageSeverityFlagsEXT =
+    VkDebugUtilsMessageSeverityFlagsEXT(0x1111);
 const ALL_TYPES: VkDebugUtilsMessageTypeFlagsEXT = VkDebugUtilsMessageTypeFlagsEXT(0x7);
 
 #[test]
 fn messages_reach_the_applications_messengers() {
     unsafe {
         // The application chains a messenger (user data 1) at vkCreateInstance.
-        let mut link = VkLayerInstanceLink { pfnNextGetInstanceProcAddr: Some(next_gipa), ..Default::default() };
+        let mut link = VkLayerInstanceLink {
+            pfnNextGetInstanceProcAddr: Some(next_gipa),
+            ..Default::default()
+        };
         let mut chain = VkLayerInstanceCreateInfo::default();
         chain.u.pLayerInfo = &mut link;
         let chained = VkDebugUtilsMessengerCreateInfoEXT {
@@ -217,18 +356,29 @@ fn messages_reach_the_applications_messengers() {
             pUserData: 1 as *mut c_void,
             ..Default::default()
         };
-        let info = VkInstanceCreateInfo { pNext: &chained as *const _ as *const c_void, ..Default::default() };
-        let create: PFN_vkCreateInstance = std::mem::transmute(gipa(VkInstance::NULL, c"vkCreateInstance"));
+        let info = VkInstanceCreateInfo {
+            pNext: &chained as *const _ as *const c_void,
+            ..Default::default()
+        };
+        let create: PFN_vkCreateInstance =
+            std::mem::transmute(gipa(VkInstance::NULL, c"vkCreateInstance"));
         let mut instance = VkInstance::NULL;
-        assert_eq!(create.unwrap()(&info, ptr::null(), &mut instance), VkResult::SUCCESS);
+        assert_eq!(
+            create.unwrap()(&info, ptr::null(), &mut instance),
+            VkResult::SUCCESS
+        );
         let instance_object = format!("{}:{:#x}:-", VkObjectType::INSTANCE.0, instance.0 as u64);
         assert_eq!(
             take_heard(),
-            [(1, "TEST-id before creation".to_string(), vec![]), (1, "TEST-id created".to_string(), vec![instance_object])]
+            [
+                (1, "TEST-id before creation".to_string(), vec![]),
+                (1, "TEST-id created".to_string(), vec![instance_object])
+            ]
         );
 
         // A messenger (user data 2, warnings and errors only) and a report callback (3) created later.
-        let create_messenger: PFN_vkCreateDebugUtilsMessengerEXT = std::mem::transmute(gipa(instance, c"vkCreateDebugUtilsMessengerEXT"));
+        let create_messenger: PFN_vkCreateDebugUtilsMessengerEXT =
+            std::mem::transmute(gipa(instance, c"vkCreateDebugUtilsMessengerEXT"));
         let later = VkDebugUtilsMessengerCreateInfoEXT {
             messageSeverity: VkDebugUtilsMessageSeverityFlagsEXT(0x1100),
             messageType: ALL_TYPES,
@@ -237,9 +387,17 @@ fn messages_reach_the_applications_messengers() {
             ..Default::default()
         };
         let mut handle_later = VkDebugUtilsMessengerEXT::NULL;
-        assert_eq!(create_messenger.unwrap()(instance, &later, ptr::null(), &mut handle_later), VkResult::SUCCESS);
-        assert_eq!((handle_later.0, MESSENGER_HOOK_RAN.load(SeqCst)), (77, 1), "the layer's own hook ran too");
-        let create_report: PFN_vkCreateDebugReportCallbackEXT = std::mem::transmute(gipa(instance, c"vkCreateDebugReportCallbackEXT"));
+        assert_eq!(
+            create_messenger.unwrap()(instance, &later, ptr::null(), &mut handle_later),
+            VkResult::SUCCESS
+        );
+        assert_eq!(
+            (handle_later.0, MESSENGER_HOOK_RAN.load(SeqCst)),
+            (77, 1),
+            "the layer's own hook ran too"
+        );
+        let create_report: PFN_vkCreateDebugReportCallbackEXT =
+            std::mem::transmute(gipa(instance, c"vkCreateDebugReportCallbackEXT"));
         let report_info = VkDebugReportCallbackCreateInfoEXT {
             flags: VkDebugReportFlagsEXT::WARNING_BIT_EXT,
             pfnCallback: Some(report_callback),
@@ -247,19 +405,34 @@ fn messages_reach_the_applications_messengers() {
             ..Default::default()
         };
         let mut report_handle = VkDebugReportCallbackEXT::NULL;
-        assert_eq!(create_report.unwrap()(instance, &report_info, ptr::null(), &mut report_handle), VkResult::SUCCESS);
+        assert_eq!(
+            create_report.unwrap()(instance, &report_info, ptr::null(), &mut report_handle),
+            VkResult::SUCCESS
+        );
 
         // A device, and a message from a device-level hook with a named object: the chained
         // messenger does not hear it (outside creation and destruction), the others do.
-        let mut link = VkLayerDeviceLink { pNext: ptr::null_mut(), pfnNextGetInstanceProcAddr: Some(next_gipa), pfnNextGetDeviceProcAddr: Some(next_gdpa) };
+        let mut link = VkLayerDeviceLink {
+            pNext: ptr::null_mut(),
+            pfnNextGetInstanceProcAddr: Some(next_gipa),
+            pfnNextGetDeviceProcAddr: Some(next_gdpa),
+        };
         let mut chain = VkLayerDeviceCreateInfo::default();
         chain.u.pLayerInfo = &mut link;
-        let device_info = VkDeviceCreateInfo { pNext: &chain as *const _ as *const c_void, ..Default::default() };
-        let create_device: PFN_vkCreateDevice = std::mem::transmute(gipa(instance, c"vkCreateDevice"));
+        let device_info = VkDeviceCreateInfo {
+            pNext: &chain as *const _ as *const c_void,
+            ..Default::default()
+        };
+        let create_device: PFN_vkCreateDevice =
+            std::mem::transmute(gipa(instance, c"vkCreateDevice"));
         let mut device = VkDevice::NULL;
         let physical_device = VkPhysicalDevice(handle(&INSTANCE_DISPATCH));
-        assert_eq!(create_device.unwrap()(physical_device, &device_info, ptr::null(), &mut device), VkResult::SUCCESS);
-        let draw: PFN_vkCmdDraw = std::mem::transmute(vkGetDeviceProcAddr(device, c"vkCmdDraw".as_ptr()));
+        assert_eq!(
+            create_device.unwrap()(physical_device, &device_info, ptr::null(), &mut device),
+            VkResult::SUCCESS
+        );
+        let draw: PFN_vkCmdDraw =
+            std::mem::transmute(vkGetDeviceProcAddr(device, c"vkCmdDraw".as_ptr()));
         let cmd = VkCommandBuffer(handle(&DEVICE_DISPATCH));
         draw.unwrap()(cmd, 3, 1, 0, 0);
         let named = format!("{}:0xcb:my command buffer", VkObjectType::COMMAND_BUFFER.0);
@@ -267,33 +440,75 @@ fn messages_reach_the_applications_messengers() {
             take_heard(),
             [
                 (2, "TEST-id a draw".to_string(), vec![named]),
-                (3, format!("VK_LAYER_TEST_reporter {} 7 a draw", VkDebugReportFlagsEXT::WARNING_BIT_EXT.0), vec!["0xcb".to_string()]),
+                (
+                    3,
+                    format!(
+                        "VK_LAYER_TEST_reporter {} 7 a draw",
+                        VkDebugReportFlagsEXT::WARNING_BIT_EXT.0
+                    ),
+                    vec!["0xcb".to_string()]
+                ),
             ]
         );
 
         // The tools: the one below, then this layer.
-        let tools: PFN_vkGetPhysicalDeviceToolProperties = std::mem::transmute(gipa(instance, c"vkGetPhysicalDeviceToolPropertiesEXT"));
+        let tools: PFN_vkGetPhysicalDeviceToolProperties =
+            std::mem::transmute(gipa(instance, c"vkGetPhysicalDeviceToolPropertiesEXT"));
         let mut count = 0;
-        assert_eq!(tools.unwrap()(physical_device, &mut count, ptr::null_mut()), VkResult::SUCCESS);
+        assert_eq!(
+            tools.unwrap()(physical_device, &mut count, ptr::null_mut()),
+            VkResult::SUCCESS
+        );
         assert_eq!(count, 2);
         let mut list = vec![VkPhysicalDeviceToolProperties::default(); 2];
-        assert_eq!(tools.unwrap()(physical_device, &mut count, list.as_mut_ptr()), VkResult::SUCCESS);
-        let name = |t: &VkPhysicalDeviceToolProperties| CStr::from_ptr(t.name.as_ptr()).to_string_lossy().into_owned();
-        assert_eq!((name(&list[0]), name(&list[1])), ("B".to_string(), "VK_LAYER_TEST_reporter".to_string()));
+        assert_eq!(
+            tools.unwrap()(physical_device, &mut count, list.as_mut_ptr()),
+            VkResult::SUCCESS
+        );
+        let name = |t: &VkPhysicalDeviceToolProperties| {
+            CStr::from_ptr(t.name.as_ptr())
+                .to_string_lossy()
+                .into_owned()
+        };
+        assert_eq!(
+            (name(&list[0]), name(&list[1])),
+            ("B".to_string(), "VK_LAYER_TEST_reporter".to_string())
+        );
         assert_eq!(list[1].purposes, VkToolPurposeFlags::TRACING_BIT);
-        assert_eq!(CStr::from_ptr(list[1].layer.as_ptr()), c"VK_LAYER_TEST_reporter");
+        assert_eq!(
+            CStr::from_ptr(list[1].layer.as_ptr()),
+            c"VK_LAYER_TEST_reporter"
+        );
         assert_eq!(CStr::from_ptr(list[1].version.as_ptr()), c"3");
 
         // A destroyed messenger hears nothing more; destruction is heard by the chained one.
-        let destroy_messenger: PFN_vkDestroyDebugUtilsMessengerEXT = std::mem::transmute(gipa(instance, c"vkDestroyDebugUtilsMessengerEXT"));
+        let destroy_messenger: PFN_vkDestroyDebugUtilsMessengerEXT =
+            std::mem::transmute(gipa(instance, c"vkDestroyDebugUtilsMessengerEXT"));
         destroy_messenger.unwrap()(instance, handle_later, ptr::null());
         draw.unwrap()(cmd, 3, 1, 0, 0);
         assert_eq!(take_heard().iter().map(|h| h.0).collect::<Vec<_>>(), [3]);
-        let destroy_device: PFN_vkDestroyDevice = std::mem::transmute(vkGetDeviceProcAddr(device, c"vkDestroyDevice".as_ptr()));
+        let destroy_device: PFN_vkDestroyDevice =
+            std::mem::transmute(vkGetDeviceProcAddr(device, c"vkDestroyDevice".as_ptr()));
         destroy_device.unwrap()(device, ptr::null());
-        let destroy: PFN_vkDestroyInstance = std::mem::transmute(gipa(instance, c"vkDestroyInstance"));
+        let destroy: PFN_vkDestroyInstance =
+            std::mem::transmute(gipa(instance, c"vkDestroyInstance"));
         destroy.unwrap()(instance, ptr::null());
         let heard = take_heard();
-        assert_eq!(heard.iter().map(|h| (h.0, h.1.as_str())).collect::<Vec<_>>(), [(1, "TEST-id destroying"), (3, &*format!("VK_LAYER_TEST_reporter {} 7 destroying", VkDebugReportFlagsEXT::WARNING_BIT_EXT.0))]);
+        assert_eq!(
+            heard
+                .iter()
+                .map(|h| (h.0, h.1.as_str()))
+                .collect::<Vec<_>>(),
+            [
+                (1, "TEST-id destroying"),
+                (
+                    3,
+                    &*format!(
+                        "VK_LAYER_TEST_reporter {} 7 destroying",
+                        VkDebugReportFlagsEXT::WARNING_BIT_EXT.0
+                    )
+                )
+            ]
+        );
     }
 }

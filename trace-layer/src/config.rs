@@ -32,7 +32,8 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         key: "commands",
         label: "Commands",
-        description: "Globs of the commands traced (vkCmdDraw*, vkQueue*); every command by default",
+        description:
+            "Globs of the commands traced (vkCmdDraw*, vkQueue*); every command by default",
         default: SettingType::List(&["*"]),
         env_aliases: &[],
     },
@@ -55,7 +56,10 @@ impl Config {
     /// The configuration of `settings`; what cannot be used (a file that cannot be opened, a
     /// glob that does not parse) is logged and left at its default.
     pub fn of(settings: &Settings) -> Config {
-        Config { sink: Sink::open(settings.string("file")), traced: traced(settings.list("commands")) }
+        Config {
+            sink: Sink::open(settings.string("file")),
+            traced: traced(settings.list("commands")),
+        }
     }
 
     /// Whether the command with this id is traced.
@@ -66,7 +70,10 @@ impl Config {
     /// Writes one whole line; errors are dropped (the application goes on).
     pub fn write(&self, line: &[u8]) {
         let _ = match &self.sink {
-            Sink::File(file) => file.lock().unwrap_or_else(|e| e.into_inner()).write_all(line),
+            Sink::File(file) => file
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .write_all(line),
             Sink::Stderr => std::io::stderr().lock().write_all(line),
         };
     }
@@ -80,7 +87,10 @@ impl Sink {
         match File::options().create(true).append(true).open(path) {
             Ok(file) => Sink::File(Mutex::new(file)),
             Err(e) => {
-                let _ = writeln!(std::io::stderr(), "VK_LAYER_RUST_trace: cannot open {path}: {e}; tracing to stderr");
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "VK_LAYER_RUST_trace: cannot open {path}: {e}; tracing to stderr"
+                );
                 Sink::Stderr
             }
         }
@@ -95,13 +105,20 @@ fn traced(globs: &[String]) -> Vec<bool> {
         .filter_map(|g| match glob::Pattern::new(g) {
             Ok(p) => Some(p),
             Err(e) => {
-                let _ = writeln!(std::io::stderr(), "VK_LAYER_RUST_trace: setting commands: `{g}` is not a glob ({e}); ignored");
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "VK_LAYER_RUST_trace: setting commands: `{g}` is not a glob ({e}); ignored"
+                );
                 None
             }
         })
         .collect();
     let every = [glob::Pattern::new("*").expect("a glob")];
-    let patterns = if patterns.is_empty() && !globs.is_empty() { &every[..] } else { &patterns[..] };
+    let patterns = if patterns.is_empty() && !globs.is_empty() {
+        &every[..]
+    } else {
+        &patterns[..]
+    };
     vk_layer::vk::COMMANDS
         .iter()
         .map(|c| {
@@ -121,7 +138,11 @@ pub fn current() -> &'static Config {
         // Before any instance (or for a process whose instance another copy made): the
         // environment and settings file, no API settings.
         static FALLBACK: OnceLock<Config> = OnceLock::new();
-        return FALLBACK.get_or_init(|| Config::of(&Settings::of::<crate::Trace>(&VkInstanceCreateInfo::default())));
+        return FALLBACK.get_or_init(|| {
+            Config::of(&Settings::of::<crate::Trace>(
+                &VkInstanceCreateInfo::default(),
+            ))
+        });
     }
     // SAFETY: configurations are leaked, never freed (see the module's documentation).
     unsafe { &*config }
@@ -149,7 +170,9 @@ mod tests {
         assert!(traced(&["[".into()]).iter().all(|&x| x));
         let id = |name: &[u8]| usize::from(vk_layer::vk::lookup::command(name).unwrap().command);
         assert!(t[id(b"vkCmdDraw")] && t[id(b"vkCmdDrawIndexed")] && t[id(b"vkQueueSubmit")]);
-        assert!(!t[id(b"vkCmdDispatch")] && !t[id(b"vkCreateInstance")] && !t[id(b"vkQueueSubmit2")]);
+        assert!(
+            !t[id(b"vkCmdDispatch")] && !t[id(b"vkCreateInstance")] && !t[id(b"vkQueueSubmit2")]
+        );
         assert!(traced(&["*".into()]).iter().all(|&x| x));
         assert!(traced(&[]).iter().all(|&x| !x));
     }

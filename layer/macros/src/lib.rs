@@ -12,14 +12,21 @@
 use proc_macro::{Delimiter, Group, Ident, Punct, Spacing, Span, TokenStream, TokenTree};
 
 /// The prefixes of hook methods; what follows is the command's snake-case name.
-const PREFIXES: [&str; 3] = ["pre_call_validate_", "pre_call_record_", "post_call_record_"];
+const PREFIXES: [&str; 3] = [
+    "pre_call_validate_",
+    "pre_call_record_",
+    "post_call_record_",
+];
 
 /// See the crate documentation.
 #[proc_macro_attribute]
 pub fn hooks(attr: TokenStream, item: TokenStream) -> TokenStream {
     match expand(attr, item.clone()) {
         Ok(extra) => item.into_iter().chain(extra).collect(),
-        Err((span, message)) => item.into_iter().chain(compile_error(span, &message)).collect(),
+        Err((span, message)) => item
+            .into_iter()
+            .chain(compile_error(span, &message))
+            .collect(),
     }
 }
 
@@ -30,20 +37,29 @@ fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream, Error> {
     let body_at = tokens
         .iter()
         .rposition(|t| matches!(t, TokenTree::Group(g) if g.delimiter() == Delimiter::Brace))
-        .ok_or_else(|| (Span::call_site(), "#[vk_layer::hooks] goes on an `impl ... Hooks for T { }` block".into()))?;
-    let TokenTree::Group(body) = &tokens[body_at] else { unreachable!() };
+        .ok_or_else(|| {
+            (
+                Span::call_site(),
+                "#[vk_layer::hooks] goes on an `impl ... Hooks for T { }` block".into(),
+            )
+        })?;
+    let TokenTree::Group(body) = &tokens[body_at] else {
+        unreachable!()
+    };
     let header = &tokens[..body_at];
     let (generics, trait_at, for_at) = split_header(header)?;
-    let (level, hooked) = match last_ident(&header[trait_at..for_at]).as_deref() {
-        Some("InstanceHooks") => ("instance_hook_ids", "InstanceHooked"),
-        Some("DeviceHooks") => ("device_hook_ids", "DeviceHooked"),
-        _ => {
-            return Err((
-                header.get(trait_at).map_or(Span::call_site(), TokenTree::span),
-                "#[vk_layer::hooks] goes on `impl InstanceHooks for T` or `impl DeviceHooks for T`".into(),
-            ))
-        }
-    };
+    let (level, hooked) =
+        match last_ident(&header[trait_at..for_at]).as_deref() {
+            Some("InstanceHooks") => ("instance_hook_ids", "InstanceHooked"),
+            Some("DeviceHooks") => ("device_hook_ids", "DeviceHooked"),
+            _ => return Err((
+                header
+                    .get(trait_at)
+                    .map_or(Span::call_site(), TokenTree::span),
+                "#[vk_layer::hooks] goes on `impl InstanceHooks for T` or `impl DeviceHooks for T`"
+                    .into(),
+            )),
+        };
     let mut commands: Vec<(String, Span)> = Vec::new();
     for (name, span) in method_names(body) {
         let Some(command) = PREFIXES.iter().find_map(|p| name.strip_prefix(p)) else {
@@ -54,7 +70,9 @@ fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream, Error> {
     for (name, span) in intercepted(attr)? {
         push_unique(&mut commands, name, span);
     }
-    Ok(implementation(header, generics, for_at, level, hooked, &commands))
+    Ok(implementation(
+        header, generics, for_at, level, hooked, &commands,
+    ))
 }
 
 /// (the generics' tokens after `impl`, where the trait path starts, where `for` is).
@@ -62,7 +80,12 @@ fn split_header(header: &[TokenTree]) -> Result<(std::ops::Range<usize>, usize, 
     let impl_at = header
         .iter()
         .position(|t| matches!(t, TokenTree::Ident(i) if i.to_string() == "impl"))
-        .ok_or_else(|| (Span::call_site(), "#[vk_layer::hooks] goes on an `impl` block".into()))?;
+        .ok_or_else(|| {
+            (
+                Span::call_site(),
+                "#[vk_layer::hooks] goes on an `impl` block".into(),
+            )
+        })?;
     let mut at = impl_at + 1;
     let generics_start = at;
     if matches!(header.get(at), Some(TokenTree::Punct(p)) if p.as_char() == '<') {
@@ -86,7 +109,12 @@ fn split_header(header: &[TokenTree]) -> Result<(std::ops::Range<usize>, usize, 
         .iter()
         .position(|t| matches!(t, TokenTree::Ident(i) if i.to_string() == "for"))
         .map(|p| p + at)
-        .ok_or_else(|| (Span::call_site(), "#[vk_layer::hooks] needs `impl Trait for Type`".into()))?;
+        .ok_or_else(|| {
+            (
+                Span::call_site(),
+                "#[vk_layer::hooks] needs `impl Trait for Type`".into(),
+            )
+        })?;
     Ok((generics, at, for_at))
 }
 
@@ -124,7 +152,11 @@ fn intercepted(attr: TokenStream) -> Result<Vec<(String, Span)>, Error> {
                 .filter(|t| !matches!(t, TokenTree::Punct(p) if p.as_char() == ','))
                 .map(|t| match t {
                     TokenTree::Ident(name) => Ok((name.to_string(), name.span())),
-                    other => Err((other.span(), "intercept(...) lists commands as `cmd_draw`, `enumerate_physical_devices`".into())),
+                    other => Err((
+                        other.span(),
+                        "intercept(...) lists commands as `cmd_draw`, `enumerate_physical_devices`"
+                            .into(),
+                    )),
                 })
                 .collect()
         }
@@ -163,16 +195,29 @@ fn implementation(
         ids.push(TokenTree::Ident(Ident::new(name, *span)));
         ids.push(punct(',', Spacing::Alone));
     }
-    let mut item: Vec<TokenTree> = vec![ident("const"), ident("COMMANDS"), punct(':', Spacing::Alone)];
+    let mut item: Vec<TokenTree> = vec![
+        ident("const"),
+        ident("COMMANDS"),
+        punct(':', Spacing::Alone),
+    ];
     item.push(punct('&', Spacing::Joint));
     item.push(TokenTree::Punct(Punct::new('\'', Spacing::Joint)));
     item.push(ident("static"));
-    item.push(TokenTree::Group(Group::new(Delimiter::Bracket, ident("u16").into())));
+    item.push(TokenTree::Group(Group::new(
+        Delimiter::Bracket,
+        ident("u16").into(),
+    )));
     item.push(punct('=', Spacing::Alone));
     item.push(punct('&', Spacing::Alone));
-    item.push(TokenTree::Group(Group::new(Delimiter::Bracket, ids.into_iter().collect())));
+    item.push(TokenTree::Group(Group::new(
+        Delimiter::Bracket,
+        ids.into_iter().collect(),
+    )));
     item.push(punct(';', Spacing::Alone));
-    out.push(TokenTree::Group(Group::new(Delimiter::Brace, item.into_iter().collect())));
+    out.push(TokenTree::Group(Group::new(
+        Delimiter::Brace,
+        item.into_iter().collect(),
+    )));
     out.into_iter().collect()
 }
 
@@ -188,7 +233,13 @@ fn punct(c: char, spacing: Spacing) -> TokenTree {
 fn path(segments: &[&str]) -> Vec<TokenTree> {
     segments
         .iter()
-        .flat_map(|s| [punct(':', Spacing::Joint), punct(':', Spacing::Alone), ident(s)])
+        .flat_map(|s| {
+            [
+                punct(':', Spacing::Joint),
+                punct(':', Spacing::Alone),
+                ident(s),
+            ]
+        })
         .collect()
 }
 
@@ -198,7 +249,10 @@ fn compile_error(span: Span, message: &str) -> TokenStream {
     let group = Group::new(Delimiter::Parenthesis, TokenTree::Literal(literal).into());
     let mut bang = Punct::new('!', Spacing::Alone);
     bang.set_span(span);
-    let mut call: Vec<TokenTree> = vec![TokenTree::Ident(Ident::new("compile_error", span)), bang.into()];
+    let mut call: Vec<TokenTree> = vec![
+        TokenTree::Ident(Ident::new("compile_error", span)),
+        bang.into(),
+    ];
     call.push(TokenTree::Group(group));
     call.push(punct(';', Spacing::Alone));
     call.into_iter().collect()

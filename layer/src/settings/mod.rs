@@ -99,17 +99,33 @@ impl Settings {
     pub fn of<L: Layer>(info: &VkInstanceCreateInfo) -> Settings {
         let Some(properties) = L::PROPERTIES else {
             if !L::SETTINGS.is_empty() {
-                log("a layer", "settings need Layer::PROPERTIES (the layer's name); using the defaults");
+                log(
+                    "a layer",
+                    "settings need Layer::PROPERTIES (the layer's name); using the defaults",
+                );
             }
-            return Settings::read("", L::SETTINGS, std::ptr::null(), &|_| None, &BTreeMap::new());
+            return Settings::read(
+                "",
+                L::SETTINGS,
+                std::ptr::null(),
+                &|_| None,
+                &BTreeMap::new(),
+            );
         };
         let layer = properties.name;
-        let file = if L::SETTINGS.is_empty() { None } else { file::find_here() };
+        let file = if L::SETTINGS.is_empty() {
+            None
+        } else {
+            file::find_here()
+        };
         let values = match file.as_ref().map(|path| (path, std::fs::read(path))) {
             Some((path, Ok(bytes))) => {
                 let (values, malformed) = file::parse(&String::from_utf8_lossy(&bytes));
                 for line in malformed {
-                    log(layer, &format!("{}:{line}: not `key = value`; line ignored", path.display()));
+                    log(
+                        layer,
+                        &format!("{}:{line}: not `key = value`; line ignored", path.display()),
+                    );
                 }
                 values
             }
@@ -144,7 +160,10 @@ impl Settings {
 
     /// A setting's value and where it came from; `None` for a key the layer did not declare.
     pub fn get(&self, key: &str) -> Option<(&Value, &Source)> {
-        self.values.iter().find(|(k, ..)| *k == key).map(|(_, v, s)| (v, s))
+        self.values
+            .iter()
+            .find(|(k, ..)| *k == key)
+            .map(|(_, v, s)| (v, s))
     }
 
     /// A `Bool` setting's value (false for an undeclared key or another type).
@@ -189,24 +208,45 @@ fn resolve(
     let from_env = names::env_names(layer, setting.key)
         .into_iter()
         .chain(setting.env_aliases.iter().map(|a| a.to_string()))
-        .find_map(|name| env(&name).filter(|v| !v.is_empty()).map(|v| (Raw::Text(v), Source::Environment(name))));
+        .find_map(|name| {
+            env(&name)
+                .filter(|v| !v.is_empty())
+                .map(|v| (Raw::Text(v), Source::Environment(name)))
+        });
     let found = from_env
-        .or_else(|| file.get(&names::file_key(layer, setting.key)).map(|v| (Raw::Text(v.clone()), Source::File)))
+        .or_else(|| {
+            file.get(&names::file_key(layer, setting.key))
+                .map(|v| (Raw::Text(v.clone()), Source::File))
+        })
         .map(Ok)
         .or_else(|| {
             // SAFETY: the application's chain, per the API (`Settings::read`'s caller's).
-            unsafe { api::find(p_next, layer, setting.key) }.map(|found| found.map(|raw| (raw, Source::Api)))
+            unsafe { api::find(p_next, layer, setting.key) }
+                .map(|found| found.map(|raw| (raw, Source::Api)))
         });
     match found {
         None => default(),
         Some(Err(why)) => {
-            log(layer, &format!("setting {}: VkLayerSettingsCreateInfoEXT: {why}; using the default", setting.key));
+            log(
+                layer,
+                &format!(
+                    "setting {}: VkLayerSettingsCreateInfoEXT: {why}; using the default",
+                    setting.key
+                ),
+            );
             default()
         }
         Some(Ok((raw, source))) => match parse::value(setting.default, &raw) {
             Ok(value) => (value, source),
             Err(why) => {
-                log(layer, &format!("setting {} from {}: {why}; using the default", setting.key, describe(&source)));
+                log(
+                    layer,
+                    &format!(
+                        "setting {} from {}: {why}; using the default",
+                        setting.key,
+                        describe(&source)
+                    ),
+                );
                 default()
             }
         },

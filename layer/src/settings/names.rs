@@ -37,7 +37,10 @@ mod tests {
     #[test]
     fn names_follow_the_khronos_conventions() {
         assert_eq!(file_key("VK_LAYER_RUST_trace", "file"), "rust_trace.file");
-        assert_eq!(env_names("VK_LAYER_RUST_trace", "file"), ["VK_RUST_TRACE_FILE", "VK_TRACE_FILE"]);
+        assert_eq!(
+            env_names("VK_LAYER_RUST_trace", "file"),
+            ["VK_RUST_TRACE_FILE", "VK_TRACE_FILE"]
+        );
         assert_eq!(
             env_names("VK_LAYER_KHRONOS_validation", "enables"),
             ["VK_KHRONOS_VALIDATION_ENABLES", "VK_VALIDATION_ENABLES"]

@@ -20,13 +20,23 @@ pub fn value(ty: SettingType, raw: &Raw) -> Result<Value, String> {
         (SettingType::Int(_), Raw::Text(t)) => integer(t).map(Value::Int),
         (SettingType::Int(_), Raw::Ints(v)) => {
             let v = *one(v)?;
-            i64::try_from(v).map(Value::Int).map_err(|_| format!("{v} is out of range"))
+            i64::try_from(v)
+                .map(Value::Int)
+                .map_err(|_| format!("{v} is out of range"))
         }
-        (SettingType::String(_) | SettingType::SaveFile(_), Raw::Text(t)) => Ok(Value::String(t.clone())),
-        (SettingType::String(_) | SettingType::SaveFile(_), Raw::Strings(v)) => one(v).cloned().map(Value::String),
+        (SettingType::String(_) | SettingType::SaveFile(_), Raw::Text(t)) => {
+            Ok(Value::String(t.clone()))
+        }
+        (SettingType::String(_) | SettingType::SaveFile(_), Raw::Strings(v)) => {
+            one(v).cloned().map(Value::String)
+        }
         (SettingType::List(_), Raw::Text(t)) => Ok(Value::List(list(t))),
         (SettingType::List(_), Raw::Strings(v)) => Ok(Value::List(v.clone())),
-        (ty, raw) => Err(format!("a value of another type ({}) than the setting's ({})", raw_type(raw), type_name(ty))),
+        (ty, raw) => Err(format!(
+            "a value of another type ({}) than the setting's ({})",
+            raw_type(raw),
+            type_name(ty)
+        )),
     }
 }
 
@@ -41,7 +51,9 @@ fn boolean(text: &str) -> Result<bool, String> {
     match text.trim().to_ascii_lowercase().as_str() {
         "true" | "on" => Ok(true),
         "false" | "off" => Ok(false),
-        t => integer(t).map(|v| v != 0).map_err(|_| format!("`{text}` is not a boolean")),
+        t => integer(t)
+            .map(|v| v != 0)
+            .map_err(|_| format!("`{text}` is not a boolean")),
     }
 }
 
@@ -57,8 +69,16 @@ fn integer(text: &str) -> Result<i64, String> {
 /// Items separated by `,`, or by `:` when there is no `,` (as the Khronos library splits);
 /// trimmed, empty ones dropped.
 fn list(text: &str) -> Vec<String> {
-    let separator = if !text.contains(',') && text.contains(':') { ':' } else { ',' };
-    text.split(separator).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect()
+    let separator = if !text.contains(',') && text.contains(':') {
+        ':'
+    } else {
+        ','
+    };
+    text.split(separator)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 fn type_name(ty: SettingType) -> &'static str {

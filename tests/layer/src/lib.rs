@@ -54,7 +54,7 @@ fn var(name: &str) -> Option<String> {
 
 /// The flags this layer knows, read once per process (GetProcAddr is called hundreds of times
 /// per instance; a benchmark through this layer should measure the loader, not getenv).
-const FLAGS: [&str; 10] = [
+const FLAGS: [&str; 11] = [
     "LOG",
     "WRAP",
     "CALLBACK",
@@ -65,10 +65,11 @@ const FLAGS: [&str; 10] = [
     "WRAP_INSTANCE",
     "NEXT_FROM_GIPA",
     "CLOBBER_INSTANCE",
+    "REPORT",
 ];
 
-fn flags() -> &'static [Option<String>; 10] {
-    static FLAG_VALUES: OnceLock<[Option<String>; 10]> = OnceLock::new();
+fn flags() -> &'static [Option<String>; 11] {
+    static FLAG_VALUES: OnceLock<[Option<String>; 11]> = OnceLock::new();
     FLAG_VALUES.get_or_init(|| FLAGS.map(var))
 }
 
@@ -234,6 +235,21 @@ impl Layer for TestLayer {
         next: &InstanceDispatchTable,
         link: &InstanceLink,
     ) -> Result<Instance, VkResult> {
+        if flag("REPORT") {
+            // `VK_TEST_LAYER_REPORT`: a message to the application's messengers (those chained at
+            // vkCreateInstance hear it now).
+            let objects = [vk_layer::report::Object { object_type: VkObjectType::INSTANCE, handle: instance.0 as u64, name: None }];
+            let message = vk_layer::report::Message {
+                severity: VkDebugUtilsMessageSeverityFlagsEXT::WARNING_BIT_EXT,
+                types: VkDebugUtilsMessageTypeFlagsEXT::VALIDATION_BIT_EXT,
+                id_name: c"TEST-LAYER-report",
+                id_number: 1,
+                text: c"the test layer reports",
+                objects: &objects,
+            };
+            // SAFETY: the instance just created.
+            unsafe { vk_layer::report::<TestLayer>(instance.0, &message) };
+        }
         // SAFETY: the next level's own functions, with its live instance.
         let from_gipa = flag("NEXT_FROM_GIPA").then(|| unsafe { next_from_gipa(instance, link) });
         // The wrapper needs the loader's dispatch pointer, which only vkSetInstanceLoaderData gives.

@@ -54,7 +54,15 @@ impl InstanceHooks for Instance {}
 
 #[vk_layer::hooks]
 impl DeviceHooks for Device {
-    fn pre_call_record_cmd_draw(&self, _: &DeviceDispatchTable, _: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {
+    fn pre_call_record_cmd_draw(
+        &self,
+        _: &DeviceDispatchTable,
+        _: VkCommandBuffer,
+        _: u32,
+        _: u32,
+        _: u32,
+        _: u32,
+    ) {
         self.draws.fetch_add(1, Ordering::Relaxed);
     }
 }
