@@ -197,8 +197,9 @@ pub unsafe extern "system" fn get_device_proc_addr<L: Registered>(
         }
         // SAFETY: a live device or null, per the API.
         let state = unsafe { L::chassis().device(device.0) }?;
-        // SAFETY: the state's own device.
-        let next = unsafe { state.next_proc_addr(device, name) };
+        let down = L::unwrap_device(&state.hooks, device)?;
+        // SAFETY: the state's own device, as the next level knows it.
+        let next = unsafe { state.next_proc_addr(down, name) };
         next?;
         match answer {
             ProcAddr::Chassis => hooked::<L>(bytes, false).or(next),
@@ -384,18 +385,20 @@ unsafe extern "system" fn create_device<L: Registered>(
                 L::create_device(&instance.hooks, physical_device, info, device, &next, &link)
             }) {
                 Ok(hooks) => {
-                    if let Some(key) = dispatch_key(device.0) {
-                        let messengers = MessengersOf::new(&instance.messengers);
-                        L::chassis().devices.insert(
-                            key,
-                            Box::new(DeviceState {
-                                next,
-                                link,
-                                messengers,
-                                hooks,
-                            }),
-                        );
-                    }
+                    let Some(key) = dispatch_key(device.0) else {
+                        return VkResult::ERROR_INITIALIZATION_FAILED;
+                    };
+                    let messengers = MessengersOf::new(&instance.messengers);
+                    let state = Box::new(DeviceState {
+                        next,
+                        link,
+                        messengers,
+                        hooks,
+                    });
+                    let hooks: *const L::Device = &state.hooks;
+                    L::chassis().devices.insert(key, state);
+                    // SAFETY: the state just stored, removed only by vkDestroyDevice.
+                    *p_device = L::returned_device(&*hooks, device);
                     VkResult::SUCCESS
                 }
                 Err(error) => {
@@ -420,6 +423,9 @@ unsafe extern "system" fn destroy_device<L: Registered>(
             return;
         };
         L::before_destroy_device(&state.hooks, device);
+        let Some(inner) = L::unwrap_device(&state.hooks, device) else {
+            return;
+        };
         // SAFETY: the application no longer uses the device anywhere (the API's rule).
         let Some(state) =
             (unsafe { dispatch_key(device.0).and_then(|key| L::chassis().devices.remove(key)) })
@@ -428,7 +434,7 @@ unsafe extern "system" fn destroy_device<L: Registered>(
         };
         if let Some(destroy) = state.next.vkDestroyDevice {
             // SAFETY: the next level's own function.
-            unsafe { destroy(device, allocator) };
+            unsafe { destroy(inner, allocator) };
         }
     })
 }

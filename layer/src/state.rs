@@ -97,6 +97,43 @@ pub trait Layer: Sized + 'static {
         Some(handle)
     }
 
+    /// The handle `vkCreateDevice` returns to the level above: `device` (the next level's), or a
+    /// dispatchable object of the layer's own (give it the loader's dispatch pointer with
+    /// [`DeviceLink::set_loader_data`]). Called once the object is stored. Queues and command
+    /// buffers a wrapping layer hands out itself, from its hooks of `vkGetDeviceQueue*` and
+    /// `vkAllocateCommandBuffers`.
+    fn returned_device(object: &Self::Device, device: VkDevice) -> VkDevice {
+        let _ = object;
+        device
+    }
+
+    /// The next level's handle for a device the level above passed, in every generated
+    /// device-level entry point whose first parameter it is, in `vkGetDeviceProcAddr` and
+    /// `vkDestroyDevice`; `None` refuses the call. Handles inside structures and arrays
+    /// (`VkSubmitInfo::pCommandBuffers`) are the layer's to unwrap, in its hooks.
+    #[inline(always)]
+    fn unwrap_device(object: &Self::Device, handle: VkDevice) -> Option<VkDevice> {
+        let _ = object;
+        Some(handle)
+    }
+
+    /// As [`unwrap_device`](Self::unwrap_device), for queues.
+    #[inline(always)]
+    fn unwrap_queue(object: &Self::Device, handle: VkQueue) -> Option<VkQueue> {
+        let _ = object;
+        Some(handle)
+    }
+
+    /// As [`unwrap_device`](Self::unwrap_device), for command buffers.
+    #[inline(always)]
+    fn unwrap_command_buffer(
+        object: &Self::Device,
+        handle: VkCommandBuffer,
+    ) -> Option<VkCommandBuffer> {
+        let _ = object;
+        Some(handle)
+    }
+
     /// Before the next level's `vkDestroyInstance`; `instance` as the level above passed it.
     fn before_destroy_instance(object: &Self::Instance, instance: VkInstance) {
         let _ = (object, instance);

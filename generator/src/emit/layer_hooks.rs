@@ -220,12 +220,14 @@ fn entry(c: &Command, level: TokenStream) -> TokenStream {
         let r = c_type(&c.return_type);
         quote!(-> #r)
     };
-    // A wrapping layer's instance and physical devices go down as the next level's handles
-    // (`Layer::unwrap_*`: the identity, compiled away, for the others); the hooks see the
-    // caller's.
+    // A wrapping layer's dispatchable handles go down as the next level's (`Layer::unwrap_*`: the
+    // identity, compiled away, for the others); the hooks see the caller's.
     let unwrap = match (c.params[0].ty.base.as_str(), c.params[0].ty.pointers.is_empty()) {
         ("VkInstance", true) => Some(quote!(unwrap_instance)),
         ("VkPhysicalDevice", true) => Some(quote!(unwrap_physical_device)),
+        ("VkDevice", true) => Some(quote!(unwrap_device)),
+        ("VkQueue", true) => Some(quote!(unwrap_queue)),
+        ("VkCommandBuffer", true) => Some(quote!(unwrap_command_buffer)),
         _ => None,
     };
     let (unwrapped, down_args) = match unwrap {

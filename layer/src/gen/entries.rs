@@ -11919,7 +11919,10 @@ unsafe extern "system" fn vkAcquireFullScreenExclusiveModeEXT<L: Registered>(
         let Some(next) = state.next.vkAcquireFullScreenExclusiveModeEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, swapchain) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, swapchain) };
         state
             .hooks
             .post_call_record_acquire_full_screen_exclusive_mode_ext(
@@ -11963,7 +11966,10 @@ unsafe extern "system" fn vkAcquireNextImage2KHR<L: Registered>(
         let Some(next) = state.next.vkAcquireNextImage2KHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pAcquireInfo, pImageIndex) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pAcquireInfo, pImageIndex) };
         state
             .hooks
             .post_call_record_acquire_next_image2_khr(
@@ -12017,8 +12023,11 @@ unsafe extern "system" fn vkAcquireNextImageKHR<L: Registered>(
         let Some(next) = state.next.vkAcquireNextImageKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, swapchain, timeout, semaphore, fence, pImageIndex)
+            next(down, swapchain, timeout, semaphore, fence, pImageIndex)
         };
         state
             .hooks
@@ -12067,7 +12076,10 @@ unsafe extern "system" fn vkAcquirePerformanceConfigurationINTEL<L: Registered>(
         let Some(next) = state.next.vkAcquirePerformanceConfigurationINTEL else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pAcquireInfo, pConfiguration) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pAcquireInfo, pConfiguration) };
         state
             .hooks
             .post_call_record_acquire_performance_configuration_intel(
@@ -12101,7 +12113,10 @@ unsafe extern "system" fn vkAcquireProfilingLockKHR<L: Registered>(
         let Some(next) = state.next.vkAcquireProfilingLockKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_acquire_profiling_lock_khr(
@@ -12145,7 +12160,10 @@ unsafe extern "system" fn vkAllocateCommandBuffers<L: Registered>(
         let Some(next) = state.next.vkAllocateCommandBuffers else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pAllocateInfo, pCommandBuffers) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pAllocateInfo, pCommandBuffers) };
         state
             .hooks
             .post_call_record_allocate_command_buffers(
@@ -12190,7 +12208,10 @@ unsafe extern "system" fn vkAllocateDescriptorSets<L: Registered>(
         let Some(next) = state.next.vkAllocateDescriptorSets else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pAllocateInfo, pDescriptorSets) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pAllocateInfo, pDescriptorSets) };
         state
             .hooks
             .post_call_record_allocate_descriptor_sets(
@@ -12238,7 +12259,10 @@ unsafe extern "system" fn vkAllocateMemory<L: Registered>(
         let Some(next) = state.next.vkAllocateMemory else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pAllocateInfo, pAllocator, pMemory) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pAllocateInfo, pAllocator, pMemory) };
         state
             .hooks
             .post_call_record_allocate_memory(
@@ -12271,7 +12295,10 @@ unsafe extern "system" fn vkAntiLagUpdateAMD<L: Registered>(
         let Some(next) = state.next.vkAntiLagUpdateAMD else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pData) };
         state.hooks.post_call_record_anti_lag_update_amd(&state.next, device, pData);
     })
 }
@@ -12304,7 +12331,10 @@ unsafe extern "system" fn vkBeginCommandBuffer<L: Registered>(
         let Some(next) = state.next.vkBeginCommandBuffer else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(commandBuffer, pBeginInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pBeginInfo) };
         state
             .hooks
             .post_call_record_begin_command_buffer(
@@ -12348,7 +12378,10 @@ unsafe extern "system" fn vkBindAccelerationStructureMemoryNV<L: Registered>(
         let Some(next) = state.next.vkBindAccelerationStructureMemoryNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, bindInfoCount, pBindInfos) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, bindInfoCount, pBindInfos) };
         state
             .hooks
             .post_call_record_bind_acceleration_structure_memory_nv(
@@ -12396,7 +12429,10 @@ unsafe extern "system" fn vkBindBufferMemory<L: Registered>(
         let Some(next) = state.next.vkBindBufferMemory else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, buffer, memory, memoryOffset) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, buffer, memory, memoryOffset) };
         state
             .hooks
             .post_call_record_bind_buffer_memory(
@@ -12442,7 +12478,10 @@ unsafe extern "system" fn vkBindBufferMemory2<L: Registered>(
         let Some(next) = state.next.vkBindBufferMemory2 else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, bindInfoCount, pBindInfos) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, bindInfoCount, pBindInfos) };
         state
             .hooks
             .post_call_record_bind_buffer_memory2(
@@ -12487,7 +12526,10 @@ unsafe extern "system" fn vkBindDataGraphPipelineSessionMemoryARM<L: Registered>
         let Some(next) = state.next.vkBindDataGraphPipelineSessionMemoryARM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, bindInfoCount, pBindInfos) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, bindInfoCount, pBindInfos) };
         state
             .hooks
             .post_call_record_bind_data_graph_pipeline_session_memory_arm(
@@ -12535,7 +12577,10 @@ unsafe extern "system" fn vkBindImageMemory<L: Registered>(
         let Some(next) = state.next.vkBindImageMemory else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, image, memory, memoryOffset) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, image, memory, memoryOffset) };
         state
             .hooks
             .post_call_record_bind_image_memory(
@@ -12581,7 +12626,10 @@ unsafe extern "system" fn vkBindImageMemory2<L: Registered>(
         let Some(next) = state.next.vkBindImageMemory2 else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, bindInfoCount, pBindInfos) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, bindInfoCount, pBindInfos) };
         state
             .hooks
             .post_call_record_bind_image_memory2(
@@ -12632,7 +12680,10 @@ unsafe extern "system" fn vkBindOpticalFlowSessionImageNV<L: Registered>(
         let Some(next) = state.next.vkBindOpticalFlowSessionImageNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, session, bindingPoint, view, layout) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, session, bindingPoint, view, layout) };
         state
             .hooks
             .post_call_record_bind_optical_flow_session_image_nv(
@@ -12679,7 +12730,10 @@ unsafe extern "system" fn vkBindTensorMemoryARM<L: Registered>(
         let Some(next) = state.next.vkBindTensorMemoryARM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, bindInfoCount, pBindInfos) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, bindInfoCount, pBindInfos) };
         state
             .hooks
             .post_call_record_bind_tensor_memory_arm(
@@ -12727,13 +12781,11 @@ unsafe extern "system" fn vkBindVideoSessionMemoryKHR<L: Registered>(
         let Some(next) = state.next.vkBindVideoSessionMemoryKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(
-                device,
-                videoSession,
-                bindSessionMemoryInfoCount,
-                pBindSessionMemoryInfos,
-            )
+            next(down, videoSession, bindSessionMemoryInfoCount, pBindSessionMemoryInfos)
         };
         state
             .hooks
@@ -12786,8 +12838,11 @@ unsafe extern "system" fn vkBuildAccelerationStructuresKHR<L: Registered>(
         let Some(next) = state.next.vkBuildAccelerationStructuresKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, deferredOperation, infoCount, pInfos, ppBuildRangeInfos)
+            next(down, deferredOperation, infoCount, pInfos, ppBuildRangeInfos)
         };
         state
             .hooks
@@ -12838,7 +12893,10 @@ unsafe extern "system" fn vkBuildMicromapsEXT<L: Registered>(
         let Some(next) = state.next.vkBuildMicromapsEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, deferredOperation, infoCount, pInfos) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, deferredOperation, infoCount, pInfos) };
         state
             .hooks
             .post_call_record_build_micromaps_ext(
@@ -12881,7 +12939,10 @@ unsafe extern "system" fn vkClearShaderInstrumentationMetricsARM<L: Registered>(
         let Some(next) = state.next.vkClearShaderInstrumentationMetricsARM else {
             return Fallback::fallback()
         };
-        unsafe { next(device, instrumentation) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, instrumentation) };
         state
             .hooks
             .post_call_record_clear_shader_instrumentation_metrics_arm(
@@ -12920,7 +12981,10 @@ unsafe extern "system" fn vkCmdBeginConditionalRendering2EXT<L: Registered>(
         let Some(next) = state.next.vkCmdBeginConditionalRendering2EXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pConditionalRenderingBegin) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pConditionalRenderingBegin) };
         state
             .hooks
             .post_call_record_cmd_begin_conditional_rendering2_ext(
@@ -12959,7 +13023,10 @@ unsafe extern "system" fn vkCmdBeginConditionalRenderingEXT<L: Registered>(
         let Some(next) = state.next.vkCmdBeginConditionalRenderingEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pConditionalRenderingBegin) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pConditionalRenderingBegin) };
         state
             .hooks
             .post_call_record_cmd_begin_conditional_rendering_ext(
@@ -12998,7 +13065,10 @@ unsafe extern "system" fn vkCmdBeginCustomResolveEXT<L: Registered>(
         let Some(next) = state.next.vkCmdBeginCustomResolveEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pBeginCustomResolveInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pBeginCustomResolveInfo) };
         state
             .hooks
             .post_call_record_cmd_begin_custom_resolve_ext(
@@ -13037,7 +13107,10 @@ unsafe extern "system" fn vkCmdBeginDebugUtilsLabelEXT<L: Registered>(
         let Some(next) = state.next.vkCmdBeginDebugUtilsLabelEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pLabelInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pLabelInfo) };
         state
             .hooks
             .post_call_record_cmd_begin_debug_utils_label_ext(
@@ -13082,9 +13155,10 @@ unsafe extern "system" fn vkCmdBeginGpaSampleAMD<L: Registered>(
         let Some(next) = state.next.vkCmdBeginGpaSampleAMD else {
             return Fallback::fallback()
         };
-        let result = unsafe {
-            next(commandBuffer, gpaSession, pGpaSampleBeginInfo, pSampleID)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        let result = unsafe { next(down, gpaSession, pGpaSampleBeginInfo, pSampleID) };
         state
             .hooks
             .post_call_record_cmd_begin_gpa_sample_amd(
@@ -13127,7 +13201,10 @@ unsafe extern "system" fn vkCmdBeginGpaSessionAMD<L: Registered>(
         let Some(next) = state.next.vkCmdBeginGpaSessionAMD else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(commandBuffer, gpaSession) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, gpaSession) };
         state
             .hooks
             .post_call_record_cmd_begin_gpa_session_amd(
@@ -13168,7 +13245,10 @@ unsafe extern "system" fn vkCmdBeginPerTileExecutionQCOM<L: Registered>(
         let Some(next) = state.next.vkCmdBeginPerTileExecutionQCOM else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pPerTileBeginInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pPerTileBeginInfo) };
         state
             .hooks
             .post_call_record_cmd_begin_per_tile_execution_qcom(
@@ -13211,7 +13291,10 @@ unsafe extern "system" fn vkCmdBeginQuery<L: Registered>(
                 flags,
             );
         let Some(next) = state.next.vkCmdBeginQuery else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, queryPool, query, flags) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, queryPool, query, flags) };
         state
             .hooks
             .post_call_record_cmd_begin_query(
@@ -13261,7 +13344,10 @@ unsafe extern "system" fn vkCmdBeginQueryIndexedEXT<L: Registered>(
         let Some(next) = state.next.vkCmdBeginQueryIndexedEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, queryPool, query, flags, index) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, queryPool, query, flags, index) };
         state
             .hooks
             .post_call_record_cmd_begin_query_indexed_ext(
@@ -13306,7 +13392,10 @@ unsafe extern "system" fn vkCmdBeginRenderPass<L: Registered>(
         let Some(next) = state.next.vkCmdBeginRenderPass else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pRenderPassBegin, contents) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pRenderPassBegin, contents) };
         state
             .hooks
             .post_call_record_cmd_begin_render_pass(
@@ -13349,7 +13438,10 @@ unsafe extern "system" fn vkCmdBeginRenderPass2<L: Registered>(
         let Some(next) = state.next.vkCmdBeginRenderPass2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pRenderPassBegin, pSubpassBeginInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pRenderPassBegin, pSubpassBeginInfo) };
         state
             .hooks
             .post_call_record_cmd_begin_render_pass2(
@@ -13389,7 +13481,10 @@ unsafe extern "system" fn vkCmdBeginRendering<L: Registered>(
         let Some(next) = state.next.vkCmdBeginRendering else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pRenderingInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pRenderingInfo) };
         state
             .hooks
             .post_call_record_cmd_begin_rendering(
@@ -13428,7 +13523,10 @@ unsafe extern "system" fn vkCmdBeginShaderInstrumentationARM<L: Registered>(
         let Some(next) = state.next.vkCmdBeginShaderInstrumentationARM else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, instrumentation) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, instrumentation) };
         state
             .hooks
             .post_call_record_cmd_begin_shader_instrumentation_arm(
@@ -13473,9 +13571,10 @@ unsafe extern "system" fn vkCmdBeginTransformFeedback2EXT<L: Registered>(
         let Some(next) = state.next.vkCmdBeginTransformFeedback2EXT else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(commandBuffer, firstCounterRange, counterRangeCount, pCounterInfos)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, firstCounterRange, counterRangeCount, pCounterInfos) };
         state
             .hooks
             .post_call_record_cmd_begin_transform_feedback2_ext(
@@ -13525,9 +13624,12 @@ unsafe extern "system" fn vkCmdBeginTransformFeedbackEXT<L: Registered>(
         let Some(next) = state.next.vkCmdBeginTransformFeedbackEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 firstCounterBuffer,
                 counterBufferCount,
                 pCounterBuffers,
@@ -13575,7 +13677,10 @@ unsafe extern "system" fn vkCmdBeginVideoCodingKHR<L: Registered>(
         let Some(next) = state.next.vkCmdBeginVideoCodingKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pBeginInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pBeginInfo) };
         state
             .hooks
             .post_call_record_cmd_begin_video_coding_khr(
@@ -13614,7 +13719,10 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplers2EXT<L: Regis
         let Some(next) = state.next.vkCmdBindDescriptorBufferEmbeddedSamplers2EXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pBindDescriptorBufferEmbeddedSamplersInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pBindDescriptorBufferEmbeddedSamplersInfo) };
         state
             .hooks
             .post_call_record_cmd_bind_descriptor_buffer_embedded_samplers2_ext(
@@ -13659,7 +13767,10 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplersEXT<L: Regist
         let Some(next) = state.next.vkCmdBindDescriptorBufferEmbeddedSamplersEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pipelineBindPoint, layout, set) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipelineBindPoint, layout, set) };
         state
             .hooks
             .post_call_record_cmd_bind_descriptor_buffer_embedded_samplers_ext(
@@ -13703,7 +13814,10 @@ unsafe extern "system" fn vkCmdBindDescriptorBuffersEXT<L: Registered>(
         let Some(next) = state.next.vkCmdBindDescriptorBuffersEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, bufferCount, pBindingInfos) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, bufferCount, pBindingInfos) };
         state
             .hooks
             .post_call_record_cmd_bind_descriptor_buffers_ext(
@@ -13761,9 +13875,12 @@ unsafe extern "system" fn vkCmdBindDescriptorSets<L: Registered>(
         let Some(next) = state.next.vkCmdBindDescriptorSets else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 pipelineBindPoint,
                 layout,
                 firstSet,
@@ -13817,7 +13934,10 @@ unsafe extern "system" fn vkCmdBindDescriptorSets2<L: Registered>(
         let Some(next) = state.next.vkCmdBindDescriptorSets2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pBindDescriptorSetsInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pBindDescriptorSetsInfo) };
         state
             .hooks
             .post_call_record_cmd_bind_descriptor_sets2(
@@ -13862,7 +13982,10 @@ unsafe extern "system" fn vkCmdBindIndexBuffer<L: Registered>(
         let Some(next) = state.next.vkCmdBindIndexBuffer else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, buffer, offset, indexType) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buffer, offset, indexType) };
         state
             .hooks
             .post_call_record_cmd_bind_index_buffer(
@@ -13912,7 +14035,10 @@ unsafe extern "system" fn vkCmdBindIndexBuffer2<L: Registered>(
         let Some(next) = state.next.vkCmdBindIndexBuffer2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, buffer, offset, size, indexType) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buffer, offset, size, indexType) };
         state
             .hooks
             .post_call_record_cmd_bind_index_buffer2(
@@ -13954,7 +14080,10 @@ unsafe extern "system" fn vkCmdBindIndexBuffer3KHR<L: Registered>(
         let Some(next) = state.next.vkCmdBindIndexBuffer3KHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_cmd_bind_index_buffer3_khr(
@@ -13996,7 +14125,10 @@ unsafe extern "system" fn vkCmdBindInvocationMaskHUAWEI<L: Registered>(
         let Some(next) = state.next.vkCmdBindInvocationMaskHUAWEI else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, imageView, imageLayout) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, imageView, imageLayout) };
         state
             .hooks
             .post_call_record_cmd_bind_invocation_mask_huawei(
@@ -14039,7 +14171,10 @@ unsafe extern "system" fn vkCmdBindPipeline<L: Registered>(
         let Some(next) = state.next.vkCmdBindPipeline else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pipelineBindPoint, pipeline) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipelineBindPoint, pipeline) };
         state
             .hooks
             .post_call_record_cmd_bind_pipeline(
@@ -14085,7 +14220,10 @@ unsafe extern "system" fn vkCmdBindPipelineShaderGroupNV<L: Registered>(
         let Some(next) = state.next.vkCmdBindPipelineShaderGroupNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pipelineBindPoint, pipeline, groupIndex) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipelineBindPoint, pipeline, groupIndex) };
         state
             .hooks
             .post_call_record_cmd_bind_pipeline_shader_group_nv(
@@ -14126,7 +14264,10 @@ unsafe extern "system" fn vkCmdBindResourceHeapEXT<L: Registered>(
         let Some(next) = state.next.vkCmdBindResourceHeapEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pBindInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pBindInfo) };
         state
             .hooks
             .post_call_record_cmd_bind_resource_heap_ext(
@@ -14165,7 +14306,10 @@ unsafe extern "system" fn vkCmdBindSamplerHeapEXT<L: Registered>(
         let Some(next) = state.next.vkCmdBindSamplerHeapEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pBindInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pBindInfo) };
         state
             .hooks
             .post_call_record_cmd_bind_sampler_heap_ext(
@@ -14210,7 +14354,10 @@ unsafe extern "system" fn vkCmdBindShadersEXT<L: Registered>(
         let Some(next) = state.next.vkCmdBindShadersEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, stageCount, pStages, pShaders) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, stageCount, pStages, pShaders) };
         state
             .hooks
             .post_call_record_cmd_bind_shaders_ext(
@@ -14254,7 +14401,10 @@ unsafe extern "system" fn vkCmdBindShadingRateImageNV<L: Registered>(
         let Some(next) = state.next.vkCmdBindShadingRateImageNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, imageView, imageLayout) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, imageView, imageLayout) };
         state
             .hooks
             .post_call_record_cmd_bind_shading_rate_image_nv(
@@ -14294,7 +14444,10 @@ unsafe extern "system" fn vkCmdBindTileMemoryQCOM<L: Registered>(
         let Some(next) = state.next.vkCmdBindTileMemoryQCOM else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pTileMemoryBindInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pTileMemoryBindInfo) };
         state
             .hooks
             .post_call_record_cmd_bind_tile_memory_qcom(
@@ -14339,7 +14492,10 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffers2EXT<L: Registered>(
         let Some(next) = state.next.vkCmdBindTransformFeedbackBuffers2EXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, firstBinding, bindingCount, pBindingInfos) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, firstBinding, bindingCount, pBindingInfos) };
         state
             .hooks
             .post_call_record_cmd_bind_transform_feedback_buffers2_ext(
@@ -14392,9 +14548,10 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffersEXT<L: Registered>(
         let Some(next) = state.next.vkCmdBindTransformFeedbackBuffersEXT else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(commandBuffer, firstBinding, bindingCount, pBuffers, pOffsets, pSizes)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, firstBinding, bindingCount, pBuffers, pOffsets, pSizes) };
         state
             .hooks
             .post_call_record_cmd_bind_transform_feedback_buffers_ext(
@@ -14446,7 +14603,10 @@ unsafe extern "system" fn vkCmdBindVertexBuffers<L: Registered>(
         let Some(next) = state.next.vkCmdBindVertexBuffers else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, firstBinding, bindingCount, pBuffers, pOffsets) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, firstBinding, bindingCount, pBuffers, pOffsets) };
         state
             .hooks
             .post_call_record_cmd_bind_vertex_buffers(
@@ -14503,16 +14663,11 @@ unsafe extern "system" fn vkCmdBindVertexBuffers2<L: Registered>(
         let Some(next) = state.next.vkCmdBindVertexBuffers2 else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                commandBuffer,
-                firstBinding,
-                bindingCount,
-                pBuffers,
-                pOffsets,
-                pSizes,
-                pStrides,
-            )
+            next(down, firstBinding, bindingCount, pBuffers, pOffsets, pSizes, pStrides)
         };
         state
             .hooks
@@ -14563,7 +14718,10 @@ unsafe extern "system" fn vkCmdBindVertexBuffers3KHR<L: Registered>(
         let Some(next) = state.next.vkCmdBindVertexBuffers3KHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, firstBinding, bindingCount, pBindingInfos) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, firstBinding, bindingCount, pBindingInfos) };
         state
             .hooks
             .post_call_record_cmd_bind_vertex_buffers3_khr(
@@ -14620,9 +14778,12 @@ unsafe extern "system" fn vkCmdBlitImage<L: Registered>(
                 filter,
             );
         let Some(next) = state.next.vkCmdBlitImage else { return Fallback::fallback() };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 srcImage,
                 srcImageLayout,
                 dstImage,
@@ -14670,7 +14831,10 @@ unsafe extern "system" fn vkCmdBlitImage2<L: Registered>(
             .hooks
             .pre_call_record_cmd_blit_image2(&state.next, commandBuffer, pBlitImageInfo);
         let Some(next) = state.next.vkCmdBlitImage2 else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, pBlitImageInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pBlitImageInfo) };
         state
             .hooks
             .post_call_record_cmd_blit_image2(
@@ -14730,9 +14894,12 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructureNV<L: Registered>(
         let Some(next) = state.next.vkCmdBuildAccelerationStructureNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 pInfo,
                 instanceData,
                 instanceOffset,
@@ -14800,9 +14967,12 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR<L: Registe
         let Some(next) = state.next.vkCmdBuildAccelerationStructuresIndirectKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 infoCount,
                 pInfos,
                 pIndirectDeviceAddresses,
@@ -14858,7 +15028,10 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresKHR<L: Registered>(
         let Some(next) = state.next.vkCmdBuildAccelerationStructuresKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, infoCount, pInfos, ppBuildRangeInfos) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, infoCount, pInfos, ppBuildRangeInfos) };
         state
             .hooks
             .post_call_record_cmd_build_acceleration_structures_khr(
@@ -14900,7 +15073,10 @@ unsafe extern "system" fn vkCmdBuildClusterAccelerationStructureIndirectNV<
             );
         let Some(next) = state.next.vkCmdBuildClusterAccelerationStructureIndirectNV
         else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, pCommandInfos) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCommandInfos) };
         state
             .hooks
             .post_call_record_cmd_build_cluster_acceleration_structure_indirect_nv(
@@ -14942,7 +15118,10 @@ unsafe extern "system" fn vkCmdBuildMicromapsEXT<L: Registered>(
         let Some(next) = state.next.vkCmdBuildMicromapsEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, infoCount, pInfos) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, infoCount, pInfos) };
         state
             .hooks
             .post_call_record_cmd_build_micromaps_ext(
@@ -14982,7 +15161,10 @@ unsafe extern "system" fn vkCmdBuildPartitionedAccelerationStructuresNV<L: Regis
         let Some(next) = state.next.vkCmdBuildPartitionedAccelerationStructuresNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pBuildInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pBuildInfo) };
         state
             .hooks
             .post_call_record_cmd_build_partitioned_acceleration_structures_nv(
@@ -15030,7 +15212,10 @@ unsafe extern "system" fn vkCmdClearAttachments<L: Registered>(
         let Some(next) = state.next.vkCmdClearAttachments else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, attachmentCount, pAttachments, rectCount, pRects) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, attachmentCount, pAttachments, rectCount, pRects) };
         state
             .hooks
             .post_call_record_cmd_clear_attachments(
@@ -15084,7 +15269,10 @@ unsafe extern "system" fn vkCmdClearColorImage<L: Registered>(
         let Some(next) = state.next.vkCmdClearColorImage else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, image, imageLayout, pColor, rangeCount, pRanges) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, image, imageLayout, pColor, rangeCount, pRanges) };
         state
             .hooks
             .post_call_record_cmd_clear_color_image(
@@ -15139,9 +15327,10 @@ unsafe extern "system" fn vkCmdClearDepthStencilImage<L: Registered>(
         let Some(next) = state.next.vkCmdClearDepthStencilImage else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(commandBuffer, image, imageLayout, pDepthStencil, rangeCount, pRanges)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, image, imageLayout, pDepthStencil, rangeCount, pRanges) };
         state
             .hooks
             .post_call_record_cmd_clear_depth_stencil_image(
@@ -15184,7 +15373,10 @@ unsafe extern "system" fn vkCmdControlVideoCodingKHR<L: Registered>(
         let Some(next) = state.next.vkCmdControlVideoCodingKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCodingControlInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCodingControlInfo) };
         state
             .hooks
             .post_call_record_cmd_control_video_coding_khr(
@@ -15226,7 +15418,10 @@ unsafe extern "system" fn vkCmdConvertCooperativeVectorMatrixNV<L: Registered>(
         let Some(next) = state.next.vkCmdConvertCooperativeVectorMatrixNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, infoCount, pInfos) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, infoCount, pInfos) };
         state
             .hooks
             .post_call_record_cmd_convert_cooperative_vector_matrix_nv(
@@ -15266,7 +15461,10 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureKHR<L: Registered>(
         let Some(next) = state.next.vkCmdCopyAccelerationStructureKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_acceleration_structure_khr(
@@ -15311,7 +15509,10 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureNV<L: Registered>(
         let Some(next) = state.next.vkCmdCopyAccelerationStructureNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, dst, src, mode) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, dst, src, mode) };
         state
             .hooks
             .post_call_record_cmd_copy_acceleration_structure_nv(
@@ -15352,7 +15553,10 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureToMemoryKHR<L: Registere
         let Some(next) = state.next.vkCmdCopyAccelerationStructureToMemoryKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_acceleration_structure_to_memory_khr(
@@ -15398,7 +15602,10 @@ unsafe extern "system" fn vkCmdCopyBuffer<L: Registered>(
                 pRegions,
             );
         let Some(next) = state.next.vkCmdCopyBuffer else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, srcBuffer, dstBuffer, regionCount, pRegions) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, srcBuffer, dstBuffer, regionCount, pRegions) };
         state
             .hooks
             .post_call_record_cmd_copy_buffer(
@@ -15440,7 +15647,10 @@ unsafe extern "system" fn vkCmdCopyBuffer2<L: Registered>(
         let Some(next) = state.next.vkCmdCopyBuffer2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCopyBufferInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCopyBufferInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_buffer2(
@@ -15491,15 +15701,11 @@ unsafe extern "system" fn vkCmdCopyBufferToImage<L: Registered>(
         let Some(next) = state.next.vkCmdCopyBufferToImage else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                commandBuffer,
-                srcBuffer,
-                dstImage,
-                dstImageLayout,
-                regionCount,
-                pRegions,
-            )
+            next(down, srcBuffer, dstImage, dstImageLayout, regionCount, pRegions)
         };
         state
             .hooks
@@ -15543,7 +15749,10 @@ unsafe extern "system" fn vkCmdCopyBufferToImage2<L: Registered>(
         let Some(next) = state.next.vkCmdCopyBufferToImage2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCopyBufferToImageInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCopyBufferToImageInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_buffer_to_image2(
@@ -15582,7 +15791,10 @@ unsafe extern "system" fn vkCmdCopyGpaSessionResultsAMD<L: Registered>(
         let Some(next) = state.next.vkCmdCopyGpaSessionResultsAMD else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, gpaSession) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, gpaSession) };
         state
             .hooks
             .post_call_record_cmd_copy_gpa_session_results_amd(
@@ -15634,9 +15846,12 @@ unsafe extern "system" fn vkCmdCopyImage<L: Registered>(
                 pRegions,
             );
         let Some(next) = state.next.vkCmdCopyImage else { return Fallback::fallback() };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 srcImage,
                 srcImageLayout,
                 dstImage,
@@ -15682,7 +15897,10 @@ unsafe extern "system" fn vkCmdCopyImage2<L: Registered>(
             .hooks
             .pre_call_record_cmd_copy_image2(&state.next, commandBuffer, pCopyImageInfo);
         let Some(next) = state.next.vkCmdCopyImage2 else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, pCopyImageInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCopyImageInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_image2(
@@ -15733,15 +15951,11 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer<L: Registered>(
         let Some(next) = state.next.vkCmdCopyImageToBuffer else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                commandBuffer,
-                srcImage,
-                srcImageLayout,
-                dstBuffer,
-                regionCount,
-                pRegions,
-            )
+            next(down, srcImage, srcImageLayout, dstBuffer, regionCount, pRegions)
         };
         state
             .hooks
@@ -15785,7 +15999,10 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer2<L: Registered>(
         let Some(next) = state.next.vkCmdCopyImageToBuffer2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCopyImageToBufferInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCopyImageToBufferInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_image_to_buffer2(
@@ -15824,7 +16041,10 @@ unsafe extern "system" fn vkCmdCopyImageToMemoryKHR<L: Registered>(
         let Some(next) = state.next.vkCmdCopyImageToMemoryKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCopyMemoryInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCopyMemoryInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_image_to_memory_khr(
@@ -15863,7 +16083,10 @@ unsafe extern "system" fn vkCmdCopyMemoryIndirectKHR<L: Registered>(
         let Some(next) = state.next.vkCmdCopyMemoryIndirectKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCopyMemoryIndirectInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCopyMemoryIndirectInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_memory_indirect_khr(
@@ -15908,7 +16131,10 @@ unsafe extern "system" fn vkCmdCopyMemoryIndirectNV<L: Registered>(
         let Some(next) = state.next.vkCmdCopyMemoryIndirectNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, copyBufferAddress, copyCount, stride) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, copyBufferAddress, copyCount, stride) };
         state
             .hooks
             .post_call_record_cmd_copy_memory_indirect_nv(
@@ -15949,7 +16175,10 @@ unsafe extern "system" fn vkCmdCopyMemoryKHR<L: Registered>(
         let Some(next) = state.next.vkCmdCopyMemoryKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCopyMemoryInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCopyMemoryInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_memory_khr(
@@ -15988,7 +16217,10 @@ unsafe extern "system" fn vkCmdCopyMemoryToAccelerationStructureKHR<L: Registere
         let Some(next) = state.next.vkCmdCopyMemoryToAccelerationStructureKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_memory_to_acceleration_structure_khr(
@@ -16027,7 +16259,10 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectKHR<L: Registered>(
         let Some(next) = state.next.vkCmdCopyMemoryToImageIndirectKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCopyMemoryToImageIndirectInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCopyMemoryToImageIndirectInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_memory_to_image_indirect_khr(
@@ -16081,9 +16316,12 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectNV<L: Registered>(
         let Some(next) = state.next.vkCmdCopyMemoryToImageIndirectNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 copyBufferAddress,
                 copyCount,
                 stride,
@@ -16135,7 +16373,10 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageKHR<L: Registered>(
         let Some(next) = state.next.vkCmdCopyMemoryToImageKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCopyMemoryInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCopyMemoryInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_memory_to_image_khr(
@@ -16174,7 +16415,10 @@ unsafe extern "system" fn vkCmdCopyMemoryToMicromapEXT<L: Registered>(
         let Some(next) = state.next.vkCmdCopyMemoryToMicromapEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_memory_to_micromap_ext(
@@ -16205,7 +16449,10 @@ unsafe extern "system" fn vkCmdCopyMicromapEXT<L: Registered>(
         let Some(next) = state.next.vkCmdCopyMicromapEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_micromap_ext(&state.next, commandBuffer, pInfo);
@@ -16240,7 +16487,10 @@ unsafe extern "system" fn vkCmdCopyMicromapToMemoryEXT<L: Registered>(
         let Some(next) = state.next.vkCmdCopyMicromapToMemoryEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_micromap_to_memory_ext(
@@ -16297,9 +16547,12 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResults<L: Registered>(
         let Some(next) = state.next.vkCmdCopyQueryPoolResults else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 queryPool,
                 firstQuery,
                 queryCount,
@@ -16368,9 +16621,12 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResultsToMemoryKHR<L: Registered>(
         let Some(next) = state.next.vkCmdCopyQueryPoolResultsToMemoryKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 queryPool,
                 firstQuery,
                 queryCount,
@@ -16422,7 +16678,10 @@ unsafe extern "system" fn vkCmdCopyTensorARM<L: Registered>(
         let Some(next) = state.next.vkCmdCopyTensorARM else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCopyTensorInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCopyTensorInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_tensor_arm(
@@ -16461,7 +16720,10 @@ unsafe extern "system" fn vkCmdCuLaunchKernelNVX<L: Registered>(
         let Some(next) = state.next.vkCmdCuLaunchKernelNVX else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pLaunchInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pLaunchInfo) };
         state
             .hooks
             .post_call_record_cmd_cu_launch_kernel_nvx(
@@ -16500,7 +16762,10 @@ unsafe extern "system" fn vkCmdCudaLaunchKernelNV<L: Registered>(
         let Some(next) = state.next.vkCmdCudaLaunchKernelNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pLaunchInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pLaunchInfo) };
         state
             .hooks
             .post_call_record_cmd_cuda_launch_kernel_nv(
@@ -16539,7 +16804,10 @@ unsafe extern "system" fn vkCmdDebugMarkerBeginEXT<L: Registered>(
         let Some(next) = state.next.vkCmdDebugMarkerBeginEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pMarkerInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pMarkerInfo) };
         state
             .hooks
             .post_call_record_cmd_debug_marker_begin_ext(
@@ -16567,7 +16835,10 @@ unsafe extern "system" fn vkCmdDebugMarkerEndEXT<L: Registered>(
         let Some(next) = state.next.vkCmdDebugMarkerEndEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
         state
             .hooks
             .post_call_record_cmd_debug_marker_end_ext(&state.next, commandBuffer);
@@ -16602,7 +16873,10 @@ unsafe extern "system" fn vkCmdDebugMarkerInsertEXT<L: Registered>(
         let Some(next) = state.next.vkCmdDebugMarkerInsertEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pMarkerInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pMarkerInfo) };
         state
             .hooks
             .post_call_record_cmd_debug_marker_insert_ext(
@@ -16641,7 +16915,10 @@ unsafe extern "system" fn vkCmdDecodeVideoKHR<L: Registered>(
         let Some(next) = state.next.vkCmdDecodeVideoKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pDecodeInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pDecodeInfo) };
         state
             .hooks
             .post_call_record_cmd_decode_video_khr(
@@ -16680,7 +16957,10 @@ unsafe extern "system" fn vkCmdDecompressMemoryEXT<L: Registered>(
         let Some(next) = state.next.vkCmdDecompressMemoryEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pDecompressMemoryInfoEXT) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pDecompressMemoryInfoEXT) };
         state
             .hooks
             .post_call_record_cmd_decompress_memory_ext(
@@ -16731,9 +17011,12 @@ unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountEXT<L: Registered>(
         let Some(next) = state.next.vkCmdDecompressMemoryIndirectCountEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 decompressionMethod,
                 indirectCommandsAddress,
                 indirectCommandsCountAddress,
@@ -16789,13 +17072,11 @@ unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountNV<L: Registered>(
         let Some(next) = state.next.vkCmdDecompressMemoryIndirectCountNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                commandBuffer,
-                indirectCommandsAddress,
-                indirectCommandsCountAddress,
-                stride,
-            )
+            next(down, indirectCommandsAddress, indirectCommandsCountAddress, stride)
         };
         state
             .hooks
@@ -16840,7 +17121,10 @@ unsafe extern "system" fn vkCmdDecompressMemoryNV<L: Registered>(
         let Some(next) = state.next.vkCmdDecompressMemoryNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, decompressRegionCount, pDecompressMemoryRegions) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, decompressRegionCount, pDecompressMemoryRegions) };
         state
             .hooks
             .post_call_record_cmd_decompress_memory_nv(
@@ -16884,7 +17168,10 @@ unsafe extern "system" fn vkCmdDispatch<L: Registered>(
                 groupCountZ,
             );
         let Some(next) = state.next.vkCmdDispatch else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, groupCountX, groupCountY, groupCountZ) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, groupCountX, groupCountY, groupCountZ) };
         state
             .hooks
             .post_call_record_cmd_dispatch(
@@ -16940,9 +17227,12 @@ unsafe extern "system" fn vkCmdDispatchBase<L: Registered>(
         let Some(next) = state.next.vkCmdDispatchBase else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 baseGroupX,
                 baseGroupY,
                 baseGroupZ,
@@ -16997,7 +17287,10 @@ unsafe extern "system" fn vkCmdDispatchDataGraphARM<L: Registered>(
         let Some(next) = state.next.vkCmdDispatchDataGraphARM else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, session, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, session, pInfo) };
         state
             .hooks
             .post_call_record_cmd_dispatch_data_graph_arm(
@@ -17043,7 +17336,10 @@ unsafe extern "system" fn vkCmdDispatchGraphAMDX<L: Registered>(
         let Some(next) = state.next.vkCmdDispatchGraphAMDX else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, scratch, scratchSize, pCountInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, scratch, scratchSize, pCountInfo) };
         state
             .hooks
             .post_call_record_cmd_dispatch_graph_amdx(
@@ -17090,7 +17386,10 @@ unsafe extern "system" fn vkCmdDispatchGraphIndirectAMDX<L: Registered>(
         let Some(next) = state.next.vkCmdDispatchGraphIndirectAMDX else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, scratch, scratchSize, pCountInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, scratch, scratchSize, pCountInfo) };
         state
             .hooks
             .post_call_record_cmd_dispatch_graph_indirect_amdx(
@@ -17137,7 +17436,10 @@ unsafe extern "system" fn vkCmdDispatchGraphIndirectCountAMDX<L: Registered>(
         let Some(next) = state.next.vkCmdDispatchGraphIndirectCountAMDX else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, scratch, scratchSize, countInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, scratch, scratchSize, countInfo) };
         state
             .hooks
             .post_call_record_cmd_dispatch_graph_indirect_count_amdx(
@@ -17181,7 +17483,10 @@ unsafe extern "system" fn vkCmdDispatchIndirect<L: Registered>(
         let Some(next) = state.next.vkCmdDispatchIndirect else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, buffer, offset) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buffer, offset) };
         state
             .hooks
             .post_call_record_cmd_dispatch_indirect(
@@ -17221,7 +17526,10 @@ unsafe extern "system" fn vkCmdDispatchIndirect2KHR<L: Registered>(
         let Some(next) = state.next.vkCmdDispatchIndirect2KHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_cmd_dispatch_indirect2_khr(
@@ -17260,7 +17568,10 @@ unsafe extern "system" fn vkCmdDispatchTileQCOM<L: Registered>(
         let Some(next) = state.next.vkCmdDispatchTileQCOM else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pDispatchTileInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pDispatchTileInfo) };
         state
             .hooks
             .post_call_record_cmd_dispatch_tile_qcom(
@@ -17306,9 +17617,10 @@ unsafe extern "system" fn vkCmdDraw<L: Registered>(
                 firstInstance,
             );
         let Some(next) = state.next.vkCmdDraw else { return Fallback::fallback() };
-        unsafe {
-            next(commandBuffer, vertexCount, instanceCount, firstVertex, firstInstance)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, vertexCount, instanceCount, firstVertex, firstInstance) };
         state
             .hooks
             .post_call_record_cmd_draw(
@@ -17356,7 +17668,10 @@ unsafe extern "system" fn vkCmdDrawClusterHUAWEI<L: Registered>(
         let Some(next) = state.next.vkCmdDrawClusterHUAWEI else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, groupCountX, groupCountY, groupCountZ) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, groupCountX, groupCountY, groupCountZ) };
         state
             .hooks
             .post_call_record_cmd_draw_cluster_huawei(
@@ -17400,7 +17715,10 @@ unsafe extern "system" fn vkCmdDrawClusterIndirectHUAWEI<L: Registered>(
         let Some(next) = state.next.vkCmdDrawClusterIndirectHUAWEI else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, buffer, offset) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buffer, offset) };
         state
             .hooks
             .post_call_record_cmd_draw_cluster_indirect_huawei(
@@ -17452,9 +17770,12 @@ unsafe extern "system" fn vkCmdDrawIndexed<L: Registered>(
         let Some(next) = state.next.vkCmdDrawIndexed else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 indexCount,
                 instanceCount,
                 firstIndex,
@@ -17513,7 +17834,10 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirect<L: Registered>(
         let Some(next) = state.next.vkCmdDrawIndexedIndirect else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, buffer, offset, drawCount, stride) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buffer, offset, drawCount, stride) };
         state
             .hooks
             .post_call_record_cmd_draw_indexed_indirect(
@@ -17555,7 +17879,10 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirect2KHR<L: Registered>(
         let Some(next) = state.next.vkCmdDrawIndexedIndirect2KHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_cmd_draw_indexed_indirect2_khr(
@@ -17609,9 +17936,12 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirectCount<L: Registered>(
         let Some(next) = state.next.vkCmdDrawIndexedIndirectCount else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 buffer,
                 offset,
                 countBuffer,
@@ -17663,7 +17993,10 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirectCount2KHR<L: Registered>(
         let Some(next) = state.next.vkCmdDrawIndexedIndirectCount2KHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_cmd_draw_indexed_indirect_count2_khr(
@@ -17711,7 +18044,10 @@ unsafe extern "system" fn vkCmdDrawIndirect<L: Registered>(
         let Some(next) = state.next.vkCmdDrawIndirect else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, buffer, offset, drawCount, stride) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buffer, offset, drawCount, stride) };
         state
             .hooks
             .post_call_record_cmd_draw_indirect(
@@ -17745,7 +18081,10 @@ unsafe extern "system" fn vkCmdDrawIndirect2KHR<L: Registered>(
         let Some(next) = state.next.vkCmdDrawIndirect2KHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_cmd_draw_indirect2_khr(&state.next, commandBuffer, pInfo);
@@ -17792,9 +18131,12 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCount2EXT<L: Registered>(
         let Some(next) = state.next.vkCmdDrawIndirectByteCount2EXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 instanceCount,
                 firstInstance,
                 pCounterInfo,
@@ -17859,9 +18201,12 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCountEXT<L: Registered>(
         let Some(next) = state.next.vkCmdDrawIndirectByteCountEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 instanceCount,
                 firstInstance,
                 counterBuffer,
@@ -17928,9 +18273,12 @@ unsafe extern "system" fn vkCmdDrawIndirectCount<L: Registered>(
         let Some(next) = state.next.vkCmdDrawIndirectCount else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 buffer,
                 offset,
                 countBuffer,
@@ -17982,7 +18330,10 @@ unsafe extern "system" fn vkCmdDrawIndirectCount2KHR<L: Registered>(
         let Some(next) = state.next.vkCmdDrawIndirectCount2KHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_cmd_draw_indirect_count2_khr(
@@ -18027,7 +18378,10 @@ unsafe extern "system" fn vkCmdDrawMeshTasksEXT<L: Registered>(
         let Some(next) = state.next.vkCmdDrawMeshTasksEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, groupCountX, groupCountY, groupCountZ) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, groupCountX, groupCountY, groupCountZ) };
         state
             .hooks
             .post_call_record_cmd_draw_mesh_tasks_ext(
@@ -18068,7 +18422,10 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirect2EXT<L: Registered>(
         let Some(next) = state.next.vkCmdDrawMeshTasksIndirect2EXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_cmd_draw_mesh_tasks_indirect2_ext(
@@ -18107,7 +18464,10 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCount2EXT<L: Registered>(
         let Some(next) = state.next.vkCmdDrawMeshTasksIndirectCount2EXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_cmd_draw_mesh_tasks_indirect_count2_ext(
@@ -18161,9 +18521,12 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountEXT<L: Registered>(
         let Some(next) = state.next.vkCmdDrawMeshTasksIndirectCountEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 buffer,
                 offset,
                 countBuffer,
@@ -18230,9 +18593,12 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountNV<L: Registered>(
         let Some(next) = state.next.vkCmdDrawMeshTasksIndirectCountNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 buffer,
                 offset,
                 countBuffer,
@@ -18293,7 +18659,10 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectEXT<L: Registered>(
         let Some(next) = state.next.vkCmdDrawMeshTasksIndirectEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, buffer, offset, drawCount, stride) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buffer, offset, drawCount, stride) };
         state
             .hooks
             .post_call_record_cmd_draw_mesh_tasks_indirect_ext(
@@ -18344,7 +18713,10 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectNV<L: Registered>(
         let Some(next) = state.next.vkCmdDrawMeshTasksIndirectNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, buffer, offset, drawCount, stride) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buffer, offset, drawCount, stride) };
         state
             .hooks
             .post_call_record_cmd_draw_mesh_tasks_indirect_nv(
@@ -18389,7 +18761,10 @@ unsafe extern "system" fn vkCmdDrawMeshTasksNV<L: Registered>(
         let Some(next) = state.next.vkCmdDrawMeshTasksNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, taskCount, firstTask) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, taskCount, firstTask) };
         state
             .hooks
             .post_call_record_cmd_draw_mesh_tasks_nv(
@@ -18441,15 +18816,11 @@ unsafe extern "system" fn vkCmdDrawMultiEXT<L: Registered>(
         let Some(next) = state.next.vkCmdDrawMultiEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                commandBuffer,
-                drawCount,
-                pVertexInfo,
-                instanceCount,
-                firstInstance,
-                stride,
-            )
+            next(down, drawCount, pVertexInfo, instanceCount, firstInstance, stride)
         };
         state
             .hooks
@@ -18508,9 +18879,12 @@ unsafe extern "system" fn vkCmdDrawMultiIndexedEXT<L: Registered>(
         let Some(next) = state.next.vkCmdDrawMultiIndexedEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 drawCount,
                 pIndexInfo,
                 instanceCount,
@@ -18562,7 +18936,10 @@ unsafe extern "system" fn vkCmdEncodeVideoKHR<L: Registered>(
         let Some(next) = state.next.vkCmdEncodeVideoKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pEncodeInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pEncodeInfo) };
         state
             .hooks
             .post_call_record_cmd_encode_video_khr(
@@ -18598,7 +18975,10 @@ unsafe extern "system" fn vkCmdEndConditionalRenderingEXT<L: Registered>(
         let Some(next) = state.next.vkCmdEndConditionalRenderingEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
         state
             .hooks
             .post_call_record_cmd_end_conditional_rendering_ext(
@@ -18627,7 +19007,10 @@ unsafe extern "system" fn vkCmdEndDebugUtilsLabelEXT<L: Registered>(
         let Some(next) = state.next.vkCmdEndDebugUtilsLabelEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
         state
             .hooks
             .post_call_record_cmd_end_debug_utils_label_ext(&state.next, commandBuffer);
@@ -18665,7 +19048,10 @@ unsafe extern "system" fn vkCmdEndGpaSampleAMD<L: Registered>(
         let Some(next) = state.next.vkCmdEndGpaSampleAMD else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, gpaSession, sampleID) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, gpaSession, sampleID) };
         state
             .hooks
             .post_call_record_cmd_end_gpa_sample_amd(
@@ -18705,7 +19091,10 @@ unsafe extern "system" fn vkCmdEndGpaSessionAMD<L: Registered>(
         let Some(next) = state.next.vkCmdEndGpaSessionAMD else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(commandBuffer, gpaSession) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, gpaSession) };
         state
             .hooks
             .post_call_record_cmd_end_gpa_session_amd(
@@ -18746,7 +19135,10 @@ unsafe extern "system" fn vkCmdEndPerTileExecutionQCOM<L: Registered>(
         let Some(next) = state.next.vkCmdEndPerTileExecutionQCOM else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pPerTileEndInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pPerTileEndInfo) };
         state
             .hooks
             .post_call_record_cmd_end_per_tile_execution_qcom(
@@ -18781,7 +19173,10 @@ unsafe extern "system" fn vkCmdEndQuery<L: Registered>(
             .hooks
             .pre_call_record_cmd_end_query(&state.next, commandBuffer, queryPool, query);
         let Some(next) = state.next.vkCmdEndQuery else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, queryPool, query) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, queryPool, query) };
         state
             .hooks
             .post_call_record_cmd_end_query(
@@ -18827,7 +19222,10 @@ unsafe extern "system" fn vkCmdEndQueryIndexedEXT<L: Registered>(
         let Some(next) = state.next.vkCmdEndQueryIndexedEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, queryPool, query, index) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, queryPool, query, index) };
         state
             .hooks
             .post_call_record_cmd_end_query_indexed_ext(
@@ -18857,7 +19255,10 @@ unsafe extern "system" fn vkCmdEndRenderPass<L: Registered>(
         let Some(next) = state.next.vkCmdEndRenderPass else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
         state.hooks.post_call_record_cmd_end_render_pass(&state.next, commandBuffer);
     })
 }
@@ -18890,7 +19291,10 @@ unsafe extern "system" fn vkCmdEndRenderPass2<L: Registered>(
         let Some(next) = state.next.vkCmdEndRenderPass2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pSubpassEndInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pSubpassEndInfo) };
         state
             .hooks
             .post_call_record_cmd_end_render_pass2(
@@ -18918,7 +19322,10 @@ unsafe extern "system" fn vkCmdEndRendering<L: Registered>(
         let Some(next) = state.next.vkCmdEndRendering else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
         state.hooks.post_call_record_cmd_end_rendering(&state.next, commandBuffer);
     })
 }
@@ -18951,7 +19358,10 @@ unsafe extern "system" fn vkCmdEndRendering2KHR<L: Registered>(
         let Some(next) = state.next.vkCmdEndRendering2KHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pRenderingEndInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pRenderingEndInfo) };
         state
             .hooks
             .post_call_record_cmd_end_rendering2_khr(
@@ -18987,7 +19397,10 @@ unsafe extern "system" fn vkCmdEndShaderInstrumentationARM<L: Registered>(
         let Some(next) = state.next.vkCmdEndShaderInstrumentationARM else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
         state
             .hooks
             .post_call_record_cmd_end_shader_instrumentation_arm(
@@ -19031,9 +19444,10 @@ unsafe extern "system" fn vkCmdEndTransformFeedback2EXT<L: Registered>(
         let Some(next) = state.next.vkCmdEndTransformFeedback2EXT else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(commandBuffer, firstCounterRange, counterRangeCount, pCounterInfos)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, firstCounterRange, counterRangeCount, pCounterInfos) };
         state
             .hooks
             .post_call_record_cmd_end_transform_feedback2_ext(
@@ -19083,9 +19497,12 @@ unsafe extern "system" fn vkCmdEndTransformFeedbackEXT<L: Registered>(
         let Some(next) = state.next.vkCmdEndTransformFeedbackEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 firstCounterBuffer,
                 counterBufferCount,
                 pCounterBuffers,
@@ -19133,7 +19550,10 @@ unsafe extern "system" fn vkCmdEndVideoCodingKHR<L: Registered>(
         let Some(next) = state.next.vkCmdEndVideoCodingKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pEndCodingInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pEndCodingInfo) };
         state
             .hooks
             .post_call_record_cmd_end_video_coding_khr(
@@ -19175,7 +19595,10 @@ unsafe extern "system" fn vkCmdExecuteCommands<L: Registered>(
         let Some(next) = state.next.vkCmdExecuteCommands else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, commandBufferCount, pCommandBuffers) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, commandBufferCount, pCommandBuffers) };
         state
             .hooks
             .post_call_record_cmd_execute_commands(
@@ -19218,7 +19641,10 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsEXT<L: Registered>(
         let Some(next) = state.next.vkCmdExecuteGeneratedCommandsEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, isPreprocessed, pGeneratedCommandsInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, isPreprocessed, pGeneratedCommandsInfo) };
         state
             .hooks
             .post_call_record_cmd_execute_generated_commands_ext(
@@ -19261,7 +19687,10 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsNV<L: Registered>(
         let Some(next) = state.next.vkCmdExecuteGeneratedCommandsNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, isPreprocessed, pGeneratedCommandsInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, isPreprocessed, pGeneratedCommandsInfo) };
         state
             .hooks
             .post_call_record_cmd_execute_generated_commands_nv(
@@ -19308,7 +19737,10 @@ unsafe extern "system" fn vkCmdFillBuffer<L: Registered>(
                 data,
             );
         let Some(next) = state.next.vkCmdFillBuffer else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, dstBuffer, dstOffset, size, data) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, dstBuffer, dstOffset, size, data) };
         state
             .hooks
             .post_call_record_cmd_fill_buffer(
@@ -19356,7 +19788,10 @@ unsafe extern "system" fn vkCmdFillMemoryKHR<L: Registered>(
         let Some(next) = state.next.vkCmdFillMemoryKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pDstRange, dstFlags, data) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pDstRange, dstFlags, data) };
         state
             .hooks
             .post_call_record_cmd_fill_memory_khr(
@@ -19403,7 +19838,10 @@ unsafe extern "system" fn vkCmdInitializeGraphScratchMemoryAMDX<L: Registered>(
         let Some(next) = state.next.vkCmdInitializeGraphScratchMemoryAMDX else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, executionGraph, scratch, scratchSize) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, executionGraph, scratch, scratchSize) };
         state
             .hooks
             .post_call_record_cmd_initialize_graph_scratch_memory_amdx(
@@ -19444,7 +19882,10 @@ unsafe extern "system" fn vkCmdInsertDebugUtilsLabelEXT<L: Registered>(
         let Some(next) = state.next.vkCmdInsertDebugUtilsLabelEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pLabelInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pLabelInfo) };
         state
             .hooks
             .post_call_record_cmd_insert_debug_utils_label_ext(
@@ -19475,7 +19916,10 @@ unsafe extern "system" fn vkCmdNextSubpass<L: Registered>(
         let Some(next) = state.next.vkCmdNextSubpass else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, contents) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, contents) };
         state
             .hooks
             .post_call_record_cmd_next_subpass(&state.next, commandBuffer, contents);
@@ -19513,7 +19957,10 @@ unsafe extern "system" fn vkCmdNextSubpass2<L: Registered>(
         let Some(next) = state.next.vkCmdNextSubpass2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pSubpassBeginInfo, pSubpassEndInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pSubpassBeginInfo, pSubpassEndInfo) };
         state
             .hooks
             .post_call_record_cmd_next_subpass2(
@@ -19556,7 +20003,10 @@ unsafe extern "system" fn vkCmdOpticalFlowExecuteNV<L: Registered>(
         let Some(next) = state.next.vkCmdOpticalFlowExecuteNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, session, pExecuteInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, session, pExecuteInfo) };
         state
             .hooks
             .post_call_record_cmd_optical_flow_execute_nv(
@@ -19620,9 +20070,12 @@ unsafe extern "system" fn vkCmdPipelineBarrier<L: Registered>(
         let Some(next) = state.next.vkCmdPipelineBarrier else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 srcStageMask,
                 dstStageMask,
                 dependencyFlags,
@@ -19680,7 +20133,10 @@ unsafe extern "system" fn vkCmdPipelineBarrier2<L: Registered>(
         let Some(next) = state.next.vkCmdPipelineBarrier2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pDependencyInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pDependencyInfo) };
         state
             .hooks
             .post_call_record_cmd_pipeline_barrier2(
@@ -19722,7 +20178,10 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsEXT<L: Registered>(
         let Some(next) = state.next.vkCmdPreprocessGeneratedCommandsEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pGeneratedCommandsInfo, stateCommandBuffer) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pGeneratedCommandsInfo, stateCommandBuffer) };
         state
             .hooks
             .post_call_record_cmd_preprocess_generated_commands_ext(
@@ -19762,7 +20221,10 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsNV<L: Registered>(
         let Some(next) = state.next.vkCmdPreprocessGeneratedCommandsNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pGeneratedCommandsInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pGeneratedCommandsInfo) };
         state
             .hooks
             .post_call_record_cmd_preprocess_generated_commands_nv(
@@ -19813,7 +20275,10 @@ unsafe extern "system" fn vkCmdPushConstants<L: Registered>(
         let Some(next) = state.next.vkCmdPushConstants else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, layout, stageFlags, offset, size, pValues) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, layout, stageFlags, offset, size, pValues) };
         state
             .hooks
             .post_call_record_cmd_push_constants(
@@ -19856,7 +20321,10 @@ unsafe extern "system" fn vkCmdPushConstants2<L: Registered>(
         let Some(next) = state.next.vkCmdPushConstants2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pPushConstantsInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pPushConstantsInfo) };
         state
             .hooks
             .post_call_record_cmd_push_constants2(
@@ -19895,7 +20363,10 @@ unsafe extern "system" fn vkCmdPushDataEXT<L: Registered>(
         let Some(next) = state.next.vkCmdPushDataEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pPushDataInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pPushDataInfo) };
         state
             .hooks
             .post_call_record_cmd_push_data_ext(
@@ -19946,9 +20417,12 @@ unsafe extern "system" fn vkCmdPushDescriptorSet<L: Registered>(
         let Some(next) = state.next.vkCmdPushDescriptorSet else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 pipelineBindPoint,
                 layout,
                 set,
@@ -19998,7 +20472,10 @@ unsafe extern "system" fn vkCmdPushDescriptorSet2<L: Registered>(
         let Some(next) = state.next.vkCmdPushDescriptorSet2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pPushDescriptorSetInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pPushDescriptorSetInfo) };
         state
             .hooks
             .post_call_record_cmd_push_descriptor_set2(
@@ -20046,7 +20523,10 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate<L: Registered>(
         let Some(next) = state.next.vkCmdPushDescriptorSetWithTemplate else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, descriptorUpdateTemplate, layout, set, pData) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, descriptorUpdateTemplate, layout, set, pData) };
         state
             .hooks
             .post_call_record_cmd_push_descriptor_set_with_template(
@@ -20088,7 +20568,10 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate2<L: Registered>(
         let Some(next) = state.next.vkCmdPushDescriptorSetWithTemplate2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pPushDescriptorSetWithTemplateInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pPushDescriptorSetWithTemplateInfo) };
         state
             .hooks
             .post_call_record_cmd_push_descriptor_set_with_template2(
@@ -20128,7 +20611,10 @@ unsafe extern "system" fn vkCmdResetEvent<L: Registered>(
                 stageMask,
             );
         let Some(next) = state.next.vkCmdResetEvent else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, event, stageMask) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, event, stageMask) };
         state
             .hooks
             .post_call_record_cmd_reset_event(
@@ -20171,7 +20657,10 @@ unsafe extern "system" fn vkCmdResetEvent2<L: Registered>(
         let Some(next) = state.next.vkCmdResetEvent2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, event, stageMask) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, event, stageMask) };
         state
             .hooks
             .post_call_record_cmd_reset_event2(
@@ -20217,7 +20706,10 @@ unsafe extern "system" fn vkCmdResetQueryPool<L: Registered>(
         let Some(next) = state.next.vkCmdResetQueryPool else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, queryPool, firstQuery, queryCount) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, queryPool, firstQuery, queryCount) };
         state
             .hooks
             .post_call_record_cmd_reset_query_pool(
@@ -20273,9 +20765,12 @@ unsafe extern "system" fn vkCmdResolveImage<L: Registered>(
         let Some(next) = state.next.vkCmdResolveImage else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 srcImage,
                 srcImageLayout,
                 dstImage,
@@ -20327,7 +20822,10 @@ unsafe extern "system" fn vkCmdResolveImage2<L: Registered>(
         let Some(next) = state.next.vkCmdResolveImage2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pResolveImageInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pResolveImageInfo) };
         state
             .hooks
             .post_call_record_cmd_resolve_image2(
@@ -20366,7 +20864,10 @@ unsafe extern "system" fn vkCmdSetAlphaToCoverageEnableEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetAlphaToCoverageEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, alphaToCoverageEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, alphaToCoverageEnable) };
         state
             .hooks
             .post_call_record_cmd_set_alpha_to_coverage_enable_ext(
@@ -20405,7 +20906,10 @@ unsafe extern "system" fn vkCmdSetAlphaToOneEnableEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetAlphaToOneEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, alphaToOneEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, alphaToOneEnable) };
         state
             .hooks
             .post_call_record_cmd_set_alpha_to_one_enable_ext(
@@ -20444,7 +20948,10 @@ unsafe extern "system" fn vkCmdSetAttachmentFeedbackLoopEnableEXT<L: Registered>
         let Some(next) = state.next.vkCmdSetAttachmentFeedbackLoopEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, aspectMask) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, aspectMask) };
         state
             .hooks
             .post_call_record_cmd_set_attachment_feedback_loop_enable_ext(
@@ -20483,7 +20990,10 @@ unsafe extern "system" fn vkCmdSetBlendConstants<L: Registered>(
         let Some(next) = state.next.vkCmdSetBlendConstants else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, blendConstants) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, blendConstants) };
         state
             .hooks
             .post_call_record_cmd_set_blend_constants(
@@ -20522,7 +21032,10 @@ unsafe extern "system" fn vkCmdSetCheckpointNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetCheckpointNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCheckpointMarker) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCheckpointMarker) };
         state
             .hooks
             .post_call_record_cmd_set_checkpoint_nv(
@@ -20567,13 +21080,11 @@ unsafe extern "system" fn vkCmdSetCoarseSampleOrderNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetCoarseSampleOrderNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                commandBuffer,
-                sampleOrderType,
-                customSampleOrderCount,
-                pCustomSampleOrders,
-            )
+            next(down, sampleOrderType, customSampleOrderCount, pCustomSampleOrders)
         };
         state
             .hooks
@@ -20621,9 +21132,10 @@ unsafe extern "system" fn vkCmdSetColorBlendAdvancedEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetColorBlendAdvancedEXT else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(commandBuffer, firstAttachment, attachmentCount, pColorBlendAdvanced)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, firstAttachment, attachmentCount, pColorBlendAdvanced) };
         state
             .hooks
             .post_call_record_cmd_set_color_blend_advanced_ext(
@@ -20670,9 +21182,10 @@ unsafe extern "system" fn vkCmdSetColorBlendEnableEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetColorBlendEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(commandBuffer, firstAttachment, attachmentCount, pColorBlendEnables)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, firstAttachment, attachmentCount, pColorBlendEnables) };
         state
             .hooks
             .post_call_record_cmd_set_color_blend_enable_ext(
@@ -20719,9 +21232,10 @@ unsafe extern "system" fn vkCmdSetColorBlendEquationEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetColorBlendEquationEXT else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(commandBuffer, firstAttachment, attachmentCount, pColorBlendEquations)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, firstAttachment, attachmentCount, pColorBlendEquations) };
         state
             .hooks
             .post_call_record_cmd_set_color_blend_equation_ext(
@@ -20765,7 +21279,10 @@ unsafe extern "system" fn vkCmdSetColorWriteEnableEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetColorWriteEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, attachmentCount, pColorWriteEnables) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, attachmentCount, pColorWriteEnables) };
         state
             .hooks
             .post_call_record_cmd_set_color_write_enable_ext(
@@ -20811,9 +21328,10 @@ unsafe extern "system" fn vkCmdSetColorWriteMaskEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetColorWriteMaskEXT else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(commandBuffer, firstAttachment, attachmentCount, pColorWriteMasks)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, firstAttachment, attachmentCount, pColorWriteMasks) };
         state
             .hooks
             .post_call_record_cmd_set_color_write_mask_ext(
@@ -20854,7 +21372,10 @@ unsafe extern "system" fn vkCmdSetComputeOccupancyPriorityNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetComputeOccupancyPriorityNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pParameters) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pParameters) };
         state
             .hooks
             .post_call_record_cmd_set_compute_occupancy_priority_nv(
@@ -20893,7 +21414,10 @@ unsafe extern "system" fn vkCmdSetConservativeRasterizationModeEXT<L: Registered
         let Some(next) = state.next.vkCmdSetConservativeRasterizationModeEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, conservativeRasterizationMode) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, conservativeRasterizationMode) };
         state
             .hooks
             .post_call_record_cmd_set_conservative_rasterization_mode_ext(
@@ -20932,7 +21456,10 @@ unsafe extern "system" fn vkCmdSetCoverageModulationModeNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetCoverageModulationModeNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, coverageModulationMode) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, coverageModulationMode) };
         state
             .hooks
             .post_call_record_cmd_set_coverage_modulation_mode_nv(
@@ -20971,7 +21498,10 @@ unsafe extern "system" fn vkCmdSetCoverageModulationTableEnableNV<L: Registered>
         let Some(next) = state.next.vkCmdSetCoverageModulationTableEnableNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, coverageModulationTableEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, coverageModulationTableEnable) };
         state
             .hooks
             .post_call_record_cmd_set_coverage_modulation_table_enable_nv(
@@ -21013,9 +21543,10 @@ unsafe extern "system" fn vkCmdSetCoverageModulationTableNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetCoverageModulationTableNV else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(commandBuffer, coverageModulationTableCount, pCoverageModulationTable)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, coverageModulationTableCount, pCoverageModulationTable) };
         state
             .hooks
             .post_call_record_cmd_set_coverage_modulation_table_nv(
@@ -21055,7 +21586,10 @@ unsafe extern "system" fn vkCmdSetCoverageReductionModeNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetCoverageReductionModeNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, coverageReductionMode) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, coverageReductionMode) };
         state
             .hooks
             .post_call_record_cmd_set_coverage_reduction_mode_nv(
@@ -21094,7 +21628,10 @@ unsafe extern "system" fn vkCmdSetCoverageToColorEnableNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetCoverageToColorEnableNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, coverageToColorEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, coverageToColorEnable) };
         state
             .hooks
             .post_call_record_cmd_set_coverage_to_color_enable_nv(
@@ -21133,7 +21670,10 @@ unsafe extern "system" fn vkCmdSetCoverageToColorLocationNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetCoverageToColorLocationNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, coverageToColorLocation) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, coverageToColorLocation) };
         state
             .hooks
             .post_call_record_cmd_set_coverage_to_color_location_nv(
@@ -21164,7 +21704,10 @@ unsafe extern "system" fn vkCmdSetCullMode<L: Registered>(
         let Some(next) = state.next.vkCmdSetCullMode else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, cullMode) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, cullMode) };
         state
             .hooks
             .post_call_record_cmd_set_cull_mode(&state.next, commandBuffer, cullMode);
@@ -21205,13 +21748,11 @@ unsafe extern "system" fn vkCmdSetDepthBias<L: Registered>(
         let Some(next) = state.next.vkCmdSetDepthBias else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                commandBuffer,
-                depthBiasConstantFactor,
-                depthBiasClamp,
-                depthBiasSlopeFactor,
-            )
+            next(down, depthBiasConstantFactor, depthBiasClamp, depthBiasSlopeFactor)
         };
         state
             .hooks
@@ -21253,7 +21794,10 @@ unsafe extern "system" fn vkCmdSetDepthBias2EXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetDepthBias2EXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pDepthBiasInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pDepthBiasInfo) };
         state
             .hooks
             .post_call_record_cmd_set_depth_bias2_ext(
@@ -21292,7 +21836,10 @@ unsafe extern "system" fn vkCmdSetDepthBiasEnable<L: Registered>(
         let Some(next) = state.next.vkCmdSetDepthBiasEnable else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, depthBiasEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, depthBiasEnable) };
         state
             .hooks
             .post_call_record_cmd_set_depth_bias_enable(
@@ -21334,7 +21881,10 @@ unsafe extern "system" fn vkCmdSetDepthBounds<L: Registered>(
         let Some(next) = state.next.vkCmdSetDepthBounds else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, minDepthBounds, maxDepthBounds) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, minDepthBounds, maxDepthBounds) };
         state
             .hooks
             .post_call_record_cmd_set_depth_bounds(
@@ -21374,7 +21924,10 @@ unsafe extern "system" fn vkCmdSetDepthBoundsTestEnable<L: Registered>(
         let Some(next) = state.next.vkCmdSetDepthBoundsTestEnable else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, depthBoundsTestEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, depthBoundsTestEnable) };
         state
             .hooks
             .post_call_record_cmd_set_depth_bounds_test_enable(
@@ -21413,7 +21966,10 @@ unsafe extern "system" fn vkCmdSetDepthClampEnableEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetDepthClampEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, depthClampEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, depthClampEnable) };
         state
             .hooks
             .post_call_record_cmd_set_depth_clamp_enable_ext(
@@ -21455,7 +22011,10 @@ unsafe extern "system" fn vkCmdSetDepthClampRangeEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetDepthClampRangeEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, depthClampMode, pDepthClampRange) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, depthClampMode, pDepthClampRange) };
         state
             .hooks
             .post_call_record_cmd_set_depth_clamp_range_ext(
@@ -21495,7 +22054,10 @@ unsafe extern "system" fn vkCmdSetDepthClipEnableEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetDepthClipEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, depthClipEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, depthClipEnable) };
         state
             .hooks
             .post_call_record_cmd_set_depth_clip_enable_ext(
@@ -21534,7 +22096,10 @@ unsafe extern "system" fn vkCmdSetDepthClipNegativeOneToOneEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetDepthClipNegativeOneToOneEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, negativeOneToOne) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, negativeOneToOne) };
         state
             .hooks
             .post_call_record_cmd_set_depth_clip_negative_one_to_one_ext(
@@ -21573,7 +22138,10 @@ unsafe extern "system" fn vkCmdSetDepthCompareOp<L: Registered>(
         let Some(next) = state.next.vkCmdSetDepthCompareOp else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, depthCompareOp) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, depthCompareOp) };
         state
             .hooks
             .post_call_record_cmd_set_depth_compare_op(
@@ -21612,7 +22180,10 @@ unsafe extern "system" fn vkCmdSetDepthTestEnable<L: Registered>(
         let Some(next) = state.next.vkCmdSetDepthTestEnable else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, depthTestEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, depthTestEnable) };
         state
             .hooks
             .post_call_record_cmd_set_depth_test_enable(
@@ -21651,7 +22222,10 @@ unsafe extern "system" fn vkCmdSetDepthWriteEnable<L: Registered>(
         let Some(next) = state.next.vkCmdSetDepthWriteEnable else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, depthWriteEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, depthWriteEnable) };
         state
             .hooks
             .post_call_record_cmd_set_depth_write_enable(
@@ -21690,7 +22264,10 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsets2EXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetDescriptorBufferOffsets2EXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pSetDescriptorBufferOffsetsInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pSetDescriptorBufferOffsetsInfo) };
         state
             .hooks
             .post_call_record_cmd_set_descriptor_buffer_offsets2_ext(
@@ -21744,9 +22321,12 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsetsEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetDescriptorBufferOffsetsEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 pipelineBindPoint,
                 layout,
                 firstSet,
@@ -21794,7 +22374,10 @@ unsafe extern "system" fn vkCmdSetDeviceMask<L: Registered>(
         let Some(next) = state.next.vkCmdSetDeviceMask else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, deviceMask) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, deviceMask) };
         state
             .hooks
             .post_call_record_cmd_set_device_mask(
@@ -21839,13 +22422,11 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetDiscardRectangleEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                commandBuffer,
-                firstDiscardRectangle,
-                discardRectangleCount,
-                pDiscardRectangles,
-            )
+            next(down, firstDiscardRectangle, discardRectangleCount, pDiscardRectangles)
         };
         state
             .hooks
@@ -21887,7 +22468,10 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleEnableEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetDiscardRectangleEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, discardRectangleEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, discardRectangleEnable) };
         state
             .hooks
             .post_call_record_cmd_set_discard_rectangle_enable_ext(
@@ -21926,7 +22510,10 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleModeEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetDiscardRectangleModeEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, discardRectangleMode) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, discardRectangleMode) };
         state
             .hooks
             .post_call_record_cmd_set_discard_rectangle_mode_ext(
@@ -21965,7 +22552,10 @@ unsafe extern "system" fn vkCmdSetDispatchParametersARM<L: Registered>(
         let Some(next) = state.next.vkCmdSetDispatchParametersARM else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pDispatchParameters) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pDispatchParameters) };
         state
             .hooks
             .post_call_record_cmd_set_dispatch_parameters_arm(
@@ -22000,7 +22590,10 @@ unsafe extern "system" fn vkCmdSetEvent<L: Registered>(
             .hooks
             .pre_call_record_cmd_set_event(&state.next, commandBuffer, event, stageMask);
         let Some(next) = state.next.vkCmdSetEvent else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, event, stageMask) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, event, stageMask) };
         state
             .hooks
             .post_call_record_cmd_set_event(
@@ -22041,7 +22634,10 @@ unsafe extern "system" fn vkCmdSetEvent2<L: Registered>(
                 pDependencyInfo,
             );
         let Some(next) = state.next.vkCmdSetEvent2 else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, event, pDependencyInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, event, pDependencyInfo) };
         state
             .hooks
             .post_call_record_cmd_set_event2(
@@ -22087,9 +22683,12 @@ unsafe extern "system" fn vkCmdSetExclusiveScissorEnableNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetExclusiveScissorEnableNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 firstExclusiveScissor,
                 exclusiveScissorCount,
                 pExclusiveScissorEnables,
@@ -22141,13 +22740,11 @@ unsafe extern "system" fn vkCmdSetExclusiveScissorNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetExclusiveScissorNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                commandBuffer,
-                firstExclusiveScissor,
-                exclusiveScissorCount,
-                pExclusiveScissors,
-            )
+            next(down, firstExclusiveScissor, exclusiveScissorCount, pExclusiveScissors)
         };
         state
             .hooks
@@ -22189,7 +22786,10 @@ unsafe extern "system" fn vkCmdSetExtraPrimitiveOverestimationSizeEXT<L: Registe
         let Some(next) = state.next.vkCmdSetExtraPrimitiveOverestimationSizeEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, extraPrimitiveOverestimationSize) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, extraPrimitiveOverestimationSize) };
         state
             .hooks
             .post_call_record_cmd_set_extra_primitive_overestimation_size_ext(
@@ -22231,7 +22831,10 @@ unsafe extern "system" fn vkCmdSetFragmentShadingRateEnumNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetFragmentShadingRateEnumNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, shadingRate, combinerOps) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, shadingRate, combinerOps) };
         state
             .hooks
             .post_call_record_cmd_set_fragment_shading_rate_enum_nv(
@@ -22274,7 +22877,10 @@ unsafe extern "system" fn vkCmdSetFragmentShadingRateKHR<L: Registered>(
         let Some(next) = state.next.vkCmdSetFragmentShadingRateKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pFragmentSize, combinerOps) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pFragmentSize, combinerOps) };
         state
             .hooks
             .post_call_record_cmd_set_fragment_shading_rate_khr(
@@ -22306,7 +22912,10 @@ unsafe extern "system" fn vkCmdSetFrontFace<L: Registered>(
         let Some(next) = state.next.vkCmdSetFrontFace else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, frontFace) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, frontFace) };
         state
             .hooks
             .post_call_record_cmd_set_front_face(&state.next, commandBuffer, frontFace);
@@ -22341,7 +22950,10 @@ unsafe extern "system" fn vkCmdSetLineRasterizationModeEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetLineRasterizationModeEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, lineRasterizationMode) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, lineRasterizationMode) };
         state
             .hooks
             .post_call_record_cmd_set_line_rasterization_mode_ext(
@@ -22383,7 +22995,10 @@ unsafe extern "system" fn vkCmdSetLineStipple<L: Registered>(
         let Some(next) = state.next.vkCmdSetLineStipple else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, lineStippleFactor, lineStipplePattern) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, lineStippleFactor, lineStipplePattern) };
         state
             .hooks
             .post_call_record_cmd_set_line_stipple(
@@ -22423,7 +23038,10 @@ unsafe extern "system" fn vkCmdSetLineStippleEnableEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetLineStippleEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, stippledLineEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, stippledLineEnable) };
         state
             .hooks
             .post_call_record_cmd_set_line_stipple_enable_ext(
@@ -22454,7 +23072,10 @@ unsafe extern "system" fn vkCmdSetLineWidth<L: Registered>(
         let Some(next) = state.next.vkCmdSetLineWidth else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, lineWidth) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, lineWidth) };
         state
             .hooks
             .post_call_record_cmd_set_line_width(&state.next, commandBuffer, lineWidth);
@@ -22481,7 +23102,10 @@ unsafe extern "system" fn vkCmdSetLogicOpEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetLogicOpEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, logicOp) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, logicOp) };
         state
             .hooks
             .post_call_record_cmd_set_logic_op_ext(&state.next, commandBuffer, logicOp);
@@ -22516,7 +23140,10 @@ unsafe extern "system" fn vkCmdSetLogicOpEnableEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetLogicOpEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, logicOpEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, logicOpEnable) };
         state
             .hooks
             .post_call_record_cmd_set_logic_op_enable_ext(
@@ -22555,7 +23182,10 @@ unsafe extern "system" fn vkCmdSetPatchControlPointsEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetPatchControlPointsEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, patchControlPoints) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, patchControlPoints) };
         state
             .hooks
             .post_call_record_cmd_set_patch_control_points_ext(
@@ -22594,7 +23224,10 @@ unsafe extern "system" fn vkCmdSetPerformanceMarkerINTEL<L: Registered>(
         let Some(next) = state.next.vkCmdSetPerformanceMarkerINTEL else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(commandBuffer, pMarkerInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pMarkerInfo) };
         state
             .hooks
             .post_call_record_cmd_set_performance_marker_intel(
@@ -22635,7 +23268,10 @@ unsafe extern "system" fn vkCmdSetPerformanceOverrideINTEL<L: Registered>(
         let Some(next) = state.next.vkCmdSetPerformanceOverrideINTEL else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(commandBuffer, pOverrideInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pOverrideInfo) };
         state
             .hooks
             .post_call_record_cmd_set_performance_override_intel(
@@ -22676,7 +23312,10 @@ unsafe extern "system" fn vkCmdSetPerformanceStreamMarkerINTEL<L: Registered>(
         let Some(next) = state.next.vkCmdSetPerformanceStreamMarkerINTEL else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(commandBuffer, pMarkerInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pMarkerInfo) };
         state
             .hooks
             .post_call_record_cmd_set_performance_stream_marker_intel(
@@ -22717,7 +23356,10 @@ unsafe extern "system" fn vkCmdSetPolygonModeEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetPolygonModeEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, polygonMode) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, polygonMode) };
         state
             .hooks
             .post_call_record_cmd_set_polygon_mode_ext(
@@ -22756,7 +23398,10 @@ unsafe extern "system" fn vkCmdSetPrimitiveRestartEnable<L: Registered>(
         let Some(next) = state.next.vkCmdSetPrimitiveRestartEnable else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, primitiveRestartEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, primitiveRestartEnable) };
         state
             .hooks
             .post_call_record_cmd_set_primitive_restart_enable(
@@ -22795,7 +23440,10 @@ unsafe extern "system" fn vkCmdSetPrimitiveRestartIndexEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetPrimitiveRestartIndexEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, primitiveRestartIndex) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, primitiveRestartIndex) };
         state
             .hooks
             .post_call_record_cmd_set_primitive_restart_index_ext(
@@ -22834,7 +23482,10 @@ unsafe extern "system" fn vkCmdSetPrimitiveTopology<L: Registered>(
         let Some(next) = state.next.vkCmdSetPrimitiveTopology else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, primitiveTopology) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, primitiveTopology) };
         state
             .hooks
             .post_call_record_cmd_set_primitive_topology(
@@ -22873,7 +23524,10 @@ unsafe extern "system" fn vkCmdSetProvokingVertexModeEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetProvokingVertexModeEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, provokingVertexMode) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, provokingVertexMode) };
         state
             .hooks
             .post_call_record_cmd_set_provoking_vertex_mode_ext(
@@ -22912,7 +23566,10 @@ unsafe extern "system" fn vkCmdSetRasterizationSamplesEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetRasterizationSamplesEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, rasterizationSamples) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, rasterizationSamples) };
         state
             .hooks
             .post_call_record_cmd_set_rasterization_samples_ext(
@@ -22951,7 +23608,10 @@ unsafe extern "system" fn vkCmdSetRasterizationStreamEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetRasterizationStreamEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, rasterizationStream) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, rasterizationStream) };
         state
             .hooks
             .post_call_record_cmd_set_rasterization_stream_ext(
@@ -22990,7 +23650,10 @@ unsafe extern "system" fn vkCmdSetRasterizerDiscardEnable<L: Registered>(
         let Some(next) = state.next.vkCmdSetRasterizerDiscardEnable else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, rasterizerDiscardEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, rasterizerDiscardEnable) };
         state
             .hooks
             .post_call_record_cmd_set_rasterizer_discard_enable(
@@ -23029,7 +23692,10 @@ unsafe extern "system" fn vkCmdSetRayTracingPipelineStackSizeKHR<L: Registered>(
         let Some(next) = state.next.vkCmdSetRayTracingPipelineStackSizeKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pipelineStackSize) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipelineStackSize) };
         state
             .hooks
             .post_call_record_cmd_set_ray_tracing_pipeline_stack_size_khr(
@@ -23068,7 +23734,10 @@ unsafe extern "system" fn vkCmdSetRenderingAttachmentLocations<L: Registered>(
         let Some(next) = state.next.vkCmdSetRenderingAttachmentLocations else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pLocationInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pLocationInfo) };
         state
             .hooks
             .post_call_record_cmd_set_rendering_attachment_locations(
@@ -23107,7 +23776,10 @@ unsafe extern "system" fn vkCmdSetRenderingInputAttachmentIndices<L: Registered>
         let Some(next) = state.next.vkCmdSetRenderingInputAttachmentIndices else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInputAttachmentIndexInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInputAttachmentIndexInfo) };
         state
             .hooks
             .post_call_record_cmd_set_rendering_input_attachment_indices(
@@ -23146,7 +23818,10 @@ unsafe extern "system" fn vkCmdSetRepresentativeFragmentTestEnableNV<L: Register
         let Some(next) = state.next.vkCmdSetRepresentativeFragmentTestEnableNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, representativeFragmentTestEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, representativeFragmentTestEnable) };
         state
             .hooks
             .post_call_record_cmd_set_representative_fragment_test_enable_nv(
@@ -23185,7 +23860,10 @@ unsafe extern "system" fn vkCmdSetSampleLocationsEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetSampleLocationsEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pSampleLocationsInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pSampleLocationsInfo) };
         state
             .hooks
             .post_call_record_cmd_set_sample_locations_ext(
@@ -23224,7 +23902,10 @@ unsafe extern "system" fn vkCmdSetSampleLocationsEnableEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetSampleLocationsEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, sampleLocationsEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, sampleLocationsEnable) };
         state
             .hooks
             .post_call_record_cmd_set_sample_locations_enable_ext(
@@ -23266,7 +23947,10 @@ unsafe extern "system" fn vkCmdSetSampleMaskEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetSampleMaskEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, samples, pSampleMask) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, samples, pSampleMask) };
         state
             .hooks
             .post_call_record_cmd_set_sample_mask_ext(
@@ -23310,7 +23994,10 @@ unsafe extern "system" fn vkCmdSetScissor<L: Registered>(
                 pScissors,
             );
         let Some(next) = state.next.vkCmdSetScissor else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, firstScissor, scissorCount, pScissors) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, firstScissor, scissorCount, pScissors) };
         state
             .hooks
             .post_call_record_cmd_set_scissor(
@@ -23354,7 +24041,10 @@ unsafe extern "system" fn vkCmdSetScissorWithCount<L: Registered>(
         let Some(next) = state.next.vkCmdSetScissorWithCount else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, scissorCount, pScissors) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, scissorCount, pScissors) };
         state
             .hooks
             .post_call_record_cmd_set_scissor_with_count(
@@ -23394,7 +24084,10 @@ unsafe extern "system" fn vkCmdSetShadingRateImageEnableNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetShadingRateImageEnableNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, shadingRateImageEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, shadingRateImageEnable) };
         state
             .hooks
             .post_call_record_cmd_set_shading_rate_image_enable_nv(
@@ -23436,7 +24129,10 @@ unsafe extern "system" fn vkCmdSetStencilCompareMask<L: Registered>(
         let Some(next) = state.next.vkCmdSetStencilCompareMask else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, faceMask, compareMask) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, faceMask, compareMask) };
         state
             .hooks
             .post_call_record_cmd_set_stencil_compare_mask(
@@ -23488,7 +24184,10 @@ unsafe extern "system" fn vkCmdSetStencilOp<L: Registered>(
         let Some(next) = state.next.vkCmdSetStencilOp else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, faceMask, failOp, passOp, depthFailOp, compareOp) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, faceMask, failOp, passOp, depthFailOp, compareOp) };
         state
             .hooks
             .post_call_record_cmd_set_stencil_op(
@@ -23534,7 +24233,10 @@ unsafe extern "system" fn vkCmdSetStencilReference<L: Registered>(
         let Some(next) = state.next.vkCmdSetStencilReference else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, faceMask, reference) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, faceMask, reference) };
         state
             .hooks
             .post_call_record_cmd_set_stencil_reference(
@@ -23574,7 +24276,10 @@ unsafe extern "system" fn vkCmdSetStencilTestEnable<L: Registered>(
         let Some(next) = state.next.vkCmdSetStencilTestEnable else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, stencilTestEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, stencilTestEnable) };
         state
             .hooks
             .post_call_record_cmd_set_stencil_test_enable(
@@ -23616,7 +24321,10 @@ unsafe extern "system" fn vkCmdSetStencilWriteMask<L: Registered>(
         let Some(next) = state.next.vkCmdSetStencilWriteMask else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, faceMask, writeMask) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, faceMask, writeMask) };
         state
             .hooks
             .post_call_record_cmd_set_stencil_write_mask(
@@ -23656,7 +24364,10 @@ unsafe extern "system" fn vkCmdSetTessellationDomainOriginEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetTessellationDomainOriginEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, domainOrigin) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, domainOrigin) };
         state
             .hooks
             .post_call_record_cmd_set_tessellation_domain_origin_ext(
@@ -23704,9 +24415,12 @@ unsafe extern "system" fn vkCmdSetVertexInputEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetVertexInputEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 vertexBindingDescriptionCount,
                 pVertexBindingDescriptions,
                 vertexAttributeDescriptionCount,
@@ -23760,7 +24474,10 @@ unsafe extern "system" fn vkCmdSetViewport<L: Registered>(
         let Some(next) = state.next.vkCmdSetViewport else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, firstViewport, viewportCount, pViewports) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, firstViewport, viewportCount, pViewports) };
         state
             .hooks
             .post_call_record_cmd_set_viewport(
@@ -23807,9 +24524,10 @@ unsafe extern "system" fn vkCmdSetViewportShadingRatePaletteNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetViewportShadingRatePaletteNV else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(commandBuffer, firstViewport, viewportCount, pShadingRatePalettes)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, firstViewport, viewportCount, pShadingRatePalettes) };
         state
             .hooks
             .post_call_record_cmd_set_viewport_shading_rate_palette_nv(
@@ -23856,7 +24574,10 @@ unsafe extern "system" fn vkCmdSetViewportSwizzleNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetViewportSwizzleNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, firstViewport, viewportCount, pViewportSwizzles) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, firstViewport, viewportCount, pViewportSwizzles) };
         state
             .hooks
             .post_call_record_cmd_set_viewport_swizzle_nv(
@@ -23897,7 +24618,10 @@ unsafe extern "system" fn vkCmdSetViewportWScalingEnableNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetViewportWScalingEnableNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, viewportWScalingEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, viewportWScalingEnable) };
         state
             .hooks
             .post_call_record_cmd_set_viewport_w_scaling_enable_nv(
@@ -23942,7 +24666,10 @@ unsafe extern "system" fn vkCmdSetViewportWScalingNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetViewportWScalingNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, firstViewport, viewportCount, pViewportWScalings) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, firstViewport, viewportCount, pViewportWScalings) };
         state
             .hooks
             .post_call_record_cmd_set_viewport_w_scaling_nv(
@@ -23986,7 +24713,10 @@ unsafe extern "system" fn vkCmdSetViewportWithCount<L: Registered>(
         let Some(next) = state.next.vkCmdSetViewportWithCount else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, viewportCount, pViewports) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, viewportCount, pViewports) };
         state
             .hooks
             .post_call_record_cmd_set_viewport_with_count(
@@ -24017,7 +24747,10 @@ unsafe extern "system" fn vkCmdSubpassShadingHUAWEI<L: Registered>(
         let Some(next) = state.next.vkCmdSubpassShadingHUAWEI else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
         state
             .hooks
             .post_call_record_cmd_subpass_shading_huawei(&state.next, commandBuffer);
@@ -24052,7 +24785,10 @@ unsafe extern "system" fn vkCmdTraceRaysIndirect2KHR<L: Registered>(
         let Some(next) = state.next.vkCmdTraceRaysIndirect2KHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, indirectDeviceAddress) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, indirectDeviceAddress) };
         state
             .hooks
             .post_call_record_cmd_trace_rays_indirect2_khr(
@@ -24103,9 +24839,12 @@ unsafe extern "system" fn vkCmdTraceRaysIndirectKHR<L: Registered>(
         let Some(next) = state.next.vkCmdTraceRaysIndirectKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 pRaygenShaderBindingTable,
                 pMissShaderBindingTable,
                 pHitShaderBindingTable,
@@ -24173,9 +24912,12 @@ unsafe extern "system" fn vkCmdTraceRaysKHR<L: Registered>(
         let Some(next) = state.next.vkCmdTraceRaysKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 pRaygenShaderBindingTable,
                 pMissShaderBindingTable,
                 pHitShaderBindingTable,
@@ -24268,9 +25010,12 @@ unsafe extern "system" fn vkCmdTraceRaysNV<L: Registered>(
         let Some(next) = state.next.vkCmdTraceRaysNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 raygenShaderBindingTableBuffer,
                 raygenShaderBindingOffset,
                 missShaderBindingTableBuffer,
@@ -24347,7 +25092,10 @@ unsafe extern "system" fn vkCmdUpdateBuffer<L: Registered>(
         let Some(next) = state.next.vkCmdUpdateBuffer else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, dstBuffer, dstOffset, dataSize, pData) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, dstBuffer, dstOffset, dataSize, pData) };
         state
             .hooks
             .post_call_record_cmd_update_buffer(
@@ -24398,7 +25146,10 @@ unsafe extern "system" fn vkCmdUpdateMemoryKHR<L: Registered>(
         let Some(next) = state.next.vkCmdUpdateMemoryKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pDstRange, dstFlags, dataSize, pData) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pDstRange, dstFlags, dataSize, pData) };
         state
             .hooks
             .post_call_record_cmd_update_memory_khr(
@@ -24443,7 +25194,10 @@ unsafe extern "system" fn vkCmdUpdatePipelineIndirectBufferNV<L: Registered>(
         let Some(next) = state.next.vkCmdUpdatePipelineIndirectBufferNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pipelineBindPoint, pipeline) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipelineBindPoint, pipeline) };
         state
             .hooks
             .post_call_record_cmd_update_pipeline_indirect_buffer_nv(
@@ -24508,9 +25262,12 @@ unsafe extern "system" fn vkCmdWaitEvents<L: Registered>(
                 pImageMemoryBarriers,
             );
         let Some(next) = state.next.vkCmdWaitEvents else { return Fallback::fallback() };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 eventCount,
                 pEvents,
                 srcStageMask,
@@ -24576,7 +25333,10 @@ unsafe extern "system" fn vkCmdWaitEvents2<L: Registered>(
         let Some(next) = state.next.vkCmdWaitEvents2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, eventCount, pEvents, pDependencyInfos) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, eventCount, pEvents, pDependencyInfos) };
         state
             .hooks
             .post_call_record_cmd_wait_events2(
@@ -24629,9 +25389,12 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesKHR<L: Regis
         let Some(next) = state.next.vkCmdWriteAccelerationStructuresPropertiesKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 accelerationStructureCount,
                 pAccelerationStructures,
                 queryType,
@@ -24693,9 +25456,12 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesNV<L: Regist
         let Some(next) = state.next.vkCmdWriteAccelerationStructuresPropertiesNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 accelerationStructureCount,
                 pAccelerationStructures,
                 queryType,
@@ -24754,7 +25520,10 @@ unsafe extern "system" fn vkCmdWriteBufferMarker2AMD<L: Registered>(
         let Some(next) = state.next.vkCmdWriteBufferMarker2AMD else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, stage, dstBuffer, dstOffset, marker) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, stage, dstBuffer, dstOffset, marker) };
         state
             .hooks
             .post_call_record_cmd_write_buffer_marker2_amd(
@@ -24805,7 +25574,10 @@ unsafe extern "system" fn vkCmdWriteBufferMarkerAMD<L: Registered>(
         let Some(next) = state.next.vkCmdWriteBufferMarkerAMD else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pipelineStage, dstBuffer, dstOffset, marker) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipelineStage, dstBuffer, dstOffset, marker) };
         state
             .hooks
             .post_call_record_cmd_write_buffer_marker_amd(
@@ -24847,7 +25619,10 @@ unsafe extern "system" fn vkCmdWriteMarkerToMemoryAMD<L: Registered>(
         let Some(next) = state.next.vkCmdWriteMarkerToMemoryAMD else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_cmd_write_marker_to_memory_amd(
@@ -24898,15 +25673,11 @@ unsafe extern "system" fn vkCmdWriteMicromapsPropertiesEXT<L: Registered>(
         let Some(next) = state.next.vkCmdWriteMicromapsPropertiesEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                commandBuffer,
-                micromapCount,
-                pMicromaps,
-                queryType,
-                queryPool,
-                firstQuery,
-            )
+            next(down, micromapCount, pMicromaps, queryType, queryPool, firstQuery)
         };
         state
             .hooks
@@ -24956,7 +25727,10 @@ unsafe extern "system" fn vkCmdWriteTimestamp<L: Registered>(
         let Some(next) = state.next.vkCmdWriteTimestamp else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pipelineStage, queryPool, query) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipelineStage, queryPool, query) };
         state
             .hooks
             .post_call_record_cmd_write_timestamp(
@@ -25003,7 +25777,10 @@ unsafe extern "system" fn vkCmdWriteTimestamp2<L: Registered>(
         let Some(next) = state.next.vkCmdWriteTimestamp2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, stage, queryPool, query) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, stage, queryPool, query) };
         state
             .hooks
             .post_call_record_cmd_write_timestamp2(
@@ -25037,7 +25814,10 @@ unsafe extern "system" fn vkCompileDeferredNV<L: Registered>(
         let Some(next) = state.next.vkCompileDeferredNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pipeline, shader) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pipeline, shader) };
         state
             .hooks
             .post_call_record_compile_deferred_nv(
@@ -25079,7 +25859,10 @@ unsafe extern "system" fn vkConvertCooperativeVectorMatrixNV<L: Registered>(
         let Some(next) = state.next.vkConvertCooperativeVectorMatrixNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_convert_cooperative_vector_matrix_nv(
@@ -25123,7 +25906,10 @@ unsafe extern "system" fn vkCopyAccelerationStructureKHR<L: Registered>(
         let Some(next) = state.next.vkCopyAccelerationStructureKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, deferredOperation, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, deferredOperation, pInfo) };
         state
             .hooks
             .post_call_record_copy_acceleration_structure_khr(
@@ -25168,7 +25954,10 @@ unsafe extern "system" fn vkCopyAccelerationStructureToMemoryKHR<L: Registered>(
         let Some(next) = state.next.vkCopyAccelerationStructureToMemoryKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, deferredOperation, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, deferredOperation, pInfo) };
         state
             .hooks
             .post_call_record_copy_acceleration_structure_to_memory_khr(
@@ -25210,7 +25999,10 @@ unsafe extern "system" fn vkCopyImageToImage<L: Registered>(
         let Some(next) = state.next.vkCopyImageToImage else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCopyImageToImageInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCopyImageToImageInfo) };
         state
             .hooks
             .post_call_record_copy_image_to_image(
@@ -25251,7 +26043,10 @@ unsafe extern "system" fn vkCopyImageToMemory<L: Registered>(
         let Some(next) = state.next.vkCopyImageToMemory else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCopyImageToMemoryInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCopyImageToMemoryInfo) };
         state
             .hooks
             .post_call_record_copy_image_to_memory(
@@ -25295,7 +26090,10 @@ unsafe extern "system" fn vkCopyMemoryToAccelerationStructureKHR<L: Registered>(
         let Some(next) = state.next.vkCopyMemoryToAccelerationStructureKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, deferredOperation, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, deferredOperation, pInfo) };
         state
             .hooks
             .post_call_record_copy_memory_to_acceleration_structure_khr(
@@ -25337,7 +26135,10 @@ unsafe extern "system" fn vkCopyMemoryToImage<L: Registered>(
         let Some(next) = state.next.vkCopyMemoryToImage else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCopyMemoryToImageInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCopyMemoryToImageInfo) };
         state
             .hooks
             .post_call_record_copy_memory_to_image(
@@ -25381,7 +26182,10 @@ unsafe extern "system" fn vkCopyMemoryToMicromapEXT<L: Registered>(
         let Some(next) = state.next.vkCopyMemoryToMicromapEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, deferredOperation, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, deferredOperation, pInfo) };
         state
             .hooks
             .post_call_record_copy_memory_to_micromap_ext(
@@ -25426,7 +26230,10 @@ unsafe extern "system" fn vkCopyMicromapEXT<L: Registered>(
         let Some(next) = state.next.vkCopyMicromapEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, deferredOperation, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, deferredOperation, pInfo) };
         state
             .hooks
             .post_call_record_copy_micromap_ext(
@@ -25471,7 +26278,10 @@ unsafe extern "system" fn vkCopyMicromapToMemoryEXT<L: Registered>(
         let Some(next) = state.next.vkCopyMicromapToMemoryEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, deferredOperation, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, deferredOperation, pInfo) };
         state
             .hooks
             .post_call_record_copy_micromap_to_memory_ext(
@@ -25519,8 +26329,11 @@ unsafe extern "system" fn vkCreateAccelerationStructure2KHR<L: Registered>(
         let Some(next) = state.next.vkCreateAccelerationStructure2KHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pCreateInfo, pAllocator, pAccelerationStructure)
+            next(down, pCreateInfo, pAllocator, pAccelerationStructure)
         };
         state
             .hooks
@@ -25570,8 +26383,11 @@ unsafe extern "system" fn vkCreateAccelerationStructureKHR<L: Registered>(
         let Some(next) = state.next.vkCreateAccelerationStructureKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pCreateInfo, pAllocator, pAccelerationStructure)
+            next(down, pCreateInfo, pAllocator, pAccelerationStructure)
         };
         state
             .hooks
@@ -25621,8 +26437,11 @@ unsafe extern "system" fn vkCreateAccelerationStructureNV<L: Registered>(
         let Some(next) = state.next.vkCreateAccelerationStructureNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pCreateInfo, pAllocator, pAccelerationStructure)
+            next(down, pCreateInfo, pAllocator, pAccelerationStructure)
         };
         state
             .hooks
@@ -25670,7 +26489,10 @@ unsafe extern "system" fn vkCreateBuffer<L: Registered>(
                 pBuffer,
             );
         let Some(next) = state.next.vkCreateBuffer else { return Fallback::fallback() };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pBuffer) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pBuffer) };
         state
             .hooks
             .post_call_record_create_buffer(
@@ -25719,7 +26541,10 @@ unsafe extern "system" fn vkCreateBufferCollectionFUCHSIA<L: Registered>(
         let Some(next) = state.next.vkCreateBufferCollectionFUCHSIA else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pCollection) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pCollection) };
         state
             .hooks
             .post_call_record_create_buffer_collection_fuchsia(
@@ -25768,7 +26593,10 @@ unsafe extern "system" fn vkCreateBufferView<L: Registered>(
         let Some(next) = state.next.vkCreateBufferView else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pView) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pView) };
         state
             .hooks
             .post_call_record_create_buffer_view(
@@ -25817,7 +26645,10 @@ unsafe extern "system" fn vkCreateCommandPool<L: Registered>(
         let Some(next) = state.next.vkCreateCommandPool else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pCommandPool) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pCommandPool) };
         state
             .hooks
             .post_call_record_create_command_pool(
@@ -25872,9 +26703,12 @@ unsafe extern "system" fn vkCreateComputePipelines<L: Registered>(
         let Some(next) = state.next.vkCreateComputePipelines else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                device,
+                down,
                 pipelineCache,
                 createInfoCount,
                 pCreateInfos,
@@ -25932,7 +26766,10 @@ unsafe extern "system" fn vkCreateCuFunctionNVX<L: Registered>(
         let Some(next) = state.next.vkCreateCuFunctionNVX else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pFunction) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pFunction) };
         state
             .hooks
             .post_call_record_create_cu_function_nvx(
@@ -25981,7 +26818,10 @@ unsafe extern "system" fn vkCreateCuModuleNVX<L: Registered>(
         let Some(next) = state.next.vkCreateCuModuleNVX else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pModule) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pModule) };
         state
             .hooks
             .post_call_record_create_cu_module_nvx(
@@ -26030,7 +26870,10 @@ unsafe extern "system" fn vkCreateCudaFunctionNV<L: Registered>(
         let Some(next) = state.next.vkCreateCudaFunctionNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pFunction) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pFunction) };
         state
             .hooks
             .post_call_record_create_cuda_function_nv(
@@ -26079,7 +26922,10 @@ unsafe extern "system" fn vkCreateCudaModuleNV<L: Registered>(
         let Some(next) = state.next.vkCreateCudaModuleNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pModule) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pModule) };
         state
             .hooks
             .post_call_record_create_cuda_module_nv(
@@ -26128,7 +26974,10 @@ unsafe extern "system" fn vkCreateDataGraphPipelineSessionARM<L: Registered>(
         let Some(next) = state.next.vkCreateDataGraphPipelineSessionARM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pSession) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSession) };
         state
             .hooks
             .post_call_record_create_data_graph_pipeline_session_arm(
@@ -26186,9 +27035,12 @@ unsafe extern "system" fn vkCreateDataGraphPipelinesARM<L: Registered>(
         let Some(next) = state.next.vkCreateDataGraphPipelinesARM else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                device,
+                down,
                 deferredOperation,
                 pipelineCache,
                 createInfoCount,
@@ -26245,7 +27097,10 @@ unsafe extern "system" fn vkCreateDeferredOperationKHR<L: Registered>(
         let Some(next) = state.next.vkCreateDeferredOperationKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pAllocator, pDeferredOperation) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pAllocator, pDeferredOperation) };
         state
             .hooks
             .post_call_record_create_deferred_operation_khr(
@@ -26293,7 +27148,10 @@ unsafe extern "system" fn vkCreateDescriptorPool<L: Registered>(
         let Some(next) = state.next.vkCreateDescriptorPool else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pDescriptorPool) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pDescriptorPool) };
         state
             .hooks
             .post_call_record_create_descriptor_pool(
@@ -26342,7 +27200,10 @@ unsafe extern "system" fn vkCreateDescriptorSetLayout<L: Registered>(
         let Some(next) = state.next.vkCreateDescriptorSetLayout else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pSetLayout) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSetLayout) };
         state
             .hooks
             .post_call_record_create_descriptor_set_layout(
@@ -26391,8 +27252,11 @@ unsafe extern "system" fn vkCreateDescriptorUpdateTemplate<L: Registered>(
         let Some(next) = state.next.vkCreateDescriptorUpdateTemplate else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pCreateInfo, pAllocator, pDescriptorUpdateTemplate)
+            next(down, pCreateInfo, pAllocator, pDescriptorUpdateTemplate)
         };
         state
             .hooks
@@ -26440,7 +27304,10 @@ unsafe extern "system" fn vkCreateEvent<L: Registered>(
                 pEvent,
             );
         let Some(next) = state.next.vkCreateEvent else { return Fallback::fallback() };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pEvent) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pEvent) };
         state
             .hooks
             .post_call_record_create_event(
@@ -26495,9 +27362,12 @@ unsafe extern "system" fn vkCreateExecutionGraphPipelinesAMDX<L: Registered>(
         let Some(next) = state.next.vkCreateExecutionGraphPipelinesAMDX else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                device,
+                down,
                 pipelineCache,
                 createInfoCount,
                 pCreateInfos,
@@ -26555,7 +27425,10 @@ unsafe extern "system" fn vkCreateExternalComputeQueueNV<L: Registered>(
         let Some(next) = state.next.vkCreateExternalComputeQueueNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pExternalQueue) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pExternalQueue) };
         state
             .hooks
             .post_call_record_create_external_compute_queue_nv(
@@ -26602,7 +27475,10 @@ unsafe extern "system" fn vkCreateFence<L: Registered>(
                 pFence,
             );
         let Some(next) = state.next.vkCreateFence else { return Fallback::fallback() };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pFence) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pFence) };
         state
             .hooks
             .post_call_record_create_fence(
@@ -26651,7 +27527,10 @@ unsafe extern "system" fn vkCreateFramebuffer<L: Registered>(
         let Some(next) = state.next.vkCreateFramebuffer else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pFramebuffer) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pFramebuffer) };
         state
             .hooks
             .post_call_record_create_framebuffer(
@@ -26700,7 +27579,10 @@ unsafe extern "system" fn vkCreateGpaSessionAMD<L: Registered>(
         let Some(next) = state.next.vkCreateGpaSessionAMD else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pGpaSession) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pGpaSession) };
         state
             .hooks
             .post_call_record_create_gpa_session_amd(
@@ -26755,9 +27637,12 @@ unsafe extern "system" fn vkCreateGraphicsPipelines<L: Registered>(
         let Some(next) = state.next.vkCreateGraphicsPipelines else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                device,
+                down,
                 pipelineCache,
                 createInfoCount,
                 pCreateInfos,
@@ -26813,7 +27698,10 @@ unsafe extern "system" fn vkCreateImage<L: Registered>(
                 pImage,
             );
         let Some(next) = state.next.vkCreateImage else { return Fallback::fallback() };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pImage) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pImage) };
         state
             .hooks
             .post_call_record_create_image(
@@ -26862,7 +27750,10 @@ unsafe extern "system" fn vkCreateImageView<L: Registered>(
         let Some(next) = state.next.vkCreateImageView else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pView) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pView) };
         state
             .hooks
             .post_call_record_create_image_view(
@@ -26911,8 +27802,11 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutEXT<L: Registered>(
         let Some(next) = state.next.vkCreateIndirectCommandsLayoutEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pCreateInfo, pAllocator, pIndirectCommandsLayout)
+            next(down, pCreateInfo, pAllocator, pIndirectCommandsLayout)
         };
         state
             .hooks
@@ -26962,8 +27856,11 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutNV<L: Registered>(
         let Some(next) = state.next.vkCreateIndirectCommandsLayoutNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pCreateInfo, pAllocator, pIndirectCommandsLayout)
+            next(down, pCreateInfo, pAllocator, pIndirectCommandsLayout)
         };
         state
             .hooks
@@ -27013,8 +27910,11 @@ unsafe extern "system" fn vkCreateIndirectExecutionSetEXT<L: Registered>(
         let Some(next) = state.next.vkCreateIndirectExecutionSetEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pCreateInfo, pAllocator, pIndirectExecutionSet)
+            next(down, pCreateInfo, pAllocator, pIndirectExecutionSet)
         };
         state
             .hooks
@@ -27064,7 +27964,10 @@ unsafe extern "system" fn vkCreateMicromapEXT<L: Registered>(
         let Some(next) = state.next.vkCreateMicromapEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pMicromap) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pMicromap) };
         state
             .hooks
             .post_call_record_create_micromap_ext(
@@ -27113,7 +28016,10 @@ unsafe extern "system" fn vkCreateOpticalFlowSessionNV<L: Registered>(
         let Some(next) = state.next.vkCreateOpticalFlowSessionNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pSession) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSession) };
         state
             .hooks
             .post_call_record_create_optical_flow_session_nv(
@@ -27162,7 +28068,10 @@ unsafe extern "system" fn vkCreatePipelineBinariesKHR<L: Registered>(
         let Some(next) = state.next.vkCreatePipelineBinariesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pBinaries) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pBinaries) };
         state
             .hooks
             .post_call_record_create_pipeline_binaries_khr(
@@ -27211,7 +28120,10 @@ unsafe extern "system" fn vkCreatePipelineCache<L: Registered>(
         let Some(next) = state.next.vkCreatePipelineCache else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pPipelineCache) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pPipelineCache) };
         state
             .hooks
             .post_call_record_create_pipeline_cache(
@@ -27260,7 +28172,10 @@ unsafe extern "system" fn vkCreatePipelineLayout<L: Registered>(
         let Some(next) = state.next.vkCreatePipelineLayout else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pPipelineLayout) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pPipelineLayout) };
         state
             .hooks
             .post_call_record_create_pipeline_layout(
@@ -27309,7 +28224,10 @@ unsafe extern "system" fn vkCreatePrivateDataSlot<L: Registered>(
         let Some(next) = state.next.vkCreatePrivateDataSlot else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pPrivateDataSlot) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pPrivateDataSlot) };
         state
             .hooks
             .post_call_record_create_private_data_slot(
@@ -27358,7 +28276,10 @@ unsafe extern "system" fn vkCreateQueryPool<L: Registered>(
         let Some(next) = state.next.vkCreateQueryPool else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pQueryPool) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pQueryPool) };
         state
             .hooks
             .post_call_record_create_query_pool(
@@ -27416,9 +28337,12 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesKHR<L: Registered>(
         let Some(next) = state.next.vkCreateRayTracingPipelinesKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                device,
+                down,
                 deferredOperation,
                 pipelineCache,
                 createInfoCount,
@@ -27484,9 +28408,12 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesNV<L: Registered>(
         let Some(next) = state.next.vkCreateRayTracingPipelinesNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                device,
+                down,
                 pipelineCache,
                 createInfoCount,
                 pCreateInfos,
@@ -27544,7 +28471,10 @@ unsafe extern "system" fn vkCreateRenderPass<L: Registered>(
         let Some(next) = state.next.vkCreateRenderPass else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pRenderPass) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pRenderPass) };
         state
             .hooks
             .post_call_record_create_render_pass(
@@ -27593,7 +28523,10 @@ unsafe extern "system" fn vkCreateRenderPass2<L: Registered>(
         let Some(next) = state.next.vkCreateRenderPass2 else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pRenderPass) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pRenderPass) };
         state
             .hooks
             .post_call_record_create_render_pass2(
@@ -27640,7 +28573,10 @@ unsafe extern "system" fn vkCreateSampler<L: Registered>(
                 pSampler,
             );
         let Some(next) = state.next.vkCreateSampler else { return Fallback::fallback() };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pSampler) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSampler) };
         state
             .hooks
             .post_call_record_create_sampler(
@@ -27689,7 +28625,10 @@ unsafe extern "system" fn vkCreateSamplerYcbcrConversion<L: Registered>(
         let Some(next) = state.next.vkCreateSamplerYcbcrConversion else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pYcbcrConversion) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pYcbcrConversion) };
         state
             .hooks
             .post_call_record_create_sampler_ycbcr_conversion(
@@ -27738,7 +28677,10 @@ unsafe extern "system" fn vkCreateSemaphore<L: Registered>(
         let Some(next) = state.next.vkCreateSemaphore else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pSemaphore) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSemaphore) };
         state
             .hooks
             .post_call_record_create_semaphore(
@@ -27787,7 +28729,10 @@ unsafe extern "system" fn vkCreateShaderInstrumentationARM<L: Registered>(
         let Some(next) = state.next.vkCreateShaderInstrumentationARM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pInstrumentation) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pInstrumentation) };
         state
             .hooks
             .post_call_record_create_shader_instrumentation_arm(
@@ -27836,7 +28781,10 @@ unsafe extern "system" fn vkCreateShaderModule<L: Registered>(
         let Some(next) = state.next.vkCreateShaderModule else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pShaderModule) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pShaderModule) };
         state
             .hooks
             .post_call_record_create_shader_module(
@@ -27888,8 +28836,11 @@ unsafe extern "system" fn vkCreateShadersEXT<L: Registered>(
         let Some(next) = state.next.vkCreateShadersEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, createInfoCount, pCreateInfos, pAllocator, pShaders)
+            next(down, createInfoCount, pCreateInfos, pAllocator, pShaders)
         };
         state
             .hooks
@@ -27943,8 +28894,11 @@ unsafe extern "system" fn vkCreateSharedSwapchainsKHR<L: Registered>(
         let Some(next) = state.next.vkCreateSharedSwapchainsKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, swapchainCount, pCreateInfos, pAllocator, pSwapchains)
+            next(down, swapchainCount, pCreateInfos, pAllocator, pSwapchains)
         };
         state
             .hooks
@@ -27995,7 +28949,10 @@ unsafe extern "system" fn vkCreateSwapchainKHR<L: Registered>(
         let Some(next) = state.next.vkCreateSwapchainKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pSwapchain) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSwapchain) };
         state
             .hooks
             .post_call_record_create_swapchain_khr(
@@ -28044,7 +29001,10 @@ unsafe extern "system" fn vkCreateTensorARM<L: Registered>(
         let Some(next) = state.next.vkCreateTensorARM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pTensor) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pTensor) };
         state
             .hooks
             .post_call_record_create_tensor_arm(
@@ -28093,7 +29053,10 @@ unsafe extern "system" fn vkCreateTensorViewARM<L: Registered>(
         let Some(next) = state.next.vkCreateTensorViewARM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pView) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pView) };
         state
             .hooks
             .post_call_record_create_tensor_view_arm(
@@ -28142,7 +29105,10 @@ unsafe extern "system" fn vkCreateValidationCacheEXT<L: Registered>(
         let Some(next) = state.next.vkCreateValidationCacheEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pValidationCache) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pValidationCache) };
         state
             .hooks
             .post_call_record_create_validation_cache_ext(
@@ -28191,7 +29157,10 @@ unsafe extern "system" fn vkCreateVideoSessionKHR<L: Registered>(
         let Some(next) = state.next.vkCreateVideoSessionKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pVideoSession) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pVideoSession) };
         state
             .hooks
             .post_call_record_create_video_session_khr(
@@ -28240,8 +29209,11 @@ unsafe extern "system" fn vkCreateVideoSessionParametersKHR<L: Registered>(
         let Some(next) = state.next.vkCreateVideoSessionParametersKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pCreateInfo, pAllocator, pVideoSessionParameters)
+            next(down, pCreateInfo, pAllocator, pVideoSessionParameters)
         };
         state
             .hooks
@@ -28285,7 +29257,10 @@ unsafe extern "system" fn vkDebugMarkerSetObjectNameEXT<L: Registered>(
         let Some(next) = state.next.vkDebugMarkerSetObjectNameEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pNameInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pNameInfo) };
         state
             .hooks
             .post_call_record_debug_marker_set_object_name_ext(
@@ -28326,7 +29301,10 @@ unsafe extern "system" fn vkDebugMarkerSetObjectTagEXT<L: Registered>(
         let Some(next) = state.next.vkDebugMarkerSetObjectTagEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pTagInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pTagInfo) };
         state
             .hooks
             .post_call_record_debug_marker_set_object_tag_ext(
@@ -28363,7 +29341,10 @@ unsafe extern "system" fn vkDeferredOperationJoinKHR<L: Registered>(
         let Some(next) = state.next.vkDeferredOperationJoinKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, operation) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, operation) };
         state
             .hooks
             .post_call_record_deferred_operation_join_khr(
@@ -28407,7 +29388,10 @@ unsafe extern "system" fn vkDestroyAccelerationStructureKHR<L: Registered>(
         let Some(next) = state.next.vkDestroyAccelerationStructureKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(device, accelerationStructure, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, accelerationStructure, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_acceleration_structure_khr(
@@ -28450,7 +29434,10 @@ unsafe extern "system" fn vkDestroyAccelerationStructureNV<L: Registered>(
         let Some(next) = state.next.vkDestroyAccelerationStructureNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, accelerationStructure, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, accelerationStructure, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_acceleration_structure_nv(
@@ -28481,7 +29468,10 @@ unsafe extern "system" fn vkDestroyBuffer<L: Registered>(
             .hooks
             .pre_call_record_destroy_buffer(&state.next, device, buffer, pAllocator);
         let Some(next) = state.next.vkDestroyBuffer else { return Fallback::fallback() };
-        unsafe { next(device, buffer, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buffer, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_buffer(&state.next, device, buffer, pAllocator);
@@ -28519,7 +29509,10 @@ unsafe extern "system" fn vkDestroyBufferCollectionFUCHSIA<L: Registered>(
         let Some(next) = state.next.vkDestroyBufferCollectionFUCHSIA else {
             return Fallback::fallback()
         };
-        unsafe { next(device, collection, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, collection, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_buffer_collection_fuchsia(
@@ -28562,7 +29555,10 @@ unsafe extern "system" fn vkDestroyBufferView<L: Registered>(
         let Some(next) = state.next.vkDestroyBufferView else {
             return Fallback::fallback()
         };
-        unsafe { next(device, bufferView, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, bufferView, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_buffer_view(
@@ -28605,7 +29601,10 @@ unsafe extern "system" fn vkDestroyCommandPool<L: Registered>(
         let Some(next) = state.next.vkDestroyCommandPool else {
             return Fallback::fallback()
         };
-        unsafe { next(device, commandPool, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, commandPool, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_command_pool(
@@ -28648,7 +29647,10 @@ unsafe extern "system" fn vkDestroyCuFunctionNVX<L: Registered>(
         let Some(next) = state.next.vkDestroyCuFunctionNVX else {
             return Fallback::fallback()
         };
-        unsafe { next(device, function, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, function, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_cu_function_nvx(
@@ -28691,7 +29693,10 @@ unsafe extern "system" fn vkDestroyCuModuleNVX<L: Registered>(
         let Some(next) = state.next.vkDestroyCuModuleNVX else {
             return Fallback::fallback()
         };
-        unsafe { next(device, module, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, module, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_cu_module_nvx(
@@ -28734,7 +29739,10 @@ unsafe extern "system" fn vkDestroyCudaFunctionNV<L: Registered>(
         let Some(next) = state.next.vkDestroyCudaFunctionNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, function, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, function, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_cuda_function_nv(
@@ -28777,7 +29785,10 @@ unsafe extern "system" fn vkDestroyCudaModuleNV<L: Registered>(
         let Some(next) = state.next.vkDestroyCudaModuleNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, module, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, module, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_cuda_module_nv(
@@ -28820,7 +29831,10 @@ unsafe extern "system" fn vkDestroyDataGraphPipelineSessionARM<L: Registered>(
         let Some(next) = state.next.vkDestroyDataGraphPipelineSessionARM else {
             return Fallback::fallback()
         };
-        unsafe { next(device, session, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, session, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_data_graph_pipeline_session_arm(
@@ -28863,7 +29877,10 @@ unsafe extern "system" fn vkDestroyDeferredOperationKHR<L: Registered>(
         let Some(next) = state.next.vkDestroyDeferredOperationKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(device, operation, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, operation, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_deferred_operation_khr(
@@ -28906,7 +29923,10 @@ unsafe extern "system" fn vkDestroyDescriptorPool<L: Registered>(
         let Some(next) = state.next.vkDestroyDescriptorPool else {
             return Fallback::fallback()
         };
-        unsafe { next(device, descriptorPool, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, descriptorPool, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_descriptor_pool(
@@ -28949,7 +29969,10 @@ unsafe extern "system" fn vkDestroyDescriptorSetLayout<L: Registered>(
         let Some(next) = state.next.vkDestroyDescriptorSetLayout else {
             return Fallback::fallback()
         };
-        unsafe { next(device, descriptorSetLayout, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, descriptorSetLayout, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_descriptor_set_layout(
@@ -28992,7 +30015,10 @@ unsafe extern "system" fn vkDestroyDescriptorUpdateTemplate<L: Registered>(
         let Some(next) = state.next.vkDestroyDescriptorUpdateTemplate else {
             return Fallback::fallback()
         };
-        unsafe { next(device, descriptorUpdateTemplate, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, descriptorUpdateTemplate, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_descriptor_update_template(
@@ -29023,7 +30049,10 @@ unsafe extern "system" fn vkDestroyEvent<L: Registered>(
             .hooks
             .pre_call_record_destroy_event(&state.next, device, event, pAllocator);
         let Some(next) = state.next.vkDestroyEvent else { return Fallback::fallback() };
-        unsafe { next(device, event, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, event, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_event(&state.next, device, event, pAllocator);
@@ -29061,7 +30090,10 @@ unsafe extern "system" fn vkDestroyExternalComputeQueueNV<L: Registered>(
         let Some(next) = state.next.vkDestroyExternalComputeQueueNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, externalQueue, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, externalQueue, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_external_compute_queue_nv(
@@ -29092,7 +30124,10 @@ unsafe extern "system" fn vkDestroyFence<L: Registered>(
             .hooks
             .pre_call_record_destroy_fence(&state.next, device, fence, pAllocator);
         let Some(next) = state.next.vkDestroyFence else { return Fallback::fallback() };
-        unsafe { next(device, fence, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, fence, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_fence(&state.next, device, fence, pAllocator);
@@ -29130,7 +30165,10 @@ unsafe extern "system" fn vkDestroyFramebuffer<L: Registered>(
         let Some(next) = state.next.vkDestroyFramebuffer else {
             return Fallback::fallback()
         };
-        unsafe { next(device, framebuffer, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, framebuffer, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_framebuffer(
@@ -29173,7 +30211,10 @@ unsafe extern "system" fn vkDestroyGpaSessionAMD<L: Registered>(
         let Some(next) = state.next.vkDestroyGpaSessionAMD else {
             return Fallback::fallback()
         };
-        unsafe { next(device, gpaSession, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, gpaSession, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_gpa_session_amd(
@@ -29204,7 +30245,10 @@ unsafe extern "system" fn vkDestroyImage<L: Registered>(
             .hooks
             .pre_call_record_destroy_image(&state.next, device, image, pAllocator);
         let Some(next) = state.next.vkDestroyImage else { return Fallback::fallback() };
-        unsafe { next(device, image, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, image, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_image(&state.next, device, image, pAllocator);
@@ -29242,7 +30286,10 @@ unsafe extern "system" fn vkDestroyImageView<L: Registered>(
         let Some(next) = state.next.vkDestroyImageView else {
             return Fallback::fallback()
         };
-        unsafe { next(device, imageView, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, imageView, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_image_view(
@@ -29285,7 +30332,10 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutEXT<L: Registered>(
         let Some(next) = state.next.vkDestroyIndirectCommandsLayoutEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, indirectCommandsLayout, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, indirectCommandsLayout, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_indirect_commands_layout_ext(
@@ -29328,7 +30378,10 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutNV<L: Registered>(
         let Some(next) = state.next.vkDestroyIndirectCommandsLayoutNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, indirectCommandsLayout, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, indirectCommandsLayout, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_indirect_commands_layout_nv(
@@ -29371,7 +30424,10 @@ unsafe extern "system" fn vkDestroyIndirectExecutionSetEXT<L: Registered>(
         let Some(next) = state.next.vkDestroyIndirectExecutionSetEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, indirectExecutionSet, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, indirectExecutionSet, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_indirect_execution_set_ext(
@@ -29414,7 +30470,10 @@ unsafe extern "system" fn vkDestroyMicromapEXT<L: Registered>(
         let Some(next) = state.next.vkDestroyMicromapEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, micromap, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, micromap, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_micromap_ext(
@@ -29457,7 +30516,10 @@ unsafe extern "system" fn vkDestroyOpticalFlowSessionNV<L: Registered>(
         let Some(next) = state.next.vkDestroyOpticalFlowSessionNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, session, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, session, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_optical_flow_session_nv(
@@ -29495,7 +30557,10 @@ unsafe extern "system" fn vkDestroyPipeline<L: Registered>(
         let Some(next) = state.next.vkDestroyPipeline else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pipeline, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipeline, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_pipeline(
@@ -29538,7 +30603,10 @@ unsafe extern "system" fn vkDestroyPipelineBinaryKHR<L: Registered>(
         let Some(next) = state.next.vkDestroyPipelineBinaryKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pipelineBinary, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipelineBinary, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_pipeline_binary_khr(
@@ -29581,7 +30649,10 @@ unsafe extern "system" fn vkDestroyPipelineCache<L: Registered>(
         let Some(next) = state.next.vkDestroyPipelineCache else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pipelineCache, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipelineCache, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_pipeline_cache(
@@ -29624,7 +30695,10 @@ unsafe extern "system" fn vkDestroyPipelineLayout<L: Registered>(
         let Some(next) = state.next.vkDestroyPipelineLayout else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pipelineLayout, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipelineLayout, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_pipeline_layout(
@@ -29667,7 +30741,10 @@ unsafe extern "system" fn vkDestroyPrivateDataSlot<L: Registered>(
         let Some(next) = state.next.vkDestroyPrivateDataSlot else {
             return Fallback::fallback()
         };
-        unsafe { next(device, privateDataSlot, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, privateDataSlot, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_private_data_slot(
@@ -29710,7 +30787,10 @@ unsafe extern "system" fn vkDestroyQueryPool<L: Registered>(
         let Some(next) = state.next.vkDestroyQueryPool else {
             return Fallback::fallback()
         };
-        unsafe { next(device, queryPool, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, queryPool, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_query_pool(
@@ -29753,7 +30833,10 @@ unsafe extern "system" fn vkDestroyRenderPass<L: Registered>(
         let Some(next) = state.next.vkDestroyRenderPass else {
             return Fallback::fallback()
         };
-        unsafe { next(device, renderPass, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, renderPass, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_render_pass(
@@ -29786,7 +30869,10 @@ unsafe extern "system" fn vkDestroySampler<L: Registered>(
         let Some(next) = state.next.vkDestroySampler else {
             return Fallback::fallback()
         };
-        unsafe { next(device, sampler, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, sampler, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_sampler(&state.next, device, sampler, pAllocator);
@@ -29824,7 +30910,10 @@ unsafe extern "system" fn vkDestroySamplerYcbcrConversion<L: Registered>(
         let Some(next) = state.next.vkDestroySamplerYcbcrConversion else {
             return Fallback::fallback()
         };
-        unsafe { next(device, ycbcrConversion, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, ycbcrConversion, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_sampler_ycbcr_conversion(
@@ -29867,7 +30956,10 @@ unsafe extern "system" fn vkDestroySemaphore<L: Registered>(
         let Some(next) = state.next.vkDestroySemaphore else {
             return Fallback::fallback()
         };
-        unsafe { next(device, semaphore, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, semaphore, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_semaphore(
@@ -29905,7 +30997,10 @@ unsafe extern "system" fn vkDestroyShaderEXT<L: Registered>(
         let Some(next) = state.next.vkDestroyShaderEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, shader, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, shader, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_shader_ext(
@@ -29948,7 +31043,10 @@ unsafe extern "system" fn vkDestroyShaderInstrumentationARM<L: Registered>(
         let Some(next) = state.next.vkDestroyShaderInstrumentationARM else {
             return Fallback::fallback()
         };
-        unsafe { next(device, instrumentation, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, instrumentation, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_shader_instrumentation_arm(
@@ -29991,7 +31089,10 @@ unsafe extern "system" fn vkDestroyShaderModule<L: Registered>(
         let Some(next) = state.next.vkDestroyShaderModule else {
             return Fallback::fallback()
         };
-        unsafe { next(device, shaderModule, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, shaderModule, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_shader_module(
@@ -30034,7 +31135,10 @@ unsafe extern "system" fn vkDestroySwapchainKHR<L: Registered>(
         let Some(next) = state.next.vkDestroySwapchainKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(device, swapchain, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, swapchain, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_swapchain_khr(
@@ -30072,7 +31176,10 @@ unsafe extern "system" fn vkDestroyTensorARM<L: Registered>(
         let Some(next) = state.next.vkDestroyTensorARM else {
             return Fallback::fallback()
         };
-        unsafe { next(device, tensor, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, tensor, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_tensor_arm(
@@ -30115,7 +31222,10 @@ unsafe extern "system" fn vkDestroyTensorViewARM<L: Registered>(
         let Some(next) = state.next.vkDestroyTensorViewARM else {
             return Fallback::fallback()
         };
-        unsafe { next(device, tensorView, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, tensorView, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_tensor_view_arm(
@@ -30158,7 +31268,10 @@ unsafe extern "system" fn vkDestroyValidationCacheEXT<L: Registered>(
         let Some(next) = state.next.vkDestroyValidationCacheEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, validationCache, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, validationCache, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_validation_cache_ext(
@@ -30201,7 +31314,10 @@ unsafe extern "system" fn vkDestroyVideoSessionKHR<L: Registered>(
         let Some(next) = state.next.vkDestroyVideoSessionKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(device, videoSession, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, videoSession, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_video_session_khr(
@@ -30244,7 +31360,10 @@ unsafe extern "system" fn vkDestroyVideoSessionParametersKHR<L: Registered>(
         let Some(next) = state.next.vkDestroyVideoSessionParametersKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(device, videoSessionParameters, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, videoSessionParameters, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_video_session_parameters_khr(
@@ -30271,7 +31390,10 @@ unsafe extern "system" fn vkDeviceWaitIdle<L: Registered>(device: VkDevice) -> V
         let Some(next) = state.next.vkDeviceWaitIdle else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down) };
         state.hooks.post_call_record_device_wait_idle(&state.next, device, result);
         result
     })
@@ -30308,7 +31430,10 @@ unsafe extern "system" fn vkDisplayPowerControlEXT<L: Registered>(
         let Some(next) = state.next.vkDisplayPowerControlEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, display, pDisplayPowerInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, display, pDisplayPowerInfo) };
         state
             .hooks
             .post_call_record_display_power_control_ext(
@@ -30339,7 +31464,10 @@ unsafe extern "system" fn vkEndCommandBuffer<L: Registered>(
         let Some(next) = state.next.vkEndCommandBuffer else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(commandBuffer) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down) };
         state
             .hooks
             .post_call_record_end_command_buffer(&state.next, commandBuffer, result);
@@ -30375,7 +31503,10 @@ unsafe extern "system" fn vkExportMetalObjectsEXT<L: Registered>(
         let Some(next) = state.next.vkExportMetalObjectsEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pMetalObjectsInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pMetalObjectsInfo) };
         state
             .hooks
             .post_call_record_export_metal_objects_ext(
@@ -30417,7 +31548,10 @@ unsafe extern "system" fn vkFlushMappedMemoryRanges<L: Registered>(
         let Some(next) = state.next.vkFlushMappedMemoryRanges else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, memoryRangeCount, pMemoryRanges) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, memoryRangeCount, pMemoryRanges) };
         state
             .hooks
             .post_call_record_flush_mapped_memory_ranges(
@@ -30465,7 +31599,10 @@ unsafe extern "system" fn vkFreeCommandBuffers<L: Registered>(
         let Some(next) = state.next.vkFreeCommandBuffers else {
             return Fallback::fallback()
         };
-        unsafe { next(device, commandPool, commandBufferCount, pCommandBuffers) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, commandPool, commandBufferCount, pCommandBuffers) };
         state
             .hooks
             .post_call_record_free_command_buffers(
@@ -30512,8 +31649,11 @@ unsafe extern "system" fn vkFreeDescriptorSets<L: Registered>(
         let Some(next) = state.next.vkFreeDescriptorSets else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, descriptorPool, descriptorSetCount, pDescriptorSets)
+            next(down, descriptorPool, descriptorSetCount, pDescriptorSets)
         };
         state
             .hooks
@@ -30546,7 +31686,10 @@ unsafe extern "system" fn vkFreeMemory<L: Registered>(
         }
         state.hooks.pre_call_record_free_memory(&state.next, device, memory, pAllocator);
         let Some(next) = state.next.vkFreeMemory else { return Fallback::fallback() };
-        unsafe { next(device, memory, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, memory, pAllocator) };
         state
             .hooks
             .post_call_record_free_memory(&state.next, device, memory, pAllocator);
@@ -30590,7 +31733,10 @@ unsafe extern "system" fn vkGetAccelerationStructureBuildSizesKHR<L: Registered>
         let Some(next) = state.next.vkGetAccelerationStructureBuildSizesKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(device, buildType, pBuildInfo, pMaxPrimitiveCounts, pSizeInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buildType, pBuildInfo, pMaxPrimitiveCounts, pSizeInfo) };
         state
             .hooks
             .post_call_record_get_acceleration_structure_build_sizes_khr(
@@ -30632,7 +31778,10 @@ unsafe extern "system" fn vkGetAccelerationStructureDeviceAddressKHR<L: Register
         let Some(next) = state.next.vkGetAccelerationStructureDeviceAddressKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_get_acceleration_structure_device_address_khr(
@@ -30679,7 +31828,10 @@ unsafe extern "system" fn vkGetAccelerationStructureHandleNV<L: Registered>(
         let Some(next) = state.next.vkGetAccelerationStructureHandleNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, accelerationStructure, dataSize, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, accelerationStructure, dataSize, pData) };
         state
             .hooks
             .post_call_record_get_acceleration_structure_handle_nv(
@@ -30725,7 +31877,10 @@ unsafe extern "system" fn vkGetAccelerationStructureMemoryRequirementsNV<L: Regi
         let Some(next) = state.next.vkGetAccelerationStructureMemoryRequirementsNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_acceleration_structure_memory_requirements_nv(
@@ -30772,7 +31927,10 @@ unsafe extern "system" fn vkGetAccelerationStructureOpaqueCaptureDescriptorDataE
             .vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo, pData) };
         state
             .hooks
             .post_call_record_get_acceleration_structure_opaque_capture_descriptor_data_ext(
@@ -30817,7 +31975,10 @@ unsafe extern "system" fn vkGetAndroidHardwareBufferPropertiesANDROID<L: Registe
         let Some(next) = state.next.vkGetAndroidHardwareBufferPropertiesANDROID else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, buffer, pProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, buffer, pProperties) };
         state
             .hooks
             .post_call_record_get_android_hardware_buffer_properties_android(
@@ -30862,7 +32023,10 @@ unsafe extern "system" fn vkGetBufferCollectionPropertiesFUCHSIA<L: Registered>(
         let Some(next) = state.next.vkGetBufferCollectionPropertiesFUCHSIA else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, collection, pProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, collection, pProperties) };
         state
             .hooks
             .post_call_record_get_buffer_collection_properties_fuchsia(
@@ -30896,7 +32060,10 @@ unsafe extern "system" fn vkGetBufferDeviceAddress<L: Registered>(
         let Some(next) = state.next.vkGetBufferDeviceAddress else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_get_buffer_device_address(
@@ -30940,7 +32107,10 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements<L: Registered>(
         let Some(next) = state.next.vkGetBufferMemoryRequirements else {
             return Fallback::fallback()
         };
-        unsafe { next(device, buffer, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buffer, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_buffer_memory_requirements(
@@ -30983,7 +32153,10 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements2<L: Registered>(
         let Some(next) = state.next.vkGetBufferMemoryRequirements2 else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_buffer_memory_requirements2(
@@ -31023,7 +32196,10 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureAddress<L: Registered>(
         let Some(next) = state.next.vkGetBufferOpaqueCaptureAddress else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_get_buffer_opaque_capture_address(
@@ -31067,7 +32243,10 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureDescriptorDataEXT<L: Registere
         let Some(next) = state.next.vkGetBufferOpaqueCaptureDescriptorDataEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo, pData) };
         state
             .hooks
             .post_call_record_get_buffer_opaque_capture_descriptor_data_ext(
@@ -31118,8 +32297,11 @@ unsafe extern "system" fn vkGetCalibratedTimestampsKHR<L: Registered>(
         let Some(next) = state.next.vkGetCalibratedTimestampsKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, timestampCount, pTimestampInfos, pTimestamps, pMaxDeviation)
+            next(down, timestampCount, pTimestampInfos, pTimestamps, pMaxDeviation)
         };
         state
             .hooks
@@ -31167,7 +32349,10 @@ unsafe extern "system" fn vkGetClusterAccelerationStructureBuildSizesNV<L: Regis
         let Some(next) = state.next.vkGetClusterAccelerationStructureBuildSizesNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pSizeInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pSizeInfo) };
         state
             .hooks
             .post_call_record_get_cluster_acceleration_structure_build_sizes_nv(
@@ -31213,7 +32398,10 @@ unsafe extern "system" fn vkGetCudaModuleCacheNV<L: Registered>(
         let Some(next) = state.next.vkGetCudaModuleCacheNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, module, pCacheSize, pCacheData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, module, pCacheSize, pCacheData) };
         state
             .hooks
             .post_call_record_get_cuda_module_cache_nv(
@@ -31262,9 +32450,10 @@ unsafe extern "system" fn vkGetDataGraphPipelineAvailablePropertiesARM<L: Regist
         let Some(next) = state.next.vkGetDataGraphPipelineAvailablePropertiesARM else {
             return Fallback::fallback()
         };
-        let result = unsafe {
-            next(device, pPipelineInfo, pPropertiesCount, pProperties)
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
         };
+        let result = unsafe { next(down, pPipelineInfo, pPropertiesCount, pProperties) };
         state
             .hooks
             .post_call_record_get_data_graph_pipeline_available_properties_arm(
@@ -31313,9 +32502,10 @@ unsafe extern "system" fn vkGetDataGraphPipelinePropertiesARM<L: Registered>(
         let Some(next) = state.next.vkGetDataGraphPipelinePropertiesARM else {
             return Fallback::fallback()
         };
-        let result = unsafe {
-            next(device, pPipelineInfo, propertiesCount, pProperties)
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
         };
+        let result = unsafe { next(down, pPipelineInfo, propertiesCount, pProperties) };
         state
             .hooks
             .post_call_record_get_data_graph_pipeline_properties_arm(
@@ -31365,8 +32555,11 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionBindPointRequirementsARM<
             );
         let Some(next) = state.next.vkGetDataGraphPipelineSessionBindPointRequirementsARM
         else { return Fallback::fallback() };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pInfo, pBindPointRequirementCount, pBindPointRequirements)
+            next(down, pInfo, pBindPointRequirementCount, pBindPointRequirements)
         };
         state
             .hooks
@@ -31414,7 +32607,10 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionMemoryRequirementsARM<
             );
         let Some(next) = state.next.vkGetDataGraphPipelineSessionMemoryRequirementsARM
         else { return Fallback::fallback() };
-        unsafe { next(device, pInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_data_graph_pipeline_session_memory_requirements_arm(
@@ -31454,7 +32650,10 @@ unsafe extern "system" fn vkGetDeferredOperationMaxConcurrencyKHR<L: Registered>
         let Some(next) = state.next.vkGetDeferredOperationMaxConcurrencyKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, operation) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, operation) };
         state
             .hooks
             .post_call_record_get_deferred_operation_max_concurrency_khr(
@@ -31495,7 +32694,10 @@ unsafe extern "system" fn vkGetDeferredOperationResultKHR<L: Registered>(
         let Some(next) = state.next.vkGetDeferredOperationResultKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, operation) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, operation) };
         state
             .hooks
             .post_call_record_get_deferred_operation_result_khr(
@@ -31542,7 +32744,10 @@ unsafe extern "system" fn vkGetDescriptorEXT<L: Registered>(
         let Some(next) = state.next.vkGetDescriptorEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pDescriptorInfo, dataSize, pDescriptor) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pDescriptorInfo, dataSize, pDescriptor) };
         state
             .hooks
             .post_call_record_get_descriptor_ext(
@@ -31586,7 +32791,10 @@ unsafe extern "system" fn vkGetDescriptorSetHostMappingVALVE<L: Registered>(
         let Some(next) = state.next.vkGetDescriptorSetHostMappingVALVE else {
             return Fallback::fallback()
         };
-        unsafe { next(device, descriptorSet, ppData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, descriptorSet, ppData) };
         state
             .hooks
             .post_call_record_get_descriptor_set_host_mapping_valve(
@@ -31632,7 +32840,10 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutBindingOffsetEXT<L: Registered
         let Some(next) = state.next.vkGetDescriptorSetLayoutBindingOffsetEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, layout, binding, pOffset) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, layout, binding, pOffset) };
         state
             .hooks
             .post_call_record_get_descriptor_set_layout_binding_offset_ext(
@@ -31676,7 +32887,10 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutHostMappingInfoVALVE<L: Regist
         let Some(next) = state.next.vkGetDescriptorSetLayoutHostMappingInfoVALVE else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pBindingReference, pHostMapping) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pBindingReference, pHostMapping) };
         state
             .hooks
             .post_call_record_get_descriptor_set_layout_host_mapping_info_valve(
@@ -31719,7 +32933,10 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSizeEXT<L: Registered>(
         let Some(next) = state.next.vkGetDescriptorSetLayoutSizeEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, layout, pLayoutSizeInBytes) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, layout, pLayoutSizeInBytes) };
         state
             .hooks
             .post_call_record_get_descriptor_set_layout_size_ext(
@@ -31762,7 +32979,10 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSupport<L: Registered>(
         let Some(next) = state.next.vkGetDescriptorSetLayoutSupport else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pCreateInfo, pSupport) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCreateInfo, pSupport) };
         state
             .hooks
             .post_call_record_get_descriptor_set_layout_support(
@@ -31806,7 +33026,10 @@ unsafe extern "system" fn vkGetDeviceAccelerationStructureCompatibilityKHR<
             );
         let Some(next) = state.next.vkGetDeviceAccelerationStructureCompatibilityKHR
         else { return Fallback::fallback() };
-        unsafe { next(device, pVersionInfo, pCompatibility) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pVersionInfo, pCompatibility) };
         state
             .hooks
             .post_call_record_get_device_acceleration_structure_compatibility_khr(
@@ -31849,7 +33072,10 @@ unsafe extern "system" fn vkGetDeviceBufferMemoryRequirements<L: Registered>(
         let Some(next) = state.next.vkGetDeviceBufferMemoryRequirements else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_device_buffer_memory_requirements(
@@ -31892,7 +33118,10 @@ unsafe extern "system" fn vkGetDeviceCombinedImageSamplerIndexNVX<L: Registered>
         let Some(next) = state.next.vkGetDeviceCombinedImageSamplerIndexNVX else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, imageViewIndex, samplerIndex) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, imageViewIndex, samplerIndex) };
         state
             .hooks
             .post_call_record_get_device_combined_image_sampler_index_nvx(
@@ -31934,7 +33163,10 @@ unsafe extern "system" fn vkGetDeviceFaultDebugInfoKHR<L: Registered>(
         let Some(next) = state.next.vkGetDeviceFaultDebugInfoKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pDebugInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pDebugInfo) };
         state
             .hooks
             .post_call_record_get_device_fault_debug_info_khr(
@@ -31978,7 +33210,10 @@ unsafe extern "system" fn vkGetDeviceFaultInfoEXT<L: Registered>(
         let Some(next) = state.next.vkGetDeviceFaultInfoEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pFaultCounts, pFaultInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pFaultCounts, pFaultInfo) };
         state
             .hooks
             .post_call_record_get_device_fault_info_ext(
@@ -32026,7 +33261,10 @@ unsafe extern "system" fn vkGetDeviceFaultReportsKHR<L: Registered>(
         let Some(next) = state.next.vkGetDeviceFaultReportsKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, timeout, pFaultCounts, pFaultInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, timeout, pFaultCounts, pFaultInfo) };
         state
             .hooks
             .post_call_record_get_device_fault_reports_khr(
@@ -32078,9 +33316,12 @@ unsafe extern "system" fn vkGetDeviceGroupPeerMemoryFeatures<L: Registered>(
         let Some(next) = state.next.vkGetDeviceGroupPeerMemoryFeatures else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                device,
+                down,
                 heapIndex,
                 localDeviceIndex,
                 remoteDeviceIndex,
@@ -32128,7 +33369,10 @@ unsafe extern "system" fn vkGetDeviceGroupPresentCapabilitiesKHR<L: Registered>(
         let Some(next) = state.next.vkGetDeviceGroupPresentCapabilitiesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pDeviceGroupPresentCapabilities) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pDeviceGroupPresentCapabilities) };
         state
             .hooks
             .post_call_record_get_device_group_present_capabilities_khr(
@@ -32172,7 +33416,10 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModes2EXT<L: Registered>
         let Some(next) = state.next.vkGetDeviceGroupSurfacePresentModes2EXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pSurfaceInfo, pModes) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pSurfaceInfo, pModes) };
         state
             .hooks
             .post_call_record_get_device_group_surface_present_modes2_ext(
@@ -32217,7 +33464,10 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModesKHR<L: Registered>(
         let Some(next) = state.next.vkGetDeviceGroupSurfacePresentModesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, surface, pModes) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, surface, pModes) };
         state
             .hooks
             .post_call_record_get_device_group_surface_present_modes_khr(
@@ -32262,7 +33512,10 @@ unsafe extern "system" fn vkGetDeviceImageMemoryRequirements<L: Registered>(
         let Some(next) = state.next.vkGetDeviceImageMemoryRequirements else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_device_image_memory_requirements(
@@ -32308,8 +33561,11 @@ unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirements<L: Registered
         let Some(next) = state.next.vkGetDeviceImageSparseMemoryRequirements else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(device, pInfo, pSparseMemoryRequirementCount, pSparseMemoryRequirements)
+            next(down, pInfo, pSparseMemoryRequirementCount, pSparseMemoryRequirements)
         };
         state
             .hooks
@@ -32354,7 +33610,10 @@ unsafe extern "system" fn vkGetDeviceImageSubresourceLayout<L: Registered>(
         let Some(next) = state.next.vkGetDeviceImageSubresourceLayout else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pLayout) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pLayout) };
         state
             .hooks
             .post_call_record_get_device_image_subresource_layout(
@@ -32397,7 +33656,10 @@ unsafe extern "system" fn vkGetDeviceMemoryCommitment<L: Registered>(
         let Some(next) = state.next.vkGetDeviceMemoryCommitment else {
             return Fallback::fallback()
         };
-        unsafe { next(device, memory, pCommittedMemoryInBytes) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, memory, pCommittedMemoryInBytes) };
         state
             .hooks
             .post_call_record_get_device_memory_commitment(
@@ -32437,7 +33699,10 @@ unsafe extern "system" fn vkGetDeviceMemoryOpaqueCaptureAddress<L: Registered>(
         let Some(next) = state.next.vkGetDeviceMemoryOpaqueCaptureAddress else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_get_device_memory_opaque_capture_address(
@@ -32481,7 +33746,10 @@ unsafe extern "system" fn vkGetDeviceMicromapCompatibilityEXT<L: Registered>(
         let Some(next) = state.next.vkGetDeviceMicromapCompatibilityEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pVersionInfo, pCompatibility) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pVersionInfo, pCompatibility) };
         state
             .hooks
             .post_call_record_get_device_micromap_compatibility_ext(
@@ -32527,7 +33795,10 @@ unsafe extern "system" fn vkGetDeviceQueue<L: Registered>(
         let Some(next) = state.next.vkGetDeviceQueue else {
             return Fallback::fallback()
         };
-        unsafe { next(device, queueFamilyIndex, queueIndex, pQueue) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, queueFamilyIndex, queueIndex, pQueue) };
         state
             .hooks
             .post_call_record_get_device_queue(
@@ -32561,7 +33832,10 @@ unsafe extern "system" fn vkGetDeviceQueue2<L: Registered>(
         let Some(next) = state.next.vkGetDeviceQueue2 else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pQueueInfo, pQueue) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pQueueInfo, pQueue) };
         state
             .hooks
             .post_call_record_get_device_queue2(&state.next, device, pQueueInfo, pQueue);
@@ -32599,7 +33873,10 @@ unsafe extern "system" fn vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI<L: Reg
         let Some(next) = state.next.vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, renderpass, pMaxWorkgroupSize) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, renderpass, pMaxWorkgroupSize) };
         state
             .hooks
             .post_call_record_get_device_subpass_shading_max_workgroup_size_huawei(
@@ -32644,7 +33921,10 @@ unsafe extern "system" fn vkGetDeviceTensorMemoryRequirementsARM<L: Registered>(
         let Some(next) = state.next.vkGetDeviceTensorMemoryRequirementsARM else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_device_tensor_memory_requirements_arm(
@@ -32687,7 +33967,10 @@ unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM<L: Registered>
         let Some(next) = state.next.vkGetDynamicRenderingTilePropertiesQCOM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pRenderingInfo, pProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pRenderingInfo, pProperties) };
         state
             .hooks
             .post_call_record_get_dynamic_rendering_tile_properties_qcom(
@@ -32738,8 +34021,11 @@ unsafe extern "system" fn vkGetEncodedVideoSessionParametersKHR<L: Registered>(
         let Some(next) = state.next.vkGetEncodedVideoSessionParametersKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pVideoSessionParametersInfo, pFeedbackInfo, pDataSize, pData)
+            next(down, pVideoSessionParametersInfo, pFeedbackInfo, pDataSize, pData)
         };
         state
             .hooks
@@ -32774,7 +34060,10 @@ unsafe extern "system" fn vkGetEventStatus<L: Registered>(
         let Some(next) = state.next.vkGetEventStatus else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, event) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, event) };
         state
             .hooks
             .post_call_record_get_event_status(&state.next, device, event, result);
@@ -32816,7 +34105,10 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineNodeIndexAMDX<L: Registered
         let Some(next) = state.next.vkGetExecutionGraphPipelineNodeIndexAMDX else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, executionGraph, pNodeInfo, pNodeIndex) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, executionGraph, pNodeInfo, pNodeIndex) };
         state
             .hooks
             .post_call_record_get_execution_graph_pipeline_node_index_amdx(
@@ -32862,7 +34154,10 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineScratchSizeAMDX<L: Register
         let Some(next) = state.next.vkGetExecutionGraphPipelineScratchSizeAMDX else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, executionGraph, pSizeInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, executionGraph, pSizeInfo) };
         state
             .hooks
             .post_call_record_get_execution_graph_pipeline_scratch_size_amdx(
@@ -32938,7 +34233,10 @@ unsafe extern "system" fn vkGetFenceFdKHR<L: Registered>(
             .hooks
             .pre_call_record_get_fence_fd_khr(&state.next, device, pGetFdInfo, pFd);
         let Some(next) = state.next.vkGetFenceFdKHR else { return Fallback::fallback() };
-        let result = unsafe { next(device, pGetFdInfo, pFd) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pGetFdInfo, pFd) };
         state
             .hooks
             .post_call_record_get_fence_fd_khr(
@@ -32970,7 +34268,10 @@ unsafe extern "system" fn vkGetFenceStatus<L: Registered>(
         let Some(next) = state.next.vkGetFenceStatus else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, fence) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, fence) };
         state
             .hooks
             .post_call_record_get_fence_status(&state.next, device, fence, result);
@@ -33009,7 +34310,10 @@ unsafe extern "system" fn vkGetFenceWin32HandleKHR<L: Registered>(
         let Some(next) = state.next.vkGetFenceWin32HandleKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pGetWin32HandleInfo, pHandle) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pGetWin32HandleInfo, pHandle) };
         state
             .hooks
             .post_call_record_get_fence_win32_handle_khr(
@@ -33057,7 +34361,10 @@ unsafe extern "system" fn vkGetFramebufferTilePropertiesQCOM<L: Registered>(
         let Some(next) = state.next.vkGetFramebufferTilePropertiesQCOM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, framebuffer, pPropertiesCount, pProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, framebuffer, pPropertiesCount, pProperties) };
         state
             .hooks
             .post_call_record_get_framebuffer_tile_properties_qcom(
@@ -33103,7 +34410,10 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsEXT<L: Registe
         let Some(next) = state.next.vkGetGeneratedCommandsMemoryRequirementsEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_generated_commands_memory_requirements_ext(
@@ -33146,7 +34456,10 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsNV<L: Register
         let Some(next) = state.next.vkGetGeneratedCommandsMemoryRequirementsNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_generated_commands_memory_requirements_nv(
@@ -33178,7 +34491,10 @@ unsafe extern "system" fn vkGetGpaDeviceClockInfoAMD<L: Registered>(
         let Some(next) = state.next.vkGetGpaDeviceClockInfoAMD else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_get_gpa_device_clock_info_amd(
@@ -33228,7 +34544,10 @@ unsafe extern "system" fn vkGetGpaSessionResultsAMD<L: Registered>(
         let Some(next) = state.next.vkGetGpaSessionResultsAMD else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, gpaSession, sampleID, pSizeInBytes, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, gpaSession, sampleID, pSizeInBytes, pData) };
         state
             .hooks
             .post_call_record_get_gpa_session_results_amd(
@@ -33268,7 +34587,10 @@ unsafe extern "system" fn vkGetGpaSessionStatusAMD<L: Registered>(
         let Some(next) = state.next.vkGetGpaSessionStatusAMD else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, gpaSession) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, gpaSession) };
         state
             .hooks
             .post_call_record_get_gpa_session_status_amd(
@@ -33312,7 +34634,10 @@ unsafe extern "system" fn vkGetImageDrmFormatModifierPropertiesEXT<L: Registered
         let Some(next) = state.next.vkGetImageDrmFormatModifierPropertiesEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, image, pProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, image, pProperties) };
         state
             .hooks
             .post_call_record_get_image_drm_format_modifier_properties_ext(
@@ -33357,7 +34682,10 @@ unsafe extern "system" fn vkGetImageMemoryRequirements<L: Registered>(
         let Some(next) = state.next.vkGetImageMemoryRequirements else {
             return Fallback::fallback()
         };
-        unsafe { next(device, image, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, image, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_image_memory_requirements(
@@ -33400,7 +34728,10 @@ unsafe extern "system" fn vkGetImageMemoryRequirements2<L: Registered>(
         let Some(next) = state.next.vkGetImageMemoryRequirements2 else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_image_memory_requirements2(
@@ -33446,7 +34777,10 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDataEXT<L: Registered>(
         let Some(next) = state.next.vkGetImageOpaqueCaptureDataEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, imageCount, pImages, pDatas) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, imageCount, pImages, pDatas) };
         state
             .hooks
             .post_call_record_get_image_opaque_capture_data_ext(
@@ -33492,7 +34826,10 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDescriptorDataEXT<L: Registered
         let Some(next) = state.next.vkGetImageOpaqueCaptureDescriptorDataEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo, pData) };
         state
             .hooks
             .post_call_record_get_image_opaque_capture_descriptor_data_ext(
@@ -33540,8 +34877,11 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements<L: Registered>(
         let Some(next) = state.next.vkGetImageSparseMemoryRequirements else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(device, image, pSparseMemoryRequirementCount, pSparseMemoryRequirements)
+            next(down, image, pSparseMemoryRequirementCount, pSparseMemoryRequirements)
         };
         state
             .hooks
@@ -33589,8 +34929,11 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements2<L: Registered>(
         let Some(next) = state.next.vkGetImageSparseMemoryRequirements2 else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(device, pInfo, pSparseMemoryRequirementCount, pSparseMemoryRequirements)
+            next(down, pInfo, pSparseMemoryRequirementCount, pSparseMemoryRequirements)
         };
         state
             .hooks
@@ -33638,7 +34981,10 @@ unsafe extern "system" fn vkGetImageSubresourceLayout<L: Registered>(
         let Some(next) = state.next.vkGetImageSubresourceLayout else {
             return Fallback::fallback()
         };
-        unsafe { next(device, image, pSubresource, pLayout) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, image, pSubresource, pLayout) };
         state
             .hooks
             .post_call_record_get_image_subresource_layout(
@@ -33685,7 +35031,10 @@ unsafe extern "system" fn vkGetImageSubresourceLayout2<L: Registered>(
         let Some(next) = state.next.vkGetImageSubresourceLayout2 else {
             return Fallback::fallback()
         };
-        unsafe { next(device, image, pSubresource, pLayout) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, image, pSubresource, pLayout) };
         state
             .hooks
             .post_call_record_get_image_subresource_layout2(
@@ -33729,7 +35078,10 @@ unsafe extern "system" fn vkGetImageViewAddressNVX<L: Registered>(
         let Some(next) = state.next.vkGetImageViewAddressNVX else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, imageView, pProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, imageView, pProperties) };
         state
             .hooks
             .post_call_record_get_image_view_address_nvx(
@@ -33763,7 +35115,10 @@ unsafe extern "system" fn vkGetImageViewHandle64NVX<L: Registered>(
         let Some(next) = state.next.vkGetImageViewHandle64NVX else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_get_image_view_handle64_nvx(
@@ -33796,7 +35151,10 @@ unsafe extern "system" fn vkGetImageViewHandleNVX<L: Registered>(
         let Some(next) = state.next.vkGetImageViewHandleNVX else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_get_image_view_handle_nvx(
@@ -33840,7 +35198,10 @@ unsafe extern "system" fn vkGetImageViewOpaqueCaptureDescriptorDataEXT<L: Regist
         let Some(next) = state.next.vkGetImageViewOpaqueCaptureDescriptorDataEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo, pData) };
         state
             .hooks
             .post_call_record_get_image_view_opaque_capture_descriptor_data_ext(
@@ -33882,7 +35243,10 @@ unsafe extern "system" fn vkGetLatencyTimingsLegacyNV<L: Registered>(
         let Some(next) = state.next.vkGetLatencyTimingsLegacyNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pTimings) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pTimings) };
         state
             .hooks
             .post_call_record_get_latency_timings_legacy_nv(
@@ -33924,7 +35288,10 @@ unsafe extern "system" fn vkGetLatencyTimingsNV<L: Registered>(
         let Some(next) = state.next.vkGetLatencyTimingsNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, swapchain, pLatencyMarkerInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, swapchain, pLatencyMarkerInfo) };
         state
             .hooks
             .post_call_record_get_latency_timings_nv(
@@ -33967,7 +35334,10 @@ unsafe extern "system" fn vkGetMemoryAndroidHardwareBufferANDROID<L: Registered>
         let Some(next) = state.next.vkGetMemoryAndroidHardwareBufferANDROID else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo, pBuffer) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo, pBuffer) };
         state
             .hooks
             .post_call_record_get_memory_android_hardware_buffer_android(
@@ -34002,7 +35372,10 @@ unsafe extern "system" fn vkGetMemoryFdKHR<L: Registered>(
         let Some(next) = state.next.vkGetMemoryFdKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pGetFdInfo, pFd) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pGetFdInfo, pFd) };
         state
             .hooks
             .post_call_record_get_memory_fd_khr(
@@ -34050,7 +35423,10 @@ unsafe extern "system" fn vkGetMemoryFdPropertiesKHR<L: Registered>(
         let Some(next) = state.next.vkGetMemoryFdPropertiesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, handleType, fd, pMemoryFdProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, handleType, fd, pMemoryFdProperties) };
         state
             .hooks
             .post_call_record_get_memory_fd_properties_khr(
@@ -34099,8 +35475,11 @@ unsafe extern "system" fn vkGetMemoryHostPointerPropertiesEXT<L: Registered>(
         let Some(next) = state.next.vkGetMemoryHostPointerPropertiesEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, handleType, pHostPointer, pMemoryHostPointerProperties)
+            next(down, handleType, pHostPointer, pMemoryHostPointerProperties)
         };
         state
             .hooks
@@ -34147,7 +35526,10 @@ unsafe extern "system" fn vkGetMemoryMetalHandleEXT<L: Registered>(
         let Some(next) = state.next.vkGetMemoryMetalHandleEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pGetMetalHandleInfo, pHandle) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pGetMetalHandleInfo, pHandle) };
         state
             .hooks
             .post_call_record_get_memory_metal_handle_ext(
@@ -34195,8 +35577,11 @@ unsafe extern "system" fn vkGetMemoryMetalHandlePropertiesEXT<L: Registered>(
         let Some(next) = state.next.vkGetMemoryMetalHandlePropertiesEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, handleType, pHandle, pMemoryMetalHandleProperties)
+            next(down, handleType, pHandle, pMemoryMetalHandleProperties)
         };
         state
             .hooks
@@ -34243,7 +35628,10 @@ unsafe extern "system" fn vkGetMemoryNativeBufferOHOS<L: Registered>(
         let Some(next) = state.next.vkGetMemoryNativeBufferOHOS else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo, pBuffer) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo, pBuffer) };
         state
             .hooks
             .post_call_record_get_memory_native_buffer_ohos(
@@ -34288,7 +35676,10 @@ unsafe extern "system" fn vkGetMemoryRemoteAddressNV<L: Registered>(
         let Some(next) = state.next.vkGetMemoryRemoteAddressNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pMemoryGetRemoteAddressInfo, pAddress) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pMemoryGetRemoteAddressInfo, pAddress) };
         state
             .hooks
             .post_call_record_get_memory_remote_address_nv(
@@ -34333,7 +35724,10 @@ unsafe extern "system" fn vkGetMemoryWin32HandleKHR<L: Registered>(
         let Some(next) = state.next.vkGetMemoryWin32HandleKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pGetWin32HandleInfo, pHandle) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pGetWin32HandleInfo, pHandle) };
         state
             .hooks
             .post_call_record_get_memory_win32_handle_khr(
@@ -34381,7 +35775,10 @@ unsafe extern "system" fn vkGetMemoryWin32HandleNV<L: Registered>(
         let Some(next) = state.next.vkGetMemoryWin32HandleNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, memory, handleType, pHandle) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, memory, handleType, pHandle) };
         state
             .hooks
             .post_call_record_get_memory_win32_handle_nv(
@@ -34430,8 +35827,11 @@ unsafe extern "system" fn vkGetMemoryWin32HandlePropertiesKHR<L: Registered>(
         let Some(next) = state.next.vkGetMemoryWin32HandlePropertiesKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, handleType, handle, pMemoryWin32HandleProperties)
+            next(down, handleType, handle, pMemoryWin32HandleProperties)
         };
         state
             .hooks
@@ -34478,7 +35878,10 @@ unsafe extern "system" fn vkGetMemoryZirconHandleFUCHSIA<L: Registered>(
         let Some(next) = state.next.vkGetMemoryZirconHandleFUCHSIA else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pGetZirconHandleInfo, pZirconHandle) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pGetZirconHandleInfo, pZirconHandle) };
         state
             .hooks
             .post_call_record_get_memory_zircon_handle_fuchsia(
@@ -34526,8 +35929,11 @@ unsafe extern "system" fn vkGetMemoryZirconHandlePropertiesFUCHSIA<L: Registered
         let Some(next) = state.next.vkGetMemoryZirconHandlePropertiesFUCHSIA else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, handleType, zirconHandle, pMemoryZirconHandleProperties)
+            next(down, handleType, zirconHandle, pMemoryZirconHandleProperties)
         };
         state
             .hooks
@@ -34577,7 +35983,10 @@ unsafe extern "system" fn vkGetMicromapBuildSizesEXT<L: Registered>(
         let Some(next) = state.next.vkGetMicromapBuildSizesEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, buildType, pBuildInfo, pSizeInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buildType, pBuildInfo, pSizeInfo) };
         state
             .hooks
             .post_call_record_get_micromap_build_sizes_ext(
@@ -34621,7 +36030,10 @@ unsafe extern "system" fn vkGetNativeBufferPropertiesOHOS<L: Registered>(
         let Some(next) = state.next.vkGetNativeBufferPropertiesOHOS else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, buffer, pProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, buffer, pProperties) };
         state
             .hooks
             .post_call_record_get_native_buffer_properties_ohos(
@@ -34667,7 +36079,10 @@ unsafe extern "system" fn vkGetPartitionedAccelerationStructuresBuildSizesNV<
             );
         let Some(next) = state.next.vkGetPartitionedAccelerationStructuresBuildSizesNV
         else { return Fallback::fallback() };
-        unsafe { next(device, pInfo, pSizeInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pSizeInfo) };
         state
             .hooks
             .post_call_record_get_partitioned_acceleration_structures_build_sizes_nv(
@@ -34710,8 +36125,11 @@ unsafe extern "system" fn vkGetPastPresentationTimingEXT<L: Registered>(
         let Some(next) = state.next.vkGetPastPresentationTimingEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pPastPresentationTimingInfo, pPastPresentationTimingProperties)
+            next(down, pPastPresentationTimingInfo, pPastPresentationTimingProperties)
         };
         state
             .hooks
@@ -34760,8 +36178,11 @@ unsafe extern "system" fn vkGetPastPresentationTimingGOOGLE<L: Registered>(
         let Some(next) = state.next.vkGetPastPresentationTimingGOOGLE else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, swapchain, pPresentationTimingCount, pPresentationTimings)
+            next(down, swapchain, pPresentationTimingCount, pPresentationTimings)
         };
         state
             .hooks
@@ -34808,7 +36229,10 @@ unsafe extern "system" fn vkGetPerformanceParameterINTEL<L: Registered>(
         let Some(next) = state.next.vkGetPerformanceParameterINTEL else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, parameter, pValue) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, parameter, pValue) };
         state
             .hooks
             .post_call_record_get_performance_parameter_intel(
@@ -34859,9 +36283,12 @@ unsafe extern "system" fn vkGetPipelineBinaryDataKHR<L: Registered>(
         let Some(next) = state.next.vkGetPipelineBinaryDataKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                device,
+                down,
                 pInfo,
                 pPipelineBinaryKey,
                 pPipelineBinaryDataSize,
@@ -34917,7 +36344,10 @@ unsafe extern "system" fn vkGetPipelineCacheData<L: Registered>(
         let Some(next) = state.next.vkGetPipelineCacheData else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pipelineCache, pDataSize, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pipelineCache, pDataSize, pData) };
         state
             .hooks
             .post_call_record_get_pipeline_cache_data(
@@ -34967,9 +36397,12 @@ unsafe extern "system" fn vkGetPipelineExecutableInternalRepresentationsKHR<
             );
         let Some(next) = state.next.vkGetPipelineExecutableInternalRepresentationsKHR
         else { return Fallback::fallback() };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                device,
+                down,
                 pExecutableInfo,
                 pInternalRepresentationCount,
                 pInternalRepresentations,
@@ -35023,9 +36456,10 @@ unsafe extern "system" fn vkGetPipelineExecutablePropertiesKHR<L: Registered>(
         let Some(next) = state.next.vkGetPipelineExecutablePropertiesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe {
-            next(device, pPipelineInfo, pExecutableCount, pProperties)
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
         };
+        let result = unsafe { next(down, pPipelineInfo, pExecutableCount, pProperties) };
         state
             .hooks
             .post_call_record_get_pipeline_executable_properties_khr(
@@ -35074,8 +36508,11 @@ unsafe extern "system" fn vkGetPipelineExecutableStatisticsKHR<L: Registered>(
         let Some(next) = state.next.vkGetPipelineExecutableStatisticsKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pExecutableInfo, pStatisticCount, pStatistics)
+            next(down, pExecutableInfo, pStatisticCount, pStatistics)
         };
         state
             .hooks
@@ -35119,7 +36556,10 @@ unsafe extern "system" fn vkGetPipelineIndirectDeviceAddressNV<L: Registered>(
         let Some(next) = state.next.vkGetPipelineIndirectDeviceAddressNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_get_pipeline_indirect_device_address_nv(
@@ -35163,7 +36603,10 @@ unsafe extern "system" fn vkGetPipelineIndirectMemoryRequirementsNV<L: Registere
         let Some(next) = state.next.vkGetPipelineIndirectMemoryRequirementsNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pCreateInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCreateInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_pipeline_indirect_memory_requirements_nv(
@@ -35206,7 +36649,10 @@ unsafe extern "system" fn vkGetPipelineKeyKHR<L: Registered>(
         let Some(next) = state.next.vkGetPipelineKeyKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pPipelineCreateInfo, pPipelineKey) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pPipelineCreateInfo, pPipelineKey) };
         state
             .hooks
             .post_call_record_get_pipeline_key_khr(
@@ -35251,7 +36697,10 @@ unsafe extern "system" fn vkGetPipelinePropertiesEXT<L: Registered>(
         let Some(next) = state.next.vkGetPipelinePropertiesEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pPipelineInfo, pPipelineProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pPipelineInfo, pPipelineProperties) };
         state
             .hooks
             .post_call_record_get_pipeline_properties_ext(
@@ -35302,7 +36751,10 @@ unsafe extern "system" fn vkGetPrivateData<L: Registered>(
         let Some(next) = state.next.vkGetPrivateData else {
             return Fallback::fallback()
         };
-        unsafe { next(device, objectType, objectHandle, privateDataSlot, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, objectType, objectHandle, privateDataSlot, pData) };
         state
             .hooks
             .post_call_record_get_private_data(
@@ -35362,17 +36814,11 @@ unsafe extern "system" fn vkGetQueryPoolResults<L: Registered>(
         let Some(next) = state.next.vkGetQueryPoolResults else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(
-                device,
-                queryPool,
-                firstQuery,
-                queryCount,
-                dataSize,
-                pData,
-                stride,
-                flags,
-            )
+            next(down, queryPool, firstQuery, queryCount, dataSize, pData, stride, flags)
         };
         state
             .hooks
@@ -35423,7 +36869,10 @@ unsafe extern "system" fn vkGetQueueCheckpointData2NV<L: Registered>(
         let Some(next) = state.next.vkGetQueueCheckpointData2NV else {
             return Fallback::fallback()
         };
-        unsafe { next(queue, pCheckpointDataCount, pCheckpointData) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCheckpointDataCount, pCheckpointData) };
         state
             .hooks
             .post_call_record_get_queue_checkpoint_data2_nv(
@@ -35466,7 +36915,10 @@ unsafe extern "system" fn vkGetQueueCheckpointDataNV<L: Registered>(
         let Some(next) = state.next.vkGetQueueCheckpointDataNV else {
             return Fallback::fallback()
         };
-        unsafe { next(queue, pCheckpointDataCount, pCheckpointData) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCheckpointDataCount, pCheckpointData) };
         state
             .hooks
             .post_call_record_get_queue_checkpoint_data_nv(
@@ -35519,8 +36971,11 @@ unsafe extern "system" fn vkGetRayTracingCaptureReplayShaderGroupHandlesKHR<
             );
         let Some(next) = state.next.vkGetRayTracingCaptureReplayShaderGroupHandlesKHR
         else { return Fallback::fallback() };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pipeline, firstGroup, groupCount, dataSize, pData)
+            next(down, pipeline, firstGroup, groupCount, dataSize, pData)
         };
         state
             .hooks
@@ -35578,8 +37033,11 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupHandlesKHR<L: Registered>(
         let Some(next) = state.next.vkGetRayTracingShaderGroupHandlesKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pipeline, firstGroup, groupCount, dataSize, pData)
+            next(down, pipeline, firstGroup, groupCount, dataSize, pData)
         };
         state
             .hooks
@@ -35631,7 +37089,10 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupStackSizeKHR<L: Registered>(
         let Some(next) = state.next.vkGetRayTracingShaderGroupStackSizeKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pipeline, group, groupShader) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pipeline, group, groupShader) };
         state
             .hooks
             .post_call_record_get_ray_tracing_shader_group_stack_size_khr(
@@ -35677,7 +37138,10 @@ unsafe extern "system" fn vkGetRefreshCycleDurationGOOGLE<L: Registered>(
         let Some(next) = state.next.vkGetRefreshCycleDurationGOOGLE else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, swapchain, pDisplayTimingProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, swapchain, pDisplayTimingProperties) };
         state
             .hooks
             .post_call_record_get_refresh_cycle_duration_google(
@@ -35722,7 +37186,10 @@ unsafe extern "system" fn vkGetRenderAreaGranularity<L: Registered>(
         let Some(next) = state.next.vkGetRenderAreaGranularity else {
             return Fallback::fallback()
         };
-        unsafe { next(device, renderPass, pGranularity) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, renderPass, pGranularity) };
         state
             .hooks
             .post_call_record_get_render_area_granularity(
@@ -35765,7 +37232,10 @@ unsafe extern "system" fn vkGetRenderingAreaGranularity<L: Registered>(
         let Some(next) = state.next.vkGetRenderingAreaGranularity else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pRenderingAreaInfo, pGranularity) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pRenderingAreaInfo, pGranularity) };
         state
             .hooks
             .post_call_record_get_rendering_area_granularity(
@@ -35808,7 +37278,10 @@ unsafe extern "system" fn vkGetSamplerOpaqueCaptureDescriptorDataEXT<L: Register
         let Some(next) = state.next.vkGetSamplerOpaqueCaptureDescriptorDataEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo, pData) };
         state
             .hooks
             .post_call_record_get_sampler_opaque_capture_descriptor_data_ext(
@@ -35853,7 +37326,10 @@ unsafe extern "system" fn vkGetScreenBufferPropertiesQNX<L: Registered>(
         let Some(next) = state.next.vkGetScreenBufferPropertiesQNX else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, buffer, pProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, buffer, pProperties) };
         state
             .hooks
             .post_call_record_get_screen_buffer_properties_qnx(
@@ -35898,7 +37374,10 @@ unsafe extern "system" fn vkGetSemaphoreCounterValue<L: Registered>(
         let Some(next) = state.next.vkGetSemaphoreCounterValue else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, semaphore, pValue) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, semaphore, pValue) };
         state
             .hooks
             .post_call_record_get_semaphore_counter_value(
@@ -35933,7 +37412,10 @@ unsafe extern "system" fn vkGetSemaphoreFdKHR<L: Registered>(
         let Some(next) = state.next.vkGetSemaphoreFdKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pGetFdInfo, pFd) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pGetFdInfo, pFd) };
         state
             .hooks
             .post_call_record_get_semaphore_fd_khr(
@@ -35978,7 +37460,10 @@ unsafe extern "system" fn vkGetSemaphoreWin32HandleKHR<L: Registered>(
         let Some(next) = state.next.vkGetSemaphoreWin32HandleKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pGetWin32HandleInfo, pHandle) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pGetWin32HandleInfo, pHandle) };
         state
             .hooks
             .post_call_record_get_semaphore_win32_handle_khr(
@@ -36023,7 +37508,10 @@ unsafe extern "system" fn vkGetSemaphoreZirconHandleFUCHSIA<L: Registered>(
         let Some(next) = state.next.vkGetSemaphoreZirconHandleFUCHSIA else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pGetZirconHandleInfo, pZirconHandle) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pGetZirconHandleInfo, pZirconHandle) };
         state
             .hooks
             .post_call_record_get_semaphore_zircon_handle_fuchsia(
@@ -36071,7 +37559,10 @@ unsafe extern "system" fn vkGetShaderBinaryDataEXT<L: Registered>(
         let Some(next) = state.next.vkGetShaderBinaryDataEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, shader, pDataSize, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, shader, pDataSize, pData) };
         state
             .hooks
             .post_call_record_get_shader_binary_data_ext(
@@ -36126,8 +37617,11 @@ unsafe extern "system" fn vkGetShaderInfoAMD<L: Registered>(
         let Some(next) = state.next.vkGetShaderInfoAMD else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pipeline, shaderStage, infoType, pInfoSize, pInfo)
+            next(down, pipeline, shaderStage, infoType, pInfoSize, pInfo)
         };
         state
             .hooks
@@ -36182,8 +37676,11 @@ unsafe extern "system" fn vkGetShaderInstrumentationValuesARM<L: Registered>(
         let Some(next) = state.next.vkGetShaderInstrumentationValuesARM else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, instrumentation, pMetricBlockCount, pMetricValues, flags)
+            next(down, instrumentation, pMetricBlockCount, pMetricValues, flags)
         };
         state
             .hooks
@@ -36231,7 +37728,10 @@ unsafe extern "system" fn vkGetShaderModuleCreateInfoIdentifierEXT<L: Registered
         let Some(next) = state.next.vkGetShaderModuleCreateInfoIdentifierEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pCreateInfo, pIdentifier) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCreateInfo, pIdentifier) };
         state
             .hooks
             .post_call_record_get_shader_module_create_info_identifier_ext(
@@ -36274,7 +37774,10 @@ unsafe extern "system" fn vkGetShaderModuleIdentifierEXT<L: Registered>(
         let Some(next) = state.next.vkGetShaderModuleIdentifierEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, shaderModule, pIdentifier) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, shaderModule, pIdentifier) };
         state
             .hooks
             .post_call_record_get_shader_module_identifier_ext(
@@ -36314,7 +37817,10 @@ unsafe extern "system" fn vkGetSleepStatusLegacyNV<L: Registered>(
         let Some(next) = state.next.vkGetSleepStatusLegacyNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pLowLatencyMode) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pLowLatencyMode) };
         state
             .hooks
             .post_call_record_get_sleep_status_legacy_nv(
@@ -36359,7 +37865,10 @@ unsafe extern "system" fn vkGetSwapchainCounterEXT<L: Registered>(
         let Some(next) = state.next.vkGetSwapchainCounterEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, swapchain, counter, pCounterValue) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, swapchain, counter, pCounterValue) };
         state
             .hooks
             .post_call_record_get_swapchain_counter_ext(
@@ -36408,8 +37917,11 @@ unsafe extern "system" fn vkGetSwapchainImagesKHR<L: Registered>(
         let Some(next) = state.next.vkGetSwapchainImagesKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, swapchain, pSwapchainImageCount, pSwapchainImages)
+            next(down, swapchain, pSwapchainImageCount, pSwapchainImages)
         };
         state
             .hooks
@@ -36445,7 +37957,10 @@ unsafe extern "system" fn vkGetSwapchainStatusKHR<L: Registered>(
         let Some(next) = state.next.vkGetSwapchainStatusKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, swapchain) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, swapchain) };
         state
             .hooks
             .post_call_record_get_swapchain_status_khr(
@@ -36492,8 +38007,11 @@ unsafe extern "system" fn vkGetSwapchainTimeDomainPropertiesEXT<L: Registered>(
         let Some(next) = state.next.vkGetSwapchainTimeDomainPropertiesEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, swapchain, pSwapchainTimeDomainProperties, pTimeDomainsCounter)
+            next(down, swapchain, pSwapchainTimeDomainProperties, pTimeDomainsCounter)
         };
         state
             .hooks
@@ -36543,9 +38061,12 @@ unsafe extern "system" fn vkGetSwapchainTimingPropertiesEXT<L: Registered>(
         let Some(next) = state.next.vkGetSwapchainTimingPropertiesEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                device,
+                down,
                 swapchain,
                 pSwapchainTimingProperties,
                 pSwapchainTimingPropertiesCounter,
@@ -36596,7 +38117,10 @@ unsafe extern "system" fn vkGetTensorMemoryRequirementsARM<L: Registered>(
         let Some(next) = state.next.vkGetTensorMemoryRequirementsARM else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_tensor_memory_requirements_arm(
@@ -36642,7 +38166,10 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDataARM<L: Registered>(
         let Some(next) = state.next.vkGetTensorOpaqueCaptureDataARM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, tensorCount, pTensors, pDatas) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, tensorCount, pTensors, pDatas) };
         state
             .hooks
             .post_call_record_get_tensor_opaque_capture_data_arm(
@@ -36688,7 +38215,10 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDescriptorDataARM<L: Registere
         let Some(next) = state.next.vkGetTensorOpaqueCaptureDescriptorDataARM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo, pData) };
         state
             .hooks
             .post_call_record_get_tensor_opaque_capture_descriptor_data_arm(
@@ -36733,7 +38263,10 @@ unsafe extern "system" fn vkGetTensorViewOpaqueCaptureDescriptorDataARM<L: Regis
         let Some(next) = state.next.vkGetTensorViewOpaqueCaptureDescriptorDataARM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo, pData) };
         state
             .hooks
             .post_call_record_get_tensor_view_opaque_capture_descriptor_data_arm(
@@ -36781,7 +38314,10 @@ unsafe extern "system" fn vkGetValidationCacheDataEXT<L: Registered>(
         let Some(next) = state.next.vkGetValidationCacheDataEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, validationCache, pDataSize, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, validationCache, pDataSize, pData) };
         state
             .hooks
             .post_call_record_get_validation_cache_data_ext(
@@ -36830,8 +38366,11 @@ unsafe extern "system" fn vkGetVideoSessionMemoryRequirementsKHR<L: Registered>(
         let Some(next) = state.next.vkGetVideoSessionMemoryRequirementsKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, videoSession, pMemoryRequirementsCount, pMemoryRequirements)
+            next(down, videoSession, pMemoryRequirementsCount, pMemoryRequirements)
         };
         state
             .hooks
@@ -36875,7 +38414,10 @@ unsafe extern "system" fn vkImportFenceFdKHR<L: Registered>(
         let Some(next) = state.next.vkImportFenceFdKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pImportFenceFdInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pImportFenceFdInfo) };
         state
             .hooks
             .post_call_record_import_fence_fd_khr(
@@ -36916,7 +38458,10 @@ unsafe extern "system" fn vkImportFenceWin32HandleKHR<L: Registered>(
         let Some(next) = state.next.vkImportFenceWin32HandleKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pImportFenceWin32HandleInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pImportFenceWin32HandleInfo) };
         state
             .hooks
             .post_call_record_import_fence_win32_handle_khr(
@@ -36957,7 +38502,10 @@ unsafe extern "system" fn vkImportSemaphoreFdKHR<L: Registered>(
         let Some(next) = state.next.vkImportSemaphoreFdKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pImportSemaphoreFdInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pImportSemaphoreFdInfo) };
         state
             .hooks
             .post_call_record_import_semaphore_fd_khr(
@@ -36998,7 +38546,10 @@ unsafe extern "system" fn vkImportSemaphoreWin32HandleKHR<L: Registered>(
         let Some(next) = state.next.vkImportSemaphoreWin32HandleKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pImportSemaphoreWin32HandleInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pImportSemaphoreWin32HandleInfo) };
         state
             .hooks
             .post_call_record_import_semaphore_win32_handle_khr(
@@ -37039,7 +38590,10 @@ unsafe extern "system" fn vkImportSemaphoreZirconHandleFUCHSIA<L: Registered>(
         let Some(next) = state.next.vkImportSemaphoreZirconHandleFUCHSIA else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pImportSemaphoreZirconHandleInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pImportSemaphoreZirconHandleInfo) };
         state
             .hooks
             .post_call_record_import_semaphore_zircon_handle_fuchsia(
@@ -37080,7 +38634,10 @@ unsafe extern "system" fn vkInitializePerformanceApiINTEL<L: Registered>(
         let Some(next) = state.next.vkInitializePerformanceApiINTEL else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInitializeInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInitializeInfo) };
         state
             .hooks
             .post_call_record_initialize_performance_api_intel(
@@ -37124,7 +38681,10 @@ unsafe extern "system" fn vkInvalidateMappedMemoryRanges<L: Registered>(
         let Some(next) = state.next.vkInvalidateMappedMemoryRanges else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, memoryRangeCount, pMemoryRanges) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, memoryRangeCount, pMemoryRanges) };
         state
             .hooks
             .post_call_record_invalidate_mapped_memory_ranges(
@@ -37169,7 +38729,10 @@ unsafe extern "system" fn vkLatencySleepLegacyNV<L: Registered>(
         let Some(next) = state.next.vkLatencySleepLegacyNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, signalSemaphore, value) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, signalSemaphore, value) };
         state
             .hooks
             .post_call_record_latency_sleep_legacy_nv(
@@ -37212,7 +38775,10 @@ unsafe extern "system" fn vkLatencySleepNV<L: Registered>(
         let Some(next) = state.next.vkLatencySleepNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, swapchain, pSleepInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, swapchain, pSleepInfo) };
         state
             .hooks
             .post_call_record_latency_sleep_nv(
@@ -37264,7 +38830,10 @@ unsafe extern "system" fn vkMapMemory<L: Registered>(
                 ppData,
             );
         let Some(next) = state.next.vkMapMemory else { return Fallback::fallback() };
-        let result = unsafe { next(device, memory, offset, size, flags, ppData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, memory, offset, size, flags, ppData) };
         state
             .hooks
             .post_call_record_map_memory(
@@ -37300,7 +38869,10 @@ unsafe extern "system" fn vkMapMemory2<L: Registered>(
             .hooks
             .pre_call_record_map_memory2(&state.next, device, pMemoryMapInfo, ppData);
         let Some(next) = state.next.vkMapMemory2 else { return Fallback::fallback() };
-        let result = unsafe { next(device, pMemoryMapInfo, ppData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pMemoryMapInfo, ppData) };
         state
             .hooks
             .post_call_record_map_memory2(
@@ -37348,7 +38920,10 @@ unsafe extern "system" fn vkMergePipelineCaches<L: Registered>(
         let Some(next) = state.next.vkMergePipelineCaches else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, dstCache, srcCacheCount, pSrcCaches) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, dstCache, srcCacheCount, pSrcCaches) };
         state
             .hooks
             .post_call_record_merge_pipeline_caches(
@@ -37397,7 +38972,10 @@ unsafe extern "system" fn vkMergeValidationCachesEXT<L: Registered>(
         let Some(next) = state.next.vkMergeValidationCachesEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, dstCache, srcCacheCount, pSrcCaches) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, dstCache, srcCacheCount, pSrcCaches) };
         state
             .hooks
             .post_call_record_merge_validation_caches_ext(
@@ -37440,7 +39018,10 @@ unsafe extern "system" fn vkQueueBeginDebugUtilsLabelEXT<L: Registered>(
         let Some(next) = state.next.vkQueueBeginDebugUtilsLabelEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(queue, pLabelInfo) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pLabelInfo) };
         state
             .hooks
             .post_call_record_queue_begin_debug_utils_label_ext(
@@ -37485,7 +39066,10 @@ unsafe extern "system" fn vkQueueBindSparse<L: Registered>(
         let Some(next) = state.next.vkQueueBindSparse else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(queue, bindInfoCount, pBindInfo, fence) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, bindInfoCount, pBindInfo, fence) };
         state
             .hooks
             .post_call_record_queue_bind_sparse(
@@ -37515,7 +39099,10 @@ unsafe extern "system" fn vkQueueEndDebugUtilsLabelEXT<L: Registered>(queue: VkQ
         let Some(next) = state.next.vkQueueEndDebugUtilsLabelEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(queue) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
         state.hooks.post_call_record_queue_end_debug_utils_label_ext(&state.next, queue);
     })
 }
@@ -37548,7 +39135,10 @@ unsafe extern "system" fn vkQueueInsertDebugUtilsLabelEXT<L: Registered>(
         let Some(next) = state.next.vkQueueInsertDebugUtilsLabelEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(queue, pLabelInfo) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pLabelInfo) };
         state
             .hooks
             .post_call_record_queue_insert_debug_utils_label_ext(
@@ -37587,7 +39177,10 @@ unsafe extern "system" fn vkQueueNotifyOutOfBandLegacyNV<L: Registered>(
         let Some(next) = state.next.vkQueueNotifyOutOfBandLegacyNV else {
             return Fallback::fallback()
         };
-        unsafe { next(queue, queueType) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, queueType) };
         state
             .hooks
             .post_call_record_queue_notify_out_of_band_legacy_nv(
@@ -37626,7 +39219,10 @@ unsafe extern "system" fn vkQueueNotifyOutOfBandNV<L: Registered>(
         let Some(next) = state.next.vkQueueNotifyOutOfBandNV else {
             return Fallback::fallback()
         };
-        unsafe { next(queue, pQueueTypeInfo) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pQueueTypeInfo) };
         state
             .hooks
             .post_call_record_queue_notify_out_of_band_nv(
@@ -37655,7 +39251,10 @@ unsafe extern "system" fn vkQueuePresentKHR<L: Registered>(
         let Some(next) = state.next.vkQueuePresentKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(queue, pPresentInfo) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pPresentInfo) };
         state
             .hooks
             .post_call_record_queue_present_khr(
@@ -37692,7 +39291,10 @@ unsafe extern "system" fn vkQueueSetPerfHintQCOM<L: Registered>(
         let Some(next) = state.next.vkQueueSetPerfHintQCOM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(queue, pPerfHintInfo) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pPerfHintInfo) };
         state
             .hooks
             .post_call_record_queue_set_perf_hint_qcom(
@@ -37733,7 +39335,10 @@ unsafe extern "system" fn vkQueueSetPerformanceConfigurationINTEL<L: Registered>
         let Some(next) = state.next.vkQueueSetPerformanceConfigurationINTEL else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(queue, configuration) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, configuration) };
         state
             .hooks
             .post_call_record_queue_set_performance_configuration_intel(
@@ -37778,7 +39383,10 @@ unsafe extern "system" fn vkQueueSubmit<L: Registered>(
                 fence,
             );
         let Some(next) = state.next.vkQueueSubmit else { return Fallback::fallback() };
-        let result = unsafe { next(queue, submitCount, pSubmits, fence) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, submitCount, pSubmits, fence) };
         state
             .hooks
             .post_call_record_queue_submit(
@@ -37825,7 +39433,10 @@ unsafe extern "system" fn vkQueueSubmit2<L: Registered>(
                 fence,
             );
         let Some(next) = state.next.vkQueueSubmit2 else { return Fallback::fallback() };
-        let result = unsafe { next(queue, submitCount, pSubmits, fence) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, submitCount, pSubmits, fence) };
         state
             .hooks
             .post_call_record_queue_submit2(
@@ -37853,7 +39464,10 @@ unsafe extern "system" fn vkQueueWaitIdle<L: Registered>(queue: VkQueue) -> VkRe
         }
         state.hooks.pre_call_record_queue_wait_idle(&state.next, queue);
         let Some(next) = state.next.vkQueueWaitIdle else { return Fallback::fallback() };
-        let result = unsafe { next(queue) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down) };
         state.hooks.post_call_record_queue_wait_idle(&state.next, queue, result);
         result
     })
@@ -37893,7 +39507,10 @@ unsafe extern "system" fn vkRegisterCustomBorderColorEXT<L: Registered>(
         let Some(next) = state.next.vkRegisterCustomBorderColorEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pBorderColor, requestIndex, pIndex) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pBorderColor, requestIndex, pIndex) };
         state
             .hooks
             .post_call_record_register_custom_border_color_ext(
@@ -37942,7 +39559,10 @@ unsafe extern "system" fn vkRegisterDeviceEventEXT<L: Registered>(
         let Some(next) = state.next.vkRegisterDeviceEventEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pDeviceEventInfo, pAllocator, pFence) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pDeviceEventInfo, pAllocator, pFence) };
         state
             .hooks
             .post_call_record_register_device_event_ext(
@@ -37994,8 +39614,11 @@ unsafe extern "system" fn vkRegisterDisplayEventEXT<L: Registered>(
         let Some(next) = state.next.vkRegisterDisplayEventEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, display, pDisplayEventInfo, pAllocator, pFence)
+            next(down, display, pDisplayEventInfo, pAllocator, pFence)
         };
         state
             .hooks
@@ -38043,7 +39666,10 @@ unsafe extern "system" fn vkReleaseCapturedPipelineDataKHR<L: Registered>(
         let Some(next) = state.next.vkReleaseCapturedPipelineDataKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo, pAllocator) };
         state
             .hooks
             .post_call_record_release_captured_pipeline_data_khr(
@@ -38085,7 +39711,10 @@ unsafe extern "system" fn vkReleaseFullScreenExclusiveModeEXT<L: Registered>(
         let Some(next) = state.next.vkReleaseFullScreenExclusiveModeEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, swapchain) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, swapchain) };
         state
             .hooks
             .post_call_record_release_full_screen_exclusive_mode_ext(
@@ -38126,7 +39755,10 @@ unsafe extern "system" fn vkReleasePerformanceConfigurationINTEL<L: Registered>(
         let Some(next) = state.next.vkReleasePerformanceConfigurationINTEL else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, configuration) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, configuration) };
         state
             .hooks
             .post_call_record_release_performance_configuration_intel(
@@ -38154,7 +39786,10 @@ unsafe extern "system" fn vkReleaseProfilingLockKHR<L: Registered>(device: VkDev
         let Some(next) = state.next.vkReleaseProfilingLockKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(device) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
         state.hooks.post_call_record_release_profiling_lock_khr(&state.next, device);
     })
 }
@@ -38187,7 +39822,10 @@ unsafe extern "system" fn vkReleaseSwapchainImagesKHR<L: Registered>(
         let Some(next) = state.next.vkReleaseSwapchainImagesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pReleaseInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pReleaseInfo) };
         state
             .hooks
             .post_call_record_release_swapchain_images_khr(
@@ -38220,7 +39858,10 @@ unsafe extern "system" fn vkResetCommandBuffer<L: Registered>(
         let Some(next) = state.next.vkResetCommandBuffer else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(commandBuffer, flags) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, flags) };
         state
             .hooks
             .post_call_record_reset_command_buffer(
@@ -38259,7 +39900,10 @@ unsafe extern "system" fn vkResetCommandPool<L: Registered>(
         let Some(next) = state.next.vkResetCommandPool else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, commandPool, flags) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, commandPool, flags) };
         state
             .hooks
             .post_call_record_reset_command_pool(
@@ -38304,7 +39948,10 @@ unsafe extern "system" fn vkResetDescriptorPool<L: Registered>(
         let Some(next) = state.next.vkResetDescriptorPool else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, descriptorPool, flags) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, descriptorPool, flags) };
         state
             .hooks
             .post_call_record_reset_descriptor_pool(
@@ -38334,7 +39981,10 @@ unsafe extern "system" fn vkResetEvent<L: Registered>(
         }
         state.hooks.pre_call_record_reset_event(&state.next, device, event);
         let Some(next) = state.next.vkResetEvent else { return Fallback::fallback() };
-        let result = unsafe { next(device, event) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, event) };
         state.hooks.post_call_record_reset_event(&state.next, device, event, result);
         result
     })
@@ -38359,7 +40009,10 @@ unsafe extern "system" fn vkResetFences<L: Registered>(
             .hooks
             .pre_call_record_reset_fences(&state.next, device, fenceCount, pFences);
         let Some(next) = state.next.vkResetFences else { return Fallback::fallback() };
-        let result = unsafe { next(device, fenceCount, pFences) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, fenceCount, pFences) };
         state
             .hooks
             .post_call_record_reset_fences(
@@ -38393,7 +40046,10 @@ unsafe extern "system" fn vkResetGpaSessionAMD<L: Registered>(
         let Some(next) = state.next.vkResetGpaSessionAMD else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, gpaSession) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, gpaSession) };
         state
             .hooks
             .post_call_record_reset_gpa_session_amd(
@@ -38440,7 +40096,10 @@ unsafe extern "system" fn vkResetQueryPool<L: Registered>(
         let Some(next) = state.next.vkResetQueryPool else {
             return Fallback::fallback()
         };
-        unsafe { next(device, queryPool, firstQuery, queryCount) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, queryPool, firstQuery, queryCount) };
         state
             .hooks
             .post_call_record_reset_query_pool(
@@ -38484,7 +40143,10 @@ unsafe extern "system" fn vkSetBufferCollectionBufferConstraintsFUCHSIA<L: Regis
         let Some(next) = state.next.vkSetBufferCollectionBufferConstraintsFUCHSIA else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, collection, pBufferConstraintsInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, collection, pBufferConstraintsInfo) };
         state
             .hooks
             .post_call_record_set_buffer_collection_buffer_constraints_fuchsia(
@@ -38529,7 +40191,10 @@ unsafe extern "system" fn vkSetBufferCollectionImageConstraintsFUCHSIA<L: Regist
         let Some(next) = state.next.vkSetBufferCollectionImageConstraintsFUCHSIA else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, collection, pImageConstraintsInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, collection, pImageConstraintsInfo) };
         state
             .hooks
             .post_call_record_set_buffer_collection_image_constraints_fuchsia(
@@ -38571,7 +40236,10 @@ unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT<L: Registered>(
         let Some(next) = state.next.vkSetDebugUtilsObjectNameEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pNameInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pNameInfo) };
         state
             .hooks
             .post_call_record_set_debug_utils_object_name_ext(
@@ -38612,7 +40280,10 @@ unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT<L: Registered>(
         let Some(next) = state.next.vkSetDebugUtilsObjectTagEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pTagInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pTagInfo) };
         state
             .hooks
             .post_call_record_set_debug_utils_object_tag_ext(
@@ -38656,7 +40327,10 @@ unsafe extern "system" fn vkSetDeviceMemoryPriorityEXT<L: Registered>(
         let Some(next) = state.next.vkSetDeviceMemoryPriorityEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, memory, priority) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, memory, priority) };
         state
             .hooks
             .post_call_record_set_device_memory_priority_ext(
@@ -38684,7 +40358,10 @@ unsafe extern "system" fn vkSetEvent<L: Registered>(
         }
         state.hooks.pre_call_record_set_event(&state.next, device, event);
         let Some(next) = state.next.vkSetEvent else { return Fallback::fallback() };
-        let result = unsafe { next(device, event) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, event) };
         state.hooks.post_call_record_set_event(&state.next, device, event, result);
         result
     })
@@ -38710,7 +40387,10 @@ unsafe extern "system" fn vkSetGpaDeviceClockModeAMD<L: Registered>(
         let Some(next) = state.next.vkSetGpaDeviceClockModeAMD else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_set_gpa_device_clock_mode_amd(
@@ -38757,7 +40437,10 @@ unsafe extern "system" fn vkSetHdrMetadataEXT<L: Registered>(
         let Some(next) = state.next.vkSetHdrMetadataEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, swapchainCount, pSwapchains, pMetadata) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, swapchainCount, pSwapchains, pMetadata) };
         state
             .hooks
             .post_call_record_set_hdr_metadata_ext(
@@ -38801,7 +40484,10 @@ unsafe extern "system" fn vkSetLatencyMarkerLegacyNV<L: Registered>(
         let Some(next) = state.next.vkSetLatencyMarkerLegacyNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, frameID, marker) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, frameID, marker) };
         state
             .hooks
             .post_call_record_set_latency_marker_legacy_nv(
@@ -38844,7 +40530,10 @@ unsafe extern "system" fn vkSetLatencyMarkerNV<L: Registered>(
         let Some(next) = state.next.vkSetLatencyMarkerNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, swapchain, pLatencyMarkerInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, swapchain, pLatencyMarkerInfo) };
         state
             .hooks
             .post_call_record_set_latency_marker_nv(
@@ -38890,7 +40579,10 @@ unsafe extern "system" fn vkSetLatencySleepModeLegacyNV<L: Registered>(
         let Some(next) = state.next.vkSetLatencySleepModeLegacyNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, lowLatencyMode, lowLatencyBoost, minimumIntervalUs) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, lowLatencyMode, lowLatencyBoost, minimumIntervalUs) };
         state
             .hooks
             .post_call_record_set_latency_sleep_mode_legacy_nv(
@@ -38934,7 +40626,10 @@ unsafe extern "system" fn vkSetLatencySleepModeNV<L: Registered>(
         let Some(next) = state.next.vkSetLatencySleepModeNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, swapchain, pSleepModeInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, swapchain, pSleepModeInfo) };
         state
             .hooks
             .post_call_record_set_latency_sleep_mode_nv(
@@ -38979,7 +40674,10 @@ unsafe extern "system" fn vkSetLocalDimmingAMD<L: Registered>(
         let Some(next) = state.next.vkSetLocalDimmingAMD else {
             return Fallback::fallback()
         };
-        unsafe { next(device, swapChain, localDimmingEnable) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, swapChain, localDimmingEnable) };
         state
             .hooks
             .post_call_record_set_local_dimming_amd(
@@ -39028,8 +40726,11 @@ unsafe extern "system" fn vkSetPrivateData<L: Registered>(
         let Some(next) = state.next.vkSetPrivateData else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, objectType, objectHandle, privateDataSlot, data)
+            next(down, objectType, objectHandle, privateDataSlot, data)
         };
         state
             .hooks
@@ -39077,7 +40778,10 @@ unsafe extern "system" fn vkSetSwapchainPresentTimingQueueSizeEXT<L: Registered>
         let Some(next) = state.next.vkSetSwapchainPresentTimingQueueSizeEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, swapchain, size) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, swapchain, size) };
         state
             .hooks
             .post_call_record_set_swapchain_present_timing_queue_size_ext(
@@ -39110,7 +40814,10 @@ unsafe extern "system" fn vkShutdownLatencyDeviceLegacyNV<L: Registered>(
         let Some(next) = state.next.vkShutdownLatencyDeviceLegacyNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
         state
             .hooks
             .post_call_record_shutdown_latency_device_legacy_nv(&state.next, device);
@@ -39135,7 +40842,10 @@ unsafe extern "system" fn vkSignalSemaphore<L: Registered>(
         let Some(next) = state.next.vkSignalSemaphore else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pSignalInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pSignalInfo) };
         state
             .hooks
             .post_call_record_signal_semaphore(&state.next, device, pSignalInfo, result);
@@ -39174,7 +40884,10 @@ unsafe extern "system" fn vkTransitionImageLayout<L: Registered>(
         let Some(next) = state.next.vkTransitionImageLayout else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, transitionCount, pTransitions) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, transitionCount, pTransitions) };
         state
             .hooks
             .post_call_record_transition_image_layout(
@@ -39209,7 +40922,10 @@ unsafe extern "system" fn vkTrimCommandPool<L: Registered>(
         let Some(next) = state.next.vkTrimCommandPool else {
             return Fallback::fallback()
         };
-        unsafe { next(device, commandPool, flags) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, commandPool, flags) };
         state
             .hooks
             .post_call_record_trim_command_pool(&state.next, device, commandPool, flags);
@@ -39235,7 +40951,10 @@ unsafe extern "system" fn vkUninitializePerformanceApiINTEL<L: Registered>(
         let Some(next) = state.next.vkUninitializePerformanceApiINTEL else {
             return Fallback::fallback()
         };
-        unsafe { next(device) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
         state
             .hooks
             .post_call_record_uninitialize_performance_api_intel(&state.next, device);
@@ -39258,7 +40977,10 @@ unsafe extern "system" fn vkUnmapMemory<L: Registered>(
         }
         state.hooks.pre_call_record_unmap_memory(&state.next, device, memory);
         let Some(next) = state.next.vkUnmapMemory else { return Fallback::fallback() };
-        unsafe { next(device, memory) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, memory) };
         state.hooks.post_call_record_unmap_memory(&state.next, device, memory);
     })
 }
@@ -39279,7 +41001,10 @@ unsafe extern "system" fn vkUnmapMemory2<L: Registered>(
         }
         state.hooks.pre_call_record_unmap_memory2(&state.next, device, pMemoryUnmapInfo);
         let Some(next) = state.next.vkUnmapMemory2 else { return Fallback::fallback() };
-        let result = unsafe { next(device, pMemoryUnmapInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pMemoryUnmapInfo) };
         state
             .hooks
             .post_call_record_unmap_memory2(
@@ -39320,7 +41045,10 @@ unsafe extern "system" fn vkUnregisterCustomBorderColorEXT<L: Registered>(
         let Some(next) = state.next.vkUnregisterCustomBorderColorEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, index) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, index) };
         state
             .hooks
             .post_call_record_unregister_custom_border_color_ext(
@@ -39365,7 +41093,10 @@ unsafe extern "system" fn vkUpdateDescriptorSetWithTemplate<L: Registered>(
         let Some(next) = state.next.vkUpdateDescriptorSetWithTemplate else {
             return Fallback::fallback()
         };
-        unsafe { next(device, descriptorSet, descriptorUpdateTemplate, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, descriptorSet, descriptorUpdateTemplate, pData) };
         state
             .hooks
             .post_call_record_update_descriptor_set_with_template(
@@ -39415,9 +41146,12 @@ unsafe extern "system" fn vkUpdateDescriptorSets<L: Registered>(
         let Some(next) = state.next.vkUpdateDescriptorSets else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                device,
+                down,
                 descriptorWriteCount,
                 pDescriptorWrites,
                 descriptorCopyCount,
@@ -39471,13 +41205,11 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetPipelineEXT<L: Registered>
         let Some(next) = state.next.vkUpdateIndirectExecutionSetPipelineEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                device,
-                indirectExecutionSet,
-                executionSetWriteCount,
-                pExecutionSetWrites,
-            )
+            next(down, indirectExecutionSet, executionSetWriteCount, pExecutionSetWrites)
         };
         state
             .hooks
@@ -39525,13 +41257,11 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetShaderEXT<L: Registered>(
         let Some(next) = state.next.vkUpdateIndirectExecutionSetShaderEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                device,
-                indirectExecutionSet,
-                executionSetWriteCount,
-                pExecutionSetWrites,
-            )
+            next(down, indirectExecutionSet, executionSetWriteCount, pExecutionSetWrites)
         };
         state
             .hooks
@@ -39576,7 +41306,10 @@ unsafe extern "system" fn vkUpdateVideoSessionParametersKHR<L: Registered>(
         let Some(next) = state.next.vkUpdateVideoSessionParametersKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, videoSessionParameters, pUpdateInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, videoSessionParameters, pUpdateInfo) };
         state
             .hooks
             .post_call_record_update_video_session_parameters_khr(
@@ -39625,7 +41358,10 @@ unsafe extern "system" fn vkWaitForFences<L: Registered>(
                 timeout,
             );
         let Some(next) = state.next.vkWaitForFences else { return Fallback::fallback() };
-        let result = unsafe { next(device, fenceCount, pFences, waitAll, timeout) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, fenceCount, pFences, waitAll, timeout) };
         state
             .hooks
             .post_call_record_wait_for_fences(
@@ -39672,7 +41408,10 @@ unsafe extern "system" fn vkWaitForPresent2KHR<L: Registered>(
         let Some(next) = state.next.vkWaitForPresent2KHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, swapchain, pPresentWait2Info) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, swapchain, pPresentWait2Info) };
         state
             .hooks
             .post_call_record_wait_for_present2_khr(
@@ -39720,7 +41459,10 @@ unsafe extern "system" fn vkWaitForPresentKHR<L: Registered>(
         let Some(next) = state.next.vkWaitForPresentKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, swapchain, presentId, timeout) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, swapchain, presentId, timeout) };
         state
             .hooks
             .post_call_record_wait_for_present_khr(
@@ -39756,7 +41498,10 @@ unsafe extern "system" fn vkWaitSemaphores<L: Registered>(
         let Some(next) = state.next.vkWaitSemaphores else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pWaitInfo, timeout) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pWaitInfo, timeout) };
         state
             .hooks
             .post_call_record_wait_semaphores(
@@ -39813,9 +41558,12 @@ unsafe extern "system" fn vkWriteAccelerationStructuresPropertiesKHR<L: Register
         let Some(next) = state.next.vkWriteAccelerationStructuresPropertiesKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                device,
+                down,
                 accelerationStructureCount,
                 pAccelerationStructures,
                 queryType,
@@ -39884,8 +41632,11 @@ unsafe extern "system" fn vkWriteMicromapsPropertiesEXT<L: Registered>(
         let Some(next) = state.next.vkWriteMicromapsPropertiesEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, micromapCount, pMicromaps, queryType, dataSize, pData, stride)
+            next(down, micromapCount, pMicromaps, queryType, dataSize, pData, stride)
         };
         state
             .hooks
@@ -39938,7 +41689,10 @@ unsafe extern "system" fn vkWriteResourceDescriptorsEXT<L: Registered>(
         let Some(next) = state.next.vkWriteResourceDescriptorsEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, resourceCount, pResources, pDescriptors) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, resourceCount, pResources, pDescriptors) };
         state
             .hooks
             .post_call_record_write_resource_descriptors_ext(
@@ -39987,7 +41741,10 @@ unsafe extern "system" fn vkWriteSamplerDescriptorsEXT<L: Registered>(
         let Some(next) = state.next.vkWriteSamplerDescriptorsEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, samplerCount, pSamplers, pDescriptors) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, samplerCount, pSamplers, pDescriptors) };
         state
             .hooks
             .post_call_record_write_sampler_descriptors_ext(
