@@ -95,10 +95,12 @@ unsafe extern "system" fn create_messenger<L: Registered>(
         let result = match below::<L>(b"vkCreateDebugUtilsMessengerEXT") {
             // SAFETY: the layer's entry point of this command's type, with the caller's arguments.
             Some(hooked) => unsafe {
-                std::mem::transmute::<_, PFN_vkCreateDebugUtilsMessengerEXT>(hooked)
-                    .map_or(VkResult::ERROR_INITIALIZATION_FAILED, |f| {
-                        f(instance, info, allocator, p_messenger)
-                    })
+                std::mem::transmute::<PFN_vkVoidFunction, PFN_vkCreateDebugUtilsMessengerEXT>(Some(
+                    hooked,
+                ))
+                .map_or(VkResult::ERROR_INITIALIZATION_FAILED, |f| {
+                    f(instance, info, allocator, p_messenger)
+                })
             },
             None => {
                 let (Some(next), Some(down)) = (
@@ -137,8 +139,10 @@ unsafe extern "system" fn destroy_messenger<L: Registered>(
         match below::<L>(b"vkDestroyDebugUtilsMessengerEXT") {
             // SAFETY: as in `create_messenger`.
             Some(hooked) => unsafe {
-                if let Some(f) =
-                    std::mem::transmute::<_, PFN_vkDestroyDebugUtilsMessengerEXT>(hooked)
+                if let Some(f) = std::mem::transmute::<
+                    PFN_vkVoidFunction,
+                    PFN_vkDestroyDebugUtilsMessengerEXT,
+                >(Some(hooked))
                 {
                     f(instance, messenger, allocator)
                 }
@@ -170,10 +174,12 @@ unsafe extern "system" fn create_report<L: Registered>(
         let result = match below::<L>(b"vkCreateDebugReportCallbackEXT") {
             // SAFETY: as in `create_messenger`.
             Some(hooked) => unsafe {
-                std::mem::transmute::<_, PFN_vkCreateDebugReportCallbackEXT>(hooked)
-                    .map_or(VkResult::ERROR_INITIALIZATION_FAILED, |f| {
-                        f(instance, info, allocator, p_callback)
-                    })
+                std::mem::transmute::<PFN_vkVoidFunction, PFN_vkCreateDebugReportCallbackEXT>(Some(
+                    hooked,
+                ))
+                .map_or(VkResult::ERROR_INITIALIZATION_FAILED, |f| {
+                    f(instance, info, allocator, p_callback)
+                })
             },
             None => {
                 let (Some(next), Some(down)) = (
@@ -212,8 +218,10 @@ unsafe extern "system" fn destroy_report<L: Registered>(
         match below::<L>(b"vkDestroyDebugReportCallbackEXT") {
             // SAFETY: as in `create_messenger`.
             Some(hooked) => unsafe {
-                if let Some(f) =
-                    std::mem::transmute::<_, PFN_vkDestroyDebugReportCallbackEXT>(hooked)
+                if let Some(f) = std::mem::transmute::<
+                    PFN_vkVoidFunction,
+                    PFN_vkDestroyDebugReportCallbackEXT,
+                >(Some(hooked))
                 {
                     f(instance, callback, allocator)
                 }

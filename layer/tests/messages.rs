@@ -353,7 +353,7 @@ fn messages_reach_the_applications_messengers() {
             messageSeverity: ALL_SEVERITIES,
             messageType: ALL_TYPES,
             pfnUserCallback: Some(messenger),
-            pUserData: 1 as *mut c_void,
+            pUserData: ptr::without_provenance_mut(1),
             ..Default::default()
         };
         let info = VkInstanceCreateInfo {
@@ -383,7 +383,7 @@ fn messages_reach_the_applications_messengers() {
             messageSeverity: VkDebugUtilsMessageSeverityFlagsEXT(0x1100),
             messageType: ALL_TYPES,
             pfnUserCallback: Some(messenger),
-            pUserData: 2 as *mut c_void,
+            pUserData: ptr::without_provenance_mut(2),
             ..Default::default()
         };
         let mut handle_later = VkDebugUtilsMessengerEXT::NULL;
@@ -401,7 +401,7 @@ fn messages_reach_the_applications_messengers() {
         let report_info = VkDebugReportCallbackCreateInfoEXT {
             flags: VkDebugReportFlagsEXT::WARNING_BIT_EXT,
             pfnCallback: Some(report_callback),
-            pUserData: 3 as *mut c_void,
+            pUserData: ptr::without_provenance_mut(3),
             ..Default::default()
         };
         let mut report_handle = VkDebugReportCallbackEXT::NULL;
