@@ -200,6 +200,10 @@ pub unsafe extern "system" fn get_device_proc_addr<L: Registered>(
         let down = L::unwrap_device(&state.hooks, device)?;
         // SAFETY: the state's own device, as the next level knows it.
         let next = unsafe { state.next_proc_addr(down, name) };
+        let intercept = matches!(answer, ProcAddr::Chassis);
+        if let Some(own) = chassis_report::own_device::<L>(bytes, next, intercept) {
+            return Some(own);
+        }
         next?;
         match answer {
             ProcAddr::Chassis => hooked::<L>(bytes, false).or(next),

@@ -1,6 +1,6 @@
-//! The chassis's side of reporting: the messenger and report-callback commands it intercepts for
-//! a layer with [`Layer::MESSAGES`](crate::Layer::MESSAGES) (recording what the next level
-//! created, around the layer's own hooks when it has them), [`report`] itself, and
+//! The chassis's side of reporting: the messenger, report-callback and object-name commands it
+//! intercepts for a layer with [`Layer::MESSAGES`](crate::Layer::MESSAGES) (recording what the
+//! next level created and the names given, around the layer's own hooks when it has them), [`report`] itself, and
 //! `vkGetPhysicalDeviceToolProperties` answered from the layer's properties
 //! ([`Layer::TOOL_PURPOSES`](crate::Layer::TOOL_PURPOSES)).
 
@@ -71,8 +71,64 @@ pub(crate) fn own<L: Registered>(
         b"vkDestroyDebugReportCallbackEXT" => {
             void_fn!(PFN_vkDestroyDebugReportCallbackEXT, destroy_report::<L>)
         }
+        b"vkSetDebugUtilsObjectNameEXT" => {
+            void_fn!(PFN_vkSetDebugUtilsObjectNameEXT, set_object_name::<L>)
+        }
         _ => None,
     }
+}
+
+/// For `vkGetDeviceProcAddr`: the object-name command, for a layer with `MESSAGES`.
+pub(crate) fn own_device<L: Registered>(
+    name: &[u8],
+    next: PFN_vkVoidFunction,
+    intercept: bool,
+) -> PFN_vkVoidFunction {
+    match name {
+        b"vkSetDebugUtilsObjectNameEXT" => own::<L>(name, next, intercept),
+        _ => None,
+    }
+}
+
+/// `vkSetDebugUtilsObjectNameEXT`: the layer's hook or the next level, then the name recorded
+/// for the instance's messages.
+unsafe extern "system" fn set_object_name<L: Registered>(
+    device: VkDevice,
+    info: *const VkDebugUtilsObjectNameInfoEXT,
+) -> VkResult {
+    guard(|| {
+        // SAFETY: a live device, per the API.
+        let Some(state) = (unsafe { L::chassis().device(device.0) }) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the layer's entry point of this command's type.
+        let hooked = unsafe {
+            std::mem::transmute::<PFN_vkVoidFunction, PFN_vkSetDebugUtilsObjectNameEXT>(
+                crate::chassis::hooked::<L>(b"vkSetDebugUtilsObjectNameEXT", false),
+            )
+        };
+        let result = match hooked {
+            // SAFETY: the caller's arguments.
+            Some(f) => unsafe { f(device, info) },
+            None => {
+                let (Some(next), Some(down)) = (
+                    state.next.vkSetDebugUtilsObjectNameEXT,
+                    L::unwrap_device(&state.hooks, device),
+                ) else {
+                    return VkResult::ERROR_INITIALIZATION_FAILED;
+                };
+                // SAFETY: the next level's own function.
+                unsafe { next(down, info) }
+            }
+        };
+        // SAFETY: the caller's structure and name, per the API.
+        if let (VkResult::SUCCESS, Some(info)) = (result, unsafe { info.as_ref() }) {
+            let name = (!info.pObjectName.is_null())
+                .then(|| unsafe { std::ffi::CStr::from_ptr(info.pObjectName) });
+            state.messengers().set_name(info.objectType, info.objectHandle, name);
+        }
+        result
+    })
 }
 
 /// The function that handles `name` below the chassis: the layer's hook entry when it hooks the

@@ -1,12 +1,14 @@
 //! Messages from a layer to the application: its debug-utils messengers and debug-report
 //! callbacks, those chained at `vkCreateInstance` (which hear what happens while the instance is
 //! created and destroyed, as the specification has it) and, for a layer with
-//! [`Layer::MESSAGES`](crate::Layer::MESSAGES), those created later. A layer sends with
-//! [`report`](crate::report()).
+//! [`Layer::MESSAGES`](crate::Layer::MESSAGES), those created later (and then the objects'
+//! debug names, which the chassis records from `vkSetDebugUtilsObjectNameEXT`). A layer sends
+//! with [`report`](crate::report()).
 //!
 //! The application's callbacks are copied out under the lock and called without it.
 
 use std::cell::Cell;
+use std::collections::BTreeMap;
 use std::ffi::{c_void, CStr, CString};
 use std::sync::Mutex;
 
@@ -86,6 +88,9 @@ pub struct Messengers {
     chained: Vec<Listener>,
     /// Those created with `vkCreate{DebugUtilsMessenger,DebugReportCallback}EXT`.
     created: Mutex<Vec<Listener>>,
+    /// The debug names the application gave objects (`vkSetDebugUtilsObjectNameEXT`), by
+    /// (object type, handle).
+    names: Mutex<BTreeMap<(i32, u64), CString>>,
 }
 
 impl Messengers {
@@ -118,6 +123,7 @@ impl Messengers {
         Messengers {
             chained,
             created: Mutex::new(Vec::new()),
+            names: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -140,13 +146,47 @@ impl Messengers {
         self.created.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Records (or, with an empty name, forgets) an object's debug name.
+    pub(crate) fn set_name(&self, object_type: VkObjectType, handle: u64, name: Option<&CStr>) {
+        let mut names = self.names.lock().unwrap_or_else(|e| e.into_inner());
+        match name.filter(|n| !n.is_empty()) {
+            Some(name) => {
+                names.insert((object_type.0, handle), name.to_owned());
+            }
+            None => {
+                names.remove(&(object_type.0, handle));
+            }
+        }
+    }
+
     /// Sends `message` from `layer` to the messengers created since, and (`with_chained`) to
-    /// those chained at creation.
+    /// those chained at creation; objects without a name get the one the application gave them.
     pub(crate) fn send(&self, layer: &CStr, message: &Message<'_>, with_chained: bool) {
         let created = self.lock().clone();
         let chained = if with_chained { &self.chained[..] } else { &[] };
+        if chained.is_empty() && created.is_empty() {
+            return;
+        }
+        let known: Vec<Option<CString>> = {
+            let names = self.names.lock().unwrap_or_else(|e| e.into_inner());
+            message
+                .objects
+                .iter()
+                .map(|o| match o.name {
+                    Some(_) => None,
+                    None => names.get(&(o.object_type.0, o.handle)).cloned(),
+                })
+                .collect()
+        };
+        let objects: Vec<Object<'_>> = message
+            .objects
+            .iter()
+            .zip(&known)
+            .map(|(o, k)| Object { name: o.name.or(k.as_deref()), ..*o })
+            .collect();
+        let message = Message { objects: &objects, ..*message };
         for listener in chained.iter().chain(&created) {
-            deliver(listener, layer, message);
+            deliver(listener, layer, &message);
         }
     }
 }

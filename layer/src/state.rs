@@ -39,9 +39,10 @@ pub trait Layer: Sized + 'static {
     /// [`Manifest::of`](crate::Manifest::of) writes them for the Vulkan Configurator.
     const SETTINGS: &'static [crate::Setting] = &[];
     /// Whether the chassis tracks the messengers and report callbacks the application creates
-    /// after `vkCreateInstance` (intercepting their four commands, around the layer's own hooks
-    /// of them), so that [`report`](crate::report()) reaches them too. Those chained at
-    /// `vkCreateInstance` are known to every layer.
+    /// after `vkCreateInstance` and the debug names it gives objects (intercepting those five
+    /// commands, around the layer's own hooks of them), so that [`report`](crate::report())
+    /// reaches them too and names the objects. Those chained at `vkCreateInstance` are known to
+    /// every layer.
     const MESSAGES: bool = false;
     /// The purposes of this layer as a tool (`VK_TOOL_PURPOSE_TRACING_BIT`, ...). When set, with
     /// [`PROPERTIES`](Self::PROPERTIES), the chassis answers `vkGetPhysicalDeviceToolProperties`

@@ -1,7 +1,8 @@
 //! Reporting: a layer's messages reach the application's debug-utils messenger chained at
 //! `vkCreateInstance` (while the instance is created and destroyed), messengers and debug-report
 //! callbacks created later (with `Layer::MESSAGES`, the layer's own hook of the command still
-//! running), with the objects' names; a destroyed messenger hears nothing more.
+//! running), with the objects' names (the layer's, or those the application set with
+//! `vkSetDebugUtilsObjectNameEXT`); a destroyed messenger hears nothing more.
 //! `vkGetPhysicalDeviceToolProperties` lists the tools below, then the layer.
 
 use std::ffi::{c_char, c_void, CStr};
@@ -83,6 +84,12 @@ unsafe extern "system" fn next_tools(
     *count = 1;
     VkResult::SUCCESS
 }
+unsafe extern "system" fn next_set_name(
+    _: VkDevice,
+    _: *const VkDebugUtilsObjectNameInfoEXT,
+) -> VkResult {
+    VkResult::SUCCESS
+}
 unsafe extern "system" fn next_cmd_draw(_: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {}
 
 macro_rules! void_fn {
@@ -111,6 +118,9 @@ unsafe fn next_function(name: *const c_char) -> PFN_vkVoidFunction {
             void_fn!(PFN_vkGetPhysicalDeviceToolProperties, next_tools)
         }
         b"vkCmdDraw" => void_fn!(PFN_vkCmdDraw, next_cmd_draw),
+        b"vkSetDebugUtilsObjectNameEXT" => {
+            void_fn!(PFN_vkSetDebugUtilsObjectNameEXT, next_set_name)
+        }
         _ => None,
     }
 }
@@ -308,11 +318,19 @@ impl DeviceHooks for Device {
         _: u32,
         _: u32,
     ) {
-        let objects = [Object {
-            object_type: VkObjectType::COMMAND_BUFFER,
-            handle: 0xcb,
-            name: Some(c"my command buffer"),
-        }];
+        // One object named by the layer, one by the application's vkSetDebugUtilsObjectNameEXT.
+        let objects = [
+            Object {
+                object_type: VkObjectType::COMMAND_BUFFER,
+                handle: 0xcb,
+                name: Some(c"my command buffer"),
+            },
+            Object {
+                object_type: VkObjectType::COMMAND_BUFFER,
+                handle: cmd.0 as u64,
+                name: None,
+            },
+        ];
         unsafe {
             vk_layer::report::<Reporter>(
                 cmd.0,
@@ -434,12 +452,28 @@ fn messages_reach_the_applications_messengers() {
         let draw: PFN_vkCmdDraw =
             std::mem::transmute(vkGetDeviceProcAddr(device, c"vkCmdDraw".as_ptr()));
         let cmd = VkCommandBuffer(handle(&DEVICE_DISPATCH));
+        let set_name: PFN_vkSetDebugUtilsObjectNameEXT = std::mem::transmute(vkGetDeviceProcAddr(
+            device,
+            c"vkSetDebugUtilsObjectNameEXT".as_ptr(),
+        ));
+        let name_info = VkDebugUtilsObjectNameInfoEXT {
+            objectType: VkObjectType::COMMAND_BUFFER,
+            objectHandle: cmd.0 as u64,
+            pObjectName: c"named by the application".as_ptr(),
+            ..Default::default()
+        };
+        assert_eq!(set_name.unwrap()(device, &name_info), VkResult::SUCCESS);
         draw.unwrap()(cmd, 3, 1, 0, 0);
         let named = format!("{}:0xcb:my command buffer", VkObjectType::COMMAND_BUFFER.0);
+        let by_app = format!(
+            "{}:{:#x}:named by the application",
+            VkObjectType::COMMAND_BUFFER.0,
+            cmd.0 as u64
+        );
         assert_eq!(
             take_heard(),
             [
-                (2, "TEST-id a draw".to_string(), vec![named]),
+                (2, "TEST-id a draw".to_string(), vec![named, by_app]),
                 (
                     3,
                     format!(
