@@ -3,11 +3,11 @@
 //! layer's lifecycle hooks and handle wrapping), the layer's own properties and the pre-instance
 //! interceptors.
 //!
-//! Which commands a layer hooks is [`Layer::HOOKS`](crate::Layer::HOOKS), a list of
-//! `vk_generated::command_id` constants checked at compile time by
-//! [`declare_layer!`](crate::declare_layer). Only those (and the lifecycle commands the chassis
-//! needs) are answered with the layer's own entry points; every other name gets the next level's
-//! pointer, so unhooked commands cost the layer nothing.
+//! Which commands a layer hooks is what its `#[vk_layer::hooks]` blocks implement
+//! ([`InstanceHooked`](crate::InstanceHooked), [`DeviceHooked`](crate::DeviceHooked)), checked at
+//! compile time by [`declare_layer!`](crate::declare_layer). Only those (and the lifecycle
+//! commands the chassis needs) are answered with the layer's own entry points; every other name
+//! gets the next level's pointer, so unhooked commands cost the layer nothing.
 
 use std::ffi::{c_char, CStr};
 
@@ -20,11 +20,16 @@ use vk_generated::types::*;
 use vk_generated::{DeviceDispatchTable, DispatchTable, InstanceDispatchTable};
 
 use crate::chain::{take_device_link, take_instance_link};
+use crate::chassis_report;
+use crate::create_info::{DeviceCreateInfo, InstanceCreateInfo};
 use crate::guard::guard;
-use crate::hooks::{DEVICE_HOOKABLE, INSTANCE_HOOKABLE};
+use crate::hooks::{DeviceHooked, InstanceHooked};
+use crate::manifest::{LAYER_SETTINGS_EXTENSION, TOOLING_INFO_EXTENSION};
+use crate::report::{during_lifecycle, Messengers};
 use crate::state::{
     dispatch_key, extension_properties, fill_array, DeviceState, InstanceState, LayerProperties,
-    NextInstanceExtensions, NextInstanceLayers, NextInstanceVersion, ProcAddr, Registered,
+    MessengersOf, NextInstanceExtensions, NextInstanceLayers, NextInstanceVersion, ProcAddr,
+    Registered,
 };
 
 /// `vkNegotiateLoaderLayerInterfaceVersion`: agrees on interface 2 (or the loader's lower one)
@@ -100,17 +105,24 @@ fn properties<L: Registered>(name: &[u8]) -> PFN_vkVoidFunction {
     }
 }
 
-/// The layer's entry point for `name` when the layer hooks it at one of `levels`.
-fn hooked<L: Registered>(name: &[u8], levels: &[&[u16]]) -> PFN_vkVoidFunction {
+/// The layer's entry point for `name` when its device object hooks it, or (`instance_level`)
+/// its instance object.
+pub(crate) fn hooked<L: Registered>(name: &[u8], instance_level: bool) -> PFN_vkVoidFunction {
     let id = vk_generated::lookup::command(name)?.command;
-    // The layer's short list first: most names are not hooked.
-    let index = L::HOOKS.iter().position(|&hook| hook == id)?;
-    let hookable = levels.iter().any(|list| list.contains(&id));
-    if hookable {
-        L::hook_entries().get(index).copied().flatten()
-    } else {
-        None
-    }
+    let find = |ids: &[u16], entries: &[PFN_vkVoidFunction]| {
+        let index = ids.iter().position(|&hook| hook == id)?;
+        entries.get(index).copied().flatten()
+    };
+    find(<L::Device as DeviceHooked>::COMMANDS, L::device_entries()).or_else(|| {
+        if instance_level {
+            find(
+                <L::Instance as InstanceHooked>::COMMANDS,
+                L::instance_entries(),
+            )
+        } else {
+            None
+        }
+    })
 }
 
 /// The layer's `vkGetInstanceProcAddr`: the chassis's commands, the layer's answer
@@ -146,9 +158,13 @@ pub unsafe extern "system" fn get_instance_proc_addr<L: Registered>(
         // SAFETY: a live instance or null, per the API.
         let state = unsafe { L::chassis().instance(instance.0) }?;
         let next = state.next_proc_addr(name);
+        let intercept = matches!(answer, ProcAddr::Chassis);
+        if let Some(own) = chassis_report::own::<L>(bytes, next, intercept) {
+            return Some(own);
+        }
         next?;
         match answer {
-            ProcAddr::Chassis => hooked::<L>(bytes, &[INSTANCE_HOOKABLE, DEVICE_HOOKABLE]).or(next),
+            ProcAddr::Chassis => hooked::<L>(bytes, true).or(next),
             _ => next,
         }
     })
@@ -181,11 +197,16 @@ pub unsafe extern "system" fn get_device_proc_addr<L: Registered>(
         }
         // SAFETY: a live device or null, per the API.
         let state = unsafe { L::chassis().device(device.0) }?;
-        // SAFETY: the state's own device.
-        let next = unsafe { state.next_proc_addr(device, name) };
+        let down = L::unwrap_device(&state.hooks, device)?;
+        // SAFETY: the state's own device, as the next level knows it.
+        let next = unsafe { state.next_proc_addr(down, name) };
+        let intercept = matches!(answer, ProcAddr::Chassis);
+        if let Some(own) = chassis_report::own_device::<L>(bytes, next, intercept) {
+            return Some(own);
+        }
         next?;
         match answer {
-            ProcAddr::Chassis => hooked::<L>(bytes, &[DEVICE_HOOKABLE]).or(next),
+            ProcAddr::Chassis => hooked::<L>(bytes, false).or(next),
             _ => next,
         }
     })
@@ -234,17 +255,27 @@ unsafe extern "system" fn create_instance<L: Registered>(
             let Some(create) = create else {
                 return VkResult::ERROR_INITIALIZATION_FAILED;
             };
-            if let Err(error) = created(|| L::before_create_instance(&*info, &link, p_instance)) {
-                return error;
-            }
-            let result = create(info, allocator, p_instance);
-            if result != VkResult::SUCCESS {
-                return result;
-            }
-            let instance = *p_instance;
-            let next = InstanceDispatchTable::load(|name| gipa(instance, name.as_ptr()));
-            // A panicking constructor is a failed one: the instance below is destroyed too.
-            match created(|| L::create_instance(&*info, instance, &next, &link)) {
+            // The messengers chained at creation hear the layer while the instance is created.
+            let messengers = Messengers::chained((*info).pNext);
+            let mut down = InstanceCreateInfo::new(&*info);
+            let made = during_lifecycle(&messengers, || {
+                created(|| L::before_create_instance(&mut down, &link, p_instance))?;
+                let info = &*down;
+                let result = create(down.as_ptr(), allocator, p_instance);
+                if result != VkResult::SUCCESS {
+                    return Err(result);
+                }
+                let instance = *p_instance;
+                let next = InstanceDispatchTable::load(|name| gipa(instance, name.as_ptr()));
+                // A panicking constructor is a failed one: the instance below is destroyed too.
+                let hooks = created(|| L::create_instance(info, instance, &next, &link));
+                Ok((instance, next, hooks))
+            });
+            let (instance, next, hooks) = match made {
+                Ok(made) => made,
+                Err(error) => return error,
+            };
+            match hooks {
                 Ok(hooks) => {
                     let Some(key) = dispatch_key(instance.0) else {
                         return VkResult::ERROR_INITIALIZATION_FAILED;
@@ -253,6 +284,7 @@ unsafe extern "system" fn create_instance<L: Registered>(
                         next,
                         handle: instance,
                         link,
+                        messengers,
                         hooks,
                     });
                     let hooks: *const L::Instance = &state.hooks;
@@ -289,7 +321,9 @@ unsafe extern "system" fn destroy_instance<L: Registered>(
         let Some(state) = (unsafe { L::chassis().instance(instance.0) }) else {
             return;
         };
-        L::before_destroy_instance(&state.hooks, instance);
+        during_lifecycle(&state.messengers, || {
+            L::before_destroy_instance(&state.hooks, instance)
+        });
         let Some(inner) = L::unwrap_instance(&state.hooks, instance) else {
             return;
         };
@@ -333,33 +367,42 @@ unsafe extern "system" fn create_device<L: Registered>(
             let Some(create) = create else {
                 return VkResult::ERROR_INITIALIZATION_FAILED;
             };
-            if let Err(error) =
-                created(|| L::before_create_device(&instance.hooks, physical_device, &*info, &link))
-            {
+            let mut down = DeviceCreateInfo::new(&*info);
+            for &(own, ..) in L::PROPERTIES.map_or(&[][..], |p| p.device_extensions) {
+                if let Ok(own) = std::ffi::CString::new(own) {
+                    down.remove_extension(&own);
+                }
+            }
+            if let Err(error) = created(|| {
+                L::before_create_device(&instance.hooks, physical_device, &mut down, &link)
+            }) {
                 return error;
             }
-            let result = create(inner, info, allocator, p_device);
+            let info = &*down;
+            let result = create(inner, down.as_ptr(), allocator, p_device);
             if result != VkResult::SUCCESS {
                 return result;
             }
             let device = *p_device;
             let next = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
             match created(|| {
-                L::create_device(
-                    &instance.hooks,
-                    physical_device,
-                    &*info,
-                    device,
-                    &next,
-                    &link,
-                )
+                L::create_device(&instance.hooks, physical_device, info, device, &next, &link)
             }) {
                 Ok(hooks) => {
-                    if let Some(key) = dispatch_key(device.0) {
-                        L::chassis()
-                            .devices
-                            .insert(key, Box::new(DeviceState { next, link, hooks }));
-                    }
+                    let Some(key) = dispatch_key(device.0) else {
+                        return VkResult::ERROR_INITIALIZATION_FAILED;
+                    };
+                    let messengers = MessengersOf::new(&instance.messengers);
+                    let state = Box::new(DeviceState {
+                        next,
+                        link,
+                        messengers,
+                        hooks,
+                    });
+                    let hooks: *const L::Device = &state.hooks;
+                    L::chassis().devices.insert(key, state);
+                    // SAFETY: the state just stored, removed only by vkDestroyDevice.
+                    *p_device = L::returned_device(&*hooks, device);
                     VkResult::SUCCESS
                 }
                 Err(error) => {
@@ -384,6 +427,9 @@ unsafe extern "system" fn destroy_device<L: Registered>(
             return;
         };
         L::before_destroy_device(&state.hooks, device);
+        let Some(inner) = L::unwrap_device(&state.hooks, device) else {
+            return;
+        };
         // SAFETY: the application no longer uses the device anywhere (the API's rule).
         let Some(state) =
             (unsafe { dispatch_key(device.0).and_then(|key| L::chassis().devices.remove(key)) })
@@ -392,7 +438,7 @@ unsafe extern "system" fn destroy_device<L: Registered>(
         };
         if let Some(destroy) = state.next.vkDestroyDevice {
             // SAFETY: the next level's own function.
-            unsafe { destroy(device, allocator) };
+            unsafe { destroy(inner, allocator) };
         }
     })
 }
@@ -436,11 +482,18 @@ unsafe extern "system" fn enumerate_instance_extension_properties<L: Registered>
         // SAFETY: the caller's name and arrays, per the API.
         unsafe {
             if is_own_name(layer_name, &own) {
-                let list: Vec<_> = own
+                let mut list: Vec<_> = own
                     .instance_extensions
                     .iter()
                     .map(|&(name, version)| extension_properties(name, version))
                     .collect();
+                // A layer with settings reads `VkLayerSettingsCreateInfoEXT`.
+                let (settings, version) = LAYER_SETTINGS_EXTENSION;
+                if !L::SETTINGS.is_empty()
+                    && !own.instance_extensions.iter().any(|&(n, _)| n == settings)
+                {
+                    list.push(extension_properties(settings, version));
+                }
                 fill_array(&list, p_count, p_properties)
             } else if layer_name.is_null() {
                 fill_array::<VkExtensionProperties>(&[], p_count, p_properties)
@@ -476,11 +529,18 @@ unsafe extern "system" fn enumerate_device_extension_properties<L: Registered>(
         // SAFETY: the caller's name and arrays, per the API.
         unsafe {
             if is_own_name(layer_name, &own) {
-                let list: Vec<_> = own
+                let mut list: Vec<_> = own
                     .device_extensions
                     .iter()
                     .map(|&(name, version, _)| extension_properties(name, version))
                     .collect();
+                // A tool answers `vkGetPhysicalDeviceToolProperties`.
+                let (tooling, version, _) = TOOLING_INFO_EXTENSION;
+                if L::TOOL_PURPOSES.0 != 0
+                    && !own.device_extensions.iter().any(|&(n, ..)| n == tooling)
+                {
+                    list.push(extension_properties(tooling, version));
+                }
                 return fill_array(&list, p_count, p_properties);
             }
             let Some(state) = L::chassis().instance(physical_device.0) else {

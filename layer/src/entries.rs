@@ -12,13 +12,13 @@ use crate::state::Registered;
 #[path = "gen/entries.rs"]
 mod generated;
 
-/// The entry points of `L::HOOKS` (`N` of them), in order. Evaluated at compile time by
+/// The entry points of the commands `ids` (`N` of them), in order. Evaluated at compile time by
 /// [`declare_layer!`](crate::declare_layer), so only the hooked commands' entry points are built.
-pub const fn hook_entries<L: Registered, const N: usize>() -> [PFN_vkVoidFunction; N] {
+pub const fn hook_entries<L: Registered, const N: usize>(ids: &[u16]) -> [PFN_vkVoidFunction; N] {
     let mut entries = [None; N];
     let mut i = 0;
     while i < N {
-        entries[i] = generated::entry::<L>(L::HOOKS[i]);
+        entries[i] = generated::entry::<L>(ids[i]);
         i += 1;
     }
     entries

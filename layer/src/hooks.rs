@@ -1,7 +1,12 @@
 //! The hook traits (`layer/src/gen/hooks.rs`, written by `cargo xtask regen`): [`InstanceHooks`]
 //! and [`DeviceHooks`], one pre-call validate, pre-call record and post-call record method per
-//! hookable command (every non-global command of the registry but the chassis's own), the
-//! hookable commands' ids, and the check of a layer's hook list against them.
+//! hookable command (every non-global command of the registry but the chassis's own), each given
+//! the next level's dispatch table; the hookable commands' ids, by command and by hook-method
+//! suffix ([`instance_hook_ids`], [`device_hook_ids`]).
+//!
+//! Which commands a layer hooks is not written by hand: `#[vk_layer::hooks]` on the `impl` block
+//! of the hook methods lists them ([`InstanceHooked`], [`DeviceHooked`]), and
+//! [`declare_layer!`](crate::declare_layer) checks the lists at compile time.
 
 // The parameters keep their C names (`pCreateInfo`) and number, as in the specification.
 #[allow(non_snake_case, clippy::too_many_arguments)]
@@ -9,16 +14,48 @@
 #[path = "gen/hooks.rs"]
 mod generated;
 
-pub use generated::{DeviceHooks, InstanceHooks, DEVICE_HOOKABLE, INSTANCE_HOOKABLE};
+pub use generated::{
+    device_hook_ids, instance_hook_ids, DeviceHooks, InstanceHooks, DEVICE_HOOKABLE,
+    INSTANCE_HOOKABLE,
+};
 
-/// A hook list names only hookable commands: [`declare_layer!`](crate::declare_layer) evaluates
-/// this at compile time.
-pub const fn check_hooks(hooks: &[u16]) {
+/// The instance-level commands a layer's instance object hooks: those whose hook methods its
+/// `#[vk_layer::hooks] impl InstanceHooks` block implements, and those it names in
+/// `intercept(...)`.
+///
+/// # Safety
+/// Implemented by `#[vk_layer::hooks]` only: a list written by hand can leave out a hook method
+/// that then never runs, which is what this trait exists to rule out.
+pub unsafe trait InstanceHooked {
+    /// The hooked commands' ids (`vk_generated::command_id`).
+    const COMMANDS: &'static [u16];
+}
+
+/// The device-level commands a layer's device object hooks, as [`InstanceHooked`].
+///
+/// # Safety
+/// As [`InstanceHooked`].
+pub unsafe trait DeviceHooked {
+    /// The hooked commands' ids.
+    const COMMANDS: &'static [u16];
+}
+
+/// Hook lists name only hookable commands of their level: [`declare_layer!`](crate::declare_layer)
+/// evaluates this at compile time.
+pub const fn check_hooks(instance: &[u16], device: &[u16]) {
     let mut i = 0;
-    while i < hooks.len() {
+    while i < instance.len() {
         assert!(
-            contains(INSTANCE_HOOKABLE, hooks[i]) || contains(DEVICE_HOOKABLE, hooks[i]),
-            "Layer::HOOKS names a command without generated hooks"
+            contains(INSTANCE_HOOKABLE, instance[i]),
+            "an instance hook list names a command without instance-level hooks"
+        );
+        i += 1;
+    }
+    let mut i = 0;
+    while i < device.len() {
+        assert!(
+            contains(DEVICE_HOOKABLE, device[i]),
+            "a device hook list names a command without device-level hooks"
         );
         i += 1;
     }
@@ -89,13 +126,32 @@ mod tests {
     }
 
     #[test]
-    fn hook_lists_are_checked() {
-        check_hooks(&[id::vkCmdDraw, id::vkEnumeratePhysicalDevices]);
+    fn hook_ids_name_the_commands_by_method_suffix() {
+        assert_eq!(device_hook_ids::cmd_draw, id::vkCmdDraw);
+        assert_eq!(
+            device_hook_ids::cmd_draw_cluster_huawei,
+            id::vkCmdDrawClusterHUAWEI
+        );
+        assert_eq!(
+            instance_hook_ids::enumerate_physical_devices,
+            id::vkEnumeratePhysicalDevices
+        );
     }
 
     #[test]
-    #[should_panic(expected = "without generated hooks")]
+    fn hook_lists_are_checked() {
+        check_hooks(&[id::vkEnumeratePhysicalDevices], &[id::vkCmdDraw]);
+    }
+
+    #[test]
+    #[should_panic(expected = "without device-level hooks")]
     fn a_chassis_command_is_not_a_hook() {
-        check_hooks(&[id::vkCmdDraw, id::vkCreateDevice]);
+        check_hooks(&[], &[id::vkCmdDraw, id::vkCreateDevice]);
+    }
+
+    #[test]
+    #[should_panic(expected = "without instance-level hooks")]
+    fn a_device_command_is_not_an_instance_hook() {
+        check_hooks(&[id::vkCmdDraw], &[]);
     }
 }

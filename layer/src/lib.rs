@@ -1,39 +1,81 @@
 //! The Rust layer SDK: write a Vulkan layer as two objects with hook methods.
 //!
-//! A layer implements [`Layer`]: a per-instance object ([`InstanceHooks`]), a per-device object
-//! ([`DeviceHooks`]) and the list of hooked commands ([`Layer::HOOKS`]). Every hook method has a
-//! pass-through default: `pre_call_validate_*` may skip the call with a result, `pre_call_record_*`
-//! runs before the call goes down, `post_call_record_*` after, with its result. [`declare_layer!`]
-//! exports the layer's entry points; [`Manifest`] writes its JSON manifest.
+//! A layer implements [`Layer`]: a per-instance object ([`InstanceHooks`]) and a per-device object
+//! ([`DeviceHooks`]), each with a `#[vk_layer::hooks]` block of the hook methods it implements;
+//! the commands those methods hook are listed from them ([`hooks`]), so a hook cannot be written
+//! and forgotten. Every hook method has a pass-through default and gets the next level's dispatch
+//! table: `pre_call_validate_*` may skip the call with a result, `pre_call_record_*` runs before
+//! the call goes down, `post_call_record_*` after, with its result. [`declare_layer!`] exports the
+//! layer's entry points; [`Manifest`] writes its JSON manifest.
+//!
+//! A hooks block without `#[vk_layer::hooks]` is no layer object (no hook of it could be left
+//! out of the list silently), so this does not compile:
+//!
+//! ```compile_fail
+//! # use vk_layer::vk::types::*;
+//! struct Device;
+//! impl vk_layer::DeviceHooks for Device {
+//!     fn pre_call_record_cmd_draw(&self, _: &vk_layer::vk::DeviceDispatchTable, _: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {}
+//! }
+//! fn device_object<T: vk_layer::DeviceHooks + vk_layer::DeviceHooked>() {}
+//! device_object::<Device>();
+//! ```
+//!
+//! and neither does an `intercept` of a command that has no hooks at that level:
+//!
+//! ```compile_fail
+//! struct Device;
+//! #[vk_layer::hooks(intercept(enumerate_physical_devices))]
+//! impl vk_layer::DeviceHooks for Device {}
+//! ```
 //!
 //! The hook traits and their entry points are generated from `vk.xml` (`layer/src/gen/`, by
 //! `cargo xtask regen`); the chassis around them ([`chassis`]) is written by hand: negotiation, the
 //! chain-info walk, state per dispatch pointer ([`dispatch_map`]), `vkGet*ProcAddr` answering only
 //! the hooked commands, and a guard on every entry point so that no panic reaches the caller.
 
+// `#[vk_layer::hooks]` names this crate as `::vk_layer`, also in its own tests.
+extern crate self as vk_layer;
+
 pub mod chain;
 pub mod chassis;
+mod chassis_report;
+pub mod create_info;
 pub mod dispatch_map;
 mod entries;
 mod guard;
 mod hooks;
 mod manifest;
+pub mod report;
+pub mod settings;
 mod state;
 
 pub use chain::{DeviceLink, InstanceLink};
+pub use chassis_report::report;
+pub use create_info::{DeviceCreateInfo, InstanceCreateInfo};
 pub use entries::hook_entries;
 pub use guard::{guard, Fallback};
-pub use hooks::{check_hooks, DeviceHooks, InstanceHooks, DEVICE_HOOKABLE, INSTANCE_HOOKABLE};
-pub use manifest::{Manifest, ManifestExtension};
+pub use hooks::{
+    check_hooks, device_hook_ids, instance_hook_ids, DeviceHooked, DeviceHooks, InstanceHooked,
+    InstanceHooks, DEVICE_HOOKABLE, INSTANCE_HOOKABLE,
+};
+pub use manifest::{Manifest, ManifestExtension, LAYER_SETTINGS_EXTENSION, TOOLING_INFO_EXTENSION};
+pub use settings::{Setting, SettingType, Settings};
 pub use state::{
     extension_properties, fill_array, Chassis, DeviceState, InstanceState, Layer, LayerProperties,
     NextInstanceExtensions, NextInstanceLayers, NextInstanceVersion, ProcAddr, Registered,
 };
 pub use vk_generated as vk;
+/// On `impl InstanceHooks for T` / `impl DeviceHooks for T`: the commands whose hook methods the
+/// block implements become the layer's hooked commands; `#[vk_layer::hooks(intercept(cmd, ...))]`
+/// adds commands without hook methods (a handle-wrapping layer's unwrapping). Every hooks block
+/// needs it: without it the type lacks [`InstanceHooked`] / [`DeviceHooked`] and the layer does
+/// not compile.
+pub use vk_layer_macros::hooks;
 
 /// Exports a layer's entry points from the library it is built into (a `cdylib`), with the
-/// layer's static [`Chassis`]. Fails to compile when [`Layer::HOOKS`] names a command without
-/// generated hooks.
+/// layer's static [`Chassis`]. Fails to compile when a hook list names a command without
+/// generated hooks at its level.
 ///
 /// `declare_layer!(MyLayer)` exports the three names the loader looks for by default:
 /// `vkNegotiateLoaderLayerInterfaceVersion`, `vkGetInstanceProcAddr` and `vkGetDeviceProcAddr`.
@@ -63,19 +105,27 @@ macro_rules! declare_layer {
     ($layer:ty { $($entry:ident : $name:ident),* $(,)? }) => {
         const _: () = {
             static CHASSIS: $crate::Chassis<$layer> = $crate::Chassis::new();
-            const HOOK_COUNT: usize = <$layer as $crate::Layer>::HOOKS.len();
-            static HOOK_ENTRIES: [$crate::vk::types::PFN_vkVoidFunction; HOOK_COUNT] =
-                $crate::hook_entries::<$layer, HOOK_COUNT>();
+            const INSTANCE_HOOKS: &[u16] =
+                <<$layer as $crate::Layer>::Instance as $crate::InstanceHooked>::COMMANDS;
+            const DEVICE_HOOKS: &[u16] =
+                <<$layer as $crate::Layer>::Device as $crate::DeviceHooked>::COMMANDS;
+            static INSTANCE_ENTRIES: [$crate::vk::types::PFN_vkVoidFunction; INSTANCE_HOOKS.len()] =
+                $crate::hook_entries::<$layer, { INSTANCE_HOOKS.len() }>(INSTANCE_HOOKS);
+            static DEVICE_ENTRIES: [$crate::vk::types::PFN_vkVoidFunction; DEVICE_HOOKS.len()] =
+                $crate::hook_entries::<$layer, { DEVICE_HOOKS.len() }>(DEVICE_HOOKS);
             // SAFETY: one static per layer type.
             unsafe impl $crate::Registered for $layer {
                 fn chassis() -> &'static $crate::Chassis<Self> {
                     &CHASSIS
                 }
-                fn hook_entries() -> &'static [$crate::vk::types::PFN_vkVoidFunction] {
-                    &HOOK_ENTRIES
+                fn instance_entries() -> &'static [$crate::vk::types::PFN_vkVoidFunction] {
+                    &INSTANCE_ENTRIES
+                }
+                fn device_entries() -> &'static [$crate::vk::types::PFN_vkVoidFunction] {
+                    &DEVICE_ENTRIES
                 }
             }
-            $crate::check_hooks(<$layer as $crate::Layer>::HOOKS);
+            const _: () = $crate::check_hooks(INSTANCE_HOOKS, DEVICE_HOOKS);
         };
         $($crate::declare_layer!(@export $layer, $entry, $name);)*
     };

@@ -2,7 +2,19 @@
 
 use std::path::Path;
 
+use crate::settings::{names, Setting, SettingType};
 use crate::state::{Layer, LayerProperties};
+
+/// `VK_EXT_layer_settings`, which a layer with settings implements (its spec version).
+pub const LAYER_SETTINGS_EXTENSION: (&str, u32) = ("VK_EXT_layer_settings", 2);
+
+/// `VK_EXT_tooling_info`, which a layer with tool purposes implements: (name, spec version,
+/// entry points).
+pub const TOOLING_INFO_EXTENSION: (&str, u32, &[&str]) = (
+    "VK_EXT_tooling_info",
+    1,
+    &["vkGetPhysicalDeviceToolPropertiesEXT"],
+);
 
 /// What a layer manifest says about the layer. The optional parts default to empty
 /// (`..Manifest::default()`).
@@ -29,6 +41,8 @@ pub struct Manifest<'a> {
     pub implicit: Option<(&'a str, Option<&'a str>)>,
     /// `pre_instance_functions` (implicit layers): (`vkEnumerateInstance*`, exported name).
     pub pre_instance_functions: &'a [(&'a str, &'a str)],
+    /// The layer's settings, written as `features.settings` for the Vulkan Configurator.
+    pub settings: &'a [Setting],
 }
 
 /// An extension of a manifest.
@@ -53,13 +67,15 @@ impl Default for Manifest<'_> {
             functions: &[],
             implicit: None,
             pre_instance_functions: &[],
+            settings: &[],
         }
     }
 }
 
 impl<'a> Manifest<'a> {
     /// The manifest of a layer with [`Layer::PROPERTIES`] (`None` without), for its library at
-    /// `library_path`. Its extensions are borrowed into `extensions`, which the caller keeps.
+    /// `library_path`, with its [`Layer::SETTINGS`] (and then `VK_EXT_layer_settings` among its
+    /// instance extensions). Its extensions are borrowed into `extensions`, which the caller keeps.
     pub fn of<L: Layer>(
         library_path: &'a Path,
         extensions: &'a mut Vec<ManifestExtension<'static>>,
@@ -80,6 +96,14 @@ impl<'a> Manifest<'a> {
                 entrypoints: &[],
             }
         }));
+        let (settings_name, settings_version) = LAYER_SETTINGS_EXTENSION;
+        if !L::SETTINGS.is_empty() && !extensions.iter().any(|e| e.name == settings_name) {
+            extensions.push(ManifestExtension {
+                name: settings_name,
+                spec_version: settings_version,
+                entrypoints: &[],
+            });
+        }
         let split = extensions.len();
         extensions.extend(
             device_extensions
@@ -90,6 +114,14 @@ impl<'a> Manifest<'a> {
                     entrypoints,
                 }),
         );
+        let (tooling, tooling_version, entrypoints) = TOOLING_INFO_EXTENSION;
+        if L::TOOL_PURPOSES.0 != 0 && !extensions[split..].iter().any(|e| e.name == tooling) {
+            extensions.push(ManifestExtension {
+                name: tooling,
+                spec_version: tooling_version,
+                entrypoints,
+            });
+        }
         let (instance, device) = extensions.split_at(split);
         Some(Manifest {
             name,
@@ -99,6 +131,7 @@ impl<'a> Manifest<'a> {
             description,
             instance_extensions: instance,
             device_extensions: device,
+            settings: L::SETTINGS,
             ..Manifest::default()
         })
     }
@@ -152,6 +185,14 @@ impl<'a> Manifest<'a> {
         if !self.pre_instance_functions.is_empty() {
             layer["pre_instance_functions"] = map(self.pre_instance_functions);
         }
+        if !self.settings.is_empty() {
+            let settings: Vec<_> = self
+                .settings
+                .iter()
+                .map(|s| setting_json(self.name, s))
+                .collect();
+            layer["features"] = serde_json::json!({ "settings": settings });
+        }
         let value = serde_json::json!({"file_format_version": "1.2.0", "layer": layer});
         let mut text = serde_json::to_string_pretty(&value).expect("a JSON value serializes");
         text.push('\n');
@@ -162,6 +203,31 @@ impl<'a> Manifest<'a> {
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
         std::fs::write(path, self.to_json())
     }
+}
+
+/// One entry of `features.settings`, as the Vulkan Configurator reads it.
+fn setting_json(layer: &str, setting: &Setting) -> serde_json::Value {
+    let (ty, default) = match setting.default {
+        SettingType::Bool(v) => ("BOOL", serde_json::json!(v)),
+        SettingType::Int(v) => ("INT", serde_json::json!(v)),
+        SettingType::String(v) => ("STRING", serde_json::json!(v)),
+        SettingType::SaveFile(v) => ("SAVE_FILE", serde_json::json!(v)),
+        SettingType::List(v) => (
+            "LIST",
+            v.iter()
+                .map(|item| serde_json::json!({"key": item, "enabled": true}))
+                .collect(),
+        ),
+    };
+    let [env, _] = names::env_names(layer, setting.key);
+    serde_json::json!({
+        "key": setting.key,
+        "env": env,
+        "label": setting.label,
+        "description": setting.description,
+        "type": ty,
+        "default": default,
+    })
 }
 
 #[cfg(test)]
@@ -219,6 +285,22 @@ mod optional_parts {
             functions: &[("vkGetInstanceProcAddr", "X_Gipa")],
             implicit: Some(("DISABLE_X", Some("ENABLE_X"))),
             pre_instance_functions: &[("vkEnumerateInstanceVersion", "X_Version")],
+            settings: &[
+                Setting {
+                    key: "file",
+                    label: "Output file",
+                    description: "where",
+                    default: SettingType::SaveFile(""),
+                    env_aliases: &[],
+                },
+                Setting {
+                    key: "commands",
+                    label: "Commands",
+                    description: "which",
+                    default: SettingType::List(&["*"]),
+                    env_aliases: &[],
+                },
+            ],
         };
         let value: serde_json::Value = serde_json::from_str(&manifest.to_json()).unwrap();
         let layer = &value["layer"];
@@ -245,6 +327,15 @@ mod optional_parts {
         assert_eq!(
             layer["pre_instance_functions"],
             serde_json::json!({"vkEnumerateInstanceVersion": "X_Version"})
+        );
+        assert_eq!(
+            layer["features"]["settings"],
+            serde_json::json!([
+                {"key": "file", "env": "VK_TEST_ALL_FILE", "label": "Output file", "description": "where",
+                 "type": "SAVE_FILE", "default": ""},
+                {"key": "commands", "env": "VK_TEST_ALL_COMMANDS", "label": "Commands", "description": "which",
+                 "type": "LIST", "default": [{"key": "*", "enabled": true}]},
+            ])
         );
     }
 }

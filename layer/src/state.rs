@@ -12,30 +12,49 @@ use vk_generated::types::*;
 use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
 
 use crate::chain::{DeviceLink, InstanceLink};
+use crate::create_info::{DeviceCreateInfo, InstanceCreateInfo};
 use crate::dispatch_map::DispatchMap;
-use crate::hooks::{DeviceHooks, InstanceHooks};
+use crate::hooks::{DeviceHooked, DeviceHooks, InstanceHooked, InstanceHooks};
+use crate::report::Messengers;
 
-/// A layer: its per-instance and per-device objects, the commands it hooks, and optional
-/// lifecycle hooks, handle wrapping, `vkGet*ProcAddr` overrides and pre-instance interceptors
-/// (every optional item has a default that adds nothing to any call).
+/// A layer: its per-instance and per-device objects (whose `#[vk_layer::hooks]` blocks say which
+/// commands it hooks), and optional lifecycle hooks, handle wrapping, `vkGet*ProcAddr` overrides
+/// and pre-instance interceptors (every optional item has a default that adds nothing to any call).
 pub trait Layer: Sized + 'static {
     /// Made at `vkCreateInstance`, dropped at `vkDestroyInstance` (after the next level's call).
-    type Instance: InstanceHooks;
+    /// Its hook methods run for the commands they hook; every other command goes straight to the
+    /// next level.
+    type Instance: InstanceHooks + InstanceHooked;
     /// Made at `vkCreateDevice`, dropped at `vkDestroyDevice` (after the next level's call).
-    type Device: DeviceHooks;
-    /// The hooked commands (`vk_generated::command_id::vkCmdDraw`, ...): their hook methods run,
-    /// every other command goes straight to the next level.
-    const HOOKS: &'static [u16];
+    type Device: DeviceHooks + DeviceHooked;
     /// The layer's own name, versions and extensions. When set, the chassis answers
     /// `vkEnumerate{Instance,Device}{Layer,Extension}Properties` for this layer from it
     /// (`vkEnumerateDeviceExtensionProperties` for another layer goes down the chain), and
     /// [`Manifest::of`](crate::Manifest::of) writes the manifest from it.
     const PROPERTIES: Option<LayerProperties> = None;
+    /// The layer's settings (key, type and default, description), read with
+    /// [`Settings::of`](crate::Settings::of) from the environment, `vk_layer_settings.txt` and
+    /// the application's `VkLayerSettingsCreateInfoEXT`. With [`PROPERTIES`](Self::PROPERTIES),
+    /// the chassis then advertises `VK_EXT_layer_settings` and
+    /// [`Manifest::of`](crate::Manifest::of) writes them for the Vulkan Configurator.
+    const SETTINGS: &'static [crate::Setting] = &[];
+    /// Whether the chassis tracks the messengers and report callbacks the application creates
+    /// after `vkCreateInstance` and the debug names it gives objects (intercepting those five
+    /// commands, around the layer's own hooks of them), so that [`report`](crate::report())
+    /// reaches them too and names the objects. Those chained at `vkCreateInstance` are known to
+    /// every layer.
+    const MESSAGES: bool = false;
+    /// The purposes of this layer as a tool (`VK_TOOL_PURPOSE_TRACING_BIT`, ...). When set, with
+    /// [`PROPERTIES`](Self::PROPERTIES), the chassis answers `vkGetPhysicalDeviceToolProperties`
+    /// (`VK_EXT_tooling_info`): the tools below, then this layer.
+    const TOOL_PURPOSES: VkToolPurposeFlags = VkToolPurposeFlags(0);
 
     /// Before the next level's `vkCreateInstance`: an error fails the call without calling down.
+    /// `info` is what goes down, which the hook may change (add an extension, raise the API
+    /// version, push a `pNext` structure); `create_instance` then sees it as sent.
     /// `p_instance` is the caller's (the loader's) output pointer, as the next level gets it.
     fn before_create_instance(
-        info: &VkInstanceCreateInfo,
+        info: &mut InstanceCreateInfo<'_>,
         link: &InstanceLink,
         p_instance: *mut VkInstance,
     ) -> Result<(), VkResult> {
@@ -79,16 +98,55 @@ pub trait Layer: Sized + 'static {
         Some(handle)
     }
 
+    /// The handle `vkCreateDevice` returns to the level above: `device` (the next level's), or a
+    /// dispatchable object of the layer's own (give it the loader's dispatch pointer with
+    /// [`DeviceLink::set_loader_data`]). Called once the object is stored. Queues and command
+    /// buffers a wrapping layer hands out itself, from its hooks of `vkGetDeviceQueue*` and
+    /// `vkAllocateCommandBuffers`.
+    fn returned_device(object: &Self::Device, device: VkDevice) -> VkDevice {
+        let _ = object;
+        device
+    }
+
+    /// The next level's handle for a device the level above passed, in every generated
+    /// device-level entry point whose first parameter it is, in `vkGetDeviceProcAddr` and
+    /// `vkDestroyDevice`; `None` refuses the call. Handles inside structures and arrays
+    /// (`VkSubmitInfo::pCommandBuffers`) are the layer's to unwrap, in its hooks.
+    #[inline(always)]
+    fn unwrap_device(object: &Self::Device, handle: VkDevice) -> Option<VkDevice> {
+        let _ = object;
+        Some(handle)
+    }
+
+    /// As [`unwrap_device`](Self::unwrap_device), for queues.
+    #[inline(always)]
+    fn unwrap_queue(object: &Self::Device, handle: VkQueue) -> Option<VkQueue> {
+        let _ = object;
+        Some(handle)
+    }
+
+    /// As [`unwrap_device`](Self::unwrap_device), for command buffers.
+    #[inline(always)]
+    fn unwrap_command_buffer(
+        object: &Self::Device,
+        handle: VkCommandBuffer,
+    ) -> Option<VkCommandBuffer> {
+        let _ = object;
+        Some(handle)
+    }
+
     /// Before the next level's `vkDestroyInstance`; `instance` as the level above passed it.
     fn before_destroy_instance(object: &Self::Instance, instance: VkInstance) {
         let _ = (object, instance);
     }
 
     /// Before the next level's `vkCreateDevice`, as [`before_create_instance`](Self::before_create_instance).
+    /// The layer's own device extensions ([`PROPERTIES`](Self::PROPERTIES)) are already removed
+    /// from `info`: the levels below do not know them. To pass one down, add it back here.
     fn before_create_device(
         instance: &Self::Instance,
         physical_device: VkPhysicalDevice,
-        info: &VkDeviceCreateInfo,
+        info: &mut DeviceCreateInfo<'_>,
         link: &DeviceLink,
     ) -> Result<(), VkResult> {
         let _ = (instance, physical_device, info, link);
@@ -325,8 +383,11 @@ impl NextInstanceVersion<'_> {
 pub unsafe trait Registered: Layer {
     /// The layer's state.
     fn chassis() -> &'static Chassis<Self>;
-    /// The entry points of [`Layer::HOOKS`], in that order ([`hook_entries`](crate::hook_entries)).
-    fn hook_entries() -> &'static [PFN_vkVoidFunction];
+    /// The entry points of the instance object's hooked commands ([`InstanceHooked::COMMANDS`]),
+    /// in that order ([`hook_entries`](crate::hook_entries)).
+    fn instance_entries() -> &'static [PFN_vkVoidFunction];
+    /// The entry points of the device object's hooked commands ([`DeviceHooked::COMMANDS`]).
+    fn device_entries() -> &'static [PFN_vkVoidFunction];
 }
 
 /// What the chassis keeps per instance.
@@ -337,6 +398,8 @@ pub struct InstanceState<L: Layer> {
     pub handle: VkInstance,
     /// What the loader gave at `vkCreateInstance`.
     pub link: InstanceLink,
+    /// The application's messengers and report callbacks ([`report`](crate::report())).
+    pub messengers: Messengers,
     /// The layer's object.
     pub hooks: L::Instance,
 }
@@ -363,11 +426,33 @@ pub struct DeviceState<L: Layer> {
     pub next: DeviceDispatchTable,
     /// What the loader gave at `vkCreateDevice`.
     pub link: DeviceLink,
+    /// The messengers of the device's instance.
+    pub(crate) messengers: MessengersOf,
     /// The layer's object.
     pub hooks: L::Device,
 }
 
+/// The messengers of a device's instance, whose state outlives the device's (the API destroys
+/// devices before their instance).
+pub(crate) struct MessengersOf(*const Messengers);
+
+// SAFETY: `Messengers` is `Sync`; the pointer is only read while the instance lives.
+unsafe impl Send for MessengersOf {}
+unsafe impl Sync for MessengersOf {}
+
+impl MessengersOf {
+    pub(crate) fn new(messengers: &Messengers) -> Self {
+        MessengersOf(messengers)
+    }
+}
+
 impl<L: Layer> DeviceState<L> {
+    /// The application's messengers of the device's instance.
+    pub fn messengers(&self) -> &Messengers {
+        // SAFETY: the instance's state is boxed and outlives its devices (see `MessengersOf`).
+        unsafe { &*self.messengers.0 }
+    }
+
     /// The next level's `vkGetDeviceProcAddr(device, name)`.
     ///
     /// # Safety

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::SeqCst};
 
 use vk_layer::vk::layer_abi::*;
 use vk_layer::vk::types::*;
-use vk_layer::vk::{command_id, DeviceDispatchTable, InstanceDispatchTable};
+use vk_layer::vk::{DeviceDispatchTable, InstanceDispatchTable};
 use vk_layer::{DeviceHooks, DeviceLink, InstanceHooks, InstanceLink, Layer};
 
 // ---- the fake next level ----------------------------------------------------------------------
@@ -130,12 +130,6 @@ impl Drop for Device {
 impl Layer for TestLayer {
     type Instance = Instance;
     type Device = Device;
-    const HOOKS: &'static [u16] = &[
-        command_id::vkCmdDraw,
-        command_id::vkEnumeratePhysicalDevices,
-        command_id::vkQueueSubmit,
-        command_id::vkCmdDrawIndirectCount,
-    ];
 
     fn create_instance(
         _: &VkInstanceCreateInfo,
@@ -167,22 +161,31 @@ impl Layer for TestLayer {
     }
 }
 
+#[vk_layer::hooks]
 impl InstanceHooks for Instance {
     fn post_call_record_enumerate_physical_devices(
         &self,
+        next: &InstanceDispatchTable,
         _: VkInstance,
         count: *mut u32,
         _: *mut VkPhysicalDevice,
         result: VkResult,
     ) {
+        // The hook reaches the next level's table: the fake level's own function.
+        assert_eq!(
+            next.vkEnumeratePhysicalDevices.map(|f| f as usize),
+            Some(next_enumerate as *const () as usize)
+        );
         assert_eq!((unsafe { *count }, result), (1, VkResult::INCOMPLETE));
         self.enumerated.fetch_add(1, SeqCst);
     }
 }
 
+#[vk_layer::hooks(intercept(queue_submit, cmd_draw_indirect_count))]
 impl DeviceHooks for Device {
     fn pre_call_validate_cmd_draw(
         &self,
+        _: &DeviceDispatchTable,
         _: VkCommandBuffer,
         vertex_count: u32,
         _: u32,
@@ -192,7 +195,19 @@ impl DeviceHooks for Device {
         assert_ne!(vertex_count, 666, "a panicking hook");
         (vertex_count == 0).then_some(())
     }
-    fn post_call_record_cmd_draw(&self, _: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {
+    fn post_call_record_cmd_draw(
+        &self,
+        next: &DeviceDispatchTable,
+        _: VkCommandBuffer,
+        _: u32,
+        _: u32,
+        _: u32,
+        _: u32,
+    ) {
+        assert_eq!(
+            next.vkCmdDraw.map(|f| f as usize),
+            Some(next_cmd_draw as *const () as usize)
+        );
         self.draws.fetch_add(1, SeqCst);
     }
 }

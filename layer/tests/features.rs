@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use vk_layer::vk::layer_abi::*;
 use vk_layer::vk::types::*;
-use vk_layer::vk::{command_id, DeviceDispatchTable, InstanceDispatchTable};
+use vk_layer::vk::{DeviceDispatchTable, InstanceDispatchTable};
 use vk_layer::{
     DeviceHooks, DeviceLink, InstanceHooks, InstanceLink, Layer, LayerProperties,
     NextInstanceExtensions, NextInstanceVersion, ProcAddr, Registered,
@@ -177,10 +177,6 @@ unsafe extern "system" fn replaced_unknown(_: VkPhysicalDevice) -> u32 {
 impl Layer for Wrapping {
     type Instance = Instance;
     type Device = Device;
-    const HOOKS: &'static [u16] = &[
-        command_id::vkEnumeratePhysicalDevices,
-        command_id::vkCmdDraw,
-    ];
     const PROPERTIES: Option<LayerProperties> = Some(LayerProperties {
         name: "VK_LAYER_TEST_wrapping",
         spec_version: vk_layer::vk::make_api_version(0, 1, 3, 0),
@@ -191,7 +187,7 @@ impl Layer for Wrapping {
     });
 
     fn before_create_instance(
-        _: &VkInstanceCreateInfo,
+        _: &mut vk_layer::InstanceCreateInfo<'_>,
         link: &InstanceLink,
         _: *mut VkInstance,
     ) -> Result<(), VkResult> {
@@ -292,9 +288,11 @@ impl Layer for Wrapping {
     }
 }
 
+#[vk_layer::hooks]
 impl InstanceHooks for Instance {
     fn pre_call_record_enumerate_physical_devices(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         _: *mut u32,
         _: *mut VkPhysicalDevice,
@@ -306,6 +304,7 @@ impl InstanceHooks for Instance {
         ));
     }
 }
+#[vk_layer::hooks(intercept(cmd_draw))]
 impl DeviceHooks for Device {}
 
 vk_layer::declare_layer!(Wrapping {

@@ -1,17 +1,15 @@
 //! One call, one line: `{"thread":..,"command":..,"args":{..},"result":..}`, built in a buffer
-//! of the calling thread and written with one `write` to the trace file (`VK_LAYER_RUST_TRACE_FILE`,
-//! opened for appending) or stderr. Only that write holds a lock: lines of different threads
+//! of the calling thread and written with one `write` to the trace file (the `file` setting,
+//! [`crate::config`], opened for appending) or stderr. Only that write holds a lock: lines of different threads
 //! never interleave, and no lock is held while the call goes down.
 
 use std::cell::Cell;
-use std::fs::File;
-use std::io::Write;
-use std::sync::{Mutex, OnceLock};
 
 use crate::json::Json;
 use crate::print::Print;
 
-/// The variable naming the trace file.
+/// The variable naming the trace file before the layer had settings: an alias of the `file`
+/// setting's `VK_RUST_TRACE_FILE`.
 pub const TRACE_FILE_VARIABLE: &str = "VK_LAYER_RUST_TRACE_FILE";
 
 thread_local! {
@@ -55,42 +53,6 @@ pub fn end_with<R: Print>(mut w: Json, result: &R) {
 
 fn write_line(mut w: Json) {
     w.raw("\n");
-    sink().write(w.as_str().as_bytes());
+    crate::config::current().write(w.as_str().as_bytes());
     let _ = BUFFER.try_with(|buffer| buffer.set(w.into_string()));
-}
-
-/// Where the lines go.
-enum Sink {
-    File(Mutex<File>),
-    Stderr,
-}
-
-impl Sink {
-    /// The file `VK_LAYER_RUST_TRACE_FILE` names (appended to), stderr when it is unset or
-    /// cannot be opened.
-    fn open() -> Sink {
-        let Some(path) = std::env::var_os(TRACE_FILE_VARIABLE).filter(|p| !p.is_empty()) else {
-            return Sink::Stderr;
-        };
-        match File::options().create(true).append(true).open(&path) {
-            Ok(file) => Sink::File(Mutex::new(file)),
-            Err(e) => {
-                eprintln!("VK_LAYER_RUST_trace: cannot open {}: {e}; tracing to stderr", path.to_string_lossy());
-                Sink::Stderr
-            }
-        }
-    }
-
-    /// Writes one whole line; errors are dropped (the application goes on).
-    fn write(&self, line: &[u8]) {
-        let _ = match self {
-            Sink::File(file) => file.lock().unwrap_or_else(|e| e.into_inner()).write_all(line),
-            Sink::Stderr => std::io::stderr().lock().write_all(line),
-        };
-    }
-}
-
-fn sink() -> &'static Sink {
-    static SINK: OnceLock<Sink> = OnceLock::new();
-    SINK.get_or_init(Sink::open)
 }

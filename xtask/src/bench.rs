@@ -22,11 +22,11 @@ pub fn main(args: &[String]) -> Result<(), String> {
     }
 }
 
-/// `cargo run --release -p loader-bench -- <args>`, with `--json FILE` and `--khronos PATH` made
+/// `cargo run --release -p loader-bench -- <args>`, with `--json FILE`, `--khronos PATH` and `--baseline FILE` made
 /// absolute (cargo runs the program in the repository root, not where we were called).
 fn program(args: &[String]) -> Result<(), String> {
     let mut forwarded = args.to_vec();
-    for flag in ["--json", "--khronos"] {
+    for flag in ["--json", "--khronos", "--baseline"] {
         if let Some(i) = forwarded.iter().position(|a| a == flag) {
             let file = forwarded.get_mut(i + 1).ok_or(format!("{flag} needs a path"))?;
             let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;

@@ -60,11 +60,12 @@ subcommands:
   bench lookup [--json FILE]
       name lookup, ours against the system loader's vkGetInstanceProcAddr on every command name,
       hits and misses (release build); prints a table, then JSON (or writes it to FILE)
-  bench layer-sdk [--json FILE]
+  bench layer-sdk [--json FILE] [--baseline FILE]
       vkCmdDraw per call through a pass-through layer on the vk-layer SDK against the same layer
       hand-written on the dispatch tables (tests/handwritten-layer), side by side in one process
       on our loader and the test driver: the ratio SDK / hand-written (target <= 1.05) and its
-      noise floor (two copies of the hand-written layer)
+      noise floor (two copies of the hand-written layer); --baseline FILE: an earlier run's JSON
+      (the SDK before a change), and the ratio of this SDK layer to that one's (target <= 1.05)
   bench startup [--khronos PATH] [--json FILE]
       fresh processes on the machine's drivers and on 8 test drivers (one with a device): the
       pre-instance probe, create, + enumerate, + properties; ours with the driver cache off, cold

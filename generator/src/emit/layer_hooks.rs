@@ -53,17 +53,42 @@ pub fn emit_hooks(reg: &Registry) -> Result<String, String> {
     let (instance, device) = hookable(reg)?;
     let all: Vec<&Command> = instance.iter().chain(&device).copied().collect();
     let ffi = ffi_imports(&all);
-    let instance_methods = instance.iter().map(|c| hook_methods(c));
-    let device_methods = device.iter().map(|c| hook_methods(c));
+    let instance_methods = instance.iter().map(|c| hook_methods(c, quote!(InstanceDispatchTable)));
+    let device_methods = device.iter().map(|c| hook_methods(c, quote!(DeviceDispatchTable)));
     let ids = |list: &[&Command]| {
         let ids = list.iter().map(|c| format_ident!("{}", c.name));
         quote!(&[#(command_id::#ids),*])
     };
     let (instance_ids, device_ids) = (ids(&instance), ids(&device));
+    let hook_ids = |list: &[&Command]| {
+        let consts = list.iter().map(|c| {
+            let (name, id) = (format_ident!("{}", snake(c)), format_ident!("{}", c.name));
+            quote!(pub const #name: u16 = command_id::#id;)
+        });
+        quote!(#(#consts)*)
+    };
+    let (instance_hook_ids, device_hook_ids) = (hook_ids(&instance), hook_ids(&device));
     let tokens = quote! {
         #ffi
         use vk_generated::command_id;
         use vk_generated::types::*;
+        use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
+
+        /// The instance-level hookable commands' ids by their hook methods' common suffix
+        /// (`enumerate_physical_devices`): how `#[vk_layer::hooks]` names the commands a layer's
+        /// hook methods hook.
+        #[allow(non_upper_case_globals)]
+        pub mod instance_hook_ids {
+            use vk_generated::command_id;
+            #instance_hook_ids
+        }
+
+        /// The device-level hookable commands' ids by their hook methods' suffix (`cmd_draw`).
+        #[allow(non_upper_case_globals)]
+        pub mod device_hook_ids {
+            use vk_generated::command_id;
+            #device_hook_ids
+        }
 
         /// Instance-level commands (first parameter a `VkInstance` or `VkPhysicalDevice`) with hooks.
         pub const INSTANCE_HOOKABLE: &[u16] = #instance_ids;
@@ -143,7 +168,8 @@ fn result_type(c: &Command) -> TokenStream {
     }
 }
 
-fn hook_methods(c: &Command) -> TokenStream {
+/// The three hook methods of `c`; each gets the next level's dispatch table (`table`) first.
+fn hook_methods(c: &Command, table: TokenStream) -> TokenStream {
     let base = snake(c);
     let (validate, pre, post) = (
         format_ident!("pre_call_validate_{}", base),
@@ -162,11 +188,11 @@ fn hook_methods(c: &Command) -> TokenStream {
     );
     quote! {
         #[doc = #doc_validate]
-        fn #validate(&self, #(#params),*) -> Option<#result> { None }
+        fn #validate(&self, next: &#table, #(#params),*) -> Option<#result> { None }
         #[doc = #doc_pre]
-        fn #pre(&self, #(#params),*) {}
+        fn #pre(&self, next: &#table, #(#params),*) {}
         #[doc = #doc_post]
-        fn #post(&self, #(#params,)* #result_param) {}
+        fn #post(&self, next: &#table, #(#params,)* #result_param) {}
     }
 }
 
@@ -194,12 +220,14 @@ fn entry(c: &Command, level: TokenStream) -> TokenStream {
         let r = c_type(&c.return_type);
         quote!(-> #r)
     };
-    // A wrapping layer's instance and physical devices go down as the next level's handles
-    // (`Layer::unwrap_*`: the identity, compiled away, for the others); the hooks see the
-    // caller's.
+    // A wrapping layer's dispatchable handles go down as the next level's (`Layer::unwrap_*`: the
+    // identity, compiled away, for the others); the hooks see the caller's.
     let unwrap = match (c.params[0].ty.base.as_str(), c.params[0].ty.pointers.is_empty()) {
         ("VkInstance", true) => Some(quote!(unwrap_instance)),
         ("VkPhysicalDevice", true) => Some(quote!(unwrap_physical_device)),
+        ("VkDevice", true) => Some(quote!(unwrap_device)),
+        ("VkQueue", true) => Some(quote!(unwrap_queue)),
+        ("VkCommandBuffer", true) => Some(quote!(unwrap_command_buffer)),
         _ => None,
     };
     let (unwrapped, down_args) = match unwrap {
@@ -218,13 +246,13 @@ fn entry(c: &Command, level: TokenStream) -> TokenStream {
         quote! {
             #unwrapped
             unsafe { next(#down_args) };
-            state.hooks.#post(#(#args),*);
+            state.hooks.#post(&state.next, #(#args),*);
         }
     } else {
         quote! {
             #unwrapped
             let result = unsafe { next(#down_args) };
-            state.hooks.#post(#(#args,)* result);
+            state.hooks.#post(&state.next, #(#args,)* result);
             result
         }
     };
@@ -235,10 +263,10 @@ fn entry(c: &Command, level: TokenStream) -> TokenStream {
             guard(|| {
                 // SAFETY: the caller passes a live dispatchable handle, per the Vulkan API.
                 let Some(state) = (unsafe { L::chassis().#level(#first.0) }) else { return Fallback::fallback() };
-                if let Some(result) = state.hooks.#validate(#(#args),*) {
+                if let Some(result) = state.hooks.#validate(&state.next, #(#args),*) {
                     return result;
                 }
-                state.hooks.#pre(#(#args),*);
+                state.hooks.#pre(&state.next, #(#args),*);
                 let Some(next) = state.next.#id else { return Fallback::fallback() };
                 // SAFETY: the next level's own function, called with the caller's arguments.
                 #call_and_post

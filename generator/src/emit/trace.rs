@@ -78,24 +78,24 @@ pub fn emit_calls(reg: &Registry) -> Result<String, String> {
     let ffi = ffi_imports(&all);
     let calls = all.iter().map(|c| call(reg, c)).collect::<Result<Vec<_>, _>>()?;
     let (instance, device) = hookable(reg)?;
-    let ids = instance.iter().chain(&device).map(|c| format_ident!("{}", c.name));
-    let instance_hooks = instance.iter().map(|c| hook(c));
-    let device_hooks = device.iter().map(|c| hook(c));
+    let instance_hooks = instance.iter().map(|c| hook(c, quote!(InstanceDispatchTable)));
+    let device_hooks = device.iter().map(|c| hook(c, quote!(DeviceDispatchTable)));
     let tokens = quote! {
         #ffi
-        use vk_layer::vk::command_id;
         use vk_layer::vk::types::*;
+        use vk_layer::vk::{DeviceDispatchTable, InstanceDispatchTable};
         use vk_layer::{DeviceHooks, InstanceHooks};
         use crate::line;
         use crate::print as p;
 
-        /// Every hookable command: the trace layer hooks them all.
-        pub const HOOKS: &[u16] = &[#(command_id::#ids),*];
-
+        // Every hookable command: the trace layer hooks them all (`#[vk_layer::hooks]` lists
+        // the commands from these methods); its `commands` setting narrows what goes through it.
+        #[vk_layer::hooks]
         impl InstanceHooks for crate::Instance {
             #(#instance_hooks)*
         }
 
+        #[vk_layer::hooks]
         impl DeviceHooks for crate::Device {
             #(#device_hooks)*
         }
@@ -425,7 +425,7 @@ fn call(reg: &Registry, c: &Command) -> Result<TokenStream, String> {
 }
 
 /// The post-call hook of a hookable command: its line.
-fn hook(c: &Command) -> TokenStream {
+fn hook(c: &Command, table: TokenStream) -> TokenStream {
     let id = format_ident!("{}", c.name);
     let post = format_ident!("post_call_record_{}", snake(c));
     let params: Vec<TokenStream> = c.params.iter().map(param).collect();
@@ -437,7 +437,7 @@ fn hook(c: &Command) -> TokenStream {
         (Some(quote!(result: #r)), Some(quote!(result)))
     };
     quote! {
-        fn #post(&self, #(#params,)* #result_param) {
+        fn #post(&self, _: &#table, #(#params,)* #result_param) {
             // SAFETY: the caller's arguments, valid per the Vulkan API, after the call.
             unsafe { #id(#(#args,)* #result) }
         }

@@ -6646,13 +6646,23 @@ unsafe extern "system" fn vkAcquireDrmDisplayEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_acquire_drm_display_ext(physicalDevice, drmFd, display)
+            .pre_call_validate_acquire_drm_display_ext(
+                &state.next,
+                physicalDevice,
+                drmFd,
+                display,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_acquire_drm_display_ext(physicalDevice, drmFd, display);
+            .pre_call_record_acquire_drm_display_ext(
+                &state.next,
+                physicalDevice,
+                drmFd,
+                display,
+            );
         let Some(next) = state.next.vkAcquireDrmDisplayEXT else {
             return Fallback::fallback()
         };
@@ -6663,6 +6673,7 @@ unsafe extern "system" fn vkAcquireDrmDisplayEXT<L: Registered>(
         state
             .hooks
             .post_call_record_acquire_drm_display_ext(
+                &state.next,
                 physicalDevice,
                 drmFd,
                 display,
@@ -6682,11 +6693,21 @@ unsafe extern "system" fn vkAcquireWinrtDisplayNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_acquire_winrt_display_nv(physicalDevice, display)
+            .pre_call_validate_acquire_winrt_display_nv(
+                &state.next,
+                physicalDevice,
+                display,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_acquire_winrt_display_nv(physicalDevice, display);
+        state
+            .hooks
+            .pre_call_record_acquire_winrt_display_nv(
+                &state.next,
+                physicalDevice,
+                display,
+            );
         let Some(next) = state.next.vkAcquireWinrtDisplayNV else {
             return Fallback::fallback()
         };
@@ -6696,7 +6717,12 @@ unsafe extern "system" fn vkAcquireWinrtDisplayNV<L: Registered>(
         let result = unsafe { next(down, display) };
         state
             .hooks
-            .post_call_record_acquire_winrt_display_nv(physicalDevice, display, result);
+            .post_call_record_acquire_winrt_display_nv(
+                &state.next,
+                physicalDevice,
+                display,
+                result,
+            );
         result
     })
 }
@@ -6712,13 +6738,23 @@ unsafe extern "system" fn vkAcquireXlibDisplayEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_acquire_xlib_display_ext(physicalDevice, dpy, display)
+            .pre_call_validate_acquire_xlib_display_ext(
+                &state.next,
+                physicalDevice,
+                dpy,
+                display,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_acquire_xlib_display_ext(physicalDevice, dpy, display);
+            .pre_call_record_acquire_xlib_display_ext(
+                &state.next,
+                physicalDevice,
+                dpy,
+                display,
+            );
         let Some(next) = state.next.vkAcquireXlibDisplayEXT else {
             return Fallback::fallback()
         };
@@ -6729,6 +6765,7 @@ unsafe extern "system" fn vkAcquireXlibDisplayEXT<L: Registered>(
         state
             .hooks
             .post_call_record_acquire_xlib_display_ext(
+                &state.next,
                 physicalDevice,
                 dpy,
                 display,
@@ -6751,6 +6788,7 @@ unsafe extern "system" fn vkCreateAndroidSurfaceKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_android_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6762,6 +6800,7 @@ unsafe extern "system" fn vkCreateAndroidSurfaceKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_android_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6777,6 +6816,7 @@ unsafe extern "system" fn vkCreateAndroidSurfaceKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_android_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6800,6 +6840,7 @@ unsafe extern "system" fn vkCreateDebugReportCallbackEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_debug_report_callback_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6811,6 +6852,7 @@ unsafe extern "system" fn vkCreateDebugReportCallbackEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_create_debug_report_callback_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6826,6 +6868,7 @@ unsafe extern "system" fn vkCreateDebugReportCallbackEXT<L: Registered>(
         state
             .hooks
             .post_call_record_create_debug_report_callback_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6849,6 +6892,7 @@ unsafe extern "system" fn vkCreateDebugUtilsMessengerEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_debug_utils_messenger_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6860,6 +6904,7 @@ unsafe extern "system" fn vkCreateDebugUtilsMessengerEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_create_debug_utils_messenger_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6875,6 +6920,7 @@ unsafe extern "system" fn vkCreateDebugUtilsMessengerEXT<L: Registered>(
         state
             .hooks
             .post_call_record_create_debug_utils_messenger_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6898,6 +6944,7 @@ unsafe extern "system" fn vkCreateDirectFBSurfaceEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_direct_fb_surface_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6909,6 +6956,7 @@ unsafe extern "system" fn vkCreateDirectFBSurfaceEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_create_direct_fb_surface_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6924,6 +6972,7 @@ unsafe extern "system" fn vkCreateDirectFBSurfaceEXT<L: Registered>(
         state
             .hooks
             .post_call_record_create_direct_fb_surface_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -6948,6 +6997,7 @@ unsafe extern "system" fn vkCreateDisplayModeKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_display_mode_khr(
+                &state.next,
                 physicalDevice,
                 display,
                 pCreateInfo,
@@ -6960,6 +7010,7 @@ unsafe extern "system" fn vkCreateDisplayModeKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_display_mode_khr(
+                &state.next,
                 physicalDevice,
                 display,
                 pCreateInfo,
@@ -6976,6 +7027,7 @@ unsafe extern "system" fn vkCreateDisplayModeKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_display_mode_khr(
+                &state.next,
                 physicalDevice,
                 display,
                 pCreateInfo,
@@ -7000,6 +7052,7 @@ unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_display_plane_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7011,6 +7064,7 @@ unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_display_plane_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7026,6 +7080,7 @@ unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_display_plane_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7049,6 +7104,7 @@ unsafe extern "system" fn vkCreateHeadlessSurfaceEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_headless_surface_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7060,6 +7116,7 @@ unsafe extern "system" fn vkCreateHeadlessSurfaceEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_create_headless_surface_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7075,6 +7132,7 @@ unsafe extern "system" fn vkCreateHeadlessSurfaceEXT<L: Registered>(
         state
             .hooks
             .post_call_record_create_headless_surface_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7098,6 +7156,7 @@ unsafe extern "system" fn vkCreateIOSSurfaceMVK<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_ios_surface_mvk(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7109,6 +7168,7 @@ unsafe extern "system" fn vkCreateIOSSurfaceMVK<L: Registered>(
         state
             .hooks
             .pre_call_record_create_ios_surface_mvk(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7124,6 +7184,7 @@ unsafe extern "system" fn vkCreateIOSSurfaceMVK<L: Registered>(
         state
             .hooks
             .post_call_record_create_ios_surface_mvk(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7147,6 +7208,7 @@ unsafe extern "system" fn vkCreateImagePipeSurfaceFUCHSIA<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_image_pipe_surface_fuchsia(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7158,6 +7220,7 @@ unsafe extern "system" fn vkCreateImagePipeSurfaceFUCHSIA<L: Registered>(
         state
             .hooks
             .pre_call_record_create_image_pipe_surface_fuchsia(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7173,6 +7236,7 @@ unsafe extern "system" fn vkCreateImagePipeSurfaceFUCHSIA<L: Registered>(
         state
             .hooks
             .post_call_record_create_image_pipe_surface_fuchsia(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7196,6 +7260,7 @@ unsafe extern "system" fn vkCreateMacOSSurfaceMVK<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_mac_os_surface_mvk(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7207,6 +7272,7 @@ unsafe extern "system" fn vkCreateMacOSSurfaceMVK<L: Registered>(
         state
             .hooks
             .pre_call_record_create_mac_os_surface_mvk(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7222,6 +7288,7 @@ unsafe extern "system" fn vkCreateMacOSSurfaceMVK<L: Registered>(
         state
             .hooks
             .post_call_record_create_mac_os_surface_mvk(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7245,6 +7312,7 @@ unsafe extern "system" fn vkCreateMetalSurfaceEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_metal_surface_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7256,6 +7324,7 @@ unsafe extern "system" fn vkCreateMetalSurfaceEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_create_metal_surface_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7271,6 +7340,7 @@ unsafe extern "system" fn vkCreateMetalSurfaceEXT<L: Registered>(
         state
             .hooks
             .post_call_record_create_metal_surface_ext(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7294,6 +7364,7 @@ unsafe extern "system" fn vkCreateScreenSurfaceQNX<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_screen_surface_qnx(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7305,6 +7376,7 @@ unsafe extern "system" fn vkCreateScreenSurfaceQNX<L: Registered>(
         state
             .hooks
             .pre_call_record_create_screen_surface_qnx(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7320,6 +7392,7 @@ unsafe extern "system" fn vkCreateScreenSurfaceQNX<L: Registered>(
         state
             .hooks
             .post_call_record_create_screen_surface_qnx(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7343,6 +7416,7 @@ unsafe extern "system" fn vkCreateStreamDescriptorSurfaceGGP<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_stream_descriptor_surface_ggp(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7354,6 +7428,7 @@ unsafe extern "system" fn vkCreateStreamDescriptorSurfaceGGP<L: Registered>(
         state
             .hooks
             .pre_call_record_create_stream_descriptor_surface_ggp(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7369,6 +7444,7 @@ unsafe extern "system" fn vkCreateStreamDescriptorSurfaceGGP<L: Registered>(
         state
             .hooks
             .post_call_record_create_stream_descriptor_surface_ggp(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7392,6 +7468,7 @@ unsafe extern "system" fn vkCreateSurfaceOHOS<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_surface_ohos(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7403,6 +7480,7 @@ unsafe extern "system" fn vkCreateSurfaceOHOS<L: Registered>(
         state
             .hooks
             .pre_call_record_create_surface_ohos(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7418,6 +7496,7 @@ unsafe extern "system" fn vkCreateSurfaceOHOS<L: Registered>(
         state
             .hooks
             .post_call_record_create_surface_ohos(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7441,6 +7520,7 @@ unsafe extern "system" fn vkCreateUbmSurfaceSEC<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_ubm_surface_sec(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7452,6 +7532,7 @@ unsafe extern "system" fn vkCreateUbmSurfaceSEC<L: Registered>(
         state
             .hooks
             .pre_call_record_create_ubm_surface_sec(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7467,6 +7548,7 @@ unsafe extern "system" fn vkCreateUbmSurfaceSEC<L: Registered>(
         state
             .hooks
             .post_call_record_create_ubm_surface_sec(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7490,6 +7572,7 @@ unsafe extern "system" fn vkCreateViSurfaceNN<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_vi_surface_nn(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7501,6 +7584,7 @@ unsafe extern "system" fn vkCreateViSurfaceNN<L: Registered>(
         state
             .hooks
             .pre_call_record_create_vi_surface_nn(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7516,6 +7600,7 @@ unsafe extern "system" fn vkCreateViSurfaceNN<L: Registered>(
         state
             .hooks
             .post_call_record_create_vi_surface_nn(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7539,6 +7624,7 @@ unsafe extern "system" fn vkCreateWaylandSurfaceKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_wayland_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7550,6 +7636,7 @@ unsafe extern "system" fn vkCreateWaylandSurfaceKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_wayland_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7565,6 +7652,7 @@ unsafe extern "system" fn vkCreateWaylandSurfaceKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_wayland_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7588,6 +7676,7 @@ unsafe extern "system" fn vkCreateWin32SurfaceKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_win32_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7599,6 +7688,7 @@ unsafe extern "system" fn vkCreateWin32SurfaceKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_win32_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7614,6 +7704,7 @@ unsafe extern "system" fn vkCreateWin32SurfaceKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_win32_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7637,6 +7728,7 @@ unsafe extern "system" fn vkCreateXcbSurfaceKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_xcb_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7648,6 +7740,7 @@ unsafe extern "system" fn vkCreateXcbSurfaceKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_xcb_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7663,6 +7756,7 @@ unsafe extern "system" fn vkCreateXcbSurfaceKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_xcb_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7686,6 +7780,7 @@ unsafe extern "system" fn vkCreateXlibSurfaceKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_xlib_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7697,6 +7792,7 @@ unsafe extern "system" fn vkCreateXlibSurfaceKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_xlib_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7712,6 +7808,7 @@ unsafe extern "system" fn vkCreateXlibSurfaceKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_xlib_surface_khr(
+                &state.next,
                 instance,
                 pCreateInfo,
                 pAllocator,
@@ -7739,6 +7836,7 @@ unsafe extern "system" fn vkDebugReportMessageEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_debug_report_message_ext(
+                &state.next,
                 instance,
                 flags,
                 objectType,
@@ -7754,6 +7852,7 @@ unsafe extern "system" fn vkDebugReportMessageEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_debug_report_message_ext(
+                &state.next,
                 instance,
                 flags,
                 objectType,
@@ -7784,6 +7883,7 @@ unsafe extern "system" fn vkDebugReportMessageEXT<L: Registered>(
         state
             .hooks
             .post_call_record_debug_report_message_ext(
+                &state.next,
                 instance,
                 flags,
                 objectType,
@@ -7808,6 +7908,7 @@ unsafe extern "system" fn vkDestroyDebugReportCallbackEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_debug_report_callback_ext(
+                &state.next,
                 instance,
                 callback,
                 pAllocator,
@@ -7818,6 +7919,7 @@ unsafe extern "system" fn vkDestroyDebugReportCallbackEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_debug_report_callback_ext(
+                &state.next,
                 instance,
                 callback,
                 pAllocator,
@@ -7832,6 +7934,7 @@ unsafe extern "system" fn vkDestroyDebugReportCallbackEXT<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_debug_report_callback_ext(
+                &state.next,
                 instance,
                 callback,
                 pAllocator,
@@ -7851,6 +7954,7 @@ unsafe extern "system" fn vkDestroyDebugUtilsMessengerEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_debug_utils_messenger_ext(
+                &state.next,
                 instance,
                 messenger,
                 pAllocator,
@@ -7861,6 +7965,7 @@ unsafe extern "system" fn vkDestroyDebugUtilsMessengerEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_debug_utils_messenger_ext(
+                &state.next,
                 instance,
                 messenger,
                 pAllocator,
@@ -7875,6 +7980,7 @@ unsafe extern "system" fn vkDestroyDebugUtilsMessengerEXT<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_debug_utils_messenger_ext(
+                &state.next,
                 instance,
                 messenger,
                 pAllocator,
@@ -7893,11 +7999,23 @@ unsafe extern "system" fn vkDestroySurfaceKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_surface_khr(instance, surface, pAllocator)
+            .pre_call_validate_destroy_surface_khr(
+                &state.next,
+                instance,
+                surface,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_surface_khr(instance, surface, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_surface_khr(
+                &state.next,
+                instance,
+                surface,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroySurfaceKHR else {
             return Fallback::fallback()
         };
@@ -7905,7 +8023,14 @@ unsafe extern "system" fn vkDestroySurfaceKHR<L: Registered>(
             return Fallback::fallback()
         };
         unsafe { next(down, surface, pAllocator) };
-        state.hooks.post_call_record_destroy_surface_khr(instance, surface, pAllocator);
+        state
+            .hooks
+            .post_call_record_destroy_surface_khr(
+                &state.next,
+                instance,
+                surface,
+                pAllocator,
+            );
     })
 }
 ///`vkEnumerateDeviceExtensionProperties` through the layer's hooks.
@@ -7922,6 +8047,7 @@ unsafe extern "system" fn vkEnumerateDeviceExtensionProperties<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_enumerate_device_extension_properties(
+                &state.next,
                 physicalDevice,
                 pLayerName,
                 pPropertyCount,
@@ -7933,6 +8059,7 @@ unsafe extern "system" fn vkEnumerateDeviceExtensionProperties<L: Registered>(
         state
             .hooks
             .pre_call_record_enumerate_device_extension_properties(
+                &state.next,
                 physicalDevice,
                 pLayerName,
                 pPropertyCount,
@@ -7948,6 +8075,7 @@ unsafe extern "system" fn vkEnumerateDeviceExtensionProperties<L: Registered>(
         state
             .hooks
             .post_call_record_enumerate_device_extension_properties(
+                &state.next,
                 physicalDevice,
                 pLayerName,
                 pPropertyCount,
@@ -7970,6 +8098,7 @@ unsafe extern "system" fn vkEnumerateDeviceLayerProperties<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_enumerate_device_layer_properties(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -7980,6 +8109,7 @@ unsafe extern "system" fn vkEnumerateDeviceLayerProperties<L: Registered>(
         state
             .hooks
             .pre_call_record_enumerate_device_layer_properties(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -7994,6 +8124,7 @@ unsafe extern "system" fn vkEnumerateDeviceLayerProperties<L: Registered>(
         state
             .hooks
             .post_call_record_enumerate_device_layer_properties(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8015,6 +8146,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_enumerate_physical_device_groups(
+                &state.next,
                 instance,
                 pPhysicalDeviceGroupCount,
                 pPhysicalDeviceGroupProperties,
@@ -8025,6 +8157,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups<L: Registered>(
         state
             .hooks
             .pre_call_record_enumerate_physical_device_groups(
+                &state.next,
                 instance,
                 pPhysicalDeviceGroupCount,
                 pPhysicalDeviceGroupProperties,
@@ -8041,6 +8174,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups<L: Registered>(
         state
             .hooks
             .post_call_record_enumerate_physical_device_groups(
+                &state.next,
                 instance,
                 pPhysicalDeviceGroupCount,
                 pPhysicalDeviceGroupProperties,
@@ -8066,6 +8200,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceCounter
         if let Some(result) = state
             .hooks
             .pre_call_validate_enumerate_physical_device_queue_family_performance_counters_by_region_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pCounterCount,
@@ -8078,6 +8213,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceCounter
         state
             .hooks
             .pre_call_record_enumerate_physical_device_queue_family_performance_counters_by_region_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pCounterCount,
@@ -8098,6 +8234,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceCounter
         state
             .hooks
             .post_call_record_enumerate_physical_device_queue_family_performance_counters_by_region_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pCounterCount,
@@ -8125,6 +8262,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCo
         if let Some(result) = state
             .hooks
             .pre_call_validate_enumerate_physical_device_queue_family_performance_query_counters_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pCounterCount,
@@ -8137,6 +8275,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCo
         state
             .hooks
             .pre_call_record_enumerate_physical_device_queue_family_performance_query_counters_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pCounterCount,
@@ -8157,6 +8296,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCo
         state
             .hooks
             .post_call_record_enumerate_physical_device_queue_family_performance_query_counters_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pCounterCount,
@@ -8182,6 +8322,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceShaderInstrumentationMetricsA
         if let Some(result) = state
             .hooks
             .pre_call_validate_enumerate_physical_device_shader_instrumentation_metrics_arm(
+                &state.next,
                 physicalDevice,
                 pDescriptionCount,
                 pDescriptions,
@@ -8192,6 +8333,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceShaderInstrumentationMetricsA
         state
             .hooks
             .pre_call_record_enumerate_physical_device_shader_instrumentation_metrics_arm(
+                &state.next,
                 physicalDevice,
                 pDescriptionCount,
                 pDescriptions,
@@ -8208,6 +8350,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceShaderInstrumentationMetricsA
         state
             .hooks
             .post_call_record_enumerate_physical_device_shader_instrumentation_metrics_arm(
+                &state.next,
                 physicalDevice,
                 pDescriptionCount,
                 pDescriptions,
@@ -8229,6 +8372,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDevices<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_enumerate_physical_devices(
+                &state.next,
                 instance,
                 pPhysicalDeviceCount,
                 pPhysicalDevices,
@@ -8239,6 +8383,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDevices<L: Registered>(
         state
             .hooks
             .pre_call_record_enumerate_physical_devices(
+                &state.next,
                 instance,
                 pPhysicalDeviceCount,
                 pPhysicalDevices,
@@ -8253,6 +8398,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDevices<L: Registered>(
         state
             .hooks
             .post_call_record_enumerate_physical_devices(
+                &state.next,
                 instance,
                 pPhysicalDeviceCount,
                 pPhysicalDevices,
@@ -8275,6 +8421,7 @@ unsafe extern "system" fn vkGetDisplayModeProperties2KHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_display_mode_properties2_khr(
+                &state.next,
                 physicalDevice,
                 display,
                 pPropertyCount,
@@ -8286,6 +8433,7 @@ unsafe extern "system" fn vkGetDisplayModeProperties2KHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_display_mode_properties2_khr(
+                &state.next,
                 physicalDevice,
                 display,
                 pPropertyCount,
@@ -8301,6 +8449,7 @@ unsafe extern "system" fn vkGetDisplayModeProperties2KHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_display_mode_properties2_khr(
+                &state.next,
                 physicalDevice,
                 display,
                 pPropertyCount,
@@ -8324,6 +8473,7 @@ unsafe extern "system" fn vkGetDisplayModePropertiesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_display_mode_properties_khr(
+                &state.next,
                 physicalDevice,
                 display,
                 pPropertyCount,
@@ -8335,6 +8485,7 @@ unsafe extern "system" fn vkGetDisplayModePropertiesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_display_mode_properties_khr(
+                &state.next,
                 physicalDevice,
                 display,
                 pPropertyCount,
@@ -8350,6 +8501,7 @@ unsafe extern "system" fn vkGetDisplayModePropertiesKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_display_mode_properties_khr(
+                &state.next,
                 physicalDevice,
                 display,
                 pPropertyCount,
@@ -8372,6 +8524,7 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_display_plane_capabilities2_khr(
+                &state.next,
                 physicalDevice,
                 pDisplayPlaneInfo,
                 pCapabilities,
@@ -8382,6 +8535,7 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_display_plane_capabilities2_khr(
+                &state.next,
                 physicalDevice,
                 pDisplayPlaneInfo,
                 pCapabilities,
@@ -8396,6 +8550,7 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_display_plane_capabilities2_khr(
+                &state.next,
                 physicalDevice,
                 pDisplayPlaneInfo,
                 pCapabilities,
@@ -8418,6 +8573,7 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_display_plane_capabilities_khr(
+                &state.next,
                 physicalDevice,
                 mode,
                 planeIndex,
@@ -8429,6 +8585,7 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_display_plane_capabilities_khr(
+                &state.next,
                 physicalDevice,
                 mode,
                 planeIndex,
@@ -8444,6 +8601,7 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_display_plane_capabilities_khr(
+                &state.next,
                 physicalDevice,
                 mode,
                 planeIndex,
@@ -8467,6 +8625,7 @@ unsafe extern "system" fn vkGetDisplayPlaneSupportedDisplaysKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_display_plane_supported_displays_khr(
+                &state.next,
                 physicalDevice,
                 planeIndex,
                 pDisplayCount,
@@ -8478,6 +8637,7 @@ unsafe extern "system" fn vkGetDisplayPlaneSupportedDisplaysKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_display_plane_supported_displays_khr(
+                &state.next,
                 physicalDevice,
                 planeIndex,
                 pDisplayCount,
@@ -8493,6 +8653,7 @@ unsafe extern "system" fn vkGetDisplayPlaneSupportedDisplaysKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_display_plane_supported_displays_khr(
+                &state.next,
                 physicalDevice,
                 planeIndex,
                 pDisplayCount,
@@ -8516,6 +8677,7 @@ unsafe extern "system" fn vkGetDrmDisplayEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_drm_display_ext(
+                &state.next,
                 physicalDevice,
                 drmFd,
                 connectorId,
@@ -8527,6 +8689,7 @@ unsafe extern "system" fn vkGetDrmDisplayEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_drm_display_ext(
+                &state.next,
                 physicalDevice,
                 drmFd,
                 connectorId,
@@ -8542,6 +8705,7 @@ unsafe extern "system" fn vkGetDrmDisplayEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_drm_display_ext(
+                &state.next,
                 physicalDevice,
                 drmFd,
                 connectorId,
@@ -8564,6 +8728,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCalibrateableTimeDomainsKHR<L: Regi
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_calibrateable_time_domains_khr(
+                &state.next,
                 physicalDevice,
                 pTimeDomainCount,
                 pTimeDomains,
@@ -8574,6 +8739,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCalibrateableTimeDomainsKHR<L: Regi
         state
             .hooks
             .pre_call_record_get_physical_device_calibrateable_time_domains_khr(
+                &state.next,
                 physicalDevice,
                 pTimeDomainCount,
                 pTimeDomains,
@@ -8588,6 +8754,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCalibrateableTimeDomainsKHR<L: Regi
         state
             .hooks
             .post_call_record_get_physical_device_calibrateable_time_domains_khr(
+                &state.next,
                 physicalDevice,
                 pTimeDomainCount,
                 pTimeDomains,
@@ -8611,6 +8778,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensions
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_cooperative_matrix_flexible_dimensions_properties_nv(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8621,6 +8789,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensions
         state
             .hooks
             .pre_call_record_get_physical_device_cooperative_matrix_flexible_dimensions_properties_nv(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8637,6 +8806,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensions
         state
             .hooks
             .post_call_record_get_physical_device_cooperative_matrix_flexible_dimensions_properties_nv(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8661,6 +8831,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixProperties2EXT<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_cooperative_matrix_properties2_ext(
+                &state.next,
                 physicalDevice,
                 pCooperativeMatrixInfo,
                 pPropertyCount,
@@ -8672,6 +8843,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixProperties2EXT<
         state
             .hooks
             .pre_call_record_get_physical_device_cooperative_matrix_properties2_ext(
+                &state.next,
                 physicalDevice,
                 pCooperativeMatrixInfo,
                 pPropertyCount,
@@ -8688,6 +8860,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixProperties2EXT<
         state
             .hooks
             .post_call_record_get_physical_device_cooperative_matrix_properties2_ext(
+                &state.next,
                 physicalDevice,
                 pCooperativeMatrixInfo,
                 pPropertyCount,
@@ -8712,6 +8885,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_cooperative_matrix_properties_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8722,6 +8896,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR<
         state
             .hooks
             .pre_call_record_get_physical_device_cooperative_matrix_properties_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8735,6 +8910,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR<
         state
             .hooks
             .post_call_record_get_physical_device_cooperative_matrix_properties_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8758,6 +8934,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesNV<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_cooperative_matrix_properties_nv(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8768,6 +8945,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesNV<
         state
             .hooks
             .pre_call_record_get_physical_device_cooperative_matrix_properties_nv(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8781,6 +8959,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesNV<
         state
             .hooks
             .post_call_record_get_physical_device_cooperative_matrix_properties_nv(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8804,6 +8983,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeVectorPropertiesNV<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_cooperative_vector_properties_nv(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8814,6 +8994,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeVectorPropertiesNV<
         state
             .hooks
             .pre_call_record_get_physical_device_cooperative_vector_properties_nv(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8827,6 +9008,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeVectorPropertiesNV<
         state
             .hooks
             .post_call_record_get_physical_device_cooperative_vector_properties_nv(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8847,6 +9029,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDescriptorSizeEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_descriptor_size_ext(
+                &state.next,
                 physicalDevice,
                 descriptorType,
             )
@@ -8856,6 +9039,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDescriptorSizeEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_physical_device_descriptor_size_ext(
+                &state.next,
                 physicalDevice,
                 descriptorType,
             );
@@ -8869,6 +9053,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDescriptorSizeEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_descriptor_size_ext(
+                &state.next,
                 physicalDevice,
                 descriptorType,
                 result,
@@ -8891,6 +9076,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDirectFBPresentationSupportEXT<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_direct_fb_presentation_support_ext(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 dfb,
@@ -8901,6 +9087,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDirectFBPresentationSupportEXT<
         state
             .hooks
             .pre_call_record_get_physical_device_direct_fb_presentation_support_ext(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 dfb,
@@ -8914,6 +9101,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDirectFBPresentationSupportEXT<
         state
             .hooks
             .post_call_record_get_physical_device_direct_fb_presentation_support_ext(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 dfb,
@@ -8935,6 +9123,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlaneProperties2KHR<L: Regis
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_display_plane_properties2_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8945,6 +9134,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlaneProperties2KHR<L: Regis
         state
             .hooks
             .pre_call_record_get_physical_device_display_plane_properties2_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8959,6 +9149,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlaneProperties2KHR<L: Regis
         state
             .hooks
             .post_call_record_get_physical_device_display_plane_properties2_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8980,6 +9171,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlanePropertiesKHR<L: Regist
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_display_plane_properties_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -8990,6 +9182,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlanePropertiesKHR<L: Regist
         state
             .hooks
             .pre_call_record_get_physical_device_display_plane_properties_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -9004,6 +9197,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlanePropertiesKHR<L: Regist
         state
             .hooks
             .post_call_record_get_physical_device_display_plane_properties_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -9025,6 +9219,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayProperties2KHR<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_display_properties2_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -9035,6 +9230,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayProperties2KHR<L: Registered
         state
             .hooks
             .pre_call_record_get_physical_device_display_properties2_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -9049,6 +9245,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayProperties2KHR<L: Registered
         state
             .hooks
             .post_call_record_get_physical_device_display_properties2_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -9070,6 +9267,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPropertiesKHR<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_display_properties_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -9080,6 +9278,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPropertiesKHR<L: Registered>
         state
             .hooks
             .pre_call_record_get_physical_device_display_properties_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -9094,6 +9293,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPropertiesKHR<L: Registered>
         state
             .hooks
             .post_call_record_get_physical_device_display_properties_khr(
+                &state.next,
                 physicalDevice,
                 pPropertyCount,
                 pProperties,
@@ -9115,6 +9315,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferProperties<L: Registe
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_external_buffer_properties(
+                &state.next,
                 physicalDevice,
                 pExternalBufferInfo,
                 pExternalBufferProperties,
@@ -9125,6 +9326,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferProperties<L: Registe
         state
             .hooks
             .pre_call_record_get_physical_device_external_buffer_properties(
+                &state.next,
                 physicalDevice,
                 pExternalBufferInfo,
                 pExternalBufferProperties,
@@ -9139,6 +9341,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferProperties<L: Registe
         state
             .hooks
             .post_call_record_get_physical_device_external_buffer_properties(
+                &state.next,
                 physicalDevice,
                 pExternalBufferInfo,
                 pExternalBufferProperties,
@@ -9158,6 +9361,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalFenceProperties<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_external_fence_properties(
+                &state.next,
                 physicalDevice,
                 pExternalFenceInfo,
                 pExternalFenceProperties,
@@ -9168,6 +9372,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalFenceProperties<L: Register
         state
             .hooks
             .pre_call_record_get_physical_device_external_fence_properties(
+                &state.next,
                 physicalDevice,
                 pExternalFenceInfo,
                 pExternalFenceProperties,
@@ -9182,6 +9387,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalFenceProperties<L: Register
         state
             .hooks
             .post_call_record_get_physical_device_external_fence_properties(
+                &state.next,
                 physicalDevice,
                 pExternalFenceInfo,
                 pExternalFenceProperties,
@@ -9208,6 +9414,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalImageFormatPropertiesNV<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_external_image_format_properties_nv(
+                &state.next,
                 physicalDevice,
                 format,
                 r#type,
@@ -9223,6 +9430,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalImageFormatPropertiesNV<
         state
             .hooks
             .pre_call_record_get_physical_device_external_image_format_properties_nv(
+                &state.next,
                 physicalDevice,
                 format,
                 r#type,
@@ -9252,6 +9460,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalImageFormatPropertiesNV<
         state
             .hooks
             .post_call_record_get_physical_device_external_image_format_properties_nv(
+                &state.next,
                 physicalDevice,
                 format,
                 r#type,
@@ -9278,6 +9487,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphoreProperties<L: Regi
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_external_semaphore_properties(
+                &state.next,
                 physicalDevice,
                 pExternalSemaphoreInfo,
                 pExternalSemaphoreProperties,
@@ -9288,6 +9498,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphoreProperties<L: Regi
         state
             .hooks
             .pre_call_record_get_physical_device_external_semaphore_properties(
+                &state.next,
                 physicalDevice,
                 pExternalSemaphoreInfo,
                 pExternalSemaphoreProperties,
@@ -9302,6 +9513,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphoreProperties<L: Regi
         state
             .hooks
             .post_call_record_get_physical_device_external_semaphore_properties(
+                &state.next,
                 physicalDevice,
                 pExternalSemaphoreInfo,
                 pExternalSemaphoreProperties,
@@ -9321,6 +9533,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalTensorPropertiesARM<L: Regi
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_external_tensor_properties_arm(
+                &state.next,
                 physicalDevice,
                 pExternalTensorInfo,
                 pExternalTensorProperties,
@@ -9331,6 +9544,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalTensorPropertiesARM<L: Regi
         state
             .hooks
             .pre_call_record_get_physical_device_external_tensor_properties_arm(
+                &state.next,
                 physicalDevice,
                 pExternalTensorInfo,
                 pExternalTensorProperties,
@@ -9345,6 +9559,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalTensorPropertiesARM<L: Regi
         state
             .hooks
             .post_call_record_get_physical_device_external_tensor_properties_arm(
+                &state.next,
                 physicalDevice,
                 pExternalTensorInfo,
                 pExternalTensorProperties,
@@ -9362,13 +9577,21 @@ unsafe extern "system" fn vkGetPhysicalDeviceFeatures<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_physical_device_features(physicalDevice, pFeatures)
+            .pre_call_validate_get_physical_device_features(
+                &state.next,
+                physicalDevice,
+                pFeatures,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_get_physical_device_features(physicalDevice, pFeatures);
+            .pre_call_record_get_physical_device_features(
+                &state.next,
+                physicalDevice,
+                pFeatures,
+            );
         let Some(next) = state.next.vkGetPhysicalDeviceFeatures else {
             return Fallback::fallback()
         };
@@ -9378,7 +9601,11 @@ unsafe extern "system" fn vkGetPhysicalDeviceFeatures<L: Registered>(
         unsafe { next(down, pFeatures) };
         state
             .hooks
-            .post_call_record_get_physical_device_features(physicalDevice, pFeatures);
+            .post_call_record_get_physical_device_features(
+                &state.next,
+                physicalDevice,
+                pFeatures,
+            );
     })
 }
 ///`vkGetPhysicalDeviceFeatures2` through the layer's hooks.
@@ -9392,13 +9619,21 @@ unsafe extern "system" fn vkGetPhysicalDeviceFeatures2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_physical_device_features2(physicalDevice, pFeatures)
+            .pre_call_validate_get_physical_device_features2(
+                &state.next,
+                physicalDevice,
+                pFeatures,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_get_physical_device_features2(physicalDevice, pFeatures);
+            .pre_call_record_get_physical_device_features2(
+                &state.next,
+                physicalDevice,
+                pFeatures,
+            );
         let Some(next) = state.next.vkGetPhysicalDeviceFeatures2 else {
             return Fallback::fallback()
         };
@@ -9408,7 +9643,11 @@ unsafe extern "system" fn vkGetPhysicalDeviceFeatures2<L: Registered>(
         unsafe { next(down, pFeatures) };
         state
             .hooks
-            .post_call_record_get_physical_device_features2(physicalDevice, pFeatures);
+            .post_call_record_get_physical_device_features2(
+                &state.next,
+                physicalDevice,
+                pFeatures,
+            );
     })
 }
 ///`vkGetPhysicalDeviceFormatProperties` through the layer's hooks.
@@ -9424,6 +9663,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_format_properties(
+                &state.next,
                 physicalDevice,
                 format,
                 pFormatProperties,
@@ -9434,6 +9674,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties<L: Registered>(
         state
             .hooks
             .pre_call_record_get_physical_device_format_properties(
+                &state.next,
                 physicalDevice,
                 format,
                 pFormatProperties,
@@ -9448,6 +9689,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_format_properties(
+                &state.next,
                 physicalDevice,
                 format,
                 pFormatProperties,
@@ -9467,6 +9709,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_format_properties2(
+                &state.next,
                 physicalDevice,
                 format,
                 pFormatProperties,
@@ -9477,6 +9720,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2<L: Registered>(
         state
             .hooks
             .pre_call_record_get_physical_device_format_properties2(
+                &state.next,
                 physicalDevice,
                 format,
                 pFormatProperties,
@@ -9491,6 +9735,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_format_properties2(
+                &state.next,
                 physicalDevice,
                 format,
                 pFormatProperties,
@@ -9510,6 +9755,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFragmentShadingRatesKHR<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_fragment_shading_rates_khr(
+                &state.next,
                 physicalDevice,
                 pFragmentShadingRateCount,
                 pFragmentShadingRates,
@@ -9520,6 +9766,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFragmentShadingRatesKHR<L: Register
         state
             .hooks
             .pre_call_record_get_physical_device_fragment_shading_rates_khr(
+                &state.next,
                 physicalDevice,
                 pFragmentShadingRateCount,
                 pFragmentShadingRates,
@@ -9536,6 +9783,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFragmentShadingRatesKHR<L: Register
         state
             .hooks
             .post_call_record_get_physical_device_fragment_shading_rates_khr(
+                &state.next,
                 physicalDevice,
                 pFragmentShadingRateCount,
                 pFragmentShadingRates,
@@ -9561,6 +9809,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_image_format_properties(
+                &state.next,
                 physicalDevice,
                 format,
                 r#type,
@@ -9575,6 +9824,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties<L: Registered
         state
             .hooks
             .pre_call_record_get_physical_device_image_format_properties(
+                &state.next,
                 physicalDevice,
                 format,
                 r#type,
@@ -9595,6 +9845,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties<L: Registered
         state
             .hooks
             .post_call_record_get_physical_device_image_format_properties(
+                &state.next,
                 physicalDevice,
                 format,
                 r#type,
@@ -9620,6 +9871,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2<L: Registere
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_image_format_properties2(
+                &state.next,
                 physicalDevice,
                 pImageFormatInfo,
                 pImageFormatProperties,
@@ -9630,6 +9882,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2<L: Registere
         state
             .hooks
             .pre_call_record_get_physical_device_image_format_properties2(
+                &state.next,
                 physicalDevice,
                 pImageFormatInfo,
                 pImageFormatProperties,
@@ -9644,6 +9897,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2<L: Registere
         state
             .hooks
             .post_call_record_get_physical_device_image_format_properties2(
+                &state.next,
                 physicalDevice,
                 pImageFormatInfo,
                 pImageFormatProperties,
@@ -9664,6 +9918,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_memory_properties(
+                &state.next,
                 physicalDevice,
                 pMemoryProperties,
             )
@@ -9673,6 +9928,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties<L: Registered>(
         state
             .hooks
             .pre_call_record_get_physical_device_memory_properties(
+                &state.next,
                 physicalDevice,
                 pMemoryProperties,
             );
@@ -9686,6 +9942,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_memory_properties(
+                &state.next,
                 physicalDevice,
                 pMemoryProperties,
             );
@@ -9703,6 +9960,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_memory_properties2(
+                &state.next,
                 physicalDevice,
                 pMemoryProperties,
             )
@@ -9712,6 +9970,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2<L: Registered>(
         state
             .hooks
             .pre_call_record_get_physical_device_memory_properties2(
+                &state.next,
                 physicalDevice,
                 pMemoryProperties,
             );
@@ -9725,6 +9984,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_memory_properties2(
+                &state.next,
                 physicalDevice,
                 pMemoryProperties,
             );
@@ -9743,6 +10003,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMultisamplePropertiesEXT<L: Registe
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_multisample_properties_ext(
+                &state.next,
                 physicalDevice,
                 samples,
                 pMultisampleProperties,
@@ -9753,6 +10014,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMultisamplePropertiesEXT<L: Registe
         state
             .hooks
             .pre_call_record_get_physical_device_multisample_properties_ext(
+                &state.next,
                 physicalDevice,
                 samples,
                 pMultisampleProperties,
@@ -9767,6 +10029,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMultisamplePropertiesEXT<L: Registe
         state
             .hooks
             .post_call_record_get_physical_device_multisample_properties_ext(
+                &state.next,
                 physicalDevice,
                 samples,
                 pMultisampleProperties,
@@ -9787,6 +10050,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceOpticalFlowImageFormatsNV<L: Regist
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_optical_flow_image_formats_nv(
+                &state.next,
                 physicalDevice,
                 pOpticalFlowImageFormatInfo,
                 pFormatCount,
@@ -9798,6 +10062,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceOpticalFlowImageFormatsNV<L: Regist
         state
             .hooks
             .pre_call_record_get_physical_device_optical_flow_image_formats_nv(
+                &state.next,
                 physicalDevice,
                 pOpticalFlowImageFormatInfo,
                 pFormatCount,
@@ -9815,6 +10080,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceOpticalFlowImageFormatsNV<L: Regist
         state
             .hooks
             .post_call_record_get_physical_device_optical_flow_image_formats_nv(
+                &state.next,
                 physicalDevice,
                 pOpticalFlowImageFormatInfo,
                 pFormatCount,
@@ -9838,6 +10104,7 @@ unsafe extern "system" fn vkGetPhysicalDevicePresentRectanglesKHR<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_present_rectangles_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pRectCount,
@@ -9849,6 +10116,7 @@ unsafe extern "system" fn vkGetPhysicalDevicePresentRectanglesKHR<L: Registered>
         state
             .hooks
             .pre_call_record_get_physical_device_present_rectangles_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pRectCount,
@@ -9864,6 +10132,7 @@ unsafe extern "system" fn vkGetPhysicalDevicePresentRectanglesKHR<L: Registered>
         state
             .hooks
             .post_call_record_get_physical_device_present_rectangles_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pRectCount,
@@ -9885,6 +10154,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceProperties<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_properties(
+                &state.next,
                 physicalDevice,
                 pProperties,
             )
@@ -9893,7 +10163,11 @@ unsafe extern "system" fn vkGetPhysicalDeviceProperties<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_get_physical_device_properties(physicalDevice, pProperties);
+            .pre_call_record_get_physical_device_properties(
+                &state.next,
+                physicalDevice,
+                pProperties,
+            );
         let Some(next) = state.next.vkGetPhysicalDeviceProperties else {
             return Fallback::fallback()
         };
@@ -9904,6 +10178,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceProperties<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_properties(
+                &state.next,
                 physicalDevice,
                 pProperties,
             );
@@ -9921,6 +10196,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceProperties2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_properties2(
+                &state.next,
                 physicalDevice,
                 pProperties,
             )
@@ -9930,6 +10206,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceProperties2<L: Registered>(
         state
             .hooks
             .pre_call_record_get_physical_device_properties2(
+                &state.next,
                 physicalDevice,
                 pProperties,
             );
@@ -9943,6 +10220,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceProperties2<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_properties2(
+                &state.next,
                 physicalDevice,
                 pProperties,
             );
@@ -9964,6 +10242,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperation
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_queue_family_data_graph_engine_operation_properties_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphProperties,
@@ -9975,6 +10254,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperation
         state
             .hooks
             .pre_call_record_get_physical_device_queue_family_data_graph_engine_operation_properties_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphProperties,
@@ -9994,6 +10274,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperation
         state
             .hooks
             .post_call_record_get_physical_device_queue_family_data_graph_engine_operation_properties_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphProperties,
@@ -10021,6 +10302,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImag
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_queue_family_data_graph_optical_flow_image_formats_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphProperties,
@@ -10034,6 +10316,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImag
         state
             .hooks
             .pre_call_record_get_physical_device_queue_family_data_graph_optical_flow_image_formats_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphProperties,
@@ -10062,6 +10345,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImag
         state
             .hooks
             .post_call_record_get_physical_device_queue_family_data_graph_optical_flow_image_formats_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphProperties,
@@ -10088,6 +10372,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEngin
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_queue_family_data_graph_processing_engine_properties_arm(
+                &state.next,
                 physicalDevice,
                 pQueueFamilyDataGraphProcessingEngineInfo,
                 pQueueFamilyDataGraphProcessingEngineProperties,
@@ -10098,6 +10383,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEngin
         state
             .hooks
             .pre_call_record_get_physical_device_queue_family_data_graph_processing_engine_properties_arm(
+                &state.next,
                 physicalDevice,
                 pQueueFamilyDataGraphProcessingEngineInfo,
                 pQueueFamilyDataGraphProcessingEngineProperties,
@@ -10120,6 +10406,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEngin
         state
             .hooks
             .post_call_record_get_physical_device_queue_family_data_graph_processing_engine_properties_arm(
+                &state.next,
                 physicalDevice,
                 pQueueFamilyDataGraphProcessingEngineInfo,
                 pQueueFamilyDataGraphProcessingEngineProperties,
@@ -10142,6 +10429,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_queue_family_data_graph_properties_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphPropertyCount,
@@ -10153,6 +10441,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM<
         state
             .hooks
             .pre_call_record_get_physical_device_queue_family_data_graph_properties_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphPropertyCount,
@@ -10174,6 +10463,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM<
         state
             .hooks
             .post_call_record_get_physical_device_queue_family_data_graph_properties_arm(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 pQueueFamilyDataGraphPropertyCount,
@@ -10198,6 +10488,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKH
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_queue_family_performance_query_passes_khr(
+                &state.next,
                 physicalDevice,
                 pPerformanceQueryCreateInfo,
                 pNumPasses,
@@ -10208,6 +10499,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKH
         state
             .hooks
             .pre_call_record_get_physical_device_queue_family_performance_query_passes_khr(
+                &state.next,
                 physicalDevice,
                 pPerformanceQueryCreateInfo,
                 pNumPasses,
@@ -10224,6 +10516,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKH
         state
             .hooks
             .post_call_record_get_physical_device_queue_family_performance_query_passes_khr(
+                &state.next,
                 physicalDevice,
                 pPerformanceQueryCreateInfo,
                 pNumPasses,
@@ -10243,6 +10536,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_queue_family_properties(
+                &state.next,
                 physicalDevice,
                 pQueueFamilyPropertyCount,
                 pQueueFamilyProperties,
@@ -10253,6 +10547,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties<L: Registered
         state
             .hooks
             .pre_call_record_get_physical_device_queue_family_properties(
+                &state.next,
                 physicalDevice,
                 pQueueFamilyPropertyCount,
                 pQueueFamilyProperties,
@@ -10267,6 +10562,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties<L: Registered
         state
             .hooks
             .post_call_record_get_physical_device_queue_family_properties(
+                &state.next,
                 physicalDevice,
                 pQueueFamilyPropertyCount,
                 pQueueFamilyProperties,
@@ -10286,6 +10582,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2<L: Registere
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_queue_family_properties2(
+                &state.next,
                 physicalDevice,
                 pQueueFamilyPropertyCount,
                 pQueueFamilyProperties,
@@ -10296,6 +10593,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2<L: Registere
         state
             .hooks
             .pre_call_record_get_physical_device_queue_family_properties2(
+                &state.next,
                 physicalDevice,
                 pQueueFamilyPropertyCount,
                 pQueueFamilyProperties,
@@ -10310,6 +10608,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2<L: Registere
         state
             .hooks
             .post_call_record_get_physical_device_queue_family_properties2(
+                &state.next,
                 physicalDevice,
                 pQueueFamilyPropertyCount,
                 pQueueFamilyProperties,
@@ -10329,6 +10628,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceScreenPresentationSupportQNX<L: Reg
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_screen_presentation_support_qnx(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 window,
@@ -10339,6 +10639,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceScreenPresentationSupportQNX<L: Reg
         state
             .hooks
             .pre_call_record_get_physical_device_screen_presentation_support_qnx(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 window,
@@ -10353,6 +10654,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceScreenPresentationSupportQNX<L: Reg
         state
             .hooks
             .post_call_record_get_physical_device_screen_presentation_support_qnx(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 window,
@@ -10379,6 +10681,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties<L: Regi
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_sparse_image_format_properties(
+                &state.next,
                 physicalDevice,
                 format,
                 r#type,
@@ -10394,6 +10697,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties<L: Regi
         state
             .hooks
             .pre_call_record_get_physical_device_sparse_image_format_properties(
+                &state.next,
                 physicalDevice,
                 format,
                 r#type,
@@ -10424,6 +10728,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties<L: Regi
         state
             .hooks
             .post_call_record_get_physical_device_sparse_image_format_properties(
+                &state.next,
                 physicalDevice,
                 format,
                 r#type,
@@ -10449,6 +10754,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2<L: Reg
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_sparse_image_format_properties2(
+                &state.next,
                 physicalDevice,
                 pFormatInfo,
                 pPropertyCount,
@@ -10460,6 +10766,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2<L: Reg
         state
             .hooks
             .pre_call_record_get_physical_device_sparse_image_format_properties2(
+                &state.next,
                 physicalDevice,
                 pFormatInfo,
                 pPropertyCount,
@@ -10475,6 +10782,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2<L: Reg
         state
             .hooks
             .post_call_record_get_physical_device_sparse_image_format_properties2(
+                &state.next,
                 physicalDevice,
                 pFormatInfo,
                 pPropertyCount,
@@ -10497,6 +10805,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCom
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_supported_framebuffer_mixed_samples_combinations_nv(
+                &state.next,
                 physicalDevice,
                 pCombinationCount,
                 pCombinations,
@@ -10507,6 +10816,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCom
         state
             .hooks
             .pre_call_record_get_physical_device_supported_framebuffer_mixed_samples_combinations_nv(
+                &state.next,
                 physicalDevice,
                 pCombinationCount,
                 pCombinations,
@@ -10523,6 +10833,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCom
         state
             .hooks
             .post_call_record_get_physical_device_supported_framebuffer_mixed_samples_combinations_nv(
+                &state.next,
                 physicalDevice,
                 pCombinationCount,
                 pCombinations,
@@ -10544,6 +10855,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_surface_capabilities2_ext(
+                &state.next,
                 physicalDevice,
                 surface,
                 pSurfaceCapabilities,
@@ -10554,6 +10866,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT<L: Register
         state
             .hooks
             .pre_call_record_get_physical_device_surface_capabilities2_ext(
+                &state.next,
                 physicalDevice,
                 surface,
                 pSurfaceCapabilities,
@@ -10568,6 +10881,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT<L: Register
         state
             .hooks
             .post_call_record_get_physical_device_surface_capabilities2_ext(
+                &state.next,
                 physicalDevice,
                 surface,
                 pSurfaceCapabilities,
@@ -10589,6 +10903,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_surface_capabilities2_khr(
+                &state.next,
                 physicalDevice,
                 pSurfaceInfo,
                 pSurfaceCapabilities,
@@ -10599,6 +10914,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR<L: Register
         state
             .hooks
             .pre_call_record_get_physical_device_surface_capabilities2_khr(
+                &state.next,
                 physicalDevice,
                 pSurfaceInfo,
                 pSurfaceCapabilities,
@@ -10613,6 +10929,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR<L: Register
         state
             .hooks
             .post_call_record_get_physical_device_surface_capabilities2_khr(
+                &state.next,
                 physicalDevice,
                 pSurfaceInfo,
                 pSurfaceCapabilities,
@@ -10634,6 +10951,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilitiesKHR<L: Registere
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_surface_capabilities_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pSurfaceCapabilities,
@@ -10644,6 +10962,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilitiesKHR<L: Registere
         state
             .hooks
             .pre_call_record_get_physical_device_surface_capabilities_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pSurfaceCapabilities,
@@ -10658,6 +10977,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilitiesKHR<L: Registere
         state
             .hooks
             .post_call_record_get_physical_device_surface_capabilities_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pSurfaceCapabilities,
@@ -10680,6 +11000,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_surface_formats2_khr(
+                &state.next,
                 physicalDevice,
                 pSurfaceInfo,
                 pSurfaceFormatCount,
@@ -10691,6 +11012,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_physical_device_surface_formats2_khr(
+                &state.next,
                 physicalDevice,
                 pSurfaceInfo,
                 pSurfaceFormatCount,
@@ -10708,6 +11030,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_surface_formats2_khr(
+                &state.next,
                 physicalDevice,
                 pSurfaceInfo,
                 pSurfaceFormatCount,
@@ -10731,6 +11054,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormatsKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_surface_formats_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pSurfaceFormatCount,
@@ -10742,6 +11066,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormatsKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_physical_device_surface_formats_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pSurfaceFormatCount,
@@ -10759,6 +11084,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormatsKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_surface_formats_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pSurfaceFormatCount,
@@ -10782,6 +11108,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModes2EXT<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_surface_present_modes2_ext(
+                &state.next,
                 physicalDevice,
                 pSurfaceInfo,
                 pPresentModeCount,
@@ -10793,6 +11120,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModes2EXT<L: Register
         state
             .hooks
             .pre_call_record_get_physical_device_surface_present_modes2_ext(
+                &state.next,
                 physicalDevice,
                 pSurfaceInfo,
                 pPresentModeCount,
@@ -10810,6 +11138,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModes2EXT<L: Register
         state
             .hooks
             .post_call_record_get_physical_device_surface_present_modes2_ext(
+                &state.next,
                 physicalDevice,
                 pSurfaceInfo,
                 pPresentModeCount,
@@ -10833,6 +11162,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModesKHR<L: Registere
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_surface_present_modes_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pPresentModeCount,
@@ -10844,6 +11174,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModesKHR<L: Registere
         state
             .hooks
             .pre_call_record_get_physical_device_surface_present_modes_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pPresentModeCount,
@@ -10859,6 +11190,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModesKHR<L: Registere
         state
             .hooks
             .post_call_record_get_physical_device_surface_present_modes_khr(
+                &state.next,
                 physicalDevice,
                 surface,
                 pPresentModeCount,
@@ -10882,6 +11214,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceSupportKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_surface_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 surface,
@@ -10893,6 +11226,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceSupportKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_physical_device_surface_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 surface,
@@ -10908,6 +11242,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceSupportKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_surface_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 surface,
@@ -10930,6 +11265,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceToolProperties<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_tool_properties(
+                &state.next,
                 physicalDevice,
                 pToolCount,
                 pToolProperties,
@@ -10940,6 +11276,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceToolProperties<L: Registered>(
         state
             .hooks
             .pre_call_record_get_physical_device_tool_properties(
+                &state.next,
                 physicalDevice,
                 pToolCount,
                 pToolProperties,
@@ -10954,6 +11291,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceToolProperties<L: Registered>(
         state
             .hooks
             .post_call_record_get_physical_device_tool_properties(
+                &state.next,
                 physicalDevice,
                 pToolCount,
                 pToolProperties,
@@ -10975,6 +11313,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceUbmPresentationSupportSEC<L: Regist
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_ubm_presentation_support_sec(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 device,
@@ -10985,6 +11324,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceUbmPresentationSupportSEC<L: Regist
         state
             .hooks
             .pre_call_record_get_physical_device_ubm_presentation_support_sec(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 device,
@@ -10999,6 +11339,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceUbmPresentationSupportSEC<L: Regist
         state
             .hooks
             .post_call_record_get_physical_device_ubm_presentation_support_sec(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 device,
@@ -11020,6 +11361,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoCapabilitiesKHR<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_video_capabilities_khr(
+                &state.next,
                 physicalDevice,
                 pVideoProfile,
                 pCapabilities,
@@ -11030,6 +11372,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoCapabilitiesKHR<L: Registered>
         state
             .hooks
             .pre_call_record_get_physical_device_video_capabilities_khr(
+                &state.next,
                 physicalDevice,
                 pVideoProfile,
                 pCapabilities,
@@ -11044,6 +11387,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoCapabilitiesKHR<L: Registered>
         state
             .hooks
             .post_call_record_get_physical_device_video_capabilities_khr(
+                &state.next,
                 physicalDevice,
                 pVideoProfile,
                 pCapabilities,
@@ -11067,6 +11411,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKH
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_video_encode_quality_level_properties_khr(
+                &state.next,
                 physicalDevice,
                 pQualityLevelInfo,
                 pQualityLevelProperties,
@@ -11077,6 +11422,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKH
         state
             .hooks
             .pre_call_record_get_physical_device_video_encode_quality_level_properties_khr(
+                &state.next,
                 physicalDevice,
                 pQualityLevelInfo,
                 pQualityLevelProperties,
@@ -11093,6 +11439,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKH
         state
             .hooks
             .post_call_record_get_physical_device_video_encode_quality_level_properties_khr(
+                &state.next,
                 physicalDevice,
                 pQualityLevelInfo,
                 pQualityLevelProperties,
@@ -11115,6 +11462,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoFormatPropertiesKHR<L: Registe
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_video_format_properties_khr(
+                &state.next,
                 physicalDevice,
                 pVideoFormatInfo,
                 pVideoFormatPropertyCount,
@@ -11126,6 +11474,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoFormatPropertiesKHR<L: Registe
         state
             .hooks
             .pre_call_record_get_physical_device_video_format_properties_khr(
+                &state.next,
                 physicalDevice,
                 pVideoFormatInfo,
                 pVideoFormatPropertyCount,
@@ -11148,6 +11497,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoFormatPropertiesKHR<L: Registe
         state
             .hooks
             .post_call_record_get_physical_device_video_format_properties_khr(
+                &state.next,
                 physicalDevice,
                 pVideoFormatInfo,
                 pVideoFormatPropertyCount,
@@ -11172,6 +11522,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceWaylandPresentationSupportKHR<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_wayland_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 display,
@@ -11182,6 +11533,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceWaylandPresentationSupportKHR<
         state
             .hooks
             .pre_call_record_get_physical_device_wayland_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 display,
@@ -11195,6 +11547,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceWaylandPresentationSupportKHR<
         state
             .hooks
             .post_call_record_get_physical_device_wayland_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 display,
@@ -11215,6 +11568,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceWin32PresentationSupportKHR<L: Regi
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_win32_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
             )
@@ -11224,6 +11578,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceWin32PresentationSupportKHR<L: Regi
         state
             .hooks
             .pre_call_record_get_physical_device_win32_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
             );
@@ -11237,6 +11592,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceWin32PresentationSupportKHR<L: Regi
         state
             .hooks
             .post_call_record_get_physical_device_win32_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 result,
@@ -11258,6 +11614,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceXcbPresentationSupportKHR<L: Regist
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_xcb_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 connection,
@@ -11269,6 +11626,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceXcbPresentationSupportKHR<L: Regist
         state
             .hooks
             .pre_call_record_get_physical_device_xcb_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 connection,
@@ -11284,6 +11642,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceXcbPresentationSupportKHR<L: Regist
         state
             .hooks
             .post_call_record_get_physical_device_xcb_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 connection,
@@ -11307,6 +11666,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceXlibPresentationSupportKHR<L: Regis
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_physical_device_xlib_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 dpy,
@@ -11318,6 +11678,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceXlibPresentationSupportKHR<L: Regis
         state
             .hooks
             .pre_call_record_get_physical_device_xlib_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 dpy,
@@ -11333,6 +11694,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceXlibPresentationSupportKHR<L: Regis
         state
             .hooks
             .post_call_record_get_physical_device_xlib_presentation_support_khr(
+                &state.next,
                 physicalDevice,
                 queueFamilyIndex,
                 dpy,
@@ -11356,6 +11718,7 @@ unsafe extern "system" fn vkGetRandROutputDisplayEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_rand_r_output_display_ext(
+                &state.next,
                 physicalDevice,
                 dpy,
                 rrOutput,
@@ -11367,6 +11730,7 @@ unsafe extern "system" fn vkGetRandROutputDisplayEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_rand_r_output_display_ext(
+                &state.next,
                 physicalDevice,
                 dpy,
                 rrOutput,
@@ -11382,6 +11746,7 @@ unsafe extern "system" fn vkGetRandROutputDisplayEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_rand_r_output_display_ext(
+                &state.next,
                 physicalDevice,
                 dpy,
                 rrOutput,
@@ -11404,6 +11769,7 @@ unsafe extern "system" fn vkGetWinrtDisplayNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_winrt_display_nv(
+                &state.next,
                 physicalDevice,
                 deviceRelativeId,
                 pDisplay,
@@ -11414,6 +11780,7 @@ unsafe extern "system" fn vkGetWinrtDisplayNV<L: Registered>(
         state
             .hooks
             .pre_call_record_get_winrt_display_nv(
+                &state.next,
                 physicalDevice,
                 deviceRelativeId,
                 pDisplay,
@@ -11428,6 +11795,7 @@ unsafe extern "system" fn vkGetWinrtDisplayNV<L: Registered>(
         state
             .hooks
             .post_call_record_get_winrt_display_nv(
+                &state.next,
                 physicalDevice,
                 deviceRelativeId,
                 pDisplay,
@@ -11447,11 +11815,13 @@ unsafe extern "system" fn vkReleaseDisplayEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_release_display_ext(physicalDevice, display)
+            .pre_call_validate_release_display_ext(&state.next, physicalDevice, display)
         {
             return result;
         }
-        state.hooks.pre_call_record_release_display_ext(physicalDevice, display);
+        state
+            .hooks
+            .pre_call_record_release_display_ext(&state.next, physicalDevice, display);
         let Some(next) = state.next.vkReleaseDisplayEXT else {
             return Fallback::fallback()
         };
@@ -11461,7 +11831,12 @@ unsafe extern "system" fn vkReleaseDisplayEXT<L: Registered>(
         let result = unsafe { next(down, display) };
         state
             .hooks
-            .post_call_record_release_display_ext(physicalDevice, display, result);
+            .post_call_record_release_display_ext(
+                &state.next,
+                physicalDevice,
+                display,
+                result,
+            );
         result
     })
 }
@@ -11479,6 +11854,7 @@ unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_submit_debug_utils_message_ext(
+                &state.next,
                 instance,
                 messageSeverity,
                 messageTypes,
@@ -11490,6 +11866,7 @@ unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_submit_debug_utils_message_ext(
+                &state.next,
                 instance,
                 messageSeverity,
                 messageTypes,
@@ -11505,6 +11882,7 @@ unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT<L: Registered>(
         state
             .hooks
             .post_call_record_submit_debug_utils_message_ext(
+                &state.next,
                 instance,
                 messageSeverity,
                 messageTypes,
@@ -11523,20 +11901,32 @@ unsafe extern "system" fn vkAcquireFullScreenExclusiveModeEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_acquire_full_screen_exclusive_mode_ext(device, swapchain)
+            .pre_call_validate_acquire_full_screen_exclusive_mode_ext(
+                &state.next,
+                device,
+                swapchain,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_acquire_full_screen_exclusive_mode_ext(device, swapchain);
+            .pre_call_record_acquire_full_screen_exclusive_mode_ext(
+                &state.next,
+                device,
+                swapchain,
+            );
         let Some(next) = state.next.vkAcquireFullScreenExclusiveModeEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, swapchain) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, swapchain) };
         state
             .hooks
             .post_call_record_acquire_full_screen_exclusive_mode_ext(
+                &state.next,
                 device,
                 swapchain,
                 result,
@@ -11556,20 +11946,34 @@ unsafe extern "system" fn vkAcquireNextImage2KHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_acquire_next_image2_khr(device, pAcquireInfo, pImageIndex)
+            .pre_call_validate_acquire_next_image2_khr(
+                &state.next,
+                device,
+                pAcquireInfo,
+                pImageIndex,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_acquire_next_image2_khr(device, pAcquireInfo, pImageIndex);
+            .pre_call_record_acquire_next_image2_khr(
+                &state.next,
+                device,
+                pAcquireInfo,
+                pImageIndex,
+            );
         let Some(next) = state.next.vkAcquireNextImage2KHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pAcquireInfo, pImageIndex) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pAcquireInfo, pImageIndex) };
         state
             .hooks
             .post_call_record_acquire_next_image2_khr(
+                &state.next,
                 device,
                 pAcquireInfo,
                 pImageIndex,
@@ -11594,6 +11998,7 @@ unsafe extern "system" fn vkAcquireNextImageKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_acquire_next_image_khr(
+                &state.next,
                 device,
                 swapchain,
                 timeout,
@@ -11607,6 +12012,7 @@ unsafe extern "system" fn vkAcquireNextImageKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_acquire_next_image_khr(
+                &state.next,
                 device,
                 swapchain,
                 timeout,
@@ -11617,12 +12023,16 @@ unsafe extern "system" fn vkAcquireNextImageKHR<L: Registered>(
         let Some(next) = state.next.vkAcquireNextImageKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, swapchain, timeout, semaphore, fence, pImageIndex)
+            next(down, swapchain, timeout, semaphore, fence, pImageIndex)
         };
         state
             .hooks
             .post_call_record_acquire_next_image_khr(
+                &state.next,
                 device,
                 swapchain,
                 timeout,
@@ -11647,6 +12057,7 @@ unsafe extern "system" fn vkAcquirePerformanceConfigurationINTEL<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_acquire_performance_configuration_intel(
+                &state.next,
                 device,
                 pAcquireInfo,
                 pConfiguration,
@@ -11657,6 +12068,7 @@ unsafe extern "system" fn vkAcquirePerformanceConfigurationINTEL<L: Registered>(
         state
             .hooks
             .pre_call_record_acquire_performance_configuration_intel(
+                &state.next,
                 device,
                 pAcquireInfo,
                 pConfiguration,
@@ -11664,10 +12076,14 @@ unsafe extern "system" fn vkAcquirePerformanceConfigurationINTEL<L: Registered>(
         let Some(next) = state.next.vkAcquirePerformanceConfigurationINTEL else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pAcquireInfo, pConfiguration) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pAcquireInfo, pConfiguration) };
         state
             .hooks
             .post_call_record_acquire_performance_configuration_intel(
+                &state.next,
                 device,
                 pAcquireInfo,
                 pConfiguration,
@@ -11687,16 +12103,28 @@ unsafe extern "system" fn vkAcquireProfilingLockKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_acquire_profiling_lock_khr(device, pInfo)
+            .pre_call_validate_acquire_profiling_lock_khr(&state.next, device, pInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_acquire_profiling_lock_khr(device, pInfo);
+        state
+            .hooks
+            .pre_call_record_acquire_profiling_lock_khr(&state.next, device, pInfo);
         let Some(next) = state.next.vkAcquireProfilingLockKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
-        state.hooks.post_call_record_acquire_profiling_lock_khr(device, pInfo, result);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
+        state
+            .hooks
+            .post_call_record_acquire_profiling_lock_khr(
+                &state.next,
+                device,
+                pInfo,
+                result,
+            );
         result
     })
 }
@@ -11713,6 +12141,7 @@ unsafe extern "system" fn vkAllocateCommandBuffers<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_allocate_command_buffers(
+                &state.next,
                 device,
                 pAllocateInfo,
                 pCommandBuffers,
@@ -11723,6 +12152,7 @@ unsafe extern "system" fn vkAllocateCommandBuffers<L: Registered>(
         state
             .hooks
             .pre_call_record_allocate_command_buffers(
+                &state.next,
                 device,
                 pAllocateInfo,
                 pCommandBuffers,
@@ -11730,10 +12160,14 @@ unsafe extern "system" fn vkAllocateCommandBuffers<L: Registered>(
         let Some(next) = state.next.vkAllocateCommandBuffers else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pAllocateInfo, pCommandBuffers) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pAllocateInfo, pCommandBuffers) };
         state
             .hooks
             .post_call_record_allocate_command_buffers(
+                &state.next,
                 device,
                 pAllocateInfo,
                 pCommandBuffers,
@@ -11755,6 +12189,7 @@ unsafe extern "system" fn vkAllocateDescriptorSets<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_allocate_descriptor_sets(
+                &state.next,
                 device,
                 pAllocateInfo,
                 pDescriptorSets,
@@ -11765,6 +12200,7 @@ unsafe extern "system" fn vkAllocateDescriptorSets<L: Registered>(
         state
             .hooks
             .pre_call_record_allocate_descriptor_sets(
+                &state.next,
                 device,
                 pAllocateInfo,
                 pDescriptorSets,
@@ -11772,10 +12208,14 @@ unsafe extern "system" fn vkAllocateDescriptorSets<L: Registered>(
         let Some(next) = state.next.vkAllocateDescriptorSets else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pAllocateInfo, pDescriptorSets) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pAllocateInfo, pDescriptorSets) };
         state
             .hooks
             .post_call_record_allocate_descriptor_sets(
+                &state.next,
                 device,
                 pAllocateInfo,
                 pDescriptorSets,
@@ -11798,6 +12238,7 @@ unsafe extern "system" fn vkAllocateMemory<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_allocate_memory(
+                &state.next,
                 device,
                 pAllocateInfo,
                 pAllocator,
@@ -11808,14 +12249,24 @@ unsafe extern "system" fn vkAllocateMemory<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_allocate_memory(device, pAllocateInfo, pAllocator, pMemory);
+            .pre_call_record_allocate_memory(
+                &state.next,
+                device,
+                pAllocateInfo,
+                pAllocator,
+                pMemory,
+            );
         let Some(next) = state.next.vkAllocateMemory else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pAllocateInfo, pAllocator, pMemory) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pAllocateInfo, pAllocator, pMemory) };
         state
             .hooks
             .post_call_record_allocate_memory(
+                &state.next,
                 device,
                 pAllocateInfo,
                 pAllocator,
@@ -11836,16 +12287,19 @@ unsafe extern "system" fn vkAntiLagUpdateAMD<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_anti_lag_update_amd(device, pData)
+            .pre_call_validate_anti_lag_update_amd(&state.next, device, pData)
         {
             return result;
         }
-        state.hooks.pre_call_record_anti_lag_update_amd(device, pData);
+        state.hooks.pre_call_record_anti_lag_update_amd(&state.next, device, pData);
         let Some(next) = state.next.vkAntiLagUpdateAMD else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pData) };
-        state.hooks.post_call_record_anti_lag_update_amd(device, pData);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pData) };
+        state.hooks.post_call_record_anti_lag_update_amd(&state.next, device, pData);
     })
 }
 ///`vkBeginCommandBuffer` through the layer's hooks.
@@ -11859,18 +12313,36 @@ unsafe extern "system" fn vkBeginCommandBuffer<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_begin_command_buffer(commandBuffer, pBeginInfo)
+            .pre_call_validate_begin_command_buffer(
+                &state.next,
+                commandBuffer,
+                pBeginInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_begin_command_buffer(commandBuffer, pBeginInfo);
+        state
+            .hooks
+            .pre_call_record_begin_command_buffer(
+                &state.next,
+                commandBuffer,
+                pBeginInfo,
+            );
         let Some(next) = state.next.vkBeginCommandBuffer else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(commandBuffer, pBeginInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pBeginInfo) };
         state
             .hooks
-            .post_call_record_begin_command_buffer(commandBuffer, pBeginInfo, result);
+            .post_call_record_begin_command_buffer(
+                &state.next,
+                commandBuffer,
+                pBeginInfo,
+                result,
+            );
         result
     })
 }
@@ -11887,6 +12359,7 @@ unsafe extern "system" fn vkBindAccelerationStructureMemoryNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_bind_acceleration_structure_memory_nv(
+                &state.next,
                 device,
                 bindInfoCount,
                 pBindInfos,
@@ -11897,6 +12370,7 @@ unsafe extern "system" fn vkBindAccelerationStructureMemoryNV<L: Registered>(
         state
             .hooks
             .pre_call_record_bind_acceleration_structure_memory_nv(
+                &state.next,
                 device,
                 bindInfoCount,
                 pBindInfos,
@@ -11904,10 +12378,14 @@ unsafe extern "system" fn vkBindAccelerationStructureMemoryNV<L: Registered>(
         let Some(next) = state.next.vkBindAccelerationStructureMemoryNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, bindInfoCount, pBindInfos) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, bindInfoCount, pBindInfos) };
         state
             .hooks
             .post_call_record_bind_acceleration_structure_memory_nv(
+                &state.next,
                 device,
                 bindInfoCount,
                 pBindInfos,
@@ -11929,20 +12407,36 @@ unsafe extern "system" fn vkBindBufferMemory<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_bind_buffer_memory(device, buffer, memory, memoryOffset)
+            .pre_call_validate_bind_buffer_memory(
+                &state.next,
+                device,
+                buffer,
+                memory,
+                memoryOffset,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_bind_buffer_memory(device, buffer, memory, memoryOffset);
+            .pre_call_record_bind_buffer_memory(
+                &state.next,
+                device,
+                buffer,
+                memory,
+                memoryOffset,
+            );
         let Some(next) = state.next.vkBindBufferMemory else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, buffer, memory, memoryOffset) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, buffer, memory, memoryOffset) };
         state
             .hooks
             .post_call_record_bind_buffer_memory(
+                &state.next,
                 device,
                 buffer,
                 memory,
@@ -11964,20 +12458,34 @@ unsafe extern "system" fn vkBindBufferMemory2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_bind_buffer_memory2(device, bindInfoCount, pBindInfos)
+            .pre_call_validate_bind_buffer_memory2(
+                &state.next,
+                device,
+                bindInfoCount,
+                pBindInfos,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_bind_buffer_memory2(device, bindInfoCount, pBindInfos);
+            .pre_call_record_bind_buffer_memory2(
+                &state.next,
+                device,
+                bindInfoCount,
+                pBindInfos,
+            );
         let Some(next) = state.next.vkBindBufferMemory2 else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, bindInfoCount, pBindInfos) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, bindInfoCount, pBindInfos) };
         state
             .hooks
             .post_call_record_bind_buffer_memory2(
+                &state.next,
                 device,
                 bindInfoCount,
                 pBindInfos,
@@ -11999,6 +12507,7 @@ unsafe extern "system" fn vkBindDataGraphPipelineSessionMemoryARM<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_bind_data_graph_pipeline_session_memory_arm(
+                &state.next,
                 device,
                 bindInfoCount,
                 pBindInfos,
@@ -12009,6 +12518,7 @@ unsafe extern "system" fn vkBindDataGraphPipelineSessionMemoryARM<L: Registered>
         state
             .hooks
             .pre_call_record_bind_data_graph_pipeline_session_memory_arm(
+                &state.next,
                 device,
                 bindInfoCount,
                 pBindInfos,
@@ -12016,10 +12526,14 @@ unsafe extern "system" fn vkBindDataGraphPipelineSessionMemoryARM<L: Registered>
         let Some(next) = state.next.vkBindDataGraphPipelineSessionMemoryARM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, bindInfoCount, pBindInfos) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, bindInfoCount, pBindInfos) };
         state
             .hooks
             .post_call_record_bind_data_graph_pipeline_session_memory_arm(
+                &state.next,
                 device,
                 bindInfoCount,
                 pBindInfos,
@@ -12041,20 +12555,36 @@ unsafe extern "system" fn vkBindImageMemory<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_bind_image_memory(device, image, memory, memoryOffset)
+            .pre_call_validate_bind_image_memory(
+                &state.next,
+                device,
+                image,
+                memory,
+                memoryOffset,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_bind_image_memory(device, image, memory, memoryOffset);
+            .pre_call_record_bind_image_memory(
+                &state.next,
+                device,
+                image,
+                memory,
+                memoryOffset,
+            );
         let Some(next) = state.next.vkBindImageMemory else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, image, memory, memoryOffset) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, image, memory, memoryOffset) };
         state
             .hooks
             .post_call_record_bind_image_memory(
+                &state.next,
                 device,
                 image,
                 memory,
@@ -12076,20 +12606,34 @@ unsafe extern "system" fn vkBindImageMemory2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_bind_image_memory2(device, bindInfoCount, pBindInfos)
+            .pre_call_validate_bind_image_memory2(
+                &state.next,
+                device,
+                bindInfoCount,
+                pBindInfos,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_bind_image_memory2(device, bindInfoCount, pBindInfos);
+            .pre_call_record_bind_image_memory2(
+                &state.next,
+                device,
+                bindInfoCount,
+                pBindInfos,
+            );
         let Some(next) = state.next.vkBindImageMemory2 else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, bindInfoCount, pBindInfos) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, bindInfoCount, pBindInfos) };
         state
             .hooks
             .post_call_record_bind_image_memory2(
+                &state.next,
                 device,
                 bindInfoCount,
                 pBindInfos,
@@ -12113,6 +12657,7 @@ unsafe extern "system" fn vkBindOpticalFlowSessionImageNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_bind_optical_flow_session_image_nv(
+                &state.next,
                 device,
                 session,
                 bindingPoint,
@@ -12125,6 +12670,7 @@ unsafe extern "system" fn vkBindOpticalFlowSessionImageNV<L: Registered>(
         state
             .hooks
             .pre_call_record_bind_optical_flow_session_image_nv(
+                &state.next,
                 device,
                 session,
                 bindingPoint,
@@ -12134,10 +12680,14 @@ unsafe extern "system" fn vkBindOpticalFlowSessionImageNV<L: Registered>(
         let Some(next) = state.next.vkBindOpticalFlowSessionImageNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, session, bindingPoint, view, layout) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, session, bindingPoint, view, layout) };
         state
             .hooks
             .post_call_record_bind_optical_flow_session_image_nv(
+                &state.next,
                 device,
                 session,
                 bindingPoint,
@@ -12160,20 +12710,34 @@ unsafe extern "system" fn vkBindTensorMemoryARM<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_bind_tensor_memory_arm(device, bindInfoCount, pBindInfos)
+            .pre_call_validate_bind_tensor_memory_arm(
+                &state.next,
+                device,
+                bindInfoCount,
+                pBindInfos,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_bind_tensor_memory_arm(device, bindInfoCount, pBindInfos);
+            .pre_call_record_bind_tensor_memory_arm(
+                &state.next,
+                device,
+                bindInfoCount,
+                pBindInfos,
+            );
         let Some(next) = state.next.vkBindTensorMemoryARM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, bindInfoCount, pBindInfos) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, bindInfoCount, pBindInfos) };
         state
             .hooks
             .post_call_record_bind_tensor_memory_arm(
+                &state.next,
                 device,
                 bindInfoCount,
                 pBindInfos,
@@ -12196,6 +12760,7 @@ unsafe extern "system" fn vkBindVideoSessionMemoryKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_bind_video_session_memory_khr(
+                &state.next,
                 device,
                 videoSession,
                 bindSessionMemoryInfoCount,
@@ -12207,6 +12772,7 @@ unsafe extern "system" fn vkBindVideoSessionMemoryKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_bind_video_session_memory_khr(
+                &state.next,
                 device,
                 videoSession,
                 bindSessionMemoryInfoCount,
@@ -12215,17 +12781,16 @@ unsafe extern "system" fn vkBindVideoSessionMemoryKHR<L: Registered>(
         let Some(next) = state.next.vkBindVideoSessionMemoryKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(
-                device,
-                videoSession,
-                bindSessionMemoryInfoCount,
-                pBindSessionMemoryInfos,
-            )
+            next(down, videoSession, bindSessionMemoryInfoCount, pBindSessionMemoryInfos)
         };
         state
             .hooks
             .post_call_record_bind_video_session_memory_khr(
+                &state.next,
                 device,
                 videoSession,
                 bindSessionMemoryInfoCount,
@@ -12250,6 +12815,7 @@ unsafe extern "system" fn vkBuildAccelerationStructuresKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_build_acceleration_structures_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 infoCount,
@@ -12262,6 +12828,7 @@ unsafe extern "system" fn vkBuildAccelerationStructuresKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_build_acceleration_structures_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 infoCount,
@@ -12271,12 +12838,16 @@ unsafe extern "system" fn vkBuildAccelerationStructuresKHR<L: Registered>(
         let Some(next) = state.next.vkBuildAccelerationStructuresKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, deferredOperation, infoCount, pInfos, ppBuildRangeInfos)
+            next(down, deferredOperation, infoCount, pInfos, ppBuildRangeInfos)
         };
         state
             .hooks
             .post_call_record_build_acceleration_structures_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 infoCount,
@@ -12301,6 +12872,7 @@ unsafe extern "system" fn vkBuildMicromapsEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_build_micromaps_ext(
+                &state.next,
                 device,
                 deferredOperation,
                 infoCount,
@@ -12312,6 +12884,7 @@ unsafe extern "system" fn vkBuildMicromapsEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_build_micromaps_ext(
+                &state.next,
                 device,
                 deferredOperation,
                 infoCount,
@@ -12320,10 +12893,14 @@ unsafe extern "system" fn vkBuildMicromapsEXT<L: Registered>(
         let Some(next) = state.next.vkBuildMicromapsEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, deferredOperation, infoCount, pInfos) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, deferredOperation, infoCount, pInfos) };
         state
             .hooks
             .post_call_record_build_micromaps_ext(
+                &state.next,
                 device,
                 deferredOperation,
                 infoCount,
@@ -12345,6 +12922,7 @@ unsafe extern "system" fn vkClearShaderInstrumentationMetricsARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_clear_shader_instrumentation_metrics_arm(
+                &state.next,
                 device,
                 instrumentation,
             )
@@ -12354,16 +12932,21 @@ unsafe extern "system" fn vkClearShaderInstrumentationMetricsARM<L: Registered>(
         state
             .hooks
             .pre_call_record_clear_shader_instrumentation_metrics_arm(
+                &state.next,
                 device,
                 instrumentation,
             );
         let Some(next) = state.next.vkClearShaderInstrumentationMetricsARM else {
             return Fallback::fallback()
         };
-        unsafe { next(device, instrumentation) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, instrumentation) };
         state
             .hooks
             .post_call_record_clear_shader_instrumentation_metrics_arm(
+                &state.next,
                 device,
                 instrumentation,
             );
@@ -12381,6 +12964,7 @@ unsafe extern "system" fn vkCmdBeginConditionalRendering2EXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_conditional_rendering2_ext(
+                &state.next,
                 commandBuffer,
                 pConditionalRenderingBegin,
             )
@@ -12390,16 +12974,21 @@ unsafe extern "system" fn vkCmdBeginConditionalRendering2EXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_conditional_rendering2_ext(
+                &state.next,
                 commandBuffer,
                 pConditionalRenderingBegin,
             );
         let Some(next) = state.next.vkCmdBeginConditionalRendering2EXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pConditionalRenderingBegin) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pConditionalRenderingBegin) };
         state
             .hooks
             .post_call_record_cmd_begin_conditional_rendering2_ext(
+                &state.next,
                 commandBuffer,
                 pConditionalRenderingBegin,
             );
@@ -12417,6 +13006,7 @@ unsafe extern "system" fn vkCmdBeginConditionalRenderingEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_conditional_rendering_ext(
+                &state.next,
                 commandBuffer,
                 pConditionalRenderingBegin,
             )
@@ -12426,16 +13016,21 @@ unsafe extern "system" fn vkCmdBeginConditionalRenderingEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_conditional_rendering_ext(
+                &state.next,
                 commandBuffer,
                 pConditionalRenderingBegin,
             );
         let Some(next) = state.next.vkCmdBeginConditionalRenderingEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pConditionalRenderingBegin) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pConditionalRenderingBegin) };
         state
             .hooks
             .post_call_record_cmd_begin_conditional_rendering_ext(
+                &state.next,
                 commandBuffer,
                 pConditionalRenderingBegin,
             );
@@ -12453,6 +13048,7 @@ unsafe extern "system" fn vkCmdBeginCustomResolveEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_custom_resolve_ext(
+                &state.next,
                 commandBuffer,
                 pBeginCustomResolveInfo,
             )
@@ -12462,16 +13058,21 @@ unsafe extern "system" fn vkCmdBeginCustomResolveEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_custom_resolve_ext(
+                &state.next,
                 commandBuffer,
                 pBeginCustomResolveInfo,
             );
         let Some(next) = state.next.vkCmdBeginCustomResolveEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pBeginCustomResolveInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pBeginCustomResolveInfo) };
         state
             .hooks
             .post_call_record_cmd_begin_custom_resolve_ext(
+                &state.next,
                 commandBuffer,
                 pBeginCustomResolveInfo,
             );
@@ -12488,20 +13089,35 @@ unsafe extern "system" fn vkCmdBeginDebugUtilsLabelEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_begin_debug_utils_label_ext(commandBuffer, pLabelInfo)
+            .pre_call_validate_cmd_begin_debug_utils_label_ext(
+                &state.next,
+                commandBuffer,
+                pLabelInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_begin_debug_utils_label_ext(commandBuffer, pLabelInfo);
+            .pre_call_record_cmd_begin_debug_utils_label_ext(
+                &state.next,
+                commandBuffer,
+                pLabelInfo,
+            );
         let Some(next) = state.next.vkCmdBeginDebugUtilsLabelEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pLabelInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pLabelInfo) };
         state
             .hooks
-            .post_call_record_cmd_begin_debug_utils_label_ext(commandBuffer, pLabelInfo);
+            .post_call_record_cmd_begin_debug_utils_label_ext(
+                &state.next,
+                commandBuffer,
+                pLabelInfo,
+            );
     })
 }
 ///`vkCmdBeginGpaSampleAMD` through the layer's hooks.
@@ -12518,6 +13134,7 @@ unsafe extern "system" fn vkCmdBeginGpaSampleAMD<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_gpa_sample_amd(
+                &state.next,
                 commandBuffer,
                 gpaSession,
                 pGpaSampleBeginInfo,
@@ -12529,6 +13146,7 @@ unsafe extern "system" fn vkCmdBeginGpaSampleAMD<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_gpa_sample_amd(
+                &state.next,
                 commandBuffer,
                 gpaSession,
                 pGpaSampleBeginInfo,
@@ -12537,12 +13155,14 @@ unsafe extern "system" fn vkCmdBeginGpaSampleAMD<L: Registered>(
         let Some(next) = state.next.vkCmdBeginGpaSampleAMD else {
             return Fallback::fallback()
         };
-        let result = unsafe {
-            next(commandBuffer, gpaSession, pGpaSampleBeginInfo, pSampleID)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        let result = unsafe { next(down, gpaSession, pGpaSampleBeginInfo, pSampleID) };
         state
             .hooks
             .post_call_record_cmd_begin_gpa_sample_amd(
+                &state.next,
                 commandBuffer,
                 gpaSession,
                 pGpaSampleBeginInfo,
@@ -12563,18 +13183,32 @@ unsafe extern "system" fn vkCmdBeginGpaSessionAMD<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_begin_gpa_session_amd(commandBuffer, gpaSession)
+            .pre_call_validate_cmd_begin_gpa_session_amd(
+                &state.next,
+                commandBuffer,
+                gpaSession,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_begin_gpa_session_amd(commandBuffer, gpaSession);
+        state
+            .hooks
+            .pre_call_record_cmd_begin_gpa_session_amd(
+                &state.next,
+                commandBuffer,
+                gpaSession,
+            );
         let Some(next) = state.next.vkCmdBeginGpaSessionAMD else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(commandBuffer, gpaSession) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, gpaSession) };
         state
             .hooks
             .post_call_record_cmd_begin_gpa_session_amd(
+                &state.next,
                 commandBuffer,
                 gpaSession,
                 result,
@@ -12594,6 +13228,7 @@ unsafe extern "system" fn vkCmdBeginPerTileExecutionQCOM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_per_tile_execution_qcom(
+                &state.next,
                 commandBuffer,
                 pPerTileBeginInfo,
             )
@@ -12603,16 +13238,21 @@ unsafe extern "system" fn vkCmdBeginPerTileExecutionQCOM<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_per_tile_execution_qcom(
+                &state.next,
                 commandBuffer,
                 pPerTileBeginInfo,
             );
         let Some(next) = state.next.vkCmdBeginPerTileExecutionQCOM else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pPerTileBeginInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pPerTileBeginInfo) };
         state
             .hooks
             .post_call_record_cmd_begin_per_tile_execution_qcom(
+                &state.next,
                 commandBuffer,
                 pPerTileBeginInfo,
             );
@@ -12631,18 +13271,39 @@ unsafe extern "system" fn vkCmdBeginQuery<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_begin_query(commandBuffer, queryPool, query, flags)
+            .pre_call_validate_cmd_begin_query(
+                &state.next,
+                commandBuffer,
+                queryPool,
+                query,
+                flags,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_begin_query(commandBuffer, queryPool, query, flags);
+            .pre_call_record_cmd_begin_query(
+                &state.next,
+                commandBuffer,
+                queryPool,
+                query,
+                flags,
+            );
         let Some(next) = state.next.vkCmdBeginQuery else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, queryPool, query, flags) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, queryPool, query, flags) };
         state
             .hooks
-            .post_call_record_cmd_begin_query(commandBuffer, queryPool, query, flags);
+            .post_call_record_cmd_begin_query(
+                &state.next,
+                commandBuffer,
+                queryPool,
+                query,
+                flags,
+            );
     })
 }
 ///`vkCmdBeginQueryIndexedEXT` through the layer's hooks.
@@ -12660,6 +13321,7 @@ unsafe extern "system" fn vkCmdBeginQueryIndexedEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_query_indexed_ext(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 query,
@@ -12672,6 +13334,7 @@ unsafe extern "system" fn vkCmdBeginQueryIndexedEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_query_indexed_ext(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 query,
@@ -12681,10 +13344,14 @@ unsafe extern "system" fn vkCmdBeginQueryIndexedEXT<L: Registered>(
         let Some(next) = state.next.vkCmdBeginQueryIndexedEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, queryPool, query, flags, index) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, queryPool, query, flags, index) };
         state
             .hooks
             .post_call_record_cmd_begin_query_indexed_ext(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 query,
@@ -12706,6 +13373,7 @@ unsafe extern "system" fn vkCmdBeginRenderPass<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_render_pass(
+                &state.next,
                 commandBuffer,
                 pRenderPassBegin,
                 contents,
@@ -12716,6 +13384,7 @@ unsafe extern "system" fn vkCmdBeginRenderPass<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_render_pass(
+                &state.next,
                 commandBuffer,
                 pRenderPassBegin,
                 contents,
@@ -12723,10 +13392,14 @@ unsafe extern "system" fn vkCmdBeginRenderPass<L: Registered>(
         let Some(next) = state.next.vkCmdBeginRenderPass else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pRenderPassBegin, contents) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pRenderPassBegin, contents) };
         state
             .hooks
             .post_call_record_cmd_begin_render_pass(
+                &state.next,
                 commandBuffer,
                 pRenderPassBegin,
                 contents,
@@ -12746,6 +13419,7 @@ unsafe extern "system" fn vkCmdBeginRenderPass2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_render_pass2(
+                &state.next,
                 commandBuffer,
                 pRenderPassBegin,
                 pSubpassBeginInfo,
@@ -12756,6 +13430,7 @@ unsafe extern "system" fn vkCmdBeginRenderPass2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_render_pass2(
+                &state.next,
                 commandBuffer,
                 pRenderPassBegin,
                 pSubpassBeginInfo,
@@ -12763,10 +13438,14 @@ unsafe extern "system" fn vkCmdBeginRenderPass2<L: Registered>(
         let Some(next) = state.next.vkCmdBeginRenderPass2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pRenderPassBegin, pSubpassBeginInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pRenderPassBegin, pSubpassBeginInfo) };
         state
             .hooks
             .post_call_record_cmd_begin_render_pass2(
+                &state.next,
                 commandBuffer,
                 pRenderPassBegin,
                 pSubpassBeginInfo,
@@ -12784,16 +13463,35 @@ unsafe extern "system" fn vkCmdBeginRendering<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_begin_rendering(commandBuffer, pRenderingInfo)
+            .pre_call_validate_cmd_begin_rendering(
+                &state.next,
+                commandBuffer,
+                pRenderingInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_begin_rendering(commandBuffer, pRenderingInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_begin_rendering(
+                &state.next,
+                commandBuffer,
+                pRenderingInfo,
+            );
         let Some(next) = state.next.vkCmdBeginRendering else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pRenderingInfo) };
-        state.hooks.post_call_record_cmd_begin_rendering(commandBuffer, pRenderingInfo);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pRenderingInfo) };
+        state
+            .hooks
+            .post_call_record_cmd_begin_rendering(
+                &state.next,
+                commandBuffer,
+                pRenderingInfo,
+            );
     })
 }
 ///`vkCmdBeginShaderInstrumentationARM` through the layer's hooks.
@@ -12808,6 +13506,7 @@ unsafe extern "system" fn vkCmdBeginShaderInstrumentationARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_shader_instrumentation_arm(
+                &state.next,
                 commandBuffer,
                 instrumentation,
             )
@@ -12817,16 +13516,21 @@ unsafe extern "system" fn vkCmdBeginShaderInstrumentationARM<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_shader_instrumentation_arm(
+                &state.next,
                 commandBuffer,
                 instrumentation,
             );
         let Some(next) = state.next.vkCmdBeginShaderInstrumentationARM else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, instrumentation) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, instrumentation) };
         state
             .hooks
             .post_call_record_cmd_begin_shader_instrumentation_arm(
+                &state.next,
                 commandBuffer,
                 instrumentation,
             );
@@ -12846,6 +13550,7 @@ unsafe extern "system" fn vkCmdBeginTransformFeedback2EXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_transform_feedback2_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterRange,
                 counterRangeCount,
@@ -12857,6 +13562,7 @@ unsafe extern "system" fn vkCmdBeginTransformFeedback2EXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_transform_feedback2_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterRange,
                 counterRangeCount,
@@ -12865,12 +13571,14 @@ unsafe extern "system" fn vkCmdBeginTransformFeedback2EXT<L: Registered>(
         let Some(next) = state.next.vkCmdBeginTransformFeedback2EXT else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(commandBuffer, firstCounterRange, counterRangeCount, pCounterInfos)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, firstCounterRange, counterRangeCount, pCounterInfos) };
         state
             .hooks
             .post_call_record_cmd_begin_transform_feedback2_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterRange,
                 counterRangeCount,
@@ -12893,6 +13601,7 @@ unsafe extern "system" fn vkCmdBeginTransformFeedbackEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_begin_transform_feedback_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterBuffer,
                 counterBufferCount,
@@ -12905,6 +13614,7 @@ unsafe extern "system" fn vkCmdBeginTransformFeedbackEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_begin_transform_feedback_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterBuffer,
                 counterBufferCount,
@@ -12914,9 +13624,12 @@ unsafe extern "system" fn vkCmdBeginTransformFeedbackEXT<L: Registered>(
         let Some(next) = state.next.vkCmdBeginTransformFeedbackEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 firstCounterBuffer,
                 counterBufferCount,
                 pCounterBuffers,
@@ -12926,6 +13639,7 @@ unsafe extern "system" fn vkCmdBeginTransformFeedbackEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_begin_transform_feedback_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterBuffer,
                 counterBufferCount,
@@ -12945,20 +13659,35 @@ unsafe extern "system" fn vkCmdBeginVideoCodingKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_begin_video_coding_khr(commandBuffer, pBeginInfo)
+            .pre_call_validate_cmd_begin_video_coding_khr(
+                &state.next,
+                commandBuffer,
+                pBeginInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_begin_video_coding_khr(commandBuffer, pBeginInfo);
+            .pre_call_record_cmd_begin_video_coding_khr(
+                &state.next,
+                commandBuffer,
+                pBeginInfo,
+            );
         let Some(next) = state.next.vkCmdBeginVideoCodingKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pBeginInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pBeginInfo) };
         state
             .hooks
-            .post_call_record_cmd_begin_video_coding_khr(commandBuffer, pBeginInfo);
+            .post_call_record_cmd_begin_video_coding_khr(
+                &state.next,
+                commandBuffer,
+                pBeginInfo,
+            );
     })
 }
 ///`vkCmdBindDescriptorBufferEmbeddedSamplers2EXT` through the layer's hooks.
@@ -12973,6 +13702,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplers2EXT<L: Regis
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_descriptor_buffer_embedded_samplers2_ext(
+                &state.next,
                 commandBuffer,
                 pBindDescriptorBufferEmbeddedSamplersInfo,
             )
@@ -12982,16 +13712,21 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplers2EXT<L: Regis
         state
             .hooks
             .pre_call_record_cmd_bind_descriptor_buffer_embedded_samplers2_ext(
+                &state.next,
                 commandBuffer,
                 pBindDescriptorBufferEmbeddedSamplersInfo,
             );
         let Some(next) = state.next.vkCmdBindDescriptorBufferEmbeddedSamplers2EXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pBindDescriptorBufferEmbeddedSamplersInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pBindDescriptorBufferEmbeddedSamplersInfo) };
         state
             .hooks
             .post_call_record_cmd_bind_descriptor_buffer_embedded_samplers2_ext(
+                &state.next,
                 commandBuffer,
                 pBindDescriptorBufferEmbeddedSamplersInfo,
             );
@@ -13011,6 +13746,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplersEXT<L: Regist
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_descriptor_buffer_embedded_samplers_ext(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -13022,6 +13758,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplersEXT<L: Regist
         state
             .hooks
             .pre_call_record_cmd_bind_descriptor_buffer_embedded_samplers_ext(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -13030,10 +13767,14 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplersEXT<L: Regist
         let Some(next) = state.next.vkCmdBindDescriptorBufferEmbeddedSamplersEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pipelineBindPoint, layout, set) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipelineBindPoint, layout, set) };
         state
             .hooks
             .post_call_record_cmd_bind_descriptor_buffer_embedded_samplers_ext(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -13054,6 +13795,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBuffersEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_descriptor_buffers_ext(
+                &state.next,
                 commandBuffer,
                 bufferCount,
                 pBindingInfos,
@@ -13064,6 +13806,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBuffersEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_descriptor_buffers_ext(
+                &state.next,
                 commandBuffer,
                 bufferCount,
                 pBindingInfos,
@@ -13071,10 +13814,14 @@ unsafe extern "system" fn vkCmdBindDescriptorBuffersEXT<L: Registered>(
         let Some(next) = state.next.vkCmdBindDescriptorBuffersEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, bufferCount, pBindingInfos) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, bufferCount, pBindingInfos) };
         state
             .hooks
             .post_call_record_cmd_bind_descriptor_buffers_ext(
+                &state.next,
                 commandBuffer,
                 bufferCount,
                 pBindingInfos,
@@ -13099,6 +13846,7 @@ unsafe extern "system" fn vkCmdBindDescriptorSets<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_descriptor_sets(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -13114,6 +13862,7 @@ unsafe extern "system" fn vkCmdBindDescriptorSets<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_descriptor_sets(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -13126,9 +13875,12 @@ unsafe extern "system" fn vkCmdBindDescriptorSets<L: Registered>(
         let Some(next) = state.next.vkCmdBindDescriptorSets else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 pipelineBindPoint,
                 layout,
                 firstSet,
@@ -13141,6 +13893,7 @@ unsafe extern "system" fn vkCmdBindDescriptorSets<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_bind_descriptor_sets(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -13164,6 +13917,7 @@ unsafe extern "system" fn vkCmdBindDescriptorSets2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_descriptor_sets2(
+                &state.next,
                 commandBuffer,
                 pBindDescriptorSetsInfo,
             )
@@ -13173,16 +13927,21 @@ unsafe extern "system" fn vkCmdBindDescriptorSets2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_descriptor_sets2(
+                &state.next,
                 commandBuffer,
                 pBindDescriptorSetsInfo,
             );
         let Some(next) = state.next.vkCmdBindDescriptorSets2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pBindDescriptorSetsInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pBindDescriptorSetsInfo) };
         state
             .hooks
             .post_call_record_cmd_bind_descriptor_sets2(
+                &state.next,
                 commandBuffer,
                 pBindDescriptorSetsInfo,
             );
@@ -13202,6 +13961,7 @@ unsafe extern "system" fn vkCmdBindIndexBuffer<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_index_buffer(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -13213,6 +13973,7 @@ unsafe extern "system" fn vkCmdBindIndexBuffer<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_index_buffer(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -13221,10 +13982,14 @@ unsafe extern "system" fn vkCmdBindIndexBuffer<L: Registered>(
         let Some(next) = state.next.vkCmdBindIndexBuffer else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, buffer, offset, indexType) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buffer, offset, indexType) };
         state
             .hooks
             .post_call_record_cmd_bind_index_buffer(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -13247,6 +14012,7 @@ unsafe extern "system" fn vkCmdBindIndexBuffer2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_index_buffer2(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -13259,6 +14025,7 @@ unsafe extern "system" fn vkCmdBindIndexBuffer2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_index_buffer2(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -13268,10 +14035,14 @@ unsafe extern "system" fn vkCmdBindIndexBuffer2<L: Registered>(
         let Some(next) = state.next.vkCmdBindIndexBuffer2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, buffer, offset, size, indexType) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buffer, offset, size, indexType) };
         state
             .hooks
             .post_call_record_cmd_bind_index_buffer2(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -13291,16 +14062,35 @@ unsafe extern "system" fn vkCmdBindIndexBuffer3KHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_bind_index_buffer3_khr(commandBuffer, pInfo)
+            .pre_call_validate_cmd_bind_index_buffer3_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_bind_index_buffer3_khr(commandBuffer, pInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_bind_index_buffer3_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdBindIndexBuffer3KHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
-        state.hooks.post_call_record_cmd_bind_index_buffer3_khr(commandBuffer, pInfo);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
+        state
+            .hooks
+            .post_call_record_cmd_bind_index_buffer3_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
     })
 }
 ///`vkCmdBindInvocationMaskHUAWEI` through the layer's hooks.
@@ -13316,6 +14106,7 @@ unsafe extern "system" fn vkCmdBindInvocationMaskHUAWEI<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_invocation_mask_huawei(
+                &state.next,
                 commandBuffer,
                 imageView,
                 imageLayout,
@@ -13326,6 +14117,7 @@ unsafe extern "system" fn vkCmdBindInvocationMaskHUAWEI<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_invocation_mask_huawei(
+                &state.next,
                 commandBuffer,
                 imageView,
                 imageLayout,
@@ -13333,10 +14125,14 @@ unsafe extern "system" fn vkCmdBindInvocationMaskHUAWEI<L: Registered>(
         let Some(next) = state.next.vkCmdBindInvocationMaskHUAWEI else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, imageView, imageLayout) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, imageView, imageLayout) };
         state
             .hooks
             .post_call_record_cmd_bind_invocation_mask_huawei(
+                &state.next,
                 commandBuffer,
                 imageView,
                 imageLayout,
@@ -13356,6 +14152,7 @@ unsafe extern "system" fn vkCmdBindPipeline<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_pipeline(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 pipeline,
@@ -13366,6 +14163,7 @@ unsafe extern "system" fn vkCmdBindPipeline<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_pipeline(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 pipeline,
@@ -13373,10 +14171,14 @@ unsafe extern "system" fn vkCmdBindPipeline<L: Registered>(
         let Some(next) = state.next.vkCmdBindPipeline else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pipelineBindPoint, pipeline) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipelineBindPoint, pipeline) };
         state
             .hooks
             .post_call_record_cmd_bind_pipeline(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 pipeline,
@@ -13397,6 +14199,7 @@ unsafe extern "system" fn vkCmdBindPipelineShaderGroupNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_pipeline_shader_group_nv(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 pipeline,
@@ -13408,6 +14211,7 @@ unsafe extern "system" fn vkCmdBindPipelineShaderGroupNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_pipeline_shader_group_nv(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 pipeline,
@@ -13416,10 +14220,14 @@ unsafe extern "system" fn vkCmdBindPipelineShaderGroupNV<L: Registered>(
         let Some(next) = state.next.vkCmdBindPipelineShaderGroupNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pipelineBindPoint, pipeline, groupIndex) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipelineBindPoint, pipeline, groupIndex) };
         state
             .hooks
             .post_call_record_cmd_bind_pipeline_shader_group_nv(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 pipeline,
@@ -13438,18 +14246,35 @@ unsafe extern "system" fn vkCmdBindResourceHeapEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_bind_resource_heap_ext(commandBuffer, pBindInfo)
+            .pre_call_validate_cmd_bind_resource_heap_ext(
+                &state.next,
+                commandBuffer,
+                pBindInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_bind_resource_heap_ext(commandBuffer, pBindInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_bind_resource_heap_ext(
+                &state.next,
+                commandBuffer,
+                pBindInfo,
+            );
         let Some(next) = state.next.vkCmdBindResourceHeapEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pBindInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pBindInfo) };
         state
             .hooks
-            .post_call_record_cmd_bind_resource_heap_ext(commandBuffer, pBindInfo);
+            .post_call_record_cmd_bind_resource_heap_ext(
+                &state.next,
+                commandBuffer,
+                pBindInfo,
+            );
     })
 }
 ///`vkCmdBindSamplerHeapEXT` through the layer's hooks.
@@ -13463,16 +14288,35 @@ unsafe extern "system" fn vkCmdBindSamplerHeapEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_bind_sampler_heap_ext(commandBuffer, pBindInfo)
+            .pre_call_validate_cmd_bind_sampler_heap_ext(
+                &state.next,
+                commandBuffer,
+                pBindInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_bind_sampler_heap_ext(commandBuffer, pBindInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_bind_sampler_heap_ext(
+                &state.next,
+                commandBuffer,
+                pBindInfo,
+            );
         let Some(next) = state.next.vkCmdBindSamplerHeapEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pBindInfo) };
-        state.hooks.post_call_record_cmd_bind_sampler_heap_ext(commandBuffer, pBindInfo);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pBindInfo) };
+        state
+            .hooks
+            .post_call_record_cmd_bind_sampler_heap_ext(
+                &state.next,
+                commandBuffer,
+                pBindInfo,
+            );
     })
 }
 ///`vkCmdBindShadersEXT` through the layer's hooks.
@@ -13489,6 +14333,7 @@ unsafe extern "system" fn vkCmdBindShadersEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_shaders_ext(
+                &state.next,
                 commandBuffer,
                 stageCount,
                 pStages,
@@ -13500,6 +14345,7 @@ unsafe extern "system" fn vkCmdBindShadersEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_shaders_ext(
+                &state.next,
                 commandBuffer,
                 stageCount,
                 pStages,
@@ -13508,10 +14354,14 @@ unsafe extern "system" fn vkCmdBindShadersEXT<L: Registered>(
         let Some(next) = state.next.vkCmdBindShadersEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, stageCount, pStages, pShaders) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, stageCount, pStages, pShaders) };
         state
             .hooks
             .post_call_record_cmd_bind_shaders_ext(
+                &state.next,
                 commandBuffer,
                 stageCount,
                 pStages,
@@ -13532,6 +14382,7 @@ unsafe extern "system" fn vkCmdBindShadingRateImageNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_shading_rate_image_nv(
+                &state.next,
                 commandBuffer,
                 imageView,
                 imageLayout,
@@ -13542,6 +14393,7 @@ unsafe extern "system" fn vkCmdBindShadingRateImageNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_shading_rate_image_nv(
+                &state.next,
                 commandBuffer,
                 imageView,
                 imageLayout,
@@ -13549,10 +14401,14 @@ unsafe extern "system" fn vkCmdBindShadingRateImageNV<L: Registered>(
         let Some(next) = state.next.vkCmdBindShadingRateImageNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, imageView, imageLayout) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, imageView, imageLayout) };
         state
             .hooks
             .post_call_record_cmd_bind_shading_rate_image_nv(
+                &state.next,
                 commandBuffer,
                 imageView,
                 imageLayout,
@@ -13571,6 +14427,7 @@ unsafe extern "system" fn vkCmdBindTileMemoryQCOM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_tile_memory_qcom(
+                &state.next,
                 commandBuffer,
                 pTileMemoryBindInfo,
             )
@@ -13580,16 +14437,21 @@ unsafe extern "system" fn vkCmdBindTileMemoryQCOM<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_tile_memory_qcom(
+                &state.next,
                 commandBuffer,
                 pTileMemoryBindInfo,
             );
         let Some(next) = state.next.vkCmdBindTileMemoryQCOM else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pTileMemoryBindInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pTileMemoryBindInfo) };
         state
             .hooks
             .post_call_record_cmd_bind_tile_memory_qcom(
+                &state.next,
                 commandBuffer,
                 pTileMemoryBindInfo,
             );
@@ -13609,6 +14471,7 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffers2EXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_transform_feedback_buffers2_ext(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13620,6 +14483,7 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffers2EXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_transform_feedback_buffers2_ext(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13628,10 +14492,14 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffers2EXT<L: Registered>(
         let Some(next) = state.next.vkCmdBindTransformFeedbackBuffers2EXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, firstBinding, bindingCount, pBindingInfos) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, firstBinding, bindingCount, pBindingInfos) };
         state
             .hooks
             .post_call_record_cmd_bind_transform_feedback_buffers2_ext(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13655,6 +14523,7 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffersEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_transform_feedback_buffers_ext(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13668,6 +14537,7 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffersEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_transform_feedback_buffers_ext(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13678,12 +14548,14 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffersEXT<L: Registered>(
         let Some(next) = state.next.vkCmdBindTransformFeedbackBuffersEXT else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(commandBuffer, firstBinding, bindingCount, pBuffers, pOffsets, pSizes)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, firstBinding, bindingCount, pBuffers, pOffsets, pSizes) };
         state
             .hooks
             .post_call_record_cmd_bind_transform_feedback_buffers_ext(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13708,6 +14580,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_vertex_buffers(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13720,6 +14593,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_vertex_buffers(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13729,10 +14603,14 @@ unsafe extern "system" fn vkCmdBindVertexBuffers<L: Registered>(
         let Some(next) = state.next.vkCmdBindVertexBuffers else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, firstBinding, bindingCount, pBuffers, pOffsets) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, firstBinding, bindingCount, pBuffers, pOffsets) };
         state
             .hooks
             .post_call_record_cmd_bind_vertex_buffers(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13758,6 +14636,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_vertex_buffers2(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13772,6 +14651,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_vertex_buffers2(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13783,20 +14663,16 @@ unsafe extern "system" fn vkCmdBindVertexBuffers2<L: Registered>(
         let Some(next) = state.next.vkCmdBindVertexBuffers2 else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                commandBuffer,
-                firstBinding,
-                bindingCount,
-                pBuffers,
-                pOffsets,
-                pSizes,
-                pStrides,
-            )
+            next(down, firstBinding, bindingCount, pBuffers, pOffsets, pSizes, pStrides)
         };
         state
             .hooks
             .post_call_record_cmd_bind_vertex_buffers2(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13821,6 +14697,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers3KHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_bind_vertex_buffers3_khr(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13832,6 +14709,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers3KHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_bind_vertex_buffers3_khr(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13840,10 +14718,14 @@ unsafe extern "system" fn vkCmdBindVertexBuffers3KHR<L: Registered>(
         let Some(next) = state.next.vkCmdBindVertexBuffers3KHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, firstBinding, bindingCount, pBindingInfos) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, firstBinding, bindingCount, pBindingInfos) };
         state
             .hooks
             .post_call_record_cmd_bind_vertex_buffers3_khr(
+                &state.next,
                 commandBuffer,
                 firstBinding,
                 bindingCount,
@@ -13869,6 +14751,7 @@ unsafe extern "system" fn vkCmdBlitImage<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_blit_image(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -13884,6 +14767,7 @@ unsafe extern "system" fn vkCmdBlitImage<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_blit_image(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -13894,9 +14778,12 @@ unsafe extern "system" fn vkCmdBlitImage<L: Registered>(
                 filter,
             );
         let Some(next) = state.next.vkCmdBlitImage else { return Fallback::fallback() };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 srcImage,
                 srcImageLayout,
                 dstImage,
@@ -13909,6 +14796,7 @@ unsafe extern "system" fn vkCmdBlitImage<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_blit_image(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -13931,14 +14819,29 @@ unsafe extern "system" fn vkCmdBlitImage2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_blit_image2(commandBuffer, pBlitImageInfo)
+            .pre_call_validate_cmd_blit_image2(
+                &state.next,
+                commandBuffer,
+                pBlitImageInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_blit_image2(commandBuffer, pBlitImageInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_blit_image2(&state.next, commandBuffer, pBlitImageInfo);
         let Some(next) = state.next.vkCmdBlitImage2 else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, pBlitImageInfo) };
-        state.hooks.post_call_record_cmd_blit_image2(commandBuffer, pBlitImageInfo);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pBlitImageInfo) };
+        state
+            .hooks
+            .post_call_record_cmd_blit_image2(
+                &state.next,
+                commandBuffer,
+                pBlitImageInfo,
+            );
     })
 }
 ///`vkCmdBuildAccelerationStructureNV` through the layer's hooks.
@@ -13960,6 +14863,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructureNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_build_acceleration_structure_nv(
+                &state.next,
                 commandBuffer,
                 pInfo,
                 instanceData,
@@ -13976,6 +14880,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructureNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_build_acceleration_structure_nv(
+                &state.next,
                 commandBuffer,
                 pInfo,
                 instanceData,
@@ -13989,9 +14894,12 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructureNV<L: Registered>(
         let Some(next) = state.next.vkCmdBuildAccelerationStructureNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 pInfo,
                 instanceData,
                 instanceOffset,
@@ -14005,6 +14913,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructureNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_build_acceleration_structure_nv(
+                &state.next,
                 commandBuffer,
                 pInfo,
                 instanceData,
@@ -14033,6 +14942,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR<L: Registe
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_build_acceleration_structures_indirect_khr(
+                &state.next,
                 commandBuffer,
                 infoCount,
                 pInfos,
@@ -14046,6 +14956,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR<L: Registe
         state
             .hooks
             .pre_call_record_cmd_build_acceleration_structures_indirect_khr(
+                &state.next,
                 commandBuffer,
                 infoCount,
                 pInfos,
@@ -14056,9 +14967,12 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR<L: Registe
         let Some(next) = state.next.vkCmdBuildAccelerationStructuresIndirectKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 infoCount,
                 pInfos,
                 pIndirectDeviceAddresses,
@@ -14069,6 +14983,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR<L: Registe
         state
             .hooks
             .post_call_record_cmd_build_acceleration_structures_indirect_khr(
+                &state.next,
                 commandBuffer,
                 infoCount,
                 pInfos,
@@ -14092,6 +15007,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_build_acceleration_structures_khr(
+                &state.next,
                 commandBuffer,
                 infoCount,
                 pInfos,
@@ -14103,6 +15019,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_build_acceleration_structures_khr(
+                &state.next,
                 commandBuffer,
                 infoCount,
                 pInfos,
@@ -14111,10 +15028,14 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresKHR<L: Registered>(
         let Some(next) = state.next.vkCmdBuildAccelerationStructuresKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, infoCount, pInfos, ppBuildRangeInfos) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, infoCount, pInfos, ppBuildRangeInfos) };
         state
             .hooks
             .post_call_record_cmd_build_acceleration_structures_khr(
+                &state.next,
                 commandBuffer,
                 infoCount,
                 pInfos,
@@ -14136,6 +15057,7 @@ unsafe extern "system" fn vkCmdBuildClusterAccelerationStructureIndirectNV<
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_build_cluster_acceleration_structure_indirect_nv(
+                &state.next,
                 commandBuffer,
                 pCommandInfos,
             )
@@ -14145,15 +15067,20 @@ unsafe extern "system" fn vkCmdBuildClusterAccelerationStructureIndirectNV<
         state
             .hooks
             .pre_call_record_cmd_build_cluster_acceleration_structure_indirect_nv(
+                &state.next,
                 commandBuffer,
                 pCommandInfos,
             );
         let Some(next) = state.next.vkCmdBuildClusterAccelerationStructureIndirectNV
         else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, pCommandInfos) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCommandInfos) };
         state
             .hooks
             .post_call_record_cmd_build_cluster_acceleration_structure_indirect_nv(
+                &state.next,
                 commandBuffer,
                 pCommandInfos,
             );
@@ -14171,20 +15098,38 @@ unsafe extern "system" fn vkCmdBuildMicromapsEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_build_micromaps_ext(commandBuffer, infoCount, pInfos)
+            .pre_call_validate_cmd_build_micromaps_ext(
+                &state.next,
+                commandBuffer,
+                infoCount,
+                pInfos,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_build_micromaps_ext(commandBuffer, infoCount, pInfos);
+            .pre_call_record_cmd_build_micromaps_ext(
+                &state.next,
+                commandBuffer,
+                infoCount,
+                pInfos,
+            );
         let Some(next) = state.next.vkCmdBuildMicromapsEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, infoCount, pInfos) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, infoCount, pInfos) };
         state
             .hooks
-            .post_call_record_cmd_build_micromaps_ext(commandBuffer, infoCount, pInfos);
+            .post_call_record_cmd_build_micromaps_ext(
+                &state.next,
+                commandBuffer,
+                infoCount,
+                pInfos,
+            );
     })
 }
 ///`vkCmdBuildPartitionedAccelerationStructuresNV` through the layer's hooks.
@@ -14199,6 +15144,7 @@ unsafe extern "system" fn vkCmdBuildPartitionedAccelerationStructuresNV<L: Regis
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_build_partitioned_acceleration_structures_nv(
+                &state.next,
                 commandBuffer,
                 pBuildInfo,
             )
@@ -14208,16 +15154,21 @@ unsafe extern "system" fn vkCmdBuildPartitionedAccelerationStructuresNV<L: Regis
         state
             .hooks
             .pre_call_record_cmd_build_partitioned_acceleration_structures_nv(
+                &state.next,
                 commandBuffer,
                 pBuildInfo,
             );
         let Some(next) = state.next.vkCmdBuildPartitionedAccelerationStructuresNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pBuildInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pBuildInfo) };
         state
             .hooks
             .post_call_record_cmd_build_partitioned_acceleration_structures_nv(
+                &state.next,
                 commandBuffer,
                 pBuildInfo,
             );
@@ -14238,6 +15189,7 @@ unsafe extern "system" fn vkCmdClearAttachments<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_clear_attachments(
+                &state.next,
                 commandBuffer,
                 attachmentCount,
                 pAttachments,
@@ -14250,6 +15202,7 @@ unsafe extern "system" fn vkCmdClearAttachments<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_clear_attachments(
+                &state.next,
                 commandBuffer,
                 attachmentCount,
                 pAttachments,
@@ -14259,10 +15212,14 @@ unsafe extern "system" fn vkCmdClearAttachments<L: Registered>(
         let Some(next) = state.next.vkCmdClearAttachments else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, attachmentCount, pAttachments, rectCount, pRects) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, attachmentCount, pAttachments, rectCount, pRects) };
         state
             .hooks
             .post_call_record_cmd_clear_attachments(
+                &state.next,
                 commandBuffer,
                 attachmentCount,
                 pAttachments,
@@ -14287,6 +15244,7 @@ unsafe extern "system" fn vkCmdClearColorImage<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_clear_color_image(
+                &state.next,
                 commandBuffer,
                 image,
                 imageLayout,
@@ -14300,6 +15258,7 @@ unsafe extern "system" fn vkCmdClearColorImage<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_clear_color_image(
+                &state.next,
                 commandBuffer,
                 image,
                 imageLayout,
@@ -14310,10 +15269,14 @@ unsafe extern "system" fn vkCmdClearColorImage<L: Registered>(
         let Some(next) = state.next.vkCmdClearColorImage else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, image, imageLayout, pColor, rangeCount, pRanges) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, image, imageLayout, pColor, rangeCount, pRanges) };
         state
             .hooks
             .post_call_record_cmd_clear_color_image(
+                &state.next,
                 commandBuffer,
                 image,
                 imageLayout,
@@ -14339,6 +15302,7 @@ unsafe extern "system" fn vkCmdClearDepthStencilImage<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_clear_depth_stencil_image(
+                &state.next,
                 commandBuffer,
                 image,
                 imageLayout,
@@ -14352,6 +15316,7 @@ unsafe extern "system" fn vkCmdClearDepthStencilImage<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_clear_depth_stencil_image(
+                &state.next,
                 commandBuffer,
                 image,
                 imageLayout,
@@ -14362,12 +15327,14 @@ unsafe extern "system" fn vkCmdClearDepthStencilImage<L: Registered>(
         let Some(next) = state.next.vkCmdClearDepthStencilImage else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(commandBuffer, image, imageLayout, pDepthStencil, rangeCount, pRanges)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, image, imageLayout, pDepthStencil, rangeCount, pRanges) };
         state
             .hooks
             .post_call_record_cmd_clear_depth_stencil_image(
+                &state.next,
                 commandBuffer,
                 image,
                 imageLayout,
@@ -14389,6 +15356,7 @@ unsafe extern "system" fn vkCmdControlVideoCodingKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_control_video_coding_khr(
+                &state.next,
                 commandBuffer,
                 pCodingControlInfo,
             )
@@ -14398,16 +15366,21 @@ unsafe extern "system" fn vkCmdControlVideoCodingKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_control_video_coding_khr(
+                &state.next,
                 commandBuffer,
                 pCodingControlInfo,
             );
         let Some(next) = state.next.vkCmdControlVideoCodingKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCodingControlInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCodingControlInfo) };
         state
             .hooks
             .post_call_record_cmd_control_video_coding_khr(
+                &state.next,
                 commandBuffer,
                 pCodingControlInfo,
             );
@@ -14426,6 +15399,7 @@ unsafe extern "system" fn vkCmdConvertCooperativeVectorMatrixNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_convert_cooperative_vector_matrix_nv(
+                &state.next,
                 commandBuffer,
                 infoCount,
                 pInfos,
@@ -14436,6 +15410,7 @@ unsafe extern "system" fn vkCmdConvertCooperativeVectorMatrixNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_convert_cooperative_vector_matrix_nv(
+                &state.next,
                 commandBuffer,
                 infoCount,
                 pInfos,
@@ -14443,10 +15418,14 @@ unsafe extern "system" fn vkCmdConvertCooperativeVectorMatrixNV<L: Registered>(
         let Some(next) = state.next.vkCmdConvertCooperativeVectorMatrixNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, infoCount, pInfos) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, infoCount, pInfos) };
         state
             .hooks
             .post_call_record_cmd_convert_cooperative_vector_matrix_nv(
+                &state.next,
                 commandBuffer,
                 infoCount,
                 pInfos,
@@ -14464,20 +15443,35 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_copy_acceleration_structure_khr(commandBuffer, pInfo)
+            .pre_call_validate_cmd_copy_acceleration_structure_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_copy_acceleration_structure_khr(commandBuffer, pInfo);
+            .pre_call_record_cmd_copy_acceleration_structure_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdCopyAccelerationStructureKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
-            .post_call_record_cmd_copy_acceleration_structure_khr(commandBuffer, pInfo);
+            .post_call_record_cmd_copy_acceleration_structure_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
     })
 }
 ///`vkCmdCopyAccelerationStructureNV` through the layer's hooks.
@@ -14494,6 +15488,7 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_acceleration_structure_nv(
+                &state.next,
                 commandBuffer,
                 dst,
                 src,
@@ -14505,6 +15500,7 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_acceleration_structure_nv(
+                &state.next,
                 commandBuffer,
                 dst,
                 src,
@@ -14513,10 +15509,14 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureNV<L: Registered>(
         let Some(next) = state.next.vkCmdCopyAccelerationStructureNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, dst, src, mode) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, dst, src, mode) };
         state
             .hooks
             .post_call_record_cmd_copy_acceleration_structure_nv(
+                &state.next,
                 commandBuffer,
                 dst,
                 src,
@@ -14536,6 +15536,7 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureToMemoryKHR<L: Registere
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_acceleration_structure_to_memory_khr(
+                &state.next,
                 commandBuffer,
                 pInfo,
             )
@@ -14545,16 +15546,21 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureToMemoryKHR<L: Registere
         state
             .hooks
             .pre_call_record_cmd_copy_acceleration_structure_to_memory_khr(
+                &state.next,
                 commandBuffer,
                 pInfo,
             );
         let Some(next) = state.next.vkCmdCopyAccelerationStructureToMemoryKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_acceleration_structure_to_memory_khr(
+                &state.next,
                 commandBuffer,
                 pInfo,
             );
@@ -14575,6 +15581,7 @@ unsafe extern "system" fn vkCmdCopyBuffer<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_buffer(
+                &state.next,
                 commandBuffer,
                 srcBuffer,
                 dstBuffer,
@@ -14587,6 +15594,7 @@ unsafe extern "system" fn vkCmdCopyBuffer<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_buffer(
+                &state.next,
                 commandBuffer,
                 srcBuffer,
                 dstBuffer,
@@ -14594,10 +15602,14 @@ unsafe extern "system" fn vkCmdCopyBuffer<L: Registered>(
                 pRegions,
             );
         let Some(next) = state.next.vkCmdCopyBuffer else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, srcBuffer, dstBuffer, regionCount, pRegions) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, srcBuffer, dstBuffer, regionCount, pRegions) };
         state
             .hooks
             .post_call_record_cmd_copy_buffer(
+                &state.next,
                 commandBuffer,
                 srcBuffer,
                 dstBuffer,
@@ -14617,16 +15629,35 @@ unsafe extern "system" fn vkCmdCopyBuffer2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_copy_buffer2(commandBuffer, pCopyBufferInfo)
+            .pre_call_validate_cmd_copy_buffer2(
+                &state.next,
+                commandBuffer,
+                pCopyBufferInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_copy_buffer2(commandBuffer, pCopyBufferInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_copy_buffer2(
+                &state.next,
+                commandBuffer,
+                pCopyBufferInfo,
+            );
         let Some(next) = state.next.vkCmdCopyBuffer2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCopyBufferInfo) };
-        state.hooks.post_call_record_cmd_copy_buffer2(commandBuffer, pCopyBufferInfo);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCopyBufferInfo) };
+        state
+            .hooks
+            .post_call_record_cmd_copy_buffer2(
+                &state.next,
+                commandBuffer,
+                pCopyBufferInfo,
+            );
     })
 }
 ///`vkCmdCopyBufferToImage` through the layer's hooks.
@@ -14645,6 +15676,7 @@ unsafe extern "system" fn vkCmdCopyBufferToImage<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_buffer_to_image(
+                &state.next,
                 commandBuffer,
                 srcBuffer,
                 dstImage,
@@ -14658,6 +15690,7 @@ unsafe extern "system" fn vkCmdCopyBufferToImage<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_buffer_to_image(
+                &state.next,
                 commandBuffer,
                 srcBuffer,
                 dstImage,
@@ -14668,19 +15701,16 @@ unsafe extern "system" fn vkCmdCopyBufferToImage<L: Registered>(
         let Some(next) = state.next.vkCmdCopyBufferToImage else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                commandBuffer,
-                srcBuffer,
-                dstImage,
-                dstImageLayout,
-                regionCount,
-                pRegions,
-            )
+            next(down, srcBuffer, dstImage, dstImageLayout, regionCount, pRegions)
         };
         state
             .hooks
             .post_call_record_cmd_copy_buffer_to_image(
+                &state.next,
                 commandBuffer,
                 srcBuffer,
                 dstImage,
@@ -14702,6 +15732,7 @@ unsafe extern "system" fn vkCmdCopyBufferToImage2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_buffer_to_image2(
+                &state.next,
                 commandBuffer,
                 pCopyBufferToImageInfo,
             )
@@ -14711,16 +15742,21 @@ unsafe extern "system" fn vkCmdCopyBufferToImage2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_buffer_to_image2(
+                &state.next,
                 commandBuffer,
                 pCopyBufferToImageInfo,
             );
         let Some(next) = state.next.vkCmdCopyBufferToImage2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCopyBufferToImageInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCopyBufferToImageInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_buffer_to_image2(
+                &state.next,
                 commandBuffer,
                 pCopyBufferToImageInfo,
             );
@@ -14738,6 +15774,7 @@ unsafe extern "system" fn vkCmdCopyGpaSessionResultsAMD<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_gpa_session_results_amd(
+                &state.next,
                 commandBuffer,
                 gpaSession,
             )
@@ -14746,14 +15783,22 @@ unsafe extern "system" fn vkCmdCopyGpaSessionResultsAMD<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_cmd_copy_gpa_session_results_amd(commandBuffer, gpaSession);
+            .pre_call_record_cmd_copy_gpa_session_results_amd(
+                &state.next,
+                commandBuffer,
+                gpaSession,
+            );
         let Some(next) = state.next.vkCmdCopyGpaSessionResultsAMD else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, gpaSession) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, gpaSession) };
         state
             .hooks
             .post_call_record_cmd_copy_gpa_session_results_amd(
+                &state.next,
                 commandBuffer,
                 gpaSession,
             );
@@ -14776,6 +15821,7 @@ unsafe extern "system" fn vkCmdCopyImage<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_image(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -14790,6 +15836,7 @@ unsafe extern "system" fn vkCmdCopyImage<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_image(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -14799,9 +15846,12 @@ unsafe extern "system" fn vkCmdCopyImage<L: Registered>(
                 pRegions,
             );
         let Some(next) = state.next.vkCmdCopyImage else { return Fallback::fallback() };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 srcImage,
                 srcImageLayout,
                 dstImage,
@@ -14813,6 +15863,7 @@ unsafe extern "system" fn vkCmdCopyImage<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_copy_image(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -14834,14 +15885,29 @@ unsafe extern "system" fn vkCmdCopyImage2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_copy_image2(commandBuffer, pCopyImageInfo)
+            .pre_call_validate_cmd_copy_image2(
+                &state.next,
+                commandBuffer,
+                pCopyImageInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_copy_image2(commandBuffer, pCopyImageInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_copy_image2(&state.next, commandBuffer, pCopyImageInfo);
         let Some(next) = state.next.vkCmdCopyImage2 else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, pCopyImageInfo) };
-        state.hooks.post_call_record_cmd_copy_image2(commandBuffer, pCopyImageInfo);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCopyImageInfo) };
+        state
+            .hooks
+            .post_call_record_cmd_copy_image2(
+                &state.next,
+                commandBuffer,
+                pCopyImageInfo,
+            );
     })
 }
 ///`vkCmdCopyImageToBuffer` through the layer's hooks.
@@ -14860,6 +15926,7 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_image_to_buffer(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -14873,6 +15940,7 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_image_to_buffer(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -14883,19 +15951,16 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer<L: Registered>(
         let Some(next) = state.next.vkCmdCopyImageToBuffer else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                commandBuffer,
-                srcImage,
-                srcImageLayout,
-                dstBuffer,
-                regionCount,
-                pRegions,
-            )
+            next(down, srcImage, srcImageLayout, dstBuffer, regionCount, pRegions)
         };
         state
             .hooks
             .post_call_record_cmd_copy_image_to_buffer(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -14917,6 +15982,7 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_image_to_buffer2(
+                &state.next,
                 commandBuffer,
                 pCopyImageToBufferInfo,
             )
@@ -14926,16 +15992,21 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_image_to_buffer2(
+                &state.next,
                 commandBuffer,
                 pCopyImageToBufferInfo,
             );
         let Some(next) = state.next.vkCmdCopyImageToBuffer2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCopyImageToBufferInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCopyImageToBufferInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_image_to_buffer2(
+                &state.next,
                 commandBuffer,
                 pCopyImageToBufferInfo,
             );
@@ -14953,6 +16024,7 @@ unsafe extern "system" fn vkCmdCopyImageToMemoryKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_image_to_memory_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryInfo,
             )
@@ -14962,16 +16034,21 @@ unsafe extern "system" fn vkCmdCopyImageToMemoryKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_image_to_memory_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryInfo,
             );
         let Some(next) = state.next.vkCmdCopyImageToMemoryKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCopyMemoryInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCopyMemoryInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_image_to_memory_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryInfo,
             );
@@ -14989,6 +16066,7 @@ unsafe extern "system" fn vkCmdCopyMemoryIndirectKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_memory_indirect_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryIndirectInfo,
             )
@@ -14998,16 +16076,21 @@ unsafe extern "system" fn vkCmdCopyMemoryIndirectKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_memory_indirect_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryIndirectInfo,
             );
         let Some(next) = state.next.vkCmdCopyMemoryIndirectKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCopyMemoryIndirectInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCopyMemoryIndirectInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_memory_indirect_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryIndirectInfo,
             );
@@ -15027,6 +16110,7 @@ unsafe extern "system" fn vkCmdCopyMemoryIndirectNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_memory_indirect_nv(
+                &state.next,
                 commandBuffer,
                 copyBufferAddress,
                 copyCount,
@@ -15038,6 +16122,7 @@ unsafe extern "system" fn vkCmdCopyMemoryIndirectNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_memory_indirect_nv(
+                &state.next,
                 commandBuffer,
                 copyBufferAddress,
                 copyCount,
@@ -15046,10 +16131,14 @@ unsafe extern "system" fn vkCmdCopyMemoryIndirectNV<L: Registered>(
         let Some(next) = state.next.vkCmdCopyMemoryIndirectNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, copyBufferAddress, copyCount, stride) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, copyBufferAddress, copyCount, stride) };
         state
             .hooks
             .post_call_record_cmd_copy_memory_indirect_nv(
+                &state.next,
                 commandBuffer,
                 copyBufferAddress,
                 copyCount,
@@ -15068,16 +16157,35 @@ unsafe extern "system" fn vkCmdCopyMemoryKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_copy_memory_khr(commandBuffer, pCopyMemoryInfo)
+            .pre_call_validate_cmd_copy_memory_khr(
+                &state.next,
+                commandBuffer,
+                pCopyMemoryInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_copy_memory_khr(commandBuffer, pCopyMemoryInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_copy_memory_khr(
+                &state.next,
+                commandBuffer,
+                pCopyMemoryInfo,
+            );
         let Some(next) = state.next.vkCmdCopyMemoryKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCopyMemoryInfo) };
-        state.hooks.post_call_record_cmd_copy_memory_khr(commandBuffer, pCopyMemoryInfo);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCopyMemoryInfo) };
+        state
+            .hooks
+            .post_call_record_cmd_copy_memory_khr(
+                &state.next,
+                commandBuffer,
+                pCopyMemoryInfo,
+            );
     })
 }
 ///`vkCmdCopyMemoryToAccelerationStructureKHR` through the layer's hooks.
@@ -15092,6 +16200,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToAccelerationStructureKHR<L: Registere
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_memory_to_acceleration_structure_khr(
+                &state.next,
                 commandBuffer,
                 pInfo,
             )
@@ -15101,16 +16210,21 @@ unsafe extern "system" fn vkCmdCopyMemoryToAccelerationStructureKHR<L: Registere
         state
             .hooks
             .pre_call_record_cmd_copy_memory_to_acceleration_structure_khr(
+                &state.next,
                 commandBuffer,
                 pInfo,
             );
         let Some(next) = state.next.vkCmdCopyMemoryToAccelerationStructureKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_memory_to_acceleration_structure_khr(
+                &state.next,
                 commandBuffer,
                 pInfo,
             );
@@ -15128,6 +16242,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_memory_to_image_indirect_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryToImageIndirectInfo,
             )
@@ -15137,16 +16252,21 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_memory_to_image_indirect_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryToImageIndirectInfo,
             );
         let Some(next) = state.next.vkCmdCopyMemoryToImageIndirectKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCopyMemoryToImageIndirectInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCopyMemoryToImageIndirectInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_memory_to_image_indirect_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryToImageIndirectInfo,
             );
@@ -15169,6 +16289,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_memory_to_image_indirect_nv(
+                &state.next,
                 commandBuffer,
                 copyBufferAddress,
                 copyCount,
@@ -15183,6 +16304,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_memory_to_image_indirect_nv(
+                &state.next,
                 commandBuffer,
                 copyBufferAddress,
                 copyCount,
@@ -15194,9 +16316,12 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectNV<L: Registered>(
         let Some(next) = state.next.vkCmdCopyMemoryToImageIndirectNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 copyBufferAddress,
                 copyCount,
                 stride,
@@ -15208,6 +16333,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_copy_memory_to_image_indirect_nv(
+                &state.next,
                 commandBuffer,
                 copyBufferAddress,
                 copyCount,
@@ -15230,6 +16356,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_memory_to_image_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryInfo,
             )
@@ -15239,16 +16366,21 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_memory_to_image_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryInfo,
             );
         let Some(next) = state.next.vkCmdCopyMemoryToImageKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCopyMemoryInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCopyMemoryInfo) };
         state
             .hooks
             .post_call_record_cmd_copy_memory_to_image_khr(
+                &state.next,
                 commandBuffer,
                 pCopyMemoryInfo,
             );
@@ -15265,20 +16397,35 @@ unsafe extern "system" fn vkCmdCopyMemoryToMicromapEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_copy_memory_to_micromap_ext(commandBuffer, pInfo)
+            .pre_call_validate_cmd_copy_memory_to_micromap_ext(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_copy_memory_to_micromap_ext(commandBuffer, pInfo);
+            .pre_call_record_cmd_copy_memory_to_micromap_ext(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdCopyMemoryToMicromapEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
-            .post_call_record_cmd_copy_memory_to_micromap_ext(commandBuffer, pInfo);
+            .post_call_record_cmd_copy_memory_to_micromap_ext(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
     })
 }
 ///`vkCmdCopyMicromapEXT` through the layer's hooks.
@@ -15292,16 +16439,23 @@ unsafe extern "system" fn vkCmdCopyMicromapEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_copy_micromap_ext(commandBuffer, pInfo)
+            .pre_call_validate_cmd_copy_micromap_ext(&state.next, commandBuffer, pInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_copy_micromap_ext(commandBuffer, pInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_copy_micromap_ext(&state.next, commandBuffer, pInfo);
         let Some(next) = state.next.vkCmdCopyMicromapEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
-        state.hooks.post_call_record_cmd_copy_micromap_ext(commandBuffer, pInfo);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
+        state
+            .hooks
+            .post_call_record_cmd_copy_micromap_ext(&state.next, commandBuffer, pInfo);
     })
 }
 ///`vkCmdCopyMicromapToMemoryEXT` through the layer's hooks.
@@ -15315,20 +16469,35 @@ unsafe extern "system" fn vkCmdCopyMicromapToMemoryEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_copy_micromap_to_memory_ext(commandBuffer, pInfo)
+            .pre_call_validate_cmd_copy_micromap_to_memory_ext(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_copy_micromap_to_memory_ext(commandBuffer, pInfo);
+            .pre_call_record_cmd_copy_micromap_to_memory_ext(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdCopyMicromapToMemoryEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
-            .post_call_record_cmd_copy_micromap_to_memory_ext(commandBuffer, pInfo);
+            .post_call_record_cmd_copy_micromap_to_memory_ext(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
     })
 }
 ///`vkCmdCopyQueryPoolResults` through the layer's hooks.
@@ -15349,6 +16518,7 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResults<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_query_pool_results(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 firstQuery,
@@ -15364,6 +16534,7 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResults<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_query_pool_results(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 firstQuery,
@@ -15376,9 +16547,12 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResults<L: Registered>(
         let Some(next) = state.next.vkCmdCopyQueryPoolResults else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 queryPool,
                 firstQuery,
                 queryCount,
@@ -15391,6 +16565,7 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResults<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_copy_query_pool_results(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 firstQuery,
@@ -15419,6 +16594,7 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResultsToMemoryKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_copy_query_pool_results_to_memory_khr(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 firstQuery,
@@ -15433,6 +16609,7 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResultsToMemoryKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_copy_query_pool_results_to_memory_khr(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 firstQuery,
@@ -15444,9 +16621,12 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResultsToMemoryKHR<L: Registered>(
         let Some(next) = state.next.vkCmdCopyQueryPoolResultsToMemoryKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 queryPool,
                 firstQuery,
                 queryCount,
@@ -15458,6 +16638,7 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResultsToMemoryKHR<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_copy_query_pool_results_to_memory_khr(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 firstQuery,
@@ -15479,16 +16660,35 @@ unsafe extern "system" fn vkCmdCopyTensorARM<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_copy_tensor_arm(commandBuffer, pCopyTensorInfo)
+            .pre_call_validate_cmd_copy_tensor_arm(
+                &state.next,
+                commandBuffer,
+                pCopyTensorInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_copy_tensor_arm(commandBuffer, pCopyTensorInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_copy_tensor_arm(
+                &state.next,
+                commandBuffer,
+                pCopyTensorInfo,
+            );
         let Some(next) = state.next.vkCmdCopyTensorARM else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCopyTensorInfo) };
-        state.hooks.post_call_record_cmd_copy_tensor_arm(commandBuffer, pCopyTensorInfo);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCopyTensorInfo) };
+        state
+            .hooks
+            .post_call_record_cmd_copy_tensor_arm(
+                &state.next,
+                commandBuffer,
+                pCopyTensorInfo,
+            );
     })
 }
 ///`vkCmdCuLaunchKernelNVX` through the layer's hooks.
@@ -15502,18 +16702,35 @@ unsafe extern "system" fn vkCmdCuLaunchKernelNVX<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_cu_launch_kernel_nvx(commandBuffer, pLaunchInfo)
+            .pre_call_validate_cmd_cu_launch_kernel_nvx(
+                &state.next,
+                commandBuffer,
+                pLaunchInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_cu_launch_kernel_nvx(commandBuffer, pLaunchInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_cu_launch_kernel_nvx(
+                &state.next,
+                commandBuffer,
+                pLaunchInfo,
+            );
         let Some(next) = state.next.vkCmdCuLaunchKernelNVX else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pLaunchInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pLaunchInfo) };
         state
             .hooks
-            .post_call_record_cmd_cu_launch_kernel_nvx(commandBuffer, pLaunchInfo);
+            .post_call_record_cmd_cu_launch_kernel_nvx(
+                &state.next,
+                commandBuffer,
+                pLaunchInfo,
+            );
     })
 }
 ///`vkCmdCudaLaunchKernelNV` through the layer's hooks.
@@ -15527,20 +16744,35 @@ unsafe extern "system" fn vkCmdCudaLaunchKernelNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_cuda_launch_kernel_nv(commandBuffer, pLaunchInfo)
+            .pre_call_validate_cmd_cuda_launch_kernel_nv(
+                &state.next,
+                commandBuffer,
+                pLaunchInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_cuda_launch_kernel_nv(commandBuffer, pLaunchInfo);
+            .pre_call_record_cmd_cuda_launch_kernel_nv(
+                &state.next,
+                commandBuffer,
+                pLaunchInfo,
+            );
         let Some(next) = state.next.vkCmdCudaLaunchKernelNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pLaunchInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pLaunchInfo) };
         state
             .hooks
-            .post_call_record_cmd_cuda_launch_kernel_nv(commandBuffer, pLaunchInfo);
+            .post_call_record_cmd_cuda_launch_kernel_nv(
+                &state.next,
+                commandBuffer,
+                pLaunchInfo,
+            );
     })
 }
 ///`vkCmdDebugMarkerBeginEXT` through the layer's hooks.
@@ -15554,20 +16786,35 @@ unsafe extern "system" fn vkCmdDebugMarkerBeginEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_debug_marker_begin_ext(commandBuffer, pMarkerInfo)
+            .pre_call_validate_cmd_debug_marker_begin_ext(
+                &state.next,
+                commandBuffer,
+                pMarkerInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_debug_marker_begin_ext(commandBuffer, pMarkerInfo);
+            .pre_call_record_cmd_debug_marker_begin_ext(
+                &state.next,
+                commandBuffer,
+                pMarkerInfo,
+            );
         let Some(next) = state.next.vkCmdDebugMarkerBeginEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pMarkerInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pMarkerInfo) };
         state
             .hooks
-            .post_call_record_cmd_debug_marker_begin_ext(commandBuffer, pMarkerInfo);
+            .post_call_record_cmd_debug_marker_begin_ext(
+                &state.next,
+                commandBuffer,
+                pMarkerInfo,
+            );
     })
 }
 ///`vkCmdDebugMarkerEndEXT` through the layer's hooks.
@@ -15580,16 +16827,21 @@ unsafe extern "system" fn vkCmdDebugMarkerEndEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_debug_marker_end_ext(commandBuffer)
+            .pre_call_validate_cmd_debug_marker_end_ext(&state.next, commandBuffer)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_debug_marker_end_ext(commandBuffer);
+        state.hooks.pre_call_record_cmd_debug_marker_end_ext(&state.next, commandBuffer);
         let Some(next) = state.next.vkCmdDebugMarkerEndEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer) };
-        state.hooks.post_call_record_cmd_debug_marker_end_ext(commandBuffer);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
+        state
+            .hooks
+            .post_call_record_cmd_debug_marker_end_ext(&state.next, commandBuffer);
     })
 }
 ///`vkCmdDebugMarkerInsertEXT` through the layer's hooks.
@@ -15603,20 +16855,35 @@ unsafe extern "system" fn vkCmdDebugMarkerInsertEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_debug_marker_insert_ext(commandBuffer, pMarkerInfo)
+            .pre_call_validate_cmd_debug_marker_insert_ext(
+                &state.next,
+                commandBuffer,
+                pMarkerInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_debug_marker_insert_ext(commandBuffer, pMarkerInfo);
+            .pre_call_record_cmd_debug_marker_insert_ext(
+                &state.next,
+                commandBuffer,
+                pMarkerInfo,
+            );
         let Some(next) = state.next.vkCmdDebugMarkerInsertEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pMarkerInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pMarkerInfo) };
         state
             .hooks
-            .post_call_record_cmd_debug_marker_insert_ext(commandBuffer, pMarkerInfo);
+            .post_call_record_cmd_debug_marker_insert_ext(
+                &state.next,
+                commandBuffer,
+                pMarkerInfo,
+            );
     })
 }
 ///`vkCmdDecodeVideoKHR` through the layer's hooks.
@@ -15630,16 +16897,35 @@ unsafe extern "system" fn vkCmdDecodeVideoKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_decode_video_khr(commandBuffer, pDecodeInfo)
+            .pre_call_validate_cmd_decode_video_khr(
+                &state.next,
+                commandBuffer,
+                pDecodeInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_decode_video_khr(commandBuffer, pDecodeInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_decode_video_khr(
+                &state.next,
+                commandBuffer,
+                pDecodeInfo,
+            );
         let Some(next) = state.next.vkCmdDecodeVideoKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pDecodeInfo) };
-        state.hooks.post_call_record_cmd_decode_video_khr(commandBuffer, pDecodeInfo);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pDecodeInfo) };
+        state
+            .hooks
+            .post_call_record_cmd_decode_video_khr(
+                &state.next,
+                commandBuffer,
+                pDecodeInfo,
+            );
     })
 }
 ///`vkCmdDecompressMemoryEXT` through the layer's hooks.
@@ -15654,6 +16940,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_decompress_memory_ext(
+                &state.next,
                 commandBuffer,
                 pDecompressMemoryInfoEXT,
             )
@@ -15663,16 +16950,21 @@ unsafe extern "system" fn vkCmdDecompressMemoryEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_decompress_memory_ext(
+                &state.next,
                 commandBuffer,
                 pDecompressMemoryInfoEXT,
             );
         let Some(next) = state.next.vkCmdDecompressMemoryEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pDecompressMemoryInfoEXT) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pDecompressMemoryInfoEXT) };
         state
             .hooks
             .post_call_record_cmd_decompress_memory_ext(
+                &state.next,
                 commandBuffer,
                 pDecompressMemoryInfoEXT,
             );
@@ -15694,6 +16986,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_decompress_memory_indirect_count_ext(
+                &state.next,
                 commandBuffer,
                 decompressionMethod,
                 indirectCommandsAddress,
@@ -15707,6 +17000,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_decompress_memory_indirect_count_ext(
+                &state.next,
                 commandBuffer,
                 decompressionMethod,
                 indirectCommandsAddress,
@@ -15717,9 +17011,12 @@ unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountEXT<L: Registered>(
         let Some(next) = state.next.vkCmdDecompressMemoryIndirectCountEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 decompressionMethod,
                 indirectCommandsAddress,
                 indirectCommandsCountAddress,
@@ -15730,6 +17027,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_decompress_memory_indirect_count_ext(
+                &state.next,
                 commandBuffer,
                 decompressionMethod,
                 indirectCommandsAddress,
@@ -15753,6 +17051,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_decompress_memory_indirect_count_nv(
+                &state.next,
                 commandBuffer,
                 indirectCommandsAddress,
                 indirectCommandsCountAddress,
@@ -15764,6 +17063,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_decompress_memory_indirect_count_nv(
+                &state.next,
                 commandBuffer,
                 indirectCommandsAddress,
                 indirectCommandsCountAddress,
@@ -15772,17 +17072,16 @@ unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountNV<L: Registered>(
         let Some(next) = state.next.vkCmdDecompressMemoryIndirectCountNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                commandBuffer,
-                indirectCommandsAddress,
-                indirectCommandsCountAddress,
-                stride,
-            )
+            next(down, indirectCommandsAddress, indirectCommandsCountAddress, stride)
         };
         state
             .hooks
             .post_call_record_cmd_decompress_memory_indirect_count_nv(
+                &state.next,
                 commandBuffer,
                 indirectCommandsAddress,
                 indirectCommandsCountAddress,
@@ -15803,6 +17102,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_decompress_memory_nv(
+                &state.next,
                 commandBuffer,
                 decompressRegionCount,
                 pDecompressMemoryRegions,
@@ -15813,6 +17113,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_decompress_memory_nv(
+                &state.next,
                 commandBuffer,
                 decompressRegionCount,
                 pDecompressMemoryRegions,
@@ -15820,10 +17121,14 @@ unsafe extern "system" fn vkCmdDecompressMemoryNV<L: Registered>(
         let Some(next) = state.next.vkCmdDecompressMemoryNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, decompressRegionCount, pDecompressMemoryRegions) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, decompressRegionCount, pDecompressMemoryRegions) };
         state
             .hooks
             .post_call_record_cmd_decompress_memory_nv(
+                &state.next,
                 commandBuffer,
                 decompressRegionCount,
                 pDecompressMemoryRegions,
@@ -15844,6 +17149,7 @@ unsafe extern "system" fn vkCmdDispatch<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_dispatch(
+                &state.next,
                 commandBuffer,
                 groupCountX,
                 groupCountY,
@@ -15855,16 +17161,21 @@ unsafe extern "system" fn vkCmdDispatch<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_dispatch(
+                &state.next,
                 commandBuffer,
                 groupCountX,
                 groupCountY,
                 groupCountZ,
             );
         let Some(next) = state.next.vkCmdDispatch else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, groupCountX, groupCountY, groupCountZ) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, groupCountX, groupCountY, groupCountZ) };
         state
             .hooks
             .post_call_record_cmd_dispatch(
+                &state.next,
                 commandBuffer,
                 groupCountX,
                 groupCountY,
@@ -15889,6 +17200,7 @@ unsafe extern "system" fn vkCmdDispatchBase<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_dispatch_base(
+                &state.next,
                 commandBuffer,
                 baseGroupX,
                 baseGroupY,
@@ -15903,6 +17215,7 @@ unsafe extern "system" fn vkCmdDispatchBase<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_dispatch_base(
+                &state.next,
                 commandBuffer,
                 baseGroupX,
                 baseGroupY,
@@ -15914,9 +17227,12 @@ unsafe extern "system" fn vkCmdDispatchBase<L: Registered>(
         let Some(next) = state.next.vkCmdDispatchBase else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 baseGroupX,
                 baseGroupY,
                 baseGroupZ,
@@ -15928,6 +17244,7 @@ unsafe extern "system" fn vkCmdDispatchBase<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_dispatch_base(
+                &state.next,
                 commandBuffer,
                 baseGroupX,
                 baseGroupY,
@@ -15950,20 +17267,38 @@ unsafe extern "system" fn vkCmdDispatchDataGraphARM<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_dispatch_data_graph_arm(commandBuffer, session, pInfo)
+            .pre_call_validate_cmd_dispatch_data_graph_arm(
+                &state.next,
+                commandBuffer,
+                session,
+                pInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_dispatch_data_graph_arm(commandBuffer, session, pInfo);
+            .pre_call_record_cmd_dispatch_data_graph_arm(
+                &state.next,
+                commandBuffer,
+                session,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdDispatchDataGraphARM else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, session, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, session, pInfo) };
         state
             .hooks
-            .post_call_record_cmd_dispatch_data_graph_arm(commandBuffer, session, pInfo);
+            .post_call_record_cmd_dispatch_data_graph_arm(
+                &state.next,
+                commandBuffer,
+                session,
+                pInfo,
+            );
     })
 }
 ///`vkCmdDispatchGraphAMDX` through the layer's hooks.
@@ -15980,6 +17315,7 @@ unsafe extern "system" fn vkCmdDispatchGraphAMDX<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_dispatch_graph_amdx(
+                &state.next,
                 commandBuffer,
                 scratch,
                 scratchSize,
@@ -15991,6 +17327,7 @@ unsafe extern "system" fn vkCmdDispatchGraphAMDX<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_dispatch_graph_amdx(
+                &state.next,
                 commandBuffer,
                 scratch,
                 scratchSize,
@@ -15999,10 +17336,14 @@ unsafe extern "system" fn vkCmdDispatchGraphAMDX<L: Registered>(
         let Some(next) = state.next.vkCmdDispatchGraphAMDX else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, scratch, scratchSize, pCountInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, scratch, scratchSize, pCountInfo) };
         state
             .hooks
             .post_call_record_cmd_dispatch_graph_amdx(
+                &state.next,
                 commandBuffer,
                 scratch,
                 scratchSize,
@@ -16024,6 +17365,7 @@ unsafe extern "system" fn vkCmdDispatchGraphIndirectAMDX<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_dispatch_graph_indirect_amdx(
+                &state.next,
                 commandBuffer,
                 scratch,
                 scratchSize,
@@ -16035,6 +17377,7 @@ unsafe extern "system" fn vkCmdDispatchGraphIndirectAMDX<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_dispatch_graph_indirect_amdx(
+                &state.next,
                 commandBuffer,
                 scratch,
                 scratchSize,
@@ -16043,10 +17386,14 @@ unsafe extern "system" fn vkCmdDispatchGraphIndirectAMDX<L: Registered>(
         let Some(next) = state.next.vkCmdDispatchGraphIndirectAMDX else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, scratch, scratchSize, pCountInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, scratch, scratchSize, pCountInfo) };
         state
             .hooks
             .post_call_record_cmd_dispatch_graph_indirect_amdx(
+                &state.next,
                 commandBuffer,
                 scratch,
                 scratchSize,
@@ -16068,6 +17415,7 @@ unsafe extern "system" fn vkCmdDispatchGraphIndirectCountAMDX<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_dispatch_graph_indirect_count_amdx(
+                &state.next,
                 commandBuffer,
                 scratch,
                 scratchSize,
@@ -16079,6 +17427,7 @@ unsafe extern "system" fn vkCmdDispatchGraphIndirectCountAMDX<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_dispatch_graph_indirect_count_amdx(
+                &state.next,
                 commandBuffer,
                 scratch,
                 scratchSize,
@@ -16087,10 +17436,14 @@ unsafe extern "system" fn vkCmdDispatchGraphIndirectCountAMDX<L: Registered>(
         let Some(next) = state.next.vkCmdDispatchGraphIndirectCountAMDX else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, scratch, scratchSize, countInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, scratch, scratchSize, countInfo) };
         state
             .hooks
             .post_call_record_cmd_dispatch_graph_indirect_count_amdx(
+                &state.next,
                 commandBuffer,
                 scratch,
                 scratchSize,
@@ -16110,18 +17463,38 @@ unsafe extern "system" fn vkCmdDispatchIndirect<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_dispatch_indirect(commandBuffer, buffer, offset)
+            .pre_call_validate_cmd_dispatch_indirect(
+                &state.next,
+                commandBuffer,
+                buffer,
+                offset,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_dispatch_indirect(commandBuffer, buffer, offset);
+        state
+            .hooks
+            .pre_call_record_cmd_dispatch_indirect(
+                &state.next,
+                commandBuffer,
+                buffer,
+                offset,
+            );
         let Some(next) = state.next.vkCmdDispatchIndirect else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, buffer, offset) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buffer, offset) };
         state
             .hooks
-            .post_call_record_cmd_dispatch_indirect(commandBuffer, buffer, offset);
+            .post_call_record_cmd_dispatch_indirect(
+                &state.next,
+                commandBuffer,
+                buffer,
+                offset,
+            );
     })
 }
 ///`vkCmdDispatchIndirect2KHR` through the layer's hooks.
@@ -16135,16 +17508,35 @@ unsafe extern "system" fn vkCmdDispatchIndirect2KHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_dispatch_indirect2_khr(commandBuffer, pInfo)
+            .pre_call_validate_cmd_dispatch_indirect2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_dispatch_indirect2_khr(commandBuffer, pInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_dispatch_indirect2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdDispatchIndirect2KHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
-        state.hooks.post_call_record_cmd_dispatch_indirect2_khr(commandBuffer, pInfo);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
+        state
+            .hooks
+            .post_call_record_cmd_dispatch_indirect2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
     })
 }
 ///`vkCmdDispatchTileQCOM` through the layer's hooks.
@@ -16158,20 +17550,35 @@ unsafe extern "system" fn vkCmdDispatchTileQCOM<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_dispatch_tile_qcom(commandBuffer, pDispatchTileInfo)
+            .pre_call_validate_cmd_dispatch_tile_qcom(
+                &state.next,
+                commandBuffer,
+                pDispatchTileInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_dispatch_tile_qcom(commandBuffer, pDispatchTileInfo);
+            .pre_call_record_cmd_dispatch_tile_qcom(
+                &state.next,
+                commandBuffer,
+                pDispatchTileInfo,
+            );
         let Some(next) = state.next.vkCmdDispatchTileQCOM else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pDispatchTileInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pDispatchTileInfo) };
         state
             .hooks
-            .post_call_record_cmd_dispatch_tile_qcom(commandBuffer, pDispatchTileInfo);
+            .post_call_record_cmd_dispatch_tile_qcom(
+                &state.next,
+                commandBuffer,
+                pDispatchTileInfo,
+            );
     })
 }
 ///`vkCmdDraw` through the layer's hooks.
@@ -16189,6 +17596,7 @@ unsafe extern "system" fn vkCmdDraw<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw(
+                &state.next,
                 commandBuffer,
                 vertexCount,
                 instanceCount,
@@ -16201,6 +17609,7 @@ unsafe extern "system" fn vkCmdDraw<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw(
+                &state.next,
                 commandBuffer,
                 vertexCount,
                 instanceCount,
@@ -16208,12 +17617,14 @@ unsafe extern "system" fn vkCmdDraw<L: Registered>(
                 firstInstance,
             );
         let Some(next) = state.next.vkCmdDraw else { return Fallback::fallback() };
-        unsafe {
-            next(commandBuffer, vertexCount, instanceCount, firstVertex, firstInstance)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, vertexCount, instanceCount, firstVertex, firstInstance) };
         state
             .hooks
             .post_call_record_cmd_draw(
+                &state.next,
                 commandBuffer,
                 vertexCount,
                 instanceCount,
@@ -16236,6 +17647,7 @@ unsafe extern "system" fn vkCmdDrawClusterHUAWEI<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_cluster_huawei(
+                &state.next,
                 commandBuffer,
                 groupCountX,
                 groupCountY,
@@ -16247,6 +17659,7 @@ unsafe extern "system" fn vkCmdDrawClusterHUAWEI<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_cluster_huawei(
+                &state.next,
                 commandBuffer,
                 groupCountX,
                 groupCountY,
@@ -16255,10 +17668,14 @@ unsafe extern "system" fn vkCmdDrawClusterHUAWEI<L: Registered>(
         let Some(next) = state.next.vkCmdDrawClusterHUAWEI else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, groupCountX, groupCountY, groupCountZ) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, groupCountX, groupCountY, groupCountZ) };
         state
             .hooks
             .post_call_record_cmd_draw_cluster_huawei(
+                &state.next,
                 commandBuffer,
                 groupCountX,
                 groupCountY,
@@ -16279,6 +17696,7 @@ unsafe extern "system" fn vkCmdDrawClusterIndirectHUAWEI<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_cluster_indirect_huawei(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16289,6 +17707,7 @@ unsafe extern "system" fn vkCmdDrawClusterIndirectHUAWEI<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_cluster_indirect_huawei(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16296,10 +17715,14 @@ unsafe extern "system" fn vkCmdDrawClusterIndirectHUAWEI<L: Registered>(
         let Some(next) = state.next.vkCmdDrawClusterIndirectHUAWEI else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, buffer, offset) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buffer, offset) };
         state
             .hooks
             .post_call_record_cmd_draw_cluster_indirect_huawei(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16322,6 +17745,7 @@ unsafe extern "system" fn vkCmdDrawIndexed<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_indexed(
+                &state.next,
                 commandBuffer,
                 indexCount,
                 instanceCount,
@@ -16335,6 +17759,7 @@ unsafe extern "system" fn vkCmdDrawIndexed<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_indexed(
+                &state.next,
                 commandBuffer,
                 indexCount,
                 instanceCount,
@@ -16345,9 +17770,12 @@ unsafe extern "system" fn vkCmdDrawIndexed<L: Registered>(
         let Some(next) = state.next.vkCmdDrawIndexed else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 indexCount,
                 instanceCount,
                 firstIndex,
@@ -16358,6 +17786,7 @@ unsafe extern "system" fn vkCmdDrawIndexed<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_indexed(
+                &state.next,
                 commandBuffer,
                 indexCount,
                 instanceCount,
@@ -16382,6 +17811,7 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirect<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_indexed_indirect(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16394,6 +17824,7 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirect<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_indexed_indirect(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16403,10 +17834,14 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirect<L: Registered>(
         let Some(next) = state.next.vkCmdDrawIndexedIndirect else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, buffer, offset, drawCount, stride) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buffer, offset, drawCount, stride) };
         state
             .hooks
             .post_call_record_cmd_draw_indexed_indirect(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16426,18 +17861,35 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirect2KHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_draw_indexed_indirect2_khr(commandBuffer, pInfo)
+            .pre_call_validate_cmd_draw_indexed_indirect2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_draw_indexed_indirect2_khr(commandBuffer, pInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_draw_indexed_indirect2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdDrawIndexedIndirect2KHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
-            .post_call_record_cmd_draw_indexed_indirect2_khr(commandBuffer, pInfo);
+            .post_call_record_cmd_draw_indexed_indirect2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
     })
 }
 ///`vkCmdDrawIndexedIndirectCount` through the layer's hooks.
@@ -16457,6 +17909,7 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirectCount<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_indexed_indirect_count(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16471,6 +17924,7 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirectCount<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_indexed_indirect_count(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16482,9 +17936,12 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirectCount<L: Registered>(
         let Some(next) = state.next.vkCmdDrawIndexedIndirectCount else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 buffer,
                 offset,
                 countBuffer,
@@ -16496,6 +17953,7 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirectCount<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_indexed_indirect_count(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16517,20 +17975,35 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirectCount2KHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_draw_indexed_indirect_count2_khr(commandBuffer, pInfo)
+            .pre_call_validate_cmd_draw_indexed_indirect_count2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_draw_indexed_indirect_count2_khr(commandBuffer, pInfo);
+            .pre_call_record_cmd_draw_indexed_indirect_count2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdDrawIndexedIndirectCount2KHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
-            .post_call_record_cmd_draw_indexed_indirect_count2_khr(commandBuffer, pInfo);
+            .post_call_record_cmd_draw_indexed_indirect_count2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
     })
 }
 ///`vkCmdDrawIndirect` through the layer's hooks.
@@ -16548,6 +18021,7 @@ unsafe extern "system" fn vkCmdDrawIndirect<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_indirect(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16560,6 +18034,7 @@ unsafe extern "system" fn vkCmdDrawIndirect<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_indirect(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16569,10 +18044,14 @@ unsafe extern "system" fn vkCmdDrawIndirect<L: Registered>(
         let Some(next) = state.next.vkCmdDrawIndirect else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, buffer, offset, drawCount, stride) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buffer, offset, drawCount, stride) };
         state
             .hooks
             .post_call_record_cmd_draw_indirect(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16592,16 +18071,23 @@ unsafe extern "system" fn vkCmdDrawIndirect2KHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_draw_indirect2_khr(commandBuffer, pInfo)
+            .pre_call_validate_cmd_draw_indirect2_khr(&state.next, commandBuffer, pInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_draw_indirect2_khr(commandBuffer, pInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_draw_indirect2_khr(&state.next, commandBuffer, pInfo);
         let Some(next) = state.next.vkCmdDrawIndirect2KHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
-        state.hooks.post_call_record_cmd_draw_indirect2_khr(commandBuffer, pInfo);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
+        state
+            .hooks
+            .post_call_record_cmd_draw_indirect2_khr(&state.next, commandBuffer, pInfo);
     })
 }
 ///`vkCmdDrawIndirectByteCount2EXT` through the layer's hooks.
@@ -16620,6 +18106,7 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCount2EXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_indirect_byte_count2_ext(
+                &state.next,
                 commandBuffer,
                 instanceCount,
                 firstInstance,
@@ -16633,6 +18120,7 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCount2EXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_indirect_byte_count2_ext(
+                &state.next,
                 commandBuffer,
                 instanceCount,
                 firstInstance,
@@ -16643,9 +18131,12 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCount2EXT<L: Registered>(
         let Some(next) = state.next.vkCmdDrawIndirectByteCount2EXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 instanceCount,
                 firstInstance,
                 pCounterInfo,
@@ -16656,6 +18147,7 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCount2EXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_indirect_byte_count2_ext(
+                &state.next,
                 commandBuffer,
                 instanceCount,
                 firstInstance,
@@ -16682,6 +18174,7 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCountEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_indirect_byte_count_ext(
+                &state.next,
                 commandBuffer,
                 instanceCount,
                 firstInstance,
@@ -16696,6 +18189,7 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCountEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_indirect_byte_count_ext(
+                &state.next,
                 commandBuffer,
                 instanceCount,
                 firstInstance,
@@ -16707,9 +18201,12 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCountEXT<L: Registered>(
         let Some(next) = state.next.vkCmdDrawIndirectByteCountEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 instanceCount,
                 firstInstance,
                 counterBuffer,
@@ -16721,6 +18218,7 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCountEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_indirect_byte_count_ext(
+                &state.next,
                 commandBuffer,
                 instanceCount,
                 firstInstance,
@@ -16748,6 +18246,7 @@ unsafe extern "system" fn vkCmdDrawIndirectCount<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_indirect_count(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16762,6 +18261,7 @@ unsafe extern "system" fn vkCmdDrawIndirectCount<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_indirect_count(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16773,9 +18273,12 @@ unsafe extern "system" fn vkCmdDrawIndirectCount<L: Registered>(
         let Some(next) = state.next.vkCmdDrawIndirectCount else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 buffer,
                 offset,
                 countBuffer,
@@ -16787,6 +18290,7 @@ unsafe extern "system" fn vkCmdDrawIndirectCount<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_indirect_count(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16808,16 +18312,35 @@ unsafe extern "system" fn vkCmdDrawIndirectCount2KHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_draw_indirect_count2_khr(commandBuffer, pInfo)
+            .pre_call_validate_cmd_draw_indirect_count2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_draw_indirect_count2_khr(commandBuffer, pInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_draw_indirect_count2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdDrawIndirectCount2KHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
-        state.hooks.post_call_record_cmd_draw_indirect_count2_khr(commandBuffer, pInfo);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
+        state
+            .hooks
+            .post_call_record_cmd_draw_indirect_count2_khr(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
     })
 }
 ///`vkCmdDrawMeshTasksEXT` through the layer's hooks.
@@ -16834,6 +18357,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_mesh_tasks_ext(
+                &state.next,
                 commandBuffer,
                 groupCountX,
                 groupCountY,
@@ -16845,6 +18369,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_mesh_tasks_ext(
+                &state.next,
                 commandBuffer,
                 groupCountX,
                 groupCountY,
@@ -16853,10 +18378,14 @@ unsafe extern "system" fn vkCmdDrawMeshTasksEXT<L: Registered>(
         let Some(next) = state.next.vkCmdDrawMeshTasksEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, groupCountX, groupCountY, groupCountZ) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, groupCountX, groupCountY, groupCountZ) };
         state
             .hooks
             .post_call_record_cmd_draw_mesh_tasks_ext(
+                &state.next,
                 commandBuffer,
                 groupCountX,
                 groupCountY,
@@ -16875,20 +18404,35 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirect2EXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_draw_mesh_tasks_indirect2_ext(commandBuffer, pInfo)
+            .pre_call_validate_cmd_draw_mesh_tasks_indirect2_ext(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_draw_mesh_tasks_indirect2_ext(commandBuffer, pInfo);
+            .pre_call_record_cmd_draw_mesh_tasks_indirect2_ext(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdDrawMeshTasksIndirect2EXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
-            .post_call_record_cmd_draw_mesh_tasks_indirect2_ext(commandBuffer, pInfo);
+            .post_call_record_cmd_draw_mesh_tasks_indirect2_ext(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
     })
 }
 ///`vkCmdDrawMeshTasksIndirectCount2EXT` through the layer's hooks.
@@ -16903,6 +18447,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCount2EXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_mesh_tasks_indirect_count2_ext(
+                &state.next,
                 commandBuffer,
                 pInfo,
             )
@@ -16912,16 +18457,21 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCount2EXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_mesh_tasks_indirect_count2_ext(
+                &state.next,
                 commandBuffer,
                 pInfo,
             );
         let Some(next) = state.next.vkCmdDrawMeshTasksIndirectCount2EXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_cmd_draw_mesh_tasks_indirect_count2_ext(
+                &state.next,
                 commandBuffer,
                 pInfo,
             );
@@ -16944,6 +18494,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_mesh_tasks_indirect_count_ext(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16958,6 +18509,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_mesh_tasks_indirect_count_ext(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -16969,9 +18521,12 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountEXT<L: Registered>(
         let Some(next) = state.next.vkCmdDrawMeshTasksIndirectCountEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 buffer,
                 offset,
                 countBuffer,
@@ -16983,6 +18538,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_mesh_tasks_indirect_count_ext(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -17010,6 +18566,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_mesh_tasks_indirect_count_nv(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -17024,6 +18581,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_mesh_tasks_indirect_count_nv(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -17035,9 +18593,12 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountNV<L: Registered>(
         let Some(next) = state.next.vkCmdDrawMeshTasksIndirectCountNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 buffer,
                 offset,
                 countBuffer,
@@ -17049,6 +18610,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_mesh_tasks_indirect_count_nv(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -17074,6 +18636,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_mesh_tasks_indirect_ext(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -17086,6 +18649,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_mesh_tasks_indirect_ext(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -17095,10 +18659,14 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectEXT<L: Registered>(
         let Some(next) = state.next.vkCmdDrawMeshTasksIndirectEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, buffer, offset, drawCount, stride) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buffer, offset, drawCount, stride) };
         state
             .hooks
             .post_call_record_cmd_draw_mesh_tasks_indirect_ext(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -17122,6 +18690,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_mesh_tasks_indirect_nv(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -17134,6 +18703,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_mesh_tasks_indirect_nv(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -17143,10 +18713,14 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectNV<L: Registered>(
         let Some(next) = state.next.vkCmdDrawMeshTasksIndirectNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, buffer, offset, drawCount, stride) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buffer, offset, drawCount, stride) };
         state
             .hooks
             .post_call_record_cmd_draw_mesh_tasks_indirect_nv(
+                &state.next,
                 commandBuffer,
                 buffer,
                 offset,
@@ -17168,6 +18742,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_mesh_tasks_nv(
+                &state.next,
                 commandBuffer,
                 taskCount,
                 firstTask,
@@ -17177,14 +18752,23 @@ unsafe extern "system" fn vkCmdDrawMeshTasksNV<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_cmd_draw_mesh_tasks_nv(commandBuffer, taskCount, firstTask);
+            .pre_call_record_cmd_draw_mesh_tasks_nv(
+                &state.next,
+                commandBuffer,
+                taskCount,
+                firstTask,
+            );
         let Some(next) = state.next.vkCmdDrawMeshTasksNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, taskCount, firstTask) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, taskCount, firstTask) };
         state
             .hooks
             .post_call_record_cmd_draw_mesh_tasks_nv(
+                &state.next,
                 commandBuffer,
                 taskCount,
                 firstTask,
@@ -17207,6 +18791,7 @@ unsafe extern "system" fn vkCmdDrawMultiEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_multi_ext(
+                &state.next,
                 commandBuffer,
                 drawCount,
                 pVertexInfo,
@@ -17220,6 +18805,7 @@ unsafe extern "system" fn vkCmdDrawMultiEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_multi_ext(
+                &state.next,
                 commandBuffer,
                 drawCount,
                 pVertexInfo,
@@ -17230,19 +18816,16 @@ unsafe extern "system" fn vkCmdDrawMultiEXT<L: Registered>(
         let Some(next) = state.next.vkCmdDrawMultiEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                commandBuffer,
-                drawCount,
-                pVertexInfo,
-                instanceCount,
-                firstInstance,
-                stride,
-            )
+            next(down, drawCount, pVertexInfo, instanceCount, firstInstance, stride)
         };
         state
             .hooks
             .post_call_record_cmd_draw_multi_ext(
+                &state.next,
                 commandBuffer,
                 drawCount,
                 pVertexInfo,
@@ -17269,6 +18852,7 @@ unsafe extern "system" fn vkCmdDrawMultiIndexedEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_draw_multi_indexed_ext(
+                &state.next,
                 commandBuffer,
                 drawCount,
                 pIndexInfo,
@@ -17283,6 +18867,7 @@ unsafe extern "system" fn vkCmdDrawMultiIndexedEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_draw_multi_indexed_ext(
+                &state.next,
                 commandBuffer,
                 drawCount,
                 pIndexInfo,
@@ -17294,9 +18879,12 @@ unsafe extern "system" fn vkCmdDrawMultiIndexedEXT<L: Registered>(
         let Some(next) = state.next.vkCmdDrawMultiIndexedEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 drawCount,
                 pIndexInfo,
                 instanceCount,
@@ -17308,6 +18896,7 @@ unsafe extern "system" fn vkCmdDrawMultiIndexedEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_draw_multi_indexed_ext(
+                &state.next,
                 commandBuffer,
                 drawCount,
                 pIndexInfo,
@@ -17329,16 +18918,35 @@ unsafe extern "system" fn vkCmdEncodeVideoKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_encode_video_khr(commandBuffer, pEncodeInfo)
+            .pre_call_validate_cmd_encode_video_khr(
+                &state.next,
+                commandBuffer,
+                pEncodeInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_encode_video_khr(commandBuffer, pEncodeInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_encode_video_khr(
+                &state.next,
+                commandBuffer,
+                pEncodeInfo,
+            );
         let Some(next) = state.next.vkCmdEncodeVideoKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pEncodeInfo) };
-        state.hooks.post_call_record_cmd_encode_video_khr(commandBuffer, pEncodeInfo);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pEncodeInfo) };
+        state
+            .hooks
+            .post_call_record_cmd_encode_video_khr(
+                &state.next,
+                commandBuffer,
+                pEncodeInfo,
+            );
     })
 }
 ///`vkCmdEndConditionalRenderingEXT` through the layer's hooks.
@@ -17351,16 +18959,32 @@ unsafe extern "system" fn vkCmdEndConditionalRenderingEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_end_conditional_rendering_ext(commandBuffer)
+            .pre_call_validate_cmd_end_conditional_rendering_ext(
+                &state.next,
+                commandBuffer,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_end_conditional_rendering_ext(commandBuffer);
+        state
+            .hooks
+            .pre_call_record_cmd_end_conditional_rendering_ext(
+                &state.next,
+                commandBuffer,
+            );
         let Some(next) = state.next.vkCmdEndConditionalRenderingEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer) };
-        state.hooks.post_call_record_cmd_end_conditional_rendering_ext(commandBuffer);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
+        state
+            .hooks
+            .post_call_record_cmd_end_conditional_rendering_ext(
+                &state.next,
+                commandBuffer,
+            );
     })
 }
 ///`vkCmdEndDebugUtilsLabelEXT` through the layer's hooks.
@@ -17373,16 +18997,23 @@ unsafe extern "system" fn vkCmdEndDebugUtilsLabelEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_end_debug_utils_label_ext(commandBuffer)
+            .pre_call_validate_cmd_end_debug_utils_label_ext(&state.next, commandBuffer)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_end_debug_utils_label_ext(commandBuffer);
+        state
+            .hooks
+            .pre_call_record_cmd_end_debug_utils_label_ext(&state.next, commandBuffer);
         let Some(next) = state.next.vkCmdEndDebugUtilsLabelEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer) };
-        state.hooks.post_call_record_cmd_end_debug_utils_label_ext(commandBuffer);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
+        state
+            .hooks
+            .post_call_record_cmd_end_debug_utils_label_ext(&state.next, commandBuffer);
     })
 }
 ///`vkCmdEndGpaSampleAMD` through the layer's hooks.
@@ -17398,6 +19029,7 @@ unsafe extern "system" fn vkCmdEndGpaSampleAMD<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_end_gpa_sample_amd(
+                &state.next,
                 commandBuffer,
                 gpaSession,
                 sampleID,
@@ -17407,14 +19039,23 @@ unsafe extern "system" fn vkCmdEndGpaSampleAMD<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_cmd_end_gpa_sample_amd(commandBuffer, gpaSession, sampleID);
+            .pre_call_record_cmd_end_gpa_sample_amd(
+                &state.next,
+                commandBuffer,
+                gpaSession,
+                sampleID,
+            );
         let Some(next) = state.next.vkCmdEndGpaSampleAMD else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, gpaSession, sampleID) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, gpaSession, sampleID) };
         state
             .hooks
             .post_call_record_cmd_end_gpa_sample_amd(
+                &state.next,
                 commandBuffer,
                 gpaSession,
                 sampleID,
@@ -17432,18 +19073,36 @@ unsafe extern "system" fn vkCmdEndGpaSessionAMD<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_end_gpa_session_amd(commandBuffer, gpaSession)
+            .pre_call_validate_cmd_end_gpa_session_amd(
+                &state.next,
+                commandBuffer,
+                gpaSession,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_end_gpa_session_amd(commandBuffer, gpaSession);
+        state
+            .hooks
+            .pre_call_record_cmd_end_gpa_session_amd(
+                &state.next,
+                commandBuffer,
+                gpaSession,
+            );
         let Some(next) = state.next.vkCmdEndGpaSessionAMD else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(commandBuffer, gpaSession) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, gpaSession) };
         state
             .hooks
-            .post_call_record_cmd_end_gpa_session_amd(commandBuffer, gpaSession, result);
+            .post_call_record_cmd_end_gpa_session_amd(
+                &state.next,
+                commandBuffer,
+                gpaSession,
+                result,
+            );
         result
     })
 }
@@ -17459,6 +19118,7 @@ unsafe extern "system" fn vkCmdEndPerTileExecutionQCOM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_end_per_tile_execution_qcom(
+                &state.next,
                 commandBuffer,
                 pPerTileEndInfo,
             )
@@ -17468,16 +19128,21 @@ unsafe extern "system" fn vkCmdEndPerTileExecutionQCOM<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_end_per_tile_execution_qcom(
+                &state.next,
                 commandBuffer,
                 pPerTileEndInfo,
             );
         let Some(next) = state.next.vkCmdEndPerTileExecutionQCOM else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pPerTileEndInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pPerTileEndInfo) };
         state
             .hooks
             .post_call_record_cmd_end_per_tile_execution_qcom(
+                &state.next,
                 commandBuffer,
                 pPerTileEndInfo,
             );
@@ -17495,14 +19160,31 @@ unsafe extern "system" fn vkCmdEndQuery<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_end_query(commandBuffer, queryPool, query)
+            .pre_call_validate_cmd_end_query(
+                &state.next,
+                commandBuffer,
+                queryPool,
+                query,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_end_query(commandBuffer, queryPool, query);
+        state
+            .hooks
+            .pre_call_record_cmd_end_query(&state.next, commandBuffer, queryPool, query);
         let Some(next) = state.next.vkCmdEndQuery else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, queryPool, query) };
-        state.hooks.post_call_record_cmd_end_query(commandBuffer, queryPool, query);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, queryPool, query) };
+        state
+            .hooks
+            .post_call_record_cmd_end_query(
+                &state.next,
+                commandBuffer,
+                queryPool,
+                query,
+            );
     })
 }
 ///`vkCmdEndQueryIndexedEXT` through the layer's hooks.
@@ -17519,6 +19201,7 @@ unsafe extern "system" fn vkCmdEndQueryIndexedEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_end_query_indexed_ext(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 query,
@@ -17530,6 +19213,7 @@ unsafe extern "system" fn vkCmdEndQueryIndexedEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_end_query_indexed_ext(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 query,
@@ -17538,10 +19222,14 @@ unsafe extern "system" fn vkCmdEndQueryIndexedEXT<L: Registered>(
         let Some(next) = state.next.vkCmdEndQueryIndexedEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, queryPool, query, index) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, queryPool, query, index) };
         state
             .hooks
             .post_call_record_cmd_end_query_indexed_ext(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 query,
@@ -17559,16 +19247,19 @@ unsafe extern "system" fn vkCmdEndRenderPass<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_end_render_pass(commandBuffer)
+            .pre_call_validate_cmd_end_render_pass(&state.next, commandBuffer)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_end_render_pass(commandBuffer);
+        state.hooks.pre_call_record_cmd_end_render_pass(&state.next, commandBuffer);
         let Some(next) = state.next.vkCmdEndRenderPass else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer) };
-        state.hooks.post_call_record_cmd_end_render_pass(commandBuffer);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
+        state.hooks.post_call_record_cmd_end_render_pass(&state.next, commandBuffer);
     })
 }
 ///`vkCmdEndRenderPass2` through the layer's hooks.
@@ -17582,18 +19273,35 @@ unsafe extern "system" fn vkCmdEndRenderPass2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_end_render_pass2(commandBuffer, pSubpassEndInfo)
+            .pre_call_validate_cmd_end_render_pass2(
+                &state.next,
+                commandBuffer,
+                pSubpassEndInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_end_render_pass2(commandBuffer, pSubpassEndInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_end_render_pass2(
+                &state.next,
+                commandBuffer,
+                pSubpassEndInfo,
+            );
         let Some(next) = state.next.vkCmdEndRenderPass2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pSubpassEndInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pSubpassEndInfo) };
         state
             .hooks
-            .post_call_record_cmd_end_render_pass2(commandBuffer, pSubpassEndInfo);
+            .post_call_record_cmd_end_render_pass2(
+                &state.next,
+                commandBuffer,
+                pSubpassEndInfo,
+            );
     })
 }
 ///`vkCmdEndRendering` through the layer's hooks.
@@ -17606,16 +19314,19 @@ unsafe extern "system" fn vkCmdEndRendering<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_end_rendering(commandBuffer)
+            .pre_call_validate_cmd_end_rendering(&state.next, commandBuffer)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_end_rendering(commandBuffer);
+        state.hooks.pre_call_record_cmd_end_rendering(&state.next, commandBuffer);
         let Some(next) = state.next.vkCmdEndRendering else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer) };
-        state.hooks.post_call_record_cmd_end_rendering(commandBuffer);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
+        state.hooks.post_call_record_cmd_end_rendering(&state.next, commandBuffer);
     })
 }
 ///`vkCmdEndRendering2KHR` through the layer's hooks.
@@ -17629,20 +19340,35 @@ unsafe extern "system" fn vkCmdEndRendering2KHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_end_rendering2_khr(commandBuffer, pRenderingEndInfo)
+            .pre_call_validate_cmd_end_rendering2_khr(
+                &state.next,
+                commandBuffer,
+                pRenderingEndInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_end_rendering2_khr(commandBuffer, pRenderingEndInfo);
+            .pre_call_record_cmd_end_rendering2_khr(
+                &state.next,
+                commandBuffer,
+                pRenderingEndInfo,
+            );
         let Some(next) = state.next.vkCmdEndRendering2KHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pRenderingEndInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pRenderingEndInfo) };
         state
             .hooks
-            .post_call_record_cmd_end_rendering2_khr(commandBuffer, pRenderingEndInfo);
+            .post_call_record_cmd_end_rendering2_khr(
+                &state.next,
+                commandBuffer,
+                pRenderingEndInfo,
+            );
     })
 }
 ///`vkCmdEndShaderInstrumentationARM` through the layer's hooks.
@@ -17655,16 +19381,32 @@ unsafe extern "system" fn vkCmdEndShaderInstrumentationARM<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_end_shader_instrumentation_arm(commandBuffer)
+            .pre_call_validate_cmd_end_shader_instrumentation_arm(
+                &state.next,
+                commandBuffer,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_end_shader_instrumentation_arm(commandBuffer);
+        state
+            .hooks
+            .pre_call_record_cmd_end_shader_instrumentation_arm(
+                &state.next,
+                commandBuffer,
+            );
         let Some(next) = state.next.vkCmdEndShaderInstrumentationARM else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer) };
-        state.hooks.post_call_record_cmd_end_shader_instrumentation_arm(commandBuffer);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
+        state
+            .hooks
+            .post_call_record_cmd_end_shader_instrumentation_arm(
+                &state.next,
+                commandBuffer,
+            );
     })
 }
 ///`vkCmdEndTransformFeedback2EXT` through the layer's hooks.
@@ -17681,6 +19423,7 @@ unsafe extern "system" fn vkCmdEndTransformFeedback2EXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_end_transform_feedback2_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterRange,
                 counterRangeCount,
@@ -17692,6 +19435,7 @@ unsafe extern "system" fn vkCmdEndTransformFeedback2EXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_end_transform_feedback2_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterRange,
                 counterRangeCount,
@@ -17700,12 +19444,14 @@ unsafe extern "system" fn vkCmdEndTransformFeedback2EXT<L: Registered>(
         let Some(next) = state.next.vkCmdEndTransformFeedback2EXT else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(commandBuffer, firstCounterRange, counterRangeCount, pCounterInfos)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, firstCounterRange, counterRangeCount, pCounterInfos) };
         state
             .hooks
             .post_call_record_cmd_end_transform_feedback2_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterRange,
                 counterRangeCount,
@@ -17728,6 +19474,7 @@ unsafe extern "system" fn vkCmdEndTransformFeedbackEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_end_transform_feedback_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterBuffer,
                 counterBufferCount,
@@ -17740,6 +19487,7 @@ unsafe extern "system" fn vkCmdEndTransformFeedbackEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_end_transform_feedback_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterBuffer,
                 counterBufferCount,
@@ -17749,9 +19497,12 @@ unsafe extern "system" fn vkCmdEndTransformFeedbackEXT<L: Registered>(
         let Some(next) = state.next.vkCmdEndTransformFeedbackEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 firstCounterBuffer,
                 counterBufferCount,
                 pCounterBuffers,
@@ -17761,6 +19512,7 @@ unsafe extern "system" fn vkCmdEndTransformFeedbackEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_end_transform_feedback_ext(
+                &state.next,
                 commandBuffer,
                 firstCounterBuffer,
                 counterBufferCount,
@@ -17780,20 +19532,35 @@ unsafe extern "system" fn vkCmdEndVideoCodingKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_end_video_coding_khr(commandBuffer, pEndCodingInfo)
+            .pre_call_validate_cmd_end_video_coding_khr(
+                &state.next,
+                commandBuffer,
+                pEndCodingInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_end_video_coding_khr(commandBuffer, pEndCodingInfo);
+            .pre_call_record_cmd_end_video_coding_khr(
+                &state.next,
+                commandBuffer,
+                pEndCodingInfo,
+            );
         let Some(next) = state.next.vkCmdEndVideoCodingKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pEndCodingInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pEndCodingInfo) };
         state
             .hooks
-            .post_call_record_cmd_end_video_coding_khr(commandBuffer, pEndCodingInfo);
+            .post_call_record_cmd_end_video_coding_khr(
+                &state.next,
+                commandBuffer,
+                pEndCodingInfo,
+            );
     })
 }
 ///`vkCmdExecuteCommands` through the layer's hooks.
@@ -17809,6 +19576,7 @@ unsafe extern "system" fn vkCmdExecuteCommands<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_execute_commands(
+                &state.next,
                 commandBuffer,
                 commandBufferCount,
                 pCommandBuffers,
@@ -17819,6 +19587,7 @@ unsafe extern "system" fn vkCmdExecuteCommands<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_execute_commands(
+                &state.next,
                 commandBuffer,
                 commandBufferCount,
                 pCommandBuffers,
@@ -17826,10 +19595,14 @@ unsafe extern "system" fn vkCmdExecuteCommands<L: Registered>(
         let Some(next) = state.next.vkCmdExecuteCommands else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, commandBufferCount, pCommandBuffers) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, commandBufferCount, pCommandBuffers) };
         state
             .hooks
             .post_call_record_cmd_execute_commands(
+                &state.next,
                 commandBuffer,
                 commandBufferCount,
                 pCommandBuffers,
@@ -17849,6 +19622,7 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_execute_generated_commands_ext(
+                &state.next,
                 commandBuffer,
                 isPreprocessed,
                 pGeneratedCommandsInfo,
@@ -17859,6 +19633,7 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_execute_generated_commands_ext(
+                &state.next,
                 commandBuffer,
                 isPreprocessed,
                 pGeneratedCommandsInfo,
@@ -17866,10 +19641,14 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsEXT<L: Registered>(
         let Some(next) = state.next.vkCmdExecuteGeneratedCommandsEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, isPreprocessed, pGeneratedCommandsInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, isPreprocessed, pGeneratedCommandsInfo) };
         state
             .hooks
             .post_call_record_cmd_execute_generated_commands_ext(
+                &state.next,
                 commandBuffer,
                 isPreprocessed,
                 pGeneratedCommandsInfo,
@@ -17889,6 +19668,7 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_execute_generated_commands_nv(
+                &state.next,
                 commandBuffer,
                 isPreprocessed,
                 pGeneratedCommandsInfo,
@@ -17899,6 +19679,7 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_execute_generated_commands_nv(
+                &state.next,
                 commandBuffer,
                 isPreprocessed,
                 pGeneratedCommandsInfo,
@@ -17906,10 +19687,14 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsNV<L: Registered>(
         let Some(next) = state.next.vkCmdExecuteGeneratedCommandsNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, isPreprocessed, pGeneratedCommandsInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, isPreprocessed, pGeneratedCommandsInfo) };
         state
             .hooks
             .post_call_record_cmd_execute_generated_commands_nv(
+                &state.next,
                 commandBuffer,
                 isPreprocessed,
                 pGeneratedCommandsInfo,
@@ -17931,6 +19716,7 @@ unsafe extern "system" fn vkCmdFillBuffer<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_fill_buffer(
+                &state.next,
                 commandBuffer,
                 dstBuffer,
                 dstOffset,
@@ -17943,6 +19729,7 @@ unsafe extern "system" fn vkCmdFillBuffer<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_fill_buffer(
+                &state.next,
                 commandBuffer,
                 dstBuffer,
                 dstOffset,
@@ -17950,10 +19737,14 @@ unsafe extern "system" fn vkCmdFillBuffer<L: Registered>(
                 data,
             );
         let Some(next) = state.next.vkCmdFillBuffer else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, dstBuffer, dstOffset, size, data) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, dstBuffer, dstOffset, size, data) };
         state
             .hooks
             .post_call_record_cmd_fill_buffer(
+                &state.next,
                 commandBuffer,
                 dstBuffer,
                 dstOffset,
@@ -17976,6 +19767,7 @@ unsafe extern "system" fn vkCmdFillMemoryKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_fill_memory_khr(
+                &state.next,
                 commandBuffer,
                 pDstRange,
                 dstFlags,
@@ -17987,6 +19779,7 @@ unsafe extern "system" fn vkCmdFillMemoryKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_fill_memory_khr(
+                &state.next,
                 commandBuffer,
                 pDstRange,
                 dstFlags,
@@ -17995,10 +19788,14 @@ unsafe extern "system" fn vkCmdFillMemoryKHR<L: Registered>(
         let Some(next) = state.next.vkCmdFillMemoryKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pDstRange, dstFlags, data) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pDstRange, dstFlags, data) };
         state
             .hooks
             .post_call_record_cmd_fill_memory_khr(
+                &state.next,
                 commandBuffer,
                 pDstRange,
                 dstFlags,
@@ -18020,6 +19817,7 @@ unsafe extern "system" fn vkCmdInitializeGraphScratchMemoryAMDX<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_initialize_graph_scratch_memory_amdx(
+                &state.next,
                 commandBuffer,
                 executionGraph,
                 scratch,
@@ -18031,6 +19829,7 @@ unsafe extern "system" fn vkCmdInitializeGraphScratchMemoryAMDX<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_initialize_graph_scratch_memory_amdx(
+                &state.next,
                 commandBuffer,
                 executionGraph,
                 scratch,
@@ -18039,10 +19838,14 @@ unsafe extern "system" fn vkCmdInitializeGraphScratchMemoryAMDX<L: Registered>(
         let Some(next) = state.next.vkCmdInitializeGraphScratchMemoryAMDX else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, executionGraph, scratch, scratchSize) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, executionGraph, scratch, scratchSize) };
         state
             .hooks
             .post_call_record_cmd_initialize_graph_scratch_memory_amdx(
+                &state.next,
                 commandBuffer,
                 executionGraph,
                 scratch,
@@ -18062,6 +19865,7 @@ unsafe extern "system" fn vkCmdInsertDebugUtilsLabelEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_insert_debug_utils_label_ext(
+                &state.next,
                 commandBuffer,
                 pLabelInfo,
             )
@@ -18070,14 +19874,22 @@ unsafe extern "system" fn vkCmdInsertDebugUtilsLabelEXT<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_cmd_insert_debug_utils_label_ext(commandBuffer, pLabelInfo);
+            .pre_call_record_cmd_insert_debug_utils_label_ext(
+                &state.next,
+                commandBuffer,
+                pLabelInfo,
+            );
         let Some(next) = state.next.vkCmdInsertDebugUtilsLabelEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pLabelInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pLabelInfo) };
         state
             .hooks
             .post_call_record_cmd_insert_debug_utils_label_ext(
+                &state.next,
                 commandBuffer,
                 pLabelInfo,
             );
@@ -18094,16 +19906,23 @@ unsafe extern "system" fn vkCmdNextSubpass<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_next_subpass(commandBuffer, contents)
+            .pre_call_validate_cmd_next_subpass(&state.next, commandBuffer, contents)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_next_subpass(commandBuffer, contents);
+        state
+            .hooks
+            .pre_call_record_cmd_next_subpass(&state.next, commandBuffer, contents);
         let Some(next) = state.next.vkCmdNextSubpass else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, contents) };
-        state.hooks.post_call_record_cmd_next_subpass(commandBuffer, contents);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, contents) };
+        state
+            .hooks
+            .post_call_record_cmd_next_subpass(&state.next, commandBuffer, contents);
     })
 }
 ///`vkCmdNextSubpass2` through the layer's hooks.
@@ -18119,6 +19938,7 @@ unsafe extern "system" fn vkCmdNextSubpass2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_next_subpass2(
+                &state.next,
                 commandBuffer,
                 pSubpassBeginInfo,
                 pSubpassEndInfo,
@@ -18129,6 +19949,7 @@ unsafe extern "system" fn vkCmdNextSubpass2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_next_subpass2(
+                &state.next,
                 commandBuffer,
                 pSubpassBeginInfo,
                 pSubpassEndInfo,
@@ -18136,10 +19957,14 @@ unsafe extern "system" fn vkCmdNextSubpass2<L: Registered>(
         let Some(next) = state.next.vkCmdNextSubpass2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pSubpassBeginInfo, pSubpassEndInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pSubpassBeginInfo, pSubpassEndInfo) };
         state
             .hooks
             .post_call_record_cmd_next_subpass2(
+                &state.next,
                 commandBuffer,
                 pSubpassBeginInfo,
                 pSubpassEndInfo,
@@ -18159,6 +19984,7 @@ unsafe extern "system" fn vkCmdOpticalFlowExecuteNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_optical_flow_execute_nv(
+                &state.next,
                 commandBuffer,
                 session,
                 pExecuteInfo,
@@ -18169,6 +19995,7 @@ unsafe extern "system" fn vkCmdOpticalFlowExecuteNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_optical_flow_execute_nv(
+                &state.next,
                 commandBuffer,
                 session,
                 pExecuteInfo,
@@ -18176,10 +20003,14 @@ unsafe extern "system" fn vkCmdOpticalFlowExecuteNV<L: Registered>(
         let Some(next) = state.next.vkCmdOpticalFlowExecuteNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, session, pExecuteInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, session, pExecuteInfo) };
         state
             .hooks
             .post_call_record_cmd_optical_flow_execute_nv(
+                &state.next,
                 commandBuffer,
                 session,
                 pExecuteInfo,
@@ -18206,6 +20037,7 @@ unsafe extern "system" fn vkCmdPipelineBarrier<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_pipeline_barrier(
+                &state.next,
                 commandBuffer,
                 srcStageMask,
                 dstStageMask,
@@ -18223,6 +20055,7 @@ unsafe extern "system" fn vkCmdPipelineBarrier<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_pipeline_barrier(
+                &state.next,
                 commandBuffer,
                 srcStageMask,
                 dstStageMask,
@@ -18237,9 +20070,12 @@ unsafe extern "system" fn vkCmdPipelineBarrier<L: Registered>(
         let Some(next) = state.next.vkCmdPipelineBarrier else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 srcStageMask,
                 dstStageMask,
                 dependencyFlags,
@@ -18254,6 +20090,7 @@ unsafe extern "system" fn vkCmdPipelineBarrier<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_pipeline_barrier(
+                &state.next,
                 commandBuffer,
                 srcStageMask,
                 dstStageMask,
@@ -18278,20 +20115,35 @@ unsafe extern "system" fn vkCmdPipelineBarrier2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_pipeline_barrier2(commandBuffer, pDependencyInfo)
+            .pre_call_validate_cmd_pipeline_barrier2(
+                &state.next,
+                commandBuffer,
+                pDependencyInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_pipeline_barrier2(commandBuffer, pDependencyInfo);
+            .pre_call_record_cmd_pipeline_barrier2(
+                &state.next,
+                commandBuffer,
+                pDependencyInfo,
+            );
         let Some(next) = state.next.vkCmdPipelineBarrier2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pDependencyInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pDependencyInfo) };
         state
             .hooks
-            .post_call_record_cmd_pipeline_barrier2(commandBuffer, pDependencyInfo);
+            .post_call_record_cmd_pipeline_barrier2(
+                &state.next,
+                commandBuffer,
+                pDependencyInfo,
+            );
     })
 }
 ///`vkCmdPreprocessGeneratedCommandsEXT` through the layer's hooks.
@@ -18307,6 +20159,7 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_preprocess_generated_commands_ext(
+                &state.next,
                 commandBuffer,
                 pGeneratedCommandsInfo,
                 stateCommandBuffer,
@@ -18317,6 +20170,7 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_preprocess_generated_commands_ext(
+                &state.next,
                 commandBuffer,
                 pGeneratedCommandsInfo,
                 stateCommandBuffer,
@@ -18324,10 +20178,14 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsEXT<L: Registered>(
         let Some(next) = state.next.vkCmdPreprocessGeneratedCommandsEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pGeneratedCommandsInfo, stateCommandBuffer) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pGeneratedCommandsInfo, stateCommandBuffer) };
         state
             .hooks
             .post_call_record_cmd_preprocess_generated_commands_ext(
+                &state.next,
                 commandBuffer,
                 pGeneratedCommandsInfo,
                 stateCommandBuffer,
@@ -18346,6 +20204,7 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_preprocess_generated_commands_nv(
+                &state.next,
                 commandBuffer,
                 pGeneratedCommandsInfo,
             )
@@ -18355,16 +20214,21 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_preprocess_generated_commands_nv(
+                &state.next,
                 commandBuffer,
                 pGeneratedCommandsInfo,
             );
         let Some(next) = state.next.vkCmdPreprocessGeneratedCommandsNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pGeneratedCommandsInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pGeneratedCommandsInfo) };
         state
             .hooks
             .post_call_record_cmd_preprocess_generated_commands_nv(
+                &state.next,
                 commandBuffer,
                 pGeneratedCommandsInfo,
             );
@@ -18386,6 +20250,7 @@ unsafe extern "system" fn vkCmdPushConstants<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_push_constants(
+                &state.next,
                 commandBuffer,
                 layout,
                 stageFlags,
@@ -18399,6 +20264,7 @@ unsafe extern "system" fn vkCmdPushConstants<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_push_constants(
+                &state.next,
                 commandBuffer,
                 layout,
                 stageFlags,
@@ -18409,10 +20275,14 @@ unsafe extern "system" fn vkCmdPushConstants<L: Registered>(
         let Some(next) = state.next.vkCmdPushConstants else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, layout, stageFlags, offset, size, pValues) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, layout, stageFlags, offset, size, pValues) };
         state
             .hooks
             .post_call_record_cmd_push_constants(
+                &state.next,
                 commandBuffer,
                 layout,
                 stageFlags,
@@ -18433,20 +20303,35 @@ unsafe extern "system" fn vkCmdPushConstants2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_push_constants2(commandBuffer, pPushConstantsInfo)
+            .pre_call_validate_cmd_push_constants2(
+                &state.next,
+                commandBuffer,
+                pPushConstantsInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_push_constants2(commandBuffer, pPushConstantsInfo);
+            .pre_call_record_cmd_push_constants2(
+                &state.next,
+                commandBuffer,
+                pPushConstantsInfo,
+            );
         let Some(next) = state.next.vkCmdPushConstants2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pPushConstantsInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pPushConstantsInfo) };
         state
             .hooks
-            .post_call_record_cmd_push_constants2(commandBuffer, pPushConstantsInfo);
+            .post_call_record_cmd_push_constants2(
+                &state.next,
+                commandBuffer,
+                pPushConstantsInfo,
+            );
     })
 }
 ///`vkCmdPushDataEXT` through the layer's hooks.
@@ -18460,16 +20345,35 @@ unsafe extern "system" fn vkCmdPushDataEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_push_data_ext(commandBuffer, pPushDataInfo)
+            .pre_call_validate_cmd_push_data_ext(
+                &state.next,
+                commandBuffer,
+                pPushDataInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_push_data_ext(commandBuffer, pPushDataInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_push_data_ext(
+                &state.next,
+                commandBuffer,
+                pPushDataInfo,
+            );
         let Some(next) = state.next.vkCmdPushDataEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pPushDataInfo) };
-        state.hooks.post_call_record_cmd_push_data_ext(commandBuffer, pPushDataInfo);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pPushDataInfo) };
+        state
+            .hooks
+            .post_call_record_cmd_push_data_ext(
+                &state.next,
+                commandBuffer,
+                pPushDataInfo,
+            );
     })
 }
 ///`vkCmdPushDescriptorSet` through the layer's hooks.
@@ -18488,6 +20392,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSet<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_push_descriptor_set(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -18501,6 +20406,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSet<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_push_descriptor_set(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -18511,9 +20417,12 @@ unsafe extern "system" fn vkCmdPushDescriptorSet<L: Registered>(
         let Some(next) = state.next.vkCmdPushDescriptorSet else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 pipelineBindPoint,
                 layout,
                 set,
@@ -18524,6 +20433,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSet<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_push_descriptor_set(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -18545,6 +20455,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSet2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_push_descriptor_set2(
+                &state.next,
                 commandBuffer,
                 pPushDescriptorSetInfo,
             )
@@ -18554,16 +20465,21 @@ unsafe extern "system" fn vkCmdPushDescriptorSet2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_push_descriptor_set2(
+                &state.next,
                 commandBuffer,
                 pPushDescriptorSetInfo,
             );
         let Some(next) = state.next.vkCmdPushDescriptorSet2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pPushDescriptorSetInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pPushDescriptorSetInfo) };
         state
             .hooks
             .post_call_record_cmd_push_descriptor_set2(
+                &state.next,
                 commandBuffer,
                 pPushDescriptorSetInfo,
             );
@@ -18584,6 +20500,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_push_descriptor_set_with_template(
+                &state.next,
                 commandBuffer,
                 descriptorUpdateTemplate,
                 layout,
@@ -18596,6 +20513,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_push_descriptor_set_with_template(
+                &state.next,
                 commandBuffer,
                 descriptorUpdateTemplate,
                 layout,
@@ -18605,10 +20523,14 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate<L: Registered>(
         let Some(next) = state.next.vkCmdPushDescriptorSetWithTemplate else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, descriptorUpdateTemplate, layout, set, pData) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, descriptorUpdateTemplate, layout, set, pData) };
         state
             .hooks
             .post_call_record_cmd_push_descriptor_set_with_template(
+                &state.next,
                 commandBuffer,
                 descriptorUpdateTemplate,
                 layout,
@@ -18629,6 +20551,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_push_descriptor_set_with_template2(
+                &state.next,
                 commandBuffer,
                 pPushDescriptorSetWithTemplateInfo,
             )
@@ -18638,16 +20561,21 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_push_descriptor_set_with_template2(
+                &state.next,
                 commandBuffer,
                 pPushDescriptorSetWithTemplateInfo,
             );
         let Some(next) = state.next.vkCmdPushDescriptorSetWithTemplate2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pPushDescriptorSetWithTemplateInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pPushDescriptorSetWithTemplateInfo) };
         state
             .hooks
             .post_call_record_cmd_push_descriptor_set_with_template2(
+                &state.next,
                 commandBuffer,
                 pPushDescriptorSetWithTemplateInfo,
             );
@@ -18665,14 +20593,36 @@ unsafe extern "system" fn vkCmdResetEvent<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_reset_event(commandBuffer, event, stageMask)
+            .pre_call_validate_cmd_reset_event(
+                &state.next,
+                commandBuffer,
+                event,
+                stageMask,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_reset_event(commandBuffer, event, stageMask);
+        state
+            .hooks
+            .pre_call_record_cmd_reset_event(
+                &state.next,
+                commandBuffer,
+                event,
+                stageMask,
+            );
         let Some(next) = state.next.vkCmdResetEvent else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, event, stageMask) };
-        state.hooks.post_call_record_cmd_reset_event(commandBuffer, event, stageMask);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, event, stageMask) };
+        state
+            .hooks
+            .post_call_record_cmd_reset_event(
+                &state.next,
+                commandBuffer,
+                event,
+                stageMask,
+            );
     })
 }
 ///`vkCmdResetEvent2` through the layer's hooks.
@@ -18687,16 +20637,38 @@ unsafe extern "system" fn vkCmdResetEvent2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_reset_event2(commandBuffer, event, stageMask)
+            .pre_call_validate_cmd_reset_event2(
+                &state.next,
+                commandBuffer,
+                event,
+                stageMask,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_reset_event2(commandBuffer, event, stageMask);
+        state
+            .hooks
+            .pre_call_record_cmd_reset_event2(
+                &state.next,
+                commandBuffer,
+                event,
+                stageMask,
+            );
         let Some(next) = state.next.vkCmdResetEvent2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, event, stageMask) };
-        state.hooks.post_call_record_cmd_reset_event2(commandBuffer, event, stageMask);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, event, stageMask) };
+        state
+            .hooks
+            .post_call_record_cmd_reset_event2(
+                &state.next,
+                commandBuffer,
+                event,
+                stageMask,
+            );
     })
 }
 ///`vkCmdResetQueryPool` through the layer's hooks.
@@ -18713,6 +20685,7 @@ unsafe extern "system" fn vkCmdResetQueryPool<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_reset_query_pool(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 firstQuery,
@@ -18724,6 +20697,7 @@ unsafe extern "system" fn vkCmdResetQueryPool<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_reset_query_pool(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 firstQuery,
@@ -18732,10 +20706,14 @@ unsafe extern "system" fn vkCmdResetQueryPool<L: Registered>(
         let Some(next) = state.next.vkCmdResetQueryPool else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, queryPool, firstQuery, queryCount) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, queryPool, firstQuery, queryCount) };
         state
             .hooks
             .post_call_record_cmd_reset_query_pool(
+                &state.next,
                 commandBuffer,
                 queryPool,
                 firstQuery,
@@ -18760,6 +20738,7 @@ unsafe extern "system" fn vkCmdResolveImage<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_resolve_image(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -18774,6 +20753,7 @@ unsafe extern "system" fn vkCmdResolveImage<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_resolve_image(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -18785,9 +20765,12 @@ unsafe extern "system" fn vkCmdResolveImage<L: Registered>(
         let Some(next) = state.next.vkCmdResolveImage else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 srcImage,
                 srcImageLayout,
                 dstImage,
@@ -18799,6 +20782,7 @@ unsafe extern "system" fn vkCmdResolveImage<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_resolve_image(
+                &state.next,
                 commandBuffer,
                 srcImage,
                 srcImageLayout,
@@ -18820,18 +20804,35 @@ unsafe extern "system" fn vkCmdResolveImage2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_resolve_image2(commandBuffer, pResolveImageInfo)
+            .pre_call_validate_cmd_resolve_image2(
+                &state.next,
+                commandBuffer,
+                pResolveImageInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_resolve_image2(commandBuffer, pResolveImageInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_resolve_image2(
+                &state.next,
+                commandBuffer,
+                pResolveImageInfo,
+            );
         let Some(next) = state.next.vkCmdResolveImage2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pResolveImageInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pResolveImageInfo) };
         state
             .hooks
-            .post_call_record_cmd_resolve_image2(commandBuffer, pResolveImageInfo);
+            .post_call_record_cmd_resolve_image2(
+                &state.next,
+                commandBuffer,
+                pResolveImageInfo,
+            );
     })
 }
 ///`vkCmdSetAlphaToCoverageEnableEXT` through the layer's hooks.
@@ -18846,6 +20847,7 @@ unsafe extern "system" fn vkCmdSetAlphaToCoverageEnableEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_alpha_to_coverage_enable_ext(
+                &state.next,
                 commandBuffer,
                 alphaToCoverageEnable,
             )
@@ -18855,16 +20857,21 @@ unsafe extern "system" fn vkCmdSetAlphaToCoverageEnableEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_alpha_to_coverage_enable_ext(
+                &state.next,
                 commandBuffer,
                 alphaToCoverageEnable,
             );
         let Some(next) = state.next.vkCmdSetAlphaToCoverageEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, alphaToCoverageEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, alphaToCoverageEnable) };
         state
             .hooks
             .post_call_record_cmd_set_alpha_to_coverage_enable_ext(
+                &state.next,
                 commandBuffer,
                 alphaToCoverageEnable,
             );
@@ -18882,6 +20889,7 @@ unsafe extern "system" fn vkCmdSetAlphaToOneEnableEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_alpha_to_one_enable_ext(
+                &state.next,
                 commandBuffer,
                 alphaToOneEnable,
             )
@@ -18891,16 +20899,21 @@ unsafe extern "system" fn vkCmdSetAlphaToOneEnableEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_alpha_to_one_enable_ext(
+                &state.next,
                 commandBuffer,
                 alphaToOneEnable,
             );
         let Some(next) = state.next.vkCmdSetAlphaToOneEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, alphaToOneEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, alphaToOneEnable) };
         state
             .hooks
             .post_call_record_cmd_set_alpha_to_one_enable_ext(
+                &state.next,
                 commandBuffer,
                 alphaToOneEnable,
             );
@@ -18918,6 +20931,7 @@ unsafe extern "system" fn vkCmdSetAttachmentFeedbackLoopEnableEXT<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_attachment_feedback_loop_enable_ext(
+                &state.next,
                 commandBuffer,
                 aspectMask,
             )
@@ -18927,16 +20941,21 @@ unsafe extern "system" fn vkCmdSetAttachmentFeedbackLoopEnableEXT<L: Registered>
         state
             .hooks
             .pre_call_record_cmd_set_attachment_feedback_loop_enable_ext(
+                &state.next,
                 commandBuffer,
                 aspectMask,
             );
         let Some(next) = state.next.vkCmdSetAttachmentFeedbackLoopEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, aspectMask) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, aspectMask) };
         state
             .hooks
             .post_call_record_cmd_set_attachment_feedback_loop_enable_ext(
+                &state.next,
                 commandBuffer,
                 aspectMask,
             );
@@ -18953,20 +20972,35 @@ unsafe extern "system" fn vkCmdSetBlendConstants<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_blend_constants(commandBuffer, blendConstants)
+            .pre_call_validate_cmd_set_blend_constants(
+                &state.next,
+                commandBuffer,
+                blendConstants,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_set_blend_constants(commandBuffer, blendConstants);
+            .pre_call_record_cmd_set_blend_constants(
+                &state.next,
+                commandBuffer,
+                blendConstants,
+            );
         let Some(next) = state.next.vkCmdSetBlendConstants else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, blendConstants) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, blendConstants) };
         state
             .hooks
-            .post_call_record_cmd_set_blend_constants(commandBuffer, blendConstants);
+            .post_call_record_cmd_set_blend_constants(
+                &state.next,
+                commandBuffer,
+                blendConstants,
+            );
     })
 }
 ///`vkCmdSetCheckpointNV` through the layer's hooks.
@@ -18980,20 +21014,35 @@ unsafe extern "system" fn vkCmdSetCheckpointNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_checkpoint_nv(commandBuffer, pCheckpointMarker)
+            .pre_call_validate_cmd_set_checkpoint_nv(
+                &state.next,
+                commandBuffer,
+                pCheckpointMarker,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_set_checkpoint_nv(commandBuffer, pCheckpointMarker);
+            .pre_call_record_cmd_set_checkpoint_nv(
+                &state.next,
+                commandBuffer,
+                pCheckpointMarker,
+            );
         let Some(next) = state.next.vkCmdSetCheckpointNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pCheckpointMarker) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCheckpointMarker) };
         state
             .hooks
-            .post_call_record_cmd_set_checkpoint_nv(commandBuffer, pCheckpointMarker);
+            .post_call_record_cmd_set_checkpoint_nv(
+                &state.next,
+                commandBuffer,
+                pCheckpointMarker,
+            );
     })
 }
 ///`vkCmdSetCoarseSampleOrderNV` through the layer's hooks.
@@ -19010,6 +21059,7 @@ unsafe extern "system" fn vkCmdSetCoarseSampleOrderNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_coarse_sample_order_nv(
+                &state.next,
                 commandBuffer,
                 sampleOrderType,
                 customSampleOrderCount,
@@ -19021,6 +21071,7 @@ unsafe extern "system" fn vkCmdSetCoarseSampleOrderNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_coarse_sample_order_nv(
+                &state.next,
                 commandBuffer,
                 sampleOrderType,
                 customSampleOrderCount,
@@ -19029,17 +21080,16 @@ unsafe extern "system" fn vkCmdSetCoarseSampleOrderNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetCoarseSampleOrderNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                commandBuffer,
-                sampleOrderType,
-                customSampleOrderCount,
-                pCustomSampleOrders,
-            )
+            next(down, sampleOrderType, customSampleOrderCount, pCustomSampleOrders)
         };
         state
             .hooks
             .post_call_record_cmd_set_coarse_sample_order_nv(
+                &state.next,
                 commandBuffer,
                 sampleOrderType,
                 customSampleOrderCount,
@@ -19061,6 +21111,7 @@ unsafe extern "system" fn vkCmdSetColorBlendAdvancedEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_color_blend_advanced_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19072,6 +21123,7 @@ unsafe extern "system" fn vkCmdSetColorBlendAdvancedEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_color_blend_advanced_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19080,12 +21132,14 @@ unsafe extern "system" fn vkCmdSetColorBlendAdvancedEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetColorBlendAdvancedEXT else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(commandBuffer, firstAttachment, attachmentCount, pColorBlendAdvanced)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, firstAttachment, attachmentCount, pColorBlendAdvanced) };
         state
             .hooks
             .post_call_record_cmd_set_color_blend_advanced_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19107,6 +21161,7 @@ unsafe extern "system" fn vkCmdSetColorBlendEnableEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_color_blend_enable_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19118,6 +21173,7 @@ unsafe extern "system" fn vkCmdSetColorBlendEnableEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_color_blend_enable_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19126,12 +21182,14 @@ unsafe extern "system" fn vkCmdSetColorBlendEnableEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetColorBlendEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(commandBuffer, firstAttachment, attachmentCount, pColorBlendEnables)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, firstAttachment, attachmentCount, pColorBlendEnables) };
         state
             .hooks
             .post_call_record_cmd_set_color_blend_enable_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19153,6 +21211,7 @@ unsafe extern "system" fn vkCmdSetColorBlendEquationEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_color_blend_equation_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19164,6 +21223,7 @@ unsafe extern "system" fn vkCmdSetColorBlendEquationEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_color_blend_equation_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19172,12 +21232,14 @@ unsafe extern "system" fn vkCmdSetColorBlendEquationEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetColorBlendEquationEXT else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(commandBuffer, firstAttachment, attachmentCount, pColorBlendEquations)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, firstAttachment, attachmentCount, pColorBlendEquations) };
         state
             .hooks
             .post_call_record_cmd_set_color_blend_equation_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19198,6 +21260,7 @@ unsafe extern "system" fn vkCmdSetColorWriteEnableEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_color_write_enable_ext(
+                &state.next,
                 commandBuffer,
                 attachmentCount,
                 pColorWriteEnables,
@@ -19208,6 +21271,7 @@ unsafe extern "system" fn vkCmdSetColorWriteEnableEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_color_write_enable_ext(
+                &state.next,
                 commandBuffer,
                 attachmentCount,
                 pColorWriteEnables,
@@ -19215,10 +21279,14 @@ unsafe extern "system" fn vkCmdSetColorWriteEnableEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetColorWriteEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, attachmentCount, pColorWriteEnables) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, attachmentCount, pColorWriteEnables) };
         state
             .hooks
             .post_call_record_cmd_set_color_write_enable_ext(
+                &state.next,
                 commandBuffer,
                 attachmentCount,
                 pColorWriteEnables,
@@ -19239,6 +21307,7 @@ unsafe extern "system" fn vkCmdSetColorWriteMaskEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_color_write_mask_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19250,6 +21319,7 @@ unsafe extern "system" fn vkCmdSetColorWriteMaskEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_color_write_mask_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19258,12 +21328,14 @@ unsafe extern "system" fn vkCmdSetColorWriteMaskEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetColorWriteMaskEXT else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(commandBuffer, firstAttachment, attachmentCount, pColorWriteMasks)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, firstAttachment, attachmentCount, pColorWriteMasks) };
         state
             .hooks
             .post_call_record_cmd_set_color_write_mask_ext(
+                &state.next,
                 commandBuffer,
                 firstAttachment,
                 attachmentCount,
@@ -19283,6 +21355,7 @@ unsafe extern "system" fn vkCmdSetComputeOccupancyPriorityNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_compute_occupancy_priority_nv(
+                &state.next,
                 commandBuffer,
                 pParameters,
             )
@@ -19292,16 +21365,21 @@ unsafe extern "system" fn vkCmdSetComputeOccupancyPriorityNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_compute_occupancy_priority_nv(
+                &state.next,
                 commandBuffer,
                 pParameters,
             );
         let Some(next) = state.next.vkCmdSetComputeOccupancyPriorityNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pParameters) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pParameters) };
         state
             .hooks
             .post_call_record_cmd_set_compute_occupancy_priority_nv(
+                &state.next,
                 commandBuffer,
                 pParameters,
             );
@@ -19319,6 +21397,7 @@ unsafe extern "system" fn vkCmdSetConservativeRasterizationModeEXT<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_conservative_rasterization_mode_ext(
+                &state.next,
                 commandBuffer,
                 conservativeRasterizationMode,
             )
@@ -19328,16 +21407,21 @@ unsafe extern "system" fn vkCmdSetConservativeRasterizationModeEXT<L: Registered
         state
             .hooks
             .pre_call_record_cmd_set_conservative_rasterization_mode_ext(
+                &state.next,
                 commandBuffer,
                 conservativeRasterizationMode,
             );
         let Some(next) = state.next.vkCmdSetConservativeRasterizationModeEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, conservativeRasterizationMode) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, conservativeRasterizationMode) };
         state
             .hooks
             .post_call_record_cmd_set_conservative_rasterization_mode_ext(
+                &state.next,
                 commandBuffer,
                 conservativeRasterizationMode,
             );
@@ -19355,6 +21439,7 @@ unsafe extern "system" fn vkCmdSetCoverageModulationModeNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_coverage_modulation_mode_nv(
+                &state.next,
                 commandBuffer,
                 coverageModulationMode,
             )
@@ -19364,16 +21449,21 @@ unsafe extern "system" fn vkCmdSetCoverageModulationModeNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_coverage_modulation_mode_nv(
+                &state.next,
                 commandBuffer,
                 coverageModulationMode,
             );
         let Some(next) = state.next.vkCmdSetCoverageModulationModeNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, coverageModulationMode) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, coverageModulationMode) };
         state
             .hooks
             .post_call_record_cmd_set_coverage_modulation_mode_nv(
+                &state.next,
                 commandBuffer,
                 coverageModulationMode,
             );
@@ -19391,6 +21481,7 @@ unsafe extern "system" fn vkCmdSetCoverageModulationTableEnableNV<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_coverage_modulation_table_enable_nv(
+                &state.next,
                 commandBuffer,
                 coverageModulationTableEnable,
             )
@@ -19400,16 +21491,21 @@ unsafe extern "system" fn vkCmdSetCoverageModulationTableEnableNV<L: Registered>
         state
             .hooks
             .pre_call_record_cmd_set_coverage_modulation_table_enable_nv(
+                &state.next,
                 commandBuffer,
                 coverageModulationTableEnable,
             );
         let Some(next) = state.next.vkCmdSetCoverageModulationTableEnableNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, coverageModulationTableEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, coverageModulationTableEnable) };
         state
             .hooks
             .post_call_record_cmd_set_coverage_modulation_table_enable_nv(
+                &state.next,
                 commandBuffer,
                 coverageModulationTableEnable,
             );
@@ -19428,6 +21524,7 @@ unsafe extern "system" fn vkCmdSetCoverageModulationTableNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_coverage_modulation_table_nv(
+                &state.next,
                 commandBuffer,
                 coverageModulationTableCount,
                 pCoverageModulationTable,
@@ -19438,6 +21535,7 @@ unsafe extern "system" fn vkCmdSetCoverageModulationTableNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_coverage_modulation_table_nv(
+                &state.next,
                 commandBuffer,
                 coverageModulationTableCount,
                 pCoverageModulationTable,
@@ -19445,12 +21543,14 @@ unsafe extern "system" fn vkCmdSetCoverageModulationTableNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetCoverageModulationTableNV else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(commandBuffer, coverageModulationTableCount, pCoverageModulationTable)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, coverageModulationTableCount, pCoverageModulationTable) };
         state
             .hooks
             .post_call_record_cmd_set_coverage_modulation_table_nv(
+                &state.next,
                 commandBuffer,
                 coverageModulationTableCount,
                 pCoverageModulationTable,
@@ -19469,6 +21569,7 @@ unsafe extern "system" fn vkCmdSetCoverageReductionModeNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_coverage_reduction_mode_nv(
+                &state.next,
                 commandBuffer,
                 coverageReductionMode,
             )
@@ -19478,16 +21579,21 @@ unsafe extern "system" fn vkCmdSetCoverageReductionModeNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_coverage_reduction_mode_nv(
+                &state.next,
                 commandBuffer,
                 coverageReductionMode,
             );
         let Some(next) = state.next.vkCmdSetCoverageReductionModeNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, coverageReductionMode) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, coverageReductionMode) };
         state
             .hooks
             .post_call_record_cmd_set_coverage_reduction_mode_nv(
+                &state.next,
                 commandBuffer,
                 coverageReductionMode,
             );
@@ -19505,6 +21611,7 @@ unsafe extern "system" fn vkCmdSetCoverageToColorEnableNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_coverage_to_color_enable_nv(
+                &state.next,
                 commandBuffer,
                 coverageToColorEnable,
             )
@@ -19514,16 +21621,21 @@ unsafe extern "system" fn vkCmdSetCoverageToColorEnableNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_coverage_to_color_enable_nv(
+                &state.next,
                 commandBuffer,
                 coverageToColorEnable,
             );
         let Some(next) = state.next.vkCmdSetCoverageToColorEnableNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, coverageToColorEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, coverageToColorEnable) };
         state
             .hooks
             .post_call_record_cmd_set_coverage_to_color_enable_nv(
+                &state.next,
                 commandBuffer,
                 coverageToColorEnable,
             );
@@ -19541,6 +21653,7 @@ unsafe extern "system" fn vkCmdSetCoverageToColorLocationNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_coverage_to_color_location_nv(
+                &state.next,
                 commandBuffer,
                 coverageToColorLocation,
             )
@@ -19550,16 +21663,21 @@ unsafe extern "system" fn vkCmdSetCoverageToColorLocationNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_coverage_to_color_location_nv(
+                &state.next,
                 commandBuffer,
                 coverageToColorLocation,
             );
         let Some(next) = state.next.vkCmdSetCoverageToColorLocationNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, coverageToColorLocation) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, coverageToColorLocation) };
         state
             .hooks
             .post_call_record_cmd_set_coverage_to_color_location_nv(
+                &state.next,
                 commandBuffer,
                 coverageToColorLocation,
             );
@@ -19576,16 +21694,23 @@ unsafe extern "system" fn vkCmdSetCullMode<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_cull_mode(commandBuffer, cullMode)
+            .pre_call_validate_cmd_set_cull_mode(&state.next, commandBuffer, cullMode)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_set_cull_mode(commandBuffer, cullMode);
+        state
+            .hooks
+            .pre_call_record_cmd_set_cull_mode(&state.next, commandBuffer, cullMode);
         let Some(next) = state.next.vkCmdSetCullMode else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, cullMode) };
-        state.hooks.post_call_record_cmd_set_cull_mode(commandBuffer, cullMode);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, cullMode) };
+        state
+            .hooks
+            .post_call_record_cmd_set_cull_mode(&state.next, commandBuffer, cullMode);
     })
 }
 ///`vkCmdSetDepthBias` through the layer's hooks.
@@ -19602,6 +21727,7 @@ unsafe extern "system" fn vkCmdSetDepthBias<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_depth_bias(
+                &state.next,
                 commandBuffer,
                 depthBiasConstantFactor,
                 depthBiasClamp,
@@ -19613,6 +21739,7 @@ unsafe extern "system" fn vkCmdSetDepthBias<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_depth_bias(
+                &state.next,
                 commandBuffer,
                 depthBiasConstantFactor,
                 depthBiasClamp,
@@ -19621,17 +21748,16 @@ unsafe extern "system" fn vkCmdSetDepthBias<L: Registered>(
         let Some(next) = state.next.vkCmdSetDepthBias else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                commandBuffer,
-                depthBiasConstantFactor,
-                depthBiasClamp,
-                depthBiasSlopeFactor,
-            )
+            next(down, depthBiasConstantFactor, depthBiasClamp, depthBiasSlopeFactor)
         };
         state
             .hooks
             .post_call_record_cmd_set_depth_bias(
+                &state.next,
                 commandBuffer,
                 depthBiasConstantFactor,
                 depthBiasClamp,
@@ -19650,20 +21776,35 @@ unsafe extern "system" fn vkCmdSetDepthBias2EXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_depth_bias2_ext(commandBuffer, pDepthBiasInfo)
+            .pre_call_validate_cmd_set_depth_bias2_ext(
+                &state.next,
+                commandBuffer,
+                pDepthBiasInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_set_depth_bias2_ext(commandBuffer, pDepthBiasInfo);
+            .pre_call_record_cmd_set_depth_bias2_ext(
+                &state.next,
+                commandBuffer,
+                pDepthBiasInfo,
+            );
         let Some(next) = state.next.vkCmdSetDepthBias2EXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pDepthBiasInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pDepthBiasInfo) };
         state
             .hooks
-            .post_call_record_cmd_set_depth_bias2_ext(commandBuffer, pDepthBiasInfo);
+            .post_call_record_cmd_set_depth_bias2_ext(
+                &state.next,
+                commandBuffer,
+                pDepthBiasInfo,
+            );
     })
 }
 ///`vkCmdSetDepthBiasEnable` through the layer's hooks.
@@ -19677,20 +21818,35 @@ unsafe extern "system" fn vkCmdSetDepthBiasEnable<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_depth_bias_enable(commandBuffer, depthBiasEnable)
+            .pre_call_validate_cmd_set_depth_bias_enable(
+                &state.next,
+                commandBuffer,
+                depthBiasEnable,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_set_depth_bias_enable(commandBuffer, depthBiasEnable);
+            .pre_call_record_cmd_set_depth_bias_enable(
+                &state.next,
+                commandBuffer,
+                depthBiasEnable,
+            );
         let Some(next) = state.next.vkCmdSetDepthBiasEnable else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, depthBiasEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, depthBiasEnable) };
         state
             .hooks
-            .post_call_record_cmd_set_depth_bias_enable(commandBuffer, depthBiasEnable);
+            .post_call_record_cmd_set_depth_bias_enable(
+                &state.next,
+                commandBuffer,
+                depthBiasEnable,
+            );
     })
 }
 ///`vkCmdSetDepthBounds` through the layer's hooks.
@@ -19706,6 +21862,7 @@ unsafe extern "system" fn vkCmdSetDepthBounds<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_depth_bounds(
+                &state.next,
                 commandBuffer,
                 minDepthBounds,
                 maxDepthBounds,
@@ -19716,6 +21873,7 @@ unsafe extern "system" fn vkCmdSetDepthBounds<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_depth_bounds(
+                &state.next,
                 commandBuffer,
                 minDepthBounds,
                 maxDepthBounds,
@@ -19723,10 +21881,14 @@ unsafe extern "system" fn vkCmdSetDepthBounds<L: Registered>(
         let Some(next) = state.next.vkCmdSetDepthBounds else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, minDepthBounds, maxDepthBounds) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, minDepthBounds, maxDepthBounds) };
         state
             .hooks
             .post_call_record_cmd_set_depth_bounds(
+                &state.next,
                 commandBuffer,
                 minDepthBounds,
                 maxDepthBounds,
@@ -19745,6 +21907,7 @@ unsafe extern "system" fn vkCmdSetDepthBoundsTestEnable<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_depth_bounds_test_enable(
+                &state.next,
                 commandBuffer,
                 depthBoundsTestEnable,
             )
@@ -19754,16 +21917,21 @@ unsafe extern "system" fn vkCmdSetDepthBoundsTestEnable<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_depth_bounds_test_enable(
+                &state.next,
                 commandBuffer,
                 depthBoundsTestEnable,
             );
         let Some(next) = state.next.vkCmdSetDepthBoundsTestEnable else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, depthBoundsTestEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, depthBoundsTestEnable) };
         state
             .hooks
             .post_call_record_cmd_set_depth_bounds_test_enable(
+                &state.next,
                 commandBuffer,
                 depthBoundsTestEnable,
             );
@@ -19781,6 +21949,7 @@ unsafe extern "system" fn vkCmdSetDepthClampEnableEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_depth_clamp_enable_ext(
+                &state.next,
                 commandBuffer,
                 depthClampEnable,
             )
@@ -19790,16 +21959,21 @@ unsafe extern "system" fn vkCmdSetDepthClampEnableEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_depth_clamp_enable_ext(
+                &state.next,
                 commandBuffer,
                 depthClampEnable,
             );
         let Some(next) = state.next.vkCmdSetDepthClampEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, depthClampEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, depthClampEnable) };
         state
             .hooks
             .post_call_record_cmd_set_depth_clamp_enable_ext(
+                &state.next,
                 commandBuffer,
                 depthClampEnable,
             );
@@ -19818,6 +21992,7 @@ unsafe extern "system" fn vkCmdSetDepthClampRangeEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_depth_clamp_range_ext(
+                &state.next,
                 commandBuffer,
                 depthClampMode,
                 pDepthClampRange,
@@ -19828,6 +22003,7 @@ unsafe extern "system" fn vkCmdSetDepthClampRangeEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_depth_clamp_range_ext(
+                &state.next,
                 commandBuffer,
                 depthClampMode,
                 pDepthClampRange,
@@ -19835,10 +22011,14 @@ unsafe extern "system" fn vkCmdSetDepthClampRangeEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetDepthClampRangeEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, depthClampMode, pDepthClampRange) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, depthClampMode, pDepthClampRange) };
         state
             .hooks
             .post_call_record_cmd_set_depth_clamp_range_ext(
+                &state.next,
                 commandBuffer,
                 depthClampMode,
                 pDepthClampRange,
@@ -19857,6 +22037,7 @@ unsafe extern "system" fn vkCmdSetDepthClipEnableEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_depth_clip_enable_ext(
+                &state.next,
                 commandBuffer,
                 depthClipEnable,
             )
@@ -19866,16 +22047,21 @@ unsafe extern "system" fn vkCmdSetDepthClipEnableEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_depth_clip_enable_ext(
+                &state.next,
                 commandBuffer,
                 depthClipEnable,
             );
         let Some(next) = state.next.vkCmdSetDepthClipEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, depthClipEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, depthClipEnable) };
         state
             .hooks
             .post_call_record_cmd_set_depth_clip_enable_ext(
+                &state.next,
                 commandBuffer,
                 depthClipEnable,
             );
@@ -19893,6 +22079,7 @@ unsafe extern "system" fn vkCmdSetDepthClipNegativeOneToOneEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_depth_clip_negative_one_to_one_ext(
+                &state.next,
                 commandBuffer,
                 negativeOneToOne,
             )
@@ -19902,16 +22089,21 @@ unsafe extern "system" fn vkCmdSetDepthClipNegativeOneToOneEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_depth_clip_negative_one_to_one_ext(
+                &state.next,
                 commandBuffer,
                 negativeOneToOne,
             );
         let Some(next) = state.next.vkCmdSetDepthClipNegativeOneToOneEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, negativeOneToOne) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, negativeOneToOne) };
         state
             .hooks
             .post_call_record_cmd_set_depth_clip_negative_one_to_one_ext(
+                &state.next,
                 commandBuffer,
                 negativeOneToOne,
             );
@@ -19928,20 +22120,35 @@ unsafe extern "system" fn vkCmdSetDepthCompareOp<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_depth_compare_op(commandBuffer, depthCompareOp)
+            .pre_call_validate_cmd_set_depth_compare_op(
+                &state.next,
+                commandBuffer,
+                depthCompareOp,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_set_depth_compare_op(commandBuffer, depthCompareOp);
+            .pre_call_record_cmd_set_depth_compare_op(
+                &state.next,
+                commandBuffer,
+                depthCompareOp,
+            );
         let Some(next) = state.next.vkCmdSetDepthCompareOp else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, depthCompareOp) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, depthCompareOp) };
         state
             .hooks
-            .post_call_record_cmd_set_depth_compare_op(commandBuffer, depthCompareOp);
+            .post_call_record_cmd_set_depth_compare_op(
+                &state.next,
+                commandBuffer,
+                depthCompareOp,
+            );
     })
 }
 ///`vkCmdSetDepthTestEnable` through the layer's hooks.
@@ -19955,20 +22162,35 @@ unsafe extern "system" fn vkCmdSetDepthTestEnable<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_depth_test_enable(commandBuffer, depthTestEnable)
+            .pre_call_validate_cmd_set_depth_test_enable(
+                &state.next,
+                commandBuffer,
+                depthTestEnable,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_set_depth_test_enable(commandBuffer, depthTestEnable);
+            .pre_call_record_cmd_set_depth_test_enable(
+                &state.next,
+                commandBuffer,
+                depthTestEnable,
+            );
         let Some(next) = state.next.vkCmdSetDepthTestEnable else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, depthTestEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, depthTestEnable) };
         state
             .hooks
-            .post_call_record_cmd_set_depth_test_enable(commandBuffer, depthTestEnable);
+            .post_call_record_cmd_set_depth_test_enable(
+                &state.next,
+                commandBuffer,
+                depthTestEnable,
+            );
     })
 }
 ///`vkCmdSetDepthWriteEnable` through the layer's hooks.
@@ -19983,6 +22205,7 @@ unsafe extern "system" fn vkCmdSetDepthWriteEnable<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_depth_write_enable(
+                &state.next,
                 commandBuffer,
                 depthWriteEnable,
             )
@@ -19991,14 +22214,22 @@ unsafe extern "system" fn vkCmdSetDepthWriteEnable<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_cmd_set_depth_write_enable(commandBuffer, depthWriteEnable);
+            .pre_call_record_cmd_set_depth_write_enable(
+                &state.next,
+                commandBuffer,
+                depthWriteEnable,
+            );
         let Some(next) = state.next.vkCmdSetDepthWriteEnable else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, depthWriteEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, depthWriteEnable) };
         state
             .hooks
             .post_call_record_cmd_set_depth_write_enable(
+                &state.next,
                 commandBuffer,
                 depthWriteEnable,
             );
@@ -20016,6 +22247,7 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsets2EXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_descriptor_buffer_offsets2_ext(
+                &state.next,
                 commandBuffer,
                 pSetDescriptorBufferOffsetsInfo,
             )
@@ -20025,16 +22257,21 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsets2EXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_descriptor_buffer_offsets2_ext(
+                &state.next,
                 commandBuffer,
                 pSetDescriptorBufferOffsetsInfo,
             );
         let Some(next) = state.next.vkCmdSetDescriptorBufferOffsets2EXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pSetDescriptorBufferOffsetsInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pSetDescriptorBufferOffsetsInfo) };
         state
             .hooks
             .post_call_record_cmd_set_descriptor_buffer_offsets2_ext(
+                &state.next,
                 commandBuffer,
                 pSetDescriptorBufferOffsetsInfo,
             );
@@ -20057,6 +22294,7 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsetsEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_descriptor_buffer_offsets_ext(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -20071,6 +22309,7 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsetsEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_descriptor_buffer_offsets_ext(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -20082,9 +22321,12 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsetsEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetDescriptorBufferOffsetsEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 pipelineBindPoint,
                 layout,
                 firstSet,
@@ -20096,6 +22338,7 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsetsEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_descriptor_buffer_offsets_ext(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 layout,
@@ -20117,16 +22360,31 @@ unsafe extern "system" fn vkCmdSetDeviceMask<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_device_mask(commandBuffer, deviceMask)
+            .pre_call_validate_cmd_set_device_mask(
+                &state.next,
+                commandBuffer,
+                deviceMask,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_set_device_mask(commandBuffer, deviceMask);
+        state
+            .hooks
+            .pre_call_record_cmd_set_device_mask(&state.next, commandBuffer, deviceMask);
         let Some(next) = state.next.vkCmdSetDeviceMask else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, deviceMask) };
-        state.hooks.post_call_record_cmd_set_device_mask(commandBuffer, deviceMask);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, deviceMask) };
+        state
+            .hooks
+            .post_call_record_cmd_set_device_mask(
+                &state.next,
+                commandBuffer,
+                deviceMask,
+            );
     })
 }
 ///`vkCmdSetDiscardRectangleEXT` through the layer's hooks.
@@ -20143,6 +22401,7 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_discard_rectangle_ext(
+                &state.next,
                 commandBuffer,
                 firstDiscardRectangle,
                 discardRectangleCount,
@@ -20154,6 +22413,7 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_discard_rectangle_ext(
+                &state.next,
                 commandBuffer,
                 firstDiscardRectangle,
                 discardRectangleCount,
@@ -20162,17 +22422,16 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetDiscardRectangleEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                commandBuffer,
-                firstDiscardRectangle,
-                discardRectangleCount,
-                pDiscardRectangles,
-            )
+            next(down, firstDiscardRectangle, discardRectangleCount, pDiscardRectangles)
         };
         state
             .hooks
             .post_call_record_cmd_set_discard_rectangle_ext(
+                &state.next,
                 commandBuffer,
                 firstDiscardRectangle,
                 discardRectangleCount,
@@ -20192,6 +22451,7 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleEnableEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_discard_rectangle_enable_ext(
+                &state.next,
                 commandBuffer,
                 discardRectangleEnable,
             )
@@ -20201,16 +22461,21 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleEnableEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_discard_rectangle_enable_ext(
+                &state.next,
                 commandBuffer,
                 discardRectangleEnable,
             );
         let Some(next) = state.next.vkCmdSetDiscardRectangleEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, discardRectangleEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, discardRectangleEnable) };
         state
             .hooks
             .post_call_record_cmd_set_discard_rectangle_enable_ext(
+                &state.next,
                 commandBuffer,
                 discardRectangleEnable,
             );
@@ -20228,6 +22493,7 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleModeEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_discard_rectangle_mode_ext(
+                &state.next,
                 commandBuffer,
                 discardRectangleMode,
             )
@@ -20237,16 +22503,21 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleModeEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_discard_rectangle_mode_ext(
+                &state.next,
                 commandBuffer,
                 discardRectangleMode,
             );
         let Some(next) = state.next.vkCmdSetDiscardRectangleModeEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, discardRectangleMode) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, discardRectangleMode) };
         state
             .hooks
             .post_call_record_cmd_set_discard_rectangle_mode_ext(
+                &state.next,
                 commandBuffer,
                 discardRectangleMode,
             );
@@ -20264,6 +22535,7 @@ unsafe extern "system" fn vkCmdSetDispatchParametersARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_dispatch_parameters_arm(
+                &state.next,
                 commandBuffer,
                 pDispatchParameters,
             )
@@ -20273,16 +22545,21 @@ unsafe extern "system" fn vkCmdSetDispatchParametersARM<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_dispatch_parameters_arm(
+                &state.next,
                 commandBuffer,
                 pDispatchParameters,
             );
         let Some(next) = state.next.vkCmdSetDispatchParametersARM else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pDispatchParameters) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pDispatchParameters) };
         state
             .hooks
             .post_call_record_cmd_set_dispatch_parameters_arm(
+                &state.next,
                 commandBuffer,
                 pDispatchParameters,
             );
@@ -20300,14 +22577,31 @@ unsafe extern "system" fn vkCmdSetEvent<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_event(commandBuffer, event, stageMask)
+            .pre_call_validate_cmd_set_event(
+                &state.next,
+                commandBuffer,
+                event,
+                stageMask,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_set_event(commandBuffer, event, stageMask);
+        state
+            .hooks
+            .pre_call_record_cmd_set_event(&state.next, commandBuffer, event, stageMask);
         let Some(next) = state.next.vkCmdSetEvent else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, event, stageMask) };
-        state.hooks.post_call_record_cmd_set_event(commandBuffer, event, stageMask);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, event, stageMask) };
+        state
+            .hooks
+            .post_call_record_cmd_set_event(
+                &state.next,
+                commandBuffer,
+                event,
+                stageMask,
+            );
     })
 }
 ///`vkCmdSetEvent2` through the layer's hooks.
@@ -20322,18 +22616,36 @@ unsafe extern "system" fn vkCmdSetEvent2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_event2(commandBuffer, event, pDependencyInfo)
+            .pre_call_validate_cmd_set_event2(
+                &state.next,
+                commandBuffer,
+                event,
+                pDependencyInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_set_event2(commandBuffer, event, pDependencyInfo);
+            .pre_call_record_cmd_set_event2(
+                &state.next,
+                commandBuffer,
+                event,
+                pDependencyInfo,
+            );
         let Some(next) = state.next.vkCmdSetEvent2 else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, event, pDependencyInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, event, pDependencyInfo) };
         state
             .hooks
-            .post_call_record_cmd_set_event2(commandBuffer, event, pDependencyInfo);
+            .post_call_record_cmd_set_event2(
+                &state.next,
+                commandBuffer,
+                event,
+                pDependencyInfo,
+            );
     })
 }
 ///`vkCmdSetExclusiveScissorEnableNV` through the layer's hooks.
@@ -20350,6 +22662,7 @@ unsafe extern "system" fn vkCmdSetExclusiveScissorEnableNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_exclusive_scissor_enable_nv(
+                &state.next,
                 commandBuffer,
                 firstExclusiveScissor,
                 exclusiveScissorCount,
@@ -20361,6 +22674,7 @@ unsafe extern "system" fn vkCmdSetExclusiveScissorEnableNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_exclusive_scissor_enable_nv(
+                &state.next,
                 commandBuffer,
                 firstExclusiveScissor,
                 exclusiveScissorCount,
@@ -20369,9 +22683,12 @@ unsafe extern "system" fn vkCmdSetExclusiveScissorEnableNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetExclusiveScissorEnableNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 firstExclusiveScissor,
                 exclusiveScissorCount,
                 pExclusiveScissorEnables,
@@ -20380,6 +22697,7 @@ unsafe extern "system" fn vkCmdSetExclusiveScissorEnableNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_exclusive_scissor_enable_nv(
+                &state.next,
                 commandBuffer,
                 firstExclusiveScissor,
                 exclusiveScissorCount,
@@ -20401,6 +22719,7 @@ unsafe extern "system" fn vkCmdSetExclusiveScissorNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_exclusive_scissor_nv(
+                &state.next,
                 commandBuffer,
                 firstExclusiveScissor,
                 exclusiveScissorCount,
@@ -20412,6 +22731,7 @@ unsafe extern "system" fn vkCmdSetExclusiveScissorNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_exclusive_scissor_nv(
+                &state.next,
                 commandBuffer,
                 firstExclusiveScissor,
                 exclusiveScissorCount,
@@ -20420,17 +22740,16 @@ unsafe extern "system" fn vkCmdSetExclusiveScissorNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetExclusiveScissorNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                commandBuffer,
-                firstExclusiveScissor,
-                exclusiveScissorCount,
-                pExclusiveScissors,
-            )
+            next(down, firstExclusiveScissor, exclusiveScissorCount, pExclusiveScissors)
         };
         state
             .hooks
             .post_call_record_cmd_set_exclusive_scissor_nv(
+                &state.next,
                 commandBuffer,
                 firstExclusiveScissor,
                 exclusiveScissorCount,
@@ -20450,6 +22769,7 @@ unsafe extern "system" fn vkCmdSetExtraPrimitiveOverestimationSizeEXT<L: Registe
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_extra_primitive_overestimation_size_ext(
+                &state.next,
                 commandBuffer,
                 extraPrimitiveOverestimationSize,
             )
@@ -20459,16 +22779,21 @@ unsafe extern "system" fn vkCmdSetExtraPrimitiveOverestimationSizeEXT<L: Registe
         state
             .hooks
             .pre_call_record_cmd_set_extra_primitive_overestimation_size_ext(
+                &state.next,
                 commandBuffer,
                 extraPrimitiveOverestimationSize,
             );
         let Some(next) = state.next.vkCmdSetExtraPrimitiveOverestimationSizeEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, extraPrimitiveOverestimationSize) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, extraPrimitiveOverestimationSize) };
         state
             .hooks
             .post_call_record_cmd_set_extra_primitive_overestimation_size_ext(
+                &state.next,
                 commandBuffer,
                 extraPrimitiveOverestimationSize,
             );
@@ -20487,6 +22812,7 @@ unsafe extern "system" fn vkCmdSetFragmentShadingRateEnumNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_fragment_shading_rate_enum_nv(
+                &state.next,
                 commandBuffer,
                 shadingRate,
                 combinerOps,
@@ -20497,6 +22823,7 @@ unsafe extern "system" fn vkCmdSetFragmentShadingRateEnumNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_fragment_shading_rate_enum_nv(
+                &state.next,
                 commandBuffer,
                 shadingRate,
                 combinerOps,
@@ -20504,10 +22831,14 @@ unsafe extern "system" fn vkCmdSetFragmentShadingRateEnumNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetFragmentShadingRateEnumNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, shadingRate, combinerOps) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, shadingRate, combinerOps) };
         state
             .hooks
             .post_call_record_cmd_set_fragment_shading_rate_enum_nv(
+                &state.next,
                 commandBuffer,
                 shadingRate,
                 combinerOps,
@@ -20527,6 +22858,7 @@ unsafe extern "system" fn vkCmdSetFragmentShadingRateKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_fragment_shading_rate_khr(
+                &state.next,
                 commandBuffer,
                 pFragmentSize,
                 combinerOps,
@@ -20537,6 +22869,7 @@ unsafe extern "system" fn vkCmdSetFragmentShadingRateKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_fragment_shading_rate_khr(
+                &state.next,
                 commandBuffer,
                 pFragmentSize,
                 combinerOps,
@@ -20544,10 +22877,14 @@ unsafe extern "system" fn vkCmdSetFragmentShadingRateKHR<L: Registered>(
         let Some(next) = state.next.vkCmdSetFragmentShadingRateKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pFragmentSize, combinerOps) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pFragmentSize, combinerOps) };
         state
             .hooks
             .post_call_record_cmd_set_fragment_shading_rate_khr(
+                &state.next,
                 commandBuffer,
                 pFragmentSize,
                 combinerOps,
@@ -20565,16 +22902,23 @@ unsafe extern "system" fn vkCmdSetFrontFace<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_front_face(commandBuffer, frontFace)
+            .pre_call_validate_cmd_set_front_face(&state.next, commandBuffer, frontFace)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_set_front_face(commandBuffer, frontFace);
+        state
+            .hooks
+            .pre_call_record_cmd_set_front_face(&state.next, commandBuffer, frontFace);
         let Some(next) = state.next.vkCmdSetFrontFace else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, frontFace) };
-        state.hooks.post_call_record_cmd_set_front_face(commandBuffer, frontFace);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, frontFace) };
+        state
+            .hooks
+            .post_call_record_cmd_set_front_face(&state.next, commandBuffer, frontFace);
     })
 }
 ///`vkCmdSetLineRasterizationModeEXT` through the layer's hooks.
@@ -20589,6 +22933,7 @@ unsafe extern "system" fn vkCmdSetLineRasterizationModeEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_line_rasterization_mode_ext(
+                &state.next,
                 commandBuffer,
                 lineRasterizationMode,
             )
@@ -20598,16 +22943,21 @@ unsafe extern "system" fn vkCmdSetLineRasterizationModeEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_line_rasterization_mode_ext(
+                &state.next,
                 commandBuffer,
                 lineRasterizationMode,
             );
         let Some(next) = state.next.vkCmdSetLineRasterizationModeEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, lineRasterizationMode) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, lineRasterizationMode) };
         state
             .hooks
             .post_call_record_cmd_set_line_rasterization_mode_ext(
+                &state.next,
                 commandBuffer,
                 lineRasterizationMode,
             );
@@ -20626,6 +22976,7 @@ unsafe extern "system" fn vkCmdSetLineStipple<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_line_stipple(
+                &state.next,
                 commandBuffer,
                 lineStippleFactor,
                 lineStipplePattern,
@@ -20636,6 +22987,7 @@ unsafe extern "system" fn vkCmdSetLineStipple<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_line_stipple(
+                &state.next,
                 commandBuffer,
                 lineStippleFactor,
                 lineStipplePattern,
@@ -20643,10 +22995,14 @@ unsafe extern "system" fn vkCmdSetLineStipple<L: Registered>(
         let Some(next) = state.next.vkCmdSetLineStipple else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, lineStippleFactor, lineStipplePattern) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, lineStippleFactor, lineStipplePattern) };
         state
             .hooks
             .post_call_record_cmd_set_line_stipple(
+                &state.next,
                 commandBuffer,
                 lineStippleFactor,
                 lineStipplePattern,
@@ -20665,6 +23021,7 @@ unsafe extern "system" fn vkCmdSetLineStippleEnableEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_line_stipple_enable_ext(
+                &state.next,
                 commandBuffer,
                 stippledLineEnable,
             )
@@ -20674,16 +23031,21 @@ unsafe extern "system" fn vkCmdSetLineStippleEnableEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_line_stipple_enable_ext(
+                &state.next,
                 commandBuffer,
                 stippledLineEnable,
             );
         let Some(next) = state.next.vkCmdSetLineStippleEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, stippledLineEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, stippledLineEnable) };
         state
             .hooks
             .post_call_record_cmd_set_line_stipple_enable_ext(
+                &state.next,
                 commandBuffer,
                 stippledLineEnable,
             );
@@ -20700,16 +23062,23 @@ unsafe extern "system" fn vkCmdSetLineWidth<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_line_width(commandBuffer, lineWidth)
+            .pre_call_validate_cmd_set_line_width(&state.next, commandBuffer, lineWidth)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_set_line_width(commandBuffer, lineWidth);
+        state
+            .hooks
+            .pre_call_record_cmd_set_line_width(&state.next, commandBuffer, lineWidth);
         let Some(next) = state.next.vkCmdSetLineWidth else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, lineWidth) };
-        state.hooks.post_call_record_cmd_set_line_width(commandBuffer, lineWidth);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, lineWidth) };
+        state
+            .hooks
+            .post_call_record_cmd_set_line_width(&state.next, commandBuffer, lineWidth);
     })
 }
 ///`vkCmdSetLogicOpEXT` through the layer's hooks.
@@ -20723,16 +23092,23 @@ unsafe extern "system" fn vkCmdSetLogicOpEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_logic_op_ext(commandBuffer, logicOp)
+            .pre_call_validate_cmd_set_logic_op_ext(&state.next, commandBuffer, logicOp)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_set_logic_op_ext(commandBuffer, logicOp);
+        state
+            .hooks
+            .pre_call_record_cmd_set_logic_op_ext(&state.next, commandBuffer, logicOp);
         let Some(next) = state.next.vkCmdSetLogicOpEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, logicOp) };
-        state.hooks.post_call_record_cmd_set_logic_op_ext(commandBuffer, logicOp);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, logicOp) };
+        state
+            .hooks
+            .post_call_record_cmd_set_logic_op_ext(&state.next, commandBuffer, logicOp);
     })
 }
 ///`vkCmdSetLogicOpEnableEXT` through the layer's hooks.
@@ -20746,20 +23122,35 @@ unsafe extern "system" fn vkCmdSetLogicOpEnableEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_logic_op_enable_ext(commandBuffer, logicOpEnable)
+            .pre_call_validate_cmd_set_logic_op_enable_ext(
+                &state.next,
+                commandBuffer,
+                logicOpEnable,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_cmd_set_logic_op_enable_ext(commandBuffer, logicOpEnable);
+            .pre_call_record_cmd_set_logic_op_enable_ext(
+                &state.next,
+                commandBuffer,
+                logicOpEnable,
+            );
         let Some(next) = state.next.vkCmdSetLogicOpEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, logicOpEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, logicOpEnable) };
         state
             .hooks
-            .post_call_record_cmd_set_logic_op_enable_ext(commandBuffer, logicOpEnable);
+            .post_call_record_cmd_set_logic_op_enable_ext(
+                &state.next,
+                commandBuffer,
+                logicOpEnable,
+            );
     })
 }
 ///`vkCmdSetPatchControlPointsEXT` through the layer's hooks.
@@ -20774,6 +23165,7 @@ unsafe extern "system" fn vkCmdSetPatchControlPointsEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_patch_control_points_ext(
+                &state.next,
                 commandBuffer,
                 patchControlPoints,
             )
@@ -20783,16 +23175,21 @@ unsafe extern "system" fn vkCmdSetPatchControlPointsEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_patch_control_points_ext(
+                &state.next,
                 commandBuffer,
                 patchControlPoints,
             );
         let Some(next) = state.next.vkCmdSetPatchControlPointsEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, patchControlPoints) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, patchControlPoints) };
         state
             .hooks
             .post_call_record_cmd_set_patch_control_points_ext(
+                &state.next,
                 commandBuffer,
                 patchControlPoints,
             );
@@ -20810,6 +23207,7 @@ unsafe extern "system" fn vkCmdSetPerformanceMarkerINTEL<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_performance_marker_intel(
+                &state.next,
                 commandBuffer,
                 pMarkerInfo,
             )
@@ -20819,16 +23217,21 @@ unsafe extern "system" fn vkCmdSetPerformanceMarkerINTEL<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_performance_marker_intel(
+                &state.next,
                 commandBuffer,
                 pMarkerInfo,
             );
         let Some(next) = state.next.vkCmdSetPerformanceMarkerINTEL else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(commandBuffer, pMarkerInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pMarkerInfo) };
         state
             .hooks
             .post_call_record_cmd_set_performance_marker_intel(
+                &state.next,
                 commandBuffer,
                 pMarkerInfo,
                 result,
@@ -20848,6 +23251,7 @@ unsafe extern "system" fn vkCmdSetPerformanceOverrideINTEL<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_performance_override_intel(
+                &state.next,
                 commandBuffer,
                 pOverrideInfo,
             )
@@ -20857,16 +23261,21 @@ unsafe extern "system" fn vkCmdSetPerformanceOverrideINTEL<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_performance_override_intel(
+                &state.next,
                 commandBuffer,
                 pOverrideInfo,
             );
         let Some(next) = state.next.vkCmdSetPerformanceOverrideINTEL else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(commandBuffer, pOverrideInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pOverrideInfo) };
         state
             .hooks
             .post_call_record_cmd_set_performance_override_intel(
+                &state.next,
                 commandBuffer,
                 pOverrideInfo,
                 result,
@@ -20886,6 +23295,7 @@ unsafe extern "system" fn vkCmdSetPerformanceStreamMarkerINTEL<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_performance_stream_marker_intel(
+                &state.next,
                 commandBuffer,
                 pMarkerInfo,
             )
@@ -20895,16 +23305,21 @@ unsafe extern "system" fn vkCmdSetPerformanceStreamMarkerINTEL<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_performance_stream_marker_intel(
+                &state.next,
                 commandBuffer,
                 pMarkerInfo,
             );
         let Some(next) = state.next.vkCmdSetPerformanceStreamMarkerINTEL else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(commandBuffer, pMarkerInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pMarkerInfo) };
         state
             .hooks
             .post_call_record_cmd_set_performance_stream_marker_intel(
+                &state.next,
                 commandBuffer,
                 pMarkerInfo,
                 result,
@@ -20923,18 +23338,35 @@ unsafe extern "system" fn vkCmdSetPolygonModeEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_set_polygon_mode_ext(commandBuffer, polygonMode)
+            .pre_call_validate_cmd_set_polygon_mode_ext(
+                &state.next,
+                commandBuffer,
+                polygonMode,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_set_polygon_mode_ext(commandBuffer, polygonMode);
+        state
+            .hooks
+            .pre_call_record_cmd_set_polygon_mode_ext(
+                &state.next,
+                commandBuffer,
+                polygonMode,
+            );
         let Some(next) = state.next.vkCmdSetPolygonModeEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, polygonMode) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, polygonMode) };
         state
             .hooks
-            .post_call_record_cmd_set_polygon_mode_ext(commandBuffer, polygonMode);
+            .post_call_record_cmd_set_polygon_mode_ext(
+                &state.next,
+                commandBuffer,
+                polygonMode,
+            );
     })
 }
 ///`vkCmdSetPrimitiveRestartEnable` through the layer's hooks.
@@ -20949,6 +23381,7 @@ unsafe extern "system" fn vkCmdSetPrimitiveRestartEnable<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_primitive_restart_enable(
+                &state.next,
                 commandBuffer,
                 primitiveRestartEnable,
             )
@@ -20958,16 +23391,21 @@ unsafe extern "system" fn vkCmdSetPrimitiveRestartEnable<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_primitive_restart_enable(
+                &state.next,
                 commandBuffer,
                 primitiveRestartEnable,
             );
         let Some(next) = state.next.vkCmdSetPrimitiveRestartEnable else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, primitiveRestartEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, primitiveRestartEnable) };
         state
             .hooks
             .post_call_record_cmd_set_primitive_restart_enable(
+                &state.next,
                 commandBuffer,
                 primitiveRestartEnable,
             );
@@ -20985,6 +23423,7 @@ unsafe extern "system" fn vkCmdSetPrimitiveRestartIndexEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_primitive_restart_index_ext(
+                &state.next,
                 commandBuffer,
                 primitiveRestartIndex,
             )
@@ -20994,16 +23433,21 @@ unsafe extern "system" fn vkCmdSetPrimitiveRestartIndexEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_primitive_restart_index_ext(
+                &state.next,
                 commandBuffer,
                 primitiveRestartIndex,
             );
         let Some(next) = state.next.vkCmdSetPrimitiveRestartIndexEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, primitiveRestartIndex) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, primitiveRestartIndex) };
         state
             .hooks
             .post_call_record_cmd_set_primitive_restart_index_ext(
+                &state.next,
                 commandBuffer,
                 primitiveRestartIndex,
             );
@@ -21021,6 +23465,7 @@ unsafe extern "system" fn vkCmdSetPrimitiveTopology<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_primitive_topology(
+                &state.next,
                 commandBuffer,
                 primitiveTopology,
             )
@@ -21030,16 +23475,21 @@ unsafe extern "system" fn vkCmdSetPrimitiveTopology<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_primitive_topology(
+                &state.next,
                 commandBuffer,
                 primitiveTopology,
             );
         let Some(next) = state.next.vkCmdSetPrimitiveTopology else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, primitiveTopology) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, primitiveTopology) };
         state
             .hooks
             .post_call_record_cmd_set_primitive_topology(
+                &state.next,
                 commandBuffer,
                 primitiveTopology,
             );
@@ -21057,6 +23507,7 @@ unsafe extern "system" fn vkCmdSetProvokingVertexModeEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_provoking_vertex_mode_ext(
+                &state.next,
                 commandBuffer,
                 provokingVertexMode,
             )
@@ -21066,16 +23517,21 @@ unsafe extern "system" fn vkCmdSetProvokingVertexModeEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_provoking_vertex_mode_ext(
+                &state.next,
                 commandBuffer,
                 provokingVertexMode,
             );
         let Some(next) = state.next.vkCmdSetProvokingVertexModeEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, provokingVertexMode) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, provokingVertexMode) };
         state
             .hooks
             .post_call_record_cmd_set_provoking_vertex_mode_ext(
+                &state.next,
                 commandBuffer,
                 provokingVertexMode,
             );
@@ -21093,6 +23549,7 @@ unsafe extern "system" fn vkCmdSetRasterizationSamplesEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_rasterization_samples_ext(
+                &state.next,
                 commandBuffer,
                 rasterizationSamples,
             )
@@ -21102,16 +23559,21 @@ unsafe extern "system" fn vkCmdSetRasterizationSamplesEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_rasterization_samples_ext(
+                &state.next,
                 commandBuffer,
                 rasterizationSamples,
             );
         let Some(next) = state.next.vkCmdSetRasterizationSamplesEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, rasterizationSamples) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, rasterizationSamples) };
         state
             .hooks
             .post_call_record_cmd_set_rasterization_samples_ext(
+                &state.next,
                 commandBuffer,
                 rasterizationSamples,
             );
@@ -21129,6 +23591,7 @@ unsafe extern "system" fn vkCmdSetRasterizationStreamEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_rasterization_stream_ext(
+                &state.next,
                 commandBuffer,
                 rasterizationStream,
             )
@@ -21138,16 +23601,21 @@ unsafe extern "system" fn vkCmdSetRasterizationStreamEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_rasterization_stream_ext(
+                &state.next,
                 commandBuffer,
                 rasterizationStream,
             );
         let Some(next) = state.next.vkCmdSetRasterizationStreamEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, rasterizationStream) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, rasterizationStream) };
         state
             .hooks
             .post_call_record_cmd_set_rasterization_stream_ext(
+                &state.next,
                 commandBuffer,
                 rasterizationStream,
             );
@@ -21165,6 +23633,7 @@ unsafe extern "system" fn vkCmdSetRasterizerDiscardEnable<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_rasterizer_discard_enable(
+                &state.next,
                 commandBuffer,
                 rasterizerDiscardEnable,
             )
@@ -21174,16 +23643,21 @@ unsafe extern "system" fn vkCmdSetRasterizerDiscardEnable<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_rasterizer_discard_enable(
+                &state.next,
                 commandBuffer,
                 rasterizerDiscardEnable,
             );
         let Some(next) = state.next.vkCmdSetRasterizerDiscardEnable else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, rasterizerDiscardEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, rasterizerDiscardEnable) };
         state
             .hooks
             .post_call_record_cmd_set_rasterizer_discard_enable(
+                &state.next,
                 commandBuffer,
                 rasterizerDiscardEnable,
             );
@@ -21201,6 +23675,7 @@ unsafe extern "system" fn vkCmdSetRayTracingPipelineStackSizeKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_ray_tracing_pipeline_stack_size_khr(
+                &state.next,
                 commandBuffer,
                 pipelineStackSize,
             )
@@ -21210,16 +23685,21 @@ unsafe extern "system" fn vkCmdSetRayTracingPipelineStackSizeKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_ray_tracing_pipeline_stack_size_khr(
+                &state.next,
                 commandBuffer,
                 pipelineStackSize,
             );
         let Some(next) = state.next.vkCmdSetRayTracingPipelineStackSizeKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pipelineStackSize) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipelineStackSize) };
         state
             .hooks
             .post_call_record_cmd_set_ray_tracing_pipeline_stack_size_khr(
+                &state.next,
                 commandBuffer,
                 pipelineStackSize,
             );
@@ -21237,6 +23717,7 @@ unsafe extern "system" fn vkCmdSetRenderingAttachmentLocations<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_rendering_attachment_locations(
+                &state.next,
                 commandBuffer,
                 pLocationInfo,
             )
@@ -21246,16 +23727,21 @@ unsafe extern "system" fn vkCmdSetRenderingAttachmentLocations<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_rendering_attachment_locations(
+                &state.next,
                 commandBuffer,
                 pLocationInfo,
             );
         let Some(next) = state.next.vkCmdSetRenderingAttachmentLocations else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pLocationInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pLocationInfo) };
         state
             .hooks
             .post_call_record_cmd_set_rendering_attachment_locations(
+                &state.next,
                 commandBuffer,
                 pLocationInfo,
             );
@@ -21273,6 +23759,7 @@ unsafe extern "system" fn vkCmdSetRenderingInputAttachmentIndices<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_rendering_input_attachment_indices(
+                &state.next,
                 commandBuffer,
                 pInputAttachmentIndexInfo,
             )
@@ -21282,16 +23769,21 @@ unsafe extern "system" fn vkCmdSetRenderingInputAttachmentIndices<L: Registered>
         state
             .hooks
             .pre_call_record_cmd_set_rendering_input_attachment_indices(
+                &state.next,
                 commandBuffer,
                 pInputAttachmentIndexInfo,
             );
         let Some(next) = state.next.vkCmdSetRenderingInputAttachmentIndices else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInputAttachmentIndexInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInputAttachmentIndexInfo) };
         state
             .hooks
             .post_call_record_cmd_set_rendering_input_attachment_indices(
+                &state.next,
                 commandBuffer,
                 pInputAttachmentIndexInfo,
             );
@@ -21309,6 +23801,7 @@ unsafe extern "system" fn vkCmdSetRepresentativeFragmentTestEnableNV<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_representative_fragment_test_enable_nv(
+                &state.next,
                 commandBuffer,
                 representativeFragmentTestEnable,
             )
@@ -21318,16 +23811,21 @@ unsafe extern "system" fn vkCmdSetRepresentativeFragmentTestEnableNV<L: Register
         state
             .hooks
             .pre_call_record_cmd_set_representative_fragment_test_enable_nv(
+                &state.next,
                 commandBuffer,
                 representativeFragmentTestEnable,
             );
         let Some(next) = state.next.vkCmdSetRepresentativeFragmentTestEnableNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, representativeFragmentTestEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, representativeFragmentTestEnable) };
         state
             .hooks
             .post_call_record_cmd_set_representative_fragment_test_enable_nv(
+                &state.next,
                 commandBuffer,
                 representativeFragmentTestEnable,
             );
@@ -21345,6 +23843,7 @@ unsafe extern "system" fn vkCmdSetSampleLocationsEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_sample_locations_ext(
+                &state.next,
                 commandBuffer,
                 pSampleLocationsInfo,
             )
@@ -21354,16 +23853,21 @@ unsafe extern "system" fn vkCmdSetSampleLocationsEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_sample_locations_ext(
+                &state.next,
                 commandBuffer,
                 pSampleLocationsInfo,
             );
         let Some(next) = state.next.vkCmdSetSampleLocationsEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pSampleLocationsInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pSampleLocationsInfo) };
         state
             .hooks
             .post_call_record_cmd_set_sample_locations_ext(
+                &state.next,
                 commandBuffer,
                 pSampleLocationsInfo,
             );
@@ -21381,6 +23885,7 @@ unsafe extern "system" fn vkCmdSetSampleLocationsEnableEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_sample_locations_enable_ext(
+                &state.next,
                 commandBuffer,
                 sampleLocationsEnable,
             )
@@ -21390,16 +23895,21 @@ unsafe extern "system" fn vkCmdSetSampleLocationsEnableEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_sample_locations_enable_ext(
+                &state.next,
                 commandBuffer,
                 sampleLocationsEnable,
             );
         let Some(next) = state.next.vkCmdSetSampleLocationsEnableEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, sampleLocationsEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, sampleLocationsEnable) };
         state
             .hooks
             .post_call_record_cmd_set_sample_locations_enable_ext(
+                &state.next,
                 commandBuffer,
                 sampleLocationsEnable,
             );
@@ -21418,6 +23928,7 @@ unsafe extern "system" fn vkCmdSetSampleMaskEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_sample_mask_ext(
+                &state.next,
                 commandBuffer,
                 samples,
                 pSampleMask,
@@ -21428,6 +23939,7 @@ unsafe extern "system" fn vkCmdSetSampleMaskEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_sample_mask_ext(
+                &state.next,
                 commandBuffer,
                 samples,
                 pSampleMask,
@@ -21435,10 +23947,14 @@ unsafe extern "system" fn vkCmdSetSampleMaskEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetSampleMaskEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, samples, pSampleMask) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, samples, pSampleMask) };
         state
             .hooks
             .post_call_record_cmd_set_sample_mask_ext(
+                &state.next,
                 commandBuffer,
                 samples,
                 pSampleMask,
@@ -21459,6 +23975,7 @@ unsafe extern "system" fn vkCmdSetScissor<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_scissor(
+                &state.next,
                 commandBuffer,
                 firstScissor,
                 scissorCount,
@@ -21470,16 +23987,21 @@ unsafe extern "system" fn vkCmdSetScissor<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_scissor(
+                &state.next,
                 commandBuffer,
                 firstScissor,
                 scissorCount,
                 pScissors,
             );
         let Some(next) = state.next.vkCmdSetScissor else { return Fallback::fallback() };
-        unsafe { next(commandBuffer, firstScissor, scissorCount, pScissors) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, firstScissor, scissorCount, pScissors) };
         state
             .hooks
             .post_call_record_cmd_set_scissor(
+                &state.next,
                 commandBuffer,
                 firstScissor,
                 scissorCount,
@@ -21500,6 +24022,7 @@ unsafe extern "system" fn vkCmdSetScissorWithCount<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_scissor_with_count(
+                &state.next,
                 commandBuffer,
                 scissorCount,
                 pScissors,
@@ -21510,6 +24033,7 @@ unsafe extern "system" fn vkCmdSetScissorWithCount<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_scissor_with_count(
+                &state.next,
                 commandBuffer,
                 scissorCount,
                 pScissors,
@@ -21517,10 +24041,14 @@ unsafe extern "system" fn vkCmdSetScissorWithCount<L: Registered>(
         let Some(next) = state.next.vkCmdSetScissorWithCount else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, scissorCount, pScissors) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, scissorCount, pScissors) };
         state
             .hooks
             .post_call_record_cmd_set_scissor_with_count(
+                &state.next,
                 commandBuffer,
                 scissorCount,
                 pScissors,
@@ -21539,6 +24067,7 @@ unsafe extern "system" fn vkCmdSetShadingRateImageEnableNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_shading_rate_image_enable_nv(
+                &state.next,
                 commandBuffer,
                 shadingRateImageEnable,
             )
@@ -21548,16 +24077,21 @@ unsafe extern "system" fn vkCmdSetShadingRateImageEnableNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_shading_rate_image_enable_nv(
+                &state.next,
                 commandBuffer,
                 shadingRateImageEnable,
             );
         let Some(next) = state.next.vkCmdSetShadingRateImageEnableNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, shadingRateImageEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, shadingRateImageEnable) };
         state
             .hooks
             .post_call_record_cmd_set_shading_rate_image_enable_nv(
+                &state.next,
                 commandBuffer,
                 shadingRateImageEnable,
             );
@@ -21576,6 +24110,7 @@ unsafe extern "system" fn vkCmdSetStencilCompareMask<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_stencil_compare_mask(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 compareMask,
@@ -21586,6 +24121,7 @@ unsafe extern "system" fn vkCmdSetStencilCompareMask<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_stencil_compare_mask(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 compareMask,
@@ -21593,10 +24129,14 @@ unsafe extern "system" fn vkCmdSetStencilCompareMask<L: Registered>(
         let Some(next) = state.next.vkCmdSetStencilCompareMask else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, faceMask, compareMask) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, faceMask, compareMask) };
         state
             .hooks
             .post_call_record_cmd_set_stencil_compare_mask(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 compareMask,
@@ -21619,6 +24159,7 @@ unsafe extern "system" fn vkCmdSetStencilOp<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_stencil_op(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 failOp,
@@ -21632,6 +24173,7 @@ unsafe extern "system" fn vkCmdSetStencilOp<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_stencil_op(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 failOp,
@@ -21642,10 +24184,14 @@ unsafe extern "system" fn vkCmdSetStencilOp<L: Registered>(
         let Some(next) = state.next.vkCmdSetStencilOp else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, faceMask, failOp, passOp, depthFailOp, compareOp) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, faceMask, failOp, passOp, depthFailOp, compareOp) };
         state
             .hooks
             .post_call_record_cmd_set_stencil_op(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 failOp,
@@ -21668,6 +24214,7 @@ unsafe extern "system" fn vkCmdSetStencilReference<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_stencil_reference(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 reference,
@@ -21678,6 +24225,7 @@ unsafe extern "system" fn vkCmdSetStencilReference<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_stencil_reference(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 reference,
@@ -21685,10 +24233,14 @@ unsafe extern "system" fn vkCmdSetStencilReference<L: Registered>(
         let Some(next) = state.next.vkCmdSetStencilReference else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, faceMask, reference) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, faceMask, reference) };
         state
             .hooks
             .post_call_record_cmd_set_stencil_reference(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 reference,
@@ -21707,6 +24259,7 @@ unsafe extern "system" fn vkCmdSetStencilTestEnable<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_stencil_test_enable(
+                &state.next,
                 commandBuffer,
                 stencilTestEnable,
             )
@@ -21716,16 +24269,21 @@ unsafe extern "system" fn vkCmdSetStencilTestEnable<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_stencil_test_enable(
+                &state.next,
                 commandBuffer,
                 stencilTestEnable,
             );
         let Some(next) = state.next.vkCmdSetStencilTestEnable else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, stencilTestEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, stencilTestEnable) };
         state
             .hooks
             .post_call_record_cmd_set_stencil_test_enable(
+                &state.next,
                 commandBuffer,
                 stencilTestEnable,
             );
@@ -21744,6 +24302,7 @@ unsafe extern "system" fn vkCmdSetStencilWriteMask<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_stencil_write_mask(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 writeMask,
@@ -21754,6 +24313,7 @@ unsafe extern "system" fn vkCmdSetStencilWriteMask<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_stencil_write_mask(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 writeMask,
@@ -21761,10 +24321,14 @@ unsafe extern "system" fn vkCmdSetStencilWriteMask<L: Registered>(
         let Some(next) = state.next.vkCmdSetStencilWriteMask else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, faceMask, writeMask) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, faceMask, writeMask) };
         state
             .hooks
             .post_call_record_cmd_set_stencil_write_mask(
+                &state.next,
                 commandBuffer,
                 faceMask,
                 writeMask,
@@ -21783,6 +24347,7 @@ unsafe extern "system" fn vkCmdSetTessellationDomainOriginEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_tessellation_domain_origin_ext(
+                &state.next,
                 commandBuffer,
                 domainOrigin,
             )
@@ -21792,16 +24357,21 @@ unsafe extern "system" fn vkCmdSetTessellationDomainOriginEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_tessellation_domain_origin_ext(
+                &state.next,
                 commandBuffer,
                 domainOrigin,
             );
         let Some(next) = state.next.vkCmdSetTessellationDomainOriginEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, domainOrigin) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, domainOrigin) };
         state
             .hooks
             .post_call_record_cmd_set_tessellation_domain_origin_ext(
+                &state.next,
                 commandBuffer,
                 domainOrigin,
             );
@@ -21822,6 +24392,7 @@ unsafe extern "system" fn vkCmdSetVertexInputEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_vertex_input_ext(
+                &state.next,
                 commandBuffer,
                 vertexBindingDescriptionCount,
                 pVertexBindingDescriptions,
@@ -21834,6 +24405,7 @@ unsafe extern "system" fn vkCmdSetVertexInputEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_vertex_input_ext(
+                &state.next,
                 commandBuffer,
                 vertexBindingDescriptionCount,
                 pVertexBindingDescriptions,
@@ -21843,9 +24415,12 @@ unsafe extern "system" fn vkCmdSetVertexInputEXT<L: Registered>(
         let Some(next) = state.next.vkCmdSetVertexInputEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 vertexBindingDescriptionCount,
                 pVertexBindingDescriptions,
                 vertexAttributeDescriptionCount,
@@ -21855,6 +24430,7 @@ unsafe extern "system" fn vkCmdSetVertexInputEXT<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_set_vertex_input_ext(
+                &state.next,
                 commandBuffer,
                 vertexBindingDescriptionCount,
                 pVertexBindingDescriptions,
@@ -21877,6 +24453,7 @@ unsafe extern "system" fn vkCmdSetViewport<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_viewport(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -21888,6 +24465,7 @@ unsafe extern "system" fn vkCmdSetViewport<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_viewport(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -21896,10 +24474,14 @@ unsafe extern "system" fn vkCmdSetViewport<L: Registered>(
         let Some(next) = state.next.vkCmdSetViewport else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, firstViewport, viewportCount, pViewports) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, firstViewport, viewportCount, pViewports) };
         state
             .hooks
             .post_call_record_cmd_set_viewport(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -21921,6 +24503,7 @@ unsafe extern "system" fn vkCmdSetViewportShadingRatePaletteNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_viewport_shading_rate_palette_nv(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -21932,6 +24515,7 @@ unsafe extern "system" fn vkCmdSetViewportShadingRatePaletteNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_viewport_shading_rate_palette_nv(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -21940,12 +24524,14 @@ unsafe extern "system" fn vkCmdSetViewportShadingRatePaletteNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetViewportShadingRatePaletteNV else {
             return Fallback::fallback()
         };
-        unsafe {
-            next(commandBuffer, firstViewport, viewportCount, pShadingRatePalettes)
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
         };
+        unsafe { next(down, firstViewport, viewportCount, pShadingRatePalettes) };
         state
             .hooks
             .post_call_record_cmd_set_viewport_shading_rate_palette_nv(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -21967,6 +24553,7 @@ unsafe extern "system" fn vkCmdSetViewportSwizzleNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_viewport_swizzle_nv(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -21978,6 +24565,7 @@ unsafe extern "system" fn vkCmdSetViewportSwizzleNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_viewport_swizzle_nv(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -21986,10 +24574,14 @@ unsafe extern "system" fn vkCmdSetViewportSwizzleNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetViewportSwizzleNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, firstViewport, viewportCount, pViewportSwizzles) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, firstViewport, viewportCount, pViewportSwizzles) };
         state
             .hooks
             .post_call_record_cmd_set_viewport_swizzle_nv(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -22009,6 +24601,7 @@ unsafe extern "system" fn vkCmdSetViewportWScalingEnableNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_viewport_w_scaling_enable_nv(
+                &state.next,
                 commandBuffer,
                 viewportWScalingEnable,
             )
@@ -22018,16 +24611,21 @@ unsafe extern "system" fn vkCmdSetViewportWScalingEnableNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_viewport_w_scaling_enable_nv(
+                &state.next,
                 commandBuffer,
                 viewportWScalingEnable,
             );
         let Some(next) = state.next.vkCmdSetViewportWScalingEnableNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, viewportWScalingEnable) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, viewportWScalingEnable) };
         state
             .hooks
             .post_call_record_cmd_set_viewport_w_scaling_enable_nv(
+                &state.next,
                 commandBuffer,
                 viewportWScalingEnable,
             );
@@ -22047,6 +24645,7 @@ unsafe extern "system" fn vkCmdSetViewportWScalingNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_viewport_w_scaling_nv(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -22058,6 +24657,7 @@ unsafe extern "system" fn vkCmdSetViewportWScalingNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_viewport_w_scaling_nv(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -22066,10 +24666,14 @@ unsafe extern "system" fn vkCmdSetViewportWScalingNV<L: Registered>(
         let Some(next) = state.next.vkCmdSetViewportWScalingNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, firstViewport, viewportCount, pViewportWScalings) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, firstViewport, viewportCount, pViewportWScalings) };
         state
             .hooks
             .post_call_record_cmd_set_viewport_w_scaling_nv(
+                &state.next,
                 commandBuffer,
                 firstViewport,
                 viewportCount,
@@ -22090,6 +24694,7 @@ unsafe extern "system" fn vkCmdSetViewportWithCount<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_set_viewport_with_count(
+                &state.next,
                 commandBuffer,
                 viewportCount,
                 pViewports,
@@ -22100,6 +24705,7 @@ unsafe extern "system" fn vkCmdSetViewportWithCount<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_set_viewport_with_count(
+                &state.next,
                 commandBuffer,
                 viewportCount,
                 pViewports,
@@ -22107,10 +24713,14 @@ unsafe extern "system" fn vkCmdSetViewportWithCount<L: Registered>(
         let Some(next) = state.next.vkCmdSetViewportWithCount else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, viewportCount, pViewports) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, viewportCount, pViewports) };
         state
             .hooks
             .post_call_record_cmd_set_viewport_with_count(
+                &state.next,
                 commandBuffer,
                 viewportCount,
                 pViewports,
@@ -22127,16 +24737,23 @@ unsafe extern "system" fn vkCmdSubpassShadingHUAWEI<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_subpass_shading_huawei(commandBuffer)
+            .pre_call_validate_cmd_subpass_shading_huawei(&state.next, commandBuffer)
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_subpass_shading_huawei(commandBuffer);
+        state
+            .hooks
+            .pre_call_record_cmd_subpass_shading_huawei(&state.next, commandBuffer);
         let Some(next) = state.next.vkCmdSubpassShadingHUAWEI else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer) };
-        state.hooks.post_call_record_cmd_subpass_shading_huawei(commandBuffer);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
+        state
+            .hooks
+            .post_call_record_cmd_subpass_shading_huawei(&state.next, commandBuffer);
     })
 }
 ///`vkCmdTraceRaysIndirect2KHR` through the layer's hooks.
@@ -22151,6 +24768,7 @@ unsafe extern "system" fn vkCmdTraceRaysIndirect2KHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_trace_rays_indirect2_khr(
+                &state.next,
                 commandBuffer,
                 indirectDeviceAddress,
             )
@@ -22160,16 +24778,21 @@ unsafe extern "system" fn vkCmdTraceRaysIndirect2KHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_trace_rays_indirect2_khr(
+                &state.next,
                 commandBuffer,
                 indirectDeviceAddress,
             );
         let Some(next) = state.next.vkCmdTraceRaysIndirect2KHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, indirectDeviceAddress) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, indirectDeviceAddress) };
         state
             .hooks
             .post_call_record_cmd_trace_rays_indirect2_khr(
+                &state.next,
                 commandBuffer,
                 indirectDeviceAddress,
             );
@@ -22191,6 +24814,7 @@ unsafe extern "system" fn vkCmdTraceRaysIndirectKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_trace_rays_indirect_khr(
+                &state.next,
                 commandBuffer,
                 pRaygenShaderBindingTable,
                 pMissShaderBindingTable,
@@ -22204,6 +24828,7 @@ unsafe extern "system" fn vkCmdTraceRaysIndirectKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_trace_rays_indirect_khr(
+                &state.next,
                 commandBuffer,
                 pRaygenShaderBindingTable,
                 pMissShaderBindingTable,
@@ -22214,9 +24839,12 @@ unsafe extern "system" fn vkCmdTraceRaysIndirectKHR<L: Registered>(
         let Some(next) = state.next.vkCmdTraceRaysIndirectKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 pRaygenShaderBindingTable,
                 pMissShaderBindingTable,
                 pHitShaderBindingTable,
@@ -22227,6 +24855,7 @@ unsafe extern "system" fn vkCmdTraceRaysIndirectKHR<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_trace_rays_indirect_khr(
+                &state.next,
                 commandBuffer,
                 pRaygenShaderBindingTable,
                 pMissShaderBindingTable,
@@ -22254,6 +24883,7 @@ unsafe extern "system" fn vkCmdTraceRaysKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_trace_rays_khr(
+                &state.next,
                 commandBuffer,
                 pRaygenShaderBindingTable,
                 pMissShaderBindingTable,
@@ -22269,6 +24899,7 @@ unsafe extern "system" fn vkCmdTraceRaysKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_trace_rays_khr(
+                &state.next,
                 commandBuffer,
                 pRaygenShaderBindingTable,
                 pMissShaderBindingTable,
@@ -22281,9 +24912,12 @@ unsafe extern "system" fn vkCmdTraceRaysKHR<L: Registered>(
         let Some(next) = state.next.vkCmdTraceRaysKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 pRaygenShaderBindingTable,
                 pMissShaderBindingTable,
                 pHitShaderBindingTable,
@@ -22296,6 +24930,7 @@ unsafe extern "system" fn vkCmdTraceRaysKHR<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_trace_rays_khr(
+                &state.next,
                 commandBuffer,
                 pRaygenShaderBindingTable,
                 pMissShaderBindingTable,
@@ -22332,6 +24967,7 @@ unsafe extern "system" fn vkCmdTraceRaysNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_trace_rays_nv(
+                &state.next,
                 commandBuffer,
                 raygenShaderBindingTableBuffer,
                 raygenShaderBindingOffset,
@@ -22354,6 +24990,7 @@ unsafe extern "system" fn vkCmdTraceRaysNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_trace_rays_nv(
+                &state.next,
                 commandBuffer,
                 raygenShaderBindingTableBuffer,
                 raygenShaderBindingOffset,
@@ -22373,9 +25010,12 @@ unsafe extern "system" fn vkCmdTraceRaysNV<L: Registered>(
         let Some(next) = state.next.vkCmdTraceRaysNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 raygenShaderBindingTableBuffer,
                 raygenShaderBindingOffset,
                 missShaderBindingTableBuffer,
@@ -22395,6 +25035,7 @@ unsafe extern "system" fn vkCmdTraceRaysNV<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_trace_rays_nv(
+                &state.next,
                 commandBuffer,
                 raygenShaderBindingTableBuffer,
                 raygenShaderBindingOffset,
@@ -22428,6 +25069,7 @@ unsafe extern "system" fn vkCmdUpdateBuffer<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_update_buffer(
+                &state.next,
                 commandBuffer,
                 dstBuffer,
                 dstOffset,
@@ -22440,6 +25082,7 @@ unsafe extern "system" fn vkCmdUpdateBuffer<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_update_buffer(
+                &state.next,
                 commandBuffer,
                 dstBuffer,
                 dstOffset,
@@ -22449,10 +25092,14 @@ unsafe extern "system" fn vkCmdUpdateBuffer<L: Registered>(
         let Some(next) = state.next.vkCmdUpdateBuffer else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, dstBuffer, dstOffset, dataSize, pData) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, dstBuffer, dstOffset, dataSize, pData) };
         state
             .hooks
             .post_call_record_cmd_update_buffer(
+                &state.next,
                 commandBuffer,
                 dstBuffer,
                 dstOffset,
@@ -22476,6 +25123,7 @@ unsafe extern "system" fn vkCmdUpdateMemoryKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_update_memory_khr(
+                &state.next,
                 commandBuffer,
                 pDstRange,
                 dstFlags,
@@ -22488,6 +25136,7 @@ unsafe extern "system" fn vkCmdUpdateMemoryKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_update_memory_khr(
+                &state.next,
                 commandBuffer,
                 pDstRange,
                 dstFlags,
@@ -22497,10 +25146,14 @@ unsafe extern "system" fn vkCmdUpdateMemoryKHR<L: Registered>(
         let Some(next) = state.next.vkCmdUpdateMemoryKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pDstRange, dstFlags, dataSize, pData) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pDstRange, dstFlags, dataSize, pData) };
         state
             .hooks
             .post_call_record_cmd_update_memory_khr(
+                &state.next,
                 commandBuffer,
                 pDstRange,
                 dstFlags,
@@ -22522,6 +25175,7 @@ unsafe extern "system" fn vkCmdUpdatePipelineIndirectBufferNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_update_pipeline_indirect_buffer_nv(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 pipeline,
@@ -22532,6 +25186,7 @@ unsafe extern "system" fn vkCmdUpdatePipelineIndirectBufferNV<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_update_pipeline_indirect_buffer_nv(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 pipeline,
@@ -22539,10 +25194,14 @@ unsafe extern "system" fn vkCmdUpdatePipelineIndirectBufferNV<L: Registered>(
         let Some(next) = state.next.vkCmdUpdatePipelineIndirectBufferNV else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pipelineBindPoint, pipeline) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipelineBindPoint, pipeline) };
         state
             .hooks
             .post_call_record_cmd_update_pipeline_indirect_buffer_nv(
+                &state.next,
                 commandBuffer,
                 pipelineBindPoint,
                 pipeline,
@@ -22570,6 +25229,7 @@ unsafe extern "system" fn vkCmdWaitEvents<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_wait_events(
+                &state.next,
                 commandBuffer,
                 eventCount,
                 pEvents,
@@ -22588,6 +25248,7 @@ unsafe extern "system" fn vkCmdWaitEvents<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_wait_events(
+                &state.next,
                 commandBuffer,
                 eventCount,
                 pEvents,
@@ -22601,9 +25262,12 @@ unsafe extern "system" fn vkCmdWaitEvents<L: Registered>(
                 pImageMemoryBarriers,
             );
         let Some(next) = state.next.vkCmdWaitEvents else { return Fallback::fallback() };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 eventCount,
                 pEvents,
                 srcStageMask,
@@ -22619,6 +25283,7 @@ unsafe extern "system" fn vkCmdWaitEvents<L: Registered>(
         state
             .hooks
             .post_call_record_cmd_wait_events(
+                &state.next,
                 commandBuffer,
                 eventCount,
                 pEvents,
@@ -22647,6 +25312,7 @@ unsafe extern "system" fn vkCmdWaitEvents2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_wait_events2(
+                &state.next,
                 commandBuffer,
                 eventCount,
                 pEvents,
@@ -22658,6 +25324,7 @@ unsafe extern "system" fn vkCmdWaitEvents2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_wait_events2(
+                &state.next,
                 commandBuffer,
                 eventCount,
                 pEvents,
@@ -22666,10 +25333,14 @@ unsafe extern "system" fn vkCmdWaitEvents2<L: Registered>(
         let Some(next) = state.next.vkCmdWaitEvents2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, eventCount, pEvents, pDependencyInfos) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, eventCount, pEvents, pDependencyInfos) };
         state
             .hooks
             .post_call_record_cmd_wait_events2(
+                &state.next,
                 commandBuffer,
                 eventCount,
                 pEvents,
@@ -22693,6 +25364,7 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesKHR<L: Regis
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_write_acceleration_structures_properties_khr(
+                &state.next,
                 commandBuffer,
                 accelerationStructureCount,
                 pAccelerationStructures,
@@ -22706,6 +25378,7 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesKHR<L: Regis
         state
             .hooks
             .pre_call_record_cmd_write_acceleration_structures_properties_khr(
+                &state.next,
                 commandBuffer,
                 accelerationStructureCount,
                 pAccelerationStructures,
@@ -22716,9 +25389,12 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesKHR<L: Regis
         let Some(next) = state.next.vkCmdWriteAccelerationStructuresPropertiesKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 accelerationStructureCount,
                 pAccelerationStructures,
                 queryType,
@@ -22729,6 +25405,7 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesKHR<L: Regis
         state
             .hooks
             .post_call_record_cmd_write_acceleration_structures_properties_khr(
+                &state.next,
                 commandBuffer,
                 accelerationStructureCount,
                 pAccelerationStructures,
@@ -22754,6 +25431,7 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesNV<L: Regist
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_write_acceleration_structures_properties_nv(
+                &state.next,
                 commandBuffer,
                 accelerationStructureCount,
                 pAccelerationStructures,
@@ -22767,6 +25445,7 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesNV<L: Regist
         state
             .hooks
             .pre_call_record_cmd_write_acceleration_structures_properties_nv(
+                &state.next,
                 commandBuffer,
                 accelerationStructureCount,
                 pAccelerationStructures,
@@ -22777,9 +25456,12 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesNV<L: Regist
         let Some(next) = state.next.vkCmdWriteAccelerationStructuresPropertiesNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                commandBuffer,
+                down,
                 accelerationStructureCount,
                 pAccelerationStructures,
                 queryType,
@@ -22790,6 +25472,7 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesNV<L: Regist
         state
             .hooks
             .post_call_record_cmd_write_acceleration_structures_properties_nv(
+                &state.next,
                 commandBuffer,
                 accelerationStructureCount,
                 pAccelerationStructures,
@@ -22814,6 +25497,7 @@ unsafe extern "system" fn vkCmdWriteBufferMarker2AMD<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_write_buffer_marker2_amd(
+                &state.next,
                 commandBuffer,
                 stage,
                 dstBuffer,
@@ -22826,6 +25510,7 @@ unsafe extern "system" fn vkCmdWriteBufferMarker2AMD<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_write_buffer_marker2_amd(
+                &state.next,
                 commandBuffer,
                 stage,
                 dstBuffer,
@@ -22835,10 +25520,14 @@ unsafe extern "system" fn vkCmdWriteBufferMarker2AMD<L: Registered>(
         let Some(next) = state.next.vkCmdWriteBufferMarker2AMD else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, stage, dstBuffer, dstOffset, marker) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, stage, dstBuffer, dstOffset, marker) };
         state
             .hooks
             .post_call_record_cmd_write_buffer_marker2_amd(
+                &state.next,
                 commandBuffer,
                 stage,
                 dstBuffer,
@@ -22862,6 +25551,7 @@ unsafe extern "system" fn vkCmdWriteBufferMarkerAMD<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_write_buffer_marker_amd(
+                &state.next,
                 commandBuffer,
                 pipelineStage,
                 dstBuffer,
@@ -22874,6 +25564,7 @@ unsafe extern "system" fn vkCmdWriteBufferMarkerAMD<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_write_buffer_marker_amd(
+                &state.next,
                 commandBuffer,
                 pipelineStage,
                 dstBuffer,
@@ -22883,10 +25574,14 @@ unsafe extern "system" fn vkCmdWriteBufferMarkerAMD<L: Registered>(
         let Some(next) = state.next.vkCmdWriteBufferMarkerAMD else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pipelineStage, dstBuffer, dstOffset, marker) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipelineStage, dstBuffer, dstOffset, marker) };
         state
             .hooks
             .post_call_record_cmd_write_buffer_marker_amd(
+                &state.next,
                 commandBuffer,
                 pipelineStage,
                 dstBuffer,
@@ -22906,18 +25601,35 @@ unsafe extern "system" fn vkCmdWriteMarkerToMemoryAMD<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_cmd_write_marker_to_memory_amd(commandBuffer, pInfo)
+            .pre_call_validate_cmd_write_marker_to_memory_amd(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_cmd_write_marker_to_memory_amd(commandBuffer, pInfo);
+        state
+            .hooks
+            .pre_call_record_cmd_write_marker_to_memory_amd(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
         let Some(next) = state.next.vkCmdWriteMarkerToMemoryAMD else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pInfo) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo) };
         state
             .hooks
-            .post_call_record_cmd_write_marker_to_memory_amd(commandBuffer, pInfo);
+            .post_call_record_cmd_write_marker_to_memory_amd(
+                &state.next,
+                commandBuffer,
+                pInfo,
+            );
     })
 }
 ///`vkCmdWriteMicromapsPropertiesEXT` through the layer's hooks.
@@ -22936,6 +25648,7 @@ unsafe extern "system" fn vkCmdWriteMicromapsPropertiesEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_write_micromaps_properties_ext(
+                &state.next,
                 commandBuffer,
                 micromapCount,
                 pMicromaps,
@@ -22949,6 +25662,7 @@ unsafe extern "system" fn vkCmdWriteMicromapsPropertiesEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_write_micromaps_properties_ext(
+                &state.next,
                 commandBuffer,
                 micromapCount,
                 pMicromaps,
@@ -22959,19 +25673,16 @@ unsafe extern "system" fn vkCmdWriteMicromapsPropertiesEXT<L: Registered>(
         let Some(next) = state.next.vkCmdWriteMicromapsPropertiesEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                commandBuffer,
-                micromapCount,
-                pMicromaps,
-                queryType,
-                queryPool,
-                firstQuery,
-            )
+            next(down, micromapCount, pMicromaps, queryType, queryPool, firstQuery)
         };
         state
             .hooks
             .post_call_record_cmd_write_micromaps_properties_ext(
+                &state.next,
                 commandBuffer,
                 micromapCount,
                 pMicromaps,
@@ -22995,6 +25706,7 @@ unsafe extern "system" fn vkCmdWriteTimestamp<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_write_timestamp(
+                &state.next,
                 commandBuffer,
                 pipelineStage,
                 queryPool,
@@ -23006,6 +25718,7 @@ unsafe extern "system" fn vkCmdWriteTimestamp<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_write_timestamp(
+                &state.next,
                 commandBuffer,
                 pipelineStage,
                 queryPool,
@@ -23014,10 +25727,14 @@ unsafe extern "system" fn vkCmdWriteTimestamp<L: Registered>(
         let Some(next) = state.next.vkCmdWriteTimestamp else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, pipelineStage, queryPool, query) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipelineStage, queryPool, query) };
         state
             .hooks
             .post_call_record_cmd_write_timestamp(
+                &state.next,
                 commandBuffer,
                 pipelineStage,
                 queryPool,
@@ -23039,6 +25756,7 @@ unsafe extern "system" fn vkCmdWriteTimestamp2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_cmd_write_timestamp2(
+                &state.next,
                 commandBuffer,
                 stage,
                 queryPool,
@@ -23050,6 +25768,7 @@ unsafe extern "system" fn vkCmdWriteTimestamp2<L: Registered>(
         state
             .hooks
             .pre_call_record_cmd_write_timestamp2(
+                &state.next,
                 commandBuffer,
                 stage,
                 queryPool,
@@ -23058,10 +25777,14 @@ unsafe extern "system" fn vkCmdWriteTimestamp2<L: Registered>(
         let Some(next) = state.next.vkCmdWriteTimestamp2 else {
             return Fallback::fallback()
         };
-        unsafe { next(commandBuffer, stage, queryPool, query) };
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, stage, queryPool, query) };
         state
             .hooks
             .post_call_record_cmd_write_timestamp2(
+                &state.next,
                 commandBuffer,
                 stage,
                 queryPool,
@@ -23081,18 +25804,29 @@ unsafe extern "system" fn vkCompileDeferredNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_compile_deferred_nv(device, pipeline, shader)
+            .pre_call_validate_compile_deferred_nv(&state.next, device, pipeline, shader)
         {
             return result;
         }
-        state.hooks.pre_call_record_compile_deferred_nv(device, pipeline, shader);
+        state
+            .hooks
+            .pre_call_record_compile_deferred_nv(&state.next, device, pipeline, shader);
         let Some(next) = state.next.vkCompileDeferredNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pipeline, shader) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pipeline, shader) };
         state
             .hooks
-            .post_call_record_compile_deferred_nv(device, pipeline, shader, result);
+            .post_call_record_compile_deferred_nv(
+                &state.next,
+                device,
+                pipeline,
+                shader,
+                result,
+            );
         result
     })
 }
@@ -23107,18 +25841,32 @@ unsafe extern "system" fn vkConvertCooperativeVectorMatrixNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_convert_cooperative_vector_matrix_nv(device, pInfo)
+            .pre_call_validate_convert_cooperative_vector_matrix_nv(
+                &state.next,
+                device,
+                pInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_convert_cooperative_vector_matrix_nv(device, pInfo);
+        state
+            .hooks
+            .pre_call_record_convert_cooperative_vector_matrix_nv(
+                &state.next,
+                device,
+                pInfo,
+            );
         let Some(next) = state.next.vkConvertCooperativeVectorMatrixNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_convert_cooperative_vector_matrix_nv(
+                &state.next,
                 device,
                 pInfo,
                 result,
@@ -23139,6 +25887,7 @@ unsafe extern "system" fn vkCopyAccelerationStructureKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_copy_acceleration_structure_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23149,6 +25898,7 @@ unsafe extern "system" fn vkCopyAccelerationStructureKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_copy_acceleration_structure_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23156,10 +25906,14 @@ unsafe extern "system" fn vkCopyAccelerationStructureKHR<L: Registered>(
         let Some(next) = state.next.vkCopyAccelerationStructureKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, deferredOperation, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, deferredOperation, pInfo) };
         state
             .hooks
             .post_call_record_copy_acceleration_structure_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23181,6 +25935,7 @@ unsafe extern "system" fn vkCopyAccelerationStructureToMemoryKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_copy_acceleration_structure_to_memory_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23191,6 +25946,7 @@ unsafe extern "system" fn vkCopyAccelerationStructureToMemoryKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_copy_acceleration_structure_to_memory_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23198,10 +25954,14 @@ unsafe extern "system" fn vkCopyAccelerationStructureToMemoryKHR<L: Registered>(
         let Some(next) = state.next.vkCopyAccelerationStructureToMemoryKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, deferredOperation, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, deferredOperation, pInfo) };
         state
             .hooks
             .post_call_record_copy_acceleration_structure_to_memory_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23221,18 +25981,36 @@ unsafe extern "system" fn vkCopyImageToImage<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_copy_image_to_image(device, pCopyImageToImageInfo)
+            .pre_call_validate_copy_image_to_image(
+                &state.next,
+                device,
+                pCopyImageToImageInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_copy_image_to_image(device, pCopyImageToImageInfo);
+        state
+            .hooks
+            .pre_call_record_copy_image_to_image(
+                &state.next,
+                device,
+                pCopyImageToImageInfo,
+            );
         let Some(next) = state.next.vkCopyImageToImage else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCopyImageToImageInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCopyImageToImageInfo) };
         state
             .hooks
-            .post_call_record_copy_image_to_image(device, pCopyImageToImageInfo, result);
+            .post_call_record_copy_image_to_image(
+                &state.next,
+                device,
+                pCopyImageToImageInfo,
+                result,
+            );
         result
     })
 }
@@ -23247,18 +26025,32 @@ unsafe extern "system" fn vkCopyImageToMemory<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_copy_image_to_memory(device, pCopyImageToMemoryInfo)
+            .pre_call_validate_copy_image_to_memory(
+                &state.next,
+                device,
+                pCopyImageToMemoryInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_copy_image_to_memory(device, pCopyImageToMemoryInfo);
+        state
+            .hooks
+            .pre_call_record_copy_image_to_memory(
+                &state.next,
+                device,
+                pCopyImageToMemoryInfo,
+            );
         let Some(next) = state.next.vkCopyImageToMemory else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCopyImageToMemoryInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCopyImageToMemoryInfo) };
         state
             .hooks
             .post_call_record_copy_image_to_memory(
+                &state.next,
                 device,
                 pCopyImageToMemoryInfo,
                 result,
@@ -23279,6 +26071,7 @@ unsafe extern "system" fn vkCopyMemoryToAccelerationStructureKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_copy_memory_to_acceleration_structure_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23289,6 +26082,7 @@ unsafe extern "system" fn vkCopyMemoryToAccelerationStructureKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_copy_memory_to_acceleration_structure_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23296,10 +26090,14 @@ unsafe extern "system" fn vkCopyMemoryToAccelerationStructureKHR<L: Registered>(
         let Some(next) = state.next.vkCopyMemoryToAccelerationStructureKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, deferredOperation, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, deferredOperation, pInfo) };
         state
             .hooks
             .post_call_record_copy_memory_to_acceleration_structure_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23319,18 +26117,32 @@ unsafe extern "system" fn vkCopyMemoryToImage<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_copy_memory_to_image(device, pCopyMemoryToImageInfo)
+            .pre_call_validate_copy_memory_to_image(
+                &state.next,
+                device,
+                pCopyMemoryToImageInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_copy_memory_to_image(device, pCopyMemoryToImageInfo);
+        state
+            .hooks
+            .pre_call_record_copy_memory_to_image(
+                &state.next,
+                device,
+                pCopyMemoryToImageInfo,
+            );
         let Some(next) = state.next.vkCopyMemoryToImage else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCopyMemoryToImageInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCopyMemoryToImageInfo) };
         state
             .hooks
             .post_call_record_copy_memory_to_image(
+                &state.next,
                 device,
                 pCopyMemoryToImageInfo,
                 result,
@@ -23351,6 +26163,7 @@ unsafe extern "system" fn vkCopyMemoryToMicromapEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_copy_memory_to_micromap_ext(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23361,6 +26174,7 @@ unsafe extern "system" fn vkCopyMemoryToMicromapEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_copy_memory_to_micromap_ext(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23368,10 +26182,14 @@ unsafe extern "system" fn vkCopyMemoryToMicromapEXT<L: Registered>(
         let Some(next) = state.next.vkCopyMemoryToMicromapEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, deferredOperation, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, deferredOperation, pInfo) };
         state
             .hooks
             .post_call_record_copy_memory_to_micromap_ext(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23392,18 +26210,34 @@ unsafe extern "system" fn vkCopyMicromapEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_copy_micromap_ext(device, deferredOperation, pInfo)
+            .pre_call_validate_copy_micromap_ext(
+                &state.next,
+                device,
+                deferredOperation,
+                pInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_copy_micromap_ext(device, deferredOperation, pInfo);
+        state
+            .hooks
+            .pre_call_record_copy_micromap_ext(
+                &state.next,
+                device,
+                deferredOperation,
+                pInfo,
+            );
         let Some(next) = state.next.vkCopyMicromapEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, deferredOperation, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, deferredOperation, pInfo) };
         state
             .hooks
             .post_call_record_copy_micromap_ext(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23425,6 +26259,7 @@ unsafe extern "system" fn vkCopyMicromapToMemoryEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_copy_micromap_to_memory_ext(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23435,6 +26270,7 @@ unsafe extern "system" fn vkCopyMicromapToMemoryEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_copy_micromap_to_memory_ext(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23442,10 +26278,14 @@ unsafe extern "system" fn vkCopyMicromapToMemoryEXT<L: Registered>(
         let Some(next) = state.next.vkCopyMicromapToMemoryEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, deferredOperation, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, deferredOperation, pInfo) };
         state
             .hooks
             .post_call_record_copy_micromap_to_memory_ext(
+                &state.next,
                 device,
                 deferredOperation,
                 pInfo,
@@ -23468,6 +26308,7 @@ unsafe extern "system" fn vkCreateAccelerationStructure2KHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_acceleration_structure2_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23479,6 +26320,7 @@ unsafe extern "system" fn vkCreateAccelerationStructure2KHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_acceleration_structure2_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23487,12 +26329,16 @@ unsafe extern "system" fn vkCreateAccelerationStructure2KHR<L: Registered>(
         let Some(next) = state.next.vkCreateAccelerationStructure2KHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pCreateInfo, pAllocator, pAccelerationStructure)
+            next(down, pCreateInfo, pAllocator, pAccelerationStructure)
         };
         state
             .hooks
             .post_call_record_create_acceleration_structure2_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23516,6 +26362,7 @@ unsafe extern "system" fn vkCreateAccelerationStructureKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_acceleration_structure_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23527,6 +26374,7 @@ unsafe extern "system" fn vkCreateAccelerationStructureKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_acceleration_structure_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23535,12 +26383,16 @@ unsafe extern "system" fn vkCreateAccelerationStructureKHR<L: Registered>(
         let Some(next) = state.next.vkCreateAccelerationStructureKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pCreateInfo, pAllocator, pAccelerationStructure)
+            next(down, pCreateInfo, pAllocator, pAccelerationStructure)
         };
         state
             .hooks
             .post_call_record_create_acceleration_structure_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23564,6 +26416,7 @@ unsafe extern "system" fn vkCreateAccelerationStructureNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_acceleration_structure_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23575,6 +26428,7 @@ unsafe extern "system" fn vkCreateAccelerationStructureNV<L: Registered>(
         state
             .hooks
             .pre_call_record_create_acceleration_structure_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23583,12 +26437,16 @@ unsafe extern "system" fn vkCreateAccelerationStructureNV<L: Registered>(
         let Some(next) = state.next.vkCreateAccelerationStructureNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pCreateInfo, pAllocator, pAccelerationStructure)
+            next(down, pCreateInfo, pAllocator, pAccelerationStructure)
         };
         state
             .hooks
             .post_call_record_create_acceleration_structure_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23611,18 +26469,34 @@ unsafe extern "system" fn vkCreateBuffer<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_create_buffer(device, pCreateInfo, pAllocator, pBuffer)
+            .pre_call_validate_create_buffer(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pBuffer,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_create_buffer(device, pCreateInfo, pAllocator, pBuffer);
+            .pre_call_record_create_buffer(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pBuffer,
+            );
         let Some(next) = state.next.vkCreateBuffer else { return Fallback::fallback() };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pBuffer) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pBuffer) };
         state
             .hooks
             .post_call_record_create_buffer(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23646,6 +26520,7 @@ unsafe extern "system" fn vkCreateBufferCollectionFUCHSIA<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_buffer_collection_fuchsia(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23657,6 +26532,7 @@ unsafe extern "system" fn vkCreateBufferCollectionFUCHSIA<L: Registered>(
         state
             .hooks
             .pre_call_record_create_buffer_collection_fuchsia(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23665,10 +26541,14 @@ unsafe extern "system" fn vkCreateBufferCollectionFUCHSIA<L: Registered>(
         let Some(next) = state.next.vkCreateBufferCollectionFUCHSIA else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pCollection) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pCollection) };
         state
             .hooks
             .post_call_record_create_buffer_collection_fuchsia(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23691,20 +26571,36 @@ unsafe extern "system" fn vkCreateBufferView<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_create_buffer_view(device, pCreateInfo, pAllocator, pView)
+            .pre_call_validate_create_buffer_view(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pView,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_create_buffer_view(device, pCreateInfo, pAllocator, pView);
+            .pre_call_record_create_buffer_view(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pView,
+            );
         let Some(next) = state.next.vkCreateBufferView else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pView) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pView) };
         state
             .hooks
             .post_call_record_create_buffer_view(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23728,6 +26624,7 @@ unsafe extern "system" fn vkCreateCommandPool<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_command_pool(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23739,6 +26636,7 @@ unsafe extern "system" fn vkCreateCommandPool<L: Registered>(
         state
             .hooks
             .pre_call_record_create_command_pool(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23747,10 +26645,14 @@ unsafe extern "system" fn vkCreateCommandPool<L: Registered>(
         let Some(next) = state.next.vkCreateCommandPool else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pCommandPool) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pCommandPool) };
         state
             .hooks
             .post_call_record_create_command_pool(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23776,6 +26678,7 @@ unsafe extern "system" fn vkCreateComputePipelines<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_compute_pipelines(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -23789,6 +26692,7 @@ unsafe extern "system" fn vkCreateComputePipelines<L: Registered>(
         state
             .hooks
             .pre_call_record_create_compute_pipelines(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -23799,9 +26703,12 @@ unsafe extern "system" fn vkCreateComputePipelines<L: Registered>(
         let Some(next) = state.next.vkCreateComputePipelines else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                device,
+                down,
                 pipelineCache,
                 createInfoCount,
                 pCreateInfos,
@@ -23812,6 +26719,7 @@ unsafe extern "system" fn vkCreateComputePipelines<L: Registered>(
         state
             .hooks
             .post_call_record_create_compute_pipelines(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -23837,6 +26745,7 @@ unsafe extern "system" fn vkCreateCuFunctionNVX<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_cu_function_nvx(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23848,6 +26757,7 @@ unsafe extern "system" fn vkCreateCuFunctionNVX<L: Registered>(
         state
             .hooks
             .pre_call_record_create_cu_function_nvx(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23856,10 +26766,14 @@ unsafe extern "system" fn vkCreateCuFunctionNVX<L: Registered>(
         let Some(next) = state.next.vkCreateCuFunctionNVX else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pFunction) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pFunction) };
         state
             .hooks
             .post_call_record_create_cu_function_nvx(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23883,6 +26797,7 @@ unsafe extern "system" fn vkCreateCuModuleNVX<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_cu_module_nvx(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23894,6 +26809,7 @@ unsafe extern "system" fn vkCreateCuModuleNVX<L: Registered>(
         state
             .hooks
             .pre_call_record_create_cu_module_nvx(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23902,10 +26818,14 @@ unsafe extern "system" fn vkCreateCuModuleNVX<L: Registered>(
         let Some(next) = state.next.vkCreateCuModuleNVX else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pModule) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pModule) };
         state
             .hooks
             .post_call_record_create_cu_module_nvx(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23929,6 +26849,7 @@ unsafe extern "system" fn vkCreateCudaFunctionNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_cuda_function_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23940,6 +26861,7 @@ unsafe extern "system" fn vkCreateCudaFunctionNV<L: Registered>(
         state
             .hooks
             .pre_call_record_create_cuda_function_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23948,10 +26870,14 @@ unsafe extern "system" fn vkCreateCudaFunctionNV<L: Registered>(
         let Some(next) = state.next.vkCreateCudaFunctionNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pFunction) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pFunction) };
         state
             .hooks
             .post_call_record_create_cuda_function_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23975,6 +26901,7 @@ unsafe extern "system" fn vkCreateCudaModuleNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_cuda_module_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23986,6 +26913,7 @@ unsafe extern "system" fn vkCreateCudaModuleNV<L: Registered>(
         state
             .hooks
             .pre_call_record_create_cuda_module_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -23994,10 +26922,14 @@ unsafe extern "system" fn vkCreateCudaModuleNV<L: Registered>(
         let Some(next) = state.next.vkCreateCudaModuleNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pModule) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pModule) };
         state
             .hooks
             .post_call_record_create_cuda_module_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24021,6 +26953,7 @@ unsafe extern "system" fn vkCreateDataGraphPipelineSessionARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_data_graph_pipeline_session_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24032,6 +26965,7 @@ unsafe extern "system" fn vkCreateDataGraphPipelineSessionARM<L: Registered>(
         state
             .hooks
             .pre_call_record_create_data_graph_pipeline_session_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24040,10 +26974,14 @@ unsafe extern "system" fn vkCreateDataGraphPipelineSessionARM<L: Registered>(
         let Some(next) = state.next.vkCreateDataGraphPipelineSessionARM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pSession) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSession) };
         state
             .hooks
             .post_call_record_create_data_graph_pipeline_session_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24070,6 +27008,7 @@ unsafe extern "system" fn vkCreateDataGraphPipelinesARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_data_graph_pipelines_arm(
+                &state.next,
                 device,
                 deferredOperation,
                 pipelineCache,
@@ -24084,6 +27023,7 @@ unsafe extern "system" fn vkCreateDataGraphPipelinesARM<L: Registered>(
         state
             .hooks
             .pre_call_record_create_data_graph_pipelines_arm(
+                &state.next,
                 device,
                 deferredOperation,
                 pipelineCache,
@@ -24095,9 +27035,12 @@ unsafe extern "system" fn vkCreateDataGraphPipelinesARM<L: Registered>(
         let Some(next) = state.next.vkCreateDataGraphPipelinesARM else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                device,
+                down,
                 deferredOperation,
                 pipelineCache,
                 createInfoCount,
@@ -24109,6 +27052,7 @@ unsafe extern "system" fn vkCreateDataGraphPipelinesARM<L: Registered>(
         state
             .hooks
             .post_call_record_create_data_graph_pipelines_arm(
+                &state.next,
                 device,
                 deferredOperation,
                 pipelineCache,
@@ -24134,6 +27078,7 @@ unsafe extern "system" fn vkCreateDeferredOperationKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_deferred_operation_khr(
+                &state.next,
                 device,
                 pAllocator,
                 pDeferredOperation,
@@ -24144,6 +27089,7 @@ unsafe extern "system" fn vkCreateDeferredOperationKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_deferred_operation_khr(
+                &state.next,
                 device,
                 pAllocator,
                 pDeferredOperation,
@@ -24151,10 +27097,14 @@ unsafe extern "system" fn vkCreateDeferredOperationKHR<L: Registered>(
         let Some(next) = state.next.vkCreateDeferredOperationKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pAllocator, pDeferredOperation) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pAllocator, pDeferredOperation) };
         state
             .hooks
             .post_call_record_create_deferred_operation_khr(
+                &state.next,
                 device,
                 pAllocator,
                 pDeferredOperation,
@@ -24177,6 +27127,7 @@ unsafe extern "system" fn vkCreateDescriptorPool<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_descriptor_pool(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24188,6 +27139,7 @@ unsafe extern "system" fn vkCreateDescriptorPool<L: Registered>(
         state
             .hooks
             .pre_call_record_create_descriptor_pool(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24196,10 +27148,14 @@ unsafe extern "system" fn vkCreateDescriptorPool<L: Registered>(
         let Some(next) = state.next.vkCreateDescriptorPool else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pDescriptorPool) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pDescriptorPool) };
         state
             .hooks
             .post_call_record_create_descriptor_pool(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24223,6 +27179,7 @@ unsafe extern "system" fn vkCreateDescriptorSetLayout<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_descriptor_set_layout(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24234,6 +27191,7 @@ unsafe extern "system" fn vkCreateDescriptorSetLayout<L: Registered>(
         state
             .hooks
             .pre_call_record_create_descriptor_set_layout(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24242,10 +27200,14 @@ unsafe extern "system" fn vkCreateDescriptorSetLayout<L: Registered>(
         let Some(next) = state.next.vkCreateDescriptorSetLayout else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pSetLayout) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSetLayout) };
         state
             .hooks
             .post_call_record_create_descriptor_set_layout(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24269,6 +27231,7 @@ unsafe extern "system" fn vkCreateDescriptorUpdateTemplate<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_descriptor_update_template(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24280,6 +27243,7 @@ unsafe extern "system" fn vkCreateDescriptorUpdateTemplate<L: Registered>(
         state
             .hooks
             .pre_call_record_create_descriptor_update_template(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24288,12 +27252,16 @@ unsafe extern "system" fn vkCreateDescriptorUpdateTemplate<L: Registered>(
         let Some(next) = state.next.vkCreateDescriptorUpdateTemplate else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pCreateInfo, pAllocator, pDescriptorUpdateTemplate)
+            next(down, pCreateInfo, pAllocator, pDescriptorUpdateTemplate)
         };
         state
             .hooks
             .post_call_record_create_descriptor_update_template(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24316,18 +27284,34 @@ unsafe extern "system" fn vkCreateEvent<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_create_event(device, pCreateInfo, pAllocator, pEvent)
+            .pre_call_validate_create_event(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pEvent,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_create_event(device, pCreateInfo, pAllocator, pEvent);
+            .pre_call_record_create_event(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pEvent,
+            );
         let Some(next) = state.next.vkCreateEvent else { return Fallback::fallback() };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pEvent) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pEvent) };
         state
             .hooks
             .post_call_record_create_event(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24353,6 +27337,7 @@ unsafe extern "system" fn vkCreateExecutionGraphPipelinesAMDX<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_execution_graph_pipelines_amdx(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -24366,6 +27351,7 @@ unsafe extern "system" fn vkCreateExecutionGraphPipelinesAMDX<L: Registered>(
         state
             .hooks
             .pre_call_record_create_execution_graph_pipelines_amdx(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -24376,9 +27362,12 @@ unsafe extern "system" fn vkCreateExecutionGraphPipelinesAMDX<L: Registered>(
         let Some(next) = state.next.vkCreateExecutionGraphPipelinesAMDX else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                device,
+                down,
                 pipelineCache,
                 createInfoCount,
                 pCreateInfos,
@@ -24389,6 +27378,7 @@ unsafe extern "system" fn vkCreateExecutionGraphPipelinesAMDX<L: Registered>(
         state
             .hooks
             .post_call_record_create_execution_graph_pipelines_amdx(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -24414,6 +27404,7 @@ unsafe extern "system" fn vkCreateExternalComputeQueueNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_external_compute_queue_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24425,6 +27416,7 @@ unsafe extern "system" fn vkCreateExternalComputeQueueNV<L: Registered>(
         state
             .hooks
             .pre_call_record_create_external_compute_queue_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24433,10 +27425,14 @@ unsafe extern "system" fn vkCreateExternalComputeQueueNV<L: Registered>(
         let Some(next) = state.next.vkCreateExternalComputeQueueNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pExternalQueue) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pExternalQueue) };
         state
             .hooks
             .post_call_record_create_external_compute_queue_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24459,18 +27455,34 @@ unsafe extern "system" fn vkCreateFence<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_create_fence(device, pCreateInfo, pAllocator, pFence)
+            .pre_call_validate_create_fence(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pFence,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_create_fence(device, pCreateInfo, pAllocator, pFence);
+            .pre_call_record_create_fence(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pFence,
+            );
         let Some(next) = state.next.vkCreateFence else { return Fallback::fallback() };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pFence) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pFence) };
         state
             .hooks
             .post_call_record_create_fence(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24494,6 +27506,7 @@ unsafe extern "system" fn vkCreateFramebuffer<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_framebuffer(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24505,6 +27518,7 @@ unsafe extern "system" fn vkCreateFramebuffer<L: Registered>(
         state
             .hooks
             .pre_call_record_create_framebuffer(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24513,10 +27527,14 @@ unsafe extern "system" fn vkCreateFramebuffer<L: Registered>(
         let Some(next) = state.next.vkCreateFramebuffer else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pFramebuffer) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pFramebuffer) };
         state
             .hooks
             .post_call_record_create_framebuffer(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24540,6 +27558,7 @@ unsafe extern "system" fn vkCreateGpaSessionAMD<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_gpa_session_amd(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24551,6 +27570,7 @@ unsafe extern "system" fn vkCreateGpaSessionAMD<L: Registered>(
         state
             .hooks
             .pre_call_record_create_gpa_session_amd(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24559,10 +27579,14 @@ unsafe extern "system" fn vkCreateGpaSessionAMD<L: Registered>(
         let Some(next) = state.next.vkCreateGpaSessionAMD else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pGpaSession) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pGpaSession) };
         state
             .hooks
             .post_call_record_create_gpa_session_amd(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24588,6 +27612,7 @@ unsafe extern "system" fn vkCreateGraphicsPipelines<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_graphics_pipelines(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -24601,6 +27626,7 @@ unsafe extern "system" fn vkCreateGraphicsPipelines<L: Registered>(
         state
             .hooks
             .pre_call_record_create_graphics_pipelines(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -24611,9 +27637,12 @@ unsafe extern "system" fn vkCreateGraphicsPipelines<L: Registered>(
         let Some(next) = state.next.vkCreateGraphicsPipelines else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                device,
+                down,
                 pipelineCache,
                 createInfoCount,
                 pCreateInfos,
@@ -24624,6 +27653,7 @@ unsafe extern "system" fn vkCreateGraphicsPipelines<L: Registered>(
         state
             .hooks
             .post_call_record_create_graphics_pipelines(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -24648,18 +27678,34 @@ unsafe extern "system" fn vkCreateImage<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_create_image(device, pCreateInfo, pAllocator, pImage)
+            .pre_call_validate_create_image(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pImage,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_create_image(device, pCreateInfo, pAllocator, pImage);
+            .pre_call_record_create_image(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pImage,
+            );
         let Some(next) = state.next.vkCreateImage else { return Fallback::fallback() };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pImage) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pImage) };
         state
             .hooks
             .post_call_record_create_image(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24682,20 +27728,36 @@ unsafe extern "system" fn vkCreateImageView<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_create_image_view(device, pCreateInfo, pAllocator, pView)
+            .pre_call_validate_create_image_view(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pView,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_create_image_view(device, pCreateInfo, pAllocator, pView);
+            .pre_call_record_create_image_view(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pView,
+            );
         let Some(next) = state.next.vkCreateImageView else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pView) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pView) };
         state
             .hooks
             .post_call_record_create_image_view(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24719,6 +27781,7 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_indirect_commands_layout_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24730,6 +27793,7 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_create_indirect_commands_layout_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24738,12 +27802,16 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutEXT<L: Registered>(
         let Some(next) = state.next.vkCreateIndirectCommandsLayoutEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pCreateInfo, pAllocator, pIndirectCommandsLayout)
+            next(down, pCreateInfo, pAllocator, pIndirectCommandsLayout)
         };
         state
             .hooks
             .post_call_record_create_indirect_commands_layout_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24767,6 +27835,7 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_indirect_commands_layout_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24778,6 +27847,7 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutNV<L: Registered>(
         state
             .hooks
             .pre_call_record_create_indirect_commands_layout_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24786,12 +27856,16 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutNV<L: Registered>(
         let Some(next) = state.next.vkCreateIndirectCommandsLayoutNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pCreateInfo, pAllocator, pIndirectCommandsLayout)
+            next(down, pCreateInfo, pAllocator, pIndirectCommandsLayout)
         };
         state
             .hooks
             .post_call_record_create_indirect_commands_layout_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24815,6 +27889,7 @@ unsafe extern "system" fn vkCreateIndirectExecutionSetEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_indirect_execution_set_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24826,6 +27901,7 @@ unsafe extern "system" fn vkCreateIndirectExecutionSetEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_create_indirect_execution_set_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24834,12 +27910,16 @@ unsafe extern "system" fn vkCreateIndirectExecutionSetEXT<L: Registered>(
         let Some(next) = state.next.vkCreateIndirectExecutionSetEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pCreateInfo, pAllocator, pIndirectExecutionSet)
+            next(down, pCreateInfo, pAllocator, pIndirectExecutionSet)
         };
         state
             .hooks
             .post_call_record_create_indirect_execution_set_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24863,6 +27943,7 @@ unsafe extern "system" fn vkCreateMicromapEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_micromap_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24874,6 +27955,7 @@ unsafe extern "system" fn vkCreateMicromapEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_create_micromap_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24882,10 +27964,14 @@ unsafe extern "system" fn vkCreateMicromapEXT<L: Registered>(
         let Some(next) = state.next.vkCreateMicromapEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pMicromap) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pMicromap) };
         state
             .hooks
             .post_call_record_create_micromap_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24909,6 +27995,7 @@ unsafe extern "system" fn vkCreateOpticalFlowSessionNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_optical_flow_session_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24920,6 +28007,7 @@ unsafe extern "system" fn vkCreateOpticalFlowSessionNV<L: Registered>(
         state
             .hooks
             .pre_call_record_create_optical_flow_session_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24928,10 +28016,14 @@ unsafe extern "system" fn vkCreateOpticalFlowSessionNV<L: Registered>(
         let Some(next) = state.next.vkCreateOpticalFlowSessionNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pSession) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSession) };
         state
             .hooks
             .post_call_record_create_optical_flow_session_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24955,6 +28047,7 @@ unsafe extern "system" fn vkCreatePipelineBinariesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_pipeline_binaries_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24966,6 +28059,7 @@ unsafe extern "system" fn vkCreatePipelineBinariesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_pipeline_binaries_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -24974,10 +28068,14 @@ unsafe extern "system" fn vkCreatePipelineBinariesKHR<L: Registered>(
         let Some(next) = state.next.vkCreatePipelineBinariesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pBinaries) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pBinaries) };
         state
             .hooks
             .post_call_record_create_pipeline_binaries_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25001,6 +28099,7 @@ unsafe extern "system" fn vkCreatePipelineCache<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_pipeline_cache(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25012,6 +28111,7 @@ unsafe extern "system" fn vkCreatePipelineCache<L: Registered>(
         state
             .hooks
             .pre_call_record_create_pipeline_cache(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25020,10 +28120,14 @@ unsafe extern "system" fn vkCreatePipelineCache<L: Registered>(
         let Some(next) = state.next.vkCreatePipelineCache else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pPipelineCache) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pPipelineCache) };
         state
             .hooks
             .post_call_record_create_pipeline_cache(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25047,6 +28151,7 @@ unsafe extern "system" fn vkCreatePipelineLayout<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_pipeline_layout(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25058,6 +28163,7 @@ unsafe extern "system" fn vkCreatePipelineLayout<L: Registered>(
         state
             .hooks
             .pre_call_record_create_pipeline_layout(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25066,10 +28172,14 @@ unsafe extern "system" fn vkCreatePipelineLayout<L: Registered>(
         let Some(next) = state.next.vkCreatePipelineLayout else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pPipelineLayout) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pPipelineLayout) };
         state
             .hooks
             .post_call_record_create_pipeline_layout(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25093,6 +28203,7 @@ unsafe extern "system" fn vkCreatePrivateDataSlot<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_private_data_slot(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25104,6 +28215,7 @@ unsafe extern "system" fn vkCreatePrivateDataSlot<L: Registered>(
         state
             .hooks
             .pre_call_record_create_private_data_slot(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25112,10 +28224,14 @@ unsafe extern "system" fn vkCreatePrivateDataSlot<L: Registered>(
         let Some(next) = state.next.vkCreatePrivateDataSlot else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pPrivateDataSlot) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pPrivateDataSlot) };
         state
             .hooks
             .post_call_record_create_private_data_slot(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25139,6 +28255,7 @@ unsafe extern "system" fn vkCreateQueryPool<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_query_pool(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25150,6 +28267,7 @@ unsafe extern "system" fn vkCreateQueryPool<L: Registered>(
         state
             .hooks
             .pre_call_record_create_query_pool(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25158,10 +28276,14 @@ unsafe extern "system" fn vkCreateQueryPool<L: Registered>(
         let Some(next) = state.next.vkCreateQueryPool else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pQueryPool) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pQueryPool) };
         state
             .hooks
             .post_call_record_create_query_pool(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25188,6 +28310,7 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_ray_tracing_pipelines_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pipelineCache,
@@ -25202,6 +28325,7 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_ray_tracing_pipelines_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pipelineCache,
@@ -25213,9 +28337,12 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesKHR<L: Registered>(
         let Some(next) = state.next.vkCreateRayTracingPipelinesKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                device,
+                down,
                 deferredOperation,
                 pipelineCache,
                 createInfoCount,
@@ -25227,6 +28354,7 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesKHR<L: Registered>(
         state
             .hooks
             .post_call_record_create_ray_tracing_pipelines_khr(
+                &state.next,
                 device,
                 deferredOperation,
                 pipelineCache,
@@ -25255,6 +28383,7 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_ray_tracing_pipelines_nv(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -25268,6 +28397,7 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesNV<L: Registered>(
         state
             .hooks
             .pre_call_record_create_ray_tracing_pipelines_nv(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -25278,9 +28408,12 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesNV<L: Registered>(
         let Some(next) = state.next.vkCreateRayTracingPipelinesNV else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                device,
+                down,
                 pipelineCache,
                 createInfoCount,
                 pCreateInfos,
@@ -25291,6 +28424,7 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesNV<L: Registered>(
         state
             .hooks
             .post_call_record_create_ray_tracing_pipelines_nv(
+                &state.next,
                 device,
                 pipelineCache,
                 createInfoCount,
@@ -25316,6 +28450,7 @@ unsafe extern "system" fn vkCreateRenderPass<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_render_pass(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25327,6 +28462,7 @@ unsafe extern "system" fn vkCreateRenderPass<L: Registered>(
         state
             .hooks
             .pre_call_record_create_render_pass(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25335,10 +28471,14 @@ unsafe extern "system" fn vkCreateRenderPass<L: Registered>(
         let Some(next) = state.next.vkCreateRenderPass else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pRenderPass) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pRenderPass) };
         state
             .hooks
             .post_call_record_create_render_pass(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25362,6 +28502,7 @@ unsafe extern "system" fn vkCreateRenderPass2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_render_pass2(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25373,6 +28514,7 @@ unsafe extern "system" fn vkCreateRenderPass2<L: Registered>(
         state
             .hooks
             .pre_call_record_create_render_pass2(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25381,10 +28523,14 @@ unsafe extern "system" fn vkCreateRenderPass2<L: Registered>(
         let Some(next) = state.next.vkCreateRenderPass2 else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pRenderPass) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pRenderPass) };
         state
             .hooks
             .post_call_record_create_render_pass2(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25407,18 +28553,34 @@ unsafe extern "system" fn vkCreateSampler<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_create_sampler(device, pCreateInfo, pAllocator, pSampler)
+            .pre_call_validate_create_sampler(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pSampler,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_create_sampler(device, pCreateInfo, pAllocator, pSampler);
+            .pre_call_record_create_sampler(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pSampler,
+            );
         let Some(next) = state.next.vkCreateSampler else { return Fallback::fallback() };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pSampler) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSampler) };
         state
             .hooks
             .post_call_record_create_sampler(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25442,6 +28604,7 @@ unsafe extern "system" fn vkCreateSamplerYcbcrConversion<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_sampler_ycbcr_conversion(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25453,6 +28616,7 @@ unsafe extern "system" fn vkCreateSamplerYcbcrConversion<L: Registered>(
         state
             .hooks
             .pre_call_record_create_sampler_ycbcr_conversion(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25461,10 +28625,14 @@ unsafe extern "system" fn vkCreateSamplerYcbcrConversion<L: Registered>(
         let Some(next) = state.next.vkCreateSamplerYcbcrConversion else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pYcbcrConversion) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pYcbcrConversion) };
         state
             .hooks
             .post_call_record_create_sampler_ycbcr_conversion(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25488,6 +28656,7 @@ unsafe extern "system" fn vkCreateSemaphore<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_semaphore(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25499,6 +28668,7 @@ unsafe extern "system" fn vkCreateSemaphore<L: Registered>(
         state
             .hooks
             .pre_call_record_create_semaphore(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25507,10 +28677,14 @@ unsafe extern "system" fn vkCreateSemaphore<L: Registered>(
         let Some(next) = state.next.vkCreateSemaphore else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pSemaphore) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSemaphore) };
         state
             .hooks
             .post_call_record_create_semaphore(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25534,6 +28708,7 @@ unsafe extern "system" fn vkCreateShaderInstrumentationARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_shader_instrumentation_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25545,6 +28720,7 @@ unsafe extern "system" fn vkCreateShaderInstrumentationARM<L: Registered>(
         state
             .hooks
             .pre_call_record_create_shader_instrumentation_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25553,10 +28729,14 @@ unsafe extern "system" fn vkCreateShaderInstrumentationARM<L: Registered>(
         let Some(next) = state.next.vkCreateShaderInstrumentationARM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pInstrumentation) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pInstrumentation) };
         state
             .hooks
             .post_call_record_create_shader_instrumentation_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25580,6 +28760,7 @@ unsafe extern "system" fn vkCreateShaderModule<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_shader_module(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25591,6 +28772,7 @@ unsafe extern "system" fn vkCreateShaderModule<L: Registered>(
         state
             .hooks
             .pre_call_record_create_shader_module(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25599,10 +28781,14 @@ unsafe extern "system" fn vkCreateShaderModule<L: Registered>(
         let Some(next) = state.next.vkCreateShaderModule else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pShaderModule) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pShaderModule) };
         state
             .hooks
             .post_call_record_create_shader_module(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25627,6 +28813,7 @@ unsafe extern "system" fn vkCreateShadersEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_shaders_ext(
+                &state.next,
                 device,
                 createInfoCount,
                 pCreateInfos,
@@ -25639,6 +28826,7 @@ unsafe extern "system" fn vkCreateShadersEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_create_shaders_ext(
+                &state.next,
                 device,
                 createInfoCount,
                 pCreateInfos,
@@ -25648,12 +28836,16 @@ unsafe extern "system" fn vkCreateShadersEXT<L: Registered>(
         let Some(next) = state.next.vkCreateShadersEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, createInfoCount, pCreateInfos, pAllocator, pShaders)
+            next(down, createInfoCount, pCreateInfos, pAllocator, pShaders)
         };
         state
             .hooks
             .post_call_record_create_shaders_ext(
+                &state.next,
                 device,
                 createInfoCount,
                 pCreateInfos,
@@ -25679,6 +28871,7 @@ unsafe extern "system" fn vkCreateSharedSwapchainsKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_shared_swapchains_khr(
+                &state.next,
                 device,
                 swapchainCount,
                 pCreateInfos,
@@ -25691,6 +28884,7 @@ unsafe extern "system" fn vkCreateSharedSwapchainsKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_shared_swapchains_khr(
+                &state.next,
                 device,
                 swapchainCount,
                 pCreateInfos,
@@ -25700,12 +28894,16 @@ unsafe extern "system" fn vkCreateSharedSwapchainsKHR<L: Registered>(
         let Some(next) = state.next.vkCreateSharedSwapchainsKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, swapchainCount, pCreateInfos, pAllocator, pSwapchains)
+            next(down, swapchainCount, pCreateInfos, pAllocator, pSwapchains)
         };
         state
             .hooks
             .post_call_record_create_shared_swapchains_khr(
+                &state.next,
                 device,
                 swapchainCount,
                 pCreateInfos,
@@ -25730,6 +28928,7 @@ unsafe extern "system" fn vkCreateSwapchainKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_swapchain_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25741,6 +28940,7 @@ unsafe extern "system" fn vkCreateSwapchainKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_swapchain_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25749,10 +28949,14 @@ unsafe extern "system" fn vkCreateSwapchainKHR<L: Registered>(
         let Some(next) = state.next.vkCreateSwapchainKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pSwapchain) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pSwapchain) };
         state
             .hooks
             .post_call_record_create_swapchain_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25776,6 +28980,7 @@ unsafe extern "system" fn vkCreateTensorARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_tensor_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25786,14 +28991,24 @@ unsafe extern "system" fn vkCreateTensorARM<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_create_tensor_arm(device, pCreateInfo, pAllocator, pTensor);
+            .pre_call_record_create_tensor_arm(
+                &state.next,
+                device,
+                pCreateInfo,
+                pAllocator,
+                pTensor,
+            );
         let Some(next) = state.next.vkCreateTensorARM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pTensor) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pTensor) };
         state
             .hooks
             .post_call_record_create_tensor_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25817,6 +29032,7 @@ unsafe extern "system" fn vkCreateTensorViewARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_tensor_view_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25828,6 +29044,7 @@ unsafe extern "system" fn vkCreateTensorViewARM<L: Registered>(
         state
             .hooks
             .pre_call_record_create_tensor_view_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25836,10 +29053,14 @@ unsafe extern "system" fn vkCreateTensorViewARM<L: Registered>(
         let Some(next) = state.next.vkCreateTensorViewARM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pView) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pView) };
         state
             .hooks
             .post_call_record_create_tensor_view_arm(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25863,6 +29084,7 @@ unsafe extern "system" fn vkCreateValidationCacheEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_validation_cache_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25874,6 +29096,7 @@ unsafe extern "system" fn vkCreateValidationCacheEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_create_validation_cache_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25882,10 +29105,14 @@ unsafe extern "system" fn vkCreateValidationCacheEXT<L: Registered>(
         let Some(next) = state.next.vkCreateValidationCacheEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pValidationCache) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pValidationCache) };
         state
             .hooks
             .post_call_record_create_validation_cache_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25909,6 +29136,7 @@ unsafe extern "system" fn vkCreateVideoSessionKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_video_session_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25920,6 +29148,7 @@ unsafe extern "system" fn vkCreateVideoSessionKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_video_session_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25928,10 +29157,14 @@ unsafe extern "system" fn vkCreateVideoSessionKHR<L: Registered>(
         let Some(next) = state.next.vkCreateVideoSessionKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pCreateInfo, pAllocator, pVideoSession) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pCreateInfo, pAllocator, pVideoSession) };
         state
             .hooks
             .post_call_record_create_video_session_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25955,6 +29188,7 @@ unsafe extern "system" fn vkCreateVideoSessionParametersKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_create_video_session_parameters_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25966,6 +29200,7 @@ unsafe extern "system" fn vkCreateVideoSessionParametersKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_create_video_session_parameters_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -25974,12 +29209,16 @@ unsafe extern "system" fn vkCreateVideoSessionParametersKHR<L: Registered>(
         let Some(next) = state.next.vkCreateVideoSessionParametersKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pCreateInfo, pAllocator, pVideoSessionParameters)
+            next(down, pCreateInfo, pAllocator, pVideoSessionParameters)
         };
         state
             .hooks
             .post_call_record_create_video_session_parameters_khr(
+                &state.next,
                 device,
                 pCreateInfo,
                 pAllocator,
@@ -26000,18 +29239,32 @@ unsafe extern "system" fn vkDebugMarkerSetObjectNameEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_debug_marker_set_object_name_ext(device, pNameInfo)
+            .pre_call_validate_debug_marker_set_object_name_ext(
+                &state.next,
+                device,
+                pNameInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_debug_marker_set_object_name_ext(device, pNameInfo);
+        state
+            .hooks
+            .pre_call_record_debug_marker_set_object_name_ext(
+                &state.next,
+                device,
+                pNameInfo,
+            );
         let Some(next) = state.next.vkDebugMarkerSetObjectNameEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pNameInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pNameInfo) };
         state
             .hooks
             .post_call_record_debug_marker_set_object_name_ext(
+                &state.next,
                 device,
                 pNameInfo,
                 result,
@@ -26030,18 +29283,36 @@ unsafe extern "system" fn vkDebugMarkerSetObjectTagEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_debug_marker_set_object_tag_ext(device, pTagInfo)
+            .pre_call_validate_debug_marker_set_object_tag_ext(
+                &state.next,
+                device,
+                pTagInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_debug_marker_set_object_tag_ext(device, pTagInfo);
+        state
+            .hooks
+            .pre_call_record_debug_marker_set_object_tag_ext(
+                &state.next,
+                device,
+                pTagInfo,
+            );
         let Some(next) = state.next.vkDebugMarkerSetObjectTagEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pTagInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pTagInfo) };
         state
             .hooks
-            .post_call_record_debug_marker_set_object_tag_ext(device, pTagInfo, result);
+            .post_call_record_debug_marker_set_object_tag_ext(
+                &state.next,
+                device,
+                pTagInfo,
+                result,
+            );
         result
     })
 }
@@ -26056,18 +29327,32 @@ unsafe extern "system" fn vkDeferredOperationJoinKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_deferred_operation_join_khr(device, operation)
+            .pre_call_validate_deferred_operation_join_khr(
+                &state.next,
+                device,
+                operation,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_deferred_operation_join_khr(device, operation);
+        state
+            .hooks
+            .pre_call_record_deferred_operation_join_khr(&state.next, device, operation);
         let Some(next) = state.next.vkDeferredOperationJoinKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, operation) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, operation) };
         state
             .hooks
-            .post_call_record_deferred_operation_join_khr(device, operation, result);
+            .post_call_record_deferred_operation_join_khr(
+                &state.next,
+                device,
+                operation,
+                result,
+            );
         result
     })
 }
@@ -26084,6 +29369,7 @@ unsafe extern "system" fn vkDestroyAccelerationStructureKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_acceleration_structure_khr(
+                &state.next,
                 device,
                 accelerationStructure,
                 pAllocator,
@@ -26094,6 +29380,7 @@ unsafe extern "system" fn vkDestroyAccelerationStructureKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_acceleration_structure_khr(
+                &state.next,
                 device,
                 accelerationStructure,
                 pAllocator,
@@ -26101,10 +29388,14 @@ unsafe extern "system" fn vkDestroyAccelerationStructureKHR<L: Registered>(
         let Some(next) = state.next.vkDestroyAccelerationStructureKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(device, accelerationStructure, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, accelerationStructure, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_acceleration_structure_khr(
+                &state.next,
                 device,
                 accelerationStructure,
                 pAllocator,
@@ -26124,6 +29415,7 @@ unsafe extern "system" fn vkDestroyAccelerationStructureNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_acceleration_structure_nv(
+                &state.next,
                 device,
                 accelerationStructure,
                 pAllocator,
@@ -26134,6 +29426,7 @@ unsafe extern "system" fn vkDestroyAccelerationStructureNV<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_acceleration_structure_nv(
+                &state.next,
                 device,
                 accelerationStructure,
                 pAllocator,
@@ -26141,10 +29434,14 @@ unsafe extern "system" fn vkDestroyAccelerationStructureNV<L: Registered>(
         let Some(next) = state.next.vkDestroyAccelerationStructureNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, accelerationStructure, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, accelerationStructure, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_acceleration_structure_nv(
+                &state.next,
                 device,
                 accelerationStructure,
                 pAllocator,
@@ -26163,14 +29460,21 @@ unsafe extern "system" fn vkDestroyBuffer<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_buffer(device, buffer, pAllocator)
+            .pre_call_validate_destroy_buffer(&state.next, device, buffer, pAllocator)
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_buffer(device, buffer, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_buffer(&state.next, device, buffer, pAllocator);
         let Some(next) = state.next.vkDestroyBuffer else { return Fallback::fallback() };
-        unsafe { next(device, buffer, pAllocator) };
-        state.hooks.post_call_record_destroy_buffer(device, buffer, pAllocator);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buffer, pAllocator) };
+        state
+            .hooks
+            .post_call_record_destroy_buffer(&state.next, device, buffer, pAllocator);
     })
 }
 ///`vkDestroyBufferCollectionFUCHSIA` through the layer's hooks.
@@ -26186,6 +29490,7 @@ unsafe extern "system" fn vkDestroyBufferCollectionFUCHSIA<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_buffer_collection_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pAllocator,
@@ -26196,6 +29501,7 @@ unsafe extern "system" fn vkDestroyBufferCollectionFUCHSIA<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_buffer_collection_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pAllocator,
@@ -26203,10 +29509,14 @@ unsafe extern "system" fn vkDestroyBufferCollectionFUCHSIA<L: Registered>(
         let Some(next) = state.next.vkDestroyBufferCollectionFUCHSIA else {
             return Fallback::fallback()
         };
-        unsafe { next(device, collection, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, collection, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_buffer_collection_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pAllocator,
@@ -26225,16 +29535,38 @@ unsafe extern "system" fn vkDestroyBufferView<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_buffer_view(device, bufferView, pAllocator)
+            .pre_call_validate_destroy_buffer_view(
+                &state.next,
+                device,
+                bufferView,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_buffer_view(device, bufferView, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_buffer_view(
+                &state.next,
+                device,
+                bufferView,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyBufferView else {
             return Fallback::fallback()
         };
-        unsafe { next(device, bufferView, pAllocator) };
-        state.hooks.post_call_record_destroy_buffer_view(device, bufferView, pAllocator);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, bufferView, pAllocator) };
+        state
+            .hooks
+            .post_call_record_destroy_buffer_view(
+                &state.next,
+                device,
+                bufferView,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyCommandPool` through the layer's hooks.
@@ -26249,20 +29581,38 @@ unsafe extern "system" fn vkDestroyCommandPool<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_command_pool(device, commandPool, pAllocator)
+            .pre_call_validate_destroy_command_pool(
+                &state.next,
+                device,
+                commandPool,
+                pAllocator,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_destroy_command_pool(device, commandPool, pAllocator);
+            .pre_call_record_destroy_command_pool(
+                &state.next,
+                device,
+                commandPool,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyCommandPool else {
             return Fallback::fallback()
         };
-        unsafe { next(device, commandPool, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, commandPool, pAllocator) };
         state
             .hooks
-            .post_call_record_destroy_command_pool(device, commandPool, pAllocator);
+            .post_call_record_destroy_command_pool(
+                &state.next,
+                device,
+                commandPool,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyCuFunctionNVX` through the layer's hooks.
@@ -26277,20 +29627,38 @@ unsafe extern "system" fn vkDestroyCuFunctionNVX<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_cu_function_nvx(device, function, pAllocator)
+            .pre_call_validate_destroy_cu_function_nvx(
+                &state.next,
+                device,
+                function,
+                pAllocator,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_destroy_cu_function_nvx(device, function, pAllocator);
+            .pre_call_record_destroy_cu_function_nvx(
+                &state.next,
+                device,
+                function,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyCuFunctionNVX else {
             return Fallback::fallback()
         };
-        unsafe { next(device, function, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, function, pAllocator) };
         state
             .hooks
-            .post_call_record_destroy_cu_function_nvx(device, function, pAllocator);
+            .post_call_record_destroy_cu_function_nvx(
+                &state.next,
+                device,
+                function,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyCuModuleNVX` through the layer's hooks.
@@ -26305,16 +29673,38 @@ unsafe extern "system" fn vkDestroyCuModuleNVX<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_cu_module_nvx(device, module, pAllocator)
+            .pre_call_validate_destroy_cu_module_nvx(
+                &state.next,
+                device,
+                module,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_cu_module_nvx(device, module, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_cu_module_nvx(
+                &state.next,
+                device,
+                module,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyCuModuleNVX else {
             return Fallback::fallback()
         };
-        unsafe { next(device, module, pAllocator) };
-        state.hooks.post_call_record_destroy_cu_module_nvx(device, module, pAllocator);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, module, pAllocator) };
+        state
+            .hooks
+            .post_call_record_destroy_cu_module_nvx(
+                &state.next,
+                device,
+                module,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyCudaFunctionNV` through the layer's hooks.
@@ -26329,20 +29719,38 @@ unsafe extern "system" fn vkDestroyCudaFunctionNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_cuda_function_nv(device, function, pAllocator)
+            .pre_call_validate_destroy_cuda_function_nv(
+                &state.next,
+                device,
+                function,
+                pAllocator,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_destroy_cuda_function_nv(device, function, pAllocator);
+            .pre_call_record_destroy_cuda_function_nv(
+                &state.next,
+                device,
+                function,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyCudaFunctionNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, function, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, function, pAllocator) };
         state
             .hooks
-            .post_call_record_destroy_cuda_function_nv(device, function, pAllocator);
+            .post_call_record_destroy_cuda_function_nv(
+                &state.next,
+                device,
+                function,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyCudaModuleNV` through the layer's hooks.
@@ -26357,16 +29765,38 @@ unsafe extern "system" fn vkDestroyCudaModuleNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_cuda_module_nv(device, module, pAllocator)
+            .pre_call_validate_destroy_cuda_module_nv(
+                &state.next,
+                device,
+                module,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_cuda_module_nv(device, module, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_cuda_module_nv(
+                &state.next,
+                device,
+                module,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyCudaModuleNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, module, pAllocator) };
-        state.hooks.post_call_record_destroy_cuda_module_nv(device, module, pAllocator);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, module, pAllocator) };
+        state
+            .hooks
+            .post_call_record_destroy_cuda_module_nv(
+                &state.next,
+                device,
+                module,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyDataGraphPipelineSessionARM` through the layer's hooks.
@@ -26382,6 +29812,7 @@ unsafe extern "system" fn vkDestroyDataGraphPipelineSessionARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_data_graph_pipeline_session_arm(
+                &state.next,
                 device,
                 session,
                 pAllocator,
@@ -26392,6 +29823,7 @@ unsafe extern "system" fn vkDestroyDataGraphPipelineSessionARM<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_data_graph_pipeline_session_arm(
+                &state.next,
                 device,
                 session,
                 pAllocator,
@@ -26399,10 +29831,14 @@ unsafe extern "system" fn vkDestroyDataGraphPipelineSessionARM<L: Registered>(
         let Some(next) = state.next.vkDestroyDataGraphPipelineSessionARM else {
             return Fallback::fallback()
         };
-        unsafe { next(device, session, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, session, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_data_graph_pipeline_session_arm(
+                &state.next,
                 device,
                 session,
                 pAllocator,
@@ -26422,6 +29858,7 @@ unsafe extern "system" fn vkDestroyDeferredOperationKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_deferred_operation_khr(
+                &state.next,
                 device,
                 operation,
                 pAllocator,
@@ -26432,6 +29869,7 @@ unsafe extern "system" fn vkDestroyDeferredOperationKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_deferred_operation_khr(
+                &state.next,
                 device,
                 operation,
                 pAllocator,
@@ -26439,10 +29877,14 @@ unsafe extern "system" fn vkDestroyDeferredOperationKHR<L: Registered>(
         let Some(next) = state.next.vkDestroyDeferredOperationKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(device, operation, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, operation, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_deferred_operation_khr(
+                &state.next,
                 device,
                 operation,
                 pAllocator,
@@ -26462,6 +29904,7 @@ unsafe extern "system" fn vkDestroyDescriptorPool<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_descriptor_pool(
+                &state.next,
                 device,
                 descriptorPool,
                 pAllocator,
@@ -26471,14 +29914,23 @@ unsafe extern "system" fn vkDestroyDescriptorPool<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_destroy_descriptor_pool(device, descriptorPool, pAllocator);
+            .pre_call_record_destroy_descriptor_pool(
+                &state.next,
+                device,
+                descriptorPool,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyDescriptorPool else {
             return Fallback::fallback()
         };
-        unsafe { next(device, descriptorPool, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, descriptorPool, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_descriptor_pool(
+                &state.next,
                 device,
                 descriptorPool,
                 pAllocator,
@@ -26498,6 +29950,7 @@ unsafe extern "system" fn vkDestroyDescriptorSetLayout<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_descriptor_set_layout(
+                &state.next,
                 device,
                 descriptorSetLayout,
                 pAllocator,
@@ -26508,6 +29961,7 @@ unsafe extern "system" fn vkDestroyDescriptorSetLayout<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_descriptor_set_layout(
+                &state.next,
                 device,
                 descriptorSetLayout,
                 pAllocator,
@@ -26515,10 +29969,14 @@ unsafe extern "system" fn vkDestroyDescriptorSetLayout<L: Registered>(
         let Some(next) = state.next.vkDestroyDescriptorSetLayout else {
             return Fallback::fallback()
         };
-        unsafe { next(device, descriptorSetLayout, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, descriptorSetLayout, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_descriptor_set_layout(
+                &state.next,
                 device,
                 descriptorSetLayout,
                 pAllocator,
@@ -26538,6 +29996,7 @@ unsafe extern "system" fn vkDestroyDescriptorUpdateTemplate<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_descriptor_update_template(
+                &state.next,
                 device,
                 descriptorUpdateTemplate,
                 pAllocator,
@@ -26548,6 +30007,7 @@ unsafe extern "system" fn vkDestroyDescriptorUpdateTemplate<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_descriptor_update_template(
+                &state.next,
                 device,
                 descriptorUpdateTemplate,
                 pAllocator,
@@ -26555,10 +30015,14 @@ unsafe extern "system" fn vkDestroyDescriptorUpdateTemplate<L: Registered>(
         let Some(next) = state.next.vkDestroyDescriptorUpdateTemplate else {
             return Fallback::fallback()
         };
-        unsafe { next(device, descriptorUpdateTemplate, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, descriptorUpdateTemplate, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_descriptor_update_template(
+                &state.next,
                 device,
                 descriptorUpdateTemplate,
                 pAllocator,
@@ -26577,14 +30041,21 @@ unsafe extern "system" fn vkDestroyEvent<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_event(device, event, pAllocator)
+            .pre_call_validate_destroy_event(&state.next, device, event, pAllocator)
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_event(device, event, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_event(&state.next, device, event, pAllocator);
         let Some(next) = state.next.vkDestroyEvent else { return Fallback::fallback() };
-        unsafe { next(device, event, pAllocator) };
-        state.hooks.post_call_record_destroy_event(device, event, pAllocator);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, event, pAllocator) };
+        state
+            .hooks
+            .post_call_record_destroy_event(&state.next, device, event, pAllocator);
     })
 }
 ///`vkDestroyExternalComputeQueueNV` through the layer's hooks.
@@ -26600,6 +30071,7 @@ unsafe extern "system" fn vkDestroyExternalComputeQueueNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_external_compute_queue_nv(
+                &state.next,
                 device,
                 externalQueue,
                 pAllocator,
@@ -26610,6 +30082,7 @@ unsafe extern "system" fn vkDestroyExternalComputeQueueNV<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_external_compute_queue_nv(
+                &state.next,
                 device,
                 externalQueue,
                 pAllocator,
@@ -26617,10 +30090,14 @@ unsafe extern "system" fn vkDestroyExternalComputeQueueNV<L: Registered>(
         let Some(next) = state.next.vkDestroyExternalComputeQueueNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, externalQueue, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, externalQueue, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_external_compute_queue_nv(
+                &state.next,
                 device,
                 externalQueue,
                 pAllocator,
@@ -26639,14 +30116,21 @@ unsafe extern "system" fn vkDestroyFence<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_fence(device, fence, pAllocator)
+            .pre_call_validate_destroy_fence(&state.next, device, fence, pAllocator)
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_fence(device, fence, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_fence(&state.next, device, fence, pAllocator);
         let Some(next) = state.next.vkDestroyFence else { return Fallback::fallback() };
-        unsafe { next(device, fence, pAllocator) };
-        state.hooks.post_call_record_destroy_fence(device, fence, pAllocator);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, fence, pAllocator) };
+        state
+            .hooks
+            .post_call_record_destroy_fence(&state.next, device, fence, pAllocator);
     })
 }
 ///`vkDestroyFramebuffer` through the layer's hooks.
@@ -26661,18 +30145,38 @@ unsafe extern "system" fn vkDestroyFramebuffer<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_framebuffer(device, framebuffer, pAllocator)
+            .pre_call_validate_destroy_framebuffer(
+                &state.next,
+                device,
+                framebuffer,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_framebuffer(device, framebuffer, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_framebuffer(
+                &state.next,
+                device,
+                framebuffer,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyFramebuffer else {
             return Fallback::fallback()
         };
-        unsafe { next(device, framebuffer, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, framebuffer, pAllocator) };
         state
             .hooks
-            .post_call_record_destroy_framebuffer(device, framebuffer, pAllocator);
+            .post_call_record_destroy_framebuffer(
+                &state.next,
+                device,
+                framebuffer,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyGpaSessionAMD` through the layer's hooks.
@@ -26687,20 +30191,38 @@ unsafe extern "system" fn vkDestroyGpaSessionAMD<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_gpa_session_amd(device, gpaSession, pAllocator)
+            .pre_call_validate_destroy_gpa_session_amd(
+                &state.next,
+                device,
+                gpaSession,
+                pAllocator,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_destroy_gpa_session_amd(device, gpaSession, pAllocator);
+            .pre_call_record_destroy_gpa_session_amd(
+                &state.next,
+                device,
+                gpaSession,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyGpaSessionAMD else {
             return Fallback::fallback()
         };
-        unsafe { next(device, gpaSession, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, gpaSession, pAllocator) };
         state
             .hooks
-            .post_call_record_destroy_gpa_session_amd(device, gpaSession, pAllocator);
+            .post_call_record_destroy_gpa_session_amd(
+                &state.next,
+                device,
+                gpaSession,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyImage` through the layer's hooks.
@@ -26715,14 +30237,21 @@ unsafe extern "system" fn vkDestroyImage<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_image(device, image, pAllocator)
+            .pre_call_validate_destroy_image(&state.next, device, image, pAllocator)
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_image(device, image, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_image(&state.next, device, image, pAllocator);
         let Some(next) = state.next.vkDestroyImage else { return Fallback::fallback() };
-        unsafe { next(device, image, pAllocator) };
-        state.hooks.post_call_record_destroy_image(device, image, pAllocator);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, image, pAllocator) };
+        state
+            .hooks
+            .post_call_record_destroy_image(&state.next, device, image, pAllocator);
     })
 }
 ///`vkDestroyImageView` through the layer's hooks.
@@ -26737,16 +30266,38 @@ unsafe extern "system" fn vkDestroyImageView<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_image_view(device, imageView, pAllocator)
+            .pre_call_validate_destroy_image_view(
+                &state.next,
+                device,
+                imageView,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_image_view(device, imageView, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_image_view(
+                &state.next,
+                device,
+                imageView,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyImageView else {
             return Fallback::fallback()
         };
-        unsafe { next(device, imageView, pAllocator) };
-        state.hooks.post_call_record_destroy_image_view(device, imageView, pAllocator);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, imageView, pAllocator) };
+        state
+            .hooks
+            .post_call_record_destroy_image_view(
+                &state.next,
+                device,
+                imageView,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyIndirectCommandsLayoutEXT` through the layer's hooks.
@@ -26762,6 +30313,7 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_indirect_commands_layout_ext(
+                &state.next,
                 device,
                 indirectCommandsLayout,
                 pAllocator,
@@ -26772,6 +30324,7 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_indirect_commands_layout_ext(
+                &state.next,
                 device,
                 indirectCommandsLayout,
                 pAllocator,
@@ -26779,10 +30332,14 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutEXT<L: Registered>(
         let Some(next) = state.next.vkDestroyIndirectCommandsLayoutEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, indirectCommandsLayout, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, indirectCommandsLayout, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_indirect_commands_layout_ext(
+                &state.next,
                 device,
                 indirectCommandsLayout,
                 pAllocator,
@@ -26802,6 +30359,7 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_indirect_commands_layout_nv(
+                &state.next,
                 device,
                 indirectCommandsLayout,
                 pAllocator,
@@ -26812,6 +30370,7 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutNV<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_indirect_commands_layout_nv(
+                &state.next,
                 device,
                 indirectCommandsLayout,
                 pAllocator,
@@ -26819,10 +30378,14 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutNV<L: Registered>(
         let Some(next) = state.next.vkDestroyIndirectCommandsLayoutNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, indirectCommandsLayout, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, indirectCommandsLayout, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_indirect_commands_layout_nv(
+                &state.next,
                 device,
                 indirectCommandsLayout,
                 pAllocator,
@@ -26842,6 +30405,7 @@ unsafe extern "system" fn vkDestroyIndirectExecutionSetEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_indirect_execution_set_ext(
+                &state.next,
                 device,
                 indirectExecutionSet,
                 pAllocator,
@@ -26852,6 +30416,7 @@ unsafe extern "system" fn vkDestroyIndirectExecutionSetEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_indirect_execution_set_ext(
+                &state.next,
                 device,
                 indirectExecutionSet,
                 pAllocator,
@@ -26859,10 +30424,14 @@ unsafe extern "system" fn vkDestroyIndirectExecutionSetEXT<L: Registered>(
         let Some(next) = state.next.vkDestroyIndirectExecutionSetEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, indirectExecutionSet, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, indirectExecutionSet, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_indirect_execution_set_ext(
+                &state.next,
                 device,
                 indirectExecutionSet,
                 pAllocator,
@@ -26881,16 +30450,38 @@ unsafe extern "system" fn vkDestroyMicromapEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_micromap_ext(device, micromap, pAllocator)
+            .pre_call_validate_destroy_micromap_ext(
+                &state.next,
+                device,
+                micromap,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_micromap_ext(device, micromap, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_micromap_ext(
+                &state.next,
+                device,
+                micromap,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyMicromapEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, micromap, pAllocator) };
-        state.hooks.post_call_record_destroy_micromap_ext(device, micromap, pAllocator);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, micromap, pAllocator) };
+        state
+            .hooks
+            .post_call_record_destroy_micromap_ext(
+                &state.next,
+                device,
+                micromap,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyOpticalFlowSessionNV` through the layer's hooks.
@@ -26906,6 +30497,7 @@ unsafe extern "system" fn vkDestroyOpticalFlowSessionNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_optical_flow_session_nv(
+                &state.next,
                 device,
                 session,
                 pAllocator,
@@ -26916,6 +30508,7 @@ unsafe extern "system" fn vkDestroyOpticalFlowSessionNV<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_optical_flow_session_nv(
+                &state.next,
                 device,
                 session,
                 pAllocator,
@@ -26923,10 +30516,14 @@ unsafe extern "system" fn vkDestroyOpticalFlowSessionNV<L: Registered>(
         let Some(next) = state.next.vkDestroyOpticalFlowSessionNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, session, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, session, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_optical_flow_session_nv(
+                &state.next,
                 device,
                 session,
                 pAllocator,
@@ -26945,16 +30542,33 @@ unsafe extern "system" fn vkDestroyPipeline<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_pipeline(device, pipeline, pAllocator)
+            .pre_call_validate_destroy_pipeline(
+                &state.next,
+                device,
+                pipeline,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_pipeline(device, pipeline, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_pipeline(&state.next, device, pipeline, pAllocator);
         let Some(next) = state.next.vkDestroyPipeline else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pipeline, pAllocator) };
-        state.hooks.post_call_record_destroy_pipeline(device, pipeline, pAllocator);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipeline, pAllocator) };
+        state
+            .hooks
+            .post_call_record_destroy_pipeline(
+                &state.next,
+                device,
+                pipeline,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyPipelineBinaryKHR` through the layer's hooks.
@@ -26970,6 +30584,7 @@ unsafe extern "system" fn vkDestroyPipelineBinaryKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_pipeline_binary_khr(
+                &state.next,
                 device,
                 pipelineBinary,
                 pAllocator,
@@ -26980,6 +30595,7 @@ unsafe extern "system" fn vkDestroyPipelineBinaryKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_pipeline_binary_khr(
+                &state.next,
                 device,
                 pipelineBinary,
                 pAllocator,
@@ -26987,10 +30603,14 @@ unsafe extern "system" fn vkDestroyPipelineBinaryKHR<L: Registered>(
         let Some(next) = state.next.vkDestroyPipelineBinaryKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pipelineBinary, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipelineBinary, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_pipeline_binary_khr(
+                &state.next,
                 device,
                 pipelineBinary,
                 pAllocator,
@@ -27009,20 +30629,38 @@ unsafe extern "system" fn vkDestroyPipelineCache<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_pipeline_cache(device, pipelineCache, pAllocator)
+            .pre_call_validate_destroy_pipeline_cache(
+                &state.next,
+                device,
+                pipelineCache,
+                pAllocator,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_destroy_pipeline_cache(device, pipelineCache, pAllocator);
+            .pre_call_record_destroy_pipeline_cache(
+                &state.next,
+                device,
+                pipelineCache,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyPipelineCache else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pipelineCache, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipelineCache, pAllocator) };
         state
             .hooks
-            .post_call_record_destroy_pipeline_cache(device, pipelineCache, pAllocator);
+            .post_call_record_destroy_pipeline_cache(
+                &state.next,
+                device,
+                pipelineCache,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyPipelineLayout` through the layer's hooks.
@@ -27038,6 +30676,7 @@ unsafe extern "system" fn vkDestroyPipelineLayout<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_pipeline_layout(
+                &state.next,
                 device,
                 pipelineLayout,
                 pAllocator,
@@ -27047,14 +30686,23 @@ unsafe extern "system" fn vkDestroyPipelineLayout<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_destroy_pipeline_layout(device, pipelineLayout, pAllocator);
+            .pre_call_record_destroy_pipeline_layout(
+                &state.next,
+                device,
+                pipelineLayout,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyPipelineLayout else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pipelineLayout, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pipelineLayout, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_pipeline_layout(
+                &state.next,
                 device,
                 pipelineLayout,
                 pAllocator,
@@ -27074,6 +30722,7 @@ unsafe extern "system" fn vkDestroyPrivateDataSlot<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_private_data_slot(
+                &state.next,
                 device,
                 privateDataSlot,
                 pAllocator,
@@ -27084,6 +30733,7 @@ unsafe extern "system" fn vkDestroyPrivateDataSlot<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_private_data_slot(
+                &state.next,
                 device,
                 privateDataSlot,
                 pAllocator,
@@ -27091,10 +30741,14 @@ unsafe extern "system" fn vkDestroyPrivateDataSlot<L: Registered>(
         let Some(next) = state.next.vkDestroyPrivateDataSlot else {
             return Fallback::fallback()
         };
-        unsafe { next(device, privateDataSlot, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, privateDataSlot, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_private_data_slot(
+                &state.next,
                 device,
                 privateDataSlot,
                 pAllocator,
@@ -27113,16 +30767,38 @@ unsafe extern "system" fn vkDestroyQueryPool<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_query_pool(device, queryPool, pAllocator)
+            .pre_call_validate_destroy_query_pool(
+                &state.next,
+                device,
+                queryPool,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_query_pool(device, queryPool, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_query_pool(
+                &state.next,
+                device,
+                queryPool,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyQueryPool else {
             return Fallback::fallback()
         };
-        unsafe { next(device, queryPool, pAllocator) };
-        state.hooks.post_call_record_destroy_query_pool(device, queryPool, pAllocator);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, queryPool, pAllocator) };
+        state
+            .hooks
+            .post_call_record_destroy_query_pool(
+                &state.next,
+                device,
+                queryPool,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyRenderPass` through the layer's hooks.
@@ -27137,16 +30813,38 @@ unsafe extern "system" fn vkDestroyRenderPass<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_render_pass(device, renderPass, pAllocator)
+            .pre_call_validate_destroy_render_pass(
+                &state.next,
+                device,
+                renderPass,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_render_pass(device, renderPass, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_render_pass(
+                &state.next,
+                device,
+                renderPass,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyRenderPass else {
             return Fallback::fallback()
         };
-        unsafe { next(device, renderPass, pAllocator) };
-        state.hooks.post_call_record_destroy_render_pass(device, renderPass, pAllocator);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, renderPass, pAllocator) };
+        state
+            .hooks
+            .post_call_record_destroy_render_pass(
+                &state.next,
+                device,
+                renderPass,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroySampler` through the layer's hooks.
@@ -27161,16 +30859,23 @@ unsafe extern "system" fn vkDestroySampler<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_sampler(device, sampler, pAllocator)
+            .pre_call_validate_destroy_sampler(&state.next, device, sampler, pAllocator)
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_sampler(device, sampler, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_sampler(&state.next, device, sampler, pAllocator);
         let Some(next) = state.next.vkDestroySampler else {
             return Fallback::fallback()
         };
-        unsafe { next(device, sampler, pAllocator) };
-        state.hooks.post_call_record_destroy_sampler(device, sampler, pAllocator);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, sampler, pAllocator) };
+        state
+            .hooks
+            .post_call_record_destroy_sampler(&state.next, device, sampler, pAllocator);
     })
 }
 ///`vkDestroySamplerYcbcrConversion` through the layer's hooks.
@@ -27186,6 +30891,7 @@ unsafe extern "system" fn vkDestroySamplerYcbcrConversion<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_sampler_ycbcr_conversion(
+                &state.next,
                 device,
                 ycbcrConversion,
                 pAllocator,
@@ -27196,6 +30902,7 @@ unsafe extern "system" fn vkDestroySamplerYcbcrConversion<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_sampler_ycbcr_conversion(
+                &state.next,
                 device,
                 ycbcrConversion,
                 pAllocator,
@@ -27203,10 +30910,14 @@ unsafe extern "system" fn vkDestroySamplerYcbcrConversion<L: Registered>(
         let Some(next) = state.next.vkDestroySamplerYcbcrConversion else {
             return Fallback::fallback()
         };
-        unsafe { next(device, ycbcrConversion, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, ycbcrConversion, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_sampler_ycbcr_conversion(
+                &state.next,
                 device,
                 ycbcrConversion,
                 pAllocator,
@@ -27225,16 +30936,38 @@ unsafe extern "system" fn vkDestroySemaphore<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_semaphore(device, semaphore, pAllocator)
+            .pre_call_validate_destroy_semaphore(
+                &state.next,
+                device,
+                semaphore,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_semaphore(device, semaphore, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_semaphore(
+                &state.next,
+                device,
+                semaphore,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroySemaphore else {
             return Fallback::fallback()
         };
-        unsafe { next(device, semaphore, pAllocator) };
-        state.hooks.post_call_record_destroy_semaphore(device, semaphore, pAllocator);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, semaphore, pAllocator) };
+        state
+            .hooks
+            .post_call_record_destroy_semaphore(
+                &state.next,
+                device,
+                semaphore,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyShaderEXT` through the layer's hooks.
@@ -27249,16 +30982,33 @@ unsafe extern "system" fn vkDestroyShaderEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_shader_ext(device, shader, pAllocator)
+            .pre_call_validate_destroy_shader_ext(
+                &state.next,
+                device,
+                shader,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_shader_ext(device, shader, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_shader_ext(&state.next, device, shader, pAllocator);
         let Some(next) = state.next.vkDestroyShaderEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, shader, pAllocator) };
-        state.hooks.post_call_record_destroy_shader_ext(device, shader, pAllocator);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, shader, pAllocator) };
+        state
+            .hooks
+            .post_call_record_destroy_shader_ext(
+                &state.next,
+                device,
+                shader,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyShaderInstrumentationARM` through the layer's hooks.
@@ -27274,6 +31024,7 @@ unsafe extern "system" fn vkDestroyShaderInstrumentationARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_shader_instrumentation_arm(
+                &state.next,
                 device,
                 instrumentation,
                 pAllocator,
@@ -27284,6 +31035,7 @@ unsafe extern "system" fn vkDestroyShaderInstrumentationARM<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_shader_instrumentation_arm(
+                &state.next,
                 device,
                 instrumentation,
                 pAllocator,
@@ -27291,10 +31043,14 @@ unsafe extern "system" fn vkDestroyShaderInstrumentationARM<L: Registered>(
         let Some(next) = state.next.vkDestroyShaderInstrumentationARM else {
             return Fallback::fallback()
         };
-        unsafe { next(device, instrumentation, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, instrumentation, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_shader_instrumentation_arm(
+                &state.next,
                 device,
                 instrumentation,
                 pAllocator,
@@ -27313,20 +31069,38 @@ unsafe extern "system" fn vkDestroyShaderModule<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_shader_module(device, shaderModule, pAllocator)
+            .pre_call_validate_destroy_shader_module(
+                &state.next,
+                device,
+                shaderModule,
+                pAllocator,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_destroy_shader_module(device, shaderModule, pAllocator);
+            .pre_call_record_destroy_shader_module(
+                &state.next,
+                device,
+                shaderModule,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyShaderModule else {
             return Fallback::fallback()
         };
-        unsafe { next(device, shaderModule, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, shaderModule, pAllocator) };
         state
             .hooks
-            .post_call_record_destroy_shader_module(device, shaderModule, pAllocator);
+            .post_call_record_destroy_shader_module(
+                &state.next,
+                device,
+                shaderModule,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroySwapchainKHR` through the layer's hooks.
@@ -27341,18 +31115,38 @@ unsafe extern "system" fn vkDestroySwapchainKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_swapchain_khr(device, swapchain, pAllocator)
+            .pre_call_validate_destroy_swapchain_khr(
+                &state.next,
+                device,
+                swapchain,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_swapchain_khr(device, swapchain, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_swapchain_khr(
+                &state.next,
+                device,
+                swapchain,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroySwapchainKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(device, swapchain, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, swapchain, pAllocator) };
         state
             .hooks
-            .post_call_record_destroy_swapchain_khr(device, swapchain, pAllocator);
+            .post_call_record_destroy_swapchain_khr(
+                &state.next,
+                device,
+                swapchain,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyTensorARM` through the layer's hooks.
@@ -27367,16 +31161,33 @@ unsafe extern "system" fn vkDestroyTensorARM<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_tensor_arm(device, tensor, pAllocator)
+            .pre_call_validate_destroy_tensor_arm(
+                &state.next,
+                device,
+                tensor,
+                pAllocator,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_destroy_tensor_arm(device, tensor, pAllocator);
+        state
+            .hooks
+            .pre_call_record_destroy_tensor_arm(&state.next, device, tensor, pAllocator);
         let Some(next) = state.next.vkDestroyTensorARM else {
             return Fallback::fallback()
         };
-        unsafe { next(device, tensor, pAllocator) };
-        state.hooks.post_call_record_destroy_tensor_arm(device, tensor, pAllocator);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, tensor, pAllocator) };
+        state
+            .hooks
+            .post_call_record_destroy_tensor_arm(
+                &state.next,
+                device,
+                tensor,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyTensorViewARM` through the layer's hooks.
@@ -27391,20 +31202,38 @@ unsafe extern "system" fn vkDestroyTensorViewARM<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_destroy_tensor_view_arm(device, tensorView, pAllocator)
+            .pre_call_validate_destroy_tensor_view_arm(
+                &state.next,
+                device,
+                tensorView,
+                pAllocator,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_destroy_tensor_view_arm(device, tensorView, pAllocator);
+            .pre_call_record_destroy_tensor_view_arm(
+                &state.next,
+                device,
+                tensorView,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyTensorViewARM else {
             return Fallback::fallback()
         };
-        unsafe { next(device, tensorView, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, tensorView, pAllocator) };
         state
             .hooks
-            .post_call_record_destroy_tensor_view_arm(device, tensorView, pAllocator);
+            .post_call_record_destroy_tensor_view_arm(
+                &state.next,
+                device,
+                tensorView,
+                pAllocator,
+            );
     })
 }
 ///`vkDestroyValidationCacheEXT` through the layer's hooks.
@@ -27420,6 +31249,7 @@ unsafe extern "system" fn vkDestroyValidationCacheEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_validation_cache_ext(
+                &state.next,
                 device,
                 validationCache,
                 pAllocator,
@@ -27430,6 +31260,7 @@ unsafe extern "system" fn vkDestroyValidationCacheEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_validation_cache_ext(
+                &state.next,
                 device,
                 validationCache,
                 pAllocator,
@@ -27437,10 +31268,14 @@ unsafe extern "system" fn vkDestroyValidationCacheEXT<L: Registered>(
         let Some(next) = state.next.vkDestroyValidationCacheEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, validationCache, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, validationCache, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_validation_cache_ext(
+                &state.next,
                 device,
                 validationCache,
                 pAllocator,
@@ -27460,6 +31295,7 @@ unsafe extern "system" fn vkDestroyVideoSessionKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_video_session_khr(
+                &state.next,
                 device,
                 videoSession,
                 pAllocator,
@@ -27469,14 +31305,23 @@ unsafe extern "system" fn vkDestroyVideoSessionKHR<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_destroy_video_session_khr(device, videoSession, pAllocator);
+            .pre_call_record_destroy_video_session_khr(
+                &state.next,
+                device,
+                videoSession,
+                pAllocator,
+            );
         let Some(next) = state.next.vkDestroyVideoSessionKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(device, videoSession, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, videoSession, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_video_session_khr(
+                &state.next,
                 device,
                 videoSession,
                 pAllocator,
@@ -27496,6 +31341,7 @@ unsafe extern "system" fn vkDestroyVideoSessionParametersKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_destroy_video_session_parameters_khr(
+                &state.next,
                 device,
                 videoSessionParameters,
                 pAllocator,
@@ -27506,6 +31352,7 @@ unsafe extern "system" fn vkDestroyVideoSessionParametersKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_destroy_video_session_parameters_khr(
+                &state.next,
                 device,
                 videoSessionParameters,
                 pAllocator,
@@ -27513,10 +31360,14 @@ unsafe extern "system" fn vkDestroyVideoSessionParametersKHR<L: Registered>(
         let Some(next) = state.next.vkDestroyVideoSessionParametersKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(device, videoSessionParameters, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, videoSessionParameters, pAllocator) };
         state
             .hooks
             .post_call_record_destroy_video_session_parameters_khr(
+                &state.next,
                 device,
                 videoSessionParameters,
                 pAllocator,
@@ -27529,15 +31380,21 @@ unsafe extern "system" fn vkDeviceWaitIdle<L: Registered>(device: VkDevice) -> V
         let Some(state) = (unsafe { L::chassis().device(device.0) }) else {
             return Fallback::fallback()
         };
-        if let Some(result) = state.hooks.pre_call_validate_device_wait_idle(device) {
+        if let Some(result) = state
+            .hooks
+            .pre_call_validate_device_wait_idle(&state.next, device)
+        {
             return result;
         }
-        state.hooks.pre_call_record_device_wait_idle(device);
+        state.hooks.pre_call_record_device_wait_idle(&state.next, device);
         let Some(next) = state.next.vkDeviceWaitIdle else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device) };
-        state.hooks.post_call_record_device_wait_idle(device, result);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down) };
+        state.hooks.post_call_record_device_wait_idle(&state.next, device, result);
         result
     })
 }
@@ -27554,6 +31411,7 @@ unsafe extern "system" fn vkDisplayPowerControlEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_display_power_control_ext(
+                &state.next,
                 device,
                 display,
                 pDisplayPowerInfo,
@@ -27564,6 +31422,7 @@ unsafe extern "system" fn vkDisplayPowerControlEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_display_power_control_ext(
+                &state.next,
                 device,
                 display,
                 pDisplayPowerInfo,
@@ -27571,10 +31430,14 @@ unsafe extern "system" fn vkDisplayPowerControlEXT<L: Registered>(
         let Some(next) = state.next.vkDisplayPowerControlEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, display, pDisplayPowerInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, display, pDisplayPowerInfo) };
         state
             .hooks
             .post_call_record_display_power_control_ext(
+                &state.next,
                 device,
                 display,
                 pDisplayPowerInfo,
@@ -27593,16 +31456,21 @@ unsafe extern "system" fn vkEndCommandBuffer<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_end_command_buffer(commandBuffer)
+            .pre_call_validate_end_command_buffer(&state.next, commandBuffer)
         {
             return result;
         }
-        state.hooks.pre_call_record_end_command_buffer(commandBuffer);
+        state.hooks.pre_call_record_end_command_buffer(&state.next, commandBuffer);
         let Some(next) = state.next.vkEndCommandBuffer else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(commandBuffer) };
-        state.hooks.post_call_record_end_command_buffer(commandBuffer, result);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down) };
+        state
+            .hooks
+            .post_call_record_end_command_buffer(&state.next, commandBuffer, result);
         result
     })
 }
@@ -27617,16 +31485,35 @@ unsafe extern "system" fn vkExportMetalObjectsEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_export_metal_objects_ext(device, pMetalObjectsInfo)
+            .pre_call_validate_export_metal_objects_ext(
+                &state.next,
+                device,
+                pMetalObjectsInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_export_metal_objects_ext(device, pMetalObjectsInfo);
+        state
+            .hooks
+            .pre_call_record_export_metal_objects_ext(
+                &state.next,
+                device,
+                pMetalObjectsInfo,
+            );
         let Some(next) = state.next.vkExportMetalObjectsEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pMetalObjectsInfo) };
-        state.hooks.post_call_record_export_metal_objects_ext(device, pMetalObjectsInfo);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pMetalObjectsInfo) };
+        state
+            .hooks
+            .post_call_record_export_metal_objects_ext(
+                &state.next,
+                device,
+                pMetalObjectsInfo,
+            );
     })
 }
 ///`vkFlushMappedMemoryRanges` through the layer's hooks.
@@ -27642,6 +31529,7 @@ unsafe extern "system" fn vkFlushMappedMemoryRanges<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_flush_mapped_memory_ranges(
+                &state.next,
                 device,
                 memoryRangeCount,
                 pMemoryRanges,
@@ -27652,6 +31540,7 @@ unsafe extern "system" fn vkFlushMappedMemoryRanges<L: Registered>(
         state
             .hooks
             .pre_call_record_flush_mapped_memory_ranges(
+                &state.next,
                 device,
                 memoryRangeCount,
                 pMemoryRanges,
@@ -27659,10 +31548,14 @@ unsafe extern "system" fn vkFlushMappedMemoryRanges<L: Registered>(
         let Some(next) = state.next.vkFlushMappedMemoryRanges else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, memoryRangeCount, pMemoryRanges) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, memoryRangeCount, pMemoryRanges) };
         state
             .hooks
             .post_call_record_flush_mapped_memory_ranges(
+                &state.next,
                 device,
                 memoryRangeCount,
                 pMemoryRanges,
@@ -27685,6 +31578,7 @@ unsafe extern "system" fn vkFreeCommandBuffers<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_free_command_buffers(
+                &state.next,
                 device,
                 commandPool,
                 commandBufferCount,
@@ -27696,6 +31590,7 @@ unsafe extern "system" fn vkFreeCommandBuffers<L: Registered>(
         state
             .hooks
             .pre_call_record_free_command_buffers(
+                &state.next,
                 device,
                 commandPool,
                 commandBufferCount,
@@ -27704,10 +31599,14 @@ unsafe extern "system" fn vkFreeCommandBuffers<L: Registered>(
         let Some(next) = state.next.vkFreeCommandBuffers else {
             return Fallback::fallback()
         };
-        unsafe { next(device, commandPool, commandBufferCount, pCommandBuffers) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, commandPool, commandBufferCount, pCommandBuffers) };
         state
             .hooks
             .post_call_record_free_command_buffers(
+                &state.next,
                 device,
                 commandPool,
                 commandBufferCount,
@@ -27729,6 +31628,7 @@ unsafe extern "system" fn vkFreeDescriptorSets<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_free_descriptor_sets(
+                &state.next,
                 device,
                 descriptorPool,
                 descriptorSetCount,
@@ -27740,6 +31640,7 @@ unsafe extern "system" fn vkFreeDescriptorSets<L: Registered>(
         state
             .hooks
             .pre_call_record_free_descriptor_sets(
+                &state.next,
                 device,
                 descriptorPool,
                 descriptorSetCount,
@@ -27748,12 +31649,16 @@ unsafe extern "system" fn vkFreeDescriptorSets<L: Registered>(
         let Some(next) = state.next.vkFreeDescriptorSets else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, descriptorPool, descriptorSetCount, pDescriptorSets)
+            next(down, descriptorPool, descriptorSetCount, pDescriptorSets)
         };
         state
             .hooks
             .post_call_record_free_descriptor_sets(
+                &state.next,
                 device,
                 descriptorPool,
                 descriptorSetCount,
@@ -27775,14 +31680,19 @@ unsafe extern "system" fn vkFreeMemory<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_free_memory(device, memory, pAllocator)
+            .pre_call_validate_free_memory(&state.next, device, memory, pAllocator)
         {
             return result;
         }
-        state.hooks.pre_call_record_free_memory(device, memory, pAllocator);
+        state.hooks.pre_call_record_free_memory(&state.next, device, memory, pAllocator);
         let Some(next) = state.next.vkFreeMemory else { return Fallback::fallback() };
-        unsafe { next(device, memory, pAllocator) };
-        state.hooks.post_call_record_free_memory(device, memory, pAllocator);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, memory, pAllocator) };
+        state
+            .hooks
+            .post_call_record_free_memory(&state.next, device, memory, pAllocator);
     })
 }
 ///`vkGetAccelerationStructureBuildSizesKHR` through the layer's hooks.
@@ -27800,6 +31710,7 @@ unsafe extern "system" fn vkGetAccelerationStructureBuildSizesKHR<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_acceleration_structure_build_sizes_khr(
+                &state.next,
                 device,
                 buildType,
                 pBuildInfo,
@@ -27812,6 +31723,7 @@ unsafe extern "system" fn vkGetAccelerationStructureBuildSizesKHR<L: Registered>
         state
             .hooks
             .pre_call_record_get_acceleration_structure_build_sizes_khr(
+                &state.next,
                 device,
                 buildType,
                 pBuildInfo,
@@ -27821,10 +31733,14 @@ unsafe extern "system" fn vkGetAccelerationStructureBuildSizesKHR<L: Registered>
         let Some(next) = state.next.vkGetAccelerationStructureBuildSizesKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(device, buildType, pBuildInfo, pMaxPrimitiveCounts, pSizeInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buildType, pBuildInfo, pMaxPrimitiveCounts, pSizeInfo) };
         state
             .hooks
             .post_call_record_get_acceleration_structure_build_sizes_khr(
+                &state.next,
                 device,
                 buildType,
                 pBuildInfo,
@@ -27845,6 +31761,7 @@ unsafe extern "system" fn vkGetAccelerationStructureDeviceAddressKHR<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_acceleration_structure_device_address_khr(
+                &state.next,
                 device,
                 pInfo,
             )
@@ -27854,16 +31771,21 @@ unsafe extern "system" fn vkGetAccelerationStructureDeviceAddressKHR<L: Register
         state
             .hooks
             .pre_call_record_get_acceleration_structure_device_address_khr(
+                &state.next,
                 device,
                 pInfo,
             );
         let Some(next) = state.next.vkGetAccelerationStructureDeviceAddressKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_get_acceleration_structure_device_address_khr(
+                &state.next,
                 device,
                 pInfo,
                 result,
@@ -27885,6 +31807,7 @@ unsafe extern "system" fn vkGetAccelerationStructureHandleNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_acceleration_structure_handle_nv(
+                &state.next,
                 device,
                 accelerationStructure,
                 dataSize,
@@ -27896,6 +31819,7 @@ unsafe extern "system" fn vkGetAccelerationStructureHandleNV<L: Registered>(
         state
             .hooks
             .pre_call_record_get_acceleration_structure_handle_nv(
+                &state.next,
                 device,
                 accelerationStructure,
                 dataSize,
@@ -27904,10 +31828,14 @@ unsafe extern "system" fn vkGetAccelerationStructureHandleNV<L: Registered>(
         let Some(next) = state.next.vkGetAccelerationStructureHandleNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, accelerationStructure, dataSize, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, accelerationStructure, dataSize, pData) };
         state
             .hooks
             .post_call_record_get_acceleration_structure_handle_nv(
+                &state.next,
                 device,
                 accelerationStructure,
                 dataSize,
@@ -27930,6 +31858,7 @@ unsafe extern "system" fn vkGetAccelerationStructureMemoryRequirementsNV<L: Regi
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_acceleration_structure_memory_requirements_nv(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -27940,6 +31869,7 @@ unsafe extern "system" fn vkGetAccelerationStructureMemoryRequirementsNV<L: Regi
         state
             .hooks
             .pre_call_record_get_acceleration_structure_memory_requirements_nv(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -27947,10 +31877,14 @@ unsafe extern "system" fn vkGetAccelerationStructureMemoryRequirementsNV<L: Regi
         let Some(next) = state.next.vkGetAccelerationStructureMemoryRequirementsNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_acceleration_structure_memory_requirements_nv(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -27972,6 +31906,7 @@ unsafe extern "system" fn vkGetAccelerationStructureOpaqueCaptureDescriptorDataE
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_acceleration_structure_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -27982,6 +31917,7 @@ unsafe extern "system" fn vkGetAccelerationStructureOpaqueCaptureDescriptorDataE
         state
             .hooks
             .pre_call_record_get_acceleration_structure_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -27991,10 +31927,14 @@ unsafe extern "system" fn vkGetAccelerationStructureOpaqueCaptureDescriptorDataE
             .vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo, pData) };
         state
             .hooks
             .post_call_record_get_acceleration_structure_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -28016,6 +31956,7 @@ unsafe extern "system" fn vkGetAndroidHardwareBufferPropertiesANDROID<L: Registe
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_android_hardware_buffer_properties_android(
+                &state.next,
                 device,
                 buffer,
                 pProperties,
@@ -28026,6 +31967,7 @@ unsafe extern "system" fn vkGetAndroidHardwareBufferPropertiesANDROID<L: Registe
         state
             .hooks
             .pre_call_record_get_android_hardware_buffer_properties_android(
+                &state.next,
                 device,
                 buffer,
                 pProperties,
@@ -28033,10 +31975,14 @@ unsafe extern "system" fn vkGetAndroidHardwareBufferPropertiesANDROID<L: Registe
         let Some(next) = state.next.vkGetAndroidHardwareBufferPropertiesANDROID else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, buffer, pProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, buffer, pProperties) };
         state
             .hooks
             .post_call_record_get_android_hardware_buffer_properties_android(
+                &state.next,
                 device,
                 buffer,
                 pProperties,
@@ -28058,6 +32004,7 @@ unsafe extern "system" fn vkGetBufferCollectionPropertiesFUCHSIA<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_buffer_collection_properties_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pProperties,
@@ -28068,6 +32015,7 @@ unsafe extern "system" fn vkGetBufferCollectionPropertiesFUCHSIA<L: Registered>(
         state
             .hooks
             .pre_call_record_get_buffer_collection_properties_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pProperties,
@@ -28075,10 +32023,14 @@ unsafe extern "system" fn vkGetBufferCollectionPropertiesFUCHSIA<L: Registered>(
         let Some(next) = state.next.vkGetBufferCollectionPropertiesFUCHSIA else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, collection, pProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, collection, pProperties) };
         state
             .hooks
             .post_call_record_get_buffer_collection_properties_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pProperties,
@@ -28098,16 +32050,28 @@ unsafe extern "system" fn vkGetBufferDeviceAddress<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_buffer_device_address(device, pInfo)
+            .pre_call_validate_get_buffer_device_address(&state.next, device, pInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_buffer_device_address(device, pInfo);
+        state
+            .hooks
+            .pre_call_record_get_buffer_device_address(&state.next, device, pInfo);
         let Some(next) = state.next.vkGetBufferDeviceAddress else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
-        state.hooks.post_call_record_get_buffer_device_address(device, pInfo, result);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
+        state
+            .hooks
+            .post_call_record_get_buffer_device_address(
+                &state.next,
+                device,
+                pInfo,
+                result,
+            );
         result
     })
 }
@@ -28124,6 +32088,7 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_buffer_memory_requirements(
+                &state.next,
                 device,
                 buffer,
                 pMemoryRequirements,
@@ -28134,6 +32099,7 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements<L: Registered>(
         state
             .hooks
             .pre_call_record_get_buffer_memory_requirements(
+                &state.next,
                 device,
                 buffer,
                 pMemoryRequirements,
@@ -28141,10 +32107,14 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements<L: Registered>(
         let Some(next) = state.next.vkGetBufferMemoryRequirements else {
             return Fallback::fallback()
         };
-        unsafe { next(device, buffer, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buffer, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_buffer_memory_requirements(
+                &state.next,
                 device,
                 buffer,
                 pMemoryRequirements,
@@ -28164,6 +32134,7 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_buffer_memory_requirements2(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -28174,6 +32145,7 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements2<L: Registered>(
         state
             .hooks
             .pre_call_record_get_buffer_memory_requirements2(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -28181,10 +32153,14 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements2<L: Registered>(
         let Some(next) = state.next.vkGetBufferMemoryRequirements2 else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_buffer_memory_requirements2(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -28202,18 +32178,36 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureAddress<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_buffer_opaque_capture_address(device, pInfo)
+            .pre_call_validate_get_buffer_opaque_capture_address(
+                &state.next,
+                device,
+                pInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_get_buffer_opaque_capture_address(device, pInfo);
+        state
+            .hooks
+            .pre_call_record_get_buffer_opaque_capture_address(
+                &state.next,
+                device,
+                pInfo,
+            );
         let Some(next) = state.next.vkGetBufferOpaqueCaptureAddress else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
         state
             .hooks
-            .post_call_record_get_buffer_opaque_capture_address(device, pInfo, result);
+            .post_call_record_get_buffer_opaque_capture_address(
+                &state.next,
+                device,
+                pInfo,
+                result,
+            );
         result
     })
 }
@@ -28230,6 +32224,7 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureDescriptorDataEXT<L: Registere
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_buffer_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -28240,6 +32235,7 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureDescriptorDataEXT<L: Registere
         state
             .hooks
             .pre_call_record_get_buffer_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -28247,10 +32243,14 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureDescriptorDataEXT<L: Registere
         let Some(next) = state.next.vkGetBufferOpaqueCaptureDescriptorDataEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo, pData) };
         state
             .hooks
             .post_call_record_get_buffer_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -28274,6 +32274,7 @@ unsafe extern "system" fn vkGetCalibratedTimestampsKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_calibrated_timestamps_khr(
+                &state.next,
                 device,
                 timestampCount,
                 pTimestampInfos,
@@ -28286,6 +32287,7 @@ unsafe extern "system" fn vkGetCalibratedTimestampsKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_calibrated_timestamps_khr(
+                &state.next,
                 device,
                 timestampCount,
                 pTimestampInfos,
@@ -28295,12 +32297,16 @@ unsafe extern "system" fn vkGetCalibratedTimestampsKHR<L: Registered>(
         let Some(next) = state.next.vkGetCalibratedTimestampsKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, timestampCount, pTimestampInfos, pTimestamps, pMaxDeviation)
+            next(down, timestampCount, pTimestampInfos, pTimestamps, pMaxDeviation)
         };
         state
             .hooks
             .post_call_record_get_calibrated_timestamps_khr(
+                &state.next,
                 device,
                 timestampCount,
                 pTimestampInfos,
@@ -28324,6 +32330,7 @@ unsafe extern "system" fn vkGetClusterAccelerationStructureBuildSizesNV<L: Regis
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_cluster_acceleration_structure_build_sizes_nv(
+                &state.next,
                 device,
                 pInfo,
                 pSizeInfo,
@@ -28334,6 +32341,7 @@ unsafe extern "system" fn vkGetClusterAccelerationStructureBuildSizesNV<L: Regis
         state
             .hooks
             .pre_call_record_get_cluster_acceleration_structure_build_sizes_nv(
+                &state.next,
                 device,
                 pInfo,
                 pSizeInfo,
@@ -28341,10 +32349,14 @@ unsafe extern "system" fn vkGetClusterAccelerationStructureBuildSizesNV<L: Regis
         let Some(next) = state.next.vkGetClusterAccelerationStructureBuildSizesNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pSizeInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pSizeInfo) };
         state
             .hooks
             .post_call_record_get_cluster_acceleration_structure_build_sizes_nv(
+                &state.next,
                 device,
                 pInfo,
                 pSizeInfo,
@@ -28365,6 +32377,7 @@ unsafe extern "system" fn vkGetCudaModuleCacheNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_cuda_module_cache_nv(
+                &state.next,
                 device,
                 module,
                 pCacheSize,
@@ -28376,6 +32389,7 @@ unsafe extern "system" fn vkGetCudaModuleCacheNV<L: Registered>(
         state
             .hooks
             .pre_call_record_get_cuda_module_cache_nv(
+                &state.next,
                 device,
                 module,
                 pCacheSize,
@@ -28384,10 +32398,14 @@ unsafe extern "system" fn vkGetCudaModuleCacheNV<L: Registered>(
         let Some(next) = state.next.vkGetCudaModuleCacheNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, module, pCacheSize, pCacheData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, module, pCacheSize, pCacheData) };
         state
             .hooks
             .post_call_record_get_cuda_module_cache_nv(
+                &state.next,
                 device,
                 module,
                 pCacheSize,
@@ -28411,6 +32429,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineAvailablePropertiesARM<L: Regist
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_data_graph_pipeline_available_properties_arm(
+                &state.next,
                 device,
                 pPipelineInfo,
                 pPropertiesCount,
@@ -28422,6 +32441,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineAvailablePropertiesARM<L: Regist
         state
             .hooks
             .pre_call_record_get_data_graph_pipeline_available_properties_arm(
+                &state.next,
                 device,
                 pPipelineInfo,
                 pPropertiesCount,
@@ -28430,12 +32450,14 @@ unsafe extern "system" fn vkGetDataGraphPipelineAvailablePropertiesARM<L: Regist
         let Some(next) = state.next.vkGetDataGraphPipelineAvailablePropertiesARM else {
             return Fallback::fallback()
         };
-        let result = unsafe {
-            next(device, pPipelineInfo, pPropertiesCount, pProperties)
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
         };
+        let result = unsafe { next(down, pPipelineInfo, pPropertiesCount, pProperties) };
         state
             .hooks
             .post_call_record_get_data_graph_pipeline_available_properties_arm(
+                &state.next,
                 device,
                 pPipelineInfo,
                 pPropertiesCount,
@@ -28459,6 +32481,7 @@ unsafe extern "system" fn vkGetDataGraphPipelinePropertiesARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_data_graph_pipeline_properties_arm(
+                &state.next,
                 device,
                 pPipelineInfo,
                 propertiesCount,
@@ -28470,6 +32493,7 @@ unsafe extern "system" fn vkGetDataGraphPipelinePropertiesARM<L: Registered>(
         state
             .hooks
             .pre_call_record_get_data_graph_pipeline_properties_arm(
+                &state.next,
                 device,
                 pPipelineInfo,
                 propertiesCount,
@@ -28478,12 +32502,14 @@ unsafe extern "system" fn vkGetDataGraphPipelinePropertiesARM<L: Registered>(
         let Some(next) = state.next.vkGetDataGraphPipelinePropertiesARM else {
             return Fallback::fallback()
         };
-        let result = unsafe {
-            next(device, pPipelineInfo, propertiesCount, pProperties)
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
         };
+        let result = unsafe { next(down, pPipelineInfo, propertiesCount, pProperties) };
         state
             .hooks
             .post_call_record_get_data_graph_pipeline_properties_arm(
+                &state.next,
                 device,
                 pPipelineInfo,
                 propertiesCount,
@@ -28509,6 +32535,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionBindPointRequirementsARM<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_data_graph_pipeline_session_bind_point_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pBindPointRequirementCount,
@@ -28520,6 +32547,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionBindPointRequirementsARM<
         state
             .hooks
             .pre_call_record_get_data_graph_pipeline_session_bind_point_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pBindPointRequirementCount,
@@ -28527,12 +32555,16 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionBindPointRequirementsARM<
             );
         let Some(next) = state.next.vkGetDataGraphPipelineSessionBindPointRequirementsARM
         else { return Fallback::fallback() };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pInfo, pBindPointRequirementCount, pBindPointRequirements)
+            next(down, pInfo, pBindPointRequirementCount, pBindPointRequirements)
         };
         state
             .hooks
             .post_call_record_get_data_graph_pipeline_session_bind_point_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pBindPointRequirementCount,
@@ -28557,6 +32589,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionMemoryRequirementsARM<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_data_graph_pipeline_session_memory_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -28567,16 +32600,21 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionMemoryRequirementsARM<
         state
             .hooks
             .pre_call_record_get_data_graph_pipeline_session_memory_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
             );
         let Some(next) = state.next.vkGetDataGraphPipelineSessionMemoryRequirementsARM
         else { return Fallback::fallback() };
-        unsafe { next(device, pInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_data_graph_pipeline_session_memory_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -28595,6 +32633,7 @@ unsafe extern "system" fn vkGetDeferredOperationMaxConcurrencyKHR<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_deferred_operation_max_concurrency_khr(
+                &state.next,
                 device,
                 operation,
             )
@@ -28604,16 +32643,21 @@ unsafe extern "system" fn vkGetDeferredOperationMaxConcurrencyKHR<L: Registered>
         state
             .hooks
             .pre_call_record_get_deferred_operation_max_concurrency_khr(
+                &state.next,
                 device,
                 operation,
             );
         let Some(next) = state.next.vkGetDeferredOperationMaxConcurrencyKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, operation) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, operation) };
         state
             .hooks
             .post_call_record_get_deferred_operation_max_concurrency_khr(
+                &state.next,
                 device,
                 operation,
                 result,
@@ -28632,18 +32676,32 @@ unsafe extern "system" fn vkGetDeferredOperationResultKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_deferred_operation_result_khr(device, operation)
+            .pre_call_validate_get_deferred_operation_result_khr(
+                &state.next,
+                device,
+                operation,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_get_deferred_operation_result_khr(device, operation);
+        state
+            .hooks
+            .pre_call_record_get_deferred_operation_result_khr(
+                &state.next,
+                device,
+                operation,
+            );
         let Some(next) = state.next.vkGetDeferredOperationResultKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, operation) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, operation) };
         state
             .hooks
             .post_call_record_get_deferred_operation_result_khr(
+                &state.next,
                 device,
                 operation,
                 result,
@@ -28665,6 +32723,7 @@ unsafe extern "system" fn vkGetDescriptorEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_descriptor_ext(
+                &state.next,
                 device,
                 pDescriptorInfo,
                 dataSize,
@@ -28676,6 +32735,7 @@ unsafe extern "system" fn vkGetDescriptorEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_descriptor_ext(
+                &state.next,
                 device,
                 pDescriptorInfo,
                 dataSize,
@@ -28684,10 +32744,14 @@ unsafe extern "system" fn vkGetDescriptorEXT<L: Registered>(
         let Some(next) = state.next.vkGetDescriptorEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pDescriptorInfo, dataSize, pDescriptor) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pDescriptorInfo, dataSize, pDescriptor) };
         state
             .hooks
             .post_call_record_get_descriptor_ext(
+                &state.next,
                 device,
                 pDescriptorInfo,
                 dataSize,
@@ -28708,6 +32772,7 @@ unsafe extern "system" fn vkGetDescriptorSetHostMappingVALVE<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_descriptor_set_host_mapping_valve(
+                &state.next,
                 device,
                 descriptorSet,
                 ppData,
@@ -28718,6 +32783,7 @@ unsafe extern "system" fn vkGetDescriptorSetHostMappingVALVE<L: Registered>(
         state
             .hooks
             .pre_call_record_get_descriptor_set_host_mapping_valve(
+                &state.next,
                 device,
                 descriptorSet,
                 ppData,
@@ -28725,10 +32791,14 @@ unsafe extern "system" fn vkGetDescriptorSetHostMappingVALVE<L: Registered>(
         let Some(next) = state.next.vkGetDescriptorSetHostMappingVALVE else {
             return Fallback::fallback()
         };
-        unsafe { next(device, descriptorSet, ppData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, descriptorSet, ppData) };
         state
             .hooks
             .post_call_record_get_descriptor_set_host_mapping_valve(
+                &state.next,
                 device,
                 descriptorSet,
                 ppData,
@@ -28749,6 +32819,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutBindingOffsetEXT<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_descriptor_set_layout_binding_offset_ext(
+                &state.next,
                 device,
                 layout,
                 binding,
@@ -28760,6 +32831,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutBindingOffsetEXT<L: Registered
         state
             .hooks
             .pre_call_record_get_descriptor_set_layout_binding_offset_ext(
+                &state.next,
                 device,
                 layout,
                 binding,
@@ -28768,10 +32840,14 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutBindingOffsetEXT<L: Registered
         let Some(next) = state.next.vkGetDescriptorSetLayoutBindingOffsetEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, layout, binding, pOffset) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, layout, binding, pOffset) };
         state
             .hooks
             .post_call_record_get_descriptor_set_layout_binding_offset_ext(
+                &state.next,
                 device,
                 layout,
                 binding,
@@ -28792,6 +32868,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutHostMappingInfoVALVE<L: Regist
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_descriptor_set_layout_host_mapping_info_valve(
+                &state.next,
                 device,
                 pBindingReference,
                 pHostMapping,
@@ -28802,6 +32879,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutHostMappingInfoVALVE<L: Regist
         state
             .hooks
             .pre_call_record_get_descriptor_set_layout_host_mapping_info_valve(
+                &state.next,
                 device,
                 pBindingReference,
                 pHostMapping,
@@ -28809,10 +32887,14 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutHostMappingInfoVALVE<L: Regist
         let Some(next) = state.next.vkGetDescriptorSetLayoutHostMappingInfoVALVE else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pBindingReference, pHostMapping) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pBindingReference, pHostMapping) };
         state
             .hooks
             .post_call_record_get_descriptor_set_layout_host_mapping_info_valve(
+                &state.next,
                 device,
                 pBindingReference,
                 pHostMapping,
@@ -28832,6 +32914,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSizeEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_descriptor_set_layout_size_ext(
+                &state.next,
                 device,
                 layout,
                 pLayoutSizeInBytes,
@@ -28842,6 +32925,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSizeEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_descriptor_set_layout_size_ext(
+                &state.next,
                 device,
                 layout,
                 pLayoutSizeInBytes,
@@ -28849,10 +32933,14 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSizeEXT<L: Registered>(
         let Some(next) = state.next.vkGetDescriptorSetLayoutSizeEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, layout, pLayoutSizeInBytes) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, layout, pLayoutSizeInBytes) };
         state
             .hooks
             .post_call_record_get_descriptor_set_layout_size_ext(
+                &state.next,
                 device,
                 layout,
                 pLayoutSizeInBytes,
@@ -28872,6 +32960,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSupport<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_descriptor_set_layout_support(
+                &state.next,
                 device,
                 pCreateInfo,
                 pSupport,
@@ -28882,6 +32971,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSupport<L: Registered>(
         state
             .hooks
             .pre_call_record_get_descriptor_set_layout_support(
+                &state.next,
                 device,
                 pCreateInfo,
                 pSupport,
@@ -28889,10 +32979,14 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSupport<L: Registered>(
         let Some(next) = state.next.vkGetDescriptorSetLayoutSupport else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pCreateInfo, pSupport) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCreateInfo, pSupport) };
         state
             .hooks
             .post_call_record_get_descriptor_set_layout_support(
+                &state.next,
                 device,
                 pCreateInfo,
                 pSupport,
@@ -28914,6 +33008,7 @@ unsafe extern "system" fn vkGetDeviceAccelerationStructureCompatibilityKHR<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_acceleration_structure_compatibility_khr(
+                &state.next,
                 device,
                 pVersionInfo,
                 pCompatibility,
@@ -28924,16 +33019,21 @@ unsafe extern "system" fn vkGetDeviceAccelerationStructureCompatibilityKHR<
         state
             .hooks
             .pre_call_record_get_device_acceleration_structure_compatibility_khr(
+                &state.next,
                 device,
                 pVersionInfo,
                 pCompatibility,
             );
         let Some(next) = state.next.vkGetDeviceAccelerationStructureCompatibilityKHR
         else { return Fallback::fallback() };
-        unsafe { next(device, pVersionInfo, pCompatibility) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pVersionInfo, pCompatibility) };
         state
             .hooks
             .post_call_record_get_device_acceleration_structure_compatibility_khr(
+                &state.next,
                 device,
                 pVersionInfo,
                 pCompatibility,
@@ -28953,6 +33053,7 @@ unsafe extern "system" fn vkGetDeviceBufferMemoryRequirements<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_buffer_memory_requirements(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -28963,6 +33064,7 @@ unsafe extern "system" fn vkGetDeviceBufferMemoryRequirements<L: Registered>(
         state
             .hooks
             .pre_call_record_get_device_buffer_memory_requirements(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -28970,10 +33072,14 @@ unsafe extern "system" fn vkGetDeviceBufferMemoryRequirements<L: Registered>(
         let Some(next) = state.next.vkGetDeviceBufferMemoryRequirements else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_device_buffer_memory_requirements(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -28993,6 +33099,7 @@ unsafe extern "system" fn vkGetDeviceCombinedImageSamplerIndexNVX<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_combined_image_sampler_index_nvx(
+                &state.next,
                 device,
                 imageViewIndex,
                 samplerIndex,
@@ -29003,6 +33110,7 @@ unsafe extern "system" fn vkGetDeviceCombinedImageSamplerIndexNVX<L: Registered>
         state
             .hooks
             .pre_call_record_get_device_combined_image_sampler_index_nvx(
+                &state.next,
                 device,
                 imageViewIndex,
                 samplerIndex,
@@ -29010,10 +33118,14 @@ unsafe extern "system" fn vkGetDeviceCombinedImageSamplerIndexNVX<L: Registered>
         let Some(next) = state.next.vkGetDeviceCombinedImageSamplerIndexNVX else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, imageViewIndex, samplerIndex) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, imageViewIndex, samplerIndex) };
         state
             .hooks
             .post_call_record_get_device_combined_image_sampler_index_nvx(
+                &state.next,
                 device,
                 imageViewIndex,
                 samplerIndex,
@@ -29033,18 +33145,32 @@ unsafe extern "system" fn vkGetDeviceFaultDebugInfoKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_device_fault_debug_info_khr(device, pDebugInfo)
+            .pre_call_validate_get_device_fault_debug_info_khr(
+                &state.next,
+                device,
+                pDebugInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_get_device_fault_debug_info_khr(device, pDebugInfo);
+        state
+            .hooks
+            .pre_call_record_get_device_fault_debug_info_khr(
+                &state.next,
+                device,
+                pDebugInfo,
+            );
         let Some(next) = state.next.vkGetDeviceFaultDebugInfoKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pDebugInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pDebugInfo) };
         state
             .hooks
             .post_call_record_get_device_fault_debug_info_khr(
+                &state.next,
                 device,
                 pDebugInfo,
                 result,
@@ -29065,6 +33191,7 @@ unsafe extern "system" fn vkGetDeviceFaultInfoEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_fault_info_ext(
+                &state.next,
                 device,
                 pFaultCounts,
                 pFaultInfo,
@@ -29074,14 +33201,23 @@ unsafe extern "system" fn vkGetDeviceFaultInfoEXT<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_get_device_fault_info_ext(device, pFaultCounts, pFaultInfo);
+            .pre_call_record_get_device_fault_info_ext(
+                &state.next,
+                device,
+                pFaultCounts,
+                pFaultInfo,
+            );
         let Some(next) = state.next.vkGetDeviceFaultInfoEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pFaultCounts, pFaultInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pFaultCounts, pFaultInfo) };
         state
             .hooks
             .post_call_record_get_device_fault_info_ext(
+                &state.next,
                 device,
                 pFaultCounts,
                 pFaultInfo,
@@ -29104,6 +33240,7 @@ unsafe extern "system" fn vkGetDeviceFaultReportsKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_fault_reports_khr(
+                &state.next,
                 device,
                 timeout,
                 pFaultCounts,
@@ -29115,6 +33252,7 @@ unsafe extern "system" fn vkGetDeviceFaultReportsKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_device_fault_reports_khr(
+                &state.next,
                 device,
                 timeout,
                 pFaultCounts,
@@ -29123,10 +33261,14 @@ unsafe extern "system" fn vkGetDeviceFaultReportsKHR<L: Registered>(
         let Some(next) = state.next.vkGetDeviceFaultReportsKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, timeout, pFaultCounts, pFaultInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, timeout, pFaultCounts, pFaultInfo) };
         state
             .hooks
             .post_call_record_get_device_fault_reports_khr(
+                &state.next,
                 device,
                 timeout,
                 pFaultCounts,
@@ -29151,6 +33293,7 @@ unsafe extern "system" fn vkGetDeviceGroupPeerMemoryFeatures<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_group_peer_memory_features(
+                &state.next,
                 device,
                 heapIndex,
                 localDeviceIndex,
@@ -29163,6 +33306,7 @@ unsafe extern "system" fn vkGetDeviceGroupPeerMemoryFeatures<L: Registered>(
         state
             .hooks
             .pre_call_record_get_device_group_peer_memory_features(
+                &state.next,
                 device,
                 heapIndex,
                 localDeviceIndex,
@@ -29172,9 +33316,12 @@ unsafe extern "system" fn vkGetDeviceGroupPeerMemoryFeatures<L: Registered>(
         let Some(next) = state.next.vkGetDeviceGroupPeerMemoryFeatures else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                device,
+                down,
                 heapIndex,
                 localDeviceIndex,
                 remoteDeviceIndex,
@@ -29184,6 +33331,7 @@ unsafe extern "system" fn vkGetDeviceGroupPeerMemoryFeatures<L: Registered>(
         state
             .hooks
             .post_call_record_get_device_group_peer_memory_features(
+                &state.next,
                 device,
                 heapIndex,
                 localDeviceIndex,
@@ -29204,6 +33352,7 @@ unsafe extern "system" fn vkGetDeviceGroupPresentCapabilitiesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_group_present_capabilities_khr(
+                &state.next,
                 device,
                 pDeviceGroupPresentCapabilities,
             )
@@ -29213,16 +33362,21 @@ unsafe extern "system" fn vkGetDeviceGroupPresentCapabilitiesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_device_group_present_capabilities_khr(
+                &state.next,
                 device,
                 pDeviceGroupPresentCapabilities,
             );
         let Some(next) = state.next.vkGetDeviceGroupPresentCapabilitiesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pDeviceGroupPresentCapabilities) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pDeviceGroupPresentCapabilities) };
         state
             .hooks
             .post_call_record_get_device_group_present_capabilities_khr(
+                &state.next,
                 device,
                 pDeviceGroupPresentCapabilities,
                 result,
@@ -29243,6 +33397,7 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModes2EXT<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_group_surface_present_modes2_ext(
+                &state.next,
                 device,
                 pSurfaceInfo,
                 pModes,
@@ -29253,6 +33408,7 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModes2EXT<L: Registered>
         state
             .hooks
             .pre_call_record_get_device_group_surface_present_modes2_ext(
+                &state.next,
                 device,
                 pSurfaceInfo,
                 pModes,
@@ -29260,10 +33416,14 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModes2EXT<L: Registered>
         let Some(next) = state.next.vkGetDeviceGroupSurfacePresentModes2EXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pSurfaceInfo, pModes) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pSurfaceInfo, pModes) };
         state
             .hooks
             .post_call_record_get_device_group_surface_present_modes2_ext(
+                &state.next,
                 device,
                 pSurfaceInfo,
                 pModes,
@@ -29285,6 +33445,7 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_group_surface_present_modes_khr(
+                &state.next,
                 device,
                 surface,
                 pModes,
@@ -29295,6 +33456,7 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_device_group_surface_present_modes_khr(
+                &state.next,
                 device,
                 surface,
                 pModes,
@@ -29302,10 +33464,14 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModesKHR<L: Registered>(
         let Some(next) = state.next.vkGetDeviceGroupSurfacePresentModesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, surface, pModes) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, surface, pModes) };
         state
             .hooks
             .post_call_record_get_device_group_surface_present_modes_khr(
+                &state.next,
                 device,
                 surface,
                 pModes,
@@ -29327,6 +33493,7 @@ unsafe extern "system" fn vkGetDeviceImageMemoryRequirements<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_image_memory_requirements(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -29337,6 +33504,7 @@ unsafe extern "system" fn vkGetDeviceImageMemoryRequirements<L: Registered>(
         state
             .hooks
             .pre_call_record_get_device_image_memory_requirements(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -29344,10 +33512,14 @@ unsafe extern "system" fn vkGetDeviceImageMemoryRequirements<L: Registered>(
         let Some(next) = state.next.vkGetDeviceImageMemoryRequirements else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_device_image_memory_requirements(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -29368,6 +33540,7 @@ unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirements<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_image_sparse_memory_requirements(
+                &state.next,
                 device,
                 pInfo,
                 pSparseMemoryRequirementCount,
@@ -29379,6 +33552,7 @@ unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirements<L: Registered
         state
             .hooks
             .pre_call_record_get_device_image_sparse_memory_requirements(
+                &state.next,
                 device,
                 pInfo,
                 pSparseMemoryRequirementCount,
@@ -29387,12 +33561,16 @@ unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirements<L: Registered
         let Some(next) = state.next.vkGetDeviceImageSparseMemoryRequirements else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(device, pInfo, pSparseMemoryRequirementCount, pSparseMemoryRequirements)
+            next(down, pInfo, pSparseMemoryRequirementCount, pSparseMemoryRequirements)
         };
         state
             .hooks
             .post_call_record_get_device_image_sparse_memory_requirements(
+                &state.next,
                 device,
                 pInfo,
                 pSparseMemoryRequirementCount,
@@ -29413,6 +33591,7 @@ unsafe extern "system" fn vkGetDeviceImageSubresourceLayout<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_image_subresource_layout(
+                &state.next,
                 device,
                 pInfo,
                 pLayout,
@@ -29422,14 +33601,23 @@ unsafe extern "system" fn vkGetDeviceImageSubresourceLayout<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_get_device_image_subresource_layout(device, pInfo, pLayout);
+            .pre_call_record_get_device_image_subresource_layout(
+                &state.next,
+                device,
+                pInfo,
+                pLayout,
+            );
         let Some(next) = state.next.vkGetDeviceImageSubresourceLayout else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pLayout) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pLayout) };
         state
             .hooks
             .post_call_record_get_device_image_subresource_layout(
+                &state.next,
                 device,
                 pInfo,
                 pLayout,
@@ -29449,6 +33637,7 @@ unsafe extern "system" fn vkGetDeviceMemoryCommitment<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_memory_commitment(
+                &state.next,
                 device,
                 memory,
                 pCommittedMemoryInBytes,
@@ -29459,6 +33648,7 @@ unsafe extern "system" fn vkGetDeviceMemoryCommitment<L: Registered>(
         state
             .hooks
             .pre_call_record_get_device_memory_commitment(
+                &state.next,
                 device,
                 memory,
                 pCommittedMemoryInBytes,
@@ -29466,10 +33656,14 @@ unsafe extern "system" fn vkGetDeviceMemoryCommitment<L: Registered>(
         let Some(next) = state.next.vkGetDeviceMemoryCommitment else {
             return Fallback::fallback()
         };
-        unsafe { next(device, memory, pCommittedMemoryInBytes) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, memory, pCommittedMemoryInBytes) };
         state
             .hooks
             .post_call_record_get_device_memory_commitment(
+                &state.next,
                 device,
                 memory,
                 pCommittedMemoryInBytes,
@@ -29487,20 +33681,32 @@ unsafe extern "system" fn vkGetDeviceMemoryOpaqueCaptureAddress<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_device_memory_opaque_capture_address(device, pInfo)
+            .pre_call_validate_get_device_memory_opaque_capture_address(
+                &state.next,
+                device,
+                pInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_get_device_memory_opaque_capture_address(device, pInfo);
+            .pre_call_record_get_device_memory_opaque_capture_address(
+                &state.next,
+                device,
+                pInfo,
+            );
         let Some(next) = state.next.vkGetDeviceMemoryOpaqueCaptureAddress else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_get_device_memory_opaque_capture_address(
+                &state.next,
                 device,
                 pInfo,
                 result,
@@ -29521,6 +33727,7 @@ unsafe extern "system" fn vkGetDeviceMicromapCompatibilityEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_micromap_compatibility_ext(
+                &state.next,
                 device,
                 pVersionInfo,
                 pCompatibility,
@@ -29531,6 +33738,7 @@ unsafe extern "system" fn vkGetDeviceMicromapCompatibilityEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_device_micromap_compatibility_ext(
+                &state.next,
                 device,
                 pVersionInfo,
                 pCompatibility,
@@ -29538,10 +33746,14 @@ unsafe extern "system" fn vkGetDeviceMicromapCompatibilityEXT<L: Registered>(
         let Some(next) = state.next.vkGetDeviceMicromapCompatibilityEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pVersionInfo, pCompatibility) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pVersionInfo, pCompatibility) };
         state
             .hooks
             .post_call_record_get_device_micromap_compatibility_ext(
+                &state.next,
                 device,
                 pVersionInfo,
                 pCompatibility,
@@ -29562,6 +33774,7 @@ unsafe extern "system" fn vkGetDeviceQueue<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_queue(
+                &state.next,
                 device,
                 queueFamilyIndex,
                 queueIndex,
@@ -29573,6 +33786,7 @@ unsafe extern "system" fn vkGetDeviceQueue<L: Registered>(
         state
             .hooks
             .pre_call_record_get_device_queue(
+                &state.next,
                 device,
                 queueFamilyIndex,
                 queueIndex,
@@ -29581,10 +33795,14 @@ unsafe extern "system" fn vkGetDeviceQueue<L: Registered>(
         let Some(next) = state.next.vkGetDeviceQueue else {
             return Fallback::fallback()
         };
-        unsafe { next(device, queueFamilyIndex, queueIndex, pQueue) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, queueFamilyIndex, queueIndex, pQueue) };
         state
             .hooks
             .post_call_record_get_device_queue(
+                &state.next,
                 device,
                 queueFamilyIndex,
                 queueIndex,
@@ -29604,16 +33822,23 @@ unsafe extern "system" fn vkGetDeviceQueue2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_device_queue2(device, pQueueInfo, pQueue)
+            .pre_call_validate_get_device_queue2(&state.next, device, pQueueInfo, pQueue)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_device_queue2(device, pQueueInfo, pQueue);
+        state
+            .hooks
+            .pre_call_record_get_device_queue2(&state.next, device, pQueueInfo, pQueue);
         let Some(next) = state.next.vkGetDeviceQueue2 else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pQueueInfo, pQueue) };
-        state.hooks.post_call_record_get_device_queue2(device, pQueueInfo, pQueue);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pQueueInfo, pQueue) };
+        state
+            .hooks
+            .post_call_record_get_device_queue2(&state.next, device, pQueueInfo, pQueue);
     })
 }
 ///`vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI` through the layer's hooks.
@@ -29629,6 +33854,7 @@ unsafe extern "system" fn vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI<L: Reg
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_subpass_shading_max_workgroup_size_huawei(
+                &state.next,
                 device,
                 renderpass,
                 pMaxWorkgroupSize,
@@ -29639,6 +33865,7 @@ unsafe extern "system" fn vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI<L: Reg
         state
             .hooks
             .pre_call_record_get_device_subpass_shading_max_workgroup_size_huawei(
+                &state.next,
                 device,
                 renderpass,
                 pMaxWorkgroupSize,
@@ -29646,10 +33873,14 @@ unsafe extern "system" fn vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI<L: Reg
         let Some(next) = state.next.vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, renderpass, pMaxWorkgroupSize) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, renderpass, pMaxWorkgroupSize) };
         state
             .hooks
             .post_call_record_get_device_subpass_shading_max_workgroup_size_huawei(
+                &state.next,
                 device,
                 renderpass,
                 pMaxWorkgroupSize,
@@ -29671,6 +33902,7 @@ unsafe extern "system" fn vkGetDeviceTensorMemoryRequirementsARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_device_tensor_memory_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -29681,6 +33913,7 @@ unsafe extern "system" fn vkGetDeviceTensorMemoryRequirementsARM<L: Registered>(
         state
             .hooks
             .pre_call_record_get_device_tensor_memory_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -29688,10 +33921,14 @@ unsafe extern "system" fn vkGetDeviceTensorMemoryRequirementsARM<L: Registered>(
         let Some(next) = state.next.vkGetDeviceTensorMemoryRequirementsARM else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_device_tensor_memory_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -29711,6 +33948,7 @@ unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_dynamic_rendering_tile_properties_qcom(
+                &state.next,
                 device,
                 pRenderingInfo,
                 pProperties,
@@ -29721,6 +33959,7 @@ unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM<L: Registered>
         state
             .hooks
             .pre_call_record_get_dynamic_rendering_tile_properties_qcom(
+                &state.next,
                 device,
                 pRenderingInfo,
                 pProperties,
@@ -29728,10 +33967,14 @@ unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM<L: Registered>
         let Some(next) = state.next.vkGetDynamicRenderingTilePropertiesQCOM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pRenderingInfo, pProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pRenderingInfo, pProperties) };
         state
             .hooks
             .post_call_record_get_dynamic_rendering_tile_properties_qcom(
+                &state.next,
                 device,
                 pRenderingInfo,
                 pProperties,
@@ -29755,6 +33998,7 @@ unsafe extern "system" fn vkGetEncodedVideoSessionParametersKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_encoded_video_session_parameters_khr(
+                &state.next,
                 device,
                 pVideoSessionParametersInfo,
                 pFeedbackInfo,
@@ -29767,6 +34011,7 @@ unsafe extern "system" fn vkGetEncodedVideoSessionParametersKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_encoded_video_session_parameters_khr(
+                &state.next,
                 device,
                 pVideoSessionParametersInfo,
                 pFeedbackInfo,
@@ -29776,12 +34021,16 @@ unsafe extern "system" fn vkGetEncodedVideoSessionParametersKHR<L: Registered>(
         let Some(next) = state.next.vkGetEncodedVideoSessionParametersKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pVideoSessionParametersInfo, pFeedbackInfo, pDataSize, pData)
+            next(down, pVideoSessionParametersInfo, pFeedbackInfo, pDataSize, pData)
         };
         state
             .hooks
             .post_call_record_get_encoded_video_session_parameters_khr(
+                &state.next,
                 device,
                 pVideoSessionParametersInfo,
                 pFeedbackInfo,
@@ -29803,16 +34052,21 @@ unsafe extern "system" fn vkGetEventStatus<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_event_status(device, event)
+            .pre_call_validate_get_event_status(&state.next, device, event)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_event_status(device, event);
+        state.hooks.pre_call_record_get_event_status(&state.next, device, event);
         let Some(next) = state.next.vkGetEventStatus else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, event) };
-        state.hooks.post_call_record_get_event_status(device, event, result);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, event) };
+        state
+            .hooks
+            .post_call_record_get_event_status(&state.next, device, event, result);
         result
     })
 }
@@ -29830,6 +34084,7 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineNodeIndexAMDX<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_execution_graph_pipeline_node_index_amdx(
+                &state.next,
                 device,
                 executionGraph,
                 pNodeInfo,
@@ -29841,6 +34096,7 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineNodeIndexAMDX<L: Registered
         state
             .hooks
             .pre_call_record_get_execution_graph_pipeline_node_index_amdx(
+                &state.next,
                 device,
                 executionGraph,
                 pNodeInfo,
@@ -29849,10 +34105,14 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineNodeIndexAMDX<L: Registered
         let Some(next) = state.next.vkGetExecutionGraphPipelineNodeIndexAMDX else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, executionGraph, pNodeInfo, pNodeIndex) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, executionGraph, pNodeInfo, pNodeIndex) };
         state
             .hooks
             .post_call_record_get_execution_graph_pipeline_node_index_amdx(
+                &state.next,
                 device,
                 executionGraph,
                 pNodeInfo,
@@ -29875,6 +34135,7 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineScratchSizeAMDX<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_execution_graph_pipeline_scratch_size_amdx(
+                &state.next,
                 device,
                 executionGraph,
                 pSizeInfo,
@@ -29885,6 +34146,7 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineScratchSizeAMDX<L: Register
         state
             .hooks
             .pre_call_record_get_execution_graph_pipeline_scratch_size_amdx(
+                &state.next,
                 device,
                 executionGraph,
                 pSizeInfo,
@@ -29892,10 +34154,14 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineScratchSizeAMDX<L: Register
         let Some(next) = state.next.vkGetExecutionGraphPipelineScratchSizeAMDX else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, executionGraph, pSizeInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, executionGraph, pSizeInfo) };
         state
             .hooks
             .post_call_record_get_execution_graph_pipeline_scratch_size_amdx(
+                &state.next,
                 device,
                 executionGraph,
                 pSizeInfo,
@@ -29917,6 +34183,7 @@ unsafe extern "system" fn vkGetExternalComputeQueueDataNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_external_compute_queue_data_nv(
+                &state.next,
                 externalQueue,
                 params,
                 pData,
@@ -29927,6 +34194,7 @@ unsafe extern "system" fn vkGetExternalComputeQueueDataNV<L: Registered>(
         state
             .hooks
             .pre_call_record_get_external_compute_queue_data_nv(
+                &state.next,
                 externalQueue,
                 params,
                 pData,
@@ -29938,6 +34206,7 @@ unsafe extern "system" fn vkGetExternalComputeQueueDataNV<L: Registered>(
         state
             .hooks
             .post_call_record_get_external_compute_queue_data_nv(
+                &state.next,
                 externalQueue,
                 params,
                 pData,
@@ -29956,14 +34225,27 @@ unsafe extern "system" fn vkGetFenceFdKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_fence_fd_khr(device, pGetFdInfo, pFd)
+            .pre_call_validate_get_fence_fd_khr(&state.next, device, pGetFdInfo, pFd)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_fence_fd_khr(device, pGetFdInfo, pFd);
+        state
+            .hooks
+            .pre_call_record_get_fence_fd_khr(&state.next, device, pGetFdInfo, pFd);
         let Some(next) = state.next.vkGetFenceFdKHR else { return Fallback::fallback() };
-        let result = unsafe { next(device, pGetFdInfo, pFd) };
-        state.hooks.post_call_record_get_fence_fd_khr(device, pGetFdInfo, pFd, result);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pGetFdInfo, pFd) };
+        state
+            .hooks
+            .post_call_record_get_fence_fd_khr(
+                &state.next,
+                device,
+                pGetFdInfo,
+                pFd,
+                result,
+            );
         result
     })
 }
@@ -29978,16 +34260,21 @@ unsafe extern "system" fn vkGetFenceStatus<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_fence_status(device, fence)
+            .pre_call_validate_get_fence_status(&state.next, device, fence)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_fence_status(device, fence);
+        state.hooks.pre_call_record_get_fence_status(&state.next, device, fence);
         let Some(next) = state.next.vkGetFenceStatus else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, fence) };
-        state.hooks.post_call_record_get_fence_status(device, fence, result);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, fence) };
+        state
+            .hooks
+            .post_call_record_get_fence_status(&state.next, device, fence, result);
         result
     })
 }
@@ -30004,6 +34291,7 @@ unsafe extern "system" fn vkGetFenceWin32HandleKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_fence_win32_handle_khr(
+                &state.next,
                 device,
                 pGetWin32HandleInfo,
                 pHandle,
@@ -30014,6 +34302,7 @@ unsafe extern "system" fn vkGetFenceWin32HandleKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_fence_win32_handle_khr(
+                &state.next,
                 device,
                 pGetWin32HandleInfo,
                 pHandle,
@@ -30021,10 +34310,14 @@ unsafe extern "system" fn vkGetFenceWin32HandleKHR<L: Registered>(
         let Some(next) = state.next.vkGetFenceWin32HandleKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pGetWin32HandleInfo, pHandle) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pGetWin32HandleInfo, pHandle) };
         state
             .hooks
             .post_call_record_get_fence_win32_handle_khr(
+                &state.next,
                 device,
                 pGetWin32HandleInfo,
                 pHandle,
@@ -30047,6 +34340,7 @@ unsafe extern "system" fn vkGetFramebufferTilePropertiesQCOM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_framebuffer_tile_properties_qcom(
+                &state.next,
                 device,
                 framebuffer,
                 pPropertiesCount,
@@ -30058,6 +34352,7 @@ unsafe extern "system" fn vkGetFramebufferTilePropertiesQCOM<L: Registered>(
         state
             .hooks
             .pre_call_record_get_framebuffer_tile_properties_qcom(
+                &state.next,
                 device,
                 framebuffer,
                 pPropertiesCount,
@@ -30066,10 +34361,14 @@ unsafe extern "system" fn vkGetFramebufferTilePropertiesQCOM<L: Registered>(
         let Some(next) = state.next.vkGetFramebufferTilePropertiesQCOM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, framebuffer, pPropertiesCount, pProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, framebuffer, pPropertiesCount, pProperties) };
         state
             .hooks
             .post_call_record_get_framebuffer_tile_properties_qcom(
+                &state.next,
                 device,
                 framebuffer,
                 pPropertiesCount,
@@ -30092,6 +34391,7 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsEXT<L: Registe
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_generated_commands_memory_requirements_ext(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -30102,6 +34402,7 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsEXT<L: Registe
         state
             .hooks
             .pre_call_record_get_generated_commands_memory_requirements_ext(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -30109,10 +34410,14 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsEXT<L: Registe
         let Some(next) = state.next.vkGetGeneratedCommandsMemoryRequirementsEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_generated_commands_memory_requirements_ext(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -30132,6 +34437,7 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsNV<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_generated_commands_memory_requirements_nv(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -30142,6 +34448,7 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsNV<L: Register
         state
             .hooks
             .pre_call_record_get_generated_commands_memory_requirements_nv(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -30149,10 +34456,14 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsNV<L: Register
         let Some(next) = state.next.vkGetGeneratedCommandsMemoryRequirementsNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_generated_commands_memory_requirements_nv(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -30170,18 +34481,28 @@ unsafe extern "system" fn vkGetGpaDeviceClockInfoAMD<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_gpa_device_clock_info_amd(device, pInfo)
+            .pre_call_validate_get_gpa_device_clock_info_amd(&state.next, device, pInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_gpa_device_clock_info_amd(device, pInfo);
+        state
+            .hooks
+            .pre_call_record_get_gpa_device_clock_info_amd(&state.next, device, pInfo);
         let Some(next) = state.next.vkGetGpaDeviceClockInfoAMD else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
         state
             .hooks
-            .post_call_record_get_gpa_device_clock_info_amd(device, pInfo, result);
+            .post_call_record_get_gpa_device_clock_info_amd(
+                &state.next,
+                device,
+                pInfo,
+                result,
+            );
         result
     })
 }
@@ -30200,6 +34521,7 @@ unsafe extern "system" fn vkGetGpaSessionResultsAMD<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_gpa_session_results_amd(
+                &state.next,
                 device,
                 gpaSession,
                 sampleID,
@@ -30212,6 +34534,7 @@ unsafe extern "system" fn vkGetGpaSessionResultsAMD<L: Registered>(
         state
             .hooks
             .pre_call_record_get_gpa_session_results_amd(
+                &state.next,
                 device,
                 gpaSession,
                 sampleID,
@@ -30221,10 +34544,14 @@ unsafe extern "system" fn vkGetGpaSessionResultsAMD<L: Registered>(
         let Some(next) = state.next.vkGetGpaSessionResultsAMD else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, gpaSession, sampleID, pSizeInBytes, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, gpaSession, sampleID, pSizeInBytes, pData) };
         state
             .hooks
             .post_call_record_get_gpa_session_results_amd(
+                &state.next,
                 device,
                 gpaSession,
                 sampleID,
@@ -30246,18 +34573,32 @@ unsafe extern "system" fn vkGetGpaSessionStatusAMD<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_gpa_session_status_amd(device, gpaSession)
+            .pre_call_validate_get_gpa_session_status_amd(
+                &state.next,
+                device,
+                gpaSession,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_get_gpa_session_status_amd(device, gpaSession);
+        state
+            .hooks
+            .pre_call_record_get_gpa_session_status_amd(&state.next, device, gpaSession);
         let Some(next) = state.next.vkGetGpaSessionStatusAMD else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, gpaSession) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, gpaSession) };
         state
             .hooks
-            .post_call_record_get_gpa_session_status_amd(device, gpaSession, result);
+            .post_call_record_get_gpa_session_status_amd(
+                &state.next,
+                device,
+                gpaSession,
+                result,
+            );
         result
     })
 }
@@ -30274,6 +34615,7 @@ unsafe extern "system" fn vkGetImageDrmFormatModifierPropertiesEXT<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_image_drm_format_modifier_properties_ext(
+                &state.next,
                 device,
                 image,
                 pProperties,
@@ -30284,6 +34626,7 @@ unsafe extern "system" fn vkGetImageDrmFormatModifierPropertiesEXT<L: Registered
         state
             .hooks
             .pre_call_record_get_image_drm_format_modifier_properties_ext(
+                &state.next,
                 device,
                 image,
                 pProperties,
@@ -30291,10 +34634,14 @@ unsafe extern "system" fn vkGetImageDrmFormatModifierPropertiesEXT<L: Registered
         let Some(next) = state.next.vkGetImageDrmFormatModifierPropertiesEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, image, pProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, image, pProperties) };
         state
             .hooks
             .post_call_record_get_image_drm_format_modifier_properties_ext(
+                &state.next,
                 device,
                 image,
                 pProperties,
@@ -30316,6 +34663,7 @@ unsafe extern "system" fn vkGetImageMemoryRequirements<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_image_memory_requirements(
+                &state.next,
                 device,
                 image,
                 pMemoryRequirements,
@@ -30326,6 +34674,7 @@ unsafe extern "system" fn vkGetImageMemoryRequirements<L: Registered>(
         state
             .hooks
             .pre_call_record_get_image_memory_requirements(
+                &state.next,
                 device,
                 image,
                 pMemoryRequirements,
@@ -30333,10 +34682,14 @@ unsafe extern "system" fn vkGetImageMemoryRequirements<L: Registered>(
         let Some(next) = state.next.vkGetImageMemoryRequirements else {
             return Fallback::fallback()
         };
-        unsafe { next(device, image, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, image, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_image_memory_requirements(
+                &state.next,
                 device,
                 image,
                 pMemoryRequirements,
@@ -30356,6 +34709,7 @@ unsafe extern "system" fn vkGetImageMemoryRequirements2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_image_memory_requirements2(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -30366,6 +34720,7 @@ unsafe extern "system" fn vkGetImageMemoryRequirements2<L: Registered>(
         state
             .hooks
             .pre_call_record_get_image_memory_requirements2(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -30373,10 +34728,14 @@ unsafe extern "system" fn vkGetImageMemoryRequirements2<L: Registered>(
         let Some(next) = state.next.vkGetImageMemoryRequirements2 else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_image_memory_requirements2(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -30397,6 +34756,7 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDataEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_image_opaque_capture_data_ext(
+                &state.next,
                 device,
                 imageCount,
                 pImages,
@@ -30408,6 +34768,7 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDataEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_image_opaque_capture_data_ext(
+                &state.next,
                 device,
                 imageCount,
                 pImages,
@@ -30416,10 +34777,14 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDataEXT<L: Registered>(
         let Some(next) = state.next.vkGetImageOpaqueCaptureDataEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, imageCount, pImages, pDatas) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, imageCount, pImages, pDatas) };
         state
             .hooks
             .post_call_record_get_image_opaque_capture_data_ext(
+                &state.next,
                 device,
                 imageCount,
                 pImages,
@@ -30442,6 +34807,7 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDescriptorDataEXT<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_image_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -30452,6 +34818,7 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDescriptorDataEXT<L: Registered
         state
             .hooks
             .pre_call_record_get_image_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -30459,10 +34826,14 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDescriptorDataEXT<L: Registered
         let Some(next) = state.next.vkGetImageOpaqueCaptureDescriptorDataEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo, pData) };
         state
             .hooks
             .post_call_record_get_image_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -30485,6 +34856,7 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_image_sparse_memory_requirements(
+                &state.next,
                 device,
                 image,
                 pSparseMemoryRequirementCount,
@@ -30496,6 +34868,7 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements<L: Registered>(
         state
             .hooks
             .pre_call_record_get_image_sparse_memory_requirements(
+                &state.next,
                 device,
                 image,
                 pSparseMemoryRequirementCount,
@@ -30504,12 +34877,16 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements<L: Registered>(
         let Some(next) = state.next.vkGetImageSparseMemoryRequirements else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(device, image, pSparseMemoryRequirementCount, pSparseMemoryRequirements)
+            next(down, image, pSparseMemoryRequirementCount, pSparseMemoryRequirements)
         };
         state
             .hooks
             .post_call_record_get_image_sparse_memory_requirements(
+                &state.next,
                 device,
                 image,
                 pSparseMemoryRequirementCount,
@@ -30531,6 +34908,7 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_image_sparse_memory_requirements2(
+                &state.next,
                 device,
                 pInfo,
                 pSparseMemoryRequirementCount,
@@ -30542,6 +34920,7 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements2<L: Registered>(
         state
             .hooks
             .pre_call_record_get_image_sparse_memory_requirements2(
+                &state.next,
                 device,
                 pInfo,
                 pSparseMemoryRequirementCount,
@@ -30550,12 +34929,16 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements2<L: Registered>(
         let Some(next) = state.next.vkGetImageSparseMemoryRequirements2 else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(device, pInfo, pSparseMemoryRequirementCount, pSparseMemoryRequirements)
+            next(down, pInfo, pSparseMemoryRequirementCount, pSparseMemoryRequirements)
         };
         state
             .hooks
             .post_call_record_get_image_sparse_memory_requirements2(
+                &state.next,
                 device,
                 pInfo,
                 pSparseMemoryRequirementCount,
@@ -30577,6 +34960,7 @@ unsafe extern "system" fn vkGetImageSubresourceLayout<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_image_subresource_layout(
+                &state.next,
                 device,
                 image,
                 pSubresource,
@@ -30588,6 +34972,7 @@ unsafe extern "system" fn vkGetImageSubresourceLayout<L: Registered>(
         state
             .hooks
             .pre_call_record_get_image_subresource_layout(
+                &state.next,
                 device,
                 image,
                 pSubresource,
@@ -30596,10 +34981,14 @@ unsafe extern "system" fn vkGetImageSubresourceLayout<L: Registered>(
         let Some(next) = state.next.vkGetImageSubresourceLayout else {
             return Fallback::fallback()
         };
-        unsafe { next(device, image, pSubresource, pLayout) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, image, pSubresource, pLayout) };
         state
             .hooks
             .post_call_record_get_image_subresource_layout(
+                &state.next,
                 device,
                 image,
                 pSubresource,
@@ -30621,6 +35010,7 @@ unsafe extern "system" fn vkGetImageSubresourceLayout2<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_image_subresource_layout2(
+                &state.next,
                 device,
                 image,
                 pSubresource,
@@ -30632,6 +35022,7 @@ unsafe extern "system" fn vkGetImageSubresourceLayout2<L: Registered>(
         state
             .hooks
             .pre_call_record_get_image_subresource_layout2(
+                &state.next,
                 device,
                 image,
                 pSubresource,
@@ -30640,10 +35031,14 @@ unsafe extern "system" fn vkGetImageSubresourceLayout2<L: Registered>(
         let Some(next) = state.next.vkGetImageSubresourceLayout2 else {
             return Fallback::fallback()
         };
-        unsafe { next(device, image, pSubresource, pLayout) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, image, pSubresource, pLayout) };
         state
             .hooks
             .post_call_record_get_image_subresource_layout2(
+                &state.next,
                 device,
                 image,
                 pSubresource,
@@ -30663,20 +35058,34 @@ unsafe extern "system" fn vkGetImageViewAddressNVX<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_image_view_address_nvx(device, imageView, pProperties)
+            .pre_call_validate_get_image_view_address_nvx(
+                &state.next,
+                device,
+                imageView,
+                pProperties,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_get_image_view_address_nvx(device, imageView, pProperties);
+            .pre_call_record_get_image_view_address_nvx(
+                &state.next,
+                device,
+                imageView,
+                pProperties,
+            );
         let Some(next) = state.next.vkGetImageViewAddressNVX else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, imageView, pProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, imageView, pProperties) };
         state
             .hooks
             .post_call_record_get_image_view_address_nvx(
+                &state.next,
                 device,
                 imageView,
                 pProperties,
@@ -30696,16 +35105,28 @@ unsafe extern "system" fn vkGetImageViewHandle64NVX<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_image_view_handle64_nvx(device, pInfo)
+            .pre_call_validate_get_image_view_handle64_nvx(&state.next, device, pInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_image_view_handle64_nvx(device, pInfo);
+        state
+            .hooks
+            .pre_call_record_get_image_view_handle64_nvx(&state.next, device, pInfo);
         let Some(next) = state.next.vkGetImageViewHandle64NVX else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
-        state.hooks.post_call_record_get_image_view_handle64_nvx(device, pInfo, result);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
+        state
+            .hooks
+            .post_call_record_get_image_view_handle64_nvx(
+                &state.next,
+                device,
+                pInfo,
+                result,
+            );
         result
     })
 }
@@ -30720,16 +35141,28 @@ unsafe extern "system" fn vkGetImageViewHandleNVX<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_image_view_handle_nvx(device, pInfo)
+            .pre_call_validate_get_image_view_handle_nvx(&state.next, device, pInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_image_view_handle_nvx(device, pInfo);
+        state
+            .hooks
+            .pre_call_record_get_image_view_handle_nvx(&state.next, device, pInfo);
         let Some(next) = state.next.vkGetImageViewHandleNVX else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
-        state.hooks.post_call_record_get_image_view_handle_nvx(device, pInfo, result);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
+        state
+            .hooks
+            .post_call_record_get_image_view_handle_nvx(
+                &state.next,
+                device,
+                pInfo,
+                result,
+            );
         result
     })
 }
@@ -30746,6 +35179,7 @@ unsafe extern "system" fn vkGetImageViewOpaqueCaptureDescriptorDataEXT<L: Regist
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_image_view_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -30756,6 +35190,7 @@ unsafe extern "system" fn vkGetImageViewOpaqueCaptureDescriptorDataEXT<L: Regist
         state
             .hooks
             .pre_call_record_get_image_view_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -30763,10 +35198,14 @@ unsafe extern "system" fn vkGetImageViewOpaqueCaptureDescriptorDataEXT<L: Regist
         let Some(next) = state.next.vkGetImageViewOpaqueCaptureDescriptorDataEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo, pData) };
         state
             .hooks
             .post_call_record_get_image_view_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -30786,16 +35225,35 @@ unsafe extern "system" fn vkGetLatencyTimingsLegacyNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_latency_timings_legacy_nv(device, pTimings)
+            .pre_call_validate_get_latency_timings_legacy_nv(
+                &state.next,
+                device,
+                pTimings,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_get_latency_timings_legacy_nv(device, pTimings);
+        state
+            .hooks
+            .pre_call_record_get_latency_timings_legacy_nv(
+                &state.next,
+                device,
+                pTimings,
+            );
         let Some(next) = state.next.vkGetLatencyTimingsLegacyNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pTimings) };
-        state.hooks.post_call_record_get_latency_timings_legacy_nv(device, pTimings);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pTimings) };
+        state
+            .hooks
+            .post_call_record_get_latency_timings_legacy_nv(
+                &state.next,
+                device,
+                pTimings,
+            );
     })
 }
 ///`vkGetLatencyTimingsNV` through the layer's hooks.
@@ -30811,6 +35269,7 @@ unsafe extern "system" fn vkGetLatencyTimingsNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_latency_timings_nv(
+                &state.next,
                 device,
                 swapchain,
                 pLatencyMarkerInfo,
@@ -30821,6 +35280,7 @@ unsafe extern "system" fn vkGetLatencyTimingsNV<L: Registered>(
         state
             .hooks
             .pre_call_record_get_latency_timings_nv(
+                &state.next,
                 device,
                 swapchain,
                 pLatencyMarkerInfo,
@@ -30828,10 +35288,14 @@ unsafe extern "system" fn vkGetLatencyTimingsNV<L: Registered>(
         let Some(next) = state.next.vkGetLatencyTimingsNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, swapchain, pLatencyMarkerInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, swapchain, pLatencyMarkerInfo) };
         state
             .hooks
             .post_call_record_get_latency_timings_nv(
+                &state.next,
                 device,
                 swapchain,
                 pLatencyMarkerInfo,
@@ -30851,6 +35315,7 @@ unsafe extern "system" fn vkGetMemoryAndroidHardwareBufferANDROID<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_android_hardware_buffer_android(
+                &state.next,
                 device,
                 pInfo,
                 pBuffer,
@@ -30861,6 +35326,7 @@ unsafe extern "system" fn vkGetMemoryAndroidHardwareBufferANDROID<L: Registered>
         state
             .hooks
             .pre_call_record_get_memory_android_hardware_buffer_android(
+                &state.next,
                 device,
                 pInfo,
                 pBuffer,
@@ -30868,10 +35334,14 @@ unsafe extern "system" fn vkGetMemoryAndroidHardwareBufferANDROID<L: Registered>
         let Some(next) = state.next.vkGetMemoryAndroidHardwareBufferANDROID else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo, pBuffer) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo, pBuffer) };
         state
             .hooks
             .post_call_record_get_memory_android_hardware_buffer_android(
+                &state.next,
                 device,
                 pInfo,
                 pBuffer,
@@ -30892,16 +35362,29 @@ unsafe extern "system" fn vkGetMemoryFdKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_memory_fd_khr(device, pGetFdInfo, pFd)
+            .pre_call_validate_get_memory_fd_khr(&state.next, device, pGetFdInfo, pFd)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_memory_fd_khr(device, pGetFdInfo, pFd);
+        state
+            .hooks
+            .pre_call_record_get_memory_fd_khr(&state.next, device, pGetFdInfo, pFd);
         let Some(next) = state.next.vkGetMemoryFdKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pGetFdInfo, pFd) };
-        state.hooks.post_call_record_get_memory_fd_khr(device, pGetFdInfo, pFd, result);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pGetFdInfo, pFd) };
+        state
+            .hooks
+            .post_call_record_get_memory_fd_khr(
+                &state.next,
+                device,
+                pGetFdInfo,
+                pFd,
+                result,
+            );
         result
     })
 }
@@ -30919,6 +35402,7 @@ unsafe extern "system" fn vkGetMemoryFdPropertiesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_fd_properties_khr(
+                &state.next,
                 device,
                 handleType,
                 fd,
@@ -30930,6 +35414,7 @@ unsafe extern "system" fn vkGetMemoryFdPropertiesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_memory_fd_properties_khr(
+                &state.next,
                 device,
                 handleType,
                 fd,
@@ -30938,10 +35423,14 @@ unsafe extern "system" fn vkGetMemoryFdPropertiesKHR<L: Registered>(
         let Some(next) = state.next.vkGetMemoryFdPropertiesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, handleType, fd, pMemoryFdProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, handleType, fd, pMemoryFdProperties) };
         state
             .hooks
             .post_call_record_get_memory_fd_properties_khr(
+                &state.next,
                 device,
                 handleType,
                 fd,
@@ -30965,6 +35454,7 @@ unsafe extern "system" fn vkGetMemoryHostPointerPropertiesEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_host_pointer_properties_ext(
+                &state.next,
                 device,
                 handleType,
                 pHostPointer,
@@ -30976,6 +35466,7 @@ unsafe extern "system" fn vkGetMemoryHostPointerPropertiesEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_memory_host_pointer_properties_ext(
+                &state.next,
                 device,
                 handleType,
                 pHostPointer,
@@ -30984,12 +35475,16 @@ unsafe extern "system" fn vkGetMemoryHostPointerPropertiesEXT<L: Registered>(
         let Some(next) = state.next.vkGetMemoryHostPointerPropertiesEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, handleType, pHostPointer, pMemoryHostPointerProperties)
+            next(down, handleType, pHostPointer, pMemoryHostPointerProperties)
         };
         state
             .hooks
             .post_call_record_get_memory_host_pointer_properties_ext(
+                &state.next,
                 device,
                 handleType,
                 pHostPointer,
@@ -31012,6 +35507,7 @@ unsafe extern "system" fn vkGetMemoryMetalHandleEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_metal_handle_ext(
+                &state.next,
                 device,
                 pGetMetalHandleInfo,
                 pHandle,
@@ -31022,6 +35518,7 @@ unsafe extern "system" fn vkGetMemoryMetalHandleEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_memory_metal_handle_ext(
+                &state.next,
                 device,
                 pGetMetalHandleInfo,
                 pHandle,
@@ -31029,10 +35526,14 @@ unsafe extern "system" fn vkGetMemoryMetalHandleEXT<L: Registered>(
         let Some(next) = state.next.vkGetMemoryMetalHandleEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pGetMetalHandleInfo, pHandle) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pGetMetalHandleInfo, pHandle) };
         state
             .hooks
             .post_call_record_get_memory_metal_handle_ext(
+                &state.next,
                 device,
                 pGetMetalHandleInfo,
                 pHandle,
@@ -31055,6 +35556,7 @@ unsafe extern "system" fn vkGetMemoryMetalHandlePropertiesEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_metal_handle_properties_ext(
+                &state.next,
                 device,
                 handleType,
                 pHandle,
@@ -31066,6 +35568,7 @@ unsafe extern "system" fn vkGetMemoryMetalHandlePropertiesEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_memory_metal_handle_properties_ext(
+                &state.next,
                 device,
                 handleType,
                 pHandle,
@@ -31074,12 +35577,16 @@ unsafe extern "system" fn vkGetMemoryMetalHandlePropertiesEXT<L: Registered>(
         let Some(next) = state.next.vkGetMemoryMetalHandlePropertiesEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, handleType, pHandle, pMemoryMetalHandleProperties)
+            next(down, handleType, pHandle, pMemoryMetalHandleProperties)
         };
         state
             .hooks
             .post_call_record_get_memory_metal_handle_properties_ext(
+                &state.next,
                 device,
                 handleType,
                 pHandle,
@@ -31101,20 +35608,34 @@ unsafe extern "system" fn vkGetMemoryNativeBufferOHOS<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_memory_native_buffer_ohos(device, pInfo, pBuffer)
+            .pre_call_validate_get_memory_native_buffer_ohos(
+                &state.next,
+                device,
+                pInfo,
+                pBuffer,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_get_memory_native_buffer_ohos(device, pInfo, pBuffer);
+            .pre_call_record_get_memory_native_buffer_ohos(
+                &state.next,
+                device,
+                pInfo,
+                pBuffer,
+            );
         let Some(next) = state.next.vkGetMemoryNativeBufferOHOS else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo, pBuffer) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo, pBuffer) };
         state
             .hooks
             .post_call_record_get_memory_native_buffer_ohos(
+                &state.next,
                 device,
                 pInfo,
                 pBuffer,
@@ -31136,6 +35657,7 @@ unsafe extern "system" fn vkGetMemoryRemoteAddressNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_remote_address_nv(
+                &state.next,
                 device,
                 pMemoryGetRemoteAddressInfo,
                 pAddress,
@@ -31146,6 +35668,7 @@ unsafe extern "system" fn vkGetMemoryRemoteAddressNV<L: Registered>(
         state
             .hooks
             .pre_call_record_get_memory_remote_address_nv(
+                &state.next,
                 device,
                 pMemoryGetRemoteAddressInfo,
                 pAddress,
@@ -31153,10 +35676,14 @@ unsafe extern "system" fn vkGetMemoryRemoteAddressNV<L: Registered>(
         let Some(next) = state.next.vkGetMemoryRemoteAddressNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pMemoryGetRemoteAddressInfo, pAddress) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pMemoryGetRemoteAddressInfo, pAddress) };
         state
             .hooks
             .post_call_record_get_memory_remote_address_nv(
+                &state.next,
                 device,
                 pMemoryGetRemoteAddressInfo,
                 pAddress,
@@ -31178,6 +35705,7 @@ unsafe extern "system" fn vkGetMemoryWin32HandleKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_win32_handle_khr(
+                &state.next,
                 device,
                 pGetWin32HandleInfo,
                 pHandle,
@@ -31188,6 +35716,7 @@ unsafe extern "system" fn vkGetMemoryWin32HandleKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_memory_win32_handle_khr(
+                &state.next,
                 device,
                 pGetWin32HandleInfo,
                 pHandle,
@@ -31195,10 +35724,14 @@ unsafe extern "system" fn vkGetMemoryWin32HandleKHR<L: Registered>(
         let Some(next) = state.next.vkGetMemoryWin32HandleKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pGetWin32HandleInfo, pHandle) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pGetWin32HandleInfo, pHandle) };
         state
             .hooks
             .post_call_record_get_memory_win32_handle_khr(
+                &state.next,
                 device,
                 pGetWin32HandleInfo,
                 pHandle,
@@ -31221,6 +35754,7 @@ unsafe extern "system" fn vkGetMemoryWin32HandleNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_win32_handle_nv(
+                &state.next,
                 device,
                 memory,
                 handleType,
@@ -31232,6 +35766,7 @@ unsafe extern "system" fn vkGetMemoryWin32HandleNV<L: Registered>(
         state
             .hooks
             .pre_call_record_get_memory_win32_handle_nv(
+                &state.next,
                 device,
                 memory,
                 handleType,
@@ -31240,10 +35775,14 @@ unsafe extern "system" fn vkGetMemoryWin32HandleNV<L: Registered>(
         let Some(next) = state.next.vkGetMemoryWin32HandleNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, memory, handleType, pHandle) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, memory, handleType, pHandle) };
         state
             .hooks
             .post_call_record_get_memory_win32_handle_nv(
+                &state.next,
                 device,
                 memory,
                 handleType,
@@ -31267,6 +35806,7 @@ unsafe extern "system" fn vkGetMemoryWin32HandlePropertiesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_win32_handle_properties_khr(
+                &state.next,
                 device,
                 handleType,
                 handle,
@@ -31278,6 +35818,7 @@ unsafe extern "system" fn vkGetMemoryWin32HandlePropertiesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_memory_win32_handle_properties_khr(
+                &state.next,
                 device,
                 handleType,
                 handle,
@@ -31286,12 +35827,16 @@ unsafe extern "system" fn vkGetMemoryWin32HandlePropertiesKHR<L: Registered>(
         let Some(next) = state.next.vkGetMemoryWin32HandlePropertiesKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, handleType, handle, pMemoryWin32HandleProperties)
+            next(down, handleType, handle, pMemoryWin32HandleProperties)
         };
         state
             .hooks
             .post_call_record_get_memory_win32_handle_properties_khr(
+                &state.next,
                 device,
                 handleType,
                 handle,
@@ -31314,6 +35859,7 @@ unsafe extern "system" fn vkGetMemoryZirconHandleFUCHSIA<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_zircon_handle_fuchsia(
+                &state.next,
                 device,
                 pGetZirconHandleInfo,
                 pZirconHandle,
@@ -31324,6 +35870,7 @@ unsafe extern "system" fn vkGetMemoryZirconHandleFUCHSIA<L: Registered>(
         state
             .hooks
             .pre_call_record_get_memory_zircon_handle_fuchsia(
+                &state.next,
                 device,
                 pGetZirconHandleInfo,
                 pZirconHandle,
@@ -31331,10 +35878,14 @@ unsafe extern "system" fn vkGetMemoryZirconHandleFUCHSIA<L: Registered>(
         let Some(next) = state.next.vkGetMemoryZirconHandleFUCHSIA else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pGetZirconHandleInfo, pZirconHandle) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pGetZirconHandleInfo, pZirconHandle) };
         state
             .hooks
             .post_call_record_get_memory_zircon_handle_fuchsia(
+                &state.next,
                 device,
                 pGetZirconHandleInfo,
                 pZirconHandle,
@@ -31357,6 +35908,7 @@ unsafe extern "system" fn vkGetMemoryZirconHandlePropertiesFUCHSIA<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_memory_zircon_handle_properties_fuchsia(
+                &state.next,
                 device,
                 handleType,
                 zirconHandle,
@@ -31368,6 +35920,7 @@ unsafe extern "system" fn vkGetMemoryZirconHandlePropertiesFUCHSIA<L: Registered
         state
             .hooks
             .pre_call_record_get_memory_zircon_handle_properties_fuchsia(
+                &state.next,
                 device,
                 handleType,
                 zirconHandle,
@@ -31376,12 +35929,16 @@ unsafe extern "system" fn vkGetMemoryZirconHandlePropertiesFUCHSIA<L: Registered
         let Some(next) = state.next.vkGetMemoryZirconHandlePropertiesFUCHSIA else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, handleType, zirconHandle, pMemoryZirconHandleProperties)
+            next(down, handleType, zirconHandle, pMemoryZirconHandleProperties)
         };
         state
             .hooks
             .post_call_record_get_memory_zircon_handle_properties_fuchsia(
+                &state.next,
                 device,
                 handleType,
                 zirconHandle,
@@ -31405,6 +35962,7 @@ unsafe extern "system" fn vkGetMicromapBuildSizesEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_micromap_build_sizes_ext(
+                &state.next,
                 device,
                 buildType,
                 pBuildInfo,
@@ -31416,6 +35974,7 @@ unsafe extern "system" fn vkGetMicromapBuildSizesEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_micromap_build_sizes_ext(
+                &state.next,
                 device,
                 buildType,
                 pBuildInfo,
@@ -31424,10 +35983,14 @@ unsafe extern "system" fn vkGetMicromapBuildSizesEXT<L: Registered>(
         let Some(next) = state.next.vkGetMicromapBuildSizesEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, buildType, pBuildInfo, pSizeInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, buildType, pBuildInfo, pSizeInfo) };
         state
             .hooks
             .post_call_record_get_micromap_build_sizes_ext(
+                &state.next,
                 device,
                 buildType,
                 pBuildInfo,
@@ -31448,6 +36011,7 @@ unsafe extern "system" fn vkGetNativeBufferPropertiesOHOS<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_native_buffer_properties_ohos(
+                &state.next,
                 device,
                 buffer,
                 pProperties,
@@ -31458,6 +36022,7 @@ unsafe extern "system" fn vkGetNativeBufferPropertiesOHOS<L: Registered>(
         state
             .hooks
             .pre_call_record_get_native_buffer_properties_ohos(
+                &state.next,
                 device,
                 buffer,
                 pProperties,
@@ -31465,10 +36030,14 @@ unsafe extern "system" fn vkGetNativeBufferPropertiesOHOS<L: Registered>(
         let Some(next) = state.next.vkGetNativeBufferPropertiesOHOS else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, buffer, pProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, buffer, pProperties) };
         state
             .hooks
             .post_call_record_get_native_buffer_properties_ohos(
+                &state.next,
                 device,
                 buffer,
                 pProperties,
@@ -31492,6 +36061,7 @@ unsafe extern "system" fn vkGetPartitionedAccelerationStructuresBuildSizesNV<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_partitioned_acceleration_structures_build_sizes_nv(
+                &state.next,
                 device,
                 pInfo,
                 pSizeInfo,
@@ -31502,16 +36072,21 @@ unsafe extern "system" fn vkGetPartitionedAccelerationStructuresBuildSizesNV<
         state
             .hooks
             .pre_call_record_get_partitioned_acceleration_structures_build_sizes_nv(
+                &state.next,
                 device,
                 pInfo,
                 pSizeInfo,
             );
         let Some(next) = state.next.vkGetPartitionedAccelerationStructuresBuildSizesNV
         else { return Fallback::fallback() };
-        unsafe { next(device, pInfo, pSizeInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pSizeInfo) };
         state
             .hooks
             .post_call_record_get_partitioned_acceleration_structures_build_sizes_nv(
+                &state.next,
                 device,
                 pInfo,
                 pSizeInfo,
@@ -31531,6 +36106,7 @@ unsafe extern "system" fn vkGetPastPresentationTimingEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_past_presentation_timing_ext(
+                &state.next,
                 device,
                 pPastPresentationTimingInfo,
                 pPastPresentationTimingProperties,
@@ -31541,6 +36117,7 @@ unsafe extern "system" fn vkGetPastPresentationTimingEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_past_presentation_timing_ext(
+                &state.next,
                 device,
                 pPastPresentationTimingInfo,
                 pPastPresentationTimingProperties,
@@ -31548,12 +36125,16 @@ unsafe extern "system" fn vkGetPastPresentationTimingEXT<L: Registered>(
         let Some(next) = state.next.vkGetPastPresentationTimingEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pPastPresentationTimingInfo, pPastPresentationTimingProperties)
+            next(down, pPastPresentationTimingInfo, pPastPresentationTimingProperties)
         };
         state
             .hooks
             .post_call_record_get_past_presentation_timing_ext(
+                &state.next,
                 device,
                 pPastPresentationTimingInfo,
                 pPastPresentationTimingProperties,
@@ -31576,6 +36157,7 @@ unsafe extern "system" fn vkGetPastPresentationTimingGOOGLE<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_past_presentation_timing_google(
+                &state.next,
                 device,
                 swapchain,
                 pPresentationTimingCount,
@@ -31587,6 +36169,7 @@ unsafe extern "system" fn vkGetPastPresentationTimingGOOGLE<L: Registered>(
         state
             .hooks
             .pre_call_record_get_past_presentation_timing_google(
+                &state.next,
                 device,
                 swapchain,
                 pPresentationTimingCount,
@@ -31595,12 +36178,16 @@ unsafe extern "system" fn vkGetPastPresentationTimingGOOGLE<L: Registered>(
         let Some(next) = state.next.vkGetPastPresentationTimingGOOGLE else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, swapchain, pPresentationTimingCount, pPresentationTimings)
+            next(down, swapchain, pPresentationTimingCount, pPresentationTimings)
         };
         state
             .hooks
             .post_call_record_get_past_presentation_timing_google(
+                &state.next,
                 device,
                 swapchain,
                 pPresentationTimingCount,
@@ -31622,20 +36209,34 @@ unsafe extern "system" fn vkGetPerformanceParameterINTEL<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_performance_parameter_intel(device, parameter, pValue)
+            .pre_call_validate_get_performance_parameter_intel(
+                &state.next,
+                device,
+                parameter,
+                pValue,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_get_performance_parameter_intel(device, parameter, pValue);
+            .pre_call_record_get_performance_parameter_intel(
+                &state.next,
+                device,
+                parameter,
+                pValue,
+            );
         let Some(next) = state.next.vkGetPerformanceParameterINTEL else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, parameter, pValue) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, parameter, pValue) };
         state
             .hooks
             .post_call_record_get_performance_parameter_intel(
+                &state.next,
                 device,
                 parameter,
                 pValue,
@@ -31659,6 +36260,7 @@ unsafe extern "system" fn vkGetPipelineBinaryDataKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_pipeline_binary_data_khr(
+                &state.next,
                 device,
                 pInfo,
                 pPipelineBinaryKey,
@@ -31671,6 +36273,7 @@ unsafe extern "system" fn vkGetPipelineBinaryDataKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_pipeline_binary_data_khr(
+                &state.next,
                 device,
                 pInfo,
                 pPipelineBinaryKey,
@@ -31680,9 +36283,12 @@ unsafe extern "system" fn vkGetPipelineBinaryDataKHR<L: Registered>(
         let Some(next) = state.next.vkGetPipelineBinaryDataKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                device,
+                down,
                 pInfo,
                 pPipelineBinaryKey,
                 pPipelineBinaryDataSize,
@@ -31692,6 +36298,7 @@ unsafe extern "system" fn vkGetPipelineBinaryDataKHR<L: Registered>(
         state
             .hooks
             .post_call_record_get_pipeline_binary_data_khr(
+                &state.next,
                 device,
                 pInfo,
                 pPipelineBinaryKey,
@@ -31716,6 +36323,7 @@ unsafe extern "system" fn vkGetPipelineCacheData<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_pipeline_cache_data(
+                &state.next,
                 device,
                 pipelineCache,
                 pDataSize,
@@ -31727,6 +36335,7 @@ unsafe extern "system" fn vkGetPipelineCacheData<L: Registered>(
         state
             .hooks
             .pre_call_record_get_pipeline_cache_data(
+                &state.next,
                 device,
                 pipelineCache,
                 pDataSize,
@@ -31735,10 +36344,14 @@ unsafe extern "system" fn vkGetPipelineCacheData<L: Registered>(
         let Some(next) = state.next.vkGetPipelineCacheData else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pipelineCache, pDataSize, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pipelineCache, pDataSize, pData) };
         state
             .hooks
             .post_call_record_get_pipeline_cache_data(
+                &state.next,
                 device,
                 pipelineCache,
                 pDataSize,
@@ -31764,6 +36377,7 @@ unsafe extern "system" fn vkGetPipelineExecutableInternalRepresentationsKHR<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_pipeline_executable_internal_representations_khr(
+                &state.next,
                 device,
                 pExecutableInfo,
                 pInternalRepresentationCount,
@@ -31775,6 +36389,7 @@ unsafe extern "system" fn vkGetPipelineExecutableInternalRepresentationsKHR<
         state
             .hooks
             .pre_call_record_get_pipeline_executable_internal_representations_khr(
+                &state.next,
                 device,
                 pExecutableInfo,
                 pInternalRepresentationCount,
@@ -31782,9 +36397,12 @@ unsafe extern "system" fn vkGetPipelineExecutableInternalRepresentationsKHR<
             );
         let Some(next) = state.next.vkGetPipelineExecutableInternalRepresentationsKHR
         else { return Fallback::fallback() };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                device,
+                down,
                 pExecutableInfo,
                 pInternalRepresentationCount,
                 pInternalRepresentations,
@@ -31793,6 +36411,7 @@ unsafe extern "system" fn vkGetPipelineExecutableInternalRepresentationsKHR<
         state
             .hooks
             .post_call_record_get_pipeline_executable_internal_representations_khr(
+                &state.next,
                 device,
                 pExecutableInfo,
                 pInternalRepresentationCount,
@@ -31816,6 +36435,7 @@ unsafe extern "system" fn vkGetPipelineExecutablePropertiesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_pipeline_executable_properties_khr(
+                &state.next,
                 device,
                 pPipelineInfo,
                 pExecutableCount,
@@ -31827,6 +36447,7 @@ unsafe extern "system" fn vkGetPipelineExecutablePropertiesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_pipeline_executable_properties_khr(
+                &state.next,
                 device,
                 pPipelineInfo,
                 pExecutableCount,
@@ -31835,12 +36456,14 @@ unsafe extern "system" fn vkGetPipelineExecutablePropertiesKHR<L: Registered>(
         let Some(next) = state.next.vkGetPipelineExecutablePropertiesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe {
-            next(device, pPipelineInfo, pExecutableCount, pProperties)
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
         };
+        let result = unsafe { next(down, pPipelineInfo, pExecutableCount, pProperties) };
         state
             .hooks
             .post_call_record_get_pipeline_executable_properties_khr(
+                &state.next,
                 device,
                 pPipelineInfo,
                 pExecutableCount,
@@ -31864,6 +36487,7 @@ unsafe extern "system" fn vkGetPipelineExecutableStatisticsKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_pipeline_executable_statistics_khr(
+                &state.next,
                 device,
                 pExecutableInfo,
                 pStatisticCount,
@@ -31875,6 +36499,7 @@ unsafe extern "system" fn vkGetPipelineExecutableStatisticsKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_pipeline_executable_statistics_khr(
+                &state.next,
                 device,
                 pExecutableInfo,
                 pStatisticCount,
@@ -31883,12 +36508,16 @@ unsafe extern "system" fn vkGetPipelineExecutableStatisticsKHR<L: Registered>(
         let Some(next) = state.next.vkGetPipelineExecutableStatisticsKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pExecutableInfo, pStatisticCount, pStatistics)
+            next(down, pExecutableInfo, pStatisticCount, pStatistics)
         };
         state
             .hooks
             .post_call_record_get_pipeline_executable_statistics_khr(
+                &state.next,
                 device,
                 pExecutableInfo,
                 pStatisticCount,
@@ -31909,20 +36538,32 @@ unsafe extern "system" fn vkGetPipelineIndirectDeviceAddressNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_pipeline_indirect_device_address_nv(device, pInfo)
+            .pre_call_validate_get_pipeline_indirect_device_address_nv(
+                &state.next,
+                device,
+                pInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_get_pipeline_indirect_device_address_nv(device, pInfo);
+            .pre_call_record_get_pipeline_indirect_device_address_nv(
+                &state.next,
+                device,
+                pInfo,
+            );
         let Some(next) = state.next.vkGetPipelineIndirectDeviceAddressNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
         state
             .hooks
             .post_call_record_get_pipeline_indirect_device_address_nv(
+                &state.next,
                 device,
                 pInfo,
                 result,
@@ -31943,6 +36584,7 @@ unsafe extern "system" fn vkGetPipelineIndirectMemoryRequirementsNV<L: Registere
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_pipeline_indirect_memory_requirements_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pMemoryRequirements,
@@ -31953,6 +36595,7 @@ unsafe extern "system" fn vkGetPipelineIndirectMemoryRequirementsNV<L: Registere
         state
             .hooks
             .pre_call_record_get_pipeline_indirect_memory_requirements_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pMemoryRequirements,
@@ -31960,10 +36603,14 @@ unsafe extern "system" fn vkGetPipelineIndirectMemoryRequirementsNV<L: Registere
         let Some(next) = state.next.vkGetPipelineIndirectMemoryRequirementsNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pCreateInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCreateInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_pipeline_indirect_memory_requirements_nv(
+                &state.next,
                 device,
                 pCreateInfo,
                 pMemoryRequirements,
@@ -31983,6 +36630,7 @@ unsafe extern "system" fn vkGetPipelineKeyKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_pipeline_key_khr(
+                &state.next,
                 device,
                 pPipelineCreateInfo,
                 pPipelineKey,
@@ -31993,6 +36641,7 @@ unsafe extern "system" fn vkGetPipelineKeyKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_pipeline_key_khr(
+                &state.next,
                 device,
                 pPipelineCreateInfo,
                 pPipelineKey,
@@ -32000,10 +36649,14 @@ unsafe extern "system" fn vkGetPipelineKeyKHR<L: Registered>(
         let Some(next) = state.next.vkGetPipelineKeyKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pPipelineCreateInfo, pPipelineKey) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pPipelineCreateInfo, pPipelineKey) };
         state
             .hooks
             .post_call_record_get_pipeline_key_khr(
+                &state.next,
                 device,
                 pPipelineCreateInfo,
                 pPipelineKey,
@@ -32025,6 +36678,7 @@ unsafe extern "system" fn vkGetPipelinePropertiesEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_pipeline_properties_ext(
+                &state.next,
                 device,
                 pPipelineInfo,
                 pPipelineProperties,
@@ -32035,6 +36689,7 @@ unsafe extern "system" fn vkGetPipelinePropertiesEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_pipeline_properties_ext(
+                &state.next,
                 device,
                 pPipelineInfo,
                 pPipelineProperties,
@@ -32042,10 +36697,14 @@ unsafe extern "system" fn vkGetPipelinePropertiesEXT<L: Registered>(
         let Some(next) = state.next.vkGetPipelinePropertiesEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pPipelineInfo, pPipelineProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pPipelineInfo, pPipelineProperties) };
         state
             .hooks
             .post_call_record_get_pipeline_properties_ext(
+                &state.next,
                 device,
                 pPipelineInfo,
                 pPipelineProperties,
@@ -32069,6 +36728,7 @@ unsafe extern "system" fn vkGetPrivateData<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_private_data(
+                &state.next,
                 device,
                 objectType,
                 objectHandle,
@@ -32081,6 +36741,7 @@ unsafe extern "system" fn vkGetPrivateData<L: Registered>(
         state
             .hooks
             .pre_call_record_get_private_data(
+                &state.next,
                 device,
                 objectType,
                 objectHandle,
@@ -32090,10 +36751,14 @@ unsafe extern "system" fn vkGetPrivateData<L: Registered>(
         let Some(next) = state.next.vkGetPrivateData else {
             return Fallback::fallback()
         };
-        unsafe { next(device, objectType, objectHandle, privateDataSlot, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, objectType, objectHandle, privateDataSlot, pData) };
         state
             .hooks
             .post_call_record_get_private_data(
+                &state.next,
                 device,
                 objectType,
                 objectHandle,
@@ -32120,6 +36785,7 @@ unsafe extern "system" fn vkGetQueryPoolResults<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_query_pool_results(
+                &state.next,
                 device,
                 queryPool,
                 firstQuery,
@@ -32135,6 +36801,7 @@ unsafe extern "system" fn vkGetQueryPoolResults<L: Registered>(
         state
             .hooks
             .pre_call_record_get_query_pool_results(
+                &state.next,
                 device,
                 queryPool,
                 firstQuery,
@@ -32147,21 +36814,16 @@ unsafe extern "system" fn vkGetQueryPoolResults<L: Registered>(
         let Some(next) = state.next.vkGetQueryPoolResults else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(
-                device,
-                queryPool,
-                firstQuery,
-                queryCount,
-                dataSize,
-                pData,
-                stride,
-                flags,
-            )
+            next(down, queryPool, firstQuery, queryCount, dataSize, pData, stride, flags)
         };
         state
             .hooks
             .post_call_record_get_query_pool_results(
+                &state.next,
                 device,
                 queryPool,
                 firstQuery,
@@ -32188,6 +36850,7 @@ unsafe extern "system" fn vkGetQueueCheckpointData2NV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_queue_checkpoint_data2_nv(
+                &state.next,
                 queue,
                 pCheckpointDataCount,
                 pCheckpointData,
@@ -32198,6 +36861,7 @@ unsafe extern "system" fn vkGetQueueCheckpointData2NV<L: Registered>(
         state
             .hooks
             .pre_call_record_get_queue_checkpoint_data2_nv(
+                &state.next,
                 queue,
                 pCheckpointDataCount,
                 pCheckpointData,
@@ -32205,10 +36869,14 @@ unsafe extern "system" fn vkGetQueueCheckpointData2NV<L: Registered>(
         let Some(next) = state.next.vkGetQueueCheckpointData2NV else {
             return Fallback::fallback()
         };
-        unsafe { next(queue, pCheckpointDataCount, pCheckpointData) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCheckpointDataCount, pCheckpointData) };
         state
             .hooks
             .post_call_record_get_queue_checkpoint_data2_nv(
+                &state.next,
                 queue,
                 pCheckpointDataCount,
                 pCheckpointData,
@@ -32228,6 +36896,7 @@ unsafe extern "system" fn vkGetQueueCheckpointDataNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_queue_checkpoint_data_nv(
+                &state.next,
                 queue,
                 pCheckpointDataCount,
                 pCheckpointData,
@@ -32238,6 +36907,7 @@ unsafe extern "system" fn vkGetQueueCheckpointDataNV<L: Registered>(
         state
             .hooks
             .pre_call_record_get_queue_checkpoint_data_nv(
+                &state.next,
                 queue,
                 pCheckpointDataCount,
                 pCheckpointData,
@@ -32245,10 +36915,14 @@ unsafe extern "system" fn vkGetQueueCheckpointDataNV<L: Registered>(
         let Some(next) = state.next.vkGetQueueCheckpointDataNV else {
             return Fallback::fallback()
         };
-        unsafe { next(queue, pCheckpointDataCount, pCheckpointData) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCheckpointDataCount, pCheckpointData) };
         state
             .hooks
             .post_call_record_get_queue_checkpoint_data_nv(
+                &state.next,
                 queue,
                 pCheckpointDataCount,
                 pCheckpointData,
@@ -32273,6 +36947,7 @@ unsafe extern "system" fn vkGetRayTracingCaptureReplayShaderGroupHandlesKHR<
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_ray_tracing_capture_replay_shader_group_handles_khr(
+                &state.next,
                 device,
                 pipeline,
                 firstGroup,
@@ -32286,6 +36961,7 @@ unsafe extern "system" fn vkGetRayTracingCaptureReplayShaderGroupHandlesKHR<
         state
             .hooks
             .pre_call_record_get_ray_tracing_capture_replay_shader_group_handles_khr(
+                &state.next,
                 device,
                 pipeline,
                 firstGroup,
@@ -32295,12 +36971,16 @@ unsafe extern "system" fn vkGetRayTracingCaptureReplayShaderGroupHandlesKHR<
             );
         let Some(next) = state.next.vkGetRayTracingCaptureReplayShaderGroupHandlesKHR
         else { return Fallback::fallback() };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pipeline, firstGroup, groupCount, dataSize, pData)
+            next(down, pipeline, firstGroup, groupCount, dataSize, pData)
         };
         state
             .hooks
             .post_call_record_get_ray_tracing_capture_replay_shader_group_handles_khr(
+                &state.next,
                 device,
                 pipeline,
                 firstGroup,
@@ -32328,6 +37008,7 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupHandlesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_ray_tracing_shader_group_handles_khr(
+                &state.next,
                 device,
                 pipeline,
                 firstGroup,
@@ -32341,6 +37022,7 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupHandlesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_ray_tracing_shader_group_handles_khr(
+                &state.next,
                 device,
                 pipeline,
                 firstGroup,
@@ -32351,12 +37033,16 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupHandlesKHR<L: Registered>(
         let Some(next) = state.next.vkGetRayTracingShaderGroupHandlesKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pipeline, firstGroup, groupCount, dataSize, pData)
+            next(down, pipeline, firstGroup, groupCount, dataSize, pData)
         };
         state
             .hooks
             .post_call_record_get_ray_tracing_shader_group_handles_khr(
+                &state.next,
                 device,
                 pipeline,
                 firstGroup,
@@ -32382,6 +37068,7 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupStackSizeKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_ray_tracing_shader_group_stack_size_khr(
+                &state.next,
                 device,
                 pipeline,
                 group,
@@ -32393,6 +37080,7 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupStackSizeKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_ray_tracing_shader_group_stack_size_khr(
+                &state.next,
                 device,
                 pipeline,
                 group,
@@ -32401,10 +37089,14 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupStackSizeKHR<L: Registered>(
         let Some(next) = state.next.vkGetRayTracingShaderGroupStackSizeKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pipeline, group, groupShader) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pipeline, group, groupShader) };
         state
             .hooks
             .post_call_record_get_ray_tracing_shader_group_stack_size_khr(
+                &state.next,
                 device,
                 pipeline,
                 group,
@@ -32427,6 +37119,7 @@ unsafe extern "system" fn vkGetRefreshCycleDurationGOOGLE<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_refresh_cycle_duration_google(
+                &state.next,
                 device,
                 swapchain,
                 pDisplayTimingProperties,
@@ -32437,6 +37130,7 @@ unsafe extern "system" fn vkGetRefreshCycleDurationGOOGLE<L: Registered>(
         state
             .hooks
             .pre_call_record_get_refresh_cycle_duration_google(
+                &state.next,
                 device,
                 swapchain,
                 pDisplayTimingProperties,
@@ -32444,10 +37138,14 @@ unsafe extern "system" fn vkGetRefreshCycleDurationGOOGLE<L: Registered>(
         let Some(next) = state.next.vkGetRefreshCycleDurationGOOGLE else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, swapchain, pDisplayTimingProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, swapchain, pDisplayTimingProperties) };
         state
             .hooks
             .post_call_record_get_refresh_cycle_duration_google(
+                &state.next,
                 device,
                 swapchain,
                 pDisplayTimingProperties,
@@ -32469,6 +37167,7 @@ unsafe extern "system" fn vkGetRenderAreaGranularity<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_render_area_granularity(
+                &state.next,
                 device,
                 renderPass,
                 pGranularity,
@@ -32479,6 +37178,7 @@ unsafe extern "system" fn vkGetRenderAreaGranularity<L: Registered>(
         state
             .hooks
             .pre_call_record_get_render_area_granularity(
+                &state.next,
                 device,
                 renderPass,
                 pGranularity,
@@ -32486,10 +37186,14 @@ unsafe extern "system" fn vkGetRenderAreaGranularity<L: Registered>(
         let Some(next) = state.next.vkGetRenderAreaGranularity else {
             return Fallback::fallback()
         };
-        unsafe { next(device, renderPass, pGranularity) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, renderPass, pGranularity) };
         state
             .hooks
             .post_call_record_get_render_area_granularity(
+                &state.next,
                 device,
                 renderPass,
                 pGranularity,
@@ -32509,6 +37213,7 @@ unsafe extern "system" fn vkGetRenderingAreaGranularity<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_rendering_area_granularity(
+                &state.next,
                 device,
                 pRenderingAreaInfo,
                 pGranularity,
@@ -32519,6 +37224,7 @@ unsafe extern "system" fn vkGetRenderingAreaGranularity<L: Registered>(
         state
             .hooks
             .pre_call_record_get_rendering_area_granularity(
+                &state.next,
                 device,
                 pRenderingAreaInfo,
                 pGranularity,
@@ -32526,10 +37232,14 @@ unsafe extern "system" fn vkGetRenderingAreaGranularity<L: Registered>(
         let Some(next) = state.next.vkGetRenderingAreaGranularity else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pRenderingAreaInfo, pGranularity) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pRenderingAreaInfo, pGranularity) };
         state
             .hooks
             .post_call_record_get_rendering_area_granularity(
+                &state.next,
                 device,
                 pRenderingAreaInfo,
                 pGranularity,
@@ -32549,6 +37259,7 @@ unsafe extern "system" fn vkGetSamplerOpaqueCaptureDescriptorDataEXT<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_sampler_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -32559,6 +37270,7 @@ unsafe extern "system" fn vkGetSamplerOpaqueCaptureDescriptorDataEXT<L: Register
         state
             .hooks
             .pre_call_record_get_sampler_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -32566,10 +37278,14 @@ unsafe extern "system" fn vkGetSamplerOpaqueCaptureDescriptorDataEXT<L: Register
         let Some(next) = state.next.vkGetSamplerOpaqueCaptureDescriptorDataEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo, pData) };
         state
             .hooks
             .post_call_record_get_sampler_opaque_capture_descriptor_data_ext(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -32591,6 +37307,7 @@ unsafe extern "system" fn vkGetScreenBufferPropertiesQNX<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_screen_buffer_properties_qnx(
+                &state.next,
                 device,
                 buffer,
                 pProperties,
@@ -32601,6 +37318,7 @@ unsafe extern "system" fn vkGetScreenBufferPropertiesQNX<L: Registered>(
         state
             .hooks
             .pre_call_record_get_screen_buffer_properties_qnx(
+                &state.next,
                 device,
                 buffer,
                 pProperties,
@@ -32608,10 +37326,14 @@ unsafe extern "system" fn vkGetScreenBufferPropertiesQNX<L: Registered>(
         let Some(next) = state.next.vkGetScreenBufferPropertiesQNX else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, buffer, pProperties) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, buffer, pProperties) };
         state
             .hooks
             .post_call_record_get_screen_buffer_properties_qnx(
+                &state.next,
                 device,
                 buffer,
                 pProperties,
@@ -32632,20 +37354,34 @@ unsafe extern "system" fn vkGetSemaphoreCounterValue<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_semaphore_counter_value(device, semaphore, pValue)
+            .pre_call_validate_get_semaphore_counter_value(
+                &state.next,
+                device,
+                semaphore,
+                pValue,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_get_semaphore_counter_value(device, semaphore, pValue);
+            .pre_call_record_get_semaphore_counter_value(
+                &state.next,
+                device,
+                semaphore,
+                pValue,
+            );
         let Some(next) = state.next.vkGetSemaphoreCounterValue else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, semaphore, pValue) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, semaphore, pValue) };
         state
             .hooks
             .post_call_record_get_semaphore_counter_value(
+                &state.next,
                 device,
                 semaphore,
                 pValue,
@@ -32666,18 +37402,29 @@ unsafe extern "system" fn vkGetSemaphoreFdKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_semaphore_fd_khr(device, pGetFdInfo, pFd)
+            .pre_call_validate_get_semaphore_fd_khr(&state.next, device, pGetFdInfo, pFd)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_semaphore_fd_khr(device, pGetFdInfo, pFd);
+        state
+            .hooks
+            .pre_call_record_get_semaphore_fd_khr(&state.next, device, pGetFdInfo, pFd);
         let Some(next) = state.next.vkGetSemaphoreFdKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pGetFdInfo, pFd) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pGetFdInfo, pFd) };
         state
             .hooks
-            .post_call_record_get_semaphore_fd_khr(device, pGetFdInfo, pFd, result);
+            .post_call_record_get_semaphore_fd_khr(
+                &state.next,
+                device,
+                pGetFdInfo,
+                pFd,
+                result,
+            );
         result
     })
 }
@@ -32694,6 +37441,7 @@ unsafe extern "system" fn vkGetSemaphoreWin32HandleKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_semaphore_win32_handle_khr(
+                &state.next,
                 device,
                 pGetWin32HandleInfo,
                 pHandle,
@@ -32704,6 +37452,7 @@ unsafe extern "system" fn vkGetSemaphoreWin32HandleKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_semaphore_win32_handle_khr(
+                &state.next,
                 device,
                 pGetWin32HandleInfo,
                 pHandle,
@@ -32711,10 +37460,14 @@ unsafe extern "system" fn vkGetSemaphoreWin32HandleKHR<L: Registered>(
         let Some(next) = state.next.vkGetSemaphoreWin32HandleKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pGetWin32HandleInfo, pHandle) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pGetWin32HandleInfo, pHandle) };
         state
             .hooks
             .post_call_record_get_semaphore_win32_handle_khr(
+                &state.next,
                 device,
                 pGetWin32HandleInfo,
                 pHandle,
@@ -32736,6 +37489,7 @@ unsafe extern "system" fn vkGetSemaphoreZirconHandleFUCHSIA<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_semaphore_zircon_handle_fuchsia(
+                &state.next,
                 device,
                 pGetZirconHandleInfo,
                 pZirconHandle,
@@ -32746,6 +37500,7 @@ unsafe extern "system" fn vkGetSemaphoreZirconHandleFUCHSIA<L: Registered>(
         state
             .hooks
             .pre_call_record_get_semaphore_zircon_handle_fuchsia(
+                &state.next,
                 device,
                 pGetZirconHandleInfo,
                 pZirconHandle,
@@ -32753,10 +37508,14 @@ unsafe extern "system" fn vkGetSemaphoreZirconHandleFUCHSIA<L: Registered>(
         let Some(next) = state.next.vkGetSemaphoreZirconHandleFUCHSIA else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pGetZirconHandleInfo, pZirconHandle) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pGetZirconHandleInfo, pZirconHandle) };
         state
             .hooks
             .post_call_record_get_semaphore_zircon_handle_fuchsia(
+                &state.next,
                 device,
                 pGetZirconHandleInfo,
                 pZirconHandle,
@@ -32779,6 +37538,7 @@ unsafe extern "system" fn vkGetShaderBinaryDataEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_shader_binary_data_ext(
+                &state.next,
                 device,
                 shader,
                 pDataSize,
@@ -32790,6 +37550,7 @@ unsafe extern "system" fn vkGetShaderBinaryDataEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_shader_binary_data_ext(
+                &state.next,
                 device,
                 shader,
                 pDataSize,
@@ -32798,10 +37559,14 @@ unsafe extern "system" fn vkGetShaderBinaryDataEXT<L: Registered>(
         let Some(next) = state.next.vkGetShaderBinaryDataEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, shader, pDataSize, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, shader, pDataSize, pData) };
         state
             .hooks
             .post_call_record_get_shader_binary_data_ext(
+                &state.next,
                 device,
                 shader,
                 pDataSize,
@@ -32827,6 +37592,7 @@ unsafe extern "system" fn vkGetShaderInfoAMD<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_shader_info_amd(
+                &state.next,
                 device,
                 pipeline,
                 shaderStage,
@@ -32840,6 +37606,7 @@ unsafe extern "system" fn vkGetShaderInfoAMD<L: Registered>(
         state
             .hooks
             .pre_call_record_get_shader_info_amd(
+                &state.next,
                 device,
                 pipeline,
                 shaderStage,
@@ -32850,12 +37617,16 @@ unsafe extern "system" fn vkGetShaderInfoAMD<L: Registered>(
         let Some(next) = state.next.vkGetShaderInfoAMD else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, pipeline, shaderStage, infoType, pInfoSize, pInfo)
+            next(down, pipeline, shaderStage, infoType, pInfoSize, pInfo)
         };
         state
             .hooks
             .post_call_record_get_shader_info_amd(
+                &state.next,
                 device,
                 pipeline,
                 shaderStage,
@@ -32882,6 +37653,7 @@ unsafe extern "system" fn vkGetShaderInstrumentationValuesARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_shader_instrumentation_values_arm(
+                &state.next,
                 device,
                 instrumentation,
                 pMetricBlockCount,
@@ -32894,6 +37666,7 @@ unsafe extern "system" fn vkGetShaderInstrumentationValuesARM<L: Registered>(
         state
             .hooks
             .pre_call_record_get_shader_instrumentation_values_arm(
+                &state.next,
                 device,
                 instrumentation,
                 pMetricBlockCount,
@@ -32903,12 +37676,16 @@ unsafe extern "system" fn vkGetShaderInstrumentationValuesARM<L: Registered>(
         let Some(next) = state.next.vkGetShaderInstrumentationValuesARM else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, instrumentation, pMetricBlockCount, pMetricValues, flags)
+            next(down, instrumentation, pMetricBlockCount, pMetricValues, flags)
         };
         state
             .hooks
             .post_call_record_get_shader_instrumentation_values_arm(
+                &state.next,
                 device,
                 instrumentation,
                 pMetricBlockCount,
@@ -32932,6 +37709,7 @@ unsafe extern "system" fn vkGetShaderModuleCreateInfoIdentifierEXT<L: Registered
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_shader_module_create_info_identifier_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pIdentifier,
@@ -32942,6 +37720,7 @@ unsafe extern "system" fn vkGetShaderModuleCreateInfoIdentifierEXT<L: Registered
         state
             .hooks
             .pre_call_record_get_shader_module_create_info_identifier_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pIdentifier,
@@ -32949,10 +37728,14 @@ unsafe extern "system" fn vkGetShaderModuleCreateInfoIdentifierEXT<L: Registered
         let Some(next) = state.next.vkGetShaderModuleCreateInfoIdentifierEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pCreateInfo, pIdentifier) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pCreateInfo, pIdentifier) };
         state
             .hooks
             .post_call_record_get_shader_module_create_info_identifier_ext(
+                &state.next,
                 device,
                 pCreateInfo,
                 pIdentifier,
@@ -32972,6 +37755,7 @@ unsafe extern "system" fn vkGetShaderModuleIdentifierEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_shader_module_identifier_ext(
+                &state.next,
                 device,
                 shaderModule,
                 pIdentifier,
@@ -32982,6 +37766,7 @@ unsafe extern "system" fn vkGetShaderModuleIdentifierEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_shader_module_identifier_ext(
+                &state.next,
                 device,
                 shaderModule,
                 pIdentifier,
@@ -32989,10 +37774,14 @@ unsafe extern "system" fn vkGetShaderModuleIdentifierEXT<L: Registered>(
         let Some(next) = state.next.vkGetShaderModuleIdentifierEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, shaderModule, pIdentifier) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, shaderModule, pIdentifier) };
         state
             .hooks
             .post_call_record_get_shader_module_identifier_ext(
+                &state.next,
                 device,
                 shaderModule,
                 pIdentifier,
@@ -33010,16 +37799,35 @@ unsafe extern "system" fn vkGetSleepStatusLegacyNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_sleep_status_legacy_nv(device, pLowLatencyMode)
+            .pre_call_validate_get_sleep_status_legacy_nv(
+                &state.next,
+                device,
+                pLowLatencyMode,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_get_sleep_status_legacy_nv(device, pLowLatencyMode);
+        state
+            .hooks
+            .pre_call_record_get_sleep_status_legacy_nv(
+                &state.next,
+                device,
+                pLowLatencyMode,
+            );
         let Some(next) = state.next.vkGetSleepStatusLegacyNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pLowLatencyMode) };
-        state.hooks.post_call_record_get_sleep_status_legacy_nv(device, pLowLatencyMode);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pLowLatencyMode) };
+        state
+            .hooks
+            .post_call_record_get_sleep_status_legacy_nv(
+                &state.next,
+                device,
+                pLowLatencyMode,
+            );
     })
 }
 ///`vkGetSwapchainCounterEXT` through the layer's hooks.
@@ -33036,6 +37844,7 @@ unsafe extern "system" fn vkGetSwapchainCounterEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_swapchain_counter_ext(
+                &state.next,
                 device,
                 swapchain,
                 counter,
@@ -33047,6 +37856,7 @@ unsafe extern "system" fn vkGetSwapchainCounterEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_swapchain_counter_ext(
+                &state.next,
                 device,
                 swapchain,
                 counter,
@@ -33055,10 +37865,14 @@ unsafe extern "system" fn vkGetSwapchainCounterEXT<L: Registered>(
         let Some(next) = state.next.vkGetSwapchainCounterEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, swapchain, counter, pCounterValue) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, swapchain, counter, pCounterValue) };
         state
             .hooks
             .post_call_record_get_swapchain_counter_ext(
+                &state.next,
                 device,
                 swapchain,
                 counter,
@@ -33082,6 +37896,7 @@ unsafe extern "system" fn vkGetSwapchainImagesKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_swapchain_images_khr(
+                &state.next,
                 device,
                 swapchain,
                 pSwapchainImageCount,
@@ -33093,6 +37908,7 @@ unsafe extern "system" fn vkGetSwapchainImagesKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_swapchain_images_khr(
+                &state.next,
                 device,
                 swapchain,
                 pSwapchainImageCount,
@@ -33101,12 +37917,16 @@ unsafe extern "system" fn vkGetSwapchainImagesKHR<L: Registered>(
         let Some(next) = state.next.vkGetSwapchainImagesKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, swapchain, pSwapchainImageCount, pSwapchainImages)
+            next(down, swapchain, pSwapchainImageCount, pSwapchainImages)
         };
         state
             .hooks
             .post_call_record_get_swapchain_images_khr(
+                &state.next,
                 device,
                 swapchain,
                 pSwapchainImageCount,
@@ -33127,16 +37947,28 @@ unsafe extern "system" fn vkGetSwapchainStatusKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_get_swapchain_status_khr(device, swapchain)
+            .pre_call_validate_get_swapchain_status_khr(&state.next, device, swapchain)
         {
             return result;
         }
-        state.hooks.pre_call_record_get_swapchain_status_khr(device, swapchain);
+        state
+            .hooks
+            .pre_call_record_get_swapchain_status_khr(&state.next, device, swapchain);
         let Some(next) = state.next.vkGetSwapchainStatusKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, swapchain) };
-        state.hooks.post_call_record_get_swapchain_status_khr(device, swapchain, result);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, swapchain) };
+        state
+            .hooks
+            .post_call_record_get_swapchain_status_khr(
+                &state.next,
+                device,
+                swapchain,
+                result,
+            );
         result
     })
 }
@@ -33154,6 +37986,7 @@ unsafe extern "system" fn vkGetSwapchainTimeDomainPropertiesEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_swapchain_time_domain_properties_ext(
+                &state.next,
                 device,
                 swapchain,
                 pSwapchainTimeDomainProperties,
@@ -33165,6 +37998,7 @@ unsafe extern "system" fn vkGetSwapchainTimeDomainPropertiesEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_swapchain_time_domain_properties_ext(
+                &state.next,
                 device,
                 swapchain,
                 pSwapchainTimeDomainProperties,
@@ -33173,12 +38007,16 @@ unsafe extern "system" fn vkGetSwapchainTimeDomainPropertiesEXT<L: Registered>(
         let Some(next) = state.next.vkGetSwapchainTimeDomainPropertiesEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, swapchain, pSwapchainTimeDomainProperties, pTimeDomainsCounter)
+            next(down, swapchain, pSwapchainTimeDomainProperties, pTimeDomainsCounter)
         };
         state
             .hooks
             .post_call_record_get_swapchain_time_domain_properties_ext(
+                &state.next,
                 device,
                 swapchain,
                 pSwapchainTimeDomainProperties,
@@ -33202,6 +38040,7 @@ unsafe extern "system" fn vkGetSwapchainTimingPropertiesEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_swapchain_timing_properties_ext(
+                &state.next,
                 device,
                 swapchain,
                 pSwapchainTimingProperties,
@@ -33213,6 +38052,7 @@ unsafe extern "system" fn vkGetSwapchainTimingPropertiesEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_swapchain_timing_properties_ext(
+                &state.next,
                 device,
                 swapchain,
                 pSwapchainTimingProperties,
@@ -33221,9 +38061,12 @@ unsafe extern "system" fn vkGetSwapchainTimingPropertiesEXT<L: Registered>(
         let Some(next) = state.next.vkGetSwapchainTimingPropertiesEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                device,
+                down,
                 swapchain,
                 pSwapchainTimingProperties,
                 pSwapchainTimingPropertiesCounter,
@@ -33232,6 +38075,7 @@ unsafe extern "system" fn vkGetSwapchainTimingPropertiesEXT<L: Registered>(
         state
             .hooks
             .post_call_record_get_swapchain_timing_properties_ext(
+                &state.next,
                 device,
                 swapchain,
                 pSwapchainTimingProperties,
@@ -33254,6 +38098,7 @@ unsafe extern "system" fn vkGetTensorMemoryRequirementsARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_tensor_memory_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -33264,6 +38109,7 @@ unsafe extern "system" fn vkGetTensorMemoryRequirementsARM<L: Registered>(
         state
             .hooks
             .pre_call_record_get_tensor_memory_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -33271,10 +38117,14 @@ unsafe extern "system" fn vkGetTensorMemoryRequirementsARM<L: Registered>(
         let Some(next) = state.next.vkGetTensorMemoryRequirementsARM else {
             return Fallback::fallback()
         };
-        unsafe { next(device, pInfo, pMemoryRequirements) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pInfo, pMemoryRequirements) };
         state
             .hooks
             .post_call_record_get_tensor_memory_requirements_arm(
+                &state.next,
                 device,
                 pInfo,
                 pMemoryRequirements,
@@ -33295,6 +38145,7 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDataARM<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_tensor_opaque_capture_data_arm(
+                &state.next,
                 device,
                 tensorCount,
                 pTensors,
@@ -33306,6 +38157,7 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDataARM<L: Registered>(
         state
             .hooks
             .pre_call_record_get_tensor_opaque_capture_data_arm(
+                &state.next,
                 device,
                 tensorCount,
                 pTensors,
@@ -33314,10 +38166,14 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDataARM<L: Registered>(
         let Some(next) = state.next.vkGetTensorOpaqueCaptureDataARM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, tensorCount, pTensors, pDatas) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, tensorCount, pTensors, pDatas) };
         state
             .hooks
             .post_call_record_get_tensor_opaque_capture_data_arm(
+                &state.next,
                 device,
                 tensorCount,
                 pTensors,
@@ -33340,6 +38196,7 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDescriptorDataARM<L: Registere
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_tensor_opaque_capture_descriptor_data_arm(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -33350,6 +38207,7 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDescriptorDataARM<L: Registere
         state
             .hooks
             .pre_call_record_get_tensor_opaque_capture_descriptor_data_arm(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -33357,10 +38215,14 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDescriptorDataARM<L: Registere
         let Some(next) = state.next.vkGetTensorOpaqueCaptureDescriptorDataARM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo, pData) };
         state
             .hooks
             .post_call_record_get_tensor_opaque_capture_descriptor_data_arm(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -33382,6 +38244,7 @@ unsafe extern "system" fn vkGetTensorViewOpaqueCaptureDescriptorDataARM<L: Regis
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_tensor_view_opaque_capture_descriptor_data_arm(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -33392,6 +38255,7 @@ unsafe extern "system" fn vkGetTensorViewOpaqueCaptureDescriptorDataARM<L: Regis
         state
             .hooks
             .pre_call_record_get_tensor_view_opaque_capture_descriptor_data_arm(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -33399,10 +38263,14 @@ unsafe extern "system" fn vkGetTensorViewOpaqueCaptureDescriptorDataARM<L: Regis
         let Some(next) = state.next.vkGetTensorViewOpaqueCaptureDescriptorDataARM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo, pData) };
         state
             .hooks
             .post_call_record_get_tensor_view_opaque_capture_descriptor_data_arm(
+                &state.next,
                 device,
                 pInfo,
                 pData,
@@ -33425,6 +38293,7 @@ unsafe extern "system" fn vkGetValidationCacheDataEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_validation_cache_data_ext(
+                &state.next,
                 device,
                 validationCache,
                 pDataSize,
@@ -33436,6 +38305,7 @@ unsafe extern "system" fn vkGetValidationCacheDataEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_get_validation_cache_data_ext(
+                &state.next,
                 device,
                 validationCache,
                 pDataSize,
@@ -33444,10 +38314,14 @@ unsafe extern "system" fn vkGetValidationCacheDataEXT<L: Registered>(
         let Some(next) = state.next.vkGetValidationCacheDataEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, validationCache, pDataSize, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, validationCache, pDataSize, pData) };
         state
             .hooks
             .post_call_record_get_validation_cache_data_ext(
+                &state.next,
                 device,
                 validationCache,
                 pDataSize,
@@ -33471,6 +38345,7 @@ unsafe extern "system" fn vkGetVideoSessionMemoryRequirementsKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_get_video_session_memory_requirements_khr(
+                &state.next,
                 device,
                 videoSession,
                 pMemoryRequirementsCount,
@@ -33482,6 +38357,7 @@ unsafe extern "system" fn vkGetVideoSessionMemoryRequirementsKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_get_video_session_memory_requirements_khr(
+                &state.next,
                 device,
                 videoSession,
                 pMemoryRequirementsCount,
@@ -33490,12 +38366,16 @@ unsafe extern "system" fn vkGetVideoSessionMemoryRequirementsKHR<L: Registered>(
         let Some(next) = state.next.vkGetVideoSessionMemoryRequirementsKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, videoSession, pMemoryRequirementsCount, pMemoryRequirements)
+            next(down, videoSession, pMemoryRequirementsCount, pMemoryRequirements)
         };
         state
             .hooks
             .post_call_record_get_video_session_memory_requirements_khr(
+                &state.next,
                 device,
                 videoSession,
                 pMemoryRequirementsCount,
@@ -33516,18 +38396,36 @@ unsafe extern "system" fn vkImportFenceFdKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_import_fence_fd_khr(device, pImportFenceFdInfo)
+            .pre_call_validate_import_fence_fd_khr(
+                &state.next,
+                device,
+                pImportFenceFdInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_import_fence_fd_khr(device, pImportFenceFdInfo);
+        state
+            .hooks
+            .pre_call_record_import_fence_fd_khr(
+                &state.next,
+                device,
+                pImportFenceFdInfo,
+            );
         let Some(next) = state.next.vkImportFenceFdKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pImportFenceFdInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pImportFenceFdInfo) };
         state
             .hooks
-            .post_call_record_import_fence_fd_khr(device, pImportFenceFdInfo, result);
+            .post_call_record_import_fence_fd_khr(
+                &state.next,
+                device,
+                pImportFenceFdInfo,
+                result,
+            );
         result
     })
 }
@@ -33543,6 +38441,7 @@ unsafe extern "system" fn vkImportFenceWin32HandleKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_import_fence_win32_handle_khr(
+                &state.next,
                 device,
                 pImportFenceWin32HandleInfo,
             )
@@ -33552,16 +38451,21 @@ unsafe extern "system" fn vkImportFenceWin32HandleKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_import_fence_win32_handle_khr(
+                &state.next,
                 device,
                 pImportFenceWin32HandleInfo,
             );
         let Some(next) = state.next.vkImportFenceWin32HandleKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pImportFenceWin32HandleInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pImportFenceWin32HandleInfo) };
         state
             .hooks
             .post_call_record_import_fence_win32_handle_khr(
+                &state.next,
                 device,
                 pImportFenceWin32HandleInfo,
                 result,
@@ -33580,20 +38484,32 @@ unsafe extern "system" fn vkImportSemaphoreFdKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_import_semaphore_fd_khr(device, pImportSemaphoreFdInfo)
+            .pre_call_validate_import_semaphore_fd_khr(
+                &state.next,
+                device,
+                pImportSemaphoreFdInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_import_semaphore_fd_khr(device, pImportSemaphoreFdInfo);
+            .pre_call_record_import_semaphore_fd_khr(
+                &state.next,
+                device,
+                pImportSemaphoreFdInfo,
+            );
         let Some(next) = state.next.vkImportSemaphoreFdKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pImportSemaphoreFdInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pImportSemaphoreFdInfo) };
         state
             .hooks
             .post_call_record_import_semaphore_fd_khr(
+                &state.next,
                 device,
                 pImportSemaphoreFdInfo,
                 result,
@@ -33613,6 +38529,7 @@ unsafe extern "system" fn vkImportSemaphoreWin32HandleKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_import_semaphore_win32_handle_khr(
+                &state.next,
                 device,
                 pImportSemaphoreWin32HandleInfo,
             )
@@ -33622,16 +38539,21 @@ unsafe extern "system" fn vkImportSemaphoreWin32HandleKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_import_semaphore_win32_handle_khr(
+                &state.next,
                 device,
                 pImportSemaphoreWin32HandleInfo,
             );
         let Some(next) = state.next.vkImportSemaphoreWin32HandleKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pImportSemaphoreWin32HandleInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pImportSemaphoreWin32HandleInfo) };
         state
             .hooks
             .post_call_record_import_semaphore_win32_handle_khr(
+                &state.next,
                 device,
                 pImportSemaphoreWin32HandleInfo,
                 result,
@@ -33651,6 +38573,7 @@ unsafe extern "system" fn vkImportSemaphoreZirconHandleFUCHSIA<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_import_semaphore_zircon_handle_fuchsia(
+                &state.next,
                 device,
                 pImportSemaphoreZirconHandleInfo,
             )
@@ -33660,16 +38583,21 @@ unsafe extern "system" fn vkImportSemaphoreZirconHandleFUCHSIA<L: Registered>(
         state
             .hooks
             .pre_call_record_import_semaphore_zircon_handle_fuchsia(
+                &state.next,
                 device,
                 pImportSemaphoreZirconHandleInfo,
             );
         let Some(next) = state.next.vkImportSemaphoreZirconHandleFUCHSIA else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pImportSemaphoreZirconHandleInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pImportSemaphoreZirconHandleInfo) };
         state
             .hooks
             .post_call_record_import_semaphore_zircon_handle_fuchsia(
+                &state.next,
                 device,
                 pImportSemaphoreZirconHandleInfo,
                 result,
@@ -33688,20 +38616,32 @@ unsafe extern "system" fn vkInitializePerformanceApiINTEL<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_initialize_performance_api_intel(device, pInitializeInfo)
+            .pre_call_validate_initialize_performance_api_intel(
+                &state.next,
+                device,
+                pInitializeInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_initialize_performance_api_intel(device, pInitializeInfo);
+            .pre_call_record_initialize_performance_api_intel(
+                &state.next,
+                device,
+                pInitializeInfo,
+            );
         let Some(next) = state.next.vkInitializePerformanceApiINTEL else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInitializeInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInitializeInfo) };
         state
             .hooks
             .post_call_record_initialize_performance_api_intel(
+                &state.next,
                 device,
                 pInitializeInfo,
                 result,
@@ -33722,6 +38662,7 @@ unsafe extern "system" fn vkInvalidateMappedMemoryRanges<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_invalidate_mapped_memory_ranges(
+                &state.next,
                 device,
                 memoryRangeCount,
                 pMemoryRanges,
@@ -33732,6 +38673,7 @@ unsafe extern "system" fn vkInvalidateMappedMemoryRanges<L: Registered>(
         state
             .hooks
             .pre_call_record_invalidate_mapped_memory_ranges(
+                &state.next,
                 device,
                 memoryRangeCount,
                 pMemoryRanges,
@@ -33739,10 +38681,14 @@ unsafe extern "system" fn vkInvalidateMappedMemoryRanges<L: Registered>(
         let Some(next) = state.next.vkInvalidateMappedMemoryRanges else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, memoryRangeCount, pMemoryRanges) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, memoryRangeCount, pMemoryRanges) };
         state
             .hooks
             .post_call_record_invalidate_mapped_memory_ranges(
+                &state.next,
                 device,
                 memoryRangeCount,
                 pMemoryRanges,
@@ -33763,20 +38709,38 @@ unsafe extern "system" fn vkLatencySleepLegacyNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_latency_sleep_legacy_nv(device, signalSemaphore, value)
+            .pre_call_validate_latency_sleep_legacy_nv(
+                &state.next,
+                device,
+                signalSemaphore,
+                value,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_latency_sleep_legacy_nv(device, signalSemaphore, value);
+            .pre_call_record_latency_sleep_legacy_nv(
+                &state.next,
+                device,
+                signalSemaphore,
+                value,
+            );
         let Some(next) = state.next.vkLatencySleepLegacyNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, signalSemaphore, value) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, signalSemaphore, value) };
         state
             .hooks
-            .post_call_record_latency_sleep_legacy_nv(device, signalSemaphore, value);
+            .post_call_record_latency_sleep_legacy_nv(
+                &state.next,
+                device,
+                signalSemaphore,
+                value,
+            );
     })
 }
 ///`vkLatencySleepNV` through the layer's hooks.
@@ -33791,18 +38755,39 @@ unsafe extern "system" fn vkLatencySleepNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_latency_sleep_nv(device, swapchain, pSleepInfo)
+            .pre_call_validate_latency_sleep_nv(
+                &state.next,
+                device,
+                swapchain,
+                pSleepInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_latency_sleep_nv(device, swapchain, pSleepInfo);
+        state
+            .hooks
+            .pre_call_record_latency_sleep_nv(
+                &state.next,
+                device,
+                swapchain,
+                pSleepInfo,
+            );
         let Some(next) = state.next.vkLatencySleepNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, swapchain, pSleepInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, swapchain, pSleepInfo) };
         state
             .hooks
-            .post_call_record_latency_sleep_nv(device, swapchain, pSleepInfo, result);
+            .post_call_record_latency_sleep_nv(
+                &state.next,
+                device,
+                swapchain,
+                pSleepInfo,
+                result,
+            );
         result
     })
 }
@@ -33821,18 +38806,38 @@ unsafe extern "system" fn vkMapMemory<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_map_memory(device, memory, offset, size, flags, ppData)
+            .pre_call_validate_map_memory(
+                &state.next,
+                device,
+                memory,
+                offset,
+                size,
+                flags,
+                ppData,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_map_memory(device, memory, offset, size, flags, ppData);
+            .pre_call_record_map_memory(
+                &state.next,
+                device,
+                memory,
+                offset,
+                size,
+                flags,
+                ppData,
+            );
         let Some(next) = state.next.vkMapMemory else { return Fallback::fallback() };
-        let result = unsafe { next(device, memory, offset, size, flags, ppData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, memory, offset, size, flags, ppData) };
         state
             .hooks
             .post_call_record_map_memory(
+                &state.next,
                 device,
                 memory,
                 offset,
@@ -33856,14 +38861,27 @@ unsafe extern "system" fn vkMapMemory2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_map_memory2(device, pMemoryMapInfo, ppData)
+            .pre_call_validate_map_memory2(&state.next, device, pMemoryMapInfo, ppData)
         {
             return result;
         }
-        state.hooks.pre_call_record_map_memory2(device, pMemoryMapInfo, ppData);
+        state
+            .hooks
+            .pre_call_record_map_memory2(&state.next, device, pMemoryMapInfo, ppData);
         let Some(next) = state.next.vkMapMemory2 else { return Fallback::fallback() };
-        let result = unsafe { next(device, pMemoryMapInfo, ppData) };
-        state.hooks.post_call_record_map_memory2(device, pMemoryMapInfo, ppData, result);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pMemoryMapInfo, ppData) };
+        state
+            .hooks
+            .post_call_record_map_memory2(
+                &state.next,
+                device,
+                pMemoryMapInfo,
+                ppData,
+                result,
+            );
         result
     })
 }
@@ -33881,6 +38899,7 @@ unsafe extern "system" fn vkMergePipelineCaches<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_merge_pipeline_caches(
+                &state.next,
                 device,
                 dstCache,
                 srcCacheCount,
@@ -33892,6 +38911,7 @@ unsafe extern "system" fn vkMergePipelineCaches<L: Registered>(
         state
             .hooks
             .pre_call_record_merge_pipeline_caches(
+                &state.next,
                 device,
                 dstCache,
                 srcCacheCount,
@@ -33900,10 +38920,14 @@ unsafe extern "system" fn vkMergePipelineCaches<L: Registered>(
         let Some(next) = state.next.vkMergePipelineCaches else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, dstCache, srcCacheCount, pSrcCaches) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, dstCache, srcCacheCount, pSrcCaches) };
         state
             .hooks
             .post_call_record_merge_pipeline_caches(
+                &state.next,
                 device,
                 dstCache,
                 srcCacheCount,
@@ -33927,6 +38951,7 @@ unsafe extern "system" fn vkMergeValidationCachesEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_merge_validation_caches_ext(
+                &state.next,
                 device,
                 dstCache,
                 srcCacheCount,
@@ -33938,6 +38963,7 @@ unsafe extern "system" fn vkMergeValidationCachesEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_merge_validation_caches_ext(
+                &state.next,
                 device,
                 dstCache,
                 srcCacheCount,
@@ -33946,10 +38972,14 @@ unsafe extern "system" fn vkMergeValidationCachesEXT<L: Registered>(
         let Some(next) = state.next.vkMergeValidationCachesEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, dstCache, srcCacheCount, pSrcCaches) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, dstCache, srcCacheCount, pSrcCaches) };
         state
             .hooks
             .post_call_record_merge_validation_caches_ext(
+                &state.next,
                 device,
                 dstCache,
                 srcCacheCount,
@@ -33970,18 +39000,35 @@ unsafe extern "system" fn vkQueueBeginDebugUtilsLabelEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_queue_begin_debug_utils_label_ext(queue, pLabelInfo)
+            .pre_call_validate_queue_begin_debug_utils_label_ext(
+                &state.next,
+                queue,
+                pLabelInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_queue_begin_debug_utils_label_ext(queue, pLabelInfo);
+        state
+            .hooks
+            .pre_call_record_queue_begin_debug_utils_label_ext(
+                &state.next,
+                queue,
+                pLabelInfo,
+            );
         let Some(next) = state.next.vkQueueBeginDebugUtilsLabelEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(queue, pLabelInfo) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pLabelInfo) };
         state
             .hooks
-            .post_call_record_queue_begin_debug_utils_label_ext(queue, pLabelInfo);
+            .post_call_record_queue_begin_debug_utils_label_ext(
+                &state.next,
+                queue,
+                pLabelInfo,
+            );
     })
 }
 ///`vkQueueBindSparse` through the layer's hooks.
@@ -33997,20 +39044,36 @@ unsafe extern "system" fn vkQueueBindSparse<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_queue_bind_sparse(queue, bindInfoCount, pBindInfo, fence)
+            .pre_call_validate_queue_bind_sparse(
+                &state.next,
+                queue,
+                bindInfoCount,
+                pBindInfo,
+                fence,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_queue_bind_sparse(queue, bindInfoCount, pBindInfo, fence);
+            .pre_call_record_queue_bind_sparse(
+                &state.next,
+                queue,
+                bindInfoCount,
+                pBindInfo,
+                fence,
+            );
         let Some(next) = state.next.vkQueueBindSparse else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(queue, bindInfoCount, pBindInfo, fence) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, bindInfoCount, pBindInfo, fence) };
         state
             .hooks
             .post_call_record_queue_bind_sparse(
+                &state.next,
                 queue,
                 bindInfoCount,
                 pBindInfo,
@@ -34028,16 +39091,19 @@ unsafe extern "system" fn vkQueueEndDebugUtilsLabelEXT<L: Registered>(queue: VkQ
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_queue_end_debug_utils_label_ext(queue)
+            .pre_call_validate_queue_end_debug_utils_label_ext(&state.next, queue)
         {
             return result;
         }
-        state.hooks.pre_call_record_queue_end_debug_utils_label_ext(queue);
+        state.hooks.pre_call_record_queue_end_debug_utils_label_ext(&state.next, queue);
         let Some(next) = state.next.vkQueueEndDebugUtilsLabelEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(queue) };
-        state.hooks.post_call_record_queue_end_debug_utils_label_ext(queue);
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
+        state.hooks.post_call_record_queue_end_debug_utils_label_ext(&state.next, queue);
     })
 }
 ///`vkQueueInsertDebugUtilsLabelEXT` through the layer's hooks.
@@ -34051,20 +39117,35 @@ unsafe extern "system" fn vkQueueInsertDebugUtilsLabelEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_queue_insert_debug_utils_label_ext(queue, pLabelInfo)
+            .pre_call_validate_queue_insert_debug_utils_label_ext(
+                &state.next,
+                queue,
+                pLabelInfo,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_queue_insert_debug_utils_label_ext(queue, pLabelInfo);
+            .pre_call_record_queue_insert_debug_utils_label_ext(
+                &state.next,
+                queue,
+                pLabelInfo,
+            );
         let Some(next) = state.next.vkQueueInsertDebugUtilsLabelEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(queue, pLabelInfo) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pLabelInfo) };
         state
             .hooks
-            .post_call_record_queue_insert_debug_utils_label_ext(queue, pLabelInfo);
+            .post_call_record_queue_insert_debug_utils_label_ext(
+                &state.next,
+                queue,
+                pLabelInfo,
+            );
     })
 }
 ///`vkQueueNotifyOutOfBandLegacyNV` through the layer's hooks.
@@ -34078,18 +39159,35 @@ unsafe extern "system" fn vkQueueNotifyOutOfBandLegacyNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_queue_notify_out_of_band_legacy_nv(queue, queueType)
+            .pre_call_validate_queue_notify_out_of_band_legacy_nv(
+                &state.next,
+                queue,
+                queueType,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_queue_notify_out_of_band_legacy_nv(queue, queueType);
+        state
+            .hooks
+            .pre_call_record_queue_notify_out_of_band_legacy_nv(
+                &state.next,
+                queue,
+                queueType,
+            );
         let Some(next) = state.next.vkQueueNotifyOutOfBandLegacyNV else {
             return Fallback::fallback()
         };
-        unsafe { next(queue, queueType) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, queueType) };
         state
             .hooks
-            .post_call_record_queue_notify_out_of_band_legacy_nv(queue, queueType);
+            .post_call_record_queue_notify_out_of_band_legacy_nv(
+                &state.next,
+                queue,
+                queueType,
+            );
     })
 }
 ///`vkQueueNotifyOutOfBandNV` through the layer's hooks.
@@ -34103,16 +39201,35 @@ unsafe extern "system" fn vkQueueNotifyOutOfBandNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_queue_notify_out_of_band_nv(queue, pQueueTypeInfo)
+            .pre_call_validate_queue_notify_out_of_band_nv(
+                &state.next,
+                queue,
+                pQueueTypeInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_queue_notify_out_of_band_nv(queue, pQueueTypeInfo);
+        state
+            .hooks
+            .pre_call_record_queue_notify_out_of_band_nv(
+                &state.next,
+                queue,
+                pQueueTypeInfo,
+            );
         let Some(next) = state.next.vkQueueNotifyOutOfBandNV else {
             return Fallback::fallback()
         };
-        unsafe { next(queue, pQueueTypeInfo) };
-        state.hooks.post_call_record_queue_notify_out_of_band_nv(queue, pQueueTypeInfo);
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, pQueueTypeInfo) };
+        state
+            .hooks
+            .post_call_record_queue_notify_out_of_band_nv(
+                &state.next,
+                queue,
+                pQueueTypeInfo,
+            );
     })
 }
 ///`vkQueuePresentKHR` through the layer's hooks.
@@ -34126,16 +39243,26 @@ unsafe extern "system" fn vkQueuePresentKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_queue_present_khr(queue, pPresentInfo)
+            .pre_call_validate_queue_present_khr(&state.next, queue, pPresentInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_queue_present_khr(queue, pPresentInfo);
+        state.hooks.pre_call_record_queue_present_khr(&state.next, queue, pPresentInfo);
         let Some(next) = state.next.vkQueuePresentKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(queue, pPresentInfo) };
-        state.hooks.post_call_record_queue_present_khr(queue, pPresentInfo, result);
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pPresentInfo) };
+        state
+            .hooks
+            .post_call_record_queue_present_khr(
+                &state.next,
+                queue,
+                pPresentInfo,
+                result,
+            );
         result
     })
 }
@@ -34150,18 +39277,32 @@ unsafe extern "system" fn vkQueueSetPerfHintQCOM<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_queue_set_perf_hint_qcom(queue, pPerfHintInfo)
+            .pre_call_validate_queue_set_perf_hint_qcom(
+                &state.next,
+                queue,
+                pPerfHintInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_queue_set_perf_hint_qcom(queue, pPerfHintInfo);
+        state
+            .hooks
+            .pre_call_record_queue_set_perf_hint_qcom(&state.next, queue, pPerfHintInfo);
         let Some(next) = state.next.vkQueueSetPerfHintQCOM else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(queue, pPerfHintInfo) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pPerfHintInfo) };
         state
             .hooks
-            .post_call_record_queue_set_perf_hint_qcom(queue, pPerfHintInfo, result);
+            .post_call_record_queue_set_perf_hint_qcom(
+                &state.next,
+                queue,
+                pPerfHintInfo,
+                result,
+            );
         result
     })
 }
@@ -34177,6 +39318,7 @@ unsafe extern "system" fn vkQueueSetPerformanceConfigurationINTEL<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_queue_set_performance_configuration_intel(
+                &state.next,
                 queue,
                 configuration,
             )
@@ -34186,16 +39328,21 @@ unsafe extern "system" fn vkQueueSetPerformanceConfigurationINTEL<L: Registered>
         state
             .hooks
             .pre_call_record_queue_set_performance_configuration_intel(
+                &state.next,
                 queue,
                 configuration,
             );
         let Some(next) = state.next.vkQueueSetPerformanceConfigurationINTEL else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(queue, configuration) };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, configuration) };
         state
             .hooks
             .post_call_record_queue_set_performance_configuration_intel(
+                &state.next,
                 queue,
                 configuration,
                 result,
@@ -34216,16 +39363,40 @@ unsafe extern "system" fn vkQueueSubmit<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_queue_submit(queue, submitCount, pSubmits, fence)
+            .pre_call_validate_queue_submit(
+                &state.next,
+                queue,
+                submitCount,
+                pSubmits,
+                fence,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_queue_submit(queue, submitCount, pSubmits, fence);
-        let Some(next) = state.next.vkQueueSubmit else { return Fallback::fallback() };
-        let result = unsafe { next(queue, submitCount, pSubmits, fence) };
         state
             .hooks
-            .post_call_record_queue_submit(queue, submitCount, pSubmits, fence, result);
+            .pre_call_record_queue_submit(
+                &state.next,
+                queue,
+                submitCount,
+                pSubmits,
+                fence,
+            );
+        let Some(next) = state.next.vkQueueSubmit else { return Fallback::fallback() };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, submitCount, pSubmits, fence) };
+        state
+            .hooks
+            .post_call_record_queue_submit(
+                &state.next,
+                queue,
+                submitCount,
+                pSubmits,
+                fence,
+                result,
+            );
         result
     })
 }
@@ -34242,16 +39413,40 @@ unsafe extern "system" fn vkQueueSubmit2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_queue_submit2(queue, submitCount, pSubmits, fence)
+            .pre_call_validate_queue_submit2(
+                &state.next,
+                queue,
+                submitCount,
+                pSubmits,
+                fence,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_queue_submit2(queue, submitCount, pSubmits, fence);
-        let Some(next) = state.next.vkQueueSubmit2 else { return Fallback::fallback() };
-        let result = unsafe { next(queue, submitCount, pSubmits, fence) };
         state
             .hooks
-            .post_call_record_queue_submit2(queue, submitCount, pSubmits, fence, result);
+            .pre_call_record_queue_submit2(
+                &state.next,
+                queue,
+                submitCount,
+                pSubmits,
+                fence,
+            );
+        let Some(next) = state.next.vkQueueSubmit2 else { return Fallback::fallback() };
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, submitCount, pSubmits, fence) };
+        state
+            .hooks
+            .post_call_record_queue_submit2(
+                &state.next,
+                queue,
+                submitCount,
+                pSubmits,
+                fence,
+                result,
+            );
         result
     })
 }
@@ -34261,13 +39456,19 @@ unsafe extern "system" fn vkQueueWaitIdle<L: Registered>(queue: VkQueue) -> VkRe
         let Some(state) = (unsafe { L::chassis().device(queue.0) }) else {
             return Fallback::fallback()
         };
-        if let Some(result) = state.hooks.pre_call_validate_queue_wait_idle(queue) {
+        if let Some(result) = state
+            .hooks
+            .pre_call_validate_queue_wait_idle(&state.next, queue)
+        {
             return result;
         }
-        state.hooks.pre_call_record_queue_wait_idle(queue);
+        state.hooks.pre_call_record_queue_wait_idle(&state.next, queue);
         let Some(next) = state.next.vkQueueWaitIdle else { return Fallback::fallback() };
-        let result = unsafe { next(queue) };
-        state.hooks.post_call_record_queue_wait_idle(queue, result);
+        let Some(down) = L::unwrap_queue(&state.hooks, queue) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down) };
+        state.hooks.post_call_record_queue_wait_idle(&state.next, queue, result);
         result
     })
 }
@@ -34285,6 +39486,7 @@ unsafe extern "system" fn vkRegisterCustomBorderColorEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_register_custom_border_color_ext(
+                &state.next,
                 device,
                 pBorderColor,
                 requestIndex,
@@ -34296,6 +39498,7 @@ unsafe extern "system" fn vkRegisterCustomBorderColorEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_register_custom_border_color_ext(
+                &state.next,
                 device,
                 pBorderColor,
                 requestIndex,
@@ -34304,10 +39507,14 @@ unsafe extern "system" fn vkRegisterCustomBorderColorEXT<L: Registered>(
         let Some(next) = state.next.vkRegisterCustomBorderColorEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pBorderColor, requestIndex, pIndex) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pBorderColor, requestIndex, pIndex) };
         state
             .hooks
             .post_call_record_register_custom_border_color_ext(
+                &state.next,
                 device,
                 pBorderColor,
                 requestIndex,
@@ -34331,6 +39538,7 @@ unsafe extern "system" fn vkRegisterDeviceEventEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_register_device_event_ext(
+                &state.next,
                 device,
                 pDeviceEventInfo,
                 pAllocator,
@@ -34342,6 +39550,7 @@ unsafe extern "system" fn vkRegisterDeviceEventEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_register_device_event_ext(
+                &state.next,
                 device,
                 pDeviceEventInfo,
                 pAllocator,
@@ -34350,10 +39559,14 @@ unsafe extern "system" fn vkRegisterDeviceEventEXT<L: Registered>(
         let Some(next) = state.next.vkRegisterDeviceEventEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pDeviceEventInfo, pAllocator, pFence) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pDeviceEventInfo, pAllocator, pFence) };
         state
             .hooks
             .post_call_record_register_device_event_ext(
+                &state.next,
                 device,
                 pDeviceEventInfo,
                 pAllocator,
@@ -34378,6 +39591,7 @@ unsafe extern "system" fn vkRegisterDisplayEventEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_register_display_event_ext(
+                &state.next,
                 device,
                 display,
                 pDisplayEventInfo,
@@ -34390,6 +39604,7 @@ unsafe extern "system" fn vkRegisterDisplayEventEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_register_display_event_ext(
+                &state.next,
                 device,
                 display,
                 pDisplayEventInfo,
@@ -34399,12 +39614,16 @@ unsafe extern "system" fn vkRegisterDisplayEventEXT<L: Registered>(
         let Some(next) = state.next.vkRegisterDisplayEventEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, display, pDisplayEventInfo, pAllocator, pFence)
+            next(down, display, pDisplayEventInfo, pAllocator, pFence)
         };
         state
             .hooks
             .post_call_record_register_display_event_ext(
+                &state.next,
                 device,
                 display,
                 pDisplayEventInfo,
@@ -34428,6 +39647,7 @@ unsafe extern "system" fn vkReleaseCapturedPipelineDataKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_release_captured_pipeline_data_khr(
+                &state.next,
                 device,
                 pInfo,
                 pAllocator,
@@ -34438,6 +39658,7 @@ unsafe extern "system" fn vkReleaseCapturedPipelineDataKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_release_captured_pipeline_data_khr(
+                &state.next,
                 device,
                 pInfo,
                 pAllocator,
@@ -34445,10 +39666,14 @@ unsafe extern "system" fn vkReleaseCapturedPipelineDataKHR<L: Registered>(
         let Some(next) = state.next.vkReleaseCapturedPipelineDataKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo, pAllocator) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo, pAllocator) };
         state
             .hooks
             .post_call_record_release_captured_pipeline_data_khr(
+                &state.next,
                 device,
                 pInfo,
                 pAllocator,
@@ -34468,20 +39693,32 @@ unsafe extern "system" fn vkReleaseFullScreenExclusiveModeEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_release_full_screen_exclusive_mode_ext(device, swapchain)
+            .pre_call_validate_release_full_screen_exclusive_mode_ext(
+                &state.next,
+                device,
+                swapchain,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_release_full_screen_exclusive_mode_ext(device, swapchain);
+            .pre_call_record_release_full_screen_exclusive_mode_ext(
+                &state.next,
+                device,
+                swapchain,
+            );
         let Some(next) = state.next.vkReleaseFullScreenExclusiveModeEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, swapchain) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, swapchain) };
         state
             .hooks
             .post_call_record_release_full_screen_exclusive_mode_ext(
+                &state.next,
                 device,
                 swapchain,
                 result,
@@ -34501,6 +39738,7 @@ unsafe extern "system" fn vkReleasePerformanceConfigurationINTEL<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_release_performance_configuration_intel(
+                &state.next,
                 device,
                 configuration,
             )
@@ -34510,16 +39748,21 @@ unsafe extern "system" fn vkReleasePerformanceConfigurationINTEL<L: Registered>(
         state
             .hooks
             .pre_call_record_release_performance_configuration_intel(
+                &state.next,
                 device,
                 configuration,
             );
         let Some(next) = state.next.vkReleasePerformanceConfigurationINTEL else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, configuration) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, configuration) };
         state
             .hooks
             .post_call_record_release_performance_configuration_intel(
+                &state.next,
                 device,
                 configuration,
                 result,
@@ -34535,16 +39778,19 @@ unsafe extern "system" fn vkReleaseProfilingLockKHR<L: Registered>(device: VkDev
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_release_profiling_lock_khr(device)
+            .pre_call_validate_release_profiling_lock_khr(&state.next, device)
         {
             return result;
         }
-        state.hooks.pre_call_record_release_profiling_lock_khr(device);
+        state.hooks.pre_call_record_release_profiling_lock_khr(&state.next, device);
         let Some(next) = state.next.vkReleaseProfilingLockKHR else {
             return Fallback::fallback()
         };
-        unsafe { next(device) };
-        state.hooks.post_call_record_release_profiling_lock_khr(device);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
+        state.hooks.post_call_record_release_profiling_lock_khr(&state.next, device);
     })
 }
 ///`vkReleaseSwapchainImagesKHR` through the layer's hooks.
@@ -34558,18 +39804,36 @@ unsafe extern "system" fn vkReleaseSwapchainImagesKHR<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_release_swapchain_images_khr(device, pReleaseInfo)
+            .pre_call_validate_release_swapchain_images_khr(
+                &state.next,
+                device,
+                pReleaseInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_release_swapchain_images_khr(device, pReleaseInfo);
+        state
+            .hooks
+            .pre_call_record_release_swapchain_images_khr(
+                &state.next,
+                device,
+                pReleaseInfo,
+            );
         let Some(next) = state.next.vkReleaseSwapchainImagesKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pReleaseInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pReleaseInfo) };
         state
             .hooks
-            .post_call_record_release_swapchain_images_khr(device, pReleaseInfo, result);
+            .post_call_record_release_swapchain_images_khr(
+                &state.next,
+                device,
+                pReleaseInfo,
+                result,
+            );
         result
     })
 }
@@ -34584,16 +39848,28 @@ unsafe extern "system" fn vkResetCommandBuffer<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_reset_command_buffer(commandBuffer, flags)
+            .pre_call_validate_reset_command_buffer(&state.next, commandBuffer, flags)
         {
             return result;
         }
-        state.hooks.pre_call_record_reset_command_buffer(commandBuffer, flags);
+        state
+            .hooks
+            .pre_call_record_reset_command_buffer(&state.next, commandBuffer, flags);
         let Some(next) = state.next.vkResetCommandBuffer else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(commandBuffer, flags) };
-        state.hooks.post_call_record_reset_command_buffer(commandBuffer, flags, result);
+        let Some(down) = L::unwrap_command_buffer(&state.hooks, commandBuffer) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, flags) };
+        state
+            .hooks
+            .post_call_record_reset_command_buffer(
+                &state.next,
+                commandBuffer,
+                flags,
+                result,
+            );
         result
     })
 }
@@ -34609,18 +39885,34 @@ unsafe extern "system" fn vkResetCommandPool<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_reset_command_pool(device, commandPool, flags)
+            .pre_call_validate_reset_command_pool(
+                &state.next,
+                device,
+                commandPool,
+                flags,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_reset_command_pool(device, commandPool, flags);
+        state
+            .hooks
+            .pre_call_record_reset_command_pool(&state.next, device, commandPool, flags);
         let Some(next) = state.next.vkResetCommandPool else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, commandPool, flags) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, commandPool, flags) };
         state
             .hooks
-            .post_call_record_reset_command_pool(device, commandPool, flags, result);
+            .post_call_record_reset_command_pool(
+                &state.next,
+                device,
+                commandPool,
+                flags,
+                result,
+            );
         result
     })
 }
@@ -34636,18 +39928,34 @@ unsafe extern "system" fn vkResetDescriptorPool<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_reset_descriptor_pool(device, descriptorPool, flags)
+            .pre_call_validate_reset_descriptor_pool(
+                &state.next,
+                device,
+                descriptorPool,
+                flags,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_reset_descriptor_pool(device, descriptorPool, flags);
+        state
+            .hooks
+            .pre_call_record_reset_descriptor_pool(
+                &state.next,
+                device,
+                descriptorPool,
+                flags,
+            );
         let Some(next) = state.next.vkResetDescriptorPool else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, descriptorPool, flags) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, descriptorPool, flags) };
         state
             .hooks
             .post_call_record_reset_descriptor_pool(
+                &state.next,
                 device,
                 descriptorPool,
                 flags,
@@ -34665,13 +39973,19 @@ unsafe extern "system" fn vkResetEvent<L: Registered>(
         let Some(state) = (unsafe { L::chassis().device(device.0) }) else {
             return Fallback::fallback()
         };
-        if let Some(result) = state.hooks.pre_call_validate_reset_event(device, event) {
+        if let Some(result) = state
+            .hooks
+            .pre_call_validate_reset_event(&state.next, device, event)
+        {
             return result;
         }
-        state.hooks.pre_call_record_reset_event(device, event);
+        state.hooks.pre_call_record_reset_event(&state.next, device, event);
         let Some(next) = state.next.vkResetEvent else { return Fallback::fallback() };
-        let result = unsafe { next(device, event) };
-        state.hooks.post_call_record_reset_event(device, event, result);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, event) };
+        state.hooks.post_call_record_reset_event(&state.next, device, event, result);
         result
     })
 }
@@ -34687,14 +40001,27 @@ unsafe extern "system" fn vkResetFences<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_reset_fences(device, fenceCount, pFences)
+            .pre_call_validate_reset_fences(&state.next, device, fenceCount, pFences)
         {
             return result;
         }
-        state.hooks.pre_call_record_reset_fences(device, fenceCount, pFences);
+        state
+            .hooks
+            .pre_call_record_reset_fences(&state.next, device, fenceCount, pFences);
         let Some(next) = state.next.vkResetFences else { return Fallback::fallback() };
-        let result = unsafe { next(device, fenceCount, pFences) };
-        state.hooks.post_call_record_reset_fences(device, fenceCount, pFences, result);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, fenceCount, pFences) };
+        state
+            .hooks
+            .post_call_record_reset_fences(
+                &state.next,
+                device,
+                fenceCount,
+                pFences,
+                result,
+            );
         result
     })
 }
@@ -34709,16 +40036,28 @@ unsafe extern "system" fn vkResetGpaSessionAMD<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_reset_gpa_session_amd(device, gpaSession)
+            .pre_call_validate_reset_gpa_session_amd(&state.next, device, gpaSession)
         {
             return result;
         }
-        state.hooks.pre_call_record_reset_gpa_session_amd(device, gpaSession);
+        state
+            .hooks
+            .pre_call_record_reset_gpa_session_amd(&state.next, device, gpaSession);
         let Some(next) = state.next.vkResetGpaSessionAMD else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, gpaSession) };
-        state.hooks.post_call_record_reset_gpa_session_amd(device, gpaSession, result);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, gpaSession) };
+        state
+            .hooks
+            .post_call_record_reset_gpa_session_amd(
+                &state.next,
+                device,
+                gpaSession,
+                result,
+            );
         result
     })
 }
@@ -34736,6 +40075,7 @@ unsafe extern "system" fn vkResetQueryPool<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_reset_query_pool(
+                &state.next,
                 device,
                 queryPool,
                 firstQuery,
@@ -34746,14 +40086,24 @@ unsafe extern "system" fn vkResetQueryPool<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_reset_query_pool(device, queryPool, firstQuery, queryCount);
+            .pre_call_record_reset_query_pool(
+                &state.next,
+                device,
+                queryPool,
+                firstQuery,
+                queryCount,
+            );
         let Some(next) = state.next.vkResetQueryPool else {
             return Fallback::fallback()
         };
-        unsafe { next(device, queryPool, firstQuery, queryCount) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, queryPool, firstQuery, queryCount) };
         state
             .hooks
             .post_call_record_reset_query_pool(
+                &state.next,
                 device,
                 queryPool,
                 firstQuery,
@@ -34774,6 +40124,7 @@ unsafe extern "system" fn vkSetBufferCollectionBufferConstraintsFUCHSIA<L: Regis
         if let Some(result) = state
             .hooks
             .pre_call_validate_set_buffer_collection_buffer_constraints_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pBufferConstraintsInfo,
@@ -34784,6 +40135,7 @@ unsafe extern "system" fn vkSetBufferCollectionBufferConstraintsFUCHSIA<L: Regis
         state
             .hooks
             .pre_call_record_set_buffer_collection_buffer_constraints_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pBufferConstraintsInfo,
@@ -34791,10 +40143,14 @@ unsafe extern "system" fn vkSetBufferCollectionBufferConstraintsFUCHSIA<L: Regis
         let Some(next) = state.next.vkSetBufferCollectionBufferConstraintsFUCHSIA else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, collection, pBufferConstraintsInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, collection, pBufferConstraintsInfo) };
         state
             .hooks
             .post_call_record_set_buffer_collection_buffer_constraints_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pBufferConstraintsInfo,
@@ -34816,6 +40172,7 @@ unsafe extern "system" fn vkSetBufferCollectionImageConstraintsFUCHSIA<L: Regist
         if let Some(result) = state
             .hooks
             .pre_call_validate_set_buffer_collection_image_constraints_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pImageConstraintsInfo,
@@ -34826,6 +40183,7 @@ unsafe extern "system" fn vkSetBufferCollectionImageConstraintsFUCHSIA<L: Regist
         state
             .hooks
             .pre_call_record_set_buffer_collection_image_constraints_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pImageConstraintsInfo,
@@ -34833,10 +40191,14 @@ unsafe extern "system" fn vkSetBufferCollectionImageConstraintsFUCHSIA<L: Regist
         let Some(next) = state.next.vkSetBufferCollectionImageConstraintsFUCHSIA else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, collection, pImageConstraintsInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, collection, pImageConstraintsInfo) };
         state
             .hooks
             .post_call_record_set_buffer_collection_image_constraints_fuchsia(
+                &state.next,
                 device,
                 collection,
                 pImageConstraintsInfo,
@@ -34856,18 +40218,36 @@ unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_set_debug_utils_object_name_ext(device, pNameInfo)
+            .pre_call_validate_set_debug_utils_object_name_ext(
+                &state.next,
+                device,
+                pNameInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_set_debug_utils_object_name_ext(device, pNameInfo);
+        state
+            .hooks
+            .pre_call_record_set_debug_utils_object_name_ext(
+                &state.next,
+                device,
+                pNameInfo,
+            );
         let Some(next) = state.next.vkSetDebugUtilsObjectNameEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pNameInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pNameInfo) };
         state
             .hooks
-            .post_call_record_set_debug_utils_object_name_ext(device, pNameInfo, result);
+            .post_call_record_set_debug_utils_object_name_ext(
+                &state.next,
+                device,
+                pNameInfo,
+                result,
+            );
         result
     })
 }
@@ -34882,18 +40262,36 @@ unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_set_debug_utils_object_tag_ext(device, pTagInfo)
+            .pre_call_validate_set_debug_utils_object_tag_ext(
+                &state.next,
+                device,
+                pTagInfo,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_set_debug_utils_object_tag_ext(device, pTagInfo);
+        state
+            .hooks
+            .pre_call_record_set_debug_utils_object_tag_ext(
+                &state.next,
+                device,
+                pTagInfo,
+            );
         let Some(next) = state.next.vkSetDebugUtilsObjectTagEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pTagInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pTagInfo) };
         state
             .hooks
-            .post_call_record_set_debug_utils_object_tag_ext(device, pTagInfo, result);
+            .post_call_record_set_debug_utils_object_tag_ext(
+                &state.next,
+                device,
+                pTagInfo,
+                result,
+            );
         result
     })
 }
@@ -34909,20 +40307,38 @@ unsafe extern "system" fn vkSetDeviceMemoryPriorityEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_set_device_memory_priority_ext(device, memory, priority)
+            .pre_call_validate_set_device_memory_priority_ext(
+                &state.next,
+                device,
+                memory,
+                priority,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_set_device_memory_priority_ext(device, memory, priority);
+            .pre_call_record_set_device_memory_priority_ext(
+                &state.next,
+                device,
+                memory,
+                priority,
+            );
         let Some(next) = state.next.vkSetDeviceMemoryPriorityEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, memory, priority) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, memory, priority) };
         state
             .hooks
-            .post_call_record_set_device_memory_priority_ext(device, memory, priority);
+            .post_call_record_set_device_memory_priority_ext(
+                &state.next,
+                device,
+                memory,
+                priority,
+            );
     })
 }
 ///`vkSetEvent` through the layer's hooks.
@@ -34934,13 +40350,19 @@ unsafe extern "system" fn vkSetEvent<L: Registered>(
         let Some(state) = (unsafe { L::chassis().device(device.0) }) else {
             return Fallback::fallback()
         };
-        if let Some(result) = state.hooks.pre_call_validate_set_event(device, event) {
+        if let Some(result) = state
+            .hooks
+            .pre_call_validate_set_event(&state.next, device, event)
+        {
             return result;
         }
-        state.hooks.pre_call_record_set_event(device, event);
+        state.hooks.pre_call_record_set_event(&state.next, device, event);
         let Some(next) = state.next.vkSetEvent else { return Fallback::fallback() };
-        let result = unsafe { next(device, event) };
-        state.hooks.post_call_record_set_event(device, event, result);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, event) };
+        state.hooks.post_call_record_set_event(&state.next, device, event, result);
         result
     })
 }
@@ -34955,18 +40377,28 @@ unsafe extern "system" fn vkSetGpaDeviceClockModeAMD<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_set_gpa_device_clock_mode_amd(device, pInfo)
+            .pre_call_validate_set_gpa_device_clock_mode_amd(&state.next, device, pInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_set_gpa_device_clock_mode_amd(device, pInfo);
+        state
+            .hooks
+            .pre_call_record_set_gpa_device_clock_mode_amd(&state.next, device, pInfo);
         let Some(next) = state.next.vkSetGpaDeviceClockModeAMD else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pInfo) };
         state
             .hooks
-            .post_call_record_set_gpa_device_clock_mode_amd(device, pInfo, result);
+            .post_call_record_set_gpa_device_clock_mode_amd(
+                &state.next,
+                device,
+                pInfo,
+                result,
+            );
         result
     })
 }
@@ -34984,6 +40416,7 @@ unsafe extern "system" fn vkSetHdrMetadataEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_set_hdr_metadata_ext(
+                &state.next,
                 device,
                 swapchainCount,
                 pSwapchains,
@@ -34995,6 +40428,7 @@ unsafe extern "system" fn vkSetHdrMetadataEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_set_hdr_metadata_ext(
+                &state.next,
                 device,
                 swapchainCount,
                 pSwapchains,
@@ -35003,10 +40437,14 @@ unsafe extern "system" fn vkSetHdrMetadataEXT<L: Registered>(
         let Some(next) = state.next.vkSetHdrMetadataEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, swapchainCount, pSwapchains, pMetadata) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, swapchainCount, pSwapchains, pMetadata) };
         state
             .hooks
             .post_call_record_set_hdr_metadata_ext(
+                &state.next,
                 device,
                 swapchainCount,
                 pSwapchains,
@@ -35026,20 +40464,38 @@ unsafe extern "system" fn vkSetLatencyMarkerLegacyNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_set_latency_marker_legacy_nv(device, frameID, marker)
+            .pre_call_validate_set_latency_marker_legacy_nv(
+                &state.next,
+                device,
+                frameID,
+                marker,
+            )
         {
             return result;
         }
         state
             .hooks
-            .pre_call_record_set_latency_marker_legacy_nv(device, frameID, marker);
+            .pre_call_record_set_latency_marker_legacy_nv(
+                &state.next,
+                device,
+                frameID,
+                marker,
+            );
         let Some(next) = state.next.vkSetLatencyMarkerLegacyNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, frameID, marker) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, frameID, marker) };
         state
             .hooks
-            .post_call_record_set_latency_marker_legacy_nv(device, frameID, marker);
+            .post_call_record_set_latency_marker_legacy_nv(
+                &state.next,
+                device,
+                frameID,
+                marker,
+            );
     })
 }
 ///`vkSetLatencyMarkerNV` through the layer's hooks.
@@ -35055,6 +40511,7 @@ unsafe extern "system" fn vkSetLatencyMarkerNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_set_latency_marker_nv(
+                &state.next,
                 device,
                 swapchain,
                 pLatencyMarkerInfo,
@@ -35065,6 +40522,7 @@ unsafe extern "system" fn vkSetLatencyMarkerNV<L: Registered>(
         state
             .hooks
             .pre_call_record_set_latency_marker_nv(
+                &state.next,
                 device,
                 swapchain,
                 pLatencyMarkerInfo,
@@ -35072,10 +40530,14 @@ unsafe extern "system" fn vkSetLatencyMarkerNV<L: Registered>(
         let Some(next) = state.next.vkSetLatencyMarkerNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, swapchain, pLatencyMarkerInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, swapchain, pLatencyMarkerInfo) };
         state
             .hooks
             .post_call_record_set_latency_marker_nv(
+                &state.next,
                 device,
                 swapchain,
                 pLatencyMarkerInfo,
@@ -35096,6 +40558,7 @@ unsafe extern "system" fn vkSetLatencySleepModeLegacyNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_set_latency_sleep_mode_legacy_nv(
+                &state.next,
                 device,
                 lowLatencyMode,
                 lowLatencyBoost,
@@ -35107,6 +40570,7 @@ unsafe extern "system" fn vkSetLatencySleepModeLegacyNV<L: Registered>(
         state
             .hooks
             .pre_call_record_set_latency_sleep_mode_legacy_nv(
+                &state.next,
                 device,
                 lowLatencyMode,
                 lowLatencyBoost,
@@ -35115,10 +40579,14 @@ unsafe extern "system" fn vkSetLatencySleepModeLegacyNV<L: Registered>(
         let Some(next) = state.next.vkSetLatencySleepModeLegacyNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device, lowLatencyMode, lowLatencyBoost, minimumIntervalUs) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, lowLatencyMode, lowLatencyBoost, minimumIntervalUs) };
         state
             .hooks
             .post_call_record_set_latency_sleep_mode_legacy_nv(
+                &state.next,
                 device,
                 lowLatencyMode,
                 lowLatencyBoost,
@@ -35139,6 +40607,7 @@ unsafe extern "system" fn vkSetLatencySleepModeNV<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_set_latency_sleep_mode_nv(
+                &state.next,
                 device,
                 swapchain,
                 pSleepModeInfo,
@@ -35149,6 +40618,7 @@ unsafe extern "system" fn vkSetLatencySleepModeNV<L: Registered>(
         state
             .hooks
             .pre_call_record_set_latency_sleep_mode_nv(
+                &state.next,
                 device,
                 swapchain,
                 pSleepModeInfo,
@@ -35156,10 +40626,14 @@ unsafe extern "system" fn vkSetLatencySleepModeNV<L: Registered>(
         let Some(next) = state.next.vkSetLatencySleepModeNV else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, swapchain, pSleepModeInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, swapchain, pSleepModeInfo) };
         state
             .hooks
             .post_call_record_set_latency_sleep_mode_nv(
+                &state.next,
                 device,
                 swapchain,
                 pSleepModeInfo,
@@ -35181,6 +40655,7 @@ unsafe extern "system" fn vkSetLocalDimmingAMD<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_set_local_dimming_amd(
+                &state.next,
                 device,
                 swapChain,
                 localDimmingEnable,
@@ -35191,6 +40666,7 @@ unsafe extern "system" fn vkSetLocalDimmingAMD<L: Registered>(
         state
             .hooks
             .pre_call_record_set_local_dimming_amd(
+                &state.next,
                 device,
                 swapChain,
                 localDimmingEnable,
@@ -35198,10 +40674,14 @@ unsafe extern "system" fn vkSetLocalDimmingAMD<L: Registered>(
         let Some(next) = state.next.vkSetLocalDimmingAMD else {
             return Fallback::fallback()
         };
-        unsafe { next(device, swapChain, localDimmingEnable) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, swapChain, localDimmingEnable) };
         state
             .hooks
             .post_call_record_set_local_dimming_amd(
+                &state.next,
                 device,
                 swapChain,
                 localDimmingEnable,
@@ -35223,6 +40703,7 @@ unsafe extern "system" fn vkSetPrivateData<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_set_private_data(
+                &state.next,
                 device,
                 objectType,
                 objectHandle,
@@ -35235,6 +40716,7 @@ unsafe extern "system" fn vkSetPrivateData<L: Registered>(
         state
             .hooks
             .pre_call_record_set_private_data(
+                &state.next,
                 device,
                 objectType,
                 objectHandle,
@@ -35244,12 +40726,16 @@ unsafe extern "system" fn vkSetPrivateData<L: Registered>(
         let Some(next) = state.next.vkSetPrivateData else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, objectType, objectHandle, privateDataSlot, data)
+            next(down, objectType, objectHandle, privateDataSlot, data)
         };
         state
             .hooks
             .post_call_record_set_private_data(
+                &state.next,
                 device,
                 objectType,
                 objectHandle,
@@ -35273,6 +40759,7 @@ unsafe extern "system" fn vkSetSwapchainPresentTimingQueueSizeEXT<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_set_swapchain_present_timing_queue_size_ext(
+                &state.next,
                 device,
                 swapchain,
                 size,
@@ -35283,6 +40770,7 @@ unsafe extern "system" fn vkSetSwapchainPresentTimingQueueSizeEXT<L: Registered>
         state
             .hooks
             .pre_call_record_set_swapchain_present_timing_queue_size_ext(
+                &state.next,
                 device,
                 swapchain,
                 size,
@@ -35290,10 +40778,14 @@ unsafe extern "system" fn vkSetSwapchainPresentTimingQueueSizeEXT<L: Registered>
         let Some(next) = state.next.vkSetSwapchainPresentTimingQueueSizeEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, swapchain, size) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, swapchain, size) };
         state
             .hooks
             .post_call_record_set_swapchain_present_timing_queue_size_ext(
+                &state.next,
                 device,
                 swapchain,
                 size,
@@ -35312,16 +40804,23 @@ unsafe extern "system" fn vkShutdownLatencyDeviceLegacyNV<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_shutdown_latency_device_legacy_nv(device)
+            .pre_call_validate_shutdown_latency_device_legacy_nv(&state.next, device)
         {
             return result;
         }
-        state.hooks.pre_call_record_shutdown_latency_device_legacy_nv(device);
+        state
+            .hooks
+            .pre_call_record_shutdown_latency_device_legacy_nv(&state.next, device);
         let Some(next) = state.next.vkShutdownLatencyDeviceLegacyNV else {
             return Fallback::fallback()
         };
-        unsafe { next(device) };
-        state.hooks.post_call_record_shutdown_latency_device_legacy_nv(device);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
+        state
+            .hooks
+            .post_call_record_shutdown_latency_device_legacy_nv(&state.next, device);
     })
 }
 ///`vkSignalSemaphore` through the layer's hooks.
@@ -35335,16 +40834,21 @@ unsafe extern "system" fn vkSignalSemaphore<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_signal_semaphore(device, pSignalInfo)
+            .pre_call_validate_signal_semaphore(&state.next, device, pSignalInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_signal_semaphore(device, pSignalInfo);
+        state.hooks.pre_call_record_signal_semaphore(&state.next, device, pSignalInfo);
         let Some(next) = state.next.vkSignalSemaphore else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pSignalInfo) };
-        state.hooks.post_call_record_signal_semaphore(device, pSignalInfo, result);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pSignalInfo) };
+        state
+            .hooks
+            .post_call_record_signal_semaphore(&state.next, device, pSignalInfo, result);
         result
     })
 }
@@ -35361,6 +40865,7 @@ unsafe extern "system" fn vkTransitionImageLayout<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_transition_image_layout(
+                &state.next,
                 device,
                 transitionCount,
                 pTransitions,
@@ -35371,6 +40876,7 @@ unsafe extern "system" fn vkTransitionImageLayout<L: Registered>(
         state
             .hooks
             .pre_call_record_transition_image_layout(
+                &state.next,
                 device,
                 transitionCount,
                 pTransitions,
@@ -35378,10 +40884,14 @@ unsafe extern "system" fn vkTransitionImageLayout<L: Registered>(
         let Some(next) = state.next.vkTransitionImageLayout else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, transitionCount, pTransitions) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, transitionCount, pTransitions) };
         state
             .hooks
             .post_call_record_transition_image_layout(
+                &state.next,
                 device,
                 transitionCount,
                 pTransitions,
@@ -35402,16 +40912,23 @@ unsafe extern "system" fn vkTrimCommandPool<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_trim_command_pool(device, commandPool, flags)
+            .pre_call_validate_trim_command_pool(&state.next, device, commandPool, flags)
         {
             return result;
         }
-        state.hooks.pre_call_record_trim_command_pool(device, commandPool, flags);
+        state
+            .hooks
+            .pre_call_record_trim_command_pool(&state.next, device, commandPool, flags);
         let Some(next) = state.next.vkTrimCommandPool else {
             return Fallback::fallback()
         };
-        unsafe { next(device, commandPool, flags) };
-        state.hooks.post_call_record_trim_command_pool(device, commandPool, flags);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, commandPool, flags) };
+        state
+            .hooks
+            .post_call_record_trim_command_pool(&state.next, device, commandPool, flags);
     })
 }
 ///`vkUninitializePerformanceApiINTEL` through the layer's hooks.
@@ -35424,16 +40941,23 @@ unsafe extern "system" fn vkUninitializePerformanceApiINTEL<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_uninitialize_performance_api_intel(device)
+            .pre_call_validate_uninitialize_performance_api_intel(&state.next, device)
         {
             return result;
         }
-        state.hooks.pre_call_record_uninitialize_performance_api_intel(device);
+        state
+            .hooks
+            .pre_call_record_uninitialize_performance_api_intel(&state.next, device);
         let Some(next) = state.next.vkUninitializePerformanceApiINTEL else {
             return Fallback::fallback()
         };
-        unsafe { next(device) };
-        state.hooks.post_call_record_uninitialize_performance_api_intel(device);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down) };
+        state
+            .hooks
+            .post_call_record_uninitialize_performance_api_intel(&state.next, device);
     })
 }
 ///`vkUnmapMemory` through the layer's hooks.
@@ -35445,14 +40969,19 @@ unsafe extern "system" fn vkUnmapMemory<L: Registered>(
         let Some(state) = (unsafe { L::chassis().device(device.0) }) else {
             return Fallback::fallback()
         };
-        if let Some(result) = state.hooks.pre_call_validate_unmap_memory(device, memory)
+        if let Some(result) = state
+            .hooks
+            .pre_call_validate_unmap_memory(&state.next, device, memory)
         {
             return result;
         }
-        state.hooks.pre_call_record_unmap_memory(device, memory);
+        state.hooks.pre_call_record_unmap_memory(&state.next, device, memory);
         let Some(next) = state.next.vkUnmapMemory else { return Fallback::fallback() };
-        unsafe { next(device, memory) };
-        state.hooks.post_call_record_unmap_memory(device, memory);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, memory) };
+        state.hooks.post_call_record_unmap_memory(&state.next, device, memory);
     })
 }
 ///`vkUnmapMemory2` through the layer's hooks.
@@ -35466,14 +40995,24 @@ unsafe extern "system" fn vkUnmapMemory2<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_unmap_memory2(device, pMemoryUnmapInfo)
+            .pre_call_validate_unmap_memory2(&state.next, device, pMemoryUnmapInfo)
         {
             return result;
         }
-        state.hooks.pre_call_record_unmap_memory2(device, pMemoryUnmapInfo);
+        state.hooks.pre_call_record_unmap_memory2(&state.next, device, pMemoryUnmapInfo);
         let Some(next) = state.next.vkUnmapMemory2 else { return Fallback::fallback() };
-        let result = unsafe { next(device, pMemoryUnmapInfo) };
-        state.hooks.post_call_record_unmap_memory2(device, pMemoryUnmapInfo, result);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pMemoryUnmapInfo) };
+        state
+            .hooks
+            .post_call_record_unmap_memory2(
+                &state.next,
+                device,
+                pMemoryUnmapInfo,
+                result,
+            );
         result
     })
 }
@@ -35488,16 +41027,35 @@ unsafe extern "system" fn vkUnregisterCustomBorderColorEXT<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_unregister_custom_border_color_ext(device, index)
+            .pre_call_validate_unregister_custom_border_color_ext(
+                &state.next,
+                device,
+                index,
+            )
         {
             return result;
         }
-        state.hooks.pre_call_record_unregister_custom_border_color_ext(device, index);
+        state
+            .hooks
+            .pre_call_record_unregister_custom_border_color_ext(
+                &state.next,
+                device,
+                index,
+            );
         let Some(next) = state.next.vkUnregisterCustomBorderColorEXT else {
             return Fallback::fallback()
         };
-        unsafe { next(device, index) };
-        state.hooks.post_call_record_unregister_custom_border_color_ext(device, index);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, index) };
+        state
+            .hooks
+            .post_call_record_unregister_custom_border_color_ext(
+                &state.next,
+                device,
+                index,
+            );
     })
 }
 ///`vkUpdateDescriptorSetWithTemplate` through the layer's hooks.
@@ -35514,6 +41072,7 @@ unsafe extern "system" fn vkUpdateDescriptorSetWithTemplate<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_update_descriptor_set_with_template(
+                &state.next,
                 device,
                 descriptorSet,
                 descriptorUpdateTemplate,
@@ -35525,6 +41084,7 @@ unsafe extern "system" fn vkUpdateDescriptorSetWithTemplate<L: Registered>(
         state
             .hooks
             .pre_call_record_update_descriptor_set_with_template(
+                &state.next,
                 device,
                 descriptorSet,
                 descriptorUpdateTemplate,
@@ -35533,10 +41093,14 @@ unsafe extern "system" fn vkUpdateDescriptorSetWithTemplate<L: Registered>(
         let Some(next) = state.next.vkUpdateDescriptorSetWithTemplate else {
             return Fallback::fallback()
         };
-        unsafe { next(device, descriptorSet, descriptorUpdateTemplate, pData) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        unsafe { next(down, descriptorSet, descriptorUpdateTemplate, pData) };
         state
             .hooks
             .post_call_record_update_descriptor_set_with_template(
+                &state.next,
                 device,
                 descriptorSet,
                 descriptorUpdateTemplate,
@@ -35559,6 +41123,7 @@ unsafe extern "system" fn vkUpdateDescriptorSets<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_update_descriptor_sets(
+                &state.next,
                 device,
                 descriptorWriteCount,
                 pDescriptorWrites,
@@ -35571,6 +41136,7 @@ unsafe extern "system" fn vkUpdateDescriptorSets<L: Registered>(
         state
             .hooks
             .pre_call_record_update_descriptor_sets(
+                &state.next,
                 device,
                 descriptorWriteCount,
                 pDescriptorWrites,
@@ -35580,9 +41146,12 @@ unsafe extern "system" fn vkUpdateDescriptorSets<L: Registered>(
         let Some(next) = state.next.vkUpdateDescriptorSets else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         unsafe {
             next(
-                device,
+                down,
                 descriptorWriteCount,
                 pDescriptorWrites,
                 descriptorCopyCount,
@@ -35592,6 +41161,7 @@ unsafe extern "system" fn vkUpdateDescriptorSets<L: Registered>(
         state
             .hooks
             .post_call_record_update_descriptor_sets(
+                &state.next,
                 device,
                 descriptorWriteCount,
                 pDescriptorWrites,
@@ -35614,6 +41184,7 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetPipelineEXT<L: Registered>
         if let Some(result) = state
             .hooks
             .pre_call_validate_update_indirect_execution_set_pipeline_ext(
+                &state.next,
                 device,
                 indirectExecutionSet,
                 executionSetWriteCount,
@@ -35625,6 +41196,7 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetPipelineEXT<L: Registered>
         state
             .hooks
             .pre_call_record_update_indirect_execution_set_pipeline_ext(
+                &state.next,
                 device,
                 indirectExecutionSet,
                 executionSetWriteCount,
@@ -35633,17 +41205,16 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetPipelineEXT<L: Registered>
         let Some(next) = state.next.vkUpdateIndirectExecutionSetPipelineEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                device,
-                indirectExecutionSet,
-                executionSetWriteCount,
-                pExecutionSetWrites,
-            )
+            next(down, indirectExecutionSet, executionSetWriteCount, pExecutionSetWrites)
         };
         state
             .hooks
             .post_call_record_update_indirect_execution_set_pipeline_ext(
+                &state.next,
                 device,
                 indirectExecutionSet,
                 executionSetWriteCount,
@@ -35665,6 +41236,7 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetShaderEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_update_indirect_execution_set_shader_ext(
+                &state.next,
                 device,
                 indirectExecutionSet,
                 executionSetWriteCount,
@@ -35676,6 +41248,7 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetShaderEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_update_indirect_execution_set_shader_ext(
+                &state.next,
                 device,
                 indirectExecutionSet,
                 executionSetWriteCount,
@@ -35684,17 +41257,16 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetShaderEXT<L: Registered>(
         let Some(next) = state.next.vkUpdateIndirectExecutionSetShaderEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         unsafe {
-            next(
-                device,
-                indirectExecutionSet,
-                executionSetWriteCount,
-                pExecutionSetWrites,
-            )
+            next(down, indirectExecutionSet, executionSetWriteCount, pExecutionSetWrites)
         };
         state
             .hooks
             .post_call_record_update_indirect_execution_set_shader_ext(
+                &state.next,
                 device,
                 indirectExecutionSet,
                 executionSetWriteCount,
@@ -35715,6 +41287,7 @@ unsafe extern "system" fn vkUpdateVideoSessionParametersKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_update_video_session_parameters_khr(
+                &state.next,
                 device,
                 videoSessionParameters,
                 pUpdateInfo,
@@ -35725,6 +41298,7 @@ unsafe extern "system" fn vkUpdateVideoSessionParametersKHR<L: Registered>(
         state
             .hooks
             .pre_call_record_update_video_session_parameters_khr(
+                &state.next,
                 device,
                 videoSessionParameters,
                 pUpdateInfo,
@@ -35732,10 +41306,14 @@ unsafe extern "system" fn vkUpdateVideoSessionParametersKHR<L: Registered>(
         let Some(next) = state.next.vkUpdateVideoSessionParametersKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, videoSessionParameters, pUpdateInfo) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, videoSessionParameters, pUpdateInfo) };
         state
             .hooks
             .post_call_record_update_video_session_parameters_khr(
+                &state.next,
                 device,
                 videoSessionParameters,
                 pUpdateInfo,
@@ -35759,6 +41337,7 @@ unsafe extern "system" fn vkWaitForFences<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_wait_for_fences(
+                &state.next,
                 device,
                 fenceCount,
                 pFences,
@@ -35771,6 +41350,7 @@ unsafe extern "system" fn vkWaitForFences<L: Registered>(
         state
             .hooks
             .pre_call_record_wait_for_fences(
+                &state.next,
                 device,
                 fenceCount,
                 pFences,
@@ -35778,10 +41358,14 @@ unsafe extern "system" fn vkWaitForFences<L: Registered>(
                 timeout,
             );
         let Some(next) = state.next.vkWaitForFences else { return Fallback::fallback() };
-        let result = unsafe { next(device, fenceCount, pFences, waitAll, timeout) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, fenceCount, pFences, waitAll, timeout) };
         state
             .hooks
             .post_call_record_wait_for_fences(
+                &state.next,
                 device,
                 fenceCount,
                 pFences,
@@ -35805,6 +41389,7 @@ unsafe extern "system" fn vkWaitForPresent2KHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_wait_for_present2_khr(
+                &state.next,
                 device,
                 swapchain,
                 pPresentWait2Info,
@@ -35814,14 +41399,23 @@ unsafe extern "system" fn vkWaitForPresent2KHR<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_wait_for_present2_khr(device, swapchain, pPresentWait2Info);
+            .pre_call_record_wait_for_present2_khr(
+                &state.next,
+                device,
+                swapchain,
+                pPresentWait2Info,
+            );
         let Some(next) = state.next.vkWaitForPresent2KHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, swapchain, pPresentWait2Info) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, swapchain, pPresentWait2Info) };
         state
             .hooks
             .post_call_record_wait_for_present2_khr(
+                &state.next,
                 device,
                 swapchain,
                 pPresentWait2Info,
@@ -35844,6 +41438,7 @@ unsafe extern "system" fn vkWaitForPresentKHR<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_wait_for_present_khr(
+                &state.next,
                 device,
                 swapchain,
                 presentId,
@@ -35854,14 +41449,24 @@ unsafe extern "system" fn vkWaitForPresentKHR<L: Registered>(
         }
         state
             .hooks
-            .pre_call_record_wait_for_present_khr(device, swapchain, presentId, timeout);
+            .pre_call_record_wait_for_present_khr(
+                &state.next,
+                device,
+                swapchain,
+                presentId,
+                timeout,
+            );
         let Some(next) = state.next.vkWaitForPresentKHR else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, swapchain, presentId, timeout) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, swapchain, presentId, timeout) };
         state
             .hooks
             .post_call_record_wait_for_present_khr(
+                &state.next,
                 device,
                 swapchain,
                 presentId,
@@ -35883,16 +41488,29 @@ unsafe extern "system" fn vkWaitSemaphores<L: Registered>(
         };
         if let Some(result) = state
             .hooks
-            .pre_call_validate_wait_semaphores(device, pWaitInfo, timeout)
+            .pre_call_validate_wait_semaphores(&state.next, device, pWaitInfo, timeout)
         {
             return result;
         }
-        state.hooks.pre_call_record_wait_semaphores(device, pWaitInfo, timeout);
+        state
+            .hooks
+            .pre_call_record_wait_semaphores(&state.next, device, pWaitInfo, timeout);
         let Some(next) = state.next.vkWaitSemaphores else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, pWaitInfo, timeout) };
-        state.hooks.post_call_record_wait_semaphores(device, pWaitInfo, timeout, result);
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, pWaitInfo, timeout) };
+        state
+            .hooks
+            .post_call_record_wait_semaphores(
+                &state.next,
+                device,
+                pWaitInfo,
+                timeout,
+                result,
+            );
         result
     })
 }
@@ -35913,6 +41531,7 @@ unsafe extern "system" fn vkWriteAccelerationStructuresPropertiesKHR<L: Register
         if let Some(result) = state
             .hooks
             .pre_call_validate_write_acceleration_structures_properties_khr(
+                &state.next,
                 device,
                 accelerationStructureCount,
                 pAccelerationStructures,
@@ -35927,6 +41546,7 @@ unsafe extern "system" fn vkWriteAccelerationStructuresPropertiesKHR<L: Register
         state
             .hooks
             .pre_call_record_write_acceleration_structures_properties_khr(
+                &state.next,
                 device,
                 accelerationStructureCount,
                 pAccelerationStructures,
@@ -35938,9 +41558,12 @@ unsafe extern "system" fn vkWriteAccelerationStructuresPropertiesKHR<L: Register
         let Some(next) = state.next.vkWriteAccelerationStructuresPropertiesKHR else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
             next(
-                device,
+                down,
                 accelerationStructureCount,
                 pAccelerationStructures,
                 queryType,
@@ -35952,6 +41575,7 @@ unsafe extern "system" fn vkWriteAccelerationStructuresPropertiesKHR<L: Register
         state
             .hooks
             .post_call_record_write_acceleration_structures_properties_khr(
+                &state.next,
                 device,
                 accelerationStructureCount,
                 pAccelerationStructures,
@@ -35981,6 +41605,7 @@ unsafe extern "system" fn vkWriteMicromapsPropertiesEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_write_micromaps_properties_ext(
+                &state.next,
                 device,
                 micromapCount,
                 pMicromaps,
@@ -35995,6 +41620,7 @@ unsafe extern "system" fn vkWriteMicromapsPropertiesEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_write_micromaps_properties_ext(
+                &state.next,
                 device,
                 micromapCount,
                 pMicromaps,
@@ -36006,12 +41632,16 @@ unsafe extern "system" fn vkWriteMicromapsPropertiesEXT<L: Registered>(
         let Some(next) = state.next.vkWriteMicromapsPropertiesEXT else {
             return Fallback::fallback()
         };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
         let result = unsafe {
-            next(device, micromapCount, pMicromaps, queryType, dataSize, pData, stride)
+            next(down, micromapCount, pMicromaps, queryType, dataSize, pData, stride)
         };
         state
             .hooks
             .post_call_record_write_micromaps_properties_ext(
+                &state.next,
                 device,
                 micromapCount,
                 pMicromaps,
@@ -36038,6 +41668,7 @@ unsafe extern "system" fn vkWriteResourceDescriptorsEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_write_resource_descriptors_ext(
+                &state.next,
                 device,
                 resourceCount,
                 pResources,
@@ -36049,6 +41680,7 @@ unsafe extern "system" fn vkWriteResourceDescriptorsEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_write_resource_descriptors_ext(
+                &state.next,
                 device,
                 resourceCount,
                 pResources,
@@ -36057,10 +41689,14 @@ unsafe extern "system" fn vkWriteResourceDescriptorsEXT<L: Registered>(
         let Some(next) = state.next.vkWriteResourceDescriptorsEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, resourceCount, pResources, pDescriptors) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, resourceCount, pResources, pDescriptors) };
         state
             .hooks
             .post_call_record_write_resource_descriptors_ext(
+                &state.next,
                 device,
                 resourceCount,
                 pResources,
@@ -36084,6 +41720,7 @@ unsafe extern "system" fn vkWriteSamplerDescriptorsEXT<L: Registered>(
         if let Some(result) = state
             .hooks
             .pre_call_validate_write_sampler_descriptors_ext(
+                &state.next,
                 device,
                 samplerCount,
                 pSamplers,
@@ -36095,6 +41732,7 @@ unsafe extern "system" fn vkWriteSamplerDescriptorsEXT<L: Registered>(
         state
             .hooks
             .pre_call_record_write_sampler_descriptors_ext(
+                &state.next,
                 device,
                 samplerCount,
                 pSamplers,
@@ -36103,10 +41741,14 @@ unsafe extern "system" fn vkWriteSamplerDescriptorsEXT<L: Registered>(
         let Some(next) = state.next.vkWriteSamplerDescriptorsEXT else {
             return Fallback::fallback()
         };
-        let result = unsafe { next(device, samplerCount, pSamplers, pDescriptors) };
+        let Some(down) = L::unwrap_device(&state.hooks, device) else {
+            return Fallback::fallback()
+        };
+        let result = unsafe { next(down, samplerCount, pSamplers, pDescriptors) };
         state
             .hooks
             .post_call_record_write_sampler_descriptors_ext(
+                &state.next,
                 device,
                 samplerCount,
                 pSamplers,

@@ -6,6 +6,747 @@ use core::ffi::c_int;
 use core::ffi::c_void;
 use vk_generated::command_id;
 use vk_generated::types::*;
+use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
+/// The instance-level hookable commands' ids by their hook methods' common suffix
+/// (`enumerate_physical_devices`): how `#[vk_layer::hooks]` names the commands a layer's
+/// hook methods hook.
+#[allow(non_upper_case_globals)]
+pub mod instance_hook_ids {
+    use vk_generated::command_id;
+    pub const acquire_drm_display_ext: u16 = command_id::vkAcquireDrmDisplayEXT;
+    pub const acquire_winrt_display_nv: u16 = command_id::vkAcquireWinrtDisplayNV;
+    pub const acquire_xlib_display_ext: u16 = command_id::vkAcquireXlibDisplayEXT;
+    pub const create_android_surface_khr: u16 = command_id::vkCreateAndroidSurfaceKHR;
+    pub const create_debug_report_callback_ext: u16 = command_id::vkCreateDebugReportCallbackEXT;
+    pub const create_debug_utils_messenger_ext: u16 = command_id::vkCreateDebugUtilsMessengerEXT;
+    pub const create_direct_fb_surface_ext: u16 = command_id::vkCreateDirectFBSurfaceEXT;
+    pub const create_display_mode_khr: u16 = command_id::vkCreateDisplayModeKHR;
+    pub const create_display_plane_surface_khr: u16 = command_id::vkCreateDisplayPlaneSurfaceKHR;
+    pub const create_headless_surface_ext: u16 = command_id::vkCreateHeadlessSurfaceEXT;
+    pub const create_ios_surface_mvk: u16 = command_id::vkCreateIOSSurfaceMVK;
+    pub const create_image_pipe_surface_fuchsia: u16 = command_id::vkCreateImagePipeSurfaceFUCHSIA;
+    pub const create_mac_os_surface_mvk: u16 = command_id::vkCreateMacOSSurfaceMVK;
+    pub const create_metal_surface_ext: u16 = command_id::vkCreateMetalSurfaceEXT;
+    pub const create_screen_surface_qnx: u16 = command_id::vkCreateScreenSurfaceQNX;
+    pub const create_stream_descriptor_surface_ggp: u16 = command_id::vkCreateStreamDescriptorSurfaceGGP;
+    pub const create_surface_ohos: u16 = command_id::vkCreateSurfaceOHOS;
+    pub const create_ubm_surface_sec: u16 = command_id::vkCreateUbmSurfaceSEC;
+    pub const create_vi_surface_nn: u16 = command_id::vkCreateViSurfaceNN;
+    pub const create_wayland_surface_khr: u16 = command_id::vkCreateWaylandSurfaceKHR;
+    pub const create_win32_surface_khr: u16 = command_id::vkCreateWin32SurfaceKHR;
+    pub const create_xcb_surface_khr: u16 = command_id::vkCreateXcbSurfaceKHR;
+    pub const create_xlib_surface_khr: u16 = command_id::vkCreateXlibSurfaceKHR;
+    pub const debug_report_message_ext: u16 = command_id::vkDebugReportMessageEXT;
+    pub const destroy_debug_report_callback_ext: u16 = command_id::vkDestroyDebugReportCallbackEXT;
+    pub const destroy_debug_utils_messenger_ext: u16 = command_id::vkDestroyDebugUtilsMessengerEXT;
+    pub const destroy_surface_khr: u16 = command_id::vkDestroySurfaceKHR;
+    pub const enumerate_device_extension_properties: u16 = command_id::vkEnumerateDeviceExtensionProperties;
+    pub const enumerate_device_layer_properties: u16 = command_id::vkEnumerateDeviceLayerProperties;
+    pub const enumerate_physical_device_groups: u16 = command_id::vkEnumeratePhysicalDeviceGroups;
+    pub const enumerate_physical_device_queue_family_performance_counters_by_region_arm: u16 = command_id::vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM;
+    pub const enumerate_physical_device_queue_family_performance_query_counters_khr: u16 = command_id::vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR;
+    pub const enumerate_physical_device_shader_instrumentation_metrics_arm: u16 = command_id::vkEnumeratePhysicalDeviceShaderInstrumentationMetricsARM;
+    pub const enumerate_physical_devices: u16 = command_id::vkEnumeratePhysicalDevices;
+    pub const get_display_mode_properties2_khr: u16 = command_id::vkGetDisplayModeProperties2KHR;
+    pub const get_display_mode_properties_khr: u16 = command_id::vkGetDisplayModePropertiesKHR;
+    pub const get_display_plane_capabilities2_khr: u16 = command_id::vkGetDisplayPlaneCapabilities2KHR;
+    pub const get_display_plane_capabilities_khr: u16 = command_id::vkGetDisplayPlaneCapabilitiesKHR;
+    pub const get_display_plane_supported_displays_khr: u16 = command_id::vkGetDisplayPlaneSupportedDisplaysKHR;
+    pub const get_drm_display_ext: u16 = command_id::vkGetDrmDisplayEXT;
+    pub const get_physical_device_calibrateable_time_domains_khr: u16 = command_id::vkGetPhysicalDeviceCalibrateableTimeDomainsKHR;
+    pub const get_physical_device_cooperative_matrix_flexible_dimensions_properties_nv: u16 = command_id::vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV;
+    pub const get_physical_device_cooperative_matrix_properties2_ext: u16 = command_id::vkGetPhysicalDeviceCooperativeMatrixProperties2EXT;
+    pub const get_physical_device_cooperative_matrix_properties_khr: u16 = command_id::vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR;
+    pub const get_physical_device_cooperative_matrix_properties_nv: u16 = command_id::vkGetPhysicalDeviceCooperativeMatrixPropertiesNV;
+    pub const get_physical_device_cooperative_vector_properties_nv: u16 = command_id::vkGetPhysicalDeviceCooperativeVectorPropertiesNV;
+    pub const get_physical_device_descriptor_size_ext: u16 = command_id::vkGetPhysicalDeviceDescriptorSizeEXT;
+    pub const get_physical_device_direct_fb_presentation_support_ext: u16 = command_id::vkGetPhysicalDeviceDirectFBPresentationSupportEXT;
+    pub const get_physical_device_display_plane_properties2_khr: u16 = command_id::vkGetPhysicalDeviceDisplayPlaneProperties2KHR;
+    pub const get_physical_device_display_plane_properties_khr: u16 = command_id::vkGetPhysicalDeviceDisplayPlanePropertiesKHR;
+    pub const get_physical_device_display_properties2_khr: u16 = command_id::vkGetPhysicalDeviceDisplayProperties2KHR;
+    pub const get_physical_device_display_properties_khr: u16 = command_id::vkGetPhysicalDeviceDisplayPropertiesKHR;
+    pub const get_physical_device_external_buffer_properties: u16 = command_id::vkGetPhysicalDeviceExternalBufferProperties;
+    pub const get_physical_device_external_fence_properties: u16 = command_id::vkGetPhysicalDeviceExternalFenceProperties;
+    pub const get_physical_device_external_image_format_properties_nv: u16 = command_id::vkGetPhysicalDeviceExternalImageFormatPropertiesNV;
+    pub const get_physical_device_external_semaphore_properties: u16 = command_id::vkGetPhysicalDeviceExternalSemaphoreProperties;
+    pub const get_physical_device_external_tensor_properties_arm: u16 = command_id::vkGetPhysicalDeviceExternalTensorPropertiesARM;
+    pub const get_physical_device_features: u16 = command_id::vkGetPhysicalDeviceFeatures;
+    pub const get_physical_device_features2: u16 = command_id::vkGetPhysicalDeviceFeatures2;
+    pub const get_physical_device_format_properties: u16 = command_id::vkGetPhysicalDeviceFormatProperties;
+    pub const get_physical_device_format_properties2: u16 = command_id::vkGetPhysicalDeviceFormatProperties2;
+    pub const get_physical_device_fragment_shading_rates_khr: u16 = command_id::vkGetPhysicalDeviceFragmentShadingRatesKHR;
+    pub const get_physical_device_image_format_properties: u16 = command_id::vkGetPhysicalDeviceImageFormatProperties;
+    pub const get_physical_device_image_format_properties2: u16 = command_id::vkGetPhysicalDeviceImageFormatProperties2;
+    pub const get_physical_device_memory_properties: u16 = command_id::vkGetPhysicalDeviceMemoryProperties;
+    pub const get_physical_device_memory_properties2: u16 = command_id::vkGetPhysicalDeviceMemoryProperties2;
+    pub const get_physical_device_multisample_properties_ext: u16 = command_id::vkGetPhysicalDeviceMultisamplePropertiesEXT;
+    pub const get_physical_device_optical_flow_image_formats_nv: u16 = command_id::vkGetPhysicalDeviceOpticalFlowImageFormatsNV;
+    pub const get_physical_device_present_rectangles_khr: u16 = command_id::vkGetPhysicalDevicePresentRectanglesKHR;
+    pub const get_physical_device_properties: u16 = command_id::vkGetPhysicalDeviceProperties;
+    pub const get_physical_device_properties2: u16 = command_id::vkGetPhysicalDeviceProperties2;
+    pub const get_physical_device_queue_family_data_graph_engine_operation_properties_arm: u16 = command_id::vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesARM;
+    pub const get_physical_device_queue_family_data_graph_optical_flow_image_formats_arm: u16 = command_id::vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM;
+    pub const get_physical_device_queue_family_data_graph_processing_engine_properties_arm: u16 = command_id::vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM;
+    pub const get_physical_device_queue_family_data_graph_properties_arm: u16 = command_id::vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM;
+    pub const get_physical_device_queue_family_performance_query_passes_khr: u16 = command_id::vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR;
+    pub const get_physical_device_queue_family_properties: u16 = command_id::vkGetPhysicalDeviceQueueFamilyProperties;
+    pub const get_physical_device_queue_family_properties2: u16 = command_id::vkGetPhysicalDeviceQueueFamilyProperties2;
+    pub const get_physical_device_screen_presentation_support_qnx: u16 = command_id::vkGetPhysicalDeviceScreenPresentationSupportQNX;
+    pub const get_physical_device_sparse_image_format_properties: u16 = command_id::vkGetPhysicalDeviceSparseImageFormatProperties;
+    pub const get_physical_device_sparse_image_format_properties2: u16 = command_id::vkGetPhysicalDeviceSparseImageFormatProperties2;
+    pub const get_physical_device_supported_framebuffer_mixed_samples_combinations_nv: u16 = command_id::vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV;
+    pub const get_physical_device_surface_capabilities2_ext: u16 = command_id::vkGetPhysicalDeviceSurfaceCapabilities2EXT;
+    pub const get_physical_device_surface_capabilities2_khr: u16 = command_id::vkGetPhysicalDeviceSurfaceCapabilities2KHR;
+    pub const get_physical_device_surface_capabilities_khr: u16 = command_id::vkGetPhysicalDeviceSurfaceCapabilitiesKHR;
+    pub const get_physical_device_surface_formats2_khr: u16 = command_id::vkGetPhysicalDeviceSurfaceFormats2KHR;
+    pub const get_physical_device_surface_formats_khr: u16 = command_id::vkGetPhysicalDeviceSurfaceFormatsKHR;
+    pub const get_physical_device_surface_present_modes2_ext: u16 = command_id::vkGetPhysicalDeviceSurfacePresentModes2EXT;
+    pub const get_physical_device_surface_present_modes_khr: u16 = command_id::vkGetPhysicalDeviceSurfacePresentModesKHR;
+    pub const get_physical_device_surface_support_khr: u16 = command_id::vkGetPhysicalDeviceSurfaceSupportKHR;
+    pub const get_physical_device_tool_properties: u16 = command_id::vkGetPhysicalDeviceToolProperties;
+    pub const get_physical_device_ubm_presentation_support_sec: u16 = command_id::vkGetPhysicalDeviceUbmPresentationSupportSEC;
+    pub const get_physical_device_video_capabilities_khr: u16 = command_id::vkGetPhysicalDeviceVideoCapabilitiesKHR;
+    pub const get_physical_device_video_encode_quality_level_properties_khr: u16 = command_id::vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR;
+    pub const get_physical_device_video_format_properties_khr: u16 = command_id::vkGetPhysicalDeviceVideoFormatPropertiesKHR;
+    pub const get_physical_device_wayland_presentation_support_khr: u16 = command_id::vkGetPhysicalDeviceWaylandPresentationSupportKHR;
+    pub const get_physical_device_win32_presentation_support_khr: u16 = command_id::vkGetPhysicalDeviceWin32PresentationSupportKHR;
+    pub const get_physical_device_xcb_presentation_support_khr: u16 = command_id::vkGetPhysicalDeviceXcbPresentationSupportKHR;
+    pub const get_physical_device_xlib_presentation_support_khr: u16 = command_id::vkGetPhysicalDeviceXlibPresentationSupportKHR;
+    pub const get_rand_r_output_display_ext: u16 = command_id::vkGetRandROutputDisplayEXT;
+    pub const get_winrt_display_nv: u16 = command_id::vkGetWinrtDisplayNV;
+    pub const release_display_ext: u16 = command_id::vkReleaseDisplayEXT;
+    pub const submit_debug_utils_message_ext: u16 = command_id::vkSubmitDebugUtilsMessageEXT;
+}
+/// The device-level hookable commands' ids by their hook methods' suffix (`cmd_draw`).
+#[allow(non_upper_case_globals)]
+pub mod device_hook_ids {
+    use vk_generated::command_id;
+    pub const acquire_full_screen_exclusive_mode_ext: u16 = command_id::vkAcquireFullScreenExclusiveModeEXT;
+    pub const acquire_next_image2_khr: u16 = command_id::vkAcquireNextImage2KHR;
+    pub const acquire_next_image_khr: u16 = command_id::vkAcquireNextImageKHR;
+    pub const acquire_performance_configuration_intel: u16 = command_id::vkAcquirePerformanceConfigurationINTEL;
+    pub const acquire_profiling_lock_khr: u16 = command_id::vkAcquireProfilingLockKHR;
+    pub const allocate_command_buffers: u16 = command_id::vkAllocateCommandBuffers;
+    pub const allocate_descriptor_sets: u16 = command_id::vkAllocateDescriptorSets;
+    pub const allocate_memory: u16 = command_id::vkAllocateMemory;
+    pub const anti_lag_update_amd: u16 = command_id::vkAntiLagUpdateAMD;
+    pub const begin_command_buffer: u16 = command_id::vkBeginCommandBuffer;
+    pub const bind_acceleration_structure_memory_nv: u16 = command_id::vkBindAccelerationStructureMemoryNV;
+    pub const bind_buffer_memory: u16 = command_id::vkBindBufferMemory;
+    pub const bind_buffer_memory2: u16 = command_id::vkBindBufferMemory2;
+    pub const bind_data_graph_pipeline_session_memory_arm: u16 = command_id::vkBindDataGraphPipelineSessionMemoryARM;
+    pub const bind_image_memory: u16 = command_id::vkBindImageMemory;
+    pub const bind_image_memory2: u16 = command_id::vkBindImageMemory2;
+    pub const bind_optical_flow_session_image_nv: u16 = command_id::vkBindOpticalFlowSessionImageNV;
+    pub const bind_tensor_memory_arm: u16 = command_id::vkBindTensorMemoryARM;
+    pub const bind_video_session_memory_khr: u16 = command_id::vkBindVideoSessionMemoryKHR;
+    pub const build_acceleration_structures_khr: u16 = command_id::vkBuildAccelerationStructuresKHR;
+    pub const build_micromaps_ext: u16 = command_id::vkBuildMicromapsEXT;
+    pub const clear_shader_instrumentation_metrics_arm: u16 = command_id::vkClearShaderInstrumentationMetricsARM;
+    pub const cmd_begin_conditional_rendering2_ext: u16 = command_id::vkCmdBeginConditionalRendering2EXT;
+    pub const cmd_begin_conditional_rendering_ext: u16 = command_id::vkCmdBeginConditionalRenderingEXT;
+    pub const cmd_begin_custom_resolve_ext: u16 = command_id::vkCmdBeginCustomResolveEXT;
+    pub const cmd_begin_debug_utils_label_ext: u16 = command_id::vkCmdBeginDebugUtilsLabelEXT;
+    pub const cmd_begin_gpa_sample_amd: u16 = command_id::vkCmdBeginGpaSampleAMD;
+    pub const cmd_begin_gpa_session_amd: u16 = command_id::vkCmdBeginGpaSessionAMD;
+    pub const cmd_begin_per_tile_execution_qcom: u16 = command_id::vkCmdBeginPerTileExecutionQCOM;
+    pub const cmd_begin_query: u16 = command_id::vkCmdBeginQuery;
+    pub const cmd_begin_query_indexed_ext: u16 = command_id::vkCmdBeginQueryIndexedEXT;
+    pub const cmd_begin_render_pass: u16 = command_id::vkCmdBeginRenderPass;
+    pub const cmd_begin_render_pass2: u16 = command_id::vkCmdBeginRenderPass2;
+    pub const cmd_begin_rendering: u16 = command_id::vkCmdBeginRendering;
+    pub const cmd_begin_shader_instrumentation_arm: u16 = command_id::vkCmdBeginShaderInstrumentationARM;
+    pub const cmd_begin_transform_feedback2_ext: u16 = command_id::vkCmdBeginTransformFeedback2EXT;
+    pub const cmd_begin_transform_feedback_ext: u16 = command_id::vkCmdBeginTransformFeedbackEXT;
+    pub const cmd_begin_video_coding_khr: u16 = command_id::vkCmdBeginVideoCodingKHR;
+    pub const cmd_bind_descriptor_buffer_embedded_samplers2_ext: u16 = command_id::vkCmdBindDescriptorBufferEmbeddedSamplers2EXT;
+    pub const cmd_bind_descriptor_buffer_embedded_samplers_ext: u16 = command_id::vkCmdBindDescriptorBufferEmbeddedSamplersEXT;
+    pub const cmd_bind_descriptor_buffers_ext: u16 = command_id::vkCmdBindDescriptorBuffersEXT;
+    pub const cmd_bind_descriptor_sets: u16 = command_id::vkCmdBindDescriptorSets;
+    pub const cmd_bind_descriptor_sets2: u16 = command_id::vkCmdBindDescriptorSets2;
+    pub const cmd_bind_index_buffer: u16 = command_id::vkCmdBindIndexBuffer;
+    pub const cmd_bind_index_buffer2: u16 = command_id::vkCmdBindIndexBuffer2;
+    pub const cmd_bind_index_buffer3_khr: u16 = command_id::vkCmdBindIndexBuffer3KHR;
+    pub const cmd_bind_invocation_mask_huawei: u16 = command_id::vkCmdBindInvocationMaskHUAWEI;
+    pub const cmd_bind_pipeline: u16 = command_id::vkCmdBindPipeline;
+    pub const cmd_bind_pipeline_shader_group_nv: u16 = command_id::vkCmdBindPipelineShaderGroupNV;
+    pub const cmd_bind_resource_heap_ext: u16 = command_id::vkCmdBindResourceHeapEXT;
+    pub const cmd_bind_sampler_heap_ext: u16 = command_id::vkCmdBindSamplerHeapEXT;
+    pub const cmd_bind_shaders_ext: u16 = command_id::vkCmdBindShadersEXT;
+    pub const cmd_bind_shading_rate_image_nv: u16 = command_id::vkCmdBindShadingRateImageNV;
+    pub const cmd_bind_tile_memory_qcom: u16 = command_id::vkCmdBindTileMemoryQCOM;
+    pub const cmd_bind_transform_feedback_buffers2_ext: u16 = command_id::vkCmdBindTransformFeedbackBuffers2EXT;
+    pub const cmd_bind_transform_feedback_buffers_ext: u16 = command_id::vkCmdBindTransformFeedbackBuffersEXT;
+    pub const cmd_bind_vertex_buffers: u16 = command_id::vkCmdBindVertexBuffers;
+    pub const cmd_bind_vertex_buffers2: u16 = command_id::vkCmdBindVertexBuffers2;
+    pub const cmd_bind_vertex_buffers3_khr: u16 = command_id::vkCmdBindVertexBuffers3KHR;
+    pub const cmd_blit_image: u16 = command_id::vkCmdBlitImage;
+    pub const cmd_blit_image2: u16 = command_id::vkCmdBlitImage2;
+    pub const cmd_build_acceleration_structure_nv: u16 = command_id::vkCmdBuildAccelerationStructureNV;
+    pub const cmd_build_acceleration_structures_indirect_khr: u16 = command_id::vkCmdBuildAccelerationStructuresIndirectKHR;
+    pub const cmd_build_acceleration_structures_khr: u16 = command_id::vkCmdBuildAccelerationStructuresKHR;
+    pub const cmd_build_cluster_acceleration_structure_indirect_nv: u16 = command_id::vkCmdBuildClusterAccelerationStructureIndirectNV;
+    pub const cmd_build_micromaps_ext: u16 = command_id::vkCmdBuildMicromapsEXT;
+    pub const cmd_build_partitioned_acceleration_structures_nv: u16 = command_id::vkCmdBuildPartitionedAccelerationStructuresNV;
+    pub const cmd_clear_attachments: u16 = command_id::vkCmdClearAttachments;
+    pub const cmd_clear_color_image: u16 = command_id::vkCmdClearColorImage;
+    pub const cmd_clear_depth_stencil_image: u16 = command_id::vkCmdClearDepthStencilImage;
+    pub const cmd_control_video_coding_khr: u16 = command_id::vkCmdControlVideoCodingKHR;
+    pub const cmd_convert_cooperative_vector_matrix_nv: u16 = command_id::vkCmdConvertCooperativeVectorMatrixNV;
+    pub const cmd_copy_acceleration_structure_khr: u16 = command_id::vkCmdCopyAccelerationStructureKHR;
+    pub const cmd_copy_acceleration_structure_nv: u16 = command_id::vkCmdCopyAccelerationStructureNV;
+    pub const cmd_copy_acceleration_structure_to_memory_khr: u16 = command_id::vkCmdCopyAccelerationStructureToMemoryKHR;
+    pub const cmd_copy_buffer: u16 = command_id::vkCmdCopyBuffer;
+    pub const cmd_copy_buffer2: u16 = command_id::vkCmdCopyBuffer2;
+    pub const cmd_copy_buffer_to_image: u16 = command_id::vkCmdCopyBufferToImage;
+    pub const cmd_copy_buffer_to_image2: u16 = command_id::vkCmdCopyBufferToImage2;
+    pub const cmd_copy_gpa_session_results_amd: u16 = command_id::vkCmdCopyGpaSessionResultsAMD;
+    pub const cmd_copy_image: u16 = command_id::vkCmdCopyImage;
+    pub const cmd_copy_image2: u16 = command_id::vkCmdCopyImage2;
+    pub const cmd_copy_image_to_buffer: u16 = command_id::vkCmdCopyImageToBuffer;
+    pub const cmd_copy_image_to_buffer2: u16 = command_id::vkCmdCopyImageToBuffer2;
+    pub const cmd_copy_image_to_memory_khr: u16 = command_id::vkCmdCopyImageToMemoryKHR;
+    pub const cmd_copy_memory_indirect_khr: u16 = command_id::vkCmdCopyMemoryIndirectKHR;
+    pub const cmd_copy_memory_indirect_nv: u16 = command_id::vkCmdCopyMemoryIndirectNV;
+    pub const cmd_copy_memory_khr: u16 = command_id::vkCmdCopyMemoryKHR;
+    pub const cmd_copy_memory_to_acceleration_structure_khr: u16 = command_id::vkCmdCopyMemoryToAccelerationStructureKHR;
+    pub const cmd_copy_memory_to_image_indirect_khr: u16 = command_id::vkCmdCopyMemoryToImageIndirectKHR;
+    pub const cmd_copy_memory_to_image_indirect_nv: u16 = command_id::vkCmdCopyMemoryToImageIndirectNV;
+    pub const cmd_copy_memory_to_image_khr: u16 = command_id::vkCmdCopyMemoryToImageKHR;
+    pub const cmd_copy_memory_to_micromap_ext: u16 = command_id::vkCmdCopyMemoryToMicromapEXT;
+    pub const cmd_copy_micromap_ext: u16 = command_id::vkCmdCopyMicromapEXT;
+    pub const cmd_copy_micromap_to_memory_ext: u16 = command_id::vkCmdCopyMicromapToMemoryEXT;
+    pub const cmd_copy_query_pool_results: u16 = command_id::vkCmdCopyQueryPoolResults;
+    pub const cmd_copy_query_pool_results_to_memory_khr: u16 = command_id::vkCmdCopyQueryPoolResultsToMemoryKHR;
+    pub const cmd_copy_tensor_arm: u16 = command_id::vkCmdCopyTensorARM;
+    pub const cmd_cu_launch_kernel_nvx: u16 = command_id::vkCmdCuLaunchKernelNVX;
+    pub const cmd_cuda_launch_kernel_nv: u16 = command_id::vkCmdCudaLaunchKernelNV;
+    pub const cmd_debug_marker_begin_ext: u16 = command_id::vkCmdDebugMarkerBeginEXT;
+    pub const cmd_debug_marker_end_ext: u16 = command_id::vkCmdDebugMarkerEndEXT;
+    pub const cmd_debug_marker_insert_ext: u16 = command_id::vkCmdDebugMarkerInsertEXT;
+    pub const cmd_decode_video_khr: u16 = command_id::vkCmdDecodeVideoKHR;
+    pub const cmd_decompress_memory_ext: u16 = command_id::vkCmdDecompressMemoryEXT;
+    pub const cmd_decompress_memory_indirect_count_ext: u16 = command_id::vkCmdDecompressMemoryIndirectCountEXT;
+    pub const cmd_decompress_memory_indirect_count_nv: u16 = command_id::vkCmdDecompressMemoryIndirectCountNV;
+    pub const cmd_decompress_memory_nv: u16 = command_id::vkCmdDecompressMemoryNV;
+    pub const cmd_dispatch: u16 = command_id::vkCmdDispatch;
+    pub const cmd_dispatch_base: u16 = command_id::vkCmdDispatchBase;
+    pub const cmd_dispatch_data_graph_arm: u16 = command_id::vkCmdDispatchDataGraphARM;
+    pub const cmd_dispatch_graph_amdx: u16 = command_id::vkCmdDispatchGraphAMDX;
+    pub const cmd_dispatch_graph_indirect_amdx: u16 = command_id::vkCmdDispatchGraphIndirectAMDX;
+    pub const cmd_dispatch_graph_indirect_count_amdx: u16 = command_id::vkCmdDispatchGraphIndirectCountAMDX;
+    pub const cmd_dispatch_indirect: u16 = command_id::vkCmdDispatchIndirect;
+    pub const cmd_dispatch_indirect2_khr: u16 = command_id::vkCmdDispatchIndirect2KHR;
+    pub const cmd_dispatch_tile_qcom: u16 = command_id::vkCmdDispatchTileQCOM;
+    pub const cmd_draw: u16 = command_id::vkCmdDraw;
+    pub const cmd_draw_cluster_huawei: u16 = command_id::vkCmdDrawClusterHUAWEI;
+    pub const cmd_draw_cluster_indirect_huawei: u16 = command_id::vkCmdDrawClusterIndirectHUAWEI;
+    pub const cmd_draw_indexed: u16 = command_id::vkCmdDrawIndexed;
+    pub const cmd_draw_indexed_indirect: u16 = command_id::vkCmdDrawIndexedIndirect;
+    pub const cmd_draw_indexed_indirect2_khr: u16 = command_id::vkCmdDrawIndexedIndirect2KHR;
+    pub const cmd_draw_indexed_indirect_count: u16 = command_id::vkCmdDrawIndexedIndirectCount;
+    pub const cmd_draw_indexed_indirect_count2_khr: u16 = command_id::vkCmdDrawIndexedIndirectCount2KHR;
+    pub const cmd_draw_indirect: u16 = command_id::vkCmdDrawIndirect;
+    pub const cmd_draw_indirect2_khr: u16 = command_id::vkCmdDrawIndirect2KHR;
+    pub const cmd_draw_indirect_byte_count2_ext: u16 = command_id::vkCmdDrawIndirectByteCount2EXT;
+    pub const cmd_draw_indirect_byte_count_ext: u16 = command_id::vkCmdDrawIndirectByteCountEXT;
+    pub const cmd_draw_indirect_count: u16 = command_id::vkCmdDrawIndirectCount;
+    pub const cmd_draw_indirect_count2_khr: u16 = command_id::vkCmdDrawIndirectCount2KHR;
+    pub const cmd_draw_mesh_tasks_ext: u16 = command_id::vkCmdDrawMeshTasksEXT;
+    pub const cmd_draw_mesh_tasks_indirect2_ext: u16 = command_id::vkCmdDrawMeshTasksIndirect2EXT;
+    pub const cmd_draw_mesh_tasks_indirect_count2_ext: u16 = command_id::vkCmdDrawMeshTasksIndirectCount2EXT;
+    pub const cmd_draw_mesh_tasks_indirect_count_ext: u16 = command_id::vkCmdDrawMeshTasksIndirectCountEXT;
+    pub const cmd_draw_mesh_tasks_indirect_count_nv: u16 = command_id::vkCmdDrawMeshTasksIndirectCountNV;
+    pub const cmd_draw_mesh_tasks_indirect_ext: u16 = command_id::vkCmdDrawMeshTasksIndirectEXT;
+    pub const cmd_draw_mesh_tasks_indirect_nv: u16 = command_id::vkCmdDrawMeshTasksIndirectNV;
+    pub const cmd_draw_mesh_tasks_nv: u16 = command_id::vkCmdDrawMeshTasksNV;
+    pub const cmd_draw_multi_ext: u16 = command_id::vkCmdDrawMultiEXT;
+    pub const cmd_draw_multi_indexed_ext: u16 = command_id::vkCmdDrawMultiIndexedEXT;
+    pub const cmd_encode_video_khr: u16 = command_id::vkCmdEncodeVideoKHR;
+    pub const cmd_end_conditional_rendering_ext: u16 = command_id::vkCmdEndConditionalRenderingEXT;
+    pub const cmd_end_debug_utils_label_ext: u16 = command_id::vkCmdEndDebugUtilsLabelEXT;
+    pub const cmd_end_gpa_sample_amd: u16 = command_id::vkCmdEndGpaSampleAMD;
+    pub const cmd_end_gpa_session_amd: u16 = command_id::vkCmdEndGpaSessionAMD;
+    pub const cmd_end_per_tile_execution_qcom: u16 = command_id::vkCmdEndPerTileExecutionQCOM;
+    pub const cmd_end_query: u16 = command_id::vkCmdEndQuery;
+    pub const cmd_end_query_indexed_ext: u16 = command_id::vkCmdEndQueryIndexedEXT;
+    pub const cmd_end_render_pass: u16 = command_id::vkCmdEndRenderPass;
+    pub const cmd_end_render_pass2: u16 = command_id::vkCmdEndRenderPass2;
+    pub const cmd_end_rendering: u16 = command_id::vkCmdEndRendering;
+    pub const cmd_end_rendering2_khr: u16 = command_id::vkCmdEndRendering2KHR;
+    pub const cmd_end_shader_instrumentation_arm: u16 = command_id::vkCmdEndShaderInstrumentationARM;
+    pub const cmd_end_transform_feedback2_ext: u16 = command_id::vkCmdEndTransformFeedback2EXT;
+    pub const cmd_end_transform_feedback_ext: u16 = command_id::vkCmdEndTransformFeedbackEXT;
+    pub const cmd_end_video_coding_khr: u16 = command_id::vkCmdEndVideoCodingKHR;
+    pub const cmd_execute_commands: u16 = command_id::vkCmdExecuteCommands;
+    pub const cmd_execute_generated_commands_ext: u16 = command_id::vkCmdExecuteGeneratedCommandsEXT;
+    pub const cmd_execute_generated_commands_nv: u16 = command_id::vkCmdExecuteGeneratedCommandsNV;
+    pub const cmd_fill_buffer: u16 = command_id::vkCmdFillBuffer;
+    pub const cmd_fill_memory_khr: u16 = command_id::vkCmdFillMemoryKHR;
+    pub const cmd_initialize_graph_scratch_memory_amdx: u16 = command_id::vkCmdInitializeGraphScratchMemoryAMDX;
+    pub const cmd_insert_debug_utils_label_ext: u16 = command_id::vkCmdInsertDebugUtilsLabelEXT;
+    pub const cmd_next_subpass: u16 = command_id::vkCmdNextSubpass;
+    pub const cmd_next_subpass2: u16 = command_id::vkCmdNextSubpass2;
+    pub const cmd_optical_flow_execute_nv: u16 = command_id::vkCmdOpticalFlowExecuteNV;
+    pub const cmd_pipeline_barrier: u16 = command_id::vkCmdPipelineBarrier;
+    pub const cmd_pipeline_barrier2: u16 = command_id::vkCmdPipelineBarrier2;
+    pub const cmd_preprocess_generated_commands_ext: u16 = command_id::vkCmdPreprocessGeneratedCommandsEXT;
+    pub const cmd_preprocess_generated_commands_nv: u16 = command_id::vkCmdPreprocessGeneratedCommandsNV;
+    pub const cmd_push_constants: u16 = command_id::vkCmdPushConstants;
+    pub const cmd_push_constants2: u16 = command_id::vkCmdPushConstants2;
+    pub const cmd_push_data_ext: u16 = command_id::vkCmdPushDataEXT;
+    pub const cmd_push_descriptor_set: u16 = command_id::vkCmdPushDescriptorSet;
+    pub const cmd_push_descriptor_set2: u16 = command_id::vkCmdPushDescriptorSet2;
+    pub const cmd_push_descriptor_set_with_template: u16 = command_id::vkCmdPushDescriptorSetWithTemplate;
+    pub const cmd_push_descriptor_set_with_template2: u16 = command_id::vkCmdPushDescriptorSetWithTemplate2;
+    pub const cmd_reset_event: u16 = command_id::vkCmdResetEvent;
+    pub const cmd_reset_event2: u16 = command_id::vkCmdResetEvent2;
+    pub const cmd_reset_query_pool: u16 = command_id::vkCmdResetQueryPool;
+    pub const cmd_resolve_image: u16 = command_id::vkCmdResolveImage;
+    pub const cmd_resolve_image2: u16 = command_id::vkCmdResolveImage2;
+    pub const cmd_set_alpha_to_coverage_enable_ext: u16 = command_id::vkCmdSetAlphaToCoverageEnableEXT;
+    pub const cmd_set_alpha_to_one_enable_ext: u16 = command_id::vkCmdSetAlphaToOneEnableEXT;
+    pub const cmd_set_attachment_feedback_loop_enable_ext: u16 = command_id::vkCmdSetAttachmentFeedbackLoopEnableEXT;
+    pub const cmd_set_blend_constants: u16 = command_id::vkCmdSetBlendConstants;
+    pub const cmd_set_checkpoint_nv: u16 = command_id::vkCmdSetCheckpointNV;
+    pub const cmd_set_coarse_sample_order_nv: u16 = command_id::vkCmdSetCoarseSampleOrderNV;
+    pub const cmd_set_color_blend_advanced_ext: u16 = command_id::vkCmdSetColorBlendAdvancedEXT;
+    pub const cmd_set_color_blend_enable_ext: u16 = command_id::vkCmdSetColorBlendEnableEXT;
+    pub const cmd_set_color_blend_equation_ext: u16 = command_id::vkCmdSetColorBlendEquationEXT;
+    pub const cmd_set_color_write_enable_ext: u16 = command_id::vkCmdSetColorWriteEnableEXT;
+    pub const cmd_set_color_write_mask_ext: u16 = command_id::vkCmdSetColorWriteMaskEXT;
+    pub const cmd_set_compute_occupancy_priority_nv: u16 = command_id::vkCmdSetComputeOccupancyPriorityNV;
+    pub const cmd_set_conservative_rasterization_mode_ext: u16 = command_id::vkCmdSetConservativeRasterizationModeEXT;
+    pub const cmd_set_coverage_modulation_mode_nv: u16 = command_id::vkCmdSetCoverageModulationModeNV;
+    pub const cmd_set_coverage_modulation_table_enable_nv: u16 = command_id::vkCmdSetCoverageModulationTableEnableNV;
+    pub const cmd_set_coverage_modulation_table_nv: u16 = command_id::vkCmdSetCoverageModulationTableNV;
+    pub const cmd_set_coverage_reduction_mode_nv: u16 = command_id::vkCmdSetCoverageReductionModeNV;
+    pub const cmd_set_coverage_to_color_enable_nv: u16 = command_id::vkCmdSetCoverageToColorEnableNV;
+    pub const cmd_set_coverage_to_color_location_nv: u16 = command_id::vkCmdSetCoverageToColorLocationNV;
+    pub const cmd_set_cull_mode: u16 = command_id::vkCmdSetCullMode;
+    pub const cmd_set_depth_bias: u16 = command_id::vkCmdSetDepthBias;
+    pub const cmd_set_depth_bias2_ext: u16 = command_id::vkCmdSetDepthBias2EXT;
+    pub const cmd_set_depth_bias_enable: u16 = command_id::vkCmdSetDepthBiasEnable;
+    pub const cmd_set_depth_bounds: u16 = command_id::vkCmdSetDepthBounds;
+    pub const cmd_set_depth_bounds_test_enable: u16 = command_id::vkCmdSetDepthBoundsTestEnable;
+    pub const cmd_set_depth_clamp_enable_ext: u16 = command_id::vkCmdSetDepthClampEnableEXT;
+    pub const cmd_set_depth_clamp_range_ext: u16 = command_id::vkCmdSetDepthClampRangeEXT;
+    pub const cmd_set_depth_clip_enable_ext: u16 = command_id::vkCmdSetDepthClipEnableEXT;
+    pub const cmd_set_depth_clip_negative_one_to_one_ext: u16 = command_id::vkCmdSetDepthClipNegativeOneToOneEXT;
+    pub const cmd_set_depth_compare_op: u16 = command_id::vkCmdSetDepthCompareOp;
+    pub const cmd_set_depth_test_enable: u16 = command_id::vkCmdSetDepthTestEnable;
+    pub const cmd_set_depth_write_enable: u16 = command_id::vkCmdSetDepthWriteEnable;
+    pub const cmd_set_descriptor_buffer_offsets2_ext: u16 = command_id::vkCmdSetDescriptorBufferOffsets2EXT;
+    pub const cmd_set_descriptor_buffer_offsets_ext: u16 = command_id::vkCmdSetDescriptorBufferOffsetsEXT;
+    pub const cmd_set_device_mask: u16 = command_id::vkCmdSetDeviceMask;
+    pub const cmd_set_discard_rectangle_ext: u16 = command_id::vkCmdSetDiscardRectangleEXT;
+    pub const cmd_set_discard_rectangle_enable_ext: u16 = command_id::vkCmdSetDiscardRectangleEnableEXT;
+    pub const cmd_set_discard_rectangle_mode_ext: u16 = command_id::vkCmdSetDiscardRectangleModeEXT;
+    pub const cmd_set_dispatch_parameters_arm: u16 = command_id::vkCmdSetDispatchParametersARM;
+    pub const cmd_set_event: u16 = command_id::vkCmdSetEvent;
+    pub const cmd_set_event2: u16 = command_id::vkCmdSetEvent2;
+    pub const cmd_set_exclusive_scissor_enable_nv: u16 = command_id::vkCmdSetExclusiveScissorEnableNV;
+    pub const cmd_set_exclusive_scissor_nv: u16 = command_id::vkCmdSetExclusiveScissorNV;
+    pub const cmd_set_extra_primitive_overestimation_size_ext: u16 = command_id::vkCmdSetExtraPrimitiveOverestimationSizeEXT;
+    pub const cmd_set_fragment_shading_rate_enum_nv: u16 = command_id::vkCmdSetFragmentShadingRateEnumNV;
+    pub const cmd_set_fragment_shading_rate_khr: u16 = command_id::vkCmdSetFragmentShadingRateKHR;
+    pub const cmd_set_front_face: u16 = command_id::vkCmdSetFrontFace;
+    pub const cmd_set_line_rasterization_mode_ext: u16 = command_id::vkCmdSetLineRasterizationModeEXT;
+    pub const cmd_set_line_stipple: u16 = command_id::vkCmdSetLineStipple;
+    pub const cmd_set_line_stipple_enable_ext: u16 = command_id::vkCmdSetLineStippleEnableEXT;
+    pub const cmd_set_line_width: u16 = command_id::vkCmdSetLineWidth;
+    pub const cmd_set_logic_op_ext: u16 = command_id::vkCmdSetLogicOpEXT;
+    pub const cmd_set_logic_op_enable_ext: u16 = command_id::vkCmdSetLogicOpEnableEXT;
+    pub const cmd_set_patch_control_points_ext: u16 = command_id::vkCmdSetPatchControlPointsEXT;
+    pub const cmd_set_performance_marker_intel: u16 = command_id::vkCmdSetPerformanceMarkerINTEL;
+    pub const cmd_set_performance_override_intel: u16 = command_id::vkCmdSetPerformanceOverrideINTEL;
+    pub const cmd_set_performance_stream_marker_intel: u16 = command_id::vkCmdSetPerformanceStreamMarkerINTEL;
+    pub const cmd_set_polygon_mode_ext: u16 = command_id::vkCmdSetPolygonModeEXT;
+    pub const cmd_set_primitive_restart_enable: u16 = command_id::vkCmdSetPrimitiveRestartEnable;
+    pub const cmd_set_primitive_restart_index_ext: u16 = command_id::vkCmdSetPrimitiveRestartIndexEXT;
+    pub const cmd_set_primitive_topology: u16 = command_id::vkCmdSetPrimitiveTopology;
+    pub const cmd_set_provoking_vertex_mode_ext: u16 = command_id::vkCmdSetProvokingVertexModeEXT;
+    pub const cmd_set_rasterization_samples_ext: u16 = command_id::vkCmdSetRasterizationSamplesEXT;
+    pub const cmd_set_rasterization_stream_ext: u16 = command_id::vkCmdSetRasterizationStreamEXT;
+    pub const cmd_set_rasterizer_discard_enable: u16 = command_id::vkCmdSetRasterizerDiscardEnable;
+    pub const cmd_set_ray_tracing_pipeline_stack_size_khr: u16 = command_id::vkCmdSetRayTracingPipelineStackSizeKHR;
+    pub const cmd_set_rendering_attachment_locations: u16 = command_id::vkCmdSetRenderingAttachmentLocations;
+    pub const cmd_set_rendering_input_attachment_indices: u16 = command_id::vkCmdSetRenderingInputAttachmentIndices;
+    pub const cmd_set_representative_fragment_test_enable_nv: u16 = command_id::vkCmdSetRepresentativeFragmentTestEnableNV;
+    pub const cmd_set_sample_locations_ext: u16 = command_id::vkCmdSetSampleLocationsEXT;
+    pub const cmd_set_sample_locations_enable_ext: u16 = command_id::vkCmdSetSampleLocationsEnableEXT;
+    pub const cmd_set_sample_mask_ext: u16 = command_id::vkCmdSetSampleMaskEXT;
+    pub const cmd_set_scissor: u16 = command_id::vkCmdSetScissor;
+    pub const cmd_set_scissor_with_count: u16 = command_id::vkCmdSetScissorWithCount;
+    pub const cmd_set_shading_rate_image_enable_nv: u16 = command_id::vkCmdSetShadingRateImageEnableNV;
+    pub const cmd_set_stencil_compare_mask: u16 = command_id::vkCmdSetStencilCompareMask;
+    pub const cmd_set_stencil_op: u16 = command_id::vkCmdSetStencilOp;
+    pub const cmd_set_stencil_reference: u16 = command_id::vkCmdSetStencilReference;
+    pub const cmd_set_stencil_test_enable: u16 = command_id::vkCmdSetStencilTestEnable;
+    pub const cmd_set_stencil_write_mask: u16 = command_id::vkCmdSetStencilWriteMask;
+    pub const cmd_set_tessellation_domain_origin_ext: u16 = command_id::vkCmdSetTessellationDomainOriginEXT;
+    pub const cmd_set_vertex_input_ext: u16 = command_id::vkCmdSetVertexInputEXT;
+    pub const cmd_set_viewport: u16 = command_id::vkCmdSetViewport;
+    pub const cmd_set_viewport_shading_rate_palette_nv: u16 = command_id::vkCmdSetViewportShadingRatePaletteNV;
+    pub const cmd_set_viewport_swizzle_nv: u16 = command_id::vkCmdSetViewportSwizzleNV;
+    pub const cmd_set_viewport_w_scaling_enable_nv: u16 = command_id::vkCmdSetViewportWScalingEnableNV;
+    pub const cmd_set_viewport_w_scaling_nv: u16 = command_id::vkCmdSetViewportWScalingNV;
+    pub const cmd_set_viewport_with_count: u16 = command_id::vkCmdSetViewportWithCount;
+    pub const cmd_subpass_shading_huawei: u16 = command_id::vkCmdSubpassShadingHUAWEI;
+    pub const cmd_trace_rays_indirect2_khr: u16 = command_id::vkCmdTraceRaysIndirect2KHR;
+    pub const cmd_trace_rays_indirect_khr: u16 = command_id::vkCmdTraceRaysIndirectKHR;
+    pub const cmd_trace_rays_khr: u16 = command_id::vkCmdTraceRaysKHR;
+    pub const cmd_trace_rays_nv: u16 = command_id::vkCmdTraceRaysNV;
+    pub const cmd_update_buffer: u16 = command_id::vkCmdUpdateBuffer;
+    pub const cmd_update_memory_khr: u16 = command_id::vkCmdUpdateMemoryKHR;
+    pub const cmd_update_pipeline_indirect_buffer_nv: u16 = command_id::vkCmdUpdatePipelineIndirectBufferNV;
+    pub const cmd_wait_events: u16 = command_id::vkCmdWaitEvents;
+    pub const cmd_wait_events2: u16 = command_id::vkCmdWaitEvents2;
+    pub const cmd_write_acceleration_structures_properties_khr: u16 = command_id::vkCmdWriteAccelerationStructuresPropertiesKHR;
+    pub const cmd_write_acceleration_structures_properties_nv: u16 = command_id::vkCmdWriteAccelerationStructuresPropertiesNV;
+    pub const cmd_write_buffer_marker2_amd: u16 = command_id::vkCmdWriteBufferMarker2AMD;
+    pub const cmd_write_buffer_marker_amd: u16 = command_id::vkCmdWriteBufferMarkerAMD;
+    pub const cmd_write_marker_to_memory_amd: u16 = command_id::vkCmdWriteMarkerToMemoryAMD;
+    pub const cmd_write_micromaps_properties_ext: u16 = command_id::vkCmdWriteMicromapsPropertiesEXT;
+    pub const cmd_write_timestamp: u16 = command_id::vkCmdWriteTimestamp;
+    pub const cmd_write_timestamp2: u16 = command_id::vkCmdWriteTimestamp2;
+    pub const compile_deferred_nv: u16 = command_id::vkCompileDeferredNV;
+    pub const convert_cooperative_vector_matrix_nv: u16 = command_id::vkConvertCooperativeVectorMatrixNV;
+    pub const copy_acceleration_structure_khr: u16 = command_id::vkCopyAccelerationStructureKHR;
+    pub const copy_acceleration_structure_to_memory_khr: u16 = command_id::vkCopyAccelerationStructureToMemoryKHR;
+    pub const copy_image_to_image: u16 = command_id::vkCopyImageToImage;
+    pub const copy_image_to_memory: u16 = command_id::vkCopyImageToMemory;
+    pub const copy_memory_to_acceleration_structure_khr: u16 = command_id::vkCopyMemoryToAccelerationStructureKHR;
+    pub const copy_memory_to_image: u16 = command_id::vkCopyMemoryToImage;
+    pub const copy_memory_to_micromap_ext: u16 = command_id::vkCopyMemoryToMicromapEXT;
+    pub const copy_micromap_ext: u16 = command_id::vkCopyMicromapEXT;
+    pub const copy_micromap_to_memory_ext: u16 = command_id::vkCopyMicromapToMemoryEXT;
+    pub const create_acceleration_structure2_khr: u16 = command_id::vkCreateAccelerationStructure2KHR;
+    pub const create_acceleration_structure_khr: u16 = command_id::vkCreateAccelerationStructureKHR;
+    pub const create_acceleration_structure_nv: u16 = command_id::vkCreateAccelerationStructureNV;
+    pub const create_buffer: u16 = command_id::vkCreateBuffer;
+    pub const create_buffer_collection_fuchsia: u16 = command_id::vkCreateBufferCollectionFUCHSIA;
+    pub const create_buffer_view: u16 = command_id::vkCreateBufferView;
+    pub const create_command_pool: u16 = command_id::vkCreateCommandPool;
+    pub const create_compute_pipelines: u16 = command_id::vkCreateComputePipelines;
+    pub const create_cu_function_nvx: u16 = command_id::vkCreateCuFunctionNVX;
+    pub const create_cu_module_nvx: u16 = command_id::vkCreateCuModuleNVX;
+    pub const create_cuda_function_nv: u16 = command_id::vkCreateCudaFunctionNV;
+    pub const create_cuda_module_nv: u16 = command_id::vkCreateCudaModuleNV;
+    pub const create_data_graph_pipeline_session_arm: u16 = command_id::vkCreateDataGraphPipelineSessionARM;
+    pub const create_data_graph_pipelines_arm: u16 = command_id::vkCreateDataGraphPipelinesARM;
+    pub const create_deferred_operation_khr: u16 = command_id::vkCreateDeferredOperationKHR;
+    pub const create_descriptor_pool: u16 = command_id::vkCreateDescriptorPool;
+    pub const create_descriptor_set_layout: u16 = command_id::vkCreateDescriptorSetLayout;
+    pub const create_descriptor_update_template: u16 = command_id::vkCreateDescriptorUpdateTemplate;
+    pub const create_event: u16 = command_id::vkCreateEvent;
+    pub const create_execution_graph_pipelines_amdx: u16 = command_id::vkCreateExecutionGraphPipelinesAMDX;
+    pub const create_external_compute_queue_nv: u16 = command_id::vkCreateExternalComputeQueueNV;
+    pub const create_fence: u16 = command_id::vkCreateFence;
+    pub const create_framebuffer: u16 = command_id::vkCreateFramebuffer;
+    pub const create_gpa_session_amd: u16 = command_id::vkCreateGpaSessionAMD;
+    pub const create_graphics_pipelines: u16 = command_id::vkCreateGraphicsPipelines;
+    pub const create_image: u16 = command_id::vkCreateImage;
+    pub const create_image_view: u16 = command_id::vkCreateImageView;
+    pub const create_indirect_commands_layout_ext: u16 = command_id::vkCreateIndirectCommandsLayoutEXT;
+    pub const create_indirect_commands_layout_nv: u16 = command_id::vkCreateIndirectCommandsLayoutNV;
+    pub const create_indirect_execution_set_ext: u16 = command_id::vkCreateIndirectExecutionSetEXT;
+    pub const create_micromap_ext: u16 = command_id::vkCreateMicromapEXT;
+    pub const create_optical_flow_session_nv: u16 = command_id::vkCreateOpticalFlowSessionNV;
+    pub const create_pipeline_binaries_khr: u16 = command_id::vkCreatePipelineBinariesKHR;
+    pub const create_pipeline_cache: u16 = command_id::vkCreatePipelineCache;
+    pub const create_pipeline_layout: u16 = command_id::vkCreatePipelineLayout;
+    pub const create_private_data_slot: u16 = command_id::vkCreatePrivateDataSlot;
+    pub const create_query_pool: u16 = command_id::vkCreateQueryPool;
+    pub const create_ray_tracing_pipelines_khr: u16 = command_id::vkCreateRayTracingPipelinesKHR;
+    pub const create_ray_tracing_pipelines_nv: u16 = command_id::vkCreateRayTracingPipelinesNV;
+    pub const create_render_pass: u16 = command_id::vkCreateRenderPass;
+    pub const create_render_pass2: u16 = command_id::vkCreateRenderPass2;
+    pub const create_sampler: u16 = command_id::vkCreateSampler;
+    pub const create_sampler_ycbcr_conversion: u16 = command_id::vkCreateSamplerYcbcrConversion;
+    pub const create_semaphore: u16 = command_id::vkCreateSemaphore;
+    pub const create_shader_instrumentation_arm: u16 = command_id::vkCreateShaderInstrumentationARM;
+    pub const create_shader_module: u16 = command_id::vkCreateShaderModule;
+    pub const create_shaders_ext: u16 = command_id::vkCreateShadersEXT;
+    pub const create_shared_swapchains_khr: u16 = command_id::vkCreateSharedSwapchainsKHR;
+    pub const create_swapchain_khr: u16 = command_id::vkCreateSwapchainKHR;
+    pub const create_tensor_arm: u16 = command_id::vkCreateTensorARM;
+    pub const create_tensor_view_arm: u16 = command_id::vkCreateTensorViewARM;
+    pub const create_validation_cache_ext: u16 = command_id::vkCreateValidationCacheEXT;
+    pub const create_video_session_khr: u16 = command_id::vkCreateVideoSessionKHR;
+    pub const create_video_session_parameters_khr: u16 = command_id::vkCreateVideoSessionParametersKHR;
+    pub const debug_marker_set_object_name_ext: u16 = command_id::vkDebugMarkerSetObjectNameEXT;
+    pub const debug_marker_set_object_tag_ext: u16 = command_id::vkDebugMarkerSetObjectTagEXT;
+    pub const deferred_operation_join_khr: u16 = command_id::vkDeferredOperationJoinKHR;
+    pub const destroy_acceleration_structure_khr: u16 = command_id::vkDestroyAccelerationStructureKHR;
+    pub const destroy_acceleration_structure_nv: u16 = command_id::vkDestroyAccelerationStructureNV;
+    pub const destroy_buffer: u16 = command_id::vkDestroyBuffer;
+    pub const destroy_buffer_collection_fuchsia: u16 = command_id::vkDestroyBufferCollectionFUCHSIA;
+    pub const destroy_buffer_view: u16 = command_id::vkDestroyBufferView;
+    pub const destroy_command_pool: u16 = command_id::vkDestroyCommandPool;
+    pub const destroy_cu_function_nvx: u16 = command_id::vkDestroyCuFunctionNVX;
+    pub const destroy_cu_module_nvx: u16 = command_id::vkDestroyCuModuleNVX;
+    pub const destroy_cuda_function_nv: u16 = command_id::vkDestroyCudaFunctionNV;
+    pub const destroy_cuda_module_nv: u16 = command_id::vkDestroyCudaModuleNV;
+    pub const destroy_data_graph_pipeline_session_arm: u16 = command_id::vkDestroyDataGraphPipelineSessionARM;
+    pub const destroy_deferred_operation_khr: u16 = command_id::vkDestroyDeferredOperationKHR;
+    pub const destroy_descriptor_pool: u16 = command_id::vkDestroyDescriptorPool;
+    pub const destroy_descriptor_set_layout: u16 = command_id::vkDestroyDescriptorSetLayout;
+    pub const destroy_descriptor_update_template: u16 = command_id::vkDestroyDescriptorUpdateTemplate;
+    pub const destroy_event: u16 = command_id::vkDestroyEvent;
+    pub const destroy_external_compute_queue_nv: u16 = command_id::vkDestroyExternalComputeQueueNV;
+    pub const destroy_fence: u16 = command_id::vkDestroyFence;
+    pub const destroy_framebuffer: u16 = command_id::vkDestroyFramebuffer;
+    pub const destroy_gpa_session_amd: u16 = command_id::vkDestroyGpaSessionAMD;
+    pub const destroy_image: u16 = command_id::vkDestroyImage;
+    pub const destroy_image_view: u16 = command_id::vkDestroyImageView;
+    pub const destroy_indirect_commands_layout_ext: u16 = command_id::vkDestroyIndirectCommandsLayoutEXT;
+    pub const destroy_indirect_commands_layout_nv: u16 = command_id::vkDestroyIndirectCommandsLayoutNV;
+    pub const destroy_indirect_execution_set_ext: u16 = command_id::vkDestroyIndirectExecutionSetEXT;
+    pub const destroy_micromap_ext: u16 = command_id::vkDestroyMicromapEXT;
+    pub const destroy_optical_flow_session_nv: u16 = command_id::vkDestroyOpticalFlowSessionNV;
+    pub const destroy_pipeline: u16 = command_id::vkDestroyPipeline;
+    pub const destroy_pipeline_binary_khr: u16 = command_id::vkDestroyPipelineBinaryKHR;
+    pub const destroy_pipeline_cache: u16 = command_id::vkDestroyPipelineCache;
+    pub const destroy_pipeline_layout: u16 = command_id::vkDestroyPipelineLayout;
+    pub const destroy_private_data_slot: u16 = command_id::vkDestroyPrivateDataSlot;
+    pub const destroy_query_pool: u16 = command_id::vkDestroyQueryPool;
+    pub const destroy_render_pass: u16 = command_id::vkDestroyRenderPass;
+    pub const destroy_sampler: u16 = command_id::vkDestroySampler;
+    pub const destroy_sampler_ycbcr_conversion: u16 = command_id::vkDestroySamplerYcbcrConversion;
+    pub const destroy_semaphore: u16 = command_id::vkDestroySemaphore;
+    pub const destroy_shader_ext: u16 = command_id::vkDestroyShaderEXT;
+    pub const destroy_shader_instrumentation_arm: u16 = command_id::vkDestroyShaderInstrumentationARM;
+    pub const destroy_shader_module: u16 = command_id::vkDestroyShaderModule;
+    pub const destroy_swapchain_khr: u16 = command_id::vkDestroySwapchainKHR;
+    pub const destroy_tensor_arm: u16 = command_id::vkDestroyTensorARM;
+    pub const destroy_tensor_view_arm: u16 = command_id::vkDestroyTensorViewARM;
+    pub const destroy_validation_cache_ext: u16 = command_id::vkDestroyValidationCacheEXT;
+    pub const destroy_video_session_khr: u16 = command_id::vkDestroyVideoSessionKHR;
+    pub const destroy_video_session_parameters_khr: u16 = command_id::vkDestroyVideoSessionParametersKHR;
+    pub const device_wait_idle: u16 = command_id::vkDeviceWaitIdle;
+    pub const display_power_control_ext: u16 = command_id::vkDisplayPowerControlEXT;
+    pub const end_command_buffer: u16 = command_id::vkEndCommandBuffer;
+    pub const export_metal_objects_ext: u16 = command_id::vkExportMetalObjectsEXT;
+    pub const flush_mapped_memory_ranges: u16 = command_id::vkFlushMappedMemoryRanges;
+    pub const free_command_buffers: u16 = command_id::vkFreeCommandBuffers;
+    pub const free_descriptor_sets: u16 = command_id::vkFreeDescriptorSets;
+    pub const free_memory: u16 = command_id::vkFreeMemory;
+    pub const get_acceleration_structure_build_sizes_khr: u16 = command_id::vkGetAccelerationStructureBuildSizesKHR;
+    pub const get_acceleration_structure_device_address_khr: u16 = command_id::vkGetAccelerationStructureDeviceAddressKHR;
+    pub const get_acceleration_structure_handle_nv: u16 = command_id::vkGetAccelerationStructureHandleNV;
+    pub const get_acceleration_structure_memory_requirements_nv: u16 = command_id::vkGetAccelerationStructureMemoryRequirementsNV;
+    pub const get_acceleration_structure_opaque_capture_descriptor_data_ext: u16 = command_id::vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT;
+    pub const get_android_hardware_buffer_properties_android: u16 = command_id::vkGetAndroidHardwareBufferPropertiesANDROID;
+    pub const get_buffer_collection_properties_fuchsia: u16 = command_id::vkGetBufferCollectionPropertiesFUCHSIA;
+    pub const get_buffer_device_address: u16 = command_id::vkGetBufferDeviceAddress;
+    pub const get_buffer_memory_requirements: u16 = command_id::vkGetBufferMemoryRequirements;
+    pub const get_buffer_memory_requirements2: u16 = command_id::vkGetBufferMemoryRequirements2;
+    pub const get_buffer_opaque_capture_address: u16 = command_id::vkGetBufferOpaqueCaptureAddress;
+    pub const get_buffer_opaque_capture_descriptor_data_ext: u16 = command_id::vkGetBufferOpaqueCaptureDescriptorDataEXT;
+    pub const get_calibrated_timestamps_khr: u16 = command_id::vkGetCalibratedTimestampsKHR;
+    pub const get_cluster_acceleration_structure_build_sizes_nv: u16 = command_id::vkGetClusterAccelerationStructureBuildSizesNV;
+    pub const get_cuda_module_cache_nv: u16 = command_id::vkGetCudaModuleCacheNV;
+    pub const get_data_graph_pipeline_available_properties_arm: u16 = command_id::vkGetDataGraphPipelineAvailablePropertiesARM;
+    pub const get_data_graph_pipeline_properties_arm: u16 = command_id::vkGetDataGraphPipelinePropertiesARM;
+    pub const get_data_graph_pipeline_session_bind_point_requirements_arm: u16 = command_id::vkGetDataGraphPipelineSessionBindPointRequirementsARM;
+    pub const get_data_graph_pipeline_session_memory_requirements_arm: u16 = command_id::vkGetDataGraphPipelineSessionMemoryRequirementsARM;
+    pub const get_deferred_operation_max_concurrency_khr: u16 = command_id::vkGetDeferredOperationMaxConcurrencyKHR;
+    pub const get_deferred_operation_result_khr: u16 = command_id::vkGetDeferredOperationResultKHR;
+    pub const get_descriptor_ext: u16 = command_id::vkGetDescriptorEXT;
+    pub const get_descriptor_set_host_mapping_valve: u16 = command_id::vkGetDescriptorSetHostMappingVALVE;
+    pub const get_descriptor_set_layout_binding_offset_ext: u16 = command_id::vkGetDescriptorSetLayoutBindingOffsetEXT;
+    pub const get_descriptor_set_layout_host_mapping_info_valve: u16 = command_id::vkGetDescriptorSetLayoutHostMappingInfoVALVE;
+    pub const get_descriptor_set_layout_size_ext: u16 = command_id::vkGetDescriptorSetLayoutSizeEXT;
+    pub const get_descriptor_set_layout_support: u16 = command_id::vkGetDescriptorSetLayoutSupport;
+    pub const get_device_acceleration_structure_compatibility_khr: u16 = command_id::vkGetDeviceAccelerationStructureCompatibilityKHR;
+    pub const get_device_buffer_memory_requirements: u16 = command_id::vkGetDeviceBufferMemoryRequirements;
+    pub const get_device_combined_image_sampler_index_nvx: u16 = command_id::vkGetDeviceCombinedImageSamplerIndexNVX;
+    pub const get_device_fault_debug_info_khr: u16 = command_id::vkGetDeviceFaultDebugInfoKHR;
+    pub const get_device_fault_info_ext: u16 = command_id::vkGetDeviceFaultInfoEXT;
+    pub const get_device_fault_reports_khr: u16 = command_id::vkGetDeviceFaultReportsKHR;
+    pub const get_device_group_peer_memory_features: u16 = command_id::vkGetDeviceGroupPeerMemoryFeatures;
+    pub const get_device_group_present_capabilities_khr: u16 = command_id::vkGetDeviceGroupPresentCapabilitiesKHR;
+    pub const get_device_group_surface_present_modes2_ext: u16 = command_id::vkGetDeviceGroupSurfacePresentModes2EXT;
+    pub const get_device_group_surface_present_modes_khr: u16 = command_id::vkGetDeviceGroupSurfacePresentModesKHR;
+    pub const get_device_image_memory_requirements: u16 = command_id::vkGetDeviceImageMemoryRequirements;
+    pub const get_device_image_sparse_memory_requirements: u16 = command_id::vkGetDeviceImageSparseMemoryRequirements;
+    pub const get_device_image_subresource_layout: u16 = command_id::vkGetDeviceImageSubresourceLayout;
+    pub const get_device_memory_commitment: u16 = command_id::vkGetDeviceMemoryCommitment;
+    pub const get_device_memory_opaque_capture_address: u16 = command_id::vkGetDeviceMemoryOpaqueCaptureAddress;
+    pub const get_device_micromap_compatibility_ext: u16 = command_id::vkGetDeviceMicromapCompatibilityEXT;
+    pub const get_device_queue: u16 = command_id::vkGetDeviceQueue;
+    pub const get_device_queue2: u16 = command_id::vkGetDeviceQueue2;
+    pub const get_device_subpass_shading_max_workgroup_size_huawei: u16 = command_id::vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI;
+    pub const get_device_tensor_memory_requirements_arm: u16 = command_id::vkGetDeviceTensorMemoryRequirementsARM;
+    pub const get_dynamic_rendering_tile_properties_qcom: u16 = command_id::vkGetDynamicRenderingTilePropertiesQCOM;
+    pub const get_encoded_video_session_parameters_khr: u16 = command_id::vkGetEncodedVideoSessionParametersKHR;
+    pub const get_event_status: u16 = command_id::vkGetEventStatus;
+    pub const get_execution_graph_pipeline_node_index_amdx: u16 = command_id::vkGetExecutionGraphPipelineNodeIndexAMDX;
+    pub const get_execution_graph_pipeline_scratch_size_amdx: u16 = command_id::vkGetExecutionGraphPipelineScratchSizeAMDX;
+    pub const get_external_compute_queue_data_nv: u16 = command_id::vkGetExternalComputeQueueDataNV;
+    pub const get_fence_fd_khr: u16 = command_id::vkGetFenceFdKHR;
+    pub const get_fence_status: u16 = command_id::vkGetFenceStatus;
+    pub const get_fence_win32_handle_khr: u16 = command_id::vkGetFenceWin32HandleKHR;
+    pub const get_framebuffer_tile_properties_qcom: u16 = command_id::vkGetFramebufferTilePropertiesQCOM;
+    pub const get_generated_commands_memory_requirements_ext: u16 = command_id::vkGetGeneratedCommandsMemoryRequirementsEXT;
+    pub const get_generated_commands_memory_requirements_nv: u16 = command_id::vkGetGeneratedCommandsMemoryRequirementsNV;
+    pub const get_gpa_device_clock_info_amd: u16 = command_id::vkGetGpaDeviceClockInfoAMD;
+    pub const get_gpa_session_results_amd: u16 = command_id::vkGetGpaSessionResultsAMD;
+    pub const get_gpa_session_status_amd: u16 = command_id::vkGetGpaSessionStatusAMD;
+    pub const get_image_drm_format_modifier_properties_ext: u16 = command_id::vkGetImageDrmFormatModifierPropertiesEXT;
+    pub const get_image_memory_requirements: u16 = command_id::vkGetImageMemoryRequirements;
+    pub const get_image_memory_requirements2: u16 = command_id::vkGetImageMemoryRequirements2;
+    pub const get_image_opaque_capture_data_ext: u16 = command_id::vkGetImageOpaqueCaptureDataEXT;
+    pub const get_image_opaque_capture_descriptor_data_ext: u16 = command_id::vkGetImageOpaqueCaptureDescriptorDataEXT;
+    pub const get_image_sparse_memory_requirements: u16 = command_id::vkGetImageSparseMemoryRequirements;
+    pub const get_image_sparse_memory_requirements2: u16 = command_id::vkGetImageSparseMemoryRequirements2;
+    pub const get_image_subresource_layout: u16 = command_id::vkGetImageSubresourceLayout;
+    pub const get_image_subresource_layout2: u16 = command_id::vkGetImageSubresourceLayout2;
+    pub const get_image_view_address_nvx: u16 = command_id::vkGetImageViewAddressNVX;
+    pub const get_image_view_handle64_nvx: u16 = command_id::vkGetImageViewHandle64NVX;
+    pub const get_image_view_handle_nvx: u16 = command_id::vkGetImageViewHandleNVX;
+    pub const get_image_view_opaque_capture_descriptor_data_ext: u16 = command_id::vkGetImageViewOpaqueCaptureDescriptorDataEXT;
+    pub const get_latency_timings_legacy_nv: u16 = command_id::vkGetLatencyTimingsLegacyNV;
+    pub const get_latency_timings_nv: u16 = command_id::vkGetLatencyTimingsNV;
+    pub const get_memory_android_hardware_buffer_android: u16 = command_id::vkGetMemoryAndroidHardwareBufferANDROID;
+    pub const get_memory_fd_khr: u16 = command_id::vkGetMemoryFdKHR;
+    pub const get_memory_fd_properties_khr: u16 = command_id::vkGetMemoryFdPropertiesKHR;
+    pub const get_memory_host_pointer_properties_ext: u16 = command_id::vkGetMemoryHostPointerPropertiesEXT;
+    pub const get_memory_metal_handle_ext: u16 = command_id::vkGetMemoryMetalHandleEXT;
+    pub const get_memory_metal_handle_properties_ext: u16 = command_id::vkGetMemoryMetalHandlePropertiesEXT;
+    pub const get_memory_native_buffer_ohos: u16 = command_id::vkGetMemoryNativeBufferOHOS;
+    pub const get_memory_remote_address_nv: u16 = command_id::vkGetMemoryRemoteAddressNV;
+    pub const get_memory_win32_handle_khr: u16 = command_id::vkGetMemoryWin32HandleKHR;
+    pub const get_memory_win32_handle_nv: u16 = command_id::vkGetMemoryWin32HandleNV;
+    pub const get_memory_win32_handle_properties_khr: u16 = command_id::vkGetMemoryWin32HandlePropertiesKHR;
+    pub const get_memory_zircon_handle_fuchsia: u16 = command_id::vkGetMemoryZirconHandleFUCHSIA;
+    pub const get_memory_zircon_handle_properties_fuchsia: u16 = command_id::vkGetMemoryZirconHandlePropertiesFUCHSIA;
+    pub const get_micromap_build_sizes_ext: u16 = command_id::vkGetMicromapBuildSizesEXT;
+    pub const get_native_buffer_properties_ohos: u16 = command_id::vkGetNativeBufferPropertiesOHOS;
+    pub const get_partitioned_acceleration_structures_build_sizes_nv: u16 = command_id::vkGetPartitionedAccelerationStructuresBuildSizesNV;
+    pub const get_past_presentation_timing_ext: u16 = command_id::vkGetPastPresentationTimingEXT;
+    pub const get_past_presentation_timing_google: u16 = command_id::vkGetPastPresentationTimingGOOGLE;
+    pub const get_performance_parameter_intel: u16 = command_id::vkGetPerformanceParameterINTEL;
+    pub const get_pipeline_binary_data_khr: u16 = command_id::vkGetPipelineBinaryDataKHR;
+    pub const get_pipeline_cache_data: u16 = command_id::vkGetPipelineCacheData;
+    pub const get_pipeline_executable_internal_representations_khr: u16 = command_id::vkGetPipelineExecutableInternalRepresentationsKHR;
+    pub const get_pipeline_executable_properties_khr: u16 = command_id::vkGetPipelineExecutablePropertiesKHR;
+    pub const get_pipeline_executable_statistics_khr: u16 = command_id::vkGetPipelineExecutableStatisticsKHR;
+    pub const get_pipeline_indirect_device_address_nv: u16 = command_id::vkGetPipelineIndirectDeviceAddressNV;
+    pub const get_pipeline_indirect_memory_requirements_nv: u16 = command_id::vkGetPipelineIndirectMemoryRequirementsNV;
+    pub const get_pipeline_key_khr: u16 = command_id::vkGetPipelineKeyKHR;
+    pub const get_pipeline_properties_ext: u16 = command_id::vkGetPipelinePropertiesEXT;
+    pub const get_private_data: u16 = command_id::vkGetPrivateData;
+    pub const get_query_pool_results: u16 = command_id::vkGetQueryPoolResults;
+    pub const get_queue_checkpoint_data2_nv: u16 = command_id::vkGetQueueCheckpointData2NV;
+    pub const get_queue_checkpoint_data_nv: u16 = command_id::vkGetQueueCheckpointDataNV;
+    pub const get_ray_tracing_capture_replay_shader_group_handles_khr: u16 = command_id::vkGetRayTracingCaptureReplayShaderGroupHandlesKHR;
+    pub const get_ray_tracing_shader_group_handles_khr: u16 = command_id::vkGetRayTracingShaderGroupHandlesKHR;
+    pub const get_ray_tracing_shader_group_stack_size_khr: u16 = command_id::vkGetRayTracingShaderGroupStackSizeKHR;
+    pub const get_refresh_cycle_duration_google: u16 = command_id::vkGetRefreshCycleDurationGOOGLE;
+    pub const get_render_area_granularity: u16 = command_id::vkGetRenderAreaGranularity;
+    pub const get_rendering_area_granularity: u16 = command_id::vkGetRenderingAreaGranularity;
+    pub const get_sampler_opaque_capture_descriptor_data_ext: u16 = command_id::vkGetSamplerOpaqueCaptureDescriptorDataEXT;
+    pub const get_screen_buffer_properties_qnx: u16 = command_id::vkGetScreenBufferPropertiesQNX;
+    pub const get_semaphore_counter_value: u16 = command_id::vkGetSemaphoreCounterValue;
+    pub const get_semaphore_fd_khr: u16 = command_id::vkGetSemaphoreFdKHR;
+    pub const get_semaphore_win32_handle_khr: u16 = command_id::vkGetSemaphoreWin32HandleKHR;
+    pub const get_semaphore_zircon_handle_fuchsia: u16 = command_id::vkGetSemaphoreZirconHandleFUCHSIA;
+    pub const get_shader_binary_data_ext: u16 = command_id::vkGetShaderBinaryDataEXT;
+    pub const get_shader_info_amd: u16 = command_id::vkGetShaderInfoAMD;
+    pub const get_shader_instrumentation_values_arm: u16 = command_id::vkGetShaderInstrumentationValuesARM;
+    pub const get_shader_module_create_info_identifier_ext: u16 = command_id::vkGetShaderModuleCreateInfoIdentifierEXT;
+    pub const get_shader_module_identifier_ext: u16 = command_id::vkGetShaderModuleIdentifierEXT;
+    pub const get_sleep_status_legacy_nv: u16 = command_id::vkGetSleepStatusLegacyNV;
+    pub const get_swapchain_counter_ext: u16 = command_id::vkGetSwapchainCounterEXT;
+    pub const get_swapchain_images_khr: u16 = command_id::vkGetSwapchainImagesKHR;
+    pub const get_swapchain_status_khr: u16 = command_id::vkGetSwapchainStatusKHR;
+    pub const get_swapchain_time_domain_properties_ext: u16 = command_id::vkGetSwapchainTimeDomainPropertiesEXT;
+    pub const get_swapchain_timing_properties_ext: u16 = command_id::vkGetSwapchainTimingPropertiesEXT;
+    pub const get_tensor_memory_requirements_arm: u16 = command_id::vkGetTensorMemoryRequirementsARM;
+    pub const get_tensor_opaque_capture_data_arm: u16 = command_id::vkGetTensorOpaqueCaptureDataARM;
+    pub const get_tensor_opaque_capture_descriptor_data_arm: u16 = command_id::vkGetTensorOpaqueCaptureDescriptorDataARM;
+    pub const get_tensor_view_opaque_capture_descriptor_data_arm: u16 = command_id::vkGetTensorViewOpaqueCaptureDescriptorDataARM;
+    pub const get_validation_cache_data_ext: u16 = command_id::vkGetValidationCacheDataEXT;
+    pub const get_video_session_memory_requirements_khr: u16 = command_id::vkGetVideoSessionMemoryRequirementsKHR;
+    pub const import_fence_fd_khr: u16 = command_id::vkImportFenceFdKHR;
+    pub const import_fence_win32_handle_khr: u16 = command_id::vkImportFenceWin32HandleKHR;
+    pub const import_semaphore_fd_khr: u16 = command_id::vkImportSemaphoreFdKHR;
+    pub const import_semaphore_win32_handle_khr: u16 = command_id::vkImportSemaphoreWin32HandleKHR;
+    pub const import_semaphore_zircon_handle_fuchsia: u16 = command_id::vkImportSemaphoreZirconHandleFUCHSIA;
+    pub const initialize_performance_api_intel: u16 = command_id::vkInitializePerformanceApiINTEL;
+    pub const invalidate_mapped_memory_ranges: u16 = command_id::vkInvalidateMappedMemoryRanges;
+    pub const latency_sleep_legacy_nv: u16 = command_id::vkLatencySleepLegacyNV;
+    pub const latency_sleep_nv: u16 = command_id::vkLatencySleepNV;
+    pub const map_memory: u16 = command_id::vkMapMemory;
+    pub const map_memory2: u16 = command_id::vkMapMemory2;
+    pub const merge_pipeline_caches: u16 = command_id::vkMergePipelineCaches;
+    pub const merge_validation_caches_ext: u16 = command_id::vkMergeValidationCachesEXT;
+    pub const queue_begin_debug_utils_label_ext: u16 = command_id::vkQueueBeginDebugUtilsLabelEXT;
+    pub const queue_bind_sparse: u16 = command_id::vkQueueBindSparse;
+    pub const queue_end_debug_utils_label_ext: u16 = command_id::vkQueueEndDebugUtilsLabelEXT;
+    pub const queue_insert_debug_utils_label_ext: u16 = command_id::vkQueueInsertDebugUtilsLabelEXT;
+    pub const queue_notify_out_of_band_legacy_nv: u16 = command_id::vkQueueNotifyOutOfBandLegacyNV;
+    pub const queue_notify_out_of_band_nv: u16 = command_id::vkQueueNotifyOutOfBandNV;
+    pub const queue_present_khr: u16 = command_id::vkQueuePresentKHR;
+    pub const queue_set_perf_hint_qcom: u16 = command_id::vkQueueSetPerfHintQCOM;
+    pub const queue_set_performance_configuration_intel: u16 = command_id::vkQueueSetPerformanceConfigurationINTEL;
+    pub const queue_submit: u16 = command_id::vkQueueSubmit;
+    pub const queue_submit2: u16 = command_id::vkQueueSubmit2;
+    pub const queue_wait_idle: u16 = command_id::vkQueueWaitIdle;
+    pub const register_custom_border_color_ext: u16 = command_id::vkRegisterCustomBorderColorEXT;
+    pub const register_device_event_ext: u16 = command_id::vkRegisterDeviceEventEXT;
+    pub const register_display_event_ext: u16 = command_id::vkRegisterDisplayEventEXT;
+    pub const release_captured_pipeline_data_khr: u16 = command_id::vkReleaseCapturedPipelineDataKHR;
+    pub const release_full_screen_exclusive_mode_ext: u16 = command_id::vkReleaseFullScreenExclusiveModeEXT;
+    pub const release_performance_configuration_intel: u16 = command_id::vkReleasePerformanceConfigurationINTEL;
+    pub const release_profiling_lock_khr: u16 = command_id::vkReleaseProfilingLockKHR;
+    pub const release_swapchain_images_khr: u16 = command_id::vkReleaseSwapchainImagesKHR;
+    pub const reset_command_buffer: u16 = command_id::vkResetCommandBuffer;
+    pub const reset_command_pool: u16 = command_id::vkResetCommandPool;
+    pub const reset_descriptor_pool: u16 = command_id::vkResetDescriptorPool;
+    pub const reset_event: u16 = command_id::vkResetEvent;
+    pub const reset_fences: u16 = command_id::vkResetFences;
+    pub const reset_gpa_session_amd: u16 = command_id::vkResetGpaSessionAMD;
+    pub const reset_query_pool: u16 = command_id::vkResetQueryPool;
+    pub const set_buffer_collection_buffer_constraints_fuchsia: u16 = command_id::vkSetBufferCollectionBufferConstraintsFUCHSIA;
+    pub const set_buffer_collection_image_constraints_fuchsia: u16 = command_id::vkSetBufferCollectionImageConstraintsFUCHSIA;
+    pub const set_debug_utils_object_name_ext: u16 = command_id::vkSetDebugUtilsObjectNameEXT;
+    pub const set_debug_utils_object_tag_ext: u16 = command_id::vkSetDebugUtilsObjectTagEXT;
+    pub const set_device_memory_priority_ext: u16 = command_id::vkSetDeviceMemoryPriorityEXT;
+    pub const set_event: u16 = command_id::vkSetEvent;
+    pub const set_gpa_device_clock_mode_amd: u16 = command_id::vkSetGpaDeviceClockModeAMD;
+    pub const set_hdr_metadata_ext: u16 = command_id::vkSetHdrMetadataEXT;
+    pub const set_latency_marker_legacy_nv: u16 = command_id::vkSetLatencyMarkerLegacyNV;
+    pub const set_latency_marker_nv: u16 = command_id::vkSetLatencyMarkerNV;
+    pub const set_latency_sleep_mode_legacy_nv: u16 = command_id::vkSetLatencySleepModeLegacyNV;
+    pub const set_latency_sleep_mode_nv: u16 = command_id::vkSetLatencySleepModeNV;
+    pub const set_local_dimming_amd: u16 = command_id::vkSetLocalDimmingAMD;
+    pub const set_private_data: u16 = command_id::vkSetPrivateData;
+    pub const set_swapchain_present_timing_queue_size_ext: u16 = command_id::vkSetSwapchainPresentTimingQueueSizeEXT;
+    pub const shutdown_latency_device_legacy_nv: u16 = command_id::vkShutdownLatencyDeviceLegacyNV;
+    pub const signal_semaphore: u16 = command_id::vkSignalSemaphore;
+    pub const transition_image_layout: u16 = command_id::vkTransitionImageLayout;
+    pub const trim_command_pool: u16 = command_id::vkTrimCommandPool;
+    pub const uninitialize_performance_api_intel: u16 = command_id::vkUninitializePerformanceApiINTEL;
+    pub const unmap_memory: u16 = command_id::vkUnmapMemory;
+    pub const unmap_memory2: u16 = command_id::vkUnmapMemory2;
+    pub const unregister_custom_border_color_ext: u16 = command_id::vkUnregisterCustomBorderColorEXT;
+    pub const update_descriptor_set_with_template: u16 = command_id::vkUpdateDescriptorSetWithTemplate;
+    pub const update_descriptor_sets: u16 = command_id::vkUpdateDescriptorSets;
+    pub const update_indirect_execution_set_pipeline_ext: u16 = command_id::vkUpdateIndirectExecutionSetPipelineEXT;
+    pub const update_indirect_execution_set_shader_ext: u16 = command_id::vkUpdateIndirectExecutionSetShaderEXT;
+    pub const update_video_session_parameters_khr: u16 = command_id::vkUpdateVideoSessionParametersKHR;
+    pub const wait_for_fences: u16 = command_id::vkWaitForFences;
+    pub const wait_for_present2_khr: u16 = command_id::vkWaitForPresent2KHR;
+    pub const wait_for_present_khr: u16 = command_id::vkWaitForPresentKHR;
+    pub const wait_semaphores: u16 = command_id::vkWaitSemaphores;
+    pub const write_acceleration_structures_properties_khr: u16 = command_id::vkWriteAccelerationStructuresPropertiesKHR;
+    pub const write_micromaps_properties_ext: u16 = command_id::vkWriteMicromapsPropertiesEXT;
+    pub const write_resource_descriptors_ext: u16 = command_id::vkWriteResourceDescriptorsEXT;
+    pub const write_sampler_descriptors_ext: u16 = command_id::vkWriteSamplerDescriptorsEXT;
+}
 /// Instance-level commands (first parameter a `VkInstance` or `VkPhysicalDevice`) with hooks.
 pub const INSTANCE_HOOKABLE: &[u16] = &[
     command_id::vkAcquireDrmDisplayEXT,
@@ -748,6 +1489,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkAcquireDrmDisplayEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_acquire_drm_display_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         drmFd: i32,
         display: VkDisplayKHR,
@@ -757,6 +1499,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkAcquireDrmDisplayEXT`: records before the call is passed down.
     fn pre_call_record_acquire_drm_display_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         drmFd: i32,
         display: VkDisplayKHR,
@@ -764,6 +1507,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkAcquireDrmDisplayEXT`: records after the call (and its `result`, if any).
     fn post_call_record_acquire_drm_display_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         drmFd: i32,
         display: VkDisplayKHR,
@@ -772,6 +1516,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkAcquireWinrtDisplayNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_acquire_winrt_display_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
     ) -> Option<VkResult> {
@@ -780,12 +1525,14 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkAcquireWinrtDisplayNV`: records before the call is passed down.
     fn pre_call_record_acquire_winrt_display_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
     ) {}
     ///`vkAcquireWinrtDisplayNV`: records after the call (and its `result`, if any).
     fn post_call_record_acquire_winrt_display_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
         result: VkResult,
@@ -793,6 +1540,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkAcquireXlibDisplayEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_acquire_xlib_display_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         dpy: *mut Display,
         display: VkDisplayKHR,
@@ -802,6 +1550,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkAcquireXlibDisplayEXT`: records before the call is passed down.
     fn pre_call_record_acquire_xlib_display_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         dpy: *mut Display,
         display: VkDisplayKHR,
@@ -809,6 +1558,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkAcquireXlibDisplayEXT`: records after the call (and its `result`, if any).
     fn post_call_record_acquire_xlib_display_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         dpy: *mut Display,
         display: VkDisplayKHR,
@@ -817,6 +1567,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateAndroidSurfaceKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_android_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkAndroidSurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -827,6 +1578,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateAndroidSurfaceKHR`: records before the call is passed down.
     fn pre_call_record_create_android_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkAndroidSurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -835,6 +1587,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateAndroidSurfaceKHR`: records after the call (and its `result`, if any).
     fn post_call_record_create_android_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkAndroidSurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -844,6 +1597,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateDebugReportCallbackEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_debug_report_callback_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkDebugReportCallbackCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -854,6 +1608,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateDebugReportCallbackEXT`: records before the call is passed down.
     fn pre_call_record_create_debug_report_callback_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkDebugReportCallbackCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -862,6 +1617,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateDebugReportCallbackEXT`: records after the call (and its `result`, if any).
     fn post_call_record_create_debug_report_callback_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkDebugReportCallbackCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -871,6 +1627,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateDebugUtilsMessengerEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_debug_utils_messenger_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkDebugUtilsMessengerCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -881,6 +1638,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateDebugUtilsMessengerEXT`: records before the call is passed down.
     fn pre_call_record_create_debug_utils_messenger_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkDebugUtilsMessengerCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -889,6 +1647,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateDebugUtilsMessengerEXT`: records after the call (and its `result`, if any).
     fn post_call_record_create_debug_utils_messenger_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkDebugUtilsMessengerCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -898,6 +1657,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateDirectFBSurfaceEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_direct_fb_surface_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkDirectFBSurfaceCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -908,6 +1668,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateDirectFBSurfaceEXT`: records before the call is passed down.
     fn pre_call_record_create_direct_fb_surface_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkDirectFBSurfaceCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -916,6 +1677,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateDirectFBSurfaceEXT`: records after the call (and its `result`, if any).
     fn post_call_record_create_direct_fb_surface_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkDirectFBSurfaceCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -925,6 +1687,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateDisplayModeKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_display_mode_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
         pCreateInfo: *const VkDisplayModeCreateInfoKHR,
@@ -936,6 +1699,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateDisplayModeKHR`: records before the call is passed down.
     fn pre_call_record_create_display_mode_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
         pCreateInfo: *const VkDisplayModeCreateInfoKHR,
@@ -945,6 +1709,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateDisplayModeKHR`: records after the call (and its `result`, if any).
     fn post_call_record_create_display_mode_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
         pCreateInfo: *const VkDisplayModeCreateInfoKHR,
@@ -955,6 +1720,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateDisplayPlaneSurfaceKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_display_plane_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkDisplaySurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -965,6 +1731,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateDisplayPlaneSurfaceKHR`: records before the call is passed down.
     fn pre_call_record_create_display_plane_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkDisplaySurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -973,6 +1740,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateDisplayPlaneSurfaceKHR`: records after the call (and its `result`, if any).
     fn post_call_record_create_display_plane_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkDisplaySurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -982,6 +1750,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateHeadlessSurfaceEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_headless_surface_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkHeadlessSurfaceCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -992,6 +1761,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateHeadlessSurfaceEXT`: records before the call is passed down.
     fn pre_call_record_create_headless_surface_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkHeadlessSurfaceCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -1000,6 +1770,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateHeadlessSurfaceEXT`: records after the call (and its `result`, if any).
     fn post_call_record_create_headless_surface_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkHeadlessSurfaceCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -1009,6 +1780,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateIOSSurfaceMVK`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_ios_surface_mvk(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkIOSSurfaceCreateInfoMVK,
         pAllocator: *const VkAllocationCallbacks,
@@ -1019,6 +1791,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateIOSSurfaceMVK`: records before the call is passed down.
     fn pre_call_record_create_ios_surface_mvk(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkIOSSurfaceCreateInfoMVK,
         pAllocator: *const VkAllocationCallbacks,
@@ -1027,6 +1800,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateIOSSurfaceMVK`: records after the call (and its `result`, if any).
     fn post_call_record_create_ios_surface_mvk(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkIOSSurfaceCreateInfoMVK,
         pAllocator: *const VkAllocationCallbacks,
@@ -1036,6 +1810,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateImagePipeSurfaceFUCHSIA`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_image_pipe_surface_fuchsia(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkImagePipeSurfaceCreateInfoFUCHSIA,
         pAllocator: *const VkAllocationCallbacks,
@@ -1046,6 +1821,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateImagePipeSurfaceFUCHSIA`: records before the call is passed down.
     fn pre_call_record_create_image_pipe_surface_fuchsia(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkImagePipeSurfaceCreateInfoFUCHSIA,
         pAllocator: *const VkAllocationCallbacks,
@@ -1054,6 +1830,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateImagePipeSurfaceFUCHSIA`: records after the call (and its `result`, if any).
     fn post_call_record_create_image_pipe_surface_fuchsia(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkImagePipeSurfaceCreateInfoFUCHSIA,
         pAllocator: *const VkAllocationCallbacks,
@@ -1063,6 +1840,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateMacOSSurfaceMVK`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_mac_os_surface_mvk(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkMacOSSurfaceCreateInfoMVK,
         pAllocator: *const VkAllocationCallbacks,
@@ -1073,6 +1851,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateMacOSSurfaceMVK`: records before the call is passed down.
     fn pre_call_record_create_mac_os_surface_mvk(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkMacOSSurfaceCreateInfoMVK,
         pAllocator: *const VkAllocationCallbacks,
@@ -1081,6 +1860,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateMacOSSurfaceMVK`: records after the call (and its `result`, if any).
     fn post_call_record_create_mac_os_surface_mvk(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkMacOSSurfaceCreateInfoMVK,
         pAllocator: *const VkAllocationCallbacks,
@@ -1090,6 +1870,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateMetalSurfaceEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_metal_surface_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkMetalSurfaceCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -1100,6 +1881,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateMetalSurfaceEXT`: records before the call is passed down.
     fn pre_call_record_create_metal_surface_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkMetalSurfaceCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -1108,6 +1890,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateMetalSurfaceEXT`: records after the call (and its `result`, if any).
     fn post_call_record_create_metal_surface_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkMetalSurfaceCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -1117,6 +1900,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateScreenSurfaceQNX`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_screen_surface_qnx(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkScreenSurfaceCreateInfoQNX,
         pAllocator: *const VkAllocationCallbacks,
@@ -1127,6 +1911,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateScreenSurfaceQNX`: records before the call is passed down.
     fn pre_call_record_create_screen_surface_qnx(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkScreenSurfaceCreateInfoQNX,
         pAllocator: *const VkAllocationCallbacks,
@@ -1135,6 +1920,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateScreenSurfaceQNX`: records after the call (and its `result`, if any).
     fn post_call_record_create_screen_surface_qnx(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkScreenSurfaceCreateInfoQNX,
         pAllocator: *const VkAllocationCallbacks,
@@ -1144,6 +1930,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateStreamDescriptorSurfaceGGP`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_stream_descriptor_surface_ggp(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkStreamDescriptorSurfaceCreateInfoGGP,
         pAllocator: *const VkAllocationCallbacks,
@@ -1154,6 +1941,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateStreamDescriptorSurfaceGGP`: records before the call is passed down.
     fn pre_call_record_create_stream_descriptor_surface_ggp(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkStreamDescriptorSurfaceCreateInfoGGP,
         pAllocator: *const VkAllocationCallbacks,
@@ -1162,6 +1950,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateStreamDescriptorSurfaceGGP`: records after the call (and its `result`, if any).
     fn post_call_record_create_stream_descriptor_surface_ggp(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkStreamDescriptorSurfaceCreateInfoGGP,
         pAllocator: *const VkAllocationCallbacks,
@@ -1171,6 +1960,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateSurfaceOHOS`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_surface_ohos(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkSurfaceCreateInfoOHOS,
         pAllocator: *const VkAllocationCallbacks,
@@ -1181,6 +1971,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateSurfaceOHOS`: records before the call is passed down.
     fn pre_call_record_create_surface_ohos(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkSurfaceCreateInfoOHOS,
         pAllocator: *const VkAllocationCallbacks,
@@ -1189,6 +1980,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateSurfaceOHOS`: records after the call (and its `result`, if any).
     fn post_call_record_create_surface_ohos(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkSurfaceCreateInfoOHOS,
         pAllocator: *const VkAllocationCallbacks,
@@ -1198,6 +1990,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateUbmSurfaceSEC`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_ubm_surface_sec(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkUbmSurfaceCreateInfoSEC,
         pAllocator: *const VkAllocationCallbacks,
@@ -1208,6 +2001,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateUbmSurfaceSEC`: records before the call is passed down.
     fn pre_call_record_create_ubm_surface_sec(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkUbmSurfaceCreateInfoSEC,
         pAllocator: *const VkAllocationCallbacks,
@@ -1216,6 +2010,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateUbmSurfaceSEC`: records after the call (and its `result`, if any).
     fn post_call_record_create_ubm_surface_sec(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkUbmSurfaceCreateInfoSEC,
         pAllocator: *const VkAllocationCallbacks,
@@ -1225,6 +2020,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateViSurfaceNN`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_vi_surface_nn(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkViSurfaceCreateInfoNN,
         pAllocator: *const VkAllocationCallbacks,
@@ -1235,6 +2031,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateViSurfaceNN`: records before the call is passed down.
     fn pre_call_record_create_vi_surface_nn(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkViSurfaceCreateInfoNN,
         pAllocator: *const VkAllocationCallbacks,
@@ -1243,6 +2040,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateViSurfaceNN`: records after the call (and its `result`, if any).
     fn post_call_record_create_vi_surface_nn(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkViSurfaceCreateInfoNN,
         pAllocator: *const VkAllocationCallbacks,
@@ -1252,6 +2050,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateWaylandSurfaceKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_wayland_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkWaylandSurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -1262,6 +2061,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateWaylandSurfaceKHR`: records before the call is passed down.
     fn pre_call_record_create_wayland_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkWaylandSurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -1270,6 +2070,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateWaylandSurfaceKHR`: records after the call (and its `result`, if any).
     fn post_call_record_create_wayland_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkWaylandSurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -1279,6 +2080,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateWin32SurfaceKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_win32_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkWin32SurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -1289,6 +2091,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateWin32SurfaceKHR`: records before the call is passed down.
     fn pre_call_record_create_win32_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkWin32SurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -1297,6 +2100,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateWin32SurfaceKHR`: records after the call (and its `result`, if any).
     fn post_call_record_create_win32_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkWin32SurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -1306,6 +2110,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateXcbSurfaceKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_xcb_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkXcbSurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -1316,6 +2121,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateXcbSurfaceKHR`: records before the call is passed down.
     fn pre_call_record_create_xcb_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkXcbSurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -1324,6 +2130,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateXcbSurfaceKHR`: records after the call (and its `result`, if any).
     fn post_call_record_create_xcb_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkXcbSurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -1333,6 +2140,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateXlibSurfaceKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_xlib_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkXlibSurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -1343,6 +2151,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateXlibSurfaceKHR`: records before the call is passed down.
     fn pre_call_record_create_xlib_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkXlibSurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -1351,6 +2160,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkCreateXlibSurfaceKHR`: records after the call (and its `result`, if any).
     fn post_call_record_create_xlib_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkXlibSurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -1360,6 +2170,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkDebugReportMessageEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_debug_report_message_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         flags: VkDebugReportFlagsEXT,
         objectType: VkDebugReportObjectTypeEXT,
@@ -1374,6 +2185,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkDebugReportMessageEXT`: records before the call is passed down.
     fn pre_call_record_debug_report_message_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         flags: VkDebugReportFlagsEXT,
         objectType: VkDebugReportObjectTypeEXT,
@@ -1386,6 +2198,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkDebugReportMessageEXT`: records after the call (and its `result`, if any).
     fn post_call_record_debug_report_message_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         flags: VkDebugReportFlagsEXT,
         objectType: VkDebugReportObjectTypeEXT,
@@ -1398,6 +2211,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkDestroyDebugReportCallbackEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_debug_report_callback_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         callback: VkDebugReportCallbackEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -1407,6 +2221,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkDestroyDebugReportCallbackEXT`: records before the call is passed down.
     fn pre_call_record_destroy_debug_report_callback_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         callback: VkDebugReportCallbackEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -1414,6 +2229,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkDestroyDebugReportCallbackEXT`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_debug_report_callback_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         callback: VkDebugReportCallbackEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -1421,6 +2237,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkDestroyDebugUtilsMessengerEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_debug_utils_messenger_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         messenger: VkDebugUtilsMessengerEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -1430,6 +2247,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkDestroyDebugUtilsMessengerEXT`: records before the call is passed down.
     fn pre_call_record_destroy_debug_utils_messenger_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         messenger: VkDebugUtilsMessengerEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -1437,6 +2255,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkDestroyDebugUtilsMessengerEXT`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_debug_utils_messenger_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         messenger: VkDebugUtilsMessengerEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -1444,6 +2263,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkDestroySurfaceKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         surface: VkSurfaceKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -1453,6 +2273,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkDestroySurfaceKHR`: records before the call is passed down.
     fn pre_call_record_destroy_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         surface: VkSurfaceKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -1460,6 +2281,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkDestroySurfaceKHR`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_surface_khr(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         surface: VkSurfaceKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -1467,6 +2289,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumerateDeviceExtensionProperties`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_enumerate_device_extension_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pLayerName: *const c_char,
         pPropertyCount: *mut u32,
@@ -1477,6 +2300,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumerateDeviceExtensionProperties`: records before the call is passed down.
     fn pre_call_record_enumerate_device_extension_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pLayerName: *const c_char,
         pPropertyCount: *mut u32,
@@ -1485,6 +2309,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumerateDeviceExtensionProperties`: records after the call (and its `result`, if any).
     fn post_call_record_enumerate_device_extension_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pLayerName: *const c_char,
         pPropertyCount: *mut u32,
@@ -1494,6 +2319,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumerateDeviceLayerProperties`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_enumerate_device_layer_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkLayerProperties,
@@ -1503,6 +2329,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumerateDeviceLayerProperties`: records before the call is passed down.
     fn pre_call_record_enumerate_device_layer_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkLayerProperties,
@@ -1510,6 +2337,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumerateDeviceLayerProperties`: records after the call (and its `result`, if any).
     fn post_call_record_enumerate_device_layer_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkLayerProperties,
@@ -1518,6 +2346,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumeratePhysicalDeviceGroups`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_enumerate_physical_device_groups(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pPhysicalDeviceGroupCount: *mut u32,
         pPhysicalDeviceGroupProperties: *mut VkPhysicalDeviceGroupProperties,
@@ -1527,6 +2356,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumeratePhysicalDeviceGroups`: records before the call is passed down.
     fn pre_call_record_enumerate_physical_device_groups(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pPhysicalDeviceGroupCount: *mut u32,
         pPhysicalDeviceGroupProperties: *mut VkPhysicalDeviceGroupProperties,
@@ -1534,6 +2364,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumeratePhysicalDeviceGroups`: records after the call (and its `result`, if any).
     fn post_call_record_enumerate_physical_device_groups(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pPhysicalDeviceGroupCount: *mut u32,
         pPhysicalDeviceGroupProperties: *mut VkPhysicalDeviceGroupProperties,
@@ -1542,6 +2373,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_enumerate_physical_device_queue_family_performance_counters_by_region_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         pCounterCount: *mut u32,
@@ -1553,6 +2385,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM`: records before the call is passed down.
     fn pre_call_record_enumerate_physical_device_queue_family_performance_counters_by_region_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         pCounterCount: *mut u32,
@@ -1562,6 +2395,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM`: records after the call (and its `result`, if any).
     fn post_call_record_enumerate_physical_device_queue_family_performance_counters_by_region_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         pCounterCount: *mut u32,
@@ -1572,6 +2406,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_enumerate_physical_device_queue_family_performance_query_counters_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         pCounterCount: *mut u32,
@@ -1583,6 +2418,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR`: records before the call is passed down.
     fn pre_call_record_enumerate_physical_device_queue_family_performance_query_counters_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         pCounterCount: *mut u32,
@@ -1592,6 +2428,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR`: records after the call (and its `result`, if any).
     fn post_call_record_enumerate_physical_device_queue_family_performance_query_counters_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         pCounterCount: *mut u32,
@@ -1602,6 +2439,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumeratePhysicalDeviceShaderInstrumentationMetricsARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_enumerate_physical_device_shader_instrumentation_metrics_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pDescriptionCount: *mut u32,
         pDescriptions: *mut VkShaderInstrumentationMetricDescriptionARM,
@@ -1611,6 +2449,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumeratePhysicalDeviceShaderInstrumentationMetricsARM`: records before the call is passed down.
     fn pre_call_record_enumerate_physical_device_shader_instrumentation_metrics_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pDescriptionCount: *mut u32,
         pDescriptions: *mut VkShaderInstrumentationMetricDescriptionARM,
@@ -1618,6 +2457,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumeratePhysicalDeviceShaderInstrumentationMetricsARM`: records after the call (and its `result`, if any).
     fn post_call_record_enumerate_physical_device_shader_instrumentation_metrics_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pDescriptionCount: *mut u32,
         pDescriptions: *mut VkShaderInstrumentationMetricDescriptionARM,
@@ -1626,6 +2466,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumeratePhysicalDevices`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_enumerate_physical_devices(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pPhysicalDeviceCount: *mut u32,
         pPhysicalDevices: *mut VkPhysicalDevice,
@@ -1635,6 +2476,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumeratePhysicalDevices`: records before the call is passed down.
     fn pre_call_record_enumerate_physical_devices(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pPhysicalDeviceCount: *mut u32,
         pPhysicalDevices: *mut VkPhysicalDevice,
@@ -1642,6 +2484,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkEnumeratePhysicalDevices`: records after the call (and its `result`, if any).
     fn post_call_record_enumerate_physical_devices(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         pPhysicalDeviceCount: *mut u32,
         pPhysicalDevices: *mut VkPhysicalDevice,
@@ -1650,6 +2493,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetDisplayModeProperties2KHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_display_mode_properties2_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
         pPropertyCount: *mut u32,
@@ -1660,6 +2504,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetDisplayModeProperties2KHR`: records before the call is passed down.
     fn pre_call_record_get_display_mode_properties2_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
         pPropertyCount: *mut u32,
@@ -1668,6 +2513,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetDisplayModeProperties2KHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_display_mode_properties2_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
         pPropertyCount: *mut u32,
@@ -1677,6 +2523,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetDisplayModePropertiesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_display_mode_properties_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
         pPropertyCount: *mut u32,
@@ -1687,6 +2534,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetDisplayModePropertiesKHR`: records before the call is passed down.
     fn pre_call_record_get_display_mode_properties_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
         pPropertyCount: *mut u32,
@@ -1695,6 +2543,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetDisplayModePropertiesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_display_mode_properties_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
         pPropertyCount: *mut u32,
@@ -1704,6 +2553,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetDisplayPlaneCapabilities2KHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_display_plane_capabilities2_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pDisplayPlaneInfo: *const VkDisplayPlaneInfo2KHR,
         pCapabilities: *mut VkDisplayPlaneCapabilities2KHR,
@@ -1713,6 +2563,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetDisplayPlaneCapabilities2KHR`: records before the call is passed down.
     fn pre_call_record_get_display_plane_capabilities2_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pDisplayPlaneInfo: *const VkDisplayPlaneInfo2KHR,
         pCapabilities: *mut VkDisplayPlaneCapabilities2KHR,
@@ -1720,6 +2571,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetDisplayPlaneCapabilities2KHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_display_plane_capabilities2_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pDisplayPlaneInfo: *const VkDisplayPlaneInfo2KHR,
         pCapabilities: *mut VkDisplayPlaneCapabilities2KHR,
@@ -1728,6 +2580,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetDisplayPlaneCapabilitiesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_display_plane_capabilities_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         mode: VkDisplayModeKHR,
         planeIndex: u32,
@@ -1738,6 +2591,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetDisplayPlaneCapabilitiesKHR`: records before the call is passed down.
     fn pre_call_record_get_display_plane_capabilities_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         mode: VkDisplayModeKHR,
         planeIndex: u32,
@@ -1746,6 +2600,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetDisplayPlaneCapabilitiesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_display_plane_capabilities_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         mode: VkDisplayModeKHR,
         planeIndex: u32,
@@ -1755,6 +2610,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetDisplayPlaneSupportedDisplaysKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_display_plane_supported_displays_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         planeIndex: u32,
         pDisplayCount: *mut u32,
@@ -1765,6 +2621,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetDisplayPlaneSupportedDisplaysKHR`: records before the call is passed down.
     fn pre_call_record_get_display_plane_supported_displays_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         planeIndex: u32,
         pDisplayCount: *mut u32,
@@ -1773,6 +2630,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetDisplayPlaneSupportedDisplaysKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_display_plane_supported_displays_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         planeIndex: u32,
         pDisplayCount: *mut u32,
@@ -1782,6 +2640,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetDrmDisplayEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_drm_display_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         drmFd: i32,
         connectorId: u32,
@@ -1792,6 +2651,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetDrmDisplayEXT`: records before the call is passed down.
     fn pre_call_record_get_drm_display_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         drmFd: i32,
         connectorId: u32,
@@ -1800,6 +2660,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetDrmDisplayEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_drm_display_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         drmFd: i32,
         connectorId: u32,
@@ -1809,6 +2670,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceCalibrateableTimeDomainsKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_calibrateable_time_domains_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pTimeDomainCount: *mut u32,
         pTimeDomains: *mut VkTimeDomainKHR,
@@ -1818,6 +2680,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceCalibrateableTimeDomainsKHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_calibrateable_time_domains_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pTimeDomainCount: *mut u32,
         pTimeDomains: *mut VkTimeDomainKHR,
@@ -1825,6 +2688,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceCalibrateableTimeDomainsKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_calibrateable_time_domains_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pTimeDomainCount: *mut u32,
         pTimeDomains: *mut VkTimeDomainKHR,
@@ -1833,6 +2697,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_cooperative_matrix_flexible_dimensions_properties_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeMatrixFlexibleDimensionsPropertiesNV,
@@ -1842,6 +2707,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV`: records before the call is passed down.
     fn pre_call_record_get_physical_device_cooperative_matrix_flexible_dimensions_properties_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeMatrixFlexibleDimensionsPropertiesNV,
@@ -1849,6 +2715,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_cooperative_matrix_flexible_dimensions_properties_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeMatrixFlexibleDimensionsPropertiesNV,
@@ -1857,6 +2724,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceCooperativeMatrixProperties2EXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_cooperative_matrix_properties2_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pCooperativeMatrixInfo: *const VkPhysicalDeviceCooperativeMatrixInfo2EXT,
         pPropertyCount: *mut u32,
@@ -1867,6 +2735,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceCooperativeMatrixProperties2EXT`: records before the call is passed down.
     fn pre_call_record_get_physical_device_cooperative_matrix_properties2_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pCooperativeMatrixInfo: *const VkPhysicalDeviceCooperativeMatrixInfo2EXT,
         pPropertyCount: *mut u32,
@@ -1875,6 +2744,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceCooperativeMatrixProperties2EXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_cooperative_matrix_properties2_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pCooperativeMatrixInfo: *const VkPhysicalDeviceCooperativeMatrixInfo2EXT,
         pPropertyCount: *mut u32,
@@ -1884,6 +2754,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_cooperative_matrix_properties_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeMatrixPropertiesKHR,
@@ -1893,6 +2764,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_cooperative_matrix_properties_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeMatrixPropertiesKHR,
@@ -1900,6 +2772,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_cooperative_matrix_properties_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeMatrixPropertiesKHR,
@@ -1908,6 +2781,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceCooperativeMatrixPropertiesNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_cooperative_matrix_properties_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeMatrixPropertiesNV,
@@ -1917,6 +2791,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceCooperativeMatrixPropertiesNV`: records before the call is passed down.
     fn pre_call_record_get_physical_device_cooperative_matrix_properties_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeMatrixPropertiesNV,
@@ -1924,6 +2799,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceCooperativeMatrixPropertiesNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_cooperative_matrix_properties_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeMatrixPropertiesNV,
@@ -1932,6 +2808,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceCooperativeVectorPropertiesNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_cooperative_vector_properties_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeVectorPropertiesNV,
@@ -1941,6 +2818,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceCooperativeVectorPropertiesNV`: records before the call is passed down.
     fn pre_call_record_get_physical_device_cooperative_vector_properties_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeVectorPropertiesNV,
@@ -1948,6 +2826,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceCooperativeVectorPropertiesNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_cooperative_vector_properties_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeVectorPropertiesNV,
@@ -1956,6 +2835,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceDescriptorSizeEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_descriptor_size_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         descriptorType: VkDescriptorType,
     ) -> Option<VkDeviceSize> {
@@ -1964,12 +2844,14 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceDescriptorSizeEXT`: records before the call is passed down.
     fn pre_call_record_get_physical_device_descriptor_size_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         descriptorType: VkDescriptorType,
     ) {}
     ///`vkGetPhysicalDeviceDescriptorSizeEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_descriptor_size_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         descriptorType: VkDescriptorType,
         result: VkDeviceSize,
@@ -1977,6 +2859,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceDirectFBPresentationSupportEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_direct_fb_presentation_support_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         dfb: *mut IDirectFB,
@@ -1986,6 +2869,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceDirectFBPresentationSupportEXT`: records before the call is passed down.
     fn pre_call_record_get_physical_device_direct_fb_presentation_support_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         dfb: *mut IDirectFB,
@@ -1993,6 +2877,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceDirectFBPresentationSupportEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_direct_fb_presentation_support_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         dfb: *mut IDirectFB,
@@ -2001,6 +2886,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceDisplayPlaneProperties2KHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_display_plane_properties2_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayPlaneProperties2KHR,
@@ -2010,6 +2896,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceDisplayPlaneProperties2KHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_display_plane_properties2_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayPlaneProperties2KHR,
@@ -2017,6 +2904,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceDisplayPlaneProperties2KHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_display_plane_properties2_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayPlaneProperties2KHR,
@@ -2025,6 +2913,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceDisplayPlanePropertiesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_display_plane_properties_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayPlanePropertiesKHR,
@@ -2034,6 +2923,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceDisplayPlanePropertiesKHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_display_plane_properties_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayPlanePropertiesKHR,
@@ -2041,6 +2931,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceDisplayPlanePropertiesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_display_plane_properties_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayPlanePropertiesKHR,
@@ -2049,6 +2940,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceDisplayProperties2KHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_display_properties2_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayProperties2KHR,
@@ -2058,6 +2950,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceDisplayProperties2KHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_display_properties2_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayProperties2KHR,
@@ -2065,6 +2958,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceDisplayProperties2KHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_display_properties2_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayProperties2KHR,
@@ -2073,6 +2967,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceDisplayPropertiesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_display_properties_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayPropertiesKHR,
@@ -2082,6 +2977,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceDisplayPropertiesKHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_display_properties_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayPropertiesKHR,
@@ -2089,6 +2985,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceDisplayPropertiesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_display_properties_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayPropertiesKHR,
@@ -2097,6 +2994,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceExternalBufferProperties`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_external_buffer_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pExternalBufferInfo: *const VkPhysicalDeviceExternalBufferInfo,
         pExternalBufferProperties: *mut VkExternalBufferProperties,
@@ -2106,6 +3004,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceExternalBufferProperties`: records before the call is passed down.
     fn pre_call_record_get_physical_device_external_buffer_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pExternalBufferInfo: *const VkPhysicalDeviceExternalBufferInfo,
         pExternalBufferProperties: *mut VkExternalBufferProperties,
@@ -2113,6 +3012,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceExternalBufferProperties`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_external_buffer_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pExternalBufferInfo: *const VkPhysicalDeviceExternalBufferInfo,
         pExternalBufferProperties: *mut VkExternalBufferProperties,
@@ -2120,6 +3020,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceExternalFenceProperties`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_external_fence_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pExternalFenceInfo: *const VkPhysicalDeviceExternalFenceInfo,
         pExternalFenceProperties: *mut VkExternalFenceProperties,
@@ -2129,6 +3030,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceExternalFenceProperties`: records before the call is passed down.
     fn pre_call_record_get_physical_device_external_fence_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pExternalFenceInfo: *const VkPhysicalDeviceExternalFenceInfo,
         pExternalFenceProperties: *mut VkExternalFenceProperties,
@@ -2136,6 +3038,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceExternalFenceProperties`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_external_fence_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pExternalFenceInfo: *const VkPhysicalDeviceExternalFenceInfo,
         pExternalFenceProperties: *mut VkExternalFenceProperties,
@@ -2143,6 +3046,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceExternalImageFormatPropertiesNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_external_image_format_properties_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         format: VkFormat,
         r#type: VkImageType,
@@ -2157,6 +3061,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceExternalImageFormatPropertiesNV`: records before the call is passed down.
     fn pre_call_record_get_physical_device_external_image_format_properties_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         format: VkFormat,
         r#type: VkImageType,
@@ -2169,6 +3074,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceExternalImageFormatPropertiesNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_external_image_format_properties_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         format: VkFormat,
         r#type: VkImageType,
@@ -2182,6 +3088,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceExternalSemaphoreProperties`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_external_semaphore_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pExternalSemaphoreInfo: *const VkPhysicalDeviceExternalSemaphoreInfo,
         pExternalSemaphoreProperties: *mut VkExternalSemaphoreProperties,
@@ -2191,6 +3098,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceExternalSemaphoreProperties`: records before the call is passed down.
     fn pre_call_record_get_physical_device_external_semaphore_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pExternalSemaphoreInfo: *const VkPhysicalDeviceExternalSemaphoreInfo,
         pExternalSemaphoreProperties: *mut VkExternalSemaphoreProperties,
@@ -2198,6 +3106,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceExternalSemaphoreProperties`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_external_semaphore_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pExternalSemaphoreInfo: *const VkPhysicalDeviceExternalSemaphoreInfo,
         pExternalSemaphoreProperties: *mut VkExternalSemaphoreProperties,
@@ -2205,6 +3114,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceExternalTensorPropertiesARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_external_tensor_properties_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pExternalTensorInfo: *const VkPhysicalDeviceExternalTensorInfoARM,
         pExternalTensorProperties: *mut VkExternalTensorPropertiesARM,
@@ -2214,6 +3124,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceExternalTensorPropertiesARM`: records before the call is passed down.
     fn pre_call_record_get_physical_device_external_tensor_properties_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pExternalTensorInfo: *const VkPhysicalDeviceExternalTensorInfoARM,
         pExternalTensorProperties: *mut VkExternalTensorPropertiesARM,
@@ -2221,6 +3132,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceExternalTensorPropertiesARM`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_external_tensor_properties_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pExternalTensorInfo: *const VkPhysicalDeviceExternalTensorInfoARM,
         pExternalTensorProperties: *mut VkExternalTensorPropertiesARM,
@@ -2228,6 +3140,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceFeatures`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_features(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pFeatures: *mut VkPhysicalDeviceFeatures,
     ) -> Option<()> {
@@ -2236,18 +3149,21 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceFeatures`: records before the call is passed down.
     fn pre_call_record_get_physical_device_features(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pFeatures: *mut VkPhysicalDeviceFeatures,
     ) {}
     ///`vkGetPhysicalDeviceFeatures`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_features(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pFeatures: *mut VkPhysicalDeviceFeatures,
     ) {}
     ///`vkGetPhysicalDeviceFeatures2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_features2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pFeatures: *mut VkPhysicalDeviceFeatures2,
     ) -> Option<()> {
@@ -2256,18 +3172,21 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceFeatures2`: records before the call is passed down.
     fn pre_call_record_get_physical_device_features2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pFeatures: *mut VkPhysicalDeviceFeatures2,
     ) {}
     ///`vkGetPhysicalDeviceFeatures2`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_features2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pFeatures: *mut VkPhysicalDeviceFeatures2,
     ) {}
     ///`vkGetPhysicalDeviceFormatProperties`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_format_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         format: VkFormat,
         pFormatProperties: *mut VkFormatProperties,
@@ -2277,6 +3196,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceFormatProperties`: records before the call is passed down.
     fn pre_call_record_get_physical_device_format_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         format: VkFormat,
         pFormatProperties: *mut VkFormatProperties,
@@ -2284,6 +3204,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceFormatProperties`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_format_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         format: VkFormat,
         pFormatProperties: *mut VkFormatProperties,
@@ -2291,6 +3212,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceFormatProperties2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_format_properties2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         format: VkFormat,
         pFormatProperties: *mut VkFormatProperties2,
@@ -2300,6 +3222,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceFormatProperties2`: records before the call is passed down.
     fn pre_call_record_get_physical_device_format_properties2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         format: VkFormat,
         pFormatProperties: *mut VkFormatProperties2,
@@ -2307,6 +3230,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceFormatProperties2`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_format_properties2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         format: VkFormat,
         pFormatProperties: *mut VkFormatProperties2,
@@ -2314,6 +3238,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceFragmentShadingRatesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_fragment_shading_rates_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pFragmentShadingRateCount: *mut u32,
         pFragmentShadingRates: *mut VkPhysicalDeviceFragmentShadingRateKHR,
@@ -2323,6 +3248,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceFragmentShadingRatesKHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_fragment_shading_rates_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pFragmentShadingRateCount: *mut u32,
         pFragmentShadingRates: *mut VkPhysicalDeviceFragmentShadingRateKHR,
@@ -2330,6 +3256,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceFragmentShadingRatesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_fragment_shading_rates_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pFragmentShadingRateCount: *mut u32,
         pFragmentShadingRates: *mut VkPhysicalDeviceFragmentShadingRateKHR,
@@ -2338,6 +3265,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceImageFormatProperties`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_image_format_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         format: VkFormat,
         r#type: VkImageType,
@@ -2351,6 +3279,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceImageFormatProperties`: records before the call is passed down.
     fn pre_call_record_get_physical_device_image_format_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         format: VkFormat,
         r#type: VkImageType,
@@ -2362,6 +3291,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceImageFormatProperties`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_image_format_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         format: VkFormat,
         r#type: VkImageType,
@@ -2374,6 +3304,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceImageFormatProperties2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_image_format_properties2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pImageFormatInfo: *const VkPhysicalDeviceImageFormatInfo2,
         pImageFormatProperties: *mut VkImageFormatProperties2,
@@ -2383,6 +3314,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceImageFormatProperties2`: records before the call is passed down.
     fn pre_call_record_get_physical_device_image_format_properties2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pImageFormatInfo: *const VkPhysicalDeviceImageFormatInfo2,
         pImageFormatProperties: *mut VkImageFormatProperties2,
@@ -2390,6 +3322,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceImageFormatProperties2`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_image_format_properties2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pImageFormatInfo: *const VkPhysicalDeviceImageFormatInfo2,
         pImageFormatProperties: *mut VkImageFormatProperties2,
@@ -2398,6 +3331,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceMemoryProperties`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_memory_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties,
     ) -> Option<()> {
@@ -2406,18 +3340,21 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceMemoryProperties`: records before the call is passed down.
     fn pre_call_record_get_physical_device_memory_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties,
     ) {}
     ///`vkGetPhysicalDeviceMemoryProperties`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_memory_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties,
     ) {}
     ///`vkGetPhysicalDeviceMemoryProperties2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_memory_properties2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties2,
     ) -> Option<()> {
@@ -2426,18 +3363,21 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceMemoryProperties2`: records before the call is passed down.
     fn pre_call_record_get_physical_device_memory_properties2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties2,
     ) {}
     ///`vkGetPhysicalDeviceMemoryProperties2`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_memory_properties2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties2,
     ) {}
     ///`vkGetPhysicalDeviceMultisamplePropertiesEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_multisample_properties_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         samples: VkSampleCountFlagBits,
         pMultisampleProperties: *mut VkMultisamplePropertiesEXT,
@@ -2447,6 +3387,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceMultisamplePropertiesEXT`: records before the call is passed down.
     fn pre_call_record_get_physical_device_multisample_properties_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         samples: VkSampleCountFlagBits,
         pMultisampleProperties: *mut VkMultisamplePropertiesEXT,
@@ -2454,6 +3395,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceMultisamplePropertiesEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_multisample_properties_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         samples: VkSampleCountFlagBits,
         pMultisampleProperties: *mut VkMultisamplePropertiesEXT,
@@ -2461,6 +3403,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceOpticalFlowImageFormatsNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_optical_flow_image_formats_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pOpticalFlowImageFormatInfo: *const VkOpticalFlowImageFormatInfoNV,
         pFormatCount: *mut u32,
@@ -2471,6 +3414,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceOpticalFlowImageFormatsNV`: records before the call is passed down.
     fn pre_call_record_get_physical_device_optical_flow_image_formats_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pOpticalFlowImageFormatInfo: *const VkOpticalFlowImageFormatInfoNV,
         pFormatCount: *mut u32,
@@ -2479,6 +3423,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceOpticalFlowImageFormatsNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_optical_flow_image_formats_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pOpticalFlowImageFormatInfo: *const VkOpticalFlowImageFormatInfoNV,
         pFormatCount: *mut u32,
@@ -2488,6 +3433,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDevicePresentRectanglesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_present_rectangles_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         surface: VkSurfaceKHR,
         pRectCount: *mut u32,
@@ -2498,6 +3444,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDevicePresentRectanglesKHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_present_rectangles_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         surface: VkSurfaceKHR,
         pRectCount: *mut u32,
@@ -2506,6 +3453,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDevicePresentRectanglesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_present_rectangles_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         surface: VkSurfaceKHR,
         pRectCount: *mut u32,
@@ -2515,6 +3463,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceProperties`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pProperties: *mut VkPhysicalDeviceProperties,
     ) -> Option<()> {
@@ -2523,18 +3472,21 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceProperties`: records before the call is passed down.
     fn pre_call_record_get_physical_device_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pProperties: *mut VkPhysicalDeviceProperties,
     ) {}
     ///`vkGetPhysicalDeviceProperties`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pProperties: *mut VkPhysicalDeviceProperties,
     ) {}
     ///`vkGetPhysicalDeviceProperties2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_properties2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pProperties: *mut VkPhysicalDeviceProperties2,
     ) -> Option<()> {
@@ -2543,18 +3495,21 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceProperties2`: records before the call is passed down.
     fn pre_call_record_get_physical_device_properties2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pProperties: *mut VkPhysicalDeviceProperties2,
     ) {}
     ///`vkGetPhysicalDeviceProperties2`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_properties2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pProperties: *mut VkPhysicalDeviceProperties2,
     ) {}
     ///`vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_queue_family_data_graph_engine_operation_properties_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         pQueueFamilyDataGraphProperties: *const VkQueueFamilyDataGraphPropertiesARM,
@@ -2565,6 +3520,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesARM`: records before the call is passed down.
     fn pre_call_record_get_physical_device_queue_family_data_graph_engine_operation_properties_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         pQueueFamilyDataGraphProperties: *const VkQueueFamilyDataGraphPropertiesARM,
@@ -2573,6 +3529,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesARM`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_queue_family_data_graph_engine_operation_properties_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         pQueueFamilyDataGraphProperties: *const VkQueueFamilyDataGraphPropertiesARM,
@@ -2582,6 +3539,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_queue_family_data_graph_optical_flow_image_formats_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         pQueueFamilyDataGraphProperties: *const VkQueueFamilyDataGraphPropertiesARM,
@@ -2594,6 +3552,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM`: records before the call is passed down.
     fn pre_call_record_get_physical_device_queue_family_data_graph_optical_flow_image_formats_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         pQueueFamilyDataGraphProperties: *const VkQueueFamilyDataGraphPropertiesARM,
@@ -2604,6 +3563,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_queue_family_data_graph_optical_flow_image_formats_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         pQueueFamilyDataGraphProperties: *const VkQueueFamilyDataGraphPropertiesARM,
@@ -2615,6 +3575,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_queue_family_data_graph_processing_engine_properties_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pQueueFamilyDataGraphProcessingEngineInfo: *const VkPhysicalDeviceQueueFamilyDataGraphProcessingEngineInfoARM,
         pQueueFamilyDataGraphProcessingEngineProperties: *mut VkQueueFamilyDataGraphProcessingEnginePropertiesARM,
@@ -2624,6 +3585,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM`: records before the call is passed down.
     fn pre_call_record_get_physical_device_queue_family_data_graph_processing_engine_properties_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pQueueFamilyDataGraphProcessingEngineInfo: *const VkPhysicalDeviceQueueFamilyDataGraphProcessingEngineInfoARM,
         pQueueFamilyDataGraphProcessingEngineProperties: *mut VkQueueFamilyDataGraphProcessingEnginePropertiesARM,
@@ -2631,6 +3593,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_queue_family_data_graph_processing_engine_properties_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pQueueFamilyDataGraphProcessingEngineInfo: *const VkPhysicalDeviceQueueFamilyDataGraphProcessingEngineInfoARM,
         pQueueFamilyDataGraphProcessingEngineProperties: *mut VkQueueFamilyDataGraphProcessingEnginePropertiesARM,
@@ -2638,6 +3601,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_queue_family_data_graph_properties_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         pQueueFamilyDataGraphPropertyCount: *mut u32,
@@ -2648,6 +3612,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM`: records before the call is passed down.
     fn pre_call_record_get_physical_device_queue_family_data_graph_properties_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         pQueueFamilyDataGraphPropertyCount: *mut u32,
@@ -2656,6 +3621,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_queue_family_data_graph_properties_arm(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         pQueueFamilyDataGraphPropertyCount: *mut u32,
@@ -2665,6 +3631,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_queue_family_performance_query_passes_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPerformanceQueryCreateInfo: *const VkQueryPoolPerformanceCreateInfoKHR,
         pNumPasses: *mut u32,
@@ -2674,6 +3641,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_queue_family_performance_query_passes_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPerformanceQueryCreateInfo: *const VkQueryPoolPerformanceCreateInfoKHR,
         pNumPasses: *mut u32,
@@ -2681,6 +3649,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_queue_family_performance_query_passes_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPerformanceQueryCreateInfo: *const VkQueryPoolPerformanceCreateInfoKHR,
         pNumPasses: *mut u32,
@@ -2688,6 +3657,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceQueueFamilyProperties`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_queue_family_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pQueueFamilyPropertyCount: *mut u32,
         pQueueFamilyProperties: *mut VkQueueFamilyProperties,
@@ -2697,6 +3667,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceQueueFamilyProperties`: records before the call is passed down.
     fn pre_call_record_get_physical_device_queue_family_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pQueueFamilyPropertyCount: *mut u32,
         pQueueFamilyProperties: *mut VkQueueFamilyProperties,
@@ -2704,6 +3675,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceQueueFamilyProperties`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_queue_family_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pQueueFamilyPropertyCount: *mut u32,
         pQueueFamilyProperties: *mut VkQueueFamilyProperties,
@@ -2711,6 +3683,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceQueueFamilyProperties2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_queue_family_properties2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pQueueFamilyPropertyCount: *mut u32,
         pQueueFamilyProperties: *mut VkQueueFamilyProperties2,
@@ -2720,6 +3693,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceQueueFamilyProperties2`: records before the call is passed down.
     fn pre_call_record_get_physical_device_queue_family_properties2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pQueueFamilyPropertyCount: *mut u32,
         pQueueFamilyProperties: *mut VkQueueFamilyProperties2,
@@ -2727,6 +3701,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceQueueFamilyProperties2`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_queue_family_properties2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pQueueFamilyPropertyCount: *mut u32,
         pQueueFamilyProperties: *mut VkQueueFamilyProperties2,
@@ -2734,6 +3709,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceScreenPresentationSupportQNX`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_screen_presentation_support_qnx(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         window: *mut _screen_window,
@@ -2743,6 +3719,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceScreenPresentationSupportQNX`: records before the call is passed down.
     fn pre_call_record_get_physical_device_screen_presentation_support_qnx(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         window: *mut _screen_window,
@@ -2750,6 +3727,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceScreenPresentationSupportQNX`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_screen_presentation_support_qnx(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         window: *mut _screen_window,
@@ -2758,6 +3736,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSparseImageFormatProperties`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_sparse_image_format_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         format: VkFormat,
         r#type: VkImageType,
@@ -2772,6 +3751,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSparseImageFormatProperties`: records before the call is passed down.
     fn pre_call_record_get_physical_device_sparse_image_format_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         format: VkFormat,
         r#type: VkImageType,
@@ -2784,6 +3764,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSparseImageFormatProperties`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_sparse_image_format_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         format: VkFormat,
         r#type: VkImageType,
@@ -2796,6 +3777,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSparseImageFormatProperties2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_sparse_image_format_properties2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pFormatInfo: *const VkPhysicalDeviceSparseImageFormatInfo2,
         pPropertyCount: *mut u32,
@@ -2806,6 +3788,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSparseImageFormatProperties2`: records before the call is passed down.
     fn pre_call_record_get_physical_device_sparse_image_format_properties2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pFormatInfo: *const VkPhysicalDeviceSparseImageFormatInfo2,
         pPropertyCount: *mut u32,
@@ -2814,6 +3797,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSparseImageFormatProperties2`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_sparse_image_format_properties2(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pFormatInfo: *const VkPhysicalDeviceSparseImageFormatInfo2,
         pPropertyCount: *mut u32,
@@ -2822,6 +3806,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_supported_framebuffer_mixed_samples_combinations_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pCombinationCount: *mut u32,
         pCombinations: *mut VkFramebufferMixedSamplesCombinationNV,
@@ -2831,6 +3816,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV`: records before the call is passed down.
     fn pre_call_record_get_physical_device_supported_framebuffer_mixed_samples_combinations_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pCombinationCount: *mut u32,
         pCombinations: *mut VkFramebufferMixedSamplesCombinationNV,
@@ -2838,6 +3824,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_supported_framebuffer_mixed_samples_combinations_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pCombinationCount: *mut u32,
         pCombinations: *mut VkFramebufferMixedSamplesCombinationNV,
@@ -2846,6 +3833,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfaceCapabilities2EXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_surface_capabilities2_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         surface: VkSurfaceKHR,
         pSurfaceCapabilities: *mut VkSurfaceCapabilities2EXT,
@@ -2855,6 +3843,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfaceCapabilities2EXT`: records before the call is passed down.
     fn pre_call_record_get_physical_device_surface_capabilities2_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         surface: VkSurfaceKHR,
         pSurfaceCapabilities: *mut VkSurfaceCapabilities2EXT,
@@ -2862,6 +3851,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfaceCapabilities2EXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_surface_capabilities2_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         surface: VkSurfaceKHR,
         pSurfaceCapabilities: *mut VkSurfaceCapabilities2EXT,
@@ -2870,6 +3860,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfaceCapabilities2KHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_surface_capabilities2_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
         pSurfaceCapabilities: *mut VkSurfaceCapabilities2KHR,
@@ -2879,6 +3870,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfaceCapabilities2KHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_surface_capabilities2_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
         pSurfaceCapabilities: *mut VkSurfaceCapabilities2KHR,
@@ -2886,6 +3878,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfaceCapabilities2KHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_surface_capabilities2_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
         pSurfaceCapabilities: *mut VkSurfaceCapabilities2KHR,
@@ -2894,6 +3887,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfaceCapabilitiesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_surface_capabilities_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         surface: VkSurfaceKHR,
         pSurfaceCapabilities: *mut VkSurfaceCapabilitiesKHR,
@@ -2903,6 +3897,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfaceCapabilitiesKHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_surface_capabilities_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         surface: VkSurfaceKHR,
         pSurfaceCapabilities: *mut VkSurfaceCapabilitiesKHR,
@@ -2910,6 +3905,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfaceCapabilitiesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_surface_capabilities_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         surface: VkSurfaceKHR,
         pSurfaceCapabilities: *mut VkSurfaceCapabilitiesKHR,
@@ -2918,6 +3914,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfaceFormats2KHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_surface_formats2_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
         pSurfaceFormatCount: *mut u32,
@@ -2928,6 +3925,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfaceFormats2KHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_surface_formats2_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
         pSurfaceFormatCount: *mut u32,
@@ -2936,6 +3934,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfaceFormats2KHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_surface_formats2_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
         pSurfaceFormatCount: *mut u32,
@@ -2945,6 +3944,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfaceFormatsKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_surface_formats_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         surface: VkSurfaceKHR,
         pSurfaceFormatCount: *mut u32,
@@ -2955,6 +3955,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfaceFormatsKHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_surface_formats_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         surface: VkSurfaceKHR,
         pSurfaceFormatCount: *mut u32,
@@ -2963,6 +3964,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfaceFormatsKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_surface_formats_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         surface: VkSurfaceKHR,
         pSurfaceFormatCount: *mut u32,
@@ -2972,6 +3974,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfacePresentModes2EXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_surface_present_modes2_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
         pPresentModeCount: *mut u32,
@@ -2982,6 +3985,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfacePresentModes2EXT`: records before the call is passed down.
     fn pre_call_record_get_physical_device_surface_present_modes2_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
         pPresentModeCount: *mut u32,
@@ -2990,6 +3994,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfacePresentModes2EXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_surface_present_modes2_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
         pPresentModeCount: *mut u32,
@@ -2999,6 +4004,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfacePresentModesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_surface_present_modes_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         surface: VkSurfaceKHR,
         pPresentModeCount: *mut u32,
@@ -3009,6 +4015,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfacePresentModesKHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_surface_present_modes_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         surface: VkSurfaceKHR,
         pPresentModeCount: *mut u32,
@@ -3017,6 +4024,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfacePresentModesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_surface_present_modes_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         surface: VkSurfaceKHR,
         pPresentModeCount: *mut u32,
@@ -3026,6 +4034,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfaceSupportKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_surface_support_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         surface: VkSurfaceKHR,
@@ -3036,6 +4045,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfaceSupportKHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_surface_support_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         surface: VkSurfaceKHR,
@@ -3044,6 +4054,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceSurfaceSupportKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_surface_support_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         surface: VkSurfaceKHR,
@@ -3053,6 +4064,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceToolProperties`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_tool_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pToolCount: *mut u32,
         pToolProperties: *mut VkPhysicalDeviceToolProperties,
@@ -3062,6 +4074,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceToolProperties`: records before the call is passed down.
     fn pre_call_record_get_physical_device_tool_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pToolCount: *mut u32,
         pToolProperties: *mut VkPhysicalDeviceToolProperties,
@@ -3069,6 +4082,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceToolProperties`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_tool_properties(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pToolCount: *mut u32,
         pToolProperties: *mut VkPhysicalDeviceToolProperties,
@@ -3077,6 +4091,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceUbmPresentationSupportSEC`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_ubm_presentation_support_sec(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         device: *mut ubm_device,
@@ -3086,6 +4101,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceUbmPresentationSupportSEC`: records before the call is passed down.
     fn pre_call_record_get_physical_device_ubm_presentation_support_sec(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         device: *mut ubm_device,
@@ -3093,6 +4109,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceUbmPresentationSupportSEC`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_ubm_presentation_support_sec(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         device: *mut ubm_device,
@@ -3101,6 +4118,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceVideoCapabilitiesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_video_capabilities_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pVideoProfile: *const VkVideoProfileInfoKHR,
         pCapabilities: *mut VkVideoCapabilitiesKHR,
@@ -3110,6 +4128,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceVideoCapabilitiesKHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_video_capabilities_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pVideoProfile: *const VkVideoProfileInfoKHR,
         pCapabilities: *mut VkVideoCapabilitiesKHR,
@@ -3117,6 +4136,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceVideoCapabilitiesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_video_capabilities_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pVideoProfile: *const VkVideoProfileInfoKHR,
         pCapabilities: *mut VkVideoCapabilitiesKHR,
@@ -3125,6 +4145,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_video_encode_quality_level_properties_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pQualityLevelInfo: *const VkPhysicalDeviceVideoEncodeQualityLevelInfoKHR,
         pQualityLevelProperties: *mut VkVideoEncodeQualityLevelPropertiesKHR,
@@ -3134,6 +4155,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_video_encode_quality_level_properties_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pQualityLevelInfo: *const VkPhysicalDeviceVideoEncodeQualityLevelInfoKHR,
         pQualityLevelProperties: *mut VkVideoEncodeQualityLevelPropertiesKHR,
@@ -3141,6 +4163,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_video_encode_quality_level_properties_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pQualityLevelInfo: *const VkPhysicalDeviceVideoEncodeQualityLevelInfoKHR,
         pQualityLevelProperties: *mut VkVideoEncodeQualityLevelPropertiesKHR,
@@ -3149,6 +4172,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceVideoFormatPropertiesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_video_format_properties_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pVideoFormatInfo: *const VkPhysicalDeviceVideoFormatInfoKHR,
         pVideoFormatPropertyCount: *mut u32,
@@ -3159,6 +4183,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceVideoFormatPropertiesKHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_video_format_properties_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pVideoFormatInfo: *const VkPhysicalDeviceVideoFormatInfoKHR,
         pVideoFormatPropertyCount: *mut u32,
@@ -3167,6 +4192,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceVideoFormatPropertiesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_video_format_properties_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pVideoFormatInfo: *const VkPhysicalDeviceVideoFormatInfoKHR,
         pVideoFormatPropertyCount: *mut u32,
@@ -3176,6 +4202,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceWaylandPresentationSupportKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_wayland_presentation_support_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         display: *mut wl_display,
@@ -3185,6 +4212,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceWaylandPresentationSupportKHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_wayland_presentation_support_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         display: *mut wl_display,
@@ -3192,6 +4220,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceWaylandPresentationSupportKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_wayland_presentation_support_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         display: *mut wl_display,
@@ -3200,6 +4229,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceWin32PresentationSupportKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_win32_presentation_support_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
     ) -> Option<VkBool32> {
@@ -3208,12 +4238,14 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceWin32PresentationSupportKHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_win32_presentation_support_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
     ) {}
     ///`vkGetPhysicalDeviceWin32PresentationSupportKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_win32_presentation_support_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         result: VkBool32,
@@ -3221,6 +4253,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceXcbPresentationSupportKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_xcb_presentation_support_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         connection: *mut xcb_connection_t,
@@ -3231,6 +4264,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceXcbPresentationSupportKHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_xcb_presentation_support_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         connection: *mut xcb_connection_t,
@@ -3239,6 +4273,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceXcbPresentationSupportKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_xcb_presentation_support_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         connection: *mut xcb_connection_t,
@@ -3248,6 +4283,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceXlibPresentationSupportKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_physical_device_xlib_presentation_support_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         dpy: *mut Display,
@@ -3258,6 +4294,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceXlibPresentationSupportKHR`: records before the call is passed down.
     fn pre_call_record_get_physical_device_xlib_presentation_support_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         dpy: *mut Display,
@@ -3266,6 +4303,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetPhysicalDeviceXlibPresentationSupportKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_physical_device_xlib_presentation_support_khr(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         dpy: *mut Display,
@@ -3275,6 +4313,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetRandROutputDisplayEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_rand_r_output_display_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         dpy: *mut Display,
         rrOutput: RROutput,
@@ -3285,6 +4324,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetRandROutputDisplayEXT`: records before the call is passed down.
     fn pre_call_record_get_rand_r_output_display_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         dpy: *mut Display,
         rrOutput: RROutput,
@@ -3293,6 +4333,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetRandROutputDisplayEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_rand_r_output_display_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         dpy: *mut Display,
         rrOutput: RROutput,
@@ -3302,6 +4343,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetWinrtDisplayNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_winrt_display_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         deviceRelativeId: u32,
         pDisplay: *mut VkDisplayKHR,
@@ -3311,6 +4353,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetWinrtDisplayNV`: records before the call is passed down.
     fn pre_call_record_get_winrt_display_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         deviceRelativeId: u32,
         pDisplay: *mut VkDisplayKHR,
@@ -3318,6 +4361,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkGetWinrtDisplayNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_winrt_display_nv(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         deviceRelativeId: u32,
         pDisplay: *mut VkDisplayKHR,
@@ -3326,6 +4370,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkReleaseDisplayEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_release_display_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
     ) -> Option<VkResult> {
@@ -3334,12 +4379,14 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkReleaseDisplayEXT`: records before the call is passed down.
     fn pre_call_record_release_display_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
     ) {}
     ///`vkReleaseDisplayEXT`: records after the call (and its `result`, if any).
     fn post_call_record_release_display_ext(
         &self,
+        next: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
         result: VkResult,
@@ -3347,6 +4394,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkSubmitDebugUtilsMessageEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_submit_debug_utils_message_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         messageSeverity: VkDebugUtilsMessageSeverityFlagBitsEXT,
         messageTypes: VkDebugUtilsMessageTypeFlagsEXT,
@@ -3357,6 +4405,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkSubmitDebugUtilsMessageEXT`: records before the call is passed down.
     fn pre_call_record_submit_debug_utils_message_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         messageSeverity: VkDebugUtilsMessageSeverityFlagBitsEXT,
         messageTypes: VkDebugUtilsMessageTypeFlagsEXT,
@@ -3365,6 +4414,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
     ///`vkSubmitDebugUtilsMessageEXT`: records after the call (and its `result`, if any).
     fn post_call_record_submit_debug_utils_message_ext(
         &self,
+        next: &InstanceDispatchTable,
         instance: VkInstance,
         messageSeverity: VkDebugUtilsMessageSeverityFlagBitsEXT,
         messageTypes: VkDebugUtilsMessageTypeFlagsEXT,
@@ -3377,6 +4427,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAcquireFullScreenExclusiveModeEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_acquire_full_screen_exclusive_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
     ) -> Option<VkResult> {
@@ -3385,12 +4436,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAcquireFullScreenExclusiveModeEXT`: records before the call is passed down.
     fn pre_call_record_acquire_full_screen_exclusive_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
     ) {}
     ///`vkAcquireFullScreenExclusiveModeEXT`: records after the call (and its `result`, if any).
     fn post_call_record_acquire_full_screen_exclusive_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         result: VkResult,
@@ -3398,6 +4451,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAcquireNextImage2KHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_acquire_next_image2_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pAcquireInfo: *const VkAcquireNextImageInfoKHR,
         pImageIndex: *mut u32,
@@ -3407,6 +4461,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAcquireNextImage2KHR`: records before the call is passed down.
     fn pre_call_record_acquire_next_image2_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pAcquireInfo: *const VkAcquireNextImageInfoKHR,
         pImageIndex: *mut u32,
@@ -3414,6 +4469,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAcquireNextImage2KHR`: records after the call (and its `result`, if any).
     fn post_call_record_acquire_next_image2_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pAcquireInfo: *const VkAcquireNextImageInfoKHR,
         pImageIndex: *mut u32,
@@ -3422,6 +4478,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAcquireNextImageKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_acquire_next_image_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         timeout: u64,
@@ -3434,6 +4491,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAcquireNextImageKHR`: records before the call is passed down.
     fn pre_call_record_acquire_next_image_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         timeout: u64,
@@ -3444,6 +4502,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAcquireNextImageKHR`: records after the call (and its `result`, if any).
     fn post_call_record_acquire_next_image_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         timeout: u64,
@@ -3455,6 +4514,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAcquirePerformanceConfigurationINTEL`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_acquire_performance_configuration_intel(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pAcquireInfo: *const VkPerformanceConfigurationAcquireInfoINTEL,
         pConfiguration: *mut VkPerformanceConfigurationINTEL,
@@ -3464,6 +4524,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAcquirePerformanceConfigurationINTEL`: records before the call is passed down.
     fn pre_call_record_acquire_performance_configuration_intel(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pAcquireInfo: *const VkPerformanceConfigurationAcquireInfoINTEL,
         pConfiguration: *mut VkPerformanceConfigurationINTEL,
@@ -3471,6 +4532,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAcquirePerformanceConfigurationINTEL`: records after the call (and its `result`, if any).
     fn post_call_record_acquire_performance_configuration_intel(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pAcquireInfo: *const VkPerformanceConfigurationAcquireInfoINTEL,
         pConfiguration: *mut VkPerformanceConfigurationINTEL,
@@ -3479,6 +4541,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAcquireProfilingLockKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_acquire_profiling_lock_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkAcquireProfilingLockInfoKHR,
     ) -> Option<VkResult> {
@@ -3487,12 +4550,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAcquireProfilingLockKHR`: records before the call is passed down.
     fn pre_call_record_acquire_profiling_lock_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkAcquireProfilingLockInfoKHR,
     ) {}
     ///`vkAcquireProfilingLockKHR`: records after the call (and its `result`, if any).
     fn post_call_record_acquire_profiling_lock_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkAcquireProfilingLockInfoKHR,
         result: VkResult,
@@ -3500,6 +4565,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAllocateCommandBuffers`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_allocate_command_buffers(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pAllocateInfo: *const VkCommandBufferAllocateInfo,
         pCommandBuffers: *mut VkCommandBuffer,
@@ -3509,6 +4575,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAllocateCommandBuffers`: records before the call is passed down.
     fn pre_call_record_allocate_command_buffers(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pAllocateInfo: *const VkCommandBufferAllocateInfo,
         pCommandBuffers: *mut VkCommandBuffer,
@@ -3516,6 +4583,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAllocateCommandBuffers`: records after the call (and its `result`, if any).
     fn post_call_record_allocate_command_buffers(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pAllocateInfo: *const VkCommandBufferAllocateInfo,
         pCommandBuffers: *mut VkCommandBuffer,
@@ -3524,6 +4592,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAllocateDescriptorSets`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_allocate_descriptor_sets(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pAllocateInfo: *const VkDescriptorSetAllocateInfo,
         pDescriptorSets: *mut VkDescriptorSet,
@@ -3533,6 +4602,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAllocateDescriptorSets`: records before the call is passed down.
     fn pre_call_record_allocate_descriptor_sets(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pAllocateInfo: *const VkDescriptorSetAllocateInfo,
         pDescriptorSets: *mut VkDescriptorSet,
@@ -3540,6 +4610,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAllocateDescriptorSets`: records after the call (and its `result`, if any).
     fn post_call_record_allocate_descriptor_sets(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pAllocateInfo: *const VkDescriptorSetAllocateInfo,
         pDescriptorSets: *mut VkDescriptorSet,
@@ -3548,6 +4619,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAllocateMemory`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_allocate_memory(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pAllocateInfo: *const VkMemoryAllocateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -3558,6 +4630,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAllocateMemory`: records before the call is passed down.
     fn pre_call_record_allocate_memory(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pAllocateInfo: *const VkMemoryAllocateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -3566,6 +4639,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAllocateMemory`: records after the call (and its `result`, if any).
     fn post_call_record_allocate_memory(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pAllocateInfo: *const VkMemoryAllocateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -3575,6 +4649,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAntiLagUpdateAMD`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_anti_lag_update_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pData: *const VkAntiLagDataAMD,
     ) -> Option<()> {
@@ -3583,18 +4658,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkAntiLagUpdateAMD`: records before the call is passed down.
     fn pre_call_record_anti_lag_update_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pData: *const VkAntiLagDataAMD,
     ) {}
     ///`vkAntiLagUpdateAMD`: records after the call (and its `result`, if any).
     fn post_call_record_anti_lag_update_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pData: *const VkAntiLagDataAMD,
     ) {}
     ///`vkBeginCommandBuffer`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_begin_command_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBeginInfo: *const VkCommandBufferBeginInfo,
     ) -> Option<VkResult> {
@@ -3603,12 +4681,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBeginCommandBuffer`: records before the call is passed down.
     fn pre_call_record_begin_command_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBeginInfo: *const VkCommandBufferBeginInfo,
     ) {}
     ///`vkBeginCommandBuffer`: records after the call (and its `result`, if any).
     fn post_call_record_begin_command_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBeginInfo: *const VkCommandBufferBeginInfo,
         result: VkResult,
@@ -3616,6 +4696,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindAccelerationStructureMemoryNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_bind_acceleration_structure_memory_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         bindInfoCount: u32,
         pBindInfos: *const VkBindAccelerationStructureMemoryInfoNV,
@@ -3625,6 +4706,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindAccelerationStructureMemoryNV`: records before the call is passed down.
     fn pre_call_record_bind_acceleration_structure_memory_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         bindInfoCount: u32,
         pBindInfos: *const VkBindAccelerationStructureMemoryInfoNV,
@@ -3632,6 +4714,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindAccelerationStructureMemoryNV`: records after the call (and its `result`, if any).
     fn post_call_record_bind_acceleration_structure_memory_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         bindInfoCount: u32,
         pBindInfos: *const VkBindAccelerationStructureMemoryInfoNV,
@@ -3640,6 +4723,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindBufferMemory`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_bind_buffer_memory(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buffer: VkBuffer,
         memory: VkDeviceMemory,
@@ -3650,6 +4734,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindBufferMemory`: records before the call is passed down.
     fn pre_call_record_bind_buffer_memory(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buffer: VkBuffer,
         memory: VkDeviceMemory,
@@ -3658,6 +4743,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindBufferMemory`: records after the call (and its `result`, if any).
     fn post_call_record_bind_buffer_memory(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buffer: VkBuffer,
         memory: VkDeviceMemory,
@@ -3667,6 +4753,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindBufferMemory2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_bind_buffer_memory2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         bindInfoCount: u32,
         pBindInfos: *const VkBindBufferMemoryInfo,
@@ -3676,6 +4763,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindBufferMemory2`: records before the call is passed down.
     fn pre_call_record_bind_buffer_memory2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         bindInfoCount: u32,
         pBindInfos: *const VkBindBufferMemoryInfo,
@@ -3683,6 +4771,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindBufferMemory2`: records after the call (and its `result`, if any).
     fn post_call_record_bind_buffer_memory2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         bindInfoCount: u32,
         pBindInfos: *const VkBindBufferMemoryInfo,
@@ -3691,6 +4780,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindDataGraphPipelineSessionMemoryARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_bind_data_graph_pipeline_session_memory_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         bindInfoCount: u32,
         pBindInfos: *const VkBindDataGraphPipelineSessionMemoryInfoARM,
@@ -3700,6 +4790,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindDataGraphPipelineSessionMemoryARM`: records before the call is passed down.
     fn pre_call_record_bind_data_graph_pipeline_session_memory_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         bindInfoCount: u32,
         pBindInfos: *const VkBindDataGraphPipelineSessionMemoryInfoARM,
@@ -3707,6 +4798,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindDataGraphPipelineSessionMemoryARM`: records after the call (and its `result`, if any).
     fn post_call_record_bind_data_graph_pipeline_session_memory_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         bindInfoCount: u32,
         pBindInfos: *const VkBindDataGraphPipelineSessionMemoryInfoARM,
@@ -3715,6 +4807,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindImageMemory`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_bind_image_memory(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         memory: VkDeviceMemory,
@@ -3725,6 +4818,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindImageMemory`: records before the call is passed down.
     fn pre_call_record_bind_image_memory(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         memory: VkDeviceMemory,
@@ -3733,6 +4827,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindImageMemory`: records after the call (and its `result`, if any).
     fn post_call_record_bind_image_memory(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         memory: VkDeviceMemory,
@@ -3742,6 +4837,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindImageMemory2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_bind_image_memory2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         bindInfoCount: u32,
         pBindInfos: *const VkBindImageMemoryInfo,
@@ -3751,6 +4847,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindImageMemory2`: records before the call is passed down.
     fn pre_call_record_bind_image_memory2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         bindInfoCount: u32,
         pBindInfos: *const VkBindImageMemoryInfo,
@@ -3758,6 +4855,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindImageMemory2`: records after the call (and its `result`, if any).
     fn post_call_record_bind_image_memory2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         bindInfoCount: u32,
         pBindInfos: *const VkBindImageMemoryInfo,
@@ -3766,6 +4864,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindOpticalFlowSessionImageNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_bind_optical_flow_session_image_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         session: VkOpticalFlowSessionNV,
         bindingPoint: VkOpticalFlowSessionBindingPointNV,
@@ -3777,6 +4876,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindOpticalFlowSessionImageNV`: records before the call is passed down.
     fn pre_call_record_bind_optical_flow_session_image_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         session: VkOpticalFlowSessionNV,
         bindingPoint: VkOpticalFlowSessionBindingPointNV,
@@ -3786,6 +4886,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindOpticalFlowSessionImageNV`: records after the call (and its `result`, if any).
     fn post_call_record_bind_optical_flow_session_image_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         session: VkOpticalFlowSessionNV,
         bindingPoint: VkOpticalFlowSessionBindingPointNV,
@@ -3796,6 +4897,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindTensorMemoryARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_bind_tensor_memory_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         bindInfoCount: u32,
         pBindInfos: *const VkBindTensorMemoryInfoARM,
@@ -3805,6 +4907,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindTensorMemoryARM`: records before the call is passed down.
     fn pre_call_record_bind_tensor_memory_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         bindInfoCount: u32,
         pBindInfos: *const VkBindTensorMemoryInfoARM,
@@ -3812,6 +4915,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindTensorMemoryARM`: records after the call (and its `result`, if any).
     fn post_call_record_bind_tensor_memory_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         bindInfoCount: u32,
         pBindInfos: *const VkBindTensorMemoryInfoARM,
@@ -3820,6 +4924,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindVideoSessionMemoryKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_bind_video_session_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         videoSession: VkVideoSessionKHR,
         bindSessionMemoryInfoCount: u32,
@@ -3830,6 +4935,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindVideoSessionMemoryKHR`: records before the call is passed down.
     fn pre_call_record_bind_video_session_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         videoSession: VkVideoSessionKHR,
         bindSessionMemoryInfoCount: u32,
@@ -3838,6 +4944,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBindVideoSessionMemoryKHR`: records after the call (and its `result`, if any).
     fn post_call_record_bind_video_session_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         videoSession: VkVideoSessionKHR,
         bindSessionMemoryInfoCount: u32,
@@ -3847,6 +4954,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBuildAccelerationStructuresKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_build_acceleration_structures_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         infoCount: u32,
@@ -3858,6 +4966,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBuildAccelerationStructuresKHR`: records before the call is passed down.
     fn pre_call_record_build_acceleration_structures_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         infoCount: u32,
@@ -3867,6 +4976,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBuildAccelerationStructuresKHR`: records after the call (and its `result`, if any).
     fn post_call_record_build_acceleration_structures_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         infoCount: u32,
@@ -3877,6 +4987,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBuildMicromapsEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_build_micromaps_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         infoCount: u32,
@@ -3887,6 +4998,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBuildMicromapsEXT`: records before the call is passed down.
     fn pre_call_record_build_micromaps_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         infoCount: u32,
@@ -3895,6 +5007,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkBuildMicromapsEXT`: records after the call (and its `result`, if any).
     fn post_call_record_build_micromaps_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         infoCount: u32,
@@ -3904,6 +5017,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkClearShaderInstrumentationMetricsARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_clear_shader_instrumentation_metrics_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         instrumentation: VkShaderInstrumentationARM,
     ) -> Option<()> {
@@ -3912,18 +5026,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkClearShaderInstrumentationMetricsARM`: records before the call is passed down.
     fn pre_call_record_clear_shader_instrumentation_metrics_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         instrumentation: VkShaderInstrumentationARM,
     ) {}
     ///`vkClearShaderInstrumentationMetricsARM`: records after the call (and its `result`, if any).
     fn post_call_record_clear_shader_instrumentation_metrics_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         instrumentation: VkShaderInstrumentationARM,
     ) {}
     ///`vkCmdBeginConditionalRendering2EXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_begin_conditional_rendering2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pConditionalRenderingBegin: *const VkConditionalRenderingBeginInfo2EXT,
     ) -> Option<()> {
@@ -3932,18 +5049,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginConditionalRendering2EXT`: records before the call is passed down.
     fn pre_call_record_cmd_begin_conditional_rendering2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pConditionalRenderingBegin: *const VkConditionalRenderingBeginInfo2EXT,
     ) {}
     ///`vkCmdBeginConditionalRendering2EXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_begin_conditional_rendering2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pConditionalRenderingBegin: *const VkConditionalRenderingBeginInfo2EXT,
     ) {}
     ///`vkCmdBeginConditionalRenderingEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_begin_conditional_rendering_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pConditionalRenderingBegin: *const VkConditionalRenderingBeginInfoEXT,
     ) -> Option<()> {
@@ -3952,18 +5072,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginConditionalRenderingEXT`: records before the call is passed down.
     fn pre_call_record_cmd_begin_conditional_rendering_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pConditionalRenderingBegin: *const VkConditionalRenderingBeginInfoEXT,
     ) {}
     ///`vkCmdBeginConditionalRenderingEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_begin_conditional_rendering_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pConditionalRenderingBegin: *const VkConditionalRenderingBeginInfoEXT,
     ) {}
     ///`vkCmdBeginCustomResolveEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_begin_custom_resolve_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBeginCustomResolveInfo: *const VkBeginCustomResolveInfoEXT,
     ) -> Option<()> {
@@ -3972,18 +5095,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginCustomResolveEXT`: records before the call is passed down.
     fn pre_call_record_cmd_begin_custom_resolve_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBeginCustomResolveInfo: *const VkBeginCustomResolveInfoEXT,
     ) {}
     ///`vkCmdBeginCustomResolveEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_begin_custom_resolve_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBeginCustomResolveInfo: *const VkBeginCustomResolveInfoEXT,
     ) {}
     ///`vkCmdBeginDebugUtilsLabelEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_begin_debug_utils_label_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) -> Option<()> {
@@ -3992,18 +5118,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginDebugUtilsLabelEXT`: records before the call is passed down.
     fn pre_call_record_cmd_begin_debug_utils_label_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) {}
     ///`vkCmdBeginDebugUtilsLabelEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_begin_debug_utils_label_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) {}
     ///`vkCmdBeginGpaSampleAMD`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_begin_gpa_sample_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
         pGpaSampleBeginInfo: *const VkGpaSampleBeginInfoAMD,
@@ -4014,6 +5143,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginGpaSampleAMD`: records before the call is passed down.
     fn pre_call_record_cmd_begin_gpa_sample_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
         pGpaSampleBeginInfo: *const VkGpaSampleBeginInfoAMD,
@@ -4022,6 +5152,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginGpaSampleAMD`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_begin_gpa_sample_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
         pGpaSampleBeginInfo: *const VkGpaSampleBeginInfoAMD,
@@ -4031,6 +5162,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginGpaSessionAMD`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_begin_gpa_session_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
     ) -> Option<VkResult> {
@@ -4039,12 +5171,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginGpaSessionAMD`: records before the call is passed down.
     fn pre_call_record_cmd_begin_gpa_session_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
     ) {}
     ///`vkCmdBeginGpaSessionAMD`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_begin_gpa_session_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
         result: VkResult,
@@ -4052,6 +5186,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginPerTileExecutionQCOM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_begin_per_tile_execution_qcom(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPerTileBeginInfo: *const VkPerTileBeginInfoQCOM,
     ) -> Option<()> {
@@ -4060,18 +5195,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginPerTileExecutionQCOM`: records before the call is passed down.
     fn pre_call_record_cmd_begin_per_tile_execution_qcom(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPerTileBeginInfo: *const VkPerTileBeginInfoQCOM,
     ) {}
     ///`vkCmdBeginPerTileExecutionQCOM`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_begin_per_tile_execution_qcom(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPerTileBeginInfo: *const VkPerTileBeginInfoQCOM,
     ) {}
     ///`vkCmdBeginQuery`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_begin_query(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         query: u32,
@@ -4082,6 +5220,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginQuery`: records before the call is passed down.
     fn pre_call_record_cmd_begin_query(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         query: u32,
@@ -4090,6 +5229,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginQuery`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_begin_query(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         query: u32,
@@ -4098,6 +5238,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginQueryIndexedEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_begin_query_indexed_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         query: u32,
@@ -4109,6 +5250,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginQueryIndexedEXT`: records before the call is passed down.
     fn pre_call_record_cmd_begin_query_indexed_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         query: u32,
@@ -4118,6 +5260,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginQueryIndexedEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_begin_query_indexed_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         query: u32,
@@ -4127,6 +5270,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginRenderPass`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_begin_render_pass(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRenderPassBegin: *const VkRenderPassBeginInfo,
         contents: VkSubpassContents,
@@ -4136,6 +5280,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginRenderPass`: records before the call is passed down.
     fn pre_call_record_cmd_begin_render_pass(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRenderPassBegin: *const VkRenderPassBeginInfo,
         contents: VkSubpassContents,
@@ -4143,6 +5288,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginRenderPass`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_begin_render_pass(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRenderPassBegin: *const VkRenderPassBeginInfo,
         contents: VkSubpassContents,
@@ -4150,6 +5296,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginRenderPass2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_begin_render_pass2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRenderPassBegin: *const VkRenderPassBeginInfo,
         pSubpassBeginInfo: *const VkSubpassBeginInfo,
@@ -4159,6 +5306,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginRenderPass2`: records before the call is passed down.
     fn pre_call_record_cmd_begin_render_pass2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRenderPassBegin: *const VkRenderPassBeginInfo,
         pSubpassBeginInfo: *const VkSubpassBeginInfo,
@@ -4166,6 +5314,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginRenderPass2`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_begin_render_pass2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRenderPassBegin: *const VkRenderPassBeginInfo,
         pSubpassBeginInfo: *const VkSubpassBeginInfo,
@@ -4173,6 +5322,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginRendering`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_begin_rendering(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRenderingInfo: *const VkRenderingInfo,
     ) -> Option<()> {
@@ -4181,18 +5331,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginRendering`: records before the call is passed down.
     fn pre_call_record_cmd_begin_rendering(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRenderingInfo: *const VkRenderingInfo,
     ) {}
     ///`vkCmdBeginRendering`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_begin_rendering(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRenderingInfo: *const VkRenderingInfo,
     ) {}
     ///`vkCmdBeginShaderInstrumentationARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_begin_shader_instrumentation_arm(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         instrumentation: VkShaderInstrumentationARM,
     ) -> Option<()> {
@@ -4201,18 +5354,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginShaderInstrumentationARM`: records before the call is passed down.
     fn pre_call_record_cmd_begin_shader_instrumentation_arm(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         instrumentation: VkShaderInstrumentationARM,
     ) {}
     ///`vkCmdBeginShaderInstrumentationARM`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_begin_shader_instrumentation_arm(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         instrumentation: VkShaderInstrumentationARM,
     ) {}
     ///`vkCmdBeginTransformFeedback2EXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_begin_transform_feedback2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstCounterRange: u32,
         counterRangeCount: u32,
@@ -4223,6 +5379,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginTransformFeedback2EXT`: records before the call is passed down.
     fn pre_call_record_cmd_begin_transform_feedback2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstCounterRange: u32,
         counterRangeCount: u32,
@@ -4231,6 +5388,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginTransformFeedback2EXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_begin_transform_feedback2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstCounterRange: u32,
         counterRangeCount: u32,
@@ -4239,6 +5397,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginTransformFeedbackEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_begin_transform_feedback_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstCounterBuffer: u32,
         counterBufferCount: u32,
@@ -4250,6 +5409,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginTransformFeedbackEXT`: records before the call is passed down.
     fn pre_call_record_cmd_begin_transform_feedback_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstCounterBuffer: u32,
         counterBufferCount: u32,
@@ -4259,6 +5419,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginTransformFeedbackEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_begin_transform_feedback_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstCounterBuffer: u32,
         counterBufferCount: u32,
@@ -4268,6 +5429,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginVideoCodingKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_begin_video_coding_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBeginInfo: *const VkVideoBeginCodingInfoKHR,
     ) -> Option<()> {
@@ -4276,18 +5438,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBeginVideoCodingKHR`: records before the call is passed down.
     fn pre_call_record_cmd_begin_video_coding_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBeginInfo: *const VkVideoBeginCodingInfoKHR,
     ) {}
     ///`vkCmdBeginVideoCodingKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_begin_video_coding_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBeginInfo: *const VkVideoBeginCodingInfoKHR,
     ) {}
     ///`vkCmdBindDescriptorBufferEmbeddedSamplers2EXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_descriptor_buffer_embedded_samplers2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBindDescriptorBufferEmbeddedSamplersInfo: *const VkBindDescriptorBufferEmbeddedSamplersInfoEXT,
     ) -> Option<()> {
@@ -4296,18 +5461,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindDescriptorBufferEmbeddedSamplers2EXT`: records before the call is passed down.
     fn pre_call_record_cmd_bind_descriptor_buffer_embedded_samplers2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBindDescriptorBufferEmbeddedSamplersInfo: *const VkBindDescriptorBufferEmbeddedSamplersInfoEXT,
     ) {}
     ///`vkCmdBindDescriptorBufferEmbeddedSamplers2EXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_descriptor_buffer_embedded_samplers2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBindDescriptorBufferEmbeddedSamplersInfo: *const VkBindDescriptorBufferEmbeddedSamplersInfoEXT,
     ) {}
     ///`vkCmdBindDescriptorBufferEmbeddedSamplersEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_descriptor_buffer_embedded_samplers_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         layout: VkPipelineLayout,
@@ -4318,6 +5486,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindDescriptorBufferEmbeddedSamplersEXT`: records before the call is passed down.
     fn pre_call_record_cmd_bind_descriptor_buffer_embedded_samplers_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         layout: VkPipelineLayout,
@@ -4326,6 +5495,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindDescriptorBufferEmbeddedSamplersEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_descriptor_buffer_embedded_samplers_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         layout: VkPipelineLayout,
@@ -4334,6 +5504,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindDescriptorBuffersEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_descriptor_buffers_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         bufferCount: u32,
         pBindingInfos: *const VkDescriptorBufferBindingInfoEXT,
@@ -4343,6 +5514,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindDescriptorBuffersEXT`: records before the call is passed down.
     fn pre_call_record_cmd_bind_descriptor_buffers_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         bufferCount: u32,
         pBindingInfos: *const VkDescriptorBufferBindingInfoEXT,
@@ -4350,6 +5522,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindDescriptorBuffersEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_descriptor_buffers_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         bufferCount: u32,
         pBindingInfos: *const VkDescriptorBufferBindingInfoEXT,
@@ -4357,6 +5530,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindDescriptorSets`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_descriptor_sets(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         layout: VkPipelineLayout,
@@ -4371,6 +5545,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindDescriptorSets`: records before the call is passed down.
     fn pre_call_record_cmd_bind_descriptor_sets(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         layout: VkPipelineLayout,
@@ -4383,6 +5558,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindDescriptorSets`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_descriptor_sets(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         layout: VkPipelineLayout,
@@ -4395,6 +5571,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindDescriptorSets2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_descriptor_sets2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBindDescriptorSetsInfo: *const VkBindDescriptorSetsInfo,
     ) -> Option<()> {
@@ -4403,18 +5580,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindDescriptorSets2`: records before the call is passed down.
     fn pre_call_record_cmd_bind_descriptor_sets2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBindDescriptorSetsInfo: *const VkBindDescriptorSetsInfo,
     ) {}
     ///`vkCmdBindDescriptorSets2`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_descriptor_sets2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBindDescriptorSetsInfo: *const VkBindDescriptorSetsInfo,
     ) {}
     ///`vkCmdBindIndexBuffer`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_index_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -4425,6 +5605,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindIndexBuffer`: records before the call is passed down.
     fn pre_call_record_cmd_bind_index_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -4433,6 +5614,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindIndexBuffer`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_index_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -4441,6 +5623,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindIndexBuffer2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_index_buffer2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -4452,6 +5635,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindIndexBuffer2`: records before the call is passed down.
     fn pre_call_record_cmd_bind_index_buffer2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -4461,6 +5645,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindIndexBuffer2`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_index_buffer2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -4470,6 +5655,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindIndexBuffer3KHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_index_buffer3_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkBindIndexBuffer3InfoKHR,
     ) -> Option<()> {
@@ -4478,18 +5664,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindIndexBuffer3KHR`: records before the call is passed down.
     fn pre_call_record_cmd_bind_index_buffer3_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkBindIndexBuffer3InfoKHR,
     ) {}
     ///`vkCmdBindIndexBuffer3KHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_index_buffer3_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkBindIndexBuffer3InfoKHR,
     ) {}
     ///`vkCmdBindInvocationMaskHUAWEI`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_invocation_mask_huawei(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         imageView: VkImageView,
         imageLayout: VkImageLayout,
@@ -4499,6 +5688,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindInvocationMaskHUAWEI`: records before the call is passed down.
     fn pre_call_record_cmd_bind_invocation_mask_huawei(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         imageView: VkImageView,
         imageLayout: VkImageLayout,
@@ -4506,6 +5696,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindInvocationMaskHUAWEI`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_invocation_mask_huawei(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         imageView: VkImageView,
         imageLayout: VkImageLayout,
@@ -4513,6 +5704,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindPipeline`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_pipeline(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         pipeline: VkPipeline,
@@ -4522,6 +5714,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindPipeline`: records before the call is passed down.
     fn pre_call_record_cmd_bind_pipeline(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         pipeline: VkPipeline,
@@ -4529,6 +5722,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindPipeline`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_pipeline(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         pipeline: VkPipeline,
@@ -4536,6 +5730,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindPipelineShaderGroupNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_pipeline_shader_group_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         pipeline: VkPipeline,
@@ -4546,6 +5741,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindPipelineShaderGroupNV`: records before the call is passed down.
     fn pre_call_record_cmd_bind_pipeline_shader_group_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         pipeline: VkPipeline,
@@ -4554,6 +5750,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindPipelineShaderGroupNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_pipeline_shader_group_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         pipeline: VkPipeline,
@@ -4562,6 +5759,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindResourceHeapEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_resource_heap_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBindInfo: *const VkBindHeapInfoEXT,
     ) -> Option<()> {
@@ -4570,18 +5768,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindResourceHeapEXT`: records before the call is passed down.
     fn pre_call_record_cmd_bind_resource_heap_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBindInfo: *const VkBindHeapInfoEXT,
     ) {}
     ///`vkCmdBindResourceHeapEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_resource_heap_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBindInfo: *const VkBindHeapInfoEXT,
     ) {}
     ///`vkCmdBindSamplerHeapEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_sampler_heap_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBindInfo: *const VkBindHeapInfoEXT,
     ) -> Option<()> {
@@ -4590,18 +5791,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindSamplerHeapEXT`: records before the call is passed down.
     fn pre_call_record_cmd_bind_sampler_heap_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBindInfo: *const VkBindHeapInfoEXT,
     ) {}
     ///`vkCmdBindSamplerHeapEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_sampler_heap_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBindInfo: *const VkBindHeapInfoEXT,
     ) {}
     ///`vkCmdBindShadersEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_shaders_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         stageCount: u32,
         pStages: *const VkShaderStageFlagBits,
@@ -4612,6 +5816,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindShadersEXT`: records before the call is passed down.
     fn pre_call_record_cmd_bind_shaders_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         stageCount: u32,
         pStages: *const VkShaderStageFlagBits,
@@ -4620,6 +5825,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindShadersEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_shaders_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         stageCount: u32,
         pStages: *const VkShaderStageFlagBits,
@@ -4628,6 +5834,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindShadingRateImageNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_shading_rate_image_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         imageView: VkImageView,
         imageLayout: VkImageLayout,
@@ -4637,6 +5844,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindShadingRateImageNV`: records before the call is passed down.
     fn pre_call_record_cmd_bind_shading_rate_image_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         imageView: VkImageView,
         imageLayout: VkImageLayout,
@@ -4644,6 +5852,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindShadingRateImageNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_shading_rate_image_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         imageView: VkImageView,
         imageLayout: VkImageLayout,
@@ -4651,6 +5860,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindTileMemoryQCOM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_tile_memory_qcom(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pTileMemoryBindInfo: *const VkTileMemoryBindInfoQCOM,
     ) -> Option<()> {
@@ -4659,18 +5869,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindTileMemoryQCOM`: records before the call is passed down.
     fn pre_call_record_cmd_bind_tile_memory_qcom(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pTileMemoryBindInfo: *const VkTileMemoryBindInfoQCOM,
     ) {}
     ///`vkCmdBindTileMemoryQCOM`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_tile_memory_qcom(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pTileMemoryBindInfo: *const VkTileMemoryBindInfoQCOM,
     ) {}
     ///`vkCmdBindTransformFeedbackBuffers2EXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_transform_feedback_buffers2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstBinding: u32,
         bindingCount: u32,
@@ -4681,6 +5894,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindTransformFeedbackBuffers2EXT`: records before the call is passed down.
     fn pre_call_record_cmd_bind_transform_feedback_buffers2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstBinding: u32,
         bindingCount: u32,
@@ -4689,6 +5903,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindTransformFeedbackBuffers2EXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_transform_feedback_buffers2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstBinding: u32,
         bindingCount: u32,
@@ -4697,6 +5912,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindTransformFeedbackBuffersEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_transform_feedback_buffers_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstBinding: u32,
         bindingCount: u32,
@@ -4709,6 +5925,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindTransformFeedbackBuffersEXT`: records before the call is passed down.
     fn pre_call_record_cmd_bind_transform_feedback_buffers_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstBinding: u32,
         bindingCount: u32,
@@ -4719,6 +5936,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindTransformFeedbackBuffersEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_transform_feedback_buffers_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstBinding: u32,
         bindingCount: u32,
@@ -4729,6 +5947,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindVertexBuffers`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_vertex_buffers(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstBinding: u32,
         bindingCount: u32,
@@ -4740,6 +5959,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindVertexBuffers`: records before the call is passed down.
     fn pre_call_record_cmd_bind_vertex_buffers(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstBinding: u32,
         bindingCount: u32,
@@ -4749,6 +5969,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindVertexBuffers`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_vertex_buffers(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstBinding: u32,
         bindingCount: u32,
@@ -4758,6 +5979,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindVertexBuffers2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_vertex_buffers2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstBinding: u32,
         bindingCount: u32,
@@ -4771,6 +5993,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindVertexBuffers2`: records before the call is passed down.
     fn pre_call_record_cmd_bind_vertex_buffers2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstBinding: u32,
         bindingCount: u32,
@@ -4782,6 +6005,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindVertexBuffers2`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_vertex_buffers2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstBinding: u32,
         bindingCount: u32,
@@ -4793,6 +6017,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindVertexBuffers3KHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_bind_vertex_buffers3_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstBinding: u32,
         bindingCount: u32,
@@ -4803,6 +6028,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindVertexBuffers3KHR`: records before the call is passed down.
     fn pre_call_record_cmd_bind_vertex_buffers3_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstBinding: u32,
         bindingCount: u32,
@@ -4811,6 +6037,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBindVertexBuffers3KHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_bind_vertex_buffers3_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstBinding: u32,
         bindingCount: u32,
@@ -4819,6 +6046,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBlitImage`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_blit_image(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcImage: VkImage,
         srcImageLayout: VkImageLayout,
@@ -4833,6 +6061,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBlitImage`: records before the call is passed down.
     fn pre_call_record_cmd_blit_image(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcImage: VkImage,
         srcImageLayout: VkImageLayout,
@@ -4845,6 +6074,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBlitImage`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_blit_image(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcImage: VkImage,
         srcImageLayout: VkImageLayout,
@@ -4857,6 +6087,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBlitImage2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_blit_image2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBlitImageInfo: *const VkBlitImageInfo2,
     ) -> Option<()> {
@@ -4865,18 +6096,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBlitImage2`: records before the call is passed down.
     fn pre_call_record_cmd_blit_image2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBlitImageInfo: *const VkBlitImageInfo2,
     ) {}
     ///`vkCmdBlitImage2`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_blit_image2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBlitImageInfo: *const VkBlitImageInfo2,
     ) {}
     ///`vkCmdBuildAccelerationStructureNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_build_acceleration_structure_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkAccelerationStructureInfoNV,
         instanceData: VkBuffer,
@@ -4892,6 +6126,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBuildAccelerationStructureNV`: records before the call is passed down.
     fn pre_call_record_cmd_build_acceleration_structure_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkAccelerationStructureInfoNV,
         instanceData: VkBuffer,
@@ -4905,6 +6140,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBuildAccelerationStructureNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_build_acceleration_structure_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkAccelerationStructureInfoNV,
         instanceData: VkBuffer,
@@ -4918,6 +6154,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBuildAccelerationStructuresIndirectKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_build_acceleration_structures_indirect_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         infoCount: u32,
         pInfos: *const VkAccelerationStructureBuildGeometryInfoKHR,
@@ -4930,6 +6167,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBuildAccelerationStructuresIndirectKHR`: records before the call is passed down.
     fn pre_call_record_cmd_build_acceleration_structures_indirect_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         infoCount: u32,
         pInfos: *const VkAccelerationStructureBuildGeometryInfoKHR,
@@ -4940,6 +6178,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBuildAccelerationStructuresIndirectKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_build_acceleration_structures_indirect_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         infoCount: u32,
         pInfos: *const VkAccelerationStructureBuildGeometryInfoKHR,
@@ -4950,6 +6189,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBuildAccelerationStructuresKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_build_acceleration_structures_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         infoCount: u32,
         pInfos: *const VkAccelerationStructureBuildGeometryInfoKHR,
@@ -4960,6 +6200,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBuildAccelerationStructuresKHR`: records before the call is passed down.
     fn pre_call_record_cmd_build_acceleration_structures_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         infoCount: u32,
         pInfos: *const VkAccelerationStructureBuildGeometryInfoKHR,
@@ -4968,6 +6209,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBuildAccelerationStructuresKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_build_acceleration_structures_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         infoCount: u32,
         pInfos: *const VkAccelerationStructureBuildGeometryInfoKHR,
@@ -4976,6 +6218,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBuildClusterAccelerationStructureIndirectNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_build_cluster_acceleration_structure_indirect_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCommandInfos: *const VkClusterAccelerationStructureCommandsInfoNV,
     ) -> Option<()> {
@@ -4984,18 +6227,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBuildClusterAccelerationStructureIndirectNV`: records before the call is passed down.
     fn pre_call_record_cmd_build_cluster_acceleration_structure_indirect_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCommandInfos: *const VkClusterAccelerationStructureCommandsInfoNV,
     ) {}
     ///`vkCmdBuildClusterAccelerationStructureIndirectNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_build_cluster_acceleration_structure_indirect_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCommandInfos: *const VkClusterAccelerationStructureCommandsInfoNV,
     ) {}
     ///`vkCmdBuildMicromapsEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_build_micromaps_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         infoCount: u32,
         pInfos: *const VkMicromapBuildInfoEXT,
@@ -5005,6 +6251,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBuildMicromapsEXT`: records before the call is passed down.
     fn pre_call_record_cmd_build_micromaps_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         infoCount: u32,
         pInfos: *const VkMicromapBuildInfoEXT,
@@ -5012,6 +6259,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBuildMicromapsEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_build_micromaps_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         infoCount: u32,
         pInfos: *const VkMicromapBuildInfoEXT,
@@ -5019,6 +6267,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBuildPartitionedAccelerationStructuresNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_build_partitioned_acceleration_structures_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBuildInfo: *const VkBuildPartitionedAccelerationStructureInfoNV,
     ) -> Option<()> {
@@ -5027,18 +6276,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdBuildPartitionedAccelerationStructuresNV`: records before the call is passed down.
     fn pre_call_record_cmd_build_partitioned_acceleration_structures_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBuildInfo: *const VkBuildPartitionedAccelerationStructureInfoNV,
     ) {}
     ///`vkCmdBuildPartitionedAccelerationStructuresNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_build_partitioned_acceleration_structures_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBuildInfo: *const VkBuildPartitionedAccelerationStructureInfoNV,
     ) {}
     ///`vkCmdClearAttachments`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_clear_attachments(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         attachmentCount: u32,
         pAttachments: *const VkClearAttachment,
@@ -5050,6 +6302,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdClearAttachments`: records before the call is passed down.
     fn pre_call_record_cmd_clear_attachments(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         attachmentCount: u32,
         pAttachments: *const VkClearAttachment,
@@ -5059,6 +6312,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdClearAttachments`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_clear_attachments(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         attachmentCount: u32,
         pAttachments: *const VkClearAttachment,
@@ -5068,6 +6322,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdClearColorImage`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_clear_color_image(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         image: VkImage,
         imageLayout: VkImageLayout,
@@ -5080,6 +6335,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdClearColorImage`: records before the call is passed down.
     fn pre_call_record_cmd_clear_color_image(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         image: VkImage,
         imageLayout: VkImageLayout,
@@ -5090,6 +6346,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdClearColorImage`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_clear_color_image(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         image: VkImage,
         imageLayout: VkImageLayout,
@@ -5100,6 +6357,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdClearDepthStencilImage`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_clear_depth_stencil_image(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         image: VkImage,
         imageLayout: VkImageLayout,
@@ -5112,6 +6370,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdClearDepthStencilImage`: records before the call is passed down.
     fn pre_call_record_cmd_clear_depth_stencil_image(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         image: VkImage,
         imageLayout: VkImageLayout,
@@ -5122,6 +6381,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdClearDepthStencilImage`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_clear_depth_stencil_image(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         image: VkImage,
         imageLayout: VkImageLayout,
@@ -5132,6 +6392,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdControlVideoCodingKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_control_video_coding_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCodingControlInfo: *const VkVideoCodingControlInfoKHR,
     ) -> Option<()> {
@@ -5140,18 +6401,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdControlVideoCodingKHR`: records before the call is passed down.
     fn pre_call_record_cmd_control_video_coding_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCodingControlInfo: *const VkVideoCodingControlInfoKHR,
     ) {}
     ///`vkCmdControlVideoCodingKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_control_video_coding_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCodingControlInfo: *const VkVideoCodingControlInfoKHR,
     ) {}
     ///`vkCmdConvertCooperativeVectorMatrixNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_convert_cooperative_vector_matrix_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         infoCount: u32,
         pInfos: *const VkConvertCooperativeVectorMatrixInfoNV,
@@ -5161,6 +6425,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdConvertCooperativeVectorMatrixNV`: records before the call is passed down.
     fn pre_call_record_cmd_convert_cooperative_vector_matrix_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         infoCount: u32,
         pInfos: *const VkConvertCooperativeVectorMatrixInfoNV,
@@ -5168,6 +6433,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdConvertCooperativeVectorMatrixNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_convert_cooperative_vector_matrix_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         infoCount: u32,
         pInfos: *const VkConvertCooperativeVectorMatrixInfoNV,
@@ -5175,6 +6441,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyAccelerationStructureKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_acceleration_structure_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyAccelerationStructureInfoKHR,
     ) -> Option<()> {
@@ -5183,18 +6450,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyAccelerationStructureKHR`: records before the call is passed down.
     fn pre_call_record_cmd_copy_acceleration_structure_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyAccelerationStructureInfoKHR,
     ) {}
     ///`vkCmdCopyAccelerationStructureKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_acceleration_structure_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyAccelerationStructureInfoKHR,
     ) {}
     ///`vkCmdCopyAccelerationStructureNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_acceleration_structure_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         dst: VkAccelerationStructureNV,
         src: VkAccelerationStructureNV,
@@ -5205,6 +6475,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyAccelerationStructureNV`: records before the call is passed down.
     fn pre_call_record_cmd_copy_acceleration_structure_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         dst: VkAccelerationStructureNV,
         src: VkAccelerationStructureNV,
@@ -5213,6 +6484,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyAccelerationStructureNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_acceleration_structure_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         dst: VkAccelerationStructureNV,
         src: VkAccelerationStructureNV,
@@ -5221,6 +6493,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyAccelerationStructureToMemoryKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_acceleration_structure_to_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyAccelerationStructureToMemoryInfoKHR,
     ) -> Option<()> {
@@ -5229,18 +6502,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyAccelerationStructureToMemoryKHR`: records before the call is passed down.
     fn pre_call_record_cmd_copy_acceleration_structure_to_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyAccelerationStructureToMemoryInfoKHR,
     ) {}
     ///`vkCmdCopyAccelerationStructureToMemoryKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_acceleration_structure_to_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyAccelerationStructureToMemoryInfoKHR,
     ) {}
     ///`vkCmdCopyBuffer`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcBuffer: VkBuffer,
         dstBuffer: VkBuffer,
@@ -5252,6 +6528,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyBuffer`: records before the call is passed down.
     fn pre_call_record_cmd_copy_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcBuffer: VkBuffer,
         dstBuffer: VkBuffer,
@@ -5261,6 +6538,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyBuffer`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcBuffer: VkBuffer,
         dstBuffer: VkBuffer,
@@ -5270,6 +6548,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyBuffer2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_buffer2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyBufferInfo: *const VkCopyBufferInfo2,
     ) -> Option<()> {
@@ -5278,18 +6557,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyBuffer2`: records before the call is passed down.
     fn pre_call_record_cmd_copy_buffer2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyBufferInfo: *const VkCopyBufferInfo2,
     ) {}
     ///`vkCmdCopyBuffer2`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_buffer2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyBufferInfo: *const VkCopyBufferInfo2,
     ) {}
     ///`vkCmdCopyBufferToImage`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_buffer_to_image(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcBuffer: VkBuffer,
         dstImage: VkImage,
@@ -5302,6 +6584,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyBufferToImage`: records before the call is passed down.
     fn pre_call_record_cmd_copy_buffer_to_image(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcBuffer: VkBuffer,
         dstImage: VkImage,
@@ -5312,6 +6595,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyBufferToImage`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_buffer_to_image(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcBuffer: VkBuffer,
         dstImage: VkImage,
@@ -5322,6 +6606,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyBufferToImage2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_buffer_to_image2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyBufferToImageInfo: *const VkCopyBufferToImageInfo2,
     ) -> Option<()> {
@@ -5330,18 +6615,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyBufferToImage2`: records before the call is passed down.
     fn pre_call_record_cmd_copy_buffer_to_image2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyBufferToImageInfo: *const VkCopyBufferToImageInfo2,
     ) {}
     ///`vkCmdCopyBufferToImage2`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_buffer_to_image2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyBufferToImageInfo: *const VkCopyBufferToImageInfo2,
     ) {}
     ///`vkCmdCopyGpaSessionResultsAMD`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_gpa_session_results_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
     ) -> Option<()> {
@@ -5350,18 +6638,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyGpaSessionResultsAMD`: records before the call is passed down.
     fn pre_call_record_cmd_copy_gpa_session_results_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
     ) {}
     ///`vkCmdCopyGpaSessionResultsAMD`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_gpa_session_results_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
     ) {}
     ///`vkCmdCopyImage`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_image(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcImage: VkImage,
         srcImageLayout: VkImageLayout,
@@ -5375,6 +6666,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyImage`: records before the call is passed down.
     fn pre_call_record_cmd_copy_image(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcImage: VkImage,
         srcImageLayout: VkImageLayout,
@@ -5386,6 +6678,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyImage`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_image(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcImage: VkImage,
         srcImageLayout: VkImageLayout,
@@ -5397,6 +6690,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyImage2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_image2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyImageInfo: *const VkCopyImageInfo2,
     ) -> Option<()> {
@@ -5405,18 +6699,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyImage2`: records before the call is passed down.
     fn pre_call_record_cmd_copy_image2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyImageInfo: *const VkCopyImageInfo2,
     ) {}
     ///`vkCmdCopyImage2`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_image2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyImageInfo: *const VkCopyImageInfo2,
     ) {}
     ///`vkCmdCopyImageToBuffer`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_image_to_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcImage: VkImage,
         srcImageLayout: VkImageLayout,
@@ -5429,6 +6726,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyImageToBuffer`: records before the call is passed down.
     fn pre_call_record_cmd_copy_image_to_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcImage: VkImage,
         srcImageLayout: VkImageLayout,
@@ -5439,6 +6737,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyImageToBuffer`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_image_to_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcImage: VkImage,
         srcImageLayout: VkImageLayout,
@@ -5449,6 +6748,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyImageToBuffer2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_image_to_buffer2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyImageToBufferInfo: *const VkCopyImageToBufferInfo2,
     ) -> Option<()> {
@@ -5457,18 +6757,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyImageToBuffer2`: records before the call is passed down.
     fn pre_call_record_cmd_copy_image_to_buffer2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyImageToBufferInfo: *const VkCopyImageToBufferInfo2,
     ) {}
     ///`vkCmdCopyImageToBuffer2`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_image_to_buffer2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyImageToBufferInfo: *const VkCopyImageToBufferInfo2,
     ) {}
     ///`vkCmdCopyImageToMemoryKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_image_to_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyMemoryInfo: *const VkCopyDeviceMemoryImageInfoKHR,
     ) -> Option<()> {
@@ -5477,18 +6780,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyImageToMemoryKHR`: records before the call is passed down.
     fn pre_call_record_cmd_copy_image_to_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyMemoryInfo: *const VkCopyDeviceMemoryImageInfoKHR,
     ) {}
     ///`vkCmdCopyImageToMemoryKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_image_to_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyMemoryInfo: *const VkCopyDeviceMemoryImageInfoKHR,
     ) {}
     ///`vkCmdCopyMemoryIndirectKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_memory_indirect_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyMemoryIndirectInfo: *const VkCopyMemoryIndirectInfoKHR,
     ) -> Option<()> {
@@ -5497,18 +6803,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyMemoryIndirectKHR`: records before the call is passed down.
     fn pre_call_record_cmd_copy_memory_indirect_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyMemoryIndirectInfo: *const VkCopyMemoryIndirectInfoKHR,
     ) {}
     ///`vkCmdCopyMemoryIndirectKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_memory_indirect_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyMemoryIndirectInfo: *const VkCopyMemoryIndirectInfoKHR,
     ) {}
     ///`vkCmdCopyMemoryIndirectNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_memory_indirect_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         copyBufferAddress: VkDeviceAddress,
         copyCount: u32,
@@ -5519,6 +6828,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyMemoryIndirectNV`: records before the call is passed down.
     fn pre_call_record_cmd_copy_memory_indirect_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         copyBufferAddress: VkDeviceAddress,
         copyCount: u32,
@@ -5527,6 +6837,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyMemoryIndirectNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_memory_indirect_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         copyBufferAddress: VkDeviceAddress,
         copyCount: u32,
@@ -5535,6 +6846,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyMemoryKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyMemoryInfo: *const VkCopyDeviceMemoryInfoKHR,
     ) -> Option<()> {
@@ -5543,18 +6855,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyMemoryKHR`: records before the call is passed down.
     fn pre_call_record_cmd_copy_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyMemoryInfo: *const VkCopyDeviceMemoryInfoKHR,
     ) {}
     ///`vkCmdCopyMemoryKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyMemoryInfo: *const VkCopyDeviceMemoryInfoKHR,
     ) {}
     ///`vkCmdCopyMemoryToAccelerationStructureKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_memory_to_acceleration_structure_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMemoryToAccelerationStructureInfoKHR,
     ) -> Option<()> {
@@ -5563,18 +6878,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyMemoryToAccelerationStructureKHR`: records before the call is passed down.
     fn pre_call_record_cmd_copy_memory_to_acceleration_structure_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMemoryToAccelerationStructureInfoKHR,
     ) {}
     ///`vkCmdCopyMemoryToAccelerationStructureKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_memory_to_acceleration_structure_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMemoryToAccelerationStructureInfoKHR,
     ) {}
     ///`vkCmdCopyMemoryToImageIndirectKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_memory_to_image_indirect_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyMemoryToImageIndirectInfo: *const VkCopyMemoryToImageIndirectInfoKHR,
     ) -> Option<()> {
@@ -5583,18 +6901,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyMemoryToImageIndirectKHR`: records before the call is passed down.
     fn pre_call_record_cmd_copy_memory_to_image_indirect_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyMemoryToImageIndirectInfo: *const VkCopyMemoryToImageIndirectInfoKHR,
     ) {}
     ///`vkCmdCopyMemoryToImageIndirectKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_memory_to_image_indirect_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyMemoryToImageIndirectInfo: *const VkCopyMemoryToImageIndirectInfoKHR,
     ) {}
     ///`vkCmdCopyMemoryToImageIndirectNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_memory_to_image_indirect_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         copyBufferAddress: VkDeviceAddress,
         copyCount: u32,
@@ -5608,6 +6929,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyMemoryToImageIndirectNV`: records before the call is passed down.
     fn pre_call_record_cmd_copy_memory_to_image_indirect_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         copyBufferAddress: VkDeviceAddress,
         copyCount: u32,
@@ -5619,6 +6941,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyMemoryToImageIndirectNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_memory_to_image_indirect_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         copyBufferAddress: VkDeviceAddress,
         copyCount: u32,
@@ -5630,6 +6953,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyMemoryToImageKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_memory_to_image_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyMemoryInfo: *const VkCopyDeviceMemoryImageInfoKHR,
     ) -> Option<()> {
@@ -5638,18 +6962,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyMemoryToImageKHR`: records before the call is passed down.
     fn pre_call_record_cmd_copy_memory_to_image_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyMemoryInfo: *const VkCopyDeviceMemoryImageInfoKHR,
     ) {}
     ///`vkCmdCopyMemoryToImageKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_memory_to_image_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyMemoryInfo: *const VkCopyDeviceMemoryImageInfoKHR,
     ) {}
     ///`vkCmdCopyMemoryToMicromapEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_memory_to_micromap_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMemoryToMicromapInfoEXT,
     ) -> Option<()> {
@@ -5658,18 +6985,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyMemoryToMicromapEXT`: records before the call is passed down.
     fn pre_call_record_cmd_copy_memory_to_micromap_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMemoryToMicromapInfoEXT,
     ) {}
     ///`vkCmdCopyMemoryToMicromapEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_memory_to_micromap_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMemoryToMicromapInfoEXT,
     ) {}
     ///`vkCmdCopyMicromapEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_micromap_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMicromapInfoEXT,
     ) -> Option<()> {
@@ -5678,18 +7008,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyMicromapEXT`: records before the call is passed down.
     fn pre_call_record_cmd_copy_micromap_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMicromapInfoEXT,
     ) {}
     ///`vkCmdCopyMicromapEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_micromap_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMicromapInfoEXT,
     ) {}
     ///`vkCmdCopyMicromapToMemoryEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_micromap_to_memory_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMicromapToMemoryInfoEXT,
     ) -> Option<()> {
@@ -5698,18 +7031,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyMicromapToMemoryEXT`: records before the call is passed down.
     fn pre_call_record_cmd_copy_micromap_to_memory_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMicromapToMemoryInfoEXT,
     ) {}
     ///`vkCmdCopyMicromapToMemoryEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_micromap_to_memory_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMicromapToMemoryInfoEXT,
     ) {}
     ///`vkCmdCopyQueryPoolResults`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_query_pool_results(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         firstQuery: u32,
@@ -5724,6 +7060,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyQueryPoolResults`: records before the call is passed down.
     fn pre_call_record_cmd_copy_query_pool_results(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         firstQuery: u32,
@@ -5736,6 +7073,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyQueryPoolResults`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_query_pool_results(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         firstQuery: u32,
@@ -5748,6 +7086,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyQueryPoolResultsToMemoryKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_query_pool_results_to_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         firstQuery: u32,
@@ -5761,6 +7100,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyQueryPoolResultsToMemoryKHR`: records before the call is passed down.
     fn pre_call_record_cmd_copy_query_pool_results_to_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         firstQuery: u32,
@@ -5772,6 +7112,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyQueryPoolResultsToMemoryKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_query_pool_results_to_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         firstQuery: u32,
@@ -5783,6 +7124,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyTensorARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_copy_tensor_arm(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyTensorInfo: *const VkCopyTensorInfoARM,
     ) -> Option<()> {
@@ -5791,18 +7133,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCopyTensorARM`: records before the call is passed down.
     fn pre_call_record_cmd_copy_tensor_arm(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyTensorInfo: *const VkCopyTensorInfoARM,
     ) {}
     ///`vkCmdCopyTensorARM`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_copy_tensor_arm(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyTensorInfo: *const VkCopyTensorInfoARM,
     ) {}
     ///`vkCmdCuLaunchKernelNVX`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_cu_launch_kernel_nvx(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pLaunchInfo: *const VkCuLaunchInfoNVX,
     ) -> Option<()> {
@@ -5811,18 +7156,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCuLaunchKernelNVX`: records before the call is passed down.
     fn pre_call_record_cmd_cu_launch_kernel_nvx(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pLaunchInfo: *const VkCuLaunchInfoNVX,
     ) {}
     ///`vkCmdCuLaunchKernelNVX`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_cu_launch_kernel_nvx(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pLaunchInfo: *const VkCuLaunchInfoNVX,
     ) {}
     ///`vkCmdCudaLaunchKernelNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_cuda_launch_kernel_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pLaunchInfo: *const VkCudaLaunchInfoNV,
     ) -> Option<()> {
@@ -5831,18 +7179,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdCudaLaunchKernelNV`: records before the call is passed down.
     fn pre_call_record_cmd_cuda_launch_kernel_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pLaunchInfo: *const VkCudaLaunchInfoNV,
     ) {}
     ///`vkCmdCudaLaunchKernelNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_cuda_launch_kernel_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pLaunchInfo: *const VkCudaLaunchInfoNV,
     ) {}
     ///`vkCmdDebugMarkerBeginEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_debug_marker_begin_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkDebugMarkerMarkerInfoEXT,
     ) -> Option<()> {
@@ -5851,29 +7202,41 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDebugMarkerBeginEXT`: records before the call is passed down.
     fn pre_call_record_cmd_debug_marker_begin_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkDebugMarkerMarkerInfoEXT,
     ) {}
     ///`vkCmdDebugMarkerBeginEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_debug_marker_begin_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkDebugMarkerMarkerInfoEXT,
     ) {}
     ///`vkCmdDebugMarkerEndEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_debug_marker_end_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) -> Option<()> {
         None
     }
     ///`vkCmdDebugMarkerEndEXT`: records before the call is passed down.
-    fn pre_call_record_cmd_debug_marker_end_ext(&self, commandBuffer: VkCommandBuffer) {}
+    fn pre_call_record_cmd_debug_marker_end_ext(
+        &self,
+        next: &DeviceDispatchTable,
+        commandBuffer: VkCommandBuffer,
+    ) {}
     ///`vkCmdDebugMarkerEndEXT`: records after the call (and its `result`, if any).
-    fn post_call_record_cmd_debug_marker_end_ext(&self, commandBuffer: VkCommandBuffer) {}
+    fn post_call_record_cmd_debug_marker_end_ext(
+        &self,
+        next: &DeviceDispatchTable,
+        commandBuffer: VkCommandBuffer,
+    ) {}
     ///`vkCmdDebugMarkerInsertEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_debug_marker_insert_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkDebugMarkerMarkerInfoEXT,
     ) -> Option<()> {
@@ -5882,18 +7245,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDebugMarkerInsertEXT`: records before the call is passed down.
     fn pre_call_record_cmd_debug_marker_insert_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkDebugMarkerMarkerInfoEXT,
     ) {}
     ///`vkCmdDebugMarkerInsertEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_debug_marker_insert_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkDebugMarkerMarkerInfoEXT,
     ) {}
     ///`vkCmdDecodeVideoKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_decode_video_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDecodeInfo: *const VkVideoDecodeInfoKHR,
     ) -> Option<()> {
@@ -5902,18 +7268,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDecodeVideoKHR`: records before the call is passed down.
     fn pre_call_record_cmd_decode_video_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDecodeInfo: *const VkVideoDecodeInfoKHR,
     ) {}
     ///`vkCmdDecodeVideoKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_decode_video_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDecodeInfo: *const VkVideoDecodeInfoKHR,
     ) {}
     ///`vkCmdDecompressMemoryEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_decompress_memory_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDecompressMemoryInfoEXT: *const VkDecompressMemoryInfoEXT,
     ) -> Option<()> {
@@ -5922,18 +7291,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDecompressMemoryEXT`: records before the call is passed down.
     fn pre_call_record_cmd_decompress_memory_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDecompressMemoryInfoEXT: *const VkDecompressMemoryInfoEXT,
     ) {}
     ///`vkCmdDecompressMemoryEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_decompress_memory_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDecompressMemoryInfoEXT: *const VkDecompressMemoryInfoEXT,
     ) {}
     ///`vkCmdDecompressMemoryIndirectCountEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_decompress_memory_indirect_count_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         decompressionMethod: VkMemoryDecompressionMethodFlagsEXT,
         indirectCommandsAddress: VkDeviceAddress,
@@ -5946,6 +7318,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDecompressMemoryIndirectCountEXT`: records before the call is passed down.
     fn pre_call_record_cmd_decompress_memory_indirect_count_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         decompressionMethod: VkMemoryDecompressionMethodFlagsEXT,
         indirectCommandsAddress: VkDeviceAddress,
@@ -5956,6 +7329,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDecompressMemoryIndirectCountEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_decompress_memory_indirect_count_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         decompressionMethod: VkMemoryDecompressionMethodFlagsEXT,
         indirectCommandsAddress: VkDeviceAddress,
@@ -5966,6 +7340,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDecompressMemoryIndirectCountNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_decompress_memory_indirect_count_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         indirectCommandsAddress: VkDeviceAddress,
         indirectCommandsCountAddress: VkDeviceAddress,
@@ -5976,6 +7351,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDecompressMemoryIndirectCountNV`: records before the call is passed down.
     fn pre_call_record_cmd_decompress_memory_indirect_count_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         indirectCommandsAddress: VkDeviceAddress,
         indirectCommandsCountAddress: VkDeviceAddress,
@@ -5984,6 +7360,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDecompressMemoryIndirectCountNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_decompress_memory_indirect_count_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         indirectCommandsAddress: VkDeviceAddress,
         indirectCommandsCountAddress: VkDeviceAddress,
@@ -5992,6 +7369,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDecompressMemoryNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_decompress_memory_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         decompressRegionCount: u32,
         pDecompressMemoryRegions: *const VkDecompressMemoryRegionNV,
@@ -6001,6 +7379,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDecompressMemoryNV`: records before the call is passed down.
     fn pre_call_record_cmd_decompress_memory_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         decompressRegionCount: u32,
         pDecompressMemoryRegions: *const VkDecompressMemoryRegionNV,
@@ -6008,6 +7387,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDecompressMemoryNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_decompress_memory_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         decompressRegionCount: u32,
         pDecompressMemoryRegions: *const VkDecompressMemoryRegionNV,
@@ -6015,6 +7395,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatch`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_dispatch(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         groupCountX: u32,
         groupCountY: u32,
@@ -6025,6 +7406,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatch`: records before the call is passed down.
     fn pre_call_record_cmd_dispatch(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         groupCountX: u32,
         groupCountY: u32,
@@ -6033,6 +7415,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatch`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_dispatch(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         groupCountX: u32,
         groupCountY: u32,
@@ -6041,6 +7424,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchBase`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_dispatch_base(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         baseGroupX: u32,
         baseGroupY: u32,
@@ -6054,6 +7438,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchBase`: records before the call is passed down.
     fn pre_call_record_cmd_dispatch_base(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         baseGroupX: u32,
         baseGroupY: u32,
@@ -6065,6 +7450,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchBase`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_dispatch_base(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         baseGroupX: u32,
         baseGroupY: u32,
@@ -6076,6 +7462,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchDataGraphARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_dispatch_data_graph_arm(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         session: VkDataGraphPipelineSessionARM,
         pInfo: *const VkDataGraphPipelineDispatchInfoARM,
@@ -6085,6 +7472,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchDataGraphARM`: records before the call is passed down.
     fn pre_call_record_cmd_dispatch_data_graph_arm(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         session: VkDataGraphPipelineSessionARM,
         pInfo: *const VkDataGraphPipelineDispatchInfoARM,
@@ -6092,6 +7480,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchDataGraphARM`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_dispatch_data_graph_arm(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         session: VkDataGraphPipelineSessionARM,
         pInfo: *const VkDataGraphPipelineDispatchInfoARM,
@@ -6099,6 +7488,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchGraphAMDX`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_dispatch_graph_amdx(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         scratch: VkDeviceAddress,
         scratchSize: VkDeviceSize,
@@ -6109,6 +7499,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchGraphAMDX`: records before the call is passed down.
     fn pre_call_record_cmd_dispatch_graph_amdx(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         scratch: VkDeviceAddress,
         scratchSize: VkDeviceSize,
@@ -6117,6 +7508,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchGraphAMDX`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_dispatch_graph_amdx(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         scratch: VkDeviceAddress,
         scratchSize: VkDeviceSize,
@@ -6125,6 +7517,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchGraphIndirectAMDX`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_dispatch_graph_indirect_amdx(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         scratch: VkDeviceAddress,
         scratchSize: VkDeviceSize,
@@ -6135,6 +7528,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchGraphIndirectAMDX`: records before the call is passed down.
     fn pre_call_record_cmd_dispatch_graph_indirect_amdx(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         scratch: VkDeviceAddress,
         scratchSize: VkDeviceSize,
@@ -6143,6 +7537,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchGraphIndirectAMDX`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_dispatch_graph_indirect_amdx(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         scratch: VkDeviceAddress,
         scratchSize: VkDeviceSize,
@@ -6151,6 +7546,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchGraphIndirectCountAMDX`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_dispatch_graph_indirect_count_amdx(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         scratch: VkDeviceAddress,
         scratchSize: VkDeviceSize,
@@ -6161,6 +7557,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchGraphIndirectCountAMDX`: records before the call is passed down.
     fn pre_call_record_cmd_dispatch_graph_indirect_count_amdx(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         scratch: VkDeviceAddress,
         scratchSize: VkDeviceSize,
@@ -6169,6 +7566,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchGraphIndirectCountAMDX`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_dispatch_graph_indirect_count_amdx(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         scratch: VkDeviceAddress,
         scratchSize: VkDeviceSize,
@@ -6177,6 +7575,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchIndirect`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_dispatch_indirect(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6186,6 +7585,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchIndirect`: records before the call is passed down.
     fn pre_call_record_cmd_dispatch_indirect(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6193,6 +7593,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchIndirect`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_dispatch_indirect(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6200,6 +7601,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchIndirect2KHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_dispatch_indirect2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDispatchIndirect2InfoKHR,
     ) -> Option<()> {
@@ -6208,18 +7610,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchIndirect2KHR`: records before the call is passed down.
     fn pre_call_record_cmd_dispatch_indirect2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDispatchIndirect2InfoKHR,
     ) {}
     ///`vkCmdDispatchIndirect2KHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_dispatch_indirect2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDispatchIndirect2InfoKHR,
     ) {}
     ///`vkCmdDispatchTileQCOM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_dispatch_tile_qcom(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDispatchTileInfo: *const VkDispatchTileInfoQCOM,
     ) -> Option<()> {
@@ -6228,18 +7633,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDispatchTileQCOM`: records before the call is passed down.
     fn pre_call_record_cmd_dispatch_tile_qcom(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDispatchTileInfo: *const VkDispatchTileInfoQCOM,
     ) {}
     ///`vkCmdDispatchTileQCOM`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_dispatch_tile_qcom(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDispatchTileInfo: *const VkDispatchTileInfoQCOM,
     ) {}
     ///`vkCmdDraw`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         vertexCount: u32,
         instanceCount: u32,
@@ -6251,6 +7659,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDraw`: records before the call is passed down.
     fn pre_call_record_cmd_draw(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         vertexCount: u32,
         instanceCount: u32,
@@ -6260,6 +7669,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDraw`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         vertexCount: u32,
         instanceCount: u32,
@@ -6269,6 +7679,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawClusterHUAWEI`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_cluster_huawei(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         groupCountX: u32,
         groupCountY: u32,
@@ -6279,6 +7690,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawClusterHUAWEI`: records before the call is passed down.
     fn pre_call_record_cmd_draw_cluster_huawei(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         groupCountX: u32,
         groupCountY: u32,
@@ -6287,6 +7699,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawClusterHUAWEI`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_cluster_huawei(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         groupCountX: u32,
         groupCountY: u32,
@@ -6295,6 +7708,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawClusterIndirectHUAWEI`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_cluster_indirect_huawei(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6304,6 +7718,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawClusterIndirectHUAWEI`: records before the call is passed down.
     fn pre_call_record_cmd_draw_cluster_indirect_huawei(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6311,6 +7726,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawClusterIndirectHUAWEI`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_cluster_indirect_huawei(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6318,6 +7734,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndexed`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_indexed(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         indexCount: u32,
         instanceCount: u32,
@@ -6330,6 +7747,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndexed`: records before the call is passed down.
     fn pre_call_record_cmd_draw_indexed(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         indexCount: u32,
         instanceCount: u32,
@@ -6340,6 +7758,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndexed`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_indexed(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         indexCount: u32,
         instanceCount: u32,
@@ -6350,6 +7769,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndexedIndirect`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_indexed_indirect(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6361,6 +7781,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndexedIndirect`: records before the call is passed down.
     fn pre_call_record_cmd_draw_indexed_indirect(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6370,6 +7791,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndexedIndirect`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_indexed_indirect(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6379,6 +7801,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndexedIndirect2KHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_indexed_indirect2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirect2InfoKHR,
     ) -> Option<()> {
@@ -6387,18 +7810,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndexedIndirect2KHR`: records before the call is passed down.
     fn pre_call_record_cmd_draw_indexed_indirect2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirect2InfoKHR,
     ) {}
     ///`vkCmdDrawIndexedIndirect2KHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_indexed_indirect2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirect2InfoKHR,
     ) {}
     ///`vkCmdDrawIndexedIndirectCount`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_indexed_indirect_count(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6412,6 +7838,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndexedIndirectCount`: records before the call is passed down.
     fn pre_call_record_cmd_draw_indexed_indirect_count(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6423,6 +7850,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndexedIndirectCount`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_indexed_indirect_count(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6434,6 +7862,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndexedIndirectCount2KHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_indexed_indirect_count2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirectCount2InfoKHR,
     ) -> Option<()> {
@@ -6442,18 +7871,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndexedIndirectCount2KHR`: records before the call is passed down.
     fn pre_call_record_cmd_draw_indexed_indirect_count2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirectCount2InfoKHR,
     ) {}
     ///`vkCmdDrawIndexedIndirectCount2KHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_indexed_indirect_count2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirectCount2InfoKHR,
     ) {}
     ///`vkCmdDrawIndirect`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_indirect(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6465,6 +7897,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndirect`: records before the call is passed down.
     fn pre_call_record_cmd_draw_indirect(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6474,6 +7907,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndirect`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_indirect(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6483,6 +7917,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndirect2KHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_indirect2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirect2InfoKHR,
     ) -> Option<()> {
@@ -6491,18 +7926,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndirect2KHR`: records before the call is passed down.
     fn pre_call_record_cmd_draw_indirect2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirect2InfoKHR,
     ) {}
     ///`vkCmdDrawIndirect2KHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_indirect2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirect2InfoKHR,
     ) {}
     ///`vkCmdDrawIndirectByteCount2EXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_indirect_byte_count2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         instanceCount: u32,
         firstInstance: u32,
@@ -6515,6 +7953,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndirectByteCount2EXT`: records before the call is passed down.
     fn pre_call_record_cmd_draw_indirect_byte_count2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         instanceCount: u32,
         firstInstance: u32,
@@ -6525,6 +7964,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndirectByteCount2EXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_indirect_byte_count2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         instanceCount: u32,
         firstInstance: u32,
@@ -6535,6 +7975,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndirectByteCountEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_indirect_byte_count_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         instanceCount: u32,
         firstInstance: u32,
@@ -6548,6 +7989,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndirectByteCountEXT`: records before the call is passed down.
     fn pre_call_record_cmd_draw_indirect_byte_count_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         instanceCount: u32,
         firstInstance: u32,
@@ -6559,6 +8001,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndirectByteCountEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_indirect_byte_count_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         instanceCount: u32,
         firstInstance: u32,
@@ -6570,6 +8013,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndirectCount`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_indirect_count(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6583,6 +8027,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndirectCount`: records before the call is passed down.
     fn pre_call_record_cmd_draw_indirect_count(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6594,6 +8039,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndirectCount`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_indirect_count(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6605,6 +8051,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndirectCount2KHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_indirect_count2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirectCount2InfoKHR,
     ) -> Option<()> {
@@ -6613,18 +8060,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawIndirectCount2KHR`: records before the call is passed down.
     fn pre_call_record_cmd_draw_indirect_count2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirectCount2InfoKHR,
     ) {}
     ///`vkCmdDrawIndirectCount2KHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_indirect_count2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirectCount2InfoKHR,
     ) {}
     ///`vkCmdDrawMeshTasksEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_mesh_tasks_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         groupCountX: u32,
         groupCountY: u32,
@@ -6635,6 +8085,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMeshTasksEXT`: records before the call is passed down.
     fn pre_call_record_cmd_draw_mesh_tasks_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         groupCountX: u32,
         groupCountY: u32,
@@ -6643,6 +8094,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMeshTasksEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_mesh_tasks_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         groupCountX: u32,
         groupCountY: u32,
@@ -6651,6 +8103,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMeshTasksIndirect2EXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_mesh_tasks_indirect2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirect2InfoKHR,
     ) -> Option<()> {
@@ -6659,18 +8112,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMeshTasksIndirect2EXT`: records before the call is passed down.
     fn pre_call_record_cmd_draw_mesh_tasks_indirect2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirect2InfoKHR,
     ) {}
     ///`vkCmdDrawMeshTasksIndirect2EXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_mesh_tasks_indirect2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirect2InfoKHR,
     ) {}
     ///`vkCmdDrawMeshTasksIndirectCount2EXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_mesh_tasks_indirect_count2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirectCount2InfoKHR,
     ) -> Option<()> {
@@ -6679,18 +8135,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMeshTasksIndirectCount2EXT`: records before the call is passed down.
     fn pre_call_record_cmd_draw_mesh_tasks_indirect_count2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirectCount2InfoKHR,
     ) {}
     ///`vkCmdDrawMeshTasksIndirectCount2EXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_mesh_tasks_indirect_count2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirectCount2InfoKHR,
     ) {}
     ///`vkCmdDrawMeshTasksIndirectCountEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_mesh_tasks_indirect_count_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6704,6 +8163,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMeshTasksIndirectCountEXT`: records before the call is passed down.
     fn pre_call_record_cmd_draw_mesh_tasks_indirect_count_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6715,6 +8175,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMeshTasksIndirectCountEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_mesh_tasks_indirect_count_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6726,6 +8187,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMeshTasksIndirectCountNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_mesh_tasks_indirect_count_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6739,6 +8201,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMeshTasksIndirectCountNV`: records before the call is passed down.
     fn pre_call_record_cmd_draw_mesh_tasks_indirect_count_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6750,6 +8213,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMeshTasksIndirectCountNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_mesh_tasks_indirect_count_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6761,6 +8225,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMeshTasksIndirectEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_mesh_tasks_indirect_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6772,6 +8237,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMeshTasksIndirectEXT`: records before the call is passed down.
     fn pre_call_record_cmd_draw_mesh_tasks_indirect_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6781,6 +8247,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMeshTasksIndirectEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_mesh_tasks_indirect_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6790,6 +8257,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMeshTasksIndirectNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_mesh_tasks_indirect_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6801,6 +8269,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMeshTasksIndirectNV`: records before the call is passed down.
     fn pre_call_record_cmd_draw_mesh_tasks_indirect_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6810,6 +8279,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMeshTasksIndirectNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_mesh_tasks_indirect_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -6819,6 +8289,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMeshTasksNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_mesh_tasks_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         taskCount: u32,
         firstTask: u32,
@@ -6828,6 +8299,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMeshTasksNV`: records before the call is passed down.
     fn pre_call_record_cmd_draw_mesh_tasks_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         taskCount: u32,
         firstTask: u32,
@@ -6835,6 +8307,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMeshTasksNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_mesh_tasks_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         taskCount: u32,
         firstTask: u32,
@@ -6842,6 +8315,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMultiEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_multi_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         drawCount: u32,
         pVertexInfo: *const VkMultiDrawInfoEXT,
@@ -6854,6 +8328,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMultiEXT`: records before the call is passed down.
     fn pre_call_record_cmd_draw_multi_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         drawCount: u32,
         pVertexInfo: *const VkMultiDrawInfoEXT,
@@ -6864,6 +8339,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMultiEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_multi_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         drawCount: u32,
         pVertexInfo: *const VkMultiDrawInfoEXT,
@@ -6874,6 +8350,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMultiIndexedEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_draw_multi_indexed_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         drawCount: u32,
         pIndexInfo: *const VkMultiDrawIndexedInfoEXT,
@@ -6887,6 +8364,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMultiIndexedEXT`: records before the call is passed down.
     fn pre_call_record_cmd_draw_multi_indexed_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         drawCount: u32,
         pIndexInfo: *const VkMultiDrawIndexedInfoEXT,
@@ -6898,6 +8376,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdDrawMultiIndexedEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_draw_multi_indexed_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         drawCount: u32,
         pIndexInfo: *const VkMultiDrawIndexedInfoEXT,
@@ -6909,6 +8388,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEncodeVideoKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_encode_video_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pEncodeInfo: *const VkVideoEncodeInfoKHR,
     ) -> Option<()> {
@@ -6917,18 +8397,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEncodeVideoKHR`: records before the call is passed down.
     fn pre_call_record_cmd_encode_video_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pEncodeInfo: *const VkVideoEncodeInfoKHR,
     ) {}
     ///`vkCmdEncodeVideoKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_encode_video_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pEncodeInfo: *const VkVideoEncodeInfoKHR,
     ) {}
     ///`vkCmdEndConditionalRenderingEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_end_conditional_rendering_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) -> Option<()> {
         None
@@ -6936,16 +8419,19 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndConditionalRenderingEXT`: records before the call is passed down.
     fn pre_call_record_cmd_end_conditional_rendering_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {}
     ///`vkCmdEndConditionalRenderingEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_end_conditional_rendering_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {}
     ///`vkCmdEndDebugUtilsLabelEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_end_debug_utils_label_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) -> Option<()> {
         None
@@ -6953,16 +8439,19 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndDebugUtilsLabelEXT`: records before the call is passed down.
     fn pre_call_record_cmd_end_debug_utils_label_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {}
     ///`vkCmdEndDebugUtilsLabelEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_end_debug_utils_label_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {}
     ///`vkCmdEndGpaSampleAMD`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_end_gpa_sample_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
         sampleID: u32,
@@ -6972,6 +8461,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndGpaSampleAMD`: records before the call is passed down.
     fn pre_call_record_cmd_end_gpa_sample_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
         sampleID: u32,
@@ -6979,6 +8469,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndGpaSampleAMD`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_end_gpa_sample_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
         sampleID: u32,
@@ -6986,6 +8477,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndGpaSessionAMD`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_end_gpa_session_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
     ) -> Option<VkResult> {
@@ -6994,12 +8486,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndGpaSessionAMD`: records before the call is passed down.
     fn pre_call_record_cmd_end_gpa_session_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
     ) {}
     ///`vkCmdEndGpaSessionAMD`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_end_gpa_session_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
         result: VkResult,
@@ -7007,6 +8501,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndPerTileExecutionQCOM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_end_per_tile_execution_qcom(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPerTileEndInfo: *const VkPerTileEndInfoQCOM,
     ) -> Option<()> {
@@ -7015,18 +8510,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndPerTileExecutionQCOM`: records before the call is passed down.
     fn pre_call_record_cmd_end_per_tile_execution_qcom(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPerTileEndInfo: *const VkPerTileEndInfoQCOM,
     ) {}
     ///`vkCmdEndPerTileExecutionQCOM`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_end_per_tile_execution_qcom(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPerTileEndInfo: *const VkPerTileEndInfoQCOM,
     ) {}
     ///`vkCmdEndQuery`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_end_query(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         query: u32,
@@ -7036,6 +8534,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndQuery`: records before the call is passed down.
     fn pre_call_record_cmd_end_query(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         query: u32,
@@ -7043,6 +8542,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndQuery`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_end_query(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         query: u32,
@@ -7050,6 +8550,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndQueryIndexedEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_end_query_indexed_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         query: u32,
@@ -7060,6 +8561,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndQueryIndexedEXT`: records before the call is passed down.
     fn pre_call_record_cmd_end_query_indexed_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         query: u32,
@@ -7068,6 +8570,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndQueryIndexedEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_end_query_indexed_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         query: u32,
@@ -7076,17 +8579,27 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndRenderPass`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_end_render_pass(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) -> Option<()> {
         None
     }
     ///`vkCmdEndRenderPass`: records before the call is passed down.
-    fn pre_call_record_cmd_end_render_pass(&self, commandBuffer: VkCommandBuffer) {}
+    fn pre_call_record_cmd_end_render_pass(
+        &self,
+        next: &DeviceDispatchTable,
+        commandBuffer: VkCommandBuffer,
+    ) {}
     ///`vkCmdEndRenderPass`: records after the call (and its `result`, if any).
-    fn post_call_record_cmd_end_render_pass(&self, commandBuffer: VkCommandBuffer) {}
+    fn post_call_record_cmd_end_render_pass(
+        &self,
+        next: &DeviceDispatchTable,
+        commandBuffer: VkCommandBuffer,
+    ) {}
     ///`vkCmdEndRenderPass2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_end_render_pass2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pSubpassEndInfo: *const VkSubpassEndInfo,
     ) -> Option<()> {
@@ -7095,29 +8608,41 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndRenderPass2`: records before the call is passed down.
     fn pre_call_record_cmd_end_render_pass2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pSubpassEndInfo: *const VkSubpassEndInfo,
     ) {}
     ///`vkCmdEndRenderPass2`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_end_render_pass2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pSubpassEndInfo: *const VkSubpassEndInfo,
     ) {}
     ///`vkCmdEndRendering`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_end_rendering(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) -> Option<()> {
         None
     }
     ///`vkCmdEndRendering`: records before the call is passed down.
-    fn pre_call_record_cmd_end_rendering(&self, commandBuffer: VkCommandBuffer) {}
+    fn pre_call_record_cmd_end_rendering(
+        &self,
+        next: &DeviceDispatchTable,
+        commandBuffer: VkCommandBuffer,
+    ) {}
     ///`vkCmdEndRendering`: records after the call (and its `result`, if any).
-    fn post_call_record_cmd_end_rendering(&self, commandBuffer: VkCommandBuffer) {}
+    fn post_call_record_cmd_end_rendering(
+        &self,
+        next: &DeviceDispatchTable,
+        commandBuffer: VkCommandBuffer,
+    ) {}
     ///`vkCmdEndRendering2KHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_end_rendering2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRenderingEndInfo: *const VkRenderingEndInfoKHR,
     ) -> Option<()> {
@@ -7126,18 +8651,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndRendering2KHR`: records before the call is passed down.
     fn pre_call_record_cmd_end_rendering2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRenderingEndInfo: *const VkRenderingEndInfoKHR,
     ) {}
     ///`vkCmdEndRendering2KHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_end_rendering2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRenderingEndInfo: *const VkRenderingEndInfoKHR,
     ) {}
     ///`vkCmdEndShaderInstrumentationARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_end_shader_instrumentation_arm(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) -> Option<()> {
         None
@@ -7145,16 +8673,19 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndShaderInstrumentationARM`: records before the call is passed down.
     fn pre_call_record_cmd_end_shader_instrumentation_arm(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {}
     ///`vkCmdEndShaderInstrumentationARM`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_end_shader_instrumentation_arm(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {}
     ///`vkCmdEndTransformFeedback2EXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_end_transform_feedback2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstCounterRange: u32,
         counterRangeCount: u32,
@@ -7165,6 +8696,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndTransformFeedback2EXT`: records before the call is passed down.
     fn pre_call_record_cmd_end_transform_feedback2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstCounterRange: u32,
         counterRangeCount: u32,
@@ -7173,6 +8705,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndTransformFeedback2EXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_end_transform_feedback2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstCounterRange: u32,
         counterRangeCount: u32,
@@ -7181,6 +8714,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndTransformFeedbackEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_end_transform_feedback_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstCounterBuffer: u32,
         counterBufferCount: u32,
@@ -7192,6 +8726,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndTransformFeedbackEXT`: records before the call is passed down.
     fn pre_call_record_cmd_end_transform_feedback_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstCounterBuffer: u32,
         counterBufferCount: u32,
@@ -7201,6 +8736,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndTransformFeedbackEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_end_transform_feedback_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstCounterBuffer: u32,
         counterBufferCount: u32,
@@ -7210,6 +8746,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndVideoCodingKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_end_video_coding_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pEndCodingInfo: *const VkVideoEndCodingInfoKHR,
     ) -> Option<()> {
@@ -7218,18 +8755,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdEndVideoCodingKHR`: records before the call is passed down.
     fn pre_call_record_cmd_end_video_coding_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pEndCodingInfo: *const VkVideoEndCodingInfoKHR,
     ) {}
     ///`vkCmdEndVideoCodingKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_end_video_coding_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pEndCodingInfo: *const VkVideoEndCodingInfoKHR,
     ) {}
     ///`vkCmdExecuteCommands`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_execute_commands(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         commandBufferCount: u32,
         pCommandBuffers: *const VkCommandBuffer,
@@ -7239,6 +8779,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdExecuteCommands`: records before the call is passed down.
     fn pre_call_record_cmd_execute_commands(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         commandBufferCount: u32,
         pCommandBuffers: *const VkCommandBuffer,
@@ -7246,6 +8787,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdExecuteCommands`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_execute_commands(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         commandBufferCount: u32,
         pCommandBuffers: *const VkCommandBuffer,
@@ -7253,6 +8795,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdExecuteGeneratedCommandsEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_execute_generated_commands_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         isPreprocessed: VkBool32,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoEXT,
@@ -7262,6 +8805,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdExecuteGeneratedCommandsEXT`: records before the call is passed down.
     fn pre_call_record_cmd_execute_generated_commands_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         isPreprocessed: VkBool32,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoEXT,
@@ -7269,6 +8813,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdExecuteGeneratedCommandsEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_execute_generated_commands_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         isPreprocessed: VkBool32,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoEXT,
@@ -7276,6 +8821,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdExecuteGeneratedCommandsNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_execute_generated_commands_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         isPreprocessed: VkBool32,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoNV,
@@ -7285,6 +8831,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdExecuteGeneratedCommandsNV`: records before the call is passed down.
     fn pre_call_record_cmd_execute_generated_commands_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         isPreprocessed: VkBool32,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoNV,
@@ -7292,6 +8839,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdExecuteGeneratedCommandsNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_execute_generated_commands_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         isPreprocessed: VkBool32,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoNV,
@@ -7299,6 +8847,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdFillBuffer`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_fill_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         dstBuffer: VkBuffer,
         dstOffset: VkDeviceSize,
@@ -7310,6 +8859,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdFillBuffer`: records before the call is passed down.
     fn pre_call_record_cmd_fill_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         dstBuffer: VkBuffer,
         dstOffset: VkDeviceSize,
@@ -7319,6 +8869,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdFillBuffer`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_fill_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         dstBuffer: VkBuffer,
         dstOffset: VkDeviceSize,
@@ -7328,6 +8879,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdFillMemoryKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_fill_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDstRange: *const VkDeviceAddressRangeKHR,
         dstFlags: VkAddressCommandFlagsKHR,
@@ -7338,6 +8890,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdFillMemoryKHR`: records before the call is passed down.
     fn pre_call_record_cmd_fill_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDstRange: *const VkDeviceAddressRangeKHR,
         dstFlags: VkAddressCommandFlagsKHR,
@@ -7346,6 +8899,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdFillMemoryKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_fill_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDstRange: *const VkDeviceAddressRangeKHR,
         dstFlags: VkAddressCommandFlagsKHR,
@@ -7354,6 +8908,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdInitializeGraphScratchMemoryAMDX`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_initialize_graph_scratch_memory_amdx(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         executionGraph: VkPipeline,
         scratch: VkDeviceAddress,
@@ -7364,6 +8919,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdInitializeGraphScratchMemoryAMDX`: records before the call is passed down.
     fn pre_call_record_cmd_initialize_graph_scratch_memory_amdx(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         executionGraph: VkPipeline,
         scratch: VkDeviceAddress,
@@ -7372,6 +8928,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdInitializeGraphScratchMemoryAMDX`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_initialize_graph_scratch_memory_amdx(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         executionGraph: VkPipeline,
         scratch: VkDeviceAddress,
@@ -7380,6 +8937,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdInsertDebugUtilsLabelEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_insert_debug_utils_label_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) -> Option<()> {
@@ -7388,18 +8946,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdInsertDebugUtilsLabelEXT`: records before the call is passed down.
     fn pre_call_record_cmd_insert_debug_utils_label_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) {}
     ///`vkCmdInsertDebugUtilsLabelEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_insert_debug_utils_label_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) {}
     ///`vkCmdNextSubpass`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_next_subpass(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         contents: VkSubpassContents,
     ) -> Option<()> {
@@ -7408,18 +8969,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdNextSubpass`: records before the call is passed down.
     fn pre_call_record_cmd_next_subpass(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         contents: VkSubpassContents,
     ) {}
     ///`vkCmdNextSubpass`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_next_subpass(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         contents: VkSubpassContents,
     ) {}
     ///`vkCmdNextSubpass2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_next_subpass2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pSubpassBeginInfo: *const VkSubpassBeginInfo,
         pSubpassEndInfo: *const VkSubpassEndInfo,
@@ -7429,6 +8993,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdNextSubpass2`: records before the call is passed down.
     fn pre_call_record_cmd_next_subpass2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pSubpassBeginInfo: *const VkSubpassBeginInfo,
         pSubpassEndInfo: *const VkSubpassEndInfo,
@@ -7436,6 +9001,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdNextSubpass2`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_next_subpass2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pSubpassBeginInfo: *const VkSubpassBeginInfo,
         pSubpassEndInfo: *const VkSubpassEndInfo,
@@ -7443,6 +9009,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdOpticalFlowExecuteNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_optical_flow_execute_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         session: VkOpticalFlowSessionNV,
         pExecuteInfo: *const VkOpticalFlowExecuteInfoNV,
@@ -7452,6 +9019,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdOpticalFlowExecuteNV`: records before the call is passed down.
     fn pre_call_record_cmd_optical_flow_execute_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         session: VkOpticalFlowSessionNV,
         pExecuteInfo: *const VkOpticalFlowExecuteInfoNV,
@@ -7459,6 +9027,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdOpticalFlowExecuteNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_optical_flow_execute_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         session: VkOpticalFlowSessionNV,
         pExecuteInfo: *const VkOpticalFlowExecuteInfoNV,
@@ -7466,6 +9035,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPipelineBarrier`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_pipeline_barrier(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcStageMask: VkPipelineStageFlags,
         dstStageMask: VkPipelineStageFlags,
@@ -7482,6 +9052,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPipelineBarrier`: records before the call is passed down.
     fn pre_call_record_cmd_pipeline_barrier(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcStageMask: VkPipelineStageFlags,
         dstStageMask: VkPipelineStageFlags,
@@ -7496,6 +9067,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPipelineBarrier`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_pipeline_barrier(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcStageMask: VkPipelineStageFlags,
         dstStageMask: VkPipelineStageFlags,
@@ -7510,6 +9082,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPipelineBarrier2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_pipeline_barrier2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDependencyInfo: *const VkDependencyInfo,
     ) -> Option<()> {
@@ -7518,18 +9091,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPipelineBarrier2`: records before the call is passed down.
     fn pre_call_record_cmd_pipeline_barrier2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDependencyInfo: *const VkDependencyInfo,
     ) {}
     ///`vkCmdPipelineBarrier2`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_pipeline_barrier2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDependencyInfo: *const VkDependencyInfo,
     ) {}
     ///`vkCmdPreprocessGeneratedCommandsEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_preprocess_generated_commands_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoEXT,
         stateCommandBuffer: VkCommandBuffer,
@@ -7539,6 +9115,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPreprocessGeneratedCommandsEXT`: records before the call is passed down.
     fn pre_call_record_cmd_preprocess_generated_commands_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoEXT,
         stateCommandBuffer: VkCommandBuffer,
@@ -7546,6 +9123,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPreprocessGeneratedCommandsEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_preprocess_generated_commands_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoEXT,
         stateCommandBuffer: VkCommandBuffer,
@@ -7553,6 +9131,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPreprocessGeneratedCommandsNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_preprocess_generated_commands_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoNV,
     ) -> Option<()> {
@@ -7561,18 +9140,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPreprocessGeneratedCommandsNV`: records before the call is passed down.
     fn pre_call_record_cmd_preprocess_generated_commands_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoNV,
     ) {}
     ///`vkCmdPreprocessGeneratedCommandsNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_preprocess_generated_commands_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoNV,
     ) {}
     ///`vkCmdPushConstants`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_push_constants(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         layout: VkPipelineLayout,
         stageFlags: VkShaderStageFlags,
@@ -7585,6 +9167,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPushConstants`: records before the call is passed down.
     fn pre_call_record_cmd_push_constants(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         layout: VkPipelineLayout,
         stageFlags: VkShaderStageFlags,
@@ -7595,6 +9178,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPushConstants`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_push_constants(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         layout: VkPipelineLayout,
         stageFlags: VkShaderStageFlags,
@@ -7605,6 +9189,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPushConstants2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_push_constants2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPushConstantsInfo: *const VkPushConstantsInfo,
     ) -> Option<()> {
@@ -7613,18 +9198,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPushConstants2`: records before the call is passed down.
     fn pre_call_record_cmd_push_constants2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPushConstantsInfo: *const VkPushConstantsInfo,
     ) {}
     ///`vkCmdPushConstants2`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_push_constants2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPushConstantsInfo: *const VkPushConstantsInfo,
     ) {}
     ///`vkCmdPushDataEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_push_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPushDataInfo: *const VkPushDataInfoEXT,
     ) -> Option<()> {
@@ -7633,18 +9221,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPushDataEXT`: records before the call is passed down.
     fn pre_call_record_cmd_push_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPushDataInfo: *const VkPushDataInfoEXT,
     ) {}
     ///`vkCmdPushDataEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_push_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPushDataInfo: *const VkPushDataInfoEXT,
     ) {}
     ///`vkCmdPushDescriptorSet`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_push_descriptor_set(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         layout: VkPipelineLayout,
@@ -7657,6 +9248,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPushDescriptorSet`: records before the call is passed down.
     fn pre_call_record_cmd_push_descriptor_set(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         layout: VkPipelineLayout,
@@ -7667,6 +9259,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPushDescriptorSet`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_push_descriptor_set(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         layout: VkPipelineLayout,
@@ -7677,6 +9270,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPushDescriptorSet2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_push_descriptor_set2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPushDescriptorSetInfo: *const VkPushDescriptorSetInfo,
     ) -> Option<()> {
@@ -7685,18 +9279,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPushDescriptorSet2`: records before the call is passed down.
     fn pre_call_record_cmd_push_descriptor_set2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPushDescriptorSetInfo: *const VkPushDescriptorSetInfo,
     ) {}
     ///`vkCmdPushDescriptorSet2`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_push_descriptor_set2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPushDescriptorSetInfo: *const VkPushDescriptorSetInfo,
     ) {}
     ///`vkCmdPushDescriptorSetWithTemplate`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_push_descriptor_set_with_template(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         descriptorUpdateTemplate: VkDescriptorUpdateTemplate,
         layout: VkPipelineLayout,
@@ -7708,6 +9305,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPushDescriptorSetWithTemplate`: records before the call is passed down.
     fn pre_call_record_cmd_push_descriptor_set_with_template(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         descriptorUpdateTemplate: VkDescriptorUpdateTemplate,
         layout: VkPipelineLayout,
@@ -7717,6 +9315,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPushDescriptorSetWithTemplate`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_push_descriptor_set_with_template(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         descriptorUpdateTemplate: VkDescriptorUpdateTemplate,
         layout: VkPipelineLayout,
@@ -7726,6 +9325,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPushDescriptorSetWithTemplate2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_push_descriptor_set_with_template2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPushDescriptorSetWithTemplateInfo: *const VkPushDescriptorSetWithTemplateInfo,
     ) -> Option<()> {
@@ -7734,18 +9334,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdPushDescriptorSetWithTemplate2`: records before the call is passed down.
     fn pre_call_record_cmd_push_descriptor_set_with_template2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPushDescriptorSetWithTemplateInfo: *const VkPushDescriptorSetWithTemplateInfo,
     ) {}
     ///`vkCmdPushDescriptorSetWithTemplate2`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_push_descriptor_set_with_template2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPushDescriptorSetWithTemplateInfo: *const VkPushDescriptorSetWithTemplateInfo,
     ) {}
     ///`vkCmdResetEvent`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_reset_event(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         event: VkEvent,
         stageMask: VkPipelineStageFlags,
@@ -7755,6 +9358,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdResetEvent`: records before the call is passed down.
     fn pre_call_record_cmd_reset_event(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         event: VkEvent,
         stageMask: VkPipelineStageFlags,
@@ -7762,6 +9366,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdResetEvent`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_reset_event(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         event: VkEvent,
         stageMask: VkPipelineStageFlags,
@@ -7769,6 +9374,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdResetEvent2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_reset_event2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         event: VkEvent,
         stageMask: VkPipelineStageFlags2,
@@ -7778,6 +9384,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdResetEvent2`: records before the call is passed down.
     fn pre_call_record_cmd_reset_event2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         event: VkEvent,
         stageMask: VkPipelineStageFlags2,
@@ -7785,6 +9392,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdResetEvent2`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_reset_event2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         event: VkEvent,
         stageMask: VkPipelineStageFlags2,
@@ -7792,6 +9400,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdResetQueryPool`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_reset_query_pool(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         firstQuery: u32,
@@ -7802,6 +9411,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdResetQueryPool`: records before the call is passed down.
     fn pre_call_record_cmd_reset_query_pool(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         firstQuery: u32,
@@ -7810,6 +9420,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdResetQueryPool`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_reset_query_pool(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         firstQuery: u32,
@@ -7818,6 +9429,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdResolveImage`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_resolve_image(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcImage: VkImage,
         srcImageLayout: VkImageLayout,
@@ -7831,6 +9443,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdResolveImage`: records before the call is passed down.
     fn pre_call_record_cmd_resolve_image(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcImage: VkImage,
         srcImageLayout: VkImageLayout,
@@ -7842,6 +9455,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdResolveImage`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_resolve_image(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcImage: VkImage,
         srcImageLayout: VkImageLayout,
@@ -7853,6 +9467,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdResolveImage2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_resolve_image2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pResolveImageInfo: *const VkResolveImageInfo2,
     ) -> Option<()> {
@@ -7861,18 +9476,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdResolveImage2`: records before the call is passed down.
     fn pre_call_record_cmd_resolve_image2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pResolveImageInfo: *const VkResolveImageInfo2,
     ) {}
     ///`vkCmdResolveImage2`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_resolve_image2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pResolveImageInfo: *const VkResolveImageInfo2,
     ) {}
     ///`vkCmdSetAlphaToCoverageEnableEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_alpha_to_coverage_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         alphaToCoverageEnable: VkBool32,
     ) -> Option<()> {
@@ -7881,18 +9499,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetAlphaToCoverageEnableEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_alpha_to_coverage_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         alphaToCoverageEnable: VkBool32,
     ) {}
     ///`vkCmdSetAlphaToCoverageEnableEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_alpha_to_coverage_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         alphaToCoverageEnable: VkBool32,
     ) {}
     ///`vkCmdSetAlphaToOneEnableEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_alpha_to_one_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         alphaToOneEnable: VkBool32,
     ) -> Option<()> {
@@ -7901,18 +9522,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetAlphaToOneEnableEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_alpha_to_one_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         alphaToOneEnable: VkBool32,
     ) {}
     ///`vkCmdSetAlphaToOneEnableEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_alpha_to_one_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         alphaToOneEnable: VkBool32,
     ) {}
     ///`vkCmdSetAttachmentFeedbackLoopEnableEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_attachment_feedback_loop_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         aspectMask: VkImageAspectFlags,
     ) -> Option<()> {
@@ -7921,18 +9545,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetAttachmentFeedbackLoopEnableEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_attachment_feedback_loop_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         aspectMask: VkImageAspectFlags,
     ) {}
     ///`vkCmdSetAttachmentFeedbackLoopEnableEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_attachment_feedback_loop_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         aspectMask: VkImageAspectFlags,
     ) {}
     ///`vkCmdSetBlendConstants`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_blend_constants(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         blendConstants: *const [f32; 4usize],
     ) -> Option<()> {
@@ -7941,18 +9568,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetBlendConstants`: records before the call is passed down.
     fn pre_call_record_cmd_set_blend_constants(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         blendConstants: *const [f32; 4usize],
     ) {}
     ///`vkCmdSetBlendConstants`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_blend_constants(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         blendConstants: *const [f32; 4usize],
     ) {}
     ///`vkCmdSetCheckpointNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_checkpoint_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCheckpointMarker: *const c_void,
     ) -> Option<()> {
@@ -7961,18 +9591,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetCheckpointNV`: records before the call is passed down.
     fn pre_call_record_cmd_set_checkpoint_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCheckpointMarker: *const c_void,
     ) {}
     ///`vkCmdSetCheckpointNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_checkpoint_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCheckpointMarker: *const c_void,
     ) {}
     ///`vkCmdSetCoarseSampleOrderNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_coarse_sample_order_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         sampleOrderType: VkCoarseSampleOrderTypeNV,
         customSampleOrderCount: u32,
@@ -7983,6 +9616,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetCoarseSampleOrderNV`: records before the call is passed down.
     fn pre_call_record_cmd_set_coarse_sample_order_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         sampleOrderType: VkCoarseSampleOrderTypeNV,
         customSampleOrderCount: u32,
@@ -7991,6 +9625,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetCoarseSampleOrderNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_coarse_sample_order_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         sampleOrderType: VkCoarseSampleOrderTypeNV,
         customSampleOrderCount: u32,
@@ -7999,6 +9634,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetColorBlendAdvancedEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_color_blend_advanced_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstAttachment: u32,
         attachmentCount: u32,
@@ -8009,6 +9645,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetColorBlendAdvancedEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_color_blend_advanced_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstAttachment: u32,
         attachmentCount: u32,
@@ -8017,6 +9654,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetColorBlendAdvancedEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_color_blend_advanced_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstAttachment: u32,
         attachmentCount: u32,
@@ -8025,6 +9663,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetColorBlendEnableEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_color_blend_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstAttachment: u32,
         attachmentCount: u32,
@@ -8035,6 +9674,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetColorBlendEnableEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_color_blend_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstAttachment: u32,
         attachmentCount: u32,
@@ -8043,6 +9683,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetColorBlendEnableEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_color_blend_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstAttachment: u32,
         attachmentCount: u32,
@@ -8051,6 +9692,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetColorBlendEquationEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_color_blend_equation_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstAttachment: u32,
         attachmentCount: u32,
@@ -8061,6 +9703,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetColorBlendEquationEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_color_blend_equation_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstAttachment: u32,
         attachmentCount: u32,
@@ -8069,6 +9712,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetColorBlendEquationEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_color_blend_equation_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstAttachment: u32,
         attachmentCount: u32,
@@ -8077,6 +9721,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetColorWriteEnableEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_color_write_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         attachmentCount: u32,
         pColorWriteEnables: *const VkBool32,
@@ -8086,6 +9731,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetColorWriteEnableEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_color_write_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         attachmentCount: u32,
         pColorWriteEnables: *const VkBool32,
@@ -8093,6 +9739,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetColorWriteEnableEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_color_write_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         attachmentCount: u32,
         pColorWriteEnables: *const VkBool32,
@@ -8100,6 +9747,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetColorWriteMaskEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_color_write_mask_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstAttachment: u32,
         attachmentCount: u32,
@@ -8110,6 +9758,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetColorWriteMaskEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_color_write_mask_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstAttachment: u32,
         attachmentCount: u32,
@@ -8118,6 +9767,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetColorWriteMaskEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_color_write_mask_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstAttachment: u32,
         attachmentCount: u32,
@@ -8126,6 +9776,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetComputeOccupancyPriorityNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_compute_occupancy_priority_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pParameters: *const VkComputeOccupancyPriorityParametersNV,
     ) -> Option<()> {
@@ -8134,18 +9785,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetComputeOccupancyPriorityNV`: records before the call is passed down.
     fn pre_call_record_cmd_set_compute_occupancy_priority_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pParameters: *const VkComputeOccupancyPriorityParametersNV,
     ) {}
     ///`vkCmdSetComputeOccupancyPriorityNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_compute_occupancy_priority_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pParameters: *const VkComputeOccupancyPriorityParametersNV,
     ) {}
     ///`vkCmdSetConservativeRasterizationModeEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_conservative_rasterization_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         conservativeRasterizationMode: VkConservativeRasterizationModeEXT,
     ) -> Option<()> {
@@ -8154,18 +9808,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetConservativeRasterizationModeEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_conservative_rasterization_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         conservativeRasterizationMode: VkConservativeRasterizationModeEXT,
     ) {}
     ///`vkCmdSetConservativeRasterizationModeEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_conservative_rasterization_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         conservativeRasterizationMode: VkConservativeRasterizationModeEXT,
     ) {}
     ///`vkCmdSetCoverageModulationModeNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_coverage_modulation_mode_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageModulationMode: VkCoverageModulationModeNV,
     ) -> Option<()> {
@@ -8174,18 +9831,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetCoverageModulationModeNV`: records before the call is passed down.
     fn pre_call_record_cmd_set_coverage_modulation_mode_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageModulationMode: VkCoverageModulationModeNV,
     ) {}
     ///`vkCmdSetCoverageModulationModeNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_coverage_modulation_mode_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageModulationMode: VkCoverageModulationModeNV,
     ) {}
     ///`vkCmdSetCoverageModulationTableEnableNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_coverage_modulation_table_enable_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageModulationTableEnable: VkBool32,
     ) -> Option<()> {
@@ -8194,18 +9854,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetCoverageModulationTableEnableNV`: records before the call is passed down.
     fn pre_call_record_cmd_set_coverage_modulation_table_enable_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageModulationTableEnable: VkBool32,
     ) {}
     ///`vkCmdSetCoverageModulationTableEnableNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_coverage_modulation_table_enable_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageModulationTableEnable: VkBool32,
     ) {}
     ///`vkCmdSetCoverageModulationTableNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_coverage_modulation_table_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageModulationTableCount: u32,
         pCoverageModulationTable: *const f32,
@@ -8215,6 +9878,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetCoverageModulationTableNV`: records before the call is passed down.
     fn pre_call_record_cmd_set_coverage_modulation_table_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageModulationTableCount: u32,
         pCoverageModulationTable: *const f32,
@@ -8222,6 +9886,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetCoverageModulationTableNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_coverage_modulation_table_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageModulationTableCount: u32,
         pCoverageModulationTable: *const f32,
@@ -8229,6 +9894,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetCoverageReductionModeNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_coverage_reduction_mode_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageReductionMode: VkCoverageReductionModeNV,
     ) -> Option<()> {
@@ -8237,18 +9903,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetCoverageReductionModeNV`: records before the call is passed down.
     fn pre_call_record_cmd_set_coverage_reduction_mode_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageReductionMode: VkCoverageReductionModeNV,
     ) {}
     ///`vkCmdSetCoverageReductionModeNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_coverage_reduction_mode_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageReductionMode: VkCoverageReductionModeNV,
     ) {}
     ///`vkCmdSetCoverageToColorEnableNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_coverage_to_color_enable_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageToColorEnable: VkBool32,
     ) -> Option<()> {
@@ -8257,18 +9926,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetCoverageToColorEnableNV`: records before the call is passed down.
     fn pre_call_record_cmd_set_coverage_to_color_enable_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageToColorEnable: VkBool32,
     ) {}
     ///`vkCmdSetCoverageToColorEnableNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_coverage_to_color_enable_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageToColorEnable: VkBool32,
     ) {}
     ///`vkCmdSetCoverageToColorLocationNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_coverage_to_color_location_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageToColorLocation: u32,
     ) -> Option<()> {
@@ -8277,18 +9949,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetCoverageToColorLocationNV`: records before the call is passed down.
     fn pre_call_record_cmd_set_coverage_to_color_location_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageToColorLocation: u32,
     ) {}
     ///`vkCmdSetCoverageToColorLocationNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_coverage_to_color_location_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageToColorLocation: u32,
     ) {}
     ///`vkCmdSetCullMode`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_cull_mode(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         cullMode: VkCullModeFlags,
     ) -> Option<()> {
@@ -8297,18 +9972,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetCullMode`: records before the call is passed down.
     fn pre_call_record_cmd_set_cull_mode(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         cullMode: VkCullModeFlags,
     ) {}
     ///`vkCmdSetCullMode`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_cull_mode(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         cullMode: VkCullModeFlags,
     ) {}
     ///`vkCmdSetDepthBias`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_depth_bias(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthBiasConstantFactor: f32,
         depthBiasClamp: f32,
@@ -8319,6 +9997,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDepthBias`: records before the call is passed down.
     fn pre_call_record_cmd_set_depth_bias(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthBiasConstantFactor: f32,
         depthBiasClamp: f32,
@@ -8327,6 +10006,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDepthBias`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_depth_bias(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthBiasConstantFactor: f32,
         depthBiasClamp: f32,
@@ -8335,6 +10015,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDepthBias2EXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_depth_bias2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDepthBiasInfo: *const VkDepthBiasInfoEXT,
     ) -> Option<()> {
@@ -8343,18 +10024,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDepthBias2EXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_depth_bias2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDepthBiasInfo: *const VkDepthBiasInfoEXT,
     ) {}
     ///`vkCmdSetDepthBias2EXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_depth_bias2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDepthBiasInfo: *const VkDepthBiasInfoEXT,
     ) {}
     ///`vkCmdSetDepthBiasEnable`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_depth_bias_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthBiasEnable: VkBool32,
     ) -> Option<()> {
@@ -8363,18 +10047,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDepthBiasEnable`: records before the call is passed down.
     fn pre_call_record_cmd_set_depth_bias_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthBiasEnable: VkBool32,
     ) {}
     ///`vkCmdSetDepthBiasEnable`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_depth_bias_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthBiasEnable: VkBool32,
     ) {}
     ///`vkCmdSetDepthBounds`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_depth_bounds(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         minDepthBounds: f32,
         maxDepthBounds: f32,
@@ -8384,6 +10071,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDepthBounds`: records before the call is passed down.
     fn pre_call_record_cmd_set_depth_bounds(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         minDepthBounds: f32,
         maxDepthBounds: f32,
@@ -8391,6 +10079,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDepthBounds`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_depth_bounds(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         minDepthBounds: f32,
         maxDepthBounds: f32,
@@ -8398,6 +10087,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDepthBoundsTestEnable`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_depth_bounds_test_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthBoundsTestEnable: VkBool32,
     ) -> Option<()> {
@@ -8406,18 +10096,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDepthBoundsTestEnable`: records before the call is passed down.
     fn pre_call_record_cmd_set_depth_bounds_test_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthBoundsTestEnable: VkBool32,
     ) {}
     ///`vkCmdSetDepthBoundsTestEnable`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_depth_bounds_test_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthBoundsTestEnable: VkBool32,
     ) {}
     ///`vkCmdSetDepthClampEnableEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_depth_clamp_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthClampEnable: VkBool32,
     ) -> Option<()> {
@@ -8426,18 +10119,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDepthClampEnableEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_depth_clamp_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthClampEnable: VkBool32,
     ) {}
     ///`vkCmdSetDepthClampEnableEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_depth_clamp_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthClampEnable: VkBool32,
     ) {}
     ///`vkCmdSetDepthClampRangeEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_depth_clamp_range_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthClampMode: VkDepthClampModeEXT,
         pDepthClampRange: *const VkDepthClampRangeEXT,
@@ -8447,6 +10143,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDepthClampRangeEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_depth_clamp_range_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthClampMode: VkDepthClampModeEXT,
         pDepthClampRange: *const VkDepthClampRangeEXT,
@@ -8454,6 +10151,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDepthClampRangeEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_depth_clamp_range_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthClampMode: VkDepthClampModeEXT,
         pDepthClampRange: *const VkDepthClampRangeEXT,
@@ -8461,6 +10159,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDepthClipEnableEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_depth_clip_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthClipEnable: VkBool32,
     ) -> Option<()> {
@@ -8469,18 +10168,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDepthClipEnableEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_depth_clip_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthClipEnable: VkBool32,
     ) {}
     ///`vkCmdSetDepthClipEnableEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_depth_clip_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthClipEnable: VkBool32,
     ) {}
     ///`vkCmdSetDepthClipNegativeOneToOneEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_depth_clip_negative_one_to_one_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         negativeOneToOne: VkBool32,
     ) -> Option<()> {
@@ -8489,18 +10191,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDepthClipNegativeOneToOneEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_depth_clip_negative_one_to_one_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         negativeOneToOne: VkBool32,
     ) {}
     ///`vkCmdSetDepthClipNegativeOneToOneEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_depth_clip_negative_one_to_one_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         negativeOneToOne: VkBool32,
     ) {}
     ///`vkCmdSetDepthCompareOp`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_depth_compare_op(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthCompareOp: VkCompareOp,
     ) -> Option<()> {
@@ -8509,18 +10214,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDepthCompareOp`: records before the call is passed down.
     fn pre_call_record_cmd_set_depth_compare_op(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthCompareOp: VkCompareOp,
     ) {}
     ///`vkCmdSetDepthCompareOp`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_depth_compare_op(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthCompareOp: VkCompareOp,
     ) {}
     ///`vkCmdSetDepthTestEnable`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_depth_test_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthTestEnable: VkBool32,
     ) -> Option<()> {
@@ -8529,18 +10237,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDepthTestEnable`: records before the call is passed down.
     fn pre_call_record_cmd_set_depth_test_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthTestEnable: VkBool32,
     ) {}
     ///`vkCmdSetDepthTestEnable`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_depth_test_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthTestEnable: VkBool32,
     ) {}
     ///`vkCmdSetDepthWriteEnable`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_depth_write_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthWriteEnable: VkBool32,
     ) -> Option<()> {
@@ -8549,18 +10260,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDepthWriteEnable`: records before the call is passed down.
     fn pre_call_record_cmd_set_depth_write_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthWriteEnable: VkBool32,
     ) {}
     ///`vkCmdSetDepthWriteEnable`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_depth_write_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthWriteEnable: VkBool32,
     ) {}
     ///`vkCmdSetDescriptorBufferOffsets2EXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_descriptor_buffer_offsets2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pSetDescriptorBufferOffsetsInfo: *const VkSetDescriptorBufferOffsetsInfoEXT,
     ) -> Option<()> {
@@ -8569,18 +10283,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDescriptorBufferOffsets2EXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_descriptor_buffer_offsets2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pSetDescriptorBufferOffsetsInfo: *const VkSetDescriptorBufferOffsetsInfoEXT,
     ) {}
     ///`vkCmdSetDescriptorBufferOffsets2EXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_descriptor_buffer_offsets2_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pSetDescriptorBufferOffsetsInfo: *const VkSetDescriptorBufferOffsetsInfoEXT,
     ) {}
     ///`vkCmdSetDescriptorBufferOffsetsEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_descriptor_buffer_offsets_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         layout: VkPipelineLayout,
@@ -8594,6 +10311,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDescriptorBufferOffsetsEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_descriptor_buffer_offsets_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         layout: VkPipelineLayout,
@@ -8605,6 +10323,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDescriptorBufferOffsetsEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_descriptor_buffer_offsets_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         layout: VkPipelineLayout,
@@ -8616,6 +10335,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDeviceMask`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_device_mask(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         deviceMask: u32,
     ) -> Option<()> {
@@ -8624,18 +10344,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDeviceMask`: records before the call is passed down.
     fn pre_call_record_cmd_set_device_mask(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         deviceMask: u32,
     ) {}
     ///`vkCmdSetDeviceMask`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_device_mask(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         deviceMask: u32,
     ) {}
     ///`vkCmdSetDiscardRectangleEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_discard_rectangle_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstDiscardRectangle: u32,
         discardRectangleCount: u32,
@@ -8646,6 +10369,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDiscardRectangleEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_discard_rectangle_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstDiscardRectangle: u32,
         discardRectangleCount: u32,
@@ -8654,6 +10378,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDiscardRectangleEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_discard_rectangle_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstDiscardRectangle: u32,
         discardRectangleCount: u32,
@@ -8662,6 +10387,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDiscardRectangleEnableEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_discard_rectangle_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         discardRectangleEnable: VkBool32,
     ) -> Option<()> {
@@ -8670,18 +10396,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDiscardRectangleEnableEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_discard_rectangle_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         discardRectangleEnable: VkBool32,
     ) {}
     ///`vkCmdSetDiscardRectangleEnableEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_discard_rectangle_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         discardRectangleEnable: VkBool32,
     ) {}
     ///`vkCmdSetDiscardRectangleModeEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_discard_rectangle_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         discardRectangleMode: VkDiscardRectangleModeEXT,
     ) -> Option<()> {
@@ -8690,18 +10419,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDiscardRectangleModeEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_discard_rectangle_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         discardRectangleMode: VkDiscardRectangleModeEXT,
     ) {}
     ///`vkCmdSetDiscardRectangleModeEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_discard_rectangle_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         discardRectangleMode: VkDiscardRectangleModeEXT,
     ) {}
     ///`vkCmdSetDispatchParametersARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_dispatch_parameters_arm(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDispatchParameters: *const VkDispatchParametersARM,
     ) -> Option<()> {
@@ -8710,18 +10442,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetDispatchParametersARM`: records before the call is passed down.
     fn pre_call_record_cmd_set_dispatch_parameters_arm(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDispatchParameters: *const VkDispatchParametersARM,
     ) {}
     ///`vkCmdSetDispatchParametersARM`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_dispatch_parameters_arm(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDispatchParameters: *const VkDispatchParametersARM,
     ) {}
     ///`vkCmdSetEvent`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_event(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         event: VkEvent,
         stageMask: VkPipelineStageFlags,
@@ -8731,6 +10466,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetEvent`: records before the call is passed down.
     fn pre_call_record_cmd_set_event(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         event: VkEvent,
         stageMask: VkPipelineStageFlags,
@@ -8738,6 +10474,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetEvent`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_event(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         event: VkEvent,
         stageMask: VkPipelineStageFlags,
@@ -8745,6 +10482,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetEvent2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_event2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         event: VkEvent,
         pDependencyInfo: *const VkDependencyInfo,
@@ -8754,6 +10492,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetEvent2`: records before the call is passed down.
     fn pre_call_record_cmd_set_event2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         event: VkEvent,
         pDependencyInfo: *const VkDependencyInfo,
@@ -8761,6 +10500,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetEvent2`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_event2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         event: VkEvent,
         pDependencyInfo: *const VkDependencyInfo,
@@ -8768,6 +10508,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetExclusiveScissorEnableNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_exclusive_scissor_enable_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstExclusiveScissor: u32,
         exclusiveScissorCount: u32,
@@ -8778,6 +10519,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetExclusiveScissorEnableNV`: records before the call is passed down.
     fn pre_call_record_cmd_set_exclusive_scissor_enable_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstExclusiveScissor: u32,
         exclusiveScissorCount: u32,
@@ -8786,6 +10528,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetExclusiveScissorEnableNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_exclusive_scissor_enable_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstExclusiveScissor: u32,
         exclusiveScissorCount: u32,
@@ -8794,6 +10537,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetExclusiveScissorNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_exclusive_scissor_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstExclusiveScissor: u32,
         exclusiveScissorCount: u32,
@@ -8804,6 +10548,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetExclusiveScissorNV`: records before the call is passed down.
     fn pre_call_record_cmd_set_exclusive_scissor_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstExclusiveScissor: u32,
         exclusiveScissorCount: u32,
@@ -8812,6 +10557,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetExclusiveScissorNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_exclusive_scissor_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstExclusiveScissor: u32,
         exclusiveScissorCount: u32,
@@ -8820,6 +10566,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetExtraPrimitiveOverestimationSizeEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_extra_primitive_overestimation_size_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         extraPrimitiveOverestimationSize: f32,
     ) -> Option<()> {
@@ -8828,18 +10575,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetExtraPrimitiveOverestimationSizeEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_extra_primitive_overestimation_size_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         extraPrimitiveOverestimationSize: f32,
     ) {}
     ///`vkCmdSetExtraPrimitiveOverestimationSizeEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_extra_primitive_overestimation_size_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         extraPrimitiveOverestimationSize: f32,
     ) {}
     ///`vkCmdSetFragmentShadingRateEnumNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_fragment_shading_rate_enum_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         shadingRate: VkFragmentShadingRateNV,
         combinerOps: *const [VkFragmentShadingRateCombinerOpKHR; 2usize],
@@ -8849,6 +10599,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetFragmentShadingRateEnumNV`: records before the call is passed down.
     fn pre_call_record_cmd_set_fragment_shading_rate_enum_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         shadingRate: VkFragmentShadingRateNV,
         combinerOps: *const [VkFragmentShadingRateCombinerOpKHR; 2usize],
@@ -8856,6 +10607,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetFragmentShadingRateEnumNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_fragment_shading_rate_enum_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         shadingRate: VkFragmentShadingRateNV,
         combinerOps: *const [VkFragmentShadingRateCombinerOpKHR; 2usize],
@@ -8863,6 +10615,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetFragmentShadingRateKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_fragment_shading_rate_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pFragmentSize: *const VkExtent2D,
         combinerOps: *const [VkFragmentShadingRateCombinerOpKHR; 2usize],
@@ -8872,6 +10625,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetFragmentShadingRateKHR`: records before the call is passed down.
     fn pre_call_record_cmd_set_fragment_shading_rate_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pFragmentSize: *const VkExtent2D,
         combinerOps: *const [VkFragmentShadingRateCombinerOpKHR; 2usize],
@@ -8879,6 +10633,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetFragmentShadingRateKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_fragment_shading_rate_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pFragmentSize: *const VkExtent2D,
         combinerOps: *const [VkFragmentShadingRateCombinerOpKHR; 2usize],
@@ -8886,6 +10641,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetFrontFace`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_front_face(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         frontFace: VkFrontFace,
     ) -> Option<()> {
@@ -8894,18 +10650,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetFrontFace`: records before the call is passed down.
     fn pre_call_record_cmd_set_front_face(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         frontFace: VkFrontFace,
     ) {}
     ///`vkCmdSetFrontFace`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_front_face(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         frontFace: VkFrontFace,
     ) {}
     ///`vkCmdSetLineRasterizationModeEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_line_rasterization_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         lineRasterizationMode: VkLineRasterizationModeEXT,
     ) -> Option<()> {
@@ -8914,18 +10673,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetLineRasterizationModeEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_line_rasterization_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         lineRasterizationMode: VkLineRasterizationModeEXT,
     ) {}
     ///`vkCmdSetLineRasterizationModeEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_line_rasterization_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         lineRasterizationMode: VkLineRasterizationModeEXT,
     ) {}
     ///`vkCmdSetLineStipple`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_line_stipple(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         lineStippleFactor: u32,
         lineStipplePattern: u16,
@@ -8935,6 +10697,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetLineStipple`: records before the call is passed down.
     fn pre_call_record_cmd_set_line_stipple(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         lineStippleFactor: u32,
         lineStipplePattern: u16,
@@ -8942,6 +10705,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetLineStipple`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_line_stipple(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         lineStippleFactor: u32,
         lineStipplePattern: u16,
@@ -8949,6 +10713,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetLineStippleEnableEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_line_stipple_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         stippledLineEnable: VkBool32,
     ) -> Option<()> {
@@ -8957,18 +10722,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetLineStippleEnableEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_line_stipple_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         stippledLineEnable: VkBool32,
     ) {}
     ///`vkCmdSetLineStippleEnableEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_line_stipple_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         stippledLineEnable: VkBool32,
     ) {}
     ///`vkCmdSetLineWidth`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_line_width(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         lineWidth: f32,
     ) -> Option<()> {
@@ -8977,18 +10745,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetLineWidth`: records before the call is passed down.
     fn pre_call_record_cmd_set_line_width(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         lineWidth: f32,
     ) {}
     ///`vkCmdSetLineWidth`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_line_width(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         lineWidth: f32,
     ) {}
     ///`vkCmdSetLogicOpEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_logic_op_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         logicOp: VkLogicOp,
     ) -> Option<()> {
@@ -8997,18 +10768,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetLogicOpEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_logic_op_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         logicOp: VkLogicOp,
     ) {}
     ///`vkCmdSetLogicOpEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_logic_op_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         logicOp: VkLogicOp,
     ) {}
     ///`vkCmdSetLogicOpEnableEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_logic_op_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         logicOpEnable: VkBool32,
     ) -> Option<()> {
@@ -9017,18 +10791,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetLogicOpEnableEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_logic_op_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         logicOpEnable: VkBool32,
     ) {}
     ///`vkCmdSetLogicOpEnableEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_logic_op_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         logicOpEnable: VkBool32,
     ) {}
     ///`vkCmdSetPatchControlPointsEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_patch_control_points_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         patchControlPoints: u32,
     ) -> Option<()> {
@@ -9037,18 +10814,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetPatchControlPointsEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_patch_control_points_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         patchControlPoints: u32,
     ) {}
     ///`vkCmdSetPatchControlPointsEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_patch_control_points_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         patchControlPoints: u32,
     ) {}
     ///`vkCmdSetPerformanceMarkerINTEL`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_performance_marker_intel(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkPerformanceMarkerInfoINTEL,
     ) -> Option<VkResult> {
@@ -9057,12 +10837,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetPerformanceMarkerINTEL`: records before the call is passed down.
     fn pre_call_record_cmd_set_performance_marker_intel(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkPerformanceMarkerInfoINTEL,
     ) {}
     ///`vkCmdSetPerformanceMarkerINTEL`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_performance_marker_intel(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkPerformanceMarkerInfoINTEL,
         result: VkResult,
@@ -9070,6 +10852,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetPerformanceOverrideINTEL`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_performance_override_intel(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pOverrideInfo: *const VkPerformanceOverrideInfoINTEL,
     ) -> Option<VkResult> {
@@ -9078,12 +10861,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetPerformanceOverrideINTEL`: records before the call is passed down.
     fn pre_call_record_cmd_set_performance_override_intel(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pOverrideInfo: *const VkPerformanceOverrideInfoINTEL,
     ) {}
     ///`vkCmdSetPerformanceOverrideINTEL`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_performance_override_intel(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pOverrideInfo: *const VkPerformanceOverrideInfoINTEL,
         result: VkResult,
@@ -9091,6 +10876,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetPerformanceStreamMarkerINTEL`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_performance_stream_marker_intel(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkPerformanceStreamMarkerInfoINTEL,
     ) -> Option<VkResult> {
@@ -9099,12 +10885,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetPerformanceStreamMarkerINTEL`: records before the call is passed down.
     fn pre_call_record_cmd_set_performance_stream_marker_intel(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkPerformanceStreamMarkerInfoINTEL,
     ) {}
     ///`vkCmdSetPerformanceStreamMarkerINTEL`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_performance_stream_marker_intel(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkPerformanceStreamMarkerInfoINTEL,
         result: VkResult,
@@ -9112,6 +10900,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetPolygonModeEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_polygon_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         polygonMode: VkPolygonMode,
     ) -> Option<()> {
@@ -9120,18 +10909,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetPolygonModeEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_polygon_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         polygonMode: VkPolygonMode,
     ) {}
     ///`vkCmdSetPolygonModeEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_polygon_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         polygonMode: VkPolygonMode,
     ) {}
     ///`vkCmdSetPrimitiveRestartEnable`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_primitive_restart_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         primitiveRestartEnable: VkBool32,
     ) -> Option<()> {
@@ -9140,18 +10932,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetPrimitiveRestartEnable`: records before the call is passed down.
     fn pre_call_record_cmd_set_primitive_restart_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         primitiveRestartEnable: VkBool32,
     ) {}
     ///`vkCmdSetPrimitiveRestartEnable`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_primitive_restart_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         primitiveRestartEnable: VkBool32,
     ) {}
     ///`vkCmdSetPrimitiveRestartIndexEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_primitive_restart_index_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         primitiveRestartIndex: u32,
     ) -> Option<()> {
@@ -9160,18 +10955,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetPrimitiveRestartIndexEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_primitive_restart_index_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         primitiveRestartIndex: u32,
     ) {}
     ///`vkCmdSetPrimitiveRestartIndexEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_primitive_restart_index_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         primitiveRestartIndex: u32,
     ) {}
     ///`vkCmdSetPrimitiveTopology`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_primitive_topology(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         primitiveTopology: VkPrimitiveTopology,
     ) -> Option<()> {
@@ -9180,18 +10978,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetPrimitiveTopology`: records before the call is passed down.
     fn pre_call_record_cmd_set_primitive_topology(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         primitiveTopology: VkPrimitiveTopology,
     ) {}
     ///`vkCmdSetPrimitiveTopology`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_primitive_topology(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         primitiveTopology: VkPrimitiveTopology,
     ) {}
     ///`vkCmdSetProvokingVertexModeEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_provoking_vertex_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         provokingVertexMode: VkProvokingVertexModeEXT,
     ) -> Option<()> {
@@ -9200,18 +11001,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetProvokingVertexModeEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_provoking_vertex_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         provokingVertexMode: VkProvokingVertexModeEXT,
     ) {}
     ///`vkCmdSetProvokingVertexModeEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_provoking_vertex_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         provokingVertexMode: VkProvokingVertexModeEXT,
     ) {}
     ///`vkCmdSetRasterizationSamplesEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_rasterization_samples_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         rasterizationSamples: VkSampleCountFlagBits,
     ) -> Option<()> {
@@ -9220,18 +11024,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetRasterizationSamplesEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_rasterization_samples_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         rasterizationSamples: VkSampleCountFlagBits,
     ) {}
     ///`vkCmdSetRasterizationSamplesEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_rasterization_samples_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         rasterizationSamples: VkSampleCountFlagBits,
     ) {}
     ///`vkCmdSetRasterizationStreamEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_rasterization_stream_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         rasterizationStream: u32,
     ) -> Option<()> {
@@ -9240,18 +11047,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetRasterizationStreamEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_rasterization_stream_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         rasterizationStream: u32,
     ) {}
     ///`vkCmdSetRasterizationStreamEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_rasterization_stream_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         rasterizationStream: u32,
     ) {}
     ///`vkCmdSetRasterizerDiscardEnable`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_rasterizer_discard_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         rasterizerDiscardEnable: VkBool32,
     ) -> Option<()> {
@@ -9260,18 +11070,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetRasterizerDiscardEnable`: records before the call is passed down.
     fn pre_call_record_cmd_set_rasterizer_discard_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         rasterizerDiscardEnable: VkBool32,
     ) {}
     ///`vkCmdSetRasterizerDiscardEnable`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_rasterizer_discard_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         rasterizerDiscardEnable: VkBool32,
     ) {}
     ///`vkCmdSetRayTracingPipelineStackSizeKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_ray_tracing_pipeline_stack_size_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineStackSize: u32,
     ) -> Option<()> {
@@ -9280,18 +11093,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetRayTracingPipelineStackSizeKHR`: records before the call is passed down.
     fn pre_call_record_cmd_set_ray_tracing_pipeline_stack_size_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineStackSize: u32,
     ) {}
     ///`vkCmdSetRayTracingPipelineStackSizeKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_ray_tracing_pipeline_stack_size_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineStackSize: u32,
     ) {}
     ///`vkCmdSetRenderingAttachmentLocations`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_rendering_attachment_locations(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pLocationInfo: *const VkRenderingAttachmentLocationInfo,
     ) -> Option<()> {
@@ -9300,18 +11116,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetRenderingAttachmentLocations`: records before the call is passed down.
     fn pre_call_record_cmd_set_rendering_attachment_locations(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pLocationInfo: *const VkRenderingAttachmentLocationInfo,
     ) {}
     ///`vkCmdSetRenderingAttachmentLocations`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_rendering_attachment_locations(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pLocationInfo: *const VkRenderingAttachmentLocationInfo,
     ) {}
     ///`vkCmdSetRenderingInputAttachmentIndices`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_rendering_input_attachment_indices(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInputAttachmentIndexInfo: *const VkRenderingInputAttachmentIndexInfo,
     ) -> Option<()> {
@@ -9320,18 +11139,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetRenderingInputAttachmentIndices`: records before the call is passed down.
     fn pre_call_record_cmd_set_rendering_input_attachment_indices(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInputAttachmentIndexInfo: *const VkRenderingInputAttachmentIndexInfo,
     ) {}
     ///`vkCmdSetRenderingInputAttachmentIndices`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_rendering_input_attachment_indices(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInputAttachmentIndexInfo: *const VkRenderingInputAttachmentIndexInfo,
     ) {}
     ///`vkCmdSetRepresentativeFragmentTestEnableNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_representative_fragment_test_enable_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         representativeFragmentTestEnable: VkBool32,
     ) -> Option<()> {
@@ -9340,18 +11162,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetRepresentativeFragmentTestEnableNV`: records before the call is passed down.
     fn pre_call_record_cmd_set_representative_fragment_test_enable_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         representativeFragmentTestEnable: VkBool32,
     ) {}
     ///`vkCmdSetRepresentativeFragmentTestEnableNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_representative_fragment_test_enable_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         representativeFragmentTestEnable: VkBool32,
     ) {}
     ///`vkCmdSetSampleLocationsEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_sample_locations_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pSampleLocationsInfo: *const VkSampleLocationsInfoEXT,
     ) -> Option<()> {
@@ -9360,18 +11185,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetSampleLocationsEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_sample_locations_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pSampleLocationsInfo: *const VkSampleLocationsInfoEXT,
     ) {}
     ///`vkCmdSetSampleLocationsEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_sample_locations_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pSampleLocationsInfo: *const VkSampleLocationsInfoEXT,
     ) {}
     ///`vkCmdSetSampleLocationsEnableEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_sample_locations_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         sampleLocationsEnable: VkBool32,
     ) -> Option<()> {
@@ -9380,18 +11208,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetSampleLocationsEnableEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_sample_locations_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         sampleLocationsEnable: VkBool32,
     ) {}
     ///`vkCmdSetSampleLocationsEnableEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_sample_locations_enable_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         sampleLocationsEnable: VkBool32,
     ) {}
     ///`vkCmdSetSampleMaskEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_sample_mask_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         samples: VkSampleCountFlagBits,
         pSampleMask: *const VkSampleMask,
@@ -9401,6 +11232,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetSampleMaskEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_sample_mask_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         samples: VkSampleCountFlagBits,
         pSampleMask: *const VkSampleMask,
@@ -9408,6 +11240,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetSampleMaskEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_sample_mask_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         samples: VkSampleCountFlagBits,
         pSampleMask: *const VkSampleMask,
@@ -9415,6 +11248,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetScissor`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_scissor(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstScissor: u32,
         scissorCount: u32,
@@ -9425,6 +11259,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetScissor`: records before the call is passed down.
     fn pre_call_record_cmd_set_scissor(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstScissor: u32,
         scissorCount: u32,
@@ -9433,6 +11268,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetScissor`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_scissor(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstScissor: u32,
         scissorCount: u32,
@@ -9441,6 +11277,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetScissorWithCount`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_scissor_with_count(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         scissorCount: u32,
         pScissors: *const VkRect2D,
@@ -9450,6 +11287,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetScissorWithCount`: records before the call is passed down.
     fn pre_call_record_cmd_set_scissor_with_count(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         scissorCount: u32,
         pScissors: *const VkRect2D,
@@ -9457,6 +11295,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetScissorWithCount`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_scissor_with_count(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         scissorCount: u32,
         pScissors: *const VkRect2D,
@@ -9464,6 +11303,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetShadingRateImageEnableNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_shading_rate_image_enable_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         shadingRateImageEnable: VkBool32,
     ) -> Option<()> {
@@ -9472,18 +11312,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetShadingRateImageEnableNV`: records before the call is passed down.
     fn pre_call_record_cmd_set_shading_rate_image_enable_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         shadingRateImageEnable: VkBool32,
     ) {}
     ///`vkCmdSetShadingRateImageEnableNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_shading_rate_image_enable_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         shadingRateImageEnable: VkBool32,
     ) {}
     ///`vkCmdSetStencilCompareMask`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_stencil_compare_mask(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         faceMask: VkStencilFaceFlags,
         compareMask: u32,
@@ -9493,6 +11336,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetStencilCompareMask`: records before the call is passed down.
     fn pre_call_record_cmd_set_stencil_compare_mask(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         faceMask: VkStencilFaceFlags,
         compareMask: u32,
@@ -9500,6 +11344,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetStencilCompareMask`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_stencil_compare_mask(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         faceMask: VkStencilFaceFlags,
         compareMask: u32,
@@ -9507,6 +11352,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetStencilOp`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_stencil_op(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         faceMask: VkStencilFaceFlags,
         failOp: VkStencilOp,
@@ -9519,6 +11365,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetStencilOp`: records before the call is passed down.
     fn pre_call_record_cmd_set_stencil_op(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         faceMask: VkStencilFaceFlags,
         failOp: VkStencilOp,
@@ -9529,6 +11376,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetStencilOp`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_stencil_op(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         faceMask: VkStencilFaceFlags,
         failOp: VkStencilOp,
@@ -9539,6 +11387,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetStencilReference`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_stencil_reference(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         faceMask: VkStencilFaceFlags,
         reference: u32,
@@ -9548,6 +11397,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetStencilReference`: records before the call is passed down.
     fn pre_call_record_cmd_set_stencil_reference(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         faceMask: VkStencilFaceFlags,
         reference: u32,
@@ -9555,6 +11405,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetStencilReference`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_stencil_reference(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         faceMask: VkStencilFaceFlags,
         reference: u32,
@@ -9562,6 +11413,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetStencilTestEnable`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_stencil_test_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         stencilTestEnable: VkBool32,
     ) -> Option<()> {
@@ -9570,18 +11422,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetStencilTestEnable`: records before the call is passed down.
     fn pre_call_record_cmd_set_stencil_test_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         stencilTestEnable: VkBool32,
     ) {}
     ///`vkCmdSetStencilTestEnable`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_stencil_test_enable(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         stencilTestEnable: VkBool32,
     ) {}
     ///`vkCmdSetStencilWriteMask`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_stencil_write_mask(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         faceMask: VkStencilFaceFlags,
         writeMask: u32,
@@ -9591,6 +11446,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetStencilWriteMask`: records before the call is passed down.
     fn pre_call_record_cmd_set_stencil_write_mask(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         faceMask: VkStencilFaceFlags,
         writeMask: u32,
@@ -9598,6 +11454,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetStencilWriteMask`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_stencil_write_mask(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         faceMask: VkStencilFaceFlags,
         writeMask: u32,
@@ -9605,6 +11462,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetTessellationDomainOriginEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_tessellation_domain_origin_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         domainOrigin: VkTessellationDomainOrigin,
     ) -> Option<()> {
@@ -9613,18 +11471,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetTessellationDomainOriginEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_tessellation_domain_origin_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         domainOrigin: VkTessellationDomainOrigin,
     ) {}
     ///`vkCmdSetTessellationDomainOriginEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_tessellation_domain_origin_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         domainOrigin: VkTessellationDomainOrigin,
     ) {}
     ///`vkCmdSetVertexInputEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_vertex_input_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         vertexBindingDescriptionCount: u32,
         pVertexBindingDescriptions: *const VkVertexInputBindingDescription2EXT,
@@ -9636,6 +11497,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetVertexInputEXT`: records before the call is passed down.
     fn pre_call_record_cmd_set_vertex_input_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         vertexBindingDescriptionCount: u32,
         pVertexBindingDescriptions: *const VkVertexInputBindingDescription2EXT,
@@ -9645,6 +11507,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetVertexInputEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_vertex_input_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         vertexBindingDescriptionCount: u32,
         pVertexBindingDescriptions: *const VkVertexInputBindingDescription2EXT,
@@ -9654,6 +11517,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetViewport`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_viewport(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstViewport: u32,
         viewportCount: u32,
@@ -9664,6 +11528,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetViewport`: records before the call is passed down.
     fn pre_call_record_cmd_set_viewport(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstViewport: u32,
         viewportCount: u32,
@@ -9672,6 +11537,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetViewport`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_viewport(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstViewport: u32,
         viewportCount: u32,
@@ -9680,6 +11546,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetViewportShadingRatePaletteNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_viewport_shading_rate_palette_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstViewport: u32,
         viewportCount: u32,
@@ -9690,6 +11557,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetViewportShadingRatePaletteNV`: records before the call is passed down.
     fn pre_call_record_cmd_set_viewport_shading_rate_palette_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstViewport: u32,
         viewportCount: u32,
@@ -9698,6 +11566,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetViewportShadingRatePaletteNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_viewport_shading_rate_palette_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstViewport: u32,
         viewportCount: u32,
@@ -9706,6 +11575,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetViewportSwizzleNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_viewport_swizzle_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstViewport: u32,
         viewportCount: u32,
@@ -9716,6 +11586,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetViewportSwizzleNV`: records before the call is passed down.
     fn pre_call_record_cmd_set_viewport_swizzle_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstViewport: u32,
         viewportCount: u32,
@@ -9724,6 +11595,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetViewportSwizzleNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_viewport_swizzle_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstViewport: u32,
         viewportCount: u32,
@@ -9732,6 +11604,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetViewportWScalingEnableNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_viewport_w_scaling_enable_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         viewportWScalingEnable: VkBool32,
     ) -> Option<()> {
@@ -9740,18 +11613,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetViewportWScalingEnableNV`: records before the call is passed down.
     fn pre_call_record_cmd_set_viewport_w_scaling_enable_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         viewportWScalingEnable: VkBool32,
     ) {}
     ///`vkCmdSetViewportWScalingEnableNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_viewport_w_scaling_enable_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         viewportWScalingEnable: VkBool32,
     ) {}
     ///`vkCmdSetViewportWScalingNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_viewport_w_scaling_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstViewport: u32,
         viewportCount: u32,
@@ -9762,6 +11638,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetViewportWScalingNV`: records before the call is passed down.
     fn pre_call_record_cmd_set_viewport_w_scaling_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstViewport: u32,
         viewportCount: u32,
@@ -9770,6 +11647,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetViewportWScalingNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_viewport_w_scaling_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstViewport: u32,
         viewportCount: u32,
@@ -9778,6 +11656,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetViewportWithCount`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_set_viewport_with_count(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         viewportCount: u32,
         pViewports: *const VkViewport,
@@ -9787,6 +11666,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetViewportWithCount`: records before the call is passed down.
     fn pre_call_record_cmd_set_viewport_with_count(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         viewportCount: u32,
         pViewports: *const VkViewport,
@@ -9794,6 +11674,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSetViewportWithCount`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_set_viewport_with_count(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         viewportCount: u32,
         pViewports: *const VkViewport,
@@ -9801,6 +11682,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSubpassShadingHUAWEI`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_subpass_shading_huawei(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) -> Option<()> {
         None
@@ -9808,16 +11690,19 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdSubpassShadingHUAWEI`: records before the call is passed down.
     fn pre_call_record_cmd_subpass_shading_huawei(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {}
     ///`vkCmdSubpassShadingHUAWEI`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_subpass_shading_huawei(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {}
     ///`vkCmdTraceRaysIndirect2KHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_trace_rays_indirect2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         indirectDeviceAddress: VkDeviceAddress,
     ) -> Option<()> {
@@ -9826,18 +11711,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdTraceRaysIndirect2KHR`: records before the call is passed down.
     fn pre_call_record_cmd_trace_rays_indirect2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         indirectDeviceAddress: VkDeviceAddress,
     ) {}
     ///`vkCmdTraceRaysIndirect2KHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_trace_rays_indirect2_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         indirectDeviceAddress: VkDeviceAddress,
     ) {}
     ///`vkCmdTraceRaysIndirectKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_trace_rays_indirect_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRaygenShaderBindingTable: *const VkStridedDeviceAddressRegionKHR,
         pMissShaderBindingTable: *const VkStridedDeviceAddressRegionKHR,
@@ -9850,6 +11738,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdTraceRaysIndirectKHR`: records before the call is passed down.
     fn pre_call_record_cmd_trace_rays_indirect_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRaygenShaderBindingTable: *const VkStridedDeviceAddressRegionKHR,
         pMissShaderBindingTable: *const VkStridedDeviceAddressRegionKHR,
@@ -9860,6 +11749,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdTraceRaysIndirectKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_trace_rays_indirect_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRaygenShaderBindingTable: *const VkStridedDeviceAddressRegionKHR,
         pMissShaderBindingTable: *const VkStridedDeviceAddressRegionKHR,
@@ -9870,6 +11760,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdTraceRaysKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_trace_rays_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRaygenShaderBindingTable: *const VkStridedDeviceAddressRegionKHR,
         pMissShaderBindingTable: *const VkStridedDeviceAddressRegionKHR,
@@ -9884,6 +11775,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdTraceRaysKHR`: records before the call is passed down.
     fn pre_call_record_cmd_trace_rays_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRaygenShaderBindingTable: *const VkStridedDeviceAddressRegionKHR,
         pMissShaderBindingTable: *const VkStridedDeviceAddressRegionKHR,
@@ -9896,6 +11788,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdTraceRaysKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_trace_rays_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRaygenShaderBindingTable: *const VkStridedDeviceAddressRegionKHR,
         pMissShaderBindingTable: *const VkStridedDeviceAddressRegionKHR,
@@ -9908,6 +11801,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdTraceRaysNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_trace_rays_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         raygenShaderBindingTableBuffer: VkBuffer,
         raygenShaderBindingOffset: VkDeviceSize,
@@ -9929,6 +11823,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdTraceRaysNV`: records before the call is passed down.
     fn pre_call_record_cmd_trace_rays_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         raygenShaderBindingTableBuffer: VkBuffer,
         raygenShaderBindingOffset: VkDeviceSize,
@@ -9948,6 +11843,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdTraceRaysNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_trace_rays_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         raygenShaderBindingTableBuffer: VkBuffer,
         raygenShaderBindingOffset: VkDeviceSize,
@@ -9967,6 +11863,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdUpdateBuffer`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_update_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         dstBuffer: VkBuffer,
         dstOffset: VkDeviceSize,
@@ -9978,6 +11875,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdUpdateBuffer`: records before the call is passed down.
     fn pre_call_record_cmd_update_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         dstBuffer: VkBuffer,
         dstOffset: VkDeviceSize,
@@ -9987,6 +11885,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdUpdateBuffer`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_update_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         dstBuffer: VkBuffer,
         dstOffset: VkDeviceSize,
@@ -9996,6 +11895,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdUpdateMemoryKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_update_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDstRange: *const VkDeviceAddressRangeKHR,
         dstFlags: VkAddressCommandFlagsKHR,
@@ -10007,6 +11907,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdUpdateMemoryKHR`: records before the call is passed down.
     fn pre_call_record_cmd_update_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDstRange: *const VkDeviceAddressRangeKHR,
         dstFlags: VkAddressCommandFlagsKHR,
@@ -10016,6 +11917,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdUpdateMemoryKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_update_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDstRange: *const VkDeviceAddressRangeKHR,
         dstFlags: VkAddressCommandFlagsKHR,
@@ -10025,6 +11927,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdUpdatePipelineIndirectBufferNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_update_pipeline_indirect_buffer_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         pipeline: VkPipeline,
@@ -10034,6 +11937,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdUpdatePipelineIndirectBufferNV`: records before the call is passed down.
     fn pre_call_record_cmd_update_pipeline_indirect_buffer_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         pipeline: VkPipeline,
@@ -10041,6 +11945,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdUpdatePipelineIndirectBufferNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_update_pipeline_indirect_buffer_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         pipeline: VkPipeline,
@@ -10048,6 +11953,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWaitEvents`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_wait_events(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         eventCount: u32,
         pEvents: *const VkEvent,
@@ -10065,6 +11971,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWaitEvents`: records before the call is passed down.
     fn pre_call_record_cmd_wait_events(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         eventCount: u32,
         pEvents: *const VkEvent,
@@ -10080,6 +11987,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWaitEvents`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_wait_events(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         eventCount: u32,
         pEvents: *const VkEvent,
@@ -10095,6 +12003,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWaitEvents2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_wait_events2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         eventCount: u32,
         pEvents: *const VkEvent,
@@ -10105,6 +12014,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWaitEvents2`: records before the call is passed down.
     fn pre_call_record_cmd_wait_events2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         eventCount: u32,
         pEvents: *const VkEvent,
@@ -10113,6 +12023,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWaitEvents2`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_wait_events2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         eventCount: u32,
         pEvents: *const VkEvent,
@@ -10121,6 +12032,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteAccelerationStructuresPropertiesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_write_acceleration_structures_properties_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         accelerationStructureCount: u32,
         pAccelerationStructures: *const VkAccelerationStructureKHR,
@@ -10133,6 +12045,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteAccelerationStructuresPropertiesKHR`: records before the call is passed down.
     fn pre_call_record_cmd_write_acceleration_structures_properties_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         accelerationStructureCount: u32,
         pAccelerationStructures: *const VkAccelerationStructureKHR,
@@ -10143,6 +12056,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteAccelerationStructuresPropertiesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_write_acceleration_structures_properties_khr(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         accelerationStructureCount: u32,
         pAccelerationStructures: *const VkAccelerationStructureKHR,
@@ -10153,6 +12067,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteAccelerationStructuresPropertiesNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_write_acceleration_structures_properties_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         accelerationStructureCount: u32,
         pAccelerationStructures: *const VkAccelerationStructureNV,
@@ -10165,6 +12080,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteAccelerationStructuresPropertiesNV`: records before the call is passed down.
     fn pre_call_record_cmd_write_acceleration_structures_properties_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         accelerationStructureCount: u32,
         pAccelerationStructures: *const VkAccelerationStructureNV,
@@ -10175,6 +12091,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteAccelerationStructuresPropertiesNV`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_write_acceleration_structures_properties_nv(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         accelerationStructureCount: u32,
         pAccelerationStructures: *const VkAccelerationStructureNV,
@@ -10185,6 +12102,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteBufferMarker2AMD`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_write_buffer_marker2_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         stage: VkPipelineStageFlags2,
         dstBuffer: VkBuffer,
@@ -10196,6 +12114,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteBufferMarker2AMD`: records before the call is passed down.
     fn pre_call_record_cmd_write_buffer_marker2_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         stage: VkPipelineStageFlags2,
         dstBuffer: VkBuffer,
@@ -10205,6 +12124,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteBufferMarker2AMD`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_write_buffer_marker2_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         stage: VkPipelineStageFlags2,
         dstBuffer: VkBuffer,
@@ -10214,6 +12134,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteBufferMarkerAMD`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_write_buffer_marker_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineStage: VkPipelineStageFlagBits,
         dstBuffer: VkBuffer,
@@ -10225,6 +12146,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteBufferMarkerAMD`: records before the call is passed down.
     fn pre_call_record_cmd_write_buffer_marker_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineStage: VkPipelineStageFlagBits,
         dstBuffer: VkBuffer,
@@ -10234,6 +12156,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteBufferMarkerAMD`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_write_buffer_marker_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineStage: VkPipelineStageFlagBits,
         dstBuffer: VkBuffer,
@@ -10243,6 +12166,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteMarkerToMemoryAMD`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_write_marker_to_memory_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkMemoryMarkerInfoAMD,
     ) -> Option<()> {
@@ -10251,18 +12175,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteMarkerToMemoryAMD`: records before the call is passed down.
     fn pre_call_record_cmd_write_marker_to_memory_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkMemoryMarkerInfoAMD,
     ) {}
     ///`vkCmdWriteMarkerToMemoryAMD`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_write_marker_to_memory_amd(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkMemoryMarkerInfoAMD,
     ) {}
     ///`vkCmdWriteMicromapsPropertiesEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_write_micromaps_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         micromapCount: u32,
         pMicromaps: *const VkMicromapEXT,
@@ -10275,6 +12202,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteMicromapsPropertiesEXT`: records before the call is passed down.
     fn pre_call_record_cmd_write_micromaps_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         micromapCount: u32,
         pMicromaps: *const VkMicromapEXT,
@@ -10285,6 +12213,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteMicromapsPropertiesEXT`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_write_micromaps_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         micromapCount: u32,
         pMicromaps: *const VkMicromapEXT,
@@ -10295,6 +12224,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteTimestamp`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_write_timestamp(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineStage: VkPipelineStageFlagBits,
         queryPool: VkQueryPool,
@@ -10305,6 +12235,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteTimestamp`: records before the call is passed down.
     fn pre_call_record_cmd_write_timestamp(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineStage: VkPipelineStageFlagBits,
         queryPool: VkQueryPool,
@@ -10313,6 +12244,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteTimestamp`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_write_timestamp(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineStage: VkPipelineStageFlagBits,
         queryPool: VkQueryPool,
@@ -10321,6 +12253,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteTimestamp2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_cmd_write_timestamp2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         stage: VkPipelineStageFlags2,
         queryPool: VkQueryPool,
@@ -10331,6 +12264,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteTimestamp2`: records before the call is passed down.
     fn pre_call_record_cmd_write_timestamp2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         stage: VkPipelineStageFlags2,
         queryPool: VkQueryPool,
@@ -10339,6 +12273,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCmdWriteTimestamp2`: records after the call (and its `result`, if any).
     fn post_call_record_cmd_write_timestamp2(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         stage: VkPipelineStageFlags2,
         queryPool: VkQueryPool,
@@ -10347,6 +12282,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCompileDeferredNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_compile_deferred_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         shader: u32,
@@ -10356,6 +12292,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCompileDeferredNV`: records before the call is passed down.
     fn pre_call_record_compile_deferred_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         shader: u32,
@@ -10363,6 +12300,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCompileDeferredNV`: records after the call (and its `result`, if any).
     fn post_call_record_compile_deferred_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         shader: u32,
@@ -10371,6 +12309,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkConvertCooperativeVectorMatrixNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_convert_cooperative_vector_matrix_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkConvertCooperativeVectorMatrixInfoNV,
     ) -> Option<VkResult> {
@@ -10379,12 +12318,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkConvertCooperativeVectorMatrixNV`: records before the call is passed down.
     fn pre_call_record_convert_cooperative_vector_matrix_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkConvertCooperativeVectorMatrixInfoNV,
     ) {}
     ///`vkConvertCooperativeVectorMatrixNV`: records after the call (and its `result`, if any).
     fn post_call_record_convert_cooperative_vector_matrix_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkConvertCooperativeVectorMatrixInfoNV,
         result: VkResult,
@@ -10392,6 +12333,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyAccelerationStructureKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_copy_acceleration_structure_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyAccelerationStructureInfoKHR,
@@ -10401,6 +12343,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyAccelerationStructureKHR`: records before the call is passed down.
     fn pre_call_record_copy_acceleration_structure_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyAccelerationStructureInfoKHR,
@@ -10408,6 +12351,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyAccelerationStructureKHR`: records after the call (and its `result`, if any).
     fn post_call_record_copy_acceleration_structure_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyAccelerationStructureInfoKHR,
@@ -10416,6 +12360,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyAccelerationStructureToMemoryKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_copy_acceleration_structure_to_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyAccelerationStructureToMemoryInfoKHR,
@@ -10425,6 +12370,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyAccelerationStructureToMemoryKHR`: records before the call is passed down.
     fn pre_call_record_copy_acceleration_structure_to_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyAccelerationStructureToMemoryInfoKHR,
@@ -10432,6 +12378,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyAccelerationStructureToMemoryKHR`: records after the call (and its `result`, if any).
     fn post_call_record_copy_acceleration_structure_to_memory_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyAccelerationStructureToMemoryInfoKHR,
@@ -10440,6 +12387,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyImageToImage`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_copy_image_to_image(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCopyImageToImageInfo: *const VkCopyImageToImageInfo,
     ) -> Option<VkResult> {
@@ -10448,12 +12396,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyImageToImage`: records before the call is passed down.
     fn pre_call_record_copy_image_to_image(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCopyImageToImageInfo: *const VkCopyImageToImageInfo,
     ) {}
     ///`vkCopyImageToImage`: records after the call (and its `result`, if any).
     fn post_call_record_copy_image_to_image(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCopyImageToImageInfo: *const VkCopyImageToImageInfo,
         result: VkResult,
@@ -10461,6 +12411,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyImageToMemory`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_copy_image_to_memory(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCopyImageToMemoryInfo: *const VkCopyImageToMemoryInfo,
     ) -> Option<VkResult> {
@@ -10469,12 +12420,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyImageToMemory`: records before the call is passed down.
     fn pre_call_record_copy_image_to_memory(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCopyImageToMemoryInfo: *const VkCopyImageToMemoryInfo,
     ) {}
     ///`vkCopyImageToMemory`: records after the call (and its `result`, if any).
     fn post_call_record_copy_image_to_memory(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCopyImageToMemoryInfo: *const VkCopyImageToMemoryInfo,
         result: VkResult,
@@ -10482,6 +12435,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyMemoryToAccelerationStructureKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_copy_memory_to_acceleration_structure_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyMemoryToAccelerationStructureInfoKHR,
@@ -10491,6 +12445,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyMemoryToAccelerationStructureKHR`: records before the call is passed down.
     fn pre_call_record_copy_memory_to_acceleration_structure_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyMemoryToAccelerationStructureInfoKHR,
@@ -10498,6 +12453,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyMemoryToAccelerationStructureKHR`: records after the call (and its `result`, if any).
     fn post_call_record_copy_memory_to_acceleration_structure_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyMemoryToAccelerationStructureInfoKHR,
@@ -10506,6 +12462,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyMemoryToImage`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_copy_memory_to_image(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCopyMemoryToImageInfo: *const VkCopyMemoryToImageInfo,
     ) -> Option<VkResult> {
@@ -10514,12 +12471,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyMemoryToImage`: records before the call is passed down.
     fn pre_call_record_copy_memory_to_image(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCopyMemoryToImageInfo: *const VkCopyMemoryToImageInfo,
     ) {}
     ///`vkCopyMemoryToImage`: records after the call (and its `result`, if any).
     fn post_call_record_copy_memory_to_image(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCopyMemoryToImageInfo: *const VkCopyMemoryToImageInfo,
         result: VkResult,
@@ -10527,6 +12486,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyMemoryToMicromapEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_copy_memory_to_micromap_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyMemoryToMicromapInfoEXT,
@@ -10536,6 +12496,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyMemoryToMicromapEXT`: records before the call is passed down.
     fn pre_call_record_copy_memory_to_micromap_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyMemoryToMicromapInfoEXT,
@@ -10543,6 +12504,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyMemoryToMicromapEXT`: records after the call (and its `result`, if any).
     fn post_call_record_copy_memory_to_micromap_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyMemoryToMicromapInfoEXT,
@@ -10551,6 +12513,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyMicromapEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_copy_micromap_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyMicromapInfoEXT,
@@ -10560,6 +12523,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyMicromapEXT`: records before the call is passed down.
     fn pre_call_record_copy_micromap_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyMicromapInfoEXT,
@@ -10567,6 +12531,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyMicromapEXT`: records after the call (and its `result`, if any).
     fn post_call_record_copy_micromap_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyMicromapInfoEXT,
@@ -10575,6 +12540,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyMicromapToMemoryEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_copy_micromap_to_memory_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyMicromapToMemoryInfoEXT,
@@ -10584,6 +12550,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyMicromapToMemoryEXT`: records before the call is passed down.
     fn pre_call_record_copy_micromap_to_memory_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyMicromapToMemoryInfoEXT,
@@ -10591,6 +12558,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCopyMicromapToMemoryEXT`: records after the call (and its `result`, if any).
     fn post_call_record_copy_micromap_to_memory_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyMicromapToMemoryInfoEXT,
@@ -10599,6 +12567,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateAccelerationStructure2KHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_acceleration_structure2_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkAccelerationStructureCreateInfo2KHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -10609,6 +12578,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateAccelerationStructure2KHR`: records before the call is passed down.
     fn pre_call_record_create_acceleration_structure2_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkAccelerationStructureCreateInfo2KHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -10617,6 +12587,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateAccelerationStructure2KHR`: records after the call (and its `result`, if any).
     fn post_call_record_create_acceleration_structure2_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkAccelerationStructureCreateInfo2KHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -10626,6 +12597,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateAccelerationStructureKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_acceleration_structure_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkAccelerationStructureCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -10636,6 +12608,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateAccelerationStructureKHR`: records before the call is passed down.
     fn pre_call_record_create_acceleration_structure_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkAccelerationStructureCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -10644,6 +12617,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateAccelerationStructureKHR`: records after the call (and its `result`, if any).
     fn post_call_record_create_acceleration_structure_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkAccelerationStructureCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -10653,6 +12627,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateAccelerationStructureNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_acceleration_structure_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkAccelerationStructureCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -10663,6 +12638,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateAccelerationStructureNV`: records before the call is passed down.
     fn pre_call_record_create_acceleration_structure_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkAccelerationStructureCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -10671,6 +12647,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateAccelerationStructureNV`: records after the call (and its `result`, if any).
     fn post_call_record_create_acceleration_structure_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkAccelerationStructureCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -10680,6 +12657,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateBuffer`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_buffer(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkBufferCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -10690,6 +12668,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateBuffer`: records before the call is passed down.
     fn pre_call_record_create_buffer(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkBufferCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -10698,6 +12677,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateBuffer`: records after the call (and its `result`, if any).
     fn post_call_record_create_buffer(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkBufferCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -10707,6 +12687,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateBufferCollectionFUCHSIA`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_buffer_collection_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkBufferCollectionCreateInfoFUCHSIA,
         pAllocator: *const VkAllocationCallbacks,
@@ -10717,6 +12698,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateBufferCollectionFUCHSIA`: records before the call is passed down.
     fn pre_call_record_create_buffer_collection_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkBufferCollectionCreateInfoFUCHSIA,
         pAllocator: *const VkAllocationCallbacks,
@@ -10725,6 +12707,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateBufferCollectionFUCHSIA`: records after the call (and its `result`, if any).
     fn post_call_record_create_buffer_collection_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkBufferCollectionCreateInfoFUCHSIA,
         pAllocator: *const VkAllocationCallbacks,
@@ -10734,6 +12717,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateBufferView`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_buffer_view(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkBufferViewCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -10744,6 +12728,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateBufferView`: records before the call is passed down.
     fn pre_call_record_create_buffer_view(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkBufferViewCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -10752,6 +12737,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateBufferView`: records after the call (and its `result`, if any).
     fn post_call_record_create_buffer_view(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkBufferViewCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -10761,6 +12747,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateCommandPool`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_command_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkCommandPoolCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -10771,6 +12758,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateCommandPool`: records before the call is passed down.
     fn pre_call_record_create_command_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkCommandPoolCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -10779,6 +12767,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateCommandPool`: records after the call (and its `result`, if any).
     fn post_call_record_create_command_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkCommandPoolCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -10788,6 +12777,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateComputePipelines`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_compute_pipelines(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         createInfoCount: u32,
@@ -10800,6 +12790,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateComputePipelines`: records before the call is passed down.
     fn pre_call_record_create_compute_pipelines(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         createInfoCount: u32,
@@ -10810,6 +12801,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateComputePipelines`: records after the call (and its `result`, if any).
     fn post_call_record_create_compute_pipelines(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         createInfoCount: u32,
@@ -10821,6 +12813,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateCuFunctionNVX`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_cu_function_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkCuFunctionCreateInfoNVX,
         pAllocator: *const VkAllocationCallbacks,
@@ -10831,6 +12824,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateCuFunctionNVX`: records before the call is passed down.
     fn pre_call_record_create_cu_function_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkCuFunctionCreateInfoNVX,
         pAllocator: *const VkAllocationCallbacks,
@@ -10839,6 +12833,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateCuFunctionNVX`: records after the call (and its `result`, if any).
     fn post_call_record_create_cu_function_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkCuFunctionCreateInfoNVX,
         pAllocator: *const VkAllocationCallbacks,
@@ -10848,6 +12843,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateCuModuleNVX`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_cu_module_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkCuModuleCreateInfoNVX,
         pAllocator: *const VkAllocationCallbacks,
@@ -10858,6 +12854,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateCuModuleNVX`: records before the call is passed down.
     fn pre_call_record_create_cu_module_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkCuModuleCreateInfoNVX,
         pAllocator: *const VkAllocationCallbacks,
@@ -10866,6 +12863,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateCuModuleNVX`: records after the call (and its `result`, if any).
     fn post_call_record_create_cu_module_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkCuModuleCreateInfoNVX,
         pAllocator: *const VkAllocationCallbacks,
@@ -10875,6 +12873,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateCudaFunctionNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_cuda_function_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkCudaFunctionCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -10885,6 +12884,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateCudaFunctionNV`: records before the call is passed down.
     fn pre_call_record_create_cuda_function_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkCudaFunctionCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -10893,6 +12893,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateCudaFunctionNV`: records after the call (and its `result`, if any).
     fn post_call_record_create_cuda_function_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkCudaFunctionCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -10902,6 +12903,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateCudaModuleNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_cuda_module_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkCudaModuleCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -10912,6 +12914,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateCudaModuleNV`: records before the call is passed down.
     fn pre_call_record_create_cuda_module_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkCudaModuleCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -10920,6 +12923,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateCudaModuleNV`: records after the call (and its `result`, if any).
     fn post_call_record_create_cuda_module_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkCudaModuleCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -10929,6 +12933,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateDataGraphPipelineSessionARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_data_graph_pipeline_session_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkDataGraphPipelineSessionCreateInfoARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -10939,6 +12944,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateDataGraphPipelineSessionARM`: records before the call is passed down.
     fn pre_call_record_create_data_graph_pipeline_session_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkDataGraphPipelineSessionCreateInfoARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -10947,6 +12953,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateDataGraphPipelineSessionARM`: records after the call (and its `result`, if any).
     fn post_call_record_create_data_graph_pipeline_session_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkDataGraphPipelineSessionCreateInfoARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -10956,6 +12963,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateDataGraphPipelinesARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_data_graph_pipelines_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pipelineCache: VkPipelineCache,
@@ -10969,6 +12977,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateDataGraphPipelinesARM`: records before the call is passed down.
     fn pre_call_record_create_data_graph_pipelines_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pipelineCache: VkPipelineCache,
@@ -10980,6 +12989,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateDataGraphPipelinesARM`: records after the call (and its `result`, if any).
     fn post_call_record_create_data_graph_pipelines_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pipelineCache: VkPipelineCache,
@@ -10992,6 +13002,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateDeferredOperationKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_deferred_operation_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pAllocator: *const VkAllocationCallbacks,
         pDeferredOperation: *mut VkDeferredOperationKHR,
@@ -11001,6 +13012,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateDeferredOperationKHR`: records before the call is passed down.
     fn pre_call_record_create_deferred_operation_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pAllocator: *const VkAllocationCallbacks,
         pDeferredOperation: *mut VkDeferredOperationKHR,
@@ -11008,6 +13020,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateDeferredOperationKHR`: records after the call (and its `result`, if any).
     fn post_call_record_create_deferred_operation_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pAllocator: *const VkAllocationCallbacks,
         pDeferredOperation: *mut VkDeferredOperationKHR,
@@ -11016,6 +13029,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateDescriptorPool`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_descriptor_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkDescriptorPoolCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11026,6 +13040,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateDescriptorPool`: records before the call is passed down.
     fn pre_call_record_create_descriptor_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkDescriptorPoolCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11034,6 +13049,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateDescriptorPool`: records after the call (and its `result`, if any).
     fn post_call_record_create_descriptor_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkDescriptorPoolCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11043,6 +13059,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateDescriptorSetLayout`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_descriptor_set_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkDescriptorSetLayoutCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11053,6 +13070,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateDescriptorSetLayout`: records before the call is passed down.
     fn pre_call_record_create_descriptor_set_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkDescriptorSetLayoutCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11061,6 +13079,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateDescriptorSetLayout`: records after the call (and its `result`, if any).
     fn post_call_record_create_descriptor_set_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkDescriptorSetLayoutCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11070,6 +13089,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateDescriptorUpdateTemplate`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_descriptor_update_template(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkDescriptorUpdateTemplateCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11080,6 +13100,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateDescriptorUpdateTemplate`: records before the call is passed down.
     fn pre_call_record_create_descriptor_update_template(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkDescriptorUpdateTemplateCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11088,6 +13109,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateDescriptorUpdateTemplate`: records after the call (and its `result`, if any).
     fn post_call_record_create_descriptor_update_template(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkDescriptorUpdateTemplateCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11097,6 +13119,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateEvent`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_event(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkEventCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11107,6 +13130,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateEvent`: records before the call is passed down.
     fn pre_call_record_create_event(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkEventCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11115,6 +13139,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateEvent`: records after the call (and its `result`, if any).
     fn post_call_record_create_event(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkEventCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11124,6 +13149,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateExecutionGraphPipelinesAMDX`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_execution_graph_pipelines_amdx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         createInfoCount: u32,
@@ -11136,6 +13162,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateExecutionGraphPipelinesAMDX`: records before the call is passed down.
     fn pre_call_record_create_execution_graph_pipelines_amdx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         createInfoCount: u32,
@@ -11146,6 +13173,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateExecutionGraphPipelinesAMDX`: records after the call (and its `result`, if any).
     fn post_call_record_create_execution_graph_pipelines_amdx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         createInfoCount: u32,
@@ -11157,6 +13185,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateExternalComputeQueueNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_external_compute_queue_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkExternalComputeQueueCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -11167,6 +13196,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateExternalComputeQueueNV`: records before the call is passed down.
     fn pre_call_record_create_external_compute_queue_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkExternalComputeQueueCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -11175,6 +13205,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateExternalComputeQueueNV`: records after the call (and its `result`, if any).
     fn post_call_record_create_external_compute_queue_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkExternalComputeQueueCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -11184,6 +13215,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateFence`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_fence(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkFenceCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11194,6 +13226,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateFence`: records before the call is passed down.
     fn pre_call_record_create_fence(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkFenceCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11202,6 +13235,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateFence`: records after the call (and its `result`, if any).
     fn post_call_record_create_fence(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkFenceCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11211,6 +13245,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateFramebuffer`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_framebuffer(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkFramebufferCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11221,6 +13256,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateFramebuffer`: records before the call is passed down.
     fn pre_call_record_create_framebuffer(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkFramebufferCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11229,6 +13265,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateFramebuffer`: records after the call (and its `result`, if any).
     fn post_call_record_create_framebuffer(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkFramebufferCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11238,6 +13275,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateGpaSessionAMD`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_gpa_session_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkGpaSessionCreateInfoAMD,
         pAllocator: *const VkAllocationCallbacks,
@@ -11248,6 +13286,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateGpaSessionAMD`: records before the call is passed down.
     fn pre_call_record_create_gpa_session_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkGpaSessionCreateInfoAMD,
         pAllocator: *const VkAllocationCallbacks,
@@ -11256,6 +13295,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateGpaSessionAMD`: records after the call (and its `result`, if any).
     fn post_call_record_create_gpa_session_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkGpaSessionCreateInfoAMD,
         pAllocator: *const VkAllocationCallbacks,
@@ -11265,6 +13305,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateGraphicsPipelines`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_graphics_pipelines(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         createInfoCount: u32,
@@ -11277,6 +13318,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateGraphicsPipelines`: records before the call is passed down.
     fn pre_call_record_create_graphics_pipelines(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         createInfoCount: u32,
@@ -11287,6 +13329,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateGraphicsPipelines`: records after the call (and its `result`, if any).
     fn post_call_record_create_graphics_pipelines(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         createInfoCount: u32,
@@ -11298,6 +13341,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateImage`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_image(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkImageCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11308,6 +13352,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateImage`: records before the call is passed down.
     fn pre_call_record_create_image(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkImageCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11316,6 +13361,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateImage`: records after the call (and its `result`, if any).
     fn post_call_record_create_image(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkImageCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11325,6 +13371,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateImageView`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_image_view(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkImageViewCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11335,6 +13382,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateImageView`: records before the call is passed down.
     fn pre_call_record_create_image_view(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkImageViewCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11343,6 +13391,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateImageView`: records after the call (and its `result`, if any).
     fn post_call_record_create_image_view(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkImageViewCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11352,6 +13401,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateIndirectCommandsLayoutEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_indirect_commands_layout_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkIndirectCommandsLayoutCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -11362,6 +13412,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateIndirectCommandsLayoutEXT`: records before the call is passed down.
     fn pre_call_record_create_indirect_commands_layout_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkIndirectCommandsLayoutCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -11370,6 +13421,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateIndirectCommandsLayoutEXT`: records after the call (and its `result`, if any).
     fn post_call_record_create_indirect_commands_layout_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkIndirectCommandsLayoutCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -11379,6 +13431,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateIndirectCommandsLayoutNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_indirect_commands_layout_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkIndirectCommandsLayoutCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -11389,6 +13442,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateIndirectCommandsLayoutNV`: records before the call is passed down.
     fn pre_call_record_create_indirect_commands_layout_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkIndirectCommandsLayoutCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -11397,6 +13451,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateIndirectCommandsLayoutNV`: records after the call (and its `result`, if any).
     fn post_call_record_create_indirect_commands_layout_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkIndirectCommandsLayoutCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -11406,6 +13461,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateIndirectExecutionSetEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_indirect_execution_set_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkIndirectExecutionSetCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -11416,6 +13472,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateIndirectExecutionSetEXT`: records before the call is passed down.
     fn pre_call_record_create_indirect_execution_set_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkIndirectExecutionSetCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -11424,6 +13481,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateIndirectExecutionSetEXT`: records after the call (and its `result`, if any).
     fn post_call_record_create_indirect_execution_set_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkIndirectExecutionSetCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -11433,6 +13491,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateMicromapEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_micromap_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkMicromapCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -11443,6 +13502,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateMicromapEXT`: records before the call is passed down.
     fn pre_call_record_create_micromap_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkMicromapCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -11451,6 +13511,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateMicromapEXT`: records after the call (and its `result`, if any).
     fn post_call_record_create_micromap_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkMicromapCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -11460,6 +13521,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateOpticalFlowSessionNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_optical_flow_session_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkOpticalFlowSessionCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -11470,6 +13532,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateOpticalFlowSessionNV`: records before the call is passed down.
     fn pre_call_record_create_optical_flow_session_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkOpticalFlowSessionCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -11478,6 +13541,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateOpticalFlowSessionNV`: records after the call (and its `result`, if any).
     fn post_call_record_create_optical_flow_session_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkOpticalFlowSessionCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -11487,6 +13551,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreatePipelineBinariesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_pipeline_binaries_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkPipelineBinaryCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -11497,6 +13562,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreatePipelineBinariesKHR`: records before the call is passed down.
     fn pre_call_record_create_pipeline_binaries_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkPipelineBinaryCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -11505,6 +13571,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreatePipelineBinariesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_create_pipeline_binaries_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkPipelineBinaryCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -11514,6 +13581,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreatePipelineCache`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_pipeline_cache(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkPipelineCacheCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11524,6 +13592,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreatePipelineCache`: records before the call is passed down.
     fn pre_call_record_create_pipeline_cache(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkPipelineCacheCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11532,6 +13601,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreatePipelineCache`: records after the call (and its `result`, if any).
     fn post_call_record_create_pipeline_cache(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkPipelineCacheCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11541,6 +13611,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreatePipelineLayout`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_pipeline_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkPipelineLayoutCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11551,6 +13622,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreatePipelineLayout`: records before the call is passed down.
     fn pre_call_record_create_pipeline_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkPipelineLayoutCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11559,6 +13631,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreatePipelineLayout`: records after the call (and its `result`, if any).
     fn post_call_record_create_pipeline_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkPipelineLayoutCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11568,6 +13641,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreatePrivateDataSlot`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_private_data_slot(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkPrivateDataSlotCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11578,6 +13652,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreatePrivateDataSlot`: records before the call is passed down.
     fn pre_call_record_create_private_data_slot(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkPrivateDataSlotCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11586,6 +13661,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreatePrivateDataSlot`: records after the call (and its `result`, if any).
     fn post_call_record_create_private_data_slot(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkPrivateDataSlotCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11595,6 +13671,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateQueryPool`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_query_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkQueryPoolCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11605,6 +13682,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateQueryPool`: records before the call is passed down.
     fn pre_call_record_create_query_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkQueryPoolCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11613,6 +13691,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateQueryPool`: records after the call (and its `result`, if any).
     fn post_call_record_create_query_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkQueryPoolCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11622,6 +13701,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateRayTracingPipelinesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_ray_tracing_pipelines_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pipelineCache: VkPipelineCache,
@@ -11635,6 +13715,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateRayTracingPipelinesKHR`: records before the call is passed down.
     fn pre_call_record_create_ray_tracing_pipelines_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pipelineCache: VkPipelineCache,
@@ -11646,6 +13727,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateRayTracingPipelinesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_create_ray_tracing_pipelines_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pipelineCache: VkPipelineCache,
@@ -11658,6 +13740,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateRayTracingPipelinesNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_ray_tracing_pipelines_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         createInfoCount: u32,
@@ -11670,6 +13753,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateRayTracingPipelinesNV`: records before the call is passed down.
     fn pre_call_record_create_ray_tracing_pipelines_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         createInfoCount: u32,
@@ -11680,6 +13764,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateRayTracingPipelinesNV`: records after the call (and its `result`, if any).
     fn post_call_record_create_ray_tracing_pipelines_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         createInfoCount: u32,
@@ -11691,6 +13776,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateRenderPass`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_render_pass(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkRenderPassCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11701,6 +13787,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateRenderPass`: records before the call is passed down.
     fn pre_call_record_create_render_pass(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkRenderPassCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11709,6 +13796,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateRenderPass`: records after the call (and its `result`, if any).
     fn post_call_record_create_render_pass(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkRenderPassCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11718,6 +13806,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateRenderPass2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_render_pass2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkRenderPassCreateInfo2,
         pAllocator: *const VkAllocationCallbacks,
@@ -11728,6 +13817,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateRenderPass2`: records before the call is passed down.
     fn pre_call_record_create_render_pass2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkRenderPassCreateInfo2,
         pAllocator: *const VkAllocationCallbacks,
@@ -11736,6 +13826,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateRenderPass2`: records after the call (and its `result`, if any).
     fn post_call_record_create_render_pass2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkRenderPassCreateInfo2,
         pAllocator: *const VkAllocationCallbacks,
@@ -11745,6 +13836,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateSampler`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_sampler(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkSamplerCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11755,6 +13847,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateSampler`: records before the call is passed down.
     fn pre_call_record_create_sampler(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkSamplerCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11763,6 +13856,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateSampler`: records after the call (and its `result`, if any).
     fn post_call_record_create_sampler(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkSamplerCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11772,6 +13866,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateSamplerYcbcrConversion`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_sampler_ycbcr_conversion(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkSamplerYcbcrConversionCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11782,6 +13877,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateSamplerYcbcrConversion`: records before the call is passed down.
     fn pre_call_record_create_sampler_ycbcr_conversion(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkSamplerYcbcrConversionCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11790,6 +13886,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateSamplerYcbcrConversion`: records after the call (and its `result`, if any).
     fn post_call_record_create_sampler_ycbcr_conversion(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkSamplerYcbcrConversionCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11799,6 +13896,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateSemaphore`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_semaphore(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkSemaphoreCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11809,6 +13907,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateSemaphore`: records before the call is passed down.
     fn pre_call_record_create_semaphore(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkSemaphoreCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11817,6 +13916,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateSemaphore`: records after the call (and its `result`, if any).
     fn post_call_record_create_semaphore(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkSemaphoreCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11826,6 +13926,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateShaderInstrumentationARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_shader_instrumentation_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkShaderInstrumentationCreateInfoARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -11836,6 +13937,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateShaderInstrumentationARM`: records before the call is passed down.
     fn pre_call_record_create_shader_instrumentation_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkShaderInstrumentationCreateInfoARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -11844,6 +13946,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateShaderInstrumentationARM`: records after the call (and its `result`, if any).
     fn post_call_record_create_shader_instrumentation_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkShaderInstrumentationCreateInfoARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -11853,6 +13956,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateShaderModule`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_shader_module(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkShaderModuleCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11863,6 +13967,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateShaderModule`: records before the call is passed down.
     fn pre_call_record_create_shader_module(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkShaderModuleCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11871,6 +13976,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateShaderModule`: records after the call (and its `result`, if any).
     fn post_call_record_create_shader_module(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkShaderModuleCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -11880,6 +13986,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateShadersEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_shaders_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         createInfoCount: u32,
         pCreateInfos: *const VkShaderCreateInfoEXT,
@@ -11891,6 +13998,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateShadersEXT`: records before the call is passed down.
     fn pre_call_record_create_shaders_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         createInfoCount: u32,
         pCreateInfos: *const VkShaderCreateInfoEXT,
@@ -11900,6 +14008,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateShadersEXT`: records after the call (and its `result`, if any).
     fn post_call_record_create_shaders_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         createInfoCount: u32,
         pCreateInfos: *const VkShaderCreateInfoEXT,
@@ -11910,6 +14019,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateSharedSwapchainsKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_shared_swapchains_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchainCount: u32,
         pCreateInfos: *const VkSwapchainCreateInfoKHR,
@@ -11921,6 +14031,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateSharedSwapchainsKHR`: records before the call is passed down.
     fn pre_call_record_create_shared_swapchains_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchainCount: u32,
         pCreateInfos: *const VkSwapchainCreateInfoKHR,
@@ -11930,6 +14041,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateSharedSwapchainsKHR`: records after the call (and its `result`, if any).
     fn post_call_record_create_shared_swapchains_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchainCount: u32,
         pCreateInfos: *const VkSwapchainCreateInfoKHR,
@@ -11940,6 +14052,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateSwapchainKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_swapchain_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkSwapchainCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -11950,6 +14063,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateSwapchainKHR`: records before the call is passed down.
     fn pre_call_record_create_swapchain_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkSwapchainCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -11958,6 +14072,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateSwapchainKHR`: records after the call (and its `result`, if any).
     fn post_call_record_create_swapchain_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkSwapchainCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -11967,6 +14082,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateTensorARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_tensor_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkTensorCreateInfoARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -11977,6 +14093,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateTensorARM`: records before the call is passed down.
     fn pre_call_record_create_tensor_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkTensorCreateInfoARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -11985,6 +14102,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateTensorARM`: records after the call (and its `result`, if any).
     fn post_call_record_create_tensor_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkTensorCreateInfoARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -11994,6 +14112,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateTensorViewARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_tensor_view_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkTensorViewCreateInfoARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -12004,6 +14123,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateTensorViewARM`: records before the call is passed down.
     fn pre_call_record_create_tensor_view_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkTensorViewCreateInfoARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -12012,6 +14132,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateTensorViewARM`: records after the call (and its `result`, if any).
     fn post_call_record_create_tensor_view_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkTensorViewCreateInfoARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -12021,6 +14142,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateValidationCacheEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_validation_cache_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkValidationCacheCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -12031,6 +14153,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateValidationCacheEXT`: records before the call is passed down.
     fn pre_call_record_create_validation_cache_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkValidationCacheCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -12039,6 +14162,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateValidationCacheEXT`: records after the call (and its `result`, if any).
     fn post_call_record_create_validation_cache_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkValidationCacheCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -12048,6 +14172,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateVideoSessionKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_video_session_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkVideoSessionCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -12058,6 +14183,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateVideoSessionKHR`: records before the call is passed down.
     fn pre_call_record_create_video_session_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkVideoSessionCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -12066,6 +14192,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateVideoSessionKHR`: records after the call (and its `result`, if any).
     fn post_call_record_create_video_session_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkVideoSessionCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -12075,6 +14202,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateVideoSessionParametersKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_create_video_session_parameters_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkVideoSessionParametersCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -12085,6 +14213,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateVideoSessionParametersKHR`: records before the call is passed down.
     fn pre_call_record_create_video_session_parameters_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkVideoSessionParametersCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -12093,6 +14222,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkCreateVideoSessionParametersKHR`: records after the call (and its `result`, if any).
     fn post_call_record_create_video_session_parameters_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkVideoSessionParametersCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -12102,6 +14232,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDebugMarkerSetObjectNameEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_debug_marker_set_object_name_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pNameInfo: *const VkDebugMarkerObjectNameInfoEXT,
     ) -> Option<VkResult> {
@@ -12110,12 +14241,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDebugMarkerSetObjectNameEXT`: records before the call is passed down.
     fn pre_call_record_debug_marker_set_object_name_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pNameInfo: *const VkDebugMarkerObjectNameInfoEXT,
     ) {}
     ///`vkDebugMarkerSetObjectNameEXT`: records after the call (and its `result`, if any).
     fn post_call_record_debug_marker_set_object_name_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pNameInfo: *const VkDebugMarkerObjectNameInfoEXT,
         result: VkResult,
@@ -12123,6 +14256,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDebugMarkerSetObjectTagEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_debug_marker_set_object_tag_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pTagInfo: *const VkDebugMarkerObjectTagInfoEXT,
     ) -> Option<VkResult> {
@@ -12131,12 +14265,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDebugMarkerSetObjectTagEXT`: records before the call is passed down.
     fn pre_call_record_debug_marker_set_object_tag_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pTagInfo: *const VkDebugMarkerObjectTagInfoEXT,
     ) {}
     ///`vkDebugMarkerSetObjectTagEXT`: records after the call (and its `result`, if any).
     fn post_call_record_debug_marker_set_object_tag_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pTagInfo: *const VkDebugMarkerObjectTagInfoEXT,
         result: VkResult,
@@ -12144,6 +14280,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDeferredOperationJoinKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_deferred_operation_join_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         operation: VkDeferredOperationKHR,
     ) -> Option<VkResult> {
@@ -12152,12 +14289,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDeferredOperationJoinKHR`: records before the call is passed down.
     fn pre_call_record_deferred_operation_join_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         operation: VkDeferredOperationKHR,
     ) {}
     ///`vkDeferredOperationJoinKHR`: records after the call (and its `result`, if any).
     fn post_call_record_deferred_operation_join_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         operation: VkDeferredOperationKHR,
         result: VkResult,
@@ -12165,6 +14304,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyAccelerationStructureKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_acceleration_structure_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         accelerationStructure: VkAccelerationStructureKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -12174,6 +14314,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyAccelerationStructureKHR`: records before the call is passed down.
     fn pre_call_record_destroy_acceleration_structure_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         accelerationStructure: VkAccelerationStructureKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -12181,6 +14322,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyAccelerationStructureKHR`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_acceleration_structure_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         accelerationStructure: VkAccelerationStructureKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -12188,6 +14330,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyAccelerationStructureNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_acceleration_structure_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         accelerationStructure: VkAccelerationStructureNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -12197,6 +14340,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyAccelerationStructureNV`: records before the call is passed down.
     fn pre_call_record_destroy_acceleration_structure_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         accelerationStructure: VkAccelerationStructureNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -12204,6 +14348,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyAccelerationStructureNV`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_acceleration_structure_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         accelerationStructure: VkAccelerationStructureNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -12211,6 +14356,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyBuffer`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_buffer(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buffer: VkBuffer,
         pAllocator: *const VkAllocationCallbacks,
@@ -12220,6 +14366,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyBuffer`: records before the call is passed down.
     fn pre_call_record_destroy_buffer(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buffer: VkBuffer,
         pAllocator: *const VkAllocationCallbacks,
@@ -12227,6 +14374,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyBuffer`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_buffer(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buffer: VkBuffer,
         pAllocator: *const VkAllocationCallbacks,
@@ -12234,6 +14382,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyBufferCollectionFUCHSIA`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_buffer_collection_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         collection: VkBufferCollectionFUCHSIA,
         pAllocator: *const VkAllocationCallbacks,
@@ -12243,6 +14392,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyBufferCollectionFUCHSIA`: records before the call is passed down.
     fn pre_call_record_destroy_buffer_collection_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         collection: VkBufferCollectionFUCHSIA,
         pAllocator: *const VkAllocationCallbacks,
@@ -12250,6 +14400,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyBufferCollectionFUCHSIA`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_buffer_collection_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         collection: VkBufferCollectionFUCHSIA,
         pAllocator: *const VkAllocationCallbacks,
@@ -12257,6 +14408,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyBufferView`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_buffer_view(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         bufferView: VkBufferView,
         pAllocator: *const VkAllocationCallbacks,
@@ -12266,6 +14418,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyBufferView`: records before the call is passed down.
     fn pre_call_record_destroy_buffer_view(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         bufferView: VkBufferView,
         pAllocator: *const VkAllocationCallbacks,
@@ -12273,6 +14426,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyBufferView`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_buffer_view(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         bufferView: VkBufferView,
         pAllocator: *const VkAllocationCallbacks,
@@ -12280,6 +14434,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyCommandPool`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_command_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         commandPool: VkCommandPool,
         pAllocator: *const VkAllocationCallbacks,
@@ -12289,6 +14444,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyCommandPool`: records before the call is passed down.
     fn pre_call_record_destroy_command_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         commandPool: VkCommandPool,
         pAllocator: *const VkAllocationCallbacks,
@@ -12296,6 +14452,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyCommandPool`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_command_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         commandPool: VkCommandPool,
         pAllocator: *const VkAllocationCallbacks,
@@ -12303,6 +14460,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyCuFunctionNVX`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_cu_function_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         function: VkCuFunctionNVX,
         pAllocator: *const VkAllocationCallbacks,
@@ -12312,6 +14470,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyCuFunctionNVX`: records before the call is passed down.
     fn pre_call_record_destroy_cu_function_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         function: VkCuFunctionNVX,
         pAllocator: *const VkAllocationCallbacks,
@@ -12319,6 +14478,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyCuFunctionNVX`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_cu_function_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         function: VkCuFunctionNVX,
         pAllocator: *const VkAllocationCallbacks,
@@ -12326,6 +14486,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyCuModuleNVX`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_cu_module_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         module: VkCuModuleNVX,
         pAllocator: *const VkAllocationCallbacks,
@@ -12335,6 +14496,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyCuModuleNVX`: records before the call is passed down.
     fn pre_call_record_destroy_cu_module_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         module: VkCuModuleNVX,
         pAllocator: *const VkAllocationCallbacks,
@@ -12342,6 +14504,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyCuModuleNVX`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_cu_module_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         module: VkCuModuleNVX,
         pAllocator: *const VkAllocationCallbacks,
@@ -12349,6 +14512,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyCudaFunctionNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_cuda_function_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         function: VkCudaFunctionNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -12358,6 +14522,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyCudaFunctionNV`: records before the call is passed down.
     fn pre_call_record_destroy_cuda_function_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         function: VkCudaFunctionNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -12365,6 +14530,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyCudaFunctionNV`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_cuda_function_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         function: VkCudaFunctionNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -12372,6 +14538,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyCudaModuleNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_cuda_module_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         module: VkCudaModuleNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -12381,6 +14548,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyCudaModuleNV`: records before the call is passed down.
     fn pre_call_record_destroy_cuda_module_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         module: VkCudaModuleNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -12388,6 +14556,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyCudaModuleNV`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_cuda_module_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         module: VkCudaModuleNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -12395,6 +14564,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyDataGraphPipelineSessionARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_data_graph_pipeline_session_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         session: VkDataGraphPipelineSessionARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -12404,6 +14574,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyDataGraphPipelineSessionARM`: records before the call is passed down.
     fn pre_call_record_destroy_data_graph_pipeline_session_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         session: VkDataGraphPipelineSessionARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -12411,6 +14582,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyDataGraphPipelineSessionARM`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_data_graph_pipeline_session_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         session: VkDataGraphPipelineSessionARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -12418,6 +14590,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyDeferredOperationKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_deferred_operation_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         operation: VkDeferredOperationKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -12427,6 +14600,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyDeferredOperationKHR`: records before the call is passed down.
     fn pre_call_record_destroy_deferred_operation_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         operation: VkDeferredOperationKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -12434,6 +14608,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyDeferredOperationKHR`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_deferred_operation_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         operation: VkDeferredOperationKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -12441,6 +14616,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyDescriptorPool`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_descriptor_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorPool: VkDescriptorPool,
         pAllocator: *const VkAllocationCallbacks,
@@ -12450,6 +14626,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyDescriptorPool`: records before the call is passed down.
     fn pre_call_record_destroy_descriptor_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorPool: VkDescriptorPool,
         pAllocator: *const VkAllocationCallbacks,
@@ -12457,6 +14634,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyDescriptorPool`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_descriptor_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorPool: VkDescriptorPool,
         pAllocator: *const VkAllocationCallbacks,
@@ -12464,6 +14642,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyDescriptorSetLayout`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_descriptor_set_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorSetLayout: VkDescriptorSetLayout,
         pAllocator: *const VkAllocationCallbacks,
@@ -12473,6 +14652,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyDescriptorSetLayout`: records before the call is passed down.
     fn pre_call_record_destroy_descriptor_set_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorSetLayout: VkDescriptorSetLayout,
         pAllocator: *const VkAllocationCallbacks,
@@ -12480,6 +14660,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyDescriptorSetLayout`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_descriptor_set_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorSetLayout: VkDescriptorSetLayout,
         pAllocator: *const VkAllocationCallbacks,
@@ -12487,6 +14668,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyDescriptorUpdateTemplate`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_descriptor_update_template(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorUpdateTemplate: VkDescriptorUpdateTemplate,
         pAllocator: *const VkAllocationCallbacks,
@@ -12496,6 +14678,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyDescriptorUpdateTemplate`: records before the call is passed down.
     fn pre_call_record_destroy_descriptor_update_template(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorUpdateTemplate: VkDescriptorUpdateTemplate,
         pAllocator: *const VkAllocationCallbacks,
@@ -12503,6 +14686,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyDescriptorUpdateTemplate`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_descriptor_update_template(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorUpdateTemplate: VkDescriptorUpdateTemplate,
         pAllocator: *const VkAllocationCallbacks,
@@ -12510,6 +14694,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyEvent`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_event(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         event: VkEvent,
         pAllocator: *const VkAllocationCallbacks,
@@ -12519,6 +14704,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyEvent`: records before the call is passed down.
     fn pre_call_record_destroy_event(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         event: VkEvent,
         pAllocator: *const VkAllocationCallbacks,
@@ -12526,6 +14712,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyEvent`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_event(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         event: VkEvent,
         pAllocator: *const VkAllocationCallbacks,
@@ -12533,6 +14720,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyExternalComputeQueueNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_external_compute_queue_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         externalQueue: VkExternalComputeQueueNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -12542,6 +14730,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyExternalComputeQueueNV`: records before the call is passed down.
     fn pre_call_record_destroy_external_compute_queue_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         externalQueue: VkExternalComputeQueueNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -12549,6 +14738,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyExternalComputeQueueNV`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_external_compute_queue_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         externalQueue: VkExternalComputeQueueNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -12556,6 +14746,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyFence`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_fence(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         fence: VkFence,
         pAllocator: *const VkAllocationCallbacks,
@@ -12565,6 +14756,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyFence`: records before the call is passed down.
     fn pre_call_record_destroy_fence(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         fence: VkFence,
         pAllocator: *const VkAllocationCallbacks,
@@ -12572,6 +14764,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyFence`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_fence(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         fence: VkFence,
         pAllocator: *const VkAllocationCallbacks,
@@ -12579,6 +14772,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyFramebuffer`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_framebuffer(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         framebuffer: VkFramebuffer,
         pAllocator: *const VkAllocationCallbacks,
@@ -12588,6 +14782,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyFramebuffer`: records before the call is passed down.
     fn pre_call_record_destroy_framebuffer(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         framebuffer: VkFramebuffer,
         pAllocator: *const VkAllocationCallbacks,
@@ -12595,6 +14790,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyFramebuffer`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_framebuffer(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         framebuffer: VkFramebuffer,
         pAllocator: *const VkAllocationCallbacks,
@@ -12602,6 +14798,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyGpaSessionAMD`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_gpa_session_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         gpaSession: VkGpaSessionAMD,
         pAllocator: *const VkAllocationCallbacks,
@@ -12611,6 +14808,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyGpaSessionAMD`: records before the call is passed down.
     fn pre_call_record_destroy_gpa_session_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         gpaSession: VkGpaSessionAMD,
         pAllocator: *const VkAllocationCallbacks,
@@ -12618,6 +14816,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyGpaSessionAMD`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_gpa_session_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         gpaSession: VkGpaSessionAMD,
         pAllocator: *const VkAllocationCallbacks,
@@ -12625,6 +14824,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyImage`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_image(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pAllocator: *const VkAllocationCallbacks,
@@ -12634,6 +14834,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyImage`: records before the call is passed down.
     fn pre_call_record_destroy_image(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pAllocator: *const VkAllocationCallbacks,
@@ -12641,6 +14842,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyImage`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_image(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pAllocator: *const VkAllocationCallbacks,
@@ -12648,6 +14850,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyImageView`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_image_view(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         imageView: VkImageView,
         pAllocator: *const VkAllocationCallbacks,
@@ -12657,6 +14860,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyImageView`: records before the call is passed down.
     fn pre_call_record_destroy_image_view(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         imageView: VkImageView,
         pAllocator: *const VkAllocationCallbacks,
@@ -12664,6 +14868,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyImageView`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_image_view(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         imageView: VkImageView,
         pAllocator: *const VkAllocationCallbacks,
@@ -12671,6 +14876,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyIndirectCommandsLayoutEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_indirect_commands_layout_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         indirectCommandsLayout: VkIndirectCommandsLayoutEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -12680,6 +14886,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyIndirectCommandsLayoutEXT`: records before the call is passed down.
     fn pre_call_record_destroy_indirect_commands_layout_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         indirectCommandsLayout: VkIndirectCommandsLayoutEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -12687,6 +14894,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyIndirectCommandsLayoutEXT`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_indirect_commands_layout_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         indirectCommandsLayout: VkIndirectCommandsLayoutEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -12694,6 +14902,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyIndirectCommandsLayoutNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_indirect_commands_layout_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         indirectCommandsLayout: VkIndirectCommandsLayoutNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -12703,6 +14912,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyIndirectCommandsLayoutNV`: records before the call is passed down.
     fn pre_call_record_destroy_indirect_commands_layout_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         indirectCommandsLayout: VkIndirectCommandsLayoutNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -12710,6 +14920,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyIndirectCommandsLayoutNV`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_indirect_commands_layout_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         indirectCommandsLayout: VkIndirectCommandsLayoutNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -12717,6 +14928,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyIndirectExecutionSetEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_indirect_execution_set_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         indirectExecutionSet: VkIndirectExecutionSetEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -12726,6 +14938,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyIndirectExecutionSetEXT`: records before the call is passed down.
     fn pre_call_record_destroy_indirect_execution_set_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         indirectExecutionSet: VkIndirectExecutionSetEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -12733,6 +14946,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyIndirectExecutionSetEXT`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_indirect_execution_set_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         indirectExecutionSet: VkIndirectExecutionSetEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -12740,6 +14954,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyMicromapEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_micromap_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         micromap: VkMicromapEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -12749,6 +14964,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyMicromapEXT`: records before the call is passed down.
     fn pre_call_record_destroy_micromap_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         micromap: VkMicromapEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -12756,6 +14972,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyMicromapEXT`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_micromap_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         micromap: VkMicromapEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -12763,6 +14980,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyOpticalFlowSessionNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_optical_flow_session_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         session: VkOpticalFlowSessionNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -12772,6 +14990,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyOpticalFlowSessionNV`: records before the call is passed down.
     fn pre_call_record_destroy_optical_flow_session_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         session: VkOpticalFlowSessionNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -12779,6 +14998,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyOpticalFlowSessionNV`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_optical_flow_session_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         session: VkOpticalFlowSessionNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -12786,6 +15006,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyPipeline`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_pipeline(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         pAllocator: *const VkAllocationCallbacks,
@@ -12795,6 +15016,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyPipeline`: records before the call is passed down.
     fn pre_call_record_destroy_pipeline(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         pAllocator: *const VkAllocationCallbacks,
@@ -12802,6 +15024,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyPipeline`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_pipeline(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         pAllocator: *const VkAllocationCallbacks,
@@ -12809,6 +15032,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyPipelineBinaryKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_pipeline_binary_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineBinary: VkPipelineBinaryKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -12818,6 +15042,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyPipelineBinaryKHR`: records before the call is passed down.
     fn pre_call_record_destroy_pipeline_binary_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineBinary: VkPipelineBinaryKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -12825,6 +15050,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyPipelineBinaryKHR`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_pipeline_binary_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineBinary: VkPipelineBinaryKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -12832,6 +15058,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyPipelineCache`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_pipeline_cache(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         pAllocator: *const VkAllocationCallbacks,
@@ -12841,6 +15068,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyPipelineCache`: records before the call is passed down.
     fn pre_call_record_destroy_pipeline_cache(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         pAllocator: *const VkAllocationCallbacks,
@@ -12848,6 +15076,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyPipelineCache`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_pipeline_cache(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         pAllocator: *const VkAllocationCallbacks,
@@ -12855,6 +15084,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyPipelineLayout`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_pipeline_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineLayout: VkPipelineLayout,
         pAllocator: *const VkAllocationCallbacks,
@@ -12864,6 +15094,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyPipelineLayout`: records before the call is passed down.
     fn pre_call_record_destroy_pipeline_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineLayout: VkPipelineLayout,
         pAllocator: *const VkAllocationCallbacks,
@@ -12871,6 +15102,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyPipelineLayout`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_pipeline_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineLayout: VkPipelineLayout,
         pAllocator: *const VkAllocationCallbacks,
@@ -12878,6 +15110,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyPrivateDataSlot`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_private_data_slot(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         privateDataSlot: VkPrivateDataSlot,
         pAllocator: *const VkAllocationCallbacks,
@@ -12887,6 +15120,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyPrivateDataSlot`: records before the call is passed down.
     fn pre_call_record_destroy_private_data_slot(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         privateDataSlot: VkPrivateDataSlot,
         pAllocator: *const VkAllocationCallbacks,
@@ -12894,6 +15128,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyPrivateDataSlot`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_private_data_slot(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         privateDataSlot: VkPrivateDataSlot,
         pAllocator: *const VkAllocationCallbacks,
@@ -12901,6 +15136,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyQueryPool`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_query_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         queryPool: VkQueryPool,
         pAllocator: *const VkAllocationCallbacks,
@@ -12910,6 +15146,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyQueryPool`: records before the call is passed down.
     fn pre_call_record_destroy_query_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         queryPool: VkQueryPool,
         pAllocator: *const VkAllocationCallbacks,
@@ -12917,6 +15154,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyQueryPool`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_query_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         queryPool: VkQueryPool,
         pAllocator: *const VkAllocationCallbacks,
@@ -12924,6 +15162,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyRenderPass`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_render_pass(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         renderPass: VkRenderPass,
         pAllocator: *const VkAllocationCallbacks,
@@ -12933,6 +15172,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyRenderPass`: records before the call is passed down.
     fn pre_call_record_destroy_render_pass(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         renderPass: VkRenderPass,
         pAllocator: *const VkAllocationCallbacks,
@@ -12940,6 +15180,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyRenderPass`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_render_pass(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         renderPass: VkRenderPass,
         pAllocator: *const VkAllocationCallbacks,
@@ -12947,6 +15188,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroySampler`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_sampler(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         sampler: VkSampler,
         pAllocator: *const VkAllocationCallbacks,
@@ -12956,6 +15198,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroySampler`: records before the call is passed down.
     fn pre_call_record_destroy_sampler(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         sampler: VkSampler,
         pAllocator: *const VkAllocationCallbacks,
@@ -12963,6 +15206,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroySampler`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_sampler(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         sampler: VkSampler,
         pAllocator: *const VkAllocationCallbacks,
@@ -12970,6 +15214,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroySamplerYcbcrConversion`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_sampler_ycbcr_conversion(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         ycbcrConversion: VkSamplerYcbcrConversion,
         pAllocator: *const VkAllocationCallbacks,
@@ -12979,6 +15224,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroySamplerYcbcrConversion`: records before the call is passed down.
     fn pre_call_record_destroy_sampler_ycbcr_conversion(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         ycbcrConversion: VkSamplerYcbcrConversion,
         pAllocator: *const VkAllocationCallbacks,
@@ -12986,6 +15232,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroySamplerYcbcrConversion`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_sampler_ycbcr_conversion(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         ycbcrConversion: VkSamplerYcbcrConversion,
         pAllocator: *const VkAllocationCallbacks,
@@ -12993,6 +15240,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroySemaphore`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_semaphore(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         semaphore: VkSemaphore,
         pAllocator: *const VkAllocationCallbacks,
@@ -13002,6 +15250,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroySemaphore`: records before the call is passed down.
     fn pre_call_record_destroy_semaphore(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         semaphore: VkSemaphore,
         pAllocator: *const VkAllocationCallbacks,
@@ -13009,6 +15258,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroySemaphore`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_semaphore(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         semaphore: VkSemaphore,
         pAllocator: *const VkAllocationCallbacks,
@@ -13016,6 +15266,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyShaderEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_shader_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         shader: VkShaderEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -13025,6 +15276,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyShaderEXT`: records before the call is passed down.
     fn pre_call_record_destroy_shader_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         shader: VkShaderEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -13032,6 +15284,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyShaderEXT`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_shader_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         shader: VkShaderEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -13039,6 +15292,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyShaderInstrumentationARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_shader_instrumentation_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         instrumentation: VkShaderInstrumentationARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -13048,6 +15302,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyShaderInstrumentationARM`: records before the call is passed down.
     fn pre_call_record_destroy_shader_instrumentation_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         instrumentation: VkShaderInstrumentationARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -13055,6 +15310,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyShaderInstrumentationARM`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_shader_instrumentation_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         instrumentation: VkShaderInstrumentationARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -13062,6 +15318,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyShaderModule`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_shader_module(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         shaderModule: VkShaderModule,
         pAllocator: *const VkAllocationCallbacks,
@@ -13071,6 +15328,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyShaderModule`: records before the call is passed down.
     fn pre_call_record_destroy_shader_module(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         shaderModule: VkShaderModule,
         pAllocator: *const VkAllocationCallbacks,
@@ -13078,6 +15336,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyShaderModule`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_shader_module(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         shaderModule: VkShaderModule,
         pAllocator: *const VkAllocationCallbacks,
@@ -13085,6 +15344,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroySwapchainKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_swapchain_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -13094,6 +15354,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroySwapchainKHR`: records before the call is passed down.
     fn pre_call_record_destroy_swapchain_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -13101,6 +15362,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroySwapchainKHR`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_swapchain_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -13108,6 +15370,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyTensorARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_tensor_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         tensor: VkTensorARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -13117,6 +15380,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyTensorARM`: records before the call is passed down.
     fn pre_call_record_destroy_tensor_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         tensor: VkTensorARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -13124,6 +15388,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyTensorARM`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_tensor_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         tensor: VkTensorARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -13131,6 +15396,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyTensorViewARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_tensor_view_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         tensorView: VkTensorViewARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -13140,6 +15406,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyTensorViewARM`: records before the call is passed down.
     fn pre_call_record_destroy_tensor_view_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         tensorView: VkTensorViewARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -13147,6 +15414,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyTensorViewARM`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_tensor_view_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         tensorView: VkTensorViewARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -13154,6 +15422,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyValidationCacheEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_validation_cache_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         validationCache: VkValidationCacheEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -13163,6 +15432,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyValidationCacheEXT`: records before the call is passed down.
     fn pre_call_record_destroy_validation_cache_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         validationCache: VkValidationCacheEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -13170,6 +15440,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyValidationCacheEXT`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_validation_cache_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         validationCache: VkValidationCacheEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -13177,6 +15448,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyVideoSessionKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_video_session_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         videoSession: VkVideoSessionKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -13186,6 +15458,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyVideoSessionKHR`: records before the call is passed down.
     fn pre_call_record_destroy_video_session_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         videoSession: VkVideoSessionKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -13193,6 +15466,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyVideoSessionKHR`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_video_session_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         videoSession: VkVideoSessionKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -13200,6 +15474,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyVideoSessionParametersKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_destroy_video_session_parameters_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         videoSessionParameters: VkVideoSessionParametersKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -13209,6 +15484,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyVideoSessionParametersKHR`: records before the call is passed down.
     fn pre_call_record_destroy_video_session_parameters_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         videoSessionParameters: VkVideoSessionParametersKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -13216,21 +15492,36 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDestroyVideoSessionParametersKHR`: records after the call (and its `result`, if any).
     fn post_call_record_destroy_video_session_parameters_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         videoSessionParameters: VkVideoSessionParametersKHR,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
     ///`vkDeviceWaitIdle`: checks before the call; `Some(result)` skips it and returns `result`.
-    fn pre_call_validate_device_wait_idle(&self, device: VkDevice) -> Option<VkResult> {
+    fn pre_call_validate_device_wait_idle(
+        &self,
+        next: &DeviceDispatchTable,
+        device: VkDevice,
+    ) -> Option<VkResult> {
         None
     }
     ///`vkDeviceWaitIdle`: records before the call is passed down.
-    fn pre_call_record_device_wait_idle(&self, device: VkDevice) {}
+    fn pre_call_record_device_wait_idle(
+        &self,
+        next: &DeviceDispatchTable,
+        device: VkDevice,
+    ) {}
     ///`vkDeviceWaitIdle`: records after the call (and its `result`, if any).
-    fn post_call_record_device_wait_idle(&self, device: VkDevice, result: VkResult) {}
+    fn post_call_record_device_wait_idle(
+        &self,
+        next: &DeviceDispatchTable,
+        device: VkDevice,
+        result: VkResult,
+    ) {}
     ///`vkDisplayPowerControlEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_display_power_control_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         display: VkDisplayKHR,
         pDisplayPowerInfo: *const VkDisplayPowerInfoEXT,
@@ -13240,6 +15531,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDisplayPowerControlEXT`: records before the call is passed down.
     fn pre_call_record_display_power_control_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         display: VkDisplayKHR,
         pDisplayPowerInfo: *const VkDisplayPowerInfoEXT,
@@ -13247,6 +15539,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkDisplayPowerControlEXT`: records after the call (and its `result`, if any).
     fn post_call_record_display_power_control_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         display: VkDisplayKHR,
         pDisplayPowerInfo: *const VkDisplayPowerInfoEXT,
@@ -13255,21 +15548,28 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkEndCommandBuffer`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_end_command_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) -> Option<VkResult> {
         None
     }
     ///`vkEndCommandBuffer`: records before the call is passed down.
-    fn pre_call_record_end_command_buffer(&self, commandBuffer: VkCommandBuffer) {}
+    fn pre_call_record_end_command_buffer(
+        &self,
+        next: &DeviceDispatchTable,
+        commandBuffer: VkCommandBuffer,
+    ) {}
     ///`vkEndCommandBuffer`: records after the call (and its `result`, if any).
     fn post_call_record_end_command_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         result: VkResult,
     ) {}
     ///`vkExportMetalObjectsEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_export_metal_objects_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pMetalObjectsInfo: *mut VkExportMetalObjectsInfoEXT,
     ) -> Option<()> {
@@ -13278,18 +15578,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkExportMetalObjectsEXT`: records before the call is passed down.
     fn pre_call_record_export_metal_objects_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pMetalObjectsInfo: *mut VkExportMetalObjectsInfoEXT,
     ) {}
     ///`vkExportMetalObjectsEXT`: records after the call (and its `result`, if any).
     fn post_call_record_export_metal_objects_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pMetalObjectsInfo: *mut VkExportMetalObjectsInfoEXT,
     ) {}
     ///`vkFlushMappedMemoryRanges`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_flush_mapped_memory_ranges(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memoryRangeCount: u32,
         pMemoryRanges: *const VkMappedMemoryRange,
@@ -13299,6 +15602,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkFlushMappedMemoryRanges`: records before the call is passed down.
     fn pre_call_record_flush_mapped_memory_ranges(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memoryRangeCount: u32,
         pMemoryRanges: *const VkMappedMemoryRange,
@@ -13306,6 +15610,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkFlushMappedMemoryRanges`: records after the call (and its `result`, if any).
     fn post_call_record_flush_mapped_memory_ranges(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memoryRangeCount: u32,
         pMemoryRanges: *const VkMappedMemoryRange,
@@ -13314,6 +15619,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkFreeCommandBuffers`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_free_command_buffers(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         commandPool: VkCommandPool,
         commandBufferCount: u32,
@@ -13324,6 +15630,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkFreeCommandBuffers`: records before the call is passed down.
     fn pre_call_record_free_command_buffers(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         commandPool: VkCommandPool,
         commandBufferCount: u32,
@@ -13332,6 +15639,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkFreeCommandBuffers`: records after the call (and its `result`, if any).
     fn post_call_record_free_command_buffers(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         commandPool: VkCommandPool,
         commandBufferCount: u32,
@@ -13340,6 +15648,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkFreeDescriptorSets`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_free_descriptor_sets(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorPool: VkDescriptorPool,
         descriptorSetCount: u32,
@@ -13350,6 +15659,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkFreeDescriptorSets`: records before the call is passed down.
     fn pre_call_record_free_descriptor_sets(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorPool: VkDescriptorPool,
         descriptorSetCount: u32,
@@ -13358,6 +15668,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkFreeDescriptorSets`: records after the call (and its `result`, if any).
     fn post_call_record_free_descriptor_sets(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorPool: VkDescriptorPool,
         descriptorSetCount: u32,
@@ -13367,6 +15678,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkFreeMemory`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_free_memory(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
         pAllocator: *const VkAllocationCallbacks,
@@ -13376,6 +15688,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkFreeMemory`: records before the call is passed down.
     fn pre_call_record_free_memory(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
         pAllocator: *const VkAllocationCallbacks,
@@ -13383,6 +15696,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkFreeMemory`: records after the call (and its `result`, if any).
     fn post_call_record_free_memory(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
         pAllocator: *const VkAllocationCallbacks,
@@ -13390,6 +15704,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetAccelerationStructureBuildSizesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_acceleration_structure_build_sizes_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buildType: VkAccelerationStructureBuildTypeKHR,
         pBuildInfo: *const VkAccelerationStructureBuildGeometryInfoKHR,
@@ -13401,6 +15716,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetAccelerationStructureBuildSizesKHR`: records before the call is passed down.
     fn pre_call_record_get_acceleration_structure_build_sizes_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buildType: VkAccelerationStructureBuildTypeKHR,
         pBuildInfo: *const VkAccelerationStructureBuildGeometryInfoKHR,
@@ -13410,6 +15726,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetAccelerationStructureBuildSizesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_acceleration_structure_build_sizes_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buildType: VkAccelerationStructureBuildTypeKHR,
         pBuildInfo: *const VkAccelerationStructureBuildGeometryInfoKHR,
@@ -13419,6 +15736,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetAccelerationStructureDeviceAddressKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_acceleration_structure_device_address_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkAccelerationStructureDeviceAddressInfoKHR,
     ) -> Option<VkDeviceAddress> {
@@ -13427,12 +15745,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetAccelerationStructureDeviceAddressKHR`: records before the call is passed down.
     fn pre_call_record_get_acceleration_structure_device_address_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkAccelerationStructureDeviceAddressInfoKHR,
     ) {}
     ///`vkGetAccelerationStructureDeviceAddressKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_acceleration_structure_device_address_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkAccelerationStructureDeviceAddressInfoKHR,
         result: VkDeviceAddress,
@@ -13440,6 +15760,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetAccelerationStructureHandleNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_acceleration_structure_handle_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         accelerationStructure: VkAccelerationStructureNV,
         dataSize: usize,
@@ -13450,6 +15771,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetAccelerationStructureHandleNV`: records before the call is passed down.
     fn pre_call_record_get_acceleration_structure_handle_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         accelerationStructure: VkAccelerationStructureNV,
         dataSize: usize,
@@ -13458,6 +15780,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetAccelerationStructureHandleNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_acceleration_structure_handle_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         accelerationStructure: VkAccelerationStructureNV,
         dataSize: usize,
@@ -13467,6 +15790,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetAccelerationStructureMemoryRequirementsNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_acceleration_structure_memory_requirements_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkAccelerationStructureMemoryRequirementsInfoNV,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -13476,6 +15800,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetAccelerationStructureMemoryRequirementsNV`: records before the call is passed down.
     fn pre_call_record_get_acceleration_structure_memory_requirements_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkAccelerationStructureMemoryRequirementsInfoNV,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -13483,6 +15808,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetAccelerationStructureMemoryRequirementsNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_acceleration_structure_memory_requirements_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkAccelerationStructureMemoryRequirementsInfoNV,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -13490,6 +15816,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_acceleration_structure_opaque_capture_descriptor_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkAccelerationStructureCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
@@ -13499,6 +15826,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT`: records before the call is passed down.
     fn pre_call_record_get_acceleration_structure_opaque_capture_descriptor_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkAccelerationStructureCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
@@ -13506,6 +15834,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_acceleration_structure_opaque_capture_descriptor_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkAccelerationStructureCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
@@ -13514,6 +15843,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetAndroidHardwareBufferPropertiesANDROID`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_android_hardware_buffer_properties_android(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buffer: *const AHardwareBuffer,
         pProperties: *mut VkAndroidHardwareBufferPropertiesANDROID,
@@ -13523,6 +15853,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetAndroidHardwareBufferPropertiesANDROID`: records before the call is passed down.
     fn pre_call_record_get_android_hardware_buffer_properties_android(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buffer: *const AHardwareBuffer,
         pProperties: *mut VkAndroidHardwareBufferPropertiesANDROID,
@@ -13530,6 +15861,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetAndroidHardwareBufferPropertiesANDROID`: records after the call (and its `result`, if any).
     fn post_call_record_get_android_hardware_buffer_properties_android(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buffer: *const AHardwareBuffer,
         pProperties: *mut VkAndroidHardwareBufferPropertiesANDROID,
@@ -13538,6 +15870,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetBufferCollectionPropertiesFUCHSIA`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_buffer_collection_properties_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         collection: VkBufferCollectionFUCHSIA,
         pProperties: *mut VkBufferCollectionPropertiesFUCHSIA,
@@ -13547,6 +15880,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetBufferCollectionPropertiesFUCHSIA`: records before the call is passed down.
     fn pre_call_record_get_buffer_collection_properties_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         collection: VkBufferCollectionFUCHSIA,
         pProperties: *mut VkBufferCollectionPropertiesFUCHSIA,
@@ -13554,6 +15888,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetBufferCollectionPropertiesFUCHSIA`: records after the call (and its `result`, if any).
     fn post_call_record_get_buffer_collection_properties_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         collection: VkBufferCollectionFUCHSIA,
         pProperties: *mut VkBufferCollectionPropertiesFUCHSIA,
@@ -13562,6 +15897,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetBufferDeviceAddress`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_buffer_device_address(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkBufferDeviceAddressInfo,
     ) -> Option<VkDeviceAddress> {
@@ -13570,12 +15906,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetBufferDeviceAddress`: records before the call is passed down.
     fn pre_call_record_get_buffer_device_address(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkBufferDeviceAddressInfo,
     ) {}
     ///`vkGetBufferDeviceAddress`: records after the call (and its `result`, if any).
     fn post_call_record_get_buffer_device_address(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkBufferDeviceAddressInfo,
         result: VkDeviceAddress,
@@ -13583,6 +15921,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetBufferMemoryRequirements`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_buffer_memory_requirements(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buffer: VkBuffer,
         pMemoryRequirements: *mut VkMemoryRequirements,
@@ -13592,6 +15931,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetBufferMemoryRequirements`: records before the call is passed down.
     fn pre_call_record_get_buffer_memory_requirements(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buffer: VkBuffer,
         pMemoryRequirements: *mut VkMemoryRequirements,
@@ -13599,6 +15939,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetBufferMemoryRequirements`: records after the call (and its `result`, if any).
     fn post_call_record_get_buffer_memory_requirements(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buffer: VkBuffer,
         pMemoryRequirements: *mut VkMemoryRequirements,
@@ -13606,6 +15947,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetBufferMemoryRequirements2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_buffer_memory_requirements2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkBufferMemoryRequirementsInfo2,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -13615,6 +15957,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetBufferMemoryRequirements2`: records before the call is passed down.
     fn pre_call_record_get_buffer_memory_requirements2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkBufferMemoryRequirementsInfo2,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -13622,6 +15965,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetBufferMemoryRequirements2`: records after the call (and its `result`, if any).
     fn post_call_record_get_buffer_memory_requirements2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkBufferMemoryRequirementsInfo2,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -13629,6 +15973,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetBufferOpaqueCaptureAddress`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_buffer_opaque_capture_address(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkBufferDeviceAddressInfo,
     ) -> Option<u64> {
@@ -13637,12 +15982,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetBufferOpaqueCaptureAddress`: records before the call is passed down.
     fn pre_call_record_get_buffer_opaque_capture_address(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkBufferDeviceAddressInfo,
     ) {}
     ///`vkGetBufferOpaqueCaptureAddress`: records after the call (and its `result`, if any).
     fn post_call_record_get_buffer_opaque_capture_address(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkBufferDeviceAddressInfo,
         result: u64,
@@ -13650,6 +15997,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetBufferOpaqueCaptureDescriptorDataEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_buffer_opaque_capture_descriptor_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkBufferCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
@@ -13659,6 +16007,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetBufferOpaqueCaptureDescriptorDataEXT`: records before the call is passed down.
     fn pre_call_record_get_buffer_opaque_capture_descriptor_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkBufferCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
@@ -13666,6 +16015,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetBufferOpaqueCaptureDescriptorDataEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_buffer_opaque_capture_descriptor_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkBufferCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
@@ -13674,6 +16024,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetCalibratedTimestampsKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_calibrated_timestamps_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         timestampCount: u32,
         pTimestampInfos: *const VkCalibratedTimestampInfoKHR,
@@ -13685,6 +16036,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetCalibratedTimestampsKHR`: records before the call is passed down.
     fn pre_call_record_get_calibrated_timestamps_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         timestampCount: u32,
         pTimestampInfos: *const VkCalibratedTimestampInfoKHR,
@@ -13694,6 +16046,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetCalibratedTimestampsKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_calibrated_timestamps_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         timestampCount: u32,
         pTimestampInfos: *const VkCalibratedTimestampInfoKHR,
@@ -13704,6 +16057,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetClusterAccelerationStructureBuildSizesNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_cluster_acceleration_structure_build_sizes_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkClusterAccelerationStructureInputInfoNV,
         pSizeInfo: *mut VkAccelerationStructureBuildSizesInfoKHR,
@@ -13713,6 +16067,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetClusterAccelerationStructureBuildSizesNV`: records before the call is passed down.
     fn pre_call_record_get_cluster_acceleration_structure_build_sizes_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkClusterAccelerationStructureInputInfoNV,
         pSizeInfo: *mut VkAccelerationStructureBuildSizesInfoKHR,
@@ -13720,6 +16075,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetClusterAccelerationStructureBuildSizesNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_cluster_acceleration_structure_build_sizes_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkClusterAccelerationStructureInputInfoNV,
         pSizeInfo: *mut VkAccelerationStructureBuildSizesInfoKHR,
@@ -13727,6 +16083,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetCudaModuleCacheNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_cuda_module_cache_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         module: VkCudaModuleNV,
         pCacheSize: *mut usize,
@@ -13737,6 +16094,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetCudaModuleCacheNV`: records before the call is passed down.
     fn pre_call_record_get_cuda_module_cache_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         module: VkCudaModuleNV,
         pCacheSize: *mut usize,
@@ -13745,6 +16103,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetCudaModuleCacheNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_cuda_module_cache_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         module: VkCudaModuleNV,
         pCacheSize: *mut usize,
@@ -13754,6 +16113,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDataGraphPipelineAvailablePropertiesARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_data_graph_pipeline_available_properties_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pPipelineInfo: *const VkDataGraphPipelineInfoARM,
         pPropertiesCount: *mut u32,
@@ -13764,6 +16124,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDataGraphPipelineAvailablePropertiesARM`: records before the call is passed down.
     fn pre_call_record_get_data_graph_pipeline_available_properties_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pPipelineInfo: *const VkDataGraphPipelineInfoARM,
         pPropertiesCount: *mut u32,
@@ -13772,6 +16133,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDataGraphPipelineAvailablePropertiesARM`: records after the call (and its `result`, if any).
     fn post_call_record_get_data_graph_pipeline_available_properties_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pPipelineInfo: *const VkDataGraphPipelineInfoARM,
         pPropertiesCount: *mut u32,
@@ -13781,6 +16143,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDataGraphPipelinePropertiesARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_data_graph_pipeline_properties_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pPipelineInfo: *const VkDataGraphPipelineInfoARM,
         propertiesCount: u32,
@@ -13791,6 +16154,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDataGraphPipelinePropertiesARM`: records before the call is passed down.
     fn pre_call_record_get_data_graph_pipeline_properties_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pPipelineInfo: *const VkDataGraphPipelineInfoARM,
         propertiesCount: u32,
@@ -13799,6 +16163,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDataGraphPipelinePropertiesARM`: records after the call (and its `result`, if any).
     fn post_call_record_get_data_graph_pipeline_properties_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pPipelineInfo: *const VkDataGraphPipelineInfoARM,
         propertiesCount: u32,
@@ -13808,6 +16173,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDataGraphPipelineSessionBindPointRequirementsARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_data_graph_pipeline_session_bind_point_requirements_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDataGraphPipelineSessionBindPointRequirementsInfoARM,
         pBindPointRequirementCount: *mut u32,
@@ -13818,6 +16184,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDataGraphPipelineSessionBindPointRequirementsARM`: records before the call is passed down.
     fn pre_call_record_get_data_graph_pipeline_session_bind_point_requirements_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDataGraphPipelineSessionBindPointRequirementsInfoARM,
         pBindPointRequirementCount: *mut u32,
@@ -13826,6 +16193,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDataGraphPipelineSessionBindPointRequirementsARM`: records after the call (and its `result`, if any).
     fn post_call_record_get_data_graph_pipeline_session_bind_point_requirements_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDataGraphPipelineSessionBindPointRequirementsInfoARM,
         pBindPointRequirementCount: *mut u32,
@@ -13835,6 +16203,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDataGraphPipelineSessionMemoryRequirementsARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_data_graph_pipeline_session_memory_requirements_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDataGraphPipelineSessionMemoryRequirementsInfoARM,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -13844,6 +16213,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDataGraphPipelineSessionMemoryRequirementsARM`: records before the call is passed down.
     fn pre_call_record_get_data_graph_pipeline_session_memory_requirements_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDataGraphPipelineSessionMemoryRequirementsInfoARM,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -13851,6 +16221,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDataGraphPipelineSessionMemoryRequirementsARM`: records after the call (and its `result`, if any).
     fn post_call_record_get_data_graph_pipeline_session_memory_requirements_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDataGraphPipelineSessionMemoryRequirementsInfoARM,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -13858,6 +16229,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeferredOperationMaxConcurrencyKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_deferred_operation_max_concurrency_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         operation: VkDeferredOperationKHR,
     ) -> Option<u32> {
@@ -13866,12 +16238,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeferredOperationMaxConcurrencyKHR`: records before the call is passed down.
     fn pre_call_record_get_deferred_operation_max_concurrency_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         operation: VkDeferredOperationKHR,
     ) {}
     ///`vkGetDeferredOperationMaxConcurrencyKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_deferred_operation_max_concurrency_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         operation: VkDeferredOperationKHR,
         result: u32,
@@ -13879,6 +16253,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeferredOperationResultKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_deferred_operation_result_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         operation: VkDeferredOperationKHR,
     ) -> Option<VkResult> {
@@ -13887,12 +16262,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeferredOperationResultKHR`: records before the call is passed down.
     fn pre_call_record_get_deferred_operation_result_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         operation: VkDeferredOperationKHR,
     ) {}
     ///`vkGetDeferredOperationResultKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_deferred_operation_result_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         operation: VkDeferredOperationKHR,
         result: VkResult,
@@ -13900,6 +16277,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDescriptorEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_descriptor_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pDescriptorInfo: *const VkDescriptorGetInfoEXT,
         dataSize: usize,
@@ -13910,6 +16288,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDescriptorEXT`: records before the call is passed down.
     fn pre_call_record_get_descriptor_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pDescriptorInfo: *const VkDescriptorGetInfoEXT,
         dataSize: usize,
@@ -13918,6 +16297,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDescriptorEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_descriptor_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pDescriptorInfo: *const VkDescriptorGetInfoEXT,
         dataSize: usize,
@@ -13926,6 +16306,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDescriptorSetHostMappingVALVE`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_descriptor_set_host_mapping_valve(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorSet: VkDescriptorSet,
         ppData: *mut *mut c_void,
@@ -13935,6 +16316,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDescriptorSetHostMappingVALVE`: records before the call is passed down.
     fn pre_call_record_get_descriptor_set_host_mapping_valve(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorSet: VkDescriptorSet,
         ppData: *mut *mut c_void,
@@ -13942,6 +16324,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDescriptorSetHostMappingVALVE`: records after the call (and its `result`, if any).
     fn post_call_record_get_descriptor_set_host_mapping_valve(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorSet: VkDescriptorSet,
         ppData: *mut *mut c_void,
@@ -13949,6 +16332,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDescriptorSetLayoutBindingOffsetEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_descriptor_set_layout_binding_offset_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         layout: VkDescriptorSetLayout,
         binding: u32,
@@ -13959,6 +16343,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDescriptorSetLayoutBindingOffsetEXT`: records before the call is passed down.
     fn pre_call_record_get_descriptor_set_layout_binding_offset_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         layout: VkDescriptorSetLayout,
         binding: u32,
@@ -13967,6 +16352,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDescriptorSetLayoutBindingOffsetEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_descriptor_set_layout_binding_offset_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         layout: VkDescriptorSetLayout,
         binding: u32,
@@ -13975,6 +16361,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDescriptorSetLayoutHostMappingInfoVALVE`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_descriptor_set_layout_host_mapping_info_valve(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pBindingReference: *const VkDescriptorSetBindingReferenceVALVE,
         pHostMapping: *mut VkDescriptorSetLayoutHostMappingInfoVALVE,
@@ -13984,6 +16371,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDescriptorSetLayoutHostMappingInfoVALVE`: records before the call is passed down.
     fn pre_call_record_get_descriptor_set_layout_host_mapping_info_valve(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pBindingReference: *const VkDescriptorSetBindingReferenceVALVE,
         pHostMapping: *mut VkDescriptorSetLayoutHostMappingInfoVALVE,
@@ -13991,6 +16379,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDescriptorSetLayoutHostMappingInfoVALVE`: records after the call (and its `result`, if any).
     fn post_call_record_get_descriptor_set_layout_host_mapping_info_valve(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pBindingReference: *const VkDescriptorSetBindingReferenceVALVE,
         pHostMapping: *mut VkDescriptorSetLayoutHostMappingInfoVALVE,
@@ -13998,6 +16387,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDescriptorSetLayoutSizeEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_descriptor_set_layout_size_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         layout: VkDescriptorSetLayout,
         pLayoutSizeInBytes: *mut VkDeviceSize,
@@ -14007,6 +16397,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDescriptorSetLayoutSizeEXT`: records before the call is passed down.
     fn pre_call_record_get_descriptor_set_layout_size_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         layout: VkDescriptorSetLayout,
         pLayoutSizeInBytes: *mut VkDeviceSize,
@@ -14014,6 +16405,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDescriptorSetLayoutSizeEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_descriptor_set_layout_size_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         layout: VkDescriptorSetLayout,
         pLayoutSizeInBytes: *mut VkDeviceSize,
@@ -14021,6 +16413,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDescriptorSetLayoutSupport`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_descriptor_set_layout_support(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkDescriptorSetLayoutCreateInfo,
         pSupport: *mut VkDescriptorSetLayoutSupport,
@@ -14030,6 +16423,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDescriptorSetLayoutSupport`: records before the call is passed down.
     fn pre_call_record_get_descriptor_set_layout_support(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkDescriptorSetLayoutCreateInfo,
         pSupport: *mut VkDescriptorSetLayoutSupport,
@@ -14037,6 +16431,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDescriptorSetLayoutSupport`: records after the call (and its `result`, if any).
     fn post_call_record_get_descriptor_set_layout_support(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkDescriptorSetLayoutCreateInfo,
         pSupport: *mut VkDescriptorSetLayoutSupport,
@@ -14044,6 +16439,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceAccelerationStructureCompatibilityKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_device_acceleration_structure_compatibility_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pVersionInfo: *const VkAccelerationStructureVersionInfoKHR,
         pCompatibility: *mut VkAccelerationStructureCompatibilityKHR,
@@ -14053,6 +16449,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceAccelerationStructureCompatibilityKHR`: records before the call is passed down.
     fn pre_call_record_get_device_acceleration_structure_compatibility_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pVersionInfo: *const VkAccelerationStructureVersionInfoKHR,
         pCompatibility: *mut VkAccelerationStructureCompatibilityKHR,
@@ -14060,6 +16457,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceAccelerationStructureCompatibilityKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_device_acceleration_structure_compatibility_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pVersionInfo: *const VkAccelerationStructureVersionInfoKHR,
         pCompatibility: *mut VkAccelerationStructureCompatibilityKHR,
@@ -14067,6 +16465,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceBufferMemoryRequirements`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_device_buffer_memory_requirements(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceBufferMemoryRequirements,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -14076,6 +16475,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceBufferMemoryRequirements`: records before the call is passed down.
     fn pre_call_record_get_device_buffer_memory_requirements(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceBufferMemoryRequirements,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -14083,6 +16483,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceBufferMemoryRequirements`: records after the call (and its `result`, if any).
     fn post_call_record_get_device_buffer_memory_requirements(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceBufferMemoryRequirements,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -14090,6 +16491,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceCombinedImageSamplerIndexNVX`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_device_combined_image_sampler_index_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         imageViewIndex: u64,
         samplerIndex: u64,
@@ -14099,6 +16501,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceCombinedImageSamplerIndexNVX`: records before the call is passed down.
     fn pre_call_record_get_device_combined_image_sampler_index_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         imageViewIndex: u64,
         samplerIndex: u64,
@@ -14106,6 +16509,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceCombinedImageSamplerIndexNVX`: records after the call (and its `result`, if any).
     fn post_call_record_get_device_combined_image_sampler_index_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         imageViewIndex: u64,
         samplerIndex: u64,
@@ -14114,6 +16518,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceFaultDebugInfoKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_device_fault_debug_info_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pDebugInfo: *mut VkDeviceFaultDebugInfoKHR,
     ) -> Option<VkResult> {
@@ -14122,12 +16527,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceFaultDebugInfoKHR`: records before the call is passed down.
     fn pre_call_record_get_device_fault_debug_info_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pDebugInfo: *mut VkDeviceFaultDebugInfoKHR,
     ) {}
     ///`vkGetDeviceFaultDebugInfoKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_device_fault_debug_info_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pDebugInfo: *mut VkDeviceFaultDebugInfoKHR,
         result: VkResult,
@@ -14135,6 +16542,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceFaultInfoEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_device_fault_info_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pFaultCounts: *mut VkDeviceFaultCountsEXT,
         pFaultInfo: *mut VkDeviceFaultInfoEXT,
@@ -14144,6 +16552,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceFaultInfoEXT`: records before the call is passed down.
     fn pre_call_record_get_device_fault_info_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pFaultCounts: *mut VkDeviceFaultCountsEXT,
         pFaultInfo: *mut VkDeviceFaultInfoEXT,
@@ -14151,6 +16560,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceFaultInfoEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_device_fault_info_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pFaultCounts: *mut VkDeviceFaultCountsEXT,
         pFaultInfo: *mut VkDeviceFaultInfoEXT,
@@ -14159,6 +16569,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceFaultReportsKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_device_fault_reports_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         timeout: u64,
         pFaultCounts: *mut u32,
@@ -14169,6 +16580,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceFaultReportsKHR`: records before the call is passed down.
     fn pre_call_record_get_device_fault_reports_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         timeout: u64,
         pFaultCounts: *mut u32,
@@ -14177,6 +16589,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceFaultReportsKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_device_fault_reports_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         timeout: u64,
         pFaultCounts: *mut u32,
@@ -14186,6 +16599,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceGroupPeerMemoryFeatures`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_device_group_peer_memory_features(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         heapIndex: u32,
         localDeviceIndex: u32,
@@ -14197,6 +16611,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceGroupPeerMemoryFeatures`: records before the call is passed down.
     fn pre_call_record_get_device_group_peer_memory_features(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         heapIndex: u32,
         localDeviceIndex: u32,
@@ -14206,6 +16621,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceGroupPeerMemoryFeatures`: records after the call (and its `result`, if any).
     fn post_call_record_get_device_group_peer_memory_features(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         heapIndex: u32,
         localDeviceIndex: u32,
@@ -14215,6 +16631,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceGroupPresentCapabilitiesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_device_group_present_capabilities_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pDeviceGroupPresentCapabilities: *mut VkDeviceGroupPresentCapabilitiesKHR,
     ) -> Option<VkResult> {
@@ -14223,12 +16640,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceGroupPresentCapabilitiesKHR`: records before the call is passed down.
     fn pre_call_record_get_device_group_present_capabilities_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pDeviceGroupPresentCapabilities: *mut VkDeviceGroupPresentCapabilitiesKHR,
     ) {}
     ///`vkGetDeviceGroupPresentCapabilitiesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_device_group_present_capabilities_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pDeviceGroupPresentCapabilities: *mut VkDeviceGroupPresentCapabilitiesKHR,
         result: VkResult,
@@ -14236,6 +16655,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceGroupSurfacePresentModes2EXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_device_group_surface_present_modes2_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
         pModes: *mut VkDeviceGroupPresentModeFlagsKHR,
@@ -14245,6 +16665,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceGroupSurfacePresentModes2EXT`: records before the call is passed down.
     fn pre_call_record_get_device_group_surface_present_modes2_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
         pModes: *mut VkDeviceGroupPresentModeFlagsKHR,
@@ -14252,6 +16673,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceGroupSurfacePresentModes2EXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_device_group_surface_present_modes2_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
         pModes: *mut VkDeviceGroupPresentModeFlagsKHR,
@@ -14260,6 +16682,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceGroupSurfacePresentModesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_device_group_surface_present_modes_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         surface: VkSurfaceKHR,
         pModes: *mut VkDeviceGroupPresentModeFlagsKHR,
@@ -14269,6 +16692,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceGroupSurfacePresentModesKHR`: records before the call is passed down.
     fn pre_call_record_get_device_group_surface_present_modes_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         surface: VkSurfaceKHR,
         pModes: *mut VkDeviceGroupPresentModeFlagsKHR,
@@ -14276,6 +16700,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceGroupSurfacePresentModesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_device_group_surface_present_modes_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         surface: VkSurfaceKHR,
         pModes: *mut VkDeviceGroupPresentModeFlagsKHR,
@@ -14284,6 +16709,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceImageMemoryRequirements`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_device_image_memory_requirements(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceImageMemoryRequirements,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -14293,6 +16719,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceImageMemoryRequirements`: records before the call is passed down.
     fn pre_call_record_get_device_image_memory_requirements(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceImageMemoryRequirements,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -14300,6 +16727,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceImageMemoryRequirements`: records after the call (and its `result`, if any).
     fn post_call_record_get_device_image_memory_requirements(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceImageMemoryRequirements,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -14307,6 +16735,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceImageSparseMemoryRequirements`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_device_image_sparse_memory_requirements(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceImageMemoryRequirements,
         pSparseMemoryRequirementCount: *mut u32,
@@ -14317,6 +16746,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceImageSparseMemoryRequirements`: records before the call is passed down.
     fn pre_call_record_get_device_image_sparse_memory_requirements(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceImageMemoryRequirements,
         pSparseMemoryRequirementCount: *mut u32,
@@ -14325,6 +16755,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceImageSparseMemoryRequirements`: records after the call (and its `result`, if any).
     fn post_call_record_get_device_image_sparse_memory_requirements(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceImageMemoryRequirements,
         pSparseMemoryRequirementCount: *mut u32,
@@ -14333,6 +16764,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceImageSubresourceLayout`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_device_image_subresource_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceImageSubresourceInfo,
         pLayout: *mut VkSubresourceLayout2,
@@ -14342,6 +16774,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceImageSubresourceLayout`: records before the call is passed down.
     fn pre_call_record_get_device_image_subresource_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceImageSubresourceInfo,
         pLayout: *mut VkSubresourceLayout2,
@@ -14349,6 +16782,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceImageSubresourceLayout`: records after the call (and its `result`, if any).
     fn post_call_record_get_device_image_subresource_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceImageSubresourceInfo,
         pLayout: *mut VkSubresourceLayout2,
@@ -14356,6 +16790,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceMemoryCommitment`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_device_memory_commitment(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
         pCommittedMemoryInBytes: *mut VkDeviceSize,
@@ -14365,6 +16800,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceMemoryCommitment`: records before the call is passed down.
     fn pre_call_record_get_device_memory_commitment(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
         pCommittedMemoryInBytes: *mut VkDeviceSize,
@@ -14372,6 +16808,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceMemoryCommitment`: records after the call (and its `result`, if any).
     fn post_call_record_get_device_memory_commitment(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
         pCommittedMemoryInBytes: *mut VkDeviceSize,
@@ -14379,6 +16816,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceMemoryOpaqueCaptureAddress`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_device_memory_opaque_capture_address(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceMemoryOpaqueCaptureAddressInfo,
     ) -> Option<u64> {
@@ -14387,12 +16825,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceMemoryOpaqueCaptureAddress`: records before the call is passed down.
     fn pre_call_record_get_device_memory_opaque_capture_address(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceMemoryOpaqueCaptureAddressInfo,
     ) {}
     ///`vkGetDeviceMemoryOpaqueCaptureAddress`: records after the call (and its `result`, if any).
     fn post_call_record_get_device_memory_opaque_capture_address(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceMemoryOpaqueCaptureAddressInfo,
         result: u64,
@@ -14400,6 +16840,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceMicromapCompatibilityEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_device_micromap_compatibility_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pVersionInfo: *const VkMicromapVersionInfoEXT,
         pCompatibility: *mut VkAccelerationStructureCompatibilityKHR,
@@ -14409,6 +16850,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceMicromapCompatibilityEXT`: records before the call is passed down.
     fn pre_call_record_get_device_micromap_compatibility_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pVersionInfo: *const VkMicromapVersionInfoEXT,
         pCompatibility: *mut VkAccelerationStructureCompatibilityKHR,
@@ -14416,6 +16858,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceMicromapCompatibilityEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_device_micromap_compatibility_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pVersionInfo: *const VkMicromapVersionInfoEXT,
         pCompatibility: *mut VkAccelerationStructureCompatibilityKHR,
@@ -14423,6 +16866,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceQueue`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_device_queue(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         queueFamilyIndex: u32,
         queueIndex: u32,
@@ -14433,6 +16877,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceQueue`: records before the call is passed down.
     fn pre_call_record_get_device_queue(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         queueFamilyIndex: u32,
         queueIndex: u32,
@@ -14441,6 +16886,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceQueue`: records after the call (and its `result`, if any).
     fn post_call_record_get_device_queue(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         queueFamilyIndex: u32,
         queueIndex: u32,
@@ -14449,6 +16895,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceQueue2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_device_queue2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pQueueInfo: *const VkDeviceQueueInfo2,
         pQueue: *mut VkQueue,
@@ -14458,6 +16905,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceQueue2`: records before the call is passed down.
     fn pre_call_record_get_device_queue2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pQueueInfo: *const VkDeviceQueueInfo2,
         pQueue: *mut VkQueue,
@@ -14465,6 +16913,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceQueue2`: records after the call (and its `result`, if any).
     fn post_call_record_get_device_queue2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pQueueInfo: *const VkDeviceQueueInfo2,
         pQueue: *mut VkQueue,
@@ -14472,6 +16921,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_device_subpass_shading_max_workgroup_size_huawei(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         renderpass: VkRenderPass,
         pMaxWorkgroupSize: *mut VkExtent2D,
@@ -14481,6 +16931,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI`: records before the call is passed down.
     fn pre_call_record_get_device_subpass_shading_max_workgroup_size_huawei(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         renderpass: VkRenderPass,
         pMaxWorkgroupSize: *mut VkExtent2D,
@@ -14488,6 +16939,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI`: records after the call (and its `result`, if any).
     fn post_call_record_get_device_subpass_shading_max_workgroup_size_huawei(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         renderpass: VkRenderPass,
         pMaxWorkgroupSize: *mut VkExtent2D,
@@ -14496,6 +16948,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceTensorMemoryRequirementsARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_device_tensor_memory_requirements_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceTensorMemoryRequirementsARM,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -14505,6 +16958,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceTensorMemoryRequirementsARM`: records before the call is passed down.
     fn pre_call_record_get_device_tensor_memory_requirements_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceTensorMemoryRequirementsARM,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -14512,6 +16966,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDeviceTensorMemoryRequirementsARM`: records after the call (and its `result`, if any).
     fn post_call_record_get_device_tensor_memory_requirements_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceTensorMemoryRequirementsARM,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -14519,6 +16974,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDynamicRenderingTilePropertiesQCOM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_dynamic_rendering_tile_properties_qcom(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pRenderingInfo: *const VkRenderingInfo,
         pProperties: *mut VkTilePropertiesQCOM,
@@ -14528,6 +16984,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDynamicRenderingTilePropertiesQCOM`: records before the call is passed down.
     fn pre_call_record_get_dynamic_rendering_tile_properties_qcom(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pRenderingInfo: *const VkRenderingInfo,
         pProperties: *mut VkTilePropertiesQCOM,
@@ -14535,6 +16992,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetDynamicRenderingTilePropertiesQCOM`: records after the call (and its `result`, if any).
     fn post_call_record_get_dynamic_rendering_tile_properties_qcom(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pRenderingInfo: *const VkRenderingInfo,
         pProperties: *mut VkTilePropertiesQCOM,
@@ -14543,6 +17001,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetEncodedVideoSessionParametersKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_encoded_video_session_parameters_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pVideoSessionParametersInfo: *const VkVideoEncodeSessionParametersGetInfoKHR,
         pFeedbackInfo: *mut VkVideoEncodeSessionParametersFeedbackInfoKHR,
@@ -14554,6 +17013,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetEncodedVideoSessionParametersKHR`: records before the call is passed down.
     fn pre_call_record_get_encoded_video_session_parameters_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pVideoSessionParametersInfo: *const VkVideoEncodeSessionParametersGetInfoKHR,
         pFeedbackInfo: *mut VkVideoEncodeSessionParametersFeedbackInfoKHR,
@@ -14563,6 +17023,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetEncodedVideoSessionParametersKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_encoded_video_session_parameters_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pVideoSessionParametersInfo: *const VkVideoEncodeSessionParametersGetInfoKHR,
         pFeedbackInfo: *mut VkVideoEncodeSessionParametersFeedbackInfoKHR,
@@ -14573,16 +17034,23 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetEventStatus`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_event_status(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         event: VkEvent,
     ) -> Option<VkResult> {
         None
     }
     ///`vkGetEventStatus`: records before the call is passed down.
-    fn pre_call_record_get_event_status(&self, device: VkDevice, event: VkEvent) {}
+    fn pre_call_record_get_event_status(
+        &self,
+        next: &DeviceDispatchTable,
+        device: VkDevice,
+        event: VkEvent,
+    ) {}
     ///`vkGetEventStatus`: records after the call (and its `result`, if any).
     fn post_call_record_get_event_status(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         event: VkEvent,
         result: VkResult,
@@ -14590,6 +17058,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetExecutionGraphPipelineNodeIndexAMDX`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_execution_graph_pipeline_node_index_amdx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         executionGraph: VkPipeline,
         pNodeInfo: *const VkPipelineShaderStageNodeCreateInfoAMDX,
@@ -14600,6 +17069,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetExecutionGraphPipelineNodeIndexAMDX`: records before the call is passed down.
     fn pre_call_record_get_execution_graph_pipeline_node_index_amdx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         executionGraph: VkPipeline,
         pNodeInfo: *const VkPipelineShaderStageNodeCreateInfoAMDX,
@@ -14608,6 +17078,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetExecutionGraphPipelineNodeIndexAMDX`: records after the call (and its `result`, if any).
     fn post_call_record_get_execution_graph_pipeline_node_index_amdx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         executionGraph: VkPipeline,
         pNodeInfo: *const VkPipelineShaderStageNodeCreateInfoAMDX,
@@ -14617,6 +17088,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetExecutionGraphPipelineScratchSizeAMDX`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_execution_graph_pipeline_scratch_size_amdx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         executionGraph: VkPipeline,
         pSizeInfo: *mut VkExecutionGraphPipelineScratchSizeAMDX,
@@ -14626,6 +17098,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetExecutionGraphPipelineScratchSizeAMDX`: records before the call is passed down.
     fn pre_call_record_get_execution_graph_pipeline_scratch_size_amdx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         executionGraph: VkPipeline,
         pSizeInfo: *mut VkExecutionGraphPipelineScratchSizeAMDX,
@@ -14633,6 +17106,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetExecutionGraphPipelineScratchSizeAMDX`: records after the call (and its `result`, if any).
     fn post_call_record_get_execution_graph_pipeline_scratch_size_amdx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         executionGraph: VkPipeline,
         pSizeInfo: *mut VkExecutionGraphPipelineScratchSizeAMDX,
@@ -14641,6 +17115,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetExternalComputeQueueDataNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_external_compute_queue_data_nv(
         &self,
+        next: &DeviceDispatchTable,
         externalQueue: VkExternalComputeQueueNV,
         params: *mut VkExternalComputeQueueDataParamsNV,
         pData: *mut c_void,
@@ -14650,6 +17125,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetExternalComputeQueueDataNV`: records before the call is passed down.
     fn pre_call_record_get_external_compute_queue_data_nv(
         &self,
+        next: &DeviceDispatchTable,
         externalQueue: VkExternalComputeQueueNV,
         params: *mut VkExternalComputeQueueDataParamsNV,
         pData: *mut c_void,
@@ -14657,6 +17133,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetExternalComputeQueueDataNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_external_compute_queue_data_nv(
         &self,
+        next: &DeviceDispatchTable,
         externalQueue: VkExternalComputeQueueNV,
         params: *mut VkExternalComputeQueueDataParamsNV,
         pData: *mut c_void,
@@ -14664,6 +17141,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetFenceFdKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_fence_fd_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetFdInfo: *const VkFenceGetFdInfoKHR,
         pFd: *mut c_int,
@@ -14673,6 +17151,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetFenceFdKHR`: records before the call is passed down.
     fn pre_call_record_get_fence_fd_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetFdInfo: *const VkFenceGetFdInfoKHR,
         pFd: *mut c_int,
@@ -14680,6 +17159,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetFenceFdKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_fence_fd_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetFdInfo: *const VkFenceGetFdInfoKHR,
         pFd: *mut c_int,
@@ -14688,16 +17168,23 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetFenceStatus`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_fence_status(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         fence: VkFence,
     ) -> Option<VkResult> {
         None
     }
     ///`vkGetFenceStatus`: records before the call is passed down.
-    fn pre_call_record_get_fence_status(&self, device: VkDevice, fence: VkFence) {}
+    fn pre_call_record_get_fence_status(
+        &self,
+        next: &DeviceDispatchTable,
+        device: VkDevice,
+        fence: VkFence,
+    ) {}
     ///`vkGetFenceStatus`: records after the call (and its `result`, if any).
     fn post_call_record_get_fence_status(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         fence: VkFence,
         result: VkResult,
@@ -14705,6 +17192,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetFenceWin32HandleKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_fence_win32_handle_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetWin32HandleInfo: *const VkFenceGetWin32HandleInfoKHR,
         pHandle: *mut HANDLE,
@@ -14714,6 +17202,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetFenceWin32HandleKHR`: records before the call is passed down.
     fn pre_call_record_get_fence_win32_handle_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetWin32HandleInfo: *const VkFenceGetWin32HandleInfoKHR,
         pHandle: *mut HANDLE,
@@ -14721,6 +17210,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetFenceWin32HandleKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_fence_win32_handle_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetWin32HandleInfo: *const VkFenceGetWin32HandleInfoKHR,
         pHandle: *mut HANDLE,
@@ -14729,6 +17219,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetFramebufferTilePropertiesQCOM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_framebuffer_tile_properties_qcom(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         framebuffer: VkFramebuffer,
         pPropertiesCount: *mut u32,
@@ -14739,6 +17230,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetFramebufferTilePropertiesQCOM`: records before the call is passed down.
     fn pre_call_record_get_framebuffer_tile_properties_qcom(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         framebuffer: VkFramebuffer,
         pPropertiesCount: *mut u32,
@@ -14747,6 +17239,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetFramebufferTilePropertiesQCOM`: records after the call (and its `result`, if any).
     fn post_call_record_get_framebuffer_tile_properties_qcom(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         framebuffer: VkFramebuffer,
         pPropertiesCount: *mut u32,
@@ -14756,6 +17249,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetGeneratedCommandsMemoryRequirementsEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_generated_commands_memory_requirements_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkGeneratedCommandsMemoryRequirementsInfoEXT,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -14765,6 +17259,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetGeneratedCommandsMemoryRequirementsEXT`: records before the call is passed down.
     fn pre_call_record_get_generated_commands_memory_requirements_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkGeneratedCommandsMemoryRequirementsInfoEXT,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -14772,6 +17267,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetGeneratedCommandsMemoryRequirementsEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_generated_commands_memory_requirements_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkGeneratedCommandsMemoryRequirementsInfoEXT,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -14779,6 +17275,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetGeneratedCommandsMemoryRequirementsNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_generated_commands_memory_requirements_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkGeneratedCommandsMemoryRequirementsInfoNV,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -14788,6 +17285,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetGeneratedCommandsMemoryRequirementsNV`: records before the call is passed down.
     fn pre_call_record_get_generated_commands_memory_requirements_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkGeneratedCommandsMemoryRequirementsInfoNV,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -14795,6 +17293,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetGeneratedCommandsMemoryRequirementsNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_generated_commands_memory_requirements_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkGeneratedCommandsMemoryRequirementsInfoNV,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -14802,6 +17301,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetGpaDeviceClockInfoAMD`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_gpa_device_clock_info_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *mut VkGpaDeviceGetClockInfoAMD,
     ) -> Option<VkResult> {
@@ -14810,12 +17310,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetGpaDeviceClockInfoAMD`: records before the call is passed down.
     fn pre_call_record_get_gpa_device_clock_info_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *mut VkGpaDeviceGetClockInfoAMD,
     ) {}
     ///`vkGetGpaDeviceClockInfoAMD`: records after the call (and its `result`, if any).
     fn post_call_record_get_gpa_device_clock_info_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *mut VkGpaDeviceGetClockInfoAMD,
         result: VkResult,
@@ -14823,6 +17325,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetGpaSessionResultsAMD`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_gpa_session_results_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         gpaSession: VkGpaSessionAMD,
         sampleID: u32,
@@ -14834,6 +17337,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetGpaSessionResultsAMD`: records before the call is passed down.
     fn pre_call_record_get_gpa_session_results_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         gpaSession: VkGpaSessionAMD,
         sampleID: u32,
@@ -14843,6 +17347,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetGpaSessionResultsAMD`: records after the call (and its `result`, if any).
     fn post_call_record_get_gpa_session_results_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         gpaSession: VkGpaSessionAMD,
         sampleID: u32,
@@ -14853,6 +17358,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetGpaSessionStatusAMD`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_gpa_session_status_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         gpaSession: VkGpaSessionAMD,
     ) -> Option<VkResult> {
@@ -14861,12 +17367,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetGpaSessionStatusAMD`: records before the call is passed down.
     fn pre_call_record_get_gpa_session_status_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         gpaSession: VkGpaSessionAMD,
     ) {}
     ///`vkGetGpaSessionStatusAMD`: records after the call (and its `result`, if any).
     fn post_call_record_get_gpa_session_status_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         gpaSession: VkGpaSessionAMD,
         result: VkResult,
@@ -14874,6 +17382,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageDrmFormatModifierPropertiesEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_image_drm_format_modifier_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pProperties: *mut VkImageDrmFormatModifierPropertiesEXT,
@@ -14883,6 +17392,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageDrmFormatModifierPropertiesEXT`: records before the call is passed down.
     fn pre_call_record_get_image_drm_format_modifier_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pProperties: *mut VkImageDrmFormatModifierPropertiesEXT,
@@ -14890,6 +17400,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageDrmFormatModifierPropertiesEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_image_drm_format_modifier_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pProperties: *mut VkImageDrmFormatModifierPropertiesEXT,
@@ -14898,6 +17409,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageMemoryRequirements`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_image_memory_requirements(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pMemoryRequirements: *mut VkMemoryRequirements,
@@ -14907,6 +17419,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageMemoryRequirements`: records before the call is passed down.
     fn pre_call_record_get_image_memory_requirements(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pMemoryRequirements: *mut VkMemoryRequirements,
@@ -14914,6 +17427,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageMemoryRequirements`: records after the call (and its `result`, if any).
     fn post_call_record_get_image_memory_requirements(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pMemoryRequirements: *mut VkMemoryRequirements,
@@ -14921,6 +17435,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageMemoryRequirements2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_image_memory_requirements2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageMemoryRequirementsInfo2,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -14930,6 +17445,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageMemoryRequirements2`: records before the call is passed down.
     fn pre_call_record_get_image_memory_requirements2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageMemoryRequirementsInfo2,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -14937,6 +17453,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageMemoryRequirements2`: records after the call (and its `result`, if any).
     fn post_call_record_get_image_memory_requirements2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageMemoryRequirementsInfo2,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -14944,6 +17461,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageOpaqueCaptureDataEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_image_opaque_capture_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         imageCount: u32,
         pImages: *const VkImage,
@@ -14954,6 +17472,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageOpaqueCaptureDataEXT`: records before the call is passed down.
     fn pre_call_record_get_image_opaque_capture_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         imageCount: u32,
         pImages: *const VkImage,
@@ -14962,6 +17481,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageOpaqueCaptureDataEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_image_opaque_capture_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         imageCount: u32,
         pImages: *const VkImage,
@@ -14971,6 +17491,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageOpaqueCaptureDescriptorDataEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_image_opaque_capture_descriptor_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
@@ -14980,6 +17501,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageOpaqueCaptureDescriptorDataEXT`: records before the call is passed down.
     fn pre_call_record_get_image_opaque_capture_descriptor_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
@@ -14987,6 +17509,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageOpaqueCaptureDescriptorDataEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_image_opaque_capture_descriptor_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
@@ -14995,6 +17518,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageSparseMemoryRequirements`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_image_sparse_memory_requirements(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pSparseMemoryRequirementCount: *mut u32,
@@ -15005,6 +17529,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageSparseMemoryRequirements`: records before the call is passed down.
     fn pre_call_record_get_image_sparse_memory_requirements(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pSparseMemoryRequirementCount: *mut u32,
@@ -15013,6 +17538,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageSparseMemoryRequirements`: records after the call (and its `result`, if any).
     fn post_call_record_get_image_sparse_memory_requirements(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pSparseMemoryRequirementCount: *mut u32,
@@ -15021,6 +17547,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageSparseMemoryRequirements2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_image_sparse_memory_requirements2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageSparseMemoryRequirementsInfo2,
         pSparseMemoryRequirementCount: *mut u32,
@@ -15031,6 +17558,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageSparseMemoryRequirements2`: records before the call is passed down.
     fn pre_call_record_get_image_sparse_memory_requirements2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageSparseMemoryRequirementsInfo2,
         pSparseMemoryRequirementCount: *mut u32,
@@ -15039,6 +17567,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageSparseMemoryRequirements2`: records after the call (and its `result`, if any).
     fn post_call_record_get_image_sparse_memory_requirements2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageSparseMemoryRequirementsInfo2,
         pSparseMemoryRequirementCount: *mut u32,
@@ -15047,6 +17576,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageSubresourceLayout`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_image_subresource_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pSubresource: *const VkImageSubresource,
@@ -15057,6 +17587,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageSubresourceLayout`: records before the call is passed down.
     fn pre_call_record_get_image_subresource_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pSubresource: *const VkImageSubresource,
@@ -15065,6 +17596,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageSubresourceLayout`: records after the call (and its `result`, if any).
     fn post_call_record_get_image_subresource_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pSubresource: *const VkImageSubresource,
@@ -15073,6 +17605,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageSubresourceLayout2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_image_subresource_layout2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pSubresource: *const VkImageSubresource2,
@@ -15083,6 +17616,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageSubresourceLayout2`: records before the call is passed down.
     fn pre_call_record_get_image_subresource_layout2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pSubresource: *const VkImageSubresource2,
@@ -15091,6 +17625,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageSubresourceLayout2`: records after the call (and its `result`, if any).
     fn post_call_record_get_image_subresource_layout2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pSubresource: *const VkImageSubresource2,
@@ -15099,6 +17634,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageViewAddressNVX`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_image_view_address_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         imageView: VkImageView,
         pProperties: *mut VkImageViewAddressPropertiesNVX,
@@ -15108,6 +17644,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageViewAddressNVX`: records before the call is passed down.
     fn pre_call_record_get_image_view_address_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         imageView: VkImageView,
         pProperties: *mut VkImageViewAddressPropertiesNVX,
@@ -15115,6 +17652,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageViewAddressNVX`: records after the call (and its `result`, if any).
     fn post_call_record_get_image_view_address_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         imageView: VkImageView,
         pProperties: *mut VkImageViewAddressPropertiesNVX,
@@ -15123,6 +17661,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageViewHandle64NVX`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_image_view_handle64_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageViewHandleInfoNVX,
     ) -> Option<u64> {
@@ -15131,12 +17670,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageViewHandle64NVX`: records before the call is passed down.
     fn pre_call_record_get_image_view_handle64_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageViewHandleInfoNVX,
     ) {}
     ///`vkGetImageViewHandle64NVX`: records after the call (and its `result`, if any).
     fn post_call_record_get_image_view_handle64_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageViewHandleInfoNVX,
         result: u64,
@@ -15144,6 +17685,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageViewHandleNVX`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_image_view_handle_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageViewHandleInfoNVX,
     ) -> Option<u32> {
@@ -15152,12 +17694,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageViewHandleNVX`: records before the call is passed down.
     fn pre_call_record_get_image_view_handle_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageViewHandleInfoNVX,
     ) {}
     ///`vkGetImageViewHandleNVX`: records after the call (and its `result`, if any).
     fn post_call_record_get_image_view_handle_nvx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageViewHandleInfoNVX,
         result: u32,
@@ -15165,6 +17709,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageViewOpaqueCaptureDescriptorDataEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_image_view_opaque_capture_descriptor_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageViewCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
@@ -15174,6 +17719,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageViewOpaqueCaptureDescriptorDataEXT`: records before the call is passed down.
     fn pre_call_record_get_image_view_opaque_capture_descriptor_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageViewCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
@@ -15181,6 +17727,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetImageViewOpaqueCaptureDescriptorDataEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_image_view_opaque_capture_descriptor_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageViewCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
@@ -15189,6 +17736,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetLatencyTimingsLegacyNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_latency_timings_legacy_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pTimings: *mut c_void,
     ) -> Option<()> {
@@ -15197,18 +17745,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetLatencyTimingsLegacyNV`: records before the call is passed down.
     fn pre_call_record_get_latency_timings_legacy_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pTimings: *mut c_void,
     ) {}
     ///`vkGetLatencyTimingsLegacyNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_latency_timings_legacy_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pTimings: *mut c_void,
     ) {}
     ///`vkGetLatencyTimingsNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_latency_timings_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pLatencyMarkerInfo: *mut VkGetLatencyMarkerInfoNV,
@@ -15218,6 +17769,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetLatencyTimingsNV`: records before the call is passed down.
     fn pre_call_record_get_latency_timings_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pLatencyMarkerInfo: *mut VkGetLatencyMarkerInfoNV,
@@ -15225,6 +17777,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetLatencyTimingsNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_latency_timings_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pLatencyMarkerInfo: *mut VkGetLatencyMarkerInfoNV,
@@ -15232,6 +17785,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryAndroidHardwareBufferANDROID`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_memory_android_hardware_buffer_android(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkMemoryGetAndroidHardwareBufferInfoANDROID,
         pBuffer: *mut *mut AHardwareBuffer,
@@ -15241,6 +17795,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryAndroidHardwareBufferANDROID`: records before the call is passed down.
     fn pre_call_record_get_memory_android_hardware_buffer_android(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkMemoryGetAndroidHardwareBufferInfoANDROID,
         pBuffer: *mut *mut AHardwareBuffer,
@@ -15248,6 +17803,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryAndroidHardwareBufferANDROID`: records after the call (and its `result`, if any).
     fn post_call_record_get_memory_android_hardware_buffer_android(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkMemoryGetAndroidHardwareBufferInfoANDROID,
         pBuffer: *mut *mut AHardwareBuffer,
@@ -15256,6 +17812,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryFdKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_memory_fd_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetFdInfo: *const VkMemoryGetFdInfoKHR,
         pFd: *mut c_int,
@@ -15265,6 +17822,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryFdKHR`: records before the call is passed down.
     fn pre_call_record_get_memory_fd_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetFdInfo: *const VkMemoryGetFdInfoKHR,
         pFd: *mut c_int,
@@ -15272,6 +17830,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryFdKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_memory_fd_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetFdInfo: *const VkMemoryGetFdInfoKHR,
         pFd: *mut c_int,
@@ -15280,6 +17839,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryFdPropertiesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_memory_fd_properties_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         handleType: VkExternalMemoryHandleTypeFlagBits,
         fd: c_int,
@@ -15290,6 +17850,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryFdPropertiesKHR`: records before the call is passed down.
     fn pre_call_record_get_memory_fd_properties_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         handleType: VkExternalMemoryHandleTypeFlagBits,
         fd: c_int,
@@ -15298,6 +17859,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryFdPropertiesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_memory_fd_properties_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         handleType: VkExternalMemoryHandleTypeFlagBits,
         fd: c_int,
@@ -15307,6 +17869,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryHostPointerPropertiesEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_memory_host_pointer_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         handleType: VkExternalMemoryHandleTypeFlagBits,
         pHostPointer: *const c_void,
@@ -15317,6 +17880,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryHostPointerPropertiesEXT`: records before the call is passed down.
     fn pre_call_record_get_memory_host_pointer_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         handleType: VkExternalMemoryHandleTypeFlagBits,
         pHostPointer: *const c_void,
@@ -15325,6 +17889,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryHostPointerPropertiesEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_memory_host_pointer_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         handleType: VkExternalMemoryHandleTypeFlagBits,
         pHostPointer: *const c_void,
@@ -15334,6 +17899,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryMetalHandleEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_memory_metal_handle_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetMetalHandleInfo: *const VkMemoryGetMetalHandleInfoEXT,
         pHandle: *mut *mut c_void,
@@ -15343,6 +17909,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryMetalHandleEXT`: records before the call is passed down.
     fn pre_call_record_get_memory_metal_handle_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetMetalHandleInfo: *const VkMemoryGetMetalHandleInfoEXT,
         pHandle: *mut *mut c_void,
@@ -15350,6 +17917,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryMetalHandleEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_memory_metal_handle_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetMetalHandleInfo: *const VkMemoryGetMetalHandleInfoEXT,
         pHandle: *mut *mut c_void,
@@ -15358,6 +17926,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryMetalHandlePropertiesEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_memory_metal_handle_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         handleType: VkExternalMemoryHandleTypeFlagBits,
         pHandle: *const c_void,
@@ -15368,6 +17937,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryMetalHandlePropertiesEXT`: records before the call is passed down.
     fn pre_call_record_get_memory_metal_handle_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         handleType: VkExternalMemoryHandleTypeFlagBits,
         pHandle: *const c_void,
@@ -15376,6 +17946,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryMetalHandlePropertiesEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_memory_metal_handle_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         handleType: VkExternalMemoryHandleTypeFlagBits,
         pHandle: *const c_void,
@@ -15385,6 +17956,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryNativeBufferOHOS`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_memory_native_buffer_ohos(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkMemoryGetNativeBufferInfoOHOS,
         pBuffer: *mut *mut OH_NativeBuffer,
@@ -15394,6 +17966,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryNativeBufferOHOS`: records before the call is passed down.
     fn pre_call_record_get_memory_native_buffer_ohos(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkMemoryGetNativeBufferInfoOHOS,
         pBuffer: *mut *mut OH_NativeBuffer,
@@ -15401,6 +17974,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryNativeBufferOHOS`: records after the call (and its `result`, if any).
     fn post_call_record_get_memory_native_buffer_ohos(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkMemoryGetNativeBufferInfoOHOS,
         pBuffer: *mut *mut OH_NativeBuffer,
@@ -15409,6 +17983,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryRemoteAddressNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_memory_remote_address_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pMemoryGetRemoteAddressInfo: *const VkMemoryGetRemoteAddressInfoNV,
         pAddress: *mut VkRemoteAddressNV,
@@ -15418,6 +17993,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryRemoteAddressNV`: records before the call is passed down.
     fn pre_call_record_get_memory_remote_address_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pMemoryGetRemoteAddressInfo: *const VkMemoryGetRemoteAddressInfoNV,
         pAddress: *mut VkRemoteAddressNV,
@@ -15425,6 +18001,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryRemoteAddressNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_memory_remote_address_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pMemoryGetRemoteAddressInfo: *const VkMemoryGetRemoteAddressInfoNV,
         pAddress: *mut VkRemoteAddressNV,
@@ -15433,6 +18010,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryWin32HandleKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_memory_win32_handle_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetWin32HandleInfo: *const VkMemoryGetWin32HandleInfoKHR,
         pHandle: *mut HANDLE,
@@ -15442,6 +18020,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryWin32HandleKHR`: records before the call is passed down.
     fn pre_call_record_get_memory_win32_handle_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetWin32HandleInfo: *const VkMemoryGetWin32HandleInfoKHR,
         pHandle: *mut HANDLE,
@@ -15449,6 +18028,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryWin32HandleKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_memory_win32_handle_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetWin32HandleInfo: *const VkMemoryGetWin32HandleInfoKHR,
         pHandle: *mut HANDLE,
@@ -15457,6 +18037,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryWin32HandleNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_memory_win32_handle_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
         handleType: VkExternalMemoryHandleTypeFlagsNV,
@@ -15467,6 +18048,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryWin32HandleNV`: records before the call is passed down.
     fn pre_call_record_get_memory_win32_handle_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
         handleType: VkExternalMemoryHandleTypeFlagsNV,
@@ -15475,6 +18057,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryWin32HandleNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_memory_win32_handle_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
         handleType: VkExternalMemoryHandleTypeFlagsNV,
@@ -15484,6 +18067,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryWin32HandlePropertiesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_memory_win32_handle_properties_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         handleType: VkExternalMemoryHandleTypeFlagBits,
         handle: HANDLE,
@@ -15494,6 +18078,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryWin32HandlePropertiesKHR`: records before the call is passed down.
     fn pre_call_record_get_memory_win32_handle_properties_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         handleType: VkExternalMemoryHandleTypeFlagBits,
         handle: HANDLE,
@@ -15502,6 +18087,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryWin32HandlePropertiesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_memory_win32_handle_properties_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         handleType: VkExternalMemoryHandleTypeFlagBits,
         handle: HANDLE,
@@ -15511,6 +18097,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryZirconHandleFUCHSIA`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_memory_zircon_handle_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetZirconHandleInfo: *const VkMemoryGetZirconHandleInfoFUCHSIA,
         pZirconHandle: *mut zx_handle_t,
@@ -15520,6 +18107,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryZirconHandleFUCHSIA`: records before the call is passed down.
     fn pre_call_record_get_memory_zircon_handle_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetZirconHandleInfo: *const VkMemoryGetZirconHandleInfoFUCHSIA,
         pZirconHandle: *mut zx_handle_t,
@@ -15527,6 +18115,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryZirconHandleFUCHSIA`: records after the call (and its `result`, if any).
     fn post_call_record_get_memory_zircon_handle_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetZirconHandleInfo: *const VkMemoryGetZirconHandleInfoFUCHSIA,
         pZirconHandle: *mut zx_handle_t,
@@ -15535,6 +18124,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryZirconHandlePropertiesFUCHSIA`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_memory_zircon_handle_properties_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         handleType: VkExternalMemoryHandleTypeFlagBits,
         zirconHandle: zx_handle_t,
@@ -15545,6 +18135,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryZirconHandlePropertiesFUCHSIA`: records before the call is passed down.
     fn pre_call_record_get_memory_zircon_handle_properties_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         handleType: VkExternalMemoryHandleTypeFlagBits,
         zirconHandle: zx_handle_t,
@@ -15553,6 +18144,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMemoryZirconHandlePropertiesFUCHSIA`: records after the call (and its `result`, if any).
     fn post_call_record_get_memory_zircon_handle_properties_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         handleType: VkExternalMemoryHandleTypeFlagBits,
         zirconHandle: zx_handle_t,
@@ -15562,6 +18154,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMicromapBuildSizesEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_micromap_build_sizes_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buildType: VkAccelerationStructureBuildTypeKHR,
         pBuildInfo: *const VkMicromapBuildInfoEXT,
@@ -15572,6 +18165,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMicromapBuildSizesEXT`: records before the call is passed down.
     fn pre_call_record_get_micromap_build_sizes_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buildType: VkAccelerationStructureBuildTypeKHR,
         pBuildInfo: *const VkMicromapBuildInfoEXT,
@@ -15580,6 +18174,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetMicromapBuildSizesEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_micromap_build_sizes_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buildType: VkAccelerationStructureBuildTypeKHR,
         pBuildInfo: *const VkMicromapBuildInfoEXT,
@@ -15588,6 +18183,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetNativeBufferPropertiesOHOS`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_native_buffer_properties_ohos(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buffer: *const OH_NativeBuffer,
         pProperties: *mut VkNativeBufferPropertiesOHOS,
@@ -15597,6 +18193,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetNativeBufferPropertiesOHOS`: records before the call is passed down.
     fn pre_call_record_get_native_buffer_properties_ohos(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buffer: *const OH_NativeBuffer,
         pProperties: *mut VkNativeBufferPropertiesOHOS,
@@ -15604,6 +18201,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetNativeBufferPropertiesOHOS`: records after the call (and its `result`, if any).
     fn post_call_record_get_native_buffer_properties_ohos(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buffer: *const OH_NativeBuffer,
         pProperties: *mut VkNativeBufferPropertiesOHOS,
@@ -15612,6 +18210,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPartitionedAccelerationStructuresBuildSizesNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_partitioned_acceleration_structures_build_sizes_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkPartitionedAccelerationStructureInstancesInputNV,
         pSizeInfo: *mut VkAccelerationStructureBuildSizesInfoKHR,
@@ -15621,6 +18220,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPartitionedAccelerationStructuresBuildSizesNV`: records before the call is passed down.
     fn pre_call_record_get_partitioned_acceleration_structures_build_sizes_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkPartitionedAccelerationStructureInstancesInputNV,
         pSizeInfo: *mut VkAccelerationStructureBuildSizesInfoKHR,
@@ -15628,6 +18228,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPartitionedAccelerationStructuresBuildSizesNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_partitioned_acceleration_structures_build_sizes_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkPartitionedAccelerationStructureInstancesInputNV,
         pSizeInfo: *mut VkAccelerationStructureBuildSizesInfoKHR,
@@ -15635,6 +18236,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPastPresentationTimingEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_past_presentation_timing_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pPastPresentationTimingInfo: *const VkPastPresentationTimingInfoEXT,
         pPastPresentationTimingProperties: *mut VkPastPresentationTimingPropertiesEXT,
@@ -15644,6 +18246,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPastPresentationTimingEXT`: records before the call is passed down.
     fn pre_call_record_get_past_presentation_timing_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pPastPresentationTimingInfo: *const VkPastPresentationTimingInfoEXT,
         pPastPresentationTimingProperties: *mut VkPastPresentationTimingPropertiesEXT,
@@ -15651,6 +18254,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPastPresentationTimingEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_past_presentation_timing_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pPastPresentationTimingInfo: *const VkPastPresentationTimingInfoEXT,
         pPastPresentationTimingProperties: *mut VkPastPresentationTimingPropertiesEXT,
@@ -15659,6 +18263,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPastPresentationTimingGOOGLE`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_past_presentation_timing_google(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pPresentationTimingCount: *mut u32,
@@ -15669,6 +18274,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPastPresentationTimingGOOGLE`: records before the call is passed down.
     fn pre_call_record_get_past_presentation_timing_google(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pPresentationTimingCount: *mut u32,
@@ -15677,6 +18283,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPastPresentationTimingGOOGLE`: records after the call (and its `result`, if any).
     fn post_call_record_get_past_presentation_timing_google(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pPresentationTimingCount: *mut u32,
@@ -15686,6 +18293,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPerformanceParameterINTEL`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_performance_parameter_intel(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         parameter: VkPerformanceParameterTypeINTEL,
         pValue: *mut VkPerformanceValueINTEL,
@@ -15695,6 +18303,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPerformanceParameterINTEL`: records before the call is passed down.
     fn pre_call_record_get_performance_parameter_intel(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         parameter: VkPerformanceParameterTypeINTEL,
         pValue: *mut VkPerformanceValueINTEL,
@@ -15702,6 +18311,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPerformanceParameterINTEL`: records after the call (and its `result`, if any).
     fn post_call_record_get_performance_parameter_intel(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         parameter: VkPerformanceParameterTypeINTEL,
         pValue: *mut VkPerformanceValueINTEL,
@@ -15710,6 +18320,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineBinaryDataKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_pipeline_binary_data_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkPipelineBinaryDataInfoKHR,
         pPipelineBinaryKey: *mut VkPipelineBinaryKeyKHR,
@@ -15721,6 +18332,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineBinaryDataKHR`: records before the call is passed down.
     fn pre_call_record_get_pipeline_binary_data_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkPipelineBinaryDataInfoKHR,
         pPipelineBinaryKey: *mut VkPipelineBinaryKeyKHR,
@@ -15730,6 +18342,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineBinaryDataKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_pipeline_binary_data_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkPipelineBinaryDataInfoKHR,
         pPipelineBinaryKey: *mut VkPipelineBinaryKeyKHR,
@@ -15740,6 +18353,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineCacheData`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_pipeline_cache_data(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         pDataSize: *mut usize,
@@ -15750,6 +18364,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineCacheData`: records before the call is passed down.
     fn pre_call_record_get_pipeline_cache_data(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         pDataSize: *mut usize,
@@ -15758,6 +18373,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineCacheData`: records after the call (and its `result`, if any).
     fn post_call_record_get_pipeline_cache_data(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         pDataSize: *mut usize,
@@ -15767,6 +18383,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineExecutableInternalRepresentationsKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_pipeline_executable_internal_representations_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pExecutableInfo: *const VkPipelineExecutableInfoKHR,
         pInternalRepresentationCount: *mut u32,
@@ -15777,6 +18394,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineExecutableInternalRepresentationsKHR`: records before the call is passed down.
     fn pre_call_record_get_pipeline_executable_internal_representations_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pExecutableInfo: *const VkPipelineExecutableInfoKHR,
         pInternalRepresentationCount: *mut u32,
@@ -15785,6 +18403,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineExecutableInternalRepresentationsKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_pipeline_executable_internal_representations_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pExecutableInfo: *const VkPipelineExecutableInfoKHR,
         pInternalRepresentationCount: *mut u32,
@@ -15794,6 +18413,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineExecutablePropertiesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_pipeline_executable_properties_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pPipelineInfo: *const VkPipelineInfoKHR,
         pExecutableCount: *mut u32,
@@ -15804,6 +18424,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineExecutablePropertiesKHR`: records before the call is passed down.
     fn pre_call_record_get_pipeline_executable_properties_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pPipelineInfo: *const VkPipelineInfoKHR,
         pExecutableCount: *mut u32,
@@ -15812,6 +18433,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineExecutablePropertiesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_pipeline_executable_properties_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pPipelineInfo: *const VkPipelineInfoKHR,
         pExecutableCount: *mut u32,
@@ -15821,6 +18443,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineExecutableStatisticsKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_pipeline_executable_statistics_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pExecutableInfo: *const VkPipelineExecutableInfoKHR,
         pStatisticCount: *mut u32,
@@ -15831,6 +18454,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineExecutableStatisticsKHR`: records before the call is passed down.
     fn pre_call_record_get_pipeline_executable_statistics_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pExecutableInfo: *const VkPipelineExecutableInfoKHR,
         pStatisticCount: *mut u32,
@@ -15839,6 +18463,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineExecutableStatisticsKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_pipeline_executable_statistics_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pExecutableInfo: *const VkPipelineExecutableInfoKHR,
         pStatisticCount: *mut u32,
@@ -15848,6 +18473,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineIndirectDeviceAddressNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_pipeline_indirect_device_address_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkPipelineIndirectDeviceAddressInfoNV,
     ) -> Option<VkDeviceAddress> {
@@ -15856,12 +18482,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineIndirectDeviceAddressNV`: records before the call is passed down.
     fn pre_call_record_get_pipeline_indirect_device_address_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkPipelineIndirectDeviceAddressInfoNV,
     ) {}
     ///`vkGetPipelineIndirectDeviceAddressNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_pipeline_indirect_device_address_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkPipelineIndirectDeviceAddressInfoNV,
         result: VkDeviceAddress,
@@ -15869,6 +18497,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineIndirectMemoryRequirementsNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_pipeline_indirect_memory_requirements_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkComputePipelineCreateInfo,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -15878,6 +18507,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineIndirectMemoryRequirementsNV`: records before the call is passed down.
     fn pre_call_record_get_pipeline_indirect_memory_requirements_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkComputePipelineCreateInfo,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -15885,6 +18515,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineIndirectMemoryRequirementsNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_pipeline_indirect_memory_requirements_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkComputePipelineCreateInfo,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -15892,6 +18523,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineKeyKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_pipeline_key_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pPipelineCreateInfo: *const VkPipelineCreateInfoKHR,
         pPipelineKey: *mut VkPipelineBinaryKeyKHR,
@@ -15901,6 +18533,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineKeyKHR`: records before the call is passed down.
     fn pre_call_record_get_pipeline_key_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pPipelineCreateInfo: *const VkPipelineCreateInfoKHR,
         pPipelineKey: *mut VkPipelineBinaryKeyKHR,
@@ -15908,6 +18541,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelineKeyKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_pipeline_key_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pPipelineCreateInfo: *const VkPipelineCreateInfoKHR,
         pPipelineKey: *mut VkPipelineBinaryKeyKHR,
@@ -15916,6 +18550,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelinePropertiesEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_pipeline_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pPipelineInfo: *const VkPipelineInfoKHR,
         pPipelineProperties: *mut VkBaseOutStructure,
@@ -15925,6 +18560,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelinePropertiesEXT`: records before the call is passed down.
     fn pre_call_record_get_pipeline_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pPipelineInfo: *const VkPipelineInfoKHR,
         pPipelineProperties: *mut VkBaseOutStructure,
@@ -15932,6 +18568,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPipelinePropertiesEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_pipeline_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pPipelineInfo: *const VkPipelineInfoKHR,
         pPipelineProperties: *mut VkBaseOutStructure,
@@ -15940,6 +18577,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPrivateData`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_private_data(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         objectType: VkObjectType,
         objectHandle: u64,
@@ -15951,6 +18589,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPrivateData`: records before the call is passed down.
     fn pre_call_record_get_private_data(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         objectType: VkObjectType,
         objectHandle: u64,
@@ -15960,6 +18599,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetPrivateData`: records after the call (and its `result`, if any).
     fn post_call_record_get_private_data(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         objectType: VkObjectType,
         objectHandle: u64,
@@ -15969,6 +18609,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetQueryPoolResults`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_query_pool_results(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         queryPool: VkQueryPool,
         firstQuery: u32,
@@ -15983,6 +18624,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetQueryPoolResults`: records before the call is passed down.
     fn pre_call_record_get_query_pool_results(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         queryPool: VkQueryPool,
         firstQuery: u32,
@@ -15995,6 +18637,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetQueryPoolResults`: records after the call (and its `result`, if any).
     fn post_call_record_get_query_pool_results(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         queryPool: VkQueryPool,
         firstQuery: u32,
@@ -16008,6 +18651,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetQueueCheckpointData2NV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_queue_checkpoint_data2_nv(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pCheckpointDataCount: *mut u32,
         pCheckpointData: *mut VkCheckpointData2NV,
@@ -16017,6 +18661,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetQueueCheckpointData2NV`: records before the call is passed down.
     fn pre_call_record_get_queue_checkpoint_data2_nv(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pCheckpointDataCount: *mut u32,
         pCheckpointData: *mut VkCheckpointData2NV,
@@ -16024,6 +18669,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetQueueCheckpointData2NV`: records after the call (and its `result`, if any).
     fn post_call_record_get_queue_checkpoint_data2_nv(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pCheckpointDataCount: *mut u32,
         pCheckpointData: *mut VkCheckpointData2NV,
@@ -16031,6 +18677,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetQueueCheckpointDataNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_queue_checkpoint_data_nv(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pCheckpointDataCount: *mut u32,
         pCheckpointData: *mut VkCheckpointDataNV,
@@ -16040,6 +18687,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetQueueCheckpointDataNV`: records before the call is passed down.
     fn pre_call_record_get_queue_checkpoint_data_nv(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pCheckpointDataCount: *mut u32,
         pCheckpointData: *mut VkCheckpointDataNV,
@@ -16047,6 +18695,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetQueueCheckpointDataNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_queue_checkpoint_data_nv(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pCheckpointDataCount: *mut u32,
         pCheckpointData: *mut VkCheckpointDataNV,
@@ -16054,6 +18703,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetRayTracingCaptureReplayShaderGroupHandlesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_ray_tracing_capture_replay_shader_group_handles_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         firstGroup: u32,
@@ -16066,6 +18716,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetRayTracingCaptureReplayShaderGroupHandlesKHR`: records before the call is passed down.
     fn pre_call_record_get_ray_tracing_capture_replay_shader_group_handles_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         firstGroup: u32,
@@ -16076,6 +18727,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetRayTracingCaptureReplayShaderGroupHandlesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_ray_tracing_capture_replay_shader_group_handles_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         firstGroup: u32,
@@ -16087,6 +18739,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetRayTracingShaderGroupHandlesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_ray_tracing_shader_group_handles_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         firstGroup: u32,
@@ -16099,6 +18752,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetRayTracingShaderGroupHandlesKHR`: records before the call is passed down.
     fn pre_call_record_get_ray_tracing_shader_group_handles_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         firstGroup: u32,
@@ -16109,6 +18763,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetRayTracingShaderGroupHandlesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_ray_tracing_shader_group_handles_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         firstGroup: u32,
@@ -16120,6 +18775,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetRayTracingShaderGroupStackSizeKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_ray_tracing_shader_group_stack_size_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         group: u32,
@@ -16130,6 +18786,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetRayTracingShaderGroupStackSizeKHR`: records before the call is passed down.
     fn pre_call_record_get_ray_tracing_shader_group_stack_size_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         group: u32,
@@ -16138,6 +18795,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetRayTracingShaderGroupStackSizeKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_ray_tracing_shader_group_stack_size_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         group: u32,
@@ -16147,6 +18805,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetRefreshCycleDurationGOOGLE`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_refresh_cycle_duration_google(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pDisplayTimingProperties: *mut VkRefreshCycleDurationGOOGLE,
@@ -16156,6 +18815,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetRefreshCycleDurationGOOGLE`: records before the call is passed down.
     fn pre_call_record_get_refresh_cycle_duration_google(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pDisplayTimingProperties: *mut VkRefreshCycleDurationGOOGLE,
@@ -16163,6 +18823,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetRefreshCycleDurationGOOGLE`: records after the call (and its `result`, if any).
     fn post_call_record_get_refresh_cycle_duration_google(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pDisplayTimingProperties: *mut VkRefreshCycleDurationGOOGLE,
@@ -16171,6 +18832,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetRenderAreaGranularity`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_render_area_granularity(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         renderPass: VkRenderPass,
         pGranularity: *mut VkExtent2D,
@@ -16180,6 +18842,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetRenderAreaGranularity`: records before the call is passed down.
     fn pre_call_record_get_render_area_granularity(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         renderPass: VkRenderPass,
         pGranularity: *mut VkExtent2D,
@@ -16187,6 +18850,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetRenderAreaGranularity`: records after the call (and its `result`, if any).
     fn post_call_record_get_render_area_granularity(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         renderPass: VkRenderPass,
         pGranularity: *mut VkExtent2D,
@@ -16194,6 +18858,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetRenderingAreaGranularity`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_rendering_area_granularity(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pRenderingAreaInfo: *const VkRenderingAreaInfo,
         pGranularity: *mut VkExtent2D,
@@ -16203,6 +18868,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetRenderingAreaGranularity`: records before the call is passed down.
     fn pre_call_record_get_rendering_area_granularity(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pRenderingAreaInfo: *const VkRenderingAreaInfo,
         pGranularity: *mut VkExtent2D,
@@ -16210,6 +18876,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetRenderingAreaGranularity`: records after the call (and its `result`, if any).
     fn post_call_record_get_rendering_area_granularity(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pRenderingAreaInfo: *const VkRenderingAreaInfo,
         pGranularity: *mut VkExtent2D,
@@ -16217,6 +18884,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSamplerOpaqueCaptureDescriptorDataEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_sampler_opaque_capture_descriptor_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkSamplerCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
@@ -16226,6 +18894,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSamplerOpaqueCaptureDescriptorDataEXT`: records before the call is passed down.
     fn pre_call_record_get_sampler_opaque_capture_descriptor_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkSamplerCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
@@ -16233,6 +18902,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSamplerOpaqueCaptureDescriptorDataEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_sampler_opaque_capture_descriptor_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkSamplerCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
@@ -16241,6 +18911,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetScreenBufferPropertiesQNX`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_screen_buffer_properties_qnx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buffer: *const _screen_buffer,
         pProperties: *mut VkScreenBufferPropertiesQNX,
@@ -16250,6 +18921,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetScreenBufferPropertiesQNX`: records before the call is passed down.
     fn pre_call_record_get_screen_buffer_properties_qnx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buffer: *const _screen_buffer,
         pProperties: *mut VkScreenBufferPropertiesQNX,
@@ -16257,6 +18929,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetScreenBufferPropertiesQNX`: records after the call (and its `result`, if any).
     fn post_call_record_get_screen_buffer_properties_qnx(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         buffer: *const _screen_buffer,
         pProperties: *mut VkScreenBufferPropertiesQNX,
@@ -16265,6 +18938,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSemaphoreCounterValue`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_semaphore_counter_value(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         semaphore: VkSemaphore,
         pValue: *mut u64,
@@ -16274,6 +18948,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSemaphoreCounterValue`: records before the call is passed down.
     fn pre_call_record_get_semaphore_counter_value(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         semaphore: VkSemaphore,
         pValue: *mut u64,
@@ -16281,6 +18956,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSemaphoreCounterValue`: records after the call (and its `result`, if any).
     fn post_call_record_get_semaphore_counter_value(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         semaphore: VkSemaphore,
         pValue: *mut u64,
@@ -16289,6 +18965,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSemaphoreFdKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_semaphore_fd_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetFdInfo: *const VkSemaphoreGetFdInfoKHR,
         pFd: *mut c_int,
@@ -16298,6 +18975,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSemaphoreFdKHR`: records before the call is passed down.
     fn pre_call_record_get_semaphore_fd_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetFdInfo: *const VkSemaphoreGetFdInfoKHR,
         pFd: *mut c_int,
@@ -16305,6 +18983,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSemaphoreFdKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_semaphore_fd_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetFdInfo: *const VkSemaphoreGetFdInfoKHR,
         pFd: *mut c_int,
@@ -16313,6 +18992,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSemaphoreWin32HandleKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_semaphore_win32_handle_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetWin32HandleInfo: *const VkSemaphoreGetWin32HandleInfoKHR,
         pHandle: *mut HANDLE,
@@ -16322,6 +19002,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSemaphoreWin32HandleKHR`: records before the call is passed down.
     fn pre_call_record_get_semaphore_win32_handle_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetWin32HandleInfo: *const VkSemaphoreGetWin32HandleInfoKHR,
         pHandle: *mut HANDLE,
@@ -16329,6 +19010,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSemaphoreWin32HandleKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_semaphore_win32_handle_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetWin32HandleInfo: *const VkSemaphoreGetWin32HandleInfoKHR,
         pHandle: *mut HANDLE,
@@ -16337,6 +19019,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSemaphoreZirconHandleFUCHSIA`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_semaphore_zircon_handle_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetZirconHandleInfo: *const VkSemaphoreGetZirconHandleInfoFUCHSIA,
         pZirconHandle: *mut zx_handle_t,
@@ -16346,6 +19029,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSemaphoreZirconHandleFUCHSIA`: records before the call is passed down.
     fn pre_call_record_get_semaphore_zircon_handle_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetZirconHandleInfo: *const VkSemaphoreGetZirconHandleInfoFUCHSIA,
         pZirconHandle: *mut zx_handle_t,
@@ -16353,6 +19037,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSemaphoreZirconHandleFUCHSIA`: records after the call (and its `result`, if any).
     fn post_call_record_get_semaphore_zircon_handle_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pGetZirconHandleInfo: *const VkSemaphoreGetZirconHandleInfoFUCHSIA,
         pZirconHandle: *mut zx_handle_t,
@@ -16361,6 +19046,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetShaderBinaryDataEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_shader_binary_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         shader: VkShaderEXT,
         pDataSize: *mut usize,
@@ -16371,6 +19057,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetShaderBinaryDataEXT`: records before the call is passed down.
     fn pre_call_record_get_shader_binary_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         shader: VkShaderEXT,
         pDataSize: *mut usize,
@@ -16379,6 +19066,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetShaderBinaryDataEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_shader_binary_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         shader: VkShaderEXT,
         pDataSize: *mut usize,
@@ -16388,6 +19076,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetShaderInfoAMD`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_shader_info_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         shaderStage: VkShaderStageFlagBits,
@@ -16400,6 +19089,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetShaderInfoAMD`: records before the call is passed down.
     fn pre_call_record_get_shader_info_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         shaderStage: VkShaderStageFlagBits,
@@ -16410,6 +19100,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetShaderInfoAMD`: records after the call (and its `result`, if any).
     fn post_call_record_get_shader_info_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         shaderStage: VkShaderStageFlagBits,
@@ -16421,6 +19112,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetShaderInstrumentationValuesARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_shader_instrumentation_values_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         instrumentation: VkShaderInstrumentationARM,
         pMetricBlockCount: *mut u32,
@@ -16432,6 +19124,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetShaderInstrumentationValuesARM`: records before the call is passed down.
     fn pre_call_record_get_shader_instrumentation_values_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         instrumentation: VkShaderInstrumentationARM,
         pMetricBlockCount: *mut u32,
@@ -16441,6 +19134,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetShaderInstrumentationValuesARM`: records after the call (and its `result`, if any).
     fn post_call_record_get_shader_instrumentation_values_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         instrumentation: VkShaderInstrumentationARM,
         pMetricBlockCount: *mut u32,
@@ -16451,6 +19145,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetShaderModuleCreateInfoIdentifierEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_shader_module_create_info_identifier_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkShaderModuleCreateInfo,
         pIdentifier: *mut VkShaderModuleIdentifierEXT,
@@ -16460,6 +19155,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetShaderModuleCreateInfoIdentifierEXT`: records before the call is passed down.
     fn pre_call_record_get_shader_module_create_info_identifier_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkShaderModuleCreateInfo,
         pIdentifier: *mut VkShaderModuleIdentifierEXT,
@@ -16467,6 +19163,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetShaderModuleCreateInfoIdentifierEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_shader_module_create_info_identifier_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkShaderModuleCreateInfo,
         pIdentifier: *mut VkShaderModuleIdentifierEXT,
@@ -16474,6 +19171,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetShaderModuleIdentifierEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_shader_module_identifier_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         shaderModule: VkShaderModule,
         pIdentifier: *mut VkShaderModuleIdentifierEXT,
@@ -16483,6 +19181,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetShaderModuleIdentifierEXT`: records before the call is passed down.
     fn pre_call_record_get_shader_module_identifier_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         shaderModule: VkShaderModule,
         pIdentifier: *mut VkShaderModuleIdentifierEXT,
@@ -16490,6 +19189,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetShaderModuleIdentifierEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_shader_module_identifier_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         shaderModule: VkShaderModule,
         pIdentifier: *mut VkShaderModuleIdentifierEXT,
@@ -16497,6 +19197,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSleepStatusLegacyNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_sleep_status_legacy_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pLowLatencyMode: *mut VkBool32,
     ) -> Option<()> {
@@ -16505,18 +19206,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSleepStatusLegacyNV`: records before the call is passed down.
     fn pre_call_record_get_sleep_status_legacy_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pLowLatencyMode: *mut VkBool32,
     ) {}
     ///`vkGetSleepStatusLegacyNV`: records after the call (and its `result`, if any).
     fn post_call_record_get_sleep_status_legacy_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pLowLatencyMode: *mut VkBool32,
     ) {}
     ///`vkGetSwapchainCounterEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_swapchain_counter_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         counter: VkSurfaceCounterFlagBitsEXT,
@@ -16527,6 +19231,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSwapchainCounterEXT`: records before the call is passed down.
     fn pre_call_record_get_swapchain_counter_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         counter: VkSurfaceCounterFlagBitsEXT,
@@ -16535,6 +19240,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSwapchainCounterEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_swapchain_counter_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         counter: VkSurfaceCounterFlagBitsEXT,
@@ -16544,6 +19250,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSwapchainImagesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_swapchain_images_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pSwapchainImageCount: *mut u32,
@@ -16554,6 +19261,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSwapchainImagesKHR`: records before the call is passed down.
     fn pre_call_record_get_swapchain_images_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pSwapchainImageCount: *mut u32,
@@ -16562,6 +19270,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSwapchainImagesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_swapchain_images_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pSwapchainImageCount: *mut u32,
@@ -16571,6 +19280,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSwapchainStatusKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_swapchain_status_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
     ) -> Option<VkResult> {
@@ -16579,12 +19289,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSwapchainStatusKHR`: records before the call is passed down.
     fn pre_call_record_get_swapchain_status_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
     ) {}
     ///`vkGetSwapchainStatusKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_swapchain_status_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         result: VkResult,
@@ -16592,6 +19304,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSwapchainTimeDomainPropertiesEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_swapchain_time_domain_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pSwapchainTimeDomainProperties: *mut VkSwapchainTimeDomainPropertiesEXT,
@@ -16602,6 +19315,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSwapchainTimeDomainPropertiesEXT`: records before the call is passed down.
     fn pre_call_record_get_swapchain_time_domain_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pSwapchainTimeDomainProperties: *mut VkSwapchainTimeDomainPropertiesEXT,
@@ -16610,6 +19324,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSwapchainTimeDomainPropertiesEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_swapchain_time_domain_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pSwapchainTimeDomainProperties: *mut VkSwapchainTimeDomainPropertiesEXT,
@@ -16619,6 +19334,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSwapchainTimingPropertiesEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_swapchain_timing_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pSwapchainTimingProperties: *mut VkSwapchainTimingPropertiesEXT,
@@ -16629,6 +19345,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSwapchainTimingPropertiesEXT`: records before the call is passed down.
     fn pre_call_record_get_swapchain_timing_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pSwapchainTimingProperties: *mut VkSwapchainTimingPropertiesEXT,
@@ -16637,6 +19354,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetSwapchainTimingPropertiesEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_swapchain_timing_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pSwapchainTimingProperties: *mut VkSwapchainTimingPropertiesEXT,
@@ -16646,6 +19364,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetTensorMemoryRequirementsARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_tensor_memory_requirements_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkTensorMemoryRequirementsInfoARM,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -16655,6 +19374,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetTensorMemoryRequirementsARM`: records before the call is passed down.
     fn pre_call_record_get_tensor_memory_requirements_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkTensorMemoryRequirementsInfoARM,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -16662,6 +19382,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetTensorMemoryRequirementsARM`: records after the call (and its `result`, if any).
     fn post_call_record_get_tensor_memory_requirements_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkTensorMemoryRequirementsInfoARM,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -16669,6 +19390,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetTensorOpaqueCaptureDataARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_tensor_opaque_capture_data_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         tensorCount: u32,
         pTensors: *const VkTensorARM,
@@ -16679,6 +19401,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetTensorOpaqueCaptureDataARM`: records before the call is passed down.
     fn pre_call_record_get_tensor_opaque_capture_data_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         tensorCount: u32,
         pTensors: *const VkTensorARM,
@@ -16687,6 +19410,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetTensorOpaqueCaptureDataARM`: records after the call (and its `result`, if any).
     fn post_call_record_get_tensor_opaque_capture_data_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         tensorCount: u32,
         pTensors: *const VkTensorARM,
@@ -16696,6 +19420,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetTensorOpaqueCaptureDescriptorDataARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_tensor_opaque_capture_descriptor_data_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkTensorCaptureDescriptorDataInfoARM,
         pData: *mut c_void,
@@ -16705,6 +19430,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetTensorOpaqueCaptureDescriptorDataARM`: records before the call is passed down.
     fn pre_call_record_get_tensor_opaque_capture_descriptor_data_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkTensorCaptureDescriptorDataInfoARM,
         pData: *mut c_void,
@@ -16712,6 +19438,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetTensorOpaqueCaptureDescriptorDataARM`: records after the call (and its `result`, if any).
     fn post_call_record_get_tensor_opaque_capture_descriptor_data_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkTensorCaptureDescriptorDataInfoARM,
         pData: *mut c_void,
@@ -16720,6 +19447,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetTensorViewOpaqueCaptureDescriptorDataARM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_tensor_view_opaque_capture_descriptor_data_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkTensorViewCaptureDescriptorDataInfoARM,
         pData: *mut c_void,
@@ -16729,6 +19457,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetTensorViewOpaqueCaptureDescriptorDataARM`: records before the call is passed down.
     fn pre_call_record_get_tensor_view_opaque_capture_descriptor_data_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkTensorViewCaptureDescriptorDataInfoARM,
         pData: *mut c_void,
@@ -16736,6 +19465,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetTensorViewOpaqueCaptureDescriptorDataARM`: records after the call (and its `result`, if any).
     fn post_call_record_get_tensor_view_opaque_capture_descriptor_data_arm(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkTensorViewCaptureDescriptorDataInfoARM,
         pData: *mut c_void,
@@ -16744,6 +19474,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetValidationCacheDataEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_validation_cache_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         validationCache: VkValidationCacheEXT,
         pDataSize: *mut usize,
@@ -16754,6 +19485,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetValidationCacheDataEXT`: records before the call is passed down.
     fn pre_call_record_get_validation_cache_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         validationCache: VkValidationCacheEXT,
         pDataSize: *mut usize,
@@ -16762,6 +19494,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetValidationCacheDataEXT`: records after the call (and its `result`, if any).
     fn post_call_record_get_validation_cache_data_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         validationCache: VkValidationCacheEXT,
         pDataSize: *mut usize,
@@ -16771,6 +19504,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetVideoSessionMemoryRequirementsKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_get_video_session_memory_requirements_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         videoSession: VkVideoSessionKHR,
         pMemoryRequirementsCount: *mut u32,
@@ -16781,6 +19515,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetVideoSessionMemoryRequirementsKHR`: records before the call is passed down.
     fn pre_call_record_get_video_session_memory_requirements_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         videoSession: VkVideoSessionKHR,
         pMemoryRequirementsCount: *mut u32,
@@ -16789,6 +19524,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkGetVideoSessionMemoryRequirementsKHR`: records after the call (and its `result`, if any).
     fn post_call_record_get_video_session_memory_requirements_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         videoSession: VkVideoSessionKHR,
         pMemoryRequirementsCount: *mut u32,
@@ -16798,6 +19534,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkImportFenceFdKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_import_fence_fd_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pImportFenceFdInfo: *const VkImportFenceFdInfoKHR,
     ) -> Option<VkResult> {
@@ -16806,12 +19543,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkImportFenceFdKHR`: records before the call is passed down.
     fn pre_call_record_import_fence_fd_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pImportFenceFdInfo: *const VkImportFenceFdInfoKHR,
     ) {}
     ///`vkImportFenceFdKHR`: records after the call (and its `result`, if any).
     fn post_call_record_import_fence_fd_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pImportFenceFdInfo: *const VkImportFenceFdInfoKHR,
         result: VkResult,
@@ -16819,6 +19558,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkImportFenceWin32HandleKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_import_fence_win32_handle_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pImportFenceWin32HandleInfo: *const VkImportFenceWin32HandleInfoKHR,
     ) -> Option<VkResult> {
@@ -16827,12 +19567,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkImportFenceWin32HandleKHR`: records before the call is passed down.
     fn pre_call_record_import_fence_win32_handle_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pImportFenceWin32HandleInfo: *const VkImportFenceWin32HandleInfoKHR,
     ) {}
     ///`vkImportFenceWin32HandleKHR`: records after the call (and its `result`, if any).
     fn post_call_record_import_fence_win32_handle_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pImportFenceWin32HandleInfo: *const VkImportFenceWin32HandleInfoKHR,
         result: VkResult,
@@ -16840,6 +19582,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkImportSemaphoreFdKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_import_semaphore_fd_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pImportSemaphoreFdInfo: *const VkImportSemaphoreFdInfoKHR,
     ) -> Option<VkResult> {
@@ -16848,12 +19591,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkImportSemaphoreFdKHR`: records before the call is passed down.
     fn pre_call_record_import_semaphore_fd_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pImportSemaphoreFdInfo: *const VkImportSemaphoreFdInfoKHR,
     ) {}
     ///`vkImportSemaphoreFdKHR`: records after the call (and its `result`, if any).
     fn post_call_record_import_semaphore_fd_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pImportSemaphoreFdInfo: *const VkImportSemaphoreFdInfoKHR,
         result: VkResult,
@@ -16861,6 +19606,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkImportSemaphoreWin32HandleKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_import_semaphore_win32_handle_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pImportSemaphoreWin32HandleInfo: *const VkImportSemaphoreWin32HandleInfoKHR,
     ) -> Option<VkResult> {
@@ -16869,12 +19615,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkImportSemaphoreWin32HandleKHR`: records before the call is passed down.
     fn pre_call_record_import_semaphore_win32_handle_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pImportSemaphoreWin32HandleInfo: *const VkImportSemaphoreWin32HandleInfoKHR,
     ) {}
     ///`vkImportSemaphoreWin32HandleKHR`: records after the call (and its `result`, if any).
     fn post_call_record_import_semaphore_win32_handle_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pImportSemaphoreWin32HandleInfo: *const VkImportSemaphoreWin32HandleInfoKHR,
         result: VkResult,
@@ -16882,6 +19630,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkImportSemaphoreZirconHandleFUCHSIA`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_import_semaphore_zircon_handle_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pImportSemaphoreZirconHandleInfo: *const VkImportSemaphoreZirconHandleInfoFUCHSIA,
     ) -> Option<VkResult> {
@@ -16890,12 +19639,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkImportSemaphoreZirconHandleFUCHSIA`: records before the call is passed down.
     fn pre_call_record_import_semaphore_zircon_handle_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pImportSemaphoreZirconHandleInfo: *const VkImportSemaphoreZirconHandleInfoFUCHSIA,
     ) {}
     ///`vkImportSemaphoreZirconHandleFUCHSIA`: records after the call (and its `result`, if any).
     fn post_call_record_import_semaphore_zircon_handle_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pImportSemaphoreZirconHandleInfo: *const VkImportSemaphoreZirconHandleInfoFUCHSIA,
         result: VkResult,
@@ -16903,6 +19654,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkInitializePerformanceApiINTEL`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_initialize_performance_api_intel(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInitializeInfo: *const VkInitializePerformanceApiInfoINTEL,
     ) -> Option<VkResult> {
@@ -16911,12 +19663,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkInitializePerformanceApiINTEL`: records before the call is passed down.
     fn pre_call_record_initialize_performance_api_intel(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInitializeInfo: *const VkInitializePerformanceApiInfoINTEL,
     ) {}
     ///`vkInitializePerformanceApiINTEL`: records after the call (and its `result`, if any).
     fn post_call_record_initialize_performance_api_intel(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInitializeInfo: *const VkInitializePerformanceApiInfoINTEL,
         result: VkResult,
@@ -16924,6 +19678,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkInvalidateMappedMemoryRanges`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_invalidate_mapped_memory_ranges(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memoryRangeCount: u32,
         pMemoryRanges: *const VkMappedMemoryRange,
@@ -16933,6 +19688,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkInvalidateMappedMemoryRanges`: records before the call is passed down.
     fn pre_call_record_invalidate_mapped_memory_ranges(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memoryRangeCount: u32,
         pMemoryRanges: *const VkMappedMemoryRange,
@@ -16940,6 +19696,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkInvalidateMappedMemoryRanges`: records after the call (and its `result`, if any).
     fn post_call_record_invalidate_mapped_memory_ranges(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memoryRangeCount: u32,
         pMemoryRanges: *const VkMappedMemoryRange,
@@ -16948,6 +19705,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkLatencySleepLegacyNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_latency_sleep_legacy_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         signalSemaphore: VkSemaphore,
         value: u64,
@@ -16957,6 +19715,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkLatencySleepLegacyNV`: records before the call is passed down.
     fn pre_call_record_latency_sleep_legacy_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         signalSemaphore: VkSemaphore,
         value: u64,
@@ -16964,6 +19723,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkLatencySleepLegacyNV`: records after the call (and its `result`, if any).
     fn post_call_record_latency_sleep_legacy_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         signalSemaphore: VkSemaphore,
         value: u64,
@@ -16971,6 +19731,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkLatencySleepNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_latency_sleep_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pSleepInfo: *const VkLatencySleepInfoNV,
@@ -16980,6 +19741,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkLatencySleepNV`: records before the call is passed down.
     fn pre_call_record_latency_sleep_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pSleepInfo: *const VkLatencySleepInfoNV,
@@ -16987,6 +19749,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkLatencySleepNV`: records after the call (and its `result`, if any).
     fn post_call_record_latency_sleep_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pSleepInfo: *const VkLatencySleepInfoNV,
@@ -16995,6 +19758,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkMapMemory`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_map_memory(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
         offset: VkDeviceSize,
@@ -17007,6 +19771,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkMapMemory`: records before the call is passed down.
     fn pre_call_record_map_memory(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
         offset: VkDeviceSize,
@@ -17017,6 +19782,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkMapMemory`: records after the call (and its `result`, if any).
     fn post_call_record_map_memory(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
         offset: VkDeviceSize,
@@ -17028,6 +19794,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkMapMemory2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_map_memory2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pMemoryMapInfo: *const VkMemoryMapInfo,
         ppData: *mut *mut c_void,
@@ -17037,6 +19804,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkMapMemory2`: records before the call is passed down.
     fn pre_call_record_map_memory2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pMemoryMapInfo: *const VkMemoryMapInfo,
         ppData: *mut *mut c_void,
@@ -17044,6 +19812,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkMapMemory2`: records after the call (and its `result`, if any).
     fn post_call_record_map_memory2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pMemoryMapInfo: *const VkMemoryMapInfo,
         ppData: *mut *mut c_void,
@@ -17052,6 +19821,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkMergePipelineCaches`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_merge_pipeline_caches(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         dstCache: VkPipelineCache,
         srcCacheCount: u32,
@@ -17062,6 +19832,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkMergePipelineCaches`: records before the call is passed down.
     fn pre_call_record_merge_pipeline_caches(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         dstCache: VkPipelineCache,
         srcCacheCount: u32,
@@ -17070,6 +19841,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkMergePipelineCaches`: records after the call (and its `result`, if any).
     fn post_call_record_merge_pipeline_caches(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         dstCache: VkPipelineCache,
         srcCacheCount: u32,
@@ -17079,6 +19851,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkMergeValidationCachesEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_merge_validation_caches_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         dstCache: VkValidationCacheEXT,
         srcCacheCount: u32,
@@ -17089,6 +19862,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkMergeValidationCachesEXT`: records before the call is passed down.
     fn pre_call_record_merge_validation_caches_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         dstCache: VkValidationCacheEXT,
         srcCacheCount: u32,
@@ -17097,6 +19871,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkMergeValidationCachesEXT`: records after the call (and its `result`, if any).
     fn post_call_record_merge_validation_caches_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         dstCache: VkValidationCacheEXT,
         srcCacheCount: u32,
@@ -17106,6 +19881,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkQueueBeginDebugUtilsLabelEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_queue_begin_debug_utils_label_ext(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) -> Option<()> {
@@ -17114,18 +19890,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkQueueBeginDebugUtilsLabelEXT`: records before the call is passed down.
     fn pre_call_record_queue_begin_debug_utils_label_ext(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) {}
     ///`vkQueueBeginDebugUtilsLabelEXT`: records after the call (and its `result`, if any).
     fn post_call_record_queue_begin_debug_utils_label_ext(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) {}
     ///`vkQueueBindSparse`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_queue_bind_sparse(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         bindInfoCount: u32,
         pBindInfo: *const VkBindSparseInfo,
@@ -17136,6 +19915,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkQueueBindSparse`: records before the call is passed down.
     fn pre_call_record_queue_bind_sparse(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         bindInfoCount: u32,
         pBindInfo: *const VkBindSparseInfo,
@@ -17144,6 +19924,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkQueueBindSparse`: records after the call (and its `result`, if any).
     fn post_call_record_queue_bind_sparse(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         bindInfoCount: u32,
         pBindInfo: *const VkBindSparseInfo,
@@ -17153,17 +19934,27 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkQueueEndDebugUtilsLabelEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_queue_end_debug_utils_label_ext(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
     ) -> Option<()> {
         None
     }
     ///`vkQueueEndDebugUtilsLabelEXT`: records before the call is passed down.
-    fn pre_call_record_queue_end_debug_utils_label_ext(&self, queue: VkQueue) {}
+    fn pre_call_record_queue_end_debug_utils_label_ext(
+        &self,
+        next: &DeviceDispatchTable,
+        queue: VkQueue,
+    ) {}
     ///`vkQueueEndDebugUtilsLabelEXT`: records after the call (and its `result`, if any).
-    fn post_call_record_queue_end_debug_utils_label_ext(&self, queue: VkQueue) {}
+    fn post_call_record_queue_end_debug_utils_label_ext(
+        &self,
+        next: &DeviceDispatchTable,
+        queue: VkQueue,
+    ) {}
     ///`vkQueueInsertDebugUtilsLabelEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_queue_insert_debug_utils_label_ext(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) -> Option<()> {
@@ -17172,18 +19963,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkQueueInsertDebugUtilsLabelEXT`: records before the call is passed down.
     fn pre_call_record_queue_insert_debug_utils_label_ext(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) {}
     ///`vkQueueInsertDebugUtilsLabelEXT`: records after the call (and its `result`, if any).
     fn post_call_record_queue_insert_debug_utils_label_ext(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) {}
     ///`vkQueueNotifyOutOfBandLegacyNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_queue_notify_out_of_band_legacy_nv(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         queueType: u32,
     ) -> Option<()> {
@@ -17192,18 +19986,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkQueueNotifyOutOfBandLegacyNV`: records before the call is passed down.
     fn pre_call_record_queue_notify_out_of_band_legacy_nv(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         queueType: u32,
     ) {}
     ///`vkQueueNotifyOutOfBandLegacyNV`: records after the call (and its `result`, if any).
     fn post_call_record_queue_notify_out_of_band_legacy_nv(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         queueType: u32,
     ) {}
     ///`vkQueueNotifyOutOfBandNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_queue_notify_out_of_band_nv(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pQueueTypeInfo: *const VkOutOfBandQueueTypeInfoNV,
     ) -> Option<()> {
@@ -17212,18 +20009,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkQueueNotifyOutOfBandNV`: records before the call is passed down.
     fn pre_call_record_queue_notify_out_of_band_nv(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pQueueTypeInfo: *const VkOutOfBandQueueTypeInfoNV,
     ) {}
     ///`vkQueueNotifyOutOfBandNV`: records after the call (and its `result`, if any).
     fn post_call_record_queue_notify_out_of_band_nv(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pQueueTypeInfo: *const VkOutOfBandQueueTypeInfoNV,
     ) {}
     ///`vkQueuePresentKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_queue_present_khr(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pPresentInfo: *const VkPresentInfoKHR,
     ) -> Option<VkResult> {
@@ -17232,12 +20032,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkQueuePresentKHR`: records before the call is passed down.
     fn pre_call_record_queue_present_khr(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pPresentInfo: *const VkPresentInfoKHR,
     ) {}
     ///`vkQueuePresentKHR`: records after the call (and its `result`, if any).
     fn post_call_record_queue_present_khr(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pPresentInfo: *const VkPresentInfoKHR,
         result: VkResult,
@@ -17245,6 +20047,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkQueueSetPerfHintQCOM`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_queue_set_perf_hint_qcom(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pPerfHintInfo: *const VkPerfHintInfoQCOM,
     ) -> Option<VkResult> {
@@ -17253,12 +20056,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkQueueSetPerfHintQCOM`: records before the call is passed down.
     fn pre_call_record_queue_set_perf_hint_qcom(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pPerfHintInfo: *const VkPerfHintInfoQCOM,
     ) {}
     ///`vkQueueSetPerfHintQCOM`: records after the call (and its `result`, if any).
     fn post_call_record_queue_set_perf_hint_qcom(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         pPerfHintInfo: *const VkPerfHintInfoQCOM,
         result: VkResult,
@@ -17266,6 +20071,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkQueueSetPerformanceConfigurationINTEL`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_queue_set_performance_configuration_intel(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         configuration: VkPerformanceConfigurationINTEL,
     ) -> Option<VkResult> {
@@ -17274,12 +20080,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkQueueSetPerformanceConfigurationINTEL`: records before the call is passed down.
     fn pre_call_record_queue_set_performance_configuration_intel(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         configuration: VkPerformanceConfigurationINTEL,
     ) {}
     ///`vkQueueSetPerformanceConfigurationINTEL`: records after the call (and its `result`, if any).
     fn post_call_record_queue_set_performance_configuration_intel(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         configuration: VkPerformanceConfigurationINTEL,
         result: VkResult,
@@ -17287,6 +20095,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkQueueSubmit`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_queue_submit(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         submitCount: u32,
         pSubmits: *const VkSubmitInfo,
@@ -17297,6 +20106,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkQueueSubmit`: records before the call is passed down.
     fn pre_call_record_queue_submit(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         submitCount: u32,
         pSubmits: *const VkSubmitInfo,
@@ -17305,6 +20115,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkQueueSubmit`: records after the call (and its `result`, if any).
     fn post_call_record_queue_submit(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         submitCount: u32,
         pSubmits: *const VkSubmitInfo,
@@ -17314,6 +20125,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkQueueSubmit2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_queue_submit2(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         submitCount: u32,
         pSubmits: *const VkSubmitInfo2,
@@ -17324,6 +20136,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkQueueSubmit2`: records before the call is passed down.
     fn pre_call_record_queue_submit2(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         submitCount: u32,
         pSubmits: *const VkSubmitInfo2,
@@ -17332,6 +20145,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkQueueSubmit2`: records after the call (and its `result`, if any).
     fn post_call_record_queue_submit2(
         &self,
+        next: &DeviceDispatchTable,
         queue: VkQueue,
         submitCount: u32,
         pSubmits: *const VkSubmitInfo2,
@@ -17339,16 +20153,30 @@ pub trait DeviceHooks: Send + Sync + 'static {
         result: VkResult,
     ) {}
     ///`vkQueueWaitIdle`: checks before the call; `Some(result)` skips it and returns `result`.
-    fn pre_call_validate_queue_wait_idle(&self, queue: VkQueue) -> Option<VkResult> {
+    fn pre_call_validate_queue_wait_idle(
+        &self,
+        next: &DeviceDispatchTable,
+        queue: VkQueue,
+    ) -> Option<VkResult> {
         None
     }
     ///`vkQueueWaitIdle`: records before the call is passed down.
-    fn pre_call_record_queue_wait_idle(&self, queue: VkQueue) {}
+    fn pre_call_record_queue_wait_idle(
+        &self,
+        next: &DeviceDispatchTable,
+        queue: VkQueue,
+    ) {}
     ///`vkQueueWaitIdle`: records after the call (and its `result`, if any).
-    fn post_call_record_queue_wait_idle(&self, queue: VkQueue, result: VkResult) {}
+    fn post_call_record_queue_wait_idle(
+        &self,
+        next: &DeviceDispatchTable,
+        queue: VkQueue,
+        result: VkResult,
+    ) {}
     ///`vkRegisterCustomBorderColorEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_register_custom_border_color_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pBorderColor: *const VkSamplerCustomBorderColorCreateInfoEXT,
         requestIndex: VkBool32,
@@ -17359,6 +20187,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkRegisterCustomBorderColorEXT`: records before the call is passed down.
     fn pre_call_record_register_custom_border_color_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pBorderColor: *const VkSamplerCustomBorderColorCreateInfoEXT,
         requestIndex: VkBool32,
@@ -17367,6 +20196,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkRegisterCustomBorderColorEXT`: records after the call (and its `result`, if any).
     fn post_call_record_register_custom_border_color_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pBorderColor: *const VkSamplerCustomBorderColorCreateInfoEXT,
         requestIndex: VkBool32,
@@ -17376,6 +20206,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkRegisterDeviceEventEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_register_device_event_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pDeviceEventInfo: *const VkDeviceEventInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -17386,6 +20217,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkRegisterDeviceEventEXT`: records before the call is passed down.
     fn pre_call_record_register_device_event_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pDeviceEventInfo: *const VkDeviceEventInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -17394,6 +20226,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkRegisterDeviceEventEXT`: records after the call (and its `result`, if any).
     fn post_call_record_register_device_event_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pDeviceEventInfo: *const VkDeviceEventInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -17403,6 +20236,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkRegisterDisplayEventEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_register_display_event_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         display: VkDisplayKHR,
         pDisplayEventInfo: *const VkDisplayEventInfoEXT,
@@ -17414,6 +20248,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkRegisterDisplayEventEXT`: records before the call is passed down.
     fn pre_call_record_register_display_event_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         display: VkDisplayKHR,
         pDisplayEventInfo: *const VkDisplayEventInfoEXT,
@@ -17423,6 +20258,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkRegisterDisplayEventEXT`: records after the call (and its `result`, if any).
     fn post_call_record_register_display_event_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         display: VkDisplayKHR,
         pDisplayEventInfo: *const VkDisplayEventInfoEXT,
@@ -17433,6 +20269,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkReleaseCapturedPipelineDataKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_release_captured_pipeline_data_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkReleaseCapturedPipelineDataInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -17442,6 +20279,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkReleaseCapturedPipelineDataKHR`: records before the call is passed down.
     fn pre_call_record_release_captured_pipeline_data_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkReleaseCapturedPipelineDataInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -17449,6 +20287,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkReleaseCapturedPipelineDataKHR`: records after the call (and its `result`, if any).
     fn post_call_record_release_captured_pipeline_data_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkReleaseCapturedPipelineDataInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -17457,6 +20296,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkReleaseFullScreenExclusiveModeEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_release_full_screen_exclusive_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
     ) -> Option<VkResult> {
@@ -17465,12 +20305,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkReleaseFullScreenExclusiveModeEXT`: records before the call is passed down.
     fn pre_call_record_release_full_screen_exclusive_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
     ) {}
     ///`vkReleaseFullScreenExclusiveModeEXT`: records after the call (and its `result`, if any).
     fn post_call_record_release_full_screen_exclusive_mode_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         result: VkResult,
@@ -17478,6 +20320,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkReleasePerformanceConfigurationINTEL`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_release_performance_configuration_intel(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         configuration: VkPerformanceConfigurationINTEL,
     ) -> Option<VkResult> {
@@ -17486,12 +20329,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkReleasePerformanceConfigurationINTEL`: records before the call is passed down.
     fn pre_call_record_release_performance_configuration_intel(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         configuration: VkPerformanceConfigurationINTEL,
     ) {}
     ///`vkReleasePerformanceConfigurationINTEL`: records after the call (and its `result`, if any).
     fn post_call_record_release_performance_configuration_intel(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         configuration: VkPerformanceConfigurationINTEL,
         result: VkResult,
@@ -17499,17 +20344,27 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkReleaseProfilingLockKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_release_profiling_lock_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
     ) -> Option<()> {
         None
     }
     ///`vkReleaseProfilingLockKHR`: records before the call is passed down.
-    fn pre_call_record_release_profiling_lock_khr(&self, device: VkDevice) {}
+    fn pre_call_record_release_profiling_lock_khr(
+        &self,
+        next: &DeviceDispatchTable,
+        device: VkDevice,
+    ) {}
     ///`vkReleaseProfilingLockKHR`: records after the call (and its `result`, if any).
-    fn post_call_record_release_profiling_lock_khr(&self, device: VkDevice) {}
+    fn post_call_record_release_profiling_lock_khr(
+        &self,
+        next: &DeviceDispatchTable,
+        device: VkDevice,
+    ) {}
     ///`vkReleaseSwapchainImagesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_release_swapchain_images_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pReleaseInfo: *const VkReleaseSwapchainImagesInfoKHR,
     ) -> Option<VkResult> {
@@ -17518,12 +20373,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkReleaseSwapchainImagesKHR`: records before the call is passed down.
     fn pre_call_record_release_swapchain_images_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pReleaseInfo: *const VkReleaseSwapchainImagesInfoKHR,
     ) {}
     ///`vkReleaseSwapchainImagesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_release_swapchain_images_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pReleaseInfo: *const VkReleaseSwapchainImagesInfoKHR,
         result: VkResult,
@@ -17531,6 +20388,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkResetCommandBuffer`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_reset_command_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         flags: VkCommandBufferResetFlags,
     ) -> Option<VkResult> {
@@ -17539,12 +20397,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkResetCommandBuffer`: records before the call is passed down.
     fn pre_call_record_reset_command_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         flags: VkCommandBufferResetFlags,
     ) {}
     ///`vkResetCommandBuffer`: records after the call (and its `result`, if any).
     fn post_call_record_reset_command_buffer(
         &self,
+        next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         flags: VkCommandBufferResetFlags,
         result: VkResult,
@@ -17552,6 +20412,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkResetCommandPool`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_reset_command_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         commandPool: VkCommandPool,
         flags: VkCommandPoolResetFlags,
@@ -17561,6 +20422,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkResetCommandPool`: records before the call is passed down.
     fn pre_call_record_reset_command_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         commandPool: VkCommandPool,
         flags: VkCommandPoolResetFlags,
@@ -17568,6 +20430,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkResetCommandPool`: records after the call (and its `result`, if any).
     fn post_call_record_reset_command_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         commandPool: VkCommandPool,
         flags: VkCommandPoolResetFlags,
@@ -17576,6 +20439,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkResetDescriptorPool`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_reset_descriptor_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorPool: VkDescriptorPool,
         flags: VkDescriptorPoolResetFlags,
@@ -17585,6 +20449,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkResetDescriptorPool`: records before the call is passed down.
     fn pre_call_record_reset_descriptor_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorPool: VkDescriptorPool,
         flags: VkDescriptorPoolResetFlags,
@@ -17592,6 +20457,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkResetDescriptorPool`: records after the call (and its `result`, if any).
     fn post_call_record_reset_descriptor_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorPool: VkDescriptorPool,
         flags: VkDescriptorPoolResetFlags,
@@ -17600,16 +20466,23 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkResetEvent`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_reset_event(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         event: VkEvent,
     ) -> Option<VkResult> {
         None
     }
     ///`vkResetEvent`: records before the call is passed down.
-    fn pre_call_record_reset_event(&self, device: VkDevice, event: VkEvent) {}
+    fn pre_call_record_reset_event(
+        &self,
+        next: &DeviceDispatchTable,
+        device: VkDevice,
+        event: VkEvent,
+    ) {}
     ///`vkResetEvent`: records after the call (and its `result`, if any).
     fn post_call_record_reset_event(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         event: VkEvent,
         result: VkResult,
@@ -17617,6 +20490,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkResetFences`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_reset_fences(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         fenceCount: u32,
         pFences: *const VkFence,
@@ -17626,6 +20500,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkResetFences`: records before the call is passed down.
     fn pre_call_record_reset_fences(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         fenceCount: u32,
         pFences: *const VkFence,
@@ -17633,6 +20508,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkResetFences`: records after the call (and its `result`, if any).
     fn post_call_record_reset_fences(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         fenceCount: u32,
         pFences: *const VkFence,
@@ -17641,6 +20517,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkResetGpaSessionAMD`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_reset_gpa_session_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         gpaSession: VkGpaSessionAMD,
     ) -> Option<VkResult> {
@@ -17649,12 +20526,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkResetGpaSessionAMD`: records before the call is passed down.
     fn pre_call_record_reset_gpa_session_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         gpaSession: VkGpaSessionAMD,
     ) {}
     ///`vkResetGpaSessionAMD`: records after the call (and its `result`, if any).
     fn post_call_record_reset_gpa_session_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         gpaSession: VkGpaSessionAMD,
         result: VkResult,
@@ -17662,6 +20541,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkResetQueryPool`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_reset_query_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         queryPool: VkQueryPool,
         firstQuery: u32,
@@ -17672,6 +20552,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkResetQueryPool`: records before the call is passed down.
     fn pre_call_record_reset_query_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         queryPool: VkQueryPool,
         firstQuery: u32,
@@ -17680,6 +20561,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkResetQueryPool`: records after the call (and its `result`, if any).
     fn post_call_record_reset_query_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         queryPool: VkQueryPool,
         firstQuery: u32,
@@ -17688,6 +20570,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetBufferCollectionBufferConstraintsFUCHSIA`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_set_buffer_collection_buffer_constraints_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         collection: VkBufferCollectionFUCHSIA,
         pBufferConstraintsInfo: *const VkBufferConstraintsInfoFUCHSIA,
@@ -17697,6 +20580,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetBufferCollectionBufferConstraintsFUCHSIA`: records before the call is passed down.
     fn pre_call_record_set_buffer_collection_buffer_constraints_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         collection: VkBufferCollectionFUCHSIA,
         pBufferConstraintsInfo: *const VkBufferConstraintsInfoFUCHSIA,
@@ -17704,6 +20588,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetBufferCollectionBufferConstraintsFUCHSIA`: records after the call (and its `result`, if any).
     fn post_call_record_set_buffer_collection_buffer_constraints_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         collection: VkBufferCollectionFUCHSIA,
         pBufferConstraintsInfo: *const VkBufferConstraintsInfoFUCHSIA,
@@ -17712,6 +20597,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetBufferCollectionImageConstraintsFUCHSIA`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_set_buffer_collection_image_constraints_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         collection: VkBufferCollectionFUCHSIA,
         pImageConstraintsInfo: *const VkImageConstraintsInfoFUCHSIA,
@@ -17721,6 +20607,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetBufferCollectionImageConstraintsFUCHSIA`: records before the call is passed down.
     fn pre_call_record_set_buffer_collection_image_constraints_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         collection: VkBufferCollectionFUCHSIA,
         pImageConstraintsInfo: *const VkImageConstraintsInfoFUCHSIA,
@@ -17728,6 +20615,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetBufferCollectionImageConstraintsFUCHSIA`: records after the call (and its `result`, if any).
     fn post_call_record_set_buffer_collection_image_constraints_fuchsia(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         collection: VkBufferCollectionFUCHSIA,
         pImageConstraintsInfo: *const VkImageConstraintsInfoFUCHSIA,
@@ -17736,6 +20624,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetDebugUtilsObjectNameEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_set_debug_utils_object_name_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pNameInfo: *const VkDebugUtilsObjectNameInfoEXT,
     ) -> Option<VkResult> {
@@ -17744,12 +20633,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetDebugUtilsObjectNameEXT`: records before the call is passed down.
     fn pre_call_record_set_debug_utils_object_name_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pNameInfo: *const VkDebugUtilsObjectNameInfoEXT,
     ) {}
     ///`vkSetDebugUtilsObjectNameEXT`: records after the call (and its `result`, if any).
     fn post_call_record_set_debug_utils_object_name_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pNameInfo: *const VkDebugUtilsObjectNameInfoEXT,
         result: VkResult,
@@ -17757,6 +20648,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetDebugUtilsObjectTagEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_set_debug_utils_object_tag_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pTagInfo: *const VkDebugUtilsObjectTagInfoEXT,
     ) -> Option<VkResult> {
@@ -17765,12 +20657,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetDebugUtilsObjectTagEXT`: records before the call is passed down.
     fn pre_call_record_set_debug_utils_object_tag_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pTagInfo: *const VkDebugUtilsObjectTagInfoEXT,
     ) {}
     ///`vkSetDebugUtilsObjectTagEXT`: records after the call (and its `result`, if any).
     fn post_call_record_set_debug_utils_object_tag_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pTagInfo: *const VkDebugUtilsObjectTagInfoEXT,
         result: VkResult,
@@ -17778,6 +20672,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetDeviceMemoryPriorityEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_set_device_memory_priority_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
         priority: f32,
@@ -17787,6 +20682,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetDeviceMemoryPriorityEXT`: records before the call is passed down.
     fn pre_call_record_set_device_memory_priority_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
         priority: f32,
@@ -17794,6 +20690,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetDeviceMemoryPriorityEXT`: records after the call (and its `result`, if any).
     fn post_call_record_set_device_memory_priority_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
         priority: f32,
@@ -17801,16 +20698,23 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetEvent`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_set_event(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         event: VkEvent,
     ) -> Option<VkResult> {
         None
     }
     ///`vkSetEvent`: records before the call is passed down.
-    fn pre_call_record_set_event(&self, device: VkDevice, event: VkEvent) {}
+    fn pre_call_record_set_event(
+        &self,
+        next: &DeviceDispatchTable,
+        device: VkDevice,
+        event: VkEvent,
+    ) {}
     ///`vkSetEvent`: records after the call (and its `result`, if any).
     fn post_call_record_set_event(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         event: VkEvent,
         result: VkResult,
@@ -17818,6 +20722,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetGpaDeviceClockModeAMD`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_set_gpa_device_clock_mode_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *mut VkGpaDeviceClockModeInfoAMD,
     ) -> Option<VkResult> {
@@ -17826,12 +20731,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetGpaDeviceClockModeAMD`: records before the call is passed down.
     fn pre_call_record_set_gpa_device_clock_mode_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *mut VkGpaDeviceClockModeInfoAMD,
     ) {}
     ///`vkSetGpaDeviceClockModeAMD`: records after the call (and its `result`, if any).
     fn post_call_record_set_gpa_device_clock_mode_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *mut VkGpaDeviceClockModeInfoAMD,
         result: VkResult,
@@ -17839,6 +20746,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetHdrMetadataEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_set_hdr_metadata_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchainCount: u32,
         pSwapchains: *const VkSwapchainKHR,
@@ -17849,6 +20757,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetHdrMetadataEXT`: records before the call is passed down.
     fn pre_call_record_set_hdr_metadata_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchainCount: u32,
         pSwapchains: *const VkSwapchainKHR,
@@ -17857,6 +20766,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetHdrMetadataEXT`: records after the call (and its `result`, if any).
     fn post_call_record_set_hdr_metadata_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchainCount: u32,
         pSwapchains: *const VkSwapchainKHR,
@@ -17865,6 +20775,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetLatencyMarkerLegacyNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_set_latency_marker_legacy_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         frameID: u64,
         marker: u32,
@@ -17874,6 +20785,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetLatencyMarkerLegacyNV`: records before the call is passed down.
     fn pre_call_record_set_latency_marker_legacy_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         frameID: u64,
         marker: u32,
@@ -17881,6 +20793,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetLatencyMarkerLegacyNV`: records after the call (and its `result`, if any).
     fn post_call_record_set_latency_marker_legacy_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         frameID: u64,
         marker: u32,
@@ -17888,6 +20801,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetLatencyMarkerNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_set_latency_marker_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pLatencyMarkerInfo: *const VkSetLatencyMarkerInfoNV,
@@ -17897,6 +20811,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetLatencyMarkerNV`: records before the call is passed down.
     fn pre_call_record_set_latency_marker_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pLatencyMarkerInfo: *const VkSetLatencyMarkerInfoNV,
@@ -17904,6 +20819,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetLatencyMarkerNV`: records after the call (and its `result`, if any).
     fn post_call_record_set_latency_marker_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pLatencyMarkerInfo: *const VkSetLatencyMarkerInfoNV,
@@ -17911,6 +20827,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetLatencySleepModeLegacyNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_set_latency_sleep_mode_legacy_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         lowLatencyMode: VkBool32,
         lowLatencyBoost: VkBool32,
@@ -17921,6 +20838,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetLatencySleepModeLegacyNV`: records before the call is passed down.
     fn pre_call_record_set_latency_sleep_mode_legacy_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         lowLatencyMode: VkBool32,
         lowLatencyBoost: VkBool32,
@@ -17929,6 +20847,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetLatencySleepModeLegacyNV`: records after the call (and its `result`, if any).
     fn post_call_record_set_latency_sleep_mode_legacy_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         lowLatencyMode: VkBool32,
         lowLatencyBoost: VkBool32,
@@ -17937,6 +20856,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetLatencySleepModeNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_set_latency_sleep_mode_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pSleepModeInfo: *const VkLatencySleepModeInfoNV,
@@ -17946,6 +20866,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetLatencySleepModeNV`: records before the call is passed down.
     fn pre_call_record_set_latency_sleep_mode_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pSleepModeInfo: *const VkLatencySleepModeInfoNV,
@@ -17953,6 +20874,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetLatencySleepModeNV`: records after the call (and its `result`, if any).
     fn post_call_record_set_latency_sleep_mode_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pSleepModeInfo: *const VkLatencySleepModeInfoNV,
@@ -17961,6 +20883,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetLocalDimmingAMD`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_set_local_dimming_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapChain: VkSwapchainKHR,
         localDimmingEnable: VkBool32,
@@ -17970,6 +20893,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetLocalDimmingAMD`: records before the call is passed down.
     fn pre_call_record_set_local_dimming_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapChain: VkSwapchainKHR,
         localDimmingEnable: VkBool32,
@@ -17977,6 +20901,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetLocalDimmingAMD`: records after the call (and its `result`, if any).
     fn post_call_record_set_local_dimming_amd(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapChain: VkSwapchainKHR,
         localDimmingEnable: VkBool32,
@@ -17984,6 +20909,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetPrivateData`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_set_private_data(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         objectType: VkObjectType,
         objectHandle: u64,
@@ -17995,6 +20921,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetPrivateData`: records before the call is passed down.
     fn pre_call_record_set_private_data(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         objectType: VkObjectType,
         objectHandle: u64,
@@ -18004,6 +20931,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetPrivateData`: records after the call (and its `result`, if any).
     fn post_call_record_set_private_data(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         objectType: VkObjectType,
         objectHandle: u64,
@@ -18014,6 +20942,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetSwapchainPresentTimingQueueSizeEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_set_swapchain_present_timing_queue_size_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         size: u32,
@@ -18023,6 +20952,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetSwapchainPresentTimingQueueSizeEXT`: records before the call is passed down.
     fn pre_call_record_set_swapchain_present_timing_queue_size_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         size: u32,
@@ -18030,6 +20960,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSetSwapchainPresentTimingQueueSizeEXT`: records after the call (and its `result`, if any).
     fn post_call_record_set_swapchain_present_timing_queue_size_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         size: u32,
@@ -18038,17 +20969,27 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkShutdownLatencyDeviceLegacyNV`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_shutdown_latency_device_legacy_nv(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
     ) -> Option<()> {
         None
     }
     ///`vkShutdownLatencyDeviceLegacyNV`: records before the call is passed down.
-    fn pre_call_record_shutdown_latency_device_legacy_nv(&self, device: VkDevice) {}
+    fn pre_call_record_shutdown_latency_device_legacy_nv(
+        &self,
+        next: &DeviceDispatchTable,
+        device: VkDevice,
+    ) {}
     ///`vkShutdownLatencyDeviceLegacyNV`: records after the call (and its `result`, if any).
-    fn post_call_record_shutdown_latency_device_legacy_nv(&self, device: VkDevice) {}
+    fn post_call_record_shutdown_latency_device_legacy_nv(
+        &self,
+        next: &DeviceDispatchTable,
+        device: VkDevice,
+    ) {}
     ///`vkSignalSemaphore`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_signal_semaphore(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pSignalInfo: *const VkSemaphoreSignalInfo,
     ) -> Option<VkResult> {
@@ -18057,12 +20998,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkSignalSemaphore`: records before the call is passed down.
     fn pre_call_record_signal_semaphore(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pSignalInfo: *const VkSemaphoreSignalInfo,
     ) {}
     ///`vkSignalSemaphore`: records after the call (and its `result`, if any).
     fn post_call_record_signal_semaphore(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pSignalInfo: *const VkSemaphoreSignalInfo,
         result: VkResult,
@@ -18070,6 +21013,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkTransitionImageLayout`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_transition_image_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         transitionCount: u32,
         pTransitions: *const VkHostImageLayoutTransitionInfo,
@@ -18079,6 +21023,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkTransitionImageLayout`: records before the call is passed down.
     fn pre_call_record_transition_image_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         transitionCount: u32,
         pTransitions: *const VkHostImageLayoutTransitionInfo,
@@ -18086,6 +21031,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkTransitionImageLayout`: records after the call (and its `result`, if any).
     fn post_call_record_transition_image_layout(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         transitionCount: u32,
         pTransitions: *const VkHostImageLayoutTransitionInfo,
@@ -18094,6 +21040,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkTrimCommandPool`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_trim_command_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         commandPool: VkCommandPool,
         flags: VkCommandPoolTrimFlags,
@@ -18103,6 +21050,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkTrimCommandPool`: records before the call is passed down.
     fn pre_call_record_trim_command_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         commandPool: VkCommandPool,
         flags: VkCommandPoolTrimFlags,
@@ -18110,6 +21058,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkTrimCommandPool`: records after the call (and its `result`, if any).
     fn post_call_record_trim_command_pool(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         commandPool: VkCommandPool,
         flags: VkCommandPoolTrimFlags,
@@ -18117,29 +21066,50 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkUninitializePerformanceApiINTEL`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_uninitialize_performance_api_intel(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
     ) -> Option<()> {
         None
     }
     ///`vkUninitializePerformanceApiINTEL`: records before the call is passed down.
-    fn pre_call_record_uninitialize_performance_api_intel(&self, device: VkDevice) {}
+    fn pre_call_record_uninitialize_performance_api_intel(
+        &self,
+        next: &DeviceDispatchTable,
+        device: VkDevice,
+    ) {}
     ///`vkUninitializePerformanceApiINTEL`: records after the call (and its `result`, if any).
-    fn post_call_record_uninitialize_performance_api_intel(&self, device: VkDevice) {}
+    fn post_call_record_uninitialize_performance_api_intel(
+        &self,
+        next: &DeviceDispatchTable,
+        device: VkDevice,
+    ) {}
     ///`vkUnmapMemory`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_unmap_memory(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
     ) -> Option<()> {
         None
     }
     ///`vkUnmapMemory`: records before the call is passed down.
-    fn pre_call_record_unmap_memory(&self, device: VkDevice, memory: VkDeviceMemory) {}
+    fn pre_call_record_unmap_memory(
+        &self,
+        next: &DeviceDispatchTable,
+        device: VkDevice,
+        memory: VkDeviceMemory,
+    ) {}
     ///`vkUnmapMemory`: records after the call (and its `result`, if any).
-    fn post_call_record_unmap_memory(&self, device: VkDevice, memory: VkDeviceMemory) {}
+    fn post_call_record_unmap_memory(
+        &self,
+        next: &DeviceDispatchTable,
+        device: VkDevice,
+        memory: VkDeviceMemory,
+    ) {}
     ///`vkUnmapMemory2`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_unmap_memory2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pMemoryUnmapInfo: *const VkMemoryUnmapInfo,
     ) -> Option<VkResult> {
@@ -18148,12 +21118,14 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkUnmapMemory2`: records before the call is passed down.
     fn pre_call_record_unmap_memory2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pMemoryUnmapInfo: *const VkMemoryUnmapInfo,
     ) {}
     ///`vkUnmapMemory2`: records after the call (and its `result`, if any).
     fn post_call_record_unmap_memory2(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pMemoryUnmapInfo: *const VkMemoryUnmapInfo,
         result: VkResult,
@@ -18161,6 +21133,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkUnregisterCustomBorderColorEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_unregister_custom_border_color_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         index: u32,
     ) -> Option<()> {
@@ -18169,18 +21142,21 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkUnregisterCustomBorderColorEXT`: records before the call is passed down.
     fn pre_call_record_unregister_custom_border_color_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         index: u32,
     ) {}
     ///`vkUnregisterCustomBorderColorEXT`: records after the call (and its `result`, if any).
     fn post_call_record_unregister_custom_border_color_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         index: u32,
     ) {}
     ///`vkUpdateDescriptorSetWithTemplate`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_update_descriptor_set_with_template(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorSet: VkDescriptorSet,
         descriptorUpdateTemplate: VkDescriptorUpdateTemplate,
@@ -18191,6 +21167,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkUpdateDescriptorSetWithTemplate`: records before the call is passed down.
     fn pre_call_record_update_descriptor_set_with_template(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorSet: VkDescriptorSet,
         descriptorUpdateTemplate: VkDescriptorUpdateTemplate,
@@ -18199,6 +21176,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkUpdateDescriptorSetWithTemplate`: records after the call (and its `result`, if any).
     fn post_call_record_update_descriptor_set_with_template(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorSet: VkDescriptorSet,
         descriptorUpdateTemplate: VkDescriptorUpdateTemplate,
@@ -18207,6 +21185,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkUpdateDescriptorSets`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_update_descriptor_sets(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorWriteCount: u32,
         pDescriptorWrites: *const VkWriteDescriptorSet,
@@ -18218,6 +21197,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkUpdateDescriptorSets`: records before the call is passed down.
     fn pre_call_record_update_descriptor_sets(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorWriteCount: u32,
         pDescriptorWrites: *const VkWriteDescriptorSet,
@@ -18227,6 +21207,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkUpdateDescriptorSets`: records after the call (and its `result`, if any).
     fn post_call_record_update_descriptor_sets(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         descriptorWriteCount: u32,
         pDescriptorWrites: *const VkWriteDescriptorSet,
@@ -18236,6 +21217,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkUpdateIndirectExecutionSetPipelineEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_update_indirect_execution_set_pipeline_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         indirectExecutionSet: VkIndirectExecutionSetEXT,
         executionSetWriteCount: u32,
@@ -18246,6 +21228,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkUpdateIndirectExecutionSetPipelineEXT`: records before the call is passed down.
     fn pre_call_record_update_indirect_execution_set_pipeline_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         indirectExecutionSet: VkIndirectExecutionSetEXT,
         executionSetWriteCount: u32,
@@ -18254,6 +21237,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkUpdateIndirectExecutionSetPipelineEXT`: records after the call (and its `result`, if any).
     fn post_call_record_update_indirect_execution_set_pipeline_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         indirectExecutionSet: VkIndirectExecutionSetEXT,
         executionSetWriteCount: u32,
@@ -18262,6 +21246,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkUpdateIndirectExecutionSetShaderEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_update_indirect_execution_set_shader_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         indirectExecutionSet: VkIndirectExecutionSetEXT,
         executionSetWriteCount: u32,
@@ -18272,6 +21257,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkUpdateIndirectExecutionSetShaderEXT`: records before the call is passed down.
     fn pre_call_record_update_indirect_execution_set_shader_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         indirectExecutionSet: VkIndirectExecutionSetEXT,
         executionSetWriteCount: u32,
@@ -18280,6 +21266,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkUpdateIndirectExecutionSetShaderEXT`: records after the call (and its `result`, if any).
     fn post_call_record_update_indirect_execution_set_shader_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         indirectExecutionSet: VkIndirectExecutionSetEXT,
         executionSetWriteCount: u32,
@@ -18288,6 +21275,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkUpdateVideoSessionParametersKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_update_video_session_parameters_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         videoSessionParameters: VkVideoSessionParametersKHR,
         pUpdateInfo: *const VkVideoSessionParametersUpdateInfoKHR,
@@ -18297,6 +21285,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkUpdateVideoSessionParametersKHR`: records before the call is passed down.
     fn pre_call_record_update_video_session_parameters_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         videoSessionParameters: VkVideoSessionParametersKHR,
         pUpdateInfo: *const VkVideoSessionParametersUpdateInfoKHR,
@@ -18304,6 +21293,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkUpdateVideoSessionParametersKHR`: records after the call (and its `result`, if any).
     fn post_call_record_update_video_session_parameters_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         videoSessionParameters: VkVideoSessionParametersKHR,
         pUpdateInfo: *const VkVideoSessionParametersUpdateInfoKHR,
@@ -18312,6 +21302,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWaitForFences`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_wait_for_fences(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         fenceCount: u32,
         pFences: *const VkFence,
@@ -18323,6 +21314,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWaitForFences`: records before the call is passed down.
     fn pre_call_record_wait_for_fences(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         fenceCount: u32,
         pFences: *const VkFence,
@@ -18332,6 +21324,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWaitForFences`: records after the call (and its `result`, if any).
     fn post_call_record_wait_for_fences(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         fenceCount: u32,
         pFences: *const VkFence,
@@ -18342,6 +21335,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWaitForPresent2KHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_wait_for_present2_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pPresentWait2Info: *const VkPresentWait2InfoKHR,
@@ -18351,6 +21345,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWaitForPresent2KHR`: records before the call is passed down.
     fn pre_call_record_wait_for_present2_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pPresentWait2Info: *const VkPresentWait2InfoKHR,
@@ -18358,6 +21353,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWaitForPresent2KHR`: records after the call (and its `result`, if any).
     fn post_call_record_wait_for_present2_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pPresentWait2Info: *const VkPresentWait2InfoKHR,
@@ -18366,6 +21362,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWaitForPresentKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_wait_for_present_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         presentId: u64,
@@ -18376,6 +21373,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWaitForPresentKHR`: records before the call is passed down.
     fn pre_call_record_wait_for_present_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         presentId: u64,
@@ -18384,6 +21382,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWaitForPresentKHR`: records after the call (and its `result`, if any).
     fn post_call_record_wait_for_present_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         presentId: u64,
@@ -18393,6 +21392,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWaitSemaphores`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_wait_semaphores(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pWaitInfo: *const VkSemaphoreWaitInfo,
         timeout: u64,
@@ -18402,6 +21402,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWaitSemaphores`: records before the call is passed down.
     fn pre_call_record_wait_semaphores(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pWaitInfo: *const VkSemaphoreWaitInfo,
         timeout: u64,
@@ -18409,6 +21410,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWaitSemaphores`: records after the call (and its `result`, if any).
     fn post_call_record_wait_semaphores(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         pWaitInfo: *const VkSemaphoreWaitInfo,
         timeout: u64,
@@ -18417,6 +21419,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWriteAccelerationStructuresPropertiesKHR`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_write_acceleration_structures_properties_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         accelerationStructureCount: u32,
         pAccelerationStructures: *const VkAccelerationStructureKHR,
@@ -18430,6 +21433,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWriteAccelerationStructuresPropertiesKHR`: records before the call is passed down.
     fn pre_call_record_write_acceleration_structures_properties_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         accelerationStructureCount: u32,
         pAccelerationStructures: *const VkAccelerationStructureKHR,
@@ -18441,6 +21445,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWriteAccelerationStructuresPropertiesKHR`: records after the call (and its `result`, if any).
     fn post_call_record_write_acceleration_structures_properties_khr(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         accelerationStructureCount: u32,
         pAccelerationStructures: *const VkAccelerationStructureKHR,
@@ -18453,6 +21458,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWriteMicromapsPropertiesEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_write_micromaps_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         micromapCount: u32,
         pMicromaps: *const VkMicromapEXT,
@@ -18466,6 +21472,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWriteMicromapsPropertiesEXT`: records before the call is passed down.
     fn pre_call_record_write_micromaps_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         micromapCount: u32,
         pMicromaps: *const VkMicromapEXT,
@@ -18477,6 +21484,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWriteMicromapsPropertiesEXT`: records after the call (and its `result`, if any).
     fn post_call_record_write_micromaps_properties_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         micromapCount: u32,
         pMicromaps: *const VkMicromapEXT,
@@ -18489,6 +21497,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWriteResourceDescriptorsEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_write_resource_descriptors_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         resourceCount: u32,
         pResources: *const VkResourceDescriptorInfoEXT,
@@ -18499,6 +21508,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWriteResourceDescriptorsEXT`: records before the call is passed down.
     fn pre_call_record_write_resource_descriptors_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         resourceCount: u32,
         pResources: *const VkResourceDescriptorInfoEXT,
@@ -18507,6 +21517,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWriteResourceDescriptorsEXT`: records after the call (and its `result`, if any).
     fn post_call_record_write_resource_descriptors_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         resourceCount: u32,
         pResources: *const VkResourceDescriptorInfoEXT,
@@ -18516,6 +21527,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWriteSamplerDescriptorsEXT`: checks before the call; `Some(result)` skips it and returns `result`.
     fn pre_call_validate_write_sampler_descriptors_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         samplerCount: u32,
         pSamplers: *const VkSamplerCreateInfo,
@@ -18526,6 +21538,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWriteSamplerDescriptorsEXT`: records before the call is passed down.
     fn pre_call_record_write_sampler_descriptors_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         samplerCount: u32,
         pSamplers: *const VkSamplerCreateInfo,
@@ -18534,6 +21547,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
     ///`vkWriteSamplerDescriptorsEXT`: records after the call (and its `result`, if any).
     fn post_call_record_write_sampler_descriptors_ext(
         &self,
+        next: &DeviceDispatchTable,
         device: VkDevice,
         samplerCount: u32,
         pSamplers: *const VkSamplerCreateInfo,

@@ -39,7 +39,13 @@ const PROCESSES: usize = 5;
 /// The ratio the issue asks for: the SDK layer costs at most 5% more per call.
 const TARGET: f64 = 1.05;
 
-pub fn run(exe: &Path) -> Result<String, String> {
+/// Runs the benchmark; with `baseline` (an earlier run's JSON, say of the SDK before a change),
+/// also the ratio of this SDK layer to that run's, against the same target.
+pub fn run(exe: &Path, baseline: Option<&Path>) -> Result<String, String> {
+    let baseline_sdk = match baseline {
+        Some(file) => Some(baseline_sdk_ns(file)?),
+        None => None,
+    };
     let artifacts = exe.parent().ok_or("no directory for the benchmark executable")?;
     let ours = artifacts.join("libvulkan.so");
     let driver = artifacts.join("libvk_test_driver.so");
@@ -53,7 +59,15 @@ pub fn run(exe: &Path) -> Result<String, String> {
     let result = measure(exe, &ours, artifacts, &sandbox);
     let _ = std::fs::remove_dir_all(&root);
     let samples = result?;
-    Ok(report(&samples))
+    Ok(report(&samples, baseline_sdk))
+}
+
+/// The `sdk_ns` of an earlier run's JSON.
+fn baseline_sdk_ns(file: &Path) -> Result<f64, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let after = text.split("\"sdk_ns\":").nth(1).ok_or(format!("{}: no sdk_ns", file.display()))?;
+    let number: String = after.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+    number.parse().map_err(|_| format!("{}: sdk_ns is not a number", file.display()))
 }
 
 /// Per process: ns per call, as [`KEYS`].
@@ -122,7 +136,7 @@ pub fn child(loader: &Loader) -> Result<(), String> {
     Ok(())
 }
 
-fn report(samples: &[[f64; 5]]) -> String {
+fn report(samples: &[[f64; 5]], baseline_sdk: Option<f64>) -> String {
     let best = |i: usize| samples.iter().map(|s| s[i]).fold(f64::INFINITY, f64::min);
     let (floor, hw_a, hw_b, sdk, lock_free) = (best(0), best(1), best(2), best(3), best(4));
     let hw = hw_a.min(hw_b);
@@ -152,6 +166,11 @@ fn report(samples: &[[f64; 5]]) -> String {
     println!("{:<72} {:>10.3}", "ratio SDK / hand-written lock-free, per call", sdk / lock_free);
     println!("{:<72} {:>10.3}", "noise floor: |copy b / copy a - 1|, best figures", noise_best);
     println!("{:<72} {:>10.3}", "noise floor: the same, worst single process", noise_worst);
+    let against_baseline = baseline_sdk.map(|b| sdk / b);
+    if let (Some(b), Some(r)) = (baseline_sdk, against_baseline) {
+        let met = if r <= TARGET { "met" } else { "MISSED" };
+        println!("{:<72} {:>10.3}   target <= {TARGET}: {met} (baseline {b:.2} ns)", "ratio SDK layer / the baseline run's SDK layer, per call", r);
+    }
     let per_process: Vec<String> = samples
         .iter()
         .map(|s| {
@@ -160,7 +179,7 @@ fn report(samples: &[[f64; 5]]) -> String {
         })
         .collect();
     format!(
-        "{{\"benchmark\":\"layer-sdk\",\"date\":{},\"cpu\":{},\"logical_cpus\":{cpus},\"floor_ns\":{},\"handwritten_ns\":{},\"handwritten_copy_ns\":{},\"sdk_ns\":{},\"handwritten_lockfree_ns\":{},\"ratio\":{},\"ratio_lockfree\":{},\"overhead_ratio\":{},\"noise_floor\":{},\"noise_floor_worst_process\":{},\"target_ratio\":{TARGET},\"met\":{met},\"processes\":[{}]}}",
+        "{{\"benchmark\":\"layer-sdk\",\"date\":{},\"cpu\":{},\"logical_cpus\":{cpus},\"floor_ns\":{},\"handwritten_ns\":{},\"handwritten_copy_ns\":{},\"sdk_ns\":{},\"handwritten_lockfree_ns\":{},\"ratio\":{},\"ratio_lockfree\":{},\"overhead_ratio\":{},\"noise_floor\":{},\"noise_floor_worst_process\":{},\"target_ratio\":{TARGET},\"met\":{met},\"ratio_to_baseline\":{},\"processes\":[{}]}}",
         json_str(&date),
         json_str(&cpu),
         json_num(Some(floor)),
@@ -173,6 +192,7 @@ fn report(samples: &[[f64; 5]]) -> String {
         json_num(Some(overhead_ratio)),
         json_num(Some(noise_best)),
         json_num(Some(noise_worst)),
+        json_num(against_baseline),
         per_process.join(","),
     )
 }

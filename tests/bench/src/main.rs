@@ -18,7 +18,7 @@ use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: loader-bench [loaders|lookup|real-driver|layer-sdk|startup] [--khronos PATH] [--json FILE] | workload OUT_DIR";
+const USAGE: &str = "usage: loader-bench [loaders|lookup|real-driver|layer-sdk|startup] [--khronos PATH] [--json FILE] [--baseline FILE] | workload OUT_DIR";
 
 /// Each measurement repeats its input until a round takes this long...
 const MIN_ROUND: Duration = Duration::from_millis(50);
@@ -76,7 +76,8 @@ fn main() -> ExitCode {
                 Ok(exe) => exe,
                 Err(e) => return fail(&format!("cannot find this executable: {e}")),
             };
-            match layer_sdk::run(&exe) {
+            let baseline = args.iter().position(|a| a == "--baseline").and_then(|i| args.get(i + 1)).map(std::path::PathBuf::from);
+            match layer_sdk::run(&exe, baseline.as_deref()) {
                 Ok(json) => json,
                 Err(e) => return fail(&e),
             }

@@ -11,7 +11,6 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use vk_layer::vk::command_id as id;
 use vk_layer::vk::types::*;
 use vk_layer::vk::{DeviceDispatchTable, InstanceDispatchTable};
 use vk_layer::{DeviceHooks, DeviceLink, InstanceHooks, InstanceLink, Layer};
@@ -47,12 +46,6 @@ impl Device {
 impl Layer for SampleLayer {
     type Instance = Instance;
     type Device = Device;
-    const HOOKS: &'static [u16] = &[
-        id::vkBeginCommandBuffer,
-        id::vkEndCommandBuffer,
-        id::vkCmdDraw,
-        id::vkCmdDrawIndexed,
-    ];
 
     fn create_instance(
         _: &VkInstanceCreateInfo,
@@ -77,11 +70,14 @@ impl Layer for SampleLayer {
     }
 }
 
+#[vk_layer::hooks]
 impl InstanceHooks for Instance {}
 
+#[vk_layer::hooks]
 impl DeviceHooks for Device {
     fn pre_call_record_begin_command_buffer(
         &self,
+        _: &vk_layer::vk::DeviceDispatchTable,
         cmd: VkCommandBuffer,
         _: *const VkCommandBufferBeginInfo,
     ) {
@@ -91,6 +87,7 @@ impl DeviceHooks for Device {
 
     fn pre_call_record_cmd_draw(
         &self,
+        _: &vk_layer::vk::DeviceDispatchTable,
         cmd: VkCommandBuffer,
         vertex_count: u32,
         instance_count: u32,
@@ -102,6 +99,7 @@ impl DeviceHooks for Device {
 
     fn pre_call_record_cmd_draw_indexed(
         &self,
+        _: &vk_layer::vk::DeviceDispatchTable,
         cmd: VkCommandBuffer,
         index_count: u32,
         instance_count: u32,
@@ -112,7 +110,7 @@ impl DeviceHooks for Device {
         self.count(cmd, instance_count, index_count);
     }
 
-    fn pre_call_record_end_command_buffer(&self, cmd: VkCommandBuffer) {
+    fn pre_call_record_end_command_buffer(&self, _: &vk_layer::vk::DeviceDispatchTable, cmd: VkCommandBuffer) {
         let all = self.stats.lock().unwrap_or_else(|e| e.into_inner());
         let s = all.get(&(cmd.0 as usize)).copied().unwrap_or_default();
         println!(

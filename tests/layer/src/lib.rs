@@ -14,7 +14,6 @@ use std::ffi::{c_char, c_void, CStr};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use vk_layer::vk::command_id as id;
 use vk_layer::vk::types::*;
 use vk_layer::vk::{DeviceDispatchTable, DispatchTable, InstanceDispatchTable};
 use vk_layer::{
@@ -55,7 +54,7 @@ fn var(name: &str) -> Option<String> {
 
 /// The flags this layer knows, read once per process (GetProcAddr is called hundreds of times
 /// per instance; a benchmark through this layer should measure the loader, not getenv).
-const FLAGS: [&str; 10] = [
+const FLAGS: [&str; 11] = [
     "LOG",
     "WRAP",
     "CALLBACK",
@@ -66,10 +65,11 @@ const FLAGS: [&str; 10] = [
     "WRAP_INSTANCE",
     "NEXT_FROM_GIPA",
     "CLOBBER_INSTANCE",
+    "REPORT",
 ];
 
-fn flags() -> &'static [Option<String>; 10] {
-    static FLAG_VALUES: OnceLock<[Option<String>; 10]> = OnceLock::new();
+fn flags() -> &'static [Option<String>; 11] {
+    static FLAG_VALUES: OnceLock<[Option<String>; 11]> = OnceLock::new();
     FLAG_VALUES.get_or_init(|| FLAGS.map(var))
 }
 
@@ -209,22 +209,8 @@ fn own_command(name: &[u8]) -> PFN_vkVoidFunction {
 impl Layer for TestLayer {
     type Instance = Instance;
     type Device = Device;
-    const HOOKS: &'static [u16] = &[
-        id::vkCmdDraw,
-        id::vkGetPhysicalDeviceProperties,
-        id::vkEnumeratePhysicalDevices,
-        id::vkCreateHeadlessSurfaceEXT,
-        id::vkDestroySurfaceKHR,
-        id::vkCreateDebugUtilsMessengerEXT,
-        id::vkDestroyDebugUtilsMessengerEXT,
-        id::vkSetDebugUtilsObjectNameEXT,
-        id::vkGetPhysicalDeviceFeatures,
-        id::vkGetPhysicalDeviceMemoryProperties,
-        id::vkGetPhysicalDeviceQueueFamilyProperties,
-        id::vkEnumerateDeviceExtensionProperties,
-    ];
 
-    fn before_create_instance(_: &VkInstanceCreateInfo, link: &InstanceLink, p_instance: *mut VkInstance) -> Result<(), VkResult> {
+    fn before_create_instance(_: &mut vk_layer::InstanceCreateInfo<'_>, link: &InstanceLink, p_instance: *mut VkInstance) -> Result<(), VkResult> {
         log("vkCreateInstance");
         // SAFETY: the next level's own function and the caller's output pointer, per the API.
         unsafe {
@@ -249,6 +235,21 @@ impl Layer for TestLayer {
         next: &InstanceDispatchTable,
         link: &InstanceLink,
     ) -> Result<Instance, VkResult> {
+        if flag("REPORT") {
+            // `VK_TEST_LAYER_REPORT`: a message to the application's messengers (those chained at
+            // vkCreateInstance hear it now).
+            let objects = [vk_layer::report::Object { object_type: VkObjectType::INSTANCE, handle: instance.0 as u64, name: None }];
+            let message = vk_layer::report::Message {
+                severity: VkDebugUtilsMessageSeverityFlagsEXT::WARNING_BIT_EXT,
+                types: VkDebugUtilsMessageTypeFlagsEXT::VALIDATION_BIT_EXT,
+                id_name: c"TEST-LAYER-report",
+                id_number: 1,
+                text: c"the test layer reports",
+                objects: &objects,
+            };
+            // SAFETY: the instance just created.
+            unsafe { vk_layer::report::<TestLayer>(instance.0, &message) };
+        }
         // SAFETY: the next level's own functions, with its live instance.
         let from_gipa = flag("NEXT_FROM_GIPA").then(|| unsafe { next_from_gipa(instance, link) });
         // The wrapper needs the loader's dispatch pointer, which only vkSetInstanceLoaderData gives.
@@ -307,7 +308,7 @@ impl Layer for TestLayer {
         log("vkDestroyInstance");
     }
 
-    fn before_create_device(_: &Instance, _: VkPhysicalDevice, _: &VkDeviceCreateInfo, _: &DeviceLink) -> Result<(), VkResult> {
+    fn before_create_device(_: &Instance, _: VkPhysicalDevice, _: &mut vk_layer::DeviceCreateInfo<'_>, _: &DeviceLink) -> Result<(), VkResult> {
         log("vkCreateDevice");
         Ok(())
     }
@@ -469,10 +470,11 @@ unsafe fn next_from_gipa(
 // Hooks
 // ------------------------------------------------------------------------------------------------
 
+#[vk_layer::hooks(intercept(get_physical_device_properties, create_headless_surface_ext, destroy_surface_khr, create_debug_utils_messenger_ext, destroy_debug_utils_messenger_ext, get_physical_device_features, get_physical_device_memory_properties, get_physical_device_queue_family_properties, enumerate_device_extension_properties))]
 impl InstanceHooks for Instance {
     /// `VK_TEST_LAYER_WRAP`: hands out wrapped physical devices (the same wrapper for the same
     /// device every time), each given the loader's dispatch pointer.
-    fn pre_call_validate_enumerate_physical_devices(&self, instance: VkInstance, pCount: *mut u32, pDevices: *mut VkPhysicalDevice) -> Option<VkResult> {
+    fn pre_call_validate_enumerate_physical_devices(&self, _: &vk_layer::vk::InstanceDispatchTable, instance: VkInstance, pCount: *mut u32, pDevices: *mut VkPhysicalDevice) -> Option<VkResult> {
         if !flag("WRAP") {
             return None;
         }
@@ -509,15 +511,16 @@ impl InstanceHooks for Instance {
     }
 }
 
+#[vk_layer::hooks]
 impl DeviceHooks for Device {
-    fn pre_call_record_cmd_draw(&self, _: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {
+    fn pre_call_record_cmd_draw(&self, _: &vk_layer::vk::DeviceDispatchTable, _: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {
         self.draws.fetch_add(1, Ordering::Relaxed);
     }
 
     /// While wrapping: an instance or physical device named must be one this layer wrapped
     /// (reported and refused with `VK_ERROR_VALIDATION_FAILED_EXT` otherwise), and goes down as
     /// the next level's handle.
-    fn pre_call_validate_set_debug_utils_object_name_ext(&self, device: VkDevice, pNameInfo: *const VkDebugUtilsObjectNameInfoEXT) -> Option<VkResult> {
+    fn pre_call_validate_set_debug_utils_object_name_ext(&self, _: &vk_layer::vk::DeviceDispatchTable, device: VkDevice, pNameInfo: *const VkDebugUtilsObjectNameInfoEXT) -> Option<VkResult> {
         let Some(next) = self.next.vkSetDebugUtilsObjectNameEXT else { return Some(VkResult::ERROR_EXTENSION_NOT_PRESENT) };
         // SAFETY: the caller's structure, per the API.
         let Some(mut info) = (unsafe { pNameInfo.as_ref() }).copied() else { return Some(VkResult::ERROR_INITIALIZATION_FAILED) };

@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use vk_layer::vk::types::*;
-use vk_layer::vk::{command_id, DeviceDispatchTable, InstanceDispatchTable};
+use vk_layer::vk::{DeviceDispatchTable, InstanceDispatchTable};
 use vk_layer::{DeviceHooks, DeviceLink, InstanceHooks, InstanceLink, Layer};
 
 /// The layer.
@@ -25,7 +25,6 @@ pub struct Device {
 impl Layer for DrawCount {
     type Instance = Instance;
     type Device = Device;
-    const HOOKS: &'static [u16] = &[command_id::vkCmdDraw];
 
     fn create_instance(
         _: &VkInstanceCreateInfo,
@@ -50,10 +49,20 @@ impl Layer for DrawCount {
     }
 }
 
+#[vk_layer::hooks]
 impl InstanceHooks for Instance {}
 
+#[vk_layer::hooks]
 impl DeviceHooks for Device {
-    fn pre_call_record_cmd_draw(&self, _: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {
+    fn pre_call_record_cmd_draw(
+        &self,
+        _: &DeviceDispatchTable,
+        _: VkCommandBuffer,
+        _: u32,
+        _: u32,
+        _: u32,
+        _: u32,
+    ) {
         self.draws.fetch_add(1, Ordering::Relaxed);
     }
 }

@@ -4,745 +4,16 @@
 use core::ffi::c_char;
 use core::ffi::c_int;
 use core::ffi::c_void;
-use vk_layer::vk::command_id;
 use vk_layer::vk::types::*;
+use vk_layer::vk::{DeviceDispatchTable, InstanceDispatchTable};
 use vk_layer::{DeviceHooks, InstanceHooks};
 use crate::line;
 use crate::print as p;
-/// Every hookable command: the trace layer hooks them all.
-pub const HOOKS: &[u16] = &[
-    command_id::vkAcquireDrmDisplayEXT,
-    command_id::vkAcquireWinrtDisplayNV,
-    command_id::vkAcquireXlibDisplayEXT,
-    command_id::vkCreateAndroidSurfaceKHR,
-    command_id::vkCreateDebugReportCallbackEXT,
-    command_id::vkCreateDebugUtilsMessengerEXT,
-    command_id::vkCreateDirectFBSurfaceEXT,
-    command_id::vkCreateDisplayModeKHR,
-    command_id::vkCreateDisplayPlaneSurfaceKHR,
-    command_id::vkCreateHeadlessSurfaceEXT,
-    command_id::vkCreateIOSSurfaceMVK,
-    command_id::vkCreateImagePipeSurfaceFUCHSIA,
-    command_id::vkCreateMacOSSurfaceMVK,
-    command_id::vkCreateMetalSurfaceEXT,
-    command_id::vkCreateScreenSurfaceQNX,
-    command_id::vkCreateStreamDescriptorSurfaceGGP,
-    command_id::vkCreateSurfaceOHOS,
-    command_id::vkCreateUbmSurfaceSEC,
-    command_id::vkCreateViSurfaceNN,
-    command_id::vkCreateWaylandSurfaceKHR,
-    command_id::vkCreateWin32SurfaceKHR,
-    command_id::vkCreateXcbSurfaceKHR,
-    command_id::vkCreateXlibSurfaceKHR,
-    command_id::vkDebugReportMessageEXT,
-    command_id::vkDestroyDebugReportCallbackEXT,
-    command_id::vkDestroyDebugUtilsMessengerEXT,
-    command_id::vkDestroySurfaceKHR,
-    command_id::vkEnumerateDeviceExtensionProperties,
-    command_id::vkEnumerateDeviceLayerProperties,
-    command_id::vkEnumeratePhysicalDeviceGroups,
-    command_id::vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM,
-    command_id::vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR,
-    command_id::vkEnumeratePhysicalDeviceShaderInstrumentationMetricsARM,
-    command_id::vkEnumeratePhysicalDevices,
-    command_id::vkGetDisplayModeProperties2KHR,
-    command_id::vkGetDisplayModePropertiesKHR,
-    command_id::vkGetDisplayPlaneCapabilities2KHR,
-    command_id::vkGetDisplayPlaneCapabilitiesKHR,
-    command_id::vkGetDisplayPlaneSupportedDisplaysKHR,
-    command_id::vkGetDrmDisplayEXT,
-    command_id::vkGetPhysicalDeviceCalibrateableTimeDomainsKHR,
-    command_id::vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV,
-    command_id::vkGetPhysicalDeviceCooperativeMatrixProperties2EXT,
-    command_id::vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR,
-    command_id::vkGetPhysicalDeviceCooperativeMatrixPropertiesNV,
-    command_id::vkGetPhysicalDeviceCooperativeVectorPropertiesNV,
-    command_id::vkGetPhysicalDeviceDescriptorSizeEXT,
-    command_id::vkGetPhysicalDeviceDirectFBPresentationSupportEXT,
-    command_id::vkGetPhysicalDeviceDisplayPlaneProperties2KHR,
-    command_id::vkGetPhysicalDeviceDisplayPlanePropertiesKHR,
-    command_id::vkGetPhysicalDeviceDisplayProperties2KHR,
-    command_id::vkGetPhysicalDeviceDisplayPropertiesKHR,
-    command_id::vkGetPhysicalDeviceExternalBufferProperties,
-    command_id::vkGetPhysicalDeviceExternalFenceProperties,
-    command_id::vkGetPhysicalDeviceExternalImageFormatPropertiesNV,
-    command_id::vkGetPhysicalDeviceExternalSemaphoreProperties,
-    command_id::vkGetPhysicalDeviceExternalTensorPropertiesARM,
-    command_id::vkGetPhysicalDeviceFeatures,
-    command_id::vkGetPhysicalDeviceFeatures2,
-    command_id::vkGetPhysicalDeviceFormatProperties,
-    command_id::vkGetPhysicalDeviceFormatProperties2,
-    command_id::vkGetPhysicalDeviceFragmentShadingRatesKHR,
-    command_id::vkGetPhysicalDeviceImageFormatProperties,
-    command_id::vkGetPhysicalDeviceImageFormatProperties2,
-    command_id::vkGetPhysicalDeviceMemoryProperties,
-    command_id::vkGetPhysicalDeviceMemoryProperties2,
-    command_id::vkGetPhysicalDeviceMultisamplePropertiesEXT,
-    command_id::vkGetPhysicalDeviceOpticalFlowImageFormatsNV,
-    command_id::vkGetPhysicalDevicePresentRectanglesKHR,
-    command_id::vkGetPhysicalDeviceProperties,
-    command_id::vkGetPhysicalDeviceProperties2,
-    command_id::vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesARM,
-    command_id::vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM,
-    command_id::vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM,
-    command_id::vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM,
-    command_id::vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR,
-    command_id::vkGetPhysicalDeviceQueueFamilyProperties,
-    command_id::vkGetPhysicalDeviceQueueFamilyProperties2,
-    command_id::vkGetPhysicalDeviceScreenPresentationSupportQNX,
-    command_id::vkGetPhysicalDeviceSparseImageFormatProperties,
-    command_id::vkGetPhysicalDeviceSparseImageFormatProperties2,
-    command_id::vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV,
-    command_id::vkGetPhysicalDeviceSurfaceCapabilities2EXT,
-    command_id::vkGetPhysicalDeviceSurfaceCapabilities2KHR,
-    command_id::vkGetPhysicalDeviceSurfaceCapabilitiesKHR,
-    command_id::vkGetPhysicalDeviceSurfaceFormats2KHR,
-    command_id::vkGetPhysicalDeviceSurfaceFormatsKHR,
-    command_id::vkGetPhysicalDeviceSurfacePresentModes2EXT,
-    command_id::vkGetPhysicalDeviceSurfacePresentModesKHR,
-    command_id::vkGetPhysicalDeviceSurfaceSupportKHR,
-    command_id::vkGetPhysicalDeviceToolProperties,
-    command_id::vkGetPhysicalDeviceUbmPresentationSupportSEC,
-    command_id::vkGetPhysicalDeviceVideoCapabilitiesKHR,
-    command_id::vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR,
-    command_id::vkGetPhysicalDeviceVideoFormatPropertiesKHR,
-    command_id::vkGetPhysicalDeviceWaylandPresentationSupportKHR,
-    command_id::vkGetPhysicalDeviceWin32PresentationSupportKHR,
-    command_id::vkGetPhysicalDeviceXcbPresentationSupportKHR,
-    command_id::vkGetPhysicalDeviceXlibPresentationSupportKHR,
-    command_id::vkGetRandROutputDisplayEXT,
-    command_id::vkGetWinrtDisplayNV,
-    command_id::vkReleaseDisplayEXT,
-    command_id::vkSubmitDebugUtilsMessageEXT,
-    command_id::vkAcquireFullScreenExclusiveModeEXT,
-    command_id::vkAcquireNextImage2KHR,
-    command_id::vkAcquireNextImageKHR,
-    command_id::vkAcquirePerformanceConfigurationINTEL,
-    command_id::vkAcquireProfilingLockKHR,
-    command_id::vkAllocateCommandBuffers,
-    command_id::vkAllocateDescriptorSets,
-    command_id::vkAllocateMemory,
-    command_id::vkAntiLagUpdateAMD,
-    command_id::vkBeginCommandBuffer,
-    command_id::vkBindAccelerationStructureMemoryNV,
-    command_id::vkBindBufferMemory,
-    command_id::vkBindBufferMemory2,
-    command_id::vkBindDataGraphPipelineSessionMemoryARM,
-    command_id::vkBindImageMemory,
-    command_id::vkBindImageMemory2,
-    command_id::vkBindOpticalFlowSessionImageNV,
-    command_id::vkBindTensorMemoryARM,
-    command_id::vkBindVideoSessionMemoryKHR,
-    command_id::vkBuildAccelerationStructuresKHR,
-    command_id::vkBuildMicromapsEXT,
-    command_id::vkClearShaderInstrumentationMetricsARM,
-    command_id::vkCmdBeginConditionalRendering2EXT,
-    command_id::vkCmdBeginConditionalRenderingEXT,
-    command_id::vkCmdBeginCustomResolveEXT,
-    command_id::vkCmdBeginDebugUtilsLabelEXT,
-    command_id::vkCmdBeginGpaSampleAMD,
-    command_id::vkCmdBeginGpaSessionAMD,
-    command_id::vkCmdBeginPerTileExecutionQCOM,
-    command_id::vkCmdBeginQuery,
-    command_id::vkCmdBeginQueryIndexedEXT,
-    command_id::vkCmdBeginRenderPass,
-    command_id::vkCmdBeginRenderPass2,
-    command_id::vkCmdBeginRendering,
-    command_id::vkCmdBeginShaderInstrumentationARM,
-    command_id::vkCmdBeginTransformFeedback2EXT,
-    command_id::vkCmdBeginTransformFeedbackEXT,
-    command_id::vkCmdBeginVideoCodingKHR,
-    command_id::vkCmdBindDescriptorBufferEmbeddedSamplers2EXT,
-    command_id::vkCmdBindDescriptorBufferEmbeddedSamplersEXT,
-    command_id::vkCmdBindDescriptorBuffersEXT,
-    command_id::vkCmdBindDescriptorSets,
-    command_id::vkCmdBindDescriptorSets2,
-    command_id::vkCmdBindIndexBuffer,
-    command_id::vkCmdBindIndexBuffer2,
-    command_id::vkCmdBindIndexBuffer3KHR,
-    command_id::vkCmdBindInvocationMaskHUAWEI,
-    command_id::vkCmdBindPipeline,
-    command_id::vkCmdBindPipelineShaderGroupNV,
-    command_id::vkCmdBindResourceHeapEXT,
-    command_id::vkCmdBindSamplerHeapEXT,
-    command_id::vkCmdBindShadersEXT,
-    command_id::vkCmdBindShadingRateImageNV,
-    command_id::vkCmdBindTileMemoryQCOM,
-    command_id::vkCmdBindTransformFeedbackBuffers2EXT,
-    command_id::vkCmdBindTransformFeedbackBuffersEXT,
-    command_id::vkCmdBindVertexBuffers,
-    command_id::vkCmdBindVertexBuffers2,
-    command_id::vkCmdBindVertexBuffers3KHR,
-    command_id::vkCmdBlitImage,
-    command_id::vkCmdBlitImage2,
-    command_id::vkCmdBuildAccelerationStructureNV,
-    command_id::vkCmdBuildAccelerationStructuresIndirectKHR,
-    command_id::vkCmdBuildAccelerationStructuresKHR,
-    command_id::vkCmdBuildClusterAccelerationStructureIndirectNV,
-    command_id::vkCmdBuildMicromapsEXT,
-    command_id::vkCmdBuildPartitionedAccelerationStructuresNV,
-    command_id::vkCmdClearAttachments,
-    command_id::vkCmdClearColorImage,
-    command_id::vkCmdClearDepthStencilImage,
-    command_id::vkCmdControlVideoCodingKHR,
-    command_id::vkCmdConvertCooperativeVectorMatrixNV,
-    command_id::vkCmdCopyAccelerationStructureKHR,
-    command_id::vkCmdCopyAccelerationStructureNV,
-    command_id::vkCmdCopyAccelerationStructureToMemoryKHR,
-    command_id::vkCmdCopyBuffer,
-    command_id::vkCmdCopyBuffer2,
-    command_id::vkCmdCopyBufferToImage,
-    command_id::vkCmdCopyBufferToImage2,
-    command_id::vkCmdCopyGpaSessionResultsAMD,
-    command_id::vkCmdCopyImage,
-    command_id::vkCmdCopyImage2,
-    command_id::vkCmdCopyImageToBuffer,
-    command_id::vkCmdCopyImageToBuffer2,
-    command_id::vkCmdCopyImageToMemoryKHR,
-    command_id::vkCmdCopyMemoryIndirectKHR,
-    command_id::vkCmdCopyMemoryIndirectNV,
-    command_id::vkCmdCopyMemoryKHR,
-    command_id::vkCmdCopyMemoryToAccelerationStructureKHR,
-    command_id::vkCmdCopyMemoryToImageIndirectKHR,
-    command_id::vkCmdCopyMemoryToImageIndirectNV,
-    command_id::vkCmdCopyMemoryToImageKHR,
-    command_id::vkCmdCopyMemoryToMicromapEXT,
-    command_id::vkCmdCopyMicromapEXT,
-    command_id::vkCmdCopyMicromapToMemoryEXT,
-    command_id::vkCmdCopyQueryPoolResults,
-    command_id::vkCmdCopyQueryPoolResultsToMemoryKHR,
-    command_id::vkCmdCopyTensorARM,
-    command_id::vkCmdCuLaunchKernelNVX,
-    command_id::vkCmdCudaLaunchKernelNV,
-    command_id::vkCmdDebugMarkerBeginEXT,
-    command_id::vkCmdDebugMarkerEndEXT,
-    command_id::vkCmdDebugMarkerInsertEXT,
-    command_id::vkCmdDecodeVideoKHR,
-    command_id::vkCmdDecompressMemoryEXT,
-    command_id::vkCmdDecompressMemoryIndirectCountEXT,
-    command_id::vkCmdDecompressMemoryIndirectCountNV,
-    command_id::vkCmdDecompressMemoryNV,
-    command_id::vkCmdDispatch,
-    command_id::vkCmdDispatchBase,
-    command_id::vkCmdDispatchDataGraphARM,
-    command_id::vkCmdDispatchGraphAMDX,
-    command_id::vkCmdDispatchGraphIndirectAMDX,
-    command_id::vkCmdDispatchGraphIndirectCountAMDX,
-    command_id::vkCmdDispatchIndirect,
-    command_id::vkCmdDispatchIndirect2KHR,
-    command_id::vkCmdDispatchTileQCOM,
-    command_id::vkCmdDraw,
-    command_id::vkCmdDrawClusterHUAWEI,
-    command_id::vkCmdDrawClusterIndirectHUAWEI,
-    command_id::vkCmdDrawIndexed,
-    command_id::vkCmdDrawIndexedIndirect,
-    command_id::vkCmdDrawIndexedIndirect2KHR,
-    command_id::vkCmdDrawIndexedIndirectCount,
-    command_id::vkCmdDrawIndexedIndirectCount2KHR,
-    command_id::vkCmdDrawIndirect,
-    command_id::vkCmdDrawIndirect2KHR,
-    command_id::vkCmdDrawIndirectByteCount2EXT,
-    command_id::vkCmdDrawIndirectByteCountEXT,
-    command_id::vkCmdDrawIndirectCount,
-    command_id::vkCmdDrawIndirectCount2KHR,
-    command_id::vkCmdDrawMeshTasksEXT,
-    command_id::vkCmdDrawMeshTasksIndirect2EXT,
-    command_id::vkCmdDrawMeshTasksIndirectCount2EXT,
-    command_id::vkCmdDrawMeshTasksIndirectCountEXT,
-    command_id::vkCmdDrawMeshTasksIndirectCountNV,
-    command_id::vkCmdDrawMeshTasksIndirectEXT,
-    command_id::vkCmdDrawMeshTasksIndirectNV,
-    command_id::vkCmdDrawMeshTasksNV,
-    command_id::vkCmdDrawMultiEXT,
-    command_id::vkCmdDrawMultiIndexedEXT,
-    command_id::vkCmdEncodeVideoKHR,
-    command_id::vkCmdEndConditionalRenderingEXT,
-    command_id::vkCmdEndDebugUtilsLabelEXT,
-    command_id::vkCmdEndGpaSampleAMD,
-    command_id::vkCmdEndGpaSessionAMD,
-    command_id::vkCmdEndPerTileExecutionQCOM,
-    command_id::vkCmdEndQuery,
-    command_id::vkCmdEndQueryIndexedEXT,
-    command_id::vkCmdEndRenderPass,
-    command_id::vkCmdEndRenderPass2,
-    command_id::vkCmdEndRendering,
-    command_id::vkCmdEndRendering2KHR,
-    command_id::vkCmdEndShaderInstrumentationARM,
-    command_id::vkCmdEndTransformFeedback2EXT,
-    command_id::vkCmdEndTransformFeedbackEXT,
-    command_id::vkCmdEndVideoCodingKHR,
-    command_id::vkCmdExecuteCommands,
-    command_id::vkCmdExecuteGeneratedCommandsEXT,
-    command_id::vkCmdExecuteGeneratedCommandsNV,
-    command_id::vkCmdFillBuffer,
-    command_id::vkCmdFillMemoryKHR,
-    command_id::vkCmdInitializeGraphScratchMemoryAMDX,
-    command_id::vkCmdInsertDebugUtilsLabelEXT,
-    command_id::vkCmdNextSubpass,
-    command_id::vkCmdNextSubpass2,
-    command_id::vkCmdOpticalFlowExecuteNV,
-    command_id::vkCmdPipelineBarrier,
-    command_id::vkCmdPipelineBarrier2,
-    command_id::vkCmdPreprocessGeneratedCommandsEXT,
-    command_id::vkCmdPreprocessGeneratedCommandsNV,
-    command_id::vkCmdPushConstants,
-    command_id::vkCmdPushConstants2,
-    command_id::vkCmdPushDataEXT,
-    command_id::vkCmdPushDescriptorSet,
-    command_id::vkCmdPushDescriptorSet2,
-    command_id::vkCmdPushDescriptorSetWithTemplate,
-    command_id::vkCmdPushDescriptorSetWithTemplate2,
-    command_id::vkCmdResetEvent,
-    command_id::vkCmdResetEvent2,
-    command_id::vkCmdResetQueryPool,
-    command_id::vkCmdResolveImage,
-    command_id::vkCmdResolveImage2,
-    command_id::vkCmdSetAlphaToCoverageEnableEXT,
-    command_id::vkCmdSetAlphaToOneEnableEXT,
-    command_id::vkCmdSetAttachmentFeedbackLoopEnableEXT,
-    command_id::vkCmdSetBlendConstants,
-    command_id::vkCmdSetCheckpointNV,
-    command_id::vkCmdSetCoarseSampleOrderNV,
-    command_id::vkCmdSetColorBlendAdvancedEXT,
-    command_id::vkCmdSetColorBlendEnableEXT,
-    command_id::vkCmdSetColorBlendEquationEXT,
-    command_id::vkCmdSetColorWriteEnableEXT,
-    command_id::vkCmdSetColorWriteMaskEXT,
-    command_id::vkCmdSetComputeOccupancyPriorityNV,
-    command_id::vkCmdSetConservativeRasterizationModeEXT,
-    command_id::vkCmdSetCoverageModulationModeNV,
-    command_id::vkCmdSetCoverageModulationTableEnableNV,
-    command_id::vkCmdSetCoverageModulationTableNV,
-    command_id::vkCmdSetCoverageReductionModeNV,
-    command_id::vkCmdSetCoverageToColorEnableNV,
-    command_id::vkCmdSetCoverageToColorLocationNV,
-    command_id::vkCmdSetCullMode,
-    command_id::vkCmdSetDepthBias,
-    command_id::vkCmdSetDepthBias2EXT,
-    command_id::vkCmdSetDepthBiasEnable,
-    command_id::vkCmdSetDepthBounds,
-    command_id::vkCmdSetDepthBoundsTestEnable,
-    command_id::vkCmdSetDepthClampEnableEXT,
-    command_id::vkCmdSetDepthClampRangeEXT,
-    command_id::vkCmdSetDepthClipEnableEXT,
-    command_id::vkCmdSetDepthClipNegativeOneToOneEXT,
-    command_id::vkCmdSetDepthCompareOp,
-    command_id::vkCmdSetDepthTestEnable,
-    command_id::vkCmdSetDepthWriteEnable,
-    command_id::vkCmdSetDescriptorBufferOffsets2EXT,
-    command_id::vkCmdSetDescriptorBufferOffsetsEXT,
-    command_id::vkCmdSetDeviceMask,
-    command_id::vkCmdSetDiscardRectangleEXT,
-    command_id::vkCmdSetDiscardRectangleEnableEXT,
-    command_id::vkCmdSetDiscardRectangleModeEXT,
-    command_id::vkCmdSetDispatchParametersARM,
-    command_id::vkCmdSetEvent,
-    command_id::vkCmdSetEvent2,
-    command_id::vkCmdSetExclusiveScissorEnableNV,
-    command_id::vkCmdSetExclusiveScissorNV,
-    command_id::vkCmdSetExtraPrimitiveOverestimationSizeEXT,
-    command_id::vkCmdSetFragmentShadingRateEnumNV,
-    command_id::vkCmdSetFragmentShadingRateKHR,
-    command_id::vkCmdSetFrontFace,
-    command_id::vkCmdSetLineRasterizationModeEXT,
-    command_id::vkCmdSetLineStipple,
-    command_id::vkCmdSetLineStippleEnableEXT,
-    command_id::vkCmdSetLineWidth,
-    command_id::vkCmdSetLogicOpEXT,
-    command_id::vkCmdSetLogicOpEnableEXT,
-    command_id::vkCmdSetPatchControlPointsEXT,
-    command_id::vkCmdSetPerformanceMarkerINTEL,
-    command_id::vkCmdSetPerformanceOverrideINTEL,
-    command_id::vkCmdSetPerformanceStreamMarkerINTEL,
-    command_id::vkCmdSetPolygonModeEXT,
-    command_id::vkCmdSetPrimitiveRestartEnable,
-    command_id::vkCmdSetPrimitiveRestartIndexEXT,
-    command_id::vkCmdSetPrimitiveTopology,
-    command_id::vkCmdSetProvokingVertexModeEXT,
-    command_id::vkCmdSetRasterizationSamplesEXT,
-    command_id::vkCmdSetRasterizationStreamEXT,
-    command_id::vkCmdSetRasterizerDiscardEnable,
-    command_id::vkCmdSetRayTracingPipelineStackSizeKHR,
-    command_id::vkCmdSetRenderingAttachmentLocations,
-    command_id::vkCmdSetRenderingInputAttachmentIndices,
-    command_id::vkCmdSetRepresentativeFragmentTestEnableNV,
-    command_id::vkCmdSetSampleLocationsEXT,
-    command_id::vkCmdSetSampleLocationsEnableEXT,
-    command_id::vkCmdSetSampleMaskEXT,
-    command_id::vkCmdSetScissor,
-    command_id::vkCmdSetScissorWithCount,
-    command_id::vkCmdSetShadingRateImageEnableNV,
-    command_id::vkCmdSetStencilCompareMask,
-    command_id::vkCmdSetStencilOp,
-    command_id::vkCmdSetStencilReference,
-    command_id::vkCmdSetStencilTestEnable,
-    command_id::vkCmdSetStencilWriteMask,
-    command_id::vkCmdSetTessellationDomainOriginEXT,
-    command_id::vkCmdSetVertexInputEXT,
-    command_id::vkCmdSetViewport,
-    command_id::vkCmdSetViewportShadingRatePaletteNV,
-    command_id::vkCmdSetViewportSwizzleNV,
-    command_id::vkCmdSetViewportWScalingEnableNV,
-    command_id::vkCmdSetViewportWScalingNV,
-    command_id::vkCmdSetViewportWithCount,
-    command_id::vkCmdSubpassShadingHUAWEI,
-    command_id::vkCmdTraceRaysIndirect2KHR,
-    command_id::vkCmdTraceRaysIndirectKHR,
-    command_id::vkCmdTraceRaysKHR,
-    command_id::vkCmdTraceRaysNV,
-    command_id::vkCmdUpdateBuffer,
-    command_id::vkCmdUpdateMemoryKHR,
-    command_id::vkCmdUpdatePipelineIndirectBufferNV,
-    command_id::vkCmdWaitEvents,
-    command_id::vkCmdWaitEvents2,
-    command_id::vkCmdWriteAccelerationStructuresPropertiesKHR,
-    command_id::vkCmdWriteAccelerationStructuresPropertiesNV,
-    command_id::vkCmdWriteBufferMarker2AMD,
-    command_id::vkCmdWriteBufferMarkerAMD,
-    command_id::vkCmdWriteMarkerToMemoryAMD,
-    command_id::vkCmdWriteMicromapsPropertiesEXT,
-    command_id::vkCmdWriteTimestamp,
-    command_id::vkCmdWriteTimestamp2,
-    command_id::vkCompileDeferredNV,
-    command_id::vkConvertCooperativeVectorMatrixNV,
-    command_id::vkCopyAccelerationStructureKHR,
-    command_id::vkCopyAccelerationStructureToMemoryKHR,
-    command_id::vkCopyImageToImage,
-    command_id::vkCopyImageToMemory,
-    command_id::vkCopyMemoryToAccelerationStructureKHR,
-    command_id::vkCopyMemoryToImage,
-    command_id::vkCopyMemoryToMicromapEXT,
-    command_id::vkCopyMicromapEXT,
-    command_id::vkCopyMicromapToMemoryEXT,
-    command_id::vkCreateAccelerationStructure2KHR,
-    command_id::vkCreateAccelerationStructureKHR,
-    command_id::vkCreateAccelerationStructureNV,
-    command_id::vkCreateBuffer,
-    command_id::vkCreateBufferCollectionFUCHSIA,
-    command_id::vkCreateBufferView,
-    command_id::vkCreateCommandPool,
-    command_id::vkCreateComputePipelines,
-    command_id::vkCreateCuFunctionNVX,
-    command_id::vkCreateCuModuleNVX,
-    command_id::vkCreateCudaFunctionNV,
-    command_id::vkCreateCudaModuleNV,
-    command_id::vkCreateDataGraphPipelineSessionARM,
-    command_id::vkCreateDataGraphPipelinesARM,
-    command_id::vkCreateDeferredOperationKHR,
-    command_id::vkCreateDescriptorPool,
-    command_id::vkCreateDescriptorSetLayout,
-    command_id::vkCreateDescriptorUpdateTemplate,
-    command_id::vkCreateEvent,
-    command_id::vkCreateExecutionGraphPipelinesAMDX,
-    command_id::vkCreateExternalComputeQueueNV,
-    command_id::vkCreateFence,
-    command_id::vkCreateFramebuffer,
-    command_id::vkCreateGpaSessionAMD,
-    command_id::vkCreateGraphicsPipelines,
-    command_id::vkCreateImage,
-    command_id::vkCreateImageView,
-    command_id::vkCreateIndirectCommandsLayoutEXT,
-    command_id::vkCreateIndirectCommandsLayoutNV,
-    command_id::vkCreateIndirectExecutionSetEXT,
-    command_id::vkCreateMicromapEXT,
-    command_id::vkCreateOpticalFlowSessionNV,
-    command_id::vkCreatePipelineBinariesKHR,
-    command_id::vkCreatePipelineCache,
-    command_id::vkCreatePipelineLayout,
-    command_id::vkCreatePrivateDataSlot,
-    command_id::vkCreateQueryPool,
-    command_id::vkCreateRayTracingPipelinesKHR,
-    command_id::vkCreateRayTracingPipelinesNV,
-    command_id::vkCreateRenderPass,
-    command_id::vkCreateRenderPass2,
-    command_id::vkCreateSampler,
-    command_id::vkCreateSamplerYcbcrConversion,
-    command_id::vkCreateSemaphore,
-    command_id::vkCreateShaderInstrumentationARM,
-    command_id::vkCreateShaderModule,
-    command_id::vkCreateShadersEXT,
-    command_id::vkCreateSharedSwapchainsKHR,
-    command_id::vkCreateSwapchainKHR,
-    command_id::vkCreateTensorARM,
-    command_id::vkCreateTensorViewARM,
-    command_id::vkCreateValidationCacheEXT,
-    command_id::vkCreateVideoSessionKHR,
-    command_id::vkCreateVideoSessionParametersKHR,
-    command_id::vkDebugMarkerSetObjectNameEXT,
-    command_id::vkDebugMarkerSetObjectTagEXT,
-    command_id::vkDeferredOperationJoinKHR,
-    command_id::vkDestroyAccelerationStructureKHR,
-    command_id::vkDestroyAccelerationStructureNV,
-    command_id::vkDestroyBuffer,
-    command_id::vkDestroyBufferCollectionFUCHSIA,
-    command_id::vkDestroyBufferView,
-    command_id::vkDestroyCommandPool,
-    command_id::vkDestroyCuFunctionNVX,
-    command_id::vkDestroyCuModuleNVX,
-    command_id::vkDestroyCudaFunctionNV,
-    command_id::vkDestroyCudaModuleNV,
-    command_id::vkDestroyDataGraphPipelineSessionARM,
-    command_id::vkDestroyDeferredOperationKHR,
-    command_id::vkDestroyDescriptorPool,
-    command_id::vkDestroyDescriptorSetLayout,
-    command_id::vkDestroyDescriptorUpdateTemplate,
-    command_id::vkDestroyEvent,
-    command_id::vkDestroyExternalComputeQueueNV,
-    command_id::vkDestroyFence,
-    command_id::vkDestroyFramebuffer,
-    command_id::vkDestroyGpaSessionAMD,
-    command_id::vkDestroyImage,
-    command_id::vkDestroyImageView,
-    command_id::vkDestroyIndirectCommandsLayoutEXT,
-    command_id::vkDestroyIndirectCommandsLayoutNV,
-    command_id::vkDestroyIndirectExecutionSetEXT,
-    command_id::vkDestroyMicromapEXT,
-    command_id::vkDestroyOpticalFlowSessionNV,
-    command_id::vkDestroyPipeline,
-    command_id::vkDestroyPipelineBinaryKHR,
-    command_id::vkDestroyPipelineCache,
-    command_id::vkDestroyPipelineLayout,
-    command_id::vkDestroyPrivateDataSlot,
-    command_id::vkDestroyQueryPool,
-    command_id::vkDestroyRenderPass,
-    command_id::vkDestroySampler,
-    command_id::vkDestroySamplerYcbcrConversion,
-    command_id::vkDestroySemaphore,
-    command_id::vkDestroyShaderEXT,
-    command_id::vkDestroyShaderInstrumentationARM,
-    command_id::vkDestroyShaderModule,
-    command_id::vkDestroySwapchainKHR,
-    command_id::vkDestroyTensorARM,
-    command_id::vkDestroyTensorViewARM,
-    command_id::vkDestroyValidationCacheEXT,
-    command_id::vkDestroyVideoSessionKHR,
-    command_id::vkDestroyVideoSessionParametersKHR,
-    command_id::vkDeviceWaitIdle,
-    command_id::vkDisplayPowerControlEXT,
-    command_id::vkEndCommandBuffer,
-    command_id::vkExportMetalObjectsEXT,
-    command_id::vkFlushMappedMemoryRanges,
-    command_id::vkFreeCommandBuffers,
-    command_id::vkFreeDescriptorSets,
-    command_id::vkFreeMemory,
-    command_id::vkGetAccelerationStructureBuildSizesKHR,
-    command_id::vkGetAccelerationStructureDeviceAddressKHR,
-    command_id::vkGetAccelerationStructureHandleNV,
-    command_id::vkGetAccelerationStructureMemoryRequirementsNV,
-    command_id::vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT,
-    command_id::vkGetAndroidHardwareBufferPropertiesANDROID,
-    command_id::vkGetBufferCollectionPropertiesFUCHSIA,
-    command_id::vkGetBufferDeviceAddress,
-    command_id::vkGetBufferMemoryRequirements,
-    command_id::vkGetBufferMemoryRequirements2,
-    command_id::vkGetBufferOpaqueCaptureAddress,
-    command_id::vkGetBufferOpaqueCaptureDescriptorDataEXT,
-    command_id::vkGetCalibratedTimestampsKHR,
-    command_id::vkGetClusterAccelerationStructureBuildSizesNV,
-    command_id::vkGetCudaModuleCacheNV,
-    command_id::vkGetDataGraphPipelineAvailablePropertiesARM,
-    command_id::vkGetDataGraphPipelinePropertiesARM,
-    command_id::vkGetDataGraphPipelineSessionBindPointRequirementsARM,
-    command_id::vkGetDataGraphPipelineSessionMemoryRequirementsARM,
-    command_id::vkGetDeferredOperationMaxConcurrencyKHR,
-    command_id::vkGetDeferredOperationResultKHR,
-    command_id::vkGetDescriptorEXT,
-    command_id::vkGetDescriptorSetHostMappingVALVE,
-    command_id::vkGetDescriptorSetLayoutBindingOffsetEXT,
-    command_id::vkGetDescriptorSetLayoutHostMappingInfoVALVE,
-    command_id::vkGetDescriptorSetLayoutSizeEXT,
-    command_id::vkGetDescriptorSetLayoutSupport,
-    command_id::vkGetDeviceAccelerationStructureCompatibilityKHR,
-    command_id::vkGetDeviceBufferMemoryRequirements,
-    command_id::vkGetDeviceCombinedImageSamplerIndexNVX,
-    command_id::vkGetDeviceFaultDebugInfoKHR,
-    command_id::vkGetDeviceFaultInfoEXT,
-    command_id::vkGetDeviceFaultReportsKHR,
-    command_id::vkGetDeviceGroupPeerMemoryFeatures,
-    command_id::vkGetDeviceGroupPresentCapabilitiesKHR,
-    command_id::vkGetDeviceGroupSurfacePresentModes2EXT,
-    command_id::vkGetDeviceGroupSurfacePresentModesKHR,
-    command_id::vkGetDeviceImageMemoryRequirements,
-    command_id::vkGetDeviceImageSparseMemoryRequirements,
-    command_id::vkGetDeviceImageSubresourceLayout,
-    command_id::vkGetDeviceMemoryCommitment,
-    command_id::vkGetDeviceMemoryOpaqueCaptureAddress,
-    command_id::vkGetDeviceMicromapCompatibilityEXT,
-    command_id::vkGetDeviceQueue,
-    command_id::vkGetDeviceQueue2,
-    command_id::vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI,
-    command_id::vkGetDeviceTensorMemoryRequirementsARM,
-    command_id::vkGetDynamicRenderingTilePropertiesQCOM,
-    command_id::vkGetEncodedVideoSessionParametersKHR,
-    command_id::vkGetEventStatus,
-    command_id::vkGetExecutionGraphPipelineNodeIndexAMDX,
-    command_id::vkGetExecutionGraphPipelineScratchSizeAMDX,
-    command_id::vkGetExternalComputeQueueDataNV,
-    command_id::vkGetFenceFdKHR,
-    command_id::vkGetFenceStatus,
-    command_id::vkGetFenceWin32HandleKHR,
-    command_id::vkGetFramebufferTilePropertiesQCOM,
-    command_id::vkGetGeneratedCommandsMemoryRequirementsEXT,
-    command_id::vkGetGeneratedCommandsMemoryRequirementsNV,
-    command_id::vkGetGpaDeviceClockInfoAMD,
-    command_id::vkGetGpaSessionResultsAMD,
-    command_id::vkGetGpaSessionStatusAMD,
-    command_id::vkGetImageDrmFormatModifierPropertiesEXT,
-    command_id::vkGetImageMemoryRequirements,
-    command_id::vkGetImageMemoryRequirements2,
-    command_id::vkGetImageOpaqueCaptureDataEXT,
-    command_id::vkGetImageOpaqueCaptureDescriptorDataEXT,
-    command_id::vkGetImageSparseMemoryRequirements,
-    command_id::vkGetImageSparseMemoryRequirements2,
-    command_id::vkGetImageSubresourceLayout,
-    command_id::vkGetImageSubresourceLayout2,
-    command_id::vkGetImageViewAddressNVX,
-    command_id::vkGetImageViewHandle64NVX,
-    command_id::vkGetImageViewHandleNVX,
-    command_id::vkGetImageViewOpaqueCaptureDescriptorDataEXT,
-    command_id::vkGetLatencyTimingsLegacyNV,
-    command_id::vkGetLatencyTimingsNV,
-    command_id::vkGetMemoryAndroidHardwareBufferANDROID,
-    command_id::vkGetMemoryFdKHR,
-    command_id::vkGetMemoryFdPropertiesKHR,
-    command_id::vkGetMemoryHostPointerPropertiesEXT,
-    command_id::vkGetMemoryMetalHandleEXT,
-    command_id::vkGetMemoryMetalHandlePropertiesEXT,
-    command_id::vkGetMemoryNativeBufferOHOS,
-    command_id::vkGetMemoryRemoteAddressNV,
-    command_id::vkGetMemoryWin32HandleKHR,
-    command_id::vkGetMemoryWin32HandleNV,
-    command_id::vkGetMemoryWin32HandlePropertiesKHR,
-    command_id::vkGetMemoryZirconHandleFUCHSIA,
-    command_id::vkGetMemoryZirconHandlePropertiesFUCHSIA,
-    command_id::vkGetMicromapBuildSizesEXT,
-    command_id::vkGetNativeBufferPropertiesOHOS,
-    command_id::vkGetPartitionedAccelerationStructuresBuildSizesNV,
-    command_id::vkGetPastPresentationTimingEXT,
-    command_id::vkGetPastPresentationTimingGOOGLE,
-    command_id::vkGetPerformanceParameterINTEL,
-    command_id::vkGetPipelineBinaryDataKHR,
-    command_id::vkGetPipelineCacheData,
-    command_id::vkGetPipelineExecutableInternalRepresentationsKHR,
-    command_id::vkGetPipelineExecutablePropertiesKHR,
-    command_id::vkGetPipelineExecutableStatisticsKHR,
-    command_id::vkGetPipelineIndirectDeviceAddressNV,
-    command_id::vkGetPipelineIndirectMemoryRequirementsNV,
-    command_id::vkGetPipelineKeyKHR,
-    command_id::vkGetPipelinePropertiesEXT,
-    command_id::vkGetPrivateData,
-    command_id::vkGetQueryPoolResults,
-    command_id::vkGetQueueCheckpointData2NV,
-    command_id::vkGetQueueCheckpointDataNV,
-    command_id::vkGetRayTracingCaptureReplayShaderGroupHandlesKHR,
-    command_id::vkGetRayTracingShaderGroupHandlesKHR,
-    command_id::vkGetRayTracingShaderGroupStackSizeKHR,
-    command_id::vkGetRefreshCycleDurationGOOGLE,
-    command_id::vkGetRenderAreaGranularity,
-    command_id::vkGetRenderingAreaGranularity,
-    command_id::vkGetSamplerOpaqueCaptureDescriptorDataEXT,
-    command_id::vkGetScreenBufferPropertiesQNX,
-    command_id::vkGetSemaphoreCounterValue,
-    command_id::vkGetSemaphoreFdKHR,
-    command_id::vkGetSemaphoreWin32HandleKHR,
-    command_id::vkGetSemaphoreZirconHandleFUCHSIA,
-    command_id::vkGetShaderBinaryDataEXT,
-    command_id::vkGetShaderInfoAMD,
-    command_id::vkGetShaderInstrumentationValuesARM,
-    command_id::vkGetShaderModuleCreateInfoIdentifierEXT,
-    command_id::vkGetShaderModuleIdentifierEXT,
-    command_id::vkGetSleepStatusLegacyNV,
-    command_id::vkGetSwapchainCounterEXT,
-    command_id::vkGetSwapchainImagesKHR,
-    command_id::vkGetSwapchainStatusKHR,
-    command_id::vkGetSwapchainTimeDomainPropertiesEXT,
-    command_id::vkGetSwapchainTimingPropertiesEXT,
-    command_id::vkGetTensorMemoryRequirementsARM,
-    command_id::vkGetTensorOpaqueCaptureDataARM,
-    command_id::vkGetTensorOpaqueCaptureDescriptorDataARM,
-    command_id::vkGetTensorViewOpaqueCaptureDescriptorDataARM,
-    command_id::vkGetValidationCacheDataEXT,
-    command_id::vkGetVideoSessionMemoryRequirementsKHR,
-    command_id::vkImportFenceFdKHR,
-    command_id::vkImportFenceWin32HandleKHR,
-    command_id::vkImportSemaphoreFdKHR,
-    command_id::vkImportSemaphoreWin32HandleKHR,
-    command_id::vkImportSemaphoreZirconHandleFUCHSIA,
-    command_id::vkInitializePerformanceApiINTEL,
-    command_id::vkInvalidateMappedMemoryRanges,
-    command_id::vkLatencySleepLegacyNV,
-    command_id::vkLatencySleepNV,
-    command_id::vkMapMemory,
-    command_id::vkMapMemory2,
-    command_id::vkMergePipelineCaches,
-    command_id::vkMergeValidationCachesEXT,
-    command_id::vkQueueBeginDebugUtilsLabelEXT,
-    command_id::vkQueueBindSparse,
-    command_id::vkQueueEndDebugUtilsLabelEXT,
-    command_id::vkQueueInsertDebugUtilsLabelEXT,
-    command_id::vkQueueNotifyOutOfBandLegacyNV,
-    command_id::vkQueueNotifyOutOfBandNV,
-    command_id::vkQueuePresentKHR,
-    command_id::vkQueueSetPerfHintQCOM,
-    command_id::vkQueueSetPerformanceConfigurationINTEL,
-    command_id::vkQueueSubmit,
-    command_id::vkQueueSubmit2,
-    command_id::vkQueueWaitIdle,
-    command_id::vkRegisterCustomBorderColorEXT,
-    command_id::vkRegisterDeviceEventEXT,
-    command_id::vkRegisterDisplayEventEXT,
-    command_id::vkReleaseCapturedPipelineDataKHR,
-    command_id::vkReleaseFullScreenExclusiveModeEXT,
-    command_id::vkReleasePerformanceConfigurationINTEL,
-    command_id::vkReleaseProfilingLockKHR,
-    command_id::vkReleaseSwapchainImagesKHR,
-    command_id::vkResetCommandBuffer,
-    command_id::vkResetCommandPool,
-    command_id::vkResetDescriptorPool,
-    command_id::vkResetEvent,
-    command_id::vkResetFences,
-    command_id::vkResetGpaSessionAMD,
-    command_id::vkResetQueryPool,
-    command_id::vkSetBufferCollectionBufferConstraintsFUCHSIA,
-    command_id::vkSetBufferCollectionImageConstraintsFUCHSIA,
-    command_id::vkSetDebugUtilsObjectNameEXT,
-    command_id::vkSetDebugUtilsObjectTagEXT,
-    command_id::vkSetDeviceMemoryPriorityEXT,
-    command_id::vkSetEvent,
-    command_id::vkSetGpaDeviceClockModeAMD,
-    command_id::vkSetHdrMetadataEXT,
-    command_id::vkSetLatencyMarkerLegacyNV,
-    command_id::vkSetLatencyMarkerNV,
-    command_id::vkSetLatencySleepModeLegacyNV,
-    command_id::vkSetLatencySleepModeNV,
-    command_id::vkSetLocalDimmingAMD,
-    command_id::vkSetPrivateData,
-    command_id::vkSetSwapchainPresentTimingQueueSizeEXT,
-    command_id::vkShutdownLatencyDeviceLegacyNV,
-    command_id::vkSignalSemaphore,
-    command_id::vkTransitionImageLayout,
-    command_id::vkTrimCommandPool,
-    command_id::vkUninitializePerformanceApiINTEL,
-    command_id::vkUnmapMemory,
-    command_id::vkUnmapMemory2,
-    command_id::vkUnregisterCustomBorderColorEXT,
-    command_id::vkUpdateDescriptorSetWithTemplate,
-    command_id::vkUpdateDescriptorSets,
-    command_id::vkUpdateIndirectExecutionSetPipelineEXT,
-    command_id::vkUpdateIndirectExecutionSetShaderEXT,
-    command_id::vkUpdateVideoSessionParametersKHR,
-    command_id::vkWaitForFences,
-    command_id::vkWaitForPresent2KHR,
-    command_id::vkWaitForPresentKHR,
-    command_id::vkWaitSemaphores,
-    command_id::vkWriteAccelerationStructuresPropertiesKHR,
-    command_id::vkWriteMicromapsPropertiesEXT,
-    command_id::vkWriteResourceDescriptorsEXT,
-    command_id::vkWriteSamplerDescriptorsEXT,
-];
+#[vk_layer::hooks]
 impl InstanceHooks for crate::Instance {
     fn post_call_record_acquire_drm_display_ext(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         drmFd: i32,
         display: VkDisplayKHR,
@@ -752,6 +23,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_acquire_winrt_display_nv(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
         result: VkResult,
@@ -760,6 +32,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_acquire_xlib_display_ext(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         dpy: *mut Display,
         display: VkDisplayKHR,
@@ -769,6 +42,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_create_android_surface_khr(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkAndroidSurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -787,6 +61,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_create_debug_report_callback_ext(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkDebugReportCallbackCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -805,6 +80,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_create_debug_utils_messenger_ext(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkDebugUtilsMessengerCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -823,6 +99,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_create_direct_fb_surface_ext(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkDirectFBSurfaceCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -841,6 +118,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_create_display_mode_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
         pCreateInfo: *const VkDisplayModeCreateInfoKHR,
@@ -861,6 +139,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_create_display_plane_surface_khr(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkDisplaySurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -879,6 +158,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_create_headless_surface_ext(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkHeadlessSurfaceCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -897,6 +177,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_create_ios_surface_mvk(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkIOSSurfaceCreateInfoMVK,
         pAllocator: *const VkAllocationCallbacks,
@@ -909,6 +190,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_create_image_pipe_surface_fuchsia(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkImagePipeSurfaceCreateInfoFUCHSIA,
         pAllocator: *const VkAllocationCallbacks,
@@ -927,6 +209,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_create_mac_os_surface_mvk(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkMacOSSurfaceCreateInfoMVK,
         pAllocator: *const VkAllocationCallbacks,
@@ -939,6 +222,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_create_metal_surface_ext(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkMetalSurfaceCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -951,6 +235,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_create_screen_surface_qnx(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkScreenSurfaceCreateInfoQNX,
         pAllocator: *const VkAllocationCallbacks,
@@ -963,6 +248,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_create_stream_descriptor_surface_ggp(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkStreamDescriptorSurfaceCreateInfoGGP,
         pAllocator: *const VkAllocationCallbacks,
@@ -981,6 +267,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_create_surface_ohos(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkSurfaceCreateInfoOHOS,
         pAllocator: *const VkAllocationCallbacks,
@@ -993,6 +280,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_create_ubm_surface_sec(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkUbmSurfaceCreateInfoSEC,
         pAllocator: *const VkAllocationCallbacks,
@@ -1005,6 +293,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_create_vi_surface_nn(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkViSurfaceCreateInfoNN,
         pAllocator: *const VkAllocationCallbacks,
@@ -1017,6 +306,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_create_wayland_surface_khr(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkWaylandSurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -1035,6 +325,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_create_win32_surface_khr(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkWin32SurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -1047,6 +338,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_create_xcb_surface_khr(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkXcbSurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -1059,6 +351,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_create_xlib_surface_khr(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pCreateInfo: *const VkXlibSurfaceCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -1071,6 +364,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_debug_report_message_ext(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         flags: VkDebugReportFlagsEXT,
         objectType: VkDebugReportObjectTypeEXT,
@@ -1095,6 +389,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_destroy_debug_report_callback_ext(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         callback: VkDebugReportCallbackEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -1103,6 +398,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_destroy_debug_utils_messenger_ext(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         messenger: VkDebugUtilsMessengerEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -1111,6 +407,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_destroy_surface_khr(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         surface: VkSurfaceKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -1119,6 +416,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_enumerate_device_extension_properties(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pLayerName: *const c_char,
         pPropertyCount: *mut u32,
@@ -1137,6 +435,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_enumerate_device_layer_properties(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkLayerProperties,
@@ -1153,6 +452,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_enumerate_physical_device_groups(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pPhysicalDeviceGroupCount: *mut u32,
         pPhysicalDeviceGroupProperties: *mut VkPhysicalDeviceGroupProperties,
@@ -1169,6 +469,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_enumerate_physical_device_queue_family_performance_counters_by_region_arm(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         pCounterCount: *mut u32,
@@ -1189,6 +490,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_enumerate_physical_device_queue_family_performance_query_counters_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         pCounterCount: *mut u32,
@@ -1209,6 +511,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_enumerate_physical_device_shader_instrumentation_metrics_arm(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pDescriptionCount: *mut u32,
         pDescriptions: *mut VkShaderInstrumentationMetricDescriptionARM,
@@ -1225,6 +528,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_enumerate_physical_devices(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         pPhysicalDeviceCount: *mut u32,
         pPhysicalDevices: *mut VkPhysicalDevice,
@@ -1241,6 +545,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_display_mode_properties2_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
         pPropertyCount: *mut u32,
@@ -1259,6 +564,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_display_mode_properties_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
         pPropertyCount: *mut u32,
@@ -1277,6 +583,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_display_plane_capabilities2_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pDisplayPlaneInfo: *const VkDisplayPlaneInfo2KHR,
         pCapabilities: *mut VkDisplayPlaneCapabilities2KHR,
@@ -1293,6 +600,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_display_plane_capabilities_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         mode: VkDisplayModeKHR,
         planeIndex: u32,
@@ -1311,6 +619,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_display_plane_supported_displays_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         planeIndex: u32,
         pDisplayCount: *mut u32,
@@ -1329,6 +638,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_drm_display_ext(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         drmFd: i32,
         connectorId: u32,
@@ -1341,6 +651,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_calibrateable_time_domains_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pTimeDomainCount: *mut u32,
         pTimeDomains: *mut VkTimeDomainKHR,
@@ -1357,6 +668,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_cooperative_matrix_flexible_dimensions_properties_nv(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeMatrixFlexibleDimensionsPropertiesNV,
@@ -1373,6 +685,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_cooperative_matrix_properties2_ext(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pCooperativeMatrixInfo: *const VkPhysicalDeviceCooperativeMatrixInfo2EXT,
         pPropertyCount: *mut u32,
@@ -1391,6 +704,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_cooperative_matrix_properties_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeMatrixPropertiesKHR,
@@ -1407,6 +721,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_cooperative_matrix_properties_nv(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeMatrixPropertiesNV,
@@ -1423,6 +738,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_cooperative_vector_properties_nv(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeVectorPropertiesNV,
@@ -1439,6 +755,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_descriptor_size_ext(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         descriptorType: VkDescriptorType,
         result: VkDeviceSize,
@@ -1449,6 +766,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_direct_fb_presentation_support_ext(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         dfb: *mut IDirectFB,
@@ -1465,6 +783,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_display_plane_properties2_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayPlaneProperties2KHR,
@@ -1481,6 +800,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_display_plane_properties_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayPlanePropertiesKHR,
@@ -1497,6 +817,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_display_properties2_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayProperties2KHR,
@@ -1513,6 +834,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_display_properties_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayPropertiesKHR,
@@ -1529,6 +851,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_external_buffer_properties(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pExternalBufferInfo: *const VkPhysicalDeviceExternalBufferInfo,
         pExternalBufferProperties: *mut VkExternalBufferProperties,
@@ -1543,6 +866,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_external_fence_properties(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pExternalFenceInfo: *const VkPhysicalDeviceExternalFenceInfo,
         pExternalFenceProperties: *mut VkExternalFenceProperties,
@@ -1557,6 +881,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_external_image_format_properties_nv(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         format: VkFormat,
         r#type: VkImageType,
@@ -1583,6 +908,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_external_semaphore_properties(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pExternalSemaphoreInfo: *const VkPhysicalDeviceExternalSemaphoreInfo,
         pExternalSemaphoreProperties: *mut VkExternalSemaphoreProperties,
@@ -1597,6 +923,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_external_tensor_properties_arm(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pExternalTensorInfo: *const VkPhysicalDeviceExternalTensorInfoARM,
         pExternalTensorProperties: *mut VkExternalTensorPropertiesARM,
@@ -1611,6 +938,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_features(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pFeatures: *mut VkPhysicalDeviceFeatures,
     ) {
@@ -1618,6 +946,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_features2(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pFeatures: *mut VkPhysicalDeviceFeatures2,
     ) {
@@ -1625,6 +954,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_format_properties(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         format: VkFormat,
         pFormatProperties: *mut VkFormatProperties,
@@ -1639,6 +969,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_format_properties2(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         format: VkFormat,
         pFormatProperties: *mut VkFormatProperties2,
@@ -1653,6 +984,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_fragment_shading_rates_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pFragmentShadingRateCount: *mut u32,
         pFragmentShadingRates: *mut VkPhysicalDeviceFragmentShadingRateKHR,
@@ -1669,6 +1001,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_image_format_properties(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         format: VkFormat,
         r#type: VkImageType,
@@ -1693,6 +1026,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_image_format_properties2(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pImageFormatInfo: *const VkPhysicalDeviceImageFormatInfo2,
         pImageFormatProperties: *mut VkImageFormatProperties2,
@@ -1709,6 +1043,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_memory_properties(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties,
     ) {
@@ -1716,6 +1051,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_memory_properties2(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties2,
     ) {
@@ -1725,6 +1061,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_multisample_properties_ext(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         samples: VkSampleCountFlagBits,
         pMultisampleProperties: *mut VkMultisamplePropertiesEXT,
@@ -1739,6 +1076,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_optical_flow_image_formats_nv(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pOpticalFlowImageFormatInfo: *const VkOpticalFlowImageFormatInfoNV,
         pFormatCount: *mut u32,
@@ -1757,6 +1095,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_present_rectangles_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         surface: VkSurfaceKHR,
         pRectCount: *mut u32,
@@ -1775,6 +1114,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_properties(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pProperties: *mut VkPhysicalDeviceProperties,
     ) {
@@ -1782,6 +1122,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_properties2(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pProperties: *mut VkPhysicalDeviceProperties2,
     ) {
@@ -1789,6 +1130,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_queue_family_data_graph_engine_operation_properties_arm(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         pQueueFamilyDataGraphProperties: *const VkQueueFamilyDataGraphPropertiesARM,
@@ -1807,6 +1149,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_queue_family_data_graph_optical_flow_image_formats_arm(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         pQueueFamilyDataGraphProperties: *const VkQueueFamilyDataGraphPropertiesARM,
@@ -1829,6 +1172,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_queue_family_data_graph_processing_engine_properties_arm(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pQueueFamilyDataGraphProcessingEngineInfo: *const VkPhysicalDeviceQueueFamilyDataGraphProcessingEngineInfoARM,
         pQueueFamilyDataGraphProcessingEngineProperties: *mut VkQueueFamilyDataGraphProcessingEnginePropertiesARM,
@@ -1843,6 +1187,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_queue_family_data_graph_properties_arm(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         pQueueFamilyDataGraphPropertyCount: *mut u32,
@@ -1861,6 +1206,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_queue_family_performance_query_passes_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pPerformanceQueryCreateInfo: *const VkQueryPoolPerformanceCreateInfoKHR,
         pNumPasses: *mut u32,
@@ -1875,6 +1221,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_queue_family_properties(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pQueueFamilyPropertyCount: *mut u32,
         pQueueFamilyProperties: *mut VkQueueFamilyProperties,
@@ -1889,6 +1236,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_queue_family_properties2(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pQueueFamilyPropertyCount: *mut u32,
         pQueueFamilyProperties: *mut VkQueueFamilyProperties2,
@@ -1903,6 +1251,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_screen_presentation_support_qnx(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         window: *mut _screen_window,
@@ -1919,6 +1268,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_sparse_image_format_properties(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         format: VkFormat,
         r#type: VkImageType,
@@ -1943,6 +1293,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_sparse_image_format_properties2(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pFormatInfo: *const VkPhysicalDeviceSparseImageFormatInfo2,
         pPropertyCount: *mut u32,
@@ -1959,6 +1310,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_supported_framebuffer_mixed_samples_combinations_nv(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pCombinationCount: *mut u32,
         pCombinations: *mut VkFramebufferMixedSamplesCombinationNV,
@@ -1975,6 +1327,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_surface_capabilities2_ext(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         surface: VkSurfaceKHR,
         pSurfaceCapabilities: *mut VkSurfaceCapabilities2EXT,
@@ -1991,6 +1344,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_surface_capabilities2_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
         pSurfaceCapabilities: *mut VkSurfaceCapabilities2KHR,
@@ -2007,6 +1361,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_surface_capabilities_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         surface: VkSurfaceKHR,
         pSurfaceCapabilities: *mut VkSurfaceCapabilitiesKHR,
@@ -2023,6 +1378,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_surface_formats2_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
         pSurfaceFormatCount: *mut u32,
@@ -2041,6 +1397,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_surface_formats_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         surface: VkSurfaceKHR,
         pSurfaceFormatCount: *mut u32,
@@ -2059,6 +1416,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_surface_present_modes2_ext(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
         pPresentModeCount: *mut u32,
@@ -2077,6 +1435,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_surface_present_modes_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         surface: VkSurfaceKHR,
         pPresentModeCount: *mut u32,
@@ -2095,6 +1454,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_surface_support_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         surface: VkSurfaceKHR,
@@ -2113,6 +1473,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_tool_properties(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pToolCount: *mut u32,
         pToolProperties: *mut VkPhysicalDeviceToolProperties,
@@ -2129,6 +1490,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_ubm_presentation_support_sec(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         device: *mut ubm_device,
@@ -2145,6 +1507,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_video_capabilities_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pVideoProfile: *const VkVideoProfileInfoKHR,
         pCapabilities: *mut VkVideoCapabilitiesKHR,
@@ -2161,6 +1524,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_video_encode_quality_level_properties_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pQualityLevelInfo: *const VkPhysicalDeviceVideoEncodeQualityLevelInfoKHR,
         pQualityLevelProperties: *mut VkVideoEncodeQualityLevelPropertiesKHR,
@@ -2177,6 +1541,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_video_format_properties_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         pVideoFormatInfo: *const VkPhysicalDeviceVideoFormatInfoKHR,
         pVideoFormatPropertyCount: *mut u32,
@@ -2195,6 +1560,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_wayland_presentation_support_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         display: *mut wl_display,
@@ -2211,6 +1577,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_win32_presentation_support_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         result: VkBool32,
@@ -2225,6 +1592,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_xcb_presentation_support_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         connection: *mut xcb_connection_t,
@@ -2243,6 +1611,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_physical_device_xlib_presentation_support_khr(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
         dpy: *mut Display,
@@ -2261,6 +1630,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_rand_r_output_display_ext(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         dpy: *mut Display,
         rrOutput: RROutput,
@@ -2273,6 +1643,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_get_winrt_display_nv(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         deviceRelativeId: u32,
         pDisplay: *mut VkDisplayKHR,
@@ -2284,6 +1655,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_release_display_ext(
         &self,
+        _: &InstanceDispatchTable,
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
         result: VkResult,
@@ -2292,6 +1664,7 @@ impl InstanceHooks for crate::Instance {
     }
     fn post_call_record_submit_debug_utils_message_ext(
         &self,
+        _: &InstanceDispatchTable,
         instance: VkInstance,
         messageSeverity: VkDebugUtilsMessageSeverityFlagBitsEXT,
         messageTypes: VkDebugUtilsMessageTypeFlagsEXT,
@@ -2307,9 +1680,11 @@ impl InstanceHooks for crate::Instance {
         }
     }
 }
+#[vk_layer::hooks]
 impl DeviceHooks for crate::Device {
     fn post_call_record_acquire_full_screen_exclusive_mode_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         result: VkResult,
@@ -2318,6 +1693,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_acquire_next_image2_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pAcquireInfo: *const VkAcquireNextImageInfoKHR,
         pImageIndex: *mut u32,
@@ -2327,6 +1703,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_acquire_next_image_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         timeout: u64,
@@ -2349,6 +1726,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_acquire_performance_configuration_intel(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pAcquireInfo: *const VkPerformanceConfigurationAcquireInfoINTEL,
         pConfiguration: *mut VkPerformanceConfigurationINTEL,
@@ -2365,6 +1743,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_acquire_profiling_lock_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkAcquireProfilingLockInfoKHR,
         result: VkResult,
@@ -2373,6 +1752,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_allocate_command_buffers(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pAllocateInfo: *const VkCommandBufferAllocateInfo,
         pCommandBuffers: *mut VkCommandBuffer,
@@ -2384,6 +1764,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_allocate_descriptor_sets(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pAllocateInfo: *const VkDescriptorSetAllocateInfo,
         pDescriptorSets: *mut VkDescriptorSet,
@@ -2395,6 +1776,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_allocate_memory(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pAllocateInfo: *const VkMemoryAllocateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -2405,6 +1787,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_anti_lag_update_amd(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pData: *const VkAntiLagDataAMD,
     ) {
@@ -2412,6 +1795,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_begin_command_buffer(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBeginInfo: *const VkCommandBufferBeginInfo,
         result: VkResult,
@@ -2420,6 +1804,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_bind_acceleration_structure_memory_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         bindInfoCount: u32,
         pBindInfos: *const VkBindAccelerationStructureMemoryInfoNV,
@@ -2436,6 +1821,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_bind_buffer_memory(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         buffer: VkBuffer,
         memory: VkDeviceMemory,
@@ -2446,6 +1832,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_bind_buffer_memory2(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         bindInfoCount: u32,
         pBindInfos: *const VkBindBufferMemoryInfo,
@@ -2455,6 +1842,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_bind_data_graph_pipeline_session_memory_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         bindInfoCount: u32,
         pBindInfos: *const VkBindDataGraphPipelineSessionMemoryInfoARM,
@@ -2471,6 +1859,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_bind_image_memory(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         memory: VkDeviceMemory,
@@ -2481,6 +1870,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_bind_image_memory2(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         bindInfoCount: u32,
         pBindInfos: *const VkBindImageMemoryInfo,
@@ -2490,6 +1880,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_bind_optical_flow_session_image_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         session: VkOpticalFlowSessionNV,
         bindingPoint: VkOpticalFlowSessionBindingPointNV,
@@ -2510,6 +1901,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_bind_tensor_memory_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         bindInfoCount: u32,
         pBindInfos: *const VkBindTensorMemoryInfoARM,
@@ -2519,6 +1911,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_bind_video_session_memory_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         videoSession: VkVideoSessionKHR,
         bindSessionMemoryInfoCount: u32,
@@ -2537,6 +1930,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_build_acceleration_structures_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         infoCount: u32,
@@ -2557,6 +1951,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_build_micromaps_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         infoCount: u32,
@@ -2569,6 +1964,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_clear_shader_instrumentation_metrics_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         instrumentation: VkShaderInstrumentationARM,
     ) {
@@ -2576,6 +1972,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_begin_conditional_rendering2_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pConditionalRenderingBegin: *const VkConditionalRenderingBeginInfo2EXT,
     ) {
@@ -2585,6 +1982,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_begin_conditional_rendering_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pConditionalRenderingBegin: *const VkConditionalRenderingBeginInfoEXT,
     ) {
@@ -2594,6 +1992,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_begin_custom_resolve_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBeginCustomResolveInfo: *const VkBeginCustomResolveInfoEXT,
     ) {
@@ -2601,6 +2000,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_begin_debug_utils_label_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) {
@@ -2608,6 +2008,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_begin_gpa_sample_amd(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
         pGpaSampleBeginInfo: *const VkGpaSampleBeginInfoAMD,
@@ -2626,6 +2027,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_begin_gpa_session_amd(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
         result: VkResult,
@@ -2634,6 +2036,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_begin_per_tile_execution_qcom(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPerTileBeginInfo: *const VkPerTileBeginInfoQCOM,
     ) {
@@ -2641,6 +2044,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_begin_query(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         query: u32,
@@ -2650,6 +2054,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_begin_query_indexed_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         query: u32,
@@ -2662,6 +2067,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_begin_render_pass(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRenderPassBegin: *const VkRenderPassBeginInfo,
         contents: VkSubpassContents,
@@ -2670,6 +2076,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_begin_render_pass2(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRenderPassBegin: *const VkRenderPassBeginInfo,
         pSubpassBeginInfo: *const VkSubpassBeginInfo,
@@ -2680,6 +2087,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_begin_rendering(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRenderingInfo: *const VkRenderingInfo,
     ) {
@@ -2687,6 +2095,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_begin_shader_instrumentation_arm(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         instrumentation: VkShaderInstrumentationARM,
     ) {
@@ -2694,6 +2103,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_begin_transform_feedback2_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstCounterRange: u32,
         counterRangeCount: u32,
@@ -2710,6 +2120,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_begin_transform_feedback_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstCounterBuffer: u32,
         counterBufferCount: u32,
@@ -2728,6 +2139,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_begin_video_coding_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBeginInfo: *const VkVideoBeginCodingInfoKHR,
     ) {
@@ -2735,6 +2147,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_descriptor_buffer_embedded_samplers2_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBindDescriptorBufferEmbeddedSamplersInfo: *const VkBindDescriptorBufferEmbeddedSamplersInfoEXT,
     ) {
@@ -2747,6 +2160,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_descriptor_buffer_embedded_samplers_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         layout: VkPipelineLayout,
@@ -2763,6 +2177,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_descriptor_buffers_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         bufferCount: u32,
         pBindingInfos: *const VkDescriptorBufferBindingInfoEXT,
@@ -2773,6 +2188,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_descriptor_sets(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         layout: VkPipelineLayout,
@@ -2797,6 +2213,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_descriptor_sets2(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBindDescriptorSetsInfo: *const VkBindDescriptorSetsInfo,
     ) {
@@ -2804,6 +2221,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_index_buffer(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -2813,6 +2231,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_index_buffer2(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -2823,6 +2242,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_index_buffer3_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkBindIndexBuffer3InfoKHR,
     ) {
@@ -2830,6 +2250,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_invocation_mask_huawei(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         imageView: VkImageView,
         imageLayout: VkImageLayout,
@@ -2838,6 +2259,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_pipeline(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         pipeline: VkPipeline,
@@ -2846,6 +2268,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_pipeline_shader_group_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         pipeline: VkPipeline,
@@ -2862,6 +2285,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_resource_heap_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBindInfo: *const VkBindHeapInfoEXT,
     ) {
@@ -2869,6 +2293,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_sampler_heap_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBindInfo: *const VkBindHeapInfoEXT,
     ) {
@@ -2876,6 +2301,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_shaders_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         stageCount: u32,
         pStages: *const VkShaderStageFlagBits,
@@ -2885,6 +2311,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_shading_rate_image_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         imageView: VkImageView,
         imageLayout: VkImageLayout,
@@ -2893,6 +2320,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_tile_memory_qcom(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pTileMemoryBindInfo: *const VkTileMemoryBindInfoQCOM,
     ) {
@@ -2900,6 +2328,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_transform_feedback_buffers2_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstBinding: u32,
         bindingCount: u32,
@@ -2916,6 +2345,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_transform_feedback_buffers_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstBinding: u32,
         bindingCount: u32,
@@ -2936,6 +2366,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_vertex_buffers(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstBinding: u32,
         bindingCount: u32,
@@ -2954,6 +2385,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_vertex_buffers2(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstBinding: u32,
         bindingCount: u32,
@@ -2976,6 +2408,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_bind_vertex_buffers3_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstBinding: u32,
         bindingCount: u32,
@@ -2992,6 +2425,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_blit_image(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcImage: VkImage,
         srcImageLayout: VkImageLayout,
@@ -3016,6 +2450,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_blit_image2(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBlitImageInfo: *const VkBlitImageInfo2,
     ) {
@@ -3023,6 +2458,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_build_acceleration_structure_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkAccelerationStructureInfoNV,
         instanceData: VkBuffer,
@@ -3049,6 +2485,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_build_acceleration_structures_indirect_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         infoCount: u32,
         pInfos: *const VkAccelerationStructureBuildGeometryInfoKHR,
@@ -3069,6 +2506,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_build_acceleration_structures_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         infoCount: u32,
         pInfos: *const VkAccelerationStructureBuildGeometryInfoKHR,
@@ -3085,6 +2523,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_build_cluster_acceleration_structure_indirect_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCommandInfos: *const VkClusterAccelerationStructureCommandsInfoNV,
     ) {
@@ -3097,6 +2536,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_build_micromaps_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         infoCount: u32,
         pInfos: *const VkMicromapBuildInfoEXT,
@@ -3105,6 +2545,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_build_partitioned_acceleration_structures_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pBuildInfo: *const VkBuildPartitionedAccelerationStructureInfoNV,
     ) {
@@ -3114,6 +2555,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_clear_attachments(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         attachmentCount: u32,
         pAttachments: *const VkClearAttachment,
@@ -3132,6 +2574,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_clear_color_image(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         image: VkImage,
         imageLayout: VkImageLayout,
@@ -3152,6 +2595,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_clear_depth_stencil_image(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         image: VkImage,
         imageLayout: VkImageLayout,
@@ -3172,6 +2616,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_control_video_coding_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCodingControlInfo: *const VkVideoCodingControlInfoKHR,
     ) {
@@ -3179,6 +2624,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_convert_cooperative_vector_matrix_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         infoCount: u32,
         pInfos: *const VkConvertCooperativeVectorMatrixInfoNV,
@@ -3189,6 +2635,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_acceleration_structure_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyAccelerationStructureInfoKHR,
     ) {
@@ -3196,6 +2643,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_acceleration_structure_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         dst: VkAccelerationStructureNV,
         src: VkAccelerationStructureNV,
@@ -3205,6 +2653,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_acceleration_structure_to_memory_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyAccelerationStructureToMemoryInfoKHR,
     ) {
@@ -3212,6 +2661,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_buffer(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcBuffer: VkBuffer,
         dstBuffer: VkBuffer,
@@ -3224,6 +2674,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_buffer2(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyBufferInfo: *const VkCopyBufferInfo2,
     ) {
@@ -3231,6 +2682,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_buffer_to_image(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcBuffer: VkBuffer,
         dstImage: VkImage,
@@ -3251,6 +2703,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_buffer_to_image2(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyBufferToImageInfo: *const VkCopyBufferToImageInfo2,
     ) {
@@ -3258,6 +2711,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_gpa_session_results_amd(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
     ) {
@@ -3265,6 +2719,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_image(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcImage: VkImage,
         srcImageLayout: VkImageLayout,
@@ -3287,6 +2742,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_image2(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyImageInfo: *const VkCopyImageInfo2,
     ) {
@@ -3294,6 +2750,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_image_to_buffer(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcImage: VkImage,
         srcImageLayout: VkImageLayout,
@@ -3314,6 +2771,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_image_to_buffer2(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyImageToBufferInfo: *const VkCopyImageToBufferInfo2,
     ) {
@@ -3321,6 +2779,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_image_to_memory_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyMemoryInfo: *const VkCopyDeviceMemoryImageInfoKHR,
     ) {
@@ -3328,6 +2787,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_memory_indirect_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyMemoryIndirectInfo: *const VkCopyMemoryIndirectInfoKHR,
     ) {
@@ -3335,6 +2795,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_memory_indirect_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         copyBufferAddress: VkDeviceAddress,
         copyCount: u32,
@@ -3351,6 +2812,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_memory_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyMemoryInfo: *const VkCopyDeviceMemoryInfoKHR,
     ) {
@@ -3358,6 +2820,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_memory_to_acceleration_structure_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMemoryToAccelerationStructureInfoKHR,
     ) {
@@ -3365,6 +2828,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_memory_to_image_indirect_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyMemoryToImageIndirectInfo: *const VkCopyMemoryToImageIndirectInfoKHR,
     ) {
@@ -3377,6 +2841,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_memory_to_image_indirect_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         copyBufferAddress: VkDeviceAddress,
         copyCount: u32,
@@ -3399,6 +2864,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_memory_to_image_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyMemoryInfo: *const VkCopyDeviceMemoryImageInfoKHR,
     ) {
@@ -3406,6 +2872,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_memory_to_micromap_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMemoryToMicromapInfoEXT,
     ) {
@@ -3413,6 +2880,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_micromap_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMicromapInfoEXT,
     ) {
@@ -3420,6 +2888,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_micromap_to_memory_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMicromapToMemoryInfoEXT,
     ) {
@@ -3427,6 +2896,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_query_pool_results(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         firstQuery: u32,
@@ -3451,6 +2921,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_query_pool_results_to_memory_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         firstQuery: u32,
@@ -3473,6 +2944,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_copy_tensor_arm(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCopyTensorInfo: *const VkCopyTensorInfoARM,
     ) {
@@ -3480,6 +2952,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_cu_launch_kernel_nvx(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pLaunchInfo: *const VkCuLaunchInfoNVX,
     ) {
@@ -3487,6 +2960,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_cuda_launch_kernel_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pLaunchInfo: *const VkCudaLaunchInfoNV,
     ) {
@@ -3494,16 +2968,22 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_debug_marker_begin_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkDebugMarkerMarkerInfoEXT,
     ) {
         unsafe { vkCmdDebugMarkerBeginEXT(commandBuffer, pMarkerInfo) }
     }
-    fn post_call_record_cmd_debug_marker_end_ext(&self, commandBuffer: VkCommandBuffer) {
+    fn post_call_record_cmd_debug_marker_end_ext(
+        &self,
+        _: &DeviceDispatchTable,
+        commandBuffer: VkCommandBuffer,
+    ) {
         unsafe { vkCmdDebugMarkerEndEXT(commandBuffer) }
     }
     fn post_call_record_cmd_debug_marker_insert_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkDebugMarkerMarkerInfoEXT,
     ) {
@@ -3511,6 +2991,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_decode_video_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDecodeInfo: *const VkVideoDecodeInfoKHR,
     ) {
@@ -3518,6 +2999,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_decompress_memory_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDecompressMemoryInfoEXT: *const VkDecompressMemoryInfoEXT,
     ) {
@@ -3525,6 +3007,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_decompress_memory_indirect_count_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         decompressionMethod: VkMemoryDecompressionMethodFlagsEXT,
         indirectCommandsAddress: VkDeviceAddress,
@@ -3545,6 +3028,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_decompress_memory_indirect_count_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         indirectCommandsAddress: VkDeviceAddress,
         indirectCommandsCountAddress: VkDeviceAddress,
@@ -3561,6 +3045,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_decompress_memory_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         decompressRegionCount: u32,
         pDecompressMemoryRegions: *const VkDecompressMemoryRegionNV,
@@ -3575,6 +3060,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_dispatch(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         groupCountX: u32,
         groupCountY: u32,
@@ -3584,6 +3070,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_dispatch_base(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         baseGroupX: u32,
         baseGroupY: u32,
@@ -3606,6 +3093,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_dispatch_data_graph_arm(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         session: VkDataGraphPipelineSessionARM,
         pInfo: *const VkDataGraphPipelineDispatchInfoARM,
@@ -3614,6 +3102,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_dispatch_graph_amdx(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         scratch: VkDeviceAddress,
         scratchSize: VkDeviceSize,
@@ -3625,6 +3114,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_dispatch_graph_indirect_amdx(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         scratch: VkDeviceAddress,
         scratchSize: VkDeviceSize,
@@ -3641,6 +3131,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_dispatch_graph_indirect_count_amdx(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         scratch: VkDeviceAddress,
         scratchSize: VkDeviceSize,
@@ -3657,6 +3148,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_dispatch_indirect(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -3665,6 +3157,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_dispatch_indirect2_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDispatchIndirect2InfoKHR,
     ) {
@@ -3672,6 +3165,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_dispatch_tile_qcom(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDispatchTileInfo: *const VkDispatchTileInfoQCOM,
     ) {
@@ -3679,6 +3173,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         vertexCount: u32,
         instanceCount: u32,
@@ -3697,6 +3192,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_cluster_huawei(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         groupCountX: u32,
         groupCountY: u32,
@@ -3708,6 +3204,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_cluster_indirect_huawei(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -3716,6 +3213,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_indexed(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         indexCount: u32,
         instanceCount: u32,
@@ -3736,6 +3234,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_indexed_indirect(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -3748,6 +3247,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_indexed_indirect2_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirect2InfoKHR,
     ) {
@@ -3755,6 +3255,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_indexed_indirect_count(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -3777,6 +3278,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_indexed_indirect_count2_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirectCount2InfoKHR,
     ) {
@@ -3784,6 +3286,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_indirect(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -3794,6 +3297,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_indirect2_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirect2InfoKHR,
     ) {
@@ -3801,6 +3305,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_indirect_byte_count2_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         instanceCount: u32,
         firstInstance: u32,
@@ -3821,6 +3326,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_indirect_byte_count_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         instanceCount: u32,
         firstInstance: u32,
@@ -3843,6 +3349,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_indirect_count(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -3865,6 +3372,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_indirect_count2_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirectCount2InfoKHR,
     ) {
@@ -3872,6 +3380,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_mesh_tasks_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         groupCountX: u32,
         groupCountY: u32,
@@ -3883,6 +3392,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_mesh_tasks_indirect2_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirect2InfoKHR,
     ) {
@@ -3890,6 +3400,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_mesh_tasks_indirect_count2_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirectCount2InfoKHR,
     ) {
@@ -3897,6 +3408,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_mesh_tasks_indirect_count_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -3919,6 +3431,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_mesh_tasks_indirect_count_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -3941,6 +3454,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_mesh_tasks_indirect_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -3959,6 +3473,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_mesh_tasks_indirect_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         buffer: VkBuffer,
         offset: VkDeviceSize,
@@ -3977,6 +3492,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_mesh_tasks_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         taskCount: u32,
         firstTask: u32,
@@ -3985,6 +3501,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_multi_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         drawCount: u32,
         pVertexInfo: *const VkMultiDrawInfoEXT,
@@ -4005,6 +3522,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_draw_multi_indexed_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         drawCount: u32,
         pIndexInfo: *const VkMultiDrawIndexedInfoEXT,
@@ -4027,6 +3545,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_encode_video_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pEncodeInfo: *const VkVideoEncodeInfoKHR,
     ) {
@@ -4034,18 +3553,21 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_end_conditional_rendering_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {
         unsafe { vkCmdEndConditionalRenderingEXT(commandBuffer) }
     }
     fn post_call_record_cmd_end_debug_utils_label_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {
         unsafe { vkCmdEndDebugUtilsLabelEXT(commandBuffer) }
     }
     fn post_call_record_cmd_end_gpa_sample_amd(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
         sampleID: u32,
@@ -4054,6 +3576,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_end_gpa_session_amd(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
         result: VkResult,
@@ -4062,6 +3585,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_end_per_tile_execution_qcom(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPerTileEndInfo: *const VkPerTileEndInfoQCOM,
     ) {
@@ -4069,6 +3593,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_end_query(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         query: u32,
@@ -4077,6 +3602,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_end_query_indexed_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         query: u32,
@@ -4084,21 +3610,31 @@ impl DeviceHooks for crate::Device {
     ) {
         unsafe { vkCmdEndQueryIndexedEXT(commandBuffer, queryPool, query, index) }
     }
-    fn post_call_record_cmd_end_render_pass(&self, commandBuffer: VkCommandBuffer) {
+    fn post_call_record_cmd_end_render_pass(
+        &self,
+        _: &DeviceDispatchTable,
+        commandBuffer: VkCommandBuffer,
+    ) {
         unsafe { vkCmdEndRenderPass(commandBuffer) }
     }
     fn post_call_record_cmd_end_render_pass2(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pSubpassEndInfo: *const VkSubpassEndInfo,
     ) {
         unsafe { vkCmdEndRenderPass2(commandBuffer, pSubpassEndInfo) }
     }
-    fn post_call_record_cmd_end_rendering(&self, commandBuffer: VkCommandBuffer) {
+    fn post_call_record_cmd_end_rendering(
+        &self,
+        _: &DeviceDispatchTable,
+        commandBuffer: VkCommandBuffer,
+    ) {
         unsafe { vkCmdEndRendering(commandBuffer) }
     }
     fn post_call_record_cmd_end_rendering2_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRenderingEndInfo: *const VkRenderingEndInfoKHR,
     ) {
@@ -4106,12 +3642,14 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_end_shader_instrumentation_arm(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {
         unsafe { vkCmdEndShaderInstrumentationARM(commandBuffer) }
     }
     fn post_call_record_cmd_end_transform_feedback2_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstCounterRange: u32,
         counterRangeCount: u32,
@@ -4128,6 +3666,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_end_transform_feedback_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstCounterBuffer: u32,
         counterBufferCount: u32,
@@ -4146,6 +3685,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_end_video_coding_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pEndCodingInfo: *const VkVideoEndCodingInfoKHR,
     ) {
@@ -4153,6 +3693,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_execute_commands(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         commandBufferCount: u32,
         pCommandBuffers: *const VkCommandBuffer,
@@ -4163,6 +3704,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_execute_generated_commands_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         isPreprocessed: VkBool32,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoEXT,
@@ -4177,6 +3719,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_execute_generated_commands_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         isPreprocessed: VkBool32,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoNV,
@@ -4191,6 +3734,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_fill_buffer(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         dstBuffer: VkBuffer,
         dstOffset: VkDeviceSize,
@@ -4201,6 +3745,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_fill_memory_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDstRange: *const VkDeviceAddressRangeKHR,
         dstFlags: VkAddressCommandFlagsKHR,
@@ -4210,6 +3755,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_initialize_graph_scratch_memory_amdx(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         executionGraph: VkPipeline,
         scratch: VkDeviceAddress,
@@ -4226,6 +3772,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_insert_debug_utils_label_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) {
@@ -4233,6 +3780,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_next_subpass(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         contents: VkSubpassContents,
     ) {
@@ -4240,6 +3788,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_next_subpass2(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pSubpassBeginInfo: *const VkSubpassBeginInfo,
         pSubpassEndInfo: *const VkSubpassEndInfo,
@@ -4248,6 +3797,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_optical_flow_execute_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         session: VkOpticalFlowSessionNV,
         pExecuteInfo: *const VkOpticalFlowExecuteInfoNV,
@@ -4256,6 +3806,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_pipeline_barrier(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcStageMask: VkPipelineStageFlags,
         dstStageMask: VkPipelineStageFlags,
@@ -4284,6 +3835,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_pipeline_barrier2(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDependencyInfo: *const VkDependencyInfo,
     ) {
@@ -4291,6 +3843,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_preprocess_generated_commands_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoEXT,
         stateCommandBuffer: VkCommandBuffer,
@@ -4305,6 +3858,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_preprocess_generated_commands_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoNV,
     ) {
@@ -4314,6 +3868,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_push_constants(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         layout: VkPipelineLayout,
         stageFlags: VkShaderStageFlags,
@@ -4327,6 +3882,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_push_constants2(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPushConstantsInfo: *const VkPushConstantsInfo,
     ) {
@@ -4334,6 +3890,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_push_data_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPushDataInfo: *const VkPushDataInfoEXT,
     ) {
@@ -4341,6 +3898,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_push_descriptor_set(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         layout: VkPipelineLayout,
@@ -4361,6 +3919,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_push_descriptor_set2(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPushDescriptorSetInfo: *const VkPushDescriptorSetInfo,
     ) {
@@ -4368,6 +3927,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_push_descriptor_set_with_template(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         descriptorUpdateTemplate: VkDescriptorUpdateTemplate,
         layout: VkPipelineLayout,
@@ -4386,6 +3946,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_push_descriptor_set_with_template2(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pPushDescriptorSetWithTemplateInfo: *const VkPushDescriptorSetWithTemplateInfo,
     ) {
@@ -4398,6 +3959,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_reset_event(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         event: VkEvent,
         stageMask: VkPipelineStageFlags,
@@ -4406,6 +3968,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_reset_event2(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         event: VkEvent,
         stageMask: VkPipelineStageFlags2,
@@ -4414,6 +3977,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_reset_query_pool(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         queryPool: VkQueryPool,
         firstQuery: u32,
@@ -4423,6 +3987,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_resolve_image(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         srcImage: VkImage,
         srcImageLayout: VkImageLayout,
@@ -4445,6 +4010,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_resolve_image2(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pResolveImageInfo: *const VkResolveImageInfo2,
     ) {
@@ -4452,6 +4018,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_alpha_to_coverage_enable_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         alphaToCoverageEnable: VkBool32,
     ) {
@@ -4459,6 +4026,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_alpha_to_one_enable_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         alphaToOneEnable: VkBool32,
     ) {
@@ -4466,6 +4034,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_attachment_feedback_loop_enable_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         aspectMask: VkImageAspectFlags,
     ) {
@@ -4473,6 +4042,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_blend_constants(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         blendConstants: *const [f32; 4usize],
     ) {
@@ -4480,6 +4050,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_checkpoint_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pCheckpointMarker: *const c_void,
     ) {
@@ -4487,6 +4058,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_coarse_sample_order_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         sampleOrderType: VkCoarseSampleOrderTypeNV,
         customSampleOrderCount: u32,
@@ -4503,6 +4075,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_color_blend_advanced_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstAttachment: u32,
         attachmentCount: u32,
@@ -4519,6 +4092,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_color_blend_enable_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstAttachment: u32,
         attachmentCount: u32,
@@ -4535,6 +4109,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_color_blend_equation_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstAttachment: u32,
         attachmentCount: u32,
@@ -4551,6 +4126,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_color_write_enable_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         attachmentCount: u32,
         pColorWriteEnables: *const VkBool32,
@@ -4565,6 +4141,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_color_write_mask_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstAttachment: u32,
         attachmentCount: u32,
@@ -4581,6 +4158,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_compute_occupancy_priority_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pParameters: *const VkComputeOccupancyPriorityParametersNV,
     ) {
@@ -4588,6 +4166,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_conservative_rasterization_mode_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         conservativeRasterizationMode: VkConservativeRasterizationModeEXT,
     ) {
@@ -4600,6 +4179,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_coverage_modulation_mode_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageModulationMode: VkCoverageModulationModeNV,
     ) {
@@ -4609,6 +4189,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_coverage_modulation_table_enable_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageModulationTableEnable: VkBool32,
     ) {
@@ -4621,6 +4202,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_coverage_modulation_table_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageModulationTableCount: u32,
         pCoverageModulationTable: *const f32,
@@ -4635,6 +4217,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_coverage_reduction_mode_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageReductionMode: VkCoverageReductionModeNV,
     ) {
@@ -4642,6 +4225,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_coverage_to_color_enable_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageToColorEnable: VkBool32,
     ) {
@@ -4649,6 +4233,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_coverage_to_color_location_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         coverageToColorLocation: u32,
     ) {
@@ -4658,6 +4243,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_cull_mode(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         cullMode: VkCullModeFlags,
     ) {
@@ -4665,6 +4251,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_depth_bias(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthBiasConstantFactor: f32,
         depthBiasClamp: f32,
@@ -4681,6 +4268,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_depth_bias2_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDepthBiasInfo: *const VkDepthBiasInfoEXT,
     ) {
@@ -4688,6 +4276,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_depth_bias_enable(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthBiasEnable: VkBool32,
     ) {
@@ -4695,6 +4284,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_depth_bounds(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         minDepthBounds: f32,
         maxDepthBounds: f32,
@@ -4703,6 +4293,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_depth_bounds_test_enable(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthBoundsTestEnable: VkBool32,
     ) {
@@ -4710,6 +4301,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_depth_clamp_enable_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthClampEnable: VkBool32,
     ) {
@@ -4717,6 +4309,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_depth_clamp_range_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthClampMode: VkDepthClampModeEXT,
         pDepthClampRange: *const VkDepthClampRangeEXT,
@@ -4727,6 +4320,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_depth_clip_enable_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthClipEnable: VkBool32,
     ) {
@@ -4734,6 +4328,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_depth_clip_negative_one_to_one_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         negativeOneToOne: VkBool32,
     ) {
@@ -4741,6 +4336,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_depth_compare_op(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthCompareOp: VkCompareOp,
     ) {
@@ -4748,6 +4344,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_depth_test_enable(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthTestEnable: VkBool32,
     ) {
@@ -4755,6 +4352,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_depth_write_enable(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         depthWriteEnable: VkBool32,
     ) {
@@ -4762,6 +4360,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_descriptor_buffer_offsets2_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pSetDescriptorBufferOffsetsInfo: *const VkSetDescriptorBufferOffsetsInfoEXT,
     ) {
@@ -4774,6 +4373,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_descriptor_buffer_offsets_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         layout: VkPipelineLayout,
@@ -4796,6 +4396,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_device_mask(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         deviceMask: u32,
     ) {
@@ -4803,6 +4404,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_discard_rectangle_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstDiscardRectangle: u32,
         discardRectangleCount: u32,
@@ -4819,6 +4421,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_discard_rectangle_enable_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         discardRectangleEnable: VkBool32,
     ) {
@@ -4828,6 +4431,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_discard_rectangle_mode_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         discardRectangleMode: VkDiscardRectangleModeEXT,
     ) {
@@ -4835,6 +4439,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_dispatch_parameters_arm(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDispatchParameters: *const VkDispatchParametersARM,
     ) {
@@ -4842,6 +4447,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_event(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         event: VkEvent,
         stageMask: VkPipelineStageFlags,
@@ -4850,6 +4456,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_event2(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         event: VkEvent,
         pDependencyInfo: *const VkDependencyInfo,
@@ -4858,6 +4465,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_exclusive_scissor_enable_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstExclusiveScissor: u32,
         exclusiveScissorCount: u32,
@@ -4874,6 +4482,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_exclusive_scissor_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstExclusiveScissor: u32,
         exclusiveScissorCount: u32,
@@ -4890,6 +4499,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_extra_primitive_overestimation_size_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         extraPrimitiveOverestimationSize: f32,
     ) {
@@ -4902,6 +4512,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_fragment_shading_rate_enum_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         shadingRate: VkFragmentShadingRateNV,
         combinerOps: *const [VkFragmentShadingRateCombinerOpKHR; 2usize],
@@ -4912,6 +4523,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_fragment_shading_rate_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pFragmentSize: *const VkExtent2D,
         combinerOps: *const [VkFragmentShadingRateCombinerOpKHR; 2usize],
@@ -4922,6 +4534,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_front_face(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         frontFace: VkFrontFace,
     ) {
@@ -4929,6 +4542,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_line_rasterization_mode_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         lineRasterizationMode: VkLineRasterizationModeEXT,
     ) {
@@ -4936,6 +4550,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_line_stipple(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         lineStippleFactor: u32,
         lineStipplePattern: u16,
@@ -4946,6 +4561,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_line_stipple_enable_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         stippledLineEnable: VkBool32,
     ) {
@@ -4953,6 +4569,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_line_width(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         lineWidth: f32,
     ) {
@@ -4960,6 +4577,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_logic_op_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         logicOp: VkLogicOp,
     ) {
@@ -4967,6 +4585,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_logic_op_enable_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         logicOpEnable: VkBool32,
     ) {
@@ -4974,6 +4593,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_patch_control_points_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         patchControlPoints: u32,
     ) {
@@ -4981,6 +4601,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_performance_marker_intel(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkPerformanceMarkerInfoINTEL,
         result: VkResult,
@@ -4989,6 +4610,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_performance_override_intel(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pOverrideInfo: *const VkPerformanceOverrideInfoINTEL,
         result: VkResult,
@@ -4997,6 +4619,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_performance_stream_marker_intel(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkPerformanceStreamMarkerInfoINTEL,
         result: VkResult,
@@ -5007,6 +4630,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_polygon_mode_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         polygonMode: VkPolygonMode,
     ) {
@@ -5014,6 +4638,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_primitive_restart_enable(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         primitiveRestartEnable: VkBool32,
     ) {
@@ -5021,6 +4646,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_primitive_restart_index_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         primitiveRestartIndex: u32,
     ) {
@@ -5028,6 +4654,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_primitive_topology(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         primitiveTopology: VkPrimitiveTopology,
     ) {
@@ -5035,6 +4662,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_provoking_vertex_mode_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         provokingVertexMode: VkProvokingVertexModeEXT,
     ) {
@@ -5042,6 +4670,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_rasterization_samples_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         rasterizationSamples: VkSampleCountFlagBits,
     ) {
@@ -5049,6 +4678,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_rasterization_stream_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         rasterizationStream: u32,
     ) {
@@ -5056,6 +4686,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_rasterizer_discard_enable(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         rasterizerDiscardEnable: VkBool32,
     ) {
@@ -5065,6 +4696,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_ray_tracing_pipeline_stack_size_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineStackSize: u32,
     ) {
@@ -5074,6 +4706,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_rendering_attachment_locations(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pLocationInfo: *const VkRenderingAttachmentLocationInfo,
     ) {
@@ -5081,6 +4714,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_rendering_input_attachment_indices(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInputAttachmentIndexInfo: *const VkRenderingInputAttachmentIndexInfo,
     ) {
@@ -5093,6 +4727,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_representative_fragment_test_enable_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         representativeFragmentTestEnable: VkBool32,
     ) {
@@ -5105,6 +4740,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_sample_locations_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pSampleLocationsInfo: *const VkSampleLocationsInfoEXT,
     ) {
@@ -5112,6 +4748,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_sample_locations_enable_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         sampleLocationsEnable: VkBool32,
     ) {
@@ -5119,6 +4756,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_sample_mask_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         samples: VkSampleCountFlagBits,
         pSampleMask: *const VkSampleMask,
@@ -5127,6 +4765,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_scissor(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstScissor: u32,
         scissorCount: u32,
@@ -5136,6 +4775,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_scissor_with_count(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         scissorCount: u32,
         pScissors: *const VkRect2D,
@@ -5144,6 +4784,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_shading_rate_image_enable_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         shadingRateImageEnable: VkBool32,
     ) {
@@ -5153,6 +4794,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_stencil_compare_mask(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         faceMask: VkStencilFaceFlags,
         compareMask: u32,
@@ -5161,6 +4803,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_stencil_op(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         faceMask: VkStencilFaceFlags,
         failOp: VkStencilOp,
@@ -5181,6 +4824,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_stencil_reference(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         faceMask: VkStencilFaceFlags,
         reference: u32,
@@ -5189,6 +4833,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_stencil_test_enable(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         stencilTestEnable: VkBool32,
     ) {
@@ -5196,6 +4841,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_stencil_write_mask(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         faceMask: VkStencilFaceFlags,
         writeMask: u32,
@@ -5204,6 +4850,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_tessellation_domain_origin_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         domainOrigin: VkTessellationDomainOrigin,
     ) {
@@ -5211,6 +4858,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_vertex_input_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         vertexBindingDescriptionCount: u32,
         pVertexBindingDescriptions: *const VkVertexInputBindingDescription2EXT,
@@ -5229,6 +4877,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_viewport(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstViewport: u32,
         viewportCount: u32,
@@ -5240,6 +4889,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_viewport_shading_rate_palette_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstViewport: u32,
         viewportCount: u32,
@@ -5256,6 +4906,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_viewport_swizzle_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstViewport: u32,
         viewportCount: u32,
@@ -5272,6 +4923,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_viewport_w_scaling_enable_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         viewportWScalingEnable: VkBool32,
     ) {
@@ -5281,6 +4933,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_viewport_w_scaling_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         firstViewport: u32,
         viewportCount: u32,
@@ -5297,6 +4950,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_set_viewport_with_count(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         viewportCount: u32,
         pViewports: *const VkViewport,
@@ -5305,12 +4959,14 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_subpass_shading_huawei(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {
         unsafe { vkCmdSubpassShadingHUAWEI(commandBuffer) }
     }
     fn post_call_record_cmd_trace_rays_indirect2_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         indirectDeviceAddress: VkDeviceAddress,
     ) {
@@ -5318,6 +4974,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_trace_rays_indirect_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRaygenShaderBindingTable: *const VkStridedDeviceAddressRegionKHR,
         pMissShaderBindingTable: *const VkStridedDeviceAddressRegionKHR,
@@ -5338,6 +4995,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_trace_rays_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pRaygenShaderBindingTable: *const VkStridedDeviceAddressRegionKHR,
         pMissShaderBindingTable: *const VkStridedDeviceAddressRegionKHR,
@@ -5362,6 +5020,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_trace_rays_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         raygenShaderBindingTableBuffer: VkBuffer,
         raygenShaderBindingOffset: VkDeviceSize,
@@ -5400,6 +5059,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_update_buffer(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         dstBuffer: VkBuffer,
         dstOffset: VkDeviceSize,
@@ -5412,6 +5072,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_update_memory_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pDstRange: *const VkDeviceAddressRangeKHR,
         dstFlags: VkAddressCommandFlagsKHR,
@@ -5424,6 +5085,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_update_pipeline_indirect_buffer_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineBindPoint: VkPipelineBindPoint,
         pipeline: VkPipeline,
@@ -5438,6 +5100,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_wait_events(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         eventCount: u32,
         pEvents: *const VkEvent,
@@ -5468,6 +5131,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_wait_events2(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         eventCount: u32,
         pEvents: *const VkEvent,
@@ -5477,6 +5141,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_write_acceleration_structures_properties_khr(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         accelerationStructureCount: u32,
         pAccelerationStructures: *const VkAccelerationStructureKHR,
@@ -5497,6 +5162,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_write_acceleration_structures_properties_nv(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         accelerationStructureCount: u32,
         pAccelerationStructures: *const VkAccelerationStructureNV,
@@ -5517,6 +5183,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_write_buffer_marker2_amd(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         stage: VkPipelineStageFlags2,
         dstBuffer: VkBuffer,
@@ -5535,6 +5202,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_write_buffer_marker_amd(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineStage: VkPipelineStageFlagBits,
         dstBuffer: VkBuffer,
@@ -5553,6 +5221,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_write_marker_to_memory_amd(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkMemoryMarkerInfoAMD,
     ) {
@@ -5560,6 +5229,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_write_micromaps_properties_ext(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         micromapCount: u32,
         pMicromaps: *const VkMicromapEXT,
@@ -5580,6 +5250,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_write_timestamp(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         pipelineStage: VkPipelineStageFlagBits,
         queryPool: VkQueryPool,
@@ -5589,6 +5260,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_cmd_write_timestamp2(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         stage: VkPipelineStageFlags2,
         queryPool: VkQueryPool,
@@ -5598,6 +5270,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_compile_deferred_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         shader: u32,
@@ -5607,6 +5280,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_convert_cooperative_vector_matrix_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkConvertCooperativeVectorMatrixInfoNV,
         result: VkResult,
@@ -5615,6 +5289,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_copy_acceleration_structure_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyAccelerationStructureInfoKHR,
@@ -5626,6 +5301,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_copy_acceleration_structure_to_memory_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyAccelerationStructureToMemoryInfoKHR,
@@ -5642,6 +5318,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_copy_image_to_image(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCopyImageToImageInfo: *const VkCopyImageToImageInfo,
         result: VkResult,
@@ -5650,6 +5327,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_copy_image_to_memory(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCopyImageToMemoryInfo: *const VkCopyImageToMemoryInfo,
         result: VkResult,
@@ -5658,6 +5336,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_copy_memory_to_acceleration_structure_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyMemoryToAccelerationStructureInfoKHR,
@@ -5674,6 +5353,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_copy_memory_to_image(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCopyMemoryToImageInfo: *const VkCopyMemoryToImageInfo,
         result: VkResult,
@@ -5682,6 +5362,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_copy_memory_to_micromap_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyMemoryToMicromapInfoEXT,
@@ -5691,6 +5372,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_copy_micromap_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyMicromapInfoEXT,
@@ -5700,6 +5382,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_copy_micromap_to_memory_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyMicromapToMemoryInfoEXT,
@@ -5709,6 +5392,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_acceleration_structure2_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkAccelerationStructureCreateInfo2KHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -5727,6 +5411,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_acceleration_structure_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkAccelerationStructureCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -5745,6 +5430,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_acceleration_structure_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkAccelerationStructureCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -5763,6 +5449,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_buffer(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkBufferCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -5773,6 +5460,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_buffer_collection_fuchsia(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkBufferCollectionCreateInfoFUCHSIA,
         pAllocator: *const VkAllocationCallbacks,
@@ -5791,6 +5479,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_buffer_view(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkBufferViewCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -5801,6 +5490,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_command_pool(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkCommandPoolCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -5813,6 +5503,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_compute_pipelines(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         createInfoCount: u32,
@@ -5835,6 +5526,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_cu_function_nvx(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkCuFunctionCreateInfoNVX,
         pAllocator: *const VkAllocationCallbacks,
@@ -5847,6 +5539,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_cu_module_nvx(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkCuModuleCreateInfoNVX,
         pAllocator: *const VkAllocationCallbacks,
@@ -5857,6 +5550,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_cuda_function_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkCudaFunctionCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -5869,6 +5563,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_cuda_module_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkCudaModuleCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -5879,6 +5574,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_data_graph_pipeline_session_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkDataGraphPipelineSessionCreateInfoARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -5897,6 +5593,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_data_graph_pipelines_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pipelineCache: VkPipelineCache,
@@ -5921,6 +5618,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_deferred_operation_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pAllocator: *const VkAllocationCallbacks,
         pDeferredOperation: *mut VkDeferredOperationKHR,
@@ -5932,6 +5630,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_descriptor_pool(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkDescriptorPoolCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -5950,6 +5649,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_descriptor_set_layout(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkDescriptorSetLayoutCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -5968,6 +5668,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_descriptor_update_template(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkDescriptorUpdateTemplateCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -5986,6 +5687,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_event(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkEventCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -5996,6 +5698,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_execution_graph_pipelines_amdx(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         createInfoCount: u32,
@@ -6018,6 +5721,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_external_compute_queue_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkExternalComputeQueueCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -6036,6 +5740,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_fence(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkFenceCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -6046,6 +5751,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_framebuffer(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkFramebufferCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -6058,6 +5764,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_gpa_session_amd(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkGpaSessionCreateInfoAMD,
         pAllocator: *const VkAllocationCallbacks,
@@ -6070,6 +5777,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_graphics_pipelines(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         createInfoCount: u32,
@@ -6092,6 +5800,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_image(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkImageCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -6102,6 +5811,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_image_view(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkImageViewCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -6112,6 +5822,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_indirect_commands_layout_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkIndirectCommandsLayoutCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -6130,6 +5841,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_indirect_commands_layout_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkIndirectCommandsLayoutCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -6148,6 +5860,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_indirect_execution_set_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkIndirectExecutionSetCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -6166,6 +5879,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_micromap_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkMicromapCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -6178,6 +5892,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_optical_flow_session_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkOpticalFlowSessionCreateInfoNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -6196,6 +5911,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_pipeline_binaries_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkPipelineBinaryCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -6214,6 +5930,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_pipeline_cache(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkPipelineCacheCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -6232,6 +5949,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_pipeline_layout(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkPipelineLayoutCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -6250,6 +5968,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_private_data_slot(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkPrivateDataSlotCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -6268,6 +5987,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_query_pool(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkQueryPoolCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -6278,6 +5998,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_ray_tracing_pipelines_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         deferredOperation: VkDeferredOperationKHR,
         pipelineCache: VkPipelineCache,
@@ -6302,6 +6023,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_ray_tracing_pipelines_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         createInfoCount: u32,
@@ -6324,6 +6046,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_render_pass(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkRenderPassCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -6336,6 +6059,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_render_pass2(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkRenderPassCreateInfo2,
         pAllocator: *const VkAllocationCallbacks,
@@ -6348,6 +6072,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_sampler(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkSamplerCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -6358,6 +6083,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_sampler_ycbcr_conversion(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkSamplerYcbcrConversionCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -6376,6 +6102,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_semaphore(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkSemaphoreCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -6386,6 +6113,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_shader_instrumentation_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkShaderInstrumentationCreateInfoARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -6404,6 +6132,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_shader_module(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkShaderModuleCreateInfo,
         pAllocator: *const VkAllocationCallbacks,
@@ -6416,6 +6145,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_shaders_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         createInfoCount: u32,
         pCreateInfos: *const VkShaderCreateInfoEXT,
@@ -6436,6 +6166,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_shared_swapchains_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapchainCount: u32,
         pCreateInfos: *const VkSwapchainCreateInfoKHR,
@@ -6456,6 +6187,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_swapchain_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkSwapchainCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -6468,6 +6200,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_tensor_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkTensorCreateInfoARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -6478,6 +6211,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_tensor_view_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkTensorViewCreateInfoARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -6488,6 +6222,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_validation_cache_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkValidationCacheCreateInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -6506,6 +6241,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_video_session_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkVideoSessionCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -6524,6 +6260,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_create_video_session_parameters_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkVideoSessionParametersCreateInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -6542,6 +6279,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_debug_marker_set_object_name_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pNameInfo: *const VkDebugMarkerObjectNameInfoEXT,
         result: VkResult,
@@ -6550,6 +6288,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_debug_marker_set_object_tag_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pTagInfo: *const VkDebugMarkerObjectTagInfoEXT,
         result: VkResult,
@@ -6558,6 +6297,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_deferred_operation_join_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         operation: VkDeferredOperationKHR,
         result: VkResult,
@@ -6566,6 +6306,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_acceleration_structure_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         accelerationStructure: VkAccelerationStructureKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -6576,6 +6317,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_acceleration_structure_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         accelerationStructure: VkAccelerationStructureNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -6586,6 +6328,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_buffer(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         buffer: VkBuffer,
         pAllocator: *const VkAllocationCallbacks,
@@ -6594,6 +6337,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_buffer_collection_fuchsia(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         collection: VkBufferCollectionFUCHSIA,
         pAllocator: *const VkAllocationCallbacks,
@@ -6602,6 +6346,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_buffer_view(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         bufferView: VkBufferView,
         pAllocator: *const VkAllocationCallbacks,
@@ -6610,6 +6355,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_command_pool(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         commandPool: VkCommandPool,
         pAllocator: *const VkAllocationCallbacks,
@@ -6618,6 +6364,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_cu_function_nvx(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         function: VkCuFunctionNVX,
         pAllocator: *const VkAllocationCallbacks,
@@ -6626,6 +6373,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_cu_module_nvx(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         module: VkCuModuleNVX,
         pAllocator: *const VkAllocationCallbacks,
@@ -6634,6 +6382,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_cuda_function_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         function: VkCudaFunctionNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -6642,6 +6391,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_cuda_module_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         module: VkCudaModuleNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -6650,6 +6400,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_data_graph_pipeline_session_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         session: VkDataGraphPipelineSessionARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -6658,6 +6409,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_deferred_operation_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         operation: VkDeferredOperationKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -6666,6 +6418,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_descriptor_pool(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         descriptorPool: VkDescriptorPool,
         pAllocator: *const VkAllocationCallbacks,
@@ -6674,6 +6427,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_descriptor_set_layout(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         descriptorSetLayout: VkDescriptorSetLayout,
         pAllocator: *const VkAllocationCallbacks,
@@ -6682,6 +6436,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_descriptor_update_template(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         descriptorUpdateTemplate: VkDescriptorUpdateTemplate,
         pAllocator: *const VkAllocationCallbacks,
@@ -6696,6 +6451,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_event(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         event: VkEvent,
         pAllocator: *const VkAllocationCallbacks,
@@ -6704,6 +6460,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_external_compute_queue_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         externalQueue: VkExternalComputeQueueNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -6712,6 +6469,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_fence(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         fence: VkFence,
         pAllocator: *const VkAllocationCallbacks,
@@ -6720,6 +6478,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_framebuffer(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         framebuffer: VkFramebuffer,
         pAllocator: *const VkAllocationCallbacks,
@@ -6728,6 +6487,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_gpa_session_amd(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         gpaSession: VkGpaSessionAMD,
         pAllocator: *const VkAllocationCallbacks,
@@ -6736,6 +6496,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_image(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pAllocator: *const VkAllocationCallbacks,
@@ -6744,6 +6505,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_image_view(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         imageView: VkImageView,
         pAllocator: *const VkAllocationCallbacks,
@@ -6752,6 +6514,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_indirect_commands_layout_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         indirectCommandsLayout: VkIndirectCommandsLayoutEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -6766,6 +6529,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_indirect_commands_layout_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         indirectCommandsLayout: VkIndirectCommandsLayoutNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -6776,6 +6540,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_indirect_execution_set_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         indirectExecutionSet: VkIndirectExecutionSetEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -6786,6 +6551,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_micromap_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         micromap: VkMicromapEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -6794,6 +6560,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_optical_flow_session_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         session: VkOpticalFlowSessionNV,
         pAllocator: *const VkAllocationCallbacks,
@@ -6802,6 +6569,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_pipeline(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         pAllocator: *const VkAllocationCallbacks,
@@ -6810,6 +6578,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_pipeline_binary_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pipelineBinary: VkPipelineBinaryKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -6818,6 +6587,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_pipeline_cache(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         pAllocator: *const VkAllocationCallbacks,
@@ -6826,6 +6596,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_pipeline_layout(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pipelineLayout: VkPipelineLayout,
         pAllocator: *const VkAllocationCallbacks,
@@ -6834,6 +6605,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_private_data_slot(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         privateDataSlot: VkPrivateDataSlot,
         pAllocator: *const VkAllocationCallbacks,
@@ -6842,6 +6614,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_query_pool(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         queryPool: VkQueryPool,
         pAllocator: *const VkAllocationCallbacks,
@@ -6850,6 +6623,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_render_pass(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         renderPass: VkRenderPass,
         pAllocator: *const VkAllocationCallbacks,
@@ -6858,6 +6632,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_sampler(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         sampler: VkSampler,
         pAllocator: *const VkAllocationCallbacks,
@@ -6866,6 +6641,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_sampler_ycbcr_conversion(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         ycbcrConversion: VkSamplerYcbcrConversion,
         pAllocator: *const VkAllocationCallbacks,
@@ -6874,6 +6650,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_semaphore(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         semaphore: VkSemaphore,
         pAllocator: *const VkAllocationCallbacks,
@@ -6882,6 +6659,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_shader_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         shader: VkShaderEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -6890,6 +6668,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_shader_instrumentation_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         instrumentation: VkShaderInstrumentationARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -6898,6 +6677,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_shader_module(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         shaderModule: VkShaderModule,
         pAllocator: *const VkAllocationCallbacks,
@@ -6906,6 +6686,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_swapchain_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -6914,6 +6695,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_tensor_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         tensor: VkTensorARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -6922,6 +6704,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_tensor_view_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         tensorView: VkTensorViewARM,
         pAllocator: *const VkAllocationCallbacks,
@@ -6930,6 +6713,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_validation_cache_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         validationCache: VkValidationCacheEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -6938,6 +6722,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_video_session_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         videoSession: VkVideoSessionKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -6946,6 +6731,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_destroy_video_session_parameters_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         videoSessionParameters: VkVideoSessionParametersKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -6958,11 +6744,17 @@ impl DeviceHooks for crate::Device {
             )
         }
     }
-    fn post_call_record_device_wait_idle(&self, device: VkDevice, result: VkResult) {
+    fn post_call_record_device_wait_idle(
+        &self,
+        _: &DeviceDispatchTable,
+        device: VkDevice,
+        result: VkResult,
+    ) {
         unsafe { vkDeviceWaitIdle(device, result) }
     }
     fn post_call_record_display_power_control_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         display: VkDisplayKHR,
         pDisplayPowerInfo: *const VkDisplayPowerInfoEXT,
@@ -6972,6 +6764,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_end_command_buffer(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         result: VkResult,
     ) {
@@ -6979,6 +6772,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_export_metal_objects_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pMetalObjectsInfo: *mut VkExportMetalObjectsInfoEXT,
     ) {
@@ -6986,6 +6780,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_flush_mapped_memory_ranges(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         memoryRangeCount: u32,
         pMemoryRanges: *const VkMappedMemoryRange,
@@ -6997,6 +6792,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_free_command_buffers(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         commandPool: VkCommandPool,
         commandBufferCount: u32,
@@ -7013,6 +6809,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_free_descriptor_sets(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         descriptorPool: VkDescriptorPool,
         descriptorSetCount: u32,
@@ -7031,6 +6828,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_free_memory(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
         pAllocator: *const VkAllocationCallbacks,
@@ -7039,6 +6837,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_acceleration_structure_build_sizes_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         buildType: VkAccelerationStructureBuildTypeKHR,
         pBuildInfo: *const VkAccelerationStructureBuildGeometryInfoKHR,
@@ -7057,6 +6856,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_acceleration_structure_device_address_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkAccelerationStructureDeviceAddressInfoKHR,
         result: VkDeviceAddress,
@@ -7065,6 +6865,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_acceleration_structure_handle_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         accelerationStructure: VkAccelerationStructureNV,
         dataSize: usize,
@@ -7083,6 +6884,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_acceleration_structure_memory_requirements_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkAccelerationStructureMemoryRequirementsInfoNV,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -7097,6 +6899,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_acceleration_structure_opaque_capture_descriptor_data_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkAccelerationStructureCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
@@ -7113,6 +6916,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_android_hardware_buffer_properties_android(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         buffer: *const AHardwareBuffer,
         pProperties: *mut VkAndroidHardwareBufferPropertiesANDROID,
@@ -7129,6 +6933,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_buffer_collection_properties_fuchsia(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         collection: VkBufferCollectionFUCHSIA,
         pProperties: *mut VkBufferCollectionPropertiesFUCHSIA,
@@ -7145,6 +6950,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_buffer_device_address(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkBufferDeviceAddressInfo,
         result: VkDeviceAddress,
@@ -7153,6 +6959,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_buffer_memory_requirements(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         buffer: VkBuffer,
         pMemoryRequirements: *mut VkMemoryRequirements,
@@ -7161,6 +6968,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_buffer_memory_requirements2(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkBufferMemoryRequirementsInfo2,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -7169,6 +6977,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_buffer_opaque_capture_address(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkBufferDeviceAddressInfo,
         result: u64,
@@ -7177,6 +6986,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_buffer_opaque_capture_descriptor_data_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkBufferCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
@@ -7188,6 +6998,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_calibrated_timestamps_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         timestampCount: u32,
         pTimestampInfos: *const VkCalibratedTimestampInfoKHR,
@@ -7208,6 +7019,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_cluster_acceleration_structure_build_sizes_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkClusterAccelerationStructureInputInfoNV,
         pSizeInfo: *mut VkAccelerationStructureBuildSizesInfoKHR,
@@ -7218,6 +7030,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_cuda_module_cache_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         module: VkCudaModuleNV,
         pCacheSize: *mut usize,
@@ -7228,6 +7041,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_data_graph_pipeline_available_properties_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pPipelineInfo: *const VkDataGraphPipelineInfoARM,
         pPropertiesCount: *mut u32,
@@ -7246,6 +7060,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_data_graph_pipeline_properties_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pPipelineInfo: *const VkDataGraphPipelineInfoARM,
         propertiesCount: u32,
@@ -7264,6 +7079,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_data_graph_pipeline_session_bind_point_requirements_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDataGraphPipelineSessionBindPointRequirementsInfoARM,
         pBindPointRequirementCount: *mut u32,
@@ -7282,6 +7098,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_data_graph_pipeline_session_memory_requirements_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDataGraphPipelineSessionMemoryRequirementsInfoARM,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -7296,6 +7113,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_deferred_operation_max_concurrency_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         operation: VkDeferredOperationKHR,
         result: u32,
@@ -7304,6 +7122,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_deferred_operation_result_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         operation: VkDeferredOperationKHR,
         result: VkResult,
@@ -7312,6 +7131,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_descriptor_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pDescriptorInfo: *const VkDescriptorGetInfoEXT,
         dataSize: usize,
@@ -7321,6 +7141,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_descriptor_set_host_mapping_valve(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         descriptorSet: VkDescriptorSet,
         ppData: *mut *mut c_void,
@@ -7329,6 +7150,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_descriptor_set_layout_binding_offset_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         layout: VkDescriptorSetLayout,
         binding: u32,
@@ -7340,6 +7162,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_descriptor_set_layout_host_mapping_info_valve(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pBindingReference: *const VkDescriptorSetBindingReferenceVALVE,
         pHostMapping: *mut VkDescriptorSetLayoutHostMappingInfoVALVE,
@@ -7354,6 +7177,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_descriptor_set_layout_size_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         layout: VkDescriptorSetLayout,
         pLayoutSizeInBytes: *mut VkDeviceSize,
@@ -7362,6 +7186,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_descriptor_set_layout_support(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkDescriptorSetLayoutCreateInfo,
         pSupport: *mut VkDescriptorSetLayoutSupport,
@@ -7370,6 +7195,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_device_acceleration_structure_compatibility_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pVersionInfo: *const VkAccelerationStructureVersionInfoKHR,
         pCompatibility: *mut VkAccelerationStructureCompatibilityKHR,
@@ -7384,6 +7210,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_device_buffer_memory_requirements(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceBufferMemoryRequirements,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -7394,6 +7221,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_device_combined_image_sampler_index_nvx(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         imageViewIndex: u64,
         samplerIndex: u64,
@@ -7410,6 +7238,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_device_fault_debug_info_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pDebugInfo: *mut VkDeviceFaultDebugInfoKHR,
         result: VkResult,
@@ -7418,6 +7247,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_device_fault_info_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pFaultCounts: *mut VkDeviceFaultCountsEXT,
         pFaultInfo: *mut VkDeviceFaultInfoEXT,
@@ -7427,6 +7257,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_device_fault_reports_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         timeout: u64,
         pFaultCounts: *mut u32,
@@ -7439,6 +7270,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_device_group_peer_memory_features(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         heapIndex: u32,
         localDeviceIndex: u32,
@@ -7457,6 +7289,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_device_group_present_capabilities_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pDeviceGroupPresentCapabilities: *mut VkDeviceGroupPresentCapabilitiesKHR,
         result: VkResult,
@@ -7471,6 +7304,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_device_group_surface_present_modes2_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
         pModes: *mut VkDeviceGroupPresentModeFlagsKHR,
@@ -7482,6 +7316,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_device_group_surface_present_modes_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         surface: VkSurfaceKHR,
         pModes: *mut VkDeviceGroupPresentModeFlagsKHR,
@@ -7493,6 +7328,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_device_image_memory_requirements(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceImageMemoryRequirements,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -7501,6 +7337,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_device_image_sparse_memory_requirements(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceImageMemoryRequirements,
         pSparseMemoryRequirementCount: *mut u32,
@@ -7517,6 +7354,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_device_image_subresource_layout(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceImageSubresourceInfo,
         pLayout: *mut VkSubresourceLayout2,
@@ -7525,6 +7363,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_device_memory_commitment(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
         pCommittedMemoryInBytes: *mut VkDeviceSize,
@@ -7533,6 +7372,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_device_memory_opaque_capture_address(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceMemoryOpaqueCaptureAddressInfo,
         result: u64,
@@ -7541,6 +7381,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_device_micromap_compatibility_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pVersionInfo: *const VkMicromapVersionInfoEXT,
         pCompatibility: *mut VkAccelerationStructureCompatibilityKHR,
@@ -7551,6 +7392,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_device_queue(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         queueFamilyIndex: u32,
         queueIndex: u32,
@@ -7560,6 +7402,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_device_queue2(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pQueueInfo: *const VkDeviceQueueInfo2,
         pQueue: *mut VkQueue,
@@ -7568,6 +7411,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_device_subpass_shading_max_workgroup_size_huawei(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         renderpass: VkRenderPass,
         pMaxWorkgroupSize: *mut VkExtent2D,
@@ -7584,6 +7428,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_device_tensor_memory_requirements_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkDeviceTensorMemoryRequirementsARM,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -7594,6 +7439,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_dynamic_rendering_tile_properties_qcom(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pRenderingInfo: *const VkRenderingInfo,
         pProperties: *mut VkTilePropertiesQCOM,
@@ -7610,6 +7456,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_encoded_video_session_parameters_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pVideoSessionParametersInfo: *const VkVideoEncodeSessionParametersGetInfoKHR,
         pFeedbackInfo: *mut VkVideoEncodeSessionParametersFeedbackInfoKHR,
@@ -7630,6 +7477,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_event_status(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         event: VkEvent,
         result: VkResult,
@@ -7638,6 +7486,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_execution_graph_pipeline_node_index_amdx(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         executionGraph: VkPipeline,
         pNodeInfo: *const VkPipelineShaderStageNodeCreateInfoAMDX,
@@ -7656,6 +7505,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_execution_graph_pipeline_scratch_size_amdx(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         executionGraph: VkPipeline,
         pSizeInfo: *mut VkExecutionGraphPipelineScratchSizeAMDX,
@@ -7672,6 +7522,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_external_compute_queue_data_nv(
         &self,
+        _: &DeviceDispatchTable,
         externalQueue: VkExternalComputeQueueNV,
         params: *mut VkExternalComputeQueueDataParamsNV,
         pData: *mut c_void,
@@ -7680,6 +7531,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_fence_fd_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pGetFdInfo: *const VkFenceGetFdInfoKHR,
         pFd: *mut c_int,
@@ -7689,6 +7541,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_fence_status(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         fence: VkFence,
         result: VkResult,
@@ -7697,6 +7550,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_fence_win32_handle_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pGetWin32HandleInfo: *const VkFenceGetWin32HandleInfoKHR,
         pHandle: *mut HANDLE,
@@ -7706,6 +7560,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_framebuffer_tile_properties_qcom(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         framebuffer: VkFramebuffer,
         pPropertiesCount: *mut u32,
@@ -7724,6 +7579,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_generated_commands_memory_requirements_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkGeneratedCommandsMemoryRequirementsInfoEXT,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -7738,6 +7594,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_generated_commands_memory_requirements_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkGeneratedCommandsMemoryRequirementsInfoNV,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -7752,6 +7609,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_gpa_device_clock_info_amd(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *mut VkGpaDeviceGetClockInfoAMD,
         result: VkResult,
@@ -7760,6 +7618,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_gpa_session_results_amd(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         gpaSession: VkGpaSessionAMD,
         sampleID: u32,
@@ -7780,6 +7639,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_gpa_session_status_amd(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         gpaSession: VkGpaSessionAMD,
         result: VkResult,
@@ -7788,6 +7648,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_image_drm_format_modifier_properties_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pProperties: *mut VkImageDrmFormatModifierPropertiesEXT,
@@ -7799,6 +7660,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_image_memory_requirements(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pMemoryRequirements: *mut VkMemoryRequirements,
@@ -7807,6 +7669,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_image_memory_requirements2(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageMemoryRequirementsInfo2,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -7815,6 +7678,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_image_opaque_capture_data_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         imageCount: u32,
         pImages: *const VkImage,
@@ -7827,6 +7691,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_image_opaque_capture_descriptor_data_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
@@ -7836,6 +7701,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_image_sparse_memory_requirements(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pSparseMemoryRequirementCount: *mut u32,
@@ -7852,6 +7718,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_image_sparse_memory_requirements2(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageSparseMemoryRequirementsInfo2,
         pSparseMemoryRequirementCount: *mut u32,
@@ -7868,6 +7735,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_image_subresource_layout(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pSubresource: *const VkImageSubresource,
@@ -7877,6 +7745,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_image_subresource_layout2(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         image: VkImage,
         pSubresource: *const VkImageSubresource2,
@@ -7886,6 +7755,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_image_view_address_nvx(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         imageView: VkImageView,
         pProperties: *mut VkImageViewAddressPropertiesNVX,
@@ -7895,6 +7765,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_image_view_handle64_nvx(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageViewHandleInfoNVX,
         result: u64,
@@ -7903,6 +7774,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_image_view_handle_nvx(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageViewHandleInfoNVX,
         result: u32,
@@ -7911,6 +7783,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_image_view_opaque_capture_descriptor_data_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkImageViewCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
@@ -7922,6 +7795,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_latency_timings_legacy_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pTimings: *mut c_void,
     ) {
@@ -7929,6 +7803,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_latency_timings_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pLatencyMarkerInfo: *mut VkGetLatencyMarkerInfoNV,
@@ -7937,6 +7812,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_memory_android_hardware_buffer_android(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkMemoryGetAndroidHardwareBufferInfoANDROID,
         pBuffer: *mut *mut AHardwareBuffer,
@@ -7948,6 +7824,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_memory_fd_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pGetFdInfo: *const VkMemoryGetFdInfoKHR,
         pFd: *mut c_int,
@@ -7957,6 +7834,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_memory_fd_properties_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         handleType: VkExternalMemoryHandleTypeFlagBits,
         fd: c_int,
@@ -7975,6 +7853,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_memory_host_pointer_properties_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         handleType: VkExternalMemoryHandleTypeFlagBits,
         pHostPointer: *const c_void,
@@ -7993,6 +7872,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_memory_metal_handle_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pGetMetalHandleInfo: *const VkMemoryGetMetalHandleInfoEXT,
         pHandle: *mut *mut c_void,
@@ -8004,6 +7884,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_memory_metal_handle_properties_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         handleType: VkExternalMemoryHandleTypeFlagBits,
         pHandle: *const c_void,
@@ -8022,6 +7903,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_memory_native_buffer_ohos(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkMemoryGetNativeBufferInfoOHOS,
         pBuffer: *mut *mut OH_NativeBuffer,
@@ -8031,6 +7913,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_memory_remote_address_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pMemoryGetRemoteAddressInfo: *const VkMemoryGetRemoteAddressInfoNV,
         pAddress: *mut VkRemoteAddressNV,
@@ -8047,6 +7930,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_memory_win32_handle_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pGetWin32HandleInfo: *const VkMemoryGetWin32HandleInfoKHR,
         pHandle: *mut HANDLE,
@@ -8058,6 +7942,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_memory_win32_handle_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
         handleType: VkExternalMemoryHandleTypeFlagsNV,
@@ -8068,6 +7953,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_memory_win32_handle_properties_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         handleType: VkExternalMemoryHandleTypeFlagBits,
         handle: HANDLE,
@@ -8086,6 +7972,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_memory_zircon_handle_fuchsia(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pGetZirconHandleInfo: *const VkMemoryGetZirconHandleInfoFUCHSIA,
         pZirconHandle: *mut zx_handle_t,
@@ -8102,6 +7989,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_memory_zircon_handle_properties_fuchsia(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         handleType: VkExternalMemoryHandleTypeFlagBits,
         zirconHandle: zx_handle_t,
@@ -8120,6 +8008,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_micromap_build_sizes_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         buildType: VkAccelerationStructureBuildTypeKHR,
         pBuildInfo: *const VkMicromapBuildInfoEXT,
@@ -8129,6 +8018,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_native_buffer_properties_ohos(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         buffer: *const OH_NativeBuffer,
         pProperties: *mut VkNativeBufferPropertiesOHOS,
@@ -8138,6 +8028,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_partitioned_acceleration_structures_build_sizes_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkPartitionedAccelerationStructureInstancesInputNV,
         pSizeInfo: *mut VkAccelerationStructureBuildSizesInfoKHR,
@@ -8148,6 +8039,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_past_presentation_timing_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pPastPresentationTimingInfo: *const VkPastPresentationTimingInfoEXT,
         pPastPresentationTimingProperties: *mut VkPastPresentationTimingPropertiesEXT,
@@ -8164,6 +8056,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_past_presentation_timing_google(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pPresentationTimingCount: *mut u32,
@@ -8182,6 +8075,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_performance_parameter_intel(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         parameter: VkPerformanceParameterTypeINTEL,
         pValue: *mut VkPerformanceValueINTEL,
@@ -8191,6 +8085,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_pipeline_binary_data_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkPipelineBinaryDataInfoKHR,
         pPipelineBinaryKey: *mut VkPipelineBinaryKeyKHR,
@@ -8211,6 +8106,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_pipeline_cache_data(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pipelineCache: VkPipelineCache,
         pDataSize: *mut usize,
@@ -8223,6 +8119,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_pipeline_executable_internal_representations_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pExecutableInfo: *const VkPipelineExecutableInfoKHR,
         pInternalRepresentationCount: *mut u32,
@@ -8241,6 +8138,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_pipeline_executable_properties_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pPipelineInfo: *const VkPipelineInfoKHR,
         pExecutableCount: *mut u32,
@@ -8259,6 +8157,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_pipeline_executable_statistics_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pExecutableInfo: *const VkPipelineExecutableInfoKHR,
         pStatisticCount: *mut u32,
@@ -8277,6 +8176,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_pipeline_indirect_device_address_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkPipelineIndirectDeviceAddressInfoNV,
         result: VkDeviceAddress,
@@ -8285,6 +8185,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_pipeline_indirect_memory_requirements_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkComputePipelineCreateInfo,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -8299,6 +8200,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_pipeline_key_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pPipelineCreateInfo: *const VkPipelineCreateInfoKHR,
         pPipelineKey: *mut VkPipelineBinaryKeyKHR,
@@ -8308,6 +8210,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_pipeline_properties_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pPipelineInfo: *const VkPipelineInfoKHR,
         pPipelineProperties: *mut VkBaseOutStructure,
@@ -8324,6 +8227,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_private_data(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         objectType: VkObjectType,
         objectHandle: u64,
@@ -8336,6 +8240,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_query_pool_results(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         queryPool: VkQueryPool,
         firstQuery: u32,
@@ -8362,6 +8267,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_queue_checkpoint_data2_nv(
         &self,
+        _: &DeviceDispatchTable,
         queue: VkQueue,
         pCheckpointDataCount: *mut u32,
         pCheckpointData: *mut VkCheckpointData2NV,
@@ -8372,6 +8278,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_queue_checkpoint_data_nv(
         &self,
+        _: &DeviceDispatchTable,
         queue: VkQueue,
         pCheckpointDataCount: *mut u32,
         pCheckpointData: *mut VkCheckpointDataNV,
@@ -8382,6 +8289,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_ray_tracing_capture_replay_shader_group_handles_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         firstGroup: u32,
@@ -8404,6 +8312,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_ray_tracing_shader_group_handles_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         firstGroup: u32,
@@ -8426,6 +8335,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_ray_tracing_shader_group_stack_size_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         group: u32,
@@ -8444,6 +8354,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_refresh_cycle_duration_google(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pDisplayTimingProperties: *mut VkRefreshCycleDurationGOOGLE,
@@ -8460,6 +8371,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_render_area_granularity(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         renderPass: VkRenderPass,
         pGranularity: *mut VkExtent2D,
@@ -8468,6 +8380,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_rendering_area_granularity(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pRenderingAreaInfo: *const VkRenderingAreaInfo,
         pGranularity: *mut VkExtent2D,
@@ -8478,6 +8391,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_sampler_opaque_capture_descriptor_data_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkSamplerCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
@@ -8489,6 +8403,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_screen_buffer_properties_qnx(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         buffer: *const _screen_buffer,
         pProperties: *mut VkScreenBufferPropertiesQNX,
@@ -8498,6 +8413,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_semaphore_counter_value(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         semaphore: VkSemaphore,
         pValue: *mut u64,
@@ -8507,6 +8423,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_semaphore_fd_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pGetFdInfo: *const VkSemaphoreGetFdInfoKHR,
         pFd: *mut c_int,
@@ -8516,6 +8433,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_semaphore_win32_handle_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pGetWin32HandleInfo: *const VkSemaphoreGetWin32HandleInfoKHR,
         pHandle: *mut HANDLE,
@@ -8527,6 +8445,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_semaphore_zircon_handle_fuchsia(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pGetZirconHandleInfo: *const VkSemaphoreGetZirconHandleInfoFUCHSIA,
         pZirconHandle: *mut zx_handle_t,
@@ -8543,6 +8462,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_shader_binary_data_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         shader: VkShaderEXT,
         pDataSize: *mut usize,
@@ -8553,6 +8473,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_shader_info_amd(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pipeline: VkPipeline,
         shaderStage: VkShaderStageFlagBits,
@@ -8575,6 +8496,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_shader_instrumentation_values_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         instrumentation: VkShaderInstrumentationARM,
         pMetricBlockCount: *mut u32,
@@ -8595,6 +8517,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_shader_module_create_info_identifier_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pCreateInfo: *const VkShaderModuleCreateInfo,
         pIdentifier: *mut VkShaderModuleIdentifierEXT,
@@ -8605,6 +8528,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_shader_module_identifier_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         shaderModule: VkShaderModule,
         pIdentifier: *mut VkShaderModuleIdentifierEXT,
@@ -8613,6 +8537,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_sleep_status_legacy_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pLowLatencyMode: *mut VkBool32,
     ) {
@@ -8620,6 +8545,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_swapchain_counter_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         counter: VkSurfaceCounterFlagBitsEXT,
@@ -8632,6 +8558,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_swapchain_images_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pSwapchainImageCount: *mut u32,
@@ -8650,6 +8577,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_swapchain_status_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         result: VkResult,
@@ -8658,6 +8586,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_swapchain_time_domain_properties_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pSwapchainTimeDomainProperties: *mut VkSwapchainTimeDomainPropertiesEXT,
@@ -8676,6 +8605,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_swapchain_timing_properties_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pSwapchainTimingProperties: *mut VkSwapchainTimingPropertiesEXT,
@@ -8694,6 +8624,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_tensor_memory_requirements_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkTensorMemoryRequirementsInfoARM,
         pMemoryRequirements: *mut VkMemoryRequirements2,
@@ -8702,6 +8633,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_tensor_opaque_capture_data_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         tensorCount: u32,
         pTensors: *const VkTensorARM,
@@ -8720,6 +8652,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_tensor_opaque_capture_descriptor_data_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkTensorCaptureDescriptorDataInfoARM,
         pData: *mut c_void,
@@ -8731,6 +8664,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_tensor_view_opaque_capture_descriptor_data_arm(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkTensorViewCaptureDescriptorDataInfoARM,
         pData: *mut c_void,
@@ -8742,6 +8676,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_validation_cache_data_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         validationCache: VkValidationCacheEXT,
         pDataSize: *mut usize,
@@ -8760,6 +8695,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_get_video_session_memory_requirements_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         videoSession: VkVideoSessionKHR,
         pMemoryRequirementsCount: *mut u32,
@@ -8778,6 +8714,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_import_fence_fd_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pImportFenceFdInfo: *const VkImportFenceFdInfoKHR,
         result: VkResult,
@@ -8786,6 +8723,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_import_fence_win32_handle_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pImportFenceWin32HandleInfo: *const VkImportFenceWin32HandleInfoKHR,
         result: VkResult,
@@ -8796,6 +8734,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_import_semaphore_fd_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pImportSemaphoreFdInfo: *const VkImportSemaphoreFdInfoKHR,
         result: VkResult,
@@ -8804,6 +8743,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_import_semaphore_win32_handle_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pImportSemaphoreWin32HandleInfo: *const VkImportSemaphoreWin32HandleInfoKHR,
         result: VkResult,
@@ -8818,6 +8758,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_import_semaphore_zircon_handle_fuchsia(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pImportSemaphoreZirconHandleInfo: *const VkImportSemaphoreZirconHandleInfoFUCHSIA,
         result: VkResult,
@@ -8832,6 +8773,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_initialize_performance_api_intel(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInitializeInfo: *const VkInitializePerformanceApiInfoINTEL,
         result: VkResult,
@@ -8840,6 +8782,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_invalidate_mapped_memory_ranges(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         memoryRangeCount: u32,
         pMemoryRanges: *const VkMappedMemoryRange,
@@ -8856,6 +8799,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_latency_sleep_legacy_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         signalSemaphore: VkSemaphore,
         value: u64,
@@ -8864,6 +8808,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_latency_sleep_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pSleepInfo: *const VkLatencySleepInfoNV,
@@ -8873,6 +8818,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_map_memory(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
         offset: VkDeviceSize,
@@ -8885,6 +8831,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_map_memory2(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pMemoryMapInfo: *const VkMemoryMapInfo,
         ppData: *mut *mut c_void,
@@ -8894,6 +8841,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_merge_pipeline_caches(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         dstCache: VkPipelineCache,
         srcCacheCount: u32,
@@ -8906,6 +8854,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_merge_validation_caches_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         dstCache: VkValidationCacheEXT,
         srcCacheCount: u32,
@@ -8924,6 +8873,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_queue_begin_debug_utils_label_ext(
         &self,
+        _: &DeviceDispatchTable,
         queue: VkQueue,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) {
@@ -8931,6 +8881,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_queue_bind_sparse(
         &self,
+        _: &DeviceDispatchTable,
         queue: VkQueue,
         bindInfoCount: u32,
         pBindInfo: *const VkBindSparseInfo,
@@ -8939,11 +8890,16 @@ impl DeviceHooks for crate::Device {
     ) {
         unsafe { vkQueueBindSparse(queue, bindInfoCount, pBindInfo, fence, result) }
     }
-    fn post_call_record_queue_end_debug_utils_label_ext(&self, queue: VkQueue) {
+    fn post_call_record_queue_end_debug_utils_label_ext(
+        &self,
+        _: &DeviceDispatchTable,
+        queue: VkQueue,
+    ) {
         unsafe { vkQueueEndDebugUtilsLabelEXT(queue) }
     }
     fn post_call_record_queue_insert_debug_utils_label_ext(
         &self,
+        _: &DeviceDispatchTable,
         queue: VkQueue,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) {
@@ -8951,6 +8907,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_queue_notify_out_of_band_legacy_nv(
         &self,
+        _: &DeviceDispatchTable,
         queue: VkQueue,
         queueType: u32,
     ) {
@@ -8958,6 +8915,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_queue_notify_out_of_band_nv(
         &self,
+        _: &DeviceDispatchTable,
         queue: VkQueue,
         pQueueTypeInfo: *const VkOutOfBandQueueTypeInfoNV,
     ) {
@@ -8965,6 +8923,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_queue_present_khr(
         &self,
+        _: &DeviceDispatchTable,
         queue: VkQueue,
         pPresentInfo: *const VkPresentInfoKHR,
         result: VkResult,
@@ -8973,6 +8932,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_queue_set_perf_hint_qcom(
         &self,
+        _: &DeviceDispatchTable,
         queue: VkQueue,
         pPerfHintInfo: *const VkPerfHintInfoQCOM,
         result: VkResult,
@@ -8981,6 +8941,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_queue_set_performance_configuration_intel(
         &self,
+        _: &DeviceDispatchTable,
         queue: VkQueue,
         configuration: VkPerformanceConfigurationINTEL,
         result: VkResult,
@@ -8989,6 +8950,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_queue_submit(
         &self,
+        _: &DeviceDispatchTable,
         queue: VkQueue,
         submitCount: u32,
         pSubmits: *const VkSubmitInfo,
@@ -8999,6 +8961,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_queue_submit2(
         &self,
+        _: &DeviceDispatchTable,
         queue: VkQueue,
         submitCount: u32,
         pSubmits: *const VkSubmitInfo2,
@@ -9007,11 +8970,17 @@ impl DeviceHooks for crate::Device {
     ) {
         unsafe { vkQueueSubmit2(queue, submitCount, pSubmits, fence, result) }
     }
-    fn post_call_record_queue_wait_idle(&self, queue: VkQueue, result: VkResult) {
+    fn post_call_record_queue_wait_idle(
+        &self,
+        _: &DeviceDispatchTable,
+        queue: VkQueue,
+        result: VkResult,
+    ) {
         unsafe { vkQueueWaitIdle(queue, result) }
     }
     fn post_call_record_register_custom_border_color_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pBorderColor: *const VkSamplerCustomBorderColorCreateInfoEXT,
         requestIndex: VkBool32,
@@ -9030,6 +8999,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_register_device_event_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pDeviceEventInfo: *const VkDeviceEventInfoEXT,
         pAllocator: *const VkAllocationCallbacks,
@@ -9048,6 +9018,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_register_display_event_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         display: VkDisplayKHR,
         pDisplayEventInfo: *const VkDisplayEventInfoEXT,
@@ -9068,6 +9039,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_release_captured_pipeline_data_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *const VkReleaseCapturedPipelineDataInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
@@ -9077,6 +9049,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_release_full_screen_exclusive_mode_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         result: VkResult,
@@ -9085,17 +9058,23 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_release_performance_configuration_intel(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         configuration: VkPerformanceConfigurationINTEL,
         result: VkResult,
     ) {
         unsafe { vkReleasePerformanceConfigurationINTEL(device, configuration, result) }
     }
-    fn post_call_record_release_profiling_lock_khr(&self, device: VkDevice) {
+    fn post_call_record_release_profiling_lock_khr(
+        &self,
+        _: &DeviceDispatchTable,
+        device: VkDevice,
+    ) {
         unsafe { vkReleaseProfilingLockKHR(device) }
     }
     fn post_call_record_release_swapchain_images_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pReleaseInfo: *const VkReleaseSwapchainImagesInfoKHR,
         result: VkResult,
@@ -9104,6 +9083,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_reset_command_buffer(
         &self,
+        _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
         flags: VkCommandBufferResetFlags,
         result: VkResult,
@@ -9112,6 +9092,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_reset_command_pool(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         commandPool: VkCommandPool,
         flags: VkCommandPoolResetFlags,
@@ -9121,6 +9102,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_reset_descriptor_pool(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         descriptorPool: VkDescriptorPool,
         flags: VkDescriptorPoolResetFlags,
@@ -9130,6 +9112,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_reset_event(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         event: VkEvent,
         result: VkResult,
@@ -9138,6 +9121,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_reset_fences(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         fenceCount: u32,
         pFences: *const VkFence,
@@ -9147,6 +9131,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_reset_gpa_session_amd(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         gpaSession: VkGpaSessionAMD,
         result: VkResult,
@@ -9155,6 +9140,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_reset_query_pool(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         queryPool: VkQueryPool,
         firstQuery: u32,
@@ -9164,6 +9150,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_set_buffer_collection_buffer_constraints_fuchsia(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         collection: VkBufferCollectionFUCHSIA,
         pBufferConstraintsInfo: *const VkBufferConstraintsInfoFUCHSIA,
@@ -9180,6 +9167,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_set_buffer_collection_image_constraints_fuchsia(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         collection: VkBufferCollectionFUCHSIA,
         pImageConstraintsInfo: *const VkImageConstraintsInfoFUCHSIA,
@@ -9196,6 +9184,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_set_debug_utils_object_name_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pNameInfo: *const VkDebugUtilsObjectNameInfoEXT,
         result: VkResult,
@@ -9204,6 +9193,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_set_debug_utils_object_tag_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pTagInfo: *const VkDebugUtilsObjectTagInfoEXT,
         result: VkResult,
@@ -9212,6 +9202,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_set_device_memory_priority_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         memory: VkDeviceMemory,
         priority: f32,
@@ -9220,6 +9211,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_set_event(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         event: VkEvent,
         result: VkResult,
@@ -9228,6 +9220,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_set_gpa_device_clock_mode_amd(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pInfo: *mut VkGpaDeviceClockModeInfoAMD,
         result: VkResult,
@@ -9236,6 +9229,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_set_hdr_metadata_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapchainCount: u32,
         pSwapchains: *const VkSwapchainKHR,
@@ -9245,6 +9239,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_set_latency_marker_legacy_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         frameID: u64,
         marker: u32,
@@ -9253,6 +9248,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_set_latency_marker_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pLatencyMarkerInfo: *const VkSetLatencyMarkerInfoNV,
@@ -9261,6 +9257,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_set_latency_sleep_mode_legacy_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         lowLatencyMode: VkBool32,
         lowLatencyBoost: VkBool32,
@@ -9277,6 +9274,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_set_latency_sleep_mode_nv(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pSleepModeInfo: *const VkLatencySleepModeInfoNV,
@@ -9286,6 +9284,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_set_local_dimming_amd(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapChain: VkSwapchainKHR,
         localDimmingEnable: VkBool32,
@@ -9294,6 +9293,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_set_private_data(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         objectType: VkObjectType,
         objectHandle: u64,
@@ -9314,6 +9314,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_set_swapchain_present_timing_queue_size_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         size: u32,
@@ -9323,11 +9324,16 @@ impl DeviceHooks for crate::Device {
             vkSetSwapchainPresentTimingQueueSizeEXT(device, swapchain, size, result)
         }
     }
-    fn post_call_record_shutdown_latency_device_legacy_nv(&self, device: VkDevice) {
+    fn post_call_record_shutdown_latency_device_legacy_nv(
+        &self,
+        _: &DeviceDispatchTable,
+        device: VkDevice,
+    ) {
         unsafe { vkShutdownLatencyDeviceLegacyNV(device) }
     }
     fn post_call_record_signal_semaphore(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pSignalInfo: *const VkSemaphoreSignalInfo,
         result: VkResult,
@@ -9336,6 +9342,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_transition_image_layout(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         transitionCount: u32,
         pTransitions: *const VkHostImageLayoutTransitionInfo,
@@ -9345,20 +9352,31 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_trim_command_pool(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         commandPool: VkCommandPool,
         flags: VkCommandPoolTrimFlags,
     ) {
         unsafe { vkTrimCommandPool(device, commandPool, flags) }
     }
-    fn post_call_record_uninitialize_performance_api_intel(&self, device: VkDevice) {
+    fn post_call_record_uninitialize_performance_api_intel(
+        &self,
+        _: &DeviceDispatchTable,
+        device: VkDevice,
+    ) {
         unsafe { vkUninitializePerformanceApiINTEL(device) }
     }
-    fn post_call_record_unmap_memory(&self, device: VkDevice, memory: VkDeviceMemory) {
+    fn post_call_record_unmap_memory(
+        &self,
+        _: &DeviceDispatchTable,
+        device: VkDevice,
+        memory: VkDeviceMemory,
+    ) {
         unsafe { vkUnmapMemory(device, memory) }
     }
     fn post_call_record_unmap_memory2(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pMemoryUnmapInfo: *const VkMemoryUnmapInfo,
         result: VkResult,
@@ -9367,6 +9385,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_unregister_custom_border_color_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         index: u32,
     ) {
@@ -9374,6 +9393,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_update_descriptor_set_with_template(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         descriptorSet: VkDescriptorSet,
         descriptorUpdateTemplate: VkDescriptorUpdateTemplate,
@@ -9390,6 +9410,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_update_descriptor_sets(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         descriptorWriteCount: u32,
         pDescriptorWrites: *const VkWriteDescriptorSet,
@@ -9408,6 +9429,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_update_indirect_execution_set_pipeline_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         indirectExecutionSet: VkIndirectExecutionSetEXT,
         executionSetWriteCount: u32,
@@ -9424,6 +9446,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_update_indirect_execution_set_shader_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         indirectExecutionSet: VkIndirectExecutionSetEXT,
         executionSetWriteCount: u32,
@@ -9440,6 +9463,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_update_video_session_parameters_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         videoSessionParameters: VkVideoSessionParametersKHR,
         pUpdateInfo: *const VkVideoSessionParametersUpdateInfoKHR,
@@ -9456,6 +9480,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_wait_for_fences(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         fenceCount: u32,
         pFences: *const VkFence,
@@ -9467,6 +9492,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_wait_for_present2_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         pPresentWait2Info: *const VkPresentWait2InfoKHR,
@@ -9476,6 +9502,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_wait_for_present_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         swapchain: VkSwapchainKHR,
         presentId: u64,
@@ -9486,6 +9513,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_wait_semaphores(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         pWaitInfo: *const VkSemaphoreWaitInfo,
         timeout: u64,
@@ -9495,6 +9523,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_write_acceleration_structures_properties_khr(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         accelerationStructureCount: u32,
         pAccelerationStructures: *const VkAccelerationStructureKHR,
@@ -9519,6 +9548,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_write_micromaps_properties_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         micromapCount: u32,
         pMicromaps: *const VkMicromapEXT,
@@ -9543,6 +9573,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_write_resource_descriptors_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         resourceCount: u32,
         pResources: *const VkResourceDescriptorInfoEXT,
@@ -9561,6 +9592,7 @@ impl DeviceHooks for crate::Device {
     }
     fn post_call_record_write_sampler_descriptors_ext(
         &self,
+        _: &DeviceDispatchTable,
         device: VkDevice,
         samplerCount: u32,
         pSamplers: *const VkSamplerCreateInfo,

@@ -1,0 +1,251 @@
+//! The child side of a run: the application's script, carried in one environment variable.
+
+use std::ffi::{c_char, c_void, CStr, CString};
+
+use vk_layer::vk::types::*;
+
+/// What the application does.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Script {
+    /// Our `libvulkan.so`.
+    pub loader: String,
+    /// The layers it enables.
+    pub layers: Vec<String>,
+    /// `VkLayerSettingsCreateInfoEXT` entries: (layer, setting, string values).
+    pub settings: Vec<(String, String, Vec<String>)>,
+    /// A messenger chained at `vkCreateInstance`.
+    pub messenger: bool,
+    /// A device, with this many draws.
+    pub device: Option<u32>,
+}
+
+// One item per line: `key<TAB>value<TAB>value...`.
+impl Script {
+    pub(crate) fn encode(&self) -> String {
+        let mut lines = vec![format!("loader\t{}", self.loader)];
+        lines.extend(self.layers.iter().map(|l| format!("layer\t{l}")));
+        lines.extend(
+            self.settings
+                .iter()
+                .map(|(l, s, v)| format!("setting\t{l}\t{s}\t{}", v.join("\t"))),
+        );
+        if self.messenger {
+            lines.push("messenger".into());
+        }
+        if let Some(draws) = self.device {
+            lines.push(format!("device\t{draws}"));
+        }
+        lines.join("\n")
+    }
+
+    fn decode(text: &str) -> Script {
+        let mut script = Script::default();
+        for line in text.lines() {
+            let fields: Vec<&str> = line.split('\t').collect();
+            match fields.as_slice() {
+                ["loader", path] => script.loader = path.to_string(),
+                ["layer", name] => script.layers.push(name.to_string()),
+                ["setting", layer, setting, values @ ..] => script.settings.push((
+                    layer.to_string(),
+                    setting.to_string(),
+                    values.iter().map(|v| v.to_string()).collect(),
+                )),
+                ["messenger"] => script.messenger = true,
+                ["device", draws] => script.device = draws.parse().ok(),
+                _ => {}
+            }
+        }
+        script
+    }
+}
+
+unsafe extern "system" fn heard(
+    severity: VkDebugUtilsMessageSeverityFlagsEXT,
+    _: VkDebugUtilsMessageTypeFlagsEXT,
+    data: *const VkDebugUtilsMessengerCallbackDataEXT,
+    _: *mut c_void,
+) -> VkBool32 {
+    let name = match severity {
+        VkDebugUtilsMessageSeverityFlagsEXT::ERROR_BIT_EXT => "error",
+        VkDebugUtilsMessageSeverityFlagsEXT::WARNING_BIT_EXT => "warning",
+        VkDebugUtilsMessageSeverityFlagsEXT::INFO_BIT_EXT => "info",
+        _ => "verbose",
+    };
+    // SAFETY: the callback data, per VK_EXT_debug_utils.
+    let (id, text) = unsafe {
+        let data = &*data;
+        let text = |p: *const c_char| {
+            if p.is_null() {
+                String::new()
+            } else {
+                CStr::from_ptr(p).to_string_lossy().into_owned()
+            }
+        };
+        (text(data.pMessageIdName), text(data.pMessage))
+    };
+    println!("HARNESS message {name} {id}: {text}");
+    VkBool32::default()
+}
+
+/// The child's work when this process is a run's child ([`child_entry!`](crate::child_entry)):
+/// the script, step by step. Does nothing in an ordinary test run.
+pub fn child_main() {
+    let Ok(text) = std::env::var(super::SCRIPT) else {
+        return;
+    };
+    println!();
+    let script = Script::decode(&text);
+    // SAFETY: our loader, called as the Vulkan API says.
+    unsafe { run(&script) };
+    println!("HARNESS done");
+}
+
+type Gipa = unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction;
+
+unsafe fn run(script: &Script) {
+    let library = libloading::Library::new(&script.loader).expect("our libvulkan.so");
+    let gipa: libloading::Symbol<Gipa> = library
+        .get(b"vkGetInstanceProcAddr\0")
+        .expect("vkGetInstanceProcAddr");
+    let get = |instance: VkInstance, name: &CStr| gipa(instance, name.as_ptr());
+
+    let layers: Vec<CString> = script
+        .layers
+        .iter()
+        .map(|l| CString::new(l.as_str()).unwrap_or_default())
+        .collect();
+    let layer_ptrs: Vec<*const c_char> = layers.iter().map(|l| l.as_ptr()).collect();
+    // The settings' strings, and per setting its array of pointers.
+    let strings: Vec<(CString, CString, Vec<CString>)> = script
+        .settings
+        .iter()
+        .map(|(l, s, v)| (c(l), c(s), v.iter().map(|x| c(x)).collect()))
+        .collect();
+    let pointers: Vec<Vec<*const c_char>> = strings
+        .iter()
+        .map(|(_, _, v)| v.iter().map(|x| x.as_ptr()).collect())
+        .collect();
+    let settings: Vec<VkLayerSettingEXT> = strings
+        .iter()
+        .zip(&pointers)
+        .map(|((layer, setting, _), values)| VkLayerSettingEXT {
+            pLayerName: layer.as_ptr(),
+            pSettingName: setting.as_ptr(),
+            r#type: VkLayerSettingTypeEXT::STRING_EXT,
+            valueCount: values.len() as u32,
+            pValues: values.as_ptr() as *const c_void,
+        })
+        .collect();
+    let settings_info = VkLayerSettingsCreateInfoEXT {
+        settingCount: settings.len() as u32,
+        pSettings: settings.as_ptr(),
+        ..Default::default()
+    };
+    let mut p_next: *const c_void = if settings.is_empty() {
+        std::ptr::null()
+    } else {
+        &settings_info as *const _ as *const c_void
+    };
+    let messenger = VkDebugUtilsMessengerCreateInfoEXT {
+        pNext: p_next,
+        messageSeverity: VkDebugUtilsMessageSeverityFlagsEXT(0x1111),
+        messageType: VkDebugUtilsMessageTypeFlagsEXT(0x7),
+        pfnUserCallback: Some(heard),
+        ..Default::default()
+    };
+    if script.messenger {
+        p_next = &messenger as *const _ as *const c_void;
+    }
+    let info = VkInstanceCreateInfo {
+        pNext: p_next,
+        enabledLayerCount: layer_ptrs.len() as u32,
+        ppEnabledLayerNames: layer_ptrs.as_ptr(),
+        ..Default::default()
+    };
+    let create: PFN_vkCreateInstance =
+        std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
+    let mut instance = VkInstance::NULL;
+    let result = create.map_or(VkResult::ERROR_INITIALIZATION_FAILED, |f| {
+        f(&info, std::ptr::null(), &mut instance)
+    });
+    println!("HARNESS instance {result:?}");
+    if result != VkResult::SUCCESS {
+        return;
+    }
+    let enumerate: PFN_vkEnumeratePhysicalDevices =
+        std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
+    let mut count = 0;
+    enumerate.expect("vkEnumeratePhysicalDevices")(instance, &mut count, std::ptr::null_mut());
+    let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
+    enumerate.expect("vkEnumeratePhysicalDevices")(instance, &mut count, devices.as_mut_ptr());
+    println!("HARNESS physical devices {count}");
+    if let (Some(draws), Some(&physical_device)) = (script.device, devices.first()) {
+        device(&get, instance, physical_device, draws);
+    }
+    let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
+    destroy.expect("vkDestroyInstance")(instance, std::ptr::null());
+    println!("HARNESS instance destroyed");
+}
+
+fn c(text: &str) -> CString {
+    CString::new(text).unwrap_or_default()
+}
+
+unsafe fn device(
+    get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction,
+    instance: VkInstance,
+    physical_device: VkPhysicalDevice,
+    draws: u32,
+) {
+    let create: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
+    let priority = 1.0f32;
+    let queue = VkDeviceQueueCreateInfo {
+        queueCount: 1,
+        pQueuePriorities: &priority,
+        ..Default::default()
+    };
+    let info = VkDeviceCreateInfo {
+        queueCreateInfoCount: 1,
+        pQueueCreateInfos: &queue,
+        ..Default::default()
+    };
+    let mut device = VkDevice::NULL;
+    let result =
+        create.expect("vkCreateDevice")(physical_device, &info, std::ptr::null(), &mut device);
+    println!("HARNESS device {result:?}");
+    if result != VkResult::SUCCESS {
+        return;
+    }
+    let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(get(instance, c"vkGetDeviceProcAddr"));
+    let gdpa = gdpa.expect("vkGetDeviceProcAddr");
+    let dev = |name: &CStr| gdpa(device, name.as_ptr());
+    let pool_create: PFN_vkCreateCommandPool = std::mem::transmute(dev(c"vkCreateCommandPool"));
+    let mut pool = VkCommandPool::NULL;
+    pool_create.expect("vkCreateCommandPool")(
+        device,
+        &VkCommandPoolCreateInfo::default(),
+        std::ptr::null(),
+        &mut pool,
+    );
+    let allocate: PFN_vkAllocateCommandBuffers =
+        std::mem::transmute(dev(c"vkAllocateCommandBuffers"));
+    let allocate_info = VkCommandBufferAllocateInfo {
+        commandPool: pool,
+        commandBufferCount: 1,
+        ..Default::default()
+    };
+    let mut cmd = VkCommandBuffer::NULL;
+    allocate.expect("vkAllocateCommandBuffers")(device, &allocate_info, &mut cmd);
+    let begin: PFN_vkBeginCommandBuffer = std::mem::transmute(dev(c"vkBeginCommandBuffer"));
+    begin.expect("vkBeginCommandBuffer")(cmd, &VkCommandBufferBeginInfo::default());
+    let draw: PFN_vkCmdDraw = std::mem::transmute(dev(c"vkCmdDraw"));
+    for _ in 0..draws {
+        draw.expect("vkCmdDraw")(cmd, 3, 1, 0, 0);
+    }
+    println!("HARNESS draws {draws}");
+    let destroy_pool: PFN_vkDestroyCommandPool = std::mem::transmute(dev(c"vkDestroyCommandPool"));
+    destroy_pool.expect("vkDestroyCommandPool")(device, pool, std::ptr::null());
+    let destroy: PFN_vkDestroyDevice = std::mem::transmute(dev(c"vkDestroyDevice"));
+    destroy.expect("vkDestroyDevice")(device, std::ptr::null());
+    println!("HARNESS device destroyed");
+}

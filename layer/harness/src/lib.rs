@@ -1,0 +1,234 @@
+//! A harness for layer authors: a few lines run a layer over the project's test driver through
+//! our loader and hand back what happened, to assert on.
+//!
+//! ```ignore
+//! vk_layer_harness::child_entry!(); // once per test file
+//!
+//! #[test]
+//! fn counts_draws() {
+//!     let library = vk_layer_harness::built_library("libVkLayer_sdk_draw_count.so");
+//!     let run = vk_layer_harness::Harness::new(concat!(env!("CARGO_TARGET_TMPDIR"), "/draws"))
+//!         .layer(&my_manifest, &library)
+//!         .device(2)
+//!         .run();
+//!     assert!(run.stdout.contains("SDK_DRAW_COUNT 2"), "{}", run.stderr);
+//! }
+//! ```
+//!
+//! A run is a child process: this test binary again, running [`child_entry!`]'s test with the
+//! script in its environment, because the loader reads the environment once per process and
+//! keeps the libraries it opens. The child loads our `libvulkan.so` (built beside the test), which
+//! finds the test driver and the layers through `VK_DRIVER_FILES` and `VK_LAYER_PATH` in the
+//! run's directory; the host's `VK_*` variables are not passed on. The child creates an instance
+//! with the layers enabled (the application's `VkLayerSettingsCreateInfoEXT` and a messenger
+//! chained at creation when asked), lists the physical devices, creates a device on the first and
+//! records draws into a command buffer when asked, and destroys everything. Its stdout has one
+//! `HARNESS ...` line per step and every message the messenger heard ([`Run::messages`]), beside
+//! what the layer printed.
+
+mod child;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub use child::child_main;
+
+/// Defines the test that is the child of every run in this test file (it does nothing when the
+/// test harness runs it in the ordinary way).
+#[macro_export]
+macro_rules! child_entry {
+    () => {
+        #[test]
+        fn vk_layer_harness_child() {
+            $crate::child_main();
+        }
+    };
+}
+
+/// The variable carrying the script to the child.
+const SCRIPT: &str = "VK_LAYER_HARNESS_SCRIPT";
+
+/// One run: the layers, the environment and what the application does.
+pub struct Harness {
+    dir: PathBuf,
+    layer_paths: Vec<PathBuf>,
+    enabled: Vec<String>,
+    env: Vec<(String, String)>,
+    script: child::Script,
+}
+
+/// What a run did.
+#[derive(Debug)]
+pub struct Run {
+    /// Whether the child exited successfully.
+    pub success: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// The messages the application's messenger heard, as `<severity> <id name>: <text>`
+    /// (severity `error`, `warning`, `info` or `verbose`).
+    pub fn messages(&self) -> Vec<&str> {
+        self.stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("HARNESS message "))
+            .collect()
+    }
+
+    /// Whether the step `HARNESS <step>` was printed (`instance VK_SUCCESS`, `done`, ...).
+    pub fn did(&self, step: &str) -> bool {
+        self.stdout
+            .lines()
+            .any(|l| l.strip_prefix("HARNESS ") == Some(step))
+    }
+}
+
+impl Harness {
+    /// A run in `dir` (made afresh: what was there is removed), with the test driver.
+    pub fn new(dir: impl Into<PathBuf>) -> Harness {
+        let dir = dir.into();
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("layers")).expect("the harness's directory");
+        Harness {
+            dir,
+            layer_paths: Vec::new(),
+            enabled: Vec::new(),
+            env: Vec::new(),
+            script: child::Script::default(),
+        }
+    }
+
+    /// The run's directory (trace files and the like go here).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Adds the layer `manifest` describes, its library copied from `library` beside the manifest
+    /// written for it, and enables it (in the order added, the first nearest the application).
+    pub fn layer(mut self, manifest: &vk_layer::Manifest<'_>, library: &Path) -> Harness {
+        let file = library
+            .file_name()
+            .expect("a library file")
+            .to_string_lossy()
+            .into_owned();
+        std::fs::copy(library, self.dir.join("layers").join(&file))
+            .expect("copy of the layer library");
+        let relative = format!("./{file}");
+        let manifest = vk_layer::Manifest {
+            library_path: Path::new(&relative),
+            ..manifest.clone()
+        };
+        manifest
+            .write(
+                &self
+                    .dir
+                    .join("layers")
+                    .join(format!("{}.json", manifest.name)),
+            )
+            .expect("the layer manifest");
+        self.enabled.push(manifest.name.to_string());
+        self
+    }
+
+    /// Adds a directory of layer manifests already written, and enables the layer `name` from it.
+    pub fn installed(mut self, dir: &Path, name: &str) -> Harness {
+        self.layer_paths.push(dir.to_path_buf());
+        self.enabled.push(name.to_string());
+        self
+    }
+
+    /// Sets a variable in the child's environment.
+    pub fn env(mut self, name: &str, value: impl Into<String>) -> Harness {
+        self.env.push((name.to_string(), value.into()));
+        self
+    }
+
+    /// The application's `VkLayerSettingsCreateInfoEXT` gets `layer`'s `setting` with these
+    /// string values.
+    pub fn setting(mut self, layer: &str, setting: &str, values: &[&str]) -> Harness {
+        self.script.settings.push((
+            layer.to_string(),
+            setting.to_string(),
+            values.iter().map(|v| v.to_string()).collect(),
+        ));
+        self
+    }
+
+    /// The application chains a debug-utils messenger (every severity and type) at
+    /// `vkCreateInstance`.
+    pub fn messenger(mut self) -> Harness {
+        self.script.messenger = true;
+        self
+    }
+
+    /// The application creates a device and records `draws` draws (`vkCmdDraw`) into a command
+    /// buffer.
+    pub fn device(mut self, draws: u32) -> Harness {
+        self.script.device = Some(draws);
+        self
+    }
+
+    /// Runs the application in a child process.
+    pub fn run(&self) -> Run {
+        let driver = self.dir.join("driver.json");
+        let text = format!(
+            r#"{{"file_format_version": "1.0.1", "ICD": {{"library_path": "{}", "api_version": "1.4.0"}}}}"#,
+            built_library("libvk_test_driver.so").display()
+        );
+        std::fs::write(&driver, text).expect("the driver manifest");
+        let mut layer_path = vec![self.dir.join("layers")];
+        layer_path.extend(self.layer_paths.iter().cloned());
+        let joined = std::env::join_paths(&layer_path).expect("layer directories");
+        let mut script = self.script.clone();
+        script.layers = self.enabled.clone();
+        script.loader = built_library("libvulkan.so").display().to_string();
+
+        let mut cmd = Command::new(std::env::current_exe().expect("the test binary"));
+        cmd.args([
+            "--exact",
+            "vk_layer_harness_child",
+            "--nocapture",
+            "--test-threads=1",
+        ]);
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("VK_") {
+                cmd.env_remove(name);
+            }
+        }
+        cmd.env(SCRIPT, script.encode())
+            .env("VK_DRIVER_FILES", &driver)
+            .env("VK_LAYER_PATH", joined)
+            .env(
+                "VK_IMPLICIT_LAYER_PATH",
+                self.dir.join("no-implicit-layers"),
+            )
+            // No Vulkan Configurator settings file of the host's.
+            .env("XDG_DATA_HOME", self.dir.join("xdg"));
+        for (name, value) in &self.env {
+            cmd.env(name, value);
+        }
+        let out = cmd.output().expect("the harness's child process");
+        Run {
+            success: out.status.success(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+/// A library cargo built for this test run (`target/<profile>/deps/`, else beside it): our
+/// `libvulkan.so`, the test driver, the layer under test when the test's package depends on it.
+pub fn built_library(file: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary");
+    let profile = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps/<test>");
+    let deps = profile.join("deps").join(file);
+    if deps.exists() {
+        deps
+    } else {
+        profile.join(file)
+    }
+}

@@ -1,0 +1,86 @@
+//! The README's example layer (this package) run over the test driver through our loader with
+//! the layer-author harness; and the README's code block is this package's code, so the example
+//! there compiles and runs.
+
+use std::path::Path;
+
+use vk_layer_harness::{built_library, Harness};
+
+vk_layer_harness::child_entry!();
+
+fn manifest() -> vk_layer::Manifest<'static> {
+    vk_layer::Manifest {
+        name: "VK_LAYER_TEST_sdk_draw_count",
+        api_version: vk_layer::vk::make_api_version(0, 1, 4, 0),
+        implementation_version: 1,
+        description: "counts draws",
+        ..vk_layer::Manifest::default()
+    }
+}
+
+#[test]
+fn counts_the_draws_of_a_device() {
+    let run = Harness::new(concat!(
+        env!("CARGO_TARGET_TMPDIR"),
+        "/harness-sdk-draw-count"
+    ))
+    .layer(&manifest(), &built_library("libVkLayer_sdk_draw_count.so"))
+    .device(3)
+    .run();
+    assert!(
+        run.success && run.did("done"),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(
+        run.did("device VK_SUCCESS") && run.did("draws 3"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.lines().any(|l| l == "SDK_DRAW_COUNT 3"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn without_a_device_nothing_is_counted() {
+    let run = Harness::new(concat!(
+        env!("CARGO_TARGET_TMPDIR"),
+        "/harness-sdk-no-device"
+    ))
+    .layer(&manifest(), &built_library("libVkLayer_sdk_draw_count.so"))
+    .run();
+    assert!(
+        run.did("instance VK_SUCCESS") && run.did("done"),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(!run.stdout.contains("SDK_DRAW_COUNT"), "{}", run.stdout);
+}
+
+/// The README's "A complete layer" block is this package's `src/lib.rs` from its first `use`.
+#[test]
+fn the_readme_example_is_this_layer() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let after = readme
+        .split("A complete layer, `tests/sdk-draw-count-layer`:")
+        .nth(1)
+        .expect("the README's example");
+    let block = after
+        .split("```rust\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("its code block");
+    let source =
+        std::fs::read_to_string(root.join("tests/sdk-draw-count-layer/src/lib.rs")).unwrap();
+    let code = &source[source.find("use ").expect("a use line")..];
+    assert_eq!(
+        block, code,
+        "README.md's example and tests/sdk-draw-count-layer/src/lib.rs differ"
+    );
+}
