@@ -165,15 +165,17 @@ impl Session {
 
     fn read() -> Session {
         let (mode, why) = mode();
-        let mut session = Session { mode, ..Session::off() };
-        if mode == Mode::Off {
-            if let Some(why) = why {
-                log!(Level::Driver, "driver cache not used: {why}");
-            }
-            return session;
+        if let (Mode::Off, Some(why)) = (mode, why) {
+            log!(Level::Driver, "driver cache not used: {why}");
         }
-        session.path = file_path();
-        session
+        Session::in_mode(mode)
+    }
+
+    /// The cache in a mode decided earlier (by the instance being destroyed, at its creation):
+    /// the settings file is not read again.
+    pub fn in_mode(mode: Mode) -> Session {
+        let path = if mode == Mode::Off { None } else { with_system_allocator(file_path) };
+        Session { mode, path, ..Session::off() }
     }
 
     /// The file's entries, read at the first need (a call whose drivers are all loaded already
@@ -202,6 +204,11 @@ impl Session {
             self.entries = Some(entries);
         }
         self.entries.as_ref().expect("just read")
+    }
+
+    /// How this session uses the cache.
+    pub fn mode(&self) -> Mode {
+        self.mode
     }
 
     /// A session that neither reads nor writes (the eager path).

@@ -263,6 +263,7 @@ pub(crate) fn new_instance(creation_callbacks: Vec<messengers::Callback>) -> Box
         api_version: 0,
         enabled_extensions: ExtensionSet::new(),
         application: 0,
+        cache_mode: cache::Mode::Off,
         creation_callbacks,
         messengers: messengers::Messengers::default(),
         layers: None,
@@ -303,7 +304,8 @@ unsafe fn create_drivers_with(
     let api_version = app_version.unwrap_or(vk_generated::make_api_version(0, 1, 0, 0));
     // Drivers whose record holds their physical devices are loaded only when first needed, if
     // what their instances must be created with can be kept.
-    let kept = match (&direct, crate::lazy::allowed()) {
+    let cache_mode = cache.mode();
+    let kept = match (&direct, crate::lazy::allowed(cache_mode)) {
         (None, true) => crate::lazy::kept::KeptCreateInfo::new(info, api_version)
             .map_err(|why| log!(Level::Driver, "drivers with physical devices are loaded now: {why}"))
             .ok(),
@@ -402,6 +404,7 @@ unsafe fn create_drivers_with(
         }
     }
     instance.application = application;
+    instance.cache_mode = cache_mode;
     instance.api_version = api_version;
     instance.enabled_extensions = enabled_extensions;
     instance.device_configurations = crate::manifest::settings::current().and_then(|s| s.device_configurations.clone());

@@ -32,6 +32,7 @@ use crate::load::driver::{self, Driver, Loaded};
 use crate::load::instance as driver_instance;
 use crate::loader_abi::{InstanceDispatch, TerminatorPhysicalDevice};
 use crate::manifest::driver::DriverManifest;
+use crate::platform::host_alloc::with_system_allocator;
 use kept::KeptCreateInfo;
 
 /// The first word of a [`FakeDevice`] and of a [`Lazy`]: what tells them from driver handles.
@@ -112,7 +113,7 @@ impl Lazy {
         });
         let this: *const Lazy = &*lazy;
         lazy.devices = (0..lazy.profile.devices.len()).map(|index| FakeDevice { magic: FAKE_MAGIC, lazy: this, index }).collect();
-        ALL.lock().unwrap_or_else(|e| e.into_inner()).push(this as usize);
+        with_system_allocator(|| ALL.lock().unwrap_or_else(|e| e.into_inner()).push(this as usize));
         lazy
     }
 
@@ -180,7 +181,10 @@ impl Lazy {
     }
 
     fn load_once(&self, command: &str) -> Option<&Live> {
-        let result = self.live.get_or_init(|| {
+        // The loader's own memory for the live driver is the process's: it may be loaded in a call
+        // with other allocation callbacks (a device's) than the instance's, which frees it. The
+        // driver's instance gets the instance's callbacks.
+        let result = self.live.get_or_init(|| with_system_allocator(|| {
             let started = std::time::Instant::now();
             let answered = self.answered.load(Ordering::Relaxed);
             // SAFETY: the kept create info and allocator are what the instance was created with.
@@ -198,7 +202,7 @@ impl Lazy {
                     Err(why)
                 }
             }
-        });
+        }));
         result.as_ref().ok()
     }
 
@@ -425,10 +429,10 @@ pub fn same_device(a: VkPhysicalDevice, b: VkPhysicalDevice) -> bool {
     std::ptr::eq(la, lb) && ia == ib
 }
 
-/// Whether this process may leave drivers unloaded: the driver cache is on (not off, not verify:
-/// verify loads every driver), and `VK_LOADER_LAZY_DRIVERS` is not `off`.
-pub fn allowed() -> bool {
-    if crate::cache::mode().0 != crate::cache::Mode::On {
+/// Whether drivers may be left unloaded: the driver cache is on (`cache_mode`; not off, not
+/// verify: verify loads every driver), and `VK_LOADER_LAZY_DRIVERS` is not `off`.
+pub fn allowed(cache_mode: crate::cache::Mode) -> bool {
+    if cache_mode != crate::cache::Mode::On {
         return false;
     }
     let off = crate::platform::plain_env("VK_LOADER_LAZY_DRIVERS").is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "off" | "0" | "false" | "no"));

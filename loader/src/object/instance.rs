@@ -73,8 +73,10 @@ pub struct Instance {
     pub device_configurations: Option<Vec<DeviceConfiguration>>,
     pub api_version: u32,
     pub enabled_extensions: ExtensionSet,
-    /// The application's digest for the driver cache's per-application records.
+    /// The application's digest for the driver cache's per-application records, and how the
+    /// cache was used when the instance was created.
     pub application: u64,
+    pub cache_mode: crate::cache::Mode,
     /// Debug callbacks chained to `VkInstanceCreateInfo`: they hear creation and destruction.
     pub creation_callbacks: Vec<Callback>,
     /// Debug messengers and report callbacks the application created on this instance.
@@ -152,11 +154,16 @@ impl Instance {
     /// devices answer, for lazy instances of this application to come (once per process, driver
     /// and application, and only where the record lacks it; always in verify mode).
     fn record_profiles(&self) {
+        // The answers go into the cache, process memory: not the application's allocator's.
+        crate::platform::host_alloc::with_system_allocator(|| self.record_profiles_now());
+    }
+
+    fn record_profiles_now(&self) {
         let loaded: Vec<&DriverInstance> = self.drivers.iter().filter(|d| d.lazy.is_none() && !d.driver.manifest.library_path.is_empty()).collect();
         if loaded.is_empty() {
             return;
         }
-        let mut cache = crate::cache::Session::open();
+        let mut cache = crate::cache::Session::in_mode(self.cache_mode);
         for d in loaded {
             if !cache.wants_profile(&d.driver.manifest_path, self.application) {
                 continue;
