@@ -485,7 +485,8 @@ fn each_key_component_makes_a_stale_entry() {
     warm(&[]);
     // A variable a driver may read.
     stale(&[("MESA_SHADER_CACHE_DISABLE", "true".into())], "environment", "libvk_test_driver_a.so");
-    stale(&[], "environment", "libvk_test_driver_a.so");
+    // Back in the first environment: its entry is still there (a driver keeps one per key).
+    warm(&[]);
     // A variable that changes per launch and that no driver reads is not in the key.
     warm(&[("OLDPWD", "/somewhere/else".into())]);
     // A GPU appears on the PCI bus (through the test hook for the root of /proc/bus/pci, /sys and
@@ -514,6 +515,21 @@ fn each_key_component_makes_a_stale_entry() {
     // Another build of the loader (the test hook stands for one; the loader is checked before
     // the environment the hook is part of).
     stale(&[("VK_LOADER_TEST_BUILD_ID", "another build".into())], "loader", "libvk_test_driver_a.so");
+}
+
+#[test]
+fn processes_in_two_environments_keep_each_its_own_record() {
+    let s = setup("two-environments");
+    let steam = [("LD_LIBRARY_PATH", s.dir.join("runtime").display().to_string())];
+    let (desktop, _) = run(&s, "pre", &[]);
+    assert_eq!(line(&desktop, "MAPPED "), BOTH);
+    let (game, err) = run(&s, "pre", &steam);
+    assert_eq!(line(&game, "MAPPED "), BOTH, "another environment: a miss\n{err}");
+    // Each finds its own entry: neither replaced the other's.
+    let (desktop, err) = run(&s, "pre", &[]);
+    assert_eq!(line(&desktop, "MAPPED "), "", "{err}");
+    let (game, err) = run(&s, "pre", &steam);
+    assert_eq!(line(&game, "MAPPED "), "", "{err}");
 }
 
 #[test]

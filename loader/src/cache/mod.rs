@@ -71,6 +71,7 @@ use std::sync::Arc;
 use crate::platform;
 use crate::platform::file_cache::ParseCache;
 use crate::platform::host_alloc::with_system_allocator;
+use profile::Profile;
 use record::Entry;
 
 /// Why a driver already in the process is asked rather than answered for.
@@ -263,23 +264,45 @@ impl Session {
         if platform::library_cache::get(&manifest.library_path).is_some() {
             return Err(LOADED_ALREADY.into());
         }
-        let Some(index) = self.entries().iter().position(|e| e.manifest_path == manifest_path) else {
+        // A driver has an entry per key it was recorded under (another environment, say), the
+        // latest first.
+        let mut candidates: Vec<usize> = (0..self.entries().len()).filter(|&i| self.entries()[i].manifest_path == manifest_path).collect();
+        if candidates.is_empty() {
             return Err("not in the driver cache yet".into());
-        };
-        if !answers(&self.entries()[index]) {
+        }
+        candidates.retain(|&i| answers(&self.entries()[i]));
+        if candidates.is_empty() {
             return Err("its cache record does not answer this call".into());
         }
         if platform::is_loaded(&manifest.library_path) {
             return Err(LOADED_ALREADY.into());
         }
-        let (recorded, resolved) = (self.entries()[index].key, self.entries()[index].library_resolved.clone());
-        let Some(current) = self.key(manifest_path, manifest, &resolved) else {
-            return Err(UNIDENTIFIED.into());
-        };
-        match key::changed(&recorded, &current) {
-            None => Ok(index),
-            Some(component) => Err(format!("its cache entry is stale: the {component} changed")),
+        // The latest first: by time, and among those of one second the later written (pushed last).
+        candidates.reverse();
+        candidates.sort_by_key(|&i| std::cmp::Reverse(self.entries()[i].written));
+        let mut stale = None;
+        for index in candidates {
+            let (recorded, resolved) = (self.entries()[index].key, self.entries()[index].library_resolved.clone());
+            let Some(current) = self.key(manifest_path, manifest, &resolved) else {
+                return Err(UNIDENTIFIED.into());
+            };
+            match key::changed(&recorded, &current) {
+                None => return Ok(index),
+                Some(component) => {
+                    stale.get_or_insert(component);
+                }
+            }
         }
+        Err(format!("its cache entry is stale: the {} changed", stale.unwrap_or("key")))
+    }
+
+    /// The index of the driver's entry recorded under the key of now, if any.
+    fn current_entry(&mut self, manifest_path: &str, manifest: &DriverManifest) -> Option<usize> {
+        let candidates: Vec<usize> = (0..self.entries().len()).filter(|&i| self.entries()[i].manifest_path == manifest_path).collect();
+        candidates.into_iter().find(|&i| {
+            let (recorded, resolved) = (self.entries()[i].key, self.entries()[i].library_resolved.clone());
+            self.key(manifest_path, manifest, &resolved).is_some_and(|current| current == recorded)
+        })
     }
 
     /// Whether [`record`](Self::record) would store anything for this driver (and application):
@@ -329,15 +352,15 @@ impl Session {
             return;
         };
         let entries = self.entries_mut();
-        let existing = entries.iter().position(|e| e.manifest_path == manifest_path);
+        // The same key: the answers are refreshed, the other applications' records kept. Another
+        // key gets an entry of its own, beside the driver's latest few.
+        let existing = entries.iter().position(|e| e.manifest_path == manifest_path && e.key == key);
         let mut entry = match existing {
-            // The same key: the answers are refreshed, the other applications' device counts kept.
-            Some(i) if entries[i].key == key => entries.remove(i),
-            Some(i) => {
-                entries.remove(i);
+            Some(i) => entries.remove(i),
+            None => {
+                keep_latest_keys(entries, manifest_path, MAX_KEYS_PER_DRIVER - 1);
                 Entry::default()
             }
-            None => Entry::default(),
         };
         let extensions: Vec<(String, u32)> = answers.extensions.iter().map(|p| (name_of(p).to_string_lossy().into_owned(), p.specVersion)).collect();
         if self.mode == Mode::Verify && entry.key == key {
@@ -390,38 +413,13 @@ impl Session {
     }
 
     /// Records what a loaded driver's physical devices answered for `profile.application`, in its
-    /// entry if that entry is current (recorded under the key of now).
-    /// In verify mode, `same` says where the new profile differs from the recorded one.
-    pub fn record_profile(
-        &mut self,
-        manifest_path: &str,
-        manifest: &DriverManifest,
-        profile: crate::cache::profile::Profile,
-        same: &dyn Fn(&crate::cache::profile::Profile, &crate::cache::profile::Profile) -> String,
-    ) {
+    /// entry recorded under the key of now, if there is one. In verify mode, `same` says where the
+    /// new profile differs from the recorded one.
+    pub fn record_profile(&mut self, manifest_path: &str, manifest: &DriverManifest, profile: Profile, same: &dyn Fn(&Profile, &Profile) -> String) {
         with_system_allocator(|| {
-            let done = (
-                format!("{manifest_path}\0profile"),
-                Some(profile.application),
-            );
-            RECORDED
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(done);
-            let Some(index) = self
-                .entries()
-                .iter()
-                .position(|e| e.manifest_path == manifest_path)
-            else {
-                return;
-            };
-            let resolved = self.entries()[index].library_resolved.clone();
-            let Some(current) = self.key(manifest_path, manifest, &resolved) else {
-                return;
-            };
-            if self.entries()[index].key != current {
-                return;
-            }
+            let done = (format!("{manifest_path}\0profile"), Some(profile.application));
+            RECORDED.lock().unwrap_or_else(|e| e.into_inner()).push(done);
+            let Some(index) = self.current_entry(manifest_path, manifest) else { return };
             if self.mode == Mode::Verify {
                 if let Some(recorded) = self.entries()[index].profile(profile.application) {
                     match same(recorded, &profile) {
@@ -462,6 +460,30 @@ impl Session {
             log!(Level::Warn, "driver cache not written: {why}");
         }
     }
+}
+
+/// Entries kept per driver: one per key it was recorded under (processes in different
+/// environments, such as games under Steam's runtime and the desktop, do not replace each
+/// other's records).
+const MAX_KEYS_PER_DRIVER: usize = 4;
+
+/// Drops the oldest entries of a driver beyond `keep`.
+fn keep_latest_keys(entries: &mut Vec<Entry>, manifest_path: &str, keep: usize) {
+    let mut times: Vec<u64> = entries.iter().filter(|e| e.manifest_path == manifest_path).map(|e| e.written).collect();
+    if times.len() <= keep {
+        return;
+    }
+    times.sort_unstable_by(|a, b| b.cmp(a));
+    let oldest_kept = if keep == 0 { u64::MAX } else { times[keep - 1] };
+    let mut kept = 0;
+    entries.retain(|e| {
+        if e.manifest_path != manifest_path {
+            return true;
+        }
+        let keep_it = e.written >= oldest_kept && kept < keep;
+        kept += keep_it as usize;
+        keep_it
+    });
 }
 
 /// What a loaded driver answered.
