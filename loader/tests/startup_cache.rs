@@ -530,6 +530,14 @@ fn processes_in_two_environments_keep_each_its_own_record() {
     assert_eq!(line(&desktop, "MAPPED "), "", "{err}");
     let (game, err) = run(&s, "pre", &steam);
     assert_eq!(line(&game, "MAPPED "), "", "{err}");
+    // The same with instances (device counts and physical devices recorded per entry).
+    for env in [&[][..], &steam[..], &[][..], &steam[..]] {
+        run(&s, "create", env);
+    }
+    for env in [&[][..], &steam[..]] {
+        let (out, err) = run(&s, "create", env);
+        assert_eq!(line(&out, "MAPPED "), "", "{err}");
+    }
 }
 
 #[test]

@@ -334,19 +334,6 @@ impl Session {
         if self.mode == Mode::On && RECORDED.lock().unwrap_or_else(|e| e.into_inner()).contains(&done) {
             return;
         }
-        // A device count as recorded needs no key: if the entry is stale otherwise, the next
-        // lookup that could use it finds out and loads the driver.
-        if let (Mode::On, Some((application, count))) = (self.mode, devices) {
-            if self.entries().iter().any(|e| {
-                e.manifest_path == manifest_path && e.device_count(application) == Some(count)
-            }) {
-                RECORDED
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(done);
-                return;
-            }
-        }
         let Some(key) = self.key(manifest_path, manifest, &answers.library_resolved) else {
             log!(Level::Driver, "{manifest_path}: not recorded in the driver cache: {UNIDENTIFIED}");
             return;
