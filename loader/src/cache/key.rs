@@ -67,6 +67,9 @@ pub const VOLATILE_VARIABLES: &[&str] = &[
     "SYSTEMD_EXEC_PID",
     "TERM_SESSION_ID",
     "WINDOWID",
+    // The X authority file: a per-session (with xvfb-run, per-launch) path that X clients read
+    // when they connect, which for a driver is at surface creation, where it is loaded anyway.
+    "XAUTHORITY",
     "KONSOLE_DBUS_SESSION",
     "KONSOLE_DBUS_WINDOW",
     "SSH_AUTH_SOCK",
