@@ -44,12 +44,12 @@ struct Rejected {
 /// A driver a call needs: loaded, or answered by its driver-cache record without loading it.
 pub(crate) enum Source {
     Loaded(Arc<Driver>),
-    Remembered(Remembered),
+    Remembered(Box<Remembered>),
 }
 
 /// What became of one driver manifest: answered by its record, or (tried to be) loaded.
 enum Outcome {
-    Remembered(Remembered),
+    Remembered(Box<Remembered>),
     Loaded(Loaded),
 }
 
@@ -122,7 +122,7 @@ fn load_drivers(
                 log!(Level::Info, "loader_parse_icd_manifest: {} has unknown icd manifest file version {version}. May cause errors.", found.path);
             }
             match cache.lookup(&found.path, &m, answered_by) {
-                cache::Lookup::Hit(entry) => return Ok(Outcome::Remembered(remembered(&found.path, m, entry))),
+                cache::Lookup::Hit(entry) => return Ok(Outcome::Remembered(Box::new(remembered(&found.path, m, entry)))),
                 cache::Lookup::Miss(why) => miss = why,
             }
             driver::load(&found.path, m, &drivers).map(Outcome::Loaded)

@@ -16,8 +16,8 @@
 use std::ffi::CStr;
 use std::mem::{offset_of, size_of};
 
-use vk_generated::types::*;
 use vk_generated::padding::ZeroPadding;
+use vk_generated::types::*;
 use vk_generated::{InstanceDispatchTable, TaggedStruct};
 
 use crate::cache::profile::{answer_key, DeviceAnswers, Family};
@@ -180,13 +180,23 @@ pub struct Head {
     pub size: usize,
 }
 
-pub const PROPERTIES_HEAD: Head =
-    Head { family: Family::Properties, s_type: VkStructureType::PHYSICAL_DEVICE_PROPERTIES_2, size: size_of::<VkBaseOutStructure>() + size_of::<VkPhysicalDeviceProperties>() };
-pub const FEATURES_HEAD: Head =
-    Head { family: Family::Features, s_type: VkStructureType::PHYSICAL_DEVICE_FEATURES_2, size: size_of::<VkBaseOutStructure>() + size_of::<VkPhysicalDeviceFeatures>() };
-pub const MEMORY_HEAD: Head =
-    Head { family: Family::Memory, s_type: VkStructureType::PHYSICAL_DEVICE_MEMORY_PROPERTIES_2, size: size_of::<VkBaseOutStructure>() + size_of::<VkPhysicalDeviceMemoryProperties>() };
-pub const FORMAT_HEAD: Head = Head { family: Family::Format, s_type: VkStructureType::FORMAT_PROPERTIES_2, size: size_of::<VkBaseOutStructure>() + size_of::<VkFormatProperties>() };
+pub const PROPERTIES_HEAD: Head = Head {
+    family: Family::Properties,
+    s_type: VkStructureType::PHYSICAL_DEVICE_PROPERTIES_2,
+    size: size_of::<VkBaseOutStructure>() + size_of::<VkPhysicalDeviceProperties>(),
+};
+pub const FEATURES_HEAD: Head = Head {
+    family: Family::Features,
+    s_type: VkStructureType::PHYSICAL_DEVICE_FEATURES_2,
+    size: size_of::<VkBaseOutStructure>() + size_of::<VkPhysicalDeviceFeatures>(),
+};
+pub const MEMORY_HEAD: Head = Head {
+    family: Family::Memory,
+    s_type: VkStructureType::PHYSICAL_DEVICE_MEMORY_PROPERTIES_2,
+    size: size_of::<VkBaseOutStructure>() + size_of::<VkPhysicalDeviceMemoryProperties>(),
+};
+pub const FORMAT_HEAD: Head =
+    Head { family: Family::Format, s_type: VkStructureType::FORMAT_PROPERTIES_2, size: size_of::<VkBaseOutStructure>() + size_of::<VkFormatProperties>() };
 
 const _: () = assert!(offset_of!(VkPhysicalDeviceProperties2, properties) == size_of::<VkBaseOutStructure>());
 const _: () = assert!(offset_of!(VkPhysicalDeviceFeatures2, features) == size_of::<VkBaseOutStructure>());
@@ -290,7 +300,7 @@ pub fn decode_extensions(mut bytes: &[u8]) -> Option<Vec<VkExtensionProperties>>
 /// length does not fit.
 pub fn decode_list<T: Copy + Default>(bytes: &[u8]) -> Option<Vec<T>> {
     let size = size_of::<T>();
-    if size == 0 || bytes.len() % size != 0 {
+    if size == 0 || !bytes.len().is_multiple_of(size) {
         return None;
     }
     let mut out = vec![T::default(); bytes.len() / size];
@@ -408,8 +418,7 @@ mod tests {
         let mut answers = DeviceAnswers::default();
         let mut recorded = VkPhysicalDeviceProperties2::default();
         recorded.properties.deviceID = 0x1234;
-        let mut id = VkPhysicalDeviceIDProperties::default();
-        id.deviceUUID = [7; 16];
+        let mut id = VkPhysicalDeviceIDProperties { deviceUUID: [7; 16], ..Default::default() };
         recorded.pNext = &mut id as *mut _ as *mut _;
         unsafe { record_chain(&recorded as *const _ as *const _, &PROPERTIES_HEAD, PROPERTIES, 0, &mut answers) };
 

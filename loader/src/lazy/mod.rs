@@ -184,25 +184,31 @@ impl Lazy {
         // The loader's own memory for the live driver is the process's: it may be loaded in a call
         // with other allocation callbacks (a device's) than the instance's, which frees it. The
         // driver's instance gets the instance's callbacks.
-        let result = self.live.get_or_init(|| with_system_allocator(|| {
-            let started = std::time::Instant::now();
-            let answered = self.answered.load(Ordering::Relaxed);
-            // SAFETY: the kept create info and allocator are what the instance was created with.
-            match unsafe { self.load() } {
-                Ok(live) => {
-                    let ms = started.elapsed().as_secs_f64() * 1000.0;
-                    log!(Level::Driver, "{}: loaded at {command} in {ms:.1} ms ({answered} queries answered from the driver cache before)", self.manifest_path);
-                    Ok(live)
+        let result = self.live.get_or_init(|| {
+            with_system_allocator(|| {
+                let started = std::time::Instant::now();
+                let answered = self.answered.load(Ordering::Relaxed);
+                // SAFETY: the kept create info and allocator are what the instance was created with.
+                match unsafe { self.load() } {
+                    Ok(live) => {
+                        let ms = started.elapsed().as_secs_f64() * 1000.0;
+                        log!(
+                            Level::Driver,
+                            "{}: loaded at {command} in {ms:.1} ms ({answered} queries answered from the driver cache before)",
+                            self.manifest_path
+                        );
+                        Ok(live)
+                    }
+                    Err(why) => {
+                        // Said even without VK_LOADER_DEBUG: the application is about to see the failure.
+                        let message = format!("{}: could not be loaded at {command}: {why}; its physical devices fail from now on", self.manifest_path);
+                        crate::debug::log::write(Level::Error, &message);
+                        crate::cache::forget(&self.manifest_path);
+                        Err(why)
+                    }
                 }
-                Err(why) => {
-                    // Said even without VK_LOADER_DEBUG: the application is about to see the failure.
-                    let message = format!("{}: could not be loaded at {command}: {why}; its physical devices fail from now on", self.manifest_path);
-                    crate::debug::log::write(Level::Error, &message);
-                    crate::cache::forget(&self.manifest_path);
-                    Err(why)
-                }
-            }
-        }));
+            })
+        });
         result.as_ref().ok()
     }
 
