@@ -79,9 +79,7 @@ unsafe fn create(
     out: *mut VkSurfaceKHR,
     command: &str,
 ) -> VkResult {
-    let Some(instance) = Instance::from_handle(instance) else {
-        return VkResult::ERROR_INITIALIZATION_FAILED;
-    };
+    let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
     if out.is_null() {
         return VkResult::ERROR_INITIALIZATION_FAILED;
     }
@@ -143,9 +141,7 @@ pub unsafe extern "system" fn terminator_vkCreateXcbSurfaceKHR(
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
     ffi::guard("vkCreateXcbSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(info) = pCreateInfo.as_ref() else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
+        let Some(info) = pCreateInfo.as_ref() else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let icd = IcdSurface {
             xcb: VkIcdSurfaceXcb {
                 base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::XCB },
@@ -165,9 +161,7 @@ pub unsafe extern "system" fn terminator_vkCreateXlibSurfaceKHR(
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
     ffi::guard("vkCreateXlibSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(info) = pCreateInfo.as_ref() else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
+        let Some(info) = pCreateInfo.as_ref() else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let icd = IcdSurface {
             xlib: VkIcdSurfaceXlib {
                 base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::XLIB },
@@ -187,9 +181,7 @@ pub unsafe extern "system" fn terminator_vkCreateWaylandSurfaceKHR(
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
     ffi::guard("vkCreateWaylandSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(info) = pCreateInfo.as_ref() else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
+        let Some(info) = pCreateInfo.as_ref() else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let icd = IcdSurface {
             wayland: VkIcdSurfaceWayland {
                 base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::WAYLAND },
@@ -227,9 +219,7 @@ pub unsafe extern "system" fn terminator_vkCreateDisplayPlaneSurfaceKHR(
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
     ffi::guard("vkCreateDisplayPlaneSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(info) = pCreateInfo.as_ref() else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
+        let Some(info) = pCreateInfo.as_ref() else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let icd = IcdSurface {
             display: VkIcdSurfaceDisplay {
                 base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::DISPLAY },
@@ -253,9 +243,7 @@ pub unsafe extern "system" fn terminator_vkDestroySurfaceKHR(
     pAllocator: *const VkAllocationCallbacks,
 ) {
     ffi::guard("vkDestroySurfaceKHR", (), || {
-        let Some(instance) = Instance::from_handle(instance) else {
-            return;
-        };
+        let Some(instance) = Instance::from_handle(instance) else { return };
         if surface.is_null() {
             return;
         }
@@ -292,9 +280,7 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceSupportKHR(
     pSupported: *mut VkBool32,
 ) -> VkResult {
     ffi::guard("vkGetPhysicalDeviceSurfaceSupportKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some((table, handle, driver)) = driver_of(physicalDevice) else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
+        let Some((table, handle, driver)) = driver_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         match table.vkGetPhysicalDeviceSurfaceSupportKHR {
             Some(f) => f(handle, queueFamilyIndex, for_driver(surface, driver), pSupported),
             None => {
@@ -348,12 +334,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
         if let Some(f) = table.vkGetPhysicalDeviceSurfaceCapabilities2EXT {
             return f(handle, surface, pSurfaceCapabilities);
         }
-        let Some(caps) = pSurfaceCapabilities.as_mut() else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
-        let Some(get) = table.vkGetPhysicalDeviceSurfaceCapabilitiesKHR else {
-            return missing("vkGetPhysicalDeviceSurfaceCapabilitiesKHR");
-        };
+        let Some(caps) = pSurfaceCapabilities.as_mut() else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(get) = table.vkGetPhysicalDeviceSurfaceCapabilitiesKHR else { return missing("vkGetPhysicalDeviceSurfaceCapabilitiesKHR") };
         let library = driver_library(pd);
         with_messengers_of(pd, || {
             log!(Level::Info, "{command}: Emulating call in ICD \"{library}\" using vkGetPhysicalDeviceSurfaceCapabilitiesKHR")
@@ -427,12 +409,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfacePresentModes2
     pPresentModes: *mut VkPresentModeKHR,
 ) -> VkResult {
     ffi::guard("vkGetPhysicalDeviceSurfacePresentModes2EXT", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some((table, handle, driver)) = driver_of(physicalDevice) else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
-        let Some(info) = info_for_driver(pSurfaceInfo, driver) else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
+        let Some((table, handle, driver)) = driver_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(info) = info_for_driver(pSurfaceInfo, driver) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         match table.vkGetPhysicalDeviceSurfacePresentModes2EXT {
             Some(f) => f(handle, &info, pPresentModeCount, pPresentModes),
             None => missing("vkGetPhysicalDeviceSurfacePresentModes2EXT"),
@@ -479,9 +457,7 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
 
 /// Whether the driver of `pd` was given `VK_KHR_surface_maintenance1` or its EXT form.
 unsafe fn has_surface_maintenance1(pd: &PhysicalDevice) -> bool {
-    let Some(instance) = instance_of(pd) else {
-        return false;
-    };
+    let Some(instance) = instance_of(pd) else { return false };
     let driver = instance.drivers.get(pd.driver);
     driver.is_some_and(|d| d.has_extension(b"VK_KHR_surface_maintenance1") || d.has_extension(b"VK_EXT_surface_maintenance1"))
 }
@@ -499,9 +475,7 @@ unsafe fn emulate_surface_maintenance1(info: &VkPhysicalDeviceSurfaceInfo2KHR, c
         }
         next = item.pNext;
     }
-    let Some(present_mode) = present_mode else {
-        return;
-    };
+    let Some(present_mode) = present_mode else { return };
     let mut next = caps.pNext as *mut VkBaseOutStructure;
     while let Some(item) = next.as_mut() {
         match item.sType {
@@ -548,9 +522,7 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceFormats2KHR(
         if let (true, Some(f)) = (has_surface_capabilities2(pd), table.vkGetPhysicalDeviceSurfaceFormats2KHR) {
             return f(handle, &info, pSurfaceFormatCount, pSurfaceFormats);
         }
-        let Some(formats) = table.vkGetPhysicalDeviceSurfaceFormatsKHR else {
-            return missing("vkGetPhysicalDeviceSurfaceFormatsKHR");
-        };
+        let Some(formats) = table.vkGetPhysicalDeviceSurfaceFormatsKHR else { return missing("vkGetPhysicalDeviceSurfaceFormatsKHR") };
         if pSurfaceFormatCount.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
@@ -570,9 +542,7 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceFormats2KHR(
 
 /// Whether the driver of `pd` was given `VK_KHR_get_surface_capabilities2`.
 unsafe fn has_surface_capabilities2(pd: &PhysicalDevice) -> bool {
-    let Some(instance) = instance_of(pd) else {
-        return false;
-    };
+    let Some(instance) = instance_of(pd) else { return false };
     instance.drivers.get(pd.driver).is_some_and(|d| d.has_extension(b"VK_KHR_get_surface_capabilities2"))
 }
 
@@ -636,9 +606,7 @@ unsafe extern "system" fn terminator_vkCreateSwapchainKHR(
     pSwapchain: *mut VkSwapchainKHR,
 ) -> VkResult {
     ffi::guard("vkCreateSwapchainKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(data) = DeviceData::of(device) else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
+        let Some(data) = DeviceData::of(device) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let (Some(f), Some(info)) = (data.wsi.create_swapchain, pCreateInfo.as_ref()) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
@@ -656,12 +624,8 @@ unsafe extern "system" fn terminator_vkCreateSharedSwapchainsKHR(
     pSwapchains: *mut VkSwapchainKHR,
 ) -> VkResult {
     ffi::guard("vkCreateSharedSwapchainsKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(data) = DeviceData::of(device) else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
-        let Some(f) = data.wsi.create_shared_swapchains else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
+        let Some(data) = DeviceData::of(device) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(f) = data.wsi.create_shared_swapchains else { return VkResult::ERROR_INITIALIZATION_FAILED };
         if pCreateInfos.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
@@ -679,9 +643,7 @@ unsafe extern "system" fn terminator_vkGetDeviceGroupSurfacePresentModesKHR(
     pModes: *mut VkDeviceGroupPresentModeFlagsKHR,
 ) -> VkResult {
     ffi::guard("vkGetDeviceGroupSurfacePresentModesKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(data) = DeviceData::of(device) else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
+        let Some(data) = DeviceData::of(device) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         match data.wsi.group_surface_present_modes {
             Some(f) => f(device, for_driver(surface, data.wsi.driver), pModes),
             None => VkResult::ERROR_INITIALIZATION_FAILED,

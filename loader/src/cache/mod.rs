@@ -430,19 +430,10 @@ impl Session {
     }
 
     fn write(self) {
-        let (true, Some(path)) = (self.changed, &self.path) else {
-            return;
-        };
-        let Some(dir) = path.rsplit_once('/').map(|(d, _)| d) else {
-            return;
-        };
-        let entries = self
-            .entries
-            .as_deref()
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        let written = platform::write::create_dir_all(dir, 0o700)
-            .and_then(|()| platform::write::replace_file(path, &record::encode(entries)));
+        let (true, Some(path)) = (self.changed, &self.path) else { return };
+        let Some(dir) = path.rsplit_once('/').map(|(d, _)| d) else { return };
+        let entries = self.entries.as_deref().map(Vec::as_slice).unwrap_or_default();
+        let written = platform::write::create_dir_all(dir, 0o700).and_then(|()| platform::write::replace_file(path, &record::encode(entries)));
         if let Err(why) = written {
             log!(Level::Warn, "driver cache not written: {why}");
         }

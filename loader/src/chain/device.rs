@@ -193,9 +193,7 @@ pub(crate) unsafe fn with_device_group_handles(
     map: impl Fn(VkPhysicalDevice) -> Option<VkPhysicalDevice>,
     create: impl FnOnce() -> VkResult,
 ) -> VkResult {
-    let Some(group) = vk_generated::find_in_chain::<VkDeviceGroupDeviceCreateInfo>(info.pNext) else {
-        return create();
-    };
+    let Some(group) = vk_generated::find_in_chain::<VkDeviceGroupDeviceCreateInfo>(info.pNext) else { return create() };
     if group.pPhysicalDevices.is_null() || group.physicalDeviceCount == 0 {
         return create();
     }

@@ -107,9 +107,7 @@ unsafe fn create_device_chain(
         Some(top) => (std::mem::transmute::<PFN_vkVoidFunction, PFN_vkCreateDevice>((top.gipa)(instance_handle, c"vkCreateDevice".as_ptr())), top.gdpa),
         None => (Some(terminator_CreateDevice), None),
     };
-    let Some(create) = create else {
-        return Err(VkResult::ERROR_INITIALIZATION_FAILED);
-    };
+    let Some(create) = create else { return Err(VkResult::ERROR_INITIALIZATION_FAILED) };
 
     let data = DeviceData::new(top_gdpa);
     PENDING_DEVICE.with(|p| p.set(data));
@@ -161,12 +159,8 @@ pub(crate) unsafe extern "system" fn layer_create_device(
         } else {
             (Instance::from_handle(instance), physicalDevice)
         };
-        let Some(owner) = owner else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
-        let Some(chain) = &owner.layers else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
+        let Some(owner) = owner else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(chain) = &owner.layers else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let caller = layerGIPA.and_then(|g| chain.layers.iter().position(|l| l.loaded.gipa as usize == g as usize));
         let below: Vec<&LoadedLayer> = chain.layers.iter().skip(caller.map_or(0, |i| i + 1)).map(|l| &l.loaded).collect();
         match create_device_chain(&below, chain.terminator_gipa, owner.chain_handle, handle, &*pCreateInfo, pAllocator) {
@@ -212,9 +206,7 @@ pub(crate) unsafe extern "system" fn terminator_CreateDevice(
 ) -> VkResult {
     ffi::guard("vkCreateDevice (terminator)", VkResult::ERROR_INITIALIZATION_FAILED, || {
         let data = PENDING_DEVICE.with(|p| p.get());
-        let Some(pd) = PhysicalDevice::from_any_handle(physicalDevice) else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
+        let Some(pd) = PhysicalDevice::from_any_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         if data.is_null() || pCreateInfo.is_null() || pDevice.is_null() {
             log::write(Level::Error, "vkCreateDevice: the loader's terminator was called outside of device creation");
             return VkResult::ERROR_INITIALIZATION_FAILED;

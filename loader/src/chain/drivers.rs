@@ -216,9 +216,7 @@ pub(crate) fn instance_extensions_per_driver() -> Vec<Vec<VkExtensionProperties>
 
 /// The instance extensions one driver supports.
 pub(crate) fn driver_extensions(driver: &Driver) -> Vec<VkExtensionProperties> {
-    let Some(f) = driver.global(c"vkEnumerateInstanceExtensionProperties") else {
-        return Vec::new();
-    };
+    let Some(f) = driver.global(c"vkEnumerateInstanceExtensionProperties") else { return Vec::new() };
     // SAFETY: the signature of vkEnumerateInstanceExtensionProperties.
     let f: PFN_vkEnumerateInstanceExtensionProperties = unsafe { std::mem::transmute(f) };
     let Some(f) = f else { return Vec::new() };

@@ -67,9 +67,7 @@ impl InstanceLayers {
         let mut out: Vec<VkExtensionProperties> = Vec::new();
         for l in self.layers.iter().filter(|l| which(l)) {
             for e in &l.manifest.device_extensions {
-                let Ok(name) = std::ffi::CString::new(e.name.as_str()) else {
-                    continue;
-                };
+                let Ok(name) = std::ffi::CString::new(e.name.as_str()) else { continue };
                 if !out.iter().any(|p| ffi::name_of(p) == name.as_c_str()) {
                     out.push(ffi::extension_properties(&name, e.spec_version));
                 }
@@ -318,9 +316,7 @@ pub unsafe fn create_instance(
 
 /// The layered part of `vkDestroyInstance`: down the chain to [`terminator_DestroyInstance`].
 pub unsafe fn destroy_instance(instance: &mut Instance, allocator: *const VkAllocationCallbacks) {
-    let Some(chain) = &instance.layers else {
-        return;
-    };
+    let Some(chain) = &instance.layers else { return };
     if let Some(destroy) = chain.table.vkDestroyInstance {
         destroy(instance.chain_handle, allocator);
     }
@@ -341,9 +337,7 @@ unsafe extern "system" fn set_instance_loader_data(instance: VkInstance, object:
 /// Wraps the top layer's physical devices in trampoline-level ones (the same wrapper for the same
 /// handle every time).
 unsafe fn wrap(instance: &Instance, chain: &InstanceLayers, handles: &mut [VkPhysicalDevice]) {
-    let Ok(mut known) = chain.physical_devices.lock() else {
-        return;
-    };
+    let Ok(mut known) = chain.physical_devices.lock() else { return };
     for h in handles.iter_mut() {
         let wrapper = match known.iter().find(|w| w.unwrapped == *h) {
             Some(w) => &**w as *const TrampolinePhysicalDevice,
@@ -368,9 +362,7 @@ unsafe fn wrap(instance: &Instance, chain: &InstanceLayers, handles: &mut [VkPhy
 
 /// `vkEnumeratePhysicalDevices` with layers.
 pub unsafe fn enumerate_physical_devices(instance: &Instance, chain: &InstanceLayers, count: *mut u32, out: *mut VkPhysicalDevice) -> VkResult {
-    let Some(f) = chain.table.vkEnumeratePhysicalDevices else {
-        return VkResult::ERROR_INITIALIZATION_FAILED;
-    };
+    let Some(f) = chain.table.vkEnumeratePhysicalDevices else { return VkResult::ERROR_INITIALIZATION_FAILED };
     let mut handles = match ffi::query(|c, o| f(instance.chain_handle, c, o)) {
         Ok(h) => h,
         Err(e) => return e,
@@ -387,9 +379,7 @@ pub unsafe fn enumerate_physical_device_groups(
     count: *mut u32,
     out: *mut VkPhysicalDeviceGroupProperties,
 ) -> VkResult {
-    let Some(f) = chain.table.vkEnumeratePhysicalDeviceGroups else {
-        return VkResult::ERROR_INITIALIZATION_FAILED;
-    };
+    let Some(f) = chain.table.vkEnumeratePhysicalDeviceGroups else { return VkResult::ERROR_INITIALIZATION_FAILED };
     let result = f(instance.chain_handle, count, out);
     if out.is_null() || !matches!(result, VkResult::SUCCESS | VkResult::INCOMPLETE) {
         return result;

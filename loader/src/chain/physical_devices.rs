@@ -218,12 +218,8 @@ fn select_by_settings(devices: Vec<Reported>, drivers: &[DriverInstance], config
     let mut chosen = Vec::with_capacity(configurations.len());
     for wanted in configurations {
         let matches = |i: usize| {
-            let (Some(device), Some(id)) = (&left[i], &ids[i]) else {
-                return false;
-            };
-            id.deviceUUID == wanted.device_uuid
-                && id.driverUUID == wanted.driver_uuid
-                && device.properties.driverVersion == wanted.driver_version
+            let (Some(device), Some(id)) = (&left[i], &ids[i]) else { return false };
+            id.deviceUUID == wanted.device_uuid && id.driverUUID == wanted.driver_uuid && device.properties.driverVersion == wanted.driver_version
         };
         match (0..left.len()).find(|&i| matches(i)) {
             Some(i) => chosen.extend(left[i].take()),
@@ -280,9 +276,7 @@ unsafe fn none_matched(instance: &Instance, count: *mut u32, count_only: bool) -
 /// `VK_LOADER_DISABLE_SELECT` set to a number other than 0 (read as C's `strtol` would: its
 /// leading digits; anything else is 0), as the Khronos loader reads it.
 fn sorting_disabled() -> bool {
-    let Some(value) = platform::plain_env("VK_LOADER_DISABLE_SELECT") else {
-        return false;
-    };
+    let Some(value) = platform::plain_env("VK_LOADER_DISABLE_SELECT") else { return false };
     let value = value.trim_start();
     let digits = value.strip_prefix(['-', '+']).unwrap_or(value);
     digits.chars().take_while(char::is_ascii_digit).any(|d| d != '0')
@@ -585,34 +579,23 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDevices(
     pPhysicalDeviceCount: *mut u32,
     pPhysicalDevices: *mut VkPhysicalDevice,
 ) -> VkResult {
-    ffi::guard(
-        "vkEnumeratePhysicalDevices",
-        VkResult::ERROR_UNKNOWN,
-        || {
-            let Some(instance) = Instance::from_handle(instance) else {
-                return VkResult::ERROR_INITIALIZATION_FAILED;
-            };
-            let handles: Vec<VkPhysicalDevice> = match instance.physical_devices.refresh(instance) {
-                Ok(devices) => devices.iter().map(|d| d.device.handle()).collect(),
-                Err(e) => return e,
-            };
-            if let Some(result) =
-                none_matched(instance, pPhysicalDeviceCount, pPhysicalDevices.is_null())
-            {
-                return result;
-            }
-            if !pPhysicalDevices.is_null()
-                && !pPhysicalDeviceCount.is_null()
-                && (*pPhysicalDeviceCount as usize) < handles.len()
-            {
-                let (total, room) = (handles.len(), *pPhysicalDeviceCount);
-                crate::object::instance::with_messengers_of(Some(instance), || {
-                    log!(Level::Info, "terminator_EnumeratePhysicalDevices : Trimming device count from {total} to {room}.")
-                });
-            }
-            ffi::fill(&handles, pPhysicalDeviceCount, pPhysicalDevices)
-        },
-    )
+    ffi::guard("vkEnumeratePhysicalDevices", VkResult::ERROR_UNKNOWN, || {
+        let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let handles: Vec<VkPhysicalDevice> = match instance.physical_devices.refresh(instance) {
+            Ok(devices) => devices.iter().map(|d| d.device.handle()).collect(),
+            Err(e) => return e,
+        };
+        if let Some(result) = none_matched(instance, pPhysicalDeviceCount, pPhysicalDevices.is_null()) {
+            return result;
+        }
+        if !pPhysicalDevices.is_null() && !pPhysicalDeviceCount.is_null() && (*pPhysicalDeviceCount as usize) < handles.len() {
+            let (total, room) = (handles.len(), *pPhysicalDeviceCount);
+            crate::object::instance::with_messengers_of(Some(instance), || {
+                log!(Level::Info, "terminator_EnumeratePhysicalDevices : Trimming device count from {total} to {room}.")
+            });
+        }
+        ffi::fill(&handles, pPhysicalDeviceCount, pPhysicalDevices)
+    })
 }
 
 pub unsafe extern "system" fn terminator_EnumeratePhysicalDeviceGroups(
@@ -620,57 +603,41 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDeviceGroups(
     pPhysicalDeviceGroupCount: *mut u32,
     pPhysicalDeviceGroupProperties: *mut VkPhysicalDeviceGroupProperties,
 ) -> VkResult {
-    ffi::guard(
-        "vkEnumeratePhysicalDeviceGroups",
-        VkResult::ERROR_UNKNOWN,
-        || {
-            let Some(instance) = Instance::from_handle(instance) else {
-                return VkResult::ERROR_INITIALIZATION_FAILED;
-            };
-            if pPhysicalDeviceGroupCount.is_null() {
-                return VkResult::ERROR_INITIALIZATION_FAILED;
-            }
-            // Asked of the drivers on every call, as the Khronos loader does: their groups may change,
-            // and a count left from an earlier call must not outrun the application's array.
-            let app_next = |i: usize| match pPhysicalDeviceGroupProperties.is_null()
-                || i >= *pPhysicalDeviceGroupCount as usize
-            {
-                true => std::ptr::null_mut(),
-                false => (*pPhysicalDeviceGroupProperties.add(i)).pNext,
-            };
-            let groups = match groups(instance, &app_next) {
-                Ok(groups) => groups,
-                Err(e) => return e,
-            };
-            if let Some(result) = none_matched(
-                instance,
-                pPhysicalDeviceGroupCount,
-                pPhysicalDeviceGroupProperties.is_null(),
-            ) {
-                return result;
-            }
-            // The application's structs keep their sType and pNext.
-            let total = groups.len();
-            if pPhysicalDeviceGroupProperties.is_null() {
-                *pPhysicalDeviceGroupCount = total as u32;
-                return VkResult::SUCCESS;
-            }
-            let n = (*pPhysicalDeviceGroupCount as usize).min(total);
-            for (i, source) in groups.iter().take(n).enumerate() {
-                let group = &mut *pPhysicalDeviceGroupProperties.add(i);
-                group.physicalDeviceCount = source.members.len() as u32;
-                group.physicalDevices = [VkPhysicalDevice::NULL; VK_MAX_DEVICE_GROUP_SIZE as usize];
-                group.physicalDevices[..source.members.len()].copy_from_slice(&source.members);
-                group.subsetAllocation = source.subset_allocation;
-            }
-            *pPhysicalDeviceGroupCount = n as u32;
-            if n < total {
-                VkResult::INCOMPLETE
-            } else {
-                VkResult::SUCCESS
-            }
-        },
-    )
+    ffi::guard("vkEnumeratePhysicalDeviceGroups", VkResult::ERROR_UNKNOWN, || {
+        let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        if pPhysicalDeviceGroupCount.is_null() {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        }
+        // Asked of the drivers on every call, as the Khronos loader does: their groups may change,
+        // and a count left from an earlier call must not outrun the application's array.
+        let app_next = |i: usize| match pPhysicalDeviceGroupProperties.is_null() || i >= *pPhysicalDeviceGroupCount as usize {
+            true => std::ptr::null_mut(),
+            false => (*pPhysicalDeviceGroupProperties.add(i)).pNext,
+        };
+        let groups = match groups(instance, &app_next) {
+            Ok(groups) => groups,
+            Err(e) => return e,
+        };
+        if let Some(result) = none_matched(instance, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties.is_null()) {
+            return result;
+        }
+        // The application's structs keep their sType and pNext.
+        let total = groups.len();
+        if pPhysicalDeviceGroupProperties.is_null() {
+            *pPhysicalDeviceGroupCount = total as u32;
+            return VkResult::SUCCESS;
+        }
+        let n = (*pPhysicalDeviceGroupCount as usize).min(total);
+        for (i, source) in groups.iter().take(n).enumerate() {
+            let group = &mut *pPhysicalDeviceGroupProperties.add(i);
+            group.physicalDeviceCount = source.members.len() as u32;
+            group.physicalDevices = [VkPhysicalDevice::NULL; VK_MAX_DEVICE_GROUP_SIZE as usize];
+            group.physicalDevices[..source.members.len()].copy_from_slice(&source.members);
+            group.subsetAllocation = source.subset_allocation;
+        }
+        *pPhysicalDeviceGroupCount = n as u32;
+        if n < total { VkResult::INCOMPLETE } else { VkResult::SUCCESS }
+    })
 }
 
 /// The end of the instance chain: the driver's device extensions, and those of the implicit

@@ -213,9 +213,7 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyPropertie
         match owner.native(slot, V1_1, PROPERTIES2, "vkGetPhysicalDeviceQueueFamilyProperties2") {
             Some(f) => f(owner.handle, pQueueFamilyPropertyCount, pQueueFamilyProperties),
             None => {
-                let Some(plain) = owner.table.vkGetPhysicalDeviceQueueFamilyProperties else {
-                    return;
-                };
+                let Some(plain) = owner.table.vkGetPhysicalDeviceQueueFamilyProperties else { return };
                 wrapped(pQueueFamilyPropertyCount, pQueueFamilyProperties, |n, out| plain(owner.handle, n, out), |o, p| {
                     o.queueFamilyProperties = p
                 })
@@ -265,9 +263,7 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDisplayProperties2KH
         match owner.native(slot, (u32::MAX, 0), DISPLAY_PROPERTIES2, "vkGetPhysicalDeviceDisplayProperties2KHR") {
             Some(f) => f(owner.handle, pPropertyCount, pProperties),
             None => {
-                let Some(plain) = owner.table.vkGetPhysicalDeviceDisplayPropertiesKHR else {
-                    return VkResult::ERROR_EXTENSION_NOT_PRESENT;
-                };
+                let Some(plain) = owner.table.vkGetPhysicalDeviceDisplayPropertiesKHR else { return VkResult::ERROR_EXTENSION_NOT_PRESENT };
                 wrapped(pPropertyCount, pProperties, |n, out| plain(owner.handle, n, out), |o, p| o.displayProperties = p)
             }
         }
@@ -310,9 +306,7 @@ pub unsafe extern "system" fn terminator_vkGetDisplayModeProperties2KHR(
         match owner.native(slot, (u32::MAX, 0), DISPLAY_PROPERTIES2, "vkGetDisplayModeProperties2KHR") {
             Some(f) => f(owner.handle, display, pPropertyCount, pProperties),
             None => {
-                let Some(plain) = owner.table.vkGetDisplayModePropertiesKHR else {
-                    return VkResult::ERROR_EXTENSION_NOT_PRESENT;
-                };
+                let Some(plain) = owner.table.vkGetDisplayModePropertiesKHR else { return VkResult::ERROR_EXTENSION_NOT_PRESENT };
                 wrapped(pPropertyCount, pProperties, |n, out| plain(owner.handle, display, n, out), |o, p| o.displayModeProperties = p)
             }
         }
@@ -419,9 +413,7 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceToolProperties(
 
 /// Whether the physical device advertises a device extension (asked each time: rare queries only).
 unsafe fn device_has_extension(owner: &Owner, name: &CStr) -> bool {
-    let Some(enumerate) = owner.table.vkEnumerateDeviceExtensionProperties else {
-        return false;
-    };
+    let Some(enumerate) = owner.table.vkEnumerateDeviceExtensionProperties else { return false };
     ffi::query(|count, out| enumerate(owner.handle, std::ptr::null(), count, out))
         .unwrap_or_default()
         .iter()

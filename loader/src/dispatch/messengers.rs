@@ -27,9 +27,7 @@ unsafe fn create(
     allocator: *const VkAllocationCallbacks,
     out: *mut u64,
 ) -> VkResult {
-    let Some(instance) = Instance::from_handle(instance) else {
-        return VkResult::ERROR_INITIALIZATION_FAILED;
-    };
+    let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
     if out.is_null() {
         return VkResult::ERROR_INITIALIZATION_FAILED;
     }
@@ -59,9 +57,7 @@ unsafe fn create(
 
 /// Destroys a loader messenger and its driver messengers.
 unsafe fn destroy(instance: VkInstance, handle: u64, mut destroy_in_driver: impl FnMut(&DriverInstance, u64)) {
-    let Some(instance) = Instance::from_handle(instance) else {
-        return;
-    };
+    let Some(instance) = Instance::from_handle(instance) else { return };
     if handle == 0 {
         return;
     }
@@ -86,9 +82,7 @@ pub unsafe extern "system" fn terminator_vkCreateDebugUtilsMessengerEXT(
     pMessenger: *mut VkDebugUtilsMessengerEXT,
 ) -> VkResult {
     crate::ffi::guard("vkCreateDebugUtilsMessengerEXT", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(info) = pCreateInfo.as_ref() else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
+        let Some(info) = pCreateInfo.as_ref() else { return VkResult::ERROR_INITIALIZATION_FAILED };
         create(
             instance,
             Callback::from_utils(info),
@@ -135,9 +129,7 @@ pub unsafe extern "system" fn terminator_vkSubmitDebugUtilsMessageEXT(
     pCallbackData: *const VkDebugUtilsMessengerCallbackDataEXT,
 ) {
     crate::ffi::guard("vkSubmitDebugUtilsMessageEXT", (), || {
-        let Some(instance) = Instance::from_handle(instance) else {
-            return;
-        };
+        let Some(instance) = Instance::from_handle(instance) else { return };
         for callback in instance.messengers.callbacks() {
             if let Callback::Utils { severity, types, callback: Some(f), user_data } = callback {
                 if severity.intersects(messageSeverity) && types.intersects(messageTypes) {
@@ -155,9 +147,7 @@ pub unsafe extern "system" fn terminator_vkCreateDebugReportCallbackEXT(
     pCallback: *mut VkDebugReportCallbackEXT,
 ) -> VkResult {
     crate::ffi::guard("vkCreateDebugReportCallbackEXT", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(info) = pCreateInfo.as_ref() else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
+        let Some(info) = pCreateInfo.as_ref() else { return VkResult::ERROR_INITIALIZATION_FAILED };
         create(
             instance,
             Callback::from_report(info),
@@ -207,9 +197,7 @@ pub unsafe extern "system" fn terminator_vkDebugReportMessageEXT(
     pMessage: *const c_char,
 ) {
     crate::ffi::guard("vkDebugReportMessageEXT", (), || {
-        let Some(instance) = Instance::from_handle(instance) else {
-            return;
-        };
+        let Some(instance) = Instance::from_handle(instance) else { return };
         for callback in instance.messengers.callbacks() {
             if let Callback::Report { flags: wanted, callback: Some(f), user_data } = callback {
                 if wanted.intersects(flags) {
