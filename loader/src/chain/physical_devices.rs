@@ -55,15 +55,10 @@ impl PhysicalDevices {
 }
 
 /// The position in `all` of the wrapper of a reported device, made if it is new.
-fn position_or_insert(
-    all: &mut Vec<Box<PhysicalDevice>>,
-    instance: &Instance,
-    reported: &Reported,
-) -> usize {
+fn position_or_insert(all: &mut Vec<Box<PhysicalDevice>>, instance: &Instance, reported: &Reported) -> usize {
     let same = |d: &PhysicalDevice| {
         let handle = d.term.driver().1;
-        d.driver == reported.driver
-            && (handle == reported.handle || crate::lazy::same_device(handle, reported.handle))
+        d.driver == reported.driver && (handle == reported.handle || crate::lazy::same_device(handle, reported.handle))
     };
     if let Some(position) = all.iter().position(|d| same(d)) {
         return position;
@@ -286,9 +281,7 @@ fn sorting_disabled() -> bool {
 /// memory, which is the application's error too.
 fn driver_devices(d: &DriverInstance) -> Result<Vec<VkPhysicalDevice>, VkResult> {
     let (table, instance) = d.live();
-    let Some(enumerate) = table.vkEnumeratePhysicalDevices else {
-        return Ok(Vec::new());
-    };
+    let Some(enumerate) = table.vkEnumeratePhysicalDevices else { return Ok(Vec::new()) };
     match ffi::query(|count, out| unsafe { enumerate(instance, count, out) }) {
         Ok(handles) => {
             if handles.iter().any(|h| h.is_null()) {
@@ -314,9 +307,7 @@ pub fn counts_per_driver(drivers: &[DriverInstance]) -> Vec<usize> {
         .iter()
         .map(|d| {
             let (table, instance) = d.live();
-            let Some(enumerate) = table.vkEnumeratePhysicalDevices else {
-                return 0;
-            };
+            let Some(enumerate) = table.vkEnumeratePhysicalDevices else { return 0 };
             let mut count = 0u32;
             match unsafe { enumerate(instance, &mut count, std::ptr::null_mut()) } {
                 VkResult::SUCCESS => count as usize,
@@ -333,9 +324,7 @@ fn wrap(instance: &Instance, reported: &Reported) -> Box<PhysicalDevice> {
     // A lazy driver's is set when it is loaded.
     let gdpa = match d.is_unloaded() {
         true => None,
-        false => unsafe {
-            (d.live_driver().get_instance_proc_addr)(handle, c"vkGetDeviceProcAddr".as_ptr())
-        },
+        false => unsafe { (d.live_driver().get_instance_proc_addr)(handle, c"vkGetDeviceProcAddr".as_ptr()) },
     };
     // SAFETY: the signature of vkGetDeviceProcAddr.
     let driver_gdpa: PFN_vkGetDeviceProcAddr = unsafe { std::mem::transmute(gdpa) };
@@ -367,9 +356,8 @@ pub fn groups(instance: &Instance, app_next: &dyn Fn(usize) -> *mut c_void) -> R
     let devices = instance.physical_devices.refresh(instance)?;
     let position = |driver: usize, handle: VkPhysicalDevice| {
         devices.iter().position(|d| {
-            d.device.driver == driver
-                && (d.device.term.driver().1 == handle
-                    || crate::lazy::same_device(d.device.term.driver().1, handle))
+            let own = d.device.term.driver().1;
+            d.device.driver == driver && (own == handle || crate::lazy::same_device(own, handle))
         })
     };
     let mut groups: Vec<(Vec<usize>, VkBool32)> = Vec::new();
@@ -377,8 +365,7 @@ pub fn groups(instance: &Instance, app_next: &dyn Fn(usize) -> *mut c_void) -> R
         let first = groups.len();
         let driver_groups = driver_groups(d, &|i| app_next(first + i)).unwrap_or_else(|| {
             let own = devices.iter().filter(|p| p.device.driver == index);
-            own.map(|p| (vec![p.device.term.driver().1], VK_FALSE))
-                .collect()
+            own.map(|p| (vec![p.device.term.driver().1], VK_FALSE)).collect()
         });
         for (members, subset_allocation) in driver_groups {
             let Some(mut members) = members.into_iter().map(|h| position(index, h)).collect::<Option<Vec<usize>>>() else {
@@ -423,19 +410,7 @@ fn driver_groups(d: &DriverInstance, next: &dyn Fn(usize) -> *mut c_void) -> Opt
         enumerate(instance, count, out)
     });
     match groups {
-        Ok(groups) => Some(
-            groups
-                .iter()
-                .map(|g| {
-                    (
-                        g.physicalDevices
-                            [..(g.physicalDeviceCount as usize).min(g.physicalDevices.len())]
-                            .to_vec(),
-                        g.subsetAllocation,
-                    )
-                })
-                .collect(),
-        ),
+        Ok(groups) => Some(groups.iter().map(|g| (g.physicalDevices[..(g.physicalDeviceCount as usize).min(g.physicalDevices.len())].to_vec(), g.subsetAllocation)).collect()),
         Err(e) => {
             log!(Level::Warn, "{}: vkEnumeratePhysicalDeviceGroups failed ({e:?}); one group per device", d.driver.manifest_path);
             None
@@ -520,22 +495,13 @@ fn device_entry(d: &DriverInstance, handle: VkPhysicalDevice, properties: &VkPhy
 
 /// Whether a driver's physical device supports a device extension.
 fn has_device_extension(driver: &DriverInstance, handle: VkPhysicalDevice, name: &CStr) -> bool {
-    let Some(enumerate) = driver.live().0.vkEnumerateDeviceExtensionProperties else {
-        return false;
-    };
-    let extensions =
-        ffi::query(|count, out| unsafe { enumerate(handle, std::ptr::null(), count, out) })
-            .unwrap_or_default();
-    extensions
-        .iter()
-        .any(|e| unsafe { CStr::from_ptr(e.extensionName.as_ptr()) } == name)
+    let Some(enumerate) = driver.live().0.vkEnumerateDeviceExtensionProperties else { return false };
+    let extensions = ffi::query(|count, out| unsafe { enumerate(handle, std::ptr::null(), count, out) }).unwrap_or_default();
+    extensions.iter().any(|e| unsafe { CStr::from_ptr(e.extensionName.as_ptr()) } == name)
 }
 
 /// Fills one extension struct through the driver's `vkGetPhysicalDeviceProperties2`.
-fn query_properties2<T: vk_generated::TaggedStruct + Default>(
-    driver: &DriverInstance,
-    handle: VkPhysicalDevice,
-) -> Option<T> {
+fn query_properties2<T: vk_generated::TaggedStruct + Default>(driver: &DriverInstance, handle: VkPhysicalDevice) -> Option<T> {
     let get2 = driver.live().0.vkGetPhysicalDeviceProperties2?;
     let mut extension = T::default();
     let mut props2 = VkPhysicalDeviceProperties2 { pNext: &mut extension as *mut T as *mut _, ..Default::default() };
@@ -648,41 +614,29 @@ pub unsafe extern "system" fn terminator_EnumerateDeviceExtensionProperties(
     pPropertyCount: *mut u32,
     pProperties: *mut VkExtensionProperties,
 ) -> VkResult {
-    ffi::guard(
-        "vkEnumerateDeviceExtensionProperties",
-        VkResult::ERROR_UNKNOWN,
-        || {
-            let Some(device) = PhysicalDevice::from_handle(physicalDevice) else {
-                return VkResult::ERROR_INITIALIZATION_FAILED;
-            };
-            let (table, handle) = device.term.driver();
-            let Some(f) = (*table).vkEnumerateDeviceExtensionProperties else {
-                return VkResult::ERROR_INITIALIZATION_FAILED;
-            };
-            let from_layers = instance_of(physicalDevice)
-                .and_then(|i| i.layers.as_ref())
-                .map(|l| l.implicit_device_extensions());
-            match from_layers {
-                Some(extra) if pLayerName.is_null() && !extra.is_empty() => {
-                    let mut all =
-                        match ffi::query(|count, out| f(handle, std::ptr::null(), count, out)) {
-                            Ok(list) => list,
-                            Err(e) => return e,
-                        };
-                    for e in extra {
-                        if !all
-                            .iter()
-                            .any(|p| crate::ffi::name_of(p) == crate::ffi::name_of(&e))
-                        {
-                            all.push(e);
-                        }
+    ffi::guard("vkEnumerateDeviceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
+        let Some(device) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let (table, handle) = device.term.driver();
+        let Some(f) = (*table).vkEnumerateDeviceExtensionProperties else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        let from_layers = instance_of(physicalDevice).and_then(|i| i.layers.as_ref()).map(|l| l.implicit_device_extensions());
+        match from_layers {
+            Some(extra) if pLayerName.is_null() && !extra.is_empty() => {
+                let mut all = match ffi::query(|count, out| f(handle, std::ptr::null(), count, out)) {
+                    Ok(list) => list,
+                    Err(e) => return e,
+                };
+                for e in extra {
+                    if !all.iter().any(|p| crate::ffi::name_of(p) == crate::ffi::name_of(&e)) {
+                        all.push(e);
                     }
-                    ffi::fill(&all, pPropertyCount, pProperties)
                 }
-                _ => f(handle, pLayerName, pPropertyCount, pProperties),
+                ffi::fill(&all, pPropertyCount, pProperties)
             }
-        },
-    )
+            _ => f(handle, pLayerName, pPropertyCount, pProperties),
+        }
+    })
 }
 
 pub unsafe extern "system" fn terminator_EnumerateDeviceLayerProperties(

@@ -151,18 +151,10 @@ impl DeviceDebugObjects {
     pub fn terminator(&self, name: &CStr) -> PFN_vkVoidFunction {
         let d = &self.driver;
         match name.to_bytes() {
-            b"vkSetDebugUtilsObjectNameEXT" if d.vkSetDebugUtilsObjectNameEXT.is_some() => {
-                erased!(driver_end::vkSetDebugUtilsObjectNameEXT)
-            }
-            b"vkSetDebugUtilsObjectTagEXT" if d.vkSetDebugUtilsObjectTagEXT.is_some() => {
-                erased!(driver_end::vkSetDebugUtilsObjectTagEXT)
-            }
-            b"vkDebugMarkerSetObjectNameEXT" if d.vkDebugMarkerSetObjectNameEXT.is_some() => {
-                erased!(driver_end::vkDebugMarkerSetObjectNameEXT)
-            }
-            b"vkDebugMarkerSetObjectTagEXT" if d.vkDebugMarkerSetObjectTagEXT.is_some() => {
-                erased!(driver_end::vkDebugMarkerSetObjectTagEXT)
-            }
+            b"vkSetDebugUtilsObjectNameEXT" if d.vkSetDebugUtilsObjectNameEXT.is_some() => erased!(driver_end::vkSetDebugUtilsObjectNameEXT),
+            b"vkSetDebugUtilsObjectTagEXT" if d.vkSetDebugUtilsObjectTagEXT.is_some() => erased!(driver_end::vkSetDebugUtilsObjectTagEXT),
+            b"vkDebugMarkerSetObjectNameEXT" if d.vkDebugMarkerSetObjectNameEXT.is_some() => erased!(driver_end::vkDebugMarkerSetObjectNameEXT),
+            b"vkDebugMarkerSetObjectTagEXT" if d.vkDebugMarkerSetObjectTagEXT.is_some() => erased!(driver_end::vkDebugMarkerSetObjectTagEXT),
             _ => None,
         }
     }

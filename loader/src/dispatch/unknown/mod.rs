@@ -33,7 +33,7 @@ use std::sync::{Mutex, MutexGuard};
 use vk_generated::types::*;
 
 use crate::debug::log::{self, Level};
-use crate::loader_abi::{TerminatorPhysicalDevice, UnknownSlots, UNKNOWN_SLOTS};
+use crate::loader_abi::{TerminatorPhysicalDevice, UNKNOWN_SLOTS, UnknownSlots};
 use crate::object::instance::Instance;
 use crate::platform::host_alloc::with_system_allocator;
 
@@ -215,18 +215,10 @@ pub unsafe fn physical_device_chain_end(instance: &Instance, name: &CStr) -> PFN
 ///
 /// # Safety
 /// As [`instance_proc_addr`].
-unsafe fn physical_device_slot(
-    instance: &Instance,
-    name: &CStr,
-    known_to_layers: bool,
-) -> Option<usize> {
+unsafe fn physical_device_slot(instance: &Instance, name: &CStr, known_to_layers: bool) -> Option<usize> {
     // Only a live driver can say whether it knows a name the registry does not.
     instance.load_lazy_drivers("vkGetInstanceProcAddr of a command unknown to the registry");
-    let ask = |d: &crate::object::instance::DriverInstance| {
-        d.live_driver()
-            .get_physical_device_proc_addr
-            .and_then(|gpdpa| gpdpa(d.live().1, name.as_ptr()))
-    };
+    let ask = |d: &crate::object::instance::DriverInstance| d.live_driver().get_physical_device_proc_addr.and_then(|gpdpa| gpdpa(d.live().1, name.as_ptr()));
     // Most names asked here are no physical-device command: answer those without allocating.
     if !known_to_layers && !instance.drivers.iter().any(|d| ask(d).is_some()) {
         return None;
@@ -253,17 +245,10 @@ unsafe fn physical_device_slot(
 ///
 /// # Safety
 /// As [`instance_proc_addr`].
-pub unsafe fn device_command(
-    instance: &Instance,
-    name: &CStr,
-    layers: Resolver,
-) -> PFN_vkVoidFunction {
+pub unsafe fn device_command(instance: &Instance, name: &CStr, layers: Resolver) -> PFN_vkVoidFunction {
     let known = layers.and_then(|resolve| resolve(name)).is_some() || {
         instance.load_lazy_drivers("vkGetInstanceProcAddr of a command unknown to the registry");
-        instance
-            .drivers
-            .iter()
-            .any(|d| (d.live_driver().get_instance_proc_addr)(d.live().1, name.as_ptr()).is_some())
+        instance.drivers.iter().any(|d| (d.live_driver().get_instance_proc_addr)(d.live().1, name.as_ptr()).is_some())
     };
     if !known {
         return None;
@@ -296,13 +281,7 @@ pub unsafe fn device_created(
         let pending: Vec<CString> = {
             let mut registry = lock(&DEVICES);
             if registry.names.len() == filled {
-                with_system_allocator(|| {
-                    registry.live.push(LiveDevice {
-                        slots,
-                        device,
-                        gdpa,
-                    })
-                });
+                with_system_allocator(|| registry.live.push(LiveDevice { slots, device, gdpa }));
                 return;
             }
             with_system_allocator(|| registry.names[filled..].to_vec())
@@ -351,8 +330,8 @@ mod tests {
     use std::sync::atomic::AtomicUsize;
 
     use super::*;
-    use crate::loader_abi::InstanceDispatch;
     use crate::object::device::DeviceData;
+    use crate::loader_abi::InstanceDispatch;
 
     /// The function under test's slot: returns the handle it was given.
     unsafe extern "system" fn echo(handle: usize) -> usize {
