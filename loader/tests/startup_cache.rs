@@ -84,7 +84,7 @@ fn scenario_entry() {
                     destroy.unwrap()(instance, std::ptr::null());
                 }
             }
-            "probe" | "device" | "messenger" => lazy_steps(gipa, &step),
+            "probe" | "device" | "messenger" | "messenger-later" => lazy_steps(gipa, &step),
             other => panic!("unknown step {other}"),
         }
     }
@@ -99,16 +99,7 @@ fn scenario_entry() {
 /// messenger chained that prints what it hears. Everything the create info points to is
 /// overwritten and freed before this returns: a driver instance created later must have been
 /// given a copy.
-unsafe fn create_lazy_instance(create: PFN_vkCreateInstance, messenger: bool) -> VkInstance {
-    unsafe extern "system" fn heard(
-        _: VkDebugUtilsMessageSeverityFlagBitsEXT,
-        _: VkDebugUtilsMessageTypeFlagsEXT,
-        data: *const VkDebugUtilsMessengerCallbackDataEXT,
-        _: *mut std::ffi::c_void,
-    ) -> VkBool32 {
-        println!("HEARD {}", CStr::from_ptr((*data).pMessage).to_string_lossy());
-        VK_FALSE
-    }
+unsafe fn create_lazy_instance(create: PFN_vkCreateInstance, messenger: bool, debug_utils: bool) -> VkInstance {
     let name = std::ffi::CString::new("lazy").unwrap();
     let mut app = Box::new(VkApplicationInfo { pApplicationName: name.as_ptr(), apiVersion: vk_generated::make_api_version(0, 1, 3, 0), ..Default::default() });
     let mut chained = Box::new(VkDebugUtilsMessengerCreateInfoEXT {
@@ -122,6 +113,8 @@ unsafe fn create_lazy_instance(create: PFN_vkCreateInstance, messenger: bool) ->
     let mut info = VkInstanceCreateInfo { pApplicationInfo: &*app, ..Default::default() };
     if messenger {
         info.pNext = &*chained as *const _ as *const _;
+    }
+    if debug_utils {
         info.enabledExtensionCount = 1;
         info.ppEnabledExtensionNames = extensions.as_ptr();
     }
@@ -134,13 +127,25 @@ unsafe fn create_lazy_instance(create: PFN_vkCreateInstance, messenger: bool) ->
     instance
 }
 
+/// A messenger's callback: prints what it hears.
+unsafe extern "system" fn heard(
+    _: VkDebugUtilsMessageSeverityFlagBitsEXT,
+    _: VkDebugUtilsMessageTypeFlagsEXT,
+    data: *const VkDebugUtilsMessengerCallbackDataEXT,
+    _: *mut std::ffi::c_void,
+) -> VkBool32 {
+    println!("HEARD {}", CStr::from_ptr((*data).pMessage).to_string_lossy());
+    VK_FALSE
+}
+
 /// The steps of lazy drivers. `probe`: what GTK, Chromium or wgpu ask at start-up (create an
 /// instance, enumerate, `vkGetPhysicalDeviceProperties2` with ID and PCI bus properties, queue
 /// families, memory properties, destroy), printing each device's answers. `device`: the same, then
 /// a device created on the last physical device, after setting the variables the file `change`
 /// beside the library names (`NAME=value` lines: the hardware changing under a live instance), and
 /// that device's UUID and PCI bus read again, now from the live driver. `messenger`: `device` with
-/// a messenger chained to the create info.
+/// a messenger chained to the create info; `messenger-later`: `device` with a messenger created
+/// right after the instance.
 unsafe fn lazy_steps(gipa: Gipa, step: &str) {
     macro_rules! f {
         ($instance:expr, $name:literal, $ty:ty) => {
@@ -148,7 +153,17 @@ unsafe fn lazy_steps(gipa: Gipa, step: &str) {
         };
     }
     let create: PFN_vkCreateInstance = std::mem::transmute(gipa(VkInstance::NULL, c"vkCreateInstance".as_ptr()));
-    let instance = create_lazy_instance(create, step == "messenger");
+    let instance = create_lazy_instance(create, step == "messenger", step.starts_with("messenger"));
+    if step == "messenger-later" {
+        let info = VkDebugUtilsMessengerCreateInfoEXT {
+            messageSeverity: VkDebugUtilsMessageSeverityFlagsEXT::WARNING_BIT_EXT,
+            messageType: VkDebugUtilsMessageTypeFlagsEXT::GENERAL_BIT_EXT,
+            pfnUserCallback: Some(heard),
+            ..Default::default()
+        };
+        let mut messenger = VkDebugUtilsMessengerEXT::NULL;
+        assert_eq!(f!(instance, "vkCreateDebugUtilsMessengerEXT", PFN_vkCreateDebugUtilsMessengerEXT)(instance, &info, std::ptr::null(), &mut messenger), VkResult::SUCCESS);
+    }
     let mut count = 0;
     let enumerate = f!(instance, "vkEnumeratePhysicalDevices", PFN_vkEnumeratePhysicalDevices);
     enumerate(instance, &mut count, std::ptr::null_mut());
@@ -175,7 +190,7 @@ unsafe fn lazy_steps(gipa: Gipa, step: &str) {
         let flags: Vec<u32> = family.iter().map(|f| f.queueFlags.0).collect();
         println!("PROBE {} families={flags:?} heaps={} types={}", identity(d), m.memoryHeapCount, m.memoryTypeCount);
     }
-    if step == "device" || step == "messenger" {
+    if step == "device" || step.starts_with("messenger") {
         let change = std::path::Path::new(&std::env::var("LIBVULKAN").unwrap()).with_file_name("change");
         for line in std::fs::read_to_string(change).unwrap_or_default().lines() {
             let (name, value) = line.split_once('=').unwrap();
@@ -414,6 +429,18 @@ fn a_lazy_driver_is_created_with_what_the_application_gave_vk_create_instance() 
     // The chained messenger and the application info reached the driver at vkCreateDevice,
     // after the application's structures were gone.
     assert_eq!(lines(&warm, "HEARD "), ["vk_test_driver: instance created for lazy"], "{err}");
+}
+
+#[test]
+fn a_messenger_created_before_a_lazy_driver_is_loaded_is_made_in_it_when_it_is() {
+    let s = setup("lazy-messenger-later");
+    let env: Vec<_> = two_devices().into_iter().chain([("VK_TEST_DRIVER_INSTANCE_EXTENSIONS_A", "+VK_EXT_debug_utils".to_string())]).collect();
+    let (cold, err) = run(&s, "messenger-later", &env);
+    assert_eq!(lines(&cold, "HEARD "), ["vk_test_driver: messenger created"], "the eager path\n{err}");
+    let (warm, err) = run(&s, "messenger-later", &env);
+    assert!(err.contains("a.json: loaded at vkCreateDevice"), "{err}");
+    // The driver got a messenger of its own when it was loaded, after the application made it.
+    assert_eq!(lines(&warm, "HEARD "), ["vk_test_driver: messenger created"], "{err}");
 }
 
 #[test]

@@ -398,7 +398,11 @@ unsafe fn create_drivers_with(
     for (index, d) in instance.drivers.iter().enumerate() {
         if let Some(lazy) = &d.lazy {
             // SAFETY: the instance is boxed and outlives its drivers, this one's closure included.
-            lazy.on_live(Box::new(move || unsafe { (*(address as *const Instance)).point_lazy_devices(index) }));
+            lazy.on_live(Box::new(move || {
+                let instance = unsafe { &*(address as *const Instance) };
+                instance.point_lazy_devices(index);
+                crate::dispatch::messengers::give_to_loaded_driver(instance, index);
+            }));
         }
     }
     instance.application = application;

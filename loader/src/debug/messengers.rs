@@ -140,6 +140,9 @@ pub(crate) struct Messenger {
     pub(crate) callback: Callback,
     /// The drivers' own messengers: (index into `Instance::drivers`, driver handle).
     pub(crate) per_driver: Vec<(usize, u64)>,
+    /// The allocation callbacks it was created with: a driver loaded later (a lazy driver) gets
+    /// its own messenger with them.
+    pub(crate) allocator: Option<vk_generated::types::VkAllocationCallbacks>,
 }
 
 /// The messengers an application created on one instance.
@@ -158,6 +161,29 @@ impl Messengers {
             list.push(messenger);
         }
         handle
+    }
+
+    /// (handle, callback, allocation callbacks) of each messenger that has no messenger in driver
+    /// `index` yet.
+    pub(crate) fn missing_in_driver(&self, index: usize) -> Vec<(u64, Callback, Option<vk_generated::types::VkAllocationCallbacks>)> {
+        let Ok(list) = self.0.lock() else { return Vec::new() };
+        list.iter()
+            .filter(|m| !m.per_driver.iter().any(|&(i, _)| i == index))
+            .map(|m| (&**m as *const Messenger as u64, m.callback, m.allocator))
+            .collect()
+    }
+
+    /// Records driver `index`'s messenger for the application's messenger `handle`; `false` if
+    /// that one is gone (destroyed meanwhile).
+    pub(crate) fn add_driver_messenger(&self, handle: u64, index: usize, driver_handle: u64) -> bool {
+        let Ok(mut list) = self.0.lock() else { return false };
+        match list.iter_mut().find(|m| &***m as *const Messenger as u64 == handle) {
+            Some(m) => {
+                m.per_driver.push((index, driver_handle));
+                true
+            }
+            None => false,
+        }
     }
 
     pub(crate) fn remove(&self, handle: u64) -> Option<Box<Messenger>> {

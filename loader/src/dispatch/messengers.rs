@@ -44,7 +44,7 @@ unsafe fn create(
             }
         }
     }
-    let messenger = Box::new(Messenger { callback, per_driver });
+    let messenger = Box::new(Messenger { callback, per_driver, allocator: allocator.as_ref().copied() });
     if memory.failed() {
         for &(index, handle) in &messenger.per_driver {
             destroy_in_driver(&instance.drivers[index], handle);
@@ -118,6 +118,46 @@ pub unsafe extern "system" fn terminator_vkDestroyDebugUtilsMessengerEXT(
     crate::ffi::guard("vkDestroyDebugUtilsMessengerEXT", (), || {
         destroy(instance, messenger.0, |d, handle| destroy_utils_in_driver(d, handle, pAllocator))
     })
+}
+
+/// Gives driver `index` of `instance`, just loaded (a lazy driver), a messenger of its own for each
+/// messenger the application created before, as it would have had loaded at `vkCreateInstance`.
+/// No lock is held while the driver runs (it may call the callback at once).
+pub fn give_to_loaded_driver(instance: &Instance, index: usize) {
+    let Some(d) = instance.drivers.get(index) else { return };
+    for (handle, callback, allocator) in instance.messengers.missing_in_driver(index) {
+        let allocator_ptr = allocator.as_ref().map_or(std::ptr::null(), |a| a as *const _);
+        let (table, driver_instance) = d.live();
+        // SAFETY: the live driver's instance and functions; create infos made from the
+        // application's own callbacks.
+        let created = unsafe {
+            match callback {
+                Callback::Utils { severity, types, callback, user_data } if d.has_extension(DEBUG_UTILS) => {
+                    let info = VkDebugUtilsMessengerCreateInfoEXT { messageSeverity: severity, messageType: types, pfnUserCallback: callback, pUserData: user_data, ..Default::default() };
+                    let mut out = VkDebugUtilsMessengerEXT::NULL;
+                    table.vkCreateDebugUtilsMessengerEXT.map(|f| (f(driver_instance, &info, allocator_ptr, &mut out), out.0))
+                }
+                Callback::Report { flags, callback, user_data } if d.has_extension(DEBUG_REPORT) => {
+                    let info = VkDebugReportCallbackCreateInfoEXT { flags, pfnCallback: callback, pUserData: user_data, ..Default::default() };
+                    let mut out = VkDebugReportCallbackEXT::NULL;
+                    table.vkCreateDebugReportCallbackEXT.map(|f| (f(driver_instance, &info, allocator_ptr, &mut out), out.0))
+                }
+                _ => None,
+            }
+        };
+        match created {
+            // Destroyed while the driver made its own: that one goes too.
+            Some((VkResult::SUCCESS, driver_handle)) if !instance.messengers.add_driver_messenger(handle, index, driver_handle) => unsafe {
+                match callback {
+                    Callback::Utils { .. } => destroy_utils_in_driver(d, driver_handle, allocator_ptr),
+                    Callback::Report { .. } => destroy_report_in_driver(d, driver_handle, allocator_ptr),
+                }
+            },
+            Some((VkResult::SUCCESS, _)) => {}
+            Some((error, _)) => log!(Level::Warn, "{}: the messenger created before it was loaded not made in it: {error:?}", d.driver.manifest_path),
+            None => {}
+        }
+    }
 }
 
 /// Delivered to the loader's messengers only: the drivers' messengers carry the same callbacks, so
