@@ -4,7 +4,7 @@
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use vk_generated::types::{VkBaseInStructure, VkExtensionProperties, VkResult, VkStructureType};
+use vk_generated::types::{VkBaseInStructure, VkExtensionProperties, VkPhysicalDeviceGroupProperties, VkResult, VkStructureType};
 
 use crate::debug::log::{self, Level};
 
@@ -116,6 +116,27 @@ pub unsafe fn skip_loader_structs(mut next: *const c_void, loader_type: VkStruct
         next = header.pNext as *const c_void;
     }
     next
+}
+
+/// Writes physical-device groups into the application's structures, keeping their sType and
+/// pNext; `VK_INCOMPLETE` when they are fewer than the groups.
+///
+/// # Safety
+/// `count` must be valid; `out` NULL or an array of `*count` structures.
+pub unsafe fn fill_groups(all: &[VkPhysicalDeviceGroupProperties], count: *mut u32, out: *mut VkPhysicalDeviceGroupProperties) -> VkResult {
+    if out.is_null() {
+        *count = all.len() as u32;
+        return VkResult::SUCCESS;
+    }
+    let n = (*count as usize).min(all.len());
+    for (i, group) in all.iter().take(n).enumerate() {
+        let target = &mut *out.add(i);
+        target.physicalDeviceCount = group.physicalDeviceCount;
+        target.physicalDevices = group.physicalDevices;
+        target.subsetAllocation = group.subsetAllocation;
+    }
+    *count = n as u32;
+    if n < all.len() { VkResult::INCOMPLETE } else { VkResult::SUCCESS }
 }
 
 #[cfg(test)]

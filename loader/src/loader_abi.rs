@@ -68,7 +68,7 @@ const _: () = assert!(
 
 impl TerminatorPhysicalDevice {
     /// The driver's table and handle for this device. A driver the loader has not loaded yet
-    /// (`crate::lazy`) gets both replaced once it is loaded, while other threads may be calling:
+    /// (a lazy driver) gets both replaced once it is loaded, while other threads may be calling:
     /// the handle is stored first and the table last (release), and read here table first
     /// (acquire), so a live table always comes with the live handle (a not-yet-live table may come
     /// with either handle; its functions accept both).

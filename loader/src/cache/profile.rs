@@ -1,6 +1,6 @@
 //! What a driver answered about its physical devices for one application: the record that lets
 //! an instance hand out physical devices and answer their fixed queries without loading the
-//! driver (`crate::lazy`). Pure data, encoded inside the driver's cache entry (see `record`).
+//! driver (lazy drivers, a later stage). Pure data, encoded inside the driver's cache entry (see `record`).
 //!
 //! Each device's answers are keyed by [`answer_key`]: the query family (properties, features,
 //! memory, queue families, device extensions, format properties), its input (a format) and the

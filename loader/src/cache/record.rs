@@ -47,7 +47,7 @@ pub struct Entry {
     /// Physical devices the driver reported at instance creation, per application digest (see
     /// `key::application`), latest first.
     pub devices: Vec<(u64, u32)>,
-    /// What its physical devices answered, per application digest, latest first (`crate::lazy`).
+    /// What its physical devices answered, per application digest, latest first (for lazy drivers).
     pub profiles: Vec<Profile>,
 }
 

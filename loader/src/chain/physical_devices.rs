@@ -587,22 +587,15 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDeviceGroups(
         if let Some(result) = none_matched(instance, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties.is_null()) {
             return result;
         }
-        // The application's structs keep their sType and pNext.
-        let total = groups.len();
-        if pPhysicalDeviceGroupProperties.is_null() {
-            *pPhysicalDeviceGroupCount = total as u32;
-            return VkResult::SUCCESS;
-        }
-        let n = (*pPhysicalDeviceGroupCount as usize).min(total);
-        for (i, source) in groups.iter().take(n).enumerate() {
-            let group = &mut *pPhysicalDeviceGroupProperties.add(i);
-            group.physicalDeviceCount = source.members.len() as u32;
-            group.physicalDevices = [VkPhysicalDevice::NULL; VK_MAX_DEVICE_GROUP_SIZE as usize];
-            group.physicalDevices[..source.members.len()].copy_from_slice(&source.members);
-            group.subsetAllocation = source.subset_allocation;
-        }
-        *pPhysicalDeviceGroupCount = n as u32;
-        if n < total { VkResult::INCOMPLETE } else { VkResult::SUCCESS }
+        let all: Vec<VkPhysicalDeviceGroupProperties> = groups
+            .iter()
+            .map(|g| {
+                let mut group = VkPhysicalDeviceGroupProperties { physicalDeviceCount: g.members.len() as u32, subsetAllocation: g.subset_allocation, ..Default::default() };
+                group.physicalDevices[..g.members.len()].copy_from_slice(&g.members);
+                group
+            })
+            .collect();
+        ffi::fill_groups(&all, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties)
     })
 }
 

@@ -78,37 +78,16 @@ unsafe extern "system" fn enumerate_physical_device_groups(instance: VkInstance,
                     g
                 })
                 .collect();
-            return fill_groups(&all, count, out);
+            return ffi::fill_groups(&all, count, out);
         }
         let Some(live) = lazy.load_at("vkEnumeratePhysicalDeviceGroups") else {
-            return fill_groups(&[], count, out);
+            return ffi::fill_groups(&[], count, out);
         };
         match live.table.vkEnumeratePhysicalDeviceGroups {
             Some(f) => f(live.handle, count, out),
             None => VkResult::ERROR_INITIALIZATION_FAILED,
         }
     })
-}
-
-/// Writes groups into the application's structures, keeping their sType and pNext.
-unsafe fn fill_groups(all: &[VkPhysicalDeviceGroupProperties], count: *mut u32, out: *mut VkPhysicalDeviceGroupProperties) -> VkResult {
-    if out.is_null() {
-        *count = all.len() as u32;
-        return VkResult::SUCCESS;
-    }
-    let n = (*count as usize).min(all.len());
-    for (i, group) in all.iter().take(n).enumerate() {
-        let target = &mut *out.add(i);
-        target.physicalDeviceCount = group.physicalDeviceCount;
-        target.physicalDevices = group.physicalDevices;
-        target.subsetAllocation = group.subsetAllocation;
-    }
-    *count = n as u32;
-    if n < all.len() {
-        VkResult::INCOMPLETE
-    } else {
-        VkResult::SUCCESS
-    }
 }
 
 /// One recorded plain structure (the body of a `2` query's head).

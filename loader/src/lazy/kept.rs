@@ -29,7 +29,7 @@ impl KeptCreateInfo {
     /// `info` must be a valid create info (the terminator's).
     pub unsafe fn new(info: &VkInstanceCreateInfo, api_version: u32) -> Result<Arc<KeptCreateInfo>, String> {
         let mut shallow = *info;
-        shallow.pNext = skip_layer_links(info.pNext);
+        shallow.pNext = crate::ffi::skip_loader_structs(info.pNext, VkStructureType::LOADER_INSTANCE_CREATE_INFO);
         let mut copy = DeepCopy::new();
         let copied =
             copy.instance_create_info(&shallow).map_err(|s_type| format!("its create info chains a structure the loader cannot keep (sType {})", s_type.0))?;
@@ -46,15 +46,4 @@ impl KeptCreateInfo {
         // SAFETY: copied arrays of NUL-terminated names.
         unsafe { crate::ffi::names(self.info().ppEnabledExtensionNames, self.info().enabledExtensionCount) }
     }
-}
-
-/// The chain after the loader's layer-link structures at its head.
-unsafe fn skip_layer_links(mut next: *const std::ffi::c_void) -> *const std::ffi::c_void {
-    while let Some(s) = (next as *const VkBaseInStructure).as_ref() {
-        if s.sType != VkStructureType::LOADER_INSTANCE_CREATE_INFO {
-            break;
-        }
-        next = s.pNext as *const _;
-    }
-    next
 }

@@ -413,25 +413,28 @@ pub fn live_for(device: &TerminatorPhysicalDevice, command: &str) -> bool {
     }
 }
 
-/// Whether a lazy driver's front table answers `command` (possibly from the record).
+/// Whether a lazy driver's front table answers `command` (possibly from the record): whether its
+/// slot there is filled.
 pub fn answered_in_front(command: &str) -> bool {
-    const ANSWERED: &[&str] = &[
-        "vkGetPhysicalDeviceProperties2",
-        "vkGetPhysicalDeviceFeatures2",
-        "vkGetPhysicalDeviceMemoryProperties2",
-        "vkGetPhysicalDeviceFormatProperties2",
-        "vkGetPhysicalDeviceQueueFamilyProperties2",
-    ];
-    ANSWERED.contains(&command)
+    use vk_generated::DispatchTable;
+    static FRONT: OnceLock<Box<InstanceDispatch>> = OnceLock::new();
+    let front = FRONT.get_or_init(|| with_system_allocator(front::table));
+    let Some(name) = vk_generated::lookup::command(command.as_bytes()) else { return false };
+    let slot = vk_generated::COMMANDS[name.command as usize].slot as usize;
+    front.table.slots().get(slot).is_some_and(|f| f.is_some())
 }
 
 /// Whether two driver handles are the same device of a lazy driver: its placeholder and the live
 /// device that replaced it (a refresh racing with the driver's loading).
 pub fn same_device(a: VkPhysicalDevice, b: VkPhysicalDevice) -> bool {
-    // SAFETY: both are driver handles or placeholders the loader holds.
-    let (Some((la, ia)), Some((lb, ib))) = (unsafe { resolve(a) }, unsafe { resolve(b) }) else {
+    // One of the two is a placeholder in any such race; two driver handles are compared as they are.
+    // SAFETY: both are driver handles or placeholders the loader holds (their first word is readable).
+    let fake = |h: VkPhysicalDevice| !h.is_null() && unsafe { *(h.0 as *const u64) } == FAKE_MAGIC;
+    if !fake(a) && !fake(b) {
         return false;
-    };
+    }
+    // SAFETY: as above.
+    let (Some((la, ia)), Some((lb, ib))) = (unsafe { resolve(a) }, unsafe { resolve(b) }) else { return false };
     std::ptr::eq(la, lb) && ia == ib
 }
 

@@ -1,6 +1,6 @@
 //! A loaded driver's instance: created with the extensions it supports and an API version it
 //! accepts, and its table of instance-level functions checked for what every driver must have.
-//! Used when an instance is created and when a lazy driver (`crate::lazy`) is loaded later.
+//! Used when an instance is created and when a lazy driver is loaded later.
 
 use std::ffi::{c_char, CStr};
 
