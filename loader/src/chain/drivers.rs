@@ -303,14 +303,19 @@ unsafe fn create_drivers_with(
     // Drivers whose record holds their physical devices are loaded only when first needed, if
     // what their instances must be created with can be kept.
     let cache_mode = cache.mode();
-    let kept = match (&direct, crate::lazy::allowed(cache_mode)) {
-        (None, true) => crate::lazy::kept::KeptCreateInfo::new(info, api_version)
-            .map_err(|why| log!(Level::Driver, "drivers with physical devices are loaded now: {why}"))
-            .ok(),
-        _ => None,
+    let lazy_allowed = direct.is_none() && crate::lazy::allowed(cache_mode);
+    // Copied once, and only when a driver is to be left unloaded.
+    let kept: std::cell::OnceCell<Option<Arc<crate::lazy::kept::KeptCreateInfo>>> = std::cell::OnceCell::new();
+    let keep = || {
+        kept.get_or_init(|| {
+            let copy = crate::lazy::kept::KeptCreateInfo::new(info, api_version);
+            copy.map_err(|why| log!(Level::Driver, "drivers with physical devices are loaded now: {why}")).ok()
+        })
+        .is_some()
     };
     let answered_by = |entry: &cache::record::Entry| {
-        entry.device_count(application) == Some(0) || (kept.is_some() && entry.profile(application).is_some_and(|p| crate::lazy::usable(p, entry)))
+        entry.device_count(application) == Some(0)
+            || (lazy_allowed && entry.profile(application).is_some_and(|p| crate::lazy::usable(p, entry)) && keep())
     };
     let sources = load_drivers(&mut rejected, direct, &mut cache, &answered_by);
     // Each driver is asked once; its list decides what it gets and what the instance offers.
@@ -355,7 +360,7 @@ unsafe fn create_drivers_with(
             skipped_portability_driver = true;
             continue;
         }
-        if let (Source::Remembered(r), Some(kept)) = (source, &kept) {
+        if let (Source::Remembered(r), Some(Some(kept))) = (source, kept.get()) {
             driver_instances.push(lazy_driver_instance(driver, r, application, &requested, api_version, kept.clone(), allocator));
             continue;
         }
