@@ -365,6 +365,10 @@ fn a_warm_cache_answers_the_start_up_probe_without_loading_any_driver() {
     let (cold, cold_err) = run(&s, "probe", &two_devices());
     assert_eq!(line(&cold, "MAPPED "), BOTH, "{cold_err}");
     assert_eq!(lines(&cold, "PROBE ").len(), 2, "{cold}");
+    // A second process asks the physical devices for the record (the first recorded the driver:
+    // a process that meets a driver for the first time does not also pay for its devices' record).
+    let (second, err) = run(&s, "probe", &two_devices());
+    assert!(line(&second, "MAPPED ").contains("libvk_test_driver_a.so"), "{err}");
     let (warm, err) = run(&s, "probe", &two_devices());
     assert_eq!(line(&warm, "MAPPED "), "", "no driver loaded\n{err}");
     assert_eq!(
@@ -402,6 +406,8 @@ fn a_warm_cache_answers_the_start_up_probe_without_loading_any_driver() {
 fn a_lazy_driver_is_loaded_at_device_creation_and_its_devices_matched_by_identity() {
     let s = setup("lazy-device");
     run(&s, "probe", &two_devices());
+    // A second process asks the physical devices for the record (the first recorded the driver).
+    run(&s, "probe", &two_devices());
     // The driver now lists the two devices the other way round: the loader's second device must
     // still be the second GPU (UUID and PCI bus as the record said).
     std::fs::write(s.dir.join("change"), "VK_TEST_DRIVER_VISIBLE_DEVICES_A=1,0").unwrap();
@@ -423,6 +429,8 @@ fn a_lazy_driver_is_created_with_what_the_application_gave_vk_create_instance() 
     let env: Vec<_> = two_devices().into_iter().chain([("VK_TEST_DRIVER_INSTANCE_EXTENSIONS_A", "+VK_EXT_debug_utils".to_string())]).collect();
     let (cold, err) = run(&s, "messenger", &env);
     assert_eq!(lines(&cold, "HEARD "), ["vk_test_driver: instance created for lazy"], "the eager path\n{err}");
+    // A second process asks the physical devices for the record (the first recorded the driver).
+    run(&s, "messenger", &env);
     let (warm, err) = run(&s, "messenger", &env);
     assert!(err.contains("a.json: loaded at vkCreateDevice"), "{err}");
     assert_eq!(line(&warm, "DEVICE "), "VK_SUCCESS", "{err}");
@@ -437,6 +445,8 @@ fn a_messenger_created_before_a_lazy_driver_is_loaded_is_made_in_it_when_it_is()
     let env: Vec<_> = two_devices().into_iter().chain([("VK_TEST_DRIVER_INSTANCE_EXTENSIONS_A", "+VK_EXT_debug_utils".to_string())]).collect();
     let (cold, err) = run(&s, "messenger-later", &env);
     assert_eq!(lines(&cold, "HEARD "), ["vk_test_driver: messenger created"], "the eager path\n{err}");
+    // A second process asks the physical devices for the record (the first recorded the driver).
+    run(&s, "messenger-later", &env);
     let (warm, err) = run(&s, "messenger-later", &env);
     assert!(err.contains("a.json: loaded at vkCreateDevice"), "{err}");
     // The driver got a messenger of its own when it was loaded, after the application made it.
@@ -446,6 +456,8 @@ fn a_messenger_created_before_a_lazy_driver_is_loaded_is_made_in_it_when_it_is()
 #[test]
 fn hardware_changed_under_a_lazy_instance_fails_its_devices_and_drops_the_record() {
     let s = setup("lazy-changed");
+    run(&s, "probe", &two_devices());
+    // A second process asks the physical devices for the record (the first recorded the driver).
     run(&s, "probe", &two_devices());
     std::fs::write(
         s.dir.join("change"),

@@ -366,6 +366,8 @@ impl Session {
         if entry != (Entry { written: entry.written, ..before }) {
             entry.written = now();
             self.changed = true;
+            // Recorded (or changed) by this process: its physical devices are asked by a later one.
+            RECORDED.lock().unwrap_or_else(|e| e.into_inner()).push((format!("{manifest_path}\0new"), None));
         }
         self.entries_mut().push(entry);
         RECORDED
@@ -375,7 +377,9 @@ impl Session {
     }
 
     /// Whether [`record_profile`](Self::record_profile) would store anything: the driver's entry
-    /// lacks a profile for `application` (or verify mode, which always records).
+    /// lacks a profile for `application` (or verify mode, which always records). Only an entry an
+    /// earlier process recorded gets one: a driver used once (a cold cache in every process) does
+    /// not pay for it, one used again does, once.
     pub fn wants_profile(&mut self, manifest_path: &str, application: u64) -> bool {
         match self.mode {
             Mode::Off => false,
@@ -383,18 +387,13 @@ impl Session {
             Mode::Verify => true,
             Mode::On => {
                 let done = (format!("{manifest_path}\0profile"), Some(application));
-                if RECORDED
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .contains(&done)
-                {
+                if RECORDED.lock().unwrap_or_else(|e| e.into_inner()).contains(&done) {
                     return false;
                 }
-                with_system_allocator(|| {
-                    self.entries().iter().any(|e| {
-                        e.manifest_path == manifest_path && e.profile(application).is_none()
-                    })
-                })
+                if RECORDED.lock().unwrap_or_else(|e| e.into_inner()).contains(&(format!("{manifest_path}\0new"), None)) {
+                    return false;
+                }
+                with_system_allocator(|| self.entries().iter().any(|e| e.manifest_path == manifest_path && e.profile(application).is_none()))
             }
         }
     }
