@@ -118,7 +118,8 @@ static DECODED: ParseCache<String, Result<Arc<Vec<Entry>>, String>> = ParseCache
 /// Reads the cache file: its entries, or why it could not be used (a missing file is an empty
 /// cache, not an error).
 pub fn read(path: &str) -> Result<Arc<Vec<Entry>>, String> {
-    let decoded = DECODED.get_at_most(&path.to_string(), path, record::MAX_FILE_BYTES + 1, |bytes| {
+    // Written only by replacing it whole: remembered at once (see `get_replaced_whole`).
+    let decoded = DECODED.get_replaced_whole(&path.to_string(), path, record::MAX_FILE_BYTES + 1, |bytes| {
         record::decode(bytes).map(Arc::new).map_err(|why| format!("{path}: ignored ({why:?}); it will be replaced"))
     });
     match decoded {

@@ -58,7 +58,10 @@ pub(crate) struct Remembered {
     pub manifest_path: String,
     pub extensions: Vec<VkExtensionProperties>,
     pub manifest: manifest::driver::DriverManifest,
+    /// Its cache entry without the physical devices' records (`profile` has the one needed).
     pub entry: cache::record::Entry,
+    /// The physical devices' record for the application creating an instance, if there is one.
+    pub profile: Option<cache::profile::Profile>,
 }
 
 impl Source {
@@ -79,6 +82,7 @@ fn load_drivers(
     rejected: &mut Vec<Rejected>,
     direct: Option<DirectDrivers>,
     cache: &mut cache::Session,
+    application: Option<u64>,
     answered_by: &dyn Fn(&cache::record::Entry) -> bool,
 ) -> Vec<Source> {
     let mut sources: Vec<Source> = Vec::new();
@@ -122,7 +126,7 @@ fn load_drivers(
                 log!(Level::Info, "loader_parse_icd_manifest: {} has unknown icd manifest file version {version}. May cause errors.", found.path);
             }
             match cache.lookup(&found.path, &m, answered_by) {
-                cache::Lookup::Hit(entry) => return Ok(Outcome::Remembered(Box::new(remembered(&found.path, m, entry)))),
+                cache::Lookup::Hit(entry) => return Ok(Outcome::Remembered(Box::new(remembered(&found.path, m, entry, application)))),
                 cache::Lookup::Miss(why) => miss = why,
             }
             driver::load(&found.path, m, &drivers).map(Outcome::Loaded)
@@ -159,7 +163,7 @@ fn load_drivers(
 }
 
 /// A driver answered from its record, logged and recorded in the plan.
-fn remembered(manifest_path: &str, manifest: manifest::driver::DriverManifest, entry: &cache::record::Entry) -> Remembered {
+fn remembered(manifest_path: &str, manifest: manifest::driver::DriverManifest, entry: &cache::record::Entry, application: Option<u64>) -> Remembered {
     let age = cache::age(entry);
     log!(Level::Driver, "{manifest_path}: not loaded: answered from the driver cache (recorded {age} ago)");
     plan::record(|p| {
@@ -171,7 +175,20 @@ fn remembered(manifest_path: &str, manifest: manifest::driver::DriverManifest, e
         .iter()
         .filter_map(|(name, spec)| std::ffi::CString::new(name.as_str()).ok().map(|name| extension_properties(&name, *spec)))
         .collect();
-    Remembered { manifest_path: manifest_path.to_string(), extensions, manifest, entry: entry.clone() }
+    // Only the application's record is copied: an entry holds several applications'.
+    let profile = application.and_then(|a| entry.profile(a)).cloned();
+    let entry = cache::record::Entry {
+        manifest_path: entry.manifest_path.clone(),
+        key: entry.key,
+        written: entry.written,
+        library_resolved: entry.library_resolved.clone(),
+        interface_version: entry.interface_version,
+        instance_version: entry.instance_version,
+        extensions: entry.extensions.clone(),
+        devices: entry.devices.clone(),
+        profiles: Vec::new(),
+    };
+    Remembered { manifest_path: manifest_path.to_string(), extensions, manifest, entry, profile }
 }
 
 /// What a loaded driver answered, for its cache record.
@@ -208,7 +225,7 @@ fn record_answers(mut cache: cache::Session, sources: &[Source], extensions: &[V
 /// the drivers, loaded (and then recorded).
 pub(crate) fn instance_extensions_per_driver() -> Vec<Vec<VkExtensionProperties>> {
     let mut cache = cache::Session::open();
-    let sources = load_drivers(&mut Vec::new(), None, &mut cache, &|_| true);
+    let sources = load_drivers(&mut Vec::new(), None, &mut cache, None, &|_| true);
     let per_driver: Vec<Vec<VkExtensionProperties>> = sources.iter().map(Source::extensions).collect();
     record_answers(cache, &sources, &per_driver, &|_| None);
     per_driver
@@ -317,7 +334,7 @@ unsafe fn create_drivers_with(
         entry.device_count(application) == Some(0)
             || (lazy_allowed && entry.profile(application).is_some_and(|p| crate::lazy::usable(p, entry)) && keep())
     };
-    let sources = load_drivers(&mut rejected, direct, &mut cache, &answered_by);
+    let sources = load_drivers(&mut rejected, direct, &mut cache, Some(application), &answered_by);
     // Each driver is asked once; its list decides what it gets and what the instance offers.
     let per_driver: Vec<Vec<VkExtensionProperties>> = sources.iter().map(Source::extensions).collect();
     let available = all_instance_extensions(&per_driver);
@@ -361,7 +378,7 @@ unsafe fn create_drivers_with(
             continue;
         }
         if let (Source::Remembered(r), Some(Some(kept))) = (source, kept.get()) {
-            driver_instances.push(lazy_driver_instance(driver, r, application, &requested, api_version, kept.clone(), allocator));
+            driver_instances.push(lazy_driver_instance(driver, r, &requested, api_version, kept.clone(), allocator));
             continue;
         }
         let created = create_driver_instance(&driver, supported, info, &requested, api_version, allocator)
@@ -487,13 +504,12 @@ fn release_drivers_without_devices(instance: &mut Instance, allocator: *const Vk
 fn lazy_driver_instance(
     driver: Arc<Driver>,
     remembered: &Remembered,
-    application: u64,
     requested: &[&CStr],
     api_version: u32,
     kept: Arc<crate::lazy::kept::KeptCreateInfo>,
     allocator: *const VkAllocationCallbacks,
 ) -> DriverInstance {
-    let profile = remembered.entry.profile(application).cloned().unwrap_or_default();
+    let profile = remembered.profile.clone().unwrap_or_default();
     let devices = profile.devices.len();
     let why = format!("not loaded: its {devices} physical devices answered from the driver cache until first needed");
     log!(Level::Driver, "{}: {why}", remembered.manifest_path);

@@ -43,6 +43,18 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
     /// `get`, reading no more than `limit` bytes of the file (`parse` sees `limit` bytes of a
     /// larger one and can refuse it).
     pub fn get_at_most(&self, key: &K, path: &str, limit: usize, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
+        self.read(key, path, limit, FileIdentity::is_settled, parse)
+    }
+
+    /// `get_at_most` for a file that is only ever replaced whole by a rename, never written in
+    /// place (the driver cache): each version is a new file, with its own inode and modification
+    /// time, so it is remembered at once. A version mistaken for an earlier one could only give
+    /// that earlier, whole content.
+    pub fn get_replaced_whole(&self, key: &K, path: &str, limit: usize, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
+        self.read(key, path, limit, |_| true, parse)
+    }
+
+    fn read(&self, key: &K, path: &str, limit: usize, trusted: fn(&FileIdentity) -> bool, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
         let mut file = OpenFile::open(path)?;
         let identity = file.identity().ok();
         if let (Some(id), Ok(guard)) = (identity, self.entries.lock()) {
@@ -54,7 +66,7 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
         }
         let text = file.read(limit, identity.map(|id| id.size))?;
         drop(file);
-        let Some(id) = identity.filter(FileIdentity::is_settled) else {
+        let Some(id) = identity.filter(trusted) else {
             return Ok(Arc::new(parse(&text)));
         };
         let value = with_system_allocator(|| Arc::new(parse(&text)));
