@@ -416,6 +416,13 @@ unsafe fn create_drivers_with(
     }
 
     instance.drivers = driver_instances;
+    instance.application = application;
+    instance.cache_mode = cache_mode;
+    instance.api_version = api_version;
+    instance.enabled_extensions = enabled_extensions;
+    instance.device_configurations = crate::manifest::settings::current().and_then(|s| s.device_configurations.clone());
+    let counts = release_drivers_without_devices(instance, allocator);
+    // After the release: a lazy driver's index is its place among the drivers kept.
     let address = &*instance as *const Instance as usize;
     for (index, d) in instance.drivers.iter().enumerate() {
         if let Some(lazy) = &d.lazy {
@@ -427,12 +434,6 @@ unsafe fn create_drivers_with(
             }));
         }
     }
-    instance.application = application;
-    instance.cache_mode = cache_mode;
-    instance.api_version = api_version;
-    instance.enabled_extensions = enabled_extensions;
-    instance.device_configurations = crate::manifest::settings::current().and_then(|s| s.device_configurations.clone());
-    let counts = release_drivers_without_devices(instance, allocator);
     let devices = |driver: &Driver| {
         counts.iter().find(|(d, _)| std::ptr::eq(Arc::as_ptr(d), driver)).map(|&(_, n)| (application, n))
     };

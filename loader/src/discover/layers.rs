@@ -13,7 +13,7 @@ use crate::manifest::settings::{self, Control, LayerEntry, Settings};
 use crate::manifest::{self, layer::{LayerManifest, ParsedFile, OVERRIDE_LAYER_NAME}};
 use crate::plan::layers::validate_catalog;
 use crate::plan::{self, Decision};
-use crate::platform::executable_path;
+use crate::platform::{executable_path, watch};
 use crate::platform::file_cache::ParseCache;
 
 /// Layer manifests as last parsed, by path and kind (see file_cache): an unchanged file is not
@@ -122,7 +122,11 @@ pub fn load(with_explicit: bool) -> Vec<LayerManifest> {
     if let Some(catalog) = remembered {
         return catalog;
     }
-    let catalog = read_catalog(with_explicit);
+    static REMEMBERED: watch::Remembered<bool, Vec<LayerManifest>> = watch::Remembered::new();
+    let catalog = match super::reusable() {
+        true => REMEMBERED.get_or(with_explicit, || read_catalog(with_explicit)),
+        false => read_catalog(with_explicit),
+    };
     READING.with(|r| {
         if let Some(slot) = r.borrow_mut().as_mut() {
             *slot = Some((with_explicit, catalog.clone()));

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use crate::platform::host_alloc::with_system_allocator;
-use crate::platform::{FileIdentity, OpenFile};
+use crate::platform::{watch, FileIdentity, OpenFile, IDENTITIES};
 
 /// What `parse` made of each file, by key (the path, and whatever else changes the parse), with
 /// the identity of the file it was made from.
@@ -55,14 +55,20 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
     }
 
     fn read(&self, key: &K, path: &str, limit: usize, trusted: fn(&FileIdentity) -> bool, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
+        // A file the API call under way found unchanged since an earlier call is not opened again.
+        if let Some(Some(id)) = IDENTITIES.get(path) {
+            if let Some(value) = self.cached(key, id) {
+                return Ok(value);
+            }
+        }
+        let watched = watch::current().is_some() && watch::depend(path, watch::Dependency::Entry);
         let mut file = OpenFile::open(path)?;
         let identity = file.identity().ok();
-        if let (Some(id), Ok(guard)) = (identity, self.entries.lock()) {
-            if let Some((cached_id, value)) = guard.as_ref().and_then(|m| m.get(key)) {
-                if *cached_id == id {
-                    return Ok(value.clone());
-                }
-            }
+        if watched {
+            IDENTITIES.put(path, identity);
+        }
+        if let Some(value) = identity.and_then(|id| self.cached(key, id)) {
+            return Ok(value);
         }
         let text = file.read(limit, identity.map(|id| id.size))?;
         drop(file);
@@ -74,6 +80,13 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
             with_system_allocator(|| guard.get_or_insert_with(BTreeMap::new).insert(key.clone(), (id, value.clone())));
         }
         Ok(value)
+    }
+
+    /// The parse of `key` if it was made from the file of identity `id`.
+    fn cached(&self, key: &K, id: FileIdentity) -> Option<Arc<T>> {
+        let guard = self.entries.lock().ok()?;
+        let (cached_id, value) = guard.as_ref()?.get(key)?;
+        (*cached_id == id).then(|| value.clone())
     }
 }
 

@@ -5,6 +5,7 @@ pub mod elf;
 pub mod file_cache;
 pub mod host_alloc;
 pub mod library_cache;
+pub mod watch;
 pub mod write;
 
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -107,6 +108,21 @@ pub fn object_path_of(address: *const c_void) -> Option<String> {
 /// Whether the library `path` (as it would be handed to `dlopen`) is loaded in the process
 /// already: asked with `RTLD_NOLOAD`, which loads nothing.
 pub fn is_loaded(path: &str) -> bool {
+    static LOADED: watch::Memo<bool> = watch::Memo::new();
+    // A path names a file, whose replacement changes the answer; a bare name is looked up among
+    // the loaded libraries' names only (which the watch's library counters follow).
+    if path.contains('/') {
+        return LOADED.get_or(path, watch::Dependency::Entry, || ask_is_loaded(path));
+    }
+    if let Some(loaded) = LOADED.get(path) {
+        return loaded;
+    }
+    let loaded = ask_is_loaded(path);
+    LOADED.put(path, loaded);
+    loaded
+}
+
+fn ask_is_loaded(path: &str) -> bool {
     let Ok(c_path) = CString::new(path) else { return false };
     // SAFETY: dlopen with RTLD_NOLOAD only returns a handle (a new reference) to a loaded library.
     unsafe {
@@ -122,6 +138,14 @@ pub fn is_loaded(path: &str) -> bool {
 /// The identity of the file at `path` (`stat`: it tells whether a file changed, never that one
 /// is absent), or `None` when it cannot be had.
 pub fn file_identity(path: &str) -> Option<FileIdentity> {
+    IDENTITIES.get_or(path, watch::Dependency::Entry, || stat_identity(path))
+}
+
+/// Files' identities as the API call under way found them (see `watch`): by `stat`, or by
+/// `fstat` of the file opened (`ParseCache`).
+pub(crate) static IDENTITIES: watch::Memo<Option<FileIdentity>> = watch::Memo::new();
+
+fn stat_identity(path: &str) -> Option<FileIdentity> {
     let c_path = CString::new(path).ok()?;
     // SAFETY: stat with a NUL-terminated path into a zeroed buffer.
     unsafe {
@@ -142,6 +166,11 @@ pub fn read_file(path: &str, limit: usize) -> Option<Vec<u8>> {
 /// see, as they see `fopen`): for probing candidate paths, where a failed `fopen` is not the
 /// cheap, side-effect-free answer every interposer gives.
 pub fn readable(path: &str) -> bool {
+    static READABLE: watch::Memo<bool> = watch::Memo::new();
+    READABLE.get_or(path, watch::Dependency::Entry, || ask_readable(path))
+}
+
+fn ask_readable(path: &str) -> bool {
     let Ok(c_path) = CString::new(path) else { return false };
     // SAFETY: access with a NUL-terminated path.
     unsafe { libc::access(c_path.as_ptr(), libc::R_OK) == 0 }
@@ -151,6 +180,11 @@ pub fn readable(path: &str) -> bool {
 /// is not deterministic. `None` if it cannot be opened. Through `opendir`/`readdir`/`closedir`,
 /// never a `stat` first: a path that `stat` cannot see may still be one an interposer serves.
 pub fn list_dir(path: &str) -> Option<Vec<String>> {
+    static LISTINGS: watch::Memo<Option<Vec<String>>> = watch::Memo::new();
+    LISTINGS.get_or(path, watch::Dependency::Listing, || read_dir_names(path))
+}
+
+fn read_dir_names(path: &str) -> Option<Vec<String>> {
     let c_path = CString::new(path).ok()?;
     // SAFETY: opendir/readdir/closedir on one stream; each entry's name is copied out before the
     // next readdir call reuses its storage.

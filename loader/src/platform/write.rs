@@ -10,6 +10,7 @@ fn c_path(path: &str) -> Result<CString, String> {
 
 /// Creates `path` and any missing parents, each with `mode` (before the umask).
 pub fn create_dir_all(path: &str, mode: libc::mode_t) -> Result<(), String> {
+    crate::platform::watch::looked_again();
     let mut prefix = String::new();
     for part in path.split('/').filter(|p| !p.is_empty()) {
         prefix.push('/');
@@ -30,6 +31,8 @@ pub fn create_dir_all(path: &str, mode: libc::mode_t) -> Result<(), String> {
 /// never a part: written to a temporary file of this process beside it (mode 0600, whatever the
 /// umask), then renamed over `path`. Several processes doing this at once leave one whole file.
 pub fn replace_file(path: &str, bytes: &[u8]) -> Result<(), String> {
+    // What the call under way found before is not what is there now.
+    crate::platform::watch::looked_again();
     // SAFETY (the block): open/write/close/rename/unlink with NUL-terminated paths and a buffer of
     // the length given.
     unsafe {
@@ -62,6 +65,7 @@ pub fn replace_file(path: &str, bytes: &[u8]) -> Result<(), String> {
 
 /// Removes the file at `path`; a missing file is not an error.
 pub fn remove_file(path: &str) -> Result<(), String> {
+    crate::platform::watch::looked_again();
     let c = c_path(path)?;
     // SAFETY: unlink with a NUL-terminated path.
     if unsafe { libc::unlink(c.as_ptr()) } != 0 {

@@ -1,0 +1,141 @@
+//! What one API call found is reused by the next while nothing it depends on changed
+//! (`platform::watch`): every change a call must see is seen by the very next call in the same
+//! process: a layer manifest added, rewritten in place, removed; a manifest directory that did
+//! not exist created; a driver manifest added; an environment variable set. The same steps run
+//! with reuse on and with `VK_LOADER_WATCH=off` (every call reads the file system) and must
+//! print the same.
+
+mod common;
+
+use std::ffi::{c_char, CStr};
+
+use vk_generated::types::*;
+
+type Gipa = unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction;
+
+/// The child: the steps, each followed by what the loader says (`STEP <name>` then `LAYER
+/// <name> <description>` and `DEVICES <count>` lines).
+#[test]
+fn scenario_entry() {
+    if std::env::var("SCENARIO").as_deref() != Ok("steps") {
+        return;
+    }
+    let root = std::path::PathBuf::from(std::env::var("REUSE_ROOT").unwrap());
+    let layer = std::path::PathBuf::from(std::env::var("REUSE_LAYER_LIB").unwrap());
+    let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
+    let gipa: Gipa = unsafe { *lib.get::<Gipa>(b"vkGetInstanceProcAddr\0").unwrap() };
+    let say = |step: &str| {
+        // On a line of its own: the test harness's own words may precede it.
+        println!("\nSTEP {step}");
+        // SAFETY: the loader's commands with valid arguments.
+        unsafe { print_state(gipa) };
+    };
+    let explicit = root.join("data/vulkan/explicit_layer.d");
+    say("start");
+    common::layer_manifest(&explicit, "b.json", "VK_LAYER_REUSE_b", &layer, "");
+    say("layer manifest added");
+    let a = explicit.join("a.json");
+    let text = std::fs::read_to_string(&a).unwrap().replace("test layer VK_LAYER_REUSE_a", "rewritten in place");
+    std::fs::write(&a, text).unwrap();
+    say("layer manifest rewritten");
+    std::fs::remove_file(explicit.join("b.json")).unwrap();
+    say("layer manifest removed");
+    let config_layers = root.join("config/vulkan/explicit_layer.d");
+    std::fs::create_dir_all(&config_layers).unwrap();
+    common::layer_manifest(&config_layers, "c.json", "VK_LAYER_REUSE_c", &layer, "");
+    say("manifest directory created");
+    common::driver_manifest(&root.join("config/vulkan/icd.d"), "second.json", &common::tagged_driver(&root, "second"));
+    say("driver manifest added");
+    // SAFETY: the child's own environment, set between loader calls on this thread only.
+    unsafe { std::env::set_var("VK_ADD_LAYER_PATH", root.join("added").display().to_string()) };
+    say("environment changed");
+}
+
+/// Prints the instance layers and the number of physical devices.
+unsafe fn print_state(gipa: Gipa) {
+    let get = |instance: VkInstance, name: &CStr| gipa(instance, name.as_ptr());
+    let layers: PFN_vkEnumerateInstanceLayerProperties = std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceLayerProperties"));
+    let mut count = 0;
+    layers.unwrap()(&mut count, std::ptr::null_mut());
+    let mut props = vec![VkLayerProperties::default(); count as usize];
+    layers.unwrap()(&mut count, props.as_mut_ptr());
+    let text = |chars: &[c_char]| CStr::from_ptr(chars.as_ptr()).to_string_lossy().into_owned();
+    for p in &props[..count as usize] {
+        println!("LAYER {} {}", text(&p.layerName), text(&p.description));
+    }
+    let create: PFN_vkCreateInstance = std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
+    let mut instance = VkInstance::NULL;
+    assert_eq!(create.unwrap()(&VkInstanceCreateInfo::default(), std::ptr::null(), &mut instance), VkResult::SUCCESS);
+    let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
+    let mut devices = 0;
+    assert_eq!(enumerate.unwrap()(instance, &mut devices, std::ptr::null_mut()), VkResult::SUCCESS);
+    println!("DEVICES {devices}");
+    let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
+    destroy.unwrap()(instance, std::ptr::null());
+}
+
+/// A fresh tree: one driver in the XDG config directory, layer `a` in the data directory, layer
+/// `d` in a directory only `VK_ADD_LAYER_PATH` names.
+fn run(name: &str, watch: &str) -> String {
+    let root = common::scratch(name);
+    let layer = common::test_layer();
+    std::fs::create_dir_all(root.join("data/vulkan/explicit_layer.d")).unwrap();
+    common::layer_manifest(&root.join("data/vulkan/explicit_layer.d"), "a.json", "VK_LAYER_REUSE_a", &layer, "");
+    std::fs::create_dir_all(root.join("config/vulkan/icd.d")).unwrap();
+    common::driver_manifest(&root.join("config/vulkan/icd.d"), "first.json", &common::tagged_driver(&root, "first"));
+    std::fs::create_dir_all(root.join("added")).unwrap();
+    common::layer_manifest(&root.join("added"), "d.json", "VK_LAYER_REUSE_d", &layer, "");
+    let p = |relative: &str| root.join(relative).display().to_string();
+    let env = [
+        ("REUSE_ROOT", root.display().to_string()),
+        ("REUSE_LAYER_LIB", layer.display().to_string()),
+        ("HOME", p("home")),
+        ("XDG_CONFIG_HOME", p("config")),
+        ("XDG_CONFIG_DIRS", p("config-dirs")),
+        ("XDG_DATA_HOME", p("data")),
+        ("XDG_DATA_DIRS", p("data-dirs")),
+        ("XDG_CACHE_HOME", p("cache")),
+        ("VK_LOADER_WATCH", watch.to_string()),
+        // The tests' default of no layer at all, lifted: the standard search is the subject.
+        ("VK_LAYER_PATH", String::new()),
+        ("VK_IMPLICIT_LAYER_PATH", String::new()),
+    ];
+    let (ok, out, err) = common::child("steps", &env);
+    assert!(ok, "{out}{err}");
+    out.lines().filter(|l| ["STEP ", "LAYER ", "DEVICES "].iter().any(|p| l.starts_with(p))).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn every_change_is_seen_by_the_next_call_with_reuse_as_without() {
+    let reused = run("reuse-on", "on");
+    let expected = "\
+STEP start
+LAYER VK_LAYER_REUSE_a test layer VK_LAYER_REUSE_a
+DEVICES 1
+STEP layer manifest added
+LAYER VK_LAYER_REUSE_a test layer VK_LAYER_REUSE_a
+LAYER VK_LAYER_REUSE_b test layer VK_LAYER_REUSE_b
+DEVICES 1
+STEP layer manifest rewritten
+LAYER VK_LAYER_REUSE_a rewritten in place
+LAYER VK_LAYER_REUSE_b test layer VK_LAYER_REUSE_b
+DEVICES 1
+STEP layer manifest removed
+LAYER VK_LAYER_REUSE_a rewritten in place
+DEVICES 1
+STEP manifest directory created
+LAYER VK_LAYER_REUSE_c test layer VK_LAYER_REUSE_c
+LAYER VK_LAYER_REUSE_a rewritten in place
+DEVICES 1
+STEP driver manifest added
+LAYER VK_LAYER_REUSE_c test layer VK_LAYER_REUSE_c
+LAYER VK_LAYER_REUSE_a rewritten in place
+DEVICES 2
+STEP environment changed
+LAYER VK_LAYER_REUSE_d test layer VK_LAYER_REUSE_d
+LAYER VK_LAYER_REUSE_c test layer VK_LAYER_REUSE_c
+LAYER VK_LAYER_REUSE_a rewritten in place
+DEVICES 2";
+    assert_eq!(reused, expected);
+    assert_eq!(run("reuse-off", "off"), reused, "reuse changes no answer");
+}
