@@ -380,7 +380,7 @@ fn a_warm_cache_answers_the_start_up_probe_without_loading_any_driver() {
     let answered: u32 = err
         .lines()
         .find_map(|l| {
-            l.split("a.json: not loaded: ")
+            l.split("a.json: never loaded: ")
                 .nth(1)?
                 .strip_suffix(" queries answered from the driver cache")?
                 .parse()
@@ -420,7 +420,55 @@ fn a_lazy_driver_is_loaded_at_device_creation_and_its_devices_matched_by_identit
         "the live driver's answer is the recorded one's device\n{err}"
     );
     assert_eq!(line(&out, "MAPPED "), "libvk_test_driver_a.so", "{err}");
-    assert!(err.contains("a.json: loaded at vkCreateDevice in"), "{err}");
+    // "loaded at <command> in X.X ms, after N queries answered from the driver cache": the probe's
+    // 8 (2 devices x properties2, queue families twice, memory), the identity read before the device.
+    let (ms, answered) = loaded_at(&err, "vkCreateDevice");
+    assert!(ms > 0.0 && answered >= 9, "{ms} {answered}\n{err}");
+}
+
+/// The time and count of the line "a.json: loaded at <command> in X.X ms, after N queries
+/// answered from the driver cache".
+fn loaded_at(err: &str, command: &str) -> (f64, u32) {
+    let found = err.lines().find_map(|l| {
+        let rest = l.split(&format!("a.json: loaded at {command} in ")).nth(1)?;
+        let (ms, rest) = rest.split_once(" ms, after ")?;
+        let answered = rest.strip_suffix(" queries answered from the driver cache")?;
+        Some((ms.parse().ok()?, answered.parse().ok()?))
+    });
+    found.unwrap_or_else(|| panic!("no line saying a.json was loaded at {command}\n{err}"))
+}
+
+/// `vk-loader explain` shows what its own instance did with each lazy driver.
+#[test]
+fn explain_says_a_lazy_driver_was_never_loaded_in_its_own_run() {
+    let s = setup("lazy-explain");
+    // No host layer (Mesa's device-select would ask more of the devices).
+    let no_layers = s.dir.join("no-layers");
+    std::fs::create_dir_all(&no_layers).unwrap();
+    let explain = || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_vk-loader"));
+        command.args(["explain", "--json"]).env_clear().env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        command.env("VK_IMPLICIT_LAYER_PATH", &no_layers).env("VK_LAYER_PATH", &no_layers);
+        command.envs(s.env.iter().map(|(k, v)| (*k, v.as_str())));
+        let out = common::output_within(&mut command, common::CHILD_WATCHDOG);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let a = doc["drivers"].as_array().unwrap().iter().find(|d| d["manifest"].as_str().unwrap().ends_with("a.json")).unwrap().clone();
+        (a, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    // Recorded in the first two runs (the driver, then its devices for this application).
+    explain();
+    explain();
+    let (a, err) = explain();
+    assert_eq!(a["decision"], "used", "{a}\n{err}");
+    let reason = a["reason"].as_str().unwrap();
+    let answered: u32 = reason
+        .strip_prefix("never loaded: ")
+        .and_then(|r| r.strip_suffix(" queries answered from the driver cache"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{reason}\n{err}"));
+    assert!(answered >= 1, "{reason}");
+    assert!(err.contains(&format!("a.json: never loaded: {answered} queries answered from the driver cache")), "{err}");
 }
 
 #[test]

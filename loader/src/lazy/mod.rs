@@ -192,11 +192,9 @@ impl Lazy {
                 match unsafe { self.load() } {
                     Ok(live) => {
                         let ms = started.elapsed().as_secs_f64() * 1000.0;
-                        log!(
-                            Level::Driver,
-                            "{}: loaded at {command} in {ms:.1} ms ({answered} queries answered from the driver cache before)",
-                            self.manifest_path
-                        );
+                        let what = format!("loaded at {command} in {ms:.1} ms, after {answered} queries answered from the driver cache");
+                        log!(Level::Driver, "{}: {what}", self.manifest_path);
+                        crate::plan::record(|p| p.driver(&self.manifest_path, None, crate::plan::Decision::Used, &what));
                         Ok(live)
                     }
                     Err(why) => {
@@ -259,14 +257,12 @@ impl Lazy {
         self.live().and_then(|l| l.devices.iter().position(|&d| d == handle))
     }
 
-    /// What `vk-loader explain` and the log say of this driver.
-    pub fn describe(&self) -> String {
+    /// At `vkDestroyInstance`, for a driver never loaded: what the log and `vk-loader explain`
+    /// (which sees its own instance only) say of it. `None` once it was loaded (or failed to be),
+    /// which was said then.
+    pub fn never_loaded(&self) -> Option<String> {
         let answered = self.answered.load(Ordering::Relaxed);
-        match self.live.get() {
-            None => format!("not loaded: {answered} queries answered from the driver cache"),
-            Some(Ok(_)) => format!("loaded when first needed, after {answered} queries answered from the driver cache"),
-            Some(Err(why)) => format!("failed to load when first needed: {why}"),
-        }
+        self.live.get().is_none().then(|| format!("never loaded: {answered} queries answered from the driver cache"))
     }
 }
 
