@@ -11,7 +11,9 @@
 //! instance from the kept create info, matches its physical devices to the recorded ones by
 //! identity, and points the loader's physical devices at the live driver; the call is then made
 //! again. Hand-written terminators that need the driver (device creation, surfaces, emulated
-//! queries) call [`live_for`] first.
+//! queries) call [`live_for`] first. What must follow the loading (the driver's own surfaces for
+//! the surfaces made before it) is kept with [`Lazy::when_loaded`] and done before the call that
+//! loaded the driver goes on.
 //!
 //! If loading fails, or the live devices no longer match the recorded ones, the devices answer
 //! `VK_ERROR_INITIALIZATION_FAILED` from then on, the reason is logged, and the driver's cache
@@ -67,6 +69,9 @@ pub struct Lazy {
     live: OnceLock<Result<Live, String>>,
     /// Queries answered from the record.
     answered: AtomicU32,
+    /// What to do once the driver is loaded, by key: the driver's own surfaces for the loader's
+    /// surfaces made before (see [`Lazy::when_loaded`]).
+    pending: Mutex<Vec<(u64, Arc<dyn Fn() + Send + Sync>)>>,
 }
 
 // SAFETY: the raw pointers are to the loader's own objects, which outlive the `Lazy`.
@@ -109,6 +114,7 @@ impl Lazy {
             devices: Box::new([]),
             live: OnceLock::new(),
             answered: AtomicU32::new(0),
+            pending: Mutex::new(Vec::new()),
             profile,
         });
         let this: *const Lazy = &*lazy;
@@ -131,6 +137,34 @@ impl Lazy {
     /// this driver at the live ones ([`live_device`](Self::live_device)).
     pub fn on_live(&self, repoint: Box<dyn Fn() + Send + Sync>) {
         let _ = self.on_live.set(repoint);
+    }
+
+    /// Has `work` run once the driver is loaded (by the thread that points the loader's physical
+    /// devices at it, before the call that loaded it goes on), unless [`not_needed`](Self::not_needed)
+    /// is called with `key` before. `false`, and nothing kept, where the driver was loaded already
+    /// (or failed to be): the caller does the work itself.
+    pub fn when_loaded(&self, key: u64, work: Arc<dyn Fn() + Send + Sync>) -> bool {
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        // Checked under the lock that the loading thread takes after `live` is set: the work is
+        // either taken by it or refused here.
+        if self.live.get().is_some() {
+            return false;
+        }
+        with_system_allocator(|| pending.push((key, work)));
+        true
+    }
+
+    /// Drops the work kept for `key` (its surface was destroyed before the driver was loaded).
+    pub fn not_needed(&self, key: u64) {
+        let mut removed = Vec::new();
+        {
+            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            while let Some(at) = pending.iter().position(|(k, _)| *k == key) {
+                removed.push(pending.remove(at));
+            }
+        }
+        // Dropped outside the lock: the work may hold the last reference to what it was for.
+        drop(removed);
     }
 
     /// The live driver, if it was loaded (and loading succeeded).
@@ -174,6 +208,11 @@ impl Lazy {
         if !self.repointed.load(Ordering::Acquire) {
             if let Some(repoint) = self.on_live.get() {
                 repoint();
+            }
+            // No lock is held while the work calls the driver.
+            let work = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
+            for (_, work) in &work {
+                work();
             }
             self.repointed.store(true, Ordering::Release);
         }
