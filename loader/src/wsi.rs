@@ -295,7 +295,7 @@ unsafe fn create(
         let Some(lazy) = driver.lazy.as_ref().filter(|_| surface.per_driver[index].state.load(Ordering::Relaxed) == WAITING) else { continue };
         let kept = surface.clone();
         // Instance-lifetime bookkeeping, not the surface's memory.
-        let work: Arc<dyn Fn() + Send + Sync> = with_system_allocator(|| Arc::new(move || unsafe { make_in_driver(&kept, index); }));
+        let work: crate::lazy::Work = with_system_allocator(|| Arc::new(move || unsafe { make_in_driver(&kept, index); }));
         if !lazy.when_loaded(key, work) {
             // Loaded (or failed to be) since it was looked at.
             make_in_driver(&surface, index);

@@ -49,6 +49,9 @@ pub struct FakeDevice {
     index: usize,
 }
 
+/// Work kept for when a lazy driver is loaded (see [`Lazy::when_loaded`]).
+pub type Work = Arc<dyn Fn() + Send + Sync>;
+
 /// A driver answered from its record, loaded at the first call that needs it.
 #[repr(C)]
 pub struct Lazy {
@@ -71,7 +74,7 @@ pub struct Lazy {
     answered: AtomicU32,
     /// What to do once the driver is loaded, by key: the driver's own surfaces for the loader's
     /// surfaces made before (see [`Lazy::when_loaded`]).
-    pending: Mutex<Vec<(u64, Arc<dyn Fn() + Send + Sync>)>>,
+    pending: Mutex<Vec<(u64, Work)>>,
 }
 
 // SAFETY: the raw pointers are to the loader's own objects, which outlive the `Lazy`.
@@ -143,7 +146,7 @@ impl Lazy {
     /// devices at it, before the call that loaded it goes on), unless [`not_needed`](Self::not_needed)
     /// is called with `key` before. `false`, and nothing kept, where the driver was loaded already
     /// (or failed to be): the caller does the work itself.
-    pub fn when_loaded(&self, key: u64, work: Arc<dyn Fn() + Send + Sync>) -> bool {
+    pub fn when_loaded(&self, key: u64, work: Work) -> bool {
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         // Checked under the lock that the loading thread takes after `live` is set: the work is
         // either taken by it or refused here.
