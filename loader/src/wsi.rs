@@ -6,8 +6,18 @@
 //! create function also create theirs; the loader keeps one handle per driver inside its surface
 //! and hands each driver its own handle wherever a surface is passed down: the physical-device
 //! queries here and, on devices of such drivers, the swapchain commands ([`DeviceWsi`]).
+//!
+//! A driver not loaded yet (a lazy driver, `crate::lazy`) is not loaded for a surface: the loader
+//! keeps the platform create info (a bitwise copy: plain values and the application's window-system
+//! handles, which must outlive the surface anyway) and the driver makes its surface when it is
+//! loaded, for every surface of the instance still alive. A create info with a `pNext` chain is not
+//! kept (no structure extends the Linux ones but an NVIDIA display-plane one): the drivers not loaded
+//! yet are loaded for it, as without the driver cache.
 
+use std::cell::Cell;
 use std::ffi::CStr;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
 use vk_generated::layer_abi::{
     VkIcdSurfaceBase, VkIcdSurfaceDisplay, VkIcdSurfaceHeadless, VkIcdSurfaceWayland, VkIcdSurfaceXcb,
     VkIcdSurfaceXlib, VkIcdWsiPlatform,
@@ -15,7 +25,7 @@ use vk_generated::layer_abi::{
 
 use vk_generated::types::*;
 use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
-use crate::platform::host_alloc::AllocatorScope;
+use crate::platform::host_alloc::{with_system_allocator, AllocatorScope};
 use crate::object::device::DeviceData;
 use crate::ffi;
 use crate::object::instance::{DriverInstance, Instance};
@@ -39,46 +49,204 @@ pub union IcdSurface {
     pub headless: VkIcdSurfaceHeadless,
 }
 
-/// The loader's `VkSurfaceKHR` (its address is the handle).
+/// The application's create info, as given (its `pNext` included).
+#[derive(Clone, Copy)]
+enum PlatformInfo {
+    Xcb(VkXcbSurfaceCreateInfoKHR),
+    Xlib(VkXlibSurfaceCreateInfoKHR),
+    Wayland(VkWaylandSurfaceCreateInfoKHR),
+    Headless(VkHeadlessSurfaceCreateInfoEXT),
+    Display(VkDisplaySurfaceCreateInfoKHR),
+}
+
+impl PlatformInfo {
+    fn command(&self) -> &'static str {
+        match self {
+            PlatformInfo::Xcb(_) => "vkCreateXcbSurfaceKHR",
+            PlatformInfo::Xlib(_) => "vkCreateXlibSurfaceKHR",
+            PlatformInfo::Wayland(_) => "vkCreateWaylandSurfaceKHR",
+            PlatformInfo::Headless(_) => "vkCreateHeadlessSurfaceEXT",
+            PlatformInfo::Display(_) => "vkCreateDisplayPlaneSurfaceKHR",
+        }
+    }
+
+    fn extension(&self) -> &'static CStr {
+        match self {
+            PlatformInfo::Xcb(_) => c"VK_KHR_xcb_surface",
+            PlatformInfo::Xlib(_) => c"VK_KHR_xlib_surface",
+            PlatformInfo::Wayland(_) => c"VK_KHR_wayland_surface",
+            PlatformInfo::Headless(_) => c"VK_EXT_headless_surface",
+            PlatformInfo::Display(_) => c"VK_KHR_display",
+        }
+    }
+
+    /// Whether it chains structures (then it is not kept for a driver loaded later).
+    fn chained(&self) -> bool {
+        !match self {
+            PlatformInfo::Xcb(i) => i.pNext,
+            PlatformInfo::Xlib(i) => i.pNext,
+            PlatformInfo::Wayland(i) => i.pNext,
+            PlatformInfo::Headless(i) => i.pNext,
+            PlatformInfo::Display(i) => i.pNext,
+        }
+        .is_null()
+    }
+
+    /// Calls the driver's create function if it has one (`None`: it leaves surfaces to the loader).
+    unsafe fn create_in(&self, d: &DriverInstance, allocator: *const VkAllocationCallbacks, out: *mut VkSurfaceKHR) -> Option<VkResult> {
+        let (table, handle) = d.live();
+        match self {
+            PlatformInfo::Xcb(info) => table.vkCreateXcbSurfaceKHR.map(|f| f(handle, info, allocator, out)),
+            PlatformInfo::Xlib(info) => table.vkCreateXlibSurfaceKHR.map(|f| f(handle, info, allocator, out)),
+            PlatformInfo::Wayland(info) => table.vkCreateWaylandSurfaceKHR.map(|f| f(handle, info, allocator, out)),
+            PlatformInfo::Headless(info) => table.vkCreateHeadlessSurfaceEXT.map(|f| f(handle, info, allocator, out)),
+            PlatformInfo::Display(info) => table.vkCreateDisplayPlaneSurfaceKHR.map(|f| f(handle, info, allocator, out)),
+        }
+    }
+}
+
+/// What one driver is given for a loader surface: `state` (below) and, for [`OWN`], `handle`.
+struct DriverSurface {
+    state: AtomicU8,
+    handle: AtomicU64,
+}
+
+/// The driver reads the loader's surface (interface 2 and older, or no create function).
+const LOADERS: u8 = 0;
+/// The driver's own, in `handle`: what its create function wrote, NULL included, as with the
+/// Khronos loader.
+const OWN: u8 = 1;
+/// Its driver is not loaded yet: made when it is.
+const WAITING: u8 = 2;
+/// Being made, by the thread that found its driver loaded.
+const MAKING: u8 = 3;
+/// Making it when its driver was loaded failed: what is asked of the driver about the surface
+/// fails with `VK_ERROR_SURFACE_LOST_KHR`.
+const FAILED: u8 = 4;
+/// The loader's surface was destroyed.
+const GONE: u8 = 5;
+
+impl DriverSurface {
+    fn new(state: u8) -> DriverSurface {
+        DriverSurface { state: AtomicU8::new(state), handle: AtomicU64::new(0) }
+    }
+}
+
+/// The loader's `VkSurfaceKHR` (its address is the handle; an `Arc`, since a driver loaded in
+/// another thread may be making its surface from it while the application destroys it).
 #[repr(C)]
 pub struct Surface {
     /// First, so that the handle is a valid `VkIcdSurface*` for drivers.
     icd: IcdSurface,
-    /// The drivers' own surfaces, by index into `Instance::drivers` (`None`: the driver uses
-    /// `icd`). A driver that made one gets what its create function wrote, NULL included, as
-    /// with the Khronos loader.
-    per_driver: Vec<Option<VkSurfaceKHR>>,
+    /// The drivers' surfaces, by index into `Instance::drivers`.
+    per_driver: Box<[DriverSurface]>,
+    /// For the drivers loaded later.
+    info: PlatformInfo,
+    allocator: Option<VkAllocationCallbacks>,
+    instance: *const Instance,
+}
+
+// SAFETY: the pointers are the application's window-system handles and allocator, which Vulkan
+// requires to stay valid for the surface's life, and the instance, which outlives its surfaces.
+unsafe impl Send for Surface {}
+unsafe impl Sync for Surface {}
+
+thread_local! {
+    /// This thread is in a driver's create function for a surface made when it was loaded.
+    static MAKING_HERE: Cell<bool> = const { Cell::new(false) };
 }
 
 /// The handle a driver must be given for `surface`: its own surface if it made one, else the
-/// loader's.
+/// loader's (a surface that failed is given as the loader's: naming objects only).
 ///
 /// # Safety
 /// `surface` must be NULL or a surface this loader created and has not destroyed.
 pub unsafe fn for_driver(surface: VkSurfaceKHR, driver: usize) -> VkSurfaceKHR {
-    match (surface.0 as *const Surface).as_ref().and_then(|s| s.per_driver.get(driver)) {
-        Some(Some(own)) => *own,
-        _ => surface,
+    surface_for(surface, driver).unwrap_or(surface)
+}
+
+/// The handle a driver must be given for `surface` (see [`for_driver`]); `VK_ERROR_SURFACE_LOST_KHR`
+/// where its driver could not make its own when it was loaded. A surface still waiting for its
+/// driver, now loaded (a call that loaded it racing with the thread making the surfaces), is
+/// made now or waited for.
+///
+/// # Safety
+/// As for [`for_driver`].
+unsafe fn surface_for(surface: VkSurfaceKHR, driver: usize) -> Result<VkSurfaceKHR, VkResult> {
+    let Some(s) = (surface.0 as *const Surface).as_ref() else { return Ok(surface) };
+    let Some(slot) = s.per_driver.get(driver) else { return Ok(surface) };
+    loop {
+        match slot.state.load(Ordering::Acquire) {
+            LOADERS => return Ok(surface),
+            OWN => return Ok(VkSurfaceKHR(slot.handle.load(Ordering::Acquire))),
+            // Not loaded (it failed to be): the physical device's calls go to no driver.
+            WAITING if !make_in_driver(s, driver) => return Ok(surface),
+            WAITING => {}
+            // Asked from inside the driver's create function for it.
+            MAKING if MAKING_HERE.get() => return Err(VkResult::ERROR_SURFACE_LOST_KHR),
+            MAKING => std::thread::yield_now(),
+            _ => return Err(VkResult::ERROR_SURFACE_LOST_KHR),
+        }
     }
 }
 
 /// A `VkPhysicalDeviceSurfaceInfo2KHR` with the driver's surface in it (pNext kept).
-unsafe fn info_for_driver(info: *const VkPhysicalDeviceSurfaceInfo2KHR, driver: usize) -> Option<VkPhysicalDeviceSurfaceInfo2KHR> {
-    let mut copy = *info.as_ref()?;
-    copy.surface = for_driver(copy.surface, driver);
-    Some(copy)
+unsafe fn info_for_driver(info: *const VkPhysicalDeviceSurfaceInfo2KHR, driver: usize) -> Result<VkPhysicalDeviceSurfaceInfo2KHR, VkResult> {
+    let mut copy = *info.as_ref().ok_or(VkResult::ERROR_INITIALIZATION_FAILED)?;
+    copy.surface = surface_for(copy.surface, driver)?;
+    Ok(copy)
 }
 
-/// Creates the loader surface and, in every driver at interface 3+ that can, the driver's own.
+/// Makes driver `index`'s own surface for `surface` if it waits for it and the driver is now
+/// loaded; `false` where the driver is not loaded (failed to be).
+unsafe fn make_in_driver(surface: &Surface, index: usize) -> bool {
+    let Some(d) = surface.instance.as_ref().and_then(|i| i.drivers.get(index)) else { return false };
+    if d.is_unloaded() {
+        return false;
+    }
+    let slot = &surface.per_driver[index];
+    if slot.state.compare_exchange(WAITING, MAKING, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        return true;
+    }
+    let allocator = surface.allocator.as_ref().map_or(std::ptr::null(), |a| a as *const _);
+    let mut own = VkSurfaceKHR::NULL;
+    let outer = MAKING_HERE.replace(true);
+    let result = surface.info.create_in(d, allocator, &mut own);
+    MAKING_HERE.set(outer);
+    let state = match result {
+        None => LOADERS,
+        Some(VkResult::SUCCESS) => {
+            slot.handle.store(own.0, Ordering::Release);
+            OWN
+        }
+        Some(error) => {
+            // Said even without VK_LOADER_DEBUG: the application's surface calls fail from now on.
+            let command = surface.info.command();
+            let message = format!(
+                "{}: {command} for a surface made before it was loaded failed with {error:?}; its physical devices' calls with that surface fail (VK_ERROR_SURFACE_LOST_KHR)",
+                d.driver.manifest_path
+            );
+            log::write(Level::Error, &message);
+            FAILED
+        }
+    };
+    if slot.state.compare_exchange(MAKING, state, Ordering::AcqRel, Ordering::Acquire).is_err() && state == OWN {
+        // The application destroyed the loader's surface meanwhile: the driver's goes too.
+        destroy_in_driver(d, own, allocator);
+    }
+    true
+}
+
+/// Creates the loader surface and, in every driver at interface 3+ that can, the driver's own
+/// (now, or when a driver not loaded yet is).
 unsafe fn create(
     instance: VkInstance,
-    extension: &CStr,
+    info: PlatformInfo,
     icd: IcdSurface,
-    create_in_driver: &dyn Fn(&DriverInstance, *mut VkSurfaceKHR) -> Option<VkResult>,
     allocator: *const VkAllocationCallbacks,
     out: *mut VkSurfaceKHR,
-    command: &str,
 ) -> VkResult {
+    let (command, extension) = (info.command(), info.extension());
     let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
     if out.is_null() {
         return VkResult::ERROR_INITIALIZATION_FAILED;
@@ -87,18 +255,28 @@ unsafe fn create(
         log::write(Level::Error, &format!("{command}: {extension:?} is not enabled on this instance"));
         return VkResult::ERROR_EXTENSION_NOT_PRESENT;
     }
-    // A surface is made for every driver that makes its own: lazy drivers are loaded first.
-    instance.load_lazy_drivers(command);
+    if info.chained() && instance.drivers.iter().any(DriverInstance::is_unloaded) {
+        log!(Level::Driver, "{command}: the create info chains structures the loader does not keep: the drivers not loaded yet are loaded");
+        instance.load_lazy_drivers(command);
+    }
     let memory = AllocatorScope::enter(allocator, VkSystemAllocationScope::OBJECT);
-    let mut per_driver = vec![None; instance.drivers.len()];
+    let per_driver: Box<[DriverSurface]> = (0..instance.drivers.len()).map(|_| DriverSurface::new(LOADERS)).collect();
     for (index, driver) in instance.drivers.iter().enumerate() {
         if driver.driver.interface_version < DRIVER_SURFACES_INTERFACE || !driver.has_extension(extension.to_bytes()) {
             continue;
         }
+        let slot = &per_driver[index];
+        if driver.is_unloaded() {
+            slot.state.store(WAITING, Ordering::Relaxed);
+            continue;
+        }
         let mut own = VkSurfaceKHR::NULL;
-        match create_in_driver(driver, &mut own) {
+        match info.create_in(driver, allocator, &mut own) {
             None => {}
-            Some(VkResult::SUCCESS) => per_driver[index] = Some(own),
+            Some(VkResult::SUCCESS) => {
+                slot.handle.store(own.0, Ordering::Relaxed);
+                slot.state.store(OWN, Ordering::Relaxed);
+            }
             Some(error) => {
                 log!(Level::Warn, "{command}: {} failed with {error:?}", driver.driver.manifest_path);
                 destroy_driver_surfaces(instance, &per_driver, allocator);
@@ -106,32 +284,41 @@ unsafe fn create(
             }
         }
     }
-    let surface = Box::new(Surface { icd, per_driver });
+    let surface = Arc::new(Surface { icd, per_driver, info, allocator: allocator.as_ref().copied(), instance });
     if memory.failed() {
         destroy_driver_surfaces(instance, &surface.per_driver, allocator);
         return VkResult::ERROR_OUT_OF_HOST_MEMORY;
     }
-    *out = VkSurfaceKHR(Box::into_raw(surface) as u64);
+    drop(memory);
+    let key = Arc::as_ptr(&surface) as u64;
+    for (index, driver) in instance.drivers.iter().enumerate() {
+        let Some(lazy) = driver.lazy.as_ref().filter(|_| surface.per_driver[index].state.load(Ordering::Relaxed) == WAITING) else { continue };
+        let kept = surface.clone();
+        // Instance-lifetime bookkeeping, not the surface's memory.
+        let work: crate::lazy::Work = with_system_allocator(|| Arc::new(move || unsafe { make_in_driver(&kept, index); }));
+        if !lazy.when_loaded(key, work) {
+            // Loaded (or failed to be) since it was looked at.
+            make_in_driver(&surface, index);
+        }
+    }
+    *out = VkSurfaceKHR(Arc::into_raw(surface) as u64);
     VkResult::SUCCESS
 }
 
-unsafe fn destroy_driver_surfaces(instance: &Instance, per_driver: &[Option<VkSurfaceKHR>], allocator: *const VkAllocationCallbacks) {
-    for (driver, &own) in instance.drivers.iter().zip(per_driver) {
-        let (table, handle) = driver.live();
-        if let (Some(own), Some(destroy)) = (own.filter(|s| !s.is_null()), table.vkDestroySurfaceKHR) {
-            destroy(handle, own, allocator);
-        }
+unsafe fn destroy_in_driver(driver: &DriverInstance, own: VkSurfaceKHR, allocator: *const VkAllocationCallbacks) {
+    let (table, handle) = driver.live();
+    if let (false, Some(destroy)) = (own.is_null(), table.vkDestroySurfaceKHR) {
+        destroy(handle, own, allocator);
     }
 }
 
-/// Calls a driver's create function if it has one (`None`: it leaves surfaces to the loader).
-macro_rules! driver_create {
-    ($slot:ident, $info:expr, $allocator:expr) => {
-        &|d: &DriverInstance, out: *mut VkSurfaceKHR| {
-            let (table, handle) = d.live();
-            table.$slot.map(|f| f(handle, $info, $allocator, out))
+/// Destroys the drivers' own surfaces (a driver making one now destroys it when done).
+unsafe fn destroy_driver_surfaces(instance: &Instance, per_driver: &[DriverSurface], allocator: *const VkAllocationCallbacks) {
+    for (driver, slot) in instance.drivers.iter().zip(per_driver) {
+        if slot.state.swap(GONE, Ordering::AcqRel) == OWN {
+            destroy_in_driver(driver, VkSurfaceKHR(slot.handle.load(Ordering::Acquire)), allocator);
         }
-    };
+    }
 }
 
 pub unsafe extern "system" fn terminator_vkCreateXcbSurfaceKHR(
@@ -149,8 +336,7 @@ pub unsafe extern "system" fn terminator_vkCreateXcbSurfaceKHR(
                 window: info.window,
             },
         };
-        let make = driver_create!(vkCreateXcbSurfaceKHR, pCreateInfo, pAllocator);
-        create(instance, c"VK_KHR_xcb_surface", icd, make, pAllocator, pSurface, "vkCreateXcbSurfaceKHR")
+        create(instance, PlatformInfo::Xcb(*info), icd, pAllocator, pSurface)
     })
 }
 
@@ -169,8 +355,7 @@ pub unsafe extern "system" fn terminator_vkCreateXlibSurfaceKHR(
                 window: info.window,
             },
         };
-        let make = driver_create!(vkCreateXlibSurfaceKHR, pCreateInfo, pAllocator);
-        create(instance, c"VK_KHR_xlib_surface", icd, make, pAllocator, pSurface, "vkCreateXlibSurfaceKHR")
+        create(instance, PlatformInfo::Xlib(*info), icd, pAllocator, pSurface)
     })
 }
 
@@ -189,8 +374,7 @@ pub unsafe extern "system" fn terminator_vkCreateWaylandSurfaceKHR(
                 surface: info.surface,
             },
         };
-        let make = driver_create!(vkCreateWaylandSurfaceKHR, pCreateInfo, pAllocator);
-        create(instance, c"VK_KHR_wayland_surface", icd, make, pAllocator, pSurface, "vkCreateWaylandSurfaceKHR")
+        create(instance, PlatformInfo::Wayland(*info), icd, pAllocator, pSurface)
     })
 }
 
@@ -201,14 +385,11 @@ pub unsafe extern "system" fn terminator_vkCreateHeadlessSurfaceEXT(
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
     ffi::guard("vkCreateHeadlessSurfaceEXT", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        if pCreateInfo.is_null() {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        }
+        let Some(info) = pCreateInfo.as_ref() else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let icd = IcdSurface {
             headless: VkIcdSurfaceHeadless { base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::HEADLESS } },
         };
-        let make = driver_create!(vkCreateHeadlessSurfaceEXT, pCreateInfo, pAllocator);
-        create(instance, c"VK_EXT_headless_surface", icd, make, pAllocator, pSurface, "vkCreateHeadlessSurfaceEXT")
+        create(instance, PlatformInfo::Headless(*info), icd, pAllocator, pSurface)
     })
 }
 
@@ -232,8 +413,7 @@ pub unsafe extern "system" fn terminator_vkCreateDisplayPlaneSurfaceKHR(
                 imageExtent: info.imageExtent,
             },
         };
-        let make = driver_create!(vkCreateDisplayPlaneSurfaceKHR, pCreateInfo, pAllocator);
-        create(instance, c"VK_KHR_display", icd, make, pAllocator, pSurface, "vkCreateDisplayPlaneSurfaceKHR")
+        create(instance, PlatformInfo::Display(*info), icd, pAllocator, pSurface)
     })
 }
 
@@ -247,15 +427,20 @@ pub unsafe extern "system" fn terminator_vkDestroySurfaceKHR(
         if surface.is_null() {
             return;
         }
-        let surface = Box::from_raw(surface.0 as *mut Surface);
-        destroy_driver_surfaces(instance, &surface.per_driver, pAllocator);
+        let own = Arc::from_raw(surface.0 as *const Surface);
+        // Drivers not loaded yet make no surface for it when they are.
+        for lazy in instance.drivers.iter().filter_map(|d| d.lazy.as_ref()) {
+            lazy.not_needed(surface.0);
+        }
+        destroy_driver_surfaces(instance, &own.per_driver, pAllocator);
     })
 }
 
-/// The owning driver's table, its physical-device handle and its index, for a loader physical device.
-unsafe fn driver_of<'a>(physical_device: VkPhysicalDevice) -> Option<(&'a InstanceDispatchTable, VkPhysicalDevice, usize)> {
+/// The owning driver's table, its physical-device handle and its index, for a loader physical
+/// device (its driver loaded for `command` if it is lazy).
+unsafe fn driver_of<'a>(physical_device: VkPhysicalDevice, command: &str) -> Option<(&'a InstanceDispatchTable, VkPhysicalDevice, usize)> {
     let pd = PhysicalDevice::from_handle(physical_device)?;
-    let (table, handle) = live_driver(pd, "a surface query");
+    let (table, handle) = live_driver(pd, command);
     Some((table, handle, pd.driver))
 }
 
@@ -280,9 +465,12 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceSupportKHR(
     pSupported: *mut VkBool32,
 ) -> VkResult {
     ffi::guard("vkGetPhysicalDeviceSurfaceSupportKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some((table, handle, driver)) = driver_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some((table, handle, driver)) = driver_of(physicalDevice, "vkGetPhysicalDeviceSurfaceSupportKHR") else { return VkResult::ERROR_INITIALIZATION_FAILED };
         match table.vkGetPhysicalDeviceSurfaceSupportKHR {
-            Some(f) => f(handle, queueFamilyIndex, for_driver(surface, driver), pSupported),
+            Some(f) => match surface_for(surface, driver) {
+                Ok(surface) => f(handle, queueFamilyIndex, surface, pSupported),
+                Err(error) => error,
+            },
             None => {
                 // A driver without WSI presents to nothing.
                 if let Some(supported) = pSupported.as_mut() {
@@ -301,9 +489,12 @@ macro_rules! surface_query {
         pub unsafe extern "system" fn $name(physicalDevice: VkPhysicalDevice, surface: VkSurfaceKHR, $($arg: $ty),*) -> VkResult {
             let command = &stringify!($name)["terminator_".len()..];
             ffi::guard(command, VkResult::ERROR_INITIALIZATION_FAILED, || {
-                let Some((table, handle, driver)) = driver_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+                let Some((table, handle, driver)) = driver_of(physicalDevice, command) else { return VkResult::ERROR_INITIALIZATION_FAILED };
                 match table.$slot {
-                    Some(f) => f(handle, for_driver(surface, driver), $($arg),*),
+                    Some(f) => match surface_for(surface, driver) {
+                        Ok(surface) => f(handle, surface, $($arg),*),
+                        Err(error) => error,
+                    },
                     None => missing(command),
                 }
             })
@@ -330,7 +521,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         let (table, handle) = live_driver(pd, command);
-        let surface = for_driver(surface, pd.driver);
+        let surface = match surface_for(surface, pd.driver) {
+            Ok(surface) => surface,
+            Err(error) => return error,
+        };
         if let Some(f) = table.vkGetPhysicalDeviceSurfaceCapabilities2EXT {
             return f(handle, surface, pSurfaceCapabilities);
         }
@@ -409,8 +603,11 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfacePresentModes2
     pPresentModes: *mut VkPresentModeKHR,
 ) -> VkResult {
     ffi::guard("vkGetPhysicalDeviceSurfacePresentModes2EXT", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some((table, handle, driver)) = driver_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let Some(info) = info_for_driver(pSurfaceInfo, driver) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some((table, handle, driver)) = driver_of(physicalDevice, "vkGetPhysicalDeviceSurfacePresentModes2EXT") else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let info = match info_for_driver(pSurfaceInfo, driver) {
+            Ok(info) => info,
+            Err(error) => return error,
+        };
         match table.vkGetPhysicalDeviceSurfacePresentModes2EXT {
             Some(f) => f(handle, &info, pPresentModeCount, pPresentModes),
             None => missing("vkGetPhysicalDeviceSurfacePresentModes2EXT"),
@@ -431,8 +628,9 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
         };
         let (table, handle) = live_driver(pd, "vkGetPhysicalDeviceSurfaceCapabilities2KHR");
         let driver = pd.driver;
-        let Some(info) = info_for_driver(pSurfaceInfo, driver) else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
+        let info = match info_for_driver(pSurfaceInfo, driver) {
+            Ok(info) => info,
+            Err(error) => return error,
         };
         let Some(caps) = pSurfaceCapabilities.as_mut() else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
@@ -516,8 +714,9 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceFormats2KHR(
         };
         let (table, handle) = live_driver(pd, "vkGetPhysicalDeviceSurfaceFormats2KHR");
         let driver = pd.driver;
-        let Some(info) = info_for_driver(pSurfaceInfo, driver) else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
+        let info = match info_for_driver(pSurfaceInfo, driver) {
+            Ok(info) => info,
+            Err(error) => return error,
         };
         if let (true, Some(f)) = (has_surface_capabilities2(pd), table.vkGetPhysicalDeviceSurfaceFormats2KHR) {
             return f(handle, &info, pSurfaceFormatCount, pSurfaceFormats);
@@ -611,7 +810,10 @@ unsafe extern "system" fn terminator_vkCreateSwapchainKHR(
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         let mut info = *info;
-        info.surface = for_driver(info.surface, data.wsi.driver);
+        info.surface = match surface_for(info.surface, data.wsi.driver) {
+            Ok(surface) => surface,
+            Err(error) => return error,
+        };
         f(device, &info, pAllocator, pSwapchain)
     })
 }
@@ -629,10 +831,14 @@ unsafe extern "system" fn terminator_vkCreateSharedSwapchainsKHR(
         if pCreateInfos.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
-        let infos: Vec<VkSwapchainCreateInfoKHR> = std::slice::from_raw_parts(pCreateInfos, swapchainCount as usize)
+        let infos: Result<Vec<VkSwapchainCreateInfoKHR>, VkResult> = std::slice::from_raw_parts(pCreateInfos, swapchainCount as usize)
             .iter()
-            .map(|info| VkSwapchainCreateInfoKHR { surface: for_driver(info.surface, data.wsi.driver), ..*info })
+            .map(|info| Ok(VkSwapchainCreateInfoKHR { surface: surface_for(info.surface, data.wsi.driver)?, ..*info }))
             .collect();
+        let infos = match infos {
+            Ok(infos) => infos,
+            Err(error) => return error,
+        };
         f(device, swapchainCount, infos.as_ptr(), pAllocator, pSwapchains)
     })
 }
@@ -645,7 +851,10 @@ unsafe extern "system" fn terminator_vkGetDeviceGroupSurfacePresentModesKHR(
     ffi::guard("vkGetDeviceGroupSurfacePresentModesKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
         let Some(data) = DeviceData::of(device) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         match data.wsi.group_surface_present_modes {
-            Some(f) => f(device, for_driver(surface, data.wsi.driver), pModes),
+            Some(f) => match surface_for(surface, data.wsi.driver) {
+                Ok(surface) => f(device, surface, pModes),
+                Err(error) => error,
+            },
             None => VkResult::ERROR_INITIALIZATION_FAILED,
         }
     })

@@ -84,22 +84,27 @@ fn scenario_entry() {
                     destroy.unwrap()(instance, std::ptr::null());
                 }
             }
-            "probe" | "device" | "messenger" | "messenger-later" => lazy_steps(gipa, &step),
+            "probe" | "device" | "messenger" | "messenger-later" | "surface" | "surface-device" => lazy_steps(gipa, &step),
             other => panic!("unknown step {other}"),
         }
     }
+    println!("MAPPED {}", mapped());
+}
+
+/// The test drivers mapped into this process.
+fn mapped() -> String {
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
     let mut mapped: Vec<&str> = maps.lines().filter_map(|l| l.rsplit('/').next()).filter(|f| f.starts_with("libvk_test_driver_")).collect();
     mapped.sort();
     mapped.dedup();
-    println!("MAPPED {}", mapped.join(","));
+    mapped.join(",")
 }
 
-/// Creates the instance of the lazy steps; with `messenger`, `VK_EXT_debug_utils` enabled and a
+/// Creates the instance of the lazy steps, with `extensions` enabled; with `messenger`, a
 /// messenger chained that prints what it hears. Everything the create info points to is
 /// overwritten and freed before this returns: a driver instance created later must have been
 /// given a copy.
-unsafe fn create_lazy_instance(create: PFN_vkCreateInstance, messenger: bool, debug_utils: bool) -> VkInstance {
+unsafe fn create_lazy_instance(create: PFN_vkCreateInstance, messenger: bool, extensions: &[&str]) -> VkInstance {
     let name = std::ffi::CString::new("lazy").unwrap();
     let mut app = Box::new(VkApplicationInfo { pApplicationName: name.as_ptr(), apiVersion: vk_generated::make_api_version(0, 1, 3, 0), ..Default::default() });
     let mut chained = Box::new(VkDebugUtilsMessengerCreateInfoEXT {
@@ -108,16 +113,14 @@ unsafe fn create_lazy_instance(create: PFN_vkCreateInstance, messenger: bool, de
         pfnUserCallback: Some(heard),
         ..Default::default()
     });
-    let extension = std::ffi::CString::new("VK_EXT_debug_utils").unwrap();
-    let extensions = [extension.as_ptr()];
+    let names: Vec<std::ffi::CString> = extensions.iter().map(|e| std::ffi::CString::new(*e).unwrap()).collect();
+    let pointers: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
     let mut info = VkInstanceCreateInfo { pApplicationInfo: &*app, ..Default::default() };
     if messenger {
         info.pNext = &*chained as *const _ as *const _;
     }
-    if debug_utils {
-        info.enabledExtensionCount = 1;
-        info.ppEnabledExtensionNames = extensions.as_ptr();
-    }
+    info.enabledExtensionCount = pointers.len() as u32;
+    info.ppEnabledExtensionNames = pointers.as_ptr();
     let mut instance = VkInstance::NULL;
     assert_eq!(create.unwrap()(&info, std::ptr::null(), &mut instance), VkResult::SUCCESS);
     *app = VkApplicationInfo::default();
@@ -145,7 +148,10 @@ unsafe extern "system" fn heard(
 /// beside the library names (`NAME=value` lines: the hardware changing under a live instance), and
 /// that device's UUID and PCI bus read again, now from the live driver. `messenger`: `device` with
 /// a messenger chained to the create info; `messenger-later`: `device` with a messenger created
-/// right after the instance.
+/// right after the instance. `surface`: `probe`, then two headless surfaces made, one destroyed at
+/// once, the drivers mapped then printed, the `change` applied and the other surface's support and
+/// capabilities asked of the first device; `surface-device`: the same with a device created on it
+/// (and destroyed) before the questions.
 unsafe fn lazy_steps(gipa: Gipa, step: &str) {
     macro_rules! f {
         ($instance:expr, $name:literal, $ty:ty) => {
@@ -153,7 +159,12 @@ unsafe fn lazy_steps(gipa: Gipa, step: &str) {
         };
     }
     let create: PFN_vkCreateInstance = std::mem::transmute(gipa(VkInstance::NULL, c"vkCreateInstance".as_ptr()));
-    let instance = create_lazy_instance(create, step == "messenger", step.starts_with("messenger"));
+    let extensions: &[&str] = match step {
+        "messenger" | "messenger-later" => &["VK_EXT_debug_utils"],
+        "surface" | "surface-device" => &["VK_KHR_surface", "VK_EXT_headless_surface"],
+        _ => &[],
+    };
+    let instance = create_lazy_instance(create, step == "messenger", extensions);
     if step == "messenger-later" {
         let info = VkDebugUtilsMessengerCreateInfoEXT {
             messageSeverity: VkDebugUtilsMessageSeverityFlagsEXT::WARNING_BIT_EXT,
@@ -190,19 +201,19 @@ unsafe fn lazy_steps(gipa: Gipa, step: &str) {
         let flags: Vec<u32> = family.iter().map(|f| f.queueFlags.0).collect();
         println!("PROBE {} families={flags:?} heaps={} types={}", identity(d), m.memoryHeapCount, m.memoryTypeCount);
     }
-    if step == "device" || step.starts_with("messenger") {
+    let change = || {
         let change = std::path::Path::new(&std::env::var("LIBVULKAN").unwrap()).with_file_name("change");
         for line in std::fs::read_to_string(change).unwrap_or_default().lines() {
             let (name, value) = line.split_once('=').unwrap();
             std::env::set_var(name, value);
         }
-        let last = *devices.last().unwrap();
-        let before = identity(last);
+    };
+    let create_device = |on: VkPhysicalDevice| {
         let priority = 1.0f32;
         let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
         let device_info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };
         let mut device = VkDevice::NULL;
-        let result = f!(instance, "vkCreateDevice", PFN_vkCreateDevice)(last, &device_info, std::ptr::null(), &mut device);
+        let result = f!(instance, "vkCreateDevice", PFN_vkCreateDevice)(on, &device_info, std::ptr::null(), &mut device);
         if result == VkResult::SUCCESS {
             let gdpa = f!(instance, "vkGetDeviceProcAddr", PFN_vkGetDeviceProcAddr);
             let get_queue: PFN_vkGetDeviceQueue = std::mem::transmute(gdpa(device, c"vkGetDeviceQueue".as_ptr()));
@@ -212,8 +223,37 @@ unsafe fn lazy_steps(gipa: Gipa, step: &str) {
             f!(instance, "vkDestroyDevice", PFN_vkDestroyDevice)(device, std::ptr::null());
         }
         println!("DEVICE {result:?}");
+    };
+    if step == "device" || step.starts_with("messenger") {
+        change();
+        let last = *devices.last().unwrap();
+        let before = identity(last);
+        create_device(last);
         println!("BEFORE {before}");
         println!("AFTER {}", identity(last));
+    }
+    if step.starts_with("surface") {
+        let create_surface = f!(instance, "vkCreateHeadlessSurfaceEXT", PFN_vkCreateHeadlessSurfaceEXT);
+        let destroy_surface = f!(instance, "vkDestroySurfaceKHR", PFN_vkDestroySurfaceKHR);
+        let info = VkHeadlessSurfaceCreateInfoEXT::default();
+        let (mut surface, mut destroyed) = (VkSurfaceKHR::NULL, VkSurfaceKHR::NULL);
+        assert_eq!(create_surface(instance, &info, std::ptr::null(), &mut surface), VkResult::SUCCESS);
+        assert_eq!(create_surface(instance, &info, std::ptr::null(), &mut destroyed), VkResult::SUCCESS);
+        destroy_surface(instance, destroyed, std::ptr::null());
+        println!("MAPPED_WITH_SURFACES {}", mapped());
+        change();
+        let first = devices[0];
+        if step == "surface-device" {
+            create_device(first);
+        }
+        let mut supported = VK_FALSE;
+        let result = f!(instance, "vkGetPhysicalDeviceSurfaceSupportKHR", PFN_vkGetPhysicalDeviceSurfaceSupportKHR)(first, 0, surface, &mut supported);
+        println!("SUPPORT {result:?} {supported}");
+        let mut capabilities = VkSurfaceCapabilitiesKHR::default();
+        let result = f!(instance, "vkGetPhysicalDeviceSurfaceCapabilitiesKHR", PFN_vkGetPhysicalDeviceSurfaceCapabilitiesKHR)(first, surface, &mut capabilities);
+        // The test driver says 1 for a surface of its own, 2 for the loader's.
+        println!("CAPABILITIES {result:?} minImageCount={}", capabilities.minImageCount);
+        destroy_surface(instance, surface, std::ptr::null());
     }
     f!(instance, "vkDestroyInstance", PFN_vkDestroyInstance)(instance, std::ptr::null());
 }
@@ -380,7 +420,7 @@ fn a_warm_cache_answers_the_start_up_probe_without_loading_any_driver() {
     let answered: u32 = err
         .lines()
         .find_map(|l| {
-            l.split("a.json: not loaded: ")
+            l.split("a.json: never loaded: ")
                 .nth(1)?
                 .strip_suffix(" queries answered from the driver cache")?
                 .parse()
@@ -420,7 +460,102 @@ fn a_lazy_driver_is_loaded_at_device_creation_and_its_devices_matched_by_identit
         "the live driver's answer is the recorded one's device\n{err}"
     );
     assert_eq!(line(&out, "MAPPED "), "libvk_test_driver_a.so", "{err}");
-    assert!(err.contains("a.json: loaded at vkCreateDevice in"), "{err}");
+    // "loaded at <command> in X.X ms, after N queries answered from the driver cache": the probe's
+    // 8 (2 devices x properties2, queue families twice, memory), the identity read before the device.
+    let (ms, answered) = loaded_at(&err, "vkCreateDevice");
+    assert!(ms > 0.0 && answered >= 9, "{ms} {answered}\n{err}");
+}
+
+/// The time and count of the line "a.json: loaded at <command> in X.X ms, after N queries
+/// answered from the driver cache".
+fn loaded_at(err: &str, command: &str) -> (f64, u32) {
+    let found = err.lines().find_map(|l| {
+        let rest = l.split(&format!("a.json: loaded at {command} in ")).nth(1)?;
+        let (ms, rest) = rest.split_once(" ms, after ")?;
+        let answered = rest.strip_suffix(" queries answered from the driver cache")?;
+        Some((ms.parse().ok()?, answered.parse().ok()?))
+    });
+    found.unwrap_or_else(|| panic!("no line saying a.json was loaded at {command}\n{err}"))
+}
+
+/// [`two_devices`], driver `a` with `VK_EXT_headless_surface`.
+fn headless() -> Vec<(&'static str, String)> {
+    two_devices().into_iter().chain([("VK_TEST_DRIVER_INSTANCE_EXTENSIONS_A", "+VK_EXT_headless_surface".to_string())]).collect()
+}
+
+#[test]
+fn a_surface_loads_no_lazy_driver_and_gets_the_drivers_own_when_it_is_loaded() {
+    let s = setup("lazy-surface");
+    let (cold, err) = run(&s, "surface", &headless());
+    assert_eq!(line(&cold, "SUPPORT "), "VK_SUCCESS 1", "{err}");
+    assert_eq!(line(&cold, "CAPABILITIES "), "VK_SUCCESS minImageCount=1", "the eager path: the driver's own surface\n{err}");
+    // A second process asks the physical devices for the record (the first recorded the driver).
+    run(&s, "surface", &headless());
+    let (warm, err) = run(&s, "surface", &headless());
+    assert_eq!(line(&warm, "MAPPED_WITH_SURFACES "), "", "making surfaces loads no driver\n{err}");
+    loaded_at(&err, "vkGetPhysicalDeviceSurfaceSupportKHR");
+    // The driver made its own surface when it was loaded (the test driver accepts only its own).
+    assert_eq!(line(&warm, "SUPPORT "), "VK_SUCCESS 1", "{err}");
+    assert_eq!(line(&warm, "CAPABILITIES "), line(&cold, "CAPABILITIES "), "{err}");
+    // The surface destroyed before was not made in it; the other was destroyed in it too.
+    assert!(!err.contains("not destroyed"), "{err}");
+    // Loaded at device creation: the surface is the driver's before any surface query.
+    let (warm, err) = run(&s, "surface-device", &headless());
+    assert_eq!(line(&warm, "MAPPED_WITH_SURFACES "), "", "{err}");
+    assert_eq!(line(&warm, "DEVICE "), "VK_SUCCESS", "{err}");
+    loaded_at(&err, "vkCreateDevice");
+    assert_eq!(line(&warm, "SUPPORT "), "VK_SUCCESS 1", "{err}");
+    assert_eq!(line(&warm, "CAPABILITIES "), line(&cold, "CAPABILITIES "), "{err}");
+    assert!(!err.contains("not destroyed"), "{err}");
+}
+
+#[test]
+fn a_driver_that_cannot_make_a_surface_when_it_is_loaded_fails_that_surfaces_queries() {
+    let s = setup("lazy-surface-fails");
+    run(&s, "surface", &headless());
+    run(&s, "surface", &headless());
+    std::fs::write(s.dir.join("change"), "VK_TEST_DRIVER_FAULTS_A=fail_create_surface").unwrap();
+    let (warm, err) = run(&s, "surface", &headless());
+    assert_eq!(line(&warm, "MAPPED_WITH_SURFACES "), "", "{err}");
+    assert!(
+        err.contains("a.json: vkCreateHeadlessSurfaceEXT for a surface made before it was loaded failed with VK_ERROR_OUT_OF_HOST_MEMORY"),
+        "{err}"
+    );
+    assert_eq!(line(&warm, "SUPPORT "), "VK_ERROR_SURFACE_LOST_KHR 0", "{err}");
+    assert_eq!(line(&warm, "CAPABILITIES "), "VK_ERROR_SURFACE_LOST_KHR minImageCount=0", "{err}");
+}
+
+/// `vk-loader explain` shows what its own instance did with each lazy driver.
+#[test]
+fn explain_says_a_lazy_driver_was_never_loaded_in_its_own_run() {
+    let s = setup("lazy-explain");
+    // No host layer (Mesa's device-select would ask more of the devices).
+    let no_layers = s.dir.join("no-layers");
+    std::fs::create_dir_all(&no_layers).unwrap();
+    let explain = || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_vk-loader"));
+        command.args(["explain", "--json"]).env_clear().env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        command.env("VK_IMPLICIT_LAYER_PATH", &no_layers).env("VK_LAYER_PATH", &no_layers);
+        command.envs(s.env.iter().map(|(k, v)| (*k, v.as_str())));
+        let out = common::output_within(&mut command, common::CHILD_WATCHDOG);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let a = doc["drivers"].as_array().unwrap().iter().find(|d| d["manifest"].as_str().unwrap().ends_with("a.json")).unwrap().clone();
+        (a, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    // Recorded in the first two runs (the driver, then its devices for this application).
+    explain();
+    explain();
+    let (a, err) = explain();
+    assert_eq!(a["decision"], "used", "{a}\n{err}");
+    let reason = a["reason"].as_str().unwrap();
+    let answered: u32 = reason
+        .strip_prefix("never loaded: ")
+        .and_then(|r| r.strip_suffix(" queries answered from the driver cache"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{reason}\n{err}"));
+    assert!(answered >= 1, "{reason}");
+    assert!(err.contains(&format!("a.json: never loaded: {answered} queries answered from the driver cache")), "{err}");
 }
 
 #[test]

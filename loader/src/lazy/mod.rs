@@ -11,7 +11,9 @@
 //! instance from the kept create info, matches its physical devices to the recorded ones by
 //! identity, and points the loader's physical devices at the live driver; the call is then made
 //! again. Hand-written terminators that need the driver (device creation, surfaces, emulated
-//! queries) call [`live_for`] first.
+//! queries) call [`live_for`] first. What must follow the loading (the driver's own surfaces for
+//! the surfaces made before it) is kept with [`Lazy::when_loaded`] and done before the call that
+//! loaded the driver goes on.
 //!
 //! If loading fails, or the live devices no longer match the recorded ones, the devices answer
 //! `VK_ERROR_INITIALIZATION_FAILED` from then on, the reason is logged, and the driver's cache
@@ -47,6 +49,9 @@ pub struct FakeDevice {
     index: usize,
 }
 
+/// Work kept for when a lazy driver is loaded (see [`Lazy::when_loaded`]).
+pub type Work = Arc<dyn Fn() + Send + Sync>;
+
 /// A driver answered from its record, loaded at the first call that needs it.
 #[repr(C)]
 pub struct Lazy {
@@ -67,6 +72,9 @@ pub struct Lazy {
     live: OnceLock<Result<Live, String>>,
     /// Queries answered from the record.
     answered: AtomicU32,
+    /// What to do once the driver is loaded, by key: the driver's own surfaces for the loader's
+    /// surfaces made before (see [`Lazy::when_loaded`]).
+    pending: Mutex<Vec<(u64, Work)>>,
 }
 
 // SAFETY: the raw pointers are to the loader's own objects, which outlive the `Lazy`.
@@ -109,6 +117,7 @@ impl Lazy {
             devices: Box::new([]),
             live: OnceLock::new(),
             answered: AtomicU32::new(0),
+            pending: Mutex::new(Vec::new()),
             profile,
         });
         let this: *const Lazy = &*lazy;
@@ -131,6 +140,34 @@ impl Lazy {
     /// this driver at the live ones ([`live_device`](Self::live_device)).
     pub fn on_live(&self, repoint: Box<dyn Fn() + Send + Sync>) {
         let _ = self.on_live.set(repoint);
+    }
+
+    /// Has `work` run once the driver is loaded (by the thread that points the loader's physical
+    /// devices at it, before the call that loaded it goes on), unless [`not_needed`](Self::not_needed)
+    /// is called with `key` before. `false`, and nothing kept, where the driver was loaded already
+    /// (or failed to be): the caller does the work itself.
+    pub fn when_loaded(&self, key: u64, work: Work) -> bool {
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        // Checked under the lock that the loading thread takes after `live` is set: the work is
+        // either taken by it or refused here.
+        if self.live.get().is_some() {
+            return false;
+        }
+        with_system_allocator(|| pending.push((key, work)));
+        true
+    }
+
+    /// Drops the work kept for `key` (its surface was destroyed before the driver was loaded).
+    pub fn not_needed(&self, key: u64) {
+        let mut removed = Vec::new();
+        {
+            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            while let Some(at) = pending.iter().position(|(k, _)| *k == key) {
+                removed.push(pending.remove(at));
+            }
+        }
+        // Dropped outside the lock: the work may hold the last reference to what it was for.
+        drop(removed);
     }
 
     /// The live driver, if it was loaded (and loading succeeded).
@@ -175,6 +212,11 @@ impl Lazy {
             if let Some(repoint) = self.on_live.get() {
                 repoint();
             }
+            // No lock is held while the work calls the driver.
+            let work = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
+            for (_, work) in &work {
+                work();
+            }
             self.repointed.store(true, Ordering::Release);
         }
         Some(live)
@@ -192,11 +234,9 @@ impl Lazy {
                 match unsafe { self.load() } {
                     Ok(live) => {
                         let ms = started.elapsed().as_secs_f64() * 1000.0;
-                        log!(
-                            Level::Driver,
-                            "{}: loaded at {command} in {ms:.1} ms ({answered} queries answered from the driver cache before)",
-                            self.manifest_path
-                        );
+                        let what = format!("loaded at {command} in {ms:.1} ms, after {answered} queries answered from the driver cache");
+                        log!(Level::Driver, "{}: {what}", self.manifest_path);
+                        crate::plan::record(|p| p.driver(&self.manifest_path, None, crate::plan::Decision::Used, &what));
                         Ok(live)
                     }
                     Err(why) => {
@@ -259,14 +299,12 @@ impl Lazy {
         self.live().and_then(|l| l.devices.iter().position(|&d| d == handle))
     }
 
-    /// What `vk-loader explain` and the log say of this driver.
-    pub fn describe(&self) -> String {
+    /// At `vkDestroyInstance`, for a driver never loaded: what the log and `vk-loader explain`
+    /// (which sees its own instance only) say of it. `None` once it was loaded (or failed to be),
+    /// which was said then.
+    pub fn never_loaded(&self) -> Option<String> {
         let answered = self.answered.load(Ordering::Relaxed);
-        match self.live.get() {
-            None => format!("not loaded: {answered} queries answered from the driver cache"),
-            Some(Ok(_)) => format!("loaded when first needed, after {answered} queries answered from the driver cache"),
-            Some(Err(why)) => format!("failed to load when first needed: {why}"),
-        }
+        self.live.get().is_none().then(|| format!("never loaded: {answered} queries answered from the driver cache"))
     }
 }
 

@@ -112,8 +112,10 @@ impl Instance {
     pub unsafe fn destroy_drivers(&mut self, allocator: *const VkAllocationCallbacks) {
         self.record_profiles();
         for d in self.drivers.drain(..) {
-            if let Some(lazy) = &d.lazy {
-                log!(Level::Driver, "vkDestroyInstance: {}: {}", d.driver.manifest_path, lazy.describe());
+            if let Some(never) = d.lazy.as_ref().and_then(|lazy| lazy.never_loaded()) {
+                log!(Level::Driver, "{}: {never}", d.driver.manifest_path);
+                // `vk-loader explain` records its own instance until it is destroyed.
+                crate::plan::record(|p| p.driver(&d.driver.manifest_path, None, crate::plan::Decision::Used, &never));
             }
             let (table, handle) = d.live();
             if d.is_unloaded() {

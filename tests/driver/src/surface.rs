@@ -61,6 +61,9 @@ unsafe fn create_own(extent: VkExtent2D, pSurface: *mut VkSurfaceKHR) -> VkResul
     if pSurface.is_null() {
         return VkResult::ERROR_INITIALIZATION_FAILED;
     }
+    if config::fault("fail_create_surface") {
+        return VkResult::ERROR_OUT_OF_HOST_MEMORY;
+    }
     if config::null_surfaces() {
         return VkResult::SUCCESS;
     }
