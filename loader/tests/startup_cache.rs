@@ -466,6 +466,24 @@ fn a_lazy_driver_is_loaded_at_device_creation_and_its_devices_matched_by_identit
     assert!(ms > 0.0 && answered >= 9, "{ms} {answered}\n{err}");
 }
 
+#[test]
+fn a_lazy_driver_after_a_released_one_is_pointed_at_its_own_slot_when_loaded() {
+    let s = setup("lazy-after-released");
+    // b (no device) first, loaded at every creation once its record is stale; a (lazy) second.
+    let order = format!("{}:{}", s.manifests[1].display(), s.manifests[0].display());
+    let env: Vec<_> = two_devices().into_iter().chain([("VK_DRIVER_FILES", order)]).collect();
+    run(&s, "probe", &env);
+    run(&s, "probe", &env);
+    let mut bytes = std::fs::read(&s.drivers[1]).unwrap();
+    bytes.push(0);
+    std::fs::write(&s.drivers[1], bytes).unwrap();
+    age(&s.drivers[1]);
+    let (out, err) = run(&s, "device", &env);
+    assert!(err.contains("b.json: no physical device; driver released"), "b was loaded and released first\n{err}");
+    assert_eq!(line(&out, "DEVICE "), "VK_SUCCESS", "a's devices were pointed at a's driver\n{err}");
+    assert_eq!(line(&out, "AFTER "), line(&out, "BEFORE "), "{err}");
+}
+
 /// The time and count of the line "a.json: loaded at <command> in X.X ms, after N queries
 /// answered from the driver cache".
 fn loaded_at(err: &str, command: &str) -> (f64, u32) {
