@@ -1,9 +1,8 @@
 //! Manifest files as last parsed, reused while the open file says it has not changed (same
-//! device, inode, size and modification time, from `fstat` on the file `fopen` opened): every
-//! `vkCreateInstance` and `vkEnumerateInstance*` call still opens each manifest, so a new,
-//! changed or removed one is seen by the next call, and a tool that interposes `fopen` sees every
-//! file the loader reads; an unchanged one costs an open, an `fstat` and a close instead of a read
-//! and a parse.
+//! device, inode, size and modification time, from `fstat` on the file `fopen` opened): an
+//! unchanged one costs an open, an `fstat` and a close instead of a read and a parse. Within an
+//! API call that may reuse what earlier calls found (`watch`), a file whose watch saw no change
+//! is not even opened: its identity is the one found before.
 //!
 //! A file changed twice within one tick of the file system's clock keeps its identity, so content
 //! is remembered only once its modification time is two seconds in the past
@@ -65,7 +64,7 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
         let mut file = OpenFile::open(path)?;
         let identity = file.identity().ok();
         if watched {
-            IDENTITIES.put(path, identity);
+            IDENTITIES.put(path, &identity);
         }
         if let Some(value) = identity.and_then(|id| self.cached(key, id)) {
             return Ok(value);

@@ -118,7 +118,7 @@ pub fn is_loaded(path: &str) -> bool {
         return loaded;
     }
     let loaded = ask_is_loaded(path);
-    LOADED.put(path, loaded);
+    LOADED.put(path, &loaded);
     loaded
 }
 

@@ -33,7 +33,8 @@
 //! as before. So does every call with `VK_LOADER_WATCH=off`.
 //!
 //! The watches live as long as the process (one inotify descriptor, close-on-exec, and one watch
-//! per directory or file looked at).
+//! per directory or file looked at). They are set from the process's second API call on: the
+//! first has nothing to reuse, and most processes make few calls.
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -103,6 +104,9 @@ struct Watcher {
 }
 
 static WATCHER: Mutex<Option<Watcher>> = Mutex::new(None);
+
+/// Whether an API call came before (see [`check`]).
+static SECOND_CALL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 thread_local! {
     /// The generation this thread's API call runs under, when it may reuse what earlier ones found.
@@ -212,20 +216,21 @@ impl<T: Clone> Memo<T> {
         let watched = depend(path, dependency);
         let found = look();
         if watched {
-            self.put(path, found.clone());
+            self.put(path, &found);
         }
         found
     }
 
-    /// Remembers what was found at `path`, watched already (see [`depend`]).
-    pub fn put(&self, path: &str, found: T) {
+    /// Remembers what was found at `path`, watched already (see [`depend`]): a copy made from
+    /// the system's memory (the caller's may be an application's allocator's).
+    pub fn put(&self, path: &str, found: &T) {
         let Some(generation) = current() else { return };
         with_system_allocator(|| {
             if let Ok(mut entries) = self.entries.lock() {
                 if entries.0 != generation {
                     *entries = (generation, BTreeMap::new());
                 }
-                entries.1.insert(path.to_string(), found);
+                entries.1.insert(path.to_string(), found.clone());
             }
         });
     }
@@ -285,6 +290,9 @@ fn check() -> Option<u64> {
     }
     let watcher = match guard.as_mut() {
         Some(w) => w,
+        // The process's first call watches nothing: most processes make one or two, and watching
+        // costs a system call or two per directory, more than one call could save.
+        None if !SECOND_CALL.swap(true, std::sync::atomic::Ordering::Relaxed) => return None,
         None => {
             let fresh = with_system_allocator(|| Watcher::new(pid, first_generation))?;
             guard.insert(fresh)
