@@ -78,15 +78,17 @@ pub fn driver_cache_seed() -> Vec<u8> {
         interface_version: 5,
         instance_version: Some(vk_generated::make_api_version(0, 1, 3, 230)),
         extensions: vec![("VK_KHR_surface".into(), 25), ("VK_KHR_xcb_surface".into(), 6)],
-        profiles: devices
-            .iter()
-            .filter(|&&(_, n)| n > 0)
-            .map(|&(application, n)| crate::cache::profile::Profile {
-                application,
-                devices: (0..n).map(|i| crate::cache::profile::DeviceAnswers { answers: vec![(i as u64, vec![1, 2, 3]), (9, vec![])] }).collect(),
-                groups: Some(vec![(vec![0], 0)]),
-            })
-            .collect(),
+        profiles: crate::cache::profile::Profiles::from_list(
+            devices
+                .iter()
+                .filter(|&&(_, n)| n > 0)
+                .map(|&(application, n)| crate::cache::profile::Profile {
+                    application,
+                    devices: (0..n).map(|i| crate::cache::profile::DeviceAnswers { answers: vec![(i as u64, vec![1, 2, 3]), (9, vec![])] }).collect(),
+                    groups: Some(vec![(vec![0], 0)]),
+                })
+                .collect(),
+        ),
         devices,
     };
     crate::cache::record::encode(&[entry("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", vec![(7, 1)]), entry("/usr/share/vulkan/icd.d/radeon_icd.x86_64.json", vec![(7, 0)])])

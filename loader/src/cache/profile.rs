@@ -98,92 +98,178 @@ pub fn differences(recorded: &Profile, now: &Profile) -> String {
     out.join("; ")
 }
 
+/// The profiles of an entry, latest first: as read from the file, each one's bytes (checked
+/// whole when the file was read), decoded at its first use; or as recorded in this process. A
+/// process needs at most the profile of its own application: the others are carried as bytes.
+#[derive(Clone, Debug, Default)]
+pub struct Profiles {
+    list: Vec<Stored>,
+}
+
+#[derive(Clone, Debug)]
+struct Stored {
+    application: u64,
+    /// Its encoding after the application digest (empty for one recorded in this process).
+    bytes: Vec<u8>,
+    decoded: std::sync::OnceLock<Profile>,
+}
+
+impl Profiles {
+    pub fn from_list(profiles: Vec<Profile>) -> Profiles {
+        let list = profiles.into_iter().map(|p| Stored { application: p.application, bytes: Vec::new(), decoded: p.into() }).collect();
+        Profiles { list }
+    }
+
+    /// The profile of `application`, decoded now if it was not yet.
+    pub fn get(&self, application: u64) -> Option<&Profile> {
+        self.list.iter().find(|s| s.application == application).map(Stored::profile)
+    }
+
+    /// Every profile, decoded.
+    pub fn iter(&self) -> impl Iterator<Item = &Profile> {
+        self.list.iter().map(Stored::profile)
+    }
+
+    /// Records `profile`, latest first, keeping at most `limit`.
+    pub fn set(&mut self, profile: Profile, limit: usize) {
+        self.list.retain(|s| s.application != profile.application);
+        self.list.insert(0, Stored { application: profile.application, bytes: Vec::new(), decoded: profile.into() });
+        self.list.truncate(limit);
+    }
+}
+
+impl PartialEq for Profiles {
+    fn eq(&self, other: &Profiles) -> bool {
+        self.list.len() == other.list.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl Stored {
+    fn profile(&self) -> &Profile {
+        self.decoded.get_or_init(|| {
+            let mut profile = Profile { application: self.application, ..Profile::default() };
+            // Checked when the file was read: a failure here cannot happen, and would only leave
+            // the profile empty (no device answered from it).
+            let _ = body(&mut super::record::Reader(&self.bytes), self.application, Some(&mut profile));
+            profile
+        })
+    }
+}
+
 /// Appends `profiles` to an entry's bytes.
-pub(super) fn encode(out: &mut Vec<u8>, profiles: &[Profile]) {
-    let profiles = &profiles[..profiles.len().min(super::record::MAX_DEVICE_RECORDS)];
+pub(super) fn encode(out: &mut Vec<u8>, profiles: &Profiles) {
+    let profiles = &profiles.list[..profiles.list.len().min(super::record::MAX_DEVICE_RECORDS)];
     out.push(profiles.len() as u8);
-    for p in profiles {
-        out.extend_from_slice(&p.application.to_le_bytes());
-        let devices = &p.devices[..p.devices.len().min(MAX_DEVICES)];
-        out.push(devices.len() as u8);
-        for d in devices {
-            let answers = &d.answers[..d.answers.len().min(MAX_ANSWERS)];
-            out.extend_from_slice(&(answers.len() as u32).to_le_bytes());
-            for (key, bytes) in answers {
-                out.extend_from_slice(&key.to_le_bytes());
-                out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-                out.extend_from_slice(bytes);
-            }
+    for stored in profiles {
+        out.extend_from_slice(&stored.application.to_le_bytes());
+        match stored.decoded.get() {
+            _ if !stored.bytes.is_empty() => out.extend_from_slice(&stored.bytes),
+            Some(p) => encode_body(out, p),
+            None => encode_body(out, &Profile::default()),
         }
-        match &p.groups {
-            None => out.push(0xff),
-            Some(groups) => {
-                let groups = &groups[..groups.len().min(MAX_GROUPS)];
-                out.push(groups.len() as u8);
-                for (members, subset) in groups {
-                    let members = &members[..members.len().min(MAX_DEVICES)];
-                    out.push(members.len() as u8);
-                    out.extend_from_slice(members);
-                    out.extend_from_slice(&subset.to_le_bytes());
-                }
+    }
+}
+
+fn encode_body(out: &mut Vec<u8>, p: &Profile) {
+    let devices = &p.devices[..p.devices.len().min(MAX_DEVICES)];
+    out.push(devices.len() as u8);
+    for d in devices {
+        let answers = &d.answers[..d.answers.len().min(MAX_ANSWERS)];
+        out.extend_from_slice(&(answers.len() as u32).to_le_bytes());
+        for (key, bytes) in answers {
+            out.extend_from_slice(&key.to_le_bytes());
+            out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            out.extend_from_slice(bytes);
+        }
+    }
+    match &p.groups {
+        None => out.push(0xff),
+        Some(groups) => {
+            let groups = &groups[..groups.len().min(MAX_GROUPS)];
+            out.push(groups.len() as u8);
+            for (members, subset) in groups {
+                let members = &members[..members.len().min(MAX_DEVICES)];
+                out.push(members.len() as u8);
+                out.extend_from_slice(members);
+                out.extend_from_slice(&subset.to_le_bytes());
             }
         }
     }
 }
 
-/// Reads what [`encode`] wrote; `None` when anything is out of bounds or inconsistent.
-pub(super) fn decode(r: &mut super::record::Reader) -> Option<Vec<Profile>> {
+/// Reads what [`encode`] wrote, checking all of it but keeping each profile's bytes undecoded;
+/// `None` when anything is out of bounds or inconsistent.
+pub(super) fn decode(r: &mut super::record::Reader) -> Option<Profiles> {
     let count = r.u8()? as usize;
     if count > super::record::MAX_DEVICE_RECORDS {
         return None;
     }
-    let mut profiles = Vec::with_capacity(count);
+    let mut list = Vec::with_capacity(count);
     for _ in 0..count {
         let application = r.u64()?;
-        let device_count = r.u8()? as usize;
-        if device_count > MAX_DEVICES {
+        let start = r.0;
+        body(r, application, None)?;
+        let bytes = start[..start.len() - r.0.len()].to_vec();
+        list.push(Stored { application, bytes, decoded: std::sync::OnceLock::new() });
+    }
+    Some(Profiles { list })
+}
+
+/// Reads one profile's encoding after its application digest, checking every bound and the
+/// answers' order; fills `out` if given (else only checks, allocating nothing).
+fn body(r: &mut super::record::Reader, application: u64, mut out: Option<&mut Profile>) -> Option<()> {
+    let device_count = r.u8()? as usize;
+    if device_count > MAX_DEVICES {
+        return None;
+    }
+    for _ in 0..device_count {
+        let answer_count = r.u32()? as usize;
+        if answer_count > MAX_ANSWERS {
             return None;
         }
-        let mut devices = Vec::with_capacity(device_count);
-        for _ in 0..device_count {
-            let answer_count = r.u32()? as usize;
-            if answer_count > MAX_ANSWERS {
+        let mut answers: Vec<(u64, Vec<u8>)> = Vec::with_capacity(if out.is_some() { answer_count.min(256) } else { 0 });
+        let mut last = None;
+        for _ in 0..answer_count {
+            let key = r.u64()?;
+            let len = r.u32()? as usize;
+            if len > MAX_ANSWER_BYTES {
                 return None;
             }
-            let mut answers: Vec<(u64, Vec<u8>)> = Vec::with_capacity(answer_count.min(256));
-            for _ in 0..answer_count {
-                let key = r.u64()?;
-                let len = r.u32()? as usize;
-                if len > MAX_ANSWER_BYTES {
-                    return None;
-                }
-                // Sorted and unique, as written: a lookup relies on it.
-                if answers.last().is_some_and(|(k, _)| *k >= key) {
-                    return None;
-                }
-                answers.push((key, r.take(len)?.to_vec()));
+            // Sorted and unique, as written: a lookup relies on it.
+            if last.is_some_and(|k| k >= key) {
+                return None;
             }
-            devices.push(DeviceAnswers { answers });
+            last = Some(key);
+            let bytes = r.take(len)?;
+            if out.is_some() {
+                answers.push((key, bytes.to_vec()));
+            }
         }
-        let groups = match r.u8()? {
-            0xff => None,
-            n if n as usize > MAX_GROUPS => return None,
-            n => {
-                let mut groups = Vec::with_capacity(n as usize);
-                for _ in 0..n {
-                    let members = r.u8()? as usize;
-                    let members = r.take(members)?.to_vec();
-                    if members.is_empty() || members.iter().any(|&m| m as usize >= device_count) {
-                        return None;
-                    }
-                    groups.push((members, r.u32()?));
-                }
-                Some(groups)
-            }
-        };
-        profiles.push(Profile { application, devices, groups });
+        if let Some(p) = out.as_deref_mut() {
+            p.devices.push(DeviceAnswers { answers });
+        }
     }
-    Some(profiles)
+    let groups = match r.u8()? {
+        0xff => None,
+        n if n as usize > MAX_GROUPS => return None,
+        n => {
+            let mut groups = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                let members = r.u8()? as usize;
+                let members = r.take(members)?;
+                if members.is_empty() || members.iter().any(|&m| m as usize >= device_count) {
+                    return None;
+                }
+                groups.push((members.to_vec(), r.u32()?));
+            }
+            Some(groups)
+        }
+    };
+    if let Some(p) = out {
+        p.application = application;
+        p.groups = groups;
+    }
+    Some(())
 }
 
 #[cfg(test)]

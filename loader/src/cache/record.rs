@@ -18,7 +18,7 @@
 //! ```
 
 use super::key::{Digest, Key};
-use super::profile::{self, Profile};
+use super::profile::{self, Profile, Profiles};
 
 /// The file's first bytes.
 const MAGIC: &[u8; 8] = b"VKLDRVC\0";
@@ -48,7 +48,7 @@ pub struct Entry {
     /// `key::application`), latest first.
     pub devices: Vec<(u64, u32)>,
     /// What its physical devices answered, per application digest, latest first (for lazy drivers).
-    pub profiles: Vec<Profile>,
+    pub profiles: Profiles,
 }
 
 impl Entry {
@@ -66,14 +66,12 @@ impl Entry {
 
     /// The physical devices recorded for `application`, if they were.
     pub fn profile(&self, application: u64) -> Option<&Profile> {
-        self.profiles.iter().find(|p| p.application == application)
+        self.profiles.get(application)
     }
 
     /// Records `profile`, latest first, keeping a bounded list.
     pub fn set_profile(&mut self, profile: Profile) {
-        self.profiles.retain(|p| p.application != profile.application);
-        self.profiles.insert(0, profile);
-        self.profiles.truncate(MAX_DEVICE_RECORDS);
+        self.profiles.set(profile, MAX_DEVICE_RECORDS);
     }
 }
 
@@ -249,21 +247,21 @@ mod tests {
             instance_version: Some(vk_generated::make_api_version(0, 1, 3, 230)),
             extensions: vec![("VK_KHR_surface".into(), 25), ("VK_EXT_debug_report".into(), 10)],
             devices: vec![(77, 1), (78, 0)],
-            profiles: vec![Profile {
+            profiles: Profiles::from_list(vec![Profile {
                 application: 77,
                 devices: vec![profile::DeviceAnswers { answers: vec![(3, vec![1, 2, 3]), (9, vec![])] }],
                 groups: Some(vec![(vec![0], 0)]),
-            }],
+            }]),
         }
     }
 
     #[test]
     fn entries_survive_a_round_trip() {
-        let groupless = Profile { groups: None, ..sample("/c.json", 1).profiles[0].clone() };
+        let groupless = Profile { groups: None, ..sample("/c.json", 1).profile(77).unwrap().clone() };
         let entries = vec![
             sample("/a.json", 2),
-            Entry { instance_version: None, devices: vec![], profiles: vec![], ..sample("/b.json", 1) },
-            Entry { profiles: vec![groupless], ..sample("/c.json", 0) },
+            Entry { instance_version: None, devices: vec![], profiles: Profiles::default(), ..sample("/b.json", 1) },
+            Entry { profiles: Profiles::from_list(vec![groupless]), ..sample("/c.json", 0) },
         ];
         assert_eq!(decode(&encode(&entries)), Ok(entries));
         assert_eq!(decode(&encode(&[])), Ok(vec![]));

@@ -186,7 +186,7 @@ fn remembered(manifest_path: &str, manifest: manifest::driver::DriverManifest, e
         instance_version: entry.instance_version,
         extensions: entry.extensions.clone(),
         devices: entry.devices.clone(),
-        profiles: Vec::new(),
+        profiles: cache::profile::Profiles::default(),
     };
     Remembered { manifest_path: manifest_path.to_string(), extensions, manifest, entry, profile }
 }

@@ -99,8 +99,9 @@ struct Watcher {
     /// Advanced whenever a check finds a change: what was found under an older one is stale.
     generation: u64,
     interest: BTreeMap<c_int, Interest>,
-    /// (watched path, name or `None` for the path itself) → its watch descriptor.
-    registered: BTreeMap<(String, Option<String>), c_int>,
+    /// Each path watched: its watch descriptor, the events asked, and whether its file system
+    /// sends them (see [`UNWATCHABLE_FILE_SYSTEMS`]).
+    watched: BTreeMap<String, (c_int, u32, bool)>,
 }
 
 static WATCHER: Mutex<Option<Watcher>> = Mutex::new(None);
@@ -325,7 +326,7 @@ impl Watcher {
             // first check.
             generation,
             interest: BTreeMap::new(),
-            registered: BTreeMap::new(),
+            watched: BTreeMap::new(),
         };
         watcher.environment_changed();
         Some(watcher)
@@ -372,7 +373,7 @@ impl Watcher {
         if mask & libc::IN_IGNORED != 0 {
             // The watched file or directory is gone (or its file system unmounted).
             self.interest.remove(&wd);
-            self.registered.retain(|_, w| *w != wd);
+            self.watched.retain(|_, (w, _, _)| *w != wd);
             return true;
         }
         match self.interest.get(&wd) {
@@ -406,20 +407,27 @@ impl Watcher {
         true
     }
 
-    /// Watches `path` (`name`: for events about that entry of the directory only).
+    /// Watches `path` (`name`: for events about that entry of the directory only). A path
+    /// watched already for these events costs no system call.
     fn add(&mut self, path: &str, name: Option<&str>, mask: u32) -> Result<(), c_int> {
-        let key = (path.to_string(), name.map(str::to_string));
-        if self.registered.contains_key(&key) {
-            return Ok(());
-        }
-        let c_path = CString::new(path).map_err(|_| libc::EINVAL)?;
-        // SAFETY: a NUL-terminated path; IN_MASK_ADD keeps what earlier registrations asked of the
-        // same inode.
-        let wd = unsafe { libc::inotify_add_watch(self.fd, c_path.as_ptr(), mask | libc::IN_MASK_ADD) };
-        if wd < 0 {
-            return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
-        }
-        if !watchable_file_system(&c_path) {
+        let (wd, local) = match self.watched.get(path) {
+            Some(&(wd, asked, local)) if asked & mask == mask => (wd, local),
+            known => {
+                let known = known.copied();
+                let c_path = CString::new(path).map_err(|_| libc::EINVAL)?;
+                // SAFETY: a NUL-terminated path; IN_MASK_ADD keeps what earlier registrations
+                // asked of the same inode.
+                let wd = unsafe { libc::inotify_add_watch(self.fd, c_path.as_ptr(), mask | libc::IN_MASK_ADD) };
+                if wd < 0 {
+                    return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
+                }
+                let local = known.map_or_else(|| watchable_file_system(&c_path), |(_, _, local)| local);
+                let asked = known.map_or(0, |(_, asked, _)| asked) | mask;
+                self.watched.insert(path.to_string(), (wd, asked, local));
+                (wd, local)
+            }
+        };
+        if !local {
             return Err(libc::EREMOTE);
         }
         let interest = self.interest.entry(wd).or_insert_with(|| Interest::Names(BTreeSet::new()));
@@ -427,10 +435,11 @@ impl Watcher {
             (None, interest) => *interest = Interest::Everything,
             (Some(_), Interest::Everything) => {}
             (Some(name), Interest::Names(names)) => {
-                names.insert(name.as_bytes().to_vec());
+                if !names.contains(name.as_bytes()) {
+                    names.insert(name.as_bytes().to_vec());
+                }
             }
         }
-        self.registered.insert(key, wd);
         Ok(())
     }
 }
