@@ -6,6 +6,7 @@
 //!
 //! ```text
 //! file   = "VKLDRVC\0" u32:format-version u32:body-length u64:body-digest body
+//!          (the digest: see `body_digest`)
 //! body   = u32:entry-count entry*
 //! entry  = str16:manifest-path u64*5:key u64:written-unix-seconds str16:library-resolved
 //!          u32:interface-version u8:has-version u32:instance-version
@@ -23,7 +24,7 @@ use super::profile::{self, Profile, Profiles};
 /// The file's first bytes.
 const MAGIC: &[u8; 8] = b"VKLDRVC\0";
 /// Bumped whenever the layout or the meaning of a field changes: an older or newer file is ignored.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// Bounds: a file or list past them is not ours, or not worth reading.
 pub const MAX_FILE_BYTES: usize = 4 << 20;
 pub const MAX_ENTRIES: usize = 256;
@@ -111,9 +112,26 @@ pub fn encode(entries: &[Entry]) -> Vec<u8> {
     file.extend_from_slice(MAGIC);
     file.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     file.extend_from_slice(&(body.len() as u32).to_le_bytes());
-    file.extend_from_slice(&Digest::default().bytes(&body).value().to_le_bytes());
+    file.extend_from_slice(&body_digest(&body).to_le_bytes());
     file.extend_from_slice(&body);
     file
+}
+
+/// The body's digest: four lanes of 8-byte words, each word xor-ed in, multiplied and rotated
+/// (every step a bijection of the lane, so any one changed word changes the digest), then the
+/// lanes, the tail and the length digested together. Some 20 times faster than a byte-at-a-time
+/// digest, which cost a fresh process 60 us for a 40 KiB file (format 2).
+fn body_digest(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut lanes: [u64; 4] = [0x243f_6a88_85a3_08d3, 0x1319_8a2e_0370_7344, 0xa409_3822_299f_31d0, 0x082e_fa98_ec4e_6c89];
+    let mut chunks = bytes.chunks_exact(32);
+    for chunk in &mut chunks {
+        for (lane, word) in lanes.iter_mut().zip(chunk.chunks_exact(8)) {
+            let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+            *lane = (*lane ^ word).wrapping_mul(K).rotate_left(29);
+        }
+    }
+    Digest::default().number(bytes.len() as u64).numbers(&lanes).bytes(chunks.remainder()).value()
 }
 
 /// Why a file's bytes were not used.
@@ -140,7 +158,7 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<Entry>, Unusable> {
     let length = header.u32().ok_or(Unusable::Corrupt)? as usize;
     let digest = header.u64().ok_or(Unusable::Corrupt)?;
     let body = &bytes[24..];
-    if body.len() != length || Digest::default().bytes(body).value() != digest {
+    if body.len() != length || body_digest(body) != digest {
         return Err(Unusable::Corrupt);
     }
     let mut r = Reader(body);
@@ -297,7 +315,7 @@ mod tests {
         let mut file = MAGIC.to_vec();
         file.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
         file.extend_from_slice(&(body.len() as u32).to_le_bytes());
-        file.extend_from_slice(&Digest::default().bytes(&body).value().to_le_bytes());
+        file.extend_from_slice(&body_digest(&body).to_le_bytes());
         file.extend_from_slice(&body);
         assert_eq!(decode(&file), Err(Unusable::Corrupt));
     }
