@@ -30,6 +30,12 @@ fn scenario_entry() {
         // SAFETY: the loader's commands with valid arguments.
         unsafe { print_state(gipa) };
     };
+    // The loader watches from a process's ninth call on (`CALLS_BEFORE_WATCHING`): every step
+    // below is then made with reuse possible.
+    for _ in 0..8 {
+        // SAFETY: the loader's commands with valid arguments.
+        unsafe { print_state(gipa) };
+    }
     let explicit = root.join("data/vulkan/explicit_layer.d");
     say("start");
     common::layer_manifest(&explicit, "b.json", "VK_LAYER_REUSE_b", &layer, "");
@@ -102,6 +108,7 @@ fn run(name: &str, watch: &str) -> String {
     ];
     let (ok, out, err) = common::child("steps", &env);
     assert!(ok, "{out}{err}");
+    let out = &out[out.find("STEP start").expect("the steps ran")..];
     out.lines().filter(|l| ["STEP ", "LAYER ", "DEVICES "].iter().any(|p| l.starts_with(p))).collect::<Vec<_>>().join("\n")
 }
 
