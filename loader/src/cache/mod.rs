@@ -155,6 +155,9 @@ pub struct Session {
     entries: Option<Arc<Vec<Entry>>>,
     /// (loader, machine, environment) digests, computed at the first lookup or record.
     shared: Option<[u64; 3]>,
+    /// The keys computed so far, by (manifest path, resolved library): a driver's entries (one
+    /// per key it was recorded under) share their files, which one call need not `stat` again.
+    keys: Vec<((String, String), Option<key::Key>)>,
     changed: bool,
 }
 
@@ -215,7 +218,7 @@ impl Session {
 
     /// A session that neither reads nor writes (the eager path).
     pub fn off() -> Session {
-        Session { mode: Mode::Off, path: None, entries: None, shared: None, changed: false }
+        Session { mode: Mode::Off, path: None, entries: None, shared: None, keys: Vec::new(), changed: false }
     }
 
     fn shared(&mut self) -> [u64; 3] {
@@ -233,6 +236,15 @@ impl Session {
     /// `resolved`; `None` when a file it depends on cannot be identified (unreadable, or
     /// modified in the last two seconds): such a driver is neither answered for nor recorded.
     fn key(&mut self, manifest_path: &str, manifest: &DriverManifest, resolved: &str) -> Option<key::Key> {
+        if let Some((_, known)) = self.keys.iter().find(|((m, r), _)| m == manifest_path && r == resolved) {
+            return *known;
+        }
+        let key = self.compute_key(manifest_path, manifest, resolved);
+        with_system_allocator(|| self.keys.push(((manifest_path.to_string(), resolved.to_string()), key)));
+        key
+    }
+
+    fn compute_key(&mut self, manifest_path: &str, manifest: &DriverManifest, resolved: &str) -> Option<key::Key> {
         let [loader, machine, environment] = self.shared();
         let search = match key::is_bare_name(&manifest.library_path) {
             true => Some((inputs::linker_cache()?, executable())),
