@@ -107,6 +107,24 @@ struct Watcher {
 
 static WATCHER: Mutex<Option<Watcher>> = Mutex::new(None);
 
+/// Closes the inotify descriptor when the library is unloaded (`dlclose`, or the process's end):
+/// a library loaded again would open its own, and each open descriptor counts against the
+/// user's inotify instances (128 by default, shared by every process of the user).
+#[used]
+#[link_section = ".fini_array"]
+static CLOSE_WHEN_UNLOADED: extern "C" fn() = close_when_unloaded;
+
+extern "C" fn close_when_unloaded() {
+    // try_lock: another thread may be inside a call while the process ends.
+    if let Ok(mut guard) = WATCHER.try_lock() {
+        if let Some(watcher) = guard.as_mut() {
+            // SAFETY: the descriptor this library opened, closed once (-1 after).
+            unsafe { libc::close(watcher.fd) };
+            watcher.fd = -1;
+        }
+    }
+}
+
 /// API calls made before the watches were set (see [`check`]).
 static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
@@ -245,31 +263,30 @@ impl<T: Clone> Memo<T> {
 }
 
 /// A value computed from the file system and the environment as a whole (the settings, the layer
-/// catalog), reused while the generation it was computed under lasts.
+/// catalog), one per key, reused while the generation it was computed under lasts.
 pub struct Remembered<K, T> {
-    value: Mutex<Option<(u64, K, T)>>,
+    values: Mutex<Vec<(u64, K, T)>>,
 }
 
 impl<K: PartialEq, T: Clone> Remembered<K, T> {
     pub const fn new() -> Self {
-        Remembered { value: Mutex::new(None) }
+        Remembered { values: Mutex::new(Vec::new()) }
     }
 
     /// `compute()` for `key`, or what the current generation computed for it already.
     pub fn get_or(&self, key: K, compute: impl FnOnce() -> T) -> T {
         let Some(generation) = current() else { return compute() };
-        if let Ok(value) = self.value.lock() {
-            if let Some((g, k, v)) = &*value {
-                if *g == generation && *k == key {
-                    return v.clone();
-                }
+        if let Ok(values) = self.values.lock() {
+            if let Some((_, _, v)) = values.iter().find(|(g, k, _)| *g == generation && *k == key) {
+                return v.clone();
             }
         }
         let (value, watched) = computed(compute);
         if watched {
             with_system_allocator(|| {
-                if let Ok(mut slot) = self.value.lock() {
-                    *slot = Some((generation, key, value.clone()));
+                if let Ok(mut values) = self.values.lock() {
+                    values.retain(|(g, k, _)| *g == generation && *k != key);
+                    values.push((generation, key, value.clone()));
                 }
             });
         }
