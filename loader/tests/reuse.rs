@@ -1,7 +1,8 @@
 //! What one API call found is reused by the next while nothing it depends on changed
 //! (`platform::watch`): every change a call must see is seen by the very next call in the same
 //! process: a layer manifest added, rewritten in place, removed; a manifest directory that did
-//! not exist created; a driver manifest added; an environment variable set. The same steps run
+//! not exist created; a driver manifest added; an environment variable set; the file a manifest's
+//! symbolic link points to replaced by a rename. The same steps run
 //! with reuse on and with `VK_LOADER_WATCH=off` (every call reads the file system) and must
 //! print the same.
 
@@ -55,6 +56,13 @@ fn scenario_entry() {
     // SAFETY: the child's own environment, set between loader calls on this thread only.
     unsafe { std::env::set_var("VK_ADD_LAYER_PATH", root.join("added").display().to_string()) };
     say("environment changed");
+    // A manifest that is a symbolic link to a file elsewhere, its target replaced by a rename (as
+    // an editor or a package manager writes it).
+    let target = root.join("elsewhere/e.json");
+    let text = std::fs::read_to_string(&target).unwrap().replace("test layer VK_LAYER_REUSE_e", "replaced by a rename");
+    std::fs::write(root.join("elsewhere/e.json.new"), text).unwrap();
+    std::fs::rename(root.join("elsewhere/e.json.new"), &target).unwrap();
+    say("symbolic link's target replaced");
 }
 
 /// Prints the instance layers and the number of physical devices.
@@ -90,6 +98,9 @@ fn run(name: &str, watch: &str) -> String {
     std::fs::create_dir_all(root.join("config/vulkan/icd.d")).unwrap();
     common::driver_manifest(&root.join("config/vulkan/icd.d"), "first.json", &common::tagged_driver(&root, "first"));
     std::fs::create_dir_all(root.join("added")).unwrap();
+    std::fs::create_dir_all(root.join("elsewhere")).unwrap();
+    common::layer_manifest(&root.join("elsewhere"), "e.json", "VK_LAYER_REUSE_e", &layer, "");
+    std::os::unix::fs::symlink(root.join("elsewhere/e.json"), root.join("added/e.json")).unwrap();
     common::layer_manifest(&root.join("added"), "d.json", "VK_LAYER_REUSE_d", &layer, "");
     let p = |relative: &str| root.join(relative).display().to_string();
     let env = [
@@ -140,6 +151,13 @@ LAYER VK_LAYER_REUSE_a rewritten in place
 DEVICES 2
 STEP environment changed
 LAYER VK_LAYER_REUSE_d test layer VK_LAYER_REUSE_d
+LAYER VK_LAYER_REUSE_e test layer VK_LAYER_REUSE_e
+LAYER VK_LAYER_REUSE_c test layer VK_LAYER_REUSE_c
+LAYER VK_LAYER_REUSE_a rewritten in place
+DEVICES 2
+STEP symbolic link's target replaced
+LAYER VK_LAYER_REUSE_d test layer VK_LAYER_REUSE_d
+LAYER VK_LAYER_REUSE_e replaced by a rename
 LAYER VK_LAYER_REUSE_c test layer VK_LAYER_REUSE_c
 LAYER VK_LAYER_REUSE_a rewritten in place
 DEVICES 2";
