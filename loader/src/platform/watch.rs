@@ -189,9 +189,11 @@ pub fn current() -> Option<u64> {
     CURRENT.with(Cell::get)
 }
 
-/// The rest of the API call under way looks at the file system again (it is changing it).
+/// The rest of the API call under way looks at the file system again (it is changing it), and
+/// nothing being computed now is remembered.
 pub fn looked_again() {
     CURRENT.with(|c| c.set(None));
+    UNWATCHED.with(|u| u.set(u.get() + 1));
 }
 
 /// `f()`, and whether everything it looked at was watched (what it made may then be reused while
