@@ -44,19 +44,7 @@ pub unsafe fn enumerate_groups(
         Err(e) => return e,
     };
     groups.retain(|g| g.physicalDevices.iter().take(g.physicalDeviceCount as usize).all(|&d| admitted(filters, d)));
-    if out.is_null() {
-        *count = groups.len() as u32;
-        return VkResult::SUCCESS;
-    }
-    let n = (*count as usize).min(groups.len());
-    for (i, group) in groups.iter().take(n).enumerate() {
-        let target = &mut *out.add(i);
-        target.physicalDeviceCount = group.physicalDeviceCount;
-        target.physicalDevices = group.physicalDevices;
-        target.subsetAllocation = group.subsetAllocation;
-    }
-    *count = n as u32;
-    if n < groups.len() { VkResult::INCOMPLETE } else { VkResult::SUCCESS }
+    ffi::fill_groups(&groups, count, out)
 }
 
 /// Whether `device` (a handle the application would get) passes the filters: its ids as the

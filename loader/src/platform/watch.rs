@@ -117,11 +117,8 @@ static CLOSE_WHEN_UNLOADED: extern "C" fn() = close_when_unloaded;
 extern "C" fn close_when_unloaded() {
     // try_lock: another thread may be inside a call while the process ends.
     if let Ok(mut guard) = WATCHER.try_lock() {
-        if let Some(watcher) = guard.as_mut() {
-            // SAFETY: the descriptor this library opened, closed once (-1 after).
-            unsafe { libc::close(watcher.fd) };
-            watcher.fd = -1;
-        }
+        // Dropped: its descriptor closed. What it holds is freed as the library goes anyway.
+        drop(guard.take());
     }
 }
 
@@ -307,11 +304,9 @@ fn check() -> Option<u64> {
     let pid = unsafe { libc::getpid() };
     let mut first_generation = 1;
     if guard.as_ref().is_some_and(|w| w.pid != pid) {
-        // A forked child: its own descriptor (closing the inherited one leaves the parent's open),
+        // A forked child: its own descriptor (dropping the inherited one closes it here only),
         // and a generation the parent's findings, inherited in memory, do not have.
         if let Some(old) = guard.take() {
-            // SAFETY: the descriptor this process inherited, closed once.
-            unsafe { libc::close(old.fd) };
             first_generation = old.generation + 1;
         }
     }
@@ -334,6 +329,15 @@ fn check() -> Option<u64> {
         watcher.generation += 1;
     }
     Some(watcher.generation)
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        if self.fd >= 0 {
+            // SAFETY: the descriptor this watcher opened (or inherited, in a forked child), closed once.
+            unsafe { libc::close(self.fd) };
+        }
+    }
 }
 
 impl Watcher {
@@ -636,8 +640,7 @@ mod tests {
         assert!(watcher.drain_events(), "a missing directory on the way appearing is a change");
         std::fs::write(path("listed/new.json"), b"{}").unwrap();
         assert!(watcher.drain_events(), "any new name in a listed directory is a change");
-        // SAFETY: the descriptor the watcher opened.
-        unsafe { libc::close(watcher.fd) };
+        drop(watcher);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -647,8 +650,6 @@ mod tests {
         watcher.environment.pop();
         watcher.environment.push(b'x');
         assert!(watcher.environment_changed(), "a changed last byte is a change");
-        // SAFETY: the descriptor the watcher opened.
-        unsafe { libc::close(watcher.fd) };
     }
 
     #[test]
