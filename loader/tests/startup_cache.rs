@@ -395,6 +395,15 @@ fn two_devices() -> Vec<(&'static str, String)> {
     ]
 }
 
+/// The two runs that make the driver lazy for `step`: the first process records the driver
+/// (its output is returned: the eager path's), the second its physical devices' answers (a
+/// process that meets a driver for the first time does not also pay for its devices' record).
+fn record_for_lazy(s: &Setup, step: &str, env: &[(&'static str, String)]) -> (String, String) {
+    let cold = run(s, step, env);
+    run(s, step, env);
+    cold
+}
+
 fn lines<'a>(out: &'a str, prefix: &str) -> Vec<&'a str> {
     out.lines().filter_map(|l| l.strip_prefix(prefix)).collect()
 }
@@ -445,9 +454,7 @@ fn a_warm_cache_answers_the_start_up_probe_without_loading_any_driver() {
 #[test]
 fn a_lazy_driver_is_loaded_at_device_creation_and_its_devices_matched_by_identity() {
     let s = setup("lazy-device");
-    run(&s, "probe", &two_devices());
-    // A second process asks the physical devices for the record (the first recorded the driver).
-    run(&s, "probe", &two_devices());
+    record_for_lazy(&s, "probe", &two_devices());
     // The driver now lists the two devices the other way round: the loader's second device must
     // still be the second GPU (UUID and PCI bus as the record said).
     std::fs::write(s.dir.join("change"), "VK_TEST_DRIVER_VISIBLE_DEVICES_A=1,0").unwrap();
@@ -472,8 +479,7 @@ fn a_lazy_driver_after_a_released_one_is_pointed_at_its_own_slot_when_loaded() {
     // b (no device) first, loaded at every creation once its record is stale; a (lazy) second.
     let order = format!("{}:{}", s.manifests[1].display(), s.manifests[0].display());
     let env: Vec<_> = two_devices().into_iter().chain([("VK_DRIVER_FILES", order)]).collect();
-    run(&s, "probe", &env);
-    run(&s, "probe", &env);
+    record_for_lazy(&s, "probe", &env);
     let mut bytes = std::fs::read(&s.drivers[1]).unwrap();
     bytes.push(0);
     std::fs::write(&s.drivers[1], bytes).unwrap();
@@ -504,11 +510,9 @@ fn headless() -> Vec<(&'static str, String)> {
 #[test]
 fn a_surface_loads_no_lazy_driver_and_gets_the_drivers_own_when_it_is_loaded() {
     let s = setup("lazy-surface");
-    let (cold, err) = run(&s, "surface", &headless());
+    let (cold, err) = record_for_lazy(&s, "surface", &headless());
     assert_eq!(line(&cold, "SUPPORT "), "VK_SUCCESS 1", "{err}");
     assert_eq!(line(&cold, "CAPABILITIES "), "VK_SUCCESS minImageCount=1", "the eager path: the driver's own surface\n{err}");
-    // A second process asks the physical devices for the record (the first recorded the driver).
-    run(&s, "surface", &headless());
     let (warm, err) = run(&s, "surface", &headless());
     assert_eq!(line(&warm, "MAPPED_WITH_SURFACES "), "", "making surfaces loads no driver\n{err}");
     loaded_at(&err, "vkGetPhysicalDeviceSurfaceSupportKHR");
@@ -580,10 +584,8 @@ fn explain_says_a_lazy_driver_was_never_loaded_in_its_own_run() {
 fn a_lazy_driver_is_created_with_what_the_application_gave_vk_create_instance() {
     let s = setup("lazy-messenger");
     let env: Vec<_> = two_devices().into_iter().chain([("VK_TEST_DRIVER_INSTANCE_EXTENSIONS_A", "+VK_EXT_debug_utils".to_string())]).collect();
-    let (cold, err) = run(&s, "messenger", &env);
+    let (cold, err) = record_for_lazy(&s, "messenger", &env);
     assert_eq!(lines(&cold, "HEARD "), ["vk_test_driver: instance created for lazy"], "the eager path\n{err}");
-    // A second process asks the physical devices for the record (the first recorded the driver).
-    run(&s, "messenger", &env);
     let (warm, err) = run(&s, "messenger", &env);
     assert!(err.contains("a.json: loaded at vkCreateDevice"), "{err}");
     assert_eq!(line(&warm, "DEVICE "), "VK_SUCCESS", "{err}");
@@ -596,10 +598,8 @@ fn a_lazy_driver_is_created_with_what_the_application_gave_vk_create_instance() 
 fn a_messenger_created_before_a_lazy_driver_is_loaded_is_made_in_it_when_it_is() {
     let s = setup("lazy-messenger-later");
     let env: Vec<_> = two_devices().into_iter().chain([("VK_TEST_DRIVER_INSTANCE_EXTENSIONS_A", "+VK_EXT_debug_utils".to_string())]).collect();
-    let (cold, err) = run(&s, "messenger-later", &env);
+    let (cold, err) = record_for_lazy(&s, "messenger-later", &env);
     assert_eq!(lines(&cold, "HEARD "), ["vk_test_driver: messenger created"], "the eager path\n{err}");
-    // A second process asks the physical devices for the record (the first recorded the driver).
-    run(&s, "messenger-later", &env);
     let (warm, err) = run(&s, "messenger-later", &env);
     assert!(err.contains("a.json: loaded at vkCreateDevice"), "{err}");
     // The driver got a messenger of its own when it was loaded, after the application made it.
@@ -609,9 +609,7 @@ fn a_messenger_created_before_a_lazy_driver_is_loaded_is_made_in_it_when_it_is()
 #[test]
 fn hardware_changed_under_a_lazy_instance_fails_its_devices_and_drops_the_record() {
     let s = setup("lazy-changed");
-    run(&s, "probe", &two_devices());
-    // A second process asks the physical devices for the record (the first recorded the driver).
-    run(&s, "probe", &two_devices());
+    record_for_lazy(&s, "probe", &two_devices());
     std::fs::write(
         s.dir.join("change"),
         "VK_TEST_DRIVER_DEVICES_A=integrated:8086:46a6",
