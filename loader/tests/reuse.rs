@@ -2,9 +2,10 @@
 //! (`platform::watch`): every change a call must see is seen by the very next call in the same
 //! process: a layer manifest added, rewritten in place, removed; a manifest directory that did
 //! not exist created; a driver manifest added; an environment variable set; the file a manifest's
-//! symbolic link points to replaced by a rename. The same steps run
-//! with reuse on and with `VK_LOADER_WATCH=off` (every call reads the file system) and must
-//! print the same.
+//! symbolic link points to replaced by a rename. The same steps run with reuse told by inotify
+//! watches (a process's calls from the ninth on), by stamps (`VK_LOADER_WATCH=stamps`: `stat`
+//! again, as for a process's first calls) and with `VK_LOADER_WATCH=off` (every call reads the
+//! file system), and must print the same.
 
 mod common;
 
@@ -31,11 +32,17 @@ fn scenario_entry() {
         // SAFETY: the loader's commands with valid arguments.
         unsafe { print_state(gipa) };
     };
-    // The loader watches from a process's ninth call on (`CALLS_BEFORE_WATCHING`): every step
-    // below is then made with reuse possible.
-    for _ in 0..8 {
-        // SAFETY: the loader's commands with valid arguments.
-        unsafe { print_state(gipa) };
+    if std::env::var("VK_LOADER_WATCH").as_deref() == Ok("stamps") {
+        // Only what was modified two seconds before is stamped (see `platform::stamps`): the
+        // tree, made by the parent just now, settles first.
+        std::thread::sleep(std::time::Duration::from_millis(3100));
+    } else {
+        // The loader watches from a process's ninth call on (`CALLS_BEFORE_WATCHING`): every
+        // step below is then made with reuse possible.
+        for _ in 0..8 {
+            // SAFETY: the loader's commands with valid arguments.
+            unsafe { print_state(gipa) };
+        }
     }
     let explicit = root.join("data/vulkan/explicit_layer.d");
     say("start");
@@ -162,5 +169,6 @@ LAYER VK_LAYER_REUSE_c test layer VK_LAYER_REUSE_c
 LAYER VK_LAYER_REUSE_a rewritten in place
 DEVICES 2";
     assert_eq!(reused, expected);
+    assert_eq!(run("reuse-stamps", "stamps"), reused, "reuse told by stamps changes no answer");
     assert_eq!(run("reuse-off", "off"), reused, "reuse changes no answer");
 }

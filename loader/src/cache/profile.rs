@@ -111,29 +111,34 @@ struct Stored {
     application: u64,
     /// Its encoding after the application digest (empty for one recorded in this process).
     bytes: Vec<u8>,
-    decoded: std::sync::OnceLock<Profile>,
+    decoded: std::sync::OnceLock<std::sync::Arc<Profile>>,
 }
 
 impl Profiles {
     pub fn from_list(profiles: Vec<Profile>) -> Profiles {
-        let list = profiles.into_iter().map(|p| Stored { application: p.application, bytes: Vec::new(), decoded: p.into() }).collect();
+        let list = profiles.into_iter().map(|p| Stored { application: p.application, bytes: Vec::new(), decoded: std::sync::Arc::new(p).into() }).collect();
         Profiles { list }
     }
 
     /// The profile of `application`, decoded now if it was not yet.
     pub fn get(&self, application: u64) -> Option<&Profile> {
+        self.shared(application).map(|p| &**p)
+    }
+
+    /// [`get`](Self::get), shared rather than copied (a lazy driver keeps it).
+    pub fn shared(&self, application: u64) -> Option<&std::sync::Arc<Profile>> {
         self.list.iter().find(|s| s.application == application).map(Stored::profile)
     }
 
     /// Every profile, decoded.
     pub fn iter(&self) -> impl Iterator<Item = &Profile> {
-        self.list.iter().map(Stored::profile)
+        self.list.iter().map(|s| &**s.profile())
     }
 
     /// Records `profile`, latest first, keeping at most `limit`.
     pub fn set(&mut self, profile: Profile, limit: usize) {
         self.list.retain(|s| s.application != profile.application);
-        self.list.insert(0, Stored { application: profile.application, bytes: Vec::new(), decoded: profile.into() });
+        self.list.insert(0, Stored { application: profile.application, bytes: Vec::new(), decoded: std::sync::Arc::new(profile).into() });
         self.list.truncate(limit);
     }
 }
@@ -145,13 +150,13 @@ impl PartialEq for Profiles {
 }
 
 impl Stored {
-    fn profile(&self) -> &Profile {
+    fn profile(&self) -> &std::sync::Arc<Profile> {
         self.decoded.get_or_init(|| {
             let mut profile = Profile { application: self.application, ..Profile::default() };
             // Checked when the file was read: a failure here cannot happen, and would only leave
             // the profile empty (no device answered from it).
             let _ = body(&mut super::record::Reader(&self.bytes), self.application, Some(&mut profile));
-            profile
+            std::sync::Arc::new(profile)
         })
     }
 }
@@ -222,12 +227,15 @@ fn body(r: &mut super::record::Reader, application: u64, mut out: Option<&mut Pr
     if device_count > MAX_DEVICES {
         return None;
     }
+    if let Some(p) = out.as_deref_mut() {
+        p.devices.reserve_exact(device_count);
+    }
     for _ in 0..device_count {
         let answer_count = r.u32()? as usize;
         if answer_count > MAX_ANSWERS {
             return None;
         }
-        let mut answers: Vec<(u64, Vec<u8>)> = Vec::with_capacity(if out.is_some() { answer_count.min(256) } else { 0 });
+        let mut answers: Vec<(u64, Vec<u8>)> = Vec::with_capacity(if out.is_some() { answer_count } else { 0 });
         let mut last = None;
         for _ in 0..answer_count {
             let key = r.u64()?;

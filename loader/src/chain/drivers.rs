@@ -61,7 +61,7 @@ pub(crate) struct Remembered {
     /// Its cache entry without the physical devices' records (`profile` has the one needed).
     pub entry: cache::record::Entry,
     /// The physical devices' record for the application creating an instance, if there is one.
-    pub profile: Option<cache::profile::Profile>,
+    pub profile: Option<Arc<cache::profile::Profile>>,
 }
 
 impl Source {
@@ -176,7 +176,7 @@ fn remembered(manifest_path: &str, manifest: manifest::driver::DriverManifest, e
         .filter_map(|(name, spec)| std::ffi::CString::new(name.as_str()).ok().map(|name| extension_properties(&name, *spec)))
         .collect();
     // Only the application's record is copied: an entry holds several applications'.
-    let profile = application.and_then(|a| entry.profile(a)).cloned();
+    let profile = application.and_then(|a| entry.profiles.shared(a)).cloned();
     let entry = cache::record::Entry {
         manifest_path: entry.manifest_path.clone(),
         key: entry.key,

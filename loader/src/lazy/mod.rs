@@ -61,7 +61,7 @@ pub struct Lazy {
     manifest: DriverManifest,
     /// The driver's instance extensions, as recorded.
     supported: Vec<VkExtensionProperties>,
-    profile: Profile,
+    profile: Arc<Profile>,
     kept: Arc<KeptCreateInfo>,
     allocator: Option<VkAllocationCallbacks>,
     /// Points the loader's physical devices of this driver at the live driver (set by the
@@ -101,7 +101,7 @@ impl Lazy {
         manifest_path: &str,
         manifest: DriverManifest,
         supported: Vec<VkExtensionProperties>,
-        profile: Profile,
+        profile: Arc<Profile>,
         kept: Arc<KeptCreateInfo>,
         allocator: *const VkAllocationCallbacks,
     ) -> Box<Lazy> {

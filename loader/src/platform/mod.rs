@@ -5,6 +5,7 @@ pub mod elf;
 pub mod file_cache;
 pub mod host_alloc;
 pub mod library_cache;
+mod stamps;
 pub mod watch;
 pub mod write;
 
@@ -266,6 +267,10 @@ impl OpenFile {
         if stream.is_null() {
             return Err(std::io::Error::last_os_error().to_string());
         }
+        // Unbuffered: `read` reads straight into its vector, so the stream's own buffer (which
+        // glibc sizes with an `fstat` and allocates at the first read) would only be in the way.
+        // SAFETY: setvbuf on a stream just opened, before any other operation on it.
+        unsafe { libc::setvbuf(stream, std::ptr::null_mut(), libc::_IONBF, 0) };
         Ok(OpenFile { stream })
     }
 

@@ -30,12 +30,15 @@
 //! interposes the file functions the loader calls (`fopen`, `opendir`, `access`, `stat`...), as
 //! the Khronos loader's test framework does to redirect paths, the watches would be on other files
 //! than those the interposer serves: then nothing is reused, and every call asks the file system
-//! as before. So does every call with `VK_LOADER_WATCH=off`.
+//! as before. So does every call with `VK_LOADER_WATCH=off`; with `VK_LOADER_WATCH=stamps`, no
+//! watch is ever set (the stamps below tell changes for the process's whole life).
 //!
 //! The watches live as long as the process (one inotify descriptor, close-on-exec, and one watch
 //! per directory or file looked at). They are set once a process has made
 //! [`CALLS_BEFORE_WATCHING`] API calls: setting them costs what several calls save, and most
-//! processes make few.
+//! processes make few. Until then (and for good where the kernel refuses an inotify descriptor),
+//! each call `stat`s again every path the calls before it looked at (`platform::stamps`): a system call
+//! per path instead of none, still a fraction of looking again, and nothing to set up.
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -43,6 +46,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::{Mutex, OnceLock};
 
 use crate::platform::host_alloc::with_system_allocator;
+use crate::platform::stamps::Ledger;
 
 /// What a directory on the way to a path, or a listed one, reports: names appearing, going or
 /// changing their attributes (permissions), and the directory itself going. Not writes to the
@@ -91,7 +95,11 @@ enum Interest {
 
 /// The process's watches and the state the last check found.
 struct Watcher {
+    /// The inotify descriptor; -1 while changes are told by stamps.
     fd: c_int,
+    /// The stamps of the paths looked at, while the process has made few calls (see
+    /// [`CALLS_BEFORE_WATCHING`]); `None` once they are watched.
+    stamps: Option<Ledger>,
     pid: libc::pid_t,
     /// `environ`'s entries, each followed by a NUL, as the last check found them.
     environment: Vec<u8>,
@@ -122,13 +130,13 @@ extern "C" fn close_when_unloaded() {
     }
 }
 
-/// API calls made before the watches were set (see [`check`]).
+/// API calls checked by stamps so far (see [`check`]).
 static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 /// The calls a process makes before its watches are set. Setting them costs a system call or two
-/// per directory and file looked at: about 1 ms with Debian's Mesa drivers and layers, where a
-/// call that reuses saves about 150 us. Renting before buying: a process that makes few calls (most
-/// make four or five) pays nothing; one that makes many pays at most about twice the best choice.
+/// per directory and file looked at (some 2 ms with Debian's Mesa drivers and layers), where
+/// checking the stamps costs a `stat` per path per call (some 50 us there). Renting before buying:
+/// a process that makes few calls (most make four or five) never pays for the watches.
 const CALLS_BEFORE_WATCHING: u32 = 8;
 
 thread_local! {
@@ -151,6 +159,13 @@ pub fn disabled() -> Option<&'static str> {
         }
         None
     })
+}
+
+/// Whether changes are told by stamps for the whole process (`VK_LOADER_WATCH=stamps`), never
+/// by watches: where inotify is not wanted, and for the tests of the stamps.
+fn stamps_only() -> bool {
+    static STAMPS: OnceLock<bool> = OnceLock::new();
+    *STAMPS.get_or_init(|| crate::platform::plain_env("VK_LOADER_WATCH").as_deref() == Some("stamps"))
 }
 
 /// While alive, the thread's API call runs under one generation: it may reuse what calls of the
@@ -312,15 +327,17 @@ fn check() -> Option<u64> {
     }
     let watcher = match guard.as_mut() {
         Some(w) => w,
-        // Watching costs what some CALLS_BEFORE_WATCHING calls save (see there): a process pays
-        // for it once it has made that many calls.
-        None if CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < CALLS_BEFORE_WATCHING => return None,
-        None => {
-            let fresh = with_system_allocator(|| Watcher::new(pid, first_generation))?;
-            guard.insert(fresh)
-        }
+        None => guard.insert(with_system_allocator(|| Watcher::new(pid, first_generation))),
     };
-    let mut changed = watcher.drain_events();
+    // Watching costs what some CALLS_BEFORE_WATCHING calls save (see there): a process pays for it
+    // once it has made that many calls.
+    if watcher.stamps.is_some() && !stamps_only() && CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= CALLS_BEFORE_WATCHING {
+        watcher.start_watching();
+    }
+    let mut changed = match watcher.stamps.as_mut() {
+        Some(ledger) => with_system_allocator(|| ledger.changed()),
+        None => watcher.drain_events(),
+    };
     changed |= with_system_allocator(|| watcher.environment_changed());
     let libraries = library_counters();
     changed |= libraries != watcher.libraries;
@@ -341,14 +358,11 @@ impl Drop for Watcher {
 }
 
 impl Watcher {
-    fn new(pid: libc::pid_t, generation: u64) -> Option<Watcher> {
-        // SAFETY: inotify_init1 has no preconditions.
-        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
-        if fd < 0 {
-            return None;
-        }
+    /// A watcher that tells changes by stamps.
+    fn new(pid: libc::pid_t, generation: u64) -> Watcher {
         let mut watcher = Watcher {
-            fd,
+            fd: -1,
+            stamps: Some(Ledger::default()),
             pid,
             environment: Vec::new(),
             libraries: library_counters(),
@@ -359,7 +373,20 @@ impl Watcher {
             watched: BTreeMap::new(),
         };
         watcher.environment_changed();
-        Some(watcher)
+        watcher
+    }
+
+    /// From stamps to watches: what was found under the stamps is not watched, so it is found
+    /// again (a new generation) and watched as it is. Where the kernel gives no inotify
+    /// descriptor (the user's limit reached), the stamps stay.
+    fn start_watching(&mut self) {
+        // SAFETY: inotify_init1 has no preconditions.
+        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+        if fd >= 0 {
+            self.fd = fd;
+            self.stamps = None;
+            self.generation += 1;
+        }
     }
 
     /// Reads every queued event; whether one concerns something looked at.
@@ -477,7 +504,11 @@ impl Watcher {
 /// [`Watcher::register`] on the process's watcher.
 fn register(path: &str, dependency: Dependency) -> bool {
     let Ok(mut guard) = WATCHER.lock() else { return false };
-    guard.as_mut().is_some_and(|watcher| watcher.register(path, dependency))
+    guard.as_mut().is_some_and(|watcher| match watcher.stamps.as_mut() {
+        // A stamp tells both what a file and what a directory's listing depends on.
+        Some(ledger) => ledger.record(path),
+        None => watcher.register(path, dependency),
+    })
 }
 
 impl Watcher {
@@ -516,7 +547,7 @@ impl Watcher {
     }
 }
 
-fn watchable_file_system(path: &CStr) -> bool {
+pub(super) fn watchable_file_system(path: &CStr) -> bool {
     // SAFETY: statfs fills a zeroed structure for a NUL-terminated path.
     let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
     if unsafe { libc::statfs(path.as_ptr(), &mut fs) } != 0 {
@@ -623,7 +654,9 @@ mod tests {
         let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
         // A watcher of its own: the process's generation also follows other tests' environment
         // and libraries.
-        let mut watcher = Watcher::new(1, 1).expect("inotify works here");
+        let mut watcher = Watcher::new(1, 1);
+        watcher.start_watching();
+        assert!(watcher.stamps.is_none(), "inotify works here");
         assert!(watcher.register(&path("a.json"), Dependency::Entry), "a missing file in a local directory is watched");
         assert!(watcher.register(&path("missing/deeper/b.json"), Dependency::Entry), "so is one in a missing directory");
         assert!(watcher.register(&path("listed"), Dependency::Listing));
@@ -646,7 +679,7 @@ mod tests {
 
     #[test]
     fn the_environment_is_compared_entry_by_entry() {
-        let mut watcher = Watcher::new(1, 1).expect("inotify works here");
+        let mut watcher = Watcher::new(1, 1);
         watcher.environment.pop();
         watcher.environment.push(b'x');
         assert!(watcher.environment_changed(), "a changed last byte is a change");

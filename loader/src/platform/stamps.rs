@@ -1,0 +1,243 @@
+//! Whether the files and directories an API call looked at are as they were, told by `stat`-ing
+//! them again: how `watch` decides "nothing changed" for a process's first few calls, before it
+//! pays for inotify watches (a `stat` per path per call, where a watch costs a system call or two
+//! per directory on the way, once).
+//!
+//! A path's stamp is what `stat` says of the file or directory it leads to now (through any
+//! symbolic link on the way): device, inode, type and permissions, owner, size, and the
+//! modification and change times. A file written, replaced, renamed over, made unreadable; a
+//! directory gaining, losing or renaming an entry: each changes its stamp. A path where nothing
+//! is has the stamp "absent", which anything appearing there changes.
+//!
+//! A file changed twice within one tick of the file system's clock may keep its times (and, at
+//! the same size, its stamp), so only stamps whose times are two seconds in the past are trusted
+//! (git's "racily clean" rule, as `FileIdentity::is_settled`): a file modified since is looked at
+//! again by every call. And, as for watches, no path on a network or FUSE file system (its
+//! attributes may be cached while another machine changes them), under `/proc`, `/sys` or `/dev`,
+//! or relative (the working directory may change).
+
+use std::collections::BTreeMap;
+use std::ffi::CString;
+
+/// What `stat` said of a path, or `None`: nothing there.
+type Stamp = Option<[i64; 10]>;
+
+/// The paths looked at since the ledger was last found out of date, with their stamps.
+#[derive(Default)]
+pub struct Ledger {
+    stamps: BTreeMap<String, Stamp>,
+    /// Per device (`st_dev`): whether its file system tells changes by attributes promptly.
+    local_devices: BTreeMap<u64, bool>,
+    /// Directories above absent paths, with their device when there (asked once: the search
+    /// paths that are missing share their parents).
+    directories: BTreeMap<String, Option<u64>>,
+}
+
+impl Ledger {
+    /// Takes `path`'s stamp, before the caller looks at it; `false` when its stamp cannot be
+    /// trusted to tell a change (then nothing computed from it may be reused).
+    pub fn record(&mut self, path: &str) -> bool {
+        if self.stamps.contains_key(path) {
+            return true;
+        }
+        if !path.starts_with('/') || path.split('/').any(|n| n == "..") || ["/proc/", "/sys/", "/dev/"].iter().any(|p| path.starts_with(p)) {
+            return false;
+        }
+        let stamp = match stat(path) {
+            Ok(st) if settled(&st) && self.local(st.st_dev as u64, path) => Some(stamp_of(&st)),
+            Ok(_) => return false,
+            // Nothing there: trusted when the nearest directory that is there is local (on a
+            // network file system, a name another machine creates may stay unseen a while).
+            Err(libc::ENOENT | libc::ENOTDIR) => match self.nearest_existing_directory(path) {
+                Some((dir, device)) if self.local(device, &dir) => None,
+                _ => return false,
+            },
+            Err(_) => return false,
+        };
+        self.stamps.insert(path.to_string(), stamp);
+        true
+    }
+
+    /// Whether any path recorded has another stamp now. The ledger is emptied when one has: what
+    /// the calls look at from then on is recorded afresh.
+    pub fn changed(&mut self) -> bool {
+        let changed = self.stamps.iter().any(|(path, stamp)| {
+            let now = match stat(path) {
+                Ok(st) => Some(stamp_of(&st)),
+                Err(libc::ENOENT | libc::ENOTDIR) => None,
+                Err(_) => return true,
+            };
+            now != *stamp
+        });
+        if changed {
+            self.stamps.clear();
+            self.directories.clear();
+        }
+        changed
+    }
+
+    /// The closest directory above `path` that exists, with its device.
+    fn nearest_existing_directory(&mut self, path: &str) -> Option<(String, u64)> {
+        let mut dir = path;
+        loop {
+            dir = match dir.trim_end_matches('/').rfind('/')? {
+                0 => "/",
+                i => &dir[..i],
+            };
+            let device = match self.directories.get(dir) {
+                Some(known) => *known,
+                None => {
+                    let device = stat(dir).ok().map(|st| st.st_dev as u64);
+                    self.directories.insert(dir.to_string(), device);
+                    device
+                }
+            };
+            match device {
+                Some(device) => return Some((dir.to_string(), device)),
+                None if dir == "/" => return None,
+                None => {}
+            }
+        }
+    }
+
+    fn local(&mut self, device: u64, path: &str) -> bool {
+        *self.local_devices.entry(device).or_insert_with(|| CString::new(path).is_ok_and(|p| super::watch::watchable_file_system(&p)))
+    }
+}
+
+fn stat(path: &str) -> Result<libc::stat, i32> {
+    let c_path = CString::new(path).map_err(|_| libc::EINVAL)?;
+    // SAFETY: stat with a NUL-terminated path into a zeroed buffer.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::stat(c_path.as_ptr(), &mut st) != 0 {
+            return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
+        }
+        Ok(st)
+    }
+}
+
+// `stat`'s field types differ between architectures (32-bit ones among them): the casts stay.
+#[allow(clippy::unnecessary_cast)]
+fn stamp_of(st: &libc::stat) -> [i64; 10] {
+    [
+        st.st_dev as i64,
+        st.st_ino as i64,
+        st.st_mode as i64,
+        st.st_uid as i64,
+        st.st_gid as i64,
+        st.st_size as i64,
+        st.st_mtime as i64,
+        st.st_mtime_nsec as i64,
+        st.st_ctime as i64,
+        st.st_ctime_nsec as i64,
+    ]
+}
+
+/// Whether the file's modification and change times are two seconds in the past (see the
+/// module's comment).
+#[allow(clippy::unnecessary_cast)]
+fn settled(st: &libc::stat) -> bool {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec.
+    if unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut now) } != 0 {
+        return false;
+    }
+    let latest = (st.st_mtime as i64).max(st.st_ctime as i64);
+    (now.tv_sec as i64).saturating_sub(latest) > 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An empty directory of the test's own.
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("loader-stamps-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_path_just_written_is_not_trusted() {
+        let dir = scratch("fresh");
+        let file = dir.join("a.json");
+        std::fs::write(&file, b"{}").unwrap();
+        let mut ledger = Ledger::default();
+        assert!(!ledger.record(file.to_str().unwrap()), "modified in the last two seconds");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn paths_that_cannot_be_stamped_are_refused() {
+        let mut ledger = Ledger::default();
+        assert!(!ledger.record("relative/a.json"));
+        assert!(!ledger.record("/proc/self/status"));
+        assert!(!ledger.record("/usr/../etc/passwd"));
+    }
+
+    #[test]
+    fn a_missing_path_is_recorded_and_its_appearing_is_a_change() {
+        let dir = scratch("missing");
+        let file = dir.join("deeper/b.json");
+        let mut ledger = Ledger::default();
+        assert!(ledger.record(file.to_str().unwrap()), "nothing there, in a local directory");
+        assert!(!ledger.changed());
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, b"{}").unwrap();
+        assert!(ledger.changed(), "the file appearing is a change");
+        assert!(!ledger.changed(), "the ledger starts afresh after a change");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn every_change_to_a_settled_path_changes_its_stamp() {
+        let dir = scratch("changes");
+        let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+        for name in ["in-place.json", "renamed-over.json", "made-unreadable.json", "replacement.json"] {
+            std::fs::write(path(name), b"{\"a\": 1}").unwrap();
+        }
+        std::fs::create_dir(path("listed")).unwrap();
+        // Settled: the change times of what was just made must be two seconds in the past.
+        std::thread::sleep(std::time::Duration::from_millis(3100));
+        let recorded = |names: &[&str]| {
+            let mut ledger = Ledger::default();
+            for name in names {
+                assert!(ledger.record(&path(name)), "{name} is settled");
+            }
+            assert!(!ledger.changed(), "nothing changed yet");
+            ledger
+        };
+        let mut ledger = recorded(&["in-place.json"]);
+        std::fs::write(path("in-place.json"), b"{\"a\": 2}").unwrap();
+        assert!(ledger.changed(), "written in place, the same size");
+        let mut ledger = recorded(&["renamed-over.json"]);
+        std::fs::rename(path("replacement.json"), path("renamed-over.json")).unwrap();
+        assert!(ledger.changed(), "another file renamed over it");
+        let mut ledger = recorded(&["made-unreadable.json"]);
+        let mut permissions = std::fs::metadata(path("made-unreadable.json")).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o000);
+        std::fs::set_permissions(path("made-unreadable.json"), permissions).unwrap();
+        assert!(ledger.changed(), "its permissions changed");
+        let mut ledger = recorded(&["listed"]);
+        std::fs::write(path("listed/new.json"), b"{}").unwrap();
+        assert!(ledger.changed(), "a listed directory gained an entry");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn settled_looks_at_the_later_of_the_two_times() {
+        // SAFETY: a zeroed stat is a valid value.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+        st.st_mtime = (now - 3600) as _;
+        st.st_ctime = (now - 3600) as _;
+        assert!(settled(&st));
+        st.st_ctime = now as _;
+        assert!(!settled(&st), "changed (say, permissions or a write with its time set back) just now");
+        st.st_ctime = (now - 3600) as _;
+        st.st_mtime = now as _;
+        assert!(!settled(&st));
+    }
+}
