@@ -33,6 +33,8 @@ pub struct Ledger {
     directories: BTreeMap<String, Option<u64>>,
 }
 
+// `st_dev`'s type differs between architectures: the casts stay.
+#[allow(clippy::unnecessary_cast)]
 impl Ledger {
     /// Takes `path`'s stamp, before the caller looks at it; `false` when its stamp cannot be
     /// trusted to tell a change (then nothing computed from it may be reused).
