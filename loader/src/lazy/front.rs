@@ -297,8 +297,7 @@ unsafe extern "system" fn enumerate_device_extension_properties(
                 if !layer.is_null() {
                     return None;
                 }
-                let extensions = answers::decode_extensions(a.get(answer_key(Family::DeviceExtensions, 0, 0))?)?;
-                Some(ffi::fill(&extensions, count, out))
+                answers::fill_extensions(a.get(answer_key(Family::DeviceExtensions, 0, 0))?, count, out)
             },
             |table, handle| match table.vkEnumerateDeviceExtensionProperties {
                 Some(f) => f(handle, layer, count, out),

@@ -4,7 +4,9 @@
 //! what GLFW, SDL, GTK, Chromium and wgpu do first), instance creation, + physical-device
 //! enumeration, + what applications read to pick a device (`vkGetPhysicalDeviceProperties2` with
 //! ID properties, queue families, memory properties), + a device created on the first physical
-//! device (where a lazy driver is loaded); every one ends destroying what it made. Figures per
+//! device (where a lazy driver is loaded); every one ends destroying what it made. And
+//! `properties-bare`: `properties` without the pre-instance queries first (the probe exactly as
+//! issue 24 words it: create, enumerate, properties, queue families, memory, destroy). Figures per
 //! fresh process (the median of [`PROCESSES`]): the time from before `dlopen` of the loader to the
 //! end of the probe, the driver libraries mapped at the end, the GPU device files open, and the
 //! resident memory. Two sets of drivers: the machine's own (default discovery, the caller's
@@ -22,26 +24,32 @@ use crate::{json_num, json_str, machine};
 
 /// Fresh processes per configuration; the median is reported.
 const PROCESSES: usize = 11;
-const PROBES: [&str; 5] = ["pre-instance", "create", "enumerate", "properties", "device"];
+const PROBES: [&str; 6] = ["pre-instance", "create", "enumerate", "properties", "properties-bare", "device"];
 const TEST_DRIVERS: usize = 8;
 
 /// The child's side (`loader-bench child startup-<probe> <libvulkan>`): runs the probe, prints its
 /// figures.
 pub fn child(probe: &str, loader_path: &str) -> Result<(), String> {
+    let (probe, pre_instance) = match probe {
+        "properties-bare" => ("properties", false),
+        probe => (probe, true),
+    };
     let start = Instant::now();
     let loader = Loader::open(loader_path)?;
     // SAFETY (the block): the loader's exported commands with their signatures.
     unsafe {
         type Version = unsafe extern "system" fn(*mut u32) -> VkResult;
         type Extensions = unsafe extern "system" fn(*const std::ffi::c_char, *mut u32, *mut VkExtensionProperties) -> VkResult;
-        let version: Version = loader.export(c"vkEnumerateInstanceVersion")?;
-        let extensions: Extensions = loader.export(c"vkEnumerateInstanceExtensionProperties")?;
-        let mut v = 0;
-        check(version(&mut v), "vkEnumerateInstanceVersion")?;
-        let mut count = 0;
-        check(extensions(std::ptr::null(), &mut count, std::ptr::null_mut()), "vkEnumerateInstanceExtensionProperties")?;
-        let mut props = vec![VkExtensionProperties::default(); count as usize];
-        check(extensions(std::ptr::null(), &mut count, props.as_mut_ptr()), "vkEnumerateInstanceExtensionProperties")?;
+        if pre_instance {
+            let version: Version = loader.export(c"vkEnumerateInstanceVersion")?;
+            let extensions: Extensions = loader.export(c"vkEnumerateInstanceExtensionProperties")?;
+            let mut v = 0;
+            check(version(&mut v), "vkEnumerateInstanceVersion")?;
+            let mut count = 0;
+            check(extensions(std::ptr::null(), &mut count, std::ptr::null_mut()), "vkEnumerateInstanceExtensionProperties")?;
+            let mut props = vec![VkExtensionProperties::default(); count as usize];
+            check(extensions(std::ptr::null(), &mut count, props.as_mut_ptr()), "vkEnumerateInstanceExtensionProperties")?;
+        }
         if probe != "pre-instance" {
             let instance = loader.create(&[])?;
             if probe != "create" {
