@@ -84,7 +84,7 @@ pub fn driver_cache_seed() -> Vec<u8> {
                 .filter(|&&(_, n)| n > 0)
                 .map(|&(application, n)| crate::cache::profile::Profile {
                     application,
-                    devices: (0..n).map(|i| crate::cache::profile::DeviceAnswers { answers: vec![(i as u64, vec![1, 2, 3]), (9, vec![])] }).collect(),
+                    devices: (0..n).map(|i| crate::cache::profile::DeviceAnswers::from_pairs([(i as u64, vec![1, 2, 3]), (9, vec![])])).collect(),
                     groups: Some(vec![(vec![0], 0)]),
                 })
                 .collect(),

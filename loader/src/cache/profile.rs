@@ -26,15 +26,50 @@ pub struct Profile {
     pub groups: Option<Vec<(Vec<u8>, u32)>>,
 }
 
-/// One physical device's recorded answers, sorted by key.
-#[derive(Clone, Debug, PartialEq, Default)]
+/// One physical device's recorded answers: their bytes in one buffer (as read from the file: one
+/// copy, not one allocation per answer) and an index sorted by key.
+#[derive(Clone, Debug, Default)]
 pub struct DeviceAnswers {
-    pub answers: Vec<(u64, Vec<u8>)>,
+    /// (key, start, length) of each answer in `bytes`, sorted by key.
+    index: Vec<(u64, u32, u32)>,
+    /// The answers' bytes, with whatever lies between them (a replaced answer, the file's own
+    /// framing).
+    bytes: Vec<u8>,
+}
+
+impl PartialEq for DeviceAnswers {
+    fn eq(&self, other: &DeviceAnswers) -> bool {
+        self.iter().eq(other.iter())
+    }
 }
 
 impl DeviceAnswers {
+    /// The answers of `pairs` (later ones replacing earlier ones of the same key).
+    pub fn from_pairs(pairs: impl IntoIterator<Item = (u64, Vec<u8>)>) -> DeviceAnswers {
+        let mut answers = DeviceAnswers::default();
+        for (key, bytes) in pairs {
+            answers.set(key, &bytes);
+        }
+        answers
+    }
+
     pub fn get(&self, key: u64) -> Option<&[u8]> {
-        self.answers.binary_search_by_key(&key, |(k, _)| *k).ok().map(|i| self.answers[i].1.as_slice())
+        let i = self.index.binary_search_by_key(&key, |&(k, _, _)| k).ok()?;
+        Some(self.at(i))
+    }
+
+    fn at(&self, i: usize) -> &[u8] {
+        let (_, start, len) = self.index[i];
+        &self.bytes[start as usize..start as usize + len as usize]
+    }
+
+    /// Every answer, by key.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, &[u8])> {
+        (0..self.index.len()).map(|i| (self.index[i].0, self.at(i)))
+    }
+
+    pub fn len(&self) -> usize {
+        self.index.len()
     }
 
     /// Records an answer (replacing an earlier one); answers past the bounds are not kept.
@@ -42,10 +77,15 @@ impl DeviceAnswers {
         if bytes.len() > MAX_ANSWER_BYTES {
             return;
         }
-        match self.answers.binary_search_by_key(&key, |(k, _)| *k) {
-            Ok(i) => self.answers[i].1 = bytes.to_vec(),
-            Err(_) if self.answers.len() >= MAX_ANSWERS => {}
-            Err(i) => self.answers.insert(i, (key, bytes.to_vec())),
+        let position = self.index.binary_search_by_key(&key, |&(k, _, _)| k);
+        if position.is_err() && self.index.len() >= MAX_ANSWERS {
+            return;
+        }
+        let entry = (key, self.bytes.len() as u32, bytes.len() as u32);
+        self.bytes.extend_from_slice(bytes);
+        match position {
+            Ok(i) => self.index[i] = entry,
+            Err(i) => self.index.insert(i, entry),
         }
     }
 }
@@ -79,15 +119,14 @@ pub fn differences(recorded: &Profile, now: &Profile) -> String {
     let mut out = Vec::new();
     for (i, (a, b)) in recorded.devices.iter().zip(&now.devices).enumerate() {
         let changed: Vec<String> = b
-            .answers
             .iter()
-            .filter(|(key, bytes)| a.get(*key) != Some(bytes.as_slice()))
+            .filter(|&(key, bytes)| a.get(key) != Some(bytes))
             .map(|(key, bytes)| {
-                let first = a.get(*key).and_then(|old| old.iter().zip(bytes).position(|(x, y)| x != y));
+                let first = a.get(key).and_then(|old| old.iter().zip(bytes).position(|(x, y)| x != y));
                 format!("{key:016x} (byte {first:?})")
             })
             .collect();
-        let gone = a.answers.iter().filter(|(key, _)| b.get(*key).is_none()).count();
+        let gone = a.iter().filter(|&(key, _)| b.get(key).is_none()).count();
         if !changed.is_empty() || gone > 0 {
             out.push(format!("device {i}: {} answers differ [{}], {gone} no longer given", changed.len(), changed.join(", ")));
         }
@@ -179,9 +218,8 @@ fn encode_body(out: &mut Vec<u8>, p: &Profile) {
     let devices = &p.devices[..p.devices.len().min(MAX_DEVICES)];
     out.push(devices.len() as u8);
     for d in devices {
-        let answers = &d.answers[..d.answers.len().min(MAX_ANSWERS)];
-        out.extend_from_slice(&(answers.len() as u32).to_le_bytes());
-        for (key, bytes) in answers {
+        out.extend_from_slice(&(d.len().min(MAX_ANSWERS) as u32).to_le_bytes());
+        for (key, bytes) in d.iter().take(MAX_ANSWERS) {
             out.extend_from_slice(&key.to_le_bytes());
             out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
             out.extend_from_slice(bytes);
@@ -235,7 +273,9 @@ fn body(r: &mut super::record::Reader, application: u64, mut out: Option<&mut Pr
         if answer_count > MAX_ANSWERS {
             return None;
         }
-        let mut answers: Vec<(u64, Vec<u8>)> = Vec::with_capacity(if out.is_some() { answer_count } else { 0 });
+        // The device's answers are kept as the file has them: its bytes copied once, indexed.
+        let region = r.0;
+        let mut index = Vec::with_capacity(if out.is_some() { answer_count } else { 0 });
         let mut last = None;
         for _ in 0..answer_count {
             let key = r.u64()?;
@@ -248,13 +288,15 @@ fn body(r: &mut super::record::Reader, application: u64, mut out: Option<&mut Pr
                 return None;
             }
             last = Some(key);
-            let bytes = r.take(len)?;
+            let start = region.len() - r.0.len();
+            r.take(len)?;
             if out.is_some() {
-                answers.push((key, bytes.to_vec()));
+                index.push((key, start as u32, len as u32));
             }
         }
         if let Some(p) = out.as_deref_mut() {
-            p.devices.push(DeviceAnswers { answers });
+            let bytes = region[..region.len() - r.0.len()].to_vec();
+            p.devices.push(DeviceAnswers { index, bytes });
         }
     }
     let groups = match r.u8()? {
@@ -292,7 +334,8 @@ mod tests {
         d.set(answer_key(Family::Format, 37, 0), b"def");
         assert_eq!(d.get(answer_key(Family::Format, 37, 0)), Some(&b"def"[..]));
         assert_eq!(d.get(answer_key(Family::Format, 38, 0)), None);
-        assert_eq!(d.answers.len(), 2);
+        assert_eq!(d.len(), 2);
+        assert_eq!(d, DeviceAnswers::from_pairs([(answer_key(Family::Properties, 0, 1000059001), b"xyz".to_vec()), (answer_key(Family::Format, 37, 0), b"def".to_vec())]), "equal by their answers, not their buffers");
         assert_ne!(answer_key(Family::Format, 1, 0), answer_key(Family::Features, 1, 0));
     }
 }

@@ -267,7 +267,7 @@ mod tests {
             devices: vec![(77, 1), (78, 0)],
             profiles: Profiles::from_list(vec![Profile {
                 application: 77,
-                devices: vec![profile::DeviceAnswers { answers: vec![(3, vec![1, 2, 3]), (9, vec![])] }],
+                devices: vec![profile::DeviceAnswers::from_pairs([(3, vec![1, 2, 3]), (9, vec![])])],
                 groups: Some(vec![(vec![0], 0)]),
             }]),
         }
