@@ -96,7 +96,7 @@ fn check_for((want_class, want_machine): (u8, u16), h: &[u8], file_size: u64) ->
 /// The first 64 bytes of the file and its size (this runs before the first dlopen of every
 /// driver and layer).
 fn read_header(path: &str) -> Result<(Vec<u8>, u64), String> {
-    let mut file = crate::platform::OpenFile::open(path)?;
+    let mut file = crate::platform::OpenFile::open(path).map_err(|e| e.to_string())?;
     let size = file.identity()?.size;
     Ok((file.read(64, Some(64))?, size))
 }

@@ -61,7 +61,7 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
             }
         }
         let watched = watch::current().is_some() && watch::depend(path, watch::Dependency::Entry);
-        let mut file = OpenFile::open(path)?;
+        let mut file = OpenFile::open(path).map_err(|e| e.to_string())?;
         let identity = file.identity().ok();
         if watched {
             IDENTITIES.put(path, &identity);

@@ -260,12 +260,14 @@ pub struct OpenFile {
 }
 
 impl OpenFile {
-    pub fn open(path: &str) -> Result<OpenFile, String> {
-        let c_path = CString::new(path).map_err(|_| "path contains NUL".to_string())?;
+    /// The file at `path`, or why not (an `io::Error`: formatted only by a caller that says it,
+    /// as most of the files looked for are not there).
+    pub fn open(path: &str) -> Result<OpenFile, std::io::Error> {
+        let c_path = CString::new(path).map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "path contains NUL"))?;
         // SAFETY: fopen with NUL-terminated path and mode ('e': close on exec).
         let stream = unsafe { libc::fopen(c_path.as_ptr(), c"rbe".as_ptr()) };
         if stream.is_null() {
-            return Err(std::io::Error::last_os_error().to_string());
+            return Err(std::io::Error::last_os_error());
         }
         // Unbuffered: `read` reads straight into its vector, so the stream's own buffer (which
         // glibc sizes with an `fstat` and allocates at the first read) would only be in the way.
