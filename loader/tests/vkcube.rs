@@ -112,28 +112,26 @@ fn mapped_libraries(pid: u32) -> String {
     std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default()
 }
 
-#[test]
-fn vkcube_draws_the_cube_through_our_library_on_lavapipe() {
-    let (Some(_), Some(vkcube)) = (on_path("Xvfb"), on_path("vkcube")) else {
-        eprintln!("SKIPPED: vkcube_draws_the_cube_through_our_library_on_lavapipe needs Xvfb (package xvfb) and vkcube (package vulkan-tools)");
-        return;
-    };
-    assert!(Path::new(LAVAPIPE).exists(), "{LAVAPIPE} missing: install mesa-vulkan-drivers");
-    let x = Xvfb::start();
-    let dir = common::scratch("vkcube");
-    std::os::unix::fs::symlink(common::shipped_libvulkan(), dir.join("libvulkan.so.1")).unwrap();
-    let ours = std::fs::canonicalize(common::shipped_libvulkan()).unwrap();
+/// What one run of vkcube showed: the most colours counted in the middle of its window, the
+/// libraries it had mapped, and its standard error.
+struct CubeRun {
+    best: usize,
+    maps: String,
+    stderr: String,
+}
 
-    let mut cube = on_lavapipe(&vkcube, &x)
+/// Runs vkcube through our library on `x` until the cube shows (or a minute passes), with
+/// `env` set; fails the test if vkcube fails.
+fn run_vkcube(vkcube: &Path, x: &Xvfb, screen: &Screen, dir: &Path, env: &[(&str, &Path)]) -> CubeRun {
+    let mut cube = on_lavapipe(vkcube, x)
         .args(["--c", "20000", "--width", &WIDTH.to_string(), "--height", &HEIGHT.to_string()])
-        .env("LD_LIBRARY_PATH", &dir)
+        .env("LD_LIBRARY_PATH", dir)
         .env("VK_LOADER_DEBUG", "driver")
+        .envs(env.iter().map(|(k, v)| (k, v.as_os_str())))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-
-    let screen = Screen::open(&x.display);
     // The background: the root window outside vkcube's window is black (-br); inside it, vkcube
     // clears to a flat grey. The cube is the many-coloured part in the middle.
     let (side, cx, cy) = (120u32, (WIDTH / 2) as i32, (HEIGHT / 2) as i32);
@@ -154,17 +152,72 @@ fn vkcube_draws_the_cube_through_our_library_on_lavapipe() {
         let _ = cube.kill();
     }
     let out = cube.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(still_running || out.status.success(), "vkcube failed: {:?}\n{stdout}\n{stderr}", out.status);
     assert!(best >= 50, "the middle of vkcube's window shows {best} colours besides black: no cube drawn\n{stdout}\n{stderr}");
+    CubeRun { best, maps, stderr }
+}
+
+/// vkcube and Xvfb, or why the test is skipped.
+fn vkcube_and_xvfb(test: &str) -> Option<std::path::PathBuf> {
+    let (Some(_), Some(vkcube)) = (on_path("Xvfb"), on_path("vkcube")) else {
+        eprintln!("SKIPPED: {test} needs Xvfb (package xvfb) and vkcube (package vulkan-tools)");
+        return None;
+    };
+    assert!(Path::new(LAVAPIPE).exists(), "{LAVAPIPE} missing: install mesa-vulkan-drivers");
+    Some(vkcube)
+}
+
+#[test]
+fn vkcube_draws_the_cube_through_our_library_on_lavapipe() {
+    let Some(vkcube) = vkcube_and_xvfb("vkcube_draws_the_cube_through_our_library_on_lavapipe") else { return };
+    let x = Xvfb::start();
+    let dir = common::scratch("vkcube");
+    std::os::unix::fs::symlink(common::shipped_libvulkan(), dir.join("libvulkan.so.1")).unwrap();
+    let ours = std::fs::canonicalize(common::shipped_libvulkan()).unwrap();
+    let screen = Screen::open(&x.display);
+    let run = run_vkcube(&vkcube, &x, &screen, &dir, &[]);
 
     // Our library, not the system's, served it.
+    let (maps, stderr) = (&run.maps, &run.stderr);
     assert!(maps.contains(&ours.display().to_string()), "vkcube did not map {}:\n{maps}", ours.display());
     assert!(!maps.contains("/usr/lib/x86_64-linux-gnu/libvulkan.so.1"), "the system loader was mapped too:\n{maps}");
     assert!(stderr.contains("[Vulkan Loader] DRIVER:") && stderr.contains("libvulkan_lvp.so, driver interface version"), "{stderr}");
     assert!(stderr.contains("Selected GPU 0: llvmpipe"), "{stderr}");
-    eprintln!("the middle of the window showed {best} colours besides black");
+    eprintln!("the middle of the window showed {} colours besides black", run.best);
+}
+
+/// With a warm driver cache, lavapipe is left unloaded at `vkCreateInstance` (lazy drivers):
+/// vkcube makes its xcb surface and picks its GPU before the driver is loaded, which happens at
+/// the first query that needs it; the surface made earlier gets the driver's own then, and the
+/// cube is drawn as on a cold cache.
+#[test]
+fn vkcube_draws_the_cube_on_a_warm_cache_with_lavapipe_loaded_late() {
+    let Some(vkcube) = vkcube_and_xvfb("vkcube_draws_the_cube_on_a_warm_cache_with_lavapipe_loaded_late") else { return };
+    let x = Xvfb::start();
+    let dir = common::scratch("vkcube-warm");
+    std::os::unix::fs::symlink(common::shipped_libvulkan(), dir.join("libvulkan.so.1")).unwrap();
+    let cache = dir.join("cache");
+    let screen = Screen::open(&x.display);
+    // The first run records the driver; the second, its physical devices (a record is made for a
+    // driver used again); the third may leave it unloaded. The first two end by themselves (a
+    // process killed before it destroys its instance may not have written its records).
+    for run in ["cold", "recording"] {
+        let mut cube = on_lavapipe(&vkcube, &x).args(["--c", "30"]).env("LD_LIBRARY_PATH", &dir).env("XDG_CACHE_HOME", &cache).spawn().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while cube.try_wait().unwrap().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = cube.kill();
+        assert!(cube.wait().unwrap().success(), "vkcube's {run} run failed (or took a minute)");
+    }
+    let warm = run_vkcube(&vkcube, &x, &screen, &dir, &[("XDG_CACHE_HOME", &cache)]);
+    let stderr = &warm.stderr;
+    assert!(stderr.contains("lvp_icd.x86_64.json: not loaded: its 1 physical devices answered from the driver cache until first needed"), "{stderr}");
+    assert!(stderr.contains("loaded at vkGetPhysicalDevice"), "the driver is loaded at a physical-device query vkcube makes:\n{stderr}");
+    assert!(stderr.contains("Selected GPU 0: llvmpipe"), "{stderr}");
+    eprintln!("warm: the middle of the window showed {} colours besides black", warm.best);
 }
 
 /// vulkaninfo's "Presentable Surfaces" section: everything between its heading and the next one.
