@@ -28,9 +28,9 @@ pub struct Ledger {
     stamps: BTreeMap<String, Stamp>,
     /// Per device (`st_dev`): whether its file system tells changes by attributes promptly.
     local_devices: BTreeMap<u64, bool>,
-    /// Directories above absent paths, with their device when there (asked once: the search
-    /// paths that are missing share their parents).
-    directories: BTreeMap<String, Option<u64>>,
+    /// Directories above absent paths, with what `stat` said of them when they are there (asked
+    /// once: the search paths that are missing share their parents).
+    directories: BTreeMap<String, Option<libc::stat>>,
 }
 
 // `st_dev`'s type differs between architectures: the casts stay.
@@ -49,9 +49,19 @@ impl Ledger {
             Ok(st) if settled(&st) && self.local(st.st_dev as u64, path) => Some(stamp_of(&st)),
             Ok(_) => return false,
             // Nothing there: trusted when the nearest directory that is there is local (on a
-            // network file system, a name another machine creates may stay unseen a while).
+            // network file system, a name another machine creates may stay unseen a while). That
+            // directory's own stamp, when settled, stands for the path (and for every other
+            // missing one below it): the path can only appear through a new name in it, which
+            // changes its stamp. The many missing search directories then cost a `stat` per
+            // existing parent, not one each.
             Err(libc::ENOENT | libc::ENOTDIR) => match self.nearest_existing_directory(path) {
-                Some((dir, device)) if self.local(device, &dir) => None,
+                Some((dir, st)) if self.local(st.st_dev as u64, &dir) => {
+                    if settled(&st) {
+                        self.stamps.insert(dir, Some(stamp_of(&st)));
+                        return true;
+                    }
+                    None
+                }
                 _ => return false,
             },
             Err(_) => return false,
@@ -78,24 +88,25 @@ impl Ledger {
         changed
     }
 
-    /// The closest directory above `path` that exists, with its device.
-    fn nearest_existing_directory(&mut self, path: &str) -> Option<(String, u64)> {
+    /// The closest directory above `path` that exists (or, where a name on the way is a file,
+    /// that file), with what `stat` says of it.
+    fn nearest_existing_directory(&mut self, path: &str) -> Option<(String, libc::stat)> {
         let mut dir = path;
         loop {
             dir = match dir.trim_end_matches('/').rfind('/')? {
                 0 => "/",
                 i => &dir[..i],
             };
-            let device = match self.directories.get(dir) {
+            let found = match self.directories.get(dir) {
                 Some(known) => *known,
                 None => {
-                    let device = stat(dir).ok().map(|st| st.st_dev as u64);
-                    self.directories.insert(dir.to_string(), device);
-                    device
+                    let found = stat(dir).ok();
+                    self.directories.insert(dir.to_string(), found);
+                    found
                 }
             };
-            match device {
-                Some(device) => return Some((dir.to_string(), device)),
+            match found {
+                Some(st) => return Some((dir.to_string(), st)),
                 None if dir == "/" => return None,
                 None => {}
             }
@@ -201,6 +212,7 @@ mod tests {
             std::fs::write(path(name), b"{\"a\": 1}").unwrap();
         }
         std::fs::create_dir(path("listed")).unwrap();
+        std::fs::create_dir(path("above")).unwrap();
         // Settled: the change times of what was just made must be two seconds in the past.
         std::thread::sleep(std::time::Duration::from_millis(3100));
         let recorded = |names: &[&str]| {
@@ -222,6 +234,10 @@ mod tests {
         std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o000);
         std::fs::set_permissions(path("made-unreadable.json"), permissions).unwrap();
         assert!(ledger.changed(), "its permissions changed");
+        let mut ledger = recorded(&["above/missing/b.json"]);
+        assert_eq!(ledger.stamps.keys().collect::<Vec<_>>(), [&path("above")], "the settled directory stands for what is missing below it");
+        std::fs::create_dir(path("above/missing")).unwrap();
+        assert!(ledger.changed(), "a directory on the way to a missing path appeared");
         let mut ledger = recorded(&["listed"]);
         std::fs::write(path("listed/new.json"), b"{}").unwrap();
         assert!(ledger.changed(), "a listed directory gained an entry");
