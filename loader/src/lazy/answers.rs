@@ -280,31 +280,8 @@ pub fn encode_extensions(extensions: &[VkExtensionProperties]) -> Vec<u8> {
     out
 }
 
-/// `ffi::fill` of the decoded device extensions, writing only the structures asked for (a list
-/// of some 200 is 50 KiB, where a count is all the first call wants); `None` if the record does
-/// not decode.
-///
-/// # Safety
-/// As `ffi::fill`.
-pub unsafe fn fill_extensions(bytes: &[u8], count: *mut u32, out: *mut VkExtensionProperties) -> Option<VkResult> {
-    let entries = extension_entries(bytes)?;
-    if count.is_null() {
-        return Some(VkResult::ERROR_INITIALIZATION_FAILED);
-    }
-    if out.is_null() {
-        *count = entries.len() as u32;
-        return Some(VkResult::SUCCESS);
-    }
-    let n = (*count as usize).min(entries.len());
-    for (i, &(name, spec)) in entries[..n].iter().enumerate() {
-        out.add(i).write(ffi::extension_properties(name, spec));
-    }
-    *count = n as u32;
-    Some(if n < entries.len() { VkResult::INCOMPLETE } else { VkResult::SUCCESS })
-}
-
-/// The (name, spec version) pairs of the device extensions' record; `None` if it does not decode.
-fn extension_entries(mut bytes: &[u8]) -> Option<Vec<(&CStr, u32)>> {
+/// The device extensions from their record; `None` if it does not decode.
+pub fn decode_extensions(mut bytes: &[u8]) -> Option<Vec<VkExtensionProperties>> {
     let mut out = Vec::new();
     while !bytes.is_empty() {
         let name = CStr::from_bytes_until_nul(bytes).ok()?;
@@ -313,7 +290,7 @@ fn extension_entries(mut bytes: &[u8]) -> Option<Vec<(&CStr, u32)>> {
         if name.to_bytes().len() >= VK_MAX_EXTENSION_NAME_SIZE as usize {
             return None;
         }
-        out.push((name, spec));
+        out.push(ffi::extension_properties(name, spec));
         bytes = &rest[4..];
     }
     Some(out)
@@ -479,21 +456,11 @@ mod tests {
     #[test]
     fn extension_lists_survive_their_record() {
         let list = vec![ffi::extension_properties(c"VK_KHR_swapchain", 70), ffi::extension_properties(c"VK_EXT_pci_bus_info", 2)];
-        let record = encode_extensions(&list);
-        let (mut count, mut out) = (0u32, [VkExtensionProperties::default(); 2]);
-        // SAFETY: a count, then an array of the count given.
-        unsafe {
-            assert_eq!(fill_extensions(b"VK_KHR_swapchain\0\x01", &mut count, std::ptr::null_mut()), None, "a truncated record");
-            assert_eq!(fill_extensions(&record, &mut count, std::ptr::null_mut()), Some(VkResult::SUCCESS));
-            assert_eq!(count, 2);
-            count = 1;
-            assert_eq!(fill_extensions(&record, &mut count, out.as_mut_ptr()), Some(VkResult::INCOMPLETE));
-            assert_eq!((count, ffi::name_of(&out[0]), out[1].specVersion), (1, c"VK_KHR_swapchain", 0));
-            count = 2;
-            assert_eq!(fill_extensions(&record, &mut count, out.as_mut_ptr()), Some(VkResult::SUCCESS));
-            assert_eq!((count, ffi::name_of(&out[1]), out[1].specVersion), (2, c"VK_EXT_pci_bus_info", 2));
-            assert_eq!(out[0].specVersion, 70);
-        }
+        let decoded = decode_extensions(&encode_extensions(&list)).unwrap();
+        assert_eq!(decoded.len(), 2);
+        assert_eq!(ffi::name_of(&decoded[1]), c"VK_EXT_pci_bus_info");
+        assert_eq!(decoded[0].specVersion, 70);
+        assert!(decode_extensions(b"VK_KHR_swapchain\0\x01").is_none());
         assert!(decode_list::<VkQueueFamilyProperties>(&[0; 23]).is_none());
     }
 

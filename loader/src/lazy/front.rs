@@ -297,7 +297,7 @@ unsafe extern "system" fn enumerate_device_extension_properties(
                 if !layer.is_null() {
                     return None;
                 }
-                answers::fill_extensions(a.get(answer_key(Family::DeviceExtensions, 0, 0))?, count, out)
+                Some(ffi::fill(lazy.device_extensions(i, a)?, count, out))
             },
             |table, handle| match table.vkEnumerateDeviceExtensionProperties {
                 Some(f) => f(handle, layer, count, out),

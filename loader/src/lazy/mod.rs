@@ -69,6 +69,9 @@ pub struct Lazy {
     on_live: OnceLock<Box<dyn Fn() + Send + Sync>>,
     repointed: AtomicBool,
     devices: Box<[FakeDevice]>,
+    /// Each device's extensions, decoded from its record at the first query (layers such as
+    /// Mesa's device-select ask for them several times per enumeration).
+    device_extensions: Box<[OnceLock<Option<Vec<VkExtensionProperties>>>]>,
     live: OnceLock<Result<Live, String>>,
     /// Queries answered from the record.
     answered: AtomicU32,
@@ -115,6 +118,7 @@ impl Lazy {
             on_live: OnceLock::new(),
             repointed: AtomicBool::new(false),
             devices: Box::new([]),
+            device_extensions: (0..profile.devices.len()).map(|_| OnceLock::new()).collect(),
             live: OnceLock::new(),
             answered: AtomicU32::new(0),
             pending: Mutex::new(Vec::new()),
@@ -177,6 +181,12 @@ impl Lazy {
 
     fn fake(&self, index: usize) -> VkPhysicalDevice {
         VkPhysicalDevice(&self.devices[index] as *const FakeDevice as *mut _)
+    }
+
+    /// Device `index`'s extensions from its record (`answers`), decoded once; `None` if the
+    /// record has none that decode.
+    pub fn device_extensions(&self, index: usize, answers: &crate::cache::profile::DeviceAnswers) -> Option<&[VkExtensionProperties]> {
+        self.device_extensions[index].get_or_init(|| answers::decode_extensions(answers.get(answer_key(Family::DeviceExtensions, 0, 0))?)).as_deref()
     }
 
     /// Answers a query of device `index`: from the record while the driver is not loaded and the
