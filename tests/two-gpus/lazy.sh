@@ -16,8 +16,8 @@ echo "== the start-up probe (create, enumerate, properties2 + ID, queue families
 # The first process records the driver, the second its physical devices' answers, the third is lazy.
 ./loader-bench child startup-properties $OURS; ./loader-bench child startup-properties $OURS
 VK_LOADER_DEBUG=driver ./loader-bench child startup-properties $OURS 2> /tmp/warm.err; lazy /tmp/warm.err
-echo "== then in other processes on the same warm cache: a checked compute dispatch (vk-compute's first run records its own application's answers)"
-LD_LIBRARY_PATH=/tmp/lib-OURS ./vk-compute 1048576 3 | grep -E "PASS|FAIL"
+echo "== then in other processes on the same warm cache: a checked compute dispatch (vk-compute's first two runs record the driver and its own answers: LD_LIBRARY_PATH, set for it, is part of the key)"
+for run in 1 2; do LD_LIBRARY_PATH=/tmp/lib-OURS ./vk-compute 1048576 3 | grep -E "PASS|FAIL"; done
 LD_LIBRARY_PATH=/tmp/lib-OURS VK_LOADER_DEBUG=driver ./vk-compute 1048576 3 2> /tmp/c.err | grep -E "running on|PASS|FAIL"; lazy /tmp/c.err
 echo "== two GPUs: each device created in its own process on a warm cache, its identity read again from the live driver"
 ./gpus $OURS > /tmp/g-cold.txt

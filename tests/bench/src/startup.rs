@@ -7,9 +7,9 @@
 //! device (where a lazy driver is loaded); every one ends destroying what it made. And
 //! `properties-bare`: `properties` without the pre-instance queries first (the probe exactly as
 //! issue 24 words it: create, enumerate, properties, queue families, memory, destroy). Figures per
-//! fresh process (the median of [`PROCESSES`]): the time from before `dlopen` of the loader to the
-//! end of the probe, the driver libraries mapped at the end, the GPU device files open, and the
-//! resident memory. Two sets of drivers: the machine's own (default discovery, the caller's
+//! fresh process (the median of [`PROCESSES`], one process of each configuration per round): the
+//! time from before `dlopen` of the loader to the end of the probe, the driver libraries mapped at
+//! the end, the GPU device files open, and the resident memory. Two sets of drivers: the machine's own (default discovery, the caller's
 //! environment), and eight copies of the test driver of which one has a device.
 
 use std::ffi::CStr;
@@ -23,7 +23,7 @@ use crate::vk::{check, Loader};
 use crate::{json_num, json_str, machine};
 
 /// Fresh processes per configuration; the median is reported.
-const PROCESSES: usize = 11;
+const PROCESSES: usize = 21;
 const PROBES: [&str; 6] = ["pre-instance", "create", "enumerate", "properties", "properties-bare", "device"];
 const TEST_DRIVERS: usize = 8;
 
@@ -169,19 +169,16 @@ pub fn run(exe: &Path, ours: &Path, system: &Path, khronos: Option<&Path>) -> Re
     let eager = &[("VK_LOADER_LAZY_DRIVERS", "off")];
     configs.push(Config { name: "ours, warm, eager".into(), library: ours.to_path_buf(), cache: Some("warm"), env: eager });
     let (cpu, cpus, date) = machine();
-    println!("startup: fresh processes, median of {PROCESSES}; {cpu}, {cpus} CPUs, {date}");
+    println!("startup: fresh processes, median of {PROCESSES} (interleaved: one of each configuration per round); {cpu}, {cpus} CPUs, {date}");
     let mut json_sets = Vec::new();
     for (set, env) in [("machine drivers", Vec::new()), (&*format!("{TEST_DRIVERS} test drivers, one with a device"), test_drivers)] {
         println!("\n{set}");
         println!("{:<14} {:<18} {:>9} {:>8} {:>9} {:>10} {:>12}", "probe", "loader", "ms", "drivers", "GPU files", "RSS MiB", "time/system");
         let mut json_probes = Vec::new();
         for probe in PROBES {
-            let mut rows = Vec::new();
-            for config in &configs {
-                let cache_dir = scratch.join("cache").join(config.name.replace([' ', ','], "-")).join(probe);
-                let figures = measure(exe, probe, config, &env, &cache_dir)?;
-                rows.push((config, figures));
-            }
+            let cache_dirs: Vec<PathBuf> = configs.iter().map(|c| scratch.join("cache").join(c.name.replace([' ', ','], "-")).join(probe)).collect();
+            let figures = measure(exe, probe, &configs, &env, &cache_dirs)?;
+            let rows: Vec<(&Config, Figures)> = configs.iter().zip(figures).collect();
             let system_ms = rows[0].1.ms;
             for (config, f) in &rows {
                 println!(
@@ -222,10 +219,15 @@ pub fn run(exe: &Path, ours: &Path, system: &Path, khronos: Option<&Path>) -> Re
     ))
 }
 
-/// The medians of `PROCESSES` fresh processes of `probe` under `config`.
-fn measure(exe: &Path, probe: &str, config: &Config, env: &[(String, String)], cache_dir: &Path) -> Result<Figures, String> {
-    let cache_file = cache_dir.join("vulkan-loader-rs/drivers");
-    let run = || -> Result<Figures, String> {
+/// The medians of `PROCESSES` fresh processes of `probe` under each configuration. The
+/// processes are interleaved, one of each configuration per round, so that a machine that is
+/// slower for a while (these are shared) weighs on every configuration alike and the ratios
+/// compare processes of the same moments.
+fn measure(exe: &Path, probe: &str, configs: &[Config], env: &[(String, String)], cache_dirs: &[PathBuf]) -> Result<Vec<Figures>, String> {
+    let run = |config: &Config, cache_dir: &Path| -> Result<Figures, String> {
+        if config.cache == Some("cold") {
+            let _ = std::fs::remove_file(cache_dir.join("vulkan-loader-rs/drivers"));
+        }
         let mut command = Command::new(exe);
         command.args(["child", &format!("startup-{probe}")]).arg(&config.library);
         for (var, _) in std::env::vars() {
@@ -241,22 +243,27 @@ fn measure(exe: &Path, probe: &str, config: &Config, env: &[(String, String)], c
         let get = |key: &str| results.iter().find(|(k, _)| k == key).map(|&(_, v)| v).unwrap_or(f64::NAN);
         Ok(Figures { ms: get("ms"), drivers: get("drivers"), gpu_files: get("gpu_files"), rss_kb: get("rss_kb") })
     };
-    if config.cache == Some("warm") {
-        run()?;
-    }
-    let mut all = Vec::new();
-    for _ in 0..PROCESSES {
-        if config.cache == Some("cold") {
-            let _ = std::fs::remove_file(&cache_file);
+    // A warm cache is made by a first process (not counted).
+    for (config, cache_dir) in configs.iter().zip(cache_dirs) {
+        if config.cache == Some("warm") {
+            run(config, cache_dir)?;
         }
-        all.push(run()?);
     }
-    Ok(Figures {
-        ms: median(all.iter().map(|f| f.ms).collect()),
-        drivers: median(all.iter().map(|f| f.drivers).collect()),
-        gpu_files: median(all.iter().map(|f| f.gpu_files).collect()),
-        rss_kb: median(all.iter().map(|f| f.rss_kb).collect()),
-    })
+    let mut all: Vec<Vec<Figures>> = vec![Vec::new(); configs.len()];
+    for _ in 0..PROCESSES {
+        for ((config, cache_dir), samples) in configs.iter().zip(cache_dirs).zip(&mut all) {
+            samples.push(run(config, cache_dir)?);
+        }
+    }
+    Ok(all
+        .into_iter()
+        .map(|samples| Figures {
+            ms: median(samples.iter().map(|f| f.ms).collect()),
+            drivers: median(samples.iter().map(|f| f.drivers).collect()),
+            gpu_files: median(samples.iter().map(|f| f.gpu_files).collect()),
+            rss_kb: median(samples.iter().map(|f| f.rss_kb).collect()),
+        })
+        .collect())
 }
 
 /// `TEST_DRIVERS` copies of the test driver with their manifests, dated an hour back as installed
