@@ -37,8 +37,8 @@
 //! per directory or file looked at). They are set once a process has made
 //! [`CALLS_BEFORE_WATCHING`] API calls: setting them costs what several calls save, and most
 //! processes make few. Until then (and for good where the kernel refuses an inotify descriptor),
-//! each call `stat`s again every path the calls before it looked at (`platform::stamps`): a system call
-//! per path instead of none, still a fraction of looking again, and nothing to set up.
+//! each call `stat`s again every path the calls before it looked at (`platform::stamps`): a
+//! system call per path instead of none, still a fraction of looking again, and nothing to set up.
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -100,6 +100,8 @@ struct Watcher {
     /// The stamps of the paths looked at, while the process has made few calls (see
     /// [`CALLS_BEFORE_WATCHING`]); `None` once they are watched.
     stamps: Option<Ledger>,
+    /// The kernel gave no inotify descriptor (the user's limit reached): stamps for good.
+    inotify_refused: bool,
     pid: libc::pid_t,
     /// `environ`'s entries, each followed by a NUL, as the last check found them.
     environment: Vec<u8>,
@@ -331,7 +333,8 @@ fn check() -> Option<u64> {
     };
     // Watching costs what some CALLS_BEFORE_WATCHING calls save (see there): a process pays for it
     // once it has made that many calls.
-    if watcher.stamps.is_some() && !stamps_only() && CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= CALLS_BEFORE_WATCHING {
+    let stamping = watcher.stamps.is_some() && !watcher.inotify_refused && !stamps_only();
+    if stamping && CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= CALLS_BEFORE_WATCHING {
         watcher.start_watching();
     }
     let mut changed = match watcher.stamps.as_mut() {
@@ -363,6 +366,7 @@ impl Watcher {
         let mut watcher = Watcher {
             fd: -1,
             stamps: Some(Ledger::default()),
+            inotify_refused: false,
             pid,
             environment: Vec::new(),
             libraries: library_counters(),
@@ -378,15 +382,17 @@ impl Watcher {
 
     /// From stamps to watches: what was found under the stamps is not watched, so it is found
     /// again (a new generation) and watched as it is. Where the kernel gives no inotify
-    /// descriptor (the user's limit reached), the stamps stay.
+    /// descriptor (the user's limit reached), the stamps stay, and it is not asked again.
     fn start_watching(&mut self) {
         // SAFETY: inotify_init1 has no preconditions.
         let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
-        if fd >= 0 {
-            self.fd = fd;
-            self.stamps = None;
-            self.generation += 1;
+        if fd < 0 {
+            self.inotify_refused = true;
+            return;
         }
+        self.fd = fd;
+        self.stamps = None;
+        self.generation += 1;
     }
 
     /// Reads every queued event; whether one concerns something looked at.
