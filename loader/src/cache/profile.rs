@@ -78,7 +78,7 @@ impl DeviceAnswers {
             return;
         }
         let position = self.index.binary_search_by_key(&key, |&(k, _, _)| k);
-        if position.is_err() && self.index.len() >= MAX_ANSWERS {
+        if position.is_err() && self.index.len() >= MAX_ANSWERS || self.bytes.len() + bytes.len() > u32::MAX as usize {
             return;
         }
         let entry = (key, self.bytes.len() as u32, bytes.len() as u32);

@@ -175,7 +175,8 @@ fn remembered(manifest_path: &str, manifest: manifest::driver::DriverManifest, e
         .iter()
         .filter_map(|(name, spec)| std::ffi::CString::new(name.as_str()).ok().map(|name| extension_properties(&name, *spec)))
         .collect();
-    // Only the application's record is copied: an entry holds several applications'.
+    // Only the application's record is kept (shared with the decoded file, not copied): an entry
+    // holds several applications'.
     let profile = application.and_then(|a| entry.profiles.shared(a)).cloned();
     let entry = cache::record::Entry {
         manifest_path: entry.manifest_path.clone(),
