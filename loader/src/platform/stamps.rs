@@ -93,10 +93,14 @@ impl Ledger {
     fn nearest_existing_directory(&mut self, path: &str) -> Option<(String, libc::stat)> {
         let mut dir = path;
         loop {
+            // Each directory once, whatever slashes the path had (`a//b/`, `a/b`).
             dir = match dir.trim_end_matches('/').rfind('/')? {
                 0 => "/",
-                i => &dir[..i],
+                i => dir[..i].trim_end_matches('/'),
             };
+            if dir.is_empty() {
+                dir = "/";
+            }
             let found = match self.directories.get(dir) {
                 Some(known) => *known,
                 None => {
