@@ -3,6 +3,7 @@
 //! paths applied.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 use std::ffi::c_char;
 
 use vk_generated::types::VkLayerProperties;
@@ -13,6 +14,7 @@ use crate::manifest::settings::{self, Control, LayerEntry, Settings};
 use crate::manifest::{self, layer::{LayerManifest, ParsedFile, OVERRIDE_LAYER_NAME}};
 use crate::plan::layers::validate_catalog;
 use crate::plan::{self, Decision};
+use crate::platform::host_alloc::with_system_allocator;
 use crate::platform::{executable_path, watch};
 use crate::platform::file_cache::ParseCache;
 
@@ -72,7 +74,11 @@ fn log_found(path: &str, file: &ParsedFile) {
 
 /// What one API call has read so far: nothing yet, or the catalog and whether it includes the
 /// explicit layers.
-type Reading = Option<(bool, Vec<LayerManifest>)>;
+type Reading = Option<(bool, Catalog)>;
+
+/// The layer catalog, shared: the calls that read it only look (a copy of every manifest per
+/// look cost a fresh process's first calls some 50 us with Debian's six implicit layers).
+pub type Catalog = Arc<Vec<LayerManifest>>;
 
 thread_local! {
     /// The catalog read once for the API call under way (see `OneReading`), and whether it
@@ -114,7 +120,7 @@ impl Drop for OneReading {
 
 /// The layer catalog. Explicit manifests are read only when `with_explicit` (instance creation
 /// without any layer named skips them) or when an implicit meta layer may need them.
-pub fn load(with_explicit: bool) -> Vec<LayerManifest> {
+pub fn load(with_explicit: bool) -> Catalog {
     let remembered = READING.with(|r| match &*r.borrow() {
         Some(Some((explicit, catalog))) if *explicit || !with_explicit => Some(catalog.clone()),
         _ => None,
@@ -122,10 +128,11 @@ pub fn load(with_explicit: bool) -> Vec<LayerManifest> {
     if let Some(catalog) = remembered {
         return catalog;
     }
-    static REMEMBERED: watch::Remembered<bool, Vec<LayerManifest>> = watch::Remembered::new();
+    static REMEMBERED: watch::Remembered<bool, Catalog> = watch::Remembered::new();
     let catalog = match super::reusable() {
-        true => REMEMBERED.get_or(with_explicit, || read_catalog(with_explicit)),
-        false => read_catalog(with_explicit),
+        // Kept beyond the call: from the system's memory, never an application's allocator's.
+        true => REMEMBERED.get_or(with_explicit, || with_system_allocator(|| Arc::new(read_catalog(with_explicit)))),
+        false => Arc::new(read_catalog(with_explicit)),
     };
     READING.with(|r| {
         if let Some(slot) = r.borrow_mut().as_mut() {
