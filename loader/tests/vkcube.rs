@@ -204,7 +204,14 @@ fn vkcube_draws_the_cube_on_a_warm_cache_with_lavapipe_loaded_late() {
     // driver used again); the third may leave it unloaded. The first two end by themselves (a
     // process killed before it destroys its instance may not have written its records).
     for run in ["cold", "recording"] {
-        let mut cube = on_lavapipe(&vkcube, &x).args(["--c", "30"]).env("LD_LIBRARY_PATH", &dir).env("XDG_CACHE_HOME", &cache).spawn().unwrap();
+        let mut cube = on_lavapipe(&vkcube, &x)
+            .args(["--c", "30"])
+            .env("LD_LIBRARY_PATH", &dir)
+            .env("XDG_CACHE_HOME", &cache)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
         let deadline = Instant::now() + Duration::from_secs(60);
         while cube.try_wait().unwrap().is_none() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
