@@ -120,12 +120,12 @@ struct CubeRun {
     stderr: String,
 }
 
-/// Runs vkcube through our library on `x` until the cube shows (or a minute passes), with
-/// `env` set; fails the test if vkcube fails.
-fn run_vkcube(vkcube: &Path, x: &Xvfb, screen: &Screen, dir: &Path, env: &[(&str, &Path)]) -> CubeRun {
-    let mut cube = on_lavapipe(vkcube, x)
+/// Runs vkcube through our library on the stage's display until the cube shows (or a minute
+/// passes), with `env` set; fails the test if vkcube fails.
+fn run_vkcube(stage: &Stage, env: &[(&str, &Path)]) -> CubeRun {
+    let mut cube = on_lavapipe(&stage.vkcube, &stage.x)
         .args(["--c", "20000", "--width", &WIDTH.to_string(), "--height", &HEIGHT.to_string()])
-        .env("LD_LIBRARY_PATH", dir)
+        .env("LD_LIBRARY_PATH", &stage.dir)
         .env("VK_LOADER_DEBUG", "driver")
         .envs(env.iter().map(|(k, v)| (k, v.as_os_str())))
         .stdout(Stdio::piped())
@@ -140,7 +140,7 @@ fn run_vkcube(vkcube: &Path, x: &Xvfb, screen: &Screen, dir: &Path, env: &[(&str
     let mut maps = String::new();
     while Instant::now() < deadline && cube.try_wait().unwrap().is_none() {
         maps = mapped_libraries(cube.id());
-        let middle = screen.grab(cx - side as i32 / 2, cy - side as i32 / 2, side, side);
+        let middle = stage.screen.grab(cx - side as i32 / 2, cy - side as i32 / 2, side, side);
         best = best.max(colours_besides(&middle, [0, 0, 0]));
         if best >= 50 {
             break;
@@ -159,25 +159,35 @@ fn run_vkcube(vkcube: &Path, x: &Xvfb, screen: &Screen, dir: &Path, env: &[(&str
     CubeRun { best, maps, stderr }
 }
 
-/// vkcube and Xvfb, or why the test is skipped.
-fn vkcube_and_xvfb(test: &str) -> Option<std::path::PathBuf> {
+/// What a vkcube test runs in: vkcube, an Xvfb display with a way to take screenshots of it, and a
+/// folder where `libvulkan.so.1` is our shipped library.
+struct Stage {
+    vkcube: std::path::PathBuf,
+    // Before `x`: the connection closes before the server stops.
+    screen: Screen,
+    x: Xvfb,
+    dir: std::path::PathBuf,
+}
+
+/// The stage for `test`, or `None` (the test skipped, saying why) without Xvfb or vkcube.
+fn stage(test: &str) -> Option<Stage> {
     let (Some(_), Some(vkcube)) = (on_path("Xvfb"), on_path("vkcube")) else {
         eprintln!("SKIPPED: {test} needs Xvfb (package xvfb) and vkcube (package vulkan-tools)");
         return None;
     };
     assert!(Path::new(LAVAPIPE).exists(), "{LAVAPIPE} missing: install mesa-vulkan-drivers");
-    Some(vkcube)
+    let x = Xvfb::start();
+    let dir = common::scratch(test);
+    std::os::unix::fs::symlink(common::shipped_libvulkan(), dir.join("libvulkan.so.1")).unwrap();
+    let screen = Screen::open(&x.display);
+    Some(Stage { vkcube, screen, x, dir })
 }
 
 #[test]
 fn vkcube_draws_the_cube_through_our_library_on_lavapipe() {
-    let Some(vkcube) = vkcube_and_xvfb("vkcube_draws_the_cube_through_our_library_on_lavapipe") else { return };
-    let x = Xvfb::start();
-    let dir = common::scratch("vkcube");
-    std::os::unix::fs::symlink(common::shipped_libvulkan(), dir.join("libvulkan.so.1")).unwrap();
+    let Some(stage) = stage("vkcube_draws_the_cube_through_our_library_on_lavapipe") else { return };
     let ours = std::fs::canonicalize(common::shipped_libvulkan()).unwrap();
-    let screen = Screen::open(&x.display);
-    let run = run_vkcube(&vkcube, &x, &screen, &dir, &[]);
+    let run = run_vkcube(&stage, &[]);
 
     // Our library, not the system's, served it.
     let (maps, stderr) = (&run.maps, &run.stderr);
@@ -194,32 +204,18 @@ fn vkcube_draws_the_cube_through_our_library_on_lavapipe() {
 /// cube is drawn as on a cold cache.
 #[test]
 fn vkcube_draws_the_cube_on_a_warm_cache_with_lavapipe_loaded_late() {
-    let Some(vkcube) = vkcube_and_xvfb("vkcube_draws_the_cube_on_a_warm_cache_with_lavapipe_loaded_late") else { return };
-    let x = Xvfb::start();
-    let dir = common::scratch("vkcube-warm");
-    std::os::unix::fs::symlink(common::shipped_libvulkan(), dir.join("libvulkan.so.1")).unwrap();
-    let cache = dir.join("cache");
-    let screen = Screen::open(&x.display);
+    let Some(stage) = stage("vkcube_draws_the_cube_on_a_warm_cache_with_lavapipe_loaded_late") else { return };
+    let cache = stage.dir.join("cache");
     // The first run records the driver; the second, its physical devices (a record is made for a
     // driver used again); the third may leave it unloaded. The first two end by themselves (a
     // process killed before it destroys its instance may not have written its records).
     for run in ["cold", "recording"] {
-        let mut cube = on_lavapipe(&vkcube, &x)
-            .args(["--c", "30"])
-            .env("LD_LIBRARY_PATH", &dir)
-            .env("XDG_CACHE_HOME", &cache)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while cube.try_wait().unwrap().is_none() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = cube.kill();
-        assert!(cube.wait().unwrap().success(), "vkcube's {run} run failed (or took a minute)");
+        let mut cmd = on_lavapipe(&stage.vkcube, &stage.x);
+        cmd.args(["--c", "30"]).env("LD_LIBRARY_PATH", &stage.dir).env("XDG_CACHE_HOME", &cache);
+        let out = common::output_within(&mut cmd, common::CHILD_WATCHDOG);
+        assert!(out.status.success(), "vkcube's {run} run failed: {:?}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
     }
-    let warm = run_vkcube(&vkcube, &x, &screen, &dir, &[("XDG_CACHE_HOME", &cache)]);
+    let warm = run_vkcube(&stage, &[("XDG_CACHE_HOME", &cache)]);
     let stderr = &warm.stderr;
     assert!(stderr.contains("lvp_icd.x86_64.json: not loaded: its 1 physical devices answered from the driver cache until first needed"), "{stderr}");
     assert!(stderr.contains("loaded at vkGetPhysicalDevice"), "the driver is loaded at a physical-device query vkcube makes:\n{stderr}");
@@ -269,18 +265,11 @@ fn vulkaninfo_presentable_surfaces_match_the_system_loader() {
 /// our chain while it renders and presents 30 frames; no validation message, a clean exit.
 #[test]
 fn vkcube_with_the_validation_layer_through_our_library() {
-    let (Some(_), Some(vkcube)) = (on_path("Xvfb"), on_path("vkcube")) else {
-        eprintln!("SKIPPED: vkcube_with_the_validation_layer_through_our_library needs Xvfb (package xvfb) and vkcube (package vulkan-tools)");
-        return;
-    };
-    assert!(Path::new(LAVAPIPE).exists(), "{LAVAPIPE} missing: install mesa-vulkan-drivers");
     let validation = "/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json";
+    let Some(stage) = stage("vkcube_with_the_validation_layer_through_our_library") else { return };
     assert!(Path::new(validation).exists(), "{validation} missing: install vulkan-validationlayers");
-    let x = Xvfb::start();
-    let dir = common::scratch("vkcube-validate");
-    std::os::unix::fs::symlink(common::shipped_libvulkan(), dir.join("libvulkan.so.1")).unwrap();
-    let mut cmd = on_lavapipe(&vkcube, &x);
-    cmd.args(["--c", "30", "--validate"]).env("LD_LIBRARY_PATH", &dir).env("VK_LOADER_DEBUG", "layer");
+    let mut cmd = on_lavapipe(&stage.vkcube, &stage.x);
+    cmd.args(["--c", "30", "--validate"]).env("LD_LIBRARY_PATH", &stage.dir).env("VK_LOADER_DEBUG", "layer");
     let out = common::output_within(&mut cmd, common::CHILD_WATCHDOG);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
