@@ -147,15 +147,36 @@ pub fn file_identity(path: &str) -> Option<FileIdentity> {
 pub(crate) static IDENTITIES: watch::Memo<Option<FileIdentity>> = watch::Memo::new();
 
 fn stat_identity(path: &str) -> Option<FileIdentity> {
-    let c_path = CString::new(path).ok()?;
+    stat(path).ok().map(|st| FileIdentity::of(&st))
+}
+
+/// What `stat` says of `path`, or its `errno`.
+pub(crate) fn stat(path: &str) -> Result<libc::stat, i32> {
+    let c_path = CString::new(path).map_err(|_| libc::EINVAL)?;
     // SAFETY: stat with a NUL-terminated path into a zeroed buffer.
     unsafe {
         let mut st: libc::stat = std::mem::zeroed();
         if libc::stat(c_path.as_ptr(), &mut st) != 0 {
-            return None;
+            return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
         }
-        Some(FileIdentity::of(&st))
+        Ok(st)
     }
+}
+
+/// Whether a file whose latest modification or change is at `seconds` (since the epoch) may be
+/// taken as unchanged while those times are: a file changed again within the same tick of the
+/// file system's clock keeps them, so only times two seconds in the past count (git's "racily
+/// clean" rule; two seconds cover FAT's granularity).
+pub(crate) fn settled_since(seconds: i64) -> bool {
+    let mut now: libc::timespec = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec.
+    if unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut now) } != 0 {
+        return false;
+    }
+    // `time_t`'s width differs between architectures.
+    #[allow(clippy::unnecessary_cast)]
+    let now = now.tv_sec as i64;
+    now.saturating_sub(seconds) > 2
 }
 
 /// Up to `limit` bytes of the file at `path`, `None` when it cannot be read.
@@ -239,17 +260,10 @@ impl FileIdentity {
         [self.device, self.inode, self.size, self.modified.0 as u64, self.modified.1 as u64]
     }
 
-    /// Whether content read now may be remembered under this identity. A file changed again
-    /// within the same tick of the file system's clock keeps its modification time (and, at the
-    /// same size, its identity), so a file modified in the last two seconds is never taken as
-    /// unchanged later (git's "racily clean" rule; two seconds cover FAT's granularity).
+    /// Whether content read now may be remembered under this identity: a file modified in the
+    /// last two seconds is never taken as unchanged later (see [`settled_since`]).
     pub fn is_settled(&self) -> bool {
-        let mut now: libc::timespec = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: clock_gettime writes one timespec.
-        if unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut now) } != 0 {
-            return false;
-        }
-        now.tv_sec.saturating_sub(self.modified.0) > 2
+        settled_since(self.modified.0)
     }
 }
 

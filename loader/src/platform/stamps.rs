@@ -19,6 +19,8 @@
 use std::collections::BTreeMap;
 use std::ffi::CString;
 
+use super::stat;
+
 /// What `stat` said of a path, or `None`: nothing there.
 type Stamp = Option<[i64; 10]>;
 
@@ -122,18 +124,6 @@ impl Ledger {
     }
 }
 
-fn stat(path: &str) -> Result<libc::stat, i32> {
-    let c_path = CString::new(path).map_err(|_| libc::EINVAL)?;
-    // SAFETY: stat with a NUL-terminated path into a zeroed buffer.
-    unsafe {
-        let mut st: libc::stat = std::mem::zeroed();
-        if libc::stat(c_path.as_ptr(), &mut st) != 0 {
-            return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
-        }
-        Ok(st)
-    }
-}
-
 // `stat`'s field types differ between architectures (32-bit ones among them): the casts stay.
 #[allow(clippy::unnecessary_cast)]
 fn stamp_of(st: &libc::stat) -> [i64; 10] {
@@ -155,13 +145,7 @@ fn stamp_of(st: &libc::stat) -> [i64; 10] {
 /// module's comment).
 #[allow(clippy::unnecessary_cast)]
 fn settled(st: &libc::stat) -> bool {
-    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes one timespec.
-    if unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut now) } != 0 {
-        return false;
-    }
-    let latest = (st.st_mtime as i64).max(st.st_ctime as i64);
-    (now.tv_sec as i64).saturating_sub(latest) > 2
+    super::settled_since((st.st_mtime as i64).max(st.st_ctime as i64))
 }
 
 #[cfg(test)]
