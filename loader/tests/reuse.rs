@@ -44,32 +44,70 @@ fn scenario_entry() {
             unsafe { print_state(gipa) };
         }
     }
-    let explicit = root.join("data/vulkan/explicit_layer.d");
     say("start");
-    common::layer_manifest(&explicit, "b.json", "VK_LAYER_REUSE_b", &layer, "");
-    say("layer manifest added");
-    let a = explicit.join("a.json");
-    let text = std::fs::read_to_string(&a).unwrap().replace("test layer VK_LAYER_REUSE_a", "rewritten in place");
-    std::fs::write(&a, text).unwrap();
-    say("layer manifest rewritten");
-    std::fs::remove_file(explicit.join("b.json")).unwrap();
-    say("layer manifest removed");
-    let config_layers = root.join("config/vulkan/explicit_layer.d");
-    std::fs::create_dir_all(&config_layers).unwrap();
-    common::layer_manifest(&config_layers, "c.json", "VK_LAYER_REUSE_c", &layer, "");
-    say("manifest directory created");
-    common::driver_manifest(&root.join("config/vulkan/icd.d"), "second.json", &common::tagged_driver(&root, "second"));
-    say("driver manifest added");
-    // SAFETY: the child's own environment, set between loader calls on this thread only.
-    unsafe { std::env::set_var("VK_ADD_LAYER_PATH", root.join("added").display().to_string()) };
-    say("environment changed");
-    // A manifest that is a symbolic link to a file elsewhere, its target replaced by a rename (as
-    // an editor or a package manager writes it).
-    let target = root.join("elsewhere/e.json");
-    let text = std::fs::read_to_string(&target).unwrap().replace("test layer VK_LAYER_REUSE_e", "replaced by a rename");
-    std::fs::write(root.join("elsewhere/e.json.new"), text).unwrap();
-    std::fs::rename(root.join("elsewhere/e.json.new"), &target).unwrap();
-    say("symbolic link's target replaced");
+    for &step in STEPS {
+        // SAFETY: the child's own environment, set between loader calls on this thread only.
+        change(step, &root, &layer, &mut |name, value| unsafe { std::env::set_var(name, value) });
+        say(step);
+    }
+}
+
+/// The changes, in order, each seen by the next call (or process).
+const STEPS: &[&str] = &[
+    "layer manifest added",
+    "layer manifest rewritten",
+    "layer manifest removed",
+    "manifest directory created",
+    "driver manifest added",
+    "environment changed",
+    "symbolic link's target replaced",
+];
+
+/// Makes the change `step` to the tree at `root` (`set_env` for a variable).
+fn change(step: &str, root: &std::path::Path, layer: &std::path::Path, set_env: &mut dyn FnMut(&str, String)) {
+    let explicit = root.join("data/vulkan/explicit_layer.d");
+    match step {
+        "layer manifest added" => {
+            common::layer_manifest(&explicit, "b.json", "VK_LAYER_REUSE_b", layer, "");
+        }
+        "layer manifest rewritten" => {
+            let a = explicit.join("a.json");
+            let text = std::fs::read_to_string(&a).unwrap().replace("test layer VK_LAYER_REUSE_a", "rewritten in place");
+            std::fs::write(&a, text).unwrap();
+        }
+        "layer manifest removed" => std::fs::remove_file(explicit.join("b.json")).unwrap(),
+        "manifest directory created" => {
+            let config_layers = root.join("config/vulkan/explicit_layer.d");
+            std::fs::create_dir_all(&config_layers).unwrap();
+            common::layer_manifest(&config_layers, "c.json", "VK_LAYER_REUSE_c", layer, "");
+        }
+        "driver manifest added" => {
+            common::driver_manifest(&root.join("config/vulkan/icd.d"), "second.json", &common::tagged_driver(root, "second"));
+        }
+        "environment changed" => set_env("VK_ADD_LAYER_PATH", root.join("added").display().to_string()),
+        // A manifest that is a symbolic link to a file elsewhere, its target replaced by a rename
+        // (as an editor or a package manager writes it).
+        "symbolic link's target replaced" => {
+            let target = root.join("elsewhere/e.json");
+            let text = std::fs::read_to_string(&target).unwrap().replace("test layer VK_LAYER_REUSE_e", "replaced by a rename");
+            std::fs::write(root.join("elsewhere/e.json.new"), text).unwrap();
+            std::fs::rename(root.join("elsewhere/e.json.new"), &target).unwrap();
+        }
+        other => panic!("no step {other}"),
+    }
+}
+
+/// The child of the test across processes: the state once (`STEP <name>` first).
+#[test]
+fn scenario_state() {
+    if std::env::var("SCENARIO").as_deref() != Ok("state") {
+        return;
+    }
+    let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
+    let gipa: Gipa = unsafe { *lib.get::<Gipa>(b"vkGetInstanceProcAddr\0").unwrap() };
+    println!("\nSTEP {}", std::env::var("REUSE_STEP").unwrap());
+    // SAFETY: the loader's commands with valid arguments.
+    unsafe { print_state(gipa) };
 }
 
 /// Prints the instance layers and the number of physical devices.
@@ -96,8 +134,9 @@ unsafe fn print_state(gipa: Gipa) {
 }
 
 /// A fresh tree: one driver in the XDG config directory, layer `a` in the data directory, layer
-/// `d` in a directory only `VK_ADD_LAYER_PATH` names.
-fn run(name: &str, watch: &str) -> String {
+/// `d` in a directory only `VK_ADD_LAYER_PATH` names. Its root and the environment that points
+/// the loader at it.
+fn tree(name: &str, watch: &str) -> (std::path::PathBuf, Vec<(String, String)>) {
     let root = common::scratch(name);
     let layer = common::test_layer();
     std::fs::create_dir_all(root.join("data/vulkan/explicit_layer.d")).unwrap();
@@ -124,10 +163,21 @@ fn run(name: &str, watch: &str) -> String {
         ("VK_LAYER_PATH", String::new()),
         ("VK_IMPLICIT_LAYER_PATH", String::new()),
     ];
+    (root, env.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+/// The steps' lines of a child's output.
+fn state_lines(out: &str) -> String {
+    out.lines().filter(|l| ["STEP ", "LAYER ", "DEVICES "].iter().any(|p| l.starts_with(p))).collect::<Vec<_>>().join("\n")
+}
+
+/// Every step in one process.
+fn run(name: &str, watch: &str) -> String {
+    let (_, env) = tree(name, watch);
+    let env: Vec<(&str, String)> = env.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
     let (ok, out, err) = common::child("steps", &env);
     assert!(ok, "{out}{err}");
-    let out = &out[out.find("STEP start").expect("the steps ran")..];
-    out.lines().filter(|l| ["STEP ", "LAYER ", "DEVICES "].iter().any(|p| l.starts_with(p))).collect::<Vec<_>>().join("\n")
+    state_lines(&out[out.find("STEP start").expect("the steps ran")..])
 }
 
 #[test]
@@ -171,4 +221,44 @@ DEVICES 2";
     assert_eq!(reused, expected);
     assert_eq!(run("reuse-stamps", "stamps"), reused, "reuse told by stamps changes no answer");
     assert_eq!(run("reuse-off", "off"), reused, "reuse changes no answer");
+    assert_eq!(run_across_processes(), reused, "the looks file changes no answer");
+}
+
+/// Every step in a process of its own, each answered from the looks file that the processes
+/// before it wrote (`platform::looks`) where its stamps hold. Each change is given time to
+/// settle before the next process, so that a stale look is refused for its stamp, not only for
+/// being recent.
+fn run_across_processes() -> String {
+    let (root, mut env) = tree("reuse-processes", "on");
+    let layer = common::test_layer();
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(3100));
+    let state = |step: &str, env: &[(String, String)]| {
+        let mut env: Vec<(&str, String)> = env.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        env.push(("REUSE_STEP", step.to_string()));
+        env.push(("VK_LOADER_DEBUG", "driver".to_string()));
+        let run = common::run_scenario("scenario_state", "state", &env);
+        assert!(run.status.success(), "{}{}", run.stdout, run.stderr);
+        (state_lines(&run.stdout), run.stderr)
+    };
+    // "looks file: N looks at the file system answered from it, M new ones kept"
+    let looks = |err: &str| -> (u32, u32) {
+        let line = err.lines().find_map(|l| l.split("looks file: ").nth(1)).unwrap_or_else(|| panic!("no looks line\n{err}"));
+        let numbers: Vec<u32> = line.split([' ', ',']).filter_map(|w| w.parse().ok()).collect();
+        (numbers[0], numbers[1])
+    };
+    settle();
+    // The first process finds no looks file and writes one; the next is answered from it.
+    let (_, err) = state("start", &env);
+    let (answered, new) = looks(&err);
+    assert!(answered == 0 && new >= 10, "the first process keeps what it found\n{err}");
+    let (mut all, err) = state("start", &env);
+    let (answered, new) = looks(&err);
+    assert!(answered >= 10 && new == 0, "the second process is answered from the file\n{err}");
+    for &step in STEPS {
+        change(step, &root, &layer, &mut |name, value| env.push((name.to_string(), value)));
+        settle();
+        all += "\n";
+        all += &state(step, &env).0;
+    }
+    all
 }

@@ -2,43 +2,7 @@
 //! so that a miss can say which one changed. Pure functions of their inputs; the inputs are
 //! gathered by `cache::inputs`.
 
-/// A 64-bit FNV-1a digest, fed field by field (each field length-prefixed, so that ("ab", "c")
-/// and ("a", "bc") differ). Not a defence against an attacker who writes the cache file: the file
-/// is the user's own, and its answers are only what the user's own drivers said.
-#[derive(Clone, Copy)]
-pub struct Digest(u64);
-
-impl Default for Digest {
-    fn default() -> Self {
-        Digest(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Digest {
-    pub fn bytes(mut self, bytes: &[u8]) -> Self {
-        for &b in (bytes.len() as u64).to_le_bytes().iter().chain(bytes) {
-            self.0 ^= b as u64;
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        self
-    }
-
-    pub fn text(self, text: &str) -> Self {
-        self.bytes(text.as_bytes())
-    }
-
-    pub fn number(self, n: u64) -> Self {
-        self.bytes(&n.to_le_bytes())
-    }
-
-    pub fn numbers(self, ns: &[u64]) -> Self {
-        ns.iter().fold(self, |d, &n| d.number(n))
-    }
-
-    pub fn value(self) -> u64 {
-        self.0
-    }
-}
+pub use crate::platform::digest::Digest;
 
 /// The components of a driver entry's key, in the order they are stored and checked.
 pub const COMPONENTS: [&str; 5] = ["manifest", "library", "loader", "machine", "environment"];

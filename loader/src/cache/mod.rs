@@ -106,11 +106,8 @@ pub fn mode() -> (Mode, Option<&'static str>) {
 
 /// The cache file: `$XDG_CACHE_HOME/vulkan-loader-rs/drivers`, else under `$HOME/.cache`.
 pub fn file_path() -> Option<String> {
-    let base = platform::env("XDG_CACHE_HOME").filter(|p| p.starts_with('/')).or_else(|| platform::env("HOME").map(|h| format!("{h}/.cache")))?;
-    Some(format!("{base}/{DIRECTORY}/drivers"))
+    platform::cache_directory().map(|dir| format!("{dir}/drivers"))
 }
-
-const DIRECTORY: &str = "vulkan-loader-rs";
 
 /// The cache file as last decoded, reused while the file is unchanged (see `file_cache`).
 static DECODED: ParseCache<String, Result<Arc<Vec<Entry>>, String>> = ParseCache::new();
@@ -120,7 +117,7 @@ static DECODED: ParseCache<String, Result<Arc<Vec<Entry>>, String>> = ParseCache
 pub fn read(path: &str) -> Result<Arc<Vec<Entry>>, String> {
     // Written only by replacing it whole: remembered at once (see `get_replaced_whole`).
     let decoded = DECODED.get_replaced_whole(&path.to_string(), path, record::MAX_FILE_BYTES + 1, |bytes| {
-        record::decode(bytes).map(Arc::new).map_err(|why| format!("{path}: ignored ({why:?}); it will be replaced"))
+        record::decode_shared(Arc::new(bytes)).map(Arc::new).map_err(|why| format!("{path}: ignored ({why:?}); it will be replaced"))
     });
     match decoded {
         // Not there (or not readable): nothing recorded yet.
@@ -442,6 +439,14 @@ impl Session {
     }
 
     fn write(self) {
+        // What this process found in the file system that the looks file did not answer.
+        if self.mode == Mode::On {
+            match platform::looks::save() {
+                Ok((0, 0)) => {}
+                Ok((answered, new)) => log!(Level::Driver, "looks file: {answered} looks at the file system answered from it, {new} new ones kept"),
+                Err(why) => log!(Level::Warn, "looks file not written: {why}"),
+            }
+        }
         let (true, Some(path)) = (self.changed, &self.path) else { return };
         let Some(dir) = path.rsplit_once('/').map(|(d, _)| d) else { return };
         let entries = self.entries.as_deref().map(Vec::as_slice).unwrap_or_default();

@@ -7,6 +7,8 @@
 //! sType of the structure answered; the value is the structure's bytes after its
 //! `sType`/`pNext` header (the whole list for the list queries).
 
+use std::sync::Arc;
+
 use super::key::Digest;
 
 /// Bounds: a profile past them is not ours, or not worth keeping.
@@ -26,15 +28,54 @@ pub struct Profile {
     pub groups: Option<Vec<(Vec<u8>, u32)>>,
 }
 
-/// One physical device's recorded answers: their bytes in one buffer (as read from the file: one
-/// copy, not one allocation per answer) and an index sorted by key.
+/// One physical device's recorded answers: their bytes in one buffer (as read from the file: the
+/// file's own bytes, shared, not an allocation per answer or a copy) and an index sorted by key.
 #[derive(Clone, Debug, Default)]
 pub struct DeviceAnswers {
     /// (key, start, length) of each answer in `bytes`, sorted by key.
     index: Vec<(u64, u32, u32)>,
     /// The answers' bytes, with whatever lies between them (a replaced answer, the file's own
     /// framing).
-    bytes: Vec<u8>,
+    bytes: Span,
+}
+
+/// A part of a buffer shared by everything decoded from it (the cache file as read), or a buffer
+/// of its own (answers recorded in this process).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Span {
+    buffer: Arc<Vec<u8>>,
+    start: usize,
+    end: usize,
+}
+
+impl Span {
+    /// The whole of `buffer`.
+    pub(super) fn whole(buffer: Arc<Vec<u8>>) -> Span {
+        let end = buffer.len();
+        Span { buffer, start: 0, end }
+    }
+
+    pub(super) fn bytes(&self) -> &[u8] {
+        &self.buffer[self.start..self.end]
+    }
+
+    /// The part of this span that `tail` (a suffix of its bytes) leaves out at its end: `tail`'s
+    /// bytes up to where `rest` (a suffix of `tail`) begins.
+    fn between(&self, tail: &[u8], rest: &[u8]) -> Span {
+        Span { buffer: self.buffer.clone(), start: self.end - tail.len(), end: self.end - rest.len() }
+    }
+
+    /// Appends `bytes` (the buffer copied first when shared); where they start in the span.
+    fn push(&mut self, bytes: &[u8]) -> usize {
+        if self.start != 0 || self.end != self.buffer.len() || Arc::get_mut(&mut self.buffer).is_none() {
+            *self = Span::whole(Arc::new(self.bytes().to_vec()));
+        }
+        let buffer = Arc::get_mut(&mut self.buffer).expect("a buffer of its own");
+        let at = buffer.len();
+        buffer.extend_from_slice(bytes);
+        self.end = buffer.len();
+        at
+    }
 }
 
 impl PartialEq for DeviceAnswers {
@@ -60,7 +101,7 @@ impl DeviceAnswers {
 
     fn at(&self, i: usize) -> &[u8] {
         let (_, start, len) = self.index[i];
-        &self.bytes[start as usize..start as usize + len as usize]
+        &self.bytes.bytes()[start as usize..start as usize + len as usize]
     }
 
     /// Every answer, by key.
@@ -78,11 +119,10 @@ impl DeviceAnswers {
             return;
         }
         let position = self.index.binary_search_by_key(&key, |&(k, _, _)| k);
-        if position.is_err() && self.index.len() >= MAX_ANSWERS || self.bytes.len() + bytes.len() > u32::MAX as usize {
+        if position.is_err() && self.index.len() >= MAX_ANSWERS || self.bytes.bytes().len() + bytes.len() > u32::MAX as usize {
             return;
         }
-        let entry = (key, self.bytes.len() as u32, bytes.len() as u32);
-        self.bytes.extend_from_slice(bytes);
+        let entry = (key, self.bytes.push(bytes) as u32, bytes.len() as u32);
         match position {
             Ok(i) => self.index[i] = entry,
             Err(i) => self.index.insert(i, entry),
@@ -148,14 +188,15 @@ pub struct Profiles {
 #[derive(Clone, Debug)]
 struct Stored {
     application: u64,
-    /// Its encoding after the application digest (empty for one recorded in this process).
-    bytes: Vec<u8>,
+    /// Its encoding after the application digest, in the file read (empty for one recorded in
+    /// this process).
+    bytes: Span,
     decoded: std::sync::OnceLock<std::sync::Arc<Profile>>,
 }
 
 impl Profiles {
     pub fn from_list(profiles: Vec<Profile>) -> Profiles {
-        let list = profiles.into_iter().map(|p| Stored { application: p.application, bytes: Vec::new(), decoded: std::sync::Arc::new(p).into() }).collect();
+        let list = profiles.into_iter().map(|p| Stored { application: p.application, bytes: Span::default(), decoded: std::sync::Arc::new(p).into() }).collect();
         Profiles { list }
     }
 
@@ -177,7 +218,7 @@ impl Profiles {
     /// Records `profile`, latest first, keeping at most `limit`.
     pub fn set(&mut self, profile: Profile, limit: usize) {
         self.list.retain(|s| s.application != profile.application);
-        self.list.insert(0, Stored { application: profile.application, bytes: Vec::new(), decoded: std::sync::Arc::new(profile).into() });
+        self.list.insert(0, Stored { application: profile.application, bytes: Span::default(), decoded: std::sync::Arc::new(profile).into() });
         self.list.truncate(limit);
     }
 }
@@ -194,7 +235,7 @@ impl Stored {
             let mut profile = Profile { application: self.application, ..Profile::default() };
             // Checked when the file was read: a failure here cannot happen, and would only leave
             // the profile empty (no device answered from it).
-            let _ = body(&mut super::record::Reader(&self.bytes), self.application, Some(&mut profile));
+            let _ = body(&mut super::record::Reader(self.bytes.bytes()), self.application, Some((&self.bytes, &mut profile)));
             std::sync::Arc::new(profile)
         })
     }
@@ -207,7 +248,7 @@ pub(super) fn encode(out: &mut Vec<u8>, profiles: &Profiles) {
     for stored in profiles {
         out.extend_from_slice(&stored.application.to_le_bytes());
         match stored.decoded.get() {
-            _ if !stored.bytes.is_empty() => out.extend_from_slice(&stored.bytes),
+            _ if stored.bytes.end > stored.bytes.start => out.extend_from_slice(stored.bytes.bytes()),
             Some(p) => encode_body(out, p),
             None => encode_body(out, &Profile::default()),
         }
@@ -241,8 +282,9 @@ fn encode_body(out: &mut Vec<u8>, p: &Profile) {
 }
 
 /// Reads what [`encode`] wrote, checking all of it but keeping each profile's bytes undecoded;
-/// `None` when anything is out of bounds or inconsistent.
-pub(super) fn decode(r: &mut super::record::Reader) -> Option<Profiles> {
+/// `None` when anything is out of bounds or inconsistent. `r` reads the end of `file`, which the
+/// profiles keep a share of.
+pub(super) fn decode(r: &mut super::record::Reader, file: &Span) -> Option<Profiles> {
     let count = r.u8()? as usize;
     if count > super::record::MAX_DEVICE_RECORDS {
         return None;
@@ -252,20 +294,20 @@ pub(super) fn decode(r: &mut super::record::Reader) -> Option<Profiles> {
         let application = r.u64()?;
         let start = r.0;
         body(r, application, None)?;
-        let bytes = start[..start.len() - r.0.len()].to_vec();
-        list.push(Stored { application, bytes, decoded: std::sync::OnceLock::new() });
+        list.push(Stored { application, bytes: file.between(start, r.0), decoded: std::sync::OnceLock::new() });
     }
     Some(Profiles { list })
 }
 
 /// Reads one profile's encoding after its application digest, checking every bound and the
-/// answers' order; fills `out` if given (else only checks, allocating nothing).
-fn body(r: &mut super::record::Reader, application: u64, mut out: Option<&mut Profile>) -> Option<()> {
+/// answers' order; fills the profile of `out` if given (its answers sharing the span that `r`
+/// reads the end of), else only checks, allocating nothing.
+fn body(r: &mut super::record::Reader, application: u64, mut out: Option<(&Span, &mut Profile)>) -> Option<()> {
     let device_count = r.u8()? as usize;
     if device_count > MAX_DEVICES {
         return None;
     }
-    if let Some(p) = out.as_deref_mut() {
+    if let Some((_, p)) = out.as_mut() {
         p.devices.reserve_exact(device_count);
     }
     for _ in 0..device_count {
@@ -294,9 +336,8 @@ fn body(r: &mut super::record::Reader, application: u64, mut out: Option<&mut Pr
                 index.push((key, start as u32, len as u32));
             }
         }
-        if let Some(p) = out.as_deref_mut() {
-            let bytes = region[..region.len() - r.0.len()].to_vec();
-            p.devices.push(DeviceAnswers { index, bytes });
+        if let Some((span, p)) = out.as_mut() {
+            p.devices.push(DeviceAnswers { index, bytes: span.between(region, r.0) });
         }
     }
     let groups = match r.u8()? {
@@ -315,7 +356,7 @@ fn body(r: &mut super::record::Reader, application: u64, mut out: Option<&mut Pr
             Some(groups)
         }
     };
-    if let Some(p) = out {
+    if let Some((_, p)) = out {
         p.application = application;
         p.groups = groups;
     }

@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use crate::platform::host_alloc::with_system_allocator;
+use crate::platform::looks::{self, FileLook};
 use crate::platform::{watch, FileIdentity, OpenFile, IDENTITIES};
 
 /// What `parse` made of each file, by key (the path, and whatever else changes the parse), with
@@ -26,6 +27,17 @@ pub struct ParseCache<K, T> {
 
 /// A parse and the identity of the file it was made from.
 type Entry<T> = (FileIdentity, Arc<T>);
+
+/// How a file changes, which decides when its identity tells a change.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Written in place or replaced, as people and packages do: its identity is trusted once
+    /// settled (`FileIdentity::is_settled`), and an earlier process's look is used (`looks`).
+    Manifest,
+    /// Only ever replaced whole by a rename (see `get_replaced_whole`), and read afresh by each
+    /// process (the driver cache: not copied into the looks file).
+    ReplacedWhole,
+}
 
 impl<K: Ord + Clone, T> ParseCache<K, T> {
     pub const fn new() -> Self {
@@ -42,25 +54,35 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
     /// `get`, reading no more than `limit` bytes of the file (`parse` sees `limit` bytes of a
     /// larger one and can refuse it).
     pub fn get_at_most(&self, key: &K, path: &str, limit: usize, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
-        self.read(key, path, limit, FileIdentity::is_settled, parse)
+        self.read(key, path, limit, Kind::Manifest, |text| parse(&text))
     }
 
     /// `get_at_most` for a file that is only ever replaced whole by a rename, never written in
     /// place (the driver cache): each version is a new file, with its own inode and modification
     /// time, so it is remembered at once. A version mistaken for an earlier one could only give
-    /// that earlier, whole content.
-    pub fn get_replaced_whole(&self, key: &K, path: &str, limit: usize, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
-        self.read(key, path, limit, |_| true, parse)
+    /// that earlier, whole content. `parse` is given the bytes read, to keep rather than copy.
+    pub fn get_replaced_whole(&self, key: &K, path: &str, limit: usize, parse: impl FnOnce(Vec<u8>) -> T) -> Result<Arc<T>, String> {
+        self.read(key, path, limit, Kind::ReplacedWhole, parse)
     }
 
-    fn read(&self, key: &K, path: &str, limit: usize, trusted: fn(&FileIdentity) -> bool, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
+    fn read(&self, key: &K, path: &str, limit: usize, kind: Kind, parse: impl FnOnce(Vec<u8>) -> T) -> Result<Arc<T>, String> {
         // A file the API call under way found unchanged since an earlier call is not opened again.
         if let Some(Some(id)) = IDENTITIES.get(path) {
             if let Some(value) = self.cached(key, id) {
                 return Ok(value);
             }
         }
-        let watched = watch::current().is_some() && watch::depend(path, watch::Dependency::Entry);
+        // Nor one an earlier process read, unchanged since (see `looks`).
+        if kind == Kind::Manifest {
+            if let Some(look) = watch::found_earlier::<FileLook>(looks::Kind::File, path).filter(|look| look.bytes.len() <= limit) {
+                IDENTITIES.put(path, &Some(look.identity));
+                return Ok(self.parsed(key, look.identity, look.bytes, kind, parse));
+            }
+        }
+        let (watched, witness) = match watch::current() {
+            Some(_) => watch::depend_witnessed(path, watch::Dependency::Entry),
+            None => (false, None),
+        };
         let mut file = OpenFile::open(path).map_err(|e| e.to_string())?;
         let identity = file.identity().ok();
         if watched {
@@ -71,14 +93,28 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
         }
         let text = file.read(limit, identity.map(|id| id.size))?;
         drop(file);
-        let Some(id) = identity.filter(trusted) else {
-            return Ok(Arc::new(parse(&text)));
+        let Some(id) = identity else {
+            return Ok(Arc::new(parse(text)));
         };
-        let value = with_system_allocator(|| Arc::new(parse(&text)));
+        // Kept for later processes when read whole from the very file the stamp was taken of.
+        if let (Kind::Manifest, Some(witness)) = (kind, witness) {
+            if text.len() as u64 == id.size && text.len() <= looks::MAX_FILE_BYTES && witness.is_of(path, &id) {
+                looks::found(looks::Kind::File, path, witness, &FileLook { identity: id, bytes: text.clone() });
+            }
+        }
+        Ok(self.parsed(key, id, text, kind, parse))
+    }
+
+    /// `parse(text)`, remembered under `id` when that identity can be trusted to tell a change.
+    fn parsed(&self, key: &K, id: FileIdentity, text: Vec<u8>, kind: Kind, parse: impl FnOnce(Vec<u8>) -> T) -> Arc<T> {
+        if kind == Kind::Manifest && !id.is_settled() {
+            return Arc::new(parse(text));
+        }
+        let value = with_system_allocator(|| Arc::new(parse(text)));
         if let Ok(mut guard) = self.entries.lock() {
             with_system_allocator(|| guard.get_or_insert_with(BTreeMap::new).insert(key.clone(), (id, value.clone())));
         }
-        Ok(value)
+        value
     }
 
     /// The parse of `key` if it was made from the file of identity `id`.

@@ -1,10 +1,12 @@
 //! The only module that touches the OS, through libc's POSIX calls (not std's wrappers) so that
 //! tools interposing libc see every file and library the loader touches.
 
+pub mod digest;
 pub mod elf;
 pub mod file_cache;
 pub mod host_alloc;
 pub mod library_cache;
+pub mod looks;
 mod stamps;
 pub mod watch;
 pub mod write;
@@ -56,6 +58,13 @@ fn read_env(name: &str, getter: unsafe extern "C" fn(*const c_char) -> *mut c_ch
         return None;
     }
     Some(unsafe { CStr::from_ptr(value) }.to_string_lossy().into_owned())
+}
+
+/// The loader's cache directory: `$XDG_CACHE_HOME/vulkan-loader-rs`, else under `$HOME/.cache`
+/// (the driver cache and the looks file).
+pub fn cache_directory() -> Option<String> {
+    let base = env("XDG_CACHE_HOME").filter(|p| p.starts_with('/')).or_else(|| env("HOME").map(|h| format!("{h}/.cache")))?;
+    Some(format!("{base}/vulkan-loader-rs"))
 }
 
 /// Whether the process is elevated (setuid, setgid, file capabilities: `AT_SECURE`), where
@@ -139,7 +148,7 @@ fn ask_is_loaded(path: &str) -> bool {
 /// The identity of the file at `path` (`stat`: it tells whether a file changed, never that one
 /// is absent), or `None` when it cannot be had.
 pub fn file_identity(path: &str) -> Option<FileIdentity> {
-    IDENTITIES.get_or(path, watch::Dependency::Entry, || stat_identity(path))
+    IDENTITIES.get_or_remembered(path, watch::Dependency::Entry, looks::Kind::Identity, || stat_identity(path))
 }
 
 /// Files' identities as the API call under way found them (see `watch`): by `stat`, or by
@@ -189,7 +198,7 @@ pub fn read_file(path: &str, limit: usize) -> Option<Vec<u8>> {
 /// cheap, side-effect-free answer every interposer gives.
 pub fn readable(path: &str) -> bool {
     static READABLE: watch::Memo<bool> = watch::Memo::new();
-    READABLE.get_or(path, watch::Dependency::Entry, || ask_readable(path))
+    READABLE.get_or_remembered(path, watch::Dependency::Entry, looks::Kind::Readable, || ask_readable(path))
 }
 
 fn ask_readable(path: &str) -> bool {
@@ -203,7 +212,7 @@ fn ask_readable(path: &str) -> bool {
 /// never a `stat` first: a path that `stat` cannot see may still be one an interposer serves.
 pub fn list_dir(path: &str) -> Option<Vec<String>> {
     static LISTINGS: watch::Memo<Option<Vec<String>>> = watch::Memo::new();
-    LISTINGS.get_or(path, watch::Dependency::Listing, || read_dir_names(path))
+    LISTINGS.get_or_remembered(path, watch::Dependency::Listing, looks::Kind::Listing, || read_dir_names(path))
 }
 
 fn read_dir_names(path: &str) -> Option<Vec<String>> {

@@ -22,7 +22,26 @@ use std::ffi::CString;
 use super::stat;
 
 /// What `stat` said of a path, or `None`: nothing there.
-type Stamp = Option<[i64; 10]>;
+pub type Stamp = Option<[i64; 10]>;
+
+impl Witness {
+    /// Whether this is the stamp of `path` itself as it is the file of `identity` (the file
+    /// opened after the stamp was taken is the one stamped).
+    #[allow(clippy::unnecessary_cast)]
+    pub fn is_of(&self, path: &str, identity: &super::FileIdentity) -> bool {
+        let Some(stamp) = self.stamp else { return false };
+        let [device, inode, size, seconds, nanoseconds] = identity.words();
+        self.path == path && [stamp[0], stamp[1], stamp[5], stamp[6], stamp[7]] == [device as i64, inode as i64, size as i64, seconds as i64, nanoseconds as i64]
+    }
+}
+
+/// The stamp that stands for what a look at a path found: the path's own, or (for a path where
+/// nothing is) that of the settled directory above it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Witness {
+    pub path: String,
+    pub stamp: Stamp,
+}
 
 /// The paths looked at since the ledger was last found out of date, with their stamps.
 #[derive(Default)]
@@ -38,18 +57,19 @@ pub struct Ledger {
 // `st_dev`'s type differs between architectures: the casts stay.
 #[allow(clippy::unnecessary_cast)]
 impl Ledger {
-    /// Takes `path`'s stamp, before the caller looks at it; `false` when its stamp cannot be
-    /// trusted to tell a change (then nothing computed from it may be reused).
-    pub fn record(&mut self, path: &str) -> bool {
-        if self.stamps.contains_key(path) {
-            return true;
+    /// Takes `path`'s stamp, before the caller looks at it: the stamp that stands for it (its
+    /// own, or for a missing path the settled directory's above it), or `None` when no stamp can
+    /// be trusted to tell a change (then nothing computed from it may be reused).
+    pub fn record(&mut self, path: &str) -> Option<Witness> {
+        if let Some(&stamp) = self.stamps.get(path) {
+            return Some(Witness { path: path.to_string(), stamp });
         }
         if !path.starts_with('/') || path.split('/').any(|n| n == "..") || ["/proc/", "/sys/", "/dev/"].iter().any(|p| path.starts_with(p)) {
-            return false;
+            return None;
         }
         let stamp = match stat(path) {
             Ok(st) if settled(&st) && self.local(st.st_dev as u64, path) => Some(stamp_of(&st)),
-            Ok(_) => return false,
+            Ok(_) => return None,
             // Nothing there: trusted when the nearest directory that is there is local (on a
             // network file system, a name another machine creates may stay unseen a while). That
             // directory's own stamp, when settled, stands for the path (and for every other
@@ -59,17 +79,39 @@ impl Ledger {
             Err(libc::ENOENT | libc::ENOTDIR) => match self.nearest_existing_directory(path) {
                 Some((dir, st)) if self.local(st.st_dev as u64, &dir) => {
                     if settled(&st) {
-                        self.stamps.insert(dir, Some(stamp_of(&st)));
-                        return true;
+                        let witness = Witness { path: dir, stamp: Some(stamp_of(&st)) };
+                        self.stamps.insert(witness.path.clone(), witness.stamp);
+                        return Some(witness);
                     }
+                    // That directory changed lately: the path's own stamp, "absent".
                     None
                 }
-                _ => return false,
+                _ => return None,
             },
-            Err(_) => return false,
+            Err(_) => return None,
         };
         self.stamps.insert(path.to_string(), stamp);
-        true
+        Some(Witness { path: path.to_string(), stamp })
+    }
+
+    /// Whether `witness`, which an earlier process recorded for a path (see [`record`]), still
+    /// holds: its path has that stamp now, settled and local. It is then this ledger's stamp for
+    /// the path too, and costs one `stat` where recording it afresh may cost several (a missing
+    /// path's walk up to the directory that is there). An "absent" witness is never confirmed:
+    /// whether its path is on a local file system is not known without that walk.
+    pub fn confirm(&mut self, witness: &Witness) -> bool {
+        let Some(stamp) = witness.stamp else { return false };
+        if let Some(known) = self.stamps.get(&witness.path) {
+            return *known == witness.stamp;
+        }
+        let holds = match stat(&witness.path) {
+            Ok(st) => stamp_of(&st) == stamp && settled(&st) && self.local(st.st_dev as u64, &witness.path),
+            Err(_) => false,
+        };
+        if holds {
+            self.stamps.insert(witness.path.clone(), witness.stamp);
+        }
+        holds
     }
 
     /// Whether any path recorded has another stamp now. The ledger is emptied when one has: what
@@ -166,16 +208,16 @@ mod tests {
         let file = dir.join("a.json");
         std::fs::write(&file, b"{}").unwrap();
         let mut ledger = Ledger::default();
-        assert!(!ledger.record(file.to_str().unwrap()), "modified in the last two seconds");
+        assert!(ledger.record(file.to_str().unwrap()).is_none(), "modified in the last two seconds");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn paths_that_cannot_be_stamped_are_refused() {
         let mut ledger = Ledger::default();
-        assert!(!ledger.record("relative/a.json"));
-        assert!(!ledger.record("/proc/self/status"));
-        assert!(!ledger.record("/usr/../etc/passwd"));
+        assert!(ledger.record("relative/a.json").is_none());
+        assert!(ledger.record("/proc/self/status").is_none());
+        assert!(ledger.record("/usr/../etc/passwd").is_none());
     }
 
     #[test]
@@ -183,7 +225,7 @@ mod tests {
         let dir = scratch("missing");
         let file = dir.join("deeper/b.json");
         let mut ledger = Ledger::default();
-        assert!(ledger.record(file.to_str().unwrap()), "nothing there, in a local directory");
+        assert!(ledger.record(file.to_str().unwrap()).is_some(), "nothing there, in a local directory");
         assert!(!ledger.changed());
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, b"{}").unwrap();
@@ -206,7 +248,7 @@ mod tests {
         let recorded = |names: &[&str]| {
             let mut ledger = Ledger::default();
             for name in names {
-                assert!(ledger.record(&path(name)), "{name} is settled");
+                assert!(ledger.record(&path(name)).is_some(), "{name} is settled");
             }
             assert!(!ledger.changed(), "nothing changed yet");
             ledger

@@ -46,7 +46,8 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::{Mutex, OnceLock};
 
 use crate::platform::host_alloc::with_system_allocator;
-use crate::platform::stamps::Ledger;
+use crate::platform::looks::{self, Kind, Persist};
+use crate::platform::stamps::{Ledger, Witness};
 
 /// What a directory on the way to a path, or a listed one, reports: names appearing, going or
 /// changing their attributes (permissions), and the directory itself going. Not writes to the
@@ -221,11 +222,35 @@ pub fn computed<T>(f: impl FnOnce() -> T) -> (T, bool) {
 /// Watches `path` for what the call depends on, before the call looks at it; `false` (and the
 /// call's findings are not to be reused) when it cannot be watched or no API call is under way.
 pub fn depend(path: &str, dependency: Dependency) -> bool {
-    let watched = current().is_some() && with_system_allocator(|| register(path, dependency));
+    depend_witnessed(path, dependency).0
+}
+
+/// [`depend`], with the stamp that stands for `path` while changes are told by stamps: what the
+/// call finds there may be kept for later processes under it (`looks`).
+pub fn depend_witnessed(path: &str, dependency: Dependency) -> (bool, Option<Witness>) {
+    let (watched, witness) = match current() {
+        Some(_) => with_system_allocator(|| register(path, dependency)),
+        None => (false, None),
+    };
     if !watched {
         UNWATCHED.with(|u| u.set(u.get() + 1));
     }
-    watched
+    (watched, witness)
+}
+
+/// What an earlier process found by `kind` at `path` (see `looks`), when the stamp that stood
+/// for it then is the path's stamp now: it then stands for it in this call too (as [`depend`]'s
+/// would), and nothing need be looked at. Only while changes are told by stamps.
+pub fn found_earlier<T: Persist>(kind: Kind, path: &str) -> Option<T> {
+    current()?;
+    let (witness, value) = looks::earlier::<T>(kind, path)?;
+    let mut guard = WATCHER.lock().ok()?;
+    let ledger = guard.as_mut()?.stamps.as_mut()?;
+    let holds = with_system_allocator(|| ledger.confirm(&witness));
+    if holds {
+        looks::count_answered();
+    }
+    holds.then_some(value)
 }
 
 /// A value per path, reused while the generation it was found under lasts. Process-lifetime:
@@ -259,6 +284,33 @@ impl<T: Clone> Memo<T> {
         let found = look();
         if watched {
             self.put(path, &found);
+        }
+        found
+    }
+
+    /// [`get_or`](Self::get_or), from what an earlier process found by `kind` where that still
+    /// holds, and keeping what is found for later ones (see `looks`).
+    pub fn get_or_remembered(&self, path: &str, dependency: Dependency, kind: Kind, look: impl FnOnce() -> T) -> T
+    where
+        T: Persist,
+    {
+        if current().is_none() {
+            return look();
+        }
+        if let Some(found) = self.get(path) {
+            return found;
+        }
+        if let Some(found) = found_earlier::<T>(kind, path) {
+            self.put(path, &found);
+            return found;
+        }
+        let (watched, witness) = depend_witnessed(path, dependency);
+        let found = look();
+        if watched {
+            self.put(path, &found);
+            if let Some(witness) = witness {
+                looks::found(kind, path, witness, &found);
+            }
         }
         found
     }
@@ -507,14 +559,19 @@ impl Watcher {
     }
 }
 
-/// [`Watcher::register`] on the process's watcher.
-fn register(path: &str, dependency: Dependency) -> bool {
-    let Ok(mut guard) = WATCHER.lock() else { return false };
-    guard.as_mut().is_some_and(|watcher| match watcher.stamps.as_mut() {
+/// [`Watcher::register`] on the process's watcher, with the stamp that stands for `path` while
+/// changes are told by stamps.
+fn register(path: &str, dependency: Dependency) -> (bool, Option<Witness>) {
+    let Ok(mut guard) = WATCHER.lock() else { return (false, None) };
+    match guard.as_mut() {
+        None => (false, None),
         // A stamp tells both what a file and what a directory's listing depends on.
-        Some(ledger) => ledger.record(path),
-        None => watcher.register(path, dependency),
-    })
+        Some(Watcher { stamps: Some(ledger), .. }) => {
+            let witness = ledger.record(path);
+            (witness.is_some(), witness)
+        }
+        Some(watcher) => (watcher.register(path, dependency), None),
+    }
 }
 
 impl Watcher {

@@ -1,0 +1,401 @@
+//! What earlier processes found when they looked at the file system (a directory's names, a
+//! file's bytes and identity, whether a path is readable), each with the stamp that stood for it
+//! (`stamps::Witness`), so that a fresh process's first calls need not look again: a look whose
+//! witness still holds (one `stat`, see `Ledger::confirm`) is answered from here, and its witness
+//! becomes the process's own stamp for the path. Without it, a fresh process's first call lists
+//! every search directory and opens and reads every manifest (some 100 system calls and JSON
+//! read from scratch with Debian's Mesa drivers and layers, two thirds of that call).
+//!
+//! A witness holds only while its path has the very stamp it had (device, inode, type and
+//! permissions, owner, size, modification and change times, settled two seconds before it was
+//! taken): a look answered from here is one the file system would answer alike now. Only looks
+//! made under a trusted stamp are kept (never `/proc`, `/sys`, `/dev`, network or FUSE file
+//! systems, relative paths, or anything changed in the last two seconds), and never in a process
+//! that reuses nothing (`watch::disabled`). Whether a path is readable also depends on who asks:
+//! the file is for one set of credentials (a process of other ones ignores it).
+//!
+//! The file is `looks` beside the driver cache's (`$XDG_CACHE_HOME/vulkan-loader-rs/`), written
+//! with it (replaced whole, mode 0600) when this process looked at something the file did not
+//! answer; `VK_LOADER_DRIVER_CACHE=off` (or `verify`) neither reads nor writes it. It is a cache:
+//! a file that is missing, damaged or of another format is ignored and replaced.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use super::host_alloc::with_system_allocator;
+use super::stamps::Witness;
+use super::FileIdentity;
+
+/// What was looked at.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub enum Kind {
+    /// A directory's names (`list_dir`).
+    Listing = 1,
+    /// Whether a path is readable (`readable`).
+    Readable = 2,
+    /// A file's identity (`file_identity`).
+    Identity = 3,
+    /// A manifest's identity and bytes (`ParseCache`).
+    File = 4,
+}
+
+impl Kind {
+    fn from_u8(n: u8) -> Option<Kind> {
+        [Kind::Listing, Kind::Readable, Kind::Identity, Kind::File].into_iter().find(|k| *k as u8 == n)
+    }
+}
+
+/// A value a look found, as this file keeps it.
+pub trait Persist: Sized {
+    fn put(&self, out: &mut Vec<u8>);
+    fn take(r: &mut Reader) -> Option<Self>;
+}
+
+impl Persist for bool {
+    fn put(&self, out: &mut Vec<u8>) {
+        out.push(*self as u8);
+    }
+    fn take(r: &mut Reader) -> Option<bool> {
+        match r.u8()? {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        }
+    }
+}
+
+impl Persist for Option<Vec<String>> {
+    fn put(&self, out: &mut Vec<u8>) {
+        match self {
+            None => out.push(0),
+            Some(names) => {
+                out.push(1);
+                put_u32(out, names.len() as u32);
+                for name in names {
+                    put_bytes(out, name.as_bytes());
+                }
+            }
+        }
+    }
+    fn take(r: &mut Reader) -> Option<Option<Vec<String>>> {
+        if r.u8()? == 0 {
+            return Some(None);
+        }
+        let count = r.u32()? as usize;
+        let mut names = Vec::with_capacity(count.min(r.0.len()));
+        for _ in 0..count {
+            names.push(String::from_utf8(r.bytes()?.to_vec()).ok()?);
+        }
+        Some(Some(names))
+    }
+}
+
+impl Persist for FileIdentity {
+    fn put(&self, out: &mut Vec<u8>) {
+        for word in self.words() {
+            out.extend_from_slice(&word.to_le_bytes());
+        }
+    }
+    fn take(r: &mut Reader) -> Option<FileIdentity> {
+        let [device, inode, size, seconds, nanoseconds] = [r.u64()?, r.u64()?, r.u64()?, r.u64()?, r.u64()?];
+        Some(FileIdentity { device, inode, size, modified: (seconds as i64, nanoseconds as i64) })
+    }
+}
+
+impl Persist for Option<FileIdentity> {
+    fn put(&self, out: &mut Vec<u8>) {
+        out.push(self.is_some() as u8);
+        if let Some(identity) = self {
+            identity.put(out);
+        }
+    }
+    fn take(r: &mut Reader) -> Option<Option<FileIdentity>> {
+        match r.u8()? {
+            0 => Some(None),
+            1 => Some(Some(FileIdentity::take(r)?)),
+            _ => None,
+        }
+    }
+}
+
+/// A manifest as read: its identity (`fstat` of the file opened) and its bytes.
+pub struct FileLook {
+    pub identity: FileIdentity,
+    pub bytes: Vec<u8>,
+}
+
+impl Persist for FileLook {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.identity.put(out);
+        put_bytes(out, &self.bytes);
+    }
+    fn take(r: &mut Reader) -> Option<FileLook> {
+        Some(FileLook { identity: FileIdentity::take(r)?, bytes: r.bytes()?.to_vec() })
+    }
+}
+
+/// Files larger than this are not kept (manifests are a few KiB; the validation layer's, with
+/// its settings, some 200 KiB, and read only when that layer is asked for).
+pub const MAX_FILE_BYTES: usize = 256 * 1024;
+const MAX_LOOKS: usize = 4096;
+const MAX_TOTAL_BYTES: usize = 4 << 20;
+const MAGIC: &[u8; 8] = b"VKLDLOOK";
+const FORMAT_VERSION: u32 = 1;
+
+/// One look: its witness and the value found, encoded.
+#[derive(Clone, Debug, PartialEq)]
+struct Look {
+    witness: Witness,
+    value: Vec<u8>,
+}
+
+type Looks = BTreeMap<(Kind, String), Look>;
+
+#[derive(Default)]
+struct State {
+    /// The file's looks, read at the first need (`None` until then).
+    earlier: Option<Looks>,
+    /// Looks this process made that the file did not answer, to be written.
+    found: Looks,
+}
+
+static STATE: Mutex<State> = Mutex::new(State { earlier: None, found: BTreeMap::new() });
+
+/// Looks answered from the file in this process (see `watch::found_earlier`), for the log.
+static ANSWERED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+pub(super) fn count_answered() {
+    ANSWERED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether this process reads and writes the file (decided once).
+fn enabled() -> bool {
+    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ENABLED.get_or_init(|| {
+        let cache = super::plain_env("VK_LOADER_DRIVER_CACHE").map(|v| v.to_ascii_lowercase());
+        !super::elevated() && !matches!(cache.as_deref(), Some("off" | "0" | "false" | "no" | "verify")) && super::watch::disabled().is_none()
+    })
+}
+
+/// The file: `looks` in the loader's cache directory.
+pub fn file_path() -> Option<String> {
+    super::cache_directory().map(|dir| format!("{dir}/looks"))
+}
+
+/// What an earlier process found by `kind` at `path`, with the witness that stood for it.
+pub(super) fn earlier<T: Persist>(kind: Kind, path: &str) -> Option<(Witness, T)> {
+    if !enabled() {
+        return None;
+    }
+    with_system_allocator(|| {
+        let mut state = STATE.lock().ok()?;
+        let earlier = state.earlier.get_or_insert_with(read);
+        let look = earlier.get(&(kind, path.to_string()))?;
+        let value = T::take(&mut Reader(&look.value))?;
+        Some((look.witness.clone(), value))
+    })
+}
+
+/// Keeps what this process found by `kind` at `path` under `witness`, for the next processes.
+pub(super) fn found<T: Persist>(kind: Kind, path: &str, witness: Witness, value: &T) {
+    if !enabled() || witness.stamp.is_none() {
+        return;
+    }
+    with_system_allocator(|| {
+        let mut encoded = Vec::new();
+        value.put(&mut encoded);
+        if let Ok(mut state) = STATE.lock() {
+            state.found.insert((kind, path.to_string()), Look { witness, value: encoded });
+        }
+    });
+}
+
+/// Writes the file when this process found anything it did not answer: its looks and the
+/// earlier ones. Called where the driver cache is written, in the mode that decides whether it is.
+/// Says how many looks were answered from the file so far, and how many new ones were written.
+pub fn save() -> Result<(u32, usize), String> {
+    if !enabled() {
+        return Ok((0, 0));
+    }
+    let answered = ANSWERED.load(std::sync::atomic::Ordering::Relaxed);
+    with_system_allocator(|| {
+        let Some(path) = file_path() else { return Ok((answered, 0)) };
+        let (bytes, new) = {
+            let Ok(mut state) = STATE.lock() else { return Ok((answered, 0)) };
+            if state.found.is_empty() {
+                return Ok((answered, 0));
+            }
+            let found = std::mem::take(&mut state.found);
+            let new = found.len();
+            let earlier = state.earlier.get_or_insert_with(read);
+            for (key, look) in found {
+                earlier.insert(key, look);
+            }
+            (encode(earlier), new)
+        };
+        let Some(dir) = path.rsplit_once('/').map(|(d, _)| d) else { return Ok((answered, 0)) };
+        super::write::create_dir_all(dir, 0o700).and_then(|()| super::write::replace_file(&path, &bytes)).map(|()| (answered, new))
+    })
+}
+
+/// The file's looks; none when it is missing, damaged, of another format or of other credentials.
+fn read() -> Looks {
+    let Some(path) = file_path() else { return Looks::new() };
+    let Ok(mut file) = super::OpenFile::open(&path) else { return Looks::new() };
+    let size = file.identity().ok().map(|id| id.size);
+    file.read(MAX_TOTAL_BYTES + 1, size).ok().and_then(|bytes| decode(&bytes)).unwrap_or_default()
+}
+
+/// The process's credentials, which decide what `access` and `open` answer.
+fn credentials() -> u64 {
+    // SAFETY: the get*id calls have no preconditions; getgroups writes at most the count given.
+    unsafe {
+        let mut groups = [0 as libc::gid_t; 64];
+        let n = libc::getgroups(groups.len() as i32, groups.as_mut_ptr());
+        let ids = [libc::getuid(), libc::geteuid(), libc::getgid(), libc::getegid()];
+        let mut d = super::digest::Digest::default().numbers(&ids.map(u64::from));
+        // More groups than fit: a digest no file has, so the file is not used.
+        d = if n < 0 { d.number(u64::MAX) } else { d.numbers(&groups[..n as usize].iter().map(|&g| u64::from(g)).collect::<Vec<_>>()) };
+        d.value()
+    }
+}
+
+/// The file: magic, format, credentials, body length, checksum, then the body: the count of
+/// looks and each one's kind, path, witness (path, stamp) and value.
+fn encode(looks: &Looks) -> Vec<u8> {
+    let mut body = Vec::new();
+    let mut kept = 0u32;
+    let count_at = body.len();
+    put_u32(&mut body, 0);
+    for ((kind, path), look) in looks {
+        if kept as usize >= MAX_LOOKS || body.len() + look.value.len() + path.len() > MAX_TOTAL_BYTES - 1024 {
+            break;
+        }
+        let Some(stamp) = look.witness.stamp else { continue };
+        body.push(*kind as u8);
+        put_bytes(&mut body, path.as_bytes());
+        put_bytes(&mut body, look.witness.path.as_bytes());
+        for word in stamp {
+            body.extend_from_slice(&word.to_le_bytes());
+        }
+        put_bytes(&mut body, &look.value);
+        kept += 1;
+    }
+    body[count_at..count_at + 4].copy_from_slice(&kept.to_le_bytes());
+    let mut file = Vec::with_capacity(body.len() + 32);
+    file.extend_from_slice(MAGIC);
+    put_u32(&mut file, FORMAT_VERSION);
+    file.extend_from_slice(&credentials().to_le_bytes());
+    put_u32(&mut file, body.len() as u32);
+    file.extend_from_slice(&super::digest::checksum(&body).to_le_bytes());
+    file.extend_from_slice(&body);
+    file
+}
+
+/// Reads what [`encode`] wrote; `None` for anything else.
+fn decode(bytes: &[u8]) -> Option<Looks> {
+    let mut r = Reader(bytes);
+    if r.take(8)? != MAGIC || r.u32()? != FORMAT_VERSION || r.u64()? != credentials() {
+        return None;
+    }
+    let length = r.u32()? as usize;
+    let checksum = r.u64()?;
+    if r.0.len() != length || super::digest::checksum(r.0) != checksum {
+        return None;
+    }
+    let count = r.u32()? as usize;
+    if count > MAX_LOOKS {
+        return None;
+    }
+    let mut looks = Looks::new();
+    for _ in 0..count {
+        let kind = Kind::from_u8(r.u8()?)?;
+        let path = String::from_utf8(r.bytes()?.to_vec()).ok()?;
+        let witness_path = String::from_utf8(r.bytes()?.to_vec()).ok()?;
+        let mut stamp = [0i64; 10];
+        for word in &mut stamp {
+            *word = r.u64()? as i64;
+        }
+        let value = r.bytes()?.to_vec();
+        looks.insert((kind, path), Look { witness: Witness { path: witness_path, stamp: Some(stamp) }, value });
+    }
+    r.0.is_empty().then_some(looks)
+}
+
+fn put_u32(out: &mut Vec<u8>, n: u32) {
+    out.extend_from_slice(&n.to_le_bytes());
+}
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    put_u32(out, bytes.len() as u32);
+    out.extend_from_slice(bytes);
+}
+
+/// A cursor over untrusted bytes: every read is checked against what is left.
+pub struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if n > self.0.len() {
+            return None;
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Some(head)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn witness(path: &str, n: i64) -> Witness {
+        Witness { path: path.to_string(), stamp: Some([n; 10]) }
+    }
+
+    #[test]
+    fn looks_are_read_back_as_written_and_damage_is_refused() {
+        let mut looks = Looks::new();
+        let mut listing = Vec::new();
+        Some(vec!["a.json".to_string(), "b.json".to_string()]).put(&mut listing);
+        looks.insert((Kind::Listing, "/usr/share/vulkan/icd.d".into()), Look { witness: witness("/usr/share/vulkan/icd.d", 7), value: listing });
+        let mut readable = Vec::new();
+        false.put(&mut readable);
+        looks.insert((Kind::Readable, "/etc/vulkan/x/y.json".into()), Look { witness: witness("/etc/vulkan", -3), value: readable });
+        let identity = FileIdentity { device: 1, inode: 2, size: 3, modified: (4, 5) };
+        let mut file = Vec::new();
+        FileLook { identity, bytes: b"{}\n".to_vec() }.put(&mut file);
+        looks.insert((Kind::File, "/a.json".into()), Look { witness: witness("/a.json", 9), value: file });
+
+        let bytes = encode(&looks);
+        assert_eq!(decode(&bytes), Some(looks.clone()));
+        let look = &looks[&(Kind::File, "/a.json".to_string())];
+        let read = FileLook::take(&mut Reader(&look.value)).unwrap();
+        assert_eq!((read.identity, read.bytes), (identity, b"{}\n".to_vec()));
+        let look = &looks[&(Kind::Listing, "/usr/share/vulkan/icd.d".to_string())];
+        assert_eq!(<Option<Vec<String>> as Persist>::take(&mut Reader(&look.value)), Some(Some(vec!["a.json".to_string(), "b.json".to_string()])));
+
+        for at in [0, 9, 13, 30, bytes.len() - 1] {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0x40;
+            assert_eq!(decode(&damaged), None, "a byte changed at {at}");
+        }
+        assert_eq!(decode(&bytes[..bytes.len() - 1]), None, "cut short");
+        let mut other_credentials = bytes.clone();
+        other_credentials[12] ^= 1;
+        assert_eq!(decode(&other_credentials), None, "written by a process of other credentials");
+    }
+}
