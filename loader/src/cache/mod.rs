@@ -27,8 +27,8 @@
 //! - **machine**: the GPUs as the kernel shows them without waking them (every PCI function with
 //!   its vendor and device ids and bound driver from `/proc/bus/pci/devices`; the `/dev/dri` nodes,
 //!   NVIDIA's control node and the GPUs its module lists), the kernel release and the loaded GPU
-//!   modules with their versions, and the CPU's `cpuid` identity and features (lavapipe answers
-//!   from them). Read once per process.
+//!   modules with their versions, and the CPU's `cpuid` signature and features (lavapipe answers
+//!   from them; glibc's copy where it has one, see `inputs::cpu`). Read once per process.
 //! - **environment**: every variable but a short list that changes per launch and that no driver
 //!   reads ([`key::VOLATILE_VARIABLES`]); a driver's own switches (`MESA_*`, `RADV_*`, `__NV_*`,
 //!   `DRI_PRIME`, `LD_LIBRARY_PATH`, `LD_PRELOAD`...) always count.
