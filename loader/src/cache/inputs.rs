@@ -41,9 +41,14 @@ fn read_machine() -> u64 {
     for node in platform::list_dir(&format!("{root}/dev/dri")).unwrap_or_default() {
         d = d.text("dri").text(&node);
     }
-    d = d.number(platform::readable(&format!("{root}/dev/nvidiactl")) as u64);
-    for gpu in platform::list_dir(&format!("{root}/proc/driver/nvidia/gpus")).unwrap_or_default() {
-        d = d.text("nvidia").text(&gpu);
+    // The GPUs NVIDIA's module lists matter only where its control node is there to be opened
+    // (without it the driver finds no device): a machine without it is spared a look in /proc.
+    let nvidia = platform::readable(&format!("{root}/dev/nvidiactl"));
+    d = d.number(nvidia as u64);
+    if nvidia {
+        for gpu in platform::list_dir(&format!("{root}/proc/driver/nvidia/gpus")).unwrap_or_default() {
+            d = d.text("nvidia").text(&gpu);
+        }
     }
     d = d.text(&platform::kernel_release());
     // The GPU modules loaded, from one read of /proc/modules; then each one's version.

@@ -536,9 +536,9 @@ pub fn forget(manifest_path: &str) {
     session.save();
 }
 
-/// The executable's path, for keys that depend on it.
+/// The path the executable was started by, for keys that depend on it (see `platform::started_as`).
 pub fn executable() -> String {
-    platform::executable_path().unwrap_or_default()
+    platform::started_as().unwrap_or_default()
 }
 
 /// How long ago `entry` was recorded, for people.

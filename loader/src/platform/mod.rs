@@ -422,6 +422,31 @@ fn read_executable_path() -> Option<String> {
     (n > 0).then(|| String::from_utf8_lossy(&buf[..n as usize]).into_owned())
 }
 
+/// The path the process was started by (`AT_EXECFN`, what `execve` was given, made absolute with
+/// the working directory of the moment), read once: a name for the application that costs no
+/// system call, where [`executable_path`]'s `readlink` of `/proc/self/exe` costs a fresh process
+/// some 30 us. Not resolved through symbolic links (a link and its target are two names). Where
+/// the process was started by a descriptor (`fexecve`: `/dev/fd/N`), [`executable_path`].
+pub fn started_as() -> Option<String> {
+    static PATH: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    host_alloc::with_system_allocator(|| PATH.get_or_init(read_started_as).clone())
+}
+
+fn read_started_as() -> Option<String> {
+    // SAFETY: getauxval has no preconditions; AT_EXECFN, when given, points to a NUL-terminated
+    // string on the initial stack, which lives as long as the process.
+    let name = unsafe {
+        let p = libc::getauxval(libc::AT_EXECFN) as *const c_char;
+        (!p.is_null()).then(|| CStr::from_ptr(p).to_string_lossy().into_owned())
+    };
+    match name {
+        Some(name) if name.starts_with("/dev/fd/") || name.starts_with("/proc/") => read_executable_path(),
+        Some(name) if name.starts_with('/') => Some(name),
+        Some(name) => Some(format!("{}/{name}", std::env::current_dir().ok()?.display())),
+        None => read_executable_path(),
+    }
+}
+
 /// Writes a line to stderr with `fputs`.
 pub fn stderr_line(line: &str) {
     let Ok(text) = CString::new(format!("{line}\n")) else { return };
@@ -435,6 +460,13 @@ pub fn stderr_line(line: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_path_the_process_was_started_by_names_its_executable() {
+        let started = started_as().expect("AT_EXECFN");
+        assert!(started.starts_with('/'), "{started}");
+        assert_eq!(std::fs::canonicalize(&started).unwrap(), std::fs::canonicalize(std::env::current_exe().unwrap()).unwrap());
+    }
 
     #[test]
     fn env_reads_short_and_long_names() {
