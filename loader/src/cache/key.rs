@@ -94,7 +94,7 @@ pub fn is_bare_name(library_path: &str) -> bool {
 
 /// The application's digest, for answers that application profiles can change (Mesa's drirc,
 /// NVIDIA's profiles match the executable and the application and engine names): the executable
-/// and the whole `VkApplicationInfo` as given.
+/// (the path it was started by, `platform::started_as`) and the whole `VkApplicationInfo` as given.
 pub fn application(executable: &str, info: Option<(&str, u32, &str, u32, u32)>) -> u64 {
     let d = Digest::default().text(executable);
     match info {
