@@ -19,7 +19,7 @@
 //! answer; `VK_LOADER_DRIVER_CACHE=off` (or `verify`) neither reads nor writes it. It is a cache:
 //! a file that is missing, damaged or of another format is ignored and replaced.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
 use super::host_alloc::with_system_allocator;
@@ -137,8 +137,10 @@ impl Persist for FileLook {
 /// Files larger than this are not kept (manifests are a few KiB; the validation layer's, with
 /// its settings, some 200 KiB, and read only when that layer is asked for).
 pub const MAX_FILE_BYTES: usize = 256 * 1024;
-const MAX_LOOKS: usize = 4096;
-const MAX_TOTAL_BYTES: usize = 4 << 20;
+/// Bounds of the file (read whole by every process that uses it): past them, the looks this
+/// process made or used are kept first.
+const MAX_LOOKS: usize = 1024;
+const MAX_TOTAL_BYTES: usize = 1 << 20;
 const MAGIC: &[u8; 8] = b"VKLDLOOK";
 const FORMAT_VERSION: u32 = 1;
 
@@ -157,15 +159,23 @@ struct State {
     earlier: Option<Looks>,
     /// Looks this process made that the file did not answer, to be written.
     found: Looks,
+    /// The file's looks that answered this process (kept first when the file is written).
+    used: BTreeSet<(Kind, String)>,
 }
 
-static STATE: Mutex<State> = Mutex::new(State { earlier: None, found: BTreeMap::new() });
+static STATE: Mutex<State> = Mutex::new(State { earlier: None, found: BTreeMap::new(), used: BTreeSet::new() });
 
-/// Looks answered from the file in this process (see `watch::found_earlier`), for the log.
+/// Looks answered from the file in this process, for the log.
 static ANSWERED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
-pub(super) fn count_answered() {
+/// The look by `kind` at `path` that [`earlier`] gave answered this process (its witness held).
+pub(super) fn answered(kind: Kind, path: &str) {
     ANSWERED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    with_system_allocator(|| {
+        if let Ok(mut state) = STATE.lock() {
+            state.used.insert((kind, path.to_string()));
+        }
+    });
 }
 
 /// Whether this process reads and writes the file (decided once).
@@ -227,11 +237,13 @@ pub fn save() -> Result<(u32, usize), String> {
             }
             let found = std::mem::take(&mut state.found);
             let new = found.len();
+            let mut first: BTreeSet<(Kind, String)> = found.keys().cloned().collect();
+            first.extend(state.used.iter().cloned());
             let earlier = state.earlier.get_or_insert_with(read);
             for (key, look) in found {
                 earlier.insert(key, look);
             }
-            (encode(earlier), new)
+            (encode(earlier, &first), new)
         };
         let Some(dir) = path.rsplit_once('/').map(|(d, _)| d) else { return Ok((answered, 0)) };
         super::write::create_dir_all(dir, 0o700).and_then(|()| super::write::replace_file(&path, &bytes)).map(|()| (answered, new))
@@ -261,14 +273,16 @@ fn credentials() -> u64 {
 }
 
 /// The file: magic, format, credentials, body length, checksum, then the body: the count of
-/// looks and each one's kind, path, witness (path, stamp) and value.
-fn encode(looks: &Looks) -> Vec<u8> {
+/// looks and each one's kind, path, witness (path, stamp) and value. Within the bounds, the looks
+/// of `first`, then the others.
+fn encode(looks: &Looks, first: &BTreeSet<(Kind, String)>) -> Vec<u8> {
     let mut body = Vec::new();
     let mut kept = 0u32;
     let count_at = body.len();
     put_u32(&mut body, 0);
-    for ((kind, path), look) in looks {
-        if kept as usize >= MAX_LOOKS || body.len() + look.value.len() + path.len() > MAX_TOTAL_BYTES - 1024 {
+    let in_order = looks.iter().filter(|(key, _)| first.contains(key)).chain(looks.iter().filter(|(key, _)| !first.contains(key)));
+    for ((kind, path), look) in in_order {
+        if kept as usize >= MAX_LOOKS || body.len() + look.value.len() + path.len() + look.witness.path.len() + 128 > MAX_TOTAL_BYTES {
             break;
         }
         let Some(stamp) = look.witness.stamp else { continue };
@@ -380,7 +394,7 @@ mod tests {
         FileLook { identity, bytes: b"{}\n".to_vec() }.put(&mut file);
         looks.insert((Kind::File, "/a.json".into()), Look { witness: witness("/a.json", 9), value: file });
 
-        let bytes = encode(&looks);
+        let bytes = encode(&looks, &BTreeSet::new());
         assert_eq!(decode(&bytes), Some(looks.clone()));
         let look = &looks[&(Kind::File, "/a.json".to_string())];
         let read = FileLook::take(&mut Reader(&look.value)).unwrap();
@@ -394,6 +408,22 @@ mod tests {
             assert_eq!(decode(&damaged), None, "a byte changed at {at}");
         }
         assert_eq!(decode(&bytes[..bytes.len() - 1]), None, "cut short");
+    }
+
+    #[test]
+    fn past_the_bounds_the_looks_this_process_made_or_used_are_kept_first() {
+        let look = |n: usize| ((Kind::Readable, format!("/dir/{n:05}.json")), Look { witness: witness("/dir", 1), value: vec![1] });
+        let looks: Looks = (0..MAX_LOOKS + 10).map(look).collect();
+        let last = look(MAX_LOOKS + 9).0;
+        let kept = decode(&encode(&looks, &BTreeSet::from([last.clone()]))).unwrap();
+        assert_eq!(kept.len(), MAX_LOOKS);
+        assert!(kept.contains_key(&last), "the last by path, used by this process");
+        assert!(kept.contains_key(&look(0).0) && !kept.contains_key(&look(MAX_LOOKS).0));
+    }
+
+    #[test]
+    fn a_file_of_other_credentials_is_not_used() {
+        let bytes = encode(&Looks::new(), &BTreeSet::new());
         let mut other_credentials = bytes.clone();
         other_credentials[12] ^= 1;
         assert_eq!(decode(&other_credentials), None, "written by a process of other credentials");

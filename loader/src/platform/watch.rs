@@ -248,7 +248,7 @@ pub fn found_earlier<T: Persist>(kind: Kind, path: &str) -> Option<T> {
     let ledger = guard.as_mut()?.stamps.as_mut()?;
     let holds = with_system_allocator(|| ledger.confirm(&witness));
     if holds {
-        looks::count_answered();
+        looks::answered(kind, path);
     }
     holds.then_some(value)
 }
