@@ -76,11 +76,14 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
         if kind == Kind::Manifest {
             if let Some(look) = watch::found_earlier::<FileLook>(looks::Kind::File, path).filter(|look| look.bytes.len() <= limit) {
                 IDENTITIES.put(path, &Some(look.identity));
+                if let Some(value) = self.cached(key, look.identity) {
+                    return Ok(value);
+                }
                 return Ok(self.parsed(key, look.identity, look.bytes, kind, parse));
             }
         }
         let (watched, witness) = match watch::current() {
-            Some(_) => watch::depend_witnessed(path, watch::Dependency::Entry),
+            Some(_) => watch::depend(path, watch::Dependency::Entry),
             None => (false, None),
         };
         let mut file = OpenFile::open(path).map_err(|e| e.to_string())?;

@@ -221,13 +221,9 @@ pub fn computed<T>(f: impl FnOnce() -> T) -> (T, bool) {
 
 /// Watches `path` for what the call depends on, before the call looks at it; `false` (and the
 /// call's findings are not to be reused) when it cannot be watched or no API call is under way.
-pub fn depend(path: &str, dependency: Dependency) -> bool {
-    depend_witnessed(path, dependency).0
-}
-
-/// [`depend`], with the stamp that stands for `path` while changes are told by stamps: what the
-/// call finds there may be kept for later processes under it (`looks`).
-pub fn depend_witnessed(path: &str, dependency: Dependency) -> (bool, Option<Witness>) {
+/// While changes are told by stamps, also the stamp that stands for `path`: what the call finds
+/// there may be kept for later processes under it (`looks`).
+pub fn depend(path: &str, dependency: Dependency) -> (bool, Option<Witness>) {
     let (watched, witness) = match current() {
         Some(_) => with_system_allocator(|| register(path, dependency)),
         None => (false, None),
@@ -280,12 +276,7 @@ impl<T: Clone> Memo<T> {
         if let Some(found) = self.get(path) {
             return found;
         }
-        let watched = depend(path, dependency);
-        let found = look();
-        if watched {
-            self.put(path, &found);
-        }
-        found
+        self.look_and_put(path, dependency, look).0
     }
 
     /// [`get_or`](Self::get_or), from what an earlier process found by `kind` where that still
@@ -304,15 +295,22 @@ impl<T: Clone> Memo<T> {
             self.put(path, &found);
             return found;
         }
-        let (watched, witness) = depend_witnessed(path, dependency);
+        let (found, witness) = self.look_and_put(path, dependency, look);
+        if let Some(witness) = witness {
+            looks::found(kind, path, witness, &found);
+        }
+        found
+    }
+
+    /// `look()` at `path` after watching it, remembered when watched; with the stamp that stood
+    /// for it, if any.
+    fn look_and_put(&self, path: &str, dependency: Dependency, look: impl FnOnce() -> T) -> (T, Option<Witness>) {
+        let (watched, witness) = depend(path, dependency);
         let found = look();
         if watched {
             self.put(path, &found);
-            if let Some(witness) = witness {
-                looks::found(kind, path, witness, &found);
-            }
         }
-        found
+        (found, witness)
     }
 
     /// Remembers what was found at `path`, watched already (see [`depend`]): a copy made from
