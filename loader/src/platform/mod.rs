@@ -442,7 +442,7 @@ fn read_started_as() -> Option<String> {
     match name {
         Some(name) if name.starts_with("/dev/fd/") || name.starts_with("/proc/") => read_executable_path(),
         Some(name) if name.starts_with('/') => Some(name),
-        Some(name) => Some(format!("{}/{name}", std::env::current_dir().ok()?.display())),
+        Some(name) => Some(std::env::current_dir().ok()?.join(name).to_string_lossy().into_owned()),
         None => read_executable_path(),
     }
 }
