@@ -248,7 +248,7 @@ pub(super) fn encode(out: &mut Vec<u8>, profiles: &Profiles) {
     for stored in profiles {
         out.extend_from_slice(&stored.application.to_le_bytes());
         match stored.decoded.get() {
-            _ if stored.bytes.end > stored.bytes.start => out.extend_from_slice(stored.bytes.bytes()),
+            _ if !stored.bytes.bytes().is_empty() => out.extend_from_slice(stored.bytes.bytes()),
             Some(p) => encode_body(out, p),
             None => encode_body(out, &Profile::default()),
         }
