@@ -93,3 +93,14 @@ pub fn driver_cache_seed() -> Vec<u8> {
     };
     crate::cache::record::encode(&[entry("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", vec![(7, 1)]), entry("/usr/share/vulkan/icd.d/radeon_icd.x86_64.json", vec![(7, 0)])])
 }
+
+/// A looks file (`platform::looks`): refused or decoded, never a panic; what decodes encodes back
+/// to the same looks.
+pub fn looks_file(data: &[u8]) {
+    crate::platform::looks::fuzz(data);
+}
+
+/// A valid looks file of one look of each kind, a seed for the fuzzer and the corpus test.
+pub fn looks_file_seed() -> Vec<u8> {
+    crate::platform::looks::fuzz_seed()
+}

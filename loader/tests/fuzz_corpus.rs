@@ -45,6 +45,23 @@ fn driver_cache_seeds_and_regressions() {
     replay("driver_cache", vulkan::fuzzing::driver_cache);
 }
 
+#[test]
+fn looks_file_seeds_and_regressions() {
+    replay("looks_file", vulkan::fuzzing::looks_file);
+}
+
+/// The checked-in looks file seed is what the current format writes.
+#[test]
+fn looks_file_seed_is_current() {
+    let seed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/looks_file/one_of_each");
+    let expected = vulkan::fuzzing::looks_file_seed();
+    if std::env::var_os("UPDATE_SEEDS").is_some() {
+        std::fs::create_dir_all(seed.parent().unwrap()).unwrap();
+        std::fs::write(&seed, &expected).unwrap();
+    }
+    assert_eq!(std::fs::read(&seed).unwrap_or_default(), expected, "run with UPDATE_SEEDS=1 to rewrite {}", seed.display());
+}
+
 /// The checked-in seed is the file the current format writes: a format change updates it.
 #[test]
 fn driver_cache_seed_is_current() {

@@ -336,6 +336,47 @@ fn decode(bytes: &[u8]) -> Option<Looks> {
     r.0.is_empty().then_some(looks)
 }
 
+/// The fuzz target's entry (`fuzzing::looks_file`): `data` as a looks file of this process's
+/// credentials (its bytes 12..20 set to them), decoded; each look's value read as each kind's;
+/// what decodes encodes back to the same looks.
+pub fn fuzz(data: &[u8]) {
+    let mut data = data.to_vec();
+    if data.len() >= 20 {
+        data[12..20].copy_from_slice(&credentials().to_le_bytes());
+    }
+    let Some(looks) = decode(&data) else { return };
+    for look in looks.values() {
+        let _ = <Option<Vec<String>> as Persist>::take(&mut Reader(&look.value));
+        let _ = bool::take(&mut Reader(&look.value));
+        let _ = <Option<FileIdentity> as Persist>::take(&mut Reader(&look.value));
+        let _ = FileLook::take(&mut Reader(&look.value));
+    }
+    assert_eq!(decode(&encode(&looks, &BTreeSet::new())).as_ref(), Some(&looks), "a decoded looks file does not survive a round trip");
+}
+
+/// A looks file of one look of each kind, its credentials zero (the fuzz target's seed).
+pub fn fuzz_seed() -> Vec<u8> {
+    let witness = |path: &str| Witness { path: path.to_string(), stamp: Some([7; 10]) };
+    let value = |put: &dyn Fn(&mut Vec<u8>)| {
+        let mut out = Vec::new();
+        put(&mut out);
+        out
+    };
+    let identity = FileIdentity { device: 1, inode: 2, size: 2, modified: (3, 4) };
+    let looks: Looks = [
+        (Kind::Listing, "/usr/share/vulkan/icd.d", value(&|o| Some(vec!["lvp_icd.x86_64.json".to_string()]).put(o))),
+        (Kind::Readable, "/etc/vulkan/loader_settings.d/vk_loader_settings.json", value(&|o| false.put(o))),
+        (Kind::Identity, "/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so", value(&|o| Some(identity).put(o))),
+        (Kind::File, "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", value(&|o| FileLook { identity, bytes: b"{}".to_vec() }.put(o))),
+    ]
+    .into_iter()
+    .map(|(kind, path, value)| ((kind, path.to_string()), Look { witness: witness(path), value }))
+    .collect();
+    let mut file = encode(&looks, &BTreeSet::new());
+    file[12..20].fill(0);
+    file
+}
+
 fn put_u32(out: &mut Vec<u8>, n: u32) {
     out.extend_from_slice(&n.to_le_bytes());
 }
@@ -419,6 +460,13 @@ mod tests {
         assert_eq!(kept.len(), MAX_LOOKS);
         assert!(kept.contains_key(&last), "the last by path, used by this process");
         assert!(kept.contains_key(&look(0).0) && !kept.contains_key(&look(MAX_LOOKS).0));
+    }
+
+    #[test]
+    fn the_fuzz_seed_decodes_as_this_processs_file() {
+        let mut seed = fuzz_seed();
+        seed[12..20].copy_from_slice(&credentials().to_le_bytes());
+        assert_eq!(decode(&seed).map(|looks| looks.len()), Some(4));
     }
 
     #[test]
