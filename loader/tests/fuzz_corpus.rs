@@ -50,11 +50,10 @@ fn looks_file_seeds_and_regressions() {
     replay("looks_file", vulkan::fuzzing::looks_file);
 }
 
-/// The checked-in looks file seed is what the current format writes.
-#[test]
-fn looks_file_seed_is_current() {
-    let seed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/looks_file/one_of_each");
-    let expected = vulkan::fuzzing::looks_file_seed();
+/// The checked-in seed `fuzz/corpus/<file>` is `expected`, the file the current format writes: a
+/// format change updates it (`UPDATE_SEEDS=1` rewrites it).
+fn assert_seed_is_current(file: &str, expected: Vec<u8>) {
+    let seed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus").join(file);
     if std::env::var_os("UPDATE_SEEDS").is_some() {
         std::fs::create_dir_all(seed.parent().unwrap()).unwrap();
         std::fs::write(&seed, &expected).unwrap();
@@ -62,14 +61,12 @@ fn looks_file_seed_is_current() {
     assert_eq!(std::fs::read(&seed).unwrap_or_default(), expected, "run with UPDATE_SEEDS=1 to rewrite {}", seed.display());
 }
 
-/// The checked-in seed is the file the current format writes: a format change updates it.
 #[test]
 fn driver_cache_seed_is_current() {
-    let seed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/driver_cache/two_entries");
-    let expected = vulkan::fuzzing::driver_cache_seed();
-    if std::env::var_os("UPDATE_SEEDS").is_some() {
-        std::fs::create_dir_all(seed.parent().unwrap()).unwrap();
-        std::fs::write(&seed, &expected).unwrap();
-    }
-    assert_eq!(std::fs::read(&seed).unwrap_or_default(), expected, "run with UPDATE_SEEDS=1 to rewrite {}", seed.display());
+    assert_seed_is_current("driver_cache/two_entries", vulkan::fuzzing::driver_cache_seed());
+}
+
+#[test]
+fn looks_file_seed_is_current() {
+    assert_seed_is_current("looks_file/one_of_each", vulkan::fuzzing::looks_file_seed());
 }

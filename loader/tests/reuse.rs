@@ -24,8 +24,7 @@ fn scenario_entry() {
     }
     let root = std::path::PathBuf::from(std::env::var("REUSE_ROOT").unwrap());
     let layer = std::path::PathBuf::from(std::env::var("REUSE_LAYER_LIB").unwrap());
-    let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
-    let gipa: Gipa = unsafe { *lib.get::<Gipa>(b"vkGetInstanceProcAddr\0").unwrap() };
+    let (_lib, gipa) = loader();
     let say = |step: &str| {
         // On a line of its own: the test harness's own words may precede it.
         println!("\nSTEP {step}");
@@ -103,11 +102,20 @@ fn scenario_state() {
     if std::env::var("SCENARIO").as_deref() != Ok("state") {
         return;
     }
-    let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
-    let gipa: Gipa = unsafe { *lib.get::<Gipa>(b"vkGetInstanceProcAddr\0").unwrap() };
+    let (_lib, gipa) = loader();
     println!("\nSTEP {}", std::env::var("REUSE_STEP").unwrap());
     // SAFETY: the loader's commands with valid arguments.
     unsafe { print_state(gipa) };
+}
+
+/// The loader under test, loaded, and its `vkGetInstanceProcAddr`.
+fn loader() -> (libloading::Library, Gipa) {
+    // SAFETY: loading the loader under test and reading an export of its known signature.
+    unsafe {
+        let lib = libloading::Library::new(common::libvulkan()).unwrap();
+        let gipa: Gipa = *lib.get::<Gipa>(b"vkGetInstanceProcAddr\0").unwrap();
+        (lib, gipa)
+    }
 }
 
 /// Prints the instance layers and the number of physical devices.

@@ -165,12 +165,8 @@ struct State {
 
 static STATE: Mutex<State> = Mutex::new(State { earlier: None, found: BTreeMap::new(), used: BTreeSet::new() });
 
-/// Looks answered from the file in this process, for the log.
-static ANSWERED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-
 /// The look by `kind` at `path` that [`earlier`] gave answered this process (its witness held).
 pub(super) fn answered(kind: Kind, path: &str) {
-    ANSWERED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     with_system_allocator(|| {
         if let Ok(mut state) = STATE.lock() {
             state.used.insert((kind, path.to_string()));
@@ -222,16 +218,17 @@ pub(super) fn found<T: Persist>(kind: Kind, path: &str, witness: Witness, value:
 
 /// Writes the file when this process found anything it did not answer: its looks and the
 /// earlier ones. Called where the driver cache is written, in the mode that decides whether it is.
-/// Says how many looks were answered from the file so far, and how many new ones were written.
-pub fn save() -> Result<(u32, usize), String> {
+/// Says how many of the file's looks answered this process so far, and how many new ones were
+/// written.
+pub fn save() -> Result<(usize, usize), String> {
     if !enabled() {
         return Ok((0, 0));
     }
-    let answered = ANSWERED.load(std::sync::atomic::Ordering::Relaxed);
     with_system_allocator(|| {
-        let Some(path) = file_path() else { return Ok((answered, 0)) };
-        let (bytes, new) = {
-            let Ok(mut state) = STATE.lock() else { return Ok((answered, 0)) };
+        let Some(path) = file_path() else { return Ok((0, 0)) };
+        let (bytes, answered, new) = {
+            let Ok(mut state) = STATE.lock() else { return Ok((0, 0)) };
+            let answered = state.used.len();
             if state.found.is_empty() {
                 return Ok((answered, 0));
             }
@@ -243,7 +240,7 @@ pub fn save() -> Result<(u32, usize), String> {
             for (key, look) in found {
                 earlier.insert(key, look);
             }
-            (encode(earlier, &first), new)
+            (encode(earlier, &first), answered, new)
         };
         let Some(dir) = path.rsplit_once('/').map(|(d, _)| d) else { return Ok((answered, 0)) };
         super::write::create_dir_all(dir, 0o700).and_then(|()| super::write::replace_file(&path, &bytes)).map(|()| (answered, new))

@@ -30,6 +30,7 @@ impl Witness {
     #[allow(clippy::unnecessary_cast)]
     pub fn is_of(&self, path: &str, identity: &super::FileIdentity) -> bool {
         let Some(stamp) = self.stamp else { return false };
+        // The stamp's device, inode, size and modification time (see `stamp_of`).
         let [device, inode, size, seconds, nanoseconds] = identity.words();
         self.path == path && [stamp[0], stamp[1], stamp[5], stamp[6], stamp[7]] == [device as i64, inode as i64, size as i64, seconds as i64, nanoseconds as i64]
     }
