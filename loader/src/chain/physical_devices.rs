@@ -495,6 +495,10 @@ fn device_entry(d: &DriverInstance, handle: VkPhysicalDevice, properties: &VkPhy
 
 /// Whether a driver's physical device supports a device extension.
 fn has_device_extension(driver: &DriverInstance, handle: VkPhysicalDevice, name: &CStr) -> bool {
+    // SAFETY: a handle the driver (or the lazy driver standing for it) reported.
+    if let Some(recorded) = unsafe { crate::lazy::recorded_device_extension(handle, name) } {
+        return recorded;
+    }
     let Some(enumerate) = driver.live().0.vkEnumerateDeviceExtensionProperties else { return false };
     let extensions = ffi::query(|count, out| unsafe { enumerate(handle, std::ptr::null(), count, out) }).unwrap_or_default();
     extensions.iter().any(|e| unsafe { CStr::from_ptr(e.extensionName.as_ptr()) } == name)

@@ -280,20 +280,53 @@ pub fn encode_extensions(extensions: &[VkExtensionProperties]) -> Vec<u8> {
     out
 }
 
-/// The device extensions from their record; `None` if it does not decode.
-pub fn decode_extensions(mut bytes: &[u8]) -> Option<Vec<VkExtensionProperties>> {
-    let mut out = Vec::new();
-    while !bytes.is_empty() {
-        let name = CStr::from_bytes_until_nul(bytes).ok()?;
-        let rest = &bytes[name.to_bytes_with_nul().len()..];
-        let spec = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?);
-        if name.to_bytes().len() >= VK_MAX_EXTENSION_NAME_SIZE as usize {
+/// The device extensions read in place from their record, in order: each entry's name and spec
+/// version; an entry that does not decode is `None` and ends the list.
+pub fn extension_entries(mut bytes: &[u8]) -> impl Iterator<Item = Option<(&CStr, u32)>> {
+    std::iter::from_fn(move || {
+        if bytes.is_empty() {
             return None;
         }
-        out.push(ffi::extension_properties(name, spec));
-        bytes = &rest[4..];
+        let entry = CStr::from_bytes_until_nul(bytes).ok().and_then(|name| {
+            let rest = &bytes[name.to_bytes_with_nul().len()..];
+            let spec = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?);
+            (name.to_bytes().len() < VK_MAX_EXTENSION_NAME_SIZE as usize).then_some((name, spec, &rest[4..]))
+        });
+        bytes = entry.map_or(&[], |(_, _, rest)| rest);
+        Some(entry.map(|(name, spec, _)| (name, spec)))
+    })
+}
+
+/// How many device extensions their record holds; `None` if it does not decode.
+pub fn count_extensions(bytes: &[u8]) -> Option<u32> {
+    extension_entries(bytes).try_fold(0u32, |n, entry| entry.map(|_| n + 1))
+}
+
+/// Whether the record (one that decodes) lists the device extension `name`.
+pub fn lists_extension(bytes: &[u8], name: &CStr) -> bool {
+    extension_entries(bytes).map_while(|entry| entry).any(|(listed, _)| listed == name)
+}
+
+/// A two-call query's answer written straight from the record (`total` entries, as
+/// [`count_extensions`] gave): no list is built (a driver lists some 250 extensions, 64 KiB as
+/// `VkExtensionProperties`).
+///
+/// # Safety
+/// As [`ffi::fill`]: `count` valid or NULL, `out` NULL or an array of `*count` structures.
+pub unsafe fn fill_extensions(bytes: &[u8], total: u32, count: *mut u32, out: *mut VkExtensionProperties) -> VkResult {
+    if count.is_null() {
+        return VkResult::ERROR_INITIALIZATION_FAILED;
     }
-    Some(out)
+    if out.is_null() {
+        *count = total;
+        return VkResult::SUCCESS;
+    }
+    let n = (*count).min(total);
+    for (k, (name, spec)) in extension_entries(bytes).map_while(|entry| entry).take(n as usize).enumerate() {
+        out.add(k).write(ffi::extension_properties(name, spec));
+    }
+    *count = n;
+    if n < total { VkResult::INCOMPLETE } else { VkResult::SUCCESS }
 }
 
 /// A list of plain structures from its record (their bytes, one after the other); `None` if the
@@ -456,15 +489,26 @@ mod tests {
     #[test]
     fn extension_lists_survive_their_record() {
         let list = vec![ffi::extension_properties(c"VK_KHR_swapchain", 70), ffi::extension_properties(c"VK_EXT_pci_bus_info", 2)];
-        let decoded = decode_extensions(&encode_extensions(&list)).unwrap();
-        assert_eq!(decoded.len(), 2);
-        assert_eq!(ffi::name_of(&decoded[1]), c"VK_EXT_pci_bus_info");
-        assert_eq!(decoded[0].specVersion, 70);
-        assert!(decode_extensions(b"VK_KHR_swapchain\0\x01").is_none());
+        let bytes = encode_extensions(&list);
+        assert_eq!(count_extensions(&bytes), Some(2));
+        assert!(lists_extension(&bytes, c"VK_EXT_pci_bus_info") && !lists_extension(&bytes, c"VK_EXT_pci"));
+        let mut out = [VkExtensionProperties::default(); 2];
+        let mut count = 2;
+        assert_eq!(unsafe { fill_extensions(&bytes, 2, &mut count, out.as_mut_ptr()) }, VkResult::SUCCESS);
+        assert_eq!((count, ffi::name_of(&out[1]), out[0].specVersion), (2, c"VK_EXT_pci_bus_info", 70));
+        // Room for one: the first, and VK_INCOMPLETE; the count alone.
+        let (mut one, mut count) = ([VkExtensionProperties::default(); 1], 1);
+        assert_eq!(unsafe { fill_extensions(&bytes, 2, &mut count, one.as_mut_ptr()) }, VkResult::INCOMPLETE);
+        assert_eq!((count, ffi::name_of(&one[0])), (1, c"VK_KHR_swapchain"));
+        assert_eq!(unsafe { fill_extensions(&bytes, 2, &mut count, std::ptr::null_mut()) }, VkResult::SUCCESS);
+        assert_eq!(count, 2);
+        // A spec version cut short, a name without its NUL, a name too long: none decodes.
+        assert_eq!(count_extensions(b"VK_KHR_swapchain\0\x01"), None);
+        assert_eq!(count_extensions(b"VK_KHR_swapchain"), None);
+        assert_eq!(count_extensions(&[[b'a'; 256].as_slice(), b"\0\x01\0\0\0"].concat()), None);
         assert!(decode_list::<VkQueueFamilyProperties>(&[0; 23]).is_none());
     }
 
-    #[test]
     fn no_allowed_structure_is_listed_twice() {
         for list in [PROPERTIES, FEATURES, FORMAT] {
             for (i, a) in list.iter().enumerate() {

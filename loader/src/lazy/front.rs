@@ -297,7 +297,8 @@ unsafe extern "system" fn enumerate_device_extension_properties(
                 if !layer.is_null() {
                     return None;
                 }
-                Some(ffi::fill(lazy.device_extensions(i, a)?, count, out))
+                let (bytes, total) = lazy.device_extensions(i, a)?;
+                Some(answers::fill_extensions(bytes, total, count, out))
             },
             |table, handle| match table.vkEnumerateDeviceExtensionProperties {
                 Some(f) => f(handle, layer, count, out),

@@ -69,9 +69,9 @@ pub struct Lazy {
     on_live: OnceLock<Box<dyn Fn() + Send + Sync>>,
     repointed: AtomicBool,
     devices: Box<[FakeDevice]>,
-    /// Each device's extensions, decoded from its record at the first query (layers such as
-    /// Mesa's device-select ask for them several times per enumeration).
-    device_extensions: Box<[OnceLock<Option<Vec<VkExtensionProperties>>>]>,
+    /// How many extensions each device's record lists, counted (and the record checked) at the
+    /// first query: layers such as Mesa's device-select ask several times per enumeration.
+    device_extensions: Box<[OnceLock<Option<u32>>]>,
     live: OnceLock<Result<Live, String>>,
     /// Queries answered from the record.
     answered: AtomicU32,
@@ -183,10 +183,12 @@ impl Lazy {
         VkPhysicalDevice(&self.devices[index] as *const FakeDevice as *mut _)
     }
 
-    /// Device `index`'s extensions from its record (`answers`), decoded once; `None` if the
-    /// record has none that decode.
-    pub fn device_extensions(&self, index: usize, answers: &crate::cache::profile::DeviceAnswers) -> Option<&[VkExtensionProperties]> {
-        self.device_extensions[index].get_or_init(|| answers::decode_extensions(answers.get(answer_key(Family::DeviceExtensions, 0, 0))?)).as_deref()
+    /// Device `index`'s extension list as recorded (`answers`), with how many it lists; `None`
+    /// if the record has none that decodes.
+    pub fn device_extensions<'a>(&self, index: usize, answers: &'a crate::cache::profile::DeviceAnswers) -> Option<(&'a [u8], u32)> {
+        let bytes = answers.get(answer_key(Family::DeviceExtensions, 0, 0))?;
+        let count = (*self.device_extensions[index].get_or_init(|| answers::count_extensions(bytes)))?;
+        Some((bytes, count))
     }
 
     /// Answers a query of device `index`: from the record while the driver is not loaded and the
@@ -344,6 +346,25 @@ unsafe fn resolve<'a>(handle: VkPhysicalDevice) -> Option<(&'a Lazy, usize)> {
         let index = lazy.live()?.devices.iter().position(|&d| d == handle)?;
         Some((lazy, index))
     })
+}
+
+/// Whether the device behind `handle`, a placeholder of a driver not loaded, has the device
+/// extension `name` by its record, read in place; `None` for any other handle or a record
+/// without the list (the caller asks through the dispatch table then). The loader's own question
+/// at enumeration (`VK_EXT_pci_bus_info`), spared a copy of the whole list.
+///
+/// # Safety
+/// As [`resolve`].
+pub unsafe fn recorded_device_extension(handle: VkPhysicalDevice, name: &std::ffi::CStr) -> Option<bool> {
+    if handle.is_null() || *(handle.0 as *const u64) != FAKE_MAGIC {
+        return None;
+    }
+    let (lazy, index) = resolve(handle)?;
+    if lazy.live().is_some() {
+        return None;
+    }
+    let (bytes, _) = lazy.device_extensions(index, &lazy.profile.devices[index])?;
+    Some(answers::lists_extension(bytes, name))
 }
 
 /// The live driver's physical device for each recorded one, matched by identity: the same
