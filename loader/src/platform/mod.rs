@@ -116,33 +116,56 @@ pub fn object_path_of(address: *const c_void) -> Option<String> {
 }
 
 /// Whether the library `path` (as it would be handed to `dlopen`) is loaded in the process
-/// already: asked with `RTLD_NOLOAD`, which loads nothing.
+/// already, from the names of the loaded objects (`dl_iterate_phdr`; no file opened, where
+/// `RTLD_NOLOAD` opens and reads the file to compare it with each): a path when an object was
+/// loaded by it, or by another path to the same file with the same file name (`/lib` for
+/// `/usr/lib`, compared by `stat`); a bare name when an object's file name is that name (the
+/// dynamic linker's search finds it so). An object reached only through a link of another name
+/// is not seen: the caller then treats the library as not loaded, which only costs it the
+/// shortcut of asking the loaded one.
 pub fn is_loaded(path: &str) -> bool {
-    static LOADED: watch::Memo<bool> = watch::Memo::new();
-    // A path names a file, whose replacement changes the answer; a bare name is looked up among
-    // the loaded libraries' names only (which the watch's library counters follow).
-    if path.contains('/') {
-        return LOADED.get_or(path, watch::Dependency::Entry, || ask_is_loaded(path));
+    fn file_name(path: &str) -> &str {
+        path.rsplit('/').next().unwrap_or(path)
     }
-    if let Some(loaded) = LOADED.get(path) {
-        return loaded;
+    // Copied out with the system's allocator: the walk holds the dynamic linker's lock, under
+    // which no application allocation callback may run.
+    let same_name: Vec<String> = host_alloc::with_system_allocator(|| {
+        let mut same_name = Vec::new();
+        for_each_loaded_object(|object| {
+            if file_name(object) == file_name(path) {
+                same_name.push(object.to_string());
+            }
+        });
+        same_name
+    });
+    if !path.contains('/') || same_name.iter().any(|object| object == path) {
+        return !same_name.is_empty();
     }
-    let loaded = ask_is_loaded(path);
-    LOADED.put(path, &loaded);
-    loaded
+    let identity = |p: &str| stat(p).ok().map(|st| (st.st_dev, st.st_ino));
+    let Some(file) = identity(path) else { return false };
+    same_name.iter().any(|object| identity(object) == Some(file))
 }
 
-fn ask_is_loaded(path: &str) -> bool {
-    let Ok(c_path) = CString::new(path) else { return false };
-    // SAFETY: dlopen with RTLD_NOLOAD only returns a handle (a new reference) to a loaded library.
-    unsafe {
-        let handle = libc::dlopen(c_path.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD);
-        if handle.is_null() {
-            return false;
+/// Calls `each` with the path of every object the dynamic linker has loaded (the executable's
+/// empty name left out).
+fn for_each_loaded_object(mut each: impl FnMut(&str)) {
+    unsafe extern "C" fn visit(info: *mut libc::dl_phdr_info, _size: usize, data: *mut c_void) -> libc::c_int {
+        // SAFETY: glibc passes its structure; `data` is the closure below, alive for the walk.
+        let (info, each) = unsafe { (&*info, &mut *(data as *mut &mut dyn FnMut(&str))) };
+        if !info.dlpi_name.is_null() {
+            // SAFETY: a NUL-terminated name owned by the dynamic linker during the walk.
+            if let Ok(name) = unsafe { CStr::from_ptr(info.dlpi_name) }.to_str() {
+                if !name.is_empty() {
+                    each(name);
+                }
+            }
         }
-        libc::dlclose(handle);
-        true
+        0
     }
+    let mut each: &mut dyn FnMut(&str) = &mut each;
+    // SAFETY: the callback reads the structure it is given and calls the closure, which outlives
+    // the walk; it does not unwind (the closure only compares and copies strings).
+    unsafe { libc::dl_iterate_phdr(Some(visit), &mut each as *mut &mut dyn FnMut(&str) as *mut c_void) };
 }
 
 /// The identity of the file at `path` (`stat`: it tells whether a file changed, never that one
@@ -466,6 +489,26 @@ mod tests {
         let started = started_as().expect("AT_EXECFN");
         assert!(started.starts_with('/'), "{started}");
         assert_eq!(std::fs::canonicalize(&started).unwrap(), std::fs::canonicalize(std::env::current_exe().unwrap()).unwrap());
+    }
+
+    #[test]
+    fn loaded_libraries_are_found_by_name_path_and_other_path_to_the_same_file() {
+        let libc_path = object_path_of(libc::getpid as *const c_void).expect("the C library's path");
+        assert!(is_loaded(&libc_path), "{libc_path}");
+        assert!(is_loaded("libc.so.6"));
+        // The same file by another path (a directory's link, as /lib for /usr/lib on merged-/usr systems).
+        let dir = std::env::temp_dir().join(format!("is-loaded-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let link = dir.join("lib");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(std::path::Path::new(&libc_path).parent().unwrap(), &link).unwrap();
+        let other_path = format!("{}/{}", link.display(), libc_path.rsplit('/').next().unwrap());
+        assert!(is_loaded(&other_path), "{other_path}");
+        // A file of the same name that is another file; names nothing loaded.
+        std::fs::write(dir.join(libc_path.rsplit('/').next().unwrap()), b"not a library").unwrap();
+        assert!(!is_loaded(&format!("{}/{}", dir.display(), libc_path.rsplit('/').next().unwrap())));
+        assert!(!is_loaded("/nonexistent/libvulkan_none.so") && !is_loaded("libvulkan_none.so.1"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -268,19 +268,8 @@ impl<T: Clone> Memo<T> {
     }
 
     /// `look()` at `path` (after watching it for `dependency`), from what the current generation
-    /// found there already if it did.
-    pub fn get_or(&self, path: &str, dependency: Dependency, look: impl FnOnce() -> T) -> T {
-        if current().is_none() {
-            return look();
-        }
-        if let Some(found) = self.get(path) {
-            return found;
-        }
-        self.look_and_put(path, dependency, look).0
-    }
-
-    /// [`get_or`](Self::get_or), from what an earlier process found by `kind` where that still
-    /// holds, and keeping what is found for later ones (see `looks`).
+    /// found there already if it did, else from what an earlier process found by `kind` where
+    /// that still holds; what is found is kept for later processes (see `looks`).
     pub fn get_or_remembered(&self, path: &str, dependency: Dependency, kind: Kind, look: impl FnOnce() -> T) -> T
     where
         T: Persist,
