@@ -669,6 +669,45 @@ fn requested_layers_of_the_wrong_class_are_named_each() {
     assert!(err.contains("Requested layer \"VK_LAYER_TEST_missing\" failed to load!"), "{err}");
 }
 
+/// A library is opened with every symbol bound (`RTLD_NOW`) until an earlier process bound that
+/// very file so (`Library::open`, through the looks file): a layer calling a function nothing
+/// defines is skipped with the dynamic linker's words by every process, never taken for bound
+/// (bound at its first call, it would end the process there); a good one is bound at its first
+/// call from the second process on, and whole again once its file is replaced.
+#[test]
+fn libraries_are_bound_at_first_call_only_once_a_process_bound_them_whole() {
+    let s = setup("binding");
+    let good = vk_test_layer::install::install(&common::test_layer(), &s.explicit, "good", "").unwrap().library;
+    let unbound = common::preload_library(&s.dir, "unbound_layer");
+    common::layer_manifest(&s.explicit, "unbound.json", "VK_LAYER_TEST_unbound", &unbound, "");
+    let cache = s.dir.join("cache");
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(3100));
+    let run = || {
+        let env = [
+            ("VK_INSTANCE_LAYERS", "VK_LAYER_TEST_unbound:VK_LAYER_TEST_good"),
+            ("VK_TEST_LAYER_LOG", "1"),
+            ("VK_LOADER_DEBUG", "error,debug"),
+            ("XDG_CACHE_HOME", cache.to_str().unwrap()),
+        ];
+        let (out, err) = s.run(&env);
+        assert!(out.contains("RESULT VK_SUCCESS") && out.contains("TEST_LAYER GOOD vkCreateInstance"), "{out}{err}");
+        let skipped = err.lines().find(|l| l.contains("layer VK_LAYER_TEST_unbound (") && l.contains(" skipped: "));
+        assert!(skipped.is_some_and(|l| l.contains("undefined symbol: vk_test_function_nothing_defines")), "{err}");
+        let at_first_call = |library: &std::path::Path| err.contains(&format!("{}: symbols bound at their first call", library.display()));
+        assert!(!at_first_call(&unbound), "{err}");
+        at_first_call(&good)
+    };
+    // The files settle first: a stamp younger than two seconds is never kept.
+    settle();
+    assert!(!run(), "the first process binds the layer whole");
+    assert!(run(), "the second binds it at its first call");
+    std::fs::remove_file(&good).unwrap();
+    std::fs::copy(common::test_layer(), &good).unwrap();
+    settle();
+    assert!(!run(), "a replaced file is bound whole again");
+    assert!(run());
+}
+
 /// A layer the environment names whose library cannot be used is skipped with a line naming it,
 /// the variable and the reason, and the instance is created with the good layer beside it (as the
 /// Khronos loader does); the application naming the same layer still fails.

@@ -37,11 +37,13 @@ pub enum Kind {
     Identity = 3,
     /// A manifest's identity and bytes (`ParseCache`).
     File = 4,
+    /// A library whose symbols, and its dependencies', all bound when it was opened (`Library::open`).
+    Bound = 5,
 }
 
 impl Kind {
     fn from_u8(n: u8) -> Option<Kind> {
-        [Kind::Listing, Kind::Readable, Kind::Identity, Kind::File].into_iter().find(|k| *k as u8 == n)
+        [Kind::Listing, Kind::Readable, Kind::Identity, Kind::File, Kind::Bound].into_iter().find(|k| *k as u8 == n)
     }
 }
 
@@ -365,6 +367,7 @@ pub fn fuzz_seed() -> Vec<u8> {
         (Kind::Readable, "/etc/vulkan/loader_settings.d/vk_loader_settings.json", value(&|o| false.put(o))),
         (Kind::Identity, "/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so", value(&|o| Some(identity).put(o))),
         (Kind::File, "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", value(&|o| FileLook { identity, bytes: b"{}".to_vec() }.put(o))),
+        (Kind::Bound, "/usr/lib/x86_64-linux-gnu/libVkLayer_MESA_device_select.so", value(&|o| true.put(o))),
     ]
     .into_iter()
     .map(|(kind, path, value)| ((kind, path.to_string()), Look { witness: witness(path), value }))
