@@ -37,7 +37,8 @@ pub enum Kind {
     Identity = 3,
     /// A manifest's identity and bytes (`ParseCache`).
     File = 4,
-    /// A library whose symbols, and its dependencies', all bound when it was opened (`Library::open`).
+    /// The file a library path (or bare name) opened, where all its symbols and its dependencies'
+    /// were bound when it was (`Library::open`).
     Bound = 5,
 }
 
@@ -63,6 +64,15 @@ impl Persist for bool {
             1 => Some(true),
             _ => None,
         }
+    }
+}
+
+impl Persist for String {
+    fn put(&self, out: &mut Vec<u8>) {
+        put_bytes(out, self.as_bytes());
+    }
+    fn take(r: &mut Reader) -> Option<String> {
+        String::from_utf8(r.bytes()?.to_vec()).ok()
     }
 }
 
@@ -347,6 +357,7 @@ pub fn fuzz(data: &[u8]) {
     for look in looks.values() {
         let _ = <Option<Vec<String>> as Persist>::take(&mut Reader(&look.value));
         let _ = bool::take(&mut Reader(&look.value));
+        let _ = String::take(&mut Reader(&look.value));
         let _ = <Option<FileIdentity> as Persist>::take(&mut Reader(&look.value));
         let _ = FileLook::take(&mut Reader(&look.value));
     }
@@ -367,7 +378,7 @@ pub fn fuzz_seed() -> Vec<u8> {
         (Kind::Readable, "/etc/vulkan/loader_settings.d/vk_loader_settings.json", value(&|o| false.put(o))),
         (Kind::Identity, "/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so", value(&|o| Some(identity).put(o))),
         (Kind::File, "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", value(&|o| FileLook { identity, bytes: b"{}".to_vec() }.put(o))),
-        (Kind::Bound, "/usr/lib/x86_64-linux-gnu/libVkLayer_MESA_device_select.so", value(&|o| true.put(o))),
+        (Kind::Bound, "libVkLayer_MESA_device_select.so", value(&|o| "/lib/x86_64-linux-gnu/libVkLayer_MESA_device_select.so".to_string().put(o))),
     ]
     .into_iter()
     .map(|(kind, path, value)| ((kind, path.to_string()), Look { witness: witness(path), value }))
@@ -466,7 +477,7 @@ mod tests {
     fn the_fuzz_seed_decodes_as_this_processs_file() {
         let mut seed = fuzz_seed();
         seed[12..20].copy_from_slice(&credentials().to_le_bytes());
-        assert_eq!(decode(&seed).map(|looks| looks.len()), Some(4));
+        assert_eq!(decode(&seed).map(|looks| looks.len()), Some(5));
     }
 
     #[test]

@@ -11,7 +11,7 @@ mod stamps;
 pub mod watch;
 pub mod write;
 
-use std::ffi::{c_char, c_void, CStr, CString};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
 
 extern "C" {
     // glibc's getenv that returns NULL in AT_SECURE processes (not in the libc crate for all targets).
@@ -382,32 +382,59 @@ impl Library {
     /// Opens `path` with every symbol of the library and of its dependencies bound now
     /// (`RTLD_NOW`): one that cannot be is an error here, and the driver or layer is skipped
     /// with a line saying which, where binding at the first call (`RTLD_LAZY`, the Khronos
-    /// loader's way) would end the process there. Once an earlier process bound this very file
-    /// (its stamp the same: see `looks`), each symbol is bound at its first call instead, which
-    /// spares a fresh process most of the relocation work: some 0.1 ms for Mesa's device-select
-    /// layer and its eight dependencies.
+    /// loader's way) would end the process there. Once an earlier process bound the very file
+    /// `path` opens whole (the file the dynamic linker found for a bare name; its stamp the
+    /// same: see `looks`), each symbol is bound at its first call instead, which spares a fresh
+    /// process most of the relocation work (some 0.1 ms for Mesa's device-select layer and its
+    /// eight dependencies). Should a bare name lead to another file this time, that one is
+    /// closed and opened again binding whole.
     pub fn open(path: &str) -> Result<Library, String> {
         let c_path = CString::new(path).map_err(|_| "path contains NUL".to_string())?;
-        let bound_before = watch::found_earlier::<bool>(looks::Kind::Bound, path) == Some(true);
-        // Stamped before it is opened: a file replaced meanwhile is not taken for the one bound.
-        let witness = match bound_before {
-            true => None,
-            false => watch::depend(path, watch::Dependency::Entry).1,
-        };
-        let binding = if bound_before { libc::RTLD_LAZY } else { libc::RTLD_NOW };
+        if let Some(bound) = watch::found_earlier::<String>(looks::Kind::Bound, path) {
+            let library = Library::open_with(&c_path, libc::RTLD_LAZY)?;
+            if library.file().as_deref() == Some(bound.as_str()) {
+                log!(crate::debug::log::Level::Debug, "{path}: symbols bound at their first call (an earlier process bound {bound} whole)");
+                return Ok(library);
+            }
+            drop(library);
+        }
+        let library = Library::open_with(&c_path, libc::RTLD_NOW)?;
+        // Stamped once open (a bare name's file is known only then): a file replaced or written
+        // meanwhile is younger than the stamps' two settling seconds, and not kept.
+        if let Some(file) = library.file() {
+            if let (_, Some(witness)) = watch::depend(&file, watch::Dependency::Entry) {
+                looks::found(looks::Kind::Bound, path, witness, &file);
+            }
+        }
+        Ok(library)
+    }
+
+    fn open_with(path: &CStr, binding: c_int) -> Result<Library, String> {
         // SAFETY: dlopen with a NUL-terminated path; dlerror read right after.
-        let handle = unsafe { libc::dlopen(c_path.as_ptr(), binding | libc::RTLD_LOCAL) };
+        let handle = unsafe { libc::dlopen(path.as_ptr(), binding | libc::RTLD_LOCAL) };
         if handle.is_null() {
             return Err(dlerror());
         }
-        match witness {
-            Some(witness) => looks::found(looks::Kind::Bound, path, witness, &true),
-            None if bound_before => {
-                log!(crate::debug::log::Level::Debug, "{path}: symbols bound at their first call (an earlier process bound this file whole)")
-            }
-            None => {}
-        }
         Ok(Library { handle })
+    }
+
+    /// The file the dynamic linker opened (its link map's name), when it says.
+    fn file(&self) -> Option<String> {
+        /// The first members of glibc's `struct link_map` (`<link.h>`).
+        #[repr(C)]
+        struct LinkMap {
+            _address: usize,
+            name: *const c_char,
+        }
+        let mut map: *const LinkMap = std::ptr::null();
+        // SAFETY: dlinfo on a live handle writes a pointer to the object's link map, which lives
+        // as long as the handle; its name is a NUL-terminated string or NULL.
+        unsafe {
+            if libc::dlinfo(self.handle, libc::RTLD_DI_LINKMAP, &mut map as *mut *const LinkMap as *mut c_void) != 0 || map.is_null() || (*map).name.is_null() {
+                return None;
+            }
+            CStr::from_ptr((*map).name).to_str().ok().filter(|name| name.starts_with('/')).map(str::to_string)
+        }
     }
 
     pub fn symbol(&self, name: &CStr) -> Option<unsafe extern "system" fn()> {
