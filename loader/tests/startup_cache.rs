@@ -680,15 +680,18 @@ fn each_key_component_makes_a_stale_entry() {
     // A variable that changes per launch and that no driver reads is not in the key.
     warm(&[("OLDPWD", "/somewhere/else".into())]);
     // A GPU appears on the PCI bus (through the test hook for the root of /proc/bus/pci, /sys and
-    // /dev), its kernel driver bound.
+    // /dev), its kernel driver bound: without a node to open, no driver reaches it...
     let pci = s.dir.join("sysfs/proc/bus/pci/devices");
     let gpu = "0000\t80861237\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\n0100\t10de2330\t10\tfb000000\t0\t0\t0\t0\t0\t0\t1000000\t0\t0\t0\t0\t0\t0\tnvidia\n";
-    std::fs::write(&pci, gpu).unwrap();
-    stale(&[], "machine", "libvk_test_driver_a.so");
+    std::fs::write(&pci, &gpu[..gpu.find('\n').unwrap() + 1]).unwrap();
     warm(&[]);
-    // ... and its node, then its kernel module...
+    // ... until its node appears...
     std::fs::create_dir_all(s.dir.join("sysfs/dev/dri")).unwrap();
     std::fs::write(s.dir.join("sysfs/dev/dri/renderD129"), "").unwrap();
+    stale(&[], "machine", "libvk_test_driver_a.so");
+    warm(&[]);
+    // ... and another GPU is behind it, then its kernel module...
+    std::fs::write(&pci, gpu).unwrap();
     stale(&[], "machine", "libvk_test_driver_a.so");
     std::fs::write(s.dir.join("sysfs/proc/modules"), "nvidia 14274560 0 - Live 0x0000000000000000 (POE)\n").unwrap();
     std::fs::create_dir_all(s.dir.join("sysfs/sys/module/nvidia")).unwrap();

@@ -22,14 +22,14 @@ fn read_text(path: &str, limit: usize) -> String {
     platform::read_file(path, limit).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default()
 }
 
-/// The machine's component: every PCI function with its vendor and device ids and the kernel
-/// driver bound to it (`/proc/bus/pci/devices`: one small file, where sysfs takes a read per
-/// attribute per device); the `/dev/dri` nodes, NVIDIA's control node and the GPUs its kernel
-/// module lists; the kernel release and the loaded GPU modules (`/proc/modules`) with their
-/// versions; the CPU's identity and
-/// features (a software driver such as lavapipe answers from them). No GPU device file is opened.
-/// Read once per process (some 40 us): a GPU that appears while a process runs is seen by the
-/// next one (the drivers this process loaded answer it live anyway).
+/// The machine's component: the `/dev/dri` nodes, NVIDIA's control node and the GPUs its kernel
+/// module lists; where there is any such node, every PCI function with its vendor and device ids
+/// and the kernel driver bound to it (`/proc/bus/pci/devices`: one small file, where sysfs takes
+/// a read per attribute per device); the kernel release and the loaded GPU modules
+/// (`/proc/modules`) with their versions; the CPU's identity and features (a software driver such
+/// as lavapipe answers from them). No GPU device file is opened. Read once per process: a GPU
+/// that appears while a process runs is seen by the next one (the drivers this process loaded
+/// answer it live anyway).
 pub fn machine() -> u64 {
     static MACHINE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *MACHINE.get_or_init(read_machine)
@@ -37,9 +37,10 @@ pub fn machine() -> u64 {
 
 fn read_machine() -> u64 {
     let root = system_root();
-    let mut d = Digest::default().text(&pci_functions(&read_text(&format!("{root}/proc/bus/pci/devices"), 256 * 1024)));
-    for node in platform::list_dir(&format!("{root}/dev/dri")).unwrap_or_default() {
-        d = d.text("dri").text(&node);
+    let mut d = Digest::default();
+    let nodes = platform::list_dir(&format!("{root}/dev/dri")).unwrap_or_default();
+    for node in &nodes {
+        d = d.text("dri").text(node);
     }
     // The GPUs NVIDIA's module lists matter only where its control node is there to be opened
     // (without it the driver finds no device): a machine without it is spared a look in /proc.
@@ -49,6 +50,13 @@ fn read_machine() -> u64 {
         for gpu in platform::list_dir(&format!("{root}/proc/driver/nvidia/gpus")).unwrap_or_default() {
             d = d.text("nvidia").text(&gpu);
         }
+    }
+    // Which GPU is behind a node (one replaced by another of the same kind keeps the node's
+    // name). Without any node no driver reaches a GPU, and the list is not read: its first read
+    // in a process costs some 50-100 us, a twentieth of a warm start-up (a GPU without a node
+    // changes the key when its node appears).
+    if !nodes.is_empty() || nvidia {
+        d = d.text(&pci_functions(&read_text(&format!("{root}/proc/bus/pci/devices"), 256 * 1024)));
     }
     d = d.text(&platform::kernel_release());
     // The GPU modules loaded, from one read of /proc/modules; then each one's version.
