@@ -91,8 +91,15 @@ pub fn name_of(props: &VkExtensionProperties) -> &CStr {
 }
 
 pub fn extension_properties(name: &CStr, spec_version: u32) -> VkExtensionProperties {
+    extension_properties_of(name.to_bytes(), spec_version)
+}
+
+/// [`extension_properties`] from the name's bytes (no NUL among them), cut where the array must
+/// keep its terminating NUL.
+pub fn extension_properties_of(name: &[u8], spec_version: u32) -> VkExtensionProperties {
     let mut props = VkExtensionProperties { specVersion: spec_version, ..Default::default() };
-    for (dst, &src) in props.extensionName.iter_mut().zip(name.to_bytes()) {
+    let room = props.extensionName.len() - 1;
+    for (dst, &src) in props.extensionName[..room].iter_mut().zip(name) {
         *dst = src as c_char;
     }
     props
