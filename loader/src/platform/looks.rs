@@ -20,6 +20,7 @@
 //! a file that is missing, damaged or of another format is ignored and replaced.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
 use std::sync::Mutex;
 
 use super::host_alloc::with_system_allocator;
@@ -165,10 +166,40 @@ struct Look {
 
 type Looks = BTreeMap<(Kind, String), Look>;
 
+/// The file as read, its looks indexed by kind and path: a look is decoded when it is asked for
+/// (decoding them all, a string or two each, was some 50 us of a fresh process's first call).
+#[derive(Default)]
+struct Earlier {
+    bytes: Vec<u8>,
+    /// Sorted by kind and path.
+    index: Vec<Entry>,
+}
+
+impl Earlier {
+    fn of(bytes: Vec<u8>) -> Earlier {
+        let mut index = entries(&bytes).unwrap_or_default();
+        // Stable: of two looks at one path (which `encode` never writes), the later one is found.
+        index.sort_by(|a, b| (a.kind, &bytes[a.path.clone()]).cmp(&(b.kind, &bytes[b.path.clone()])));
+        Earlier { bytes, index }
+    }
+
+    fn get(&self, kind: Kind, path: &str) -> Option<Look> {
+        let key = (kind, path.as_bytes());
+        let end = self.index.partition_point(|e| (e.kind, &self.bytes[e.path.clone()]) <= key);
+        let entry = self.index[..end].last().filter(|e| (e.kind, &self.bytes[e.path.clone()]) == key)?;
+        Some(entry.look(&self.bytes))
+    }
+
+    /// Every look, decoded.
+    fn all(&self) -> Looks {
+        self.index.iter().map(|e| ((e.kind, String::from_utf8_lossy(&self.bytes[e.path.clone()]).into_owned()), e.look(&self.bytes))).collect()
+    }
+}
+
 #[derive(Default)]
 struct State {
     /// The file's looks, read at the first need (`None` until then).
-    earlier: Option<Looks>,
+    earlier: Option<Earlier>,
     /// Looks this process made that the file did not answer, to be written.
     found: Looks,
     /// The file's looks that answered this process (kept first when the file is written).
@@ -207,10 +238,9 @@ pub(super) fn earlier<T: Persist>(kind: Kind, path: &str) -> Option<(Witness, T)
     }
     with_system_allocator(|| {
         let mut state = STATE.lock().ok()?;
-        let earlier = state.earlier.get_or_insert_with(read);
-        let look = earlier.get(&(kind, path.to_string()))?;
+        let look = state.earlier.get_or_insert_with(read).get(kind, path)?;
         let value = T::take(&mut Reader(&look.value))?;
-        Some((look.witness.clone(), value))
+        Some((look.witness, value))
     })
 }
 
@@ -248,11 +278,12 @@ pub fn save() -> Result<(usize, usize), String> {
             let new = found.len();
             let mut first: BTreeSet<(Kind, String)> = found.keys().cloned().collect();
             first.extend(state.used.iter().cloned());
-            let earlier = state.earlier.get_or_insert_with(read);
-            for (key, look) in found {
-                earlier.insert(key, look);
-            }
-            (encode(earlier, &first), answered, new)
+            let mut all = state.earlier.get_or_insert_with(read).all();
+            all.extend(found);
+            let bytes = encode(&all, &first);
+            // What is written is what a later call of this process finds.
+            state.earlier = Some(Earlier::of(bytes.clone()));
+            (bytes, answered, new)
         };
         let Some(dir) = path.rsplit_once('/').map(|(d, _)| d) else { return Ok((answered, 0)) };
         super::write::create_dir_all(dir, 0o700).and_then(|()| super::write::replace_file(&path, &bytes)).map(|()| (answered, new))
@@ -260,11 +291,11 @@ pub fn save() -> Result<(usize, usize), String> {
 }
 
 /// The file's looks; none when it is missing, damaged, of another format or of other credentials.
-fn read() -> Looks {
-    let Some(path) = file_path() else { return Looks::new() };
-    let Ok(mut file) = super::OpenFile::open(&path) else { return Looks::new() };
+fn read() -> Earlier {
+    let Some(path) = file_path() else { return Earlier::default() };
+    let Ok(mut file) = super::OpenFile::open(&path) else { return Earlier::default() };
     let size = file.identity().ok().map(|id| id.size);
-    file.read(MAX_TOTAL_BYTES + 1, size).ok().and_then(|bytes| decode(&bytes)).unwrap_or_default()
+    file.read(MAX_TOTAL_BYTES + 1, size).map(Earlier::of).unwrap_or_default()
 }
 
 /// The process's credentials, which decide what `access` and `open` answer.
@@ -317,6 +348,30 @@ fn encode(looks: &Looks, first: &BTreeSet<(Kind, String)>) -> Vec<u8> {
 
 /// Reads what [`encode`] wrote; `None` for anything else.
 fn decode(bytes: &[u8]) -> Option<Looks> {
+    entries(bytes)?;
+    Some(Earlier::of(bytes.to_vec()).all())
+}
+
+/// One look as the file has it: where its path, its witness's path and its value lie.
+struct Entry {
+    kind: Kind,
+    path: Range<usize>,
+    witness_path: Range<usize>,
+    stamp: [i64; 10],
+    value: Range<usize>,
+}
+
+impl Entry {
+    fn look(&self, bytes: &[u8]) -> Look {
+        // Checked to be UTF-8 when the file was read.
+        let witness_path = String::from_utf8_lossy(&bytes[self.witness_path.clone()]).into_owned();
+        Look { witness: Witness { path: witness_path, stamp: Some(self.stamp) }, value: bytes[self.value.clone()].to_vec() }
+    }
+}
+
+/// The looks of a file [`encode`] wrote, every part checked, located rather than copied; `None`
+/// for anything else.
+fn entries(bytes: &[u8]) -> Option<Vec<Entry>> {
     let mut r = Reader(bytes);
     if r.take(8)? != MAGIC || r.u32()? != FORMAT_VERSION || r.u64()? != credentials() {
         return None;
@@ -330,19 +385,24 @@ fn decode(bytes: &[u8]) -> Option<Looks> {
     if count > MAX_LOOKS {
         return None;
     }
-    let mut looks = Looks::new();
+    // Where a part just read lies in `bytes`.
+    let range = |part: &[u8]| {
+        let start = part.as_ptr() as usize - bytes.as_ptr() as usize;
+        start..start + part.len()
+    };
+    let mut entries = Vec::with_capacity(count);
     for _ in 0..count {
         let kind = Kind::from_u8(r.u8()?)?;
-        let path = String::from_utf8(r.bytes()?.to_vec()).ok()?;
-        let witness_path = String::from_utf8(r.bytes()?.to_vec()).ok()?;
+        let path = std::str::from_utf8(r.bytes()?).ok()?.as_bytes();
+        let witness_path = std::str::from_utf8(r.bytes()?).ok()?.as_bytes();
         let mut stamp = [0i64; 10];
         for word in &mut stamp {
             *word = r.u64()? as i64;
         }
-        let value = r.bytes()?.to_vec();
-        looks.insert((kind, path), Look { witness: Witness { path: witness_path, stamp: Some(stamp) }, value });
+        let value = r.bytes()?;
+        entries.push(Entry { kind, path: range(path), witness_path: range(witness_path), stamp, value: range(value) });
     }
-    r.0.is_empty().then_some(looks)
+    r.0.is_empty().then_some(entries)
 }
 
 /// The fuzz target's entry (`fuzzing::looks_file`): `data` as a looks file of this process's
