@@ -81,7 +81,11 @@ pub fn open_library(manifest: &LayerManifest) -> Result<Arc<Library>, LoadError>
             ElfCheck::Corrupt(why) => return Err(format!("{path} cannot be loaded: {why}").into()),
         }
     }
-    Ok(library_cache::open(path)?)
+    let library = library_cache::open(path)?;
+    if let Some(note) = library.binding_note(path) {
+        log!(Level::Debug, "{note}");
+    }
+    Ok(library)
 }
 
 /// Opens and negotiates the layer of `manifest`; the error says why it cannot be used.

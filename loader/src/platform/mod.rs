@@ -372,6 +372,10 @@ impl Drop for OpenFile {
 /// A library opened with `dlopen`; closed when dropped.
 pub struct Library {
     handle: *mut c_void,
+    /// The file an earlier process bound whole, where this one was opened binding each symbol at
+    /// its first call; said once (see [`Library::binding_note`]).
+    bound_before: Option<String>,
+    noted: std::sync::atomic::AtomicBool,
 }
 
 // SAFETY: a dlopen handle may be used from any thread.
@@ -391,9 +395,9 @@ impl Library {
     pub fn open(path: &str) -> Result<Library, String> {
         let c_path = CString::new(path).map_err(|_| "path contains NUL".to_string())?;
         if let Some(bound) = watch::found_earlier::<String>(looks::Kind::Bound, path) {
-            let library = Library::open_with(&c_path, libc::RTLD_LAZY)?;
+            let mut library = Library::open_with(&c_path, libc::RTLD_LAZY)?;
             if library.file().as_deref() == Some(bound.as_str()) {
-                log!(crate::debug::log::Level::Debug, "{path}: symbols bound at their first call (an earlier process bound {bound} whole)");
+                library.bound_before = Some(bound);
                 return Ok(library);
             }
             drop(library);
@@ -415,7 +419,15 @@ impl Library {
         if handle.is_null() {
             return Err(dlerror());
         }
-        Ok(Library { handle })
+        Ok(Library { handle, bound_before: None, noted: Default::default() })
+    }
+
+    /// For the log, the first time it is asked: that the symbols are bound at their first call,
+    /// and why.
+    pub fn binding_note(&self, path: &str) -> Option<String> {
+        let bound = self.bound_before.as_ref()?;
+        let first = !self.noted.swap(true, std::sync::atomic::Ordering::Relaxed);
+        first.then(|| format!("{path}: symbols bound at their first call (an earlier process bound {bound} whole)"))
     }
 
     /// The file the dynamic linker opened (its link map's name), when it says.
