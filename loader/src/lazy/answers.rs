@@ -509,6 +509,7 @@ mod tests {
         assert!(decode_list::<VkQueueFamilyProperties>(&[0; 23]).is_none());
     }
 
+    #[test]
     fn no_allowed_structure_is_listed_twice() {
         for list in [PROPERTIES, FEATURES, FORMAT] {
             for (i, a) in list.iter().enumerate() {
