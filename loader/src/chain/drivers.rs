@@ -536,8 +536,6 @@ fn lazy_driver_instance(
     DriverInstance { driver, handle: lazy.handle(), table: crate::lazy::Lazy::front_table(), extensions, lazy: Some(lazy) }
 }
 
-
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -360,7 +360,8 @@ pub unsafe fn recorded_device_extension(handle: VkPhysicalDevice, name: &std::ff
         return None;
     }
     let (lazy, index) = resolve(handle)?;
-    if lazy.live().is_some() {
+    // Loaded, or failed to be (its devices then fail every query): not answered here.
+    if lazy.live.get().is_some() {
         return None;
     }
     let (bytes, _) = lazy.device_extensions(index, &lazy.profile.devices[index])?;
