@@ -97,10 +97,45 @@ pub fn driver_cache_seed() -> Vec<u8> {
 /// A looks file (`platform::looks`): refused or decoded, never a panic; what decodes encodes back
 /// to the same looks.
 pub fn looks_file(data: &[u8]) {
-    crate::platform::looks::fuzz(data);
+    crate::platform::looks::fuzz(data, &|value| {
+        // The manifests' parses as kept, read without the build's digest (which no input has).
+        round_trip::<Result<crate::manifest::layer::ParsedFile, String>>(value);
+        round_trip::<Result<crate::manifest::driver::DriverManifest, String>>(value);
+    });
 }
 
-/// A valid looks file of one look of each kind, a seed for the fuzzer and the corpus test.
+/// What decodes encodes to bytes that decode and encode to the same bytes again.
+fn round_trip<T: crate::platform::looks::Persist>(bytes: &[u8]) {
+    use crate::platform::looks::Reader;
+    let encode = |value: &T| {
+        let mut out = Vec::new();
+        value.put(&mut out);
+        out
+    };
+    let Some(value) = T::take(&mut Reader::new(bytes)) else { return };
+    let once = encode(&value);
+    let again = T::take(&mut Reader::new(&once)).expect("an encoding decodes");
+    assert_eq!(encode(&again), once, "a decoded value does not survive a round trip");
+}
+
+/// A valid looks file of one look of each kind, a seed for the fuzzer and the corpus test (the
+/// manifests' parses without the build's digest, so that the seed stays the same across builds).
 pub fn looks_file_seed() -> Vec<u8> {
-    crate::platform::looks::fuzz_seed()
+    use crate::platform::looks::{Kind, Persist};
+    let layer = br#"{"file_format_version": "1.2.0", "layer": {"name": "VK_LAYER_MESA_device_select", "type": "GLOBAL",
+        "library_path": "libVkLayer_MESA_device_select.so", "api_version": "1.3.211", "implementation_version": "1",
+        "description": "Linux device selection layer", "disable_environment": {"NODEVICE_SELECT": "1"},
+        "device_extensions": [{"name": "VK_EXT_tooling_info", "spec_version": "1", "entrypoints": ["vkGetPhysicalDeviceToolPropertiesEXT"]}]}}"#;
+    let layer_path = "/usr/share/vulkan/implicit_layer.d/VkLayer_MESA_device_select.json";
+    let driver = br#"{"file_format_version": "1.0.1", "ICD": {"library_path": "/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so", "api_version": "1.3.230"}}"#;
+    let driver_path = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+    let encoded = |value: &dyn Fn(&mut Vec<u8>)| {
+        let mut out = Vec::new();
+        value(&mut out);
+        out
+    };
+    crate::platform::looks::fuzz_seed(&[
+        (Kind::ImplicitLayerManifest, layer_path, encoded(&|o| crate::manifest::layer::parse_layers(layer, layer_path, true).put(o))),
+        (Kind::DriverManifest, driver_path, encoded(&|o| crate::manifest::driver::parse_driver(driver, driver_path).put(o))),
+    ])
 }

@@ -17,6 +17,7 @@ use crate::plan::{self, Decision};
 use crate::platform::host_alloc::with_system_allocator;
 use crate::platform::{executable_path, watch};
 use crate::platform::file_cache::ParseCache;
+use crate::platform::looks;
 
 /// Layer manifests as last parsed, by path and kind (see file_cache): an unchanged file is not
 /// read again, which makes instance creation with many manifests present cheap.
@@ -24,7 +25,8 @@ static PARSED: ParseCache<(String, bool), Result<ParsedFile, String>> = ParseCac
 
 /// A manifest file parsed, from the cache when the file is unchanged.
 fn parse(path: &str, implicit: bool) -> Result<ParsedFile, String> {
-    let parsed = PARSED.get(&(path.to_string(), implicit), path, |text| manifest::layer::parse_layers(text, path, implicit));
+    let look = if implicit { looks::Kind::ImplicitLayerManifest } else { looks::Kind::ExplicitLayerManifest };
+    let parsed = PARSED.get_remembered(&(path.to_string(), implicit), path, look, |text| manifest::layer::parse_layers(text, path, implicit));
     let parsed = parsed.map_err(|e| {
         // The Khronos loader's words.
         log!(Level::Error, "loader_get_json: Failed to open JSON file {path}");

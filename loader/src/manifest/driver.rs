@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use crate::platform::file_cache::ParseCache;
+use crate::platform::looks::{self, encoding, Persist, Reader};
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DriverManifest {
@@ -26,7 +27,7 @@ static PARSED: ParseCache<String, Result<DriverManifest, String>> = ParseCache::
 
 /// Reads and parses a driver manifest, or reuses its last parse when the file is unchanged.
 pub fn read_driver(path: &str) -> Result<DriverManifest, String> {
-    let parsed = PARSED.get(&path.to_string(), path, |text| parse_driver(text, path))?;
+    let parsed = PARSED.get_remembered(&path.to_string(), path, looks::Kind::DriverManifest, |text| parse_driver(text, path))?;
     (*parsed).clone()
 }
 
@@ -106,9 +107,50 @@ pub(crate) fn resolve_library(library: &str, manifest_path: &str) -> String {
     format!("{dir}/{library}")
 }
 
+/// A driver manifest's parse, as the looks file keeps it for later processes (see
+/// `platform::looks`); every field written.
+impl Persist for DriverManifest {
+    fn put(&self, out: &mut Vec<u8>) {
+        let DriverManifest { library_path, api_version, library_arch, is_portability_driver, newer_file_format } = self;
+        encoding::put_str(out, library_path);
+        encoding::put_bool(out, api_version.is_some());
+        encoding::put_u32(out, api_version.unwrap_or(0));
+        encoding::put_option_str(out, library_arch);
+        encoding::put_bool(out, *is_portability_driver);
+        encoding::put_option_str(out, newer_file_format);
+    }
+    fn take(r: &mut Reader) -> Option<Self> {
+        let library_path = encoding::take_str(r)?;
+        let api_version = (encoding::take_bool(r)?, encoding::take_u32(r)?);
+        Some(DriverManifest {
+            library_path,
+            api_version: api_version.0.then_some(api_version.1),
+            library_arch: encoding::take_option_str(r)?,
+            is_portability_driver: encoding::take_bool(r)?,
+            newer_file_format: encoding::take_option_str(r)?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_parse_survives_the_looks_file() {
+        let full = DriverManifest {
+            library_path: "/usr/lib/libx.so".into(),
+            api_version: Some(0x40_3000),
+            library_arch: Some("64".into()),
+            is_portability_driver: true,
+            newer_file_format: Some("1.0.2".into()),
+        };
+        for value in [Ok(full), Ok(DriverManifest { library_path: "libx.so".into(), ..Default::default() }), Err("missing \"ICD\" object".to_string())] {
+            let mut out = Vec::new();
+            value.put(&mut out);
+            assert_eq!(<Result<DriverManifest, String>>::take(&mut Reader::new(&out)), Some(value));
+        }
+    }
 
     #[test]
     fn parses_and_resolves() {

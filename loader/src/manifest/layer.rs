@@ -5,6 +5,7 @@
 use serde_json::{Map, Value};
 
 use crate::manifest::driver::{parse_version, resolve_library};
+use crate::platform::looks::{encoding, Persist, Reader};
 
 /// An extension a layer provides, with the entry points of a device extension.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -333,9 +334,206 @@ fn env_condition(obj: &Map<String, Value>, key: &str) -> Result<Option<EnvCondit
     Ok(Some(EnvCondition { var: var.clone(), value: value.to_string() }))
 }
 
+/// What a manifest file gave, as the looks file keeps it for later processes (see
+/// `platform::looks`): every field written, none left to a default (the destructuring below
+/// fails to compile when a field is added and not written).
+impl Persist for ParsedFile {
+    fn put(&self, out: &mut Vec<u8>) {
+        let ParsedFile { file_format_version, unknown_file_format, layers, rejected, warnings } = self;
+        encoding::put_str(out, file_format_version);
+        encoding::put_bool(out, *unknown_file_format);
+        encoding::put_u32(out, layers.len() as u32);
+        for layer in layers {
+            layer.put(out);
+        }
+        encoding::put_strs(out, rejected);
+        encoding::put_strs(out, warnings);
+    }
+    fn take(r: &mut Reader) -> Option<Self> {
+        Some(ParsedFile {
+            file_format_version: encoding::take_str(r)?,
+            unknown_file_format: encoding::take_bool(r)?,
+            layers: encoding::take_list(r, LayerManifest::take)?,
+            rejected: encoding::take_strs(r)?,
+            warnings: encoding::take_strs(r)?,
+        })
+    }
+}
+
+impl Persist for LayerManifest {
+    fn put(&self, out: &mut Vec<u8>) {
+        let LayerManifest {
+            manifest_path,
+            implicit,
+            name,
+            library_path,
+            component_layers,
+            api_version,
+            implementation_version,
+            description,
+            functions: LayerFunctions { get_instance_proc_addr, get_device_proc_addr, negotiate },
+            instance_extensions,
+            device_extensions,
+            enable_environment,
+            disable_environment,
+            pre_instance_functions:
+                PreInstanceFunctions { enumerate_instance_extension_properties, enumerate_instance_layer_properties, enumerate_instance_version },
+            library_arch,
+            app_keys,
+            blacklisted_layers,
+            override_paths,
+            settings_control,
+        } = self;
+        encoding::put_str(out, manifest_path);
+        encoding::put_bool(out, *implicit);
+        encoding::put_str(out, name);
+        encoding::put_option_str(out, library_path);
+        encoding::put_strs(out, component_layers);
+        encoding::put_u32(out, *api_version);
+        encoding::put_u32(out, *implementation_version);
+        encoding::put_str(out, description);
+        for f in [get_instance_proc_addr, get_device_proc_addr, negotiate] {
+            encoding::put_option_str(out, f);
+        }
+        for list in [instance_extensions, device_extensions] {
+            encoding::put_u32(out, list.len() as u32);
+            for LayerExtension { name, spec_version, entrypoints } in list {
+                encoding::put_str(out, name);
+                encoding::put_u32(out, *spec_version);
+                encoding::put_strs(out, entrypoints);
+            }
+        }
+        for condition in [enable_environment, disable_environment] {
+            let (var, value) = condition.as_ref().map(|c| (Some(c.var.clone()), Some(c.value.clone()))).unwrap_or_default();
+            encoding::put_option_str(out, &var);
+            encoding::put_option_str(out, &value);
+        }
+        for f in [enumerate_instance_extension_properties, enumerate_instance_layer_properties, enumerate_instance_version] {
+            encoding::put_option_str(out, f);
+        }
+        encoding::put_option_str(out, library_arch);
+        encoding::put_strs(out, app_keys);
+        encoding::put_strs(out, blacklisted_layers);
+        encoding::put_strs(out, override_paths);
+        use crate::manifest::settings::Control;
+        out.push(match settings_control {
+            None => 0,
+            Some(Control::On) => 1,
+            Some(Control::Off) => 2,
+            Some(Control::Auto) => 3,
+        });
+    }
+    fn take(r: &mut Reader) -> Option<Self> {
+        let extension = |r: &mut Reader| {
+            Some(LayerExtension { name: encoding::take_str(r)?, spec_version: encoding::take_u32(r)?, entrypoints: encoding::take_strs(r)? })
+        };
+        let condition = |r: &mut Reader| match (encoding::take_option_str(r)?, encoding::take_option_str(r)?) {
+            (Some(var), Some(value)) => Some(Some(EnvCondition { var, value })),
+            (None, None) => Some(None),
+            _ => None,
+        };
+        use crate::manifest::settings::Control;
+        Some(LayerManifest {
+            manifest_path: encoding::take_str(r)?,
+            implicit: encoding::take_bool(r)?,
+            name: encoding::take_str(r)?,
+            library_path: encoding::take_option_str(r)?,
+            component_layers: encoding::take_strs(r)?,
+            api_version: encoding::take_u32(r)?,
+            implementation_version: encoding::take_u32(r)?,
+            description: encoding::take_str(r)?,
+            functions: LayerFunctions {
+                get_instance_proc_addr: encoding::take_option_str(r)?,
+                get_device_proc_addr: encoding::take_option_str(r)?,
+                negotiate: encoding::take_option_str(r)?,
+            },
+            instance_extensions: encoding::take_list(r, extension)?,
+            device_extensions: encoding::take_list(r, extension)?,
+            enable_environment: condition(r)?,
+            disable_environment: condition(r)?,
+            pre_instance_functions: PreInstanceFunctions {
+                enumerate_instance_extension_properties: encoding::take_option_str(r)?,
+                enumerate_instance_layer_properties: encoding::take_option_str(r)?,
+                enumerate_instance_version: encoding::take_option_str(r)?,
+            },
+            library_arch: encoding::take_option_str(r)?,
+            app_keys: encoding::take_strs(r)?,
+            blacklisted_layers: encoding::take_strs(r)?,
+            override_paths: encoding::take_strs(r)?,
+            settings_control: match encoding::take_u8(r)? {
+                0 => None,
+                1 => Some(Control::On),
+                2 => Some(Control::Off),
+                3 => Some(Control::Auto),
+                _ => return None,
+            },
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every field of a layer set, kept in the looks file and read back the same.
+    #[test]
+    fn a_parse_survives_the_looks_file() {
+        let some = |s: &str| Some(s.to_string());
+        let strings = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let extension = |name: &str, entrypoints: &[&str]| LayerExtension { name: name.into(), spec_version: 3, entrypoints: strings(entrypoints) };
+        let layer = LayerManifest {
+            manifest_path: "/etc/vulkan/implicit_layer.d/x.json".into(),
+            implicit: true,
+            name: "VK_LAYER_X".into(),
+            library_path: some("/usr/lib/libx.so"),
+            component_layers: strings(&["VK_LAYER_A", "VK_LAYER_B"]),
+            api_version: 0x40_3000,
+            implementation_version: 7,
+            description: "x".into(),
+            functions: LayerFunctions { get_instance_proc_addr: some("a"), get_device_proc_addr: some("b"), negotiate: some("c") },
+            instance_extensions: vec![extension("VK_EXT_debug_report", &[])],
+            device_extensions: vec![extension("VK_EXT_tooling_info", &["vkGetPhysicalDeviceToolPropertiesEXT"])],
+            enable_environment: Some(EnvCondition { var: "ENABLE_X".into(), value: "1".into() }),
+            disable_environment: Some(EnvCondition { var: "DISABLE_X".into(), value: "".into() }),
+            pre_instance_functions: PreInstanceFunctions {
+                enumerate_instance_extension_properties: some("d"),
+                enumerate_instance_layer_properties: some("e"),
+                enumerate_instance_version: some("f"),
+            },
+            library_arch: some("64"),
+            app_keys: strings(&["/usr/bin/app"]),
+            blacklisted_layers: strings(&["VK_LAYER_C"]),
+            override_paths: strings(&["/opt/layers"]),
+            settings_control: Some(crate::manifest::settings::Control::Off),
+        };
+        let bare = LayerManifest {
+            library_path: None,
+            functions: LayerFunctions::default(),
+            enable_environment: None,
+            settings_control: None,
+            ..layer.clone()
+        };
+        let file = ParsedFile {
+            file_format_version: "1.2.1".into(),
+            unknown_file_format: true,
+            layers: vec![layer, bare],
+            rejected: strings(&["layers[2]: no name"]),
+            warnings: strings(&["a warning"]),
+        };
+        let round_trip = |value: &Result<ParsedFile, String>| {
+            let mut out = Vec::new();
+            value.put(&mut out);
+            let mut r = Reader::new(&out);
+            let back = <Result<ParsedFile, String>>::take(&mut r);
+            assert!(<Result<ParsedFile, String>>::take(&mut r).is_none(), "nothing left");
+            back
+        };
+        let back = round_trip(&Ok(file.clone())).expect("decodes").expect("Ok");
+        assert_eq!(back.layers, file.layers);
+        assert_eq!((back.file_format_version, back.unknown_file_format, back.rejected, back.warnings), (file.file_format_version, file.unknown_file_format, file.rejected, file.warnings));
+        let refused: Result<ParsedFile, String> = Err("invalid JSON".into());
+        assert_eq!(round_trip(&refused).map(|r| r.err()), Some(Some("invalid JSON".to_string())));
+    }
 
     #[test]
     fn layer_names_outside_the_naming_policy_are_warned_about() {

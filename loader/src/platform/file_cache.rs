@@ -16,7 +16,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use crate::platform::host_alloc::with_system_allocator;
-use crate::platform::looks::{self, FileLook};
+use crate::platform::looks::{self, FileLook, Parsed, Persist};
+use crate::platform::stamps::Witness;
 use crate::platform::{watch, FileIdentity, OpenFile, IDENTITIES};
 
 /// What `parse` made of each file, by key (the path, and whatever else changes the parse), with
@@ -24,6 +25,9 @@ use crate::platform::{watch, FileIdentity, OpenFile, IDENTITIES};
 pub struct ParseCache<K, T> {
     entries: Mutex<Option<BTreeMap<K, Entry<T>>>>,
 }
+
+/// What keeps a parse for later processes: the witness of the file's stamp, its identity, the parse.
+type Remember<'a, T> = &'a dyn Fn(Witness, FileIdentity, &T);
 
 /// A parse and the identity of the file it was made from.
 type Entry<T> = (FileIdentity, Arc<T>);
@@ -44,17 +48,12 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
         ParseCache { entries: Mutex::new(None) }
     }
 
-    /// `parse` of the file at `path`, from the cache when the file is unchanged. `key` must be
-    /// built from the system allocator's memory if it is to outlive an application's scope, so
-    /// the cache clones it there.
-    pub fn get(&self, key: &K, path: &str, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
-        self.get_at_most(key, path, usize::MAX, parse)
-    }
-
-    /// `get`, reading no more than `limit` bytes of the file (`parse` sees `limit` bytes of a
-    /// larger one and can refuse it).
+    /// `parse` of the file at `path`, from the cache when the file is unchanged, reading no more
+    /// than `limit` bytes of the file (`parse` sees `limit` bytes of a larger one and can refuse
+    /// it). `key` must be built from the system allocator's memory if it is to outlive an
+    /// application's scope, so the cache clones it there.
     pub fn get_at_most(&self, key: &K, path: &str, limit: usize, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
-        self.read(key, path, limit, Kind::Manifest, |text| parse(&text))
+        self.read(key, path, limit, Kind::Manifest, |text| parse(&text), None)
     }
 
     /// `get_at_most` for a file that is only ever replaced whole by a rename, never written in
@@ -62,10 +61,44 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
     /// time, so it is remembered at once. A version mistaken for an earlier one could only give
     /// that earlier, whole content. `parse` is given the bytes read, to keep rather than copy.
     pub fn get_replaced_whole(&self, key: &K, path: &str, limit: usize, parse: impl FnOnce(Vec<u8>) -> T) -> Result<Arc<T>, String> {
-        self.read(key, path, limit, Kind::ReplacedWhole, parse)
+        self.read(key, path, limit, Kind::ReplacedWhole, parse, None)
     }
 
-    fn read(&self, key: &K, path: &str, limit: usize, kind: Kind, parse: impl FnOnce(Vec<u8>) -> T) -> Result<Arc<T>, String> {
+    /// `get_at_most` (the whole file) of a manifest whose parse the looks file keeps (by `look`,
+    /// with the file's identity and this build's digest) rather than its bytes: a process whose
+    /// earlier ones parsed the file as it is now parses nothing (the manifests' JSON was some
+    /// 70 us of a fresh process's first call with Debian's implicit layers and Mesa's drivers).
+    pub fn get_remembered(&self, key: &K, path: &str, look: looks::Kind, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String>
+    where
+        T: Persist,
+    {
+        if let Some(Some(id)) = IDENTITIES.get(path) {
+            if let Some(value) = self.cached(key, id) {
+                return Ok(value);
+            }
+        }
+        if let Some(Parsed { identity, value }) = watch::found_earlier::<Parsed<T>>(look, path) {
+            IDENTITIES.put(path, &Some(identity));
+            if let Some(cached) = self.cached(key, identity) {
+                return Ok(cached);
+            }
+            return Ok(self.keep(key, identity, Kind::Manifest, || value));
+        }
+        let remember = |witness: Witness, identity: FileIdentity, value: &T| looks::found_parsed(look, path, witness, identity, value);
+        self.read(key, path, usize::MAX, Kind::Manifest, |text| parse(&text), Some(&remember))
+    }
+
+    /// The parse of the file at `path`. A manifest read whole from the very file stamped is kept
+    /// for later processes: by `remember` (its parse), or else its bytes.
+    fn read(
+        &self,
+        key: &K,
+        path: &str,
+        limit: usize,
+        kind: Kind,
+        parse: impl FnOnce(Vec<u8>) -> T,
+        remember: Option<Remember<T>>,
+    ) -> Result<Arc<T>, String> {
         // A file the API call under way found unchanged since an earlier call is not opened again.
         if let Some(Some(id)) = IDENTITIES.get(path) {
             if let Some(value) = self.cached(key, id) {
@@ -73,13 +106,13 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
             }
         }
         // Nor one an earlier process read, unchanged since (see `looks`).
-        if kind == Kind::Manifest {
+        if kind == Kind::Manifest && remember.is_none() {
             if let Some(look) = watch::found_earlier::<FileLook>(looks::Kind::File, path).filter(|look| look.bytes.len() <= limit) {
                 IDENTITIES.put(path, &Some(look.identity));
                 if let Some(value) = self.cached(key, look.identity) {
                     return Ok(value);
                 }
-                return Ok(self.parsed(key, look.identity, look.bytes, kind, parse));
+                return Ok(self.keep(key, look.identity, kind, || parse(look.bytes)));
             }
         }
         let (watched, witness) = match watch::current() {
@@ -99,21 +132,25 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
         let Some(id) = identity else {
             return Ok(Arc::new(parse(text)));
         };
-        // Kept for later processes when read whole from the very file the stamp was taken of.
-        if let (Kind::Manifest, Some(witness)) = (kind, witness) {
-            if text.len() as u64 == id.size && text.len() <= looks::MAX_FILE_BYTES && witness.is_of(path, &id) {
-                looks::found(looks::Kind::File, path, witness, &FileLook { identity: id, bytes: text.clone() });
-            }
+        let whole = text.len() as u64 == id.size && text.len() <= looks::MAX_FILE_BYTES;
+        let witness = witness.filter(|w| kind == Kind::Manifest && whole && w.is_of(path, &id));
+        if let (Some(witness), None) = (&witness, remember) {
+            looks::found(looks::Kind::File, path, witness.clone(), &FileLook { identity: id, bytes: text.clone() });
         }
-        Ok(self.parsed(key, id, text, kind, parse))
+        let value = self.keep(key, id, kind, || parse(text));
+        if let (Some(witness), Some(remember)) = (witness, remember) {
+            remember(witness, id, &value);
+        }
+        Ok(value)
     }
 
-    /// `parse(text)`, remembered under `id` when that identity can be trusted to tell a change.
-    fn parsed(&self, key: &K, id: FileIdentity, text: Vec<u8>, kind: Kind, parse: impl FnOnce(Vec<u8>) -> T) -> Arc<T> {
+    /// `make()` (a parse), remembered under `id` when that identity can be trusted to tell a
+    /// change.
+    fn keep(&self, key: &K, id: FileIdentity, kind: Kind, make: impl FnOnce() -> T) -> Arc<T> {
         if kind == Kind::Manifest && !id.is_settled() {
-            return Arc::new(parse(text));
+            return Arc::new(make());
         }
-        let value = with_system_allocator(|| Arc::new(parse(text)));
+        let value = with_system_allocator(|| Arc::new(make()));
         if let Ok(mut guard) = self.entries.lock() {
             with_system_allocator(|| guard.get_or_insert_with(BTreeMap::new).insert(key.clone(), (id, value.clone())));
         }
@@ -142,7 +179,7 @@ mod tests {
         let parses = Cell::new(0);
         let get = || {
             let key = "k".to_string();
-            cache.get(&key, path.to_str().unwrap(), |text| {
+            cache.get_at_most(&key, path.to_str().unwrap(), usize::MAX, |text| {
                 parses.set(parses.get() + 1);
                 text.to_vec()
             })

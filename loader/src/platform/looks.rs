@@ -41,11 +41,20 @@ pub enum Kind {
     /// The file a library path (or bare name) opened, where all its symbols and its dependencies'
     /// were bound when it was (`Library::open`).
     Bound = 5,
+    /// An implicit layer manifest's identity and what this build of the loader made of it
+    /// (`ParseCache::get_remembered`).
+    ImplicitLayerManifest = 6,
+    /// The same of an explicit layer manifest (read otherwise: implicit layers must have a
+    /// `disable_environment`).
+    ExplicitLayerManifest = 7,
+    /// The same of a driver manifest.
+    DriverManifest = 8,
 }
 
 impl Kind {
     fn from_u8(n: u8) -> Option<Kind> {
-        [Kind::Listing, Kind::Readable, Kind::Identity, Kind::File, Kind::Bound].into_iter().find(|k| *k as u8 == n)
+        [Kind::Listing, Kind::Readable, Kind::Identity, Kind::File, Kind::Bound, Kind::ImplicitLayerManifest, Kind::ExplicitLayerManifest, Kind::DriverManifest]
+            .into_iter().find(|k| *k as u8 == n)
     }
 }
 
@@ -126,6 +135,117 @@ impl Persist for Option<FileIdentity> {
         match r.u8()? {
             0 => Some(None),
             1 => Some(Some(FileIdentity::take(r)?)),
+            _ => None,
+        }
+    }
+}
+
+/// A file's identity and what was made of it, by this very build of the loader (another build
+/// may make something else of the same bytes, or encode it otherwise).
+pub struct Parsed<T> {
+    pub identity: FileIdentity,
+    pub value: T,
+}
+
+fn put_parsed_header(out: &mut Vec<u8>, identity: &FileIdentity) {
+    put_bytes(out, env!("VK_LOADER_SOURCE_DIGEST").as_bytes());
+    identity.put(out);
+}
+
+impl<T: Persist> Persist for Parsed<T> {
+    fn put(&self, out: &mut Vec<u8>) {
+        put_parsed_header(out, &self.identity);
+        self.value.put(out);
+    }
+    fn take(r: &mut Reader) -> Option<Parsed<T>> {
+        if r.bytes()? != env!("VK_LOADER_SOURCE_DIGEST").as_bytes() {
+            return None;
+        }
+        Some(Parsed { identity: FileIdentity::take(r)?, value: T::take(r)? })
+    }
+}
+
+/// Helpers for the `Persist` encodings of other modules' values.
+pub mod encoding {
+    use super::{put_bytes, Persist, Reader};
+
+    pub fn put_u32(out: &mut Vec<u8>, n: u32) {
+        super::put_u32(out, n)
+    }
+    pub fn put_bool(out: &mut Vec<u8>, b: bool) {
+        out.push(b as u8);
+    }
+    pub fn put_str(out: &mut Vec<u8>, s: &str) {
+        put_bytes(out, s.as_bytes());
+    }
+    pub fn put_option_str(out: &mut Vec<u8>, s: &Option<String>) {
+        out.push(s.is_some() as u8);
+        if let Some(s) = s {
+            put_str(out, s);
+        }
+    }
+    pub fn put_strs(out: &mut Vec<u8>, list: &[String]) {
+        put_u32(out, list.len() as u32);
+        for s in list {
+            put_str(out, s);
+        }
+    }
+    pub fn take_u32(r: &mut Reader) -> Option<u32> {
+        r.u32()
+    }
+    pub fn take_u8(r: &mut Reader) -> Option<u8> {
+        r.u8()
+    }
+    pub fn take_bool(r: &mut Reader) -> Option<bool> {
+        bool::take(r)
+    }
+    pub fn take_str(r: &mut Reader) -> Option<String> {
+        String::take(r)
+    }
+    pub fn take_option_str(r: &mut Reader) -> Option<Option<String>> {
+        match r.u8()? {
+            0 => Some(None),
+            1 => Some(Some(take_str(r)?)),
+            _ => None,
+        }
+    }
+    pub fn take_strs(r: &mut Reader) -> Option<Vec<String>> {
+        let count = r.u32()? as usize;
+        let mut list = Vec::with_capacity(count.min(r.0.len()));
+        for _ in 0..count {
+            list.push(take_str(r)?);
+        }
+        Some(list)
+    }
+    /// A list of `count` (read first) items each taken by `take`.
+    pub fn take_list<T>(r: &mut Reader, take: impl Fn(&mut Reader) -> Option<T>) -> Option<Vec<T>> {
+        let count = r.u32()? as usize;
+        let mut list = Vec::with_capacity(count.min(r.0.len()));
+        for _ in 0..count {
+            list.push(take(r)?);
+        }
+        Some(list)
+    }
+}
+
+/// A parse, or why there is none.
+impl<T: Persist> Persist for Result<T, String> {
+    fn put(&self, out: &mut Vec<u8>) {
+        match self {
+            Ok(value) => {
+                out.push(0);
+                value.put(out);
+            }
+            Err(why) => {
+                out.push(1);
+                put_bytes(out, why.as_bytes());
+            }
+        }
+    }
+    fn take(r: &mut Reader) -> Option<Result<T, String>> {
+        match r.u8()? {
+            0 => Some(Ok(T::take(r)?)),
+            1 => Some(Err(String::take(r)?)),
             _ => None,
         }
     }
@@ -246,12 +366,24 @@ pub(super) fn earlier<T: Persist>(kind: Kind, path: &str) -> Option<(Witness, T)
 
 /// Keeps what this process found by `kind` at `path` under `witness`, for the next processes.
 pub(super) fn found<T: Persist>(kind: Kind, path: &str, witness: Witness, value: &T) {
+    found_encoded(kind, path, witness, |out| value.put(out))
+}
+
+/// [`found`] for a parse of the file at `path` of identity `identity` (read back as [`Parsed`]).
+pub(super) fn found_parsed<T: Persist>(kind: Kind, path: &str, witness: Witness, identity: FileIdentity, value: &T) {
+    found_encoded(kind, path, witness, |out| {
+        put_parsed_header(out, &identity);
+        value.put(out)
+    })
+}
+
+fn found_encoded(kind: Kind, path: &str, witness: Witness, put: impl FnOnce(&mut Vec<u8>)) {
     if !enabled() || witness.stamp.is_none() {
         return;
     }
     with_system_allocator(|| {
         let mut encoded = Vec::new();
-        value.put(&mut encoded);
+        put(&mut encoded);
         if let Ok(mut state) = STATE.lock() {
             state.found.insert((kind, path.to_string()), Look { witness, value: encoded });
         }
@@ -408,7 +540,8 @@ fn entries(bytes: &[u8]) -> Option<Vec<Entry>> {
 /// The fuzz target's entry (`fuzzing::looks_file`): `data` as a looks file of this process's
 /// credentials (its bytes 12..20 set to them), decoded; each look's value read as each kind's;
 /// what decodes encodes back to the same looks.
-pub fn fuzz(data: &[u8]) {
+/// `also` is given each look's value, for the decoders of other modules' values.
+pub fn fuzz(data: &[u8], also: &dyn Fn(&[u8])) {
     let mut data = data.to_vec();
     if data.len() >= 20 {
         data[12..20].copy_from_slice(&credentials().to_le_bytes());
@@ -420,12 +553,14 @@ pub fn fuzz(data: &[u8]) {
         let _ = String::take(&mut Reader(&look.value));
         let _ = <Option<FileIdentity> as Persist>::take(&mut Reader(&look.value));
         let _ = FileLook::take(&mut Reader(&look.value));
+        also(&look.value);
     }
     assert_eq!(decode(&encode(&looks, &BTreeSet::new())).as_ref(), Some(&looks), "a decoded looks file does not survive a round trip");
 }
 
-/// A looks file of one look of each kind, its credentials zero (the fuzz target's seed).
-pub fn fuzz_seed() -> Vec<u8> {
+/// A looks file of one look of each kind, its credentials zero (the fuzz target's seed); `more`
+/// adds looks whose values other modules encode.
+pub fn fuzz_seed(more: &[(Kind, &str, Vec<u8>)]) -> Vec<u8> {
     let witness = |path: &str| Witness { path: path.to_string(), stamp: Some([7; 10]) };
     let value = |put: &dyn Fn(&mut Vec<u8>)| {
         let mut out = Vec::new();
@@ -441,6 +576,7 @@ pub fn fuzz_seed() -> Vec<u8> {
         (Kind::Bound, "libVkLayer_MESA_device_select.so", value(&|o| "/lib/x86_64-linux-gnu/libVkLayer_MESA_device_select.so".to_string().put(o))),
     ]
     .into_iter()
+    .chain(more.iter().map(|(kind, path, value)| (*kind, *path, value.clone())))
     .map(|(kind, path, value)| ((kind, path.to_string()), Look { witness: witness(path), value }))
     .collect();
     let mut file = encode(&looks, &BTreeSet::new());
@@ -461,6 +597,9 @@ fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
 pub struct Reader<'a>(&'a [u8]);
 
 impl<'a> Reader<'a> {
+    pub fn new(bytes: &'a [u8]) -> Reader<'a> {
+        Reader(bytes)
+    }
     fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         if n > self.0.len() {
             return None;
@@ -535,7 +674,7 @@ mod tests {
 
     #[test]
     fn the_fuzz_seed_decodes_as_this_processs_file() {
-        let mut seed = fuzz_seed();
+        let mut seed = fuzz_seed(&[]);
         seed[12..20].copy_from_slice(&credentials().to_le_bytes());
         assert_eq!(decode(&seed).map(|looks| looks.len()), Some(5));
     }
