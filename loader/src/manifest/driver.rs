@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::platform::file_cache::ParseCache;
-use crate::platform::looks::{self, encoding, Persist, Reader};
+use crate::platform::looks::{self, Persist, Reader};
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DriverManifest {
@@ -112,22 +112,19 @@ pub(crate) fn resolve_library(library: &str, manifest_path: &str) -> String {
 impl Persist for DriverManifest {
     fn put(&self, out: &mut Vec<u8>) {
         let DriverManifest { library_path, api_version, library_arch, is_portability_driver, newer_file_format } = self;
-        encoding::put_str(out, library_path);
-        encoding::put_bool(out, api_version.is_some());
-        encoding::put_u32(out, api_version.unwrap_or(0));
-        encoding::put_option_str(out, library_arch);
-        encoding::put_bool(out, *is_portability_driver);
-        encoding::put_option_str(out, newer_file_format);
+        library_path.put(out);
+        api_version.put(out);
+        library_arch.put(out);
+        is_portability_driver.put(out);
+        newer_file_format.put(out);
     }
     fn take(r: &mut Reader) -> Option<Self> {
-        let library_path = encoding::take_str(r)?;
-        let api_version = (encoding::take_bool(r)?, encoding::take_u32(r)?);
         Some(DriverManifest {
-            library_path,
-            api_version: api_version.0.then_some(api_version.1),
-            library_arch: encoding::take_option_str(r)?,
-            is_portability_driver: encoding::take_bool(r)?,
-            newer_file_format: encoding::take_option_str(r)?,
+            library_path: Persist::take(r)?,
+            api_version: Persist::take(r)?,
+            library_arch: Persist::take(r)?,
+            is_portability_driver: Persist::take(r)?,
+            newer_file_format: Persist::take(r)?,
         })
     }
 }

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use crate::manifest::driver::{parse_version, resolve_library};
-use crate::platform::looks::{encoding, Persist, Reader};
+use crate::platform::looks::{Persist, Reader};
 
 /// An extension a layer provides, with the entry points of a device extension.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -335,27 +335,24 @@ fn env_condition(obj: &Map<String, Value>, key: &str) -> Result<Option<EnvCondit
 }
 
 /// What a manifest file gave, as the looks file keeps it for later processes (see
-/// `platform::looks`): every field written, none left to a default (the destructuring below
-/// fails to compile when a field is added and not written).
+/// `platform::looks`): every field written, none left to a default (the destructurings below fail
+/// to compile when a field is added and not written).
 impl Persist for ParsedFile {
     fn put(&self, out: &mut Vec<u8>) {
         let ParsedFile { file_format_version, unknown_file_format, layers, rejected, warnings } = self;
-        encoding::put_str(out, file_format_version);
-        encoding::put_bool(out, *unknown_file_format);
-        encoding::put_u32(out, layers.len() as u32);
-        for layer in layers {
-            layer.put(out);
-        }
-        encoding::put_strs(out, rejected);
-        encoding::put_strs(out, warnings);
+        file_format_version.put(out);
+        unknown_file_format.put(out);
+        layers.put(out);
+        rejected.put(out);
+        warnings.put(out);
     }
     fn take(r: &mut Reader) -> Option<Self> {
         Some(ParsedFile {
-            file_format_version: encoding::take_str(r)?,
-            unknown_file_format: encoding::take_bool(r)?,
-            layers: encoding::take_list(r, LayerManifest::take)?,
-            rejected: encoding::take_strs(r)?,
-            warnings: encoding::take_strs(r)?,
+            file_format_version: Persist::take(r)?,
+            unknown_file_format: Persist::take(r)?,
+            layers: Persist::take(r)?,
+            rejected: Persist::take(r)?,
+            warnings: Persist::take(r)?,
         })
     }
 }
@@ -384,90 +381,94 @@ impl Persist for LayerManifest {
             override_paths,
             settings_control,
         } = self;
-        encoding::put_str(out, manifest_path);
-        encoding::put_bool(out, *implicit);
-        encoding::put_str(out, name);
-        encoding::put_option_str(out, library_path);
-        encoding::put_strs(out, component_layers);
-        encoding::put_u32(out, *api_version);
-        encoding::put_u32(out, *implementation_version);
-        encoding::put_str(out, description);
-        for f in [get_instance_proc_addr, get_device_proc_addr, negotiate] {
-            encoding::put_option_str(out, f);
+        manifest_path.put(out);
+        implicit.put(out);
+        name.put(out);
+        library_path.put(out);
+        component_layers.put(out);
+        api_version.put(out);
+        implementation_version.put(out);
+        description.put(out);
+        for function in [get_instance_proc_addr, get_device_proc_addr, negotiate] {
+            function.put(out);
         }
-        for list in [instance_extensions, device_extensions] {
-            encoding::put_u32(out, list.len() as u32);
-            for LayerExtension { name, spec_version, entrypoints } in list {
-                encoding::put_str(out, name);
-                encoding::put_u32(out, *spec_version);
-                encoding::put_strs(out, entrypoints);
-            }
+        instance_extensions.put(out);
+        device_extensions.put(out);
+        enable_environment.put(out);
+        disable_environment.put(out);
+        for function in [enumerate_instance_extension_properties, enumerate_instance_layer_properties, enumerate_instance_version] {
+            function.put(out);
         }
-        for condition in [enable_environment, disable_environment] {
-            let (var, value) = condition.as_ref().map(|c| (Some(c.var.clone()), Some(c.value.clone()))).unwrap_or_default();
-            encoding::put_option_str(out, &var);
-            encoding::put_option_str(out, &value);
-        }
-        for f in [enumerate_instance_extension_properties, enumerate_instance_layer_properties, enumerate_instance_version] {
-            encoding::put_option_str(out, f);
-        }
-        encoding::put_option_str(out, library_arch);
-        encoding::put_strs(out, app_keys);
-        encoding::put_strs(out, blacklisted_layers);
-        encoding::put_strs(out, override_paths);
+        library_arch.put(out);
+        app_keys.put(out);
+        blacklisted_layers.put(out);
+        override_paths.put(out);
+        settings_control.put(out);
+    }
+    fn take(r: &mut Reader) -> Option<Self> {
+        Some(LayerManifest {
+            manifest_path: Persist::take(r)?,
+            implicit: Persist::take(r)?,
+            name: Persist::take(r)?,
+            library_path: Persist::take(r)?,
+            component_layers: Persist::take(r)?,
+            api_version: Persist::take(r)?,
+            implementation_version: Persist::take(r)?,
+            description: Persist::take(r)?,
+            functions: LayerFunctions { get_instance_proc_addr: Persist::take(r)?, get_device_proc_addr: Persist::take(r)?, negotiate: Persist::take(r)? },
+            instance_extensions: Persist::take(r)?,
+            device_extensions: Persist::take(r)?,
+            enable_environment: Persist::take(r)?,
+            disable_environment: Persist::take(r)?,
+            pre_instance_functions: PreInstanceFunctions {
+                enumerate_instance_extension_properties: Persist::take(r)?,
+                enumerate_instance_layer_properties: Persist::take(r)?,
+                enumerate_instance_version: Persist::take(r)?,
+            },
+            library_arch: Persist::take(r)?,
+            app_keys: Persist::take(r)?,
+            blacklisted_layers: Persist::take(r)?,
+            override_paths: Persist::take(r)?,
+            settings_control: Persist::take(r)?,
+        })
+    }
+}
+
+impl Persist for LayerExtension {
+    fn put(&self, out: &mut Vec<u8>) {
+        let LayerExtension { name, spec_version, entrypoints } = self;
+        name.put(out);
+        spec_version.put(out);
+        entrypoints.put(out);
+    }
+    fn take(r: &mut Reader) -> Option<Self> {
+        Some(LayerExtension { name: Persist::take(r)?, spec_version: Persist::take(r)?, entrypoints: Persist::take(r)? })
+    }
+}
+
+impl Persist for EnvCondition {
+    fn put(&self, out: &mut Vec<u8>) {
+        let EnvCondition { var, value } = self;
+        var.put(out);
+        value.put(out);
+    }
+    fn take(r: &mut Reader) -> Option<Self> {
+        Some(EnvCondition { var: Persist::take(r)?, value: Persist::take(r)? })
+    }
+}
+
+impl Persist for crate::manifest::settings::Control {
+    fn put(&self, out: &mut Vec<u8>) {
         use crate::manifest::settings::Control;
-        out.push(match settings_control {
-            None => 0,
-            Some(Control::On) => 1,
-            Some(Control::Off) => 2,
-            Some(Control::Auto) => 3,
+        out.push(match self {
+            Control::On => 0,
+            Control::Off => 1,
+            Control::Auto => 2,
         });
     }
     fn take(r: &mut Reader) -> Option<Self> {
-        let extension = |r: &mut Reader| {
-            Some(LayerExtension { name: encoding::take_str(r)?, spec_version: encoding::take_u32(r)?, entrypoints: encoding::take_strs(r)? })
-        };
-        let condition = |r: &mut Reader| match (encoding::take_option_str(r)?, encoding::take_option_str(r)?) {
-            (Some(var), Some(value)) => Some(Some(EnvCondition { var, value })),
-            (None, None) => Some(None),
-            _ => None,
-        };
         use crate::manifest::settings::Control;
-        Some(LayerManifest {
-            manifest_path: encoding::take_str(r)?,
-            implicit: encoding::take_bool(r)?,
-            name: encoding::take_str(r)?,
-            library_path: encoding::take_option_str(r)?,
-            component_layers: encoding::take_strs(r)?,
-            api_version: encoding::take_u32(r)?,
-            implementation_version: encoding::take_u32(r)?,
-            description: encoding::take_str(r)?,
-            functions: LayerFunctions {
-                get_instance_proc_addr: encoding::take_option_str(r)?,
-                get_device_proc_addr: encoding::take_option_str(r)?,
-                negotiate: encoding::take_option_str(r)?,
-            },
-            instance_extensions: encoding::take_list(r, extension)?,
-            device_extensions: encoding::take_list(r, extension)?,
-            enable_environment: condition(r)?,
-            disable_environment: condition(r)?,
-            pre_instance_functions: PreInstanceFunctions {
-                enumerate_instance_extension_properties: encoding::take_option_str(r)?,
-                enumerate_instance_layer_properties: encoding::take_option_str(r)?,
-                enumerate_instance_version: encoding::take_option_str(r)?,
-            },
-            library_arch: encoding::take_option_str(r)?,
-            app_keys: encoding::take_strs(r)?,
-            blacklisted_layers: encoding::take_strs(r)?,
-            override_paths: encoding::take_strs(r)?,
-            settings_control: match encoding::take_u8(r)? {
-                0 => None,
-                1 => Some(Control::On),
-                2 => Some(Control::Off),
-                3 => Some(Control::Auto),
-                _ => return None,
-            },
-        })
+        [Control::On, Control::Off, Control::Auto].get(r.u8()? as usize).copied()
     }
 }
 

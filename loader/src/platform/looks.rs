@@ -86,32 +86,6 @@ impl Persist for String {
     }
 }
 
-impl Persist for Option<Vec<String>> {
-    fn put(&self, out: &mut Vec<u8>) {
-        match self {
-            None => out.push(0),
-            Some(names) => {
-                out.push(1);
-                put_u32(out, names.len() as u32);
-                for name in names {
-                    put_bytes(out, name.as_bytes());
-                }
-            }
-        }
-    }
-    fn take(r: &mut Reader) -> Option<Option<Vec<String>>> {
-        if r.u8()? == 0 {
-            return Some(None);
-        }
-        let count = r.u32()? as usize;
-        let mut names = Vec::with_capacity(count.min(r.0.len()));
-        for _ in 0..count {
-            names.push(String::from_utf8(r.bytes()?.to_vec()).ok()?);
-        }
-        Some(Some(names))
-    }
-}
-
 impl Persist for FileIdentity {
     fn put(&self, out: &mut Vec<u8>) {
         for word in self.words() {
@@ -121,22 +95,6 @@ impl Persist for FileIdentity {
     fn take(r: &mut Reader) -> Option<FileIdentity> {
         let [device, inode, size, seconds, nanoseconds] = [r.u64()?, r.u64()?, r.u64()?, r.u64()?, r.u64()?];
         Some(FileIdentity { device, inode, size, modified: (seconds as i64, nanoseconds as i64) })
-    }
-}
-
-impl Persist for Option<FileIdentity> {
-    fn put(&self, out: &mut Vec<u8>) {
-        out.push(self.is_some() as u8);
-        if let Some(identity) = self {
-            identity.put(out);
-        }
-    }
-    fn take(r: &mut Reader) -> Option<Option<FileIdentity>> {
-        match r.u8()? {
-            0 => Some(None),
-            1 => Some(Some(FileIdentity::take(r)?)),
-            _ => None,
-        }
     }
 }
 
@@ -165,66 +123,47 @@ impl<T: Persist> Persist for Parsed<T> {
     }
 }
 
-/// Helpers for the `Persist` encodings of other modules' values.
-pub mod encoding {
-    use super::{put_bytes, Persist, Reader};
-
-    pub fn put_u32(out: &mut Vec<u8>, n: u32) {
-        super::put_u32(out, n)
+impl Persist for u32 {
+    fn put(&self, out: &mut Vec<u8>) {
+        put_u32(out, *self);
     }
-    pub fn put_bool(out: &mut Vec<u8>, b: bool) {
-        out.push(b as u8);
-    }
-    pub fn put_str(out: &mut Vec<u8>, s: &str) {
-        put_bytes(out, s.as_bytes());
-    }
-    pub fn put_option_str(out: &mut Vec<u8>, s: &Option<String>) {
-        out.push(s.is_some() as u8);
-        if let Some(s) = s {
-            put_str(out, s);
-        }
-    }
-    pub fn put_strs(out: &mut Vec<u8>, list: &[String]) {
-        put_u32(out, list.len() as u32);
-        for s in list {
-            put_str(out, s);
-        }
-    }
-    pub fn take_u32(r: &mut Reader) -> Option<u32> {
+    fn take(r: &mut Reader) -> Option<u32> {
         r.u32()
     }
-    pub fn take_u8(r: &mut Reader) -> Option<u8> {
-        r.u8()
+}
+
+/// A count, then each item.
+impl<T: Persist> Persist for Vec<T> {
+    fn put(&self, out: &mut Vec<u8>) {
+        put_u32(out, self.len() as u32);
+        for item in self {
+            item.put(out);
+        }
     }
-    pub fn take_bool(r: &mut Reader) -> Option<bool> {
-        bool::take(r)
+    fn take(r: &mut Reader) -> Option<Vec<T>> {
+        let count = r.u32()? as usize;
+        let mut list = Vec::with_capacity(count.min(r.0.len()));
+        for _ in 0..count {
+            list.push(T::take(r)?);
+        }
+        Some(list)
     }
-    pub fn take_str(r: &mut Reader) -> Option<String> {
-        String::take(r)
+}
+
+/// Whether there is one, then it.
+impl<T: Persist> Persist for Option<T> {
+    fn put(&self, out: &mut Vec<u8>) {
+        out.push(self.is_some() as u8);
+        if let Some(value) = self {
+            value.put(out);
+        }
     }
-    pub fn take_option_str(r: &mut Reader) -> Option<Option<String>> {
+    fn take(r: &mut Reader) -> Option<Option<T>> {
         match r.u8()? {
             0 => Some(None),
-            1 => Some(Some(take_str(r)?)),
+            1 => Some(Some(T::take(r)?)),
             _ => None,
         }
-    }
-    pub fn take_strs(r: &mut Reader) -> Option<Vec<String>> {
-        let count = r.u32()? as usize;
-        let mut list = Vec::with_capacity(count.min(r.0.len()));
-        for _ in 0..count {
-            list.push(take_str(r)?);
-        }
-        Some(list)
-    }
-    /// A list of `count` (read first) items each taken by `take`.
-    pub fn take_list<T>(r: &mut Reader, take: impl Fn(&mut Reader) -> Option<T>) -> Option<Vec<T>> {
-        let count = r.u32()? as usize;
-        let mut list = Vec::with_capacity(count.min(r.0.len()));
-        for _ in 0..count {
-            list.push(take(r)?);
-        }
-        Some(list)
     }
 }
 
@@ -608,7 +547,7 @@ impl<'a> Reader<'a> {
         self.0 = rest;
         Some(head)
     }
-    fn u8(&mut self) -> Option<u8> {
+    pub fn u8(&mut self) -> Option<u8> {
         Some(self.take(1)?[0])
     }
     fn u32(&mut self) -> Option<u32> {
