@@ -3,6 +3,7 @@
 //! extensions it supports, and the loader's instance wraps them all. Every decision is recorded
 //! in the plan being recorded, if any.
 
+use std::borrow::Cow;
 use std::ffi::{c_char, CStr};
 use std::sync::Arc;
 
@@ -64,12 +65,16 @@ pub(crate) struct Remembered {
     pub profile: Option<Arc<cache::profile::Profile>>,
 }
 
+/// A driver's instance extensions as [`Source::extensions`] gives them.
+type PerDriver<'a> = Cow<'a, [VkExtensionProperties]>;
+
 impl Source {
-    /// The driver's instance extensions: asked of a loaded driver, from the record otherwise.
-    fn extensions(&self) -> Vec<VkExtensionProperties> {
+    /// The driver's instance extensions: asked of a loaded driver, from the record otherwise
+    /// (not copied: each is 260 bytes, a driver lists some 20).
+    fn extensions(&self) -> Cow<'_, [VkExtensionProperties]> {
         match self {
-            Source::Loaded(driver) => driver_extensions(driver),
-            Source::Remembered(r) => r.extensions.clone(),
+            Source::Loaded(driver) => Cow::Owned(driver_extensions(driver)),
+            Source::Remembered(r) => Cow::Borrowed(&r.extensions),
         }
     }
 }
@@ -170,12 +175,9 @@ fn remembered(manifest_path: &str, manifest: manifest::driver::DriverManifest, e
         let why = format!("not loaded: answered from the driver cache (recorded {} ago)", cache::age(entry));
         p.driver(manifest_path, Some(&entry.library_resolved), Decision::Used, why)
     });
-    let extensions = entry
-        .extensions
-        .iter()
-        .filter(|(name, _)| !name.as_bytes().contains(&0))
-        .map(|(name, spec)| ffi::extension_properties_of(name.as_bytes(), *spec))
-        .collect();
+    let mut extensions = Vec::with_capacity(entry.extensions.len());
+    let listable = entry.extensions.iter().filter(|(name, _)| !name.as_bytes().contains(&0));
+    extensions.extend(listable.map(|(name, spec)| ffi::extension_properties_of(name.as_bytes(), *spec)));
     // Only the application's record is kept (shared with the decoded file, not copied): an entry
     // holds several applications'.
     let profile = application.and_then(|a| entry.profiles.shared(a)).cloned();
@@ -206,7 +208,7 @@ fn answers<'a>(driver: &Driver, extensions: &'a [VkExtensionProperties]) -> cach
 
 /// Records what the loaded drivers of `sources` answered (`extensions`, in the same order), with
 /// their physical-device counts when an instance was made, and writes the cache back.
-fn record_answers(mut cache: cache::Session, sources: &[Source], extensions: &[Vec<VkExtensionProperties>], devices: &dyn Fn(&Driver) -> Option<(u64, u32)>) {
+fn record_answers(mut cache: cache::Session, sources: &[Source], extensions: &[PerDriver], devices: &dyn Fn(&Driver) -> Option<(u64, u32)>) {
     for (source, extensions) in sources.iter().zip(extensions) {
         if let Source::Loaded(driver) = source {
             // Drivers the application handed over have no manifest to key them on.
@@ -228,9 +230,9 @@ fn record_answers(mut cache: cache::Session, sources: &[Source], extensions: &[V
 pub(crate) fn instance_extensions_per_driver() -> Vec<Vec<VkExtensionProperties>> {
     let mut cache = cache::Session::open();
     let sources = load_drivers(&mut Vec::new(), None, &mut cache, None, &|_| true);
-    let per_driver: Vec<Vec<VkExtensionProperties>> = sources.iter().map(Source::extensions).collect();
+    let per_driver: Vec<PerDriver> = sources.iter().map(Source::extensions).collect();
     record_answers(cache, &sources, &per_driver, &|_| None);
-    per_driver
+    per_driver.into_iter().map(Cow::into_owned).collect()
 }
 
 /// The instance extensions one driver supports.
@@ -248,14 +250,15 @@ pub(crate) fn driver_extensions(driver: &Driver) -> Vec<VkExtensionProperties> {
 /// `VK_LOADER_DISABLE_INST_EXT_FILTER` is set. Extensions the loader only emulates for drivers
 /// that lack them (`dispatch::emulation`) are not listed: at least one driver must have them, as with the
 /// Khronos loader, so an application sees no extension that no driver implements.
-pub(crate) fn all_instance_extensions(per_driver: &[Vec<VkExtensionProperties>]) -> Vec<VkExtensionProperties> {
-    let mut all: Vec<VkExtensionProperties> = Vec::with_capacity(per_driver.iter().map(Vec::len).max().unwrap_or(0) + LOADER_INSTANCE_EXTENSIONS.len());
+pub(crate) fn all_instance_extensions<List: AsRef<[VkExtensionProperties]>>(per_driver: &[List]) -> Vec<VkExtensionProperties> {
+    let longest = per_driver.iter().map(|list| list.as_ref().len()).max().unwrap_or(0);
+    let mut all: Vec<VkExtensionProperties> = Vec::with_capacity(longest + LOADER_INSTANCE_EXTENSIONS.len());
     // Where each extension the registry knows is in `all`, by its id: found without comparing
     // names (some 70 extensions from four drivers compared each with the list was some 50 us of
     // a fresh process's instance creation).
     let mut position = vec![u16::MAX; vk_generated::EXTENSIONS.len()];
     let filter = crate::platform::plain_env("VK_LOADER_DISABLE_INST_EXT_FILTER").is_none();
-    let from_drivers = per_driver.iter().flatten().map(|p| (*p, vk_generated::lookup::extension(name_of(p).to_bytes())));
+    let from_drivers = per_driver.iter().flat_map(AsRef::as_ref).map(|p| (*p, vk_generated::lookup::extension(name_of(p).to_bytes())));
     let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().map(|&id| {
         let extension = &vk_generated::EXTENSIONS[id as usize];
         (extension_properties(extension.name(), extension.spec_version), Some(id))
@@ -352,7 +355,7 @@ unsafe fn create_drivers_with(
     };
     let sources = load_drivers(&mut rejected, direct, &mut cache, Some(application), &answered_by);
     // Each driver is asked once; its list decides what it gets and what the instance offers.
-    let per_driver: Vec<Vec<VkExtensionProperties>> = sources.iter().map(Source::extensions).collect();
+    let per_driver: Vec<PerDriver> = sources.iter().map(Source::extensions).collect();
     let available = all_instance_extensions(&per_driver);
     for ext in &requested {
         if !available.iter().chain(layer_extensions).any(|p| name_of(p) == *ext) {

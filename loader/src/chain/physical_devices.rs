@@ -493,15 +493,15 @@ fn device_entry(d: &DriverInstance, handle: VkPhysicalDevice, properties: &VkPhy
     }
 }
 
-/// Whether a driver's physical device supports a device extension.
-fn has_device_extension(driver: &DriverInstance, handle: VkPhysicalDevice, name: &CStr) -> bool {
+/// Whether a driver's physical device supports `VK_EXT_pci_bus_info`.
+fn has_pci_bus_info(driver: &DriverInstance, handle: VkPhysicalDevice) -> bool {
     // SAFETY: a handle the driver (or the lazy driver standing for it) reported.
-    if let Some(recorded) = unsafe { crate::lazy::recorded_device_extension(handle, name) } {
+    if let Some(recorded) = unsafe { crate::lazy::recorded_pci_bus_info(handle) } {
         return recorded;
     }
     let Some(enumerate) = driver.live().0.vkEnumerateDeviceExtensionProperties else { return false };
     let extensions = ffi::query(|count, out| unsafe { enumerate(handle, std::ptr::null(), count, out) }).unwrap_or_default();
-    extensions.iter().any(|e| unsafe { CStr::from_ptr(e.extensionName.as_ptr()) } == name)
+    extensions.iter().any(|e| unsafe { CStr::from_ptr(e.extensionName.as_ptr()) } == crate::lazy::PCI_BUS_INFO)
 }
 
 /// Fills one extension struct through the driver's `vkGetPhysicalDeviceProperties2`.
@@ -515,7 +515,7 @@ fn query_properties2<T: vk_generated::TaggedStruct + Default>(driver: &DriverIns
 
 /// PCI domain, bus, device, function through `VK_EXT_pci_bus_info`, where the driver has it.
 fn pci_address(driver: &DriverInstance, handle: VkPhysicalDevice) -> Option<[u32; 4]> {
-    if !has_device_extension(driver, handle, c"VK_EXT_pci_bus_info") {
+    if !has_pci_bus_info(driver, handle) {
         return None;
     }
     let pci: VkPhysicalDevicePCIBusInfoPropertiesEXT = query_properties2(driver, handle)?;

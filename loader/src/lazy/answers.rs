@@ -297,14 +297,10 @@ pub fn extension_entries(mut bytes: &[u8]) -> impl Iterator<Item = Option<(&CStr
     })
 }
 
-/// How many device extensions their record holds; `None` if it does not decode.
-pub fn count_extensions(bytes: &[u8]) -> Option<u32> {
-    extension_entries(bytes).try_fold(0u32, |n, entry| entry.map(|_| n + 1))
-}
-
-/// Whether the record (one that decodes) lists the device extension `name`.
-pub fn lists_extension(bytes: &[u8], name: &CStr) -> bool {
-    extension_entries(bytes).map_while(|entry| entry).any(|(listed, _)| listed == name)
+/// How many device extensions their record holds, and whether `name` is one of them, in one
+/// pass; `None` if the record does not decode.
+pub fn count_extensions(bytes: &[u8], name: &CStr) -> Option<(u32, bool)> {
+    extension_entries(bytes).try_fold((0u32, false), |(n, found), entry| entry.map(|(listed, _)| (n + 1, found || listed == name)))
 }
 
 /// A two-call query's answer written straight from the record (`total` entries, as
@@ -323,7 +319,13 @@ pub unsafe fn fill_extensions(bytes: &[u8], total: u32, count: *mut u32, out: *m
     }
     let n = (*count).min(total);
     for (k, (name, spec)) in extension_entries(bytes).map_while(|entry| entry).take(n as usize).enumerate() {
-        out.add(k).write(ffi::extension_properties(name, spec));
+        // Written in place, field by field: a driver lists some 250, and layers ask repeatedly.
+        let slot = out.add(k);
+        let name_field = std::ptr::addr_of_mut!((*slot).extensionName) as *mut u8;
+        let length = name.to_bytes().len();
+        std::ptr::copy_nonoverlapping(name.as_ptr() as *const u8, name_field, length);
+        std::ptr::write_bytes(name_field.add(length), 0, VK_MAX_EXTENSION_NAME_SIZE as usize - length);
+        std::ptr::addr_of_mut!((*slot).specVersion).write(spec);
     }
     *count = n;
     if n < total { VkResult::INCOMPLETE } else { VkResult::SUCCESS }
@@ -490,8 +492,8 @@ mod tests {
     fn extension_lists_survive_their_record() {
         let list = vec![ffi::extension_properties(c"VK_KHR_swapchain", 70), ffi::extension_properties(c"VK_EXT_pci_bus_info", 2)];
         let bytes = encode_extensions(&list);
-        assert_eq!(count_extensions(&bytes), Some(2));
-        assert!(lists_extension(&bytes, c"VK_EXT_pci_bus_info") && !lists_extension(&bytes, c"VK_EXT_pci"));
+        assert_eq!(count_extensions(&bytes, c"VK_EXT_pci_bus_info"), Some((2, true)));
+        assert_eq!(count_extensions(&bytes, c"VK_EXT_pci"), Some((2, false)));
         let mut out = [VkExtensionProperties::default(); 2];
         let mut count = 2;
         assert_eq!(unsafe { fill_extensions(&bytes, 2, &mut count, out.as_mut_ptr()) }, VkResult::SUCCESS);
@@ -503,9 +505,9 @@ mod tests {
         assert_eq!(unsafe { fill_extensions(&bytes, 2, &mut count, std::ptr::null_mut()) }, VkResult::SUCCESS);
         assert_eq!(count, 2);
         // A spec version cut short, a name without its NUL, a name too long: none decodes.
-        assert_eq!(count_extensions(b"VK_KHR_swapchain\0\x01"), None);
-        assert_eq!(count_extensions(b"VK_KHR_swapchain"), None);
-        assert_eq!(count_extensions(&[[b'a'; 256].as_slice(), b"\0\x01\0\0\0"].concat()), None);
+        assert_eq!(count_extensions(b"VK_KHR_swapchain\0\x01", c"VK_KHR_swapchain"), None);
+        assert_eq!(count_extensions(b"VK_KHR_swapchain", c"VK_KHR_swapchain"), None);
+        assert_eq!(count_extensions(&[[b'a'; 256].as_slice(), b"\0\x01\0\0\0"].concat(), c"a"), None);
         assert!(decode_list::<VkQueueFamilyProperties>(&[0; 23]).is_none());
     }
 

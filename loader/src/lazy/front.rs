@@ -297,7 +297,7 @@ unsafe extern "system" fn enumerate_device_extension_properties(
                 if !layer.is_null() {
                     return None;
                 }
-                let (bytes, total) = lazy.device_extensions(i, a)?;
+                let (bytes, total, _) = lazy.device_extensions(i, a)?;
                 Some(answers::fill_extensions(bytes, total, count, out))
             },
             |table, handle| match table.vkEnumerateDeviceExtensionProperties {

@@ -69,9 +69,10 @@ pub struct Lazy {
     on_live: OnceLock<Box<dyn Fn() + Send + Sync>>,
     repointed: AtomicBool,
     devices: Box<[FakeDevice]>,
-    /// How many extensions each device's record lists, counted (and the record checked) at the
-    /// first query: layers such as Mesa's device-select ask several times per enumeration.
-    device_extensions: Box<[OnceLock<Option<u32>>]>,
+    /// How many extensions each device's record lists and whether `VK_EXT_pci_bus_info` is one,
+    /// found (and the record checked) at the first query: layers such as Mesa's device-select
+    /// enumerate, and so make the loader ask, several times.
+    device_extensions: Box<[OnceLock<Option<(u32, bool)>>]>,
     live: OnceLock<Result<Live, String>>,
     /// Queries answered from the record.
     answered: AtomicU32,
@@ -183,12 +184,12 @@ impl Lazy {
         VkPhysicalDevice(&self.devices[index] as *const FakeDevice as *mut _)
     }
 
-    /// Device `index`'s extension list as recorded (`answers`), with how many it lists; `None`
-    /// if the record has none that decodes.
-    pub fn device_extensions<'a>(&self, index: usize, answers: &'a crate::cache::profile::DeviceAnswers) -> Option<(&'a [u8], u32)> {
+    /// Device `index`'s extension list as recorded (`answers`), with how many it lists and
+    /// whether `VK_EXT_pci_bus_info` is one; `None` if the record has none that decodes.
+    pub fn device_extensions<'a>(&self, index: usize, answers: &'a crate::cache::profile::DeviceAnswers) -> Option<(&'a [u8], u32, bool)> {
         let bytes = answers.get(answer_key(Family::DeviceExtensions, 0, 0))?;
-        let count = (*self.device_extensions[index].get_or_init(|| answers::count_extensions(bytes)))?;
-        Some((bytes, count))
+        let (count, pci_bus_info) = (*self.device_extensions[index].get_or_init(|| answers::count_extensions(bytes, PCI_BUS_INFO)))?;
+        Some((bytes, count, pci_bus_info))
     }
 
     /// Answers a query of device `index`: from the record while the driver is not loaded and the
@@ -348,14 +349,16 @@ unsafe fn resolve<'a>(handle: VkPhysicalDevice) -> Option<(&'a Lazy, usize)> {
     })
 }
 
-/// Whether the device behind `handle`, a placeholder of a driver not loaded, has the device
-/// extension `name` by its record, read in place; `None` for any other handle or a record
-/// without the list (the caller asks through the dispatch table then). The loader's own question
-/// at enumeration (`VK_EXT_pci_bus_info`), spared a copy of the whole list.
+/// The device extension the loader asks every device about at enumeration (for its PCI address).
+pub const PCI_BUS_INFO: &std::ffi::CStr = c"VK_EXT_pci_bus_info";
+
+/// Whether the device behind `handle`, a placeholder of a driver not loaded, has
+/// [`PCI_BUS_INFO`] by its record (read in place once); `None` for any other handle or a record
+/// without the list (the caller asks through the dispatch table then).
 ///
 /// # Safety
 /// As [`resolve`].
-pub unsafe fn recorded_device_extension(handle: VkPhysicalDevice, name: &std::ffi::CStr) -> Option<bool> {
+pub unsafe fn recorded_pci_bus_info(handle: VkPhysicalDevice) -> Option<bool> {
     if handle.is_null() || *(handle.0 as *const u64) != FAKE_MAGIC {
         return None;
     }
@@ -364,8 +367,8 @@ pub unsafe fn recorded_device_extension(handle: VkPhysicalDevice, name: &std::ff
     if lazy.live.get().is_some() {
         return None;
     }
-    let (bytes, _) = lazy.device_extensions(index, &lazy.profile.devices[index])?;
-    Some(answers::lists_extension(bytes, name))
+    let (_, _, pci_bus_info) = lazy.device_extensions(index, &lazy.profile.devices[index])?;
+    Some(pci_bus_info)
 }
 
 /// The live driver's physical device for each recorded one, matched by identity: the same
