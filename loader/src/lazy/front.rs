@@ -297,8 +297,8 @@ unsafe extern "system" fn enumerate_device_extension_properties(
                 if !layer.is_null() {
                     return None;
                 }
-                let (bytes, total, _) = lazy.device_extensions(i, a)?;
-                Some(answers::fill_extensions(bytes, total, count, out))
+                let (bytes, read) = lazy.device_extensions(i, a)?;
+                Some(answers::fill_extensions(bytes, read.count, count, out))
             },
             |table, handle| match table.vkEnumerateDeviceExtensionProperties {
                 Some(f) => f(handle, layer, count, out),

@@ -69,10 +69,9 @@ pub struct Lazy {
     on_live: OnceLock<Box<dyn Fn() + Send + Sync>>,
     repointed: AtomicBool,
     devices: Box<[FakeDevice]>,
-    /// How many extensions each device's record lists and whether `VK_EXT_pci_bus_info` is one,
-    /// found (and the record checked) at the first query: layers such as Mesa's device-select
-    /// enumerate, and so make the loader ask, several times.
-    device_extensions: Box<[OnceLock<Option<(u32, bool)>>]>,
+    /// Each device's recorded extension list as read (and checked) at the first query: layers
+    /// such as Mesa's device-select enumerate, and so make the loader ask, several times.
+    device_extensions: Box<[OnceLock<Option<RecordedExtensions>>]>,
     live: OnceLock<Result<Live, String>>,
     /// Queries answered from the record.
     answered: AtomicU32,
@@ -184,12 +183,14 @@ impl Lazy {
         VkPhysicalDevice(&self.devices[index] as *const FakeDevice as *mut _)
     }
 
-    /// Device `index`'s extension list as recorded (`answers`), with how many it lists and
-    /// whether `VK_EXT_pci_bus_info` is one; `None` if the record has none that decodes.
-    pub fn device_extensions<'a>(&self, index: usize, answers: &'a crate::cache::profile::DeviceAnswers) -> Option<(&'a [u8], u32, bool)> {
+    /// Device `index`'s extension list as recorded (`answers`), and what the loader reads of it;
+    /// `None` if the record has none that decodes.
+    pub fn device_extensions<'a>(&self, index: usize, answers: &'a crate::cache::profile::DeviceAnswers) -> Option<(&'a [u8], RecordedExtensions)> {
         let bytes = answers.get(answer_key(Family::DeviceExtensions, 0, 0))?;
-        let (count, pci_bus_info) = (*self.device_extensions[index].get_or_init(|| answers::count_extensions(bytes, PCI_BUS_INFO)))?;
-        Some((bytes, count, pci_bus_info))
+        let read = self.device_extensions[index].get_or_init(|| {
+            answers::count_extensions(bytes, PCI_BUS_INFO).map(|(count, pci_bus_info)| RecordedExtensions { count, pci_bus_info })
+        });
+        Some((bytes, (*read)?))
     }
 
     /// Answers a query of device `index`: from the record while the driver is not loaded and the
@@ -352,6 +353,14 @@ unsafe fn resolve<'a>(handle: VkPhysicalDevice) -> Option<(&'a Lazy, usize)> {
 /// The device extension the loader asks every device about at enumeration (for its PCI address).
 pub const PCI_BUS_INFO: &std::ffi::CStr = c"VK_EXT_pci_bus_info";
 
+/// What the loader reads of a device's recorded extension list: how many it lists, and whether
+/// [`PCI_BUS_INFO`] is one.
+#[derive(Clone, Copy)]
+pub struct RecordedExtensions {
+    pub count: u32,
+    pub pci_bus_info: bool,
+}
+
 /// Whether the device behind `handle`, a placeholder of a driver not loaded, has
 /// [`PCI_BUS_INFO`] by its record (read in place once); `None` for any other handle or a record
 /// without the list (the caller asks through the dispatch table then).
@@ -367,8 +376,8 @@ pub unsafe fn recorded_pci_bus_info(handle: VkPhysicalDevice) -> Option<bool> {
     if lazy.live.get().is_some() {
         return None;
     }
-    let (_, _, pci_bus_info) = lazy.device_extensions(index, &lazy.profile.devices[index])?;
-    Some(pci_bus_info)
+    let (_, read) = lazy.device_extensions(index, &lazy.profile.devices[index])?;
+    Some(read.pci_bus_info)
 }
 
 /// The live driver's physical device for each recorded one, matched by identity: the same
