@@ -188,7 +188,9 @@ pub fn record_pair(ours: &str, system: &str, layers: &[*const c_char]) -> Result
 /// Runs one child in the caller's environment; returns its `result` lines as (key, value).
 fn child(exe: &Path, group: &str, loader: &Path) -> Result<Vec<(String, f64)>, String> {
     let what = format!("child {group} with {}", loader.display());
-    crate::child::run(Command::new(exe).args(["child", group]).arg(loader), &what)
+    let mut command = Command::new(exe);
+    crate::in_callers_environment(&mut command, exe);
+    crate::child::run(command.args(["child", group]).arg(loader), &what)
 }
 
 pub fn run(exe: &Path, ours: &Path, system: &Path) -> Result<String, String> {
@@ -210,7 +212,9 @@ pub fn run(exe: &Path, ours: &Path, system: &Path) -> Result<String, String> {
     for swapped in [false, true] {
         let (first, second) = if swapped { (system, ours) } else { (ours, system) };
         let what = "child record-pair";
-        for (key, value) in crate::child::run(Command::new(exe).args(["child", "record-pair"]).arg(first).arg(second), what)? {
+        let mut command = Command::new(exe);
+        crate::in_callers_environment(&mut command, exe);
+        for (key, value) in crate::child::run(command.args(["child", "record-pair"]).arg(first).arg(second), what)? {
             let side = match key.split_once('_') {
                 Some(("ours", key)) => (usize::from(swapped), key),
                 Some(("system", key)) => (usize::from(!swapped), key),

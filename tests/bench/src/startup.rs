@@ -235,6 +235,7 @@ fn measure(exe: &Path, probe: &str, configs: &[Config], env: &[(String, String)]
                 command.env_remove(var);
             }
         }
+        crate::in_callers_environment(&mut command, exe);
         command.envs(env.iter().cloned()).envs(config.env.iter().copied()).env("XDG_CACHE_HOME", cache_dir);
         if config.cache == Some("off") {
             command.env("VK_LOADER_DRIVER_CACHE", "off");
