@@ -1,8 +1,9 @@
 //! What one API call found is reused by the next while nothing it depends on changed
 //! (`platform::watch`): every change a call must see is seen by the very next call in the same
 //! process: a layer manifest added, rewritten in place, removed; a manifest directory that did
-//! not exist created; a driver manifest added; an environment variable set; the file a manifest's
-//! symbolic link points to replaced by a rename. The same steps run with reuse told by inotify
+//! not exist created; a driver manifest added (with an instance extension the first driver lacks);
+//! an environment variable set; the file a manifest's symbolic link points to replaced by a
+//! rename. The same steps run with reuse told by inotify
 //! watches (a process's calls from the ninth on), by stamps (`VK_LOADER_WATCH=stamps`: `stat`
 //! again, as for a process's first calls) and with `VK_LOADER_WATCH=off` (every call reads the
 //! file system), and must print the same.
@@ -15,8 +16,8 @@ use vk_generated::types::*;
 
 type Gipa = unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction;
 
-/// The child: the steps, each followed by what the loader says (`STEP <name>` then `LAYER
-/// <name> <description>` and `DEVICES <count>` lines).
+/// The child: the steps, each followed by what the loader says (`STEP <name>` then `EXTENSIONS
+/// <count>`, `LAYER <name> <description>` and `DEVICES <count>` lines).
 #[test]
 fn scenario_entry() {
     if std::env::var("SCENARIO").as_deref() != Ok("steps") {
@@ -118,9 +119,17 @@ fn loader() -> (libloading::Library, Gipa) {
     }
 }
 
-/// Prints the instance layers and the number of physical devices.
+/// Prints the number of instance extensions, the instance layers and the number of physical
+/// devices.
 unsafe fn print_state(gipa: Gipa) {
     let get = |instance: VkInstance, name: &CStr| gipa(instance, name.as_ptr());
+    let extensions: PFN_vkEnumerateInstanceExtensionProperties =
+        std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties"));
+    let mut count = 0;
+    assert_eq!(extensions.unwrap()(std::ptr::null(), &mut count, std::ptr::null_mut()), VkResult::SUCCESS);
+    let mut listed = vec![VkExtensionProperties::default(); count as usize];
+    assert_eq!(extensions.unwrap()(std::ptr::null(), &mut count, listed.as_mut_ptr()), VkResult::SUCCESS);
+    println!("EXTENSIONS {count}");
     let layers: PFN_vkEnumerateInstanceLayerProperties = std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceLayerProperties"));
     let mut count = 0;
     layers.unwrap()(&mut count, std::ptr::null_mut());
@@ -170,13 +179,15 @@ fn tree(name: &str, watch: &str) -> (std::path::PathBuf, Vec<(String, String)>) 
         // The tests' default of no layer at all, lifted: the standard search is the subject.
         ("VK_LAYER_PATH", String::new()),
         ("VK_IMPLICIT_LAYER_PATH", String::new()),
+        // The driver of step "driver manifest added" has one instance extension more.
+        ("VK_TEST_DRIVER_INSTANCE_EXTENSIONS_SECOND", "VK_KHR_surface,VK_KHR_get_physical_device_properties2,VK_KHR_display".to_string()),
     ];
     (root, env.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 
 /// The steps' lines of a child's output.
 fn state_lines(out: &str) -> String {
-    out.lines().filter(|l| ["STEP ", "LAYER ", "DEVICES "].iter().any(|p| l.starts_with(p))).collect::<Vec<_>>().join("\n")
+    out.lines().filter(|l| ["STEP ", "EXTENSIONS ", "LAYER ", "DEVICES "].iter().any(|p| l.starts_with(p))).collect::<Vec<_>>().join("\n")
 }
 
 /// Every step in one process.
@@ -193,34 +204,42 @@ fn every_change_is_seen_by_the_next_call_with_reuse_as_without() {
     let reused = run("reuse-on", "on");
     let expected = "\
 STEP start
+EXTENSIONS 6
 LAYER VK_LAYER_REUSE_a test layer VK_LAYER_REUSE_a
 DEVICES 1
 STEP layer manifest added
+EXTENSIONS 6
 LAYER VK_LAYER_REUSE_a test layer VK_LAYER_REUSE_a
 LAYER VK_LAYER_REUSE_b test layer VK_LAYER_REUSE_b
 DEVICES 1
 STEP layer manifest rewritten
+EXTENSIONS 6
 LAYER VK_LAYER_REUSE_a rewritten in place
 LAYER VK_LAYER_REUSE_b test layer VK_LAYER_REUSE_b
 DEVICES 1
 STEP layer manifest removed
+EXTENSIONS 6
 LAYER VK_LAYER_REUSE_a rewritten in place
 DEVICES 1
 STEP manifest directory created
+EXTENSIONS 6
 LAYER VK_LAYER_REUSE_c test layer VK_LAYER_REUSE_c
 LAYER VK_LAYER_REUSE_a rewritten in place
 DEVICES 1
 STEP driver manifest added
+EXTENSIONS 7
 LAYER VK_LAYER_REUSE_c test layer VK_LAYER_REUSE_c
 LAYER VK_LAYER_REUSE_a rewritten in place
 DEVICES 2
 STEP environment changed
+EXTENSIONS 7
 LAYER VK_LAYER_REUSE_d test layer VK_LAYER_REUSE_d
 LAYER VK_LAYER_REUSE_e test layer VK_LAYER_REUSE_e
 LAYER VK_LAYER_REUSE_c test layer VK_LAYER_REUSE_c
 LAYER VK_LAYER_REUSE_a rewritten in place
 DEVICES 2
 STEP symbolic link's target replaced
+EXTENSIONS 7
 LAYER VK_LAYER_REUSE_d test layer VK_LAYER_REUSE_d
 LAYER VK_LAYER_REUSE_e replaced by a rename
 LAYER VK_LAYER_REUSE_c test layer VK_LAYER_REUSE_c

@@ -42,7 +42,7 @@ unsafe extern "system" fn terminator_EnumerateInstanceExtensionProperties(
             };
         }
         let per_driver = instance_extensions_per_driver();
-        let mut all = all_instance_extensions(&per_driver);
+        let mut all = all_instance_extensions(per_driver.as_slice());
         // The enabled implicit layers' extensions (not filtered: the layers dispatch them).
         for e in crate::chain::layer_extensions::implicit_instance_extensions() {
             if !all.iter().any(|p| name_of(p) == name_of(&e)) {

@@ -227,7 +227,10 @@ pub fn readable(path: &str) -> bool {
     READABLE.get_or_remembered(path, watch::Dependency::Entry, looks::Kind::Readable, || ask_readable(path))
 }
 
-fn ask_readable(path: &str) -> bool {
+/// [`readable`] asked now, neither remembered nor a dependency of the API call under way: for
+/// what is read once per process (the driver cache's machine inputs, `/dev` nodes no watch can
+/// follow, which would keep whatever the call computes with them from being reused).
+pub(crate) fn ask_readable(path: &str) -> bool {
     let Ok(c_path) = CString::new(path) else { return false };
     // SAFETY: access with a NUL-terminated path.
     unsafe { libc::access(c_path.as_ptr(), libc::R_OK) == 0 }
@@ -241,7 +244,9 @@ pub fn list_dir(path: &str) -> Option<Vec<String>> {
     LISTINGS.get_or_remembered(path, watch::Dependency::Listing, looks::Kind::Listing, || read_dir_names(path))
 }
 
-fn read_dir_names(path: &str) -> Option<Vec<String>> {
+/// [`list_dir`] read now, neither remembered nor a dependency of the API call under way (see
+/// [`ask_readable`]).
+pub(crate) fn read_dir_names(path: &str) -> Option<Vec<String>> {
     let c_path = CString::new(path).ok()?;
     // SAFETY: opendir/readdir/closedir on one stream; each entry's name is copied out before the
     // next readdir call reuses its storage.
