@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::platform::file_cache::ParseCache;
-use crate::platform::looks::{self, Persist, Reader};
+use crate::platform::looks::{self, persist_fields};
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DriverManifest {
@@ -107,31 +107,14 @@ pub(crate) fn resolve_library(library: &str, manifest_path: &str) -> String {
     format!("{dir}/{library}")
 }
 
-/// A driver manifest's parse, as the looks file keeps it for later processes (see
-/// `platform::looks`); every field written.
-impl Persist for DriverManifest {
-    fn put(&self, out: &mut Vec<u8>) {
-        let DriverManifest { library_path, api_version, library_arch, is_portability_driver, newer_file_format } = self;
-        library_path.put(out);
-        api_version.put(out);
-        library_arch.put(out);
-        is_portability_driver.put(out);
-        newer_file_format.put(out);
-    }
-    fn take(r: &mut Reader) -> Option<Self> {
-        Some(DriverManifest {
-            library_path: Persist::take(r)?,
-            api_version: Persist::take(r)?,
-            library_arch: Persist::take(r)?,
-            is_portability_driver: Persist::take(r)?,
-            newer_file_format: Persist::take(r)?,
-        })
-    }
-}
+// A driver manifest's parse, as the looks file keeps it for later processes (see
+// `platform::looks`); every field written.
+persist_fields!(DriverManifest { library_path, api_version, library_arch, is_portability_driver, newer_file_format });
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::platform::looks::{Persist, Reader};
 
     #[test]
     fn a_parse_survives_the_looks_file() {

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use crate::manifest::driver::{parse_version, resolve_library};
-use crate::platform::looks::{Persist, Reader};
+use crate::platform::looks::{persist_fields, Persist, Reader};
 
 /// An extension a layer provides, with the entry points of a device extension.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -334,128 +334,34 @@ fn env_condition(obj: &Map<String, Value>, key: &str) -> Result<Option<EnvCondit
     Ok(Some(EnvCondition { var: var.clone(), value: value.to_string() }))
 }
 
-/// What a manifest file gave, as the looks file keeps it for later processes (see
-/// `platform::looks`): every field written, none left to a default (the destructurings below fail
-/// to compile when a field is added and not written).
-impl Persist for ParsedFile {
-    fn put(&self, out: &mut Vec<u8>) {
-        let ParsedFile { file_format_version, unknown_file_format, layers, rejected, warnings } = self;
-        file_format_version.put(out);
-        unknown_file_format.put(out);
-        layers.put(out);
-        rejected.put(out);
-        warnings.put(out);
-    }
-    fn take(r: &mut Reader) -> Option<Self> {
-        Some(ParsedFile {
-            file_format_version: Persist::take(r)?,
-            unknown_file_format: Persist::take(r)?,
-            layers: Persist::take(r)?,
-            rejected: Persist::take(r)?,
-            warnings: Persist::take(r)?,
-        })
-    }
-}
-
-impl Persist for LayerManifest {
-    fn put(&self, out: &mut Vec<u8>) {
-        let LayerManifest {
-            manifest_path,
-            implicit,
-            name,
-            library_path,
-            component_layers,
-            api_version,
-            implementation_version,
-            description,
-            functions: LayerFunctions { get_instance_proc_addr, get_device_proc_addr, negotiate },
-            instance_extensions,
-            device_extensions,
-            enable_environment,
-            disable_environment,
-            pre_instance_functions:
-                PreInstanceFunctions { enumerate_instance_extension_properties, enumerate_instance_layer_properties, enumerate_instance_version },
-            library_arch,
-            app_keys,
-            blacklisted_layers,
-            override_paths,
-            settings_control,
-        } = self;
-        manifest_path.put(out);
-        implicit.put(out);
-        name.put(out);
-        library_path.put(out);
-        component_layers.put(out);
-        api_version.put(out);
-        implementation_version.put(out);
-        description.put(out);
-        for function in [get_instance_proc_addr, get_device_proc_addr, negotiate] {
-            function.put(out);
-        }
-        instance_extensions.put(out);
-        device_extensions.put(out);
-        enable_environment.put(out);
-        disable_environment.put(out);
-        for function in [enumerate_instance_extension_properties, enumerate_instance_layer_properties, enumerate_instance_version] {
-            function.put(out);
-        }
-        library_arch.put(out);
-        app_keys.put(out);
-        blacklisted_layers.put(out);
-        override_paths.put(out);
-        settings_control.put(out);
-    }
-    fn take(r: &mut Reader) -> Option<Self> {
-        Some(LayerManifest {
-            manifest_path: Persist::take(r)?,
-            implicit: Persist::take(r)?,
-            name: Persist::take(r)?,
-            library_path: Persist::take(r)?,
-            component_layers: Persist::take(r)?,
-            api_version: Persist::take(r)?,
-            implementation_version: Persist::take(r)?,
-            description: Persist::take(r)?,
-            functions: LayerFunctions { get_instance_proc_addr: Persist::take(r)?, get_device_proc_addr: Persist::take(r)?, negotiate: Persist::take(r)? },
-            instance_extensions: Persist::take(r)?,
-            device_extensions: Persist::take(r)?,
-            enable_environment: Persist::take(r)?,
-            disable_environment: Persist::take(r)?,
-            pre_instance_functions: PreInstanceFunctions {
-                enumerate_instance_extension_properties: Persist::take(r)?,
-                enumerate_instance_layer_properties: Persist::take(r)?,
-                enumerate_instance_version: Persist::take(r)?,
-            },
-            library_arch: Persist::take(r)?,
-            app_keys: Persist::take(r)?,
-            blacklisted_layers: Persist::take(r)?,
-            override_paths: Persist::take(r)?,
-            settings_control: Persist::take(r)?,
-        })
-    }
-}
-
-impl Persist for LayerExtension {
-    fn put(&self, out: &mut Vec<u8>) {
-        let LayerExtension { name, spec_version, entrypoints } = self;
-        name.put(out);
-        spec_version.put(out);
-        entrypoints.put(out);
-    }
-    fn take(r: &mut Reader) -> Option<Self> {
-        Some(LayerExtension { name: Persist::take(r)?, spec_version: Persist::take(r)?, entrypoints: Persist::take(r)? })
-    }
-}
-
-impl Persist for EnvCondition {
-    fn put(&self, out: &mut Vec<u8>) {
-        let EnvCondition { var, value } = self;
-        var.put(out);
-        value.put(out);
-    }
-    fn take(r: &mut Reader) -> Option<Self> {
-        Some(EnvCondition { var: Persist::take(r)?, value: Persist::take(r)? })
-    }
-}
+// What a manifest file gave, as the looks file keeps it for later processes (see
+// `platform::looks`): every field written, none left to a default.
+persist_fields!(ParsedFile { file_format_version, unknown_file_format, layers, rejected, warnings });
+persist_fields!(LayerManifest {
+    manifest_path,
+    implicit,
+    name,
+    library_path,
+    component_layers,
+    api_version,
+    implementation_version,
+    description,
+    functions,
+    instance_extensions,
+    device_extensions,
+    enable_environment,
+    disable_environment,
+    pre_instance_functions,
+    library_arch,
+    app_keys,
+    blacklisted_layers,
+    override_paths,
+    settings_control,
+});
+persist_fields!(LayerFunctions { get_instance_proc_addr, get_device_proc_addr, negotiate });
+persist_fields!(PreInstanceFunctions { enumerate_instance_extension_properties, enumerate_instance_layer_properties, enumerate_instance_version });
+persist_fields!(LayerExtension { name, spec_version, entrypoints });
+persist_fields!(EnvCondition { var, value });
 
 impl Persist for crate::manifest::settings::Control {
     fn put(&self, out: &mut Vec<u8>) {

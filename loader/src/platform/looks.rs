@@ -64,6 +64,24 @@ pub trait Persist: Sized {
     fn take(r: &mut Reader) -> Option<Self>;
 }
 
+/// `Persist` for a struct, field by field in the order listed: every field must be listed (the
+/// destructuring and the struct literal fail to compile otherwise), so a field added to the
+/// struct is never left to a default in what later processes read.
+macro_rules! persist_fields {
+    ($ty:ident { $($field:ident),+ $(,)? }) => {
+        impl $crate::platform::looks::Persist for $ty {
+            fn put(&self, out: &mut Vec<u8>) {
+                let Self { $($field),+ } = self;
+                $( $crate::platform::looks::Persist::put($field, out); )+
+            }
+            fn take(r: &mut $crate::platform::looks::Reader) -> Option<Self> {
+                Some(Self { $($field: $crate::platform::looks::Persist::take(r)?),+ })
+            }
+        }
+    };
+}
+pub(crate) use persist_fields;
+
 impl Persist for bool {
     fn put(&self, out: &mut Vec<u8>) {
         out.push(*self as u8);
