@@ -77,7 +77,7 @@ pub fn driver_cache_seed() -> Vec<u8> {
         library_resolved: "/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so".into(),
         interface_version: 5,
         instance_version: Some(vk_generated::make_api_version(0, 1, 3, 230)),
-        extensions: vec![("VK_KHR_surface".into(), 25), ("VK_KHR_xcb_surface".into(), 6)],
+        extensions: crate::cache::extension_list::ExtensionList::from_pairs([(&b"VK_KHR_surface"[..], 25), (b"VK_KHR_xcb_surface", 6)]),
         profiles: crate::cache::profile::Profiles::from_list(
             devices
                 .iter()

@@ -56,6 +56,7 @@
 //! `VK_LOADER_DRIVER_CACHE=verify` loads every driver anyway and logs each difference between
 //! what it says and what its record says.
 
+pub mod extension_list;
 pub mod inputs;
 pub mod key;
 pub mod profile;
@@ -64,7 +65,6 @@ pub mod record;
 use vk_generated::types::VkExtensionProperties;
 
 use crate::debug::log::Level;
-use crate::ffi::name_of;
 use crate::manifest::driver::DriverManifest;
 use std::sync::Arc;
 
@@ -72,6 +72,7 @@ use crate::platform;
 use crate::platform::file_cache::ParseCache;
 use crate::platform::host_alloc::with_system_allocator;
 use profile::Profile;
+use extension_list::ExtensionList;
 use record::Entry;
 
 /// Why a driver already in the process is asked rather than answered for.
@@ -359,7 +360,7 @@ impl Session {
                 Entry::default()
             }
         };
-        let extensions: Vec<(String, u32)> = answers.extensions.iter().map(|p| (name_of(p).to_string_lossy().into_owned(), p.specVersion)).collect();
+        let extensions = ExtensionList::from_properties(answers.extensions);
         if self.mode == Mode::Verify && entry.key == key {
             verify(manifest_path, &entry, &answers, &extensions, devices);
         }
@@ -491,7 +492,7 @@ pub struct Answers<'a> {
 }
 
 /// Verify mode: each difference between a driver's live answers and its record, logged.
-fn verify(manifest_path: &str, recorded: &Entry, live: &Answers<'_>, extensions: &[(String, u32)], devices: Option<(u64, u32)>) {
+fn verify(manifest_path: &str, recorded: &Entry, live: &Answers<'_>, extensions: &ExtensionList, devices: Option<(u64, u32)>) {
     let mut differences = Vec::new();
     if recorded.interface_version != live.interface_version {
         differences.push(format!("interface version {} recorded, {} now", recorded.interface_version, live.interface_version));
@@ -499,7 +500,7 @@ fn verify(manifest_path: &str, recorded: &Entry, live: &Answers<'_>, extensions:
     if recorded.instance_version != live.instance_version {
         differences.push(format!("instance version {:?} recorded, {:?} now", recorded.instance_version, live.instance_version));
     }
-    if recorded.extensions != extensions {
+    if recorded.extensions != *extensions {
         differences.push(format!("instance extensions {:?} recorded, {:?} now", recorded.extensions, extensions));
     }
     if let Some((application, count)) = devices {

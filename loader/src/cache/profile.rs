@@ -61,7 +61,7 @@ impl Span {
 
     /// The part of this span that `tail` (a suffix of its bytes) leaves out at its end: `tail`'s
     /// bytes up to where `rest` (a suffix of `tail`) begins.
-    fn between(&self, tail: &[u8], rest: &[u8]) -> Span {
+    pub(super) fn between(&self, tail: &[u8], rest: &[u8]) -> Span {
         Span { buffer: self.buffer.clone(), start: self.end - tail.len(), end: self.end - rest.len() }
     }
 

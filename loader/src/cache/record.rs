@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use super::key::Key;
 use crate::platform::digest::checksum;
+use super::extension_list::ExtensionList;
 use super::profile::{self, Profile, Profiles, Span};
 
 /// The file's first bytes.
@@ -31,7 +32,6 @@ pub const FORMAT_VERSION: u32 = 3;
 /// Bounds: a file or list past them is not ours, or not worth reading.
 pub const MAX_FILE_BYTES: usize = 4 << 20;
 pub const MAX_ENTRIES: usize = 256;
-const MAX_EXTENSIONS: usize = 1024;
 pub const MAX_DEVICE_RECORDS: usize = 16;
 
 /// What one driver answered, under `key`.
@@ -47,7 +47,7 @@ pub struct Entry {
     /// What `vkEnumerateInstanceVersion` said; `None` when the driver lacks it.
     pub instance_version: Option<u32>,
     /// `vkEnumerateInstanceExtensionProperties(NULL)`: (name, spec version).
-    pub extensions: Vec<(String, u32)>,
+    pub extensions: ExtensionList,
     /// Physical devices the driver reported at instance creation, per application digest (see
     /// `key::application`), latest first.
     pub devices: Vec<(u64, u32)>,
@@ -96,13 +96,9 @@ pub fn encode(entries: &[Entry]) -> Vec<u8> {
         body.extend_from_slice(&e.interface_version.to_le_bytes());
         body.push(e.instance_version.is_some() as u8);
         body.extend_from_slice(&e.instance_version.unwrap_or(0).to_le_bytes());
-        let extensions: Vec<&(String, u32)> = e.extensions.iter().filter(|(n, _)| n.len() <= u8::MAX as usize).take(MAX_EXTENSIONS).collect();
-        body.extend_from_slice(&(extensions.len() as u16).to_le_bytes());
-        for (name, spec) in extensions {
-            body.push(name.len() as u8);
-            body.extend_from_slice(name.as_bytes());
-            body.extend_from_slice(&spec.to_le_bytes());
-        }
+        // Bounded when made (`ExtensionList::from_pairs`): written as it is.
+        body.extend_from_slice(&(e.extensions.len() as u16).to_le_bytes());
+        body.extend_from_slice(e.extensions.encoded());
         let devices = &e.devices[..e.devices.len().min(MAX_DEVICE_RECORDS)];
         body.push(devices.len() as u8);
         for (application, count) in devices {
@@ -187,15 +183,7 @@ fn entry(r: &mut Reader, file: &Span) -> Option<Entry> {
         _ => return None,
     };
     let extension_count = r.u16()? as usize;
-    if extension_count > MAX_EXTENSIONS {
-        return None;
-    }
-    let mut extensions = Vec::with_capacity(extension_count);
-    for _ in 0..extension_count {
-        let len = r.u8()? as usize;
-        let name = std::str::from_utf8(r.take(len)?).ok()?.to_string();
-        extensions.push((name, r.u32()?));
-    }
+    let extensions = ExtensionList::decode(r, file, extension_count)?;
     let device_records = r.u8()? as usize;
     if device_records > MAX_DEVICE_RECORDS {
         return None;
@@ -257,7 +245,7 @@ mod tests {
             library_resolved: "/usr/lib/libvulkan_lvp.so".into(),
             interface_version: 5,
             instance_version: Some(vk_generated::make_api_version(0, 1, 3, 230)),
-            extensions: vec![("VK_KHR_surface".into(), 25), ("VK_EXT_debug_report".into(), 10)],
+            extensions: ExtensionList::from_pairs([(&b"VK_KHR_surface"[..], 25), (b"VK_EXT_debug_report", 10)]),
             devices: vec![(77, 1), (78, 0)],
             profiles: Profiles::from_list(vec![Profile {
                 application: 77,

@@ -12,6 +12,7 @@ use vk_generated::types::*;
 use vk_generated::extension_id;
 
 use crate::cache;
+use crate::cache::extension_list::ExtensionList;
 use crate::chain::physical_devices;
 use crate::debug::log::{self, Level};
 use crate::debug::messengers;
@@ -58,7 +59,7 @@ enum Outcome {
 /// A driver left unloaded because its cache record answers for it.
 pub(crate) struct Remembered {
     pub manifest_path: String,
-    pub extensions: Vec<VkExtensionProperties>,
+    pub extensions: ExtensionList,
     pub manifest: manifest::driver::DriverManifest,
     /// Its cache entry without the physical devices' records (`profile` has the one needed).
     pub entry: cache::record::Entry,
@@ -66,16 +67,36 @@ pub(crate) struct Remembered {
     pub profile: Option<Arc<cache::profile::Profile>>,
 }
 
-/// A driver's instance extensions as [`Source::extensions`] gives them.
-type PerDriver<'a> = Cow<'a, [VkExtensionProperties]>;
+/// A driver's instance extensions as [`Source::extensions`] gives them: as the loaded driver
+/// listed them, or its record's list, read where used (as `VkExtensionProperties` each is 260
+/// bytes, and a driver lists some 20).
+enum PerDriver<'a> {
+    Listed(Vec<VkExtensionProperties>),
+    Recorded(&'a ExtensionList),
+}
+
+impl PerDriver<'_> {
+    fn contains(&self, name: &CStr) -> bool {
+        match self {
+            PerDriver::Listed(list) => list.iter().any(|p| name_of(p) == name),
+            PerDriver::Recorded(list) => list.contains(name.to_bytes()),
+        }
+    }
+
+    fn properties(&self) -> Cow<'_, [VkExtensionProperties]> {
+        match self {
+            PerDriver::Listed(list) => Cow::Borrowed(list),
+            PerDriver::Recorded(list) => Cow::Owned(list.properties()),
+        }
+    }
+}
 
 impl Source {
-    /// The driver's instance extensions: asked of a loaded driver, from the record otherwise
-    /// (not copied: each is 260 bytes, a driver lists some 20).
-    fn extensions(&self) -> Cow<'_, [VkExtensionProperties]> {
+    /// The driver's instance extensions: asked of a loaded driver, from the record otherwise.
+    fn extensions(&self) -> PerDriver<'_> {
         match self {
-            Source::Loaded(driver) => Cow::Owned(driver_extensions(driver)),
-            Source::Remembered(r) => Cow::Borrowed(&r.extensions),
+            Source::Loaded(driver) => PerDriver::Listed(driver_extensions(driver)),
+            Source::Remembered(r) => PerDriver::Recorded(&r.extensions),
         }
     }
 }
@@ -176,9 +197,6 @@ fn remembered(manifest_path: &str, manifest: manifest::driver::DriverManifest, e
         let why = format!("not loaded: answered from the driver cache (recorded {} ago)", cache::age(entry));
         p.driver(manifest_path, Some(&entry.library_resolved), Decision::Used, why)
     });
-    let mut extensions = Vec::with_capacity(entry.extensions.len());
-    let listable = entry.extensions.iter().filter(|(name, _)| !name.as_bytes().contains(&0));
-    extensions.extend(listable.map(|(name, spec)| ffi::extension_properties_of(name.as_bytes(), *spec)));
     // Only the application's record is kept (shared with the decoded file, not copied): an entry
     // holds several applications'.
     let profile = application.and_then(|a| entry.profiles.shared(a)).cloned();
@@ -193,7 +211,7 @@ fn remembered(manifest_path: &str, manifest: manifest::driver::DriverManifest, e
         devices: entry.devices.clone(),
         profiles: cache::profile::Profiles::default(),
     };
-    Remembered { manifest_path: manifest_path.to_string(), extensions, manifest, entry, profile }
+    Remembered { manifest_path: manifest_path.to_string(), extensions: entry.extensions.clone(), manifest, entry, profile }
 }
 
 /// What a loaded driver answered, for its cache record.
@@ -218,7 +236,7 @@ fn record_answers(mut cache: cache::Session, sources: &[Source], extensions: &[P
             }
             let devices = devices(driver);
             if cache.wants(&driver.manifest_path, devices.map(|(application, _)| application)) {
-                cache.record(&driver.manifest_path, &driver.manifest, answers(driver, extensions), devices);
+                cache.record(&driver.manifest_path, &driver.manifest, answers(driver, &extensions.properties()), devices);
             }
         }
     }
@@ -245,7 +263,7 @@ fn ask_instance_extensions_per_driver() -> Vec<Vec<VkExtensionProperties>> {
     let sources = load_drivers(&mut Vec::new(), None, &mut cache, None, &|_| true);
     let per_driver: Vec<PerDriver> = sources.iter().map(Source::extensions).collect();
     record_answers(cache, &sources, &per_driver, &|_| None);
-    per_driver.into_iter().map(Cow::into_owned).collect()
+    per_driver.iter().map(|list| list.properties().into_owned()).collect()
 }
 
 /// The instance extensions one driver supports.
@@ -293,6 +311,17 @@ pub(crate) fn all_instance_extensions<List: AsRef<[VkExtensionProperties]>>(per_
         }
     }
     all
+}
+
+/// Whether `name` is among [`all_instance_extensions`] of `per_driver`, found without making
+/// that list (an instance creation asks only about the extensions it enables).
+fn instance_extension_available(per_driver: &[PerDriver], name: &CStr) -> bool {
+    let known = vk_generated::lookup::extension(name.to_bytes());
+    if known.is_some_and(|id| LOADER_INSTANCE_EXTENSIONS.contains(&id)) {
+        return true;
+    }
+    let listed = known.is_some() || crate::platform::plain_env("VK_LOADER_DISABLE_INST_EXT_FILTER").is_some();
+    listed && per_driver.iter().any(|list| list.contains(name))
 }
 
 /// The loader's instance before any driver: its first word points to its terminators.
@@ -369,9 +398,8 @@ unsafe fn create_drivers_with(
     let sources = load_drivers(&mut rejected, direct, &mut cache, Some(application), &answered_by);
     // Each driver is asked once; its list decides what it gets and what the instance offers.
     let per_driver: Vec<PerDriver> = sources.iter().map(Source::extensions).collect();
-    let available = all_instance_extensions(&per_driver);
     for ext in &requested {
-        if !available.iter().chain(layer_extensions).any(|p| name_of(p) == *ext) {
+        if !instance_extension_available(&per_driver, ext) && !layer_extensions.iter().any(|p| name_of(p) == *ext) {
             log::write(Level::Error, &format!("vkCreateInstance: extension {ext:?} not present in any driver, layer or the loader"));
             return Err(VkResult::ERROR_EXTENSION_NOT_PRESENT);
         }
@@ -413,7 +441,7 @@ unsafe fn create_drivers_with(
             driver_instances.push(lazy_driver_instance(driver, r, &requested, api_version, kept.clone(), allocator));
             continue;
         }
-        let created = create_driver_instance(&driver, supported, info, &requested, api_version, allocator)
+        let created = create_driver_instance(&driver, &supported.properties(), info, &requested, api_version, allocator)
             .and_then(|(handle, extensions)| driver_table(&driver, handle, allocator).map(|table| (handle, table, extensions)));
         match created {
             Ok((handle, table, extensions)) => driver_instances.push(DriverInstance { driver, handle, table, extensions, lazy: None }),
@@ -547,7 +575,7 @@ fn lazy_driver_instance(
     let why = || format!("not loaded: its {devices} physical devices answered from the driver cache until first needed");
     log!(Level::Driver, "{}: {}", remembered.manifest_path, why());
     plan::record(|p| p.driver(&remembered.manifest_path, Some(&remembered.entry.library_resolved), Decision::Used, why()));
-    let extensions = extension_set(&given_extensions(&driver, &remembered.extensions, requested, api_version));
+    let extensions = extension_set(&given_extensions(&driver, |name| remembered.extensions.contains(name.to_bytes()), requested, api_version));
     let lazy = crate::lazy::Lazy::new(&remembered.manifest_path, remembered.manifest.clone(), remembered.extensions.clone(), profile, kept, allocator);
     DriverInstance { driver, handle: lazy.handle(), table: crate::lazy::Lazy::front_table(), extensions, lazy: Some(lazy) }
 }
@@ -573,6 +601,14 @@ mod tests {
         assert_eq!(listed.len(), 3 + LOADER_INSTANCE_EXTENSIONS.len() - 1, "VK_EXT_debug_utils is also the loader's: {listed:?}");
         for &id in LOADER_INSTANCE_EXTENSIONS {
             assert_eq!(listed.iter().filter(|(name, _)| *name == vk_generated::EXTENSIONS[id as usize].name()).count(), 1);
+        }
+        // What an instance creation checks its enabled extensions against, read from the lists
+        // (a loaded driver's and a record's alike), is that list.
+        let recorded = ExtensionList::from_properties(&per_driver[1]);
+        let lists = [PerDriver::Listed(per_driver[0].clone()), PerDriver::Recorded(&recorded)];
+        let loaders = LOADER_INSTANCE_EXTENSIONS.iter().map(|&id| vk_generated::EXTENSIONS[id as usize].name());
+        for name in [c"VK_KHR_surface", c"VK_KHR_xcb_surface", c"VK_FAKE_unknown_extension", c"VK_KHR_wayland_surface"].into_iter().chain(loaders) {
+            assert_eq!(instance_extension_available(&lists, name), listed.iter().any(|(n, _)| *n == name), "{name:?}");
         }
     }
 }

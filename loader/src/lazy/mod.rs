@@ -28,6 +28,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use vk_generated::types::*;
 
+use crate::cache::extension_list::ExtensionList;
 use crate::cache::profile::{answer_key, Family, Profile};
 use crate::debug::log::Level;
 use crate::load::driver::{self, Driver, Loaded};
@@ -60,7 +61,7 @@ pub struct Lazy {
     pub manifest_path: String,
     manifest: DriverManifest,
     /// The driver's instance extensions, as recorded.
-    supported: Vec<VkExtensionProperties>,
+    supported: ExtensionList,
     profile: Arc<Profile>,
     kept: Arc<KeptCreateInfo>,
     allocator: Option<VkAllocationCallbacks>,
@@ -103,7 +104,7 @@ impl Lazy {
     pub fn new(
         manifest_path: &str,
         manifest: DriverManifest,
-        supported: Vec<VkExtensionProperties>,
+        supported: ExtensionList,
         profile: Arc<Profile>,
         kept: Arc<KeptCreateInfo>,
         allocator: *const VkAllocationCallbacks,
@@ -275,7 +276,7 @@ impl Lazy {
         };
         let allocator = self.allocator.as_ref().map_or(std::ptr::null(), |a| a as *const _);
         let info = self.kept.info();
-        let (handle, _) = driver_instance::create_driver_instance(&driver, &self.supported, info, &self.kept.requested(), self.kept.api_version, allocator)?;
+        let (handle, _) = driver_instance::create_driver_instance(&driver, &self.supported.properties(), info, &self.kept.requested(), self.kept.api_version, allocator)?;
         let table = driver_instance::driver_table(&driver, handle, allocator)?;
         let destroy = |why: String| {
             if let Some(destroy) = table.vkDestroyInstance {

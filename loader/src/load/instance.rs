@@ -92,7 +92,7 @@ pub unsafe fn create_driver_instance(
     };
     // SAFETY: the signature of vkCreateInstance.
     let create: PFN_vkCreateInstance = std::mem::transmute(create);
-    let given = given_extensions(driver, supported, requested, api_version);
+    let given = given_extensions(driver, |name| supported.iter().any(|p| name_of(p) == name), requested, api_version);
     let driver_version = driver_instance_version(driver);
     let extensions: Vec<*const c_char> = given.iter().map(|e| e.as_ptr()).collect();
     let mut app_info = info.pApplicationInfo.as_ref().copied();
@@ -126,8 +126,7 @@ pub unsafe fn create_driver_instance(
 /// The instance extensions a driver is given: those of the application's it supports, and
 /// `VK_KHR_get_physical_device_properties2` where that is not core (physical devices are ordered
 /// by their PCI address, read through `vkGetPhysicalDeviceProperties2`).
-pub fn given_extensions<'a>(driver: &Driver, supported: &[VkExtensionProperties], requested: &[&'a CStr], api_version: u32) -> Vec<&'a CStr> {
-    let supports = |name: &CStr| supported.iter().any(|p| name_of(p) == name);
+pub fn given_extensions<'a>(driver: &Driver, supports: impl Fn(&CStr) -> bool, requested: &[&'a CStr], api_version: u32) -> Vec<&'a CStr> {
     let mut given: Vec<&CStr> = requested.iter().copied().filter(|e| supports(e)).collect();
     let driver_version = driver.instance_version();
     let properties2 = c"VK_KHR_get_physical_device_properties2";
