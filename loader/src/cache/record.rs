@@ -49,9 +49,9 @@ pub struct Entry {
     /// `vkEnumerateInstanceExtensionProperties(NULL)`: (name, spec version).
     pub extensions: ExtensionList,
     /// Physical devices the driver reported at instance creation, per application digest (see
-    /// `key::application`), latest first.
+    /// `key::application`), the latest recorded first.
     pub devices: Vec<(u64, u32)>,
-    /// What its physical devices answered, per application digest, latest first (for lazy drivers).
+    /// What its physical devices answered, per application digest, the latest recorded first (for lazy drivers).
     pub profiles: Profiles,
 }
 
@@ -61,9 +61,16 @@ impl Entry {
         self.devices.iter().find(|(a, _)| *a == application).map(|&(_, n)| n)
     }
 
-    /// Records `count` devices for `application`, latest first, keeping a bounded list.
+    /// Records `count` devices for `application`: one recorded already keeps its place (its
+    /// count updated), a new one goes first, and the list is bounded (the earliest recorded go).
+    /// Not moved to the front on use: with several applications taking turns (a desktop's), each
+    /// start would change the entry, rewrite the file, and never let the application's physical
+    /// devices be recorded (a process that changed its driver's entry leaves that to a later one).
     pub fn set_device_count(&mut self, application: u64, count: u32) {
-        self.devices.retain(|(a, _)| *a != application);
+        if let Some(recorded) = self.devices.iter_mut().find(|(a, _)| *a == application) {
+            recorded.1 = count;
+            return;
+        }
         self.devices.insert(0, (application, count));
         self.devices.truncate(MAX_DEVICE_RECORDS);
     }
@@ -315,5 +322,21 @@ mod tests {
         assert_eq!(e.devices.len(), MAX_DEVICE_RECORDS);
         assert_eq!(e.device_count(39), Some(1));
         assert_eq!(e.device_count(0), None);
+    }
+
+    #[test]
+    fn applications_taking_turns_leave_the_entry_as_it_was() {
+        let mut e = sample("/a.json", 1);
+        e.devices.clear();
+        for application in [5, 6, 7] {
+            e.set_device_count(application, 1);
+        }
+        let recorded = e.clone();
+        for application in [5, 7, 6, 5] {
+            e.set_device_count(application, 1);
+            assert_eq!(e, recorded, "application {application} started again");
+        }
+        e.set_device_count(6, 2);
+        assert_eq!(e.devices, [(7, 1), (6, 2), (5, 1)], "a changed count keeps its place");
     }
 }
