@@ -34,7 +34,9 @@ fn scenario_entry() {
     let gipa: Gipa = unsafe { *lib.get::<Gipa>(b"vkGetInstanceProcAddr\0").unwrap() };
     unsafe {
         let step = std::fs::read_to_string(std::path::Path::new(&std::env::var("LIBVULKAN").unwrap()).with_file_name("step")).unwrap();
-        match step.as_str() {
+        // "create:NAME": another application (not the environment: that is in the cache's key).
+        let (step, application) = step.split_once(':').unwrap_or((&step, "startup"));
+        match step {
             "pre" => {
                 let f: PFN_vkEnumerateInstanceExtensionProperties = std::mem::transmute(gipa(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties".as_ptr()));
                 let f = f.unwrap();
@@ -58,7 +60,8 @@ fn scenario_entry() {
                 println!("EXTENSIONS {}", names.join(","));
             }
             "create" => {
-                let app = VkApplicationInfo { pApplicationName: c"startup".as_ptr(), apiVersion: vk_generated::make_api_version(0, 1, 3, 0), ..Default::default() };
+                let name = std::ffi::CString::new(application).unwrap();
+                let app = VkApplicationInfo { pApplicationName: name.as_ptr(), apiVersion: vk_generated::make_api_version(0, 1, 3, 0), ..Default::default() };
                 let info = VkInstanceCreateInfo { pApplicationInfo: &app, ..Default::default() };
                 let create: PFN_vkCreateInstance = std::mem::transmute(gipa(VkInstance::NULL, c"vkCreateInstance".as_ptr()));
                 let mut instance = VkInstance::NULL;
@@ -84,7 +87,7 @@ fn scenario_entry() {
                     destroy.unwrap()(instance, std::ptr::null());
                 }
             }
-            "probe" | "device" | "messenger" | "messenger-later" | "surface" | "surface-device" => lazy_steps(gipa, &step),
+            "probe" | "device" | "messenger" | "messenger-later" | "surface" | "surface-device" => lazy_steps(gipa, step),
             other => panic!("unknown step {other}"),
         }
     }
@@ -378,6 +381,23 @@ fn a_warm_cache_loads_no_driver_without_devices_at_instance_creation() {
         "",
         "the pre-instance answers are the application's too\n{err}"
     );
+}
+
+#[test]
+fn applications_taking_turns_each_get_their_physical_devices_recorded() {
+    let s = setup("turns");
+    // Each application's first process records its device count, its second its physical
+    // devices, with the other application's processes in between (as on a desktop).
+    for _ in 0..2 {
+        for step in ["create:first", "create:second"] {
+            run(&s, step, &[]);
+        }
+    }
+    for step in ["create:first", "create:second"] {
+        let (warm, err) = run(&s, step, &[]);
+        assert_eq!(line(&warm, "MAPPED "), "", "{step}: no driver loaded\n{err}");
+        assert!(err.contains("a.json: not loaded: its 1 physical devices answered from the driver cache until first needed"), "{step}: {err}");
+    }
 }
 
 /// Two identical devices on driver `a` (they differ in UUID and PCI bus only), with
