@@ -783,6 +783,50 @@ fn hostile_cache_files_are_ignored_and_replaced() {
     }
 }
 
+/// The files of the applications' physical devices' records.
+fn profile_files(s: &Setup) -> Vec<PathBuf> {
+    let dir = s.cache.join("vulkan-loader-rs/profiles");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).map(|d| d.map(|e| e.unwrap().path()).collect()).unwrap_or_default();
+    files.sort();
+    files
+}
+
+#[test]
+fn each_application_has_its_physical_devices_in_a_file_of_its_own() {
+    let s = setup("profile-files");
+    for _ in 0..2 {
+        for step in ["create:first", "create:second"] {
+            run(&s, step, &[]);
+        }
+    }
+    // Two applications, two files; the drivers file holds no application's answers.
+    let files = profile_files(&s);
+    assert_eq!(files.len(), 2, "{files:?}");
+    let drivers = std::fs::read(cache_file(&s)).unwrap();
+    let profile = std::fs::read(&files[0]).unwrap();
+    assert!(drivers.len() < profile.len(), "drivers file {} bytes, an application's {}", drivers.len(), profile.len());
+    // A damaged file costs its application a load of the driver (named in a warning), not the
+    // other application, and is replaced when the devices are recorded again.
+    let damaged = files[0].clone();
+    let mut bytes = profile.clone();
+    let last = bytes.len() - 3;
+    bytes[last] ^= 1;
+    std::fs::write(&damaged, &bytes).unwrap();
+    let outcomes: Vec<(String, String)> = ["create:first", "create:second"].iter().map(|step| run(&s, step, &[])).collect();
+    let loaded: Vec<&(String, String)> = outcomes.iter().filter(|(out, _)| line(out, "MAPPED ") != "").collect();
+    assert_eq!(loaded.len(), 1, "only the damaged file's application loads the driver: {outcomes:?}");
+    assert!(loaded[0].1.contains(&format!("{}: ignored", damaged.display())), "{}", loaded[0].1);
+    for step in ["create:first", "create:second"] {
+        let (warm, err) = run(&s, step, &[]);
+        assert_eq!(line(&warm, "MAPPED "), "", "{step}: the record made again\n{err}");
+    }
+    // `vk-loader cache --clear` removes them with the drivers file.
+    let clear = std::process::Command::new(env!("CARGO_BIN_EXE_vk-loader")).args(["cache", "--clear"]).env("XDG_CACHE_HOME", &s.cache).output().unwrap();
+    assert!(clear.status.success(), "{clear:?}");
+    assert!(!cache_file(&s).exists());
+    assert_eq!(profile_files(&s), Vec::<PathBuf>::new());
+}
+
 #[test]
 fn verify_mode_loads_every_driver_and_compares_and_off_mode_writes_nothing() {
     let s = setup("modes");

@@ -9,7 +9,9 @@
 //! cache can make start-up faster but never an answer different. The key computation
 //! ([`key`]) and the file format ([`record`]) are pure and unit-tested; [`inputs`] reads the
 //! system. The file is `$XDG_CACHE_HOME/vulkan-loader-rs/drivers` (default `~/.cache/...`),
-//! mode 0600, replaced atomically.
+//! mode 0600, replaced atomically; what each application's physical devices answered (for lazy
+//! drivers) is in a file per application beside it, `profiles/<application digest>`: a process
+//! reads its own application's, not every application's the user ran.
 //!
 //! # What the answers depend on, and the key
 //!
@@ -127,8 +129,14 @@ pub fn read(path: &str) -> Result<Arc<Vec<Entry>>, String> {
     }
 }
 
-/// Removes the cache file (`vk-loader cache --clear`).
+/// Removes the cache file and the applications' physical devices' records beside it
+/// (`vk-loader cache --clear`).
 pub fn remove(path: &str) -> Result<(), String> {
+    if let Some(dir) = path.rsplit_once('/').map(|(d, _)| format!("{d}/{PROFILES_DIRECTORY}")) {
+        for name in platform::read_dir_names(&dir).unwrap_or_default() {
+            platform::write::remove_file(&format!("{dir}/{name}"))?;
+        }
+    }
     platform::write::remove_file(path)
 }
 
@@ -157,6 +165,10 @@ pub struct Session {
     /// per key it was recorded under) share their files, which one call need not `stat` again.
     keys: Vec<((String, String), Option<key::Key>)>,
     changed: bool,
+    /// The application whose physical devices' records are read with the entries (and written
+    /// back, when `profiles_changed`).
+    application: Option<u64>,
+    profiles_changed: bool,
 }
 
 impl Session {
@@ -204,9 +216,26 @@ impl Session {
                 }
                 None => Arc::new(Vec::new()),
             };
-            self.entries = Some(entries);
+            let profiles = self.application.and_then(|application| Some((application, self.profiles_path(application)?)));
+            self.entries = Some(match profiles {
+                Some((application, path)) => with_profiles(entries, application, &path),
+                None => entries,
+            });
         }
         self.entries.as_ref().expect("just read")
+    }
+
+    /// The application whose physical devices' records this session reads and writes; before
+    /// the first lookup.
+    pub fn set_application(&mut self, application: u64) {
+        debug_assert!(self.entries.is_none(), "set before the entries are read");
+        self.application = Some(application);
+    }
+
+    /// The file of `application`'s physical devices' records.
+    fn profiles_path(&self, application: u64) -> Option<String> {
+        let (dir, _) = self.path.as_deref()?.rsplit_once('/')?;
+        Some(format!("{dir}/{PROFILES_DIRECTORY}/{application:016x}"))
     }
 
     /// How this session uses the cache.
@@ -216,7 +245,7 @@ impl Session {
 
     /// A session that neither reads nor writes (the eager path).
     pub fn off() -> Session {
-        Session { mode: Mode::Off, path: None, entries: None, shared: None, keys: Vec::new(), changed: false }
+        Session { mode: Mode::Off, path: None, entries: None, shared: None, keys: Vec::new(), changed: false, application: None, profiles_changed: false }
     }
 
     fn shared(&mut self) -> [u64; 3] {
@@ -427,10 +456,9 @@ impl Session {
                     }
                 }
             }
-            let entry = &mut self.entries_mut()[index];
-            entry.set_profile(profile);
-            entry.written = now();
-            self.changed = true;
+            // In the application's own file: the entry itself (the drivers file) is unchanged.
+            self.entries_mut()[index].set_profile(profile);
+            self.profiles_changed = true;
         })
     }
 
@@ -448,13 +476,79 @@ impl Session {
                 Err(why) => log!(Level::Warn, "looks file not written: {why}"),
             }
         }
-        let (true, Some(path)) = (self.changed, &self.path) else { return };
+        let Some(path) = &self.path else { return };
         let Some(dir) = path.rsplit_once('/').map(|(d, _)| d) else { return };
         let entries = self.entries.as_deref().map(Vec::as_slice).unwrap_or_default();
-        let written = platform::write::create_dir_all(dir, 0o700).and_then(|()| platform::write::replace_file(path, &record::encode(entries)));
-        if let Err(why) = written {
-            log!(Level::Warn, "driver cache not written: {why}");
+        if self.changed {
+            let without: Vec<Entry> = entries.iter().map(Entry::without_profiles).collect();
+            let written = platform::write::create_dir_all(dir, 0o700).and_then(|()| platform::write::replace_file(path, &record::encode(&without)));
+            if let Err(why) = written {
+                log!(Level::Warn, "driver cache not written: {why}");
+            }
         }
+        let profiles = self.application.filter(|_| self.profiles_changed).and_then(|a| Some((a, self.profiles_path(a)?)));
+        if let Some((application, profiles_path)) = profiles {
+            // Each entry with the application's record, and only what finds its entry again.
+            let own = entries.iter().filter(|e| e.profile(application).is_some());
+            let kept: Vec<Entry> = own.map(|e| Entry { manifest_path: e.manifest_path.clone(), key: e.key, written: e.written, profiles: e.profiles.only(application), ..Entry::default() }).collect();
+            let profiles_dir = format!("{dir}/{PROFILES_DIRECTORY}");
+            let written = platform::write::create_dir_all(&profiles_dir, 0o700).and_then(|()| platform::write::replace_file(&profiles_path, &record::encode(&kept)));
+            match written {
+                Ok(()) => keep_latest_applications(&profiles_dir, MAX_APPLICATIONS),
+                Err(why) => log!(Level::Warn, "driver cache: physical devices not recorded: {why}"),
+            }
+        }
+    }
+}
+
+/// Where the applications' physical devices' records are, beside the drivers file.
+const PROFILES_DIRECTORY: &str = "profiles";
+
+/// Applications whose physical devices' records are kept (as many as an entry keeps device counts
+/// for: a record without its count is not used).
+const MAX_APPLICATIONS: usize = record::MAX_DEVICE_RECORDS;
+
+/// `entries` with `application`'s physical devices' records from `path` attached to the entries
+/// they were recorded for (same driver, same key); a record whose entry is gone is left out.
+fn with_profiles(entries: Arc<Vec<Entry>>, application: u64, path: &str) -> Arc<Vec<Entry>> {
+    let recorded = match read(path) {
+        Ok(recorded) => recorded,
+        Err(why) => {
+            // Replaced when the application's physical devices are next recorded.
+            log!(Level::Warn, "driver cache {why}");
+            return entries;
+        }
+    };
+    let found = |e: &Entry| recorded.iter().find(|r| r.manifest_path == e.manifest_path && r.key == e.key && r.profiles.contains(application));
+    let attached: Vec<(usize, &Entry)> = entries.iter().enumerate().filter_map(|(i, e)| Some((i, found(e)?))).collect();
+    if attached.is_empty() {
+        return entries;
+    }
+    let mut merged = (*entries).clone();
+    for (i, r) in attached {
+        merged[i].profiles = r.profiles.only(application);
+    }
+    Arc::new(merged)
+}
+
+/// Removes the records of the applications that recorded longest ago beyond `keep` (by the
+/// files' modification times: a file is rewritten only when its application's devices are).
+fn keep_latest_applications(dir: &str, keep: usize) {
+    let Some(names) = platform::read_dir_names(dir) else { return };
+    // The applications' files only (not another process's file being written).
+    let names: Vec<String> = names.into_iter().filter(|n| n.len() == 16 && n.bytes().all(|b| b.is_ascii_hexdigit())).collect();
+    if names.len() <= keep {
+        return;
+    }
+    let mut files: Vec<(std::time::SystemTime, String)> = names
+        .into_iter()
+        .map(|name| format!("{dir}/{name}"))
+        .filter_map(|path| Some((std::fs::metadata(&path).ok()?.modified().ok()?, path)))
+        .collect();
+    files.sort();
+    let excess = files.len().saturating_sub(keep);
+    for (_, path) in files.into_iter().take(excess) {
+        let _ = platform::write::remove_file(&path);
     }
 }
 
@@ -556,4 +650,30 @@ pub fn age(entry: &Entry) -> String {
 /// Seconds since the epoch.
 fn now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_applications_recorded_longest_ago_go_first() {
+        let dir = std::env::temp_dir().join(format!("loader-profiles-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let epoch = std::time::SystemTime::UNIX_EPOCH;
+        for (i, age) in [(1u64, 50u64), (2, 10), (3, 40), (4, 20), (5, 30)] {
+            let file = std::fs::File::create(dir.join(format!("{i:016x}"))).unwrap();
+            file.set_modified(epoch + std::time::Duration::from_secs(1_000_000 - age)).unwrap();
+        }
+        // Another process's file being written, and anything else, are left alone.
+        std::fs::write(dir.join("0000000000000001.77.77.tmp"), b"").unwrap();
+        std::fs::write(dir.join("notes"), b"").unwrap();
+        keep_latest_applications(dir.to_str().unwrap(), 3);
+        let left = platform::read_dir_names(dir.to_str().unwrap()).unwrap();
+        assert_eq!(left, ["0000000000000001.77.77.tmp", "0000000000000002", "0000000000000004", "0000000000000005", "notes"]);
+        keep_latest_applications(dir.to_str().unwrap(), 3);
+        assert_eq!(platform::read_dir_names(dir.to_str().unwrap()).unwrap().len(), 5, "within the bound: nothing more goes");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

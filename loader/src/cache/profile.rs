@@ -210,6 +210,16 @@ impl Profiles {
         self.list.iter().find(|s| s.application == application).map(Stored::profile)
     }
 
+    /// Whether there is a profile of `application` (not decoded to tell).
+    pub fn contains(&self, application: u64) -> bool {
+        self.list.iter().any(|s| s.application == application)
+    }
+
+    /// Only `application`'s profile (shared, not copied), if there is one.
+    pub fn only(&self, application: u64) -> Profiles {
+        Profiles { list: self.list.iter().filter(|s| s.application == application).cloned().collect() }
+    }
+
     /// Every profile, decoded.
     pub fn iter(&self) -> impl Iterator<Item = &Profile> {
         self.list.iter().map(|s| &**s.profile())

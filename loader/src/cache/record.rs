@@ -32,7 +32,9 @@ pub const FORMAT_VERSION: u32 = 3;
 /// Bounds: a file or list past them is not ours, or not worth reading.
 pub const MAX_FILE_BYTES: usize = 4 << 20;
 pub const MAX_ENTRIES: usize = 256;
-pub const MAX_DEVICE_RECORDS: usize = 16;
+/// Applications whose physical-device counts an entry keeps (their physical devices' records, one
+/// file each, are bounded alike: see `cache::MAX_APPLICATIONS`).
+pub const MAX_DEVICE_RECORDS: usize = 32;
 
 /// What one driver answered, under `key`.
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -73,6 +75,21 @@ impl Entry {
         }
         self.devices.insert(0, (application, count));
         self.devices.truncate(MAX_DEVICE_RECORDS);
+    }
+
+    /// The entry without its physical devices' records (kept apart, per application).
+    pub fn without_profiles(&self) -> Entry {
+        Entry {
+            manifest_path: self.manifest_path.clone(),
+            key: self.key,
+            written: self.written,
+            library_resolved: self.library_resolved.clone(),
+            interface_version: self.interface_version,
+            instance_version: self.instance_version,
+            extensions: self.extensions.clone(),
+            devices: self.devices.clone(),
+            profiles: Profiles::default(),
+        }
     }
 
     /// The physical devices recorded for `application`, if they were.

@@ -200,17 +200,7 @@ fn remembered(manifest_path: &str, manifest: manifest::driver::DriverManifest, e
     // Only the application's record is kept (shared with the decoded file, not copied): an entry
     // holds several applications'.
     let profile = application.and_then(|a| entry.profiles.shared(a)).cloned();
-    let entry = cache::record::Entry {
-        manifest_path: entry.manifest_path.clone(),
-        key: entry.key,
-        written: entry.written,
-        library_resolved: entry.library_resolved.clone(),
-        interface_version: entry.interface_version,
-        instance_version: entry.instance_version,
-        extensions: entry.extensions.clone(),
-        devices: entry.devices.clone(),
-        profiles: cache::profile::Profiles::default(),
-    };
+    let entry = entry.without_profiles();
     Remembered { manifest_path: manifest_path.to_string(), extensions: entry.extensions.clone(), manifest, entry, profile }
 }
 
@@ -375,6 +365,7 @@ unsafe fn create_drivers_with(
     let direct = direct::requested(info, requested.contains(&direct::EXTENSION));
     let mut rejected = Vec::new();
     let application = application_digest(info);
+    cache.set_application(application);
     // 0, or below 1.0 (invalid: see check_api_version), is 1.0.
     let app_version = info.pApplicationInfo.as_ref().map(|a| a.apiVersion).filter(|&v| v >= vk_generated::make_api_version(0, 1, 0, 0));
     let api_version = app_version.unwrap_or(vk_generated::make_api_version(0, 1, 0, 0));

@@ -166,6 +166,7 @@ impl Instance {
             return;
         }
         let mut cache = crate::cache::Session::in_mode(self.cache_mode);
+        cache.set_application(self.application);
         for d in loaded {
             if !cache.wants_profile(&d.driver.manifest_path, self.application) {
                 continue;
