@@ -813,7 +813,7 @@ fn each_application_has_its_physical_devices_in_a_file_of_its_own() {
     bytes[last] ^= 1;
     std::fs::write(&damaged, &bytes).unwrap();
     let outcomes: Vec<(String, String)> = ["create:first", "create:second"].iter().map(|step| run(&s, step, &[])).collect();
-    let loaded: Vec<&(String, String)> = outcomes.iter().filter(|(out, _)| line(out, "MAPPED ") != "").collect();
+    let loaded: Vec<&(String, String)> = outcomes.iter().filter(|(out, _)| !line(out, "MAPPED ").is_empty()).collect();
     assert_eq!(loaded.len(), 1, "only the damaged file's application loads the driver: {outcomes:?}");
     assert!(loaded[0].1.contains(&format!("{}: ignored", damaged.display())), "{}", loaded[0].1);
     for step in ["create:first", "create:second"] {
