@@ -17,6 +17,9 @@
 //!          u8:group-count (0xff: none) (u8:member-count u8:member* u32:subset-allocation)*
 //! str8 / str16 = a u8 / u16 byte length, then UTF-8 bytes; numbers little-endian
 //! ```
+//!
+//! The drivers file's entries have no profiles; an application's file (`profiles/<digest>`) has an
+//! entry per driver it recorded, with that driver's key and the application's one profile.
 
 use std::sync::Arc;
 
@@ -53,7 +56,9 @@ pub struct Entry {
     /// Physical devices the driver reported at instance creation, per application digest (see
     /// `key::application`), the latest recorded first.
     pub devices: Vec<(u64, u32)>,
-    /// What its physical devices answered, per application digest, the latest recorded first (for lazy drivers).
+    /// What its physical devices answered, per application digest (for lazy drivers). Not in the
+    /// drivers file: each application's are in a file of its own, in this format, and a session
+    /// holds its own application's (see `cache::Session::set_application`).
     pub profiles: Profiles,
 }
 
