@@ -59,7 +59,6 @@ enum Outcome {
 /// A driver left unloaded because its cache record answers for it.
 pub(crate) struct Remembered {
     pub manifest_path: String,
-    pub extensions: ExtensionList,
     pub manifest: manifest::driver::DriverManifest,
     /// Its cache entry without the physical devices' records (`profile` has the one needed).
     pub entry: cache::record::Entry,
@@ -96,7 +95,7 @@ impl Source {
     fn extensions(&self) -> PerDriver<'_> {
         match self {
             Source::Loaded(driver) => PerDriver::Listed(driver_extensions(driver)),
-            Source::Remembered(r) => PerDriver::Recorded(&r.extensions),
+            Source::Remembered(r) => PerDriver::Recorded(&r.entry.extensions),
         }
     }
 }
@@ -201,7 +200,7 @@ fn remembered(manifest_path: &str, manifest: manifest::driver::DriverManifest, e
     // holds several applications'.
     let profile = application.and_then(|a| entry.profiles.shared(a)).cloned();
     let entry = entry.without_profiles();
-    Remembered { manifest_path: manifest_path.to_string(), extensions: entry.extensions.clone(), manifest, entry, profile }
+    Remembered { manifest_path: manifest_path.to_string(), manifest, entry, profile }
 }
 
 /// What a loaded driver answered, for its cache record.
@@ -566,8 +565,8 @@ fn lazy_driver_instance(
     let why = || format!("not loaded: its {devices} physical devices answered from the driver cache until first needed");
     log!(Level::Driver, "{}: {}", remembered.manifest_path, why());
     plan::record(|p| p.driver(&remembered.manifest_path, Some(&remembered.entry.library_resolved), Decision::Used, why()));
-    let extensions = extension_set(&given_extensions(&driver, |name| remembered.extensions.contains(name.to_bytes()), requested, api_version));
-    let lazy = crate::lazy::Lazy::new(&remembered.manifest_path, remembered.manifest.clone(), remembered.extensions.clone(), profile, kept, allocator);
+    let extensions = extension_set(&given_extensions(&driver, |name| remembered.entry.extensions.contains(name.to_bytes()), requested, api_version));
+    let lazy = crate::lazy::Lazy::new(&remembered.manifest_path, remembered.manifest.clone(), remembered.entry.extensions.clone(), profile, kept, allocator);
     DriverInstance { driver, handle: lazy.handle(), table: crate::lazy::Lazy::front_table(), extensions, lazy: Some(lazy) }
 }
 
