@@ -494,6 +494,22 @@ fn a_lazy_driver_is_loaded_at_device_creation_and_its_devices_matched_by_identit
 }
 
 #[test]
+fn a_lazy_driver_is_bound_at_first_call_as_at_instance_creation() {
+    let s = setup("lazy-binding");
+    // Settled: a library changed in the last two seconds is not taken for the one bound before.
+    std::thread::sleep(std::time::Duration::from_millis(3100));
+    record_for_lazy(&s, "probe", &two_devices());
+    // The driver is loaded at vkCreateDevice, a command that looks at no file (in a process that
+    // may be watched by inotify by then, not told by stamps): its library, the one an earlier
+    // process bound whole, is bound at each symbol's first call, as at an instance creation.
+    let (out, err) = run(&s, "device", &[two_devices(), vec![("VK_LOADER_DEBUG", "all".into())]].concat());
+    assert_eq!(line(&out, "DEVICE "), "VK_SUCCESS", "{err}");
+    loaded_at(&err, "vkCreateDevice");
+    let library = s.drivers[0].display().to_string();
+    assert!(err.contains(&format!("{library}: symbols bound at their first call")), "{err}");
+}
+
+#[test]
 fn a_lazy_driver_after_a_released_one_is_pointed_at_its_own_slot_when_loaded() {
     let s = setup("lazy-after-released");
     // b (no device) first, loaded at every creation once its record is stale; a (lazy) second.

@@ -404,7 +404,7 @@ impl Library {
     /// every library does with the Khronos loader.
     pub fn open(path: &str) -> Result<Library, String> {
         let c_path = CString::new(path).map_err(|_| "path contains NUL".to_string())?;
-        if let Some(bound) = watch::found_earlier::<String>(looks::Kind::Bound, path) {
+        if let Some(bound) = watch::found_earlier_for_now::<String>(looks::Kind::Bound, path) {
             let mut library = Library::open_with(&c_path, libc::RTLD_LAZY)?;
             if library.file().as_deref() == Some(bound.as_str()) {
                 library.bound_before = Some(bound);

@@ -167,6 +167,16 @@ impl Ledger {
     }
 }
 
+/// Whether `witness` holds now, asked of its path alone (no ledger keeps it): the path has that
+/// stamp, settled, on a local file system. For a decision that nothing is remembered from.
+pub fn holds_now(witness: &Witness) -> bool {
+    let Some(stamp) = witness.stamp else { return false };
+    match stat(&witness.path) {
+        Ok(st) => stamp_of(&st) == stamp && settled(&st) && CString::new(witness.path.as_str()).is_ok_and(|p| super::watch::watchable_file_system(&p)),
+        Err(_) => false,
+    }
+}
+
 // `stat`'s field types differ between architectures (32-bit ones among them): the casts stay.
 #[allow(clippy::unnecessary_cast)]
 fn stamp_of(st: &libc::stat) -> [i64; 10] {

@@ -249,6 +249,29 @@ pub fn found_earlier<T: Persist>(kind: Kind, path: &str) -> Option<T> {
     holds.then_some(value)
 }
 
+/// [`found_earlier`] for a decision made once and kept by nothing the generation guards (how a
+/// library is bound: see `Library::open`): the earlier process's stamp confirmed by a `stat` of
+/// the path now, whether or not an API call is under way and whether changes are told by stamps
+/// or by inotify (after some calls, a process watches: a driver loaded lazily, at its first real
+/// use, was bound whole before).
+pub fn found_earlier_for_now<T: Persist>(kind: Kind, path: &str) -> Option<T> {
+    // Within a call told by stamps, the ledger confirms it (its `stat`, and its file system's, may
+    // have been made already).
+    let ledger = current().is_some() && WATCHER.lock().is_ok_and(|w| w.as_ref().is_some_and(|w| w.stamps.is_some()));
+    if ledger {
+        return found_earlier(kind, path);
+    }
+    if disabled().is_some() {
+        return None;
+    }
+    let (witness, value) = looks::earlier::<T>(kind, path)?;
+    let holds = with_system_allocator(|| crate::platform::stamps::holds_now(&witness));
+    if holds {
+        looks::answered(kind, path);
+    }
+    holds.then_some(value)
+}
+
 /// A value per path, reused while the generation it was found under lasts. Process-lifetime:
 /// allocated from the system.
 pub struct Memo<T> {
