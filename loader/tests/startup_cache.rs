@@ -383,17 +383,24 @@ fn a_warm_cache_loads_no_driver_without_devices_at_instance_creation() {
     );
 }
 
+/// Two applications (named in the step: the environment is in the cache's key) taking turns,
+/// twice: each one's first process records its device count, its second its physical devices,
+/// with the other application's processes in between (as on a desktop).
+const TWO_APPLICATIONS: [&str; 2] = ["create:first", "create:second"];
+
+fn two_applications_take_turns(s: &Setup) {
+    for _ in 0..2 {
+        for step in TWO_APPLICATIONS {
+            run(s, step, &[]);
+        }
+    }
+}
+
 #[test]
 fn applications_taking_turns_each_get_their_physical_devices_recorded() {
     let s = setup("turns");
-    // Each application's first process records its device count, its second its physical
-    // devices, with the other application's processes in between (as on a desktop).
-    for _ in 0..2 {
-        for step in ["create:first", "create:second"] {
-            run(&s, step, &[]);
-        }
-    }
-    for step in ["create:first", "create:second"] {
+    two_applications_take_turns(&s);
+    for step in TWO_APPLICATIONS {
         let (warm, err) = run(&s, step, &[]);
         assert_eq!(line(&warm, "MAPPED "), "", "{step}: no driver loaded\n{err}");
         assert!(err.contains("a.json: not loaded: its 1 physical devices answered from the driver cache until first needed"), "{step}: {err}");
@@ -810,11 +817,7 @@ fn profile_files(s: &Setup) -> Vec<PathBuf> {
 #[test]
 fn each_application_has_its_physical_devices_in_a_file_of_its_own() {
     let s = setup("profile-files");
-    for _ in 0..2 {
-        for step in ["create:first", "create:second"] {
-            run(&s, step, &[]);
-        }
-    }
+    two_applications_take_turns(&s);
     // Two applications, two files; the drivers file holds no application's answers.
     let files = profile_files(&s);
     assert_eq!(files.len(), 2, "{files:?}");
@@ -828,11 +831,11 @@ fn each_application_has_its_physical_devices_in_a_file_of_its_own() {
     let last = bytes.len() - 3;
     bytes[last] ^= 1;
     std::fs::write(&damaged, &bytes).unwrap();
-    let outcomes: Vec<(String, String)> = ["create:first", "create:second"].iter().map(|step| run(&s, step, &[])).collect();
+    let outcomes: Vec<(String, String)> = TWO_APPLICATIONS.iter().map(|step| run(&s, step, &[])).collect();
     let loaded: Vec<&(String, String)> = outcomes.iter().filter(|(out, _)| !line(out, "MAPPED ").is_empty()).collect();
     assert_eq!(loaded.len(), 1, "only the damaged file's application loads the driver: {outcomes:?}");
     assert!(loaded[0].1.contains(&format!("{}: ignored", damaged.display())), "{}", loaded[0].1);
-    for step in ["create:first", "create:second"] {
+    for step in TWO_APPLICATIONS {
         let (warm, err) = run(&s, step, &[]);
         assert_eq!(line(&warm, "MAPPED "), "", "{step}: the record made again\n{err}");
     }

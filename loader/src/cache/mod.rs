@@ -433,7 +433,7 @@ impl Session {
                 if RECORDED.lock().unwrap_or_else(|e| e.into_inner()).contains(&(format!("{manifest_path}\0new"), None)) {
                     return false;
                 }
-                with_system_allocator(|| self.entries().iter().any(|e| e.manifest_path == manifest_path && e.profile(application).is_none()))
+                with_system_allocator(|| self.entries().iter().any(|e| e.manifest_path == manifest_path && !e.profiles.contains(application)))
             }
         }
     }
@@ -489,7 +489,7 @@ impl Session {
         let profiles = self.application.filter(|_| self.profiles_changed).and_then(|a| Some((a, self.profiles_path(a)?)));
         if let Some((application, profiles_path)) = profiles {
             // Each entry with the application's record, and only what finds its entry again.
-            let own = entries.iter().filter(|e| e.profile(application).is_some());
+            let own = entries.iter().filter(|e| e.profiles.contains(application));
             let kept: Vec<Entry> = own.map(|e| Entry { manifest_path: e.manifest_path.clone(), key: e.key, written: e.written, profiles: e.profiles.only(application), ..Entry::default() }).collect();
             let profiles_dir = format!("{dir}/{PROFILES_DIRECTORY}");
             let written = platform::write::create_dir_all(&profiles_dir, 0o700).and_then(|()| platform::write::replace_file(&profiles_path, &record::encode(&kept)));
