@@ -142,7 +142,7 @@ pub fn is_loaded(path: &str) -> bool {
         });
         same_name
     });
-    if !path.contains('/') || same_name.iter().any(|object| object == path) {
+    if same_name.is_empty() || !path.contains('/') || same_name.iter().any(|object| object == path) {
         return !same_name.is_empty();
     }
     let identity = |p: &str| stat(p).ok().map(|st| (st.st_dev, st.st_ino));
