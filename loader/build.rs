@@ -59,8 +59,8 @@ fn source_digest() {
 /// two output sections before `.text` (INSERT) and leaves the linker's default layout otherwise:
 /// the PLT, which every thread-local access goes through (`__tls_get_addr`) and which would
 /// otherwise sit alone at the far end of the code, right before the hot functions (those of a
-/// first instance creation first: see hot-text.txt), with the C runtime's start-up code that
-/// `dlopen` runs.
+/// warm start first, then those of a first instance creation: see hot-text.txt), with the C
+/// runtime's start-up code that `dlopen` runs.
 fn hot_text() {
     println!("cargo:rerun-if-changed=hot-text.txt");
     let list = std::fs::read_to_string("hot-text.txt").expect("loader/hot-text.txt (see `cargo xtask hot-text`)");

@@ -13,9 +13,11 @@
 //! written without what changes from build to build (legacy symbol hashes, crate disambiguators),
 //! as linker-script patterns. A stale list only costs memory: unmatched names are ignored.
 //!
-//! The functions of a process's first instance creation (the workload's `first-creation`
-//! profile, and the warm start-up probe's) come first in the list, and so in the library: that creation then faults in a few
-//! windows of code instead of one for nearly every function it calls.
+//! The functions of a warm start (the start-up probe's profile on the machine's own drivers and
+//! layers, cache warm) come first in the list, and so in the library, then the rest of a process's
+//! first instance creation (the workload's `first-creation` profile): a warm start then faults in
+//! a few windows of code instead of one for nearly every function it calls, and is not spread
+//! over the code that only a cold start runs (manifest parsing, driver loading, recording).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -36,10 +38,15 @@ const HEADER: &str = "\
 /// (`loader-bench workload` names it so).
 const FIRST_CREATION_PROFILE: &str = "first-creation.callgrind";
 
+const WARM_HEADER: &str = "\
+# First: what a process runs to load the library, create its first instance and read its physical
+# devices with the driver cache warm (the machine's own drivers and layers, lazy drivers). Together,
+# they are faulted in a few 64 KiB windows at a time, where a warm start would otherwise fault on a
+# window for nearly every function.
+";
+
 const FIRST_HEADER: &str = "\
-# First: what a process runs to load the library and create its first instance. Together, they
-# are faulted in a few 64 KiB windows at a time, where a first creation would otherwise fault on
-# a window for nearly every function.
+# Then the rest of what a process runs to create its first instance (the cache cold).
 ";
 
 const REST_HEADER: &str = "\
@@ -96,21 +103,30 @@ pub fn main(args: &[String]) -> Result<(), String> {
     if !all_profiles.contains(&first_profile) {
         return Err(format!("loader-bench workload wrote no {}", first_profile.display()));
     }
-    // A fresh process's first creation, on the test driver and on the machine's own drivers and
-    // layers with a warm cache (the looks file, lazy drivers), comes first.
+    // A warm start on the machine's own drivers and layers (the looks file, lazy drivers) comes
+    // first, then the rest of a fresh process's first creation (on the test driver, cache cold),
+    // then everything else.
     let warm_profile = profiles.join(WARM_PROBE_PROFILE);
-    let first_profiles = [first_profile].into_iter().chain(all_profiles.contains(&warm_profile).then_some(warm_profile)).collect::<Vec<_>>();
-    let first = patterns(&hot_functions(&first_profiles, &library, &symbols)?, &symbols);
+    let warm = match all_profiles.contains(&warm_profile) {
+        true => patterns(&hot_functions(&[warm_profile], &library, &symbols)?, &symbols),
+        false => BTreeSet::new(),
+    };
+    let first_creation = patterns(&hot_functions(&[first_profile], &library, &symbols)?, &symbols);
+    let first: BTreeSet<String> = first_creation.difference(&warm).cloned().collect();
     let hot = hot_functions(&all_profiles, &library, &symbols)?;
-    let rest: BTreeSet<String> = patterns(&hot, &symbols).difference(&first).cloned().collect();
-    let text = format!(
-        "{HEADER}{FIRST_HEADER}{}\n{REST_HEADER}{}\n",
-        first.iter().cloned().collect::<Vec<_>>().join("\n"),
-        rest.iter().cloned().collect::<Vec<_>>().join("\n")
-    );
+    let rest: BTreeSet<String> = patterns(&hot, &symbols).difference(&first_creation).filter(|p| !warm.contains(*p)).cloned().collect();
+    let lines = |set: &BTreeSet<String>| set.iter().cloned().collect::<Vec<_>>().join("\n");
+    let text = format!("{HEADER}{WARM_HEADER}{}\n{FIRST_HEADER}{}\n{REST_HEADER}{}\n", lines(&warm), lines(&first), lines(&rest));
     let list = root.join(LIST);
     std::fs::write(&list, text).map_err(|e| format!("{}: {e}", list.display()))?;
-    println!("{}: {} patterns for the first creation, {} more from {} functions that ran", LIST, first.len(), rest.len(), hot.len());
+    println!(
+        "{}: {} patterns for a warm start, {} more for a first creation, {} more from {} functions that ran",
+        LIST,
+        warm.len(),
+        first.len(),
+        rest.len(),
+        hot.len()
+    );
     Ok(())
 }
 
