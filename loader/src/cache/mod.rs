@@ -132,7 +132,7 @@ pub fn read(path: &str) -> Result<Arc<Vec<Entry>>, String> {
 /// Removes the cache file and the applications' physical devices' records beside it
 /// (`vk-loader cache --clear`).
 pub fn remove(path: &str) -> Result<(), String> {
-    if let Some(dir) = path.rsplit_once('/').map(|(d, _)| format!("{d}/{PROFILES_DIRECTORY}")) {
+    if let Some(dir) = profiles_directory(path) {
         for name in platform::read_dir_names(&dir).unwrap_or_default() {
             platform::write::remove_file(&format!("{dir}/{name}"))?;
         }
@@ -234,8 +234,7 @@ impl Session {
 
     /// The file of `application`'s physical devices' records.
     fn profiles_path(&self, application: u64) -> Option<String> {
-        let (dir, _) = self.path.as_deref()?.rsplit_once('/')?;
-        Some(format!("{dir}/{PROFILES_DIRECTORY}/{application:016x}"))
+        Some(profiles_file(&profiles_directory(self.path.as_deref()?)?, application))
     }
 
     /// How this session uses the cache.
@@ -486,13 +485,12 @@ impl Session {
                 log!(Level::Warn, "driver cache not written: {why}");
             }
         }
-        let profiles = self.application.filter(|_| self.profiles_changed).and_then(|a| Some((a, self.profiles_path(a)?)));
-        if let Some((application, profiles_path)) = profiles {
+        if let (Some(application), true, Some(profiles_dir)) = (self.application, self.profiles_changed, profiles_directory(path)) {
             // Each entry with the application's record, and only what finds its entry again.
             let own = entries.iter().filter(|e| e.profiles.contains(application));
             let kept: Vec<Entry> = own.map(|e| Entry { manifest_path: e.manifest_path.clone(), key: e.key, written: e.written, profiles: e.profiles.only(application), ..Entry::default() }).collect();
-            let profiles_dir = format!("{dir}/{PROFILES_DIRECTORY}");
-            let written = platform::write::create_dir_all(&profiles_dir, 0o700).and_then(|()| platform::write::replace_file(&profiles_path, &record::encode(&kept)));
+            let written = platform::write::create_dir_all(&profiles_dir, 0o700)
+                .and_then(|()| platform::write::replace_file(&profiles_file(&profiles_dir, application), &record::encode(&kept)));
             match written {
                 Ok(()) => keep_latest_applications(&profiles_dir, MAX_APPLICATIONS),
                 Err(why) => log!(Level::Warn, "driver cache: physical devices not recorded: {why}"),
@@ -501,8 +499,16 @@ impl Session {
     }
 }
 
-/// Where the applications' physical devices' records are, beside the drivers file.
-const PROFILES_DIRECTORY: &str = "profiles";
+/// Where the applications' physical devices' records are: `profiles/` beside the drivers file at
+/// `cache_path`.
+fn profiles_directory(cache_path: &str) -> Option<String> {
+    cache_path.rsplit_once('/').map(|(dir, _)| format!("{dir}/profiles"))
+}
+
+/// `application`'s file in the profiles directory `dir`.
+fn profiles_file(dir: &str, application: u64) -> String {
+    format!("{dir}/{application:016x}")
+}
 
 /// Applications whose physical devices' records are kept (as many as an entry keeps device counts
 /// for: a record without its count is not used).
