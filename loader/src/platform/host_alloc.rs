@@ -18,6 +18,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use vk_generated::types::{PFN_vkFreeFunction, VkAllocationCallbacks, VkSystemAllocationScope};
 
@@ -44,6 +45,14 @@ thread_local! {
     static ACTIVE: Cell<Option<Active>> = const { Cell::new(None) };
 }
 
+/// Scopes entered and not yet left, on all threads. While there are none, no thread's slot
+/// names callbacks, and the allocator and [`with_system_allocator`] need not read it: from a
+/// shared library, each read of a thread-local slot is a call into the dynamic linker, which was
+/// half of what the allocator added to `malloc` (some 300 allocations in a warm start-up).
+/// Relaxed suffices: a thread's own scope is counted before its slot is set and after it is
+/// cleared, in its own program order; another thread's count only sends it the long way.
+static ENTERED: AtomicUsize = AtomicUsize::new(0);
+
 /// While alive, the loader's allocations on this thread use the application's callbacks.
 pub struct AllocatorScope {
     previous: Option<Active>,
@@ -60,6 +69,7 @@ impl AllocatorScope {
         match callbacks.as_ref().filter(|c| c.pfnAllocation.is_some() && c.pfnFree.is_some()) {
             Some(callbacks) => {
                 let active = Active { callbacks: *callbacks, scope, failed: false };
+                ENTERED.fetch_add(1, Ordering::Relaxed);
                 AllocatorScope { previous: ACTIVE.with(|a| a.replace(Some(active))), entered: true }
             }
             None => AllocatorScope { previous: None, entered: false },
@@ -77,12 +87,16 @@ impl Drop for AllocatorScope {
     fn drop(&mut self) {
         if self.entered {
             ACTIVE.with(|a| a.set(self.previous));
+            ENTERED.fetch_sub(1, Ordering::Relaxed);
         }
     }
 }
 
 /// Runs `f` with the system allocator, whatever scope is active: for process-lifetime data.
 pub fn with_system_allocator<R>(f: impl FnOnce() -> R) -> R {
+    if ENTERED.load(Ordering::Relaxed) == 0 {
+        return f();
+    }
     struct Restore(Option<Active>);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -107,7 +121,10 @@ unsafe impl GlobalAlloc for LoaderAllocator {
         let Some(size) = layout.size().checked_add(prefix) else { return std::ptr::null_mut() };
         let align = layout.align().max(HEADER);
         // `try_with`: during thread teardown the slot may be gone; the system serves then.
-        let active = ACTIVE.try_with(|a| a.get()).ok().flatten().filter(|a| !a.failed);
+        let active = match ENTERED.load(Ordering::Relaxed) {
+            0 => None,
+            _ => ACTIVE.try_with(|a| a.get()).ok().flatten().filter(|a| !a.failed),
+        };
         let (base, header) = match active {
             Some(active) => {
                 let callbacks = &active.callbacks;
