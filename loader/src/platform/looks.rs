@@ -260,11 +260,13 @@ impl Earlier {
         Earlier { bytes, index }
     }
 
-    fn get(&self, kind: Kind, path: &str) -> Option<Look> {
+    /// The look by `kind` at `path`: its witness and its value, decoded from the file's bytes.
+    fn get<T: Persist>(&self, kind: Kind, path: &str) -> Option<(Witness, T)> {
         let key = (kind, path.as_bytes());
         let end = self.index.partition_point(|e| (e.kind, &self.bytes[e.path.clone()]) <= key);
         let entry = self.index[..end].last().filter(|e| (e.kind, &self.bytes[e.path.clone()]) == key)?;
-        Some(entry.look(&self.bytes))
+        let value = T::take(&mut Reader(&self.bytes[entry.value.clone()]))?;
+        Some((entry.witness(&self.bytes), value))
     }
 
     /// Every look, decoded.
@@ -315,9 +317,7 @@ pub(super) fn earlier<T: Persist>(kind: Kind, path: &str) -> Option<(Witness, T)
     }
     with_system_allocator(|| {
         let mut state = STATE.lock().ok()?;
-        let look = state.earlier.get_or_insert_with(read).get(kind, path)?;
-        let value = T::take(&mut Reader(&look.value))?;
-        Some((look.witness, value))
+        state.earlier.get_or_insert_with(read).get(kind, path)
     })
 }
 
@@ -451,10 +451,14 @@ struct Entry {
 }
 
 impl Entry {
-    fn look(&self, bytes: &[u8]) -> Look {
+    fn witness(&self, bytes: &[u8]) -> Witness {
         // Checked to be UTF-8 when the file was read.
         let witness_path = String::from_utf8_lossy(&bytes[self.witness_path.clone()]).into_owned();
-        Look { witness: Witness { path: witness_path, stamp: Some(self.stamp) }, value: bytes[self.value.clone()].to_vec() }
+        Witness { path: witness_path, stamp: Some(self.stamp) }
+    }
+
+    fn look(&self, bytes: &[u8]) -> Look {
+        Look { witness: self.witness(bytes), value: bytes[self.value.clone()].to_vec() }
     }
 }
 

@@ -100,7 +100,7 @@ impl Ledger {
     /// the path too, and costs one `stat` where recording it afresh may cost several (a missing
     /// path's walk up to the directory that is there). An "absent" witness is never confirmed:
     /// whether its path is on a local file system is not known without that walk.
-    pub fn confirm(&mut self, witness: &Witness) -> bool {
+    pub fn confirm(&mut self, witness: Witness) -> bool {
         let Some(stamp) = witness.stamp else { return false };
         if let Some(known) = self.stamps.get(&witness.path) {
             return *known == witness.stamp;
@@ -110,7 +110,7 @@ impl Ledger {
             Err(_) => false,
         };
         if holds {
-            self.stamps.insert(witness.path.clone(), witness.stamp);
+            self.stamps.insert(witness.path, witness.stamp);
         }
         holds
     }

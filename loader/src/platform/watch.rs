@@ -242,7 +242,7 @@ pub fn found_earlier<T: Persist>(kind: Kind, path: &str) -> Option<T> {
     let (witness, value) = looks::earlier::<T>(kind, path)?;
     let mut guard = WATCHER.lock().ok()?;
     let ledger = guard.as_mut()?.stamps.as_mut()?;
-    let holds = with_system_allocator(|| ledger.confirm(&witness));
+    let holds = with_system_allocator(|| ledger.confirm(witness));
     if holds {
         looks::answered(kind, path);
     }
