@@ -187,15 +187,27 @@ fn stat_identity(path: &str) -> Option<FileIdentity> {
 
 /// What `stat` says of `path`, or its `errno`.
 pub(crate) fn stat(path: &str) -> Result<libc::stat, i32> {
-    let c_path = CString::new(path).map_err(|_| libc::EINVAL)?;
     // SAFETY: stat with a NUL-terminated path into a zeroed buffer.
-    unsafe {
+    with_c_path(path, |c_path| unsafe {
         let mut st: libc::stat = std::mem::zeroed();
         if libc::stat(c_path.as_ptr(), &mut st) != 0 {
             return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
         }
         Ok(st)
+    })
+    .unwrap_or(Err(libc::EINVAL))
+}
+
+/// `f` given `path` as a C string, copied onto the stack where it fits (a warm start `stat`s some
+/// thirty paths: a heap allocation each otherwise); `None` for a path holding a NUL byte.
+fn with_c_path<R>(path: &str, f: impl FnOnce(&CStr) -> R) -> Option<R> {
+    const ON_STACK: usize = 256;
+    if path.len() < ON_STACK {
+        let mut buffer = [0u8; ON_STACK];
+        buffer[..path.len()].copy_from_slice(path.as_bytes());
+        return CStr::from_bytes_with_nul(&buffer[..=path.len()]).ok().map(f);
     }
+    CString::new(path).ok().map(|c_path| f(&c_path))
 }
 
 /// Whether a file whose latest modification or change is at `seconds` (since the epoch) may be
@@ -553,6 +565,20 @@ pub fn stderr_line(line: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_reach_c_whole_on_the_stack_or_not_and_a_nul_is_refused() {
+        for len in [0, 1, 254, 255, 256, 257, 4000] {
+            let path = "a".repeat(len);
+            assert_eq!(with_c_path(&path, |c| c.to_bytes().to_vec()), Some(path.clone().into_bytes()), "{len} bytes");
+        }
+        assert_eq!(with_c_path("/a\0b", |_| ()), None);
+        assert_eq!(with_c_path(&format!("{}\0", "a".repeat(300)), |_| ()), None);
+        assert_eq!(stat("/a\0b").err(), Some(libc::EINVAL));
+        let deep = format!("/{}", ["x"; 200].join("/"));
+        assert_eq!(stat(&deep).err(), Some(libc::ENOENT), "a path too long for the stack is still asked");
+        assert!(stat("/").is_ok());
+    }
 
     #[test]
     fn the_path_the_process_was_started_by_names_its_executable() {
