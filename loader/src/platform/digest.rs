@@ -61,7 +61,6 @@ pub fn checksum(bytes: &[u8]) -> u64 {
     Digest::default().number(bytes.len() as u64).numbers(&lanes).bytes(chunks.remainder()).value()
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
