@@ -199,7 +199,8 @@ pub(crate) fn stat(path: &str) -> Result<libc::stat, i32> {
 }
 
 /// `f` given `path` as a C string, copied onto the stack where it fits (a warm start `stat`s some
-/// thirty paths: a heap allocation each otherwise); `None` for a path holding a NUL byte.
+/// thirty paths: a heap allocation each otherwise); `None` for a path holding a NUL byte. For the
+/// one-path system calls (`stat`, `access`).
 fn with_c_path<R>(path: &str, f: impl FnOnce(&CStr) -> R) -> Option<R> {
     const ON_STACK: usize = 256;
     if path.len() < ON_STACK {
@@ -243,9 +244,8 @@ pub fn readable(path: &str) -> bool {
 /// what is read once per process (the driver cache's machine inputs, `/dev` nodes no watch can
 /// follow, which would keep whatever the call computes with them from being reused).
 pub(crate) fn ask_readable(path: &str) -> bool {
-    let Ok(c_path) = CString::new(path) else { return false };
     // SAFETY: access with a NUL-terminated path.
-    unsafe { libc::access(c_path.as_ptr(), libc::R_OK) == 0 }
+    with_c_path(path, |c_path| unsafe { libc::access(c_path.as_ptr(), libc::R_OK) == 0 }).unwrap_or(false)
 }
 
 /// Names of the entries of a directory (`.` and `..` left out), sorted: the order `readdir` gives
