@@ -45,11 +45,6 @@ fn driver_cache_seeds_and_regressions() {
     replay("driver_cache", vulkan::fuzzing::driver_cache);
 }
 
-#[test]
-fn looks_file_seeds_and_regressions() {
-    replay("looks_file", vulkan::fuzzing::looks_file);
-}
-
 /// The checked-in seed `fuzz/corpus/<file>` is `expected`, the file the current format writes: a
 /// format change updates it (`UPDATE_SEEDS=1` rewrites it).
 fn assert_seed_is_current(file: &str, expected: Vec<u8>) {
@@ -64,9 +59,4 @@ fn assert_seed_is_current(file: &str, expected: Vec<u8>) {
 #[test]
 fn driver_cache_seed_is_current() {
     assert_seed_is_current("driver_cache/two_entries", vulkan::fuzzing::driver_cache_seed());
-}
-
-#[test]
-fn looks_file_seed_is_current() {
-    assert_seed_is_current("looks_file/one_of_each", vulkan::fuzzing::looks_file_seed());
 }

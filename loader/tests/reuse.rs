@@ -1,12 +1,11 @@
-//! What one API call found is reused by the next while nothing it depends on changed
-//! (`platform::watch`): every change a call must see is seen by the very next call in the same
-//! process: a layer manifest added, rewritten in place, removed; a manifest directory that did
-//! not exist created; a driver manifest added (with an instance extension the first driver lacks);
-//! an environment variable set; the file a manifest's symbolic link points to replaced by a
-//! rename. The same steps run with reuse told by inotify
-//! watches (a process's calls from the ninth on), by stamps (`VK_LOADER_WATCH=stamps`: `stat`
-//! again, as for a process's first calls) and with `VK_LOADER_WATCH=off` (every call reads the
-//! file system), and must print the same.
+//! Every call looks at the file system again, reusing a manifest's parse only while the opened
+//! file's identity is unchanged (`platform::file_cache`): every change a call must see is seen by
+//! the very next call in the same process: a layer manifest added, rewritten in place, removed; a
+//! manifest directory that did not exist created; a driver manifest added (with an instance
+//! extension the first driver lacks); an environment variable set; the file a manifest's symbolic
+//! link points to replaced by a rename. The same steps run in one process (its parses of settled
+//! files reused) and each in a process of its own (the driver cache answering), and must print
+//! the same.
 
 mod common;
 
@@ -32,17 +31,12 @@ fn scenario_entry() {
         // SAFETY: the loader's commands with valid arguments.
         unsafe { print_state(gipa) };
     };
-    if std::env::var("VK_LOADER_WATCH").as_deref() == Ok("stamps") {
-        // Only what was modified two seconds before is stamped (see `platform::stamps`): the
-        // tree, made by the parent just now, settles first.
-        std::thread::sleep(std::time::Duration::from_millis(3100));
-    } else {
-        // The loader watches from a process's ninth call on (`CALLS_BEFORE_WATCHING`): every
-        // step below is then made with reuse possible.
-        for _ in 0..8 {
-            // SAFETY: the loader's commands with valid arguments.
-            unsafe { print_state(gipa) };
-        }
+    // Only files modified two seconds before have their parses reused (`FileIdentity::is_settled`):
+    // the tree, made by the parent just now, settles first, and a first round of calls parses it.
+    std::thread::sleep(std::time::Duration::from_millis(3100));
+    for _ in 0..3 {
+        // SAFETY: the loader's commands with valid arguments.
+        unsafe { print_state(gipa) };
     }
     say("start");
     for &step in STEPS {
@@ -153,7 +147,7 @@ unsafe fn print_state(gipa: Gipa) {
 /// A fresh tree: one driver in the XDG config directory, layer `a` in the data directory, layer
 /// `d` in a directory only `VK_ADD_LAYER_PATH` names. Its root and the environment that points
 /// the loader at it.
-fn tree(name: &str, watch: &str) -> (std::path::PathBuf, Vec<(String, String)>) {
+fn tree(name: &str) -> (std::path::PathBuf, Vec<(String, String)>) {
     let root = common::scratch(name);
     let layer = common::test_layer();
     std::fs::create_dir_all(root.join("data/vulkan/explicit_layer.d")).unwrap();
@@ -175,7 +169,6 @@ fn tree(name: &str, watch: &str) -> (std::path::PathBuf, Vec<(String, String)>) 
         ("XDG_DATA_HOME", p("data")),
         ("XDG_DATA_DIRS", p("data-dirs")),
         ("XDG_CACHE_HOME", p("cache")),
-        ("VK_LOADER_WATCH", watch.to_string()),
         // The tests' default of no layer at all, lifted: the standard search is the subject.
         ("VK_LAYER_PATH", String::new()),
         ("VK_IMPLICIT_LAYER_PATH", String::new()),
@@ -191,8 +184,8 @@ fn state_lines(out: &str) -> String {
 }
 
 /// Every step in one process.
-fn run(name: &str, watch: &str) -> String {
-    let (_, env) = tree(name, watch);
+fn run(name: &str) -> String {
+    let (_, env) = tree(name);
     let env: Vec<(&str, String)> = env.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
     let (ok, out, err) = common::child("steps", &env);
     assert!(ok, "{out}{err}");
@@ -200,8 +193,8 @@ fn run(name: &str, watch: &str) -> String {
 }
 
 #[test]
-fn every_change_is_seen_by_the_next_call_with_reuse_as_without() {
-    let reused = run("reuse-on", "on");
+fn every_change_is_seen_by_the_next_call_and_the_next_process() {
+    let reused = run("reuse-one-process");
     let expected = "\
 STEP start
 EXTENSIONS 6
@@ -246,46 +239,25 @@ LAYER VK_LAYER_REUSE_c test layer VK_LAYER_REUSE_c
 LAYER VK_LAYER_REUSE_a rewritten in place
 DEVICES 2";
     assert_eq!(reused, expected);
-    assert_eq!(run("reuse-stamps", "stamps"), reused, "reuse told by stamps changes no answer");
-    assert_eq!(run("reuse-off", "off"), reused, "reuse changes no answer");
-    assert_eq!(run_across_processes(), reused, "the looks file changes no answer");
+    assert_eq!(run_across_processes(), reused, "a process of its own per step sees the same");
 }
 
-/// Every step in a process of its own, each answered from the looks file that the processes
-/// before it wrote (`platform::looks`) where its stamps hold. Each change is given time to
-/// settle before the next process, so that a stale look is refused for its stamp, not only for
-/// being recent.
+/// Every step in a process of its own, on the driver cache the processes before it wrote.
 fn run_across_processes() -> String {
-    let (root, mut env) = tree("reuse-processes", "on");
+    let (root, mut env) = tree("reuse-processes");
     let layer = common::test_layer();
-    let settle = || std::thread::sleep(std::time::Duration::from_millis(3100));
     let state = |step: &str, env: &[(String, String)]| {
         let mut env: Vec<(&str, String)> = env.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         env.push(("REUSE_STEP", step.to_string()));
-        env.push(("VK_LOADER_DEBUG", "driver".to_string()));
         let run = common::run_scenario("scenario_state", "state", &env);
         assert!(run.status.success(), "{}{}", run.stdout, run.stderr);
-        (state_lines(&run.stdout), run.stderr)
+        state_lines(&run.stdout)
     };
-    // "looks file: N looks at the file system answered from it, M new ones kept"
-    let looks = |err: &str| -> (u32, u32) {
-        let line = err.lines().find_map(|l| l.split("looks file: ").nth(1)).unwrap_or_else(|| panic!("no looks line\n{err}"));
-        let numbers: Vec<u32> = line.split([' ', ',']).filter_map(|w| w.parse().ok()).collect();
-        (numbers[0], numbers[1])
-    };
-    settle();
-    // The first process finds no looks file and writes one; the next is answered from it.
-    let (_, err) = state("start", &env);
-    let (answered, new) = looks(&err);
-    assert!(answered == 0 && new >= 10, "the first process keeps what it found\n{err}");
-    let (mut all, err) = state("start", &env);
-    let (answered, new) = looks(&err);
-    assert!(answered >= 10 && new == 0, "the second process is answered from the file\n{err}");
+    let mut all = state("start", &env);
     for &step in STEPS {
         change(step, &root, &layer, &mut |name, value| env.push((name.to_string(), value)));
-        settle();
         all += "\n";
-        all += &state(step, &env).0;
+        all += &state(step, &env);
     }
     all
 }

@@ -10,7 +10,7 @@ sleep 3
 cd .devbench; nvidia-smi -L
 OURS=$PWD/libvulkan.so; KH=$PWD/libvulkan-khronos-1.4.360.so
 mkdir -p /tmp/lib-OURS; ln -sf $OURS /tmp/lib-OURS/libvulkan.so.1; ln -sf libvulkan.so.1 /tmp/lib-OURS/libvulkan.so
-lazy() { grep -E "not loaded: |never loaded: |loaded at |could not be loaded|looks file: " "$1" | grep -v "answered from the driver cache (recorded"; }
+lazy() { grep -E "not loaded: |never loaded: |loaded at |could not be loaded" "$1" | grep -v "answered from the driver cache (recorded"; }
 export XDG_CACHE_HOME=/tmp/lz
 echo "== the start-up probe (create, enumerate, properties2 + ID, queue families, memory, destroy): cold, then warm"
 # The first process records the driver, the second its physical devices' answers, the third is lazy.

@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub const TARGETS: [&str; 6] = ["driver_manifest", "layer_activation", "elf_header", "settings_file", "driver_cache", "looks_file"];
+pub const TARGETS: [&str; 5] = ["driver_manifest", "layer_activation", "elf_header", "settings_file", "driver_cache"];
 
 const USAGE: &str = "usage: cargo xtask fuzz [--seconds N] [TARGET...]";
 

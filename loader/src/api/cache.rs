@@ -47,11 +47,10 @@ fn describe(entry: &Entry, session: &mut cache::Session) -> String {
     )
 }
 
-/// Removes the cache file and the looks file beside it; the next process records afresh.
+/// Removes the cache file and the applications' records beside it; the next process records
+/// afresh.
 pub fn clear() -> Result<String, String> {
     let path = cache::file_path().ok_or("no cache directory (neither XDG_CACHE_HOME nor HOME is set)")?;
     cache::remove(&path)?;
-    let looks = crate::platform::looks::file_path().ok_or("no cache directory")?;
-    cache::remove(&looks)?;
-    Ok(format!("removed {path} and {looks}"))
+    Ok(format!("removed {path}"))
 }

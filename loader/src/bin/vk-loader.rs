@@ -19,7 +19,7 @@ const USAGE: &str = "usage: vk-loader explain [--json] [--no-devices]
   --json         one JSON document (schema \"vk-loader-explain\", version 1) instead of a table
   --no-devices   create no instance: drivers are loaded and layers chosen, no device is listed
   cache          the driver cache: each driver's record, its age, and whether it is current here
-  --clear        remove the driver cache file (and the looks file beside it)";
+  --clear        remove the driver cache file (and the applications' records beside it)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

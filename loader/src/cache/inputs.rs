@@ -38,18 +38,16 @@ pub fn machine() -> u64 {
 fn read_machine() -> u64 {
     let root = system_root();
     let mut d = Digest::default();
-    // Read once per process, as they are now: not through the per-call memos (a `/dev` path
-    // cannot be watched, and the call's other findings would not be reused for it).
-    let nodes = platform::read_dir_names(&format!("{root}/dev/dri")).unwrap_or_default();
+    let nodes = platform::list_dir(&format!("{root}/dev/dri")).unwrap_or_default();
     for node in &nodes {
         d = d.text("dri").text(node);
     }
     // The GPUs NVIDIA's module lists matter only where its control node is there to be opened
     // (without it the driver finds no device): a machine without it is spared a look in /proc.
-    let nvidia = platform::ask_readable(&format!("{root}/dev/nvidiactl"));
+    let nvidia = platform::readable(&format!("{root}/dev/nvidiactl"));
     d = d.number(nvidia as u64);
     if nvidia {
-        for gpu in platform::read_dir_names(&format!("{root}/proc/driver/nvidia/gpus")).unwrap_or_default() {
+        for gpu in platform::list_dir(&format!("{root}/proc/driver/nvidia/gpus")).unwrap_or_default() {
             d = d.text("nvidia").text(&gpu);
         }
     }

@@ -46,7 +46,6 @@ pub const VOLATILE_VARIABLES: &[&str] = &[
     "VK_LOADER_EXPLAIN",
     "VK_LOADER_DRIVER_CACHE",
     "VK_LOADER_LAZY_DRIVERS",
-    "VK_LOADER_WATCH",
 ];
 
 /// The environment's component: every `NAME=VALUE` entry but the volatile ones, in any order

@@ -68,6 +68,7 @@ use vk_generated::types::VkExtensionProperties;
 
 use crate::debug::log::Level;
 use crate::manifest::driver::DriverManifest;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::platform;
@@ -133,7 +134,7 @@ pub fn read(path: &str) -> Result<Arc<Vec<Entry>>, String> {
 /// (`vk-loader cache --clear`).
 pub fn remove(path: &str) -> Result<(), String> {
     if let Some(dir) = profiles_directory(path) {
-        for name in platform::read_dir_names(&dir).unwrap_or_default() {
+        for name in platform::list_dir(&dir).unwrap_or_default() {
             platform::write::remove_file(&format!("{dir}/{name}"))?;
         }
     }
@@ -461,43 +462,47 @@ impl Session {
         })
     }
 
-    /// Writes the file back if anything changed. A failure costs only the next process's time.
+    /// Writes the file back if anything changed. A failure costs only the next process's time,
+    /// and is said at debug level only: a sandbox refusing writes, a read-only or full home are
+    /// ordinary, and the answers are the same. After one, this process writes no more.
     pub fn save(self) {
-        with_system_allocator(|| self.write());
+        if !WRITES_REFUSED.load(Ordering::Relaxed) {
+            with_system_allocator(|| self.write());
+        }
     }
 
     fn write(self) {
-        // What this process found in the file system that the looks file did not answer.
-        if self.mode == Mode::On {
-            match platform::looks::save() {
-                Ok((0, 0)) => {}
-                Ok((answered, new)) => log!(Level::Driver, "looks file: {answered} looks at the file system answered from it, {new} new ones kept"),
-                Err(why) => log!(Level::Warn, "looks file not written: {why}"),
-            }
-        }
         let Some(path) = &self.path else { return };
         let Some(dir) = path.rsplit_once('/').map(|(d, _)| d) else { return };
         let entries = self.entries.as_deref().map(Vec::as_slice).unwrap_or_default();
+        let refused = |why: String| {
+            log!(Level::Debug, "driver cache not written: {why}; this process writes no more");
+            WRITES_REFUSED.store(true, Ordering::Relaxed);
+        };
         if self.changed {
             let without: Vec<Entry> = entries.iter().map(Entry::without_profiles).collect();
-            let written = platform::write::create_dir_all(dir, 0o700).and_then(|()| platform::write::replace_file(path, &record::encode(&without)));
+            let written = platform::write::create_own_dir_all(dir, 0o700).and_then(|()| platform::write::replace_file(path, &record::encode(&without)));
             if let Err(why) = written {
-                log!(Level::Warn, "driver cache not written: {why}");
+                return refused(why);
             }
         }
         if let (Some(application), true, Some(profiles_dir)) = (self.application, self.profiles_changed, profiles_directory(path)) {
             // Each entry with the application's record, and only what finds its entry again.
             let own = entries.iter().filter(|e| e.profiles.contains(application));
             let kept: Vec<Entry> = own.map(|e| Entry { manifest_path: e.manifest_path.clone(), key: e.key, written: e.written, profiles: e.profiles.only(application), ..Entry::default() }).collect();
-            let written = platform::write::create_dir_all(&profiles_dir, 0o700)
+            let written = platform::write::create_own_dir_all(&profiles_dir, 0o700)
                 .and_then(|()| platform::write::replace_file(&profiles_file(&profiles_dir, application), &record::encode(&kept)));
             match written {
                 Ok(()) => keep_latest_applications(&profiles_dir, MAX_APPLICATIONS),
-                Err(why) => log!(Level::Warn, "driver cache: physical devices not recorded: {why}"),
+                Err(why) => refused(why),
             }
         }
     }
 }
+
+/// Set once a write of the cache failed: the rest of the process writes nothing (a sandbox that
+/// refused one write refuses the next).
+static WRITES_REFUSED: AtomicBool = AtomicBool::new(false);
 
 /// Where the applications' physical devices' records are: `profiles/` beside the drivers file at
 /// `cache_path`.
@@ -540,7 +545,7 @@ fn with_profiles(entries: Arc<Vec<Entry>>, application: u64, path: &str) -> Arc<
 /// Removes the records of the applications that recorded longest ago beyond `keep` (by the
 /// files' modification times: a file is rewritten only when its application's devices are).
 fn keep_latest_applications(dir: &str, keep: usize) {
-    let Some(names) = platform::read_dir_names(dir) else { return };
+    let Some(names) = platform::list_dir(dir) else { return };
     // The applications' files only (not another process's file being written).
     let names: Vec<String> = names.into_iter().filter(|n| n.len() == 16 && n.bytes().all(|b| b.is_ascii_hexdigit())).collect();
     if names.len() <= keep {
@@ -676,10 +681,10 @@ mod tests {
         std::fs::write(dir.join("0000000000000001.77.77.tmp"), b"").unwrap();
         std::fs::write(dir.join("notes"), b"").unwrap();
         keep_latest_applications(dir.to_str().unwrap(), 3);
-        let left = platform::read_dir_names(dir.to_str().unwrap()).unwrap();
+        let left = platform::list_dir(dir.to_str().unwrap()).unwrap();
         assert_eq!(left, ["0000000000000001.77.77.tmp", "0000000000000002", "0000000000000004", "0000000000000005", "notes"]);
         keep_latest_applications(dir.to_str().unwrap(), 3);
-        assert_eq!(platform::read_dir_names(dir.to_str().unwrap()).unwrap().len(), 5, "within the bound: nothing more goes");
+        assert_eq!(platform::list_dir(dir.to_str().unwrap()).unwrap().len(), 5, "within the bound: nothing more goes");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -27,7 +27,6 @@ use crate::loader_abi::InstanceDispatch;
 use crate::manifest;
 use crate::object::instance::{DriverInstance, Instance, PhysicalDevices};
 use crate::plan::{self, Decision};
-use crate::platform::host_alloc::with_system_allocator;
 
 /// Instance extensions the loader itself implements, whatever the drivers support (registry
 /// extension ids: their names and spec versions are the registry's, read without a lookup).
@@ -234,17 +233,9 @@ fn record_answers(mut cache: cache::Session, sources: &[Source], extensions: &[P
 
 /// The instance extensions of every driver, for the queries made without an instance (and an
 /// explanation without one): from the drivers' cache records where they are current, else from
-/// the drivers, loaded (and then recorded). What an earlier call found is reused while nothing it
-/// depends on changed (`platform::watch`): applications ask twice in a row (count, then fill),
-/// and each time was a driver cache session of its own, every driver's key computed again.
+/// the drivers, loaded (and then recorded).
 pub(crate) fn instance_extensions_per_driver() -> Arc<Vec<Vec<VkExtensionProperties>>> {
-    static REMEMBERED: crate::platform::watch::Remembered<(), Arc<Vec<Vec<VkExtensionProperties>>>> = crate::platform::watch::Remembered::new();
-    // Kept beyond the call: from the system's memory, never an application's allocator's.
-    let ask = || with_system_allocator(|| Arc::new(ask_instance_extensions_per_driver()));
-    match crate::discover::reusable() {
-        true => REMEMBERED.get_or((), ask),
-        false => ask(),
-    }
+    Arc::new(ask_instance_extensions_per_driver())
 }
 
 fn ask_instance_extensions_per_driver() -> Vec<Vec<VkExtensionProperties>> {

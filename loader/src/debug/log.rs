@@ -88,12 +88,6 @@ pub fn wanted(level: Level) -> bool {
     enabled(level) || crate::debug::messengers::listening()
 }
 
-/// Whether a message of any category goes anywhere: what a call finds is then found again rather
-/// than reused (see `platform::watch`), so that its messages are given each time.
-pub fn anything_wanted() -> bool {
-    Level::ALL.iter().any(|&level| wanted(level))
-}
-
 /// `log!(Level::Driver, "{path}: ...")`: formats and logs the message only when it is `wanted`
 /// (formatting messages nobody reads was a measurable part of a first `vkCreateInstance`).
 /// Defined first in lib.rs (`#[macro_use]`), so every module has it.

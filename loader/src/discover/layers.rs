@@ -14,10 +14,8 @@ use crate::manifest::settings::{self, Control, LayerEntry, Settings};
 use crate::manifest::{self, layer::{LayerManifest, ParsedFile, OVERRIDE_LAYER_NAME}};
 use crate::plan::layers::validate_catalog;
 use crate::plan::{self, Decision};
-use crate::platform::host_alloc::with_system_allocator;
-use crate::platform::{executable_path, watch};
+use crate::platform::executable_path;
 use crate::platform::file_cache::ParseCache;
-use crate::platform::looks;
 
 /// Layer manifests as last parsed, by path and kind (see file_cache): an unchanged file is not
 /// read again, which makes instance creation with many manifests present cheap.
@@ -25,8 +23,7 @@ static PARSED: ParseCache<(String, bool), Result<ParsedFile, String>> = ParseCac
 
 /// A manifest file parsed, from the cache when the file is unchanged.
 fn parse(path: &str, implicit: bool) -> Result<ParsedFile, String> {
-    let look = if implicit { looks::Kind::ImplicitLayerManifest } else { looks::Kind::ExplicitLayerManifest };
-    let parsed = PARSED.get_remembered(&(path.to_string(), implicit), path, look, |text| manifest::layer::parse_layers(text, path, implicit));
+    let parsed = PARSED.get_manifest(&(path.to_string(), implicit), path, |text| manifest::layer::parse_layers(text, path, implicit));
     let parsed = parsed.map_err(|e| {
         // The Khronos loader's words.
         log!(Level::Error, "loader_get_json: Failed to open JSON file {path}");
@@ -130,12 +127,7 @@ pub fn load(with_explicit: bool) -> Catalog {
     if let Some(catalog) = remembered {
         return catalog;
     }
-    static REMEMBERED: watch::Remembered<bool, Catalog> = watch::Remembered::new();
-    let catalog = match super::reusable() {
-        // Kept beyond the call: from the system's memory, never an application's allocator's.
-        true => REMEMBERED.get_or(with_explicit, || with_system_allocator(|| Arc::new(read_catalog(with_explicit)))),
-        false => Arc::new(read_catalog(with_explicit)),
-    };
+    let catalog = Arc::new(read_catalog(with_explicit));
     READING.with(|r| {
         if let Some(slot) = r.borrow_mut().as_mut() {
             *slot = Some((with_explicit, catalog.clone()));

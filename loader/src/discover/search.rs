@@ -129,14 +129,6 @@ fn log_search(level: Level, what: &str, locations: &[String], files: &[String]) 
 
 /// Driver manifests, in the order drivers are loaded.
 pub fn driver_manifests() -> Vec<Found> {
-    static REMEMBERED: platform::watch::Remembered<(), Vec<Found>> = platform::watch::Remembered::new();
-    match super::reusable() {
-        true => REMEMBERED.get_or((), find_driver_manifests),
-        false => find_driver_manifests(),
-    }
-}
-
-fn find_driver_manifests() -> Vec<Found> {
     let settings = crate::manifest::settings::current();
     // A settings file's device_configurations choose the devices: the driver environment
     // variables (search replacement, additions, filters) no longer apply.

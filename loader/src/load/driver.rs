@@ -105,11 +105,7 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
                     ElfCheck::Corrupt(why) => return Err(format!("{path} cannot be loaded: {why}")),
                 }
             }
-            let library = library_cache::open(&path)?;
-            if let Some(note) = library.binding_note(&path) {
-                log!(Level::Debug, "{note}");
-            }
-            library
+            library_cache::open(&path)?
         }
     };
     let icd_gipa: Option<Gipa> = library.symbol(c"vk_icdGetInstanceProcAddr").map(|f| unsafe { std::mem::transmute(f) });

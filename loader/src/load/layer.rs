@@ -81,11 +81,7 @@ pub fn open_library(manifest: &LayerManifest) -> Result<Arc<Library>, LoadError>
             ElfCheck::Corrupt(why) => return Err(format!("{path} cannot be loaded: {why}").into()),
         }
     }
-    let library = library_cache::open(path)?;
-    if let Some(note) = library.binding_note(path) {
-        log!(Level::Debug, "{note}");
-    }
-    Ok(library)
+    Ok(library_cache::open(path)?)
 }
 
 /// Opens and negotiates the layer of `manifest`; the error says why it cannot be used.

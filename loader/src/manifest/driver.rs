@@ -4,7 +4,6 @@
 use serde_json::Value;
 
 use crate::platform::file_cache::ParseCache;
-use crate::platform::looks::{self, persist_fields};
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DriverManifest {
@@ -27,7 +26,7 @@ static PARSED: ParseCache<String, Result<DriverManifest, String>> = ParseCache::
 
 /// Reads and parses a driver manifest, or reuses its last parse when the file is unchanged.
 pub fn read_driver(path: &str) -> Result<DriverManifest, String> {
-    let parsed = PARSED.get_remembered(&path.to_string(), path, looks::Kind::DriverManifest, |text| parse_driver(text, path))?;
+    let parsed = PARSED.get_manifest(&path.to_string(), path, |text| parse_driver(text, path))?;
     (*parsed).clone()
 }
 
@@ -107,30 +106,9 @@ pub(crate) fn resolve_library(library: &str, manifest_path: &str) -> String {
     format!("{dir}/{library}")
 }
 
-// A driver manifest's parse, as the looks file keeps it for later processes (see
-// `platform::looks`); every field written.
-persist_fields!(DriverManifest { library_path, api_version, library_arch, is_portability_driver, newer_file_format });
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::looks::{Persist, Reader};
-
-    #[test]
-    fn a_parse_survives_the_looks_file() {
-        let full = DriverManifest {
-            library_path: "/usr/lib/libx.so".into(),
-            api_version: Some(0x40_3000),
-            library_arch: Some("64".into()),
-            is_portability_driver: true,
-            newer_file_format: Some("1.0.2".into()),
-        };
-        for value in [Ok(full), Ok(DriverManifest { library_path: "libx.so".into(), ..Default::default() }), Err("missing \"ICD\" object".to_string())] {
-            let mut out = Vec::new();
-            value.put(&mut out);
-            assert_eq!(<Result<DriverManifest, String>>::take(&mut Reader::new(&out)), Some(value));
-        }
-    }
 
     #[test]
     fn parses_and_resolves() {

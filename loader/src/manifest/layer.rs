@@ -5,7 +5,6 @@
 use serde_json::{Map, Value};
 
 use crate::manifest::driver::{parse_version, resolve_library};
-use crate::platform::looks::{persist_fields, Persist, Reader};
 
 /// An extension a layer provides, with the entry points of a device extension.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -334,113 +333,9 @@ fn env_condition(obj: &Map<String, Value>, key: &str) -> Result<Option<EnvCondit
     Ok(Some(EnvCondition { var: var.clone(), value: value.to_string() }))
 }
 
-// What a manifest file gave, as the looks file keeps it for later processes (see
-// `platform::looks`): every field written, none left to a default.
-persist_fields!(ParsedFile { file_format_version, unknown_file_format, layers, rejected, warnings });
-persist_fields!(LayerManifest {
-    manifest_path,
-    implicit,
-    name,
-    library_path,
-    component_layers,
-    api_version,
-    implementation_version,
-    description,
-    functions,
-    instance_extensions,
-    device_extensions,
-    enable_environment,
-    disable_environment,
-    pre_instance_functions,
-    library_arch,
-    app_keys,
-    blacklisted_layers,
-    override_paths,
-    settings_control,
-});
-persist_fields!(LayerFunctions { get_instance_proc_addr, get_device_proc_addr, negotiate });
-persist_fields!(PreInstanceFunctions { enumerate_instance_extension_properties, enumerate_instance_layer_properties, enumerate_instance_version });
-persist_fields!(LayerExtension { name, spec_version, entrypoints });
-persist_fields!(EnvCondition { var, value });
-
-impl Persist for crate::manifest::settings::Control {
-    fn put(&self, out: &mut Vec<u8>) {
-        use crate::manifest::settings::Control;
-        out.push(match self {
-            Control::On => 0,
-            Control::Off => 1,
-            Control::Auto => 2,
-        });
-    }
-    fn take(r: &mut Reader) -> Option<Self> {
-        use crate::manifest::settings::Control;
-        [Control::On, Control::Off, Control::Auto].get(r.u8()? as usize).copied()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Every field of a layer set, kept in the looks file and read back the same.
-    #[test]
-    fn a_parse_survives_the_looks_file() {
-        let some = |s: &str| Some(s.to_string());
-        let strings = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let extension = |name: &str, entrypoints: &[&str]| LayerExtension { name: name.into(), spec_version: 3, entrypoints: strings(entrypoints) };
-        let layer = LayerManifest {
-            manifest_path: "/etc/vulkan/implicit_layer.d/x.json".into(),
-            implicit: true,
-            name: "VK_LAYER_X".into(),
-            library_path: some("/usr/lib/libx.so"),
-            component_layers: strings(&["VK_LAYER_A", "VK_LAYER_B"]),
-            api_version: 0x40_3000,
-            implementation_version: 7,
-            description: "x".into(),
-            functions: LayerFunctions { get_instance_proc_addr: some("a"), get_device_proc_addr: some("b"), negotiate: some("c") },
-            instance_extensions: vec![extension("VK_EXT_debug_report", &[])],
-            device_extensions: vec![extension("VK_EXT_tooling_info", &["vkGetPhysicalDeviceToolPropertiesEXT"])],
-            enable_environment: Some(EnvCondition { var: "ENABLE_X".into(), value: "1".into() }),
-            disable_environment: Some(EnvCondition { var: "DISABLE_X".into(), value: "".into() }),
-            pre_instance_functions: PreInstanceFunctions {
-                enumerate_instance_extension_properties: some("d"),
-                enumerate_instance_layer_properties: some("e"),
-                enumerate_instance_version: some("f"),
-            },
-            library_arch: some("64"),
-            app_keys: strings(&["/usr/bin/app"]),
-            blacklisted_layers: strings(&["VK_LAYER_C"]),
-            override_paths: strings(&["/opt/layers"]),
-            settings_control: Some(crate::manifest::settings::Control::Off),
-        };
-        let bare = LayerManifest {
-            library_path: None,
-            functions: LayerFunctions::default(),
-            enable_environment: None,
-            settings_control: None,
-            ..layer.clone()
-        };
-        let file = ParsedFile {
-            file_format_version: "1.2.1".into(),
-            unknown_file_format: true,
-            layers: vec![layer, bare],
-            rejected: strings(&["layers[2]: no name"]),
-            warnings: strings(&["a warning"]),
-        };
-        let round_trip = |value: &Result<ParsedFile, String>| {
-            let mut out = Vec::new();
-            value.put(&mut out);
-            let mut r = Reader::new(&out);
-            let back = <Result<ParsedFile, String>>::take(&mut r);
-            assert!(<Result<ParsedFile, String>>::take(&mut r).is_none(), "nothing left");
-            back
-        };
-        let back = round_trip(&Ok(file.clone())).expect("decodes").expect("Ok");
-        assert_eq!(back.layers, file.layers);
-        assert_eq!((back.file_format_version, back.unknown_file_format, back.rejected, back.warnings), (file.file_format_version, file.unknown_file_format, file.rejected, file.warnings));
-        let refused: Result<ParsedFile, String> = Err("invalid JSON".into());
-        assert_eq!(round_trip(&refused).map(|r| r.err()), Some(Some("invalid JSON".to_string())));
-    }
 
     #[test]
     fn layer_names_outside_the_naming_policy_are_warned_about() {

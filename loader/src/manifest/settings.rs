@@ -154,11 +154,7 @@ pub fn current() -> Option<Arc<Settings>> {
     if let Some(settings) = remembered {
         return settings;
     }
-    static REMEMBERED: platform::watch::Remembered<(), Option<Arc<Settings>>> = platform::watch::Remembered::new();
-    let settings = match log::anything_wanted() {
-        false => REMEMBERED.get_or((), find),
-        true => find(),
-    };
+    let settings = find();
     log::set_settings_mask(settings.as_ref().map(|s| s.stderr_log));
     // A file the loader writes is the user's to choose, but not an elevated process's: it would
     // write wherever the user says with the process's rights.
@@ -190,12 +186,10 @@ thread_local! {
 /// While alive, `current` on this thread looks for the settings file once and answers later
 /// calls from that look: one API call (instance creation asks about layers, drivers and
 /// devices) costs one look, and logs a bad file once.
-pub struct OneLook(bool, #[allow(dead_code)] platform::watch::Scope);
+pub struct OneLook(bool);
 
 impl OneLook {
     pub fn enter() -> OneLook {
-        // What earlier calls found is reused for this one if nothing changed since (see `watch`).
-        let watch = platform::watch::Scope::enter();
         // Only the outermost scope on the thread starts (and later ends) a look.
         OneLook(LOOK.with(|look| {
             let mut look = look.borrow_mut();
@@ -204,7 +198,7 @@ impl OneLook {
                 *look = Look::Pending;
             }
             outermost
-        }), watch)
+        }))
     }
 }
 

@@ -44,7 +44,7 @@ impl Digest {
     }
 }
 
-/// A file body's checksum (the driver cache's, the looks file's): four lanes of 8-byte words, each word xor-ed in, multiplied and rotated
+/// A file body's checksum (the driver cache's): four lanes of 8-byte words, each word xor-ed in, multiplied and rotated
 /// (every step a bijection of the lane, so any one changed word changes the digest), then the
 /// lanes, the tail and the length digested together. Some 20 times faster than a byte-at-a-time
 /// digest, which cost a fresh process 60 us for a 40 KiB file (format 2).

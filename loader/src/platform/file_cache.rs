@@ -1,8 +1,7 @@
-//! Manifest files as last parsed, reused while the open file says it has not changed (same
-//! device, inode, size and modification time, from `fstat` on the file `fopen` opened): an
-//! unchanged one costs an open, an `fstat` and a close instead of a read and a parse. Within an
-//! API call that may reuse what earlier calls found (`watch`), a file whose watch saw no change
-//! is not even opened: its identity is the one found before.
+//! Files as last parsed, reused while the open file says it has not changed (same device, inode,
+//! size and modification time, from `fstat` on the file `fopen` opened): an unchanged manifest
+//! costs an open, an `fstat` and a close instead of a read and a parse. Every call opens the file
+//! again, as the Khronos loader does, so an edit is seen by the very next call.
 //!
 //! A file changed twice within one tick of the file system's clock keeps its identity, so content
 //! is remembered only once its modification time is two seconds in the past
@@ -16,9 +15,11 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use crate::platform::host_alloc::with_system_allocator;
-use crate::platform::looks::{self, FileLook, Parsed, Persist};
-use crate::platform::stamps::Witness;
-use crate::platform::{watch, FileIdentity, OpenFile, IDENTITIES};
+use crate::platform::{FileIdentity, OpenFile};
+
+/// The largest manifest read: the Khronos validation layer's, the largest there is, is some
+/// 200 KiB. A larger file is refused rather than read into the host's memory.
+pub const MAX_MANIFEST_BYTES: usize = 16 << 20;
 
 /// What `parse` made of each file, by key (the path, and whatever else changes the parse), with
 /// the identity of the file it was made from.
@@ -26,20 +27,25 @@ pub struct ParseCache<K, T> {
     entries: Mutex<Option<BTreeMap<K, Entry<T>>>>,
 }
 
-/// What keeps a parse for later processes: the witness of the file's stamp, its identity, the parse.
-type Remember<'a, T> = &'a dyn Fn(Witness, FileIdentity, &T);
-
 /// A parse and the identity of the file it was made from.
 type Entry<T> = (FileIdentity, Arc<T>);
+
+/// How much of a file is read.
+#[derive(Clone, Copy)]
+enum Limit {
+    /// A larger file is refused whole.
+    Refuse(usize),
+    /// The first bytes of a larger file are read.
+    Cut(usize),
+}
 
 /// How a file changes, which decides when its identity tells a change.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     /// Written in place or replaced, as people and packages do: its identity is trusted once
-    /// settled (`FileIdentity::is_settled`), and an earlier process's look is used (`looks`).
+    /// settled (`FileIdentity::is_settled`).
     Manifest,
-    /// Only ever replaced whole by a rename (see `get_replaced_whole`), and read afresh by each
-    /// process (the driver cache: not copied into the looks file).
+    /// Only ever replaced whole by a rename (see `get_replaced_whole`).
     ReplacedWhole,
 }
 
@@ -48,12 +54,18 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
         ParseCache { entries: Mutex::new(None) }
     }
 
+    /// `parse` of the manifest at `path`, from the cache when the file is unchanged; a file
+    /// larger than [`MAX_MANIFEST_BYTES`] is refused, saying so.
+    pub fn get_manifest(&self, key: &K, path: &str, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
+        self.read(key, path, Limit::Refuse(MAX_MANIFEST_BYTES), Kind::Manifest, |text| parse(&text))
+    }
+
     /// `parse` of the file at `path`, from the cache when the file is unchanged, reading no more
     /// than `limit` bytes of the file (`parse` sees `limit` bytes of a larger one and can refuse
     /// it). `key` must be built from the system allocator's memory if it is to outlive an
     /// application's scope, so the cache clones it there.
     pub fn get_at_most(&self, key: &K, path: &str, limit: usize, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
-        self.read(key, path, limit, Kind::Manifest, |text| parse(&text), None)
+        self.read(key, path, Limit::Cut(limit), Kind::Manifest, |text| parse(&text))
     }
 
     /// `get_at_most` for a file that is only ever replaced whole by a rename, never written in
@@ -61,87 +73,26 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
     /// time, so it is remembered at once. A version mistaken for an earlier one could only give
     /// that earlier, whole content. `parse` is given the bytes read, to keep rather than copy.
     pub fn get_replaced_whole(&self, key: &K, path: &str, limit: usize, parse: impl FnOnce(Vec<u8>) -> T) -> Result<Arc<T>, String> {
-        self.read(key, path, limit, Kind::ReplacedWhole, parse, None)
+        self.read(key, path, Limit::Cut(limit), Kind::ReplacedWhole, parse)
     }
 
-    /// `get_at_most` (the whole file) of a manifest whose parse the looks file keeps (by `look`,
-    /// with the file's identity and this build's digest) rather than its bytes: a process whose
-    /// earlier ones parsed the file as it is now parses nothing (the manifests' JSON was some
-    /// 70 us of a fresh process's first call with Debian's implicit layers and Mesa's drivers).
-    pub fn get_remembered(&self, key: &K, path: &str, look: looks::Kind, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String>
-    where
-        T: Persist,
-    {
-        if let Some(Some(id)) = IDENTITIES.get(path) {
-            if let Some(value) = self.cached(key, id) {
-                return Ok(value);
-            }
-        }
-        if let Some(Parsed { identity, value }) = watch::found_earlier::<Parsed<T>>(look, path) {
-            IDENTITIES.put(path, &Some(identity));
-            if let Some(cached) = self.cached(key, identity) {
-                return Ok(cached);
-            }
-            return Ok(self.keep(key, identity, Kind::Manifest, || value));
-        }
-        let remember = |witness: Witness, identity: FileIdentity, value: &T| looks::found_parsed(look, path, witness, identity, value);
-        self.read(key, path, usize::MAX, Kind::Manifest, |text| parse(&text), Some(&remember))
-    }
-
-    /// The parse of the file at `path`. A manifest read whole from the very file stamped is kept
-    /// for later processes: by `remember` (its parse), or else its bytes.
-    fn read(
-        &self,
-        key: &K,
-        path: &str,
-        limit: usize,
-        kind: Kind,
-        parse: impl FnOnce(Vec<u8>) -> T,
-        remember: Option<Remember<T>>,
-    ) -> Result<Arc<T>, String> {
-        // A file the API call under way found unchanged since an earlier call is not opened again.
-        if let Some(Some(id)) = IDENTITIES.get(path) {
-            if let Some(value) = self.cached(key, id) {
-                return Ok(value);
-            }
-        }
-        // Nor one an earlier process read, unchanged since (see `looks`).
-        if kind == Kind::Manifest && remember.is_none() {
-            if let Some(look) = watch::found_earlier::<FileLook>(looks::Kind::File, path).filter(|look| look.bytes.len() <= limit) {
-                IDENTITIES.put(path, &Some(look.identity));
-                if let Some(value) = self.cached(key, look.identity) {
-                    return Ok(value);
-                }
-                return Ok(self.keep(key, look.identity, kind, || parse(look.bytes)));
-            }
-        }
-        let (watched, witness) = match watch::current() {
-            Some(_) => watch::depend(path, watch::Dependency::Entry),
-            None => (false, None),
-        };
+    /// The parse of the file at `path`.
+    fn read(&self, key: &K, path: &str, limit: Limit, kind: Kind, parse: impl FnOnce(Vec<u8>) -> T) -> Result<Arc<T>, String> {
         let mut file = OpenFile::open(path).map_err(|e| e.to_string())?;
         let identity = file.identity().ok();
-        if watched {
-            IDENTITIES.put(path, &identity);
-        }
         if let Some(value) = identity.and_then(|id| self.cached(key, id)) {
             return Ok(value);
         }
+        let limit = match limit {
+            Limit::Refuse(most) if identity.is_some_and(|id| id.size > most as u64) => return Err(format!("larger than {most} bytes: not read")),
+            Limit::Refuse(most) | Limit::Cut(most) => most,
+        };
         let text = file.read(limit, identity.map(|id| id.size))?;
         drop(file);
-        let Some(id) = identity else {
-            return Ok(Arc::new(parse(text)));
-        };
-        let whole = text.len() as u64 == id.size && text.len() <= looks::MAX_FILE_BYTES;
-        let witness = witness.filter(|w| kind == Kind::Manifest && whole && w.is_of(path, &id));
-        if let (Some(witness), None) = (&witness, remember) {
-            looks::found(looks::Kind::File, path, witness.clone(), &FileLook { identity: id, bytes: text.clone() });
+        match identity {
+            Some(id) => Ok(self.keep(key, id, kind, || parse(text))),
+            None => Ok(Arc::new(parse(text))),
         }
-        let value = self.keep(key, id, kind, || parse(text));
-        if let (Some(witness), Some(remember)) = (witness, remember) {
-            remember(witness, id, &value);
-        }
-        Ok(value)
     }
 
     /// `make()` (a parse), remembered under `id` when that identity can be trusted to tell a
@@ -164,7 +115,6 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
         (*cached_id == id).then(|| value.clone())
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,5 +156,30 @@ mod tests {
 
         std::fs::remove_file(&path).unwrap();
         assert!(get().is_err());
+    }
+
+    #[test]
+    fn a_manifest_too_large_is_refused_and_what_is_no_file_is_never_opened() {
+        let dir = std::env::temp_dir().join(format!("loader-parse-cache-kinds-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let cache = ParseCache::<String, usize>::new();
+        let key = "k".to_string();
+        let large = dir.join("large.json");
+        std::fs::File::create(&large).unwrap().set_len(MAX_MANIFEST_BYTES as u64 + 1).unwrap();
+        let refused = cache.get_manifest(&key, large.to_str().unwrap(), |text| text.len()).unwrap_err();
+        assert!(refused.contains("larger than"), "{refused}");
+        // A FIFO would keep an open for reading waiting for a writer: refused before any open.
+        let fifo = dir.join("fifo.json");
+        let c_fifo = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c_fifo.as_ptr(), 0o600) }, 0);
+        let refused = cache.get_manifest(&key, fifo.to_str().unwrap(), |text| text.len()).unwrap_err();
+        assert!(refused.contains("FIFO"), "{refused}");
+        let refused = cache.get_manifest(&key, dir.to_str().unwrap(), |text| text.len()).unwrap_err();
+        assert!(refused.contains("directory"), "{refused}");
+        let refused = cache.get_manifest(&key, "/dev/zero", |text| text.len()).unwrap_err();
+        assert!(refused.contains("character device"), "{refused}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

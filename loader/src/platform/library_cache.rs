@@ -4,8 +4,7 @@
 //! (most of what a creation cost before: 102 us of 1 driver's creation was 26 us without it).
 //!
 //! Only the handle is cached. Discovery, manifests and interface negotiation still run on every
-//! call (from what an earlier call found, while nothing it depends on changed: `watch`), so a
-//! changed environment or manifest is seen by the next instance exactly as before; a
+//! call, so a changed environment or manifest is seen by the next instance exactly as before; a
 //! driver no longer named anywhere is simply not used. Nothing is ever unloaded, so nothing still
 //! in use can be. `dlopen` of a path already loaded returns the loaded library anyway, so a
 //! library replaced on disk while the process runs is no more (or less) visible than without the

@@ -6,12 +6,9 @@ pub mod elf;
 pub mod file_cache;
 pub mod host_alloc;
 pub mod library_cache;
-pub mod looks;
-mod stamps;
-pub mod watch;
 pub mod write;
 
-use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::ffi::{c_char, c_void, CStr, CString};
 
 extern "C" {
     // glibc's getenv that returns NULL in AT_SECURE processes (not in the libc crate for all targets).
@@ -61,10 +58,17 @@ fn read_env(name: &str, getter: unsafe extern "C" fn(*const c_char) -> *mut c_ch
 }
 
 /// The loader's cache directory: `$XDG_CACHE_HOME/vulkan-loader-rs`, else under `$HOME/.cache`
-/// (the driver cache and the looks file).
+/// (the driver cache); `None` where it is there but another user's (root run with a user's
+/// `HOME`): such a process neither reads another user's records nor writes into them.
 pub fn cache_directory() -> Option<String> {
     let base = env("XDG_CACHE_HOME").filter(|p| p.starts_with('/')).or_else(|| env("HOME").map(|h| format!("{h}/.cache")))?;
-    Some(format!("{base}/vulkan-loader-rs"))
+    let dir = format!("{base}/vulkan-loader-rs");
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    match stat(&dir) {
+        Ok(st) if st.st_uid != me => None,
+        _ => Some(dir),
+    }
 }
 
 /// Whether the process is elevated (setuid, setgid, file capabilities: `AT_SECURE`), where
@@ -174,14 +178,6 @@ fn for_each_loaded_object(mut each: impl FnMut(&[u8])) {
 /// The identity of the file at `path` (`stat`: it tells whether a file changed, never that one
 /// is absent), or `None` when it cannot be had.
 pub fn file_identity(path: &str) -> Option<FileIdentity> {
-    IDENTITIES.get_or_remembered(path, watch::Dependency::Entry, looks::Kind::Identity, || stat_identity(path))
-}
-
-/// Files' identities as the API call under way found them (see `watch`): by `stat`, or by
-/// `fstat` of the file opened (`ParseCache`).
-pub(crate) static IDENTITIES: watch::Memo<Option<FileIdentity>> = watch::Memo::new();
-
-fn stat_identity(path: &str) -> Option<FileIdentity> {
     stat(path).ok().map(|st| FileIdentity::of(&st))
 }
 
@@ -236,14 +232,6 @@ pub fn read_file(path: &str, limit: usize) -> Option<Vec<u8>> {
 /// see, as they see `fopen`): for probing candidate paths, where a failed `fopen` is not the
 /// cheap, side-effect-free answer every interposer gives.
 pub fn readable(path: &str) -> bool {
-    static READABLE: watch::Memo<bool> = watch::Memo::new();
-    READABLE.get_or_remembered(path, watch::Dependency::Entry, looks::Kind::Readable, || ask_readable(path))
-}
-
-/// [`readable`] asked now, neither remembered nor a dependency of the API call under way: for
-/// what is read once per process (the driver cache's machine inputs, `/dev` nodes no watch can
-/// follow, which would keep whatever the call computes with them from being reused).
-pub(crate) fn ask_readable(path: &str) -> bool {
     // SAFETY: access with a NUL-terminated path.
     with_c_path(path, |c_path| unsafe { libc::access(c_path.as_ptr(), libc::R_OK) == 0 }).unwrap_or(false)
 }
@@ -252,13 +240,6 @@ pub(crate) fn ask_readable(path: &str) -> bool {
 /// is not deterministic. `None` if it cannot be opened. Through `opendir`/`readdir`/`closedir`,
 /// never a `stat` first: a path that `stat` cannot see may still be one an interposer serves.
 pub fn list_dir(path: &str) -> Option<Vec<String>> {
-    static LISTINGS: watch::Memo<Option<Vec<String>>> = watch::Memo::new();
-    LISTINGS.get_or_remembered(path, watch::Dependency::Listing, looks::Kind::Listing, || read_dir_names(path))
-}
-
-/// [`list_dir`] read now, neither remembered nor a dependency of the API call under way (see
-/// [`ask_readable`]).
-pub(crate) fn read_dir_names(path: &str) -> Option<Vec<String>> {
     let c_path = CString::new(path).ok()?;
     // SAFETY: opendir/readdir/closedir on one stream; each entry's name is copied out before the
     // next readdir call reuses its storage.
@@ -319,16 +300,21 @@ impl FileIdentity {
     }
 }
 
-/// A file opened for reading with `fopen`, closed when dropped. Opening first and asking the open
-/// file for its identity (`fstat`) sees the file an interposer redirected the path to.
+/// A regular file opened for reading with `fopen`, closed when dropped. Opening first and asking
+/// the open file for its identity (`fstat`) sees the file an interposer redirected the path to.
 pub struct OpenFile {
     stream: *mut libc::FILE,
 }
 
 impl OpenFile {
-    /// The file at `path`, or why not (an `io::Error`: formatted only by a caller that says it,
-    /// as most of the files looked for are not there).
+    /// The regular file at `path`, or why not (an `io::Error`: formatted only by a caller that
+    /// says it, as most of the files looked for are not there). Never waits: a FIFO, device node,
+    /// socket or directory in the file's place is refused, told by `stat` before the open (opening
+    /// a FIFO for reading waits for a writer; a device node may do anything) and by `fstat` after.
     pub fn open(path: &str) -> Result<OpenFile, std::io::Error> {
+        if let Ok(st) = stat(path) {
+            not_regular(&st)?;
+        }
         let c_path = CString::new(path).map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "path contains NUL"))?;
         // SAFETY: fopen with NUL-terminated path and mode ('e': close on exec).
         let stream = unsafe { libc::fopen(c_path.as_ptr(), c"rbe".as_ptr()) };
@@ -339,18 +325,26 @@ impl OpenFile {
         // glibc sizes with an `fstat` and allocates at the first read) would only be in the way.
         // SAFETY: setvbuf on a stream just opened, before any other operation on it.
         unsafe { libc::setvbuf(stream, std::ptr::null_mut(), libc::_IONBF, 0) };
-        Ok(OpenFile { stream })
+        let file = OpenFile { stream };
+        // The path may have changed between the `stat` and the open, or `stat` may not see what an
+        // interposer serves.
+        file.stat().and_then(|st| not_regular(&st))?;
+        Ok(file)
     }
 
-    pub fn identity(&self) -> Result<FileIdentity, String> {
+    fn stat(&self) -> Result<libc::stat, std::io::Error> {
         // SAFETY: fstat on the stream's descriptor into a zeroed buffer.
         unsafe {
             let mut st: libc::stat = std::mem::zeroed();
             if libc::fstat(libc::fileno(self.stream), &mut st) != 0 {
-                return Err(std::io::Error::last_os_error().to_string());
+                return Err(std::io::Error::last_os_error());
             }
-            Ok(FileIdentity::of(&st))
+            Ok(st)
         }
+    }
+
+    pub fn identity(&self) -> Result<FileIdentity, String> {
+        self.stat().map(|st| FileIdentity::of(&st)).map_err(|e| e.to_string())
     }
 
     /// Up to `limit` bytes from the current position (fewer at the end of the file), read
@@ -389,13 +383,23 @@ impl Drop for OpenFile {
     }
 }
 
+/// `Ok` for a regular file; for anything else, an error naming what is there instead.
+fn not_regular(st: &libc::stat) -> Result<(), std::io::Error> {
+    let what = match st.st_mode & libc::S_IFMT {
+        libc::S_IFREG => return Ok(()),
+        libc::S_IFIFO => "a FIFO",
+        libc::S_IFCHR => "a character device",
+        libc::S_IFBLK => "a block device",
+        libc::S_IFSOCK => "a socket",
+        libc::S_IFDIR => "a directory",
+        _ => "not a file",
+    };
+    Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("not a regular file ({what})")))
+}
+
 /// A library opened with `dlopen`; closed when dropped.
 pub struct Library {
     handle: *mut c_void,
-    /// The file an earlier process bound whole, where this one was opened binding each symbol at
-    /// its first call; said once (see [`Library::binding_note`]).
-    bound_before: Option<String>,
-    noted: std::sync::atomic::AtomicBool,
 }
 
 // SAFETY: a dlopen handle may be used from any thread.
@@ -406,69 +410,15 @@ impl Library {
     /// Opens `path` with every symbol of the library and of its dependencies bound now
     /// (`RTLD_NOW`): one that cannot be is an error here, and the driver or layer is skipped
     /// with a line saying which, where binding at the first call (`RTLD_LAZY`, the Khronos
-    /// loader's way) would end the process there. Once an earlier process bound the very file
-    /// `path` opens whole (the file the dynamic linker found for a bare name; its stamp the
-    /// same: see `looks`), each symbol is bound at its first call instead, which spares a fresh
-    /// process most of the relocation work (some 0.1-0.2 ms for Mesa's device-select layer and
-    /// its dependencies). Should a bare name lead to another file this time, that one is closed
-    /// and opened again binding whole. The dependencies are not stamped: one replaced by a build
-    /// without a symbol the library calls (under the same soname) would show at that call, as
-    /// every library does with the Khronos loader.
+    /// loader's way) would end the process there.
     pub fn open(path: &str) -> Result<Library, String> {
         let c_path = CString::new(path).map_err(|_| "path contains NUL".to_string())?;
-        if let Some(bound) = watch::found_earlier_for_now::<String>(looks::Kind::Bound, path) {
-            let mut library = Library::open_with(&c_path, libc::RTLD_LAZY)?;
-            if library.file().as_deref() == Some(bound.as_str()) {
-                library.bound_before = Some(bound);
-                return Ok(library);
-            }
-            drop(library);
-        }
-        let library = Library::open_with(&c_path, libc::RTLD_NOW)?;
-        // Stamped once open (a bare name's file is known only then): a file replaced or written
-        // meanwhile is younger than the stamps' two settling seconds, and not kept.
-        if let Some(file) = library.file() {
-            if let (_, Some(witness)) = watch::depend(&file, watch::Dependency::Entry) {
-                looks::found(looks::Kind::Bound, path, witness, &file);
-            }
-        }
-        Ok(library)
-    }
-
-    fn open_with(path: &CStr, binding: c_int) -> Result<Library, String> {
         // SAFETY: dlopen with a NUL-terminated path; dlerror read right after.
-        let handle = unsafe { libc::dlopen(path.as_ptr(), binding | libc::RTLD_LOCAL) };
+        let handle = unsafe { libc::dlopen(c_path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
         if handle.is_null() {
             return Err(dlerror());
         }
-        Ok(Library { handle, bound_before: None, noted: Default::default() })
-    }
-
-    /// For the log, the first time it is asked: that the symbols are bound at their first call,
-    /// and why.
-    pub fn binding_note(&self, path: &str) -> Option<String> {
-        let bound = self.bound_before.as_ref()?;
-        let first = !self.noted.swap(true, std::sync::atomic::Ordering::Relaxed);
-        first.then(|| format!("{path}: symbols bound at their first call (an earlier process bound {bound} whole)"))
-    }
-
-    /// The file the dynamic linker opened (its link map's name), when it says.
-    fn file(&self) -> Option<String> {
-        /// The first members of glibc's `struct link_map` (`<link.h>`).
-        #[repr(C)]
-        struct LinkMap {
-            _address: usize,
-            name: *const c_char,
-        }
-        let mut map: *const LinkMap = std::ptr::null();
-        // SAFETY: dlinfo on a live handle writes a pointer to the object's link map, which lives
-        // as long as the handle; its name is a NUL-terminated string or NULL.
-        unsafe {
-            if libc::dlinfo(self.handle, libc::RTLD_DI_LINKMAP, &mut map as *mut *const LinkMap as *mut c_void) != 0 || map.is_null() || (*map).name.is_null() {
-                return None;
-            }
-            CStr::from_ptr((*map).name).to_str().ok().filter(|name| name.starts_with('/')).map(str::to_string)
-        }
+        Ok(Library { handle })
     }
 
     pub fn symbol(&self, name: &CStr) -> Option<unsafe extern "system" fn()> {

@@ -8,13 +8,28 @@ fn c_path(path: &str) -> Result<CString, String> {
     CString::new(path).map_err(|_| format!("{path}: the path holds a NUL byte"))
 }
 
-/// Creates `path` and any missing parents, each with `mode` (before the umask).
-pub fn create_dir_all(path: &str, mode: libc::mode_t) -> Result<(), String> {
-    crate::platform::watch::looked_again();
+/// Creates `path` and any missing parents, each with `mode` (before the umask), only where the
+/// effective user owns what it creates in: a missing directory is made only inside one the
+/// effective user owns, and `path` itself must be the effective user's. Root run with another
+/// user's `HOME` (`sudo -E`, a service given a user's environment) so creates nothing in that
+/// home: a root-owned `~/.cache` would lock its owner, and every program caching there, out.
+pub fn create_own_dir_all(path: &str, mode: libc::mode_t) -> Result<(), String> {
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let owner = |dir: &str| super::stat(dir).ok().filter(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR).map(|st| st.st_uid);
     let mut prefix = String::new();
+    let mut parent_owner = owner("/");
     for part in path.split('/').filter(|p| !p.is_empty()) {
+        let parent = if prefix.is_empty() { "/".to_string() } else { prefix.clone() };
         prefix.push('/');
         prefix.push_str(part);
+        if let Some(uid) = owner(&prefix) {
+            parent_owner = Some(uid);
+            continue;
+        }
+        if parent_owner != Some(me) {
+            return Err(format!("{prefix}: not created: {parent} is not the effective user's"));
+        }
         let c = c_path(&prefix)?;
         // SAFETY: mkdir with a NUL-terminated path.
         if unsafe { libc::mkdir(c.as_ptr(), mode) } != 0 {
@@ -23,16 +38,18 @@ pub fn create_dir_all(path: &str, mode: libc::mode_t) -> Result<(), String> {
                 return Err(format!("{prefix}: cannot create the directory: {error}"));
             }
         }
+        parent_owner = owner(&prefix);
     }
-    Ok(())
+    match parent_owner == Some(me) {
+        true => Ok(()),
+        false => Err(format!("{path}: not the effective user's directory")),
+    }
 }
 
 /// Replaces the file at `path` with `bytes` so that a reader sees the old file or the new one,
 /// never a part: written to a temporary file of this process beside it (mode 0600, whatever the
 /// umask), then renamed over `path`. Several processes doing this at once leave one whole file.
 pub fn replace_file(path: &str, bytes: &[u8]) -> Result<(), String> {
-    // What the call under way found before is not what is there now.
-    crate::platform::watch::looked_again();
     // SAFETY (the block): open/write/close/rename/unlink with NUL-terminated paths and a buffer of
     // the length given.
     unsafe {
@@ -65,7 +82,6 @@ pub fn replace_file(path: &str, bytes: &[u8]) -> Result<(), String> {
 
 /// Removes the file at `path`; a missing file is not an error.
 pub fn remove_file(path: &str) -> Result<(), String> {
-    crate::platform::watch::looked_again();
     let c = c_path(path)?;
     // SAFETY: unlink with a NUL-terminated path.
     if unsafe { libc::unlink(c.as_ptr()) } != 0 {
@@ -87,8 +103,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("loader-write-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let nested = dir.join("a/b");
-        create_dir_all(nested.to_str().unwrap(), 0o700).unwrap();
-        create_dir_all(nested.to_str().unwrap(), 0o700).unwrap();
+        create_own_dir_all(nested.to_str().unwrap(), 0o700).unwrap();
+        create_own_dir_all(nested.to_str().unwrap(), 0o700).unwrap();
         let file = nested.join("f");
         let path = file.to_str().unwrap();
         replace_file(path, b"first").unwrap();
@@ -99,6 +115,32 @@ mod tests {
         remove_file(path).unwrap();
         remove_file(path).unwrap();
         assert!(!file.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn nothing_is_created_in_or_written_to_another_users_directory() {
+        let dir = std::env::temp_dir().join(format!("loader-write-owner-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let home = dir.join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        if me != 0 {
+            // Only root can give a directory away; as another user the rule is seen in the
+            // integration test with a second account.
+            std::fs::remove_dir_all(&dir).unwrap();
+            return;
+        }
+        std::os::unix::fs::chown(&home, Some(4242), Some(4242)).unwrap();
+        let cache = home.join(".cache/vulkan-loader-rs");
+        let refused = create_own_dir_all(cache.to_str().unwrap(), 0o700).unwrap_err();
+        assert!(refused.contains("is not the effective user's"), "{refused}");
+        assert!(!home.join(".cache").exists(), "nothing created in the other user's home");
+        // Theirs already: not used either.
+        std::fs::create_dir_all(&cache).unwrap();
+        std::os::unix::fs::chown(&cache, Some(4242), Some(4242)).unwrap();
+        assert!(create_own_dir_all(cache.to_str().unwrap(), 0o700).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
