@@ -72,12 +72,13 @@ pub fn driver_cache(data: &[u8]) {
 pub fn driver_cache_seed() -> Vec<u8> {
     let entry = |path: &str, devices: Vec<(u64, u32)>| crate::cache::record::Entry {
         manifest_path: path.into(),
-        key: [1, 2, 3, 4, 5],
+        key: [1, 2, 3, 4, 5, 6],
         written: 1_764_000_000,
         library_resolved: "/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so".into(),
         interface_version: 5,
         instance_version: Some(vk_generated::make_api_version(0, 1, 3, 230)),
         extensions: crate::cache::extension_list::ExtensionList::from_pairs([(&b"VK_KHR_surface"[..], 25), (b"VK_KHR_xcb_surface", 6)]),
+        inputs: vec![("$HOME".into(), 7), ("/etc/drirc".into(), 0)],
         profiles: crate::cache::profile::Profiles::from_list(
             devices
                 .iter()

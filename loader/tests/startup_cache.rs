@@ -441,10 +441,8 @@ fn a_warm_cache_answers_the_start_up_probe_without_loading_any_driver() {
     let (cold, cold_err) = run(&s, "probe", &two_devices());
     assert_eq!(line(&cold, "MAPPED "), BOTH, "{cold_err}");
     assert_eq!(lines(&cold, "PROBE ").len(), 2, "{cold}");
-    // A second process asks the physical devices for the record (the first recorded the driver:
-    // a process that meets a driver for the first time does not also pay for its devices' record).
-    let (second, err) = run(&s, "probe", &two_devices());
-    assert!(line(&second, "MAPPED ").contains("libvk_test_driver_a.so"), "{err}");
+    // The first process recorded the driver and its physical devices (at the instance's first
+    // enumeration): the second is lazy.
     let (warm, err) = run(&s, "probe", &two_devices());
     assert_eq!(line(&warm, "MAPPED "), "", "no driver loaded\n{err}");
     assert_eq!(
@@ -498,22 +496,6 @@ fn a_lazy_driver_is_loaded_at_device_creation_and_its_devices_matched_by_identit
     // 8 (2 devices x properties2, queue families twice, memory), the identity read before the device.
     let (ms, answered) = loaded_at(&err, "vkCreateDevice");
     assert!(ms > 0.0 && answered >= 9, "{ms} {answered}\n{err}");
-}
-
-#[test]
-fn a_lazy_driver_is_bound_at_first_call_as_at_instance_creation() {
-    let s = setup("lazy-binding");
-    // Settled: a library changed in the last two seconds is not taken for the one bound before.
-    std::thread::sleep(std::time::Duration::from_millis(3100));
-    record_for_lazy(&s, "probe", &two_devices());
-    // The driver is loaded at vkCreateDevice, a command that looks at no file (in a process that
-    // may be watched by inotify by then, not told by stamps): its library, the one an earlier
-    // process bound whole, is bound at each symbol's first call, as at an instance creation.
-    let (out, err) = run(&s, "device", &[two_devices(), vec![("VK_LOADER_DEBUG", "all".into())]].concat());
-    assert_eq!(line(&out, "DEVICE "), "VK_SUCCESS", "{err}");
-    loaded_at(&err, "vkCreateDevice");
-    let library = s.drivers[0].display().to_string();
-    assert!(err.contains(&format!("{library}: symbols bound at their first call")), "{err}");
 }
 
 #[test]
@@ -878,7 +860,7 @@ fn processes_starting_at_once_on_a_cold_cache_leave_one_whole_file() {
     });
     let mut names: Vec<String> = std::fs::read_dir(s.cache.join("vulkan-loader-rs")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     names.sort();
-    assert_eq!(names, ["drivers", "looks"], "no temporary file left");
+    assert_eq!(names, ["drivers"], "no temporary file left");
     let (out, err) = run(&s, "pre", &[]);
     assert_eq!(line(&out, "MAPPED "), "", "the file one of them left is whole and current\n{err}");
 }
@@ -934,4 +916,169 @@ fn vulkaninfo_is_the_same_with_the_cache_off_cold_warm_and_verifying() {
             }
         }
     }
+}
+
+/// Makes `path` something other than a regular file the loader can read: a FIFO (opening it for
+/// reading would wait for a writer), a device node (a link to `/dev/zero`, which never ends), a
+/// directory, or a file without read permission (which root reads all the same).
+fn make_no_file(what: &str, path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let _ = std::fs::remove_dir_all(path);
+    match what {
+        "a FIFO" => {
+            let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+            // SAFETY: mkfifo with a NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        }
+        "a device node" => std::os::unix::fs::symlink("/dev/zero", path).unwrap(),
+        "a directory" => std::fs::create_dir(path).unwrap(),
+        "an unreadable file" => {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::write(path, b"not a cache file").unwrap();
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o000)).unwrap();
+        }
+        other => panic!("{other}"),
+    }
+}
+
+const NO_FILES: [&str; 4] = ["a FIFO", "a device node", "a directory", "an unreadable file"];
+
+/// In place of the driver cache file and of an application's record, each of [`NO_FILES`]: the
+/// process neither waits nor fails, and answers as with the cache off.
+#[test]
+fn no_file_in_place_of_the_cache_files_stops_or_changes_anything() {
+    let s = setup("no-file-cache");
+    let (reference, err) = run(&s, "create", &[("VK_LOADER_DRIVER_CACHE", "off".into())]);
+    assert_eq!(line(&reference, "CREATE "), "VK_SUCCESS", "{err}");
+    for what in NO_FILES {
+        let _ = std::fs::remove_dir_all(&s.cache);
+        std::fs::create_dir_all(s.cache.join("vulkan-loader-rs/profiles")).unwrap();
+        make_no_file(what, &cache_file(&s));
+        let (out, err) = run(&s, "create", &[]);
+        assert_eq!(line(&out, "DEVICES "), line(&reference, "DEVICES "), "{what} as the cache file\n{err}");
+        // A record of the application's: the drivers' file first, then the record in its place.
+        let _ = std::fs::remove_dir_all(&s.cache);
+        run(&s, "create", &[]);
+        run(&s, "create", &[]);
+        let profiles = profile_files(&s);
+        assert_eq!(profiles.len(), 1, "{what}: one application recorded");
+        make_no_file(what, &profiles[0]);
+        let (out, err) = run(&s, "create", &[]);
+        assert_eq!(line(&out, "DEVICES "), line(&reference, "DEVICES "), "{what} as an application's record\n{err}");
+    }
+}
+
+/// In place of a driver manifest and of an implicit layer manifest, each of [`NO_FILES`]: skipped
+/// with a line naming it and what it is, everything else as before.
+#[test]
+fn no_file_in_place_of_a_manifest_is_skipped_saying_what_it_is() {
+    let s = setup("no-file-manifest");
+    let layers = s.dir.join("implicit");
+    std::fs::create_dir_all(&layers).unwrap();
+    let off = ("VK_LOADER_DRIVER_CACHE", "off".to_string());
+    let only_b = [("VK_DRIVER_FILES", s.manifests[1].display().to_string()), off.clone()];
+    let (reference, err) = run(&s, "create", &only_b);
+    assert_eq!(line(&reference, "CREATE "), "VK_SUCCESS", "{err}");
+    for what in NO_FILES {
+        let manifest = s.dir.join("a.json");
+        make_no_file(what, &manifest);
+        make_no_file(what, &layers.join("layer.json"));
+        let env = [off.clone(), ("VK_IMPLICIT_LAYER_PATH", layers.display().to_string()), ("VK_LOADER_DEBUG", "all".into())];
+        let (out, err) = run(&s, "create", &env);
+        assert_eq!(line(&out, "DEVICES "), line(&reference, "DEVICES "), "{what} as a driver manifest\n{err}");
+        // What the loader says it is: a link to /dev/zero is a character device.
+        let said = match what {
+            "a FIFO" => "not a regular file (a FIFO)",
+            "a device node" => "not a regular file (a character device)",
+            _ => "not a regular file (a directory)",
+        };
+        let named = |file: &str| err.lines().any(|l| l.contains(file) && l.contains(said));
+        // A directory named in VK_DRIVER_FILES is searched; root reads a file of mode 0.
+        if what == "a FIFO" || what == "a device node" {
+            assert!(named("a.json"), "{what}: no line names the driver manifest and what it is\n{err}");
+        }
+        if what != "an unreadable file" {
+            assert!(named("layer.json"), "{what}: no line names the layer manifest and what it is\n{err}");
+        }
+        let _ = std::fs::remove_dir_all(&manifest);
+        let _ = std::fs::remove_file(&manifest);
+        common::driver_manifest(&s.dir, "a.json", &s.drivers[0]);
+    }
+}
+
+/// Ways people launch a program, each with the variables it sets, fresh per launch (`{n}`: the
+/// launch's number): a desktop launcher (startup notification, xdg-activation, GIO), a program
+/// Plasma or GNOME starts as a systemd unit, new tabs and windows of terminals, multiplexers' panes,
+/// an editor's terminal, an ssh session, a new login.
+const LAUNCHES: &[(&str, &[(&str, &str)])] = &[
+    ("GNOME's launcher", &[("DESKTOP_STARTUP_ID", "gnome-shell/app/{n}-0-host_TIME{n}"), ("GIO_LAUNCHED_DESKTOP_FILE_PID", "{n}")]),
+    ("a Wayland launcher", &[("XDG_ACTIVATION_TOKEN", "token-{n}")]),
+    ("a systemd unit", &[("INVOCATION_ID", "{n}a3f0"), ("JOURNAL_STREAM", "8:{n}"), ("SYSTEMD_EXEC_PID", "{n}"), ("MEMORY_PRESSURE_WATCH", "/sys/fs/cgroup/app-{n}.scope/memory.pressure"), ("MANAGERPID", "{n}")]),
+    ("gnome-terminal's tab", &[("GNOME_TERMINAL_SCREEN", "/org/gnome/Terminal/screen/{n}"), ("WINDOWID", "{n}"), ("SHLVL", "{n}")]),
+    ("konsole's window", &[("KONSOLE_DBUS_SESSION", "/Sessions/{n}"), ("KONSOLE_DBUS_WINDOW", "/Windows/{n}"), ("SHELL_SESSION_ID", "{n}")]),
+    ("kitty's window", &[("KITTY_WINDOW_ID", "{n}"), ("KITTY_PID", "{n}")]),
+    ("a tmux pane", &[("TMUX", "/tmp/tmux-0/default,{n},0"), ("TMUX_PANE", "%{n}")]),
+    ("a screen window", &[("STY", "{n}.pts-0.host"), ("WINDOW", "{n}")]),
+    ("VS Code's terminal", &[("VSCODE_GIT_IPC_HANDLE", "/run/user/0/vscode-git-{n}.sock"), ("VSCODE_IPC_HOOK_CLI", "/run/user/0/vscode-ipc-{n}.sock")]),
+    ("an ssh session", &[("SSH_CLIENT", "10.0.0.{n} 5{n} 22"), ("SSH_CONNECTION", "10.0.0.{n} 5{n} 10.0.0.1 22"), ("SSH_TTY", "/dev/pts/{n}")]),
+    ("a new login", &[("XDG_SESSION_ID", "{n}"), ("SESSION_MANAGER", "local/host:@/tmp/.ICE-unix/{n},unix/host:/tmp/.ICE-unix/{n}"), ("XDG_VTNR", "{n}")]),
+    ("a new terminal's shell", &[("PWD", "/home/{n}"), ("OLDPWD", "/tmp/{n}"), ("_", "/usr/bin/app{n}")]),
+];
+
+/// After one launch of each kind, every later launch of that kind, with its own fresh values,
+/// finds the cache warm: no driver loaded.
+#[test]
+fn every_repeated_launch_as_users_make_them_is_warm() {
+    let s = setup("launches");
+    for (kind, variables) in LAUNCHES {
+        let launch = |n: u32| -> Vec<(&'static str, String)> {
+            variables.iter().map(|(name, value)| (*name, value.replace("{n}", &(n * 7 + 3).to_string()))).collect()
+        };
+        run(&s, "create", &launch(1));
+        run(&s, "create", &launch(2));
+        for n in 3..5 {
+            let (out, err) = run(&s, "create", &launch(n));
+            assert_eq!(line(&out, "MAPPED "), "", "{kind}, launch {n}: a miss\n{err}");
+            assert!(!err.contains("stale"), "{kind}, launch {n}\n{err}");
+        }
+    }
+}
+
+/// A driver that reads a driconf file for its device's name (as RADV and ANV do), recorded warm;
+/// the file edited: the next launch is a miss that names the file, and answers what the driver
+/// says now.
+#[test]
+fn an_edited_driver_configuration_file_is_a_miss_naming_it_with_the_live_answer() {
+    let s = setup("driconf");
+    let home = s.dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let env = [("HOME", home.display().to_string())];
+    let (cold, err) = run(&s, "create", &env);
+    assert_eq!(line(&cold, "DEVICES "), "Test Driver discrete 0", "{err}");
+    run(&s, "create", &env);
+    let (warm, err) = run(&s, "create", &env);
+    assert_eq!(line(&warm, "MAPPED "), "", "{err}");
+    let drirc = home.join(".drirc");
+    std::fs::write(&drirc, "<driconf><device><application name=\"all\">\n<option name=\"force_vk_devicename\" value=\"Renamed GPU\"/>\n</application></device></driconf>\n").unwrap();
+    age(&drirc);
+    let (edited, err) = run(&s, "create", &env);
+    assert_eq!(line(&edited, "DEVICES "), "Renamed GPU", "the live answer, not the record's\n{err}");
+    let named = format!("its cache entry is stale: the configuration changed: {} changed", drirc.display());
+    assert!(err.contains(&named), "{named}\n{err}");
+    // Recorded again under the file as it is: warm, with the new name.
+    run(&s, "create", &env);
+    let (warm, err) = run(&s, "create", &env);
+    assert_eq!((line(&warm, "DEVICES "), line(&warm, "MAPPED ")), ("Renamed GPU", ""), "{err}");
+}
+
+/// A driver switch set for one launch is a miss that names the variable, never its value.
+#[test]
+fn a_changed_variable_is_named_in_the_miss_without_its_value() {
+    let s = setup("named-variable");
+    run(&s, "pre", &[]);
+    let (_, err) = run(&s, "pre", &[("MESA_SECRET_SWITCH", "value-not-to-be-seen".into())]);
+    assert!(err.contains("its cache entry is stale: the environment changed: $MESA_SECRET_SWITCH new"), "{err}");
+    assert!(!err.contains("value-not-to-be-seen"), "{err}");
+    let file = std::fs::read(cache_file(&s)).unwrap();
+    assert!(!String::from_utf8_lossy(&file).contains("value-not-to-be-seen"), "a value in the cache file");
 }

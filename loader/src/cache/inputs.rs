@@ -168,6 +168,53 @@ pub fn identity(path: &str) -> Option<[u64; 5]> {
     platform::file_identity(path).filter(|i| i.is_settled()).map(|i| i.words())
 }
 
+/// The files drivers read for options when their instance is created, whose options change what
+/// they report (a device's name, its vendor, the formats it claims, its memory size): each with
+/// the digest of its identity, 0 where it is not there; `None` while one was modified in the last
+/// two seconds (see `FileIdentity::is_settled`). Found by tracing real drivers' instance creation
+/// and enumeration (`strace -f -e trace=file`, see the cache's documentation):
+///
+/// - Mesa's driconf (RADV, ANV, NVK, lavapipe, Turnip...): the directory `$DRIRC_CONFIGDIR`
+///   names, else `/usr/share/drirc.d`, each file in it; `/etc/drirc`; `$HOME/.drirc`. Keyed on
+///   all of them, whichever the variable picks: a change where it does not look costs a miss only.
+/// - NVIDIA's application profiles: `/etc/nvidia/nvidia-application-profiles-rc` and its `.d`
+///   directory, `$HOME/.nv/nvidia-application-profiles-rc` and its `.d`, and the driver's own
+///   `/usr/share/nvidia/nvidia-application-profiles-*-rc`.
+///
+/// A directory's files are listed with their identities; a directory's subdirectories are not
+/// followed (neither driver reads them).
+pub fn configuration_files() -> Option<Vec<(String, u64)>> {
+    let home = platform::env("HOME");
+    let mut directories = vec!["/usr/share/drirc.d".to_string(), "/etc/nvidia/nvidia-application-profiles-rc.d".to_string()];
+    let mut files = vec!["/etc/drirc".to_string(), "/etc/nvidia/nvidia-application-profiles-rc".to_string()];
+    if let Some(dir) = platform::env("DRIRC_CONFIGDIR") {
+        directories.push(dir);
+    }
+    if let Some(home) = &home {
+        files.push(format!("{home}/.drirc"));
+        files.push(format!("{home}/.nv/nvidia-application-profiles-rc"));
+        directories.push(format!("{home}/.nv/nvidia-application-profiles-rc.d"));
+    }
+    let nvidia_share = platform::list_dir("/usr/share/nvidia").unwrap_or_default();
+    let profiles = nvidia_share.iter().filter(|n| n.starts_with("nvidia-application-profiles-") && n.ends_with("-rc"));
+    files.extend(profiles.map(|n| format!("/usr/share/nvidia/{n}")));
+    for dir in &directories {
+        files.extend(platform::list_dir(dir).unwrap_or_default().into_iter().map(|name| format!("{dir}/{name}")));
+    }
+    let mut found = Vec::with_capacity(files.len());
+    for path in files {
+        let identity = match platform::file_identity(&path) {
+            Some(id) if !id.is_settled() => return None,
+            Some(id) => super::key::Digest::default().numbers(&id.words()).value(),
+            None => 0,
+        };
+        found.push((path, identity));
+    }
+    found.sort();
+    found.dedup();
+    Some(found)
+}
+
 /// The dynamic linker's cache (`/etc/ld.so.cache`): where a bare library name resolves.
 pub fn linker_cache() -> Option<[u64; 5]> {
     identity("/etc/ld.so.cache")

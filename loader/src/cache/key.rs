@@ -5,59 +5,85 @@
 pub use crate::platform::digest::Digest;
 
 /// The components of a driver entry's key, in the order they are stored and checked.
-pub const COMPONENTS: [&str; 5] = ["manifest", "library", "loader", "machine", "environment"];
+pub const COMPONENTS: [&str; 6] = ["manifest", "library", "loader", "machine", "configuration", "environment"];
 
 /// A driver entry's key: one digest per component of [`COMPONENTS`].
-pub type Key = [u64; 5];
+pub type Key = [u64; 6];
 
 /// The first component of `current` that differs from `recorded`, by name.
 pub fn changed(recorded: &Key, current: &Key) -> Option<&'static str> {
     (0..COMPONENTS.len()).find(|&i| recorded[i] != current[i]).map(|i| COMPONENTS[i])
 }
 
-/// Environment variables left out of the key: they change from one launch to the next, and no
-/// driver decides anything on them (the shell's bookkeeping, session and terminal identities,
-/// the loader's own logging and cache switches). Every other variable is in the key, a driver's
-/// own switches (`MESA_*`, `RADV_*`, `__NV_*`, `__GLX_*`, `DRI_PRIME`...) included.
-pub const VOLATILE_VARIABLES: &[&str] = &[
-    "_",
-    "OLDPWD",
-    "PWD",
-    "SHLVL",
-    "COLUMNS",
-    "LINES",
-    "INVOCATION_ID",
-    "JOURNAL_STREAM",
-    "SYSTEMD_EXEC_PID",
-    "TERM_SESSION_ID",
-    "WINDOWID",
-    // The X authority file: a per-session (with xvfb-run, per-launch) path that X clients read
-    // when they connect, which for a driver is at surface creation, where it is loaded anyway.
-    "XAUTHORITY",
-    "KONSOLE_DBUS_SESSION",
-    "KONSOLE_DBUS_WINDOW",
-    "SSH_AUTH_SOCK",
-    "SSH_AGENT_PID",
-    "SSH_CLIENT",
-    "SSH_CONNECTION",
-    "SSH_TTY",
-    "GPG_AGENT_INFO",
-    "VK_LOADER_DEBUG",
-    "VK_LOADER_EXPLAIN",
-    "VK_LOADER_DRIVER_CACHE",
-    "VK_LOADER_LAZY_DRIVERS",
-];
-
-/// The environment's component: every `NAME=VALUE` entry but the volatile ones, in any order
+/// The environment's component: every `NAME=VALUE` entry but those that identify a launch
+/// (`launch::identifies_a_launch`), in any order
 /// (each entry digested alone, the digests mixed and summed: no sort, no allocation).
 pub fn environment<'a>(entries: impl Iterator<Item = &'a [u8]>) -> u64 {
     entries
         .filter(|entry| {
             let name = entry.split(|&b| b == b'=').next().unwrap_or_default();
-            !VOLATILE_VARIABLES.iter().any(|v| v.as_bytes() == name)
+            !super::launch::identifies_a_launch(name)
         })
         .map(|entry| mix(Digest::default().bytes(entry).value()))
         .fold(0u64, u64::wrapping_add)
+}
+
+/// The environment's entries that count (see [`environment`]) by name, each with the digest of
+/// its value, sorted by name: recorded with an entry so that a miss can name the variables that
+/// changed, never their values.
+pub fn environment_by_name<'a>(entries: impl Iterator<Item = &'a [u8]>) -> Vec<(String, u64)> {
+    let mut named: Vec<(String, u64)> = entries
+        .filter_map(|entry| {
+            let at = entry.iter().position(|&b| b == b'=')?;
+            let (name, value) = (&entry[..at], &entry[at + 1..]);
+            (!super::launch::identifies_a_launch(name)).then(|| (format!("${}", String::from_utf8_lossy(name)), Digest::default().bytes(value).value()))
+        })
+        .collect();
+    named.sort();
+    named
+}
+
+/// The configuration component: each file drivers read for options (see
+/// `inputs::configuration_files`) by path, with the digest of its identity (0: not there).
+pub fn configuration(files: &[(String, u64)]) -> u64 {
+    files.iter().fold(Digest::default(), |d, (path, identity)| d.text(path).number(*identity)).value()
+}
+
+/// What differs between two named lists (sorted by name): each name added, gone or changed,
+/// for the log. Names only: a variable's value never reaches a file or a message.
+pub fn differences(recorded: &[(String, u64)], current: &[(String, u64)]) -> Vec<String> {
+    let mut out = Vec::new();
+    let (mut r, mut c) = (recorded.iter().peekable(), current.iter().peekable());
+    loop {
+        match (r.peek(), c.peek()) {
+            (None, None) => return out,
+            (Some((name, _)), None) => {
+                out.push(format!("{name} gone"));
+                r.next();
+            }
+            (None, Some((name, _))) => {
+                out.push(format!("{name} new"));
+                c.next();
+            }
+            (Some((rn, rv)), Some((cn, cv))) => match rn.cmp(cn) {
+                std::cmp::Ordering::Less => {
+                    out.push(format!("{rn} gone"));
+                    r.next();
+                }
+                std::cmp::Ordering::Greater => {
+                    out.push(format!("{cn} new"));
+                    c.next();
+                }
+                std::cmp::Ordering::Equal => {
+                    if rv != cv {
+                        out.push(format!("{rn} changed"));
+                    }
+                    r.next();
+                    c.next();
+                }
+            },
+        }
+    }
 }
 
 /// A 64-bit finalizer (splitmix64's), so that summed digests do not cancel out.
@@ -113,9 +139,12 @@ mod tests {
     }
 
     #[test]
-    fn environment_ignores_order_and_volatile_variables_only() {
+    fn environment_ignores_order_and_launch_variables_only() {
         let base = environment_of(&[("HOME", "/h"), ("MESA_LOADER_DRIVER_OVERRIDE", "x"), ("PWD", "/a")]);
         assert_eq!(base, environment_of(&[("PWD", "/b"), ("MESA_LOADER_DRIVER_OVERRIDE", "x"), ("HOME", "/h"), ("SHLVL", "3")]));
+        // A launcher's token, a unit's invocation, a terminal's tab, a pane, a login.
+        let launched = [("DESKTOP_STARTUP_ID", "x"), ("INVOCATION_ID", "1"), ("GNOME_TERMINAL_SCREEN", "/t/2"), ("TMUX_PANE", "%3"), ("XDG_SESSION_ID", "4")];
+        assert_eq!(base, environment_of(&[&[("HOME", "/h"), ("MESA_LOADER_DRIVER_OVERRIDE", "x")][..], &launched].concat()));
         assert_ne!(base, environment_of(&[("HOME", "/h"), ("MESA_LOADER_DRIVER_OVERRIDE", "y")]));
         assert_ne!(base, environment_of(&[("HOME", "/h"), ("MESA_LOADER_DRIVER_OVERRIDE", "x"), ("__NV_PRIME_RENDER_OFFLOAD", "1")]));
         assert_ne!(base, environment_of(&[("HOME", "/h")]));
@@ -141,10 +170,26 @@ mod tests {
 
     #[test]
     fn changed_names_the_first_component_that_differs() {
-        let recorded = [1, 2, 3, 4, 5];
+        let recorded = [1, 2, 3, 4, 5, 6];
         assert_eq!(changed(&recorded, &recorded), None);
-        assert_eq!(changed(&recorded, &[1, 2, 3, 9, 9]), Some("machine"));
-        assert_eq!(changed(&recorded, &[0, 2, 3, 4, 5]), Some("manifest"));
+        assert_eq!(changed(&recorded, &[1, 2, 3, 9, 9, 9]), Some("machine"));
+        assert_eq!(changed(&recorded, &[1, 2, 3, 4, 9, 6]), Some("configuration"));
+        assert_eq!(changed(&recorded, &[0, 2, 3, 4, 5, 6]), Some("manifest"));
+    }
+
+    #[test]
+    fn the_variables_that_changed_are_named_without_their_values() {
+        let by_name = |list: &[&str]| environment_by_name(list.iter().map(|e| e.as_bytes()));
+        let recorded = by_name(&["MESA_DEBUG=1", "HOME=/h", "DRI_PRIME=0", "TMUX_PANE=%1"]);
+        assert_eq!(recorded.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["$DRI_PRIME", "$HOME", "$MESA_DEBUG"], "a launch's variables are not recorded");
+        let current = by_name(&["HOME=/h", "DRI_PRIME=1", "RADV_PERFTEST=gpl", "TMUX_PANE=%2"]);
+        let said = differences(&recorded, &current);
+        assert_eq!(said, ["$DRI_PRIME changed", "$MESA_DEBUG gone", "$RADV_PERFTEST new"]);
+        assert!(said.iter().all(|s| !s.contains("gpl") && !s.contains('=')), "{said:?}");
+        assert!(differences(&current, &current).is_empty());
+        let files = |drirc: u64| vec![("/etc/drirc".to_string(), 0), ("/home/u/.drirc".to_string(), drirc)];
+        assert_eq!(differences(&files(0), &files(7)), ["/home/u/.drirc changed"]);
+        assert_ne!(configuration(&files(0)), configuration(&files(7)));
     }
 
     #[test]

@@ -31,8 +31,9 @@
 //!   NVIDIA's control node and the GPUs its module lists), the kernel release and the loaded GPU
 //!   modules with their versions, and the CPU's `cpuid` signature and features (lavapipe answers
 //!   from them; glibc's copy where it has one, see `inputs::cpu`). Read once per process.
-//! - **environment**: every variable but a short list that changes per launch and that no driver
-//!   reads ([`key::VOLATILE_VARIABLES`]); a driver's own switches (`MESA_*`, `RADV_*`, `__NV_*`,
+//! - **environment**: every variable but those that identify a launch, a login session, a
+//!   terminal, a tab, a window or a pane ([`launch`]: a documented rule with its sources); a
+//!   driver's own switches (`MESA_*`, `RADV_*`, `__NV_*`,
 //!   `DRI_PRIME`, `LD_LIBRARY_PATH`, `LD_PRELOAD`...) always count.
 //!
 //! Physical-device counts are recorded per application as well ([`key::application`]: the
@@ -61,6 +62,7 @@
 pub mod extension_list;
 pub mod inputs;
 pub mod key;
+pub mod launch;
 pub mod profile;
 pub mod record;
 
@@ -160,8 +162,12 @@ pub struct Session {
     path: Option<String>,
     /// The file's entries, shared with the decoded file until this session changes them.
     entries: Option<Arc<Vec<Entry>>>,
-    /// (loader, machine, environment) digests, computed at the first lookup or record.
-    shared: Option<[u64; 3]>,
+    /// (loader, machine, configuration, environment) digests, computed at the first lookup or
+    /// record; the configuration's is `None` while a file of it cannot be identified.
+    shared: Option<([u64; 2], Option<u64>, u64)>,
+    /// The variables and configuration files by name, with their digests (see `Entry::inputs`):
+    /// computed only to record an entry or to say why one is stale.
+    named: Option<Vec<(String, u64)>>,
     /// The keys computed so far, by (manifest path, resolved library): a driver's entries (one
     /// per key it was recorded under) share their files, which one call need not `stat` again.
     keys: Vec<((String, String), Option<key::Key>)>,
@@ -245,17 +251,30 @@ impl Session {
 
     /// A session that neither reads nor writes (the eager path).
     pub fn off() -> Session {
-        Session { mode: Mode::Off, path: None, entries: None, shared: None, keys: Vec::new(), changed: false, application: None, profiles_changed: false }
+        Session { mode: Mode::Off, path: None, entries: None, shared: None, named: None, keys: Vec::new(), changed: false, application: None, profiles_changed: false }
     }
 
-    fn shared(&mut self) -> [u64; 3] {
+    fn shared(&mut self) -> ([u64; 2], Option<u64>, u64) {
         *self.shared.get_or_insert_with(|| {
             // The environment's digest is a sum over its entries: taken entry by entry, no copy.
             let mut environment = 0u64;
             platform::for_each_environment_entry(|entry| {
                 environment = environment.wrapping_add(key::environment(std::iter::once(entry)))
             });
-            [inputs::loader(), inputs::machine(), environment]
+            let configuration = inputs::configuration_files().map(|files| key::configuration(&files));
+            ([inputs::loader(), inputs::machine()], configuration, environment)
+        })
+    }
+
+    /// The variables that count and the configuration files, by name, with their digests.
+    fn named(&mut self) -> &[(String, u64)] {
+        self.named.get_or_insert_with(|| {
+            let mut named = inputs::configuration_files().unwrap_or_default();
+            let mut entries = Vec::new();
+            platform::for_each_environment_entry(|entry| entries.push(entry.to_vec()));
+            named.extend(key::environment_by_name(entries.iter().map(Vec::as_slice)));
+            named.sort();
+            named
         })
     }
 
@@ -272,13 +291,13 @@ impl Session {
     }
 
     fn compute_key(&mut self, manifest_path: &str, manifest: &DriverManifest, resolved: &str) -> Option<key::Key> {
-        let [loader, machine, environment] = self.shared();
+        let ([loader, machine], configuration, environment) = self.shared();
         let search = match key::is_bare_name(&manifest.library_path) {
             true => Some((inputs::linker_cache()?, executable())),
             false => None,
         };
         let library = key::library(&manifest.library_path, resolved, inputs::identity(resolved)?, search.as_ref().map(|(c, e)| (*c, e.as_str())));
-        Some([key::manifest(manifest_path, inputs::identity(manifest_path)?), library, loader, machine, environment])
+        Some([key::manifest(manifest_path, inputs::identity(manifest_path)?), library, loader, machine, configuration?, environment])
     }
 
     /// Whether the driver of `manifest_path` may be answered from its record: a record that
@@ -329,11 +348,23 @@ impl Session {
             match key::changed(&recorded, &current) {
                 None => return Ok(index),
                 Some(component) => {
-                    stale.get_or_insert(component);
+                    stale.get_or_insert((component, index));
                 }
             }
         }
-        Err(format!("its cache entry is stale: the {} changed", stale.unwrap_or("key")))
+        let Some((component, index)) = stale else { return Err("its cache entry is stale".into()) };
+        // Which variables or files, by name, where the latest entry recorded them.
+        let names = match component {
+            "environment" | "configuration" => {
+                let recorded = self.entries()[index].inputs.clone();
+                let differences = key::differences(&recorded, self.named());
+                let prefix = if component == "environment" { "$" } else { "/" };
+                let named: Vec<String> = differences.into_iter().filter(|d| d.starts_with(prefix)).collect();
+                if named.is_empty() { String::new() } else { format!(": {}", named.join(", ")) }
+            }
+            _ => String::new(),
+        };
+        Err(format!("its cache entry is stale: the {component} changed{names}"))
     }
 
     /// The index of the driver's entry recorded under the key of now, if any.
@@ -400,14 +431,13 @@ impl Session {
         entry.interface_version = answers.interface_version;
         entry.instance_version = answers.instance_version;
         entry.extensions = extensions;
+        entry.inputs = self.named().to_vec();
         if let Some((application, count)) = devices {
             entry.set_device_count(application, count);
         }
         if entry != (Entry { written: entry.written, ..before }) {
             entry.written = now();
             self.changed = true;
-            // Recorded (or changed) by this process: its physical devices are asked by a later one.
-            RECORDED.lock().unwrap_or_else(|e| e.into_inner()).push((format!("{manifest_path}\0new"), None));
         }
         self.entries_mut().push(entry);
         RECORDED
@@ -417,9 +447,8 @@ impl Session {
     }
 
     /// Whether [`record_profile`](Self::record_profile) would store anything: the driver's entry
-    /// lacks a profile for `application` (or verify mode, which always records). Only an entry an
-    /// earlier process recorded gets one: a driver used once (a cold cache in every process) does
-    /// not pay for it, one used again does, once.
+    /// lacks a profile for `application` (or verify mode, which always records), from the first
+    /// process that meets the driver on: the next launch of the application is lazy.
     pub fn wants_profile(&mut self, manifest_path: &str, application: u64) -> bool {
         match self.mode {
             Mode::Off => false,
@@ -428,9 +457,6 @@ impl Session {
             Mode::On => {
                 let done = (format!("{manifest_path}\0profile"), Some(application));
                 if RECORDED.lock().unwrap_or_else(|e| e.into_inner()).contains(&done) {
-                    return false;
-                }
-                if RECORDED.lock().unwrap_or_else(|e| e.into_inner()).contains(&(format!("{manifest_path}\0new"), None)) {
                     return false;
                 }
                 with_system_allocator(|| self.entries().iter().any(|e| e.manifest_path == manifest_path && !e.profiles.contains(application)))

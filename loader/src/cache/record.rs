@@ -8,10 +8,11 @@
 //! file   = "VKLDRVC\0" u32:format-version u32:body-length u64:body-digest body
 //!          (the digest: see `platform::digest::checksum`)
 //! body   = u32:entry-count entry*
-//! entry  = str16:manifest-path u64*5:key u64:written-unix-seconds str16:library-resolved
+//! entry  = str16:manifest-path u64*6:key u64:written-unix-seconds str16:library-resolved
 //!          u32:interface-version u8:has-version u32:instance-version
 //!          u16:extension-count (str8:name u32:spec-version)*
 //!          u8:device-record-count (u64:application u32:physical-device-count)*
+//!          u16:input-count (str16:name u64:digest)*
 //!          u8:profile-count profile*
 //! profile = u64:application u8:device-count (u32:answer-count (u64:key u32:len bytes)*)*
 //!          u8:group-count (0xff: none) (u8:member-count u8:member* u32:subset-allocation)*
@@ -31,13 +32,15 @@ use super::profile::{self, Profile, Profiles, Span};
 /// The file's first bytes.
 const MAGIC: &[u8; 8] = b"VKLDRVC\0";
 /// Bumped whenever the layout or the meaning of a field changes: an older or newer file is ignored.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// Bounds: a file or list past them is not ours, or not worth reading.
 pub const MAX_FILE_BYTES: usize = 4 << 20;
 pub const MAX_ENTRIES: usize = 256;
 /// Applications whose physical-device counts an entry keeps (their physical devices' records, one
 /// file each, are bounded alike: see `cache::MAX_APPLICATIONS`).
 pub const MAX_DEVICE_RECORDS: usize = 32;
+/// Named inputs an entry keeps (variables and configuration files).
+pub const MAX_INPUTS: usize = 4096;
 
 /// What one driver answered, under `key`.
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -56,6 +59,10 @@ pub struct Entry {
     /// Physical devices the driver reported at instance creation, per application digest (see
     /// `key::application`), the latest recorded first.
     pub devices: Vec<(u64, u32)>,
+    /// The variables (`$NAME`) and configuration files (by path) the key was computed from, each
+    /// with the digest of its value or identity, sorted by name: what lets a miss name what
+    /// changed. Never a variable's value.
+    pub inputs: Vec<(String, u64)>,
     /// What its physical devices answered, per application digest (for lazy drivers). Not in the
     /// drivers file: each application's are in a file of its own, in this format, and a session
     /// holds its own application's (see `cache::Session::set_application`).
@@ -93,6 +100,7 @@ impl Entry {
             instance_version: self.instance_version,
             extensions: self.extensions.clone(),
             devices: self.devices.clone(),
+            inputs: self.inputs.clone(),
             profiles: Profiles::default(),
         }
     }
@@ -133,6 +141,12 @@ pub fn encode(entries: &[Entry]) -> Vec<u8> {
         for (application, count) in devices {
             body.extend_from_slice(&application.to_le_bytes());
             body.extend_from_slice(&count.to_le_bytes());
+        }
+        let inputs = &e.inputs[..e.inputs.len().min(MAX_INPUTS)];
+        body.extend_from_slice(&(inputs.len() as u16).to_le_bytes());
+        for (name, digest) in inputs {
+            put_str16(&mut body, name);
+            body.extend_from_slice(&digest.to_le_bytes());
         }
         profile::encode(&mut body, &e.profiles);
     }
@@ -197,7 +211,7 @@ pub fn decode_shared(file: Arc<Vec<u8>>) -> Result<Vec<Entry>, Unusable> {
 
 fn entry(r: &mut Reader, file: &Span) -> Option<Entry> {
     let manifest_path = r.str16()?;
-    let mut key = [0u64; 5];
+    let mut key = [0u64; 6];
     for k in &mut key {
         *k = r.u64()?;
     }
@@ -221,8 +235,16 @@ fn entry(r: &mut Reader, file: &Span) -> Option<Entry> {
     for _ in 0..device_records {
         devices.push((r.u64()?, r.u32()?));
     }
+    let input_count = r.u16()? as usize;
+    if input_count > MAX_INPUTS {
+        return None;
+    }
+    let mut inputs = Vec::with_capacity(input_count);
+    for _ in 0..input_count {
+        inputs.push((r.str16()?, r.u64()?));
+    }
     let profiles = profile::decode(r, file)?;
-    Some(Entry { manifest_path, key, written, library_resolved, interface_version, instance_version, extensions, devices, profiles })
+    Some(Entry { manifest_path, key, written, library_resolved, interface_version, instance_version, extensions, devices, inputs, profiles })
 }
 
 fn put_str16(out: &mut Vec<u8>, text: &str) {

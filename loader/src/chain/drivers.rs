@@ -320,6 +320,7 @@ pub(crate) fn new_instance(creation_callbacks: Vec<messengers::Callback>) -> Box
         enabled_extensions: ExtensionSet::new(),
         application: 0,
         cache_mode: cache::Mode::Off,
+        profiles_recorded: Default::default(),
         creation_callbacks,
         messengers: messengers::Messengers::default(),
         layers: None,

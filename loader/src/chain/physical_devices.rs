@@ -555,6 +555,7 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDevices(
             Ok(devices) => devices.iter().map(|d| d.device.handle()).collect(),
             Err(e) => return e,
         };
+        instance.record_profiles_once();
         if let Some(result) = none_matched(instance, pPhysicalDeviceCount, pPhysicalDevices.is_null()) {
             return result;
         }

@@ -77,6 +77,9 @@ pub struct Instance {
     /// cache was used when the instance was created.
     pub application: u64,
     pub cache_mode: crate::cache::Mode,
+    /// Set once the loaded drivers' physical devices were recorded for this application (at the
+    /// first enumeration, else at destruction).
+    pub profiles_recorded: std::sync::atomic::AtomicBool,
     /// Debug callbacks chained to `VkInstanceCreateInfo`: they hear creation and destruction.
     pub creation_callbacks: Vec<Callback>,
     /// Debug messengers and report callbacks the application created on this instance.
@@ -110,7 +113,7 @@ impl Instance {
 
     /// Destroys the drivers' instances (the terminator of `vkDestroyInstance`).
     pub unsafe fn destroy_drivers(&mut self, allocator: *const VkAllocationCallbacks) {
-        self.record_profiles();
+        self.record_profiles_once();
         for d in self.drivers.drain(..) {
             if let Some(never) = d.lazy.as_ref().and_then(|lazy| lazy.never_loaded()) {
                 log!(Level::Driver, "{}: {never}", d.driver.manifest_path);
@@ -152,9 +155,17 @@ impl Instance {
         }
     }
 
-    /// At `vkDestroyInstance`, while the drivers live: records what each loaded driver's physical
-    /// devices answer, for lazy instances of this application to come (once per process, driver
-    /// and application, and only where the record lacks it; always in verify mode).
+    /// Records what each loaded driver's physical devices answer, for lazy instances of this
+    /// application to come: at the instance's first enumeration of its physical devices, when
+    /// the answers are known (most long-lived clients never destroy their instance), else at its
+    /// destruction. Once per instance; the cache records once per process, driver and
+    /// application, and only where the record lacks it (always in verify mode).
+    pub fn record_profiles_once(&self) {
+        if !self.profiles_recorded.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            self.record_profiles();
+        }
+    }
+
     fn record_profiles(&self) {
         // The answers go into the cache, process memory: not the application's allocator's.
         crate::platform::host_alloc::with_system_allocator(|| self.record_profiles_now());

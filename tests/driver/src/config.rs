@@ -27,6 +27,8 @@ pub struct DeviceSpec {
     pub type_name: &'static str,
     pub vendor_id: u32,
     pub device_id: u32,
+    /// `deviceName` as a driconf file forces it (see [`driconf_device_name`]).
+    pub forced_name: Option<String>,
 }
 
 /// What an instance of the driver reports, fixed at `vkCreateInstance`.
@@ -43,8 +45,10 @@ pub struct Config {
 
 impl Config {
     pub fn from_env() -> Config {
+        let forced_name = driconf_device_name();
+        let devices = devices().into_iter().map(|d| DeviceSpec { forced_name: forced_name.clone(), ..d }).collect();
         Config {
-            devices: devices(),
+            devices,
             api_version: api_version(),
             fail_create_instance: flag("FAIL_CREATE_INSTANCE"),
             instance_extensions: instance_extensions(),
@@ -52,6 +56,16 @@ impl Config {
             driver_id: number("DRIVER_ID").unwrap_or(0) as i32,
         }
     }
+}
+
+/// What a driconf file says of `force_vk_devicename`, read when an instance is created as Mesa's
+/// drivers read theirs: `$HOME/.drirc`, a line `<option name="force_vk_devicename" value="..."/>`
+/// (the driver cache keys on the file; this lets a test see the live answer change).
+fn driconf_device_name() -> Option<String> {
+    let text = std::fs::read_to_string(format!("{}/.drirc", std::env::var("HOME").ok()?)).ok()?;
+    let line = text.lines().find(|l| l.contains("name=\"force_vk_devicename\""))?;
+    let value = line.split("value=\"").nth(1)?;
+    Some(value.split('"').next()?.to_string())
 }
 
 /// `VK_TEST_DRIVER_API_VERSION`: "1.3" or "1.3.250"; default 1.4.
@@ -196,6 +210,7 @@ fn parse_device(entry: &str) -> Option<DeviceSpec> {
         type_name,
         vendor_id,
         device_id,
+        forced_name: None,
     })
 }
 

@@ -290,10 +290,10 @@ fn properties(physical_device: &PhysicalDevice) -> VkPhysicalDeviceProperties {
         deviceType: physical_device.spec.device_type,
         ..Default::default()
     };
-    let name = format!(
+    let name = physical_device.spec.forced_name.clone().unwrap_or_else(|| format!(
         "Test Driver {} {}",
         physical_device.spec.type_name, physical_device.index
-    );
+    ));
     write_c_string(&mut props.deviceName, &name);
     props.pipelineCacheUUID = *b"vk_test_driver\0\0";
     props.pipelineCacheUUID[15] = physical_device.index as u8;
