@@ -10,6 +10,7 @@ const PACKAGES: &[(&str, &str)] = &[
     ("build-essential", "cc for the C programs and the libc interposer the tests build"),
     ("libvulkan-dev", "the C headers (ABI layout test) and Debian's older vk.xml (generator test)"),
     ("libvulkan1", "the system loader the tests compare with"),
+    ("libseccomp-dev", "the sandboxed client's seccomp filter"),
     ("mesa-vulkan-drivers", "Mesa's lavapipe driver and device-select and overlay layers"),
     ("vulkan-tools", "vulkaninfo and vkcube"),
     ("vulkan-validationlayers", "the Khronos validation layer"),
