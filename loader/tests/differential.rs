@@ -4,7 +4,7 @@
 //! 1.3.239 in CI), and what the application sees must be the same: `vkCreateInstance`'s result,
 //! the physical devices and groups, the active layers (`vkEnumerateDeviceLayerProperties`),
 //! `vkCreateDevice`'s result and how the process ended. A case that differs by design says why;
-//! the same table is in the README's Reliability section.
+//! the same table is in docs/compatibility.md.
 //!
 //! The children run on the project's test driver and Mesa's lavapipe, with the host's manifest
 //! directories hidden (empty `HOME` and XDG directories) or, for the `desktop` cases, with
@@ -289,6 +289,9 @@ fn cases(f: &Fixture) -> Vec<Case> {
         let lavapipe = || ("VK_DRIVER_FILES", LAVAPIPE.to_string());
         case("no layer", desktop, vec![lavapipe()], "", Expect::Same);
         case("layer by the application", desktop, vec![lavapipe(), layer_path()], "VK_LAYER_TEST_a", Expect::Same);
+        // Each application call reaches the layer once (`TEST_LAYER_CALL` lines): count, then fill.
+        let counted = vec![lavapipe(), layer_path(), ("VK_TEST_LAYER_COUNT_CALLS", "1".into())];
+        case("the calls a layer receives", desktop, counted, "VK_LAYER_TEST_a", Expect::Same);
         case("layer by VK_INSTANCE_LAYERS", desktop, vec![lavapipe(), layer_path(), ("VK_INSTANCE_LAYERS", "VK_LAYER_TEST_a".into())], "", Expect::Same);
         case("layer by VK_LOADER_LAYERS_ENABLE", desktop, vec![lavapipe(), layer_path(), ("VK_LOADER_LAYERS_ENABLE", "*TEST_a".into())], "", Expect::Same);
         case("implicit layer switched on", desktop, vec![lavapipe(), ("DIFF_IMPLICIT", "1".into())], "", Expect::Same);
@@ -356,7 +359,7 @@ fn cases(f: &Fixture) -> Vec<Case> {
 /// A layer the environment names whose library cannot be used: skipped by both loaders.
 const SKIPPED_LAYER: Expect = Expect::Differs { ours: "CREATE_DEVICE VK_SUCCESS", why: LISTS_SKIPPED_LAYER };
 
-/// Reasons for the differences by design (the README's Reliability section has the same table).
+/// Reasons for the differences by design (docs/compatibility.md has the same table).
 const DEDUPLICATED: &str = "a driver named twice (a folder and a file in it) is loaded once: the Khronos loader loads it twice \
     and lists two physical devices for one GPU, which an application counts as two";
 const NOT_JSON: &str = "a manifest that is not JSON is skipped with a log line; the system loader (1.3.239) reports the parse \

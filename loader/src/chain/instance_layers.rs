@@ -360,15 +360,16 @@ unsafe fn wrap(instance: &Instance, chain: &InstanceLayers, handles: &mut [VkPhy
     }
 }
 
-/// `vkEnumeratePhysicalDevices` with layers.
+/// `vkEnumeratePhysicalDevices` with layers: the application's call passed down as it is (a
+/// count is asked for once, as through the Khronos loader: a layer such as Mesa's device-select
+/// does real work per call), then the handles it filled wrapped.
 pub unsafe fn enumerate_physical_devices(instance: &Instance, chain: &InstanceLayers, count: *mut u32, out: *mut VkPhysicalDevice) -> VkResult {
     let Some(f) = chain.table.vkEnumeratePhysicalDevices else { return VkResult::ERROR_INITIALIZATION_FAILED };
-    let mut handles = match ffi::query(|c, o| f(instance.chain_handle, c, o)) {
-        Ok(h) => h,
-        Err(e) => return e,
-    };
-    wrap(instance, chain, &mut handles);
-    ffi::fill(&handles, count, out)
+    let result = f(instance.chain_handle, count, out);
+    if !out.is_null() && !count.is_null() && matches!(result, VkResult::SUCCESS | VkResult::INCOMPLETE) {
+        wrap(instance, chain, std::slice::from_raw_parts_mut(out, *count as usize));
+    }
+    result
 }
 
 /// `vkEnumeratePhysicalDeviceGroups` with layers: the application's structs are filled by the

@@ -54,7 +54,7 @@ fn var(name: &str) -> Option<String> {
 
 /// The flags this layer knows, read once per process (GetProcAddr is called hundreds of times
 /// per instance; a benchmark through this layer should measure the loader, not getenv).
-const FLAGS: [&str; 11] = [
+const FLAGS: [&str; 12] = [
     "LOG",
     "WRAP",
     "CALLBACK",
@@ -66,10 +66,11 @@ const FLAGS: [&str; 11] = [
     "NEXT_FROM_GIPA",
     "CLOBBER_INSTANCE",
     "REPORT",
+    "COUNT_CALLS",
 ];
 
-fn flags() -> &'static [Option<String>; 11] {
-    static FLAG_VALUES: OnceLock<[Option<String>; 11]> = OnceLock::new();
+fn flags() -> &'static [Option<String>; 12] {
+    static FLAG_VALUES: OnceLock<[Option<String>; 12]> = OnceLock::new();
     FLAG_VALUES.get_or_init(|| FLAGS.map(var))
 }
 
@@ -185,7 +186,7 @@ fn hooked_now(name: &[u8]) -> Option<bool> {
     Some(match name {
         b"vkCmdDraw" => intercept(),
         b"vkGetPhysicalDeviceProperties" => intercept() || wrap,
-        b"vkEnumeratePhysicalDevices" => wrap || wrap_instance,
+        b"vkEnumeratePhysicalDevices" => wrap || wrap_instance || flag("COUNT_CALLS"),
         b"vkCreateHeadlessSurfaceEXT" | b"vkDestroySurfaceKHR" | b"vkCreateDebugUtilsMessengerEXT" | b"vkDestroyDebugUtilsMessengerEXT" => {
             wrap_instance
         }
@@ -475,6 +476,10 @@ impl InstanceHooks for Instance {
     /// `VK_TEST_LAYER_WRAP`: hands out wrapped physical devices (the same wrapper for the same
     /// device every time), each given the loader's dispatch pointer.
     fn pre_call_validate_enumerate_physical_devices(&self, _: &vk_layer::vk::InstanceDispatchTable, instance: VkInstance, pCount: *mut u32, pDevices: *mut VkPhysicalDevice) -> Option<VkResult> {
+        // `VK_TEST_LAYER_COUNT_CALLS`: each call the layer receives, on a line of its own.
+        if flag("COUNT_CALLS") {
+            println!("TEST_LAYER_CALL {} vkEnumeratePhysicalDevices {}", tag_or_dash(), if pDevices.is_null() { "count" } else { "fill" });
+        }
         if !flag("WRAP") {
             return None;
         }
