@@ -1,5 +1,5 @@
-//! Gives the shared library the SONAME applications link against, packed relocations, a layout
-//! with the functions that run side by side, and a fixed SYSCONFDIR.
+//! Gives the shared library the SONAME applications link against, packed relocations, and a fixed
+//! SYSCONFDIR.
 
 use std::path::PathBuf;
 
@@ -13,7 +13,6 @@ fn main() {
     // Relative relocations packed (DT_RELR, glibc 2.36+): the generated tables are thousands of
     // pointers, and RELR stores their fixups in a few hundred bytes instead of 24 bytes each.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,pack-relative-relocs");
-    hot_text();
     // The unwinder (`_Unwind_*`, which `catch_unwind` at the API boundary needs) linked in from
     // libgcc_eh.a, ahead of std's `-lgcc_s`, which `--as-needed` then drops: a C application
     // loading us does not load libgcc_s.so.1 as well (about 100 us and 100 KiB resident).
@@ -50,28 +49,4 @@ fn source_digest() {
         }
     }
     println!("cargo:rustc-env=VK_LOADER_SOURCE_DIGEST={digest:016x}");
-}
-
-/// The functions listed in hot-text.txt (see `cargo xtask hot-text`) go first, together, in an
-/// output section of their own: a process then maps the library's code that runs, not the whole
-/// of it, since the kernel maps 64 KiB around each page faulted on. Each function is compiled
-/// into its own `.text.<symbol>` section (`.text.unlikely.<symbol>` if cold). The script adds
-/// two output sections before `.text` (INSERT) and leaves the linker's default layout otherwise:
-/// the PLT, which every thread-local access goes through (`__tls_get_addr`) and which would
-/// otherwise sit alone at the far end of the code, right before the hot functions (those of a
-/// warm start first, then those of a first instance creation: see hot-text.txt), with the C
-/// runtime's start-up code that `dlopen` runs.
-fn hot_text() {
-    println!("cargo:rerun-if-changed=hot-text.txt");
-    let list = std::fs::read_to_string("hot-text.txt").expect("loader/hot-text.txt (see `cargo xtask hot-text`)");
-    let mut script = String::from("SECTIONS\n{\n  .plt : { *(.plt) }\n  .text.hot :\n  {\n    *crtbegin*.o(.text .text.*)\n");
-    for pattern in list.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
-        // LLVM puts functions marked #[cold] (allocation growth, one-time initialisation) in
-        // `.text.unlikely.<symbol>`; some of them run every time all the same.
-        script.push_str(&format!("    *(.text.{pattern} .text.unlikely.{pattern})\n"));
-    }
-    script.push_str("  }\n}\nINSERT BEFORE .text;\n");
-    let path = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("hot-text.ld");
-    std::fs::write(&path, script).expect("write the linker script into OUT_DIR");
-    println!("cargo:rustc-cdylib-link-arg=-Wl,-T,{}", path.display());
 }

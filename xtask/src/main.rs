@@ -2,7 +2,6 @@
 
 mod bench;
 mod fuzz;
-mod hot_text;
 mod install;
 mod khronos_suite;
 mod modules;
@@ -73,9 +72,6 @@ subcommands:
       files open, resident memory; medians of 11 processes, ratios to the system loader
   bench build-time
       release build times from clean: vk-generated alone, and libvulkan.so (loader + vk-generated)
-  hot-text
-      regenerate loader/hot-text.txt, the functions the linker places together: runs the benchmark
-      workloads, vk-hello, vk-compute and vulkaninfo under valgrind's callgrind (needs valgrind)
   fuzz [--seconds N] [TARGET...]
       coverage-guided fuzzing (libFuzzer, stable Rust) of the loader's parsers, N seconds per target
       (default 60): driver_manifest, layer_activation (layer manifests, meta and override layers,
@@ -116,7 +112,6 @@ fn main() -> ExitCode {
         Some("package") => package::main(&rest),
         Some("package-install-test") => package_install_test::main(&rest),
         Some("bench") => bench::main(&rest),
-        Some("hot-text") => hot_text::main(&rest),
         Some("khronos-suite") => khronos_suite::main(&rest),
         Some("fuzz") => fuzz::main(&rest),
         Some("modules") => modules::main(&rest),

@@ -12,14 +12,13 @@ mod sandbox;
 mod startup;
 mod trace;
 mod vk;
-mod workload;
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: loader-bench [loaders|lookup|real-driver|layer-sdk|startup] [--khronos PATH] [--json FILE] [--baseline FILE] | workload OUT_DIR";
+const USAGE: &str = "usage: loader-bench [loaders|lookup|real-driver|layer-sdk|startup] [--khronos PATH] [--json FILE] [--baseline FILE]";
 
 /// Each measurement repeats its input until a round takes this long...
 const MIN_ROUND: Duration = Duration::from_millis(50);
@@ -34,17 +33,6 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(&e),
         };
-    }
-    if let [mode, out_dir] = &args[..] {
-        if mode == "workload" {
-            let result = std::env::current_exe()
-                .map_err(|e| format!("cannot find this executable: {e}"))
-                .and_then(|exe| workload::run(&exe, std::path::Path::new(out_dir)));
-            return match result {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => fail(&e),
-            };
-        }
     }
     let json_file = match args.iter().position(|a| a == "--json") {
         Some(i) => match args.get(i + 1) {
