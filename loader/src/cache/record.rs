@@ -291,13 +291,14 @@ mod tests {
     fn sample(path: &str, written: u64) -> Entry {
         Entry {
             manifest_path: path.into(),
-            key: [1, 2, 3, 4, 5],
+            key: [1, 2, 3, 4, 5, 6],
             written,
             library_resolved: "/usr/lib/libvulkan_lvp.so".into(),
             interface_version: 5,
             instance_version: Some(vk_generated::make_api_version(0, 1, 3, 230)),
             extensions: ExtensionList::from_pairs([(&b"VK_KHR_surface"[..], 25), (b"VK_EXT_debug_report", 10)]),
             devices: vec![(77, 1), (78, 0)],
+            inputs: vec![("$HOME".into(), 7), ("$MESA_DEBUG".into(), 8), ("/etc/drirc".into(), 0)],
             profiles: Profiles::from_list(vec![Profile {
                 application: 77,
                 devices: vec![profile::DeviceAnswers::from_pairs([(3, vec![1, 2, 3]), (9, vec![])])],
@@ -311,7 +312,7 @@ mod tests {
         let groupless = Profile { groups: None, ..sample("/c.json", 1).profile(77).unwrap().clone() };
         let entries = vec![
             sample("/a.json", 2),
-            Entry { instance_version: None, devices: vec![], profiles: Profiles::default(), ..sample("/b.json", 1) },
+            Entry { instance_version: None, devices: vec![], inputs: vec![], profiles: Profiles::default(), ..sample("/b.json", 1) },
             Entry { profiles: Profiles::from_list(vec![groupless]), ..sample("/c.json", 0) },
         ];
         assert_eq!(decode(&encode(&entries)), Ok(entries));
