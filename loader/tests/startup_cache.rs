@@ -1,4 +1,4 @@
-//! The driver cache between processes (README, "The driver cache"): a warm cache answers the
+//! The driver cache between processes (docs/user-guide/driver-cache.md): a warm cache answers the
 //! pre-instance queries without loading a driver, instance creation loads no driver whose record
 //! says it has no physical device, every key component invalidates an entry, hostile files are
 //! ignored and replaced, verify and off modes, processes racing on a cold cache, and vulkaninfo

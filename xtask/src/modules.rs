@@ -524,7 +524,7 @@ mod tests {
     }
 
     /// The loader's runtime is laid out in stages with every dependency pointing one way
-    /// (README, "Layout"): no circle of modules at the top level or inside a folder.
+    /// (docs/architecture.md, "The runtime's stages"): no circle of modules at the top level or inside a folder.
     #[test]
     fn the_loader_has_no_circle_of_modules() {
         let graph = ModuleGraph::read(&crate::repo_root().join("loader/src")).unwrap();

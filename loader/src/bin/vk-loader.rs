@@ -2,10 +2,10 @@
 //!
 //! `vk-loader explain [--json] [--no-devices]` prints what the loader decides in this environment
 //! and why: every driver and layer manifest with its decision and reason, the layer order, and the
-//! physical devices in the order applications see them (README, "Explaining the loader's
-//! decisions"). The same document the library writes for `VK_LOADER_EXPLAIN`.
+//! physical devices in the order applications see them (docs/user-guide/explaining-and-logging.md).
+//! The same document the library writes for `VK_LOADER_EXPLAIN`.
 //!
-//! `vk-loader cache [--clear]` lists the driver cache's entries (README, "The driver cache"), or
+//! `vk-loader cache [--clear]` lists the driver cache's entries (docs/user-guide/driver-cache.md), or
 //! removes the file.
 
 use std::process::ExitCode;

@@ -5,7 +5,7 @@
 //!
 //! The plan is recorded where the loader decides, and only while someone asks (`VK_LOADER_EXPLAIN`,
 //! `vk-loader explain`): otherwise [`record`] is one thread-local read. `document` writes it as
-//! one JSON document of the schema [`SCHEMA`] (README, "Explaining the loader's decisions").
+//! one JSON document of the schema [`SCHEMA`] (docs/user-guide/explaining-and-logging.md).
 
 pub mod device_filter;
 pub mod document;

@@ -1,6 +1,6 @@
-//! The README's example layer (this package) run over the test driver through our loader with
-//! the layer-author harness; and the README's code block is this package's code, so the example
-//! there compiles and runs.
+//! The layer authors' guide's example layer (this package) run over the test driver through our
+//! loader with the layer-author harness; and the guide's code block (docs/layer-authors.md) is
+//! this package's code, so the example there compiles and runs.
 
 use std::path::Path;
 
@@ -62,15 +62,16 @@ fn without_a_device_nothing_is_counted() {
     assert!(!run.stdout.contains("SDK_DRAW_COUNT"), "{}", run.stdout);
 }
 
-/// The README's "A complete layer" block is this package's `src/lib.rs` from its first `use`.
+/// docs/layer-authors.md's "A complete layer" block is this package's `src/lib.rs` from its first
+/// `use`.
 #[test]
 fn the_readme_example_is_this_layer() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(root.join("docs/layer-authors.md")).unwrap();
     let after = readme
         .split("A complete layer, `tests/sdk-draw-count-layer`:")
         .nth(1)
-        .expect("the README's example");
+        .expect("docs/layer-authors.md's example");
     let block = after
         .split("```rust\n")
         .nth(1)
@@ -81,6 +82,6 @@ fn the_readme_example_is_this_layer() {
     let code = &source[source.find("use ").expect("a use line")..];
     assert_eq!(
         block, code,
-        "README.md's example and tests/sdk-draw-count-layer/src/lib.rs differ"
+        "docs/layer-authors.md's example and tests/sdk-draw-count-layer/src/lib.rs differ"
     );
 }
