@@ -1082,3 +1082,50 @@ fn a_changed_variable_is_named_in_the_miss_without_its_value() {
     let file = std::fs::read(cache_file(&s)).unwrap();
     assert!(!String::from_utf8_lossy(&file).contains("value-not-to-be-seen"), "a value in the cache file");
 }
+
+/// Root run with another user's `HOME` (`sudo -E`, a root service given a user's environment)
+/// creates nothing in that home and neither reads nor writes that user's cache; the user's own
+/// processes (run as uid 4242, which needs no account) keep their cache working, before and after.
+#[test]
+fn root_with_another_users_home_leaves_it_untouched_and_that_user_keeps_its_cache() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("skipped: running a child as another user needs root");
+        return;
+    }
+    const USER: u32 = 4242;
+    let s = setup("other-user");
+    let home = s.dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::os::unix::fs::chown(&home, Some(USER), Some(USER)).unwrap();
+    // The cache under HOME, as for a user who sets no XDG_CACHE_HOME.
+    let env = [("HOME", home.display().to_string()), ("XDG_CACHE_HOME", String::new())];
+    let as_user = || {
+        let mut all = s.env.clone();
+        all.retain(|(k, _)| !env.iter().any(|(e, _)| e == k));
+        all.extend(env.iter().cloned());
+        std::fs::write(s.dir.join("step"), "create").unwrap();
+        let run = common::run_scenario_under(&format!("setpriv --reuid={USER} --regid={USER} --clear-groups"), "scenario_entry", "startup", &all);
+        assert!(run.status.success(), "as uid {USER}: {:?}\n{}\n{}", run.status, run.stdout, run.stderr);
+        (run.stdout, run.stderr)
+    };
+    for _ in 0..2 {
+        let (out, err) = run(&s, "create", &env);
+        assert_eq!(line(&out, "CREATE "), "VK_SUCCESS", "{err}");
+    }
+    assert!(!home.join(".cache").exists(), "root created {}/.cache", home.display());
+    as_user();
+    let (warm, err) = as_user();
+    assert_eq!(line(&warm, "MAPPED "), "", "the user's second launch is warm\n{err}");
+    let cache = home.join(".cache/vulkan-loader-rs/drivers");
+    use std::os::unix::fs::MetadataExt;
+    let before = std::fs::metadata(&cache).unwrap();
+    assert_eq!((before.uid(), std::fs::metadata(home.join(".cache")).unwrap().uid()), (USER, USER));
+    // Root again: the user's cache is not root's to use.
+    let (out, err) = run(&s, "create", &env);
+    assert_eq!(line(&out, "MAPPED "), BOTH, "root did not use the user's cache\n{err}");
+    let after = std::fs::metadata(&cache).unwrap();
+    assert_eq!((after.ino(), after.mtime(), after.uid()), (before.ino(), before.mtime(), USER), "root left the user's cache as it was");
+    let (warm, err) = as_user();
+    assert_eq!(line(&warm, "MAPPED "), "", "the user's cache still works\n{err}");
+}

@@ -6,6 +6,7 @@
  * stdout: one line per round, the same for any loader over the same driver, then "rounds: N".
  * stderr: "loader: <path>", the libvulkan that answered. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -57,6 +58,18 @@ static void engage_sandbox(void) {
     seccomp_release(ctx);
 }
 
+/* Entries of a /proc/self directory, "." and ".." (and the listing's own descriptor) left out. */
+static int entries_of(const char *path) {
+    DIR *dir = opendir(path);
+    if (!dir)
+        return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(dir));)
+        n += e->d_name[0] != '.';
+    closedir(dir);
+    return n;
+}
+
 static void round_of_calls(int round) {
     uint32_t extension_count = 0;
     check(vkEnumerateInstanceExtensionProperties(NULL, &extension_count, NULL), "vkEnumerateInstanceExtensionProperties", round);
@@ -106,9 +119,12 @@ static void round_of_calls(int round) {
                                        .pQueueCreateInfos = &queue };
     VkDevice device;
     check(vkCreateDevice(devices[0], &device_info, NULL, &device), "vkCreateDevice", round);
-    printf(", device created\n");
+    printf(", device created");
     vkDestroyDevice(device, NULL);
     vkDestroyInstance(instance, NULL);
+    /* Between calls: the threads and descriptors the process holds, which the loader's own (a
+     * watcher's thread, a descriptor kept open) would add to. */
+    printf(", then threads %d, descriptors %d\n", entries_of("/proc/self/task"), entries_of("/proc/self/fd") - 1);
 }
 
 int main(int argc, char **argv) {
