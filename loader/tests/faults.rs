@@ -83,7 +83,12 @@ fn environment(dir: &Path, fault: &str) -> Vec<(&'static str, String)> {
     ]
 }
 
-const MEMCHECK: &str = "valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite";
+/// Memcheck, with the test driver's own statics (lost when it is unloaded) suppressed.
+const MEMCHECK: &str = concat!(
+    "valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --keep-debuginfo=yes --suppressions=",
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/unloaded-test-driver.supp"
+);
 
 /// Runs the scenario with driver A's `fault`, plainly and under memcheck, each in a fresh
 /// directory (`delete` names the files of it that the scenario deletes, or none); returns the

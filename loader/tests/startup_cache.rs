@@ -5,7 +5,9 @@
 //! seeing the same with the cache off, cold, warm and verifying.
 //!
 //! Each step runs in a child process (this test binary with `SCENARIO` set): the point is what one
-//! process leaves for the next. Which drivers a process loaded is read from its `/proc/self/maps`.
+//! process leaves for the next. Which drivers a process loaded is told by the drivers themselves
+//! (`VK_TEST_DRIVER_LOAD_LOG`): the loader unloads them when the last instance is gone, which
+//! `STILL_MAPPED` (from `/proc/self/maps`) shows.
 
 mod common;
 
@@ -92,10 +94,22 @@ fn scenario_entry() {
         }
     }
     println!("MAPPED {}", mapped());
+    println!("STILL_MAPPED {}", still_mapped());
 }
 
-/// The test drivers mapped into this process.
+/// The test drivers this process loaded, unloaded since or not (each driver notes its loading:
+/// `VK_TEST_DRIVER_LOAD_LOG`).
 fn mapped() -> String {
+    let log = format!("{}.{}", std::env::var("VK_TEST_DRIVER_LOAD_LOG").unwrap(), std::process::id());
+    let loaded = std::fs::read_to_string(log).unwrap_or_default();
+    let mut loaded: Vec<&str> = loaded.lines().filter(|f| f.starts_with("libvk_test_driver_")).collect();
+    loaded.sort();
+    loaded.dedup();
+    loaded.join(",")
+}
+
+/// The test drivers mapped into this process now.
+fn still_mapped() -> String {
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
     let mut mapped: Vec<&str> = maps.lines().filter_map(|l| l.rsplit('/').next()).filter(|f| f.starts_with("libvk_test_driver_")).collect();
     mapped.sort();
@@ -297,6 +311,7 @@ fn setup(name: &str) -> Setup {
         ("VK_LOADER_TEST_SYSFS_ROOT", sysfs.display().to_string()),
         ("VK_LOADER_DEBUG", "driver,warn".into()),
         ("LIBVULKAN", libvulkan.display().to_string()),
+        ("VK_TEST_DRIVER_LOAD_LOG", dir.join("loaded").display().to_string()),
     ];
     Setup { dir, cache, drivers, manifests, env }
 }
@@ -331,6 +346,7 @@ fn a_warm_cache_answers_pre_instance_queries_without_loading_a_driver() {
     let s = setup("pre");
     let (cold, cold_err) = run(&s, "pre", &[]);
     assert_eq!(line(&cold, "MAPPED "), BOTH, "{cold_err}");
+    assert_eq!(line(&cold, "STILL_MAPPED "), "", "the drivers a query loaded are unloaded after it\n{cold_err}");
     assert!(cold_err.contains("a.json: loaded in") && cold_err.contains("(not in the driver cache yet)"), "{cold_err}");
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(cache_file(&s)).unwrap().permissions().mode();
@@ -355,6 +371,7 @@ fn a_warm_cache_loads_no_driver_without_devices_at_instance_creation() {
     let (cold, cold_err) = run(&s, "create", &[]);
     assert_eq!(line(&cold, "CREATE "), "VK_SUCCESS", "{cold_err}");
     assert_eq!(line(&cold, "MAPPED "), BOTH, "{cold_err}");
+    assert_eq!(line(&cold, "STILL_MAPPED "), "", "no driver stays mapped after the last vkDestroyInstance\n{cold_err}");
     // Lazy drivers off: the driver with devices is loaded, the one without is not.
     let eager = [("VK_LOADER_LAZY_DRIVERS", "off".to_string())];
     let (warm, warm_err) = run(&s, "create", &eager);

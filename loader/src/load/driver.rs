@@ -1,4 +1,4 @@
-//! Drivers: load a manifest's library (once per process: see library_cache), negotiate the
+//! Drivers: load a manifest's library (shared while in use: see library_cache), negotiate the
 //! interface version (0-7), and find its GetProcAddr functions.
 
 use std::ffi::{c_char, CStr};
@@ -93,7 +93,7 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
             ));
         }
     }
-    // A library loaded by an earlier call is reused (see library_cache); the ELF check guards
+    // A library another call or instance holds is shared (see library_cache); the ELF check guards
     // only the first dlopen.
     let library = match library_cache::get(&path) {
         Some(library) => library,

@@ -69,7 +69,7 @@ pub fn open_library(manifest: &LayerManifest) -> Result<Arc<Library>, LoadError>
             return Err(LoadError::WrongArchitecture(format!("library_arch {arch} does not match this {ours}-bit process")));
         }
     }
-    // A library loaded by an earlier call stays loaded and is reused (see library_cache); the
+    // A library another call or instance holds is shared (see library_cache); the
     // ELF check guards only the first dlopen.
     if let Some(library) = library_cache::get(path) {
         return Ok(library);

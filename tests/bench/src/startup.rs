@@ -8,8 +8,8 @@
 //! `properties-bare`: `properties` without the pre-instance queries first (the probe exactly as
 //! issue 24 words it: create, enumerate, properties, queue families, memory, destroy). Figures per
 //! fresh process (the median of [`PROCESSES`], one process of each configuration per round): the
-//! time from before `dlopen` of the loader to the end of the probe, the driver libraries mapped at
-//! the end, the GPU device files open, and the resident memory. Two sets of drivers: the machine's own (default discovery, the caller's
+//! time from before `dlopen` of the loader to the end of the probe, the driver libraries mapped
+//! while the instance lived and at the end, the GPU device files open, and the resident memory. Two sets of drivers: the machine's own (default discovery, the caller's
 //! environment), and eight copies of the test driver of which one has a device.
 
 use std::ffi::CStr;
@@ -36,6 +36,8 @@ pub fn child(probe: &str, loader_path: &str) -> Result<(), String> {
     };
     let start = Instant::now();
     let loader = Loader::open(loader_path)?;
+    // The driver libraries mapped while the instance lives (before vkDestroyInstance), if any.
+    let mut live_drivers = None;
     // SAFETY (the block): the loader's exported commands with their signatures.
     unsafe {
         type Version = unsafe extern "system" fn(*mut u32) -> VkResult;
@@ -82,14 +84,12 @@ pub fn child(probe: &str, loader_path: &str) -> Result<(), String> {
                     }
                 }
             }
+            live_drivers = Some(driver_libraries_mapped());
             loader.destroy(instance);
         }
     }
     let ms = start.elapsed().as_secs_f64() * 1000.0;
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
-    let mut drivers: Vec<&str> = maps.lines().filter_map(|l| l.rsplit('/').next()).filter(|f| is_driver_library(f)).collect();
-    drivers.sort();
-    drivers.dedup();
+    let drivers = driver_libraries_mapped();
     let gpu_files = std::fs::read_dir("/proc/self/fd")
         .map(|dir| {
             dir.flatten()
@@ -101,7 +101,8 @@ pub fn child(probe: &str, loader_path: &str) -> Result<(), String> {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let rss_kb: f64 = status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next()?.parse().ok()).unwrap_or(0.0);
     println!("result ms {ms}");
-    println!("result drivers {}", drivers.len());
+    println!("result drivers {drivers}");
+    println!("result live_drivers {}", live_drivers.unwrap_or(drivers));
     println!("result gpu_files {gpu_files}");
     println!("result rss_kb {rss_kb}");
     drop(loader);
@@ -120,6 +121,15 @@ unsafe fn create_and_destroy_device(loader: &Loader, instance: VkInstance, physi
     check(create.ok_or("no vkCreateDevice")?(physical_device, &info, std::ptr::null(), &mut device), "vkCreateDevice")?;
     destroy.ok_or("no vkDestroyDevice")?(device, std::ptr::null());
     Ok(())
+}
+
+/// How many driver libraries are mapped into the process now.
+fn driver_libraries_mapped() -> usize {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let mut drivers: Vec<&str> = maps.lines().filter_map(|l| l.rsplit('/').next()).filter(|f| is_driver_library(f)).collect();
+    drivers.sort();
+    drivers.dedup();
+    drivers.len()
 }
 
 /// Driver libraries by file name: Mesa's, NVIDIA's, the test driver's copies.
@@ -142,6 +152,8 @@ struct Config {
 #[derive(Default, Clone, Copy)]
 struct Figures {
     ms: f64,
+    /// Driver libraries mapped while the instance lived, and at the end (after vkDestroyInstance).
+    live_drivers: f64,
     drivers: f64,
     gpu_files: f64,
     rss_kb: f64,
@@ -175,7 +187,7 @@ pub fn run(exe: &Path, ours: &Path, system: &Path, khronos: Option<&Path>) -> Re
         println!("\n{set}");
         // Issue 24's start-up targets are ratios to the Khronos loader's time: a column of their own.
         let khronos_column = if khronos.is_some() { format!(" {:>13}", "time/Khronos") } else { String::new() };
-        println!("{:<14} {:<18} {:>9} {:>8} {:>9} {:>10} {:>12}{khronos_column}", "probe", "loader", "ms", "drivers", "GPU files", "RSS MiB", "time/system");
+        println!("{:<14} {:<18} {:>9} {:>8} {:>8} {:>9} {:>10} {:>12}{khronos_column}", "probe", "loader", "ms", "drivers", "at end", "GPU files", "RSS MiB", "time/system");
         let mut json_probes = Vec::new();
         for probe in PROBES {
             let cache_dirs: Vec<PathBuf> = configs.iter().map(|c| scratch.join("cache").join(c.name.replace([' ', ','], "-")).join(probe)).collect();
@@ -186,10 +198,11 @@ pub fn run(exe: &Path, ours: &Path, system: &Path, khronos: Option<&Path>) -> Re
             for (config, f) in &rows {
                 let vs_khronos = khronos_ms.map(|k| format!(" {:>13.4}", f.ms / k)).unwrap_or_default();
                 println!(
-                    "{:<14} {:<18} {:>9.2} {:>8} {:>9} {:>10.1} {:>12.3}{vs_khronos}",
+                    "{:<14} {:<18} {:>9.2} {:>8} {:>8} {:>9} {:>10.1} {:>12.3}{vs_khronos}",
                     probe,
                     config.name,
                     f.ms,
+                    f.live_drivers,
                     f.drivers,
                     f.gpu_files,
                     f.rss_kb / 1024.0,
@@ -200,9 +213,10 @@ pub fn run(exe: &Path, ours: &Path, system: &Path, khronos: Option<&Path>) -> Re
                 .iter()
                 .map(|(c, f)| {
                     format!(
-                        "{{\"loader\": {}, \"ms\": {}, \"drivers_mapped\": {}, \"gpu_files_open\": {}, \"rss_kib\": {}, \"time_vs_system\": {}, \"time_vs_khronos\": {}}}",
+                        "{{\"loader\": {}, \"ms\": {}, \"drivers_mapped_live\": {}, \"drivers_mapped\": {}, \"gpu_files_open\": {}, \"rss_kib\": {}, \"time_vs_system\": {}, \"time_vs_khronos\": {}}}",
                         json_str(&c.name),
                         json_num(Some(f.ms)),
+                        f.live_drivers,
                         f.drivers,
                         f.gpu_files,
                         f.rss_kb,
@@ -248,11 +262,10 @@ fn measure(exe: &Path, probe: &str, configs: &[Config], env: &[(String, String)]
         }
         let results = crate::child::run(&mut command, &format!("startup {probe} ({})", config.name))?;
         let get = |key: &str| results.iter().find(|(k, _)| k == key).map(|&(_, v)| v).unwrap_or(f64::NAN);
-        Ok(Figures { ms: get("ms"), drivers: get("drivers"), gpu_files: get("gpu_files"), rss_kb: get("rss_kb") })
+        Ok(Figures { ms: get("ms"), live_drivers: get("live_drivers"), drivers: get("drivers"), gpu_files: get("gpu_files"), rss_kb: get("rss_kb") })
     };
-    // A warm cache is made by two processes (not counted): the first records the drivers, the
-    // second its physical devices' answers for this application (a driver used once does not pay
-    // for the profile), which it loads the driver to give.
+    // A warm cache is made by two processes (not counted): the first records the drivers and, at
+    // its first enumeration, their physical devices' answers; the second runs on what it left.
     for (config, cache_dir) in configs.iter().zip(cache_dirs) {
         if config.cache == Some("warm") {
             run(config, cache_dir)?;
@@ -269,6 +282,7 @@ fn measure(exe: &Path, probe: &str, configs: &[Config], env: &[(String, String)]
         .into_iter()
         .map(|samples| Figures {
             ms: median(samples.iter().map(|f| f.ms).collect()),
+            live_drivers: median(samples.iter().map(|f| f.live_drivers).collect()),
             drivers: median(samples.iter().map(|f| f.drivers).collect()),
             gpu_files: median(samples.iter().map(|f| f.gpu_files).collect()),
             rss_kb: median(samples.iter().map(|f| f.rss_kb).collect()),
