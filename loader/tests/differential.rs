@@ -12,7 +12,8 @@
 
 mod common;
 
-use std::ffi::{c_char, CStr, CString};
+use std::ffi::{c_char, CStr, CString, OsStr};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -176,10 +177,66 @@ impl Fixture {
                 {{"control": "on", "name": "VK_LAYER_TEST_a", "path": "{layer}", "treat_as_implicit_manifest": false}}]}}]}}"#
         );
         std::fs::write(settings.join("vk_loader_settings.json"), text).unwrap();
+        f.write_json_variants();
         let implicit = f.path("xdg/vulkan/implicit_layer.d");
         let switches = r#", "enable_environment": {"DIFF_IMPLICIT": "1"}, "disable_environment": {"DIFF_NO_IMPLICIT": "1"}"#;
         common::layer_manifest(&implicit, "implicit.json", "VK_LAYER_TEST_implicit", &common::tagged_layer(&layers, "implicit"), switches);
         f
+    }
+
+    /// Manifests the Khronos loader's JSON reader (cJSON) reads where a strict JSON parser would
+    /// not, or reads its own way: a byte-order mark, text or a NUL byte after the value, a key
+    /// given twice (the first counts), a file name that is not UTF-8. The drivers are in
+    /// `drivers/json`, the layers (each `VK_LAYER_TEST_a`) in folders `layers_json/<variant>`.
+    fn write_json_variants(&self) {
+        let drivers = self.path("drivers/json");
+        std::fs::create_dir_all(&drivers).unwrap();
+        let driver = std::fs::read(common::driver_manifest(&drivers, "plain.json", &common::test_driver())).unwrap();
+        let layers = self.path("layers_json");
+        std::fs::create_dir_all(&layers).unwrap();
+        let layer = std::fs::read(common::layer_manifest(&layers, "plain.json", "VK_LAYER_TEST_a", &common::test_layer(), "")).unwrap();
+        let good = common::test_driver().display().to_string();
+        let missing = drivers.join("libnowhere.so").display().to_string();
+        let twice = |text: &[u8], first: &str, second: &str| {
+            let text = String::from_utf8(text.to_vec()).unwrap();
+            let library = |path: &str| format!(r#""library_path": "{path}""#);
+            let written = text.lines().find_map(|l| l.split(r#""library_path": ""#).nth(1)).and_then(|rest| rest.split('"').next()).unwrap();
+            text.replace(&library(written), &format!("{}, {}", library(first), library(second))).into_bytes()
+        };
+        let variants = |text: &[u8]| -> Vec<(&'static str, Vec<u8>)> {
+            vec![
+                ("bom", [b"\xEF\xBB\xBF".as_slice(), text].concat()),
+                ("trailing_text", [text, b"\nthis is not JSON {"].concat()),
+                ("trailing_nul", [text, b"\0\0garbage"].concat()),
+            ]
+        };
+        for (name, bytes) in variants(&driver) {
+            std::fs::write(drivers.join(format!("{name}.json")), bytes).unwrap();
+        }
+        std::fs::write(drivers.join("duplicate_key.json"), twice(&driver, &good, &missing)).unwrap();
+        std::fs::write(drivers.join("duplicate_key_first_missing.json"), twice(&driver, &missing, &good)).unwrap();
+        let bytes_named = self.path("drivers/json_name");
+        std::fs::create_dir_all(&bytes_named).unwrap();
+        std::fs::write(bytes_named.join(OsStr::from_bytes(b"caf\xe9 \xff.json")), &driver).unwrap();
+
+        let good_layer = common::test_layer().display().to_string();
+        let missing_layer = layers.join("libnowhere.so").display().to_string();
+        let mut layer_variants = variants(&layer);
+        layer_variants.push(("duplicate_key", twice(&layer, &good_layer, &missing_layer)));
+        layer_variants.push(("duplicate_key_first_missing", twice(&layer, &missing_layer, &good_layer)));
+        // A member after "layer": the Khronos loader counts it as a second layer object and,
+        // from file format 1.0.1, reads no layer from the file.
+        let text = String::from_utf8(layer.clone()).unwrap();
+        let member_after = format!("{}, \"comment\": \"a member after the layer\"}}", text.trim_end().strip_suffix('}').unwrap());
+        layer_variants.push(("member_after_layer", member_after.into_bytes()));
+        for (name, bytes) in layer_variants {
+            std::fs::create_dir_all(layers.join(name)).unwrap();
+            std::fs::write(layers.join(name).join("a.json"), bytes).unwrap();
+        }
+        std::fs::create_dir_all(layers.join("name_not_utf8")).unwrap();
+        std::fs::write(layers.join("name_not_utf8").join(OsStr::from_bytes(b"caf\xe9 \xff.json")), &layer).unwrap();
+        std::fs::remove_file(layers.join("plain.json")).unwrap();
+        std::fs::remove_file(drivers.join("plain.json")).unwrap();
     }
 
     fn path(&self, relative: &str) -> PathBuf {
@@ -278,6 +335,37 @@ fn cases(f: &Fixture) -> Vec<Case> {
         };
         case(name, false, vec![("VK_DRIVER_FILES", with_lavapipe(&f.file(manifest)))], "", expect);
     }
+    // Manifests read as the Khronos loader's JSON reader (cJSON) reads them.
+    for (name, manifest) in [
+        ("driver manifest with a byte-order mark", "drivers/json/bom.json"),
+        ("driver manifest with text after the JSON", "drivers/json/trailing_text.json"),
+        ("driver manifest with a NUL byte after the JSON", "drivers/json/trailing_nul.json"),
+        ("driver manifest with library_path twice, the first good", "drivers/json/duplicate_key.json"),
+        ("driver manifest with library_path twice, the first missing", "drivers/json/duplicate_key_first_missing.json"),
+        ("driver manifest whose file name is not UTF-8, in a folder", "drivers/json_name"),
+    ] {
+        let expect = match name {
+            "driver manifest with a byte-order mark" => Expect::Differs { ours: "DEVICES VK_SUCCESS 2", why: BYTE_ORDER_MARK },
+            _ => Expect::Same,
+        };
+        case(name, false, vec![("VK_DRIVER_FILES", with_lavapipe(&f.file(manifest)))], "", expect);
+    }
+    for (name, folder) in [
+        ("layer manifest with a byte-order mark", "bom"),
+        ("layer manifest with text after the JSON", "trailing_text"),
+        ("layer manifest with a NUL byte after the JSON", "trailing_nul"),
+        ("layer manifest with library_path twice, the first good", "duplicate_key"),
+        ("layer manifest with library_path twice, the first missing", "duplicate_key_first_missing"),
+        ("layer manifest with a member after \"layer\" (format 1.2.0)", "member_after_layer"),
+        ("layer manifest whose file name is not UTF-8", "name_not_utf8"),
+    ] {
+        let expect = match folder {
+            "bom" => Expect::Differs { ours: "LAYERS [VK_LAYER_TEST_a]", why: BYTE_ORDER_MARK },
+            _ => Expect::Same,
+        };
+        let env = vec![("VK_DRIVER_FILES", LAVAPIPE.to_string()), ("VK_LAYER_PATH", f.file(&format!("layers_json/{folder}")))];
+        case(name, false, env, "VK_LAYER_TEST_a", expect);
+    }
     let refuses = vec![("VK_DRIVER_FILES", with_lavapipe(&f.file("drivers/refuses.json"))), ("VK_TEST_DRIVER_FAIL_NEGOTIATE_REFUSES", "1".into())];
     case("driver refuses negotiation", false, refuses, "", Expect::Same);
     let fails = vec![("VK_DRIVER_FILES", with_lavapipe(&f.file("drivers/fails.json"))), ("VK_TEST_DRIVER_FAIL_CREATE_INSTANCE_FAILS", "1".into())];
@@ -294,6 +382,9 @@ fn cases(f: &Fixture) -> Vec<Case> {
         case("the calls a layer receives", desktop, counted, "VK_LAYER_TEST_a", Expect::Same);
         case("layer by VK_INSTANCE_LAYERS", desktop, vec![lavapipe(), layer_path(), ("VK_INSTANCE_LAYERS", "VK_LAYER_TEST_a".into())], "", Expect::Same);
         case("layer by VK_LOADER_LAYERS_ENABLE", desktop, vec![lavapipe(), layer_path(), ("VK_LOADER_LAYERS_ENABLE", "*TEST_a".into())], "", Expect::Same);
+        // Entries are not trimmed: " *TEST_a" is a whole name, which matches no layer.
+        let spaced = vec![lavapipe(), layer_path(), ("VK_LOADER_LAYERS_ENABLE", "*nowhere, *TEST_a".into())];
+        case("VK_LOADER_LAYERS_ENABLE with a space after the comma", desktop, spaced, "", Expect::Same);
         case("implicit layer switched on", desktop, vec![lavapipe(), ("DIFF_IMPLICIT", "1".into())], "", Expect::Same);
         case("implicit layer switched on and off", desktop, vec![lavapipe(), ("DIFF_IMPLICIT", "1".into()), ("DIFF_NO_IMPLICIT", "1".into())], "", Expect::Same);
         case("meta layer by the application", desktop, vec![lavapipe(), layer_path()], "VK_LAYER_TEST_meta", Expect::Same);
@@ -360,6 +451,9 @@ fn cases(f: &Fixture) -> Vec<Case> {
 const SKIPPED_LAYER: Expect = Expect::Differs { ours: "CREATE_DEVICE VK_SUCCESS", why: LISTS_SKIPPED_LAYER };
 
 /// Reasons for the differences by design (docs/compatibility.md has the same table).
+const BYTE_ORDER_MARK: &str = "a manifest starting with a UTF-8 byte-order mark is read, as the Khronos loader reads it since \
+    its cJSON skips the mark (1.4.360); the system loader (1.3.239) fails to parse it and, as for any manifest that is not \
+    JSON, reports VK_ERROR_OUT_OF_HOST_MEMORY from every vkCreateInstance";
 const DEDUPLICATED: &str = "a driver named twice (a folder and a file in it) is loaded once: the Khronos loader loads it twice \
     and lists two physical devices for one GPU, which an application counts as two";
 const NOT_JSON: &str = "a manifest that is not JSON is skipped with a log line; the system loader (1.3.239) reports the parse \

@@ -1023,12 +1023,13 @@ fn malformed_manifests_are_skipped_with_file_and_field() {
     let lib = lib.display();
     let cases = [
         ("v100_no_name.json", format!(r#"{{"file_format_version": "1.0.0", "layer": {{"type": "GLOBAL", "library_path": "{lib}", "api_version": "1.0", "implementation_version": "1", "description": ""}}}}"#), "\"name\""),
-        ("v101_bad_layers.json", r#"{"file_format_version": "1.0.1", "layers": {"name": "X"}}"#.to_string(), "\"layers\" is not an array"),
+        ("v101_bad_layers.json", r#"{"file_format_version": "1.0.1", "layers": {"name": "X"}}"#.to_string(), "is not an object"),
         ("v110_bad_type.json", format!(r#"{{"file_format_version": "1.1.0", "layer": {{"name": "VK_LAYER_X", "type": "SOMETIMES", "library_path": "{lib}", "api_version": "1.0", "implementation_version": "1", "description": ""}}}}"#), "\"type\""),
-        ("v111_bad_components.json", r#"{"file_format_version": "1.1.1", "layer": {"name": "VK_LAYER_M", "type": "GLOBAL", "component_layers": "VK_LAYER_TEST_good", "api_version": "1.0", "implementation_version": "1", "description": ""}}"#.to_string(), "component_layers"),
-        ("v112_bad_pre_instance.json", format!(r#"{{"file_format_version": "1.1.2", "layer": {{"name": "VK_LAYER_P", "type": "GLOBAL", "library_path": "{lib}", "api_version": "1.0", "implementation_version": "1", "description": "", "pre_instance_functions": []}}}}"#), "pre_instance_functions"),
-        ("v120_bad_extension.json", format!(r#"{{"file_format_version": "1.2.0", "layer": {{"name": "VK_LAYER_E", "type": "GLOBAL", "library_path": "{lib}", "api_version": "1.0", "implementation_version": "1", "description": "", "device_extensions": [{{"name": "VK_X"}}]}}}}"#), "spec_version"),
-        ("v121_bad_arch.json", format!(r#"{{"file_format_version": "1.2.1", "layer": {{"name": "VK_LAYER_A", "type": "GLOBAL", "library_path": "{lib}", "library_arch": "x86", "api_version": "1.0", "implementation_version": "1", "description": ""}}}}"#), "library_arch"),
+        ("v111_bad_components.json", r#"{"file_format_version": "1.1.1", "layer": {"name": "VK_LAYER_M", "type": "GLOBAL", "component_layers": ["VK_LAYER_TEST_good", 7], "api_version": "1.0", "implementation_version": "1", "description": ""}}"#.to_string(), "component_layers"),
+        // A JSON number where the Khronos loader reads only a string: refused by both.
+        ("v112_number_implementation_version.json", format!(r#"{{"file_format_version": "1.1.2", "layer": {{"name": "VK_LAYER_P", "type": "GLOBAL", "library_path": "{lib}", "api_version": "1.0", "implementation_version": 1, "description": ""}}}}"#), "implementation_version"),
+        ("v120_bad_description.json", format!(r#"{{"file_format_version": "1.2.0", "layer": {{"name": "VK_LAYER_E", "type": "GLOBAL", "library_path": "{lib}", "api_version": "1.0", "implementation_version": "1", "description": 7}}}}"#), "description"),
+        ("v121_number_api_version.json", format!(r#"{{"file_format_version": "1.2.1", "layer": {{"name": "VK_LAYER_A", "type": "GLOBAL", "library_path": "{lib}", "api_version": 1.0, "implementation_version": "1", "description": ""}}}}"#), "api_version"),
         ("syntax.json", "{ \"file_format_version\": ".to_string(), "invalid JSON"),
     ];
     for (file, text, _) in &cases {

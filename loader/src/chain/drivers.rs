@@ -145,7 +145,7 @@ fn load_drivers(
         }
         let mut miss = String::new();
         let started = std::time::Instant::now();
-        let loaded = manifest::driver::read_driver(&found.path).and_then(|m| {
+        let loaded = manifest::driver::read_driver_file(&found.file, &found.path).and_then(|m| {
             if let Some(version) = &m.newer_file_format {
                 // The Khronos loader's words.
                 log!(Level::Info, "loader_parse_icd_manifest: {} has unknown icd manifest file version {version}. May cause errors.", found.path);

@@ -4,7 +4,7 @@
 
 use std::cell::RefCell;
 use std::sync::Arc;
-use std::ffi::c_char;
+use std::ffi::{c_char, OsStr};
 
 use vk_generated::types::VkLayerProperties;
 
@@ -21,9 +21,10 @@ use crate::platform::file_cache::ParseCache;
 /// read again, which makes instance creation with many manifests present cheap.
 static PARSED: ParseCache<(String, bool), Result<ParsedFile, String>> = ParseCache::new();
 
-/// A manifest file parsed, from the cache when the file is unchanged.
-fn parse(path: &str, implicit: bool) -> Result<ParsedFile, String> {
-    let parsed = PARSED.get_manifest(&(path.to_string(), implicit), path, |text| manifest::layer::parse_layers(text, path, implicit));
+/// A manifest file parsed, from the cache when the file is unchanged: `file` is opened, `path`
+/// (the same, but for a name that is not UTF-8: see `search::Found`) is the name it goes by.
+fn parse(file: &OsStr, path: &str, implicit: bool) -> Result<ParsedFile, String> {
+    let parsed = PARSED.get_manifest(&(path.to_string(), implicit), file, |text| manifest::layer::parse_layers(text, path, implicit));
     let parsed = parsed.map_err(|e| {
         // The Khronos loader's words.
         log!(Level::Error, "loader_get_json: Failed to open JSON file {path}");
@@ -35,8 +36,9 @@ fn parse(path: &str, implicit: bool) -> Result<ParsedFile, String> {
 /// Reads the manifests of one kind, in search order.
 fn read(implicit: bool, override_paths: &[String]) -> Vec<LayerManifest> {
     let mut layers = Vec::new();
-    for path in search::layer_manifests(implicit, override_paths) {
-        match parse(&path, implicit) {
+    for found in search::layer_manifests(implicit, override_paths) {
+        let path = found.path;
+        match parse(&found.file, &path, implicit) {
             Ok(file) => {
                 log_found(&path, &file);
                 for why in file.rejected {
@@ -242,7 +244,7 @@ fn settings_slots(entries: &[LayerEntry]) -> Vec<Slot> {
             log!(Level::Warn, "loader settings file: layer {name}: path {path} is not a .json manifest; skipped");
             continue;
         }
-        let layers = match parse(path, *treat_as_implicit_manifest) {
+        let layers = match parse(OsStr::new(path), path, *treat_as_implicit_manifest) {
             Ok(file) => {
                 for warning in &file.warnings {
                     log::log(Level::Warn, warning);

@@ -2,15 +2,30 @@
 //! HOME fallbacks, and the environment overrides and filters. The result is an ordered,
 //! de-duplicated list of manifest files, each with the reason it was kept or skipped.
 
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+
 use crate::debug::log::Level;
+use crate::plan::name_filter::{self, NameFilter};
 use crate::platform;
 
 /// A manifest file and why discovery kept it or left it out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
+    /// The path in logs, the plan and the driver cache: `file` itself, or with the bytes of a
+    /// name that is not UTF-8 written `\xNN` ([`platform::display_path`]).
     pub path: String,
+    /// The file to open, as the directory listing named it: a manifest whose file name is not
+    /// UTF-8 is read, as the Khronos loader reads it.
+    pub file: OsString,
     /// `None` when the manifest is to be used; else why it is skipped (a filter matched).
     pub skipped: Option<String>,
+}
+
+impl Found {
+    fn new(file: OsString, skipped: Option<String>) -> Found {
+        Found { path: platform::display_path(&file), file, skipped }
+    }
 }
 
 /// The directories searched for `<dir>/vulkan/<kind>` (kind `icd.d`, `explicit_layer.d`, ...),
@@ -51,21 +66,26 @@ fn split_paths(list: &str) -> impl Iterator<Item = String> + '_ {
     list.split(':').filter(|p| !p.is_empty()).map(str::to_string)
 }
 
-/// The `*.json` files of a directory, sorted by name.
-fn json_files(dir: &str) -> Vec<String> {
-    platform::list_dir(dir)
+/// The `*.json` files of a directory, sorted by name; a name need not be UTF-8.
+fn json_files(dir: &str) -> Vec<OsString> {
+    let dir = dir.trim_end_matches('/');
+    platform::list_dir_names(dir)
         .unwrap_or_default()
-        .iter()
-        .filter(|n| n.ends_with(".json"))
-        .map(|n| format!("{}/{n}", dir.trim_end_matches('/')))
+        .into_iter()
+        .filter(|name| name.as_bytes().ends_with(b".json"))
+        .map(|name| {
+            let mut path = format!("{dir}/").into_bytes();
+            path.extend_from_slice(name.as_bytes());
+            OsString::from_vec(path)
+        })
         .collect()
 }
 
 /// A colon list of files or directories, expanded to manifest files. As for the Khronos loader,
 /// an entry ending in `.json` is a file and anything else a directory: no `stat` decides, so an
 /// interposer that serves paths the kernel does not know is asked through `fopen` and `opendir`.
-fn expand(locations: &[String]) -> Vec<String> {
-    locations.iter().flat_map(|p| if p.ends_with(".json") { vec![p.clone()] } else { json_files(p) }).collect()
+fn expand(locations: &[String]) -> Vec<OsString> {
+    locations.iter().flat_map(|p| if p.ends_with(".json") { vec![OsString::from(p)] } else { json_files(p) }).collect()
 }
 
 /// Where one kind of manifest is looked for: files and directories, in search order.
@@ -96,7 +116,7 @@ impl Search {
     /// The manifest files found, without duplicates, after logging where they were looked for
     /// in the Khronos loader's words (`what`: "driver", "implicit layer", ...), which scripts and
     /// its test suite search for.
-    fn run(&self, level: Level, what: &str) -> Vec<String> {
+    fn run(&self, level: Level, what: &str) -> Vec<OsString> {
         let mut files = Vec::new();
         for file in expand(&self.locations) {
             if !files.contains(&file) {
@@ -110,7 +130,7 @@ impl Search {
     }
 }
 
-fn log_search(level: Level, what: &str, locations: &[String], files: &[String]) {
+fn log_search(level: Level, what: &str, locations: &[String], files: &[OsString]) {
     let log = |line: String| crate::debug::log::log(level, &line);
     log(format!("Searching for {what} manifest files"));
     log("   In following locations:".to_string());
@@ -123,7 +143,7 @@ fn log_search(level: Level, what: &str, locations: &[String], files: &[String]) 
     }
     log("   Found the following files:".to_string());
     for file in files {
-        log(format!("      {file}"));
+        log(format!("      {}", platform::display_path(file)));
     }
 }
 
@@ -157,23 +177,26 @@ pub fn driver_manifests() -> Vec<Found> {
     let select = driver_env("VK_LOADER_DRIVERS_SELECT").map(|l| patterns("VK_LOADER_DRIVERS_SELECT", &l)).unwrap_or_default();
     let disable = driver_env("VK_LOADER_DRIVERS_DISABLE").map(|l| patterns("VK_LOADER_DRIVERS_DISABLE", &l)).unwrap_or_default();
     let mut found: Vec<Found> = Vec::new();
-    for path in paths {
-        if found.iter().any(|f| f.path == path) {
+    for file in paths {
+        if found.iter().any(|f| f.file == file) {
             continue;
         }
-        log!(Level::Driver, "Found ICD manifest file {path}");
-        let file_name = path.rsplit('/').next().unwrap_or(&path);
-        let skipped = filtered_out(file_name, &select, &disable);
-        found.push(Found { path, skipped });
+        let mut manifest = Found::new(file, None);
+        log!(Level::Driver, "Found ICD manifest file {}", manifest.path);
+        let file_name = manifest.file.as_bytes().rsplit(|&b| b == b'/').next().unwrap_or_default();
+        manifest.skipped = filtered_out(OsStr::from_bytes(file_name), &select, &disable);
+        found.push(manifest);
     }
     found
 }
 
 /// Why `VK_LOADER_DRIVERS_SELECT` / `VK_LOADER_DRIVERS_DISABLE` leave a driver manifest out, if
-/// they do: a selected name is kept even when a disable pattern matches it too.
-fn filtered_out(file_name: &str, select: &[glob::Pattern], disable: &[glob::Pattern]) -> Option<String> {
-    let matches = |patterns: &[glob::Pattern]| patterns.iter().any(|p| p.matches_with(file_name, FILTER_MATCHING));
+/// they do: a selected name is kept even when a disable pattern matches it too. Names compare
+/// ignoring case, as the Khronos loader's filters do (see `plan::name_filter`).
+fn filtered_out(file_name: &OsStr, select: &[NameFilter], disable: &[NameFilter]) -> Option<String> {
+    let matches = |filters: &[NameFilter]| filters.iter().any(|f| f.matches(file_name.as_bytes()));
     let selected = matches(select);
+    let file_name = platform::display_path(file_name);
     // The Khronos loader's words.
     if !selected && matches(disable) {
         return Some(format!("Driver \"{file_name}\" ignored because it was disabled by env var 'VK_LOADER_DRIVERS_DISABLE'"));
@@ -184,18 +207,14 @@ fn filtered_out(file_name: &str, select: &[glob::Pattern], disable: &[glob::Patt
     None
 }
 
-/// Driver and layer filters ignore case, as the Khronos loader's do.
-const FILTER_MATCHING: glob::MatchOptions =
-    glob::MatchOptions { case_sensitive: false, require_literal_separator: false, require_literal_leading_dot: false };
-
 /// Layer manifest files, explicit or implicit, in search order. `VK_LAYER_PATH` /
 /// `VK_IMPLICIT_LAYER_PATH` replace the search, `VK_ADD_LAYER_PATH` / `VK_ADD_IMPLICIT_LAYER_PATH`
 /// come before it (all ignored by elevated processes: `platform::env` is `secure_getenv`).
 /// `override_paths` (from the override layer) replace the explicit search, `VK_LAYER_PATH`
 /// included, when not empty.
-pub fn layer_manifests(implicit: bool, override_paths: &[String]) -> Vec<String> {
+pub fn layer_manifests(implicit: bool, override_paths: &[String]) -> Vec<Found> {
     let what = if implicit { "implicit layer" } else { "explicit layer" };
-    layer_search(implicit, override_paths).run(Level::Layer, what)
+    layer_search(implicit, override_paths).run(Level::Layer, what).into_iter().map(|file| Found::new(file, None)).collect()
 }
 
 /// Says where explicit layer manifests would have been looked for, when instance creation reads
@@ -243,18 +262,47 @@ fn layer_search(implicit: bool, override_paths: &[String]) -> Search {
     search
 }
 
-/// The comma-separated glob patterns `var` holds (`~all~` is `*`, as for the Khronos loader);
-/// invalid ones are logged and dropped.
-fn patterns(var: &str, list: &str) -> Vec<glob::Pattern> {
-    list.split(',')
-        .filter(|p| !p.is_empty())
-        .map(|p| if p == "~all~" { "*" } else { p })
-        .filter_map(|p| match glob::Pattern::new(p) {
-            Ok(pattern) => Some(pattern),
-            Err(e) => {
-                log!(Level::Warn, "{var}: ignoring bad pattern \"{p}\": {e}");
-                None
-            }
-        })
-        .collect()
+/// The name filters `var` holds, read as the Khronos loader reads them (`plan::name_filter`:
+/// entries as written, not trimmed; `~all~`, `*` match every name; at most sixteen).
+fn patterns(var: &str, list: &str) -> Vec<NameFilter> {
+    let (filters, left_out) = name_filter::parse_list(list);
+    if left_out > 0 {
+        log!(Level::Warn, "{var}: only the first {} entries are read, as by the Khronos loader: {left_out} left out", name_filter::MAX_FILTERS);
+    }
+    filters
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifests_whose_names_are_not_utf8_are_found_and_named_readably() {
+        let dir = std::env::temp_dir().join(format!("loader-search-bytes-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in [&b"b\xff.json"[..], b"a.json", b"c\xff.txt"] {
+            std::fs::write(dir.join(OsStr::from_bytes(name)), b"{}").unwrap();
+        }
+        let path = dir.to_str().unwrap();
+        let files = json_files(&format!("{path}/"));
+        assert_eq!(files, [OsString::from(format!("{path}/a.json")), OsString::from_vec([format!("{path}/b").as_bytes(), b"\xff.json"].concat())]);
+        let found = Found::new(files[1].clone(), None);
+        assert_eq!(found.path, format!("{path}/b\\xFF.json"));
+        // The driver filters see the file name's bytes.
+        let select = name_filter::parse_list("b*").0;
+        assert_eq!(filtered_out(OsStr::from_bytes(b"b\xff.json"), &select, &[]), None);
+        let skipped = filtered_out(OsStr::new("a.json"), &select, &[]).unwrap();
+        assert!(skipped.contains("not selected by env var 'VK_LOADER_DRIVERS_SELECT'"), "{skipped}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn driver_filters_are_read_as_written() {
+        // Not trimmed, as by the Khronos loader: " *lvp*" is a whole name.
+        let disable = patterns("VK_LOADER_DRIVERS_DISABLE", "*intel*, *lvp*");
+        assert!(filtered_out(OsStr::new("lvp_icd.x86_64.json"), &[], &disable).is_none());
+        assert!(filtered_out(OsStr::new("intel_icd.x86_64.json"), &[], &disable).is_some());
+        assert!(filtered_out(OsStr::new("LVP_icd.json"), &[], &patterns("VK_LOADER_DRIVERS_DISABLE", "~all~")).is_some());
+    }
 }

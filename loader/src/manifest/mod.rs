@@ -2,5 +2,6 @@
 //! the loader settings file. Every rejection names the file and the field.
 
 pub mod driver;
+pub mod json;
 pub mod layer;
 pub mod settings;

@@ -10,9 +10,8 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
-
 use crate::debug::log::{self, Level};
+use crate::manifest::json::{self, Json};
 use crate::platform::file_cache::ParseCache;
 use crate::platform;
 
@@ -91,9 +90,10 @@ impl Settings {
     /// The driver manifests to load: the `additional_drivers` (`.json` files only) first, as the
     /// Khronos loader finds them, then `found` (the usual search) unless
     /// `additional_drivers_use_exclusively`.
-    pub fn with_additional_drivers(&self, found: Vec<String>) -> Vec<String> {
+    /// Paths are `String`s or the `OsString`s discovery opens (see `discover::search::Found`).
+    pub fn with_additional_drivers<P: From<String>>(&self, found: Vec<P>) -> Vec<P> {
         let kept = if self.additional_drivers_use_exclusively { Vec::new() } else { found };
-        let additional = self.additional_drivers.iter().filter(|p| p.ends_with(".json")).cloned();
+        let additional = self.additional_drivers.iter().filter(|p| p.ends_with(".json")).map(|p| P::from(p.clone()));
         additional.chain(kept).collect()
     }
 }
@@ -282,13 +282,16 @@ pub fn parse(text: &[u8], path: &str, exe: Option<&str>) -> Result<Option<Settin
     if text.len() >= MAX_FILE_SIZE {
         return Err(format!("larger than {MAX_FILE_SIZE} bytes"));
     }
-    let json: Value = serde_json::from_slice(text).map_err(|e| format!("invalid JSON: {e}"))?;
-    let top = json.as_object().ok_or("not a JSON object")?;
-    if !top.get("file_format_version").is_some_and(Value::is_string) {
+    // Read as the Khronos loader reads it (see `manifest::json`).
+    let top = json::parse(text).map_err(|e| format!("invalid JSON: {e}"))?;
+    if !top.is_object() {
+        return Err("not a JSON object".into());
+    }
+    if top.get("file_format_version").and_then(Json::as_str).is_none() {
         return Err("missing required field file_format_version".into());
     }
-    let entries: Vec<&Value> = match (top.get("settings_array"), top.get("settings")) {
-        (Some(Value::Array(list)), _) => list.iter().collect(),
+    let entries: Vec<&Json> = match (top.get("settings_array"), top.get("settings")) {
+        (Some(Json::Array(list)), _) => list.iter().collect(),
         (Some(_), _) => return Err("\"settings_array\" is not an array".into()),
         (None, Some(one)) => vec![one],
         (None, None) => return Err("neither \"settings\" nor \"settings_array\" is present".into()),
@@ -307,18 +310,20 @@ pub fn parse(text: &[u8], path: &str, exe: Option<&str>) -> Result<Option<Settin
 
 /// The entry whose `app_keys` name the executable, else the first without `app_keys`. Entries
 /// are read up to the first that is not an object.
-fn choose_entry<'a>(entries: &[&'a Value], exe: Option<&str>) -> Option<&'a Map<String, Value>> {
+fn choose_entry<'a>(entries: &[&'a Json], exe: Option<&str>) -> Option<&'a Json> {
     let mut global = None;
-    for entry in entries {
-        let Some(object) = entry.as_object() else { break };
-        match object.get("app_keys") {
+    for &entry in entries {
+        if !entry.is_object() {
+            break;
+        }
+        match entry.get("app_keys") {
             None => {
-                global.get_or_insert(object);
+                global.get_or_insert(entry);
             }
             Some(keys) => {
-                let keys = keys.as_array().map(Vec::as_slice).unwrap_or_default();
+                let keys = keys.as_array().unwrap_or_default();
                 if exe.is_some_and(|exe| keys.iter().any(|k| k.as_str() == Some(exe))) {
-                    return Some(object);
+                    return Some(entry);
                 }
             }
         }
@@ -327,10 +332,10 @@ fn choose_entry<'a>(entries: &[&'a Value], exe: Option<&str>) -> Option<&'a Map<
 }
 
 /// One entry's settings. A part that is malformed is left out (logged); the others still apply.
-fn parse_entry(entry: &Map<String, Value>, path: &str) -> Settings {
+fn parse_entry(entry: &Json, path: &str) -> Settings {
     let mut settings = Settings { path: path.to_string(), ..Settings::default() };
-    if let Some(filters) = entry.get("stderr_log").and_then(Value::as_array) {
-        settings.stderr_log = filters.iter().filter_map(Value::as_str).map(log_bits).fold(0, |a, b| a | b);
+    if let Some(filters) = entry.get("stderr_log").and_then(Json::as_array) {
+        settings.stderr_log = filters.iter().filter_map(Json::as_str).map(log_bits).fold(0, |a, b| a | b);
     }
     if let Some(locations) = entry.get("log_locations") {
         settings.log_locations = parse_log_locations(locations, path);
@@ -341,8 +346,8 @@ fn parse_entry(entry: &Map<String, Value>, path: &str) -> Settings {
             Err(why) => log!(Level::Warn, "loader settings file {path}: \"layers\" ignored: {why}"),
         }
     }
-    settings.additional_drivers_use_exclusively = entry.get("additional_drivers_use_exclusively") == Some(&Value::Bool(true));
-    settings.driver_cache_off = entry.get("driver_cache").and_then(Value::as_str) == Some("off");
+    settings.additional_drivers_use_exclusively = entry.get("additional_drivers_use_exclusively").is_some_and(Json::is_true);
+    settings.driver_cache_off = entry.get("driver_cache").and_then(Json::as_str) == Some("off");
     if let Some(drivers) = entry.get("additional_drivers") {
         match parse_drivers(drivers) {
             Ok(list) => settings.additional_drivers = list,
@@ -350,7 +355,7 @@ fn parse_entry(entry: &Map<String, Value>, path: &str) -> Settings {
         }
     }
     if let Some(devices) = entry.get("device_configurations") {
-        let list = devices.as_array().map(Vec::as_slice).unwrap_or_default();
+        let list = devices.as_array().unwrap_or_default();
         settings.device_configurations = Some(list.iter().filter_map(parse_device).collect());
     }
     settings
@@ -375,14 +380,14 @@ fn log_bits(word: &str) -> u32 {
 /// The `log_locations` list: objects with `destinations` (absolute file paths) and `filters` (the
 /// words of `stderr_log`; `filter`, as the Khronos loader's tests write it, is read too). A
 /// malformed element is left out alone, with a line naming it.
-fn parse_log_locations(value: &Value, path: &str) -> Vec<log::Destination> {
+fn parse_log_locations(value: &Json, path: &str) -> Vec<log::Destination> {
     let Some(list) = value.as_array() else {
         log!(Level::Warn, "loader settings file {path}: \"log_locations\" ignored: not an array");
         return Vec::new();
     };
     let mut out: Vec<log::Destination> = Vec::new();
     for (i, element) in list.iter().enumerate() {
-        let strings = |key: &str| -> Option<Vec<&str>> { element.get(key)?.as_array()?.iter().map(Value::as_str).collect() };
+        let strings = |key: &str| -> Option<Vec<&str>> { element.get(key)?.as_array()?.iter().map(Json::as_str).collect() };
         let (Some(destinations), Some(filters)) = (strings("destinations"), strings("filters").or_else(|| strings("filter"))) else {
             log!(Level::Warn, "loader settings file {path}: log_locations[{i}] ignored: it needs \"destinations\" and \"filters\", arrays of strings");
             continue;
@@ -401,12 +406,14 @@ fn parse_log_locations(value: &Value, path: &str) -> Vec<log::Destination> {
 
 /// The `layers` list: every element an object with a `control`; all but the
 /// `unordered_layer_location` marker with a `name` and a `path`.
-fn parse_layers(value: &Value) -> Result<Vec<LayerEntry>, String> {
+fn parse_layers(value: &Json) -> Result<Vec<LayerEntry>, String> {
     let list = value.as_array().ok_or("not an array")?;
     let mut out = Vec::with_capacity(list.len());
-    for (i, element) in list.iter().enumerate() {
-        let object = element.as_object().ok_or_else(|| format!("layers[{i}] is not an object"))?;
-        let string = |key: &str| object.get(key).and_then(Value::as_str).ok_or_else(|| format!("layers[{i}] has no string \"{key}\""));
+    for (i, object) in list.iter().enumerate() {
+        if !object.is_object() {
+            return Err(format!("layers[{i}] is not an object"));
+        }
+        let string = |key: &str| object.get(key).and_then(Json::as_str).ok_or_else(|| format!("layers[{i}] has no string \"{key}\""));
         let control = match string("control")? {
             "unordered_layer_location" => {
                 out.push(LayerEntry::UnorderedLocation);
@@ -420,30 +427,32 @@ fn parse_layers(value: &Value) -> Result<Vec<LayerEntry>, String> {
             name: string("name")?.to_string(),
             path: string("path")?.to_string(),
             control,
-            treat_as_implicit_manifest: object.get("treat_as_implicit_manifest") == Some(&Value::Bool(true)),
+            treat_as_implicit_manifest: object.get("treat_as_implicit_manifest").is_some_and(Json::is_true),
         });
     }
     Ok(out)
 }
 
 /// The `additional_drivers` list: objects with a `path`.
-fn parse_drivers(value: &Value) -> Result<Vec<String>, String> {
+fn parse_drivers(value: &Json) -> Result<Vec<String>, String> {
     let list = value.as_array().ok_or("not an array")?;
     list.iter()
         .enumerate()
-        .map(|(i, d)| d.get("path").and_then(Value::as_str).map(str::to_string).ok_or_else(|| format!("additional_drivers[{i}] has no string \"path\"")))
+        .map(|(i, d)| d.get("path").and_then(Json::as_str).map(str::to_string).ok_or_else(|| format!("additional_drivers[{i}] has no string \"path\"")))
         .collect()
 }
 
 /// One `device_configurations` entry; `None` (skipped alone) when malformed.
-fn parse_device(value: &Value) -> Option<DeviceConfiguration> {
-    let object = value.as_object()?;
+fn parse_device(object: &Json) -> Option<DeviceConfiguration> {
+    if !object.is_object() {
+        return None;
+    }
     let uuid = |key: &str| -> Option<[u8; 16]> {
         let list = object.get(key)?.as_array()?;
         let bytes: Vec<u8> = list.iter().map(|v| v.as_u64().filter(|b| *b <= 255).map(|b| b as u8)).collect::<Option<_>>()?;
         bytes.try_into().ok()
     };
-    let name = |key: &str| object.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
+    let name = |key: &str| object.get(key).and_then(Json::as_str).unwrap_or_default().to_string();
     Some(DeviceConfiguration {
         device_uuid: uuid("deviceUUID")?,
         driver_uuid: uuid("driverUUID")?,
@@ -550,5 +559,15 @@ mod tests {
         assert_eq!(devices.len(), 1);
         assert_eq!(devices[0].driver_version, 7);
         assert_eq!(devices[0].device_uuid[15], 15);
+    }
+
+    #[test]
+    fn read_as_the_khronos_loader_reads_json() {
+        let text = r#"{"file_format_version": "1.0.0", "settings": {"stderr_log": ["error"], "STDERR_LOG": ["all"]}, "settings": {"stderr_log": ["warn"]}}"#;
+        let expected = Some(Level::Error as u32);
+        for variant in [text.as_bytes().to_vec(), [b"\xEF\xBB\xBF".as_slice(), text.as_bytes()].concat(), [text.as_bytes(), b"\0trailing"].concat()] {
+            let settings = parse(&variant, "/s.json", None).unwrap().unwrap();
+            assert_eq!(Some(settings.stderr_log), expected, "the first of a key given twice, whatever its case");
+        }
     }
 }

@@ -5,13 +5,14 @@
 //! Order, top of the chain first: implicit layers (discovery order; enable/disable environment),
 //! `VK_INSTANCE_LAYERS` (its order), `VK_LOADER_LAYERS_ENABLE` (discovery order), then
 //! `ppEnabledLayerNames` (its order). A layer already in the list is not added again. Meta layers
-//! are replaced in place by their components. `VK_LOADER_LAYERS_DISABLE` (globs, `~all~`,
+//! are replaced in place by their components. `VK_LOADER_LAYERS_DISABLE` (name filters, `~all~`,
 //! `~implicit~`, `~explicit~`) removes layers from the catalog (see [`remove_disabled`]) and from
 //! every source unless `VK_LOADER_LAYERS_ALLOW` matches them; `VK_LOADER_LAYERS_ENABLE` wins over
 //! both. The override layer's `blacklisted_layers` are removed from the catalog before any of this.
 
 use crate::debug::log::Level;
 use crate::manifest::layer::{LayerManifest, OVERRIDE_LAYER_NAME};
+use crate::plan::name_filter::{self, NameFilter};
 use crate::plan::{self, Decision};
 
 /// Why a layer is in the chain (printed with `VK_LOADER_DEBUG=layer`).
@@ -66,38 +67,31 @@ impl std::fmt::Display for Reason {
     }
 }
 
-/// The `VK_LOADER_LAYERS_ENABLE` / `_DISABLE` / `_ALLOW` filters.
+/// The `VK_LOADER_LAYERS_ENABLE` / `_DISABLE` / `_ALLOW` filters, read as the Khronos loader
+/// reads them (see `name_filter`: entries taken as written, not trimmed).
 #[derive(Debug, Default)]
 pub struct Filters {
-    enable: Vec<glob::Pattern>,
-    disable: Vec<glob::Pattern>,
+    enable: Vec<NameFilter>,
+    disable: Vec<NameFilter>,
     disable_all: bool,
     disable_implicit: bool,
     disable_explicit: bool,
-    allow: Vec<glob::Pattern>,
+    allow: Vec<NameFilter>,
 }
 
-/// Layer names match the filters' globs whatever their case, as with the Khronos loader.
-fn name_matches(pattern: &glob::Pattern, name: &str) -> bool {
-    let options = glob::MatchOptions { case_sensitive: false, ..glob::MatchOptions::new() };
-    pattern.matches_with(name, options)
+/// Whether a layer name passes a filter (names compare ignoring case, as with the Khronos loader).
+fn name_matches(filter: &NameFilter, name: &str) -> bool {
+    filter.matches(name)
 }
 
-fn patterns(list: Option<String>, log: &mut Vec<String>, var: &str) -> Vec<glob::Pattern> {
+/// The filters of `list`, saying when entries past the sixteenth are left out.
+fn patterns(list: Option<String>, log: &mut Vec<String>, var: &str) -> Vec<NameFilter> {
     let Some(list) = list else { return Vec::new() };
-    list.split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        // `~all~` names every layer in any of the filters (the Khronos loader's spelling of `*`).
-        .map(|p| if p == "~all~" { "*" } else { p })
-        .filter_map(|p| match glob::Pattern::new(p) {
-            Ok(pattern) => Some(pattern),
-            Err(e) => {
-                log.push(format!("{var}: ignoring bad pattern \"{p}\": {e}"));
-                None
-            }
-        })
-        .collect()
+    let (filters, left_out) = name_filter::parse_list(&list);
+    if left_out > 0 {
+        log.push(format!("{var}: only the first {} entries are read, as by the Khronos loader: {left_out} left out", name_filter::MAX_FILTERS));
+    }
+    filters
 }
 
 impl Filters {
@@ -108,13 +102,19 @@ impl Filters {
             ..Filters::default()
         };
         let disable = getenv("VK_LOADER_LAYERS_DISABLE").unwrap_or_default();
+        // The special words set switches and are not counted among the sixteen filters
+        // (`parse_layers_disable_filter_environment_var`); a `~word~` it does not know is ignored.
         let mut rest = Vec::new();
-        for word in disable.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-            match word {
-                "~all~" => filters.disable_all = true,
+        for word in name_filter::entries(&disable) {
+            if !name_filter::is_special(word) {
+                rest.push(word);
+                continue;
+            }
+            match word.to_ascii_lowercase().as_str() {
+                "~all~" | "*" | "**" => filters.disable_all = true,
                 "~implicit~" => filters.disable_implicit = true,
                 "~explicit~" => filters.disable_explicit = true,
-                _ => rest.push(word),
+                _ => {}
             }
         }
         filters.disable = patterns(Some(rest.join(",")), log, "VK_LOADER_LAYERS_DISABLE");
@@ -122,7 +122,7 @@ impl Filters {
     }
 
     /// The `VK_LOADER_LAYERS_ENABLE` pattern matching `name`, if any.
-    fn enabled_by(&self, name: &str) -> Option<&glob::Pattern> {
+    fn enabled_by(&self, name: &str) -> Option<&NameFilter> {
         self.enable.iter().find(|p| name_matches(p, name))
     }
 
@@ -400,7 +400,8 @@ pub fn activate(
     let find = |name: &str| catalog.iter().position(|l| l.name == name);
     let instance_layers = getenv("VK_INSTANCE_LAYERS");
     let instance_layer_names: Vec<&str> =
-        instance_layers.as_deref().map(|list| list.split(':').map(str::trim).filter(|n| !n.is_empty()).collect()).unwrap_or_default();
+        // Names as written, as the Khronos loader splits the list (`loader_get_next_path`): not trimmed.
+        instance_layers.as_deref().map(|list| list.split(':').filter(|n| !n.is_empty()).collect()).unwrap_or_default();
 
     for (i, layer) in catalog.iter().enumerate().filter(|(_, l)| l.implicit) {
         if instance_layer_names.contains(&layer.name.as_str()) {
@@ -471,7 +472,7 @@ fn activate_by_settings(
             continue;
         } else if let Some(p) = filters.enabled_by(&layer.name) {
             Reason::LoaderLayersEnable(p.to_string())
-        } else if instance_layers.split(':').any(|n| n.trim() == layer.name) {
+        } else if instance_layers.split(':').any(|n| n == layer.name) {
             Reason::InstanceLayersEnv
         } else if app.contains(&layer.name.as_str()) {
             Reason::Application
@@ -641,7 +642,7 @@ mod tests {
             (&[("VK_LOADER_LAYERS_DISABLE", "VK_LAYER_*,~implicit~")], &[]),
             (&[("VK_LOADER_LAYERS_DISABLE", "~all~"), ("VK_LOADER_LAYERS_ALLOW", "*_b")], &["VK_LAYER_b"]),
             (&[("VK_LOADER_LAYERS_DISABLE", "~all~"), ("VK_LOADER_LAYERS_ENABLE", "*_a")], &["VK_LAYER_a"]),
-            // Globs match whatever the case; `~all~` is every layer in the enable and allow filters too.
+            // Filters match whatever the case; `~all~` is every layer in the enable and allow filters too.
             (&[("VK_LOADER_LAYERS_DISABLE", "*_A")], &["VK_LAYER_imp", "VK_LAYER_b"]),
             (&[("VK_LOADER_LAYERS_DISABLE", "~all~"), ("VK_LOADER_LAYERS_ALLOW", "~all~")], &all),
             (&[("VK_LOADER_LAYERS_DISABLE", "~all~"), ("VK_LOADER_LAYERS_ENABLE", "~all~")], &all),
@@ -649,6 +650,30 @@ mod tests {
         for (env, want) in cases {
             assert_eq!(run(&cat, &app, env).unwrap(), *want, "env {env:?}");
         }
+    }
+
+    #[test]
+    fn lists_are_read_as_written_as_by_the_khronos_loader() {
+        let cat = vec![layer("VK_LAYER_validation", false), layer("VK_LAYER_overlay", false), layer("VK_LAYER_imp", true)];
+        // No entry is trimmed: " *overlay" (after the comma) is a whole name that matches nothing.
+        assert_eq!(run(&cat, &[], &[("VK_LOADER_LAYERS_ENABLE", "*validation, *overlay")]).unwrap(), ["VK_LAYER_imp", "VK_LAYER_validation"]);
+        assert_eq!(run(&cat, &[], &[("VK_LOADER_LAYERS_ENABLE", "*validation,*overlay")]).unwrap(), ["VK_LAYER_imp", "VK_LAYER_validation", "VK_LAYER_overlay"]);
+        assert_eq!(run(&cat, &[], &[("VK_LOADER_LAYERS_DISABLE", "~all~, ~implicit~")]).unwrap(), Vec::<String>::new());
+        assert_eq!(run(&cat, &["VK_LAYER_overlay"], &[("VK_LOADER_LAYERS_DISABLE", " ~implicit~")]).unwrap(), ["VK_LAYER_imp", "VK_LAYER_overlay"]);
+        let (allow_spaced, allow) = ((" *imp", "*imp"), [("VK_LOADER_LAYERS_DISABLE", "~all~")]);
+        assert_eq!(run(&cat, &[], &[allow[0], ("VK_LOADER_LAYERS_ALLOW", allow_spaced.0)]).unwrap(), Vec::<String>::new());
+        assert_eq!(run(&cat, &[], &[allow[0], ("VK_LOADER_LAYERS_ALLOW", allow_spaced.1)]).unwrap(), ["VK_LAYER_imp"]);
+        // VK_INSTANCE_LAYERS' names too (a colon list): " VK_LAYER_overlay" names no layer.
+        assert_eq!(run(&cat, &[], &[("VK_INSTANCE_LAYERS", "VK_LAYER_validation: VK_LAYER_overlay")]).unwrap(), ["VK_LAYER_imp", "VK_LAYER_validation"]);
+        // A star inside an entry is a plain character; `?` too.
+        assert_eq!(run(&cat, &[], &[("VK_LOADER_LAYERS_ENABLE", "VK_*_overlay,VK_LAYER_validatio?")]).unwrap(), ["VK_LAYER_imp"]);
+        // Only sixteen entries are read; the log says so.
+        let many: Vec<String> = (0..16).map(|i| format!("VK_LAYER_none{i}")).chain(["VK_LAYER_overlay".to_string()]).collect();
+        let many = many.join(",");
+        assert_eq!(run(&cat, &[], &[("VK_LOADER_LAYERS_ENABLE", many.as_str())]).unwrap(), ["VK_LAYER_imp"]);
+        let getenv = |k: &str| (k == "VK_LOADER_LAYERS_ENABLE").then(|| many.clone());
+        let activation = activate(&cat, &[], &getenv, None).unwrap();
+        assert!(activation.log.iter().any(|l| l.contains("only the first 16 entries are read")), "{:?}", activation.log);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 pub mod device_filter;
 pub mod document;
 pub mod layers;
+pub mod name_filter;
 
 use std::cell::RefCell;
 

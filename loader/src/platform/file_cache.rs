@@ -12,6 +12,7 @@
 //! random keys would cost the first creation a `getrandom` call for a few dozen paths.
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::sync::{Arc, Mutex};
 
 use crate::platform::host_alloc::with_system_allocator;
@@ -56,7 +57,7 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
 
     /// `parse` of the manifest at `path`, from the cache when the file is unchanged; a file
     /// larger than [`MAX_MANIFEST_BYTES`] is refused, saying so.
-    pub fn get_manifest(&self, key: &K, path: &str, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
+    pub fn get_manifest(&self, key: &K, path: impl AsRef<OsStr>, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
         self.read(key, path, Limit::Refuse(MAX_MANIFEST_BYTES), Kind::Manifest, |text| parse(&text))
     }
 
@@ -64,7 +65,7 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
     /// than `limit` bytes of the file (`parse` sees `limit` bytes of a larger one and can refuse
     /// it). `key` must be built from the system allocator's memory if it is to outlive an
     /// application's scope, so the cache clones it there.
-    pub fn get_at_most(&self, key: &K, path: &str, limit: usize, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
+    pub fn get_at_most(&self, key: &K, path: impl AsRef<OsStr>, limit: usize, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
         self.read(key, path, Limit::Cut(limit), Kind::Manifest, |text| parse(&text))
     }
 
@@ -72,12 +73,12 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
     /// place (the driver cache): each version is a new file, with its own inode and modification
     /// time, so it is remembered at once. A version mistaken for an earlier one could only give
     /// that earlier, whole content. `parse` is given the bytes read, to keep rather than copy.
-    pub fn get_replaced_whole(&self, key: &K, path: &str, limit: usize, parse: impl FnOnce(Vec<u8>) -> T) -> Result<Arc<T>, String> {
+    pub fn get_replaced_whole(&self, key: &K, path: impl AsRef<OsStr>, limit: usize, parse: impl FnOnce(Vec<u8>) -> T) -> Result<Arc<T>, String> {
         self.read(key, path, Limit::Cut(limit), Kind::ReplacedWhole, parse)
     }
 
-    /// The parse of the file at `path`.
-    fn read(&self, key: &K, path: &str, limit: Limit, kind: Kind, parse: impl FnOnce(Vec<u8>) -> T) -> Result<Arc<T>, String> {
+    /// The parse of the file at `path` (bytes: a file name need not be UTF-8).
+    fn read(&self, key: &K, path: impl AsRef<OsStr>, limit: Limit, kind: Kind, parse: impl FnOnce(Vec<u8>) -> T) -> Result<Arc<T>, String> {
         let mut file = OpenFile::open(path).map_err(|e| e.to_string())?;
         let identity = file.identity().ok();
         if let Some(value) = identity.and_then(|id| self.cached(key, id)) {

@@ -8,7 +8,8 @@ pub mod host_alloc;
 pub mod library_cache;
 pub mod write;
 
-use std::ffi::{c_char, c_void, CStr, CString};
+use std::ffi::{c_char, c_void, CStr, CString, OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 extern "C" {
     // glibc's getenv that returns NULL in AT_SECURE processes (not in the libc crate for all targets).
@@ -183,8 +184,13 @@ pub fn file_identity(path: &str) -> Option<FileIdentity> {
 
 /// What `stat` says of `path`, or its `errno`.
 pub(crate) fn stat(path: &str) -> Result<libc::stat, i32> {
+    stat_bytes(path.as_bytes())
+}
+
+/// [`stat`] of a path given as bytes (a file name need not be UTF-8).
+fn stat_bytes(path: &[u8]) -> Result<libc::stat, i32> {
     // SAFETY: stat with a NUL-terminated path into a zeroed buffer.
-    with_c_path(path, |c_path| unsafe {
+    with_c_bytes(path, |c_path| unsafe {
         let mut st: libc::stat = std::mem::zeroed();
         if libc::stat(c_path.as_ptr(), &mut st) != 0 {
             return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
@@ -198,10 +204,15 @@ pub(crate) fn stat(path: &str) -> Result<libc::stat, i32> {
 /// thirty paths: a heap allocation each otherwise); `None` for a path holding a NUL byte. For the
 /// one-path system calls (`stat`, `access`).
 fn with_c_path<R>(path: &str, f: impl FnOnce(&CStr) -> R) -> Option<R> {
+    with_c_bytes(path.as_bytes(), f)
+}
+
+/// [`with_c_path`] of a path given as bytes.
+fn with_c_bytes<R>(path: &[u8], f: impl FnOnce(&CStr) -> R) -> Option<R> {
     const ON_STACK: usize = 256;
     if path.len() < ON_STACK {
         let mut buffer = [0u8; ON_STACK];
-        buffer[..path.len()].copy_from_slice(path.as_bytes());
+        buffer[..path.len()].copy_from_slice(path);
         return CStr::from_bytes_with_nul(&buffer[..=path.len()]).ok().map(f);
     }
     CString::new(path).ok().map(|c_path| f(&c_path))
@@ -239,7 +250,15 @@ pub fn readable(path: &str) -> bool {
 /// Names of the entries of a directory (`.` and `..` left out), sorted: the order `readdir` gives
 /// is not deterministic. `None` if it cannot be opened. Through `opendir`/`readdir`/`closedir`,
 /// never a `stat` first: a path that `stat` cannot see may still be one an interposer serves.
+/// A name that is not UTF-8 is given lossily (see [`list_dir_names`] for the names themselves).
 pub fn list_dir(path: &str) -> Option<Vec<String>> {
+    let names = list_dir_names(path)?;
+    Some(names.into_iter().map(|name| name.to_string_lossy().into_owned()).collect())
+}
+
+/// [`list_dir`], each name as the directory holds it: bytes, UTF-8 or not (a manifest's file
+/// name need not be, and the Khronos loader opens it all the same), sorted by bytes.
+pub fn list_dir_names(path: &str) -> Option<Vec<OsString>> {
     let c_path = CString::new(path).ok()?;
     // SAFETY: opendir/readdir/closedir on one stream; each entry's name is copied out before the
     // next readdir call reuses its storage.
@@ -256,7 +275,7 @@ pub fn list_dir(path: &str) -> Option<Vec<String>> {
             }
             let name = CStr::from_ptr((*entry).d_name.as_ptr());
             if name != c"." && name != c".." {
-                names.push(name.to_string_lossy().into_owned());
+                names.push(OsString::from_vec(name.to_bytes().to_vec()));
             }
         }
         libc::closedir(dir);
@@ -264,6 +283,19 @@ pub fn list_dir(path: &str) -> Option<Vec<String>> {
         names.sort_unstable();
         Some(names)
     }
+}
+
+/// A path for logs and messages: the path itself where it is UTF-8; else each byte that is not
+/// part of a UTF-8 character written `\xNN` (readable, and two different names stay different).
+pub fn display_path(path: &OsStr) -> String {
+    let mut out = String::with_capacity(path.len());
+    for chunk in path.as_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02X}"));
+        }
+    }
+    out
 }
 
 /// What identifies a file's current content without reading it: device, inode, size and
@@ -311,8 +343,9 @@ impl OpenFile {
     /// says it, as most of the files looked for are not there). Never waits: a FIFO, device node,
     /// socket or directory in the file's place is refused, told by `stat` before the open (opening
     /// a FIFO for reading waits for a writer; a device node may do anything) and by `fstat` after.
-    pub fn open(path: &str) -> Result<OpenFile, std::io::Error> {
-        if let Ok(st) = stat(path) {
+    pub fn open(path: impl AsRef<OsStr>) -> Result<OpenFile, std::io::Error> {
+        let path = path.as_ref().as_bytes();
+        if let Ok(st) = stat_bytes(path) {
             not_regular(&st)?;
         }
         let c_path = CString::new(path).map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "path contains NUL"))?;
@@ -625,6 +658,30 @@ mod tests {
         assert_eq!(list_dir(&path), Some(expected));
         assert_eq!(list_dir(dir.join("000-.json").to_str().unwrap()), None, "a file is not a directory");
         assert_eq!(list_dir(dir.join("missing").to_str().unwrap()), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn names_that_are_not_utf8_are_listed_and_opened_as_bytes() {
+        let dir = std::env::temp_dir().join(format!("loader-list-dir-bytes-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let latin1 = OsStr::from_bytes(b"caf\xe9.json");
+        std::fs::write(dir.join(latin1), b"{}").unwrap();
+        std::fs::write(dir.join("plain.json"), b"[]").unwrap();
+        let path = dir.to_str().unwrap();
+        assert_eq!(list_dir_names(path), Some(vec![OsString::from_vec(b"caf\xe9.json".to_vec()), OsString::from("plain.json")]));
+        // The names themselves open the files; the lossy names of `list_dir` cannot.
+        let mut full = dir.clone().into_os_string();
+        full.push("/");
+        full.push(latin1);
+        assert_eq!(OpenFile::open(&full).unwrap().read(16, None).unwrap(), b"{}");
+        assert_eq!(list_dir(path).unwrap()[0], "caf\u{fffd}.json");
+        assert!(OpenFile::open(format!("{path}/caf\u{fffd}.json")).is_err());
+        // Shown readably, and two names stay two.
+        assert_eq!(display_path(&full), format!("{path}/caf\\xE9.json"));
+        assert_ne!(display_path(OsStr::from_bytes(b"\xe9")), display_path(OsStr::from_bytes(b"\xe8")));
+        assert_eq!(display_path(OsStr::new("/ok/caf\u{e9}.json")), "/ok/caf\u{e9}.json");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
