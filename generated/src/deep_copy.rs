@@ -65,6 +65,7 @@ impl Default for DeepCopy {
 }
 
 impl DeepCopy {
+    /// A deep copy holding nothing yet.
     pub fn new() -> DeepCopy {
         DeepCopy { blocks: Vec::new() }
     }

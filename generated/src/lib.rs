@@ -20,6 +20,9 @@
 //! hand-written modules only give it shape.
 
 #![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, clippy::all)]
+// The generator documents every item it emits (the registry name, linked to the specification's
+// reference page), so the whole public surface is held to this, generated or not.
+#![warn(missing_docs)]
 #![no_std]
 
 extern crate alloc;
@@ -27,6 +30,8 @@ extern crate alloc;
 #[macro_use]
 mod macros;
 
+/// Every handle, enum, bitmask, struct, union, function pointer and constant of the registry,
+/// under its C name, each linked to its page in the Vulkan specification.
 #[rustfmt::skip]
 #[path = "gen/types.rs"]
 pub mod types;
@@ -71,3 +76,8 @@ pub const fn api_version_major_minor(version: u32) -> (u32, u32) {
 
 /// The registry version this crate was generated from (`VK_HEADER_VERSION_COMPLETE`).
 pub const HEADER_VERSION_COMPLETE: u32 = types::VK_HEADER_VERSION_COMPLETE;
+
+// The README's example runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

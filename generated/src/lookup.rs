@@ -22,16 +22,24 @@ pub use data::{COMMAND_NAMES, COMMAND_NAME_TABLE, EXTENSION_NAME_TABLE};
 /// One name in a [`NameTable`]: its hash and where it sits in the blob.
 #[derive(Debug)]
 pub struct NameEntry {
+    /// [`hash`] of the name.
     pub hash: u32,
+    /// Where the name starts in the table's blob.
     pub offset: u32,
+    /// The name's length in bytes, without the NUL that follows it in the blob.
     pub len: u16,
 }
 
+/// A set of names hashed at generation time, looked up without allocating.
 #[derive(Debug)]
 pub struct NameTable {
+    /// Every name, each followed by a NUL.
     pub blob: &'static str,
+    /// The index's length less one (a power of two less one): a hash's first probe is `hash & mask`.
     pub mask: usize,
+    /// Open addressing: entry number + 1, 0 for an empty place.
     pub index: &'static [u16],
+    /// The names sorted; a name's position is its id.
     pub entries: &'static [NameEntry],
 }
 
@@ -177,10 +185,12 @@ impl NameTable {
         unsafe { CStr::from_bytes_with_nul_unchecked(with_nul) }
     }
 
+    /// How many names the table holds.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Whether the table holds no name.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -215,14 +225,17 @@ pub fn extension_info(name: &CStr) -> Option<&'static ExtensionInfo> {
 pub struct ExtensionSet([u64; EXTENSION_COUNT.div_ceil(64)]);
 
 impl ExtensionSet {
+    /// No extension.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Adds the extension with this id.
     pub fn insert(&mut self, id: u16) {
         self.0[id as usize / 64] |= 1 << (id % 64);
     }
 
+    /// Whether the extension with this id is in the set.
     pub fn contains(&self, id: u16) -> bool {
         self.0[id as usize / 64] & (1 << (id % 64)) != 0
     }

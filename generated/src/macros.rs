@@ -1,13 +1,16 @@
 //! Small macros the generated `types.rs` uses, so each item is one line there.
 
 macro_rules! dispatchable_handle {
-    ($name:ident) => {
+    ($name:ident, $doc:literal) => {
+        #[doc = $doc]
         /// A dispatchable handle: a pointer whose first word is the loader's dispatch table.
         #[repr(transparent)]
         #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
         pub struct $name(pub *mut core::ffi::c_void);
         impl $name {
+            /// `VK_NULL_HANDLE`.
             pub const NULL: Self = Self(core::ptr::null_mut());
+            /// Whether this is `VK_NULL_HANDLE`.
             pub fn is_null(self) -> bool {
                 self.0.is_null()
             }
@@ -24,13 +27,16 @@ macro_rules! dispatchable_handle {
 }
 
 macro_rules! non_dispatchable_handle {
-    ($name:ident) => {
+    ($name:ident, $doc:literal) => {
+        #[doc = $doc]
         /// A non-dispatchable handle: a 64-bit value owned by the driver.
         #[repr(transparent)]
         #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Default)]
         pub struct $name(pub u64);
         impl $name {
+            /// `VK_NULL_HANDLE`.
             pub const NULL: Self = Self(0);
+            /// Whether this is `VK_NULL_HANDLE`.
             pub fn is_null(self) -> bool {
                 self.0 == 0
             }
@@ -41,12 +47,15 @@ macro_rules! non_dispatchable_handle {
 macro_rules! bitmask_ops {
     ($name:ident, $repr:ty) => {
         impl $name {
+            /// No bit set.
             pub const fn empty() -> Self {
                 Self(0)
             }
+            /// Whether every bit of `other` is set in `self`.
             pub const fn contains(self, other: Self) -> bool {
                 self.0 & other.0 == other.0
             }
+            /// Whether `self` and `other` have a bit in common.
             pub const fn intersects(self, other: Self) -> bool {
                 self.0 & other.0 != 0
             }

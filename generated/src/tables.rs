@@ -19,6 +19,7 @@ pub enum CommandLevel {
 }
 
 impl CommandLevel {
+    /// `global`, `instance`, `physical-device` or `device`.
     pub const fn as_str(self) -> &'static str {
         match self {
             CommandLevel::Global => "global",
@@ -33,7 +34,9 @@ impl CommandLevel {
 /// references so that they are plain integers: no relocation, read-only shared memory.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub struct Span {
+    /// Index of the first item.
     pub start: u16,
+    /// Number of items.
     pub len: u16,
 }
 
@@ -59,12 +62,14 @@ impl Span {
 pub struct CommandInfo {
     /// Name id (entry in `lookup::COMMAND_NAME_TABLE`) of the canonical name.
     pub(crate) name: u16,
+    /// Where the command may be called from, which decides its dispatch table.
     pub level: CommandLevel,
     /// Index of the command's slot in its dispatch table (instance table for global, instance
     /// and physical-device commands; device table for device commands).
     pub slot: u16,
     /// Name ids of the other names (promoted or renamed), in `commands::COMMAND_ALIASES`.
     pub(crate) aliases: Span,
+    /// Returns a `VkResult`.
     pub returns_result: bool,
     /// Hands back new dispatchable objects (`vkGetDeviceQueue`, `vkAllocateCommandBuffers`),
     /// which the loader's trampoline must give their dispatch table.
@@ -105,9 +110,12 @@ impl fmt::Debug for CommandInfo {
     }
 }
 
+/// Whether an extension is enabled on an instance or on a device.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum ExtensionKind {
+    /// Enabled in `VkInstanceCreateInfo`.
     Instance,
+    /// Enabled in `VkDeviceCreateInfo`.
     Device,
 }
 
@@ -115,9 +123,11 @@ pub enum ExtensionKind {
 pub struct ExtensionInfo {
     /// The extension id: index in `EXTENSIONS` and entry in `lookup::EXTENSION_NAME_TABLE`.
     pub(crate) id: u16,
+    /// Instance or device extension.
     pub kind: ExtensionKind,
     /// The registry's extension number.
     pub number: u32,
+    /// The `SPEC_VERSION` of the registry this crate was generated from.
     pub spec_version: u32,
     /// Spans of `extensions::EXTENSION_STRINGS`, [`Span::NONE`] for none.
     pub(crate) promoted_to: Span,
@@ -125,6 +135,7 @@ pub struct ExtensionInfo {
     pub(crate) obsoleted_by: Span,
     pub(crate) depends: Span,
     pub(crate) platform: Span,
+    /// A provisional extension (`VK_ENABLE_BETA_EXTENSIONS` in C).
     pub provisional: bool,
     /// Ids of the commands it adds, in `extensions::EXTENSION_COMMANDS`.
     pub(crate) commands: Span,
@@ -206,6 +217,7 @@ impl<I: Iterator<Item = T> + Clone, T: fmt::Debug> fmt::Debug for DebugList<I> {
 /// # Safety
 /// Implemented only by the generator, for `#[repr(C)]` structs whose first member is `sType`.
 pub unsafe trait TaggedStruct {
+    /// The `sType` value of this structure.
     const STRUCTURE_TYPE: VkStructureType;
 }
 

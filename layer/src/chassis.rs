@@ -4,7 +4,7 @@
 //! interceptors.
 //!
 //! Which commands a layer hooks is what its `#[vk_layer::hooks]` blocks implement
-//! ([`InstanceHooked`](crate::InstanceHooked), [`DeviceHooked`](crate::DeviceHooked)), checked at
+//! ([`InstanceHooked`], [`DeviceHooked`]), checked at
 //! compile time by [`declare_layer!`](crate::declare_layer). Only those (and the lifecycle
 //! commands the chassis needs) are answered with the layer's own entry points; every other name
 //! gets the next level's pointer, so unhooked commands cost the layer nothing.

@@ -28,6 +28,7 @@ pub struct Manifest<'a> {
     pub api_version: u32,
     /// The layer's own version.
     pub implementation_version: u32,
+    /// What the layer does, for people choosing layers.
     pub description: &'a str,
     /// The instance extensions the layer implements.
     pub instance_extensions: &'a [ManifestExtension<'a>],
@@ -48,7 +49,9 @@ pub struct Manifest<'a> {
 /// An extension of a manifest.
 #[derive(Debug, Clone, Copy)]
 pub struct ManifestExtension<'a> {
+    /// `VK_<VENDOR>_<name>`.
     pub name: &'a str,
+    /// The extension's `SPEC_VERSION` as the layer implements it.
     pub spec_version: u32,
     /// Device extensions: the commands it adds, which the loader then asks the layer for.
     pub entrypoints: &'a [&'a str],

@@ -25,6 +25,7 @@ pub struct Message<'a> {
     pub id_name: &'a CStr,
     /// `messageIdNumber` (and debug report's `messageCode`).
     pub id_number: i32,
+    /// `pMessage`: the message itself.
     pub text: &'a CStr,
     /// The objects the message is about, the first also being debug report's object.
     pub objects: &'a [Object<'a>],
@@ -33,6 +34,7 @@ pub struct Message<'a> {
 /// An object a message names, with its debug name when it has one.
 #[derive(Clone, Copy, Debug)]
 pub struct Object<'a> {
+    /// The handle's type (`VkObjectType::IMAGE`, ...).
     pub object_type: VkObjectType,
     /// The handle, as `u64`.
     pub handle: u64,

@@ -252,7 +252,9 @@ pub struct LayerProperties {
     pub name: &'static str,
     /// The Vulkan version the layer was written against (`VK_MAKE_API_VERSION`).
     pub spec_version: u32,
+    /// The layer's own version.
     pub implementation_version: u32,
+    /// What the layer does, for people choosing layers.
     pub description: &'static str,
     /// The instance extensions the layer implements: (name, spec version).
     pub instance_extensions: &'static [(&'static str, u32)],

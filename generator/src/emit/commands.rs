@@ -6,7 +6,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::{rust_file, span_tokens, Pool};
+use super::{rust_file, span_tokens, spec_link, Pool};
 use crate::ir::{Level, Registry};
 use crate::model::Model;
 
@@ -40,9 +40,10 @@ pub fn emit(reg: &Registry, model: &Model) -> Result<String, String> {
     let alias_items = &aliases.items;
     let alias_count = alias_items.len();
     let ids = model.commands.iter().enumerate().map(|(id, c)| {
+        let doc = format!("{}: its index in [`COMMANDS`](crate::COMMANDS).", spec_link(&c.name));
         let name = format_ident!("{}", c.name);
         let id = id as u16;
-        quote!(pub const #name: u16 = #id;)
+        quote!(#[doc = #doc] pub const #name: u16 = #id;)
     });
     let tokens = quote! {
         use crate::{CommandInfo, CommandLevel, Span};

@@ -2,7 +2,7 @@
 
 use quote::{format_ident, quote};
 
-use super::rust_file;
+use super::{rust_file, spec_link};
 use crate::ir::Registry;
 use crate::model::Model;
 
@@ -10,9 +10,10 @@ pub fn emit(reg: &Registry, model: &Model) -> Result<String, String> {
     let table = |name: &str, doc: &str, slots: &[u16]| {
         let id = format_ident!("{}", name);
         let fields = slots.iter().map(|&c| {
-            let field = format_ident!("{}", model.commands[c as usize].name);
-            let pfn = format_ident!("PFN_{}", model.commands[c as usize].name);
-            quote!(pub #field: #pfn)
+            let name = &model.commands[c as usize].name;
+            let doc = spec_link(name);
+            let (field, pfn) = (format_ident!("{}", name), format_ident!("PFN_{}", name));
+            quote!(#[doc = #doc] pub #field: #pfn)
         });
         let count = slots.len();
         quote! {

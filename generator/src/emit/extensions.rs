@@ -7,7 +7,7 @@
 use proc_macro2::Literal;
 use quote::{format_ident, quote};
 
-use super::{optional_span_tokens, rust_file, span_tokens, Pool, Strings};
+use super::{optional_span_tokens, rust_file, span_tokens, spec_link, Pool, Strings};
 use crate::depends;
 use crate::ir::{ExtensionKind, Registry};
 use crate::model::Model;
@@ -47,9 +47,10 @@ pub fn emit(reg: &Registry, model: &Model) -> Result<String, String> {
     }
     let blob = Literal::string(&strings.blob);
     let ids = model.extensions.iter().enumerate().map(|(id, e)| {
+        let doc = format!("{}: its index in [`EXTENSIONS`](crate::EXTENSIONS).", spec_link(&e.name));
         let name = format_ident!("{}", e.name);
         let id = id as u16;
-        quote!(pub const #name: u16 = #id;)
+        quote!(#[doc = #doc] pub const #name: u16 = #id;)
     });
     let command_items = &commands.items;
     let command_count = command_items.len();

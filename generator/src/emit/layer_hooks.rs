@@ -11,7 +11,7 @@ use heck::ToSnakeCase;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::{c_type, ident, param, rust_file};
+use super::{c_type, ident, param, rust_file, spec_link};
 use crate::ir::{Command, Level, Registry};
 
 /// The commands the chassis implements by hand: creation, destruction and `vkGet*ProcAddr`.
@@ -63,7 +63,8 @@ pub fn emit_hooks(reg: &Registry) -> Result<String, String> {
     let hook_ids = |list: &[&Command]| {
         let consts = list.iter().map(|c| {
             let (name, id) = (format_ident!("{}", snake(c)), format_ident!("{}", c.name));
-            quote!(pub const #name: u16 = command_id::#id;)
+            let doc = format!("The command id of {}.", spec_link(&c.name));
+            quote!(#[doc = #doc] pub const #name: u16 = command_id::#id;)
         });
         quote!(#(#consts)*)
     };

@@ -127,6 +127,21 @@ pub fn param(p: &crate::ir::Field) -> TokenStream {
     }
 }
 
+/// Where the Vulkan specification keeps one reference page per type, command, constant and
+/// extension, under the item's own name.
+pub const SPEC_PAGES: &str = "https://registry.khronos.org/vulkan/specs/latest/man/html/";
+
+/// A registry name for documentation: linked to its reference page where the specification has
+/// one (`Vk*`, `vk*`, `VK_*`, `PFN_vk*` names), in a code span otherwise (platform types, the
+/// video codec headers' `StdVideo*`).
+pub fn spec_link(name: &str) -> String {
+    if ["Vk", "vk", "VK_", "PFN_vk"].iter().any(|prefix| name.starts_with(prefix)) {
+        format!("[`{name}`]({SPEC_PAGES}{name}.html)")
+    } else {
+        format!("`{name}`")
+    }
+}
+
 /// `VK_MAKE_API_VERSION(0, major, minor, 0)`.
 pub fn api_version(major: u32, minor: u32) -> u32 {
     (major << 22) | (minor << 12)

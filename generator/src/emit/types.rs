@@ -7,7 +7,7 @@ use heck::ToShoutySnakeCase;
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
-use super::{c_type, field_type, ident, rust_file, signature};
+use super::{c_type, field_type, ident, rust_file, signature, spec_link};
 use crate::ir::*;
 use crate::parse::resolve_alias;
 
@@ -49,36 +49,38 @@ pub fn emit(reg: &Registry) -> Result<String, String> {
         .collect();
     for (name, def) in &reg.types {
         let id = format_ident!("{}", name);
+        let doc = type_doc(name, def, bits_owner.get(name.as_str()).map(|(flags, _)| *flags));
         let item = match def {
             TypeDef::Builtin => continue,
-            TypeDef::Platform { .. } => platform(name),
+            TypeDef::Platform { .. } => platform(name, &doc),
             TypeDef::Base { underlying: Some(ty) } => {
                 let ty = c_type(ty);
-                quote!(pub type #id = #ty;)
+                quote!(#[doc = #doc] pub type #id = #ty;)
             }
-            TypeDef::Base { underlying: None } => opaque(name),
-            TypeDef::Handle { dispatchable: true, .. } => quote!(dispatchable_handle!(#id);),
-            TypeDef::Handle { dispatchable: false, .. } => quote!(non_dispatchable_handle!(#id);),
+            TypeDef::Base { underlying: None } => opaque(name, &doc),
+            // The doc goes into the macro: rustdoc ignores one on a macro call.
+            TypeDef::Handle { dispatchable: true, .. } => quote!(dispatchable_handle!(#id, #doc);),
+            TypeDef::Handle { dispatchable: false, .. } => quote!(non_dispatchable_handle!(#id, #doc);),
             TypeDef::Enum => match bits_owner.get(name.as_str()) {
                 Some((flags, _)) => {
                     let flags = format_ident!("{}", flags);
-                    quote!(pub type #id = #flags;)
+                    quote!(#[doc = #doc] pub type #id = #flags;)
                 }
-                None => value_type(&names, name, reg.enums.get(name), None),
+                None => value_type(&names, name, &doc, reg.enums.get(name), None),
             },
             TypeDef::Bitmask { width, bits } => {
                 let group = bits.as_ref().and_then(|b| reg.enums.get(b));
-                value_type(&names, name, group, Some(*width))
+                value_type(&names, name, &doc, group, Some(*width))
             }
-            TypeDef::Struct(agg) => aggregate(reg, &names, name, agg, false)?,
-            TypeDef::Union(agg) => aggregate(reg, &names, name, agg, true)?,
+            TypeDef::Struct(agg) => aggregate(reg, &names, name, &doc, agg, false)?,
+            TypeDef::Union(agg) => aggregate(reg, &names, name, &doc, agg, true)?,
             TypeDef::FuncPointer(fp) => {
                 let sig = signature(&fp.params, &fp.return_type);
-                quote!(pub type #id = Option<unsafe extern "system" fn #sig>;)
+                quote!(#[doc = #doc] pub type #id = Option<unsafe extern "system" fn #sig>;)
             }
             TypeDef::Alias(target) => {
                 let target = format_ident!("{}", target);
-                quote!(pub type #id = #target;)
+                quote!(#[doc = #doc] pub type #id = #target;)
             }
         };
         items.push(item);
@@ -89,6 +91,23 @@ pub fn emit(reg: &Registry) -> Result<String, String> {
         #(#items)*
     };
     rust_file(reg, "Vulkan types, constants and function pointer types", tokens)
+}
+
+/// The documentation of a type: its name, linked to the specification's page where there is
+/// one, and what else the Rust side makes of it. `flags` is the bitmask type that holds the values
+/// of a `*FlagBits` enum.
+fn type_doc(name: &str, def: &TypeDef, flags: Option<&str>) -> String {
+    let link = spec_link(name);
+    let video = if name.starts_with("StdVideo") { ", from the video codec headers (`video.xml`)" } else { "" };
+    match (def, flags) {
+        (TypeDef::Platform { header }, _) => format!("{link}, a platform type (`{header}`)."),
+        (TypeDef::Base { underlying: None }, _) => format!("{link}, an opaque platform type, only used behind pointers."),
+        (TypeDef::Base { .. }, _) if !name.starts_with("Vk") => format!("{link}, a platform type."),
+        (TypeDef::Enum, Some(flags)) => format!("{link}: the bits of [`{flags}`], which holds them as associated constants."),
+        (TypeDef::Enum | TypeDef::Bitmask { .. }, _) => format!("{link}{video}; its values are associated constants."),
+        (TypeDef::Alias(target), _) => format!("{link}: another name of [`{target}`]."),
+        _ => format!("{link}{video}."),
+    }
 }
 
 /// Rust names for enum values: `VK_STRUCTURE_TYPE_APPLICATION_INFO` is
@@ -193,7 +212,11 @@ fn constants(reg: &Registry) -> TokenStream {
     let items = reg.constants.values().map(|c| {
         let name = format_ident!("{}", c.name);
         let (ty, value) = constant_value(reg, &c.value);
-        quote!(pub const #name: #ty = #value;)
+        let doc = match c.name.starts_with("STD_VIDEO_") {
+            true => format!("`{}`, from the video codec headers (`video.xml`).", c.name),
+            false => spec_link(&c.name),
+        };
+        quote!(#[doc = #doc] pub const #name: #ty = #value;)
     });
     quote!(#version_items #(#items)*)
 }
@@ -223,20 +246,21 @@ fn constant_value(reg: &Registry, value: &ConstantValue) -> (TokenStream, TokenS
     }
 }
 
-fn platform(name: &str) -> TokenStream {
+fn platform(name: &str, doc: &str) -> TokenStream {
     let id = format_ident!("{}", name);
     match PLATFORM_SCALARS.iter().find(|(n, _)| *n == name) {
         Some((_, ty)) => {
             let ty: TokenStream = ty.parse().expect("valid type in PLATFORM_SCALARS");
-            quote!(pub type #id = #ty;)
+            quote!(#[doc = #doc] pub type #id = #ty;)
         }
-        None => opaque(name),
+        None => opaque(name, doc),
     }
 }
 
-fn opaque(name: &str) -> TokenStream {
+fn opaque(name: &str, doc: &str) -> TokenStream {
     let id = format_ident!("{}", name);
     quote! {
+        #[doc = #doc]
         #[repr(C)]
         pub struct #id { _opaque: [u8; 0] }
     }
@@ -275,6 +299,7 @@ fn check_opaque_use(reg: &Registry) -> Result<(), String> {
 fn value_type(
     names: &VariantNames,
     name: &str,
+    doc: &str,
     group: Option<&EnumGroup>,
     bitmask_width: Option<u32>,
 ) -> TokenStream {
@@ -320,6 +345,7 @@ fn value_type(
     }
     if is_bitmask {
         quote! {
+            #[doc = #doc]
             #[repr(transparent)]
             #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Debug)]
             pub struct #id(pub #repr);
@@ -328,6 +354,7 @@ fn value_type(
         }
     } else {
         quote! {
+            #[doc = #doc]
             #[repr(transparent)]
             #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
             pub struct #id(pub #repr);
@@ -417,6 +444,7 @@ fn aggregate(
     reg: &Registry,
     names: &VariantNames,
     name: &str,
+    doc: &str,
     agg: &Aggregate,
     is_union: bool,
 ) -> Result<TokenStream, String> {
@@ -444,8 +472,11 @@ fn aggregate(
             let setter = format_ident!("set_{}", m.name);
             let mask = Literal::u64_unsuffixed(if width == 64 { u64::MAX } else { (1u64 << width) - 1 });
             let shift = Literal::u32_unsuffixed(shift);
+            let (get_doc, set_doc) = (format!("`{}`: reads the bitfield.", m.c_decl), format!("`{}`: writes the bitfield.", m.c_decl));
             accessors.push(quote! {
+                #[doc = #get_doc]
                 pub fn #getter(&self) -> #storage { (self.#fname >> #shift) & (#mask as #storage) }
+                #[doc = #set_doc]
                 pub fn #setter(&mut self, value: #storage) {
                     let mask = (#mask as #storage) << #shift;
                     self.#fname = (self.#fname & !mask) | ((value << #shift) & mask);
@@ -466,6 +497,7 @@ fn aggregate(
     };
     let accessors = (!accessors.is_empty()).then(|| quote!(impl #id { #(#accessors)* }));
     Ok(quote! {
+        #[doc = #doc]
         #[repr(C)]
         #[derive(Clone, Copy)]
         pub #keyword #id { #(#fields),* }
@@ -480,10 +512,12 @@ fn command_pointers(reg: &Registry) -> TokenStream {
     for command in reg.commands.values() {
         let pfn = format_ident!("PFN_{}", command.name);
         let sig = signature(&command.params, &command.return_type);
-        items.push(quote!(pub type #pfn = Option<unsafe extern "system" fn #sig>;));
+        let doc = format!("A pointer to {}.", spec_link(&command.name));
+        items.push(quote!(#[doc = #doc] pub type #pfn = Option<unsafe extern "system" fn #sig>;));
         for alias in &command.aliases {
+            let doc = format!("A pointer to {}, another name of [`{pfn}`].", spec_link(alias));
             let alias = format_ident!("PFN_{}", alias);
-            items.push(quote!(pub type #alias = #pfn;));
+            items.push(quote!(#[doc = #doc] pub type #alias = #pfn;));
         }
     }
     quote!(#(#items)*)

@@ -26,6 +26,8 @@
 //! `HARNESS ...` line per step and every message the messenger heard ([`Run::messages`]), beside
 //! what the layer printed.
 
+#![warn(missing_docs)]
+
 mod child;
 
 use std::path::{Path, PathBuf};
@@ -62,7 +64,9 @@ pub struct Harness {
 pub struct Run {
     /// Whether the child exited successfully.
     pub success: bool,
+    /// The child's standard output: the `HARNESS ...` lines and what the layers printed.
     pub stdout: String,
+    /// The child's standard error: the loader's and the layers' logs, a panic's message.
     pub stderr: String,
 }
 
@@ -232,3 +236,8 @@ pub fn built_library(file: &str) -> PathBuf {
         profile.join(file)
     }
 }
+
+// The README's example compiles as a doctest (not run: it needs a layer library).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -9,6 +9,8 @@
 //! Method names map to command ids through the generated `vk_layer::instance_hook_ids` /
 //! `device_hook_ids` constants, so a name that is no hook of that level fails to compile.
 
+#![warn(missing_docs)]
+
 use proc_macro::{Delimiter, Group, Ident, Punct, Spacing, Span, TokenStream, TokenTree};
 
 /// The prefixes of hook methods; what follows is the command's snake-case name.
@@ -257,3 +259,8 @@ fn compile_error(span: Span, message: &str) -> TokenStream {
     call.push(punct(';', Spacing::Alone));
     call.into_iter().collect()
 }
+
+// The README's example compiles and runs as a doctest (with vk-layer, a dev-dependency).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

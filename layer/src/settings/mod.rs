@@ -1,11 +1,11 @@
 //! Layer settings by the Khronos conventions (the layer-settings library of
 //! Vulkan-Utility-Libraries, LunarG's guide to configuring layers): a layer declares its settings
-//! once ([`Layer::SETTINGS`](crate::Layer::SETTINGS): key, type, default, description) and reads
+//! once ([`Layer::SETTINGS`]: key, type, default, description) and reads
 //! typed values ([`Settings::of`]) from three channels, the first that has a value winning:
 //!
 //! 1. the environment: `VK_<LAYER NAME WITHOUT VK_LAYER_>_<SETTING>`, then the vendor-trimmed
 //!    `VK_<NAME WITHOUT VENDOR>_<SETTING>`, then the setting's own aliases ([`names`]);
-//! 2. `vk_layer_settings.txt` ([`file`]): `<layer name without VK_LAYER_, lower case>.<setting>`;
+//! 2. `vk_layer_settings.txt` ([`file`](mod@file)): `<layer name without VK_LAYER_, lower case>.<setting>`;
 //! 3. the application's `VkLayerSettingsCreateInfoEXT` at `vkCreateInstance` ([`api`]);
 //!
 //! and the declared default otherwise. A value that does not parse as the setting's type is
@@ -31,6 +31,7 @@ pub struct Setting {
     pub key: &'static str,
     /// A short name for the Vulkan Configurator.
     pub label: &'static str,
+    /// What the setting does, for the Vulkan Configurator.
     pub description: &'static str,
     /// The type, with the default value.
     pub default: SettingType,
@@ -56,10 +57,13 @@ pub enum SettingType {
 /// A setting's value.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
+    /// A `Bool` setting.
     Bool(bool),
+    /// An `Int` setting.
     Int(i64),
     /// `String` and `SaveFile` settings.
     String(String),
+    /// A `List` setting.
     List(Vec<String>),
 }
 
@@ -81,8 +85,11 @@ pub enum Source {
 pub enum Raw {
     /// The environment's and the settings file's text.
     Text(String),
+    /// `VK_LAYER_SETTING_TYPE_BOOL32_EXT` values.
     Bools(Vec<bool>),
+    /// The API's integer types' values (`INT32`, `INT64`, `UINT32`, `UINT64`).
     Ints(Vec<i128>),
+    /// `VK_LAYER_SETTING_TYPE_STRING_EXT` values.
     Strings(Vec<String>),
 }
 
@@ -93,8 +100,8 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The settings of layer `L` ([`Layer::SETTINGS`](crate::Layer::SETTINGS), under the name of
-    /// its [`Layer::PROPERTIES`](crate::Layer::PROPERTIES)) for an instance created with `info`:
+    /// The settings of layer `L` ([`Layer::SETTINGS`], under the name of
+    /// its [`Layer::PROPERTIES`]) for an instance created with `info`:
     /// the process's environment, the settings file found from it, and `info`'s `pNext` chain.
     pub fn of<L: Layer>(info: &VkInstanceCreateInfo) -> Settings {
         let Some(properties) = L::PROPERTIES else {
