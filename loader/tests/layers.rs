@@ -154,6 +154,12 @@ fn scenario_entry() {
         let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
         destroy.unwrap()(instance, std::ptr::null());
         println!("DESTROYED");
+        // The layer libraries still mapped after the last vkDestroyInstance (none: the loader
+        // unloads them with the last instance that used them, as the Khronos loader does).
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let mut mapped: Vec<&str> = maps.lines().filter_map(|l| l.rsplit('/').next()).filter(|f| f.starts_with("libvk_test_layer")).collect();
+        mapped.dedup();
+        println!("LAYERS_STILL_MAPPED {}", mapped.join(","));
     }
 }
 
@@ -324,6 +330,7 @@ fn two_pass_through_layers_in_order_with_devices_and_draws() {
     let unknown: Vec<&str> = lines(&out, "TEST_LAYER ").into_iter().filter(|l| l.ends_with("RequestedApiVersionTEST")).collect();
     assert_eq!(unknown, ["TEST_LAYER B vkGetTestDriverRequestedApiVersionTEST", "TEST_LAYER A vkGetTestDriverRequestedApiVersionTEST"], "{out}");
     assert!(out.contains("DESTROYED"));
+    assert_eq!(lines(&out, "LAYERS_STILL_MAPPED "), ["LAYERS_STILL_MAPPED "], "both layers unloaded with the instance\n{out}");
     // VK_LOADER_DEBUG=layer: the chain, with why each layer is in it.
     let chain: Vec<&str> = err.lines().filter(|l| l.contains("0: VK_LAYER_TEST_") || l.contains("1: VK_LAYER_TEST_")).collect();
     assert_eq!(chain.len(), 2, "{err}");
