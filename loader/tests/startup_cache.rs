@@ -1146,3 +1146,57 @@ fn root_with_another_users_home_leaves_it_untouched_and_that_user_keeps_its_cach
     let (warm, err) = as_user();
     assert_eq!(line(&warm, "MAPPED "), "", "the user's cache still works\n{err}");
 }
+
+/// The same program started again and again through real launchers, each giving it variables of
+/// its own per launch: tmux (a new session each time: `TMUX`, `TMUX_PANE`), GNU screen (a new
+/// session: `STY`, `WINDOW`, `TERMCAP`), GIO launching a `.desktop` file
+/// (`GIO_LAUNCHED_DESKTOP_FILE`, `GIO_LAUNCHED_DESKTOP_FILE_PID`). From the second launch of a kind
+/// on, no driver is loaded.
+#[test]
+fn repeated_launches_through_real_launchers_are_warm() {
+    for tool in ["tmux", "screen", "gio"] {
+        let found = Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().unwrap().status.success();
+        assert!(found, "{tool} missing: install tmux, screen and libglib2.0-bin");
+    }
+    let s = setup("launchers");
+    std::fs::write(s.dir.join("step"), "create").unwrap();
+    // The program as a launcher starts it: a script that sets the test's environment and runs the
+    // child, its output into the file named by its argument.
+    let mut script = String::from("#!/bin/sh\n");
+    let no_layers = s.dir.join("no-layers");
+    std::fs::create_dir_all(&no_layers).unwrap();
+    let env = s.env.iter().cloned().chain([("VK_IMPLICIT_LAYER_PATH", no_layers.display().to_string()), ("VK_LAYER_PATH", no_layers.display().to_string()), ("SCENARIO", "startup".to_string())]);
+    for (name, value) in env {
+        script += &format!("export {name}='{value}'\n");
+    }
+    let exe = std::env::current_exe().unwrap();
+    script += &format!("'{}' --exact scenario_entry --nocapture --test-threads=1 > \"$1.part\" 2>&1; mv \"$1.part\" \"$1\"\n", exe.display());
+    let script_path = s.dir.join("program.sh");
+    std::fs::write(&script_path, script).unwrap();
+    let desktop = s.dir.join("program.desktop");
+    std::fs::write(&desktop, format!("[Desktop Entry]\nType=Application\nName=program\nExec=sh {} %f\n", script_path.display())).unwrap();
+    let socket = s.dir.join("tmux.sock");
+    for kind in ["tmux", "screen", "gio"] {
+        for n in 1..=3 {
+            let out = s.dir.join(format!("{kind}-{n}.out"));
+            let (script, out_arg) = (script_path.display().to_string(), out.display().to_string());
+            let status = match kind {
+                "tmux" => Command::new("tmux").arg("-S").arg(&socket).args(["new-session", "-d", "-s", &format!("s{n}"), "sh", &script, &out_arg]).status(),
+                "screen" => Command::new("screen").args(["-dmS", &format!("s{n}"), "sh", &script, &out_arg]).status(),
+                _ => Command::new("gio").arg("launch").arg(&desktop).arg(&out).status(),
+            };
+            assert!(status.unwrap().success(), "{kind}: launch {n} failed");
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while !out.exists() {
+                assert!(std::time::Instant::now() < deadline, "{kind}: launch {n} wrote nothing");
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            let text = std::fs::read_to_string(&out).unwrap();
+            assert_eq!(line(&text, "CREATE "), "VK_SUCCESS", "{kind}, launch {n}\n{text}");
+            if n > 1 {
+                assert_eq!(line(&text, "MAPPED "), "", "{kind}, launch {n}: a miss\n{text}");
+            }
+        }
+    }
+    let _ = Command::new("tmux").arg("-S").arg(&socket).arg("kill-server").status();
+}
