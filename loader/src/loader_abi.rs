@@ -164,7 +164,7 @@ pub unsafe fn set_dispatch(object: *mut c_void, table: *const c_void) {
         *first_word = table;
     } else {
         crate::debug::log::write(
-            crate::debug::log::Level::Error,
+            crate::debug::log::Level::ErrorDriver,
             &format!("a driver returned a queue or command buffer ({object:p}) without ICD_LOADER_MAGIC in its first word; its calls will not reach the driver"),
         );
     }

@@ -226,7 +226,7 @@ unsafe fn make_in_driver(surface: &Surface, index: usize) -> bool {
                 "{}: {command} for a surface made before it was loaded failed with {error:?}; its physical devices' calls with that surface fail (VK_ERROR_SURFACE_LOST_KHR)",
                 d.driver.manifest_path
             );
-            log::write(Level::Error, &message);
+            log::write(Level::ErrorDriver, &message);
             FAILED
         }
     };
@@ -278,7 +278,7 @@ unsafe fn create(
                 slot.state.store(OWN, Ordering::Relaxed);
             }
             Some(error) => {
-                log!(Level::Warn, "{command}: {} failed with {error:?}", driver.driver.manifest_path);
+                log!(Level::WarnDriver, "{command}: {} failed with {error:?}", driver.driver.manifest_path);
                 destroy_driver_surfaces(instance, &per_driver, allocator);
                 return error;
             }
@@ -454,7 +454,7 @@ unsafe fn live_driver<'a>(pd: &PhysicalDevice, command: &str) -> (&'a InstanceDi
 
 /// Says that a driver lacks a surface query it should have.
 fn missing(command: &str) -> VkResult {
-    log!(Level::Error, "{command}: the physical device's driver does not provide it");
+    log!(Level::ErrorDriver, "{command}: the physical device's driver does not provide it");
     VkResult::ERROR_EXTENSION_NOT_PRESENT
 }
 
@@ -639,7 +639,7 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
             f(handle, &info, caps)
         } else {
             if !info.pNext.is_null() {
-                log::log(Level::Warn, "vkGetPhysicalDeviceSurfaceCapabilities2KHR: emulated for a driver without it; pSurfaceInfo->pNext ignored");
+                log::log(Level::WarnDriver, "vkGetPhysicalDeviceSurfaceCapabilities2KHR: emulated for a driver without it; pSurfaceInfo->pNext ignored");
             }
             match table.vkGetPhysicalDeviceSurfaceCapabilitiesKHR {
                 Some(f) => f(handle, info.surface, &mut caps.surfaceCapabilities),

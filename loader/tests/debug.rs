@@ -60,8 +60,24 @@ fn scenario_entry() {
             ..Default::default()
         };
         let extensions = [c"VK_EXT_debug_utils".as_ptr(), c"VK_EXT_debug_report".as_ptr()];
+        // The application's layers and API version ("1.4.0"), when the scenario gives them.
+        let layers: Vec<std::ffi::CString> = std::env::var("TEST_APP_LAYERS")
+            .unwrap_or_default()
+            .split(',')
+            .filter(|n| !n.is_empty())
+            .map(|n| std::ffi::CString::new(n).unwrap())
+            .collect();
+        let layer_ptrs: Vec<*const c_char> = layers.iter().map(|l| l.as_ptr()).collect();
+        let api_version = std::env::var("TEST_APP_API_VERSION").ok().map(|v| {
+            let n: Vec<u32> = v.split('.').map(|p| p.parse().unwrap()).collect();
+            vk_generated::make_api_version(0, n[0], n[1], n[2])
+        });
+        let app = VkApplicationInfo { apiVersion: api_version.unwrap_or(0), ..Default::default() };
         let info = VkInstanceCreateInfo {
             pNext: &utils_info as *const _ as *const c_void,
+            pApplicationInfo: if api_version.is_some() { &app as *const _ } else { std::ptr::null() },
+            enabledLayerCount: layer_ptrs.len() as u32,
+            ppEnabledLayerNames: layer_ptrs.as_ptr(),
             enabledExtensionCount: 2,
             ppEnabledExtensionNames: extensions.as_ptr(),
             ..Default::default()
@@ -154,9 +170,12 @@ fn callbacks_in_create_info_hear_the_loader_during_creation() {
     assert!(warning("UTILS", 0x100), "utils messenger missed the warning:\n{out}");
     assert!(warning("REPORT", 0x2), "report callback missed the warning:\n{out}");
     assert!(!err.contains(&broken), "printed without VK_LOADER_DEBUG:\n{err}");
-    // The utils messenger asked for warnings and errors only; the report callback for all.
+    // The utils messenger asked for warnings and errors only; the report callback for all. A
+    // driver or layer line without a severity is information, as with the Khronos loader.
     assert!(!out.lines().any(|l| l.starts_with("UTILS create 1 ")), "verbose reached a warning-only messenger:\n{out}");
-    assert!(out.lines().any(|l| l.starts_with("REPORT create 16 ")), "no debug-level message:\n{out}");
+    assert!(!out.lines().any(|l| l.starts_with("UTILS create 16 ")), "information reached a warning-only messenger:\n{out}");
+    assert!(out.lines().any(|l| l == "REPORT create 1 Searching for driver manifest files"), "no driver line as information:\n{out}");
+    assert!(out.lines().any(|l| l == "REPORT create 1 Searching for implicit layer manifest files"), "no layer line as information:\n{out}");
 }
 
 #[test]
@@ -171,7 +190,7 @@ fn messengers_created_later_hear_the_application_once_until_destroyed() {
     // Creation-time callbacks hear destruction again; the destroyed messengers hear nothing.
     let destruction = &after_creation[after_creation.find("DESTROYING").unwrap()..];
     assert!(!destruction.contains(" later "), "{destruction}");
-    assert!(destruction.contains("REPORT create 16 "), "creation callbacks did not hear destruction:\n{destruction}");
+    assert!(destruction.contains("REPORT create 1 vkDestroyInstance: destroying the instance of "), "creation callbacks did not hear destruction:\n{destruction}");
 }
 
 #[test]
@@ -200,4 +219,85 @@ fn messengers_hear_the_warning_about_device_layers() {
     let warning = "UTILS later 256 loader_create_device_chain: Using deprecated and ignored 'ppEnabledLayerNames' member of \
                    'VkDeviceCreateInfo' when creating a Vulkan device.";
     assert!(out.lines().any(|l| l == warning), "{out}");
+}
+
+/// A layer manifest of `api_version` for `library` (`extra`: more members of the `layer` object).
+fn versioned_layer(dir: &std::path::Path, name: &str, api_version: &str, library: &std::path::Path, extra: &str) {
+    let text = format!(
+        r#"{{"file_format_version": "1.2.0", "layer": {{"name": "{name}", "type": "GLOBAL", "library_path": "{}",
+            "api_version": "{api_version}", "implementation_version": "1", "description": "test layer {name}"{extra}}}}}"#,
+        library.display()
+    );
+    std::fs::write(dir.join(format!("{name}.json")), text).unwrap();
+}
+
+/// An implicit layer and an explicit one of API version 1.3, an explicit meta layer of 1.3 whose
+/// component is 1.4: the environment and the application asking for the explicit ones.
+fn layers_of_two_versions(name: &str) -> Vec<(&'static str, String)> {
+    let dir = common::scratch(name);
+    let (implicit, explicit) = (dir.join("implicit"), dir.join("explicit"));
+    std::fs::create_dir_all(&implicit).unwrap();
+    std::fs::create_dir_all(&explicit).unwrap();
+    let disable = r#", "disable_environment": {"VK_TEST_DISABLE_OLD_IMPLICIT": "1"}"#;
+    versioned_layer(&implicit, "VK_LAYER_TEST_old_implicit", "1.3.0", &common::tagged_layer(&dir, "oldimp"), disable);
+    versioned_layer(&explicit, "VK_LAYER_TEST_old_explicit", "1.3.0", &common::tagged_layer(&dir, "oldexp"), "");
+    versioned_layer(&explicit, "VK_LAYER_TEST_new", "1.4.0", &common::tagged_layer(&dir, "new"), "");
+    let meta = r#"{"file_format_version": "1.2.0", "layer": {"name": "VK_LAYER_TEST_meta", "type": "GLOBAL", "api_version": "1.3.0",
+        "implementation_version": "1", "description": "meta", "component_layers": ["VK_LAYER_TEST_new"]}}"#;
+    std::fs::write(explicit.join("VK_LAYER_TEST_meta.json"), meta).unwrap();
+    let driver = common::driver_manifest(&dir, "driver.json", &common::test_driver());
+    vec![
+        ("VK_DRIVER_FILES", driver.display().to_string()),
+        ("VK_IMPLICIT_LAYER_PATH", implicit.display().to_string()),
+        ("VK_LAYER_PATH", explicit.display().to_string()),
+        ("TEST_APP_LAYERS", "VK_LAYER_TEST_old_explicit,VK_LAYER_TEST_meta".into()),
+    ]
+}
+
+/// The Khronos loader's warning for a layer older than the application (which vulkaninfo prints):
+/// for each layer in the chain, implicit or explicit, meta layers counted by their components,
+/// whose manifest's `api_version` is older in major.minor than `VkApplicationInfo::apiVersion`;
+/// on stderr as a layer warning (`VK_LOADER_DEBUG=warn` or `=layer`), and to the messengers
+/// chained to `VkInstanceCreateInfo` as a warning whatever `VK_LOADER_DEBUG` says.
+#[test]
+fn layers_older_than_the_application_are_warned_about() {
+    let warning = |name: &str| {
+        format!("Layer {name} uses API version 1.3 which is older than the application specified API version of 1.4. May cause issues.")
+    };
+    let expected = [warning("VK_LAYER_TEST_old_implicit"), warning("VK_LAYER_TEST_old_explicit")];
+    let said = |text: &str, prefix: &str| -> Vec<String> {
+        text.lines().filter_map(|l| l.strip_prefix(prefix)).filter(|m| m.contains("uses API version")).map(str::to_string).collect()
+    };
+    let env = layers_of_two_versions("debug-older-layer");
+    for filter in ["warn", "layer"] {
+        let mut env = env.clone();
+        env.extend([("TEST_APP_API_VERSION", "1.4.0".to_string()), ("VK_LOADER_DEBUG", filter.to_string())]);
+        let (ok, out, err) = child("create", &env);
+        assert!(ok && out.contains("RESULT VK_SUCCESS"), "{out}{err}");
+        // The header is longer than the 32 columns others are padded to: no padding.
+        assert_eq!(said(&err, "[Vulkan Loader] WARNING | LAYER: "), expected, "VK_LOADER_DEBUG={filter}:\n{err}");
+        assert_eq!(said(&out, "UTILS create 256 "), expected, "{out}");
+        assert_eq!(said(&out, "REPORT create 2 "), expected, "{out}");
+    }
+    // Not printed without VK_LOADER_DEBUG (or with another category), heard by the messengers all the same.
+    for filter in [None, Some("error,driver,info")] {
+        let mut env = env.clone();
+        env.push(("TEST_APP_API_VERSION", "1.4.0".into()));
+        env.extend(filter.map(|f| ("VK_LOADER_DEBUG", f.to_string())));
+        let (ok, out, err) = child("create", &env);
+        assert!(ok && out.contains("RESULT VK_SUCCESS"), "{out}{err}");
+        assert!(!err.contains("uses API version"), "VK_LOADER_DEBUG={filter:?}:\n{err}");
+        assert_eq!(said(&out, "UTILS create 256 "), expected, "{out}");
+    }
+    // The patch version does not count (1.3.0 is not older than 1.3.250), nor does an
+    // application without VkApplicationInfo (1.0).
+    for version in [Some("1.3.250"), None] {
+        let mut env = env.clone();
+        env.push(("VK_LOADER_DEBUG", "warn,layer".into()));
+        env.extend(version.map(|v| ("TEST_APP_API_VERSION", v.to_string())));
+        let (ok, out, err) = child("create", &env);
+        assert!(ok && out.contains("RESULT VK_SUCCESS"), "{out}{err}");
+        assert!(!err.contains("uses API version") && !out.contains("uses API version"), "apiVersion {version:?}:\n{err}{out}");
+        assert!(err.contains("Insert instance layer \"VK_LAYER_TEST_old_implicit\""), "the layers are in the chain:\n{err}");
+    }
 }

@@ -20,7 +20,7 @@ pub fn explain(devices: bool) -> String {
     } else {
         let _settings = crate::manifest::settings::OneLook::enter();
         crate::chain::drivers::instance_extensions_per_driver();
-        let _ = crate::chain::instance_layers::select(&[]);
+        let _ = crate::chain::instance_layers::select(&[], 0);
         None
     };
     let mut plan = recording.finish();

@@ -149,7 +149,8 @@ unsafe fn create_instance(
     messengers::Scope::set_instance(instance.id());
     warn_about_api_variant(info);
     let app_layers = names(info.ppEnabledLayerNames, info.enabledLayerCount);
-    let layers = crate::chain::instance_layers::select(&app_layers)?;
+    let app_api_version = info.pApplicationInfo.as_ref().map_or(0, |a| a.apiVersion);
+    let layers = crate::chain::instance_layers::select(&app_layers, app_api_version)?;
     if !layers.is_empty() {
         crate::chain::instance_layers::create_instance(&mut instance, info, allocator, layers)?;
         return Ok(instance);
@@ -240,6 +241,9 @@ unsafe fn destroy_instance(mut instance: Box<Instance>, allocator: *const VkAllo
     instance.destroy_drivers(allocator);
     // A use after destruction finds no magic while the memory is not reused.
     instance.magic = 0;
+    // What the queries before it kept loaded goes, as with the Khronos loader: the next query or
+    // instance sees the drivers as they are then.
+    crate::platform::library_cache::release_all_preloaded();
 }
 
 /// Finishes the recording of one `vkCreateInstance` and appends its document to `file`

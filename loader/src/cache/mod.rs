@@ -217,7 +217,7 @@ impl Session {
             let entries = match self.path.as_deref().map(read) {
                 Some(Ok(entries)) => entries,
                 Some(Err(why)) => {
-                    log!(Level::Warn, "driver cache {why}");
+                    log!(Level::WarnDriver, "driver cache {why}");
                     self.changed = true;
                     Arc::new(Vec::new())
                 }
@@ -478,7 +478,7 @@ impl Session {
                         differences if differences.is_empty() => {
                             log!(Level::Driver, "{manifest_path}: driver cache verified: the physical devices answer as recorded")
                         }
-                        differences => log!(Level::Warn, "{manifest_path}: driver cache verify: the physical devices answer differently from their record: {differences}"),
+                        differences => log!(Level::WarnDriver, "{manifest_path}: driver cache verify: the physical devices answer differently from their record: {differences}"),
                     }
                 }
             }
@@ -502,7 +502,7 @@ impl Session {
         let Some(dir) = path.rsplit_once('/').map(|(d, _)| d) else { return };
         let entries = self.entries.as_deref().map(Vec::as_slice).unwrap_or_default();
         let refused = |why: String| {
-            log!(Level::Debug, "driver cache not written: {why}; this process writes no more");
+            log!(Level::DebugDriver, "driver cache not written: {why}; this process writes no more");
             WRITES_REFUSED.store(true, Ordering::Relaxed);
         };
         if self.changed {
@@ -552,7 +552,7 @@ fn with_profiles(entries: Arc<Vec<Entry>>, application: u64, path: &str) -> Arc<
         Ok(recorded) => recorded,
         Err(why) => {
             // Replaced when the application's physical devices are next recorded.
-            log!(Level::Warn, "driver cache {why}");
+            log!(Level::WarnDriver, "driver cache {why}");
             return entries;
         }
     };
@@ -643,7 +643,7 @@ fn verify(manifest_path: &str, recorded: &Entry, live: &Answers<'_>, extensions:
         log!(Level::Driver, "{manifest_path}: driver cache verified: the record matches");
     }
     for difference in differences {
-        log!(Level::Warn, "{manifest_path}: driver cache verify: {difference}");
+        log!(Level::WarnDriver, "{manifest_path}: driver cache verify: {difference}");
     }
 }
 

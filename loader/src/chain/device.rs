@@ -118,11 +118,11 @@ pub(crate) unsafe fn create_on_driver(
         return Err(result);
     }
     if device.is_null() {
-        log::write(Level::Error, "vkCreateDevice: the driver returned no device (VK_SUCCESS with VK_NULL_HANDLE)");
+        log::write(Level::ErrorDriver, "vkCreateDevice: the driver returned no device (VK_SUCCESS with VK_NULL_HANDLE)");
         return Err(VkResult::ERROR_INITIALIZATION_FAILED);
     }
     if !vk_generated::layer_abi::valid_loader_magic_value(device.0) {
-        log::write(Level::Error, "vkCreateDevice: the driver's VkDevice lacks ICD_LOADER_MAGIC; destroying it");
+        log::write(Level::ErrorDriver, "vkCreateDevice: the driver's VkDevice lacks ICD_LOADER_MAGIC; destroying it");
         if let Some(destroy) = DeviceDispatchTable::load(|n| gdpa(device, n.as_ptr())).vkDestroyDevice {
             destroy(device, pAllocator);
         }

@@ -121,7 +121,7 @@ fn load_drivers(
                 drivers.push(Arc::new(d))
             }
             Err(reason) => {
-                log::log(Level::Error, &reason);
+                log::log(Level::ErrorDriver, &reason);
                 plan::record(|p| p.driver(&name, None, Decision::Rejected, &reason));
                 rejected.push(Rejected { manifest: name, reason });
             }
@@ -139,7 +139,7 @@ fn load_drivers(
     sources.extend(drivers.iter().cloned().map(Source::Loaded));
     for found in search::driver_manifests() {
         if let Some(why) = &found.skipped {
-            log::log(Level::Warn, why);
+            log::log(Level::WarnDriver, why);
             plan::record(|p| p.driver(&found.path, None, Decision::Skipped, why));
             continue;
         }
@@ -148,7 +148,7 @@ fn load_drivers(
         let loaded = manifest::driver::read_driver_file(&found.file, &found.path).and_then(|m| {
             if let Some(version) = &m.newer_file_format {
                 // The Khronos loader's words.
-                log!(Level::Info, "loader_parse_icd_manifest: {} has unknown icd manifest file version {version}. May cause errors.", found.path);
+                log!(Level::InfoDriver, "loader_parse_icd_manifest: {} has unknown icd manifest file version {version}. May cause errors.", found.path);
             }
             match cache.lookup(&found.path, &m, answered_by) {
                 cache::Lookup::Hit(entry) => return Ok(Outcome::Remembered(Box::new(remembered(&found.path, m, entry, application)))),
@@ -178,7 +178,7 @@ fn load_drivers(
                 rejected.push(Rejected { manifest: found.path, reason });
             }
             Err(reason) => {
-                log!(Level::Warn, "{}: driver skipped: {reason}", found.path);
+                log!(Level::WarnDriver, "{}: driver skipped: {reason}", found.path);
                 plan::record(|p| p.driver(&found.path, None, Decision::Rejected, &reason));
                 rejected.push(Rejected { manifest: found.path, reason });
             }
@@ -241,6 +241,15 @@ pub(crate) fn instance_extensions_per_driver() -> Arc<Vec<Vec<VkExtensionPropert
 fn ask_instance_extensions_per_driver() -> Vec<Vec<VkExtensionProperties>> {
     let mut cache = cache::Session::open();
     let sources = load_drivers(&mut Vec::new(), None, &mut cache, None, &|_| true);
+    // Kept until the next vkDestroyInstance, as the Khronos loader preloads them: the
+    // application's next query and its vkCreateInstance load them no more.
+    for source in &sources {
+        if let Source::Loaded(driver) = source {
+            if let Some(library) = driver.library() {
+                crate::platform::library_cache::preload(library);
+            }
+        }
+    }
     let per_driver: Vec<PerDriver> = sources.iter().map(Source::extensions).collect();
     record_answers(cache, &sources, &per_driver, &|_| None);
     per_driver.iter().map(|list| list.properties().into_owned()).collect()
@@ -428,7 +437,7 @@ unsafe fn create_drivers_with(
         match created {
             Ok((handle, table, extensions)) => driver_instances.push(DriverInstance { driver, handle, table, extensions, lazy: None }),
             Err(reason) => {
-                log!(Level::Warn, "{}: driver skipped: {reason}", driver.manifest_path);
+                log!(Level::WarnDriver, "{}: driver skipped: {reason}", driver.manifest_path);
                 plan::record(|p| p.driver(&driver.manifest_path, None, Decision::Rejected, &reason));
                 rejected.push(Rejected { manifest: driver.manifest_path.clone(), reason });
             }
@@ -445,14 +454,14 @@ unsafe fn create_drivers_with(
         record_answers(cache, &sources, &per_driver, &|_| None);
         // Said even without VK_LOADER_DEBUG: the one question a user has here is "why?".
         if skipped_portability_driver {
-            log::write(Level::Error, portability_hint(portability_extension, portability_flag));
+            log::write(Level::ErrorDriver, portability_hint(portability_extension, portability_flag));
         }
-        log::write(Level::Error, "vkCreateInstance: Found no drivers!");
+        log::write(Level::ErrorDriver, "vkCreateInstance: Found no drivers!");
         for r in &rejected {
-            log::write(Level::Error, &format!("  {}: {}", r.manifest, r.reason));
+            log::write(Level::ErrorDriver, &format!("  {}: {}", r.manifest, r.reason));
         }
         if rejected.is_empty() {
-            log::write(Level::Error, "  no driver manifest found; searched VK_DRIVER_FILES or the icd.d directories");
+            log::write(Level::ErrorDriver, "  no driver manifest found; searched VK_DRIVER_FILES or the icd.d directories");
         }
         return Err(VkResult::ERROR_INCOMPATIBLE_DRIVER);
     }
@@ -531,8 +540,11 @@ fn release_drivers_without_devices(instance: &mut Instance, allocator: *const Vk
         let used = counts[index] > 0;
         index += 1;
         if !used {
-            log!(Level::Driver, "{}: no physical device; driver released", d.driver.manifest_path);
+            log!(Level::InfoDriver, "{}: no physical device; driver released", d.driver.manifest_path);
             plan::record(|p| p.driver(&d.driver.manifest_path, None, Decision::Skipped, "it reports no physical device; released"));
+            if let Some(library) = d.driver.library() {
+                crate::platform::library_cache::release_preloaded(library);
+            }
             if let Some(destroy) = d.table.vkDestroyInstance {
                 // SAFETY: the driver's own instance, destroyed once, with the application's allocator.
                 unsafe { destroy(d.handle, allocator) };

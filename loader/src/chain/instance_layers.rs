@@ -84,8 +84,9 @@ impl InstanceLayers {
 /// Chooses and opens the layers for `vkCreateInstance`. Empty (quickly, reading only implicit
 /// manifests) when no layer is on. A layer the application names that is missing or fails to
 /// load is `VK_ERROR_LAYER_NOT_PRESENT` with the reason on stderr; any other layer that fails to
-/// load is skipped with a log line naming it and the reason.
-pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
+/// load is skipped with a log line naming it and the reason. `app_api_version` is the
+/// application's `VkApplicationInfo::apiVersion` (0: none given).
+pub fn select(app: &[&CStr], app_api_version: u32) -> Result<Vec<ActiveLayer>, VkResult> {
     let named = !app.is_empty() || platform::plain_env("VK_INSTANCE_LAYERS").is_some() || platform::env("VK_LOADER_LAYERS_ENABLE").is_some();
     // An explanation lists the explicit layers nobody named too.
     let catalog = discover::layers::load(named || plan::recording());
@@ -97,7 +98,7 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
         match name.to_str() {
             Ok(n) => app_names.push(n),
             Err(_) => {
-                log::write(Level::Error, &format!("vkCreateInstance: layer name {name:?} is not UTF-8; no such layer"));
+                log::write(Level::ErrorLayer, &format!("vkCreateInstance: layer name {name:?} is not UTF-8; no such layer"));
                 return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
             }
         }
@@ -106,9 +107,9 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
         // The Khronos loader's words, which scripts and vulkaninfo users know (it words them
         // differently when a settings file decides the layers).
         if catalog.iter().any(|l| l.settings_control.is_some()) {
-            log!(Level::Warn, "env var 'VK_INSTANCE_LAYERS' defined and adding layers: {list}");
+            log!(Level::WarnLayer, "env var 'VK_INSTANCE_LAYERS' defined and adding layers: {list}");
         } else {
-            log!(Level::Warn, "env var 'VK_INSTANCE_LAYERS' defined and adding layers \"{list}\"");
+            log!(Level::WarnLayer, "env var 'VK_INSTANCE_LAYERS' defined and adding layers \"{list}\"");
         }
     }
     let getenv = plan::layers::process_env;
@@ -117,19 +118,20 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
     let activation = match plan::layers::activate(&catalog, &app_names, &getenv, exe.as_deref()) {
         Ok(a) => a,
         Err(plan::layers::Missing(why)) => {
-            log::write(Level::Error, &format!("vkCreateInstance: {why}"));
+            log::write(Level::ErrorLayer, &format!("vkCreateInstance: {why}"));
             return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
         }
     };
-    for line in &activation.log {
-        log::log(Level::Layer, line);
+    for (level, line) in &activation.log {
+        log::log(*level, line);
     }
     for (index, reason) in &activation.layers {
         if let Reason::LoaderLayersEnable(_) = reason {
             // The Khronos loader's words.
-            log!(Level::Warn, "Layer \"{}\" forced enabled due to env var 'VK_LOADER_LAYERS_ENABLE'", catalog[*index].name);
+            log!(Level::WarnLayer, "Layer \"{}\" forced enabled due to env var 'VK_LOADER_LAYERS_ENABLE'", catalog[*index].name);
         }
     }
+    warn_about_older_layers(&catalog, &activation.layers, app_api_version);
     let mut active: Vec<ActiveLayer> = Vec::with_capacity(activation.layers.len());
     // Every layer is tried, so that each one that cannot be loaded is reported.
     let mut requested_layer_missing = false;
@@ -151,13 +153,13 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
             Ok(loaded) => active.push(ActiveLayer { manifest, reason, loaded, meta_layers_after: Vec::new() }),
             Err(why) if reason.is_required() => {
                 report_unloadable(&manifest.name, &why, true);
-                log::write(Level::Error, &format!("vkCreateInstance: layer {} ({}) cannot be loaded: {why}", manifest.name, manifest.manifest_path));
+                log::write(Level::ErrorLayer, &format!("vkCreateInstance: layer {} ({}) cannot be loaded: {why}", manifest.name, manifest.manifest_path));
                 requested_layer_missing = true;
             }
             Err(why) => {
                 report_unloadable(&manifest.name, &why, false);
                 // A layer someone named is an error to report; an implicit one only a warning.
-                let level = if reason.is_requested() { Level::Error } else { Level::Warn };
+                let level = if reason.is_requested() { Level::ErrorLayer } else { Level::WarnLayer };
                 log!(level, "layer {} ({}, {reason}) skipped: {why}", manifest.name, manifest.manifest_path);
             }
         }
@@ -172,6 +174,28 @@ pub fn select(app: &[&CStr]) -> Result<Vec<ActiveLayer>, VkResult> {
     Ok(active)
 }
 
+/// The Khronos loader's warning (`warn_if_layers_are_older_than_application`), which vulkaninfo
+/// shows by default, for each layer going into the chain (meta layers expanded: their components,
+/// implicit or explicit) whose manifest `api_version` is older, in major.minor, than the
+/// application's `apiVersion` (1.0 when it gives none). Said once the layers are chosen, before
+/// any is opened.
+fn warn_about_older_layers(catalog: &[LayerManifest], layers: &[(usize, Reason)], app_api_version: u32) {
+    let app_api_version = if app_api_version == 0 { vk_generated::make_api_version(0, 1, 0, 0) } else { app_api_version };
+    let (app_major, app_minor) = vk_generated::api_version_major_minor(app_api_version);
+    for (index, _) in layers {
+        let layer = &catalog[*index];
+        let (major, minor) = vk_generated::api_version_major_minor(layer.api_version);
+        if (major, minor) < (app_major, app_minor) {
+            log!(
+                Level::WarnLayer,
+                "Layer {} uses API version {major}.{minor} which is older than the application specified API version of \
+                 {app_major}.{app_minor}. May cause issues.",
+                layer.name
+            );
+        }
+    }
+}
+
 /// The Khronos loader's line for a layer whose library cannot be used, which its users search
 /// for: an error ending in `!` for a layer the application asked for, information ending in `.`
 /// for any other.
@@ -180,7 +204,7 @@ fn report_unloadable(name: &str, why: &load::layer::LoadError, requested: bool) 
         load::layer::LoadError::WrongArchitecture(_) => "was wrong bit-type",
         load::layer::LoadError::Failed(_) => "failed to load",
     };
-    let (level, ending) = if requested { (Level::Error, '!') } else { (Level::Info, '.') };
+    let (level, ending) = if requested { (Level::ErrorLayer, '!') } else { (Level::InfoLayer, '.') };
     log!(level, "Requested layer \"{name}\" {what}{ending}");
 }
 
@@ -206,7 +230,7 @@ fn log_chain(layers: &[ActiveLayer]) {
     // The Khronos loader's line per layer, bottom of the chain first, which its users search for.
     for l in layers.iter().rev() {
         let path = l.manifest.library_path.as_deref().unwrap_or("");
-        log!(Level::Info, "Insert instance layer \"{}\" ({path})", l.manifest.name);
+        log!(Level::InfoLayer, "Insert instance layer \"{}\" ({path})", l.manifest.name);
     }
     if !log::enabled(Level::Layer) {
         return;
@@ -292,7 +316,7 @@ pub unsafe fn create_instance(
     let top = chain.top().gipa;
     let create: PFN_vkCreateInstance = std::mem::transmute(top(VkInstance::NULL, c"vkCreateInstance".as_ptr()));
     let Some(create) = create else {
-        log::write(Level::Error, &format!("vkCreateInstance: layer {} returns no vkCreateInstance", chain.layers[0].manifest.name));
+        log::write(Level::ErrorLayer, &format!("vkCreateInstance: layer {} returns no vkCreateInstance", chain.layers[0].manifest.name));
         return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
     };
     let pending: *mut Instance = &mut **inst;

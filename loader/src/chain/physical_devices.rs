@@ -285,7 +285,7 @@ fn driver_devices(d: &DriverInstance) -> Result<Vec<VkPhysicalDevice>, VkResult>
     match ffi::query(|count, out| unsafe { enumerate(instance, count, out) }) {
         Ok(handles) => {
             if handles.iter().any(|h| h.is_null()) {
-                log!(Level::Warn, "{}: vkEnumeratePhysicalDevices wrote fewer devices than it counted (NULL handles skipped)", d.driver.manifest_path);
+                log!(Level::WarnDriver, "{}: vkEnumeratePhysicalDevices wrote fewer devices than it counted (NULL handles skipped)", d.driver.manifest_path);
             }
             Ok(handles.into_iter().filter(|h| !h.is_null()).collect())
         }
@@ -412,7 +412,7 @@ fn driver_groups(d: &DriverInstance, next: &dyn Fn(usize) -> *mut c_void) -> Opt
     match groups {
         Ok(groups) => Some(groups.iter().map(|g| (g.physicalDevices[..(g.physicalDeviceCount as usize).min(g.physicalDevices.len())].to_vec(), g.subsetAllocation)).collect()),
         Err(e) => {
-            log!(Level::Warn, "{}: vkEnumeratePhysicalDeviceGroups failed ({e:?}); one group per device", d.driver.manifest_path);
+            log!(Level::WarnDriver, "{}: vkEnumeratePhysicalDeviceGroups failed ({e:?}); one group per device", d.driver.manifest_path);
             None
         }
     }

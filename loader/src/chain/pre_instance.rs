@@ -37,9 +37,9 @@ fn interceptors(pick: fn(&PreInstanceFunctions) -> &Option<String>) -> Vec<(std:
         match load::layer::open_library(manifest) {
             Ok(library) => match library.symbol(&symbol) {
                 Some(f) => out.push((library, f)),
-                None => log!(Level::Warn, "implicit layer {}: pre-instance function {name} not found; skipped", manifest.name),
+                None => log!(Level::WarnLayer, "implicit layer {}: pre-instance function {name} not found; skipped", manifest.name),
             },
-            Err(why) => log!(Level::Warn, "implicit layer {} skipped: {why}", manifest.name),
+            Err(why) => log!(Level::WarnLayer, "implicit layer {} skipped: {why}", manifest.name),
         }
     }
     out

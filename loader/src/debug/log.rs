@@ -1,6 +1,7 @@
 //! `VK_LOADER_DEBUG` logging in the Khronos loader's stderr format:
-//! `[Vulkan Loader] LEVEL:` padded to 32 columns, then the message; the same lines go to the
-//! files a loader settings file's `log_locations` names, each with its own filter.
+//! `[Vulkan Loader] SEVERITY | KIND: ` (or just one of them) padded to 32 columns, then the
+//! message; the same lines go to the files a loader settings file's `log_locations` names, each
+//! with its own filter. A message is shown where any of its categories is enabled.
 
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -41,13 +42,20 @@ pub fn set_settings_mask(mask: Option<u32>) {
     SETTINGS_MASK.store(mask.filter(|m| *m != 0).unwrap_or(NO_SETTINGS), Ordering::Relaxed);
 }
 
+/// Whether a filter (`VK_LOADER_DEBUG`'s categories, a settings file's) takes messages of
+/// `level`: any of its categories enabled, as the Khronos loader's `msg_type & g_loader_debug`
+/// (`WarnLayer` with `warn`, and with `layer`).
+fn takes(mask: u32, level: Level) -> bool {
+    mask & level.bits() != 0
+}
+
 /// Whether messages of `level` reach stderr (`stderr_log`, else `VK_LOADER_DEBUG`).
 fn to_stderr(level: Level) -> bool {
     let mask = match SETTINGS_MASK.load(Ordering::Relaxed) {
         NO_SETTINGS => enabled_mask(),
         from_settings => from_settings,
     };
-    mask & level as u32 != 0
+    takes(mask, level)
 }
 
 /// One destination of a loader settings file's `log_locations`: a file (absolute path) and the
@@ -74,7 +82,7 @@ pub fn set_destinations(list: &[Destination]) {
 }
 
 fn to_files(level: Level) -> bool {
-    DESTINATIONS_MASK.load(Ordering::Relaxed) & level as u32 != 0
+    takes(DESTINATIONS_MASK.load(Ordering::Relaxed), level)
 }
 
 /// Whether messages of `level` are written anywhere: stderr or a `log_locations` file.
@@ -88,7 +96,7 @@ pub fn wanted(level: Level) -> bool {
     enabled(level) || crate::debug::messengers::listening()
 }
 
-/// `log!(Level::Driver, "{path}: ...")`: formats and logs the message only when it is `wanted`
+/// `log!(Level::WarnDriver, "{path}: ...")`: formats and logs the message only when it is `wanted`
 /// (formatting messages nobody reads was a measurable part of a first `vkCreateInstance`).
 /// Defined first in lib.rs (`#[macro_use]`), so every module has it.
 macro_rules! log {
@@ -109,13 +117,23 @@ pub fn out_of_line(f: impl FnOnce()) {
 
 const GENERAL: VkDebugUtilsMessageTypeFlagsEXT = VkDebugUtilsMessageTypeFlagsEXT::GENERAL_BIT_EXT;
 
-/// Prints a message if its category is enabled; debug messengers listening on this thread hear it
-/// whatever `VK_LOADER_DEBUG` says.
+/// The debug-utils message type of a loader message, as the Khronos loader gives it: a
+/// performance message is that alone, any other general.
+fn message_types(level: Level) -> VkDebugUtilsMessageTypeFlagsEXT {
+    if level.bits() & super::level::PERF != 0 {
+        VkDebugUtilsMessageTypeFlagsEXT::PERFORMANCE_BIT_EXT
+    } else {
+        GENERAL
+    }
+}
+
+/// Prints a message if one of its categories is enabled; debug messengers listening on this
+/// thread hear it whatever `VK_LOADER_DEBUG` says.
 pub fn log(level: Level, message: &str) {
     if enabled(level) {
         print(level, message);
     }
-    crate::debug::messengers::emit(level, GENERAL, message);
+    crate::debug::messengers::emit(level, message_types(level), message);
 }
 
 /// An error in the application's use of the API (a valid-usage rule broken): logged as errors
@@ -132,7 +150,7 @@ pub fn validation_error(message: &str) {
 pub fn write(level: Level, message: &str) {
     platform::stderr_line(&line(level, message));
     write_files(level, message);
-    crate::debug::messengers::emit(level, GENERAL, message);
+    crate::debug::messengers::emit(level, message_types(level), message);
 }
 
 /// Writes the line to stderr and to the `log_locations` files whose filters take `level`.
@@ -149,7 +167,7 @@ fn write_files(level: Level, message: &str) {
     }
     let text = format!("{}\n", line(level, message));
     let destinations = DESTINATIONS.lock().unwrap_or_else(PoisonError::into_inner);
-    for destination in destinations.iter().filter(|d| d.mask & level as u32 != 0) {
+    for destination in destinations.iter().filter(|d| takes(d.mask, level)) {
         // A file that cannot be written loses the line: there is nowhere to say so but stderr,
         // and a message per line would bury what the user asked for there.
         let _ = platform::append_to_file(&destination.path, &text);
@@ -157,9 +175,9 @@ fn write_files(level: Level, message: &str) {
 }
 
 /// One stderr line, as the Khronos loader prints it (scripts and its tests match it): the header
-/// padded to 32 columns, then the message.
+/// (`[Vulkan Loader] WARNING | LAYER: `) padded to 32 columns, then the message.
 fn line(level: Level, message: &str) -> String {
-    let header = format!("[Vulkan Loader] {}: ", level.name());
+    let header = super::level::header(level.bits());
     format!("{header:<32}{message}")
 }
 
@@ -172,6 +190,51 @@ mod tests {
         assert_eq!(line(Level::Debug, "x"), "[Vulkan Loader] DEBUG:          x");
         assert_eq!(line(Level::Warn, "y"), "[Vulkan Loader] WARNING:        y");
         assert_eq!(line(Level::Layer, "z"), "[Vulkan Loader] LAYER:          z");
+        assert_eq!(line(Level::Driver, "z"), "[Vulkan Loader] DRIVER:         z");
+    }
+
+    /// The severity, ` | `, the kind, as the Khronos loader's `loader_log` writes them: padded to
+    /// 32 columns while shorter, written whole when not.
+    #[test]
+    fn a_severity_with_a_kind_names_both() {
+        assert_eq!(line(Level::WarnLayer, "m"), "[Vulkan Loader] WARNING | LAYER: m");
+        assert_eq!(line(Level::ErrorLayer, "m"), "[Vulkan Loader] ERROR | LAYER:  m");
+        assert_eq!(line(Level::InfoLayer, "m"), "[Vulkan Loader] INFO | LAYER:   m");
+        assert_eq!(line(Level::DebugLayer, "m"), "[Vulkan Loader] DEBUG | LAYER:  m");
+        assert_eq!(line(Level::ErrorDriver, "m"), "[Vulkan Loader] ERROR | DRIVER: m");
+        assert_eq!(line(Level::WarnDriver, "m"), "[Vulkan Loader] WARNING | DRIVER: m");
+        assert_eq!(line(Level::InfoDriver, "m"), "[Vulkan Loader] INFO | DRIVER:  m");
+        assert_eq!(line(Level::DebugDriver, "m"), "[Vulkan Loader] DEBUG | DRIVER: m");
+        // Driver before layer, as in the Khronos loader's "Using ... with driver" line.
+        assert_eq!(line(Level::LayerDriver, "m"), "[Vulkan Loader] DRIVER:         m");
+    }
+
+    /// The header for any set of categories: the first severity (error, warning, info, debug),
+    /// the first kind (performance, driver, layer).
+    #[test]
+    fn the_header_takes_the_first_severity_and_the_first_kind() {
+        use crate::debug::level::{header, DEBUG, DRIVER, ERROR, INFO, LAYER, PERF, WARN};
+        assert_eq!(header(ERROR | WARN | INFO | DEBUG), "[Vulkan Loader] ERROR: ");
+        assert_eq!(header(INFO | DEBUG | LAYER), "[Vulkan Loader] INFO | LAYER: ");
+        assert_eq!(header(WARN | PERF | DRIVER | LAYER), "[Vulkan Loader] WARNING | PERF: ");
+        assert_eq!(header(DEBUG | DRIVER | LAYER), "[Vulkan Loader] DEBUG | DRIVER: ");
+        assert_eq!(header(PERF), "[Vulkan Loader] PERF: ");
+        assert_eq!(header(0), "[Vulkan Loader] : ");
+    }
+
+    /// A message is shown where any of its categories is: a layer warning with `warn` and with
+    /// `layer`, not with `error` or `driver`.
+    #[test]
+    fn a_filter_takes_a_message_for_any_of_its_categories() {
+        let mask = |levels: &[Level]| levels.iter().fold(0, |m, l| m | l.bits());
+        assert!(takes(mask(&[Level::Warn]), Level::WarnLayer));
+        assert!(takes(mask(&[Level::Layer]), Level::WarnLayer));
+        assert!(!takes(mask(&[Level::Error, Level::Driver, Level::Info]), Level::WarnLayer));
+        assert!(takes(mask(&[Level::Driver]), Level::InfoDriver) && takes(mask(&[Level::Info]), Level::InfoDriver));
+        assert!(takes(mask(&[Level::Layer]), Level::LayerDriver) && takes(mask(&[Level::Driver]), Level::LayerDriver));
+        assert!(!takes(mask(&[Level::Warn]), Level::Layer), "a layer message without a severity needs layer");
+        assert!(!takes(0, Level::ErrorDriver));
+        assert!(takes(127, Level::DebugLayer));
     }
 
     #[test]

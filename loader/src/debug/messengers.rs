@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 use vk_generated::types::*;
 
-use crate::debug::level::Level;
+use crate::debug::level::{self as category, Level};
 
 /// An application callback and the messages it asked for.
 #[derive(Clone, Copy)]
@@ -55,7 +55,7 @@ impl Callback {
         match *self {
             Callback::Utils { severity, types, callback: Some(callback), user_data } => {
                 let bit = utils_severity(level);
-                if !severity.contains(bit) || !types.intersects(message_types) {
+                if !severity.intersects(bit) || !types.intersects(message_types) {
                     return;
                 }
                 // The object a loader message is about is its instance, as with the Khronos loader.
@@ -75,8 +75,8 @@ impl Callback {
                 unsafe { callback(bit, message_types, &data, user_data) };
             }
             Callback::Report { flags, callback: Some(callback), user_data } => {
-                let bit = report_flag(level);
-                if !flags.contains(bit) {
+                let bit = report_flag(level, message_types);
+                if !flags.intersects(bit) {
                     return;
                 }
                 // SAFETY: the application's callback, with the arguments debug_report defines.
@@ -98,22 +98,45 @@ impl Callback {
     }
 }
 
+/// The debug-utils severity of a loader message, as the Khronos loader's `loader_log` maps it:
+/// info, else warning, else error, else debug (verbose); a message with only a kind (layer or
+/// driver) is information. A performance message with no severity has none: nobody hears it.
 fn utils_severity(level: Level) -> VkDebugUtilsMessageSeverityFlagsEXT {
-    match level {
-        Level::Error => VkDebugUtilsMessageSeverityFlagsEXT::ERROR_BIT_EXT,
-        Level::Warn => VkDebugUtilsMessageSeverityFlagsEXT::WARNING_BIT_EXT,
-        Level::Info => VkDebugUtilsMessageSeverityFlagsEXT::INFO_BIT_EXT,
-        Level::Debug | Level::Layer | Level::Driver | Level::Perf => VkDebugUtilsMessageSeverityFlagsEXT::VERBOSE_BIT_EXT,
+    let bits = level.bits();
+    if bits & category::INFO != 0 {
+        VkDebugUtilsMessageSeverityFlagsEXT::INFO_BIT_EXT
+    } else if bits & category::WARN != 0 {
+        VkDebugUtilsMessageSeverityFlagsEXT::WARNING_BIT_EXT
+    } else if bits & category::ERROR != 0 {
+        VkDebugUtilsMessageSeverityFlagsEXT::ERROR_BIT_EXT
+    } else if bits & category::DEBUG != 0 {
+        VkDebugUtilsMessageSeverityFlagsEXT::VERBOSE_BIT_EXT
+    } else if bits & (category::LAYER | category::DRIVER) != 0 {
+        VkDebugUtilsMessageSeverityFlagsEXT::INFO_BIT_EXT
+    } else {
+        VkDebugUtilsMessageSeverityFlagsEXT(0)
     }
 }
 
-fn report_flag(level: Level) -> VkDebugReportFlagsEXT {
-    match level {
-        Level::Error => VkDebugReportFlagsEXT::ERROR_BIT_EXT,
-        Level::Warn => VkDebugReportFlagsEXT::WARNING_BIT_EXT,
-        Level::Info => VkDebugReportFlagsEXT::INFORMATION_BIT_EXT,
-        Level::Debug | Level::Layer | Level::Driver => VkDebugReportFlagsEXT::DEBUG_BIT_EXT,
-        Level::Perf => VkDebugReportFlagsEXT::PERFORMANCE_WARNING_BIT_EXT,
+/// The debug-report flag of a loader message: its debug-utils severity translated as the Khronos
+/// loader translates it (`debug_utils_AnnotFlagsToReportFlags`): a performance warning is a
+/// performance warning.
+fn report_flag(level: Level, types: VkDebugUtilsMessageTypeFlagsEXT) -> VkDebugReportFlagsEXT {
+    let severity = utils_severity(level);
+    if severity.contains(VkDebugUtilsMessageSeverityFlagsEXT::ERROR_BIT_EXT) {
+        VkDebugReportFlagsEXT::ERROR_BIT_EXT
+    } else if severity.contains(VkDebugUtilsMessageSeverityFlagsEXT::WARNING_BIT_EXT) {
+        if types.contains(VkDebugUtilsMessageTypeFlagsEXT::PERFORMANCE_BIT_EXT) {
+            VkDebugReportFlagsEXT::PERFORMANCE_WARNING_BIT_EXT
+        } else {
+            VkDebugReportFlagsEXT::WARNING_BIT_EXT
+        }
+    } else if severity.contains(VkDebugUtilsMessageSeverityFlagsEXT::INFO_BIT_EXT) {
+        VkDebugReportFlagsEXT::INFORMATION_BIT_EXT
+    } else if severity.contains(VkDebugUtilsMessageSeverityFlagsEXT::VERBOSE_BIT_EXT) {
+        VkDebugReportFlagsEXT::DEBUG_BIT_EXT
+    } else {
+        VkDebugReportFlagsEXT(0)
     }
 }
 
@@ -257,3 +280,51 @@ pub fn emit(level: Level, types: VkDebugUtilsMessageTypeFlagsEXT, message: &str)
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Khronos loader's mapping: info, else warning, else error, else debug (verbose); a
+    /// message with only a kind is information.
+    #[test]
+    fn messengers_hear_each_message_at_the_khronos_loaders_severity() {
+        type S = VkDebugUtilsMessageSeverityFlagsEXT;
+        let cases = [
+            (Level::Error, S::ERROR_BIT_EXT),
+            (Level::ErrorLayer, S::ERROR_BIT_EXT),
+            (Level::ErrorDriver, S::ERROR_BIT_EXT),
+            (Level::Warn, S::WARNING_BIT_EXT),
+            (Level::WarnLayer, S::WARNING_BIT_EXT),
+            (Level::WarnDriver, S::WARNING_BIT_EXT),
+            (Level::Info, S::INFO_BIT_EXT),
+            (Level::InfoLayer, S::INFO_BIT_EXT),
+            (Level::InfoDriver, S::INFO_BIT_EXT),
+            (Level::Debug, S::VERBOSE_BIT_EXT),
+            (Level::DebugLayer, S::VERBOSE_BIT_EXT),
+            (Level::DebugDriver, S::VERBOSE_BIT_EXT),
+            (Level::Layer, S::INFO_BIT_EXT),
+            (Level::Driver, S::INFO_BIT_EXT),
+            (Level::LayerDriver, S::INFO_BIT_EXT),
+            (Level::Perf, VkDebugUtilsMessageSeverityFlagsEXT(0)),
+        ];
+        for (level, severity) in cases {
+            assert_eq!(utils_severity(level), severity, "{level:?}");
+        }
+    }
+
+    /// Report callbacks get the debug-utils severity translated: information for a layer or
+    /// driver line, debug for a debug one.
+    #[test]
+    fn report_callbacks_get_the_severity_translated() {
+        type R = VkDebugReportFlagsEXT;
+        let general = VkDebugUtilsMessageTypeFlagsEXT::GENERAL_BIT_EXT;
+        let performance = VkDebugUtilsMessageTypeFlagsEXT::PERFORMANCE_BIT_EXT;
+        assert_eq!(report_flag(Level::ErrorDriver, general), R::ERROR_BIT_EXT);
+        assert_eq!(report_flag(Level::WarnLayer, general), R::WARNING_BIT_EXT);
+        assert_eq!(report_flag(Level::Warn, performance), R::PERFORMANCE_WARNING_BIT_EXT);
+        assert_eq!(report_flag(Level::Layer, general), R::INFORMATION_BIT_EXT);
+        assert_eq!(report_flag(Level::Driver, general), R::INFORMATION_BIT_EXT);
+        assert_eq!(report_flag(Level::DebugDriver, general), R::DEBUG_BIT_EXT);
+        assert_eq!(report_flag(Level::Perf, performance), VkDebugReportFlagsEXT(0));
+    }
+}

@@ -42,7 +42,7 @@ fn read(implicit: bool, override_paths: &[String]) -> Vec<LayerManifest> {
             Ok(file) => {
                 log_found(&path, &file);
                 for why in file.rejected {
-                    log!(Level::Warn, "layer manifest {why}; layer skipped");
+                    log!(Level::WarnLayer, "layer manifest {why}; layer skipped");
                     plan::record(|p| p.layer("", &path, implicit, Decision::Rejected, why));
                 }
                 plan::record(|p| {
@@ -50,13 +50,13 @@ fn read(implicit: bool, override_paths: &[String]) -> Vec<LayerManifest> {
                         p.layer_found(&l.name, &l.manifest_path, l.implicit);
                     }
                 });
-                for warning in file.warnings {
-                    log::log(Level::Warn, &warning);
+                for (level, warning) in file.warnings {
+                    log::log(level, &warning);
                 }
                 layers.extend(file.layers);
             }
             Err(why) => {
-                log!(Level::Warn, "layer manifest {why}; file skipped");
+                log!(Level::WarnLayer, "layer manifest {why}; file skipped");
                 plan::record(|p| p.layer("", &path, implicit, Decision::Rejected, why));
             }
         }
@@ -69,7 +69,7 @@ fn log_found(path: &str, file: &ParsedFile) {
     let version = &file.file_format_version;
     log!(Level::Info, "Found manifest file {path} (file version {version})");
     if file.unknown_file_format {
-        log!(Level::Info, "loader_add_layer_properties: {path} has unknown layer manifest file version {version}.  May cause errors.");
+        log!(Level::InfoLayer, "loader_add_layer_properties: {path} has unknown layer manifest file version {version}.  May cause errors.");
     }
 }
 
@@ -159,7 +159,7 @@ fn regular_catalog(with_explicit: bool) -> Vec<LayerManifest> {
     };
     for path in &override_paths {
         // The Khronos loader's words.
-        log!(Level::Warn, "Override layer has override path {path}");
+        log!(Level::WarnLayer, "Override layer has override path {path}");
     }
     let mut all = implicit;
     // Someone reading the loader's information messages sees every manifest found, as with the
@@ -241,18 +241,18 @@ fn settings_slots(entries: &[LayerEntry]) -> Vec<Slot> {
             continue;
         }
         if !path.ends_with(".json") {
-            log!(Level::Warn, "loader settings file: layer {name}: path {path} is not a .json manifest; skipped");
+            log!(Level::WarnLayer, "loader settings file: layer {name}: path {path} is not a .json manifest; skipped");
             continue;
         }
         let layers = match parse(OsStr::new(path), path, *treat_as_implicit_manifest) {
             Ok(file) => {
-                for warning in &file.warnings {
-                    log::log(Level::Warn, warning);
+                for (level, warning) in &file.warnings {
+                    log::log(*level, warning);
                 }
                 file.layers
             }
             Err(why) => {
-                log!(Level::Warn, "loader settings file: layer {name}: manifest {why}; skipped");
+                log!(Level::WarnLayer, "loader settings file: layer {name}: manifest {why}; skipped");
                 continue;
             }
         };
@@ -263,7 +263,7 @@ fn settings_slots(entries: &[LayerEntry]) -> Vec<Slot> {
             slots.push((name.clone(), Some(layer)));
         }
         if slots.len() == before {
-            log!(Level::Warn, "loader settings file: layer {name}: not in its manifest {path}; skipped");
+            log!(Level::WarnLayer, "loader settings file: layer {name}: not in its manifest {path}; skipped");
         }
     }
     slots
@@ -282,11 +282,11 @@ fn keep_one_override_layer(layers: Vec<LayerManifest>) -> Vec<LayerManifest> {
     let chosen = layers.iter().position(|l| is_override(l) && for_this_app(l))
         .or_else(|| layers.iter().position(|l| is_override(l) && l.app_keys.is_empty()));
     for l in layers.iter().filter(|l| is_override(l) && !l.app_keys.is_empty() && !for_this_app(l)) {
-        log!(Level::Info, "--Override layer found but not used because app '{exe}' is not in 'app_keys' list! ({})", l.manifest_path);
+        log!(Level::InfoLayer, "--Override layer found but not used because app '{exe}' is not in 'app_keys' list! ({})", l.manifest_path);
     }
     match chosen.map(|i| layers[i].app_keys.is_empty()) {
-        Some(false) => log!(Level::Info, "Using the override layer for app key {exe}"),
-        Some(true) => log::log(Level::Info, "Using the global override layer"),
+        Some(false) => log!(Level::InfoLayer, "Using the override layer for app key {exe}"),
+        Some(true) => log::log(Level::InfoLayer, "Using the global override layer"),
         None => {}
     }
     layers.into_iter().enumerate().filter(|(i, l)| !is_override(l) || chosen == Some(*i)).map(|(_, l)| l).collect()

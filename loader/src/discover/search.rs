@@ -160,7 +160,7 @@ pub fn driver_manifests() -> Vec<Found> {
     let mut search = Search::new();
     if let Some(list) = replacing("VK_DRIVER_FILES").or_else(|| replacing("VK_ICD_FILENAMES")) {
         if list.is_empty() {
-            log!(Level::Warn, "VK_DRIVER_FILES or VK_ICD_FILENAMES is set but empty: no driver is searched for");
+            log!(Level::WarnDriver, "VK_DRIVER_FILES or VK_ICD_FILENAMES is set but empty: no driver is searched for");
         }
         search.add_list(&list);
     } else {
@@ -244,7 +244,7 @@ fn layer_search(implicit: bool, override_paths: &[String]) -> Search {
         if let Some(ignored) = platform::env(replace) {
             // The Khronos loader's words.
             crate::debug::log::log(
-                crate::debug::log::Level::Info,
+                crate::debug::log::Level::InfoLayer,
                 &format!(
                     "Ignoring VK_LAYER_PATH. The Override layer is active and has override paths set, which takes priority. \
                      VK_LAYER_PATH is set to {ignored}"
@@ -267,7 +267,7 @@ fn layer_search(implicit: bool, override_paths: &[String]) -> Search {
 fn patterns(var: &str, list: &str) -> Vec<NameFilter> {
     let (filters, left_out) = name_filter::parse_list(list);
     if left_out > 0 {
-        log!(Level::Warn, "{var}: only the first {} entries are read, as by the Khronos loader: {left_out} left out", name_filter::MAX_FILTERS);
+        log!(Level::WarnDriver, "{var}: only the first {} entries are read, as by the Khronos loader: {left_out} left out", name_filter::MAX_FILTERS);
     }
     filters
 }

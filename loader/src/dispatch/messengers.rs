@@ -154,7 +154,7 @@ pub fn give_to_loaded_driver(instance: &Instance, index: usize) {
                 }
             },
             Some((VkResult::SUCCESS, _)) => {}
-            Some((error, _)) => log!(Level::Warn, "{}: the messenger created before it was loaded not made in it: {error:?}", d.driver.manifest_path),
+            Some((error, _)) => log!(Level::WarnDriver, "{}: the messenger created before it was loaded not made in it: {error:?}", d.driver.manifest_path),
             None => {}
         }
     }

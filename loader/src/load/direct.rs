@@ -27,7 +27,7 @@ pub unsafe fn requested(info: &VkInstanceCreateInfo, extension_enabled: bool) ->
     let Some(list) = vk_generated::find_in_chain::<VkDirectDriverLoadingListLUNARG>(info.pNext) else {
         if extension_enabled {
             log::log(
-                Level::Warn,
+                Level::WarnDriver,
                 "loader_scan_for_direct_drivers: The VK_LUNARG_direct_driver_loading extension was enabled but the pNext chain \
                  of VkInstanceCreateInfo did not contain the VkDirectDriverLoadingListLUNARG structure.",
             );
@@ -36,7 +36,7 @@ pub unsafe fn requested(info: &VkInstanceCreateInfo, extension_enabled: bool) ->
     };
     if !extension_enabled {
         log::log(
-            Level::Warn,
+            Level::WarnDriver,
             "loader_scan_for_direct_drivers: The pNext chain of VkInstanceCreateInfo contained the \
              VkDirectDriverLoadingListLUNARG structure, but the VK_LUNARG_direct_driver_loading extension was not enabled.",
         );
@@ -45,7 +45,7 @@ pub unsafe fn requested(info: &VkInstanceCreateInfo, extension_enabled: bool) ->
     let exclusive = list.mode == VkDirectDriverLoadingModeLUNARG::EXCLUSIVE_LUNARG;
     if exclusive {
         log::log(
-            Level::Info,
+            Level::InfoDriver,
             "loader_scan_for_direct_drivers: The VK_LUNARG_direct_driver_loading extension is active and specified \
              VK_DIRECT_DRIVER_LOADING_MODE_EXCLUSIVE_LUNARG, skipping system and environment variable driver search mechanisms.",
         );
@@ -57,7 +57,7 @@ pub unsafe fn requested(info: &VkInstanceCreateInfo, extension_enabled: bool) ->
 unsafe fn drivers_of(list: &VkDirectDriverLoadingListLUNARG) -> Vec<(usize, Gipa)> {
     if list.pDrivers.is_null() {
         log::log(
-            Level::Warn,
+            Level::WarnDriver,
             "loader_scan_for_direct_drivers: The VkDirectDriverLoadingListLUNARG structure in the pNext chain of \
              VkInstanceCreateInfo has a NULL pDrivers member.",
         );
@@ -65,7 +65,7 @@ unsafe fn drivers_of(list: &VkDirectDriverLoadingListLUNARG) -> Vec<(usize, Gipa
     }
     if list.driverCount == 0 {
         log::log(
-            Level::Warn,
+            Level::WarnDriver,
             "loader_scan_for_direct_drivers: The VkDirectDriverLoadingListLUNARG structure in the pNext chain of \
              VkInstanceCreateInfo has a non-null pDrivers member but a driverCount member with a value of zero.",
         );
@@ -77,7 +77,7 @@ unsafe fn drivers_of(list: &VkDirectDriverLoadingListLUNARG) -> Vec<(usize, Gipa
         match driver.pfnGetInstanceProcAddr {
             Some(gipa) => drivers.push((index, gipa)),
             None => log!(
-                Level::Error,
+                Level::ErrorDriver,
                 "loader_add_direct_driver: VkDirectDriverLoadingInfoLUNARG structure at index {index} contains a NULL pointer \
                  for the pfnGetInstanceProcAddr member, skipping."
             ),

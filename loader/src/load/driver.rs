@@ -31,12 +31,18 @@ pub struct Driver {
     pub interface_version: u32,
     /// `None` for a driver the application handed over (`VK_LUNARG_direct_driver_loading`), and
     /// for a driver not loaded (see [`Driver::remembered`]).
-    _library: Option<Arc<Library>>,
+    library: Option<Arc<Library>>,
     /// For a driver not loaded: what its `vkEnumerateInstanceVersion` said, as recorded.
     remembered_version: Option<Option<u32>>,
 }
 
 impl Driver {
+    /// The driver's library, when it is loaded (not for a remembered driver or one the
+    /// application handed over).
+    pub fn library(&self) -> Option<&Arc<Library>> {
+        self.library.as_ref()
+    }
+
     /// A global-level function of the driver (`vkCreateInstance`, `vkEnumerateInstance*`).
     pub fn global(&self, name: &CStr) -> PFN_vkVoidFunction {
         // SAFETY: the driver's GetInstanceProcAddr with a NULL instance and a NUL-terminated name.
@@ -139,7 +145,7 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
         get_instance_proc_addr,
         get_physical_device_proc_addr,
         interface_version,
-        _library: Some(library),
+        library: Some(library),
         remembered_version: None,
     }))
 }
@@ -179,7 +185,7 @@ pub fn direct(index: usize, gipa: Gipa) -> Result<Driver, String> {
     global(c"vkCreateInstance").ok_or_else(|| missing("vkCreateInstance"))?;
     global(c"vkEnumerateInstanceExtensionProperties").ok_or_else(|| missing("vkEnumerateInstanceExtensionProperties"))?;
     log!(
-        Level::Info,
+        Level::InfoDriver,
         "loader_add_direct_driver: Adding driver found in index {index} of VkDirectDriverLoadingListLUNARG::pDrivers structure. \
          pfnGetInstanceProcAddr was set to {:p}",
         gipa as *const ()
@@ -192,7 +198,7 @@ pub fn direct(index: usize, gipa: Gipa) -> Result<Driver, String> {
         get_physical_device_proc_addr: global(c"vk_icdGetPhysicalDeviceProcAddr")
             .map(|f| unsafe { std::mem::transmute::<unsafe extern "system" fn(), Gipa>(f) }),
         interface_version,
-        _library: None,
+        library: None,
         remembered_version: None,
     })
 }
@@ -211,7 +217,7 @@ impl Driver {
             get_instance_proc_addr: nothing,
             get_physical_device_proc_addr: None,
             interface_version,
-            _library: None,
+            library: None,
             remembered_version: Some(instance_version),
         }
     }

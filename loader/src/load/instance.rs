@@ -63,12 +63,12 @@ fn driver_instance_version(driver: &Driver) -> u32 {
     let path = &driver.library_path;
     match reported {
         None if promised => log!(
-            Level::Warn,
+            Level::WarnDriver,
             "terminator_CreateInstance: Manifest ICD for \"{path}\" contained a 1.1 or greater API version, but does not support \
              vkEnumerateInstanceVersion, treating as a 1.0 ICD"
         ),
         Some(v) if promised && vk_generated::api_version_major_minor(v) == (1, 0) => log!(
-            Level::Warn,
+            Level::WarnDriver,
             "terminator_CreateInstance: Manifest ICD for \"{path}\" contained a 1.1 or greater API version, but \
              vkEnumerateInstanceVersion returned 1.0, treating as a 1.0 ICD"
         ),

@@ -68,7 +68,7 @@ pub fn parse_driver(text: &[u8], manifest_path: &str) -> Result<DriverManifest, 
         Some(_) => {
             // The Khronos loader (1.4.360) fails to read it and goes on with the driver, as
             // version 0: a 1.0 driver.
-            log!(Level::Warn, "{manifest_path}: \"ICD.api_version\" is not a string: the driver is taken for a Vulkan 1.0 driver");
+            log!(Level::WarnDriver, "{manifest_path}: \"ICD.api_version\" is not a string: the driver is taken for a Vulkan 1.0 driver");
             None
         }
     };

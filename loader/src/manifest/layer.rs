@@ -5,6 +5,7 @@
 //! it and read as absent where it reads it so; every rejection names the file and the field. A
 //! bad layer in a `layers` array is rejected alone; the others of the file are kept.
 
+use crate::debug::log::Level;
 use crate::manifest::driver::{self, parse_version, resolve_library};
 use crate::manifest::json::{self, Json};
 
@@ -89,8 +90,9 @@ pub struct ParsedFile {
     pub unknown_file_format: bool,
     pub layers: Vec<LayerManifest>,
     pub rejected: Vec<String>,
-    /// Fields used although the file's format predates them (the layers are kept).
-    pub warnings: Vec<String>,
+    /// Fields used although the file's format predates them, and the like (the layers are kept):
+    /// warnings, each with the kind (layer or none) the Khronos loader gives its message.
+    pub warnings: Vec<(Level, String)>,
 }
 
 /// A `file_format_version` as numbers, missing parts 0 (only called on one made of numbers).
@@ -130,15 +132,19 @@ pub fn parse_layers(text: &[u8], manifest_path: &str, implicit: bool) -> Result<
     if let Some(list) = json.get("layers") {
         if format < (1, 0, 1) {
             // The Khronos loader's words.
-            parsed.warnings.push(format!(
-                "loader_add_layer_properties: 'layers' tag not supported until file version 1.0.1, but {manifest_path} is reporting version {version}"
+            parsed.warnings.push((
+                Level::WarnLayer,
+                format!(
+                    "loader_add_layer_properties: 'layers' tag not supported until file version 1.0.1, but {manifest_path} is reporting version {version}"
+                ),
             ));
         }
         match list {
             Json::Array(_) => {}
             // cJSON walks an object's members as it walks an array's elements.
-            Json::Object(_) => parsed.warnings.push(format!(
-                "{manifest_path}: \"layers\" is not an array: its members are read as layers, as the Khronos loader reads them"
+            Json::Object(_) => parsed.warnings.push((
+                Level::WarnLayer,
+                format!("{manifest_path}: \"layers\" is not an array: its members are read as layers, as the Khronos loader reads them"),
             )),
             _ => parsed.rejected.push(format!("{manifest_path}: \"layers\" is not an array: no layer is read from this file")),
         }
@@ -189,23 +195,23 @@ pub fn parse_layers(text: &[u8], manifest_path: &str, implicit: bool) -> Result<
 
 /// The layer naming rule (layer names start with `VK_LAYER_`), warned about in the Khronos
 /// loader's words and not enforced.
-fn naming_policy(layer: &LayerManifest) -> Option<String> {
+fn naming_policy(layer: &LayerManifest) -> Option<(Level, String)> {
     (!layer.name.starts_with("VK_LAYER_"))
-        .then(|| format!("Layer name {} does not conform to naming standard (Policy #LLP_LAYER_3)", layer.name))
+        .then(|| (Level::Warn, format!("Layer name {} does not conform to naming standard (Policy #LLP_LAYER_3)", layer.name)))
 }
 
 /// The Khronos loader's warnings for meta-layer fields in a file older than format 1.1.0, which
 /// introduced them.
-fn fields_newer_than_format(layer: &LayerManifest, format: (u32, u32, u32)) -> Vec<String> {
+fn fields_newer_than_format(layer: &LayerManifest, format: (u32, u32, u32)) -> Vec<(Level, String)> {
     if format >= (1, 1, 0) {
         return Vec::new();
     }
     let mut warnings = Vec::new();
     if layer.library_path.is_none() {
-        warnings.push(format!("Layer \"{}\" contains meta-layer-specific component_layers, but using older JSON file version.", layer.name));
+        warnings.push((Level::Warn, format!("Layer \"{}\" contains meta-layer-specific component_layers, but using older JSON file version.", layer.name)));
     }
     if !layer.override_paths.is_empty() {
-        warnings.push(format!("Layer \"{}\" contains meta-layer-specific override paths, but using older JSON file version.", layer.name));
+        warnings.push((Level::Warn, format!("Layer \"{}\" contains meta-layer-specific override paths, but using older JSON file version.", layer.name)));
     }
     warnings
 }
@@ -271,7 +277,7 @@ fn parse_layer(
     manifest_path: &str,
     implicit: bool,
     format: (u32, u32, u32),
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<(Level, String)>,
 ) -> Result<Option<LayerManifest>, String> {
     // Required; the Khronos loader's words (it skips such layers since 1.4.3xx too).
     let missing = |key: &str| {
@@ -354,16 +360,22 @@ fn parse_layer(
         None => PreInstanceFunctions::default(),
         // The Khronos loader's words.
         Some(_) if format < (1, 1, 2) => {
-            warnings.push(format!(
-                "Found pre_instance_functions section in layer from \"{manifest_path}\". This section is only valid in manifest \
-                 version 1.1.2 or later. The section will be ignored"
+            warnings.push((
+                Level::Warn,
+                format!(
+                    "Found pre_instance_functions section in layer from \"{manifest_path}\". This section is only valid in manifest \
+                     version 1.1.2 or later. The section will be ignored"
+                ),
             ));
             PreInstanceFunctions::default()
         }
         Some(_) if !implicit => {
-            warnings.push(format!(
-                "Found pre_instance_functions section in explicit layer from \"{manifest_path}\". This section is only valid in \
-                 implicit layers. The section will be ignored"
+            warnings.push((
+                Level::Warn,
+                format!(
+                    "Found pre_instance_functions section in explicit layer from \"{manifest_path}\". This section is only valid in \
+                     implicit layers. The section will be ignored"
+                ),
             ));
             PreInstanceFunctions::default()
         }
@@ -376,8 +388,9 @@ fn parse_layer(
     let app_keys = leading_strings(value, "app_keys");
     if value.get("app_keys").is_some() && !is_override {
         // The Khronos loader's words.
-        warnings.push(format!(
-            "Layer {name} contains app_keys, but any app_keys can only be provided by the override meta layer. These will be ignored."
+        warnings.push((
+            Level::WarnLayer,
+            format!("Layer {name} contains app_keys, but any app_keys can only be provided by the override meta layer. These will be ignored."),
         ));
     }
     Ok(Some(LayerManifest {
@@ -447,7 +460,7 @@ mod tests {
         let text = |name: &str| format!(r#"{{"file_format_version":"1.0.0","layer":{{"name":"{name}","type":"GLOBAL","library_path":"libx.so","api_version":"1.3.0","implementation_version":"1","description":"d"}}}}"#);
         let odd = parse_layers(text("Odd_Layer").as_bytes(), "/l/m.json", false).unwrap();
         assert_eq!(odd.layers.len(), 1, "warned about, not rejected");
-        assert_eq!(odd.warnings, ["Layer name Odd_Layer does not conform to naming standard (Policy #LLP_LAYER_3)"]);
+        assert_eq!(odd.warnings, [(Level::Warn, "Layer name Odd_Layer does not conform to naming standard (Policy #LLP_LAYER_3)".to_string())]);
         assert!(parse_layers(text("VK_LAYER_good").as_bytes(), "/l/m.json", false).unwrap().warnings.is_empty());
     }
 
@@ -533,8 +546,8 @@ mod tests {
         assert_eq!(
             old.warnings,
             [
-                "Layer \"VK_LAYER_M\" contains meta-layer-specific component_layers, but using older JSON file version.",
-                "Layer \"VK_LAYER_M\" contains meta-layer-specific override paths, but using older JSON file version."
+                (Level::Warn, "Layer \"VK_LAYER_M\" contains meta-layer-specific component_layers, but using older JSON file version.".to_string()),
+                (Level::Warn, "Layer \"VK_LAYER_M\" contains meta-layer-specific override paths, but using older JSON file version.".to_string())
             ]
         );
         assert!(parse_layers(text("1.1.0").as_bytes(), "/l/m.json", false).unwrap().warnings.is_empty());
@@ -688,13 +701,13 @@ mod tests {
         // Format 1.0.0: the negotiation function's name and the pre-instance functions are not read.
         let old = text("1.0.0", true);
         assert_eq!((old.layers[0].functions.negotiate.as_ref(), old.layers[0].pre_instance_functions.enumerate_instance_version.as_ref()), (None, None));
-        assert!(old.warnings.iter().any(|w| w.contains("only valid in manifest version 1.1.2 or later")), "{:?}", old.warnings);
+        assert!(old.warnings.iter().any(|(l, w)| *l == Level::Warn && w.contains("only valid in manifest version 1.1.2 or later")), "{:?}", old.warnings);
         let new = text("1.1.2", true);
         assert_eq!(new.layers[0].functions.negotiate.as_deref(), Some("neg"));
         assert_eq!(new.layers[0].pre_instance_functions.enumerate_instance_version.as_deref(), Some("eiv"));
         // An explicit layer's pre-instance functions are not read.
         let explicit = text("1.1.2", false);
         assert_eq!(explicit.layers[0].pre_instance_functions.enumerate_instance_version, None);
-        assert!(explicit.warnings.iter().any(|w| w.contains("only valid in implicit layers")), "{:?}", explicit.warnings);
+        assert!(explicit.warnings.iter().any(|(l, w)| *l == Level::Warn && w.contains("only valid in implicit layers")), "{:?}", explicit.warnings);
     }
 }

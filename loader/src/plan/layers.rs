@@ -85,17 +85,17 @@ fn name_matches(filter: &NameFilter, name: &str) -> bool {
 }
 
 /// The filters of `list`, saying when entries past the sixteenth are left out.
-fn patterns(list: Option<String>, log: &mut Vec<String>, var: &str) -> Vec<NameFilter> {
+fn patterns(list: Option<String>, log: &mut Vec<(Level, String)>, var: &str) -> Vec<NameFilter> {
     let Some(list) = list else { return Vec::new() };
     let (filters, left_out) = name_filter::parse_list(&list);
     if left_out > 0 {
-        log.push(format!("{var}: only the first {} entries are read, as by the Khronos loader: {left_out} left out", name_filter::MAX_FILTERS));
+        log.push((Level::WarnLayer, format!("{var}: only the first {} entries are read, as by the Khronos loader: {left_out} left out", name_filter::MAX_FILTERS)));
     }
     filters
 }
 
 impl Filters {
-    pub fn from_env(getenv: &dyn Fn(&str) -> Option<String>, log: &mut Vec<String>) -> Filters {
+    pub fn from_env(getenv: &dyn Fn(&str) -> Option<String>, log: &mut Vec<(Level, String)>) -> Filters {
         let mut filters = Filters {
             enable: patterns(getenv("VK_LOADER_LAYERS_ENABLE"), log, "VK_LOADER_LAYERS_ENABLE"),
             allow: patterns(getenv("VK_LOADER_LAYERS_ALLOW"), log, "VK_LOADER_LAYERS_ALLOW"),
@@ -182,7 +182,7 @@ pub fn remove_disabled(catalog: Vec<LayerManifest>, getenv: &dyn Fn(&str) -> Opt
                     layer.name
                 );
                 record(layer, Decision::Off, &line);
-                log.push((Level::Warn, line));
+                log.push((Level::WarnLayer, line));
             }
             !disabled
         })
@@ -303,7 +303,7 @@ fn verify_meta(catalog: &[LayerManifest], index: usize, checked: &mut [bool], lo
         }
     }
     let count = meta.component_layers.len();
-    log.push((Level::Info, format!("Meta-layer \"{}\" all {count} component layers appear to be valid.", meta.name)));
+    log.push((Level::InfoLayer, format!("Meta-layer \"{}\" all {count} component layers appear to be valid.", meta.name)));
     for (at, name) in meta.component_layers.iter().enumerate() {
         log.push((Level::Layer, format!("  [{at}] {name}")));
     }
@@ -344,8 +344,9 @@ pub fn override_applies(layer: &LayerManifest, exe: Option<&str>) -> bool {
 #[derive(Debug, Default)]
 pub struct Activation {
     pub layers: Vec<(usize, Reason)>,
-    /// Layers left out on purpose and why (logged with `VK_LOADER_DEBUG=layer`).
-    pub log: Vec<String>,
+    /// Layers left out on purpose and why (logged with `VK_LOADER_DEBUG=layer`), and the
+    /// warnings about the choice the Khronos loader gives, each at its level.
+    pub log: Vec<(Level, String)>,
     /// The meta layers that are on (catalog indices), each with the number of `layers` before it
     /// in the list `vkEnumerateDeviceLayerProperties` gives: a meta layer comes after its
     /// components, as with the Khronos loader.
@@ -359,7 +360,7 @@ impl Activation {
     /// Leaves a layer out of the chain, saying why.
     fn leave_out(&mut self, layer: &LayerManifest, why: String) {
         record(layer, Decision::Off, &why);
-        self.log.push(format!("{}: {why}", layer.name));
+        self.log.push((Level::Layer, format!("{}: {why}", layer.name)));
     }
 }
 
@@ -416,7 +417,7 @@ pub fn activate(
                 if filters.enabled_by(&layer.name).is_some() && enable_environment_met(layer, getenv).is_err() {
                     // The Khronos loader's words.
                     let line = format!("Implicit layer \"{}\" forced enabled due to env var 'VK_LOADER_LAYERS_ENABLE'.", layer.name);
-                    out.log.push(line);
+                    out.log.push((Level::WarnLayer, line));
                 }
                 add(catalog, &filters, &mut out, i, Reason::Implicit)
             }
@@ -427,7 +428,7 @@ pub fn activate(
         match find(name) {
             Some(i) => add(catalog, &filters, &mut out, i, Reason::InstanceLayersEnv),
             // The Khronos loader's words.
-            None => out.log.push(format!("Layer \"{name}\" was not found but was requested by env var VK_INSTANCE_LAYERS!")),
+            None => out.log.push((Level::ErrorLayer, format!("Layer \"{name}\" was not found but was requested by env var VK_INSTANCE_LAYERS!"))),
         }
     }
     for (i, layer) in catalog.iter().enumerate().filter(|(_, l)| !l.implicit) {
@@ -468,7 +469,7 @@ fn activate_by_settings(
             if implicitly_on() { Reason::Implicit } else { Reason::SettingsFile }
         } else if let Some(why) = filters.disabled_under_settings(layer) {
             record(layer, Decision::Off, &why);
-            out.log.push(why);
+            out.log.push((Level::WarnLayer, why));
             continue;
         } else if let Some(p) = filters.enabled_by(&layer.name) {
             Reason::LoaderLayersEnable(p.to_string())
@@ -501,9 +502,12 @@ fn add_layer(catalog: &[LayerManifest], filters: Option<&Filters>, out: &mut Act
     if layer.is_meta() {
         if out.expanding.contains(&index) {
             // The Khronos loader's words.
-            out.log.push(format!(
-                "loader_add_meta_layer: Meta-layer {} recursively references itself through its component layers. Skipping the recursive reference.",
-                layer.name
+            out.log.push((
+                Level::WarnLayer,
+                format!(
+                    "loader_add_meta_layer: Meta-layer {} recursively references itself through its component layers. Skipping the recursive reference.",
+                    layer.name
+                ),
             ));
             return;
         }
@@ -524,7 +528,7 @@ fn add_layer(catalog: &[LayerManifest], filters: Option<&Filters>, out: &mut Act
         return; // an override layer with nothing but a blacklist or search paths
     }
     if out.layers.iter().any(|(i, _)| *i == index) {
-        out.log.push(format!("{}: already enabled; {reason} ignored", layer.name));
+        out.log.push((Level::Layer, format!("{}: already enabled; {reason} ignored", layer.name)));
         return;
     }
     out.layers.push((index, reason));
@@ -673,7 +677,7 @@ mod tests {
         assert_eq!(run(&cat, &[], &[("VK_LOADER_LAYERS_ENABLE", many.as_str())]).unwrap(), ["VK_LAYER_imp"]);
         let getenv = |k: &str| (k == "VK_LOADER_LAYERS_ENABLE").then(|| many.clone());
         let activation = activate(&cat, &[], &getenv, None).unwrap();
-        assert!(activation.log.iter().any(|l| l.contains("only the first 16 entries are read")), "{:?}", activation.log);
+        assert!(activation.log.iter().any(|(level, l)| *level == Level::WarnLayer && l.contains("only the first 16 entries are read")), "{:?}", activation.log);
     }
 
     #[test]

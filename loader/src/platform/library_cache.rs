@@ -11,8 +11,13 @@
 //! path already loaded returns the loaded library anyway; sharing the handle spares the second
 //! `dlopen`'s search and the entry points' lookup.
 //!
-//! A library that fails to load is not remembered: the next call tries again. The list lives as
-//! long as the process, so it is allocated from the system, never from an application's
+//! Drivers a `vkEnumerateInstance*` call loaded are kept until the next `vkDestroyInstance`
+//! ([`preload`]), as the Khronos loader preloads them: an application asks for a count, then the
+//! list, then creates its instance, and loads its drivers once, not three times. A driver found
+//! to have no physical device is let go at `vkCreateInstance` ([`release_preloaded`]).
+//!
+//! A library that fails to load is not remembered: the next call tries again. The lists live as
+//! long as the process, so they are allocated from the system, never from an application's
 //! `VkAllocationCallbacks` (see host_alloc).
 
 use std::sync::{Arc, Mutex, Weak};
@@ -48,4 +53,33 @@ pub fn open(path: &str) -> Result<Arc<Library>, String> {
         loaded.push((path.to_string(), Arc::downgrade(&lib)));
         Ok(lib)
     })
+}
+
+/// Drivers kept loaded by a `vkEnumerateInstance*` call until the next `vkDestroyInstance`.
+static PRELOADED: Mutex<Vec<Arc<Library>>> = Mutex::new(Vec::new());
+
+/// Keeps `lib` loaded until [`release_all_preloaded`] (or [`release_preloaded`] of it).
+pub fn preload(lib: &Arc<Library>) {
+    let mut preloaded = PRELOADED.lock().unwrap_or_else(|e| e.into_inner());
+    if !preloaded.iter().any(|kept| Arc::ptr_eq(kept, lib)) {
+        with_system_allocator(|| preloaded.push(lib.clone()));
+    }
+}
+
+/// Lets go of `lib` if a query kept it (a driver without a physical device, at `vkCreateInstance`).
+pub fn release_preloaded(lib: &Arc<Library>) {
+    let released: Vec<Arc<Library>> = {
+        let mut preloaded = PRELOADED.lock().unwrap_or_else(|e| e.into_inner());
+        let (gone, kept) = std::mem::take(&mut *preloaded).into_iter().partition(|kept| Arc::ptr_eq(kept, lib));
+        *preloaded = kept;
+        gone
+    };
+    // Unloaded (if nothing else holds it) without the lock held: dlclose runs its destructors.
+    drop(released);
+}
+
+/// Lets go of every driver the queries kept (`vkDestroyInstance`).
+pub fn release_all_preloaded() {
+    let released = std::mem::take(&mut *PRELOADED.lock().unwrap_or_else(|e| e.into_inner()));
+    drop(released);
 }

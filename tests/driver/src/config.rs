@@ -327,6 +327,24 @@ fn tag_from_file_name(file_name: &str) -> Option<String> {
     )
 }
 
+/// `VK_TEST_DRIVER_LOAD_LOG=PATH`: each time the library is loaded, its file name is appended to
+/// `PATH.<pid>`, so that a test can tell which drivers a process loaded even after they were
+/// unloaded again.
+#[used]
+#[link_section = ".init_array"]
+static LOG_LOAD: extern "C" fn() = log_load;
+
+extern "C" fn log_load() {
+    let Some(path) = std::env::var_os("VK_TEST_DRIVER_LOAD_LOG") else { return };
+    let Some(name) = library_file_name() else { return };
+    let mut path = path;
+    path.push(format!(".{}", std::process::id()));
+    use std::io::Write;
+    if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        let _ = writeln!(file, "{name}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,23 +394,5 @@ mod tests {
         );
         assert_eq!(parse_version("1"), None);
         assert_eq!(parse_version("x.y"), None);
-    }
-}
-
-/// `VK_TEST_DRIVER_LOAD_LOG=PATH`: each time the library is loaded, its file name is appended to
-/// `PATH.<pid>`, so that a test can tell which drivers a process loaded even after they were
-/// unloaded again.
-#[used]
-#[link_section = ".init_array"]
-static LOG_LOAD: extern "C" fn() = log_load;
-
-extern "C" fn log_load() {
-    let Some(path) = std::env::var_os("VK_TEST_DRIVER_LOAD_LOG") else { return };
-    let Some(name) = library_file_name() else { return };
-    let mut path = path;
-    path.push(format!(".{}", std::process::id()));
-    use std::io::Write;
-    if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
-        let _ = writeln!(file, "{name}");
     }
 }
