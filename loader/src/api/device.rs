@@ -107,18 +107,11 @@ unsafe fn check_extensions(instance: &Instance, physical_device: VkPhysicalDevic
     if info.enabledExtensionCount == 0 || info.ppEnabledExtensionNames.is_null() {
         return Ok(());
     }
-    // Asked of the driver through the loader's terminator, as the Khronos loader asks the driver,
-    // not down the layers: they would see two calls the application did not make. Only a physical
-    // device a layer wrapped (the loader cannot see below it) is asked through the chain.
-    let below = crate::loader_abi::unwrap_physical_device(physical_device);
-    let available = match instance.physical_devices.find(below) {
-        Some(pd) => ffi::query(|count, out| {
-            crate::chain::physical_devices::terminator_EnumerateDeviceExtensionProperties(pd.handle(), std::ptr::null(), count, out)
-        })?,
-        None => ffi::query(|count, out| {
-            crate::api::physical_device::vkEnumerateDeviceExtensionProperties(physical_device, std::ptr::null(), count, out)
-        })?,
-    };
+    // Through the instance chain, count then fill, as the Khronos loader asks (loader.c,
+    // loader_create_device_chain): a layer may add extensions its manifest does not list.
+    let available = ffi::query(|count, out| {
+        crate::api::physical_device::vkEnumerateDeviceExtensionProperties(physical_device, std::ptr::null(), count, out)
+    })?;
     let layers = instance.layers.iter().flat_map(|chain| chain.layers.iter());
     let from_layers: Vec<&str> = layers.flat_map(|l| l.manifest.device_extensions.iter().map(|e| e.name.as_str())).collect();
     let names = std::slice::from_raw_parts(info.ppEnabledExtensionNames, info.enabledExtensionCount as usize);

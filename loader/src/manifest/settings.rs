@@ -396,6 +396,9 @@ fn parse_log_locations(value: &Json, path: &str) -> Vec<log::Destination> {
         for destination in destinations {
             if !destination.starts_with('/') {
                 log!(Level::Warn, "loader settings file {path}: log_locations[{i}]: destination \"{destination}\" ignored: not an absolute path");
+            } else if platform::is_directory(destination) {
+                // A directory cannot take the lines (the Khronos loader's own tests name `/tmp`).
+                log!(Level::Warn, "loader settings file {path}: log_locations[{i}]: destination \"{destination}\" ignored: a directory");
             } else if mask != 0 {
                 out.push(log::Destination { path: destination.to_string(), mask });
             }
@@ -538,6 +541,8 @@ mod tests {
         // A file with only log_locations is in force; one whose destinations are all unusable is not.
         let unusable = r#"{"file_format_version": "1.0.0", "settings": {"log_locations": [{"destinations": ["x"], "filters": ["all"]}]}}"#;
         assert_eq!(parse_str(unusable, None), Ok(None));
+        let a_directory = r#"{"file_format_version": "1.0.0", "settings": {"log_locations": [{"destinations": ["/tmp"], "filters": ["all"]}]}}"#;
+        assert!(parse_str(a_directory, None).unwrap().is_none(), "a directory takes no lines: nothing in force");
         let not_a_list = r#"{"file_format_version": "1.0.0", "settings": {"stderr_log": ["error"], "log_locations": {}}}"#;
         assert!(parse_str(not_a_list, None).unwrap().unwrap().log_locations.is_empty());
     }

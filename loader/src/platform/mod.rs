@@ -182,6 +182,11 @@ pub fn file_identity(path: &str) -> Option<FileIdentity> {
     stat(path).ok().map(|st| FileIdentity::of(&st))
 }
 
+/// Whether `path` is a directory (`stat`); `false` when that cannot be told.
+pub fn is_directory(path: &str) -> bool {
+    stat(path).is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR)
+}
+
 /// What `stat` says of `path`, or its `errno`.
 pub(crate) fn stat(path: &str) -> Result<libc::stat, i32> {
     stat_bytes(path.as_bytes())
