@@ -168,6 +168,9 @@ pub struct Session {
     /// The variables and configuration files by name, with their digests (see `Entry::inputs`):
     /// computed only to record an entry or to say why one is stale.
     named: Option<Vec<(String, u64)>>,
+    /// The configuration files with their identities (`None` inside: one could not be
+    /// identified), read at the first need.
+    configuration_files: Option<Option<Vec<(String, u64)>>>,
     /// The keys computed so far, by (manifest path, resolved library): a driver's entries (one
     /// per key it was recorded under) share their files, which one call need not `stat` again.
     keys: Vec<((String, String), Option<key::Key>)>,
@@ -251,31 +254,37 @@ impl Session {
 
     /// A session that neither reads nor writes (the eager path).
     pub fn off() -> Session {
-        Session { mode: Mode::Off, path: None, entries: None, shared: None, named: None, keys: Vec::new(), changed: false, application: None, profiles_changed: false }
+        Session { mode: Mode::Off, path: None, entries: None, shared: None, named: None, configuration_files: None, keys: Vec::new(), changed: false, application: None, profiles_changed: false }
     }
 
     fn shared(&mut self) -> ([u64; 2], Option<u64>, u64) {
-        *self.shared.get_or_insert_with(|| {
-            // The environment's digest is a sum over its entries: taken entry by entry, no copy.
-            let mut environment = 0u64;
-            platform::for_each_environment_entry(|entry| {
-                environment = environment.wrapping_add(key::environment(std::iter::once(entry)))
-            });
-            let configuration = inputs::configuration_files().map(|files| key::configuration(&files));
-            ([inputs::loader(), inputs::machine()], configuration, environment)
-        })
+        if let Some(shared) = self.shared {
+            return shared;
+        }
+        // The environment's digest is a sum over its entries: taken entry by entry, no copy.
+        let mut environment = 0u64;
+        platform::for_each_environment_entry(|entry| environment = environment.wrapping_add(key::environment(std::iter::once(entry))));
+        let configuration = self.configuration_files().as_deref().map(key::configuration);
+        *self.shared.insert(([inputs::loader(), inputs::machine()], configuration, environment))
+    }
+
+    /// The configuration files (see `inputs::configuration_files`), read once per session for
+    /// the key and the named inputs alike.
+    fn configuration_files(&mut self) -> &Option<Vec<(String, u64)>> {
+        self.configuration_files.get_or_insert_with(inputs::configuration_files)
     }
 
     /// The variables that count and the configuration files, by name, with their digests.
     fn named(&mut self) -> &[(String, u64)] {
-        self.named.get_or_insert_with(|| {
-            let mut named = inputs::configuration_files().unwrap_or_default();
+        if self.named.is_none() {
+            let mut named = self.configuration_files().clone().unwrap_or_default();
             let mut entries = Vec::new();
             platform::for_each_environment_entry(|entry| entries.push(entry.to_vec()));
             named.extend(key::environment_by_name(entries.iter().map(Vec::as_slice)));
             named.sort();
-            named
-        })
+            self.named = Some(named);
+        }
+        self.named.as_deref().unwrap_or_default()
     }
 
     /// The key of the driver of `manifest_path` whose library the dynamic linker resolved to
