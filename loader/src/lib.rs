@@ -9,6 +9,8 @@
 #![allow(clippy::vec_box)]
 
 // The stages, each using only those above it in this list (`cargo xtask modules --check`).
+#[doc(hidden)]
+pub mod reference;
 #[macro_use]
 mod debug;
 mod platform;

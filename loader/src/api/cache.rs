@@ -24,7 +24,7 @@ pub fn report() -> String {
 fn describe(entry: &Entry, session: &mut cache::Session) -> String {
     let state = match manifest::driver::read_driver(&entry.manifest_path) {
         Err(why) => format!("stale: the manifest cannot be read ({why})"),
-        Ok(m) => match session.lookup(&entry.manifest_path, &m, &|_| true) {
+        Ok(m) => match session.lookup(&entry.manifest_path, &m, &|_| Ok(())) {
             cache::Lookup::Hit(_) => "current".to_string(),
             cache::Lookup::Miss(why) => format!("not used now: {why}"),
         },

@@ -7,6 +7,9 @@
 //!
 //! `vk-loader cache [--clear]` lists the driver cache's entries (docs/user-guide/driver-cache.md), or
 //! removes the file.
+//!
+//! `vk-loader variables [--markdown]` lists the environment variables the loader reads (and with
+//! `--markdown` the settings file's keys), from their declarations in `loader/src/reference`.
 
 use std::process::ExitCode;
 
@@ -14,12 +17,15 @@ use serde_json::Value;
 
 const USAGE: &str = "usage: vk-loader explain [--json] [--no-devices]
        vk-loader cache [--clear]
+       vk-loader variables [--markdown]
 
   explain        what the Vulkan loader decides in this environment, and why
   --json         one JSON document (schema \"vk-loader-explain\", version 1) instead of a table
   --no-devices   create no instance: drivers are loaded and layers chosen, no device is listed
   cache          the driver cache: each driver's record, its age, and whether it is current here
-  --clear        remove the driver cache file (and the applications' records beside it)";
+  --clear        remove the driver cache file (and the applications' records beside it)
+  variables      every environment variable the loader reads (as below)
+  --markdown     with their values and defaults, and the settings file's keys, as Markdown tables";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -28,8 +34,21 @@ fn main() -> ExitCode {
         None => return usage_error("no command given"),
     };
     if matches!(command, "-h" | "--help" | "help") {
-        println!("{USAGE}");
+        println!("{USAGE}\n\n{}", vulkan::reference::help());
         return ExitCode::SUCCESS;
+    }
+    if command == "variables" {
+        return match options {
+            [] => {
+                print!("{}", vulkan::reference::help());
+                ExitCode::SUCCESS
+            }
+            [flag] if flag == "--markdown" => {
+                print!("{}", vulkan::reference::markdown());
+                ExitCode::SUCCESS
+            }
+            [other, ..] => usage_error(&format!("unknown option `{other}`")),
+        };
     }
     if command == "cache" {
         return cache(options);

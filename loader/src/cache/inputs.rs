@@ -15,7 +15,7 @@ const GPU_MODULES: &[&str] = &[
 /// lets the tests show the loader a GPU appearing or disappearing. (The cache is off in elevated
 /// processes, so this is never read there.)
 fn system_root() -> String {
-    platform::env("VK_LOADER_TEST_SYSFS_ROOT").unwrap_or_default()
+    crate::reference::variables::VK_LOADER_TEST_SYSFS_ROOT.get().unwrap_or_default()
 }
 
 fn read_text(path: &str, limit: usize) -> String {
@@ -66,6 +66,9 @@ fn read_machine() -> u64 {
         let base = format!("{root}/sys/module/{module}");
         d = d.text(module).text(&read_text(&format!("{base}/version"), 256)).text(&read_text(&format!("{base}/srcversion"), 256));
     }
+    // A software driver's answers follow the memory (lavapipe's heap is the machine's memory)
+    // and whether it may export dma-bufs through udmabuf (lavapipe's DRM format modifiers).
+    d = d.number(platform::total_memory()).number(platform::read_writable(&format!("{root}/dev/udmabuf")) as u64);
     d.text(&cpu()).value()
 }
 
@@ -158,7 +161,7 @@ fn first_cpu(cpuinfo: &str) -> String {
 /// build in the tests.
 pub fn loader() -> u64 {
     let d = Digest::default().text(env!("CARGO_PKG_VERSION")).number(super::record::FORMAT_VERSION as u64).text(env!("VK_LOADER_SOURCE_DIGEST"));
-    d.text(&platform::env("VK_LOADER_TEST_BUILD_ID").unwrap_or_default()).value()
+    d.text(&crate::reference::variables::VK_LOADER_TEST_BUILD_ID.get().unwrap_or_default()).value()
 }
 
 /// A file's identity as numbers; `None` (a key that matches nothing) for a file modified in the
@@ -184,10 +187,11 @@ pub fn identity(path: &str) -> Option<[u64; 5]> {
 /// A directory's files are listed with their identities; a directory's subdirectories are not
 /// followed (neither driver reads them).
 pub fn configuration_files() -> Option<Vec<(String, u64)>> {
-    let home = platform::env("HOME");
+    let home = crate::reference::variables::HOME.get();
     let mut directories = vec!["/usr/share/drirc.d".to_string(), "/etc/nvidia/nvidia-application-profiles-rc.d".to_string()];
-    let mut files = vec!["/etc/drirc".to_string(), "/etc/nvidia/nvidia-application-profiles-rc".to_string()];
-    if let Some(dir) = platform::env("DRIRC_CONFIGDIR") {
+    // libdrm's table of AMD GPU names, from which RADV takes a device's name.
+    let mut files = vec!["/etc/drirc".to_string(), "/etc/nvidia/nvidia-application-profiles-rc".to_string(), "/usr/share/libdrm/amdgpu.ids".to_string()];
+    if let Some(dir) = crate::reference::variables::DRIRC_CONFIGDIR.get() {
         directories.push(dir);
     }
     if let Some(home) = &home {

@@ -119,9 +119,10 @@ pub fn is_bare_name(library_path: &str) -> bool {
 
 /// The application's digest, for answers that application profiles can change (Mesa's drirc,
 /// NVIDIA's profiles match the executable and the application and engine names): the executable
-/// (the path it was started by, `platform::started_as`) and the whole `VkApplicationInfo` as given.
-pub fn application(executable: &str, info: Option<(&str, u32, &str, u32, u32)>) -> u64 {
-    let d = Digest::default().text(executable);
+/// (the path it was started by, `platform::started_as`), the name it was invoked by (`argv[0]`,
+/// which driconf's `executable=` matches) and the whole `VkApplicationInfo` as given.
+pub fn application(executable: &str, invoked_as: &str, info: Option<(&str, u32, &str, u32, u32)>) -> u64 {
+    let d = Digest::default().text(executable).text(invoked_as);
     match info {
         Some((name, version, engine, engine_version, api)) => d.number(1).text(name).number(version as u64).text(engine).numbers(&[engine_version as u64, api as u64]),
         None => d.number(0),
@@ -194,10 +195,11 @@ mod tests {
 
     #[test]
     fn application_digest_covers_executable_and_application_info() {
-        let a = application("/bin/x", Some(("app", 1, "engine", 2, 3)));
-        assert_eq!(a, application("/bin/x", Some(("app", 1, "engine", 2, 3))));
-        assert_ne!(a, application("/bin/y", Some(("app", 1, "engine", 2, 3))));
-        assert_ne!(a, application("/bin/x", Some(("app", 1, "engine", 2, 4))));
-        assert_ne!(a, application("/bin/x", None));
+        let a = application("/bin/x", "x", Some(("app", 1, "engine", 2, 3)));
+        assert_eq!(a, application("/bin/x", "x", Some(("app", 1, "engine", 2, 3))));
+        assert_ne!(a, application("/bin/y", "x", Some(("app", 1, "engine", 2, 3))));
+        assert_ne!(a, application("/bin/x", "game.exe", Some(("app", 1, "engine", 2, 3))));
+        assert_ne!(a, application("/bin/x", "x", Some(("app", 1, "engine", 2, 4))));
+        assert_ne!(a, application("/bin/x", "x", None));
     }
 }

@@ -100,7 +100,7 @@ pub fn mode() -> (Mode, Option<&'static str>) {
     if platform::elevated() {
         return (Mode::Off, Some("an elevated process uses no user cache"));
     }
-    match platform::plain_env("VK_LOADER_DRIVER_CACHE").as_deref().map(str::to_ascii_lowercase).as_deref() {
+    match crate::reference::variables::VK_LOADER_DRIVER_CACHE.get().as_deref().map(str::to_ascii_lowercase).as_deref() {
         Some("off" | "0" | "false" | "no") => (Mode::Off, Some("VK_LOADER_DRIVER_CACHE is off")),
         Some("verify") => (Mode::Verify, Some("VK_LOADER_DRIVER_CACHE=verify: every driver is loaded and compared with its record")),
         _ if crate::manifest::settings::current().is_some_and(|s| s.driver_cache_off) => {
@@ -312,7 +312,7 @@ impl Session {
     /// Whether the driver of `manifest_path` may be answered from its record: a record that
     /// `answers` this call (checked first: a driver that must be loaded anyway costs no key) and is
     /// current.
-    pub fn lookup(&mut self, manifest_path: &str, manifest: &DriverManifest, answers: &dyn Fn(&Entry) -> bool) -> Lookup<'_> {
+    pub fn lookup(&mut self, manifest_path: &str, manifest: &DriverManifest, answers: &dyn Fn(&Entry) -> Result<(), String>) -> Lookup<'_> {
         // The cache's memory is the process's, never the application's allocator's.
         match with_system_allocator(|| self.find(manifest_path, manifest, answers)) {
             Ok(index) => Lookup::Hit(&self.entries()[index]),
@@ -321,7 +321,7 @@ impl Session {
     }
 
     /// The index of the current entry of `manifest_path`, or why there is none.
-    fn find(&mut self, manifest_path: &str, manifest: &DriverManifest, answers: &dyn Fn(&Entry) -> bool) -> Result<usize, String> {
+    fn find(&mut self, manifest_path: &str, manifest: &DriverManifest, answers: &dyn Fn(&Entry) -> Result<(), String>) -> Result<usize, String> {
         match self.mode {
             Mode::Off => return Err("the driver cache is off".into()),
             Mode::Verify => return Err("verify mode".into()),
@@ -338,9 +338,11 @@ impl Session {
         if candidates.is_empty() {
             return Err("not in the driver cache yet".into());
         }
-        candidates.retain(|&i| answers(&self.entries()[i]));
+        // Of records that cannot answer, the latest one's reason is given.
+        let mut lacks = String::new();
+        candidates.retain(|&i| answers(&self.entries()[i]).map_err(|why| lacks = why).is_ok());
         if candidates.is_empty() {
-            return Err("its cache record does not answer this call".into());
+            return Err(format!("its cache record does not answer this call: {lacks}"));
         }
         if platform::is_loaded(&manifest.library_path) {
             return Err(LOADED_ALREADY.into());

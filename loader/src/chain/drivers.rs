@@ -108,7 +108,7 @@ fn load_drivers(
     direct: Option<DirectDrivers>,
     cache: &mut cache::Session,
     application: Option<u64>,
-    answered_by: &dyn Fn(&cache::record::Entry) -> bool,
+    answered_by: &dyn Fn(&cache::record::Entry) -> Result<(), String>,
 ) -> Vec<Source> {
     let mut sources: Vec<Source> = Vec::new();
     let mut drivers: Vec<Arc<Driver>> = Vec::new();
@@ -240,7 +240,7 @@ pub(crate) fn instance_extensions_per_driver() -> Arc<Vec<Vec<VkExtensionPropert
 
 fn ask_instance_extensions_per_driver() -> Vec<Vec<VkExtensionProperties>> {
     let mut cache = cache::Session::open();
-    let sources = load_drivers(&mut Vec::new(), None, &mut cache, None, &|_| true);
+    let sources = load_drivers(&mut Vec::new(), None, &mut cache, None, &|_| Ok(()));
     // Kept until the next vkDestroyInstance, as the Khronos loader preloads them: the
     // application's next query and its vkCreateInstance load them no more.
     for source in &sources {
@@ -277,7 +277,7 @@ pub(crate) fn all_instance_extensions<List: AsRef<[VkExtensionProperties]>>(per_
     // names (some 70 extensions from four drivers compared each with the list was some 50 us of
     // a fresh process's instance creation).
     let mut position = vec![u16::MAX; vk_generated::EXTENSIONS.len()];
-    let filter = crate::platform::plain_env("VK_LOADER_DISABLE_INST_EXT_FILTER").is_none();
+    let filter = !crate::reference::variables::VK_LOADER_DISABLE_INST_EXT_FILTER.is_set();
     let from_drivers = per_driver.iter().flat_map(AsRef::as_ref).map(|p| (*p, vk_generated::lookup::extension(name_of(p).to_bytes())));
     let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().map(|&id| {
         let extension = &vk_generated::EXTENSIONS[id as usize];
@@ -309,7 +309,7 @@ fn instance_extension_available(per_driver: &[PerDriver], name: &CStr) -> bool {
     if known.is_some_and(|id| LOADER_INSTANCE_EXTENSIONS.contains(&id)) {
         return true;
     }
-    let listed = known.is_some() || crate::platform::plain_env("VK_LOADER_DISABLE_INST_EXT_FILTER").is_some();
+    let listed = known.is_some() || crate::reference::variables::VK_LOADER_DISABLE_INST_EXT_FILTER.is_set();
     listed && per_driver.iter().any(|list| list.contains(name))
 }
 
@@ -382,9 +382,20 @@ unsafe fn create_drivers_with(
         })
         .is_some()
     };
-    let answered_by = |entry: &cache::record::Entry| {
-        entry.device_count(application) == Some(0)
-            || (lazy_allowed && entry.profile(application).is_some_and(|p| crate::lazy::usable(p, entry)) && keep())
+    // What a record must answer for its driver to stay unloaded, or what it lacks.
+    let answered_by = |entry: &cache::record::Entry| -> Result<(), String> {
+        match entry.device_count(application) {
+            Some(0) => return Ok(()),
+            None => return Err("it holds no physical devices for this application (none enumerated them through this loader yet)".into()),
+            Some(_) if !lazy_allowed => return Err("the driver has physical devices for this application and lazy drivers are off".into()),
+            Some(_) => {}
+        }
+        let profile = entry.profile(application).ok_or("it lacks the answers of this application's physical devices")?;
+        crate::lazy::usable(profile, entry)?;
+        match keep() {
+            true => Ok(()),
+            false => Err("what vkCreateInstance was given cannot be kept for a later load".into()),
+        }
     };
     let sources = load_drivers(&mut rejected, direct, &mut cache, Some(application), &answered_by);
     // Each driver is asked once; its list decides what it gets and what the instance offers.
@@ -503,7 +514,7 @@ unsafe fn application_digest(info: &VkInstanceCreateInfo) -> u64 {
     };
     let app = info.pApplicationInfo.as_ref().map(|a| (text(a.pApplicationName), a.applicationVersion, text(a.pEngineName), a.engineVersion, a.apiVersion));
     let app = app.as_ref().map(|(name, version, engine, engine_version, api)| (name.as_str(), *version, engine.as_str(), *engine_version, *api));
-    cache::key::application(&cache::executable(), app)
+    cache::key::application(&cache::executable(), &crate::platform::invocation_name(), app)
 }
 
 /// What an application that found only portability drivers must do, in the Khronos loader's words.

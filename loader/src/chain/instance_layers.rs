@@ -31,7 +31,7 @@ use crate::object::layers::{ActiveLayer, InstanceLayers, TrampolinePhysicalDevic
 use crate::plan::layers::Reason;
 use crate::plan::{self, Decision};
 use crate::platform::executable_path;
-use crate::platform;
+use crate::reference::variables::{VK_INSTANCE_LAYERS, VK_LOADER_LAYERS_ENABLE};
 
 /// The driver fields for a trampoline-level device wrapping `below` (found among the instance's
 /// own devices by address: a layer's wrapper is never read).
@@ -87,7 +87,7 @@ impl InstanceLayers {
 /// load is skipped with a log line naming it and the reason. `app_api_version` is the
 /// application's `VkApplicationInfo::apiVersion` (0: none given).
 pub fn select(app: &[&CStr], app_api_version: u32) -> Result<Vec<ActiveLayer>, VkResult> {
-    let named = !app.is_empty() || platform::plain_env("VK_INSTANCE_LAYERS").is_some() || platform::env("VK_LOADER_LAYERS_ENABLE").is_some();
+    let named = !app.is_empty() || VK_INSTANCE_LAYERS.is_set() || VK_LOADER_LAYERS_ENABLE.is_set();
     // An explanation lists the explicit layers nobody named too.
     let catalog = discover::layers::load(named || plan::recording());
     if catalog.is_empty() && !named {
@@ -103,7 +103,7 @@ pub fn select(app: &[&CStr], app_api_version: u32) -> Result<Vec<ActiveLayer>, V
             }
         }
     }
-    if let Some(list) = platform::plain_env("VK_INSTANCE_LAYERS") {
+    if let Some(list) = VK_INSTANCE_LAYERS.get() {
         // The Khronos loader's words, which scripts and vulkaninfo users know (it words them
         // differently when a settings file decides the layers).
         if catalog.iter().any(|l| l.settings_control.is_some()) {

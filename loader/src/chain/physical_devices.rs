@@ -12,7 +12,6 @@ use crate::manifest::settings::DeviceConfiguration;
 use crate::object::instance::{DriverInstance, Instance, PhysicalDevice, PhysicalDevices};
 use crate::plan::device_filter::DeviceFilters;
 use crate::plan::{self, Decision, DeviceEntry};
-use crate::platform;
 
 impl PhysicalDevices {
     /// Asks every driver for its devices: the wrappers in the order the application sees them.
@@ -133,7 +132,7 @@ fn report(instance: &Instance) -> Result<Vec<Reported>, VkResult> {
         for r in &devices {
             let d = &instance.drivers[r.driver];
             if let Some(variable) = r.hidden_by {
-                let value = platform::env(variable).unwrap_or_default();
+                let value = crate::reference::variable(variable).and_then(|v| v.get()).unwrap_or_default();
                 p.device(device_entry(d, r.handle, &r.properties, Decision::Hidden, format!("hidden by {variable}={value}")));
                 continue;
             }
@@ -271,7 +270,7 @@ unsafe fn none_matched(instance: &Instance, count: *mut u32, count_only: bool) -
 /// `VK_LOADER_DISABLE_SELECT` set to a number other than 0 (read as C's `strtol` would: its
 /// leading digits; anything else is 0), as the Khronos loader reads it.
 fn sorting_disabled() -> bool {
-    let Some(value) = platform::plain_env("VK_LOADER_DISABLE_SELECT") else { return false };
+    let Some(value) = crate::reference::variables::VK_LOADER_DISABLE_SELECT.get() else { return false };
     let value = value.trim_start();
     let digits = value.strip_prefix(['-', '+']).unwrap_or(value);
     digits.chars().take_while(char::is_ascii_digit).any(|d| d != '0')
@@ -427,7 +426,7 @@ fn instance_table_of(instance: &Instance) -> *const vk_generated::InstanceDispat
 /// Linux order: the `VK_LOADER_DEVICE_SELECT` device first, then discrete > integrated > virtual
 /// > other > cpu, then PCI domain/bus/device/function where known; ties keep driver order.
 fn sort(devices: &mut [Reported], drivers: &[DriverInstance]) {
-    let selected = platform::plain_env("VK_LOADER_DEVICE_SELECT").and_then(|v| {
+    let selected = crate::reference::variables::VK_LOADER_DEVICE_SELECT.get().and_then(|v| {
         let (vendor, device) = v.split_once(':')?;
         let parse = |s: &str| u32::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok();
         Some((parse(vendor)?, parse(device)?))
@@ -456,7 +455,7 @@ fn sort(devices: &mut [Reported], drivers: &[DriverInstance]) {
 fn sorted_reason(device: &Reported) -> String {
     let (not_selected, _, pci) = device.order;
     if !not_selected {
-        let value = platform::plain_env("VK_LOADER_DEVICE_SELECT").unwrap_or_default();
+        let value = crate::reference::variables::VK_LOADER_DEVICE_SELECT.get().unwrap_or_default();
         return format!("selected by VK_LOADER_DEVICE_SELECT={value}: first");
     }
     let kind = device_type_name(device.properties.deviceType);

@@ -16,7 +16,7 @@ pub use super::level::Level;
 fn enabled_mask() -> u32 {
     static MASK: OnceLock<u32> = OnceLock::new();
     *MASK.get_or_init(|| {
-        let Some(value) = platform::plain_env("VK_LOADER_DEBUG") else { return 0 };
+        let Some(value) = crate::reference::variables::VK_LOADER_DEBUG.get() else { return 0 };
         let mut mask = 0;
         for word in value.split(',').map(str::trim).filter(|w| !w.is_empty()) {
             for (name, bits) in [

@@ -8,6 +8,8 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use crate::debug::log::Level;
 use crate::plan::name_filter::{self, NameFilter};
 use crate::platform;
+use crate::reference::variables::*;
+use crate::reference::Variable;
 
 /// A manifest file and why discovery kept it or left it out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,16 +34,16 @@ impl Found {
 /// in order, without duplicates.
 pub fn search_dirs(kind: &str) -> Vec<String> {
     // Unset in elevated processes (secure_getenv), as are the XDG variables.
-    let home = platform::env("HOME");
+    let home = HOME.get();
     let mut bases: Vec<String> = Vec::new();
-    bases.extend(xdg_home("XDG_CONFIG_HOME", home.as_deref(), ".config"));
-    bases.extend(split_paths(platform::env("XDG_CONFIG_DIRS").as_deref().unwrap_or("/etc/xdg")));
+    bases.extend(xdg_home(&XDG_CONFIG_HOME, home.as_deref(), ".config"));
+    bases.extend(split_paths(XDG_CONFIG_DIRS.get().as_deref().unwrap_or("/etc/xdg")));
     bases.push(env!("VK_LOADER_SYSCONFDIR").to_string());
     if let Some(extra) = option_env!("VK_LOADER_EXTRASYSCONFDIR") {
         bases.push(extra.to_string());
     }
-    bases.extend(xdg_home("XDG_DATA_HOME", home.as_deref(), ".local/share"));
-    bases.extend(split_paths(platform::env("XDG_DATA_DIRS").as_deref().unwrap_or("/usr/local/share:/usr/share")));
+    bases.extend(xdg_home(&XDG_DATA_HOME, home.as_deref(), ".local/share"));
+    bases.extend(split_paths(XDG_DATA_DIRS.get().as_deref().unwrap_or("/usr/local/share:/usr/share")));
     let mut dirs = Vec::new();
     for base in bases {
         let dir = format!("{}/vulkan/{kind}", base.trim_end_matches('/'));
@@ -54,8 +56,8 @@ pub fn search_dirs(kind: &str) -> Vec<String> {
 
 /// An XDG home variable's directories (a colon list, as the Khronos loader reads it too), or
 /// `$HOME/<fallback>` when it names none.
-fn xdg_home(var: &str, home: Option<&str>, fallback: &str) -> Vec<String> {
-    let dirs: Vec<String> = platform::env(var).map(|list| split_paths(&list).collect()).unwrap_or_default();
+fn xdg_home(var: &Variable, home: Option<&str>, fallback: &str) -> Vec<String> {
+    let dirs: Vec<String> = var.get().map(|list| split_paths(&list).collect()).unwrap_or_default();
     if !dirs.is_empty() {
         return dirs;
     }
@@ -98,9 +100,9 @@ impl Search {
         Search { locations: Vec::new() }
     }
 
-    /// The entries of a colon list variable, if it is set (`platform::env`: not in elevated processes).
-    fn add_variable(&mut self, var: &str) {
-        if let Some(list) = platform::env(var) {
+    /// The entries of a colon list variable, if it is set.
+    fn add_variable(&mut self, var: &Variable) {
+        if let Some(list) = var.get() {
             self.add_list(&list);
         }
     }
@@ -153,18 +155,18 @@ pub fn driver_manifests() -> Vec<Found> {
     // A settings file's device_configurations choose the devices: the driver environment
     // variables (search replacement, additions, filters) no longer apply.
     let env_applies = settings.as_ref().is_none_or(|s| s.device_configurations.is_none());
-    let driver_env = |name: &str| if env_applies { platform::env(name) } else { None };
+    let driver_env = |var: &Variable| if env_applies { var.get() } else { None };
     // Set but empty, the replacing variables name no driver, as for the Khronos loader (1.3.239
     // and 1.4.360 alike): `VK_DRIVER_FILES=` is how a script asks for a process without drivers.
-    let replacing = |name: &str| if env_applies { platform::env_even_empty(name) } else { None };
+    let replacing = |var: &Variable| if env_applies { var.get() } else { None };
     let mut search = Search::new();
-    if let Some(list) = replacing("VK_DRIVER_FILES").or_else(|| replacing("VK_ICD_FILENAMES")) {
+    if let Some(list) = replacing(&VK_DRIVER_FILES).or_else(|| replacing(&VK_ICD_FILENAMES)) {
         if list.is_empty() {
             log!(Level::WarnDriver, "VK_DRIVER_FILES or VK_ICD_FILENAMES is set but empty: no driver is searched for");
         }
         search.add_list(&list);
     } else {
-        if let Some(list) = driver_env("VK_ADD_DRIVER_FILES") {
+        if let Some(list) = driver_env(&VK_ADD_DRIVER_FILES) {
             search.add_list(&list);
         }
         search.add_standard_dirs("icd.d");
@@ -174,8 +176,8 @@ pub fn driver_manifests() -> Vec<Found> {
         Some(settings) => settings.with_additional_drivers(paths),
         None => paths,
     };
-    let select = driver_env("VK_LOADER_DRIVERS_SELECT").map(|l| patterns("VK_LOADER_DRIVERS_SELECT", &l)).unwrap_or_default();
-    let disable = driver_env("VK_LOADER_DRIVERS_DISABLE").map(|l| patterns("VK_LOADER_DRIVERS_DISABLE", &l)).unwrap_or_default();
+    let select = driver_env(&VK_LOADER_DRIVERS_SELECT).map(|l| patterns(VK_LOADER_DRIVERS_SELECT.name, &l)).unwrap_or_default();
+    let disable = driver_env(&VK_LOADER_DRIVERS_DISABLE).map(|l| patterns(VK_LOADER_DRIVERS_DISABLE.name, &l)).unwrap_or_default();
     let mut found: Vec<Found> = Vec::new();
     for file in paths {
         if found.iter().any(|f| f.file == file) {
@@ -209,7 +211,7 @@ fn filtered_out(file_name: &OsStr, select: &[NameFilter], disable: &[NameFilter]
 
 /// Layer manifest files, explicit or implicit, in search order. `VK_LAYER_PATH` /
 /// `VK_IMPLICIT_LAYER_PATH` replace the search, `VK_ADD_LAYER_PATH` / `VK_ADD_IMPLICIT_LAYER_PATH`
-/// come before it (all ignored by elevated processes: `platform::env` is `secure_getenv`).
+/// come before it (all ignored by elevated processes).
 /// `override_paths` (from the override layer) replace the explicit search, `VK_LAYER_PATH`
 /// included, when not empty.
 pub fn layer_manifests(implicit: bool, override_paths: &[String]) -> Vec<Found> {
@@ -235,13 +237,13 @@ pub fn log_unread_explicit_layers(override_paths: &[String]) {
 
 fn layer_search(implicit: bool, override_paths: &[String]) -> Search {
     let (replace, add, kind) = if implicit {
-        ("VK_IMPLICIT_LAYER_PATH", "VK_ADD_IMPLICIT_LAYER_PATH", "implicit_layer.d")
+        (&VK_IMPLICIT_LAYER_PATH, &VK_ADD_IMPLICIT_LAYER_PATH, "implicit_layer.d")
     } else {
-        ("VK_LAYER_PATH", "VK_ADD_LAYER_PATH", "explicit_layer.d")
+        (&VK_LAYER_PATH, &VK_ADD_LAYER_PATH, "explicit_layer.d")
     };
     let mut search = Search::new();
     if !implicit && !override_paths.is_empty() {
-        if let Some(ignored) = platform::env(replace) {
+        if let Some(ignored) = replace.get() {
             // The Khronos loader's words.
             crate::debug::log::log(
                 crate::debug::log::Level::InfoLayer,
@@ -253,7 +255,7 @@ fn layer_search(implicit: bool, override_paths: &[String]) -> Search {
         }
         search.add_variable(add);
         search.locations.extend(override_paths.iter().flat_map(|p| split_paths(p)));
-    } else if platform::env(replace).is_some() {
+    } else if replace.is_set() {
         search.add_variable(replace);
     } else {
         search.add_variable(add);

@@ -527,20 +527,29 @@ pub fn allowed(cache_mode: crate::cache::Mode) -> bool {
     if cache_mode != crate::cache::Mode::On {
         return false;
     }
-    let off = crate::platform::plain_env("VK_LOADER_LAZY_DRIVERS").is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "off" | "0" | "false" | "no"));
+    let off = crate::reference::variables::VK_LOADER_LAZY_DRIVERS.get().is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "off" | "0" | "false" | "no"));
     if off {
-        log!(Level::Driver, "lazy drivers off: VK_LOADER_LAZY_DRIVERS={}", crate::platform::plain_env("VK_LOADER_LAZY_DRIVERS").unwrap_or_default());
+        log!(Level::Driver, "lazy drivers off: VK_LOADER_LAZY_DRIVERS={}", crate::reference::variables::VK_LOADER_LAZY_DRIVERS.get().unwrap_or_default());
     }
     !off
 }
 
 /// Whether a record's profile can stand for the driver: a device count that agrees with it, and
-/// each device's properties (which enumeration and ordering read).
-pub fn usable(profile: &Profile, entry: &crate::cache::record::Entry) -> bool {
+/// each device's properties (which enumeration and ordering read). Else what it lacks.
+pub fn usable(profile: &Profile, entry: &crate::cache::record::Entry) -> Result<(), String> {
     let properties = answer_key(Family::Properties, 0, VkStructureType::PHYSICAL_DEVICE_PROPERTIES_2.0 as u32);
-    entry.device_count(profile.application) == Some(profile.devices.len() as u32)
-        && !profile.devices.is_empty()
-        && profile.devices.iter().all(|d| d.get(properties).is_some())
+    let count = entry.device_count(profile.application);
+    if count != Some(profile.devices.len() as u32) || profile.devices.is_empty() {
+        return Err(format!(
+            "its record of this application's physical devices holds {} of {}",
+            profile.devices.len(),
+            count.map_or("an unknown number".to_string(), |n| n.to_string())
+        ));
+    }
+    match profile.devices.iter().position(|d| d.get(properties).is_none()) {
+        Some(i) => Err(format!("its record lacks vkGetPhysicalDeviceProperties2 of physical device {i}")),
+        None => Ok(()),
+    }
 }
 
 /// Asks a loaded driver's physical devices everything a lazy instance may answer from the record;

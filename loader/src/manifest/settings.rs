@@ -13,6 +13,8 @@ use std::sync::Arc;
 use crate::debug::log::{self, Level};
 use crate::manifest::json::{self, Json};
 use crate::platform::file_cache::ParseCache;
+use crate::reference::settings_keys as keys;
+use crate::reference::variables::{HOME, XDG_CONFIG_DIRS, XDG_CONFIG_HOME, XDG_DATA_DIRS, XDG_DATA_HOME};
 use crate::platform;
 
 /// The file's name inside each searched `vulkan/loader_settings.d` directory.
@@ -103,9 +105,9 @@ impl Settings {
 /// where unset, `XDG_CONFIG_DIRS`, SYSCONFDIR (and EXTRASYSCONFDIR), `XDG_DATA_DIRS`. All read
 /// with `secure_getenv`: an elevated process only looks in the system directories.
 fn candidate_paths() -> Vec<String> {
-    let config_home = platform::env("XDG_CONFIG_HOME");
-    let data_home = platform::env("XDG_DATA_HOME");
-    let home = platform::env("HOME");
+    let config_home = XDG_CONFIG_HOME.get();
+    let data_home = XDG_DATA_HOME.get();
+    let home = HOME.get();
     let mut bases: Vec<String> = Vec::new();
     bases.extend(config_home.iter().flat_map(|l| split_list(l)));
     bases.extend(data_home.iter().flat_map(|l| split_list(l)));
@@ -117,12 +119,12 @@ fn candidate_paths() -> Vec<String> {
             bases.push(format!("{home}/.local/share"));
         }
     }
-    bases.extend(split_list(&platform::env("XDG_CONFIG_DIRS").unwrap_or_else(|| "/etc/xdg".into())));
+    bases.extend(split_list(&XDG_CONFIG_DIRS.get().unwrap_or_else(|| "/etc/xdg".into())));
     bases.push(env!("VK_LOADER_SYSCONFDIR").to_string());
     if let Some(extra) = option_env!("VK_LOADER_EXTRASYSCONFDIR") {
         bases.push(extra.to_string());
     }
-    bases.extend(split_list(&platform::env("XDG_DATA_DIRS").unwrap_or_else(|| "/usr/local/share:/usr/share".into())));
+    bases.extend(split_list(&XDG_DATA_DIRS.get().unwrap_or_else(|| "/usr/local/share:/usr/share".into())));
     let mut paths: Vec<String> = Vec::with_capacity(bases.len());
     for base in bases {
         // Spelled as the Khronos loader spells it (its "vulkan/" directory name is followed by
@@ -287,10 +289,10 @@ pub fn parse(text: &[u8], path: &str, exe: Option<&str>) -> Result<Option<Settin
     if !top.is_object() {
         return Err("not a JSON object".into());
     }
-    if top.get("file_format_version").and_then(Json::as_str).is_none() {
+    if top.get(keys::FILE_FORMAT_VERSION.name).and_then(Json::as_str).is_none() {
         return Err("missing required field file_format_version".into());
     }
-    let entries: Vec<&Json> = match (top.get("settings_array"), top.get("settings")) {
+    let entries: Vec<&Json> = match (top.get(keys::SETTINGS_ARRAY.name), top.get(keys::SETTINGS.name)) {
         (Some(Json::Array(list)), _) => list.iter().collect(),
         (Some(_), _) => return Err("\"settings_array\" is not an array".into()),
         (None, Some(one)) => vec![one],
@@ -316,7 +318,7 @@ fn choose_entry<'a>(entries: &[&'a Json], exe: Option<&str>) -> Option<&'a Json>
         if !entry.is_object() {
             break;
         }
-        match entry.get("app_keys") {
+        match entry.get(keys::APP_KEYS.name) {
             None => {
                 global.get_or_insert(entry);
             }
@@ -334,27 +336,27 @@ fn choose_entry<'a>(entries: &[&'a Json], exe: Option<&str>) -> Option<&'a Json>
 /// One entry's settings. A part that is malformed is left out (logged); the others still apply.
 fn parse_entry(entry: &Json, path: &str) -> Settings {
     let mut settings = Settings { path: path.to_string(), ..Settings::default() };
-    if let Some(filters) = entry.get("stderr_log").and_then(Json::as_array) {
+    if let Some(filters) = entry.get(keys::STDERR_LOG.name).and_then(Json::as_array) {
         settings.stderr_log = filters.iter().filter_map(Json::as_str).map(log_bits).fold(0, |a, b| a | b);
     }
-    if let Some(locations) = entry.get("log_locations") {
+    if let Some(locations) = entry.get(keys::LOG_LOCATIONS.name) {
         settings.log_locations = parse_log_locations(locations, path);
     }
-    if let Some(layers) = entry.get("layers") {
+    if let Some(layers) = entry.get(keys::LAYERS.name) {
         match parse_layers(layers) {
             Ok(list) => settings.layers = Some(list),
             Err(why) => log!(Level::Warn, "loader settings file {path}: \"layers\" ignored: {why}"),
         }
     }
-    settings.additional_drivers_use_exclusively = entry.get("additional_drivers_use_exclusively").is_some_and(Json::is_true);
-    settings.driver_cache_off = entry.get("driver_cache").and_then(Json::as_str) == Some("off");
-    if let Some(drivers) = entry.get("additional_drivers") {
+    settings.additional_drivers_use_exclusively = entry.get(keys::ADDITIONAL_DRIVERS_USE_EXCLUSIVELY.name).is_some_and(Json::is_true);
+    settings.driver_cache_off = entry.get(keys::DRIVER_CACHE.name).and_then(Json::as_str) == Some("off");
+    if let Some(drivers) = entry.get(keys::ADDITIONAL_DRIVERS.name) {
         match parse_drivers(drivers) {
             Ok(list) => settings.additional_drivers = list,
             Err(why) => log!(Level::Warn, "loader settings file {path}: \"additional_drivers\" ignored: {why}"),
         }
     }
-    if let Some(devices) = entry.get("device_configurations") {
+    if let Some(devices) = entry.get(keys::DEVICE_CONFIGURATIONS.name) {
         let list = devices.as_array().unwrap_or_default();
         settings.device_configurations = Some(list.iter().filter_map(parse_device).collect());
     }
@@ -388,7 +390,7 @@ fn parse_log_locations(value: &Json, path: &str) -> Vec<log::Destination> {
     let mut out: Vec<log::Destination> = Vec::new();
     for (i, element) in list.iter().enumerate() {
         let strings = |key: &str| -> Option<Vec<&str>> { element.get(key)?.as_array()?.iter().map(Json::as_str).collect() };
-        let (Some(destinations), Some(filters)) = (strings("destinations"), strings("filters").or_else(|| strings("filter"))) else {
+        let (Some(destinations), Some(filters)) = (strings(keys::DESTINATIONS.name), strings(keys::FILTERS.name).or_else(|| strings(keys::FILTER.name))) else {
             log!(Level::Warn, "loader settings file {path}: log_locations[{i}] ignored: it needs \"destinations\" and \"filters\", arrays of strings");
             continue;
         };
@@ -417,7 +419,7 @@ fn parse_layers(value: &Json) -> Result<Vec<LayerEntry>, String> {
             return Err(format!("layers[{i}] is not an object"));
         }
         let string = |key: &str| object.get(key).and_then(Json::as_str).ok_or_else(|| format!("layers[{i}] has no string \"{key}\""));
-        let control = match string("control")? {
+        let control = match string(keys::CONTROL.name)? {
             "unordered_layer_location" => {
                 out.push(LayerEntry::UnorderedLocation);
                 continue;
@@ -427,10 +429,10 @@ fn parse_layers(value: &Json) -> Result<Vec<LayerEntry>, String> {
             _ => Control::Auto,
         };
         out.push(LayerEntry::Named {
-            name: string("name")?.to_string(),
-            path: string("path")?.to_string(),
+            name: string(keys::NAME.name)?.to_string(),
+            path: string(keys::PATH.name)?.to_string(),
             control,
-            treat_as_implicit_manifest: object.get("treat_as_implicit_manifest").is_some_and(Json::is_true),
+            treat_as_implicit_manifest: object.get(keys::TREAT_AS_IMPLICIT_MANIFEST.name).is_some_and(Json::is_true),
         });
     }
     Ok(out)
@@ -441,7 +443,7 @@ fn parse_drivers(value: &Json) -> Result<Vec<String>, String> {
     let list = value.as_array().ok_or("not an array")?;
     list.iter()
         .enumerate()
-        .map(|(i, d)| d.get("path").and_then(Json::as_str).map(str::to_string).ok_or_else(|| format!("additional_drivers[{i}] has no string \"path\"")))
+        .map(|(i, d)| d.get(keys::PATH.name).and_then(Json::as_str).map(str::to_string).ok_or_else(|| format!("additional_drivers[{i}] has no string \"path\"")))
         .collect()
 }
 
@@ -457,11 +459,11 @@ fn parse_device(object: &Json) -> Option<DeviceConfiguration> {
     };
     let name = |key: &str| object.get(key).and_then(Json::as_str).unwrap_or_default().to_string();
     Some(DeviceConfiguration {
-        device_uuid: uuid("deviceUUID")?,
-        driver_uuid: uuid("driverUUID")?,
-        driver_version: object.get("driverVersion")?.as_u64().and_then(|v| u32::try_from(v).ok())?,
-        device_name: name("deviceName"),
-        driver_name: name("driverName"),
+        device_uuid: uuid(keys::DEVICE_UUID.name)?,
+        driver_uuid: uuid(keys::DRIVER_UUID.name)?,
+        driver_version: object.get(keys::DRIVER_VERSION.name)?.as_u64().and_then(|v| u32::try_from(v).ok())?,
+        device_name: name(keys::DEVICE_NAME.name),
+        driver_name: name(keys::DRIVER_NAME.name),
     })
 }
 

@@ -3,7 +3,7 @@
 //! `0x1000:0x10ff`); a physical device is reported only if it passes every filter that is set.
 
 use crate::debug::log::Level;
-use crate::platform;
+use crate::reference::{variables, Variable};
 
 /// One filter variable, parsed.
 #[derive(Debug, PartialEq)]
@@ -33,8 +33,8 @@ impl IdFilter {
     /// The filter `variable` sets, if it is set (elevated processes ignore it). A value with no
     /// id or range in it filters nothing, with a warning: set but empty, the Khronos loader
     /// ignores it too, and an unparsable value hiding every device would be a typo's doing.
-    pub fn from_env(variable: &'static str) -> Option<IdFilter> {
-        IdFilter::from_value(variable, &platform::env(variable)?)
+    pub fn from_env(variable: &'static Variable) -> Option<IdFilter> {
+        IdFilter::from_value(variable.name, &variable.get()?)
     }
 
     /// [`IdFilter::parse`], `None` (with a warning) when `value` holds no id or range.
@@ -76,9 +76,9 @@ pub struct DeviceFilters {
 impl DeviceFilters {
     pub fn from_env() -> DeviceFilters {
         DeviceFilters {
-            device_id: IdFilter::from_env("VK_LOADER_DEVICE_ID_FILTER"),
-            vendor_id: IdFilter::from_env("VK_LOADER_VENDOR_ID_FILTER"),
-            driver_id: IdFilter::from_env("VK_LOADER_DRIVER_ID_FILTER"),
+            device_id: IdFilter::from_env(&variables::VK_LOADER_DEVICE_ID_FILTER),
+            vendor_id: IdFilter::from_env(&variables::VK_LOADER_VENDOR_ID_FILTER),
+            driver_id: IdFilter::from_env(&variables::VK_LOADER_DRIVER_ID_FILTER),
         }
     }
 

@@ -5,40 +5,16 @@ use vk_generated::types::VK_HEADER_VERSION_COMPLETE;
 
 use crate::plan::{self, Plan, SCHEMA, SCHEMA_VERSION};
 use crate::platform;
+use crate::reference::Group;
 
-/// The variables that steer the loader's choices, listed in the document when set.
-const VARIABLES: &[&str] = &[
-    "VK_DRIVER_FILES",
-    "VK_ICD_FILENAMES",
-    "VK_ADD_DRIVER_FILES",
-    "VK_LOADER_DRIVERS_SELECT",
-    "VK_LOADER_DRIVERS_DISABLE",
-    "VK_LAYER_PATH",
-    "VK_ADD_LAYER_PATH",
-    "VK_IMPLICIT_LAYER_PATH",
-    "VK_ADD_IMPLICIT_LAYER_PATH",
-    "VK_INSTANCE_LAYERS",
-    "VK_LOADER_LAYERS_ENABLE",
-    "VK_LOADER_LAYERS_DISABLE",
-    "VK_LOADER_LAYERS_ALLOW",
-    "VK_LOADER_DEVICE_SELECT",
-    "VK_LOADER_DISABLE_SELECT",
-    "VK_LOADER_DEVICE_ID_FILTER",
-    "VK_LOADER_VENDOR_ID_FILTER",
-    "VK_LOADER_DRIVER_ID_FILTER",
-    "VK_LOADER_DISABLE_INST_EXT_FILTER",
-    "VK_LOADER_DEBUG",
-    "XDG_CONFIG_HOME",
-    "XDG_CONFIG_DIRS",
-    "XDG_DATA_HOME",
-    "XDG_DATA_DIRS",
-];
 
 /// The document of one plan, schema [`SCHEMA`] version [`SCHEMA_VERSION`]: the plan and what
 /// the writer knows beyond it (the loader, the process, the variables that are set).
 pub fn document(plan: &Plan) -> String {
-    let environment: Vec<(&str, String)> =
-        VARIABLES.iter().filter_map(|&name| platform::plain_env(name).map(|value| (name, string(&value)))).collect();
+    // The variables that steer the loader's choices, as the process reads them (the driver
+    // cache's and the tests' aside).
+    let steering = crate::reference::variables::ALL.iter().filter(|v| !matches!(v.group, Group::Cache | Group::Testing));
+    let environment: Vec<(&str, String)> = steering.filter_map(|v| v.get().map(|value| (v.name, string(&value)))).collect();
     let context = object(&[
         ("loader", string(env!("CARGO_PKG_VERSION"))),
         ("vulkan_header", string(&plan::version_text(VK_HEADER_VERSION_COMPLETE))),
@@ -118,7 +94,7 @@ fn array(items: impl Iterator<Item = String>) -> String {
 /// The file `VK_LOADER_EXPLAIN` names (`%p` stands for the process id), unless the process is
 /// elevated.
 pub fn requested_file() -> Option<String> {
-    platform::env("VK_LOADER_EXPLAIN").map(|path| path.replace("%p", &std::process::id().to_string()))
+    crate::reference::variables::VK_LOADER_EXPLAIN.get().map(|path| path.replace("%p", &std::process::id().to_string()))
 }
 
 /// Appends `plan`'s document to `file` as one line.

@@ -14,6 +14,7 @@ use crate::debug::log::Level;
 use crate::manifest::layer::{LayerManifest, OVERRIDE_LAYER_NAME};
 use crate::plan::name_filter::{self, NameFilter};
 use crate::plan::{self, Decision};
+use crate::reference::variables::{VK_INSTANCE_LAYERS, VK_LOADER_LAYERS_ALLOW, VK_LOADER_LAYERS_DISABLE, VK_LOADER_LAYERS_ENABLE};
 
 /// Why a layer is in the chain (printed with `VK_LOADER_DEBUG=layer`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,11 +98,11 @@ fn patterns(list: Option<String>, log: &mut Vec<(Level, String)>, var: &str) -> 
 impl Filters {
     pub fn from_env(getenv: &dyn Fn(&str) -> Option<String>, log: &mut Vec<(Level, String)>) -> Filters {
         let mut filters = Filters {
-            enable: patterns(getenv("VK_LOADER_LAYERS_ENABLE"), log, "VK_LOADER_LAYERS_ENABLE"),
-            allow: patterns(getenv("VK_LOADER_LAYERS_ALLOW"), log, "VK_LOADER_LAYERS_ALLOW"),
+            enable: patterns(getenv(VK_LOADER_LAYERS_ENABLE.name), log, VK_LOADER_LAYERS_ENABLE.name),
+            allow: patterns(getenv(VK_LOADER_LAYERS_ALLOW.name), log, VK_LOADER_LAYERS_ALLOW.name),
             ..Filters::default()
         };
-        let disable = getenv("VK_LOADER_LAYERS_DISABLE").unwrap_or_default();
+        let disable = getenv(VK_LOADER_LAYERS_DISABLE.name).unwrap_or_default();
         // The special words set switches and are not counted among the sixteen filters
         // (`parse_layers_disable_filter_environment_var`); a `~word~` it does not know is ignored.
         let mut rest = Vec::new();
@@ -117,7 +118,7 @@ impl Filters {
                 _ => {}
             }
         }
-        filters.disable = patterns(Some(rest.join(",")), log, "VK_LOADER_LAYERS_DISABLE");
+        filters.disable = patterns(Some(rest.join(",")), log, VK_LOADER_LAYERS_DISABLE.name);
         filters
     }
 
@@ -166,7 +167,7 @@ impl Filters {
 /// such a layer is not listed, and asking for it by name finds nothing. Run after
 /// [`validate_catalog`]: a meta layer stays valid without its disabled components.
 pub fn remove_disabled(catalog: Vec<LayerManifest>, getenv: &dyn Fn(&str) -> Option<String>) -> (Vec<LayerManifest>, Vec<(Level, String)>) {
-    if getenv("VK_LOADER_LAYERS_DISABLE").is_none() {
+    if getenv(VK_LOADER_LAYERS_DISABLE.name).is_none() {
         return (catalog, Vec::new());
     }
     // Bad patterns are reported when the layers are activated.
@@ -373,15 +374,14 @@ fn record(layer: &LayerManifest, decision: Decision, reason: &str) {
 #[derive(Debug, PartialEq, Eq)]
 pub struct Missing(pub String);
 
-/// The process environment as activation reads it, as the Khronos loader does: the
-/// `VK_LOADER_LAYERS_*` filters through `secure_getenv` (ignored by elevated processes);
-/// `VK_INSTANCE_LAYERS` and the layers' own enable and disable variables, which only choose among
-/// the layers the secure search found, through `getenv`.
+/// The process environment as activation reads it, as the Khronos loader does: the loader's
+/// variables as their declarations say (the `VK_LOADER_LAYERS_*` filters ignored by elevated
+/// processes, `VK_INSTANCE_LAYERS` read by them); the layers' own enable and disable variables,
+/// which only choose among the layers the secure search found, through `getenv`.
 pub fn process_env(name: &str) -> Option<String> {
-    if name.starts_with("VK_LOADER_LAYERS_") {
-        crate::platform::env(name)
-    } else {
-        crate::platform::plain_env(name)
+    match crate::reference::variable(name) {
+        Some(declared) => declared.get(),
+        None => crate::platform::manifest_variable(name),
     }
 }
 
@@ -399,7 +399,7 @@ pub fn activate(
         return activate_by_settings(catalog, app, getenv, &filters, out);
     }
     let find = |name: &str| catalog.iter().position(|l| l.name == name);
-    let instance_layers = getenv("VK_INSTANCE_LAYERS");
+    let instance_layers = getenv(VK_INSTANCE_LAYERS.name);
     let instance_layer_names: Vec<&str> =
         // Names as written, as the Khronos loader splits the list (`loader_get_next_path`): not trimmed.
         instance_layers.as_deref().map(|list| list.split(':').filter(|n| !n.is_empty()).collect()).unwrap_or_default();
@@ -460,7 +460,7 @@ fn activate_by_settings(
     if let Some(name) = app.iter().find(|name| !catalog.iter().any(|l| l.name == **name)) {
         return Err(Missing(format!("layer {name} requested by the application was not found (or the loader settings file turns it off)")));
     }
-    let instance_layers = getenv("VK_INSTANCE_LAYERS").unwrap_or_default();
+    let instance_layers = getenv(VK_INSTANCE_LAYERS.name).unwrap_or_default();
     for (i, layer) in catalog.iter().enumerate() {
         let implicitly_on = || layer.implicit && implicit_on(layer, filters, getenv).is_ok();
         let reason = if layer.settings_control == Some(crate::manifest::settings::Control::On) {

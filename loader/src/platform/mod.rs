@@ -14,25 +14,34 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 extern "C" {
     // glibc's getenv that returns NULL in AT_SECURE processes (not in the libc crate for all targets).
     fn secure_getenv(name: *const c_char) -> *mut c_char;
+    // glibc's copy of argv[0], set before any constructor runs.
+    static program_invocation_name: *const c_char;
 }
 
-/// An environment variable, as `secure_getenv` sees it: unset in elevated (setuid) processes.
-/// For every variable that can make the loader load code (search paths, filters, HOME and the
-/// XDG directories). Empty values count as unset.
-pub fn env(name: &str) -> Option<String> {
-    read_env(name, secure_getenv).filter(|v| !v.is_empty())
+impl crate::reference::Variable {
+    /// The variable's value as its declaration says to read it: through `secure_getenv` (unset in
+    /// elevated processes) or `getenv`. Empty counts as unset, except for
+    /// [`Read::SecureEvenEmpty`](crate::reference::Read::SecureEvenEmpty) variables.
+    pub fn get(&self) -> Option<String> {
+        use crate::reference::Read;
+        match self.read {
+            Read::Secure => read_env(self.name, secure_getenv).filter(|v| !v.is_empty()),
+            Read::SecureEvenEmpty => read_env(self.name, secure_getenv),
+            Read::Plain => read_env(self.name, libc::getenv).filter(|v| !v.is_empty()),
+        }
+    }
+
+    /// Whether [`get`](Self::get) finds it set.
+    pub fn is_set(&self) -> bool {
+        self.get().is_some()
+    }
 }
 
-/// [`env`], but set and empty is `Some("")`: for the variables whose empty value means something
-/// (`VK_DRIVER_FILES=` is an empty list of drivers, as for the Khronos loader).
-pub fn env_even_empty(name: &str) -> Option<String> {
-    read_env(name, secure_getenv)
-}
-
-/// An environment variable as `getenv` sees it, elevated processes included: for the variables the
-/// Khronos loader also reads that way (logging, and choices among what the secure search found:
-/// `VK_INSTANCE_LAYERS`, a layer's enable/disable variable, device selection). Empty counts as unset.
-pub fn plain_env(name: &str) -> Option<String> {
+/// A variable a layer manifest names (`enable_environment`, `disable_environment`), read with
+/// `getenv` as the Khronos loader reads it: it only chooses among the layers the secure search
+/// found. Empty counts as unset. Every other variable is read through its declaration in
+/// `crate::reference`.
+pub fn manifest_variable(name: &str) -> Option<String> {
     read_env(name, libc::getenv).filter(|v| !v.is_empty())
 }
 
@@ -62,7 +71,8 @@ fn read_env(name: &str, getter: unsafe extern "C" fn(*const c_char) -> *mut c_ch
 /// (the driver cache); `None` where it is there but another user's (root run with a user's
 /// `HOME`): such a process neither reads another user's records nor writes into them.
 pub fn cache_directory() -> Option<String> {
-    let base = env("XDG_CACHE_HOME").filter(|p| p.starts_with('/')).or_else(|| env("HOME").map(|h| format!("{h}/.cache")))?;
+    use crate::reference::variables::{HOME, XDG_CACHE_HOME};
+    let base = XDG_CACHE_HOME.get().filter(|p| p.starts_with('/')).or_else(|| HOME.get().map(|h| format!("{h}/.cache")))?;
     let dir = format!("{base}/vulkan-loader-rs");
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
@@ -525,6 +535,35 @@ pub fn started_as() -> Option<String> {
     host_alloc::with_system_allocator(|| PATH.get_or_init(read_started_as).clone())
 }
 
+/// The name the process was invoked by (`argv[0]`, which `exec -a` and Wine choose freely): Mesa's
+/// driconf matches applications by it.
+pub fn invocation_name() -> String {
+    // SAFETY: glibc sets the pointer before constructors run; it is NULL or a NUL-terminated
+    // string that lives as long as the process.
+    unsafe {
+        let p = program_invocation_name;
+        if p.is_null() { String::new() } else { CStr::from_ptr(p).to_string_lossy().into_owned() }
+    }
+}
+
+/// The machine's memory in bytes (`sysinfo`): a driver may size its heaps from it (lavapipe does).
+pub fn total_memory() -> u64 {
+    // SAFETY: sysinfo fills the zeroed struct it is given.
+    unsafe {
+        let mut info: libc::sysinfo = std::mem::zeroed();
+        if libc::sysinfo(&mut info) != 0 {
+            return 0;
+        }
+        (info.totalram as u64).saturating_mul(info.mem_unit.max(1) as u64)
+    }
+}
+
+/// Whether the process may open `path` for reading and writing (`access`, no open).
+pub fn read_writable(path: &str) -> bool {
+    // SAFETY: access with a NUL-terminated path.
+    with_c_path(path, |c_path| unsafe { libc::access(c_path.as_ptr(), libc::R_OK | libc::W_OK) == 0 }).unwrap_or(false)
+}
+
 fn read_started_as() -> Option<String> {
     // SAFETY: getauxval has no preconditions; AT_EXECFN, when given, points to a NUL-terminated
     // string on the initial stack, which lives as long as the process.
@@ -601,12 +640,26 @@ mod tests {
         // SAFETY (both): this test's own variables; nothing else here reads them.
         unsafe { std::env::set_var("LOADER_TEST_SHORT", "short") };
         unsafe { std::env::set_var(&long, "long") };
-        assert_eq!(env("LOADER_TEST_SHORT").as_deref(), Some("short"));
-        assert_eq!(env(&long).as_deref(), Some("long"));
-        assert_eq!(env("LOADER_TEST_UNSET"), None);
-        assert_eq!(env("LOADER\0TEST"), None);
-        assert_eq!(plain_env("LOADER_TEST_SHORT").as_deref(), Some("short"));
-        assert_eq!(plain_env("LOADER_TEST_UNSET"), None);
+        let secure = |name| read_env(name, secure_getenv);
+        assert_eq!(secure("LOADER_TEST_SHORT").as_deref(), Some("short"));
+        assert_eq!(secure(&long).as_deref(), Some("long"));
+        assert_eq!(secure("LOADER_TEST_UNSET"), None);
+        assert_eq!(secure("LOADER\0TEST"), None);
+        assert_eq!(manifest_variable("LOADER_TEST_SHORT").as_deref(), Some("short"));
+        assert_eq!(manifest_variable("LOADER_TEST_UNSET"), None);
+    }
+
+    #[test]
+    fn declared_variables_are_read_as_declared() {
+        use crate::reference::{Group, Origin, Read, Variable};
+        let declared = |read| Variable { name: "LOADER_TEST_DECLARED", group: Group::Testing, origin: Origin::Test, read, values: "-", default: "-", what: "-" };
+        // SAFETY: this test's own variable.
+        unsafe { std::env::set_var("LOADER_TEST_DECLARED", "") };
+        assert_eq!(declared(Read::Secure).get(), None, "empty is unset");
+        assert_eq!(declared(Read::Plain).get(), None, "empty is unset");
+        assert_eq!(declared(Read::SecureEvenEmpty).get().as_deref(), Some(""), "set and empty");
+        unsafe { std::env::set_var("LOADER_TEST_DECLARED", "x") };
+        assert!(declared(Read::Secure).is_set() && declared(Read::Plain).is_set());
     }
 
     #[test]
