@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: loader-bench [loaders|lookup|real-driver|layer-sdk|startup] [--khronos PATH] [--json FILE] [--baseline FILE]";
+const USAGE: &str = "usage: loader-bench [loaders|lookup|real-driver|layer-sdk|startup] [--khronos PATH] [--json FILE] [--baseline FILE] [--probe NAME[,NAME...]] (startup)";
 
 /// Each measurement repeats its input until a round takes this long...
 const MIN_ROUND: Duration = Duration::from_millis(50);
@@ -77,8 +77,16 @@ fn main() -> ExitCode {
                 Err(e) => return fail(&format!("cannot find this executable: {e}")),
             };
             let khronos = args.iter().position(|a| a == "--khronos").and_then(|i| args.get(i + 1)).map(std::path::PathBuf::from);
+            // `--probe NAME[,NAME...]`: only these probes (`launches` among them).
+            let only = match args.iter().position(|a| a == "--probe") {
+                Some(i) => match args.get(i + 1) {
+                    Some(list) => Some(list.as_str()),
+                    None => return fail("--probe needs a probe name (or a comma list)"),
+                },
+                None => None,
+            };
             let ours = exe.with_file_name("libvulkan.so");
-            match startup::run(&exe, &ours, &loaders::system_loader(), khronos.as_deref()) {
+            match startup::run(&exe, &ours, &loaders::system_loader(), khronos.as_deref(), only) {
                 Ok(json) => json,
                 Err(e) => return fail(&e),
             }

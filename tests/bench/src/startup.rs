@@ -11,6 +11,12 @@
 //! time from before `dlopen` of the loader to the end of the probe, the driver libraries mapped
 //! while the instance lived and at the end, the GPU device files open, and the resident memory. Two sets of drivers: the machine's own (default discovery, the caller's
 //! environment), and eight copies of the test driver of which one has a device.
+//!
+//! `launches` (see [`launches`]): the `properties` probe launched as users launch applications,
+//! each launch with fresh values of the variables its launcher sets (a desktop launcher's startup
+//! id, a systemd unit's invocation id, a tmux pane, an ssh session...): per kind of launch, one
+//! launch that records, then [`REPEATS`] repeat launches; the share of them that were warm and
+//! their median time, ours against the other loaders given the same launches.
 
 use std::ffi::CStr;
 use std::path::{Path, PathBuf};
@@ -26,6 +32,31 @@ use crate::{json_num, json_str, machine};
 const PROCESSES: usize = 21;
 const PROBES: [&str; 6] = ["pre-instance", "create", "enumerate", "properties", "properties-bare", "device"];
 const TEST_DRIVERS: usize = 8;
+/// The probe that runs [`LAUNCHES`], after the others.
+const LAUNCHES_PROBE: &str = "launches";
+/// The probe each launch runs: an application's start-up.
+const LAUNCH_PROBE: &str = "properties";
+/// Repeat launches per kind of launch (after the one that records).
+const REPEATS: usize = 20;
+
+/// Ways of launching an application, each with the variables its launcher gives a fresh value at
+/// every launch (`{n}`: a number per launch). This mirrors `LAUNCHES` in
+/// loader/tests/startup_cache.rs (keep the two the same; the bench is a crate of its own), whose
+/// sources are in loader/src/cache/launch.rs.
+const LAUNCHES: &[(&str, &[(&str, &str)])] = &[
+    ("GNOME's launcher", &[("DESKTOP_STARTUP_ID", "gnome-shell/app/{n}-0-host_TIME{n}"), ("GIO_LAUNCHED_DESKTOP_FILE_PID", "{n}")]),
+    ("a Wayland launcher", &[("XDG_ACTIVATION_TOKEN", "token-{n}")]),
+    ("a systemd unit", &[("INVOCATION_ID", "{n}a3f0"), ("JOURNAL_STREAM", "8:{n}"), ("SYSTEMD_EXEC_PID", "{n}"), ("MEMORY_PRESSURE_WATCH", "/sys/fs/cgroup/app-{n}.scope/memory.pressure"), ("MANAGERPID", "{n}")]),
+    ("gnome-terminal's tab", &[("GNOME_TERMINAL_SCREEN", "/org/gnome/Terminal/screen/{n}"), ("WINDOWID", "{n}"), ("SHLVL", "{n}")]),
+    ("konsole's window", &[("KONSOLE_DBUS_SESSION", "/Sessions/{n}"), ("KONSOLE_DBUS_WINDOW", "/Windows/{n}"), ("SHELL_SESSION_ID", "{n}")]),
+    ("kitty's window", &[("KITTY_WINDOW_ID", "{n}"), ("KITTY_PID", "{n}")]),
+    ("a tmux pane", &[("TMUX", "/tmp/tmux-0/default,{n},0"), ("TMUX_PANE", "%{n}")]),
+    ("a screen window", &[("STY", "{n}.pts-0.host"), ("WINDOW", "{n}")]),
+    ("VS Code's terminal", &[("VSCODE_GIT_IPC_HANDLE", "/run/user/0/vscode-git-{n}.sock"), ("VSCODE_IPC_HOOK_CLI", "/run/user/0/vscode-ipc-{n}.sock")]),
+    ("an ssh session", &[("SSH_CLIENT", "10.0.0.{n} 5{n} 22"), ("SSH_CONNECTION", "10.0.0.{n} 5{n} 10.0.0.1 22"), ("SSH_TTY", "/dev/pts/{n}")]),
+    ("a new login", &[("XDG_SESSION_ID", "{n}"), ("SESSION_MANAGER", "local/host:@/tmp/.ICE-unix/{n},unix/host:/tmp/.ICE-unix/{n}"), ("XDG_VTNR", "{n}")]),
+    ("a new terminal's shell", &[("PWD", "/home/{n}"), ("OLDPWD", "/tmp/{n}"), ("_", "/usr/bin/app{n}")]),
+];
 
 /// The child's side (`loader-bench child startup-<probe> <libvulkan>`): runs the probe, prints its
 /// figures.
@@ -165,7 +196,18 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 /// The parent's side.
-pub fn run(exe: &Path, ours: &Path, system: &Path, khronos: Option<&Path>) -> Result<String, String> {
+pub fn run(exe: &Path, ours: &Path, system: &Path, khronos: Option<&Path>, only: Option<&str>) -> Result<String, String> {
+    let all: Vec<&str> = PROBES.iter().copied().chain([LAUNCHES_PROBE]).collect();
+    let selected: Vec<&str> = match only {
+        None => all.clone(),
+        Some(list) => {
+            let names: Vec<&str> = list.split(',').map(str::trim).filter(|n| !n.is_empty()).collect();
+            if let Some(unknown) = names.iter().find(|n| !all.contains(n)) {
+                return Err(format!("unknown probe `{unknown}`; the probes: {}", all.join(", ")));
+            }
+            names
+        }
+    };
     let scratch = std::env::temp_dir().join(format!("loader-bench-startup-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
@@ -187,9 +229,12 @@ pub fn run(exe: &Path, ours: &Path, system: &Path, khronos: Option<&Path>) -> Re
         println!("\n{set}");
         // Issue 24's start-up targets are ratios to the Khronos loader's time: a column of their own.
         let khronos_column = if khronos.is_some() { format!(" {:>13}", "time/Khronos") } else { String::new() };
-        println!("{:<14} {:<18} {:>9} {:>8} {:>8} {:>9} {:>10} {:>12}{khronos_column}", "probe", "loader", "ms", "drivers", "at end", "GPU files", "RSS MiB", "time/system");
+        let probes: Vec<&str> = PROBES.into_iter().filter(|p| selected.contains(p)).collect();
+        if !probes.is_empty() {
+            println!("{:<14} {:<18} {:>9} {:>8} {:>8} {:>9} {:>10} {:>12}{khronos_column}", "probe", "loader", "ms", "drivers", "at end", "GPU files", "RSS MiB", "time/system");
+        }
         let mut json_probes = Vec::new();
-        for probe in PROBES {
+        for probe in probes {
             let cache_dirs: Vec<PathBuf> = configs.iter().map(|c| scratch.join("cache").join(c.name.replace([' ', ','], "-")).join(probe)).collect();
             let figures = measure(exe, probe, &configs, &env, &cache_dirs)?;
             let rows: Vec<(&Config, Figures)> = configs.iter().zip(figures).collect();
@@ -228,6 +273,18 @@ pub fn run(exe: &Path, ours: &Path, system: &Path, khronos: Option<&Path>) -> Re
                 .collect();
             json_probes.push(format!("{{\"probe\": {}, \"results\": [{}]}}", json_str(probe), cells.join(", ")));
         }
+        if selected.contains(&LAUNCHES_PROBE) {
+            // Ours with the cache on (recorded by each kind's first launch), and off: a control
+            // that every repeat launch must count as a miss.
+            let mut launch_configs = vec![Config { name: "system".into(), library: system.to_path_buf(), cache: None, env: &[] }];
+            if let Some(k) = khronos {
+                launch_configs.push(Config { name: "khronos".into(), library: k.to_path_buf(), cache: None, env: &[] });
+            }
+            for (name, mode) in [("ours", "warm"), ("ours, cache off", "off")] {
+                launch_configs.push(Config { name: name.into(), library: ours.to_path_buf(), cache: Some(mode), env: &[] });
+            }
+            json_probes.push(launches(exe, &launch_configs, &env, &scratch.join("cache-launches"))?);
+        }
         json_sets.push(format!("{{\"drivers\": {}, \"probes\": [{}]}}", json_str(set), json_probes.join(", ")));
     }
     let _ = std::fs::remove_dir_all(&scratch);
@@ -244,26 +301,7 @@ pub fn run(exe: &Path, ours: &Path, system: &Path, khronos: Option<&Path>) -> Re
 /// slower for a while (these are shared) weighs on every configuration alike and the ratios
 /// compare processes of the same moments.
 fn measure(exe: &Path, probe: &str, configs: &[Config], env: &[(String, String)], cache_dirs: &[PathBuf]) -> Result<Vec<Figures>, String> {
-    let run = |config: &Config, cache_dir: &Path| -> Result<Figures, String> {
-        if config.cache == Some("cold") {
-            let _ = std::fs::remove_file(cache_dir.join("vulkan-loader-rs/drivers"));
-        }
-        let mut command = Command::new(exe);
-        command.args(["child", &format!("startup-{probe}")]).arg(&config.library);
-        for (var, _) in std::env::vars() {
-            if var.starts_with("VK_LOADER_DRIVER_CACHE") {
-                command.env_remove(var);
-            }
-        }
-        crate::in_callers_environment(&mut command, exe);
-        command.envs(env.iter().cloned()).envs(config.env.iter().copied()).env("XDG_CACHE_HOME", cache_dir);
-        if config.cache == Some("off") {
-            command.env("VK_LOADER_DRIVER_CACHE", "off");
-        }
-        let results = crate::child::run(&mut command, &format!("startup {probe} ({})", config.name))?;
-        let get = |key: &str| results.iter().find(|(k, _)| k == key).map(|&(_, v)| v).unwrap_or(f64::NAN);
-        Ok(Figures { ms: get("ms"), live_drivers: get("live_drivers"), drivers: get("drivers"), gpu_files: get("gpu_files"), rss_kb: get("rss_kb") })
-    };
+    let run = |config: &Config, cache_dir: &Path| run_child(exe, probe, config, env, &[], cache_dir);
     // A warm cache is made by two processes (not counted): the first records the drivers and, at
     // its first enumeration, their physical devices' answers; the second runs on what it left.
     for (config, cache_dir) in configs.iter().zip(cache_dirs) {
@@ -288,6 +326,141 @@ fn measure(exe: &Path, probe: &str, configs: &[Config], env: &[(String, String)]
             rss_kb: median(samples.iter().map(|f| f.rss_kb).collect()),
         })
         .collect())
+}
+
+/// One fresh process of `probe` under `config`, in the set's environment `env` with `launch`'s
+/// variables on top, its cache in `cache_dir`.
+fn run_child(exe: &Path, probe: &str, config: &Config, env: &[(String, String)], launch: &[(String, String)], cache_dir: &Path) -> Result<Figures, String> {
+    if config.cache == Some("cold") {
+        let _ = std::fs::remove_file(cache_dir.join("vulkan-loader-rs/drivers"));
+    }
+    let mut command = Command::new(exe);
+    command.args(["child", &format!("startup-{probe}")]).arg(&config.library);
+    for (var, _) in std::env::vars() {
+        if var.starts_with("VK_LOADER_DRIVER_CACHE") {
+            command.env_remove(var);
+        }
+    }
+    crate::in_callers_environment(&mut command, exe);
+    command.envs(env.iter().cloned()).envs(config.env.iter().copied()).envs(launch.iter().cloned()).env("XDG_CACHE_HOME", cache_dir);
+    if config.cache == Some("off") {
+        command.env("VK_LOADER_DRIVER_CACHE", "off");
+    }
+    let results = crate::child::run(&mut command, &format!("startup {probe} ({})", config.name))?;
+    let get = |key: &str| results.iter().find(|(k, _)| k == key).map(|&(_, v)| v).unwrap_or(f64::NAN);
+    Ok(Figures { ms: get("ms"), live_drivers: get("live_drivers"), drivers: get("drivers"), gpu_files: get("gpu_files"), rss_kb: get("rss_kb") })
+}
+
+/// The `launches` probe: for each kind of [`LAUNCHES`], with a cache of its own that starts empty,
+/// one launch of [`LAUNCH_PROBE`] that records (not counted), then [`REPEATS`] repeat launches,
+/// each with fresh values of that kind's variables on top of the set's environment. Every
+/// configuration gets the same launches, interleaved (one of each configuration per launch).
+/// A repeat launch is warm when no driver library was mapped, neither while its instance lived
+/// (after the probe's queries) nor at its end: "at the end" alone would not do, since a miss
+/// unloads its drivers at `vkDestroyInstance`. Prints the table, returns the probe's JSON.
+fn launches(exe: &Path, configs: &[Config], env: &[(String, String)], cache_root: &Path) -> Result<String, String> {
+    let repeats = LAUNCHES.len() * REPEATS;
+    println!(
+        "\n{LAUNCHES_PROBE}: `{LAUNCH_PROBE}` launched as {} kinds of launcher do (fresh values of their variables at each launch): per kind 1 launch to record, then {REPEATS} repeat launches; median and warm share of the {repeats}",
+        LAUNCHES.len()
+    );
+    // Per configuration: the repeat launches' figures, and per kind the launches that missed.
+    let mut samples: Vec<Vec<Figures>> = vec![Vec::new(); configs.len()];
+    let mut misses: Vec<Vec<Vec<usize>>> = vec![vec![Vec::new(); LAUNCHES.len()]; configs.len()];
+    for (k, (_, variables)) in LAUNCHES.iter().enumerate() {
+        let cache_dirs: Vec<PathBuf> = configs.iter().map(|c| cache_root.join(c.name.replace([' ', ','], "-")).join(k.to_string())).collect();
+        for dir in &cache_dirs {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        // Launch 1 records; 2..=REPEATS + 1 repeat.
+        for n in 1..=REPEATS + 1 {
+            let launch: Vec<(String, String)> =
+                variables.iter().map(|(name, value)| (name.to_string(), value.replace("{n}", &(n * 7 + 3).to_string()))).collect();
+            for (c, (config, cache_dir)) in configs.iter().zip(&cache_dirs).enumerate() {
+                let f = run_child(exe, LAUNCH_PROBE, config, env, &launch, cache_dir)?;
+                if n > 1 {
+                    if f.live_drivers != 0.0 || f.drivers != 0.0 {
+                        misses[c][k].push(n);
+                    }
+                    samples[c].push(f);
+                }
+            }
+        }
+    }
+    let khronos_column = if configs.iter().any(|c| c.name == "khronos") { format!(" {:>13}", "time/Khronos") } else { String::new() };
+    println!("{:<18} {:>8} {:>9} {:>8} {:>8} {:>9} {:>10} {:>12}{khronos_column}", "loader", "warm", "ms", "drivers", "at end", "GPU files", "RSS MiB", "time/system");
+    let rows: Vec<(f64, Figures)> = samples
+        .iter()
+        .zip(&misses)
+        .map(|(samples, misses)| {
+            let missed: usize = misses.iter().map(Vec::len).sum();
+            let figures = Figures {
+                ms: median(samples.iter().map(|f| f.ms).collect()),
+                live_drivers: median(samples.iter().map(|f| f.live_drivers).collect()),
+                drivers: median(samples.iter().map(|f| f.drivers).collect()),
+                gpu_files: median(samples.iter().map(|f| f.gpu_files).collect()),
+                rss_kb: median(samples.iter().map(|f| f.rss_kb).collect()),
+            };
+            ((repeats - missed) as f64 / repeats as f64, figures)
+        })
+        .collect();
+    let system_ms = rows[0].1.ms;
+    let khronos_ms = configs.iter().position(|c| c.name == "khronos").map(|i| rows[i].1.ms);
+    let mut cells = Vec::new();
+    for ((config, (warm, f)), misses) in configs.iter().zip(&rows).zip(&misses) {
+        let vs_khronos = khronos_ms.map(|k| format!(" {:>13.4}", f.ms / k)).unwrap_or_default();
+        println!(
+            "{:<18} {:>7.1}% {:>9.2} {:>8} {:>8} {:>9} {:>10.1} {:>12.3}{vs_khronos}",
+            config.name,
+            warm * 100.0,
+            f.ms,
+            f.live_drivers,
+            f.drivers,
+            f.gpu_files,
+            f.rss_kb / 1024.0,
+            f.ms / system_ms
+        );
+        let by_kind: Vec<String> = LAUNCHES
+            .iter()
+            .zip(misses)
+            .map(|((kind, _), missed)| {
+                let missed: Vec<String> = missed.iter().map(usize::to_string).collect();
+                format!("{{\"kind\": {}, \"warm\": {}, \"missed_launches\": [{}]}}", json_str(kind), REPEATS - missed.len(), missed.join(", "))
+            })
+            .collect();
+        cells.push(format!(
+            "{{\"loader\": {}, \"warm_share\": {:.4}, \"ms\": {}, \"drivers_mapped_live\": {}, \"drivers_mapped\": {}, \"gpu_files_open\": {}, \"rss_kib\": {}, \"time_vs_system\": {}, \"time_vs_khronos\": {}, \"kinds\": [{}]}}",
+            json_str(&config.name),
+            warm,
+            json_num(Some(f.ms)),
+            f.live_drivers,
+            f.drivers,
+            f.gpu_files,
+            f.rss_kb,
+            json_num(Some(f.ms / system_ms)),
+            khronos_ms.map_or_else(|| "null".to_string(), |k| format!("{:.4}", f.ms / k)),
+            by_kind.join(", ")
+        ));
+    }
+    // Where ours with the cache on missed: which kinds, which launches (launch 1 recorded).
+    for ((config, misses), (warm, _)) in configs.iter().zip(&misses).zip(&rows) {
+        if config.cache == Some("warm") && *warm < 1.0 {
+            let kinds: Vec<String> = LAUNCHES
+                .iter()
+                .zip(misses)
+                .filter(|(_, m)| !m.is_empty())
+                .map(|((kind, _), m)| format!("{kind} (launch {})", m.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")))
+                .collect();
+            println!("{}: missed in {}", config.name, kinds.join("; "));
+        }
+    }
+    Ok(format!(
+        "{{\"probe\": {}, \"launch_probe\": {}, \"kinds\": {}, \"repeats_per_kind\": {REPEATS}, \"results\": [{}]}}",
+        json_str(LAUNCHES_PROBE),
+        json_str(LAUNCH_PROBE),
+        LAUNCHES.len(),
+        cells.join(", ")
+    ))
 }
 
 /// `TEST_DRIVERS` copies of the test driver with their manifests, dated an hour back as installed
