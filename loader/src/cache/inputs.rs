@@ -167,7 +167,7 @@ pub fn loader() -> u64 {
 /// A file's identity as numbers; `None` (a key that matches nothing) for a file modified in the
 /// last two seconds, which could change again without its identity changing (see
 /// `FileIdentity::is_settled`).
-pub fn identity(path: &str) -> Option<[u64; 5]> {
+pub fn identity(path: &str) -> Option<[u64; 7]> {
     platform::file_identity(path).filter(|i| i.is_settled()).map(|i| i.words())
 }
 
@@ -220,7 +220,7 @@ pub fn configuration_files() -> Option<Vec<(String, u64)>> {
 }
 
 /// The dynamic linker's cache (`/etc/ld.so.cache`): where a bare library name resolves.
-pub fn linker_cache() -> Option<[u64; 5]> {
+pub fn linker_cache() -> Option<[u64; 7]> {
     identity("/etc/ld.so.cache")
 }
 

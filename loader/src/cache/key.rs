@@ -96,14 +96,14 @@ fn mix(mut x: u64) -> u64 {
 }
 
 /// The manifest's component: its path and the identity of its file.
-pub fn manifest(path: &str, identity: [u64; 5]) -> u64 {
+pub fn manifest(path: &str, identity: [u64; 7]) -> u64 {
     Digest::default().text(path).numbers(&identity).value()
 }
 
 /// The library's component: the path the manifest gives, the file the dynamic linker resolved it
 /// to, that file's identity, and for a bare name (searched by the dynamic linker) what the search
 /// depends on beyond the environment: the linker's cache and the executable (its `DT_RPATH`).
-pub fn library(manifest_path: &str, resolved: &str, identity: [u64; 5], search: Option<([u64; 5], &str)>) -> u64 {
+pub fn library(manifest_path: &str, resolved: &str, identity: [u64; 7], search: Option<([u64; 7], &str)>) -> u64 {
     let d = Digest::default().text(manifest_path).text(resolved).numbers(&identity);
     match search {
         Some((linker_cache, executable)) => d.number(1).numbers(&linker_cache).text(executable),
@@ -155,17 +155,18 @@ mod tests {
 
     #[test]
     fn files_are_keyed_on_path_and_identity() {
-        let id = [1, 2, 3, 4, 5];
+        let id = [1, 2, 3, 4, 5, 6, 7];
         assert_eq!(manifest("/m.json", id), manifest("/m.json", id));
-        assert_ne!(manifest("/m.json", id), manifest("/m.json", [1, 2, 4, 4, 5]), "size changed");
+        assert_ne!(manifest("/m.json", id), manifest("/m.json", [1, 2, 4, 4, 5, 6, 7]), "size changed");
+        assert_ne!(manifest("/m.json", id), manifest("/m.json", [1, 2, 3, 4, 5, 8, 7]), "rewritten, modification time put back");
         assert_ne!(manifest("/m.json", id), manifest("/n.json", id));
         let absolute = library("/lib/a.so", "/lib/a.so", id, None);
         assert_eq!(absolute, library("/lib/a.so", "/lib/a.so", id, None));
         assert_ne!(absolute, library("/lib/a.so", "/lib/b.so", id, None), "resolved elsewhere");
         let bare = |exe, cache| library("a.so", "/lib/a.so", id, Some((cache, exe)));
-        assert_eq!(bare("/bin/x", [9; 5]), bare("/bin/x", [9; 5]));
-        assert_ne!(bare("/bin/x", [9; 5]), bare("/bin/y", [9; 5]), "the executable's RPATH may find another");
-        assert_ne!(bare("/bin/x", [9; 5]), bare("/bin/x", [8; 5]), "ldconfig ran");
+        assert_eq!(bare("/bin/x", [9; 7]), bare("/bin/x", [9; 7]));
+        assert_ne!(bare("/bin/x", [9; 7]), bare("/bin/y", [9; 7]), "the executable's RPATH may find another");
+        assert_ne!(bare("/bin/x", [9; 7]), bare("/bin/x", [8; 7]), "ldconfig ran");
         assert!(is_bare_name("libGLX_nvidia.so.0") && !is_bare_name("/usr/lib/a.so") && !is_bare_name("./a.so"));
     }
 

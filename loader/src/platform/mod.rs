@@ -313,14 +313,17 @@ pub fn display_path(path: &OsStr) -> String {
     out
 }
 
-/// What identifies a file's current content without reading it: device, inode, size and
-/// modification time, as `fstat` on the open file gives them.
+/// What identifies a file's current content without reading it: device, inode, size,
+/// modification time and inode change time, as `fstat` on the open file gives them. The change
+/// time catches a file rewritten in place with its old size and modification time put back
+/// (`cp -p`, `rsync -t`, `touch -r`): no program can set it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct FileIdentity {
     device: u64,
     inode: u64,
     pub size: u64,
     modified: (i64, i64),
+    changed: (i64, i64),
 }
 
 impl FileIdentity {
@@ -332,16 +335,20 @@ impl FileIdentity {
             inode: st.st_ino as u64,
             size: st.st_size as u64,
             modified: (st.st_mtime as i64, st.st_mtime_nsec as i64),
+            changed: (st.st_ctime as i64, st.st_ctime_nsec as i64),
         }
     }
 
     /// The identity as numbers, to be digested.
-    pub fn words(&self) -> [u64; 5] {
-        [self.device, self.inode, self.size, self.modified.0 as u64, self.modified.1 as u64]
+    pub fn words(&self) -> [u64; 7] {
+        let (m, c) = (self.modified, self.changed);
+        [self.device, self.inode, self.size, m.0 as u64, m.1 as u64, c.0 as u64, c.1 as u64]
     }
 
     /// Whether content read now may be remembered under this identity: a file modified in the
-    /// last two seconds is never taken as unchanged later (see [`settled_since`]).
+    /// last two seconds is never taken as unchanged later (see [`settled_since`]). The change time,
+    /// which cannot be set back, is not asked: a file whose old modification time was put back
+    /// has a new change time, and so another identity, already.
     pub fn is_settled(&self) -> bool {
         settled_since(self.modified.0)
     }
