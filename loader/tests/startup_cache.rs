@@ -1,8 +1,10 @@
 //! The driver cache between processes (docs/user-guide/driver-cache.md): a warm cache answers the
 //! pre-instance queries without loading a driver, instance creation loads no driver whose record
 //! says it has no physical device, every key component invalidates an entry, hostile files are
-//! ignored and replaced, verify and off modes, processes racing on a cold cache, and vulkaninfo
-//! seeing the same with the cache off, cold, warm and verifying.
+//! ignored and replaced, verify and off modes, processes racing on a cold cache, launches through
+//! real launchers and sessions (tmux, screen, gio, ssh, su, runuser) warm, and vulkaninfo seeing
+//! the same with the cache off, cold, warm and verifying, for every kind of launch and after each
+//! change of a driver's configuration file.
 //!
 //! Each step runs in a child process (this test binary with `SCENARIO` set): the point is what one
 //! process leaves for the next. Which drivers a process loaded is told by the drivers themselves
@@ -886,53 +888,180 @@ fn processes_starting_at_once_on_a_cold_cache_leave_one_whole_file() {
 
 const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
 
-/// vulkaninfo (text and `--json`) through our library on lavapipe and the test driver: the same
-/// with the cache off, cold, warm and verifying.
-#[test]
-fn vulkaninfo_is_the_same_with_the_cache_off_cold_warm_and_verifying() {
-    assert!(Path::new(LAVAPIPE).exists(), "{LAVAPIPE} missing: install mesa-vulkan-drivers");
-    let s = setup("vulkaninfo");
-    let lib = s.dir.join("lib");
-    std::fs::create_dir_all(&lib).unwrap();
-    for name in ["libvulkan.so.1", "libvulkan.so"] {
-        std::os::unix::fs::symlink(common::libvulkan(), lib.join(name)).unwrap();
+/// vulkaninfo through our library on lavapipe and the setup's two test drivers, with the setup's
+/// cache and nothing of the host's environment. The loader logs its drivers (`VK_LOADER_DEBUG`,
+/// which is not in the cache's key) so that each run can be checked to be cold, warm or verifying.
+struct Vulkaninfo<'a> {
+    s: &'a Setup,
+    lib: PathBuf,
+    empty: PathBuf,
+    runs: std::cell::Cell<u32>,
+}
+
+impl<'a> Vulkaninfo<'a> {
+    fn new(s: &'a Setup) -> Self {
+        assert!(Path::new(LAVAPIPE).exists(), "{LAVAPIPE} missing: install mesa-vulkan-drivers");
+        let lib = s.dir.join("lib");
+        std::fs::create_dir_all(&lib).unwrap();
+        for name in ["libvulkan.so.1", "libvulkan.so"] {
+            std::os::unix::fs::symlink(s.dir.join("libvulkan.so.1"), lib.join(name)).unwrap();
+        }
+        let empty = s.dir.join("empty");
+        std::fs::create_dir_all(&empty).unwrap();
+        Vulkaninfo { s, lib, empty, runs: std::cell::Cell::new(0) }
     }
-    let empty = s.dir.join("empty");
-    std::fs::create_dir_all(&empty).unwrap();
-    // Its output: the text on stdout, or with `--json` the profile it writes into its directory.
-    let runs = std::cell::Cell::new(0);
-    let vulkaninfo = |args: &[&str], mode: &str| {
-        runs.set(runs.get() + 1);
-        let work = s.dir.join(format!("run-{}", runs.get()));
+
+    /// vulkaninfo with `args`, the cache in `mode` (`VK_LOADER_DRIVER_CACHE`), and `extra`
+    /// variables; (what it printed: the text on stdout, or with `--json` the profile it writes
+    /// into its directory; the loader's log on stderr).
+    fn run(&self, args: &[&str], mode: &str, extra: &[(&'static str, String)]) -> (String, String) {
+        self.runs.set(self.runs.get() + 1);
+        let work = self.s.dir.join(format!("run-{}", self.runs.get()));
         std::fs::create_dir_all(&work).unwrap();
         let mut cmd = Command::new("vulkaninfo");
         cmd.args(args).current_dir(&work).env_clear();
-        cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default()).env("LD_LIBRARY_PATH", &lib);
-        cmd.env("VK_DRIVER_FILES", format!("{LAVAPIPE}:{}:{}", s.manifests[0].display(), s.manifests[1].display()));
-        cmd.env("VK_TEST_DRIVER_DEVICES_B", "").env("XDG_CACHE_HOME", &s.cache).env("VK_LOADER_DRIVER_CACHE", mode);
+        cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default()).env("LD_LIBRARY_PATH", &self.lib);
+        let manifests = &self.s.manifests;
+        cmd.env("VK_DRIVER_FILES", format!("{LAVAPIPE}:{}:{}", manifests[0].display(), manifests[1].display()));
+        cmd.env("VK_TEST_DRIVER_DEVICES_B", "").env("XDG_CACHE_HOME", &self.s.cache).env("VK_LOADER_DRIVER_CACHE", mode);
+        cmd.env("VK_LOADER_DEBUG", "driver");
         for var in ["XDG_DATA_DIRS", "XDG_CONFIG_DIRS", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "HOME"] {
-            cmd.env(var, &empty);
+            cmd.env(var, &self.empty);
+        }
+        for (name, value) in extra {
+            cmd.env(name, value);
         }
         let out = common::output_within(&mut cmd, common::CHILD_WATCHDOG);
-        assert!(out.status.success(), "vulkaninfo {args:?} ({mode}): {}", String::from_utf8_lossy(&out.stderr));
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "vulkaninfo {args:?} ({mode}, {extra:?}): {err}");
         let mut seen = String::from_utf8_lossy(&out.stdout).into_owned();
         let mut profiles: Vec<PathBuf> = std::fs::read_dir(&work).unwrap().map(|e| e.unwrap().path()).collect();
         profiles.sort();
         for profile in profiles {
             seen += &format!("\n{}:\n{}", profile.file_name().unwrap().to_string_lossy(), std::fs::read_to_string(&profile).unwrap());
         }
-        seen
+        (seen, err)
+    }
+}
+
+/// How a vulkaninfo run used the cache, as its log says.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Use<'a> {
+    /// Every driver loaded and recorded: nothing in the cache yet.
+    Cold,
+    /// A miss: an entry there, but stale, for the reason given.
+    Stale(&'a str),
+    /// Lavapipe and the test driver with a device answered from the cache at first.
+    Warm,
+    /// Every driver loaded and compared with its record, no difference found.
+    Verify,
+}
+
+/// Fails unless `seen` (from a run that used the cache as `how`, its log `err`) is `off`, the
+/// cache-off output; `what` names the run.
+fn assert_vulkaninfo(off: &str, (seen, err): &(String, String), how: Use<'_>, what: &str) {
+    let a = "a.json";
+    let answered = |manifest: &str| err.contains(&format!("{manifest}: not loaded: answered from the driver cache"));
+    let well = match how {
+        Use::Cold => err.contains(&format!("{LAVAPIPE}: loaded in")) && err.contains("(not in the driver cache yet)") && !err.contains("stale"),
+        Use::Stale(why) => err.contains(&format!("its cache entry is stale: {why}")),
+        Use::Warm => answered(LAVAPIPE) && answered(a) && !err.contains("not in the driver cache yet") && !err.contains("stale"),
+        Use::Verify => err.contains(&format!("{LAVAPIPE}: driver cache verified: the record matches")) && !err.contains("driver cache verify:"),
     };
-    for args in [&[][..], &["--json"][..]] {
+    assert!(well, "{what}: not {how:?}\n{err}");
+    if seen != off {
+        let diff = similar::TextDiff::from_lines(off, seen).unified_diff().to_string();
+        panic!("{what} ({how:?}) differs from the cache off:\n{diff}");
+    }
+}
+
+const TEXT: &[&str] = &[];
+const JSON: &[&str] = &["--json"];
+
+/// vulkaninfo (text and `--json`) through our library on lavapipe and the test driver: the same
+/// with the cache off, cold, warm and verifying.
+#[test]
+fn vulkaninfo_is_the_same_with_the_cache_off_cold_warm_and_verifying() {
+    let s = setup("vulkaninfo");
+    let vulkaninfo = Vulkaninfo::new(&s);
+    for args in [TEXT, JSON] {
         let _ = std::fs::remove_dir_all(&s.cache);
-        let off = vulkaninfo(args, "off");
+        let (off, _) = vulkaninfo.run(args, "off", &[]);
         assert!(off.contains("Test Driver"), "{off}");
-        for mode in ["on (cold)", "on (warm)", "verify"] {
-            let seen = vulkaninfo(args, mode.split(' ').next().unwrap());
-            if seen != off {
-                let diff = similar::TextDiff::from_lines(&off, &seen).unified_diff().to_string();
-                panic!("vulkaninfo {args:?} with the cache {mode} differs from the cache off:\n{diff}");
+        for (how, mode) in [(Use::Cold, "on"), (Use::Warm, "on"), (Use::Verify, "verify")] {
+            assert_vulkaninfo(&off, &vulkaninfo.run(args, mode, &[]), how, &format!("vulkaninfo {args:?}"));
+        }
+    }
+}
+
+/// For every kind of [`LAUNCHES`], launches of vulkaninfo (text and `--json`) with that kind's
+/// fresh variables each time: the first on a cold cache, the next ones warm, then verifying, each
+/// printing what it prints with the cache off.
+#[test]
+fn vulkaninfo_is_the_same_off_cold_warm_and_verifying_for_every_kind_of_launch() {
+    let s = setup("vulkaninfo-launches");
+    let vulkaninfo = Vulkaninfo::new(&s);
+    let formats = [TEXT, JSON];
+    for (kind, variables) in LAUNCHES {
+        let _ = std::fs::remove_dir_all(&s.cache);
+        let off: Vec<String> = formats.iter().map(|args| vulkaninfo.run(args, "off", &launch(variables, 1)).0).collect();
+        assert!(off[0].contains("Test Driver"), "{kind}\n{}", off[0]);
+        let what = |args: &[&str], n: u32| format!("{kind}, launch {n}: vulkaninfo {args:?}");
+        assert_vulkaninfo(&off[0], &vulkaninfo.run(TEXT, "on", &launch(variables, 1)), Use::Cold, &what(TEXT, 1));
+        for n in 2..=3 {
+            for (args, off) in formats.iter().zip(&off) {
+                assert_vulkaninfo(off, &vulkaninfo.run(args, "on", &launch(variables, n)), Use::Warm, &what(args, n));
             }
+        }
+        for (args, off) in formats.iter().zip(&off) {
+            assert_vulkaninfo(off, &vulkaninfo.run(args, "verify", &launch(variables, 4)), Use::Verify, &what(args, 4));
+        }
+    }
+}
+
+/// The test driver reads a driconf file (`$HOME/.drirc`) for its device's name, as RADV and ANV
+/// read theirs. The file created, edited and removed, each change aged as a real edit is by the
+/// next launch: after each, vulkaninfo (text and `--json`) with the cache on (the first launch a
+/// miss naming the file, or a hit on the entry of the configuration as it was before, the next
+/// ones warm) and verifying prints what it prints with the cache off, which is the driver's new
+/// answer.
+#[test]
+fn vulkaninfo_is_the_same_off_on_and_verifying_after_each_driver_configuration_change() {
+    let s = setup("vulkaninfo-driconf");
+    let vulkaninfo = Vulkaninfo::new(&s);
+    let home = s.dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let env = [("HOME", home.display().to_string())];
+    let drirc = home.join(".drirc");
+    let changed = format!("the configuration changed: {} changed", drirc.display());
+    let named = |name: &str| format!("<driconf><device><application name=\"all\">\n<option name=\"force_vk_devicename\" value=\"{name}\"/>\n</application></device></driconf>\n");
+    // Each change, the file's contents after it, the device's name and how the first launch uses
+    // the cache: removed, the file is as at first, whose entry the cache kept.
+    let changes: [(&str, Option<String>, &str, Use); 4] = [
+        ("no file", None, "Test Driver discrete 0", Use::Cold),
+        ("the file created", Some(named("Renamed GPU")), "Renamed GPU", Use::Stale(&changed)),
+        ("the file edited", Some(named("Another name, longer")), "Another name, longer", Use::Stale(&changed)),
+        ("the file removed", None, "Test Driver discrete 0", Use::Warm),
+    ];
+    for (change, contents, device, first) in changes {
+        match contents {
+            Some(text) => {
+                std::fs::write(&drirc, text).unwrap();
+                age(&drirc);
+            }
+            None => {
+                let _ = std::fs::remove_file(&drirc);
+            }
+        }
+        let off: Vec<String> = [TEXT, JSON].iter().map(|args| vulkaninfo.run(args, "off", &env).0).collect();
+        for off in &off {
+            assert!(off.contains(device), "{change}: the driver says {device:?} with the cache off\n{off}");
+        }
+        let what = |args: &[&str]| format!("{change}: vulkaninfo {args:?}");
+        assert_vulkaninfo(&off[0], &vulkaninfo.run(TEXT, "on", &env), first, &what(TEXT));
+        for (args, off) in [TEXT, JSON].iter().zip(&off) {
+            assert_vulkaninfo(off, &vulkaninfo.run(args, "on", &env), Use::Warm, &what(args));
+            assert_vulkaninfo(off, &vulkaninfo.run(args, "verify", &env), Use::Verify, &what(args));
         }
     }
 }
@@ -1044,19 +1173,21 @@ const LAUNCHES: &[(&str, &[(&str, &str)])] = &[
     ("a new terminal's shell", &[("PWD", "/home/{n}"), ("OLDPWD", "/tmp/{n}"), ("_", "/usr/bin/app{n}")]),
 ];
 
+/// The variables of one launch of a kind of [`LAUNCHES`]: launch `n`'s fresh values.
+fn launch(variables: &[(&'static str, &str)], n: u32) -> Vec<(&'static str, String)> {
+    variables.iter().map(|(name, value)| (*name, value.replace("{n}", &(n * 7 + 3).to_string()))).collect()
+}
+
 /// After one launch of each kind, every later launch of that kind, with its own fresh values,
 /// finds the cache warm: no driver loaded.
 #[test]
 fn every_repeated_launch_as_users_make_them_is_warm() {
     let s = setup("launches");
     for (kind, variables) in LAUNCHES {
-        let launch = |n: u32| -> Vec<(&'static str, String)> {
-            variables.iter().map(|(name, value)| (*name, value.replace("{n}", &(n * 7 + 3).to_string()))).collect()
-        };
-        run(&s, "create", &launch(1));
-        run(&s, "create", &launch(2));
+        run(&s, "create", &launch(variables, 1));
+        run(&s, "create", &launch(variables, 2));
         for n in 3..5 {
-            let (out, err) = run(&s, "create", &launch(n));
+            let (out, err) = run(&s, "create", &launch(variables, n));
             assert_eq!(line(&out, "MAPPED "), "", "{kind}, launch {n}: a miss\n{err}");
             assert!(!err.contains("stale"), "{kind}, launch {n}\n{err}");
         }
@@ -1149,6 +1280,46 @@ fn root_with_another_users_home_leaves_it_untouched_and_that_user_keeps_its_cach
     assert_eq!(line(&warm, "MAPPED "), "", "the user's cache still works\n{err}");
 }
 
+/// The program as a launcher starts it: a script that notes the environment the launcher gave it
+/// (into `<file>.env`), sets the test's (no layers) and runs the child's `create` step, its output
+/// into the file named by its argument.
+fn launcher_program(s: &Setup) -> PathBuf {
+    std::fs::write(s.dir.join("step"), "create").unwrap();
+    let mut script = String::from("#!/bin/sh\nenv > \"$1.env\"\n");
+    let no_layers = s.dir.join("no-layers");
+    std::fs::create_dir_all(&no_layers).unwrap();
+    let env = s.env.iter().cloned().chain([("VK_IMPLICIT_LAYER_PATH", no_layers.display().to_string()), ("VK_LAYER_PATH", no_layers.display().to_string()), ("SCENARIO", "startup".to_string())]);
+    for (name, value) in env {
+        script += &format!("export {name}='{value}'\n");
+    }
+    let exe = std::env::current_exe().unwrap();
+    script += &format!("'{}' --exact scenario_entry --nocapture --test-threads=1 > \"$1.part\" 2>&1; mv \"$1.part\" \"$1\"\n", exe.display());
+    let script_path = s.dir.join("program.sh");
+    std::fs::write(&script_path, script).unwrap();
+    script_path
+}
+
+/// Three launches of the program through a launcher of `kind`: `start` starts launch `n`, its
+/// output to go to the file it is given, and says whether the launcher succeeded. Each launch
+/// creates an instance; from the second on, no driver is loaded.
+fn three_launches_warm_from_the_second(s: &Setup, kind: &str, start: impl Fn(u32, &Path) -> std::io::Result<std::process::ExitStatus>) {
+    for n in 1..=3 {
+        let out = s.dir.join(format!("{kind}-{n}.out"));
+        let status = start(n, &out);
+        assert!(status.as_ref().is_ok_and(|s| s.success()), "{kind}: launch {n} failed: {status:?}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !out.exists() {
+            assert!(std::time::Instant::now() < deadline, "{kind}: launch {n} wrote nothing");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(line(&text, "CREATE "), "VK_SUCCESS", "{kind}, launch {n}\n{text}");
+        if n > 1 {
+            assert_eq!(line(&text, "MAPPED "), "", "{kind}, launch {n}: a miss\n{text}");
+        }
+    }
+}
+
 /// The same program started again and again through real launchers, each giving it variables of
 /// its own per launch: tmux (a new session each time: `TMUX`, `TMUX_PANE`), GNU screen (a new
 /// session: `STY`, `WINDOW`, `TERMCAP`), GIO launching a `.desktop` file
@@ -1161,22 +1332,9 @@ fn repeated_launches_through_real_launchers_are_warm() {
         assert!(found, "{tool} missing: install tmux, screen and libglib2.0-bin");
     }
     let s = setup("launchers");
-    std::fs::write(s.dir.join("step"), "create").unwrap();
-    // The program as a launcher starts it: a script that sets the test's environment and runs the
-    // child, its output into the file named by its argument.
-    let mut script = String::from("#!/bin/sh\n");
-    let no_layers = s.dir.join("no-layers");
-    std::fs::create_dir_all(&no_layers).unwrap();
-    let env = s.env.iter().cloned().chain([("VK_IMPLICIT_LAYER_PATH", no_layers.display().to_string()), ("VK_LAYER_PATH", no_layers.display().to_string()), ("SCENARIO", "startup".to_string())]);
-    for (name, value) in env {
-        script += &format!("export {name}='{value}'\n");
-    }
-    let exe = std::env::current_exe().unwrap();
-    script += &format!("'{}' --exact scenario_entry --nocapture --test-threads=1 > \"$1.part\" 2>&1; mv \"$1.part\" \"$1\"\n", exe.display());
-    let script_path = s.dir.join("program.sh");
-    std::fs::write(&script_path, script).unwrap();
+    let script = launcher_program(&s).display().to_string();
     let desktop = s.dir.join("program.desktop");
-    std::fs::write(&desktop, format!("[Desktop Entry]\nType=Application\nName=program\nExec=sh {} %f\n", script_path.display())).unwrap();
+    std::fs::write(&desktop, format!("[Desktop Entry]\nType=Application\nName=program\nExec=sh {script} %f\n")).unwrap();
     // One tmux server for every launch, as a user's: a server whose last session just ended may
     // refuse the next client while it exits.
     let socket = s.dir.join("tmux.sock");
@@ -1189,26 +1347,111 @@ fn repeated_launches_through_real_launchers_are_warm() {
     let started = Command::new("tmux").arg("-S").arg(&socket).args(["new-session", "-d", "-s", "user", "sleep 3600"]).status();
     assert!(started.unwrap().success(), "tmux: the server did not start");
     let _server = Server(&socket);
-    for kind in ["tmux", "screen", "gio"] {
-        for n in 1..=3 {
-            let out = s.dir.join(format!("{kind}-{n}.out"));
-            let (script, out_arg) = (script_path.display().to_string(), out.display().to_string());
-            let status = match kind {
-                "tmux" => Command::new("tmux").arg("-S").arg(&socket).args(["new-session", "-d", "-s", &format!("s{n}"), "sh", &script, &out_arg]).status(),
-                "screen" => Command::new("screen").args(["-dmS", &format!("s{n}"), "sh", &script, &out_arg]).status(),
-                _ => Command::new("gio").arg("launch").arg(&desktop).arg(&out).status(),
-            };
-            assert!(status.unwrap().success(), "{kind}: launch {n} failed");
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-            while !out.exists() {
-                assert!(std::time::Instant::now() < deadline, "{kind}: launch {n} wrote nothing");
+    three_launches_warm_from_the_second(&s, "tmux", |n, out| Command::new("tmux").arg("-S").arg(&socket).args(["new-session", "-d", "-s", &format!("s{n}"), "sh", &script]).arg(out).status());
+    three_launches_warm_from_the_second(&s, "screen", |n, out| Command::new("screen").args(["-dmS", &format!("s{n}"), "sh", &script]).arg(out).status());
+    three_launches_warm_from_the_second(&s, "gio", |_, out| Command::new("gio").arg("launch").arg(&desktop).arg(out).status());
+}
+
+/// A private sshd on a free port of 127.0.0.1, with its own configuration, host key and
+/// authorized key in `dir`; killed when dropped.
+struct Sshd {
+    child: std::process::Child,
+    port: u16,
+    key: PathBuf,
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const SSHD: &str = "/usr/sbin/sshd";
+
+impl Sshd {
+    fn start(dir: &Path) -> Sshd {
+        let keygen = |file: &str| {
+            let path = dir.join(file);
+            let made = Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(&path).status();
+            assert!(made.is_ok_and(|s| s.success()), "ssh-keygen could not make {}: install openssh-client", path.display());
+            path
+        };
+        let (host_key, key) = (keygen("ssh_host_key"), keygen("ssh_client_key"));
+        std::fs::copy(key.with_extension("pub"), dir.join("authorized_keys")).unwrap();
+        // sshd's privilege separation directory, which its package's service makes at boot.
+        std::fs::create_dir_all("/run/sshd").unwrap();
+        let log = dir.join("sshd.log");
+        // A port free a moment ago may be taken before sshd binds it: a few tries.
+        for _ in 0..3 {
+            let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let config = dir.join("sshd_config");
+            let settings = [
+                format!("Port {port}"),
+                "ListenAddress 127.0.0.1".into(),
+                format!("HostKey {}", host_key.display()),
+                format!("AuthorizedKeysFile {}", dir.join("authorized_keys").display()),
+                "PermitRootLogin prohibit-password".into(),
+                "PubkeyAuthentication yes".into(),
+                "PasswordAuthentication no".into(),
+                "KbdInteractiveAuthentication no".into(),
+                "StrictModes no".into(),
+                // A session as a user's: PAM's account and session modules, as Debian's sshd.
+                "UsePAM yes".into(),
+                format!("PidFile {}", dir.join("sshd.pid").display()),
+            ];
+            std::fs::write(&config, settings.join("\n") + "\n").unwrap();
+            let child = Command::new(SSHD).arg("-D").arg("-e").arg("-f").arg(&config).stdin(std::process::Stdio::null()).stdout(std::fs::File::create(&log).unwrap()).stderr(std::fs::File::create(&log).unwrap()).spawn();
+            let child = child.unwrap_or_else(|e| panic!("{SSHD} could not start ({e}): install openssh-server"));
+            let mut sshd = Sshd { child, port, key: key.clone() };
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            loop {
+                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    return sshd;
+                }
+                if sshd.child.try_wait().unwrap().is_some() || std::time::Instant::now() > deadline {
+                    break;
+                }
                 std::thread::sleep(std::time::Duration::from_millis(50));
             }
-            let text = std::fs::read_to_string(&out).unwrap();
-            assert_eq!(line(&text, "CREATE "), "VK_SUCCESS", "{kind}, launch {n}\n{text}");
-            if n > 1 {
-                assert_eq!(line(&text, "MAPPED "), "", "{kind}, launch {n}: a miss\n{text}");
-            }
+            drop(sshd);
         }
+        panic!("sshd did not start listening on 127.0.0.1: its log:\n{}", std::fs::read_to_string(&log).unwrap_or_default());
     }
+
+    /// `ssh` to root on this server, running `command`.
+    fn ssh(&self, command: &str) -> Command {
+        let mut ssh = Command::new("ssh");
+        ssh.args(["-F", "none", "-p", &self.port.to_string(), "-i"]).arg(&self.key);
+        ssh.args(["-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "root@127.0.0.1", command]);
+        ssh
+    }
+}
+
+/// The same program started again and again in real new sessions, each giving it variables of its
+/// own: an ssh session to a private sshd (`SSH_CLIENT`, `SSH_CONNECTION`: a new client port each
+/// time), and new logins through PAM (`su --login`, `runuser -l`). From the second launch of a kind
+/// on, no driver is loaded. Needs root (sshd, a login as root without a password), as CI runs.
+#[test]
+fn repeated_launches_through_ssh_and_new_logins_are_warm() {
+    // SAFETY: geteuid has no preconditions.
+    assert_eq!(unsafe { libc::geteuid() }, 0, "this test needs root: it starts sshd and logs in as root through ssh, su and runuser");
+    assert!(Path::new(SSHD).exists(), "{SSHD} missing: install openssh-server");
+    for tool in ["ssh", "ssh-keygen", "su", "runuser"] {
+        let found = Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().unwrap().status.success();
+        assert!(found, "{tool} missing: install openssh-client and util-linux");
+    }
+    let s = setup("sessions");
+    let script = launcher_program(&s).display().to_string();
+    let command = |out: &Path| format!("sh '{script}' '{}'", out.display());
+    let sshd = Sshd::start(&s.dir);
+    three_launches_warm_from_the_second(&s, "ssh", |_, out| sshd.ssh(&command(out)).stdin(std::process::Stdio::null()).status());
+    // The session's own variables reached the program, fresh per launch (a new client port).
+    let connection = |n: u32| {
+        let env = std::fs::read_to_string(s.dir.join(format!("ssh-{n}.out.env"))).unwrap();
+        env.lines().find(|l| l.starts_with("SSH_CONNECTION=")).unwrap_or_else(|| panic!("no SSH_CONNECTION in launch {n}'s environment\n{env}")).to_string()
+    };
+    assert_ne!(connection(1), connection(2), "ssh: the same SSH_CONNECTION for two launches");
+    three_launches_warm_from_the_second(&s, "su", |_, out| Command::new("su").args(["--login", "root", "-c", &command(out)]).stdin(std::process::Stdio::null()).status());
+    three_launches_warm_from_the_second(&s, "runuser", |_, out| Command::new("runuser").args(["-l", "root", "-c", &command(out)]).stdin(std::process::Stdio::null()).status());
 }

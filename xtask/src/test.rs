@@ -14,6 +14,8 @@ const PACKAGES: &[(&str, &str)] = &[
     ("tmux", "a launcher: the driver cache warm across launches"),
     ("screen", "a launcher: the driver cache warm across launches"),
     ("libglib2.0-bin", "gio launch of a .desktop file: the driver cache warm across launches"),
+    ("openssh-server", "a private sshd: the driver cache warm across ssh sessions"),
+    ("openssh-client", "ssh and ssh-keygen: the driver cache warm across ssh sessions"),
     ("mesa-vulkan-drivers", "Mesa's lavapipe driver and device-select and overlay layers"),
     ("vulkan-tools", "vulkaninfo and vkcube"),
     ("vulkan-validationlayers", "the Khronos validation layer"),
