@@ -63,7 +63,9 @@ fn scenario_entry() {
                     .collect();
                 println!("EXTENSIONS {}", names.join(","));
             }
-            "create" => {
+            // "keep": as "create", but the instance is never destroyed, as long-lived clients
+            // (wgpu's global instance, zink, mpv) leave theirs.
+            "create" | "keep" => {
                 let name = std::ffi::CString::new(application).unwrap();
                 let app = VkApplicationInfo { pApplicationName: name.as_ptr(), apiVersion: vk_generated::make_api_version(0, 1, 3, 0), ..Default::default() };
                 let info = VkInstanceCreateInfo { pApplicationInfo: &app, ..Default::default() };
@@ -87,8 +89,10 @@ fn scenario_entry() {
                         })
                         .collect();
                     println!("DEVICES {}", names.join(","));
-                    let destroy: PFN_vkDestroyInstance = std::mem::transmute(gipa(instance, c"vkDestroyInstance".as_ptr()));
-                    destroy.unwrap()(instance, std::ptr::null());
+                    if step == "create" {
+                        let destroy: PFN_vkDestroyInstance = std::mem::transmute(gipa(instance, c"vkDestroyInstance".as_ptr()));
+                        destroy.unwrap()(instance, std::ptr::null());
+                    }
                 }
             }
             "probe" | "device" | "messenger" | "messenger-later" | "surface" | "surface-device" => lazy_steps(gipa, step),
@@ -454,6 +458,38 @@ fn record_for_lazy(s: &Setup, step: &str, env: &[(&'static str, String)]) -> (St
 
 fn lines<'a>(out: &'a str, prefix: &str) -> Vec<&'a str> {
     out.lines().filter_map(|l| l.strip_prefix(prefix)).collect()
+}
+
+/// A client that never destroys its instance has its physical devices recorded all the same
+/// (at its first enumeration): its next launch loads no driver.
+#[test]
+fn a_client_that_never_destroys_its_instance_finds_its_driver_lazy_next_time() {
+    let s = setup("keep");
+    let (first, err) = run(&s, "keep", &[]);
+    assert_eq!(line(&first, "MAPPED "), BOTH, "{err}");
+    let (second, err) = run(&s, "keep", &[]);
+    assert_eq!(line(&second, "MAPPED "), "", "no driver loaded\n{err}");
+    assert_eq!(line(&second, "DEVICES "), line(&first, "DEVICES "));
+    assert!(err.contains("a.json: not loaded: its 1 physical devices answered from the driver cache until first needed"), "{err}");
+}
+
+/// A driver whose record cannot answer this call is loaded, and the log says what the record
+/// lacks: another application's devices were never enumerated; with lazy drivers off, a driver
+/// with devices is loaded at once. The driver without devices is answered all the same.
+#[test]
+fn a_record_that_cannot_answer_says_what_it_lacks() {
+    let s = setup("lacks");
+    run(&s, "create", &[]);
+    let (out, err) = run(&s, "create:another", &[]);
+    assert!(line(&out, "MAPPED ").contains("libvk_test_driver_a.so"), "{err}");
+    assert!(
+        err.contains("a.json: loaded in") && err.contains("(its cache record does not answer this call: it holds no physical devices for this application"),
+        "{err}"
+    );
+    let (out, err) = run(&s, "create", &[("VK_LOADER_LAZY_DRIVERS", "off".into())]);
+    assert_eq!(line(&out, "MAPPED "), "libvk_test_driver_a.so", "{err}");
+    assert!(err.contains("(its cache record does not answer this call: the driver has physical devices for this application and lazy drivers are off)"), "{err}");
+    assert!(err.contains("b.json: not loaded: answered from the driver cache"), "{err}");
 }
 
 #[test]
