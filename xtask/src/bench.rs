@@ -35,7 +35,7 @@ fn program(args: &[String]) -> Result<(), String> {
     }
     // The libraries the benchmarks load are not dependencies of the program: build them too.
     let build = [
-        "build", "--quiet", "--release", "--package", "loader", "--package", "test-driver", "--package", "test-layer",
+        "build", "--quiet", "--release", "--package", "loader", "--package", "vk-test-driver", "--package", "test-layer",
         // `layer-sdk`: the SDK layer and its hand-written twin.
         "--package", "sdk-draw-count-layer", "--package", "handwritten-layer",
     ];

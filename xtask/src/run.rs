@@ -36,7 +36,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let root = crate::repo_root();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(&cargo)
-        .args(["build", "--release", "-p", "loader", "-p", "test-driver", "-p", "vk-hello", "-p", "vk-compute"])
+        .args(["build", "--release", "-p", "loader", "-p", "vk-test-driver", "-p", "vk-hello", "-p", "vk-compute"])
         .current_dir(&root)
         .status()
         .map_err(|e| format!("cannot start cargo: {e}"))?;

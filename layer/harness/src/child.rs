@@ -7,7 +7,7 @@ use vk_layer::vk::types::*;
 /// What the application does.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Script {
-    /// Our `libvulkan.so`.
+    /// The loader's library (see `loader_library`).
     pub loader: String,
     /// The layers it enables.
     pub layers: Vec<String>,
@@ -103,7 +103,7 @@ pub fn child_main() {
 type Gipa = unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction;
 
 unsafe fn run(script: &Script) {
-    let library = libloading::Library::new(&script.loader).expect("our libvulkan.so");
+    let library = libloading::Library::new(&script.loader).expect("the Vulkan loader's library (see vk_layer_harness::loader_library)");
     let gipa: libloading::Symbol<Gipa> = library
         .get(b"vkGetInstanceProcAddr\0")
         .expect("vkGetInstanceProcAddr");

@@ -1,5 +1,5 @@
-//! A harness for layer authors: a few lines run a layer over the project's test driver through
-//! our loader and hand back what happened, to assert on.
+//! A harness for layer authors: a few lines run a layer over a test driver (`vk-test-driver`)
+//! through a Vulkan loader and hand back what happened, to assert on.
 //!
 //! ```ignore
 //! vk_layer_harness::child_entry!(); // once per test file
@@ -17,8 +17,9 @@
 //!
 //! A run is a child process: this test binary again, running [`child_entry!`]'s test with the
 //! script in its environment, because the loader reads the environment once per process and
-//! keeps the libraries it opens. The child loads our `libvulkan.so` (built beside the test), which
-//! finds the test driver and the layers through `VK_DRIVER_FILES` and `VK_LAYER_PATH` in the
+//! keeps the libraries it opens. The child loads the loader [`loader_library`] names (the Rust
+//! loader's `libvulkan.so` where the test's package builds it beside the test, else the system's
+//! `libvulkan.so.1`), which finds the test driver and the layers through `VK_DRIVER_FILES` and `VK_LAYER_PATH` in the
 //! run's directory; the host's `VK_*` variables are not passed on. The child creates an instance
 //! with the layers enabled (the application's `VkLayerSettingsCreateInfoEXT` and a messenger
 //! chained at creation when asked), lists the physical devices, creates a device on the first and
@@ -186,7 +187,7 @@ impl Harness {
         let joined = std::env::join_paths(&layer_path).expect("layer directories");
         let mut script = self.script.clone();
         script.layers = self.enabled.clone();
-        script.loader = built_library("libvulkan.so").display().to_string();
+        script.loader = loader_library();
 
         let mut cmd = Command::new(std::env::current_exe().expect("the test binary"));
         cmd.args([
@@ -221,8 +222,23 @@ impl Harness {
     }
 }
 
-/// A library cargo built for this test run (`target/<profile>/deps/`, else beside it): our
-/// `libvulkan.so`, the test driver, the layer under test when the test's package depends on it.
+/// The Vulkan loader a run loads: `$VK_LAYER_HARNESS_LOADER` when set; else the Rust loader's
+/// `libvulkan.so` where cargo built it for this test run (a dev-dependency on the loader's
+/// package); else the system's `libvulkan.so.1`, as the dynamic linker finds it.
+pub fn loader_library() -> String {
+    if let Some(path) = std::env::var_os("VK_LAYER_HARNESS_LOADER") {
+        return path.to_string_lossy().into_owned();
+    }
+    let ours = built_library("libvulkan.so");
+    if ours.exists() {
+        ours.display().to_string()
+    } else {
+        "libvulkan.so.1".to_string()
+    }
+}
+
+/// A library cargo built for this test run (`target/<profile>/deps/`, else beside it): the test
+/// driver, a loader, the layer under test when the test's package depends on it.
 pub fn built_library(file: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary");
     let profile = exe

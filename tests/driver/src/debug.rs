@@ -1,7 +1,7 @@
 //! `VK_EXT_debug_utils` in the driver (advertised only when `VK_TEST_DRIVER_INSTANCE_EXTENSIONS`
 //! lists it): a messenger hears one warning, "vk_test_driver: messenger created", as it is made,
 //! so a test can see the loader hand the application's callback to the driver. A messenger chained
-//! to `VkInstanceCreateInfo` hears "vk_test_driver: instance created for <application name>" when
+//! to `VkInstanceCreateInfo` hears "vk_test_driver: instance created for `<application name>`" when
 //! the driver was given the extension, so a test can see what the driver's instance was created
 //! with (the loader may create it long after `vkCreateInstance`: lazy drivers).
 //!
