@@ -63,6 +63,9 @@ fn the_crates_package_and_build_for_crates_io() {
         }
         assert!(!manifest.contains("publish = false"), "{name}:\n{manifest}");
         assert!(crate_file(&archive, &format!("{name}-0.1.0/README.md")).contains("## Example"), "{name}'s README");
+        // The texts of the licenses the manifest names.
+        assert!(crate_file(&archive, &format!("{name}-0.1.0/LICENSE-MIT")).contains("Permission is hereby granted"), "{name}");
+        assert!(crate_file(&archive, &format!("{name}-0.1.0/LICENSE-APACHE")).contains("Apache License"), "{name}");
     }
 }
 
