@@ -7,7 +7,7 @@ use crate::platform;
 
 /// Kernel modules of GPU drivers whose version a driver's answers can follow.
 const GPU_MODULES: &[&str] = &[
-    "nvidia", "nvidia_drm", "nvidia_uvm", "nouveau", "amdgpu", "radeon", "i915", "xe", "virtio_gpu", "vmwgfx", "msm", "panfrost", "panthor", "lima",
+    "nvidia", "nvidia_drm", "nvidia_modeset", "nvidia_uvm", "nouveau", "amdgpu", "radeon", "i915", "xe", "virtio_gpu", "vmwgfx", "msm", "panfrost", "panthor", "lima",
     "v3d", "vc4", "etnaviv", "asahi", "powervr",
 ];
 
@@ -50,6 +50,9 @@ fn read_machine() -> u64 {
         for gpu in platform::list_dir(&format!("{root}/proc/driver/nvidia/gpus")).unwrap_or_default() {
             d = d.text("nvidia").text(&gpu);
         }
+        // The kernel module's parameters (resizable BAR, registry settings), which the driver
+        // reads before it opens a node.
+        d = d.text(&read_text(&format!("{root}/proc/driver/nvidia/params"), 64 * 1024));
     }
     // Which GPU is behind a node (one replaced by another of the same kind keeps the node's
     // name). Without any node no driver reaches a GPU, and the list is not read: its first read
@@ -73,16 +76,19 @@ fn read_machine() -> u64 {
 }
 
 /// `/proc/bus/pci/devices` without what may change from one boot to the next: per function, its
-/// bus and device-function number, its vendor and device ids, and its bound driver.
+/// bus and device-function number, its vendor and device ids, the sizes of its memory regions
+/// (a board of the same ids with more memory, or resizable BAR turned on, has larger ones), and
+/// its bound driver. Left out: the IRQ and the regions' addresses.
 fn pci_functions(listing: &str) -> String {
     let mut out = String::new();
     for line in listing.lines() {
         let fields: Vec<&str> = line.split_whitespace().collect();
         let (Some(function), Some(ids)) = (fields.first(), fields.get(1)) else { continue };
-        // The bound driver, when there is one, is the 18th field, after the IRQ, 7 base
-        // addresses, the ROM base address and 7 sizes and the ROM size.
+        // After the IRQ: 7 region addresses (6 BARs and the ROM), then their 7 sizes, then the
+        // bound driver when there is one (the 18th field).
+        let sizes = fields.get(10..17).map(|s| s.join(" ")).unwrap_or_default();
         let driver = fields.get(17).copied().unwrap_or_default();
-        out.push_str(&format!("{function} {ids} {driver}\n"));
+        out.push_str(&format!("{function} {ids} {sizes} {driver}\n"));
     }
     out
 }
@@ -181,15 +187,17 @@ pub fn identity(path: &str) -> Option<[u64; 7]> {
 ///   names, else `/usr/share/drirc.d`, each file in it; `/etc/drirc`; `$HOME/.drirc`. Keyed on
 ///   all of them, whichever the variable picks: a change where it does not look costs a miss only.
 /// - NVIDIA's application profiles: `/etc/nvidia/nvidia-application-profiles-rc` and its `.d`
-///   directory, `$HOME/.nv/nvidia-application-profiles-rc` and its `.d`, and the driver's own
+///   directory, `$HOME/.nv/nvidia-application-profiles-rc` and its `.d` (either `-rc` may be a
+///   directory too, whose files the driver reads), `$HOME/.nv/nvidia-application-profile-globals-rc`
+///   (every profile on or off), and the driver's own
 ///   `/usr/share/nvidia/nvidia-application-profiles-*-rc`.
+/// - libdrm's `/usr/share/libdrm/amdgpu.ids`, from which RADV names AMD GPUs.
 ///
 /// A directory's files are listed with their identities; a directory's subdirectories are not
 /// followed (neither driver reads them).
 pub fn configuration_files() -> Option<Vec<(String, u64)>> {
     let home = crate::reference::variables::HOME.get();
     let mut directories = vec!["/usr/share/drirc.d".to_string(), "/etc/nvidia/nvidia-application-profiles-rc.d".to_string()];
-    // libdrm's table of AMD GPU names, from which RADV takes a device's name.
     let mut files = vec!["/etc/drirc".to_string(), "/etc/nvidia/nvidia-application-profiles-rc".to_string(), "/usr/share/libdrm/amdgpu.ids".to_string()];
     if let Some(dir) = crate::reference::variables::DRIRC_CONFIGDIR.get() {
         directories.push(dir);
@@ -197,8 +205,13 @@ pub fn configuration_files() -> Option<Vec<(String, u64)>> {
     if let Some(home) = &home {
         files.push(format!("{home}/.drirc"));
         files.push(format!("{home}/.nv/nvidia-application-profiles-rc"));
+        // Turns every profile on or off.
+        files.push(format!("{home}/.nv/nvidia-application-profile-globals-rc"));
         directories.push(format!("{home}/.nv/nvidia-application-profiles-rc.d"));
     }
+    // NVIDIA's driver reads the files of a profiles "file" that is a directory.
+    let profile_dirs: Vec<String> = files.iter().filter(|f| f.ends_with("/nvidia-application-profiles-rc") && platform::is_directory(f)).cloned().collect();
+    directories.extend(profile_dirs);
     let nvidia_share = platform::list_dir("/usr/share/nvidia").unwrap_or_default();
     let profiles = nvidia_share.iter().filter(|n| n.starts_with("nvidia-application-profiles-") && n.ends_with("-rc"));
     files.extend(profiles.map(|n| format!("/usr/share/nvidia/{n}")));
@@ -230,9 +243,14 @@ mod tests {
 
     #[test]
     fn pci_functions_keep_ids_and_driver_and_leave_addresses_out() {
-        let line = |irq: &str| format!("0100\t10de2330\t{irq}\tfb000000\t0\t0\t0\t0\t0\t0\t1000000\t0\t0\t0\t0\t0\t0\tnvidia\n0000\t80861237\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\n");
-        assert_eq!(pci_functions(&line("10")), "0100 10de2330 nvidia\n0000 80861237 \n");
-        assert_eq!(pci_functions(&line("10")), pci_functions(&line("11")), "an IRQ is not the hardware");
+        let line = |irq: &str, address: &str, size: &str| {
+            format!("0100\t10de2330\t{irq}\t{address}\t0\t0\t0\t0\t0\t0\t{size}\t0\t0\t0\t0\t0\t0\tnvidia\n0000\t80861237\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\n")
+        };
+        let base = pci_functions(&line("10", "fb000000", "1000000"));
+        assert_eq!(base, "0100 10de2330 1000000 0 0 0 0 0 0 nvidia\n0000 80861237 0 0 0 0 0 0 0 \n");
+        assert_eq!(base, pci_functions(&line("11", "fb000000", "1000000")), "an IRQ is not the hardware");
+        assert_eq!(base, pci_functions(&line("10", "fc000000", "1000000")), "nor an address");
+        assert_ne!(base, pci_functions(&line("10", "fb000000", "4000000")), "a larger region is");
     }
 
     /// glibc's copy of `cpuid` (glibc 2.33 and later: Debian 12 has 2.36) is what the

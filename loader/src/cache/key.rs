@@ -119,10 +119,11 @@ pub fn is_bare_name(library_path: &str) -> bool {
 
 /// The application's digest, for answers that application profiles can change (Mesa's drirc,
 /// NVIDIA's profiles match the executable and the application and engine names): the executable
-/// (the path it was started by, `platform::started_as`), the name it was invoked by (`argv[0]`,
-/// which driconf's `executable=` matches) and the whole `VkApplicationInfo` as given.
-pub fn application(executable: &str, invoked_as: &str, info: Option<(&str, u32, &str, u32, u32)>) -> u64 {
-    let d = Digest::default().text(executable).text(invoked_as);
+/// (the path it was started by, `platform::started_as`), the names it was invoked by (`argv[0]`,
+/// which driconf's `executable=` matches) and that the kernel keeps for it (`comm`, which NVIDIA's
+/// `commname` rules match), and the whole `VkApplicationInfo` as given.
+pub fn application(executable: &str, names: &str, info: Option<(&str, u32, &str, u32, u32)>) -> u64 {
+    let d = Digest::default().text(executable).text(names);
     match info {
         Some((name, version, engine, engine_version, api)) => d.number(1).text(name).number(version as u64).text(engine).numbers(&[engine_version as u64, api as u64]),
         None => d.number(0),

@@ -514,7 +514,8 @@ unsafe fn application_digest(info: &VkInstanceCreateInfo) -> u64 {
     };
     let app = info.pApplicationInfo.as_ref().map(|a| (text(a.pApplicationName), a.applicationVersion, text(a.pEngineName), a.engineVersion, a.apiVersion));
     let app = app.as_ref().map(|(name, version, engine, engine_version, api)| (name.as_str(), *version, engine.as_str(), *engine_version, *api));
-    cache::key::application(&cache::executable(), &crate::platform::invocation_name(), app)
+    let names = format!("{}\0{}", crate::platform::invocation_name(), crate::platform::process_name());
+    cache::key::application(&cache::executable(), &names, app)
 }
 
 /// What an application that found only portability drivers must do, in the Khronos loader's words.

@@ -553,6 +553,18 @@ pub fn invocation_name() -> String {
     }
 }
 
+/// The process's name as the kernel keeps it (`comm`, which `prctl(PR_SET_NAME)` changes): NVIDIA's
+/// application profiles match it. Through `prctl`, no file opened.
+pub fn process_name() -> String {
+    let mut name = [0u8; 16];
+    // SAFETY: PR_GET_NAME writes at most 16 bytes, NUL-terminated, into the buffer.
+    if unsafe { libc::prctl(libc::PR_GET_NAME, name.as_mut_ptr()) } != 0 {
+        return String::new();
+    }
+    let len = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    String::from_utf8_lossy(&name[..len]).into_owned()
+}
+
 /// The machine's memory in bytes (`sysinfo`): a driver may size its heaps from it (lavapipe does).
 pub fn total_memory() -> u64 {
     // SAFETY: sysinfo fills the zeroed struct it is given.
