@@ -313,7 +313,7 @@ fn memory(loader_path: &str, layers: &[*const c_char]) -> Result<(), String> {
 }
 
 /// `Private_Dirty` of the whole process, from /proc/self/smaps_rollup.
-fn private_dirty_kib() -> f64 {
+pub fn private_dirty_kib() -> f64 {
     let rollup = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
     rollup
         .lines()
