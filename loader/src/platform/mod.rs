@@ -553,9 +553,16 @@ pub fn invocation_name() -> String {
     }
 }
 
-/// The process's name as the kernel keeps it (`comm`, which `prctl(PR_SET_NAME)` changes): NVIDIA's
-/// application profiles match it. Through `prctl`, no file opened.
+/// The process's name as the kernel keeps it (`comm` of its main thread, which
+/// `prctl(PR_SET_NAME)` changes): NVIDIA's application profiles match it. On the main thread
+/// through `prctl`, no file opened; on another thread (whose own name `prctl` would give) from
+/// `/proc/self/comm`.
 pub fn process_name() -> String {
+    // SAFETY: getpid and gettid have no preconditions.
+    if unsafe { libc::getpid() != libc::gettid() } {
+        let comm = read_file("/proc/self/comm", 64).unwrap_or_default();
+        return String::from_utf8_lossy(&comm).trim_end_matches('\n').to_string();
+    }
     let mut name = [0u8; 16];
     // SAFETY: PR_GET_NAME writes at most 16 bytes, NUL-terminated, into the buffer.
     if unsafe { libc::prctl(libc::PR_GET_NAME, name.as_mut_ptr()) } != 0 {
@@ -666,6 +673,18 @@ mod tests {
         assert_eq!(secure("LOADER\0TEST"), None);
         assert_eq!(manifest_variable("LOADER_TEST_SHORT").as_deref(), Some("short"));
         assert_eq!(manifest_variable("LOADER_TEST_UNSET"), None);
+    }
+
+    #[test]
+    fn the_process_name_is_the_main_thread_s_on_every_thread() {
+        let main = std::thread::spawn(process_name);
+        let here = process_name();
+        // The test harness runs tests on threads of their own: both read /proc/self/comm, or
+        // prctl on the main thread; the process's name either way.
+        let comm = String::from_utf8_lossy(&read_file("/proc/self/comm", 64).unwrap()).trim_end().to_string();
+        assert_eq!(main.join().unwrap(), comm);
+        assert_eq!(here, comm);
+        assert!(!comm.is_empty());
     }
 
     #[test]
