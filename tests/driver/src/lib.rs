@@ -5,6 +5,7 @@
 //! It exports only the `vk_icd*` entry points; every Vulkan command is reached through them.
 //! See README.md for the environment variables.
 
+#![warn(missing_docs)]
 #![allow(non_snake_case)]
 // Objects are boxed inside their owners' Vecs so that their addresses, which are their handles,
 // stay put while the Vecs change.

@@ -20,8 +20,11 @@ use crate::{config, guard, Level};
 /// Commands of each level.
 pub const COUNT: usize = 300;
 
+/// The physical-device commands' names: this prefix, three digits, [`SUFFIX`].
 pub const PHYSICAL_DEVICE_PREFIX: &str = "vkTestPhysicalDeviceCommand";
+/// The device commands' names: this prefix, three digits, [`SUFFIX`].
 pub const DEVICE_PREFIX: &str = "vkTestDeviceCommand";
+/// The end of every synthetic command's name (an author tag, as extensions' commands have).
 pub const SUFFIX: &str = "TEST";
 
 /// The name of synthetic command `index` with `prefix`.
