@@ -86,3 +86,19 @@ fn the_harness_manifest_and_files_are_accepted() {
         assert!(files.lines().any(|l| l == file), "{file} is not packaged:\n{files}");
     }
 }
+
+/// The crates' API documentation builds without a warning (a broken intra-doc link, an unclosed
+/// HTML tag, an undocumented public item where `missing_docs` is warned).
+#[test]
+fn the_crates_documentation_builds_without_warnings() {
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("publish-doc");
+    let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .current_dir(root())
+        .env("RUSTDOCFLAGS", "-D warnings")
+        .args(["doc", "--no-deps", "--offline", "--target-dir"])
+        .arg(&target)
+        .args(packages(&CRATES))
+        .output()
+        .expect("cargo runs");
+    assert!(out.status.success(), "cargo doc failed:\n{}", String::from_utf8_lossy(&out.stderr));
+}
