@@ -39,24 +39,8 @@ const LAUNCH_PROBE: &str = "properties";
 /// Repeat launches per kind of launch (after the one that records).
 const REPEATS: usize = 20;
 
-/// Ways of launching an application, each with the variables its launcher gives a fresh value at
-/// every launch (`{n}`: a number per launch). This mirrors `LAUNCHES` in
-/// loader/tests/startup_cache.rs (keep the two the same; the bench is a crate of its own), whose
-/// sources are in loader/src/cache/launch.rs.
-const LAUNCHES: &[(&str, &[(&str, &str)])] = &[
-    ("GNOME's launcher", &[("DESKTOP_STARTUP_ID", "gnome-shell/app/{n}-0-host_TIME{n}"), ("GIO_LAUNCHED_DESKTOP_FILE_PID", "{n}")]),
-    ("a Wayland launcher", &[("XDG_ACTIVATION_TOKEN", "token-{n}")]),
-    ("a systemd unit", &[("INVOCATION_ID", "{n}a3f0"), ("JOURNAL_STREAM", "8:{n}"), ("SYSTEMD_EXEC_PID", "{n}"), ("MEMORY_PRESSURE_WATCH", "/sys/fs/cgroup/app-{n}.scope/memory.pressure"), ("MANAGERPID", "{n}")]),
-    ("gnome-terminal's tab", &[("GNOME_TERMINAL_SCREEN", "/org/gnome/Terminal/screen/{n}"), ("WINDOWID", "{n}"), ("SHLVL", "{n}")]),
-    ("konsole's window", &[("KONSOLE_DBUS_SESSION", "/Sessions/{n}"), ("KONSOLE_DBUS_WINDOW", "/Windows/{n}"), ("SHELL_SESSION_ID", "{n}")]),
-    ("kitty's window", &[("KITTY_WINDOW_ID", "{n}"), ("KITTY_PID", "{n}")]),
-    ("a tmux pane", &[("TMUX", "/tmp/tmux-0/default,{n},0"), ("TMUX_PANE", "%{n}")]),
-    ("a screen window", &[("STY", "{n}.pts-0.host"), ("WINDOW", "{n}")]),
-    ("VS Code's terminal", &[("VSCODE_GIT_IPC_HANDLE", "/run/user/0/vscode-git-{n}.sock"), ("VSCODE_IPC_HOOK_CLI", "/run/user/0/vscode-ipc-{n}.sock")]),
-    ("an ssh session", &[("SSH_CLIENT", "10.0.0.{n} 5{n} 22"), ("SSH_CONNECTION", "10.0.0.{n} 5{n} 10.0.0.1 22"), ("SSH_TTY", "/dev/pts/{n}")]),
-    ("a new login", &[("XDG_SESSION_ID", "{n}"), ("SESSION_MANAGER", "local/host:@/tmp/.ICE-unix/{n},unix/host:/tmp/.ICE-unix/{n}"), ("XDG_VTNR", "{n}")]),
-    ("a new terminal's shell", &[("PWD", "/home/{n}"), ("OLDPWD", "/tmp/{n}"), ("_", "/usr/bin/app{n}")]),
-];
+// `LAUNCHES`: the ways people launch a program (shared with the driver cache's tests).
+include!("../../launches.rs");
 
 /// The child's side (`loader-bench child startup-<probe> <libvulkan>`): runs the probe, prints its
 /// figures.
