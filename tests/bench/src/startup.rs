@@ -178,6 +178,39 @@ struct Figures {
     dirty_kb: f64,
 }
 
+impl Figures {
+    /// The table's columns from `ms` on: times, drivers, GPU files, memory, the ratios.
+    fn columns(&self, system_ms: f64, khronos_ms: Option<f64>) -> String {
+        let vs_khronos = khronos_ms.map(|k| format!(" {:>13.4}", self.ms / k)).unwrap_or_default();
+        format!(
+            "{:>9.2} {:>8} {:>8} {:>9} {:>10.1} {:>10.1} {:>12.3}{vs_khronos}",
+            self.ms,
+            self.live_drivers,
+            self.drivers,
+            self.gpu_files,
+            self.rss_kb / 1024.0,
+            self.dirty_kb / 1024.0,
+            self.ms / system_ms
+        )
+    }
+
+    /// The JSON fields of the same figures.
+    fn json_fields(&self, system_ms: f64, khronos_ms: Option<f64>) -> String {
+        format!(
+            "\"ms\": {}, \"drivers_mapped_live\": {}, \"drivers_mapped\": {}, \"gpu_files_open\": {}, \"rss_kib\": {}, \"private_dirty_kib\": {}, \"time_vs_system\": {}, \"time_vs_khronos\": {}",
+            json_num(Some(self.ms)),
+            self.live_drivers,
+            self.drivers,
+            self.gpu_files,
+            self.rss_kb,
+            self.dirty_kb,
+            json_num(Some(self.ms / system_ms)),
+            // Four places: the targets (0.05, 0.02) are met or missed in the third.
+            khronos_ms.map_or_else(|| "null".to_string(), |k| format!("{:.4}", self.ms / k))
+        )
+    }
+}
+
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(|a, b| a.total_cmp(b));
     values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
@@ -229,37 +262,11 @@ pub fn run(exe: &Path, ours: &Path, system: &Path, khronos: Option<&Path>, only:
             let system_ms = rows[0].1.ms;
             let khronos_ms = rows.iter().find(|(c, _)| c.name == "khronos").map(|(_, f)| f.ms);
             for (config, f) in &rows {
-                let vs_khronos = khronos_ms.map(|k| format!(" {:>13.4}", f.ms / k)).unwrap_or_default();
-                println!(
-                    "{:<14} {:<18} {:>9.2} {:>8} {:>8} {:>9} {:>10.1} {:>10.1} {:>12.3}{vs_khronos}",
-                    probe,
-                    config.name,
-                    f.ms,
-                    f.live_drivers,
-                    f.drivers,
-                    f.gpu_files,
-                    f.rss_kb / 1024.0,
-                    f.dirty_kb / 1024.0,
-                    f.ms / system_ms
-                );
+                println!("{:<14} {:<18} {}", probe, config.name, f.columns(system_ms, khronos_ms));
             }
             let cells: Vec<String> = rows
                 .iter()
-                .map(|(c, f)| {
-                    format!(
-                        "{{\"loader\": {}, \"ms\": {}, \"drivers_mapped_live\": {}, \"drivers_mapped\": {}, \"gpu_files_open\": {}, \"rss_kib\": {}, \"private_dirty_kib\": {}, \"time_vs_system\": {}, \"time_vs_khronos\": {}}}",
-                        json_str(&c.name),
-                        json_num(Some(f.ms)),
-                        f.live_drivers,
-                        f.drivers,
-                        f.gpu_files,
-                        f.rss_kb,
-                        f.dirty_kb,
-                        json_num(Some(f.ms / system_ms)),
-                        // Four places: the targets (0.05, 0.02) are met or missed in the third.
-                        khronos_ms.map_or_else(|| "null".to_string(), |k| format!("{:.4}", f.ms / k))
-                    )
-                })
+                .map(|(c, f)| format!("{{\"loader\": {}, {}}}", json_str(&c.name), f.json_fields(system_ms, khronos_ms)))
                 .collect();
             json_probes.push(format!("{{\"probe\": {}, \"results\": [{}]}}", json_str(probe), cells.join(", ")));
         }
@@ -400,19 +407,7 @@ fn launches(exe: &Path, configs: &[Config], env: &[(String, String)], cache_root
     let khronos_ms = configs.iter().position(|c| c.name == "khronos").map(|i| rows[i].1.ms);
     let mut cells = Vec::new();
     for ((config, (warm, f)), misses) in configs.iter().zip(&rows).zip(&misses) {
-        let vs_khronos = khronos_ms.map(|k| format!(" {:>13.4}", f.ms / k)).unwrap_or_default();
-        println!(
-            "{:<18} {:>7.1}% {:>9.2} {:>8} {:>8} {:>9} {:>10.1} {:>10.1} {:>12.3}{vs_khronos}",
-            config.name,
-            warm * 100.0,
-            f.ms,
-            f.live_drivers,
-            f.drivers,
-            f.gpu_files,
-            f.rss_kb / 1024.0,
-            f.dirty_kb / 1024.0,
-            f.ms / system_ms
-        );
+        println!("{:<18} {:>7.1}% {}", config.name, warm * 100.0, f.columns(system_ms, khronos_ms));
         let by_kind: Vec<String> = LAUNCHES
             .iter()
             .zip(misses)
@@ -422,17 +417,9 @@ fn launches(exe: &Path, configs: &[Config], env: &[(String, String)], cache_root
             })
             .collect();
         cells.push(format!(
-            "{{\"loader\": {}, \"warm_share\": {:.4}, \"ms\": {}, \"drivers_mapped_live\": {}, \"drivers_mapped\": {}, \"gpu_files_open\": {}, \"rss_kib\": {}, \"private_dirty_kib\": {}, \"time_vs_system\": {}, \"time_vs_khronos\": {}, \"kinds\": [{}]}}",
+            "{{\"loader\": {}, \"warm_share\": {warm:.4}, {}, \"kinds\": [{}]}}",
             json_str(&config.name),
-            warm,
-            json_num(Some(f.ms)),
-            f.live_drivers,
-            f.drivers,
-            f.gpu_files,
-            f.rss_kb,
-            f.dirty_kb,
-            json_num(Some(f.ms / system_ms)),
-            khronos_ms.map_or_else(|| "null".to_string(), |k| format!("{:.4}", f.ms / k)),
+            f.json_fields(system_ms, khronos_ms),
             by_kind.join(", ")
         ));
     }
