@@ -179,6 +179,19 @@ struct Figures {
 }
 
 impl Figures {
+    /// Each figure's median over `samples`.
+    fn median_of(samples: &[Figures]) -> Figures {
+        let of = |field: fn(&Figures) -> f64| median(samples.iter().map(field).collect());
+        Figures {
+            ms: of(|f| f.ms),
+            live_drivers: of(|f| f.live_drivers),
+            drivers: of(|f| f.drivers),
+            gpu_files: of(|f| f.gpu_files),
+            rss_kb: of(|f| f.rss_kb),
+            dirty_kb: of(|f| f.dirty_kb),
+        }
+    }
+
     /// The table's columns from `ms` on: times, drivers, GPU files, memory, the ratios.
     fn columns(&self, system_ms: f64, khronos_ms: Option<f64>) -> String {
         let vs_khronos = khronos_ms.map(|k| format!(" {:>13.4}", self.ms / k)).unwrap_or_default();
@@ -315,14 +328,7 @@ fn measure(exe: &Path, probe: &str, configs: &[Config], env: &[(String, String)]
     }
     Ok(all
         .into_iter()
-        .map(|samples| Figures {
-            ms: median(samples.iter().map(|f| f.ms).collect()),
-            live_drivers: median(samples.iter().map(|f| f.live_drivers).collect()),
-            drivers: median(samples.iter().map(|f| f.drivers).collect()),
-            gpu_files: median(samples.iter().map(|f| f.gpu_files).collect()),
-            rss_kb: median(samples.iter().map(|f| f.rss_kb).collect()),
-            dirty_kb: median(samples.iter().map(|f| f.dirty_kb).collect()),
-        })
+        .map(|samples| Figures::median_of(&samples))
         .collect())
 }
 
@@ -392,15 +398,7 @@ fn launches(exe: &Path, configs: &[Config], env: &[(String, String)], cache_root
         .zip(&misses)
         .map(|(samples, misses)| {
             let missed: usize = misses.iter().map(Vec::len).sum();
-            let figures = Figures {
-                ms: median(samples.iter().map(|f| f.ms).collect()),
-                live_drivers: median(samples.iter().map(|f| f.live_drivers).collect()),
-                drivers: median(samples.iter().map(|f| f.drivers).collect()),
-                gpu_files: median(samples.iter().map(|f| f.gpu_files).collect()),
-                rss_kb: median(samples.iter().map(|f| f.rss_kb).collect()),
-                dirty_kb: median(samples.iter().map(|f| f.dirty_kb).collect()),
-            };
-            ((repeats - missed) as f64 / repeats as f64, figures)
+            ((repeats - missed) as f64 / repeats as f64, Figures::median_of(samples))
         })
         .collect();
     let system_ms = rows[0].1.ms;
