@@ -9,6 +9,7 @@ mod package;
 mod package_install_test;
 mod regen;
 mod run;
+mod safety_docs;
 mod test;
 
 use std::path::PathBuf;
@@ -98,6 +99,10 @@ subcommands:
       the ten modules with the largest fan-out
       --check  fail if any circle exists
       --edges  also list every edge (user -> used)
+  safety-docs [DIR...]
+      every `unsafe fn` (crate-private, extern \"system\", in impls and traits included) of the
+      shipped crates' sources (or of DIR...) without a `# Safety` section in its documentation,
+      which clippy::missing_safety_doc checks only for public functions; fails if there is one
 ";
 
 fn main() -> ExitCode {
@@ -115,6 +120,7 @@ fn main() -> ExitCode {
         Some("khronos-suite") => khronos_suite::main(&rest),
         Some("fuzz") => fuzz::main(&rest),
         Some("modules") => modules::main(&rest),
+        Some("safety-docs") => safety_docs::main(&rest),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
