@@ -65,9 +65,13 @@ impl AllocatorScope {
     /// nothing changes).
     ///
     /// # Safety
-    /// `callbacks` must be NULL or valid for the scope's lifetime, as Vulkan requires.
+    /// `callbacks` must be NULL or point to a valid `VkAllocationCallbacks`, and its functions
+    /// must stay callable for as long as any block allocated in the scope lives (Vulkan requires
+    /// the callbacks to outlive the objects created with them).
     pub unsafe fn enter(callbacks: *const VkAllocationCallbacks, scope: VkSystemAllocationScope) -> AllocatorScope {
-        match callbacks.as_ref().filter(|c| c.pfnAllocation.is_some() && c.pfnFree.is_some()) {
+        // SAFETY: the caller passes NULL or a valid `VkAllocationCallbacks`; it is copied at once.
+        let callbacks = unsafe { callbacks.as_ref() };
+        match callbacks.filter(|c| c.pfnAllocation.is_some() && c.pfnFree.is_some()) {
             Some(callbacks) => {
                 let active = Active { callbacks: *callbacks, scope, failed: false };
                 ENTERED.fetch_add(1, Ordering::Relaxed);
@@ -116,6 +120,10 @@ fn prefix(layout: Layout) -> usize {
 /// The loader's global allocator (see the module documentation).
 pub struct LoaderAllocator;
 
+// SAFETY: `alloc` returns NULL or a block of `layout.size()` bytes aligned to `layout.align()`
+// (the prefix is a multiple of the alignment, and both allocators honour `align`), which nothing
+// else uses until `dealloc`; `dealloc` gives the whole allocation back to the allocator its
+// header names, with the size and alignment it was asked for.
 unsafe impl GlobalAlloc for LoaderAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let prefix = prefix(layout);
@@ -129,33 +137,59 @@ unsafe impl GlobalAlloc for LoaderAllocator {
         let (base, header) = match active {
             Some(active) => {
                 let callbacks = &active.callbacks;
-                let allocate = callbacks.pfnAllocation.unwrap_unchecked();
-                let base = allocate(callbacks.pUserData, size, align, active.scope) as *mut u8;
+                // SAFETY: `enter` only activates callbacks whose `pfnAllocation` is set, and its
+                // caller keeps them callable for the scope (a valid `VkAllocationCallbacks`).
+                let base = unsafe {
+                    let allocate = callbacks.pfnAllocation.unwrap_unchecked();
+                    allocate(callbacks.pUserData, size, align, active.scope) as *mut u8
+                };
                 if base.is_null() {
                     let _ = ACTIVE.try_with(|a| a.set(Some(Active { failed: true, ..active })));
-                    (System.alloc(Layout::from_size_align_unchecked(size, align)), Header { free: None, user_data: std::ptr::null_mut() })
+                    (system_alloc(size, align), Header { free: None, user_data: std::ptr::null_mut() })
                 } else {
                     (base, Header { free: callbacks.pfnFree, user_data: callbacks.pUserData })
                 }
             }
-            None => (System.alloc(Layout::from_size_align_unchecked(size, align)), Header { free: None, user_data: std::ptr::null_mut() }),
+            None => (system_alloc(size, align), Header { free: None, user_data: std::ptr::null_mut() }),
         };
         if base.is_null() {
             return base;
         }
-        let block = base.add(prefix);
-        (block.sub(HEADER) as *mut Header).write_unaligned(header);
-        block
+        // SAFETY: `base` is a live allocation of `size = layout.size() + prefix` bytes, so
+        // `base + prefix` is in it (or one past its end for a zero-sized layout), and the header
+        // fits in the `prefix >= HEADER` bytes in front of the block.
+        unsafe {
+            let block = base.add(prefix);
+            (block.sub(HEADER) as *mut Header).write_unaligned(header);
+            block
+        }
     }
 
     unsafe fn dealloc(&self, block: *mut u8, layout: Layout) {
         let prefix = prefix(layout);
-        let header = (block.sub(HEADER) as *const Header).read_unaligned();
-        let base = block.sub(prefix);
+        // SAFETY: `GlobalAlloc`'s contract: `block` came from `alloc` with this `layout`, which
+        // wrote the header just in front of it and returned `base + prefix`.
+        let (header, base) = unsafe { ((block.sub(HEADER) as *const Header).read_unaligned(), block.sub(prefix)) };
         match header.free {
-            Some(free) => free(header.user_data, base as *mut c_void),
-            None => System.dealloc(base, Layout::from_size_align_unchecked(layout.size() + prefix, layout.align().max(HEADER))),
+            // SAFETY: the header names the application's `pfnFree` that allocated `base`; Vulkan
+            // keeps it callable while blocks from it live.
+            Some(free) => unsafe { free(header.user_data, base as *mut c_void) },
+            // SAFETY: `base` came from `system_alloc` with this size and alignment, a layout
+            // `Layout::from_size_align` accepted there.
+            None => unsafe {
+                System.dealloc(base, Layout::from_size_align_unchecked(layout.size() + prefix, layout.align().max(HEADER)))
+            },
         }
+    }
+}
+
+/// A block of `size` bytes aligned to `align` from the system, or NULL (also where the two make
+/// no valid `Layout`: a size near `isize::MAX` once the header is added).
+fn system_alloc(size: usize, align: usize) -> *mut u8 {
+    match Layout::from_size_align(size, align) {
+        // SAFETY: the layout's size is non-zero (it includes the header).
+        Ok(layout) => unsafe { System.alloc(layout) },
+        Err(_) => std::ptr::null_mut(),
     }
 }
 
@@ -168,18 +202,28 @@ mod tests {
     static CALLS: AtomicUsize = AtomicUsize::new(0);
     static FAIL_AT: AtomicUsize = AtomicUsize::new(usize::MAX);
 
+    /// A `PFN_vkAllocationFunction` that counts its blocks and fails at the call `FAIL_AT` names.
+    ///
+    /// # Safety
+    /// Called as Vulkan calls an allocation function: `align` a power of two.
     unsafe extern "system" fn allocate(_: *mut c_void, size: usize, align: usize, _: VkSystemAllocationScope) -> *mut c_void {
         if CALLS.fetch_add(1, Ordering::SeqCst) + 1 == FAIL_AT.load(Ordering::SeqCst) {
             return std::ptr::null_mut();
         }
         LIVE.fetch_add(1, Ordering::SeqCst);
-        System.alloc(Layout::from_size_align(size, align).unwrap()) as *mut c_void
+        // SAFETY: the loader's blocks are never zero-sized (they carry a header).
+        unsafe { System.alloc(Layout::from_size_align(size, align).unwrap()) as *mut c_void }
     }
 
+    /// The `PFN_vkFreeFunction` of [`allocate`].
+    ///
+    /// # Safety
+    /// `memory` came from [`allocate`] and is freed once.
     unsafe extern "system" fn free(_: *mut c_void, memory: *mut c_void) {
         LIVE.fetch_sub(1, Ordering::SeqCst);
-        // The test's blocks are small: the system allocator frees by pointer alone.
-        libc::free(memory);
+        // SAFETY: `memory` came from the system allocator through `allocate`; the test's blocks are
+        // small and little-aligned, so the system allocator frees them by pointer alone.
+        unsafe { libc::free(memory) };
     }
 
     fn callbacks() -> VkAllocationCallbacks {
@@ -191,6 +235,7 @@ mod tests {
     fn blocks_go_back_to_their_allocator_and_failures_are_recorded() {
         let callbacks = callbacks();
         let kept = {
+            // SAFETY: `callbacks` outlives every block allocated through it (all freed below).
             let scope = unsafe { AllocatorScope::enter(&callbacks, VkSystemAllocationScope::INSTANCE) };
             let v: Vec<u64> = (0..100).collect();
             let kept = Box::new(7u128); // outlives the scope, still freed to the application
@@ -205,6 +250,7 @@ mod tests {
         assert_eq!(LIVE.load(Ordering::SeqCst), 0);
 
         FAIL_AT.store(CALLS.load(Ordering::SeqCst) + 2, Ordering::SeqCst);
+        // SAFETY: as above.
         let scope = unsafe { AllocatorScope::enter(&callbacks, VkSystemAllocationScope::COMMAND) };
         let a = Box::new(1u32);
         let b = Box::new(2u32); // the application's allocator fails here: the system serves it

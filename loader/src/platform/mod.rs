@@ -64,6 +64,8 @@ fn read_env(name: &str, getter: unsafe extern "C" fn(*const c_char) -> *mut c_ch
     if value.is_null() {
         return None;
     }
+    // SAFETY: a non-NULL result of getenv is a NUL-terminated string in the environment, copied
+    // here before any other environment call could change it.
     Some(unsafe { CStr::from_ptr(value) }.to_string_lossy().into_owned())
 }
 
@@ -91,14 +93,15 @@ pub fn elevated() -> bool {
 
 /// The kernel's release (`uname`).
 pub fn kernel_release() -> String {
-    // SAFETY: uname fills the structure; its fields are NUL-terminated.
-    unsafe {
-        let mut name: libc::utsname = std::mem::zeroed();
-        if libc::uname(&mut name) != 0 {
-            return String::new();
-        }
-        CStr::from_ptr(name.release.as_ptr()).to_string_lossy().into_owned()
+    // SAFETY: `utsname` is arrays of bytes, for which all zeros is a value.
+    let mut name: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: uname fills the structure it is given.
+    if unsafe { libc::uname(&mut name) } != 0 {
+        return String::new();
     }
+    // Read up to the NUL, never past the array.
+    let release: Vec<u8> = name.release.iter().map(|&c| c as u8).take_while(|&b| b != 0).collect();
+    String::from_utf8_lossy(&release).into_owned()
 }
 
 /// The environment's `NAME=VALUE` entries, as `environ` holds them now, handed to `f` one by
@@ -275,8 +278,9 @@ pub fn list_dir(path: &str) -> Option<Vec<String>> {
 /// name need not be, and the Khronos loader opens it all the same), sorted by bytes.
 pub fn list_dir_names(path: &str) -> Option<Vec<OsString>> {
     let c_path = CString::new(path).ok()?;
-    // SAFETY: opendir/readdir/closedir on one stream; each entry's name is copied out before the
-    // next readdir call reuses its storage.
+    // SAFETY: opendir/readdir/closedir on one stream, with a NUL-terminated path; each entry's
+    // name (NUL-terminated within `d_name`) is copied out before the next readdir call reuses its
+    // storage.
     unsafe {
         let dir = libc::opendir(c_path.as_ptr());
         if dir.is_null() {
@@ -459,6 +463,7 @@ pub struct Library {
 
 // SAFETY: a dlopen handle may be used from any thread.
 unsafe impl Send for Library {}
+// SAFETY: dlsym and dlclose are thread-safe, and `Library` has no other state.
 unsafe impl Sync for Library {}
 
 impl Library {
@@ -476,9 +481,13 @@ impl Library {
         Ok(Library { handle })
     }
 
+    /// The address of the function `name` exports, as a function of no arguments: the caller
+    /// casts it to the type the symbol's contract names before calling it.
     pub fn symbol(&self, name: &CStr) -> Option<unsafe extern "system" fn()> {
         // SAFETY: dlsym on a live handle; a non-null result is a function address in the library.
         let ptr = unsafe { libc::dlsym(self.handle, name.as_ptr()) };
+        // SAFETY: a non-NULL function address fits a function pointer (same size on the platforms
+        // dlsym serves); calling it is `unsafe` and its caller names the real signature.
         (!ptr.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, unsafe extern "system" fn()>(ptr) })
     }
 }
@@ -496,6 +505,8 @@ fn dlerror() -> String {
     if msg.is_null() {
         "unknown dlopen error".into()
     } else {
+        // SAFETY: a non-NULL result of dlerror is a NUL-terminated message, valid until the next
+        // dl* call on this thread; it is copied at once.
         unsafe { CStr::from_ptr(msg) }.to_string_lossy().into_owned()
     }
 }
@@ -663,9 +674,11 @@ mod tests {
     #[test]
     fn env_reads_short_and_long_names() {
         let long = format!("LOADER_TEST_{}", "L".repeat(200));
-        // SAFETY (both): this test's own variables; nothing else here reads them.
-        unsafe { std::env::set_var("LOADER_TEST_SHORT", "short") };
-        unsafe { std::env::set_var(&long, "long") };
+        // SAFETY: this test's own variables; nothing else here reads them.
+        unsafe {
+            std::env::set_var("LOADER_TEST_SHORT", "short");
+            std::env::set_var(&long, "long");
+        }
         let secure = |name| read_env(name, secure_getenv);
         assert_eq!(secure("LOADER_TEST_SHORT").as_deref(), Some("short"));
         assert_eq!(secure(&long).as_deref(), Some("long"));
@@ -696,6 +709,7 @@ mod tests {
         assert_eq!(declared(Read::Secure).get(), None, "empty is unset");
         assert_eq!(declared(Read::Plain).get(), None, "empty is unset");
         assert_eq!(declared(Read::SecureEvenEmpty).get().as_deref(), Some(""), "set and empty");
+        // SAFETY: this test's own variable.
         unsafe { std::env::set_var("LOADER_TEST_DECLARED", "x") };
         assert!(declared(Read::Secure).is_set() && declared(Read::Plain).is_set());
     }

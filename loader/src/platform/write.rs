@@ -50,32 +50,42 @@ pub fn create_own_dir_all(path: &str, mode: libc::mode_t) -> Result<(), String> 
 /// never a part: written to a temporary file of this process beside it (mode 0600, whatever the
 /// umask), then renamed over `path`. Several processes doing this at once leave one whole file.
 pub fn replace_file(path: &str, bytes: &[u8]) -> Result<(), String> {
-    // SAFETY (the block): open/write/close/rename/unlink with NUL-terminated paths and a buffer of
-    // the length given.
-    unsafe {
-        let temporary = format!("{path}.{}.{}.tmp", libc::getpid(), libc::gettid());
-        let c_temporary = c_path(&temporary)?;
-        let fd = libc::open(c_temporary.as_ptr(), libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC | libc::O_NOFOLLOW, 0o600);
-        if fd < 0 {
-            return Err(format!("{temporary}: cannot create: {}", std::io::Error::last_os_error()));
-        }
-        libc::fchmod(fd, 0o600);
-        let mut written = 0;
-        while written < bytes.len() {
-            let n = libc::write(fd, bytes[written..].as_ptr() as *const libc::c_void, bytes.len() - written);
-            if n <= 0 {
-                let error = std::io::Error::last_os_error();
+    // SAFETY: getpid and gettid have no preconditions.
+    let temporary = format!("{path}.{}.{}.tmp", unsafe { libc::getpid() }, unsafe { libc::gettid() });
+    let c_temporary = c_path(&temporary)?;
+    // SAFETY: `c_temporary` is a NUL-terminated path that lives across the call.
+    let fd = unsafe {
+        libc::open(c_temporary.as_ptr(), libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC | libc::O_NOFOLLOW, 0o600)
+    };
+    if fd < 0 {
+        return Err(format!("{temporary}: cannot create: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: `fd` is the descriptor opened above, not yet closed.
+    unsafe { libc::fchmod(fd, 0o600) };
+    let mut written = 0;
+    while written < bytes.len() {
+        let rest = &bytes[written..];
+        // SAFETY: `rest` is a live buffer of `rest.len()` bytes; `fd` is open.
+        let n = unsafe { libc::write(fd, rest.as_ptr() as *const libc::c_void, rest.len()) };
+        if n <= 0 {
+            let error = std::io::Error::last_os_error();
+            // SAFETY: `fd` is open and closed once here; `c_temporary` is NUL-terminated.
+            unsafe {
                 libc::close(fd);
                 libc::unlink(c_temporary.as_ptr());
-                return Err(format!("{temporary}: cannot write: {error}"));
             }
-            written += n as usize;
+            return Err(format!("{temporary}: cannot write: {error}"));
         }
-        if libc::close(fd) != 0 || libc::rename(c_temporary.as_ptr(), c_path(path)?.as_ptr()) != 0 {
-            let error = std::io::Error::last_os_error();
-            libc::unlink(c_temporary.as_ptr());
-            return Err(format!("{path}: cannot replace: {error}"));
-        }
+        written += n as usize;
+    }
+    // SAFETY: `fd` is open and closed once here.
+    let closed = unsafe { libc::close(fd) } == 0;
+    // SAFETY: both paths are NUL-terminated and live across the call.
+    if !closed || unsafe { libc::rename(c_temporary.as_ptr(), c_path(path)?.as_ptr()) } != 0 {
+        let error = std::io::Error::last_os_error();
+        // SAFETY: `c_temporary` is NUL-terminated.
+        unsafe { libc::unlink(c_temporary.as_ptr()) };
+        return Err(format!("{path}: cannot replace: {error}"));
     }
     Ok(())
 }
