@@ -22,6 +22,7 @@ use vk_generated::{DeviceDispatchTable, DispatchTable, InstanceDispatchTable};
 use crate::chain::{take_device_link, take_instance_link};
 use crate::chassis_report;
 use crate::create_info::{DeviceCreateInfo, InstanceCreateInfo};
+use crate::dispatch_map::DispatchMap;
 use crate::guard::guard;
 use crate::hooks::{DeviceHooked, InstanceHooked};
 use crate::manifest::{LAYER_SETTINGS_EXTENSION, TOOLING_INFO_EXTENSION};
@@ -280,6 +281,7 @@ unsafe extern "system" fn create_instance<L: Registered>(
                     let Some(key) = dispatch_key(instance.0) else {
                         return VkResult::ERROR_INITIALIZATION_FAILED;
                     };
+                    let destroy = next.vkDestroyInstance;
                     let state = Box::new(InstanceState {
                         next,
                         handle: instance,
@@ -287,10 +289,14 @@ unsafe extern "system" fn create_instance<L: Registered>(
                         messengers,
                         hooks,
                     });
-                    let hooks: *const L::Instance = &state.hooks;
-                    L::chassis().instances.insert(key, state);
-                    // SAFETY: the state just stored, removed only by vkDestroyInstance.
-                    *p_instance = L::returned_instance(&*hooks, instance);
+                    // The key is the dispatch pointer of the instance just created.
+                    let Some(state) = store_created(&L::chassis().instances, key, state) else {
+                        if let Some(destroy) = destroy {
+                            destroy(instance, allocator);
+                        }
+                        return VkResult::ERROR_INITIALIZATION_FAILED;
+                    };
+                    *p_instance = L::returned_instance(&state.hooks, instance);
                     VkResult::SUCCESS
                 }
                 Err(error) => {
@@ -302,6 +308,24 @@ unsafe extern "system" fn create_instance<L: Registered>(
             }
         }
     })
+}
+
+/// Stores the state of an object the level below has just created under the object's dispatch
+/// pointer `key`, and returns it as stored (`None` only if `key` is no dispatch pointer).
+///
+/// # Safety
+/// `key` is the dispatch pointer of the object just created.
+unsafe fn store_created<T>(states: &DispatchMap<T>, key: usize, state: Box<T>) -> Option<&T> {
+    let state = match states.insert(key, state) {
+        Ok(stored) => return Some(stored),
+        Err(state) => state,
+    };
+    // SAFETY: the loader gives every live dispatchable object its own dispatch table, so a state
+    // still stored under a new object's key belongs to an object destroyed without this layer's
+    // `vkDestroy*` removing it (its handle was not recognised by the layer's unwrap hook). The API
+    // forbids any further use of that object, and so of its state.
+    drop(unsafe { states.remove(key) });
+    states.insert(key, state).ok()
 }
 
 /// The layer's constructor of an instance or device object, a panic in it turned into
@@ -393,16 +417,21 @@ unsafe extern "system" fn create_device<L: Registered>(
                         return VkResult::ERROR_INITIALIZATION_FAILED;
                     };
                     let messengers = MessengersOf::new(&instance.messengers);
+                    let destroy = next.vkDestroyDevice;
                     let state = Box::new(DeviceState {
                         next,
                         link,
                         messengers,
                         hooks,
                     });
-                    let hooks: *const L::Device = &state.hooks;
-                    L::chassis().devices.insert(key, state);
-                    // SAFETY: the state just stored, removed only by vkDestroyDevice.
-                    *p_device = L::returned_device(&*hooks, device);
+                    // The key is the dispatch pointer of the device just created.
+                    let Some(state) = store_created(&L::chassis().devices, key, state) else {
+                        if let Some(destroy) = destroy {
+                            destroy(device, allocator);
+                        }
+                        return VkResult::ERROR_INITIALIZATION_FAILED;
+                    };
+                    *p_device = L::returned_device(&state.hooks, device);
                     VkResult::SUCCESS
                 }
                 Err(error) => {

@@ -9,6 +9,11 @@
 //! go on. A value is freed only by `remove`, which the chassis calls from `vkDestroy*`, when the
 //! Vulkan API already forbids any other use of the object and of its children. A sharded
 //! `RwLock` map was the alternative; it still writes a shared cache line on every read.
+//!
+//! [`get`](DispatchMap::get) hands out plain references (no count to touch on the dispatch path),
+//! so nothing safe may free a stored value: [`insert`](DispatchMap::insert) refuses a key that
+//! holds one, and only the `unsafe` [`remove`](DispatchMap::remove) and dropping the map (which
+//! no reference outlives) free values.
 
 use std::marker::PhantomData;
 use std::ptr;
@@ -36,6 +41,12 @@ impl<T> Slot<T> {
     };
 }
 
+/// The slot where a probe for `key` starts, below `CHUNK`.
+fn home(key: usize) -> usize {
+    // Dispatch tables are allocations at least 8-byte aligned: drop the always-zero bits.
+    (key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (usize::BITS - CHUNK.trailing_zeros())
+}
+
 struct Chunk<T> {
     slots: [Slot<T>; CHUNK],
     next: AtomicPtr<Chunk<T>>,
@@ -50,19 +61,57 @@ impl<T> Chunk<T> {
 
     /// The slots in the order a probe for `key` visits them.
     fn probe(&self, key: usize) -> impl Iterator<Item = &Slot<T>> {
-        // Dispatch tables are allocations at least 8-byte aligned: drop the always-zero bits.
-        let start = (key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            >> (usize::BITS - CHUNK.trailing_zeros());
+        let start = home(key);
         (0..CHUNK).map(move |i| &self.slots[(start + i) % CHUNK])
     }
 }
 
 /// A map from dispatch pointers to owned values; lock-free lookups, locked inserts and removals.
+///
+/// A stored value stays where it is until the `unsafe` [`remove`](Self::remove): inserting
+/// again under its key is refused, so a reference from [`get`](Self::get) cannot dangle.
+///
+/// ```
+/// use vk_layer::dispatch_map::DispatchMap;
+///
+/// let map = DispatchMap::new();
+/// assert!(map.insert(0x1000, Box::new(vec![1, 2, 3])).is_ok());
+/// let first = map.get(0x1000).unwrap();
+/// let refused = map.insert(0x1000, Box::new(vec![4])).unwrap_err();
+/// assert_eq!((first[2], refused[0]), (3, 4));
+/// ```
+///
+/// Freeing a value takes `unsafe`, whose caller promises that no reference is in use:
+///
+/// ```compile_fail,E0133
+/// use vk_layer::dispatch_map::DispatchMap;
+///
+/// let map = DispatchMap::new();
+/// let _ = map.insert(0x1000, Box::new(vec![1, 2, 3]));
+/// let first = map.get(0x1000).unwrap();
+/// drop(map.remove(0x1000));
+/// println!("{}", first[2]);
+/// ```
+///
+/// Values move between threads (inserted on one, dropped on another), so a shared map needs them
+/// `Send` as well as `Sync`:
+///
+/// ```compile_fail,E0277
+/// fn shared<T: Sync>() {}
+/// shared::<vk_layer::dispatch_map::DispatchMap<std::sync::MutexGuard<'static, ()>>>();
+/// ```
 pub struct DispatchMap<T> {
     first: Chunk<T>,
     writers: Mutex<()>,
     owns: PhantomData<Box<T>>,
 }
+
+// SAFETY: the map owns its values as a `Box<T>` would; sending the map sends them.
+unsafe impl<T: Send> Send for DispatchMap<T> {}
+// SAFETY: through `&DispatchMap` values are read from any thread (`T: Sync`) and inserted on one
+// thread and removed or dropped on another (`T: Send`); slots and links are atomics, and writers
+// hold the mutex.
+unsafe impl<T: Send + Sync> Sync for DispatchMap<T> {}
 
 impl<T> Default for DispatchMap<T> {
     fn default() -> Self {
@@ -113,19 +162,21 @@ impl<T> DispatchMap<T> {
             .and_then(|slot| unsafe { slot.value.load(Ordering::Acquire).as_ref() })
     }
 
-    /// Stores `value` for `key` (a dispatch pointer: not null), returning the value it replaces.
-    pub fn insert(&self, key: usize, value: Box<T>) -> Option<Box<T>> {
-        assert!(
-            key != EMPTY && key != TOMBSTONE,
-            "not a dispatch pointer: {key:#x}"
-        );
-        let _writer = self.writers.lock().unwrap_or_else(|e| e.into_inner());
-        let value = Box::into_raw(value);
-        if let Some(slot) = self.find(key) {
-            let old = slot.value.swap(value, Ordering::AcqRel);
-            // SAFETY: the map owned `old`; see `remove` for readers.
-            return Some(unsafe { Box::from_raw(old) });
+    /// Stores `value` for `key` (a dispatch pointer: neither 0 nor `usize::MAX`) and returns a
+    /// reference to it. Refused, `value` given back, when `key` already holds a value (which
+    /// stays: references to it may be in use) or is not a dispatch pointer.
+    pub fn insert(&self, key: usize, value: Box<T>) -> Result<&T, Box<T>> {
+        if key == EMPTY || key == TOMBSTONE {
+            return Err(value);
         }
+        let _writer = self.writers.lock().unwrap_or_else(|e| e.into_inner());
+        if self.find(key).is_some() {
+            return Err(value);
+        }
+        let value = Box::into_raw(value);
+        // SAFETY: the box just leaked: the map owns it until `remove` or `Drop`, and hands out
+        // shared references only.
+        let stored = unsafe { &*value };
         let mut last = &self.first;
         for chunk in self.chunks() {
             last = chunk;
@@ -135,15 +186,15 @@ impl<T> DispatchMap<T> {
             if let Some(slot) = free {
                 slot.value.store(value, Ordering::Release);
                 slot.key.store(key, Ordering::Release);
-                return None;
+                return Ok(stored);
             }
         }
         let chunk = Box::leak(Box::new(Chunk::EMPTY));
-        let slot = chunk.probe(key).next().expect("a chunk has slots");
+        let slot = &chunk.slots[home(key)];
         slot.value.store(value, Ordering::Relaxed);
         slot.key.store(key, Ordering::Relaxed);
         last.next.store(chunk, Ordering::Release);
-        None
+        Ok(stored)
     }
 
     /// Takes the value stored for `key` out of the map.
@@ -193,18 +244,37 @@ mod tests {
     }
 
     #[test]
-    fn stores_finds_replaces_and_removes() {
+    fn stores_finds_and_removes() {
         let map = DispatchMap::new();
         assert!(map.get(key(1)).is_none());
-        assert!(map.insert(key(1), Box::new(1)).is_none());
-        assert!(map.insert(key(2), Box::new(2)).is_none());
+        assert_eq!(map.insert(key(1), Box::new(1)), Ok(&1));
+        assert_eq!(map.insert(key(2), Box::new(2)), Ok(&2));
         assert_eq!((map.get(key(1)), map.get(key(2))), (Some(&1), Some(&2)));
-        assert_eq!(map.insert(key(1), Box::new(10)).as_deref(), Some(&1));
-        assert_eq!(map.get(key(1)), Some(&10));
-        assert_eq!(unsafe { map.remove(key(1)) }.as_deref(), Some(&10));
+        // SAFETY: no reference from `get` is used after this.
+        assert_eq!(unsafe { map.remove(key(1)) }.as_deref(), Some(&1));
         assert!(map.get(key(1)).is_none());
+        // SAFETY: as above.
         assert_eq!(unsafe { map.remove(key(1)) }, None);
         assert_eq!(map.get(key(2)), Some(&2));
+        assert!(map.get(0).is_none() && map.get(usize::MAX).is_none());
+    }
+
+    #[test]
+    fn a_taken_key_is_refused_and_its_value_stays_where_references_see_it() {
+        let map = DispatchMap::new();
+        assert!(map.insert(key(1), Box::new(vec![1u64, 2, 3])).is_ok());
+        let first = map.get(key(1)).unwrap();
+        let refused = map.insert(key(1), Box::new(vec![4])).unwrap_err();
+        drop(refused);
+        assert_eq!(first, &[1, 2, 3]);
+        assert!(std::ptr::eq(first, map.get(key(1)).unwrap()));
+    }
+
+    #[test]
+    fn keys_that_are_no_dispatch_pointer_are_refused() {
+        let map = DispatchMap::new();
+        assert_eq!(map.insert(0, Box::new(0)), Err(Box::new(0)));
+        assert_eq!(map.insert(usize::MAX, Box::new(1)), Err(Box::new(1)));
         assert!(map.get(0).is_none() && map.get(usize::MAX).is_none());
     }
 
@@ -213,13 +283,14 @@ mod tests {
         let map = DispatchMap::new();
         let n = CHUNK * 3 + 5;
         for i in 0..n {
-            map.insert(key(i), Box::new(i));
+            assert_eq!(map.insert(key(i), Box::new(i)), Ok(&i));
         }
         assert_eq!(map.chunks().count(), 4);
         for i in 0..n {
             assert_eq!(map.get(key(i)), Some(&i), "key {i}");
         }
         for i in (0..n).step_by(2) {
+            // SAFETY: no reference from `get` is used after this.
             assert_eq!(unsafe { map.remove(key(i)) }.as_deref(), Some(&i));
         }
         for i in 0..n {
@@ -227,7 +298,7 @@ mod tests {
         }
         // Removed slots are used again before any new chunk is linked.
         for i in (0..n).step_by(2) {
-            map.insert(key(n + i), Box::new(n + i));
+            assert!(map.insert(key(n + i), Box::new(n + i)).is_ok());
         }
         assert_eq!(map.chunks().count(), 4);
         assert_eq!(map.get(key(n + 2)), Some(&(n + 2)));
@@ -236,7 +307,7 @@ mod tests {
     #[test]
     fn readers_see_every_published_value_while_others_are_inserted() {
         let map = Arc::new(DispatchMap::new());
-        map.insert(key(0), Box::new(0usize));
+        assert!(map.insert(key(0), Box::new(0usize)).is_ok());
         let reader = {
             let map = Arc::clone(&map);
             std::thread::spawn(move || {
@@ -246,7 +317,7 @@ mod tests {
             })
         };
         for i in 1..CHUNK * 2 {
-            map.insert(key(i), Box::new(i));
+            assert!(map.insert(key(i), Box::new(i)).is_ok());
         }
         reader.join().unwrap();
         assert_eq!(map.get(key(CHUNK * 2 - 1)), Some(&(CHUNK * 2 - 1)));
@@ -257,7 +328,7 @@ mod tests {
         let value = Arc::new(());
         let map = DispatchMap::new();
         for i in 0..CHUNK + 1 {
-            map.insert(key(i), Box::new(Arc::clone(&value)));
+            assert!(map.insert(key(i), Box::new(Arc::clone(&value))).is_ok());
         }
         drop(map);
         assert_eq!(Arc::strong_count(&value), 1);
