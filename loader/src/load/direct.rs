@@ -22,9 +22,13 @@ pub struct DirectDrivers {
 /// The list chained to `info`, if the application chained one and enabled the extension.
 ///
 /// # Safety
-/// `info` must be a valid create info.
+/// `info.pNext` must be NULL or a valid `pNext` chain, and a `VkDirectDriverLoadingListLUNARG` in
+/// it must have a `pDrivers` that is NULL or valid for `driverCount` elements (Vulkan's valid
+/// usage of `vkCreateInstance`); a NULL `pDrivers` or a zero count is logged and ignored.
 pub unsafe fn requested(info: &VkInstanceCreateInfo, extension_enabled: bool) -> Option<DirectDrivers> {
-    let Some(list) = vk_generated::find_in_chain::<VkDirectDriverLoadingListLUNARG>(info.pNext) else {
+    // SAFETY: the caller passes a valid `pNext` chain.
+    let list = unsafe { vk_generated::find_in_chain::<VkDirectDriverLoadingListLUNARG>(info.pNext) };
+    let Some(list) = list else {
         if extension_enabled {
             log::log(
                 Level::WarnDriver,
@@ -50,10 +54,14 @@ pub unsafe fn requested(info: &VkInstanceCreateInfo, extension_enabled: bool) ->
              VK_DIRECT_DRIVER_LOADING_MODE_EXCLUSIVE_LUNARG, skipping system and environment variable driver search mechanisms.",
         );
     }
-    Some(DirectDrivers { exclusive, drivers: drivers_of(list) })
+    // SAFETY: the caller's contract covers the list's `pDrivers`.
+    Some(DirectDrivers { exclusive, drivers: unsafe { drivers_of(list) } })
 }
 
 /// The entries of the list that name a `vk_icdGetInstanceProcAddr`.
+///
+/// # Safety
+/// `list.pDrivers` must be NULL or valid for `list.driverCount` elements.
 unsafe fn drivers_of(list: &VkDirectDriverLoadingListLUNARG) -> Vec<(usize, Gipa)> {
     if list.pDrivers.is_null() {
         log::log(
@@ -71,7 +79,9 @@ unsafe fn drivers_of(list: &VkDirectDriverLoadingListLUNARG) -> Vec<(usize, Gipa
         );
         return Vec::new();
     }
-    let infos = std::slice::from_raw_parts(list.pDrivers, list.driverCount as usize);
+    // SAFETY: `pDrivers` is not NULL and, by the caller's contract, valid for `driverCount`
+    // elements, which the application does not change during the call.
+    let infos = unsafe { std::slice::from_raw_parts(list.pDrivers, list.driverCount as usize) };
     let mut drivers = Vec::with_capacity(infos.len());
     for (index, driver) in infos.iter().enumerate() {
         match driver.pfnGetInstanceProcAddr {

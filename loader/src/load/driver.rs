@@ -60,9 +60,11 @@ impl Driver {
             return version;
         }
         let f = self.global(c"vkEnumerateInstanceVersion")?;
-        // SAFETY: the signature of vkEnumerateInstanceVersion.
+        // SAFETY: the driver's GetInstanceProcAddr answered for this name, so `f` has the
+        // signature of vkEnumerateInstanceVersion.
         let f: PFN_vkEnumerateInstanceVersion = unsafe { std::mem::transmute(f) };
         let mut version = 0;
+        // SAFETY: vkEnumerateInstanceVersion with a valid pointer to one `u32`.
         match f.map(|f| unsafe { f(&mut version) }) {
             Some(VkResult::SUCCESS) => Some(version),
             _ => Some(vk_generated::make_api_version(0, 1, 0, 0)),
@@ -114,8 +116,10 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
             library_cache::open(&path)?
         }
     };
+    // SAFETY: the driver interface names this export's signature: `Gipa`.
     let icd_gipa: Option<Gipa> = library.symbol(c"vk_icdGetInstanceProcAddr").map(|f| unsafe { std::mem::transmute(f) });
     // Interface 7 drivers may expose these only through vk_icdGetInstanceProcAddr(NULL, ...).
+    // SAFETY: the driver's GetInstanceProcAddr with a NULL instance and a NUL-terminated name.
     let via_gipa = |name: &CStr| icd_gipa.and_then(|g| unsafe { g(VkInstance::NULL, name.as_ptr()) });
     let negotiate = library
         .symbol(c"vk_icdNegotiateLoaderICDInterfaceVersion")
@@ -128,6 +132,8 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
     let get_instance_proc_addr: Gipa = match icd_gipa {
         Some(g) => g,
         None => match library.symbol(c"vkGetInstanceProcAddr") {
+            // SAFETY: a driver of interface 0 exports its GetInstanceProcAddr under the API's
+            // name, with the API's signature: `Gipa`.
             Some(f) if interface_version == 0 => unsafe { std::mem::transmute::<unsafe extern "system" fn(), Gipa>(f) },
             _ => return Err("exports neither vk_icdGetInstanceProcAddr nor vkGetInstanceProcAddr".into()),
         },
@@ -136,6 +142,7 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
         .symbol(c"vk_icdGetPhysicalDeviceProcAddr")
         .or_else(|| via_gipa(c"vk_icdGetPhysicalDeviceProcAddr"))
         .filter(|_| interface_version >= 4)
+        // SAFETY: the driver interface (4 and later) names this function's signature: `Gipa`.
         .map(|f| unsafe { std::mem::transmute(f) });
     log!(Level::Driver, "{manifest_path}: loaded {path}, driver interface version {interface_version}");
     Ok(Loaded::Driver(Driver {
@@ -152,7 +159,7 @@ pub fn load(manifest_path: &str, manifest: DriverManifest, loaded: &[Arc<Driver>
 
 /// Runs `vk_icdNegotiateLoaderICDInterfaceVersion`; the version both sides speak.
 fn negotiate_version(negotiate: unsafe extern "system" fn()) -> Result<u32, String> {
-    // SAFETY: the negotiate entry point's signature.
+    // SAFETY: the driver interface names the negotiate function's signature: `Negotiate`.
     let negotiate: Negotiate = unsafe { std::mem::transmute(negotiate) };
     let mut version = LOADER_ICD_INTERFACE_VERSION;
     // SAFETY: a valid pointer to the version.
@@ -196,6 +203,7 @@ pub fn direct(index: usize, gipa: Gipa) -> Result<Driver, String> {
         manifest: DriverManifest::default(),
         get_instance_proc_addr: gipa,
         get_physical_device_proc_addr: global(c"vk_icdGetPhysicalDeviceProcAddr")
+            // SAFETY: the driver interface names this function's signature: `Gipa`.
             .map(|f| unsafe { std::mem::transmute::<unsafe extern "system" fn(), Gipa>(f) }),
         interface_version,
         library: None,

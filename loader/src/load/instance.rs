@@ -34,22 +34,30 @@ const REQUIRED_DRIVER_COMMANDS: &[u16] = {
 
 /// A driver instance's table of instance-level functions; a driver lacking one of the required
 /// commands (or `vkGetDeviceProcAddr`) is unusable: its instance is destroyed and it is skipped.
+///
+/// # Safety
+/// `handle` must be a live instance `driver` created, not used by anything else until this
+/// returns (it is destroyed on error), and `allocator` NULL or the callbacks it was created with.
 pub unsafe fn driver_table(driver: &Driver, handle: VkInstance, allocator: *const VkAllocationCallbacks) -> Result<Box<InstanceDispatch>, String> {
     let gipa = driver.get_instance_proc_addr;
-    let table = InstanceDispatch::new(InstanceDispatchTable::load(|name| gipa(handle, name.as_ptr())));
+    // SAFETY: the driver's GetInstanceProcAddr with its own live instance and a NUL-terminated name.
+    let proc_addr = |name: &CStr| unsafe { gipa(handle, name.as_ptr()) };
+    let table = InstanceDispatch::new(InstanceDispatchTable::load(proc_addr));
     let slots = table.table.slots();
     let missing = REQUIRED_DRIVER_COMMANDS
         .iter()
         .map(|&id| &vk_generated::COMMANDS[id as usize])
         .find(|command| slots[command.slot as usize].is_none())
         .map(|command| command.name())
-        .or_else(|| gipa(handle, c"vkGetDeviceProcAddr".as_ptr()).is_none().then_some(c"vkGetDeviceProcAddr"));
+        .or_else(|| proc_addr(c"vkGetDeviceProcAddr").is_none().then_some(c"vkGetDeviceProcAddr"));
     let Some(missing) = missing else {
         return Ok(table);
     };
     log!(Level::Warn, "Unable to load {} from ICD {}", missing.to_string_lossy(), driver.library_path);
     if let Some(destroy) = table.table.vkDestroyInstance {
-        destroy(handle, allocator);
+        // SAFETY: the driver's vkDestroyInstance on its own instance, which nothing else uses, with
+        // the allocator it was created with (the caller's contract).
+        unsafe { destroy(handle, allocator) };
     }
     Err(format!("it lacks {}, which every driver must have", missing.to_string_lossy()))
 }
@@ -79,6 +87,11 @@ fn driver_instance_version(driver: &Driver) -> u32 {
 
 /// Creates one driver's instance with the extensions it supports and an API version it accepts;
 /// returns its handle and the extensions it was given.
+///
+/// # Safety
+/// `info` must be a valid `VkInstanceCreateInfo` (its `pApplicationInfo` NULL or valid, its `pNext`
+/// chain valid), as Vulkan requires of the application's, and `allocator` NULL or valid
+/// callbacks. Neither is written: the driver gets a copy with its own extensions and version.
 pub unsafe fn create_driver_instance(
     driver: &Driver,
     supported: &[VkExtensionProperties],
@@ -90,12 +103,14 @@ pub unsafe fn create_driver_instance(
     let Some(create) = driver.global(c"vkCreateInstance") else {
         return Err("no vkCreateInstance".into());
     };
-    // SAFETY: the signature of vkCreateInstance.
-    let create: PFN_vkCreateInstance = std::mem::transmute(create);
-    let given = given_extensions(driver, |name| supported.iter().any(|p| name_of(p) == name), requested, api_version);
+    // SAFETY: the driver's GetInstanceProcAddr answered for this name, so the function has the
+    // signature of vkCreateInstance.
+    let create: PFN_vkCreateInstance = unsafe { std::mem::transmute(create) };
+    let given = given_extensions(driver, |name| supported.iter().any(|p| name_of(p) == name.to_bytes()), requested, api_version);
     let driver_version = driver_instance_version(driver);
     let extensions: Vec<*const c_char> = given.iter().map(|e| e.as_ptr()).collect();
-    let mut app_info = info.pApplicationInfo.as_ref().copied();
+    // SAFETY: the caller passes a create info whose `pApplicationInfo` is NULL or valid.
+    let mut app_info = unsafe { info.pApplicationInfo.as_ref() }.copied();
     // A 1.0-only driver must be given apiVersion 1.0.
     if let Some(app) = app_info.as_mut() {
         if vk_generated::api_version_major_minor(driver_version) == (1, 0) && api_version > driver_version {
@@ -113,7 +128,10 @@ pub unsafe fn create_driver_instance(
         driver_info.flags = VkInstanceCreateFlags(info.flags.0 & !VkInstanceCreateFlags::ENUMERATE_PORTABILITY_BIT_KHR.0);
     }
     let mut handle = VkInstance::NULL;
-    let result = create.map_or(VkResult::ERROR_INITIALIZATION_FAILED, |f| f(&driver_info, allocator, &mut handle));
+    // SAFETY: `driver_info` is the caller's valid create info with pointers to this function's
+    // locals (`app_info`, `extensions`, whose names `requested` keeps alive) put in; `allocator`
+    // is NULL or valid; `handle` is a place for one instance.
+    let result = create.map_or(VkResult::ERROR_INITIALIZATION_FAILED, |f| unsafe { f(&driver_info, allocator, &mut handle) });
     if result != VkResult::SUCCESS {
         return Err(format!("its vkCreateInstance returned {result:?}"));
     }

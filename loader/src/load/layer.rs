@@ -105,6 +105,7 @@ pub fn load(manifest: &LayerManifest) -> Result<LoadedLayer, LoadError> {
             loaderLayerInterfaceVersion: CURRENT_LOADER_LAYER_INTERFACE_VERSION,
             ..Default::default()
         };
+        // SAFETY: the layer's negotiate function with a valid, initialised request it may fill.
         let result = unsafe { negotiate(&mut request) };
         if result != VkResult::SUCCESS {
             return Err(format!("interface negotiation failed ({result:?})").into());
@@ -122,9 +123,11 @@ pub fn load(manifest: &LayerManifest) -> Result<LoadedLayer, LoadError> {
     // Older layers (and negotiating ones that left a pointer out): the exported functions.
     let exported = |name: &CStr| library.symbol(name);
     if gipa.is_none() {
+        // SAFETY: the layer interface names this export's signature, vkGetInstanceProcAddr's: `Gipa`.
         gipa = exported(&gipa_name).or_else(|| exported(c"vkGetInstanceProcAddr")).map(|f| unsafe { std::mem::transmute(f) });
     }
     if gdpa.is_none() {
+        // SAFETY: the layer interface names this export's signature, vkGetDeviceProcAddr's: `Gdpa`.
         gdpa = exported(&gdpa_name).or_else(|| exported(c"vkGetDeviceProcAddr")).map(|f| unsafe { std::mem::transmute(f) });
     }
     let gipa = gipa.ok_or_else(|| format!("{path} has no {} (missing symbol)", gipa_name.to_string_lossy()))?;
