@@ -28,13 +28,20 @@ pub struct DeviceData {
 }
 
 impl DeviceData {
+    /// The loader's data of `device`; `None` for a NULL handle or a device whose dispatch pointer
+    /// is NULL.
+    ///
     /// # Safety
-    /// `device` must be a live `VkDevice` created through this loader.
+    /// `device` must be NULL or a live `VkDevice` created through this loader (its first word
+    /// points to the `DeviceData` the loader installed), and that device must outlive `'a`.
     pub unsafe fn of<'a>(device: VkDevice) -> Option<&'a DeviceData> {
         if device.is_null() {
             return None;
         }
-        (*(device.0 as *const *const DeviceData)).as_ref()
+        // SAFETY: a live loader device's first word is NULL or points to its `DeviceData`, built
+        // before it is installed there and freed only by vkDestroyDevice (after which the handle
+        // is not live); once installed it changes only through its atomic unknown slots.
+        unsafe { (*(device.0 as *const *const DeviceData)).as_ref() }
     }
 }
 
