@@ -28,11 +28,14 @@ pub struct HandleHeader {
 /// Whether `handle` points to a live loader object whose magic word is `magic`.
 ///
 /// # Safety
-/// `handle` is NULL, misaligned, or readable for a `HandleHeader`.
+/// `handle` is NULL, misaligned, or readable for a `HandleHeader` (Vulkan's valid usage makes a
+/// dispatchable handle a pointer to an object whose first word is the dispatch pointer; a loader
+/// object's second word is the magic).
 #[inline(always)]
 pub unsafe fn has_magic(handle: *mut c_void, magic: u64) -> bool {
     let header = handle as *const HandleHeader;
-    !header.is_null() && header.is_aligned() && (*header).magic == magic
+    // SAFETY: not NULL and aligned, so by the caller's contract readable for a `HandleHeader`.
+    !header.is_null() && header.is_aligned() && unsafe { (*header).magic } == magic
 }
 
 /// Reports an invalid handle and aborts (the Khronos loader's behaviour: there is no safe way on).
@@ -72,10 +75,11 @@ pub fn missing_device_function(command: &str) -> ! {
 /// Stops unless `handle` is a `VkInstance` of this loader.
 ///
 /// # Safety
-/// See [`has_magic`].
+/// As for [`has_magic`].
 #[inline(always)]
 pub unsafe fn check_instance(handle: *mut c_void, command: &str, param: &str) {
-    if !has_magic(handle, INSTANCE_MAGIC) {
+    // SAFETY: the caller's contract is `has_magic`'s.
+    if !unsafe { has_magic(handle, INSTANCE_MAGIC) } {
         invalid_handle(command, param)
     }
 }
@@ -83,10 +87,11 @@ pub unsafe fn check_instance(handle: *mut c_void, command: &str, param: &str) {
 /// Stops unless `handle` is a `VkPhysicalDevice` of this loader.
 ///
 /// # Safety
-/// See [`has_magic`].
+/// As for [`has_magic`].
 #[inline(always)]
 pub unsafe fn check_physical_device(handle: *mut c_void, command: &str, param: &str) {
-    if !has_magic(handle, PHYSICAL_DEVICE_MAGIC) {
+    // SAFETY: the caller's contract is `has_magic`'s.
+    if !unsafe { has_magic(handle, PHYSICAL_DEVICE_MAGIC) } {
         invalid_handle(command, param)
     }
 }
