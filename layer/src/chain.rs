@@ -71,26 +71,27 @@ pub struct DeviceLink {
 /// `p_next` is a valid `pNext` chain; structures of `sType` are laid out as `T`, whose first
 /// fields are `sType`, `pNext` and `function` as in `vk_layer.h`.
 unsafe fn find_info<T>(
-    mut p_next: *const c_void,
+    p_next: *const c_void,
     s_type: VkStructureType,
     function: VkLayerFunction,
 ) -> Option<*mut T> {
+    /// The fields the loader's structures share.
     #[repr(C)]
-    struct Header {
-        s_type: VkStructureType,
-        p_next: *const c_void,
+    struct LoaderHeader {
+        _s_type: VkStructureType,
+        _p_next: *const c_void,
         function: VkLayerFunction,
     }
-    while !p_next.is_null() {
-        // SAFETY: every structure of a `pNext` chain starts with `sType` and `pNext`; `function`
-        // is read only from the loader's structures, which have it.
-        let header = unsafe { &*(p_next as *const Header) };
-        if header.s_type == s_type && header.function == function {
-            return Some(p_next as *mut T);
-        }
-        p_next = header.p_next;
-    }
-    None
+    // SAFETY: per the caller's contract, a valid chain.
+    let elements = unsafe { vk_generated::chain_elements(p_next) };
+    elements
+        .filter(|&(found, _)| found == s_type)
+        .map(|(_, element)| element as *mut T)
+        .find(|&element| {
+            // SAFETY: its `sType` says this is the loader's structure, laid out as `T`, which
+            // starts as `LoaderHeader` (the caller's contract).
+            unsafe { (*(element as *const LoaderHeader)).function == function }
+        })
 }
 
 /// Takes this layer's instance link and the loader's callbacks.

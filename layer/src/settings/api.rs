@@ -20,30 +20,30 @@ pub unsafe fn find(
     layer: &str,
     setting: &str,
 ) -> Option<Result<Raw, String>> {
-    let mut next = p_next;
-    while !next.is_null() {
-        // SAFETY: every structure of a chain starts with sType and pNext.
-        let header = unsafe { &*(next as *const VkLayerSettingsCreateInfoEXT) };
-        if header.sType == VkStructureType::LAYER_SETTINGS_CREATE_INFO_EXT
-            && !header.pSettings.is_null()
-        {
-            // SAFETY: the application's array of `settingCount` entries.
-            let entries = unsafe {
-                std::slice::from_raw_parts(header.pSettings, header.settingCount as usize)
+    // SAFETY: per the caller's contract, a valid chain.
+    let elements = unsafe { vk_generated::chain_elements(p_next) };
+    for (s_type, element) in elements {
+        if s_type != VkStructureType::LAYER_SETTINGS_CREATE_INFO_EXT {
+            continue;
+        }
+        // SAFETY: its `sType` says this structure is a `VkLayerSettingsCreateInfoEXT`.
+        let info = unsafe { &*(element as *const VkLayerSettingsCreateInfoEXT) };
+        if info.pSettings.is_null() {
+            continue;
+        }
+        // SAFETY: the application's array of `settingCount` entries.
+        let entries =
+            unsafe { std::slice::from_raw_parts(info.pSettings, info.settingCount as usize) };
+        for entry in entries {
+            // SAFETY: NUL-terminated names or null, per the API.
+            let named = unsafe {
+                c_str(entry.pLayerName) == Some(layer) && c_str(entry.pSettingName) == Some(setting)
             };
-            for entry in entries {
-                // SAFETY: NUL-terminated names or null, per the API.
-                let named = unsafe {
-                    c_str(entry.pLayerName) == Some(layer)
-                        && c_str(entry.pSettingName) == Some(setting)
-                };
-                if named {
-                    // SAFETY: `pValues` holds `valueCount` values of `type`.
-                    return Some(unsafe { values(entry) });
-                }
+            if named {
+                // SAFETY: `pValues` holds `valueCount` values of `type`.
+                return Some(unsafe { values(entry) });
             }
         }
-        next = header.pNext;
     }
     None
 }
