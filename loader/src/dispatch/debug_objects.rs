@@ -80,21 +80,33 @@ names_object!(
     VkDebugMarkerObjectTagInfoEXT => object
 );
 
-/// A copy of `*info` with the object's handle passed through `swap` (pNext kept).
+/// A copy of `*info` with the object's handle passed through `swap` (pNext kept); `None` for NULL.
+///
+/// # Safety
+/// `info` must be NULL or valid for reading a `T`.
 unsafe fn swapped<T: NamesObject>(info: *const T, swap: impl Fn(Object, u64) -> u64) -> Option<T> {
-    let mut copy = *info.as_ref()?;
+    // SAFETY: NULL or valid for reading a `T` (the caller's contract); copied at once.
+    let mut copy = *unsafe { info.as_ref() }?;
     let (object, handle) = copy.object();
     copy.set_handle(swap(object, handle));
     Some(copy)
 }
 
 /// The handle the top layer knows an application's instance or physical device by.
+///
+/// # Safety
+/// For an instance or a physical device, `handle` must be a valid handle of that type as the
+/// application holds it (Vulkan's valid usage of the commands naming objects): a loader object.
 unsafe fn for_top_layer(object: Object, handle: u64) -> u64 {
     let pointer = handle as usize as *mut std::ffi::c_void;
-    match object {
-        Object::Instance if has_magic(pointer, INSTANCE_MAGIC) => unwrap_instance(VkInstance(pointer)).0 as u64,
-        Object::PhysicalDevice if has_magic(pointer, PHYSICAL_DEVICE_MAGIC) => unwrap_physical_device(VkPhysicalDevice(pointer)).0 as u64,
-        _ => handle,
+    // SAFETY: a valid dispatchable handle is readable as a `HandleHeader` (the caller's contract);
+    // one with the loader's magic word is an instance or physical device the loader returned.
+    unsafe {
+        match object {
+            Object::Instance if has_magic(pointer, INSTANCE_MAGIC) => unwrap_instance(VkInstance(pointer)).0 as u64,
+            Object::PhysicalDevice if has_magic(pointer, PHYSICAL_DEVICE_MAGIC) => unwrap_physical_device(VkPhysicalDevice(pointer)).0 as u64,
+            _ => handle,
+        }
     }
 }
 
@@ -122,9 +134,11 @@ impl DeviceDebugObjects {
     /// own) and the driver's handles.
     ///
     /// # Safety
-    /// `pd` must be a live loader physical device.
+    /// `pd` must be a live loader physical device: its `instance` NULL or its live instance.
     pub unsafe fn of_driver(driver_table: &DeviceDispatchTable, pd: &PhysicalDevice) -> DeviceDebugObjects {
-        let driver_instance = pd.instance.as_ref().and_then(|i| i.drivers.get(pd.driver)).map_or(VkInstance::NULL, |d| d.live().1);
+        // SAFETY: a live physical device's instance pointer is NULL or its live instance.
+        let instance = unsafe { pd.instance.as_ref() };
+        let driver_instance = instance.and_then(|i| i.drivers.get(pd.driver)).map_or(VkInstance::NULL, |d| d.live().1);
         DeviceDebugObjects {
             layers: Functions::default(),
             driver: Functions::of(driver_table),
@@ -160,32 +174,58 @@ impl DeviceDebugObjects {
     }
 
     /// The handle the driver knows one of the loader's instances, physical devices or surfaces by.
+    ///
+    /// # Safety
+    /// For an instance, a physical device or a surface, `handle` must be a valid handle of that
+    /// type as the bottom of the chain holds it (Vulkan's valid usage, layers unwrapping what they
+    /// wrapped): the loader's own object.
     unsafe fn for_driver(&self, object: Object, handle: u64) -> u64 {
         let pointer = handle as usize as *mut std::ffi::c_void;
         match object {
-            Object::Instance if has_magic(pointer, INSTANCE_MAGIC) => self.driver_instance.0 as u64,
-            Object::PhysicalDevice => PhysicalDevice::from_any_handle(VkPhysicalDevice(pointer)).map_or(handle, |pd| pd.term.driver().1 .0 as u64),
-            Object::Surface => crate::wsi::for_driver(VkSurfaceKHR(handle), self.driver_index).0,
+            // SAFETY: a valid instance handle is readable as a `HandleHeader`.
+            Object::Instance if unsafe { has_magic(pointer, INSTANCE_MAGIC) } => self.driver_instance.0 as u64,
+            Object::PhysicalDevice => {
+                // SAFETY: a physical device the loader or a layer returned (the caller's contract).
+                let pd = unsafe { PhysicalDevice::from_any_handle(VkPhysicalDevice(pointer)) };
+                pd.map_or(handle, |pd| pd.term.driver().1 .0 as u64)
+            }
+            // SAFETY: a surface this loader created and has not destroyed (the caller's contract).
+            Object::Surface => unsafe { crate::wsi::for_driver(VkSurfaceKHR(handle), self.driver_index) }.0,
             _ => handle,
         }
     }
 }
 
 /// Defines, for each command, the loader's function at one end: it finds the device's
-/// `DeviceDebugObjects`, swaps the handle with `$swap` and calls the saved function of `$saved`.
+/// `DeviceDebugObjects`, swaps the handle with `$swap` (an `unsafe fn` call whose contract is a
+/// valid handle of the object's type) and calls the saved function of `$saved`.
 macro_rules! end {
-    ($module:ident, $saved:ident, |$objects:ident| $swap:expr; $($command:ident($info:ty)),*) => {
+    ($module:ident, $saved:ident, |$objects:ident, $object:ident, $handle:ident| $swap:expr; $($command:ident($info:ty)),*) => {
         mod $module {
             use super::*;
             $(
+                #[doc = concat!("The loader's `", stringify!($command), "` at one end of the device's chain.")]
+                ///
+                /// # Safety
+                /// Vulkan's valid usage of the command: `device` a device created through this
+                /// loader and not destroyed; `pInfo` NULL or a valid info whose object handle is a
+                /// valid handle of its object type. Checked anyway: a NULL `device` returns
+                /// `VK_ERROR_INITIALIZATION_FAILED`; a NULL `pInfo` is passed down as it is.
                 pub(super) unsafe extern "system" fn $command(device: VkDevice, pInfo: *const $info) -> VkResult {
                     ffi::guard(stringify!($command), VkResult::ERROR_INITIALIZATION_FAILED, || {
-                        let Some(data) = DeviceData::of(device) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+                        // SAFETY: NULL or a device of this loader (the contract).
+                        let Some(data) = (unsafe { DeviceData::of(device) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
                         let $objects = &data.debug_objects;
                         let Some(f) = $objects.$saved.$command else { return VkResult::SUCCESS };
-                        match swapped(pInfo, $swap) {
-                            Some(info) => f(device, &info),
-                            None => f(device, pInfo),
+                        // SAFETY: the info's handle is a valid handle of its object type (the contract).
+                        let swap = |$object: Object, $handle: u64| unsafe { $swap };
+                        // SAFETY: `pInfo` is NULL or valid (the contract).
+                        match unsafe { swapped(pInfo, swap) } {
+                            // SAFETY: the saved function of this device's next level, with the
+                            // device and a copy of the application's valid info.
+                            Some(info) => unsafe { f(device, &info) },
+                            // SAFETY: as above, with the application's NULL passed down.
+                            None => unsafe { f(device, pInfo) },
                         }
                     })
                 }
@@ -194,13 +234,13 @@ macro_rules! end {
     };
 }
 
-end!(application_end, layers, |_objects| |object, handle| for_top_layer(object, handle);
+end!(application_end, layers, |_objects, object, handle| for_top_layer(object, handle);
     vkSetDebugUtilsObjectNameEXT(VkDebugUtilsObjectNameInfoEXT),
     vkSetDebugUtilsObjectTagEXT(VkDebugUtilsObjectTagInfoEXT),
     vkDebugMarkerSetObjectNameEXT(VkDebugMarkerObjectNameInfoEXT),
     vkDebugMarkerSetObjectTagEXT(VkDebugMarkerObjectTagInfoEXT));
 
-end!(driver_end, driver, |objects| |object, handle| objects.for_driver(object, handle);
+end!(driver_end, driver, |objects, object, handle| objects.for_driver(object, handle);
     vkSetDebugUtilsObjectNameEXT(VkDebugUtilsObjectNameInfoEXT),
     vkSetDebugUtilsObjectTagEXT(VkDebugUtilsObjectTagInfoEXT),
     vkDebugMarkerSetObjectNameEXT(VkDebugMarkerObjectNameInfoEXT),
@@ -223,20 +263,44 @@ pub fn absent_from_driver(name: &CStr) -> PFN_vkVoidFunction {
     }
 }
 
+/// Each does nothing, successfully.
 mod absent {
     use super::*;
 
+    /// # Safety
+    /// None: no argument is read.
     pub(super) unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT(_: VkDevice, _: *const VkDebugUtilsObjectNameInfoEXT) -> VkResult {
         VkResult::SUCCESS
     }
+
+    /// # Safety
+    /// None: no argument is read.
     pub(super) unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT(_: VkDevice, _: *const VkDebugUtilsObjectTagInfoEXT) -> VkResult {
         VkResult::SUCCESS
     }
+
+    /// # Safety
+    /// None: no argument is read.
     pub(super) unsafe extern "system" fn vkQueueBeginDebugUtilsLabelEXT(_: VkQueue, _: *const VkDebugUtilsLabelEXT) {}
+
+    /// # Safety
+    /// None: no argument is read.
     pub(super) unsafe extern "system" fn vkQueueEndDebugUtilsLabelEXT(_: VkQueue) {}
+
+    /// # Safety
+    /// None: no argument is read.
     pub(super) unsafe extern "system" fn vkQueueInsertDebugUtilsLabelEXT(_: VkQueue, _: *const VkDebugUtilsLabelEXT) {}
+
+    /// # Safety
+    /// None: no argument is read.
     pub(super) unsafe extern "system" fn vkCmdBeginDebugUtilsLabelEXT(_: VkCommandBuffer, _: *const VkDebugUtilsLabelEXT) {}
+
+    /// # Safety
+    /// None: no argument is read.
     pub(super) unsafe extern "system" fn vkCmdEndDebugUtilsLabelEXT(_: VkCommandBuffer) {}
+
+    /// # Safety
+    /// None: no argument is read.
     pub(super) unsafe extern "system" fn vkCmdInsertDebugUtilsLabelEXT(_: VkCommandBuffer, _: *const VkDebugUtilsLabelEXT) {}
 }
 

@@ -10,7 +10,9 @@ use std::ffi::c_char;
 /// `name` is NULL or a NUL-terminated string.
 #[inline]
 pub unsafe fn is_vulkan_name(name: *const c_char) -> bool {
-    !name.is_null() && *name == b'v' as c_char && *name.add(1) == b'k' as c_char
+    // SAFETY: a non-NULL `name` is NUL-terminated, so its first byte is readable, and its second
+    // is too when the first is 'v' (not the NUL).
+    !name.is_null() && unsafe { *name == b'v' as c_char && *name.add(1) == b'k' as c_char }
 }
 
 // The same ABI as the entry point, so that the check above ends in a tail jump here.

@@ -168,9 +168,11 @@ pub fn device_slots() -> UnknownSlots {
 /// `vkGetInstanceProcAddr` for a name the registry does not know, without layers.
 ///
 /// # Safety
-/// `instance`'s drivers are live.
+/// The handles and tables of `instance`'s live drivers (`DriverInstance::live`) are their live
+/// instances and the functions the drivers gave for them: they are called with `name`.
 pub unsafe fn instance_proc_addr(instance: &Instance, name: &CStr) -> PFN_vkVoidFunction {
-    physical_device_command(instance, name, None).or_else(|| device_command(instance, name, None))
+    // SAFETY: the caller's contract is the two steps'.
+    unsafe { physical_device_command(instance, name, None).or_else(|| device_command(instance, name, None)) }
 }
 
 /// A layer chain's part in an unknown physical-device command: the chain's unknown slots (the
@@ -191,7 +193,8 @@ pub unsafe fn physical_device_command(instance: &Instance, name: &CStr, chain: O
     // Asked first, with no lock held: the layers call down to the terminators, which may give the
     // name its slot already.
     let from_layers = chain.as_ref().and_then(|c| c.resolve).and_then(|resolve| resolve(name));
-    let slot = physical_device_slot(instance, name, from_layers.is_some())?;
+    // SAFETY: the caller's contract is `physical_device_slot`'s.
+    let slot = unsafe { physical_device_slot(instance, name, from_layers.is_some()) }?;
     if let Some(chain) = chain {
         store(&chain.slots[slot], from_layers.or(Some(stub(&PHYSICAL_DEVICE_TERMINATORS, slot))));
     }
@@ -206,7 +209,8 @@ pub unsafe fn physical_device_command(instance: &Instance, name: &CStr, chain: O
 /// # Safety
 /// As [`instance_proc_addr`].
 pub unsafe fn physical_device_chain_end(instance: &Instance, name: &CStr) -> PFN_vkVoidFunction {
-    let slot = physical_device_slot(instance, name, false)?;
+    // SAFETY: the caller's contract is `physical_device_slot`'s.
+    let slot = unsafe { physical_device_slot(instance, name, false) }?;
     Some(stub(&PHYSICAL_DEVICE_TERMINATORS, slot))
 }
 
@@ -218,7 +222,11 @@ pub unsafe fn physical_device_chain_end(instance: &Instance, name: &CStr) -> PFN
 unsafe fn physical_device_slot(instance: &Instance, name: &CStr, known_to_layers: bool) -> Option<usize> {
     // Only a live driver can say whether it knows a name the registry does not.
     instance.load_lazy_drivers("vkGetInstanceProcAddr of a command unknown to the registry");
-    let ask = |d: &crate::object::instance::DriverInstance| d.live_driver().get_physical_device_proc_addr.and_then(|gpdpa| gpdpa(d.live().1, name.as_ptr()));
+    let ask = |d: &crate::object::instance::DriverInstance| {
+        // SAFETY: a driver's physical-device GetProcAddr with its live instance (the caller's
+        // contract) and a NUL-terminated name.
+        d.live_driver().get_physical_device_proc_addr.and_then(|gpdpa| unsafe { gpdpa(d.live().1, name.as_ptr()) })
+    };
     // Most names asked here are no physical-device command: answer those without allocating.
     if !known_to_layers && !instance.drivers.iter().any(|d| ask(d).is_some()) {
         return None;
@@ -230,7 +238,9 @@ unsafe fn physical_device_slot(instance: &Instance, name: &CStr, known_to_layers
         let (table, handle) = d.live();
         let f = match d.live_driver().get_physical_device_proc_addr {
             Some(_) => found,
-            None => (d.live_driver().get_instance_proc_addr)(handle, name.as_ptr()),
+            // SAFETY: the driver's GetInstanceProcAddr with its live instance (the caller's
+            // contract) and a NUL-terminated name.
+            None => unsafe { (d.live_driver().get_instance_proc_addr)(handle, name.as_ptr()) },
         };
         store(&table.unknown[slot], f);
     }
@@ -248,7 +258,9 @@ unsafe fn physical_device_slot(instance: &Instance, name: &CStr, known_to_layers
 pub unsafe fn device_command(instance: &Instance, name: &CStr, layers: Resolver) -> PFN_vkVoidFunction {
     let known = layers.and_then(|resolve| resolve(name)).is_some() || {
         instance.load_lazy_drivers("vkGetInstanceProcAddr of a command unknown to the registry");
-        instance.drivers.iter().any(|d| (d.live_driver().get_instance_proc_addr)(d.live().1, name.as_ptr()).is_some())
+        // SAFETY: each driver's GetInstanceProcAddr with its live instance (the caller's contract)
+        // and a NUL-terminated name.
+        instance.drivers.iter().any(|d| unsafe { (d.live_driver().get_instance_proc_addr)(d.live().1, name.as_ptr()) }.is_some())
     };
     if !known {
         return None;
@@ -259,7 +271,11 @@ pub unsafe fn device_command(instance: &Instance, name: &CStr, layers: Resolver)
         // The one place the loader calls down with a lock held: it keeps every listed device alive
         // (vkDestroyDevice waits for it). A GetDeviceProcAddr is a lookup that does not call back.
         for live in &registry.live {
-            store(&(*live.slots)[slot], (live.gdpa)(live.device, name.as_ptr()).or(Some(stub(&DEVICE_MISSING, slot))));
+            // SAFETY: a listed device and its slots live until `device_destroyed` removes it, which
+            // waits for this lock (`device_created`'s contract); its `gdpa` takes that device and
+            // a NUL-terminated name.
+            let (slots, f) = unsafe { (&*live.slots, (live.gdpa)(live.device, name.as_ptr())) };
+            store(&slots[slot], f.or(Some(stub(&DEVICE_MISSING, slot))));
         }
         log!(Level::Info, "vkGetInstanceProcAddr: {name:?} is an unknown device command, slot {slot}");
     }
@@ -270,7 +286,8 @@ pub unsafe fn device_command(instance: &Instance, name: &CStr, layers: Resolver)
 /// its device chain) and keeps it for names to come. No lock is held while `gdpa` runs.
 ///
 /// # Safety
-/// `slots` lives until [`device_destroyed`]; `device` is valid for `gdpa`.
+/// `slots` lives until [`device_destroyed`] is called with it, and `device` is a live device
+/// `gdpa` answers for until then (`gdpa` is called with it here and by [`device_command`]).
 pub unsafe fn device_created(
     slots: &UnknownSlots,
     device: VkDevice,
@@ -287,7 +304,8 @@ pub unsafe fn device_created(
             with_system_allocator(|| registry.names[filled..].to_vec())
         };
         for name in pending {
-            if let Some(f) = gdpa(device, name.as_ptr()) {
+            // SAFETY: `device` is live and `gdpa`'s (the caller's contract); `name` is NUL-terminated.
+            if let Some(f) = unsafe { gdpa(device, name.as_ptr()) } {
                 store(&slots[filled], Some(f));
             }
             filled += 1;
@@ -334,11 +352,17 @@ mod tests {
     use crate::loader_abi::InstanceDispatch;
 
     /// The function under test's slot: returns the handle it was given.
+    ///
+    /// # Safety
+    /// None: `unsafe` only to have the type the slots hold.
     unsafe extern "system" fn echo(handle: usize) -> usize {
         handle
     }
 
     /// Every other slot: a stub that read the wrong slot gets this.
+    ///
+    /// # Safety
+    /// None, as [`echo`].
     unsafe extern "system" fn wrong(_: usize) -> usize {
         usize::MAX
     }
@@ -370,6 +394,8 @@ mod tests {
             // SAFETY: the stub tail-calls `echo` or `wrong`, which take and return one word.
             let f: unsafe extern "system" fn(*const TerminatorPhysicalDevice) -> usize =
                 unsafe { std::mem::transmute(stub(&PHYSICAL_DEVICE_TRAMPOLINES, slot)) };
+            // SAFETY: a loader physical device with the magic word, whose dispatch and driver
+            // tables live across the call; the stubs jump to `echo` or `wrong`.
             assert_eq!(unsafe { f(&*physical_device) }, 0x1000 + slot, "slot {slot}");
         }
     }
@@ -391,6 +417,8 @@ mod tests {
             // SAFETY: as above.
             let f: unsafe extern "system" fn(*const *const DeviceData) -> usize =
                 unsafe { std::mem::transmute(stub(&DEVICE_TRAMPOLINES, slot)) };
+            // SAFETY: the handle's first word points to `data`, which lives across the call; the
+            // stub jumps to `echo` or `wrong`.
             assert_eq!(unsafe { f(handle.as_ptr()) }, handle.as_ptr() as usize, "slot {slot}");
         }
     }

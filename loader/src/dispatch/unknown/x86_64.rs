@@ -24,6 +24,14 @@ pub(super) const STRIDE: usize = 16;
 /// word, as the generated trampolines do), then, like them, passes the handle the next level
 /// knows (`unwrapped`: the top layer's, or the loader's own at the end of the chain) and jumps
 /// through unknown slot `I` of the table the handle's first word points to.
+///
+/// # Safety
+/// Never called at its own address: stub `I` (at `STRIDE * I` from it) is handed out as the
+/// function of an unknown physical-device command, whose caller passes that command's arguments.
+/// The first must be a handle readable as a `HandleHeader` when it is not NULL and aligned (a
+/// pointer with another magic word is reported and the process stops); one with the magic word is
+/// a loader physical device, whose table's slot `I` holds the next level's function for the same
+/// command.
 #[unsafe(naked)]
 pub unsafe extern "system" fn physical_device_trampolines() {
     naked_asm!(
@@ -62,6 +70,11 @@ pub unsafe extern "system" fn physical_device_trampolines() {
 
 /// The end of the instance chain for physical-device slot `I`: swaps the loader's physical device
 /// for the driver's and jumps to the driver's function, or reports that the driver lacks it.
+///
+/// # Safety
+/// As [`physical_device_trampolines`]' stubs, but reached only from the end of an instance chain:
+/// the first argument is a live `TerminatorPhysicalDevice` whose driver table's slot `I` is NULL or
+/// the driver's function for the command.
 #[unsafe(naked)]
 pub unsafe extern "system" fn physical_device_terminators() {
     naked_asm!(
@@ -95,6 +108,12 @@ pub unsafe extern "system" fn physical_device_terminators() {
 
 /// Device slot `I`: jumps through unknown slot `I` of the `DeviceData` the handle's first word
 /// points to (a `VkDevice`, `VkQueue` or `VkCommandBuffer`). Two instructions, as before.
+///
+/// # Safety
+/// Stub `I` is handed out as the function of an unknown device command: its caller passes that
+/// command's arguments, the first a live dispatchable device-level handle of this loader (its
+/// first word points to the device's `DeviceData`, whose slot `I` holds a function for the
+/// command or `device_missing`'s stub `I`). Not checked: that path stays one load and one jump.
 #[unsafe(naked)]
 pub unsafe extern "system" fn device_trampolines() {
     naked_asm!(
@@ -114,6 +133,9 @@ pub unsafe extern "system" fn device_trampolines() {
 }
 
 /// What device slot `I` holds when the device's driver lacks the command: reports it.
+///
+/// # Safety
+/// None beyond being reached through a device slot: it reads no argument and does not return.
 #[unsafe(naked)]
 pub unsafe extern "system" fn device_missing() {
     naked_asm!(
