@@ -215,6 +215,10 @@ impl Driver {
     /// A driver not loaded, as its driver-cache record describes it (a lazy driver): its
     /// functions are nowhere (a lazy driver's instance is the loader's until it is loaded).
     pub fn remembered(manifest_path: &str, manifest: &DriverManifest, interface_version: u32, instance_version: Option<u32>) -> Driver {
+        /// Answers NULL to every name.
+        ///
+        /// # Safety
+        /// None: no argument is read (`unsafe` to be a `Gipa`).
         unsafe extern "system" fn nothing(_: VkInstance, _: *const c_char) -> PFN_vkVoidFunction {
             None
         }

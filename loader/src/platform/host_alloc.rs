@@ -125,6 +125,8 @@ pub struct LoaderAllocator;
 // else uses until `dealloc`; `dealloc` gives the whole allocation back to the allocator its
 // header names, with the size and alignment it was asked for.
 unsafe impl GlobalAlloc for LoaderAllocator {
+    /// # Safety
+    /// `GlobalAlloc::alloc`'s contract: `layout` has a non-zero size.
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let prefix = prefix(layout);
         let Some(size) = layout.size().checked_add(prefix) else { return std::ptr::null_mut() };
@@ -165,6 +167,9 @@ unsafe impl GlobalAlloc for LoaderAllocator {
         }
     }
 
+    /// # Safety
+    /// `GlobalAlloc::dealloc`'s contract: `block` came from this allocator's `alloc` with `layout`
+    /// and is freed once.
     unsafe fn dealloc(&self, block: *mut u8, layout: Layout) {
         let prefix = prefix(layout);
         // SAFETY: `GlobalAlloc`'s contract: `block` came from `alloc` with this `layout`, which

@@ -171,6 +171,11 @@ pub fn is_loaded(path: &str) -> bool {
 /// Calls `each` with the path of every object the dynamic linker has loaded (the executable's
 /// empty name left out), as bytes.
 fn for_each_loaded_object(mut each: impl FnMut(&[u8])) {
+    /// The `dl_iterate_phdr` callback: hands each object's name to the closure `data` points to.
+    ///
+    /// # Safety
+    /// `info` is the dynamic linker's valid structure for one object and `data` the
+    /// `&mut dyn FnMut(&[u8])` given to `dl_iterate_phdr` below, alive for the walk.
     unsafe extern "C" fn visit(info: *mut libc::dl_phdr_info, _size: usize, data: *mut c_void) -> libc::c_int {
         // SAFETY: glibc passes its structure; `data` is the closure below, alive for the walk.
         let (info, each) = unsafe { (&*info, &mut *(data as *mut &mut dyn FnMut(&[u8]))) };
