@@ -171,12 +171,20 @@ mod tests {
     use vk_generated::layer_abi::{VkLayerDeviceLink, VkLayerInstanceLink};
     use vk_generated::types::*;
 
+    /// A next level that has no commands.
+    ///
+    /// # Safety
+    /// None: it reads no argument (`unsafe` for the type of `pfnNextGetInstanceProcAddr`).
     unsafe extern "system" fn gipa(
         _: VkInstance,
         _: *const std::ffi::c_char,
     ) -> PFN_vkVoidFunction {
         None
     }
+    /// As [`gipa`].
+    ///
+    /// # Safety
+    /// None, as [`gipa`].
     unsafe extern "system" fn gdpa(_: VkDevice, _: *const std::ffi::c_char) -> PFN_vkVoidFunction {
         None
     }
@@ -196,16 +204,19 @@ mod tests {
             function: VkLayerFunction::LOADER_DATA_CALLBACK,
             ..Default::default()
         };
-        other.pNext = &link as *const _ as *const c_void;
+        // The link is moved on in place: the chain holds a pointer that may write.
+        other.pNext = &mut link as *mut _ as *const c_void;
         let info = VkInstanceCreateInfo {
             pNext: &other as *const _ as *const c_void,
             ..Default::default()
         };
+        // SAFETY: a chain as the loader builds it, alive for the call.
         let next = unsafe { take_instance_link(&info) };
         assert_eq!(
             next.map(|l| l.gipa as usize),
             Some(gipa as *const () as usize)
         );
+        // SAFETY: `function` is `LAYER_LINK_INFO`: `pLayerInfo` is the live member.
         assert_eq!(unsafe { link.u.pLayerInfo }, &mut second as *mut _);
     }
 
@@ -219,30 +230,36 @@ mod tests {
         let mut link = VkLayerDeviceCreateInfo::default();
         link.u.pLayerInfo = &mut first;
         let info = VkDeviceCreateInfo {
-            pNext: &link as *const _ as *const c_void,
+            pNext: &mut link as *mut _ as *const c_void,
             ..Default::default()
         };
+        // SAFETY: a chain as the loader builds it, alive for the call.
+        let found = unsafe { take_device_link(&info) }.expect("link");
         let DeviceLink {
             gipa: i, gdpa: d, ..
-        } = unsafe { take_device_link(&info) }.expect("link");
+        } = found;
         assert_eq!(
             (i as usize, d as usize),
             (gipa as *const () as usize, gdpa as *const () as usize)
         );
+        // SAFETY: `function` is `LAYER_LINK_INFO`: `pLayerInfo` is the live member.
         assert!(unsafe { link.u.pLayerInfo }.is_null());
     }
 
     #[test]
     fn missing_link_is_none() {
         let info = VkInstanceCreateInfo::default();
+        // SAFETY: a create info with an empty chain, then none.
         assert!(unsafe { take_instance_link(&info) }.is_none());
+        // SAFETY: as above.
         assert!(unsafe { take_instance_link(ptr::null()) }.is_none());
         let mut link = VkLayerDeviceCreateInfo::default(); // LINK_INFO with a null link
         link.u.pLayerInfo = ptr::null_mut();
         let info = VkDeviceCreateInfo {
-            pNext: &link as *const _ as *const c_void,
+            pNext: &mut link as *mut _ as *const c_void,
             ..Default::default()
         };
+        // SAFETY: a chain as the loader builds it, alive for the call.
         assert!(unsafe { take_device_link(&info) }.is_none());
     }
 }

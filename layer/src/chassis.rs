@@ -238,6 +238,11 @@ pub unsafe extern "system" fn get_physical_device_proc_addr<L: Registered>(
 }
 
 /// `vkCreateInstance`: takes the link, creates the instance below, makes the layer's object.
+///
+/// # Safety
+/// As `vkCreateInstance` through the loader: `info` is a valid create info whose `pNext` chain
+/// holds the loader's `VkLayerInstanceCreateInfo` link for this layer (checked: a missing link is
+/// `VK_ERROR_INITIALIZATION_FAILED`), `allocator` is null or valid and `p_instance` is writable.
 unsafe extern "system" fn create_instance<L: Registered>(
     info: *const VkInstanceCreateInfo,
     allocator: *const VkAllocationCallbacks,
@@ -336,6 +341,10 @@ fn created<T>(construct: impl FnOnce() -> Result<T, VkResult>) -> Result<T, VkRe
 }
 
 /// `vkDestroyInstance`: destroys the instance below, then drops the layer's object.
+///
+/// # Safety
+/// As `vkDestroyInstance`: `instance` is null or a live instance (of this layer's chain) that no
+/// other thread uses, now or later, and whose devices are destroyed; `allocator` as at creation.
 unsafe extern "system" fn destroy_instance<L: Registered>(
     instance: VkInstance,
     allocator: *const VkAllocationCallbacks,
@@ -365,6 +374,12 @@ unsafe extern "system" fn destroy_instance<L: Registered>(
 }
 
 /// `vkCreateDevice`: as [`create_instance`], with the instance's object at hand.
+///
+/// # Safety
+/// As `vkCreateDevice` through the loader: `physical_device` is a live physical device of an
+/// instance this layer made, `info` a valid create info whose `pNext` chain holds the loader's
+/// `VkLayerDeviceCreateInfo` link (checked: a missing link is `VK_ERROR_INITIALIZATION_FAILED`),
+/// `allocator` null or valid and `p_device` writable.
 unsafe extern "system" fn create_device<L: Registered>(
     physical_device: VkPhysicalDevice,
     info: *const VkDeviceCreateInfo,
@@ -446,6 +461,10 @@ unsafe extern "system" fn create_device<L: Registered>(
 }
 
 /// `vkDestroyDevice`: destroys the device below, then drops the layer's object.
+///
+/// # Safety
+/// As `vkDestroyDevice`: `device` is null or a live device that no other thread uses, now or
+/// later; `allocator` as at creation.
 unsafe extern "system" fn destroy_device<L: Registered>(
     device: VkDevice,
     allocator: *const VkAllocationCallbacks,
@@ -486,6 +505,10 @@ unsafe fn is_own_name(layer_name: *const c_char, own: &LayerProperties) -> bool 
 }
 
 /// `vkEnumerateInstanceLayerProperties` answered by this layer: itself.
+///
+/// # Safety
+/// As `vkEnumerateInstanceLayerProperties`: `p_count` is valid and `p_properties` null or an
+/// array of `*p_count` elements.
 unsafe extern "system" fn enumerate_instance_layer_properties<L: Registered>(
     p_count: *mut u32,
     p_properties: *mut VkLayerProperties,
@@ -499,6 +522,10 @@ unsafe extern "system" fn enumerate_instance_layer_properties<L: Registered>(
 
 /// `vkEnumerateInstanceExtensionProperties` answered by this layer: its instance extensions for
 /// its own name, none for a null name, `VK_ERROR_LAYER_NOT_PRESENT` for another layer's.
+///
+/// # Safety
+/// As `vkEnumerateInstanceExtensionProperties`: `layer_name` is null or NUL-terminated,
+/// `p_count` is valid and `p_properties` null or an array of `*p_count` elements.
 unsafe extern "system" fn enumerate_instance_extension_properties<L: Registered>(
     layer_name: *const c_char,
     p_count: *mut u32,
@@ -534,6 +561,10 @@ unsafe extern "system" fn enumerate_instance_extension_properties<L: Registered>
 }
 
 /// `vkEnumerateDeviceLayerProperties` answered by this layer: itself.
+///
+/// # Safety
+/// As `vkEnumerateDeviceLayerProperties`: `p_count` is valid and `p_properties` null or an array
+/// of `*p_count` elements (the physical device is not used).
 unsafe extern "system" fn enumerate_device_layer_properties<L: Registered>(
     _physical_device: VkPhysicalDevice,
     p_count: *mut u32,
@@ -545,6 +576,11 @@ unsafe extern "system" fn enumerate_device_layer_properties<L: Registered>(
 
 /// `vkEnumerateDeviceExtensionProperties`: this layer's device extensions for its own name, the
 /// next level's answer (the physical device unwrapped) for any other name.
+///
+/// # Safety
+/// As `vkEnumerateDeviceExtensionProperties`: `physical_device` is a live physical device of an
+/// instance this layer made, `layer_name` null or NUL-terminated, `p_count` valid and
+/// `p_properties` null or an array of `*p_count` elements.
 unsafe extern "system" fn enumerate_device_extension_properties<L: Registered>(
     physical_device: VkPhysicalDevice,
     layer_name: *const c_char,

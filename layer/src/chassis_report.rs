@@ -92,6 +92,10 @@ pub(crate) fn own_device<L: Registered>(
 
 /// `vkSetDebugUtilsObjectNameEXT`: the layer's hook or the next level, then the name recorded
 /// for the instance's messages.
+///
+/// # Safety
+/// As `vkSetDebugUtilsObjectNameEXT`: `device` is a live device of this layer's chain and `info`
+/// a valid name info whose `pObjectName` is null or NUL-terminated.
 unsafe extern "system" fn set_object_name<L: Registered>(
     device: VkDevice,
     info: *const VkDebugUtilsObjectNameInfoEXT,
@@ -121,11 +125,15 @@ unsafe extern "system" fn set_object_name<L: Registered>(
                 unsafe { next(down, info) }
             }
         };
-        // SAFETY: the caller's structure and name, per the API.
+        // SAFETY: the caller's structure, valid or null, per the API.
         if let (VkResult::SUCCESS, Some(info)) = (result, unsafe { info.as_ref() }) {
-            let name = (!info.pObjectName.is_null())
-                .then(|| unsafe { std::ffi::CStr::from_ptr(info.pObjectName) });
-            state.messengers().set_name(info.objectType, info.objectHandle, name);
+            let name = (!info.pObjectName.is_null()).then(|| {
+                // SAFETY: a NUL-terminated name when not null, per the API.
+                unsafe { std::ffi::CStr::from_ptr(info.pObjectName) }
+            });
+            state
+                .messengers()
+                .set_name(info.objectType, info.objectHandle, name);
         }
         result
     })
@@ -137,6 +145,12 @@ fn below<L: Registered>(name: &[u8]) -> PFN_vkVoidFunction {
     crate::chassis::hooked::<L>(name, true)
 }
 
+/// `vkCreateDebugUtilsMessengerEXT`: the layer's hook or the next level, then the messenger
+/// recorded, so that the layer's own messages reach it.
+///
+/// # Safety
+/// As `vkCreateDebugUtilsMessengerEXT`: `instance` is a live instance of this layer's chain,
+/// `info` a valid create info, `allocator` null or valid and `p_messenger` writable.
 unsafe extern "system" fn create_messenger<L: Registered>(
     instance: VkInstance,
     info: *const VkDebugUtilsMessengerCreateInfoEXT,
@@ -169,18 +183,26 @@ unsafe extern "system" fn create_messenger<L: Registered>(
                 unsafe { next(down, info, allocator, p_messenger) }
             }
         };
-        // SAFETY: the caller's structures, per the API.
-        if let (VkResult::SUCCESS, Some(info), Some(messenger)) =
-            (result, unsafe { info.as_ref() }, unsafe {
-                p_messenger.as_ref()
-            })
-        {
+        if result != VkResult::SUCCESS {
+            return result;
+        }
+        // SAFETY: the caller's create info, valid per the API.
+        let info = unsafe { info.as_ref() };
+        // SAFETY: the caller's output, which the level below wrote as it succeeded.
+        let messenger = unsafe { p_messenger.as_ref() };
+        if let (Some(info), Some(messenger)) = (info, messenger) {
             state.messengers.add_utils(messenger.0, info);
         }
         result
     })
 }
 
+/// `vkDestroyDebugUtilsMessengerEXT`: the messenger forgotten, then the layer's hook or the next
+/// level.
+///
+/// # Safety
+/// As `vkDestroyDebugUtilsMessengerEXT`: `instance` is a live instance of this layer's chain,
+/// `messenger` null or one of its messengers, `allocator` as at creation.
 unsafe extern "system" fn destroy_messenger<L: Registered>(
     instance: VkInstance,
     messenger: VkDebugUtilsMessengerEXT,
@@ -216,6 +238,11 @@ unsafe extern "system" fn destroy_messenger<L: Registered>(
     })
 }
 
+/// `vkCreateDebugReportCallbackEXT`: as [`create_messenger`], for a report callback.
+///
+/// # Safety
+/// As `vkCreateDebugReportCallbackEXT`: `instance` is a live instance of this layer's chain,
+/// `info` a valid create info, `allocator` null or valid and `p_callback` writable.
 unsafe extern "system" fn create_report<L: Registered>(
     instance: VkInstance,
     info: *const VkDebugReportCallbackCreateInfoEXT,
@@ -248,18 +275,25 @@ unsafe extern "system" fn create_report<L: Registered>(
                 unsafe { next(down, info, allocator, p_callback) }
             }
         };
-        // SAFETY: the caller's structures, per the API.
-        if let (VkResult::SUCCESS, Some(info), Some(callback)) =
-            (result, unsafe { info.as_ref() }, unsafe {
-                p_callback.as_ref()
-            })
-        {
+        if result != VkResult::SUCCESS {
+            return result;
+        }
+        // SAFETY: the caller's create info, valid per the API.
+        let info = unsafe { info.as_ref() };
+        // SAFETY: the caller's output, which the level below wrote as it succeeded.
+        let callback = unsafe { p_callback.as_ref() };
+        if let (Some(info), Some(callback)) = (info, callback) {
             state.messengers.add_report(callback.0, info);
         }
         result
     })
 }
 
+/// `vkDestroyDebugReportCallbackEXT`: as [`destroy_messenger`], for a report callback.
+///
+/// # Safety
+/// As `vkDestroyDebugReportCallbackEXT`: `instance` is a live instance of this layer's chain,
+/// `callback` null or one of its callbacks, `allocator` as at creation.
 unsafe extern "system" fn destroy_report<L: Registered>(
     instance: VkInstance,
     callback: VkDebugReportCallbackEXT,
@@ -296,6 +330,10 @@ unsafe extern "system" fn destroy_report<L: Registered>(
 }
 
 /// `vkGetPhysicalDeviceToolProperties`: the tools below, then this layer.
+///
+/// # Safety
+/// As `vkGetPhysicalDeviceToolProperties`: `physical_device` is a live physical device of this
+/// layer's chain, `p_count` valid and `p_properties` null or an array of `*p_count` elements.
 unsafe extern "system" fn tool_properties<L: Registered>(
     physical_device: VkPhysicalDevice,
     p_count: *mut u32,

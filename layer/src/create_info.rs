@@ -39,13 +39,13 @@ impl Owned {
         let slice: &[*const c_char] = if count == 0 || list.is_null() {
             &[]
         } else {
+            // SAFETY: per the caller's contract, `count` pointers.
             unsafe { std::slice::from_raw_parts(list, count as usize) }
         };
-        // SAFETY: per the caller's contract.
-        slice
-            .iter()
-            .filter(|p| !p.is_null())
-            .map(|&p| unsafe { CStr::from_ptr(p) })
+        slice.iter().filter(|p| !p.is_null()).map(|&p| {
+            // SAFETY: per the caller's contract, a NUL-terminated name.
+            unsafe { CStr::from_ptr(p) }
+        })
     }
 
     /// The list after `edit`, as (pointer, count).
@@ -298,6 +298,7 @@ mod tests {
         assert_eq!(got.len(), 22);
         assert_eq!(info.enabledExtensionCount, 22);
         assert_eq!(original.enabledExtensionCount, 2);
+        // SAFETY: a C string literal of the caller's list.
         assert_eq!(unsafe { CStr::from_ptr(caller[0]) }, c"VK_KHR_surface");
     }
 
@@ -326,6 +327,7 @@ mod tests {
         };
         let mut info = InstanceCreateInfo::new(&original);
         info.set_api_version(vk_generated::make_api_version(0, 1, 2, 0));
+        // SAFETY: the application info copied into `info`, alive as long as it.
         let sent = unsafe { &*info.pApplicationInfo };
         assert_eq!(
             (sent.apiVersion, sent.applicationVersion),
@@ -347,11 +349,13 @@ mod tests {
             bufferDeviceAddress: 1,
             ..Default::default()
         });
+        // SAFETY: the chain's head is the structure pushed last, boxed in `info`.
         let first = unsafe { &*(info.pNext as *const VkPhysicalDeviceVulkan12Features) };
         assert_eq!(
             (first.sType, first.bufferDeviceAddress),
             (VkStructureType::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, 1)
         );
+        // SAFETY: next comes the structure pushed first, boxed in `info`.
         let second = unsafe { &*(first.pNext as *const VkPhysicalDeviceFeatures2) };
         assert_eq!(second.sType, VkStructureType::PHYSICAL_DEVICE_FEATURES_2);
         assert_eq!(

@@ -140,35 +140,51 @@ macro_rules! declare_layer {
     };
     (@export $layer:ty, negotiate, $name:ident) => {
         /// The loader-layer interface negotiation.
+        ///
+        /// # Safety
+        /// `interface` is null or the loader's negotiation structure.
         #[no_mangle]
         pub unsafe extern "system" fn $name(
             interface: *mut $crate::vk::layer_abi::VkNegotiateLayerInterface,
         ) -> $crate::vk::types::VkResult {
+            // SAFETY: the caller's contract is the chassis function's.
             unsafe { $crate::chassis::negotiate::<$layer>(interface) }
         }
     };
     (@export $layer:ty, get_instance_proc_addr, $name:ident) => {
         /// The layer's `vkGetInstanceProcAddr`.
+        ///
+        /// # Safety
+        /// As `vkGetInstanceProcAddr`.
         #[no_mangle]
         pub unsafe extern "system" fn $name(
             instance: $crate::vk::types::VkInstance,
             name: *const ::core::ffi::c_char,
         ) -> $crate::vk::types::PFN_vkVoidFunction {
+            // SAFETY: the caller's contract is the chassis function's.
             unsafe { $crate::chassis::get_instance_proc_addr::<$layer>(instance, name) }
         }
     };
     (@export $layer:ty, get_device_proc_addr, $name:ident) => {
         /// The layer's `vkGetDeviceProcAddr`.
+        ///
+        /// # Safety
+        /// As `vkGetDeviceProcAddr`.
         #[no_mangle]
         pub unsafe extern "system" fn $name(
             device: $crate::vk::types::VkDevice,
             name: *const ::core::ffi::c_char,
         ) -> $crate::vk::types::PFN_vkVoidFunction {
+            // SAFETY: the caller's contract is the chassis function's.
             unsafe { $crate::chassis::get_device_proc_addr::<$layer>(device, name) }
         }
     };
     (@export $layer:ty, enumerate_instance_extension_properties, $name:ident) => {
         /// The layer's pre-instance `vkEnumerateInstanceExtensionProperties` interceptor.
+        ///
+        /// # Safety
+        /// As the loader calls a pre-instance function: `chain` is the loader's chain, the rest
+        /// as `vkEnumerateInstanceExtensionProperties`.
         #[no_mangle]
         pub unsafe extern "system" fn $name(
             chain: *const $crate::vk::layer_abi::VkEnumerateInstanceExtensionPropertiesChain,
@@ -176,6 +192,7 @@ macro_rules! declare_layer {
             count: *mut u32,
             properties: *mut $crate::vk::types::VkExtensionProperties,
         ) -> $crate::vk::types::VkResult {
+            // SAFETY: the caller's contract is the chassis function's.
             unsafe {
                 $crate::chassis::pre_instance_extension_properties::<$layer>(
                     chain, layer_name, count, properties,
@@ -185,22 +202,32 @@ macro_rules! declare_layer {
     };
     (@export $layer:ty, enumerate_instance_layer_properties, $name:ident) => {
         /// The layer's pre-instance `vkEnumerateInstanceLayerProperties` interceptor.
+        ///
+        /// # Safety
+        /// As the loader calls a pre-instance function: `chain` is the loader's chain, the rest
+        /// as `vkEnumerateInstanceLayerProperties`.
         #[no_mangle]
         pub unsafe extern "system" fn $name(
             chain: *const $crate::vk::layer_abi::VkEnumerateInstanceLayerPropertiesChain,
             count: *mut u32,
             properties: *mut $crate::vk::types::VkLayerProperties,
         ) -> $crate::vk::types::VkResult {
+            // SAFETY: the caller's contract is the chassis function's.
             unsafe { $crate::chassis::pre_instance_layer_properties::<$layer>(chain, count, properties) }
         }
     };
     (@export $layer:ty, enumerate_instance_version, $name:ident) => {
         /// The layer's pre-instance `vkEnumerateInstanceVersion` interceptor.
+        ///
+        /// # Safety
+        /// As the loader calls a pre-instance function: `chain` is the loader's chain and
+        /// `version` writable.
         #[no_mangle]
         pub unsafe extern "system" fn $name(
             chain: *const $crate::vk::layer_abi::VkEnumerateInstanceVersionChain,
             version: *mut u32,
         ) -> $crate::vk::types::VkResult {
+            // SAFETY: the caller's contract is the chassis function's.
             unsafe { $crate::chassis::pre_instance_version::<$layer>(chain, version) }
         }
     };

@@ -59,6 +59,8 @@ enum Listener {
 // SAFETY: the user-data pointers are the application's, handed back to its own callbacks, which
 // the API says may be called from any thread; `pNext` is cleared when the info is kept.
 unsafe impl Send for Listener {}
+// SAFETY: as for `Send`: shared, a listener is only read, and the callbacks it hands the pointers
+// to may run on any thread.
 unsafe impl Sync for Listener {}
 
 impl Listener {
@@ -184,9 +186,15 @@ impl Messengers {
             .objects
             .iter()
             .zip(&known)
-            .map(|(o, k)| Object { name: o.name.or(k.as_deref()), ..*o })
+            .map(|(o, k)| Object {
+                name: o.name.or(k.as_deref()),
+                ..*o
+            })
             .collect();
-        let message = Message { objects: &objects, ..*message };
+        let message = Message {
+            objects: &objects,
+            ..*message
+        };
         for listener in chained.iter().chain(&created) {
             deliver(listener, layer, &message);
         }

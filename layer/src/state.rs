@@ -438,8 +438,10 @@ pub struct DeviceState<L: Layer> {
 /// devices before their instance).
 pub(crate) struct MessengersOf(*const Messengers);
 
-// SAFETY: `Messengers` is `Sync`; the pointer is only read while the instance lives.
+// SAFETY: `Messengers` is `Sync`, so a pointer to it may move to another thread; it is only read
+// while the instance lives.
 unsafe impl Send for MessengersOf {}
+// SAFETY: as for `Send`: sharing the pointer shares only `&Messengers`, which is `Sync`.
 unsafe impl Sync for MessengersOf {}
 
 impl MessengersOf {

@@ -16,6 +16,7 @@ thread_local! {
     /// The calling thread's line buffer, reused from call to call.
     static BUFFER: Cell<String> = const { Cell::new(String::new()) };
     /// The kernel's id of the calling thread (what `top -H` and `gdb` show).
+    // SAFETY: `gettid` takes nothing and cannot fail.
     static THREAD_ID: i32 = unsafe { libc::gettid() };
 }
 

@@ -125,8 +125,9 @@ pub unsafe fn one<T: Print>(w: &mut Json, key: &str, p: *const T) {
     if !w.may_follow() {
         return;
     }
-    // SAFETY: per the caller's contract.
+    // SAFETY: per the caller's contract, null or a valid `T`.
     match unsafe { p.as_ref() } {
+        // SAFETY: the caller's `T`, whose pointers are valid as the API says.
         Some(value) => unsafe { value.print(w) },
         None => w.null(),
     }
