@@ -10,6 +10,7 @@
 //!   and the availability of a command name for an API version and a set of extensions.
 //! - [`COMMANDS`], [`EXTENSIONS`], [`EXPORTED_COMMANDS`]: metadata tables; [`command_id`] and
 //!   [`extension_id`]: their indices by name, as constants.
+//! - [`chain_sizes`]: the size of each structure of a `VkDeviceCreateInfo` chain, by sType.
 //! - [`deep_copy`]: deep copies of `VkInstanceCreateInfo` and its `pNext` chain, to create a driver's
 //!   instance after `vkCreateInstance` returned.
 //! - [`padding`]: zeroing the padding bytes of the structures drivers fill (physical-device
@@ -51,6 +52,12 @@ mod extensions;
 #[rustfmt::skip]
 #[path = "gen/exports.rs"]
 mod exports;
+
+/// The size of each structure that may sit in a `VkDeviceCreateInfo` chain, by its sType: for
+/// bitwise copies of chain elements known only by their sType.
+#[rustfmt::skip]
+#[path = "gen/chain_sizes.rs"]
+pub mod chain_sizes;
 
 pub mod deep_copy;
 pub mod layer_abi;

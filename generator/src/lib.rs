@@ -54,6 +54,7 @@ pub fn generate_from(reg: &ir::Registry) -> Result<Vec<GeneratedFile>, String> {
         file("generated/src/gen/extensions.rs", emit::extensions::emit(reg, &model)?),
         file("generated/src/gen/exports.rs", emit::exports::emit(reg)?),
         file("generated/src/gen/deep_copy.rs", emit::deep_copy::emit(reg)?),
+        file("generated/src/gen/chain_sizes.rs", emit::chain_sizes::emit(reg)?),
         file("generated/src/gen/padding.rs", emit::padding::emit(reg)?),
         file("generated/src/gen/trampolines.rs", emit::trampolines::emit(reg, &model, &exported)?),
         file("generated/abi/probe.rs", emit::abi_probe::rust_probe(reg)?),

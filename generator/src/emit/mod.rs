@@ -2,6 +2,7 @@
 //! what they share: the file header, formatting, and C-to-Rust type spelling.
 
 pub mod abi_probe;
+pub mod chain_sizes;
 pub mod commands;
 pub mod deep_copy;
 pub mod dispatch;

@@ -5,7 +5,8 @@ use std::ffi::{c_char, CStr};
 use vk_generated::DispatchTable;
 use vk_generated::types::*;
 
-use crate::chain::device::{beyond_core_version, create_without_layers, warn_about_device_layers, with_device_group_handles};
+use crate::chain::device::{beyond_core_version, create_without_layers, warn_about_device_layers};
+use crate::chain::device_group::with_device_group_handles;
 use crate::debug::log::Level;
 use crate::ffi;
 use crate::object::device::DeviceData;
@@ -32,7 +33,7 @@ pub unsafe extern "system" fn vkCreateDevice(
         let memory = AllocatorScope::enter(pAllocator, VkSystemAllocationScope::DEVICE);
         let result = match &instance.layers {
             // The layers get the handles they returned, in the device group too.
-            Some(layers) => with_device_group_handles(info, |h| Some(crate::loader_abi::unwrap_physical_device(h)), || {
+            Some(layers) => with_device_group_handles(info, |h| Some(crate::loader_abi::unwrap_physical_device(h)), |info| {
                 crate::chain::device_layers::create_device(instance, layers, physicalDevice, info, pAllocator, pDevice)
             }),
             None => create_without_layers(physicalDevice, info, pAllocator, pDevice),

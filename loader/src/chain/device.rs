@@ -7,6 +7,7 @@ use std::ffi::{c_char, CStr};
 use vk_generated::types::*;
 use vk_generated::{DispatchTable, DeviceDispatchTable};
 
+use crate::chain::device_group::with_device_group_handles;
 use crate::debug::log::{self, Level};
 use crate::object::device::DeviceData;
 use crate::object::instance::{Instance, PhysicalDevice};
@@ -113,7 +114,7 @@ pub(crate) unsafe fn create_on_driver(
     };
     let mut device = VkDevice::NULL;
     let to_driver = |h: VkPhysicalDevice| PhysicalDevice::from_any_handle(h).map(|pd| pd.term.driver().1);
-    let result = with_device_group_handles(info, to_driver, || create(handle, info, pAllocator, &mut device));
+    let result = with_device_group_handles(info, to_driver, |info| create(handle, info, pAllocator, &mut device));
     if result != VkResult::SUCCESS {
         return Err(result);
     }
@@ -184,33 +185,3 @@ fn commands_of_instance_extensions() -> &'static [(u16, &'static vk_generated::l
 pub(crate) fn beyond_core_version(name: &vk_generated::lookup::CommandName, limit: u32) -> bool {
     limit != u32::MAX && name.is_core() && !name.is_available(limit, &vk_generated::lookup::ExtensionSet::new())
 }
-
-/// Runs `create` with the physical devices of a chained `VkDeviceGroupDeviceCreateInfo` replaced
-/// through `map` (the application names the loader's handles; drivers and layers need their own),
-/// and puts the application's array back afterwards, as the Khronos loader does.
-pub(crate) unsafe fn with_device_group_handles(
-    info: &VkDeviceCreateInfo,
-    map: impl Fn(VkPhysicalDevice) -> Option<VkPhysicalDevice>,
-    create: impl FnOnce() -> VkResult,
-) -> VkResult {
-    let Some(group) = vk_generated::find_in_chain::<VkDeviceGroupDeviceCreateInfo>(info.pNext) else { return create() };
-    if group.pPhysicalDevices.is_null() || group.physicalDeviceCount == 0 {
-        return create();
-    }
-    let members = std::slice::from_raw_parts(group.pPhysicalDevices, group.physicalDeviceCount as usize);
-    let mut mapped = Vec::with_capacity(members.len());
-    for &member in members {
-        match map(member) {
-            Some(handle) => mapped.push(handle),
-            None => return VkResult::ERROR_INITIALIZATION_FAILED,
-        }
-    }
-    // The struct is the application's (const in C): patched for the call, then restored.
-    let group = group as *const VkDeviceGroupDeviceCreateInfo as *mut VkDeviceGroupDeviceCreateInfo;
-    let original = (*group).pPhysicalDevices;
-    (*group).pPhysicalDevices = mapped.as_ptr();
-    let result = create();
-    (*group).pPhysicalDevices = original;
-    result
-}
-

@@ -1,8 +1,9 @@
 //! Carrying the decisions out: the drivers' instances (`drivers`), physical devices in the
-//! loader's order (`physical_devices`) and as the id filters leave them (`filtered_devices`), devices (`device`), the instance and device chains through
+//! loader's order (`physical_devices`) and as the id filters leave them (`filtered_devices`), devices (`device`, with a device group's handles mapped in copies by `device_group`), the instance and device chains through
 //! layers (`instance_layers`, `device_layers`), the pre-instance chains and layer extensions.
 
 pub mod device;
+pub mod device_group;
 pub mod device_layers;
 pub mod drivers;
 pub mod filtered_devices;
