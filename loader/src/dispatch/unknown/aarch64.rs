@@ -52,10 +52,17 @@ pub unsafe extern "system" fn physical_device_trampoline<const I: usize>() {
 }
 
 /// The end of the instance chain for physical-device slot `I`: see the x86_64 version.
+///
+/// The driver table is read with acquire ordering (`ldar`, which takes no offset: the address is
+/// computed first), then the driver handle: a lazy driver going live stores the handle, then the
+/// table with release ordering (`TerminatorPhysicalDevice::set_driver`), so a live table is never
+/// paired with the placeholder handle. x86_64 needs no fence: its loads are not reordered with
+/// each other.
 #[unsafe(naked)]
 pub unsafe extern "system" fn physical_device_terminator<const I: usize>() {
     naked_asm!(
-        "ldr x16, [x0, #{driver_table}]",
+        "add x16, x0, #{driver_table}",
+        "ldar x16, [x16]",
         "mov x17, #{slot}",
         "ldr x16, [x16, x17]",
         "cbz x16, 2f",
