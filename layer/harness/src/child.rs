@@ -59,6 +59,11 @@ impl Script {
     }
 }
 
+/// The messenger's callback: prints each message for the parent to read.
+///
+/// # Safety
+/// As a `PFN_vkDebugUtilsMessengerCallbackEXT`: `data` points to valid callback data whose
+/// `pMessageIdName` and `pMessage` are null or NUL-terminated.
 unsafe extern "system" fn heard(
     severity: VkDebugUtilsMessageSeverityFlagsEXT,
     _: VkDebugUtilsMessageTypeFlagsEXT,
@@ -71,7 +76,7 @@ unsafe extern "system" fn heard(
         VkDebugUtilsMessageSeverityFlagsEXT::INFO_BIT_EXT => "info",
         _ => "verbose",
     };
-    // SAFETY: the callback data, per VK_EXT_debug_utils.
+    // SAFETY: the callback data and its strings, per the caller's contract.
     let (id, text) = unsafe {
         let data = &*data;
         let text = |p: *const c_char| {
@@ -95,19 +100,28 @@ pub fn child_main() {
     };
     println!();
     let script = Script::decode(&text);
-    // SAFETY: our loader, called as the Vulkan API says.
+    // SAFETY: the parent names the loader built from this repository (`loader_library`).
     unsafe { run(&script) };
     println!("HARNESS done");
 }
 
 type Gipa = unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction;
 
+/// Runs `script`: an instance with its layers, settings and messenger, its physical devices, a
+/// device with draws when asked for, everything destroyed again.
+///
+/// # Safety
+/// `script.loader` names a Vulkan loader: a library whose initialisers are sound to run and whose
+/// `vkGetInstanceProcAddr` behaves as the Vulkan API says.
 unsafe fn run(script: &Script) {
-    let library = libloading::Library::new(&script.loader).expect("the Vulkan loader's library (see vk_layer_harness::loader_library)");
-    let gipa: libloading::Symbol<Gipa> = library
-        .get(b"vkGetInstanceProcAddr\0")
-        .expect("vkGetInstanceProcAddr");
-    let get = |instance: VkInstance, name: &CStr| gipa(instance, name.as_ptr());
+    // SAFETY: a Vulkan loader, per the caller's contract.
+    let library = unsafe { libloading::Library::new(&script.loader) }
+        .expect("the Vulkan loader's library (see vk_layer_harness::loader_library)");
+    // SAFETY: a loader exports `vkGetInstanceProcAddr` with the type `Gipa`.
+    let gipa: libloading::Symbol<Gipa> =
+        unsafe { library.get(b"vkGetInstanceProcAddr\0") }.expect("vkGetInstanceProcAddr");
+    // SAFETY: a NUL-terminated name, and NULL or the live instance made below.
+    let get = |instance: VkInstance, name: &CStr| unsafe { gipa(instance, name.as_ptr()) };
 
     let layers: Vec<CString> = script
         .layers
@@ -162,28 +176,43 @@ unsafe fn run(script: &Script) {
         ppEnabledLayerNames: layer_ptrs.as_ptr(),
         ..Default::default()
     };
-    let create: PFN_vkCreateInstance =
-        std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
     let mut instance = VkInstance::NULL;
-    let result = create.map_or(VkResult::ERROR_INITIALIZATION_FAILED, |f| {
-        f(&info, std::ptr::null(), &mut instance)
-    });
+    // SAFETY: the loader's `vkCreateInstance` as its own type, called with a create info whose
+    // chain, names and settings all live until the call returns.
+    let result = unsafe {
+        let create: PFN_vkCreateInstance =
+            std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
+        create.map_or(VkResult::ERROR_INITIALIZATION_FAILED, |f| {
+            f(&info, std::ptr::null(), &mut instance)
+        })
+    };
     println!("HARNESS instance {result:?}");
     if result != VkResult::SUCCESS {
         return;
     }
-    let enumerate: PFN_vkEnumeratePhysicalDevices =
-        std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
     let mut count = 0;
-    enumerate.expect("vkEnumeratePhysicalDevices")(instance, &mut count, std::ptr::null_mut());
-    let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
-    enumerate.expect("vkEnumeratePhysicalDevices")(instance, &mut count, devices.as_mut_ptr());
+    let mut devices = Vec::new();
+    // SAFETY: `vkEnumeratePhysicalDevices` as its own type, for the live instance: first the
+    // count, then an array of that many handles.
+    unsafe {
+        let enumerate: PFN_vkEnumeratePhysicalDevices =
+            std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
+        let enumerate = enumerate.expect("vkEnumeratePhysicalDevices");
+        enumerate(instance, &mut count, std::ptr::null_mut());
+        devices.resize(count as usize, VkPhysicalDevice::NULL);
+        enumerate(instance, &mut count, devices.as_mut_ptr());
+    }
     println!("HARNESS physical devices {count}");
     if let (Some(draws), Some(&physical_device)) = (script.device, devices.first()) {
-        device(&get, instance, physical_device, draws);
+        // SAFETY: `get` answers for the live instance, and the physical device is one of its own.
+        unsafe { device(&get, instance, physical_device, draws) };
     }
-    let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
-    destroy.expect("vkDestroyInstance")(instance, std::ptr::null());
+    // SAFETY: `vkDestroyInstance` as its own type, for the live instance, whose device is gone.
+    unsafe {
+        let destroy: PFN_vkDestroyInstance =
+            std::mem::transmute(get(instance, c"vkDestroyInstance"));
+        destroy.expect("vkDestroyInstance")(instance, std::ptr::null());
+    }
     println!("HARNESS instance destroyed");
 }
 
@@ -191,13 +220,17 @@ fn c(text: &str) -> CString {
     CString::new(text).unwrap_or_default()
 }
 
+/// A device of `physical_device`, a command buffer with `draws` draws recorded, then all destroyed.
+///
+/// # Safety
+/// `get` is `vkGetInstanceProcAddr` for `instance`, a live instance, and `physical_device` is one
+/// of its physical devices.
 unsafe fn device(
     get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction,
     instance: VkInstance,
     physical_device: VkPhysicalDevice,
     draws: u32,
 ) {
-    let create: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
     let priority = 1.0f32;
     let queue = VkDeviceQueueCreateInfo {
         queueCount: 1,
@@ -210,42 +243,55 @@ unsafe fn device(
         ..Default::default()
     };
     let mut device = VkDevice::NULL;
-    let result =
-        create.expect("vkCreateDevice")(physical_device, &info, std::ptr::null(), &mut device);
+    // SAFETY: `vkCreateDevice` as its own type, for the caller's physical device, with a create
+    // info whose queue info and priority live until the call returns.
+    let result = unsafe {
+        let create: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
+        create.expect("vkCreateDevice")(physical_device, &info, std::ptr::null(), &mut device)
+    };
     println!("HARNESS device {result:?}");
     if result != VkResult::SUCCESS {
         return;
     }
-    let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(get(instance, c"vkGetDeviceProcAddr"));
+    // SAFETY: `vkGetDeviceProcAddr` as its own type, from the caller's instance.
+    let gdpa: PFN_vkGetDeviceProcAddr =
+        unsafe { std::mem::transmute(get(instance, c"vkGetDeviceProcAddr")) };
     let gdpa = gdpa.expect("vkGetDeviceProcAddr");
-    let dev = |name: &CStr| gdpa(device, name.as_ptr());
-    let pool_create: PFN_vkCreateCommandPool = std::mem::transmute(dev(c"vkCreateCommandPool"));
-    let mut pool = VkCommandPool::NULL;
-    pool_create.expect("vkCreateCommandPool")(
-        device,
-        &VkCommandPoolCreateInfo::default(),
-        std::ptr::null(),
-        &mut pool,
-    );
-    let allocate: PFN_vkAllocateCommandBuffers =
-        std::mem::transmute(dev(c"vkAllocateCommandBuffers"));
-    let allocate_info = VkCommandBufferAllocateInfo {
-        commandPool: pool,
-        commandBufferCount: 1,
-        ..Default::default()
-    };
-    let mut cmd = VkCommandBuffer::NULL;
-    allocate.expect("vkAllocateCommandBuffers")(device, &allocate_info, &mut cmd);
-    let begin: PFN_vkBeginCommandBuffer = std::mem::transmute(dev(c"vkBeginCommandBuffer"));
-    begin.expect("vkBeginCommandBuffer")(cmd, &VkCommandBufferBeginInfo::default());
-    let draw: PFN_vkCmdDraw = std::mem::transmute(dev(c"vkCmdDraw"));
-    for _ in 0..draws {
-        draw.expect("vkCmdDraw")(cmd, 3, 1, 0, 0);
+    // SAFETY: the live device and a NUL-terminated name.
+    let dev = |name: &CStr| unsafe { gdpa(device, name.as_ptr()) };
+    // SAFETY: each command fetched as its own type and called on the live device with valid
+    // create and allocate infos; the command buffer is recorded between begin and the pool's
+    // destruction, and the device destroyed last.
+    unsafe {
+        let pool_create: PFN_vkCreateCommandPool = std::mem::transmute(dev(c"vkCreateCommandPool"));
+        let mut pool = VkCommandPool::NULL;
+        pool_create.expect("vkCreateCommandPool")(
+            device,
+            &VkCommandPoolCreateInfo::default(),
+            std::ptr::null(),
+            &mut pool,
+        );
+        let allocate: PFN_vkAllocateCommandBuffers =
+            std::mem::transmute(dev(c"vkAllocateCommandBuffers"));
+        let allocate_info = VkCommandBufferAllocateInfo {
+            commandPool: pool,
+            commandBufferCount: 1,
+            ..Default::default()
+        };
+        let mut cmd = VkCommandBuffer::NULL;
+        allocate.expect("vkAllocateCommandBuffers")(device, &allocate_info, &mut cmd);
+        let begin: PFN_vkBeginCommandBuffer = std::mem::transmute(dev(c"vkBeginCommandBuffer"));
+        begin.expect("vkBeginCommandBuffer")(cmd, &VkCommandBufferBeginInfo::default());
+        let draw: PFN_vkCmdDraw = std::mem::transmute(dev(c"vkCmdDraw"));
+        for _ in 0..draws {
+            draw.expect("vkCmdDraw")(cmd, 3, 1, 0, 0);
+        }
+        println!("HARNESS draws {draws}");
+        let destroy_pool: PFN_vkDestroyCommandPool =
+            std::mem::transmute(dev(c"vkDestroyCommandPool"));
+        destroy_pool.expect("vkDestroyCommandPool")(device, pool, std::ptr::null());
+        let destroy: PFN_vkDestroyDevice = std::mem::transmute(dev(c"vkDestroyDevice"));
+        destroy.expect("vkDestroyDevice")(device, std::ptr::null());
     }
-    println!("HARNESS draws {draws}");
-    let destroy_pool: PFN_vkDestroyCommandPool = std::mem::transmute(dev(c"vkDestroyCommandPool"));
-    destroy_pool.expect("vkDestroyCommandPool")(device, pool, std::ptr::null());
-    let destroy: PFN_vkDestroyDevice = std::mem::transmute(dev(c"vkDestroyDevice"));
-    destroy.expect("vkDestroyDevice")(device, std::ptr::null());
     println!("HARNESS device destroyed");
 }
