@@ -15,8 +15,7 @@ use crate::plan::document::document;
 pub fn explain(devices: bool) -> String {
     let recording = Recording::start();
     let result = if devices {
-        // SAFETY: a valid create info; the instance is destroyed before returning.
-        Some(unsafe { create_and_enumerate() })
+        Some(create_and_enumerate())
     } else {
         let _settings = crate::manifest::settings::OneLook::enter();
         crate::chain::drivers::instance_extensions_per_driver();
@@ -31,7 +30,7 @@ pub fn explain(devices: bool) -> String {
 
 /// Creates an instance, lists its physical devices, destroys it; returns `vkCreateInstance`'s
 /// result.
-unsafe fn create_and_enumerate() -> VkResult {
+fn create_and_enumerate() -> VkResult {
     let (major, minor) = vk_generated::api_version_major_minor(VK_HEADER_VERSION_COMPLETE);
     let app = VkApplicationInfo {
         pApplicationName: c"vk-loader explain".as_ptr() as *const c_char,
@@ -40,15 +39,20 @@ unsafe fn create_and_enumerate() -> VkResult {
     };
     let info = VkInstanceCreateInfo { pApplicationInfo: &app, ..Default::default() };
     let mut instance = VkInstance::NULL;
-    let result = crate::api::instance::vkCreateInstance(&info, std::ptr::null(), &mut instance);
+    // SAFETY: a valid create info whose application info and name outlive the call, no allocator,
+    // a place for one handle.
+    let result = unsafe { crate::api::instance::vkCreateInstance(&info, std::ptr::null(), &mut instance) };
     if result != VkResult::SUCCESS {
         return result;
     }
     let mut count = 0u32;
-    if crate::api::physical_device::vkEnumeratePhysicalDevices(instance, &mut count, std::ptr::null_mut()) == VkResult::SUCCESS {
+    // SAFETY: the instance just created; a count to write and no array.
+    if unsafe { crate::api::physical_device::vkEnumeratePhysicalDevices(instance, &mut count, std::ptr::null_mut()) } == VkResult::SUCCESS {
         let mut handles = vec![VkPhysicalDevice::NULL; count as usize];
-        crate::api::physical_device::vkEnumeratePhysicalDevices(instance, &mut count, handles.as_mut_ptr());
+        // SAFETY: the instance just created; `handles` holds `count` handles.
+        unsafe { crate::api::physical_device::vkEnumeratePhysicalDevices(instance, &mut count, handles.as_mut_ptr()) };
     }
-    crate::api::instance::vkDestroyInstance(instance, std::ptr::null());
+    // SAFETY: the instance just created, with no allocator as created; not used after.
+    unsafe { crate::api::instance::vkDestroyInstance(instance, std::ptr::null()) };
     result
 }

@@ -11,27 +11,47 @@ use crate::object::instance::Instance;
 use crate::trampolines::TRAMPOLINES;
 use crate::{ffi, hand_written};
 
+/// `vkGetInstanceProcAddr`.
+///
+/// # Safety
+/// Vulkan's valid usage: `instance` NULL or a valid `VkInstance` of this loader; `pName` a
+/// NUL-terminated string. Checked anyway: a NULL `pName` or one not starting with "vk" answers
+/// NULL without reading further; a non-NULL `instance` without the loader's magic word is
+/// reported and the process stops (see `handles`).
 #[inline]
 pub unsafe extern "system" fn vkGetInstanceProcAddr(instance: VkInstance, pName: *const c_char) -> PFN_vkVoidFunction {
     // Not a Vulkan name: NULL without a lookup or asking the drivers (as vkGetDeviceProcAddr).
-    if !is_vulkan_name(pName) {
+    // SAFETY: `pName` is NULL or NUL-terminated (the contract).
+    if !unsafe { is_vulkan_name(pName) } {
         return None;
     }
-    instance_proc_addr(instance, pName)
+    // SAFETY: the contract, with `pName` now known not to be NULL.
+    unsafe { instance_proc_addr(instance, pName) }
 }
 
+/// [`vkGetInstanceProcAddr`] past its cheap check.
+///
+/// # Safety
+/// As [`vkGetInstanceProcAddr`], with `pName` not NULL.
 #[inline(never)]
 unsafe extern "system" fn instance_proc_addr(instance: VkInstance, pName: *const c_char) -> PFN_vkVoidFunction {
     ffi::guard("vkGetInstanceProcAddr", None, || {
         if !instance.is_null() {
-            crate::handles::check_instance(instance.0, "vkGetInstanceProcAddr", "instance");
+            // SAFETY: a valid dispatchable handle is readable as a `HandleHeader` (the contract).
+            unsafe { crate::handles::check_instance(instance.0, "vkGetInstanceProcAddr", "instance") };
         }
-        let Some(name) = vk_generated::lookup::command_c(pName) else {
+        // SAFETY: `pName` is a non-NULL NUL-terminated string (the contract).
+        let Some(name) = (unsafe { vk_generated::lookup::command_c(pName) }) else {
             // Not in the registry: an extension command some driver or layer may know.
-            let instance = Instance::from_handle(instance)?;
-            return match &instance.layers {
-                Some(layers) => crate::chain::instance_layers::unknown_command(instance, layers, CStr::from_ptr(pName)),
-                None => crate::dispatch::unknown::instance_proc_addr(instance, CStr::from_ptr(pName)),
+            // SAFETY: NULL or, with its magic word checked above, an instance of this loader; a
+            // live instance's drivers are live; `pName` NUL-terminated.
+            return unsafe {
+                let instance = Instance::from_handle(instance)?;
+                let name = CStr::from_ptr(pName);
+                match &instance.layers {
+                    Some(layers) => crate::chain::instance_layers::unknown_command(instance, layers, name),
+                    None => crate::dispatch::unknown::instance_proc_addr(instance, name),
+                }
             };
         };
         let info = name.info();
@@ -39,9 +59,11 @@ unsafe extern "system" fn instance_proc_addr(instance: VkInstance, pName: *const
             return hand_written(name.command);
         }
         if info.level == CommandLevel::Global {
-            return global_command(instance, name.command);
+            // SAFETY: NULL or, with its magic word checked above, an instance of this loader.
+            return unsafe { global_command(instance, name.command) };
         }
-        let instance = Instance::from_handle(instance)?;
+        // SAFETY: as above.
+        let instance = unsafe { Instance::from_handle(instance) }?;
         // The spec's table: core commands of every version, and device commands whatever is
         // enabled (the device decides), are handed out; instance and physical-device extension
         // commands only when an enabled extension provides them, and so are device commands
@@ -65,7 +87,8 @@ unsafe extern "system" fn instance_proc_addr(instance: VkInstance, pName: *const
 /// # Safety
 /// `instance` is NULL or an instance this loader created.
 unsafe fn global_command(instance: VkInstance, command: u16) -> PFN_vkVoidFunction {
-    match Instance::from_handle(instance) {
+    // SAFETY: NULL or an instance of this loader (the contract).
+    match unsafe { Instance::from_handle(instance) } {
         Some(instance) if vk_generated::api_version_major_minor(instance.api_version) >= (1, 3) => None,
         _ => hand_written(command),
     }

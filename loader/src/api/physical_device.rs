@@ -12,14 +12,28 @@ use crate::ffi;
 use crate::object::instance::Instance;
 use crate::plan::device_filter::DeviceFilters;
 
+/// `vkEnumeratePhysicalDevices`.
+///
+/// # Safety
+/// Vulkan's valid usage: `instance` a valid `VkInstance` of this loader; `pPhysicalDeviceCount`
+/// valid for reading and writing a `u32`; `pPhysicalDevices` NULL or valid for writing
+/// `*pPhysicalDeviceCount` handles. Checked anyway: an `instance` without the loader's magic word
+/// is reported and the process stops; a NULL `pPhysicalDeviceCount` is reported as a validation
+/// error and returns `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
     instance: VkInstance,
     pPhysicalDeviceCount: *mut u32,
     pPhysicalDevices: *mut VkPhysicalDevice,
 ) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDevices", VkResult::ERROR_UNKNOWN, || {
-        crate::handles::check_instance(instance.0, "vkEnumeratePhysicalDevices", "instance");
-        let Some(inst) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: a valid dispatchable handle is readable as a `HandleHeader`; with its magic word
+        // checked, an instance of this loader (the contract).
+        let Some(inst) = (unsafe {
+            crate::handles::check_instance(instance.0, "vkEnumeratePhysicalDevices", "instance");
+            Instance::from_handle(instance)
+        }) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
         if pPhysicalDeviceCount.is_null() {
             crate::object::instance::with_messengers_of(Some(inst), || {
                 crate::debug::log::validation_error(
@@ -28,38 +42,71 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
             });
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
-        let all = |count: *mut u32, out: *mut VkPhysicalDevice| match &inst.layers {
-            Some(layers) => crate::chain::instance_layers::enumerate_physical_devices(inst, layers, count, out),
-            None => terminator_EnumeratePhysicalDevices(instance, count, out),
+        // SAFETY: called with the application's count and array (valid: the contract) or with
+        // `filtered_devices`' own; `inst` is the live instance and its chain.
+        let all = |count: *mut u32, out: *mut VkPhysicalDevice| unsafe {
+            match &inst.layers {
+                Some(layers) => crate::chain::instance_layers::enumerate_physical_devices(inst, layers, count, out),
+                None => terminator_EnumeratePhysicalDevices(instance, count, out),
+            }
         };
         let filters = DeviceFilters::from_env();
         match filters.any() {
-            true => filtered_devices::enumerate(&filters, all, pPhysicalDeviceCount, pPhysicalDevices),
+            // SAFETY: `all` gives this loader's physical devices; the count and array as the contract says.
+            true => unsafe { filtered_devices::enumerate(&filters, all, pPhysicalDeviceCount, pPhysicalDevices) },
             false => all(pPhysicalDeviceCount, pPhysicalDevices),
         }
     })
 }
 
+/// `vkEnumeratePhysicalDeviceGroups`.
+///
+/// # Safety
+/// Vulkan's valid usage: `instance` a valid `VkInstance` of this loader;
+/// `pPhysicalDeviceGroupCount` valid for reading and writing a `u32`;
+/// `pPhysicalDeviceGroupProperties` NULL or valid for `*pPhysicalDeviceGroupCount` structures
+/// whose `sType` and `pNext` are set. Checked anyway: an `instance` without the loader's magic
+/// word is reported and the process stops; a NULL `pPhysicalDeviceGroupCount` is not filtered
+/// and goes to the terminator, which checks it.
 pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
     instance: VkInstance,
     pPhysicalDeviceGroupCount: *mut u32,
     pPhysicalDeviceGroupProperties: *mut VkPhysicalDeviceGroupProperties,
 ) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDeviceGroups", VkResult::ERROR_UNKNOWN, || {
-        crate::handles::check_instance(instance.0, "vkEnumeratePhysicalDeviceGroups", "instance");
-        let Some(inst) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let all = |count: *mut u32, out: *mut VkPhysicalDeviceGroupProperties| match &inst.layers {
-            Some(layers) => crate::chain::instance_layers::enumerate_physical_device_groups(inst, layers, count, out),
-            None => terminator_EnumeratePhysicalDeviceGroups(instance, count, out),
+        // SAFETY: a valid dispatchable handle is readable as a `HandleHeader`; with its magic word
+        // checked, an instance of this loader (the contract).
+        let Some(inst) = (unsafe {
+            crate::handles::check_instance(instance.0, "vkEnumeratePhysicalDeviceGroups", "instance");
+            Instance::from_handle(instance)
+        }) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: called with the application's count and array (valid: the contract) or with
+        // `filtered_devices`' own; `inst` is the live instance and its chain.
+        let all = |count: *mut u32, out: *mut VkPhysicalDeviceGroupProperties| unsafe {
+            match &inst.layers {
+                Some(layers) => crate::chain::instance_layers::enumerate_physical_device_groups(inst, layers, count, out),
+                None => terminator_EnumeratePhysicalDeviceGroups(instance, count, out),
+            }
         };
         let filters = DeviceFilters::from_env();
         match filters.any() && !pPhysicalDeviceGroupCount.is_null() {
-            true => filtered_devices::enumerate_groups(&filters, all, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties),
+            // SAFETY: `all` gives this loader's physical devices; the count and array as the contract says.
+            true => unsafe { filtered_devices::enumerate_groups(&filters, all, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties) },
             false => all(pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties),
         }
     })
 }
 
+/// `vkEnumerateDeviceExtensionProperties`.
+///
+/// # Safety
+/// Vulkan's valid usage: `physicalDevice` a valid `VkPhysicalDevice` of this loader; `pLayerName`
+/// NULL or a NUL-terminated string; `pPropertyCount` valid for reading and writing a `u32`;
+/// `pProperties` NULL or valid for writing `*pPropertyCount` structures. Checked anyway: a
+/// `physicalDevice` without the loader's magic word is reported and the process stops; an empty
+/// `pLayerName` counts as NULL.
 pub unsafe extern "system" fn vkEnumerateDeviceExtensionProperties(
     physicalDevice: VkPhysicalDevice,
     pLayerName: *const std::ffi::c_char,
@@ -67,22 +114,37 @@ pub unsafe extern "system" fn vkEnumerateDeviceExtensionProperties(
     pProperties: *mut VkExtensionProperties,
 ) -> VkResult {
     ffi::guard("vkEnumerateDeviceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
-        crate::handles::check_physical_device(physicalDevice.0, "vkEnumerateDeviceExtensionProperties", "physicalDevice");
-        let Some(instance) = instance_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        if !pLayerName.is_null() && *pLayerName != 0 {
+        // SAFETY: a valid dispatchable handle is readable as a `HandleHeader`; with its magic word
+        // checked, a physical device this loader returned (the contract).
+        let Some(instance) = (unsafe {
+            crate::handles::check_physical_device(physicalDevice.0, "vkEnumerateDeviceExtensionProperties", "physicalDevice");
+            instance_of(physicalDevice)
+        }) else {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: NULL or NUL-terminated (the contract).
+        let layer_name = (!pLayerName.is_null()).then(|| unsafe { CStr::from_ptr(pLayerName) }).filter(|name| !name.is_empty());
+        if let Some(layer_name) = layer_name {
             // Answered from the layer's manifest, as the Khronos loader does.
-            return match crate::chain::instance_layers::device_extensions_of_layer(instance, CStr::from_ptr(pLayerName)) {
-                Some(list) => ffi::fill(&list, pPropertyCount, pProperties),
+            return match crate::chain::instance_layers::device_extensions_of_layer(instance, layer_name) {
+                // SAFETY: the application's count and array (the contract).
+                Some(list) => unsafe { ffi::fill(&list, pPropertyCount, pProperties) },
                 None => VkResult::ERROR_LAYER_NOT_PRESENT,
             };
         }
         if instance.layers.is_none() {
-            return terminator_EnumerateDeviceExtensionProperties(physicalDevice, std::ptr::null(), pPropertyCount, pProperties);
+            // SAFETY: a physical device of this loader and the application's count and array.
+            return unsafe { terminator_EnumerateDeviceExtensionProperties(physicalDevice, std::ptr::null(), pPropertyCount, pProperties) };
         }
-        let table = crate::loader_abi::instance_table(physicalDevice.0);
-        match (*table).vkEnumerateDeviceExtensionProperties {
-            Some(f) => f(crate::loader_abi::unwrap_physical_device(physicalDevice), std::ptr::null(), pPropertyCount, pProperties),
-            None => VkResult::ERROR_INITIALIZATION_FAILED,
+        // SAFETY: a physical device of this loader: its first word is the instance chain's table,
+        // whose function takes the handle the top layer knows it by, and the application's count
+        // and array.
+        unsafe {
+            let table = crate::loader_abi::instance_table(physicalDevice.0);
+            match (*table).vkEnumerateDeviceExtensionProperties {
+                Some(f) => f(crate::loader_abi::unwrap_physical_device(physicalDevice), std::ptr::null(), pPropertyCount, pProperties),
+                None => VkResult::ERROR_INITIALIZATION_FAILED,
+            }
         }
     })
 }
