@@ -52,8 +52,15 @@ use vk_generated::types;
 macro_rules! export {
     ($($name:ident = $path:path : fn($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;)*) => {
         $(
+            #[doc = concat!("`", stringify!($name), "`, exported: `", stringify!($path), "`.")]
+            ///
+            /// # Safety
+            /// The contract of the function it forwards to: Vulkan's valid usage of the command.
             #[no_mangle]
-            pub unsafe extern "system" fn $name($($arg: $ty),*) $(-> $ret)? { $path($($arg),*) }
+            pub unsafe extern "system" fn $name($($arg: $ty),*) $(-> $ret)? {
+                // SAFETY: the caller keeps the contract of this function, which is the callee's.
+                unsafe { $path($($arg),*) }
+            }
         )*
 
         /// The loader's implementation of a hand-written command, by command id: the exported
@@ -64,7 +71,8 @@ macro_rules! export {
                 $(vk_generated::command_id::$name => $name as *const (),)*
                 _ => return None,
             };
-            // SAFETY: handed out as PFN_vkVoidFunction; callers cast back to the real type.
+            // SAFETY: an `unsafe extern "system"` function's address fits `PFN_vkVoidFunction`;
+            // callers cast it back to the command's own type before calling it.
             Some(unsafe { std::mem::transmute::<*const (), unsafe extern "system" fn()>(own) })
         }
     };
