@@ -6,6 +6,10 @@ use std::ptr;
 use vk_generated::deep_copy::{DeepCopy, CHAIN_STRUCTURE_TYPES};
 use vk_generated::types::*;
 
+/// A messenger callback that is never called: its address is what the copy must keep.
+///
+/// # Safety
+/// None: it reads none of its arguments.
 unsafe extern "system" fn callback(
     _: VkDebugUtilsMessageSeverityFlagBitsEXT,
     _: VkDebugUtilsMessageTypeFlagsEXT,
@@ -132,12 +136,22 @@ impl Original {
 
     /// Overwrites every buffer with garbage, then frees it.
     fn trash(mut self) {
+        /// Overwrites `value` with 0xA5 bytes. Only for the C structures and arrays here: integers,
+        /// raw pointers and function pointers, for which any non-zero bytes are a valid value.
         fn fill<T>(value: &mut T) {
+            // SAFETY: `value` is a unique reference, so its `size_of::<T>()` bytes are ours to
+            // write; what they then hold is a valid `T` (see above).
             unsafe { ptr::write_bytes(ptr::from_mut(value).cast::<u8>(), 0xA5, size_of::<T>()) }
         }
-        for s in &mut self.strings {
-            let bytes = s.as_ptr().cast_mut();
-            unsafe { ptr::write_bytes(bytes, b'#', s.as_bytes().len()) };
+        for s in std::mem::take(&mut self.strings) {
+            let len = s.as_bytes().len();
+            let bytes = s.into_raw();
+            // SAFETY: `bytes` is the string's own buffer, `len` bytes before its NUL, which stays:
+            // `from_raw` takes the buffer back whole and frees it.
+            unsafe {
+                ptr::write_bytes(bytes.cast::<u8>(), b'#', len);
+                drop(CString::from_raw(bytes));
+            }
         }
         self.name_arrays.iter_mut().flatten().for_each(fill);
         fill(&mut *self.app);
@@ -160,8 +174,13 @@ fn outside<T>(ranges: &[(usize, usize)], p: *const T) -> *const T {
     p
 }
 
+/// The UTF-8 string at `p`, checked to lie outside every original buffer.
+///
+/// # Safety
+/// `p` is a NUL-terminated string that lives and stays unchanged for `'a`.
 unsafe fn text<'a>(ranges: &[(usize, usize)], p: *const c_char) -> &'a str {
-    CStr::from_ptr(outside(ranges, p)).to_str().unwrap()
+    // SAFETY: the contract.
+    unsafe { CStr::from_ptr(outside(ranges, p)) }.to_str().unwrap()
 }
 
 #[test]
@@ -169,9 +188,13 @@ fn copy_outlives_the_application_buffers() {
     let original = Original::new();
     let ranges = original.ranges();
     let mut copies = DeepCopy::new();
+    // SAFETY: `original.info` and everything it points to are valid until `trash`, after the copy.
     let copy = unsafe { copies.instance_create_info(&*original.info) }.unwrap();
     original.trash();
 
+    // SAFETY: the copy and everything it points to belong to `copies`, alive to the end; each
+    // pointer is checked outside the trashed originals before it is followed, and is valid for the
+    // count asserted just before (the original's).
     unsafe {
         let info = &*outside(&ranges, copy);
         assert_eq!(info.sType, VkStructureType::INSTANCE_CREATE_INFO);
@@ -232,8 +255,11 @@ fn the_same_chain_copied_bare() {
     let original = Original::new();
     let ranges = original.ranges();
     let mut copies = DeepCopy::new();
+    // SAFETY: the chain is `original`'s, valid until `trash`, after the copy.
     let chain = unsafe { copies.chain(original.info.pNext) }.unwrap();
     original.trash();
+    // SAFETY: the copied chain belongs to `copies`, alive to the end, NULL-terminated; each
+    // structure is checked outside the trashed originals before it is read.
     unsafe {
         let mut stypes = Vec::new();
         let mut next = chain.cast::<VkBaseInStructure>();
@@ -255,11 +281,14 @@ fn the_same_chain_copied_bare() {
 #[test]
 fn null_gives_null() {
     let mut copies = DeepCopy::new();
+    // SAFETY: NULL is a valid (empty) chain and create info.
     assert_eq!(unsafe { copies.chain(ptr::null()) }, Ok(ptr::null()));
+    // SAFETY: as above.
     assert_eq!(unsafe { copies.instance_create_info(ptr::null()) }, Ok(ptr::null()));
     let info = VkInstanceCreateInfo::default();
-    let copy = unsafe { copies.instance_create_info(&info) }.unwrap();
-    let copy = unsafe { &*copy };
+    // SAFETY: `info` is a valid create info that points to nothing, on this frame for the call;
+    // the copy it returns belongs to `copies`, alive to the end.
+    let copy = unsafe { &*copies.instance_create_info(&info).unwrap() };
     assert!(copy.pNext.is_null() && copy.pApplicationInfo.is_null() && copy.ppEnabledExtensionNames.is_null());
 }
 
@@ -279,7 +308,9 @@ fn an_unknown_stype_is_named() {
     info.pNext = ptr::from_ref(&messenger).cast();
 
     let mut copies = DeepCopy::new();
+    // SAFETY: `info` and its chain are locals or `original`'s buffers, alive for both calls.
     assert_eq!(unsafe { copies.instance_create_info(&info) }, Err(VkStructureType::LOADER_INSTANCE_CREATE_INFO));
+    // SAFETY: as above.
     assert_eq!(unsafe { copies.chain(info.pNext) }, Err(VkStructureType::LOADER_INSTANCE_CREATE_INFO));
     assert!(!CHAIN_STRUCTURE_TYPES.contains(&VkStructureType::LOADER_INSTANCE_CREATE_INFO));
 
@@ -289,6 +320,7 @@ fn an_unknown_stype_is_named() {
     app.pNext = ptr::from_ref(&unknown).cast();
     let mut info = *original.info;
     info.pApplicationInfo = &app;
+    // SAFETY: `info` and what it points to are locals or `original`'s buffers, alive for the call.
     assert_eq!(unsafe { copies.instance_create_info(&info) }, Err(VkStructureType(0x7fff_0001)));
 }
 
@@ -301,6 +333,7 @@ fn a_layer_setting_of_unknown_type_names_its_structure() {
     layer_settings.pSettings = settings.as_ptr();
     let mut copies = DeepCopy::new();
     assert_eq!(
+        // SAFETY: `layer_settings` is a local and its settings `original`'s, alive for the call.
         unsafe { copies.chain(ptr::from_ref(&layer_settings).cast()) },
         Err(VkStructureType::LAYER_SETTINGS_CREATE_INFO_EXT)
     );

@@ -20,6 +20,7 @@ fn every_name_finds_its_command() {
             let found = lookup::command(name.as_bytes()).unwrap_or_else(|| panic!("{name} not found"));
             assert_eq!(found.info().name().to_str().unwrap(), command.name, "{name}");
             let c_name = CString::new(name.as_str()).unwrap();
+            // SAFETY: a CString: non-null and NUL-terminated.
             let found_c = unsafe { lookup::command_c(c_name.as_ptr()) }.expect("C lookup");
             assert!(std::ptr::eq(found, found_c));
             checked += 1;
@@ -122,6 +123,10 @@ fn availability_follows_versions_and_extensions() {
 #[test]
 fn tables_load_through_aliases() {
     // A 1.0 driver that only knows the KHR name still fills the canonical slot.
+    /// A function whose address marks the slot it fills.
+    ///
+    /// # Safety
+    /// None: it does nothing.
     unsafe extern "system" fn marker() {}
     let table = vk_generated::InstanceDispatchTable::load(|name| {
         (name.to_bytes() == b"vkGetPhysicalDeviceProperties2KHR").then_some(marker as unsafe extern "system" fn())

@@ -13,6 +13,7 @@ const FILL: u8 = 0xAB;
 /// outside the structure, and at an odd address (no alignment is needed).
 fn cleaned<T: ZeroPadding>() -> Vec<u8> {
     let mut buf = vec![FILL; size_of::<T>() + 2];
+    // SAFETY: `buf` has `size_of::<T>()` writable bytes after its first.
     unsafe { T::zero_padding(buf.as_mut_ptr().add(1)) };
     assert_eq!(
         (buf[0], buf[buf.len() - 1]),
@@ -241,6 +242,7 @@ fn extension_properties_have_no_padding() {
 #[test]
 fn by_type() {
     let mut by_type = vec![FILL; size_of::<VkPhysicalDeviceTexelBufferAlignmentProperties>()];
+    // SAFETY: `by_type` is as large as the structure the sType names.
     let done = unsafe {
         zero_padding_by_type(
             VkStructureType::PHYSICAL_DEVICE_TEXEL_BUFFER_ALIGNMENT_PROPERTIES,
@@ -254,9 +256,11 @@ fn by_type() {
     );
 
     let mut other = vec![FILL; size_of::<VkApplicationInfo>()];
+    // SAFETY: `other` is as large as the structure the sType names.
     assert!(!unsafe {
         zero_padding_by_type(VkStructureType::APPLICATION_INFO, other.as_mut_ptr())
     });
+    // SAFETY: an sType that names no structure: nothing is written.
     assert!(!unsafe { zero_padding_by_type(VkStructureType(0x7fff_fff0), other.as_mut_ptr()) });
     assert!(other.iter().all(|&b| b == FILL));
 
@@ -279,6 +283,7 @@ fn every_structure_type() {
     for &s_type in STRUCTURE_TYPES {
         let mut buf = vec![FILL; 1 << 16];
         assert!(
+            // SAFETY: 64 KiB, more than any structure the sType can name.
             unsafe { zero_padding_by_type(s_type, buf.as_mut_ptr()) },
             "{s_type:?}"
         );
@@ -292,6 +297,8 @@ fn every_structure_type() {
 fn typed_value() {
     let mut value = VkPhysicalDeviceProperties2::default();
     value.properties.limits.bufferImageGranularity = 0x1234;
+    // SAFETY: bytes 4..8 of the structure, the padding after the 4-byte sType (before the 8-byte
+    // aligned pNext): inside it, and any value is valid for padding.
     unsafe {
         std::ptr::from_mut(&mut value)
             .cast::<u8>()
@@ -299,6 +306,8 @@ fn typed_value() {
             .write_bytes(0xCD, 4)
     };
     zero_padding_of(&mut value);
+    // SAFETY: the bytes of `value`, which lives and is not written while `bytes` is read; its
+    // padding was just zeroed, so every byte is initialised.
     let bytes = unsafe {
         std::slice::from_raw_parts(
             std::ptr::from_ref(&value).cast::<u8>(),
