@@ -143,15 +143,19 @@ fn report_flag(level: Level, types: VkDebugUtilsMessageTypeFlagsEXT) -> VkDebugR
 /// The callbacks chained to a create info's `pNext` (`VkInstanceCreateInfo`).
 ///
 /// # Safety
-/// `chain` must be a valid `pNext` chain.
+/// `chain` must be NULL or a valid `pNext` chain whose elements live across the call.
 pub unsafe fn callbacks_in_chain(chain: *const c_void) -> Vec<Callback> {
-    vk_generated::chain_elements(chain)
+    // SAFETY: NULL or a valid chain (the contract).
+    let elements = unsafe { vk_generated::chain_elements(chain) };
+    elements
         .filter_map(|(stype, element)| match stype {
             VkStructureType::DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT => {
-                Some(Callback::from_utils(&*(element as *const VkDebugUtilsMessengerCreateInfoEXT)))
+                // SAFETY: an element of a valid chain whose `sType` names this structure.
+                Some(Callback::from_utils(unsafe { &*(element as *const VkDebugUtilsMessengerCreateInfoEXT) }))
             }
             VkStructureType::DEBUG_REPORT_CALLBACK_CREATE_INFO_EXT => {
-                Some(Callback::from_report(&*(element as *const VkDebugReportCallbackCreateInfoEXT)))
+                // SAFETY: as above.
+                Some(Callback::from_report(unsafe { &*(element as *const VkDebugReportCallbackCreateInfoEXT) }))
             }
             _ => None,
         })
