@@ -3,7 +3,7 @@
 //! and the hand-written runtime: the wrapper layouts they read, defined once here.
 
 use core::ffi::c_void;
-use core::sync::atomic::AtomicUsize;
+use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 use vk_generated::types::{VkInstance, VkPhysicalDevice};
 use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
@@ -56,11 +56,18 @@ pub struct TerminatorPhysicalDevice {
     /// The loader's `Instance` owning this device.
     pub instance: *const c_void,
     /// The owning driver's own functions: the `table` of an `InstanceDispatch` (at its start),
-    /// whose unknown slots the unknown-command terminators read.
-    pub driver_table: *const InstanceDispatchTable,
-    /// The driver's handle for this physical device.
-    pub driver_handle: VkPhysicalDevice,
+    /// whose unknown slots the unknown-command terminators read. Atomic (the layout of a pointer):
+    /// a lazy driver's device is pointed at the live driver while other threads call through it.
+    /// Read with [`driver`](Self::driver).
+    pub driver_table: AtomicPtr<InstanceDispatchTable>,
+    /// The driver's handle for this physical device (a `VkPhysicalDevice`), atomic for the same reason.
+    pub driver_handle: AtomicPtr<c_void>,
 }
+
+const _: () = assert!(
+    core::mem::size_of::<AtomicPtr<InstanceDispatchTable>>() == core::mem::size_of::<*const InstanceDispatchTable>()
+        && core::mem::size_of::<AtomicPtr<c_void>>() == core::mem::size_of::<VkPhysicalDevice>()
+);
 
 const _: () = assert!(
     core::mem::offset_of!(TerminatorPhysicalDevice, magic) == core::mem::offset_of!(crate::handles::HandleHeader, magic)
@@ -74,23 +81,19 @@ impl TerminatorPhysicalDevice {
     /// with either handle; its functions accept both).
     #[inline(always)]
     pub fn driver(&self) -> (*const InstanceDispatchTable, VkPhysicalDevice) {
-        use core::sync::atomic::{AtomicPtr, Ordering};
-        // SAFETY: the fields are pointer-sized and aligned; they are written only atomically.
-        unsafe {
-            let table = AtomicPtr::from_ptr(&self.driver_table as *const _ as *mut *mut InstanceDispatchTable).load(Ordering::Acquire);
-            let handle = AtomicPtr::from_ptr(&self.driver_handle.0 as *const _ as *mut *mut c_void).load(Ordering::Relaxed);
-            (table, VkPhysicalDevice(handle))
-        }
+        let table = self.driver_table.load(Ordering::Acquire);
+        let handle = self.driver_handle.load(Ordering::Relaxed);
+        (table, VkPhysicalDevice(handle))
     }
 
     /// Points this device at its now loaded driver (see [`driver`](Self::driver)).
     ///
     /// # Safety
-    /// `table` must outlive the device; `handle` must be the driver's handle for it.
+    /// `table` must outlive the device (callers through it read it as the driver's table);
+    /// `handle` must be the driver's handle for it.
     pub unsafe fn set_driver(&self, table: *const InstanceDispatchTable, handle: VkPhysicalDevice) {
-        use core::sync::atomic::{AtomicPtr, Ordering};
-        AtomicPtr::from_ptr(&self.driver_handle.0 as *const _ as *mut *mut c_void).store(handle.0, Ordering::Relaxed);
-        AtomicPtr::from_ptr(&self.driver_table as *const _ as *mut *mut InstanceDispatchTable).store(table as *mut _, Ordering::Release);
+        self.driver_handle.store(handle.0, Ordering::Relaxed);
+        self.driver_table.store(table.cast_mut(), Ordering::Release);
     }
 }
 

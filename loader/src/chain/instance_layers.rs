@@ -372,8 +372,8 @@ unsafe fn wrap(instance: &Instance, chain: &InstanceLayers, handles: &mut [VkPhy
                     magic: crate::handles::PHYSICAL_DEVICE_MAGIC,
                     unwrapped: *h,
                     instance: instance as *const Instance as *const c_void,
-                    driver_table,
-                    driver_handle,
+                    driver_table: std::sync::atomic::AtomicPtr::new(driver_table.cast_mut()),
+                    driver_handle: std::sync::atomic::AtomicPtr::new(driver_handle.0),
                 });
                 let ptr = &*w as *const TrampolinePhysicalDevice;
                 known.push(w);

@@ -386,8 +386,8 @@ mod tests {
                 magic: crate::handles::PHYSICAL_DEVICE_MAGIC,
                 unwrapped: VkPhysicalDevice::NULL,
                 instance: std::ptr::null(),
-                driver_table: (&*driver as *const InstanceDispatch).cast(),
-                driver_handle: VkPhysicalDevice((0x1000 + slot) as *mut _),
+                driver_table: std::sync::atomic::AtomicPtr::new((&*driver as *const InstanceDispatch).cast_mut().cast()),
+                driver_handle: std::sync::atomic::AtomicPtr::new((0x1000 + slot) as *mut _),
             });
             // At the end of the chain the next level's handle is the loader's device itself.
             physical_device.unwrapped = VkPhysicalDevice(&mut *physical_device as *mut TerminatorPhysicalDevice as *mut _);
