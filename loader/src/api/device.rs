@@ -51,11 +51,24 @@ pub unsafe extern "system" fn vkDestroyDevice(device: VkDevice, pAllocator: *con
         if device.is_null() {
             return;
         }
-        let data = Box::from_raw(*(device.0 as *const *mut DeviceData));
-        crate::dispatch::unknown::device_destroyed(&data.unknown);
-        if let Some(destroy) = data.table.vkDestroyDevice {
-            destroy(device, pAllocator);
+        // Read before the device goes: its first word is the loader's until then.
+        // SAFETY: a device the loader created (Vulkan's valid usage), whose first word points to its data.
+        let data = unsafe { *(device.0 as *const *mut DeviceData) };
+        // Shared while the chain runs: layers and the loader's terminators reach the data through
+        // the device's handle too.
+        let destroy = {
+            // SAFETY: the device's data, live until it is freed below.
+            let shared = unsafe { &*data };
+            crate::dispatch::unknown::device_destroyed(&shared.unknown);
+            shared.table.vkDestroyDevice
+        };
+        if let Some(destroy) = destroy {
+            // SAFETY: the top of the device's chain (or the driver), for the device it created.
+            unsafe { destroy(device, pAllocator) };
         }
+        // SAFETY: made by `Box::into_raw` at creation; the chain has returned and the device is
+        // gone, so nothing refers to the data any more.
+        drop(unsafe { Box::from_raw(data) });
     })
 }
 

@@ -111,7 +111,7 @@ pub unsafe extern "system" fn vkCreateInstance(
         let _scope = messengers::Scope::enter(creation_callbacks.clone());
         let (result, created) = match create_instance(&*pCreateInfo, pAllocator, creation_callbacks) {
             Ok(instance) if memory.failed() => {
-                destroy_instance(instance, pAllocator);
+                destroy_instance(Box::into_raw(instance), pAllocator);
                 (VkResult::ERROR_OUT_OF_HOST_MEMORY, VkInstance::NULL)
             }
             Ok(instance) => (VkResult::SUCCESS, VkInstance(Box::into_raw(instance) as *mut _)),
@@ -152,8 +152,15 @@ unsafe fn create_instance(
     let app_api_version = info.pApplicationInfo.as_ref().map_or(0, |a| a.apiVersion);
     let layers = crate::chain::instance_layers::select(&app_layers, app_api_version)?;
     if !layers.is_empty() {
-        crate::chain::instance_layers::create_instance(&mut instance, info, allocator, layers)?;
-        return Ok(instance);
+        // Held by address while the chain runs: its terminator creates the drivers into it, and
+        // layers may reach it through its handle.
+        let pending = Box::into_raw(instance);
+        // SAFETY: an instance no one else refers to; the create info and allocator are the caller's.
+        let created = unsafe { crate::chain::instance_layers::create_instance(pending, info, allocator, layers) };
+        // SAFETY: from `Box::into_raw` above; the chain has returned, and nothing else refers to
+        // the instance (its handle is not the application's yet).
+        let instance = unsafe { Box::from_raw(pending) };
+        return created.map(|()| instance);
     }
     create_drivers(&mut instance, info, allocator, &[])?;
     Ok(instance)
@@ -226,21 +233,39 @@ pub unsafe extern "system" fn vkDestroyInstance(instance: VkInstance, pAllocator
             return;
         }
         crate::handles::check_instance(instance.0, "vkDestroyInstance", "instance");
-        destroy_instance(Box::from_raw(instance.0 as *mut Instance), pAllocator);
+        destroy_instance(instance.0.cast::<Instance>(), pAllocator);
     })
 }
 
-/// Destroys the drivers' instances; the loader's memory is freed (to the allocator each block
-/// came from) when `instance` drops.
-unsafe fn destroy_instance(mut instance: Box<Instance>, allocator: *const VkAllocationCallbacks) {
-    let _scope = instance.messenger_scope(true);
-    if instance.layers.is_some() {
-        // Down the chain; its terminator destroys the drivers' instances.
-        crate::chain::instance_layers::destroy_instance(&mut instance, allocator);
+/// Destroys the drivers' instances, down the layers' chain if there is one, then frees the
+/// instance (each block to the allocator it came from). No reference to the instance is held
+/// across the chain: layers reach it through its handle, and its terminator destroys the drivers'
+/// instances through a shared one.
+///
+/// # Safety
+/// `instance` must come from `Box::into_raw` of a live instance, destroyed once, and used by no
+/// other thread (Vulkan's external synchronization of `vkDestroyInstance`); `allocator` must be
+/// NULL or valid callbacks compatible with those it was created with.
+unsafe fn destroy_instance(instance: *mut Instance, allocator: *const VkAllocationCallbacks) {
+    // SAFETY: the caller's promise; shared while the chain runs.
+    let _scope = unsafe { &*instance }.messenger_scope(true);
+    {
+        // SAFETY: as above.
+        let shared = unsafe { &*instance };
+        if shared.layers.is_some() {
+            // Down the chain; its terminator destroys the drivers' instances.
+            // SAFETY: the caller's promise for `allocator`.
+            unsafe { crate::chain::instance_layers::destroy_instance(shared, allocator) };
+        }
+        // Unless a layer did not call down.
+        // SAFETY: as above.
+        unsafe { shared.destroy_drivers(allocator) };
     }
-    instance.destroy_drivers(allocator);
+    // SAFETY: the chain has returned: nothing refers to the instance any more.
+    let mut owned = unsafe { Box::from_raw(instance) };
     // A use after destruction finds no magic while the memory is not reused.
-    instance.magic = 0;
+    owned.magic = 0;
+    drop(owned);
     // What the queries before it kept loaded goes, as with the Khronos loader: the next query or
     // instance sees the drivers as they are then.
     crate::platform::library_cache::release_all_preloaded();

@@ -330,6 +330,7 @@ pub(crate) fn new_instance(creation_callbacks: Vec<messengers::Callback>) -> Box
         application: 0,
         cache_mode: cache::Mode::Off,
         profiles_recorded: Default::default(),
+        drivers_destroyed: Default::default(),
         creation_callbacks,
         messengers: messengers::Messengers::default(),
         layers: None,

@@ -243,9 +243,15 @@ fn log_chain(layers: &[ActiveLayer]) {
     log::log(Level::Layer, "  then the loader's terminators and the drivers");
 }
 
-/// Builds the instance chain and creates `inst` (fresh from `drivers::new_instance`) through it.
+/// Builds the instance chain and creates `pending` (fresh from `drivers::new_instance`) through it.
+/// No reference to the instance is held while the chain runs: its terminator creates the drivers
+/// into it (through `PENDING_INSTANCE`), and layers may reach it through its handle.
+///
+/// # Safety
+/// `pending` must be a live instance no one else refers to yet (from `Box::into_raw`); `info` a
+/// valid create info; `allocator` NULL or valid callbacks.
 pub unsafe fn create_instance(
-    inst: &mut Box<Instance>,
+    pending: *mut Instance,
     info: &VkInstanceCreateInfo,
     allocator: *const VkAllocationCallbacks,
     layers: Vec<ActiveLayer>,
@@ -259,9 +265,14 @@ pub unsafe fn create_instance(
     });
     // Layers read the instance's first word during creation: it must already be final.
     crate::dispatch::unknown::set_terminators(&chain.table.unknown);
-    inst.set_dispatch(&chain.table.table);
-    inst.layers = Some(chain);
-    let chain = inst.layers.as_mut().expect("just set");
+    {
+        // SAFETY: the caller's promise: the instance is ours alone until the chain is called.
+        let inst = unsafe { &mut *pending };
+        inst.set_dispatch(&chain.table.table);
+        inst.layers = Some(chain);
+    }
+    // SAFETY: as above; shared until the chain is called, and not used after.
+    let chain = unsafe { &*pending }.layers.as_deref().expect("just set");
 
     let mut links: Vec<VkLayerInstanceLink> = Vec::with_capacity(chain.layers.len());
     for next in chain.layers.iter().skip(1) {
@@ -314,19 +325,24 @@ pub unsafe fn create_instance(
     chained.pNext = &link_info as *const _ as *const c_void;
 
     let top = chain.top().gipa;
-    let create: PFN_vkCreateInstance = std::mem::transmute(top(VkInstance::NULL, c"vkCreateInstance".as_ptr()));
+    // SAFETY: the layer's vkGetInstanceProcAddr answers vkCreateInstance with that command or NULL.
+    let create: PFN_vkCreateInstance = unsafe { std::mem::transmute(top(VkInstance::NULL, c"vkCreateInstance".as_ptr())) };
     let Some(create) = create else {
         log::write(Level::ErrorLayer, &format!("vkCreateInstance: layer {} returns no vkCreateInstance", chain.layers[0].manifest.name));
         return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
     };
-    let pending: *mut Instance = &mut **inst;
     PENDING_INSTANCE.with(|p| p.set(pending));
     let mut handle = VkInstance(pending as *mut c_void);
-    let result = create(&chained, allocator, &mut handle);
+    // SAFETY: the chain's own structures live to the end of this function, the application's are
+    // the caller's promise; no reference to the instance is live across the call.
+    let result = unsafe { create(&chained, allocator, &mut handle) };
     PENDING_INSTANCE.with(|p| p.set(std::ptr::null_mut()));
+    // SAFETY: the chain has returned: the instance is ours alone again.
+    let inst = unsafe { &mut *pending };
     if result != VkResult::SUCCESS {
         // A layer that failed after calling down may leave the drivers' instances behind.
-        inst.destroy_drivers(allocator);
+        // SAFETY: the caller's promise for `allocator`.
+        unsafe { inst.destroy_drivers(allocator) };
         return Err(result);
     }
     if handle.0 != pending as *mut c_void {
@@ -334,15 +350,21 @@ pub unsafe fn create_instance(
     }
     inst.chain_handle = handle;
     let chain = inst.layers.as_mut().expect("set above");
-    chain.table.table = InstanceDispatchTable::load(|name| top(handle, name.as_ptr()));
+    // SAFETY: the top layer's vkGetInstanceProcAddr, with the instance it created.
+    chain.table.table = InstanceDispatchTable::load(|name| unsafe { top(handle, name.as_ptr()) });
     Ok(())
 }
 
-/// The layered part of `vkDestroyInstance`: down the chain to [`terminator_DestroyInstance`].
-pub unsafe fn destroy_instance(instance: &mut Instance, allocator: *const VkAllocationCallbacks) {
+/// The layered part of `vkDestroyInstance`: down the chain to [`terminator_DestroyInstance`],
+/// through a shared reference (the terminator reaches the instance through its handle too).
+///
+/// # Safety
+/// `instance` must be live, destroyed by no one else; `allocator` NULL or valid callbacks.
+pub unsafe fn destroy_instance(instance: &Instance, allocator: *const VkAllocationCallbacks) {
     let Some(chain) = &instance.layers else { return };
     if let Some(destroy) = chain.table.vkDestroyInstance {
-        destroy(instance.chain_handle, allocator);
+        // SAFETY: the top layer's vkDestroyInstance for the instance it created.
+        unsafe { destroy(instance.chain_handle, allocator) };
     }
 }
 
@@ -577,10 +599,18 @@ unsafe fn check_handed_down_instance(handed_down: VkInstance) {
     }
 }
 
+/// The end of `vkDestroyInstance`: the drivers' instances, destroyed through a shared reference
+/// (the loader's `vkDestroyInstance` holds the instance until the chain returns, and frees it).
+///
+/// # Safety
+/// `instance` must be NULL or the loader's instance being destroyed; `pAllocator` NULL or valid
+/// callbacks compatible with those it was created with.
 unsafe extern "system" fn terminator_DestroyInstance(instance: VkInstance, pAllocator: *const VkAllocationCallbacks) {
     ffi::guard("vkDestroyInstance (terminator)", (), || {
-        if let Some(instance) = (instance.0 as *mut Instance).as_mut() {
-            instance.destroy_drivers(pAllocator);
+        // SAFETY: the caller's promise.
+        if let Some(instance) = unsafe { Instance::from_handle(instance) } {
+            // SAFETY: as above.
+            unsafe { instance.destroy_drivers(pAllocator) };
         }
     })
 }

@@ -80,6 +80,9 @@ pub struct Instance {
     /// Set once the loaded drivers' physical devices were recorded for this application (at the
     /// first enumeration, else at destruction).
     pub profiles_recorded: std::sync::atomic::AtomicBool,
+    /// Set once the drivers' instances are destroyed (by the end of the layers' `vkDestroyInstance`
+    /// chain, else by the loader after it).
+    pub drivers_destroyed: std::sync::atomic::AtomicBool,
     /// Debug callbacks chained to `VkInstanceCreateInfo`: they hear creation and destruction.
     pub creation_callbacks: Vec<Callback>,
     /// Debug messengers and report callbacks the application created on this instance.
@@ -111,10 +114,20 @@ impl Instance {
         &self.table.table
     }
 
-    /// Destroys the drivers' instances (the terminator of `vkDestroyInstance`).
-    pub unsafe fn destroy_drivers(&mut self, allocator: *const VkAllocationCallbacks) {
+    /// Destroys the drivers' instances, once (the terminator of `vkDestroyInstance`). Through a
+    /// shared reference: the layers' chain reaches the terminator through the instance's handle
+    /// while the loader's `vkDestroyInstance` holds the instance; what the drivers leave is freed
+    /// with the instance.
+    ///
+    /// # Safety
+    /// `allocator` must be NULL or valid callbacks, compatible with those the drivers' instances
+    /// were created with; no driver instance is used after this.
+    pub unsafe fn destroy_drivers(&self, allocator: *const VkAllocationCallbacks) {
+        if self.drivers_destroyed.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return;
+        }
         self.record_profiles_once();
-        for d in self.drivers.drain(..) {
+        for d in &self.drivers {
             if let Some(never) = d.lazy.as_ref().and_then(|lazy| lazy.never_loaded()) {
                 log!(Level::Driver, "{}: {never}", d.driver.manifest_path);
                 // `vk-loader explain` records its own instance until it is destroyed.
@@ -126,7 +139,9 @@ impl Instance {
             }
             log!(Level::Driver, "vkDestroyInstance: destroying the instance of {}", d.driver.manifest_path);
             if let Some(destroy) = table.vkDestroyInstance {
-                destroy(handle, allocator);
+                // SAFETY: the driver's live instance, destroyed once (the flag above), with the
+                // caller's allocator.
+                unsafe { destroy(handle, allocator) };
             }
         }
     }
