@@ -50,6 +50,8 @@ struct Driver {
 
 impl Driver {
     fn open(path: &Path) -> Driver {
+        // SAFETY: the test driver's initialisers ask nothing of us; each entry point is read as
+        // the type the loader interface gives it, and `_library` keeps them loaded.
         unsafe {
             let library = Library::new(path).expect("dlopen");
             let negotiate = *library
@@ -80,30 +82,61 @@ impl Driver {
 
     fn negotiate(&self, loader_version: u32) -> (VkResult, u32) {
         let mut version = loader_version;
+        // SAFETY: `version` is a local the driver reads and writes.
         let result = unsafe { (self.negotiate)(&mut version) };
         (result, version)
     }
 
-    fn gipa_raw(&self, instance: VkInstance, name: &CStr) -> PFN_vkVoidFunction {
-        unsafe { (self.gipa)(instance, name.as_ptr()) }
+    /// `vk_icdGetInstanceProcAddr` with a NULL instance: the global commands.
+    fn global(&self, name: &CStr) -> PFN_vkVoidFunction {
+        // SAFETY: a NULL instance and a C string.
+        unsafe { (self.gipa)(VkInstance::NULL, name.as_ptr()) }
     }
 
     fn gpdpa_raw(&self, name: &CStr) -> PFN_vkVoidFunction {
+        // SAFETY: a NULL instance (the physical-device commands are the same for all) and a C
+        // string.
         unsafe { (self.gpdpa)(VkInstance::NULL, name.as_ptr()) }
-    }
-
-    /// `name` through `vk_icdGetInstanceProcAddr`, as the PFN type `F`.
-    fn gipa<F: Copy>(&self, instance: VkInstance, name: &CStr) -> F {
-        let f = self.gipa_raw(instance, name);
-        assert!(f.is_some(), "vk_icdGetInstanceProcAddr({:?}) is NULL", name);
-        cast(f)
     }
 }
 
-/// A `PFN_vkVoidFunction` as the `Option<fn>` type it really is.
-fn cast<F: Copy>(f: PFN_vkVoidFunction) -> F {
-    assert_eq!(size_of::<F>(), size_of::<PFN_vkVoidFunction>());
-    unsafe { std::mem::transmute_copy(&f) }
+/// Where [`command!`] asks for a command by name: a driver (its global commands), an instance
+/// or a device's `vkGetDeviceProcAddr`.
+trait ProcAddr {
+    fn proc_addr(&self, name: &CStr) -> PFN_vkVoidFunction;
+}
+
+impl ProcAddr for Driver {
+    fn proc_addr(&self, name: &CStr) -> PFN_vkVoidFunction {
+        self.global(name)
+    }
+}
+
+impl<F: Fn(&CStr) -> PFN_vkVoidFunction> ProcAddr for F {
+    fn proc_addr(&self, name: &CStr) -> PFN_vkVoidFunction {
+        self(name)
+    }
+}
+
+/// `command!(from, PFN_vkX)`: the command `vkX` from `from` (a [`ProcAddr`]), as its type
+/// `PFN_vkX`; `command!(from, PFN_vkX, KHR)` asks for its alias `vkXKHR` instead. The name is
+/// spelt from the type, so the two cannot disagree.
+macro_rules! command {
+    ($from:expr, $pfn:ident) => {
+        command!(@named $from, $pfn, "")
+    };
+    ($from:expr, $pfn:ident, KHR) => {
+        command!(@named $from, $pfn, "KHR")
+    };
+    (@named $from:expr, $pfn:ident, $suffix:literal) => {{
+        let name = concat!(stringify!($pfn), $suffix).strip_prefix("PFN_").expect("a PFN_ type");
+        let name = std::ffi::CString::new(name).unwrap();
+        let f: PFN_vkVoidFunction = $from.proc_addr(&name);
+        // SAFETY: `name` is the command whose type `$pfn` is (its own name, or its KHR alias,
+        // which has the same type), and a driver answers a command's name with a function of
+        // that command's type, or NULL.
+        unsafe { std::mem::transmute::<PFN_vkVoidFunction, $pfn>(f) }
+    }};
 }
 
 /// Clears every `VK_TEST_DRIVER_*` variable, then sets `vars`.
@@ -118,12 +151,19 @@ fn set_env(vars: &[(&str, &str)]) {
     }
 }
 
-fn magic_of(handle: *mut c_void) -> usize {
+/// The first word of a dispatchable handle: the loader's, `ICD_LOADER_MAGIC` as the driver left it.
+///
+/// # Safety
+/// `handle` is a live dispatchable handle the driver made.
+unsafe fn magic_of(handle: *mut c_void) -> usize {
     assert!(!handle.is_null());
+    // SAFETY: a live dispatchable handle points to the driver's object, whose first word is the
+    // loader's dispatch slot.
     unsafe { *(handle as *const usize) }
 }
 
 fn c_str(chars: &[c_char]) -> &CStr {
+    // SAFETY: `c_char` and `u8` have one size and alignment; the slice's bytes stay borrowed.
     CStr::from_bytes_until_nul(unsafe { &*(chars as *const [c_char] as *const [u8]) })
         .expect("NUL-terminated")
 }
@@ -139,7 +179,7 @@ impl<'a> Instance<'a> {
         api_version: u32,
         extensions: &[&CStr],
     ) -> Result<Self, VkResult> {
-        let create: PFN_vkCreateInstance = driver.gipa(VkInstance::NULL, c"vkCreateInstance");
+        let create = command!(driver, PFN_vkCreateInstance);
         let app = VkApplicationInfo {
             apiVersion: api_version,
             ..Default::default()
@@ -152,29 +192,29 @@ impl<'a> Instance<'a> {
             ..Default::default()
         };
         let mut handle = VkInstance::NULL;
+        // SAFETY: `info` and what it points to (`app`, `names` and the extension names) live
+        // across the call; `handle` is a local.
         match unsafe { create.unwrap()(&info, null(), &mut handle) } {
             VkResult::SUCCESS => {
-                assert_eq!(magic_of(handle.0), ICD_LOADER_MAGIC, "instance magic");
+                // SAFETY: the instance the driver just created.
+                assert_eq!(unsafe { magic_of(handle.0) }, ICD_LOADER_MAGIC, "instance magic");
                 Ok(Instance { driver, handle })
             }
             error => Err(error),
         }
     }
 
-    fn get<F: Copy>(&self, name: &CStr) -> F {
-        self.driver.gipa(self.handle, name)
-    }
-
     fn physical_devices(&self) -> Vec<VkPhysicalDevice> {
-        let enumerate: PFN_vkEnumeratePhysicalDevices = self.get(c"vkEnumeratePhysicalDevices");
-        let enumerate = enumerate.unwrap();
+        let enumerate = command!(self, PFN_vkEnumeratePhysicalDevices).unwrap();
         let mut count = 0;
         assert_eq!(
+            // SAFETY: the live instance, a local count and no array: a count query.
             unsafe { enumerate(self.handle, &mut count, null_mut()) },
             VkResult::SUCCESS
         );
         let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
         assert_eq!(
+            // SAFETY: the live instance and an array of `count` handles.
             unsafe { enumerate(self.handle, &mut count, devices.as_mut_ptr()) },
             VkResult::SUCCESS
         );
@@ -182,17 +222,28 @@ impl<'a> Instance<'a> {
         devices
     }
 
+    /// The properties of `physical_device`, one of this instance's.
     fn properties(&self, physical_device: VkPhysicalDevice) -> VkPhysicalDeviceProperties {
-        let get: PFN_vkGetPhysicalDeviceProperties = self.get(c"vkGetPhysicalDeviceProperties");
+        let get = command!(self, PFN_vkGetPhysicalDeviceProperties);
         let mut props = VkPhysicalDeviceProperties::default();
+        // SAFETY: a physical device of this live instance (every caller's comes from
+        // `physical_devices`) and a local to fill.
         unsafe { get.unwrap()(physical_device, &mut props) };
         props
     }
 }
 
+impl ProcAddr for Instance<'_> {
+    fn proc_addr(&self, name: &CStr) -> PFN_vkVoidFunction {
+        // SAFETY: the instance lives as long as `self`; the name is a C string.
+        unsafe { (self.driver.gipa)(self.handle, name.as_ptr()) }
+    }
+}
+
 impl Drop for Instance<'_> {
     fn drop(&mut self) {
-        let destroy: PFN_vkDestroyInstance = self.get(c"vkDestroyInstance");
+        let destroy = command!(self, PFN_vkDestroyInstance);
+        // SAFETY: the instance `create` made, destroyed once, here.
         unsafe { destroy.unwrap()(self.handle, null()) };
     }
 }
@@ -205,11 +256,10 @@ fn extension_names(props: &[VkExtensionProperties]) -> Vec<String> {
 }
 
 fn instance_extensions(driver: &Driver) -> Vec<String> {
-    let enumerate: PFN_vkEnumerateInstanceExtensionProperties =
-        driver.gipa(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties");
-    let enumerate = enumerate.unwrap();
+    let enumerate = command!(driver, PFN_vkEnumerateInstanceExtensionProperties).unwrap();
     let mut count = 0;
     assert_eq!(
+        // SAFETY: no layer, a local count and no array: a count query.
         unsafe { enumerate(null(), &mut count, null_mut()) },
         VkResult::SUCCESS
     );
@@ -221,6 +271,7 @@ fn instance_extensions(driver: &Driver) -> Vec<String> {
         count as usize
     ];
     assert_eq!(
+        // SAFETY: no layer and an array of `count` properties.
         unsafe { enumerate(null(), &mut count, props.as_mut_ptr()) },
         VkResult::SUCCESS
     );
@@ -237,6 +288,7 @@ fn negotiates_the_newest_common_interface_version() {
     assert_eq!(driver.negotiate(5), (VkResult::SUCCESS, 5));
     assert_eq!(driver.negotiate(2), (VkResult::SUCCESS, 2));
     assert_eq!(
+        // SAFETY: the interface lets the loader pass NULL; the driver must refuse it.
         unsafe { (driver.negotiate)(null_mut()) },
         VkResult::ERROR_INCOMPATIBLE_DRIVER
     );
@@ -257,17 +309,14 @@ fn proc_addr_levels() {
     driver.negotiate(7);
 
     // Interface 7: the vk_icd* entry points are also reachable through vk_icdGetInstanceProcAddr.
-    let negotiate = driver.gipa_raw(
-        VkInstance::NULL,
-        c"vk_icdNegotiateLoaderICDInterfaceVersion",
-    );
+    let negotiate = driver.global(c"vk_icdNegotiateLoaderICDInterfaceVersion");
     assert_eq!(
         negotiate.map(|f| f as usize),
         Some(driver.negotiate as usize)
     );
-    let gpdpa = driver.gipa_raw(VkInstance::NULL, c"vk_icdGetPhysicalDeviceProcAddr");
+    let gpdpa = driver.global(c"vk_icdGetPhysicalDeviceProcAddr");
     assert_eq!(gpdpa.map(|f| f as usize), Some(driver.gpdpa as usize));
-    let gipa = driver.gipa_raw(VkInstance::NULL, c"vk_icdGetInstanceProcAddr");
+    let gipa = driver.global(c"vk_icdGetInstanceProcAddr");
     assert_eq!(gipa.map(|f| f as usize), Some(driver.gipa as usize));
 
     // A NULL instance gives global commands only.
@@ -276,10 +325,7 @@ fn proc_addr_levels() {
         c"vkEnumerateInstanceExtensionProperties",
         c"vkEnumerateInstanceVersion",
     ] {
-        assert!(
-            driver.gipa_raw(VkInstance::NULL, name).is_some(),
-            "{name:?}"
-        );
+        assert!(driver.global(name).is_some(), "{name:?}");
     }
     for name in [
         c"vkEnumeratePhysicalDevices",
@@ -287,10 +333,7 @@ fn proc_addr_levels() {
         c"vkCmdDraw",
         c"vkGetDeviceProcAddr",
     ] {
-        assert!(
-            driver.gipa_raw(VkInstance::NULL, name).is_none(),
-            "{name:?}"
-        );
+        assert!(driver.global(name).is_none(), "{name:?}");
     }
     for name in [
         c"vkNotACommand",
@@ -298,11 +341,10 @@ fn proc_addr_levels() {
         c"",
         c"vkEnumerateInstanceLayerProperties",
     ] {
-        assert!(
-            driver.gipa_raw(VkInstance::NULL, name).is_none(),
-            "{name:?}"
-        );
+        assert!(driver.global(name).is_none(), "{name:?}");
     }
+    // SAFETY: a NULL name breaks valid usage on purpose: the test driver checks for it and answers
+    // NULL (what this line tests).
     assert!(unsafe { (driver.gipa)(VkInstance::NULL, null()) }.is_none());
 
     // vk_icdGetPhysicalDeviceProcAddr: physical-device commands only.
@@ -338,14 +380,14 @@ fn proc_addr_levels() {
         c"vkCmdDraw",
         c"vkCreateInstance",
     ] {
-        assert!(driver.gipa_raw(instance.handle, name).is_some(), "{name:?}");
+        assert!(instance.proc_addr(name).is_some(), "{name:?}");
     }
-    assert!(driver
-        .gipa_raw(instance.handle, c"vkCmdDrawIndexed")
-        .is_none());
+    assert!(instance.proc_addr(c"vkCmdDrawIndexed").is_none());
 
     // vkGetDeviceProcAddr: device-level commands only.
-    let gdpa: PFN_vkGetDeviceProcAddr = instance.get(c"vkGetDeviceProcAddr");
+    let gdpa = command!(instance, PFN_vkGetDeviceProcAddr);
+    // SAFETY: the test driver answers from the name alone and never reads the (NULL) device,
+    // which is what these lines check; the name is a C string.
     let gdpa = |name: &CStr| unsafe { gdpa.unwrap()(VkDevice::NULL, name.as_ptr()) };
     for name in [
         c"vkCmdDraw",
@@ -376,10 +418,10 @@ fn instance_device_and_command_buffers() {
     let driver = Driver::get();
     assert_eq!(driver.negotiate(7), (VkResult::SUCCESS, 7));
 
-    let version: PFN_vkEnumerateInstanceVersion =
-        driver.gipa(VkInstance::NULL, c"vkEnumerateInstanceVersion");
+    let version = command!(driver, PFN_vkEnumerateInstanceVersion);
     let mut api_version = 0;
     assert_eq!(
+        // SAFETY: a local to fill.
         unsafe { version.unwrap()(&mut api_version) },
         VkResult::SUCCESS
     );
@@ -390,14 +432,14 @@ fn instance_device_and_command_buffers() {
         instance_extensions(driver),
         ["VK_KHR_surface", "VK_KHR_get_physical_device_properties2"]
     );
-    let enumerate: PFN_vkEnumerateInstanceExtensionProperties =
-        driver.gipa(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties");
+    let enumerate = command!(driver, PFN_vkEnumerateInstanceExtensionProperties);
     let mut props = [VkExtensionProperties {
         extensionName: [0; 256],
         specVersion: 0,
     }; 2];
     let mut count = 1;
     assert_eq!(
+        // SAFETY: no layer and an array of 2, more than `count` says.
         unsafe { enumerate.unwrap()(null(), &mut count, props.as_mut_ptr()) },
         VkResult::INCOMPLETE
     );
@@ -410,6 +452,7 @@ fn instance_device_and_command_buffers() {
         "nothing past the count is written"
     );
     assert_eq!(
+        // SAFETY: a C string for the layer and an array of 2, more than `count` says.
         unsafe { enumerate.unwrap()(c"VK_LAYER_foo".as_ptr(), &mut count, props.as_mut_ptr()) },
         VkResult::ERROR_LAYER_NOT_PRESENT
     );
@@ -421,12 +464,14 @@ fn instance_device_and_command_buffers() {
     let devices = instance.physical_devices();
     assert_eq!(devices.len(), 3);
     for &pd in &devices {
-        assert_eq!(magic_of(pd.0), ICD_LOADER_MAGIC, "physical device magic");
+        // SAFETY: a physical device of the live instance.
+        assert_eq!(unsafe { magic_of(pd.0) }, ICD_LOADER_MAGIC, "physical device magic");
     }
-    let enumerate: PFN_vkEnumeratePhysicalDevices = instance.get(c"vkEnumeratePhysicalDevices");
+    let enumerate = command!(instance, PFN_vkEnumeratePhysicalDevices);
     let mut some = [VkPhysicalDevice::NULL; 3];
     let mut count = 2;
     assert_eq!(
+        // SAFETY: the live instance and an array of 3, more than `count` says.
         unsafe { enumerate.unwrap()(instance.handle, &mut count, some.as_mut_ptr()) },
         VkResult::INCOMPLETE
     );
@@ -437,10 +482,10 @@ fn instance_device_and_command_buffers() {
     assert_eq!(instance.physical_devices(), devices, "handles are stable");
 
     // Groups: one per device.
-    let groups_fn: PFN_vkEnumeratePhysicalDeviceGroups =
-        instance.get(c"vkEnumeratePhysicalDeviceGroups");
+    let groups_fn = command!(instance, PFN_vkEnumeratePhysicalDeviceGroups);
     let mut count = 0;
     assert_eq!(
+        // SAFETY: the live instance, a local count and no array: a count query.
         unsafe { groups_fn.unwrap()(instance.handle, &mut count, null_mut()) },
         VkResult::SUCCESS
     );
@@ -448,11 +493,13 @@ fn instance_device_and_command_buffers() {
     let mut groups = [VkPhysicalDeviceGroupProperties::default(); 3];
     count = 2;
     assert_eq!(
+        // SAFETY: the live instance and an array of 3, more than `count` says.
         unsafe { groups_fn.unwrap()(instance.handle, &mut count, groups.as_mut_ptr()) },
         VkResult::INCOMPLETE
     );
     count = 3;
     assert_eq!(
+        // SAFETY: the live instance and an array of `count`.
         unsafe { groups_fn.unwrap()(instance.handle, &mut count, groups.as_mut_ptr()) },
         VkResult::SUCCESS
     );
@@ -499,8 +546,7 @@ fn instance_device_and_command_buffers() {
     }
 
     // Properties2 with PCI bus and ID structures in the chain, through the KHR name.
-    let props2_fn: PFN_vkGetPhysicalDeviceProperties2 =
-        instance.get(c"vkGetPhysicalDeviceProperties2KHR");
+    let props2_fn = command!(instance, PFN_vkGetPhysicalDeviceProperties2, KHR);
     let mut driver_props = VkPhysicalDeviceDriverProperties::default();
     let mut ids = VkPhysicalDeviceIDProperties {
         pNext: (&mut driver_props as *mut VkPhysicalDeviceDriverProperties).cast(),
@@ -514,6 +560,8 @@ fn instance_device_and_command_buffers() {
         pNext: (&mut pci as *mut VkPhysicalDevicePCIBusInfoPropertiesEXT).cast(),
         ..Default::default()
     };
+    // SAFETY: a device of the live instance; `props2` and the structures chained to it are
+    // locals, each with its own sType.
     unsafe { props2_fn.unwrap()(devices[1], &mut props2) };
     assert_eq!(
         c_str(&props2.properties.deviceName),
@@ -528,42 +576,48 @@ fn instance_device_and_command_buffers() {
     assert_eq!(c_str(&driver_props.driverName), c"vk_test_driver");
     assert_eq!(driver_props.pNext, null_mut());
 
-    let requested: unsafe extern "system" fn(VkPhysicalDevice) -> u32 =
-        cast::<Option<_>>(driver.gpdpa_raw(c"vkGetTestDriverRequestedApiVersionTEST")).unwrap();
+    let requested = driver.gpdpa_raw(c"vkGetTestDriverRequestedApiVersionTEST");
+    // SAFETY: the test driver's vkGetTestDriverRequestedApiVersionTEST has this type.
+    let requested = unsafe {
+        std::mem::transmute::<PFN_vkVoidFunction, Option<unsafe extern "system" fn(VkPhysicalDevice) -> u32>>(requested)
+    }
+    .unwrap();
     assert_eq!(
+        // SAFETY: a device of the live instance.
         unsafe { requested(devices[0]) },
         make_api_version(0, 1, 3, 0)
     );
 
     // Features, queue families, memory.
-    let features_fn: PFN_vkGetPhysicalDeviceFeatures2 =
-        instance.get(c"vkGetPhysicalDeviceFeatures2");
+    let features_fn = command!(instance, PFN_vkGetPhysicalDeviceFeatures2);
     let mut features = VkPhysicalDeviceFeatures2::default();
+    // SAFETY: a device of the live instance and a local to fill.
     unsafe { features_fn.unwrap()(devices[0], &mut features) };
     assert_eq!(features.features.robustBufferAccess, VK_TRUE);
     assert_eq!(features.features.geometryShader, VK_FALSE);
 
-    let families_fn: PFN_vkGetPhysicalDeviceQueueFamilyProperties =
-        instance.get(c"vkGetPhysicalDeviceQueueFamilyProperties");
+    let families_fn = command!(instance, PFN_vkGetPhysicalDeviceQueueFamilyProperties);
     let mut count = 0;
+    // SAFETY: a device of the live instance, a local count and no array: a count query.
     unsafe { families_fn.unwrap()(devices[0], &mut count, null_mut()) };
     assert_eq!(count, 1);
     let mut family = VkQueueFamilyProperties::default();
+    // SAFETY: as above, with room for the one family `count` says.
     unsafe { families_fn.unwrap()(devices[0], &mut count, &mut family) };
     let flags = VkQueueFlags::GRAPHICS_BIT | VkQueueFlags::COMPUTE_BIT | VkQueueFlags::TRANSFER_BIT;
     assert_eq!((family.queueFlags, family.queueCount), (flags, 2));
 
-    let memory_fn: PFN_vkGetPhysicalDeviceMemoryProperties =
-        instance.get(c"vkGetPhysicalDeviceMemoryProperties");
+    let memory_fn = command!(instance, PFN_vkGetPhysicalDeviceMemoryProperties);
     let mut memory = VkPhysicalDeviceMemoryProperties::default();
+    // SAFETY: a device of the live instance and a local to fill.
     unsafe { memory_fn.unwrap()(devices[0], &mut memory) };
     assert!(memory.memoryTypeCount >= 1 && memory.memoryHeapCount >= 1);
 
     // Device extensions.
-    let dev_ext_fn: PFN_vkEnumerateDeviceExtensionProperties =
-        instance.get(c"vkEnumerateDeviceExtensionProperties");
+    let dev_ext_fn = command!(instance, PFN_vkEnumerateDeviceExtensionProperties);
     let mut count = 0;
     assert_eq!(
+        // SAFETY: a device of the live instance, a local count and no array: a count query.
         unsafe { dev_ext_fn.unwrap()(devices[0], null(), &mut count, null_mut()) },
         VkResult::SUCCESS
     );
@@ -575,19 +629,20 @@ fn instance_device_and_command_buffers() {
         count as usize
     ];
     assert_eq!(
+        // SAFETY: as above, with an array of `count`.
         unsafe { dev_ext_fn.unwrap()(devices[0], null(), &mut count, dev_exts.as_mut_ptr()) },
         VkResult::SUCCESS
     );
     assert_eq!(extension_names(&dev_exts), ["VK_KHR_swapchain"]);
     count = 0;
     assert_eq!(
+        // SAFETY: as above, the array larger than `count` says.
         unsafe { dev_ext_fn.unwrap()(devices[0], null(), &mut count, dev_exts.as_mut_ptr()) },
         VkResult::INCOMPLETE
     );
 
     // vkCreateDevice validation.
-    let create_device: PFN_vkCreateDevice = instance.get(c"vkCreateDevice");
-    let create_device = create_device.unwrap();
+    let create_device = command!(instance, PFN_vkCreateDevice).unwrap();
     let priorities = [1.0f32, 0.5];
     let create = |family: u32,
                   queues: u32,
@@ -609,6 +664,8 @@ fn instance_device_and_command_buffers() {
             ..Default::default()
         };
         let mut device = VkDevice::NULL;
+        // SAFETY: a device of the live instance; `info` and what it points to (`queue_info`,
+        // `priorities`, `names`, the caller's names and features) live across the call.
         let result = unsafe { create_device(devices[0], &info, null(), &mut device) };
         (result, device)
     };
@@ -640,45 +697,56 @@ fn instance_device_and_command_buffers() {
     };
     let (result, device) = create(0, 2, &[c"VK_KHR_swapchain"], Some(&robust));
     assert_eq!(result, VkResult::SUCCESS);
-    assert_eq!(magic_of(device.0), ICD_LOADER_MAGIC, "device magic");
+    // SAFETY: the device just created.
+    assert_eq!(unsafe { magic_of(device.0) }, ICD_LOADER_MAGIC, "device magic");
 
     // Device-level commands come from vkGetDeviceProcAddr.
-    let gdpa: PFN_vkGetDeviceProcAddr = instance.get(c"vkGetDeviceProcAddr");
-    let gdpa = gdpa.unwrap();
+    let gdpa = command!(instance, PFN_vkGetDeviceProcAddr).unwrap();
+    // SAFETY: the device lives until `destroy_device` below, after the last lookup; the name is
+    // a C string.
+    let device_proc = |name: &CStr| unsafe { gdpa(device, name.as_ptr()) };
     macro_rules! device_fn {
-        ($pfn:ty, $name:literal) => {{
-            let f: $pfn = cast(unsafe { gdpa(device, $name.as_ptr()) });
-            f.expect(stringify!($name))
-        }};
+        ($pfn:ident) => {
+            command!(device_proc, $pfn).expect(stringify!($pfn))
+        };
     }
-    let get_queue = device_fn!(PFN_vkGetDeviceQueue, c"vkGetDeviceQueue");
+    let get_queue = device_fn!(PFN_vkGetDeviceQueue);
     let mut queues = [VkQueue::NULL; 3];
     for (i, queue) in queues.iter_mut().enumerate() {
+        // SAFETY: the live device and a local to fill (index 2 is past the queues created: the
+        // driver leaves it NULL).
         unsafe { get_queue(device, 0, i as u32, queue) };
     }
-    assert_eq!(magic_of(queues[0].0), ICD_LOADER_MAGIC, "queue magic");
-    assert_eq!(magic_of(queues[1].0), ICD_LOADER_MAGIC, "queue magic");
+    // SAFETY: the queues of the live device.
+    assert_eq!(unsafe { magic_of(queues[0].0) }, ICD_LOADER_MAGIC, "queue magic");
+    // SAFETY: as above.
+    assert_eq!(unsafe { magic_of(queues[1].0) }, ICD_LOADER_MAGIC, "queue magic");
     assert_ne!(queues[0], queues[1]);
     assert_eq!(queues[2], VkQueue::NULL, "only two queues were created");
     let mut again = VkQueue::NULL;
+    // SAFETY: the live device and a local to fill.
     unsafe { get_queue(device, 0, 1, &mut again) };
     assert_eq!(again, queues[1]);
-    let queue_wait_idle = device_fn!(PFN_vkQueueWaitIdle, c"vkQueueWaitIdle");
+    let queue_wait_idle = device_fn!(PFN_vkQueueWaitIdle);
+    // SAFETY: a queue of the live device.
     assert_eq!(unsafe { queue_wait_idle(queues[0]) }, VkResult::SUCCESS);
 
-    let create_pool = device_fn!(PFN_vkCreateCommandPool, c"vkCreateCommandPool");
-    let destroy_pool = device_fn!(PFN_vkDestroyCommandPool, c"vkDestroyCommandPool");
-    let allocate = device_fn!(PFN_vkAllocateCommandBuffers, c"vkAllocateCommandBuffers");
-    let free = device_fn!(PFN_vkFreeCommandBuffers, c"vkFreeCommandBuffers");
-    let begin = device_fn!(PFN_vkBeginCommandBuffer, c"vkBeginCommandBuffer");
-    let end = device_fn!(PFN_vkEndCommandBuffer, c"vkEndCommandBuffer");
-    let draw = device_fn!(PFN_vkCmdDraw, c"vkCmdDraw");
-    let dispatch = device_fn!(PFN_vkCmdDispatch, c"vkCmdDispatch");
-    let draw_count: unsafe extern "system" fn(VkCommandBuffer) -> u32 =
-        cast::<Option<_>>(unsafe { gdpa(device, c"vkGetTestDriverDrawCountTEST".as_ptr()) })
-            .expect("test command");
-    let device_wait_idle = device_fn!(PFN_vkDeviceWaitIdle, c"vkDeviceWaitIdle");
-    let destroy_device = device_fn!(PFN_vkDestroyDevice, c"vkDestroyDevice");
+    let create_pool = device_fn!(PFN_vkCreateCommandPool);
+    let destroy_pool = device_fn!(PFN_vkDestroyCommandPool);
+    let allocate = device_fn!(PFN_vkAllocateCommandBuffers);
+    let free = device_fn!(PFN_vkFreeCommandBuffers);
+    let begin = device_fn!(PFN_vkBeginCommandBuffer);
+    let end = device_fn!(PFN_vkEndCommandBuffer);
+    let draw = device_fn!(PFN_vkCmdDraw);
+    let dispatch = device_fn!(PFN_vkCmdDispatch);
+    let draw_count = device_proc(c"vkGetTestDriverDrawCountTEST");
+    // SAFETY: the test driver's vkGetTestDriverDrawCountTEST has this type.
+    let draw_count = unsafe {
+        std::mem::transmute::<PFN_vkVoidFunction, Option<unsafe extern "system" fn(VkCommandBuffer) -> u32>>(draw_count)
+    }
+    .expect("test command");
+    let device_wait_idle = device_fn!(PFN_vkDeviceWaitIdle);
+    let destroy_device = device_fn!(PFN_vkDestroyDevice);
 
     let pool_info = VkCommandPoolCreateInfo {
         queueFamilyIndex: 0,
@@ -686,6 +754,7 @@ fn instance_device_and_command_buffers() {
     };
     let mut pool = VkCommandPool::NULL;
     assert_eq!(
+        // SAFETY: the live device; `pool_info` and `pool` are locals.
         unsafe { create_pool(device, &pool_info, null(), &mut pool) },
         VkResult::SUCCESS
     );
@@ -698,14 +767,19 @@ fn instance_device_and_command_buffers() {
     };
     let mut buffers = [VkCommandBuffer::NULL; 2];
     assert_eq!(
+        // SAFETY: the live device and pool; room for the 2 buffers `alloc_info` asks for.
         unsafe { allocate(device, &alloc_info, buffers.as_mut_ptr()) },
         VkResult::SUCCESS
     );
     for b in buffers {
-        assert_eq!(magic_of(b.0), ICD_LOADER_MAGIC, "command buffer magic");
+        // SAFETY: the command buffers just allocated.
+        assert_eq!(unsafe { magic_of(b.0) }, ICD_LOADER_MAGIC, "command buffer magic");
     }
     let [cb, other] = buffers;
     let begin_info = VkCommandBufferBeginInfo::default();
+    // SAFETY: the live device, its pool and the pool's two command buffers, each used before it is
+    // freed (but the second free of `other`, a case the driver tolerates and the test checks);
+    // the device is destroyed last, once; the infos and `buffers` are locals.
     unsafe {
         assert_eq!(begin(cb, &begin_info), VkResult::SUCCESS);
         assert_eq!(begin(other, &begin_info), VkResult::SUCCESS);
@@ -780,9 +854,10 @@ fn create_instance_failures() {
     driver.negotiate(7);
     assert!(Instance::create(driver, make_api_version(0, 1, 4, 0), &[]).is_ok());
 
-    let create: PFN_vkCreateInstance = driver.gipa(VkInstance::NULL, c"vkCreateInstance");
+    let create = command!(driver, PFN_vkCreateInstance);
     let mut handle = VkInstance::NULL;
     assert_eq!(
+        // SAFETY: a NULL create info breaks valid usage; the test driver checks for it and fails.
         unsafe { create.unwrap()(null(), null(), &mut handle) },
         VkResult::ERROR_INITIALIZATION_FAILED
     );
@@ -806,9 +881,9 @@ fn environment_configuration() {
         ),
         ("VK_TEST_DRIVER_DEVICE_EXTENSIONS", "VK_EXT_pci_bus_info"),
     ]);
-    let version: PFN_vkEnumerateInstanceVersion =
-        driver.gipa(VkInstance::NULL, c"vkEnumerateInstanceVersion");
+    let version = command!(driver, PFN_vkEnumerateInstanceVersion);
     let mut api_version = 0;
+    // SAFETY: a local to fill.
     unsafe { version.unwrap()(&mut api_version) };
     assert_eq!(api_version, make_api_version(0, 1, 2, 0));
     assert_eq!(
