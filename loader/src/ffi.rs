@@ -84,10 +84,21 @@ macro_rules! terminator {
 
 pub(crate) use terminator;
 
-pub fn name_of(props: &VkExtensionProperties) -> &CStr {
-    // SAFETY: extensionName is a NUL-terminated fixed array (drivers fill it so; the last byte is
-    // forced below for the loader's own entries).
-    unsafe { CStr::from_ptr(props.extensionName.as_ptr()) }
+/// A string a driver or layer wrote into a fixed-size array (`deviceName`, `extensionName`): its
+/// bytes up to the first NUL, or the first `N - 1` where the array holds none (what a
+/// NUL-terminated copy in such an array keeps). Nothing past the array is read.
+pub fn fixed_str<const N: usize>(array: &[c_char; N]) -> &[u8] {
+    // SAFETY: `c_char` and `u8` have the same size and alignment; the view covers the array only.
+    let bytes = unsafe { &*(array as *const [c_char; N] as *const [u8; N]) };
+    match CStr::from_bytes_until_nul(bytes) {
+        Ok(name) => name.to_bytes(),
+        Err(_) => &bytes[..N.saturating_sub(1)],
+    }
+}
+
+/// An extension's name, bounded by its array (see [`fixed_str`]).
+pub fn name_of(props: &VkExtensionProperties) -> &[u8] {
+    fixed_str(&props.extensionName)
 }
 
 pub fn extension_properties(name: &CStr, spec_version: u32) -> VkExtensionProperties {
@@ -157,5 +168,15 @@ mod tests {
         // (The default hook prints the panic; replacing it would hide other tests' panics.)
         assert_eq!(guard("test", 7, || -> i32 { panic!("boom") }), 7);
         assert_eq!(guard("test", 7, || 3), 3);
+    }
+
+    /// A name that fills its array to the last byte is cut where a terminated copy must end.
+    #[test]
+    fn fixed_str_stops_at_the_nul_or_the_end_of_the_array() {
+        let mut array = [b'x' as std::ffi::c_char; 8];
+        assert_eq!(super::fixed_str(&array), b"xxxxxxx");
+        array[3] = 0;
+        assert_eq!(super::fixed_str(&array), b"xxx");
+        assert_eq!(super::fixed_str(&[0; 4]), b"");
     }
 }

@@ -131,7 +131,7 @@ unsafe fn check_extensions(instance: &Instance, physical_device: VkPhysicalDevic
     let names = std::slice::from_raw_parts(info.ppEnabledExtensionNames, info.enabledExtensionCount as usize);
     for &name in names.iter().filter(|n| !n.is_null()) {
         let name = CStr::from_ptr(name);
-        let present = available.iter().any(|p| crate::ffi::name_of(p) == name)
+        let present = available.iter().any(|p| crate::ffi::name_of(p) == name.to_bytes())
             || name.to_str().is_ok_and(|n| from_layers.contains(&n));
         if !present {
             // The instance's messengers hear it too.

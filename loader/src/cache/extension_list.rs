@@ -23,7 +23,7 @@ impl ExtensionList {
     /// The list of what a driver answered. A name longer than 255 bytes (none is) cannot be
     /// recorded and is left out, as is anything past [`MAX_EXTENSIONS`].
     pub fn from_properties(properties: &[VkExtensionProperties]) -> ExtensionList {
-        ExtensionList::from_pairs(properties.iter().map(|p| (name_of(p).to_bytes(), p.specVersion)))
+        ExtensionList::from_pairs(properties.iter().map(|p| (name_of(p), p.specVersion)))
     }
 
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a [u8], u32)>) -> ExtensionList {
@@ -110,7 +110,7 @@ mod tests {
         assert!(list.contains(b"VK_EXT_debug_report") && !list.contains(b"VK_EXT_debug"));
         let properties = list.properties();
         assert_eq!(properties.len(), 2);
-        assert_eq!((name_of(&properties[1]).to_bytes(), properties[1].specVersion), (&b"VK_EXT_debug_report"[..], 10));
+        assert_eq!((name_of(&properties[1]), properties[1].specVersion), (&b"VK_EXT_debug_report"[..], 10));
         assert_eq!(ExtensionList::from_properties(&properties), list);
         assert_ne!(ExtensionList::from_pairs([(&b"VK_KHR_surface"[..], 24)]), list);
         assert!(ExtensionList::default().len() == 0 && ExtensionList::default().iter().next().is_none());

@@ -220,10 +220,10 @@ pub(crate) unsafe extern "system" fn terminator_CreateDevice(
             Some(f) => ffi::query(|c, o| f(handle, std::ptr::null(), c, o)).unwrap_or_default(),
             None => Vec::new(),
         };
-        let requested: Vec<*const c_char> = (0..info.enabledExtensionCount as usize)
-            .map(|i| *info.ppEnabledExtensionNames.add(i))
-            .filter(|&name| !name.is_null() && supported.iter().any(|p| ffi::name_of(p) == CStr::from_ptr(name)))
-            .collect();
+        // SAFETY: valid usage: `enabledExtensionCount` names, each a C string (NULL ones skipped).
+        let names = unsafe { ffi::names(info.ppEnabledExtensionNames, info.enabledExtensionCount) };
+        let requested: Vec<*const c_char> =
+            names.into_iter().filter(|name| supported.iter().any(|p| ffi::name_of(p) == name.to_bytes())).map(CStr::as_ptr).collect();
         info.enabledExtensionCount = requested.len() as u32;
         info.ppEnabledExtensionNames = requested.as_ptr();
         match device::create_on_driver(pd, &info, pAllocator, data) {

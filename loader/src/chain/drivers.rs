@@ -76,7 +76,7 @@ enum PerDriver<'a> {
 impl PerDriver<'_> {
     fn contains(&self, name: &CStr) -> bool {
         match self {
-            PerDriver::Listed(list) => list.iter().any(|p| name_of(p) == name),
+            PerDriver::Listed(list) => list.iter().any(|p| name_of(p) == name.to_bytes()),
             PerDriver::Recorded(list) => list.contains(name.to_bytes()),
         }
     }
@@ -278,7 +278,7 @@ pub(crate) fn all_instance_extensions<List: AsRef<[VkExtensionProperties]>>(per_
     // a fresh process's instance creation).
     let mut position = vec![u16::MAX; vk_generated::EXTENSIONS.len()];
     let filter = !crate::reference::variables::VK_LOADER_DISABLE_INST_EXT_FILTER.is_set();
-    let from_drivers = per_driver.iter().flat_map(AsRef::as_ref).map(|p| (*p, vk_generated::lookup::extension(name_of(p).to_bytes())));
+    let from_drivers = per_driver.iter().flat_map(AsRef::as_ref).map(|p| (*p, vk_generated::lookup::extension(name_of(p))));
     let from_loader = LOADER_INSTANCE_EXTENSIONS.iter().map(|&id| {
         let extension = &vk_generated::EXTENSIONS[id as usize];
         (extension_properties(extension.name(), extension.spec_version), Some(id))
@@ -402,7 +402,7 @@ unsafe fn create_drivers_with(
     // Each driver is asked once; its list decides what it gets and what the instance offers.
     let per_driver: Vec<PerDriver> = sources.iter().map(Source::extensions).collect();
     for ext in &requested {
-        if !instance_extension_available(&per_driver, ext) && !layer_extensions.iter().any(|p| name_of(p) == *ext) {
+        if !instance_extension_available(&per_driver, ext) && !layer_extensions.iter().any(|p| name_of(p) == ext.to_bytes()) {
             log::write(Level::Error, &format!("vkCreateInstance: extension {ext:?} not present in any driver, layer or the loader"));
             return Err(VkResult::ERROR_EXTENSION_NOT_PRESENT);
         }
@@ -599,15 +599,15 @@ mod tests {
             driver(&[(c"VK_KHR_xcb_surface", 5), (c"VK_KHR_surface", 26)]),
         ];
         let all = all_instance_extensions(&per_driver);
-        let listed: Vec<(&CStr, u32)> = all.iter().map(|p| (name_of(p), p.specVersion)).collect();
+        let listed: Vec<(&[u8], u32)> = all.iter().map(|p| (name_of(p), p.specVersion)).collect();
         // In the order first seen, the drivers' before the loader's own; an extension the
         // registry does not know left out (the filter is on unless the environment says).
         let debug_utils = vk_generated::EXTENSIONS[extension_id::VK_EXT_debug_utils as usize].spec_version;
         assert!(debug_utils > 1);
-        assert_eq!(listed[..3], [(c"VK_KHR_surface", 26), (c"VK_KHR_xcb_surface", 6), (c"VK_EXT_debug_utils", debug_utils)]);
+        assert_eq!(listed[..3], [(&b"VK_KHR_surface"[..], 26), (&b"VK_KHR_xcb_surface"[..], 6), (&b"VK_EXT_debug_utils"[..], debug_utils)]);
         assert_eq!(listed.len(), 3 + LOADER_INSTANCE_EXTENSIONS.len() - 1, "VK_EXT_debug_utils is also the loader's: {listed:?}");
         for &id in LOADER_INSTANCE_EXTENSIONS {
-            assert_eq!(listed.iter().filter(|(name, _)| *name == vk_generated::EXTENSIONS[id as usize].name()).count(), 1);
+            assert_eq!(listed.iter().filter(|(name, _)| *name == vk_generated::EXTENSIONS[id as usize].name().to_bytes()).count(), 1);
         }
         // What an instance creation checks its enabled extensions against, read from the lists
         // (a loaded driver's and a record's alike), is that list.
@@ -615,7 +615,7 @@ mod tests {
         let lists = [PerDriver::Listed(per_driver[0].clone()), PerDriver::Recorded(&recorded)];
         let loaders = LOADER_INSTANCE_EXTENSIONS.iter().map(|&id| vk_generated::EXTENSIONS[id as usize].name());
         for name in [c"VK_KHR_surface", c"VK_KHR_xcb_surface", c"VK_FAKE_unknown_extension", c"VK_KHR_wayland_surface"].into_iter().chain(loaders) {
-            assert_eq!(instance_extension_available(&lists, name), listed.iter().any(|(n, _)| *n == name), "{name:?}");
+            assert_eq!(instance_extension_available(&lists, name), listed.iter().any(|(n, _)| *n == name.to_bytes()), "{name:?}");
         }
     }
 }

@@ -68,7 +68,7 @@ impl InstanceLayers {
         for l in self.layers.iter().filter(|l| which(l)) {
             for e in &l.manifest.device_extensions {
                 let Ok(name) = std::ffi::CString::new(e.name.as_str()) else { continue };
-                if !out.iter().any(|p| ffi::name_of(p) == name.as_c_str()) {
+                if !out.iter().any(|p| ffi::name_of(p) == name.as_bytes()) {
                     out.push(ffi::extension_properties(&name, e.spec_version));
                 }
             }

@@ -17,7 +17,7 @@ fn to_properties(list: &[LayerExtension]) -> Vec<VkExtensionProperties> {
     for e in list {
         let Ok(name) = std::ffi::CString::new(e.name.as_str()) else { continue };
         let props = extension_properties(&name, e.spec_version);
-        if !out.iter().any(|p| crate::ffi::name_of(p) == name.as_c_str()) {
+        if !out.iter().any(|p| crate::ffi::name_of(p) == name.as_bytes()) {
             out.push(props);
         }
     }

@@ -1,7 +1,7 @@
 //! Physical devices: gathered from every driver, wrapped once per instance (handles stay stable
 //! across calls), and ordered the Linux way.
 
-use std::ffi::{c_void, CStr};
+use std::ffi::c_void;
 
 use vk_generated::types::*;
 
@@ -107,7 +107,7 @@ fn report(instance: &Instance) -> Result<Vec<Reported>, VkResult> {
             let driver_id = || driver_id(d, handle);
             let hidden_by = filters.rejecting(properties.vendorID, properties.deviceID, driver_id);
             if let Some(variable) = hidden_by {
-                let name = unsafe { CStr::from_ptr(properties.deviceName.as_ptr()) };
+                let name = device_name(&properties);
                 log!(Level::Driver, "physical device {name:?} from {} hidden by {variable}", d.driver.manifest_path);
             }
             devices.push(Reported { driver: index, handle, properties, order: OrderKey::default(), hidden_by });
@@ -228,7 +228,7 @@ fn select_by_settings(devices: Vec<Reported>, drivers: &[DriverInstance], config
         }
     }
     for device in left.iter().flatten() {
-        let name = unsafe { CStr::from_ptr(device.properties.deviceName.as_ptr()) };
+        let name = device_name(&device.properties);
         log!(Level::Info, "VkPhysicalDevice {name:?} did not appear in the settings file device configurations list, so was not added to the pPhysicalDevices array");
     }
     if chosen.is_empty() {
@@ -446,7 +446,7 @@ fn sort(devices: &mut [Reported], drivers: &[DriverInstance]) {
     // A stable sort: ties keep driver order.
     sort_few_by_key(devices, |d| d.order);
     for d in devices.iter() {
-        let name = unsafe { CStr::from_ptr(d.properties.deviceName.as_ptr()) };
+        let name = device_name(&d.properties);
         log!(Level::Driver, "physical device {name:?} ({:?}) from {}", d.properties.deviceType, drivers[d.driver].driver.manifest_path);
     }
 }
@@ -466,6 +466,11 @@ fn sorted_reason(device: &Reported) -> String {
     }
 }
 
+/// A device's name as the log and the plan show it, bounded by its array.
+fn device_name(properties: &VkPhysicalDeviceProperties) -> String {
+    String::from_utf8_lossy(ffi::fixed_str(&properties.deviceName)).into_owned()
+}
+
 fn device_type_name(t: VkPhysicalDeviceType) -> &'static str {
     match t {
         VkPhysicalDeviceType::DISCRETE_GPU => "discrete",
@@ -480,7 +485,7 @@ fn device_type_name(t: VkPhysicalDeviceType) -> &'static str {
 fn device_entry(d: &DriverInstance, handle: VkPhysicalDevice, properties: &VkPhysicalDeviceProperties, decision: Decision, reason: String) -> DeviceEntry {
     DeviceEntry {
         key: handle.0 as u64,
-        name: unsafe { CStr::from_ptr(properties.deviceName.as_ptr()) }.to_string_lossy().into_owned(),
+        name: device_name(properties),
         device_type: device_type_name(properties.deviceType).to_string(),
         vendor_id: properties.vendorID,
         device_id: properties.deviceID,
@@ -500,7 +505,7 @@ fn has_pci_bus_info(driver: &DriverInstance, handle: VkPhysicalDevice) -> bool {
     }
     let Some(enumerate) = driver.live().0.vkEnumerateDeviceExtensionProperties else { return false };
     let extensions = ffi::query(|count, out| unsafe { enumerate(handle, std::ptr::null(), count, out) }).unwrap_or_default();
-    extensions.iter().any(|e| unsafe { CStr::from_ptr(e.extensionName.as_ptr()) } == crate::lazy::PCI_BUS_INFO)
+    extensions.iter().any(|e| ffi::name_of(e) == crate::lazy::PCI_BUS_INFO.to_bytes())
 }
 
 /// Fills one extension struct through the driver's `vkGetPhysicalDeviceProperties2`.

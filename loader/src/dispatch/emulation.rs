@@ -417,7 +417,7 @@ unsafe fn device_has_extension(owner: &Owner, name: &CStr) -> bool {
     ffi::query(|count, out| enumerate(owner.handle, std::ptr::null(), count, out))
         .unwrap_or_default()
         .iter()
-        .any(|e| CStr::from_ptr(e.extensionName.as_ptr()) == name)
+        .any(|e| ffi::name_of(e) == name.to_bytes())
 }
 
 /// The loader's emulating terminators (instance chain), by command id.

@@ -36,7 +36,7 @@ pub struct Allowed {
 impl Allowed {
     fn supported(&self, api_version: u32, extensions: &[VkExtensionProperties]) -> bool {
         vk_generated::api_version_major_minor(api_version) >= (1, self.core_minor)
-            || (!self.extension.is_empty() && extensions.iter().any(|e| ffi::name_of(e).to_bytes() == self.extension))
+            || (!self.extension.is_empty() && extensions.iter().any(|e| ffi::name_of(e) == self.extension))
     }
 }
 
@@ -274,7 +274,8 @@ fn output_chain(kind: &Head, allowed: &[Allowed], api_version: u32, extensions: 
 pub fn encode_extensions(extensions: &[VkExtensionProperties]) -> Vec<u8> {
     let mut out = Vec::new();
     for e in extensions {
-        out.extend_from_slice(ffi::name_of(e).to_bytes_with_nul());
+        out.extend_from_slice(ffi::name_of(e));
+        out.push(0);
         out.extend_from_slice(&e.specVersion.to_le_bytes());
     }
     out
@@ -445,11 +446,9 @@ pub unsafe fn record_device(table: &InstanceDispatchTable, handle: VkPhysicalDev
     }
 }
 
-/// A device's name, up to its NUL or the end of the array (a record is read as untrusted input).
+/// A device's name, bounded by its array (a record is read as untrusted input).
 pub fn device_name(p: &VkPhysicalDeviceProperties) -> &[u8] {
-    // SAFETY: `c_char` and `u8` have the same layout.
-    let bytes = unsafe { std::slice::from_raw_parts(p.deviceName.as_ptr() as *const u8, p.deviceName.len()) };
-    bytes.split(|&b| b == 0).next().unwrap_or_default()
+    ffi::fixed_str(&p.deviceName)
 }
 
 /// How a device's answers now differ from its record (verify mode): byte for byte (padding is
@@ -511,11 +510,11 @@ mod tests {
         let mut out = [VkExtensionProperties::default(); 2];
         let mut count = 2;
         assert_eq!(unsafe { fill_extensions(&bytes, 2, &mut count, out.as_mut_ptr()) }, VkResult::SUCCESS);
-        assert_eq!((count, ffi::name_of(&out[1]), out[0].specVersion), (2, c"VK_EXT_pci_bus_info", 70));
+        assert_eq!((count, ffi::name_of(&out[1]), out[0].specVersion), (2, &b"VK_EXT_pci_bus_info"[..], 70));
         // Room for one: the first, and VK_INCOMPLETE; the count alone.
         let (mut one, mut count) = ([VkExtensionProperties::default(); 1], 1);
         assert_eq!(unsafe { fill_extensions(&bytes, 2, &mut count, one.as_mut_ptr()) }, VkResult::INCOMPLETE);
-        assert_eq!((count, ffi::name_of(&one[0])), (1, c"VK_KHR_swapchain"));
+        assert_eq!((count, ffi::name_of(&one[0])), (1, &b"VK_KHR_swapchain"[..]));
         assert_eq!(unsafe { fill_extensions(&bytes, 2, &mut count, std::ptr::null_mut()) }, VkResult::SUCCESS);
         assert_eq!(count, 2);
         // A spec version cut short, a name without its NUL, a name too long: none decodes.

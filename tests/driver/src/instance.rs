@@ -7,7 +7,7 @@ use vk_generated::types::*;
 use vk_generated::{api_version_major_minor, lookup, make_api_version, EXTENSIONS};
 
 use crate::config::{self, Config, DeviceSpec};
-use crate::{c_string_list, enumerate, guard, interface_version, write_c_string};
+use crate::{c_string_list, enumerate, guard, interface_version, write_c_string, write_name};
 
 /// A `VkInstance`. The first word is the loader's (ICD_LOADER_MAGIC until it takes the object).
 #[repr(C)]
@@ -91,7 +91,7 @@ unsafe fn enumerate_extensions(
             extensionName: [0; VK_MAX_EXTENSION_NAME_SIZE as usize],
             specVersion: 0,
         };
-        write_c_string(&mut props.extensionName, &names[i]);
+        write_name(&mut props.extensionName, &names[i]);
         props.specVersion = spec_version(&names[i]);
         dst.write(props);
     })
@@ -294,7 +294,7 @@ fn properties(physical_device: &PhysicalDevice) -> VkPhysicalDeviceProperties {
         "Test Driver {} {}",
         physical_device.spec.type_name, physical_device.index
     ));
-    write_c_string(&mut props.deviceName, &name);
+    write_name(&mut props.deviceName, &name);
     props.pipelineCacheUUID = *b"vk_test_driver\0\0";
     props.pipelineCacheUUID[15] = physical_device.index as u8;
     let limits = &mut props.limits;

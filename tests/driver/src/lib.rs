@@ -301,6 +301,19 @@ pub(crate) fn write_c_string(dst: &mut [c_char], src: &str) {
     }
 }
 
+/// Copies a device or extension name into its fixed field as [`write_c_string`] does, or, with
+/// the fault `unterminated_names`, padded with `#` to the field's last byte and no NUL (a
+/// driver that fills the field whole: whoever reads it must stop at its end).
+pub(crate) fn write_name(dst: &mut [c_char], src: &str) {
+    if !config::fault("unterminated_names") {
+        return write_c_string(dst, src);
+    }
+    dst.fill(b'#' as c_char);
+    for (d, &s) in dst.iter_mut().zip(src.as_bytes()) {
+        *d = s as c_char;
+    }
+}
+
 /// The names in a `const char* const*` array; a NULL array or entry ends it early.
 pub(crate) unsafe fn c_string_list<'a>(names: *const *const c_char, count: u32) -> Vec<&'a CStr> {
     if names.is_null() {
