@@ -22,27 +22,37 @@ fn handle(dispatch: &'static u64) -> *mut c_void {
     Box::into_raw(Box::new(dispatch as *const u64 as usize)) as *mut c_void
 }
 
+/// The fake level's `vkCreateInstance`: a new handle.
+///
+/// # Safety
+/// `out` is writable.
 unsafe extern "system" fn next_create_instance(
     _: *const VkInstanceCreateInfo,
     _: *const VkAllocationCallbacks,
     out: *mut VkInstance,
 ) -> VkResult {
-    *out = VkInstance(handle(&INSTANCE_DISPATCH));
+    // SAFETY: per the caller's contract.
+    unsafe { *out = VkInstance(handle(&INSTANCE_DISPATCH)) };
     VkResult::SUCCESS
 }
-unsafe extern "system" fn next_destroy_instance(_: VkInstance, _: *const VkAllocationCallbacks) {
+extern "system" fn next_destroy_instance(_: VkInstance, _: *const VkAllocationCallbacks) {
     NEXT_DESTROYED.with(|n| n.set(n.get() + 1));
 }
+/// The fake level's `vkCreateDevice`: a new handle.
+///
+/// # Safety
+/// `out` is writable.
 unsafe extern "system" fn next_create_device(
     _: VkPhysicalDevice,
     _: *const VkDeviceCreateInfo,
     _: *const VkAllocationCallbacks,
     out: *mut VkDevice,
 ) -> VkResult {
-    *out = VkDevice(handle(&DEVICE_DISPATCH));
+    // SAFETY: per the caller's contract.
+    unsafe { *out = VkDevice(handle(&DEVICE_DISPATCH)) };
     VkResult::SUCCESS
 }
-unsafe extern "system" fn next_destroy_device(_: VkDevice, _: *const VkAllocationCallbacks) {
+extern "system" fn next_destroy_device(_: VkDevice, _: *const VkAllocationCallbacks) {
     NEXT_DESTROYED.with(|n| n.set(n.get() + 1));
 }
 
@@ -52,21 +62,25 @@ thread_local! {
     /// The layer's device constructor panics on this thread.
     static PANIC_IN_CREATE_DEVICE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
+/// The fake level's `vkEnumeratePhysicalDevices`: one device, never written.
+///
+/// # Safety
+/// `count` is writable.
 unsafe extern "system" fn next_enumerate(
     _: VkInstance,
     count: *mut u32,
     _: *mut VkPhysicalDevice,
 ) -> VkResult {
-    *count = 1;
+    // SAFETY: per the caller's contract.
+    unsafe { *count = 1 };
     VkResult::INCOMPLETE
 }
-unsafe extern "system" fn next_properties(_: VkPhysicalDevice, _: *mut VkPhysicalDeviceProperties) {
-}
-unsafe extern "system" fn next_cmd_draw(_: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {
+extern "system" fn next_properties(_: VkPhysicalDevice, _: *mut VkPhysicalDeviceProperties) {}
+extern "system" fn next_cmd_draw(_: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {
     NEXT_DRAWS.fetch_add(1, SeqCst);
 }
-unsafe extern "system" fn next_cmd_dispatch(_: VkCommandBuffer, _: u32, _: u32, _: u32) {}
-unsafe extern "system" fn next_draw_indirect_count(
+extern "system" fn next_cmd_dispatch(_: VkCommandBuffer, _: u32, _: u32, _: u32) {}
+extern "system" fn next_draw_indirect_count(
     _: VkCommandBuffer,
     _: VkBuffer,
     _: VkDeviceSize,
@@ -77,16 +91,22 @@ unsafe extern "system" fn next_draw_indirect_count(
 ) {
 }
 
+/// `$f`, checked against its command's type `$pfn`, as a `PFN_vkVoidFunction`.
 macro_rules! void_fn {
     ($pfn:ty, $f:expr) => {{
         let f: $pfn = Some($f);
-        std::mem::transmute::<$pfn, PFN_vkVoidFunction>(f)
+        // SAFETY: function pointers of one size; the caller casts it back to `$pfn`.
+        unsafe { std::mem::transmute::<$pfn, PFN_vkVoidFunction>(f) }
     }};
 }
 
 /// The fake level's functions by name; it has no `vkQueueSubmit`.
+///
+/// # Safety
+/// `name` is NUL-terminated.
 unsafe fn next_function(name: *const c_char) -> PFN_vkVoidFunction {
-    match CStr::from_ptr(name).to_bytes() {
+    // SAFETY: per the caller's contract.
+    match unsafe { CStr::from_ptr(name) }.to_bytes() {
         b"vkCreateInstance" => void_fn!(PFN_vkCreateInstance, next_create_instance),
         b"vkDestroyInstance" => void_fn!(PFN_vkDestroyInstance, next_destroy_instance),
         b"vkCreateDevice" => void_fn!(PFN_vkCreateDevice, next_create_device),
@@ -104,11 +124,21 @@ unsafe fn next_function(name: *const c_char) -> PFN_vkVoidFunction {
         _ => None,
     }
 }
+/// The fake level's `vkGetInstanceProcAddr`.
+///
+/// # Safety
+/// `name` is NUL-terminated.
 unsafe extern "system" fn next_gipa(_: VkInstance, name: *const c_char) -> PFN_vkVoidFunction {
-    next_function(name)
+    // SAFETY: per the caller's contract.
+    unsafe { next_function(name) }
 }
+/// The fake level's `vkGetDeviceProcAddr`.
+///
+/// # Safety
+/// `name` is NUL-terminated.
 unsafe extern "system" fn next_gdpa(_: VkDevice, name: *const c_char) -> PFN_vkVoidFunction {
-    next_function(name)
+    // SAFETY: per the caller's contract.
+    unsafe { next_function(name) }
 }
 
 // ---- the layer under test ---------------------------------------------------------------------
@@ -176,6 +206,7 @@ impl InstanceHooks for Instance {
             next.vkEnumeratePhysicalDevices.map(|f| f as usize),
             Some(next_enumerate as *const () as usize)
         );
+        // SAFETY: the count the fake level wrote.
         assert_eq!((unsafe { *count }, result), (1, VkResult::INCOMPLETE));
         self.enumerated.fetch_add(1, SeqCst);
     }
@@ -216,11 +247,21 @@ vk_layer::declare_layer!(TestLayer);
 
 // ---- helpers ----------------------------------------------------------------------------------
 
+/// The layer's `vkGetInstanceProcAddr`.
+///
+/// # Safety
+/// `instance` is null or a live instance of the layer.
 unsafe fn gipa(instance: VkInstance, name: &CStr) -> PFN_vkVoidFunction {
-    vkGetInstanceProcAddr(instance, name.as_ptr())
+    // SAFETY: per the caller's contract, and a NUL-terminated name.
+    unsafe { vkGetInstanceProcAddr(instance, name.as_ptr()) }
 }
+/// The layer's `vkGetDeviceProcAddr`.
+///
+/// # Safety
+/// `device` is a live device of the layer, or one it has destroyed (then the answer is NULL).
 unsafe fn gdpa(device: VkDevice, name: &CStr) -> PFN_vkVoidFunction {
-    vkGetDeviceProcAddr(device, name.as_ptr())
+    // SAFETY: per the caller's contract, and a NUL-terminated name.
+    unsafe { vkGetDeviceProcAddr(device, name.as_ptr()) }
 }
 /// A function's address, for comparing pointers.
 fn addr(f: PFN_vkVoidFunction) -> usize {
@@ -228,25 +269,28 @@ fn addr(f: PFN_vkVoidFunction) -> usize {
 }
 
 /// An instance and a device created through the layer with the loader's chain structures.
-unsafe fn create() -> (VkInstance, VkDevice) {
+fn create() -> (VkInstance, VkDevice) {
     let mut link = VkLayerInstanceLink {
         pfnNextGetInstanceProcAddr: Some(next_gipa),
         ..Default::default()
     };
     let mut chain = VkLayerInstanceCreateInfo::default();
     chain.u.pLayerInfo = &mut link;
+    // The layer moves the link on in place: the chain holds a pointer that may write.
     let info = VkInstanceCreateInfo {
-        pNext: &chain as *const _ as *const c_void,
+        pNext: &mut chain as *mut _ as *const c_void,
         ..Default::default()
     };
-    let create: PFN_vkCreateInstance =
-        std::mem::transmute(gipa(VkInstance::NULL, c"vkCreateInstance"));
     let mut instance = VkInstance::NULL;
-    assert_eq!(
-        create.unwrap()(&info, ptr::null(), &mut instance),
-        VkResult::SUCCESS
-    );
-    assert!(chain.u.pLayerInfo.is_null(), "the link moves on");
+    // SAFETY: the layer's `vkCreateInstance` as its own type, with the loader's chain.
+    let result = unsafe {
+        let create: PFN_vkCreateInstance =
+            std::mem::transmute(gipa(VkInstance::NULL, c"vkCreateInstance"));
+        create.unwrap()(&info, ptr::null(), &mut instance)
+    };
+    assert_eq!(result, VkResult::SUCCESS);
+    // SAFETY: `function` is `LAYER_LINK_INFO`: `pLayerInfo` is the live member.
+    assert!(unsafe { chain.u.pLayerInfo }.is_null(), "the link moves on");
 
     let mut link = VkLayerDeviceLink {
         pNext: ptr::null_mut(),
@@ -256,16 +300,18 @@ unsafe fn create() -> (VkInstance, VkDevice) {
     let mut chain = VkLayerDeviceCreateInfo::default();
     chain.u.pLayerInfo = &mut link;
     let info = VkDeviceCreateInfo {
-        pNext: &chain as *const _ as *const c_void,
+        pNext: &mut chain as *mut _ as *const c_void,
         ..Default::default()
     };
-    let create: PFN_vkCreateDevice = std::mem::transmute(gipa(instance, c"vkCreateDevice"));
     let physical_device = VkPhysicalDevice(handle(&INSTANCE_DISPATCH));
     let mut device = VkDevice::NULL;
-    assert_eq!(
-        create.unwrap()(physical_device, &info, ptr::null(), &mut device),
-        VkResult::SUCCESS
-    );
+    // SAFETY: the layer's `vkCreateDevice` as its own type, for a physical device of the live
+    // instance, with the loader's chain.
+    let result = unsafe {
+        let create: PFN_vkCreateDevice = std::mem::transmute(gipa(instance, c"vkCreateDevice"));
+        create.unwrap()(physical_device, &info, ptr::null(), &mut device)
+    };
+    assert_eq!(result, VkResult::SUCCESS);
     (instance, device)
 }
 
@@ -276,7 +322,7 @@ unsafe fn create() -> (VkInstance, VkDevice) {
 #[test]
 fn panicking_constructor_destroys_what_the_level_below_made() {
     PANIC_IN_CREATE_DEVICE.with(|p| p.set(true));
-    let result = std::panic::catch_unwind(|| unsafe { create() });
+    let result = std::panic::catch_unwind(create);
     PANIC_IN_CREATE_DEVICE.with(|p| p.set(false));
     assert!(result.is_err(), "create() asserts vkCreateDevice succeeded");
     assert_eq!(NEXT_DESTROYED.with(|n| n.get()), 1);
@@ -289,10 +335,9 @@ fn negotiation() {
         loaderLayerInterfaceVersion: 5,
         ..Default::default()
     };
-    assert_eq!(
-        unsafe { vkNegotiateLoaderLayerInterfaceVersion(&mut interface) },
-        VkResult::SUCCESS
-    );
+    // SAFETY: a negotiation structure, as the loader passes it.
+    let result = unsafe { vkNegotiateLoaderLayerInterfaceVersion(&mut interface) };
+    assert_eq!(result, VkResult::SUCCESS);
     assert_eq!(interface.loaderLayerInterfaceVersion, 2);
     assert_eq!(
         interface
@@ -307,23 +352,32 @@ fn negotiation() {
         Some(vk_layer::chassis::get_device_proc_addr::<TestLayer> as *const () as usize)
     );
     let mut bad = VkNegotiateLayerInterface::default();
+    // SAFETY: a structure of the wrong type, then none: both refused.
+    let results = unsafe {
+        (
+            vkNegotiateLoaderLayerInterfaceVersion(&mut bad),
+            vkNegotiateLoaderLayerInterfaceVersion(ptr::null_mut()),
+        )
+    };
     assert_eq!(
-        unsafe { vkNegotiateLoaderLayerInterfaceVersion(&mut bad) },
-        VkResult::ERROR_INITIALIZATION_FAILED
-    );
-    assert_eq!(
-        unsafe { vkNegotiateLoaderLayerInterfaceVersion(ptr::null_mut()) },
-        VkResult::ERROR_INITIALIZATION_FAILED
+        results,
+        (
+            VkResult::ERROR_INITIALIZATION_FAILED,
+            VkResult::ERROR_INITIALIZATION_FAILED
+        )
     );
 }
 
 /// One test: the layer's state is process-wide, and the steps build on each other.
 #[test]
 fn calls_through_the_chassis() {
+    let (instance, device) = create();
+    // SAFETY: the layer's entry points, called as the loader and an application would: with the
+    // handles it made (and, once, a destroyed device it must no longer know), each function
+    // called as the type of the command it was asked for.
     unsafe {
         // Without an instance only the chassis's own global functions are answered.
         assert!(gipa(VkInstance::NULL, c"vkCmdDispatch").is_none());
-        let (instance, device) = create();
 
         // Unhooked commands, and hookable ones the layer does not hook: the next level's own.
         assert_eq!(

@@ -30,6 +30,10 @@ struct Seen {
 static SEEN_BY_NEXT: Mutex<Vec<Seen>> = Mutex::new(Vec::new());
 static SEEN_BY_LAYER: Mutex<Vec<Seen>> = Mutex::new(Vec::new());
 
+/// What a create info with these extensions, version and chain says.
+///
+/// # Safety
+/// `extensions` holds `count` NUL-terminated names; `next` is a valid `pNext` chain.
 unsafe fn seen(
     extensions: *const *const c_char,
     count: u32,
@@ -38,14 +42,16 @@ unsafe fn seen(
 ) -> Seen {
     let extensions = (0..count as usize)
         .map(|i| {
-            CStr::from_ptr(*extensions.add(i))
+            // SAFETY: per the caller's contract, `count` names.
+            unsafe { CStr::from_ptr(*extensions.add(i)) }
                 .to_string_lossy()
                 .into_owned()
         })
         .collect();
     let mut chain = Vec::new();
     while !next.is_null() {
-        let header = &*(next as *const VkBaseInStructure);
+        // SAFETY: per the caller's contract, each element starts with `sType` and `pNext`.
+        let header = unsafe { &*(next as *const VkBaseInStructure) };
         // The loader's own structures are not what the layer changed.
         if header.sType != VkStructureType::LOADER_INSTANCE_CREATE_INFO
             && header.sType != VkStructureType::LOADER_DEVICE_CREATE_INFO
@@ -65,51 +71,76 @@ fn handle(dispatch: &'static u64) -> *mut c_void {
     Box::into_raw(Box::new(dispatch as *const u64 as usize)) as *mut c_void
 }
 
+/// The fake level's `vkCreateInstance`: records what it was handed.
+///
+/// # Safety
+/// As `vkCreateInstance`: `info` is a valid create info and `out` writable.
 unsafe extern "system" fn next_create_instance(
     info: *const VkInstanceCreateInfo,
     _: *const VkAllocationCallbacks,
     out: *mut VkInstance,
 ) -> VkResult {
-    let info = &*info;
-    let api = info.pApplicationInfo.as_ref().map_or(0, |a| a.apiVersion);
-    SEEN_BY_NEXT.lock().unwrap().push(seen(
-        info.ppEnabledExtensionNames,
-        info.enabledExtensionCount,
-        api,
-        info.pNext,
-    ));
-    *out = VkInstance(handle(&INSTANCE_DISPATCH));
+    // SAFETY: per the caller's contract: the create info, its application info, names and chain.
+    unsafe {
+        let info = &*info;
+        let api = info.pApplicationInfo.as_ref().map_or(0, |a| a.apiVersion);
+        SEEN_BY_NEXT.lock().unwrap().push(seen(
+            info.ppEnabledExtensionNames,
+            info.enabledExtensionCount,
+            api,
+            info.pNext,
+        ));
+        *out = VkInstance(handle(&INSTANCE_DISPATCH));
+    }
     VkResult::SUCCESS
 }
+/// The fake level's `vkCreateDevice`: records what it was handed.
+///
+/// # Safety
+/// As `vkCreateDevice`: `info` is a valid create info and `out` writable.
 unsafe extern "system" fn next_create_device(
     _: VkPhysicalDevice,
     info: *const VkDeviceCreateInfo,
     _: *const VkAllocationCallbacks,
     out: *mut VkDevice,
 ) -> VkResult {
-    let info = &*info;
-    SEEN_BY_NEXT.lock().unwrap().push(seen(
-        info.ppEnabledExtensionNames,
-        info.enabledExtensionCount,
-        0,
-        info.pNext,
-    ));
-    *out = VkDevice(handle(&DEVICE_DISPATCH));
+    // SAFETY: per the caller's contract: the create info, its names and chain.
+    unsafe {
+        let info = &*info;
+        SEEN_BY_NEXT.lock().unwrap().push(seen(
+            info.ppEnabledExtensionNames,
+            info.enabledExtensionCount,
+            0,
+            info.pNext,
+        ));
+        *out = VkDevice(handle(&DEVICE_DISPATCH));
+    }
     VkResult::SUCCESS
 }
 
+/// `$f`, checked against its command's type `$pfn`, as a `PFN_vkVoidFunction`.
+macro_rules! void_fn {
+    ($pfn:ty, $f:expr) => {{
+        let f: $pfn = Some($f);
+        // SAFETY: function pointers of one size; the caller casts it back to `$pfn`.
+        unsafe { std::mem::transmute::<$pfn, PFN_vkVoidFunction>(f) }
+    }};
+}
+
+/// The fake level's `vkGetInstanceProcAddr`: its two create functions.
+///
+/// # Safety
+/// `name` is NUL-terminated.
 unsafe extern "system" fn next_gipa(_: VkInstance, name: *const c_char) -> PFN_vkVoidFunction {
-    match CStr::from_ptr(name).to_bytes() {
-        b"vkCreateInstance" => std::mem::transmute::<PFN_vkCreateInstance, PFN_vkVoidFunction>(
-            Some(next_create_instance),
-        ),
-        b"vkCreateDevice" => {
-            std::mem::transmute::<PFN_vkCreateDevice, PFN_vkVoidFunction>(Some(next_create_device))
-        }
+    // SAFETY: per the caller's contract.
+    let name = unsafe { CStr::from_ptr(name) };
+    match name.to_bytes() {
+        b"vkCreateInstance" => void_fn!(PFN_vkCreateInstance, next_create_instance),
+        b"vkCreateDevice" => void_fn!(PFN_vkCreateDevice, next_create_device),
         _ => None,
     }
 }
-unsafe extern "system" fn next_gdpa(_: VkDevice, _: *const c_char) -> PFN_vkVoidFunction {
+extern "system" fn next_gdpa(_: VkDevice, _: *const c_char) -> PFN_vkVoidFunction {
     None
 }
 
@@ -150,7 +181,9 @@ impl Layer for Changing {
         _: &InstanceDispatchTable,
         _: &InstanceLink,
     ) -> Result<Instance, VkResult> {
+        // SAFETY: the create info as sent down, valid for the call.
         let api = unsafe { info.pApplicationInfo.as_ref() }.map_or(0, |a| a.apiVersion);
+        // SAFETY: as above: its names and chain.
         SEEN_BY_LAYER.lock().unwrap().push(unsafe {
             seen(
                 info.ppEnabledExtensionNames,
@@ -186,6 +219,7 @@ impl Layer for Changing {
         _: &DeviceDispatchTable,
         _: &DeviceLink,
     ) -> Result<Device, VkResult> {
+        // SAFETY: the create info as sent down, valid for the call: its names and chain.
         SEEN_BY_LAYER.lock().unwrap().push(unsafe {
             seen(
                 info.ppEnabledExtensionNames,
@@ -207,6 +241,8 @@ vk_layer::declare_layer!(Changing);
 
 #[test]
 fn what_goes_down_is_what_the_layer_made_it() {
+    // SAFETY: the layer's create functions as their own types, with create infos and the
+    // loader's chains that live until each call returns, and a physical device of the instance.
     unsafe {
         let mut link = VkLayerInstanceLink {
             pfnNextGetInstanceProcAddr: Some(next_gipa),
@@ -219,8 +255,9 @@ fn what_goes_down_is_what_the_layer_made_it() {
             ..Default::default()
         };
         let extensions = [c"VK_KHR_surface".as_ptr(), c"VK_TEST_removed".as_ptr()];
+        // The layer moves the link on in place: the chain holds a pointer that may write.
         let info = VkInstanceCreateInfo {
-            pNext: &chain as *const _ as *const c_void,
+            pNext: &mut chain as *mut _ as *const c_void,
             pApplicationInfo: &app,
             enabledExtensionCount: 2,
             ppEnabledExtensionNames: extensions.as_ptr(),
@@ -248,7 +285,7 @@ fn what_goes_down_is_what_the_layer_made_it() {
             c"VK_KHR_swapchain".as_ptr(),
         ];
         let info = VkDeviceCreateInfo {
-            pNext: &chain as *const _ as *const c_void,
+            pNext: &mut chain as *mut _ as *const c_void,
             enabledExtensionCount: 2,
             ppEnabledExtensionNames: device_extensions.as_ptr(),
             ..Default::default()

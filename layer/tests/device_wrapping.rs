@@ -26,14 +26,23 @@ static INNER_DEVICE: AtomicUsize = AtomicUsize::new(0);
 static INNER_COMMAND_BUFFER: AtomicUsize = AtomicUsize::new(0);
 static HANDED: Mutex<Vec<(&str, usize)>> = Mutex::new(Vec::new());
 
+/// The fake level's `vkCreateInstance`: a new handle.
+///
+/// # Safety
+/// `out` is writable.
 unsafe extern "system" fn next_create_instance(
     _: *const VkInstanceCreateInfo,
     _: *const VkAllocationCallbacks,
     out: *mut VkInstance,
 ) -> VkResult {
-    *out = VkInstance(handle(&INSTANCE_DISPATCH));
+    // SAFETY: per the caller's contract.
+    unsafe { *out = VkInstance(handle(&INSTANCE_DISPATCH)) };
     VkResult::SUCCESS
 }
+/// The fake level's `vkCreateDevice`: a new handle, recorded.
+///
+/// # Safety
+/// `out` is writable.
 unsafe extern "system" fn next_create_device(
     _: VkPhysicalDevice,
     _: *const VkDeviceCreateInfo,
@@ -42,15 +51,20 @@ unsafe extern "system" fn next_create_device(
 ) -> VkResult {
     let device = handle(&DEVICE_DISPATCH);
     INNER_DEVICE.store(device as usize, SeqCst);
-    *out = VkDevice(device);
+    // SAFETY: per the caller's contract.
+    unsafe { *out = VkDevice(device) };
     VkResult::SUCCESS
 }
-unsafe extern "system" fn next_destroy_device(device: VkDevice, _: *const VkAllocationCallbacks) {
+extern "system" fn next_destroy_device(device: VkDevice, _: *const VkAllocationCallbacks) {
     HANDED
         .lock()
         .unwrap()
         .push(("vkDestroyDevice", device.0 as usize));
 }
+/// The fake level's `vkAllocateCommandBuffers`: one new handle, recorded.
+///
+/// # Safety
+/// `out` is writable.
 unsafe extern "system" fn next_allocate(
     device: VkDevice,
     _: *const VkCommandBufferAllocateInfo,
@@ -62,22 +76,30 @@ unsafe extern "system" fn next_allocate(
         .push(("vkAllocateCommandBuffers", device.0 as usize));
     let cmd = handle(&DEVICE_DISPATCH);
     INNER_COMMAND_BUFFER.store(cmd as usize, SeqCst);
-    *out = VkCommandBuffer(cmd);
+    // SAFETY: per the caller's contract.
+    unsafe { *out = VkCommandBuffer(cmd) };
     VkResult::SUCCESS
 }
-unsafe extern "system" fn next_cmd_draw(cmd: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {
+extern "system" fn next_cmd_draw(cmd: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {
     HANDED.lock().unwrap().push(("vkCmdDraw", cmd.0 as usize));
 }
 
+/// `$f`, checked against its command's type `$pfn`, as a `PFN_vkVoidFunction`.
 macro_rules! void_fn {
     ($pfn:ty, $f:expr) => {{
         let f: $pfn = Some($f);
-        std::mem::transmute::<$pfn, PFN_vkVoidFunction>(f)
+        // SAFETY: function pointers of one size; the caller casts it back to `$pfn`.
+        unsafe { std::mem::transmute::<$pfn, PFN_vkVoidFunction>(f) }
     }};
 }
 
+/// The fake level's functions by name.
+///
+/// # Safety
+/// `name` is NUL-terminated.
 unsafe fn next_function(name: *const c_char) -> PFN_vkVoidFunction {
-    match CStr::from_ptr(name).to_bytes() {
+    // SAFETY: per the caller's contract.
+    match unsafe { CStr::from_ptr(name) }.to_bytes() {
         b"vkCreateInstance" => void_fn!(PFN_vkCreateInstance, next_create_instance),
         b"vkCreateDevice" => void_fn!(PFN_vkCreateDevice, next_create_device),
         b"vkDestroyDevice" => void_fn!(PFN_vkDestroyDevice, next_destroy_device),
@@ -86,15 +108,25 @@ unsafe fn next_function(name: *const c_char) -> PFN_vkVoidFunction {
         _ => None,
     }
 }
+/// The fake level's `vkGetInstanceProcAddr`.
+///
+/// # Safety
+/// `name` is NUL-terminated.
 unsafe extern "system" fn next_gipa(_: VkInstance, name: *const c_char) -> PFN_vkVoidFunction {
-    next_function(name)
+    // SAFETY: per the caller's contract.
+    unsafe { next_function(name) }
 }
+/// The fake level's `vkGetDeviceProcAddr`: the device it was handed recorded.
+///
+/// # Safety
+/// `name` is NUL-terminated.
 unsafe extern "system" fn next_gdpa(device: VkDevice, name: *const c_char) -> PFN_vkVoidFunction {
     HANDED
         .lock()
         .unwrap()
         .push(("vkGetDeviceProcAddr", device.0 as usize));
-    next_function(name)
+    // SAFETY: per the caller's contract.
+    unsafe { next_function(name) }
 }
 
 // ---- the layer: wraps devices and command buffers ---------------------------------------------
@@ -107,8 +139,12 @@ struct Wrapper {
     inner: usize,
 }
 
-fn wrap(inner: *mut c_void) -> *mut c_void {
-    // SAFETY: a dispatchable handle's first word.
+/// A new wrapper of `inner`.
+///
+/// # Safety
+/// `inner` is a live dispatchable handle.
+unsafe fn wrap(inner: *mut c_void) -> *mut c_void {
+    // SAFETY: per the caller's contract: a dispatchable handle's first word.
     let dispatch = unsafe { *(inner as *const usize) };
     Box::into_raw(Box::new(Wrapper {
         dispatch,
@@ -129,6 +165,7 @@ impl Device {
     fn inner_of(&self, handle: *mut c_void, known: &[usize]) -> Option<*mut c_void> {
         known
             .contains(&(handle as usize))
+            // SAFETY: a wrapper this layer made and never frees.
             .then(|| unsafe { (*(handle as *const Wrapper)).inner as *mut c_void })
     }
 }
@@ -154,7 +191,8 @@ impl Layer for Wrapping {
         _: &DeviceLink,
     ) -> Result<Device, VkResult> {
         Ok(Device {
-            wrapper: wrap(device.0) as usize,
+            // SAFETY: the device the next level just made.
+            wrapper: unsafe { wrap(device.0) } as usize,
             command_buffers: Mutex::new(Vec::new()),
             seen: Mutex::new(Vec::new()),
         })
@@ -188,9 +226,13 @@ impl DeviceHooks for Device {
     ) {
         self.seen.lock().unwrap().push(device.0 as usize);
         if result == VkResult::SUCCESS {
-            let wrapper = wrap(unsafe { (*out).0 });
-            self.command_buffers.lock().unwrap().push(wrapper as usize);
-            unsafe { *out = VkCommandBuffer(wrapper) };
+            // SAFETY: the caller's array (of one, as the test allocates), which the next level
+            // filled with a live command buffer.
+            unsafe {
+                let wrapper = wrap((*out).0);
+                self.command_buffers.lock().unwrap().push(wrapper as usize);
+                *out = VkCommandBuffer(wrapper);
+            }
         }
     }
     fn pre_call_record_cmd_draw(
@@ -210,6 +252,9 @@ vk_layer::declare_layer!(Wrapping);
 
 #[test]
 fn wrapped_devices_and_command_buffers_go_down_unwrapped() {
+    // SAFETY: the layer's entry points as their own types, called as an application through the
+    // loader would: create infos and the loader's chains that live until each call returns, and
+    // the handles the layer handed up.
     unsafe {
         let mut link = VkLayerInstanceLink {
             pfnNextGetInstanceProcAddr: Some(next_gipa),
@@ -217,8 +262,9 @@ fn wrapped_devices_and_command_buffers_go_down_unwrapped() {
         };
         let mut chain = VkLayerInstanceCreateInfo::default();
         chain.u.pLayerInfo = &mut link;
+        // The layer moves the link on in place: the chain holds a pointer that may write.
         let info = VkInstanceCreateInfo {
-            pNext: &chain as *const _ as *const c_void,
+            pNext: &mut chain as *mut _ as *const c_void,
             ..Default::default()
         };
         let create: PFN_vkCreateInstance = std::mem::transmute(vkGetInstanceProcAddr(
@@ -238,7 +284,7 @@ fn wrapped_devices_and_command_buffers_go_down_unwrapped() {
         let mut chain = VkLayerDeviceCreateInfo::default();
         chain.u.pLayerInfo = &mut link;
         let info = VkDeviceCreateInfo {
-            pNext: &chain as *const _ as *const c_void,
+            pNext: &mut chain as *mut _ as *const c_void,
             ..Default::default()
         };
         let create: PFN_vkCreateDevice =

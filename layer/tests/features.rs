@@ -38,6 +38,10 @@ fn take_events() -> Vec<String> {
 /// The next level's instance handle.
 static NEXT_INSTANCE: AtomicUsize = AtomicUsize::new(0);
 
+/// The fake level's `vkCreateInstance`: a new handle, recorded.
+///
+/// # Safety
+/// `out` is writable.
 unsafe extern "system" fn next_create_instance(
     _: *const VkInstanceCreateInfo,
     _: *const VkAllocationCallbacks,
@@ -46,13 +50,18 @@ unsafe extern "system" fn next_create_instance(
     event("next vkCreateInstance");
     let instance = handle(&INSTANCE_DISPATCH);
     NEXT_INSTANCE.store(instance as usize, SeqCst);
-    *out = VkInstance(instance);
+    // SAFETY: per the caller's contract.
+    unsafe { *out = VkInstance(instance) };
     VkResult::SUCCESS
 }
-unsafe extern "system" fn next_destroy_instance(i: VkInstance, _: *const VkAllocationCallbacks) {
+extern "system" fn next_destroy_instance(i: VkInstance, _: *const VkAllocationCallbacks) {
     let inner = i.0 as usize == NEXT_INSTANCE.load(SeqCst);
     event(format!("next vkDestroyInstance inner={inner}"));
 }
+/// The fake level's `vkEnumeratePhysicalDevices`: none.
+///
+/// # Safety
+/// `count` is writable.
 unsafe extern "system" fn next_enumerate(
     i: VkInstance,
     count: *mut u32,
@@ -60,9 +69,14 @@ unsafe extern "system" fn next_enumerate(
 ) -> VkResult {
     let inner = i.0 as usize == NEXT_INSTANCE.load(SeqCst);
     event(format!("next vkEnumeratePhysicalDevices inner={inner}"));
-    *count = 0;
+    // SAFETY: per the caller's contract.
+    unsafe { *count = 0 };
     VkResult::SUCCESS
 }
+/// The fake level's `vkCreateDevice`: a new handle.
+///
+/// # Safety
+/// `out` is writable.
 unsafe extern "system" fn next_create_device(
     _: VkPhysicalDevice,
     _: *const VkDeviceCreateInfo,
@@ -70,36 +84,49 @@ unsafe extern "system" fn next_create_device(
     out: *mut VkDevice,
 ) -> VkResult {
     event("next vkCreateDevice");
-    *out = VkDevice(handle(&DEVICE_DISPATCH));
+    // SAFETY: per the caller's contract.
+    unsafe { *out = VkDevice(handle(&DEVICE_DISPATCH)) };
     VkResult::SUCCESS
 }
-unsafe extern "system" fn next_destroy_device(_: VkDevice, _: *const VkAllocationCallbacks) {
+extern "system" fn next_destroy_device(_: VkDevice, _: *const VkAllocationCallbacks) {
     event("next vkDestroyDevice");
 }
-unsafe extern "system" fn next_cmd_draw(_: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {}
+extern "system" fn next_cmd_draw(_: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {}
+/// The fake level's `vkEnumerateDeviceExtensionProperties`: a count of 7, nothing written.
+///
+/// # Safety
+/// `count` is writable.
 unsafe extern "system" fn next_enumerate_device_extensions(
     _: VkPhysicalDevice,
     _: *const c_char,
     count: *mut u32,
     _: *mut VkExtensionProperties,
 ) -> VkResult {
-    *count = 7;
+    // SAFETY: per the caller's contract.
+    unsafe { *count = 7 };
     VkResult::SUCCESS
 }
 /// An unknown physical-device command of the next level.
-unsafe extern "system" fn next_unknown(_: VkPhysicalDevice) -> u32 {
+extern "system" fn next_unknown(_: VkPhysicalDevice) -> u32 {
     1
 }
 
+/// `$f`, checked against its command's type `$pfn`, as a `PFN_vkVoidFunction`.
 macro_rules! void_fn {
     ($pfn:ty, $f:expr) => {{
         let f: $pfn = Some($f);
-        std::mem::transmute::<$pfn, PFN_vkVoidFunction>(f)
+        // SAFETY: function pointers of one size; the caller casts it back to `$pfn`.
+        unsafe { std::mem::transmute::<$pfn, PFN_vkVoidFunction>(f) }
     }};
 }
 
+/// The fake level's functions by name.
+///
+/// # Safety
+/// `name` is NUL-terminated.
 unsafe fn next_function(name: *const c_char) -> PFN_vkVoidFunction {
-    match CStr::from_ptr(name).to_bytes() {
+    // SAFETY: per the caller's contract.
+    match unsafe { CStr::from_ptr(name) }.to_bytes() {
         b"vkCreateInstance" => void_fn!(PFN_vkCreateInstance, next_create_instance),
         b"vkDestroyInstance" => void_fn!(PFN_vkDestroyInstance, next_destroy_instance),
         b"vkEnumeratePhysicalDevices" => void_fn!(PFN_vkEnumeratePhysicalDevices, next_enumerate),
@@ -114,19 +141,34 @@ unsafe fn next_function(name: *const c_char) -> PFN_vkVoidFunction {
         _ => None,
     }
 }
+/// The fake level's `vkGetInstanceProcAddr`.
+///
+/// # Safety
+/// `name` is NUL-terminated.
 unsafe extern "system" fn next_gipa(_: VkInstance, name: *const c_char) -> PFN_vkVoidFunction {
-    next_function(name)
+    // SAFETY: per the caller's contract.
+    unsafe { next_function(name) }
 }
+/// The fake level's `vkGetDeviceProcAddr`.
+///
+/// # Safety
+/// `name` is NUL-terminated.
 unsafe extern "system" fn next_gdpa(_: VkDevice, name: *const c_char) -> PFN_vkVoidFunction {
-    next_function(name)
+    // SAFETY: per the caller's contract.
+    unsafe { next_function(name) }
 }
+/// The fake level's `vk_layerGetPhysicalDeviceProcAddr`: its unknown command.
+///
+/// # Safety
+/// `name` is NUL-terminated.
 unsafe extern "system" fn next_gpdpa(i: VkInstance, name: *const c_char) -> PFN_vkVoidFunction {
     assert_eq!(
         i.0 as usize,
         NEXT_INSTANCE.load(SeqCst),
         "the next level's own instance"
     );
-    match CStr::from_ptr(name).to_bytes() {
+    // SAFETY: per the caller's contract.
+    match unsafe { CStr::from_ptr(name) }.to_bytes() {
         b"vkUnknownTEST" | b"vkReplacedTEST" => {
             void_fn!(
                 Option<unsafe extern "system" fn(VkPhysicalDevice) -> u32>,
@@ -137,8 +179,13 @@ unsafe extern "system" fn next_gpdpa(i: VkInstance, name: *const c_char) -> PFN_
     }
 }
 /// `vkSetInstanceLoaderData`: writes the loader's dispatch word into the layer's object.
+///
+/// # Safety
+/// `i` is a live dispatchable handle and `object` a dispatchable object whose first word may be
+/// written.
 unsafe extern "system" fn set_instance_loader_data(i: VkInstance, object: *mut c_void) -> VkResult {
-    *(object as *mut usize) = *(i.0 as *const usize);
+    // SAFETY: per the caller's contract.
+    unsafe { *(object as *mut usize) = *(i.0 as *const usize) };
     VkResult::SUCCESS
 }
 
@@ -146,10 +193,11 @@ unsafe extern "system" fn set_instance_loader_data(i: VkInstance, object: *mut c
 
 struct Wrapping;
 
-/// The instance as this layer hands it out: its own dispatchable object.
+/// The instance as this layer hands it out: its own dispatchable object, whose first word the
+/// loader writes (through the handle, hence a cell).
 #[repr(C)]
 struct Wrapper {
-    loader_data: usize,
+    loader_data: AtomicUsize,
 }
 
 struct Instance {
@@ -164,13 +212,17 @@ impl Instance {
     }
 }
 
+/// The layer's own device command: 42 for a device of the layer.
+///
+/// # Safety
+/// `device` is a live device.
 unsafe extern "system" fn private_command(device: VkDevice) -> u32 {
     vk_layer::guard(|| {
         // SAFETY: a live device, per this command's contract.
         unsafe { Wrapping::chassis().device(device.0) }.map_or(0, |_| 42)
     })
 }
-unsafe extern "system" fn replaced_unknown(_: VkPhysicalDevice) -> u32 {
+extern "system" fn replaced_unknown(_: VkPhysicalDevice) -> u32 {
     2
 }
 
@@ -204,7 +256,9 @@ impl Layer for Wrapping {
         event("layer create_instance");
         let object = Instance {
             inner: instance,
-            wrapper: Box::new(Wrapper { loader_data: 0 }),
+            wrapper: Box::new(Wrapper {
+                loader_data: AtomicUsize::new(0),
+            }),
         };
         // SAFETY: the loader's callback, with the next level's live instance.
         unsafe { link.set_loader_data.unwrap()(instance, object.wrapper_handle().0) };
@@ -235,12 +289,10 @@ impl Layer for Wrapping {
     }
     fn instance_proc_addr(name: &CStr) -> ProcAddr {
         match name.to_bytes() {
-            b"vkPrivateTEST" => unsafe {
-                ProcAddr::Own(void_fn!(
-                    Option<unsafe extern "system" fn(VkDevice) -> u32>,
-                    private_command
-                ))
-            },
+            b"vkPrivateTEST" => ProcAddr::Own(void_fn!(
+                Option<unsafe extern "system" fn(VkDevice) -> u32>,
+                private_command
+            )),
             b"vkGetPhysicalDeviceFeatures" => ProcAddr::Own(None),
             _ => ProcAddr::Chassis,
         }
@@ -259,12 +311,10 @@ impl Layer for Wrapping {
         next: PFN_vkVoidFunction,
     ) -> PFN_vkVoidFunction {
         match name.to_bytes() {
-            b"vkReplacedTEST" if next.is_some() => unsafe {
-                void_fn!(
-                    Option<unsafe extern "system" fn(VkPhysicalDevice) -> u32>,
-                    replaced_unknown
-                )
-            },
+            b"vkReplacedTEST" if next.is_some() => void_fn!(
+                Option<unsafe extern "system" fn(VkPhysicalDevice) -> u32>,
+                replaced_unknown
+            ),
             _ => next,
         }
     }
@@ -274,16 +324,20 @@ impl Layer for Wrapping {
         p_count: *mut u32,
         p_properties: *mut VkExtensionProperties,
     ) -> VkResult {
-        let result = next.call(layer_name, p_count, p_properties);
-        *p_count += 1;
+        // SAFETY: the trait's contract: the caller's name, count and array.
+        let result = unsafe { next.call(layer_name, p_count, p_properties) };
+        // SAFETY: as above: the count is valid.
+        unsafe { *p_count += 1 };
         result
     }
     unsafe fn enumerate_instance_version(
         next: NextInstanceVersion<'_>,
         version: *mut u32,
     ) -> VkResult {
-        let result = next.call(version);
-        *version = (*version).min(vk_layer::vk::make_api_version(0, 1, 1, 0));
+        // SAFETY: the trait's contract: `version` is writable.
+        let result = unsafe { next.call(version) };
+        // SAFETY: as above.
+        unsafe { *version = (*version).min(vk_layer::vk::make_api_version(0, 1, 1, 0)) };
         result
     }
 }
@@ -318,17 +372,28 @@ vk_layer::declare_layer!(Wrapping {
 
 // ---- helpers ----------------------------------------------------------------------------------
 
+/// The layer's `vkGetInstanceProcAddr`.
+///
+/// # Safety
+/// `instance` is null or a live instance of the layer.
 unsafe fn gipa(instance: VkInstance, name: &CStr) -> PFN_vkVoidFunction {
-    Wrapping_GetInstanceProcAddr(instance, name.as_ptr())
+    // SAFETY: per the caller's contract, and a NUL-terminated name.
+    unsafe { Wrapping_GetInstanceProcAddr(instance, name.as_ptr()) }
 }
+/// The layer's `vkGetDeviceProcAddr`.
+///
+/// # Safety
+/// `device` is a live device of the layer.
 unsafe fn gdpa(device: VkDevice, name: &CStr) -> PFN_vkVoidFunction {
-    Wrapping_GetDeviceProcAddr(device, name.as_ptr())
+    // SAFETY: per the caller's contract, and a NUL-terminated name.
+    unsafe { Wrapping_GetDeviceProcAddr(device, name.as_ptr()) }
 }
 fn addr(f: PFN_vkVoidFunction) -> usize {
     f.map_or(0, |f| f as *const () as usize)
 }
 
-unsafe fn create_instance() -> VkInstance {
+/// An instance created through the layer with the loader's chain structures.
+fn create_instance() -> VkInstance {
     let mut link = VkLayerInstanceLink {
         pfnNextGetInstanceProcAddr: Some(next_gipa),
         pfnNextGetPhysicalDeviceProcAddr: Some(next_gpdpa),
@@ -341,21 +406,27 @@ unsafe fn create_instance() -> VkInstance {
         ..Default::default()
     };
     data.u.pfnSetInstanceLoaderData = Some(set_instance_loader_data);
-    data.pNext = &chain as *const _ as *const c_void;
+    // The layer moves the link on in place: the chain holds a pointer that may write.
+    data.pNext = &mut chain as *mut _ as *const c_void;
     let info = VkInstanceCreateInfo {
         pNext: &data as *const _ as *const c_void,
         ..Default::default()
     };
-    let create: PFN_vkCreateInstance =
-        std::mem::transmute(gipa(VkInstance::NULL, c"vkCreateInstance"));
     let mut instance = VkInstance::NULL;
-    assert_eq!(
-        create.unwrap()(&info, ptr::null(), &mut instance),
-        VkResult::SUCCESS
-    );
+    // SAFETY: the layer's `vkCreateInstance` as its own type, with the loader's chain.
+    let result = unsafe {
+        let create: PFN_vkCreateInstance =
+            std::mem::transmute(gipa(VkInstance::NULL, c"vkCreateInstance"));
+        create.unwrap()(&info, ptr::null(), &mut instance)
+    };
+    assert_eq!(result, VkResult::SUCCESS);
     instance
 }
 
+/// A device of `instance` created through the layer with the loader's chain structures.
+///
+/// # Safety
+/// `instance` is a live instance of the layer.
 unsafe fn create_device(instance: VkInstance) -> VkDevice {
     let mut link = VkLayerDeviceLink {
         pNext: ptr::null_mut(),
@@ -365,16 +436,18 @@ unsafe fn create_device(instance: VkInstance) -> VkDevice {
     let mut chain = VkLayerDeviceCreateInfo::default();
     chain.u.pLayerInfo = &mut link;
     let info = VkDeviceCreateInfo {
-        pNext: &chain as *const _ as *const c_void,
+        pNext: &mut chain as *mut _ as *const c_void,
         ..Default::default()
     };
-    let create: PFN_vkCreateDevice = std::mem::transmute(gipa(instance, c"vkCreateDevice"));
     let mut device = VkDevice::NULL;
     let physical_device = VkPhysicalDevice(handle(&INSTANCE_DISPATCH));
-    assert_eq!(
-        create.unwrap()(physical_device, &info, ptr::null(), &mut device),
-        VkResult::SUCCESS
-    );
+    // SAFETY: the layer's `vkCreateDevice` as its own type, for a physical device of the
+    // caller's live instance, with the loader's chain.
+    let result = unsafe {
+        let create: PFN_vkCreateDevice = std::mem::transmute(gipa(instance, c"vkCreateDevice"));
+        create.unwrap()(physical_device, &info, ptr::null(), &mut device)
+    };
+    assert_eq!(result, VkResult::SUCCESS);
     device
 }
 
@@ -387,18 +460,20 @@ fn negotiation_gives_the_physical_device_proc_addr() {
         loaderLayerInterfaceVersion: 2,
         ..Default::default()
     };
-    assert_eq!(
-        unsafe { Wrapping_Negotiate(&mut interface) },
-        VkResult::SUCCESS
-    );
+    // SAFETY: a negotiation structure, as the loader passes it.
+    let result = unsafe { Wrapping_Negotiate(&mut interface) };
+    assert_eq!(result, VkResult::SUCCESS);
     assert!(interface.pfnGetPhysicalDeviceProcAddr.is_some());
 }
 
 /// One test: the steps share the layer's process-wide state.
 #[test]
 fn wrapping_lifecycle_overrides_and_properties() {
+    let instance = create_instance();
+    // SAFETY: the layer's entry points, called as the loader and an application would: with the
+    // handles it handed up (and, once, a handle it must refuse), arrays of the counts passed, and
+    // each function called as the type of the command it was asked for.
     unsafe {
-        let instance = create_instance();
         let inner = NEXT_INSTANCE.load(SeqCst);
         assert_ne!(
             instance.0 as usize, inner,
@@ -559,34 +634,51 @@ fn wrapping_lifecycle_overrides_and_properties() {
     }
 }
 
+/// The chain's end for `vkEnumerateInstanceExtensionProperties`: a count of 3.
+///
+/// # Safety
+/// `count` is writable.
 unsafe extern "system" fn bottom_extensions(
     _: *const VkEnumerateInstanceExtensionPropertiesChain,
     _: *const c_char,
     count: *mut u32,
     _: *mut VkExtensionProperties,
 ) -> VkResult {
-    *count = 3;
+    // SAFETY: per the caller's contract.
+    unsafe { *count = 3 };
     VkResult::SUCCESS
 }
+/// The chain's end for `vkEnumerateInstanceLayerProperties`: a count of 9.
+///
+/// # Safety
+/// `count` is writable.
 unsafe extern "system" fn bottom_layers(
     _: *const VkEnumerateInstanceLayerPropertiesChain,
     count: *mut u32,
     _: *mut VkLayerProperties,
 ) -> VkResult {
-    *count = 9;
+    // SAFETY: per the caller's contract.
+    unsafe { *count = 9 };
     VkResult::SUCCESS
 }
+/// The chain's end for `vkEnumerateInstanceVersion`: 1.4.
+///
+/// # Safety
+/// `version` is writable.
 unsafe extern "system" fn bottom_version(
     _: *const VkEnumerateInstanceVersionChain,
     version: *mut u32,
 ) -> VkResult {
-    *version = vk_layer::vk::make_api_version(0, 1, 4, 0);
+    // SAFETY: per the caller's contract.
+    unsafe { *version = vk_layer::vk::make_api_version(0, 1, 4, 0) };
     VkResult::SUCCESS
 }
 
 /// The exported pre-instance interceptors call the layer's methods, which call down the chain.
 #[test]
 fn pre_instance_interceptors() {
+    // SAFETY: the interceptors called as the loader calls them: with its chain structures (and
+    // once none), and writable counts and versions.
     unsafe {
         let chain = VkEnumerateInstanceExtensionPropertiesChain {
             pfnNextLayer: Some(bottom_extensions),

@@ -28,79 +28,110 @@ fn handle(dispatch: &'static u64) -> *mut c_void {
     Box::into_raw(Box::new(dispatch as *const u64 as usize)) as *mut c_void
 }
 
+/// The fake level's `vkCreateInstance`: a new handle.
+///
+/// # Safety
+/// `out` is writable.
 unsafe extern "system" fn next_create_instance(
     _: *const VkInstanceCreateInfo,
     _: *const VkAllocationCallbacks,
     out: *mut VkInstance,
 ) -> VkResult {
-    *out = VkInstance(handle(&INSTANCE_DISPATCH));
+    // SAFETY: per the caller's contract.
+    unsafe { *out = VkInstance(handle(&INSTANCE_DISPATCH)) };
     VkResult::SUCCESS
 }
-unsafe extern "system" fn next_destroy_instance(_: VkInstance, _: *const VkAllocationCallbacks) {}
+extern "system" fn next_destroy_instance(_: VkInstance, _: *const VkAllocationCallbacks) {}
+/// The fake level's `vkCreateDevice`: a new handle.
+///
+/// # Safety
+/// `out` is writable.
 unsafe extern "system" fn next_create_device(
     _: VkPhysicalDevice,
     _: *const VkDeviceCreateInfo,
     _: *const VkAllocationCallbacks,
     out: *mut VkDevice,
 ) -> VkResult {
-    *out = VkDevice(handle(&DEVICE_DISPATCH));
+    // SAFETY: per the caller's contract.
+    unsafe { *out = VkDevice(handle(&DEVICE_DISPATCH)) };
     VkResult::SUCCESS
 }
-unsafe extern "system" fn next_destroy_device(_: VkDevice, _: *const VkAllocationCallbacks) {}
+extern "system" fn next_destroy_device(_: VkDevice, _: *const VkAllocationCallbacks) {}
+/// The fake level's `vkCreateDebugUtilsMessengerEXT`: handle 77.
+///
+/// # Safety
+/// `out` is writable.
 unsafe extern "system" fn next_create_messenger(
     _: VkInstance,
     _: *const VkDebugUtilsMessengerCreateInfoEXT,
     _: *const VkAllocationCallbacks,
     out: *mut VkDebugUtilsMessengerEXT,
 ) -> VkResult {
-    *out = VkDebugUtilsMessengerEXT(77);
+    // SAFETY: per the caller's contract.
+    unsafe { *out = VkDebugUtilsMessengerEXT(77) };
     VkResult::SUCCESS
 }
-unsafe extern "system" fn next_destroy_messenger(
+extern "system" fn next_destroy_messenger(
     _: VkInstance,
     _: VkDebugUtilsMessengerEXT,
     _: *const VkAllocationCallbacks,
 ) {
 }
+/// The fake level's `vkCreateDebugReportCallbackEXT`: handle 88.
+///
+/// # Safety
+/// `out` is writable.
 unsafe extern "system" fn next_create_report(
     _: VkInstance,
     _: *const VkDebugReportCallbackCreateInfoEXT,
     _: *const VkAllocationCallbacks,
     out: *mut VkDebugReportCallbackEXT,
 ) -> VkResult {
-    *out = VkDebugReportCallbackEXT(88);
+    // SAFETY: per the caller's contract.
+    unsafe { *out = VkDebugReportCallbackEXT(88) };
     VkResult::SUCCESS
 }
+/// The fake level's `vkGetPhysicalDeviceToolProperties`: one tool, named "B".
+///
+/// # Safety
+/// `count` is valid and `tools` null or an array of `*count` elements.
 unsafe extern "system" fn next_tools(
     _: VkPhysicalDevice,
     count: *mut u32,
     tools: *mut VkPhysicalDeviceToolProperties,
 ) -> VkResult {
-    if !tools.is_null() && *count >= 1 {
-        let mut below = VkPhysicalDeviceToolProperties::default();
-        below.name[0] = b'B' as c_char;
-        *tools = below;
+    // SAFETY: per the caller's contract.
+    unsafe {
+        if !tools.is_null() && *count >= 1 {
+            let mut below = VkPhysicalDeviceToolProperties::default();
+            below.name[0] = b'B' as c_char;
+            *tools = below;
+        }
+        *count = 1;
     }
-    *count = 1;
     VkResult::SUCCESS
 }
-unsafe extern "system" fn next_set_name(
-    _: VkDevice,
-    _: *const VkDebugUtilsObjectNameInfoEXT,
-) -> VkResult {
+extern "system" fn next_set_name(_: VkDevice, _: *const VkDebugUtilsObjectNameInfoEXT) -> VkResult {
     VkResult::SUCCESS
 }
-unsafe extern "system" fn next_cmd_draw(_: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {}
+extern "system" fn next_cmd_draw(_: VkCommandBuffer, _: u32, _: u32, _: u32, _: u32) {}
 
+/// `$f`, checked against its command's type `$pfn`, as a `PFN_vkVoidFunction`.
 macro_rules! void_fn {
     ($pfn:ty, $f:expr) => {{
         let f: $pfn = Some($f);
-        std::mem::transmute::<$pfn, PFN_vkVoidFunction>(f)
+        // SAFETY: function pointers of one size; the caller casts it back to `$pfn`.
+        unsafe { std::mem::transmute::<$pfn, PFN_vkVoidFunction>(f) }
     }};
 }
 
+/// The fake level's functions by name.
+///
+/// # Safety
+/// `name` is NUL-terminated.
 unsafe fn next_function(name: *const c_char) -> PFN_vkVoidFunction {
-    match CStr::from_ptr(name).to_bytes() {
+    // SAFETY: per the caller's contract.
+    match unsafe { CStr::from_ptr(name) }.to_bytes() {
         b"vkCreateInstance" => void_fn!(PFN_vkCreateInstance, next_create_instance),
         b"vkDestroyInstance" => void_fn!(PFN_vkDestroyInstance, next_destroy_instance),
         b"vkCreateDevice" => void_fn!(PFN_vkCreateDevice, next_create_device),
@@ -124,11 +155,21 @@ unsafe fn next_function(name: *const c_char) -> PFN_vkVoidFunction {
         _ => None,
     }
 }
+/// The fake level's `vkGetInstanceProcAddr`.
+///
+/// # Safety
+/// `name` is NUL-terminated.
 unsafe extern "system" fn next_gipa(_: VkInstance, name: *const c_char) -> PFN_vkVoidFunction {
-    next_function(name)
+    // SAFETY: per the caller's contract.
+    unsafe { next_function(name) }
 }
+/// The fake level's `vkGetDeviceProcAddr`.
+///
+/// # Safety
+/// `name` is NUL-terminated.
 unsafe extern "system" fn next_gdpa(_: VkDevice, name: *const c_char) -> PFN_vkVoidFunction {
-    next_function(name)
+    // SAFETY: per the caller's contract.
+    unsafe { next_function(name) }
 }
 
 // ---- the application's callbacks: what each heard ---------------------------------------------
@@ -136,33 +177,46 @@ unsafe extern "system" fn next_gdpa(_: VkDevice, name: *const c_char) -> PFN_vkV
 /// (who: the callback's user data, the message, the objects' names).
 static HEARD: Mutex<Vec<(usize, String, Vec<String>)>> = Mutex::new(Vec::new());
 
+/// The application's messenger: records what it heard.
+///
+/// # Safety
+/// As a `PFN_vkDebugUtilsMessengerCallbackEXT`: `data` is valid callback data, with
+/// `objectCount` objects and, here, a message id name.
 unsafe extern "system" fn messenger(
     _: VkDebugUtilsMessageSeverityFlagsEXT,
     _: VkDebugUtilsMessageTypeFlagsEXT,
     data: *const VkDebugUtilsMessengerCallbackDataEXT,
     user: *mut c_void,
 ) -> VkBool32 {
-    let data = &*data;
-    let objects = (0..data.objectCount as usize)
-        .map(|i| {
-            let o = &*data.pObjects.add(i);
-            let name = if o.pObjectName.is_null() {
-                "-".into()
-            } else {
-                CStr::from_ptr(o.pObjectName).to_string_lossy().into_owned()
-            };
-            format!("{}:{:#x}:{name}", o.objectType.0, o.objectHandle)
-        })
-        .collect();
-    let text = format!(
-        "{} {}",
-        CStr::from_ptr(data.pMessageIdName).to_string_lossy(),
-        CStr::from_ptr(data.pMessage).to_string_lossy()
-    );
+    // SAFETY: per the caller's contract: the data, its objects and its strings.
+    let (text, objects) = unsafe {
+        let data = &*data;
+        let objects = (0..data.objectCount as usize)
+            .map(|i| {
+                let o = &*data.pObjects.add(i);
+                let name = if o.pObjectName.is_null() {
+                    "-".into()
+                } else {
+                    CStr::from_ptr(o.pObjectName).to_string_lossy().into_owned()
+                };
+                format!("{}:{:#x}:{name}", o.objectType.0, o.objectHandle)
+            })
+            .collect();
+        let text = format!(
+            "{} {}",
+            CStr::from_ptr(data.pMessageIdName).to_string_lossy(),
+            CStr::from_ptr(data.pMessage).to_string_lossy()
+        );
+        (text, objects)
+    };
     HEARD.lock().unwrap().push((user as usize, text, objects));
     0
 }
 
+/// The application's report callback: records what it heard.
+///
+/// # Safety
+/// As a `PFN_vkDebugReportCallbackEXT`: `prefix` and `text` are NUL-terminated.
 #[allow(clippy::too_many_arguments)]
 unsafe extern "system" fn report_callback(
     flags: VkDebugReportFlagsEXT,
@@ -174,12 +228,14 @@ unsafe extern "system" fn report_callback(
     text: *const c_char,
     user: *mut c_void,
 ) -> VkBool32 {
+    // SAFETY: per the caller's contract.
+    let (prefix, text) = unsafe { (CStr::from_ptr(prefix), CStr::from_ptr(text)) };
     let text = format!(
         "{} {} {} {}",
-        CStr::from_ptr(prefix).to_string_lossy(),
+        prefix.to_string_lossy(),
         flags.0,
         code,
-        CStr::from_ptr(text).to_string_lossy()
+        text.to_string_lossy()
     );
     HEARD
         .lock()
@@ -233,6 +289,7 @@ impl Layer for Reporter {
         _: &InstanceLink,
         _: *mut VkInstance,
     ) -> Result<(), VkResult> {
+        // SAFETY: a null handle: the instance being created.
         unsafe {
             vk_layer::report::<Reporter>(
                 ptr::null_mut(),
@@ -256,6 +313,7 @@ impl Layer for Reporter {
             handle: instance.0 as u64,
             name: None,
         }];
+        // SAFETY: the instance the next level just made.
         unsafe {
             vk_layer::report::<Reporter>(
                 instance.0,
@@ -269,6 +327,7 @@ impl Layer for Reporter {
         Ok(Instance)
     }
     fn before_destroy_instance(_: &Instance, instance: VkInstance) {
+        // SAFETY: the instance, live until the next level destroys it.
         unsafe {
             vk_layer::report::<Reporter>(
                 instance.0,
@@ -331,6 +390,7 @@ impl DeviceHooks for Device {
                 name: None,
             },
         ];
+        // SAFETY: the command buffer of the call, live per the API.
         unsafe {
             vk_layer::report::<Reporter>(
                 cmd.0,
@@ -348,8 +408,13 @@ vk_layer::declare_layer!(Reporter);
 
 // ---- the test ---------------------------------------------------------------------------------
 
+/// The layer's `vkGetInstanceProcAddr`.
+///
+/// # Safety
+/// `instance` is null or a live instance of the layer.
 unsafe fn gipa(instance: VkInstance, name: &CStr) -> PFN_vkVoidFunction {
-    vkGetInstanceProcAddr(instance, name.as_ptr())
+    // SAFETY: per the caller's contract, and a NUL-terminated name.
+    unsafe { vkGetInstanceProcAddr(instance, name.as_ptr()) }
 }
 
 const ALL_SEVERITIES: VkDebugUtilsMessageSeverityFlagsEXT =
@@ -358,6 +423,10 @@ const ALL_TYPES: VkDebugUtilsMessageTypeFlagsEXT = VkDebugUtilsMessageTypeFlagsE
 
 #[test]
 fn messages_reach_the_applications_messengers() {
+    // SAFETY: the layer's entry points, called as the loader and an application would: create
+    // infos and the loader's chains that live until each call returns, the handles it handed up,
+    // arrays of the counts passed, each function called as the type of the command it was asked
+    // for.
     unsafe {
         // The application chains a messenger (user data 1) at vkCreateInstance.
         let mut link = VkLayerInstanceLink {
@@ -366,8 +435,9 @@ fn messages_reach_the_applications_messengers() {
         };
         let mut chain = VkLayerInstanceCreateInfo::default();
         chain.u.pLayerInfo = &mut link;
+        // The layer moves the link on in place: the chain holds a pointer that may write.
         let chained = VkDebugUtilsMessengerCreateInfoEXT {
-            pNext: &chain as *const _ as *const c_void,
+            pNext: &mut chain as *mut _ as *const c_void,
             messageSeverity: ALL_SEVERITIES,
             messageType: ALL_TYPES,
             pfnUserCallback: Some(messenger),
@@ -438,7 +508,7 @@ fn messages_reach_the_applications_messengers() {
         let mut chain = VkLayerDeviceCreateInfo::default();
         chain.u.pLayerInfo = &mut link;
         let device_info = VkDeviceCreateInfo {
-            pNext: &chain as *const _ as *const c_void,
+            pNext: &mut chain as *mut _ as *const c_void,
             ..Default::default()
         };
         let create_device: PFN_vkCreateDevice =
