@@ -10,6 +10,8 @@
 //!   and the availability of a command name for an API version and a set of extensions.
 //! - [`COMMANDS`], [`EXTENSIONS`], [`EXPORTED_COMMANDS`]: metadata tables; [`command_id`] and
 //!   [`extension_id`]: their indices by name, as constants.
+//! - [`erase`]: a function of a command's `PFN_*` type as the `PFN_vkVoidFunction` that
+//!   `vkGet*ProcAddr` returns, its signature checked by the compiler.
 //! - [`chain_sizes`]: the size of each structure of a `VkDeviceCreateInfo` chain, by sType.
 //! - [`deep_copy`]: deep copies of `VkInstanceCreateInfo` and its `pNext` chain, to create a driver's
 //!   instance after `vkCreateInstance` returned.
@@ -48,6 +50,13 @@ mod dispatch;
 #[rustfmt::skip]
 #[path = "gen/extensions.rs"]
 mod extensions;
+
+/// Each command's typed function pointer as a `PFN_vkVoidFunction`, by command name: what a
+/// `vkGet*ProcAddr` returns or a table by command id holds, with no cast by hand
+/// (`erase::vkCmdDraw(Some(my_cmd_draw))` compiles only if `my_cmd_draw` is a `PFN_vkCmdDraw`).
+#[rustfmt::skip]
+#[path = "gen/erase.rs"]
+pub mod erase;
 
 #[rustfmt::skip]
 #[path = "gen/exports.rs"]

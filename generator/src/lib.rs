@@ -50,6 +50,7 @@ pub fn generate_from(reg: &ir::Registry) -> Result<Vec<GeneratedFile>, String> {
         file("generated/src/gen/types.rs", emit::types::emit(reg)?),
         file("generated/src/gen/commands.rs", emit::commands::emit(reg, &model)?),
         file("generated/src/gen/dispatch.rs", emit::dispatch::emit(reg, &model)?),
+        file("generated/src/gen/erase.rs", emit::erase::emit(reg, &model)?),
         file("generated/src/gen/lookup.rs", emit::lookup::emit(reg, &model)?),
         file("generated/src/gen/extensions.rs", emit::extensions::emit(reg, &model)?),
         file("generated/src/gen/exports.rs", emit::exports::emit(reg)?),

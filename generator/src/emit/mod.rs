@@ -6,6 +6,7 @@ pub mod chain_sizes;
 pub mod commands;
 pub mod deep_copy;
 pub mod dispatch;
+pub mod erase;
 pub mod exports;
 pub mod extensions;
 pub mod layer_hooks;
@@ -34,6 +35,46 @@ pub fn rust_file(reg: &Registry, what: &str, tokens: TokenStream) -> Result<Stri
     let file: syn::File =
         syn::parse2(tokens).map_err(|e| format!("generator produced invalid Rust for {what}: {e}"))?;
     Ok(format!("{}{}", header(reg, what), prettyplease::unparse(&file)))
+}
+
+/// The widest line of text a generated comment or `# Safety` section holds (indentation aside).
+const COMMENT_WIDTH: usize = 96;
+
+/// `// SAFETY: <why>`, for the statement, match arm or item these tokens are put before: the
+/// invariant that makes the `unsafe` in it sound, as `clippy::undocumented_unsafe_blocks` asks.
+///
+/// Comments are not tokens, so they cannot go through syn; prettyplease prints a
+/// `#[comment = "..."]` attribute as a `//` line instead, which is what this returns (one attribute
+/// per line, the text wrapped at [`COMMENT_WIDTH`]).
+pub fn safety(why: &str) -> TokenStream {
+    let lines = wrap(&format!("SAFETY: {why}"));
+    let lines = lines.iter().map(|line| format!(" {line}"));
+    quote!(#(#[comment = #lines])*)
+}
+
+/// The `# Safety` section of an `unsafe fn`'s documentation, stating its contract: doc attributes
+/// to put after the function's own documentation (and an empty line), or alone.
+pub fn safety_doc(contract: &str) -> TokenStream {
+    let lines = wrap(contract);
+    let lines = lines.iter().map(|line| format!(" {line}"));
+    quote!(#[doc = " # Safety"] #(#[doc = #lines])*)
+}
+
+/// `text` in lines of at most [`COMMENT_WIDTH`] characters, broken between words.
+fn wrap(text: &str) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split_whitespace() {
+        let line = lines.last_mut().expect("one line at least");
+        if !line.is_empty() && line.len() + 1 + word.len() > COMMENT_WIDTH {
+            lines.push(word.to_string());
+        } else {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+    }
+    lines
 }
 
 /// An identifier for a registry name, raw where the name is a Rust keyword (`type`).
@@ -200,4 +241,37 @@ pub fn span_tokens((start, len): (u16, u16)) -> TokenStream {
 /// The span of an optional string: `Span::NONE` for `None`.
 pub fn optional_span_tokens(span: Option<(u16, u16)>) -> TokenStream {
     span.map_or_else(|| quote!(Span::NONE), span_tokens)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The comment reaches the formatted file as `//` lines right above its statement (where
+    /// clippy looks for it), wrapped; the contract as a `# Safety` section of the documentation.
+    #[test]
+    fn safety_comments_and_sections_survive_formatting() {
+        let why = safety(&"the pointer is valid for one read ".repeat(6));
+        let doc = safety_doc("`p` points to a readable byte.");
+        let file: syn::File = syn::parse2(quote! {
+            /// Reads a byte.
+            ///
+            #doc
+            unsafe fn read(p: *const u8) -> u8 {
+                #why
+                let x = unsafe { *p };
+                x
+            }
+        })
+        .unwrap();
+        let text = prettyplease::unparse(&file);
+        assert!(text.starts_with("/// Reads a byte.\n///\n/// # Safety\n/// `p` points to a readable byte.\nunsafe fn read"), "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        let block = lines.iter().position(|l| l.trim_start().starts_with("let x = unsafe")).unwrap();
+        let comment: Vec<&str> = lines[..block].iter().rev().take_while(|l| l.trim_start().starts_with("//")).copied().collect();
+        assert!(comment.len() > 1, "{text}");
+        assert!(comment.last().unwrap().trim_start().starts_with("// SAFETY: the pointer is valid"), "{text}");
+        assert!(comment.iter().all(|l| l.trim_start().len() <= COMMENT_WIDTH + 3), "{text}");
+        assert!(!text.contains("#[comment"), "{text}");
+    }
 }
