@@ -11,7 +11,7 @@ use heck::ToSnakeCase;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::{c_type, ident, param, rust_file, spec_link};
+use super::{c_type, ident, param, rust_file, safety, safety_doc, spec_link};
 use crate::ir::{Command, Level, Registry};
 
 /// The commands the chassis implements by hand: creation, destruction and `vkGet*ProcAddr`.
@@ -120,16 +120,10 @@ pub fn emit_entries(reg: &Registry) -> Result<String, String> {
     let ffi = ffi_imports(&all);
     let instance_entries = instance.iter().map(|c| entry(c, quote!(instance)));
     let device_entries = device.iter().map(|c| entry(c, quote!(device)));
+    // Each entry point checked against its command's `PFN_*` type as it is erased.
     let arms = all.iter().map(|c| {
         let id = format_ident!("{}", c.name);
-        let pfn = format_ident!("PFN_{}", c.name);
-        quote! {
-            command_id::#id => {
-                let f: #pfn = Some(#id::<L>);
-                // SAFETY: function pointers of any signature share one representation.
-                unsafe { core::mem::transmute::<#pfn, PFN_vkVoidFunction>(f) }
-            }
-        }
+        quote!(command_id::#id => vk_generated::erase::#id(Some(#id::<L>)),)
     });
     let tokens = quote! {
         #ffi
@@ -243,33 +237,52 @@ fn entry(c: &Command, level: TokenStream) -> TokenStream {
         }
         None => (quote!(), quote!(#(#args),*)),
     };
+    let name = &c.name;
+    let first_name = &c.params[0].name;
+    let call = safety(&format!(
+        "the next level's `{name}`, from the table its `vkGet*ProcAddr` filled when this \
+         {level} was created, called with the caller's arguments (valid per the command's valid \
+         usage) and the next level's own handle."
+    ));
     let call_and_post = if c.return_type.is_void() {
         quote! {
             #unwrapped
+            #call
             unsafe { next(#down_args) };
             state.hooks.#post(&state.next, #(#args),*);
         }
     } else {
         quote! {
             #unwrapped
+            #call
             let result = unsafe { next(#down_args) };
             state.hooks.#post(&state.next, #(#args,)* result);
             result
         }
     };
-    let doc = format!("`{}` through the layer's hooks.", c.name);
+    let doc = format!("{} through the layer's hooks.", spec_link(name));
+    let contract = safety_doc(&format!(
+        "The arguments are valid as `{name}`'s valid usage says: `{first_name}` is a live \
+         dispatchable handle of a chain this layer is in. A handle the layer does not know, or a \
+         panic in its hooks, returns the command's fallback value."
+    ));
+    let state = safety(&format!(
+        "`{first_name}` is a live dispatchable handle (valid usage): its first word, the loader's \
+         dispatch pointer, can be read, and keys the layer's state."
+    ));
     quote! {
         #[doc = #doc]
+        #[doc = ""]
+        #contract
         unsafe extern "system" fn #id<L: Registered>(#(#params),*) #ret {
             guard(|| {
-                // SAFETY: the caller passes a live dispatchable handle, per the Vulkan API.
+                #state
                 let Some(state) = (unsafe { L::chassis().#level(#first.0) }) else { return Fallback::fallback() };
                 if let Some(result) = state.hooks.#validate(&state.next, #(#args),*) {
                     return result;
                 }
                 state.hooks.#pre(&state.next, #(#args),*);
                 let Some(next) = state.next.#id else { return Fallback::fallback() };
-                // SAFETY: the next level's own function, called with the caller's arguments.
                 #call_and_post
             })
         }
