@@ -18,7 +18,7 @@ use quote::{format_ident, quote};
 
 use super::layer_hooks::{ffi_imports, hookable, snake};
 use super::types::{VariantNames, PLATFORM_SCALARS};
-use super::{c_type, ident, param, rust_file};
+use super::{c_type, ident, param, rust_file, safety, safety_doc};
 use crate::ir::{Aggregate, Command, EnumValue, Field, Registry, TypeDef};
 use crate::parse::resolve_alias;
 
@@ -133,6 +133,11 @@ impl Shape {
     /// Whether printing this shape reads memory through a pointer.
     fn follows(&self) -> bool {
         matches!(self, Shape::Next | Shape::String | Shape::Strings(_) | Shape::One | Shape::Array(_))
+    }
+
+    /// Whether printing this shape calls an `unsafe` helper (one that may follow pointers).
+    fn is_unsafe(&self) -> bool {
+        self.follows() || matches!(self, Shape::Value)
     }
 }
 
@@ -284,23 +289,37 @@ fn print_statement(f: &Field, e: &TokenStream, shape: &Shape) -> TokenStream {
     }
 }
 
-/// One member as `"key": value` (a bitfield member through its accessor).
-fn member(reg: &Registry, m: &Field, place: &Place) -> Result<TokenStream, String> {
+/// One member as `"key": value` (a bitfield member through its accessor), and whether the
+/// statement is an `unsafe` operation (every read of a union's member is).
+fn member(reg: &Registry, m: &Field, place: &Place) -> Result<(TokenStream, bool), String> {
     if m.bitfield.is_some() {
         let (key, getter) = (&m.name, ident(&m.name));
-        return Ok(quote!(p::value(w, #key, &self.#getter());));
+        return Ok((quote!(p::value(w, #key, &self.#getter());), true));
     }
     let shape = shape(reg, m, place)?;
-    Ok(print_statement(m, &member_access(&m.name), &shape))
+    let is_unsafe = shape.is_unsafe() || (place.in_union && !matches!(shape, Shape::Skip));
+    Ok((print_statement(m, &member_access(&m.name), &shape), is_unsafe))
 }
 
-fn aggregate_impl(name: &str, members: Vec<TokenStream>) -> TokenStream {
+/// `impl Print`: the members in one `unsafe` block (`why` says what makes them sound), or in
+/// none where no statement needs one.
+fn aggregate_impl(name: &str, members: Vec<(TokenStream, bool)>, why: &str) -> TokenStream {
     let id = format_ident!("{}", name);
+    let contract = safety_doc("As [`Print::print`].");
+    let needs_unsafe = members.iter().any(|(_, is_unsafe)| *is_unsafe);
+    let members = members.into_iter().map(|(statement, _)| statement);
+    let members = if needs_unsafe {
+        let why = safety(why);
+        quote!(#why unsafe { #(#members)* })
+    } else {
+        quote!(#(#members)*)
+    };
     quote! {
         impl Print for #id {
+            #contract
             unsafe fn print(&self, w: &mut Json) {
                 w.open_object();
-                #(#members)*
+                #members
                 w.close_object();
             }
         }
@@ -310,14 +329,18 @@ fn aggregate_impl(name: &str, members: Vec<TokenStream>) -> TokenStream {
 fn structure(reg: &Registry, name: &str, agg: &Aggregate) -> Result<TokenStream, String> {
     let place = Place { siblings: &agg.members, access: member_access, in_union: false, is_param: false };
     let members = agg.members.iter().map(|m| member(reg, m, &place)).collect::<Result<Vec<_>, _>>();
-    Ok(aggregate_impl(name, members.map_err(|e| format!("{name}.{e}"))?))
+    let why = "`self` is valid as the Vulkan API says (the `Print` contract): each pointer member \
+               followed here is NULL or valid for the count its `len` names, `pNext` a valid chain.";
+    Ok(aggregate_impl(name, members.map_err(|e| format!("{name}.{e}"))?, why))
 }
 
 /// A union: every member, each read as if it were the live one; pointers in it are not followed.
 fn union(reg: &Registry, name: &str, agg: &Aggregate) -> Result<TokenStream, String> {
     let place = Place { siblings: &agg.members, access: member_access, in_union: true, is_param: false };
     let members = agg.members.iter().map(|m| member(reg, m, &place)).collect::<Result<Vec<_>, _>>();
-    Ok(aggregate_impl(name, members.map_err(|e| format!("{name}.{e}"))?))
+    let why = "every member is read as plain bytes of the union, which any bit pattern of them \
+               fills (numbers, bitmasks, handles, structures of those); no pointer in it is followed.";
+    Ok(aggregate_impl(name, members.map_err(|e| format!("{name}.{e}"))?, why))
 }
 
 /// A bitmask type: its single-bit values by name, in bit order.
@@ -362,15 +385,22 @@ fn chained(reg: &Registry) -> TokenStream {
         let id = format_ident!("{}", name);
         arms.push(quote!(#path => (*p.cast::<#id>()).print(w),));
     }
+    let why = safety(
+        "`p` points to a structure of the type `s_type` names, valid as the Vulkan API says (this \
+         function's contract); each arm reads it as the structure its `sType` value belongs to.",
+    );
     quote! {
         /// Prints the structure at `p` by its `sType`; `false` for a type the registry does not know.
         ///
         /// # Safety
         /// `p` points to a structure of type `s_type`, valid as the Vulkan API says.
         pub(crate) unsafe fn chained(w: &mut Json, s_type: VkStructureType, p: *const c_void) -> bool {
-            match s_type {
-                #(#arms)*
-                _ => return false,
+            #why
+            unsafe {
+                match s_type {
+                    #(#arms)*
+                    _ => return false,
+                }
             }
             true
         }
@@ -386,8 +416,10 @@ fn call(reg: &Registry, c: &Command) -> Result<TokenStream, String> {
     let place = Place { siblings: &c.params, access: param_access, in_union: false, is_param: true };
     let mut statements = Vec::new();
     let mut uses_ok = false;
+    let mut needs_unsafe = false;
     for p in &c.params {
         let shape = shape(reg, p, &place).map_err(|e| format!("{name}({e})"))?;
+        needs_unsafe |= shape.is_unsafe();
         let e = param_access(&p.name);
         let print = print_statement(p, &e, &shape);
         let is_output = if p.array.is_empty() { p.ty.pointers.last() == Some(&false) } else { !p.is_const };
@@ -408,6 +440,16 @@ fn call(reg: &Registry, c: &Command) -> Result<TokenStream, String> {
         let ok = uses_ok.then(|| quote!(let ok = result.0 >= 0;));
         (Some(quote!(result: #r)), ok, quote!(line::end_with(out, &result);))
     };
+    let statements = if needs_unsafe {
+        let why = safety(
+            "the arguments are valid as the Vulkan API says, after the call (this function's \
+             contract): each pointer followed here is NULL or valid for the count its `len` names; \
+             the outputs of a failed call are not followed.",
+        );
+        quote!(#why unsafe { #(#statements)* })
+    } else {
+        quote!(#(#statements)*)
+    };
     let doc = format!("Writes the line of a `{name}` call: its arguments, after the call, and its result.");
     Ok(quote! {
         #[doc = #doc]
@@ -418,7 +460,7 @@ fn call(reg: &Registry, c: &Command) -> Result<TokenStream, String> {
             #ok
             let mut out = line::begin(#name);
             let w = &mut out;
-            #(#statements)*
+            #statements
             #end
         }
     })
@@ -436,9 +478,10 @@ fn hook(c: &Command, table: TokenStream) -> TokenStream {
         let r = c_type(&c.return_type);
         (Some(quote!(result: #r)), Some(quote!(result)))
     };
+    let why = safety("the caller's arguments, valid as the Vulkan API says, after the call.");
     quote! {
         fn #post(&self, _: &#table, #(#params,)* #result_param) {
-            // SAFETY: the caller's arguments, valid per the Vulkan API, after the call.
+            #why
             unsafe { #id(#(#args,)* #result) }
         }
     }

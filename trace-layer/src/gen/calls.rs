@@ -19,6 +19,7 @@ impl InstanceHooks for crate::Instance {
         display: VkDisplayKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkAcquireDrmDisplayEXT(physicalDevice, drmFd, display, result) }
     }
     fn post_call_record_acquire_winrt_display_nv(
@@ -28,6 +29,7 @@ impl InstanceHooks for crate::Instance {
         display: VkDisplayKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkAcquireWinrtDisplayNV(physicalDevice, display, result) }
     }
     fn post_call_record_acquire_xlib_display_ext(
@@ -38,6 +40,7 @@ impl InstanceHooks for crate::Instance {
         display: VkDisplayKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkAcquireXlibDisplayEXT(physicalDevice, dpy, display, result) }
     }
     fn post_call_record_create_android_surface_khr(
@@ -49,6 +52,7 @@ impl InstanceHooks for crate::Instance {
         pSurface: *mut VkSurfaceKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateAndroidSurfaceKHR(
                 instance,
@@ -68,6 +72,7 @@ impl InstanceHooks for crate::Instance {
         pCallback: *mut VkDebugReportCallbackEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateDebugReportCallbackEXT(
                 instance,
@@ -87,6 +92,7 @@ impl InstanceHooks for crate::Instance {
         pMessenger: *mut VkDebugUtilsMessengerEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateDebugUtilsMessengerEXT(
                 instance,
@@ -106,6 +112,7 @@ impl InstanceHooks for crate::Instance {
         pSurface: *mut VkSurfaceKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateDirectFBSurfaceEXT(
                 instance,
@@ -126,6 +133,7 @@ impl InstanceHooks for crate::Instance {
         pMode: *mut VkDisplayModeKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateDisplayModeKHR(
                 physicalDevice,
@@ -146,6 +154,7 @@ impl InstanceHooks for crate::Instance {
         pSurface: *mut VkSurfaceKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateDisplayPlaneSurfaceKHR(
                 instance,
@@ -165,6 +174,7 @@ impl InstanceHooks for crate::Instance {
         pSurface: *mut VkSurfaceKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateHeadlessSurfaceEXT(
                 instance,
@@ -184,6 +194,7 @@ impl InstanceHooks for crate::Instance {
         pSurface: *mut VkSurfaceKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateIOSSurfaceMVK(instance, pCreateInfo, pAllocator, pSurface, result)
         }
@@ -197,6 +208,7 @@ impl InstanceHooks for crate::Instance {
         pSurface: *mut VkSurfaceKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateImagePipeSurfaceFUCHSIA(
                 instance,
@@ -216,6 +228,7 @@ impl InstanceHooks for crate::Instance {
         pSurface: *mut VkSurfaceKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateMacOSSurfaceMVK(instance, pCreateInfo, pAllocator, pSurface, result)
         }
@@ -229,6 +242,7 @@ impl InstanceHooks for crate::Instance {
         pSurface: *mut VkSurfaceKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateMetalSurfaceEXT(instance, pCreateInfo, pAllocator, pSurface, result)
         }
@@ -242,6 +256,7 @@ impl InstanceHooks for crate::Instance {
         pSurface: *mut VkSurfaceKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateScreenSurfaceQNX(instance, pCreateInfo, pAllocator, pSurface, result)
         }
@@ -255,6 +270,7 @@ impl InstanceHooks for crate::Instance {
         pSurface: *mut VkSurfaceKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateStreamDescriptorSurfaceGGP(
                 instance,
@@ -274,6 +290,7 @@ impl InstanceHooks for crate::Instance {
         pSurface: *mut VkSurfaceKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateSurfaceOHOS(instance, pCreateInfo, pAllocator, pSurface, result)
         }
@@ -287,6 +304,7 @@ impl InstanceHooks for crate::Instance {
         pSurface: *mut VkSurfaceKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateUbmSurfaceSEC(instance, pCreateInfo, pAllocator, pSurface, result)
         }
@@ -300,6 +318,7 @@ impl InstanceHooks for crate::Instance {
         pSurface: *mut VkSurfaceKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateViSurfaceNN(instance, pCreateInfo, pAllocator, pSurface, result)
         }
@@ -313,6 +332,7 @@ impl InstanceHooks for crate::Instance {
         pSurface: *mut VkSurfaceKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateWaylandSurfaceKHR(
                 instance,
@@ -332,6 +352,7 @@ impl InstanceHooks for crate::Instance {
         pSurface: *mut VkSurfaceKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateWin32SurfaceKHR(instance, pCreateInfo, pAllocator, pSurface, result)
         }
@@ -345,6 +366,7 @@ impl InstanceHooks for crate::Instance {
         pSurface: *mut VkSurfaceKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateXcbSurfaceKHR(instance, pCreateInfo, pAllocator, pSurface, result)
         }
@@ -358,6 +380,7 @@ impl InstanceHooks for crate::Instance {
         pSurface: *mut VkSurfaceKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateXlibSurfaceKHR(instance, pCreateInfo, pAllocator, pSurface, result)
         }
@@ -374,6 +397,7 @@ impl InstanceHooks for crate::Instance {
         pLayerPrefix: *const c_char,
         pMessage: *const c_char,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkDebugReportMessageEXT(
                 instance,
@@ -394,6 +418,7 @@ impl InstanceHooks for crate::Instance {
         callback: VkDebugReportCallbackEXT,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyDebugReportCallbackEXT(instance, callback, pAllocator) }
     }
     fn post_call_record_destroy_debug_utils_messenger_ext(
@@ -403,6 +428,7 @@ impl InstanceHooks for crate::Instance {
         messenger: VkDebugUtilsMessengerEXT,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyDebugUtilsMessengerEXT(instance, messenger, pAllocator) }
     }
     fn post_call_record_destroy_surface_khr(
@@ -412,6 +438,7 @@ impl InstanceHooks for crate::Instance {
         surface: VkSurfaceKHR,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroySurfaceKHR(instance, surface, pAllocator) }
     }
     fn post_call_record_enumerate_device_extension_properties(
@@ -423,6 +450,7 @@ impl InstanceHooks for crate::Instance {
         pProperties: *mut VkExtensionProperties,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkEnumerateDeviceExtensionProperties(
                 physicalDevice,
@@ -441,6 +469,7 @@ impl InstanceHooks for crate::Instance {
         pProperties: *mut VkLayerProperties,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkEnumerateDeviceLayerProperties(
                 physicalDevice,
@@ -458,6 +487,7 @@ impl InstanceHooks for crate::Instance {
         pPhysicalDeviceGroupProperties: *mut VkPhysicalDeviceGroupProperties,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkEnumeratePhysicalDeviceGroups(
                 instance,
@@ -477,6 +507,7 @@ impl InstanceHooks for crate::Instance {
         pCounterDescriptions: *mut VkPerformanceCounterDescriptionARM,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM(
                 physicalDevice,
@@ -498,6 +529,7 @@ impl InstanceHooks for crate::Instance {
         pCounterDescriptions: *mut VkPerformanceCounterDescriptionKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR(
                 physicalDevice,
@@ -517,6 +549,7 @@ impl InstanceHooks for crate::Instance {
         pDescriptions: *mut VkShaderInstrumentationMetricDescriptionARM,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkEnumeratePhysicalDeviceShaderInstrumentationMetricsARM(
                 physicalDevice,
@@ -534,6 +567,7 @@ impl InstanceHooks for crate::Instance {
         pPhysicalDevices: *mut VkPhysicalDevice,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkEnumeratePhysicalDevices(
                 instance,
@@ -552,6 +586,7 @@ impl InstanceHooks for crate::Instance {
         pProperties: *mut VkDisplayModeProperties2KHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDisplayModeProperties2KHR(
                 physicalDevice,
@@ -571,6 +606,7 @@ impl InstanceHooks for crate::Instance {
         pProperties: *mut VkDisplayModePropertiesKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDisplayModePropertiesKHR(
                 physicalDevice,
@@ -589,6 +625,7 @@ impl InstanceHooks for crate::Instance {
         pCapabilities: *mut VkDisplayPlaneCapabilities2KHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDisplayPlaneCapabilities2KHR(
                 physicalDevice,
@@ -607,6 +644,7 @@ impl InstanceHooks for crate::Instance {
         pCapabilities: *mut VkDisplayPlaneCapabilitiesKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDisplayPlaneCapabilitiesKHR(
                 physicalDevice,
@@ -626,6 +664,7 @@ impl InstanceHooks for crate::Instance {
         pDisplays: *mut VkDisplayKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDisplayPlaneSupportedDisplaysKHR(
                 physicalDevice,
@@ -645,6 +684,7 @@ impl InstanceHooks for crate::Instance {
         display: *mut VkDisplayKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDrmDisplayEXT(physicalDevice, drmFd, connectorId, display, result)
         }
@@ -657,6 +697,7 @@ impl InstanceHooks for crate::Instance {
         pTimeDomains: *mut VkTimeDomainKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceCalibrateableTimeDomainsKHR(
                 physicalDevice,
@@ -674,6 +715,7 @@ impl InstanceHooks for crate::Instance {
         pProperties: *mut VkCooperativeMatrixFlexibleDimensionsPropertiesNV,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV(
                 physicalDevice,
@@ -692,6 +734,7 @@ impl InstanceHooks for crate::Instance {
         pProperties: *mut VkCooperativeMatrixProperties2EXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceCooperativeMatrixProperties2EXT(
                 physicalDevice,
@@ -710,6 +753,7 @@ impl InstanceHooks for crate::Instance {
         pProperties: *mut VkCooperativeMatrixPropertiesKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(
                 physicalDevice,
@@ -727,6 +771,7 @@ impl InstanceHooks for crate::Instance {
         pProperties: *mut VkCooperativeMatrixPropertiesNV,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(
                 physicalDevice,
@@ -744,6 +789,7 @@ impl InstanceHooks for crate::Instance {
         pProperties: *mut VkCooperativeVectorPropertiesNV,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceCooperativeVectorPropertiesNV(
                 physicalDevice,
@@ -760,6 +806,7 @@ impl InstanceHooks for crate::Instance {
         descriptorType: VkDescriptorType,
         result: VkDeviceSize,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceDescriptorSizeEXT(physicalDevice, descriptorType, result)
         }
@@ -772,6 +819,7 @@ impl InstanceHooks for crate::Instance {
         dfb: *mut IDirectFB,
         result: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceDirectFBPresentationSupportEXT(
                 physicalDevice,
@@ -789,6 +837,7 @@ impl InstanceHooks for crate::Instance {
         pProperties: *mut VkDisplayPlaneProperties2KHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceDisplayPlaneProperties2KHR(
                 physicalDevice,
@@ -806,6 +855,7 @@ impl InstanceHooks for crate::Instance {
         pProperties: *mut VkDisplayPlanePropertiesKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceDisplayPlanePropertiesKHR(
                 physicalDevice,
@@ -823,6 +873,7 @@ impl InstanceHooks for crate::Instance {
         pProperties: *mut VkDisplayProperties2KHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceDisplayProperties2KHR(
                 physicalDevice,
@@ -840,6 +891,7 @@ impl InstanceHooks for crate::Instance {
         pProperties: *mut VkDisplayPropertiesKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceDisplayPropertiesKHR(
                 physicalDevice,
@@ -856,6 +908,7 @@ impl InstanceHooks for crate::Instance {
         pExternalBufferInfo: *const VkPhysicalDeviceExternalBufferInfo,
         pExternalBufferProperties: *mut VkExternalBufferProperties,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceExternalBufferProperties(
                 physicalDevice,
@@ -871,6 +924,7 @@ impl InstanceHooks for crate::Instance {
         pExternalFenceInfo: *const VkPhysicalDeviceExternalFenceInfo,
         pExternalFenceProperties: *mut VkExternalFenceProperties,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceExternalFenceProperties(
                 physicalDevice,
@@ -892,6 +946,7 @@ impl InstanceHooks for crate::Instance {
         pExternalImageFormatProperties: *mut VkExternalImageFormatPropertiesNV,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceExternalImageFormatPropertiesNV(
                 physicalDevice,
@@ -913,6 +968,7 @@ impl InstanceHooks for crate::Instance {
         pExternalSemaphoreInfo: *const VkPhysicalDeviceExternalSemaphoreInfo,
         pExternalSemaphoreProperties: *mut VkExternalSemaphoreProperties,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceExternalSemaphoreProperties(
                 physicalDevice,
@@ -928,6 +984,7 @@ impl InstanceHooks for crate::Instance {
         pExternalTensorInfo: *const VkPhysicalDeviceExternalTensorInfoARM,
         pExternalTensorProperties: *mut VkExternalTensorPropertiesARM,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceExternalTensorPropertiesARM(
                 physicalDevice,
@@ -942,6 +999,7 @@ impl InstanceHooks for crate::Instance {
         physicalDevice: VkPhysicalDevice,
         pFeatures: *mut VkPhysicalDeviceFeatures,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetPhysicalDeviceFeatures(physicalDevice, pFeatures) }
     }
     fn post_call_record_get_physical_device_features2(
@@ -950,6 +1008,7 @@ impl InstanceHooks for crate::Instance {
         physicalDevice: VkPhysicalDevice,
         pFeatures: *mut VkPhysicalDeviceFeatures2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetPhysicalDeviceFeatures2(physicalDevice, pFeatures) }
     }
     fn post_call_record_get_physical_device_format_properties(
@@ -959,6 +1018,7 @@ impl InstanceHooks for crate::Instance {
         format: VkFormat,
         pFormatProperties: *mut VkFormatProperties,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceFormatProperties(
                 physicalDevice,
@@ -974,6 +1034,7 @@ impl InstanceHooks for crate::Instance {
         format: VkFormat,
         pFormatProperties: *mut VkFormatProperties2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceFormatProperties2(
                 physicalDevice,
@@ -990,6 +1051,7 @@ impl InstanceHooks for crate::Instance {
         pFragmentShadingRates: *mut VkPhysicalDeviceFragmentShadingRateKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceFragmentShadingRatesKHR(
                 physicalDevice,
@@ -1011,6 +1073,7 @@ impl InstanceHooks for crate::Instance {
         pImageFormatProperties: *mut VkImageFormatProperties,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceImageFormatProperties(
                 physicalDevice,
@@ -1032,6 +1095,7 @@ impl InstanceHooks for crate::Instance {
         pImageFormatProperties: *mut VkImageFormatProperties2,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceImageFormatProperties2(
                 physicalDevice,
@@ -1047,6 +1111,7 @@ impl InstanceHooks for crate::Instance {
         physicalDevice: VkPhysicalDevice,
         pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetPhysicalDeviceMemoryProperties(physicalDevice, pMemoryProperties) }
     }
     fn post_call_record_get_physical_device_memory_properties2(
@@ -1055,6 +1120,7 @@ impl InstanceHooks for crate::Instance {
         physicalDevice: VkPhysicalDevice,
         pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceMemoryProperties2(physicalDevice, pMemoryProperties)
         }
@@ -1066,6 +1132,7 @@ impl InstanceHooks for crate::Instance {
         samples: VkSampleCountFlagBits,
         pMultisampleProperties: *mut VkMultisamplePropertiesEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceMultisamplePropertiesEXT(
                 physicalDevice,
@@ -1083,6 +1150,7 @@ impl InstanceHooks for crate::Instance {
         pImageFormatProperties: *mut VkOpticalFlowImageFormatPropertiesNV,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceOpticalFlowImageFormatsNV(
                 physicalDevice,
@@ -1102,6 +1170,7 @@ impl InstanceHooks for crate::Instance {
         pRects: *mut VkRect2D,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDevicePresentRectanglesKHR(
                 physicalDevice,
@@ -1118,6 +1187,7 @@ impl InstanceHooks for crate::Instance {
         physicalDevice: VkPhysicalDevice,
         pProperties: *mut VkPhysicalDeviceProperties,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetPhysicalDeviceProperties(physicalDevice, pProperties) }
     }
     fn post_call_record_get_physical_device_properties2(
@@ -1126,6 +1196,7 @@ impl InstanceHooks for crate::Instance {
         physicalDevice: VkPhysicalDevice,
         pProperties: *mut VkPhysicalDeviceProperties2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetPhysicalDeviceProperties2(physicalDevice, pProperties) }
     }
     fn post_call_record_get_physical_device_queue_family_data_graph_engine_operation_properties_arm(
@@ -1137,6 +1208,7 @@ impl InstanceHooks for crate::Instance {
         pProperties: *mut VkBaseOutStructure,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesARM(
                 physicalDevice,
@@ -1158,6 +1230,7 @@ impl InstanceHooks for crate::Instance {
         pImageFormatProperties: *mut VkDataGraphOpticalFlowImageFormatPropertiesARM,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM(
                 physicalDevice,
@@ -1177,6 +1250,7 @@ impl InstanceHooks for crate::Instance {
         pQueueFamilyDataGraphProcessingEngineInfo: *const VkPhysicalDeviceQueueFamilyDataGraphProcessingEngineInfoARM,
         pQueueFamilyDataGraphProcessingEngineProperties: *mut VkQueueFamilyDataGraphProcessingEnginePropertiesARM,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM(
                 physicalDevice,
@@ -1194,6 +1268,7 @@ impl InstanceHooks for crate::Instance {
         pQueueFamilyDataGraphProperties: *mut VkQueueFamilyDataGraphPropertiesARM,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM(
                 physicalDevice,
@@ -1211,6 +1286,7 @@ impl InstanceHooks for crate::Instance {
         pPerformanceQueryCreateInfo: *const VkQueryPoolPerformanceCreateInfoKHR,
         pNumPasses: *mut u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR(
                 physicalDevice,
@@ -1226,6 +1302,7 @@ impl InstanceHooks for crate::Instance {
         pQueueFamilyPropertyCount: *mut u32,
         pQueueFamilyProperties: *mut VkQueueFamilyProperties,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceQueueFamilyProperties(
                 physicalDevice,
@@ -1241,6 +1318,7 @@ impl InstanceHooks for crate::Instance {
         pQueueFamilyPropertyCount: *mut u32,
         pQueueFamilyProperties: *mut VkQueueFamilyProperties2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceQueueFamilyProperties2(
                 physicalDevice,
@@ -1257,6 +1335,7 @@ impl InstanceHooks for crate::Instance {
         window: *mut _screen_window,
         result: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceScreenPresentationSupportQNX(
                 physicalDevice,
@@ -1278,6 +1357,7 @@ impl InstanceHooks for crate::Instance {
         pPropertyCount: *mut u32,
         pProperties: *mut VkSparseImageFormatProperties,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceSparseImageFormatProperties(
                 physicalDevice,
@@ -1299,6 +1379,7 @@ impl InstanceHooks for crate::Instance {
         pPropertyCount: *mut u32,
         pProperties: *mut VkSparseImageFormatProperties2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceSparseImageFormatProperties2(
                 physicalDevice,
@@ -1316,6 +1397,7 @@ impl InstanceHooks for crate::Instance {
         pCombinations: *mut VkFramebufferMixedSamplesCombinationNV,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV(
                 physicalDevice,
@@ -1333,6 +1415,7 @@ impl InstanceHooks for crate::Instance {
         pSurfaceCapabilities: *mut VkSurfaceCapabilities2EXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceSurfaceCapabilities2EXT(
                 physicalDevice,
@@ -1350,6 +1433,7 @@ impl InstanceHooks for crate::Instance {
         pSurfaceCapabilities: *mut VkSurfaceCapabilities2KHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceSurfaceCapabilities2KHR(
                 physicalDevice,
@@ -1367,6 +1451,7 @@ impl InstanceHooks for crate::Instance {
         pSurfaceCapabilities: *mut VkSurfaceCapabilitiesKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceSurfaceCapabilitiesKHR(
                 physicalDevice,
@@ -1385,6 +1470,7 @@ impl InstanceHooks for crate::Instance {
         pSurfaceFormats: *mut VkSurfaceFormat2KHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceSurfaceFormats2KHR(
                 physicalDevice,
@@ -1404,6 +1490,7 @@ impl InstanceHooks for crate::Instance {
         pSurfaceFormats: *mut VkSurfaceFormatKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceSurfaceFormatsKHR(
                 physicalDevice,
@@ -1423,6 +1510,7 @@ impl InstanceHooks for crate::Instance {
         pPresentModes: *mut VkPresentModeKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceSurfacePresentModes2EXT(
                 physicalDevice,
@@ -1442,6 +1530,7 @@ impl InstanceHooks for crate::Instance {
         pPresentModes: *mut VkPresentModeKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceSurfacePresentModesKHR(
                 physicalDevice,
@@ -1461,6 +1550,7 @@ impl InstanceHooks for crate::Instance {
         pSupported: *mut VkBool32,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceSurfaceSupportKHR(
                 physicalDevice,
@@ -1479,6 +1569,7 @@ impl InstanceHooks for crate::Instance {
         pToolProperties: *mut VkPhysicalDeviceToolProperties,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceToolProperties(
                 physicalDevice,
@@ -1496,6 +1587,7 @@ impl InstanceHooks for crate::Instance {
         device: *mut ubm_device,
         result: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceUbmPresentationSupportSEC(
                 physicalDevice,
@@ -1513,6 +1605,7 @@ impl InstanceHooks for crate::Instance {
         pCapabilities: *mut VkVideoCapabilitiesKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceVideoCapabilitiesKHR(
                 physicalDevice,
@@ -1530,6 +1623,7 @@ impl InstanceHooks for crate::Instance {
         pQualityLevelProperties: *mut VkVideoEncodeQualityLevelPropertiesKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR(
                 physicalDevice,
@@ -1548,6 +1642,7 @@ impl InstanceHooks for crate::Instance {
         pVideoFormatProperties: *mut VkVideoFormatPropertiesKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceVideoFormatPropertiesKHR(
                 physicalDevice,
@@ -1566,6 +1661,7 @@ impl InstanceHooks for crate::Instance {
         display: *mut wl_display,
         result: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceWaylandPresentationSupportKHR(
                 physicalDevice,
@@ -1582,6 +1678,7 @@ impl InstanceHooks for crate::Instance {
         queueFamilyIndex: u32,
         result: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceWin32PresentationSupportKHR(
                 physicalDevice,
@@ -1599,6 +1696,7 @@ impl InstanceHooks for crate::Instance {
         visual_id: xcb_visualid_t,
         result: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceXcbPresentationSupportKHR(
                 physicalDevice,
@@ -1618,6 +1716,7 @@ impl InstanceHooks for crate::Instance {
         visualID: VisualID,
         result: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPhysicalDeviceXlibPresentationSupportKHR(
                 physicalDevice,
@@ -1637,6 +1736,7 @@ impl InstanceHooks for crate::Instance {
         pDisplay: *mut VkDisplayKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetRandROutputDisplayEXT(physicalDevice, dpy, rrOutput, pDisplay, result)
         }
@@ -1649,6 +1749,7 @@ impl InstanceHooks for crate::Instance {
         pDisplay: *mut VkDisplayKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetWinrtDisplayNV(physicalDevice, deviceRelativeId, pDisplay, result)
         }
@@ -1660,6 +1761,7 @@ impl InstanceHooks for crate::Instance {
         display: VkDisplayKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkReleaseDisplayEXT(physicalDevice, display, result) }
     }
     fn post_call_record_submit_debug_utils_message_ext(
@@ -1670,6 +1772,7 @@ impl InstanceHooks for crate::Instance {
         messageTypes: VkDebugUtilsMessageTypeFlagsEXT,
         pCallbackData: *const VkDebugUtilsMessengerCallbackDataEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkSubmitDebugUtilsMessageEXT(
                 instance,
@@ -1689,6 +1792,7 @@ impl DeviceHooks for crate::Device {
         swapchain: VkSwapchainKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkAcquireFullScreenExclusiveModeEXT(device, swapchain, result) }
     }
     fn post_call_record_acquire_next_image2_khr(
@@ -1699,6 +1803,7 @@ impl DeviceHooks for crate::Device {
         pImageIndex: *mut u32,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkAcquireNextImage2KHR(device, pAcquireInfo, pImageIndex, result) }
     }
     fn post_call_record_acquire_next_image_khr(
@@ -1712,6 +1817,7 @@ impl DeviceHooks for crate::Device {
         pImageIndex: *mut u32,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkAcquireNextImageKHR(
                 device,
@@ -1732,6 +1838,7 @@ impl DeviceHooks for crate::Device {
         pConfiguration: *mut VkPerformanceConfigurationINTEL,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkAcquirePerformanceConfigurationINTEL(
                 device,
@@ -1748,6 +1855,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkAcquireProfilingLockInfoKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkAcquireProfilingLockKHR(device, pInfo, result) }
     }
     fn post_call_record_allocate_command_buffers(
@@ -1758,6 +1866,7 @@ impl DeviceHooks for crate::Device {
         pCommandBuffers: *mut VkCommandBuffer,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkAllocateCommandBuffers(device, pAllocateInfo, pCommandBuffers, result)
         }
@@ -1770,6 +1879,7 @@ impl DeviceHooks for crate::Device {
         pDescriptorSets: *mut VkDescriptorSet,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkAllocateDescriptorSets(device, pAllocateInfo, pDescriptorSets, result)
         }
@@ -1783,6 +1893,7 @@ impl DeviceHooks for crate::Device {
         pMemory: *mut VkDeviceMemory,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkAllocateMemory(device, pAllocateInfo, pAllocator, pMemory, result) }
     }
     fn post_call_record_anti_lag_update_amd(
@@ -1791,6 +1902,7 @@ impl DeviceHooks for crate::Device {
         device: VkDevice,
         pData: *const VkAntiLagDataAMD,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkAntiLagUpdateAMD(device, pData) }
     }
     fn post_call_record_begin_command_buffer(
@@ -1800,6 +1912,7 @@ impl DeviceHooks for crate::Device {
         pBeginInfo: *const VkCommandBufferBeginInfo,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkBeginCommandBuffer(commandBuffer, pBeginInfo, result) }
     }
     fn post_call_record_bind_acceleration_structure_memory_nv(
@@ -1810,6 +1923,7 @@ impl DeviceHooks for crate::Device {
         pBindInfos: *const VkBindAccelerationStructureMemoryInfoNV,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkBindAccelerationStructureMemoryNV(
                 device,
@@ -1828,6 +1942,7 @@ impl DeviceHooks for crate::Device {
         memoryOffset: VkDeviceSize,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkBindBufferMemory(device, buffer, memory, memoryOffset, result) }
     }
     fn post_call_record_bind_buffer_memory2(
@@ -1838,6 +1953,7 @@ impl DeviceHooks for crate::Device {
         pBindInfos: *const VkBindBufferMemoryInfo,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkBindBufferMemory2(device, bindInfoCount, pBindInfos, result) }
     }
     fn post_call_record_bind_data_graph_pipeline_session_memory_arm(
@@ -1848,6 +1964,7 @@ impl DeviceHooks for crate::Device {
         pBindInfos: *const VkBindDataGraphPipelineSessionMemoryInfoARM,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkBindDataGraphPipelineSessionMemoryARM(
                 device,
@@ -1866,6 +1983,7 @@ impl DeviceHooks for crate::Device {
         memoryOffset: VkDeviceSize,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkBindImageMemory(device, image, memory, memoryOffset, result) }
     }
     fn post_call_record_bind_image_memory2(
@@ -1876,6 +1994,7 @@ impl DeviceHooks for crate::Device {
         pBindInfos: *const VkBindImageMemoryInfo,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkBindImageMemory2(device, bindInfoCount, pBindInfos, result) }
     }
     fn post_call_record_bind_optical_flow_session_image_nv(
@@ -1888,6 +2007,7 @@ impl DeviceHooks for crate::Device {
         layout: VkImageLayout,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkBindOpticalFlowSessionImageNV(
                 device,
@@ -1907,6 +2027,7 @@ impl DeviceHooks for crate::Device {
         pBindInfos: *const VkBindTensorMemoryInfoARM,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkBindTensorMemoryARM(device, bindInfoCount, pBindInfos, result) }
     }
     fn post_call_record_bind_video_session_memory_khr(
@@ -1918,6 +2039,7 @@ impl DeviceHooks for crate::Device {
         pBindSessionMemoryInfos: *const VkBindVideoSessionMemoryInfoKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkBindVideoSessionMemoryKHR(
                 device,
@@ -1938,6 +2060,7 @@ impl DeviceHooks for crate::Device {
         ppBuildRangeInfos: *const *const VkAccelerationStructureBuildRangeInfoKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkBuildAccelerationStructuresKHR(
                 device,
@@ -1958,6 +2081,7 @@ impl DeviceHooks for crate::Device {
         pInfos: *const VkMicromapBuildInfoEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkBuildMicromapsEXT(device, deferredOperation, infoCount, pInfos, result)
         }
@@ -1968,6 +2092,7 @@ impl DeviceHooks for crate::Device {
         device: VkDevice,
         instrumentation: VkShaderInstrumentationARM,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkClearShaderInstrumentationMetricsARM(device, instrumentation) }
     }
     fn post_call_record_cmd_begin_conditional_rendering2_ext(
@@ -1976,6 +2101,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pConditionalRenderingBegin: *const VkConditionalRenderingBeginInfo2EXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBeginConditionalRendering2EXT(commandBuffer, pConditionalRenderingBegin)
         }
@@ -1986,6 +2112,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pConditionalRenderingBegin: *const VkConditionalRenderingBeginInfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBeginConditionalRenderingEXT(commandBuffer, pConditionalRenderingBegin)
         }
@@ -1996,6 +2123,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pBeginCustomResolveInfo: *const VkBeginCustomResolveInfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBeginCustomResolveEXT(commandBuffer, pBeginCustomResolveInfo) }
     }
     fn post_call_record_cmd_begin_debug_utils_label_ext(
@@ -2004,6 +2132,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBeginDebugUtilsLabelEXT(commandBuffer, pLabelInfo) }
     }
     fn post_call_record_cmd_begin_gpa_sample_amd(
@@ -2015,6 +2144,7 @@ impl DeviceHooks for crate::Device {
         pSampleID: *mut u32,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBeginGpaSampleAMD(
                 commandBuffer,
@@ -2032,6 +2162,7 @@ impl DeviceHooks for crate::Device {
         gpaSession: VkGpaSessionAMD,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBeginGpaSessionAMD(commandBuffer, gpaSession, result) }
     }
     fn post_call_record_cmd_begin_per_tile_execution_qcom(
@@ -2040,6 +2171,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pPerTileBeginInfo: *const VkPerTileBeginInfoQCOM,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBeginPerTileExecutionQCOM(commandBuffer, pPerTileBeginInfo) }
     }
     fn post_call_record_cmd_begin_query(
@@ -2050,6 +2182,7 @@ impl DeviceHooks for crate::Device {
         query: u32,
         flags: VkQueryControlFlags,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBeginQuery(commandBuffer, queryPool, query, flags) }
     }
     fn post_call_record_cmd_begin_query_indexed_ext(
@@ -2061,6 +2194,7 @@ impl DeviceHooks for crate::Device {
         flags: VkQueryControlFlags,
         index: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBeginQueryIndexedEXT(commandBuffer, queryPool, query, flags, index)
         }
@@ -2072,6 +2206,7 @@ impl DeviceHooks for crate::Device {
         pRenderPassBegin: *const VkRenderPassBeginInfo,
         contents: VkSubpassContents,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBeginRenderPass(commandBuffer, pRenderPassBegin, contents) }
     }
     fn post_call_record_cmd_begin_render_pass2(
@@ -2081,6 +2216,7 @@ impl DeviceHooks for crate::Device {
         pRenderPassBegin: *const VkRenderPassBeginInfo,
         pSubpassBeginInfo: *const VkSubpassBeginInfo,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBeginRenderPass2(commandBuffer, pRenderPassBegin, pSubpassBeginInfo)
         }
@@ -2091,6 +2227,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pRenderingInfo: *const VkRenderingInfo,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBeginRendering(commandBuffer, pRenderingInfo) }
     }
     fn post_call_record_cmd_begin_shader_instrumentation_arm(
@@ -2099,6 +2236,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         instrumentation: VkShaderInstrumentationARM,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBeginShaderInstrumentationARM(commandBuffer, instrumentation) }
     }
     fn post_call_record_cmd_begin_transform_feedback2_ext(
@@ -2109,6 +2247,7 @@ impl DeviceHooks for crate::Device {
         counterRangeCount: u32,
         pCounterInfos: *const VkBindTransformFeedbackBuffer2InfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBeginTransformFeedback2EXT(
                 commandBuffer,
@@ -2127,6 +2266,7 @@ impl DeviceHooks for crate::Device {
         pCounterBuffers: *const VkBuffer,
         pCounterBufferOffsets: *const VkDeviceSize,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBeginTransformFeedbackEXT(
                 commandBuffer,
@@ -2143,6 +2283,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pBeginInfo: *const VkVideoBeginCodingInfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBeginVideoCodingKHR(commandBuffer, pBeginInfo) }
     }
     fn post_call_record_cmd_bind_descriptor_buffer_embedded_samplers2_ext(
@@ -2151,6 +2292,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pBindDescriptorBufferEmbeddedSamplersInfo: *const VkBindDescriptorBufferEmbeddedSamplersInfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBindDescriptorBufferEmbeddedSamplers2EXT(
                 commandBuffer,
@@ -2166,6 +2308,7 @@ impl DeviceHooks for crate::Device {
         layout: VkPipelineLayout,
         set: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBindDescriptorBufferEmbeddedSamplersEXT(
                 commandBuffer,
@@ -2182,6 +2325,7 @@ impl DeviceHooks for crate::Device {
         bufferCount: u32,
         pBindingInfos: *const VkDescriptorBufferBindingInfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBindDescriptorBuffersEXT(commandBuffer, bufferCount, pBindingInfos)
         }
@@ -2198,6 +2342,7 @@ impl DeviceHooks for crate::Device {
         dynamicOffsetCount: u32,
         pDynamicOffsets: *const u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBindDescriptorSets(
                 commandBuffer,
@@ -2217,6 +2362,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pBindDescriptorSetsInfo: *const VkBindDescriptorSetsInfo,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBindDescriptorSets2(commandBuffer, pBindDescriptorSetsInfo) }
     }
     fn post_call_record_cmd_bind_index_buffer(
@@ -2227,6 +2373,7 @@ impl DeviceHooks for crate::Device {
         offset: VkDeviceSize,
         indexType: VkIndexType,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBindIndexBuffer(commandBuffer, buffer, offset, indexType) }
     }
     fn post_call_record_cmd_bind_index_buffer2(
@@ -2238,6 +2385,7 @@ impl DeviceHooks for crate::Device {
         size: VkDeviceSize,
         indexType: VkIndexType,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBindIndexBuffer2(commandBuffer, buffer, offset, size, indexType) }
     }
     fn post_call_record_cmd_bind_index_buffer3_khr(
@@ -2246,6 +2394,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkBindIndexBuffer3InfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBindIndexBuffer3KHR(commandBuffer, pInfo) }
     }
     fn post_call_record_cmd_bind_invocation_mask_huawei(
@@ -2255,6 +2404,7 @@ impl DeviceHooks for crate::Device {
         imageView: VkImageView,
         imageLayout: VkImageLayout,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBindInvocationMaskHUAWEI(commandBuffer, imageView, imageLayout) }
     }
     fn post_call_record_cmd_bind_pipeline(
@@ -2264,6 +2414,7 @@ impl DeviceHooks for crate::Device {
         pipelineBindPoint: VkPipelineBindPoint,
         pipeline: VkPipeline,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBindPipeline(commandBuffer, pipelineBindPoint, pipeline) }
     }
     fn post_call_record_cmd_bind_pipeline_shader_group_nv(
@@ -2274,6 +2425,7 @@ impl DeviceHooks for crate::Device {
         pipeline: VkPipeline,
         groupIndex: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBindPipelineShaderGroupNV(
                 commandBuffer,
@@ -2289,6 +2441,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pBindInfo: *const VkBindHeapInfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBindResourceHeapEXT(commandBuffer, pBindInfo) }
     }
     fn post_call_record_cmd_bind_sampler_heap_ext(
@@ -2297,6 +2450,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pBindInfo: *const VkBindHeapInfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBindSamplerHeapEXT(commandBuffer, pBindInfo) }
     }
     fn post_call_record_cmd_bind_shaders_ext(
@@ -2307,6 +2461,7 @@ impl DeviceHooks for crate::Device {
         pStages: *const VkShaderStageFlagBits,
         pShaders: *const VkShaderEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBindShadersEXT(commandBuffer, stageCount, pStages, pShaders) }
     }
     fn post_call_record_cmd_bind_shading_rate_image_nv(
@@ -2316,6 +2471,7 @@ impl DeviceHooks for crate::Device {
         imageView: VkImageView,
         imageLayout: VkImageLayout,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBindShadingRateImageNV(commandBuffer, imageView, imageLayout) }
     }
     fn post_call_record_cmd_bind_tile_memory_qcom(
@@ -2324,6 +2480,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pTileMemoryBindInfo: *const VkTileMemoryBindInfoQCOM,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBindTileMemoryQCOM(commandBuffer, pTileMemoryBindInfo) }
     }
     fn post_call_record_cmd_bind_transform_feedback_buffers2_ext(
@@ -2334,6 +2491,7 @@ impl DeviceHooks for crate::Device {
         bindingCount: u32,
         pBindingInfos: *const VkBindTransformFeedbackBuffer2InfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBindTransformFeedbackBuffers2EXT(
                 commandBuffer,
@@ -2353,6 +2511,7 @@ impl DeviceHooks for crate::Device {
         pOffsets: *const VkDeviceSize,
         pSizes: *const VkDeviceSize,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBindTransformFeedbackBuffersEXT(
                 commandBuffer,
@@ -2373,6 +2532,7 @@ impl DeviceHooks for crate::Device {
         pBuffers: *const VkBuffer,
         pOffsets: *const VkDeviceSize,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBindVertexBuffers(
                 commandBuffer,
@@ -2394,6 +2554,7 @@ impl DeviceHooks for crate::Device {
         pSizes: *const VkDeviceSize,
         pStrides: *const VkDeviceSize,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBindVertexBuffers2(
                 commandBuffer,
@@ -2414,6 +2575,7 @@ impl DeviceHooks for crate::Device {
         bindingCount: u32,
         pBindingInfos: *const VkBindVertexBuffer3InfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBindVertexBuffers3KHR(
                 commandBuffer,
@@ -2435,6 +2597,7 @@ impl DeviceHooks for crate::Device {
         pRegions: *const VkImageBlit,
         filter: VkFilter,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBlitImage(
                 commandBuffer,
@@ -2454,6 +2617,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pBlitImageInfo: *const VkBlitImageInfo2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBlitImage2(commandBuffer, pBlitImageInfo) }
     }
     fn post_call_record_cmd_build_acceleration_structure_nv(
@@ -2469,6 +2633,7 @@ impl DeviceHooks for crate::Device {
         scratch: VkBuffer,
         scratchOffset: VkDeviceSize,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBuildAccelerationStructureNV(
                 commandBuffer,
@@ -2493,6 +2658,7 @@ impl DeviceHooks for crate::Device {
         pIndirectStrides: *const u32,
         ppMaxPrimitiveCounts: *const *const u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBuildAccelerationStructuresIndirectKHR(
                 commandBuffer,
@@ -2512,6 +2678,7 @@ impl DeviceHooks for crate::Device {
         pInfos: *const VkAccelerationStructureBuildGeometryInfoKHR,
         ppBuildRangeInfos: *const *const VkAccelerationStructureBuildRangeInfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBuildAccelerationStructuresKHR(
                 commandBuffer,
@@ -2527,6 +2694,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pCommandInfos: *const VkClusterAccelerationStructureCommandsInfoNV,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBuildClusterAccelerationStructureIndirectNV(
                 commandBuffer,
@@ -2541,6 +2709,7 @@ impl DeviceHooks for crate::Device {
         infoCount: u32,
         pInfos: *const VkMicromapBuildInfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdBuildMicromapsEXT(commandBuffer, infoCount, pInfos) }
     }
     fn post_call_record_cmd_build_partitioned_acceleration_structures_nv(
@@ -2549,6 +2718,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pBuildInfo: *const VkBuildPartitionedAccelerationStructureInfoNV,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdBuildPartitionedAccelerationStructuresNV(commandBuffer, pBuildInfo)
         }
@@ -2562,6 +2732,7 @@ impl DeviceHooks for crate::Device {
         rectCount: u32,
         pRects: *const VkClearRect,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdClearAttachments(
                 commandBuffer,
@@ -2582,6 +2753,7 @@ impl DeviceHooks for crate::Device {
         rangeCount: u32,
         pRanges: *const VkImageSubresourceRange,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdClearColorImage(
                 commandBuffer,
@@ -2603,6 +2775,7 @@ impl DeviceHooks for crate::Device {
         rangeCount: u32,
         pRanges: *const VkImageSubresourceRange,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdClearDepthStencilImage(
                 commandBuffer,
@@ -2620,6 +2793,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pCodingControlInfo: *const VkVideoCodingControlInfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdControlVideoCodingKHR(commandBuffer, pCodingControlInfo) }
     }
     fn post_call_record_cmd_convert_cooperative_vector_matrix_nv(
@@ -2629,6 +2803,7 @@ impl DeviceHooks for crate::Device {
         infoCount: u32,
         pInfos: *const VkConvertCooperativeVectorMatrixInfoNV,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdConvertCooperativeVectorMatrixNV(commandBuffer, infoCount, pInfos)
         }
@@ -2639,6 +2814,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyAccelerationStructureInfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdCopyAccelerationStructureKHR(commandBuffer, pInfo) }
     }
     fn post_call_record_cmd_copy_acceleration_structure_nv(
@@ -2649,6 +2825,7 @@ impl DeviceHooks for crate::Device {
         src: VkAccelerationStructureNV,
         mode: VkCopyAccelerationStructureModeKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdCopyAccelerationStructureNV(commandBuffer, dst, src, mode) }
     }
     fn post_call_record_cmd_copy_acceleration_structure_to_memory_khr(
@@ -2657,6 +2834,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyAccelerationStructureToMemoryInfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdCopyAccelerationStructureToMemoryKHR(commandBuffer, pInfo) }
     }
     fn post_call_record_cmd_copy_buffer(
@@ -2668,6 +2846,7 @@ impl DeviceHooks for crate::Device {
         regionCount: u32,
         pRegions: *const VkBufferCopy,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdCopyBuffer(commandBuffer, srcBuffer, dstBuffer, regionCount, pRegions)
         }
@@ -2678,6 +2857,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pCopyBufferInfo: *const VkCopyBufferInfo2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdCopyBuffer2(commandBuffer, pCopyBufferInfo) }
     }
     fn post_call_record_cmd_copy_buffer_to_image(
@@ -2690,6 +2870,7 @@ impl DeviceHooks for crate::Device {
         regionCount: u32,
         pRegions: *const VkBufferImageCopy,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdCopyBufferToImage(
                 commandBuffer,
@@ -2707,6 +2888,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pCopyBufferToImageInfo: *const VkCopyBufferToImageInfo2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdCopyBufferToImage2(commandBuffer, pCopyBufferToImageInfo) }
     }
     fn post_call_record_cmd_copy_gpa_session_results_amd(
@@ -2715,6 +2897,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdCopyGpaSessionResultsAMD(commandBuffer, gpaSession) }
     }
     fn post_call_record_cmd_copy_image(
@@ -2728,6 +2911,7 @@ impl DeviceHooks for crate::Device {
         regionCount: u32,
         pRegions: *const VkImageCopy,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdCopyImage(
                 commandBuffer,
@@ -2746,6 +2930,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pCopyImageInfo: *const VkCopyImageInfo2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdCopyImage2(commandBuffer, pCopyImageInfo) }
     }
     fn post_call_record_cmd_copy_image_to_buffer(
@@ -2758,6 +2943,7 @@ impl DeviceHooks for crate::Device {
         regionCount: u32,
         pRegions: *const VkBufferImageCopy,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdCopyImageToBuffer(
                 commandBuffer,
@@ -2775,6 +2961,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pCopyImageToBufferInfo: *const VkCopyImageToBufferInfo2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdCopyImageToBuffer2(commandBuffer, pCopyImageToBufferInfo) }
     }
     fn post_call_record_cmd_copy_image_to_memory_khr(
@@ -2783,6 +2970,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pCopyMemoryInfo: *const VkCopyDeviceMemoryImageInfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdCopyImageToMemoryKHR(commandBuffer, pCopyMemoryInfo) }
     }
     fn post_call_record_cmd_copy_memory_indirect_khr(
@@ -2791,6 +2979,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pCopyMemoryIndirectInfo: *const VkCopyMemoryIndirectInfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdCopyMemoryIndirectKHR(commandBuffer, pCopyMemoryIndirectInfo) }
     }
     fn post_call_record_cmd_copy_memory_indirect_nv(
@@ -2801,6 +2990,7 @@ impl DeviceHooks for crate::Device {
         copyCount: u32,
         stride: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdCopyMemoryIndirectNV(
                 commandBuffer,
@@ -2816,6 +3006,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pCopyMemoryInfo: *const VkCopyDeviceMemoryInfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdCopyMemoryKHR(commandBuffer, pCopyMemoryInfo) }
     }
     fn post_call_record_cmd_copy_memory_to_acceleration_structure_khr(
@@ -2824,6 +3015,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMemoryToAccelerationStructureInfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdCopyMemoryToAccelerationStructureKHR(commandBuffer, pInfo) }
     }
     fn post_call_record_cmd_copy_memory_to_image_indirect_khr(
@@ -2832,6 +3024,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pCopyMemoryToImageIndirectInfo: *const VkCopyMemoryToImageIndirectInfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdCopyMemoryToImageIndirectKHR(
                 commandBuffer,
@@ -2850,6 +3043,7 @@ impl DeviceHooks for crate::Device {
         dstImageLayout: VkImageLayout,
         pImageSubresources: *const VkImageSubresourceLayers,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdCopyMemoryToImageIndirectNV(
                 commandBuffer,
@@ -2868,6 +3062,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pCopyMemoryInfo: *const VkCopyDeviceMemoryImageInfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdCopyMemoryToImageKHR(commandBuffer, pCopyMemoryInfo) }
     }
     fn post_call_record_cmd_copy_memory_to_micromap_ext(
@@ -2876,6 +3071,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMemoryToMicromapInfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdCopyMemoryToMicromapEXT(commandBuffer, pInfo) }
     }
     fn post_call_record_cmd_copy_micromap_ext(
@@ -2884,6 +3080,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMicromapInfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdCopyMicromapEXT(commandBuffer, pInfo) }
     }
     fn post_call_record_cmd_copy_micromap_to_memory_ext(
@@ -2892,6 +3089,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMicromapToMemoryInfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdCopyMicromapToMemoryEXT(commandBuffer, pInfo) }
     }
     fn post_call_record_cmd_copy_query_pool_results(
@@ -2906,6 +3104,7 @@ impl DeviceHooks for crate::Device {
         stride: VkDeviceSize,
         flags: VkQueryResultFlags,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdCopyQueryPoolResults(
                 commandBuffer,
@@ -2930,6 +3129,7 @@ impl DeviceHooks for crate::Device {
         dstFlags: VkAddressCommandFlagsKHR,
         queryResultFlags: VkQueryResultFlags,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdCopyQueryPoolResultsToMemoryKHR(
                 commandBuffer,
@@ -2948,6 +3148,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pCopyTensorInfo: *const VkCopyTensorInfoARM,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdCopyTensorARM(commandBuffer, pCopyTensorInfo) }
     }
     fn post_call_record_cmd_cu_launch_kernel_nvx(
@@ -2956,6 +3157,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pLaunchInfo: *const VkCuLaunchInfoNVX,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdCuLaunchKernelNVX(commandBuffer, pLaunchInfo) }
     }
     fn post_call_record_cmd_cuda_launch_kernel_nv(
@@ -2964,6 +3166,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pLaunchInfo: *const VkCudaLaunchInfoNV,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdCudaLaunchKernelNV(commandBuffer, pLaunchInfo) }
     }
     fn post_call_record_cmd_debug_marker_begin_ext(
@@ -2972,6 +3175,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkDebugMarkerMarkerInfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdDebugMarkerBeginEXT(commandBuffer, pMarkerInfo) }
     }
     fn post_call_record_cmd_debug_marker_end_ext(
@@ -2979,6 +3183,7 @@ impl DeviceHooks for crate::Device {
         _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdDebugMarkerEndEXT(commandBuffer) }
     }
     fn post_call_record_cmd_debug_marker_insert_ext(
@@ -2987,6 +3192,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkDebugMarkerMarkerInfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdDebugMarkerInsertEXT(commandBuffer, pMarkerInfo) }
     }
     fn post_call_record_cmd_decode_video_khr(
@@ -2995,6 +3201,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pDecodeInfo: *const VkVideoDecodeInfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdDecodeVideoKHR(commandBuffer, pDecodeInfo) }
     }
     fn post_call_record_cmd_decompress_memory_ext(
@@ -3003,6 +3210,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pDecompressMemoryInfoEXT: *const VkDecompressMemoryInfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdDecompressMemoryEXT(commandBuffer, pDecompressMemoryInfoEXT) }
     }
     fn post_call_record_cmd_decompress_memory_indirect_count_ext(
@@ -3015,6 +3223,7 @@ impl DeviceHooks for crate::Device {
         maxDecompressionCount: u32,
         stride: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDecompressMemoryIndirectCountEXT(
                 commandBuffer,
@@ -3034,6 +3243,7 @@ impl DeviceHooks for crate::Device {
         indirectCommandsCountAddress: VkDeviceAddress,
         stride: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDecompressMemoryIndirectCountNV(
                 commandBuffer,
@@ -3050,6 +3260,7 @@ impl DeviceHooks for crate::Device {
         decompressRegionCount: u32,
         pDecompressMemoryRegions: *const VkDecompressMemoryRegionNV,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDecompressMemoryNV(
                 commandBuffer,
@@ -3066,6 +3277,7 @@ impl DeviceHooks for crate::Device {
         groupCountY: u32,
         groupCountZ: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdDispatch(commandBuffer, groupCountX, groupCountY, groupCountZ) }
     }
     fn post_call_record_cmd_dispatch_base(
@@ -3079,6 +3291,7 @@ impl DeviceHooks for crate::Device {
         groupCountY: u32,
         groupCountZ: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDispatchBase(
                 commandBuffer,
@@ -3098,6 +3311,7 @@ impl DeviceHooks for crate::Device {
         session: VkDataGraphPipelineSessionARM,
         pInfo: *const VkDataGraphPipelineDispatchInfoARM,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdDispatchDataGraphARM(commandBuffer, session, pInfo) }
     }
     fn post_call_record_cmd_dispatch_graph_amdx(
@@ -3108,6 +3322,7 @@ impl DeviceHooks for crate::Device {
         scratchSize: VkDeviceSize,
         pCountInfo: *const VkDispatchGraphCountInfoAMDX,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDispatchGraphAMDX(commandBuffer, scratch, scratchSize, pCountInfo)
         }
@@ -3120,6 +3335,7 @@ impl DeviceHooks for crate::Device {
         scratchSize: VkDeviceSize,
         pCountInfo: *const VkDispatchGraphCountInfoAMDX,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDispatchGraphIndirectAMDX(
                 commandBuffer,
@@ -3137,6 +3353,7 @@ impl DeviceHooks for crate::Device {
         scratchSize: VkDeviceSize,
         countInfo: VkDeviceAddress,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDispatchGraphIndirectCountAMDX(
                 commandBuffer,
@@ -3153,6 +3370,7 @@ impl DeviceHooks for crate::Device {
         buffer: VkBuffer,
         offset: VkDeviceSize,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdDispatchIndirect(commandBuffer, buffer, offset) }
     }
     fn post_call_record_cmd_dispatch_indirect2_khr(
@@ -3161,6 +3379,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDispatchIndirect2InfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdDispatchIndirect2KHR(commandBuffer, pInfo) }
     }
     fn post_call_record_cmd_dispatch_tile_qcom(
@@ -3169,6 +3388,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pDispatchTileInfo: *const VkDispatchTileInfoQCOM,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdDispatchTileQCOM(commandBuffer, pDispatchTileInfo) }
     }
     fn post_call_record_cmd_draw(
@@ -3180,6 +3400,7 @@ impl DeviceHooks for crate::Device {
         firstVertex: u32,
         firstInstance: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDraw(
                 commandBuffer,
@@ -3198,6 +3419,7 @@ impl DeviceHooks for crate::Device {
         groupCountY: u32,
         groupCountZ: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDrawClusterHUAWEI(commandBuffer, groupCountX, groupCountY, groupCountZ)
         }
@@ -3209,6 +3431,7 @@ impl DeviceHooks for crate::Device {
         buffer: VkBuffer,
         offset: VkDeviceSize,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdDrawClusterIndirectHUAWEI(commandBuffer, buffer, offset) }
     }
     fn post_call_record_cmd_draw_indexed(
@@ -3221,6 +3444,7 @@ impl DeviceHooks for crate::Device {
         vertexOffset: i32,
         firstInstance: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDrawIndexed(
                 commandBuffer,
@@ -3241,6 +3465,7 @@ impl DeviceHooks for crate::Device {
         drawCount: u32,
         stride: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDrawIndexedIndirect(commandBuffer, buffer, offset, drawCount, stride)
         }
@@ -3251,6 +3476,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirect2InfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdDrawIndexedIndirect2KHR(commandBuffer, pInfo) }
     }
     fn post_call_record_cmd_draw_indexed_indirect_count(
@@ -3264,6 +3490,7 @@ impl DeviceHooks for crate::Device {
         maxDrawCount: u32,
         stride: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDrawIndexedIndirectCount(
                 commandBuffer,
@@ -3282,6 +3509,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirectCount2InfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdDrawIndexedIndirectCount2KHR(commandBuffer, pInfo) }
     }
     fn post_call_record_cmd_draw_indirect(
@@ -3293,6 +3521,7 @@ impl DeviceHooks for crate::Device {
         drawCount: u32,
         stride: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdDrawIndirect(commandBuffer, buffer, offset, drawCount, stride) }
     }
     fn post_call_record_cmd_draw_indirect2_khr(
@@ -3301,6 +3530,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirect2InfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdDrawIndirect2KHR(commandBuffer, pInfo) }
     }
     fn post_call_record_cmd_draw_indirect_byte_count2_ext(
@@ -3313,6 +3543,7 @@ impl DeviceHooks for crate::Device {
         counterOffset: u32,
         vertexStride: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDrawIndirectByteCount2EXT(
                 commandBuffer,
@@ -3335,6 +3566,7 @@ impl DeviceHooks for crate::Device {
         counterOffset: u32,
         vertexStride: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDrawIndirectByteCountEXT(
                 commandBuffer,
@@ -3358,6 +3590,7 @@ impl DeviceHooks for crate::Device {
         maxDrawCount: u32,
         stride: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDrawIndirectCount(
                 commandBuffer,
@@ -3376,6 +3609,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirectCount2InfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdDrawIndirectCount2KHR(commandBuffer, pInfo) }
     }
     fn post_call_record_cmd_draw_mesh_tasks_ext(
@@ -3386,6 +3620,7 @@ impl DeviceHooks for crate::Device {
         groupCountY: u32,
         groupCountZ: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDrawMeshTasksEXT(commandBuffer, groupCountX, groupCountY, groupCountZ)
         }
@@ -3396,6 +3631,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirect2InfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdDrawMeshTasksIndirect2EXT(commandBuffer, pInfo) }
     }
     fn post_call_record_cmd_draw_mesh_tasks_indirect_count2_ext(
@@ -3404,6 +3640,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirectCount2InfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdDrawMeshTasksIndirectCount2EXT(commandBuffer, pInfo) }
     }
     fn post_call_record_cmd_draw_mesh_tasks_indirect_count_ext(
@@ -3417,6 +3654,7 @@ impl DeviceHooks for crate::Device {
         maxDrawCount: u32,
         stride: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDrawMeshTasksIndirectCountEXT(
                 commandBuffer,
@@ -3440,6 +3678,7 @@ impl DeviceHooks for crate::Device {
         maxDrawCount: u32,
         stride: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDrawMeshTasksIndirectCountNV(
                 commandBuffer,
@@ -3461,6 +3700,7 @@ impl DeviceHooks for crate::Device {
         drawCount: u32,
         stride: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDrawMeshTasksIndirectEXT(
                 commandBuffer,
@@ -3480,6 +3720,7 @@ impl DeviceHooks for crate::Device {
         drawCount: u32,
         stride: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDrawMeshTasksIndirectNV(
                 commandBuffer,
@@ -3497,6 +3738,7 @@ impl DeviceHooks for crate::Device {
         taskCount: u32,
         firstTask: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdDrawMeshTasksNV(commandBuffer, taskCount, firstTask) }
     }
     fn post_call_record_cmd_draw_multi_ext(
@@ -3509,6 +3751,7 @@ impl DeviceHooks for crate::Device {
         firstInstance: u32,
         stride: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDrawMultiEXT(
                 commandBuffer,
@@ -3531,6 +3774,7 @@ impl DeviceHooks for crate::Device {
         stride: u32,
         pVertexOffset: *const i32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdDrawMultiIndexedEXT(
                 commandBuffer,
@@ -3549,6 +3793,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pEncodeInfo: *const VkVideoEncodeInfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdEncodeVideoKHR(commandBuffer, pEncodeInfo) }
     }
     fn post_call_record_cmd_end_conditional_rendering_ext(
@@ -3556,6 +3801,7 @@ impl DeviceHooks for crate::Device {
         _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdEndConditionalRenderingEXT(commandBuffer) }
     }
     fn post_call_record_cmd_end_debug_utils_label_ext(
@@ -3563,6 +3809,7 @@ impl DeviceHooks for crate::Device {
         _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdEndDebugUtilsLabelEXT(commandBuffer) }
     }
     fn post_call_record_cmd_end_gpa_sample_amd(
@@ -3572,6 +3819,7 @@ impl DeviceHooks for crate::Device {
         gpaSession: VkGpaSessionAMD,
         sampleID: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdEndGpaSampleAMD(commandBuffer, gpaSession, sampleID) }
     }
     fn post_call_record_cmd_end_gpa_session_amd(
@@ -3581,6 +3829,7 @@ impl DeviceHooks for crate::Device {
         gpaSession: VkGpaSessionAMD,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdEndGpaSessionAMD(commandBuffer, gpaSession, result) }
     }
     fn post_call_record_cmd_end_per_tile_execution_qcom(
@@ -3589,6 +3838,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pPerTileEndInfo: *const VkPerTileEndInfoQCOM,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdEndPerTileExecutionQCOM(commandBuffer, pPerTileEndInfo) }
     }
     fn post_call_record_cmd_end_query(
@@ -3598,6 +3848,7 @@ impl DeviceHooks for crate::Device {
         queryPool: VkQueryPool,
         query: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdEndQuery(commandBuffer, queryPool, query) }
     }
     fn post_call_record_cmd_end_query_indexed_ext(
@@ -3608,6 +3859,7 @@ impl DeviceHooks for crate::Device {
         query: u32,
         index: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdEndQueryIndexedEXT(commandBuffer, queryPool, query, index) }
     }
     fn post_call_record_cmd_end_render_pass(
@@ -3615,6 +3867,7 @@ impl DeviceHooks for crate::Device {
         _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdEndRenderPass(commandBuffer) }
     }
     fn post_call_record_cmd_end_render_pass2(
@@ -3623,6 +3876,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pSubpassEndInfo: *const VkSubpassEndInfo,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdEndRenderPass2(commandBuffer, pSubpassEndInfo) }
     }
     fn post_call_record_cmd_end_rendering(
@@ -3630,6 +3884,7 @@ impl DeviceHooks for crate::Device {
         _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdEndRendering(commandBuffer) }
     }
     fn post_call_record_cmd_end_rendering2_khr(
@@ -3638,6 +3893,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pRenderingEndInfo: *const VkRenderingEndInfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdEndRendering2KHR(commandBuffer, pRenderingEndInfo) }
     }
     fn post_call_record_cmd_end_shader_instrumentation_arm(
@@ -3645,6 +3901,7 @@ impl DeviceHooks for crate::Device {
         _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdEndShaderInstrumentationARM(commandBuffer) }
     }
     fn post_call_record_cmd_end_transform_feedback2_ext(
@@ -3655,6 +3912,7 @@ impl DeviceHooks for crate::Device {
         counterRangeCount: u32,
         pCounterInfos: *const VkBindTransformFeedbackBuffer2InfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdEndTransformFeedback2EXT(
                 commandBuffer,
@@ -3673,6 +3931,7 @@ impl DeviceHooks for crate::Device {
         pCounterBuffers: *const VkBuffer,
         pCounterBufferOffsets: *const VkDeviceSize,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdEndTransformFeedbackEXT(
                 commandBuffer,
@@ -3689,6 +3948,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pEndCodingInfo: *const VkVideoEndCodingInfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdEndVideoCodingKHR(commandBuffer, pEndCodingInfo) }
     }
     fn post_call_record_cmd_execute_commands(
@@ -3698,6 +3958,7 @@ impl DeviceHooks for crate::Device {
         commandBufferCount: u32,
         pCommandBuffers: *const VkCommandBuffer,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdExecuteCommands(commandBuffer, commandBufferCount, pCommandBuffers)
         }
@@ -3709,6 +3970,7 @@ impl DeviceHooks for crate::Device {
         isPreprocessed: VkBool32,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdExecuteGeneratedCommandsEXT(
                 commandBuffer,
@@ -3724,6 +3986,7 @@ impl DeviceHooks for crate::Device {
         isPreprocessed: VkBool32,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoNV,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdExecuteGeneratedCommandsNV(
                 commandBuffer,
@@ -3741,6 +4004,7 @@ impl DeviceHooks for crate::Device {
         size: VkDeviceSize,
         data: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdFillBuffer(commandBuffer, dstBuffer, dstOffset, size, data) }
     }
     fn post_call_record_cmd_fill_memory_khr(
@@ -3751,6 +4015,7 @@ impl DeviceHooks for crate::Device {
         dstFlags: VkAddressCommandFlagsKHR,
         data: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdFillMemoryKHR(commandBuffer, pDstRange, dstFlags, data) }
     }
     fn post_call_record_cmd_initialize_graph_scratch_memory_amdx(
@@ -3761,6 +4026,7 @@ impl DeviceHooks for crate::Device {
         scratch: VkDeviceAddress,
         scratchSize: VkDeviceSize,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdInitializeGraphScratchMemoryAMDX(
                 commandBuffer,
@@ -3776,6 +4042,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdInsertDebugUtilsLabelEXT(commandBuffer, pLabelInfo) }
     }
     fn post_call_record_cmd_next_subpass(
@@ -3784,6 +4051,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         contents: VkSubpassContents,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdNextSubpass(commandBuffer, contents) }
     }
     fn post_call_record_cmd_next_subpass2(
@@ -3793,6 +4061,7 @@ impl DeviceHooks for crate::Device {
         pSubpassBeginInfo: *const VkSubpassBeginInfo,
         pSubpassEndInfo: *const VkSubpassEndInfo,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdNextSubpass2(commandBuffer, pSubpassBeginInfo, pSubpassEndInfo) }
     }
     fn post_call_record_cmd_optical_flow_execute_nv(
@@ -3802,6 +4071,7 @@ impl DeviceHooks for crate::Device {
         session: VkOpticalFlowSessionNV,
         pExecuteInfo: *const VkOpticalFlowExecuteInfoNV,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdOpticalFlowExecuteNV(commandBuffer, session, pExecuteInfo) }
     }
     fn post_call_record_cmd_pipeline_barrier(
@@ -3818,6 +4088,7 @@ impl DeviceHooks for crate::Device {
         imageMemoryBarrierCount: u32,
         pImageMemoryBarriers: *const VkImageMemoryBarrier,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdPipelineBarrier(
                 commandBuffer,
@@ -3839,6 +4110,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pDependencyInfo: *const VkDependencyInfo,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdPipelineBarrier2(commandBuffer, pDependencyInfo) }
     }
     fn post_call_record_cmd_preprocess_generated_commands_ext(
@@ -3848,6 +4120,7 @@ impl DeviceHooks for crate::Device {
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoEXT,
         stateCommandBuffer: VkCommandBuffer,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdPreprocessGeneratedCommandsEXT(
                 commandBuffer,
@@ -3862,6 +4135,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoNV,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdPreprocessGeneratedCommandsNV(commandBuffer, pGeneratedCommandsInfo)
         }
@@ -3876,6 +4150,7 @@ impl DeviceHooks for crate::Device {
         size: u32,
         pValues: *const c_void,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdPushConstants(commandBuffer, layout, stageFlags, offset, size, pValues)
         }
@@ -3886,6 +4161,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pPushConstantsInfo: *const VkPushConstantsInfo,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdPushConstants2(commandBuffer, pPushConstantsInfo) }
     }
     fn post_call_record_cmd_push_data_ext(
@@ -3894,6 +4170,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pPushDataInfo: *const VkPushDataInfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdPushDataEXT(commandBuffer, pPushDataInfo) }
     }
     fn post_call_record_cmd_push_descriptor_set(
@@ -3906,6 +4183,7 @@ impl DeviceHooks for crate::Device {
         descriptorWriteCount: u32,
         pDescriptorWrites: *const VkWriteDescriptorSet,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdPushDescriptorSet(
                 commandBuffer,
@@ -3923,6 +4201,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pPushDescriptorSetInfo: *const VkPushDescriptorSetInfo,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdPushDescriptorSet2(commandBuffer, pPushDescriptorSetInfo) }
     }
     fn post_call_record_cmd_push_descriptor_set_with_template(
@@ -3934,6 +4213,7 @@ impl DeviceHooks for crate::Device {
         set: u32,
         pData: *const c_void,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdPushDescriptorSetWithTemplate(
                 commandBuffer,
@@ -3950,6 +4230,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pPushDescriptorSetWithTemplateInfo: *const VkPushDescriptorSetWithTemplateInfo,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdPushDescriptorSetWithTemplate2(
                 commandBuffer,
@@ -3964,6 +4245,7 @@ impl DeviceHooks for crate::Device {
         event: VkEvent,
         stageMask: VkPipelineStageFlags,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdResetEvent(commandBuffer, event, stageMask) }
     }
     fn post_call_record_cmd_reset_event2(
@@ -3973,6 +4255,7 @@ impl DeviceHooks for crate::Device {
         event: VkEvent,
         stageMask: VkPipelineStageFlags2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdResetEvent2(commandBuffer, event, stageMask) }
     }
     fn post_call_record_cmd_reset_query_pool(
@@ -3983,6 +4266,7 @@ impl DeviceHooks for crate::Device {
         firstQuery: u32,
         queryCount: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdResetQueryPool(commandBuffer, queryPool, firstQuery, queryCount) }
     }
     fn post_call_record_cmd_resolve_image(
@@ -3996,6 +4280,7 @@ impl DeviceHooks for crate::Device {
         regionCount: u32,
         pRegions: *const VkImageResolve,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdResolveImage(
                 commandBuffer,
@@ -4014,6 +4299,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pResolveImageInfo: *const VkResolveImageInfo2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdResolveImage2(commandBuffer, pResolveImageInfo) }
     }
     fn post_call_record_cmd_set_alpha_to_coverage_enable_ext(
@@ -4022,6 +4308,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         alphaToCoverageEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetAlphaToCoverageEnableEXT(commandBuffer, alphaToCoverageEnable) }
     }
     fn post_call_record_cmd_set_alpha_to_one_enable_ext(
@@ -4030,6 +4317,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         alphaToOneEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetAlphaToOneEnableEXT(commandBuffer, alphaToOneEnable) }
     }
     fn post_call_record_cmd_set_attachment_feedback_loop_enable_ext(
@@ -4038,6 +4326,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         aspectMask: VkImageAspectFlags,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetAttachmentFeedbackLoopEnableEXT(commandBuffer, aspectMask) }
     }
     fn post_call_record_cmd_set_blend_constants(
@@ -4046,6 +4335,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         blendConstants: *const [f32; 4usize],
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetBlendConstants(commandBuffer, blendConstants) }
     }
     fn post_call_record_cmd_set_checkpoint_nv(
@@ -4054,6 +4344,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pCheckpointMarker: *const c_void,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetCheckpointNV(commandBuffer, pCheckpointMarker) }
     }
     fn post_call_record_cmd_set_coarse_sample_order_nv(
@@ -4064,6 +4355,7 @@ impl DeviceHooks for crate::Device {
         customSampleOrderCount: u32,
         pCustomSampleOrders: *const VkCoarseSampleOrderCustomNV,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetCoarseSampleOrderNV(
                 commandBuffer,
@@ -4081,6 +4373,7 @@ impl DeviceHooks for crate::Device {
         attachmentCount: u32,
         pColorBlendAdvanced: *const VkColorBlendAdvancedEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetColorBlendAdvancedEXT(
                 commandBuffer,
@@ -4098,6 +4391,7 @@ impl DeviceHooks for crate::Device {
         attachmentCount: u32,
         pColorBlendEnables: *const VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetColorBlendEnableEXT(
                 commandBuffer,
@@ -4115,6 +4409,7 @@ impl DeviceHooks for crate::Device {
         attachmentCount: u32,
         pColorBlendEquations: *const VkColorBlendEquationEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetColorBlendEquationEXT(
                 commandBuffer,
@@ -4131,6 +4426,7 @@ impl DeviceHooks for crate::Device {
         attachmentCount: u32,
         pColorWriteEnables: *const VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetColorWriteEnableEXT(
                 commandBuffer,
@@ -4147,6 +4443,7 @@ impl DeviceHooks for crate::Device {
         attachmentCount: u32,
         pColorWriteMasks: *const VkColorComponentFlags,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetColorWriteMaskEXT(
                 commandBuffer,
@@ -4162,6 +4459,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pParameters: *const VkComputeOccupancyPriorityParametersNV,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetComputeOccupancyPriorityNV(commandBuffer, pParameters) }
     }
     fn post_call_record_cmd_set_conservative_rasterization_mode_ext(
@@ -4170,6 +4468,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         conservativeRasterizationMode: VkConservativeRasterizationModeEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetConservativeRasterizationModeEXT(
                 commandBuffer,
@@ -4183,6 +4482,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         coverageModulationMode: VkCoverageModulationModeNV,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetCoverageModulationModeNV(commandBuffer, coverageModulationMode)
         }
@@ -4193,6 +4493,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         coverageModulationTableEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetCoverageModulationTableEnableNV(
                 commandBuffer,
@@ -4207,6 +4508,7 @@ impl DeviceHooks for crate::Device {
         coverageModulationTableCount: u32,
         pCoverageModulationTable: *const f32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetCoverageModulationTableNV(
                 commandBuffer,
@@ -4221,6 +4523,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         coverageReductionMode: VkCoverageReductionModeNV,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetCoverageReductionModeNV(commandBuffer, coverageReductionMode) }
     }
     fn post_call_record_cmd_set_coverage_to_color_enable_nv(
@@ -4229,6 +4532,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         coverageToColorEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetCoverageToColorEnableNV(commandBuffer, coverageToColorEnable) }
     }
     fn post_call_record_cmd_set_coverage_to_color_location_nv(
@@ -4237,6 +4541,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         coverageToColorLocation: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetCoverageToColorLocationNV(commandBuffer, coverageToColorLocation)
         }
@@ -4247,6 +4552,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         cullMode: VkCullModeFlags,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetCullMode(commandBuffer, cullMode) }
     }
     fn post_call_record_cmd_set_depth_bias(
@@ -4257,6 +4563,7 @@ impl DeviceHooks for crate::Device {
         depthBiasClamp: f32,
         depthBiasSlopeFactor: f32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetDepthBias(
                 commandBuffer,
@@ -4272,6 +4579,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pDepthBiasInfo: *const VkDepthBiasInfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetDepthBias2EXT(commandBuffer, pDepthBiasInfo) }
     }
     fn post_call_record_cmd_set_depth_bias_enable(
@@ -4280,6 +4588,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         depthBiasEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetDepthBiasEnable(commandBuffer, depthBiasEnable) }
     }
     fn post_call_record_cmd_set_depth_bounds(
@@ -4289,6 +4598,7 @@ impl DeviceHooks for crate::Device {
         minDepthBounds: f32,
         maxDepthBounds: f32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetDepthBounds(commandBuffer, minDepthBounds, maxDepthBounds) }
     }
     fn post_call_record_cmd_set_depth_bounds_test_enable(
@@ -4297,6 +4607,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         depthBoundsTestEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetDepthBoundsTestEnable(commandBuffer, depthBoundsTestEnable) }
     }
     fn post_call_record_cmd_set_depth_clamp_enable_ext(
@@ -4305,6 +4616,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         depthClampEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetDepthClampEnableEXT(commandBuffer, depthClampEnable) }
     }
     fn post_call_record_cmd_set_depth_clamp_range_ext(
@@ -4314,6 +4626,7 @@ impl DeviceHooks for crate::Device {
         depthClampMode: VkDepthClampModeEXT,
         pDepthClampRange: *const VkDepthClampRangeEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetDepthClampRangeEXT(commandBuffer, depthClampMode, pDepthClampRange)
         }
@@ -4324,6 +4637,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         depthClipEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetDepthClipEnableEXT(commandBuffer, depthClipEnable) }
     }
     fn post_call_record_cmd_set_depth_clip_negative_one_to_one_ext(
@@ -4332,6 +4646,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         negativeOneToOne: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetDepthClipNegativeOneToOneEXT(commandBuffer, negativeOneToOne) }
     }
     fn post_call_record_cmd_set_depth_compare_op(
@@ -4340,6 +4655,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         depthCompareOp: VkCompareOp,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetDepthCompareOp(commandBuffer, depthCompareOp) }
     }
     fn post_call_record_cmd_set_depth_test_enable(
@@ -4348,6 +4664,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         depthTestEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetDepthTestEnable(commandBuffer, depthTestEnable) }
     }
     fn post_call_record_cmd_set_depth_write_enable(
@@ -4356,6 +4673,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         depthWriteEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetDepthWriteEnable(commandBuffer, depthWriteEnable) }
     }
     fn post_call_record_cmd_set_descriptor_buffer_offsets2_ext(
@@ -4364,6 +4682,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pSetDescriptorBufferOffsetsInfo: *const VkSetDescriptorBufferOffsetsInfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetDescriptorBufferOffsets2EXT(
                 commandBuffer,
@@ -4382,6 +4701,7 @@ impl DeviceHooks for crate::Device {
         pBufferIndices: *const u32,
         pOffsets: *const VkDeviceSize,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetDescriptorBufferOffsetsEXT(
                 commandBuffer,
@@ -4400,6 +4720,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         deviceMask: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetDeviceMask(commandBuffer, deviceMask) }
     }
     fn post_call_record_cmd_set_discard_rectangle_ext(
@@ -4410,6 +4731,7 @@ impl DeviceHooks for crate::Device {
         discardRectangleCount: u32,
         pDiscardRectangles: *const VkRect2D,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetDiscardRectangleEXT(
                 commandBuffer,
@@ -4425,6 +4747,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         discardRectangleEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetDiscardRectangleEnableEXT(commandBuffer, discardRectangleEnable)
         }
@@ -4435,6 +4758,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         discardRectangleMode: VkDiscardRectangleModeEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetDiscardRectangleModeEXT(commandBuffer, discardRectangleMode) }
     }
     fn post_call_record_cmd_set_dispatch_parameters_arm(
@@ -4443,6 +4767,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pDispatchParameters: *const VkDispatchParametersARM,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetDispatchParametersARM(commandBuffer, pDispatchParameters) }
     }
     fn post_call_record_cmd_set_event(
@@ -4452,6 +4777,7 @@ impl DeviceHooks for crate::Device {
         event: VkEvent,
         stageMask: VkPipelineStageFlags,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetEvent(commandBuffer, event, stageMask) }
     }
     fn post_call_record_cmd_set_event2(
@@ -4461,6 +4787,7 @@ impl DeviceHooks for crate::Device {
         event: VkEvent,
         pDependencyInfo: *const VkDependencyInfo,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetEvent2(commandBuffer, event, pDependencyInfo) }
     }
     fn post_call_record_cmd_set_exclusive_scissor_enable_nv(
@@ -4471,6 +4798,7 @@ impl DeviceHooks for crate::Device {
         exclusiveScissorCount: u32,
         pExclusiveScissorEnables: *const VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetExclusiveScissorEnableNV(
                 commandBuffer,
@@ -4488,6 +4816,7 @@ impl DeviceHooks for crate::Device {
         exclusiveScissorCount: u32,
         pExclusiveScissors: *const VkRect2D,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetExclusiveScissorNV(
                 commandBuffer,
@@ -4503,6 +4832,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         extraPrimitiveOverestimationSize: f32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetExtraPrimitiveOverestimationSizeEXT(
                 commandBuffer,
@@ -4517,6 +4847,7 @@ impl DeviceHooks for crate::Device {
         shadingRate: VkFragmentShadingRateNV,
         combinerOps: *const [VkFragmentShadingRateCombinerOpKHR; 2usize],
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetFragmentShadingRateEnumNV(commandBuffer, shadingRate, combinerOps)
         }
@@ -4528,6 +4859,7 @@ impl DeviceHooks for crate::Device {
         pFragmentSize: *const VkExtent2D,
         combinerOps: *const [VkFragmentShadingRateCombinerOpKHR; 2usize],
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetFragmentShadingRateKHR(commandBuffer, pFragmentSize, combinerOps)
         }
@@ -4538,6 +4870,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         frontFace: VkFrontFace,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetFrontFace(commandBuffer, frontFace) }
     }
     fn post_call_record_cmd_set_line_rasterization_mode_ext(
@@ -4546,6 +4879,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         lineRasterizationMode: VkLineRasterizationModeEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetLineRasterizationModeEXT(commandBuffer, lineRasterizationMode) }
     }
     fn post_call_record_cmd_set_line_stipple(
@@ -4555,6 +4889,7 @@ impl DeviceHooks for crate::Device {
         lineStippleFactor: u32,
         lineStipplePattern: u16,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetLineStipple(commandBuffer, lineStippleFactor, lineStipplePattern)
         }
@@ -4565,6 +4900,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         stippledLineEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetLineStippleEnableEXT(commandBuffer, stippledLineEnable) }
     }
     fn post_call_record_cmd_set_line_width(
@@ -4573,6 +4909,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         lineWidth: f32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetLineWidth(commandBuffer, lineWidth) }
     }
     fn post_call_record_cmd_set_logic_op_ext(
@@ -4581,6 +4918,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         logicOp: VkLogicOp,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetLogicOpEXT(commandBuffer, logicOp) }
     }
     fn post_call_record_cmd_set_logic_op_enable_ext(
@@ -4589,6 +4927,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         logicOpEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetLogicOpEnableEXT(commandBuffer, logicOpEnable) }
     }
     fn post_call_record_cmd_set_patch_control_points_ext(
@@ -4597,6 +4936,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         patchControlPoints: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetPatchControlPointsEXT(commandBuffer, patchControlPoints) }
     }
     fn post_call_record_cmd_set_performance_marker_intel(
@@ -4606,6 +4946,7 @@ impl DeviceHooks for crate::Device {
         pMarkerInfo: *const VkPerformanceMarkerInfoINTEL,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetPerformanceMarkerINTEL(commandBuffer, pMarkerInfo, result) }
     }
     fn post_call_record_cmd_set_performance_override_intel(
@@ -4615,6 +4956,7 @@ impl DeviceHooks for crate::Device {
         pOverrideInfo: *const VkPerformanceOverrideInfoINTEL,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetPerformanceOverrideINTEL(commandBuffer, pOverrideInfo, result) }
     }
     fn post_call_record_cmd_set_performance_stream_marker_intel(
@@ -4624,6 +4966,7 @@ impl DeviceHooks for crate::Device {
         pMarkerInfo: *const VkPerformanceStreamMarkerInfoINTEL,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetPerformanceStreamMarkerINTEL(commandBuffer, pMarkerInfo, result)
         }
@@ -4634,6 +4977,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         polygonMode: VkPolygonMode,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetPolygonModeEXT(commandBuffer, polygonMode) }
     }
     fn post_call_record_cmd_set_primitive_restart_enable(
@@ -4642,6 +4986,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         primitiveRestartEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetPrimitiveRestartEnable(commandBuffer, primitiveRestartEnable) }
     }
     fn post_call_record_cmd_set_primitive_restart_index_ext(
@@ -4650,6 +4995,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         primitiveRestartIndex: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetPrimitiveRestartIndexEXT(commandBuffer, primitiveRestartIndex) }
     }
     fn post_call_record_cmd_set_primitive_topology(
@@ -4658,6 +5004,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         primitiveTopology: VkPrimitiveTopology,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetPrimitiveTopology(commandBuffer, primitiveTopology) }
     }
     fn post_call_record_cmd_set_provoking_vertex_mode_ext(
@@ -4666,6 +5013,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         provokingVertexMode: VkProvokingVertexModeEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetProvokingVertexModeEXT(commandBuffer, provokingVertexMode) }
     }
     fn post_call_record_cmd_set_rasterization_samples_ext(
@@ -4674,6 +5022,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         rasterizationSamples: VkSampleCountFlagBits,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetRasterizationSamplesEXT(commandBuffer, rasterizationSamples) }
     }
     fn post_call_record_cmd_set_rasterization_stream_ext(
@@ -4682,6 +5031,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         rasterizationStream: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetRasterizationStreamEXT(commandBuffer, rasterizationStream) }
     }
     fn post_call_record_cmd_set_rasterizer_discard_enable(
@@ -4690,6 +5040,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         rasterizerDiscardEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetRasterizerDiscardEnable(commandBuffer, rasterizerDiscardEnable)
         }
@@ -4700,6 +5051,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pipelineStackSize: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetRayTracingPipelineStackSizeKHR(commandBuffer, pipelineStackSize)
         }
@@ -4710,6 +5062,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pLocationInfo: *const VkRenderingAttachmentLocationInfo,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetRenderingAttachmentLocations(commandBuffer, pLocationInfo) }
     }
     fn post_call_record_cmd_set_rendering_input_attachment_indices(
@@ -4718,6 +5071,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pInputAttachmentIndexInfo: *const VkRenderingInputAttachmentIndexInfo,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetRenderingInputAttachmentIndices(
                 commandBuffer,
@@ -4731,6 +5085,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         representativeFragmentTestEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetRepresentativeFragmentTestEnableNV(
                 commandBuffer,
@@ -4744,6 +5099,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pSampleLocationsInfo: *const VkSampleLocationsInfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetSampleLocationsEXT(commandBuffer, pSampleLocationsInfo) }
     }
     fn post_call_record_cmd_set_sample_locations_enable_ext(
@@ -4752,6 +5108,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         sampleLocationsEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetSampleLocationsEnableEXT(commandBuffer, sampleLocationsEnable) }
     }
     fn post_call_record_cmd_set_sample_mask_ext(
@@ -4761,6 +5118,7 @@ impl DeviceHooks for crate::Device {
         samples: VkSampleCountFlagBits,
         pSampleMask: *const VkSampleMask,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetSampleMaskEXT(commandBuffer, samples, pSampleMask) }
     }
     fn post_call_record_cmd_set_scissor(
@@ -4771,6 +5129,7 @@ impl DeviceHooks for crate::Device {
         scissorCount: u32,
         pScissors: *const VkRect2D,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetScissor(commandBuffer, firstScissor, scissorCount, pScissors) }
     }
     fn post_call_record_cmd_set_scissor_with_count(
@@ -4780,6 +5139,7 @@ impl DeviceHooks for crate::Device {
         scissorCount: u32,
         pScissors: *const VkRect2D,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetScissorWithCount(commandBuffer, scissorCount, pScissors) }
     }
     fn post_call_record_cmd_set_shading_rate_image_enable_nv(
@@ -4788,6 +5148,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         shadingRateImageEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetShadingRateImageEnableNV(commandBuffer, shadingRateImageEnable)
         }
@@ -4799,6 +5160,7 @@ impl DeviceHooks for crate::Device {
         faceMask: VkStencilFaceFlags,
         compareMask: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetStencilCompareMask(commandBuffer, faceMask, compareMask) }
     }
     fn post_call_record_cmd_set_stencil_op(
@@ -4811,6 +5173,7 @@ impl DeviceHooks for crate::Device {
         depthFailOp: VkStencilOp,
         compareOp: VkCompareOp,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetStencilOp(
                 commandBuffer,
@@ -4829,6 +5192,7 @@ impl DeviceHooks for crate::Device {
         faceMask: VkStencilFaceFlags,
         reference: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetStencilReference(commandBuffer, faceMask, reference) }
     }
     fn post_call_record_cmd_set_stencil_test_enable(
@@ -4837,6 +5201,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         stencilTestEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetStencilTestEnable(commandBuffer, stencilTestEnable) }
     }
     fn post_call_record_cmd_set_stencil_write_mask(
@@ -4846,6 +5211,7 @@ impl DeviceHooks for crate::Device {
         faceMask: VkStencilFaceFlags,
         writeMask: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetStencilWriteMask(commandBuffer, faceMask, writeMask) }
     }
     fn post_call_record_cmd_set_tessellation_domain_origin_ext(
@@ -4854,6 +5220,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         domainOrigin: VkTessellationDomainOrigin,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetTessellationDomainOriginEXT(commandBuffer, domainOrigin) }
     }
     fn post_call_record_cmd_set_vertex_input_ext(
@@ -4865,6 +5232,7 @@ impl DeviceHooks for crate::Device {
         vertexAttributeDescriptionCount: u32,
         pVertexAttributeDescriptions: *const VkVertexInputAttributeDescription2EXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetVertexInputEXT(
                 commandBuffer,
@@ -4883,6 +5251,7 @@ impl DeviceHooks for crate::Device {
         viewportCount: u32,
         pViewports: *const VkViewport,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetViewport(commandBuffer, firstViewport, viewportCount, pViewports)
         }
@@ -4895,6 +5264,7 @@ impl DeviceHooks for crate::Device {
         viewportCount: u32,
         pShadingRatePalettes: *const VkShadingRatePaletteNV,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetViewportShadingRatePaletteNV(
                 commandBuffer,
@@ -4912,6 +5282,7 @@ impl DeviceHooks for crate::Device {
         viewportCount: u32,
         pViewportSwizzles: *const VkViewportSwizzleNV,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetViewportSwizzleNV(
                 commandBuffer,
@@ -4927,6 +5298,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         viewportWScalingEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetViewportWScalingEnableNV(commandBuffer, viewportWScalingEnable)
         }
@@ -4939,6 +5311,7 @@ impl DeviceHooks for crate::Device {
         viewportCount: u32,
         pViewportWScalings: *const VkViewportWScalingNV,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdSetViewportWScalingNV(
                 commandBuffer,
@@ -4955,6 +5328,7 @@ impl DeviceHooks for crate::Device {
         viewportCount: u32,
         pViewports: *const VkViewport,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSetViewportWithCount(commandBuffer, viewportCount, pViewports) }
     }
     fn post_call_record_cmd_subpass_shading_huawei(
@@ -4962,6 +5336,7 @@ impl DeviceHooks for crate::Device {
         _: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdSubpassShadingHUAWEI(commandBuffer) }
     }
     fn post_call_record_cmd_trace_rays_indirect2_khr(
@@ -4970,6 +5345,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         indirectDeviceAddress: VkDeviceAddress,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdTraceRaysIndirect2KHR(commandBuffer, indirectDeviceAddress) }
     }
     fn post_call_record_cmd_trace_rays_indirect_khr(
@@ -4982,6 +5358,7 @@ impl DeviceHooks for crate::Device {
         pCallableShaderBindingTable: *const VkStridedDeviceAddressRegionKHR,
         indirectDeviceAddress: VkDeviceAddress,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdTraceRaysIndirectKHR(
                 commandBuffer,
@@ -5005,6 +5382,7 @@ impl DeviceHooks for crate::Device {
         height: u32,
         depth: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdTraceRaysKHR(
                 commandBuffer,
@@ -5037,6 +5415,7 @@ impl DeviceHooks for crate::Device {
         height: u32,
         depth: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdTraceRaysNV(
                 commandBuffer,
@@ -5066,6 +5445,7 @@ impl DeviceHooks for crate::Device {
         dataSize: VkDeviceSize,
         pData: *const c_void,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdUpdateBuffer(commandBuffer, dstBuffer, dstOffset, dataSize, pData)
         }
@@ -5079,6 +5459,7 @@ impl DeviceHooks for crate::Device {
         dataSize: VkDeviceSize,
         pData: *const c_void,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdUpdateMemoryKHR(commandBuffer, pDstRange, dstFlags, dataSize, pData)
         }
@@ -5090,6 +5471,7 @@ impl DeviceHooks for crate::Device {
         pipelineBindPoint: VkPipelineBindPoint,
         pipeline: VkPipeline,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdUpdatePipelineIndirectBufferNV(
                 commandBuffer,
@@ -5113,6 +5495,7 @@ impl DeviceHooks for crate::Device {
         imageMemoryBarrierCount: u32,
         pImageMemoryBarriers: *const VkImageMemoryBarrier,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdWaitEvents(
                 commandBuffer,
@@ -5137,6 +5520,7 @@ impl DeviceHooks for crate::Device {
         pEvents: *const VkEvent,
         pDependencyInfos: *const VkDependencyInfo,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdWaitEvents2(commandBuffer, eventCount, pEvents, pDependencyInfos) }
     }
     fn post_call_record_cmd_write_acceleration_structures_properties_khr(
@@ -5149,6 +5533,7 @@ impl DeviceHooks for crate::Device {
         queryPool: VkQueryPool,
         firstQuery: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdWriteAccelerationStructuresPropertiesKHR(
                 commandBuffer,
@@ -5170,6 +5555,7 @@ impl DeviceHooks for crate::Device {
         queryPool: VkQueryPool,
         firstQuery: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdWriteAccelerationStructuresPropertiesNV(
                 commandBuffer,
@@ -5190,6 +5576,7 @@ impl DeviceHooks for crate::Device {
         dstOffset: VkDeviceSize,
         marker: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdWriteBufferMarker2AMD(
                 commandBuffer,
@@ -5209,6 +5596,7 @@ impl DeviceHooks for crate::Device {
         dstOffset: VkDeviceSize,
         marker: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdWriteBufferMarkerAMD(
                 commandBuffer,
@@ -5225,6 +5613,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkMemoryMarkerInfoAMD,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdWriteMarkerToMemoryAMD(commandBuffer, pInfo) }
     }
     fn post_call_record_cmd_write_micromaps_properties_ext(
@@ -5237,6 +5626,7 @@ impl DeviceHooks for crate::Device {
         queryPool: VkQueryPool,
         firstQuery: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCmdWriteMicromapsPropertiesEXT(
                 commandBuffer,
@@ -5256,6 +5646,7 @@ impl DeviceHooks for crate::Device {
         queryPool: VkQueryPool,
         query: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdWriteTimestamp(commandBuffer, pipelineStage, queryPool, query) }
     }
     fn post_call_record_cmd_write_timestamp2(
@@ -5266,6 +5657,7 @@ impl DeviceHooks for crate::Device {
         queryPool: VkQueryPool,
         query: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCmdWriteTimestamp2(commandBuffer, stage, queryPool, query) }
     }
     fn post_call_record_compile_deferred_nv(
@@ -5276,6 +5668,7 @@ impl DeviceHooks for crate::Device {
         shader: u32,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCompileDeferredNV(device, pipeline, shader, result) }
     }
     fn post_call_record_convert_cooperative_vector_matrix_nv(
@@ -5285,6 +5678,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkConvertCooperativeVectorMatrixInfoNV,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkConvertCooperativeVectorMatrixNV(device, pInfo, result) }
     }
     fn post_call_record_copy_acceleration_structure_khr(
@@ -5295,6 +5689,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkCopyAccelerationStructureInfoKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCopyAccelerationStructureKHR(device, deferredOperation, pInfo, result)
         }
@@ -5307,6 +5702,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkCopyAccelerationStructureToMemoryInfoKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCopyAccelerationStructureToMemoryKHR(
                 device,
@@ -5323,6 +5719,7 @@ impl DeviceHooks for crate::Device {
         pCopyImageToImageInfo: *const VkCopyImageToImageInfo,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCopyImageToImage(device, pCopyImageToImageInfo, result) }
     }
     fn post_call_record_copy_image_to_memory(
@@ -5332,6 +5729,7 @@ impl DeviceHooks for crate::Device {
         pCopyImageToMemoryInfo: *const VkCopyImageToMemoryInfo,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCopyImageToMemory(device, pCopyImageToMemoryInfo, result) }
     }
     fn post_call_record_copy_memory_to_acceleration_structure_khr(
@@ -5342,6 +5740,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkCopyMemoryToAccelerationStructureInfoKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCopyMemoryToAccelerationStructureKHR(
                 device,
@@ -5358,6 +5757,7 @@ impl DeviceHooks for crate::Device {
         pCopyMemoryToImageInfo: *const VkCopyMemoryToImageInfo,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCopyMemoryToImage(device, pCopyMemoryToImageInfo, result) }
     }
     fn post_call_record_copy_memory_to_micromap_ext(
@@ -5368,6 +5768,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkCopyMemoryToMicromapInfoEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCopyMemoryToMicromapEXT(device, deferredOperation, pInfo, result) }
     }
     fn post_call_record_copy_micromap_ext(
@@ -5378,6 +5779,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkCopyMicromapInfoEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCopyMicromapEXT(device, deferredOperation, pInfo, result) }
     }
     fn post_call_record_copy_micromap_to_memory_ext(
@@ -5388,6 +5790,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkCopyMicromapToMemoryInfoEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCopyMicromapToMemoryEXT(device, deferredOperation, pInfo, result) }
     }
     fn post_call_record_create_acceleration_structure2_khr(
@@ -5399,6 +5802,7 @@ impl DeviceHooks for crate::Device {
         pAccelerationStructure: *mut VkAccelerationStructureKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateAccelerationStructure2KHR(
                 device,
@@ -5418,6 +5822,7 @@ impl DeviceHooks for crate::Device {
         pAccelerationStructure: *mut VkAccelerationStructureKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateAccelerationStructureKHR(
                 device,
@@ -5437,6 +5842,7 @@ impl DeviceHooks for crate::Device {
         pAccelerationStructure: *mut VkAccelerationStructureNV,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateAccelerationStructureNV(
                 device,
@@ -5456,6 +5862,7 @@ impl DeviceHooks for crate::Device {
         pBuffer: *mut VkBuffer,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCreateBuffer(device, pCreateInfo, pAllocator, pBuffer, result) }
     }
     fn post_call_record_create_buffer_collection_fuchsia(
@@ -5467,6 +5874,7 @@ impl DeviceHooks for crate::Device {
         pCollection: *mut VkBufferCollectionFUCHSIA,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateBufferCollectionFUCHSIA(
                 device,
@@ -5486,6 +5894,7 @@ impl DeviceHooks for crate::Device {
         pView: *mut VkBufferView,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCreateBufferView(device, pCreateInfo, pAllocator, pView, result) }
     }
     fn post_call_record_create_command_pool(
@@ -5497,6 +5906,7 @@ impl DeviceHooks for crate::Device {
         pCommandPool: *mut VkCommandPool,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateCommandPool(device, pCreateInfo, pAllocator, pCommandPool, result)
         }
@@ -5512,6 +5922,7 @@ impl DeviceHooks for crate::Device {
         pPipelines: *mut VkPipeline,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateComputePipelines(
                 device,
@@ -5533,6 +5944,7 @@ impl DeviceHooks for crate::Device {
         pFunction: *mut VkCuFunctionNVX,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateCuFunctionNVX(device, pCreateInfo, pAllocator, pFunction, result)
         }
@@ -5546,6 +5958,7 @@ impl DeviceHooks for crate::Device {
         pModule: *mut VkCuModuleNVX,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCreateCuModuleNVX(device, pCreateInfo, pAllocator, pModule, result) }
     }
     fn post_call_record_create_cuda_function_nv(
@@ -5557,6 +5970,7 @@ impl DeviceHooks for crate::Device {
         pFunction: *mut VkCudaFunctionNV,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateCudaFunctionNV(device, pCreateInfo, pAllocator, pFunction, result)
         }
@@ -5570,6 +5984,7 @@ impl DeviceHooks for crate::Device {
         pModule: *mut VkCudaModuleNV,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCreateCudaModuleNV(device, pCreateInfo, pAllocator, pModule, result) }
     }
     fn post_call_record_create_data_graph_pipeline_session_arm(
@@ -5581,6 +5996,7 @@ impl DeviceHooks for crate::Device {
         pSession: *mut VkDataGraphPipelineSessionARM,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateDataGraphPipelineSessionARM(
                 device,
@@ -5603,6 +6019,7 @@ impl DeviceHooks for crate::Device {
         pPipelines: *mut VkPipeline,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateDataGraphPipelinesARM(
                 device,
@@ -5624,6 +6041,7 @@ impl DeviceHooks for crate::Device {
         pDeferredOperation: *mut VkDeferredOperationKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateDeferredOperationKHR(device, pAllocator, pDeferredOperation, result)
         }
@@ -5637,6 +6055,7 @@ impl DeviceHooks for crate::Device {
         pDescriptorPool: *mut VkDescriptorPool,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateDescriptorPool(
                 device,
@@ -5656,6 +6075,7 @@ impl DeviceHooks for crate::Device {
         pSetLayout: *mut VkDescriptorSetLayout,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateDescriptorSetLayout(
                 device,
@@ -5675,6 +6095,7 @@ impl DeviceHooks for crate::Device {
         pDescriptorUpdateTemplate: *mut VkDescriptorUpdateTemplate,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateDescriptorUpdateTemplate(
                 device,
@@ -5694,6 +6115,7 @@ impl DeviceHooks for crate::Device {
         pEvent: *mut VkEvent,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCreateEvent(device, pCreateInfo, pAllocator, pEvent, result) }
     }
     fn post_call_record_create_execution_graph_pipelines_amdx(
@@ -5707,6 +6129,7 @@ impl DeviceHooks for crate::Device {
         pPipelines: *mut VkPipeline,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateExecutionGraphPipelinesAMDX(
                 device,
@@ -5728,6 +6151,7 @@ impl DeviceHooks for crate::Device {
         pExternalQueue: *mut VkExternalComputeQueueNV,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateExternalComputeQueueNV(
                 device,
@@ -5747,6 +6171,7 @@ impl DeviceHooks for crate::Device {
         pFence: *mut VkFence,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCreateFence(device, pCreateInfo, pAllocator, pFence, result) }
     }
     fn post_call_record_create_framebuffer(
@@ -5758,6 +6183,7 @@ impl DeviceHooks for crate::Device {
         pFramebuffer: *mut VkFramebuffer,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateFramebuffer(device, pCreateInfo, pAllocator, pFramebuffer, result)
         }
@@ -5771,6 +6197,7 @@ impl DeviceHooks for crate::Device {
         pGpaSession: *mut VkGpaSessionAMD,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateGpaSessionAMD(device, pCreateInfo, pAllocator, pGpaSession, result)
         }
@@ -5786,6 +6213,7 @@ impl DeviceHooks for crate::Device {
         pPipelines: *mut VkPipeline,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateGraphicsPipelines(
                 device,
@@ -5807,6 +6235,7 @@ impl DeviceHooks for crate::Device {
         pImage: *mut VkImage,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCreateImage(device, pCreateInfo, pAllocator, pImage, result) }
     }
     fn post_call_record_create_image_view(
@@ -5818,6 +6247,7 @@ impl DeviceHooks for crate::Device {
         pView: *mut VkImageView,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCreateImageView(device, pCreateInfo, pAllocator, pView, result) }
     }
     fn post_call_record_create_indirect_commands_layout_ext(
@@ -5829,6 +6259,7 @@ impl DeviceHooks for crate::Device {
         pIndirectCommandsLayout: *mut VkIndirectCommandsLayoutEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateIndirectCommandsLayoutEXT(
                 device,
@@ -5848,6 +6279,7 @@ impl DeviceHooks for crate::Device {
         pIndirectCommandsLayout: *mut VkIndirectCommandsLayoutNV,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateIndirectCommandsLayoutNV(
                 device,
@@ -5867,6 +6299,7 @@ impl DeviceHooks for crate::Device {
         pIndirectExecutionSet: *mut VkIndirectExecutionSetEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateIndirectExecutionSetEXT(
                 device,
@@ -5886,6 +6319,7 @@ impl DeviceHooks for crate::Device {
         pMicromap: *mut VkMicromapEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateMicromapEXT(device, pCreateInfo, pAllocator, pMicromap, result)
         }
@@ -5899,6 +6333,7 @@ impl DeviceHooks for crate::Device {
         pSession: *mut VkOpticalFlowSessionNV,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateOpticalFlowSessionNV(
                 device,
@@ -5918,6 +6353,7 @@ impl DeviceHooks for crate::Device {
         pBinaries: *mut VkPipelineBinaryHandlesInfoKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreatePipelineBinariesKHR(
                 device,
@@ -5937,6 +6373,7 @@ impl DeviceHooks for crate::Device {
         pPipelineCache: *mut VkPipelineCache,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreatePipelineCache(
                 device,
@@ -5956,6 +6393,7 @@ impl DeviceHooks for crate::Device {
         pPipelineLayout: *mut VkPipelineLayout,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreatePipelineLayout(
                 device,
@@ -5975,6 +6413,7 @@ impl DeviceHooks for crate::Device {
         pPrivateDataSlot: *mut VkPrivateDataSlot,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreatePrivateDataSlot(
                 device,
@@ -5994,6 +6433,7 @@ impl DeviceHooks for crate::Device {
         pQueryPool: *mut VkQueryPool,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCreateQueryPool(device, pCreateInfo, pAllocator, pQueryPool, result) }
     }
     fn post_call_record_create_ray_tracing_pipelines_khr(
@@ -6008,6 +6448,7 @@ impl DeviceHooks for crate::Device {
         pPipelines: *mut VkPipeline,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateRayTracingPipelinesKHR(
                 device,
@@ -6032,6 +6473,7 @@ impl DeviceHooks for crate::Device {
         pPipelines: *mut VkPipeline,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateRayTracingPipelinesNV(
                 device,
@@ -6053,6 +6495,7 @@ impl DeviceHooks for crate::Device {
         pRenderPass: *mut VkRenderPass,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateRenderPass(device, pCreateInfo, pAllocator, pRenderPass, result)
         }
@@ -6066,6 +6509,7 @@ impl DeviceHooks for crate::Device {
         pRenderPass: *mut VkRenderPass,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateRenderPass2(device, pCreateInfo, pAllocator, pRenderPass, result)
         }
@@ -6079,6 +6523,7 @@ impl DeviceHooks for crate::Device {
         pSampler: *mut VkSampler,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCreateSampler(device, pCreateInfo, pAllocator, pSampler, result) }
     }
     fn post_call_record_create_sampler_ycbcr_conversion(
@@ -6090,6 +6535,7 @@ impl DeviceHooks for crate::Device {
         pYcbcrConversion: *mut VkSamplerYcbcrConversion,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateSamplerYcbcrConversion(
                 device,
@@ -6109,6 +6555,7 @@ impl DeviceHooks for crate::Device {
         pSemaphore: *mut VkSemaphore,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCreateSemaphore(device, pCreateInfo, pAllocator, pSemaphore, result) }
     }
     fn post_call_record_create_shader_instrumentation_arm(
@@ -6120,6 +6567,7 @@ impl DeviceHooks for crate::Device {
         pInstrumentation: *mut VkShaderInstrumentationARM,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateShaderInstrumentationARM(
                 device,
@@ -6139,6 +6587,7 @@ impl DeviceHooks for crate::Device {
         pShaderModule: *mut VkShaderModule,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateShaderModule(device, pCreateInfo, pAllocator, pShaderModule, result)
         }
@@ -6153,6 +6602,7 @@ impl DeviceHooks for crate::Device {
         pShaders: *mut VkShaderEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateShadersEXT(
                 device,
@@ -6174,6 +6624,7 @@ impl DeviceHooks for crate::Device {
         pSwapchains: *mut VkSwapchainKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateSharedSwapchainsKHR(
                 device,
@@ -6194,6 +6645,7 @@ impl DeviceHooks for crate::Device {
         pSwapchain: *mut VkSwapchainKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateSwapchainKHR(device, pCreateInfo, pAllocator, pSwapchain, result)
         }
@@ -6207,6 +6659,7 @@ impl DeviceHooks for crate::Device {
         pTensor: *mut VkTensorARM,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCreateTensorARM(device, pCreateInfo, pAllocator, pTensor, result) }
     }
     fn post_call_record_create_tensor_view_arm(
@@ -6218,6 +6671,7 @@ impl DeviceHooks for crate::Device {
         pView: *mut VkTensorViewARM,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkCreateTensorViewARM(device, pCreateInfo, pAllocator, pView, result) }
     }
     fn post_call_record_create_validation_cache_ext(
@@ -6229,6 +6683,7 @@ impl DeviceHooks for crate::Device {
         pValidationCache: *mut VkValidationCacheEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateValidationCacheEXT(
                 device,
@@ -6248,6 +6703,7 @@ impl DeviceHooks for crate::Device {
         pVideoSession: *mut VkVideoSessionKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateVideoSessionKHR(
                 device,
@@ -6267,6 +6723,7 @@ impl DeviceHooks for crate::Device {
         pVideoSessionParameters: *mut VkVideoSessionParametersKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkCreateVideoSessionParametersKHR(
                 device,
@@ -6284,6 +6741,7 @@ impl DeviceHooks for crate::Device {
         pNameInfo: *const VkDebugMarkerObjectNameInfoEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDebugMarkerSetObjectNameEXT(device, pNameInfo, result) }
     }
     fn post_call_record_debug_marker_set_object_tag_ext(
@@ -6293,6 +6751,7 @@ impl DeviceHooks for crate::Device {
         pTagInfo: *const VkDebugMarkerObjectTagInfoEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDebugMarkerSetObjectTagEXT(device, pTagInfo, result) }
     }
     fn post_call_record_deferred_operation_join_khr(
@@ -6302,6 +6761,7 @@ impl DeviceHooks for crate::Device {
         operation: VkDeferredOperationKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDeferredOperationJoinKHR(device, operation, result) }
     }
     fn post_call_record_destroy_acceleration_structure_khr(
@@ -6311,6 +6771,7 @@ impl DeviceHooks for crate::Device {
         accelerationStructure: VkAccelerationStructureKHR,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkDestroyAccelerationStructureKHR(device, accelerationStructure, pAllocator)
         }
@@ -6322,6 +6783,7 @@ impl DeviceHooks for crate::Device {
         accelerationStructure: VkAccelerationStructureNV,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkDestroyAccelerationStructureNV(device, accelerationStructure, pAllocator)
         }
@@ -6333,6 +6795,7 @@ impl DeviceHooks for crate::Device {
         buffer: VkBuffer,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyBuffer(device, buffer, pAllocator) }
     }
     fn post_call_record_destroy_buffer_collection_fuchsia(
@@ -6342,6 +6805,7 @@ impl DeviceHooks for crate::Device {
         collection: VkBufferCollectionFUCHSIA,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyBufferCollectionFUCHSIA(device, collection, pAllocator) }
     }
     fn post_call_record_destroy_buffer_view(
@@ -6351,6 +6815,7 @@ impl DeviceHooks for crate::Device {
         bufferView: VkBufferView,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyBufferView(device, bufferView, pAllocator) }
     }
     fn post_call_record_destroy_command_pool(
@@ -6360,6 +6825,7 @@ impl DeviceHooks for crate::Device {
         commandPool: VkCommandPool,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyCommandPool(device, commandPool, pAllocator) }
     }
     fn post_call_record_destroy_cu_function_nvx(
@@ -6369,6 +6835,7 @@ impl DeviceHooks for crate::Device {
         function: VkCuFunctionNVX,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyCuFunctionNVX(device, function, pAllocator) }
     }
     fn post_call_record_destroy_cu_module_nvx(
@@ -6378,6 +6845,7 @@ impl DeviceHooks for crate::Device {
         module: VkCuModuleNVX,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyCuModuleNVX(device, module, pAllocator) }
     }
     fn post_call_record_destroy_cuda_function_nv(
@@ -6387,6 +6855,7 @@ impl DeviceHooks for crate::Device {
         function: VkCudaFunctionNV,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyCudaFunctionNV(device, function, pAllocator) }
     }
     fn post_call_record_destroy_cuda_module_nv(
@@ -6396,6 +6865,7 @@ impl DeviceHooks for crate::Device {
         module: VkCudaModuleNV,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyCudaModuleNV(device, module, pAllocator) }
     }
     fn post_call_record_destroy_data_graph_pipeline_session_arm(
@@ -6405,6 +6875,7 @@ impl DeviceHooks for crate::Device {
         session: VkDataGraphPipelineSessionARM,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyDataGraphPipelineSessionARM(device, session, pAllocator) }
     }
     fn post_call_record_destroy_deferred_operation_khr(
@@ -6414,6 +6885,7 @@ impl DeviceHooks for crate::Device {
         operation: VkDeferredOperationKHR,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyDeferredOperationKHR(device, operation, pAllocator) }
     }
     fn post_call_record_destroy_descriptor_pool(
@@ -6423,6 +6895,7 @@ impl DeviceHooks for crate::Device {
         descriptorPool: VkDescriptorPool,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyDescriptorPool(device, descriptorPool, pAllocator) }
     }
     fn post_call_record_destroy_descriptor_set_layout(
@@ -6432,6 +6905,7 @@ impl DeviceHooks for crate::Device {
         descriptorSetLayout: VkDescriptorSetLayout,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyDescriptorSetLayout(device, descriptorSetLayout, pAllocator) }
     }
     fn post_call_record_destroy_descriptor_update_template(
@@ -6441,6 +6915,7 @@ impl DeviceHooks for crate::Device {
         descriptorUpdateTemplate: VkDescriptorUpdateTemplate,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkDestroyDescriptorUpdateTemplate(
                 device,
@@ -6456,6 +6931,7 @@ impl DeviceHooks for crate::Device {
         event: VkEvent,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyEvent(device, event, pAllocator) }
     }
     fn post_call_record_destroy_external_compute_queue_nv(
@@ -6465,6 +6941,7 @@ impl DeviceHooks for crate::Device {
         externalQueue: VkExternalComputeQueueNV,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyExternalComputeQueueNV(device, externalQueue, pAllocator) }
     }
     fn post_call_record_destroy_fence(
@@ -6474,6 +6951,7 @@ impl DeviceHooks for crate::Device {
         fence: VkFence,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyFence(device, fence, pAllocator) }
     }
     fn post_call_record_destroy_framebuffer(
@@ -6483,6 +6961,7 @@ impl DeviceHooks for crate::Device {
         framebuffer: VkFramebuffer,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyFramebuffer(device, framebuffer, pAllocator) }
     }
     fn post_call_record_destroy_gpa_session_amd(
@@ -6492,6 +6971,7 @@ impl DeviceHooks for crate::Device {
         gpaSession: VkGpaSessionAMD,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyGpaSessionAMD(device, gpaSession, pAllocator) }
     }
     fn post_call_record_destroy_image(
@@ -6501,6 +6981,7 @@ impl DeviceHooks for crate::Device {
         image: VkImage,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyImage(device, image, pAllocator) }
     }
     fn post_call_record_destroy_image_view(
@@ -6510,6 +6991,7 @@ impl DeviceHooks for crate::Device {
         imageView: VkImageView,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyImageView(device, imageView, pAllocator) }
     }
     fn post_call_record_destroy_indirect_commands_layout_ext(
@@ -6519,6 +7001,7 @@ impl DeviceHooks for crate::Device {
         indirectCommandsLayout: VkIndirectCommandsLayoutEXT,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkDestroyIndirectCommandsLayoutEXT(
                 device,
@@ -6534,6 +7017,7 @@ impl DeviceHooks for crate::Device {
         indirectCommandsLayout: VkIndirectCommandsLayoutNV,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkDestroyIndirectCommandsLayoutNV(device, indirectCommandsLayout, pAllocator)
         }
@@ -6545,6 +7029,7 @@ impl DeviceHooks for crate::Device {
         indirectExecutionSet: VkIndirectExecutionSetEXT,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkDestroyIndirectExecutionSetEXT(device, indirectExecutionSet, pAllocator)
         }
@@ -6556,6 +7041,7 @@ impl DeviceHooks for crate::Device {
         micromap: VkMicromapEXT,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyMicromapEXT(device, micromap, pAllocator) }
     }
     fn post_call_record_destroy_optical_flow_session_nv(
@@ -6565,6 +7051,7 @@ impl DeviceHooks for crate::Device {
         session: VkOpticalFlowSessionNV,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyOpticalFlowSessionNV(device, session, pAllocator) }
     }
     fn post_call_record_destroy_pipeline(
@@ -6574,6 +7061,7 @@ impl DeviceHooks for crate::Device {
         pipeline: VkPipeline,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyPipeline(device, pipeline, pAllocator) }
     }
     fn post_call_record_destroy_pipeline_binary_khr(
@@ -6583,6 +7071,7 @@ impl DeviceHooks for crate::Device {
         pipelineBinary: VkPipelineBinaryKHR,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyPipelineBinaryKHR(device, pipelineBinary, pAllocator) }
     }
     fn post_call_record_destroy_pipeline_cache(
@@ -6592,6 +7081,7 @@ impl DeviceHooks for crate::Device {
         pipelineCache: VkPipelineCache,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyPipelineCache(device, pipelineCache, pAllocator) }
     }
     fn post_call_record_destroy_pipeline_layout(
@@ -6601,6 +7091,7 @@ impl DeviceHooks for crate::Device {
         pipelineLayout: VkPipelineLayout,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyPipelineLayout(device, pipelineLayout, pAllocator) }
     }
     fn post_call_record_destroy_private_data_slot(
@@ -6610,6 +7101,7 @@ impl DeviceHooks for crate::Device {
         privateDataSlot: VkPrivateDataSlot,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyPrivateDataSlot(device, privateDataSlot, pAllocator) }
     }
     fn post_call_record_destroy_query_pool(
@@ -6619,6 +7111,7 @@ impl DeviceHooks for crate::Device {
         queryPool: VkQueryPool,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyQueryPool(device, queryPool, pAllocator) }
     }
     fn post_call_record_destroy_render_pass(
@@ -6628,6 +7121,7 @@ impl DeviceHooks for crate::Device {
         renderPass: VkRenderPass,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyRenderPass(device, renderPass, pAllocator) }
     }
     fn post_call_record_destroy_sampler(
@@ -6637,6 +7131,7 @@ impl DeviceHooks for crate::Device {
         sampler: VkSampler,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroySampler(device, sampler, pAllocator) }
     }
     fn post_call_record_destroy_sampler_ycbcr_conversion(
@@ -6646,6 +7141,7 @@ impl DeviceHooks for crate::Device {
         ycbcrConversion: VkSamplerYcbcrConversion,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroySamplerYcbcrConversion(device, ycbcrConversion, pAllocator) }
     }
     fn post_call_record_destroy_semaphore(
@@ -6655,6 +7151,7 @@ impl DeviceHooks for crate::Device {
         semaphore: VkSemaphore,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroySemaphore(device, semaphore, pAllocator) }
     }
     fn post_call_record_destroy_shader_ext(
@@ -6664,6 +7161,7 @@ impl DeviceHooks for crate::Device {
         shader: VkShaderEXT,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyShaderEXT(device, shader, pAllocator) }
     }
     fn post_call_record_destroy_shader_instrumentation_arm(
@@ -6673,6 +7171,7 @@ impl DeviceHooks for crate::Device {
         instrumentation: VkShaderInstrumentationARM,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyShaderInstrumentationARM(device, instrumentation, pAllocator) }
     }
     fn post_call_record_destroy_shader_module(
@@ -6682,6 +7181,7 @@ impl DeviceHooks for crate::Device {
         shaderModule: VkShaderModule,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyShaderModule(device, shaderModule, pAllocator) }
     }
     fn post_call_record_destroy_swapchain_khr(
@@ -6691,6 +7191,7 @@ impl DeviceHooks for crate::Device {
         swapchain: VkSwapchainKHR,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroySwapchainKHR(device, swapchain, pAllocator) }
     }
     fn post_call_record_destroy_tensor_arm(
@@ -6700,6 +7201,7 @@ impl DeviceHooks for crate::Device {
         tensor: VkTensorARM,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyTensorARM(device, tensor, pAllocator) }
     }
     fn post_call_record_destroy_tensor_view_arm(
@@ -6709,6 +7211,7 @@ impl DeviceHooks for crate::Device {
         tensorView: VkTensorViewARM,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyTensorViewARM(device, tensorView, pAllocator) }
     }
     fn post_call_record_destroy_validation_cache_ext(
@@ -6718,6 +7221,7 @@ impl DeviceHooks for crate::Device {
         validationCache: VkValidationCacheEXT,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyValidationCacheEXT(device, validationCache, pAllocator) }
     }
     fn post_call_record_destroy_video_session_khr(
@@ -6727,6 +7231,7 @@ impl DeviceHooks for crate::Device {
         videoSession: VkVideoSessionKHR,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDestroyVideoSessionKHR(device, videoSession, pAllocator) }
     }
     fn post_call_record_destroy_video_session_parameters_khr(
@@ -6736,6 +7241,7 @@ impl DeviceHooks for crate::Device {
         videoSessionParameters: VkVideoSessionParametersKHR,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkDestroyVideoSessionParametersKHR(
                 device,
@@ -6750,6 +7256,7 @@ impl DeviceHooks for crate::Device {
         device: VkDevice,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDeviceWaitIdle(device, result) }
     }
     fn post_call_record_display_power_control_ext(
@@ -6760,6 +7267,7 @@ impl DeviceHooks for crate::Device {
         pDisplayPowerInfo: *const VkDisplayPowerInfoEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkDisplayPowerControlEXT(device, display, pDisplayPowerInfo, result) }
     }
     fn post_call_record_end_command_buffer(
@@ -6768,6 +7276,7 @@ impl DeviceHooks for crate::Device {
         commandBuffer: VkCommandBuffer,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkEndCommandBuffer(commandBuffer, result) }
     }
     fn post_call_record_export_metal_objects_ext(
@@ -6776,6 +7285,7 @@ impl DeviceHooks for crate::Device {
         device: VkDevice,
         pMetalObjectsInfo: *mut VkExportMetalObjectsInfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkExportMetalObjectsEXT(device, pMetalObjectsInfo) }
     }
     fn post_call_record_flush_mapped_memory_ranges(
@@ -6786,6 +7296,7 @@ impl DeviceHooks for crate::Device {
         pMemoryRanges: *const VkMappedMemoryRange,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkFlushMappedMemoryRanges(device, memoryRangeCount, pMemoryRanges, result)
         }
@@ -6798,6 +7309,7 @@ impl DeviceHooks for crate::Device {
         commandBufferCount: u32,
         pCommandBuffers: *const VkCommandBuffer,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkFreeCommandBuffers(
                 device,
@@ -6816,6 +7328,7 @@ impl DeviceHooks for crate::Device {
         pDescriptorSets: *const VkDescriptorSet,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkFreeDescriptorSets(
                 device,
@@ -6833,6 +7346,7 @@ impl DeviceHooks for crate::Device {
         memory: VkDeviceMemory,
         pAllocator: *const VkAllocationCallbacks,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkFreeMemory(device, memory, pAllocator) }
     }
     fn post_call_record_get_acceleration_structure_build_sizes_khr(
@@ -6844,6 +7358,7 @@ impl DeviceHooks for crate::Device {
         pMaxPrimitiveCounts: *const u32,
         pSizeInfo: *mut VkAccelerationStructureBuildSizesInfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetAccelerationStructureBuildSizesKHR(
                 device,
@@ -6861,6 +7376,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkAccelerationStructureDeviceAddressInfoKHR,
         result: VkDeviceAddress,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetAccelerationStructureDeviceAddressKHR(device, pInfo, result) }
     }
     fn post_call_record_get_acceleration_structure_handle_nv(
@@ -6872,6 +7388,7 @@ impl DeviceHooks for crate::Device {
         pData: *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetAccelerationStructureHandleNV(
                 device,
@@ -6889,6 +7406,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkAccelerationStructureMemoryRequirementsInfoNV,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetAccelerationStructureMemoryRequirementsNV(
                 device,
@@ -6905,6 +7423,7 @@ impl DeviceHooks for crate::Device {
         pData: *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT(
                 device,
@@ -6922,6 +7441,7 @@ impl DeviceHooks for crate::Device {
         pProperties: *mut VkAndroidHardwareBufferPropertiesANDROID,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetAndroidHardwareBufferPropertiesANDROID(
                 device,
@@ -6939,6 +7459,7 @@ impl DeviceHooks for crate::Device {
         pProperties: *mut VkBufferCollectionPropertiesFUCHSIA,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetBufferCollectionPropertiesFUCHSIA(
                 device,
@@ -6955,6 +7476,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkBufferDeviceAddressInfo,
         result: VkDeviceAddress,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetBufferDeviceAddress(device, pInfo, result) }
     }
     fn post_call_record_get_buffer_memory_requirements(
@@ -6964,6 +7486,7 @@ impl DeviceHooks for crate::Device {
         buffer: VkBuffer,
         pMemoryRequirements: *mut VkMemoryRequirements,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetBufferMemoryRequirements(device, buffer, pMemoryRequirements) }
     }
     fn post_call_record_get_buffer_memory_requirements2(
@@ -6973,6 +7496,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkBufferMemoryRequirementsInfo2,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetBufferMemoryRequirements2(device, pInfo, pMemoryRequirements) }
     }
     fn post_call_record_get_buffer_opaque_capture_address(
@@ -6982,6 +7506,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkBufferDeviceAddressInfo,
         result: u64,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetBufferOpaqueCaptureAddress(device, pInfo, result) }
     }
     fn post_call_record_get_buffer_opaque_capture_descriptor_data_ext(
@@ -6992,6 +7517,7 @@ impl DeviceHooks for crate::Device {
         pData: *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetBufferOpaqueCaptureDescriptorDataEXT(device, pInfo, pData, result)
         }
@@ -7006,6 +7532,7 @@ impl DeviceHooks for crate::Device {
         pMaxDeviation: *mut u64,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetCalibratedTimestampsKHR(
                 device,
@@ -7024,6 +7551,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkClusterAccelerationStructureInputInfoNV,
         pSizeInfo: *mut VkAccelerationStructureBuildSizesInfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetClusterAccelerationStructureBuildSizesNV(device, pInfo, pSizeInfo)
         }
@@ -7037,6 +7565,7 @@ impl DeviceHooks for crate::Device {
         pCacheData: *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetCudaModuleCacheNV(device, module, pCacheSize, pCacheData, result) }
     }
     fn post_call_record_get_data_graph_pipeline_available_properties_arm(
@@ -7048,6 +7577,7 @@ impl DeviceHooks for crate::Device {
         pProperties: *mut VkDataGraphPipelinePropertyARM,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDataGraphPipelineAvailablePropertiesARM(
                 device,
@@ -7067,6 +7597,7 @@ impl DeviceHooks for crate::Device {
         pProperties: *mut VkDataGraphPipelinePropertyQueryResultARM,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDataGraphPipelinePropertiesARM(
                 device,
@@ -7086,6 +7617,7 @@ impl DeviceHooks for crate::Device {
         pBindPointRequirements: *mut VkDataGraphPipelineSessionBindPointRequirementARM,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDataGraphPipelineSessionBindPointRequirementsARM(
                 device,
@@ -7103,6 +7635,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkDataGraphPipelineSessionMemoryRequirementsInfoARM,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDataGraphPipelineSessionMemoryRequirementsARM(
                 device,
@@ -7118,6 +7651,7 @@ impl DeviceHooks for crate::Device {
         operation: VkDeferredOperationKHR,
         result: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetDeferredOperationMaxConcurrencyKHR(device, operation, result) }
     }
     fn post_call_record_get_deferred_operation_result_khr(
@@ -7127,6 +7661,7 @@ impl DeviceHooks for crate::Device {
         operation: VkDeferredOperationKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetDeferredOperationResultKHR(device, operation, result) }
     }
     fn post_call_record_get_descriptor_ext(
@@ -7137,6 +7672,7 @@ impl DeviceHooks for crate::Device {
         dataSize: usize,
         pDescriptor: *mut c_void,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetDescriptorEXT(device, pDescriptorInfo, dataSize, pDescriptor) }
     }
     fn post_call_record_get_descriptor_set_host_mapping_valve(
@@ -7146,6 +7682,7 @@ impl DeviceHooks for crate::Device {
         descriptorSet: VkDescriptorSet,
         ppData: *mut *mut c_void,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetDescriptorSetHostMappingVALVE(device, descriptorSet, ppData) }
     }
     fn post_call_record_get_descriptor_set_layout_binding_offset_ext(
@@ -7156,6 +7693,7 @@ impl DeviceHooks for crate::Device {
         binding: u32,
         pOffset: *mut VkDeviceSize,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDescriptorSetLayoutBindingOffsetEXT(device, layout, binding, pOffset)
         }
@@ -7167,6 +7705,7 @@ impl DeviceHooks for crate::Device {
         pBindingReference: *const VkDescriptorSetBindingReferenceVALVE,
         pHostMapping: *mut VkDescriptorSetLayoutHostMappingInfoVALVE,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDescriptorSetLayoutHostMappingInfoVALVE(
                 device,
@@ -7182,6 +7721,7 @@ impl DeviceHooks for crate::Device {
         layout: VkDescriptorSetLayout,
         pLayoutSizeInBytes: *mut VkDeviceSize,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetDescriptorSetLayoutSizeEXT(device, layout, pLayoutSizeInBytes) }
     }
     fn post_call_record_get_descriptor_set_layout_support(
@@ -7191,6 +7731,7 @@ impl DeviceHooks for crate::Device {
         pCreateInfo: *const VkDescriptorSetLayoutCreateInfo,
         pSupport: *mut VkDescriptorSetLayoutSupport,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetDescriptorSetLayoutSupport(device, pCreateInfo, pSupport) }
     }
     fn post_call_record_get_device_acceleration_structure_compatibility_khr(
@@ -7200,6 +7741,7 @@ impl DeviceHooks for crate::Device {
         pVersionInfo: *const VkAccelerationStructureVersionInfoKHR,
         pCompatibility: *mut VkAccelerationStructureCompatibilityKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDeviceAccelerationStructureCompatibilityKHR(
                 device,
@@ -7215,6 +7757,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkDeviceBufferMemoryRequirements,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDeviceBufferMemoryRequirements(device, pInfo, pMemoryRequirements)
         }
@@ -7227,6 +7770,7 @@ impl DeviceHooks for crate::Device {
         samplerIndex: u64,
         result: u64,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDeviceCombinedImageSamplerIndexNVX(
                 device,
@@ -7243,6 +7787,7 @@ impl DeviceHooks for crate::Device {
         pDebugInfo: *mut VkDeviceFaultDebugInfoKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetDeviceFaultDebugInfoKHR(device, pDebugInfo, result) }
     }
     fn post_call_record_get_device_fault_info_ext(
@@ -7253,6 +7798,7 @@ impl DeviceHooks for crate::Device {
         pFaultInfo: *mut VkDeviceFaultInfoEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetDeviceFaultInfoEXT(device, pFaultCounts, pFaultInfo, result) }
     }
     fn post_call_record_get_device_fault_reports_khr(
@@ -7264,6 +7810,7 @@ impl DeviceHooks for crate::Device {
         pFaultInfo: *mut VkDeviceFaultInfoKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDeviceFaultReportsKHR(device, timeout, pFaultCounts, pFaultInfo, result)
         }
@@ -7277,6 +7824,7 @@ impl DeviceHooks for crate::Device {
         remoteDeviceIndex: u32,
         pPeerMemoryFeatures: *mut VkPeerMemoryFeatureFlags,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDeviceGroupPeerMemoryFeatures(
                 device,
@@ -7294,6 +7842,7 @@ impl DeviceHooks for crate::Device {
         pDeviceGroupPresentCapabilities: *mut VkDeviceGroupPresentCapabilitiesKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDeviceGroupPresentCapabilitiesKHR(
                 device,
@@ -7310,6 +7859,7 @@ impl DeviceHooks for crate::Device {
         pModes: *mut VkDeviceGroupPresentModeFlagsKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDeviceGroupSurfacePresentModes2EXT(device, pSurfaceInfo, pModes, result)
         }
@@ -7322,6 +7872,7 @@ impl DeviceHooks for crate::Device {
         pModes: *mut VkDeviceGroupPresentModeFlagsKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDeviceGroupSurfacePresentModesKHR(device, surface, pModes, result)
         }
@@ -7333,6 +7884,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkDeviceImageMemoryRequirements,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetDeviceImageMemoryRequirements(device, pInfo, pMemoryRequirements) }
     }
     fn post_call_record_get_device_image_sparse_memory_requirements(
@@ -7343,6 +7895,7 @@ impl DeviceHooks for crate::Device {
         pSparseMemoryRequirementCount: *mut u32,
         pSparseMemoryRequirements: *mut VkSparseImageMemoryRequirements2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDeviceImageSparseMemoryRequirements(
                 device,
@@ -7359,6 +7912,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkDeviceImageSubresourceInfo,
         pLayout: *mut VkSubresourceLayout2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetDeviceImageSubresourceLayout(device, pInfo, pLayout) }
     }
     fn post_call_record_get_device_memory_commitment(
@@ -7368,6 +7922,7 @@ impl DeviceHooks for crate::Device {
         memory: VkDeviceMemory,
         pCommittedMemoryInBytes: *mut VkDeviceSize,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetDeviceMemoryCommitment(device, memory, pCommittedMemoryInBytes) }
     }
     fn post_call_record_get_device_memory_opaque_capture_address(
@@ -7377,6 +7932,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkDeviceMemoryOpaqueCaptureAddressInfo,
         result: u64,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetDeviceMemoryOpaqueCaptureAddress(device, pInfo, result) }
     }
     fn post_call_record_get_device_micromap_compatibility_ext(
@@ -7386,6 +7942,7 @@ impl DeviceHooks for crate::Device {
         pVersionInfo: *const VkMicromapVersionInfoEXT,
         pCompatibility: *mut VkAccelerationStructureCompatibilityKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDeviceMicromapCompatibilityEXT(device, pVersionInfo, pCompatibility)
         }
@@ -7398,6 +7955,7 @@ impl DeviceHooks for crate::Device {
         queueIndex: u32,
         pQueue: *mut VkQueue,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetDeviceQueue(device, queueFamilyIndex, queueIndex, pQueue) }
     }
     fn post_call_record_get_device_queue2(
@@ -7407,6 +7965,7 @@ impl DeviceHooks for crate::Device {
         pQueueInfo: *const VkDeviceQueueInfo2,
         pQueue: *mut VkQueue,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetDeviceQueue2(device, pQueueInfo, pQueue) }
     }
     fn post_call_record_get_device_subpass_shading_max_workgroup_size_huawei(
@@ -7417,6 +7976,7 @@ impl DeviceHooks for crate::Device {
         pMaxWorkgroupSize: *mut VkExtent2D,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI(
                 device,
@@ -7433,6 +7993,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkDeviceTensorMemoryRequirementsARM,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDeviceTensorMemoryRequirementsARM(device, pInfo, pMemoryRequirements)
         }
@@ -7445,6 +8006,7 @@ impl DeviceHooks for crate::Device {
         pProperties: *mut VkTilePropertiesQCOM,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetDynamicRenderingTilePropertiesQCOM(
                 device,
@@ -7464,6 +8026,7 @@ impl DeviceHooks for crate::Device {
         pData: *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetEncodedVideoSessionParametersKHR(
                 device,
@@ -7482,6 +8045,7 @@ impl DeviceHooks for crate::Device {
         event: VkEvent,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetEventStatus(device, event, result) }
     }
     fn post_call_record_get_execution_graph_pipeline_node_index_amdx(
@@ -7493,6 +8057,7 @@ impl DeviceHooks for crate::Device {
         pNodeIndex: *mut u32,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetExecutionGraphPipelineNodeIndexAMDX(
                 device,
@@ -7511,6 +8076,7 @@ impl DeviceHooks for crate::Device {
         pSizeInfo: *mut VkExecutionGraphPipelineScratchSizeAMDX,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetExecutionGraphPipelineScratchSizeAMDX(
                 device,
@@ -7527,6 +8093,7 @@ impl DeviceHooks for crate::Device {
         params: *mut VkExternalComputeQueueDataParamsNV,
         pData: *mut c_void,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetExternalComputeQueueDataNV(externalQueue, params, pData) }
     }
     fn post_call_record_get_fence_fd_khr(
@@ -7537,6 +8104,7 @@ impl DeviceHooks for crate::Device {
         pFd: *mut c_int,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetFenceFdKHR(device, pGetFdInfo, pFd, result) }
     }
     fn post_call_record_get_fence_status(
@@ -7546,6 +8114,7 @@ impl DeviceHooks for crate::Device {
         fence: VkFence,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetFenceStatus(device, fence, result) }
     }
     fn post_call_record_get_fence_win32_handle_khr(
@@ -7556,6 +8125,7 @@ impl DeviceHooks for crate::Device {
         pHandle: *mut HANDLE,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetFenceWin32HandleKHR(device, pGetWin32HandleInfo, pHandle, result) }
     }
     fn post_call_record_get_framebuffer_tile_properties_qcom(
@@ -7567,6 +8137,7 @@ impl DeviceHooks for crate::Device {
         pProperties: *mut VkTilePropertiesQCOM,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetFramebufferTilePropertiesQCOM(
                 device,
@@ -7584,6 +8155,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkGeneratedCommandsMemoryRequirementsInfoEXT,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetGeneratedCommandsMemoryRequirementsEXT(
                 device,
@@ -7599,6 +8171,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkGeneratedCommandsMemoryRequirementsInfoNV,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetGeneratedCommandsMemoryRequirementsNV(
                 device,
@@ -7614,6 +8187,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *mut VkGpaDeviceGetClockInfoAMD,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetGpaDeviceClockInfoAMD(device, pInfo, result) }
     }
     fn post_call_record_get_gpa_session_results_amd(
@@ -7626,6 +8200,7 @@ impl DeviceHooks for crate::Device {
         pData: *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetGpaSessionResultsAMD(
                 device,
@@ -7644,6 +8219,7 @@ impl DeviceHooks for crate::Device {
         gpaSession: VkGpaSessionAMD,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetGpaSessionStatusAMD(device, gpaSession, result) }
     }
     fn post_call_record_get_image_drm_format_modifier_properties_ext(
@@ -7654,6 +8230,7 @@ impl DeviceHooks for crate::Device {
         pProperties: *mut VkImageDrmFormatModifierPropertiesEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetImageDrmFormatModifierPropertiesEXT(device, image, pProperties, result)
         }
@@ -7665,6 +8242,7 @@ impl DeviceHooks for crate::Device {
         image: VkImage,
         pMemoryRequirements: *mut VkMemoryRequirements,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetImageMemoryRequirements(device, image, pMemoryRequirements) }
     }
     fn post_call_record_get_image_memory_requirements2(
@@ -7674,6 +8252,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkImageMemoryRequirementsInfo2,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetImageMemoryRequirements2(device, pInfo, pMemoryRequirements) }
     }
     fn post_call_record_get_image_opaque_capture_data_ext(
@@ -7685,6 +8264,7 @@ impl DeviceHooks for crate::Device {
         pDatas: *mut VkHostAddressRangeEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetImageOpaqueCaptureDataEXT(device, imageCount, pImages, pDatas, result)
         }
@@ -7697,6 +8277,7 @@ impl DeviceHooks for crate::Device {
         pData: *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetImageOpaqueCaptureDescriptorDataEXT(device, pInfo, pData, result) }
     }
     fn post_call_record_get_image_sparse_memory_requirements(
@@ -7707,6 +8288,7 @@ impl DeviceHooks for crate::Device {
         pSparseMemoryRequirementCount: *mut u32,
         pSparseMemoryRequirements: *mut VkSparseImageMemoryRequirements,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetImageSparseMemoryRequirements(
                 device,
@@ -7724,6 +8306,7 @@ impl DeviceHooks for crate::Device {
         pSparseMemoryRequirementCount: *mut u32,
         pSparseMemoryRequirements: *mut VkSparseImageMemoryRequirements2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetImageSparseMemoryRequirements2(
                 device,
@@ -7741,6 +8324,7 @@ impl DeviceHooks for crate::Device {
         pSubresource: *const VkImageSubresource,
         pLayout: *mut VkSubresourceLayout,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetImageSubresourceLayout(device, image, pSubresource, pLayout) }
     }
     fn post_call_record_get_image_subresource_layout2(
@@ -7751,6 +8335,7 @@ impl DeviceHooks for crate::Device {
         pSubresource: *const VkImageSubresource2,
         pLayout: *mut VkSubresourceLayout2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetImageSubresourceLayout2(device, image, pSubresource, pLayout) }
     }
     fn post_call_record_get_image_view_address_nvx(
@@ -7761,6 +8346,7 @@ impl DeviceHooks for crate::Device {
         pProperties: *mut VkImageViewAddressPropertiesNVX,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetImageViewAddressNVX(device, imageView, pProperties, result) }
     }
     fn post_call_record_get_image_view_handle64_nvx(
@@ -7770,6 +8356,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkImageViewHandleInfoNVX,
         result: u64,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetImageViewHandle64NVX(device, pInfo, result) }
     }
     fn post_call_record_get_image_view_handle_nvx(
@@ -7779,6 +8366,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkImageViewHandleInfoNVX,
         result: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetImageViewHandleNVX(device, pInfo, result) }
     }
     fn post_call_record_get_image_view_opaque_capture_descriptor_data_ext(
@@ -7789,6 +8377,7 @@ impl DeviceHooks for crate::Device {
         pData: *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetImageViewOpaqueCaptureDescriptorDataEXT(device, pInfo, pData, result)
         }
@@ -7799,6 +8388,7 @@ impl DeviceHooks for crate::Device {
         device: VkDevice,
         pTimings: *mut c_void,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetLatencyTimingsLegacyNV(device, pTimings) }
     }
     fn post_call_record_get_latency_timings_nv(
@@ -7808,6 +8398,7 @@ impl DeviceHooks for crate::Device {
         swapchain: VkSwapchainKHR,
         pLatencyMarkerInfo: *mut VkGetLatencyMarkerInfoNV,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetLatencyTimingsNV(device, swapchain, pLatencyMarkerInfo) }
     }
     fn post_call_record_get_memory_android_hardware_buffer_android(
@@ -7818,6 +8409,7 @@ impl DeviceHooks for crate::Device {
         pBuffer: *mut *mut AHardwareBuffer,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetMemoryAndroidHardwareBufferANDROID(device, pInfo, pBuffer, result)
         }
@@ -7830,6 +8422,7 @@ impl DeviceHooks for crate::Device {
         pFd: *mut c_int,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetMemoryFdKHR(device, pGetFdInfo, pFd, result) }
     }
     fn post_call_record_get_memory_fd_properties_khr(
@@ -7841,6 +8434,7 @@ impl DeviceHooks for crate::Device {
         pMemoryFdProperties: *mut VkMemoryFdPropertiesKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetMemoryFdPropertiesKHR(
                 device,
@@ -7860,6 +8454,7 @@ impl DeviceHooks for crate::Device {
         pMemoryHostPointerProperties: *mut VkMemoryHostPointerPropertiesEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetMemoryHostPointerPropertiesEXT(
                 device,
@@ -7878,6 +8473,7 @@ impl DeviceHooks for crate::Device {
         pHandle: *mut *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetMemoryMetalHandleEXT(device, pGetMetalHandleInfo, pHandle, result)
         }
@@ -7891,6 +8487,7 @@ impl DeviceHooks for crate::Device {
         pMemoryMetalHandleProperties: *mut VkMemoryMetalHandlePropertiesEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetMemoryMetalHandlePropertiesEXT(
                 device,
@@ -7909,6 +8506,7 @@ impl DeviceHooks for crate::Device {
         pBuffer: *mut *mut OH_NativeBuffer,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetMemoryNativeBufferOHOS(device, pInfo, pBuffer, result) }
     }
     fn post_call_record_get_memory_remote_address_nv(
@@ -7919,6 +8517,7 @@ impl DeviceHooks for crate::Device {
         pAddress: *mut VkRemoteAddressNV,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetMemoryRemoteAddressNV(
                 device,
@@ -7936,6 +8535,7 @@ impl DeviceHooks for crate::Device {
         pHandle: *mut HANDLE,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetMemoryWin32HandleKHR(device, pGetWin32HandleInfo, pHandle, result)
         }
@@ -7949,6 +8549,7 @@ impl DeviceHooks for crate::Device {
         pHandle: *mut HANDLE,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetMemoryWin32HandleNV(device, memory, handleType, pHandle, result) }
     }
     fn post_call_record_get_memory_win32_handle_properties_khr(
@@ -7960,6 +8561,7 @@ impl DeviceHooks for crate::Device {
         pMemoryWin32HandleProperties: *mut VkMemoryWin32HandlePropertiesKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetMemoryWin32HandlePropertiesKHR(
                 device,
@@ -7978,6 +8580,7 @@ impl DeviceHooks for crate::Device {
         pZirconHandle: *mut zx_handle_t,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetMemoryZirconHandleFUCHSIA(
                 device,
@@ -7996,6 +8599,7 @@ impl DeviceHooks for crate::Device {
         pMemoryZirconHandleProperties: *mut VkMemoryZirconHandlePropertiesFUCHSIA,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetMemoryZirconHandlePropertiesFUCHSIA(
                 device,
@@ -8014,6 +8618,7 @@ impl DeviceHooks for crate::Device {
         pBuildInfo: *const VkMicromapBuildInfoEXT,
         pSizeInfo: *mut VkMicromapBuildSizesInfoEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetMicromapBuildSizesEXT(device, buildType, pBuildInfo, pSizeInfo) }
     }
     fn post_call_record_get_native_buffer_properties_ohos(
@@ -8024,6 +8629,7 @@ impl DeviceHooks for crate::Device {
         pProperties: *mut VkNativeBufferPropertiesOHOS,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetNativeBufferPropertiesOHOS(device, buffer, pProperties, result) }
     }
     fn post_call_record_get_partitioned_acceleration_structures_build_sizes_nv(
@@ -8033,6 +8639,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkPartitionedAccelerationStructureInstancesInputNV,
         pSizeInfo: *mut VkAccelerationStructureBuildSizesInfoKHR,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPartitionedAccelerationStructuresBuildSizesNV(device, pInfo, pSizeInfo)
         }
@@ -8045,6 +8652,7 @@ impl DeviceHooks for crate::Device {
         pPastPresentationTimingProperties: *mut VkPastPresentationTimingPropertiesEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPastPresentationTimingEXT(
                 device,
@@ -8063,6 +8671,7 @@ impl DeviceHooks for crate::Device {
         pPresentationTimings: *mut VkPastPresentationTimingGOOGLE,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPastPresentationTimingGOOGLE(
                 device,
@@ -8081,6 +8690,7 @@ impl DeviceHooks for crate::Device {
         pValue: *mut VkPerformanceValueINTEL,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetPerformanceParameterINTEL(device, parameter, pValue, result) }
     }
     fn post_call_record_get_pipeline_binary_data_khr(
@@ -8093,6 +8703,7 @@ impl DeviceHooks for crate::Device {
         pPipelineBinaryData: *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPipelineBinaryDataKHR(
                 device,
@@ -8113,6 +8724,7 @@ impl DeviceHooks for crate::Device {
         pData: *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPipelineCacheData(device, pipelineCache, pDataSize, pData, result)
         }
@@ -8126,6 +8738,7 @@ impl DeviceHooks for crate::Device {
         pInternalRepresentations: *mut VkPipelineExecutableInternalRepresentationKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPipelineExecutableInternalRepresentationsKHR(
                 device,
@@ -8145,6 +8758,7 @@ impl DeviceHooks for crate::Device {
         pProperties: *mut VkPipelineExecutablePropertiesKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPipelineExecutablePropertiesKHR(
                 device,
@@ -8164,6 +8778,7 @@ impl DeviceHooks for crate::Device {
         pStatistics: *mut VkPipelineExecutableStatisticKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPipelineExecutableStatisticsKHR(
                 device,
@@ -8181,6 +8796,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkPipelineIndirectDeviceAddressInfoNV,
         result: VkDeviceAddress,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetPipelineIndirectDeviceAddressNV(device, pInfo, result) }
     }
     fn post_call_record_get_pipeline_indirect_memory_requirements_nv(
@@ -8190,6 +8806,7 @@ impl DeviceHooks for crate::Device {
         pCreateInfo: *const VkComputePipelineCreateInfo,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPipelineIndirectMemoryRequirementsNV(
                 device,
@@ -8206,6 +8823,7 @@ impl DeviceHooks for crate::Device {
         pPipelineKey: *mut VkPipelineBinaryKeyKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetPipelineKeyKHR(device, pPipelineCreateInfo, pPipelineKey, result) }
     }
     fn post_call_record_get_pipeline_properties_ext(
@@ -8216,6 +8834,7 @@ impl DeviceHooks for crate::Device {
         pPipelineProperties: *mut VkBaseOutStructure,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPipelinePropertiesEXT(
                 device,
@@ -8234,6 +8853,7 @@ impl DeviceHooks for crate::Device {
         privateDataSlot: VkPrivateDataSlot,
         pData: *mut u64,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetPrivateData(device, objectType, objectHandle, privateDataSlot, pData)
         }
@@ -8251,6 +8871,7 @@ impl DeviceHooks for crate::Device {
         flags: VkQueryResultFlags,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetQueryPoolResults(
                 device,
@@ -8272,6 +8893,7 @@ impl DeviceHooks for crate::Device {
         pCheckpointDataCount: *mut u32,
         pCheckpointData: *mut VkCheckpointData2NV,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetQueueCheckpointData2NV(queue, pCheckpointDataCount, pCheckpointData)
         }
@@ -8283,6 +8905,7 @@ impl DeviceHooks for crate::Device {
         pCheckpointDataCount: *mut u32,
         pCheckpointData: *mut VkCheckpointDataNV,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetQueueCheckpointDataNV(queue, pCheckpointDataCount, pCheckpointData)
         }
@@ -8298,6 +8921,7 @@ impl DeviceHooks for crate::Device {
         pData: *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetRayTracingCaptureReplayShaderGroupHandlesKHR(
                 device,
@@ -8321,6 +8945,7 @@ impl DeviceHooks for crate::Device {
         pData: *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetRayTracingShaderGroupHandlesKHR(
                 device,
@@ -8342,6 +8967,7 @@ impl DeviceHooks for crate::Device {
         groupShader: VkShaderGroupShaderKHR,
         result: VkDeviceSize,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetRayTracingShaderGroupStackSizeKHR(
                 device,
@@ -8360,6 +8986,7 @@ impl DeviceHooks for crate::Device {
         pDisplayTimingProperties: *mut VkRefreshCycleDurationGOOGLE,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetRefreshCycleDurationGOOGLE(
                 device,
@@ -8376,6 +9003,7 @@ impl DeviceHooks for crate::Device {
         renderPass: VkRenderPass,
         pGranularity: *mut VkExtent2D,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetRenderAreaGranularity(device, renderPass, pGranularity) }
     }
     fn post_call_record_get_rendering_area_granularity(
@@ -8385,6 +9013,7 @@ impl DeviceHooks for crate::Device {
         pRenderingAreaInfo: *const VkRenderingAreaInfo,
         pGranularity: *mut VkExtent2D,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetRenderingAreaGranularity(device, pRenderingAreaInfo, pGranularity)
         }
@@ -8397,6 +9026,7 @@ impl DeviceHooks for crate::Device {
         pData: *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetSamplerOpaqueCaptureDescriptorDataEXT(device, pInfo, pData, result)
         }
@@ -8409,6 +9039,7 @@ impl DeviceHooks for crate::Device {
         pProperties: *mut VkScreenBufferPropertiesQNX,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetScreenBufferPropertiesQNX(device, buffer, pProperties, result) }
     }
     fn post_call_record_get_semaphore_counter_value(
@@ -8419,6 +9050,7 @@ impl DeviceHooks for crate::Device {
         pValue: *mut u64,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetSemaphoreCounterValue(device, semaphore, pValue, result) }
     }
     fn post_call_record_get_semaphore_fd_khr(
@@ -8429,6 +9061,7 @@ impl DeviceHooks for crate::Device {
         pFd: *mut c_int,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetSemaphoreFdKHR(device, pGetFdInfo, pFd, result) }
     }
     fn post_call_record_get_semaphore_win32_handle_khr(
@@ -8439,6 +9072,7 @@ impl DeviceHooks for crate::Device {
         pHandle: *mut HANDLE,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetSemaphoreWin32HandleKHR(device, pGetWin32HandleInfo, pHandle, result)
         }
@@ -8451,6 +9085,7 @@ impl DeviceHooks for crate::Device {
         pZirconHandle: *mut zx_handle_t,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetSemaphoreZirconHandleFUCHSIA(
                 device,
@@ -8469,6 +9104,7 @@ impl DeviceHooks for crate::Device {
         pData: *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetShaderBinaryDataEXT(device, shader, pDataSize, pData, result) }
     }
     fn post_call_record_get_shader_info_amd(
@@ -8482,6 +9118,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetShaderInfoAMD(
                 device,
@@ -8504,6 +9141,7 @@ impl DeviceHooks for crate::Device {
         flags: VkShaderInstrumentationValuesFlagsARM,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetShaderInstrumentationValuesARM(
                 device,
@@ -8522,6 +9160,7 @@ impl DeviceHooks for crate::Device {
         pCreateInfo: *const VkShaderModuleCreateInfo,
         pIdentifier: *mut VkShaderModuleIdentifierEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetShaderModuleCreateInfoIdentifierEXT(device, pCreateInfo, pIdentifier)
         }
@@ -8533,6 +9172,7 @@ impl DeviceHooks for crate::Device {
         shaderModule: VkShaderModule,
         pIdentifier: *mut VkShaderModuleIdentifierEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetShaderModuleIdentifierEXT(device, shaderModule, pIdentifier) }
     }
     fn post_call_record_get_sleep_status_legacy_nv(
@@ -8541,6 +9181,7 @@ impl DeviceHooks for crate::Device {
         device: VkDevice,
         pLowLatencyMode: *mut VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetSleepStatusLegacyNV(device, pLowLatencyMode) }
     }
     fn post_call_record_get_swapchain_counter_ext(
@@ -8552,6 +9193,7 @@ impl DeviceHooks for crate::Device {
         pCounterValue: *mut u64,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetSwapchainCounterEXT(device, swapchain, counter, pCounterValue, result)
         }
@@ -8565,6 +9207,7 @@ impl DeviceHooks for crate::Device {
         pSwapchainImages: *mut VkImage,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetSwapchainImagesKHR(
                 device,
@@ -8582,6 +9225,7 @@ impl DeviceHooks for crate::Device {
         swapchain: VkSwapchainKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetSwapchainStatusKHR(device, swapchain, result) }
     }
     fn post_call_record_get_swapchain_time_domain_properties_ext(
@@ -8593,6 +9237,7 @@ impl DeviceHooks for crate::Device {
         pTimeDomainsCounter: *mut u64,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetSwapchainTimeDomainPropertiesEXT(
                 device,
@@ -8612,6 +9257,7 @@ impl DeviceHooks for crate::Device {
         pSwapchainTimingPropertiesCounter: *mut u64,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetSwapchainTimingPropertiesEXT(
                 device,
@@ -8629,6 +9275,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *const VkTensorMemoryRequirementsInfoARM,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkGetTensorMemoryRequirementsARM(device, pInfo, pMemoryRequirements) }
     }
     fn post_call_record_get_tensor_opaque_capture_data_arm(
@@ -8640,6 +9287,7 @@ impl DeviceHooks for crate::Device {
         pDatas: *mut VkHostAddressRangeEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetTensorOpaqueCaptureDataARM(
                 device,
@@ -8658,6 +9306,7 @@ impl DeviceHooks for crate::Device {
         pData: *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetTensorOpaqueCaptureDescriptorDataARM(device, pInfo, pData, result)
         }
@@ -8670,6 +9319,7 @@ impl DeviceHooks for crate::Device {
         pData: *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetTensorViewOpaqueCaptureDescriptorDataARM(device, pInfo, pData, result)
         }
@@ -8683,6 +9333,7 @@ impl DeviceHooks for crate::Device {
         pData: *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetValidationCacheDataEXT(
                 device,
@@ -8702,6 +9353,7 @@ impl DeviceHooks for crate::Device {
         pMemoryRequirements: *mut VkVideoSessionMemoryRequirementsKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkGetVideoSessionMemoryRequirementsKHR(
                 device,
@@ -8719,6 +9371,7 @@ impl DeviceHooks for crate::Device {
         pImportFenceFdInfo: *const VkImportFenceFdInfoKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkImportFenceFdKHR(device, pImportFenceFdInfo, result) }
     }
     fn post_call_record_import_fence_win32_handle_khr(
@@ -8728,6 +9381,7 @@ impl DeviceHooks for crate::Device {
         pImportFenceWin32HandleInfo: *const VkImportFenceWin32HandleInfoKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkImportFenceWin32HandleKHR(device, pImportFenceWin32HandleInfo, result)
         }
@@ -8739,6 +9393,7 @@ impl DeviceHooks for crate::Device {
         pImportSemaphoreFdInfo: *const VkImportSemaphoreFdInfoKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkImportSemaphoreFdKHR(device, pImportSemaphoreFdInfo, result) }
     }
     fn post_call_record_import_semaphore_win32_handle_khr(
@@ -8748,6 +9403,7 @@ impl DeviceHooks for crate::Device {
         pImportSemaphoreWin32HandleInfo: *const VkImportSemaphoreWin32HandleInfoKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkImportSemaphoreWin32HandleKHR(
                 device,
@@ -8763,6 +9419,7 @@ impl DeviceHooks for crate::Device {
         pImportSemaphoreZirconHandleInfo: *const VkImportSemaphoreZirconHandleInfoFUCHSIA,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkImportSemaphoreZirconHandleFUCHSIA(
                 device,
@@ -8778,6 +9435,7 @@ impl DeviceHooks for crate::Device {
         pInitializeInfo: *const VkInitializePerformanceApiInfoINTEL,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkInitializePerformanceApiINTEL(device, pInitializeInfo, result) }
     }
     fn post_call_record_invalidate_mapped_memory_ranges(
@@ -8788,6 +9446,7 @@ impl DeviceHooks for crate::Device {
         pMemoryRanges: *const VkMappedMemoryRange,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkInvalidateMappedMemoryRanges(
                 device,
@@ -8804,6 +9463,7 @@ impl DeviceHooks for crate::Device {
         signalSemaphore: VkSemaphore,
         value: u64,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkLatencySleepLegacyNV(device, signalSemaphore, value) }
     }
     fn post_call_record_latency_sleep_nv(
@@ -8814,6 +9474,7 @@ impl DeviceHooks for crate::Device {
         pSleepInfo: *const VkLatencySleepInfoNV,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkLatencySleepNV(device, swapchain, pSleepInfo, result) }
     }
     fn post_call_record_map_memory(
@@ -8827,6 +9488,7 @@ impl DeviceHooks for crate::Device {
         ppData: *mut *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkMapMemory(device, memory, offset, size, flags, ppData, result) }
     }
     fn post_call_record_map_memory2(
@@ -8837,6 +9499,7 @@ impl DeviceHooks for crate::Device {
         ppData: *mut *mut c_void,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkMapMemory2(device, pMemoryMapInfo, ppData, result) }
     }
     fn post_call_record_merge_pipeline_caches(
@@ -8848,6 +9511,7 @@ impl DeviceHooks for crate::Device {
         pSrcCaches: *const VkPipelineCache,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkMergePipelineCaches(device, dstCache, srcCacheCount, pSrcCaches, result)
         }
@@ -8861,6 +9525,7 @@ impl DeviceHooks for crate::Device {
         pSrcCaches: *const VkValidationCacheEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkMergeValidationCachesEXT(
                 device,
@@ -8877,6 +9542,7 @@ impl DeviceHooks for crate::Device {
         queue: VkQueue,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkQueueBeginDebugUtilsLabelEXT(queue, pLabelInfo) }
     }
     fn post_call_record_queue_bind_sparse(
@@ -8888,6 +9554,7 @@ impl DeviceHooks for crate::Device {
         fence: VkFence,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkQueueBindSparse(queue, bindInfoCount, pBindInfo, fence, result) }
     }
     fn post_call_record_queue_end_debug_utils_label_ext(
@@ -8895,6 +9562,7 @@ impl DeviceHooks for crate::Device {
         _: &DeviceDispatchTable,
         queue: VkQueue,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkQueueEndDebugUtilsLabelEXT(queue) }
     }
     fn post_call_record_queue_insert_debug_utils_label_ext(
@@ -8903,6 +9571,7 @@ impl DeviceHooks for crate::Device {
         queue: VkQueue,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkQueueInsertDebugUtilsLabelEXT(queue, pLabelInfo) }
     }
     fn post_call_record_queue_notify_out_of_band_legacy_nv(
@@ -8911,6 +9580,7 @@ impl DeviceHooks for crate::Device {
         queue: VkQueue,
         queueType: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkQueueNotifyOutOfBandLegacyNV(queue, queueType) }
     }
     fn post_call_record_queue_notify_out_of_band_nv(
@@ -8919,6 +9589,7 @@ impl DeviceHooks for crate::Device {
         queue: VkQueue,
         pQueueTypeInfo: *const VkOutOfBandQueueTypeInfoNV,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkQueueNotifyOutOfBandNV(queue, pQueueTypeInfo) }
     }
     fn post_call_record_queue_present_khr(
@@ -8928,6 +9599,7 @@ impl DeviceHooks for crate::Device {
         pPresentInfo: *const VkPresentInfoKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkQueuePresentKHR(queue, pPresentInfo, result) }
     }
     fn post_call_record_queue_set_perf_hint_qcom(
@@ -8937,6 +9609,7 @@ impl DeviceHooks for crate::Device {
         pPerfHintInfo: *const VkPerfHintInfoQCOM,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkQueueSetPerfHintQCOM(queue, pPerfHintInfo, result) }
     }
     fn post_call_record_queue_set_performance_configuration_intel(
@@ -8946,6 +9619,7 @@ impl DeviceHooks for crate::Device {
         configuration: VkPerformanceConfigurationINTEL,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkQueueSetPerformanceConfigurationINTEL(queue, configuration, result) }
     }
     fn post_call_record_queue_submit(
@@ -8957,6 +9631,7 @@ impl DeviceHooks for crate::Device {
         fence: VkFence,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkQueueSubmit(queue, submitCount, pSubmits, fence, result) }
     }
     fn post_call_record_queue_submit2(
@@ -8968,6 +9643,7 @@ impl DeviceHooks for crate::Device {
         fence: VkFence,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkQueueSubmit2(queue, submitCount, pSubmits, fence, result) }
     }
     fn post_call_record_queue_wait_idle(
@@ -8976,6 +9652,7 @@ impl DeviceHooks for crate::Device {
         queue: VkQueue,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkQueueWaitIdle(queue, result) }
     }
     fn post_call_record_register_custom_border_color_ext(
@@ -8987,6 +9664,7 @@ impl DeviceHooks for crate::Device {
         pIndex: *mut u32,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkRegisterCustomBorderColorEXT(
                 device,
@@ -9006,6 +9684,7 @@ impl DeviceHooks for crate::Device {
         pFence: *mut VkFence,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkRegisterDeviceEventEXT(
                 device,
@@ -9026,6 +9705,7 @@ impl DeviceHooks for crate::Device {
         pFence: *mut VkFence,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkRegisterDisplayEventEXT(
                 device,
@@ -9045,6 +9725,7 @@ impl DeviceHooks for crate::Device {
         pAllocator: *const VkAllocationCallbacks,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkReleaseCapturedPipelineDataKHR(device, pInfo, pAllocator, result) }
     }
     fn post_call_record_release_full_screen_exclusive_mode_ext(
@@ -9054,6 +9735,7 @@ impl DeviceHooks for crate::Device {
         swapchain: VkSwapchainKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkReleaseFullScreenExclusiveModeEXT(device, swapchain, result) }
     }
     fn post_call_record_release_performance_configuration_intel(
@@ -9063,6 +9745,7 @@ impl DeviceHooks for crate::Device {
         configuration: VkPerformanceConfigurationINTEL,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkReleasePerformanceConfigurationINTEL(device, configuration, result) }
     }
     fn post_call_record_release_profiling_lock_khr(
@@ -9070,6 +9753,7 @@ impl DeviceHooks for crate::Device {
         _: &DeviceDispatchTable,
         device: VkDevice,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkReleaseProfilingLockKHR(device) }
     }
     fn post_call_record_release_swapchain_images_khr(
@@ -9079,6 +9763,7 @@ impl DeviceHooks for crate::Device {
         pReleaseInfo: *const VkReleaseSwapchainImagesInfoKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkReleaseSwapchainImagesKHR(device, pReleaseInfo, result) }
     }
     fn post_call_record_reset_command_buffer(
@@ -9088,6 +9773,7 @@ impl DeviceHooks for crate::Device {
         flags: VkCommandBufferResetFlags,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkResetCommandBuffer(commandBuffer, flags, result) }
     }
     fn post_call_record_reset_command_pool(
@@ -9098,6 +9784,7 @@ impl DeviceHooks for crate::Device {
         flags: VkCommandPoolResetFlags,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkResetCommandPool(device, commandPool, flags, result) }
     }
     fn post_call_record_reset_descriptor_pool(
@@ -9108,6 +9795,7 @@ impl DeviceHooks for crate::Device {
         flags: VkDescriptorPoolResetFlags,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkResetDescriptorPool(device, descriptorPool, flags, result) }
     }
     fn post_call_record_reset_event(
@@ -9117,6 +9805,7 @@ impl DeviceHooks for crate::Device {
         event: VkEvent,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkResetEvent(device, event, result) }
     }
     fn post_call_record_reset_fences(
@@ -9127,6 +9816,7 @@ impl DeviceHooks for crate::Device {
         pFences: *const VkFence,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkResetFences(device, fenceCount, pFences, result) }
     }
     fn post_call_record_reset_gpa_session_amd(
@@ -9136,6 +9826,7 @@ impl DeviceHooks for crate::Device {
         gpaSession: VkGpaSessionAMD,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkResetGpaSessionAMD(device, gpaSession, result) }
     }
     fn post_call_record_reset_query_pool(
@@ -9146,6 +9837,7 @@ impl DeviceHooks for crate::Device {
         firstQuery: u32,
         queryCount: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkResetQueryPool(device, queryPool, firstQuery, queryCount) }
     }
     fn post_call_record_set_buffer_collection_buffer_constraints_fuchsia(
@@ -9156,6 +9848,7 @@ impl DeviceHooks for crate::Device {
         pBufferConstraintsInfo: *const VkBufferConstraintsInfoFUCHSIA,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkSetBufferCollectionBufferConstraintsFUCHSIA(
                 device,
@@ -9173,6 +9866,7 @@ impl DeviceHooks for crate::Device {
         pImageConstraintsInfo: *const VkImageConstraintsInfoFUCHSIA,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkSetBufferCollectionImageConstraintsFUCHSIA(
                 device,
@@ -9189,6 +9883,7 @@ impl DeviceHooks for crate::Device {
         pNameInfo: *const VkDebugUtilsObjectNameInfoEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkSetDebugUtilsObjectNameEXT(device, pNameInfo, result) }
     }
     fn post_call_record_set_debug_utils_object_tag_ext(
@@ -9198,6 +9893,7 @@ impl DeviceHooks for crate::Device {
         pTagInfo: *const VkDebugUtilsObjectTagInfoEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkSetDebugUtilsObjectTagEXT(device, pTagInfo, result) }
     }
     fn post_call_record_set_device_memory_priority_ext(
@@ -9207,6 +9903,7 @@ impl DeviceHooks for crate::Device {
         memory: VkDeviceMemory,
         priority: f32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkSetDeviceMemoryPriorityEXT(device, memory, priority) }
     }
     fn post_call_record_set_event(
@@ -9216,6 +9913,7 @@ impl DeviceHooks for crate::Device {
         event: VkEvent,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkSetEvent(device, event, result) }
     }
     fn post_call_record_set_gpa_device_clock_mode_amd(
@@ -9225,6 +9923,7 @@ impl DeviceHooks for crate::Device {
         pInfo: *mut VkGpaDeviceClockModeInfoAMD,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkSetGpaDeviceClockModeAMD(device, pInfo, result) }
     }
     fn post_call_record_set_hdr_metadata_ext(
@@ -9235,6 +9934,7 @@ impl DeviceHooks for crate::Device {
         pSwapchains: *const VkSwapchainKHR,
         pMetadata: *const VkHdrMetadataEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkSetHdrMetadataEXT(device, swapchainCount, pSwapchains, pMetadata) }
     }
     fn post_call_record_set_latency_marker_legacy_nv(
@@ -9244,6 +9944,7 @@ impl DeviceHooks for crate::Device {
         frameID: u64,
         marker: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkSetLatencyMarkerLegacyNV(device, frameID, marker) }
     }
     fn post_call_record_set_latency_marker_nv(
@@ -9253,6 +9954,7 @@ impl DeviceHooks for crate::Device {
         swapchain: VkSwapchainKHR,
         pLatencyMarkerInfo: *const VkSetLatencyMarkerInfoNV,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkSetLatencyMarkerNV(device, swapchain, pLatencyMarkerInfo) }
     }
     fn post_call_record_set_latency_sleep_mode_legacy_nv(
@@ -9263,6 +9965,7 @@ impl DeviceHooks for crate::Device {
         lowLatencyBoost: VkBool32,
         minimumIntervalUs: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkSetLatencySleepModeLegacyNV(
                 device,
@@ -9280,6 +9983,7 @@ impl DeviceHooks for crate::Device {
         pSleepModeInfo: *const VkLatencySleepModeInfoNV,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkSetLatencySleepModeNV(device, swapchain, pSleepModeInfo, result) }
     }
     fn post_call_record_set_local_dimming_amd(
@@ -9289,6 +9993,7 @@ impl DeviceHooks for crate::Device {
         swapChain: VkSwapchainKHR,
         localDimmingEnable: VkBool32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkSetLocalDimmingAMD(device, swapChain, localDimmingEnable) }
     }
     fn post_call_record_set_private_data(
@@ -9301,6 +10006,7 @@ impl DeviceHooks for crate::Device {
         data: u64,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkSetPrivateData(
                 device,
@@ -9320,6 +10026,7 @@ impl DeviceHooks for crate::Device {
         size: u32,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkSetSwapchainPresentTimingQueueSizeEXT(device, swapchain, size, result)
         }
@@ -9329,6 +10036,7 @@ impl DeviceHooks for crate::Device {
         _: &DeviceDispatchTable,
         device: VkDevice,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkShutdownLatencyDeviceLegacyNV(device) }
     }
     fn post_call_record_signal_semaphore(
@@ -9338,6 +10046,7 @@ impl DeviceHooks for crate::Device {
         pSignalInfo: *const VkSemaphoreSignalInfo,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkSignalSemaphore(device, pSignalInfo, result) }
     }
     fn post_call_record_transition_image_layout(
@@ -9348,6 +10057,7 @@ impl DeviceHooks for crate::Device {
         pTransitions: *const VkHostImageLayoutTransitionInfo,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkTransitionImageLayout(device, transitionCount, pTransitions, result) }
     }
     fn post_call_record_trim_command_pool(
@@ -9357,6 +10067,7 @@ impl DeviceHooks for crate::Device {
         commandPool: VkCommandPool,
         flags: VkCommandPoolTrimFlags,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkTrimCommandPool(device, commandPool, flags) }
     }
     fn post_call_record_uninitialize_performance_api_intel(
@@ -9364,6 +10075,7 @@ impl DeviceHooks for crate::Device {
         _: &DeviceDispatchTable,
         device: VkDevice,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkUninitializePerformanceApiINTEL(device) }
     }
     fn post_call_record_unmap_memory(
@@ -9372,6 +10084,7 @@ impl DeviceHooks for crate::Device {
         device: VkDevice,
         memory: VkDeviceMemory,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkUnmapMemory(device, memory) }
     }
     fn post_call_record_unmap_memory2(
@@ -9381,6 +10094,7 @@ impl DeviceHooks for crate::Device {
         pMemoryUnmapInfo: *const VkMemoryUnmapInfo,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkUnmapMemory2(device, pMemoryUnmapInfo, result) }
     }
     fn post_call_record_unregister_custom_border_color_ext(
@@ -9389,6 +10103,7 @@ impl DeviceHooks for crate::Device {
         device: VkDevice,
         index: u32,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkUnregisterCustomBorderColorEXT(device, index) }
     }
     fn post_call_record_update_descriptor_set_with_template(
@@ -9399,6 +10114,7 @@ impl DeviceHooks for crate::Device {
         descriptorUpdateTemplate: VkDescriptorUpdateTemplate,
         pData: *const c_void,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkUpdateDescriptorSetWithTemplate(
                 device,
@@ -9417,6 +10133,7 @@ impl DeviceHooks for crate::Device {
         descriptorCopyCount: u32,
         pDescriptorCopies: *const VkCopyDescriptorSet,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkUpdateDescriptorSets(
                 device,
@@ -9435,6 +10152,7 @@ impl DeviceHooks for crate::Device {
         executionSetWriteCount: u32,
         pExecutionSetWrites: *const VkWriteIndirectExecutionSetPipelineEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkUpdateIndirectExecutionSetPipelineEXT(
                 device,
@@ -9452,6 +10170,7 @@ impl DeviceHooks for crate::Device {
         executionSetWriteCount: u32,
         pExecutionSetWrites: *const VkWriteIndirectExecutionSetShaderEXT,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkUpdateIndirectExecutionSetShaderEXT(
                 device,
@@ -9469,6 +10188,7 @@ impl DeviceHooks for crate::Device {
         pUpdateInfo: *const VkVideoSessionParametersUpdateInfoKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkUpdateVideoSessionParametersKHR(
                 device,
@@ -9488,6 +10208,7 @@ impl DeviceHooks for crate::Device {
         timeout: u64,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkWaitForFences(device, fenceCount, pFences, waitAll, timeout, result) }
     }
     fn post_call_record_wait_for_present2_khr(
@@ -9498,6 +10219,7 @@ impl DeviceHooks for crate::Device {
         pPresentWait2Info: *const VkPresentWait2InfoKHR,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkWaitForPresent2KHR(device, swapchain, pPresentWait2Info, result) }
     }
     fn post_call_record_wait_for_present_khr(
@@ -9509,6 +10231,7 @@ impl DeviceHooks for crate::Device {
         timeout: u64,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkWaitForPresentKHR(device, swapchain, presentId, timeout, result) }
     }
     fn post_call_record_wait_semaphores(
@@ -9519,6 +10242,7 @@ impl DeviceHooks for crate::Device {
         timeout: u64,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe { vkWaitSemaphores(device, pWaitInfo, timeout, result) }
     }
     fn post_call_record_write_acceleration_structures_properties_khr(
@@ -9533,6 +10257,7 @@ impl DeviceHooks for crate::Device {
         stride: usize,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkWriteAccelerationStructuresPropertiesKHR(
                 device,
@@ -9558,6 +10283,7 @@ impl DeviceHooks for crate::Device {
         stride: usize,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkWriteMicromapsPropertiesEXT(
                 device,
@@ -9580,6 +10306,7 @@ impl DeviceHooks for crate::Device {
         pDescriptors: *const VkHostAddressRangeEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkWriteResourceDescriptorsEXT(
                 device,
@@ -9599,6 +10326,7 @@ impl DeviceHooks for crate::Device {
         pDescriptors: *const VkHostAddressRangeEXT,
         result: VkResult,
     ) {
+        // SAFETY: the caller's arguments, valid as the Vulkan API says, after the call.
         unsafe {
             vkWriteSamplerDescriptorsEXT(
                 device,
@@ -9622,9 +10350,14 @@ pub unsafe fn vkAcquireDrmDisplayEXT(
 ) {
     let mut out = line::begin("vkAcquireDrmDisplayEXT");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "drmFd", &drmFd);
-    p::value(w, "display", &display);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "drmFd", &drmFd);
+        p::value(w, "display", &display);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkAcquireFullScreenExclusiveModeEXT` call: its arguments, after the call, and its result.
@@ -9638,8 +10371,13 @@ pub unsafe fn vkAcquireFullScreenExclusiveModeEXT(
 ) {
     let mut out = line::begin("vkAcquireFullScreenExclusiveModeEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapchain", &swapchain);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapchain", &swapchain);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkAcquireNextImage2KHR` call: its arguments, after the call, and its result.
@@ -9655,12 +10393,17 @@ pub unsafe fn vkAcquireNextImage2KHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkAcquireNextImage2KHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pAcquireInfo", pAcquireInfo);
-    if ok {
-        p::one(w, "pImageIndex", pImageIndex.cast_const());
-    } else {
-        p::address(w, "pImageIndex", pImageIndex as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pAcquireInfo", pAcquireInfo);
+        if ok {
+            p::one(w, "pImageIndex", pImageIndex.cast_const());
+        } else {
+            p::address(w, "pImageIndex", pImageIndex as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -9680,15 +10423,20 @@ pub unsafe fn vkAcquireNextImageKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkAcquireNextImageKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapchain", &swapchain);
-    p::value(w, "timeout", &timeout);
-    p::value(w, "semaphore", &semaphore);
-    p::value(w, "fence", &fence);
-    if ok {
-        p::one(w, "pImageIndex", pImageIndex.cast_const());
-    } else {
-        p::address(w, "pImageIndex", pImageIndex as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapchain", &swapchain);
+        p::value(w, "timeout", &timeout);
+        p::value(w, "semaphore", &semaphore);
+        p::value(w, "fence", &fence);
+        if ok {
+            p::one(w, "pImageIndex", pImageIndex.cast_const());
+        } else {
+            p::address(w, "pImageIndex", pImageIndex as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -9705,12 +10453,17 @@ pub unsafe fn vkAcquirePerformanceConfigurationINTEL(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkAcquirePerformanceConfigurationINTEL");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pAcquireInfo", pAcquireInfo);
-    if ok {
-        p::one(w, "pConfiguration", pConfiguration.cast_const());
-    } else {
-        p::address(w, "pConfiguration", pConfiguration as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pAcquireInfo", pAcquireInfo);
+        if ok {
+            p::one(w, "pConfiguration", pConfiguration.cast_const());
+        } else {
+            p::address(w, "pConfiguration", pConfiguration as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -9725,8 +10478,13 @@ pub unsafe fn vkAcquireProfilingLockKHR(
 ) {
     let mut out = line::begin("vkAcquireProfilingLockKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkAcquireWinrtDisplayNV` call: its arguments, after the call, and its result.
@@ -9740,8 +10498,13 @@ pub unsafe fn vkAcquireWinrtDisplayNV(
 ) {
     let mut out = line::begin("vkAcquireWinrtDisplayNV");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "display", &display);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "display", &display);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkAcquireXlibDisplayEXT` call: its arguments, after the call, and its result.
@@ -9756,9 +10519,14 @@ pub unsafe fn vkAcquireXlibDisplayEXT(
 ) {
     let mut out = line::begin("vkAcquireXlibDisplayEXT");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::address(w, "dpy", dpy as usize);
-    p::value(w, "display", &display);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::address(w, "dpy", dpy as usize);
+        p::value(w, "display", &display);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkAllocateCommandBuffers` call: its arguments, after the call, and its result.
@@ -9774,17 +10542,22 @@ pub unsafe fn vkAllocateCommandBuffers(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkAllocateCommandBuffers");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pAllocateInfo", pAllocateInfo);
-    if ok {
-        p::array(
-            w,
-            "pCommandBuffers",
-            pCommandBuffers.cast_const(),
-            pAllocateInfo.as_ref().map_or(0, |s| s.commandBufferCount as usize),
-        );
-    } else {
-        p::address(w, "pCommandBuffers", pCommandBuffers as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pAllocateInfo", pAllocateInfo);
+        if ok {
+            p::array(
+                w,
+                "pCommandBuffers",
+                pCommandBuffers.cast_const(),
+                pAllocateInfo.as_ref().map_or(0, |s| s.commandBufferCount as usize),
+            );
+        } else {
+            p::address(w, "pCommandBuffers", pCommandBuffers as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -9801,17 +10574,22 @@ pub unsafe fn vkAllocateDescriptorSets(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkAllocateDescriptorSets");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pAllocateInfo", pAllocateInfo);
-    if ok {
-        p::array(
-            w,
-            "pDescriptorSets",
-            pDescriptorSets.cast_const(),
-            pAllocateInfo.as_ref().map_or(0, |s| s.descriptorSetCount as usize),
-        );
-    } else {
-        p::address(w, "pDescriptorSets", pDescriptorSets as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pAllocateInfo", pAllocateInfo);
+        if ok {
+            p::array(
+                w,
+                "pDescriptorSets",
+                pDescriptorSets.cast_const(),
+                pAllocateInfo.as_ref().map_or(0, |s| s.descriptorSetCount as usize),
+            );
+        } else {
+            p::address(w, "pDescriptorSets", pDescriptorSets as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -9829,13 +10607,18 @@ pub unsafe fn vkAllocateMemory(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkAllocateMemory");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pAllocateInfo", pAllocateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pMemory", pMemory.cast_const());
-    } else {
-        p::address(w, "pMemory", pMemory as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pAllocateInfo", pAllocateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pMemory", pMemory.cast_const());
+        } else {
+            p::address(w, "pMemory", pMemory as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -9846,8 +10629,13 @@ pub unsafe fn vkAllocateMemory(
 pub unsafe fn vkAntiLagUpdateAMD(device: VkDevice, pData: *const VkAntiLagDataAMD) {
     let mut out = line::begin("vkAntiLagUpdateAMD");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pData", pData);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pData", pData);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkBeginCommandBuffer` call: its arguments, after the call, and its result.
@@ -9861,8 +10649,13 @@ pub unsafe fn vkBeginCommandBuffer(
 ) {
     let mut out = line::begin("vkBeginCommandBuffer");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pBeginInfo", pBeginInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pBeginInfo", pBeginInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkBindAccelerationStructureMemoryNV` call: its arguments, after the call, and its result.
@@ -9877,9 +10670,14 @@ pub unsafe fn vkBindAccelerationStructureMemoryNV(
 ) {
     let mut out = line::begin("vkBindAccelerationStructureMemoryNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "bindInfoCount", &bindInfoCount);
-    p::array(w, "pBindInfos", pBindInfos, bindInfoCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "bindInfoCount", &bindInfoCount);
+        p::array(w, "pBindInfos", pBindInfos, bindInfoCount as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkBindBufferMemory` call: its arguments, after the call, and its result.
@@ -9895,10 +10693,15 @@ pub unsafe fn vkBindBufferMemory(
 ) {
     let mut out = line::begin("vkBindBufferMemory");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "buffer", &buffer);
-    p::value(w, "memory", &memory);
-    p::value(w, "memoryOffset", &memoryOffset);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "buffer", &buffer);
+        p::value(w, "memory", &memory);
+        p::value(w, "memoryOffset", &memoryOffset);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkBindBufferMemory2` call: its arguments, after the call, and its result.
@@ -9913,9 +10716,14 @@ pub unsafe fn vkBindBufferMemory2(
 ) {
     let mut out = line::begin("vkBindBufferMemory2");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "bindInfoCount", &bindInfoCount);
-    p::array(w, "pBindInfos", pBindInfos, bindInfoCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "bindInfoCount", &bindInfoCount);
+        p::array(w, "pBindInfos", pBindInfos, bindInfoCount as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkBindDataGraphPipelineSessionMemoryARM` call: its arguments, after the call, and its result.
@@ -9930,9 +10738,14 @@ pub unsafe fn vkBindDataGraphPipelineSessionMemoryARM(
 ) {
     let mut out = line::begin("vkBindDataGraphPipelineSessionMemoryARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "bindInfoCount", &bindInfoCount);
-    p::array(w, "pBindInfos", pBindInfos, bindInfoCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "bindInfoCount", &bindInfoCount);
+        p::array(w, "pBindInfos", pBindInfos, bindInfoCount as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkBindImageMemory` call: its arguments, after the call, and its result.
@@ -9948,10 +10761,15 @@ pub unsafe fn vkBindImageMemory(
 ) {
     let mut out = line::begin("vkBindImageMemory");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "image", &image);
-    p::value(w, "memory", &memory);
-    p::value(w, "memoryOffset", &memoryOffset);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "image", &image);
+        p::value(w, "memory", &memory);
+        p::value(w, "memoryOffset", &memoryOffset);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkBindImageMemory2` call: its arguments, after the call, and its result.
@@ -9966,9 +10784,14 @@ pub unsafe fn vkBindImageMemory2(
 ) {
     let mut out = line::begin("vkBindImageMemory2");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "bindInfoCount", &bindInfoCount);
-    p::array(w, "pBindInfos", pBindInfos, bindInfoCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "bindInfoCount", &bindInfoCount);
+        p::array(w, "pBindInfos", pBindInfos, bindInfoCount as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkBindOpticalFlowSessionImageNV` call: its arguments, after the call, and its result.
@@ -9985,11 +10808,16 @@ pub unsafe fn vkBindOpticalFlowSessionImageNV(
 ) {
     let mut out = line::begin("vkBindOpticalFlowSessionImageNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "session", &session);
-    p::value(w, "bindingPoint", &bindingPoint);
-    p::value(w, "view", &view);
-    p::value(w, "layout", &layout);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "session", &session);
+        p::value(w, "bindingPoint", &bindingPoint);
+        p::value(w, "view", &view);
+        p::value(w, "layout", &layout);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkBindTensorMemoryARM` call: its arguments, after the call, and its result.
@@ -10004,9 +10832,14 @@ pub unsafe fn vkBindTensorMemoryARM(
 ) {
     let mut out = line::begin("vkBindTensorMemoryARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "bindInfoCount", &bindInfoCount);
-    p::array(w, "pBindInfos", pBindInfos, bindInfoCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "bindInfoCount", &bindInfoCount);
+        p::array(w, "pBindInfos", pBindInfos, bindInfoCount as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkBindVideoSessionMemoryKHR` call: its arguments, after the call, and its result.
@@ -10022,15 +10855,20 @@ pub unsafe fn vkBindVideoSessionMemoryKHR(
 ) {
     let mut out = line::begin("vkBindVideoSessionMemoryKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "videoSession", &videoSession);
-    p::value(w, "bindSessionMemoryInfoCount", &bindSessionMemoryInfoCount);
-    p::array(
-        w,
-        "pBindSessionMemoryInfos",
-        pBindSessionMemoryInfos,
-        bindSessionMemoryInfoCount as usize,
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "videoSession", &videoSession);
+        p::value(w, "bindSessionMemoryInfoCount", &bindSessionMemoryInfoCount);
+        p::array(
+            w,
+            "pBindSessionMemoryInfos",
+            pBindSessionMemoryInfos,
+            bindSessionMemoryInfoCount as usize,
+        );
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkBuildAccelerationStructuresKHR` call: its arguments, after the call, and its result.
@@ -10047,11 +10885,16 @@ pub unsafe fn vkBuildAccelerationStructuresKHR(
 ) {
     let mut out = line::begin("vkBuildAccelerationStructuresKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "deferredOperation", &deferredOperation);
-    p::value(w, "infoCount", &infoCount);
-    p::array(w, "pInfos", pInfos, infoCount as usize);
-    p::array(w, "ppBuildRangeInfos", ppBuildRangeInfos, infoCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "deferredOperation", &deferredOperation);
+        p::value(w, "infoCount", &infoCount);
+        p::array(w, "pInfos", pInfos, infoCount as usize);
+        p::array(w, "ppBuildRangeInfos", ppBuildRangeInfos, infoCount as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkBuildMicromapsEXT` call: its arguments, after the call, and its result.
@@ -10067,10 +10910,15 @@ pub unsafe fn vkBuildMicromapsEXT(
 ) {
     let mut out = line::begin("vkBuildMicromapsEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "deferredOperation", &deferredOperation);
-    p::value(w, "infoCount", &infoCount);
-    p::array(w, "pInfos", pInfos, infoCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "deferredOperation", &deferredOperation);
+        p::value(w, "infoCount", &infoCount);
+        p::array(w, "pInfos", pInfos, infoCount as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkClearShaderInstrumentationMetricsARM` call: its arguments, after the call, and its result.
@@ -10083,8 +10931,13 @@ pub unsafe fn vkClearShaderInstrumentationMetricsARM(
 ) {
     let mut out = line::begin("vkClearShaderInstrumentationMetricsARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "instrumentation", &instrumentation);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "instrumentation", &instrumentation);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBeginConditionalRendering2EXT` call: its arguments, after the call, and its result.
@@ -10097,8 +10950,13 @@ pub unsafe fn vkCmdBeginConditionalRendering2EXT(
 ) {
     let mut out = line::begin("vkCmdBeginConditionalRendering2EXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pConditionalRenderingBegin", pConditionalRenderingBegin);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pConditionalRenderingBegin", pConditionalRenderingBegin);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBeginConditionalRenderingEXT` call: its arguments, after the call, and its result.
@@ -10111,8 +10969,13 @@ pub unsafe fn vkCmdBeginConditionalRenderingEXT(
 ) {
     let mut out = line::begin("vkCmdBeginConditionalRenderingEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pConditionalRenderingBegin", pConditionalRenderingBegin);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pConditionalRenderingBegin", pConditionalRenderingBegin);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBeginCustomResolveEXT` call: its arguments, after the call, and its result.
@@ -10125,8 +10988,13 @@ pub unsafe fn vkCmdBeginCustomResolveEXT(
 ) {
     let mut out = line::begin("vkCmdBeginCustomResolveEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pBeginCustomResolveInfo", pBeginCustomResolveInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pBeginCustomResolveInfo", pBeginCustomResolveInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBeginDebugUtilsLabelEXT` call: its arguments, after the call, and its result.
@@ -10139,8 +11007,13 @@ pub unsafe fn vkCmdBeginDebugUtilsLabelEXT(
 ) {
     let mut out = line::begin("vkCmdBeginDebugUtilsLabelEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pLabelInfo", pLabelInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pLabelInfo", pLabelInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBeginGpaSampleAMD` call: its arguments, after the call, and its result.
@@ -10157,13 +11030,18 @@ pub unsafe fn vkCmdBeginGpaSampleAMD(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCmdBeginGpaSampleAMD");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "gpaSession", &gpaSession);
-    p::one(w, "pGpaSampleBeginInfo", pGpaSampleBeginInfo);
-    if ok {
-        p::one(w, "pSampleID", pSampleID.cast_const());
-    } else {
-        p::address(w, "pSampleID", pSampleID as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "gpaSession", &gpaSession);
+        p::one(w, "pGpaSampleBeginInfo", pGpaSampleBeginInfo);
+        if ok {
+            p::one(w, "pSampleID", pSampleID.cast_const());
+        } else {
+            p::address(w, "pSampleID", pSampleID as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -10178,8 +11056,13 @@ pub unsafe fn vkCmdBeginGpaSessionAMD(
 ) {
     let mut out = line::begin("vkCmdBeginGpaSessionAMD");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "gpaSession", &gpaSession);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "gpaSession", &gpaSession);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkCmdBeginPerTileExecutionQCOM` call: its arguments, after the call, and its result.
@@ -10192,8 +11075,13 @@ pub unsafe fn vkCmdBeginPerTileExecutionQCOM(
 ) {
     let mut out = line::begin("vkCmdBeginPerTileExecutionQCOM");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pPerTileBeginInfo", pPerTileBeginInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pPerTileBeginInfo", pPerTileBeginInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBeginQuery` call: its arguments, after the call, and its result.
@@ -10208,10 +11096,15 @@ pub unsafe fn vkCmdBeginQuery(
 ) {
     let mut out = line::begin("vkCmdBeginQuery");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "queryPool", &queryPool);
-    p::value(w, "query", &query);
-    p::value(w, "flags", &flags);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "queryPool", &queryPool);
+        p::value(w, "query", &query);
+        p::value(w, "flags", &flags);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBeginQueryIndexedEXT` call: its arguments, after the call, and its result.
@@ -10227,11 +11120,16 @@ pub unsafe fn vkCmdBeginQueryIndexedEXT(
 ) {
     let mut out = line::begin("vkCmdBeginQueryIndexedEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "queryPool", &queryPool);
-    p::value(w, "query", &query);
-    p::value(w, "flags", &flags);
-    p::value(w, "index", &index);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "queryPool", &queryPool);
+        p::value(w, "query", &query);
+        p::value(w, "flags", &flags);
+        p::value(w, "index", &index);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBeginRenderPass` call: its arguments, after the call, and its result.
@@ -10245,9 +11143,14 @@ pub unsafe fn vkCmdBeginRenderPass(
 ) {
     let mut out = line::begin("vkCmdBeginRenderPass");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pRenderPassBegin", pRenderPassBegin);
-    p::value(w, "contents", &contents);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pRenderPassBegin", pRenderPassBegin);
+        p::value(w, "contents", &contents);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBeginRenderPass2` call: its arguments, after the call, and its result.
@@ -10261,9 +11164,14 @@ pub unsafe fn vkCmdBeginRenderPass2(
 ) {
     let mut out = line::begin("vkCmdBeginRenderPass2");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pRenderPassBegin", pRenderPassBegin);
-    p::one(w, "pSubpassBeginInfo", pSubpassBeginInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pRenderPassBegin", pRenderPassBegin);
+        p::one(w, "pSubpassBeginInfo", pSubpassBeginInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBeginRendering` call: its arguments, after the call, and its result.
@@ -10276,8 +11184,13 @@ pub unsafe fn vkCmdBeginRendering(
 ) {
     let mut out = line::begin("vkCmdBeginRendering");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pRenderingInfo", pRenderingInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pRenderingInfo", pRenderingInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBeginShaderInstrumentationARM` call: its arguments, after the call, and its result.
@@ -10290,8 +11203,13 @@ pub unsafe fn vkCmdBeginShaderInstrumentationARM(
 ) {
     let mut out = line::begin("vkCmdBeginShaderInstrumentationARM");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "instrumentation", &instrumentation);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "instrumentation", &instrumentation);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBeginTransformFeedback2EXT` call: its arguments, after the call, and its result.
@@ -10306,10 +11224,15 @@ pub unsafe fn vkCmdBeginTransformFeedback2EXT(
 ) {
     let mut out = line::begin("vkCmdBeginTransformFeedback2EXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstCounterRange", &firstCounterRange);
-    p::value(w, "counterRangeCount", &counterRangeCount);
-    p::array(w, "pCounterInfos", pCounterInfos, counterRangeCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstCounterRange", &firstCounterRange);
+        p::value(w, "counterRangeCount", &counterRangeCount);
+        p::array(w, "pCounterInfos", pCounterInfos, counterRangeCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBeginTransformFeedbackEXT` call: its arguments, after the call, and its result.
@@ -10325,16 +11248,21 @@ pub unsafe fn vkCmdBeginTransformFeedbackEXT(
 ) {
     let mut out = line::begin("vkCmdBeginTransformFeedbackEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstCounterBuffer", &firstCounterBuffer);
-    p::value(w, "counterBufferCount", &counterBufferCount);
-    p::address(w, "pCounterBuffers", pCounterBuffers as usize);
-    p::array(
-        w,
-        "pCounterBufferOffsets",
-        pCounterBufferOffsets,
-        counterBufferCount as usize,
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstCounterBuffer", &firstCounterBuffer);
+        p::value(w, "counterBufferCount", &counterBufferCount);
+        p::address(w, "pCounterBuffers", pCounterBuffers as usize);
+        p::array(
+            w,
+            "pCounterBufferOffsets",
+            pCounterBufferOffsets,
+            counterBufferCount as usize,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBeginVideoCodingKHR` call: its arguments, after the call, and its result.
@@ -10347,8 +11275,13 @@ pub unsafe fn vkCmdBeginVideoCodingKHR(
 ) {
     let mut out = line::begin("vkCmdBeginVideoCodingKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pBeginInfo", pBeginInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pBeginInfo", pBeginInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindDescriptorBufferEmbeddedSamplers2EXT` call: its arguments, after the call, and its result.
@@ -10361,12 +11294,17 @@ pub unsafe fn vkCmdBindDescriptorBufferEmbeddedSamplers2EXT(
 ) {
     let mut out = line::begin("vkCmdBindDescriptorBufferEmbeddedSamplers2EXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(
-        w,
-        "pBindDescriptorBufferEmbeddedSamplersInfo",
-        pBindDescriptorBufferEmbeddedSamplersInfo,
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(
+            w,
+            "pBindDescriptorBufferEmbeddedSamplersInfo",
+            pBindDescriptorBufferEmbeddedSamplersInfo,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindDescriptorBufferEmbeddedSamplersEXT` call: its arguments, after the call, and its result.
@@ -10381,10 +11319,15 @@ pub unsafe fn vkCmdBindDescriptorBufferEmbeddedSamplersEXT(
 ) {
     let mut out = line::begin("vkCmdBindDescriptorBufferEmbeddedSamplersEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "pipelineBindPoint", &pipelineBindPoint);
-    p::value(w, "layout", &layout);
-    p::value(w, "set", &set);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "pipelineBindPoint", &pipelineBindPoint);
+        p::value(w, "layout", &layout);
+        p::value(w, "set", &set);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindDescriptorBuffersEXT` call: its arguments, after the call, and its result.
@@ -10398,9 +11341,14 @@ pub unsafe fn vkCmdBindDescriptorBuffersEXT(
 ) {
     let mut out = line::begin("vkCmdBindDescriptorBuffersEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "bufferCount", &bufferCount);
-    p::array(w, "pBindingInfos", pBindingInfos, bufferCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "bufferCount", &bufferCount);
+        p::array(w, "pBindingInfos", pBindingInfos, bufferCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindDescriptorSets` call: its arguments, after the call, and its result.
@@ -10419,14 +11367,19 @@ pub unsafe fn vkCmdBindDescriptorSets(
 ) {
     let mut out = line::begin("vkCmdBindDescriptorSets");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "pipelineBindPoint", &pipelineBindPoint);
-    p::value(w, "layout", &layout);
-    p::value(w, "firstSet", &firstSet);
-    p::value(w, "descriptorSetCount", &descriptorSetCount);
-    p::array(w, "pDescriptorSets", pDescriptorSets, descriptorSetCount as usize);
-    p::value(w, "dynamicOffsetCount", &dynamicOffsetCount);
-    p::array(w, "pDynamicOffsets", pDynamicOffsets, dynamicOffsetCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "pipelineBindPoint", &pipelineBindPoint);
+        p::value(w, "layout", &layout);
+        p::value(w, "firstSet", &firstSet);
+        p::value(w, "descriptorSetCount", &descriptorSetCount);
+        p::array(w, "pDescriptorSets", pDescriptorSets, descriptorSetCount as usize);
+        p::value(w, "dynamicOffsetCount", &dynamicOffsetCount);
+        p::array(w, "pDynamicOffsets", pDynamicOffsets, dynamicOffsetCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindDescriptorSets2` call: its arguments, after the call, and its result.
@@ -10439,8 +11392,13 @@ pub unsafe fn vkCmdBindDescriptorSets2(
 ) {
     let mut out = line::begin("vkCmdBindDescriptorSets2");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pBindDescriptorSetsInfo", pBindDescriptorSetsInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pBindDescriptorSetsInfo", pBindDescriptorSetsInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindIndexBuffer` call: its arguments, after the call, and its result.
@@ -10455,10 +11413,15 @@ pub unsafe fn vkCmdBindIndexBuffer(
 ) {
     let mut out = line::begin("vkCmdBindIndexBuffer");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "buffer", &buffer);
-    p::value(w, "offset", &offset);
-    p::value(w, "indexType", &indexType);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "buffer", &buffer);
+        p::value(w, "offset", &offset);
+        p::value(w, "indexType", &indexType);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindIndexBuffer2` call: its arguments, after the call, and its result.
@@ -10474,11 +11437,16 @@ pub unsafe fn vkCmdBindIndexBuffer2(
 ) {
     let mut out = line::begin("vkCmdBindIndexBuffer2");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "buffer", &buffer);
-    p::value(w, "offset", &offset);
-    p::value(w, "size", &size);
-    p::value(w, "indexType", &indexType);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "buffer", &buffer);
+        p::value(w, "offset", &offset);
+        p::value(w, "size", &size);
+        p::value(w, "indexType", &indexType);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindIndexBuffer3KHR` call: its arguments, after the call, and its result.
@@ -10491,8 +11459,13 @@ pub unsafe fn vkCmdBindIndexBuffer3KHR(
 ) {
     let mut out = line::begin("vkCmdBindIndexBuffer3KHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindInvocationMaskHUAWEI` call: its arguments, after the call, and its result.
@@ -10506,9 +11479,14 @@ pub unsafe fn vkCmdBindInvocationMaskHUAWEI(
 ) {
     let mut out = line::begin("vkCmdBindInvocationMaskHUAWEI");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "imageView", &imageView);
-    p::value(w, "imageLayout", &imageLayout);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "imageView", &imageView);
+        p::value(w, "imageLayout", &imageLayout);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindPipeline` call: its arguments, after the call, and its result.
@@ -10522,9 +11500,14 @@ pub unsafe fn vkCmdBindPipeline(
 ) {
     let mut out = line::begin("vkCmdBindPipeline");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "pipelineBindPoint", &pipelineBindPoint);
-    p::value(w, "pipeline", &pipeline);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "pipelineBindPoint", &pipelineBindPoint);
+        p::value(w, "pipeline", &pipeline);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindPipelineShaderGroupNV` call: its arguments, after the call, and its result.
@@ -10539,10 +11522,15 @@ pub unsafe fn vkCmdBindPipelineShaderGroupNV(
 ) {
     let mut out = line::begin("vkCmdBindPipelineShaderGroupNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "pipelineBindPoint", &pipelineBindPoint);
-    p::value(w, "pipeline", &pipeline);
-    p::value(w, "groupIndex", &groupIndex);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "pipelineBindPoint", &pipelineBindPoint);
+        p::value(w, "pipeline", &pipeline);
+        p::value(w, "groupIndex", &groupIndex);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindResourceHeapEXT` call: its arguments, after the call, and its result.
@@ -10555,8 +11543,13 @@ pub unsafe fn vkCmdBindResourceHeapEXT(
 ) {
     let mut out = line::begin("vkCmdBindResourceHeapEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pBindInfo", pBindInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pBindInfo", pBindInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindSamplerHeapEXT` call: its arguments, after the call, and its result.
@@ -10569,8 +11562,13 @@ pub unsafe fn vkCmdBindSamplerHeapEXT(
 ) {
     let mut out = line::begin("vkCmdBindSamplerHeapEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pBindInfo", pBindInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pBindInfo", pBindInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindShadersEXT` call: its arguments, after the call, and its result.
@@ -10585,10 +11583,15 @@ pub unsafe fn vkCmdBindShadersEXT(
 ) {
     let mut out = line::begin("vkCmdBindShadersEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "stageCount", &stageCount);
-    p::array(w, "pStages", pStages, stageCount as usize);
-    p::array(w, "pShaders", pShaders, stageCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "stageCount", &stageCount);
+        p::array(w, "pStages", pStages, stageCount as usize);
+        p::array(w, "pShaders", pShaders, stageCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindShadingRateImageNV` call: its arguments, after the call, and its result.
@@ -10602,9 +11605,14 @@ pub unsafe fn vkCmdBindShadingRateImageNV(
 ) {
     let mut out = line::begin("vkCmdBindShadingRateImageNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "imageView", &imageView);
-    p::value(w, "imageLayout", &imageLayout);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "imageView", &imageView);
+        p::value(w, "imageLayout", &imageLayout);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindTileMemoryQCOM` call: its arguments, after the call, and its result.
@@ -10617,8 +11625,13 @@ pub unsafe fn vkCmdBindTileMemoryQCOM(
 ) {
     let mut out = line::begin("vkCmdBindTileMemoryQCOM");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pTileMemoryBindInfo", pTileMemoryBindInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pTileMemoryBindInfo", pTileMemoryBindInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindTransformFeedbackBuffers2EXT` call: its arguments, after the call, and its result.
@@ -10633,10 +11646,15 @@ pub unsafe fn vkCmdBindTransformFeedbackBuffers2EXT(
 ) {
     let mut out = line::begin("vkCmdBindTransformFeedbackBuffers2EXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstBinding", &firstBinding);
-    p::value(w, "bindingCount", &bindingCount);
-    p::array(w, "pBindingInfos", pBindingInfos, bindingCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstBinding", &firstBinding);
+        p::value(w, "bindingCount", &bindingCount);
+        p::array(w, "pBindingInfos", pBindingInfos, bindingCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindTransformFeedbackBuffersEXT` call: its arguments, after the call, and its result.
@@ -10653,12 +11671,17 @@ pub unsafe fn vkCmdBindTransformFeedbackBuffersEXT(
 ) {
     let mut out = line::begin("vkCmdBindTransformFeedbackBuffersEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstBinding", &firstBinding);
-    p::value(w, "bindingCount", &bindingCount);
-    p::array(w, "pBuffers", pBuffers, bindingCount as usize);
-    p::array(w, "pOffsets", pOffsets, bindingCount as usize);
-    p::address(w, "pSizes", pSizes as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstBinding", &firstBinding);
+        p::value(w, "bindingCount", &bindingCount);
+        p::array(w, "pBuffers", pBuffers, bindingCount as usize);
+        p::array(w, "pOffsets", pOffsets, bindingCount as usize);
+        p::address(w, "pSizes", pSizes as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindVertexBuffers` call: its arguments, after the call, and its result.
@@ -10674,11 +11697,16 @@ pub unsafe fn vkCmdBindVertexBuffers(
 ) {
     let mut out = line::begin("vkCmdBindVertexBuffers");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstBinding", &firstBinding);
-    p::value(w, "bindingCount", &bindingCount);
-    p::array(w, "pBuffers", pBuffers, bindingCount as usize);
-    p::array(w, "pOffsets", pOffsets, bindingCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstBinding", &firstBinding);
+        p::value(w, "bindingCount", &bindingCount);
+        p::array(w, "pBuffers", pBuffers, bindingCount as usize);
+        p::array(w, "pOffsets", pOffsets, bindingCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindVertexBuffers2` call: its arguments, after the call, and its result.
@@ -10696,13 +11724,18 @@ pub unsafe fn vkCmdBindVertexBuffers2(
 ) {
     let mut out = line::begin("vkCmdBindVertexBuffers2");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstBinding", &firstBinding);
-    p::value(w, "bindingCount", &bindingCount);
-    p::array(w, "pBuffers", pBuffers, bindingCount as usize);
-    p::array(w, "pOffsets", pOffsets, bindingCount as usize);
-    p::array(w, "pSizes", pSizes, bindingCount as usize);
-    p::array(w, "pStrides", pStrides, bindingCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstBinding", &firstBinding);
+        p::value(w, "bindingCount", &bindingCount);
+        p::array(w, "pBuffers", pBuffers, bindingCount as usize);
+        p::array(w, "pOffsets", pOffsets, bindingCount as usize);
+        p::array(w, "pSizes", pSizes, bindingCount as usize);
+        p::array(w, "pStrides", pStrides, bindingCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBindVertexBuffers3KHR` call: its arguments, after the call, and its result.
@@ -10717,10 +11750,15 @@ pub unsafe fn vkCmdBindVertexBuffers3KHR(
 ) {
     let mut out = line::begin("vkCmdBindVertexBuffers3KHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstBinding", &firstBinding);
-    p::value(w, "bindingCount", &bindingCount);
-    p::array(w, "pBindingInfos", pBindingInfos, bindingCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstBinding", &firstBinding);
+        p::value(w, "bindingCount", &bindingCount);
+        p::array(w, "pBindingInfos", pBindingInfos, bindingCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBlitImage` call: its arguments, after the call, and its result.
@@ -10739,14 +11777,19 @@ pub unsafe fn vkCmdBlitImage(
 ) {
     let mut out = line::begin("vkCmdBlitImage");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "srcImage", &srcImage);
-    p::value(w, "srcImageLayout", &srcImageLayout);
-    p::value(w, "dstImage", &dstImage);
-    p::value(w, "dstImageLayout", &dstImageLayout);
-    p::value(w, "regionCount", &regionCount);
-    p::array(w, "pRegions", pRegions, regionCount as usize);
-    p::value(w, "filter", &filter);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "srcImage", &srcImage);
+        p::value(w, "srcImageLayout", &srcImageLayout);
+        p::value(w, "dstImage", &dstImage);
+        p::value(w, "dstImageLayout", &dstImageLayout);
+        p::value(w, "regionCount", &regionCount);
+        p::array(w, "pRegions", pRegions, regionCount as usize);
+        p::value(w, "filter", &filter);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBlitImage2` call: its arguments, after the call, and its result.
@@ -10759,8 +11802,13 @@ pub unsafe fn vkCmdBlitImage2(
 ) {
     let mut out = line::begin("vkCmdBlitImage2");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pBlitImageInfo", pBlitImageInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pBlitImageInfo", pBlitImageInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBuildAccelerationStructureNV` call: its arguments, after the call, and its result.
@@ -10780,15 +11828,20 @@ pub unsafe fn vkCmdBuildAccelerationStructureNV(
 ) {
     let mut out = line::begin("vkCmdBuildAccelerationStructureNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pInfo", pInfo);
-    p::value(w, "instanceData", &instanceData);
-    p::value(w, "instanceOffset", &instanceOffset);
-    p::value(w, "update", &update);
-    p::value(w, "dst", &dst);
-    p::value(w, "src", &src);
-    p::value(w, "scratch", &scratch);
-    p::value(w, "scratchOffset", &scratchOffset);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pInfo", pInfo);
+        p::value(w, "instanceData", &instanceData);
+        p::value(w, "instanceOffset", &instanceOffset);
+        p::value(w, "update", &update);
+        p::value(w, "dst", &dst);
+        p::value(w, "src", &src);
+        p::value(w, "scratch", &scratch);
+        p::value(w, "scratchOffset", &scratchOffset);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBuildAccelerationStructuresIndirectKHR` call: its arguments, after the call, and its result.
@@ -10805,17 +11858,22 @@ pub unsafe fn vkCmdBuildAccelerationStructuresIndirectKHR(
 ) {
     let mut out = line::begin("vkCmdBuildAccelerationStructuresIndirectKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "infoCount", &infoCount);
-    p::array(w, "pInfos", pInfos, infoCount as usize);
-    p::array(
-        w,
-        "pIndirectDeviceAddresses",
-        pIndirectDeviceAddresses,
-        infoCount as usize,
-    );
-    p::array(w, "pIndirectStrides", pIndirectStrides, infoCount as usize);
-    p::array(w, "ppMaxPrimitiveCounts", ppMaxPrimitiveCounts, infoCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "infoCount", &infoCount);
+        p::array(w, "pInfos", pInfos, infoCount as usize);
+        p::array(
+            w,
+            "pIndirectDeviceAddresses",
+            pIndirectDeviceAddresses,
+            infoCount as usize,
+        );
+        p::array(w, "pIndirectStrides", pIndirectStrides, infoCount as usize);
+        p::array(w, "ppMaxPrimitiveCounts", ppMaxPrimitiveCounts, infoCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBuildAccelerationStructuresKHR` call: its arguments, after the call, and its result.
@@ -10830,10 +11888,15 @@ pub unsafe fn vkCmdBuildAccelerationStructuresKHR(
 ) {
     let mut out = line::begin("vkCmdBuildAccelerationStructuresKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "infoCount", &infoCount);
-    p::array(w, "pInfos", pInfos, infoCount as usize);
-    p::array(w, "ppBuildRangeInfos", ppBuildRangeInfos, infoCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "infoCount", &infoCount);
+        p::array(w, "pInfos", pInfos, infoCount as usize);
+        p::array(w, "ppBuildRangeInfos", ppBuildRangeInfos, infoCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBuildClusterAccelerationStructureIndirectNV` call: its arguments, after the call, and its result.
@@ -10846,8 +11909,13 @@ pub unsafe fn vkCmdBuildClusterAccelerationStructureIndirectNV(
 ) {
     let mut out = line::begin("vkCmdBuildClusterAccelerationStructureIndirectNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pCommandInfos", pCommandInfos);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pCommandInfos", pCommandInfos);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBuildMicromapsEXT` call: its arguments, after the call, and its result.
@@ -10861,9 +11929,14 @@ pub unsafe fn vkCmdBuildMicromapsEXT(
 ) {
     let mut out = line::begin("vkCmdBuildMicromapsEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "infoCount", &infoCount);
-    p::array(w, "pInfos", pInfos, infoCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "infoCount", &infoCount);
+        p::array(w, "pInfos", pInfos, infoCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdBuildPartitionedAccelerationStructuresNV` call: its arguments, after the call, and its result.
@@ -10876,8 +11949,13 @@ pub unsafe fn vkCmdBuildPartitionedAccelerationStructuresNV(
 ) {
     let mut out = line::begin("vkCmdBuildPartitionedAccelerationStructuresNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pBuildInfo", pBuildInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pBuildInfo", pBuildInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdClearAttachments` call: its arguments, after the call, and its result.
@@ -10893,11 +11971,16 @@ pub unsafe fn vkCmdClearAttachments(
 ) {
     let mut out = line::begin("vkCmdClearAttachments");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "attachmentCount", &attachmentCount);
-    p::array(w, "pAttachments", pAttachments, attachmentCount as usize);
-    p::value(w, "rectCount", &rectCount);
-    p::array(w, "pRects", pRects, rectCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "attachmentCount", &attachmentCount);
+        p::array(w, "pAttachments", pAttachments, attachmentCount as usize);
+        p::value(w, "rectCount", &rectCount);
+        p::array(w, "pRects", pRects, rectCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdClearColorImage` call: its arguments, after the call, and its result.
@@ -10914,12 +11997,17 @@ pub unsafe fn vkCmdClearColorImage(
 ) {
     let mut out = line::begin("vkCmdClearColorImage");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "image", &image);
-    p::value(w, "imageLayout", &imageLayout);
-    p::address(w, "pColor", pColor as usize);
-    p::value(w, "rangeCount", &rangeCount);
-    p::array(w, "pRanges", pRanges, rangeCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "image", &image);
+        p::value(w, "imageLayout", &imageLayout);
+        p::address(w, "pColor", pColor as usize);
+        p::value(w, "rangeCount", &rangeCount);
+        p::array(w, "pRanges", pRanges, rangeCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdClearDepthStencilImage` call: its arguments, after the call, and its result.
@@ -10936,12 +12024,17 @@ pub unsafe fn vkCmdClearDepthStencilImage(
 ) {
     let mut out = line::begin("vkCmdClearDepthStencilImage");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "image", &image);
-    p::value(w, "imageLayout", &imageLayout);
-    p::one(w, "pDepthStencil", pDepthStencil);
-    p::value(w, "rangeCount", &rangeCount);
-    p::array(w, "pRanges", pRanges, rangeCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "image", &image);
+        p::value(w, "imageLayout", &imageLayout);
+        p::one(w, "pDepthStencil", pDepthStencil);
+        p::value(w, "rangeCount", &rangeCount);
+        p::array(w, "pRanges", pRanges, rangeCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdControlVideoCodingKHR` call: its arguments, after the call, and its result.
@@ -10954,8 +12047,13 @@ pub unsafe fn vkCmdControlVideoCodingKHR(
 ) {
     let mut out = line::begin("vkCmdControlVideoCodingKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pCodingControlInfo", pCodingControlInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pCodingControlInfo", pCodingControlInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdConvertCooperativeVectorMatrixNV` call: its arguments, after the call, and its result.
@@ -10969,9 +12067,14 @@ pub unsafe fn vkCmdConvertCooperativeVectorMatrixNV(
 ) {
     let mut out = line::begin("vkCmdConvertCooperativeVectorMatrixNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "infoCount", &infoCount);
-    p::array(w, "pInfos", pInfos, infoCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "infoCount", &infoCount);
+        p::array(w, "pInfos", pInfos, infoCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyAccelerationStructureKHR` call: its arguments, after the call, and its result.
@@ -10984,8 +12087,13 @@ pub unsafe fn vkCmdCopyAccelerationStructureKHR(
 ) {
     let mut out = line::begin("vkCmdCopyAccelerationStructureKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyAccelerationStructureNV` call: its arguments, after the call, and its result.
@@ -11000,10 +12108,15 @@ pub unsafe fn vkCmdCopyAccelerationStructureNV(
 ) {
     let mut out = line::begin("vkCmdCopyAccelerationStructureNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "dst", &dst);
-    p::value(w, "src", &src);
-    p::value(w, "mode", &mode);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "dst", &dst);
+        p::value(w, "src", &src);
+        p::value(w, "mode", &mode);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyAccelerationStructureToMemoryKHR` call: its arguments, after the call, and its result.
@@ -11016,8 +12129,13 @@ pub unsafe fn vkCmdCopyAccelerationStructureToMemoryKHR(
 ) {
     let mut out = line::begin("vkCmdCopyAccelerationStructureToMemoryKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyBuffer` call: its arguments, after the call, and its result.
@@ -11033,11 +12151,16 @@ pub unsafe fn vkCmdCopyBuffer(
 ) {
     let mut out = line::begin("vkCmdCopyBuffer");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "srcBuffer", &srcBuffer);
-    p::value(w, "dstBuffer", &dstBuffer);
-    p::value(w, "regionCount", &regionCount);
-    p::array(w, "pRegions", pRegions, regionCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "srcBuffer", &srcBuffer);
+        p::value(w, "dstBuffer", &dstBuffer);
+        p::value(w, "regionCount", &regionCount);
+        p::array(w, "pRegions", pRegions, regionCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyBuffer2` call: its arguments, after the call, and its result.
@@ -11050,8 +12173,13 @@ pub unsafe fn vkCmdCopyBuffer2(
 ) {
     let mut out = line::begin("vkCmdCopyBuffer2");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pCopyBufferInfo", pCopyBufferInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pCopyBufferInfo", pCopyBufferInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyBufferToImage` call: its arguments, after the call, and its result.
@@ -11068,12 +12196,17 @@ pub unsafe fn vkCmdCopyBufferToImage(
 ) {
     let mut out = line::begin("vkCmdCopyBufferToImage");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "srcBuffer", &srcBuffer);
-    p::value(w, "dstImage", &dstImage);
-    p::value(w, "dstImageLayout", &dstImageLayout);
-    p::value(w, "regionCount", &regionCount);
-    p::array(w, "pRegions", pRegions, regionCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "srcBuffer", &srcBuffer);
+        p::value(w, "dstImage", &dstImage);
+        p::value(w, "dstImageLayout", &dstImageLayout);
+        p::value(w, "regionCount", &regionCount);
+        p::array(w, "pRegions", pRegions, regionCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyBufferToImage2` call: its arguments, after the call, and its result.
@@ -11086,8 +12219,13 @@ pub unsafe fn vkCmdCopyBufferToImage2(
 ) {
     let mut out = line::begin("vkCmdCopyBufferToImage2");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pCopyBufferToImageInfo", pCopyBufferToImageInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pCopyBufferToImageInfo", pCopyBufferToImageInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyGpaSessionResultsAMD` call: its arguments, after the call, and its result.
@@ -11100,8 +12238,13 @@ pub unsafe fn vkCmdCopyGpaSessionResultsAMD(
 ) {
     let mut out = line::begin("vkCmdCopyGpaSessionResultsAMD");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "gpaSession", &gpaSession);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "gpaSession", &gpaSession);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyImage` call: its arguments, after the call, and its result.
@@ -11119,13 +12262,18 @@ pub unsafe fn vkCmdCopyImage(
 ) {
     let mut out = line::begin("vkCmdCopyImage");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "srcImage", &srcImage);
-    p::value(w, "srcImageLayout", &srcImageLayout);
-    p::value(w, "dstImage", &dstImage);
-    p::value(w, "dstImageLayout", &dstImageLayout);
-    p::value(w, "regionCount", &regionCount);
-    p::array(w, "pRegions", pRegions, regionCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "srcImage", &srcImage);
+        p::value(w, "srcImageLayout", &srcImageLayout);
+        p::value(w, "dstImage", &dstImage);
+        p::value(w, "dstImageLayout", &dstImageLayout);
+        p::value(w, "regionCount", &regionCount);
+        p::array(w, "pRegions", pRegions, regionCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyImage2` call: its arguments, after the call, and its result.
@@ -11138,8 +12286,13 @@ pub unsafe fn vkCmdCopyImage2(
 ) {
     let mut out = line::begin("vkCmdCopyImage2");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pCopyImageInfo", pCopyImageInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pCopyImageInfo", pCopyImageInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyImageToBuffer` call: its arguments, after the call, and its result.
@@ -11156,12 +12309,17 @@ pub unsafe fn vkCmdCopyImageToBuffer(
 ) {
     let mut out = line::begin("vkCmdCopyImageToBuffer");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "srcImage", &srcImage);
-    p::value(w, "srcImageLayout", &srcImageLayout);
-    p::value(w, "dstBuffer", &dstBuffer);
-    p::value(w, "regionCount", &regionCount);
-    p::array(w, "pRegions", pRegions, regionCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "srcImage", &srcImage);
+        p::value(w, "srcImageLayout", &srcImageLayout);
+        p::value(w, "dstBuffer", &dstBuffer);
+        p::value(w, "regionCount", &regionCount);
+        p::array(w, "pRegions", pRegions, regionCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyImageToBuffer2` call: its arguments, after the call, and its result.
@@ -11174,8 +12332,13 @@ pub unsafe fn vkCmdCopyImageToBuffer2(
 ) {
     let mut out = line::begin("vkCmdCopyImageToBuffer2");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pCopyImageToBufferInfo", pCopyImageToBufferInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pCopyImageToBufferInfo", pCopyImageToBufferInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyImageToMemoryKHR` call: its arguments, after the call, and its result.
@@ -11188,8 +12351,13 @@ pub unsafe fn vkCmdCopyImageToMemoryKHR(
 ) {
     let mut out = line::begin("vkCmdCopyImageToMemoryKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pCopyMemoryInfo", pCopyMemoryInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pCopyMemoryInfo", pCopyMemoryInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyMemoryIndirectKHR` call: its arguments, after the call, and its result.
@@ -11202,8 +12370,13 @@ pub unsafe fn vkCmdCopyMemoryIndirectKHR(
 ) {
     let mut out = line::begin("vkCmdCopyMemoryIndirectKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pCopyMemoryIndirectInfo", pCopyMemoryIndirectInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pCopyMemoryIndirectInfo", pCopyMemoryIndirectInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyMemoryIndirectNV` call: its arguments, after the call, and its result.
@@ -11218,10 +12391,15 @@ pub unsafe fn vkCmdCopyMemoryIndirectNV(
 ) {
     let mut out = line::begin("vkCmdCopyMemoryIndirectNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "copyBufferAddress", &copyBufferAddress);
-    p::value(w, "copyCount", &copyCount);
-    p::value(w, "stride", &stride);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "copyBufferAddress", &copyBufferAddress);
+        p::value(w, "copyCount", &copyCount);
+        p::value(w, "stride", &stride);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyMemoryKHR` call: its arguments, after the call, and its result.
@@ -11234,8 +12412,13 @@ pub unsafe fn vkCmdCopyMemoryKHR(
 ) {
     let mut out = line::begin("vkCmdCopyMemoryKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pCopyMemoryInfo", pCopyMemoryInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pCopyMemoryInfo", pCopyMemoryInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyMemoryToAccelerationStructureKHR` call: its arguments, after the call, and its result.
@@ -11248,8 +12431,13 @@ pub unsafe fn vkCmdCopyMemoryToAccelerationStructureKHR(
 ) {
     let mut out = line::begin("vkCmdCopyMemoryToAccelerationStructureKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyMemoryToImageIndirectKHR` call: its arguments, after the call, and its result.
@@ -11262,8 +12450,13 @@ pub unsafe fn vkCmdCopyMemoryToImageIndirectKHR(
 ) {
     let mut out = line::begin("vkCmdCopyMemoryToImageIndirectKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pCopyMemoryToImageIndirectInfo", pCopyMemoryToImageIndirectInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pCopyMemoryToImageIndirectInfo", pCopyMemoryToImageIndirectInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyMemoryToImageIndirectNV` call: its arguments, after the call, and its result.
@@ -11281,13 +12474,18 @@ pub unsafe fn vkCmdCopyMemoryToImageIndirectNV(
 ) {
     let mut out = line::begin("vkCmdCopyMemoryToImageIndirectNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "copyBufferAddress", &copyBufferAddress);
-    p::value(w, "copyCount", &copyCount);
-    p::value(w, "stride", &stride);
-    p::value(w, "dstImage", &dstImage);
-    p::value(w, "dstImageLayout", &dstImageLayout);
-    p::array(w, "pImageSubresources", pImageSubresources, copyCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "copyBufferAddress", &copyBufferAddress);
+        p::value(w, "copyCount", &copyCount);
+        p::value(w, "stride", &stride);
+        p::value(w, "dstImage", &dstImage);
+        p::value(w, "dstImageLayout", &dstImageLayout);
+        p::array(w, "pImageSubresources", pImageSubresources, copyCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyMemoryToImageKHR` call: its arguments, after the call, and its result.
@@ -11300,8 +12498,13 @@ pub unsafe fn vkCmdCopyMemoryToImageKHR(
 ) {
     let mut out = line::begin("vkCmdCopyMemoryToImageKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pCopyMemoryInfo", pCopyMemoryInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pCopyMemoryInfo", pCopyMemoryInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyMemoryToMicromapEXT` call: its arguments, after the call, and its result.
@@ -11314,8 +12517,13 @@ pub unsafe fn vkCmdCopyMemoryToMicromapEXT(
 ) {
     let mut out = line::begin("vkCmdCopyMemoryToMicromapEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyMicromapEXT` call: its arguments, after the call, and its result.
@@ -11328,8 +12536,13 @@ pub unsafe fn vkCmdCopyMicromapEXT(
 ) {
     let mut out = line::begin("vkCmdCopyMicromapEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyMicromapToMemoryEXT` call: its arguments, after the call, and its result.
@@ -11342,8 +12555,13 @@ pub unsafe fn vkCmdCopyMicromapToMemoryEXT(
 ) {
     let mut out = line::begin("vkCmdCopyMicromapToMemoryEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyQueryPoolResults` call: its arguments, after the call, and its result.
@@ -11362,14 +12580,19 @@ pub unsafe fn vkCmdCopyQueryPoolResults(
 ) {
     let mut out = line::begin("vkCmdCopyQueryPoolResults");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "queryPool", &queryPool);
-    p::value(w, "firstQuery", &firstQuery);
-    p::value(w, "queryCount", &queryCount);
-    p::value(w, "dstBuffer", &dstBuffer);
-    p::value(w, "dstOffset", &dstOffset);
-    p::value(w, "stride", &stride);
-    p::value(w, "flags", &flags);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "queryPool", &queryPool);
+        p::value(w, "firstQuery", &firstQuery);
+        p::value(w, "queryCount", &queryCount);
+        p::value(w, "dstBuffer", &dstBuffer);
+        p::value(w, "dstOffset", &dstOffset);
+        p::value(w, "stride", &stride);
+        p::value(w, "flags", &flags);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyQueryPoolResultsToMemoryKHR` call: its arguments, after the call, and its result.
@@ -11387,13 +12610,18 @@ pub unsafe fn vkCmdCopyQueryPoolResultsToMemoryKHR(
 ) {
     let mut out = line::begin("vkCmdCopyQueryPoolResultsToMemoryKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "queryPool", &queryPool);
-    p::value(w, "firstQuery", &firstQuery);
-    p::value(w, "queryCount", &queryCount);
-    p::one(w, "pDstRange", pDstRange);
-    p::value(w, "dstFlags", &dstFlags);
-    p::value(w, "queryResultFlags", &queryResultFlags);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "queryPool", &queryPool);
+        p::value(w, "firstQuery", &firstQuery);
+        p::value(w, "queryCount", &queryCount);
+        p::one(w, "pDstRange", pDstRange);
+        p::value(w, "dstFlags", &dstFlags);
+        p::value(w, "queryResultFlags", &queryResultFlags);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCopyTensorARM` call: its arguments, after the call, and its result.
@@ -11406,8 +12634,13 @@ pub unsafe fn vkCmdCopyTensorARM(
 ) {
     let mut out = line::begin("vkCmdCopyTensorARM");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pCopyTensorInfo", pCopyTensorInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pCopyTensorInfo", pCopyTensorInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCuLaunchKernelNVX` call: its arguments, after the call, and its result.
@@ -11420,8 +12653,13 @@ pub unsafe fn vkCmdCuLaunchKernelNVX(
 ) {
     let mut out = line::begin("vkCmdCuLaunchKernelNVX");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pLaunchInfo", pLaunchInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pLaunchInfo", pLaunchInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdCudaLaunchKernelNV` call: its arguments, after the call, and its result.
@@ -11434,8 +12672,13 @@ pub unsafe fn vkCmdCudaLaunchKernelNV(
 ) {
     let mut out = line::begin("vkCmdCudaLaunchKernelNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pLaunchInfo", pLaunchInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pLaunchInfo", pLaunchInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDebugMarkerBeginEXT` call: its arguments, after the call, and its result.
@@ -11448,8 +12691,13 @@ pub unsafe fn vkCmdDebugMarkerBeginEXT(
 ) {
     let mut out = line::begin("vkCmdDebugMarkerBeginEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pMarkerInfo", pMarkerInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pMarkerInfo", pMarkerInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDebugMarkerEndEXT` call: its arguments, after the call, and its result.
@@ -11459,7 +12707,12 @@ pub unsafe fn vkCmdDebugMarkerBeginEXT(
 pub unsafe fn vkCmdDebugMarkerEndEXT(commandBuffer: VkCommandBuffer) {
     let mut out = line::begin("vkCmdDebugMarkerEndEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDebugMarkerInsertEXT` call: its arguments, after the call, and its result.
@@ -11472,8 +12725,13 @@ pub unsafe fn vkCmdDebugMarkerInsertEXT(
 ) {
     let mut out = line::begin("vkCmdDebugMarkerInsertEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pMarkerInfo", pMarkerInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pMarkerInfo", pMarkerInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDecodeVideoKHR` call: its arguments, after the call, and its result.
@@ -11486,8 +12744,13 @@ pub unsafe fn vkCmdDecodeVideoKHR(
 ) {
     let mut out = line::begin("vkCmdDecodeVideoKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pDecodeInfo", pDecodeInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pDecodeInfo", pDecodeInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDecompressMemoryEXT` call: its arguments, after the call, and its result.
@@ -11500,8 +12763,13 @@ pub unsafe fn vkCmdDecompressMemoryEXT(
 ) {
     let mut out = line::begin("vkCmdDecompressMemoryEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pDecompressMemoryInfoEXT", pDecompressMemoryInfoEXT);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pDecompressMemoryInfoEXT", pDecompressMemoryInfoEXT);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDecompressMemoryIndirectCountEXT` call: its arguments, after the call, and its result.
@@ -11518,12 +12786,17 @@ pub unsafe fn vkCmdDecompressMemoryIndirectCountEXT(
 ) {
     let mut out = line::begin("vkCmdDecompressMemoryIndirectCountEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "decompressionMethod", &decompressionMethod);
-    p::value(w, "indirectCommandsAddress", &indirectCommandsAddress);
-    p::value(w, "indirectCommandsCountAddress", &indirectCommandsCountAddress);
-    p::value(w, "maxDecompressionCount", &maxDecompressionCount);
-    p::value(w, "stride", &stride);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "decompressionMethod", &decompressionMethod);
+        p::value(w, "indirectCommandsAddress", &indirectCommandsAddress);
+        p::value(w, "indirectCommandsCountAddress", &indirectCommandsCountAddress);
+        p::value(w, "maxDecompressionCount", &maxDecompressionCount);
+        p::value(w, "stride", &stride);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDecompressMemoryIndirectCountNV` call: its arguments, after the call, and its result.
@@ -11538,10 +12811,15 @@ pub unsafe fn vkCmdDecompressMemoryIndirectCountNV(
 ) {
     let mut out = line::begin("vkCmdDecompressMemoryIndirectCountNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "indirectCommandsAddress", &indirectCommandsAddress);
-    p::value(w, "indirectCommandsCountAddress", &indirectCommandsCountAddress);
-    p::value(w, "stride", &stride);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "indirectCommandsAddress", &indirectCommandsAddress);
+        p::value(w, "indirectCommandsCountAddress", &indirectCommandsCountAddress);
+        p::value(w, "stride", &stride);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDecompressMemoryNV` call: its arguments, after the call, and its result.
@@ -11555,14 +12833,19 @@ pub unsafe fn vkCmdDecompressMemoryNV(
 ) {
     let mut out = line::begin("vkCmdDecompressMemoryNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "decompressRegionCount", &decompressRegionCount);
-    p::array(
-        w,
-        "pDecompressMemoryRegions",
-        pDecompressMemoryRegions,
-        decompressRegionCount as usize,
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "decompressRegionCount", &decompressRegionCount);
+        p::array(
+            w,
+            "pDecompressMemoryRegions",
+            pDecompressMemoryRegions,
+            decompressRegionCount as usize,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDispatch` call: its arguments, after the call, and its result.
@@ -11577,10 +12860,15 @@ pub unsafe fn vkCmdDispatch(
 ) {
     let mut out = line::begin("vkCmdDispatch");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "groupCountX", &groupCountX);
-    p::value(w, "groupCountY", &groupCountY);
-    p::value(w, "groupCountZ", &groupCountZ);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "groupCountX", &groupCountX);
+        p::value(w, "groupCountY", &groupCountY);
+        p::value(w, "groupCountZ", &groupCountZ);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDispatchBase` call: its arguments, after the call, and its result.
@@ -11598,13 +12886,18 @@ pub unsafe fn vkCmdDispatchBase(
 ) {
     let mut out = line::begin("vkCmdDispatchBase");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "baseGroupX", &baseGroupX);
-    p::value(w, "baseGroupY", &baseGroupY);
-    p::value(w, "baseGroupZ", &baseGroupZ);
-    p::value(w, "groupCountX", &groupCountX);
-    p::value(w, "groupCountY", &groupCountY);
-    p::value(w, "groupCountZ", &groupCountZ);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "baseGroupX", &baseGroupX);
+        p::value(w, "baseGroupY", &baseGroupY);
+        p::value(w, "baseGroupZ", &baseGroupZ);
+        p::value(w, "groupCountX", &groupCountX);
+        p::value(w, "groupCountY", &groupCountY);
+        p::value(w, "groupCountZ", &groupCountZ);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDispatchDataGraphARM` call: its arguments, after the call, and its result.
@@ -11618,9 +12911,14 @@ pub unsafe fn vkCmdDispatchDataGraphARM(
 ) {
     let mut out = line::begin("vkCmdDispatchDataGraphARM");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "session", &session);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "session", &session);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDispatchGraphAMDX` call: its arguments, after the call, and its result.
@@ -11635,10 +12933,15 @@ pub unsafe fn vkCmdDispatchGraphAMDX(
 ) {
     let mut out = line::begin("vkCmdDispatchGraphAMDX");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "scratch", &scratch);
-    p::value(w, "scratchSize", &scratchSize);
-    p::one(w, "pCountInfo", pCountInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "scratch", &scratch);
+        p::value(w, "scratchSize", &scratchSize);
+        p::one(w, "pCountInfo", pCountInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDispatchGraphIndirectAMDX` call: its arguments, after the call, and its result.
@@ -11653,10 +12956,15 @@ pub unsafe fn vkCmdDispatchGraphIndirectAMDX(
 ) {
     let mut out = line::begin("vkCmdDispatchGraphIndirectAMDX");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "scratch", &scratch);
-    p::value(w, "scratchSize", &scratchSize);
-    p::one(w, "pCountInfo", pCountInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "scratch", &scratch);
+        p::value(w, "scratchSize", &scratchSize);
+        p::one(w, "pCountInfo", pCountInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDispatchGraphIndirectCountAMDX` call: its arguments, after the call, and its result.
@@ -11671,10 +12979,15 @@ pub unsafe fn vkCmdDispatchGraphIndirectCountAMDX(
 ) {
     let mut out = line::begin("vkCmdDispatchGraphIndirectCountAMDX");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "scratch", &scratch);
-    p::value(w, "scratchSize", &scratchSize);
-    p::value(w, "countInfo", &countInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "scratch", &scratch);
+        p::value(w, "scratchSize", &scratchSize);
+        p::value(w, "countInfo", &countInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDispatchIndirect` call: its arguments, after the call, and its result.
@@ -11688,9 +13001,14 @@ pub unsafe fn vkCmdDispatchIndirect(
 ) {
     let mut out = line::begin("vkCmdDispatchIndirect");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "buffer", &buffer);
-    p::value(w, "offset", &offset);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "buffer", &buffer);
+        p::value(w, "offset", &offset);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDispatchIndirect2KHR` call: its arguments, after the call, and its result.
@@ -11703,8 +13021,13 @@ pub unsafe fn vkCmdDispatchIndirect2KHR(
 ) {
     let mut out = line::begin("vkCmdDispatchIndirect2KHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDispatchTileQCOM` call: its arguments, after the call, and its result.
@@ -11717,8 +13040,13 @@ pub unsafe fn vkCmdDispatchTileQCOM(
 ) {
     let mut out = line::begin("vkCmdDispatchTileQCOM");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pDispatchTileInfo", pDispatchTileInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pDispatchTileInfo", pDispatchTileInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDraw` call: its arguments, after the call, and its result.
@@ -11734,11 +13062,16 @@ pub unsafe fn vkCmdDraw(
 ) {
     let mut out = line::begin("vkCmdDraw");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "vertexCount", &vertexCount);
-    p::value(w, "instanceCount", &instanceCount);
-    p::value(w, "firstVertex", &firstVertex);
-    p::value(w, "firstInstance", &firstInstance);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "vertexCount", &vertexCount);
+        p::value(w, "instanceCount", &instanceCount);
+        p::value(w, "firstVertex", &firstVertex);
+        p::value(w, "firstInstance", &firstInstance);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawClusterHUAWEI` call: its arguments, after the call, and its result.
@@ -11753,10 +13086,15 @@ pub unsafe fn vkCmdDrawClusterHUAWEI(
 ) {
     let mut out = line::begin("vkCmdDrawClusterHUAWEI");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "groupCountX", &groupCountX);
-    p::value(w, "groupCountY", &groupCountY);
-    p::value(w, "groupCountZ", &groupCountZ);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "groupCountX", &groupCountX);
+        p::value(w, "groupCountY", &groupCountY);
+        p::value(w, "groupCountZ", &groupCountZ);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawClusterIndirectHUAWEI` call: its arguments, after the call, and its result.
@@ -11770,9 +13108,14 @@ pub unsafe fn vkCmdDrawClusterIndirectHUAWEI(
 ) {
     let mut out = line::begin("vkCmdDrawClusterIndirectHUAWEI");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "buffer", &buffer);
-    p::value(w, "offset", &offset);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "buffer", &buffer);
+        p::value(w, "offset", &offset);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawIndexed` call: its arguments, after the call, and its result.
@@ -11789,12 +13132,17 @@ pub unsafe fn vkCmdDrawIndexed(
 ) {
     let mut out = line::begin("vkCmdDrawIndexed");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "indexCount", &indexCount);
-    p::value(w, "instanceCount", &instanceCount);
-    p::value(w, "firstIndex", &firstIndex);
-    p::value(w, "vertexOffset", &vertexOffset);
-    p::value(w, "firstInstance", &firstInstance);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "indexCount", &indexCount);
+        p::value(w, "instanceCount", &instanceCount);
+        p::value(w, "firstIndex", &firstIndex);
+        p::value(w, "vertexOffset", &vertexOffset);
+        p::value(w, "firstInstance", &firstInstance);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawIndexedIndirect` call: its arguments, after the call, and its result.
@@ -11810,11 +13158,16 @@ pub unsafe fn vkCmdDrawIndexedIndirect(
 ) {
     let mut out = line::begin("vkCmdDrawIndexedIndirect");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "buffer", &buffer);
-    p::value(w, "offset", &offset);
-    p::value(w, "drawCount", &drawCount);
-    p::value(w, "stride", &stride);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "buffer", &buffer);
+        p::value(w, "offset", &offset);
+        p::value(w, "drawCount", &drawCount);
+        p::value(w, "stride", &stride);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawIndexedIndirect2KHR` call: its arguments, after the call, and its result.
@@ -11827,8 +13180,13 @@ pub unsafe fn vkCmdDrawIndexedIndirect2KHR(
 ) {
     let mut out = line::begin("vkCmdDrawIndexedIndirect2KHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawIndexedIndirectCount` call: its arguments, after the call, and its result.
@@ -11846,13 +13204,18 @@ pub unsafe fn vkCmdDrawIndexedIndirectCount(
 ) {
     let mut out = line::begin("vkCmdDrawIndexedIndirectCount");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "buffer", &buffer);
-    p::value(w, "offset", &offset);
-    p::value(w, "countBuffer", &countBuffer);
-    p::value(w, "countBufferOffset", &countBufferOffset);
-    p::value(w, "maxDrawCount", &maxDrawCount);
-    p::value(w, "stride", &stride);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "buffer", &buffer);
+        p::value(w, "offset", &offset);
+        p::value(w, "countBuffer", &countBuffer);
+        p::value(w, "countBufferOffset", &countBufferOffset);
+        p::value(w, "maxDrawCount", &maxDrawCount);
+        p::value(w, "stride", &stride);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawIndexedIndirectCount2KHR` call: its arguments, after the call, and its result.
@@ -11865,8 +13228,13 @@ pub unsafe fn vkCmdDrawIndexedIndirectCount2KHR(
 ) {
     let mut out = line::begin("vkCmdDrawIndexedIndirectCount2KHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawIndirect` call: its arguments, after the call, and its result.
@@ -11882,11 +13250,16 @@ pub unsafe fn vkCmdDrawIndirect(
 ) {
     let mut out = line::begin("vkCmdDrawIndirect");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "buffer", &buffer);
-    p::value(w, "offset", &offset);
-    p::value(w, "drawCount", &drawCount);
-    p::value(w, "stride", &stride);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "buffer", &buffer);
+        p::value(w, "offset", &offset);
+        p::value(w, "drawCount", &drawCount);
+        p::value(w, "stride", &stride);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawIndirect2KHR` call: its arguments, after the call, and its result.
@@ -11899,8 +13272,13 @@ pub unsafe fn vkCmdDrawIndirect2KHR(
 ) {
     let mut out = line::begin("vkCmdDrawIndirect2KHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawIndirectByteCount2EXT` call: its arguments, after the call, and its result.
@@ -11917,12 +13295,17 @@ pub unsafe fn vkCmdDrawIndirectByteCount2EXT(
 ) {
     let mut out = line::begin("vkCmdDrawIndirectByteCount2EXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "instanceCount", &instanceCount);
-    p::value(w, "firstInstance", &firstInstance);
-    p::one(w, "pCounterInfo", pCounterInfo);
-    p::value(w, "counterOffset", &counterOffset);
-    p::value(w, "vertexStride", &vertexStride);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "instanceCount", &instanceCount);
+        p::value(w, "firstInstance", &firstInstance);
+        p::one(w, "pCounterInfo", pCounterInfo);
+        p::value(w, "counterOffset", &counterOffset);
+        p::value(w, "vertexStride", &vertexStride);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawIndirectByteCountEXT` call: its arguments, after the call, and its result.
@@ -11940,13 +13323,18 @@ pub unsafe fn vkCmdDrawIndirectByteCountEXT(
 ) {
     let mut out = line::begin("vkCmdDrawIndirectByteCountEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "instanceCount", &instanceCount);
-    p::value(w, "firstInstance", &firstInstance);
-    p::value(w, "counterBuffer", &counterBuffer);
-    p::value(w, "counterBufferOffset", &counterBufferOffset);
-    p::value(w, "counterOffset", &counterOffset);
-    p::value(w, "vertexStride", &vertexStride);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "instanceCount", &instanceCount);
+        p::value(w, "firstInstance", &firstInstance);
+        p::value(w, "counterBuffer", &counterBuffer);
+        p::value(w, "counterBufferOffset", &counterBufferOffset);
+        p::value(w, "counterOffset", &counterOffset);
+        p::value(w, "vertexStride", &vertexStride);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawIndirectCount` call: its arguments, after the call, and its result.
@@ -11964,13 +13352,18 @@ pub unsafe fn vkCmdDrawIndirectCount(
 ) {
     let mut out = line::begin("vkCmdDrawIndirectCount");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "buffer", &buffer);
-    p::value(w, "offset", &offset);
-    p::value(w, "countBuffer", &countBuffer);
-    p::value(w, "countBufferOffset", &countBufferOffset);
-    p::value(w, "maxDrawCount", &maxDrawCount);
-    p::value(w, "stride", &stride);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "buffer", &buffer);
+        p::value(w, "offset", &offset);
+        p::value(w, "countBuffer", &countBuffer);
+        p::value(w, "countBufferOffset", &countBufferOffset);
+        p::value(w, "maxDrawCount", &maxDrawCount);
+        p::value(w, "stride", &stride);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawIndirectCount2KHR` call: its arguments, after the call, and its result.
@@ -11983,8 +13376,13 @@ pub unsafe fn vkCmdDrawIndirectCount2KHR(
 ) {
     let mut out = line::begin("vkCmdDrawIndirectCount2KHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawMeshTasksEXT` call: its arguments, after the call, and its result.
@@ -11999,10 +13397,15 @@ pub unsafe fn vkCmdDrawMeshTasksEXT(
 ) {
     let mut out = line::begin("vkCmdDrawMeshTasksEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "groupCountX", &groupCountX);
-    p::value(w, "groupCountY", &groupCountY);
-    p::value(w, "groupCountZ", &groupCountZ);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "groupCountX", &groupCountX);
+        p::value(w, "groupCountY", &groupCountY);
+        p::value(w, "groupCountZ", &groupCountZ);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawMeshTasksIndirect2EXT` call: its arguments, after the call, and its result.
@@ -12015,8 +13418,13 @@ pub unsafe fn vkCmdDrawMeshTasksIndirect2EXT(
 ) {
     let mut out = line::begin("vkCmdDrawMeshTasksIndirect2EXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawMeshTasksIndirectCount2EXT` call: its arguments, after the call, and its result.
@@ -12029,8 +13437,13 @@ pub unsafe fn vkCmdDrawMeshTasksIndirectCount2EXT(
 ) {
     let mut out = line::begin("vkCmdDrawMeshTasksIndirectCount2EXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawMeshTasksIndirectCountEXT` call: its arguments, after the call, and its result.
@@ -12048,13 +13461,18 @@ pub unsafe fn vkCmdDrawMeshTasksIndirectCountEXT(
 ) {
     let mut out = line::begin("vkCmdDrawMeshTasksIndirectCountEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "buffer", &buffer);
-    p::value(w, "offset", &offset);
-    p::value(w, "countBuffer", &countBuffer);
-    p::value(w, "countBufferOffset", &countBufferOffset);
-    p::value(w, "maxDrawCount", &maxDrawCount);
-    p::value(w, "stride", &stride);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "buffer", &buffer);
+        p::value(w, "offset", &offset);
+        p::value(w, "countBuffer", &countBuffer);
+        p::value(w, "countBufferOffset", &countBufferOffset);
+        p::value(w, "maxDrawCount", &maxDrawCount);
+        p::value(w, "stride", &stride);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawMeshTasksIndirectCountNV` call: its arguments, after the call, and its result.
@@ -12072,13 +13490,18 @@ pub unsafe fn vkCmdDrawMeshTasksIndirectCountNV(
 ) {
     let mut out = line::begin("vkCmdDrawMeshTasksIndirectCountNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "buffer", &buffer);
-    p::value(w, "offset", &offset);
-    p::value(w, "countBuffer", &countBuffer);
-    p::value(w, "countBufferOffset", &countBufferOffset);
-    p::value(w, "maxDrawCount", &maxDrawCount);
-    p::value(w, "stride", &stride);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "buffer", &buffer);
+        p::value(w, "offset", &offset);
+        p::value(w, "countBuffer", &countBuffer);
+        p::value(w, "countBufferOffset", &countBufferOffset);
+        p::value(w, "maxDrawCount", &maxDrawCount);
+        p::value(w, "stride", &stride);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawMeshTasksIndirectEXT` call: its arguments, after the call, and its result.
@@ -12094,11 +13517,16 @@ pub unsafe fn vkCmdDrawMeshTasksIndirectEXT(
 ) {
     let mut out = line::begin("vkCmdDrawMeshTasksIndirectEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "buffer", &buffer);
-    p::value(w, "offset", &offset);
-    p::value(w, "drawCount", &drawCount);
-    p::value(w, "stride", &stride);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "buffer", &buffer);
+        p::value(w, "offset", &offset);
+        p::value(w, "drawCount", &drawCount);
+        p::value(w, "stride", &stride);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawMeshTasksIndirectNV` call: its arguments, after the call, and its result.
@@ -12114,11 +13542,16 @@ pub unsafe fn vkCmdDrawMeshTasksIndirectNV(
 ) {
     let mut out = line::begin("vkCmdDrawMeshTasksIndirectNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "buffer", &buffer);
-    p::value(w, "offset", &offset);
-    p::value(w, "drawCount", &drawCount);
-    p::value(w, "stride", &stride);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "buffer", &buffer);
+        p::value(w, "offset", &offset);
+        p::value(w, "drawCount", &drawCount);
+        p::value(w, "stride", &stride);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawMeshTasksNV` call: its arguments, after the call, and its result.
@@ -12132,9 +13565,14 @@ pub unsafe fn vkCmdDrawMeshTasksNV(
 ) {
     let mut out = line::begin("vkCmdDrawMeshTasksNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "taskCount", &taskCount);
-    p::value(w, "firstTask", &firstTask);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "taskCount", &taskCount);
+        p::value(w, "firstTask", &firstTask);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawMultiEXT` call: its arguments, after the call, and its result.
@@ -12151,12 +13589,17 @@ pub unsafe fn vkCmdDrawMultiEXT(
 ) {
     let mut out = line::begin("vkCmdDrawMultiEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "drawCount", &drawCount);
-    p::address(w, "pVertexInfo", pVertexInfo as usize);
-    p::value(w, "instanceCount", &instanceCount);
-    p::value(w, "firstInstance", &firstInstance);
-    p::value(w, "stride", &stride);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "drawCount", &drawCount);
+        p::address(w, "pVertexInfo", pVertexInfo as usize);
+        p::value(w, "instanceCount", &instanceCount);
+        p::value(w, "firstInstance", &firstInstance);
+        p::value(w, "stride", &stride);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdDrawMultiIndexedEXT` call: its arguments, after the call, and its result.
@@ -12174,13 +13617,18 @@ pub unsafe fn vkCmdDrawMultiIndexedEXT(
 ) {
     let mut out = line::begin("vkCmdDrawMultiIndexedEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "drawCount", &drawCount);
-    p::address(w, "pIndexInfo", pIndexInfo as usize);
-    p::value(w, "instanceCount", &instanceCount);
-    p::value(w, "firstInstance", &firstInstance);
-    p::value(w, "stride", &stride);
-    p::one(w, "pVertexOffset", pVertexOffset);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "drawCount", &drawCount);
+        p::address(w, "pIndexInfo", pIndexInfo as usize);
+        p::value(w, "instanceCount", &instanceCount);
+        p::value(w, "firstInstance", &firstInstance);
+        p::value(w, "stride", &stride);
+        p::one(w, "pVertexOffset", pVertexOffset);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdEncodeVideoKHR` call: its arguments, after the call, and its result.
@@ -12193,8 +13641,13 @@ pub unsafe fn vkCmdEncodeVideoKHR(
 ) {
     let mut out = line::begin("vkCmdEncodeVideoKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pEncodeInfo", pEncodeInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pEncodeInfo", pEncodeInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdEndConditionalRenderingEXT` call: its arguments, after the call, and its result.
@@ -12204,7 +13657,12 @@ pub unsafe fn vkCmdEncodeVideoKHR(
 pub unsafe fn vkCmdEndConditionalRenderingEXT(commandBuffer: VkCommandBuffer) {
     let mut out = line::begin("vkCmdEndConditionalRenderingEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdEndDebugUtilsLabelEXT` call: its arguments, after the call, and its result.
@@ -12214,7 +13672,12 @@ pub unsafe fn vkCmdEndConditionalRenderingEXT(commandBuffer: VkCommandBuffer) {
 pub unsafe fn vkCmdEndDebugUtilsLabelEXT(commandBuffer: VkCommandBuffer) {
     let mut out = line::begin("vkCmdEndDebugUtilsLabelEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdEndGpaSampleAMD` call: its arguments, after the call, and its result.
@@ -12228,9 +13691,14 @@ pub unsafe fn vkCmdEndGpaSampleAMD(
 ) {
     let mut out = line::begin("vkCmdEndGpaSampleAMD");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "gpaSession", &gpaSession);
-    p::value(w, "sampleID", &sampleID);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "gpaSession", &gpaSession);
+        p::value(w, "sampleID", &sampleID);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdEndGpaSessionAMD` call: its arguments, after the call, and its result.
@@ -12244,8 +13712,13 @@ pub unsafe fn vkCmdEndGpaSessionAMD(
 ) {
     let mut out = line::begin("vkCmdEndGpaSessionAMD");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "gpaSession", &gpaSession);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "gpaSession", &gpaSession);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkCmdEndPerTileExecutionQCOM` call: its arguments, after the call, and its result.
@@ -12258,8 +13731,13 @@ pub unsafe fn vkCmdEndPerTileExecutionQCOM(
 ) {
     let mut out = line::begin("vkCmdEndPerTileExecutionQCOM");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pPerTileEndInfo", pPerTileEndInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pPerTileEndInfo", pPerTileEndInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdEndQuery` call: its arguments, after the call, and its result.
@@ -12273,9 +13751,14 @@ pub unsafe fn vkCmdEndQuery(
 ) {
     let mut out = line::begin("vkCmdEndQuery");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "queryPool", &queryPool);
-    p::value(w, "query", &query);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "queryPool", &queryPool);
+        p::value(w, "query", &query);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdEndQueryIndexedEXT` call: its arguments, after the call, and its result.
@@ -12290,10 +13773,15 @@ pub unsafe fn vkCmdEndQueryIndexedEXT(
 ) {
     let mut out = line::begin("vkCmdEndQueryIndexedEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "queryPool", &queryPool);
-    p::value(w, "query", &query);
-    p::value(w, "index", &index);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "queryPool", &queryPool);
+        p::value(w, "query", &query);
+        p::value(w, "index", &index);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdEndRenderPass` call: its arguments, after the call, and its result.
@@ -12303,7 +13791,12 @@ pub unsafe fn vkCmdEndQueryIndexedEXT(
 pub unsafe fn vkCmdEndRenderPass(commandBuffer: VkCommandBuffer) {
     let mut out = line::begin("vkCmdEndRenderPass");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdEndRenderPass2` call: its arguments, after the call, and its result.
@@ -12316,8 +13809,13 @@ pub unsafe fn vkCmdEndRenderPass2(
 ) {
     let mut out = line::begin("vkCmdEndRenderPass2");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pSubpassEndInfo", pSubpassEndInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pSubpassEndInfo", pSubpassEndInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdEndRendering` call: its arguments, after the call, and its result.
@@ -12327,7 +13825,12 @@ pub unsafe fn vkCmdEndRenderPass2(
 pub unsafe fn vkCmdEndRendering(commandBuffer: VkCommandBuffer) {
     let mut out = line::begin("vkCmdEndRendering");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdEndRendering2KHR` call: its arguments, after the call, and its result.
@@ -12340,8 +13843,13 @@ pub unsafe fn vkCmdEndRendering2KHR(
 ) {
     let mut out = line::begin("vkCmdEndRendering2KHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pRenderingEndInfo", pRenderingEndInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pRenderingEndInfo", pRenderingEndInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdEndShaderInstrumentationARM` call: its arguments, after the call, and its result.
@@ -12351,7 +13859,12 @@ pub unsafe fn vkCmdEndRendering2KHR(
 pub unsafe fn vkCmdEndShaderInstrumentationARM(commandBuffer: VkCommandBuffer) {
     let mut out = line::begin("vkCmdEndShaderInstrumentationARM");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdEndTransformFeedback2EXT` call: its arguments, after the call, and its result.
@@ -12366,10 +13879,15 @@ pub unsafe fn vkCmdEndTransformFeedback2EXT(
 ) {
     let mut out = line::begin("vkCmdEndTransformFeedback2EXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstCounterRange", &firstCounterRange);
-    p::value(w, "counterRangeCount", &counterRangeCount);
-    p::array(w, "pCounterInfos", pCounterInfos, counterRangeCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstCounterRange", &firstCounterRange);
+        p::value(w, "counterRangeCount", &counterRangeCount);
+        p::array(w, "pCounterInfos", pCounterInfos, counterRangeCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdEndTransformFeedbackEXT` call: its arguments, after the call, and its result.
@@ -12385,16 +13903,21 @@ pub unsafe fn vkCmdEndTransformFeedbackEXT(
 ) {
     let mut out = line::begin("vkCmdEndTransformFeedbackEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstCounterBuffer", &firstCounterBuffer);
-    p::value(w, "counterBufferCount", &counterBufferCount);
-    p::address(w, "pCounterBuffers", pCounterBuffers as usize);
-    p::array(
-        w,
-        "pCounterBufferOffsets",
-        pCounterBufferOffsets,
-        counterBufferCount as usize,
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstCounterBuffer", &firstCounterBuffer);
+        p::value(w, "counterBufferCount", &counterBufferCount);
+        p::address(w, "pCounterBuffers", pCounterBuffers as usize);
+        p::array(
+            w,
+            "pCounterBufferOffsets",
+            pCounterBufferOffsets,
+            counterBufferCount as usize,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdEndVideoCodingKHR` call: its arguments, after the call, and its result.
@@ -12407,8 +13930,13 @@ pub unsafe fn vkCmdEndVideoCodingKHR(
 ) {
     let mut out = line::begin("vkCmdEndVideoCodingKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pEndCodingInfo", pEndCodingInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pEndCodingInfo", pEndCodingInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdExecuteCommands` call: its arguments, after the call, and its result.
@@ -12422,9 +13950,14 @@ pub unsafe fn vkCmdExecuteCommands(
 ) {
     let mut out = line::begin("vkCmdExecuteCommands");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "commandBufferCount", &commandBufferCount);
-    p::array(w, "pCommandBuffers", pCommandBuffers, commandBufferCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "commandBufferCount", &commandBufferCount);
+        p::array(w, "pCommandBuffers", pCommandBuffers, commandBufferCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdExecuteGeneratedCommandsEXT` call: its arguments, after the call, and its result.
@@ -12438,9 +13971,14 @@ pub unsafe fn vkCmdExecuteGeneratedCommandsEXT(
 ) {
     let mut out = line::begin("vkCmdExecuteGeneratedCommandsEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "isPreprocessed", &isPreprocessed);
-    p::one(w, "pGeneratedCommandsInfo", pGeneratedCommandsInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "isPreprocessed", &isPreprocessed);
+        p::one(w, "pGeneratedCommandsInfo", pGeneratedCommandsInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdExecuteGeneratedCommandsNV` call: its arguments, after the call, and its result.
@@ -12454,9 +13992,14 @@ pub unsafe fn vkCmdExecuteGeneratedCommandsNV(
 ) {
     let mut out = line::begin("vkCmdExecuteGeneratedCommandsNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "isPreprocessed", &isPreprocessed);
-    p::one(w, "pGeneratedCommandsInfo", pGeneratedCommandsInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "isPreprocessed", &isPreprocessed);
+        p::one(w, "pGeneratedCommandsInfo", pGeneratedCommandsInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdFillBuffer` call: its arguments, after the call, and its result.
@@ -12472,11 +14015,16 @@ pub unsafe fn vkCmdFillBuffer(
 ) {
     let mut out = line::begin("vkCmdFillBuffer");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "dstBuffer", &dstBuffer);
-    p::value(w, "dstOffset", &dstOffset);
-    p::value(w, "size", &size);
-    p::value(w, "data", &data);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "dstBuffer", &dstBuffer);
+        p::value(w, "dstOffset", &dstOffset);
+        p::value(w, "size", &size);
+        p::value(w, "data", &data);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdFillMemoryKHR` call: its arguments, after the call, and its result.
@@ -12491,10 +14039,15 @@ pub unsafe fn vkCmdFillMemoryKHR(
 ) {
     let mut out = line::begin("vkCmdFillMemoryKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pDstRange", pDstRange);
-    p::value(w, "dstFlags", &dstFlags);
-    p::value(w, "data", &data);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pDstRange", pDstRange);
+        p::value(w, "dstFlags", &dstFlags);
+        p::value(w, "data", &data);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdInitializeGraphScratchMemoryAMDX` call: its arguments, after the call, and its result.
@@ -12509,10 +14062,15 @@ pub unsafe fn vkCmdInitializeGraphScratchMemoryAMDX(
 ) {
     let mut out = line::begin("vkCmdInitializeGraphScratchMemoryAMDX");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "executionGraph", &executionGraph);
-    p::value(w, "scratch", &scratch);
-    p::value(w, "scratchSize", &scratchSize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "executionGraph", &executionGraph);
+        p::value(w, "scratch", &scratch);
+        p::value(w, "scratchSize", &scratchSize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdInsertDebugUtilsLabelEXT` call: its arguments, after the call, and its result.
@@ -12525,8 +14083,13 @@ pub unsafe fn vkCmdInsertDebugUtilsLabelEXT(
 ) {
     let mut out = line::begin("vkCmdInsertDebugUtilsLabelEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pLabelInfo", pLabelInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pLabelInfo", pLabelInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdNextSubpass` call: its arguments, after the call, and its result.
@@ -12539,8 +14102,13 @@ pub unsafe fn vkCmdNextSubpass(
 ) {
     let mut out = line::begin("vkCmdNextSubpass");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "contents", &contents);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "contents", &contents);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdNextSubpass2` call: its arguments, after the call, and its result.
@@ -12554,9 +14122,14 @@ pub unsafe fn vkCmdNextSubpass2(
 ) {
     let mut out = line::begin("vkCmdNextSubpass2");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pSubpassBeginInfo", pSubpassBeginInfo);
-    p::one(w, "pSubpassEndInfo", pSubpassEndInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pSubpassBeginInfo", pSubpassBeginInfo);
+        p::one(w, "pSubpassEndInfo", pSubpassEndInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdOpticalFlowExecuteNV` call: its arguments, after the call, and its result.
@@ -12570,9 +14143,14 @@ pub unsafe fn vkCmdOpticalFlowExecuteNV(
 ) {
     let mut out = line::begin("vkCmdOpticalFlowExecuteNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "session", &session);
-    p::one(w, "pExecuteInfo", pExecuteInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "session", &session);
+        p::one(w, "pExecuteInfo", pExecuteInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdPipelineBarrier` call: its arguments, after the call, and its result.
@@ -12593,26 +14171,31 @@ pub unsafe fn vkCmdPipelineBarrier(
 ) {
     let mut out = line::begin("vkCmdPipelineBarrier");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "srcStageMask", &srcStageMask);
-    p::value(w, "dstStageMask", &dstStageMask);
-    p::value(w, "dependencyFlags", &dependencyFlags);
-    p::value(w, "memoryBarrierCount", &memoryBarrierCount);
-    p::array(w, "pMemoryBarriers", pMemoryBarriers, memoryBarrierCount as usize);
-    p::value(w, "bufferMemoryBarrierCount", &bufferMemoryBarrierCount);
-    p::array(
-        w,
-        "pBufferMemoryBarriers",
-        pBufferMemoryBarriers,
-        bufferMemoryBarrierCount as usize,
-    );
-    p::value(w, "imageMemoryBarrierCount", &imageMemoryBarrierCount);
-    p::array(
-        w,
-        "pImageMemoryBarriers",
-        pImageMemoryBarriers,
-        imageMemoryBarrierCount as usize,
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "srcStageMask", &srcStageMask);
+        p::value(w, "dstStageMask", &dstStageMask);
+        p::value(w, "dependencyFlags", &dependencyFlags);
+        p::value(w, "memoryBarrierCount", &memoryBarrierCount);
+        p::array(w, "pMemoryBarriers", pMemoryBarriers, memoryBarrierCount as usize);
+        p::value(w, "bufferMemoryBarrierCount", &bufferMemoryBarrierCount);
+        p::array(
+            w,
+            "pBufferMemoryBarriers",
+            pBufferMemoryBarriers,
+            bufferMemoryBarrierCount as usize,
+        );
+        p::value(w, "imageMemoryBarrierCount", &imageMemoryBarrierCount);
+        p::array(
+            w,
+            "pImageMemoryBarriers",
+            pImageMemoryBarriers,
+            imageMemoryBarrierCount as usize,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdPipelineBarrier2` call: its arguments, after the call, and its result.
@@ -12625,8 +14208,13 @@ pub unsafe fn vkCmdPipelineBarrier2(
 ) {
     let mut out = line::begin("vkCmdPipelineBarrier2");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pDependencyInfo", pDependencyInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pDependencyInfo", pDependencyInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdPreprocessGeneratedCommandsEXT` call: its arguments, after the call, and its result.
@@ -12640,9 +14228,14 @@ pub unsafe fn vkCmdPreprocessGeneratedCommandsEXT(
 ) {
     let mut out = line::begin("vkCmdPreprocessGeneratedCommandsEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pGeneratedCommandsInfo", pGeneratedCommandsInfo);
-    p::value(w, "stateCommandBuffer", &stateCommandBuffer);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pGeneratedCommandsInfo", pGeneratedCommandsInfo);
+        p::value(w, "stateCommandBuffer", &stateCommandBuffer);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdPreprocessGeneratedCommandsNV` call: its arguments, after the call, and its result.
@@ -12655,8 +14248,13 @@ pub unsafe fn vkCmdPreprocessGeneratedCommandsNV(
 ) {
     let mut out = line::begin("vkCmdPreprocessGeneratedCommandsNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pGeneratedCommandsInfo", pGeneratedCommandsInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pGeneratedCommandsInfo", pGeneratedCommandsInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdPushConstants` call: its arguments, after the call, and its result.
@@ -12673,12 +14271,17 @@ pub unsafe fn vkCmdPushConstants(
 ) {
     let mut out = line::begin("vkCmdPushConstants");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "layout", &layout);
-    p::value(w, "stageFlags", &stageFlags);
-    p::value(w, "offset", &offset);
-    p::value(w, "size", &size);
-    p::address(w, "pValues", pValues as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "layout", &layout);
+        p::value(w, "stageFlags", &stageFlags);
+        p::value(w, "offset", &offset);
+        p::value(w, "size", &size);
+        p::address(w, "pValues", pValues as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdPushConstants2` call: its arguments, after the call, and its result.
@@ -12691,8 +14294,13 @@ pub unsafe fn vkCmdPushConstants2(
 ) {
     let mut out = line::begin("vkCmdPushConstants2");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pPushConstantsInfo", pPushConstantsInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pPushConstantsInfo", pPushConstantsInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdPushDataEXT` call: its arguments, after the call, and its result.
@@ -12705,8 +14313,13 @@ pub unsafe fn vkCmdPushDataEXT(
 ) {
     let mut out = line::begin("vkCmdPushDataEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pPushDataInfo", pPushDataInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pPushDataInfo", pPushDataInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdPushDescriptorSet` call: its arguments, after the call, and its result.
@@ -12723,12 +14336,22 @@ pub unsafe fn vkCmdPushDescriptorSet(
 ) {
     let mut out = line::begin("vkCmdPushDescriptorSet");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "pipelineBindPoint", &pipelineBindPoint);
-    p::value(w, "layout", &layout);
-    p::value(w, "set", &set);
-    p::value(w, "descriptorWriteCount", &descriptorWriteCount);
-    p::array(w, "pDescriptorWrites", pDescriptorWrites, descriptorWriteCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "pipelineBindPoint", &pipelineBindPoint);
+        p::value(w, "layout", &layout);
+        p::value(w, "set", &set);
+        p::value(w, "descriptorWriteCount", &descriptorWriteCount);
+        p::array(
+            w,
+            "pDescriptorWrites",
+            pDescriptorWrites,
+            descriptorWriteCount as usize,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdPushDescriptorSet2` call: its arguments, after the call, and its result.
@@ -12741,8 +14364,13 @@ pub unsafe fn vkCmdPushDescriptorSet2(
 ) {
     let mut out = line::begin("vkCmdPushDescriptorSet2");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pPushDescriptorSetInfo", pPushDescriptorSetInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pPushDescriptorSetInfo", pPushDescriptorSetInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdPushDescriptorSetWithTemplate` call: its arguments, after the call, and its result.
@@ -12758,11 +14386,16 @@ pub unsafe fn vkCmdPushDescriptorSetWithTemplate(
 ) {
     let mut out = line::begin("vkCmdPushDescriptorSetWithTemplate");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "descriptorUpdateTemplate", &descriptorUpdateTemplate);
-    p::value(w, "layout", &layout);
-    p::value(w, "set", &set);
-    p::address(w, "pData", pData as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "descriptorUpdateTemplate", &descriptorUpdateTemplate);
+        p::value(w, "layout", &layout);
+        p::value(w, "set", &set);
+        p::address(w, "pData", pData as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdPushDescriptorSetWithTemplate2` call: its arguments, after the call, and its result.
@@ -12775,8 +14408,17 @@ pub unsafe fn vkCmdPushDescriptorSetWithTemplate2(
 ) {
     let mut out = line::begin("vkCmdPushDescriptorSetWithTemplate2");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pPushDescriptorSetWithTemplateInfo", pPushDescriptorSetWithTemplateInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(
+            w,
+            "pPushDescriptorSetWithTemplateInfo",
+            pPushDescriptorSetWithTemplateInfo,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdResetEvent` call: its arguments, after the call, and its result.
@@ -12790,9 +14432,14 @@ pub unsafe fn vkCmdResetEvent(
 ) {
     let mut out = line::begin("vkCmdResetEvent");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "event", &event);
-    p::value(w, "stageMask", &stageMask);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "event", &event);
+        p::value(w, "stageMask", &stageMask);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdResetEvent2` call: its arguments, after the call, and its result.
@@ -12806,9 +14453,14 @@ pub unsafe fn vkCmdResetEvent2(
 ) {
     let mut out = line::begin("vkCmdResetEvent2");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "event", &event);
-    p::value(w, "stageMask", &stageMask);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "event", &event);
+        p::value(w, "stageMask", &stageMask);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdResetQueryPool` call: its arguments, after the call, and its result.
@@ -12823,10 +14475,15 @@ pub unsafe fn vkCmdResetQueryPool(
 ) {
     let mut out = line::begin("vkCmdResetQueryPool");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "queryPool", &queryPool);
-    p::value(w, "firstQuery", &firstQuery);
-    p::value(w, "queryCount", &queryCount);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "queryPool", &queryPool);
+        p::value(w, "firstQuery", &firstQuery);
+        p::value(w, "queryCount", &queryCount);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdResolveImage` call: its arguments, after the call, and its result.
@@ -12844,13 +14501,18 @@ pub unsafe fn vkCmdResolveImage(
 ) {
     let mut out = line::begin("vkCmdResolveImage");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "srcImage", &srcImage);
-    p::value(w, "srcImageLayout", &srcImageLayout);
-    p::value(w, "dstImage", &dstImage);
-    p::value(w, "dstImageLayout", &dstImageLayout);
-    p::value(w, "regionCount", &regionCount);
-    p::array(w, "pRegions", pRegions, regionCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "srcImage", &srcImage);
+        p::value(w, "srcImageLayout", &srcImageLayout);
+        p::value(w, "dstImage", &dstImage);
+        p::value(w, "dstImageLayout", &dstImageLayout);
+        p::value(w, "regionCount", &regionCount);
+        p::array(w, "pRegions", pRegions, regionCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdResolveImage2` call: its arguments, after the call, and its result.
@@ -12863,8 +14525,13 @@ pub unsafe fn vkCmdResolveImage2(
 ) {
     let mut out = line::begin("vkCmdResolveImage2");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pResolveImageInfo", pResolveImageInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pResolveImageInfo", pResolveImageInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetAlphaToCoverageEnableEXT` call: its arguments, after the call, and its result.
@@ -12877,8 +14544,13 @@ pub unsafe fn vkCmdSetAlphaToCoverageEnableEXT(
 ) {
     let mut out = line::begin("vkCmdSetAlphaToCoverageEnableEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "alphaToCoverageEnable", &alphaToCoverageEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "alphaToCoverageEnable", &alphaToCoverageEnable);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetAlphaToOneEnableEXT` call: its arguments, after the call, and its result.
@@ -12891,8 +14563,13 @@ pub unsafe fn vkCmdSetAlphaToOneEnableEXT(
 ) {
     let mut out = line::begin("vkCmdSetAlphaToOneEnableEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "alphaToOneEnable", &alphaToOneEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "alphaToOneEnable", &alphaToOneEnable);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetAttachmentFeedbackLoopEnableEXT` call: its arguments, after the call, and its result.
@@ -12905,8 +14582,13 @@ pub unsafe fn vkCmdSetAttachmentFeedbackLoopEnableEXT(
 ) {
     let mut out = line::begin("vkCmdSetAttachmentFeedbackLoopEnableEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "aspectMask", &aspectMask);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "aspectMask", &aspectMask);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetBlendConstants` call: its arguments, after the call, and its result.
@@ -12919,8 +14601,13 @@ pub unsafe fn vkCmdSetBlendConstants(
 ) {
     let mut out = line::begin("vkCmdSetBlendConstants");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "blendConstants", blendConstants);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "blendConstants", blendConstants);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetCheckpointNV` call: its arguments, after the call, and its result.
@@ -12933,8 +14620,13 @@ pub unsafe fn vkCmdSetCheckpointNV(
 ) {
     let mut out = line::begin("vkCmdSetCheckpointNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::address(w, "pCheckpointMarker", pCheckpointMarker as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::address(w, "pCheckpointMarker", pCheckpointMarker as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetCoarseSampleOrderNV` call: its arguments, after the call, and its result.
@@ -12949,15 +14641,20 @@ pub unsafe fn vkCmdSetCoarseSampleOrderNV(
 ) {
     let mut out = line::begin("vkCmdSetCoarseSampleOrderNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "sampleOrderType", &sampleOrderType);
-    p::value(w, "customSampleOrderCount", &customSampleOrderCount);
-    p::array(
-        w,
-        "pCustomSampleOrders",
-        pCustomSampleOrders,
-        customSampleOrderCount as usize,
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "sampleOrderType", &sampleOrderType);
+        p::value(w, "customSampleOrderCount", &customSampleOrderCount);
+        p::array(
+            w,
+            "pCustomSampleOrders",
+            pCustomSampleOrders,
+            customSampleOrderCount as usize,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetColorBlendAdvancedEXT` call: its arguments, after the call, and its result.
@@ -12972,10 +14669,20 @@ pub unsafe fn vkCmdSetColorBlendAdvancedEXT(
 ) {
     let mut out = line::begin("vkCmdSetColorBlendAdvancedEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstAttachment", &firstAttachment);
-    p::value(w, "attachmentCount", &attachmentCount);
-    p::array(w, "pColorBlendAdvanced", pColorBlendAdvanced, attachmentCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstAttachment", &firstAttachment);
+        p::value(w, "attachmentCount", &attachmentCount);
+        p::array(
+            w,
+            "pColorBlendAdvanced",
+            pColorBlendAdvanced,
+            attachmentCount as usize,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetColorBlendEnableEXT` call: its arguments, after the call, and its result.
@@ -12990,10 +14697,15 @@ pub unsafe fn vkCmdSetColorBlendEnableEXT(
 ) {
     let mut out = line::begin("vkCmdSetColorBlendEnableEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstAttachment", &firstAttachment);
-    p::value(w, "attachmentCount", &attachmentCount);
-    p::array(w, "pColorBlendEnables", pColorBlendEnables, attachmentCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstAttachment", &firstAttachment);
+        p::value(w, "attachmentCount", &attachmentCount);
+        p::array(w, "pColorBlendEnables", pColorBlendEnables, attachmentCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetColorBlendEquationEXT` call: its arguments, after the call, and its result.
@@ -13008,10 +14720,20 @@ pub unsafe fn vkCmdSetColorBlendEquationEXT(
 ) {
     let mut out = line::begin("vkCmdSetColorBlendEquationEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstAttachment", &firstAttachment);
-    p::value(w, "attachmentCount", &attachmentCount);
-    p::array(w, "pColorBlendEquations", pColorBlendEquations, attachmentCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstAttachment", &firstAttachment);
+        p::value(w, "attachmentCount", &attachmentCount);
+        p::array(
+            w,
+            "pColorBlendEquations",
+            pColorBlendEquations,
+            attachmentCount as usize,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetColorWriteEnableEXT` call: its arguments, after the call, and its result.
@@ -13025,9 +14747,14 @@ pub unsafe fn vkCmdSetColorWriteEnableEXT(
 ) {
     let mut out = line::begin("vkCmdSetColorWriteEnableEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "attachmentCount", &attachmentCount);
-    p::array(w, "pColorWriteEnables", pColorWriteEnables, attachmentCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "attachmentCount", &attachmentCount);
+        p::array(w, "pColorWriteEnables", pColorWriteEnables, attachmentCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetColorWriteMaskEXT` call: its arguments, after the call, and its result.
@@ -13042,10 +14769,15 @@ pub unsafe fn vkCmdSetColorWriteMaskEXT(
 ) {
     let mut out = line::begin("vkCmdSetColorWriteMaskEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstAttachment", &firstAttachment);
-    p::value(w, "attachmentCount", &attachmentCount);
-    p::array(w, "pColorWriteMasks", pColorWriteMasks, attachmentCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstAttachment", &firstAttachment);
+        p::value(w, "attachmentCount", &attachmentCount);
+        p::array(w, "pColorWriteMasks", pColorWriteMasks, attachmentCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetComputeOccupancyPriorityNV` call: its arguments, after the call, and its result.
@@ -13058,8 +14790,13 @@ pub unsafe fn vkCmdSetComputeOccupancyPriorityNV(
 ) {
     let mut out = line::begin("vkCmdSetComputeOccupancyPriorityNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pParameters", pParameters);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pParameters", pParameters);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetConservativeRasterizationModeEXT` call: its arguments, after the call, and its result.
@@ -13072,8 +14809,13 @@ pub unsafe fn vkCmdSetConservativeRasterizationModeEXT(
 ) {
     let mut out = line::begin("vkCmdSetConservativeRasterizationModeEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "conservativeRasterizationMode", &conservativeRasterizationMode);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "conservativeRasterizationMode", &conservativeRasterizationMode);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetCoverageModulationModeNV` call: its arguments, after the call, and its result.
@@ -13086,8 +14828,13 @@ pub unsafe fn vkCmdSetCoverageModulationModeNV(
 ) {
     let mut out = line::begin("vkCmdSetCoverageModulationModeNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "coverageModulationMode", &coverageModulationMode);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "coverageModulationMode", &coverageModulationMode);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetCoverageModulationTableEnableNV` call: its arguments, after the call, and its result.
@@ -13100,8 +14847,13 @@ pub unsafe fn vkCmdSetCoverageModulationTableEnableNV(
 ) {
     let mut out = line::begin("vkCmdSetCoverageModulationTableEnableNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "coverageModulationTableEnable", &coverageModulationTableEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "coverageModulationTableEnable", &coverageModulationTableEnable);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetCoverageModulationTableNV` call: its arguments, after the call, and its result.
@@ -13115,14 +14867,19 @@ pub unsafe fn vkCmdSetCoverageModulationTableNV(
 ) {
     let mut out = line::begin("vkCmdSetCoverageModulationTableNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "coverageModulationTableCount", &coverageModulationTableCount);
-    p::array(
-        w,
-        "pCoverageModulationTable",
-        pCoverageModulationTable,
-        coverageModulationTableCount as usize,
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "coverageModulationTableCount", &coverageModulationTableCount);
+        p::array(
+            w,
+            "pCoverageModulationTable",
+            pCoverageModulationTable,
+            coverageModulationTableCount as usize,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetCoverageReductionModeNV` call: its arguments, after the call, and its result.
@@ -13135,8 +14892,13 @@ pub unsafe fn vkCmdSetCoverageReductionModeNV(
 ) {
     let mut out = line::begin("vkCmdSetCoverageReductionModeNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "coverageReductionMode", &coverageReductionMode);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "coverageReductionMode", &coverageReductionMode);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetCoverageToColorEnableNV` call: its arguments, after the call, and its result.
@@ -13149,8 +14911,13 @@ pub unsafe fn vkCmdSetCoverageToColorEnableNV(
 ) {
     let mut out = line::begin("vkCmdSetCoverageToColorEnableNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "coverageToColorEnable", &coverageToColorEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "coverageToColorEnable", &coverageToColorEnable);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetCoverageToColorLocationNV` call: its arguments, after the call, and its result.
@@ -13163,8 +14930,13 @@ pub unsafe fn vkCmdSetCoverageToColorLocationNV(
 ) {
     let mut out = line::begin("vkCmdSetCoverageToColorLocationNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "coverageToColorLocation", &coverageToColorLocation);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "coverageToColorLocation", &coverageToColorLocation);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetCullMode` call: its arguments, after the call, and its result.
@@ -13177,8 +14949,13 @@ pub unsafe fn vkCmdSetCullMode(
 ) {
     let mut out = line::begin("vkCmdSetCullMode");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "cullMode", &cullMode);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "cullMode", &cullMode);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetDepthBias` call: its arguments, after the call, and its result.
@@ -13193,10 +14970,15 @@ pub unsafe fn vkCmdSetDepthBias(
 ) {
     let mut out = line::begin("vkCmdSetDepthBias");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "depthBiasConstantFactor", &depthBiasConstantFactor);
-    p::value(w, "depthBiasClamp", &depthBiasClamp);
-    p::value(w, "depthBiasSlopeFactor", &depthBiasSlopeFactor);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "depthBiasConstantFactor", &depthBiasConstantFactor);
+        p::value(w, "depthBiasClamp", &depthBiasClamp);
+        p::value(w, "depthBiasSlopeFactor", &depthBiasSlopeFactor);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetDepthBias2EXT` call: its arguments, after the call, and its result.
@@ -13209,8 +14991,13 @@ pub unsafe fn vkCmdSetDepthBias2EXT(
 ) {
     let mut out = line::begin("vkCmdSetDepthBias2EXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pDepthBiasInfo", pDepthBiasInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pDepthBiasInfo", pDepthBiasInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetDepthBiasEnable` call: its arguments, after the call, and its result.
@@ -13223,8 +15010,13 @@ pub unsafe fn vkCmdSetDepthBiasEnable(
 ) {
     let mut out = line::begin("vkCmdSetDepthBiasEnable");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "depthBiasEnable", &depthBiasEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "depthBiasEnable", &depthBiasEnable);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetDepthBounds` call: its arguments, after the call, and its result.
@@ -13238,9 +15030,14 @@ pub unsafe fn vkCmdSetDepthBounds(
 ) {
     let mut out = line::begin("vkCmdSetDepthBounds");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "minDepthBounds", &minDepthBounds);
-    p::value(w, "maxDepthBounds", &maxDepthBounds);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "minDepthBounds", &minDepthBounds);
+        p::value(w, "maxDepthBounds", &maxDepthBounds);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetDepthBoundsTestEnable` call: its arguments, after the call, and its result.
@@ -13253,8 +15050,13 @@ pub unsafe fn vkCmdSetDepthBoundsTestEnable(
 ) {
     let mut out = line::begin("vkCmdSetDepthBoundsTestEnable");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "depthBoundsTestEnable", &depthBoundsTestEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "depthBoundsTestEnable", &depthBoundsTestEnable);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetDepthClampEnableEXT` call: its arguments, after the call, and its result.
@@ -13267,8 +15069,13 @@ pub unsafe fn vkCmdSetDepthClampEnableEXT(
 ) {
     let mut out = line::begin("vkCmdSetDepthClampEnableEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "depthClampEnable", &depthClampEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "depthClampEnable", &depthClampEnable);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetDepthClampRangeEXT` call: its arguments, after the call, and its result.
@@ -13282,9 +15089,14 @@ pub unsafe fn vkCmdSetDepthClampRangeEXT(
 ) {
     let mut out = line::begin("vkCmdSetDepthClampRangeEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "depthClampMode", &depthClampMode);
-    p::one(w, "pDepthClampRange", pDepthClampRange);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "depthClampMode", &depthClampMode);
+        p::one(w, "pDepthClampRange", pDepthClampRange);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetDepthClipEnableEXT` call: its arguments, after the call, and its result.
@@ -13297,8 +15109,13 @@ pub unsafe fn vkCmdSetDepthClipEnableEXT(
 ) {
     let mut out = line::begin("vkCmdSetDepthClipEnableEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "depthClipEnable", &depthClipEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "depthClipEnable", &depthClipEnable);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetDepthClipNegativeOneToOneEXT` call: its arguments, after the call, and its result.
@@ -13311,8 +15128,13 @@ pub unsafe fn vkCmdSetDepthClipNegativeOneToOneEXT(
 ) {
     let mut out = line::begin("vkCmdSetDepthClipNegativeOneToOneEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "negativeOneToOne", &negativeOneToOne);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "negativeOneToOne", &negativeOneToOne);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetDepthCompareOp` call: its arguments, after the call, and its result.
@@ -13325,8 +15147,13 @@ pub unsafe fn vkCmdSetDepthCompareOp(
 ) {
     let mut out = line::begin("vkCmdSetDepthCompareOp");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "depthCompareOp", &depthCompareOp);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "depthCompareOp", &depthCompareOp);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetDepthTestEnable` call: its arguments, after the call, and its result.
@@ -13339,8 +15166,13 @@ pub unsafe fn vkCmdSetDepthTestEnable(
 ) {
     let mut out = line::begin("vkCmdSetDepthTestEnable");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "depthTestEnable", &depthTestEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "depthTestEnable", &depthTestEnable);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetDepthWriteEnable` call: its arguments, after the call, and its result.
@@ -13353,8 +15185,13 @@ pub unsafe fn vkCmdSetDepthWriteEnable(
 ) {
     let mut out = line::begin("vkCmdSetDepthWriteEnable");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "depthWriteEnable", &depthWriteEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "depthWriteEnable", &depthWriteEnable);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetDescriptorBufferOffsets2EXT` call: its arguments, after the call, and its result.
@@ -13367,8 +15204,13 @@ pub unsafe fn vkCmdSetDescriptorBufferOffsets2EXT(
 ) {
     let mut out = line::begin("vkCmdSetDescriptorBufferOffsets2EXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pSetDescriptorBufferOffsetsInfo", pSetDescriptorBufferOffsetsInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pSetDescriptorBufferOffsetsInfo", pSetDescriptorBufferOffsetsInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetDescriptorBufferOffsetsEXT` call: its arguments, after the call, and its result.
@@ -13386,13 +15228,18 @@ pub unsafe fn vkCmdSetDescriptorBufferOffsetsEXT(
 ) {
     let mut out = line::begin("vkCmdSetDescriptorBufferOffsetsEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "pipelineBindPoint", &pipelineBindPoint);
-    p::value(w, "layout", &layout);
-    p::value(w, "firstSet", &firstSet);
-    p::value(w, "setCount", &setCount);
-    p::array(w, "pBufferIndices", pBufferIndices, setCount as usize);
-    p::array(w, "pOffsets", pOffsets, setCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "pipelineBindPoint", &pipelineBindPoint);
+        p::value(w, "layout", &layout);
+        p::value(w, "firstSet", &firstSet);
+        p::value(w, "setCount", &setCount);
+        p::array(w, "pBufferIndices", pBufferIndices, setCount as usize);
+        p::array(w, "pOffsets", pOffsets, setCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetDeviceMask` call: its arguments, after the call, and its result.
@@ -13402,8 +15249,13 @@ pub unsafe fn vkCmdSetDescriptorBufferOffsetsEXT(
 pub unsafe fn vkCmdSetDeviceMask(commandBuffer: VkCommandBuffer, deviceMask: u32) {
     let mut out = line::begin("vkCmdSetDeviceMask");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "deviceMask", &deviceMask);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "deviceMask", &deviceMask);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetDiscardRectangleEXT` call: its arguments, after the call, and its result.
@@ -13418,15 +15270,20 @@ pub unsafe fn vkCmdSetDiscardRectangleEXT(
 ) {
     let mut out = line::begin("vkCmdSetDiscardRectangleEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstDiscardRectangle", &firstDiscardRectangle);
-    p::value(w, "discardRectangleCount", &discardRectangleCount);
-    p::array(
-        w,
-        "pDiscardRectangles",
-        pDiscardRectangles,
-        discardRectangleCount as usize,
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstDiscardRectangle", &firstDiscardRectangle);
+        p::value(w, "discardRectangleCount", &discardRectangleCount);
+        p::array(
+            w,
+            "pDiscardRectangles",
+            pDiscardRectangles,
+            discardRectangleCount as usize,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetDiscardRectangleEnableEXT` call: its arguments, after the call, and its result.
@@ -13439,8 +15296,13 @@ pub unsafe fn vkCmdSetDiscardRectangleEnableEXT(
 ) {
     let mut out = line::begin("vkCmdSetDiscardRectangleEnableEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "discardRectangleEnable", &discardRectangleEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "discardRectangleEnable", &discardRectangleEnable);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetDiscardRectangleModeEXT` call: its arguments, after the call, and its result.
@@ -13453,8 +15315,13 @@ pub unsafe fn vkCmdSetDiscardRectangleModeEXT(
 ) {
     let mut out = line::begin("vkCmdSetDiscardRectangleModeEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "discardRectangleMode", &discardRectangleMode);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "discardRectangleMode", &discardRectangleMode);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetDispatchParametersARM` call: its arguments, after the call, and its result.
@@ -13467,8 +15334,13 @@ pub unsafe fn vkCmdSetDispatchParametersARM(
 ) {
     let mut out = line::begin("vkCmdSetDispatchParametersARM");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pDispatchParameters", pDispatchParameters);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pDispatchParameters", pDispatchParameters);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetEvent` call: its arguments, after the call, and its result.
@@ -13482,9 +15354,14 @@ pub unsafe fn vkCmdSetEvent(
 ) {
     let mut out = line::begin("vkCmdSetEvent");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "event", &event);
-    p::value(w, "stageMask", &stageMask);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "event", &event);
+        p::value(w, "stageMask", &stageMask);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetEvent2` call: its arguments, after the call, and its result.
@@ -13498,9 +15375,14 @@ pub unsafe fn vkCmdSetEvent2(
 ) {
     let mut out = line::begin("vkCmdSetEvent2");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "event", &event);
-    p::one(w, "pDependencyInfo", pDependencyInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "event", &event);
+        p::one(w, "pDependencyInfo", pDependencyInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetExclusiveScissorEnableNV` call: its arguments, after the call, and its result.
@@ -13515,15 +15397,20 @@ pub unsafe fn vkCmdSetExclusiveScissorEnableNV(
 ) {
     let mut out = line::begin("vkCmdSetExclusiveScissorEnableNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstExclusiveScissor", &firstExclusiveScissor);
-    p::value(w, "exclusiveScissorCount", &exclusiveScissorCount);
-    p::array(
-        w,
-        "pExclusiveScissorEnables",
-        pExclusiveScissorEnables,
-        exclusiveScissorCount as usize,
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstExclusiveScissor", &firstExclusiveScissor);
+        p::value(w, "exclusiveScissorCount", &exclusiveScissorCount);
+        p::array(
+            w,
+            "pExclusiveScissorEnables",
+            pExclusiveScissorEnables,
+            exclusiveScissorCount as usize,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetExclusiveScissorNV` call: its arguments, after the call, and its result.
@@ -13538,15 +15425,20 @@ pub unsafe fn vkCmdSetExclusiveScissorNV(
 ) {
     let mut out = line::begin("vkCmdSetExclusiveScissorNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstExclusiveScissor", &firstExclusiveScissor);
-    p::value(w, "exclusiveScissorCount", &exclusiveScissorCount);
-    p::array(
-        w,
-        "pExclusiveScissors",
-        pExclusiveScissors,
-        exclusiveScissorCount as usize,
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstExclusiveScissor", &firstExclusiveScissor);
+        p::value(w, "exclusiveScissorCount", &exclusiveScissorCount);
+        p::array(
+            w,
+            "pExclusiveScissors",
+            pExclusiveScissors,
+            exclusiveScissorCount as usize,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetExtraPrimitiveOverestimationSizeEXT` call: its arguments, after the call, and its result.
@@ -13559,8 +15451,17 @@ pub unsafe fn vkCmdSetExtraPrimitiveOverestimationSizeEXT(
 ) {
     let mut out = line::begin("vkCmdSetExtraPrimitiveOverestimationSizeEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "extraPrimitiveOverestimationSize", &extraPrimitiveOverestimationSize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(
+            w,
+            "extraPrimitiveOverestimationSize",
+            &extraPrimitiveOverestimationSize,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetFragmentShadingRateEnumNV` call: its arguments, after the call, and its result.
@@ -13574,9 +15475,14 @@ pub unsafe fn vkCmdSetFragmentShadingRateEnumNV(
 ) {
     let mut out = line::begin("vkCmdSetFragmentShadingRateEnumNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "shadingRate", &shadingRate);
-    p::one(w, "combinerOps", combinerOps);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "shadingRate", &shadingRate);
+        p::one(w, "combinerOps", combinerOps);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetFragmentShadingRateKHR` call: its arguments, after the call, and its result.
@@ -13590,9 +15496,14 @@ pub unsafe fn vkCmdSetFragmentShadingRateKHR(
 ) {
     let mut out = line::begin("vkCmdSetFragmentShadingRateKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pFragmentSize", pFragmentSize);
-    p::one(w, "combinerOps", combinerOps);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pFragmentSize", pFragmentSize);
+        p::one(w, "combinerOps", combinerOps);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetFrontFace` call: its arguments, after the call, and its result.
@@ -13602,8 +15513,13 @@ pub unsafe fn vkCmdSetFragmentShadingRateKHR(
 pub unsafe fn vkCmdSetFrontFace(commandBuffer: VkCommandBuffer, frontFace: VkFrontFace) {
     let mut out = line::begin("vkCmdSetFrontFace");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "frontFace", &frontFace);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "frontFace", &frontFace);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetLineRasterizationModeEXT` call: its arguments, after the call, and its result.
@@ -13616,8 +15532,13 @@ pub unsafe fn vkCmdSetLineRasterizationModeEXT(
 ) {
     let mut out = line::begin("vkCmdSetLineRasterizationModeEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "lineRasterizationMode", &lineRasterizationMode);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "lineRasterizationMode", &lineRasterizationMode);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetLineStipple` call: its arguments, after the call, and its result.
@@ -13631,9 +15552,14 @@ pub unsafe fn vkCmdSetLineStipple(
 ) {
     let mut out = line::begin("vkCmdSetLineStipple");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "lineStippleFactor", &lineStippleFactor);
-    p::value(w, "lineStipplePattern", &lineStipplePattern);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "lineStippleFactor", &lineStippleFactor);
+        p::value(w, "lineStipplePattern", &lineStipplePattern);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetLineStippleEnableEXT` call: its arguments, after the call, and its result.
@@ -13646,8 +15572,13 @@ pub unsafe fn vkCmdSetLineStippleEnableEXT(
 ) {
     let mut out = line::begin("vkCmdSetLineStippleEnableEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "stippledLineEnable", &stippledLineEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "stippledLineEnable", &stippledLineEnable);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetLineWidth` call: its arguments, after the call, and its result.
@@ -13657,8 +15588,13 @@ pub unsafe fn vkCmdSetLineStippleEnableEXT(
 pub unsafe fn vkCmdSetLineWidth(commandBuffer: VkCommandBuffer, lineWidth: f32) {
     let mut out = line::begin("vkCmdSetLineWidth");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "lineWidth", &lineWidth);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "lineWidth", &lineWidth);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetLogicOpEXT` call: its arguments, after the call, and its result.
@@ -13668,8 +15604,13 @@ pub unsafe fn vkCmdSetLineWidth(commandBuffer: VkCommandBuffer, lineWidth: f32) 
 pub unsafe fn vkCmdSetLogicOpEXT(commandBuffer: VkCommandBuffer, logicOp: VkLogicOp) {
     let mut out = line::begin("vkCmdSetLogicOpEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "logicOp", &logicOp);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "logicOp", &logicOp);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetLogicOpEnableEXT` call: its arguments, after the call, and its result.
@@ -13682,8 +15623,13 @@ pub unsafe fn vkCmdSetLogicOpEnableEXT(
 ) {
     let mut out = line::begin("vkCmdSetLogicOpEnableEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "logicOpEnable", &logicOpEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "logicOpEnable", &logicOpEnable);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetPatchControlPointsEXT` call: its arguments, after the call, and its result.
@@ -13696,8 +15642,13 @@ pub unsafe fn vkCmdSetPatchControlPointsEXT(
 ) {
     let mut out = line::begin("vkCmdSetPatchControlPointsEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "patchControlPoints", &patchControlPoints);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "patchControlPoints", &patchControlPoints);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetPerformanceMarkerINTEL` call: its arguments, after the call, and its result.
@@ -13711,8 +15662,13 @@ pub unsafe fn vkCmdSetPerformanceMarkerINTEL(
 ) {
     let mut out = line::begin("vkCmdSetPerformanceMarkerINTEL");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pMarkerInfo", pMarkerInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pMarkerInfo", pMarkerInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkCmdSetPerformanceOverrideINTEL` call: its arguments, after the call, and its result.
@@ -13726,8 +15682,13 @@ pub unsafe fn vkCmdSetPerformanceOverrideINTEL(
 ) {
     let mut out = line::begin("vkCmdSetPerformanceOverrideINTEL");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pOverrideInfo", pOverrideInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pOverrideInfo", pOverrideInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkCmdSetPerformanceStreamMarkerINTEL` call: its arguments, after the call, and its result.
@@ -13741,8 +15702,13 @@ pub unsafe fn vkCmdSetPerformanceStreamMarkerINTEL(
 ) {
     let mut out = line::begin("vkCmdSetPerformanceStreamMarkerINTEL");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pMarkerInfo", pMarkerInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pMarkerInfo", pMarkerInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkCmdSetPolygonModeEXT` call: its arguments, after the call, and its result.
@@ -13755,8 +15721,13 @@ pub unsafe fn vkCmdSetPolygonModeEXT(
 ) {
     let mut out = line::begin("vkCmdSetPolygonModeEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "polygonMode", &polygonMode);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "polygonMode", &polygonMode);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetPrimitiveRestartEnable` call: its arguments, after the call, and its result.
@@ -13769,8 +15740,13 @@ pub unsafe fn vkCmdSetPrimitiveRestartEnable(
 ) {
     let mut out = line::begin("vkCmdSetPrimitiveRestartEnable");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "primitiveRestartEnable", &primitiveRestartEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "primitiveRestartEnable", &primitiveRestartEnable);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetPrimitiveRestartIndexEXT` call: its arguments, after the call, and its result.
@@ -13783,8 +15759,13 @@ pub unsafe fn vkCmdSetPrimitiveRestartIndexEXT(
 ) {
     let mut out = line::begin("vkCmdSetPrimitiveRestartIndexEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "primitiveRestartIndex", &primitiveRestartIndex);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "primitiveRestartIndex", &primitiveRestartIndex);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetPrimitiveTopology` call: its arguments, after the call, and its result.
@@ -13797,8 +15778,13 @@ pub unsafe fn vkCmdSetPrimitiveTopology(
 ) {
     let mut out = line::begin("vkCmdSetPrimitiveTopology");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "primitiveTopology", &primitiveTopology);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "primitiveTopology", &primitiveTopology);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetProvokingVertexModeEXT` call: its arguments, after the call, and its result.
@@ -13811,8 +15797,13 @@ pub unsafe fn vkCmdSetProvokingVertexModeEXT(
 ) {
     let mut out = line::begin("vkCmdSetProvokingVertexModeEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "provokingVertexMode", &provokingVertexMode);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "provokingVertexMode", &provokingVertexMode);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetRasterizationSamplesEXT` call: its arguments, after the call, and its result.
@@ -13825,8 +15816,13 @@ pub unsafe fn vkCmdSetRasterizationSamplesEXT(
 ) {
     let mut out = line::begin("vkCmdSetRasterizationSamplesEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "rasterizationSamples", &rasterizationSamples);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "rasterizationSamples", &rasterizationSamples);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetRasterizationStreamEXT` call: its arguments, after the call, and its result.
@@ -13839,8 +15835,13 @@ pub unsafe fn vkCmdSetRasterizationStreamEXT(
 ) {
     let mut out = line::begin("vkCmdSetRasterizationStreamEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "rasterizationStream", &rasterizationStream);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "rasterizationStream", &rasterizationStream);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetRasterizerDiscardEnable` call: its arguments, after the call, and its result.
@@ -13853,8 +15854,13 @@ pub unsafe fn vkCmdSetRasterizerDiscardEnable(
 ) {
     let mut out = line::begin("vkCmdSetRasterizerDiscardEnable");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "rasterizerDiscardEnable", &rasterizerDiscardEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "rasterizerDiscardEnable", &rasterizerDiscardEnable);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetRayTracingPipelineStackSizeKHR` call: its arguments, after the call, and its result.
@@ -13867,8 +15873,13 @@ pub unsafe fn vkCmdSetRayTracingPipelineStackSizeKHR(
 ) {
     let mut out = line::begin("vkCmdSetRayTracingPipelineStackSizeKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "pipelineStackSize", &pipelineStackSize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "pipelineStackSize", &pipelineStackSize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetRenderingAttachmentLocations` call: its arguments, after the call, and its result.
@@ -13881,8 +15892,13 @@ pub unsafe fn vkCmdSetRenderingAttachmentLocations(
 ) {
     let mut out = line::begin("vkCmdSetRenderingAttachmentLocations");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pLocationInfo", pLocationInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pLocationInfo", pLocationInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetRenderingInputAttachmentIndices` call: its arguments, after the call, and its result.
@@ -13895,8 +15911,13 @@ pub unsafe fn vkCmdSetRenderingInputAttachmentIndices(
 ) {
     let mut out = line::begin("vkCmdSetRenderingInputAttachmentIndices");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pInputAttachmentIndexInfo", pInputAttachmentIndexInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pInputAttachmentIndexInfo", pInputAttachmentIndexInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetRepresentativeFragmentTestEnableNV` call: its arguments, after the call, and its result.
@@ -13909,8 +15930,17 @@ pub unsafe fn vkCmdSetRepresentativeFragmentTestEnableNV(
 ) {
     let mut out = line::begin("vkCmdSetRepresentativeFragmentTestEnableNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "representativeFragmentTestEnable", &representativeFragmentTestEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(
+            w,
+            "representativeFragmentTestEnable",
+            &representativeFragmentTestEnable,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetSampleLocationsEXT` call: its arguments, after the call, and its result.
@@ -13923,8 +15953,13 @@ pub unsafe fn vkCmdSetSampleLocationsEXT(
 ) {
     let mut out = line::begin("vkCmdSetSampleLocationsEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pSampleLocationsInfo", pSampleLocationsInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pSampleLocationsInfo", pSampleLocationsInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetSampleLocationsEnableEXT` call: its arguments, after the call, and its result.
@@ -13937,8 +15972,13 @@ pub unsafe fn vkCmdSetSampleLocationsEnableEXT(
 ) {
     let mut out = line::begin("vkCmdSetSampleLocationsEnableEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "sampleLocationsEnable", &sampleLocationsEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "sampleLocationsEnable", &sampleLocationsEnable);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetSampleMaskEXT` call: its arguments, after the call, and its result.
@@ -13952,9 +15992,14 @@ pub unsafe fn vkCmdSetSampleMaskEXT(
 ) {
     let mut out = line::begin("vkCmdSetSampleMaskEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "samples", &samples);
-    p::address(w, "pSampleMask", pSampleMask as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "samples", &samples);
+        p::address(w, "pSampleMask", pSampleMask as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetScissor` call: its arguments, after the call, and its result.
@@ -13969,10 +16014,15 @@ pub unsafe fn vkCmdSetScissor(
 ) {
     let mut out = line::begin("vkCmdSetScissor");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstScissor", &firstScissor);
-    p::value(w, "scissorCount", &scissorCount);
-    p::array(w, "pScissors", pScissors, scissorCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstScissor", &firstScissor);
+        p::value(w, "scissorCount", &scissorCount);
+        p::array(w, "pScissors", pScissors, scissorCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetScissorWithCount` call: its arguments, after the call, and its result.
@@ -13986,9 +16036,14 @@ pub unsafe fn vkCmdSetScissorWithCount(
 ) {
     let mut out = line::begin("vkCmdSetScissorWithCount");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "scissorCount", &scissorCount);
-    p::array(w, "pScissors", pScissors, scissorCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "scissorCount", &scissorCount);
+        p::array(w, "pScissors", pScissors, scissorCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetShadingRateImageEnableNV` call: its arguments, after the call, and its result.
@@ -14001,8 +16056,13 @@ pub unsafe fn vkCmdSetShadingRateImageEnableNV(
 ) {
     let mut out = line::begin("vkCmdSetShadingRateImageEnableNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "shadingRateImageEnable", &shadingRateImageEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "shadingRateImageEnable", &shadingRateImageEnable);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetStencilCompareMask` call: its arguments, after the call, and its result.
@@ -14016,9 +16076,14 @@ pub unsafe fn vkCmdSetStencilCompareMask(
 ) {
     let mut out = line::begin("vkCmdSetStencilCompareMask");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "faceMask", &faceMask);
-    p::value(w, "compareMask", &compareMask);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "faceMask", &faceMask);
+        p::value(w, "compareMask", &compareMask);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetStencilOp` call: its arguments, after the call, and its result.
@@ -14035,12 +16100,17 @@ pub unsafe fn vkCmdSetStencilOp(
 ) {
     let mut out = line::begin("vkCmdSetStencilOp");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "faceMask", &faceMask);
-    p::value(w, "failOp", &failOp);
-    p::value(w, "passOp", &passOp);
-    p::value(w, "depthFailOp", &depthFailOp);
-    p::value(w, "compareOp", &compareOp);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "faceMask", &faceMask);
+        p::value(w, "failOp", &failOp);
+        p::value(w, "passOp", &passOp);
+        p::value(w, "depthFailOp", &depthFailOp);
+        p::value(w, "compareOp", &compareOp);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetStencilReference` call: its arguments, after the call, and its result.
@@ -14054,9 +16124,14 @@ pub unsafe fn vkCmdSetStencilReference(
 ) {
     let mut out = line::begin("vkCmdSetStencilReference");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "faceMask", &faceMask);
-    p::value(w, "reference", &reference);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "faceMask", &faceMask);
+        p::value(w, "reference", &reference);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetStencilTestEnable` call: its arguments, after the call, and its result.
@@ -14069,8 +16144,13 @@ pub unsafe fn vkCmdSetStencilTestEnable(
 ) {
     let mut out = line::begin("vkCmdSetStencilTestEnable");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "stencilTestEnable", &stencilTestEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "stencilTestEnable", &stencilTestEnable);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetStencilWriteMask` call: its arguments, after the call, and its result.
@@ -14084,9 +16164,14 @@ pub unsafe fn vkCmdSetStencilWriteMask(
 ) {
     let mut out = line::begin("vkCmdSetStencilWriteMask");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "faceMask", &faceMask);
-    p::value(w, "writeMask", &writeMask);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "faceMask", &faceMask);
+        p::value(w, "writeMask", &writeMask);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetTessellationDomainOriginEXT` call: its arguments, after the call, and its result.
@@ -14099,8 +16184,13 @@ pub unsafe fn vkCmdSetTessellationDomainOriginEXT(
 ) {
     let mut out = line::begin("vkCmdSetTessellationDomainOriginEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "domainOrigin", &domainOrigin);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "domainOrigin", &domainOrigin);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetVertexInputEXT` call: its arguments, after the call, and its result.
@@ -14116,21 +16206,26 @@ pub unsafe fn vkCmdSetVertexInputEXT(
 ) {
     let mut out = line::begin("vkCmdSetVertexInputEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "vertexBindingDescriptionCount", &vertexBindingDescriptionCount);
-    p::array(
-        w,
-        "pVertexBindingDescriptions",
-        pVertexBindingDescriptions,
-        vertexBindingDescriptionCount as usize,
-    );
-    p::value(w, "vertexAttributeDescriptionCount", &vertexAttributeDescriptionCount);
-    p::array(
-        w,
-        "pVertexAttributeDescriptions",
-        pVertexAttributeDescriptions,
-        vertexAttributeDescriptionCount as usize,
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "vertexBindingDescriptionCount", &vertexBindingDescriptionCount);
+        p::array(
+            w,
+            "pVertexBindingDescriptions",
+            pVertexBindingDescriptions,
+            vertexBindingDescriptionCount as usize,
+        );
+        p::value(w, "vertexAttributeDescriptionCount", &vertexAttributeDescriptionCount);
+        p::array(
+            w,
+            "pVertexAttributeDescriptions",
+            pVertexAttributeDescriptions,
+            vertexAttributeDescriptionCount as usize,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetViewport` call: its arguments, after the call, and its result.
@@ -14145,10 +16240,15 @@ pub unsafe fn vkCmdSetViewport(
 ) {
     let mut out = line::begin("vkCmdSetViewport");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstViewport", &firstViewport);
-    p::value(w, "viewportCount", &viewportCount);
-    p::array(w, "pViewports", pViewports, viewportCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstViewport", &firstViewport);
+        p::value(w, "viewportCount", &viewportCount);
+        p::array(w, "pViewports", pViewports, viewportCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetViewportShadingRatePaletteNV` call: its arguments, after the call, and its result.
@@ -14163,10 +16263,20 @@ pub unsafe fn vkCmdSetViewportShadingRatePaletteNV(
 ) {
     let mut out = line::begin("vkCmdSetViewportShadingRatePaletteNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstViewport", &firstViewport);
-    p::value(w, "viewportCount", &viewportCount);
-    p::array(w, "pShadingRatePalettes", pShadingRatePalettes, viewportCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstViewport", &firstViewport);
+        p::value(w, "viewportCount", &viewportCount);
+        p::array(
+            w,
+            "pShadingRatePalettes",
+            pShadingRatePalettes,
+            viewportCount as usize,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetViewportSwizzleNV` call: its arguments, after the call, and its result.
@@ -14181,10 +16291,15 @@ pub unsafe fn vkCmdSetViewportSwizzleNV(
 ) {
     let mut out = line::begin("vkCmdSetViewportSwizzleNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstViewport", &firstViewport);
-    p::value(w, "viewportCount", &viewportCount);
-    p::array(w, "pViewportSwizzles", pViewportSwizzles, viewportCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstViewport", &firstViewport);
+        p::value(w, "viewportCount", &viewportCount);
+        p::array(w, "pViewportSwizzles", pViewportSwizzles, viewportCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetViewportWScalingEnableNV` call: its arguments, after the call, and its result.
@@ -14197,8 +16312,13 @@ pub unsafe fn vkCmdSetViewportWScalingEnableNV(
 ) {
     let mut out = line::begin("vkCmdSetViewportWScalingEnableNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "viewportWScalingEnable", &viewportWScalingEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "viewportWScalingEnable", &viewportWScalingEnable);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetViewportWScalingNV` call: its arguments, after the call, and its result.
@@ -14213,10 +16333,15 @@ pub unsafe fn vkCmdSetViewportWScalingNV(
 ) {
     let mut out = line::begin("vkCmdSetViewportWScalingNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "firstViewport", &firstViewport);
-    p::value(w, "viewportCount", &viewportCount);
-    p::array(w, "pViewportWScalings", pViewportWScalings, viewportCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "firstViewport", &firstViewport);
+        p::value(w, "viewportCount", &viewportCount);
+        p::array(w, "pViewportWScalings", pViewportWScalings, viewportCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSetViewportWithCount` call: its arguments, after the call, and its result.
@@ -14230,9 +16355,14 @@ pub unsafe fn vkCmdSetViewportWithCount(
 ) {
     let mut out = line::begin("vkCmdSetViewportWithCount");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "viewportCount", &viewportCount);
-    p::array(w, "pViewports", pViewports, viewportCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "viewportCount", &viewportCount);
+        p::array(w, "pViewports", pViewports, viewportCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdSubpassShadingHUAWEI` call: its arguments, after the call, and its result.
@@ -14242,7 +16372,12 @@ pub unsafe fn vkCmdSetViewportWithCount(
 pub unsafe fn vkCmdSubpassShadingHUAWEI(commandBuffer: VkCommandBuffer) {
     let mut out = line::begin("vkCmdSubpassShadingHUAWEI");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdTraceRaysIndirect2KHR` call: its arguments, after the call, and its result.
@@ -14255,8 +16390,13 @@ pub unsafe fn vkCmdTraceRaysIndirect2KHR(
 ) {
     let mut out = line::begin("vkCmdTraceRaysIndirect2KHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "indirectDeviceAddress", &indirectDeviceAddress);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "indirectDeviceAddress", &indirectDeviceAddress);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdTraceRaysIndirectKHR` call: its arguments, after the call, and its result.
@@ -14273,12 +16413,17 @@ pub unsafe fn vkCmdTraceRaysIndirectKHR(
 ) {
     let mut out = line::begin("vkCmdTraceRaysIndirectKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pRaygenShaderBindingTable", pRaygenShaderBindingTable);
-    p::one(w, "pMissShaderBindingTable", pMissShaderBindingTable);
-    p::one(w, "pHitShaderBindingTable", pHitShaderBindingTable);
-    p::one(w, "pCallableShaderBindingTable", pCallableShaderBindingTable);
-    p::value(w, "indirectDeviceAddress", &indirectDeviceAddress);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pRaygenShaderBindingTable", pRaygenShaderBindingTable);
+        p::one(w, "pMissShaderBindingTable", pMissShaderBindingTable);
+        p::one(w, "pHitShaderBindingTable", pHitShaderBindingTable);
+        p::one(w, "pCallableShaderBindingTable", pCallableShaderBindingTable);
+        p::value(w, "indirectDeviceAddress", &indirectDeviceAddress);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdTraceRaysKHR` call: its arguments, after the call, and its result.
@@ -14297,14 +16442,19 @@ pub unsafe fn vkCmdTraceRaysKHR(
 ) {
     let mut out = line::begin("vkCmdTraceRaysKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pRaygenShaderBindingTable", pRaygenShaderBindingTable);
-    p::one(w, "pMissShaderBindingTable", pMissShaderBindingTable);
-    p::one(w, "pHitShaderBindingTable", pHitShaderBindingTable);
-    p::one(w, "pCallableShaderBindingTable", pCallableShaderBindingTable);
-    p::value(w, "width", &width);
-    p::value(w, "height", &height);
-    p::value(w, "depth", &depth);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pRaygenShaderBindingTable", pRaygenShaderBindingTable);
+        p::one(w, "pMissShaderBindingTable", pMissShaderBindingTable);
+        p::one(w, "pHitShaderBindingTable", pHitShaderBindingTable);
+        p::one(w, "pCallableShaderBindingTable", pCallableShaderBindingTable);
+        p::value(w, "width", &width);
+        p::value(w, "height", &height);
+        p::value(w, "depth", &depth);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdTraceRaysNV` call: its arguments, after the call, and its result.
@@ -14330,21 +16480,30 @@ pub unsafe fn vkCmdTraceRaysNV(
 ) {
     let mut out = line::begin("vkCmdTraceRaysNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "raygenShaderBindingTableBuffer", &raygenShaderBindingTableBuffer);
-    p::value(w, "raygenShaderBindingOffset", &raygenShaderBindingOffset);
-    p::value(w, "missShaderBindingTableBuffer", &missShaderBindingTableBuffer);
-    p::value(w, "missShaderBindingOffset", &missShaderBindingOffset);
-    p::value(w, "missShaderBindingStride", &missShaderBindingStride);
-    p::value(w, "hitShaderBindingTableBuffer", &hitShaderBindingTableBuffer);
-    p::value(w, "hitShaderBindingOffset", &hitShaderBindingOffset);
-    p::value(w, "hitShaderBindingStride", &hitShaderBindingStride);
-    p::value(w, "callableShaderBindingTableBuffer", &callableShaderBindingTableBuffer);
-    p::value(w, "callableShaderBindingOffset", &callableShaderBindingOffset);
-    p::value(w, "callableShaderBindingStride", &callableShaderBindingStride);
-    p::value(w, "width", &width);
-    p::value(w, "height", &height);
-    p::value(w, "depth", &depth);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "raygenShaderBindingTableBuffer", &raygenShaderBindingTableBuffer);
+        p::value(w, "raygenShaderBindingOffset", &raygenShaderBindingOffset);
+        p::value(w, "missShaderBindingTableBuffer", &missShaderBindingTableBuffer);
+        p::value(w, "missShaderBindingOffset", &missShaderBindingOffset);
+        p::value(w, "missShaderBindingStride", &missShaderBindingStride);
+        p::value(w, "hitShaderBindingTableBuffer", &hitShaderBindingTableBuffer);
+        p::value(w, "hitShaderBindingOffset", &hitShaderBindingOffset);
+        p::value(w, "hitShaderBindingStride", &hitShaderBindingStride);
+        p::value(
+            w,
+            "callableShaderBindingTableBuffer",
+            &callableShaderBindingTableBuffer,
+        );
+        p::value(w, "callableShaderBindingOffset", &callableShaderBindingOffset);
+        p::value(w, "callableShaderBindingStride", &callableShaderBindingStride);
+        p::value(w, "width", &width);
+        p::value(w, "height", &height);
+        p::value(w, "depth", &depth);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdUpdateBuffer` call: its arguments, after the call, and its result.
@@ -14360,11 +16519,16 @@ pub unsafe fn vkCmdUpdateBuffer(
 ) {
     let mut out = line::begin("vkCmdUpdateBuffer");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "dstBuffer", &dstBuffer);
-    p::value(w, "dstOffset", &dstOffset);
-    p::value(w, "dataSize", &dataSize);
-    p::address(w, "pData", pData as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "dstBuffer", &dstBuffer);
+        p::value(w, "dstOffset", &dstOffset);
+        p::value(w, "dataSize", &dataSize);
+        p::address(w, "pData", pData as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdUpdateMemoryKHR` call: its arguments, after the call, and its result.
@@ -14380,11 +16544,16 @@ pub unsafe fn vkCmdUpdateMemoryKHR(
 ) {
     let mut out = line::begin("vkCmdUpdateMemoryKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pDstRange", pDstRange);
-    p::value(w, "dstFlags", &dstFlags);
-    p::value(w, "dataSize", &dataSize);
-    p::address(w, "pData", pData as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pDstRange", pDstRange);
+        p::value(w, "dstFlags", &dstFlags);
+        p::value(w, "dataSize", &dataSize);
+        p::address(w, "pData", pData as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdUpdatePipelineIndirectBufferNV` call: its arguments, after the call, and its result.
@@ -14398,9 +16567,14 @@ pub unsafe fn vkCmdUpdatePipelineIndirectBufferNV(
 ) {
     let mut out = line::begin("vkCmdUpdatePipelineIndirectBufferNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "pipelineBindPoint", &pipelineBindPoint);
-    p::value(w, "pipeline", &pipeline);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "pipelineBindPoint", &pipelineBindPoint);
+        p::value(w, "pipeline", &pipeline);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdWaitEvents` call: its arguments, after the call, and its result.
@@ -14422,27 +16596,32 @@ pub unsafe fn vkCmdWaitEvents(
 ) {
     let mut out = line::begin("vkCmdWaitEvents");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "eventCount", &eventCount);
-    p::array(w, "pEvents", pEvents, eventCount as usize);
-    p::value(w, "srcStageMask", &srcStageMask);
-    p::value(w, "dstStageMask", &dstStageMask);
-    p::value(w, "memoryBarrierCount", &memoryBarrierCount);
-    p::array(w, "pMemoryBarriers", pMemoryBarriers, memoryBarrierCount as usize);
-    p::value(w, "bufferMemoryBarrierCount", &bufferMemoryBarrierCount);
-    p::array(
-        w,
-        "pBufferMemoryBarriers",
-        pBufferMemoryBarriers,
-        bufferMemoryBarrierCount as usize,
-    );
-    p::value(w, "imageMemoryBarrierCount", &imageMemoryBarrierCount);
-    p::array(
-        w,
-        "pImageMemoryBarriers",
-        pImageMemoryBarriers,
-        imageMemoryBarrierCount as usize,
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "eventCount", &eventCount);
+        p::array(w, "pEvents", pEvents, eventCount as usize);
+        p::value(w, "srcStageMask", &srcStageMask);
+        p::value(w, "dstStageMask", &dstStageMask);
+        p::value(w, "memoryBarrierCount", &memoryBarrierCount);
+        p::array(w, "pMemoryBarriers", pMemoryBarriers, memoryBarrierCount as usize);
+        p::value(w, "bufferMemoryBarrierCount", &bufferMemoryBarrierCount);
+        p::array(
+            w,
+            "pBufferMemoryBarriers",
+            pBufferMemoryBarriers,
+            bufferMemoryBarrierCount as usize,
+        );
+        p::value(w, "imageMemoryBarrierCount", &imageMemoryBarrierCount);
+        p::array(
+            w,
+            "pImageMemoryBarriers",
+            pImageMemoryBarriers,
+            imageMemoryBarrierCount as usize,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdWaitEvents2` call: its arguments, after the call, and its result.
@@ -14457,10 +16636,15 @@ pub unsafe fn vkCmdWaitEvents2(
 ) {
     let mut out = line::begin("vkCmdWaitEvents2");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "eventCount", &eventCount);
-    p::array(w, "pEvents", pEvents, eventCount as usize);
-    p::array(w, "pDependencyInfos", pDependencyInfos, eventCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "eventCount", &eventCount);
+        p::array(w, "pEvents", pEvents, eventCount as usize);
+        p::array(w, "pDependencyInfos", pDependencyInfos, eventCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdWriteAccelerationStructuresPropertiesKHR` call: its arguments, after the call, and its result.
@@ -14477,17 +16661,22 @@ pub unsafe fn vkCmdWriteAccelerationStructuresPropertiesKHR(
 ) {
     let mut out = line::begin("vkCmdWriteAccelerationStructuresPropertiesKHR");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "accelerationStructureCount", &accelerationStructureCount);
-    p::array(
-        w,
-        "pAccelerationStructures",
-        pAccelerationStructures,
-        accelerationStructureCount as usize,
-    );
-    p::value(w, "queryType", &queryType);
-    p::value(w, "queryPool", &queryPool);
-    p::value(w, "firstQuery", &firstQuery);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "accelerationStructureCount", &accelerationStructureCount);
+        p::array(
+            w,
+            "pAccelerationStructures",
+            pAccelerationStructures,
+            accelerationStructureCount as usize,
+        );
+        p::value(w, "queryType", &queryType);
+        p::value(w, "queryPool", &queryPool);
+        p::value(w, "firstQuery", &firstQuery);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdWriteAccelerationStructuresPropertiesNV` call: its arguments, after the call, and its result.
@@ -14504,17 +16693,22 @@ pub unsafe fn vkCmdWriteAccelerationStructuresPropertiesNV(
 ) {
     let mut out = line::begin("vkCmdWriteAccelerationStructuresPropertiesNV");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "accelerationStructureCount", &accelerationStructureCount);
-    p::array(
-        w,
-        "pAccelerationStructures",
-        pAccelerationStructures,
-        accelerationStructureCount as usize,
-    );
-    p::value(w, "queryType", &queryType);
-    p::value(w, "queryPool", &queryPool);
-    p::value(w, "firstQuery", &firstQuery);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "accelerationStructureCount", &accelerationStructureCount);
+        p::array(
+            w,
+            "pAccelerationStructures",
+            pAccelerationStructures,
+            accelerationStructureCount as usize,
+        );
+        p::value(w, "queryType", &queryType);
+        p::value(w, "queryPool", &queryPool);
+        p::value(w, "firstQuery", &firstQuery);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdWriteBufferMarker2AMD` call: its arguments, after the call, and its result.
@@ -14530,11 +16724,16 @@ pub unsafe fn vkCmdWriteBufferMarker2AMD(
 ) {
     let mut out = line::begin("vkCmdWriteBufferMarker2AMD");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "stage", &stage);
-    p::value(w, "dstBuffer", &dstBuffer);
-    p::value(w, "dstOffset", &dstOffset);
-    p::value(w, "marker", &marker);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "stage", &stage);
+        p::value(w, "dstBuffer", &dstBuffer);
+        p::value(w, "dstOffset", &dstOffset);
+        p::value(w, "marker", &marker);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdWriteBufferMarkerAMD` call: its arguments, after the call, and its result.
@@ -14550,11 +16749,16 @@ pub unsafe fn vkCmdWriteBufferMarkerAMD(
 ) {
     let mut out = line::begin("vkCmdWriteBufferMarkerAMD");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "pipelineStage", &pipelineStage);
-    p::value(w, "dstBuffer", &dstBuffer);
-    p::value(w, "dstOffset", &dstOffset);
-    p::value(w, "marker", &marker);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "pipelineStage", &pipelineStage);
+        p::value(w, "dstBuffer", &dstBuffer);
+        p::value(w, "dstOffset", &dstOffset);
+        p::value(w, "marker", &marker);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdWriteMarkerToMemoryAMD` call: its arguments, after the call, and its result.
@@ -14567,8 +16771,13 @@ pub unsafe fn vkCmdWriteMarkerToMemoryAMD(
 ) {
     let mut out = line::begin("vkCmdWriteMarkerToMemoryAMD");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdWriteMicromapsPropertiesEXT` call: its arguments, after the call, and its result.
@@ -14585,12 +16794,17 @@ pub unsafe fn vkCmdWriteMicromapsPropertiesEXT(
 ) {
     let mut out = line::begin("vkCmdWriteMicromapsPropertiesEXT");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "micromapCount", &micromapCount);
-    p::array(w, "pMicromaps", pMicromaps, micromapCount as usize);
-    p::value(w, "queryType", &queryType);
-    p::value(w, "queryPool", &queryPool);
-    p::value(w, "firstQuery", &firstQuery);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "micromapCount", &micromapCount);
+        p::array(w, "pMicromaps", pMicromaps, micromapCount as usize);
+        p::value(w, "queryType", &queryType);
+        p::value(w, "queryPool", &queryPool);
+        p::value(w, "firstQuery", &firstQuery);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdWriteTimestamp` call: its arguments, after the call, and its result.
@@ -14605,10 +16819,15 @@ pub unsafe fn vkCmdWriteTimestamp(
 ) {
     let mut out = line::begin("vkCmdWriteTimestamp");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "pipelineStage", &pipelineStage);
-    p::value(w, "queryPool", &queryPool);
-    p::value(w, "query", &query);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "pipelineStage", &pipelineStage);
+        p::value(w, "queryPool", &queryPool);
+        p::value(w, "query", &query);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCmdWriteTimestamp2` call: its arguments, after the call, and its result.
@@ -14623,10 +16842,15 @@ pub unsafe fn vkCmdWriteTimestamp2(
 ) {
     let mut out = line::begin("vkCmdWriteTimestamp2");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "stage", &stage);
-    p::value(w, "queryPool", &queryPool);
-    p::value(w, "query", &query);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "stage", &stage);
+        p::value(w, "queryPool", &queryPool);
+        p::value(w, "query", &query);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkCompileDeferredNV` call: its arguments, after the call, and its result.
@@ -14641,9 +16865,14 @@ pub unsafe fn vkCompileDeferredNV(
 ) {
     let mut out = line::begin("vkCompileDeferredNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "pipeline", &pipeline);
-    p::value(w, "shader", &shader);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "pipeline", &pipeline);
+        p::value(w, "shader", &shader);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkConvertCooperativeVectorMatrixNV` call: its arguments, after the call, and its result.
@@ -14657,8 +16886,13 @@ pub unsafe fn vkConvertCooperativeVectorMatrixNV(
 ) {
     let mut out = line::begin("vkConvertCooperativeVectorMatrixNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkCopyAccelerationStructureKHR` call: its arguments, after the call, and its result.
@@ -14673,9 +16907,14 @@ pub unsafe fn vkCopyAccelerationStructureKHR(
 ) {
     let mut out = line::begin("vkCopyAccelerationStructureKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "deferredOperation", &deferredOperation);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "deferredOperation", &deferredOperation);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkCopyAccelerationStructureToMemoryKHR` call: its arguments, after the call, and its result.
@@ -14690,9 +16929,14 @@ pub unsafe fn vkCopyAccelerationStructureToMemoryKHR(
 ) {
     let mut out = line::begin("vkCopyAccelerationStructureToMemoryKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "deferredOperation", &deferredOperation);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "deferredOperation", &deferredOperation);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkCopyImageToImage` call: its arguments, after the call, and its result.
@@ -14706,8 +16950,13 @@ pub unsafe fn vkCopyImageToImage(
 ) {
     let mut out = line::begin("vkCopyImageToImage");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCopyImageToImageInfo", pCopyImageToImageInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCopyImageToImageInfo", pCopyImageToImageInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkCopyImageToMemory` call: its arguments, after the call, and its result.
@@ -14721,8 +16970,13 @@ pub unsafe fn vkCopyImageToMemory(
 ) {
     let mut out = line::begin("vkCopyImageToMemory");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCopyImageToMemoryInfo", pCopyImageToMemoryInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCopyImageToMemoryInfo", pCopyImageToMemoryInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkCopyMemoryToAccelerationStructureKHR` call: its arguments, after the call, and its result.
@@ -14737,9 +16991,14 @@ pub unsafe fn vkCopyMemoryToAccelerationStructureKHR(
 ) {
     let mut out = line::begin("vkCopyMemoryToAccelerationStructureKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "deferredOperation", &deferredOperation);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "deferredOperation", &deferredOperation);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkCopyMemoryToImage` call: its arguments, after the call, and its result.
@@ -14753,8 +17012,13 @@ pub unsafe fn vkCopyMemoryToImage(
 ) {
     let mut out = line::begin("vkCopyMemoryToImage");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCopyMemoryToImageInfo", pCopyMemoryToImageInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCopyMemoryToImageInfo", pCopyMemoryToImageInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkCopyMemoryToMicromapEXT` call: its arguments, after the call, and its result.
@@ -14769,9 +17033,14 @@ pub unsafe fn vkCopyMemoryToMicromapEXT(
 ) {
     let mut out = line::begin("vkCopyMemoryToMicromapEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "deferredOperation", &deferredOperation);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "deferredOperation", &deferredOperation);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkCopyMicromapEXT` call: its arguments, after the call, and its result.
@@ -14786,9 +17055,14 @@ pub unsafe fn vkCopyMicromapEXT(
 ) {
     let mut out = line::begin("vkCopyMicromapEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "deferredOperation", &deferredOperation);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "deferredOperation", &deferredOperation);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkCopyMicromapToMemoryEXT` call: its arguments, after the call, and its result.
@@ -14803,9 +17077,14 @@ pub unsafe fn vkCopyMicromapToMemoryEXT(
 ) {
     let mut out = line::begin("vkCopyMicromapToMemoryEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "deferredOperation", &deferredOperation);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "deferredOperation", &deferredOperation);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkCreateAccelerationStructure2KHR` call: its arguments, after the call, and its result.
@@ -14822,13 +17101,18 @@ pub unsafe fn vkCreateAccelerationStructure2KHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateAccelerationStructure2KHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pAccelerationStructure", pAccelerationStructure.cast_const());
-    } else {
-        p::address(w, "pAccelerationStructure", pAccelerationStructure as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pAccelerationStructure", pAccelerationStructure.cast_const());
+        } else {
+            p::address(w, "pAccelerationStructure", pAccelerationStructure as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -14846,13 +17130,18 @@ pub unsafe fn vkCreateAccelerationStructureKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateAccelerationStructureKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pAccelerationStructure", pAccelerationStructure.cast_const());
-    } else {
-        p::address(w, "pAccelerationStructure", pAccelerationStructure as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pAccelerationStructure", pAccelerationStructure.cast_const());
+        } else {
+            p::address(w, "pAccelerationStructure", pAccelerationStructure as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -14870,13 +17159,18 @@ pub unsafe fn vkCreateAccelerationStructureNV(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateAccelerationStructureNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pAccelerationStructure", pAccelerationStructure.cast_const());
-    } else {
-        p::address(w, "pAccelerationStructure", pAccelerationStructure as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pAccelerationStructure", pAccelerationStructure.cast_const());
+        } else {
+            p::address(w, "pAccelerationStructure", pAccelerationStructure as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -14894,13 +17188,18 @@ pub unsafe fn vkCreateAndroidSurfaceKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateAndroidSurfaceKHR");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSurface", pSurface.cast_const());
-    } else {
-        p::address(w, "pSurface", pSurface as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSurface", pSurface.cast_const());
+        } else {
+            p::address(w, "pSurface", pSurface as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -14918,13 +17217,18 @@ pub unsafe fn vkCreateBuffer(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateBuffer");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pBuffer", pBuffer.cast_const());
-    } else {
-        p::address(w, "pBuffer", pBuffer as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pBuffer", pBuffer.cast_const());
+        } else {
+            p::address(w, "pBuffer", pBuffer as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -14942,13 +17246,18 @@ pub unsafe fn vkCreateBufferCollectionFUCHSIA(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateBufferCollectionFUCHSIA");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pCollection", pCollection.cast_const());
-    } else {
-        p::address(w, "pCollection", pCollection as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pCollection", pCollection.cast_const());
+        } else {
+            p::address(w, "pCollection", pCollection as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -14966,13 +17275,18 @@ pub unsafe fn vkCreateBufferView(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateBufferView");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pView", pView.cast_const());
-    } else {
-        p::address(w, "pView", pView as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pView", pView.cast_const());
+        } else {
+            p::address(w, "pView", pView as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -14990,13 +17304,18 @@ pub unsafe fn vkCreateCommandPool(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateCommandPool");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pCommandPool", pCommandPool.cast_const());
-    } else {
-        p::address(w, "pCommandPool", pCommandPool as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pCommandPool", pCommandPool.cast_const());
+        } else {
+            p::address(w, "pCommandPool", pCommandPool as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15016,15 +17335,20 @@ pub unsafe fn vkCreateComputePipelines(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateComputePipelines");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "pipelineCache", &pipelineCache);
-    p::value(w, "createInfoCount", &createInfoCount);
-    p::array(w, "pCreateInfos", pCreateInfos, createInfoCount as usize);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::array(w, "pPipelines", pPipelines.cast_const(), createInfoCount as usize);
-    } else {
-        p::address(w, "pPipelines", pPipelines as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "pipelineCache", &pipelineCache);
+        p::value(w, "createInfoCount", &createInfoCount);
+        p::array(w, "pCreateInfos", pCreateInfos, createInfoCount as usize);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::array(w, "pPipelines", pPipelines.cast_const(), createInfoCount as usize);
+        } else {
+            p::address(w, "pPipelines", pPipelines as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15042,13 +17366,18 @@ pub unsafe fn vkCreateCuFunctionNVX(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateCuFunctionNVX");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pFunction", pFunction.cast_const());
-    } else {
-        p::address(w, "pFunction", pFunction as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pFunction", pFunction.cast_const());
+        } else {
+            p::address(w, "pFunction", pFunction as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15066,13 +17395,18 @@ pub unsafe fn vkCreateCuModuleNVX(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateCuModuleNVX");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pModule", pModule.cast_const());
-    } else {
-        p::address(w, "pModule", pModule as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pModule", pModule.cast_const());
+        } else {
+            p::address(w, "pModule", pModule as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15090,13 +17424,18 @@ pub unsafe fn vkCreateCudaFunctionNV(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateCudaFunctionNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pFunction", pFunction.cast_const());
-    } else {
-        p::address(w, "pFunction", pFunction as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pFunction", pFunction.cast_const());
+        } else {
+            p::address(w, "pFunction", pFunction as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15114,13 +17453,18 @@ pub unsafe fn vkCreateCudaModuleNV(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateCudaModuleNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pModule", pModule.cast_const());
-    } else {
-        p::address(w, "pModule", pModule as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pModule", pModule.cast_const());
+        } else {
+            p::address(w, "pModule", pModule as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15138,13 +17482,18 @@ pub unsafe fn vkCreateDataGraphPipelineSessionARM(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateDataGraphPipelineSessionARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSession", pSession.cast_const());
-    } else {
-        p::address(w, "pSession", pSession as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSession", pSession.cast_const());
+        } else {
+            p::address(w, "pSession", pSession as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15165,16 +17514,21 @@ pub unsafe fn vkCreateDataGraphPipelinesARM(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateDataGraphPipelinesARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "deferredOperation", &deferredOperation);
-    p::value(w, "pipelineCache", &pipelineCache);
-    p::value(w, "createInfoCount", &createInfoCount);
-    p::array(w, "pCreateInfos", pCreateInfos, createInfoCount as usize);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::array(w, "pPipelines", pPipelines.cast_const(), createInfoCount as usize);
-    } else {
-        p::address(w, "pPipelines", pPipelines as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "deferredOperation", &deferredOperation);
+        p::value(w, "pipelineCache", &pipelineCache);
+        p::value(w, "createInfoCount", &createInfoCount);
+        p::array(w, "pCreateInfos", pCreateInfos, createInfoCount as usize);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::array(w, "pPipelines", pPipelines.cast_const(), createInfoCount as usize);
+        } else {
+            p::address(w, "pPipelines", pPipelines as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15192,13 +17546,18 @@ pub unsafe fn vkCreateDebugReportCallbackEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateDebugReportCallbackEXT");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pCallback", pCallback.cast_const());
-    } else {
-        p::address(w, "pCallback", pCallback as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pCallback", pCallback.cast_const());
+        } else {
+            p::address(w, "pCallback", pCallback as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15216,13 +17575,18 @@ pub unsafe fn vkCreateDebugUtilsMessengerEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateDebugUtilsMessengerEXT");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pMessenger", pMessenger.cast_const());
-    } else {
-        p::address(w, "pMessenger", pMessenger as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pMessenger", pMessenger.cast_const());
+        } else {
+            p::address(w, "pMessenger", pMessenger as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15239,12 +17603,17 @@ pub unsafe fn vkCreateDeferredOperationKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateDeferredOperationKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pDeferredOperation", pDeferredOperation.cast_const());
-    } else {
-        p::address(w, "pDeferredOperation", pDeferredOperation as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pDeferredOperation", pDeferredOperation.cast_const());
+        } else {
+            p::address(w, "pDeferredOperation", pDeferredOperation as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15262,13 +17631,18 @@ pub unsafe fn vkCreateDescriptorPool(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateDescriptorPool");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pDescriptorPool", pDescriptorPool.cast_const());
-    } else {
-        p::address(w, "pDescriptorPool", pDescriptorPool as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pDescriptorPool", pDescriptorPool.cast_const());
+        } else {
+            p::address(w, "pDescriptorPool", pDescriptorPool as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15286,13 +17660,18 @@ pub unsafe fn vkCreateDescriptorSetLayout(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateDescriptorSetLayout");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSetLayout", pSetLayout.cast_const());
-    } else {
-        p::address(w, "pSetLayout", pSetLayout as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSetLayout", pSetLayout.cast_const());
+        } else {
+            p::address(w, "pSetLayout", pSetLayout as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15310,13 +17689,26 @@ pub unsafe fn vkCreateDescriptorUpdateTemplate(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateDescriptorUpdateTemplate");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pDescriptorUpdateTemplate", pDescriptorUpdateTemplate.cast_const());
-    } else {
-        p::address(w, "pDescriptorUpdateTemplate", pDescriptorUpdateTemplate as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(
+                w,
+                "pDescriptorUpdateTemplate",
+                pDescriptorUpdateTemplate.cast_const(),
+            );
+        } else {
+            p::address(
+                w,
+                "pDescriptorUpdateTemplate",
+                pDescriptorUpdateTemplate as usize,
+            );
+        }
     }
     line::end_with(out, &result);
 }
@@ -15334,13 +17726,18 @@ pub unsafe fn vkCreateDevice(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateDevice");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pDevice", pDevice.cast_const());
-    } else {
-        p::address(w, "pDevice", pDevice as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pDevice", pDevice.cast_const());
+        } else {
+            p::address(w, "pDevice", pDevice as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15358,13 +17755,18 @@ pub unsafe fn vkCreateDirectFBSurfaceEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateDirectFBSurfaceEXT");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSurface", pSurface.cast_const());
-    } else {
-        p::address(w, "pSurface", pSurface as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSurface", pSurface.cast_const());
+        } else {
+            p::address(w, "pSurface", pSurface as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15383,14 +17785,19 @@ pub unsafe fn vkCreateDisplayModeKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateDisplayModeKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "display", &display);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pMode", pMode.cast_const());
-    } else {
-        p::address(w, "pMode", pMode as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "display", &display);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pMode", pMode.cast_const());
+        } else {
+            p::address(w, "pMode", pMode as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15408,13 +17815,18 @@ pub unsafe fn vkCreateDisplayPlaneSurfaceKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateDisplayPlaneSurfaceKHR");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSurface", pSurface.cast_const());
-    } else {
-        p::address(w, "pSurface", pSurface as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSurface", pSurface.cast_const());
+        } else {
+            p::address(w, "pSurface", pSurface as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15432,13 +17844,18 @@ pub unsafe fn vkCreateEvent(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateEvent");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pEvent", pEvent.cast_const());
-    } else {
-        p::address(w, "pEvent", pEvent as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pEvent", pEvent.cast_const());
+        } else {
+            p::address(w, "pEvent", pEvent as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15458,15 +17875,20 @@ pub unsafe fn vkCreateExecutionGraphPipelinesAMDX(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateExecutionGraphPipelinesAMDX");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "pipelineCache", &pipelineCache);
-    p::value(w, "createInfoCount", &createInfoCount);
-    p::array(w, "pCreateInfos", pCreateInfos, createInfoCount as usize);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::array(w, "pPipelines", pPipelines.cast_const(), createInfoCount as usize);
-    } else {
-        p::address(w, "pPipelines", pPipelines as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "pipelineCache", &pipelineCache);
+        p::value(w, "createInfoCount", &createInfoCount);
+        p::array(w, "pCreateInfos", pCreateInfos, createInfoCount as usize);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::array(w, "pPipelines", pPipelines.cast_const(), createInfoCount as usize);
+        } else {
+            p::address(w, "pPipelines", pPipelines as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15484,13 +17906,18 @@ pub unsafe fn vkCreateExternalComputeQueueNV(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateExternalComputeQueueNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pExternalQueue", pExternalQueue.cast_const());
-    } else {
-        p::address(w, "pExternalQueue", pExternalQueue as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pExternalQueue", pExternalQueue.cast_const());
+        } else {
+            p::address(w, "pExternalQueue", pExternalQueue as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15508,13 +17935,18 @@ pub unsafe fn vkCreateFence(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateFence");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pFence", pFence.cast_const());
-    } else {
-        p::address(w, "pFence", pFence as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pFence", pFence.cast_const());
+        } else {
+            p::address(w, "pFence", pFence as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15532,13 +17964,18 @@ pub unsafe fn vkCreateFramebuffer(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateFramebuffer");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pFramebuffer", pFramebuffer.cast_const());
-    } else {
-        p::address(w, "pFramebuffer", pFramebuffer as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pFramebuffer", pFramebuffer.cast_const());
+        } else {
+            p::address(w, "pFramebuffer", pFramebuffer as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15556,13 +17993,18 @@ pub unsafe fn vkCreateGpaSessionAMD(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateGpaSessionAMD");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pGpaSession", pGpaSession.cast_const());
-    } else {
-        p::address(w, "pGpaSession", pGpaSession as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pGpaSession", pGpaSession.cast_const());
+        } else {
+            p::address(w, "pGpaSession", pGpaSession as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15582,15 +18024,20 @@ pub unsafe fn vkCreateGraphicsPipelines(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateGraphicsPipelines");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "pipelineCache", &pipelineCache);
-    p::value(w, "createInfoCount", &createInfoCount);
-    p::array(w, "pCreateInfos", pCreateInfos, createInfoCount as usize);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::array(w, "pPipelines", pPipelines.cast_const(), createInfoCount as usize);
-    } else {
-        p::address(w, "pPipelines", pPipelines as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "pipelineCache", &pipelineCache);
+        p::value(w, "createInfoCount", &createInfoCount);
+        p::array(w, "pCreateInfos", pCreateInfos, createInfoCount as usize);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::array(w, "pPipelines", pPipelines.cast_const(), createInfoCount as usize);
+        } else {
+            p::address(w, "pPipelines", pPipelines as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15608,13 +18055,18 @@ pub unsafe fn vkCreateHeadlessSurfaceEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateHeadlessSurfaceEXT");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSurface", pSurface.cast_const());
-    } else {
-        p::address(w, "pSurface", pSurface as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSurface", pSurface.cast_const());
+        } else {
+            p::address(w, "pSurface", pSurface as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15632,13 +18084,18 @@ pub unsafe fn vkCreateIOSSurfaceMVK(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateIOSSurfaceMVK");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSurface", pSurface.cast_const());
-    } else {
-        p::address(w, "pSurface", pSurface as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSurface", pSurface.cast_const());
+        } else {
+            p::address(w, "pSurface", pSurface as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15656,13 +18113,18 @@ pub unsafe fn vkCreateImage(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateImage");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pImage", pImage.cast_const());
-    } else {
-        p::address(w, "pImage", pImage as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pImage", pImage.cast_const());
+        } else {
+            p::address(w, "pImage", pImage as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15680,13 +18142,18 @@ pub unsafe fn vkCreateImagePipeSurfaceFUCHSIA(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateImagePipeSurfaceFUCHSIA");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSurface", pSurface.cast_const());
-    } else {
-        p::address(w, "pSurface", pSurface as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSurface", pSurface.cast_const());
+        } else {
+            p::address(w, "pSurface", pSurface as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15704,13 +18171,18 @@ pub unsafe fn vkCreateImageView(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateImageView");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pView", pView.cast_const());
-    } else {
-        p::address(w, "pView", pView as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pView", pView.cast_const());
+        } else {
+            p::address(w, "pView", pView as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15728,13 +18200,18 @@ pub unsafe fn vkCreateIndirectCommandsLayoutEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateIndirectCommandsLayoutEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pIndirectCommandsLayout", pIndirectCommandsLayout.cast_const());
-    } else {
-        p::address(w, "pIndirectCommandsLayout", pIndirectCommandsLayout as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pIndirectCommandsLayout", pIndirectCommandsLayout.cast_const());
+        } else {
+            p::address(w, "pIndirectCommandsLayout", pIndirectCommandsLayout as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15752,13 +18229,18 @@ pub unsafe fn vkCreateIndirectCommandsLayoutNV(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateIndirectCommandsLayoutNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pIndirectCommandsLayout", pIndirectCommandsLayout.cast_const());
-    } else {
-        p::address(w, "pIndirectCommandsLayout", pIndirectCommandsLayout as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pIndirectCommandsLayout", pIndirectCommandsLayout.cast_const());
+        } else {
+            p::address(w, "pIndirectCommandsLayout", pIndirectCommandsLayout as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15776,13 +18258,18 @@ pub unsafe fn vkCreateIndirectExecutionSetEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateIndirectExecutionSetEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pIndirectExecutionSet", pIndirectExecutionSet.cast_const());
-    } else {
-        p::address(w, "pIndirectExecutionSet", pIndirectExecutionSet as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pIndirectExecutionSet", pIndirectExecutionSet.cast_const());
+        } else {
+            p::address(w, "pIndirectExecutionSet", pIndirectExecutionSet as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15799,12 +18286,17 @@ pub unsafe fn vkCreateInstance(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateInstance");
     let w = &mut out;
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pInstance", pInstance.cast_const());
-    } else {
-        p::address(w, "pInstance", pInstance as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pInstance", pInstance.cast_const());
+        } else {
+            p::address(w, "pInstance", pInstance as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15822,13 +18314,18 @@ pub unsafe fn vkCreateMacOSSurfaceMVK(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateMacOSSurfaceMVK");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSurface", pSurface.cast_const());
-    } else {
-        p::address(w, "pSurface", pSurface as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSurface", pSurface.cast_const());
+        } else {
+            p::address(w, "pSurface", pSurface as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15846,13 +18343,18 @@ pub unsafe fn vkCreateMetalSurfaceEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateMetalSurfaceEXT");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSurface", pSurface.cast_const());
-    } else {
-        p::address(w, "pSurface", pSurface as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSurface", pSurface.cast_const());
+        } else {
+            p::address(w, "pSurface", pSurface as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15870,13 +18372,18 @@ pub unsafe fn vkCreateMicromapEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateMicromapEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pMicromap", pMicromap.cast_const());
-    } else {
-        p::address(w, "pMicromap", pMicromap as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pMicromap", pMicromap.cast_const());
+        } else {
+            p::address(w, "pMicromap", pMicromap as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15894,13 +18401,18 @@ pub unsafe fn vkCreateOpticalFlowSessionNV(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateOpticalFlowSessionNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSession", pSession.cast_const());
-    } else {
-        p::address(w, "pSession", pSession as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSession", pSession.cast_const());
+        } else {
+            p::address(w, "pSession", pSession as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15918,13 +18430,18 @@ pub unsafe fn vkCreatePipelineBinariesKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreatePipelineBinariesKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pBinaries", pBinaries.cast_const());
-    } else {
-        p::address(w, "pBinaries", pBinaries as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pBinaries", pBinaries.cast_const());
+        } else {
+            p::address(w, "pBinaries", pBinaries as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15942,13 +18459,18 @@ pub unsafe fn vkCreatePipelineCache(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreatePipelineCache");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pPipelineCache", pPipelineCache.cast_const());
-    } else {
-        p::address(w, "pPipelineCache", pPipelineCache as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pPipelineCache", pPipelineCache.cast_const());
+        } else {
+            p::address(w, "pPipelineCache", pPipelineCache as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15966,13 +18488,18 @@ pub unsafe fn vkCreatePipelineLayout(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreatePipelineLayout");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pPipelineLayout", pPipelineLayout.cast_const());
-    } else {
-        p::address(w, "pPipelineLayout", pPipelineLayout as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pPipelineLayout", pPipelineLayout.cast_const());
+        } else {
+            p::address(w, "pPipelineLayout", pPipelineLayout as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -15990,13 +18517,18 @@ pub unsafe fn vkCreatePrivateDataSlot(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreatePrivateDataSlot");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pPrivateDataSlot", pPrivateDataSlot.cast_const());
-    } else {
-        p::address(w, "pPrivateDataSlot", pPrivateDataSlot as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pPrivateDataSlot", pPrivateDataSlot.cast_const());
+        } else {
+            p::address(w, "pPrivateDataSlot", pPrivateDataSlot as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16014,13 +18546,18 @@ pub unsafe fn vkCreateQueryPool(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateQueryPool");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pQueryPool", pQueryPool.cast_const());
-    } else {
-        p::address(w, "pQueryPool", pQueryPool as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pQueryPool", pQueryPool.cast_const());
+        } else {
+            p::address(w, "pQueryPool", pQueryPool as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16041,16 +18578,21 @@ pub unsafe fn vkCreateRayTracingPipelinesKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateRayTracingPipelinesKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "deferredOperation", &deferredOperation);
-    p::value(w, "pipelineCache", &pipelineCache);
-    p::value(w, "createInfoCount", &createInfoCount);
-    p::array(w, "pCreateInfos", pCreateInfos, createInfoCount as usize);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::array(w, "pPipelines", pPipelines.cast_const(), createInfoCount as usize);
-    } else {
-        p::address(w, "pPipelines", pPipelines as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "deferredOperation", &deferredOperation);
+        p::value(w, "pipelineCache", &pipelineCache);
+        p::value(w, "createInfoCount", &createInfoCount);
+        p::array(w, "pCreateInfos", pCreateInfos, createInfoCount as usize);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::array(w, "pPipelines", pPipelines.cast_const(), createInfoCount as usize);
+        } else {
+            p::address(w, "pPipelines", pPipelines as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16070,15 +18612,20 @@ pub unsafe fn vkCreateRayTracingPipelinesNV(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateRayTracingPipelinesNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "pipelineCache", &pipelineCache);
-    p::value(w, "createInfoCount", &createInfoCount);
-    p::array(w, "pCreateInfos", pCreateInfos, createInfoCount as usize);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::array(w, "pPipelines", pPipelines.cast_const(), createInfoCount as usize);
-    } else {
-        p::address(w, "pPipelines", pPipelines as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "pipelineCache", &pipelineCache);
+        p::value(w, "createInfoCount", &createInfoCount);
+        p::array(w, "pCreateInfos", pCreateInfos, createInfoCount as usize);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::array(w, "pPipelines", pPipelines.cast_const(), createInfoCount as usize);
+        } else {
+            p::address(w, "pPipelines", pPipelines as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16096,13 +18643,18 @@ pub unsafe fn vkCreateRenderPass(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateRenderPass");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pRenderPass", pRenderPass.cast_const());
-    } else {
-        p::address(w, "pRenderPass", pRenderPass as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pRenderPass", pRenderPass.cast_const());
+        } else {
+            p::address(w, "pRenderPass", pRenderPass as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16120,13 +18672,18 @@ pub unsafe fn vkCreateRenderPass2(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateRenderPass2");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pRenderPass", pRenderPass.cast_const());
-    } else {
-        p::address(w, "pRenderPass", pRenderPass as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pRenderPass", pRenderPass.cast_const());
+        } else {
+            p::address(w, "pRenderPass", pRenderPass as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16144,13 +18701,18 @@ pub unsafe fn vkCreateSampler(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateSampler");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSampler", pSampler.cast_const());
-    } else {
-        p::address(w, "pSampler", pSampler as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSampler", pSampler.cast_const());
+        } else {
+            p::address(w, "pSampler", pSampler as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16168,13 +18730,18 @@ pub unsafe fn vkCreateSamplerYcbcrConversion(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateSamplerYcbcrConversion");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pYcbcrConversion", pYcbcrConversion.cast_const());
-    } else {
-        p::address(w, "pYcbcrConversion", pYcbcrConversion as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pYcbcrConversion", pYcbcrConversion.cast_const());
+        } else {
+            p::address(w, "pYcbcrConversion", pYcbcrConversion as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16192,13 +18759,18 @@ pub unsafe fn vkCreateScreenSurfaceQNX(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateScreenSurfaceQNX");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSurface", pSurface.cast_const());
-    } else {
-        p::address(w, "pSurface", pSurface as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSurface", pSurface.cast_const());
+        } else {
+            p::address(w, "pSurface", pSurface as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16216,13 +18788,18 @@ pub unsafe fn vkCreateSemaphore(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateSemaphore");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSemaphore", pSemaphore.cast_const());
-    } else {
-        p::address(w, "pSemaphore", pSemaphore as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSemaphore", pSemaphore.cast_const());
+        } else {
+            p::address(w, "pSemaphore", pSemaphore as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16240,13 +18817,18 @@ pub unsafe fn vkCreateShaderInstrumentationARM(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateShaderInstrumentationARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pInstrumentation", pInstrumentation.cast_const());
-    } else {
-        p::address(w, "pInstrumentation", pInstrumentation as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pInstrumentation", pInstrumentation.cast_const());
+        } else {
+            p::address(w, "pInstrumentation", pInstrumentation as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16264,13 +18846,18 @@ pub unsafe fn vkCreateShaderModule(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateShaderModule");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pShaderModule", pShaderModule.cast_const());
-    } else {
-        p::address(w, "pShaderModule", pShaderModule as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pShaderModule", pShaderModule.cast_const());
+        } else {
+            p::address(w, "pShaderModule", pShaderModule as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16289,14 +18876,19 @@ pub unsafe fn vkCreateShadersEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateShadersEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "createInfoCount", &createInfoCount);
-    p::array(w, "pCreateInfos", pCreateInfos, createInfoCount as usize);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::array(w, "pShaders", pShaders.cast_const(), createInfoCount as usize);
-    } else {
-        p::address(w, "pShaders", pShaders as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "createInfoCount", &createInfoCount);
+        p::array(w, "pCreateInfos", pCreateInfos, createInfoCount as usize);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::array(w, "pShaders", pShaders.cast_const(), createInfoCount as usize);
+        } else {
+            p::address(w, "pShaders", pShaders as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16315,14 +18907,24 @@ pub unsafe fn vkCreateSharedSwapchainsKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateSharedSwapchainsKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapchainCount", &swapchainCount);
-    p::array(w, "pCreateInfos", pCreateInfos, swapchainCount as usize);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::array(w, "pSwapchains", pSwapchains.cast_const(), swapchainCount as usize);
-    } else {
-        p::address(w, "pSwapchains", pSwapchains as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapchainCount", &swapchainCount);
+        p::array(w, "pCreateInfos", pCreateInfos, swapchainCount as usize);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::array(
+                w,
+                "pSwapchains",
+                pSwapchains.cast_const(),
+                swapchainCount as usize,
+            );
+        } else {
+            p::address(w, "pSwapchains", pSwapchains as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16340,13 +18942,18 @@ pub unsafe fn vkCreateStreamDescriptorSurfaceGGP(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateStreamDescriptorSurfaceGGP");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSurface", pSurface.cast_const());
-    } else {
-        p::address(w, "pSurface", pSurface as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSurface", pSurface.cast_const());
+        } else {
+            p::address(w, "pSurface", pSurface as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16364,13 +18971,18 @@ pub unsafe fn vkCreateSurfaceOHOS(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateSurfaceOHOS");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSurface", pSurface.cast_const());
-    } else {
-        p::address(w, "pSurface", pSurface as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSurface", pSurface.cast_const());
+        } else {
+            p::address(w, "pSurface", pSurface as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16388,13 +19000,18 @@ pub unsafe fn vkCreateSwapchainKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateSwapchainKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSwapchain", pSwapchain.cast_const());
-    } else {
-        p::address(w, "pSwapchain", pSwapchain as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSwapchain", pSwapchain.cast_const());
+        } else {
+            p::address(w, "pSwapchain", pSwapchain as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16412,13 +19029,18 @@ pub unsafe fn vkCreateTensorARM(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateTensorARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pTensor", pTensor.cast_const());
-    } else {
-        p::address(w, "pTensor", pTensor as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pTensor", pTensor.cast_const());
+        } else {
+            p::address(w, "pTensor", pTensor as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16436,13 +19058,18 @@ pub unsafe fn vkCreateTensorViewARM(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateTensorViewARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pView", pView.cast_const());
-    } else {
-        p::address(w, "pView", pView as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pView", pView.cast_const());
+        } else {
+            p::address(w, "pView", pView as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16460,13 +19087,18 @@ pub unsafe fn vkCreateUbmSurfaceSEC(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateUbmSurfaceSEC");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSurface", pSurface.cast_const());
-    } else {
-        p::address(w, "pSurface", pSurface as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSurface", pSurface.cast_const());
+        } else {
+            p::address(w, "pSurface", pSurface as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16484,13 +19116,18 @@ pub unsafe fn vkCreateValidationCacheEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateValidationCacheEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pValidationCache", pValidationCache.cast_const());
-    } else {
-        p::address(w, "pValidationCache", pValidationCache as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pValidationCache", pValidationCache.cast_const());
+        } else {
+            p::address(w, "pValidationCache", pValidationCache as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16508,13 +19145,18 @@ pub unsafe fn vkCreateViSurfaceNN(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateViSurfaceNN");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSurface", pSurface.cast_const());
-    } else {
-        p::address(w, "pSurface", pSurface as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSurface", pSurface.cast_const());
+        } else {
+            p::address(w, "pSurface", pSurface as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16532,13 +19174,18 @@ pub unsafe fn vkCreateVideoSessionKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateVideoSessionKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pVideoSession", pVideoSession.cast_const());
-    } else {
-        p::address(w, "pVideoSession", pVideoSession as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pVideoSession", pVideoSession.cast_const());
+        } else {
+            p::address(w, "pVideoSession", pVideoSession as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16556,13 +19203,18 @@ pub unsafe fn vkCreateVideoSessionParametersKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateVideoSessionParametersKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pVideoSessionParameters", pVideoSessionParameters.cast_const());
-    } else {
-        p::address(w, "pVideoSessionParameters", pVideoSessionParameters as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pVideoSessionParameters", pVideoSessionParameters.cast_const());
+        } else {
+            p::address(w, "pVideoSessionParameters", pVideoSessionParameters as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16580,13 +19232,18 @@ pub unsafe fn vkCreateWaylandSurfaceKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateWaylandSurfaceKHR");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSurface", pSurface.cast_const());
-    } else {
-        p::address(w, "pSurface", pSurface as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSurface", pSurface.cast_const());
+        } else {
+            p::address(w, "pSurface", pSurface as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16604,13 +19261,18 @@ pub unsafe fn vkCreateWin32SurfaceKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateWin32SurfaceKHR");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSurface", pSurface.cast_const());
-    } else {
-        p::address(w, "pSurface", pSurface as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSurface", pSurface.cast_const());
+        } else {
+            p::address(w, "pSurface", pSurface as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16628,13 +19290,18 @@ pub unsafe fn vkCreateXcbSurfaceKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateXcbSurfaceKHR");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSurface", pSurface.cast_const());
-    } else {
-        p::address(w, "pSurface", pSurface as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSurface", pSurface.cast_const());
+        } else {
+            p::address(w, "pSurface", pSurface as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16652,13 +19319,18 @@ pub unsafe fn vkCreateXlibSurfaceKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkCreateXlibSurfaceKHR");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pSurface", pSurface.cast_const());
-    } else {
-        p::address(w, "pSurface", pSurface as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pSurface", pSurface.cast_const());
+        } else {
+            p::address(w, "pSurface", pSurface as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -16673,8 +19345,13 @@ pub unsafe fn vkDebugMarkerSetObjectNameEXT(
 ) {
     let mut out = line::begin("vkDebugMarkerSetObjectNameEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pNameInfo", pNameInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pNameInfo", pNameInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkDebugMarkerSetObjectTagEXT` call: its arguments, after the call, and its result.
@@ -16688,8 +19365,13 @@ pub unsafe fn vkDebugMarkerSetObjectTagEXT(
 ) {
     let mut out = line::begin("vkDebugMarkerSetObjectTagEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pTagInfo", pTagInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pTagInfo", pTagInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkDebugReportMessageEXT` call: its arguments, after the call, and its result.
@@ -16708,14 +19390,19 @@ pub unsafe fn vkDebugReportMessageEXT(
 ) {
     let mut out = line::begin("vkDebugReportMessageEXT");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::value(w, "flags", &flags);
-    p::value(w, "objectType", &objectType);
-    p::value(w, "object", &object);
-    p::value(w, "location", &location);
-    p::value(w, "messageCode", &messageCode);
-    p::string(w, "pLayerPrefix", pLayerPrefix as *const c_char);
-    p::string(w, "pMessage", pMessage as *const c_char);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::value(w, "flags", &flags);
+        p::value(w, "objectType", &objectType);
+        p::value(w, "object", &object);
+        p::value(w, "location", &location);
+        p::value(w, "messageCode", &messageCode);
+        p::string(w, "pLayerPrefix", pLayerPrefix as *const c_char);
+        p::string(w, "pMessage", pMessage as *const c_char);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDeferredOperationJoinKHR` call: its arguments, after the call, and its result.
@@ -16729,8 +19416,13 @@ pub unsafe fn vkDeferredOperationJoinKHR(
 ) {
     let mut out = line::begin("vkDeferredOperationJoinKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "operation", &operation);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "operation", &operation);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkDestroyAccelerationStructureKHR` call: its arguments, after the call, and its result.
@@ -16744,9 +19436,14 @@ pub unsafe fn vkDestroyAccelerationStructureKHR(
 ) {
     let mut out = line::begin("vkDestroyAccelerationStructureKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "accelerationStructure", &accelerationStructure);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "accelerationStructure", &accelerationStructure);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyAccelerationStructureNV` call: its arguments, after the call, and its result.
@@ -16760,9 +19457,14 @@ pub unsafe fn vkDestroyAccelerationStructureNV(
 ) {
     let mut out = line::begin("vkDestroyAccelerationStructureNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "accelerationStructure", &accelerationStructure);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "accelerationStructure", &accelerationStructure);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyBuffer` call: its arguments, after the call, and its result.
@@ -16776,9 +19478,14 @@ pub unsafe fn vkDestroyBuffer(
 ) {
     let mut out = line::begin("vkDestroyBuffer");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "buffer", &buffer);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "buffer", &buffer);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyBufferCollectionFUCHSIA` call: its arguments, after the call, and its result.
@@ -16792,9 +19499,14 @@ pub unsafe fn vkDestroyBufferCollectionFUCHSIA(
 ) {
     let mut out = line::begin("vkDestroyBufferCollectionFUCHSIA");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "collection", &collection);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "collection", &collection);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyBufferView` call: its arguments, after the call, and its result.
@@ -16808,9 +19520,14 @@ pub unsafe fn vkDestroyBufferView(
 ) {
     let mut out = line::begin("vkDestroyBufferView");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "bufferView", &bufferView);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "bufferView", &bufferView);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyCommandPool` call: its arguments, after the call, and its result.
@@ -16824,9 +19541,14 @@ pub unsafe fn vkDestroyCommandPool(
 ) {
     let mut out = line::begin("vkDestroyCommandPool");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "commandPool", &commandPool);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "commandPool", &commandPool);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyCuFunctionNVX` call: its arguments, after the call, and its result.
@@ -16840,9 +19562,14 @@ pub unsafe fn vkDestroyCuFunctionNVX(
 ) {
     let mut out = line::begin("vkDestroyCuFunctionNVX");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "function", &function);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "function", &function);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyCuModuleNVX` call: its arguments, after the call, and its result.
@@ -16856,9 +19583,14 @@ pub unsafe fn vkDestroyCuModuleNVX(
 ) {
     let mut out = line::begin("vkDestroyCuModuleNVX");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "module", &module);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "module", &module);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyCudaFunctionNV` call: its arguments, after the call, and its result.
@@ -16872,9 +19604,14 @@ pub unsafe fn vkDestroyCudaFunctionNV(
 ) {
     let mut out = line::begin("vkDestroyCudaFunctionNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "function", &function);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "function", &function);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyCudaModuleNV` call: its arguments, after the call, and its result.
@@ -16888,9 +19625,14 @@ pub unsafe fn vkDestroyCudaModuleNV(
 ) {
     let mut out = line::begin("vkDestroyCudaModuleNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "module", &module);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "module", &module);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyDataGraphPipelineSessionARM` call: its arguments, after the call, and its result.
@@ -16904,9 +19646,14 @@ pub unsafe fn vkDestroyDataGraphPipelineSessionARM(
 ) {
     let mut out = line::begin("vkDestroyDataGraphPipelineSessionARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "session", &session);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "session", &session);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyDebugReportCallbackEXT` call: its arguments, after the call, and its result.
@@ -16920,9 +19667,14 @@ pub unsafe fn vkDestroyDebugReportCallbackEXT(
 ) {
     let mut out = line::begin("vkDestroyDebugReportCallbackEXT");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::value(w, "callback", &callback);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::value(w, "callback", &callback);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyDebugUtilsMessengerEXT` call: its arguments, after the call, and its result.
@@ -16936,9 +19688,14 @@ pub unsafe fn vkDestroyDebugUtilsMessengerEXT(
 ) {
     let mut out = line::begin("vkDestroyDebugUtilsMessengerEXT");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::value(w, "messenger", &messenger);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::value(w, "messenger", &messenger);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyDeferredOperationKHR` call: its arguments, after the call, and its result.
@@ -16952,9 +19709,14 @@ pub unsafe fn vkDestroyDeferredOperationKHR(
 ) {
     let mut out = line::begin("vkDestroyDeferredOperationKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "operation", &operation);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "operation", &operation);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyDescriptorPool` call: its arguments, after the call, and its result.
@@ -16968,9 +19730,14 @@ pub unsafe fn vkDestroyDescriptorPool(
 ) {
     let mut out = line::begin("vkDestroyDescriptorPool");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "descriptorPool", &descriptorPool);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "descriptorPool", &descriptorPool);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyDescriptorSetLayout` call: its arguments, after the call, and its result.
@@ -16984,9 +19751,14 @@ pub unsafe fn vkDestroyDescriptorSetLayout(
 ) {
     let mut out = line::begin("vkDestroyDescriptorSetLayout");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "descriptorSetLayout", &descriptorSetLayout);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "descriptorSetLayout", &descriptorSetLayout);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyDescriptorUpdateTemplate` call: its arguments, after the call, and its result.
@@ -17000,9 +19772,14 @@ pub unsafe fn vkDestroyDescriptorUpdateTemplate(
 ) {
     let mut out = line::begin("vkDestroyDescriptorUpdateTemplate");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "descriptorUpdateTemplate", &descriptorUpdateTemplate);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "descriptorUpdateTemplate", &descriptorUpdateTemplate);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyDevice` call: its arguments, after the call, and its result.
@@ -17015,8 +19792,13 @@ pub unsafe fn vkDestroyDevice(
 ) {
     let mut out = line::begin("vkDestroyDevice");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyEvent` call: its arguments, after the call, and its result.
@@ -17030,9 +19812,14 @@ pub unsafe fn vkDestroyEvent(
 ) {
     let mut out = line::begin("vkDestroyEvent");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "event", &event);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "event", &event);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyExternalComputeQueueNV` call: its arguments, after the call, and its result.
@@ -17046,9 +19833,14 @@ pub unsafe fn vkDestroyExternalComputeQueueNV(
 ) {
     let mut out = line::begin("vkDestroyExternalComputeQueueNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "externalQueue", &externalQueue);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "externalQueue", &externalQueue);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyFence` call: its arguments, after the call, and its result.
@@ -17062,9 +19854,14 @@ pub unsafe fn vkDestroyFence(
 ) {
     let mut out = line::begin("vkDestroyFence");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "fence", &fence);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "fence", &fence);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyFramebuffer` call: its arguments, after the call, and its result.
@@ -17078,9 +19875,14 @@ pub unsafe fn vkDestroyFramebuffer(
 ) {
     let mut out = line::begin("vkDestroyFramebuffer");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "framebuffer", &framebuffer);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "framebuffer", &framebuffer);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyGpaSessionAMD` call: its arguments, after the call, and its result.
@@ -17094,9 +19896,14 @@ pub unsafe fn vkDestroyGpaSessionAMD(
 ) {
     let mut out = line::begin("vkDestroyGpaSessionAMD");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "gpaSession", &gpaSession);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "gpaSession", &gpaSession);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyImage` call: its arguments, after the call, and its result.
@@ -17110,9 +19917,14 @@ pub unsafe fn vkDestroyImage(
 ) {
     let mut out = line::begin("vkDestroyImage");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "image", &image);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "image", &image);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyImageView` call: its arguments, after the call, and its result.
@@ -17126,9 +19938,14 @@ pub unsafe fn vkDestroyImageView(
 ) {
     let mut out = line::begin("vkDestroyImageView");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "imageView", &imageView);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "imageView", &imageView);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyIndirectCommandsLayoutEXT` call: its arguments, after the call, and its result.
@@ -17142,9 +19959,14 @@ pub unsafe fn vkDestroyIndirectCommandsLayoutEXT(
 ) {
     let mut out = line::begin("vkDestroyIndirectCommandsLayoutEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "indirectCommandsLayout", &indirectCommandsLayout);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "indirectCommandsLayout", &indirectCommandsLayout);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyIndirectCommandsLayoutNV` call: its arguments, after the call, and its result.
@@ -17158,9 +19980,14 @@ pub unsafe fn vkDestroyIndirectCommandsLayoutNV(
 ) {
     let mut out = line::begin("vkDestroyIndirectCommandsLayoutNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "indirectCommandsLayout", &indirectCommandsLayout);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "indirectCommandsLayout", &indirectCommandsLayout);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyIndirectExecutionSetEXT` call: its arguments, after the call, and its result.
@@ -17174,9 +20001,14 @@ pub unsafe fn vkDestroyIndirectExecutionSetEXT(
 ) {
     let mut out = line::begin("vkDestroyIndirectExecutionSetEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "indirectExecutionSet", &indirectExecutionSet);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "indirectExecutionSet", &indirectExecutionSet);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyInstance` call: its arguments, after the call, and its result.
@@ -17189,8 +20021,13 @@ pub unsafe fn vkDestroyInstance(
 ) {
     let mut out = line::begin("vkDestroyInstance");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyMicromapEXT` call: its arguments, after the call, and its result.
@@ -17204,9 +20041,14 @@ pub unsafe fn vkDestroyMicromapEXT(
 ) {
     let mut out = line::begin("vkDestroyMicromapEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "micromap", &micromap);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "micromap", &micromap);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyOpticalFlowSessionNV` call: its arguments, after the call, and its result.
@@ -17220,9 +20062,14 @@ pub unsafe fn vkDestroyOpticalFlowSessionNV(
 ) {
     let mut out = line::begin("vkDestroyOpticalFlowSessionNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "session", &session);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "session", &session);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyPipeline` call: its arguments, after the call, and its result.
@@ -17236,9 +20083,14 @@ pub unsafe fn vkDestroyPipeline(
 ) {
     let mut out = line::begin("vkDestroyPipeline");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "pipeline", &pipeline);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "pipeline", &pipeline);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyPipelineBinaryKHR` call: its arguments, after the call, and its result.
@@ -17252,9 +20104,14 @@ pub unsafe fn vkDestroyPipelineBinaryKHR(
 ) {
     let mut out = line::begin("vkDestroyPipelineBinaryKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "pipelineBinary", &pipelineBinary);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "pipelineBinary", &pipelineBinary);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyPipelineCache` call: its arguments, after the call, and its result.
@@ -17268,9 +20125,14 @@ pub unsafe fn vkDestroyPipelineCache(
 ) {
     let mut out = line::begin("vkDestroyPipelineCache");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "pipelineCache", &pipelineCache);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "pipelineCache", &pipelineCache);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyPipelineLayout` call: its arguments, after the call, and its result.
@@ -17284,9 +20146,14 @@ pub unsafe fn vkDestroyPipelineLayout(
 ) {
     let mut out = line::begin("vkDestroyPipelineLayout");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "pipelineLayout", &pipelineLayout);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "pipelineLayout", &pipelineLayout);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyPrivateDataSlot` call: its arguments, after the call, and its result.
@@ -17300,9 +20167,14 @@ pub unsafe fn vkDestroyPrivateDataSlot(
 ) {
     let mut out = line::begin("vkDestroyPrivateDataSlot");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "privateDataSlot", &privateDataSlot);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "privateDataSlot", &privateDataSlot);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyQueryPool` call: its arguments, after the call, and its result.
@@ -17316,9 +20188,14 @@ pub unsafe fn vkDestroyQueryPool(
 ) {
     let mut out = line::begin("vkDestroyQueryPool");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "queryPool", &queryPool);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "queryPool", &queryPool);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyRenderPass` call: its arguments, after the call, and its result.
@@ -17332,9 +20209,14 @@ pub unsafe fn vkDestroyRenderPass(
 ) {
     let mut out = line::begin("vkDestroyRenderPass");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "renderPass", &renderPass);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "renderPass", &renderPass);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroySampler` call: its arguments, after the call, and its result.
@@ -17348,9 +20230,14 @@ pub unsafe fn vkDestroySampler(
 ) {
     let mut out = line::begin("vkDestroySampler");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "sampler", &sampler);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "sampler", &sampler);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroySamplerYcbcrConversion` call: its arguments, after the call, and its result.
@@ -17364,9 +20251,14 @@ pub unsafe fn vkDestroySamplerYcbcrConversion(
 ) {
     let mut out = line::begin("vkDestroySamplerYcbcrConversion");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "ycbcrConversion", &ycbcrConversion);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "ycbcrConversion", &ycbcrConversion);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroySemaphore` call: its arguments, after the call, and its result.
@@ -17380,9 +20272,14 @@ pub unsafe fn vkDestroySemaphore(
 ) {
     let mut out = line::begin("vkDestroySemaphore");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "semaphore", &semaphore);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "semaphore", &semaphore);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyShaderEXT` call: its arguments, after the call, and its result.
@@ -17396,9 +20293,14 @@ pub unsafe fn vkDestroyShaderEXT(
 ) {
     let mut out = line::begin("vkDestroyShaderEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "shader", &shader);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "shader", &shader);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyShaderInstrumentationARM` call: its arguments, after the call, and its result.
@@ -17412,9 +20314,14 @@ pub unsafe fn vkDestroyShaderInstrumentationARM(
 ) {
     let mut out = line::begin("vkDestroyShaderInstrumentationARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "instrumentation", &instrumentation);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "instrumentation", &instrumentation);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyShaderModule` call: its arguments, after the call, and its result.
@@ -17428,9 +20335,14 @@ pub unsafe fn vkDestroyShaderModule(
 ) {
     let mut out = line::begin("vkDestroyShaderModule");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "shaderModule", &shaderModule);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "shaderModule", &shaderModule);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroySurfaceKHR` call: its arguments, after the call, and its result.
@@ -17444,9 +20356,14 @@ pub unsafe fn vkDestroySurfaceKHR(
 ) {
     let mut out = line::begin("vkDestroySurfaceKHR");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::value(w, "surface", &surface);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::value(w, "surface", &surface);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroySwapchainKHR` call: its arguments, after the call, and its result.
@@ -17460,9 +20377,14 @@ pub unsafe fn vkDestroySwapchainKHR(
 ) {
     let mut out = line::begin("vkDestroySwapchainKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapchain", &swapchain);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapchain", &swapchain);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyTensorARM` call: its arguments, after the call, and its result.
@@ -17476,9 +20398,14 @@ pub unsafe fn vkDestroyTensorARM(
 ) {
     let mut out = line::begin("vkDestroyTensorARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "tensor", &tensor);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "tensor", &tensor);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyTensorViewARM` call: its arguments, after the call, and its result.
@@ -17492,9 +20419,14 @@ pub unsafe fn vkDestroyTensorViewARM(
 ) {
     let mut out = line::begin("vkDestroyTensorViewARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "tensorView", &tensorView);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "tensorView", &tensorView);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyValidationCacheEXT` call: its arguments, after the call, and its result.
@@ -17508,9 +20440,14 @@ pub unsafe fn vkDestroyValidationCacheEXT(
 ) {
     let mut out = line::begin("vkDestroyValidationCacheEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "validationCache", &validationCache);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "validationCache", &validationCache);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyVideoSessionKHR` call: its arguments, after the call, and its result.
@@ -17524,9 +20461,14 @@ pub unsafe fn vkDestroyVideoSessionKHR(
 ) {
     let mut out = line::begin("vkDestroyVideoSessionKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "videoSession", &videoSession);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "videoSession", &videoSession);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDestroyVideoSessionParametersKHR` call: its arguments, after the call, and its result.
@@ -17540,9 +20482,14 @@ pub unsafe fn vkDestroyVideoSessionParametersKHR(
 ) {
     let mut out = line::begin("vkDestroyVideoSessionParametersKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "videoSessionParameters", &videoSessionParameters);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "videoSessionParameters", &videoSessionParameters);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkDeviceWaitIdle` call: its arguments, after the call, and its result.
@@ -17552,7 +20499,12 @@ pub unsafe fn vkDestroyVideoSessionParametersKHR(
 pub unsafe fn vkDeviceWaitIdle(device: VkDevice, result: VkResult) {
     let mut out = line::begin("vkDeviceWaitIdle");
     let w = &mut out;
-    p::value(w, "device", &device);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkDisplayPowerControlEXT` call: its arguments, after the call, and its result.
@@ -17567,9 +20519,14 @@ pub unsafe fn vkDisplayPowerControlEXT(
 ) {
     let mut out = line::begin("vkDisplayPowerControlEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "display", &display);
-    p::one(w, "pDisplayPowerInfo", pDisplayPowerInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "display", &display);
+        p::one(w, "pDisplayPowerInfo", pDisplayPowerInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkEndCommandBuffer` call: its arguments, after the call, and its result.
@@ -17579,7 +20536,12 @@ pub unsafe fn vkDisplayPowerControlEXT(
 pub unsafe fn vkEndCommandBuffer(commandBuffer: VkCommandBuffer, result: VkResult) {
     let mut out = line::begin("vkEndCommandBuffer");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkEnumerateDeviceExtensionProperties` call: its arguments, after the call, and its result.
@@ -17596,22 +20558,27 @@ pub unsafe fn vkEnumerateDeviceExtensionProperties(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkEnumerateDeviceExtensionProperties");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::string(w, "pLayerName", pLayerName as *const c_char);
-    if ok {
-        p::one(w, "pPropertyCount", pPropertyCount.cast_const());
-    } else {
-        p::address(w, "pPropertyCount", pPropertyCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pProperties",
-            pProperties.cast_const(),
-            pPropertyCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::string(w, "pLayerName", pLayerName as *const c_char);
+        if ok {
+            p::one(w, "pPropertyCount", pPropertyCount.cast_const());
+        } else {
+            p::address(w, "pPropertyCount", pPropertyCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pProperties",
+                pProperties.cast_const(),
+                pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -17628,21 +20595,26 @@ pub unsafe fn vkEnumerateDeviceLayerProperties(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkEnumerateDeviceLayerProperties");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    if ok {
-        p::one(w, "pPropertyCount", pPropertyCount.cast_const());
-    } else {
-        p::address(w, "pPropertyCount", pPropertyCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pProperties",
-            pProperties.cast_const(),
-            pPropertyCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        if ok {
+            p::one(w, "pPropertyCount", pPropertyCount.cast_const());
+        } else {
+            p::address(w, "pPropertyCount", pPropertyCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pProperties",
+                pProperties.cast_const(),
+                pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -17659,21 +20631,26 @@ pub unsafe fn vkEnumerateInstanceExtensionProperties(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkEnumerateInstanceExtensionProperties");
     let w = &mut out;
-    p::string(w, "pLayerName", pLayerName as *const c_char);
-    if ok {
-        p::one(w, "pPropertyCount", pPropertyCount.cast_const());
-    } else {
-        p::address(w, "pPropertyCount", pPropertyCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pProperties",
-            pProperties.cast_const(),
-            pPropertyCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::string(w, "pLayerName", pLayerName as *const c_char);
+        if ok {
+            p::one(w, "pPropertyCount", pPropertyCount.cast_const());
+        } else {
+            p::address(w, "pPropertyCount", pPropertyCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pProperties",
+                pProperties.cast_const(),
+                pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -17689,20 +20666,25 @@ pub unsafe fn vkEnumerateInstanceLayerProperties(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkEnumerateInstanceLayerProperties");
     let w = &mut out;
-    if ok {
-        p::one(w, "pPropertyCount", pPropertyCount.cast_const());
-    } else {
-        p::address(w, "pPropertyCount", pPropertyCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pProperties",
-            pProperties.cast_const(),
-            pPropertyCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        if ok {
+            p::one(w, "pPropertyCount", pPropertyCount.cast_const());
+        } else {
+            p::address(w, "pPropertyCount", pPropertyCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pProperties",
+                pProperties.cast_const(),
+                pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -17714,10 +20696,15 @@ pub unsafe fn vkEnumerateInstanceVersion(pApiVersion: *mut u32, result: VkResult
     let ok = result.0 >= 0;
     let mut out = line::begin("vkEnumerateInstanceVersion");
     let w = &mut out;
-    if ok {
-        p::one(w, "pApiVersion", pApiVersion.cast_const());
-    } else {
-        p::address(w, "pApiVersion", pApiVersion as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        if ok {
+            p::one(w, "pApiVersion", pApiVersion.cast_const());
+        } else {
+            p::address(w, "pApiVersion", pApiVersion as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -17734,25 +20721,38 @@ pub unsafe fn vkEnumeratePhysicalDeviceGroups(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkEnumeratePhysicalDeviceGroups");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    if ok {
-        p::one(w, "pPhysicalDeviceGroupCount", pPhysicalDeviceGroupCount.cast_const());
-    } else {
-        p::address(w, "pPhysicalDeviceGroupCount", pPhysicalDeviceGroupCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pPhysicalDeviceGroupProperties",
-            pPhysicalDeviceGroupProperties.cast_const(),
-            pPhysicalDeviceGroupCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(
-            w,
-            "pPhysicalDeviceGroupProperties",
-            pPhysicalDeviceGroupProperties as usize,
-        );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        if ok {
+            p::one(
+                w,
+                "pPhysicalDeviceGroupCount",
+                pPhysicalDeviceGroupCount.cast_const(),
+            );
+        } else {
+            p::address(
+                w,
+                "pPhysicalDeviceGroupCount",
+                pPhysicalDeviceGroupCount as usize,
+            );
+        }
+        if ok {
+            p::array(
+                w,
+                "pPhysicalDeviceGroupProperties",
+                pPhysicalDeviceGroupProperties.cast_const(),
+                pPhysicalDeviceGroupCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(
+                w,
+                "pPhysicalDeviceGroupProperties",
+                pPhysicalDeviceGroupProperties as usize,
+            );
+        }
     }
     line::end_with(out, &result);
 }
@@ -17773,32 +20773,37 @@ pub unsafe fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM
         "vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM",
     );
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "queueFamilyIndex", &queueFamilyIndex);
-    if ok {
-        p::one(w, "pCounterCount", pCounterCount.cast_const());
-    } else {
-        p::address(w, "pCounterCount", pCounterCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pCounters",
-            pCounters.cast_const(),
-            pCounterCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pCounters", pCounters as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pCounterDescriptions",
-            pCounterDescriptions.cast_const(),
-            pCounterCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pCounterDescriptions", pCounterDescriptions as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "queueFamilyIndex", &queueFamilyIndex);
+        if ok {
+            p::one(w, "pCounterCount", pCounterCount.cast_const());
+        } else {
+            p::address(w, "pCounterCount", pCounterCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pCounters",
+                pCounters.cast_const(),
+                pCounterCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pCounters", pCounters as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pCounterDescriptions",
+                pCounterDescriptions.cast_const(),
+                pCounterCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pCounterDescriptions", pCounterDescriptions as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -17819,32 +20824,37 @@ pub unsafe fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR(
         "vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR",
     );
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "queueFamilyIndex", &queueFamilyIndex);
-    if ok {
-        p::one(w, "pCounterCount", pCounterCount.cast_const());
-    } else {
-        p::address(w, "pCounterCount", pCounterCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pCounters",
-            pCounters.cast_const(),
-            pCounterCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pCounters", pCounters as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pCounterDescriptions",
-            pCounterDescriptions.cast_const(),
-            pCounterCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pCounterDescriptions", pCounterDescriptions as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "queueFamilyIndex", &queueFamilyIndex);
+        if ok {
+            p::one(w, "pCounterCount", pCounterCount.cast_const());
+        } else {
+            p::address(w, "pCounterCount", pCounterCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pCounters",
+                pCounters.cast_const(),
+                pCounterCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pCounters", pCounters as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pCounterDescriptions",
+                pCounterDescriptions.cast_const(),
+                pCounterCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pCounterDescriptions", pCounterDescriptions as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -17863,21 +20873,26 @@ pub unsafe fn vkEnumeratePhysicalDeviceShaderInstrumentationMetricsARM(
         "vkEnumeratePhysicalDeviceShaderInstrumentationMetricsARM",
     );
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    if ok {
-        p::one(w, "pDescriptionCount", pDescriptionCount.cast_const());
-    } else {
-        p::address(w, "pDescriptionCount", pDescriptionCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pDescriptions",
-            pDescriptions.cast_const(),
-            pDescriptionCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pDescriptions", pDescriptions as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        if ok {
+            p::one(w, "pDescriptionCount", pDescriptionCount.cast_const());
+        } else {
+            p::address(w, "pDescriptionCount", pDescriptionCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pDescriptions",
+                pDescriptions.cast_const(),
+                pDescriptionCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pDescriptions", pDescriptions as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -17894,21 +20909,26 @@ pub unsafe fn vkEnumeratePhysicalDevices(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkEnumeratePhysicalDevices");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    if ok {
-        p::one(w, "pPhysicalDeviceCount", pPhysicalDeviceCount.cast_const());
-    } else {
-        p::address(w, "pPhysicalDeviceCount", pPhysicalDeviceCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pPhysicalDevices",
-            pPhysicalDevices.cast_const(),
-            pPhysicalDeviceCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pPhysicalDevices", pPhysicalDevices as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        if ok {
+            p::one(w, "pPhysicalDeviceCount", pPhysicalDeviceCount.cast_const());
+        } else {
+            p::address(w, "pPhysicalDeviceCount", pPhysicalDeviceCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pPhysicalDevices",
+                pPhysicalDevices.cast_const(),
+                pPhysicalDeviceCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pPhysicalDevices", pPhysicalDevices as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -17922,8 +20942,13 @@ pub unsafe fn vkExportMetalObjectsEXT(
 ) {
     let mut out = line::begin("vkExportMetalObjectsEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pMetalObjectsInfo", pMetalObjectsInfo.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pMetalObjectsInfo", pMetalObjectsInfo.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkFlushMappedMemoryRanges` call: its arguments, after the call, and its result.
@@ -17938,9 +20963,14 @@ pub unsafe fn vkFlushMappedMemoryRanges(
 ) {
     let mut out = line::begin("vkFlushMappedMemoryRanges");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "memoryRangeCount", &memoryRangeCount);
-    p::array(w, "pMemoryRanges", pMemoryRanges, memoryRangeCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "memoryRangeCount", &memoryRangeCount);
+        p::array(w, "pMemoryRanges", pMemoryRanges, memoryRangeCount as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkFreeCommandBuffers` call: its arguments, after the call, and its result.
@@ -17955,10 +20985,15 @@ pub unsafe fn vkFreeCommandBuffers(
 ) {
     let mut out = line::begin("vkFreeCommandBuffers");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "commandPool", &commandPool);
-    p::value(w, "commandBufferCount", &commandBufferCount);
-    p::address(w, "pCommandBuffers", pCommandBuffers as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "commandPool", &commandPool);
+        p::value(w, "commandBufferCount", &commandBufferCount);
+        p::address(w, "pCommandBuffers", pCommandBuffers as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkFreeDescriptorSets` call: its arguments, after the call, and its result.
@@ -17974,10 +21009,15 @@ pub unsafe fn vkFreeDescriptorSets(
 ) {
     let mut out = line::begin("vkFreeDescriptorSets");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "descriptorPool", &descriptorPool);
-    p::value(w, "descriptorSetCount", &descriptorSetCount);
-    p::address(w, "pDescriptorSets", pDescriptorSets as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "descriptorPool", &descriptorPool);
+        p::value(w, "descriptorSetCount", &descriptorSetCount);
+        p::address(w, "pDescriptorSets", pDescriptorSets as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkFreeMemory` call: its arguments, after the call, and its result.
@@ -17991,9 +21031,14 @@ pub unsafe fn vkFreeMemory(
 ) {
     let mut out = line::begin("vkFreeMemory");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "memory", &memory);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "memory", &memory);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetAccelerationStructureBuildSizesKHR` call: its arguments, after the call, and its result.
@@ -18009,16 +21054,21 @@ pub unsafe fn vkGetAccelerationStructureBuildSizesKHR(
 ) {
     let mut out = line::begin("vkGetAccelerationStructureBuildSizesKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "buildType", &buildType);
-    p::one(w, "pBuildInfo", pBuildInfo);
-    p::array(
-        w,
-        "pMaxPrimitiveCounts",
-        pMaxPrimitiveCounts,
-        pBuildInfo.as_ref().map_or(0, |s| s.geometryCount as usize),
-    );
-    p::one(w, "pSizeInfo", pSizeInfo.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "buildType", &buildType);
+        p::one(w, "pBuildInfo", pBuildInfo);
+        p::array(
+            w,
+            "pMaxPrimitiveCounts",
+            pMaxPrimitiveCounts,
+            pBuildInfo.as_ref().map_or(0, |s| s.geometryCount as usize),
+        );
+        p::one(w, "pSizeInfo", pSizeInfo.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetAccelerationStructureDeviceAddressKHR` call: its arguments, after the call, and its result.
@@ -18032,8 +21082,13 @@ pub unsafe fn vkGetAccelerationStructureDeviceAddressKHR(
 ) {
     let mut out = line::begin("vkGetAccelerationStructureDeviceAddressKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetAccelerationStructureHandleNV` call: its arguments, after the call, and its result.
@@ -18049,10 +21104,15 @@ pub unsafe fn vkGetAccelerationStructureHandleNV(
 ) {
     let mut out = line::begin("vkGetAccelerationStructureHandleNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "accelerationStructure", &accelerationStructure);
-    p::value(w, "dataSize", &dataSize);
-    p::address(w, "pData", pData as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "accelerationStructure", &accelerationStructure);
+        p::value(w, "dataSize", &dataSize);
+        p::address(w, "pData", pData as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetAccelerationStructureMemoryRequirementsNV` call: its arguments, after the call, and its result.
@@ -18066,9 +21126,14 @@ pub unsafe fn vkGetAccelerationStructureMemoryRequirementsNV(
 ) {
     let mut out = line::begin("vkGetAccelerationStructureMemoryRequirementsNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT` call: its arguments, after the call, and its result.
@@ -18085,9 +21150,14 @@ pub unsafe fn vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT(
         "vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT",
     );
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::address(w, "pData", pData as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::address(w, "pData", pData as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetAndroidHardwareBufferPropertiesANDROID` call: its arguments, after the call, and its result.
@@ -18103,12 +21173,17 @@ pub unsafe fn vkGetAndroidHardwareBufferPropertiesANDROID(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetAndroidHardwareBufferPropertiesANDROID");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::address(w, "buffer", buffer as usize);
-    if ok {
-        p::one(w, "pProperties", pProperties.cast_const());
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::address(w, "buffer", buffer as usize);
+        if ok {
+            p::one(w, "pProperties", pProperties.cast_const());
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -18125,12 +21200,17 @@ pub unsafe fn vkGetBufferCollectionPropertiesFUCHSIA(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetBufferCollectionPropertiesFUCHSIA");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "collection", &collection);
-    if ok {
-        p::one(w, "pProperties", pProperties.cast_const());
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "collection", &collection);
+        if ok {
+            p::one(w, "pProperties", pProperties.cast_const());
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -18145,8 +21225,13 @@ pub unsafe fn vkGetBufferDeviceAddress(
 ) {
     let mut out = line::begin("vkGetBufferDeviceAddress");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetBufferMemoryRequirements` call: its arguments, after the call, and its result.
@@ -18160,9 +21245,14 @@ pub unsafe fn vkGetBufferMemoryRequirements(
 ) {
     let mut out = line::begin("vkGetBufferMemoryRequirements");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "buffer", &buffer);
-    p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "buffer", &buffer);
+        p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetBufferMemoryRequirements2` call: its arguments, after the call, and its result.
@@ -18176,9 +21266,14 @@ pub unsafe fn vkGetBufferMemoryRequirements2(
 ) {
     let mut out = line::begin("vkGetBufferMemoryRequirements2");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetBufferOpaqueCaptureAddress` call: its arguments, after the call, and its result.
@@ -18192,8 +21287,13 @@ pub unsafe fn vkGetBufferOpaqueCaptureAddress(
 ) {
     let mut out = line::begin("vkGetBufferOpaqueCaptureAddress");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetBufferOpaqueCaptureDescriptorDataEXT` call: its arguments, after the call, and its result.
@@ -18208,9 +21308,14 @@ pub unsafe fn vkGetBufferOpaqueCaptureDescriptorDataEXT(
 ) {
     let mut out = line::begin("vkGetBufferOpaqueCaptureDescriptorDataEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::address(w, "pData", pData as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::address(w, "pData", pData as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetCalibratedTimestampsKHR` call: its arguments, after the call, and its result.
@@ -18228,18 +21333,28 @@ pub unsafe fn vkGetCalibratedTimestampsKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetCalibratedTimestampsKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "timestampCount", &timestampCount);
-    p::array(w, "pTimestampInfos", pTimestampInfos, timestampCount as usize);
-    if ok {
-        p::array(w, "pTimestamps", pTimestamps.cast_const(), timestampCount as usize);
-    } else {
-        p::address(w, "pTimestamps", pTimestamps as usize);
-    }
-    if ok {
-        p::one(w, "pMaxDeviation", pMaxDeviation.cast_const());
-    } else {
-        p::address(w, "pMaxDeviation", pMaxDeviation as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "timestampCount", &timestampCount);
+        p::array(w, "pTimestampInfos", pTimestampInfos, timestampCount as usize);
+        if ok {
+            p::array(
+                w,
+                "pTimestamps",
+                pTimestamps.cast_const(),
+                timestampCount as usize,
+            );
+        } else {
+            p::address(w, "pTimestamps", pTimestamps as usize);
+        }
+        if ok {
+            p::one(w, "pMaxDeviation", pMaxDeviation.cast_const());
+        } else {
+            p::address(w, "pMaxDeviation", pMaxDeviation as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -18254,9 +21369,14 @@ pub unsafe fn vkGetClusterAccelerationStructureBuildSizesNV(
 ) {
     let mut out = line::begin("vkGetClusterAccelerationStructureBuildSizesNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::one(w, "pSizeInfo", pSizeInfo.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::one(w, "pSizeInfo", pSizeInfo.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetCudaModuleCacheNV` call: its arguments, after the call, and its result.
@@ -18273,14 +21393,19 @@ pub unsafe fn vkGetCudaModuleCacheNV(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetCudaModuleCacheNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "module", &module);
-    if ok {
-        p::one(w, "pCacheSize", pCacheSize.cast_const());
-    } else {
-        p::address(w, "pCacheSize", pCacheSize as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "module", &module);
+        if ok {
+            p::one(w, "pCacheSize", pCacheSize.cast_const());
+        } else {
+            p::address(w, "pCacheSize", pCacheSize as usize);
+        }
+        p::address(w, "pCacheData", pCacheData as usize);
     }
-    p::address(w, "pCacheData", pCacheData as usize);
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetDataGraphPipelineAvailablePropertiesARM` call: its arguments, after the call, and its result.
@@ -18297,22 +21422,27 @@ pub unsafe fn vkGetDataGraphPipelineAvailablePropertiesARM(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetDataGraphPipelineAvailablePropertiesARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pPipelineInfo", pPipelineInfo);
-    if ok {
-        p::one(w, "pPropertiesCount", pPropertiesCount.cast_const());
-    } else {
-        p::address(w, "pPropertiesCount", pPropertiesCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pProperties",
-            pProperties.cast_const(),
-            pPropertiesCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pPipelineInfo", pPipelineInfo);
+        if ok {
+            p::one(w, "pPropertiesCount", pPropertiesCount.cast_const());
+        } else {
+            p::address(w, "pPropertiesCount", pPropertiesCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pProperties",
+                pProperties.cast_const(),
+                pPropertiesCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -18330,13 +21460,23 @@ pub unsafe fn vkGetDataGraphPipelinePropertiesARM(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetDataGraphPipelinePropertiesARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pPipelineInfo", pPipelineInfo);
-    p::value(w, "propertiesCount", &propertiesCount);
-    if ok {
-        p::array(w, "pProperties", pProperties.cast_const(), propertiesCount as usize);
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pPipelineInfo", pPipelineInfo);
+        p::value(w, "propertiesCount", &propertiesCount);
+        if ok {
+            p::array(
+                w,
+                "pProperties",
+                pProperties.cast_const(),
+                propertiesCount as usize,
+            );
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -18354,22 +21494,35 @@ pub unsafe fn vkGetDataGraphPipelineSessionBindPointRequirementsARM(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetDataGraphPipelineSessionBindPointRequirementsARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    if ok {
-        p::one(w, "pBindPointRequirementCount", pBindPointRequirementCount.cast_const());
-    } else {
-        p::address(w, "pBindPointRequirementCount", pBindPointRequirementCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pBindPointRequirements",
-            pBindPointRequirements.cast_const(),
-            pBindPointRequirementCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pBindPointRequirements", pBindPointRequirements as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        if ok {
+            p::one(
+                w,
+                "pBindPointRequirementCount",
+                pBindPointRequirementCount.cast_const(),
+            );
+        } else {
+            p::address(
+                w,
+                "pBindPointRequirementCount",
+                pBindPointRequirementCount as usize,
+            );
+        }
+        if ok {
+            p::array(
+                w,
+                "pBindPointRequirements",
+                pBindPointRequirements.cast_const(),
+                pBindPointRequirementCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pBindPointRequirements", pBindPointRequirements as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -18384,9 +21537,14 @@ pub unsafe fn vkGetDataGraphPipelineSessionMemoryRequirementsARM(
 ) {
     let mut out = line::begin("vkGetDataGraphPipelineSessionMemoryRequirementsARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetDeferredOperationMaxConcurrencyKHR` call: its arguments, after the call, and its result.
@@ -18400,8 +21558,13 @@ pub unsafe fn vkGetDeferredOperationMaxConcurrencyKHR(
 ) {
     let mut out = line::begin("vkGetDeferredOperationMaxConcurrencyKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "operation", &operation);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "operation", &operation);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetDeferredOperationResultKHR` call: its arguments, after the call, and its result.
@@ -18415,8 +21578,13 @@ pub unsafe fn vkGetDeferredOperationResultKHR(
 ) {
     let mut out = line::begin("vkGetDeferredOperationResultKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "operation", &operation);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "operation", &operation);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetDescriptorEXT` call: its arguments, after the call, and its result.
@@ -18431,10 +21599,15 @@ pub unsafe fn vkGetDescriptorEXT(
 ) {
     let mut out = line::begin("vkGetDescriptorEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pDescriptorInfo", pDescriptorInfo);
-    p::value(w, "dataSize", &dataSize);
-    p::address(w, "pDescriptor", pDescriptor as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pDescriptorInfo", pDescriptorInfo);
+        p::value(w, "dataSize", &dataSize);
+        p::address(w, "pDescriptor", pDescriptor as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetDescriptorSetHostMappingVALVE` call: its arguments, after the call, and its result.
@@ -18448,9 +21621,14 @@ pub unsafe fn vkGetDescriptorSetHostMappingVALVE(
 ) {
     let mut out = line::begin("vkGetDescriptorSetHostMappingVALVE");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "descriptorSet", &descriptorSet);
-    p::address(w, "ppData", ppData as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "descriptorSet", &descriptorSet);
+        p::address(w, "ppData", ppData as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetDescriptorSetLayoutBindingOffsetEXT` call: its arguments, after the call, and its result.
@@ -18465,10 +21643,15 @@ pub unsafe fn vkGetDescriptorSetLayoutBindingOffsetEXT(
 ) {
     let mut out = line::begin("vkGetDescriptorSetLayoutBindingOffsetEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "layout", &layout);
-    p::value(w, "binding", &binding);
-    p::one(w, "pOffset", pOffset.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "layout", &layout);
+        p::value(w, "binding", &binding);
+        p::one(w, "pOffset", pOffset.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetDescriptorSetLayoutHostMappingInfoVALVE` call: its arguments, after the call, and its result.
@@ -18482,9 +21665,14 @@ pub unsafe fn vkGetDescriptorSetLayoutHostMappingInfoVALVE(
 ) {
     let mut out = line::begin("vkGetDescriptorSetLayoutHostMappingInfoVALVE");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pBindingReference", pBindingReference);
-    p::one(w, "pHostMapping", pHostMapping.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pBindingReference", pBindingReference);
+        p::one(w, "pHostMapping", pHostMapping.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetDescriptorSetLayoutSizeEXT` call: its arguments, after the call, and its result.
@@ -18498,9 +21686,14 @@ pub unsafe fn vkGetDescriptorSetLayoutSizeEXT(
 ) {
     let mut out = line::begin("vkGetDescriptorSetLayoutSizeEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "layout", &layout);
-    p::one(w, "pLayoutSizeInBytes", pLayoutSizeInBytes.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "layout", &layout);
+        p::one(w, "pLayoutSizeInBytes", pLayoutSizeInBytes.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetDescriptorSetLayoutSupport` call: its arguments, after the call, and its result.
@@ -18514,9 +21707,14 @@ pub unsafe fn vkGetDescriptorSetLayoutSupport(
 ) {
     let mut out = line::begin("vkGetDescriptorSetLayoutSupport");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pSupport", pSupport.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pSupport", pSupport.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetDeviceAccelerationStructureCompatibilityKHR` call: its arguments, after the call, and its result.
@@ -18530,9 +21728,14 @@ pub unsafe fn vkGetDeviceAccelerationStructureCompatibilityKHR(
 ) {
     let mut out = line::begin("vkGetDeviceAccelerationStructureCompatibilityKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pVersionInfo", pVersionInfo);
-    p::one(w, "pCompatibility", pCompatibility.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pVersionInfo", pVersionInfo);
+        p::one(w, "pCompatibility", pCompatibility.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetDeviceBufferMemoryRequirements` call: its arguments, after the call, and its result.
@@ -18546,9 +21749,14 @@ pub unsafe fn vkGetDeviceBufferMemoryRequirements(
 ) {
     let mut out = line::begin("vkGetDeviceBufferMemoryRequirements");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetDeviceCombinedImageSamplerIndexNVX` call: its arguments, after the call, and its result.
@@ -18563,9 +21771,14 @@ pub unsafe fn vkGetDeviceCombinedImageSamplerIndexNVX(
 ) {
     let mut out = line::begin("vkGetDeviceCombinedImageSamplerIndexNVX");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "imageViewIndex", &imageViewIndex);
-    p::value(w, "samplerIndex", &samplerIndex);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "imageViewIndex", &imageViewIndex);
+        p::value(w, "samplerIndex", &samplerIndex);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetDeviceFaultDebugInfoKHR` call: its arguments, after the call, and its result.
@@ -18580,11 +21793,16 @@ pub unsafe fn vkGetDeviceFaultDebugInfoKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetDeviceFaultDebugInfoKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    if ok {
-        p::one(w, "pDebugInfo", pDebugInfo.cast_const());
-    } else {
-        p::address(w, "pDebugInfo", pDebugInfo as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        if ok {
+            p::one(w, "pDebugInfo", pDebugInfo.cast_const());
+        } else {
+            p::address(w, "pDebugInfo", pDebugInfo as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -18601,16 +21819,21 @@ pub unsafe fn vkGetDeviceFaultInfoEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetDeviceFaultInfoEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    if ok {
-        p::one(w, "pFaultCounts", pFaultCounts.cast_const());
-    } else {
-        p::address(w, "pFaultCounts", pFaultCounts as usize);
-    }
-    if ok {
-        p::one(w, "pFaultInfo", pFaultInfo.cast_const());
-    } else {
-        p::address(w, "pFaultInfo", pFaultInfo as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        if ok {
+            p::one(w, "pFaultCounts", pFaultCounts.cast_const());
+        } else {
+            p::address(w, "pFaultCounts", pFaultCounts as usize);
+        }
+        if ok {
+            p::one(w, "pFaultInfo", pFaultInfo.cast_const());
+        } else {
+            p::address(w, "pFaultInfo", pFaultInfo as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -18628,22 +21851,27 @@ pub unsafe fn vkGetDeviceFaultReportsKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetDeviceFaultReportsKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "timeout", &timeout);
-    if ok {
-        p::one(w, "pFaultCounts", pFaultCounts.cast_const());
-    } else {
-        p::address(w, "pFaultCounts", pFaultCounts as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pFaultInfo",
-            pFaultInfo.cast_const(),
-            pFaultCounts.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pFaultInfo", pFaultInfo as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "timeout", &timeout);
+        if ok {
+            p::one(w, "pFaultCounts", pFaultCounts.cast_const());
+        } else {
+            p::address(w, "pFaultCounts", pFaultCounts as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pFaultInfo",
+                pFaultInfo.cast_const(),
+                pFaultCounts.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pFaultInfo", pFaultInfo as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -18660,11 +21888,16 @@ pub unsafe fn vkGetDeviceGroupPeerMemoryFeatures(
 ) {
     let mut out = line::begin("vkGetDeviceGroupPeerMemoryFeatures");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "heapIndex", &heapIndex);
-    p::value(w, "localDeviceIndex", &localDeviceIndex);
-    p::value(w, "remoteDeviceIndex", &remoteDeviceIndex);
-    p::one(w, "pPeerMemoryFeatures", pPeerMemoryFeatures.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "heapIndex", &heapIndex);
+        p::value(w, "localDeviceIndex", &localDeviceIndex);
+        p::value(w, "remoteDeviceIndex", &remoteDeviceIndex);
+        p::one(w, "pPeerMemoryFeatures", pPeerMemoryFeatures.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetDeviceGroupPresentCapabilitiesKHR` call: its arguments, after the call, and its result.
@@ -18679,19 +21912,24 @@ pub unsafe fn vkGetDeviceGroupPresentCapabilitiesKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetDeviceGroupPresentCapabilitiesKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    if ok {
-        p::one(
-            w,
-            "pDeviceGroupPresentCapabilities",
-            pDeviceGroupPresentCapabilities.cast_const(),
-        );
-    } else {
-        p::address(
-            w,
-            "pDeviceGroupPresentCapabilities",
-            pDeviceGroupPresentCapabilities as usize,
-        );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        if ok {
+            p::one(
+                w,
+                "pDeviceGroupPresentCapabilities",
+                pDeviceGroupPresentCapabilities.cast_const(),
+            );
+        } else {
+            p::address(
+                w,
+                "pDeviceGroupPresentCapabilities",
+                pDeviceGroupPresentCapabilities as usize,
+            );
+        }
     }
     line::end_with(out, &result);
 }
@@ -18708,12 +21946,17 @@ pub unsafe fn vkGetDeviceGroupSurfacePresentModes2EXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetDeviceGroupSurfacePresentModes2EXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pSurfaceInfo", pSurfaceInfo);
-    if ok {
-        p::one(w, "pModes", pModes.cast_const());
-    } else {
-        p::address(w, "pModes", pModes as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pSurfaceInfo", pSurfaceInfo);
+        if ok {
+            p::one(w, "pModes", pModes.cast_const());
+        } else {
+            p::address(w, "pModes", pModes as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -18730,12 +21973,17 @@ pub unsafe fn vkGetDeviceGroupSurfacePresentModesKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetDeviceGroupSurfacePresentModesKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "surface", &surface);
-    if ok {
-        p::one(w, "pModes", pModes.cast_const());
-    } else {
-        p::address(w, "pModes", pModes as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "surface", &surface);
+        if ok {
+            p::one(w, "pModes", pModes.cast_const());
+        } else {
+            p::address(w, "pModes", pModes as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -18750,9 +21998,14 @@ pub unsafe fn vkGetDeviceImageMemoryRequirements(
 ) {
     let mut out = line::begin("vkGetDeviceImageMemoryRequirements");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetDeviceImageSparseMemoryRequirements` call: its arguments, after the call, and its result.
@@ -18767,19 +22020,24 @@ pub unsafe fn vkGetDeviceImageSparseMemoryRequirements(
 ) {
     let mut out = line::begin("vkGetDeviceImageSparseMemoryRequirements");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::one(
-        w,
-        "pSparseMemoryRequirementCount",
-        pSparseMemoryRequirementCount.cast_const(),
-    );
-    p::array(
-        w,
-        "pSparseMemoryRequirements",
-        pSparseMemoryRequirements.cast_const(),
-        pSparseMemoryRequirementCount.as_ref().map_or(0, |n| *n as usize),
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::one(
+            w,
+            "pSparseMemoryRequirementCount",
+            pSparseMemoryRequirementCount.cast_const(),
+        );
+        p::array(
+            w,
+            "pSparseMemoryRequirements",
+            pSparseMemoryRequirements.cast_const(),
+            pSparseMemoryRequirementCount.as_ref().map_or(0, |n| *n as usize),
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetDeviceImageSubresourceLayout` call: its arguments, after the call, and its result.
@@ -18793,9 +22051,14 @@ pub unsafe fn vkGetDeviceImageSubresourceLayout(
 ) {
     let mut out = line::begin("vkGetDeviceImageSubresourceLayout");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::one(w, "pLayout", pLayout.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::one(w, "pLayout", pLayout.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetDeviceMemoryCommitment` call: its arguments, after the call, and its result.
@@ -18809,9 +22072,14 @@ pub unsafe fn vkGetDeviceMemoryCommitment(
 ) {
     let mut out = line::begin("vkGetDeviceMemoryCommitment");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "memory", &memory);
-    p::one(w, "pCommittedMemoryInBytes", pCommittedMemoryInBytes.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "memory", &memory);
+        p::one(w, "pCommittedMemoryInBytes", pCommittedMemoryInBytes.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetDeviceMemoryOpaqueCaptureAddress` call: its arguments, after the call, and its result.
@@ -18825,8 +22093,13 @@ pub unsafe fn vkGetDeviceMemoryOpaqueCaptureAddress(
 ) {
     let mut out = line::begin("vkGetDeviceMemoryOpaqueCaptureAddress");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetDeviceMicromapCompatibilityEXT` call: its arguments, after the call, and its result.
@@ -18840,9 +22113,14 @@ pub unsafe fn vkGetDeviceMicromapCompatibilityEXT(
 ) {
     let mut out = line::begin("vkGetDeviceMicromapCompatibilityEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pVersionInfo", pVersionInfo);
-    p::one(w, "pCompatibility", pCompatibility.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pVersionInfo", pVersionInfo);
+        p::one(w, "pCompatibility", pCompatibility.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetDeviceProcAddr` call: its arguments, after the call, and its result.
@@ -18856,8 +22134,13 @@ pub unsafe fn vkGetDeviceProcAddr(
 ) {
     let mut out = line::begin("vkGetDeviceProcAddr");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::string(w, "pName", pName as *const c_char);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::string(w, "pName", pName as *const c_char);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetDeviceQueue` call: its arguments, after the call, and its result.
@@ -18872,10 +22155,15 @@ pub unsafe fn vkGetDeviceQueue(
 ) {
     let mut out = line::begin("vkGetDeviceQueue");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "queueFamilyIndex", &queueFamilyIndex);
-    p::value(w, "queueIndex", &queueIndex);
-    p::one(w, "pQueue", pQueue.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "queueFamilyIndex", &queueFamilyIndex);
+        p::value(w, "queueIndex", &queueIndex);
+        p::one(w, "pQueue", pQueue.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetDeviceQueue2` call: its arguments, after the call, and its result.
@@ -18889,9 +22177,14 @@ pub unsafe fn vkGetDeviceQueue2(
 ) {
     let mut out = line::begin("vkGetDeviceQueue2");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pQueueInfo", pQueueInfo);
-    p::one(w, "pQueue", pQueue.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pQueueInfo", pQueueInfo);
+        p::one(w, "pQueue", pQueue.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI` call: its arguments, after the call, and its result.
@@ -18907,12 +22200,17 @@ pub unsafe fn vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "renderpass", &renderpass);
-    if ok {
-        p::one(w, "pMaxWorkgroupSize", pMaxWorkgroupSize.cast_const());
-    } else {
-        p::address(w, "pMaxWorkgroupSize", pMaxWorkgroupSize as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "renderpass", &renderpass);
+        if ok {
+            p::one(w, "pMaxWorkgroupSize", pMaxWorkgroupSize.cast_const());
+        } else {
+            p::address(w, "pMaxWorkgroupSize", pMaxWorkgroupSize as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -18927,9 +22225,14 @@ pub unsafe fn vkGetDeviceTensorMemoryRequirementsARM(
 ) {
     let mut out = line::begin("vkGetDeviceTensorMemoryRequirementsARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetDisplayModeProperties2KHR` call: its arguments, after the call, and its result.
@@ -18946,22 +22249,27 @@ pub unsafe fn vkGetDisplayModeProperties2KHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetDisplayModeProperties2KHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "display", &display);
-    if ok {
-        p::one(w, "pPropertyCount", pPropertyCount.cast_const());
-    } else {
-        p::address(w, "pPropertyCount", pPropertyCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pProperties",
-            pProperties.cast_const(),
-            pPropertyCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "display", &display);
+        if ok {
+            p::one(w, "pPropertyCount", pPropertyCount.cast_const());
+        } else {
+            p::address(w, "pPropertyCount", pPropertyCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pProperties",
+                pProperties.cast_const(),
+                pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -18979,22 +22287,27 @@ pub unsafe fn vkGetDisplayModePropertiesKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetDisplayModePropertiesKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "display", &display);
-    if ok {
-        p::one(w, "pPropertyCount", pPropertyCount.cast_const());
-    } else {
-        p::address(w, "pPropertyCount", pPropertyCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pProperties",
-            pProperties.cast_const(),
-            pPropertyCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "display", &display);
+        if ok {
+            p::one(w, "pPropertyCount", pPropertyCount.cast_const());
+        } else {
+            p::address(w, "pPropertyCount", pPropertyCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pProperties",
+                pProperties.cast_const(),
+                pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -19011,12 +22324,17 @@ pub unsafe fn vkGetDisplayPlaneCapabilities2KHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetDisplayPlaneCapabilities2KHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pDisplayPlaneInfo", pDisplayPlaneInfo);
-    if ok {
-        p::one(w, "pCapabilities", pCapabilities.cast_const());
-    } else {
-        p::address(w, "pCapabilities", pCapabilities as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pDisplayPlaneInfo", pDisplayPlaneInfo);
+        if ok {
+            p::one(w, "pCapabilities", pCapabilities.cast_const());
+        } else {
+            p::address(w, "pCapabilities", pCapabilities as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -19034,13 +22352,18 @@ pub unsafe fn vkGetDisplayPlaneCapabilitiesKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetDisplayPlaneCapabilitiesKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "mode", &mode);
-    p::value(w, "planeIndex", &planeIndex);
-    if ok {
-        p::one(w, "pCapabilities", pCapabilities.cast_const());
-    } else {
-        p::address(w, "pCapabilities", pCapabilities as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "mode", &mode);
+        p::value(w, "planeIndex", &planeIndex);
+        if ok {
+            p::one(w, "pCapabilities", pCapabilities.cast_const());
+        } else {
+            p::address(w, "pCapabilities", pCapabilities as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -19058,22 +22381,27 @@ pub unsafe fn vkGetDisplayPlaneSupportedDisplaysKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetDisplayPlaneSupportedDisplaysKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "planeIndex", &planeIndex);
-    if ok {
-        p::one(w, "pDisplayCount", pDisplayCount.cast_const());
-    } else {
-        p::address(w, "pDisplayCount", pDisplayCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pDisplays",
-            pDisplays.cast_const(),
-            pDisplayCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pDisplays", pDisplays as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "planeIndex", &planeIndex);
+        if ok {
+            p::one(w, "pDisplayCount", pDisplayCount.cast_const());
+        } else {
+            p::address(w, "pDisplayCount", pDisplayCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pDisplays",
+                pDisplays.cast_const(),
+                pDisplayCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pDisplays", pDisplays as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -19091,13 +22419,18 @@ pub unsafe fn vkGetDrmDisplayEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetDrmDisplayEXT");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "drmFd", &drmFd);
-    p::value(w, "connectorId", &connectorId);
-    if ok {
-        p::one(w, "display", display.cast_const());
-    } else {
-        p::address(w, "display", display as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "drmFd", &drmFd);
+        p::value(w, "connectorId", &connectorId);
+        if ok {
+            p::one(w, "display", display.cast_const());
+        } else {
+            p::address(w, "display", display as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -19114,12 +22447,17 @@ pub unsafe fn vkGetDynamicRenderingTilePropertiesQCOM(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetDynamicRenderingTilePropertiesQCOM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pRenderingInfo", pRenderingInfo);
-    if ok {
-        p::one(w, "pProperties", pProperties.cast_const());
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pRenderingInfo", pRenderingInfo);
+        if ok {
+            p::one(w, "pProperties", pProperties.cast_const());
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -19138,19 +22476,24 @@ pub unsafe fn vkGetEncodedVideoSessionParametersKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetEncodedVideoSessionParametersKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pVideoSessionParametersInfo", pVideoSessionParametersInfo);
-    if ok {
-        p::one(w, "pFeedbackInfo", pFeedbackInfo.cast_const());
-    } else {
-        p::address(w, "pFeedbackInfo", pFeedbackInfo as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pVideoSessionParametersInfo", pVideoSessionParametersInfo);
+        if ok {
+            p::one(w, "pFeedbackInfo", pFeedbackInfo.cast_const());
+        } else {
+            p::address(w, "pFeedbackInfo", pFeedbackInfo as usize);
+        }
+        if ok {
+            p::one(w, "pDataSize", pDataSize.cast_const());
+        } else {
+            p::address(w, "pDataSize", pDataSize as usize);
+        }
+        p::address(w, "pData", pData as usize);
     }
-    if ok {
-        p::one(w, "pDataSize", pDataSize.cast_const());
-    } else {
-        p::address(w, "pDataSize", pDataSize as usize);
-    }
-    p::address(w, "pData", pData as usize);
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetEventStatus` call: its arguments, after the call, and its result.
@@ -19160,8 +22503,13 @@ pub unsafe fn vkGetEncodedVideoSessionParametersKHR(
 pub unsafe fn vkGetEventStatus(device: VkDevice, event: VkEvent, result: VkResult) {
     let mut out = line::begin("vkGetEventStatus");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "event", &event);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "event", &event);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetExecutionGraphPipelineNodeIndexAMDX` call: its arguments, after the call, and its result.
@@ -19178,13 +22526,18 @@ pub unsafe fn vkGetExecutionGraphPipelineNodeIndexAMDX(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetExecutionGraphPipelineNodeIndexAMDX");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "executionGraph", &executionGraph);
-    p::one(w, "pNodeInfo", pNodeInfo);
-    if ok {
-        p::one(w, "pNodeIndex", pNodeIndex.cast_const());
-    } else {
-        p::address(w, "pNodeIndex", pNodeIndex as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "executionGraph", &executionGraph);
+        p::one(w, "pNodeInfo", pNodeInfo);
+        if ok {
+            p::one(w, "pNodeIndex", pNodeIndex.cast_const());
+        } else {
+            p::address(w, "pNodeIndex", pNodeIndex as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -19201,12 +22554,17 @@ pub unsafe fn vkGetExecutionGraphPipelineScratchSizeAMDX(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetExecutionGraphPipelineScratchSizeAMDX");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "executionGraph", &executionGraph);
-    if ok {
-        p::one(w, "pSizeInfo", pSizeInfo.cast_const());
-    } else {
-        p::address(w, "pSizeInfo", pSizeInfo as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "executionGraph", &executionGraph);
+        if ok {
+            p::one(w, "pSizeInfo", pSizeInfo.cast_const());
+        } else {
+            p::address(w, "pSizeInfo", pSizeInfo as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -19221,9 +22579,14 @@ pub unsafe fn vkGetExternalComputeQueueDataNV(
 ) {
     let mut out = line::begin("vkGetExternalComputeQueueDataNV");
     let w = &mut out;
-    p::value(w, "externalQueue", &externalQueue);
-    p::one(w, "params", params.cast_const());
-    p::address(w, "pData", pData as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "externalQueue", &externalQueue);
+        p::one(w, "params", params.cast_const());
+        p::address(w, "pData", pData as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetFenceFdKHR` call: its arguments, after the call, and its result.
@@ -19239,12 +22602,17 @@ pub unsafe fn vkGetFenceFdKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetFenceFdKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pGetFdInfo", pGetFdInfo);
-    if ok {
-        p::one(w, "pFd", pFd.cast_const());
-    } else {
-        p::address(w, "pFd", pFd as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pGetFdInfo", pGetFdInfo);
+        if ok {
+            p::one(w, "pFd", pFd.cast_const());
+        } else {
+            p::address(w, "pFd", pFd as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -19255,8 +22623,13 @@ pub unsafe fn vkGetFenceFdKHR(
 pub unsafe fn vkGetFenceStatus(device: VkDevice, fence: VkFence, result: VkResult) {
     let mut out = line::begin("vkGetFenceStatus");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "fence", &fence);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "fence", &fence);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetFenceWin32HandleKHR` call: its arguments, after the call, and its result.
@@ -19272,12 +22645,17 @@ pub unsafe fn vkGetFenceWin32HandleKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetFenceWin32HandleKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pGetWin32HandleInfo", pGetWin32HandleInfo);
-    if ok {
-        p::one(w, "pHandle", pHandle.cast_const());
-    } else {
-        p::address(w, "pHandle", pHandle as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pGetWin32HandleInfo", pGetWin32HandleInfo);
+        if ok {
+            p::one(w, "pHandle", pHandle.cast_const());
+        } else {
+            p::address(w, "pHandle", pHandle as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -19295,22 +22673,27 @@ pub unsafe fn vkGetFramebufferTilePropertiesQCOM(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetFramebufferTilePropertiesQCOM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "framebuffer", &framebuffer);
-    if ok {
-        p::one(w, "pPropertiesCount", pPropertiesCount.cast_const());
-    } else {
-        p::address(w, "pPropertiesCount", pPropertiesCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pProperties",
-            pProperties.cast_const(),
-            pPropertiesCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "framebuffer", &framebuffer);
+        if ok {
+            p::one(w, "pPropertiesCount", pPropertiesCount.cast_const());
+        } else {
+            p::address(w, "pPropertiesCount", pPropertiesCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pProperties",
+                pProperties.cast_const(),
+                pPropertiesCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -19325,9 +22708,14 @@ pub unsafe fn vkGetGeneratedCommandsMemoryRequirementsEXT(
 ) {
     let mut out = line::begin("vkGetGeneratedCommandsMemoryRequirementsEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetGeneratedCommandsMemoryRequirementsNV` call: its arguments, after the call, and its result.
@@ -19341,9 +22729,14 @@ pub unsafe fn vkGetGeneratedCommandsMemoryRequirementsNV(
 ) {
     let mut out = line::begin("vkGetGeneratedCommandsMemoryRequirementsNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetGpaDeviceClockInfoAMD` call: its arguments, after the call, and its result.
@@ -19358,11 +22751,16 @@ pub unsafe fn vkGetGpaDeviceClockInfoAMD(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetGpaDeviceClockInfoAMD");
     let w = &mut out;
-    p::value(w, "device", &device);
-    if ok {
-        p::one(w, "pInfo", pInfo.cast_const());
-    } else {
-        p::address(w, "pInfo", pInfo as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        if ok {
+            p::one(w, "pInfo", pInfo.cast_const());
+        } else {
+            p::address(w, "pInfo", pInfo as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -19381,15 +22779,20 @@ pub unsafe fn vkGetGpaSessionResultsAMD(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetGpaSessionResultsAMD");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "gpaSession", &gpaSession);
-    p::value(w, "sampleID", &sampleID);
-    if ok {
-        p::one(w, "pSizeInBytes", pSizeInBytes.cast_const());
-    } else {
-        p::address(w, "pSizeInBytes", pSizeInBytes as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "gpaSession", &gpaSession);
+        p::value(w, "sampleID", &sampleID);
+        if ok {
+            p::one(w, "pSizeInBytes", pSizeInBytes.cast_const());
+        } else {
+            p::address(w, "pSizeInBytes", pSizeInBytes as usize);
+        }
+        p::address(w, "pData", pData as usize);
     }
-    p::address(w, "pData", pData as usize);
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetGpaSessionStatusAMD` call: its arguments, after the call, and its result.
@@ -19403,8 +22806,13 @@ pub unsafe fn vkGetGpaSessionStatusAMD(
 ) {
     let mut out = line::begin("vkGetGpaSessionStatusAMD");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "gpaSession", &gpaSession);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "gpaSession", &gpaSession);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetImageDrmFormatModifierPropertiesEXT` call: its arguments, after the call, and its result.
@@ -19420,12 +22828,17 @@ pub unsafe fn vkGetImageDrmFormatModifierPropertiesEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetImageDrmFormatModifierPropertiesEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "image", &image);
-    if ok {
-        p::one(w, "pProperties", pProperties.cast_const());
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "image", &image);
+        if ok {
+            p::one(w, "pProperties", pProperties.cast_const());
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -19440,9 +22853,14 @@ pub unsafe fn vkGetImageMemoryRequirements(
 ) {
     let mut out = line::begin("vkGetImageMemoryRequirements");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "image", &image);
-    p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "image", &image);
+        p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetImageMemoryRequirements2` call: its arguments, after the call, and its result.
@@ -19456,9 +22874,14 @@ pub unsafe fn vkGetImageMemoryRequirements2(
 ) {
     let mut out = line::begin("vkGetImageMemoryRequirements2");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetImageOpaqueCaptureDataEXT` call: its arguments, after the call, and its result.
@@ -19475,13 +22898,18 @@ pub unsafe fn vkGetImageOpaqueCaptureDataEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetImageOpaqueCaptureDataEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "imageCount", &imageCount);
-    p::array(w, "pImages", pImages, imageCount as usize);
-    if ok {
-        p::array(w, "pDatas", pDatas.cast_const(), imageCount as usize);
-    } else {
-        p::address(w, "pDatas", pDatas as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "imageCount", &imageCount);
+        p::array(w, "pImages", pImages, imageCount as usize);
+        if ok {
+            p::array(w, "pDatas", pDatas.cast_const(), imageCount as usize);
+        } else {
+            p::address(w, "pDatas", pDatas as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -19497,9 +22925,14 @@ pub unsafe fn vkGetImageOpaqueCaptureDescriptorDataEXT(
 ) {
     let mut out = line::begin("vkGetImageOpaqueCaptureDescriptorDataEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::address(w, "pData", pData as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::address(w, "pData", pData as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetImageSparseMemoryRequirements` call: its arguments, after the call, and its result.
@@ -19514,19 +22947,24 @@ pub unsafe fn vkGetImageSparseMemoryRequirements(
 ) {
     let mut out = line::begin("vkGetImageSparseMemoryRequirements");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "image", &image);
-    p::one(
-        w,
-        "pSparseMemoryRequirementCount",
-        pSparseMemoryRequirementCount.cast_const(),
-    );
-    p::array(
-        w,
-        "pSparseMemoryRequirements",
-        pSparseMemoryRequirements.cast_const(),
-        pSparseMemoryRequirementCount.as_ref().map_or(0, |n| *n as usize),
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "image", &image);
+        p::one(
+            w,
+            "pSparseMemoryRequirementCount",
+            pSparseMemoryRequirementCount.cast_const(),
+        );
+        p::array(
+            w,
+            "pSparseMemoryRequirements",
+            pSparseMemoryRequirements.cast_const(),
+            pSparseMemoryRequirementCount.as_ref().map_or(0, |n| *n as usize),
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetImageSparseMemoryRequirements2` call: its arguments, after the call, and its result.
@@ -19541,19 +22979,24 @@ pub unsafe fn vkGetImageSparseMemoryRequirements2(
 ) {
     let mut out = line::begin("vkGetImageSparseMemoryRequirements2");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::one(
-        w,
-        "pSparseMemoryRequirementCount",
-        pSparseMemoryRequirementCount.cast_const(),
-    );
-    p::array(
-        w,
-        "pSparseMemoryRequirements",
-        pSparseMemoryRequirements.cast_const(),
-        pSparseMemoryRequirementCount.as_ref().map_or(0, |n| *n as usize),
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::one(
+            w,
+            "pSparseMemoryRequirementCount",
+            pSparseMemoryRequirementCount.cast_const(),
+        );
+        p::array(
+            w,
+            "pSparseMemoryRequirements",
+            pSparseMemoryRequirements.cast_const(),
+            pSparseMemoryRequirementCount.as_ref().map_or(0, |n| *n as usize),
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetImageSubresourceLayout` call: its arguments, after the call, and its result.
@@ -19568,10 +23011,15 @@ pub unsafe fn vkGetImageSubresourceLayout(
 ) {
     let mut out = line::begin("vkGetImageSubresourceLayout");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "image", &image);
-    p::one(w, "pSubresource", pSubresource);
-    p::one(w, "pLayout", pLayout.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "image", &image);
+        p::one(w, "pSubresource", pSubresource);
+        p::one(w, "pLayout", pLayout.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetImageSubresourceLayout2` call: its arguments, after the call, and its result.
@@ -19586,10 +23034,15 @@ pub unsafe fn vkGetImageSubresourceLayout2(
 ) {
     let mut out = line::begin("vkGetImageSubresourceLayout2");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "image", &image);
-    p::one(w, "pSubresource", pSubresource);
-    p::one(w, "pLayout", pLayout.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "image", &image);
+        p::one(w, "pSubresource", pSubresource);
+        p::one(w, "pLayout", pLayout.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetImageViewAddressNVX` call: its arguments, after the call, and its result.
@@ -19605,12 +23058,17 @@ pub unsafe fn vkGetImageViewAddressNVX(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetImageViewAddressNVX");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "imageView", &imageView);
-    if ok {
-        p::one(w, "pProperties", pProperties.cast_const());
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "imageView", &imageView);
+        if ok {
+            p::one(w, "pProperties", pProperties.cast_const());
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -19625,8 +23083,13 @@ pub unsafe fn vkGetImageViewHandle64NVX(
 ) {
     let mut out = line::begin("vkGetImageViewHandle64NVX");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetImageViewHandleNVX` call: its arguments, after the call, and its result.
@@ -19640,8 +23103,13 @@ pub unsafe fn vkGetImageViewHandleNVX(
 ) {
     let mut out = line::begin("vkGetImageViewHandleNVX");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetImageViewOpaqueCaptureDescriptorDataEXT` call: its arguments, after the call, and its result.
@@ -19656,9 +23124,14 @@ pub unsafe fn vkGetImageViewOpaqueCaptureDescriptorDataEXT(
 ) {
     let mut out = line::begin("vkGetImageViewOpaqueCaptureDescriptorDataEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::address(w, "pData", pData as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::address(w, "pData", pData as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetInstanceProcAddr` call: its arguments, after the call, and its result.
@@ -19672,8 +23145,13 @@ pub unsafe fn vkGetInstanceProcAddr(
 ) {
     let mut out = line::begin("vkGetInstanceProcAddr");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::string(w, "pName", pName as *const c_char);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::string(w, "pName", pName as *const c_char);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetLatencyTimingsLegacyNV` call: its arguments, after the call, and its result.
@@ -19683,8 +23161,13 @@ pub unsafe fn vkGetInstanceProcAddr(
 pub unsafe fn vkGetLatencyTimingsLegacyNV(device: VkDevice, pTimings: *mut c_void) {
     let mut out = line::begin("vkGetLatencyTimingsLegacyNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::address(w, "pTimings", pTimings as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::address(w, "pTimings", pTimings as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetLatencyTimingsNV` call: its arguments, after the call, and its result.
@@ -19698,9 +23181,14 @@ pub unsafe fn vkGetLatencyTimingsNV(
 ) {
     let mut out = line::begin("vkGetLatencyTimingsNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapchain", &swapchain);
-    p::one(w, "pLatencyMarkerInfo", pLatencyMarkerInfo.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapchain", &swapchain);
+        p::one(w, "pLatencyMarkerInfo", pLatencyMarkerInfo.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetMemoryAndroidHardwareBufferANDROID` call: its arguments, after the call, and its result.
@@ -19715,9 +23203,14 @@ pub unsafe fn vkGetMemoryAndroidHardwareBufferANDROID(
 ) {
     let mut out = line::begin("vkGetMemoryAndroidHardwareBufferANDROID");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::address(w, "pBuffer", pBuffer as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::address(w, "pBuffer", pBuffer as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetMemoryFdKHR` call: its arguments, after the call, and its result.
@@ -19733,12 +23226,17 @@ pub unsafe fn vkGetMemoryFdKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetMemoryFdKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pGetFdInfo", pGetFdInfo);
-    if ok {
-        p::one(w, "pFd", pFd.cast_const());
-    } else {
-        p::address(w, "pFd", pFd as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pGetFdInfo", pGetFdInfo);
+        if ok {
+            p::one(w, "pFd", pFd.cast_const());
+        } else {
+            p::address(w, "pFd", pFd as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -19756,13 +23254,18 @@ pub unsafe fn vkGetMemoryFdPropertiesKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetMemoryFdPropertiesKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "handleType", &handleType);
-    p::value(w, "fd", &fd);
-    if ok {
-        p::one(w, "pMemoryFdProperties", pMemoryFdProperties.cast_const());
-    } else {
-        p::address(w, "pMemoryFdProperties", pMemoryFdProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "handleType", &handleType);
+        p::value(w, "fd", &fd);
+        if ok {
+            p::one(w, "pMemoryFdProperties", pMemoryFdProperties.cast_const());
+        } else {
+            p::address(w, "pMemoryFdProperties", pMemoryFdProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -19780,21 +23283,26 @@ pub unsafe fn vkGetMemoryHostPointerPropertiesEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetMemoryHostPointerPropertiesEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "handleType", &handleType);
-    p::address(w, "pHostPointer", pHostPointer as usize);
-    if ok {
-        p::one(
-            w,
-            "pMemoryHostPointerProperties",
-            pMemoryHostPointerProperties.cast_const(),
-        );
-    } else {
-        p::address(
-            w,
-            "pMemoryHostPointerProperties",
-            pMemoryHostPointerProperties as usize,
-        );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "handleType", &handleType);
+        p::address(w, "pHostPointer", pHostPointer as usize);
+        if ok {
+            p::one(
+                w,
+                "pMemoryHostPointerProperties",
+                pMemoryHostPointerProperties.cast_const(),
+            );
+        } else {
+            p::address(
+                w,
+                "pMemoryHostPointerProperties",
+                pMemoryHostPointerProperties as usize,
+            );
+        }
     }
     line::end_with(out, &result);
 }
@@ -19810,9 +23318,14 @@ pub unsafe fn vkGetMemoryMetalHandleEXT(
 ) {
     let mut out = line::begin("vkGetMemoryMetalHandleEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pGetMetalHandleInfo", pGetMetalHandleInfo);
-    p::address(w, "pHandle", pHandle as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pGetMetalHandleInfo", pGetMetalHandleInfo);
+        p::address(w, "pHandle", pHandle as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetMemoryMetalHandlePropertiesEXT` call: its arguments, after the call, and its result.
@@ -19829,21 +23342,26 @@ pub unsafe fn vkGetMemoryMetalHandlePropertiesEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetMemoryMetalHandlePropertiesEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "handleType", &handleType);
-    p::address(w, "pHandle", pHandle as usize);
-    if ok {
-        p::one(
-            w,
-            "pMemoryMetalHandleProperties",
-            pMemoryMetalHandleProperties.cast_const(),
-        );
-    } else {
-        p::address(
-            w,
-            "pMemoryMetalHandleProperties",
-            pMemoryMetalHandleProperties as usize,
-        );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "handleType", &handleType);
+        p::address(w, "pHandle", pHandle as usize);
+        if ok {
+            p::one(
+                w,
+                "pMemoryMetalHandleProperties",
+                pMemoryMetalHandleProperties.cast_const(),
+            );
+        } else {
+            p::address(
+                w,
+                "pMemoryMetalHandleProperties",
+                pMemoryMetalHandleProperties as usize,
+            );
+        }
     }
     line::end_with(out, &result);
 }
@@ -19859,9 +23377,14 @@ pub unsafe fn vkGetMemoryNativeBufferOHOS(
 ) {
     let mut out = line::begin("vkGetMemoryNativeBufferOHOS");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::address(w, "pBuffer", pBuffer as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::address(w, "pBuffer", pBuffer as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetMemoryRemoteAddressNV` call: its arguments, after the call, and its result.
@@ -19877,12 +23400,17 @@ pub unsafe fn vkGetMemoryRemoteAddressNV(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetMemoryRemoteAddressNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pMemoryGetRemoteAddressInfo", pMemoryGetRemoteAddressInfo);
-    if ok {
-        p::one(w, "pAddress", pAddress.cast_const());
-    } else {
-        p::address(w, "pAddress", pAddress as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pMemoryGetRemoteAddressInfo", pMemoryGetRemoteAddressInfo);
+        if ok {
+            p::one(w, "pAddress", pAddress.cast_const());
+        } else {
+            p::address(w, "pAddress", pAddress as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -19899,12 +23427,17 @@ pub unsafe fn vkGetMemoryWin32HandleKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetMemoryWin32HandleKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pGetWin32HandleInfo", pGetWin32HandleInfo);
-    if ok {
-        p::one(w, "pHandle", pHandle.cast_const());
-    } else {
-        p::address(w, "pHandle", pHandle as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pGetWin32HandleInfo", pGetWin32HandleInfo);
+        if ok {
+            p::one(w, "pHandle", pHandle.cast_const());
+        } else {
+            p::address(w, "pHandle", pHandle as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -19922,13 +23455,18 @@ pub unsafe fn vkGetMemoryWin32HandleNV(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetMemoryWin32HandleNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "memory", &memory);
-    p::value(w, "handleType", &handleType);
-    if ok {
-        p::one(w, "pHandle", pHandle.cast_const());
-    } else {
-        p::address(w, "pHandle", pHandle as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "memory", &memory);
+        p::value(w, "handleType", &handleType);
+        if ok {
+            p::one(w, "pHandle", pHandle.cast_const());
+        } else {
+            p::address(w, "pHandle", pHandle as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -19946,21 +23484,26 @@ pub unsafe fn vkGetMemoryWin32HandlePropertiesKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetMemoryWin32HandlePropertiesKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "handleType", &handleType);
-    p::value(w, "handle", &handle);
-    if ok {
-        p::one(
-            w,
-            "pMemoryWin32HandleProperties",
-            pMemoryWin32HandleProperties.cast_const(),
-        );
-    } else {
-        p::address(
-            w,
-            "pMemoryWin32HandleProperties",
-            pMemoryWin32HandleProperties as usize,
-        );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "handleType", &handleType);
+        p::value(w, "handle", &handle);
+        if ok {
+            p::one(
+                w,
+                "pMemoryWin32HandleProperties",
+                pMemoryWin32HandleProperties.cast_const(),
+            );
+        } else {
+            p::address(
+                w,
+                "pMemoryWin32HandleProperties",
+                pMemoryWin32HandleProperties as usize,
+            );
+        }
     }
     line::end_with(out, &result);
 }
@@ -19977,12 +23520,17 @@ pub unsafe fn vkGetMemoryZirconHandleFUCHSIA(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetMemoryZirconHandleFUCHSIA");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pGetZirconHandleInfo", pGetZirconHandleInfo);
-    if ok {
-        p::one(w, "pZirconHandle", pZirconHandle.cast_const());
-    } else {
-        p::address(w, "pZirconHandle", pZirconHandle as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pGetZirconHandleInfo", pGetZirconHandleInfo);
+        if ok {
+            p::one(w, "pZirconHandle", pZirconHandle.cast_const());
+        } else {
+            p::address(w, "pZirconHandle", pZirconHandle as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -20000,21 +23548,26 @@ pub unsafe fn vkGetMemoryZirconHandlePropertiesFUCHSIA(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetMemoryZirconHandlePropertiesFUCHSIA");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "handleType", &handleType);
-    p::value(w, "zirconHandle", &zirconHandle);
-    if ok {
-        p::one(
-            w,
-            "pMemoryZirconHandleProperties",
-            pMemoryZirconHandleProperties.cast_const(),
-        );
-    } else {
-        p::address(
-            w,
-            "pMemoryZirconHandleProperties",
-            pMemoryZirconHandleProperties as usize,
-        );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "handleType", &handleType);
+        p::value(w, "zirconHandle", &zirconHandle);
+        if ok {
+            p::one(
+                w,
+                "pMemoryZirconHandleProperties",
+                pMemoryZirconHandleProperties.cast_const(),
+            );
+        } else {
+            p::address(
+                w,
+                "pMemoryZirconHandleProperties",
+                pMemoryZirconHandleProperties as usize,
+            );
+        }
     }
     line::end_with(out, &result);
 }
@@ -20030,10 +23583,15 @@ pub unsafe fn vkGetMicromapBuildSizesEXT(
 ) {
     let mut out = line::begin("vkGetMicromapBuildSizesEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "buildType", &buildType);
-    p::one(w, "pBuildInfo", pBuildInfo);
-    p::one(w, "pSizeInfo", pSizeInfo.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "buildType", &buildType);
+        p::one(w, "pBuildInfo", pBuildInfo);
+        p::one(w, "pSizeInfo", pSizeInfo.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetNativeBufferPropertiesOHOS` call: its arguments, after the call, and its result.
@@ -20049,12 +23607,17 @@ pub unsafe fn vkGetNativeBufferPropertiesOHOS(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetNativeBufferPropertiesOHOS");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::address(w, "buffer", buffer as usize);
-    if ok {
-        p::one(w, "pProperties", pProperties.cast_const());
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::address(w, "buffer", buffer as usize);
+        if ok {
+            p::one(w, "pProperties", pProperties.cast_const());
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -20069,9 +23632,14 @@ pub unsafe fn vkGetPartitionedAccelerationStructuresBuildSizesNV(
 ) {
     let mut out = line::begin("vkGetPartitionedAccelerationStructuresBuildSizesNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::one(w, "pSizeInfo", pSizeInfo.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::one(w, "pSizeInfo", pSizeInfo.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPastPresentationTimingEXT` call: its arguments, after the call, and its result.
@@ -20087,20 +23655,25 @@ pub unsafe fn vkGetPastPresentationTimingEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPastPresentationTimingEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pPastPresentationTimingInfo", pPastPresentationTimingInfo);
-    if ok {
-        p::one(
-            w,
-            "pPastPresentationTimingProperties",
-            pPastPresentationTimingProperties.cast_const(),
-        );
-    } else {
-        p::address(
-            w,
-            "pPastPresentationTimingProperties",
-            pPastPresentationTimingProperties as usize,
-        );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pPastPresentationTimingInfo", pPastPresentationTimingInfo);
+        if ok {
+            p::one(
+                w,
+                "pPastPresentationTimingProperties",
+                pPastPresentationTimingProperties.cast_const(),
+            );
+        } else {
+            p::address(
+                w,
+                "pPastPresentationTimingProperties",
+                pPastPresentationTimingProperties as usize,
+            );
+        }
     }
     line::end_with(out, &result);
 }
@@ -20118,22 +23691,27 @@ pub unsafe fn vkGetPastPresentationTimingGOOGLE(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPastPresentationTimingGOOGLE");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapchain", &swapchain);
-    if ok {
-        p::one(w, "pPresentationTimingCount", pPresentationTimingCount.cast_const());
-    } else {
-        p::address(w, "pPresentationTimingCount", pPresentationTimingCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pPresentationTimings",
-            pPresentationTimings.cast_const(),
-            pPresentationTimingCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pPresentationTimings", pPresentationTimings as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapchain", &swapchain);
+        if ok {
+            p::one(w, "pPresentationTimingCount", pPresentationTimingCount.cast_const());
+        } else {
+            p::address(w, "pPresentationTimingCount", pPresentationTimingCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pPresentationTimings",
+                pPresentationTimings.cast_const(),
+                pPresentationTimingCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pPresentationTimings", pPresentationTimings as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -20150,12 +23728,17 @@ pub unsafe fn vkGetPerformanceParameterINTEL(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPerformanceParameterINTEL");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "parameter", &parameter);
-    if ok {
-        p::one(w, "pValue", pValue.cast_const());
-    } else {
-        p::address(w, "pValue", pValue as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "parameter", &parameter);
+        if ok {
+            p::one(w, "pValue", pValue.cast_const());
+        } else {
+            p::address(w, "pValue", pValue as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -20172,21 +23755,26 @@ pub unsafe fn vkGetPhysicalDeviceCalibrateableTimeDomainsKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceCalibrateableTimeDomainsKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    if ok {
-        p::one(w, "pTimeDomainCount", pTimeDomainCount.cast_const());
-    } else {
-        p::address(w, "pTimeDomainCount", pTimeDomainCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pTimeDomains",
-            pTimeDomains.cast_const(),
-            pTimeDomainCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pTimeDomains", pTimeDomains as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        if ok {
+            p::one(w, "pTimeDomainCount", pTimeDomainCount.cast_const());
+        } else {
+            p::address(w, "pTimeDomainCount", pTimeDomainCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pTimeDomains",
+                pTimeDomains.cast_const(),
+                pTimeDomainCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pTimeDomains", pTimeDomains as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -20205,21 +23793,26 @@ pub unsafe fn vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV
         "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV",
     );
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    if ok {
-        p::one(w, "pPropertyCount", pPropertyCount.cast_const());
-    } else {
-        p::address(w, "pPropertyCount", pPropertyCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pProperties",
-            pProperties.cast_const(),
-            pPropertyCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        if ok {
+            p::one(w, "pPropertyCount", pPropertyCount.cast_const());
+        } else {
+            p::address(w, "pPropertyCount", pPropertyCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pProperties",
+                pProperties.cast_const(),
+                pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -20237,22 +23830,27 @@ pub unsafe fn vkGetPhysicalDeviceCooperativeMatrixProperties2EXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceCooperativeMatrixProperties2EXT");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pCooperativeMatrixInfo", pCooperativeMatrixInfo);
-    if ok {
-        p::one(w, "pPropertyCount", pPropertyCount.cast_const());
-    } else {
-        p::address(w, "pPropertyCount", pPropertyCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pProperties",
-            pProperties.cast_const(),
-            pPropertyCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pCooperativeMatrixInfo", pCooperativeMatrixInfo);
+        if ok {
+            p::one(w, "pPropertyCount", pPropertyCount.cast_const());
+        } else {
+            p::address(w, "pPropertyCount", pPropertyCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pProperties",
+                pProperties.cast_const(),
+                pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -20269,21 +23867,26 @@ pub unsafe fn vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    if ok {
-        p::one(w, "pPropertyCount", pPropertyCount.cast_const());
-    } else {
-        p::address(w, "pPropertyCount", pPropertyCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pProperties",
-            pProperties.cast_const(),
-            pPropertyCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        if ok {
+            p::one(w, "pPropertyCount", pPropertyCount.cast_const());
+        } else {
+            p::address(w, "pPropertyCount", pPropertyCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pProperties",
+                pProperties.cast_const(),
+                pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -20300,21 +23903,26 @@ pub unsafe fn vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    if ok {
-        p::one(w, "pPropertyCount", pPropertyCount.cast_const());
-    } else {
-        p::address(w, "pPropertyCount", pPropertyCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pProperties",
-            pProperties.cast_const(),
-            pPropertyCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        if ok {
+            p::one(w, "pPropertyCount", pPropertyCount.cast_const());
+        } else {
+            p::address(w, "pPropertyCount", pPropertyCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pProperties",
+                pProperties.cast_const(),
+                pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -20331,21 +23939,26 @@ pub unsafe fn vkGetPhysicalDeviceCooperativeVectorPropertiesNV(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceCooperativeVectorPropertiesNV");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    if ok {
-        p::one(w, "pPropertyCount", pPropertyCount.cast_const());
-    } else {
-        p::address(w, "pPropertyCount", pPropertyCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pProperties",
-            pProperties.cast_const(),
-            pPropertyCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        if ok {
+            p::one(w, "pPropertyCount", pPropertyCount.cast_const());
+        } else {
+            p::address(w, "pPropertyCount", pPropertyCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pProperties",
+                pProperties.cast_const(),
+                pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -20360,8 +23973,13 @@ pub unsafe fn vkGetPhysicalDeviceDescriptorSizeEXT(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceDescriptorSizeEXT");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "descriptorType", &descriptorType);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "descriptorType", &descriptorType);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetPhysicalDeviceDirectFBPresentationSupportEXT` call: its arguments, after the call, and its result.
@@ -20376,9 +23994,14 @@ pub unsafe fn vkGetPhysicalDeviceDirectFBPresentationSupportEXT(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceDirectFBPresentationSupportEXT");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "queueFamilyIndex", &queueFamilyIndex);
-    p::address(w, "dfb", dfb as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "queueFamilyIndex", &queueFamilyIndex);
+        p::address(w, "dfb", dfb as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetPhysicalDeviceDisplayPlaneProperties2KHR` call: its arguments, after the call, and its result.
@@ -20394,21 +24017,26 @@ pub unsafe fn vkGetPhysicalDeviceDisplayPlaneProperties2KHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceDisplayPlaneProperties2KHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    if ok {
-        p::one(w, "pPropertyCount", pPropertyCount.cast_const());
-    } else {
-        p::address(w, "pPropertyCount", pPropertyCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pProperties",
-            pProperties.cast_const(),
-            pPropertyCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        if ok {
+            p::one(w, "pPropertyCount", pPropertyCount.cast_const());
+        } else {
+            p::address(w, "pPropertyCount", pPropertyCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pProperties",
+                pProperties.cast_const(),
+                pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -20425,21 +24053,26 @@ pub unsafe fn vkGetPhysicalDeviceDisplayPlanePropertiesKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceDisplayPlanePropertiesKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    if ok {
-        p::one(w, "pPropertyCount", pPropertyCount.cast_const());
-    } else {
-        p::address(w, "pPropertyCount", pPropertyCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pProperties",
-            pProperties.cast_const(),
-            pPropertyCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        if ok {
+            p::one(w, "pPropertyCount", pPropertyCount.cast_const());
+        } else {
+            p::address(w, "pPropertyCount", pPropertyCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pProperties",
+                pProperties.cast_const(),
+                pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -20456,21 +24089,26 @@ pub unsafe fn vkGetPhysicalDeviceDisplayProperties2KHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceDisplayProperties2KHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    if ok {
-        p::one(w, "pPropertyCount", pPropertyCount.cast_const());
-    } else {
-        p::address(w, "pPropertyCount", pPropertyCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pProperties",
-            pProperties.cast_const(),
-            pPropertyCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        if ok {
+            p::one(w, "pPropertyCount", pPropertyCount.cast_const());
+        } else {
+            p::address(w, "pPropertyCount", pPropertyCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pProperties",
+                pProperties.cast_const(),
+                pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -20487,21 +24125,26 @@ pub unsafe fn vkGetPhysicalDeviceDisplayPropertiesKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceDisplayPropertiesKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    if ok {
-        p::one(w, "pPropertyCount", pPropertyCount.cast_const());
-    } else {
-        p::address(w, "pPropertyCount", pPropertyCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pProperties",
-            pProperties.cast_const(),
-            pPropertyCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        if ok {
+            p::one(w, "pPropertyCount", pPropertyCount.cast_const());
+        } else {
+            p::address(w, "pPropertyCount", pPropertyCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pProperties",
+                pProperties.cast_const(),
+                pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -20516,9 +24159,14 @@ pub unsafe fn vkGetPhysicalDeviceExternalBufferProperties(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceExternalBufferProperties");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pExternalBufferInfo", pExternalBufferInfo);
-    p::one(w, "pExternalBufferProperties", pExternalBufferProperties.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pExternalBufferInfo", pExternalBufferInfo);
+        p::one(w, "pExternalBufferProperties", pExternalBufferProperties.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPhysicalDeviceExternalFenceProperties` call: its arguments, after the call, and its result.
@@ -20532,9 +24180,14 @@ pub unsafe fn vkGetPhysicalDeviceExternalFenceProperties(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceExternalFenceProperties");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pExternalFenceInfo", pExternalFenceInfo);
-    p::one(w, "pExternalFenceProperties", pExternalFenceProperties.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pExternalFenceInfo", pExternalFenceInfo);
+        p::one(w, "pExternalFenceProperties", pExternalFenceProperties.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPhysicalDeviceExternalImageFormatPropertiesNV` call: its arguments, after the call, and its result.
@@ -20555,25 +24208,30 @@ pub unsafe fn vkGetPhysicalDeviceExternalImageFormatPropertiesNV(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceExternalImageFormatPropertiesNV");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "format", &format);
-    p::value(w, "type", &r#type);
-    p::value(w, "tiling", &tiling);
-    p::value(w, "usage", &usage);
-    p::value(w, "flags", &flags);
-    p::value(w, "externalHandleType", &externalHandleType);
-    if ok {
-        p::one(
-            w,
-            "pExternalImageFormatProperties",
-            pExternalImageFormatProperties.cast_const(),
-        );
-    } else {
-        p::address(
-            w,
-            "pExternalImageFormatProperties",
-            pExternalImageFormatProperties as usize,
-        );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "format", &format);
+        p::value(w, "type", &r#type);
+        p::value(w, "tiling", &tiling);
+        p::value(w, "usage", &usage);
+        p::value(w, "flags", &flags);
+        p::value(w, "externalHandleType", &externalHandleType);
+        if ok {
+            p::one(
+                w,
+                "pExternalImageFormatProperties",
+                pExternalImageFormatProperties.cast_const(),
+            );
+        } else {
+            p::address(
+                w,
+                "pExternalImageFormatProperties",
+                pExternalImageFormatProperties as usize,
+            );
+        }
     }
     line::end_with(out, &result);
 }
@@ -20588,9 +24246,18 @@ pub unsafe fn vkGetPhysicalDeviceExternalSemaphoreProperties(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceExternalSemaphoreProperties");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pExternalSemaphoreInfo", pExternalSemaphoreInfo);
-    p::one(w, "pExternalSemaphoreProperties", pExternalSemaphoreProperties.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pExternalSemaphoreInfo", pExternalSemaphoreInfo);
+        p::one(
+            w,
+            "pExternalSemaphoreProperties",
+            pExternalSemaphoreProperties.cast_const(),
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPhysicalDeviceExternalTensorPropertiesARM` call: its arguments, after the call, and its result.
@@ -20604,9 +24271,14 @@ pub unsafe fn vkGetPhysicalDeviceExternalTensorPropertiesARM(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceExternalTensorPropertiesARM");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pExternalTensorInfo", pExternalTensorInfo);
-    p::one(w, "pExternalTensorProperties", pExternalTensorProperties.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pExternalTensorInfo", pExternalTensorInfo);
+        p::one(w, "pExternalTensorProperties", pExternalTensorProperties.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPhysicalDeviceFeatures` call: its arguments, after the call, and its result.
@@ -20619,8 +24291,13 @@ pub unsafe fn vkGetPhysicalDeviceFeatures(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceFeatures");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pFeatures", pFeatures.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pFeatures", pFeatures.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPhysicalDeviceFeatures2` call: its arguments, after the call, and its result.
@@ -20633,8 +24310,13 @@ pub unsafe fn vkGetPhysicalDeviceFeatures2(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceFeatures2");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pFeatures", pFeatures.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pFeatures", pFeatures.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPhysicalDeviceFormatProperties` call: its arguments, after the call, and its result.
@@ -20648,9 +24330,14 @@ pub unsafe fn vkGetPhysicalDeviceFormatProperties(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceFormatProperties");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "format", &format);
-    p::one(w, "pFormatProperties", pFormatProperties.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "format", &format);
+        p::one(w, "pFormatProperties", pFormatProperties.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPhysicalDeviceFormatProperties2` call: its arguments, after the call, and its result.
@@ -20664,9 +24351,14 @@ pub unsafe fn vkGetPhysicalDeviceFormatProperties2(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceFormatProperties2");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "format", &format);
-    p::one(w, "pFormatProperties", pFormatProperties.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "format", &format);
+        p::one(w, "pFormatProperties", pFormatProperties.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPhysicalDeviceFragmentShadingRatesKHR` call: its arguments, after the call, and its result.
@@ -20682,21 +24374,34 @@ pub unsafe fn vkGetPhysicalDeviceFragmentShadingRatesKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceFragmentShadingRatesKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    if ok {
-        p::one(w, "pFragmentShadingRateCount", pFragmentShadingRateCount.cast_const());
-    } else {
-        p::address(w, "pFragmentShadingRateCount", pFragmentShadingRateCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pFragmentShadingRates",
-            pFragmentShadingRates.cast_const(),
-            pFragmentShadingRateCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pFragmentShadingRates", pFragmentShadingRates as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        if ok {
+            p::one(
+                w,
+                "pFragmentShadingRateCount",
+                pFragmentShadingRateCount.cast_const(),
+            );
+        } else {
+            p::address(
+                w,
+                "pFragmentShadingRateCount",
+                pFragmentShadingRateCount as usize,
+            );
+        }
+        if ok {
+            p::array(
+                w,
+                "pFragmentShadingRates",
+                pFragmentShadingRates.cast_const(),
+                pFragmentShadingRateCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pFragmentShadingRates", pFragmentShadingRates as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -20717,16 +24422,21 @@ pub unsafe fn vkGetPhysicalDeviceImageFormatProperties(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceImageFormatProperties");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "format", &format);
-    p::value(w, "type", &r#type);
-    p::value(w, "tiling", &tiling);
-    p::value(w, "usage", &usage);
-    p::value(w, "flags", &flags);
-    if ok {
-        p::one(w, "pImageFormatProperties", pImageFormatProperties.cast_const());
-    } else {
-        p::address(w, "pImageFormatProperties", pImageFormatProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "format", &format);
+        p::value(w, "type", &r#type);
+        p::value(w, "tiling", &tiling);
+        p::value(w, "usage", &usage);
+        p::value(w, "flags", &flags);
+        if ok {
+            p::one(w, "pImageFormatProperties", pImageFormatProperties.cast_const());
+        } else {
+            p::address(w, "pImageFormatProperties", pImageFormatProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -20743,12 +24453,17 @@ pub unsafe fn vkGetPhysicalDeviceImageFormatProperties2(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceImageFormatProperties2");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pImageFormatInfo", pImageFormatInfo);
-    if ok {
-        p::one(w, "pImageFormatProperties", pImageFormatProperties.cast_const());
-    } else {
-        p::address(w, "pImageFormatProperties", pImageFormatProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pImageFormatInfo", pImageFormatInfo);
+        if ok {
+            p::one(w, "pImageFormatProperties", pImageFormatProperties.cast_const());
+        } else {
+            p::address(w, "pImageFormatProperties", pImageFormatProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -20762,8 +24477,13 @@ pub unsafe fn vkGetPhysicalDeviceMemoryProperties(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceMemoryProperties");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pMemoryProperties", pMemoryProperties.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pMemoryProperties", pMemoryProperties.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPhysicalDeviceMemoryProperties2` call: its arguments, after the call, and its result.
@@ -20776,8 +24496,13 @@ pub unsafe fn vkGetPhysicalDeviceMemoryProperties2(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceMemoryProperties2");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pMemoryProperties", pMemoryProperties.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pMemoryProperties", pMemoryProperties.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPhysicalDeviceMultisamplePropertiesEXT` call: its arguments, after the call, and its result.
@@ -20791,9 +24516,14 @@ pub unsafe fn vkGetPhysicalDeviceMultisamplePropertiesEXT(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceMultisamplePropertiesEXT");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "samples", &samples);
-    p::one(w, "pMultisampleProperties", pMultisampleProperties.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "samples", &samples);
+        p::one(w, "pMultisampleProperties", pMultisampleProperties.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPhysicalDeviceOpticalFlowImageFormatsNV` call: its arguments, after the call, and its result.
@@ -20810,22 +24540,27 @@ pub unsafe fn vkGetPhysicalDeviceOpticalFlowImageFormatsNV(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceOpticalFlowImageFormatsNV");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pOpticalFlowImageFormatInfo", pOpticalFlowImageFormatInfo);
-    if ok {
-        p::one(w, "pFormatCount", pFormatCount.cast_const());
-    } else {
-        p::address(w, "pFormatCount", pFormatCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pImageFormatProperties",
-            pImageFormatProperties.cast_const(),
-            pFormatCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pImageFormatProperties", pImageFormatProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pOpticalFlowImageFormatInfo", pOpticalFlowImageFormatInfo);
+        if ok {
+            p::one(w, "pFormatCount", pFormatCount.cast_const());
+        } else {
+            p::address(w, "pFormatCount", pFormatCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pImageFormatProperties",
+                pImageFormatProperties.cast_const(),
+                pFormatCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pImageFormatProperties", pImageFormatProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -20843,22 +24578,27 @@ pub unsafe fn vkGetPhysicalDevicePresentRectanglesKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDevicePresentRectanglesKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "surface", &surface);
-    if ok {
-        p::one(w, "pRectCount", pRectCount.cast_const());
-    } else {
-        p::address(w, "pRectCount", pRectCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pRects",
-            pRects.cast_const(),
-            pRectCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pRects", pRects as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "surface", &surface);
+        if ok {
+            p::one(w, "pRectCount", pRectCount.cast_const());
+        } else {
+            p::address(w, "pRectCount", pRectCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pRects",
+                pRects.cast_const(),
+                pRectCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pRects", pRects as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -20872,8 +24612,13 @@ pub unsafe fn vkGetPhysicalDeviceProperties(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceProperties");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pProperties", pProperties.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pProperties", pProperties.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPhysicalDeviceProperties2` call: its arguments, after the call, and its result.
@@ -20886,8 +24631,13 @@ pub unsafe fn vkGetPhysicalDeviceProperties2(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceProperties2");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pProperties", pProperties.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pProperties", pProperties.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesARM` call: its arguments, after the call, and its result.
@@ -20905,10 +24655,15 @@ pub unsafe fn vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesAR
         "vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesARM",
     );
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "queueFamilyIndex", &queueFamilyIndex);
-    p::one(w, "pQueueFamilyDataGraphProperties", pQueueFamilyDataGraphProperties);
-    p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "queueFamilyIndex", &queueFamilyIndex);
+        p::one(w, "pQueueFamilyDataGraphProperties", pQueueFamilyDataGraphProperties);
+        p::address(w, "pProperties", pProperties as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM` call: its arguments, after the call, and its result.
@@ -20929,24 +24684,29 @@ pub unsafe fn vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM(
         "vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM",
     );
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "queueFamilyIndex", &queueFamilyIndex);
-    p::one(w, "pQueueFamilyDataGraphProperties", pQueueFamilyDataGraphProperties);
-    p::one(w, "pOpticalFlowImageFormatInfo", pOpticalFlowImageFormatInfo);
-    if ok {
-        p::one(w, "pFormatCount", pFormatCount.cast_const());
-    } else {
-        p::address(w, "pFormatCount", pFormatCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pImageFormatProperties",
-            pImageFormatProperties.cast_const(),
-            pFormatCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pImageFormatProperties", pImageFormatProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "queueFamilyIndex", &queueFamilyIndex);
+        p::one(w, "pQueueFamilyDataGraphProperties", pQueueFamilyDataGraphProperties);
+        p::one(w, "pOpticalFlowImageFormatInfo", pOpticalFlowImageFormatInfo);
+        if ok {
+            p::one(w, "pFormatCount", pFormatCount.cast_const());
+        } else {
+            p::address(w, "pFormatCount", pFormatCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pImageFormatProperties",
+                pImageFormatProperties.cast_const(),
+                pFormatCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pImageFormatProperties", pImageFormatProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -20963,17 +24723,22 @@ pub unsafe fn vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesA
         "vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM",
     );
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(
-        w,
-        "pQueueFamilyDataGraphProcessingEngineInfo",
-        pQueueFamilyDataGraphProcessingEngineInfo,
-    );
-    p::one(
-        w,
-        "pQueueFamilyDataGraphProcessingEngineProperties",
-        pQueueFamilyDataGraphProcessingEngineProperties.cast_const(),
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(
+            w,
+            "pQueueFamilyDataGraphProcessingEngineInfo",
+            pQueueFamilyDataGraphProcessingEngineInfo,
+        );
+        p::one(
+            w,
+            "pQueueFamilyDataGraphProcessingEngineProperties",
+            pQueueFamilyDataGraphProcessingEngineProperties.cast_const(),
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM` call: its arguments, after the call, and its result.
@@ -20990,34 +24755,39 @@ pub unsafe fn vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "queueFamilyIndex", &queueFamilyIndex);
-    if ok {
-        p::one(
-            w,
-            "pQueueFamilyDataGraphPropertyCount",
-            pQueueFamilyDataGraphPropertyCount.cast_const(),
-        );
-    } else {
-        p::address(
-            w,
-            "pQueueFamilyDataGraphPropertyCount",
-            pQueueFamilyDataGraphPropertyCount as usize,
-        );
-    }
-    if ok {
-        p::array(
-            w,
-            "pQueueFamilyDataGraphProperties",
-            pQueueFamilyDataGraphProperties.cast_const(),
-            pQueueFamilyDataGraphPropertyCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(
-            w,
-            "pQueueFamilyDataGraphProperties",
-            pQueueFamilyDataGraphProperties as usize,
-        );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "queueFamilyIndex", &queueFamilyIndex);
+        if ok {
+            p::one(
+                w,
+                "pQueueFamilyDataGraphPropertyCount",
+                pQueueFamilyDataGraphPropertyCount.cast_const(),
+            );
+        } else {
+            p::address(
+                w,
+                "pQueueFamilyDataGraphPropertyCount",
+                pQueueFamilyDataGraphPropertyCount as usize,
+            );
+        }
+        if ok {
+            p::array(
+                w,
+                "pQueueFamilyDataGraphProperties",
+                pQueueFamilyDataGraphProperties.cast_const(),
+                pQueueFamilyDataGraphPropertyCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(
+                w,
+                "pQueueFamilyDataGraphProperties",
+                pQueueFamilyDataGraphProperties as usize,
+            );
+        }
     }
     line::end_with(out, &result);
 }
@@ -21032,9 +24802,14 @@ pub unsafe fn vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pPerformanceQueryCreateInfo", pPerformanceQueryCreateInfo);
-    p::one(w, "pNumPasses", pNumPasses.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pPerformanceQueryCreateInfo", pPerformanceQueryCreateInfo);
+        p::one(w, "pNumPasses", pNumPasses.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPhysicalDeviceQueueFamilyProperties` call: its arguments, after the call, and its result.
@@ -21048,14 +24823,19 @@ pub unsafe fn vkGetPhysicalDeviceQueueFamilyProperties(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceQueueFamilyProperties");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pQueueFamilyPropertyCount", pQueueFamilyPropertyCount.cast_const());
-    p::array(
-        w,
-        "pQueueFamilyProperties",
-        pQueueFamilyProperties.cast_const(),
-        pQueueFamilyPropertyCount.as_ref().map_or(0, |n| *n as usize),
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pQueueFamilyPropertyCount", pQueueFamilyPropertyCount.cast_const());
+        p::array(
+            w,
+            "pQueueFamilyProperties",
+            pQueueFamilyProperties.cast_const(),
+            pQueueFamilyPropertyCount.as_ref().map_or(0, |n| *n as usize),
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPhysicalDeviceQueueFamilyProperties2` call: its arguments, after the call, and its result.
@@ -21069,14 +24849,19 @@ pub unsafe fn vkGetPhysicalDeviceQueueFamilyProperties2(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceQueueFamilyProperties2");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pQueueFamilyPropertyCount", pQueueFamilyPropertyCount.cast_const());
-    p::array(
-        w,
-        "pQueueFamilyProperties",
-        pQueueFamilyProperties.cast_const(),
-        pQueueFamilyPropertyCount.as_ref().map_or(0, |n| *n as usize),
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pQueueFamilyPropertyCount", pQueueFamilyPropertyCount.cast_const());
+        p::array(
+            w,
+            "pQueueFamilyProperties",
+            pQueueFamilyProperties.cast_const(),
+            pQueueFamilyPropertyCount.as_ref().map_or(0, |n| *n as usize),
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPhysicalDeviceScreenPresentationSupportQNX` call: its arguments, after the call, and its result.
@@ -21091,9 +24876,14 @@ pub unsafe fn vkGetPhysicalDeviceScreenPresentationSupportQNX(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceScreenPresentationSupportQNX");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "queueFamilyIndex", &queueFamilyIndex);
-    p::address(w, "window", window as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "queueFamilyIndex", &queueFamilyIndex);
+        p::address(w, "window", window as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetPhysicalDeviceSparseImageFormatProperties` call: its arguments, after the call, and its result.
@@ -21112,19 +24902,24 @@ pub unsafe fn vkGetPhysicalDeviceSparseImageFormatProperties(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceSparseImageFormatProperties");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "format", &format);
-    p::value(w, "type", &r#type);
-    p::value(w, "samples", &samples);
-    p::value(w, "usage", &usage);
-    p::value(w, "tiling", &tiling);
-    p::one(w, "pPropertyCount", pPropertyCount.cast_const());
-    p::array(
-        w,
-        "pProperties",
-        pProperties.cast_const(),
-        pPropertyCount.as_ref().map_or(0, |n| *n as usize),
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "format", &format);
+        p::value(w, "type", &r#type);
+        p::value(w, "samples", &samples);
+        p::value(w, "usage", &usage);
+        p::value(w, "tiling", &tiling);
+        p::one(w, "pPropertyCount", pPropertyCount.cast_const());
+        p::array(
+            w,
+            "pProperties",
+            pProperties.cast_const(),
+            pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPhysicalDeviceSparseImageFormatProperties2` call: its arguments, after the call, and its result.
@@ -21139,15 +24934,20 @@ pub unsafe fn vkGetPhysicalDeviceSparseImageFormatProperties2(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceSparseImageFormatProperties2");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pFormatInfo", pFormatInfo);
-    p::one(w, "pPropertyCount", pPropertyCount.cast_const());
-    p::array(
-        w,
-        "pProperties",
-        pProperties.cast_const(),
-        pPropertyCount.as_ref().map_or(0, |n| *n as usize),
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pFormatInfo", pFormatInfo);
+        p::one(w, "pPropertyCount", pPropertyCount.cast_const());
+        p::array(
+            w,
+            "pProperties",
+            pProperties.cast_const(),
+            pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV` call: its arguments, after the call, and its result.
@@ -21165,21 +24965,26 @@ pub unsafe fn vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV(
         "vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV",
     );
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    if ok {
-        p::one(w, "pCombinationCount", pCombinationCount.cast_const());
-    } else {
-        p::address(w, "pCombinationCount", pCombinationCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pCombinations",
-            pCombinations.cast_const(),
-            pCombinationCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pCombinations", pCombinations as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        if ok {
+            p::one(w, "pCombinationCount", pCombinationCount.cast_const());
+        } else {
+            p::address(w, "pCombinationCount", pCombinationCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pCombinations",
+                pCombinations.cast_const(),
+                pCombinationCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pCombinations", pCombinations as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -21196,12 +25001,17 @@ pub unsafe fn vkGetPhysicalDeviceSurfaceCapabilities2EXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceSurfaceCapabilities2EXT");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "surface", &surface);
-    if ok {
-        p::one(w, "pSurfaceCapabilities", pSurfaceCapabilities.cast_const());
-    } else {
-        p::address(w, "pSurfaceCapabilities", pSurfaceCapabilities as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "surface", &surface);
+        if ok {
+            p::one(w, "pSurfaceCapabilities", pSurfaceCapabilities.cast_const());
+        } else {
+            p::address(w, "pSurfaceCapabilities", pSurfaceCapabilities as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -21218,12 +25028,17 @@ pub unsafe fn vkGetPhysicalDeviceSurfaceCapabilities2KHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceSurfaceCapabilities2KHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pSurfaceInfo", pSurfaceInfo);
-    if ok {
-        p::one(w, "pSurfaceCapabilities", pSurfaceCapabilities.cast_const());
-    } else {
-        p::address(w, "pSurfaceCapabilities", pSurfaceCapabilities as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pSurfaceInfo", pSurfaceInfo);
+        if ok {
+            p::one(w, "pSurfaceCapabilities", pSurfaceCapabilities.cast_const());
+        } else {
+            p::address(w, "pSurfaceCapabilities", pSurfaceCapabilities as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -21240,12 +25055,17 @@ pub unsafe fn vkGetPhysicalDeviceSurfaceCapabilitiesKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceSurfaceCapabilitiesKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "surface", &surface);
-    if ok {
-        p::one(w, "pSurfaceCapabilities", pSurfaceCapabilities.cast_const());
-    } else {
-        p::address(w, "pSurfaceCapabilities", pSurfaceCapabilities as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "surface", &surface);
+        if ok {
+            p::one(w, "pSurfaceCapabilities", pSurfaceCapabilities.cast_const());
+        } else {
+            p::address(w, "pSurfaceCapabilities", pSurfaceCapabilities as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -21263,22 +25083,27 @@ pub unsafe fn vkGetPhysicalDeviceSurfaceFormats2KHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceSurfaceFormats2KHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pSurfaceInfo", pSurfaceInfo);
-    if ok {
-        p::one(w, "pSurfaceFormatCount", pSurfaceFormatCount.cast_const());
-    } else {
-        p::address(w, "pSurfaceFormatCount", pSurfaceFormatCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pSurfaceFormats",
-            pSurfaceFormats.cast_const(),
-            pSurfaceFormatCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pSurfaceFormats", pSurfaceFormats as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pSurfaceInfo", pSurfaceInfo);
+        if ok {
+            p::one(w, "pSurfaceFormatCount", pSurfaceFormatCount.cast_const());
+        } else {
+            p::address(w, "pSurfaceFormatCount", pSurfaceFormatCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pSurfaceFormats",
+                pSurfaceFormats.cast_const(),
+                pSurfaceFormatCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pSurfaceFormats", pSurfaceFormats as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -21296,22 +25121,27 @@ pub unsafe fn vkGetPhysicalDeviceSurfaceFormatsKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceSurfaceFormatsKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "surface", &surface);
-    if ok {
-        p::one(w, "pSurfaceFormatCount", pSurfaceFormatCount.cast_const());
-    } else {
-        p::address(w, "pSurfaceFormatCount", pSurfaceFormatCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pSurfaceFormats",
-            pSurfaceFormats.cast_const(),
-            pSurfaceFormatCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pSurfaceFormats", pSurfaceFormats as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "surface", &surface);
+        if ok {
+            p::one(w, "pSurfaceFormatCount", pSurfaceFormatCount.cast_const());
+        } else {
+            p::address(w, "pSurfaceFormatCount", pSurfaceFormatCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pSurfaceFormats",
+                pSurfaceFormats.cast_const(),
+                pSurfaceFormatCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pSurfaceFormats", pSurfaceFormats as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -21329,22 +25159,27 @@ pub unsafe fn vkGetPhysicalDeviceSurfacePresentModes2EXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceSurfacePresentModes2EXT");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pSurfaceInfo", pSurfaceInfo);
-    if ok {
-        p::one(w, "pPresentModeCount", pPresentModeCount.cast_const());
-    } else {
-        p::address(w, "pPresentModeCount", pPresentModeCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pPresentModes",
-            pPresentModes.cast_const(),
-            pPresentModeCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pPresentModes", pPresentModes as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pSurfaceInfo", pSurfaceInfo);
+        if ok {
+            p::one(w, "pPresentModeCount", pPresentModeCount.cast_const());
+        } else {
+            p::address(w, "pPresentModeCount", pPresentModeCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pPresentModes",
+                pPresentModes.cast_const(),
+                pPresentModeCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pPresentModes", pPresentModes as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -21362,22 +25197,27 @@ pub unsafe fn vkGetPhysicalDeviceSurfacePresentModesKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceSurfacePresentModesKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "surface", &surface);
-    if ok {
-        p::one(w, "pPresentModeCount", pPresentModeCount.cast_const());
-    } else {
-        p::address(w, "pPresentModeCount", pPresentModeCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pPresentModes",
-            pPresentModes.cast_const(),
-            pPresentModeCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pPresentModes", pPresentModes as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "surface", &surface);
+        if ok {
+            p::one(w, "pPresentModeCount", pPresentModeCount.cast_const());
+        } else {
+            p::address(w, "pPresentModeCount", pPresentModeCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pPresentModes",
+                pPresentModes.cast_const(),
+                pPresentModeCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pPresentModes", pPresentModes as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -21395,13 +25235,18 @@ pub unsafe fn vkGetPhysicalDeviceSurfaceSupportKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceSurfaceSupportKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "queueFamilyIndex", &queueFamilyIndex);
-    p::value(w, "surface", &surface);
-    if ok {
-        p::one(w, "pSupported", pSupported.cast_const());
-    } else {
-        p::address(w, "pSupported", pSupported as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "queueFamilyIndex", &queueFamilyIndex);
+        p::value(w, "surface", &surface);
+        if ok {
+            p::one(w, "pSupported", pSupported.cast_const());
+        } else {
+            p::address(w, "pSupported", pSupported as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -21418,21 +25263,26 @@ pub unsafe fn vkGetPhysicalDeviceToolProperties(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceToolProperties");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    if ok {
-        p::one(w, "pToolCount", pToolCount.cast_const());
-    } else {
-        p::address(w, "pToolCount", pToolCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pToolProperties",
-            pToolProperties.cast_const(),
-            pToolCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pToolProperties", pToolProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        if ok {
+            p::one(w, "pToolCount", pToolCount.cast_const());
+        } else {
+            p::address(w, "pToolCount", pToolCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pToolProperties",
+                pToolProperties.cast_const(),
+                pToolCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pToolProperties", pToolProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -21448,9 +25298,14 @@ pub unsafe fn vkGetPhysicalDeviceUbmPresentationSupportSEC(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceUbmPresentationSupportSEC");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "queueFamilyIndex", &queueFamilyIndex);
-    p::address(w, "device", device as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "queueFamilyIndex", &queueFamilyIndex);
+        p::address(w, "device", device as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetPhysicalDeviceVideoCapabilitiesKHR` call: its arguments, after the call, and its result.
@@ -21466,12 +25321,17 @@ pub unsafe fn vkGetPhysicalDeviceVideoCapabilitiesKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceVideoCapabilitiesKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pVideoProfile", pVideoProfile);
-    if ok {
-        p::one(w, "pCapabilities", pCapabilities.cast_const());
-    } else {
-        p::address(w, "pCapabilities", pCapabilities as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pVideoProfile", pVideoProfile);
+        if ok {
+            p::one(w, "pCapabilities", pCapabilities.cast_const());
+        } else {
+            p::address(w, "pCapabilities", pCapabilities as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -21488,12 +25348,17 @@ pub unsafe fn vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pQualityLevelInfo", pQualityLevelInfo);
-    if ok {
-        p::one(w, "pQualityLevelProperties", pQualityLevelProperties.cast_const());
-    } else {
-        p::address(w, "pQualityLevelProperties", pQualityLevelProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pQualityLevelInfo", pQualityLevelInfo);
+        if ok {
+            p::one(w, "pQualityLevelProperties", pQualityLevelProperties.cast_const());
+        } else {
+            p::address(w, "pQualityLevelProperties", pQualityLevelProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -21511,22 +25376,35 @@ pub unsafe fn vkGetPhysicalDeviceVideoFormatPropertiesKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPhysicalDeviceVideoFormatPropertiesKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::one(w, "pVideoFormatInfo", pVideoFormatInfo);
-    if ok {
-        p::one(w, "pVideoFormatPropertyCount", pVideoFormatPropertyCount.cast_const());
-    } else {
-        p::address(w, "pVideoFormatPropertyCount", pVideoFormatPropertyCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pVideoFormatProperties",
-            pVideoFormatProperties.cast_const(),
-            pVideoFormatPropertyCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pVideoFormatProperties", pVideoFormatProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::one(w, "pVideoFormatInfo", pVideoFormatInfo);
+        if ok {
+            p::one(
+                w,
+                "pVideoFormatPropertyCount",
+                pVideoFormatPropertyCount.cast_const(),
+            );
+        } else {
+            p::address(
+                w,
+                "pVideoFormatPropertyCount",
+                pVideoFormatPropertyCount as usize,
+            );
+        }
+        if ok {
+            p::array(
+                w,
+                "pVideoFormatProperties",
+                pVideoFormatProperties.cast_const(),
+                pVideoFormatPropertyCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pVideoFormatProperties", pVideoFormatProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -21542,9 +25420,14 @@ pub unsafe fn vkGetPhysicalDeviceWaylandPresentationSupportKHR(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceWaylandPresentationSupportKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "queueFamilyIndex", &queueFamilyIndex);
-    p::address(w, "display", display as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "queueFamilyIndex", &queueFamilyIndex);
+        p::address(w, "display", display as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetPhysicalDeviceWin32PresentationSupportKHR` call: its arguments, after the call, and its result.
@@ -21558,8 +25441,13 @@ pub unsafe fn vkGetPhysicalDeviceWin32PresentationSupportKHR(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceWin32PresentationSupportKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "queueFamilyIndex", &queueFamilyIndex);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "queueFamilyIndex", &queueFamilyIndex);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetPhysicalDeviceXcbPresentationSupportKHR` call: its arguments, after the call, and its result.
@@ -21575,10 +25463,15 @@ pub unsafe fn vkGetPhysicalDeviceXcbPresentationSupportKHR(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceXcbPresentationSupportKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "queueFamilyIndex", &queueFamilyIndex);
-    p::address(w, "connection", connection as usize);
-    p::value(w, "visual_id", &visual_id);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "queueFamilyIndex", &queueFamilyIndex);
+        p::address(w, "connection", connection as usize);
+        p::value(w, "visual_id", &visual_id);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetPhysicalDeviceXlibPresentationSupportKHR` call: its arguments, after the call, and its result.
@@ -21594,10 +25487,15 @@ pub unsafe fn vkGetPhysicalDeviceXlibPresentationSupportKHR(
 ) {
     let mut out = line::begin("vkGetPhysicalDeviceXlibPresentationSupportKHR");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "queueFamilyIndex", &queueFamilyIndex);
-    p::address(w, "dpy", dpy as usize);
-    p::value(w, "visualID", &visualID);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "queueFamilyIndex", &queueFamilyIndex);
+        p::address(w, "dpy", dpy as usize);
+        p::value(w, "visualID", &visualID);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetPipelineBinaryDataKHR` call: its arguments, after the call, and its result.
@@ -21615,19 +25513,24 @@ pub unsafe fn vkGetPipelineBinaryDataKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPipelineBinaryDataKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    if ok {
-        p::one(w, "pPipelineBinaryKey", pPipelineBinaryKey.cast_const());
-    } else {
-        p::address(w, "pPipelineBinaryKey", pPipelineBinaryKey as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        if ok {
+            p::one(w, "pPipelineBinaryKey", pPipelineBinaryKey.cast_const());
+        } else {
+            p::address(w, "pPipelineBinaryKey", pPipelineBinaryKey as usize);
+        }
+        if ok {
+            p::one(w, "pPipelineBinaryDataSize", pPipelineBinaryDataSize.cast_const());
+        } else {
+            p::address(w, "pPipelineBinaryDataSize", pPipelineBinaryDataSize as usize);
+        }
+        p::address(w, "pPipelineBinaryData", pPipelineBinaryData as usize);
     }
-    if ok {
-        p::one(w, "pPipelineBinaryDataSize", pPipelineBinaryDataSize.cast_const());
-    } else {
-        p::address(w, "pPipelineBinaryDataSize", pPipelineBinaryDataSize as usize);
-    }
-    p::address(w, "pPipelineBinaryData", pPipelineBinaryData as usize);
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetPipelineCacheData` call: its arguments, after the call, and its result.
@@ -21644,14 +25547,19 @@ pub unsafe fn vkGetPipelineCacheData(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPipelineCacheData");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "pipelineCache", &pipelineCache);
-    if ok {
-        p::one(w, "pDataSize", pDataSize.cast_const());
-    } else {
-        p::address(w, "pDataSize", pDataSize as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "pipelineCache", &pipelineCache);
+        if ok {
+            p::one(w, "pDataSize", pDataSize.cast_const());
+        } else {
+            p::address(w, "pDataSize", pDataSize as usize);
+        }
+        p::address(w, "pData", pData as usize);
     }
-    p::address(w, "pData", pData as usize);
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetPipelineExecutableInternalRepresentationsKHR` call: its arguments, after the call, and its result.
@@ -21668,30 +25576,35 @@ pub unsafe fn vkGetPipelineExecutableInternalRepresentationsKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPipelineExecutableInternalRepresentationsKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pExecutableInfo", pExecutableInfo);
-    if ok {
-        p::one(
-            w,
-            "pInternalRepresentationCount",
-            pInternalRepresentationCount.cast_const(),
-        );
-    } else {
-        p::address(
-            w,
-            "pInternalRepresentationCount",
-            pInternalRepresentationCount as usize,
-        );
-    }
-    if ok {
-        p::array(
-            w,
-            "pInternalRepresentations",
-            pInternalRepresentations.cast_const(),
-            pInternalRepresentationCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pInternalRepresentations", pInternalRepresentations as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pExecutableInfo", pExecutableInfo);
+        if ok {
+            p::one(
+                w,
+                "pInternalRepresentationCount",
+                pInternalRepresentationCount.cast_const(),
+            );
+        } else {
+            p::address(
+                w,
+                "pInternalRepresentationCount",
+                pInternalRepresentationCount as usize,
+            );
+        }
+        if ok {
+            p::array(
+                w,
+                "pInternalRepresentations",
+                pInternalRepresentations.cast_const(),
+                pInternalRepresentationCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pInternalRepresentations", pInternalRepresentations as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -21709,22 +25622,27 @@ pub unsafe fn vkGetPipelineExecutablePropertiesKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPipelineExecutablePropertiesKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pPipelineInfo", pPipelineInfo);
-    if ok {
-        p::one(w, "pExecutableCount", pExecutableCount.cast_const());
-    } else {
-        p::address(w, "pExecutableCount", pExecutableCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pProperties",
-            pProperties.cast_const(),
-            pExecutableCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pPipelineInfo", pPipelineInfo);
+        if ok {
+            p::one(w, "pExecutableCount", pExecutableCount.cast_const());
+        } else {
+            p::address(w, "pExecutableCount", pExecutableCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pProperties",
+                pProperties.cast_const(),
+                pExecutableCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -21742,22 +25660,27 @@ pub unsafe fn vkGetPipelineExecutableStatisticsKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPipelineExecutableStatisticsKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pExecutableInfo", pExecutableInfo);
-    if ok {
-        p::one(w, "pStatisticCount", pStatisticCount.cast_const());
-    } else {
-        p::address(w, "pStatisticCount", pStatisticCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pStatistics",
-            pStatistics.cast_const(),
-            pStatisticCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pStatistics", pStatistics as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pExecutableInfo", pExecutableInfo);
+        if ok {
+            p::one(w, "pStatisticCount", pStatisticCount.cast_const());
+        } else {
+            p::address(w, "pStatisticCount", pStatisticCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pStatistics",
+                pStatistics.cast_const(),
+                pStatisticCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pStatistics", pStatistics as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -21772,8 +25695,13 @@ pub unsafe fn vkGetPipelineIndirectDeviceAddressNV(
 ) {
     let mut out = line::begin("vkGetPipelineIndirectDeviceAddressNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetPipelineIndirectMemoryRequirementsNV` call: its arguments, after the call, and its result.
@@ -21787,9 +25715,14 @@ pub unsafe fn vkGetPipelineIndirectMemoryRequirementsNV(
 ) {
     let mut out = line::begin("vkGetPipelineIndirectMemoryRequirementsNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetPipelineKeyKHR` call: its arguments, after the call, and its result.
@@ -21805,12 +25738,17 @@ pub unsafe fn vkGetPipelineKeyKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetPipelineKeyKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pPipelineCreateInfo", pPipelineCreateInfo);
-    if ok {
-        p::one(w, "pPipelineKey", pPipelineKey.cast_const());
-    } else {
-        p::address(w, "pPipelineKey", pPipelineKey as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pPipelineCreateInfo", pPipelineCreateInfo);
+        if ok {
+            p::one(w, "pPipelineKey", pPipelineKey.cast_const());
+        } else {
+            p::address(w, "pPipelineKey", pPipelineKey as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -21826,9 +25764,14 @@ pub unsafe fn vkGetPipelinePropertiesEXT(
 ) {
     let mut out = line::begin("vkGetPipelinePropertiesEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pPipelineInfo", pPipelineInfo);
-    p::address(w, "pPipelineProperties", pPipelineProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pPipelineInfo", pPipelineInfo);
+        p::address(w, "pPipelineProperties", pPipelineProperties as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetPrivateData` call: its arguments, after the call, and its result.
@@ -21844,11 +25787,16 @@ pub unsafe fn vkGetPrivateData(
 ) {
     let mut out = line::begin("vkGetPrivateData");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "objectType", &objectType);
-    p::value(w, "objectHandle", &objectHandle);
-    p::value(w, "privateDataSlot", &privateDataSlot);
-    p::one(w, "pData", pData.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "objectType", &objectType);
+        p::value(w, "objectHandle", &objectHandle);
+        p::value(w, "privateDataSlot", &privateDataSlot);
+        p::one(w, "pData", pData.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetQueryPoolResults` call: its arguments, after the call, and its result.
@@ -21868,14 +25816,19 @@ pub unsafe fn vkGetQueryPoolResults(
 ) {
     let mut out = line::begin("vkGetQueryPoolResults");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "queryPool", &queryPool);
-    p::value(w, "firstQuery", &firstQuery);
-    p::value(w, "queryCount", &queryCount);
-    p::value(w, "dataSize", &dataSize);
-    p::address(w, "pData", pData as usize);
-    p::value(w, "stride", &stride);
-    p::value(w, "flags", &flags);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "queryPool", &queryPool);
+        p::value(w, "firstQuery", &firstQuery);
+        p::value(w, "queryCount", &queryCount);
+        p::value(w, "dataSize", &dataSize);
+        p::address(w, "pData", pData as usize);
+        p::value(w, "stride", &stride);
+        p::value(w, "flags", &flags);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetQueueCheckpointData2NV` call: its arguments, after the call, and its result.
@@ -21889,14 +25842,19 @@ pub unsafe fn vkGetQueueCheckpointData2NV(
 ) {
     let mut out = line::begin("vkGetQueueCheckpointData2NV");
     let w = &mut out;
-    p::value(w, "queue", &queue);
-    p::one(w, "pCheckpointDataCount", pCheckpointDataCount.cast_const());
-    p::array(
-        w,
-        "pCheckpointData",
-        pCheckpointData.cast_const(),
-        pCheckpointDataCount.as_ref().map_or(0, |n| *n as usize),
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "queue", &queue);
+        p::one(w, "pCheckpointDataCount", pCheckpointDataCount.cast_const());
+        p::array(
+            w,
+            "pCheckpointData",
+            pCheckpointData.cast_const(),
+            pCheckpointDataCount.as_ref().map_or(0, |n| *n as usize),
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetQueueCheckpointDataNV` call: its arguments, after the call, and its result.
@@ -21910,14 +25868,19 @@ pub unsafe fn vkGetQueueCheckpointDataNV(
 ) {
     let mut out = line::begin("vkGetQueueCheckpointDataNV");
     let w = &mut out;
-    p::value(w, "queue", &queue);
-    p::one(w, "pCheckpointDataCount", pCheckpointDataCount.cast_const());
-    p::array(
-        w,
-        "pCheckpointData",
-        pCheckpointData.cast_const(),
-        pCheckpointDataCount.as_ref().map_or(0, |n| *n as usize),
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "queue", &queue);
+        p::one(w, "pCheckpointDataCount", pCheckpointDataCount.cast_const());
+        p::array(
+            w,
+            "pCheckpointData",
+            pCheckpointData.cast_const(),
+            pCheckpointDataCount.as_ref().map_or(0, |n| *n as usize),
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetRandROutputDisplayEXT` call: its arguments, after the call, and its result.
@@ -21934,13 +25897,18 @@ pub unsafe fn vkGetRandROutputDisplayEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetRandROutputDisplayEXT");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::address(w, "dpy", dpy as usize);
-    p::value(w, "rrOutput", &rrOutput);
-    if ok {
-        p::one(w, "pDisplay", pDisplay.cast_const());
-    } else {
-        p::address(w, "pDisplay", pDisplay as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::address(w, "dpy", dpy as usize);
+        p::value(w, "rrOutput", &rrOutput);
+        if ok {
+            p::one(w, "pDisplay", pDisplay.cast_const());
+        } else {
+            p::address(w, "pDisplay", pDisplay as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -21959,12 +25927,17 @@ pub unsafe fn vkGetRayTracingCaptureReplayShaderGroupHandlesKHR(
 ) {
     let mut out = line::begin("vkGetRayTracingCaptureReplayShaderGroupHandlesKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "pipeline", &pipeline);
-    p::value(w, "firstGroup", &firstGroup);
-    p::value(w, "groupCount", &groupCount);
-    p::value(w, "dataSize", &dataSize);
-    p::address(w, "pData", pData as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "pipeline", &pipeline);
+        p::value(w, "firstGroup", &firstGroup);
+        p::value(w, "groupCount", &groupCount);
+        p::value(w, "dataSize", &dataSize);
+        p::address(w, "pData", pData as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetRayTracingShaderGroupHandlesKHR` call: its arguments, after the call, and its result.
@@ -21982,12 +25955,17 @@ pub unsafe fn vkGetRayTracingShaderGroupHandlesKHR(
 ) {
     let mut out = line::begin("vkGetRayTracingShaderGroupHandlesKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "pipeline", &pipeline);
-    p::value(w, "firstGroup", &firstGroup);
-    p::value(w, "groupCount", &groupCount);
-    p::value(w, "dataSize", &dataSize);
-    p::address(w, "pData", pData as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "pipeline", &pipeline);
+        p::value(w, "firstGroup", &firstGroup);
+        p::value(w, "groupCount", &groupCount);
+        p::value(w, "dataSize", &dataSize);
+        p::address(w, "pData", pData as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetRayTracingShaderGroupStackSizeKHR` call: its arguments, after the call, and its result.
@@ -22003,10 +25981,15 @@ pub unsafe fn vkGetRayTracingShaderGroupStackSizeKHR(
 ) {
     let mut out = line::begin("vkGetRayTracingShaderGroupStackSizeKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "pipeline", &pipeline);
-    p::value(w, "group", &group);
-    p::value(w, "groupShader", &groupShader);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "pipeline", &pipeline);
+        p::value(w, "group", &group);
+        p::value(w, "groupShader", &groupShader);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetRefreshCycleDurationGOOGLE` call: its arguments, after the call, and its result.
@@ -22022,12 +26005,17 @@ pub unsafe fn vkGetRefreshCycleDurationGOOGLE(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetRefreshCycleDurationGOOGLE");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapchain", &swapchain);
-    if ok {
-        p::one(w, "pDisplayTimingProperties", pDisplayTimingProperties.cast_const());
-    } else {
-        p::address(w, "pDisplayTimingProperties", pDisplayTimingProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapchain", &swapchain);
+        if ok {
+            p::one(w, "pDisplayTimingProperties", pDisplayTimingProperties.cast_const());
+        } else {
+            p::address(w, "pDisplayTimingProperties", pDisplayTimingProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -22042,9 +26030,14 @@ pub unsafe fn vkGetRenderAreaGranularity(
 ) {
     let mut out = line::begin("vkGetRenderAreaGranularity");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "renderPass", &renderPass);
-    p::one(w, "pGranularity", pGranularity.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "renderPass", &renderPass);
+        p::one(w, "pGranularity", pGranularity.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetRenderingAreaGranularity` call: its arguments, after the call, and its result.
@@ -22058,9 +26051,14 @@ pub unsafe fn vkGetRenderingAreaGranularity(
 ) {
     let mut out = line::begin("vkGetRenderingAreaGranularity");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pRenderingAreaInfo", pRenderingAreaInfo);
-    p::one(w, "pGranularity", pGranularity.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pRenderingAreaInfo", pRenderingAreaInfo);
+        p::one(w, "pGranularity", pGranularity.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetSamplerOpaqueCaptureDescriptorDataEXT` call: its arguments, after the call, and its result.
@@ -22075,9 +26073,14 @@ pub unsafe fn vkGetSamplerOpaqueCaptureDescriptorDataEXT(
 ) {
     let mut out = line::begin("vkGetSamplerOpaqueCaptureDescriptorDataEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::address(w, "pData", pData as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::address(w, "pData", pData as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetScreenBufferPropertiesQNX` call: its arguments, after the call, and its result.
@@ -22093,12 +26096,17 @@ pub unsafe fn vkGetScreenBufferPropertiesQNX(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetScreenBufferPropertiesQNX");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::address(w, "buffer", buffer as usize);
-    if ok {
-        p::one(w, "pProperties", pProperties.cast_const());
-    } else {
-        p::address(w, "pProperties", pProperties as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::address(w, "buffer", buffer as usize);
+        if ok {
+            p::one(w, "pProperties", pProperties.cast_const());
+        } else {
+            p::address(w, "pProperties", pProperties as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -22115,12 +26123,17 @@ pub unsafe fn vkGetSemaphoreCounterValue(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetSemaphoreCounterValue");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "semaphore", &semaphore);
-    if ok {
-        p::one(w, "pValue", pValue.cast_const());
-    } else {
-        p::address(w, "pValue", pValue as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "semaphore", &semaphore);
+        if ok {
+            p::one(w, "pValue", pValue.cast_const());
+        } else {
+            p::address(w, "pValue", pValue as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -22137,12 +26150,17 @@ pub unsafe fn vkGetSemaphoreFdKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetSemaphoreFdKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pGetFdInfo", pGetFdInfo);
-    if ok {
-        p::one(w, "pFd", pFd.cast_const());
-    } else {
-        p::address(w, "pFd", pFd as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pGetFdInfo", pGetFdInfo);
+        if ok {
+            p::one(w, "pFd", pFd.cast_const());
+        } else {
+            p::address(w, "pFd", pFd as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -22159,12 +26177,17 @@ pub unsafe fn vkGetSemaphoreWin32HandleKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetSemaphoreWin32HandleKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pGetWin32HandleInfo", pGetWin32HandleInfo);
-    if ok {
-        p::one(w, "pHandle", pHandle.cast_const());
-    } else {
-        p::address(w, "pHandle", pHandle as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pGetWin32HandleInfo", pGetWin32HandleInfo);
+        if ok {
+            p::one(w, "pHandle", pHandle.cast_const());
+        } else {
+            p::address(w, "pHandle", pHandle as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -22181,12 +26204,17 @@ pub unsafe fn vkGetSemaphoreZirconHandleFUCHSIA(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetSemaphoreZirconHandleFUCHSIA");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pGetZirconHandleInfo", pGetZirconHandleInfo);
-    if ok {
-        p::one(w, "pZirconHandle", pZirconHandle.cast_const());
-    } else {
-        p::address(w, "pZirconHandle", pZirconHandle as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pGetZirconHandleInfo", pGetZirconHandleInfo);
+        if ok {
+            p::one(w, "pZirconHandle", pZirconHandle.cast_const());
+        } else {
+            p::address(w, "pZirconHandle", pZirconHandle as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -22204,14 +26232,19 @@ pub unsafe fn vkGetShaderBinaryDataEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetShaderBinaryDataEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "shader", &shader);
-    if ok {
-        p::one(w, "pDataSize", pDataSize.cast_const());
-    } else {
-        p::address(w, "pDataSize", pDataSize as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "shader", &shader);
+        if ok {
+            p::one(w, "pDataSize", pDataSize.cast_const());
+        } else {
+            p::address(w, "pDataSize", pDataSize as usize);
+        }
+        p::address(w, "pData", pData as usize);
     }
-    p::address(w, "pData", pData as usize);
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetShaderInfoAMD` call: its arguments, after the call, and its result.
@@ -22230,16 +26263,21 @@ pub unsafe fn vkGetShaderInfoAMD(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetShaderInfoAMD");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "pipeline", &pipeline);
-    p::value(w, "shaderStage", &shaderStage);
-    p::value(w, "infoType", &infoType);
-    if ok {
-        p::one(w, "pInfoSize", pInfoSize.cast_const());
-    } else {
-        p::address(w, "pInfoSize", pInfoSize as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "pipeline", &pipeline);
+        p::value(w, "shaderStage", &shaderStage);
+        p::value(w, "infoType", &infoType);
+        if ok {
+            p::one(w, "pInfoSize", pInfoSize.cast_const());
+        } else {
+            p::address(w, "pInfoSize", pInfoSize as usize);
+        }
+        p::address(w, "pInfo", pInfo as usize);
     }
-    p::address(w, "pInfo", pInfo as usize);
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetShaderInstrumentationValuesARM` call: its arguments, after the call, and its result.
@@ -22257,15 +26295,20 @@ pub unsafe fn vkGetShaderInstrumentationValuesARM(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetShaderInstrumentationValuesARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "instrumentation", &instrumentation);
-    if ok {
-        p::one(w, "pMetricBlockCount", pMetricBlockCount.cast_const());
-    } else {
-        p::address(w, "pMetricBlockCount", pMetricBlockCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "instrumentation", &instrumentation);
+        if ok {
+            p::one(w, "pMetricBlockCount", pMetricBlockCount.cast_const());
+        } else {
+            p::address(w, "pMetricBlockCount", pMetricBlockCount as usize);
+        }
+        p::address(w, "pMetricValues", pMetricValues as usize);
+        p::value(w, "flags", &flags);
     }
-    p::address(w, "pMetricValues", pMetricValues as usize);
-    p::value(w, "flags", &flags);
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetShaderModuleCreateInfoIdentifierEXT` call: its arguments, after the call, and its result.
@@ -22279,9 +26322,14 @@ pub unsafe fn vkGetShaderModuleCreateInfoIdentifierEXT(
 ) {
     let mut out = line::begin("vkGetShaderModuleCreateInfoIdentifierEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pCreateInfo", pCreateInfo);
-    p::one(w, "pIdentifier", pIdentifier.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pCreateInfo", pCreateInfo);
+        p::one(w, "pIdentifier", pIdentifier.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetShaderModuleIdentifierEXT` call: its arguments, after the call, and its result.
@@ -22295,9 +26343,14 @@ pub unsafe fn vkGetShaderModuleIdentifierEXT(
 ) {
     let mut out = line::begin("vkGetShaderModuleIdentifierEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "shaderModule", &shaderModule);
-    p::one(w, "pIdentifier", pIdentifier.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "shaderModule", &shaderModule);
+        p::one(w, "pIdentifier", pIdentifier.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetSleepStatusLegacyNV` call: its arguments, after the call, and its result.
@@ -22310,8 +26363,13 @@ pub unsafe fn vkGetSleepStatusLegacyNV(
 ) {
     let mut out = line::begin("vkGetSleepStatusLegacyNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pLowLatencyMode", pLowLatencyMode.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pLowLatencyMode", pLowLatencyMode.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetSwapchainCounterEXT` call: its arguments, after the call, and its result.
@@ -22328,13 +26386,18 @@ pub unsafe fn vkGetSwapchainCounterEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetSwapchainCounterEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapchain", &swapchain);
-    p::value(w, "counter", &counter);
-    if ok {
-        p::one(w, "pCounterValue", pCounterValue.cast_const());
-    } else {
-        p::address(w, "pCounterValue", pCounterValue as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapchain", &swapchain);
+        p::value(w, "counter", &counter);
+        if ok {
+            p::one(w, "pCounterValue", pCounterValue.cast_const());
+        } else {
+            p::address(w, "pCounterValue", pCounterValue as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -22352,22 +26415,27 @@ pub unsafe fn vkGetSwapchainImagesKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetSwapchainImagesKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapchain", &swapchain);
-    if ok {
-        p::one(w, "pSwapchainImageCount", pSwapchainImageCount.cast_const());
-    } else {
-        p::address(w, "pSwapchainImageCount", pSwapchainImageCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pSwapchainImages",
-            pSwapchainImages.cast_const(),
-            pSwapchainImageCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pSwapchainImages", pSwapchainImages as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapchain", &swapchain);
+        if ok {
+            p::one(w, "pSwapchainImageCount", pSwapchainImageCount.cast_const());
+        } else {
+            p::address(w, "pSwapchainImageCount", pSwapchainImageCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pSwapchainImages",
+                pSwapchainImages.cast_const(),
+                pSwapchainImageCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pSwapchainImages", pSwapchainImages as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -22382,8 +26450,13 @@ pub unsafe fn vkGetSwapchainStatusKHR(
 ) {
     let mut out = line::begin("vkGetSwapchainStatusKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapchain", &swapchain);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapchain", &swapchain);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetSwapchainTimeDomainPropertiesEXT` call: its arguments, after the call, and its result.
@@ -22400,25 +26473,30 @@ pub unsafe fn vkGetSwapchainTimeDomainPropertiesEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetSwapchainTimeDomainPropertiesEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapchain", &swapchain);
-    if ok {
-        p::one(
-            w,
-            "pSwapchainTimeDomainProperties",
-            pSwapchainTimeDomainProperties.cast_const(),
-        );
-    } else {
-        p::address(
-            w,
-            "pSwapchainTimeDomainProperties",
-            pSwapchainTimeDomainProperties as usize,
-        );
-    }
-    if ok {
-        p::one(w, "pTimeDomainsCounter", pTimeDomainsCounter.cast_const());
-    } else {
-        p::address(w, "pTimeDomainsCounter", pTimeDomainsCounter as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapchain", &swapchain);
+        if ok {
+            p::one(
+                w,
+                "pSwapchainTimeDomainProperties",
+                pSwapchainTimeDomainProperties.cast_const(),
+            );
+        } else {
+            p::address(
+                w,
+                "pSwapchainTimeDomainProperties",
+                pSwapchainTimeDomainProperties as usize,
+            );
+        }
+        if ok {
+            p::one(w, "pTimeDomainsCounter", pTimeDomainsCounter.cast_const());
+        } else {
+            p::address(w, "pTimeDomainsCounter", pTimeDomainsCounter as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -22436,25 +26514,38 @@ pub unsafe fn vkGetSwapchainTimingPropertiesEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetSwapchainTimingPropertiesEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapchain", &swapchain);
-    if ok {
-        p::one(w, "pSwapchainTimingProperties", pSwapchainTimingProperties.cast_const());
-    } else {
-        p::address(w, "pSwapchainTimingProperties", pSwapchainTimingProperties as usize);
-    }
-    if ok {
-        p::one(
-            w,
-            "pSwapchainTimingPropertiesCounter",
-            pSwapchainTimingPropertiesCounter.cast_const(),
-        );
-    } else {
-        p::address(
-            w,
-            "pSwapchainTimingPropertiesCounter",
-            pSwapchainTimingPropertiesCounter as usize,
-        );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapchain", &swapchain);
+        if ok {
+            p::one(
+                w,
+                "pSwapchainTimingProperties",
+                pSwapchainTimingProperties.cast_const(),
+            );
+        } else {
+            p::address(
+                w,
+                "pSwapchainTimingProperties",
+                pSwapchainTimingProperties as usize,
+            );
+        }
+        if ok {
+            p::one(
+                w,
+                "pSwapchainTimingPropertiesCounter",
+                pSwapchainTimingPropertiesCounter.cast_const(),
+            );
+        } else {
+            p::address(
+                w,
+                "pSwapchainTimingPropertiesCounter",
+                pSwapchainTimingPropertiesCounter as usize,
+            );
+        }
     }
     line::end_with(out, &result);
 }
@@ -22469,9 +26560,14 @@ pub unsafe fn vkGetTensorMemoryRequirementsARM(
 ) {
     let mut out = line::begin("vkGetTensorMemoryRequirementsARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::one(w, "pMemoryRequirements", pMemoryRequirements.cast_const());
+    }
     line::end(out);
 }
 ///Writes the line of a `vkGetTensorOpaqueCaptureDataARM` call: its arguments, after the call, and its result.
@@ -22488,13 +26584,18 @@ pub unsafe fn vkGetTensorOpaqueCaptureDataARM(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetTensorOpaqueCaptureDataARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "tensorCount", &tensorCount);
-    p::array(w, "pTensors", pTensors, tensorCount as usize);
-    if ok {
-        p::array(w, "pDatas", pDatas.cast_const(), tensorCount as usize);
-    } else {
-        p::address(w, "pDatas", pDatas as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "tensorCount", &tensorCount);
+        p::array(w, "pTensors", pTensors, tensorCount as usize);
+        if ok {
+            p::array(w, "pDatas", pDatas.cast_const(), tensorCount as usize);
+        } else {
+            p::address(w, "pDatas", pDatas as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -22510,9 +26611,14 @@ pub unsafe fn vkGetTensorOpaqueCaptureDescriptorDataARM(
 ) {
     let mut out = line::begin("vkGetTensorOpaqueCaptureDescriptorDataARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::address(w, "pData", pData as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::address(w, "pData", pData as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetTensorViewOpaqueCaptureDescriptorDataARM` call: its arguments, after the call, and its result.
@@ -22527,9 +26633,14 @@ pub unsafe fn vkGetTensorViewOpaqueCaptureDescriptorDataARM(
 ) {
     let mut out = line::begin("vkGetTensorViewOpaqueCaptureDescriptorDataARM");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::address(w, "pData", pData as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::address(w, "pData", pData as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetValidationCacheDataEXT` call: its arguments, after the call, and its result.
@@ -22546,14 +26657,19 @@ pub unsafe fn vkGetValidationCacheDataEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetValidationCacheDataEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "validationCache", &validationCache);
-    if ok {
-        p::one(w, "pDataSize", pDataSize.cast_const());
-    } else {
-        p::address(w, "pDataSize", pDataSize as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "validationCache", &validationCache);
+        if ok {
+            p::one(w, "pDataSize", pDataSize.cast_const());
+        } else {
+            p::address(w, "pDataSize", pDataSize as usize);
+        }
+        p::address(w, "pData", pData as usize);
     }
-    p::address(w, "pData", pData as usize);
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkGetVideoSessionMemoryRequirementsKHR` call: its arguments, after the call, and its result.
@@ -22570,22 +26686,27 @@ pub unsafe fn vkGetVideoSessionMemoryRequirementsKHR(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetVideoSessionMemoryRequirementsKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "videoSession", &videoSession);
-    if ok {
-        p::one(w, "pMemoryRequirementsCount", pMemoryRequirementsCount.cast_const());
-    } else {
-        p::address(w, "pMemoryRequirementsCount", pMemoryRequirementsCount as usize);
-    }
-    if ok {
-        p::array(
-            w,
-            "pMemoryRequirements",
-            pMemoryRequirements.cast_const(),
-            pMemoryRequirementsCount.as_ref().map_or(0, |n| *n as usize),
-        );
-    } else {
-        p::address(w, "pMemoryRequirements", pMemoryRequirements as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "videoSession", &videoSession);
+        if ok {
+            p::one(w, "pMemoryRequirementsCount", pMemoryRequirementsCount.cast_const());
+        } else {
+            p::address(w, "pMemoryRequirementsCount", pMemoryRequirementsCount as usize);
+        }
+        if ok {
+            p::array(
+                w,
+                "pMemoryRequirements",
+                pMemoryRequirements.cast_const(),
+                pMemoryRequirementsCount.as_ref().map_or(0, |n| *n as usize),
+            );
+        } else {
+            p::address(w, "pMemoryRequirements", pMemoryRequirements as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -22602,12 +26723,17 @@ pub unsafe fn vkGetWinrtDisplayNV(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkGetWinrtDisplayNV");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "deviceRelativeId", &deviceRelativeId);
-    if ok {
-        p::one(w, "pDisplay", pDisplay.cast_const());
-    } else {
-        p::address(w, "pDisplay", pDisplay as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "deviceRelativeId", &deviceRelativeId);
+        if ok {
+            p::one(w, "pDisplay", pDisplay.cast_const());
+        } else {
+            p::address(w, "pDisplay", pDisplay as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -22622,8 +26748,13 @@ pub unsafe fn vkImportFenceFdKHR(
 ) {
     let mut out = line::begin("vkImportFenceFdKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pImportFenceFdInfo", pImportFenceFdInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pImportFenceFdInfo", pImportFenceFdInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkImportFenceWin32HandleKHR` call: its arguments, after the call, and its result.
@@ -22637,8 +26768,13 @@ pub unsafe fn vkImportFenceWin32HandleKHR(
 ) {
     let mut out = line::begin("vkImportFenceWin32HandleKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pImportFenceWin32HandleInfo", pImportFenceWin32HandleInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pImportFenceWin32HandleInfo", pImportFenceWin32HandleInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkImportSemaphoreFdKHR` call: its arguments, after the call, and its result.
@@ -22652,8 +26788,13 @@ pub unsafe fn vkImportSemaphoreFdKHR(
 ) {
     let mut out = line::begin("vkImportSemaphoreFdKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pImportSemaphoreFdInfo", pImportSemaphoreFdInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pImportSemaphoreFdInfo", pImportSemaphoreFdInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkImportSemaphoreWin32HandleKHR` call: its arguments, after the call, and its result.
@@ -22667,8 +26808,13 @@ pub unsafe fn vkImportSemaphoreWin32HandleKHR(
 ) {
     let mut out = line::begin("vkImportSemaphoreWin32HandleKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pImportSemaphoreWin32HandleInfo", pImportSemaphoreWin32HandleInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pImportSemaphoreWin32HandleInfo", pImportSemaphoreWin32HandleInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkImportSemaphoreZirconHandleFUCHSIA` call: its arguments, after the call, and its result.
@@ -22682,8 +26828,13 @@ pub unsafe fn vkImportSemaphoreZirconHandleFUCHSIA(
 ) {
     let mut out = line::begin("vkImportSemaphoreZirconHandleFUCHSIA");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pImportSemaphoreZirconHandleInfo", pImportSemaphoreZirconHandleInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pImportSemaphoreZirconHandleInfo", pImportSemaphoreZirconHandleInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkInitializePerformanceApiINTEL` call: its arguments, after the call, and its result.
@@ -22697,8 +26848,13 @@ pub unsafe fn vkInitializePerformanceApiINTEL(
 ) {
     let mut out = line::begin("vkInitializePerformanceApiINTEL");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInitializeInfo", pInitializeInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInitializeInfo", pInitializeInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkInvalidateMappedMemoryRanges` call: its arguments, after the call, and its result.
@@ -22713,9 +26869,14 @@ pub unsafe fn vkInvalidateMappedMemoryRanges(
 ) {
     let mut out = line::begin("vkInvalidateMappedMemoryRanges");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "memoryRangeCount", &memoryRangeCount);
-    p::array(w, "pMemoryRanges", pMemoryRanges, memoryRangeCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "memoryRangeCount", &memoryRangeCount);
+        p::array(w, "pMemoryRanges", pMemoryRanges, memoryRangeCount as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkLatencySleepLegacyNV` call: its arguments, after the call, and its result.
@@ -22729,9 +26890,14 @@ pub unsafe fn vkLatencySleepLegacyNV(
 ) {
     let mut out = line::begin("vkLatencySleepLegacyNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "signalSemaphore", &signalSemaphore);
-    p::value(w, "value", &value);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "signalSemaphore", &signalSemaphore);
+        p::value(w, "value", &value);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkLatencySleepNV` call: its arguments, after the call, and its result.
@@ -22746,9 +26912,14 @@ pub unsafe fn vkLatencySleepNV(
 ) {
     let mut out = line::begin("vkLatencySleepNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapchain", &swapchain);
-    p::one(w, "pSleepInfo", pSleepInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapchain", &swapchain);
+        p::one(w, "pSleepInfo", pSleepInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkMapMemory` call: its arguments, after the call, and its result.
@@ -22766,12 +26937,17 @@ pub unsafe fn vkMapMemory(
 ) {
     let mut out = line::begin("vkMapMemory");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "memory", &memory);
-    p::value(w, "offset", &offset);
-    p::value(w, "size", &size);
-    p::value(w, "flags", &flags);
-    p::address(w, "ppData", ppData as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "memory", &memory);
+        p::value(w, "offset", &offset);
+        p::value(w, "size", &size);
+        p::value(w, "flags", &flags);
+        p::address(w, "ppData", ppData as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkMapMemory2` call: its arguments, after the call, and its result.
@@ -22786,9 +26962,14 @@ pub unsafe fn vkMapMemory2(
 ) {
     let mut out = line::begin("vkMapMemory2");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pMemoryMapInfo", pMemoryMapInfo);
-    p::address(w, "ppData", ppData as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pMemoryMapInfo", pMemoryMapInfo);
+        p::address(w, "ppData", ppData as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkMergePipelineCaches` call: its arguments, after the call, and its result.
@@ -22804,10 +26985,15 @@ pub unsafe fn vkMergePipelineCaches(
 ) {
     let mut out = line::begin("vkMergePipelineCaches");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "dstCache", &dstCache);
-    p::value(w, "srcCacheCount", &srcCacheCount);
-    p::array(w, "pSrcCaches", pSrcCaches, srcCacheCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "dstCache", &dstCache);
+        p::value(w, "srcCacheCount", &srcCacheCount);
+        p::array(w, "pSrcCaches", pSrcCaches, srcCacheCount as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkMergeValidationCachesEXT` call: its arguments, after the call, and its result.
@@ -22823,10 +27009,15 @@ pub unsafe fn vkMergeValidationCachesEXT(
 ) {
     let mut out = line::begin("vkMergeValidationCachesEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "dstCache", &dstCache);
-    p::value(w, "srcCacheCount", &srcCacheCount);
-    p::array(w, "pSrcCaches", pSrcCaches, srcCacheCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "dstCache", &dstCache);
+        p::value(w, "srcCacheCount", &srcCacheCount);
+        p::array(w, "pSrcCaches", pSrcCaches, srcCacheCount as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkQueueBeginDebugUtilsLabelEXT` call: its arguments, after the call, and its result.
@@ -22839,8 +27030,13 @@ pub unsafe fn vkQueueBeginDebugUtilsLabelEXT(
 ) {
     let mut out = line::begin("vkQueueBeginDebugUtilsLabelEXT");
     let w = &mut out;
-    p::value(w, "queue", &queue);
-    p::one(w, "pLabelInfo", pLabelInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "queue", &queue);
+        p::one(w, "pLabelInfo", pLabelInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkQueueBindSparse` call: its arguments, after the call, and its result.
@@ -22856,10 +27052,15 @@ pub unsafe fn vkQueueBindSparse(
 ) {
     let mut out = line::begin("vkQueueBindSparse");
     let w = &mut out;
-    p::value(w, "queue", &queue);
-    p::value(w, "bindInfoCount", &bindInfoCount);
-    p::array(w, "pBindInfo", pBindInfo, bindInfoCount as usize);
-    p::value(w, "fence", &fence);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "queue", &queue);
+        p::value(w, "bindInfoCount", &bindInfoCount);
+        p::array(w, "pBindInfo", pBindInfo, bindInfoCount as usize);
+        p::value(w, "fence", &fence);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkQueueEndDebugUtilsLabelEXT` call: its arguments, after the call, and its result.
@@ -22869,7 +27070,12 @@ pub unsafe fn vkQueueBindSparse(
 pub unsafe fn vkQueueEndDebugUtilsLabelEXT(queue: VkQueue) {
     let mut out = line::begin("vkQueueEndDebugUtilsLabelEXT");
     let w = &mut out;
-    p::value(w, "queue", &queue);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "queue", &queue);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkQueueInsertDebugUtilsLabelEXT` call: its arguments, after the call, and its result.
@@ -22882,8 +27088,13 @@ pub unsafe fn vkQueueInsertDebugUtilsLabelEXT(
 ) {
     let mut out = line::begin("vkQueueInsertDebugUtilsLabelEXT");
     let w = &mut out;
-    p::value(w, "queue", &queue);
-    p::one(w, "pLabelInfo", pLabelInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "queue", &queue);
+        p::one(w, "pLabelInfo", pLabelInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkQueueNotifyOutOfBandLegacyNV` call: its arguments, after the call, and its result.
@@ -22893,8 +27104,13 @@ pub unsafe fn vkQueueInsertDebugUtilsLabelEXT(
 pub unsafe fn vkQueueNotifyOutOfBandLegacyNV(queue: VkQueue, queueType: u32) {
     let mut out = line::begin("vkQueueNotifyOutOfBandLegacyNV");
     let w = &mut out;
-    p::value(w, "queue", &queue);
-    p::value(w, "queueType", &queueType);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "queue", &queue);
+        p::value(w, "queueType", &queueType);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkQueueNotifyOutOfBandNV` call: its arguments, after the call, and its result.
@@ -22907,8 +27123,13 @@ pub unsafe fn vkQueueNotifyOutOfBandNV(
 ) {
     let mut out = line::begin("vkQueueNotifyOutOfBandNV");
     let w = &mut out;
-    p::value(w, "queue", &queue);
-    p::one(w, "pQueueTypeInfo", pQueueTypeInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "queue", &queue);
+        p::one(w, "pQueueTypeInfo", pQueueTypeInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkQueuePresentKHR` call: its arguments, after the call, and its result.
@@ -22922,8 +27143,13 @@ pub unsafe fn vkQueuePresentKHR(
 ) {
     let mut out = line::begin("vkQueuePresentKHR");
     let w = &mut out;
-    p::value(w, "queue", &queue);
-    p::one(w, "pPresentInfo", pPresentInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "queue", &queue);
+        p::one(w, "pPresentInfo", pPresentInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkQueueSetPerfHintQCOM` call: its arguments, after the call, and its result.
@@ -22937,8 +27163,13 @@ pub unsafe fn vkQueueSetPerfHintQCOM(
 ) {
     let mut out = line::begin("vkQueueSetPerfHintQCOM");
     let w = &mut out;
-    p::value(w, "queue", &queue);
-    p::one(w, "pPerfHintInfo", pPerfHintInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "queue", &queue);
+        p::one(w, "pPerfHintInfo", pPerfHintInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkQueueSetPerformanceConfigurationINTEL` call: its arguments, after the call, and its result.
@@ -22952,8 +27183,13 @@ pub unsafe fn vkQueueSetPerformanceConfigurationINTEL(
 ) {
     let mut out = line::begin("vkQueueSetPerformanceConfigurationINTEL");
     let w = &mut out;
-    p::value(w, "queue", &queue);
-    p::value(w, "configuration", &configuration);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "queue", &queue);
+        p::value(w, "configuration", &configuration);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkQueueSubmit` call: its arguments, after the call, and its result.
@@ -22969,10 +27205,15 @@ pub unsafe fn vkQueueSubmit(
 ) {
     let mut out = line::begin("vkQueueSubmit");
     let w = &mut out;
-    p::value(w, "queue", &queue);
-    p::value(w, "submitCount", &submitCount);
-    p::array(w, "pSubmits", pSubmits, submitCount as usize);
-    p::value(w, "fence", &fence);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "queue", &queue);
+        p::value(w, "submitCount", &submitCount);
+        p::array(w, "pSubmits", pSubmits, submitCount as usize);
+        p::value(w, "fence", &fence);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkQueueSubmit2` call: its arguments, after the call, and its result.
@@ -22988,10 +27229,15 @@ pub unsafe fn vkQueueSubmit2(
 ) {
     let mut out = line::begin("vkQueueSubmit2");
     let w = &mut out;
-    p::value(w, "queue", &queue);
-    p::value(w, "submitCount", &submitCount);
-    p::array(w, "pSubmits", pSubmits, submitCount as usize);
-    p::value(w, "fence", &fence);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "queue", &queue);
+        p::value(w, "submitCount", &submitCount);
+        p::array(w, "pSubmits", pSubmits, submitCount as usize);
+        p::value(w, "fence", &fence);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkQueueWaitIdle` call: its arguments, after the call, and its result.
@@ -23001,7 +27247,12 @@ pub unsafe fn vkQueueSubmit2(
 pub unsafe fn vkQueueWaitIdle(queue: VkQueue, result: VkResult) {
     let mut out = line::begin("vkQueueWaitIdle");
     let w = &mut out;
-    p::value(w, "queue", &queue);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "queue", &queue);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkRegisterCustomBorderColorEXT` call: its arguments, after the call, and its result.
@@ -23018,13 +27269,18 @@ pub unsafe fn vkRegisterCustomBorderColorEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkRegisterCustomBorderColorEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pBorderColor", pBorderColor);
-    p::value(w, "requestIndex", &requestIndex);
-    if ok {
-        p::one(w, "pIndex", pIndex.cast_const());
-    } else {
-        p::address(w, "pIndex", pIndex as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pBorderColor", pBorderColor);
+        p::value(w, "requestIndex", &requestIndex);
+        if ok {
+            p::one(w, "pIndex", pIndex.cast_const());
+        } else {
+            p::address(w, "pIndex", pIndex as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -23042,13 +27298,18 @@ pub unsafe fn vkRegisterDeviceEventEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkRegisterDeviceEventEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pDeviceEventInfo", pDeviceEventInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pFence", pFence.cast_const());
-    } else {
-        p::address(w, "pFence", pFence as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pDeviceEventInfo", pDeviceEventInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pFence", pFence.cast_const());
+        } else {
+            p::address(w, "pFence", pFence as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -23067,14 +27328,19 @@ pub unsafe fn vkRegisterDisplayEventEXT(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkRegisterDisplayEventEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "display", &display);
-    p::one(w, "pDisplayEventInfo", pDisplayEventInfo);
-    p::one(w, "pAllocator", pAllocator);
-    if ok {
-        p::one(w, "pFence", pFence.cast_const());
-    } else {
-        p::address(w, "pFence", pFence as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "display", &display);
+        p::one(w, "pDisplayEventInfo", pDisplayEventInfo);
+        p::one(w, "pAllocator", pAllocator);
+        if ok {
+            p::one(w, "pFence", pFence.cast_const());
+        } else {
+            p::address(w, "pFence", pFence as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -23090,9 +27356,14 @@ pub unsafe fn vkReleaseCapturedPipelineDataKHR(
 ) {
     let mut out = line::begin("vkReleaseCapturedPipelineDataKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pInfo", pInfo);
-    p::one(w, "pAllocator", pAllocator);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pInfo", pInfo);
+        p::one(w, "pAllocator", pAllocator);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkReleaseDisplayEXT` call: its arguments, after the call, and its result.
@@ -23106,8 +27377,13 @@ pub unsafe fn vkReleaseDisplayEXT(
 ) {
     let mut out = line::begin("vkReleaseDisplayEXT");
     let w = &mut out;
-    p::value(w, "physicalDevice", &physicalDevice);
-    p::value(w, "display", &display);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "physicalDevice", &physicalDevice);
+        p::value(w, "display", &display);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkReleaseFullScreenExclusiveModeEXT` call: its arguments, after the call, and its result.
@@ -23121,8 +27397,13 @@ pub unsafe fn vkReleaseFullScreenExclusiveModeEXT(
 ) {
     let mut out = line::begin("vkReleaseFullScreenExclusiveModeEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapchain", &swapchain);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapchain", &swapchain);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkReleasePerformanceConfigurationINTEL` call: its arguments, after the call, and its result.
@@ -23136,8 +27417,13 @@ pub unsafe fn vkReleasePerformanceConfigurationINTEL(
 ) {
     let mut out = line::begin("vkReleasePerformanceConfigurationINTEL");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "configuration", &configuration);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "configuration", &configuration);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkReleaseProfilingLockKHR` call: its arguments, after the call, and its result.
@@ -23147,7 +27433,12 @@ pub unsafe fn vkReleasePerformanceConfigurationINTEL(
 pub unsafe fn vkReleaseProfilingLockKHR(device: VkDevice) {
     let mut out = line::begin("vkReleaseProfilingLockKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkReleaseSwapchainImagesKHR` call: its arguments, after the call, and its result.
@@ -23161,8 +27452,13 @@ pub unsafe fn vkReleaseSwapchainImagesKHR(
 ) {
     let mut out = line::begin("vkReleaseSwapchainImagesKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pReleaseInfo", pReleaseInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pReleaseInfo", pReleaseInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkResetCommandBuffer` call: its arguments, after the call, and its result.
@@ -23176,8 +27472,13 @@ pub unsafe fn vkResetCommandBuffer(
 ) {
     let mut out = line::begin("vkResetCommandBuffer");
     let w = &mut out;
-    p::value(w, "commandBuffer", &commandBuffer);
-    p::value(w, "flags", &flags);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "commandBuffer", &commandBuffer);
+        p::value(w, "flags", &flags);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkResetCommandPool` call: its arguments, after the call, and its result.
@@ -23192,9 +27493,14 @@ pub unsafe fn vkResetCommandPool(
 ) {
     let mut out = line::begin("vkResetCommandPool");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "commandPool", &commandPool);
-    p::value(w, "flags", &flags);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "commandPool", &commandPool);
+        p::value(w, "flags", &flags);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkResetDescriptorPool` call: its arguments, after the call, and its result.
@@ -23209,9 +27515,14 @@ pub unsafe fn vkResetDescriptorPool(
 ) {
     let mut out = line::begin("vkResetDescriptorPool");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "descriptorPool", &descriptorPool);
-    p::value(w, "flags", &flags);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "descriptorPool", &descriptorPool);
+        p::value(w, "flags", &flags);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkResetEvent` call: its arguments, after the call, and its result.
@@ -23221,8 +27532,13 @@ pub unsafe fn vkResetDescriptorPool(
 pub unsafe fn vkResetEvent(device: VkDevice, event: VkEvent, result: VkResult) {
     let mut out = line::begin("vkResetEvent");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "event", &event);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "event", &event);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkResetFences` call: its arguments, after the call, and its result.
@@ -23237,9 +27553,14 @@ pub unsafe fn vkResetFences(
 ) {
     let mut out = line::begin("vkResetFences");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "fenceCount", &fenceCount);
-    p::array(w, "pFences", pFences, fenceCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "fenceCount", &fenceCount);
+        p::array(w, "pFences", pFences, fenceCount as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkResetGpaSessionAMD` call: its arguments, after the call, and its result.
@@ -23253,8 +27574,13 @@ pub unsafe fn vkResetGpaSessionAMD(
 ) {
     let mut out = line::begin("vkResetGpaSessionAMD");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "gpaSession", &gpaSession);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "gpaSession", &gpaSession);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkResetQueryPool` call: its arguments, after the call, and its result.
@@ -23269,10 +27595,15 @@ pub unsafe fn vkResetQueryPool(
 ) {
     let mut out = line::begin("vkResetQueryPool");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "queryPool", &queryPool);
-    p::value(w, "firstQuery", &firstQuery);
-    p::value(w, "queryCount", &queryCount);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "queryPool", &queryPool);
+        p::value(w, "firstQuery", &firstQuery);
+        p::value(w, "queryCount", &queryCount);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkSetBufferCollectionBufferConstraintsFUCHSIA` call: its arguments, after the call, and its result.
@@ -23287,9 +27618,14 @@ pub unsafe fn vkSetBufferCollectionBufferConstraintsFUCHSIA(
 ) {
     let mut out = line::begin("vkSetBufferCollectionBufferConstraintsFUCHSIA");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "collection", &collection);
-    p::one(w, "pBufferConstraintsInfo", pBufferConstraintsInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "collection", &collection);
+        p::one(w, "pBufferConstraintsInfo", pBufferConstraintsInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkSetBufferCollectionImageConstraintsFUCHSIA` call: its arguments, after the call, and its result.
@@ -23304,9 +27640,14 @@ pub unsafe fn vkSetBufferCollectionImageConstraintsFUCHSIA(
 ) {
     let mut out = line::begin("vkSetBufferCollectionImageConstraintsFUCHSIA");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "collection", &collection);
-    p::one(w, "pImageConstraintsInfo", pImageConstraintsInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "collection", &collection);
+        p::one(w, "pImageConstraintsInfo", pImageConstraintsInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkSetDebugUtilsObjectNameEXT` call: its arguments, after the call, and its result.
@@ -23320,8 +27661,13 @@ pub unsafe fn vkSetDebugUtilsObjectNameEXT(
 ) {
     let mut out = line::begin("vkSetDebugUtilsObjectNameEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pNameInfo", pNameInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pNameInfo", pNameInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkSetDebugUtilsObjectTagEXT` call: its arguments, after the call, and its result.
@@ -23335,8 +27681,13 @@ pub unsafe fn vkSetDebugUtilsObjectTagEXT(
 ) {
     let mut out = line::begin("vkSetDebugUtilsObjectTagEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pTagInfo", pTagInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pTagInfo", pTagInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkSetDeviceMemoryPriorityEXT` call: its arguments, after the call, and its result.
@@ -23350,9 +27701,14 @@ pub unsafe fn vkSetDeviceMemoryPriorityEXT(
 ) {
     let mut out = line::begin("vkSetDeviceMemoryPriorityEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "memory", &memory);
-    p::value(w, "priority", &priority);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "memory", &memory);
+        p::value(w, "priority", &priority);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkSetEvent` call: its arguments, after the call, and its result.
@@ -23362,8 +27718,13 @@ pub unsafe fn vkSetDeviceMemoryPriorityEXT(
 pub unsafe fn vkSetEvent(device: VkDevice, event: VkEvent, result: VkResult) {
     let mut out = line::begin("vkSetEvent");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "event", &event);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "event", &event);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkSetGpaDeviceClockModeAMD` call: its arguments, after the call, and its result.
@@ -23378,11 +27739,16 @@ pub unsafe fn vkSetGpaDeviceClockModeAMD(
     let ok = result.0 >= 0;
     let mut out = line::begin("vkSetGpaDeviceClockModeAMD");
     let w = &mut out;
-    p::value(w, "device", &device);
-    if ok {
-        p::one(w, "pInfo", pInfo.cast_const());
-    } else {
-        p::address(w, "pInfo", pInfo as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        if ok {
+            p::one(w, "pInfo", pInfo.cast_const());
+        } else {
+            p::address(w, "pInfo", pInfo as usize);
+        }
     }
     line::end_with(out, &result);
 }
@@ -23398,10 +27764,15 @@ pub unsafe fn vkSetHdrMetadataEXT(
 ) {
     let mut out = line::begin("vkSetHdrMetadataEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapchainCount", &swapchainCount);
-    p::array(w, "pSwapchains", pSwapchains, swapchainCount as usize);
-    p::array(w, "pMetadata", pMetadata, swapchainCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapchainCount", &swapchainCount);
+        p::array(w, "pSwapchains", pSwapchains, swapchainCount as usize);
+        p::array(w, "pMetadata", pMetadata, swapchainCount as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkSetLatencyMarkerLegacyNV` call: its arguments, after the call, and its result.
@@ -23411,9 +27782,14 @@ pub unsafe fn vkSetHdrMetadataEXT(
 pub unsafe fn vkSetLatencyMarkerLegacyNV(device: VkDevice, frameID: u64, marker: u32) {
     let mut out = line::begin("vkSetLatencyMarkerLegacyNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "frameID", &frameID);
-    p::value(w, "marker", &marker);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "frameID", &frameID);
+        p::value(w, "marker", &marker);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkSetLatencyMarkerNV` call: its arguments, after the call, and its result.
@@ -23427,9 +27803,14 @@ pub unsafe fn vkSetLatencyMarkerNV(
 ) {
     let mut out = line::begin("vkSetLatencyMarkerNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapchain", &swapchain);
-    p::one(w, "pLatencyMarkerInfo", pLatencyMarkerInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapchain", &swapchain);
+        p::one(w, "pLatencyMarkerInfo", pLatencyMarkerInfo);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkSetLatencySleepModeLegacyNV` call: its arguments, after the call, and its result.
@@ -23444,10 +27825,15 @@ pub unsafe fn vkSetLatencySleepModeLegacyNV(
 ) {
     let mut out = line::begin("vkSetLatencySleepModeLegacyNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "lowLatencyMode", &lowLatencyMode);
-    p::value(w, "lowLatencyBoost", &lowLatencyBoost);
-    p::value(w, "minimumIntervalUs", &minimumIntervalUs);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "lowLatencyMode", &lowLatencyMode);
+        p::value(w, "lowLatencyBoost", &lowLatencyBoost);
+        p::value(w, "minimumIntervalUs", &minimumIntervalUs);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkSetLatencySleepModeNV` call: its arguments, after the call, and its result.
@@ -23462,9 +27848,14 @@ pub unsafe fn vkSetLatencySleepModeNV(
 ) {
     let mut out = line::begin("vkSetLatencySleepModeNV");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapchain", &swapchain);
-    p::one(w, "pSleepModeInfo", pSleepModeInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapchain", &swapchain);
+        p::one(w, "pSleepModeInfo", pSleepModeInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkSetLocalDimmingAMD` call: its arguments, after the call, and its result.
@@ -23478,9 +27869,14 @@ pub unsafe fn vkSetLocalDimmingAMD(
 ) {
     let mut out = line::begin("vkSetLocalDimmingAMD");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapChain", &swapChain);
-    p::value(w, "localDimmingEnable", &localDimmingEnable);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapChain", &swapChain);
+        p::value(w, "localDimmingEnable", &localDimmingEnable);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkSetPrivateData` call: its arguments, after the call, and its result.
@@ -23497,11 +27893,16 @@ pub unsafe fn vkSetPrivateData(
 ) {
     let mut out = line::begin("vkSetPrivateData");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "objectType", &objectType);
-    p::value(w, "objectHandle", &objectHandle);
-    p::value(w, "privateDataSlot", &privateDataSlot);
-    p::value(w, "data", &data);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "objectType", &objectType);
+        p::value(w, "objectHandle", &objectHandle);
+        p::value(w, "privateDataSlot", &privateDataSlot);
+        p::value(w, "data", &data);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkSetSwapchainPresentTimingQueueSizeEXT` call: its arguments, after the call, and its result.
@@ -23516,9 +27917,14 @@ pub unsafe fn vkSetSwapchainPresentTimingQueueSizeEXT(
 ) {
     let mut out = line::begin("vkSetSwapchainPresentTimingQueueSizeEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapchain", &swapchain);
-    p::value(w, "size", &size);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapchain", &swapchain);
+        p::value(w, "size", &size);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkShutdownLatencyDeviceLegacyNV` call: its arguments, after the call, and its result.
@@ -23528,7 +27934,12 @@ pub unsafe fn vkSetSwapchainPresentTimingQueueSizeEXT(
 pub unsafe fn vkShutdownLatencyDeviceLegacyNV(device: VkDevice) {
     let mut out = line::begin("vkShutdownLatencyDeviceLegacyNV");
     let w = &mut out;
-    p::value(w, "device", &device);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkSignalSemaphore` call: its arguments, after the call, and its result.
@@ -23542,8 +27953,13 @@ pub unsafe fn vkSignalSemaphore(
 ) {
     let mut out = line::begin("vkSignalSemaphore");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pSignalInfo", pSignalInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pSignalInfo", pSignalInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkSubmitDebugUtilsMessageEXT` call: its arguments, after the call, and its result.
@@ -23558,10 +27974,15 @@ pub unsafe fn vkSubmitDebugUtilsMessageEXT(
 ) {
     let mut out = line::begin("vkSubmitDebugUtilsMessageEXT");
     let w = &mut out;
-    p::value(w, "instance", &instance);
-    p::value(w, "messageSeverity", &messageSeverity);
-    p::value(w, "messageTypes", &messageTypes);
-    p::one(w, "pCallbackData", pCallbackData);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "instance", &instance);
+        p::value(w, "messageSeverity", &messageSeverity);
+        p::value(w, "messageTypes", &messageTypes);
+        p::one(w, "pCallbackData", pCallbackData);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkTransitionImageLayout` call: its arguments, after the call, and its result.
@@ -23576,9 +27997,14 @@ pub unsafe fn vkTransitionImageLayout(
 ) {
     let mut out = line::begin("vkTransitionImageLayout");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "transitionCount", &transitionCount);
-    p::array(w, "pTransitions", pTransitions, transitionCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "transitionCount", &transitionCount);
+        p::array(w, "pTransitions", pTransitions, transitionCount as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkTrimCommandPool` call: its arguments, after the call, and its result.
@@ -23592,9 +28018,14 @@ pub unsafe fn vkTrimCommandPool(
 ) {
     let mut out = line::begin("vkTrimCommandPool");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "commandPool", &commandPool);
-    p::value(w, "flags", &flags);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "commandPool", &commandPool);
+        p::value(w, "flags", &flags);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkUninitializePerformanceApiINTEL` call: its arguments, after the call, and its result.
@@ -23604,7 +28035,12 @@ pub unsafe fn vkTrimCommandPool(
 pub unsafe fn vkUninitializePerformanceApiINTEL(device: VkDevice) {
     let mut out = line::begin("vkUninitializePerformanceApiINTEL");
     let w = &mut out;
-    p::value(w, "device", &device);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkUnmapMemory` call: its arguments, after the call, and its result.
@@ -23614,8 +28050,13 @@ pub unsafe fn vkUninitializePerformanceApiINTEL(device: VkDevice) {
 pub unsafe fn vkUnmapMemory(device: VkDevice, memory: VkDeviceMemory) {
     let mut out = line::begin("vkUnmapMemory");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "memory", &memory);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "memory", &memory);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkUnmapMemory2` call: its arguments, after the call, and its result.
@@ -23629,8 +28070,13 @@ pub unsafe fn vkUnmapMemory2(
 ) {
     let mut out = line::begin("vkUnmapMemory2");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pMemoryUnmapInfo", pMemoryUnmapInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pMemoryUnmapInfo", pMemoryUnmapInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkUnregisterCustomBorderColorEXT` call: its arguments, after the call, and its result.
@@ -23640,8 +28086,13 @@ pub unsafe fn vkUnmapMemory2(
 pub unsafe fn vkUnregisterCustomBorderColorEXT(device: VkDevice, index: u32) {
     let mut out = line::begin("vkUnregisterCustomBorderColorEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "index", &index);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "index", &index);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkUpdateDescriptorSetWithTemplate` call: its arguments, after the call, and its result.
@@ -23656,10 +28107,15 @@ pub unsafe fn vkUpdateDescriptorSetWithTemplate(
 ) {
     let mut out = line::begin("vkUpdateDescriptorSetWithTemplate");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "descriptorSet", &descriptorSet);
-    p::value(w, "descriptorUpdateTemplate", &descriptorUpdateTemplate);
-    p::address(w, "pData", pData as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "descriptorSet", &descriptorSet);
+        p::value(w, "descriptorUpdateTemplate", &descriptorUpdateTemplate);
+        p::address(w, "pData", pData as usize);
+    }
     line::end(out);
 }
 ///Writes the line of a `vkUpdateDescriptorSets` call: its arguments, after the call, and its result.
@@ -23675,11 +28131,26 @@ pub unsafe fn vkUpdateDescriptorSets(
 ) {
     let mut out = line::begin("vkUpdateDescriptorSets");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "descriptorWriteCount", &descriptorWriteCount);
-    p::array(w, "pDescriptorWrites", pDescriptorWrites, descriptorWriteCount as usize);
-    p::value(w, "descriptorCopyCount", &descriptorCopyCount);
-    p::array(w, "pDescriptorCopies", pDescriptorCopies, descriptorCopyCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "descriptorWriteCount", &descriptorWriteCount);
+        p::array(
+            w,
+            "pDescriptorWrites",
+            pDescriptorWrites,
+            descriptorWriteCount as usize,
+        );
+        p::value(w, "descriptorCopyCount", &descriptorCopyCount);
+        p::array(
+            w,
+            "pDescriptorCopies",
+            pDescriptorCopies,
+            descriptorCopyCount as usize,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkUpdateIndirectExecutionSetPipelineEXT` call: its arguments, after the call, and its result.
@@ -23694,15 +28165,20 @@ pub unsafe fn vkUpdateIndirectExecutionSetPipelineEXT(
 ) {
     let mut out = line::begin("vkUpdateIndirectExecutionSetPipelineEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "indirectExecutionSet", &indirectExecutionSet);
-    p::value(w, "executionSetWriteCount", &executionSetWriteCount);
-    p::array(
-        w,
-        "pExecutionSetWrites",
-        pExecutionSetWrites,
-        executionSetWriteCount as usize,
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "indirectExecutionSet", &indirectExecutionSet);
+        p::value(w, "executionSetWriteCount", &executionSetWriteCount);
+        p::array(
+            w,
+            "pExecutionSetWrites",
+            pExecutionSetWrites,
+            executionSetWriteCount as usize,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkUpdateIndirectExecutionSetShaderEXT` call: its arguments, after the call, and its result.
@@ -23717,15 +28193,20 @@ pub unsafe fn vkUpdateIndirectExecutionSetShaderEXT(
 ) {
     let mut out = line::begin("vkUpdateIndirectExecutionSetShaderEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "indirectExecutionSet", &indirectExecutionSet);
-    p::value(w, "executionSetWriteCount", &executionSetWriteCount);
-    p::array(
-        w,
-        "pExecutionSetWrites",
-        pExecutionSetWrites,
-        executionSetWriteCount as usize,
-    );
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "indirectExecutionSet", &indirectExecutionSet);
+        p::value(w, "executionSetWriteCount", &executionSetWriteCount);
+        p::array(
+            w,
+            "pExecutionSetWrites",
+            pExecutionSetWrites,
+            executionSetWriteCount as usize,
+        );
+    }
     line::end(out);
 }
 ///Writes the line of a `vkUpdateVideoSessionParametersKHR` call: its arguments, after the call, and its result.
@@ -23740,9 +28221,14 @@ pub unsafe fn vkUpdateVideoSessionParametersKHR(
 ) {
     let mut out = line::begin("vkUpdateVideoSessionParametersKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "videoSessionParameters", &videoSessionParameters);
-    p::one(w, "pUpdateInfo", pUpdateInfo);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "videoSessionParameters", &videoSessionParameters);
+        p::one(w, "pUpdateInfo", pUpdateInfo);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkWaitForFences` call: its arguments, after the call, and its result.
@@ -23759,11 +28245,16 @@ pub unsafe fn vkWaitForFences(
 ) {
     let mut out = line::begin("vkWaitForFences");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "fenceCount", &fenceCount);
-    p::array(w, "pFences", pFences, fenceCount as usize);
-    p::value(w, "waitAll", &waitAll);
-    p::value(w, "timeout", &timeout);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "fenceCount", &fenceCount);
+        p::array(w, "pFences", pFences, fenceCount as usize);
+        p::value(w, "waitAll", &waitAll);
+        p::value(w, "timeout", &timeout);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkWaitForPresent2KHR` call: its arguments, after the call, and its result.
@@ -23778,9 +28269,14 @@ pub unsafe fn vkWaitForPresent2KHR(
 ) {
     let mut out = line::begin("vkWaitForPresent2KHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapchain", &swapchain);
-    p::one(w, "pPresentWait2Info", pPresentWait2Info);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapchain", &swapchain);
+        p::one(w, "pPresentWait2Info", pPresentWait2Info);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkWaitForPresentKHR` call: its arguments, after the call, and its result.
@@ -23796,10 +28292,15 @@ pub unsafe fn vkWaitForPresentKHR(
 ) {
     let mut out = line::begin("vkWaitForPresentKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "swapchain", &swapchain);
-    p::value(w, "presentId", &presentId);
-    p::value(w, "timeout", &timeout);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "swapchain", &swapchain);
+        p::value(w, "presentId", &presentId);
+        p::value(w, "timeout", &timeout);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkWaitSemaphores` call: its arguments, after the call, and its result.
@@ -23814,9 +28315,14 @@ pub unsafe fn vkWaitSemaphores(
 ) {
     let mut out = line::begin("vkWaitSemaphores");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::one(w, "pWaitInfo", pWaitInfo);
-    p::value(w, "timeout", &timeout);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::one(w, "pWaitInfo", pWaitInfo);
+        p::value(w, "timeout", &timeout);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkWriteAccelerationStructuresPropertiesKHR` call: its arguments, after the call, and its result.
@@ -23835,18 +28341,23 @@ pub unsafe fn vkWriteAccelerationStructuresPropertiesKHR(
 ) {
     let mut out = line::begin("vkWriteAccelerationStructuresPropertiesKHR");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "accelerationStructureCount", &accelerationStructureCount);
-    p::array(
-        w,
-        "pAccelerationStructures",
-        pAccelerationStructures,
-        accelerationStructureCount as usize,
-    );
-    p::value(w, "queryType", &queryType);
-    p::value(w, "dataSize", &dataSize);
-    p::address(w, "pData", pData as usize);
-    p::value(w, "stride", &stride);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "accelerationStructureCount", &accelerationStructureCount);
+        p::array(
+            w,
+            "pAccelerationStructures",
+            pAccelerationStructures,
+            accelerationStructureCount as usize,
+        );
+        p::value(w, "queryType", &queryType);
+        p::value(w, "dataSize", &dataSize);
+        p::address(w, "pData", pData as usize);
+        p::value(w, "stride", &stride);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkWriteMicromapsPropertiesEXT` call: its arguments, after the call, and its result.
@@ -23865,13 +28376,18 @@ pub unsafe fn vkWriteMicromapsPropertiesEXT(
 ) {
     let mut out = line::begin("vkWriteMicromapsPropertiesEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "micromapCount", &micromapCount);
-    p::array(w, "pMicromaps", pMicromaps, micromapCount as usize);
-    p::value(w, "queryType", &queryType);
-    p::value(w, "dataSize", &dataSize);
-    p::address(w, "pData", pData as usize);
-    p::value(w, "stride", &stride);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "micromapCount", &micromapCount);
+        p::array(w, "pMicromaps", pMicromaps, micromapCount as usize);
+        p::value(w, "queryType", &queryType);
+        p::value(w, "dataSize", &dataSize);
+        p::address(w, "pData", pData as usize);
+        p::value(w, "stride", &stride);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkWriteResourceDescriptorsEXT` call: its arguments, after the call, and its result.
@@ -23887,10 +28403,15 @@ pub unsafe fn vkWriteResourceDescriptorsEXT(
 ) {
     let mut out = line::begin("vkWriteResourceDescriptorsEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "resourceCount", &resourceCount);
-    p::array(w, "pResources", pResources, resourceCount as usize);
-    p::array(w, "pDescriptors", pDescriptors, resourceCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "resourceCount", &resourceCount);
+        p::array(w, "pResources", pResources, resourceCount as usize);
+        p::array(w, "pDescriptors", pDescriptors, resourceCount as usize);
+    }
     line::end_with(out, &result);
 }
 ///Writes the line of a `vkWriteSamplerDescriptorsEXT` call: its arguments, after the call, and its result.
@@ -23906,9 +28427,14 @@ pub unsafe fn vkWriteSamplerDescriptorsEXT(
 ) {
     let mut out = line::begin("vkWriteSamplerDescriptorsEXT");
     let w = &mut out;
-    p::value(w, "device", &device);
-    p::value(w, "samplerCount", &samplerCount);
-    p::array(w, "pSamplers", pSamplers, samplerCount as usize);
-    p::array(w, "pDescriptors", pDescriptors, samplerCount as usize);
+    // SAFETY: the arguments are valid as the Vulkan API says, after the call (this function's
+    // contract): each pointer followed here is NULL or valid for the count its `len` names; the
+    // outputs of a failed call are not followed.
+    unsafe {
+        p::value(w, "device", &device);
+        p::value(w, "samplerCount", &samplerCount);
+        p::array(w, "pSamplers", pSamplers, samplerCount as usize);
+        p::array(w, "pDescriptors", pDescriptors, samplerCount as usize);
+    }
     line::end_with(out, &result);
 }
