@@ -16,155 +16,250 @@ pub const CHAIN_STRUCTURE_TYPES: &[VkStructureType] = &[
     VkStructureType::VALIDATION_FLAGS_EXT,
 ];
 ///Copies the chain structure at `src`, whose sType is `stype`; any sType but these is an error: `VkDebugReportCallbackCreateInfoEXT`, `VkDebugUtilsMessengerCreateInfoEXT`, `VkDirectDriverLoadingListLUNARG`, `VkExportMetalObjectCreateInfoEXT`, `VkLayerSettingsCreateInfoEXT`, `VkValidationFeaturesEXT`, `VkValidationFlagsEXT`.
+///
+/// # Safety
+/// `src` points to a structure of the type `stype` names, valid as `vkCreateInstance`
+/// accepts it (every pointer valid for the count its structure gives, every chain
+/// NULL-terminated and free of cycles).
 pub(super) unsafe fn chain_node(
     c: &mut DeepCopy,
     src: *const c_void,
     stype: VkStructureType,
 ) -> Result<*mut c_void, Fail> {
-    match stype {
-        VkStructureType::DEBUG_REPORT_CALLBACK_CREATE_INFO_EXT => {
-            c.chain_struct::<VkDebugReportCallbackCreateInfoEXT>(src, None)
+    // SAFETY: `src` points to a valid structure of the type `stype` names (this function's contract),
+    // which each arm copies as the structure its `sType` value belongs to.
+    unsafe {
+        match stype {
+            VkStructureType::DEBUG_REPORT_CALLBACK_CREATE_INFO_EXT => {
+                c.chain_struct::<VkDebugReportCallbackCreateInfoEXT>(src, None)
+            }
+            VkStructureType::DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT => {
+                c.chain_struct::<VkDebugUtilsMessengerCreateInfoEXT>(src, None)
+            }
+            VkStructureType::DIRECT_DRIVER_LOADING_LIST_LUNARG => {
+                c.chain_struct::<
+                        VkDirectDriverLoadingListLUNARG,
+                    >(src, Some(fix_VkDirectDriverLoadingListLUNARG))
+            }
+            VkStructureType::EXPORT_METAL_OBJECT_CREATE_INFO_EXT => {
+                c.chain_struct::<VkExportMetalObjectCreateInfoEXT>(src, None)
+            }
+            VkStructureType::LAYER_SETTINGS_CREATE_INFO_EXT => {
+                c.chain_struct::<
+                        VkLayerSettingsCreateInfoEXT,
+                    >(src, Some(fix_VkLayerSettingsCreateInfoEXT))
+            }
+            VkStructureType::VALIDATION_FEATURES_EXT => {
+                c.chain_struct::<
+                        VkValidationFeaturesEXT,
+                    >(src, Some(fix_VkValidationFeaturesEXT))
+            }
+            VkStructureType::VALIDATION_FLAGS_EXT => {
+                c.chain_struct::<
+                        VkValidationFlagsEXT,
+                    >(src, Some(fix_VkValidationFlagsEXT))
+            }
+            _ => Err(Fail::At(stype)),
         }
-        VkStructureType::DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT => {
-            c.chain_struct::<VkDebugUtilsMessengerCreateInfoEXT>(src, None)
-        }
-        VkStructureType::DIRECT_DRIVER_LOADING_LIST_LUNARG => {
-            c.chain_struct::<
-                    VkDirectDriverLoadingListLUNARG,
-                >(src, Some(fix_VkDirectDriverLoadingListLUNARG))
-        }
-        VkStructureType::EXPORT_METAL_OBJECT_CREATE_INFO_EXT => {
-            c.chain_struct::<VkExportMetalObjectCreateInfoEXT>(src, None)
-        }
-        VkStructureType::LAYER_SETTINGS_CREATE_INFO_EXT => {
-            c.chain_struct::<
-                    VkLayerSettingsCreateInfoEXT,
-                >(src, Some(fix_VkLayerSettingsCreateInfoEXT))
-        }
-        VkStructureType::VALIDATION_FEATURES_EXT => {
-            c.chain_struct::<
-                    VkValidationFeaturesEXT,
-                >(src, Some(fix_VkValidationFeaturesEXT))
-        }
-        VkStructureType::VALIDATION_FLAGS_EXT => {
-            c.chain_struct::<VkValidationFlagsEXT>(src, Some(fix_VkValidationFlagsEXT))
-        }
-        _ => Err(Fail::At(stype)),
     }
 }
 ///Re-points a bitwise copy of `VkApplicationInfo` at copies of what it points to.
+///
+/// # Safety
+/// `dst` is a bitwise copy of a `VkApplicationInfo` valid as `vkCreateInstance` accepts it: every
+/// pointer in it NULL or valid for the count its members give, every chain NULL-terminated and free
+/// of cycles.
 pub(super) unsafe fn fix_VkApplicationInfo(
     c: &mut DeepCopy,
     dst: &mut VkApplicationInfo,
 ) -> Result<(), Fail> {
-    dst.pNext = c.copy_chain(dst.pNext as *const c_void)? as _;
-    dst.pApplicationName = c.string(dst.pApplicationName as *const c_char)? as _;
-    dst.pEngineName = c.string(dst.pEngineName as *const c_char)? as _;
+    // SAFETY: each pointer of `dst` is NULL or valid for the count its members give (this function's
+    // contract), which is what each copy reads.
+    unsafe {
+        dst.pNext = c.copy_chain(dst.pNext as *const c_void)? as _;
+        dst.pApplicationName = c.string(dst.pApplicationName as *const c_char)? as _;
+        dst.pEngineName = c.string(dst.pEngineName as *const c_char)? as _;
+    }
     Ok(())
 }
 ///Re-points a bitwise copy of `VkDirectDriverLoadingInfoLUNARG` at copies of what it points to.
+///
+/// # Safety
+/// `dst` is a bitwise copy of a `VkDirectDriverLoadingInfoLUNARG` valid as `vkCreateInstance`
+/// accepts it: every pointer in it NULL or valid for the count its members give, every chain
+/// NULL-terminated and free of cycles.
 pub(super) unsafe fn fix_VkDirectDriverLoadingInfoLUNARG(
     c: &mut DeepCopy,
     dst: &mut VkDirectDriverLoadingInfoLUNARG,
 ) -> Result<(), Fail> {
-    dst.pNext = c.copy_chain(dst.pNext as *const c_void)? as _;
+    // SAFETY: each pointer of `dst` is NULL or valid for the count its members give (this function's
+    // contract), which is what each copy reads.
+    unsafe {
+        dst.pNext = c.copy_chain(dst.pNext as *const c_void)? as _;
+    }
     Ok(())
 }
 ///Re-points a bitwise copy of `VkDirectDriverLoadingListLUNARG` at copies of what it points to.
+///
+/// # Safety
+/// `dst` is a bitwise copy of a `VkDirectDriverLoadingListLUNARG` valid as `vkCreateInstance`
+/// accepts it: every pointer in it NULL or valid for the count its members give, every chain
+/// NULL-terminated and free of cycles.
 pub(super) unsafe fn fix_VkDirectDriverLoadingListLUNARG(
     c: &mut DeepCopy,
     dst: &mut VkDirectDriverLoadingListLUNARG,
 ) -> Result<(), Fail> {
-    dst.pDrivers = {
-        let (src, n) = (dst.pDrivers as *const _, dst.driverCount as usize);
-        c.structs(src, n, fix_VkDirectDriverLoadingInfoLUNARG)? as _
-    };
+    // SAFETY: each pointer of `dst` is NULL or valid for the count its members give (this function's
+    // contract), which is what each copy reads.
+    unsafe {
+        dst.pDrivers = {
+            let (src, n) = (dst.pDrivers as *const _, dst.driverCount as usize);
+            c.structs(src, n, fix_VkDirectDriverLoadingInfoLUNARG)? as _
+        };
+    }
     Ok(())
 }
 ///Re-points a bitwise copy of `VkInstanceCreateInfo` at copies of what it points to.
+///
+/// # Safety
+/// `dst` is a bitwise copy of a `VkInstanceCreateInfo` valid as `vkCreateInstance` accepts it:
+/// every pointer in it NULL or valid for the count its members give, every chain NULL-terminated
+/// and free of cycles.
 pub(super) unsafe fn fix_VkInstanceCreateInfo(
     c: &mut DeepCopy,
     dst: &mut VkInstanceCreateInfo,
 ) -> Result<(), Fail> {
-    dst.pNext = c.copy_chain(dst.pNext as *const c_void)? as _;
-    dst.pApplicationInfo = {
-        let (src, n) = (dst.pApplicationInfo as *const _, 1);
-        c.structs(src, n, fix_VkApplicationInfo)? as _
-    };
-    dst.ppEnabledLayerNames = c
-        .strings(
-            dst.ppEnabledLayerNames as *const *const c_char,
-            dst.enabledLayerCount as usize,
-        )? as _;
-    dst.ppEnabledExtensionNames = c
-        .strings(
-            dst.ppEnabledExtensionNames as *const *const c_char,
-            dst.enabledExtensionCount as usize,
-        )? as _;
+    // SAFETY: each pointer of `dst` is NULL or valid for the count its members give (this function's
+    // contract), which is what each copy reads.
+    unsafe {
+        dst.pNext = c.copy_chain(dst.pNext as *const c_void)? as _;
+        dst.pApplicationInfo = {
+            let (src, n) = (dst.pApplicationInfo as *const _, 1);
+            c.structs(src, n, fix_VkApplicationInfo)? as _
+        };
+        dst.ppEnabledLayerNames = c
+            .strings(
+                dst.ppEnabledLayerNames as *const *const c_char,
+                dst.enabledLayerCount as usize,
+            )? as _;
+        dst.ppEnabledExtensionNames = c
+            .strings(
+                dst.ppEnabledExtensionNames as *const *const c_char,
+                dst.enabledExtensionCount as usize,
+            )? as _;
+    }
     Ok(())
 }
 ///Re-points a bitwise copy of `VkLayerSettingEXT` at copies of what it points to.
+///
+/// # Safety
+/// `dst` is a bitwise copy of a `VkLayerSettingEXT` valid as `vkCreateInstance` accepts it: every
+/// pointer in it NULL or valid for the count its members give, every chain NULL-terminated and free
+/// of cycles.
 pub(super) unsafe fn fix_VkLayerSettingEXT(
     c: &mut DeepCopy,
     dst: &mut VkLayerSettingEXT,
 ) -> Result<(), Fail> {
-    dst.pLayerName = c.string(dst.pLayerName as *const c_char)? as _;
-    dst.pSettingName = c.string(dst.pSettingName as *const c_char)? as _;
-    let n = dst.valueCount as usize;
-    dst.pValues = match dst.r#type {
-        VkLayerSettingTypeEXT::BOOL32_EXT => {
-            c.array(dst.pValues as *const VkBool32, n)? as _
-        }
-        VkLayerSettingTypeEXT::INT32_EXT => c.array(dst.pValues as *const i32, n)? as _,
-        VkLayerSettingTypeEXT::INT64_EXT => c.array(dst.pValues as *const i64, n)? as _,
-        VkLayerSettingTypeEXT::UINT32_EXT => c.array(dst.pValues as *const u32, n)? as _,
-        VkLayerSettingTypeEXT::UINT64_EXT => c.array(dst.pValues as *const u64, n)? as _,
-        VkLayerSettingTypeEXT::FLOAT32_EXT => c.array(dst.pValues as *const f32, n)? as _,
-        VkLayerSettingTypeEXT::FLOAT64_EXT => c.array(dst.pValues as *const f64, n)? as _,
-        VkLayerSettingTypeEXT::STRING_EXT => {
-            c.strings(dst.pValues as *const *const c_char, n)? as _
-        }
-        _ => return Err(Fail::Here),
-    };
+    // SAFETY: each pointer of `dst` is NULL or valid for the count its members give (this function's
+    // contract), which is what each copy reads.
+    unsafe {
+        dst.pLayerName = c.string(dst.pLayerName as *const c_char)? as _;
+        dst.pSettingName = c.string(dst.pSettingName as *const c_char)? as _;
+        let n = dst.valueCount as usize;
+        dst.pValues = match dst.r#type {
+            VkLayerSettingTypeEXT::BOOL32_EXT => {
+                c.array(dst.pValues as *const VkBool32, n)? as _
+            }
+            VkLayerSettingTypeEXT::INT32_EXT => {
+                c.array(dst.pValues as *const i32, n)? as _
+            }
+            VkLayerSettingTypeEXT::INT64_EXT => {
+                c.array(dst.pValues as *const i64, n)? as _
+            }
+            VkLayerSettingTypeEXT::UINT32_EXT => {
+                c.array(dst.pValues as *const u32, n)? as _
+            }
+            VkLayerSettingTypeEXT::UINT64_EXT => {
+                c.array(dst.pValues as *const u64, n)? as _
+            }
+            VkLayerSettingTypeEXT::FLOAT32_EXT => {
+                c.array(dst.pValues as *const f32, n)? as _
+            }
+            VkLayerSettingTypeEXT::FLOAT64_EXT => {
+                c.array(dst.pValues as *const f64, n)? as _
+            }
+            VkLayerSettingTypeEXT::STRING_EXT => {
+                c.strings(dst.pValues as *const *const c_char, n)? as _
+            }
+            _ => return Err(Fail::Here),
+        };
+    }
     Ok(())
 }
 ///Re-points a bitwise copy of `VkLayerSettingsCreateInfoEXT` at copies of what it points to.
+///
+/// # Safety
+/// `dst` is a bitwise copy of a `VkLayerSettingsCreateInfoEXT` valid as `vkCreateInstance` accepts
+/// it: every pointer in it NULL or valid for the count its members give, every chain
+/// NULL-terminated and free of cycles.
 pub(super) unsafe fn fix_VkLayerSettingsCreateInfoEXT(
     c: &mut DeepCopy,
     dst: &mut VkLayerSettingsCreateInfoEXT,
 ) -> Result<(), Fail> {
-    dst.pSettings = {
-        let (src, n) = (dst.pSettings as *const _, dst.settingCount as usize);
-        c.structs(src, n, fix_VkLayerSettingEXT)? as _
-    };
+    // SAFETY: each pointer of `dst` is NULL or valid for the count its members give (this function's
+    // contract), which is what each copy reads.
+    unsafe {
+        dst.pSettings = {
+            let (src, n) = (dst.pSettings as *const _, dst.settingCount as usize);
+            c.structs(src, n, fix_VkLayerSettingEXT)? as _
+        };
+    }
     Ok(())
 }
 ///Re-points a bitwise copy of `VkValidationFeaturesEXT` at copies of what it points to.
+///
+/// # Safety
+/// `dst` is a bitwise copy of a `VkValidationFeaturesEXT` valid as `vkCreateInstance` accepts it:
+/// every pointer in it NULL or valid for the count its members give, every chain NULL-terminated
+/// and free of cycles.
 pub(super) unsafe fn fix_VkValidationFeaturesEXT(
     c: &mut DeepCopy,
     dst: &mut VkValidationFeaturesEXT,
 ) -> Result<(), Fail> {
-    dst.pEnabledValidationFeatures = c
-        .array(
-            dst.pEnabledValidationFeatures as *const _,
-            dst.enabledValidationFeatureCount as usize,
-        )? as _;
-    dst.pDisabledValidationFeatures = c
-        .array(
-            dst.pDisabledValidationFeatures as *const _,
-            dst.disabledValidationFeatureCount as usize,
-        )? as _;
+    // SAFETY: each pointer of `dst` is NULL or valid for the count its members give (this function's
+    // contract), which is what each copy reads.
+    unsafe {
+        dst.pEnabledValidationFeatures = c
+            .array(
+                dst.pEnabledValidationFeatures as *const _,
+                dst.enabledValidationFeatureCount as usize,
+            )? as _;
+        dst.pDisabledValidationFeatures = c
+            .array(
+                dst.pDisabledValidationFeatures as *const _,
+                dst.disabledValidationFeatureCount as usize,
+            )? as _;
+    }
     Ok(())
 }
 ///Re-points a bitwise copy of `VkValidationFlagsEXT` at copies of what it points to.
+///
+/// # Safety
+/// `dst` is a bitwise copy of a `VkValidationFlagsEXT` valid as `vkCreateInstance` accepts it:
+/// every pointer in it NULL or valid for the count its members give, every chain NULL-terminated
+/// and free of cycles.
 pub(super) unsafe fn fix_VkValidationFlagsEXT(
     c: &mut DeepCopy,
     dst: &mut VkValidationFlagsEXT,
 ) -> Result<(), Fail> {
-    dst.pDisabledValidationChecks = c
-        .array(
-            dst.pDisabledValidationChecks as *const _,
-            dst.disabledValidationCheckCount as usize,
-        )? as _;
+    // SAFETY: each pointer of `dst` is NULL or valid for the count its members give (this function's
+    // contract), which is what each copy reads.
+    unsafe {
+        dst.pDisabledValidationChecks = c
+            .array(
+                dst.pDisabledValidationChecks as *const _,
+                dst.disabledValidationCheckCount as usize,
+            )? as _;
+    }
     Ok(())
 }

@@ -228,6 +228,8 @@ pub struct InstanceDispatchTable {
     ///[`vkSubmitDebugUtilsMessageEXT`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkSubmitDebugUtilsMessageEXT.html)
     pub vkSubmitDebugUtilsMessageEXT: PFN_vkSubmitDebugUtilsMessageEXT,
 }
+// SAFETY: `#[repr(C)]` with one `PFN_*` field per command of `COMMANDS`, in that order (the size
+// is asserted below), and nothing else.
 unsafe impl DispatchTable for InstanceDispatchTable {
     const COMMANDS: &'static [u16] = &[
         0u16, 6u16, 7u16, 306u16, 318u16, 319u16, 324u16, 325u16, 326u16, 327u16, 335u16,
@@ -249,6 +251,7 @@ const _: () = assert!(
 );
 impl Default for InstanceDispatchTable {
     fn default() -> Self {
+        // SAFETY: every field is an `Option` of a function pointer, for which all-zero is `None`.
         unsafe { core::mem::zeroed() }
     }
 }
@@ -1511,6 +1514,8 @@ pub struct DeviceDispatchTable {
     ///[`vkWriteSamplerDescriptorsEXT`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkWriteSamplerDescriptorsEXT.html)
     pub vkWriteSamplerDescriptorsEXT: PFN_vkWriteSamplerDescriptorsEXT,
 }
+// SAFETY: `#[repr(C)]` with one `PFN_*` field per command of `COMMANDS`, in that order (the size
+// is asserted below), and nothing else.
 unsafe impl DispatchTable for DeviceDispatchTable {
     const COMMANDS: &'static [u16] = &[
         1u16, 2u16, 3u16, 4u16, 5u16, 8u16, 9u16, 10u16, 11u16, 12u16, 13u16, 14u16,
@@ -1583,6 +1588,7 @@ const _: () = assert!(
 );
 impl Default for DeviceDispatchTable {
     fn default() -> Self {
+        // SAFETY: every field is an `Option` of a function pointer, for which all-zero is `None`.
         unsafe { core::mem::zeroed() }
     }
 }

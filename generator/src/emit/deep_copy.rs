@@ -15,7 +15,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::types::VariantNames;
-use super::{base_type, ident, rust_file};
+use super::{base_type, ident, rust_file, safety, safety_doc};
 use crate::ir::*;
 use crate::parse::resolve_alias;
 
@@ -120,6 +120,10 @@ pub fn emit(reg: &Registry) -> Result<String, String> {
         return Err(format!("{ROOT} holds no pointers: the deep copy emitter's assumptions no longer hold"));
     }
 
+    let chain_why = safety(
+        "`src` points to a valid structure of the type `stype` names (this function's contract), \
+         which each arm copies as the structure its `sType` value belongs to.",
+    );
     let tokens = quote! {
         use core::ffi::{c_char, c_void};
         use super::{DeepCopy, Fail};
@@ -130,10 +134,18 @@ pub fn emit(reg: &Registry) -> Result<String, String> {
         pub const CHAIN_STRUCTURE_TYPES: &[VkStructureType] = &[#(#stypes),*];
 
         #[doc = #chain_doc]
+        ///
+        /// # Safety
+        /// `src` points to a structure of the type `stype` names, valid as `vkCreateInstance`
+        /// accepts it (every pointer valid for the count its structure gives, every chain
+        /// NULL-terminated and free of cycles).
         pub(super) unsafe fn chain_node(c: &mut DeepCopy, src: *const c_void, stype: VkStructureType) -> Result<*mut c_void, Fail> {
-            match stype {
-                #(#arms)*
-                _ => Err(Fail::At(stype)),
+            #chain_why
+            unsafe {
+                match stype {
+                    #(#arms)*
+                    _ => Err(Fail::At(stype)),
+                }
             }
         }
 
@@ -341,10 +353,17 @@ fn fix_fn(reg: &Registry, scope: &Scope, names: &VariantNames, name: &str) -> Re
             _ => None,
         })
         .collect();
+    let contract = safety_doc(&format!(
+        "`dst` is a bitwise copy of a `{name}` valid as `vkCreateInstance` accepts it: every pointer \
+         in it NULL or valid for the count its members give, every chain NULL-terminated and free of \
+         cycles."
+    ));
     if !unsupported.is_empty() {
         let doc = format!("`{name}` cannot be copied from the registry's description alone: {}.", unsupported.join("; "));
         return Ok(quote! {
             #[doc = #doc]
+            #[doc = ""]
+            #contract
             pub(super) unsafe fn #fname(_c: &mut DeepCopy, _dst: &mut #ty) -> Result<(), Fail> {
                 Err(Fail::Here)
             }
@@ -405,10 +424,21 @@ fn fix_fn(reg: &Registry, scope: &Scope, names: &VariantNames, name: &str) -> Re
         steps.push(step);
     }
     let doc = format!("Re-points a bitwise copy of `{name}` at copies of what it points to.");
+    let steps = if steps.is_empty() {
+        quote!()
+    } else {
+        let why = safety(
+            "each pointer of `dst` is NULL or valid for the count its members give (this function's \
+             contract), which is what each copy reads.",
+        );
+        quote!(#why unsafe { #(#steps)* })
+    };
     Ok(quote! {
         #[doc = #doc]
+        #[doc = ""]
+        #contract
         pub(super) unsafe fn #fname(c: &mut DeepCopy, dst: &mut #ty) -> Result<(), Fail> {
-            #(#steps)*
+            #steps
             Ok(())
         }
     })

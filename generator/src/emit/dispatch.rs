@@ -2,7 +2,7 @@
 
 use quote::{format_ident, quote};
 
-use super::{rust_file, spec_link};
+use super::{rust_file, safety, spec_link};
 use crate::ir::Registry;
 use crate::model::Model;
 
@@ -16,18 +16,24 @@ pub fn emit(reg: &Registry, model: &Model) -> Result<String, String> {
             quote!(#[doc = #doc] pub #field: #pfn)
         });
         let count = slots.len();
+        let impl_why = safety(
+            "`#[repr(C)]` with one `PFN_*` field per command of `COMMANDS`, in that order (the size \
+             is asserted below), and nothing else.",
+        );
+        let zeroed_why = safety("every field is an `Option` of a function pointer, for which all-zero is `None`.");
         quote! {
             #[doc = #doc]
             #[repr(C)]
             #[derive(Clone, Copy)]
             pub struct #id { #(#fields),* }
+            #impl_why
             unsafe impl DispatchTable for #id {
                 const COMMANDS: &'static [u16] = &[#(#slots),*];
             }
             const _: () = assert!(core::mem::size_of::<#id>() == #count * core::mem::size_of::<PFN_vkVoidFunction>());
             impl Default for #id {
                 fn default() -> Self {
-                    // SAFETY: every field is an `Option` of a function pointer; all-zero is `None`.
+                    #zeroed_why
                     unsafe { core::mem::zeroed() }
                 }
             }

@@ -26,7 +26,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
 use super::types::{slots, Slot, VariantNames};
-use super::{field_type, ident, rust_file};
+use super::{field_type, ident, rust_file, safety, safety_doc};
 use crate::ir::*;
 use crate::parse::resolve_alias;
 
@@ -69,6 +69,10 @@ pub fn emit(reg: &Registry) -> Result<String, String> {
             stypes.push(path);
         }
     }
+    let by_type_why = safety(
+        "`value` points to a writable structure of the type `s_type` names (this function's \
+         contract): each arm cleans it as the structure its `sType` value belongs to.",
+    );
     let tokens = quote! {
         #[allow(unused_imports)]
         use core::ffi::{c_char, c_int, c_ulong, c_void};
@@ -80,10 +84,16 @@ pub fn emit(reg: &Registry) -> Result<String, String> {
         pub const STRUCTURE_TYPES: &[VkStructureType] = &[#(#stypes),*];
 
         /// `ZeroPadding::zero_padding` of the structure with this sType; `false` for any other.
+        ///
+        /// # Safety
+        /// `value` points to a writable structure of the type `s_type` names (no alignment needed).
         pub(super) unsafe fn by_type(s_type: VkStructureType, value: *mut u8) -> bool {
-            match s_type {
-                #(#arms)*
-                _ => return false,
+            #by_type_why
+            unsafe {
+                match s_type {
+                    #(#arms)*
+                    _ => return false,
+                }
             }
             true
         }
@@ -156,11 +166,15 @@ fn impl_for(
     is_union: bool,
 ) -> Result<TokenStream, String> {
     let ty = format_ident!("{}", name);
+    let contract = safety_doc("As [`ZeroPadding::zero_padding`].");
     if is_union {
         let doc = format!("`{name}` is a union: which member is live, and so which bytes are padding, is not known here; nothing is zeroed.");
+        let why = safety("nothing is written.");
         return Ok(quote! {
             #[doc = #doc]
+            #why
             unsafe impl ZeroPadding for #ty {
+                #contract
                 unsafe fn zero_padding(_value: *mut u8) {}
             }
         });
@@ -198,12 +212,26 @@ fn impl_for(
             }
         }
     }
+    let impl_why = safety(&format!(
+        "the walk writes only the bytes between `{name}`'s members, at the offsets and sizes rustc \
+         gives, and after the last one up to its size; members that are structures are cleaned by \
+         their own `ZeroPadding`, and bitfield storage only in bits no bitfield uses."
+    ));
+    let walk_why = safety(
+        "`value` points to `size_of::<Self>()` writable bytes (the trait's contract), and the \
+         members are walked in declaration order, each within them.",
+    );
     Ok(quote! {
+        #impl_why
         unsafe impl ZeroPadding for #ty {
+            #contract
             unsafe fn zero_padding(value: *mut u8) {
                 let mut w = Walk::new(value);
-                #(#steps)*
-                w.finish(size_of::<Self>());
+                #walk_why
+                unsafe {
+                    #(#steps)*
+                    w.finish(size_of::<Self>());
+                }
             }
         }
     })
