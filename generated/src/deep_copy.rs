@@ -31,9 +31,10 @@ pub struct DeepCopy {
     blocks: Vec<(NonNull<u8>, Layout)>,
 }
 
-// The blocks are plain memory this value owns alone; the copies in them are never written after
-// they are handed out.
+// SAFETY: the blocks are plain memory this value owns alone (nothing else frees them), and the
+// copies in them are never written after they are handed out.
 unsafe impl Send for DeepCopy {}
+// SAFETY: as for `Send`: a shared `DeepCopy` gives no way to write its blocks.
 unsafe impl Sync for DeepCopy {}
 
 /// Why a structure could not be copied.
@@ -89,7 +90,8 @@ impl DeepCopy {
         info: *const VkInstanceCreateInfo,
     ) -> Result<*const VkInstanceCreateInfo, VkStructureType> {
         let mark = self.blocks.len();
-        let copy = self.structs(info, 1, data::fix_VkInstanceCreateInfo);
+        // SAFETY: `info` is NULL or a valid create info (this function's contract).
+        let copy = unsafe { self.structs(info, 1, data::fix_VkInstanceCreateInfo) };
         self.finish(mark, copy.map(<*mut _>::cast_const), VkStructureType::INSTANCE_CREATE_INFO)
     }
 
@@ -99,7 +101,8 @@ impl DeepCopy {
     /// As for [`DeepCopy::instance_create_info`], for the chain alone.
     pub unsafe fn chain(&mut self, next: *const c_void) -> Result<*const c_void, VkStructureType> {
         let mark = self.blocks.len();
-        let copy = self.copy_chain(next);
+        // SAFETY: `next` is NULL or a valid chain (this function's contract).
+        let copy = unsafe { self.copy_chain(next) };
         // A chain's failures always name a structure of the chain, never `Here`.
         self.finish(mark, copy, VkStructureType::LOADER_INSTANCE_CREATE_INFO)
     }
@@ -116,89 +119,132 @@ impl DeepCopy {
     }
 
     /// A new block of `layout.size()` bytes holding a copy of `src`.
+    ///
+    /// # Safety
+    /// `layout` is not zero-sized; `src` is readable for `layout.size()` bytes.
     unsafe fn block(&mut self, src: *const u8, layout: Layout) -> Result<*mut u8, Fail> {
         self.blocks.try_reserve(1).map_err(|_| Fail::Here)?;
-        // SAFETY: callers never ask for zero bytes.
-        let block = NonNull::new(alloc::alloc::alloc(layout)).ok_or(Fail::Here)?;
-        ptr::copy_nonoverlapping(src, block.as_ptr(), layout.size());
+        // SAFETY: the layout is not zero-sized (this function's contract).
+        let block = NonNull::new(unsafe { alloc::alloc::alloc(layout) }).ok_or(Fail::Here)?;
+        // SAFETY: `src` is readable for the size (the contract); the block was just allocated with
+        // it, so the two do not overlap.
+        unsafe { ptr::copy_nonoverlapping(src, block.as_ptr(), layout.size()) };
         self.blocks.push((block, layout));
         Ok(block.as_ptr())
     }
 
     /// A copy of `count` values at `src`; NULL where `src` is NULL or `count` is zero.
+    ///
+    /// # Safety
+    /// `src` is NULL or valid for reading `count` values.
     pub(crate) unsafe fn array<T: Copy>(&mut self, src: *const T, count: usize) -> Result<*mut T, Fail> {
         if src.is_null() || count == 0 || size_of::<T>() == 0 {
             return Ok(ptr::null_mut());
         }
         let layout = Layout::array::<T>(count).map_err(|_| Fail::Here)?;
-        Ok(self.block(src.cast(), layout)?.cast())
+        // SAFETY: a non-empty layout of the `count` values `src` is valid for (the contract).
+        Ok(unsafe { self.block(src.cast(), layout) }?.cast())
     }
 
     /// A copy of `count` structures at `src`, each re-pointed by `fix`.
+    ///
+    /// # Safety
+    /// `src` is NULL or valid for reading `count` structures, each valid as `fix` needs it.
     pub(crate) unsafe fn structs<T: Copy>(&mut self, src: *const T, count: usize, fix: Fix<T>) -> Result<*mut T, Fail> {
-        let copy = self.array(src, count)?;
+        // SAFETY: per this function's contract.
+        let copy = unsafe { self.array(src, count) }?;
         for i in 0..if copy.is_null() { 0 } else { count } {
-            fix(self, &mut *copy.add(i))?;
+            // SAFETY: `copy` holds `count` structures this value owns, bitwise copies of valid ones.
+            unsafe { fix(self, &mut *copy.add(i)) }?;
         }
         Ok(copy)
     }
 
     /// A copy of `size` bytes of untyped data, aligned for any scalar (for `void*` members sized by
     /// a byte count such as `dataSize`; the vendored registry's scope has none today).
+    ///
+    /// # Safety
+    /// `src` is NULL or valid for reading `size` bytes.
     #[allow(dead_code)]
     pub(crate) unsafe fn bytes(&mut self, src: *const c_void, size: usize) -> Result<*mut c_void, Fail> {
         if src.is_null() || size == 0 {
             return Ok(ptr::null_mut());
         }
         let layout = Layout::from_size_align(size, align_of::<u128>()).map_err(|_| Fail::Here)?;
-        Ok(self.block(src.cast(), layout)?.cast())
+        // SAFETY: a non-empty layout of the `size` bytes `src` is valid for (the contract).
+        Ok(unsafe { self.block(src.cast(), layout) }?.cast())
     }
 
     /// A copy of a NUL-terminated string.
+    ///
+    /// # Safety
+    /// `src` is NULL or a NUL-terminated string.
     pub(crate) unsafe fn string(&mut self, src: *const c_char) -> Result<*mut c_char, Fail> {
         if src.is_null() {
             return Ok(ptr::null_mut());
         }
-        self.array(src, CStr::from_ptr(src).to_bytes_with_nul().len())
+        // SAFETY: a NUL-terminated string (the contract), read up to and with its NUL.
+        unsafe { self.array(src, CStr::from_ptr(src).to_bytes_with_nul().len()) }
     }
 
     /// A copy of an array of `count` strings, the strings copied too.
+    ///
+    /// # Safety
+    /// `src` is NULL or valid for reading `count` pointers, each NULL or a NUL-terminated string.
     pub(crate) unsafe fn strings(&mut self, src: *const *const c_char, count: usize) -> Result<*mut *const c_char, Fail> {
-        let copy = self.array(src, count)?;
+        // SAFETY: per this function's contract.
+        let copy = unsafe { self.array(src, count) }?;
         for i in 0..if copy.is_null() { 0 } else { count } {
-            let s = copy.add(i);
-            *s = self.string(*s)?;
+            // SAFETY: `copy` holds `count` pointers this value owns, copies of the caller's strings'.
+            unsafe {
+                let s = copy.add(i);
+                *s = self.string(*s)?;
+            }
         }
         Ok(copy)
     }
 
     /// A copy of a pNext chain, one structure at a time (no recursion along the chain).
+    ///
+    /// # Safety
+    /// `next` is NULL or a valid chain, as [`DeepCopy::chain`] says.
     pub(crate) unsafe fn copy_chain(&mut self, mut next: *const c_void) -> Result<*const c_void, Fail> {
         let mut head: *const c_void = ptr::null();
         let mut tail: *mut VkBaseOutStructure = ptr::null_mut();
         while !next.is_null() {
             let src = next.cast::<VkBaseInStructure>();
-            let stype = (*src).sType;
-            let node = data::chain_node(self, next, stype).map_err(|fail| Fail::At(fail.at(stype)))?;
+            // SAFETY: every structure of a valid chain starts with `sType` and `pNext`.
+            let stype = unsafe { (*src).sType };
+            // SAFETY: `next` is a valid structure of the type its `sType` names.
+            let node = unsafe { data::chain_node(self, next, stype) }.map_err(|fail| Fail::At(fail.at(stype)))?;
             let node = node.cast::<VkBaseOutStructure>();
             if tail.is_null() {
                 head = node.cast_const().cast();
             } else {
-                (*tail).pNext = node;
+                // SAFETY: `tail` is the previous copy, a chain structure this value owns.
+                unsafe { (*tail).pNext = node };
             }
             tail = node;
-            next = (*src).pNext.cast();
+            // SAFETY: as for `sType` above.
+            next = unsafe { (*src).pNext }.cast();
         }
         Ok(head)
     }
 
     /// A copy of one chain structure at `src`: its own pNext is left NULL for [`Self::copy_chain`]
     /// to link, so `fix` finds no chain to follow.
+    ///
+    /// # Safety
+    /// `src` points to a valid chain structure of type `T`, valid as `fix` needs it.
     pub(crate) unsafe fn chain_struct<T: Copy>(&mut self, src: *const c_void, fix: Option<Fix<T>>) -> Result<*mut c_void, Fail> {
-        let copy = self.array(src.cast::<T>(), 1)?;
-        (*copy.cast::<VkBaseOutStructure>()).pNext = ptr::null_mut();
+        // SAFETY: one `T` at `src` (the contract).
+        let copy = unsafe { self.array(src.cast::<T>(), 1) }?;
+        // SAFETY: `copy` is this value's copy of a chain structure, which starts with `sType` and
+        // `pNext`.
+        unsafe { (*copy.cast::<VkBaseOutStructure>()).pNext = ptr::null_mut() };
         if let Some(fix) = fix {
-            fix(self, &mut *copy)?;
+            // SAFETY: `copy` is a bitwise copy of the caller's valid `T`, which this value owns.
+            unsafe { fix(self, &mut *copy) }?;
         }
         Ok(copy.cast())
     }

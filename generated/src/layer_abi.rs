@@ -405,9 +405,12 @@ zeroed_default!(VK_LOADER_DATA);
 /// `pNewObject` must be valid for writing one pointer-aligned word.
 #[inline]
 pub unsafe fn set_loader_magic_value(pNewObject: *mut c_void) {
-    pNewObject.cast::<VK_LOADER_DATA>().write(VK_LOADER_DATA {
-        loaderMagic: ICD_LOADER_MAGIC,
-    });
+    // SAFETY: one aligned, writable word (this function's contract).
+    unsafe {
+        pNewObject.cast::<VK_LOADER_DATA>().write(VK_LOADER_DATA {
+            loaderMagic: ICD_LOADER_MAGIC,
+        })
+    };
 }
 
 /// `valid_loader_magic_value`: whether the low 32 bits of the first word of `pNewObject` are
@@ -417,7 +420,10 @@ pub unsafe fn set_loader_magic_value(pNewObject: *mut c_void) {
 /// `pNewObject` must be valid for reading one pointer-aligned word.
 #[inline]
 pub unsafe fn valid_loader_magic_value(pNewObject: *const c_void) -> bool {
-    (pNewObject.cast::<VK_LOADER_DATA>().read().loaderMagic & 0xffff_ffff) == ICD_LOADER_MAGIC
+    // SAFETY: one aligned, readable word (this function's contract); both members of the union
+    // are plain words, so any bits read are a value of `loaderMagic`.
+    let magic = unsafe { pNewObject.cast::<VK_LOADER_DATA>().read().loaderMagic };
+    (magic & 0xffff_ffff) == ICD_LOADER_MAGIC
 }
 
 c_enum! {

@@ -143,7 +143,8 @@ impl NameTable {
     /// `name` must be non-null and point to a NUL-terminated string.
     #[inline]
     pub unsafe fn find_c(&self, name: *const c_char) -> Option<usize> {
-        let name = CStr::from_ptr(name).to_bytes();
+        // SAFETY: a non-null, NUL-terminated string (this function's contract).
+        let name = unsafe { CStr::from_ptr(name) }.to_bytes();
         self.probe(hash(name), name)
     }
 
@@ -207,7 +208,8 @@ pub fn command(name: &[u8]) -> Option<&'static CommandName> {
 /// `name` must be non-null and point to a NUL-terminated string.
 #[inline]
 pub unsafe fn command_c(name: *const c_char) -> Option<&'static CommandName> {
-    COMMAND_NAME_TABLE.find_c(name).map(|i| &COMMAND_NAMES[i])
+    // SAFETY: this function's contract is `find_c`'s.
+    unsafe { COMMAND_NAME_TABLE.find_c(name) }.map(|i| &COMMAND_NAMES[i])
 }
 
 /// The id of an extension (index into `EXTENSIONS`), by name.

@@ -20,8 +20,10 @@ macro_rules! dispatchable_handle {
                 Self::NULL
             }
         }
-        // Handles are plain values; Vulkan's external synchronisation rules govern their use.
+        // SAFETY: a handle is a plain value, never dereferenced by this crate; Vulkan's external
+        // synchronisation rules govern its use.
         unsafe impl Send for $name {}
+        // SAFETY: as for `Send`.
         unsafe impl Sync for $name {}
     };
 }
@@ -120,6 +122,7 @@ macro_rules! tagged_struct {
                 value
             }
         }
+        // SAFETY: `#[repr(C)]` with `sType` first, and `$stype` is its structure type (the registry's).
         unsafe impl crate::TaggedStruct for $name {
             const STRUCTURE_TYPE: crate::types::VkStructureType = $stype;
         }

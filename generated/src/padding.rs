@@ -53,7 +53,8 @@ pub fn zero_padding_of<T: ZeroPadding>(value: &mut T) {
 /// # Safety
 /// `value` points to a writable structure of the type `s_type` names (no alignment needed).
 pub unsafe fn zero_padding_by_type(s_type: VkStructureType, value: *mut u8) -> bool {
-    data::by_type(s_type, value)
+    // SAFETY: this function's contract is `by_type`'s.
+    unsafe { data::by_type(s_type, value) }
 }
 
 /// Walks one structure's members in order, zeroing what lies between them.
@@ -70,50 +71,76 @@ impl Walk {
     }
 
     /// Zeroes the bytes from the end of the last member to `offset`.
+    ///
+    /// # Safety
+    /// The structure's bytes up to `offset` are writable; those from the last member's end on are
+    /// padding.
     #[inline(always)]
     unsafe fn zero_to(&mut self, offset: usize) {
         if offset > self.end {
-            ptr::write_bytes(self.base.add(self.end), 0, offset - self.end);
+            // SAFETY: within the structure's writable bytes, and padding (the contract).
+            unsafe { ptr::write_bytes(self.base.add(self.end), 0, offset - self.end) };
         }
     }
 
     /// A member at `offset` of `size` bytes, kept as it is.
+    ///
+    /// # Safety
+    /// `offset` and `size` are those of the structure's next member in declaration order (rustc's
+    /// `offset_of!` and `size_of`), and the structure is writable.
     #[inline(always)]
     pub(crate) unsafe fn member(&mut self, offset: usize, size: usize) {
         debug_assert!(offset >= self.end, "members walked out of order");
-        self.zero_to(offset);
+        // SAFETY: the bytes before the next member, from the end of the last, are padding.
+        unsafe { self.zero_to(offset) };
         self.end = offset + size;
     }
 
     /// A member at `offset` of `size` bytes holding `E`s (one, or an array of any dimensions):
     /// each cleaned in turn.
+    ///
+    /// # Safety
+    /// As [`Walk::member`], for a member of `E`s.
     #[inline(always)]
     pub(crate) unsafe fn structs<E: ZeroPadding>(&mut self, offset: usize, size: usize) {
-        self.member(offset, size);
+        // SAFETY: per this function's contract.
+        unsafe { self.member(offset, size) };
         let each = size_of::<E>();
         if each != 0 {
             for i in 0..size / each {
-                E::zero_padding(self.base.add(offset + i * each));
+                // SAFETY: the `i`th `E` of the member, within the structure's writable bytes.
+                unsafe { E::zero_padding(self.base.add(offset + i * each)) };
             }
         }
     }
 
     /// A storage unit of bitfields at `offset` whose bits outside `used` hold no bitfield: those
     /// are cleared where the types' packing (from the least significant bit) is known to hold.
+    ///
+    /// # Safety
+    /// As [`Walk::member`], for a member that is a `U` of bitfields using the bits of `used`.
     #[allow(dead_code)] // no structure in the vendored registry's scope has a partly used unit
     #[inline(always)]
     pub(crate) unsafe fn bits<U: Unit>(&mut self, offset: usize, used: u64) {
-        self.member(offset, size_of::<U>());
+        // SAFETY: per this function's contract.
+        unsafe { self.member(offset, size_of::<U>()) };
         if cfg!(target_endian = "little") {
-            let unit = self.base.add(offset).cast::<U>();
-            unit.write_unaligned(unit.read_unaligned().and(used));
+            // SAFETY: the unit lies within the structure's writable bytes (unaligned access).
+            unsafe {
+                let unit = self.base.add(offset).cast::<U>();
+                unit.write_unaligned(unit.read_unaligned().and(used));
+            }
         }
     }
 
     /// Zeroes the tail, from the last member to the structure's `size`.
+    ///
+    /// # Safety
+    /// Every member was walked, and `size` is the structure's size.
     #[inline(always)]
     pub(crate) unsafe fn finish(mut self, size: usize) {
-        self.zero_to(size);
+        // SAFETY: the bytes after the last member, up to the size, are padding.
+        unsafe { self.zero_to(size) };
     }
 }
 

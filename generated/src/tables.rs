@@ -226,7 +226,9 @@ pub unsafe trait TaggedStruct {
 /// # Safety
 /// `chain` must be NULL or a valid Vulkan `pNext` chain (each element starts with `sType`/`pNext`).
 pub unsafe fn find_in_chain<'a, T: TaggedStruct>(chain: *const core::ffi::c_void) -> Option<&'a T> {
-    chain_elements(chain).find(|&(stype, _)| stype == T::STRUCTURE_TYPE).map(|(_, p)| &*(p as *const T))
+    // SAFETY: a valid chain (this function's contract): an element whose `sType` is `T`'s is a `T`
+    // (the `TaggedStruct` contract), valid as long as the chain.
+    unsafe { chain_elements(chain).find(|&(stype, _)| stype == T::STRUCTURE_TYPE).map(|(_, p)| &*(p as *const T)) }
 }
 
 /// Every element of a `pNext` chain with its structure type.
