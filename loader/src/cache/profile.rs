@@ -241,12 +241,16 @@ impl PartialEq for Profiles {
 
 impl Stored {
     fn profile(&self) -> &std::sync::Arc<Profile> {
+        // Decoded into the process-wide cache, maybe inside an application's allocator scope
+        // (`vkCreateInstance`): the system's memory, which outlives that allocator.
         self.decoded.get_or_init(|| {
-            let mut profile = Profile { application: self.application, ..Profile::default() };
-            // Checked when the file was read: a failure here cannot happen, and would only leave
-            // the profile empty (no device answered from it).
-            let _ = body(&mut super::record::Reader(self.bytes.bytes()), self.application, Some((&self.bytes, &mut profile)));
-            std::sync::Arc::new(profile)
+            crate::platform::host_alloc::with_system_allocator(|| {
+                let mut profile = Profile { application: self.application, ..Profile::default() };
+                // Checked when the file was read: a failure here cannot happen, and would only
+                // leave the profile empty (no device answered from it).
+                let _ = body(&mut super::record::Reader(self.bytes.bytes()), self.application, Some((&self.bytes, &mut profile)));
+                std::sync::Arc::new(profile)
+            })
         })
     }
 }

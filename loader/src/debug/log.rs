@@ -72,11 +72,12 @@ static DESTINATIONS: Mutex<Vec<Destination>> = Mutex::new(Vec::new());
 static DESTINATIONS_MASK: AtomicU32 = AtomicU32::new(0);
 
 /// Records the `log_locations` of the settings in force (empty: none). Set each time the settings
-/// are read.
+/// are read, which `vkCreateInstance` does inside its application's allocator scope: the list
+/// outlives that call (and that allocator), so it is the system's memory.
 pub fn set_destinations(list: &[Destination]) {
     let mut current = DESTINATIONS.lock().unwrap_or_else(PoisonError::into_inner);
     if *current != list {
-        *current = list.to_vec();
+        *current = platform::host_alloc::with_system_allocator(|| list.to_vec());
     }
     DESTINATIONS_MASK.store(list.iter().fold(0, |mask, d| mask | d.mask), Ordering::Relaxed);
 }
