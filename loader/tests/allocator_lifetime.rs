@@ -85,6 +85,15 @@ fn scenario_entry() {
         let mut instance = VkInstance::NULL;
         assert_eq!(create.unwrap()(&info, &callbacks, &mut instance), VkResult::SUCCESS);
         assert!(LIVE.load(Ordering::SeqCst) > 0, "the instance's memory does not come from the application's allocator");
+        // Enumerated, so that the driver cache records the devices (a later launch's driver is lazy).
+        let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
+        let mut count = 0;
+        assert_eq!(enumerate.unwrap()(instance, &mut count, std::ptr::null_mut()), VkResult::SUCCESS);
+        let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
+        assert_eq!(enumerate.unwrap()(instance, &mut count, devices.as_mut_ptr()), VkResult::SUCCESS);
+        let properties: PFN_vkGetPhysicalDeviceProperties = std::mem::transmute(get(instance, c"vkGetPhysicalDeviceProperties"));
+        let mut props = VkPhysicalDeviceProperties::default();
+        properties.unwrap()(devices[0], &mut props);
         let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
         destroy.unwrap()(instance, &callbacks);
         println!("LIVE-AFTER-DESTROY {}", LIVE.load(Ordering::SeqCst));
@@ -106,11 +115,19 @@ fn scenario_entry() {
 /// A settings file's `log_locations` in force during `vkCreateInstance` with an allocator: the
 /// list of log files the loader keeps for the process is not the application's memory (it was:
 /// left live past `vkDestroyInstance`, then freed through the application's `pfnFree` when the
-/// settings changed).
+/// settings changed). Twice, with a layer: the first launch loads the driver and records it in the
+/// driver cache, the second finds its driver lazy.
 #[test]
 fn log_locations_read_inside_the_allocator_scope_keep_none_of_its_memory() {
     let dir = common::scratch("allocator-lifetime-settings-log");
-    let manifest = common::driver_manifest(&dir, "d.json", &common::test_driver());
+    // A copy of the driver and its manifest, aged: the driver cache trusts no file modified in the
+    // last two seconds.
+    let driver = common::tagged_driver(&dir, "lifetime");
+    let manifest = common::driver_manifest(&dir, "d.json", &driver);
+    for path in [&driver, &manifest] {
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options().write(true).open(path).unwrap().set_modified(old).unwrap();
+    }
     let settings = dir.join("config/vulkan/loader_settings.d/vk_loader_settings.json");
     std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
     let (first, then) = (dir.join("first.log"), dir.join("then-a-longer-name.log"));
@@ -120,26 +137,38 @@ fn log_locations_read_inside_the_allocator_scope_keep_none_of_its_memory() {
             log.display()
         )
     };
-    std::fs::write(&settings, text(&first)).unwrap();
+    let layers = dir.join("layers");
+    std::fs::create_dir_all(&layers).unwrap();
+    let layer = vk_test_layer::install::install(&common::test_layer(), &layers, "lifetime", "").unwrap();
     let sub = |name: &str| dir.join(name).display().to_string();
-    let (ok, out, err) = common::child(
-        "settings-log",
-        &[
-            ("VK_DRIVER_FILES", manifest.display().to_string()),
-            ("HOME", sub("home")),
-            ("XDG_CONFIG_HOME", sub("config")),
-            ("XDG_CACHE_HOME", sub("cache")),
-            ("XDG_DATA_HOME", sub("data")),
-            ("XDG_CONFIG_DIRS", sub("etc-xdg")),
-            ("XDG_DATA_DIRS", sub("usr-share")),
-            ("SETTINGS_FILE", settings.display().to_string()),
-            ("SETTINGS_THEN", text(&then)),
-        ],
-    );
-    assert!(ok, "{out}{err}");
-    let read = |log: &Path| std::fs::read_to_string(log).unwrap_or_else(|e| panic!("{}: {e}\n{out}{err}", log.display()));
-    // The settings were in force at each step.
-    assert!(read(&first).contains("[Vulkan Loader]") && read(&then).contains("[Vulkan Loader]"), "{out}{err}");
-    assert!(out.contains("LIVE-AFTER-DESTROY 0\n"), "the loader kept the application's memory past vkDestroyInstance:\n{out}{err}");
-    assert!(out.contains("CALLS-AFTER-POISON 0\n"), "the loader called the application's allocator after its instance was gone:\n{out}{err}");
+    for launch in ["cold", "lazy"] {
+        std::fs::write(&settings, text(&first)).unwrap();
+        let _ = std::fs::remove_file(&then);
+        let (ok, out, err) = common::child(
+            "settings-log",
+            &[
+                ("VK_DRIVER_FILES", manifest.display().to_string()),
+                ("VK_LAYER_PATH", layers.display().to_string()),
+                ("VK_INSTANCE_LAYERS", layer.name.clone()),
+                ("HOME", sub("home")),
+                ("XDG_CONFIG_HOME", sub("config")),
+                ("XDG_CACHE_HOME", sub("cache")),
+                ("XDG_DATA_HOME", sub("data")),
+                ("XDG_CONFIG_DIRS", sub("etc-xdg")),
+                ("XDG_DATA_DIRS", sub("usr-share")),
+                ("SETTINGS_FILE", settings.display().to_string()),
+                ("SETTINGS_THEN", text(&then)),
+            ],
+        );
+        let context = format!("{launch} launch:\n{out}{err}");
+        assert!(ok, "{context}");
+        let read = |log: &Path| std::fs::read_to_string(log).unwrap_or_else(|e| panic!("{}: {e}\n{context}", log.display()));
+        // The settings were in force at each step.
+        assert!(read(&first).contains("[Vulkan Loader]") && read(&then).contains("[Vulkan Loader]"), "{context}");
+        if launch == "lazy" {
+            assert!(read(&first).contains("answered from the driver cache"), "the driver was not lazy: {}", read(&first));
+        }
+        assert!(out.contains("LIVE-AFTER-DESTROY 0\n"), "the loader kept the application's memory past vkDestroyInstance, {context}");
+        assert!(out.contains("CALLS-AFTER-POISON 0\n"), "the loader called the application's allocator after its instance was gone, {context}");
+    }
 }
