@@ -664,39 +664,44 @@ unsafe fn has_surface_maintenance1(pd: &PhysicalDevice) -> bool {
 /// devices whose drivers lack it. For the present mode in `info`'s chain, the answers a driver
 /// without it would give, as the Khronos loader does: the mode is compatible only with itself, and
 /// no scaling (the scaled extents are the surface's extents).
+///
+/// # Safety
+/// `info`'s and `caps`'s chains must be valid (Vulkan's valid usage), `caps`'s writable, each
+/// present mode array valid for its count.
 unsafe fn emulate_surface_maintenance1(info: &VkPhysicalDeviceSurfaceInfo2KHR, caps: &mut VkSurfaceCapabilities2KHR) {
-    let mut present_mode = None;
-    let mut next = info.pNext as *const VkBaseInStructure;
-    while let Some(item) = next.as_ref() {
-        if item.sType == VkStructureType::SURFACE_PRESENT_MODE_KHR {
-            present_mode = Some((*(next as *const VkSurfacePresentModeKHR)).presentMode);
-        }
-        next = item.pNext;
-    }
-    let Some(present_mode) = present_mode else { return };
+    // SAFETY: the caller's promise that the chain is valid.
+    let asked = unsafe { vk_generated::find_in_chain::<VkSurfacePresentModeKHR>(info.pNext) };
+    let Some(present_mode) = asked.map(|asked| asked.presentMode) else { return };
+    let extent = (caps.surfaceCapabilities.minImageExtent, caps.surfaceCapabilities.maxImageExtent);
     let mut next = caps.pNext as *mut VkBaseOutStructure;
-    while let Some(item) = next.as_mut() {
-        match item.sType {
+    while !next.is_null() {
+        // The header read by value: no reference to it lives while the element is written
+        // through a reference of its own type, made only once its sType is known.
+        // SAFETY: an element of the application's output chain (Vulkan's valid usage).
+        let (s_type, following) = unsafe { ((*next).sType, (*next).pNext) };
+        match s_type {
             VkStructureType::SURFACE_PRESENT_MODE_COMPATIBILITY_KHR => {
-                let compatibility = &mut *(next as *mut VkSurfacePresentModeCompatibilityKHR);
+                // SAFETY: its sType says it is one; the application's, writable.
+                let compatibility = unsafe { &mut *next.cast::<VkSurfacePresentModeCompatibilityKHR>() };
                 if compatibility.pPresentModes.is_null() {
                     compatibility.presentModeCount = 1;
                 } else if compatibility.presentModeCount != 0 {
-                    *compatibility.pPresentModes = present_mode;
+                    // SAFETY: an array of `presentModeCount` modes (Vulkan's valid usage), at least one.
+                    unsafe { *compatibility.pPresentModes = present_mode };
                     compatibility.presentModeCount = 1;
                 }
             }
             VkStructureType::SURFACE_PRESENT_SCALING_CAPABILITIES_KHR => {
-                let scaling = &mut *(next as *mut VkSurfacePresentScalingCapabilitiesKHR);
+                // SAFETY: its sType says it is one; the application's, writable.
+                let scaling = unsafe { &mut *next.cast::<VkSurfacePresentScalingCapabilitiesKHR>() };
                 scaling.supportedPresentScaling = Default::default();
                 scaling.supportedPresentGravityX = Default::default();
                 scaling.supportedPresentGravityY = Default::default();
-                scaling.minScaledImageExtent = caps.surfaceCapabilities.minImageExtent;
-                scaling.maxScaledImageExtent = caps.surfaceCapabilities.maxImageExtent;
+                (scaling.minScaledImageExtent, scaling.maxScaledImageExtent) = extent;
             }
             _ => {}
         }
-        next = item.pNext;
+        next = following;
     }
 }
 

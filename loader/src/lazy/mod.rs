@@ -109,26 +109,34 @@ impl Lazy {
         kept: Arc<KeptCreateInfo>,
         allocator: *const VkAllocationCallbacks,
     ) -> Box<Lazy> {
-        let mut lazy = Box::new(Lazy {
+        // The placeholders point back at their driver, so its address comes first: its memory is
+        // allocated, then written once, whole, through that address (no reference to it is made
+        // while it is written, and nothing writes to it after its placeholders point at it).
+        let this: *mut Lazy = Box::into_raw(Box::<Lazy>::new_uninit()).cast();
+        let devices = (0..profile.devices.len()).map(|index| FakeDevice { magic: FAKE_MAGIC, lazy: this, index }).collect();
+        let value = Lazy {
             magic: FAKE_MAGIC,
             manifest_path: manifest_path.to_string(),
             manifest,
             supported,
             kept,
+            // SAFETY: the allocator `vkCreateInstance` received: NULL or valid callbacks (Vulkan's
+            // valid usage), copied.
             allocator: unsafe { allocator.as_ref().copied() },
             on_live: OnceLock::new(),
             repointed: AtomicBool::new(false),
-            devices: Box::new([]),
+            devices,
             device_extensions: (0..profile.devices.len()).map(|_| OnceLock::new()).collect(),
             live: OnceLock::new(),
             answered: AtomicU32::new(0),
             pending: Mutex::new(Vec::new()),
             profile,
-        });
-        let this: *const Lazy = &*lazy;
-        lazy.devices = (0..lazy.profile.devices.len()).map(|index| FakeDevice { magic: FAKE_MAGIC, lazy: this, index }).collect();
+        };
+        // SAFETY: `this` is memory allocated for a `Lazy`, not yet initialised.
+        unsafe { this.write(value) };
         with_system_allocator(|| ALL.lock().unwrap_or_else(|e| e.into_inner()).push(this as usize));
-        lazy
+        // SAFETY: from `Box::into_raw` of a box of a `Lazy`'s layout, written whole just above.
+        unsafe { Box::from_raw(this) }
     }
 
     /// The `VkInstance` the loader keeps for this driver until it is live.
