@@ -38,7 +38,9 @@ use crate::manifest::driver::DriverManifest;
 use crate::platform::host_alloc::with_system_allocator;
 use kept::KeptCreateInfo;
 
-/// The first word of a [`FakeDevice`] and of a [`Lazy`]: what tells them from driver handles.
+/// The first word of a [`FakeDevice`] and of a [`Lazy`], which marks them in a memory dump. It is
+/// never read to tell a placeholder from a driver's handle: that is done by address
+/// ([`lazy_device`]), as a driver's handle may point to memory the driver has freed.
 const FAKE_MAGIC: u64 = 0x4c41_5a59_4445_5631; // "LAZYDEV1"
 
 /// A physical device the loader hands out for a driver not loaded yet: the driver handle the
@@ -338,25 +340,38 @@ impl Drop for Lazy {
     }
 }
 
+/// A device of a lazy driver: the driver (alive while [`ALL`] lists it) and the device's index.
+type LazyDevice = (*const Lazy, usize);
+
+/// The lazy driver's device behind `handle` when it is a placeholder, known by its address (it
+/// lies in a listed lazy driver's array of them), or, with `live`, the live driver's device that
+/// replaced one, known by value. Nothing behind `handle` is read: a driver's handle may point to
+/// memory the driver has freed since (a device gone between two enumerations).
+fn lazy_device(handle: VkPhysicalDevice, live: bool) -> Option<LazyDevice> {
+    if handle.is_null() {
+        return None;
+    }
+    let all = ALL.lock().unwrap_or_else(|e| e.into_inner());
+    all.iter().find_map(|&p| {
+        // SAFETY: `ALL` lists lazy drivers alive now: one being dropped unlists itself under this
+        // lock first.
+        let lazy = unsafe { &*(p as *const Lazy) };
+        let placeholder = lazy.devices.iter().position(|d| std::ptr::eq(d, handle.0 as *const FakeDevice));
+        let index = placeholder.or_else(|| lazy.live().filter(|_| live)?.devices.iter().position(|&d| d == handle))?;
+        Some((p as *const Lazy, index))
+    })
+}
+
 /// The lazy driver and device index behind a handle a front function received: a placeholder,
 /// or (a call racing with the switch to the live driver) the live driver's handle.
 ///
 /// # Safety
-/// `handle` must be a physical device handle the loader or a driver made.
+/// `handle` must be a physical device of an instance that lives for `'a` (its lazy driver lives
+/// as long); nothing behind the handle is read.
 unsafe fn resolve<'a>(handle: VkPhysicalDevice) -> Option<(&'a Lazy, usize)> {
-    if handle.is_null() {
-        return None;
-    }
-    if *(handle.0 as *const u64) == FAKE_MAGIC {
-        let fake = &*(handle.0 as *const FakeDevice);
-        return Some((&*fake.lazy, fake.index));
-    }
-    let all = ALL.lock().unwrap_or_else(|e| e.into_inner());
-    all.iter().find_map(|&p| {
-        let lazy = &*(p as *const Lazy);
-        let index = lazy.live()?.devices.iter().position(|&d| d == handle)?;
-        Some((lazy, index))
-    })
+    let (lazy, index) = lazy_device(handle, true)?;
+    // SAFETY: a listed lazy driver, which the caller's instance keeps alive for `'a`.
+    Some((unsafe { &*lazy }, index))
 }
 
 /// The device extension the loader asks every device about at enumeration (for its PCI address).
@@ -377,10 +392,9 @@ pub struct RecordedExtensions {
 /// # Safety
 /// As [`resolve`].
 pub unsafe fn recorded_pci_bus_info(handle: VkPhysicalDevice) -> Option<bool> {
-    if handle.is_null() || *(handle.0 as *const u64) != FAKE_MAGIC {
-        return None;
-    }
-    let (lazy, index) = resolve(handle)?;
+    let (lazy, index) = lazy_device(handle, false)?;
+    // SAFETY: a listed lazy driver, kept alive by the caller's instance.
+    let lazy = unsafe { &*lazy };
     // Loaded, or failed to be (its devices then fail every query): not answered here.
     if lazy.live.get().is_some() {
         return None;
@@ -484,9 +498,11 @@ pub enum DriverLoad {
 pub unsafe fn driver_loaded_for(physical_device: VkPhysicalDevice, command: &str) -> DriverLoad {
     let term = &*(physical_device.0 as *const TerminatorPhysicalDevice);
     let (_, handle) = term.driver();
-    let Some((lazy, _)) = resolve(handle).filter(|_| *(handle.0 as *const u64) == FAKE_MAGIC) else {
+    let Some((lazy, _)) = lazy_device(handle, false) else {
         return DriverLoad::Already;
     };
+    // SAFETY: the lazy driver of the caller's live instance.
+    let lazy = unsafe { &*lazy };
     match lazy.load_at(command) {
         Some(_) => DriverLoad::Now,
         None => DriverLoad::Failed,
@@ -517,16 +533,19 @@ pub fn answered_in_front(command: &str) -> bool {
 
 /// Whether two driver handles are the same device of a lazy driver: its placeholder and the live
 /// device that replaced it (a refresh racing with the driver's loading).
+///
+/// Compared by value and by address only: either may be a driver's handle to a device the driver
+/// has removed and freed since the loader kept it.
 pub fn same_device(a: VkPhysicalDevice, b: VkPhysicalDevice) -> bool {
     // One of the two is a placeholder in any such race; two driver handles are compared as they are.
-    // SAFETY: both are driver handles or placeholders the loader holds (their first word is readable).
-    let fake = |h: VkPhysicalDevice| !h.is_null() && unsafe { *(h.0 as *const u64) } == FAKE_MAGIC;
-    if !fake(a) && !fake(b) {
+    let (placeholder_a, placeholder_b) = (lazy_device(a, false), lazy_device(b, false));
+    if placeholder_a.is_none() && placeholder_b.is_none() {
         return false;
     }
-    // SAFETY: as above.
-    let (Some((la, ia)), Some((lb, ib))) = (unsafe { resolve(a) }, unsafe { resolve(b) }) else { return false };
-    std::ptr::eq(la, lb) && ia == ib
+    let (Some(device_a), Some(device_b)) = (placeholder_a.or_else(|| lazy_device(a, true)), placeholder_b.or_else(|| lazy_device(b, true))) else {
+        return false;
+    };
+    device_a == device_b
 }
 
 /// Whether drivers may be left unloaded: the driver cache is on (`cache_mode`; not off, not

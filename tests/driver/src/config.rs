@@ -118,6 +118,13 @@ pub fn visible_devices() -> Option<Vec<usize>> {
     Some(value.split(',').filter_map(|i| i.trim().parse().ok()).collect())
 }
 
+/// `VK_TEST_DRIVER_FREE_HIDDEN=1`: a device `VK_TEST_DRIVER_VISIBLE_DEVICES` hides is freed at the
+/// next enumeration, and made anew (a new object) once shown again, as a driver does with a GPU
+/// unplugged and plugged back in. Read at each call.
+pub fn free_hidden() -> bool {
+    flag("FREE_HIDDEN")
+}
+
 /// `VK_TEST_DRIVER_ENUMERATE_RESULT`: a `VkResult` (decimal) that `vkEnumeratePhysicalDevices`
 /// returns instead of its devices, read at each call.
 pub fn enumerate_result() -> Option<i32> {

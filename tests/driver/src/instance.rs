@@ -1,6 +1,7 @@
 //! Global, instance and physical-device commands.
 
 use std::ffi::{c_char, c_void, CStr};
+use std::sync::{Mutex, PoisonError};
 
 use vk_generated::layer_abi::ICD_LOADER_MAGIC;
 use vk_generated::types::*;
@@ -13,7 +14,13 @@ use crate::{c_string_list, enumerate, guard, interface_version, write_c_string, 
 #[repr(C)]
 pub(crate) struct Instance {
     loader_data: usize,
-    physical_devices: Vec<Box<PhysicalDevice>>,
+    /// What the devices are made from (again, for one freed while hidden).
+    config: Config,
+    /// `VkApplicationInfo::apiVersion` as received (1.0 when absent or 0).
+    requested: u32,
+    /// The devices of `VK_TEST_DRIVER_DEVICES` by position; `None` for one freed while hidden
+    /// (`VK_TEST_DRIVER_FREE_HIDDEN`).
+    physical_devices: Mutex<Vec<Option<Box<PhysicalDevice>>>>,
 }
 
 /// A `VkPhysicalDevice`, owned by its instance.
@@ -41,25 +48,50 @@ impl PhysicalDevice {
 }
 
 impl Instance {
+    /// The device at `index` of `VK_TEST_DRIVER_DEVICES`, made.
+    fn new_device(config: &Config, index: usize, requested: u32) -> Box<PhysicalDevice> {
+        Box::new(PhysicalDevice {
+            loader_data: ICD_LOADER_MAGIC,
+            index: index as u32,
+            spec: config.devices[index].clone(),
+            api_version: config.api_version,
+            device_extensions: config.device_extensions.clone(),
+            instance_api_version_requested: requested,
+            driver_id: config.driver_id,
+        })
+    }
+
     /// `VK_TEST_DRIVER_GROUPS` if set (positions past the end left out), else the visible
     /// devices, `VK_TEST_DRIVER_GROUP_SIZE` consecutive ones at a time.
-    fn groups(&self) -> Vec<Vec<&PhysicalDevice>> {
+    fn groups(&self) -> Vec<Vec<VkPhysicalDevice>> {
         let max = VK_MAX_DEVICE_GROUP_SIZE as usize;
+        let visible = self.visible_devices();
         if let Some(groups) = config::groups() {
-            let members = |g: &Vec<usize>| g.iter().filter_map(|&i| self.physical_devices.get(i).map(|d| &**d)).take(max).collect();
+            let devices = self.physical_devices.lock().unwrap_or_else(PoisonError::into_inner);
+            let members = |g: &Vec<usize>| g.iter().filter_map(|&i| devices.get(i)?.as_deref().map(physical_device_handle)).take(max).collect();
             return groups.iter().map(members).filter(|g: &Vec<_>| !g.is_empty()).collect();
         }
         let size = config::group_size().min(max);
-        self.visible_devices().chunks(size).map(<[_]>::to_vec).collect()
+        visible.chunks(size).map(<[_]>::to_vec).collect()
     }
 
     /// The devices `VK_TEST_DRIVER_VISIBLE_DEVICES` shows now (all of them when it is unset);
-    /// positions past the end are left out.
-    fn visible_devices(&self) -> Vec<&PhysicalDevice> {
-        match config::visible_devices() {
-            Some(positions) => positions.iter().filter_map(|&i| self.physical_devices.get(i).map(|d| &**d)).collect(),
-            None => self.physical_devices.iter().map(|d| &**d).collect(),
+    /// positions past the end are left out. With `VK_TEST_DRIVER_FREE_HIDDEN`, the hidden ones
+    /// are freed first, and those shown again made anew.
+    fn visible_devices(&self) -> Vec<VkPhysicalDevice> {
+        let positions = config::visible_devices();
+        let shown = |i: usize| positions.as_ref().is_none_or(|p| p.contains(&i));
+        let free_hidden = config::free_hidden();
+        let mut devices = self.physical_devices.lock().unwrap_or_else(PoisonError::into_inner);
+        for (i, slot) in devices.iter_mut().enumerate() {
+            if free_hidden && !shown(i) {
+                *slot = None;
+            } else if slot.is_none() && shown(i) {
+                *slot = Some(Self::new_device(&self.config, i, self.requested));
+            }
         }
+        let order = positions.unwrap_or_else(|| (0..devices.len()).collect());
+        order.iter().filter_map(|&i| devices.get(i)?.as_deref().map(physical_device_handle)).collect()
     }
 }
 
@@ -140,25 +172,12 @@ pub unsafe extern "system" fn vkCreateInstance(
         if interface_version() < 5 && api_version_major_minor(requested) > (1, 0) {
             return VkResult::ERROR_INCOMPATIBLE_DRIVER;
         }
-        let physical_devices = config
-            .devices
-            .iter()
-            .enumerate()
-            .map(|(index, spec)| {
-                Box::new(PhysicalDevice {
-                    loader_data: ICD_LOADER_MAGIC,
-                    index: index as u32,
-                    spec: spec.clone(),
-                    api_version: config.api_version,
-                    device_extensions: config.device_extensions.clone(),
-                    instance_api_version_requested: requested,
-                    driver_id: config.driver_id,
-                })
-            })
-            .collect();
+        let physical_devices = (0..config.devices.len()).map(|index| Some(Instance::new_device(&config, index, requested))).collect();
         let instance = Box::new(Instance {
             loader_data: ICD_LOADER_MAGIC,
-            physical_devices,
+            config,
+            requested,
+            physical_devices: Mutex::new(physical_devices),
         });
         pInstance.write(VkInstance(Box::into_raw(instance).cast()));
         VkResult::SUCCESS
@@ -223,7 +242,8 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
             devices.len(),
             pPhysicalDeviceCount,
             pPhysicalDevices,
-            |i, dst| dst.write(physical_device_handle(devices[i])),
+            // SAFETY: `enumerate` passes each of the caller's slots once.
+            |i, dst| unsafe { dst.write(devices[i]) },
         )
     })
 }
@@ -231,7 +251,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
 /// `vkEnumeratePhysicalDevices` as a broken driver answers it, when a fault asks: a count two
 /// higher than the devices it then writes (the caller's count left as it was, `VK_SUCCESS`), or
 /// `VK_INCOMPLETE` forever with nothing written.
-unsafe fn enumerate_with_faults(devices: &[&PhysicalDevice], count: *mut u32, out: *mut VkPhysicalDevice) -> Option<VkResult> {
+unsafe fn enumerate_with_faults(devices: &[VkPhysicalDevice], count: *mut u32, out: *mut VkPhysicalDevice) -> Option<VkResult> {
     if count.is_null() {
         return None;
     }
@@ -239,8 +259,11 @@ unsafe fn enumerate_with_faults(devices: &[&PhysicalDevice], count: *mut u32, ou
         if out.is_null() {
             *count = devices.len() as u32 + 2;
         } else {
-            for (i, device) in devices.iter().take(*count as usize).enumerate() {
-                out.add(i).write(physical_device_handle(device));
+            // SAFETY: valid usage: `count` is readable and `out` holds `*count` handles.
+            let room = unsafe { *count } as usize;
+            for (i, &device) in devices.iter().take(room).enumerate() {
+                // SAFETY: as above; `i` is below `*count`.
+                unsafe { out.add(i).write(device) };
             }
         }
         return Some(VkResult::SUCCESS);
@@ -270,12 +293,16 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
                 let group = &mut *dst;
                 group.physicalDeviceCount = groups[i].len() as u32;
                 group.physicalDevices = [VkPhysicalDevice::NULL; VK_MAX_DEVICE_GROUP_SIZE as usize];
-                for (slot, device) in group.physicalDevices.iter_mut().zip(&groups[i]) {
-                    *slot = physical_device_handle(device);
+                for (slot, &device) in group.physicalDevices.iter_mut().zip(&groups[i]) {
+                    *slot = device;
                 }
                 group.subsetAllocation = VK_FALSE;
                 // Test-only: shows that the application's chain reached the driver.
-                fill_properties_chain(groups[i][0], group.pNext.cast());
+                // SAFETY: a device of this instance, freed only by a later enumeration.
+                if let Some(first) = unsafe { physical_device_ref(groups[i][0]) } {
+                    // SAFETY: valid usage: the caller's `pNext` chain of output structures.
+                    unsafe { fill_properties_chain(first, group.pNext.cast()) };
+                }
             },
         )
     })
