@@ -104,6 +104,7 @@ fn layer_count(loader: &Loader) -> Result<(), String> {
     // SAFETY: the exported command's signature; the count-only call.
     let enumerate: Enumerate = unsafe { loader.export(c"vkEnumerateInstanceLayerProperties")? };
     let mut count = 0;
+    // SAFETY: a place for the count and no array.
     crate::vk::check(unsafe { enumerate(&mut count, ptr::null_mut()) }, "vkEnumerateInstanceLayerProperties")?;
     emit("layers_listed", count as f64);
     Ok(())
@@ -152,6 +153,8 @@ fn calls(loader: &Loader, layers: &[*const c_char]) -> Result<(), String> {
     );
 
     // The harness's own cost per name: the same loop around a function that does nothing.
+    /// # Safety
+    /// None: no argument is read (`unsafe` to be a `Gdpa`).
     unsafe extern "system" fn nothing(_: VkDevice, _: *const c_char) -> PFN_vkVoidFunction {
         None
     }
@@ -164,8 +167,9 @@ fn calls(loader: &Loader, layers: &[*const c_char]) -> Result<(), String> {
     let (instance, device) = (recording.instance, recording.device);
     for (set, names) in name_sets() {
         let ptrs: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
-        // SAFETY (both): live handles and NUL-terminated names.
+        // SAFETY: the live instance and NUL-terminated names.
         let gipa = ns_per_item(&ptrs, |p| unsafe { (loader.gipa)(instance, p) });
+        // SAFETY: the live device and NUL-terminated names.
         let gdpa = ns_per_item(&ptrs, |p| unsafe { (recording.gdpa)(device, p) });
         emit(&format!("gipa_{set}_ns"), gipa);
         emit(&format!("gdpa_{set}_ns"), gdpa);
@@ -324,8 +328,9 @@ pub fn private_dirty_kib() -> f64 {
 
 /// Page faults this process has taken that needed no disk read (`ru_minflt`).
 fn minor_faults() -> f64 {
-    // SAFETY: getrusage fills the struct it is given.
+    // SAFETY: `rusage` is integers and `timeval`s, for which all zeros is a value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage fills the struct it is given.
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
     usage.ru_minflt as f64
 }

@@ -103,9 +103,10 @@ pub fn run() -> String {
     let cases: Vec<Case> = sets
         .iter()
         .map(|(name, ptrs, hit)| {
-            // SAFETY (all `command_c` calls): the pointers are NUL-terminated names, alive here.
+            // In every `command_c` call: the pointers are NUL-terminated names, alive here.
             assert!(
                 ptrs.iter()
+                    // SAFETY: see above.
                     .all(|&p| unsafe { command_c(p) }.is_some() == *hit),
                 "{name}: wrong set"
             );
@@ -116,8 +117,10 @@ pub fn run() -> String {
                 system: system.map(|s| ns_per_item(ptrs, |p| s.get(p))),
                 system_non_null: system
                     .map(|s| ptrs.iter().filter(|&&p| s.get(p).is_some()).count()),
+                // SAFETY: see above.
                 ours: ns_per_item(ptrs, |p| unsafe { command_c(p) }),
                 ours_available: ns_per_item(ptrs, |p| {
+                    // SAFETY: see above.
                     unsafe { command_c(p) }.is_some_and(|c| c.is_available(API_VERSION, &enabled))
                 }),
             }

@@ -53,11 +53,12 @@ pub fn child(probe: &str, loader_path: &str) -> Result<(), String> {
     let loader = Loader::open(loader_path)?;
     // The driver libraries mapped while the instance lives (before vkDestroyInstance), if any.
     let mut live_drivers = None;
-    // SAFETY (the block): the loader's exported commands with their signatures.
-    unsafe {
+    if pre_instance {
         type Version = unsafe extern "system" fn(*mut u32) -> VkResult;
         type Extensions = unsafe extern "system" fn(*const std::ffi::c_char, *mut u32, *mut VkExtensionProperties) -> VkResult;
-        if pre_instance {
+        // SAFETY: the loader exports these commands with these types; a place for the version,
+        // then the count, then an array of `count` properties.
+        unsafe {
             let version: Version = loader.export(c"vkEnumerateInstanceVersion")?;
             let extensions: Extensions = loader.export(c"vkEnumerateInstanceExtensionProperties")?;
             let mut v = 0;
@@ -67,16 +68,26 @@ pub fn child(probe: &str, loader_path: &str) -> Result<(), String> {
             let mut props = vec![VkExtensionProperties::default(); count as usize];
             check(extensions(std::ptr::null(), &mut count, props.as_mut_ptr()), "vkEnumerateInstanceExtensionProperties")?;
         }
-        if probe != "pre-instance" {
-            let instance = loader.create(&[])?;
-            if probe != "create" {
+    }
+    if probe != "pre-instance" {
+        let instance = loader.create(&[])?;
+        if probe != "create" {
+            // In both blocks: vkGetInstanceProcAddr of the live instance answers each name with
+            // the command of the type it is cast to.
+            // SAFETY: see above; the live instance, the count, then an array of `n` handles.
+            let devices = unsafe {
                 let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute((loader.gipa)(instance, c"vkEnumeratePhysicalDevices".as_ptr()));
                 let mut n = 0;
                 enumerate.unwrap()(instance, &mut n, std::ptr::null_mut());
                 let mut devices = vec![VkPhysicalDevice::NULL; n as usize];
                 enumerate.unwrap()(instance, &mut n, devices.as_mut_ptr());
-                if probe == "properties" || probe == "device" {
-                    // What GTK, Chromium and wgpu read to pick a device.
+                devices
+            };
+            if probe == "properties" || probe == "device" {
+                // What GTK, Chromium and wgpu read to pick a device.
+                // SAFETY: see above; physical devices of the live instance, a valid chain of two
+                // output structures, the counts, then arrays of that many structures.
+                unsafe {
                     let properties: PFN_vkGetPhysicalDeviceProperties2 = std::mem::transmute((loader.gipa)(instance, c"vkGetPhysicalDeviceProperties2".as_ptr()));
                     let families: PFN_vkGetPhysicalDeviceQueueFamilyProperties =
                         std::mem::transmute((loader.gipa)(instance, c"vkGetPhysicalDeviceQueueFamilyProperties".as_ptr()));
@@ -85,7 +96,9 @@ pub fn child(probe: &str, loader_path: &str) -> Result<(), String> {
                         let mut id = VkPhysicalDeviceIDProperties::default();
                         let mut p = VkPhysicalDeviceProperties2 { pNext: &mut id as *mut _ as *mut _, ..Default::default() };
                         properties.unwrap()(d, &mut p);
-                        std::hint::black_box((CStr::from_ptr(p.properties.deviceName.as_ptr()), id.deviceUUID));
+                        // The name up to its NUL, never past the array.
+                        let name = p.properties.deviceName.map(|c| c as u8);
+                        std::hint::black_box((CStr::from_bytes_until_nul(&name).ok(), id.deviceUUID));
                         let mut n = 0;
                         families.unwrap()(d, &mut n, std::ptr::null_mut());
                         let mut family = vec![VkQueueFamilyProperties::default(); n as usize];
@@ -94,14 +107,15 @@ pub fn child(probe: &str, loader_path: &str) -> Result<(), String> {
                         memory.unwrap()(d, &mut m);
                         std::hint::black_box((family, m.memoryHeapCount));
                     }
-                    if probe == "device" {
-                        create_and_destroy_device(&loader, instance, devices[0])?;
-                    }
+                }
+                if probe == "device" {
+                    // SAFETY: the live instance and one of its physical devices.
+                    unsafe { create_and_destroy_device(&loader, instance, devices[0]) }?;
                 }
             }
-            live_drivers = Some(driver_libraries_mapped());
-            loader.destroy(instance);
         }
+        live_drivers = Some(driver_libraries_mapped());
+        loader.destroy(instance);
     }
     let ms = start.elapsed().as_secs_f64() * 1000.0;
     let drivers = driver_libraries_mapped();
@@ -128,15 +142,30 @@ pub fn child(probe: &str, loader_path: &str) -> Result<(), String> {
 
 /// A device with one queue of the first family on `physical_device`, destroyed: what a real
 /// workload does after the probe (with lazy drivers, where the driver is loaded).
+///
+/// # Safety
+/// `instance` must be a live instance of `loader`, and `physical_device` one of its physical
+/// devices.
 unsafe fn create_and_destroy_device(loader: &Loader, instance: VkInstance, physical_device: VkPhysicalDevice) -> Result<(), String> {
-    let create: PFN_vkCreateDevice = std::mem::transmute((loader.gipa)(instance, c"vkCreateDevice".as_ptr()));
-    let destroy: PFN_vkDestroyDevice = std::mem::transmute((loader.gipa)(instance, c"vkDestroyDevice".as_ptr()));
+    // SAFETY: vkGetInstanceProcAddr of the live instance (the contract) answers each name with the
+    // command of the type it is cast to.
+    let (create, destroy) = unsafe {
+        (
+            std::mem::transmute::<PFN_vkVoidFunction, PFN_vkCreateDevice>((loader.gipa)(instance, c"vkCreateDevice".as_ptr())),
+            std::mem::transmute::<PFN_vkVoidFunction, PFN_vkDestroyDevice>((loader.gipa)(instance, c"vkDestroyDevice".as_ptr())),
+        )
+    };
     let priority = 1.0f32;
     let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
     let info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };
     let mut device = VkDevice::NULL;
-    check(create.ok_or("no vkCreateDevice")?(physical_device, &info, std::ptr::null(), &mut device), "vkCreateDevice")?;
-    destroy.ok_or("no vkDestroyDevice")?(device, std::ptr::null());
+    // SAFETY: a physical device of the live instance (the contract), a valid create info (its
+    // queue info and priority outlive the call) and a place for the handle; the device made is
+    // destroyed once.
+    unsafe {
+        check(create.ok_or("no vkCreateDevice")?(physical_device, &info, std::ptr::null(), &mut device), "vkCreateDevice")?;
+        destroy.ok_or("no vkDestroyDevice")?(device, std::ptr::null());
+    }
     Ok(())
 }
 

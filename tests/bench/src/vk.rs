@@ -31,7 +31,7 @@ impl Loader {
     pub fn open(path: &str) -> Result<Loader, String> {
         // SAFETY: a Vulkan loader's initialisers are well behaved.
         let lib = unsafe { Library::new(path) }.map_err(|e| format!("cannot load {path}: {e}"))?;
-        // SAFETY (all three): every Vulkan loader exports these with these signatures.
+        // SAFETY: every Vulkan loader exports these three with these signatures.
         unsafe {
             Ok(Loader {
                 gipa: export(&lib, c"vkGetInstanceProcAddr")?,
@@ -47,7 +47,8 @@ impl Loader {
     /// # Safety
     /// `T` must be the command's function pointer type.
     pub unsafe fn export<T: Copy>(&self, name: &CStr) -> Result<T, String> {
-        export(&self.lib, name)
+        // SAFETY: the caller's contract is `export`'s.
+        unsafe { export(&self.lib, name) }
     }
 
     /// `vkCreateInstance` with API 1.3, no extensions, and the given layers enabled.
@@ -78,7 +79,8 @@ impl Loader {
 /// # Safety
 /// `T` must be the symbol's function pointer type.
 unsafe fn export<T: Copy>(lib: &Library, name: &CStr) -> Result<T, String> {
-    lib.get::<T>(name.to_bytes_with_nul())
+    // SAFETY: `T` is the symbol's type (the contract).
+    unsafe { lib.get::<T>(name.to_bytes_with_nul()) }
         .map(|s| *s)
         .map_err(|e| format!("no {name:?} exported: {e}"))
 }
@@ -122,32 +124,39 @@ impl<'a> Recording<'a> {
         Ok(recording)
     }
 
+    /// Makes the device, its command pool and a command buffer in the recording state.
+    ///
+    /// # Safety
+    /// `self.instance` must be a live instance of `self.loader`, and no device made yet.
     unsafe fn make_device(&mut self) -> Result<(), String> {
         let l = self.loader;
-        let enumerate: unsafe extern "system" fn(VkInstance, *mut u32, *mut VkPhysicalDevice) -> VkResult =
-            l.export(c"vkEnumeratePhysicalDevices")?;
         let mut count = 1;
         let mut physical = VkPhysicalDevice::NULL;
-        let result = enumerate(self.instance, &mut count, &mut physical);
+        // SAFETY: the loader exports the command with this type; the live instance (the
+        // contract), a count of 1 and room for one handle.
+        let result = unsafe {
+            let enumerate: unsafe extern "system" fn(VkInstance, *mut u32, *mut VkPhysicalDevice) -> VkResult =
+                l.export(c"vkEnumeratePhysicalDevices")?;
+            enumerate(self.instance, &mut count, &mut physical)
+        };
         if result != VkResult::INCOMPLETE {
             check(result, "vkEnumeratePhysicalDevices")?;
         }
         if count == 0 {
             return Err("no physical device".into());
         }
-        let create_device: unsafe extern "system" fn(
-            VkPhysicalDevice,
-            *const VkDeviceCreateInfo,
-            *const VkAllocationCallbacks,
-            *mut VkDevice,
-        ) -> VkResult = l.export(c"vkCreateDevice")?;
         // The first queue family that can compute (the test driver's only one; a GPU's first).
-        let families: unsafe extern "system" fn(VkPhysicalDevice, *mut u32, *mut VkQueueFamilyProperties) =
-            l.export(c"vkGetPhysicalDeviceQueueFamilyProperties")?;
         let mut count = 0;
-        families(physical, &mut count, ptr::null_mut());
-        let mut props = vec![VkQueueFamilyProperties::default(); count as usize];
-        families(physical, &mut count, props.as_mut_ptr());
+        let mut props = Vec::new();
+        // SAFETY: the loader exports the command with this type; a physical device of the live
+        // instance, the count, then an array of `count` structures.
+        unsafe {
+            let families: unsafe extern "system" fn(VkPhysicalDevice, *mut u32, *mut VkQueueFamilyProperties) =
+                l.export(c"vkGetPhysicalDeviceQueueFamilyProperties")?;
+            families(physical, &mut count, ptr::null_mut());
+            props.resize(count as usize, VkQueueFamilyProperties::default());
+            families(physical, &mut count, props.as_mut_ptr());
+        }
         let family = props
             .iter()
             .position(|p| p.queueFlags.contains(VkQueueFlags::COMPUTE_BIT))
@@ -161,32 +170,48 @@ impl<'a> Recording<'a> {
             ..Default::default()
         };
         let info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };
-        check(create_device(physical, &info, ptr::null(), &mut self.device), "vkCreateDevice")?;
+        // SAFETY: the loader exports the command with this type; a physical device of the live
+        // instance, a valid create info (its queue info and priority outlive the call) and a
+        // place for the handle.
+        unsafe {
+            let create_device: unsafe extern "system" fn(
+                VkPhysicalDevice,
+                *const VkDeviceCreateInfo,
+                *const VkAllocationCallbacks,
+                *mut VkDevice,
+            ) -> VkResult = l.export(c"vkCreateDevice")?;
+            check(create_device(physical, &info, ptr::null(), &mut self.device), "vkCreateDevice")?;
+        }
 
-        let create_pool: unsafe extern "system" fn(
-            VkDevice,
-            *const VkCommandPoolCreateInfo,
-            *const VkAllocationCallbacks,
-            *mut VkCommandPool,
-        ) -> VkResult = l.export(c"vkCreateCommandPool")?;
         let pool_info = VkCommandPoolCreateInfo {
             flags: VkCommandPoolCreateFlags::RESET_COMMAND_BUFFER_BIT,
             queueFamilyIndex: family,
             ..Default::default()
         };
-        check(create_pool(self.device, &pool_info, ptr::null(), &mut self.pool), "vkCreateCommandPool")?;
-        let allocate: unsafe extern "system" fn(VkDevice, *const VkCommandBufferAllocateInfo, *mut VkCommandBuffer) -> VkResult =
-            l.export(c"vkAllocateCommandBuffers")?;
-        let alloc_info = VkCommandBufferAllocateInfo {
-            commandPool: self.pool,
-            level: VkCommandBufferLevel::PRIMARY,
-            commandBufferCount: 1,
-            ..Default::default()
-        };
-        check(allocate(self.device, &alloc_info, &mut self.cmd), "vkAllocateCommandBuffers")?;
-        let begin: unsafe extern "system" fn(VkCommandBuffer, *const VkCommandBufferBeginInfo) -> VkResult =
-            l.export(c"vkBeginCommandBuffer")?;
-        check(begin(self.cmd, &VkCommandBufferBeginInfo::default()), "vkBeginCommandBuffer")
+        // SAFETY: the loader exports each command with the type named; the device just made, a
+        // pool of the family it has a queue of, valid infos and places for the handles; the one
+        // command buffer begun.
+        unsafe {
+            let create_pool: unsafe extern "system" fn(
+                VkDevice,
+                *const VkCommandPoolCreateInfo,
+                *const VkAllocationCallbacks,
+                *mut VkCommandPool,
+            ) -> VkResult = l.export(c"vkCreateCommandPool")?;
+            check(create_pool(self.device, &pool_info, ptr::null(), &mut self.pool), "vkCreateCommandPool")?;
+            let allocate: unsafe extern "system" fn(VkDevice, *const VkCommandBufferAllocateInfo, *mut VkCommandBuffer) -> VkResult =
+                l.export(c"vkAllocateCommandBuffers")?;
+            let alloc_info = VkCommandBufferAllocateInfo {
+                commandPool: self.pool,
+                level: VkCommandBufferLevel::PRIMARY,
+                commandBufferCount: 1,
+                ..Default::default()
+            };
+            check(allocate(self.device, &alloc_info, &mut self.cmd), "vkAllocateCommandBuffers")?;
+            let begin: unsafe extern "system" fn(VkCommandBuffer, *const VkCommandBufferBeginInfo) -> VkResult =
+                l.export(c"vkBeginCommandBuffer")?;
+            check(begin(self.cmd, &VkCommandBufferBeginInfo::default()), "vkBeginCommandBuffer")
+        }
     }
 
     /// A device command through `vkGetDeviceProcAddr`.
@@ -201,6 +226,7 @@ impl<'a> Recording<'a> {
         let f = self.device_proc(c"vkGetTestDriverDrawCountTEST")?;
         // SAFETY: the test driver's signature for this command.
         let f: DrawCount = unsafe { std::mem::transmute(f) };
+        // SAFETY: the command buffer being recorded.
         Some(unsafe { f(self.cmd) })
     }
 }
