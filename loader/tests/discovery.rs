@@ -16,10 +16,13 @@ fn scenario_entry() {
     if std::env::var("SCENARIO").is_err() {
         return;
     }
+    // SAFETY: loading our libvulkan runs only its own initialisers, which ask nothing of us.
     let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
     let enumerate: libloading::Symbol<unsafe extern "system" fn(*const c_char, *mut u32, *mut VkExtensionProperties) -> VkResult> =
+        // SAFETY: the exported vkEnumerateInstanceExtensionProperties has this type; `lib` outlives it.
         unsafe { lib.get(b"vkEnumerateInstanceExtensionProperties\0").unwrap() };
     let mut count = 0;
+    // SAFETY: no layer name, a local count and no array: a count query.
     unsafe { enumerate(std::ptr::null(), &mut count, std::ptr::null_mut()) };
 }
 

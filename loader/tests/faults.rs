@@ -22,9 +22,16 @@ fn scenario_entry() {
         return;
     }
     println!();
+    // SAFETY: loading our libvulkan runs only its own initialisers, which ask nothing of us.
     let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
+    // SAFETY: the symbol is vkGetInstanceProcAddr, of type `Gipa`; `lib` stays loaded to the end.
     let gipa: Gipa = unsafe { *lib.get::<Gipa>(b"vkGetInstanceProcAddr\0").unwrap() };
+    // SAFETY: the name is a C string; the instance is NULL or one this scenario created and has
+    // not destroyed.
     let get = |instance: VkInstance, name: &CStr| unsafe { gipa(instance, name.as_ptr()) };
+    // SAFETY: each command is the loader's answer for the name beside it, so it has that PFN type;
+    // the instance and devices are the loader's, used before they are destroyed; the other
+    // pointers are locals that outlive each call.
     unsafe {
         let create: PFN_vkCreateInstance = std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
         let mut instance = VkInstance::NULL;
@@ -39,7 +46,7 @@ fn scenario_entry() {
         for physical in common::physical_devices(&get, instance) {
             let mut props = VkPhysicalDeviceProperties::default();
             properties.unwrap()(physical, &mut props);
-            let name = CStr::from_ptr(props.deviceName.as_ptr()).to_string_lossy().into_owned();
+            let name = common::fixed_str(&props.deviceName);
             let priority = 1.0f32;
             let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
             let info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };

@@ -12,11 +12,18 @@ use vk_generated::types::*;
 #[test]
 fn scenario_entry() {
     let Ok(scenario) = std::env::var("SCENARIO") else { return };
+    // SAFETY: loading our libvulkan runs only its own initialisers, which ask nothing of us.
     let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
+    // SAFETY: an exported command, read as a function that nothing calls with this type: each use
+    // transmutes it to the command's own type first; `lib` stays loaded to the end.
     let symbol = |name: &CStr| unsafe {
         let f: libloading::Symbol<unsafe extern "system" fn()> = lib.get(name.to_bytes_with_nul()).unwrap();
         *f
     };
+    // SAFETY: each export is transmuted to the type of the command it is named after. The bad
+    // handles break Vulkan's valid usage on purpose: the loader must stop this child process at the
+    // call, before anything reads through them (`zeros` is readable besides); the other pointers
+    // are locals that outlive each call.
     unsafe {
         let create: unsafe extern "system" fn(*const VkInstanceCreateInfo, *const VkAllocationCallbacks, *mut VkInstance) -> VkResult =
             std::mem::transmute(symbol(c"vkCreateInstance"));
@@ -87,7 +94,7 @@ fn scenario_entry() {
                     std::mem::transmute(symbol(c"vkGetPhysicalDeviceProperties"));
                 let mut props = VkPhysicalDeviceProperties::default();
                 f(physical_device, &mut props);
-                println!("DEVICE {}", CStr::from_ptr(props.deviceName.as_ptr()).to_string_lossy());
+                println!("DEVICE {}", common::fixed_str(&props.deviceName));
                 let destroy: unsafe extern "system" fn(VkInstance, *const VkAllocationCallbacks) =
                     std::mem::transmute(symbol(c"vkDestroyInstance"));
                 destroy(instance, std::ptr::null());

@@ -19,9 +19,14 @@ fn scenario_entry() {
     if std::env::var("SCENARIO").as_deref() != Ok("interposed") {
         return;
     }
+    // SAFETY: loading our libvulkan runs only its own initialisers, which ask nothing of us.
     let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
+    // SAFETY: the symbol is vkGetInstanceProcAddr, of type `Gipa`; `lib` stays loaded to the end.
     let gipa: Gipa = unsafe { *lib.get::<Gipa>(b"vkGetInstanceProcAddr\0").unwrap() };
+    // SAFETY: the name is a C string; the instance is NULL or the live one created below.
     let get = |instance: VkInstance, name: &CStr| unsafe { gipa(instance, name.as_ptr()) };
+    // SAFETY: each command is the loader's answer for the name beside it, so it has that PFN type;
+    // `instance` is live from its creation to vkDestroyInstance; the other pointers are locals.
     unsafe {
         let layers: PFN_vkEnumerateInstanceLayerProperties = std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceLayerProperties"));
         let mut count = 0;
@@ -29,7 +34,7 @@ fn scenario_entry() {
         let mut props = vec![VkLayerProperties::default(); count as usize];
         layers.unwrap()(&mut count, props.as_mut_ptr());
         for p in &props[..count as usize] {
-            println!("LAYER {}", CStr::from_ptr(p.layerName.as_ptr()).to_string_lossy());
+            println!("LAYER {}", common::fixed_str(&p.layerName));
         }
         let create: PFN_vkCreateInstance = std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
         let mut instance = VkInstance::NULL;

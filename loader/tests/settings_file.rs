@@ -122,10 +122,18 @@ fn result(out: &str) -> &str {
 fn scenario_entry() {
     let Ok(_) = std::env::var("SCENARIO") else { return };
     println!(); // the test harness printed "test scenario_entry ... " without a newline
+    // SAFETY: loading our libvulkan runs only its own initialisers, which ask nothing of us.
     let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
+    // SAFETY: the symbol is vkGetInstanceProcAddr, of the type it is read as; `lib` stays loaded
+    // while `gipa` is used.
     let gipa: libloading::Symbol<unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction> =
         unsafe { lib.get(b"vkGetInstanceProcAddr\0").unwrap() };
+    // SAFETY: the name is a C string; the instance is NULL or one this scenario created and has
+    // not destroyed.
     let get = |instance: VkInstance, name: &CStr| unsafe { gipa(instance, name.as_ptr()) };
+    // SAFETY: each command is the loader's answer for the name beside it, so it has that PFN type;
+    // the handles passed are the loader's, each used between its creation and its destruction; the
+    // other pointers point to locals that outlive each call.
     unsafe {
         if std::env::var("TEST_CREATE_ONLY").is_err() {
             let enum_layers: PFN_vkEnumerateInstanceLayerProperties = std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceLayerProperties"));
@@ -134,7 +142,7 @@ fn scenario_entry() {
             let mut props = vec![VkLayerProperties::default(); count as usize];
             enum_layers.unwrap()(&mut count, props.as_mut_ptr());
             for p in &props {
-                println!("LAYER {}", CStr::from_ptr(p.layerName.as_ptr()).to_string_lossy());
+                println!("LAYER {}", common::fixed_str(&p.layerName));
             }
         }
         let layers: Vec<CString> =
@@ -174,7 +182,7 @@ fn scenario_entry() {
             let mut props = vec![VkLayerProperties::default(); count as usize];
             device_layers.unwrap()(*first, &mut count, props.as_mut_ptr());
             for p in &props {
-                println!("DEVICE_LAYER {}", CStr::from_ptr(p.layerName.as_ptr()).to_string_lossy());
+                println!("DEVICE_LAYER {}", common::fixed_str(&p.layerName));
             }
         }
         let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
@@ -320,6 +328,7 @@ fn first_file_in_the_search_order_wins() {
 #[test]
 fn elevated_process_ignores_the_users_settings_file() {
     use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         println!("skipped: making a setgid binary needs root (CI runs as root)");
         return;

@@ -168,9 +168,14 @@ fn manifest_lists_the_settings() {
 fn scenario_entry() {
     let Ok(_) = std::env::var("SCENARIO") else { return };
     println!();
+    // SAFETY: loading our libvulkan runs only its own initialisers, which ask nothing of us.
     let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
+    // SAFETY: the symbol is vkGetInstanceProcAddr, of the type it is read as; `lib` stays loaded
+    // while `gipa` is used.
     let gipa: libloading::Symbol<unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction> =
         unsafe { lib.get(b"vkGetInstanceProcAddr\0").unwrap() };
+    // SAFETY: the name is a C string; the instance is NULL or one this scenario created and has
+    // not destroyed.
     let get = |instance: VkInstance, name: &CStr| unsafe { gipa(instance, name.as_ptr()) };
 
     let layer = CString::new(vk_trace_layer::LAYER_NAME).unwrap();
@@ -201,6 +206,9 @@ fn scenario_entry() {
         ppEnabledLayerNames: layers.as_ptr(),
         ..Default::default()
     };
+    // SAFETY: each command is the loader's answer for the name beside it, so it has that PFN type;
+    // the handles passed are the loader's, each used between its creation and its destruction; the
+    // other pointers point to locals that outlive each call.
     unsafe {
         let create: PFN_vkCreateInstance = std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
         let mut instance = VkInstance::NULL;

@@ -244,19 +244,25 @@ pub fn assert_aborted_with(run: &ChildRun, message: &str) {
 /// The instance's physical devices, through `get` (a `vkGetInstanceProcAddr` wrapper).
 ///
 /// # Safety
-/// `instance` is a live instance of the loader `get` asks.
+/// `instance` is a live instance of the loader `get` asks, and `get` answers as that loader's
+/// `vkGetInstanceProcAddr` does (a command of the type its name says, or `None`).
 pub unsafe fn physical_devices(
     get: &dyn Fn(vk_generated::types::VkInstance, &std::ffi::CStr) -> vk_generated::types::PFN_vkVoidFunction,
     instance: vk_generated::types::VkInstance,
 ) -> Vec<vk_generated::types::VkPhysicalDevice> {
     use vk_generated::types::*;
-    let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
-    let mut count = 0;
-    enumerate.unwrap()(instance, &mut count, std::ptr::null_mut());
-    let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
-    enumerate.unwrap()(instance, &mut count, devices.as_mut_ptr());
-    devices.truncate(count as usize);
-    devices
+    // SAFETY: `get` answered for vkEnumeratePhysicalDevices, so the pointer has its type;
+    // `instance` is live (the contract) and `count` and `devices` are locals, the array `count`
+    // long.
+    unsafe {
+        let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
+        let mut count = 0;
+        enumerate.unwrap()(instance, &mut count, std::ptr::null_mut());
+        let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
+        enumerate.unwrap()(instance, &mut count, devices.as_mut_ptr());
+        devices.truncate(count as usize);
+        devices
+    }
 }
 
 /// [`physical_devices`], each printed as `DEVICE <name>` in the loader's order.
@@ -268,14 +274,26 @@ pub unsafe fn list_devices(
     instance: vk_generated::types::VkInstance,
 ) -> Vec<vk_generated::types::VkPhysicalDevice> {
     use vk_generated::types::*;
-    let props: PFN_vkGetPhysicalDeviceProperties = std::mem::transmute(get(instance, c"vkGetPhysicalDeviceProperties"));
-    let devices = physical_devices(get, instance);
-    for d in &devices {
-        let mut p = VkPhysicalDeviceProperties::default();
-        props.unwrap()(*d, &mut p);
-        println!("DEVICE {}", std::ffi::CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy());
+    // SAFETY: the same contract as ours.
+    let devices = unsafe { physical_devices(get, instance) };
+    // SAFETY: `get` answered for vkGetPhysicalDeviceProperties, so the pointer has its type; each
+    // device is one the live instance just enumerated, and `p` a local.
+    unsafe {
+        let props: PFN_vkGetPhysicalDeviceProperties = std::mem::transmute(get(instance, c"vkGetPhysicalDeviceProperties"));
+        for d in &devices {
+            let mut p = VkPhysicalDeviceProperties::default();
+            props.unwrap()(*d, &mut p);
+            println!("DEVICE {}", fixed_str(&p.deviceName));
+        }
     }
     devices
+}
+
+/// The text of a fixed-size name array a driver filled (`deviceName`, `extensionName`): the bytes
+/// before the first NUL, or all of them where there is none; never a byte past the array.
+pub fn fixed_str(array: &[std::ffi::c_char]) -> String {
+    let bytes: Vec<u8> = array.iter().map(|&c| c as u8).take_while(|&b| b != 0).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// `tests/c/<name>.c` compiled into `dir` as a shared library to preload (`lib<name>.so`).

@@ -29,6 +29,7 @@ impl Xvfb {
         // Both ends close-on-exec, so processes other tests start meanwhile do not inherit the
         // write end (a reader would then wait forever if this Xvfb died); only this Xvfb gets it.
         let mut fds = [0; 2];
+        // SAFETY: `fds` is a local array of the two ints pipe2 writes.
         assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0, "pipe2");
         let write_end = fds[1];
         let mut command = Command::new("Xvfb");
@@ -46,6 +47,7 @@ impl Xvfb {
             })
         };
         let child = command.spawn().expect("start Xvfb");
+        // SAFETY: our copy of the write end, which nothing here uses again (the child has its own).
         unsafe { libc::close(fds[1]) };
         // SAFETY: the read end of the pipe made above, owned here from now on.
         let mut reader = std::io::BufReader::new(unsafe { std::fs::File::from_raw_fd(fds[0]) });
