@@ -6,7 +6,9 @@ mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::ffi::{c_char, c_void, CStr};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use common::child;
 use vk_generated::types::*;
@@ -15,47 +17,61 @@ static LIVE: AtomicIsize = AtomicIsize::new(0);
 static CALLS: AtomicUsize = AtomicUsize::new(0);
 static FAIL_AT: AtomicUsize = AtomicUsize::new(0);
 
-/// Blocks carry their size in front so `free` can rebuild the layout.
+/// The live blocks and their layouts, by address: `free` of anything else is a bug this test reports.
+static BLOCKS: Mutex<BTreeMap<usize, Layout>> = Mutex::new(BTreeMap::new());
+
+/// A `PFN_vkAllocationFunction` that fails at the `FAIL_AT`-th call.
+///
+/// # Safety
+/// As Vulkan's allocation callback: `align` is a power of two.
 unsafe extern "system" fn allocate(_: *mut c_void, size: usize, align: usize, _: VkSystemAllocationScope) -> *mut c_void {
     if CALLS.fetch_add(1, Ordering::SeqCst) + 1 == FAIL_AT.load(Ordering::SeqCst) {
         return std::ptr::null_mut();
     }
-    let align = align.max(16);
-    let base = System.alloc(Layout::from_size_align(size + align, align).unwrap());
-    (base as *mut [usize; 2]).write([size, align]);
-    LIVE.fetch_add(1, Ordering::SeqCst);
-    base.add(align) as *mut c_void
+    let layout = Layout::from_size_align(size.max(1), align).unwrap();
+    // SAFETY: the layout is not zero-sized.
+    let block = unsafe { System.alloc(layout) };
+    if !block.is_null() {
+        BLOCKS.lock().unwrap().insert(block as usize, layout);
+        LIVE.fetch_add(1, Ordering::SeqCst);
+    }
+    block as *mut c_void
 }
 
+/// A `PFN_vkFreeFunction`; the process aborts on a block `allocate` did not hand out (a panic
+/// cannot unwind out of an `extern "system"` function).
+///
+/// # Safety
+/// As Vulkan's free callback: `memory` is NULL or a block of `allocate` not freed yet (checked).
 unsafe extern "system" fn free(_: *mut c_void, memory: *mut c_void) {
     if memory.is_null() {
         return;
     }
-    let tail = memory as *mut u8;
-    // The header sits `align` bytes back; `align` is at least 16, so the words are found by
-    // trying the alignments this test can see.
-    for align in [16usize, 32, 64, 128, 256, 4096] {
-        let base = tail.sub(align);
-        let [size, recorded] = (base as *const [usize; 2]).read();
-        if recorded == align {
-            LIVE.fetch_sub(1, Ordering::SeqCst);
-            System.dealloc(base, Layout::from_size_align(size + align, align).unwrap());
-            return;
-        }
-    }
-    panic!("free of a block this allocator did not make");
+    let layout = BLOCKS.lock().unwrap().remove(&(memory as usize));
+    let layout = layout.unwrap_or_else(|| panic!("free of a block this allocator did not make"));
+    LIVE.fetch_sub(1, Ordering::SeqCst);
+    // SAFETY: `allocate` made this block with this layout, and it leaves the map only once.
+    unsafe { System.dealloc(memory as *mut u8, layout) };
 }
 
 #[test]
 fn scenario_entry() {
     let Ok(scenario) = std::env::var("SCENARIO") else { return };
     println!();
+    // SAFETY: loading our libvulkan runs only its own initialisers, which ask nothing of us.
     let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
+    // SAFETY: the symbol is vkGetInstanceProcAddr, of the type it is read as; `lib` stays loaded
+    // while `gipa` is used.
     let gipa: libloading::Symbol<unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction> =
         unsafe { lib.get(b"vkGetInstanceProcAddr\0").unwrap() };
+    // SAFETY: the name is a C string; the instance is NULL or one this scenario created and has
+    // not destroyed.
     let get = |instance: VkInstance, name: &CStr| unsafe { gipa(instance, name.as_ptr()) };
     let callbacks = VkAllocationCallbacks { pfnAllocation: Some(allocate), pfnFree: Some(free), ..Default::default() };
     assert_eq!(scenario, "fail-each");
+    // SAFETY: each command is the loader's answer for the name beside it, so it has that PFN type;
+    // the handles passed are the loader's, each used between its creation and its destruction; the
+    // other pointers point to locals that outlive each call.
     unsafe {
         let create: PFN_vkCreateInstance = std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
         let extensions = [c"VK_EXT_debug_utils".as_ptr()];
@@ -104,34 +120,45 @@ fn scenario_entry() {
     }
 }
 
+/// Creates a device and a messenger, each failing once at its first allocation, then succeeding
+/// (the device, destroyed again): what each leaves behind.
+///
+/// # Safety
+/// `instance` is a live instance of the loader `get` asks, with VK_EXT_debug_utils enabled, and
+/// created with `callbacks`.
 unsafe fn device_and_messenger(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: VkInstance, callbacks: &VkAllocationCallbacks) {
-    let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
-    let mut count = 1;
-    let mut pd = VkPhysicalDevice::NULL;
-    enumerate.unwrap()(instance, &mut count, &mut pd);
-    let create_device: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
-    let priority = 1.0f32;
-    let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
-    let info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };
-    let live_before = LIVE.load(Ordering::SeqCst);
-    let mut device = VkDevice::NULL;
-    FAIL_AT.store(CALLS.load(Ordering::SeqCst) + 1, Ordering::SeqCst);
-    let failed = create_device.unwrap()(pd, &info, callbacks, &mut device);
-    println!("DEVICE-FAILING {failed:?} live-delta={}", LIVE.load(Ordering::SeqCst) - live_before);
-    FAIL_AT.store(0, Ordering::SeqCst);
-    assert_eq!(create_device.unwrap()(pd, &info, callbacks, &mut device), VkResult::SUCCESS);
-    println!("DEVICE-LIVE-DELTA {}", LIVE.load(Ordering::SeqCst) - live_before);
-    let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(get(instance, c"vkGetDeviceProcAddr"));
-    let destroy_device: PFN_vkDestroyDevice = std::mem::transmute(gdpa.unwrap()(device, c"vkDestroyDevice".as_ptr()));
-    destroy_device.unwrap()(device, callbacks);
-    println!("DEVICE-DESTROYED-DELTA {}", LIVE.load(Ordering::SeqCst) - live_before);
+    // SAFETY: each command is the loader's answer for the name beside it, so it has that PFN
+    // type; the instance is live (the contract), the device is used between its creation and its
+    // destruction, and the other pointers point to locals that outlive each call.
+    unsafe {
+        let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
+        let mut count = 1;
+        let mut pd = VkPhysicalDevice::NULL;
+        enumerate.unwrap()(instance, &mut count, &mut pd);
+        let create_device: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
+        let priority = 1.0f32;
+        let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
+        let info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };
+        let live_before = LIVE.load(Ordering::SeqCst);
+        let mut device = VkDevice::NULL;
+        FAIL_AT.store(CALLS.load(Ordering::SeqCst) + 1, Ordering::SeqCst);
+        let failed = create_device.unwrap()(pd, &info, callbacks, &mut device);
+        println!("DEVICE-FAILING {failed:?} live-delta={}", LIVE.load(Ordering::SeqCst) - live_before);
+        FAIL_AT.store(0, Ordering::SeqCst);
+        assert_eq!(create_device.unwrap()(pd, &info, callbacks, &mut device), VkResult::SUCCESS);
+        println!("DEVICE-LIVE-DELTA {}", LIVE.load(Ordering::SeqCst) - live_before);
+        let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(get(instance, c"vkGetDeviceProcAddr"));
+        let destroy_device: PFN_vkDestroyDevice = std::mem::transmute(gdpa.unwrap()(device, c"vkDestroyDevice".as_ptr()));
+        destroy_device.unwrap()(device, callbacks);
+        println!("DEVICE-DESTROYED-DELTA {}", LIVE.load(Ordering::SeqCst) - live_before);
 
-    let create_messenger: PFN_vkCreateDebugUtilsMessengerEXT = std::mem::transmute(get(instance, c"vkCreateDebugUtilsMessengerEXT"));
-    let info = VkDebugUtilsMessengerCreateInfoEXT { messageSeverity: VkDebugUtilsMessageSeverityFlagsEXT(0x1111), ..Default::default() };
-    let mut messenger = VkDebugUtilsMessengerEXT::NULL;
-    FAIL_AT.store(CALLS.load(Ordering::SeqCst) + 1, Ordering::SeqCst);
-    let failed = create_messenger.unwrap()(instance, &info, callbacks, &mut messenger);
-    println!("MESSENGER-FAILING {failed:?} live-delta={}", LIVE.load(Ordering::SeqCst) - live_before);
+        let create_messenger: PFN_vkCreateDebugUtilsMessengerEXT = std::mem::transmute(get(instance, c"vkCreateDebugUtilsMessengerEXT"));
+        let info = VkDebugUtilsMessengerCreateInfoEXT { messageSeverity: VkDebugUtilsMessageSeverityFlagsEXT(0x1111), ..Default::default() };
+        let mut messenger = VkDebugUtilsMessengerEXT::NULL;
+        FAIL_AT.store(CALLS.load(Ordering::SeqCst) + 1, Ordering::SeqCst);
+        let failed = create_messenger.unwrap()(instance, &info, callbacks, &mut messenger);
+        println!("MESSENGER-FAILING {failed:?} live-delta={}", LIVE.load(Ordering::SeqCst) - live_before);
+    }
 }
 
 #[test]

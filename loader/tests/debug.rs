@@ -9,17 +9,28 @@ use std::ffi::{c_char, c_void, CStr};
 use common::child;
 use vk_generated::types::*;
 
+/// Prints each message as `UTILS <tag> <severity> <message>`.
+///
+/// # Safety
+/// A `PFN_vkDebugUtilsMessengerCallbackEXT` whose user data is a C string (the tag): `data` is
+/// valid for the call and its message a C string.
 unsafe extern "system" fn on_utils(
     severity: VkDebugUtilsMessageSeverityFlagsEXT,
     _types: VkDebugUtilsMessageTypeFlagsEXT,
     data: *const VkDebugUtilsMessengerCallbackDataEXT,
     user: *mut c_void,
 ) -> VkBool32 {
-    let tag = CStr::from_ptr(user as *const c_char).to_string_lossy();
-    println!("UTILS {tag} {} {}", severity.0, CStr::from_ptr((*data).pMessage).to_string_lossy());
+    // SAFETY: the contract.
+    let (tag, message) = unsafe { (CStr::from_ptr(user as *const c_char), CStr::from_ptr((*data).pMessage)) };
+    println!("UTILS {} {} {}", tag.to_string_lossy(), severity.0, message.to_string_lossy());
     VK_FALSE
 }
 
+/// Prints each message as `REPORT <tag> <flags> <message>`.
+///
+/// # Safety
+/// A `PFN_vkDebugReportCallbackEXT` whose user data is a C string (the tag): `message` is a C
+/// string.
 unsafe extern "system" fn on_report(
     flags: VkDebugReportFlagsEXT,
     _type: VkDebugReportObjectTypeEXT,
@@ -30,8 +41,9 @@ unsafe extern "system" fn on_report(
     message: *const c_char,
     user: *mut c_void,
 ) -> VkBool32 {
-    let tag = CStr::from_ptr(user as *const c_char).to_string_lossy();
-    println!("REPORT {tag} {} {}", flags.0, CStr::from_ptr(message).to_string_lossy());
+    // SAFETY: the contract.
+    let (tag, message) = unsafe { (CStr::from_ptr(user as *const c_char), CStr::from_ptr(message)) };
+    println!("REPORT {} {} {}", tag.to_string_lossy(), flags.0, message.to_string_lossy());
     VK_FALSE
 }
 
@@ -39,10 +51,19 @@ unsafe extern "system" fn on_report(
 fn scenario_entry() {
     let Ok(scenario) = std::env::var("SCENARIO") else { return };
     println!(); // the harness's "test scenario_entry ... " stays on a line of its own
+    // SAFETY: loading our libvulkan runs only its own initialisers, which ask nothing of us.
     let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
+    // SAFETY: the symbol is vkGetInstanceProcAddr, of the type it is read as; `lib` stays loaded
+    // while `gipa` is used.
     let gipa: libloading::Symbol<unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction> =
         unsafe { lib.get(b"vkGetInstanceProcAddr\0").unwrap() };
+    // SAFETY: the name is a C string; the instance is NULL or one this scenario created and has
+    // not destroyed.
     let get = |instance: VkInstance, name: &CStr| unsafe { gipa(instance, name.as_ptr()) };
+    // SAFETY: each command is the loader's answer for the name beside it, so it has that PFN type;
+    // the handles passed are the loader's, each used between its creation and its destruction; the
+    // other pointers point to locals that outlive each call.
+    // The callbacks get C-string literals (static) as their user data.
     unsafe {
         // Creation-time callbacks: utils hears warnings and errors, report hears everything.
         let report_info = VkDebugReportCallbackCreateInfoEXT {
@@ -130,23 +151,31 @@ fn scenario_entry() {
 }
 
 /// Creates (and destroys) a device naming a device layer the instance does not have.
+///
+/// # Safety
+/// `instance` is a live instance of the loader `get` asks.
 unsafe fn create_device_naming_a_layer(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: VkInstance) {
-    let pd = common::physical_devices(get, instance)[0];
-    let create: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
-    let priority = 1.0f32;
-    let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
-    let layers = [c"VK_LAYER_not_on_the_instance".as_ptr()];
-    let info = VkDeviceCreateInfo {
-        queueCreateInfoCount: 1,
-        pQueueCreateInfos: &queue,
-        enabledLayerCount: 1,
-        ppEnabledLayerNames: layers.as_ptr(),
-        ..Default::default()
-    };
-    let mut device = VkDevice::NULL;
-    assert_eq!(create.unwrap()(pd, &info, std::ptr::null(), &mut device), VkResult::SUCCESS);
-    let destroy: PFN_vkDestroyDevice = std::mem::transmute(get(instance, c"vkDestroyDevice"));
-    destroy.unwrap()(device, std::ptr::null());
+    // SAFETY: each command is the loader's answer for the name beside it, so it has that PFN type;
+    // the instance is live (the contract) and the objects made here are used between their creation
+    // and their destruction; the other pointers point to locals that outlive each call.
+    unsafe {
+        let pd = common::physical_devices(get, instance)[0];
+        let create: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
+        let priority = 1.0f32;
+        let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
+        let layers = [c"VK_LAYER_not_on_the_instance".as_ptr()];
+        let info = VkDeviceCreateInfo {
+            queueCreateInfoCount: 1,
+            pQueueCreateInfos: &queue,
+            enabledLayerCount: 1,
+            ppEnabledLayerNames: layers.as_ptr(),
+            ..Default::default()
+        };
+        let mut device = VkDevice::NULL;
+        assert_eq!(create.unwrap()(pd, &info, std::ptr::null(), &mut device), VkResult::SUCCESS);
+        let destroy: PFN_vkDestroyDevice = std::mem::transmute(get(instance, c"vkDestroyDevice"));
+        destroy.unwrap()(device, std::ptr::null());
+    }
 }
 
 /// A driver list with a broken manifest beside a good one: the loader warns about the broken one.

@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::ffi::{c_char, CStr};
+use std::ffi::c_char;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -24,31 +24,38 @@ fn scenario_entry() {
     let var = |name: &str| PathBuf::from(std::env::var(name).unwrap());
     let (manifest, other_manifest) = (var("CACHE_MANIFEST"), var("CACHE_OTHER_MANIFEST"));
     let (lib_a, lib_b) = (var("CACHE_LIB_A"), var("CACHE_LIB_B"));
+    // SAFETY: loading our libvulkan runs only its own initialisers, which ask nothing of us.
     let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
+    // SAFETY: the symbol is vkGetInstanceProcAddr, of the type it is read as; `lib` stays loaded
+    // while `gipa` is used.
     let gipa: Gipa = unsafe { *lib.get::<Gipa>(b"vkGetInstanceProcAddr\0").unwrap() };
 
-    // 1: the manifest names driver a.
-    let first = unsafe { create(gipa) };
-    println!("STEP 1 {}", unsafe { devices(gipa, first) }.join(","));
-    unsafe { destroy(gipa, first) };
-    println!("STEP 1 a still loaded after its last vkDestroyInstance: {}", loaded(&lib_a));
+    // SAFETY: `gipa` is our libvulkan's vkGetInstanceProcAddr, loaded to the end; each instance
+    // is used between its creation and its destruction.
+    unsafe {
+        // 1: the manifest names driver a.
+        let first = create(gipa);
+        println!("STEP 1 {}", devices(gipa, first).join(","));
+        destroy(gipa, first);
+        println!("STEP 1 a still loaded after its last vkDestroyInstance: {}", loaded(&lib_a));
 
-    // 2: the same manifest file, rewritten to name driver b.
-    std::fs::write(&manifest, manifest_text(&lib_b)).unwrap();
-    let second = unsafe { create(gipa) };
-    println!("STEP 2 {}", unsafe { devices(gipa, second) }.join(","));
+        // 2: the same manifest file, rewritten to name driver b.
+        std::fs::write(&manifest, manifest_text(&lib_b)).unwrap();
+        let second = create(gipa);
+        println!("STEP 2 {}", devices(gipa, second).join(","));
 
-    // 3: the environment changed to another manifest (driver a again), while `second` lives.
-    std::env::set_var("VK_DRIVER_FILES", &other_manifest);
-    let third = unsafe { create(gipa) };
-    println!("STEP 3 {}", unsafe { devices(gipa, third) }.join(","));
+        // 3: the environment changed to another manifest (driver a again), while `second` lives.
+        std::env::set_var("VK_DRIVER_FILES", &other_manifest);
+        let third = create(gipa);
+        println!("STEP 3 {}", devices(gipa, third).join(","));
 
-    // 4: destroying one instance leaves the other one's driver working.
-    unsafe { destroy(gipa, third) };
-    println!("STEP 4 {}", unsafe { devices(gipa, second) }.join(","));
-    println!("STEP 4 b still loaded while an instance uses it: {}", loaded(&lib_b));
-    unsafe { destroy(gipa, second) };
-    println!("STEP 5 a or b still loaded after the last vkDestroyInstance: {}", loaded(&lib_a) || loaded(&lib_b));
+        // 4: destroying one instance leaves the other one's driver working.
+        destroy(gipa, third);
+        println!("STEP 4 {}", devices(gipa, second).join(","));
+        println!("STEP 4 b still loaded while an instance uses it: {}", loaded(&lib_b));
+        destroy(gipa, second);
+        println!("STEP 5 a or b still loaded after the last vkDestroyInstance: {}", loaded(&lib_a) || loaded(&lib_b));
+    }
 }
 
 fn manifest_text(library: &Path) -> String {
@@ -58,38 +65,65 @@ fn manifest_text(library: &Path) -> String {
 /// Whether `library` is loaded in this process (dlopen with RTLD_NOLOAD).
 fn loaded(library: &Path) -> bool {
     let flags = libc::RTLD_NOW | libc::RTLD_NOLOAD;
+    // SAFETY: RTLD_NOLOAD loads nothing, so no initialiser runs; the handle is closed at once.
     unsafe { libloading::os::unix::Library::open(Some(library), flags) }.is_ok()
 }
 
+/// A new instance with no layer or extension.
+///
+/// # Safety
+/// `gipa` is a loader's vkGetInstanceProcAddr, still loaded.
 unsafe fn create(gipa: Gipa) -> VkInstance {
-    let create: PFN_vkCreateInstance = std::mem::transmute(gipa(VkInstance::NULL, c"vkCreateInstance".as_ptr()));
-    let mut instance = VkInstance::NULL;
-    let result = create.unwrap()(&VkInstanceCreateInfo::default(), std::ptr::null(), &mut instance);
-    assert_eq!(result, VkResult::SUCCESS);
-    instance
+    // SAFETY: each command is `gipa`'s answer for the name beside it, so it has that PFN type;
+    // the handles are live (the contract) or just created, and the other pointers point to locals
+    // that outlive each call.
+    unsafe {
+        let create: PFN_vkCreateInstance = std::mem::transmute(gipa(VkInstance::NULL, c"vkCreateInstance".as_ptr()));
+        let mut instance = VkInstance::NULL;
+        let result = create.unwrap()(&VkInstanceCreateInfo::default(), std::ptr::null(), &mut instance);
+        assert_eq!(result, VkResult::SUCCESS);
+        instance
+    }
 }
 
+/// Destroys `instance`.
+///
+/// # Safety
+/// `gipa` is a loader's vkGetInstanceProcAddr, still loaded, and `instance` a live instance of it, not used again.
 unsafe fn destroy(gipa: Gipa, instance: VkInstance) {
-    let destroy: PFN_vkDestroyInstance = std::mem::transmute(gipa(instance, c"vkDestroyInstance".as_ptr()));
-    destroy.unwrap()(instance, std::ptr::null());
+    // SAFETY: each command is `gipa`'s answer for the name beside it, so it has that PFN type;
+    // the handles are live (the contract) or just created, and the other pointers point to locals
+    // that outlive each call.
+    unsafe {
+        let destroy: PFN_vkDestroyInstance = std::mem::transmute(gipa(instance, c"vkDestroyInstance".as_ptr()));
+        destroy.unwrap()(instance, std::ptr::null());
+    }
 }
 
 /// The names of the instance's physical devices.
+///
+/// # Safety
+/// `gipa` is a loader's vkGetInstanceProcAddr, still loaded, and `instance` a live instance of it.
 unsafe fn devices(gipa: Gipa, instance: VkInstance) -> Vec<String> {
-    let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(gipa(instance, c"vkEnumeratePhysicalDevices".as_ptr()));
-    let props: PFN_vkGetPhysicalDeviceProperties = std::mem::transmute(gipa(instance, c"vkGetPhysicalDeviceProperties".as_ptr()));
-    let mut count = 0;
-    enumerate.unwrap()(instance, &mut count, std::ptr::null_mut());
-    let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
-    enumerate.unwrap()(instance, &mut count, devices.as_mut_ptr());
-    devices
-        .iter()
-        .map(|&d| {
-            let mut p = VkPhysicalDeviceProperties::default();
-            props.unwrap()(d, &mut p);
-            CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy().into_owned()
-        })
-        .collect()
+    // SAFETY: each command is `gipa`'s answer for the name beside it, so it has that PFN type;
+    // the handles are live (the contract) or just created, and the other pointers point to locals
+    // that outlive each call.
+    unsafe {
+        let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(gipa(instance, c"vkEnumeratePhysicalDevices".as_ptr()));
+        let props: PFN_vkGetPhysicalDeviceProperties = std::mem::transmute(gipa(instance, c"vkGetPhysicalDeviceProperties".as_ptr()));
+        let mut count = 0;
+        enumerate.unwrap()(instance, &mut count, std::ptr::null_mut());
+        let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
+        enumerate.unwrap()(instance, &mut count, devices.as_mut_ptr());
+        devices
+            .iter()
+            .map(|&d| {
+                let mut p = VkPhysicalDeviceProperties::default();
+                props.unwrap()(d, &mut p);
+                common::fixed_str(&p.deviceName)
+            })
+            .collect()
+    }
 }
 
 #[test]

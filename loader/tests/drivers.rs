@@ -17,10 +17,19 @@ use vk_generated::types::*;
 #[test]
 fn scenario_entry() {
     let Ok(scenario) = std::env::var("SCENARIO") else { return };
+    // SAFETY: loading our libvulkan runs only its own initialisers, which ask nothing of us.
     let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
+    // SAFETY: the symbol is vkGetInstanceProcAddr, of the type it is read as; `lib` stays loaded
+    // while `gipa` is used.
     let gipa: libloading::Symbol<unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction> =
         unsafe { lib.get(b"vkGetInstanceProcAddr\0").unwrap() };
+    // SAFETY: the name is a C string; the instance is NULL or one this scenario created and has
+    // not destroyed.
     let get = |instance: VkInstance, name: &CStr| unsafe { gipa(instance, name.as_ptr()) };
+    // SAFETY: each command is the loader's answer for the name beside it, so it has that PFN type;
+    // the handles passed are the loader's, each used between its creation and its destruction; the
+    // other pointers point to locals that outlive each call.
+    // DIRECT_DRIVER is the test driver, whose vk_icdGetInstanceProcAddr has the type it is read as.
     unsafe {
         let create: PFN_vkCreateInstance = std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
         // Group enumeration is Vulkan 1.1: those scenarios ask for 1.3.
@@ -68,7 +77,7 @@ fn scenario_entry() {
         let name_of = |d: VkPhysicalDevice| {
             let mut p = VkPhysicalDeviceProperties::default();
             props.unwrap()(d, &mut p);
-            CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy().into_owned()
+            common::fixed_str(&p.deviceName)
         };
         match scenario.as_str() {
             "draw" => draw(&get, instance, devices[0]),
@@ -87,7 +96,7 @@ fn scenario_entry() {
                 for (g, next) in list.iter().zip(&chained) {
                     let names: Vec<String> = g.physicalDevices[..g.physicalDeviceCount as usize].iter().map(|d| name_of(*d)).collect();
                     println!("GROUP {}", names.join(","));
-                    println!("CHAINED {}", CStr::from_ptr(next.driverName.as_ptr()).to_string_lossy());
+                    println!("CHAINED {}", common::fixed_str(&next.driverName));
                 }
             }
             "incomplete" => incomplete(&get, instance, devices.len() as u32),
@@ -101,7 +110,7 @@ fn scenario_entry() {
                 let mut props = vec![VkExtensionProperties::default(); count as usize];
                 enumerate.unwrap()(std::ptr::null(), &mut count, props.as_mut_ptr());
                 for p in &props {
-                    println!("EXTENSION {}", CStr::from_ptr(p.extensionName.as_ptr()).to_string_lossy());
+                    println!("EXTENSION {}", common::fixed_str(&p.extensionName));
                 }
             }
             "gpa" => {
@@ -119,7 +128,7 @@ fn scenario_entry() {
 }
 
 /// Whether `vkGetInstanceProcAddr` with an instance answers for global commands.
-unsafe fn global_commands_through_an_instance(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: VkInstance) {
+fn global_commands_through_an_instance(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: VkInstance) {
     for name in [c"vkCreateInstance", c"vkEnumerateInstanceExtensionProperties"] {
         println!("GLOBAL {} {}", name.to_string_lossy(), get(instance, name).is_some());
     }
@@ -127,122 +136,159 @@ unsafe fn global_commands_through_an_instance(get: &dyn Fn(VkInstance, &CStr) ->
 }
 
 /// Creates a device, records draws through the GDPA pointer, and reads the driver's counter.
+///
+/// # Safety
+/// `instance` is a live instance of the loader `get` asks., and `pd` one of its physical devices.
 unsafe fn draw(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: VkInstance, pd: VkPhysicalDevice) {
-    let create: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
-    let priority = 1.0f32;
-    let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
-    // A device group of one, naming the application's (loader) handle.
-    let members = [pd];
-    let group = VkDeviceGroupDeviceCreateInfo { physicalDeviceCount: 1, pPhysicalDevices: members.as_ptr(), ..Default::default() };
-    let info = VkDeviceCreateInfo {
-        pNext: &group as *const _ as *const std::ffi::c_void,
-        queueCreateInfoCount: 1,
-        pQueueCreateInfos: &queue,
-        ..Default::default()
-    };
-    let mut device = VkDevice::NULL;
-    assert_eq!(create.unwrap()(pd, &info, std::ptr::null(), &mut device), VkResult::SUCCESS);
-    assert_eq!(group.pPhysicalDevices, members.as_ptr(), "the application's struct is restored");
-    let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(get(instance, c"vkGetDeviceProcAddr"));
-    let dev = |name: &CStr| gdpa.unwrap()(device, name.as_ptr());
-    let pool_create: PFN_vkCreateCommandPool = std::mem::transmute(dev(c"vkCreateCommandPool"));
-    let mut pool = VkCommandPool::NULL;
-    pool_create.unwrap()(device, &VkCommandPoolCreateInfo::default(), std::ptr::null(), &mut pool);
-    let alloc: PFN_vkAllocateCommandBuffers = std::mem::transmute(dev(c"vkAllocateCommandBuffers"));
-    let info = VkCommandBufferAllocateInfo { commandPool: pool, commandBufferCount: 1, ..Default::default() };
-    let mut cmd = VkCommandBuffer::NULL;
-    assert_eq!(alloc.unwrap()(device, &info, &mut cmd), VkResult::SUCCESS);
-    if std::env::var_os("VK_TEST_DRIVER_NO_MAGIC").is_some() {
-        // The loader must have left the driver's first word alone.
-        println!("FIRST WORD {:#x}", *(cmd.0 as *const usize));
-        return;
+    // SAFETY: each command is the loader's answer for the name beside it, so it has that PFN type;
+    // the instance is live (the contract) and the objects made here are used between their creation
+    // and their destruction; the other pointers point to locals that outlive each call.
+    // A command buffer is a dispatchable handle: its first word is readable while it lives.
+    unsafe {
+        let create: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
+        let priority = 1.0f32;
+        let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
+        // A device group of one, naming the application's (loader) handle.
+        let members = [pd];
+        let group = VkDeviceGroupDeviceCreateInfo { physicalDeviceCount: 1, pPhysicalDevices: members.as_ptr(), ..Default::default() };
+        let info = VkDeviceCreateInfo {
+            pNext: &group as *const _ as *const std::ffi::c_void,
+            queueCreateInfoCount: 1,
+            pQueueCreateInfos: &queue,
+            ..Default::default()
+        };
+        let mut device = VkDevice::NULL;
+        assert_eq!(create.unwrap()(pd, &info, std::ptr::null(), &mut device), VkResult::SUCCESS);
+        assert_eq!(group.pPhysicalDevices, members.as_ptr(), "the application's struct is restored");
+        let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(get(instance, c"vkGetDeviceProcAddr"));
+        let dev = |name: &CStr| gdpa.unwrap()(device, name.as_ptr());
+        let pool_create: PFN_vkCreateCommandPool = std::mem::transmute(dev(c"vkCreateCommandPool"));
+        let mut pool = VkCommandPool::NULL;
+        pool_create.unwrap()(device, &VkCommandPoolCreateInfo::default(), std::ptr::null(), &mut pool);
+        let alloc: PFN_vkAllocateCommandBuffers = std::mem::transmute(dev(c"vkAllocateCommandBuffers"));
+        let info = VkCommandBufferAllocateInfo { commandPool: pool, commandBufferCount: 1, ..Default::default() };
+        let mut cmd = VkCommandBuffer::NULL;
+        assert_eq!(alloc.unwrap()(device, &info, &mut cmd), VkResult::SUCCESS);
+        if std::env::var_os("VK_TEST_DRIVER_NO_MAGIC").is_some() {
+            // The loader must have left the driver's first word alone.
+            println!("FIRST WORD {:#x}", *(cmd.0 as *const usize));
+            return;
+        }
+        let begin: PFN_vkBeginCommandBuffer = std::mem::transmute(dev(c"vkBeginCommandBuffer"));
+        begin.unwrap()(cmd, &VkCommandBufferBeginInfo::default());
+        // Through the device-level pointer from vkGetInstanceProcAddr: the loader's trampoline.
+        let draw_trampoline: PFN_vkCmdDraw = std::mem::transmute(get(instance, c"vkCmdDraw"));
+        let draw_direct: PFN_vkCmdDraw = std::mem::transmute(dev(c"vkCmdDraw"));
+        assert_ne!(draw_trampoline.map(|f| f as usize), draw_direct.map(|f| f as usize), "GDPA gives the driver's own pointer");
+        draw_trampoline.unwrap()(cmd, 3, 1, 0, 0);
+        draw_direct.unwrap()(cmd, 3, 1, 0, 0);
+        let count: unsafe extern "system" fn(VkCommandBuffer) -> u32 = std::mem::transmute(dev(c"vkGetTestDriverDrawCountTEST"));
+        println!("DRAWS {}", count(cmd));
+        let destroy_pool: PFN_vkDestroyCommandPool = std::mem::transmute(dev(c"vkDestroyCommandPool"));
+        destroy_pool.unwrap()(device, pool, std::ptr::null());
+        let destroy: PFN_vkDestroyDevice = std::mem::transmute(dev(c"vkDestroyDevice"));
+        destroy.unwrap()(device, std::ptr::null());
     }
-    let begin: PFN_vkBeginCommandBuffer = std::mem::transmute(dev(c"vkBeginCommandBuffer"));
-    begin.unwrap()(cmd, &VkCommandBufferBeginInfo::default());
-    // Through the device-level pointer from vkGetInstanceProcAddr: the loader's trampoline.
-    let draw_trampoline: PFN_vkCmdDraw = std::mem::transmute(get(instance, c"vkCmdDraw"));
-    let draw_direct: PFN_vkCmdDraw = std::mem::transmute(dev(c"vkCmdDraw"));
-    assert_ne!(draw_trampoline.map(|f| f as usize), draw_direct.map(|f| f as usize), "GDPA gives the driver's own pointer");
-    draw_trampoline.unwrap()(cmd, 3, 1, 0, 0);
-    draw_direct.unwrap()(cmd, 3, 1, 0, 0);
-    let count: unsafe extern "system" fn(VkCommandBuffer) -> u32 = std::mem::transmute(dev(c"vkGetTestDriverDrawCountTEST"));
-    println!("DRAWS {}", count(cmd));
-    let destroy_pool: PFN_vkDestroyCommandPool = std::mem::transmute(dev(c"vkDestroyCommandPool"));
-    destroy_pool.unwrap()(device, pool, std::ptr::null());
-    let destroy: PFN_vkDestroyDevice = std::mem::transmute(dev(c"vkDestroyDevice"));
-    destroy.unwrap()(device, std::ptr::null());
 }
 
 /// Every loader enumeration asked for one item fewer than it has: `VK_INCOMPLETE` and a count of
 /// what was written.
+///
+/// # Safety
+/// `instance` is a live instance of the loader `get` asks., with `devices` (at least 1) physical devices, one
+/// group each, and at least one instance extension.
 unsafe fn incomplete(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: VkInstance, devices: u32) {
-    let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
-    let mut handles = vec![VkPhysicalDevice::NULL; devices as usize];
-    let mut count = devices - 1;
-    let result = enumerate.unwrap()(instance, &mut count, handles.as_mut_ptr());
-    println!("DEVICES {result:?} {count} {}", handles[count as usize].is_null());
-    let groups: PFN_vkEnumeratePhysicalDeviceGroups = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDeviceGroups"));
-    let mut list = vec![VkPhysicalDeviceGroupProperties::default(); devices as usize];
-    let mut count = devices - 1;
-    let result = groups.unwrap()(instance, &mut count, list.as_mut_ptr());
-    println!("GROUPS {result:?} {count} {}", list[count as usize].physicalDeviceCount);
-    let extensions: PFN_vkEnumerateInstanceExtensionProperties =
-        std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties"));
-    let mut total = 0;
-    extensions.unwrap()(std::ptr::null(), &mut total, std::ptr::null_mut());
-    let mut props = vec![VkExtensionProperties::default(); total as usize];
-    let mut count = total - 1;
-    let result = extensions.unwrap()(std::ptr::null(), &mut count, props.as_mut_ptr());
-    println!("EXTENSIONS {result:?} {} {}", total - count, props[count as usize].extensionName[0]);
+    // SAFETY: each command is the loader's answer for the name beside it, so it has that PFN type;
+    // the instance is live (the contract) and the objects made here are used between their creation
+    // and their destruction; the other pointers point to locals that outlive each call.
+    // Each array is as long as the count passed with it, or longer.
+    unsafe {
+        let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
+        let mut handles = vec![VkPhysicalDevice::NULL; devices as usize];
+        let mut count = devices - 1;
+        let result = enumerate.unwrap()(instance, &mut count, handles.as_mut_ptr());
+        println!("DEVICES {result:?} {count} {}", handles[count as usize].is_null());
+        let groups: PFN_vkEnumeratePhysicalDeviceGroups = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDeviceGroups"));
+        let mut list = vec![VkPhysicalDeviceGroupProperties::default(); devices as usize];
+        let mut count = devices - 1;
+        let result = groups.unwrap()(instance, &mut count, list.as_mut_ptr());
+        println!("GROUPS {result:?} {count} {}", list[count as usize].physicalDeviceCount);
+        let extensions: PFN_vkEnumerateInstanceExtensionProperties =
+            std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties"));
+        let mut total = 0;
+        extensions.unwrap()(std::ptr::null(), &mut total, std::ptr::null_mut());
+        let mut props = vec![VkExtensionProperties::default(); total as usize];
+        let mut count = total - 1;
+        let result = extensions.unwrap()(std::ptr::null(), &mut count, props.as_mut_ptr());
+        println!("EXTENSIONS {result:?} {} {}", total - count, props[count as usize].extensionName[0]);
+    }
 }
 
 /// Whether both GetProcAddr functions hand out `vkSetDebugUtilsObjectNameEXT`, a device command
 /// of an instance extension (the test driver has it whatever is enabled): `GIPA <bool>` and
 /// `GDPA <bool>` lines.
+///
+/// # Safety
+/// `instance` is a live instance of the loader `get` asks., and `pd` one of its physical devices.
 unsafe fn debug_utils_gpa(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: VkInstance, pd: VkPhysicalDevice) {
-    let create: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
-    let priority = 1.0f32;
-    let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
-    let info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };
-    let mut device = VkDevice::NULL;
-    assert_eq!(create.unwrap()(pd, &info, std::ptr::null(), &mut device), VkResult::SUCCESS);
-    let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(get(instance, c"vkGetDeviceProcAddr"));
-    let name = c"vkSetDebugUtilsObjectNameEXT";
-    println!("GIPA {}", get(instance, name).is_some());
-    println!("GDPA {}", gdpa.unwrap()(device, name.as_ptr()).is_some());
-    let destroy: PFN_vkDestroyDevice = std::mem::transmute(gdpa.unwrap()(device, c"vkDestroyDevice".as_ptr()));
-    destroy.unwrap()(device, std::ptr::null());
+    // SAFETY: each command is the loader's answer for the name beside it, so it has that PFN type;
+    // the instance is live (the contract) and the objects made here are used between their creation
+    // and their destruction; the other pointers point to locals that outlive each call.
+    unsafe {
+        let create: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
+        let priority = 1.0f32;
+        let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
+        let info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };
+        let mut device = VkDevice::NULL;
+        assert_eq!(create.unwrap()(pd, &info, std::ptr::null(), &mut device), VkResult::SUCCESS);
+        let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(get(instance, c"vkGetDeviceProcAddr"));
+        let name = c"vkSetDebugUtilsObjectNameEXT";
+        println!("GIPA {}", get(instance, name).is_some());
+        println!("GDPA {}", gdpa.unwrap()(device, name.as_ptr()).is_some());
+        let destroy: PFN_vkDestroyDevice = std::mem::transmute(gdpa.unwrap()(device, c"vkDestroyDevice".as_ptr()));
+        destroy.unwrap()(device, std::ptr::null());
+    }
 }
 
 /// The driver's devices change under the live instance (`VK_TEST_DRIVER_VISIBLE_DEVICES` set
 /// between calls): each enumeration sees the change, a device keeps its handle, and no device at
 /// all is `VK_ERROR_INITIALIZATION_FAILED`. Prints `ENUMERATE <result> <count> <handles seen
 /// before>` and `GROUPS <result> <count>` lines.
+///
+/// # Safety
+/// `instance` is a live instance of the loader `get` asks. of the test driver, created with the Vulkan 1.1
+/// group commands available.
 unsafe fn changing_devices(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: VkInstance) {
-    let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
-    let groups: PFN_vkEnumeratePhysicalDeviceGroups = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDeviceGroups"));
-    let mut seen: Vec<VkPhysicalDevice> = Vec::new();
-    let mut call = |visible: &str, room: u32| {
-        std::env::set_var("VK_TEST_DRIVER_VISIBLE_DEVICES", visible);
-        let mut handles = vec![VkPhysicalDevice::NULL; room as usize];
-        let mut count = room;
-        let result = enumerate.unwrap()(instance, &mut count, handles.as_mut_ptr());
-        let known = handles[..count.min(room) as usize].iter().filter(|h| seen.contains(h)).count();
-        println!("ENUMERATE {visible} {result:?} {count} {known}");
-        seen.extend(&handles[..count.min(room) as usize]);
-    };
-    call("0,1", 2);
-    call("0,1,2,3", 2);
-    call("0,1,2,3", 4);
-    call("0,2,3", 4);
-    call("", 4);
-    std::env::set_var("VK_TEST_DRIVER_VISIBLE_DEVICES", "");
-    let mut count = 0;
-    println!("GROUPS {:?} {count}", groups.unwrap()(instance, &mut count, std::ptr::null_mut()));
-    std::env::set_var("VK_TEST_DRIVER_VISIBLE_DEVICES", "0");
-    std::env::set_var("VK_TEST_DRIVER_ENUMERATE_RESULT", "-3");
-    let mut count = 0;
-    println!("ENUMERATE failing {:?} {count}", enumerate.unwrap()(instance, &mut count, std::ptr::null_mut()));
+    // SAFETY: each command is the loader's answer for the name beside it, so it has that PFN type;
+    // the instance is live (the contract) and the objects made here are used between their creation
+    // and their destruction; the other pointers point to locals that outlive each call.
+    // Each array is as long as the count passed with it.
+    unsafe {
+        let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
+        let groups: PFN_vkEnumeratePhysicalDeviceGroups = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDeviceGroups"));
+        let mut seen: Vec<VkPhysicalDevice> = Vec::new();
+        let mut call = |visible: &str, room: u32| {
+            std::env::set_var("VK_TEST_DRIVER_VISIBLE_DEVICES", visible);
+            let mut handles = vec![VkPhysicalDevice::NULL; room as usize];
+            let mut count = room;
+            let result = enumerate.unwrap()(instance, &mut count, handles.as_mut_ptr());
+            let known = handles[..count.min(room) as usize].iter().filter(|h| seen.contains(h)).count();
+            println!("ENUMERATE {visible} {result:?} {count} {known}");
+            seen.extend(&handles[..count.min(room) as usize]);
+        };
+        call("0,1", 2);
+        call("0,1,2,3", 2);
+        call("0,1,2,3", 4);
+        call("0,2,3", 4);
+        call("", 4);
+        std::env::set_var("VK_TEST_DRIVER_VISIBLE_DEVICES", "");
+        let mut count = 0;
+        println!("GROUPS {:?} {count}", groups.unwrap()(instance, &mut count, std::ptr::null_mut()));
+        std::env::set_var("VK_TEST_DRIVER_VISIBLE_DEVICES", "0");
+        std::env::set_var("VK_TEST_DRIVER_ENUMERATE_RESULT", "-3");
+        let mut count = 0;
+        println!("ENUMERATE failing {:?} {count}", enumerate.unwrap()(instance, &mut count, std::ptr::null_mut()));
+    }
 }
 
 fn path(p: &Path) -> String {
@@ -481,6 +527,7 @@ fn direct_driver_loading_inclusive_and_exclusive() {
 #[test]
 fn elevated_process_ignores_driver_variables_and_home_paths() {
     use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         println!("skipped: making a setgid binary needs root (CI runs as root)");
         return;
