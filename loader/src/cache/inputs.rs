@@ -100,7 +100,7 @@ fn pci_functions(listing: &str) -> String {
 /// Intel's family 6 from AMD's and Hygon's extended families.
 #[cfg(target_arch = "x86_64")]
 fn cpu() -> String {
-    let [leaf1, leaf7] = glibc_cpuid().unwrap_or_else(|| {
+    let [leaf1, leaf7] = platform::glibc_cpuid().unwrap_or_else(|| {
         use std::arch::x86_64::__cpuid_count;
         // cpuid exists on every x86_64 processor; leaves beyond the maximum are not asked.
         let max = __cpuid_count(0, 0).eax;
@@ -114,30 +114,6 @@ fn cpu() -> String {
     });
     // Leaf 1's EBX holds the APIC id of the CPU this runs on: left out.
     format!("{:08x}{:08x}{:08x} {:08x}{:08x}{:08x}{:08x}", leaf1[0], leaf1[2], leaf1[3], leaf7[0], leaf7[1], leaf7[2], leaf7[3])
-}
-
-/// `cpuid`'s leaves 1 and 7 (subleaf 0) as glibc read them at start-up, when it says.
-#[cfg(target_arch = "x86_64")]
-fn glibc_cpuid() -> Option<[[u32; 4]; 2]> {
-    /// glibc's `struct cpuid_feature` (`<sys/platform/x86.h>`): the registers as `cpuid` gave them
-    /// (EAX, EBX, ECX, EDX), then the bits usable.
-    #[repr(C)]
-    struct CpuidFeature {
-        cpuid: [u32; 4],
-        _active: [u32; 4],
-    }
-    type Leaf = unsafe extern "C" fn(u32) -> *const CpuidFeature;
-    // SAFETY: dlsym of a name in the process's scope; the function, where glibc has it, takes the
-    // index of a leaf (0: leaf 1, 1: leaf 7) and returns a pointer to glibc's static copy.
-    unsafe {
-        let symbol = libc::dlsym(libc::RTLD_DEFAULT, c"__x86_get_cpuid_feature_leaf".as_ptr());
-        if symbol.is_null() {
-            return None;
-        }
-        let leaf: Leaf = std::mem::transmute(symbol);
-        let [one, seven] = [leaf(0), leaf(1)];
-        (!one.is_null() && !seven.is_null()).then(|| [(*one).cpuid, (*seven).cpuid])
-    }
 }
 
 /// The CPU: the first processor's block of `/proc/cpuinfo`.
@@ -259,7 +235,7 @@ mod tests {
     #[cfg(all(target_arch = "x86_64", target_env = "gnu"))]
     fn glibc_copy_of_cpuid_is_the_instructions_answer() {
         use std::arch::x86_64::__cpuid_count;
-        let [leaf1, leaf7] = glibc_cpuid().expect("glibc 2.33 or later");
+        let [leaf1, leaf7] = platform::glibc_cpuid().expect("glibc 2.33 or later");
         let (one, seven) = (__cpuid_count(1, 0), __cpuid_count(7, 0));
         assert_eq!([leaf1[0], leaf1[2], leaf1[3]], [one.eax, one.ecx, one.edx]);
         assert_eq!(leaf7, [seven.eax, seven.ebx, seven.ecx, seven.edx]);

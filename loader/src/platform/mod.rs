@@ -91,6 +91,33 @@ pub fn elevated() -> bool {
     unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
 }
 
+/// `cpuid`'s leaves 1 and 7 (subleaf 0) as glibc read them at start-up, when it says
+/// (`__x86_get_cpuid_feature_leaf`, glibc 2.33 and later).
+#[cfg(target_arch = "x86_64")]
+pub fn glibc_cpuid() -> Option<[[u32; 4]; 2]> {
+    /// glibc's `struct cpuid_feature` (`<sys/platform/x86.h>`): the registers as `cpuid` gave them
+    /// (EAX, EBX, ECX, EDX), then the bits usable.
+    #[repr(C)]
+    struct CpuidFeature {
+        cpuid: [u32; 4],
+        _active: [u32; 4],
+    }
+    type Leaf = unsafe extern "C" fn(u32) -> *const CpuidFeature;
+    // SAFETY: dlsym of a NUL-terminated name in the process's scope.
+    let symbol = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"__x86_get_cpuid_feature_leaf".as_ptr()) };
+    if symbol.is_null() {
+        return None;
+    }
+    // SAFETY: glibc's function of this name has this type: it takes the index of a leaf (0: leaf 1,
+    // 1: leaf 7) and returns NULL or a pointer to glibc's static copy of it.
+    let [one, seven] = unsafe {
+        let leaf = std::mem::transmute::<*mut c_void, Leaf>(symbol);
+        [leaf(0), leaf(1)]
+    };
+    // SAFETY: both are non-NULL pointers to glibc's static copies, which live as long as the process.
+    (!one.is_null() && !seven.is_null()).then(|| unsafe { [(*one).cpuid, (*seven).cpuid] })
+}
+
 /// The kernel's release (`uname`).
 pub fn kernel_release() -> String {
     // SAFETY: `utsname` is arrays of bytes, for which all zeros is a value.
