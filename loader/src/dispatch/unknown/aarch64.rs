@@ -18,6 +18,11 @@ use crate::object::device::DeviceData;
 use super::{invalid_physical_device, missing_device_command, missing_physical_device_command, SLOT_SIZE};
 
 /// Physical-device slot `I`: see the x86_64 version (the handle check included).
+///
+/// # Safety
+/// As the x86_64 stubs': handed out as the function of an unknown physical-device command, whose
+/// caller passes that command's arguments; the first a handle readable as a `HandleHeader` when
+/// it is not NULL and aligned.
 #[unsafe(naked)]
 pub unsafe extern "system" fn physical_device_trampoline<const I: usize>() {
     naked_asm!(
@@ -58,6 +63,10 @@ pub unsafe extern "system" fn physical_device_trampoline<const I: usize>() {
 /// table with release ordering (`TerminatorPhysicalDevice::set_driver`), so a live table is never
 /// paired with the placeholder handle. x86_64 needs no fence: its loads are not reordered with
 /// each other.
+///
+/// # Safety
+/// As the x86_64 stubs': reached only from the end of an instance chain, the first argument a
+/// live `TerminatorPhysicalDevice` whose driver table's slot `I` is NULL or the driver's function.
 #[unsafe(naked)]
 pub unsafe extern "system" fn physical_device_terminator<const I: usize>() {
     naked_asm!(
@@ -80,6 +89,10 @@ pub unsafe extern "system" fn physical_device_terminator<const I: usize>() {
 }
 
 /// Device slot `I`: see the x86_64 version.
+///
+/// # Safety
+/// As the x86_64 stubs': the first argument a live dispatchable device-level handle of this
+/// loader, whose `DeviceData` slot `I` holds a function for the command (not checked).
 #[unsafe(naked)]
 pub unsafe extern "system" fn device_trampoline<const I: usize>() {
     naked_asm!(
@@ -92,6 +105,9 @@ pub unsafe extern "system" fn device_trampoline<const I: usize>() {
 }
 
 /// What device slot `I` holds when the device's driver lacks the command: reports it.
+///
+/// # Safety
+/// None beyond being reached through a device slot: it reads no argument and does not return.
 #[unsafe(naked)]
 pub unsafe extern "system" fn device_missing<const I: usize>() {
     naked_asm!(
