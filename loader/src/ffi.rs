@@ -64,21 +64,23 @@ pub fn query<T: Copy + Default>(mut call: impl FnMut(*mut u32, *mut T) -> VkResu
     Err(VkResult::INCOMPLETE)
 }
 
-/// Erases a terminator's signature for a dispatch-table slot (usable in constants).
+/// `$f` as the `PFN_vkVoidFunction` of command `$name` (usable in constants): it compiles only if
+/// `$f` is a function of the command's `PFN_*` type (`vk_generated::erase`), so no signature is
+/// erased unchecked.
 macro_rules! erased {
-    ($f:path) => {
-        // SAFETY: stored in the slot of the command whose signature `$f` has; read back as that type.
-        Some(unsafe { std::mem::transmute::<*const (), unsafe extern "system" fn()>($f as *const ()) })
+    ($name:ident => $f:path) => {
+        vk_generated::erase::$name(Some($f))
     };
 }
 
 pub(crate) use erased;
 
 /// A loader terminator as `(command id, erased function)`: the name is checked against the
-/// registry when this compiles, and the table is filled without a name lookup.
+/// registry and the function against the command's `PFN_*` type when this compiles, and the table
+/// is filled without a name lookup.
 macro_rules! terminator {
     ($name:ident => $f:path) => {
-        (vk_generated::command_id::$name, $crate::ffi::erased!($f))
+        (vk_generated::command_id::$name, $crate::ffi::erased!($name => $f))
     };
 }
 

@@ -65,15 +65,13 @@ macro_rules! export {
 
         /// The loader's implementation of a hand-written command, by command id: the exported
         /// function itself, so that `vkGet*ProcAddr` and `dlsym` agree on the address. (One
-        /// match on the id the name lookup found, not a string compare per command.)
+        /// match on the id the name lookup found, not a string compare per command.) Each export
+        /// is checked against its command's `PFN_*` type here (`vk_generated::erase`).
         pub(crate) fn hand_written(command: u16) -> PFN_vkVoidFunction {
-            let own: *const () = match command {
-                $(vk_generated::command_id::$name => $name as *const (),)*
-                _ => return None,
-            };
-            // SAFETY: an `unsafe extern "system"` function's address fits `PFN_vkVoidFunction`;
-            // callers cast it back to the command's own type before calling it.
-            Some(unsafe { std::mem::transmute::<*const (), unsafe extern "system" fn()>(own) })
+            match command {
+                $(vk_generated::command_id::$name => vk_generated::erase::$name(Some($name)),)*
+                _ => None,
+            }
         }
     };
 }

@@ -790,13 +790,13 @@ impl DeviceWsi {
     pub fn terminator(&self, name: &CStr) -> PFN_vkVoidFunction {
         match name.to_bytes() {
             b"vkCreateSwapchainKHR" if self.create_swapchain.is_some() => {
-                erased!(terminator_vkCreateSwapchainKHR)
+                erased!(vkCreateSwapchainKHR => terminator_vkCreateSwapchainKHR)
             }
             b"vkCreateSharedSwapchainsKHR" if self.create_shared_swapchains.is_some() => {
-                erased!(terminator_vkCreateSharedSwapchainsKHR)
+                erased!(vkCreateSharedSwapchainsKHR => terminator_vkCreateSharedSwapchainsKHR)
             }
             b"vkGetDeviceGroupSurfacePresentModesKHR" if self.group_surface_present_modes.is_some() => {
-                erased!(terminator_vkGetDeviceGroupSurfacePresentModesKHR)
+                erased!(vkGetDeviceGroupSurfacePresentModesKHR => terminator_vkGetDeviceGroupSurfacePresentModesKHR)
             }
             _ => None,
         }

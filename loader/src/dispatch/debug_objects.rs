@@ -165,10 +165,10 @@ impl DeviceDebugObjects {
     pub fn terminator(&self, name: &CStr) -> PFN_vkVoidFunction {
         let d = &self.driver;
         match name.to_bytes() {
-            b"vkSetDebugUtilsObjectNameEXT" if d.vkSetDebugUtilsObjectNameEXT.is_some() => erased!(driver_end::vkSetDebugUtilsObjectNameEXT),
-            b"vkSetDebugUtilsObjectTagEXT" if d.vkSetDebugUtilsObjectTagEXT.is_some() => erased!(driver_end::vkSetDebugUtilsObjectTagEXT),
-            b"vkDebugMarkerSetObjectNameEXT" if d.vkDebugMarkerSetObjectNameEXT.is_some() => erased!(driver_end::vkDebugMarkerSetObjectNameEXT),
-            b"vkDebugMarkerSetObjectTagEXT" if d.vkDebugMarkerSetObjectTagEXT.is_some() => erased!(driver_end::vkDebugMarkerSetObjectTagEXT),
+            b"vkSetDebugUtilsObjectNameEXT" if d.vkSetDebugUtilsObjectNameEXT.is_some() => erased!(vkSetDebugUtilsObjectNameEXT => driver_end::vkSetDebugUtilsObjectNameEXT),
+            b"vkSetDebugUtilsObjectTagEXT" if d.vkSetDebugUtilsObjectTagEXT.is_some() => erased!(vkSetDebugUtilsObjectTagEXT => driver_end::vkSetDebugUtilsObjectTagEXT),
+            b"vkDebugMarkerSetObjectNameEXT" if d.vkDebugMarkerSetObjectNameEXT.is_some() => erased!(vkDebugMarkerSetObjectNameEXT => driver_end::vkDebugMarkerSetObjectNameEXT),
+            b"vkDebugMarkerSetObjectTagEXT" if d.vkDebugMarkerSetObjectTagEXT.is_some() => erased!(vkDebugMarkerSetObjectTagEXT => driver_end::vkDebugMarkerSetObjectTagEXT),
             _ => None,
         }
     }
@@ -251,14 +251,14 @@ end!(driver_end, driver, |objects, object, handle| objects.for_driver(object, ha
 /// successfully, as the Khronos loader's terminators do.
 pub fn absent_from_driver(name: &CStr) -> PFN_vkVoidFunction {
     match name.to_bytes() {
-        b"vkSetDebugUtilsObjectNameEXT" => erased!(absent::vkSetDebugUtilsObjectNameEXT),
-        b"vkSetDebugUtilsObjectTagEXT" => erased!(absent::vkSetDebugUtilsObjectTagEXT),
-        b"vkQueueBeginDebugUtilsLabelEXT" => erased!(absent::vkQueueBeginDebugUtilsLabelEXT),
-        b"vkQueueEndDebugUtilsLabelEXT" => erased!(absent::vkQueueEndDebugUtilsLabelEXT),
-        b"vkQueueInsertDebugUtilsLabelEXT" => erased!(absent::vkQueueInsertDebugUtilsLabelEXT),
-        b"vkCmdBeginDebugUtilsLabelEXT" => erased!(absent::vkCmdBeginDebugUtilsLabelEXT),
-        b"vkCmdEndDebugUtilsLabelEXT" => erased!(absent::vkCmdEndDebugUtilsLabelEXT),
-        b"vkCmdInsertDebugUtilsLabelEXT" => erased!(absent::vkCmdInsertDebugUtilsLabelEXT),
+        b"vkSetDebugUtilsObjectNameEXT" => erased!(vkSetDebugUtilsObjectNameEXT => absent::vkSetDebugUtilsObjectNameEXT),
+        b"vkSetDebugUtilsObjectTagEXT" => erased!(vkSetDebugUtilsObjectTagEXT => absent::vkSetDebugUtilsObjectTagEXT),
+        b"vkQueueBeginDebugUtilsLabelEXT" => erased!(vkQueueBeginDebugUtilsLabelEXT => absent::vkQueueBeginDebugUtilsLabelEXT),
+        b"vkQueueEndDebugUtilsLabelEXT" => erased!(vkQueueEndDebugUtilsLabelEXT => absent::vkQueueEndDebugUtilsLabelEXT),
+        b"vkQueueInsertDebugUtilsLabelEXT" => erased!(vkQueueInsertDebugUtilsLabelEXT => absent::vkQueueInsertDebugUtilsLabelEXT),
+        b"vkCmdBeginDebugUtilsLabelEXT" => erased!(vkCmdBeginDebugUtilsLabelEXT => absent::vkCmdBeginDebugUtilsLabelEXT),
+        b"vkCmdEndDebugUtilsLabelEXT" => erased!(vkCmdEndDebugUtilsLabelEXT => absent::vkCmdEndDebugUtilsLabelEXT),
+        b"vkCmdInsertDebugUtilsLabelEXT" => erased!(vkCmdInsertDebugUtilsLabelEXT => absent::vkCmdInsertDebugUtilsLabelEXT),
         _ => None,
     }
 }
