@@ -157,16 +157,7 @@ pub fn run_scenario(entry: &str, scenario: &str, env: &[(&str, String)]) -> Chil
 /// [`run_scenario`] through `runner` (a command line, e.g. `valgrind --error-exitcode=99`, or
 /// empty for none).
 pub fn run_scenario_under(runner: &str, entry: &str, scenario: &str, env: &[(&str, String)]) -> ChildRun {
-    let exe = std::env::current_exe().unwrap();
-    let mut words = runner.split_whitespace();
-    let mut cmd = match words.next() {
-        Some(program) => {
-            let mut cmd = std::process::Command::new(program);
-            cmd.args(words).arg(exe);
-            cmd
-        }
-        None => std::process::Command::new(exe),
-    };
+    let mut cmd = command_under(runner, std::env::current_exe().unwrap());
     cmd.args(["--exact", entry, "--nocapture", "--test-threads=1"]).env("SCENARIO", scenario);
     for (var, _) in std::env::vars() {
         if var.starts_with("VK_") {
@@ -187,6 +178,20 @@ pub fn run_scenario_under(runner: &str, entry: &str, scenario: &str, env: &[(&st
         status: out.status,
         stdout: String::from_utf8_lossy(&out.stdout).into(),
         stderr: String::from_utf8_lossy(&out.stderr).into(),
+    }
+}
+
+/// A command that runs `program` through `runner` (a command line split at white space, e.g.
+/// `valgrind --error-exitcode=99`; empty for none).
+pub fn command_under(runner: &str, program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+    let mut words = runner.split_whitespace();
+    match words.next() {
+        Some(first) => {
+            let mut cmd = std::process::Command::new(first);
+            cmd.args(words).arg(program);
+            cmd
+        }
+        None => std::process::Command::new(program),
     }
 }
 
