@@ -473,9 +473,11 @@ const EQUAL_RANK: &str = "devices of equal rank (type, then PCI address where bo
 const FILTERS_NEWER: &str = "the system loader (1.3.239) predates the id filters and shows every device; the Khronos loader since \
     1.4.326 filters them above the layers, as we now do (1.4.360: success, 0 devices)";
 
-/// One run of a case's child through `library`: its summary lines and how it ended.
+/// One run of a case's child through `library`: its summary lines and how it ended. Our side
+/// runs through `LOADER_TEST_RUNNER` where it is set (memcheck: loader/tests/memcheck.rs).
 fn run(f: &Fixture, case: &Case, library: &str) -> String {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    let runner = if library == SYSTEM_LOADER { String::new() } else { std::env::var("LOADER_TEST_RUNNER").unwrap_or_default() };
+    let mut cmd = common::command_under(&runner, std::env::current_exe().unwrap());
     cmd.args(["--exact", "scenario_entry", "--nocapture", "--test-threads=1"]);
     for (var, _) in std::env::vars() {
         if var.starts_with("VK_") || var.starts_with("XDG_") || var.starts_with("MESA_") || var.starts_with("NODEVICE") {
