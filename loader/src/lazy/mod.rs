@@ -279,6 +279,11 @@ impl Lazy {
 
     /// Loads the driver, creates its instance from the kept create info and matches its devices.
     unsafe fn load(&self) -> Result<Live, String> {
+        // How a test makes this panic, to see the call that needed the driver fail, not abort.
+        #[cfg(debug_assertions)]
+        if crate::reference::variables::VK_LOADER_TEST_PANIC_AT_DRIVER_LOAD.is_set() {
+            panic!("a lazy driver's loading panics: VK_LOADER_TEST_PANIC_AT_DRIVER_LOAD is set");
+        }
         let driver = match driver::load(&self.manifest_path, self.manifest.clone(), &[])? {
             Loaded::Driver(d) => Arc::new(d),
             Loaded::Duplicate => return Err("its library is loaded through another manifest".into()),

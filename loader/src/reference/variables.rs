@@ -299,6 +299,15 @@ pub const VK_LOADER_TEST_BUILD_ID: Variable = Variable {
     default: "none",
     what: "stands for another build of the loader in the driver cache's key",
 };
+pub const VK_LOADER_TEST_PANIC_AT_DRIVER_LOAD: Variable = Variable {
+    name: "VK_LOADER_TEST_PANIC_AT_DRIVER_LOAD",
+    group: Group::Testing,
+    origin: Origin::Test,
+    read: Read::Secure,
+    values: "any value",
+    default: "none",
+    what: "debug builds only: loading a lazy driver panics, so a test sees the call that needed it fail instead of the process abort",
+};
 
 /// Every variable, in the documentation's order.
 pub const ALL: &[&Variable] = &[
@@ -334,4 +343,5 @@ pub const ALL: &[&Variable] = &[
     &DRIRC_CONFIGDIR,
     &VK_LOADER_TEST_SYSFS_ROOT,
     &VK_LOADER_TEST_BUILD_ID,
+    &VK_LOADER_TEST_PANIC_AT_DRIVER_LOAD,
 ];
