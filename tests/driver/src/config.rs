@@ -301,6 +301,8 @@ pub fn library_tag() -> Option<&'static str> {
 }
 
 fn library_file_name() -> Option<String> {
+    // SAFETY: `Dl_info` is a C struct of pointers and integers, for which all zeros (NULL, 0) is
+    // a valid value.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     let addr = library_tag as fn() -> Option<&'static str> as *const c_void;
     // SAFETY: dladdr only reads the address; it fills `info` and returns non-zero on success.

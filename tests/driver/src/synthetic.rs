@@ -39,24 +39,35 @@ pub fn answer(index: usize, device_id: u32, args: [u64; 7]) -> u64 {
     ((index as u64) << 48) | (u64::from(device_id & 0xffff) << 32) | (sum & 0xffff_ffff)
 }
 
+/// Physical-device command `I`: [`answer`] for its device, 0 for a NULL one.
+///
+/// # Safety
+/// `physical_device` is NULL or one this driver made and has not freed.
 #[allow(clippy::too_many_arguments)]
 unsafe extern "system" fn physical_device_command<const I: usize>(
     physical_device: VkPhysicalDevice,
     a1: u64, a2: u64, a3: u64, a4: u64, a5: u64, a6: u64, a7: u64,
 ) -> u64 {
     guard(0, || {
-        physical_device_ref(physical_device)
-            .map_or(0, |pd| answer(I, pd.spec.device_id, [a1, a2, a3, a4, a5, a6, a7]))
+        // SAFETY: NULL or a live physical device of ours (this function's contract).
+        let pd = unsafe { physical_device_ref(physical_device) };
+        pd.map_or(0, |pd| answer(I, pd.spec.device_id, [a1, a2, a3, a4, a5, a6, a7]))
     })
 }
 
+/// Device command `I`: [`answer`] for its device, 0 for a NULL one.
+///
+/// # Safety
+/// `device` is NULL or one this driver made and has not destroyed.
 #[allow(clippy::too_many_arguments)]
 unsafe extern "system" fn device_command<const I: usize>(
     device: VkDevice,
     a1: u64, a2: u64, a3: u64, a4: u64, a5: u64, a6: u64, a7: u64,
 ) -> u64 {
     guard(0, || {
-        crate::device::device_id(device).map_or(0, |id| answer(I, id, [a1, a2, a3, a4, a5, a6, a7]))
+        // SAFETY: NULL or a live device of ours (this function's contract).
+        let id = unsafe { crate::device::device_id(device) };
+        id.map_or(0, |id| answer(I, id, [a1, a2, a3, a4, a5, a6, a7]))
     })
 }
 
