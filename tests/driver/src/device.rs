@@ -9,8 +9,9 @@ use vk_generated::layer_abi::ICD_LOADER_MAGIC;
 use crate::config;
 use vk_generated::types::*;
 
+use crate::ffi::{c_string_list, slice};
 use crate::instance::{features_supported, physical_device_ref, QUEUE_COUNT};
-use crate::{c_string_list, device_proc_addr, guard};
+use crate::{device_proc_addr, guard};
 
 /// A `VkDevice`. The first word is the loader's (ICD_LOADER_MAGIC until it takes the object).
 #[repr(C)]
@@ -60,24 +61,53 @@ fn command_buffer_handle(buffer: &CommandBuffer) -> VkCommandBuffer {
     VkCommandBuffer(buffer as *const CommandBuffer as *mut c_void)
 }
 
+/// The device behind a handle, `None` for NULL.
+///
+/// # Safety
+/// `device` is NULL or a device this driver made and has not destroyed, alive for `'a`.
 unsafe fn device_ref<'a>(device: VkDevice) -> Option<&'a Device> {
-    (device.0 as *const Device).as_ref()
+    // SAFETY: NULL or a live `Device` of ours (this function's contract).
+    unsafe { (device.0 as *const Device).as_ref() }
 }
 
 /// The `deviceID` of the physical device `device` was created from.
+///
+/// # Safety
+/// As [`device_ref`].
 pub(crate) unsafe fn device_id(device: VkDevice) -> Option<u32> {
-    device_ref(device).map(|d| d.device_id)
+    // SAFETY: this function's contract.
+    unsafe { device_ref(device) }.map(|d| d.device_id)
 }
 
 /// The physical device (the driver's handle) `device` was created from.
+///
+/// # Safety
+/// As [`device_ref`].
 pub(crate) unsafe fn physical_device_of(device: VkDevice) -> Option<VkPhysicalDevice> {
-    device_ref(device).map(|d| d.physical_device)
+    // SAFETY: this function's contract.
+    unsafe { device_ref(device) }.map(|d| d.physical_device)
 }
 
+/// The command buffer behind a handle, `None` for NULL.
+///
+/// # Safety
+/// `command_buffer` is NULL or a command buffer this driver allocated and has not freed (nor its
+/// pool or device destroyed), alive for `'a`.
 unsafe fn command_buffer_ref<'a>(command_buffer: VkCommandBuffer) -> Option<&'a CommandBuffer> {
-    (command_buffer.0 as *const CommandBuffer).as_ref()
+    // SAFETY: NULL or a live `CommandBuffer` of ours (this function's contract).
+    unsafe { (command_buffer.0 as *const CommandBuffer).as_ref() }
 }
 
+/// `vkCreateDevice`: checks the extensions, features and queues asked for, and that a device
+/// group names the driver's own physical devices.
+///
+/// # Safety
+/// Valid usage of `vkCreateDevice`: `physicalDevice` is one this driver made and has not freed,
+/// `pCreateInfo` is a valid `VkDeviceCreateInfo` (its extension names, features, queue create
+/// infos and `pNext` chain included; the physical devices of a `VkDeviceGroupDeviceCreateInfo`
+/// are valid handles, whose first word is readable), and `pDevice` is valid for a write. A NULL
+/// `physicalDevice`, `pCreateInfo` or `pDevice`, or NULL queue create infos with a count, is
+/// answered with `VK_ERROR_INITIALIZATION_FAILED`; the allocator is not used.
 pub unsafe extern "system" fn vkCreateDevice(
     physicalDevice: VkPhysicalDevice,
     pCreateInfo: *const VkDeviceCreateInfo,
@@ -85,54 +115,47 @@ pub unsafe extern "system" fn vkCreateDevice(
     pDevice: *mut VkDevice,
 ) -> VkResult {
     guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let (Some(pd), Some(info), false) = (
-            physical_device_ref(physicalDevice),
-            pCreateInfo.as_ref(),
-            pDevice.is_null(),
-        ) else {
+        // SAFETY: NULL or a live physical device of ours, NULL or a valid create info (this
+        // function's contract).
+        let (pd, info) = unsafe { (physical_device_ref(physicalDevice), pCreateInfo.as_ref()) };
+        let (Some(pd), Some(info), false) = (pd, info, pDevice.is_null()) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         if crate::config::fault("fail_create_device") {
             return VkResult::ERROR_DEVICE_LOST;
         }
         if crate::config::fault("null_device") {
-            pDevice.write(VkDevice::NULL);
+            // SAFETY: a non-NULL `pDevice` is writable (this function's contract).
+            unsafe { pDevice.write(VkDevice::NULL) };
             return VkResult::SUCCESS;
         }
-        for name in c_string_list(info.ppEnabledExtensionNames, info.enabledExtensionCount) {
+        // SAFETY: the members of a valid create info (this function's contract).
+        let (extensions, features) = unsafe {
+            (
+                c_string_list(info.ppEnabledExtensionNames, info.enabledExtensionCount),
+                info.pEnabledFeatures.as_ref(),
+            )
+        };
+        for name in extensions {
             if !pd.supports_extension(name) {
                 return VkResult::ERROR_EXTENSION_NOT_PRESENT;
             }
         }
-        if let Some(features) = info.pEnabledFeatures.as_ref() {
+        if let Some(features) = features {
             if !features_supported(features) {
                 return VkResult::ERROR_FEATURE_NOT_PRESENT;
             }
         }
-        let mut next = info.pNext as *const VkBaseInStructure;
-        while let Some(item) = next.as_ref() {
-            if item.sType == VkStructureType::PHYSICAL_DEVICE_FEATURES_2
-                && !features_supported(&(*(next as *const VkPhysicalDeviceFeatures2)).features)
-            {
-                return VkResult::ERROR_FEATURE_NOT_PRESENT;
-            }
-            // A real driver would dereference these as its own physical devices: the loader
-            // must have replaced the application's (loader) handles with the driver's.
-            if item.sType == VkStructureType::DEVICE_GROUP_DEVICE_CREATE_INFO {
-                let group = &*(next as *const VkDeviceGroupDeviceCreateInfo);
-                let members = std::slice::from_raw_parts(group.pPhysicalDevices, group.physicalDeviceCount as usize);
-                if members.iter().any(|m| !vk_generated::layer_abi::valid_loader_magic_value(m.0)) {
-                    eprintln!("vk_test_driver: VkDeviceGroupDeviceCreateInfo names a physical device that is not the driver's");
-                    return VkResult::ERROR_INITIALIZATION_FAILED;
-                }
-            }
-            next = item.pNext;
+        // SAFETY: a valid create info's `pNext` chain (this function's contract).
+        if let Some(result) = unsafe { check_chain(info.pNext) } {
+            return result;
         }
-        let queue_infos = match (info.queueCreateInfoCount, info.pQueueCreateInfos.is_null()) {
-            (0, _) => &[][..],
-            (_, true) => return VkResult::ERROR_INITIALIZATION_FAILED,
-            (n, false) => std::slice::from_raw_parts(info.pQueueCreateInfos, n as usize),
-        };
+        if info.queueCreateInfoCount > 0 && info.pQueueCreateInfos.is_null() {
+            return VkResult::ERROR_INITIALIZATION_FAILED;
+        }
+        // SAFETY: a valid create info's `queueCreateInfoCount` queue create infos (this
+        // function's contract).
+        let queue_infos = unsafe { slice(info.pQueueCreateInfos, info.queueCreateInfoCount) };
         let mut queues = Vec::new();
         for (i, q) in queue_infos.iter().enumerate() {
             let duplicate = queue_infos[..i]
@@ -160,29 +183,84 @@ pub unsafe extern "system" fn vkCreateDevice(
             queues,
             pools: Mutex::new(Vec::new()),
         });
-        pDevice.write(VkDevice(Box::into_raw(device).cast()));
+        // SAFETY: a non-NULL `pDevice` is writable (this function's contract).
+        unsafe { pDevice.write(VkDevice(Box::into_raw(device).cast())) };
         VkResult::SUCCESS
     })
 }
 
+/// What `vkCreateDevice` refuses in a create info's `pNext` chain: features it lacks
+/// (`VK_ERROR_FEATURE_NOT_PRESENT`), a device group naming physical devices that are not the
+/// driver's (`VK_ERROR_INITIALIZATION_FAILED`: a real driver would dereference them as its own,
+/// so the loader must have replaced the application's handles with the driver's).
+///
+/// # Safety
+/// `next` is NULL or a valid chain of input structures; the physical devices of a
+/// `VkDeviceGroupDeviceCreateInfo` are valid handles, whose first word is readable.
+unsafe fn check_chain(next: *const c_void) -> Option<VkResult> {
+    // SAFETY: a valid chain (this function's contract).
+    for (stype, item) in unsafe { vk_generated::chain_elements(next) } {
+        if stype == VkStructureType::PHYSICAL_DEVICE_FEATURES_2 {
+            // SAFETY: an element whose `sType` says so is a `VkPhysicalDeviceFeatures2`.
+            let features = unsafe { &*item.cast::<VkPhysicalDeviceFeatures2>() };
+            if !features_supported(&features.features) {
+                return Some(VkResult::ERROR_FEATURE_NOT_PRESENT);
+            }
+        }
+        if stype == VkStructureType::DEVICE_GROUP_DEVICE_CREATE_INFO {
+            // SAFETY: an element whose `sType` says so is a `VkDeviceGroupDeviceCreateInfo`, and
+            // its `physicalDeviceCount` handles are valid (this function's contract).
+            let own = unsafe {
+                let group = &*item.cast::<VkDeviceGroupDeviceCreateInfo>();
+                let members = slice(group.pPhysicalDevices, group.physicalDeviceCount);
+                members.iter().all(|m| vk_generated::layer_abi::valid_loader_magic_value(m.0))
+            };
+            if !own {
+                eprintln!("vk_test_driver: VkDeviceGroupDeviceCreateInfo names a physical device that is not the driver's");
+                return Some(VkResult::ERROR_INITIALIZATION_FAILED);
+            }
+        }
+    }
+    None
+}
+
+/// `vkDestroyDevice`: frees the device, its queues, pools and command buffers.
+///
+/// # Safety
+/// Valid usage of `vkDestroyDevice`: `device` is NULL or a device this driver made, not
+/// destroyed before, and no longer used (nor its queues, pools and command buffers) by any other
+/// thread. The allocator is not used.
 pub unsafe extern "system" fn vkDestroyDevice(
     device: VkDevice,
     _pAllocator: *const VkAllocationCallbacks,
 ) {
     guard((), || {
         if !device.is_null() {
-            drop(Box::from_raw(device.0 as *mut Device));
+            // SAFETY: `vkCreateDevice` made it with `Box::into_raw`, and it is destroyed once
+            // (this function's contract).
+            drop(unsafe { Box::from_raw(device.0 as *mut Device) });
         }
     })
 }
 
+/// `vkGetDeviceProcAddr`: device-level commands only.
+///
+/// # Safety
+/// Valid usage of `vkGetDeviceProcAddr`: `pName` is a NUL-terminated string (NULL is answered with
+/// NULL). `device` is not used.
 pub unsafe extern "system" fn vkGetDeviceProcAddr(
     _device: VkDevice,
     pName: *const c_char,
 ) -> PFN_vkVoidFunction {
-    guard(None, || device_proc_addr(pName))
+    // SAFETY: `pName` is NULL or NUL-terminated (this function's contract).
+    guard(None, || unsafe { device_proc_addr(pName) })
 }
 
+/// `vkGetDeviceQueue`: the queue created for that family and index, or NULL.
+///
+/// # Safety
+/// Valid usage of `vkGetDeviceQueue`: `device` is one this driver made and has not destroyed,
+/// `pQueue` is valid for a write. NULL for either is ignored.
 pub unsafe extern "system" fn vkGetDeviceQueue(
     device: VkDevice,
     queueFamilyIndex: u32,
@@ -190,19 +268,24 @@ pub unsafe extern "system" fn vkGetDeviceQueue(
     pQueue: *mut VkQueue,
 ) {
     guard((), || {
-        let (Some(device), false) = (device_ref(device), pQueue.is_null()) else {
+        // SAFETY: NULL or a live device of ours (this function's contract).
+        let (Some(device), false) = (unsafe { device_ref(device) }, pQueue.is_null()) else {
             return;
         };
         let queue = device
             .queues
             .iter()
             .find(|q| q.family == queueFamilyIndex && q.index == queueIndex);
-        pQueue.write(queue.map_or(VkQueue::NULL, |q| {
-            VkQueue(&**q as *const Queue as *mut c_void)
-        }));
+        let handle = queue.map_or(VkQueue::NULL, |q| VkQueue(&**q as *const Queue as *mut c_void));
+        // SAFETY: a non-NULL `pQueue` is writable (this function's contract).
+        unsafe { pQueue.write(handle) };
     })
 }
 
+/// `vkDeviceWaitIdle`: nothing to wait for.
+///
+/// # Safety
+/// None beyond the signature: the handle is only compared with NULL.
 pub unsafe extern "system" fn vkDeviceWaitIdle(device: VkDevice) -> VkResult {
     if device.is_null() {
         VkResult::ERROR_DEVICE_LOST
@@ -211,6 +294,10 @@ pub unsafe extern "system" fn vkDeviceWaitIdle(device: VkDevice) -> VkResult {
     }
 }
 
+/// `vkQueueWaitIdle`: nothing to wait for.
+///
+/// # Safety
+/// None beyond the signature: the handle is only compared with NULL.
 pub unsafe extern "system" fn vkQueueWaitIdle(queue: VkQueue) -> VkResult {
     if queue.is_null() {
         VkResult::ERROR_DEVICE_LOST
@@ -219,6 +306,13 @@ pub unsafe extern "system" fn vkQueueWaitIdle(queue: VkQueue) -> VkResult {
     }
 }
 
+/// `vkCreateCommandPool`: a pool owned by the device.
+///
+/// # Safety
+/// Valid usage of `vkCreateCommandPool`: `device` is one this driver made and has not destroyed,
+/// `pCommandPool` is valid for a write. A NULL `device`, `pCreateInfo` or `pCommandPool` is
+/// answered with `VK_ERROR_INITIALIZATION_FAILED`; the create info is not read, the allocator not
+/// used.
 pub unsafe extern "system" fn vkCreateCommandPool(
     device: VkDevice,
     pCreateInfo: *const VkCommandPoolCreateInfo,
@@ -226,29 +320,36 @@ pub unsafe extern "system" fn vkCreateCommandPool(
     pCommandPool: *mut VkCommandPool,
 ) -> VkResult {
     guard(VkResult::ERROR_OUT_OF_HOST_MEMORY, || {
-        let (Some(device), false, false) = (
-            device_ref(device),
-            pCreateInfo.is_null(),
-            pCommandPool.is_null(),
-        ) else {
+        // SAFETY: NULL or a live device of ours (this function's contract).
+        let device = unsafe { device_ref(device) };
+        let (Some(device), false, false) = (device, pCreateInfo.is_null(), pCommandPool.is_null())
+        else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         let pool = Box::new(CommandPool {
             buffers: Vec::new(),
         });
-        pCommandPool.write(pool_handle(&pool));
+        // SAFETY: a non-NULL `pCommandPool` is writable (this function's contract).
+        unsafe { pCommandPool.write(pool_handle(&pool)) };
         device.pools().push(pool);
         VkResult::SUCCESS
     })
 }
 
+/// `vkDestroyCommandPool`: frees the pool and its command buffers; an unknown pool is ignored.
+///
+/// # Safety
+/// Valid usage of `vkDestroyCommandPool`: `device` is NULL (ignored) or one this driver made and
+/// has not destroyed, and the pool's command buffers are no longer used by any other thread.
+/// The allocator is not used.
 pub unsafe extern "system" fn vkDestroyCommandPool(
     device: VkDevice,
     commandPool: VkCommandPool,
     _pAllocator: *const VkAllocationCallbacks,
 ) {
     guard((), || {
-        let Some(device) = device_ref(device) else {
+        // SAFETY: NULL or a live device of ours (this function's contract).
+        let Some(device) = (unsafe { device_ref(device) }) else {
             return;
         };
         let removed = {
@@ -260,13 +361,24 @@ pub unsafe extern "system" fn vkDestroyCommandPool(
     })
 }
 
+/// `vkAllocateCommandBuffers`: command buffers owned by their pool.
+///
+/// # Safety
+/// Valid usage of `vkAllocateCommandBuffers`: `device` is one this driver made and has not
+/// destroyed, `pAllocateInfo` is a valid `VkCommandBufferAllocateInfo`, and `pCommandBuffers` is
+/// valid for writes of its `commandBufferCount` handles. A NULL `device` or `pAllocateInfo`, a
+/// NULL `pCommandBuffers` with a count, or an unknown pool is answered with
+/// `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn vkAllocateCommandBuffers(
     device: VkDevice,
     pAllocateInfo: *const VkCommandBufferAllocateInfo,
     pCommandBuffers: *mut VkCommandBuffer,
 ) -> VkResult {
     guard(VkResult::ERROR_OUT_OF_HOST_MEMORY, || {
-        let (Some(device), Some(info)) = (device_ref(device), pAllocateInfo.as_ref()) else {
+        // SAFETY: NULL or a live device of ours, NULL or a valid allocate info (this function's
+        // contract).
+        let (device, info) = unsafe { (device_ref(device), pAllocateInfo.as_ref()) };
+        let (Some(device), Some(info)) = (device, info) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         if info.commandBufferCount > 0 && pCommandBuffers.is_null() {
@@ -285,13 +397,23 @@ pub unsafe extern "system" fn vkAllocateCommandBuffers(
                 loader_data: magic,
                 draws: AtomicU32::new(0),
             });
-            pCommandBuffers.add(i).write(command_buffer_handle(&buffer));
+            // SAFETY: a non-NULL `pCommandBuffers` holds `commandBufferCount` handles (this
+            // function's contract), and `i` is below it.
+            unsafe { pCommandBuffers.add(i).write(command_buffer_handle(&buffer)) };
             pool.buffers.push(buffer);
         }
         VkResult::SUCCESS
     })
 }
 
+/// `vkFreeCommandBuffers`: frees those of the pool's command buffers that are listed; unknown
+/// or already freed handles (NULL ones included) are ignored.
+///
+/// # Safety
+/// Valid usage of `vkFreeCommandBuffers`: `device` is one this driver made and has not destroyed,
+/// `pCommandBuffers` is valid for reads of `commandBufferCount` handles, and those command
+/// buffers are no longer used by any other thread. A NULL `device` or `pCommandBuffers` is
+/// ignored.
 pub unsafe extern "system" fn vkFreeCommandBuffers(
     device: VkDevice,
     commandPool: VkCommandPool,
@@ -299,10 +421,12 @@ pub unsafe extern "system" fn vkFreeCommandBuffers(
     pCommandBuffers: *const VkCommandBuffer,
 ) {
     guard((), || {
-        let (Some(device), false) = (device_ref(device), pCommandBuffers.is_null()) else {
+        // SAFETY: NULL or a live device of ours (this function's contract).
+        let (Some(device), false) = (unsafe { device_ref(device) }, pCommandBuffers.is_null()) else {
             return;
         };
-        let handles = std::slice::from_raw_parts(pCommandBuffers, commandBufferCount as usize);
+        // SAFETY: `commandBufferCount` readable handles (this function's contract).
+        let handles = unsafe { slice(pCommandBuffers, commandBufferCount) };
         let mut pools = device.pools();
         let Some(pool) = pools.iter_mut().find(|p| pool_handle(p) == commandPool) else {
             return;
@@ -313,11 +437,17 @@ pub unsafe extern "system" fn vkFreeCommandBuffers(
     })
 }
 
+/// `vkBeginCommandBuffer`: resets the draw count.
+///
+/// # Safety
+/// Valid usage of `vkBeginCommandBuffer`: `commandBuffer` is one this driver allocated and has
+/// not freed (NULL is answered with `VK_ERROR_INITIALIZATION_FAILED`). The begin info is not read.
 pub unsafe extern "system" fn vkBeginCommandBuffer(
     commandBuffer: VkCommandBuffer,
     _pBeginInfo: *const VkCommandBufferBeginInfo,
 ) -> VkResult {
-    match command_buffer_ref(commandBuffer) {
+    // SAFETY: NULL or a live command buffer of ours (this function's contract).
+    match unsafe { command_buffer_ref(commandBuffer) } {
         Some(buffer) => {
             buffer.draws.store(0, Ordering::Relaxed);
             VkResult::SUCCESS
@@ -326,6 +456,10 @@ pub unsafe extern "system" fn vkBeginCommandBuffer(
     }
 }
 
+/// `vkEndCommandBuffer`: nothing to finish.
+///
+/// # Safety
+/// None beyond the signature: the handle is only compared with NULL.
 pub unsafe extern "system" fn vkEndCommandBuffer(commandBuffer: VkCommandBuffer) -> VkResult {
     if commandBuffer.is_null() {
         VkResult::ERROR_INITIALIZATION_FAILED
@@ -334,12 +468,22 @@ pub unsafe extern "system" fn vkEndCommandBuffer(commandBuffer: VkCommandBuffer)
     }
 }
 
+/// Counts a draw or dispatch recorded into `command_buffer`.
+///
+/// # Safety
+/// As [`command_buffer_ref`].
 unsafe fn count_draw(command_buffer: VkCommandBuffer) {
-    if let Some(buffer) = command_buffer_ref(command_buffer) {
+    // SAFETY: this function's contract.
+    if let Some(buffer) = unsafe { command_buffer_ref(command_buffer) } {
         buffer.draws.fetch_add(1, Ordering::Relaxed);
     }
 }
 
+/// `vkCmdDraw`: counted, nothing drawn.
+///
+/// # Safety
+/// Valid usage of `vkCmdDraw`: `commandBuffer` is one this driver allocated and has not freed
+/// (NULL is ignored).
 pub unsafe extern "system" fn vkCmdDraw(
     commandBuffer: VkCommandBuffer,
     _vertexCount: u32,
@@ -347,19 +491,29 @@ pub unsafe extern "system" fn vkCmdDraw(
     _firstVertex: u32,
     _firstInstance: u32,
 ) {
-    count_draw(commandBuffer);
+    // SAFETY: NULL or a live command buffer of ours (this function's contract).
+    unsafe { count_draw(commandBuffer) };
 }
 
+/// `vkCmdDispatch`: counted as a draw, nothing run.
+///
+/// # Safety
+/// Valid usage of `vkCmdDispatch`: `commandBuffer` is one this driver allocated and has not
+/// freed (NULL is ignored).
 pub unsafe extern "system" fn vkCmdDispatch(
     commandBuffer: VkCommandBuffer,
     _groupCountX: u32,
     _groupCountY: u32,
     _groupCountZ: u32,
 ) {
-    count_draw(commandBuffer);
+    // SAFETY: NULL or a live command buffer of ours (this function's contract).
+    unsafe { count_draw(commandBuffer) };
 }
 
 /// Records nothing: the driver has no execution to order.
+///
+/// # Safety
+/// None beyond the signature: no handle or pointer is read.
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "system" fn vkCmdPipelineBarrier(
     _commandBuffer: VkCommandBuffer,
@@ -377,8 +531,13 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier(
 
 /// `vkGetTestDriverDrawCountTEST` (test only): `vkCmdDraw` + `vkCmdDispatch` calls recorded into
 /// the command buffer since its `vkBeginCommandBuffer`.
+///
+/// # Safety
+/// `commandBuffer` is NULL (answered with 0) or one this driver allocated and has not freed.
 pub unsafe extern "system" fn vkGetTestDriverDrawCountTEST(commandBuffer: VkCommandBuffer) -> u32 {
-    command_buffer_ref(commandBuffer).map_or(0, |b| b.draws.load(Ordering::Relaxed))
+    // SAFETY: NULL or a live command buffer of ours (this function's contract).
+    let buffer = unsafe { command_buffer_ref(commandBuffer) };
+    buffer.map_or(0, |b| b.draws.load(Ordering::Relaxed))
 }
 
 // The signatures above are exactly the registry's.

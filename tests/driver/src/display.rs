@@ -5,7 +5,8 @@ use std::ffi::c_char;
 
 use vk_generated::types::*;
 
-use crate::{enumerate, guard};
+use crate::ffi::{enumerate, enumerate_chained, write_keeping_header};
+use crate::guard;
 
 const DISPLAY: VkDisplayKHR = VkDisplayKHR(0xd15_0001);
 const MODE: VkDisplayModeKHR = VkDisplayModeKHR(0xd15_0002);
@@ -42,22 +43,44 @@ fn plane_capabilities() -> VkDisplayPlaneCapabilitiesKHR {
     }
 }
 
+// Every output array below follows the two-call idiom; the physical device is never read.
+
+/// `vkGetPhysicalDeviceDisplayPropertiesKHR`: the one display.
+///
+/// # Safety
+/// Valid usage of `vkGetPhysicalDeviceDisplayPropertiesKHR`: `pPropertyCount` is valid for a read
+/// and a write, and a non-NULL `pProperties` for writes of `*pPropertyCount` elements. A NULL
+/// count is answered with `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPropertiesKHR(
     _physicalDevice: VkPhysicalDevice,
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayPropertiesKHR,
 ) -> VkResult {
-    guard(VkResult::ERROR_INITIALIZATION_FAILED, || enumerate(1, pPropertyCount, pProperties, |_, d| d.write(display_properties())))
+    // SAFETY: the two-call output array (this function's contract).
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || unsafe {
+        enumerate(1, pPropertyCount, pProperties, |_| display_properties())
+    })
 }
 
+/// `vkGetPhysicalDeviceDisplayPlanePropertiesKHR`: the one plane.
+///
+/// # Safety
+/// As [`vkGetPhysicalDeviceDisplayPropertiesKHR`].
 pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlanePropertiesKHR(
     _physicalDevice: VkPhysicalDevice,
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayPlanePropertiesKHR,
 ) -> VkResult {
-    guard(VkResult::ERROR_INITIALIZATION_FAILED, || enumerate(1, pPropertyCount, pProperties, |_, d| d.write(plane_properties())))
+    // SAFETY: the two-call output array (this function's contract).
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || unsafe {
+        enumerate(1, pPropertyCount, pProperties, |_| plane_properties())
+    })
 }
 
+/// `vkGetDisplayModePropertiesKHR`: the one mode of the one display, none of another.
+///
+/// # Safety
+/// As [`vkGetPhysicalDeviceDisplayPropertiesKHR`]; the display handle is only compared.
 pub unsafe extern "system" fn vkGetDisplayModePropertiesKHR(
     _physicalDevice: VkPhysicalDevice,
     display: VkDisplayKHR,
@@ -66,10 +89,16 @@ pub unsafe extern "system" fn vkGetDisplayModePropertiesKHR(
 ) -> VkResult {
     guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
         let modes = if display == DISPLAY { 1 } else { 0 };
-        enumerate(modes, pPropertyCount, pProperties, |_, d| d.write(mode_properties()))
+        // SAFETY: the two-call output array (this function's contract).
+        unsafe { enumerate(modes, pPropertyCount, pProperties, |_| mode_properties()) }
     })
 }
 
+/// `vkGetDisplayPlaneCapabilitiesKHR`: for the one mode and plane.
+///
+/// # Safety
+/// Valid usage of `vkGetDisplayPlaneCapabilitiesKHR`: `pCapabilities` is valid for a write. A
+/// NULL one, another mode or another plane is answered with `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR(
     _physicalDevice: VkPhysicalDevice,
     mode: VkDisplayModeKHR,
@@ -77,34 +106,55 @@ pub unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR(
     pCapabilities: *mut VkDisplayPlaneCapabilitiesKHR,
 ) -> VkResult {
     guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let (Some(out), true, 0) = (pCapabilities.as_mut(), mode == MODE, planeIndex) else {
+        let (false, true, 0) = (pCapabilities.is_null(), mode == MODE, planeIndex) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
-        *out = plane_capabilities();
+        // SAFETY: a non-NULL `pCapabilities` is writable (this function's contract).
+        unsafe { pCapabilities.write(plane_capabilities()) };
         VkResult::SUCCESS
     })
 }
 
+/// `vkGetPhysicalDeviceDisplayProperties2KHR`: as the 1-variant; the chains are left as they are.
+///
+/// # Safety
+/// As [`vkGetPhysicalDeviceDisplayPropertiesKHR`], and each element of a non-NULL `pProperties`
+/// is also readable, its `sType` and `pNext` set.
 pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayProperties2KHR(
     _physicalDevice: VkPhysicalDevice,
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayProperties2KHR,
 ) -> VkResult {
-    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
-        enumerate(1, pPropertyCount, pProperties, |_, d| (*d).displayProperties = display_properties())
+    let item = |_, _| VkDisplayProperties2KHR { displayProperties: display_properties(), ..Default::default() };
+    // SAFETY: the two-call output array of structures with their headers set (this function's
+    // contract).
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || unsafe {
+        enumerate_chained(1, pPropertyCount, pProperties, item)
     })
 }
 
+/// `vkGetPhysicalDeviceDisplayPlaneProperties2KHR`: as the 1-variant; the chains are left as they
+/// are.
+///
+/// # Safety
+/// As [`vkGetPhysicalDeviceDisplayProperties2KHR`].
 pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlaneProperties2KHR(
     _physicalDevice: VkPhysicalDevice,
     pPropertyCount: *mut u32,
     pProperties: *mut VkDisplayPlaneProperties2KHR,
 ) -> VkResult {
-    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
-        enumerate(1, pPropertyCount, pProperties, |_, d| (*d).displayPlaneProperties = plane_properties())
+    let item = |_, _| VkDisplayPlaneProperties2KHR { displayPlaneProperties: plane_properties(), ..Default::default() };
+    // SAFETY: the two-call output array of structures with their headers set (this function's
+    // contract).
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || unsafe {
+        enumerate_chained(1, pPropertyCount, pProperties, item)
     })
 }
 
+/// `vkGetDisplayModeProperties2KHR`: as the 1-variant; the chains are left as they are.
+///
+/// # Safety
+/// As [`vkGetPhysicalDeviceDisplayProperties2KHR`]; the display handle is only compared.
 pub unsafe extern "system" fn vkGetDisplayModeProperties2KHR(
     _physicalDevice: VkPhysicalDevice,
     display: VkDisplayKHR,
@@ -113,23 +163,37 @@ pub unsafe extern "system" fn vkGetDisplayModeProperties2KHR(
 ) -> VkResult {
     guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
         let modes = if display == DISPLAY { 1 } else { 0 };
-        enumerate(modes, pPropertyCount, pProperties, |_, d| (*d).displayModeProperties = mode_properties())
+        let item = |_, _| VkDisplayModeProperties2KHR { displayModeProperties: mode_properties(), ..Default::default() };
+        // SAFETY: the two-call output array of structures with their headers set (this
+        // function's contract).
+        unsafe { enumerate_chained(modes, pPropertyCount, pProperties, item) }
     })
 }
 
+/// `vkGetDisplayPlaneCapabilities2KHR`: as the 1-variant; the chain is left as it is.
+///
+/// # Safety
+/// Valid usage of `vkGetDisplayPlaneCapabilities2KHR`: `pDisplayPlaneInfo` is a valid
+/// `VkDisplayPlaneInfo2KHR`, `pCapabilities` is valid for reads and writes, its `sType` and
+/// `pNext` set. A NULL pointer, another mode or another plane is answered with
+/// `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR(
     _physicalDevice: VkPhysicalDevice,
     pDisplayPlaneInfo: *const VkDisplayPlaneInfo2KHR,
     pCapabilities: *mut VkDisplayPlaneCapabilities2KHR,
 ) -> VkResult {
     guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let (Some(info), Some(out)) = (pDisplayPlaneInfo.as_ref(), pCapabilities.as_mut()) else {
+        // SAFETY: NULL or a valid plane info (this function's contract).
+        let (Some(info), false) = (unsafe { pDisplayPlaneInfo.as_ref() }, pCapabilities.is_null()) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         if info.mode != MODE || info.planeIndex != 0 {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
-        out.capabilities = plane_capabilities();
+        let capabilities2 = |_| VkDisplayPlaneCapabilities2KHR { capabilities: plane_capabilities(), ..Default::default() };
+        // SAFETY: a non-NULL `pCapabilities` is a writable output structure with its header set
+        // (this function's contract).
+        unsafe { write_keeping_header(pCapabilities, capabilities2) };
         VkResult::SUCCESS
     })
 }

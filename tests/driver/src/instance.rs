@@ -8,7 +8,8 @@ use vk_generated::types::*;
 use vk_generated::{api_version_major_minor, lookup, make_api_version, EXTENSIONS};
 
 use crate::config::{self, Config, DeviceSpec};
-use crate::{c_string_list, enumerate, guard, interface_version, write_c_string, write_name};
+use crate::ffi::{c_string_list, enumerate, enumerate_chained, write_keeping_header};
+use crate::{guard, interface_version, write_c_string, write_name};
 
 /// A `VkInstance`. The first word is the loader's (ICD_LOADER_MAGIC until it takes the object).
 #[repr(C)]
@@ -95,14 +96,26 @@ impl Instance {
     }
 }
 
+/// The instance behind a handle, `None` for NULL.
+///
+/// # Safety
+/// `instance` is NULL or an instance this driver made and has not destroyed, alive for `'a`.
 unsafe fn instance_ref<'a>(instance: VkInstance) -> Option<&'a Instance> {
-    (instance.0 as *const Instance).as_ref()
+    // SAFETY: NULL or a live `Instance` of ours (this function's contract).
+    unsafe { (instance.0 as *const Instance).as_ref() }
 }
 
+/// The physical device behind a handle, `None` for NULL.
+///
+/// # Safety
+/// `physical_device` is NULL or a physical device this driver made and has not freed (a device
+/// is freed only with its instance or, with `VK_TEST_DRIVER_FREE_HIDDEN`, by an enumeration that
+/// no longer reports it), alive for `'a`.
 pub(crate) unsafe fn physical_device_ref<'a>(
     physical_device: VkPhysicalDevice,
 ) -> Option<&'a PhysicalDevice> {
-    (physical_device.0 as *const PhysicalDevice).as_ref()
+    // SAFETY: NULL or a live `PhysicalDevice` of ours (this function's contract).
+    unsafe { (physical_device.0 as *const PhysicalDevice).as_ref() }
 }
 
 fn physical_device_handle(physical_device: &PhysicalDevice) -> VkPhysicalDevice {
@@ -113,29 +126,43 @@ fn spec_version(extension: &str) -> u32 {
     lookup::extension(extension.as_bytes()).map_or(1, |id| EXTENSIONS[id as usize].spec_version)
 }
 
+/// Writes `names` as extension properties with the two-call idiom.
+///
+/// # Safety
+/// As [`enumerate`].
 unsafe fn enumerate_extensions(
     names: &[String],
     count: *mut u32,
     out: *mut VkExtensionProperties,
 ) -> VkResult {
-    enumerate(names.len(), count, out, |i, dst| {
+    let item = |i: usize| {
         let mut props = VkExtensionProperties {
             extensionName: [0; VK_MAX_EXTENSION_NAME_SIZE as usize],
             specVersion: 0,
         };
         write_name(&mut props.extensionName, &names[i]);
         props.specVersion = spec_version(&names[i]);
-        dst.write(props);
-    })
+        props
+    };
+    // SAFETY: this function's contract.
+    unsafe { enumerate(names.len(), count, out, item) }
 }
 
+/// `vkCreateInstance`.
+///
+/// # Safety
+/// Valid usage of `vkCreateInstance`: `pCreateInfo` is a valid `VkInstanceCreateInfo` (its
+/// extension names, application info and `pNext` chain included) and `pInstance` is valid for a
+/// write. A NULL `pCreateInfo` or `pInstance` is answered with `VK_ERROR_INITIALIZATION_FAILED`;
+/// the allocator is not used.
 pub unsafe extern "system" fn vkCreateInstance(
     pCreateInfo: *const VkInstanceCreateInfo,
     _pAllocator: *const VkAllocationCallbacks,
     pInstance: *mut VkInstance,
 ) -> VkResult {
     guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(info) = pCreateInfo.as_ref() else {
+        // SAFETY: NULL or a valid create info (this function's contract).
+        let Some(info) = (unsafe { pCreateInfo.as_ref() }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         if pInstance.is_null() {
@@ -145,7 +172,9 @@ pub unsafe extern "system" fn vkCreateInstance(
         if config.fail_create_instance {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
-        for name in c_string_list(info.ppEnabledExtensionNames, info.enabledExtensionCount) {
+        // SAFETY: a valid create info's `enabledExtensionCount` names (this function's contract).
+        let extensions = unsafe { c_string_list(info.ppEnabledExtensionNames, info.enabledExtensionCount) };
+        for name in extensions {
             if !config
                 .instance_extensions
                 .iter()
@@ -155,14 +184,16 @@ pub unsafe extern "system" fn vkCreateInstance(
             }
         }
         if config::fault("null_instance") {
-            pInstance.write(VkInstance::NULL);
+            // SAFETY: a non-NULL `pInstance` is writable (this function's contract).
+            unsafe { pInstance.write(VkInstance::NULL) };
             return VkResult::SUCCESS;
         }
-        crate::debug::instance_created(info);
-        let requested = info
-            .pApplicationInfo
-            .as_ref()
-            .map_or(0, |app| app.apiVersion);
+        // SAFETY: a valid create info (this function's contract).
+        let application = unsafe {
+            crate::debug::instance_created(info);
+            info.pApplicationInfo.as_ref()
+        };
+        let requested = application.map_or(0, |app| app.apiVersion);
         let requested = if requested == 0 {
             make_api_version(0, 1, 0, 0)
         } else {
@@ -179,18 +210,27 @@ pub unsafe extern "system" fn vkCreateInstance(
             requested,
             physical_devices: Mutex::new(physical_devices),
         });
-        pInstance.write(VkInstance(Box::into_raw(instance).cast()));
+        // SAFETY: a non-NULL `pInstance` is writable (this function's contract).
+        unsafe { pInstance.write(VkInstance(Box::into_raw(instance).cast())) };
         VkResult::SUCCESS
     })
 }
 
+/// `vkDestroyInstance`: frees the instance and its physical devices.
+///
+/// # Safety
+/// Valid usage of `vkDestroyInstance`: `instance` is NULL or an instance this driver made, not
+/// destroyed before, and no longer used (nor its physical devices) by any other thread. The
+/// allocator is not used.
 pub unsafe extern "system" fn vkDestroyInstance(
     instance: VkInstance,
     _pAllocator: *const VkAllocationCallbacks,
 ) {
     guard((), || {
         if !instance.is_null() {
-            drop(Box::from_raw(instance.0 as *mut Instance));
+            // SAFETY: `vkCreateInstance` made it with `Box::into_raw`, and it is destroyed once
+            // (this function's contract).
+            drop(unsafe { Box::from_raw(instance.0 as *mut Instance) });
         }
         let live = crate::surface::live_surfaces();
         if live > 0 {
@@ -199,6 +239,13 @@ pub unsafe extern "system" fn vkDestroyInstance(
     })
 }
 
+/// `vkEnumerateInstanceExtensionProperties`: the instance extensions configured.
+///
+/// # Safety
+/// Valid usage of `vkEnumerateInstanceExtensionProperties`: `pPropertyCount` is valid for a read
+/// and a write, and a non-NULL `pProperties` for writes of `*pPropertyCount` elements. A NULL
+/// `pPropertyCount` is answered with `VK_ERROR_INITIALIZATION_FAILED`; any layer name with
+/// `VK_ERROR_LAYER_NOT_PRESENT` (it is not read).
 pub unsafe extern "system" fn vkEnumerateInstanceExtensionProperties(
     pLayerName: *const c_char,
     pPropertyCount: *mut u32,
@@ -208,59 +255,76 @@ pub unsafe extern "system" fn vkEnumerateInstanceExtensionProperties(
         if !pLayerName.is_null() {
             return VkResult::ERROR_LAYER_NOT_PRESENT;
         }
-        enumerate_extensions(&config::instance_extensions(), pPropertyCount, pProperties)
+        // SAFETY: the two-call output array (this function's contract).
+        unsafe { enumerate_extensions(&config::instance_extensions(), pPropertyCount, pProperties) }
     })
 }
 
+/// `vkEnumerateInstanceVersion`: `VK_TEST_DRIVER_API_VERSION`.
+///
+/// # Safety
+/// Valid usage of `vkEnumerateInstanceVersion`: `pApiVersion` is valid for a write. A NULL one is
+/// answered with `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn vkEnumerateInstanceVersion(pApiVersion: *mut u32) -> VkResult {
     guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
         if pApiVersion.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
-        pApiVersion.write(config::api_version());
+        // SAFETY: a non-NULL `pApiVersion` is writable (this function's contract).
+        unsafe { pApiVersion.write(config::api_version()) };
         VkResult::SUCCESS
     })
 }
 
+/// `vkEnumeratePhysicalDevices`: the visible devices, or what a fault asks for.
+///
+/// # Safety
+/// Valid usage of `vkEnumeratePhysicalDevices`: `instance` is one this driver made and has not
+/// destroyed, `pPhysicalDeviceCount` is valid for a read and a write, and a non-NULL
+/// `pPhysicalDevices` for writes of `*pPhysicalDeviceCount` handles. A NULL `instance` or
+/// `pPhysicalDeviceCount` is answered with `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
     instance: VkInstance,
     pPhysicalDeviceCount: *mut u32,
     pPhysicalDevices: *mut VkPhysicalDevice,
 ) -> VkResult {
     guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(instance) = instance_ref(instance) else {
+        // SAFETY: NULL or a live instance of ours (this function's contract).
+        let Some(instance) = (unsafe { instance_ref(instance) }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         if let Some(result) = config::enumerate_result() {
             return VkResult(result);
         }
         let devices = instance.visible_devices();
-        if let Some(result) = enumerate_with_faults(&devices, pPhysicalDeviceCount, pPhysicalDevices) {
-            return result;
+        // SAFETY: the two-call output array (this function's contract).
+        unsafe {
+            if let Some(result) = enumerate_with_faults(&devices, pPhysicalDeviceCount, pPhysicalDevices) {
+                return result;
+            }
+            enumerate(devices.len(), pPhysicalDeviceCount, pPhysicalDevices, |i| devices[i])
         }
-        enumerate(
-            devices.len(),
-            pPhysicalDeviceCount,
-            pPhysicalDevices,
-            // SAFETY: `enumerate` passes each of the caller's slots once.
-            |i, dst| unsafe { dst.write(devices[i]) },
-        )
     })
 }
 
 /// `vkEnumeratePhysicalDevices` as a broken driver answers it, when a fault asks: a count two
 /// higher than the devices it then writes (the caller's count left as it was, `VK_SUCCESS`), or
 /// `VK_INCOMPLETE` forever with nothing written.
+///
+/// # Safety
+/// As [`enumerate`].
 unsafe fn enumerate_with_faults(devices: &[VkPhysicalDevice], count: *mut u32, out: *mut VkPhysicalDevice) -> Option<VkResult> {
     if count.is_null() {
         return None;
     }
     if config::fault("inflated_device_count") {
         if out.is_null() {
-            *count = devices.len() as u32 + 2;
+            // SAFETY: a non-NULL `count` is writable (this function's contract).
+            unsafe { count.write(devices.len() as u32 + 2) };
         } else {
-            // SAFETY: valid usage: `count` is readable and `out` holds `*count` handles.
-            let room = unsafe { *count } as usize;
+            // SAFETY: a non-NULL `count` is readable and `out` holds `*count` handles (this
+            // function's contract).
+            let room = unsafe { count.read() } as usize;
             for (i, &device) in devices.iter().take(room).enumerate() {
                 // SAFETY: as above; `i` is below `*count`.
                 unsafe { out.add(i).write(device) };
@@ -274,37 +338,52 @@ unsafe fn enumerate_with_faults(devices: &[VkPhysicalDevice], count: *mut u32, o
     None
 }
 
+/// `vkEnumeratePhysicalDeviceGroups`: the groups of `VK_TEST_DRIVER_GROUPS` or
+/// `VK_TEST_DRIVER_GROUP_SIZE`. The properties structures the driver knows in each group's
+/// `pNext` chain are filled for its first device (test only: it shows that the application's
+/// chain reached the driver).
+///
+/// # Safety
+/// Valid usage of `vkEnumeratePhysicalDeviceGroups`: `instance` is one this driver made and has
+/// not destroyed, `pPhysicalDeviceGroupCount` is valid for a read and a write, and a non-NULL
+/// `pPhysicalDeviceGroupProperties` for reads and writes of `*pPhysicalDeviceGroupCount`
+/// elements, each with its `sType` set and a valid `pNext` chain of output structures. A NULL
+/// `instance` or `pPhysicalDeviceGroupCount` is answered with `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
     instance: VkInstance,
     pPhysicalDeviceGroupCount: *mut u32,
     pPhysicalDeviceGroupProperties: *mut VkPhysicalDeviceGroupProperties,
 ) -> VkResult {
     guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(instance) = instance_ref(instance) else {
+        // SAFETY: NULL or a live instance of ours (this function's contract).
+        let Some(instance) = (unsafe { instance_ref(instance) }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         let groups = instance.groups();
-        enumerate(
-            groups.len(),
-            pPhysicalDeviceGroupCount,
-            pPhysicalDeviceGroupProperties,
-            |i, dst| {
-                // sType and pNext are the caller's.
-                let group = &mut *dst;
-                group.physicalDeviceCount = groups[i].len() as u32;
-                group.physicalDevices = [VkPhysicalDevice::NULL; VK_MAX_DEVICE_GROUP_SIZE as usize];
-                for (slot, &device) in group.physicalDevices.iter_mut().zip(&groups[i]) {
-                    *slot = device;
-                }
-                group.subsetAllocation = VK_FALSE;
-                // Test-only: shows that the application's chain reached the driver.
-                // SAFETY: a device of this instance, freed only by a later enumeration.
-                if let Some(first) = unsafe { physical_device_ref(groups[i][0]) } {
-                    // SAFETY: valid usage: the caller's `pNext` chain of output structures.
-                    unsafe { fill_properties_chain(first, group.pNext.cast()) };
-                }
-            },
-        )
+        let group = |i: usize, next: *mut VkBaseOutStructure| {
+            let mut devices = [VkPhysicalDevice::NULL; VK_MAX_DEVICE_GROUP_SIZE as usize];
+            for (slot, &device) in devices.iter_mut().zip(&groups[i]) {
+                *slot = device;
+            }
+            // SAFETY: a device of this instance that the enumeration above kept (freed only by a
+            // later one).
+            if let Some(first) = unsafe { physical_device_ref(groups[i][0]) } {
+                // SAFETY: the caller's `pNext` chain of output structures (this function's
+                // contract).
+                unsafe { fill_properties_chain(first, next) };
+            }
+            VkPhysicalDeviceGroupProperties {
+                physicalDeviceCount: groups[i].len() as u32,
+                physicalDevices: devices,
+                subsetAllocation: VK_FALSE,
+                ..Default::default()
+            }
+        };
+        // SAFETY: the two-call output array of structures with their headers set (this
+        // function's contract).
+        unsafe {
+            enumerate_chained(groups.len(), pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties, group)
+        }
     })
 }
 
@@ -351,67 +430,116 @@ fn properties(physical_device: &PhysicalDevice) -> VkPhysicalDeviceProperties {
     props
 }
 
+/// `vkGetPhysicalDeviceProperties`.
+///
+/// # Safety
+/// Valid usage of `vkGetPhysicalDeviceProperties`: `physicalDevice` is one this driver made and
+/// has not freed, `pProperties` is valid for a write. NULL for either is ignored.
 pub unsafe extern "system" fn vkGetPhysicalDeviceProperties(
     physicalDevice: VkPhysicalDevice,
     pProperties: *mut VkPhysicalDeviceProperties,
 ) {
     guard((), || {
-        if let (Some(pd), false) = (physical_device_ref(physicalDevice), pProperties.is_null()) {
-            pProperties.write(properties(pd));
+        // SAFETY: NULL or a live physical device of ours (this function's contract).
+        let pd = unsafe { physical_device_ref(physicalDevice) };
+        if let (Some(pd), false) = (pd, pProperties.is_null()) {
+            // SAFETY: a non-NULL `pProperties` is writable (this function's contract).
+            unsafe { pProperties.write(properties(pd)) };
         }
     })
 }
 
+/// `vkGetPhysicalDeviceProperties2`: the core properties and the structures of the chain the
+/// driver knows (PCI bus info, IDs, driver properties).
+///
+/// # Safety
+/// Valid usage of `vkGetPhysicalDeviceProperties2`: `physicalDevice` is one this driver made and
+/// has not freed, `pProperties` is valid for reads and writes, its `sType` set and its `pNext` a
+/// valid chain of output structures. NULL for either handle or pointer is ignored.
 pub unsafe extern "system" fn vkGetPhysicalDeviceProperties2(
     physicalDevice: VkPhysicalDevice,
     pProperties: *mut VkPhysicalDeviceProperties2,
 ) {
     guard((), || {
-        let (Some(pd), Some(props)) = (physical_device_ref(physicalDevice), pProperties.as_mut())
-        else {
+        // SAFETY: NULL or a live physical device of ours (this function's contract).
+        let Some(pd) = (unsafe { physical_device_ref(physicalDevice) }) else { return };
+        if pProperties.is_null() {
             return;
+        }
+        let properties2 = |next| {
+            // SAFETY: the caller's chain of output structures (this function's contract).
+            unsafe { fill_properties_chain(pd, next) };
+            VkPhysicalDeviceProperties2 { properties: properties(pd), ..Default::default() }
         };
-        props.properties = properties(pd);
-        fill_properties_chain(pd, props.pNext.cast());
+        // SAFETY: a non-NULL `pProperties` is a writable output structure with its header set
+        // (this function's contract).
+        unsafe { write_keeping_header(pProperties, properties2) };
     })
 }
 
-/// Fills the extension structures the driver knows in a `VkPhysicalDeviceProperties2` chain.
+/// Fills the extension structures the driver knows in a `VkPhysicalDeviceProperties2` chain,
+/// each written whole with its header kept.
+///
+/// # Safety
+/// `next` is NULL or a valid chain of output structures: each element valid for reads and
+/// writes of the structure its `sType` names, its `sType` and `pNext` set.
 unsafe fn fill_properties_chain(pd: &PhysicalDevice, mut next: *mut VkBaseOutStructure) {
-    while let Some(item) = next.as_mut() {
-        match item.sType {
-            VkStructureType::PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT => {
-                let pci = &mut *(next as *mut VkPhysicalDevicePCIBusInfoPropertiesEXT);
-                pci.pciDomain = 0;
-                pci.pciBus = pd.index;
-                pci.pciDevice = 0;
-                pci.pciFunction = 0;
+    while !next.is_null() {
+        // SAFETY: a chain element's header is readable (this function's contract).
+        let header = unsafe { next.read() };
+        let pci_bus_info = |_| VkPhysicalDevicePCIBusInfoPropertiesEXT {
+            pciDomain: 0,
+            pciBus: pd.index,
+            pciDevice: 0,
+            pciFunction: 0,
+            ..Default::default()
+        };
+        // SAFETY: an element whose `sType` names a structure is that structure, with its header
+        // set (this function's contract).
+        unsafe {
+            match header.sType {
+                VkStructureType::PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT => {
+                    write_keeping_header(next.cast(), pci_bus_info)
+                }
+                VkStructureType::PHYSICAL_DEVICE_ID_PROPERTIES => {
+                    write_keeping_header(next.cast(), |_| id_properties(pd))
+                }
+                VkStructureType::PHYSICAL_DEVICE_DRIVER_PROPERTIES => {
+                    write_keeping_header(next.cast(), |_| driver_properties(pd))
+                }
+                _ => {}
             }
-            VkStructureType::PHYSICAL_DEVICE_ID_PROPERTIES => {
-                let id = &mut *(next as *mut VkPhysicalDeviceIDProperties);
-                let mut uuid = [0u8; VK_UUID_SIZE as usize];
-                uuid[..4].copy_from_slice(b"VKTD");
-                uuid[4..8].copy_from_slice(&pd.spec.vendor_id.to_le_bytes());
-                uuid[8..12].copy_from_slice(&pd.spec.device_id.to_le_bytes());
-                uuid[12..16].copy_from_slice(&pd.index.to_le_bytes());
-                id.deviceUUID = uuid;
-                id.driverUUID = *b"vk_test_driver\0\0";
-                id.deviceLUID = [0; VK_LUID_SIZE as usize];
-                id.deviceNodeMask = 0;
-                id.deviceLUIDValid = VK_FALSE;
-            }
-            VkStructureType::PHYSICAL_DEVICE_DRIVER_PROPERTIES => {
-                // 0 unless configured: VkDriverId has no value for a test driver.
-                let driver = &mut *(next as *mut VkPhysicalDeviceDriverProperties);
-                driver.driverID = VkDriverId(pd.driver_id);
-                write_c_string(&mut driver.driverName, "vk_test_driver");
-                write_c_string(&mut driver.driverInfo, config::library_tag().unwrap_or(""));
-                driver.conformanceVersion = VkConformanceVersion::default();
-            }
-            _ => {}
         }
-        next = item.pNext;
+        next = header.pNext;
     }
+}
+
+fn id_properties(pd: &PhysicalDevice) -> VkPhysicalDeviceIDProperties {
+    let mut uuid = [0u8; VK_UUID_SIZE as usize];
+    uuid[..4].copy_from_slice(b"VKTD");
+    uuid[4..8].copy_from_slice(&pd.spec.vendor_id.to_le_bytes());
+    uuid[8..12].copy_from_slice(&pd.spec.device_id.to_le_bytes());
+    uuid[12..16].copy_from_slice(&pd.index.to_le_bytes());
+    VkPhysicalDeviceIDProperties {
+        deviceUUID: uuid,
+        driverUUID: *b"vk_test_driver\0\0",
+        deviceLUID: [0; VK_LUID_SIZE as usize],
+        deviceNodeMask: 0,
+        deviceLUIDValid: VK_FALSE,
+        ..Default::default()
+    }
+}
+
+/// `driverID` is 0 unless configured: `VkDriverId` has no value for a test driver.
+fn driver_properties(pd: &PhysicalDevice) -> VkPhysicalDeviceDriverProperties {
+    let mut driver = VkPhysicalDeviceDriverProperties {
+        driverID: VkDriverId(pd.driver_id),
+        conformanceVersion: VkConformanceVersion::default(),
+        ..Default::default()
+    };
+    write_c_string(&mut driver.driverName, "vk_test_driver");
+    write_c_string(&mut driver.driverInfo, config::library_tag().unwrap_or(""));
+    driver
 }
 
 fn features() -> VkPhysicalDeviceFeatures {
@@ -438,24 +566,39 @@ pub(crate) fn features_supported(requested: &VkPhysicalDeviceFeatures) -> bool {
         .all(|(&r, &s)| r == VK_FALSE || s != VK_FALSE)
 }
 
+/// `vkGetPhysicalDeviceFeatures`: `robustBufferAccess` only.
+///
+/// # Safety
+/// Valid usage of `vkGetPhysicalDeviceFeatures`: `pFeatures` is valid for a write (NULL is
+/// ignored, as is a NULL `physicalDevice`; the handle is not read).
 pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures(
     physicalDevice: VkPhysicalDevice,
     pFeatures: *mut VkPhysicalDeviceFeatures,
 ) {
     guard((), || {
         if !physicalDevice.is_null() && !pFeatures.is_null() {
-            pFeatures.write(features());
+            // SAFETY: a non-NULL `pFeatures` is writable (this function's contract).
+            unsafe { pFeatures.write(features()) };
         }
     })
 }
 
+/// `vkGetPhysicalDeviceFeatures2`: the core features; the chain is left as it is.
+///
+/// # Safety
+/// Valid usage of `vkGetPhysicalDeviceFeatures2`: `pFeatures` is valid for reads and writes,
+/// its `sType` and `pNext` set (NULL is ignored, as is a NULL `physicalDevice`; the handle is not
+/// read).
 pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures2(
     physicalDevice: VkPhysicalDevice,
     pFeatures: *mut VkPhysicalDeviceFeatures2,
 ) {
     guard((), || {
-        if let (false, Some(f)) = (physicalDevice.is_null(), pFeatures.as_mut()) {
-            f.features = features();
+        if !physicalDevice.is_null() && !pFeatures.is_null() {
+            let features2 = |_| VkPhysicalDeviceFeatures2 { features: features(), ..Default::default() };
+            // SAFETY: a non-NULL `pFeatures` is a writable output structure with its header set
+            // (this function's contract).
+            unsafe { write_keeping_header(pFeatures, features2) };
         }
     })
 }
@@ -478,6 +621,13 @@ fn queue_family() -> VkQueueFamilyProperties {
 /// The one queue family has this many queues.
 pub(crate) const QUEUE_COUNT: u32 = 2;
 
+/// `vkGetPhysicalDeviceQueueFamilyProperties`: one family.
+///
+/// # Safety
+/// Valid usage of `vkGetPhysicalDeviceQueueFamilyProperties`: `pQueueFamilyPropertyCount` is
+/// valid for a read and a write, a non-NULL `pQueueFamilyProperties` for writes of
+/// `*pQueueFamilyPropertyCount` elements. A NULL `physicalDevice` or count is ignored; the
+/// handle is not read.
 pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties(
     physicalDevice: VkPhysicalDevice,
     pQueueFamilyPropertyCount: *mut u32,
@@ -485,16 +635,17 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties(
 ) {
     guard((), || {
         if !physicalDevice.is_null() {
-            enumerate(
-                1,
-                pQueueFamilyPropertyCount,
-                pQueueFamilyProperties,
-                |_, dst| dst.write(queue_family()),
-            );
+            // SAFETY: the two-call output array (this function's contract).
+            unsafe { enumerate(1, pQueueFamilyPropertyCount, pQueueFamilyProperties, |_| queue_family()) };
         }
     })
 }
 
+/// `vkGetPhysicalDeviceQueueFamilyProperties2`: one family; the chains are left as they are.
+///
+/// # Safety
+/// As [`vkGetPhysicalDeviceQueueFamilyProperties`], and each element has its `sType` and `pNext`
+/// set.
 pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2(
     physicalDevice: VkPhysicalDevice,
     pQueueFamilyPropertyCount: *mut u32,
@@ -502,12 +653,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2(
 ) {
     guard((), || {
         if !physicalDevice.is_null() {
-            enumerate(
-                1,
-                pQueueFamilyPropertyCount,
-                pQueueFamilyProperties,
-                |_, dst| (*dst).queueFamilyProperties = queue_family(),
-            );
+            let family = |_, _| VkQueueFamilyProperties2 { queueFamilyProperties: queue_family(), ..Default::default() };
+            // SAFETY: the two-call output array of structures with their headers set (this
+            // function's contract).
+            unsafe { enumerate_chained(1, pQueueFamilyPropertyCount, pQueueFamilyProperties, family) };
         }
     })
 }
@@ -538,24 +687,39 @@ fn memory_properties() -> VkPhysicalDeviceMemoryProperties {
     props
 }
 
+/// `vkGetPhysicalDeviceMemoryProperties`: a device-local heap and a host-visible one.
+///
+/// # Safety
+/// Valid usage of `vkGetPhysicalDeviceMemoryProperties`: `pMemoryProperties` is valid for a write
+/// (NULL is ignored, as is a NULL `physicalDevice`; the handle is not read).
 pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties(
     physicalDevice: VkPhysicalDevice,
     pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties,
 ) {
     guard((), || {
         if !physicalDevice.is_null() && !pMemoryProperties.is_null() {
-            pMemoryProperties.write(memory_properties());
+            // SAFETY: a non-NULL `pMemoryProperties` is writable (this function's contract).
+            unsafe { pMemoryProperties.write(memory_properties()) };
         }
     })
 }
 
+/// `vkGetPhysicalDeviceMemoryProperties2`: as the 1-variant; the chain is left as it is.
+///
+/// # Safety
+/// Valid usage of `vkGetPhysicalDeviceMemoryProperties2`: `pMemoryProperties` is valid for reads
+/// and writes, its `sType` and `pNext` set (NULL is ignored, as is a NULL `physicalDevice`; the
+/// handle is not read).
 pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2(
     physicalDevice: VkPhysicalDevice,
     pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties2,
 ) {
     guard((), || {
-        if let (false, Some(m)) = (physicalDevice.is_null(), pMemoryProperties.as_mut()) {
-            m.memoryProperties = memory_properties();
+        if !physicalDevice.is_null() && !pMemoryProperties.is_null() {
+            let memory2 = |_| VkPhysicalDeviceMemoryProperties2 { memoryProperties: memory_properties(), ..Default::default() };
+            // SAFETY: a non-NULL `pMemoryProperties` is a writable output structure with its
+            // header set (this function's contract).
+            unsafe { write_keeping_header(pMemoryProperties, memory2) };
         }
     })
 }
@@ -563,16 +727,26 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2(
 // The Khronos loader requires every core 1.0 instance command of a driver, so these three exist:
 // no format has features, no image can be created, nothing is sparse.
 
+/// `vkGetPhysicalDeviceFormatProperties`: no features.
+///
+/// # Safety
+/// Valid usage of `vkGetPhysicalDeviceFormatProperties`: `pFormatProperties` is valid for a write
+/// (NULL is ignored, as is a NULL `physicalDevice`; the handle is not read).
 pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties(
     physicalDevice: VkPhysicalDevice,
     _format: VkFormat,
     pFormatProperties: *mut VkFormatProperties,
 ) {
     if !physicalDevice.is_null() && !pFormatProperties.is_null() {
-        pFormatProperties.write(VkFormatProperties::default());
+        // SAFETY: a non-NULL `pFormatProperties` is writable (this function's contract).
+        unsafe { pFormatProperties.write(VkFormatProperties::default()) };
     }
 }
 
+/// `vkGetPhysicalDeviceImageFormatProperties`: `VK_ERROR_FORMAT_NOT_SUPPORTED`, nothing written.
+///
+/// # Safety
+/// None beyond the signature: no pointer is read or written.
 pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties(
     _physicalDevice: VkPhysicalDevice,
     _format: VkFormat,
@@ -585,6 +759,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties(
     VkResult::ERROR_FORMAT_NOT_SUPPORTED
 }
 
+/// `vkGetPhysicalDeviceSparseImageFormatProperties`: no properties.
+///
+/// # Safety
+/// Valid usage of `vkGetPhysicalDeviceSparseImageFormatProperties`: `pPropertyCount` is valid for
+/// a write (NULL is ignored). `pProperties` is not written.
 pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties(
     _physicalDevice: VkPhysicalDevice,
     _format: VkFormat,
@@ -596,10 +775,19 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties(
     _pProperties: *mut VkSparseImageFormatProperties,
 ) {
     if !pPropertyCount.is_null() {
-        pPropertyCount.write(0);
+        // SAFETY: a non-NULL `pPropertyCount` is writable (this function's contract).
+        unsafe { pPropertyCount.write(0) };
     }
 }
 
+/// `vkEnumerateDeviceExtensionProperties`: the device extensions configured.
+///
+/// # Safety
+/// Valid usage of `vkEnumerateDeviceExtensionProperties`: `physicalDevice` is one this driver
+/// made and has not freed, `pPropertyCount` is valid for a read and a write, and a non-NULL
+/// `pProperties` for writes of `*pPropertyCount` elements. A NULL `physicalDevice` or
+/// `pPropertyCount` is answered with `VK_ERROR_INITIALIZATION_FAILED`; any layer name with
+/// `VK_ERROR_LAYER_NOT_PRESENT` (it is not read).
 pub unsafe extern "system" fn vkEnumerateDeviceExtensionProperties(
     physicalDevice: VkPhysicalDevice,
     pLayerName: *const c_char,
@@ -607,23 +795,30 @@ pub unsafe extern "system" fn vkEnumerateDeviceExtensionProperties(
     pProperties: *mut VkExtensionProperties,
 ) -> VkResult {
     guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(pd) = physical_device_ref(physicalDevice) else {
+        // SAFETY: NULL or a live physical device of ours (this function's contract).
+        let Some(pd) = (unsafe { physical_device_ref(physicalDevice) }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         if !pLayerName.is_null() {
             return VkResult::ERROR_LAYER_NOT_PRESENT;
         }
-        enumerate_extensions(&pd.device_extensions, pPropertyCount, pProperties)
+        // SAFETY: the two-call output array (this function's contract).
+        unsafe { enumerate_extensions(&pd.device_extensions, pPropertyCount, pProperties) }
     })
 }
 
 /// `vkGetTestDriverRequestedApiVersionTEST` (test only, a physical-device command so that a
 /// loader can reach it as an unknown one): the `apiVersion` the driver's `vkCreateInstance` got.
+///
+/// # Safety
+/// `physicalDevice` is NULL (answered with 0) or one this driver made and has not freed.
 pub unsafe extern "system" fn vkGetTestDriverRequestedApiVersionTEST(
     physicalDevice: VkPhysicalDevice,
 ) -> u32 {
     guard(0, || {
-        physical_device_ref(physicalDevice).map_or(0, |pd| pd.instance_api_version_requested)
+        // SAFETY: NULL or a live physical device of ours (this function's contract).
+        let pd = unsafe { physical_device_ref(physicalDevice) };
+        pd.map_or(0, |pd| pd.instance_api_version_requested)
     })
 }
 

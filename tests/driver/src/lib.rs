@@ -21,6 +21,7 @@ mod config;
 mod debug;
 mod device;
 mod display;
+mod ffi;
 mod instance;
 mod surface;
 pub mod synthetic;
@@ -46,7 +47,8 @@ pub(crate) fn guard<R>(on_panic: R, f: impl FnOnce() -> R) -> R {
 /// version in, the version both sides use out.
 ///
 /// # Safety
-/// `pSupportedVersion` is NULL or valid for reads and writes.
+/// The loader interface's requirement: `pSupportedVersion` is valid for a read and a write. A
+/// NULL one is answered with `VK_ERROR_INCOMPATIBLE_DRIVER`.
 #[no_mangle]
 pub unsafe extern "system" fn vk_icdNegotiateLoaderICDInterfaceVersion(
     pSupportedVersion: *mut u32,
@@ -55,8 +57,13 @@ pub unsafe extern "system" fn vk_icdNegotiateLoaderICDInterfaceVersion(
         if pSupportedVersion.is_null() || config::fail_negotiate() {
             return VkResult::ERROR_INCOMPATIBLE_DRIVER;
         }
-        let version = (*pSupportedVersion).min(config::max_interface_version());
-        *pSupportedVersion = version;
+        // SAFETY: a non-NULL `pSupportedVersion` is readable and writable (this function's
+        // contract).
+        let version = unsafe {
+            let version = pSupportedVersion.read().min(config::max_interface_version());
+            pSupportedVersion.write(version);
+            version
+        };
         NEGOTIATED_VERSION.store(version, Ordering::Relaxed);
         VkResult::SUCCESS
     })
@@ -66,35 +73,45 @@ pub unsafe extern "system" fn vk_icdNegotiateLoaderICDInterfaceVersion(
 /// instance; every command the driver implements, device-level ones included, for a real one.
 ///
 /// # Safety
-/// `pName` is NULL or a NUL-terminated string.
+/// Valid usage of `vkGetInstanceProcAddr`: `pName` is a NUL-terminated string (NULL is answered
+/// with NULL). `instance` is only compared with NULL.
 #[no_mangle]
 pub unsafe extern "system" fn vk_icdGetInstanceProcAddr(
     instance: VkInstance,
     pName: *const c_char,
 ) -> PFN_vkVoidFunction {
     guard(None, || {
-        find(pName, |level| {
-            matches!(level, Level::Global | Level::Icd) || !instance.is_null()
-        })
+        // SAFETY: `pName` is NULL or NUL-terminated (this function's contract).
+        unsafe {
+            find(pName, |level| {
+                matches!(level, Level::Global | Level::Icd) || !instance.is_null()
+            })
+        }
     })
 }
 
 /// `vk_icdGetPhysicalDeviceProcAddr`: only commands whose first parameter is a `VkPhysicalDevice`.
 ///
 /// # Safety
-/// `pName` is NULL or a NUL-terminated string.
+/// The loader interface's requirement: `pName` is a NUL-terminated string (NULL is answered with
+/// NULL). `instance` is not used.
 #[no_mangle]
 pub unsafe extern "system" fn vk_icdGetPhysicalDeviceProcAddr(
     _instance: VkInstance,
     pName: *const c_char,
 ) -> PFN_vkVoidFunction {
-    guard(None, || find(pName, |level| level == Level::PhysicalDevice))
+    // SAFETY: `pName` is NULL or NUL-terminated (this function's contract).
+    guard(None, || unsafe { find(pName, |level| level == Level::PhysicalDevice) })
 }
 
 /// `vkGetDeviceProcAddr`: only commands whose first parameter is a `VkDevice`, `VkQueue` or
 /// `VkCommandBuffer`, including the test-only `vkGetTestDriverDrawCountTEST`.
+///
+/// # Safety
+/// `pName` is NULL or a NUL-terminated string.
 pub(crate) unsafe fn device_proc_addr(pName: *const c_char) -> PFN_vkVoidFunction {
-    find(pName, |level| level == Level::Device)
+    // SAFETY: this function's contract.
+    unsafe { find(pName, |level| level == Level::Device) }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -113,12 +130,13 @@ struct Entry {
     function: unsafe extern "system" fn(),
 }
 
-/// The function named `name` if its level is one `accept` takes.
+/// The function named `name` if its level is one `accept` takes (none for a NULL `name`).
+///
+/// # Safety
+/// `name` is NULL or a NUL-terminated string.
 unsafe fn find(name: *const c_char, accept: impl Fn(Level) -> bool) -> PFN_vkVoidFunction {
-    if name.is_null() {
-        return None;
-    }
-    let name = CStr::from_ptr(name);
+    // SAFETY: this function's contract.
+    let name = unsafe { ffi::c_str(name) }?;
     entries_named(name)
         .iter()
         .map(|&i| &ENTRIES[i])
@@ -265,33 +283,6 @@ entries! {
     Device c"vkDebugMarkerSetObjectTagEXT" => debug::vkDebugMarkerSetObjectTagEXT,
 }
 
-/// Fills a Vulkan "two-call" array: with `out` NULL, writes the count; otherwise writes up to
-/// `*count` items through `write` and returns `VK_INCOMPLETE` when that was not all of them.
-pub(crate) unsafe fn enumerate<T>(
-    len: usize,
-    count: *mut u32,
-    out: *mut T,
-    mut write: impl FnMut(usize, *mut T),
-) -> VkResult {
-    if count.is_null() {
-        return VkResult::ERROR_INITIALIZATION_FAILED;
-    }
-    if out.is_null() {
-        *count = len as u32;
-        return VkResult::SUCCESS;
-    }
-    let written = (*count as usize).min(len);
-    for i in 0..written {
-        write(i, out.add(i));
-    }
-    *count = written as u32;
-    if written < len {
-        VkResult::INCOMPLETE
-    } else {
-        VkResult::SUCCESS
-    }
-}
-
 /// Copies `src` into a fixed C string field, zero-filled and always NUL-terminated.
 pub(crate) fn write_c_string(dst: &mut [c_char], src: &str) {
     dst.fill(0);
@@ -312,16 +303,4 @@ pub(crate) fn write_name(dst: &mut [c_char], src: &str) {
     for (d, &s) in dst.iter_mut().zip(src.as_bytes()) {
         *d = s as c_char;
     }
-}
-
-/// The names in a `const char* const*` array; a NULL array or entry ends it early.
-pub(crate) unsafe fn c_string_list<'a>(names: *const *const c_char, count: u32) -> Vec<&'a CStr> {
-    if names.is_null() {
-        return Vec::new();
-    }
-    (0..count as usize)
-        .map(|i| *names.add(i))
-        .take_while(|p| !p.is_null())
-        .map(|p| CStr::from_ptr(p))
-        .collect()
 }
