@@ -6,12 +6,12 @@
 // Boxed wrappers: their addresses are the handles handed out, so they must not move. The hook
 // methods are the SDK's safe trait methods: the chassis hands them the pointers a Vulkan caller
 // passed, which the API's valid usage makes dereferenceable.
-#![allow(clippy::missing_safety_doc, clippy::vec_box, clippy::not_unsafe_ptr_arg_deref)]
+#![allow(clippy::vec_box, clippy::not_unsafe_ptr_arg_deref)]
 
 pub mod install;
 
 use std::ffi::{c_char, c_void, CStr};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use vk_layer::vk::types::*;
@@ -29,12 +29,14 @@ use vk_layer::{
 fn tag() -> &'static str {
     static TAG: OnceLock<String> = OnceLock::new();
     TAG.get_or_init(|| {
+        // SAFETY: `Dl_info` is pointers and integers, for which all zeroes is a valid value.
         let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
         let addr = tag as *const () as *const c_void;
         // SAFETY: dladdr reads the address and fills `info`.
         if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
             return String::new();
         }
+        // SAFETY: the NUL-terminated path dladdr found (not null: checked above).
         let path = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned();
         let file = path.rsplit('/').next().unwrap_or_default();
         let rest = file.strip_prefix("libvk_test_layer").unwrap_or_default();
@@ -109,6 +111,13 @@ macro_rules! pfn {
     };
 }
 
+/// A device's name, read within its array (a driver may leave no NUL).
+fn device_name(properties: &VkPhysicalDeviceProperties) -> String {
+    let bytes = properties.deviceName.map(|c| c as u8);
+    let name = CStr::from_bytes_until_nul(&bytes).map_or(&bytes[..], CStr::to_bytes);
+    String::from_utf8_lossy(name).into_owned()
+}
+
 fn copy_table<T: DispatchTable>(table: &T) -> T {
     let mut copy = T::default();
     copy.slots_mut().copy_from_slice(table.slots());
@@ -125,16 +134,18 @@ pub struct TestLayer;
 /// A physical device as this layer hands it out when wrapping: its own dispatchable object.
 #[repr(C)]
 struct WrappedPhysicalDevice {
-    /// The loader's dispatch pointer (written by vkSetInstanceLoaderData).
-    loader_data: *const c_void,
+    /// The loader's dispatch pointer (written by vkSetInstanceLoaderData, through the handle:
+    /// hence a cell).
+    loader_data: AtomicPtr<c_void>,
     inner: VkPhysicalDevice,
 }
 
 /// The instance as this layer hands it out when wrapping instances: its own dispatchable object.
 #[repr(C)]
 struct WrappedInstance {
-    /// The loader's dispatch pointer (written by vkSetInstanceLoaderData).
-    loader_data: *const c_void,
+    /// The loader's dispatch pointer (written by vkSetInstanceLoaderData, through the handle:
+    /// hence a cell).
+    loader_data: AtomicPtr<c_void>,
 }
 
 /// Per instance.
@@ -153,6 +164,7 @@ pub struct Instance {
 
 // SAFETY: the raw pointers are handles, usable from any thread; `wrapped` is behind a lock.
 unsafe impl Send for Instance {}
+// SAFETY: as for `Send`: shared, the handles are only read, and `wrapped` is behind a lock.
 unsafe impl Sync for Instance {}
 
 /// Per device.
@@ -256,7 +268,7 @@ impl Layer for TestLayer {
         // The wrapper needs the loader's dispatch pointer, which only vkSetInstanceLoaderData gives.
         let wrapper = match (flag("WRAP_INSTANCE"), link.set_loader_data) {
             (true, Some(set)) => {
-                let w = Box::new(WrappedInstance { loader_data: std::ptr::null() });
+                let w = Box::new(WrappedInstance { loader_data: AtomicPtr::default() });
                 // SAFETY: the loader's callback, with the instance it made and our object.
                 unsafe { set(instance, &*w as *const WrappedInstance as *mut c_void) };
                 Some(w)
@@ -274,7 +286,7 @@ impl Layer for TestLayer {
                     for pd in pds {
                         let mut p = VkPhysicalDeviceProperties::default();
                         props(pd, &mut p);
-                        println!("TEST_LAYER_CALLBACK device {}", CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy());
+                        println!("TEST_LAYER_CALLBACK device {}", device_name(&p));
                     }
                 }
             }
@@ -329,7 +341,7 @@ impl Layer for TestLayer {
                 if let Some(props) = instance.next.vkGetPhysicalDeviceProperties {
                     let mut p = VkPhysicalDeviceProperties::default();
                     props(inner, &mut p);
-                    println!("TEST_LAYER_CALLBACK creating a device on {}", CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy());
+                    println!("TEST_LAYER_CALLBACK creating a device on {}", device_name(&p));
                 }
                 if let Some(set) = link.set_loader_data {
                     let mut object: [usize; 2] = [0, 0];
@@ -411,28 +423,35 @@ impl Layer for TestLayer {
     ) -> VkResult {
         println!("TEST_LAYER_PRE {} extensions", tag());
         let mut count = 0;
-        let r = next.call(pLayerName, &mut count, std::ptr::null_mut());
+        // SAFETY: the caller's name (the trait's contract), our count.
+        let r = unsafe { next.call(pLayerName, &mut count, std::ptr::null_mut()) };
         if r != VkResult::SUCCESS || !pLayerName.is_null() {
-            return next.call(pLayerName, pCount, pProps);
+            // SAFETY: the caller's arguments, per the trait's contract.
+            return unsafe { next.call(pLayerName, pCount, pProps) };
         }
         let mut all = vec![VkExtensionProperties::default(); count as usize];
-        next.call(pLayerName, &mut count, all.as_mut_ptr());
+        // SAFETY: our array of `count` elements.
+        unsafe { next.call(pLayerName, &mut count, all.as_mut_ptr()) };
         all.truncate(count as usize);
         all.push(vk_layer::extension_properties("VK_TEST_pre_instance_extension", 1));
-        vk_layer::fill_array(&all, pCount, pProps)
+        // SAFETY: the caller's count and array, per the trait's contract.
+        unsafe { vk_layer::fill_array(&all, pCount, pProps) }
     }
 
     unsafe fn enumerate_instance_layer_properties(next: NextInstanceLayers<'_>, pCount: *mut u32, pProps: *mut VkLayerProperties) -> VkResult {
         println!("TEST_LAYER_PRE {} layers", tag());
-        next.call(pCount, pProps)
+        // SAFETY: the caller's arguments, per the trait's contract.
+        unsafe { next.call(pCount, pProps) }
     }
 
     /// Reports at most Vulkan 1.1.
     unsafe fn enumerate_instance_version(next: NextInstanceVersion<'_>, pVersion: *mut u32) -> VkResult {
         println!("TEST_LAYER_PRE {} version", tag());
-        let r = next.call(pVersion);
+        // SAFETY: the caller's version, writable per the trait's contract.
+        let r = unsafe { next.call(pVersion) };
         if r == VkResult::SUCCESS {
-            *pVersion = (*pVersion).min(vk_layer::vk::make_api_version(0, 1, 1, 0));
+            // SAFETY: as above.
+            unsafe { *pVersion = (*pVersion).min(vk_layer::vk::make_api_version(0, 1, 1, 0)) };
         }
         r
     }
@@ -452,14 +471,22 @@ vk_layer::declare_layer!(TestLayer {
 /// As layers built on the Khronos samples do: the next level's `vk_layerGetPhysicalDeviceProcAddr`
 /// from its vkGetInstanceProcAddr, and the next functions of the unknown commands this layer
 /// intercepts, resolved as soon as the instance exists (before the application names them).
+///
+/// # Safety
+/// `instance` is the next level's live instance and `link` its link.
 unsafe fn next_from_gipa(
     instance: VkInstance,
     link: &InstanceLink,
 ) -> (vk_layer::vk::layer_abi::PFN_GetPhysicalDeviceProcAddr, PFN_vkVoidFunction) {
-    let next_gpdpa: vk_layer::vk::layer_abi::PFN_GetPhysicalDeviceProcAddr =
-        std::mem::transmute((link.gipa)(instance, c"vk_layerGetPhysicalDeviceProcAddr".as_ptr()));
-    let requested = next_gpdpa.and_then(|g| g(instance, c"vkGetTestDriverRequestedApiVersionTEST".as_ptr()));
-    let device_command = (link.gipa)(instance, c"vkTestDeviceCommand000TEST".as_ptr());
+    // SAFETY: the next level's `vkGetInstanceProcAddr` with its live instance (the caller's
+    // contract), and its answer for this name as that command's type.
+    let (next_gpdpa, device_command) = unsafe {
+        let next_gpdpa: vk_layer::vk::layer_abi::PFN_GetPhysicalDeviceProcAddr =
+            std::mem::transmute((link.gipa)(instance, c"vk_layerGetPhysicalDeviceProcAddr".as_ptr()));
+        (next_gpdpa, (link.gipa)(instance, c"vkTestDeviceCommand000TEST".as_ptr()))
+    };
+    // SAFETY: the next level's `vk_layerGetPhysicalDeviceProcAddr`, with its live instance.
+    let requested = next_gpdpa.and_then(|g| unsafe { g(instance, c"vkGetTestDriverRequestedApiVersionTEST".as_ptr()) });
     let found = |f: bool| if f { "found" } else { "missing" };
     println!("TEST_LAYER_CALLBACK next vk_layerGetPhysicalDeviceProcAddr {}", found(next_gpdpa.is_some()));
     println!("TEST_LAYER_CALLBACK next vkGetTestDriverRequestedApiVersionTEST {}", found(requested.is_some()));
@@ -502,7 +529,7 @@ impl InstanceHooks for Instance {
                     if let Some(w) = wrapped.iter().find(|w| w.inner == pd) {
                         return VkPhysicalDevice(&**w as *const WrappedPhysicalDevice as *mut c_void);
                     }
-                    let w = Box::new(WrappedPhysicalDevice { loader_data: std::ptr::null(), inner: pd });
+                    let w = Box::new(WrappedPhysicalDevice { loader_data: AtomicPtr::default(), inner: pd });
                     let handle = VkPhysicalDevice(&*w as *const WrappedPhysicalDevice as *mut c_void);
                     if let Some(set) = self.link.set_loader_data {
                         set(next_instance, handle.0);
@@ -554,6 +581,10 @@ impl DeviceHooks for Device {
 // Commands of the layer's own
 // ------------------------------------------------------------------------------------------------
 
+/// `vkGetTestLayerDrawsTEST`: the draws this layer saw on `device`.
+///
+/// # Safety
+/// `device` is a live device.
 unsafe extern "system" fn GetTestLayerDrawsTEST(device: VkDevice) -> u32 {
     vk_layer::guard(|| {
         // SAFETY: a live device, per this command's contract.
@@ -562,6 +593,9 @@ unsafe extern "system" fn GetTestLayerDrawsTEST(device: VkDevice) -> u32 {
 }
 
 /// `vkGetTestDriverRequestedApiVersionTEST`, a physical-device command the registry does not know.
+///
+/// # Safety
+/// `pd` is a live physical device.
 unsafe extern "system" fn RequestedApiVersion(pd: VkPhysicalDevice) -> u32 {
     vk_layer::guard(|| {
         log("vkGetTestDriverRequestedApiVersionTEST");
@@ -581,6 +615,10 @@ unsafe extern "system" fn RequestedApiVersion(pd: VkPhysicalDevice) -> u32 {
 
 /// Creates a device of the layer's own through the loader's `pfnLayerCreateDevice` (the layers
 /// below this one), uses a queue of it, destroys it with `pfnLayerDestroyDevice`.
+///
+/// # Safety
+/// `inner` is the next level's live physical device of `instance`, and `info` a valid device
+/// create info.
 unsafe fn private_device(instance: &Instance, inner: VkPhysicalDevice, info: *const VkDeviceCreateInfo) {
     let layer_device = instance.link.layer_device;
     let (Some(create), Some(destroy)) = (layer_device.pfnLayerCreateDevice, layer_device.pfnLayerDestroyDevice) else {
@@ -593,18 +631,25 @@ unsafe fn private_device(instance: &Instance, inner: VkPhysicalDevice, info: *co
     // The loader finds this layer in the chain by its vkGetInstanceProcAddr: the chassis's, which
     // negotiation handed out (not the exported wrapper of the same).
     let layer_gipa = vk_layer::chassis::get_instance_proc_addr::<TestLayer>;
-    let r = create(instance.inner, inner, info, alloc, &mut device, Some(layer_gipa), &mut next_gdpa);
+    // SAFETY: the loader's callback, with the next level's instance and physical device and the
+    // caller's create info (the caller's contract).
+    let r = unsafe { create(instance.inner, inner, info, alloc, &mut device, Some(layer_gipa), &mut next_gdpa) };
     let Some(gdpa) = next_gdpa.filter(|_| r == VkResult::SUCCESS) else {
         println!("TEST_LAYER_CALLBACK private device failed {r:?}");
         return;
     };
-    let get_queue: PFN_vkGetDeviceQueue = std::mem::transmute(gdpa(device, c"vkGetDeviceQueue".as_ptr()));
-    let wait: PFN_vkQueueWaitIdle = std::mem::transmute(gdpa(device, c"vkQueueWaitIdle".as_ptr()));
-    if let (Some(get_queue), Some(wait)) = (get_queue, wait) {
-        let mut queue = VkQueue::NULL;
-        get_queue(device, 0, 0, &mut queue);
-        println!("TEST_LAYER_CALLBACK private device queue wait {:?}", wait(queue));
+    // SAFETY: the device just made, through its own `vkGetDeviceProcAddr`, each answer called as
+    // its command's type: a queue of the family the create info asked for, then the device
+    // destroyed through the loader's callback.
+    unsafe {
+        let get_queue: PFN_vkGetDeviceQueue = std::mem::transmute(gdpa(device, c"vkGetDeviceQueue".as_ptr()));
+        let wait: PFN_vkQueueWaitIdle = std::mem::transmute(gdpa(device, c"vkQueueWaitIdle".as_ptr()));
+        if let (Some(get_queue), Some(wait)) = (get_queue, wait) {
+            let mut queue = VkQueue::NULL;
+            get_queue(device, 0, 0, &mut queue);
+            println!("TEST_LAYER_CALLBACK private device queue wait {:?}", wait(queue));
+        }
+        let destroy_fn: PFN_vkDestroyDevice = std::mem::transmute(gdpa(device, c"vkDestroyDevice".as_ptr()));
+        destroy(device, alloc, destroy_fn);
     }
-    let destroy_fn: PFN_vkDestroyDevice = std::mem::transmute(gdpa(device, c"vkDestroyDevice".as_ptr()));
-    destroy(device, alloc, destroy_fn);
 }
