@@ -5,7 +5,7 @@
 //! of atomic slots): a hand-written layer tuned for the call path.
 
 // Boxed data: `device()` hands out references that outlive the lock, so entries must not move.
-#![allow(non_snake_case, clippy::missing_safety_doc, clippy::vec_box)]
+#![allow(non_snake_case, clippy::vec_box)]
 
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -23,8 +23,13 @@ fn guard<R>(on_panic: R, f: impl FnOnce() -> R) -> R {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or(on_panic)
 }
 
+/// The loader's dispatch pointer: the first word of a dispatchable handle.
+///
+/// # Safety
+/// `handle` is a live dispatchable handle.
 unsafe fn key(handle: *mut c_void) -> usize {
-    *(handle as *const usize)
+    // SAFETY: per the caller's contract, at least one readable word.
+    unsafe { *(handle as *const usize) }
 }
 
 struct InstanceData {
@@ -46,11 +51,13 @@ static INSTANCES: Mutex<Vec<Box<InstanceData>>> = Mutex::new(Vec::new());
 fn lock_free() -> bool {
     static LOCK_FREE: OnceLock<bool> = OnceLock::new();
     *LOCK_FREE.get_or_init(|| {
+        // SAFETY: `Dl_info` is pointers and integers, for which all zeroes is a valid value.
         let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
         // SAFETY: dladdr reads the address and fills `info`.
         if unsafe { libc::dladdr(lock_free as *const () as *const c_void, &mut info) } == 0 || info.dli_fname.is_null() {
             return false;
         }
+        // SAFETY: the NUL-terminated path dladdr found (not null: checked above).
         unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy().contains("lockfree")
     })
 }
@@ -83,13 +90,18 @@ fn instance_data<R>(k: usize, f: impl FnOnce(&InstanceData) -> R) -> Option<R> {
 /// vkDestroyDevice, after which the application may not use the device).
 fn device(k: usize) -> Option<&'static DeviceData> {
     let all = DEVICES.lock().ok()?;
+    // SAFETY: the box lives until vkDestroyDevice, after which the application may not use the
+    // device (nor so any reference to its data).
     all.iter().find(|d| d.key == k).map(|d| unsafe { &*(&**d as *const DeviceData) })
 }
 
+/// `$f`, checked against its type `$t`, as a `PFN_vkVoidFunction`.
 macro_rules! pfn {
-    ($f:expr, $t:ty) => {
-        Some(std::mem::transmute::<$t, unsafe extern "system" fn()>($f))
-    };
+    ($f:expr, $t:ty) => {{
+        let f: $t = $f;
+        // SAFETY: function pointers of one size; the caller casts it back to `$t`.
+        Some(unsafe { std::mem::transmute::<$t, unsafe extern "system" fn()>(f) })
+    }};
 }
 
 type CreateInstanceFn = unsafe extern "system" fn(*const VkInstanceCreateInfo, *const VkAllocationCallbacks, *mut VkInstance) -> VkResult;
@@ -99,10 +111,14 @@ type DestroyDeviceFn = unsafe extern "system" fn(VkDevice, *const VkAllocationCa
 type DrawFn = unsafe extern "system" fn(VkCommandBuffer, u32, u32, u32, u32);
 
 /// The layer's only export.
+///
+/// # Safety
+/// `p` is null or the loader's negotiation structure.
 #[no_mangle]
 pub unsafe extern "system" fn vkNegotiateLoaderLayerInterfaceVersion(p: *mut VkNegotiateLayerInterface) -> VkResult {
     guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(p) = p.as_mut() else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: null or the loader's structure, per the caller's contract.
+        let Some(p) = (unsafe { p.as_mut() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         if p.sType != VkNegotiateLayerStructType::LAYER_NEGOTIATE_INTERFACE_STRUCT {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
@@ -114,12 +130,18 @@ pub unsafe extern "system" fn vkNegotiateLoaderLayerInterfaceVersion(p: *mut VkN
     })
 }
 
+/// The layer's `vkGetInstanceProcAddr`: its own functions, the next level's for the rest.
+///
+/// # Safety
+/// As `vkGetInstanceProcAddr`: `instance` is null or a live instance, `pName` null or
+/// NUL-terminated.
 unsafe extern "system" fn GetInstanceProcAddr(instance: VkInstance, pName: *const c_char) -> PFN_vkVoidFunction {
     guard(None, || {
         if pName.is_null() {
             return None;
         }
-        let own = match CStr::from_ptr(pName).to_bytes() {
+        // SAFETY: NUL-terminated, per the caller's contract.
+        let own = match unsafe { CStr::from_ptr(pName) }.to_bytes() {
             b"vkGetInstanceProcAddr" => pfn!(GetInstanceProcAddr, Gipa),
             b"vkGetDeviceProcAddr" => pfn!(GetDeviceProcAddr, Gdpa),
             b"vkCreateInstance" => pfn!(CreateInstance, CreateInstanceFn),
@@ -133,30 +155,47 @@ unsafe extern "system" fn GetInstanceProcAddr(instance: VkInstance, pName: *cons
         if own.is_some() || instance.is_null() {
             return own;
         }
-        let next = instance_data(key(instance.0), |i| i.next_gipa)?;
-        next(instance, pName)
+        // SAFETY: a live instance, per the caller's contract.
+        let next = instance_data(unsafe { key(instance.0) }, |i| i.next_gipa)?;
+        // SAFETY: the next level's own function, with the caller's arguments.
+        unsafe { next(instance, pName) }
     })
 }
 
+/// The layer's `vkGetDeviceProcAddr`, as [`GetInstanceProcAddr`] for device commands.
+///
+/// # Safety
+/// As `vkGetDeviceProcAddr`: `device` is null or a live device, `pName` null or NUL-terminated.
 unsafe extern "system" fn GetDeviceProcAddr(device: VkDevice, pName: *const c_char) -> PFN_vkVoidFunction {
     guard(None, || {
         if pName.is_null() || device.is_null() {
             return None;
         }
-        match CStr::from_ptr(pName).to_bytes() {
+        // SAFETY: NUL-terminated, per the caller's contract.
+        match unsafe { CStr::from_ptr(pName) }.to_bytes() {
             b"vkGetDeviceProcAddr" => return pfn!(GetDeviceProcAddr, Gdpa),
             b"vkDestroyDevice" => return pfn!(DestroyDevice, DestroyDeviceFn),
             b"vkCmdDraw" if lock_free() => return pfn!(CmdDrawLockFree, DrawFn),
             b"vkCmdDraw" => return pfn!(CmdDraw, DrawFn),
             _ => {}
         }
-        let d = crate::device(key(device.0))?;
-        (d.next_gdpa)(device, pName)
+        // SAFETY: a live device, per the caller's contract.
+        let d = crate::device(unsafe { key(device.0) })?;
+        // SAFETY: the next level's own function, with the caller's arguments.
+        unsafe { (d.next_gdpa)(device, pName) }
     })
 }
 
+/// `vkCreateInstance`: takes this layer's link, creates the instance below, records its table.
+///
+/// # Safety
+/// As `vkCreateInstance` through the loader: `info` is a valid create info whose chain holds the
+/// loader's `VkLayerInstanceCreateInfo` (checked), `alloc` null or valid, `pInstance` writable.
 unsafe extern "system" fn CreateInstance(info: *const VkInstanceCreateInfo, alloc: *const VkAllocationCallbacks, pInstance: *mut VkInstance) -> VkResult {
-    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
+    // SAFETY: per the caller's contract: the loader's chain structures, read field by field once
+    // their `sType` is checked, and its link moved on in place (the loader-layer interface); the
+    // next level's functions called as their own types; its new instance's first word.
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || unsafe {
         let mut p = (*info).pNext as *mut VkLayerInstanceCreateInfo;
         while !p.is_null() && ((*p).sType != VkStructureType::LOADER_INSTANCE_CREATE_INFO || (*p).function != VkLayerFunction::LAYER_LINK_INFO) {
             p = (*p).pNext as *mut VkLayerInstanceCreateInfo;
@@ -182,14 +221,20 @@ unsafe extern "system" fn CreateInstance(info: *const VkInstanceCreateInfo, allo
     })
 }
 
+/// `vkDestroyInstance`: destroys the instance below, then forgets it.
+///
+/// # Safety
+/// As `vkDestroyInstance`: `instance` is null or a live instance no other thread uses.
 unsafe extern "system" fn DestroyInstance(instance: VkInstance, alloc: *const VkAllocationCallbacks) {
     guard((), || {
         if instance.is_null() {
             return;
         }
-        let k = key(instance.0);
+        // SAFETY: a live instance, per the caller's contract.
+        let k = unsafe { key(instance.0) };
         if let Some(destroy) = instance_data(k, |i| i.table.vkDestroyInstance).flatten() {
-            destroy(instance, alloc);
+            // SAFETY: the next level's own function, with the caller's arguments.
+            unsafe { destroy(instance, alloc) };
         }
         if let Ok(mut all) = INSTANCES.lock() {
             all.retain(|i| i.key != k);
@@ -197,13 +242,20 @@ unsafe extern "system" fn DestroyInstance(instance: VkInstance, alloc: *const Vk
     })
 }
 
+/// `vkCreateDevice`: as [`CreateInstance`], for a device.
+///
+/// # Safety
+/// As `vkCreateDevice` through the loader: `pd` is a live physical device, `info` a valid create
+/// info whose chain holds the loader's `VkLayerDeviceCreateInfo` (checked), `alloc` null or
+/// valid, `pDevice` writable.
 unsafe extern "system" fn CreateDevice(
     pd: VkPhysicalDevice,
     info: *const VkDeviceCreateInfo,
     alloc: *const VkAllocationCallbacks,
     pDevice: *mut VkDevice,
 ) -> VkResult {
-    guard(VkResult::ERROR_INITIALIZATION_FAILED, || {
+    // SAFETY: as in `CreateInstance`, for the device chain and the new device.
+    guard(VkResult::ERROR_INITIALIZATION_FAILED, || unsafe {
         let mut p = (*info).pNext as *mut VkLayerDeviceCreateInfo;
         while !p.is_null() && ((*p).sType != VkStructureType::LOADER_DEVICE_CREATE_INFO || (*p).function != VkLayerFunction::LAYER_LINK_INFO) {
             p = (*p).pNext as *mut VkLayerDeviceCreateInfo;
@@ -238,14 +290,20 @@ unsafe extern "system" fn CreateDevice(
     })
 }
 
+/// `vkDestroyDevice`: destroys the device below, then forgets it.
+///
+/// # Safety
+/// As `vkDestroyDevice`: `device` is null or a live device no other thread uses, now or later.
 unsafe extern "system" fn DestroyDevice(device: VkDevice, alloc: *const VkAllocationCallbacks) {
     guard((), || {
         if device.is_null() {
             return;
         }
-        let k = key(device.0);
+        // SAFETY: a live device, per the caller's contract.
+        let k = unsafe { key(device.0) };
         if let Some(destroy) = crate::device(k).and_then(|d| d.table.vkDestroyDevice) {
-            destroy(device, alloc);
+            // SAFETY: the next level's own function, with the caller's arguments.
+            unsafe { destroy(device, alloc) };
         }
         if let Ok(mut all) = DEVICES.lock() {
             for (key, data) in &FAST_DEVICES {
@@ -259,22 +317,34 @@ unsafe extern "system" fn DestroyDevice(device: VkDevice, alloc: *const VkAlloca
     })
 }
 
+/// `vkCmdDraw`: counted, then passed down; the device found under the lock.
+///
+/// # Safety
+/// As `vkCmdDraw`: `cmd` is a live command buffer in the recording state.
 unsafe extern "system" fn CmdDraw(cmd: VkCommandBuffer, a: u32, b: u32, c: u32, d: u32) {
     guard((), || {
-        let Some(dev) = device(key(cmd.0)) else { return };
+        // SAFETY: a live command buffer, per the caller's contract.
+        let Some(dev) = device(unsafe { key(cmd.0) }) else { return };
         dev.draws.fetch_add(1, Ordering::Relaxed);
         if let Some(f) = dev.table.vkCmdDraw {
-            f(cmd, a, b, c, d)
+            // SAFETY: the next level's own function, with the caller's arguments.
+            unsafe { f(cmd, a, b, c, d) }
         }
     })
 }
 
+/// `vkCmdDraw` as [`CmdDraw`], the device found without the lock.
+///
+/// # Safety
+/// As [`CmdDraw`].
 unsafe extern "system" fn CmdDrawLockFree(cmd: VkCommandBuffer, a: u32, b: u32, c: u32, d: u32) {
     guard((), || {
-        let Some(dev) = fast_device(key(cmd.0)) else { return };
+        // SAFETY: a live command buffer, per the caller's contract.
+        let Some(dev) = fast_device(unsafe { key(cmd.0) }) else { return };
         dev.draws.fetch_add(1, Ordering::Relaxed);
         if let Some(f) = dev.table.vkCmdDraw {
-            f(cmd, a, b, c, d)
+            // SAFETY: the next level's own function, with the caller's arguments.
+            unsafe { f(cmd, a, b, c, d) }
         }
     })
 }
