@@ -32,11 +32,18 @@ type Gipa = unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFu
 fn scenario_entry() {
     let Ok(library) = std::env::var("DIFF_LIBRARY") else { return };
     println!();
+    // SAFETY: loading a Vulkan loader (ours or the system's) runs only its initialisers, which ask nothing of us.
     let lib = unsafe { libloading::Library::new(library).unwrap() };
+    // SAFETY: the symbol is vkGetInstanceProcAddr, of type `Gipa`; `lib` stays loaded to the end.
     let gipa: Gipa = unsafe { *lib.get::<Gipa>(b"vkGetInstanceProcAddr\0").unwrap() };
+    // SAFETY: the name is a C string; the instance is NULL or one this scenario created and has
+    // not destroyed.
     let get = |instance: VkInstance, name: &CStr| unsafe { gipa(instance, name.as_ptr()) };
     let names: Vec<CString> = std::env::var("DIFF_APP_LAYERS").unwrap_or_default().split(',').filter(|s| !s.is_empty()).map(|s| CString::new(s).unwrap()).collect();
     let layers: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
+    // SAFETY: each command is the loader's answer for the name beside it, so it has that PFN type;
+    // the instance and devices are the loader's, used before they are destroyed; `layers` and the
+    // other pointers point to locals that outlive each call.
     unsafe {
         let app = VkApplicationInfo { apiVersion: vk_generated::make_api_version(0, 1, 1, 0), ..Default::default() };
         let info = VkInstanceCreateInfo { pApplicationInfo: &app, enabledLayerCount: layers.len() as u32, ppEnabledLayerNames: layers.as_ptr(), ..Default::default() };
@@ -60,7 +67,7 @@ fn scenario_entry() {
         for &d in &devices {
             let mut p = VkPhysicalDeviceProperties::default();
             properties.unwrap()(d, &mut p);
-            println!("DEVICE {} {:x}:{:x}", CStr::from_ptr(p.deviceName.as_ptr()).to_string_lossy(), p.vendorID, p.deviceID);
+            println!("DEVICE {} {:x}:{:x}", common::fixed_str(&p.deviceName), p.vendorID, p.deviceID);
         }
         let groups: PFN_vkEnumeratePhysicalDeviceGroups = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDeviceGroups"));
         let mut count = 0;
@@ -77,7 +84,7 @@ fn scenario_entry() {
             device_layers.unwrap()(first, &mut count, std::ptr::null_mut());
             let mut props = vec![VkLayerProperties::default(); count as usize];
             device_layers.unwrap()(first, &mut count, props.as_mut_ptr());
-            let names: Vec<String> = props.iter().take(count as usize).map(|p| CStr::from_ptr(p.layerName.as_ptr()).to_string_lossy().into_owned()).collect();
+            let names: Vec<String> = props.iter().take(count as usize).map(|p| common::fixed_str(&p.layerName)).collect();
             println!("LAYERS [{}]", names.join(","));
             let create_device: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
             let priority = 1.0f32;

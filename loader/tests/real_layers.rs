@@ -37,14 +37,21 @@ fn child(env: &[(&str, String)]) -> (String, String) {
     (stdout, stderr)
 }
 
+/// Prints each message as `MESSENGER <severity> <message id>`.
+///
+/// # Safety
+/// A `PFN_vkDebugUtilsMessengerCallbackEXT`: `data` points to valid callback data for the call.
 unsafe extern "system" fn messenger_callback(
     severity: VkDebugUtilsMessageSeverityFlagBitsEXT,
     _types: VkDebugUtilsMessageTypeFlagsEXT,
     data: *const VkDebugUtilsMessengerCallbackDataEXT,
     _user: *mut c_void,
 ) -> VkBool32 {
-    let data = &*data;
-    let id = if data.pMessageIdName.is_null() { "".into() } else { CStr::from_ptr(data.pMessageIdName).to_string_lossy() };
+    // SAFETY: `data` is valid for the call (the contract); its message id is NULL or a C string.
+    let id = unsafe {
+        let data = &*data;
+        if data.pMessageIdName.is_null() { "".into() } else { CStr::from_ptr(data.pMessageIdName).to_string_lossy() }
+    };
     println!("MESSENGER {:?} {id}", severity);
     VK_FALSE
 }
@@ -55,11 +62,19 @@ unsafe extern "system" fn messenger_callback(
 fn scenario_entry() {
     let Ok(_) = std::env::var("SCENARIO") else { return };
     println!();
+    // SAFETY: loading our shipped libvulkan runs only its own initialisers, which ask nothing of us.
     let lib = unsafe { libloading::Library::new(common::shipped_libvulkan()).unwrap() };
+    // SAFETY: the symbol is vkGetInstanceProcAddr, of the type it is read as; `lib` stays loaded
+    // while `gipa` is used.
     let gipa: libloading::Symbol<unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction> =
         unsafe { lib.get(b"vkGetInstanceProcAddr\0").unwrap() };
+    // SAFETY: the name is a C string; the instance is NULL or one this scenario created and has
+    // not destroyed.
     let get = |instance: VkInstance, name: &CStr| unsafe { gipa(instance, name.as_ptr()) };
     let misuse = std::env::var("TEST_MISUSE").is_ok();
+    // SAFETY: each command is the loader's answer for the name beside it, so it has that PFN type;
+    // the handles passed are the loader's, each used between its creation and its destruction; the
+    // other pointers point to locals that outlive each call.
     unsafe {
         let layers: Vec<CString> = std::env::var("TEST_APP_LAYERS").unwrap_or_default().split(',').filter(|s| !s.is_empty()).map(|s| CString::new(s).unwrap()).collect();
         let layer_ptrs: Vec<*const c_char> = layers.iter().map(|l| l.as_ptr()).collect();

@@ -54,6 +54,8 @@ const Z_PIXMAP: c_int = 2;
 
 impl Screen {
     fn open(name: &str) -> Screen {
+        // SAFETY: libX11 has no initialisers with preconditions; each symbol is read as its Xlib
+        // prototype; the display name is a C string and the display is checked non-NULL before use.
         unsafe {
             let lib = libloading::Library::new("libX11.so.6").expect("libX11.so.6 (package libx11-6)");
             let open: libloading::Symbol<unsafe extern "C" fn(*const c_char) -> *mut c_void> = lib.get(b"XOpenDisplay\0").unwrap();
@@ -68,6 +70,10 @@ impl Screen {
 
     /// The RGB pixels of a `w` x `h` rectangle at (`x`, `y`).
     fn grab(&self, x: i32, y: i32, w: u32, h: u32) -> Vec<[u8; 3]> {
+        // SAFETY: each symbol is read as its Xlib prototype, and `display` is open. XGetImage
+        // returned a `w` x `h` image (or NULL, checked) of 32-bit pixels (asserted), rows
+        // `bytes_per_line` apart, so every byte read lies in its data; data and image are freed
+        // once, after the last read.
         unsafe {
             type GetImage = unsafe extern "C" fn(*mut c_void, c_ulong, c_int, c_int, c_uint, c_uint, c_ulong, c_int) -> *mut XImage;
             let get: libloading::Symbol<GetImage> = self.lib.get(b"XGetImage\0").unwrap();
@@ -91,6 +97,7 @@ impl Screen {
 
 impl Drop for Screen {
     fn drop(&mut self) {
+        // SAFETY: XCloseDisplay read as its prototype, on the display `open` opened, closed once.
         unsafe {
             if let Ok(close) = self.lib.get::<unsafe extern "C" fn(*mut c_void) -> c_int>(b"XCloseDisplay\0") {
                 close(self.display);
