@@ -44,7 +44,8 @@ impl<T> Slot<T> {
 /// The slot where a probe for `key` starts, below `CHUNK`.
 fn home(key: usize) -> usize {
     // Dispatch tables are allocations at least 8-byte aligned: drop the always-zero bits.
-    (key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (usize::BITS - CHUNK.trailing_zeros())
+    // Fibonacci hashing: 2^BITS / golden ratio, the 64-bit constant's top half on 32-bit targets.
+    (key >> 3).wrapping_mul((0x9E37_79B9_7F4A_7C15_u64 >> (64 - usize::BITS)) as usize) >> (usize::BITS - CHUNK.trailing_zeros())
 }
 
 struct Chunk<T> {
