@@ -28,14 +28,14 @@ fn scenario_entry() {
     let say = |step: &str| {
         // On a line of its own: the test harness's own words may precede it.
         println!("\nSTEP {step}");
-        // SAFETY: the loader's commands with valid arguments.
+        // SAFETY: `gipa` is our loader's, and `_lib` keeps it loaded.
         unsafe { print_state(gipa) };
     };
     // Only files modified two seconds before have their parses reused (`FileIdentity::is_settled`):
     // the tree, made by the parent just now, settles first, and a first round of calls parses it.
     std::thread::sleep(std::time::Duration::from_millis(3100));
     for _ in 0..3 {
-        // SAFETY: the loader's commands with valid arguments.
+        // SAFETY: `gipa` is our loader's, and `_lib` keeps it loaded.
         unsafe { print_state(gipa) };
     }
     say("start");
@@ -99,7 +99,7 @@ fn scenario_state() {
     }
     let (_lib, gipa) = loader();
     println!("\nSTEP {}", std::env::var("REUSE_STEP").unwrap());
-    // SAFETY: the loader's commands with valid arguments.
+    // SAFETY: `gipa` is our loader's, and `_lib` keeps it loaded.
     unsafe { print_state(gipa) };
 }
 
@@ -115,33 +115,40 @@ fn loader() -> (libloading::Library, Gipa) {
 
 /// Prints the number of instance extensions, the instance layers and the number of physical
 /// devices.
+///
+/// # Safety
+/// `gipa` is a loader's vkGetInstanceProcAddr, still loaded.
 unsafe fn print_state(gipa: Gipa) {
-    let get = |instance: VkInstance, name: &CStr| gipa(instance, name.as_ptr());
-    let extensions: PFN_vkEnumerateInstanceExtensionProperties =
-        std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties"));
-    let mut count = 0;
-    assert_eq!(extensions.unwrap()(std::ptr::null(), &mut count, std::ptr::null_mut()), VkResult::SUCCESS);
-    let mut listed = vec![VkExtensionProperties::default(); count as usize];
-    assert_eq!(extensions.unwrap()(std::ptr::null(), &mut count, listed.as_mut_ptr()), VkResult::SUCCESS);
-    println!("EXTENSIONS {count}");
-    let layers: PFN_vkEnumerateInstanceLayerProperties = std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceLayerProperties"));
-    let mut count = 0;
-    layers.unwrap()(&mut count, std::ptr::null_mut());
-    let mut props = vec![VkLayerProperties::default(); count as usize];
-    layers.unwrap()(&mut count, props.as_mut_ptr());
-    let text = |chars: &[c_char]| CStr::from_ptr(chars.as_ptr()).to_string_lossy().into_owned();
-    for p in &props[..count as usize] {
-        println!("LAYER {} {}", text(&p.layerName), text(&p.description));
+    // SAFETY: each command is `gipa`'s answer for the name beside it, so it has that PFN type;
+    // the instance is used between its creation and its destruction; the other pointers point to
+    // locals that outlive each call, each array as long as the count passed with it.
+    unsafe {
+        let get = |instance: VkInstance, name: &CStr| gipa(instance, name.as_ptr());
+        let extensions: PFN_vkEnumerateInstanceExtensionProperties =
+            std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties"));
+        let mut count = 0;
+        assert_eq!(extensions.unwrap()(std::ptr::null(), &mut count, std::ptr::null_mut()), VkResult::SUCCESS);
+        let mut listed = vec![VkExtensionProperties::default(); count as usize];
+        assert_eq!(extensions.unwrap()(std::ptr::null(), &mut count, listed.as_mut_ptr()), VkResult::SUCCESS);
+        println!("EXTENSIONS {count}");
+        let layers: PFN_vkEnumerateInstanceLayerProperties = std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceLayerProperties"));
+        let mut count = 0;
+        layers.unwrap()(&mut count, std::ptr::null_mut());
+        let mut props = vec![VkLayerProperties::default(); count as usize];
+        layers.unwrap()(&mut count, props.as_mut_ptr());
+        for p in &props[..count as usize] {
+            println!("LAYER {} {}", common::fixed_str(&p.layerName), common::fixed_str(&p.description));
+        }
+        let create: PFN_vkCreateInstance = std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
+        let mut instance = VkInstance::NULL;
+        assert_eq!(create.unwrap()(&VkInstanceCreateInfo::default(), std::ptr::null(), &mut instance), VkResult::SUCCESS);
+        let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
+        let mut devices = 0;
+        assert_eq!(enumerate.unwrap()(instance, &mut devices, std::ptr::null_mut()), VkResult::SUCCESS);
+        println!("DEVICES {devices}");
+        let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
+        destroy.unwrap()(instance, std::ptr::null());
     }
-    let create: PFN_vkCreateInstance = std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
-    let mut instance = VkInstance::NULL;
-    assert_eq!(create.unwrap()(&VkInstanceCreateInfo::default(), std::ptr::null(), &mut instance), VkResult::SUCCESS);
-    let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
-    let mut devices = 0;
-    assert_eq!(enumerate.unwrap()(instance, &mut devices, std::ptr::null_mut()), VkResult::SUCCESS);
-    println!("DEVICES {devices}");
-    let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
-    destroy.unwrap()(instance, std::ptr::null());
 }
 
 /// A fresh tree: one driver in the XDG config directory, layer `a` in the data directory, layer

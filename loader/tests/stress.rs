@@ -22,66 +22,114 @@ const ROUNDS: usize = 40;
 const ROUNDS_UNDER_VALGRIND: usize = 3;
 
 /// A command by name, cast to its type (`None` is a test failure).
+///
+/// # Safety
+/// `gipa` is a loader's vkGetInstanceProcAddr, `instance` NULL or a live instance of it, and `T`
+/// the PFN type of the command `name`.
 unsafe fn get<T>(gipa: Gipa, instance: VkInstance, name: &CStr) -> T {
-    let f = gipa(instance, name.as_ptr());
+    assert_eq!(size_of::<T>(), size_of::<PFN_vkVoidFunction>());
+    // SAFETY: `instance` is NULL or live and the name a C string (the contract).
+    let f = unsafe { gipa(instance, name.as_ptr()) };
     assert!(f.is_some(), "{name:?} is NULL");
-    std::mem::transmute_copy(&f)
+    // SAFETY: the loader answered for `name`, so `f` is a function of the type `T` is (the
+    // contract), and it has the size of one (asserted).
+    unsafe { std::mem::transmute_copy(&f) }
 }
 
 fn check(what: &str, result: VkResult) {
     assert_eq!(result, VkResult::SUCCESS, "{what}");
 }
 
+/// An instance with VK_EXT_debug_utils, VK_KHR_surface and VK_EXT_headless_surface.
+///
+/// # Safety
+/// `gipa` is a loader's vkGetInstanceProcAddr, still loaded.
 unsafe fn create_instance(gipa: Gipa) -> VkInstance {
-    let extensions = [c"VK_EXT_debug_utils".as_ptr(), c"VK_KHR_surface".as_ptr(), c"VK_EXT_headless_surface".as_ptr()];
-    let app = VkApplicationInfo { apiVersion: vk_generated::make_api_version(0, 1, 3, 0), ..Default::default() };
-    let info = VkInstanceCreateInfo {
-        pApplicationInfo: &app,
-        enabledExtensionCount: extensions.len() as u32,
-        ppEnabledExtensionNames: extensions.as_ptr(),
-        ..Default::default()
-    };
-    let create: PFN_vkCreateInstance = get(gipa, VkInstance::NULL, c"vkCreateInstance");
-    let mut instance = VkInstance::NULL;
-    check("vkCreateInstance", create.unwrap()(&info, std::ptr::null(), &mut instance));
-    instance
-}
-
-unsafe fn destroy_instance(gipa: Gipa, instance: VkInstance) {
-    let destroy: PFN_vkDestroyInstance = get(gipa, instance, c"vkDestroyInstance");
-    destroy.unwrap()(instance, std::ptr::null());
-}
-
-unsafe fn physical_devices(gipa: Gipa, instance: VkInstance) -> Vec<VkPhysicalDevice> {
-    let enumerate: PFN_vkEnumeratePhysicalDevices = get(gipa, instance, c"vkEnumeratePhysicalDevices");
-    let mut count = 0;
-    check("count devices", enumerate.unwrap()(instance, &mut count, std::ptr::null_mut()));
-    let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
-    check("enumerate devices", enumerate.unwrap()(instance, &mut count, devices.as_mut_ptr()));
-    assert_eq!(count, 2, "one device from each driver");
-    devices
-}
-
-/// Creates a device on each physical device, gets a queue and a command through it, destroys it.
-unsafe fn devices_round(gipa: Gipa, instance: VkInstance) {
-    let create: PFN_vkCreateDevice = get(gipa, instance, c"vkCreateDevice");
-    let gdpa: PFN_vkGetDeviceProcAddr = get(gipa, instance, c"vkGetDeviceProcAddr");
-    for physical in physical_devices(gipa, instance) {
-        let priority = 1.0f32;
-        let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
-        let info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };
-        let mut device = VkDevice::NULL;
-        check("vkCreateDevice", create.unwrap()(physical, &info, std::ptr::null(), &mut device));
-        let get_queue: PFN_vkGetDeviceQueue = std::mem::transmute(gdpa.unwrap()(device, c"vkGetDeviceQueue".as_ptr()));
-        let mut q = VkQueue::NULL;
-        get_queue.unwrap()(device, 0, 0, &mut q);
-        assert!(!q.0.is_null(), "no queue");
-        assert!(gdpa.unwrap()(device, c"vkCmdDraw".as_ptr()).is_some(), "no vkCmdDraw");
-        let destroy: PFN_vkDestroyDevice = std::mem::transmute(gdpa.unwrap()(device, c"vkDestroyDevice".as_ptr()));
-        destroy.unwrap()(device, std::ptr::null());
+    // SAFETY: each command comes from `get` with its own PFN type; the handles are live (the
+    // contract) or made here and used between their creation and their destruction; the other
+    // pointers point to locals that outlive each call, each array as long as the count passed with it.
+    unsafe {
+        let extensions = [c"VK_EXT_debug_utils".as_ptr(), c"VK_KHR_surface".as_ptr(), c"VK_EXT_headless_surface".as_ptr()];
+        let app = VkApplicationInfo { apiVersion: vk_generated::make_api_version(0, 1, 3, 0), ..Default::default() };
+        let info = VkInstanceCreateInfo {
+            pApplicationInfo: &app,
+            enabledExtensionCount: extensions.len() as u32,
+            ppEnabledExtensionNames: extensions.as_ptr(),
+            ..Default::default()
+        };
+        let create: PFN_vkCreateInstance = get(gipa, VkInstance::NULL, c"vkCreateInstance");
+        let mut instance = VkInstance::NULL;
+        check("vkCreateInstance", create.unwrap()(&info, std::ptr::null(), &mut instance));
+        instance
     }
 }
 
+/// Destroys `instance`.
+///
+/// # Safety
+/// `gipa` is a loader's vkGetInstanceProcAddr, still loaded, and `instance` a live instance of it, not used
+/// again.
+unsafe fn destroy_instance(gipa: Gipa, instance: VkInstance) {
+    // SAFETY: each command comes from `get` with its own PFN type; the handles are live (the
+    // contract) or made here and used between their creation and their destruction; the other
+    // pointers point to locals that outlive each call, each array as long as the count passed with it.
+    unsafe {
+        let destroy: PFN_vkDestroyInstance = get(gipa, instance, c"vkDestroyInstance");
+        destroy.unwrap()(instance, std::ptr::null());
+    }
+}
+
+/// The instance's physical devices (two: one per driver, asserted).
+///
+/// # Safety
+/// `gipa` is a loader's vkGetInstanceProcAddr, still loaded, and `instance` a live instance of it.
+unsafe fn physical_devices(gipa: Gipa, instance: VkInstance) -> Vec<VkPhysicalDevice> {
+    // SAFETY: each command comes from `get` with its own PFN type; the handles are live (the
+    // contract) or made here and used between their creation and their destruction; the other
+    // pointers point to locals that outlive each call, each array as long as the count passed with it.
+    unsafe {
+        let enumerate: PFN_vkEnumeratePhysicalDevices = get(gipa, instance, c"vkEnumeratePhysicalDevices");
+        let mut count = 0;
+        check("count devices", enumerate.unwrap()(instance, &mut count, std::ptr::null_mut()));
+        let mut devices = vec![VkPhysicalDevice::NULL; count as usize];
+        check("enumerate devices", enumerate.unwrap()(instance, &mut count, devices.as_mut_ptr()));
+        assert_eq!(count, 2, "one device from each driver");
+        devices
+    }
+}
+
+/// Creates a device on each physical device, gets a queue and a command through it, destroys it.
+///
+/// # Safety
+/// `gipa` is a loader's vkGetInstanceProcAddr, still loaded, and `instance` a live instance of it.
+unsafe fn devices_round(gipa: Gipa, instance: VkInstance) {
+    // SAFETY: each command comes from `get` with its own PFN type; the handles are live (the
+    // contract) or made here and used between their creation and their destruction; the other
+    // pointers point to locals that outlive each call, each array as long as the count passed with it.
+    unsafe {
+        let create: PFN_vkCreateDevice = get(gipa, instance, c"vkCreateDevice");
+        let gdpa: PFN_vkGetDeviceProcAddr = get(gipa, instance, c"vkGetDeviceProcAddr");
+        for physical in physical_devices(gipa, instance) {
+            let priority = 1.0f32;
+            let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
+            let info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };
+            let mut device = VkDevice::NULL;
+            check("vkCreateDevice", create.unwrap()(physical, &info, std::ptr::null(), &mut device));
+            let get_queue: PFN_vkGetDeviceQueue = std::mem::transmute(gdpa.unwrap()(device, c"vkGetDeviceQueue".as_ptr()));
+            let mut q = VkQueue::NULL;
+            get_queue.unwrap()(device, 0, 0, &mut q);
+            assert!(!q.0.is_null(), "no queue");
+            assert!(gdpa.unwrap()(device, c"vkCmdDraw".as_ptr()).is_some(), "no vkCmdDraw");
+            let destroy: PFN_vkDestroyDevice = std::mem::transmute(gdpa.unwrap()(device, c"vkDestroyDevice".as_ptr()));
+            destroy.unwrap()(device, std::ptr::null());
+        }
+    }
+}
+
+/// A messenger callback that ignores what it hears.
+///
+/// # Safety
+/// None: it reads none of its arguments.
 unsafe extern "system" fn ignore_messages(
     _: VkDebugUtilsMessageSeverityFlagBitsEXT,
     _: VkDebugUtilsMessageTypeFlagsEXT,
@@ -92,38 +140,55 @@ unsafe extern "system" fn ignore_messages(
 }
 
 /// A messenger and a headless surface created and destroyed on `instance`.
+///
+/// # Safety
+/// `gipa` is a loader's vkGetInstanceProcAddr, still loaded, and `instance` a live instance of it, with
+/// VK_EXT_debug_utils and VK_EXT_headless_surface enabled.
 unsafe fn messenger_and_surface_round(gipa: Gipa, instance: VkInstance) {
-    let create_messenger: PFN_vkCreateDebugUtilsMessengerEXT = get(gipa, instance, c"vkCreateDebugUtilsMessengerEXT");
-    let destroy_messenger: PFN_vkDestroyDebugUtilsMessengerEXT = get(gipa, instance, c"vkDestroyDebugUtilsMessengerEXT");
-    let info = VkDebugUtilsMessengerCreateInfoEXT {
-        messageSeverity: VkDebugUtilsMessageSeverityFlagsEXT::ERROR_BIT_EXT,
-        messageType: VkDebugUtilsMessageTypeFlagsEXT::GENERAL_BIT_EXT,
-        pfnUserCallback: Some(ignore_messages),
-        ..Default::default()
-    };
-    let mut messenger = VkDebugUtilsMessengerEXT::NULL;
-    check("vkCreateDebugUtilsMessengerEXT", create_messenger.unwrap()(instance, &info, std::ptr::null(), &mut messenger));
-    let create_surface: PFN_vkCreateHeadlessSurfaceEXT = get(gipa, instance, c"vkCreateHeadlessSurfaceEXT");
-    let destroy_surface: PFN_vkDestroySurfaceKHR = get(gipa, instance, c"vkDestroySurfaceKHR");
-    let mut surface = VkSurfaceKHR::NULL;
-    check("vkCreateHeadlessSurfaceEXT", create_surface.unwrap()(instance, &VkHeadlessSurfaceCreateInfoEXT::default(), std::ptr::null(), &mut surface));
-    destroy_surface.unwrap()(instance, surface, std::ptr::null());
-    destroy_messenger.unwrap()(instance, messenger, std::ptr::null());
+    // SAFETY: each command comes from `get` with its own PFN type; the handles are live (the
+    // contract) or made here and used between their creation and their destruction; the other
+    // pointers point to locals that outlive each call, each array as long as the count passed with it.
+    unsafe {
+        let create_messenger: PFN_vkCreateDebugUtilsMessengerEXT = get(gipa, instance, c"vkCreateDebugUtilsMessengerEXT");
+        let destroy_messenger: PFN_vkDestroyDebugUtilsMessengerEXT = get(gipa, instance, c"vkDestroyDebugUtilsMessengerEXT");
+        let info = VkDebugUtilsMessengerCreateInfoEXT {
+            messageSeverity: VkDebugUtilsMessageSeverityFlagsEXT::ERROR_BIT_EXT,
+            messageType: VkDebugUtilsMessageTypeFlagsEXT::GENERAL_BIT_EXT,
+            pfnUserCallback: Some(ignore_messages),
+            ..Default::default()
+        };
+        let mut messenger = VkDebugUtilsMessengerEXT::NULL;
+        check("vkCreateDebugUtilsMessengerEXT", create_messenger.unwrap()(instance, &info, std::ptr::null(), &mut messenger));
+        let create_surface: PFN_vkCreateHeadlessSurfaceEXT = get(gipa, instance, c"vkCreateHeadlessSurfaceEXT");
+        let destroy_surface: PFN_vkDestroySurfaceKHR = get(gipa, instance, c"vkDestroySurfaceKHR");
+        let mut surface = VkSurfaceKHR::NULL;
+        check("vkCreateHeadlessSurfaceEXT", create_surface.unwrap()(instance, &VkHeadlessSurfaceCreateInfoEXT::default(), std::ptr::null(), &mut surface));
+        destroy_surface.unwrap()(instance, surface, std::ptr::null());
+        destroy_messenger.unwrap()(instance, messenger, std::ptr::null());
+    }
 }
 
 /// Global queries: names through vkGetInstanceProcAddr(NULL), the instance extensions and layers.
+///
+/// # Safety
+/// `gipa` is a loader's vkGetInstanceProcAddr, still loaded.
 unsafe fn global_round(gipa: Gipa) {
-    for name in [c"vkCreateInstance", c"vkEnumerateInstanceVersion", c"vkEnumerateInstanceExtensionProperties"] {
-        assert!(gipa(VkInstance::NULL, name.as_ptr()).is_some(), "{name:?}");
+    // SAFETY: each command comes from `get` with its own PFN type; the handles are live (the
+    // contract) or made here and used between their creation and their destruction; the other
+    // pointers point to locals that outlive each call, each array as long as the count passed with it.
+    unsafe {
+        for name in [c"vkCreateInstance", c"vkEnumerateInstanceVersion", c"vkEnumerateInstanceExtensionProperties"] {
+            assert!(gipa(VkInstance::NULL, name.as_ptr()).is_some(), "{name:?}");
+        }
+        let extensions: PFN_vkEnumerateInstanceExtensionProperties = get(gipa, VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties");
+        let mut count = 0;
+        check("count instance extensions", extensions.unwrap()(std::ptr::null(), &mut count, std::ptr::null_mut()));
+        assert!(count > 0);
+        let layers: PFN_vkEnumerateInstanceLayerProperties = get(gipa, VkInstance::NULL, c"vkEnumerateInstanceLayerProperties");
+        let mut count = 0;
+        check("count layers", layers.unwrap()(&mut count, std::ptr::null_mut()));
+        assert_eq!(count, 1, "the test layer");
     }
-    let extensions: PFN_vkEnumerateInstanceExtensionProperties = get(gipa, VkInstance::NULL, c"vkEnumerateInstanceExtensionProperties");
-    let mut count = 0;
-    check("count instance extensions", extensions.unwrap()(std::ptr::null(), &mut count, std::ptr::null_mut()));
-    assert!(count > 0);
-    let layers: PFN_vkEnumerateInstanceLayerProperties = get(gipa, VkInstance::NULL, c"vkEnumerateInstanceLayerProperties");
-    let mut count = 0;
-    check("count layers", layers.unwrap()(&mut count, std::ptr::null_mut()));
-    assert_eq!(count, 1, "the test layer");
 }
 
 /// What the threads share: a start line, and how many have not finished their rounds yet.
@@ -157,15 +222,22 @@ fn scenario_entry() {
         return;
     }
     println!();
+    // SAFETY: loading our libvulkan runs only its own initialisers, which ask nothing of us.
     let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
+    // SAFETY: the symbol is vkGetInstanceProcAddr, of type `Gipa`; `lib` stays loaded to the end.
     let gipa: Gipa = unsafe { *lib.get::<Gipa>(b"vkGetInstanceProcAddr\0").unwrap() };
+    // SAFETY: `gipa` is our loader's.
     let shared = unsafe { create_instance(gipa) };
     let shared_handle = shared.0 as usize; // raw handles are not Send; the instance outlives the threads
     let shared = move || VkInstance(shared_handle as *mut _);
     let counters: [AtomicUsize; 5] = Default::default();
     let rounds = std::env::var("STRESS_ROUNDS").ok().and_then(|n| n.parse().ok()).unwrap_or(ROUNDS);
     let race = Race { start: Barrier::new(counters.len()), unfinished: AtomicUsize::new(counters.len()), rounds };
+    // In the threads below, `gipa` is our loader's, loaded past the scope; `shared` lives until
+    // after every thread has joined; each other instance is a thread's own. None of the commands
+    // called on `shared` from several threads at once asks for external synchronisation.
     std::thread::scope(|scope| {
+        // SAFETY: see above.
         let create_destroy = || unsafe {
             let instance = create_instance(gipa);
             devices_round(gipa, instance);
@@ -174,14 +246,18 @@ fn scenario_entry() {
         };
         spawn_loop(scope, &race, &counters[0], create_destroy);
         spawn_loop(scope, &race, &counters[1], create_destroy);
+        // SAFETY: see above.
         spawn_loop(scope, &race, &counters[2], || unsafe { global_round(gipa) });
+        // SAFETY: see above; `shared` has the extensions the round uses.
         spawn_loop(scope, &race, &counters[3], move || unsafe { messenger_and_surface_round(gipa, shared()) });
+        // SAFETY: see above.
         spawn_loop(scope, &race, &counters[4], move || unsafe {
             physical_devices(gipa, shared());
             devices_round(gipa, shared());
             assert!(gipa(shared(), c"vkCmdDraw".as_ptr()).is_some());
         });
     });
+    // SAFETY: every thread has joined: nothing uses `shared` any more.
     unsafe { destroy_instance(gipa, shared()) };
     let rounds: Vec<usize> = counters.iter().map(|c| c.load(Ordering::Relaxed)).collect();
     println!("ROUNDS {rounds:?}");
