@@ -2,13 +2,15 @@
 //! driver's device object gets the loader's device dispatch table (filled from the driver's own
 //! `vkGetDeviceProcAddr`) in its first word.
 
-use std::ffi::{c_char, CStr};
+use std::ffi::CStr;
 
 use vk_generated::types::*;
 use vk_generated::{DispatchTable, DeviceDispatchTable};
 
 use crate::chain::device_group::with_device_group_handles;
+use crate::chain::views;
 use crate::debug::log::{self, Level};
+use crate::load::calls::DeviceCalls;
 use crate::object::device::DeviceData;
 use crate::object::instance::{Instance, PhysicalDevice};
 use crate::plan::layers::Reason;
@@ -31,10 +33,23 @@ impl DeviceData {
 
 /// Device layers are deprecated and ignored; naming layers the instance does not have gets the
 /// Khronos loader's warning.
+///
+/// # Safety
+/// `info.ppEnabledLayerNames` must be NULL or valid for `enabledLayerCount` pointers, each NULL or
+/// a NUL-terminated string (Vulkan's valid usage of `vkCreateDevice`).
 pub(crate) unsafe fn warn_about_device_layers(instance: &Instance, info: &VkDeviceCreateInfo) {
     if info.enabledLayerCount == 0 || info.ppEnabledLayerNames.is_null() {
         return;
     }
+    // SAFETY: the caller's promise: `enabledLayerCount` pointers.
+    let names = unsafe { std::slice::from_raw_parts(info.ppEnabledLayerNames, info.enabledLayerCount as usize) };
+    // SAFETY: the caller's promise: each NULL or NUL-terminated.
+    let names: Vec<Option<&CStr>> = names.iter().map(|&name| unsafe { name.as_ref() }.map(|name| unsafe { CStr::from_ptr(name) })).collect();
+    warn_about_layer_names(instance, &names);
+}
+
+/// [`warn_about_device_layers`] for the names read (NULL ones are `None`).
+fn warn_about_layer_names(instance: &Instance, names: &[Option<&CStr>]) {
     let active = instance.layers.iter().flat_map(|chain| chain.layers.iter());
     let instance_layers: Vec<&str> = active
         .flat_map(|l| {
@@ -45,8 +60,7 @@ pub(crate) unsafe fn warn_about_device_layers(instance: &Instance, info: &VkDevi
             std::iter::once(l.manifest.name.as_str()).chain(meta)
         })
         .collect();
-    let names = std::slice::from_raw_parts(info.ppEnabledLayerNames, info.enabledLayerCount as usize);
-    let known = |&name: &*const c_char| !name.is_null() && CStr::from_ptr(name).to_str().is_ok_and(|n| instance_layers.contains(&n));
+    let known = |name: &Option<&CStr>| name.is_some_and(|name| name.to_str().is_ok_and(|n| instance_layers.contains(&n)));
     if !names.iter().all(known) {
         // The instance's messengers hear it too.
         crate::object::instance::with_messengers_of(Some(instance), || {
@@ -60,37 +74,53 @@ pub(crate) unsafe fn warn_about_device_layers(instance: &Instance, info: &VkDevi
 }
 
 /// The direct path: the driver's device, its own functions in the table.
+///
+/// # Safety
+/// Vulkan's valid usage of `vkCreateDevice`: `physicalDevice` a physical device of this loader
+/// (terminator-level: the instance has no layers); `info` a valid create info (its arrays valid
+/// for their counts, its names NUL-terminated, its chain valid, a device group naming physical
+/// devices of this loader); `pAllocator` NULL or valid callbacks; `pDevice` valid for writing a
+/// handle.
 pub(crate) unsafe fn create_without_layers(
     physicalDevice: VkPhysicalDevice,
     info: &VkDeviceCreateInfo,
     pAllocator: *const VkAllocationCallbacks,
     pDevice: *mut VkDevice,
 ) -> VkResult {
-    let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else {
+    // SAFETY: the caller's promise: NULL or a physical device of this loader.
+    let Some(pd) = (unsafe { PhysicalDevice::from_handle(physicalDevice) }) else {
         return VkResult::ERROR_INITIALIZATION_FAILED;
     };
-    if !crate::lazy::live_for(&pd.term, "vkCreateDevice") {
+    if !crate::lazy::live_for(&pd.term, "vkCreateDevice") || pd.driver_gdpa().is_none() {
         return VkResult::ERROR_INITIALIZATION_FAILED;
     }
-    let Some(gdpa) = pd.driver_gdpa() else {
-        return VkResult::ERROR_INITIALIZATION_FAILED;
-    };
     let data = DeviceData::new(None);
-    match create_on_driver(pd, info, pAllocator, data) {
+    // SAFETY: the caller's promise for `info` and `pAllocator`; `data` is new and ours.
+    match unsafe { create_on_driver(pd, info, pAllocator, data) } {
         Ok(device) => {
-            let mut table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
-            (*data).wsi = crate::object::device::DeviceWsi::install(&mut table, pd);
-            let debug_objects = crate::object::device::DeviceDebugObjects::of_driver(&table, pd);
+            let mut table = device.table();
+            // SAFETY: `data` is ours until the device is handed out below: the driver's device
+            // points to it, but nothing reaches it through the device before then.
+            let data = unsafe { &mut *data };
+            // SAFETY: a live loader physical device, its instance NULL or live.
+            data.wsi = unsafe { crate::object::device::DeviceWsi::install(&mut table, pd) };
+            // SAFETY: as above.
+            let debug_objects = unsafe { crate::object::device::DeviceDebugObjects::of_driver(&table, pd) };
             debug_objects.route_to_driver(&mut table);
-            settle_commands_of_instance_extensions(&mut table, pd.instance.as_ref());
-            (*data).debug_objects = debug_objects;
-            (*data).table = table;
-            crate::dispatch::unknown::device_created(&(*data).unknown, device, gdpa);
-            *pDevice = device;
+            settle_commands_of_instance_extensions(&mut table, views::instance_of(pd));
+            data.debug_objects = debug_objects;
+            data.table = table;
+            // SAFETY: the slots live in the device's data until vkDestroyDevice forgets them
+            // (`device_destroyed`); the device is live and the driver's vkGetDeviceProcAddr answers
+            // for it until then.
+            unsafe { crate::dispatch::unknown::device_created(&data.unknown, device.handle(), device.gdpa()) };
+            // SAFETY: the caller's promise: `pDevice` is valid for writing a handle.
+            unsafe { *pDevice = device.handle() };
             VkResult::SUCCESS
         }
         Err(result) => {
-            drop(Box::from_raw(data));
+            // SAFETY: from `DeviceData::new`'s `Box`, and no device points to it.
+            drop(unsafe { Box::from_raw(data) });
             result
         }
     }
@@ -98,51 +128,67 @@ pub(crate) unsafe fn create_without_layers(
 
 /// Creates the driver's device for a terminator-level physical device and makes its first word
 /// point to `data` (whose table the caller fills).
+///
+/// # Safety
+/// `info` must be valid as for [`create_without_layers`] (a device group naming physical devices
+/// this loader or a layer returned), `pAllocator` NULL or valid callbacks, and `data` a live
+/// `DeviceData` from [`DeviceData::new`] that nothing else uses during the call (on success the
+/// new device points to it).
 pub(crate) unsafe fn create_on_driver(
     pd: &PhysicalDevice,
     info: &VkDeviceCreateInfo,
     pAllocator: *const VkAllocationCallbacks,
     data: *mut DeviceData,
-) -> Result<VkDevice, VkResult> {
+) -> Result<DeviceCalls, VkResult> {
     // A lazy driver is loaded now (its devices in a group with this one are its own).
     if !crate::lazy::live_for(&pd.term, "vkCreateDevice") {
         return Err(VkResult::ERROR_INITIALIZATION_FAILED);
     }
-    let (driver, handle) = pd.term.driver();
-    let (Some(create), Some(gdpa)) = ((*driver).vkCreateDevice, pd.driver_gdpa()) else {
+    let Some(gdpa) = pd.driver_gdpa() else {
         return Err(VkResult::ERROR_INITIALIZATION_FAILED);
     };
-    let mut device = VkDevice::NULL;
-    let to_driver = |h: VkPhysicalDevice| PhysicalDevice::from_any_handle(h).map(|pd| pd.term.driver().1);
-    let result = with_device_group_handles(info, to_driver, |info| create(handle, info, pAllocator, &mut device));
+    let driver = views::physical_device_calls(pd);
+    // SAFETY: the caller's promise: the group names physical devices this loader or a layer returned.
+    let to_driver = |h: VkPhysicalDevice| unsafe { PhysicalDevice::from_any_handle(h) }.map(|pd| pd.term.driver().1);
+    let mut created = Err(VkResult::ERROR_INITIALIZATION_FAILED);
+    // SAFETY: the caller's promise for `info` and `pAllocator`; the group copy names the driver's
+    // own handles for its devices; `gdpa` is the driver's.
+    let result = unsafe {
+        with_device_group_handles(info, to_driver, |info| {
+            created = driver.create_device(info, pAllocator, gdpa);
+            created.as_ref().err().copied().unwrap_or(VkResult::SUCCESS)
+        })
+    };
     if result != VkResult::SUCCESS {
         return Err(result);
     }
-    if device.is_null() {
-        log::write(Level::ErrorDriver, "vkCreateDevice: the driver returned no device (VK_SUCCESS with VK_NULL_HANDLE)");
-        return Err(VkResult::ERROR_INITIALIZATION_FAILED);
-    }
-    if !vk_generated::layer_abi::valid_loader_magic_value(device.0) {
+    let device = created?;
+    if !device.has_loader_magic() {
         log::write(Level::ErrorDriver, "vkCreateDevice: the driver's VkDevice lacks ICD_LOADER_MAGIC; destroying it");
-        if let Some(destroy) = DeviceDispatchTable::load(|n| gdpa(device, n.as_ptr())).vkDestroyDevice {
-            destroy(device, pAllocator);
-        }
+        // SAFETY: the device just created, used by nothing else; the allocator it was created with.
+        unsafe { device.destroy(pAllocator) };
         return Err(VkResult::ERROR_INITIALIZATION_FAILED);
     }
-    (*data).driver_gdpa = Some(gdpa);
-    (*data).core_version_limit = core_version_limit(info, pd);
-    *(device.0 as *mut *const DeviceData) = data;
+    // SAFETY: the caller's promise: a valid chain.
+    let maintenance5 = unsafe { vk_generated::find_in_chain::<VkPhysicalDeviceMaintenance5Features>(info.pNext) }
+        .is_some_and(|f| f.maintenance5 == VK_TRUE)
+        // SAFETY: as above.
+        || unsafe { vk_generated::find_in_chain::<VkPhysicalDeviceVulkan14Features>(info.pNext) }.is_some_and(|f| f.maintenance5 == VK_TRUE);
+    {
+        // SAFETY: the caller's promise: `data` is live and used by nothing else.
+        let data = unsafe { &mut *data };
+        data.driver_gdpa = Some(gdpa);
+        data.core_version_limit = core_version_limit(maintenance5, views::instance_of(pd));
+    }
+    device.set_dispatch(data.cast_const().cast());
     Ok(device)
 }
 
 /// The spec's rule for `maintenance5`: once the feature is enabled, `vkGetDeviceProcAddr` returns
 /// NULL for core commands of versions newer than the one the application asked for (its
 /// instance's API version); without it, for compatibility, they are handed out.
-unsafe fn core_version_limit(info: &VkDeviceCreateInfo, pd: &PhysicalDevice) -> u32 {
-    let maintenance5 = vk_generated::find_in_chain::<VkPhysicalDeviceMaintenance5Features>(info.pNext)
-        .is_some_and(|f| f.maintenance5 == VK_TRUE)
-        || vk_generated::find_in_chain::<VkPhysicalDeviceVulkan14Features>(info.pNext).is_some_and(|f| f.maintenance5 == VK_TRUE);
-    match pd.instance.as_ref() {
+fn core_version_limit(maintenance5: bool, instance: Option<&Instance>) -> u32 {
+    match instance {
         Some(instance) if maintenance5 => instance.api_version,
         _ => u32::MAX,
     }

@@ -9,12 +9,12 @@ use std::ffi::{c_char, c_void, CStr};
 
 use vk_generated::layer_abi::*;
 use vk_generated::types::*;
-use vk_generated::{DeviceDispatchTable, DispatchTable};
 
-use crate::chain::{device, physical_devices};
+use crate::chain::{device, physical_devices, views};
 use crate::debug::log::{self, Level};
 use crate::ffi::skip_loader_structs;
 use crate::ffi;
+use crate::load::calls::DeviceCalls;
 use crate::load::layer::{Gdpa, Gipa, LoadedLayer};
 use crate::object::device::DeviceData;
 use crate::object::instance::{Instance, PhysicalDevice};
@@ -28,19 +28,33 @@ thread_local! {
 
 /// `vkSetDeviceLoaderData`: a layer's new device-level dispatchable object gets the device's
 /// dispatch pointer.
+///
+/// # Safety
+/// The layer interface's contract: `device` NULL or a live device created through this loader
+/// (its first word is the loader's dispatch pointer); `object` NULL or a dispatchable object the
+/// layer made, whose first word is the loader's to set. Checked anyway: NULL for either fails
+/// with `VK_ERROR_INITIALIZATION_FAILED`.
 unsafe extern "system" fn set_device_loader_data(device: VkDevice, object: *mut c_void) -> VkResult {
     ffi::guard("vkSetDeviceLoaderData", VkResult::ERROR_INITIALIZATION_FAILED, || {
         if device.is_null() || object.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
-        *(object as *mut *const c_void) = *(device.0 as *const *const c_void);
+        // SAFETY: the contract: both are dispatchable objects, readable and writable for their
+        // first word, which is the loader's.
+        unsafe { *(object as *mut *const c_void) = *(device.0 as *const *const c_void) };
         VkResult::SUCCESS
     })
 }
 
-
 /// `vkCreateDevice` with layers: `VkLayerDeviceCreateInfo` links through every layer that has a
 /// `vkGetDeviceProcAddr`, ending in [`terminator_CreateDevice`].
+///
+/// # Safety
+/// Vulkan's valid usage of `vkCreateDevice`: `physical_device` a physical device this loader
+/// handed out on `instance`, whose layer chain is `chain`; `info` a valid create info (its arrays
+/// valid for their counts, its names NUL-terminated, its chain valid, a device group naming the
+/// handles the top layer knows); `allocator` NULL or valid callbacks; `pDevice` valid for writing
+/// a handle.
 pub unsafe fn create_device(
     instance: &Instance,
     chain: &InstanceLayers,
@@ -54,13 +68,21 @@ pub unsafe fn create_device(
         let names: Vec<&str> = chain.layers.iter().filter(|l| l.loaded.gdpa.is_some()).map(|l| l.manifest.name.as_str()).collect();
         log!(Level::Layer, "device layer chain, application first: {} -> driver", names.join(" -> "));
     }
-    let top_handle = crate::loader_abi::unwrap_physical_device(physical_device);
-    match create_device_chain(&layers, chain.terminator_gipa, instance.chain_handle, top_handle, info, allocator) {
+    // SAFETY: the caller's promise: a physical device this loader handed out.
+    let top_handle = unsafe { crate::loader_abi::unwrap_physical_device(physical_device) };
+    // SAFETY: the chain's terminator and the instance handle its top layer knows; the caller's
+    // promise for the rest.
+    match unsafe { create_device_chain(&layers, chain.terminator_gipa, instance.chain_handle, top_handle, info, allocator) } {
         Ok((device, data)) => {
-            crate::chain::device::settle_commands_of_instance_extensions(&mut (*data).table, Some(instance));
+            {
+                // SAFETY: the new device's data, which nothing reaches before the device is handed out.
+                let data = unsafe { &mut *data };
+                crate::chain::device::settle_commands_of_instance_extensions(&mut data.table, Some(instance));
+            }
             // A layer that wrapped the device gets the loader's dispatch pointer in its wrapper too.
-            *(device.0 as *mut *const DeviceData) = data;
-            *pDevice = device;
+            device.set_dispatch(data.cast_const().cast());
+            // SAFETY: the caller's promise: `pDevice` is valid for writing a handle.
+            unsafe { *pDevice = device.handle() };
             VkResult::SUCCESS
         }
         Err(e) => e,
@@ -69,7 +91,14 @@ pub unsafe fn create_device(
 
 /// Creates a device through `layers` (those without `vkGetDeviceProcAddr` are left out), top
 /// first, given the instance chain's terminator `vkGetInstanceProcAddr` and the physical device
-/// handle the top one expects (the terminator-level one when there is no layer). Returns the device and its data, whose table is filled from the top.
+/// handle the top one expects (the terminator-level one when there is no layer). Returns the
+/// device and its data (from `Box::into_raw`), whose table is filled from the top.
+///
+/// # Safety
+/// `instance_handle` must be the instance the first of `layers` knows (the instance chain's
+/// handle) and `physical_device` a physical device it returned (or, without layers, a
+/// terminator-level one of this loader); `info` valid as for [`create_device`] (its device group
+/// naming handles the first layer knows); `allocator` NULL or valid callbacks.
 unsafe fn create_device_chain(
     layers: &[&LoadedLayer],
     terminator_gipa: Gipa,
@@ -77,7 +106,7 @@ unsafe fn create_device_chain(
     physical_device: VkPhysicalDevice,
     info: &VkDeviceCreateInfo,
     allocator: *const VkAllocationCallbacks,
-) -> Result<(VkDevice, *mut DeviceData), VkResult> {
+) -> Result<(DeviceCalls, *mut DeviceData), VkResult> {
     let layers: Vec<&LoadedLayer> = layers.iter().copied().filter(|l| l.gdpa.is_some()).collect();
     let mut links: Vec<VkLayerDeviceLink> = layers
         .iter()
@@ -104,7 +133,12 @@ unsafe fn create_device_chain(
     let mut chained = *info;
     chained.pNext = &link_info as *const _ as *const c_void;
     let (create, top_gdpa): (PFN_vkCreateDevice, Option<Gdpa>) = match layers.first() {
-        Some(top) => (std::mem::transmute::<PFN_vkVoidFunction, PFN_vkCreateDevice>((top.gipa)(instance_handle, c"vkCreateDevice".as_ptr())), top.gdpa),
+        Some(top) => {
+            // SAFETY: the top layer's vkGetInstanceProcAddr with the instance it knows and a
+            // NUL-terminated name; what it answers for this name has vkCreateDevice's signature.
+            let create = unsafe { std::mem::transmute::<PFN_vkVoidFunction, PFN_vkCreateDevice>((top.gipa)(instance_handle, c"vkCreateDevice".as_ptr())) };
+            (create, top.gdpa)
+        }
         None => (Some(terminator_CreateDevice), None),
     };
     let Some(create) = create else { return Err(VkResult::ERROR_INITIALIZATION_FAILED) };
@@ -112,25 +146,41 @@ unsafe fn create_device_chain(
     let data = DeviceData::new(top_gdpa);
     PENDING_DEVICE.with(|p| p.set(data));
     let mut device = VkDevice::NULL;
-    let result = create(physical_device, if layers.is_empty() { info } else { &chained }, allocator, &mut device);
+    // SAFETY: the top of the chain's vkCreateDevice with a physical device it returned; the
+    // chain's structures live to the end of this function, the application's are the caller's
+    // promise; `device` is a place for one handle. The terminator fills `data` meanwhile
+    // (through `PENDING_DEVICE`): no reference to it is live across the call.
+    let result = unsafe { create(physical_device, if layers.is_empty() { info } else { &chained }, allocator, &mut device) };
     PENDING_DEVICE.with(|p| p.set(std::ptr::null_mut()));
-    let gdpa = top_gdpa.or((*data).driver_gdpa);
+    // SAFETY: from `DeviceData::new`; the chain has returned, and nothing reaches the data through
+    // the device before it is handed out.
+    let data_ref = unsafe { &mut *data };
+    let gdpa = top_gdpa.or(data_ref.driver_gdpa);
     match (result, gdpa) {
         (VkResult::SUCCESS, Some(gdpa)) if !device.is_null() => {
-            let mut table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
+            // SAFETY: the device the top of the chain just created, which that level's
+            // vkGetDeviceProcAddr answers for; a dispatchable object whose first word is the
+            // loader's (the layer interface: a layer's wrapper too).
+            let device = unsafe { DeviceCalls::new(device, gdpa) };
+            let mut table = device.table();
             // The application's handles for the objects these commands name are the layers' to
             // translate when layers intercept them; else the loader's functions go to the driver.
-            let debug_objects = &mut (*data).debug_objects;
+            let debug_objects = &mut data_ref.debug_objects;
             match top_gdpa {
                 Some(_) => debug_objects.route_through_layers(&mut table),
                 None => debug_objects.route_to_driver(&mut table),
             }
-            (*data).table = table;
-            crate::dispatch::unknown::device_created(&(*data).unknown, device, gdpa);
+            data_ref.table = table;
+            // SAFETY: the slots live in the device's data until vkDestroyDevice (or
+            // pfnLayerDestroyDevice) forgets them; the device is live and `gdpa` answers for it
+            // until then.
+            unsafe { crate::dispatch::unknown::device_created(&data_ref.unknown, device.handle(), gdpa) };
             Ok((device, data))
         }
         _ => {
-            drop(Box::from_raw(data));
+            // SAFETY: from `DeviceData::new`'s `Box`; no device points to it (none was created, or
+            // the chain's is not used).
+            drop(unsafe { Box::from_raw(data) });
             Err(if result == VkResult::SUCCESS { VkResult::ERROR_INITIALIZATION_FAILED } else { result })
         }
     }
@@ -141,6 +191,14 @@ unsafe fn create_device_chain(
 /// `layerGIPA`; through all of them when it is NULL or unknown), and gets the
 /// `vkGetDeviceProcAddr` to use for it. `instance` NULL means `physicalDevice` is one the
 /// application was given.
+///
+/// # Safety
+/// The layer interface's contract, with Vulkan's valid usage of `vkCreateDevice`: `instance`
+/// NULL or the loader's instance, `physicalDevice` then a physical device the application was
+/// given, else one the layers below know; `pCreateInfo` a valid create info; `pAllocator` NULL or
+/// valid callbacks; `pDevice` valid for writing a handle; `nextGDPA` NULL or valid for writing a
+/// function pointer. Checked anyway: NULL `pCreateInfo` or `pDevice`, or an instance without
+/// layers, fails with `VK_ERROR_INITIALIZATION_FAILED`.
 pub(crate) unsafe extern "system" fn layer_create_device(
     instance: VkInstance,
     physicalDevice: VkPhysicalDevice,
@@ -151,23 +209,33 @@ pub(crate) unsafe extern "system" fn layer_create_device(
     nextGDPA: *mut PFN_vkGetDeviceProcAddr,
 ) -> VkResult {
     ffi::guard("pfnLayerCreateDevice", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        if pCreateInfo.is_null() || pDevice.is_null() {
+        // SAFETY: the contract: NULL or a valid create info.
+        let Some(info) = (unsafe { pCreateInfo.as_ref() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        if pDevice.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
         let (owner, handle) = if instance.is_null() {
-            (physical_devices::instance_of(physicalDevice), crate::loader_abi::unwrap_physical_device(physicalDevice))
+            // SAFETY: the contract: a physical device the application was given.
+            unsafe { (physical_devices::instance_of(physicalDevice), crate::loader_abi::unwrap_physical_device(physicalDevice)) }
         } else {
-            (Instance::from_handle(instance), physicalDevice)
+            // SAFETY: the contract: the loader's instance.
+            (unsafe { Instance::from_handle(instance) }, physicalDevice)
         };
         let Some(owner) = owner else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let Some(chain) = &owner.layers else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let caller = layerGIPA.and_then(|g| chain.layers.iter().position(|l| l.loaded.gipa as usize == g as usize));
         let below: Vec<&LoadedLayer> = chain.layers.iter().skip(caller.map_or(0, |i| i + 1)).map(|l| &l.loaded).collect();
-        match create_device_chain(&below, chain.terminator_gipa, owner.chain_handle, handle, &*pCreateInfo, pAllocator) {
+        // SAFETY: the instance's chain handle, which every layer knows, and a physical device the
+        // layers below know (the contract); the contract for the rest.
+        match unsafe { create_device_chain(&below, chain.terminator_gipa, owner.chain_handle, handle, info, pAllocator) } {
             Ok((device, data)) => {
-                *pDevice = device;
+                // SAFETY: the contract: `pDevice` is valid for writing a handle.
+                unsafe { *pDevice = device.handle() };
                 if !nextGDPA.is_null() {
-                    *nextGDPA = (*data).chain_gdpa.or(Some(terminator_gdpa));
+                    // SAFETY: the device's data, live until the device is destroyed.
+                    let chain_gdpa = unsafe { (*data).chain_gdpa };
+                    // SAFETY: the contract: non-NULL, valid for writing a function pointer.
+                    unsafe { *nextGDPA = chain_gdpa.or(Some(terminator_gdpa)) };
                 }
                 VkResult::SUCCESS
             }
@@ -178,26 +246,42 @@ pub(crate) unsafe extern "system" fn layer_create_device(
 
 /// `pfnLayerDestroyDevice`: destroys a device made by [`layer_create_device`] with the layer's
 /// `destroyFunction`, then the loader's data for it.
+///
+/// # Safety
+/// The layer interface's contract: `device` NULL or a device [`layer_create_device`] made, not
+/// used afterwards; `pAllocator` NULL or valid callbacks compatible with those it was created
+/// with; `destroyFunction` NULL or that device's `vkDestroyDevice`.
 pub(crate) unsafe extern "system" fn layer_destroy_device(device: VkDevice, pAllocator: *const VkAllocationCallbacks, destroyFunction: PFN_vkDestroyDevice) {
     ffi::guard("pfnLayerDestroyDevice", (), || {
         if device.is_null() {
             return;
         }
-        let data = *(device.0 as *const *mut DeviceData);
-        if !data.is_null() {
-            crate::dispatch::unknown::device_destroyed(&(*data).unknown);
+        // SAFETY: the contract: a live device the loader made, whose first word is NULL or its data.
+        let data = unsafe { *(device.0 as *const *mut DeviceData) };
+        // SAFETY: NULL or the device's data, live until freed below.
+        if let Some(data) = unsafe { data.as_ref() } {
+            crate::dispatch::unknown::device_destroyed(&data.unknown);
         }
         if let Some(destroy) = destroyFunction {
-            destroy(device, pAllocator);
+            // SAFETY: the contract: the device's own vkDestroyDevice and a compatible allocator.
+            unsafe { destroy(device, pAllocator) };
         }
         if !data.is_null() {
-            drop(Box::from_raw(data));
+            // SAFETY: from `DeviceData::new`'s `Box`; its device is gone, and with it every way to it.
+            drop(unsafe { Box::from_raw(data) });
         }
     })
 }
 
 /// The end of the device chain: the driver creates the device, with the extensions it supports
 /// (the others were provided by layers) and without the loader's chain structures.
+///
+/// # Safety
+/// Vulkan's valid usage of `vkCreateDevice`, as the last layer passes it on: `physicalDevice` a
+/// physical device of this loader (either level); `pCreateInfo` NULL or a valid create info whose
+/// device group names such physical devices; `pAllocator` NULL or valid callbacks; `pDevice` NULL
+/// or valid for writing a handle. Checked anyway: a call outside the loader's device creation, or
+/// a NULL create info or device pointer, fails with `VK_ERROR_INITIALIZATION_FAILED`.
 pub(crate) unsafe extern "system" fn terminator_CreateDevice(
     physicalDevice: VkPhysicalDevice,
     pCreateInfo: *const VkDeviceCreateInfo,
@@ -206,35 +290,41 @@ pub(crate) unsafe extern "system" fn terminator_CreateDevice(
 ) -> VkResult {
     ffi::guard("vkCreateDevice (terminator)", VkResult::ERROR_INITIALIZATION_FAILED, || {
         let data = PENDING_DEVICE.with(|p| p.get());
-        let Some(pd) = PhysicalDevice::from_any_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        if data.is_null() || pCreateInfo.is_null() || pDevice.is_null() {
+        // SAFETY: the contract: a physical device this loader or a layer returned.
+        let Some(pd) = (unsafe { PhysicalDevice::from_any_handle(physicalDevice) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: the contract: NULL or a valid create info.
+        let (false, Some(app_info), false) = (data.is_null(), unsafe { pCreateInfo.as_ref() }, pDevice.is_null()) else {
             log::write(Level::Error, "vkCreateDevice: the loader's terminator was called outside of device creation");
             return VkResult::ERROR_INITIALIZATION_FAILED;
-        }
-        let mut info = *pCreateInfo;
-        info.pNext = skip_loader_structs(info.pNext, VkStructureType::LOADER_DEVICE_CREATE_INFO);
+        };
+        let mut info = *app_info;
+        // SAFETY: the contract: a valid chain.
+        info.pNext = unsafe { skip_loader_structs(info.pNext, VkStructureType::LOADER_DEVICE_CREATE_INFO) };
         info.enabledLayerCount = 0;
         info.ppEnabledLayerNames = std::ptr::null();
-        let (driver, handle) = pd.term.driver();
-        let supported = match (*driver).vkEnumerateDeviceExtensionProperties {
-            Some(f) => ffi::query(|c, o| f(handle, std::ptr::null(), c, o)).unwrap_or_default(),
-            None => Vec::new(),
-        };
+        let supported = views::physical_device_calls(pd).extensions().unwrap_or_default();
         // SAFETY: valid usage: `enabledExtensionCount` names, each a C string (NULL ones skipped).
         let names = unsafe { ffi::names(info.ppEnabledExtensionNames, info.enabledExtensionCount) };
         let requested: Vec<*const c_char> =
             names.into_iter().filter(|name| supported.iter().any(|p| ffi::name_of(p) == name.to_bytes())).map(CStr::as_ptr).collect();
         info.enabledExtensionCount = requested.len() as u32;
         info.ppEnabledExtensionNames = requested.as_ptr();
-        match device::create_on_driver(pd, &info, pAllocator, data) {
+        // SAFETY: the application's create info with its loader structures skipped and the
+        // extension list replaced by one of this function's (`requested`, whose names are the
+        // application's); the contract for the allocator; `data` is the pending device's, which
+        // the creation in `create_device_chain` set and does not touch until this returns.
+        match unsafe { device::create_on_driver(pd, &info, pAllocator, data) } {
             Ok(device) => {
                 // Which swapchain commands the loader must unwrap surfaces for (see terminator_gdpa).
-                if let Some(gdpa) = (*data).driver_gdpa {
-                    let mut driver_table = DeviceDispatchTable::load(|name| gdpa(device, name.as_ptr()));
-                    (*data).debug_objects = crate::object::device::DeviceDebugObjects::of_driver(&driver_table, pd);
-                    (*data).wsi = crate::object::device::DeviceWsi::install(&mut driver_table, pd);
-                }
-                *pDevice = device;
+                let mut driver_table = device.table();
+                // SAFETY: the pending device's data, as above, referred to by nothing else here.
+                let data = unsafe { &mut *data };
+                // SAFETY: a live loader physical device, its instance NULL or live.
+                data.debug_objects = unsafe { crate::object::device::DeviceDebugObjects::of_driver(&driver_table, pd) };
+                // SAFETY: as above.
+                data.wsi = unsafe { crate::object::device::DeviceWsi::install(&mut driver_table, pd) };
+                // SAFETY: the contract: non-NULL, valid for writing a handle.
+                unsafe { *pDevice = device.handle() };
                 VkResult::SUCCESS
             }
             Err(e) => e,
@@ -243,20 +333,26 @@ pub(crate) unsafe extern "system" fn terminator_CreateDevice(
 }
 
 /// The `pfnNextGetDeviceProcAddr` of the last layer: the driver's own functions.
+///
+/// # Safety
+/// The layer interface's contract: `device` a device the layers below created through this
+/// loader (or NULL); `pName` NULL or a NUL-terminated string. Checked anyway: a NULL name is
+/// answered with NULL.
 pub unsafe extern "system" fn terminator_gdpa(device: VkDevice, pName: *const c_char) -> PFN_vkVoidFunction {
     ffi::guard("vkGetDeviceProcAddr (terminator)", None, || {
-        if pName.is_null() {
-            return None;
+        // SAFETY: the contract: NULL or NUL-terminated.
+        let name = unsafe { pName.as_ref().map(|p| CStr::from_ptr(p)) }?;
+        if name == c"vkGetDeviceProcAddr" {
+            return ffi::erased!(vkGetDeviceProcAddr => terminator_gdpa);
         }
-        if CStr::from_ptr(pName) == c"vkGetDeviceProcAddr" {
-            return Some(std::mem::transmute::<Gdpa, unsafe extern "system" fn()>(terminator_gdpa));
-        }
-        let data = DeviceData::of(device)?;
-        let name = CStr::from_ptr(pName);
+        // SAFETY: the contract: a live device created through this loader.
+        let data = unsafe { DeviceData::of(device) }?;
         if let Some(own) = data.wsi.terminator(name).or_else(|| data.debug_objects.terminator(name)) {
             return Some(own);
         }
         // The debug-utils names and labels end at the loader where the driver lacks them.
-        data.driver_gdpa.and_then(|gdpa| gdpa(device, pName)).or_else(|| crate::dispatch::debug_objects::absent_from_driver(name))
+        // SAFETY: the driver's vkGetDeviceProcAddr for its own live device, and a NUL-terminated name.
+        let driver = data.driver_gdpa.and_then(|gdpa| unsafe { gdpa(device, pName) });
+        driver.or_else(|| crate::dispatch::debug_objects::absent_from_driver(name))
     })
 }

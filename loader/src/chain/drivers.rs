@@ -14,12 +14,12 @@ use vk_generated::extension_id;
 use crate::cache;
 use crate::cache::extension_list::ExtensionList;
 use crate::chain::physical_devices;
+use crate::chain::views::instance_calls;
 use crate::debug::log::{self, Level};
 use crate::debug::messengers;
 use crate::discover::search;
 use crate::dispatch::terminators;
 use crate::ffi::{extension_properties, name_of, names};
-use crate::ffi;
 use crate::load::direct::{self, DirectDrivers};
 use crate::load::driver::{self, Driver, Loaded};
 use crate::load::instance::{create_driver_instance, driver_table, extension_set, given_extensions};
@@ -93,7 +93,7 @@ impl Source {
     /// The driver's instance extensions: asked of a loaded driver, from the record otherwise.
     fn extensions(&self) -> PerDriver<'_> {
         match self {
-            Source::Loaded(driver) => PerDriver::Listed(driver_extensions(driver)),
+            Source::Loaded(driver) => PerDriver::Listed(driver.instance_extensions()),
             Source::Remembered(r) => PerDriver::Recorded(&r.entry.extensions),
         }
     }
@@ -141,6 +141,7 @@ fn load_drivers(
         if let Some(why) = &found.skipped {
             log::log(Level::WarnDriver, why);
             plan::record(|p| p.driver(&found.path, None, Decision::Skipped, why));
+            rejected.push(Rejected { manifest: found.path.clone(), reason: found.filtered_by.clone().unwrap_or_default() });
             continue;
         }
         let mut miss = String::new();
@@ -255,15 +256,6 @@ fn ask_instance_extensions_per_driver() -> Vec<Vec<VkExtensionProperties>> {
     per_driver.iter().map(|list| list.properties().into_owned()).collect()
 }
 
-/// The instance extensions one driver supports.
-pub(crate) fn driver_extensions(driver: &Driver) -> Vec<VkExtensionProperties> {
-    let Some(f) = driver.global(c"vkEnumerateInstanceExtensionProperties") else { return Vec::new() };
-    // SAFETY: the signature of vkEnumerateInstanceExtensionProperties.
-    let f: PFN_vkEnumerateInstanceExtensionProperties = unsafe { std::mem::transmute(f) };
-    let Some(f) = f else { return Vec::new() };
-    ffi::query(|count, out| unsafe { f(std::ptr::null(), count, out) }).unwrap_or_default()
-}
-
 /// Every instance extension available: the drivers' (highest spec version wins), then the
 /// loader's own. Drivers' instance extensions the registry does not know are left out (the loader
 /// could not dispatch their commands), as the Khronos loader does, unless
@@ -343,18 +335,37 @@ pub(crate) fn new_instance(creation_callbacks: Vec<messengers::Callback>) -> Box
 /// The terminator side of instance creation: loads the drivers, creates their instances and
 /// gathers their physical devices into `instance`. `layer_extensions` are the instance extensions
 /// the enabled layers provide (accepted here, not passed to drivers that lack them).
+///
+/// # Safety
+/// `info` must be a valid `VkInstanceCreateInfo` (Vulkan's valid usage of `vkCreateInstance`:
+/// `pApplicationInfo` NULL or valid, its names NULL or NUL-terminated; the extension names valid
+/// for their count; the `pNext` chain valid, the loader's own structures skipped), and
+/// `allocator` NULL or valid callbacks that outlive the drivers' instances. Neither is written.
 pub(crate) unsafe fn create_drivers(
     instance: &mut Instance,
     info: &VkInstanceCreateInfo,
     allocator: *const VkAllocationCallbacks,
     layer_extensions: &[VkExtensionProperties],
 ) -> Result<(), VkResult> {
-    create_drivers_with(instance, info, allocator, layer_extensions, cache::Session::open())
+    // SAFETY: the caller's promise for `info` and `allocator`.
+    unsafe { create_drivers_with(instance, info, allocator, layer_extensions, cache::Session::open()) }
+}
+
+/// What the application says of itself in `VkApplicationInfo`, read once.
+struct Application<'a> {
+    name: Option<&'a CStr>,
+    version: u32,
+    engine: Option<&'a CStr>,
+    engine_version: u32,
+    api_version: u32,
 }
 
 /// [`create_drivers`] with the driver cache `cache`: drivers whose record says they have no
 /// physical device for this application are not loaded. Should no driver instance result, the
 /// creation is made again without the cache, so that the result is the eager path's.
+///
+/// # Safety
+/// As for [`create_drivers`].
 unsafe fn create_drivers_with(
     instance: &mut Instance,
     info: &VkInstanceCreateInfo,
@@ -362,13 +373,29 @@ unsafe fn create_drivers_with(
     layer_extensions: &[VkExtensionProperties],
     mut cache: cache::Session,
 ) -> Result<(), VkResult> {
-    let requested = names(info.ppEnabledExtensionNames, info.enabledExtensionCount);
-    let direct = direct::requested(info, requested.contains(&direct::EXTENSION));
+    // SAFETY: the caller's promise: `enabledExtensionCount` names, each NUL-terminated.
+    let requested = unsafe { names(info.ppEnabledExtensionNames, info.enabledExtensionCount) };
+    // SAFETY: the caller's promise: a valid `pNext` chain.
+    let direct = unsafe { direct::requested(info, requested.contains(&direct::EXTENSION)) };
     let mut rejected = Vec::new();
-    let application = application_digest(info);
+    // SAFETY: the caller's promise: `pApplicationInfo` NULL or valid, its names NULL or
+    // NUL-terminated.
+    let app = unsafe {
+        info.pApplicationInfo.as_ref().map(|a| {
+            let text = |p: *const c_char| p.as_ref().map(|p| CStr::from_ptr(p));
+            Application {
+                name: text(a.pApplicationName),
+                version: a.applicationVersion,
+                engine: text(a.pEngineName),
+                engine_version: a.engineVersion,
+                api_version: a.apiVersion,
+            }
+        })
+    };
+    let application = application_digest(app.as_ref());
     cache.set_application(application);
     // 0, or below 1.0 (invalid: see check_api_version), is 1.0.
-    let app_version = info.pApplicationInfo.as_ref().map(|a| a.apiVersion).filter(|&v| v >= vk_generated::make_api_version(0, 1, 0, 0));
+    let app_version = app.as_ref().map(|a| a.api_version).filter(|&v| v >= vk_generated::make_api_version(0, 1, 0, 0));
     let api_version = app_version.unwrap_or(vk_generated::make_api_version(0, 1, 0, 0));
     // Drivers whose record holds their physical devices are loaded only when first needed, if
     // what their instances must be created with can be kept.
@@ -378,7 +405,8 @@ unsafe fn create_drivers_with(
     let kept: std::cell::OnceCell<Option<Arc<crate::lazy::kept::KeptCreateInfo>>> = std::cell::OnceCell::new();
     let keep = || {
         kept.get_or_init(|| {
-            let copy = crate::lazy::kept::KeptCreateInfo::new(info, api_version);
+            // SAFETY: the caller's promise: a valid create info.
+            let copy = unsafe { crate::lazy::kept::KeptCreateInfo::new(info, api_version) };
             copy.map_err(|why| log!(Level::Driver, "drivers with physical devices are loaded now: {why}")).ok()
         })
         .is_some()
@@ -444,8 +472,11 @@ unsafe fn create_drivers_with(
             driver_instances.push(lazy_driver_instance(driver, r, &requested, api_version, kept.clone(), allocator));
             continue;
         }
-        let created = create_driver_instance(&driver, &supported.properties(), info, &requested, api_version, allocator)
-            .and_then(|(handle, extensions)| driver_table(&driver, handle, allocator).map(|table| (handle, table, extensions)));
+        // SAFETY: the caller's promise for `info` and `allocator`.
+        let created = unsafe { create_driver_instance(&driver, &supported.properties(), info, &requested, api_version, allocator) };
+        // SAFETY: an instance the driver just created, used by nothing else yet; the allocator it
+        // was created with.
+        let created = created.and_then(|(handle, extensions)| unsafe { driver_table(&driver, handle, allocator) }.map(|table| (handle, table, extensions)));
         match created {
             Ok((handle, table, extensions)) => driver_instances.push(DriverInstance { driver, handle, table, extensions, lazy: None }),
             Err(reason) => {
@@ -460,7 +491,8 @@ unsafe fn create_drivers_with(
         // whether the creation succeeds is theirs to say.
         log!(Level::Driver, "no driver instance without the driver cache's unloaded drivers: creating them all");
         record_answers(cache, &sources, &per_driver, &|_| None);
-        return create_drivers_with(instance, info, allocator, layer_extensions, cache::Session::off());
+        // SAFETY: the caller's promise for `info` and `allocator`.
+        return unsafe { create_drivers_with(instance, info, allocator, layer_extensions, cache::Session::off()) };
     }
     if driver_instances.is_empty() {
         record_answers(cache, &sources, &per_driver, &|_| None);
@@ -484,13 +516,15 @@ unsafe fn create_drivers_with(
     instance.api_version = api_version;
     instance.enabled_extensions = enabled_extensions;
     instance.device_configurations = crate::manifest::settings::current().and_then(|s| s.device_configurations.clone());
-    let counts = release_drivers_without_devices(instance, allocator);
+    // SAFETY: the driver instances were just created with `allocator` (the caller's promise).
+    let counts = unsafe { release_drivers_without_devices(instance, allocator) };
     // After the release: a lazy driver's index is its place among the drivers kept.
     let address = &*instance as *const Instance as usize;
     for (index, d) in instance.drivers.iter().enumerate() {
         if let Some(lazy) = &d.lazy {
-            // SAFETY: the instance is boxed and outlives its drivers, this one's closure included.
             lazy.on_live(Box::new(move || {
+                // SAFETY: the instance is boxed and outlives its drivers, this one's closure
+                // included; only shared references to it are made while it lives.
                 let instance = unsafe { &*(address as *const Instance) };
                 instance.point_lazy_devices(index);
                 crate::dispatch::messengers::give_to_loaded_driver(instance, index);
@@ -505,15 +539,9 @@ unsafe fn create_drivers_with(
 }
 
 /// The application's digest for its physical-device records (see `cache::key::application`).
-unsafe fn application_digest(info: &VkInstanceCreateInfo) -> u64 {
-    let text = |p: *const c_char| {
-        if p.is_null() {
-            String::new()
-        } else {
-            CStr::from_ptr(p).to_string_lossy().into_owned()
-        }
-    };
-    let app = info.pApplicationInfo.as_ref().map(|a| (text(a.pApplicationName), a.applicationVersion, text(a.pEngineName), a.engineVersion, a.apiVersion));
+fn application_digest(app: Option<&Application>) -> u64 {
+    let text = |name: Option<&CStr>| name.map_or_else(String::new, |name| name.to_string_lossy().into_owned());
+    let app = app.map(|a| (text(a.name), a.version, text(a.engine), a.engine_version, a.api_version));
     let app = app.as_ref().map(|(name, version, engine, engine_version, api)| (name.as_str(), *version, engine.as_str(), *engine_version, *api));
     let names = format!("{}\0{}", crate::platform::invocation_name(), crate::platform::process_name());
     cache::key::application(&cache::executable(), &names, app)
@@ -545,7 +573,11 @@ fn portability_hint(extension_enabled: bool, flag_set: bool) -> &'static str {
 /// Destroys the driver instances that report no physical device (unloading their libraries
 /// unless something else holds them). Their devices are wrapped at the first enumeration.
 /// Returns each driver's count.
-fn release_drivers_without_devices(instance: &mut Instance, allocator: *const VkAllocationCallbacks) -> Vec<(Arc<Driver>, u32)> {
+///
+/// # Safety
+/// `allocator` must be NULL or valid callbacks compatible with those the drivers' instances were
+/// created with.
+unsafe fn release_drivers_without_devices(instance: &mut Instance, allocator: *const VkAllocationCallbacks) -> Vec<(Arc<Driver>, u32)> {
     let counts = physical_devices::counts_per_driver(&instance.drivers);
     let per_driver = instance.drivers.iter().zip(&counts).map(|(d, &n)| (d.driver.clone(), n as u32)).collect();
     let mut index = 0;
@@ -558,10 +590,9 @@ fn release_drivers_without_devices(instance: &mut Instance, allocator: *const Vk
             if let Some(library) = d.driver.library() {
                 crate::platform::library_cache::release_preloaded(library);
             }
-            if let Some(destroy) = d.table.vkDestroyInstance {
-                // SAFETY: the driver's own instance, destroyed once, with the application's allocator.
-                unsafe { destroy(d.handle, allocator) };
-            }
+            // SAFETY: the driver's instance, destroyed once and left out of the loader's instance
+            // (nothing calls it afterwards); the caller's promise for `allocator`.
+            unsafe { instance_calls(d).destroy(allocator) };
         }
         used
     });

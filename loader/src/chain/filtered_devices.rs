@@ -6,6 +6,7 @@
 use vk_generated::types::*;
 
 use crate::ffi;
+use crate::load::calls::PhysicalDeviceCalls;
 use crate::loader_abi::{self, TerminatorPhysicalDevice};
 use crate::plan::device_filter::DeviceFilters;
 
@@ -13,7 +14,9 @@ use crate::plan::device_filter::DeviceFilters;
 /// asked for every device, then those the filters reject left out.
 ///
 /// # Safety
-/// `enumerate` returns physical devices this loader handed out; `count` and `out` as the API says.
+/// `enumerate` returns physical devices this loader handed out; `count` and `out` as the API says
+/// (the count NULL or valid for reading and writing a `u32`, the array NULL or valid for
+/// writing `*count` handles).
 pub unsafe fn enumerate(
     filters: &DeviceFilters,
     enumerate: impl FnMut(*mut u32, *mut VkPhysicalDevice) -> VkResult,
@@ -24,15 +27,17 @@ pub unsafe fn enumerate(
         Ok(devices) => devices,
         Err(e) => return e,
     };
-    devices.retain(|&d| admitted(filters, d));
-    ffi::fill(&devices, count, out)
+    // SAFETY: the caller's promise: physical devices this loader handed out.
+    devices.retain(|&d| unsafe { admitted(filters, d) });
+    // SAFETY: the caller's promise for the count and the array.
+    unsafe { ffi::fill(&devices, count, out) }
 }
 
 /// The application's `vkEnumeratePhysicalDeviceGroups`: every group asked for, then those with
 /// a rejected member left out. The application's structs keep their `sType` and `pNext`.
 ///
 /// # Safety
-/// As for [`enumerate`].
+/// As for [`enumerate`], with an array of `*count` structures whose `sType` and `pNext` are set.
 pub unsafe fn enumerate_groups(
     filters: &DeviceFilters,
     enumerate: impl FnMut(*mut u32, *mut VkPhysicalDeviceGroupProperties) -> VkResult,
@@ -43,29 +48,33 @@ pub unsafe fn enumerate_groups(
         Ok(groups) => groups,
         Err(e) => return e,
     };
-    groups.retain(|g| g.physicalDevices.iter().take(g.physicalDeviceCount as usize).all(|&d| admitted(filters, d)));
-    ffi::fill_groups(&groups, count, out)
+    // SAFETY: the caller's promise: physical devices this loader handed out.
+    groups.retain(|g| g.physicalDevices.iter().take(g.physicalDeviceCount as usize).all(|&d| unsafe { admitted(filters, d) }));
+    // SAFETY: the caller's promise for the count and the array.
+    unsafe { ffi::fill_groups(&groups, count, out) }
 }
 
 /// Whether `device` (a handle the application would get) passes the filters: its ids as the
 /// chain reports them (a layer may change them), the driver id from its driver.
+///
+/// # Safety
+/// `device` must be a physical device this loader handed out (at either level).
 unsafe fn admitted(filters: &DeviceFilters, device: VkPhysicalDevice) -> bool {
-    let mut properties = VkPhysicalDeviceProperties::default();
-    if let Some(get) = (*loader_abi::instance_table(device.0)).vkGetPhysicalDeviceProperties {
-        get(loader_abi::unwrap_physical_device(device), &mut properties);
-    }
-    filters.rejecting(properties.vendorID, properties.deviceID, || driver_id(device)).is_none()
+    // SAFETY: the caller's promise: a loader physical device, whose first word is its instance's
+    // dispatch table (the layer chain's or the terminators'), live with the instance, whose
+    // functions take the handle it unwraps to.
+    let chain = unsafe { PhysicalDeviceCalls::new(&*loader_abi::instance_table(device.0), loader_abi::unwrap_physical_device(device)) };
+    let properties = chain.properties();
+    // SAFETY: as above: at either level its driver fields are its driver's table and handle (the
+    // trampoline-level ones copied from the terminator-level device), or an empty table and NULL.
+    let (table, handle) = unsafe { (*(device.0 as *const TerminatorPhysicalDevice)).driver() };
+    // SAFETY: the table and handle read together: the driver's for this device.
+    let driver = unsafe { table.as_ref() }.filter(|_| !handle.is_null()).map(|table| unsafe { PhysicalDeviceCalls::new(table, handle) });
+    filters.rejecting(properties.vendorID, properties.deviceID, || driver_id(driver?)).is_none()
 }
 
 /// `VkPhysicalDeviceDriverProperties::driverID` from the device's driver, where it can say.
-unsafe fn driver_id(device: VkPhysicalDevice) -> Option<u32> {
-    let (table, handle) = (*(device.0 as *const TerminatorPhysicalDevice)).driver();
-    if handle.is_null() || table.is_null() {
-        return None;
-    }
-    let get2 = (*table).vkGetPhysicalDeviceProperties2?;
-    let mut driver = VkPhysicalDeviceDriverProperties::default();
-    let mut properties = VkPhysicalDeviceProperties2 { pNext: &mut driver as *mut _ as *mut _, ..Default::default() };
-    get2(handle, &mut properties);
-    Some(driver.driverID.0 as u32)
+fn driver_id(driver: PhysicalDeviceCalls) -> Option<u32> {
+    let properties: VkPhysicalDeviceDriverProperties = driver.properties2()?;
+    Some(properties.driverID.0 as u32)
 }

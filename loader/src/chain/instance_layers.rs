@@ -23,7 +23,7 @@ use crate::chain::{device_layers, drivers, physical_devices};
 use crate::debug::log::{self, Level};
 use crate::discover;
 use crate::ffi::{self, skip_loader_structs};
-use crate::load::{self, layer::{Gdpa, Gipa, LoadedLayer}};
+use crate::load::{self, layer::{Gipa, LoadedLayer}};
 use crate::loader_abi::InstanceDispatch;
 use crate::manifest::layer::LayerManifest;
 use crate::object::instance::Instance;
@@ -370,19 +370,27 @@ pub unsafe fn destroy_instance(instance: &Instance, allocator: *const VkAllocati
 
 /// `vkSetInstanceLoaderData`: a layer's new instance-level dispatchable object gets the instance's
 /// dispatch pointer.
+///
+/// # Safety
+/// The layer interface's contract: `instance` NULL or the loader's instance (its first word is
+/// its dispatch pointer); `object` NULL or a dispatchable object the layer made, whose first word
+/// is the loader's to set. Checked anyway: NULL for either fails with
+/// `VK_ERROR_INITIALIZATION_FAILED`.
 unsafe extern "system" fn set_instance_loader_data(instance: VkInstance, object: *mut c_void) -> VkResult {
     ffi::guard("vkSetInstanceLoaderData", VkResult::ERROR_INITIALIZATION_FAILED, || {
         if instance.is_null() || object.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
-        *(object as *mut *const c_void) = *(instance.0 as *const *const c_void);
+        // SAFETY: the contract: both are dispatchable objects, readable and writable for their
+        // first word, which is the loader's.
+        unsafe { *(object as *mut *const c_void) = *(instance.0 as *const *const c_void) };
         VkResult::SUCCESS
     })
 }
 
 /// Wraps the top layer's physical devices in trampoline-level ones (the same wrapper for the same
 /// handle every time).
-unsafe fn wrap(instance: &Instance, chain: &InstanceLayers, handles: &mut [VkPhysicalDevice]) {
+fn wrap(instance: &Instance, chain: &InstanceLayers, handles: &mut [VkPhysicalDevice]) {
     let Ok(mut known) = chain.physical_devices.lock() else { return };
     for h in handles.iter_mut() {
         let wrapper = match known.iter().find(|w| w.unwrapped == *h) {
@@ -409,17 +417,32 @@ unsafe fn wrap(instance: &Instance, chain: &InstanceLayers, handles: &mut [VkPhy
 /// `vkEnumeratePhysicalDevices` with layers: the application's call passed down as it is (a
 /// count is asked for once, as through the Khronos loader: a layer such as Mesa's device-select
 /// does real work per call), then the handles it filled wrapped.
+///
+/// # Safety
+/// Vulkan's valid usage of the command: `chain` the layer chain of `instance`; `count` NULL or
+/// valid for reading and writing a `u32`; `out` NULL or valid for `*count` handles, used by
+/// nothing else during the call.
 pub unsafe fn enumerate_physical_devices(instance: &Instance, chain: &InstanceLayers, count: *mut u32, out: *mut VkPhysicalDevice) -> VkResult {
     let Some(f) = chain.table.vkEnumeratePhysicalDevices else { return VkResult::ERROR_INITIALIZATION_FAILED };
-    let result = f(instance.chain_handle, count, out);
+    // SAFETY: the top layer's function with the instance it created; the count and array as the
+    // caller promises.
+    let result = unsafe { f(instance.chain_handle, count, out) };
     if !out.is_null() && !count.is_null() && matches!(result, VkResult::SUCCESS | VkResult::INCOMPLETE) {
-        wrap(instance, chain, std::slice::from_raw_parts_mut(out, *count as usize));
+        // SAFETY: the caller's array; the chain set `*count` to the number of handles it wrote
+        // there, at most the room it had.
+        let handles = unsafe { std::slice::from_raw_parts_mut(out, *count as usize) };
+        wrap(instance, chain, handles);
     }
     result
 }
 
 /// `vkEnumeratePhysicalDeviceGroups` with layers: the application's structs are filled by the
 /// chain, then their handles wrapped.
+///
+/// # Safety
+/// Vulkan's valid usage of the command: `chain` the layer chain of `instance`; `count` NULL or
+/// valid for reading and writing a `u32`; `out` NULL or valid for `*count` structures whose
+/// `sType` and `pNext` are set, used by nothing else during the call.
 pub unsafe fn enumerate_physical_device_groups(
     instance: &Instance,
     chain: &InstanceLayers,
@@ -427,12 +450,16 @@ pub unsafe fn enumerate_physical_device_groups(
     out: *mut VkPhysicalDeviceGroupProperties,
 ) -> VkResult {
     let Some(f) = chain.table.vkEnumeratePhysicalDeviceGroups else { return VkResult::ERROR_INITIALIZATION_FAILED };
-    let result = f(instance.chain_handle, count, out);
-    if out.is_null() || !matches!(result, VkResult::SUCCESS | VkResult::INCOMPLETE) {
+    // SAFETY: the top layer's function with the instance it created; the count and array as the
+    // caller promises.
+    let result = unsafe { f(instance.chain_handle, count, out) };
+    if out.is_null() || count.is_null() || !matches!(result, VkResult::SUCCESS | VkResult::INCOMPLETE) {
         return result;
     }
-    for i in 0..*count as usize {
-        let group = &mut *out.add(i);
+    // SAFETY: the caller's array; the chain set `*count` to the number of structures it filled
+    // there, at most the room it had.
+    let groups = unsafe { std::slice::from_raw_parts_mut(out, *count as usize) };
+    for group in groups {
         let n = (group.physicalDeviceCount as usize).min(group.physicalDevices.len());
         wrap(instance, chain, &mut group.physicalDevices[..n]);
     }
@@ -455,17 +482,27 @@ pub fn device_extensions_of_layer(instance: &Instance, name: &CStr) -> Option<Ve
 /// entry in the chain's table is the first such layer's answer, else the terminator; a device
 /// command the top layer or a driver knows gets a device slot, filled from the top of each device
 /// chain.
+///
+/// # Safety
+/// `chain` must be the layer chain of `instance`, live, and `instance`'s drivers live (as
+/// `dispatch::unknown::instance_proc_addr` requires).
 pub unsafe fn unknown_command(instance: &Instance, chain: &InstanceLayers, name: &CStr) -> PFN_vkVoidFunction {
     let handle = instance.chain_handle;
     let first_gpdpa = chain.layers.iter().find_map(|l| l.loaded.gpdpa);
-    let resolve_physical = |n: &CStr| first_gpdpa.and_then(|g| g(handle, n.as_ptr()));
+    // SAFETY: a layer's vk_layerGetPhysicalDeviceProcAddr with the instance chain's handle, which
+    // every layer knows, and a NUL-terminated name.
+    let resolve_physical = |n: &CStr| first_gpdpa.and_then(|g| unsafe { g(handle, n.as_ptr()) });
     let slots = crate::dispatch::unknown::ChainSlots { slots: &chain.table.unknown, resolve: Some(&resolve_physical) };
-    if let Some(trampoline) = crate::dispatch::unknown::physical_device_command(instance, name, Some(slots)) {
+    // SAFETY: the caller's promise for the drivers.
+    if let Some(trampoline) = unsafe { crate::dispatch::unknown::physical_device_command(instance, name, Some(slots)) } {
         return Some(trampoline);
     }
     let top = chain.top().gipa;
-    let resolve = |n: &CStr| top(handle, n.as_ptr());
-    crate::dispatch::unknown::device_command(instance, name, Some(&resolve))
+    // SAFETY: the top layer's vkGetInstanceProcAddr with the instance it created and a
+    // NUL-terminated name.
+    let resolve = |n: &CStr| unsafe { top(handle, n.as_ptr()) };
+    // SAFETY: the caller's promise for the drivers.
+    unsafe { crate::dispatch::unknown::device_command(instance, name, Some(&resolve)) }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -473,41 +510,42 @@ pub unsafe fn unknown_command(instance: &Instance, chain: &InstanceLayers, name:
 // ------------------------------------------------------------------------------------------------
 
 /// The `pfnNextGetInstanceProcAddr` of the last layer: the loader's terminators.
+///
+/// # Safety
+/// The layer interface's contract: `instance` NULL or the loader's instance; `pName` NULL or a
+/// NUL-terminated string. Checked anyway: a NULL name is answered with NULL.
 pub unsafe extern "system" fn terminator_gipa(instance: VkInstance, pName: *const c_char) -> PFN_vkVoidFunction {
     ffi::guard("vkGetInstanceProcAddr (terminator)", None, || {
         if pName.is_null() {
             return None;
         }
-        let Some(command) = vk_generated::lookup::command_c(pName) else {
-            return unknown_terminator(instance, CStr::from_ptr(pName));
+        // SAFETY: the contract: NUL-terminated.
+        let Some(command) = (unsafe { vk_generated::lookup::command_c(pName) }) else {
+            // SAFETY: the contract for both.
+            return unsafe { unknown_terminator(instance, CStr::from_ptr(pName)) };
         };
         let info = command.info();
-        macro_rules! f {
-            ($f:expr, $t:ty) => {
-                Some(std::mem::transmute::<$t, unsafe extern "system" fn()>($f))
-            };
-        }
-        type Enumerate = unsafe extern "system" fn(VkInstance, *mut u32, *mut VkPhysicalDevice) -> VkResult;
-        type Groups = unsafe extern "system" fn(VkInstance, *mut u32, *mut VkPhysicalDeviceGroupProperties) -> VkResult;
-        type DevExt = unsafe extern "system" fn(VkPhysicalDevice, *const c_char, *mut u32, *mut VkExtensionProperties) -> VkResult;
-        type DevLayers = unsafe extern "system" fn(VkPhysicalDevice, *mut u32, *mut VkLayerProperties) -> VkResult;
-        type CreateDevice = unsafe extern "system" fn(VkPhysicalDevice, *const VkDeviceCreateInfo, *const VkAllocationCallbacks, *mut VkDevice) -> VkResult;
-        type CreateInstance = unsafe extern "system" fn(*const VkInstanceCreateInfo, *const VkAllocationCallbacks, *mut VkInstance) -> VkResult;
-        type DestroyInstance = unsafe extern "system" fn(VkInstance, *const VkAllocationCallbacks);
         match info.name().to_bytes() {
-            b"vkCreateInstance" => f!(terminator_CreateInstance, CreateInstance),
-            b"vkDestroyInstance" => f!(terminator_DestroyInstance, DestroyInstance),
-            b"vkEnumeratePhysicalDevices" => f!(physical_devices::terminator_EnumeratePhysicalDevices, Enumerate),
-            b"vkEnumeratePhysicalDeviceGroups" => f!(physical_devices::terminator_EnumeratePhysicalDeviceGroups, Groups),
-            b"vkEnumerateDeviceExtensionProperties" => f!(physical_devices::terminator_EnumerateDeviceExtensionProperties, DevExt),
-            b"vkEnumerateDeviceLayerProperties" => f!(physical_devices::terminator_EnumerateDeviceLayerProperties, DevLayers),
-            b"vkCreateDevice" => f!(device_layers::terminator_CreateDevice, CreateDevice),
-            b"vkGetInstanceProcAddr" => f!(terminator_gipa, Gipa),
-            b"vkGetDeviceProcAddr" => f!(device_layers::terminator_gdpa, Gdpa),
+            b"vkCreateInstance" => ffi::erased!(vkCreateInstance => terminator_CreateInstance),
+            b"vkDestroyInstance" => ffi::erased!(vkDestroyInstance => terminator_DestroyInstance),
+            b"vkEnumeratePhysicalDevices" => ffi::erased!(vkEnumeratePhysicalDevices => physical_devices::terminator_EnumeratePhysicalDevices),
+            b"vkEnumeratePhysicalDeviceGroups" => {
+                ffi::erased!(vkEnumeratePhysicalDeviceGroups => physical_devices::terminator_EnumeratePhysicalDeviceGroups)
+            }
+            b"vkEnumerateDeviceExtensionProperties" => {
+                ffi::erased!(vkEnumerateDeviceExtensionProperties => physical_devices::terminator_EnumerateDeviceExtensionProperties)
+            }
+            b"vkEnumerateDeviceLayerProperties" => {
+                ffi::erased!(vkEnumerateDeviceLayerProperties => physical_devices::terminator_EnumerateDeviceLayerProperties)
+            }
+            b"vkCreateDevice" => ffi::erased!(vkCreateDevice => device_layers::terminator_CreateDevice),
+            b"vkGetInstanceProcAddr" => ffi::erased!(vkGetInstanceProcAddr => terminator_gipa),
+            b"vkGetDeviceProcAddr" => ffi::erased!(vkGetDeviceProcAddr => device_layers::terminator_gdpa),
             _ if info.level == CommandLevel::Global => crate::hand_written(command.command),
             _ if info.level == CommandLevel::Device => None,
             _ => {
-                let instance = Instance::from_handle(instance)?;
+                // SAFETY: the contract: NULL or the loader's instance.
+                let instance = unsafe { Instance::from_handle(instance) }?;
                 instance.terminators().slots()[info.slot as usize]
             }
         }
@@ -518,34 +556,56 @@ pub unsafe extern "system" fn terminator_gipa(instance: VkInstance, pName: *cons
 /// the physical-device terminator if a driver's `vk_icdGetPhysicalDeviceProcAddr` knows it, else
 /// the device trampoline if a driver's `vkGetInstanceProcAddr` does. `vk_layerGetPhysicalDeviceProcAddr`,
 /// which no registry lists, is the chain's own.
+///
+/// # Safety
+/// `instance` must be NULL or the loader's live instance, its drivers live.
 unsafe fn unknown_terminator(instance: VkInstance, name: &CStr) -> PFN_vkVoidFunction {
     if name == c"vk_layerGetPhysicalDeviceProcAddr" {
-        return Some(std::mem::transmute::<Gipa, unsafe extern "system" fn()>(terminator_gpdpa));
+        // SAFETY: a function pointer as `PFN_vkVoidFunction`, which the layer casts back to the
+        // layer interface's `PFN_GetPhysicalDeviceProcAddr`, this function's type.
+        return Some(unsafe { std::mem::transmute::<Gipa, unsafe extern "system" fn()>(terminator_gpdpa) });
     }
-    let instance = Instance::from_handle(instance)?;
-    crate::dispatch::unknown::physical_device_chain_end(instance, name).or_else(|| crate::dispatch::unknown::device_command(instance, name, None))
+    // SAFETY: the caller's promise.
+    let instance = unsafe { Instance::from_handle(instance) }?;
+    // SAFETY: the caller's promise: the instance's drivers are live.
+    unsafe { crate::dispatch::unknown::physical_device_chain_end(instance, name).or_else(|| crate::dispatch::unknown::device_command(instance, name, None)) }
 }
 
 /// The `pfnNextGetPhysicalDeviceProcAddr` of the last layer: the loader's terminators for instance
 /// and physical-device commands, and for physical-device commands unknown to the registry that a
 /// driver knows (drivers' functions behind it).
+///
+/// # Safety
+/// The layer interface's contract: `instance` NULL or the loader's instance; `pName` NULL or a
+/// NUL-terminated string. Checked anyway: a NULL name is answered with NULL.
 unsafe extern "system" fn terminator_gpdpa(instance: VkInstance, pName: *const c_char) -> PFN_vkVoidFunction {
     ffi::guard("vk_layerGetPhysicalDeviceProcAddr (terminator)", None, || {
         if pName.is_null() {
             return None;
         }
-        let instance = Instance::from_handle(instance)?;
-        match vk_generated::lookup::command_c(pName) {
+        // SAFETY: the contract: NULL or the loader's instance.
+        let instance = unsafe { Instance::from_handle(instance) }?;
+        // SAFETY: the contract: NUL-terminated.
+        match unsafe { vk_generated::lookup::command_c(pName) } {
             Some(command) if matches!(command.info().level, CommandLevel::Instance | CommandLevel::PhysicalDevice) => {
                 instance.terminators().slots()[command.info().slot as usize]
             }
             Some(_) => None,
-            None => crate::dispatch::unknown::physical_device_chain_end(instance, CStr::from_ptr(pName)),
+            // SAFETY: the contract for the name; the loader's instance, whose drivers live while it does.
+            None => unsafe { crate::dispatch::unknown::physical_device_chain_end(instance, CStr::from_ptr(pName)) },
         }
     })
 }
 
 /// The end of `vkCreateInstance`: the drivers' instances, created into the pending instance.
+///
+/// # Safety
+/// Vulkan's valid usage of `vkCreateInstance`, as the last layer passes it on: `pCreateInfo` NULL
+/// or a valid create info (its chain may begin with the loader's own structures); `pAllocator`
+/// NULL or valid callbacks; `pInstance` NULL or valid for reading and writing a handle, holding
+/// the handle the loader gave the chain. Checked anyway: a call outside the loader's instance
+/// creation, or a NULL create info or instance pointer, fails with
+/// `VK_ERROR_INITIALIZATION_FAILED`; a changed handle stops the process.
 unsafe extern "system" fn terminator_CreateInstance(
     pCreateInfo: *const VkInstanceCreateInfo,
     pAllocator: *const VkAllocationCallbacks,
@@ -553,18 +613,27 @@ unsafe extern "system" fn terminator_CreateInstance(
 ) -> VkResult {
     ffi::guard("vkCreateInstance (terminator)", VkResult::ERROR_INITIALIZATION_FAILED, || {
         let pending = PENDING_INSTANCE.with(|p| p.get());
-        if pending.is_null() || pCreateInfo.is_null() || pInstance.is_null() {
+        // SAFETY: the contract: NULL or a valid create info.
+        let (false, Some(app_info), false) = (pending.is_null(), unsafe { pCreateInfo.as_ref() }, pInstance.is_null()) else {
             log::write(Level::Error, "vkCreateInstance: the loader's terminator was called outside of instance creation");
             return VkResult::ERROR_INITIALIZATION_FAILED;
-        }
-        check_handed_down_instance(*pInstance);
-        let instance = &mut *pending;
+        };
+        // SAFETY: the contract: `pInstance` is valid; what it holds is the loader's handle, unless
+        // a layer changed it (then NULL or a pointer readable as a handle's header, which is checked).
+        unsafe { check_handed_down_instance(*pInstance) };
+        // SAFETY: the instance `create_instance` is creating, which holds no reference to it while
+        // the chain runs (`PENDING_INSTANCE` is set only then, on this thread).
+        let instance = unsafe { &mut *pending };
         let extra = instance.layers.as_ref().map(|c| instance_extensions(&c.layers)).unwrap_or_default();
-        let mut info = *pCreateInfo;
-        info.pNext = skip_loader_structs(info.pNext, VkStructureType::LOADER_INSTANCE_CREATE_INFO);
-        match drivers::create_drivers(instance, &info, pAllocator, &extra) {
+        let mut info = *app_info;
+        // SAFETY: the contract: a valid chain.
+        info.pNext = unsafe { skip_loader_structs(info.pNext, VkStructureType::LOADER_INSTANCE_CREATE_INFO) };
+        // SAFETY: the application's create info without the loader's structures (the contract);
+        // the allocator as the contract says.
+        match unsafe { drivers::create_drivers(instance, &info, pAllocator, &extra) } {
             Ok(()) => {
-                *pInstance = VkInstance(pending as *mut c_void);
+                // SAFETY: the contract: valid for writing a handle.
+                unsafe { *pInstance = VkInstance(pending as *mut c_void) };
                 VkResult::SUCCESS
             }
             Err(e) => e,
@@ -575,6 +644,10 @@ unsafe extern "system" fn terminator_CreateInstance(
 /// Stops the process when a layer changed the `VkInstance` it was given to pass down (layer
 /// policy LLP_LAYER_21): the loader's instance cannot be trusted any more. The Khronos loader's
 /// words, which its users search for.
+///
+/// # Safety
+/// `handed_down` must be NULL, misaligned, or readable for a `HandleHeader` (a dispatchable
+/// handle: the loader's instance, or what a layer put in its place).
 unsafe fn check_handed_down_instance(handed_down: VkInstance) {
     const CHECK: &str = "terminator_CreateInstance";
     if handed_down.is_null() {
@@ -584,9 +657,11 @@ unsafe fn check_handed_down_instance(handed_down: VkInstance) {
         );
         std::process::abort();
     }
-    if !crate::handles::has_magic(handed_down.0, crate::handles::INSTANCE_MAGIC) {
+    // SAFETY: the caller's promise.
+    if !unsafe { crate::handles::has_magic(handed_down.0, crate::handles::INSTANCE_MAGIC) } {
         let header = handed_down.0 as *const crate::handles::HandleHeader;
-        let magic = if header.is_aligned() { (*header).magic } else { 0 };
+        // SAFETY: the caller's promise: not NULL, so readable for a header where aligned.
+        let magic = if header.is_aligned() { unsafe { (*header).magic } } else { 0 };
         log::write(
             Level::Error,
             &format!(

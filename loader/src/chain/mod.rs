@@ -1,6 +1,7 @@
 //! Carrying the decisions out: the drivers' instances (`drivers`), physical devices in the
 //! loader's order (`physical_devices`) and as the id filters leave them (`filtered_devices`), devices (`device`, with a device group's handles mapped in copies by `device_group`), the instance and device chains through
-//! layers (`instance_layers`, `device_layers`), the pre-instance chains and layer extensions.
+//! layers (`instance_layers`, `device_layers`), the pre-instance chains and layer extensions; `views`, the
+//! driver instances as the safe calls of `load::calls`.
 
 pub mod device;
 pub mod device_group;
@@ -11,3 +12,4 @@ pub mod instance_layers;
 pub mod layer_extensions;
 pub mod physical_devices;
 pub mod pre_instance;
+pub mod views;

@@ -1,12 +1,12 @@
 //! Physical devices: gathered from every driver, wrapped once per instance (handles stay stable
 //! across calls), and ordered the Linux way.
 
-use std::ffi::c_void;
-
 use vk_generated::types::*;
 
+use crate::chain::views::{self, instance_calls};
 use crate::debug::log::Level;
 use crate::ffi;
+use crate::load::calls::{GroupChains, PhysicalDeviceCalls};
 use crate::loader_abi::TerminatorPhysicalDevice;
 use crate::manifest::settings::DeviceConfiguration;
 use crate::object::instance::{DriverInstance, Instance, PhysicalDevice, PhysicalDevices};
@@ -25,7 +25,7 @@ impl PhysicalDevices {
         };
         self.none_matched.store(hidden, std::sync::atomic::Ordering::Relaxed);
         plan::record(|p| {
-            let listed: Vec<u64> = reported.iter().filter(|r| r.hidden_by.is_none()).map(|r| r.handle.0 as u64).collect();
+            let listed: Vec<u64> = reported.iter().filter(|r| r.hidden_by.is_none()).map(|r| r.handle().0 as u64).collect();
             let settings_path = instance.device_configurations.as_ref().and_then(|_| crate::manifest::settings::current()).map(|s| s.path.clone());
             p.device_order(&listed, settings_path.as_deref());
         });
@@ -57,7 +57,7 @@ impl PhysicalDevices {
 fn position_or_insert(all: &mut Vec<Box<PhysicalDevice>>, instance: &Instance, reported: &Reported) -> usize {
     let same = |d: &PhysicalDevice| {
         let handle = d.term.driver().1;
-        d.driver == reported.driver && (handle == reported.handle || crate::lazy::same_device(handle, reported.handle))
+        d.driver == reported.driver && (handle == reported.handle() || crate::lazy::same_device(handle, reported.handle()))
     };
     if let Some(position) = all.iter().position(|d| same(d)) {
         return position;
@@ -78,39 +78,42 @@ pub struct Listed<'a> {
 type OrderKey = (bool, u8, [u32; 4]);
 
 /// A device as a driver reported it, before it is wrapped.
-struct Reported {
+struct Reported<'a> {
     /// Index of the driver in `Instance::drivers`.
     driver: usize,
-    handle: VkPhysicalDevice,
+    device: PhysicalDeviceCalls<'a>,
     properties: VkPhysicalDeviceProperties,
     order: OrderKey,
     /// The id filter that hides it from the application, if one does.
     hidden_by: Option<&'static str>,
 }
 
+impl Reported<'_> {
+    fn handle(&self) -> VkPhysicalDevice {
+        self.device.handle()
+    }
+}
+
 /// Every driver's physical devices, sorted. A driver whose enumeration fails counts
 /// as having none (running out of memory is reported); none at all is
 /// `VK_ERROR_INITIALIZATION_FAILED`.
-fn report(instance: &Instance) -> Result<Vec<Reported>, VkResult> {
+fn report(instance: &Instance) -> Result<Vec<Reported<'_>>, VkResult> {
     let filters = DeviceFilters::from_env();
     let mut any = false;
     let mut devices = Vec::new();
     for (index, d) in instance.drivers.iter().enumerate() {
-        let handles = driver_devices(d)?;
-        any |= !handles.is_empty();
-        for handle in handles {
-            let mut properties = VkPhysicalDeviceProperties::default();
-            if let Some(get) = d.live().0.vkGetPhysicalDeviceProperties {
-                unsafe { get(handle, &mut properties) };
-            }
+        let listed = driver_devices(d)?;
+        any |= !listed.is_empty();
+        for device in listed {
+            let properties = device.properties();
             // The filters act above the layers (`filtered_devices`); here they are only told.
-            let driver_id = || driver_id(d, handle);
+            let driver_id = || driver_id(device);
             let hidden_by = filters.rejecting(properties.vendorID, properties.deviceID, driver_id);
             if let Some(variable) = hidden_by {
                 let name = device_name(&properties);
                 log!(Level::Driver, "physical device {name:?} from {} hidden by {variable}", d.driver.manifest_path);
             }
-            devices.push(Reported { driver: index, handle, properties, order: OrderKey::default(), hidden_by });
+            devices.push(Reported { driver: index, device, properties, order: OrderKey::default(), hidden_by });
         }
     }
     if !any {
@@ -133,14 +136,14 @@ fn report(instance: &Instance) -> Result<Vec<Reported>, VkResult> {
             let d = &instance.drivers[r.driver];
             if let Some(variable) = r.hidden_by {
                 let value = crate::reference::variable(variable).and_then(|v| v.get()).unwrap_or_default();
-                p.device(device_entry(d, r.handle, &r.properties, Decision::Hidden, format!("hidden by {variable}={value}")));
+                p.device(device_entry(d, r.handle(), &r.properties, Decision::Hidden, format!("hidden by {variable}={value}")));
                 continue;
             }
             let reason = match unsorted {
                 Some(why) => format!("{why}: the drivers' order, the driver found last first"),
                 None => sorted_reason(r),
             };
-            p.device(device_entry(d, r.handle, &r.properties, Decision::Used, reason));
+            p.device(device_entry(d, r.handle(), &r.properties, Decision::Used, reason));
         }
     });
     Ok(devices)
@@ -195,18 +198,18 @@ enum DeviceSelection {
 
 /// The devices as reported, or chosen and ordered by the `device_configurations` of the loader
 /// settings file the instance was created with.
-fn select(reported: Vec<Reported>, instance: &Instance) -> (Vec<Reported>, DeviceSelection) {
+fn select<'a>(reported: Vec<Reported<'a>>, instance: &Instance) -> (Vec<Reported<'a>>, DeviceSelection) {
     match &instance.device_configurations {
-        Some(configurations) => select_by_settings(reported, &instance.drivers, configurations),
+        Some(configurations) => select_by_settings(reported, configurations),
         None => (reported, DeviceSelection::Usual),
     }
 }
 
 /// Keeps the devices the settings file's `device_configurations` name (same device UUID, driver
 /// UUID and driver version), in the file's order. Only devices of Vulkan 1.1 or later have UUIDs.
-fn select_by_settings(devices: Vec<Reported>, drivers: &[DriverInstance], configurations: &[DeviceConfiguration]) -> (Vec<Reported>, DeviceSelection) {
+fn select_by_settings<'a>(devices: Vec<Reported<'a>>, configurations: &[DeviceConfiguration]) -> (Vec<Reported<'a>>, DeviceSelection) {
     log!(Level::Info, "Selecting and ordering VkPhysicalDevices to match the loader settings device configurations list");
-    let ids: Vec<Option<VkPhysicalDeviceIDProperties>> = devices.iter().map(|d| device_ids(d, &drivers[d.driver])).collect();
+    let ids: Vec<Option<VkPhysicalDeviceIDProperties>> = devices.iter().map(device_ids).collect();
     let found = devices.len() as u32;
     let mut left: Vec<Option<Reported>> = devices.into_iter().map(Some).collect();
     let mut chosen = Vec::with_capacity(configurations.len());
@@ -239,11 +242,11 @@ fn select_by_settings(devices: Vec<Reported>, drivers: &[DriverInstance], config
 }
 
 /// A device's UUIDs, where it has them (Vulkan 1.1 or later, `vkGetPhysicalDeviceProperties2`).
-fn device_ids(device: &Reported, driver: &DriverInstance) -> Option<VkPhysicalDeviceIDProperties> {
+fn device_ids(device: &Reported) -> Option<VkPhysicalDeviceIDProperties> {
     if vk_generated::api_version_major_minor(device.properties.apiVersion) < (1, 1) {
         return None;
     }
-    query_properties2(driver, device.handle)
+    device.device.properties2()
 }
 
 fn uuid_string(uuid: &[u8; 16]) -> String {
@@ -252,14 +255,11 @@ fn uuid_string(uuid: &[u8; 16]) -> String {
 
 /// The settings file's refusal to list devices it named none of (see
 /// [`PhysicalDevices::none_matched`]): the count alone succeeds, the list fails.
-///
-/// # Safety
-/// `count` is NULL or writable.
-unsafe fn none_matched(instance: &Instance, count: *mut u32, count_only: bool) -> Option<VkResult> {
+fn none_matched(instance: &Instance, count: Option<&mut u32>, count_only: bool) -> Option<VkResult> {
     let hidden = instance.physical_devices.none_matched()?;
-    if count.is_null() {
+    let Some(count) = count else {
         return Some(VkResult::ERROR_INITIALIZATION_FAILED);
-    }
+    };
     if count_only {
         *count = hidden;
         return Some(VkResult::SUCCESS);
@@ -278,15 +278,13 @@ fn sorting_disabled() -> bool {
 
 /// One driver's physical devices; none when its enumeration fails, except for running out of
 /// memory, which is the application's error too.
-fn driver_devices(d: &DriverInstance) -> Result<Vec<VkPhysicalDevice>, VkResult> {
-    let (table, instance) = d.live();
-    let Some(enumerate) = table.vkEnumeratePhysicalDevices else { return Ok(Vec::new()) };
-    match ffi::query(|count, out| unsafe { enumerate(instance, count, out) }) {
-        Ok(handles) => {
-            if handles.iter().any(|h| h.is_null()) {
+fn driver_devices(d: &DriverInstance) -> Result<Vec<PhysicalDeviceCalls<'_>>, VkResult> {
+    match instance_calls(d).physical_devices() {
+        Ok(listed) => {
+            if listed.wrote_null {
                 log!(Level::WarnDriver, "{}: vkEnumeratePhysicalDevices wrote fewer devices than it counted (NULL handles skipped)", d.driver.manifest_path);
             }
-            Ok(handles.into_iter().filter(|h| !h.is_null()).collect())
+            Ok(listed.devices)
         }
         Err(e) => {
             log!(
@@ -302,39 +300,26 @@ fn driver_devices(d: &DriverInstance) -> Result<Vec<VkPhysicalDevice>, VkResult>
 
 /// How many physical devices each driver reports now (none where its enumeration fails).
 pub fn counts_per_driver(drivers: &[DriverInstance]) -> Vec<usize> {
-    drivers
-        .iter()
-        .map(|d| {
-            let (table, instance) = d.live();
-            let Some(enumerate) = table.vkEnumeratePhysicalDevices else { return 0 };
-            let mut count = 0u32;
-            match unsafe { enumerate(instance, &mut count, std::ptr::null_mut()) } {
-                VkResult::SUCCESS => count as usize,
-                _ => 0,
-            }
-        })
-        .collect()
+    drivers.iter().map(|d| instance_calls(d).physical_device_count() as usize).collect()
 }
 
 /// The loader's wrapper for a device a driver reported.
 fn wrap(instance: &Instance, reported: &Reported) -> Box<PhysicalDevice> {
     let d = &instance.drivers[reported.driver];
-    let (table, handle) = d.live();
+    let (table, _) = d.live();
     // A lazy driver's is set when it is loaded.
-    let gdpa = match d.is_unloaded() {
+    let driver_gdpa = match d.is_unloaded() {
         true => None,
-        false => unsafe { (d.live_driver().get_instance_proc_addr)(handle, c"vkGetDeviceProcAddr".as_ptr()) },
+        false => instance_calls(d).device_proc_addr(),
     };
-    // SAFETY: the signature of vkGetDeviceProcAddr.
-    let driver_gdpa: PFN_vkGetDeviceProcAddr = unsafe { std::mem::transmute(gdpa) };
     let mut device = Box::new(PhysicalDevice {
         term: TerminatorPhysicalDevice {
-            dispatch: instance_table_of(instance),
+            dispatch: instance.dispatch,
             magic: crate::handles::PHYSICAL_DEVICE_MAGIC,
             unwrapped: VkPhysicalDevice::NULL,
             instance: instance as *const Instance as *const std::ffi::c_void,
             driver_table: std::sync::atomic::AtomicPtr::new((table as *const crate::loader_abi::InstanceDispatch).cast_mut().cast()),
-            driver_handle: std::sync::atomic::AtomicPtr::new(reported.handle.0),
+            driver_handle: std::sync::atomic::AtomicPtr::new(reported.handle().0),
         },
         driver: reported.driver,
         instance,
@@ -351,7 +336,7 @@ fn wrap(instance: &Instance, reported: &Reported) -> Box<PhysicalDevice> {
 /// by each group's first device; ties keep the drivers' order of their groups. `app_next(i)` is
 /// the `pNext` of the application's `i`-th struct: the driver hears it for the group it writes
 /// there (NULL past the application's array).
-pub fn groups(instance: &Instance, app_next: &dyn Fn(usize) -> *mut c_void) -> Result<Vec<Group>, VkResult> {
+pub fn groups(instance: &Instance, app_chains: &GroupChains) -> Result<Vec<Group>, VkResult> {
     let devices = instance.physical_devices.refresh(instance)?;
     let position = |driver: usize, handle: VkPhysicalDevice| {
         devices.iter().position(|d| {
@@ -362,7 +347,7 @@ pub fn groups(instance: &Instance, app_next: &dyn Fn(usize) -> *mut c_void) -> R
     let mut groups: Vec<(Vec<usize>, VkBool32)> = Vec::new();
     for (index, d) in instance.drivers.iter().enumerate() {
         let first = groups.len();
-        let driver_groups = driver_groups(d, &|i| app_next(first + i)).unwrap_or_else(|| {
+        let driver_groups = driver_groups(d, &app_chains.after(first)).unwrap_or_else(|| {
             let own = devices.iter().filter(|p| p.device.driver == index);
             own.map(|p| (vec![p.device.term.driver().1], VK_FALSE)).collect()
         });
@@ -392,35 +377,19 @@ pub struct Group {
 }
 
 /// A driver's own physical-device groups (its handles), if it can report them; its `i`-th
-/// struct carries `next(i)` as its `pNext`.
-fn driver_groups(d: &DriverInstance, next: &dyn Fn(usize) -> *mut c_void) -> Option<Vec<(Vec<VkPhysicalDevice>, VkBool32)>> {
+/// struct carries the `i`-th of `chains` as its `pNext`.
+fn driver_groups(d: &DriverInstance, chains: &GroupChains) -> Option<Vec<(Vec<VkPhysicalDevice>, VkBool32)>> {
     let core = vk_generated::api_version_major_minor(d.driver.instance_version()) >= (1, 1);
     if !core && !d.has_extension(b"VK_KHR_device_group_creation") {
         return None;
     }
-    let (table, instance) = d.live();
-    let enumerate = table.vkEnumeratePhysicalDeviceGroups?;
-    let groups = ffi::query(|count, out: *mut VkPhysicalDeviceGroupProperties| unsafe {
-        if !out.is_null() {
-            for i in 0..*count as usize {
-                (*out.add(i)).pNext = next(i);
-            }
-        }
-        enumerate(instance, count, out)
-    });
-    match groups {
+    match instance_calls(d).physical_device_groups(chains)? {
         Ok(groups) => Some(groups.iter().map(|g| (g.physicalDevices[..(g.physicalDeviceCount as usize).min(g.physicalDevices.len())].to_vec(), g.subsetAllocation)).collect()),
         Err(e) => {
             log!(Level::WarnDriver, "{}: vkEnumeratePhysicalDeviceGroups failed ({e:?}); one group per device", d.driver.manifest_path);
             None
         }
     }
-}
-
-/// The instance's terminator table (the first word of the instance).
-fn instance_table_of(instance: &Instance) -> *const vk_generated::InstanceDispatchTable {
-    // SAFETY: `Instance` is `#[repr(C)]` with the dispatch pointer first.
-    unsafe { *(instance as *const Instance as *const *const vk_generated::InstanceDispatchTable) }
 }
 
 /// Linux order: the `VK_LOADER_DEVICE_SELECT` device first, then discrete > integrated > virtual
@@ -441,7 +410,7 @@ fn sort(devices: &mut [Reported], drivers: &[DriverInstance]) {
     for d in devices.iter_mut() {
         let p = &d.properties;
         let is_selected = selected == Some((p.vendorID, p.deviceID));
-        d.order = (!is_selected, rank(p.deviceType), pci_address(&drivers[d.driver], d.handle).unwrap_or([u32::MAX; 4]));
+        d.order = (!is_selected, rank(p.deviceType), pci_address(d.device).unwrap_or([u32::MAX; 4]));
     }
     // A stable sort: ties keep driver order.
     sort_few_by_key(devices, |d| d.order);
@@ -498,31 +467,21 @@ fn device_entry(d: &DriverInstance, handle: VkPhysicalDevice, properties: &VkPhy
 }
 
 /// Whether a driver's physical device supports `VK_EXT_pci_bus_info`.
-fn has_pci_bus_info(driver: &DriverInstance, handle: VkPhysicalDevice) -> bool {
+fn has_pci_bus_info(device: PhysicalDeviceCalls) -> bool {
     // SAFETY: a handle the driver (or the lazy driver standing for it) reported.
-    if let Some(recorded) = unsafe { crate::lazy::recorded_pci_bus_info(handle) } {
+    if let Some(recorded) = unsafe { crate::lazy::recorded_pci_bus_info(device.handle()) } {
         return recorded;
     }
-    let Some(enumerate) = driver.live().0.vkEnumerateDeviceExtensionProperties else { return false };
-    let extensions = ffi::query(|count, out| unsafe { enumerate(handle, std::ptr::null(), count, out) }).unwrap_or_default();
+    let extensions = device.extensions().unwrap_or_default();
     extensions.iter().any(|e| ffi::name_of(e) == crate::lazy::PCI_BUS_INFO.to_bytes())
 }
 
-/// Fills one extension struct through the driver's `vkGetPhysicalDeviceProperties2`.
-fn query_properties2<T: vk_generated::TaggedStruct + Default>(driver: &DriverInstance, handle: VkPhysicalDevice) -> Option<T> {
-    let get2 = driver.live().0.vkGetPhysicalDeviceProperties2?;
-    let mut extension = T::default();
-    let mut props2 = VkPhysicalDeviceProperties2 { pNext: &mut extension as *mut T as *mut _, ..Default::default() };
-    unsafe { get2(handle, &mut props2) };
-    Some(extension)
-}
-
 /// PCI domain, bus, device, function through `VK_EXT_pci_bus_info`, where the driver has it.
-fn pci_address(driver: &DriverInstance, handle: VkPhysicalDevice) -> Option<[u32; 4]> {
-    if !has_pci_bus_info(driver, handle) {
+fn pci_address(device: PhysicalDeviceCalls) -> Option<[u32; 4]> {
+    if !has_pci_bus_info(device) {
         return None;
     }
-    let pci: VkPhysicalDevicePCIBusInfoPropertiesEXT = query_properties2(driver, handle)?;
+    let pci: VkPhysicalDevicePCIBusInfoPropertiesEXT = device.properties2()?;
     Some([pci.pciDomain, pci.pciBus, pci.pciDevice, pci.pciFunction])
 }
 
@@ -530,8 +489,8 @@ fn pci_address(driver: &DriverInstance, handle: VkPhysicalDevice) -> Option<[u32
 /// `vkGetPhysicalDeviceProperties2` whether or not the device advertises Vulkan 1.2 or
 /// `VK_KHR_driver_properties`, as the Khronos loader does (a device that does not know the struct
 /// leaves it zeroed).
-fn driver_id(driver: &DriverInstance, handle: VkPhysicalDevice) -> Option<u32> {
-    let driver_properties: VkPhysicalDeviceDriverProperties = query_properties2(driver, handle)?;
+fn driver_id(device: PhysicalDeviceCalls) -> Option<u32> {
+    let driver_properties: VkPhysicalDeviceDriverProperties = device.properties2()?;
     Some(driver_properties.driverID.0 as u32)
 }
 
@@ -544,56 +503,79 @@ pub unsafe fn instance_of<'a>(handle: VkPhysicalDevice) -> Option<&'a Instance> 
     if handle.is_null() {
         return None;
     }
-    ((*(handle.0 as *const TerminatorPhysicalDevice)).instance as *const Instance).as_ref()
+    // SAFETY: a physical device this loader returned (the caller's promise) is a live
+    // `TerminatorPhysicalDevice`, whose `instance` is its live loader instance.
+    unsafe { ((*(handle.0 as *const TerminatorPhysicalDevice)).instance as *const Instance).as_ref() }
 }
 
 /// The end of the instance chain: the loader's terminator-level physical devices.
+///
+/// # Safety
+/// Vulkan's valid usage, as the layer above passes it on: `instance` the loader's `VkInstance`
+/// (or NULL); `pPhysicalDeviceCount` NULL or valid for reading and writing a `u32`;
+/// `pPhysicalDevices` NULL or valid for writing `*pPhysicalDeviceCount` handles. Checked anyway:
+/// a NULL `instance` or count fails with `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn terminator_EnumeratePhysicalDevices(
     instance: VkInstance,
     pPhysicalDeviceCount: *mut u32,
     pPhysicalDevices: *mut VkPhysicalDevice,
 ) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDevices", VkResult::ERROR_UNKNOWN, || {
-        let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: NULL or the loader's live instance (the contract).
+        let Some(instance) = (unsafe { Instance::from_handle(instance) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let handles: Vec<VkPhysicalDevice> = match instance.physical_devices.refresh(instance) {
             Ok(devices) => devices.iter().map(|d| d.device.handle()).collect(),
             Err(e) => return e,
         };
         instance.record_profiles_once();
-        if let Some(result) = none_matched(instance, pPhysicalDeviceCount, pPhysicalDevices.is_null()) {
+        // SAFETY: the count is NULL or valid for a `u32` (the contract), and used through no
+        // other pointer while this reference lives.
+        if let Some(result) = none_matched(instance, unsafe { pPhysicalDeviceCount.as_mut() }, pPhysicalDevices.is_null()) {
             return result;
         }
-        if !pPhysicalDevices.is_null() && !pPhysicalDeviceCount.is_null() && (*pPhysicalDeviceCount as usize) < handles.len() {
-            let (total, room) = (handles.len(), *pPhysicalDeviceCount);
+        // SAFETY: as above, read only.
+        let room = unsafe { pPhysicalDeviceCount.as_ref() }.copied();
+        if let Some(room) = room.filter(|&room| !pPhysicalDevices.is_null() && (room as usize) < handles.len()) {
+            let total = handles.len();
             crate::object::instance::with_messengers_of(Some(instance), || {
                 log!(Level::Info, "terminator_EnumeratePhysicalDevices : Trimming device count from {total} to {room}.")
             });
         }
-        ffi::fill(&handles, pPhysicalDeviceCount, pPhysicalDevices)
+        // SAFETY: the count and the array as the contract says.
+        unsafe { ffi::fill(&handles, pPhysicalDeviceCount, pPhysicalDevices) }
     })
 }
 
+/// The end of the instance chain: the physical-device groups (see [`groups`]).
+///
+/// # Safety
+/// Vulkan's valid usage, as the layer above passes it on: `instance` the loader's `VkInstance`
+/// (or NULL); `pPhysicalDeviceGroupCount` valid for reading and writing a `u32`;
+/// `pPhysicalDeviceGroupProperties` NULL or valid for `*pPhysicalDeviceGroupCount` structures
+/// whose `sType` and `pNext` are set (their chains are given to the drivers to fill). Checked
+/// anyway: a NULL `instance` or count fails with `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn terminator_EnumeratePhysicalDeviceGroups(
     instance: VkInstance,
     pPhysicalDeviceGroupCount: *mut u32,
     pPhysicalDeviceGroupProperties: *mut VkPhysicalDeviceGroupProperties,
 ) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDeviceGroups", VkResult::ERROR_UNKNOWN, || {
-        let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: NULL or the loader's live instance (the contract).
+        let Some(instance) = (unsafe { Instance::from_handle(instance) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         if pPhysicalDeviceGroupCount.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
         // Asked of the drivers on every call, as the Khronos loader does: their groups may change,
         // and a count left from an earlier call must not outrun the application's array.
-        let app_next = |i: usize| match pPhysicalDeviceGroupProperties.is_null() || i >= *pPhysicalDeviceGroupCount as usize {
-            true => std::ptr::null_mut(),
-            false => (*pPhysicalDeviceGroupProperties.add(i)).pNext,
-        };
-        let groups = match groups(instance, &app_next) {
+        // SAFETY: the count is valid, the array NULL or that many structures whose chains the
+        // drivers may fill (the contract).
+        let app_chains = unsafe { group_chains(pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties) };
+        let groups = match groups(instance, &app_chains) {
             Ok(groups) => groups,
             Err(e) => return e,
         };
-        if let Some(result) = none_matched(instance, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties.is_null()) {
+        // SAFETY: as above; the count is used through no other pointer while this reference lives.
+        if let Some(result) = none_matched(instance, unsafe { pPhysicalDeviceGroupCount.as_mut() }, pPhysicalDeviceGroupProperties.is_null()) {
             return result;
         }
         let all: Vec<VkPhysicalDeviceGroupProperties> = groups
@@ -604,12 +586,36 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDeviceGroups(
                 group
             })
             .collect();
-        ffi::fill_groups(&all, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties)
+        // SAFETY: the count and the array as the contract says.
+        unsafe { ffi::fill_groups(&all, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties) }
     })
+}
+
+/// The `pNext` of each of the application's group structures, read once.
+///
+/// # Safety
+/// `count` must be valid for reading a `u32`; `out` NULL or valid for `*count` structures, each
+/// `pNext` NULL or a chain of structures extending `VkPhysicalDeviceGroupProperties` that the
+/// drivers may write until the call returns.
+unsafe fn group_chains(count: *const u32, out: *const VkPhysicalDeviceGroupProperties) -> GroupChains {
+    if out.is_null() {
+        return GroupChains::none();
+    }
+    // SAFETY: the caller's promise: `*count` structures at `out`.
+    let structures = unsafe { std::slice::from_raw_parts(out, *count as usize) };
+    // SAFETY: the caller's promise for each chain.
+    unsafe { GroupChains::new(structures.iter().map(|s| s.pNext).collect()) }
 }
 
 /// The end of the instance chain: the driver's device extensions, and those of the implicit
 /// layers enabled on the instance.
+///
+/// # Safety
+/// Vulkan's valid usage, as the layer above passes it on: `physicalDevice` a terminator-level
+/// physical device of this loader (or NULL); `pLayerName` NULL or a NUL-terminated string;
+/// `pPropertyCount` valid for reading and writing a `u32`; `pProperties` NULL or valid for
+/// writing `*pPropertyCount` structures. Checked anyway: a NULL `physicalDevice`, or a driver
+/// without the command, fails with `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn terminator_EnumerateDeviceExtensionProperties(
     physicalDevice: VkPhysicalDevice,
     pLayerName: *const std::ffi::c_char,
@@ -617,15 +623,15 @@ pub unsafe extern "system" fn terminator_EnumerateDeviceExtensionProperties(
     pProperties: *mut VkExtensionProperties,
 ) -> VkResult {
     ffi::guard("vkEnumerateDeviceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
-        let Some(device) = PhysicalDevice::from_handle(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let (table, handle) = device.term.driver();
-        let Some(f) = (*table).vkEnumerateDeviceExtensionProperties else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
-        let from_layers = instance_of(physicalDevice).and_then(|i| i.layers.as_ref()).map(|l| l.implicit_device_extensions());
+        // SAFETY: NULL or a physical device of this loader (the contract).
+        let Some(device) = (unsafe { PhysicalDevice::from_handle(physicalDevice) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let driver = views::physical_device_calls(device);
+        // SAFETY: as above.
+        let instance = unsafe { instance_of(physicalDevice) };
+        let from_layers = instance.and_then(|i| i.layers.as_ref()).map(|l| l.implicit_device_extensions());
         match from_layers {
             Some(extra) if pLayerName.is_null() && !extra.is_empty() => {
-                let mut all = match ffi::query(|count, out| f(handle, std::ptr::null(), count, out)) {
+                let mut all = match driver.extensions() {
                     Ok(list) => list,
                     Err(e) => return e,
                 };
@@ -634,22 +640,36 @@ pub unsafe extern "system" fn terminator_EnumerateDeviceExtensionProperties(
                         all.push(e);
                     }
                 }
-                ffi::fill(&all, pPropertyCount, pProperties)
+                // SAFETY: the count and the array as the contract says.
+                unsafe { ffi::fill(&all, pPropertyCount, pProperties) }
             }
-            _ => f(handle, pLayerName, pPropertyCount, pProperties),
+            // SAFETY: the layer name, count and array as the contract says.
+            _ => unsafe { driver.enumerate_extensions(pLayerName, pPropertyCount, pProperties) },
         }
     })
 }
 
+/// The end of the instance chain: the instance's layers (device layers are deprecated).
+///
+/// # Safety
+/// Vulkan's valid usage, as the layer above passes it on: `physicalDevice` a physical device of
+/// this loader; `pPropertyCount` valid for reading and writing a `u32`; `pProperties` NULL or
+/// valid for writing `*pPropertyCount` structures. Checked anyway: a `physicalDevice` without the
+/// loader's magic word is reported and the process stops; a NULL count fails with
+/// `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn terminator_EnumerateDeviceLayerProperties(
     physicalDevice: VkPhysicalDevice,
     pPropertyCount: *mut u32,
     pProperties: *mut VkLayerProperties,
 ) -> VkResult {
-    crate::handles::check_physical_device(physicalDevice.0, "vkEnumerateDeviceLayerProperties", "physicalDevice");
+    // SAFETY: a dispatchable handle (the contract) is readable as a `HandleHeader`.
+    unsafe { crate::handles::check_physical_device(physicalDevice.0, "vkEnumerateDeviceLayerProperties", "physicalDevice") };
     ffi::guard("vkEnumerateDeviceLayerProperties", VkResult::ERROR_UNKNOWN, || {
         // Device layers are the instance's layers (device-only layers are deprecated).
-        let layers = instance_of(physicalDevice).and_then(|i| i.layers.as_ref()).map(|l| l.properties()).unwrap_or_default();
-        ffi::fill(&layers, pPropertyCount, pProperties)
+        // SAFETY: a physical device of this loader, its magic checked above.
+        let instance = unsafe { instance_of(physicalDevice) };
+        let layers = instance.and_then(|i| i.layers.as_ref()).map(|l| l.properties()).unwrap_or_default();
+        // SAFETY: the count and the array as the contract says.
+        unsafe { ffi::fill(&layers, pPropertyCount, pProperties) }
     })
 }

@@ -70,12 +70,15 @@ macro_rules! run_chain {
             let mut link = Box::new(<$chain>::default());
             link.header = header($kind, std::mem::size_of::<$chain>());
             // SAFETY: the layer's interceptor has the chain function's signature (vk_layer.h).
-            link.pfnNextLayer = Some(std::mem::transmute::<unsafe extern "system" fn(), $fn_ty>(*f));
+            link.pfnNextLayer = Some(unsafe { std::mem::transmute::<unsafe extern "system" fn(), $fn_ty>(*f) });
             link.pNextLink = next;
             links.push(link);
         }
         let $head: &$chain = links.last().expect("at least the terminator");
-        let result = $call;
+        // SAFETY: the top link's function (an interceptor of a library `found` keeps open, or the
+        // terminator) with the next link, all of which live until after the call; the caller's
+        // promise for the application's arguments.
+        let result = unsafe { $call };
         drop(links);
         drop(found);
         Some(result)
@@ -83,6 +86,11 @@ macro_rules! run_chain {
 }
 
 /// `vkEnumerateInstanceExtensionProperties` through the interceptors, if any layer has one.
+///
+/// # Safety
+/// Vulkan's valid usage of the command: `layer_name` NULL or a NUL-terminated string; `count`
+/// valid for reading and writing a `u32`; `props` NULL or valid for writing `*count` structures.
+/// `terminator` must accept them (it ends the chain).
 pub unsafe fn extension_properties(
     layer_name: *const c_char,
     count: *mut u32,
@@ -100,6 +108,10 @@ pub unsafe fn extension_properties(
 }
 
 /// `vkEnumerateInstanceLayerProperties` through the interceptors, if any layer has one.
+///
+/// # Safety
+/// Vulkan's valid usage of the command: `count` valid for reading and writing a `u32`; `props`
+/// NULL or valid for writing `*count` structures. `terminator` must accept them.
 pub unsafe fn layer_properties(count: *mut u32, props: *mut VkLayerProperties, terminator: LayersFn) -> Option<VkResult> {
     run_chain!(
         VkEnumerateInstanceLayerPropertiesChain,
@@ -112,6 +124,10 @@ pub unsafe fn layer_properties(count: *mut u32, props: *mut VkLayerProperties, t
 }
 
 /// `vkEnumerateInstanceVersion` through the interceptors, if any layer has one.
+///
+/// # Safety
+/// Vulkan's valid usage of the command: `api_version` valid for writing a `u32`. `terminator`
+/// must accept it.
 pub unsafe fn version(api_version: *mut u32, terminator: VersionFn) -> Option<VkResult> {
     run_chain!(
         VkEnumerateInstanceVersionChain,

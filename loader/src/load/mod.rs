@@ -1,6 +1,7 @@
 //! Opening libraries and negotiating with them: drivers from their manifests (`driver`) or handed
 //! over by the application (`direct`), and layers (`layer`).
 
+pub mod calls;
 pub mod direct;
 pub mod driver;
 pub mod instance;
