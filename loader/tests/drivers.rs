@@ -348,7 +348,7 @@ fn bad_manifests_are_skipped_and_named() {
     std::fs::write(&text_lib, "this is not a shared library\n".repeat(100)).unwrap();
     let not_elf = common::driver_manifest(&dir, "notelf.json", &text_lib);
     // A real shared library without any driver entry point.
-    let no_entry = common::driver_manifest(&dir, "noentry.json", Path::new("/usr/lib/x86_64-linux-gnu/libm.so.6"));
+    let no_entry = common::driver_manifest(&dir, "noentry.json", &common::system_library("libm.so.6"));
     // The test driver with its ELF machine changed to AArch64 (e_machine at offset 18).
     let mut foreign = std::fs::read(common::test_driver()).unwrap();
     foreign[18..20].copy_from_slice(&183u16.to_le_bytes());

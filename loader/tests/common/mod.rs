@@ -57,6 +57,31 @@ pub fn shipped_library(file: &str) -> PathBuf {
     release_dir().join(file)
 }
 
+/// Debian's multiarch directory of this process's architecture: a 32-bit test process loads
+/// `/usr/lib/i386-linux-gnu`'s libraries, not the 64-bit ones.
+pub const SYSTEM_LIB_DIR: &str = if cfg!(target_arch = "x86") {
+    "/usr/lib/i386-linux-gnu"
+} else if cfg!(target_arch = "aarch64") {
+    "/usr/lib/aarch64-linux-gnu"
+} else {
+    "/usr/lib/x86_64-linux-gnu"
+};
+
+/// A system library of this process's architecture (`libm.so.6`, `libvulkan.so.1`).
+pub fn system_library(file: &str) -> PathBuf {
+    Path::new(SYSTEM_LIB_DIR).join(file)
+}
+
+/// Mesa's lavapipe manifest for this process's architecture (`mesa-vulkan-drivers`, or its
+/// `:i386` package for a 32-bit process).
+pub const LAVAPIPE: &str = if cfg!(target_arch = "x86") {
+    "/usr/share/vulkan/icd.d/lvp_icd.i686.json"
+} else if cfg!(target_arch = "aarch64") {
+    "/usr/share/vulkan/icd.d/lvp_icd.aarch64.json"
+} else {
+    "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
+};
+
 /// A library cargo built for this test run: the fresh copy in `deps/`, else the one beside it.
 fn built(file: &str) -> PathBuf {
     let deps = artifact_dir().join("deps").join(file);
