@@ -43,6 +43,9 @@ mod arch;
 #[cfg(target_arch = "x86_64")]
 #[path = "x86_64.rs"]
 mod arch;
+#[cfg(target_arch = "x86")]
+#[path = "x86.rs"]
+mod arch;
 
 #[cfg(not(target_arch = "x86_64"))]
 use arch::{device_missing, device_trampoline, physical_device_terminator, physical_device_trampoline};
