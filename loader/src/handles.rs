@@ -42,7 +42,7 @@ pub unsafe fn has_magic(handle: *mut c_void, magic: u64) -> bool {
 #[cold]
 #[inline(never)]
 pub fn invalid_handle(command: &str, param: &str) -> ! {
-    log::write(Level::Error, &format!("{command}: Invalid {param} [VUID-{command}-{param}-parameter]"));
+    log::fatal(Level::Error, &format!("{command}: Invalid {param} [VUID-{command}-{param}-parameter]"));
     // The command's other names (`...KHR`, `...EXT`) share its trampoline, which cannot tell by
     // which one it was called: each is named too, with its own valid-usage ID, then why.
     let aliases = vk_generated::lookup::command(command.as_bytes()).map(|name| name.info().aliases());
@@ -50,10 +50,10 @@ pub fn invalid_handle(command: &str, param: &str) -> ! {
         let mut names = vec![command.to_string()];
         for alias in aliases {
             let alias = alias.to_string_lossy();
-            log::write(Level::Error, &format!("{alias}: Invalid {param} [VUID-{alias}-{param}-parameter]"));
+            log::fatal(Level::Error, &format!("{alias}: Invalid {param} [VUID-{alias}-{param}-parameter]"));
             names.push(alias.into_owned());
         }
-        log::write(Level::Error, &format!("({} are one function: the name it was called by is not known)", names.join(", ")));
+        log::fatal(Level::Error, &format!("({} are one function: the name it was called by is not known)", names.join(", ")));
     }
     std::process::abort()
 }
@@ -65,7 +65,7 @@ pub fn invalid_handle(command: &str, param: &str) -> ! {
 #[cold]
 #[inline(never)]
 pub fn missing_device_function(command: &str) -> ! {
-    log::write(
+    log::fatal(
         Level::Error,
         &format!("{command}: the device has no such function (was its extension or Vulkan version enabled on the device?); stopping"),
     );

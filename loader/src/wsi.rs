@@ -220,7 +220,7 @@ unsafe fn make_in_driver(surface: &Surface, index: usize) -> bool {
             OWN
         }
         Some(error) => {
-            // Said even without VK_LOADER_DEBUG: the application's surface calls fail from now on.
+            // An error: the application's surface calls fail from now on.
             let command = surface.info.command();
             let message = format!(
                 "{}: {command} for a surface made before it was loaded failed with {error:?}; its physical devices' calls with that surface fail (VK_ERROR_SURFACE_LOST_KHR)",

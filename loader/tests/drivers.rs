@@ -359,9 +359,9 @@ fn bad_manifests_are_skipped_and_named() {
     let (ok, out, err) = child("list", &[("VK_DRIVER_FILES", format!("{bad}:{}", path(&good)))]);
     assert!(ok && out.contains("RESULT VK_SUCCESS"), "good driver beside bad ones still works: {out}{err}");
     assert_eq!(devices(&out).len(), 1);
-    // With no good driver: VK_ERROR_INCOMPATIBLE_DRIVER and one stderr line per rejected
-    // manifest, even without VK_LOADER_DEBUG.
-    let (_, out, err) = child("list", &[("VK_DRIVER_FILES", bad.clone())]);
+    // With no good driver: VK_ERROR_INCOMPATIBLE_DRIVER and one error line per rejected manifest
+    // (on stderr with VK_LOADER_DEBUG=error).
+    let (_, out, err) = child("list", &[("VK_DRIVER_FILES", bad.clone()), ("VK_LOADER_DEBUG", "error".into())]);
     assert!(out.contains("RESULT VK_ERROR_INCOMPATIBLE_DRIVER"), "{out}");
     let expected = [
         (&broken, "invalid JSON"),
@@ -491,7 +491,8 @@ fn short_arrays_get_incomplete() {
 fn command_buffers_without_loader_magic_are_reported_and_left_alone() {
     let dir = common::scratch("nomagic");
     let manifest = common::driver_manifest(&dir, "d.json", &common::test_driver());
-    let (ok, out, err) = child("draw", &[("VK_DRIVER_FILES", path(&manifest)), ("VK_TEST_DRIVER_NO_MAGIC", "1".into())]);
+    let env = [("VK_DRIVER_FILES", path(&manifest)), ("VK_TEST_DRIVER_NO_MAGIC", "1".into()), ("VK_LOADER_DEBUG", "error".into())];
+    let (ok, out, err) = child("draw", &env);
     assert!(ok, "{out}{err}");
     assert!(out.contains("FIRST WORD 0x0"), "{out}");
     assert!(err.contains("without ICD_LOADER_MAGIC"), "{err}");

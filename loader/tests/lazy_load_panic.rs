@@ -91,7 +91,7 @@ fn a_panic_while_a_lazy_driver_loads_fails_the_call_instead_of_aborting() {
         ("VK_TEST_DRIVER_DEVICES_A", "discrete:10de:2330".into()),
         ("XDG_CACHE_HOME", dir.join("cache").display().to_string()),
         ("VK_LOADER_TEST_SYSFS_ROOT", sysfs.display().to_string()),
-        ("VK_LOADER_DEBUG", "driver".into()),
+        ("VK_LOADER_DEBUG", "driver,error".into()),
         ("LIBVULKAN", libvulkan.display().to_string()),
     ];
     let run = || {

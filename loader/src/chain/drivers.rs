@@ -495,7 +495,7 @@ unsafe fn create_drivers_with(
     }
     if driver_instances.is_empty() {
         record_answers(cache, &sources, &per_driver, &|_| None);
-        // Said even without VK_LOADER_DEBUG: the one question a user has here is "why?".
+        // Errors: the one question a user has here is "why?".
         if skipped_portability_driver {
             log::write(Level::ErrorDriver, portability_hint(portability_extension, portability_flag));
         }

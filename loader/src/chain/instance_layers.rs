@@ -651,7 +651,7 @@ unsafe extern "system" fn terminator_CreateInstance(
 unsafe fn check_handed_down_instance(handed_down: VkInstance) {
     const CHECK: &str = "terminator_CreateInstance";
     if handed_down.is_null() {
-        log::write(
+        log::fatal(
             Level::Error,
             &format!("{CHECK}: Loader instance pointer null encountered.  Possibly set by active layer. (Policy #LLP_LAYER_21)"),
         );
@@ -662,7 +662,7 @@ unsafe fn check_handed_down_instance(handed_down: VkInstance) {
         let header = handed_down.0 as *const crate::handles::HandleHeader;
         // SAFETY: the caller's promise: not NULL, so readable for a header where aligned.
         let magic = if header.is_aligned() { unsafe { (*header).magic } } else { 0 };
-        log::write(
+        log::fatal(
             Level::Error,
             &format!(
                 "{CHECK}: Instance pointer ({:p}) has invalid MAGIC value 0x{magic:08x}. Instance value possibly corrupted by \

@@ -146,12 +146,22 @@ pub fn validation_error(message: &str) {
     crate::debug::messengers::emit(Level::Error, GENERAL | VkDebugUtilsMessageTypeFlagsEXT::VALIDATION_BIT_EXT, message);
 }
 
-/// Prints a message whatever `VK_LOADER_DEBUG` says (used when instance creation fails outright),
-/// and sends it to the debug messengers listening on this thread.
+/// A message formatted whether or not anything takes it (an error the application's call fails
+/// with): it goes where `log` sends it. Nothing reaches stderr unless `VK_LOADER_DEBUG` or the
+/// settings file's `stderr_log` enables its categories, as with the Khronos loader (`log.c`): a
+/// drop-in adds no output to a program that did not ask for it; its messengers hear it.
 pub fn write(level: Level, message: &str) {
-    platform::stderr_line(&line(level, message));
-    write_files(level, message);
-    crate::debug::messengers::emit(level, message_types(level), message);
+    log(level, message);
+}
+
+/// A message the process stops after (a corrupted handle, a call that cannot go on): printed on
+/// stderr whatever `VK_LOADER_DEBUG` says, the one line that tells why the program ended, and sent
+/// where `log` sends it.
+pub fn fatal(level: Level, message: &str) {
+    if !to_stderr(level) {
+        platform::stderr_line(&line(level, message));
+    }
+    log(level, message);
 }
 
 /// Writes the line to stderr and to the `log_locations` files whose filters take `level`.

@@ -265,7 +265,7 @@ impl Lazy {
                         Ok(live)
                     }
                     Err(why) => {
-                        // Said even without VK_LOADER_DEBUG: the application is about to see the failure.
+                        // An error: the application is about to see the failure.
                         let message = format!("{}: could not be loaded at {command}: {why}; its physical devices fail from now on", self.manifest_path);
                         crate::debug::log::write(Level::ErrorDriver, &message);
                         crate::cache::forget(&self.manifest_path);

@@ -330,7 +330,7 @@ fn name_of(names: &Mutex<Vec<CString>>, slot: usize) -> String {
 pub(crate) extern "C" fn missing_physical_device_command(physical_device: *const TerminatorPhysicalDevice, slot: usize) -> ! {
     let _ = physical_device;
     let name = name_of(&PHYSICAL_DEVICE_NAMES, slot);
-    log::write(Level::Error, &format!("Function {name} not supported for this physical device"));
+    log::fatal(Level::Error, &format!("Function {name} not supported for this physical device"));
     std::process::abort()
 }
 
@@ -342,7 +342,7 @@ pub(crate) extern "C" fn invalid_physical_device(_handle: *const std::ffi::c_voi
 /// Reached from `device_missing<slot>` when a device's driver lacks the command.
 pub(crate) extern "C" fn missing_device_command(slot: usize) -> ! {
     let name = lock(&DEVICES).names.get(slot).map_or_else(|| format!("unknown command #{slot}"), |n| n.to_string_lossy().into_owned());
-    log::write(Level::Error, &format!("Function {name} not supported for this device"));
+    log::fatal(Level::Error, &format!("Function {name} not supported for this device"));
     std::process::abort()
 }
 

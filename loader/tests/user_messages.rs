@@ -1,0 +1,120 @@
+//! What a user reads: nothing on stderr unless `VK_LOADER_DEBUG` (or a settings file) asks for it,
+//! as with the Khronos loader; the application's messengers hear the errors and warnings about its
+//! request whatever `VK_LOADER_DEBUG` says; each message names the real cause.
+
+mod common;
+
+use std::ffi::{c_char, c_void, CStr};
+
+use vk_generated::types::*;
+
+/// Prints each message as `HEARD <severity bits> <message>`.
+///
+/// # Safety
+/// A `PFN_vkDebugUtilsMessengerCallbackEXT`: `data` is valid for the call and its message a C string.
+unsafe extern "system" fn on_message(
+    severity: VkDebugUtilsMessageSeverityFlagsEXT,
+    _types: VkDebugUtilsMessageTypeFlagsEXT,
+    data: *const VkDebugUtilsMessengerCallbackDataEXT,
+    _user: *mut c_void,
+) -> VkBool32 {
+    // SAFETY: the contract.
+    let message = unsafe { CStr::from_ptr((*data).pMessage) };
+    println!("HEARD {} {}", severity.0, message.to_string_lossy());
+    VK_FALSE
+}
+
+/// The child: creates an instance (with a messenger of every severity chained to it and created
+/// after it where `TEST_MESSENGER` is set), enumerates the physical devices, and prints the results.
+#[test]
+fn scenario_entry() {
+    if std::env::var("SCENARIO").is_err() {
+        return;
+    }
+    println!();
+    let with_messenger = std::env::var_os("TEST_MESSENGER").is_some();
+    // SAFETY: loading our libvulkan runs only its own initialisers, which ask nothing of us.
+    let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
+    // SAFETY: the symbol is vkGetInstanceProcAddr, of the type it is read as; `lib` stays loaded
+    // while `gipa` is used.
+    let gipa: libloading::Symbol<unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction> =
+        unsafe { lib.get(b"vkGetInstanceProcAddr\0").unwrap() };
+    // SAFETY: the name is a C string; the instance is NULL or one this scenario created and has
+    // not destroyed.
+    let get = |instance: VkInstance, name: &CStr| unsafe { gipa(instance, name.as_ptr()) };
+    // SAFETY: each command is the loader's answer for the name beside it, so it has that PFN type;
+    // the handles passed are the loader's, each used between its creation and its destruction; the
+    // other pointers point to locals that outlive each call.
+    unsafe {
+        let messenger = VkDebugUtilsMessengerCreateInfoEXT {
+            messageSeverity: VkDebugUtilsMessageSeverityFlagsEXT(0x1111),
+            messageType: VkDebugUtilsMessageTypeFlagsEXT(0x7),
+            pfnUserCallback: Some(on_message),
+            ..Default::default()
+        };
+        let extensions = [c"VK_EXT_debug_utils".as_ptr()];
+        let mut info = VkInstanceCreateInfo::default();
+        if with_messenger {
+            info.pNext = &messenger as *const _ as *const c_void;
+            info.enabledExtensionCount = 1;
+            info.ppEnabledExtensionNames = extensions.as_ptr();
+        }
+        let create: PFN_vkCreateInstance = std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
+        let mut instance = VkInstance::NULL;
+        let result = create.unwrap()(&info, std::ptr::null(), &mut instance);
+        println!("INSTANCE {result:?}");
+        if result != VkResult::SUCCESS {
+            return;
+        }
+        let mut later = VkDebugUtilsMessengerEXT::NULL;
+        if with_messenger {
+            let create_messenger: PFN_vkCreateDebugUtilsMessengerEXT = std::mem::transmute(get(instance, c"vkCreateDebugUtilsMessengerEXT"));
+            assert_eq!(create_messenger.unwrap()(instance, &messenger, std::ptr::null(), &mut later), VkResult::SUCCESS);
+        }
+        let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
+        let mut count = 0;
+        let result = enumerate.unwrap()(instance, &mut count, std::ptr::null_mut());
+        println!("DEVICES {result:?} {count}");
+        if with_messenger {
+            let destroy_messenger: PFN_vkDestroyDebugUtilsMessengerEXT = std::mem::transmute(get(instance, c"vkDestroyDebugUtilsMessengerEXT"));
+            destroy_messenger.unwrap()(instance, later, std::ptr::null());
+        }
+        let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
+        destroy.unwrap()(instance, std::ptr::null());
+    }
+}
+
+/// A scratch directory with a manifest for the test driver, and the environment that makes it the
+/// only driver (the host's hidden, `HOME` private).
+fn one_driver(name: &str) -> (std::path::PathBuf, Vec<(&'static str, String)>) {
+    let dir = common::scratch(name);
+    let manifest = common::driver_manifest(&dir, "test.json", &common::test_driver());
+    std::fs::create_dir_all(dir.join("home")).unwrap();
+    let env = vec![("VK_DRIVER_FILES", manifest.display().to_string()), ("HOME", dir.join("home").display().to_string())];
+    (dir, env)
+}
+
+/// The loader's lines on stderr.
+fn loader_lines(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.starts_with("[Vulkan Loader]") || l.starts_with("  ")).collect()
+}
+
+/// A program that probes for Vulkan on a machine without a usable driver (a media player, a CI
+/// container) and did not ask for messages gets none on its stderr, as with the Khronos loader;
+/// `VK_LOADER_DEBUG=error` still prints why.
+#[test]
+fn no_driver_prints_nothing_unless_asked() {
+    let (dir, base) = one_driver("messages-no-driver");
+    let nowhere = ("VK_DRIVER_FILES", dir.join("nowhere.json").display().to_string());
+    let disabled = ("VK_LOADER_DRIVERS_DISABLE", "*".to_string());
+    for (what, change) in [("no manifest", nowhere), ("every driver disabled", disabled)] {
+        let mut env = base.clone();
+        env.push(change.clone());
+        let (ok, out, err) = common::child("quiet", &env);
+        assert!(ok && out.contains("INSTANCE VK_ERROR_INCOMPATIBLE_DRIVER"), "{what}:\n{out}{err}");
+        assert_eq!(loader_lines(&err), Vec::<&str>::new(), "{what}: printed without VK_LOADER_DEBUG");
+        env.push(("VK_LOADER_DEBUG", "error".into()));
+        let (_, _, err) = common::child("quiet", &env);
+        assert!(err.contains("[Vulkan Loader] ERROR | DRIVER: vkCreateInstance: Found no drivers!"), "{what}: VK_LOADER_DEBUG=error:\n{err}");
+    }
+}
