@@ -37,6 +37,13 @@ pub fn release_dir() -> PathBuf {
             let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
             let mut build = std::process::Command::new(cargo);
             build.args(["build", "--release", "--quiet"]).current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+            // Into the target directory and for the target these tests were built for (a
+            // `--target i686-unknown-linux-gnu` run: `<target-dir>/<triple>/<profile>`).
+            let profiles = artifact_dir().parent().expect("target/<profile>").to_path_buf();
+            match profiles.file_name().and_then(|n| n.to_str()).filter(|n| n.ends_with("-linux-gnu")) {
+                Some(triple) => build.args(["--target", triple]).arg("--target-dir").arg(profiles.parent().expect("<target-dir>/<triple>")),
+                None => build.arg("--target-dir").arg(&profiles),
+            };
             for package in SHIPPED_PACKAGES {
                 build.args(["-p", package]);
             }
@@ -330,7 +337,17 @@ pub fn fixed_str(array: &[std::ffi::c_char]) -> String {
 pub fn preload_library(dir: &Path, name: &str) -> PathBuf {
     let library = dir.join(format!("lib{name}.so"));
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
-    let cc = std::process::Command::new("cc").args(["-shared", "-fPIC", "-o"]).arg(&library).arg(&source).arg("-ldl").output().unwrap();
+    let cc = c_compiler().args(["-shared", "-fPIC", "-o"]).arg(&library).arg(&source).arg("-ldl").output().unwrap();
     assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
     library
+}
+
+/// `cc` building for this process's word size: `-m32` in a 32-bit x86 test process (Debian's
+/// `gcc-multilib`), so what it builds can be loaded beside our 32-bit library.
+pub fn c_compiler() -> std::process::Command {
+    let mut cc = std::process::Command::new("cc");
+    if cfg!(target_arch = "x86") {
+        cc.arg("-m32");
+    }
+    cc
 }

@@ -235,8 +235,9 @@ impl Layer for TestLayer {
                 println!("TEST_LAYER_CALLBACK instance extensions {r:?} {count}");
             }
             if flag("CLOBBER_INSTANCE") && !p_instance.is_null() && !(*p_instance).is_null() {
-                // A broken layer: zeroes the loader's object behind the handle it is to pass down.
-                std::ptr::write_bytes((*p_instance).0 as *mut u8, 0, 2 * std::mem::size_of::<usize>());
+                // A broken layer: zeroes the loader's object behind the handle it is to pass down
+                // (its dispatch pointer and its 64-bit magic word).
+                std::ptr::write_bytes((*p_instance).0 as *mut u8, 0, std::mem::size_of::<usize>() + std::mem::size_of::<u64>());
             }
         }
         Ok(())
