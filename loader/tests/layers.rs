@@ -69,10 +69,20 @@ fn scenario_entry() {
     let list = |var: &str| -> Vec<CString> {
         std::env::var(var).unwrap_or_default().split(',').filter(|s| !s.is_empty()).map(|s| CString::new(s).unwrap()).collect()
     };
+    // SAFETY: loading our libvulkan runs only its own initialisers, which ask nothing of us.
     let lib = unsafe { libloading::Library::new(common::libvulkan()).unwrap() };
+    // SAFETY: the symbol is vkGetInstanceProcAddr, of the type it is read as; `lib` stays loaded
+    // while `gipa` is used.
     let gipa: libloading::Symbol<unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction> =
         unsafe { lib.get(b"vkGetInstanceProcAddr\0").unwrap() };
+    // SAFETY: the name is a C string; the instance is NULL or one this scenario created and has
+    // not destroyed.
     let get = |instance: VkInstance, name: &CStr| unsafe { gipa(instance, name.as_ptr()) };
+    // SAFETY: each command is the loader's answer for the name beside it, so it has that PFN type;
+    // the handles passed are the loader's, each used between its creation and its destruction; the
+    // other pointers point to locals that outlive each call.
+    // The test driver's and the test layer's own commands (`...TEST`) are read as the types they
+    // have there.
     unsafe {
         let enum_layers: PFN_vkEnumerateInstanceLayerProperties = std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceLayerProperties"));
         let mut count = 0;
@@ -80,7 +90,7 @@ fn scenario_entry() {
         let mut props = vec![VkLayerProperties::default(); count as usize];
         enum_layers.unwrap()(&mut count, props.as_mut_ptr());
         for p in &props {
-            println!("LAYER {} {}", CStr::from_ptr(p.layerName.as_ptr()).to_string_lossy(), CStr::from_ptr(p.description.as_ptr()).to_string_lossy());
+            println!("LAYER {} {}", common::fixed_str(&p.layerName), common::fixed_str(&p.description));
         }
         let version: PFN_vkEnumerateInstanceVersion = std::mem::transmute(get(VkInstance::NULL, c"vkEnumerateInstanceVersion"));
         let mut v = 0;
@@ -95,7 +105,7 @@ fn scenario_entry() {
         enum_ext.unwrap()(query_ptr, &mut count, exts.as_mut_ptr());
         println!("INSTANCE_EXTENSIONS {r:?}");
         for e in &exts {
-            println!("INSTANCE_EXTENSION {}", CStr::from_ptr(e.extensionName.as_ptr()).to_string_lossy());
+            println!("INSTANCE_EXTENSION {}", common::fixed_str(&e.extensionName));
         }
 
         let layers = list("TEST_APP_LAYERS");
@@ -134,7 +144,7 @@ fn scenario_entry() {
         let mut props = vec![VkLayerProperties::default(); n as usize];
         dev_layers.unwrap()(devices[0], &mut n, props.as_mut_ptr());
         for p in &props {
-            println!("DEVICE_LAYER {}", CStr::from_ptr(p.layerName.as_ptr()).to_string_lossy());
+            println!("DEVICE_LAYER {}", common::fixed_str(&p.layerName));
         }
         let dev_ext: PFN_vkEnumerateDeviceExtensionProperties = std::mem::transmute(get(instance, c"vkEnumerateDeviceExtensionProperties"));
         let mut n = 0;
@@ -143,7 +153,7 @@ fn scenario_entry() {
         dev_ext.unwrap()(devices[0], query_ptr, &mut n, exts.as_mut_ptr());
         println!("DEVICE_EXTENSIONS {r:?}");
         for e in &exts {
-            println!("DEVICE_EXTENSION {}", CStr::from_ptr(e.extensionName.as_ptr()).to_string_lossy());
+            println!("DEVICE_EXTENSION {}", common::fixed_str(&e.extensionName));
         }
         if std::env::var("TEST_DEVICE").is_ok() {
             device_scenario(&get, instance, devices[0], &list("TEST_DEVICE_EXTENSIONS"), gipa_draws);
@@ -165,6 +175,11 @@ fn scenario_entry() {
 
 /// Creates a device, records a draw through the GDPA pointer, prints what the driver and the
 /// layer counted.
+///
+/// # Safety
+/// `instance` is a live instance of the loader `get` asks., `pd` one of its physical devices, and `gipa_draws` the test
+/// layer's `vkGetTestLayerDrawsTEST` from this loader, or `None`. `TEST_COMPARE_WITH_DRIVER`, where
+/// set, names the driver library the loader opened.
 unsafe fn device_scenario(
     get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction,
     instance: VkInstance,
@@ -172,112 +187,133 @@ unsafe fn device_scenario(
     extensions: &[CString],
     gipa_draws: Option<unsafe extern "system" fn(VkDevice) -> u32>,
 ) {
-    let create: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
-    let priority = 1.0f32;
-    let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
-    let ext_ptrs: Vec<*const c_char> = extensions.iter().map(|e| e.as_ptr()).collect();
-    let info = VkDeviceCreateInfo {
-        queueCreateInfoCount: 1,
-        pQueueCreateInfos: &queue,
-        enabledExtensionCount: ext_ptrs.len() as u32,
-        ppEnabledExtensionNames: ext_ptrs.as_ptr(),
-        ..Default::default()
-    };
-    let mut device = VkDevice::NULL;
-    let r = create.unwrap()(pd, &info, std::ptr::null(), &mut device);
-    println!("DEVICE_RESULT {r:?}");
-    if r != VkResult::SUCCESS {
-        return;
-    }
-    let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(get(instance, c"vkGetDeviceProcAddr"));
-    let dev = |name: &CStr| gdpa.unwrap()(device, name.as_ptr());
-    let get_queue: PFN_vkGetDeviceQueue = std::mem::transmute(dev(c"vkGetDeviceQueue"));
-    let mut q = VkQueue::NULL;
-    get_queue.unwrap()(device, 0, 0, &mut q);
-    let wait: PFN_vkQueueWaitIdle = std::mem::transmute(dev(c"vkQueueWaitIdle"));
-    println!("QUEUE_WAIT {:?}", wait.unwrap()(q));
-    let pool_create: PFN_vkCreateCommandPool = std::mem::transmute(dev(c"vkCreateCommandPool"));
-    let mut pool = VkCommandPool::NULL;
-    pool_create.unwrap()(device, &VkCommandPoolCreateInfo::default(), std::ptr::null(), &mut pool);
-    let alloc: PFN_vkAllocateCommandBuffers = std::mem::transmute(dev(c"vkAllocateCommandBuffers"));
-    let ainfo = VkCommandBufferAllocateInfo { commandPool: pool, commandBufferCount: 1, ..Default::default() };
-    let mut cmd = VkCommandBuffer::NULL;
-    alloc.unwrap()(device, &ainfo, &mut cmd);
-    let begin: PFN_vkBeginCommandBuffer = std::mem::transmute(dev(c"vkBeginCommandBuffer"));
-    begin.unwrap()(cmd, &VkCommandBufferBeginInfo::default());
-    let draw: PFN_vkCmdDraw = std::mem::transmute(dev(c"vkCmdDraw"));
-    draw.unwrap()(cmd, 3, 1, 0, 0);
-    let trampoline_draw: PFN_vkCmdDraw = std::mem::transmute(get(instance, c"vkCmdDraw"));
-    trampoline_draw.unwrap()(cmd, 3, 1, 0, 0);
-    let driver_count: unsafe extern "system" fn(VkCommandBuffer) -> u32 = std::mem::transmute(dev(c"vkGetTestDriverDrawCountTEST"));
-    println!("DRIVER_DRAWS {}", driver_count(cmd));
-    if let Ok(driver) = std::env::var("TEST_COMPARE_WITH_DRIVER") {
-        // The driver the loader opened (the same handle): are these the driver's own functions?
-        let driver = libloading::Library::new(driver).unwrap();
-        let driver_gipa: libloading::Symbol<unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction> =
-            driver.get(b"vk_icdGetInstanceProcAddr").unwrap();
-        for name in [c"vkCmdDispatch", c"vkCmdDraw", c"vkQueueSubmit"] {
-            let (app, own) = (dev(name).map(|f| f as usize), driver_gipa(instance, name.as_ptr()).map(|f| f as usize));
-            println!("POINTER {} {}", name.to_string_lossy(), if app == own { "driver" } else { "other" });
+    // SAFETY: each command is the loader's answer for the name beside it, so it has that PFN type;
+    // the instance is live (the contract) and the objects made here are used between their creation
+    // and their destruction; the other pointers point to locals that outlive each call.
+    // The test driver's and the test layer's own commands (`...TEST`) are read as the types they
+    // have there.
+    // The driver library named is already loaded (the loader's), so opening it runs no initialiser.
+    unsafe {
+        let create: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
+        let priority = 1.0f32;
+        let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
+        let ext_ptrs: Vec<*const c_char> = extensions.iter().map(|e| e.as_ptr()).collect();
+        let info = VkDeviceCreateInfo {
+            queueCreateInfoCount: 1,
+            pQueueCreateInfos: &queue,
+            enabledExtensionCount: ext_ptrs.len() as u32,
+            ppEnabledExtensionNames: ext_ptrs.as_ptr(),
+            ..Default::default()
+        };
+        let mut device = VkDevice::NULL;
+        let r = create.unwrap()(pd, &info, std::ptr::null(), &mut device);
+        println!("DEVICE_RESULT {r:?}");
+        if r != VkResult::SUCCESS {
+            return;
         }
+        let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(get(instance, c"vkGetDeviceProcAddr"));
+        let dev = |name: &CStr| gdpa.unwrap()(device, name.as_ptr());
+        let get_queue: PFN_vkGetDeviceQueue = std::mem::transmute(dev(c"vkGetDeviceQueue"));
+        let mut q = VkQueue::NULL;
+        get_queue.unwrap()(device, 0, 0, &mut q);
+        let wait: PFN_vkQueueWaitIdle = std::mem::transmute(dev(c"vkQueueWaitIdle"));
+        println!("QUEUE_WAIT {:?}", wait.unwrap()(q));
+        let pool_create: PFN_vkCreateCommandPool = std::mem::transmute(dev(c"vkCreateCommandPool"));
+        let mut pool = VkCommandPool::NULL;
+        pool_create.unwrap()(device, &VkCommandPoolCreateInfo::default(), std::ptr::null(), &mut pool);
+        let alloc: PFN_vkAllocateCommandBuffers = std::mem::transmute(dev(c"vkAllocateCommandBuffers"));
+        let ainfo = VkCommandBufferAllocateInfo { commandPool: pool, commandBufferCount: 1, ..Default::default() };
+        let mut cmd = VkCommandBuffer::NULL;
+        alloc.unwrap()(device, &ainfo, &mut cmd);
+        let begin: PFN_vkBeginCommandBuffer = std::mem::transmute(dev(c"vkBeginCommandBuffer"));
+        begin.unwrap()(cmd, &VkCommandBufferBeginInfo::default());
+        let draw: PFN_vkCmdDraw = std::mem::transmute(dev(c"vkCmdDraw"));
+        draw.unwrap()(cmd, 3, 1, 0, 0);
+        let trampoline_draw: PFN_vkCmdDraw = std::mem::transmute(get(instance, c"vkCmdDraw"));
+        trampoline_draw.unwrap()(cmd, 3, 1, 0, 0);
+        let driver_count: unsafe extern "system" fn(VkCommandBuffer) -> u32 = std::mem::transmute(dev(c"vkGetTestDriverDrawCountTEST"));
+        println!("DRIVER_DRAWS {}", driver_count(cmd));
+        if let Ok(driver) = std::env::var("TEST_COMPARE_WITH_DRIVER") {
+            // The driver the loader opened (the same handle): are these the driver's own functions?
+            let driver = libloading::Library::new(driver).unwrap();
+            let driver_gipa: libloading::Symbol<unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction> =
+                driver.get(b"vk_icdGetInstanceProcAddr").unwrap();
+            for name in [c"vkCmdDispatch", c"vkCmdDraw", c"vkQueueSubmit"] {
+                let (app, own) = (dev(name).map(|f| f as usize), driver_gipa(instance, name.as_ptr()).map(|f| f as usize));
+                println!("POINTER {} {}", name.to_string_lossy(), if app == own { "driver" } else { "other" });
+            }
+        }
+        let layer_draws: Option<unsafe extern "system" fn(VkDevice) -> u32> = std::mem::transmute(dev(c"vkGetTestLayerDrawsTEST"));
+        if let Some(f) = layer_draws {
+            println!("LAYER_DRAWS {}", f(device));
+        }
+        if let Some(f) = gipa_draws {
+            println!("GIPA_LAYER_DRAWS {}", f(device));
+        }
+        let end: PFN_vkEndCommandBuffer = std::mem::transmute(dev(c"vkEndCommandBuffer"));
+        println!("END {:?}", end.unwrap()(cmd));
+        let destroy_pool: PFN_vkDestroyCommandPool = std::mem::transmute(dev(c"vkDestroyCommandPool"));
+        destroy_pool.unwrap()(device, pool, std::ptr::null());
+        let destroy: PFN_vkDestroyDevice = std::mem::transmute(dev(c"vkDestroyDevice"));
+        destroy.unwrap()(device, std::ptr::null());
+        println!("DEVICE_DESTROYED");
     }
-    let layer_draws: Option<unsafe extern "system" fn(VkDevice) -> u32> = std::mem::transmute(dev(c"vkGetTestLayerDrawsTEST"));
-    if let Some(f) = layer_draws {
-        println!("LAYER_DRAWS {}", f(device));
-    }
-    if let Some(f) = gipa_draws {
-        println!("GIPA_LAYER_DRAWS {}", f(device));
-    }
-    let end: PFN_vkEndCommandBuffer = std::mem::transmute(dev(c"vkEndCommandBuffer"));
-    println!("END {:?}", end.unwrap()(cmd));
-    let destroy_pool: PFN_vkDestroyCommandPool = std::mem::transmute(dev(c"vkDestroyCommandPool"));
-    destroy_pool.unwrap()(device, pool, std::ptr::null());
-    let destroy: PFN_vkDestroyDevice = std::mem::transmute(dev(c"vkDestroyDevice"));
-    destroy.unwrap()(device, std::ptr::null());
-    println!("DEVICE_DESTROYED");
 }
 
 /// Creates a headless surface and a debug-utils messenger, then a device on which it names the
 /// instance, the physical device and the surface (`vkSetDebugUtilsObjectNameEXT`); prints each
 /// result and destroys everything. The application enables `VK_KHR_surface`,
 /// `VK_EXT_headless_surface` and `VK_EXT_debug_utils`.
+///
+/// # Safety
+/// `instance` is a live instance of the loader `get` asks., with VK_KHR_surface, VK_EXT_headless_surface and
+/// VK_EXT_debug_utils enabled, and `pd` one of its physical devices.
 unsafe fn instance_objects_scenario(get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction, instance: VkInstance, pd: VkPhysicalDevice) {
-    let create_surface: PFN_vkCreateHeadlessSurfaceEXT = std::mem::transmute(get(instance, c"vkCreateHeadlessSurfaceEXT"));
-    let mut surface = VkSurfaceKHR::NULL;
-    println!("SURFACE {:?}", create_surface.unwrap()(instance, &VkHeadlessSurfaceCreateInfoEXT::default(), std::ptr::null(), &mut surface));
-    let create_messenger: PFN_vkCreateDebugUtilsMessengerEXT = std::mem::transmute(get(instance, c"vkCreateDebugUtilsMessengerEXT"));
-    let messenger_info = VkDebugUtilsMessengerCreateInfoEXT {
-        messageSeverity: VkDebugUtilsMessageSeverityFlagsEXT::ERROR_BIT_EXT,
-        messageType: VkDebugUtilsMessageTypeFlagsEXT::GENERAL_BIT_EXT,
-        pfnUserCallback: Some(quiet_messenger),
-        ..Default::default()
-    };
-    let mut messenger = VkDebugUtilsMessengerEXT::NULL;
-    println!("MESSENGER {:?}", create_messenger.unwrap()(instance, &messenger_info, std::ptr::null(), &mut messenger));
-    let create_device: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
-    let priority = 1.0f32;
-    let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
-    let info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };
-    let mut device = VkDevice::NULL;
-    println!("DEVICE_RESULT {:?}", create_device.unwrap()(pd, &info, std::ptr::null(), &mut device));
-    let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(get(instance, c"vkGetDeviceProcAddr"));
-    let set_name: PFN_vkSetDebugUtilsObjectNameEXT = std::mem::transmute(gdpa.unwrap()(device, c"vkSetDebugUtilsObjectNameEXT".as_ptr()));
-    for (label, object_type, handle) in [
-        ("INSTANCE", VkObjectType::INSTANCE, instance.0 as u64),
-        ("PHYSICAL_DEVICE", VkObjectType::PHYSICAL_DEVICE, pd.0 as u64),
-        ("SURFACE", VkObjectType::SURFACE_KHR, surface.0),
-    ] {
-        let name_info = VkDebugUtilsObjectNameInfoEXT { objectType: object_type, objectHandle: handle, pObjectName: c"named".as_ptr(), ..Default::default() };
-        println!("NAME_{label} {:?}", set_name.unwrap()(device, &name_info));
+    // SAFETY: each command is the loader's answer for the name beside it, so it has that PFN type;
+    // the instance is live (the contract) and the objects made here are used between their creation
+    // and their destruction; the other pointers point to locals that outlive each call.
+    unsafe {
+        let create_surface: PFN_vkCreateHeadlessSurfaceEXT = std::mem::transmute(get(instance, c"vkCreateHeadlessSurfaceEXT"));
+        let mut surface = VkSurfaceKHR::NULL;
+        println!("SURFACE {:?}", create_surface.unwrap()(instance, &VkHeadlessSurfaceCreateInfoEXT::default(), std::ptr::null(), &mut surface));
+        let create_messenger: PFN_vkCreateDebugUtilsMessengerEXT = std::mem::transmute(get(instance, c"vkCreateDebugUtilsMessengerEXT"));
+        let messenger_info = VkDebugUtilsMessengerCreateInfoEXT {
+            messageSeverity: VkDebugUtilsMessageSeverityFlagsEXT::ERROR_BIT_EXT,
+            messageType: VkDebugUtilsMessageTypeFlagsEXT::GENERAL_BIT_EXT,
+            pfnUserCallback: Some(quiet_messenger),
+            ..Default::default()
+        };
+        let mut messenger = VkDebugUtilsMessengerEXT::NULL;
+        println!("MESSENGER {:?}", create_messenger.unwrap()(instance, &messenger_info, std::ptr::null(), &mut messenger));
+        let create_device: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
+        let priority = 1.0f32;
+        let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
+        let info = VkDeviceCreateInfo { queueCreateInfoCount: 1, pQueueCreateInfos: &queue, ..Default::default() };
+        let mut device = VkDevice::NULL;
+        println!("DEVICE_RESULT {:?}", create_device.unwrap()(pd, &info, std::ptr::null(), &mut device));
+        let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(get(instance, c"vkGetDeviceProcAddr"));
+        let set_name: PFN_vkSetDebugUtilsObjectNameEXT = std::mem::transmute(gdpa.unwrap()(device, c"vkSetDebugUtilsObjectNameEXT".as_ptr()));
+        for (label, object_type, handle) in [
+            ("INSTANCE", VkObjectType::INSTANCE, instance.0 as u64),
+            ("PHYSICAL_DEVICE", VkObjectType::PHYSICAL_DEVICE, pd.0 as u64),
+            ("SURFACE", VkObjectType::SURFACE_KHR, surface.0),
+        ] {
+            let name_info = VkDebugUtilsObjectNameInfoEXT { objectType: object_type, objectHandle: handle, pObjectName: c"named".as_ptr(), ..Default::default() };
+            println!("NAME_{label} {:?}", set_name.unwrap()(device, &name_info));
+        }
+        let destroy_device: PFN_vkDestroyDevice = std::mem::transmute(gdpa.unwrap()(device, c"vkDestroyDevice".as_ptr()));
+        destroy_device.unwrap()(device, std::ptr::null());
+        let destroy_messenger: PFN_vkDestroyDebugUtilsMessengerEXT = std::mem::transmute(get(instance, c"vkDestroyDebugUtilsMessengerEXT"));
+        destroy_messenger.unwrap()(instance, messenger, std::ptr::null());
+        let destroy_surface: PFN_vkDestroySurfaceKHR = std::mem::transmute(get(instance, c"vkDestroySurfaceKHR"));
+        destroy_surface.unwrap()(instance, surface, std::ptr::null());
     }
-    let destroy_device: PFN_vkDestroyDevice = std::mem::transmute(gdpa.unwrap()(device, c"vkDestroyDevice".as_ptr()));
-    destroy_device.unwrap()(device, std::ptr::null());
-    let destroy_messenger: PFN_vkDestroyDebugUtilsMessengerEXT = std::mem::transmute(get(instance, c"vkDestroyDebugUtilsMessengerEXT"));
-    destroy_messenger.unwrap()(instance, messenger, std::ptr::null());
-    let destroy_surface: PFN_vkDestroySurfaceKHR = std::mem::transmute(get(instance, c"vkDestroySurfaceKHR"));
-    destroy_surface.unwrap()(instance, surface, std::ptr::null());
 }
 
+/// A messenger callback that stays silent.
+///
+/// # Safety
+/// None: it reads none of its arguments.
 unsafe extern "system" fn quiet_messenger(
     _severity: VkDebugUtilsMessageSeverityFlagBitsEXT,
     _types: VkDebugUtilsMessageTypeFlagsEXT,
