@@ -28,7 +28,7 @@ fn c_facts() -> Vec<String> {
     let c_file = dir.join("probe.c");
     let exe = dir.join("probe");
     std::fs::write(&c_file, source).unwrap();
-    let cc = Command::new("cc").arg("-std=c11").arg("-o").arg(&exe).arg(&c_file).output().expect("run cc");
+    let cc = Command::new("cc").args(cfg!(target_arch = "x86").then_some("-m32")).arg("-std=c11").arg("-o").arg(&exe).arg(&c_file).output().expect("run cc");
     assert!(cc.status.success(), "cc failed:\n{}", String::from_utf8_lossy(&cc.stderr));
     let out = Command::new(&exe).output().expect("run probe");
     assert!(out.status.success());

@@ -364,7 +364,7 @@ fn c_facts(source: &str) -> (BTreeMap<String, i128>, Vec<PathBuf>) {
     let exe = dir.join("layer_abi");
     std::fs::write(&c_file, source).unwrap();
     let deps = run(
-        Command::new("cc").arg("-std=gnu11").arg("-M").arg(&c_file),
+        Command::new("cc").args(cfg!(target_arch = "x86").then_some("-m32")).arg("-std=gnu11").arg("-M").arg(&c_file),
         "cc -M (are libvulkan-dev, libx11-dev and libxcb1-dev installed?)",
     );
     let headers: Vec<PathBuf> = ["vk_layer.h", "vk_icd.h"]
@@ -378,6 +378,7 @@ fn c_facts(source: &str) -> (BTreeMap<String, i128>, Vec<PathBuf>) {
         .collect();
     run(
         Command::new("cc")
+            .args(cfg!(target_arch = "x86").then_some("-m32"))
             .args(["-std=gnu11", "-Wall", "-Werror", "-o"])
             .arg(&exe)
             .arg(&c_file),

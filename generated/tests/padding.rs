@@ -159,7 +159,9 @@ fn physical_device_memory_properties() {
     let member_bytes =
         4 + size_of::<[VkMemoryType; VK_MAX_MEMORY_TYPES as usize]>() + 4 + heap_member_bytes;
     let runs = check::<M>(&members, member_bytes);
-    assert_eq!(zero_runs(&cleaned::<VkMemoryHeap>()), vec![12..16]);
+    // After `flags` where a `u64` is 8-byte aligned; none on i686, where it is 4-byte aligned.
+    let heap_padding = if std::mem::align_of::<u64>() == 8 { vec![12..16] } else { vec![] };
+    assert_eq!(zero_runs(&cleaned::<VkMemoryHeap>()), heap_padding);
     if cfg!(target_pointer_width = "64") {
         assert_eq!(heaps, 264);
         let expected: Vec<Range<usize>> = (0..16)
@@ -295,6 +297,9 @@ fn every_structure_type() {
 /// members stay.
 #[test]
 fn typed_value() {
+    if cfg!(target_pointer_width = "32") {
+        return; // pNext follows sType directly: no padding there to test.
+    }
     let mut value = VkPhysicalDeviceProperties2::default();
     value.properties.limits.bufferImageGranularity = 0x1234;
     // SAFETY: bytes 4..8 of the structure, the padding after the 4-byte sType (before the 8-byte
