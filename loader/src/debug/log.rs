@@ -12,23 +12,34 @@ use crate::platform;
 
 pub use super::level::Level;
 
-/// The categories `VK_LOADER_DEBUG` enables (a comma list; prefixes accepted; `all`).
+/// The categories `VK_LOADER_DEBUG` enables.
 fn enabled_mask() -> u32 {
     static MASK: OnceLock<u32> = OnceLock::new();
-    *MASK.get_or_init(|| {
-        let Some(value) = crate::reference::variables::VK_LOADER_DEBUG.get() else { return 0 };
-        let mut mask = 0;
-        for word in value.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-            for (name, bits) in [
-                ("error", 1), ("warn", 2), ("info", 4), ("debug", 8), ("layer", 16), ("driver", 32), ("perf", 64), ("all", 127),
-            ] {
-                if name.starts_with(word) || word.starts_with(name) {
-                    mask |= bits;
-                }
-            }
-        }
-        mask
-    })
+    *MASK.get_or_init(|| crate::reference::variables::VK_LOADER_DEBUG.get().map_or(0, |value| parse_debug(&value)))
+}
+
+/// `VK_LOADER_DEBUG`'s categories as the Khronos loader's `loader_debug_init` reads them: a comma
+/// list whose words are not trimmed; a word is a prefix of a category's name, and the first name
+/// it starts (in the order below) wins: `d` is `debug`, `i` is `info`; `icd` and `implem` name
+/// the drivers too; `all` is every category; a word that names none is ignored.
+fn parse_debug(value: &str) -> u32 {
+    const NAMES: [(&str, u32); 10] = [
+        ("all", 127),
+        ("warn", super::level::WARN),
+        ("info", super::level::INFO),
+        ("perf", super::level::PERF),
+        ("error", super::level::ERROR),
+        ("debug", super::level::DEBUG),
+        ("layer", super::level::LAYER),
+        ("driver", super::level::DRIVER),
+        ("implem", super::level::DRIVER),
+        ("icd", super::level::DRIVER),
+    ];
+    value
+        .split(',')
+        .filter(|word| !word.is_empty())
+        .filter_map(|word| NAMES.iter().find(|(name, _)| name.starts_with(word)).map(|&(_, bits)| bits))
+        .fold(0, |mask, bits| mask | bits)
 }
 
 /// The categories a loader settings file's `stderr_log` enables, in place of `VK_LOADER_DEBUG`'s;
@@ -246,6 +257,23 @@ mod tests {
         assert!(!takes(mask(&[Level::Warn]), Level::Layer), "a layer message without a severity needs layer");
         assert!(!takes(0, Level::ErrorDriver));
         assert!(takes(127, Level::DebugLayer));
+    }
+
+    /// As `log.c` reads the variable: the first name a word starts, untrimmed words, no suffixes.
+    #[test]
+    fn vk_loader_debug_is_read_as_the_khronos_loader_reads_it() {
+        use crate::debug::level::{DEBUG, DRIVER, ERROR, INFO, LAYER, WARN};
+        assert_eq!(parse_debug("d"), DEBUG, "d is debug alone, the first name it starts");
+        assert_eq!(parse_debug("i"), INFO);
+        assert_eq!(parse_debug("icd"), DRIVER);
+        assert_eq!(parse_debug("implem"), DRIVER);
+        assert_eq!(parse_debug("imp,lay"), DRIVER | LAYER);
+        assert_eq!(parse_debug("error,warn"), ERROR | WARN);
+        assert_eq!(parse_debug("error, warn"), ERROR, "a word is not trimmed");
+        assert_eq!(parse_debug("warning"), 0, "a word longer than the name is no name");
+        assert_eq!(parse_debug("a"), 127);
+        assert_eq!(parse_debug(",,nonsense,"), 0);
+        assert_eq!(parse_debug(""), 0);
     }
 
     #[test]

@@ -230,7 +230,7 @@ pub const VK_LOADER_DEBUG: Variable = Variable {
     group: Group::Logging,
     origin: Origin::Khronos,
     read: Read::Plain,
-    values: "comma list of `error`, `warn`, `info`, `debug`, `layer`, `driver`, `perf`, `all` (prefixes accepted)",
+    values: "comma list of `error`, `warn`, `info`, `debug`, `layer`, `driver` (or `icd`, `implem`), `perf`, `all`; a prefix names the first of these it starts (`d`: `debug`), words are not trimmed",
     default: "nothing is written to stderr",
     what: "the loader's messages of those kinds on stderr",
 };
