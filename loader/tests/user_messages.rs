@@ -118,3 +118,31 @@ fn no_driver_prints_nothing_unless_asked() {
         assert!(err.contains("[Vulkan Loader] ERROR | DRIVER: vkCreateInstance: Found no drivers!"), "{what}: VK_LOADER_DEBUG=error:\n{err}");
     }
 }
+
+/// The messages a run's messenger heard at `severity` (debug-utils bits).
+fn heard(out: &str, severity: u32) -> Vec<&str> {
+    let prefix = format!("HEARD {severity} ");
+    out.lines().filter_map(|l| l.strip_prefix(prefix.as_str())).collect()
+}
+
+const ERROR: u32 = 0x1000;
+
+/// The errors the Khronos loader sends to an application's messenger without `VK_LOADER_DEBUG`
+/// reach it from ours, in its words: no driver at `vkCreateInstance`; drivers but no physical
+/// device at `vkEnumeratePhysicalDevices` (a driver for hardware the machine lacks).
+#[test]
+fn messengers_hear_why_there_is_no_device() {
+    let (dir, mut env) = one_driver("messages-no-device");
+    env.push(("TEST_MESSENGER", "1".into()));
+    let mut no_driver = env.clone();
+    no_driver.push(("VK_DRIVER_FILES", dir.join("nowhere.json").display().to_string()));
+    let (ok, out, err) = common::child("no-driver", &no_driver);
+    assert!(ok && out.contains("INSTANCE VK_ERROR_INCOMPATIBLE_DRIVER"), "{out}{err}");
+    assert!(heard(&out, ERROR).contains(&"vkCreateInstance: Found no drivers!"), "{out}");
+
+    env.push(("VK_TEST_DRIVER_DEVICES", String::new()));
+    let (ok, out, err) = common::child("no-device", &env);
+    assert!(ok && out.contains("DEVICES VK_ERROR_INITIALIZATION_FAILED 0"), "{out}{err}");
+    assert!(heard(&out, ERROR).contains(&"setup_loader_term_phys_devs:  Failed to detect any valid GPUs in the current config"), "{out}");
+    assert_eq!(loader_lines(&err), Vec::<&str>::new(), "printed without VK_LOADER_DEBUG");
+}

@@ -51,11 +51,13 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
             }
         };
         let filters = DeviceFilters::from_env();
-        match filters.any() {
+        // The instance's messengers hear what the drivers' enumeration says ("Failed to detect any
+        // valid GPUs"), as the Khronos loader's do.
+        crate::object::instance::with_messengers_of(Some(inst), || match filters.any() {
             // SAFETY: `all` gives this loader's physical devices; the count and array as the contract says.
             true => unsafe { filtered_devices::enumerate(&filters, all, pPhysicalDeviceCount, pPhysicalDevices) },
             false => all(pPhysicalDeviceCount, pPhysicalDevices),
-        }
+        })
     })
 }
 
@@ -91,11 +93,11 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
             }
         };
         let filters = DeviceFilters::from_env();
-        match filters.any() && !pPhysicalDeviceGroupCount.is_null() {
+        crate::object::instance::with_messengers_of(Some(inst), || match filters.any() && !pPhysicalDeviceGroupCount.is_null() {
             // SAFETY: `all` gives this loader's physical devices; the count and array as the contract says.
             true => unsafe { filtered_devices::enumerate_groups(&filters, all, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties) },
             false => all(pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties),
-        }
+        })
     })
 }
 
