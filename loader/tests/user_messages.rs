@@ -146,3 +146,23 @@ fn messengers_hear_why_there_is_no_device() {
     assert!(heard(&out, ERROR).contains(&"setup_loader_term_phys_devs:  Failed to detect any valid GPUs in the current config"), "{out}");
     assert_eq!(loader_lines(&err), Vec::<&str>::new(), "printed without VK_LOADER_DEBUG");
 }
+
+/// Drivers found and then filtered away: the error names each manifest and the filter, variable
+/// and value, never "no driver manifest found".
+#[test]
+fn filtered_drivers_are_named_with_their_filter() {
+    let (dir, base) = one_driver("messages-deselected");
+    let manifest = dir.join("test.json").display().to_string();
+    for (variable, value, why) in [
+        ("VK_LOADER_DRIVERS_SELECT", "*nvidia*", "not selected by VK_LOADER_DRIVERS_SELECT=*nvidia*"),
+        ("VK_LOADER_DRIVERS_DISABLE", "*test*", "disabled by VK_LOADER_DRIVERS_DISABLE=*test*"),
+    ] {
+        let mut env = base.clone();
+        env.extend([(variable, value.to_string()), ("VK_LOADER_DEBUG", "error".into())]);
+        let (ok, out, err) = common::child("deselected", &env);
+        assert!(ok && out.contains("INSTANCE VK_ERROR_INCOMPATIBLE_DRIVER"), "{out}{err}");
+        let line = format!("[Vulkan Loader] ERROR | DRIVER:   {manifest}: {why}");
+        assert!(err.lines().any(|l| l == line), "{line}\nnot in\n{err}");
+        assert!(!err.contains("no driver manifest found"), "{err}");
+    }
+}

@@ -141,6 +141,7 @@ fn load_drivers(
         if let Some(why) = &found.skipped {
             log::log(Level::WarnDriver, why);
             plan::record(|p| p.driver(&found.path, None, Decision::Skipped, why));
+            rejected.push(Rejected { manifest: found.path.clone(), reason: found.filtered_by.clone().unwrap_or_default() });
             continue;
         }
         let mut miss = String::new();

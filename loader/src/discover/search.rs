@@ -20,13 +20,17 @@ pub struct Found {
     /// The file to open, as the directory listing named it: a manifest whose file name is not
     /// UTF-8 is read, as the Khronos loader reads it.
     pub file: OsString,
-    /// `None` when the manifest is to be used; else why it is skipped (a filter matched).
+    /// `None` when the manifest is to be used; else why it is skipped (a filter matched), in
+    /// the Khronos loader's words.
     pub skipped: Option<String>,
+    /// With `skipped`: the filter, its variable and value (`not selected by
+    /// VK_LOADER_DRIVERS_SELECT=*nvidia*`), for the user who finds no driver left.
+    pub filtered_by: Option<String>,
 }
 
 impl Found {
     fn new(file: OsString, skipped: Option<String>) -> Found {
-        Found { path: platform::display_path(&file), file, skipped }
+        Found { path: platform::display_path(&file), file, skipped, filtered_by: None }
     }
 }
 
@@ -186,25 +190,53 @@ pub fn driver_manifests() -> Vec<Found> {
         let mut manifest = Found::new(file, None);
         log!(Level::Driver, "Found ICD manifest file {}", manifest.path);
         let file_name = manifest.file.as_bytes().rsplit(|&b| b == b'/').next().unwrap_or_default();
-        manifest.skipped = filtered_out(OsStr::from_bytes(file_name), &select, &disable);
+        if let Some(filter) = filtered_out(OsStr::from_bytes(file_name), &select, &disable) {
+            manifest.skipped = Some(filter.message(OsStr::from_bytes(file_name)));
+            manifest.filtered_by = Some(filter.by());
+        }
         found.push(manifest);
     }
     found
 }
 
-/// Why `VK_LOADER_DRIVERS_SELECT` / `VK_LOADER_DRIVERS_DISABLE` leave a driver manifest out, if
-/// they do: a selected name is kept even when a disable pattern matches it too. Names compare
-/// ignoring case, as the Khronos loader's filters do (see `plan::name_filter`).
-fn filtered_out(file_name: &OsStr, select: &[NameFilter], disable: &[NameFilter]) -> Option<String> {
+/// Which driver filter leaves a manifest out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Filtered {
+    Disabled,
+    NotSelected,
+}
+
+impl Filtered {
+    /// The Khronos loader's words, naming the manifest's file name.
+    fn message(self, file_name: &OsStr) -> String {
+        let file_name = platform::display_path(file_name);
+        match self {
+            Filtered::Disabled => format!("Driver \"{file_name}\" ignored because it was disabled by env var 'VK_LOADER_DRIVERS_DISABLE'"),
+            Filtered::NotSelected => format!("Driver \"{file_name}\" ignored because not selected by env var 'VK_LOADER_DRIVERS_SELECT'"),
+        }
+    }
+
+    /// The filter, its variable and the value it has: `disabled by VK_LOADER_DRIVERS_DISABLE=*`.
+    fn by(self) -> String {
+        let (what, variable) = match self {
+            Filtered::Disabled => ("disabled", &VK_LOADER_DRIVERS_DISABLE),
+            Filtered::NotSelected => ("not selected", &VK_LOADER_DRIVERS_SELECT),
+        };
+        format!("{what} by {}={}", variable.name, variable.get().unwrap_or_default())
+    }
+}
+
+/// Whether `VK_LOADER_DRIVERS_SELECT` / `VK_LOADER_DRIVERS_DISABLE` leave a driver manifest out:
+/// a selected name is kept even when a disable pattern matches it too. Names compare ignoring
+/// case, as the Khronos loader's filters do (see `plan::name_filter`).
+fn filtered_out(file_name: &OsStr, select: &[NameFilter], disable: &[NameFilter]) -> Option<Filtered> {
     let matches = |filters: &[NameFilter]| filters.iter().any(|f| f.matches(file_name.as_bytes()));
     let selected = matches(select);
-    let file_name = platform::display_path(file_name);
-    // The Khronos loader's words.
     if !selected && matches(disable) {
-        return Some(format!("Driver \"{file_name}\" ignored because it was disabled by env var 'VK_LOADER_DRIVERS_DISABLE'"));
+        return Some(Filtered::Disabled);
     }
     if !selected && !select.is_empty() {
-        return Some(format!("Driver \"{file_name}\" ignored because not selected by env var 'VK_LOADER_DRIVERS_SELECT'"));
+        return Some(Filtered::NotSelected);
     }
     None
 }
@@ -294,8 +326,8 @@ mod tests {
         // The driver filters see the file name's bytes.
         let select = name_filter::parse_list("b*").0;
         assert_eq!(filtered_out(OsStr::from_bytes(b"b\xff.json"), &select, &[]), None);
-        let skipped = filtered_out(OsStr::new("a.json"), &select, &[]).unwrap();
-        assert!(skipped.contains("not selected by env var 'VK_LOADER_DRIVERS_SELECT'"), "{skipped}");
+        let skipped = filtered_out(OsStr::new("a.json"), &select, &[]).unwrap().message(OsStr::new("a.json"));
+        assert_eq!(skipped, "Driver \"a.json\" ignored because not selected by env var 'VK_LOADER_DRIVERS_SELECT'");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
