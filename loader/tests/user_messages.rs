@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::{c_char, c_void, CStr, CString};
 
 use vk_generated::types::*;
 
@@ -24,8 +24,9 @@ unsafe extern "system" fn on_message(
     VK_FALSE
 }
 
-/// The child: creates an instance (with a messenger of every severity chained to it and created
-/// after it where `TEST_MESSENGER` is set), enumerates the physical devices, and prints the results.
+/// The child: creates an instance (with the layers of `TEST_APP_LAYERS`, a comma list, and a
+/// messenger of every severity chained to it and created after it where `TEST_MESSENGER` is set),
+/// enumerates the physical devices, and prints the results.
 #[test]
 fn scenario_entry() {
     if std::env::var("SCENARIO").is_err() {
@@ -53,7 +54,9 @@ fn scenario_entry() {
             ..Default::default()
         };
         let extensions = [c"VK_EXT_debug_utils".as_ptr()];
-        let mut info = VkInstanceCreateInfo::default();
+        let layers: Vec<CString> = std::env::var("TEST_APP_LAYERS").unwrap_or_default().split(',').filter(|n| !n.is_empty()).map(|n| CString::new(n).unwrap()).collect();
+        let layer_names: Vec<*const c_char> = layers.iter().map(|l| l.as_ptr()).collect();
+        let mut info = VkInstanceCreateInfo { enabledLayerCount: layer_names.len() as u32, ppEnabledLayerNames: layer_names.as_ptr(), ..Default::default() };
         if with_messenger {
             info.pNext = &messenger as *const _ as *const c_void;
             info.enabledExtensionCount = 1;
@@ -165,4 +168,22 @@ fn filtered_drivers_are_named_with_their_filter() {
         assert!(err.lines().any(|l| l == line), "{line}\nnot in\n{err}");
         assert!(!err.contains("no driver manifest found"), "{err}");
     }
+}
+
+/// A layer the application asks for that is not there: its messenger hears the Khronos loader's
+/// error, naming the layer's index in `ppEnabledLayerNames`, then ours, naming the layer.
+#[test]
+fn messengers_hear_a_missing_layer_as_the_khronos_loader_says_it() {
+    let (dir, mut env) = one_driver("messages-missing-layer");
+    common::layer_manifest(&dir, "a.json", "VK_LAYER_TEST_a", &common::test_layer(), "");
+    env.extend([
+        ("TEST_MESSENGER", "1".to_string()),
+        ("VK_LAYER_PATH", dir.join("a.json").display().to_string()),
+        ("TEST_APP_LAYERS", "VK_LAYER_TEST_a,VK_LAYER_TEST_nowhere".into()),
+    ]);
+    let (ok, out, err) = common::child("missing-layer", &env);
+    assert!(ok && out.contains("INSTANCE VK_ERROR_LAYER_NOT_PRESENT"), "{out}{err}");
+    let errors = heard(&out, ERROR);
+    assert!(errors.contains(&"loader_validate_layers: Layer 1 does not exist in the list of available layers"), "{out}");
+    assert!(errors.iter().any(|m| m.contains("VK_LAYER_TEST_nowhere") && m.contains("not found")), "{out}");
 }

@@ -436,13 +436,21 @@ pub fn activate(
             add(catalog, &filters, &mut out, i, Reason::LoaderLayersEnable(p.to_string()));
         }
     }
-    for name in app {
+    for (index, name) in app.iter().enumerate() {
         match find(name) {
             Some(i) => add(catalog, &filters, &mut out, i, Reason::Application),
-            None => return Err(Missing(format!("layer {name} requested by the application was not found"))),
+            None => return Err(missing_app_layer(index, format!("layer {name} requested by the application was not found"))),
         }
     }
     Ok(out)
+}
+
+/// The application's layer `index` (in `ppEnabledLayerNames`) is not there: said at once in the
+/// Khronos loader's words (the caller logs `why` after it and fails the call, with no activation
+/// whose log could carry the line).
+fn missing_app_layer(index: usize, why: String) -> Missing {
+    crate::debug::log::log(Level::ErrorLayer, &format!("loader_validate_layers: Layer {index} does not exist in the list of available layers"));
+    Missing(why)
 }
 
 /// Chooses the layers when a loader settings file decides them (see `discover::layers`): the chain
@@ -457,8 +465,9 @@ fn activate_by_settings(
     filters: &Filters,
     mut out: Activation,
 ) -> Result<Activation, Missing> {
-    if let Some(name) = app.iter().find(|name| !catalog.iter().any(|l| l.name == **name)) {
-        return Err(Missing(format!("layer {name} requested by the application was not found (or the loader settings file turns it off)")));
+    if let Some((index, name)) = app.iter().enumerate().find(|(_, name)| !catalog.iter().any(|l| l.name == **name)) {
+        let why = format!("layer {name} requested by the application was not found (or the loader settings file turns it off)");
+        return Err(missing_app_layer(index, why));
     }
     let instance_layers = getenv(VK_INSTANCE_LAYERS.name).unwrap_or_default();
     for (i, layer) in catalog.iter().enumerate() {
