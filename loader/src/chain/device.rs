@@ -15,11 +15,17 @@ use crate::object::device::DeviceData;
 use crate::object::instance::{Instance, PhysicalDevice};
 use crate::plan::layers::Reason;
 
-impl DeviceData {
+/// The loader's data for a device being created: owned here until the device points to it
+/// ([`install`](Self::install)), from then on the device's (freed by `vkDestroyDevice`); freed
+/// here if the creation fails. Kept as the pointer `Box::into_raw` gave, the one the device's
+/// first word gets, so that every later use derives from it.
+pub(crate) struct NewDeviceData(std::ptr::NonNull<DeviceData>);
+
+impl NewDeviceData {
     /// Empty data for a device about to be created (the table is filled once it exists);
     /// `chain_gdpa` is the top layer's `vkGetDeviceProcAddr` when there are layers.
-    pub fn new(chain_gdpa: PFN_vkGetDeviceProcAddr) -> *mut DeviceData {
-        Box::into_raw(Box::new(DeviceData {
+    pub fn new(chain_gdpa: PFN_vkGetDeviceProcAddr) -> NewDeviceData {
+        let data = Box::new(DeviceData {
             table: DeviceDispatchTable::default(),
             unknown: crate::dispatch::unknown::device_slots(),
             driver_gdpa: None,
@@ -27,7 +33,55 @@ impl DeviceData {
             wsi: Default::default(),
             debug_objects: Default::default(),
             core_version_limit: u32::MAX,
-        }))
+        });
+        NewDeviceData(std::ptr::NonNull::from(Box::leak(data)))
+    }
+
+    /// The data, to fill. Not while the layers' chain runs: its terminator fills it then through
+    /// [`as_ptr`](Self::as_ptr).
+    pub fn get_mut(&mut self) -> &mut DeviceData {
+        // SAFETY: a live box of ours, which no device points to yet (or whose device is not handed
+        // out yet), so nothing else refers to it while this borrow of `self` lasts.
+        unsafe { self.0.as_mut() }
+    }
+
+    /// The data's address, for the terminator of the layers' chain and for the device's first word.
+    pub fn as_ptr(&self) -> *mut DeviceData {
+        self.0.as_ptr()
+    }
+
+    /// Hands the data over to `device`, whose first word now points to it.
+    pub fn install(self, device: DeviceCalls) {
+        device.set_dispatch(self.as_ptr().cast_const().cast());
+        std::mem::forget(self);
+    }
+
+    /// Hands the data over to the device the driver created, which the terminator of the layers'
+    /// chain pointed to it (the device the layers return is their own).
+    pub fn leave_to_driver_device(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for NewDeviceData {
+    fn drop(&mut self) {
+        // SAFETY: the box `new` leaked, which no device was handed out with.
+        drop(unsafe { Box::from_raw(self.0.as_ptr()) });
+    }
+}
+
+/// A device the driver created, with what the loader's data for it must say.
+pub(crate) struct OnDriver {
+    pub device: DeviceCalls,
+    /// See [`DeviceData::core_version_limit`].
+    pub core_version_limit: u32,
+}
+
+impl OnDriver {
+    /// Writes what the loader knows of the driver's device into its data.
+    pub fn describe(&self, data: &mut DeviceData) {
+        data.driver_gdpa = Some(self.device.gdpa());
+        data.core_version_limit = self.core_version_limit;
     }
 }
 
@@ -94,52 +148,41 @@ pub(crate) unsafe fn create_without_layers(
     if !crate::lazy::live_for(&pd.term, "vkCreateDevice") || pd.driver_gdpa().is_none() {
         return VkResult::ERROR_INITIALIZATION_FAILED;
     }
-    let data = DeviceData::new(None);
-    // SAFETY: the caller's promise for `info` and `pAllocator`; `data` is new and ours.
-    match unsafe { create_on_driver(pd, info, pAllocator, data) } {
-        Ok(device) => {
-            let mut table = device.table();
-            // SAFETY: `data` is ours until the device is handed out below: the driver's device
-            // points to it, but nothing reaches it through the device before then.
-            let data = unsafe { &mut *data };
-            // SAFETY: a live loader physical device, its instance NULL or live.
-            data.wsi = unsafe { crate::object::device::DeviceWsi::install(&mut table, pd) };
-            // SAFETY: as above.
-            let debug_objects = unsafe { crate::object::device::DeviceDebugObjects::of_driver(&table, pd) };
-            debug_objects.route_to_driver(&mut table);
-            settle_commands_of_instance_extensions(&mut table, views::instance_of(pd));
-            data.debug_objects = debug_objects;
-            data.table = table;
-            // SAFETY: the slots live in the device's data until vkDestroyDevice forgets them
-            // (`device_destroyed`); the device is live and the driver's vkGetDeviceProcAddr answers
-            // for it until then.
-            unsafe { crate::dispatch::unknown::device_created(&data.unknown, device.handle(), device.gdpa()) };
-            // SAFETY: the caller's promise: `pDevice` is valid for writing a handle.
-            unsafe { *pDevice = device.handle() };
-            VkResult::SUCCESS
-        }
-        Err(result) => {
-            // SAFETY: from `DeviceData::new`'s `Box`, and no device points to it.
-            drop(unsafe { Box::from_raw(data) });
-            result
-        }
-    }
+    let mut data = NewDeviceData::new(None);
+    // SAFETY: the caller's promise for `info` and `pAllocator`.
+    let created = match unsafe { create_on_driver(pd, info, pAllocator) } {
+        Ok(created) => created,
+        Err(result) => return result,
+    };
+    let device = created.device;
+    let mut table = device.table();
+    let fields = data.get_mut();
+    created.describe(fields);
+    // SAFETY: a live loader physical device, its instance NULL or live.
+    fields.wsi = unsafe { crate::object::device::DeviceWsi::install(&mut table, pd) };
+    // SAFETY: as above.
+    let debug_objects = unsafe { crate::object::device::DeviceDebugObjects::of_driver(&table, pd) };
+    debug_objects.route_to_driver(&mut table);
+    settle_commands_of_instance_extensions(&mut table, views::instance_of(pd));
+    fields.debug_objects = debug_objects;
+    fields.table = table;
+    // SAFETY: the slots live in the device's data until vkDestroyDevice forgets them
+    // (`device_destroyed`); the device is live and the driver's vkGetDeviceProcAddr answers for it
+    // until then.
+    unsafe { crate::dispatch::unknown::device_created(&fields.unknown, device.handle(), device.gdpa()) };
+    data.install(device);
+    // SAFETY: the caller's promise: `pDevice` is valid for writing a handle.
+    unsafe { *pDevice = device.handle() };
+    VkResult::SUCCESS
 }
 
-/// Creates the driver's device for a terminator-level physical device and makes its first word
-/// point to `data` (whose table the caller fills).
+/// Creates the driver's device for a terminator-level physical device (the caller points it to
+/// its data).
 ///
 /// # Safety
 /// `info` must be valid as for [`create_without_layers`] (a device group naming physical devices
-/// this loader or a layer returned), `pAllocator` NULL or valid callbacks, and `data` a live
-/// `DeviceData` from [`DeviceData::new`] that nothing else uses during the call (on success the
-/// new device points to it).
-pub(crate) unsafe fn create_on_driver(
-    pd: &PhysicalDevice,
-    info: &VkDeviceCreateInfo,
-    pAllocator: *const VkAllocationCallbacks,
-    data: *mut DeviceData,
-) -> Result<DeviceCalls, VkResult> {
+/// this loader or a layer returned), and `pAllocator` NULL or valid callbacks.
+pub(crate) unsafe fn create_on_driver(pd: &PhysicalDevice, info: &VkDeviceCreateInfo, pAllocator: *const VkAllocationCallbacks) -> Result<OnDriver, VkResult> {
     // A lazy driver is loaded now (its devices in a group with this one are its own).
     if !crate::lazy::live_for(&pd.term, "vkCreateDevice") {
         return Err(VkResult::ERROR_INITIALIZATION_FAILED);
@@ -174,14 +217,7 @@ pub(crate) unsafe fn create_on_driver(
         .is_some_and(|f| f.maintenance5 == VK_TRUE)
         // SAFETY: as above.
         || unsafe { vk_generated::find_in_chain::<VkPhysicalDeviceVulkan14Features>(info.pNext) }.is_some_and(|f| f.maintenance5 == VK_TRUE);
-    {
-        // SAFETY: the caller's promise: `data` is live and used by nothing else.
-        let data = unsafe { &mut *data };
-        data.driver_gdpa = Some(gdpa);
-        data.core_version_limit = core_version_limit(maintenance5, views::instance_of(pd));
-    }
-    device.set_dispatch(data.cast_const().cast());
-    Ok(device)
+    Ok(OnDriver { device, core_version_limit: core_version_limit(maintenance5, views::instance_of(pd)) })
 }
 
 /// The spec's rule for `maintenance5`: once the feature is enabled, `vkGetDeviceProcAddr` returns

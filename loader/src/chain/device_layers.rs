@@ -10,6 +10,7 @@ use std::ffi::{c_char, c_void, CStr};
 use vk_generated::layer_abi::*;
 use vk_generated::types::*;
 
+use crate::chain::device::NewDeviceData;
 use crate::chain::{device, physical_devices, views};
 use crate::debug::log::{self, Level};
 use crate::ffi::skip_loader_structs;
@@ -73,14 +74,10 @@ pub unsafe fn create_device(
     // SAFETY: the chain's terminator and the instance handle its top layer knows; the caller's
     // promise for the rest.
     match unsafe { create_device_chain(&layers, chain.terminator_gipa, instance.chain_handle, top_handle, info, allocator) } {
-        Ok((device, data)) => {
-            {
-                // SAFETY: the new device's data, which nothing reaches before the device is handed out.
-                let data = unsafe { &mut *data };
-                crate::chain::device::settle_commands_of_instance_extensions(&mut data.table, Some(instance));
-            }
+        Ok((device, mut data)) => {
+            crate::chain::device::settle_commands_of_instance_extensions(&mut data.get_mut().table, Some(instance));
             // A layer that wrapped the device gets the loader's dispatch pointer in its wrapper too.
-            device.set_dispatch(data.cast_const().cast());
+            data.install(device);
             // SAFETY: the caller's promise: `pDevice` is valid for writing a handle.
             unsafe { *pDevice = device.handle() };
             VkResult::SUCCESS
@@ -92,7 +89,7 @@ pub unsafe fn create_device(
 /// Creates a device through `layers` (those without `vkGetDeviceProcAddr` are left out), top
 /// first, given the instance chain's terminator `vkGetInstanceProcAddr` and the physical device
 /// handle the top one expects (the terminator-level one when there is no layer). Returns the
-/// device and its data (from `Box::into_raw`), whose table is filled from the top.
+/// device and its data, whose table is filled from the top.
 ///
 /// # Safety
 /// `instance_handle` must be the instance the first of `layers` knows (the instance chain's
@@ -106,7 +103,7 @@ unsafe fn create_device_chain(
     physical_device: VkPhysicalDevice,
     info: &VkDeviceCreateInfo,
     allocator: *const VkAllocationCallbacks,
-) -> Result<(DeviceCalls, *mut DeviceData), VkResult> {
+) -> Result<(DeviceCalls, NewDeviceData), VkResult> {
     let layers: Vec<&LoadedLayer> = layers.iter().copied().filter(|l| l.gdpa.is_some()).collect();
     let mut links: Vec<VkLayerDeviceLink> = layers
         .iter()
@@ -143,8 +140,8 @@ unsafe fn create_device_chain(
     };
     let Some(create) = create else { return Err(VkResult::ERROR_INITIALIZATION_FAILED) };
 
-    let data = DeviceData::new(top_gdpa);
-    PENDING_DEVICE.with(|p| p.set(data));
+    let mut data = NewDeviceData::new(top_gdpa);
+    PENDING_DEVICE.with(|p| p.set(data.as_ptr()));
     let mut device = VkDevice::NULL;
     // SAFETY: the top of the chain's vkCreateDevice with a physical device it returned; the
     // chain's structures live to the end of this function, the application's are the caller's
@@ -152,10 +149,8 @@ unsafe fn create_device_chain(
     // (through `PENDING_DEVICE`): no reference to it is live across the call.
     let result = unsafe { create(physical_device, if layers.is_empty() { info } else { &chained }, allocator, &mut device) };
     PENDING_DEVICE.with(|p| p.set(std::ptr::null_mut()));
-    // SAFETY: from `DeviceData::new`; the chain has returned, and nothing reaches the data through
-    // the device before it is handed out.
-    let data_ref = unsafe { &mut *data };
-    let gdpa = top_gdpa.or(data_ref.driver_gdpa);
+    let fields = data.get_mut();
+    let gdpa = top_gdpa.or(fields.driver_gdpa);
     match (result, gdpa) {
         (VkResult::SUCCESS, Some(gdpa)) if !device.is_null() => {
             // SAFETY: the device the top of the chain just created, which that level's
@@ -165,24 +160,19 @@ unsafe fn create_device_chain(
             let mut table = device.table();
             // The application's handles for the objects these commands name are the layers' to
             // translate when layers intercept them; else the loader's functions go to the driver.
-            let debug_objects = &mut data_ref.debug_objects;
             match top_gdpa {
-                Some(_) => debug_objects.route_through_layers(&mut table),
-                None => debug_objects.route_to_driver(&mut table),
+                Some(_) => fields.debug_objects.route_through_layers(&mut table),
+                None => fields.debug_objects.route_to_driver(&mut table),
             }
-            data_ref.table = table;
+            fields.table = table;
             // SAFETY: the slots live in the device's data until vkDestroyDevice (or
             // pfnLayerDestroyDevice) forgets them; the device is live and `gdpa` answers for it
             // until then.
-            unsafe { crate::dispatch::unknown::device_created(&data_ref.unknown, device.handle(), gdpa) };
+            unsafe { crate::dispatch::unknown::device_created(&fields.unknown, device.handle(), gdpa) };
             Ok((device, data))
         }
-        _ => {
-            // SAFETY: from `DeviceData::new`'s `Box`; no device points to it (none was created, or
-            // the chain's is not used).
-            drop(unsafe { Box::from_raw(data) });
-            Err(if result == VkResult::SUCCESS { VkResult::ERROR_INITIALIZATION_FAILED } else { result })
-        }
+        // The data is freed: no device was created, or the chain's is not used.
+        _ => Err(if result == VkResult::SUCCESS { VkResult::ERROR_INITIALIZATION_FAILED } else { result }),
     }
 }
 
@@ -228,12 +218,12 @@ pub(crate) unsafe extern "system" fn layer_create_device(
         // SAFETY: the instance's chain handle, which every layer knows, and a physical device the
         // layers below know (the contract); the contract for the rest.
         match unsafe { create_device_chain(&below, chain.terminator_gipa, owner.chain_handle, handle, info, pAllocator) } {
-            Ok((device, data)) => {
+            Ok((device, mut data)) => {
+                let chain_gdpa = data.get_mut().chain_gdpa;
+                data.leave_to_driver_device();
                 // SAFETY: the contract: `pDevice` is valid for writing a handle.
                 unsafe { *pDevice = device.handle() };
                 if !nextGDPA.is_null() {
-                    // SAFETY: the device's data, live until the device is destroyed.
-                    let chain_gdpa = unsafe { (*data).chain_gdpa };
                     // SAFETY: the contract: non-NULL, valid for writing a function pointer.
                     unsafe { *nextGDPA = chain_gdpa.or(Some(terminator_gdpa)) };
                 }
@@ -267,7 +257,8 @@ pub(crate) unsafe extern "system" fn layer_destroy_device(device: VkDevice, pAll
             unsafe { destroy(device, pAllocator) };
         }
         if !data.is_null() {
-            // SAFETY: from `DeviceData::new`'s `Box`; its device is gone, and with it every way to it.
+            // SAFETY: the box `NewDeviceData` left to the device; its device is gone, and with it
+            // every way to it.
             drop(unsafe { Box::from_raw(data) });
         }
     })
@@ -311,14 +302,18 @@ pub(crate) unsafe extern "system" fn terminator_CreateDevice(
         info.ppEnabledExtensionNames = requested.as_ptr();
         // SAFETY: the application's create info with its loader structures skipped and the
         // extension list replaced by one of this function's (`requested`, whose names are the
-        // application's); the contract for the allocator; `data` is the pending device's, which
-        // the creation in `create_device_chain` set and does not touch until this returns.
-        match unsafe { device::create_on_driver(pd, &info, pAllocator, data) } {
-            Ok(device) => {
+        // application's); the contract for the allocator.
+        match unsafe { device::create_on_driver(pd, &info, pAllocator) } {
+            Ok(created) => {
+                let device = created.device;
+                // The driver's device points to the pending data, which `create_device_chain` owns.
+                device.set_dispatch(data.cast_const().cast());
+                // SAFETY: the pending device's data (`NewDeviceData::as_ptr`), which
+                // `create_device_chain` does not touch until the chain returns.
+                let data = unsafe { &mut *data };
+                created.describe(data);
                 // Which swapchain commands the loader must unwrap surfaces for (see terminator_gdpa).
                 let mut driver_table = device.table();
-                // SAFETY: the pending device's data, as above, referred to by nothing else here.
-                let data = unsafe { &mut *data };
                 // SAFETY: a live loader physical device, its instance NULL or live.
                 data.debug_objects = unsafe { crate::object::device::DeviceDebugObjects::of_driver(&driver_table, pd) };
                 // SAFETY: as above.

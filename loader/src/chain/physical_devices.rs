@@ -333,9 +333,9 @@ fn wrap(instance: &Instance, reported: &Reported) -> Box<PhysicalDevice> {
 /// The physical-device groups: the drivers' own groups where they have them (Vulkan 1.1 or
 /// `VK_KHR_device_group_creation`), else one group per device. A group with a hidden device is
 /// left out (no hidden device is reachable), as the Khronos loader does. Ordered like the devices,
-/// by each group's first device; ties keep the drivers' order of their groups. `app_next(i)` is
-/// the `pNext` of the application's `i`-th struct: the driver hears it for the group it writes
-/// there (NULL past the application's array).
+/// by each group's first device; ties keep the drivers' order of their groups. `app_chains`
+/// holds the `pNext` of each of the application's structs: a driver hears the `i`-th for the
+/// group it writes into the `i`-th (NULL past the application's array).
 pub fn groups(instance: &Instance, app_chains: &GroupChains) -> Result<Vec<Group>, VkResult> {
     let devices = instance.physical_devices.refresh(instance)?;
     let position = |driver: usize, handle: VkPhysicalDevice| {
