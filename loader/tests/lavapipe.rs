@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+const LAVAPIPE: &str = common::LAVAPIPE;
 
 fn require_lavapipe() {
     assert!(Path::new(LAVAPIPE).exists(), "{LAVAPIPE} missing: install mesa-vulkan-drivers");
@@ -47,7 +47,7 @@ fn c_program_linked_against_us_runs_on_lavapipe() {
     // The program links `-lvulkan` from this directory and finds `libvulkan.so.1` there at run time.
     let exe = dir.join("hello");
     let source = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/c/hello.c");
-    let cc = Command::new("cc").arg("-o").arg(&exe).arg(source).arg("-L").arg(&dir).arg("-lvulkan").output().unwrap();
+    let cc = common::c_compiler().arg("-o").arg(&exe).arg(source).arg("-L").arg(&dir).arg("-lvulkan").output().unwrap();
     assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
     let run = Command::new(&exe)
         .env("LD_LIBRARY_PATH", &dir)
@@ -86,7 +86,7 @@ fn vulkaninfo(args: &[&str], library_dir: Option<&Path>, work: &Path) -> Output 
     std::fs::create_dir_all(work).unwrap();
     let empty = work.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
-    let mut cmd = Command::new("vulkaninfo");
+    let mut cmd = Command::new(common::vulkaninfo());
     cmd.args(args).current_dir(work).env_clear();
     cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default()).env("VK_DRIVER_FILES", LAVAPIPE);
     // Our loader has no layers yet: hide the host's from both loaders. Delete this line when it has.

@@ -351,3 +351,14 @@ pub fn c_compiler() -> std::process::Command {
     }
     cc
 }
+
+/// The `vulkaninfo` to run: `$VULKANINFO`, else the one on `PATH`. A 32-bit test process needs a
+/// 32-bit one, which `vulkan-tools` (installed for one architecture only) cannot give beside the
+/// 64-bit one: `dpkg-deb -x` of `vulkan-tools:i386` unpacks its `usr/bin/vulkaninfo`.
+pub fn vulkaninfo() -> std::ffi::OsString {
+    match std::env::var_os("VULKANINFO") {
+        Some(path) => path,
+        None if cfg!(target_arch = "x86") => panic!("a 32-bit test needs a 32-bit vulkaninfo: set VULKANINFO"),
+        None => "vulkaninfo".into(),
+    }
+}
