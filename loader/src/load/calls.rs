@@ -85,11 +85,6 @@ impl<'a> InstanceCalls<'a> {
         InstanceCalls { gipa, table, handle }
     }
 
-    /// The table of the instance's functions.
-    pub fn table(self) -> &'a InstanceDispatchTable {
-        self.table
-    }
-
     /// The physical device `handle` of this instance, with the instance's table.
     ///
     /// # Safety
@@ -347,5 +342,69 @@ impl DeviceCalls {
             // `allocator` and for what comes after.
             unsafe { destroy(self.handle, allocator) };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DEVICES: [VkPhysicalDevice; 3] = [VkPhysicalDevice(0x10 as *mut c_void), VkPhysicalDevice::NULL, VkPhysicalDevice(0x30 as *mut c_void)];
+
+    /// Counts three devices and writes a NULL handle among them, as a faulty driver may.
+    ///
+    /// # Safety
+    /// `count` valid; `out` NULL or valid for `*count` handles.
+    unsafe extern "system" fn enumerate(_: VkInstance, count: *mut u32, out: *mut VkPhysicalDevice) -> VkResult {
+        // SAFETY: the contract.
+        unsafe { crate::ffi::fill(&DEVICES, count, out) }
+    }
+
+    /// Two groups, each naming in `physicalDeviceCount` the address of the `pNext` it was given.
+    ///
+    /// # Safety
+    /// `count` valid; `out` NULL or valid for `*count` structures.
+    unsafe extern "system" fn groups(_: VkInstance, count: *mut u32, out: *mut VkPhysicalDeviceGroupProperties) -> VkResult {
+        if out.is_null() {
+            // SAFETY: the contract.
+            unsafe { *count = 2 };
+            return VkResult::SUCCESS;
+        }
+        // SAFETY: the contract.
+        let out = unsafe { std::slice::from_raw_parts_mut(out, *count as usize) };
+        for group in out {
+            group.physicalDeviceCount = group.pNext as usize as u32;
+        }
+        VkResult::SUCCESS
+    }
+
+    /// A driver's NULL handles are left out and said; each group structure carries the chain of
+    /// the application's structure it stands for, NULL past the application's array.
+    #[test]
+    fn listed_devices_skip_null_handles_and_groups_carry_the_applications_chains() {
+        let table = InstanceDispatchTable { vkEnumeratePhysicalDevices: Some(enumerate), vkEnumeratePhysicalDeviceGroups: Some(groups), ..Default::default() };
+        /// Answers no name.
+        ///
+        /// # Safety
+        /// None: nothing is read.
+        unsafe extern "system" fn gipa(_: VkInstance, _: *const c_char) -> PFN_vkVoidFunction {
+            None
+        }
+        // SAFETY: the table's functions take any handle and read only what the loader gives them.
+        let calls = unsafe { InstanceCalls::new(gipa, &table, VkInstance(std::ptr::dangling_mut())) };
+        let listed = calls.physical_devices().unwrap();
+        assert!(listed.wrote_null);
+        assert_eq!(listed.devices.iter().map(|d| d.handle()).collect::<Vec<_>>(), [DEVICES[0], DEVICES[2]]);
+        assert_eq!(calls.physical_device_count(), 3);
+        assert!(calls.device_proc_addr().is_none());
+        // SAFETY: the "chains" are never dereferenced by this table's function.
+        let chains = unsafe { GroupChains::new(vec![0x100 as *mut c_void, 0x200 as *mut c_void, 0x300 as *mut c_void]) };
+        let seen = |chains: &GroupChains| {
+            let groups = calls.physical_device_groups(chains).unwrap().unwrap();
+            groups.iter().map(|g| g.physicalDeviceCount).collect::<Vec<_>>()
+        };
+        assert_eq!(seen(&chains), [0x100, 0x200]);
+        assert_eq!(seen(&chains.after(2)), [0x300, 0]);
+        assert_eq!(seen(&GroupChains::none()), [0, 0]);
     }
 }
