@@ -4,7 +4,9 @@
 //! 1.3.239 in CI), and what the application sees must be the same: `vkCreateInstance`'s result,
 //! the physical devices and groups, the active layers (`vkEnumerateDeviceLayerProperties`),
 //! `vkCreateDevice`'s result and how the process ended. A case that differs by design says why;
-//! the same table is in docs/compatibility.md.
+//! the same table is in docs/compatibility.md. Besides: without `VK_LOADER_DEBUG`, our child
+//! prints no stderr line the system loader's does not, and its messenger hears every error and
+//! warning the system loader's hears (except the messages listed as reworded or not said yet).
 //!
 //! The children run on the project's test driver and Mesa's lavapipe, with the host's manifest
 //! directories hidden (empty `HOME` and XDG directories) or, for the `desktop` cases, with
@@ -12,7 +14,7 @@
 
 mod common;
 
-use std::ffi::{c_char, CStr, CString, OsStr};
+use std::ffi::{c_char, c_void, CStr, CString, OsStr};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -25,6 +27,34 @@ const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
 const DEVICE_SELECT: &str = "/usr/share/vulkan/implicit_layer.d/VkLayer_MESA_device_select.json";
 
 type Gipa = unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction;
+
+/// Prints each error or warning a messenger hears as `HEARD <severity bits> <message>`, the
+/// message on one line.
+///
+/// # Safety
+/// A `PFN_vkDebugUtilsMessengerCallbackEXT`: `data` is valid for the call and its message a C string.
+unsafe extern "system" fn on_message(
+    severity: VkDebugUtilsMessageSeverityFlagsEXT,
+    _types: VkDebugUtilsMessageTypeFlagsEXT,
+    data: *const VkDebugUtilsMessengerCallbackDataEXT,
+    _user: *mut c_void,
+) -> VkBool32 {
+    // SAFETY: the contract.
+    let message = unsafe { CStr::from_ptr((*data).pMessage) };
+    println!("HEARD {} {}", severity.0, message.to_string_lossy().replace('\n', " "));
+    VK_FALSE
+}
+
+/// The messenger each child has, chained to `VkInstanceCreateInfo` and created after: errors and
+/// warnings of every type.
+fn messenger_info() -> VkDebugUtilsMessengerCreateInfoEXT {
+    VkDebugUtilsMessengerCreateInfoEXT {
+        messageSeverity: VkDebugUtilsMessageSeverityFlagsEXT::ERROR_BIT_EXT | VkDebugUtilsMessageSeverityFlagsEXT::WARNING_BIT_EXT,
+        messageType: VkDebugUtilsMessageTypeFlagsEXT(0x7),
+        pfnUserCallback: Some(on_message),
+        ..Default::default()
+    }
+}
 
 /// The child: loads `DIFF_LIBRARY`, enables the layers of `DIFF_APP_LAYERS` (comma list) and
 /// prints what an application sees, one fact a line.
@@ -46,7 +76,17 @@ fn scenario_entry() {
     // other pointers point to locals that outlive each call.
     unsafe {
         let app = VkApplicationInfo { apiVersion: vk_generated::make_api_version(0, 1, 1, 0), ..Default::default() };
-        let info = VkInstanceCreateInfo { pApplicationInfo: &app, enabledLayerCount: layers.len() as u32, ppEnabledLayerNames: layers.as_ptr(), ..Default::default() };
+        let messenger = messenger_info();
+        let extensions = [c"VK_EXT_debug_utils".as_ptr()];
+        let info = VkInstanceCreateInfo {
+            pNext: &messenger as *const _ as *const c_void,
+            pApplicationInfo: &app,
+            enabledLayerCount: layers.len() as u32,
+            ppEnabledLayerNames: layers.as_ptr(),
+            enabledExtensionCount: 1,
+            ppEnabledExtensionNames: extensions.as_ptr(),
+            ..Default::default()
+        };
         let create: PFN_vkCreateInstance = std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
         let mut instance = VkInstance::NULL;
         let result = create.unwrap()(&info, std::ptr::null(), &mut instance);
@@ -54,6 +94,9 @@ fn scenario_entry() {
         if result != VkResult::SUCCESS {
             return;
         }
+        let create_messenger: PFN_vkCreateDebugUtilsMessengerEXT = std::mem::transmute(get(instance, c"vkCreateDebugUtilsMessengerEXT"));
+        let mut later = VkDebugUtilsMessengerEXT::NULL;
+        create_messenger.unwrap()(instance, &messenger, std::ptr::null(), &mut later);
         let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
         let mut count = 0;
         let result = enumerate.unwrap()(instance, &mut count, std::ptr::null_mut());
@@ -98,6 +141,8 @@ fn scenario_entry() {
                 destroy_device.unwrap()(device, std::ptr::null());
             }
         }
+        let destroy_messenger: PFN_vkDestroyDebugUtilsMessengerEXT = std::mem::transmute(get(instance, c"vkDestroyDebugUtilsMessengerEXT"));
+        destroy_messenger.unwrap()(instance, later, std::ptr::null());
         let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
         destroy.unwrap()(instance, std::ptr::null());
     }
@@ -480,9 +525,19 @@ const EQUAL_RANK: &str = "devices of equal rank (type, then PCI address where bo
 const FILTERS_NEWER: &str = "the system loader (1.3.239) predates the id filters and shows every device; the Khronos loader since \
     1.4.326 filters them above the layers, as we now do (1.4.360: success, 0 devices)";
 
-/// One run of a case's child through `library`: its summary lines and how it ended. Our side
-/// runs through `LOADER_TEST_RUNNER` where it is set (memcheck: loader/tests/memcheck.rs).
-fn run(f: &Fixture, case: &Case, library: &str) -> String {
+/// What one run of a case's child showed.
+struct Run {
+    /// What the application sees, one fact a line, and how the process ended.
+    summary: String,
+    /// The errors and warnings its messenger heard (`<severity bits> <message>`).
+    heard: Vec<String>,
+    /// Its stderr lines.
+    stderr: Vec<String>,
+}
+
+/// One run of a case's child through `library`. Our side runs through `LOADER_TEST_RUNNER` where
+/// it is set (memcheck: loader/tests/memcheck.rs).
+fn run(f: &Fixture, case: &Case, library: &str) -> Run {
     let runner = if library == SYSTEM_LOADER { String::new() } else { std::env::var("LOADER_TEST_RUNNER").unwrap_or_default() };
     let mut cmd = common::command_under(&runner, std::env::current_exe().unwrap());
     cmd.args(["--exact", "scenario_entry", "--nocapture", "--test-threads=1"]);
@@ -497,15 +552,74 @@ fn run(f: &Fixture, case: &Case, library: &str) -> String {
     }
     let out = common::output_within(&mut cmd, common::CHILD_WATCHDOG);
     let stdout = String::from_utf8_lossy(&out.stdout);
+    let heard = stdout.lines().filter_map(|l| l.strip_prefix("HEARD ")).map(str::to_owned).collect();
     let mut summary: Vec<String> = stdout.lines().filter(|l| l.starts_with(|c: char| c.is_ascii_uppercase())).map(str::to_owned).collect();
-    summary.retain(|l| !l.starts_with("DIFF"));
+    summary.retain(|l| !l.starts_with("DIFF") && !l.starts_with("HEARD "));
     summary.push(match (out.status.code(), out.status.signal()) {
         (_, Some(signal)) => format!("KILLED BY SIGNAL {signal}"),
         (Some(code), _) => format!("EXIT {code}"),
         _ => "EXIT ?".into(),
     });
-    summary.join("\n")
+    let stderr = String::from_utf8_lossy(&out.stderr).lines().map(str::to_owned).collect();
+    Run { summary: summary.join("\n"), heard, stderr }
 }
+
+/// A run as a failure shows it: the summary, then what its messenger heard and its stderr.
+fn shown(run: &Run) -> String {
+    let heard: Vec<String> = run.heard.iter().map(|m| format!("heard: {m}")).collect();
+    let stderr: Vec<String> = run.stderr.iter().map(|l| format!("stderr: {l}")).collect();
+    [run.summary.clone()].into_iter().chain(heard).chain(stderr).collect::<Vec<_>>().join("\n")
+}
+
+/// Without `VK_LOADER_DEBUG`, our child prints no stderr line that the system loader's does not:
+/// a drop-in adds no output to a program that did not ask for it.
+fn stderr_verdict(case: &Case, ours: &Run, system: &Run) -> Option<String> {
+    if case.env.iter().any(|(var, _)| *var == "VK_LOADER_DEBUG") {
+        return None;
+    }
+    let added: Vec<&String> = ours.stderr.iter().filter(|l| !system.stderr.contains(l)).collect();
+    (!added.is_empty()).then(|| format!("our stderr has lines the system loader's has not: {added:?}"))
+}
+
+/// Every error and warning the system loader's messenger hears, ours hears too, at the same
+/// severity and in the same words (ours may add context around them, and lines of its own);
+/// except the drivers' own messages (a warm start does not load the driver) and the messages of
+/// [`REWORDED`] and [`NOT_SAID_YET`].
+fn messenger_verdict(ours: &Run, system: &Run) -> Option<String> {
+    let heard_by_ours = |message: &String| {
+        let (severity, text) = message.split_once(' ').unwrap_or((message, ""));
+        ours.heard.iter().any(|m| m.split_once(' ').is_some_and(|(s, t)| s == severity && t.contains(text)))
+    };
+    let exempt = |message: &String| {
+        message.split_once(' ').is_some_and(|(_, text)| text.starts_with("vk_test_driver: "))
+            || REWORDED.iter().chain(NOT_SAID_YET).any(|(fragment, _)| message.contains(fragment))
+    };
+    let missed: Vec<&String> = system.heard.iter().filter(|m| !exempt(m) && !heard_by_ours(m)).collect();
+    (!missed.is_empty()).then(|| format!("our messenger did not hear {missed:?}"))
+}
+
+/// The system loader's messages that ours gives in its own words, each naming the manifest or the
+/// layer and the cause (a fragment of the system loader's text, and what ours says instead).
+const REWORDED: &[(&str, &str)] = &[
+    ("loader_get_json: Failed to open JSON file", "a warning: \"<manifest>: driver skipped: No such file or directory\""),
+    ("loader_get_json: Failed to parse JSON file", "the manifest is read as the current Khronos loader reads it, or skipped with a warning saying why"),
+    (": cannot open shared object file", "the library's ELF header is read before dlopen: the cause is named (missing, another architecture)"),
+    (": file too short", "\"not an ELF file\""),
+    ("loader_icd_scan: Failed loading library associated with ICD JSON", "a warning: \"<manifest>: driver skipped: <library> cannot be loaded: <why>\""),
+    ("loader_scanned_icd_add: ", "a warning: \"<manifest>: driver skipped: interface negotiation failed\" (or the entry points it lacks)"),
+    ("terminator_CreateInstance: Failed to CreateInstance in ICD", "a warning: \"<manifest>: driver skipped: its vkCreateInstance returned <result>\""),
+    ("Failed to find 'vkGetInstanceProcAddr' in layer", "an error: \"layer <name> (<manifest>) ... <library> has no vkGetInstanceProcAddr (missing symbol)\""),
+    ("Shouldn't reach this. A valid version of requested layer", "an error naming the layer and the symbol its library lacks"),
+    ("Requested layer \"VK_LAYER_TEST_foreign\" failed to load!", "the current Khronos loader's \"Requested layer ... was wrong bit-type!\""),
+    ("forced disabled because name matches filter of env var 'VK_LOADER_LAYERS_DISABLE'", "VK_LOADER_LAYERS_ALLOW keeps the layer (ALLOW_NEWER)"),
+];
+
+/// The system loader's messages ours does not give yet.
+const NOT_SAID_YET: &[(&str, &str)] = &[
+    ("terminator_CreateDevice: Failed in ICD", "a driver's failing vkCreateDevice is the application's result, unexplained"),
+    ("vkCreateDevice:  Failed to create device chain.", "as above, for a driver or layer"),
+    ("env var 'VK_INSTANCE_LAYERS' defined and adding layers \"\"", "VK_INSTANCE_LAYERS set but empty counts as unset"),
+];
 
 #[test]
 fn what_an_application_sees_matches_the_khronos_loader() {
@@ -519,7 +633,7 @@ fn what_an_application_sees_matches_the_khronos_loader() {
     let f = Fixture::new();
     let cases = cases(&f);
     let ours = common::libvulkan().display().to_string();
-    let results: Vec<(String, String)> = std::thread::scope(|s| {
+    let results: Vec<(Run, Run)> = std::thread::scope(|s| {
         let workers: Vec<_> = cases.chunks(cases.len().div_ceil(4)).map(|chunk| s.spawn(|| chunk.iter().map(|c| (run(&f, c, &ours), run(&f, c, SYSTEM_LOADER))).collect::<Vec<_>>())).collect();
         workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
     });
@@ -527,22 +641,30 @@ fn what_an_application_sees_matches_the_khronos_loader() {
     let mut same = 0;
     for (case, (ours, system)) in cases.iter().zip(&results) {
         let title = format!("{}{}", case.name, if case.desktop { " (desktop)" } else { "" });
-        let crashed = ours.contains("SIGNAL") || !ours.ends_with("EXIT 0");
+        let (ours_seen, system_seen) = (&ours.summary, &system.summary);
+        let crashed = ours_seen.contains("SIGNAL") || !ours_seen.ends_with("EXIT 0");
         let verdict = match case.expect {
             _ if crashed => Some("our child did not exit normally".to_string()),
-            Expect::Same if ours == system => None,
+            Expect::Same if ours_seen == system_seen => None,
             Expect::Same => Some("differs".to_string()),
-            Expect::Differs { ours: line, .. } if ours == system => Some(format!("matches, but is listed as differing by design (ours should show {line:?})")),
-            Expect::Differs { ours: line, .. } if !ours.contains(line) => Some(format!("differs, but ours does not show {line:?}")),
+            Expect::Differs { ours: line, .. } if ours_seen == system_seen => Some(format!("matches, but is listed as differing by design (ours should show {line:?})")),
+            Expect::Differs { ours: line, .. } if !ours_seen.contains(line) => Some(format!("differs, but ours does not show {line:?}")),
             Expect::Differs { .. } => None,
         };
-        same += usize::from(ours == system);
-        if let Some(verdict) = verdict {
-            failures.push(format!("{title}: {verdict}\n  env: {:?}, application layers: {:?}\n--- ours:\n{ours}\n--- system:\n{system}\n", case.env, case.app_layers));
+        same += usize::from(ours_seen == system_seen);
+        let verdicts = verdict.into_iter().chain(stderr_verdict(case, ours, system)).chain(messenger_verdict(ours, system));
+        for verdict in verdicts {
+            failures.push(format!(
+                "{title}: {verdict}\n  env: {:?}, application layers: {:?}\n--- ours:\n{}\n--- system:\n{}\n",
+                case.env,
+                case.app_layers,
+                shown(ours),
+                shown(system)
+            ));
         }
     }
     if let Ok(path) = std::env::var("DIFF_REPORT") {
-        let text: Vec<String> = cases.iter().zip(&results).map(|(c, (o, s))| format!("## {} {}\n{o}\n-- system\n{s}\n", c.name, c.desktop)).collect();
+        let text: Vec<String> = cases.iter().zip(&results).map(|(c, (o, s))| format!("## {} {}\n{}\n-- system\n{}\n", c.name, c.desktop, shown(o), shown(s))).collect();
         std::fs::write(path, text.join("\n")).unwrap();
     }
     println!("{} cases, {same} the same through both loaders; different by design:", cases.len());

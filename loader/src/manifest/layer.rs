@@ -167,10 +167,17 @@ pub fn parse_layers(text: &[u8], manifest_path: &str, implicit: bool) -> Result<
         let first = members.iter().position(|(key, _)| key.eq_ignore_ascii_case("layer")).unwrap_or(0);
         let following = &members[first..];
         if following.len() > 1 && format >= (1, 0, 1) {
+            // The Khronos loader's words (an error), then ours.
+            parsed.warnings.push((
+                Level::ErrorLayer,
+                format!(
+                    "loader_add_layer_properties: Multiple 'layer' nodes are deprecated starting in file version \"1.0.1\".  \
+                     Please use 'layers' : [] array instead in {manifest_path}."
+                ),
+            ));
             parsed.rejected.push(format!(
                 "{manifest_path}: no layer is read from this file: a member follows \"layer\" (\"{}\"), which the Khronos loader \
-                 counts as another \"layer\" object (its words: Multiple 'layer' nodes are deprecated starting in file version \
-                 \"1.0.1\".  Please use 'layers' : [] array instead in {manifest_path}.)",
+                 counts as another \"layer\" object",
                 following[1].0
             ));
         } else {
@@ -624,7 +631,10 @@ mod tests {
             let text = format!(r#"{{"file_format_version":"1.0.1","layer":{}{after}}}"#, layer("VK_LAYER_a"));
             let file = parse_layers(text.as_bytes(), "/l/m.json", false).unwrap();
             assert!(file.layers.is_empty(), "{text}");
-            assert!(file.rejected[0].contains("Multiple 'layer' nodes are deprecated"), "{:?}", file.rejected);
+            assert!(file.rejected[0].contains("no layer is read from this file"), "{:?}", file.rejected);
+            let khronos = "loader_add_layer_properties: Multiple 'layer' nodes are deprecated starting in file version \"1.0.1\".  \
+                           Please use 'layers' : [] array instead in /l/m.json.";
+            assert!(file.warnings.contains(&(Level::ErrorLayer, khronos.to_string())), "{:?}", file.warnings);
         }
         // Members before `layer` do not count.
         let before = format!(r#"{{"comment":"x","file_format_version":"1.2.0","layer":{}}}"#, layer("VK_LAYER_a"));

@@ -449,7 +449,7 @@ pub fn activate(
 /// Khronos loader's words (the caller logs `why` after it and fails the call, with no activation
 /// whose log could carry the line).
 fn missing_app_layer(index: usize, why: String) -> Missing {
-    crate::debug::log::log(Level::ErrorLayer, &format!("loader_validate_layers: Layer {index} does not exist in the list of available layers"));
+    crate::debug::log::log(Level::Error, &format!("loader_validate_layers: Layer {index} does not exist in the list of available layers"));
     Missing(why)
 }
 
