@@ -117,7 +117,8 @@ pub use crate::handles::{check_instance, check_physical_device, missing_device_f
 /// `handle` must be a `VkInstance` the loader returned.
 #[inline(always)]
 pub unsafe fn unwrap_instance(handle: VkInstance) -> VkInstance {
-    (*(handle.0 as *const InstanceHeader)).chain_handle
+    // SAFETY: a loader's `VkInstance` starts with an `InstanceHeader` (this function's contract).
+    unsafe { (*(handle.0 as *const InstanceHeader)).chain_handle }
 }
 
 /// The instance dispatch table of a `VkInstance` or `VkPhysicalDevice` (its first word).
@@ -126,7 +127,8 @@ pub unsafe fn unwrap_instance(handle: VkInstance) -> VkInstance {
 /// `handle` must be a live dispatchable object created through the loader.
 #[inline(always)]
 pub unsafe fn instance_table(handle: *mut c_void) -> *const InstanceDispatchTable {
-    *(handle as *const *const InstanceDispatchTable)
+    // SAFETY: a live dispatchable object's first word is its dispatch table (this function's contract).
+    unsafe { *(handle as *const *const InstanceDispatchTable) }
 }
 
 /// The handle a physical-device trampoline passes down its table: the loader's physical device
@@ -137,7 +139,9 @@ pub unsafe fn instance_table(handle: *mut c_void) -> *const InstanceDispatchTabl
 /// `handle` must be a `VkPhysicalDevice` the loader returned.
 #[inline(always)]
 pub unsafe fn unwrap_physical_device(handle: VkPhysicalDevice) -> VkPhysicalDevice {
-    (*(handle.0 as *const TerminatorPhysicalDevice)).unwrapped
+    // SAFETY: a loader's `VkPhysicalDevice`, at either level, has the layout of a
+    // `TerminatorPhysicalDevice` (this function's contract).
+    unsafe { (*(handle.0 as *const TerminatorPhysicalDevice)).unwrapped }
 }
 
 /// The device dispatch table of a `VkDevice`, `VkQueue` or `VkCommandBuffer` (its first word).
@@ -146,7 +150,8 @@ pub unsafe fn unwrap_physical_device(handle: VkPhysicalDevice) -> VkPhysicalDevi
 /// `handle` must be a live dispatchable object created through the loader.
 #[inline(always)]
 pub unsafe fn device_table(handle: *mut c_void) -> *const DeviceDispatchTable {
-    *(handle as *const *const DeviceDispatchTable)
+    // SAFETY: a live dispatchable object's first word is its dispatch table (this function's contract).
+    unsafe { *(handle as *const *const DeviceDispatchTable) }
 }
 
 /// Gives a driver-created dispatchable object (queue, command buffer) its dispatch table. The
@@ -162,9 +167,13 @@ pub unsafe fn set_dispatch(object: *mut c_void, table: *const c_void) {
         return;
     }
     let first_word = object as *mut *const c_void;
-    let current = *first_word;
-    if current == table || vk_generated::layer_abi::valid_loader_magic_value(object) {
-        *first_word = table;
+    // SAFETY: a dispatchable object's first word, the loader's to read and write (this function's
+    // contract).
+    let current = unsafe { *first_word };
+    // SAFETY: as above: a dispatchable object, whose first word `valid_loader_magic_value` reads.
+    if current == table || unsafe { vk_generated::layer_abi::valid_loader_magic_value(object) } {
+        // SAFETY: as above.
+        unsafe { *first_word = table };
     } else {
         crate::debug::log::write(
             crate::debug::log::Level::ErrorDriver,
