@@ -18,15 +18,16 @@ use std::mem::{offset_of, size_of};
 
 use vk_generated::padding::ZeroPadding;
 use vk_generated::types::*;
-use vk_generated::{InstanceDispatchTable, TaggedStruct};
+use vk_generated::TaggedStruct;
 
 use crate::cache::profile::{answer_key, DeviceAnswers, Family};
-use crate::ffi;
+use crate::ffi::{self, OutArray, OutChain, TaggedSize};
+use crate::load::fixed_queries::{FixedQueries, OutputChain};
 
 /// A structure that may be answered from the record, and when a device has it.
 pub struct Allowed {
-    pub s_type: VkStructureType,
-    pub size: usize,
+    /// Its structure type and size.
+    pub structure: TaggedSize,
     /// The Vulkan 1.x minor version that made it core (`u32::MAX`: never).
     core_minor: u32,
     /// The device extension that provides it otherwise.
@@ -42,7 +43,7 @@ impl Allowed {
 
 macro_rules! allowed {
     ($($ty:ident: $core:expr, $ext:expr;)*) => {
-        &[$(Allowed { s_type: <$ty as TaggedStruct>::STRUCTURE_TYPE, size: size_of::<$ty>(), core_minor: $core, extension: $ext }),*]
+        &[$(Allowed { structure: TaggedSize::of::<$ty>(), core_minor: $core, extension: $ext }),*]
     };
 }
 
@@ -164,110 +165,85 @@ fn recorded_formats(api_version: u32) -> impl Iterator<Item = u32> {
     (1..=184u32).chain((1_000_156_000..=1_000_156_033).filter(move |_| ycbcr))
 }
 
-/// The bytes of a structure after its `sType`/`pNext` header, `size` bytes in all.
-unsafe fn body<'a>(s: *const VkBaseOutStructure, size: usize) -> &'a [u8] {
-    let header = size_of::<VkBaseOutStructure>();
-    std::slice::from_raw_parts((s as *const u8).add(header), size - header)
-}
-
 /// The head structure of a `2` query (e.g. `VkPhysicalDeviceProperties2`), whose answer is its
 /// plain form (`VkPhysicalDeviceProperties`): the same bytes as the 1.0 query's, the head's tail
 /// padding left out.
 pub struct Head {
     pub family: Family,
-    pub s_type: VkStructureType,
+    /// The head's own type and size.
+    pub structure: TaggedSize,
     /// The header and the plain structure, without the head's tail padding.
     pub size: usize,
 }
 
 pub const PROPERTIES_HEAD: Head = Head {
     family: Family::Properties,
-    s_type: VkStructureType::PHYSICAL_DEVICE_PROPERTIES_2,
+    structure: TaggedSize::of::<VkPhysicalDeviceProperties2>(),
     size: size_of::<VkBaseOutStructure>() + size_of::<VkPhysicalDeviceProperties>(),
 };
 pub const FEATURES_HEAD: Head = Head {
     family: Family::Features,
-    s_type: VkStructureType::PHYSICAL_DEVICE_FEATURES_2,
+    structure: TaggedSize::of::<VkPhysicalDeviceFeatures2>(),
     size: size_of::<VkBaseOutStructure>() + size_of::<VkPhysicalDeviceFeatures>(),
 };
 pub const MEMORY_HEAD: Head = Head {
     family: Family::Memory,
-    s_type: VkStructureType::PHYSICAL_DEVICE_MEMORY_PROPERTIES_2,
+    structure: TaggedSize::of::<VkPhysicalDeviceMemoryProperties2>(),
     size: size_of::<VkBaseOutStructure>() + size_of::<VkPhysicalDeviceMemoryProperties>(),
 };
-pub const FORMAT_HEAD: Head =
-    Head { family: Family::Format, s_type: VkStructureType::FORMAT_PROPERTIES_2, size: size_of::<VkBaseOutStructure>() + size_of::<VkFormatProperties>() };
+pub const FORMAT_HEAD: Head = Head {
+    family: Family::Format,
+    structure: TaggedSize::of::<VkFormatProperties2>(),
+    size: size_of::<VkBaseOutStructure>() + size_of::<VkFormatProperties>(),
+};
 
 const _: () = assert!(offset_of!(VkPhysicalDeviceProperties2, properties) == size_of::<VkBaseOutStructure>());
 const _: () = assert!(offset_of!(VkPhysicalDeviceFeatures2, features) == size_of::<VkBaseOutStructure>());
 const _: () = assert!(offset_of!(VkPhysicalDeviceMemoryProperties2, memoryProperties) == size_of::<VkBaseOutStructure>());
 const _: () = assert!(offset_of!(VkFormatProperties2, formatProperties) == size_of::<VkBaseOutStructure>());
 
-/// Fills the chain that starts at `head` (a `2` query's output) from the record, leaving every
-/// `sType` and `pNext` as the application set them. `false`, with nothing written, when a
-/// structure of the chain was not recorded (or is not one that may be).
-///
-/// # Safety
-/// `head` must be a valid output chain of the query `kind` describes.
-pub unsafe fn replay_chain(head: *mut VkBaseOutStructure, kind: &Head, allowed: &[Allowed], input: u32, answers: &DeviceAnswers) -> bool {
-    let mut found: Vec<(*mut VkBaseOutStructure, usize, &[u8])> = Vec::new();
-    let mut next = head;
-    while let Some(s) = next.as_mut() {
-        let size = if next == head {
-            kind.size
+/// Fills the application's output chain of a `2` query from the record, leaving every `sType`
+/// and `pNext` as the application set them. `false`, with nothing written, when a structure of
+/// the chain was not recorded (or is not one that may be).
+pub fn replay_chain(chain: &mut OutChain, kind: &Head, allowed: &[Allowed], input: u32, answers: &DeviceAnswers) -> bool {
+    let mut bodies = Vec::new();
+    for (i, element) in chain.elements().enumerate() {
+        let s_type = element.s_type();
+        let (structure, size) = if i == 0 {
+            (kind.structure, kind.size)
         } else {
-            match allowed.iter().find(|a| a.s_type == s.sType) {
-                Some(a) => a.size,
+            match allowed.iter().find(|a| a.structure.s_type() == s_type) {
+                Some(a) => (a.structure, a.structure.size()),
                 None => return false,
             }
         };
-        let Some(bytes) = answers.get(answer_key(kind.family, input, s.sType.0 as u32)) else {
+        let Some(bytes) = answers.get(answer_key(kind.family, input, s_type.0 as u32)) else {
             return false;
         };
         if bytes.len() != size - size_of::<VkBaseOutStructure>() {
             return false;
         }
-        found.push((next, size, bytes));
-        next = s.pNext;
+        bodies.push((element, structure, bytes));
     }
-    for (s, _, bytes) in found {
-        let out = (s as *mut u8).add(size_of::<VkBaseOutStructure>());
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), out, bytes.len());
-    }
-    true
+    chain.write_bodies(&bodies)
 }
 
-/// Records the answers in a filled output chain (the allowed structures of it).
-unsafe fn record_chain(head: *const VkBaseOutStructure, kind: &Head, allowed: &[Allowed], input: u32, answers: &mut DeviceAnswers) {
-    let mut next = head;
-    while let Some(s) = next.as_ref() {
-        let size = if next == head { Some(kind.size) } else { allowed.iter().find(|a| a.s_type == s.sType).map(|a| a.size) };
-        if let Some(size) = size {
-            answers.set(answer_key(kind.family, input, s.sType.0 as u32), body(next, size));
+/// Records the answers in a filled output chain, each structure's bytes (header included) in
+/// order, head first: each one's body, the head's without its tail padding.
+fn record_structures<'a>(structures: impl Iterator<Item = (TaggedSize, &'a [u8])>, kind: &Head, input: u32, answers: &mut DeviceAnswers) {
+    let header = size_of::<VkBaseOutStructure>();
+    for (i, (structure, bytes)) in structures.enumerate() {
+        let size = if i == 0 { kind.size } else { structure.size() };
+        if let Some(body) = bytes.get(header..size) {
+            answers.set(answer_key(kind.family, input, structure.s_type().0 as u32), body);
         }
-        next = s.pNext;
     }
 }
 
 /// Zeroed output structures for every allowed structure the device supports, chained behind a
-/// head of `kind`: the storage (8-byte aligned words) and the head's address.
-fn output_chain(kind: &Head, allowed: &[Allowed], api_version: u32, extensions: &[VkExtensionProperties]) -> Vec<Vec<u64>> {
-    // The head's block is rounded up to whole words, so its tail padding is allocated too.
-    let mut blocks: Vec<Vec<u64>> = std::iter::once((kind.s_type, kind.size))
-        .chain(allowed.iter().filter(|a| a.supported(api_version, extensions)).map(|a| (a.s_type, a.size)))
-        .map(|(s_type, size)| {
-            let mut block = vec![0u64; size.div_ceil(8)];
-            // SAFETY: the block is large enough and aligned for the header.
-            unsafe { (*(block.as_mut_ptr() as *mut VkBaseOutStructure)).sType = s_type };
-            block
-        })
-        .collect();
-    for i in (1..blocks.len()).rev() {
-        let next = blocks[i].as_mut_ptr() as *mut VkBaseOutStructure;
-        // SAFETY: as above; the blocks do not move while the chain is used (the Vec of Vecs keeps them).
-        unsafe { (*(blocks[i - 1].as_mut_ptr() as *mut VkBaseOutStructure)).pNext = next };
-    }
-    blocks
+/// head of `kind`.
+fn output_chain(kind: &Head, allowed: &[Allowed], api_version: u32, extensions: &[VkExtensionProperties]) -> OutputChain {
+    OutputChain::new(kind.structure, allowed.iter().filter(|a| a.supported(api_version, extensions)).map(|a| a.structure))
 }
 
 /// The device extensions as recorded: (name, spec version) pairs, each name NUL-terminated.
@@ -288,7 +264,7 @@ pub fn extension_entries(mut bytes: &[u8]) -> impl Iterator<Item = Option<(&CStr
         if bytes.is_empty() {
             return None;
         }
-        let entry = name_at(bytes).and_then(|name| {
+        let entry = ffi::c_str_at(bytes).and_then(|name| {
             let rest = &bytes[name.to_bytes_with_nul().len()..];
             let spec = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?);
             (name.to_bytes().len() < VK_MAX_EXTENSION_NAME_SIZE as usize).then_some((name, spec, &rest[4..]))
@@ -296,20 +272,6 @@ pub fn extension_entries(mut bytes: &[u8]) -> impl Iterator<Item = Option<(&CStr
         bytes = entry.map_or(&[], |(_, _, rest)| rest);
         Some(entry.map(|(name, spec, _)| (name, spec)))
     })
-}
-
-/// The NUL-terminated name `bytes` starts with. Found with the C library's `memchr`: a record
-/// holds some 250 names, read at every enumeration, and `CStr::from_bytes_until_nul`'s portable
-/// search costs some four times as many instructions on names this short.
-fn name_at(bytes: &[u8]) -> Option<&CStr> {
-    // SAFETY: memchr reads at most `bytes.len()` bytes of `bytes`.
-    let nul = unsafe { libc::memchr(bytes.as_ptr().cast(), 0, bytes.len()) };
-    if nul.is_null() {
-        return None;
-    }
-    let length = nul as usize - bytes.as_ptr() as usize;
-    // SAFETY: `bytes[length]` is the first NUL of `bytes`.
-    Some(unsafe { CStr::from_bytes_with_nul_unchecked(&bytes[..=length]) })
 }
 
 /// How many device extensions their record holds, and whether `name` is one of them, in one
@@ -320,128 +282,77 @@ pub fn count_extensions(bytes: &[u8], name: &CStr) -> Option<(u32, bool)> {
 
 /// A two-call query's answer written straight from the record (`total` entries, as
 /// [`count_extensions`] gave): no list is built (a driver lists some 250 extensions, 64 KiB as
-/// `VkExtensionProperties`).
-///
-/// # Safety
-/// As [`ffi::fill`]: `count` valid or NULL, `out` NULL or an array of `*count` structures.
-pub unsafe fn fill_extensions(bytes: &[u8], total: u32, count: *mut u32, out: *mut VkExtensionProperties) -> VkResult {
-    if count.is_null() {
-        return VkResult::ERROR_INITIALIZATION_FAILED;
-    }
-    if out.is_null() {
-        *count = total;
-        return VkResult::SUCCESS;
-    }
-    let n = (*count).min(total);
-    for (k, (name, spec)) in extension_entries(bytes).map_while(|entry| entry).take(n as usize).enumerate() {
-        // Written in place, field by field: a driver lists some 250, and layers ask repeatedly.
-        let slot = out.add(k);
-        let name_field = std::ptr::addr_of_mut!((*slot).extensionName) as *mut u8;
-        let length = name.to_bytes().len();
-        std::ptr::copy_nonoverlapping(name.as_ptr() as *const u8, name_field, length);
-        std::ptr::write_bytes(name_field.add(length), 0, VK_MAX_EXTENSION_NAME_SIZE as usize - length);
-        std::ptr::addr_of_mut!((*slot).specVersion).write(spec);
-    }
-    *count = n;
-    if n < total { VkResult::INCOMPLETE } else { VkResult::SUCCESS }
+/// `VkExtensionProperties`), and each entry is written in place.
+pub fn fill_extensions(bytes: &[u8], total: u32, out: OutArray<VkExtensionProperties>) -> VkResult {
+    let entries = extension_entries(bytes).map_while(|entry| entry);
+    out.fill_with(total as usize, entries, |slot, (name, spec)| ffi::write_extension(slot, name.to_bytes(), spec))
 }
 
 /// A list of plain structures from its record (their bytes, one after the other); `None` if the
 /// length does not fit.
-pub fn decode_list<T: Copy + Default>(bytes: &[u8]) -> Option<Vec<T>> {
+pub fn decode_list<T: ZeroPadding + Copy + Default>(bytes: &[u8]) -> Option<Vec<T>> {
     let size = size_of::<T>();
     if size == 0 || !bytes.len().is_multiple_of(size) {
         return None;
     }
     let mut out = vec![T::default(); bytes.len() / size];
-    // SAFETY: plain `#[repr(C)]` Vulkan structures without pointers; lengths checked.
-    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.as_mut_ptr() as *mut u8, bytes.len()) };
+    // SAFETY: `bytes.len()` bytes fill the vector exactly; any bytes are a valid value of a
+    // generated Vulkan structure (integers, floats, raw pointers, arrays and structures of them:
+    // the types `ZeroPadding` is generated for).
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.as_mut_ptr().cast::<u8>(), bytes.len()) };
     Some(out)
 }
 
-/// Zeroed storage for one `T` (8-byte words, so any Vulkan structure fits its alignment).
-fn zeroed_words<T>() -> Vec<u64> {
-    vec![0u64; size_of::<T>().div_ceil(8)]
-}
-
-/// The bytes a driver wrote into a `T` (`words` from [`zeroed_words`]), padding zeroed: drivers
-/// copy their structures' padding too, which must neither reach the file nor make two records of
-/// the same answers differ.
-unsafe fn plain_bytes<T: ZeroPadding>(words: &mut [u64]) -> &[u8] {
-    T::zero_padding(words.as_mut_ptr().cast());
-    std::slice::from_raw_parts(words.as_ptr() as *const u8, size_of::<T>())
+/// A recorded `2` query extension structure, whole: `T`'s header (its sType) and the recorded
+/// body; `None` if the body's length is not `T`'s.
+pub fn decode_body<T: TaggedStruct + ZeroPadding + Default + Copy>(bytes: &[u8]) -> Option<T> {
+    let header = size_of::<VkBaseOutStructure>();
+    if bytes.len() != size_of::<T>() - header {
+        return None;
+    }
+    let mut value = T::default();
+    // SAFETY: the bytes after the header of one `T`, exactly as many as there are; any bytes are
+    // a valid value of its members (as in `decode_list`).
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), (&mut value as *mut T).cast::<u8>().add(header), bytes.len()) };
+    Some(value)
 }
 
 /// Asks a live driver's device everything that may be answered from the record, and records it.
-/// The driver writes into zeroed storage of ours, whose padding is zeroed again afterwards.
-///
-/// # Safety
-/// `table` and `handle` must be a live driver instance's table and one of its physical devices.
-pub unsafe fn record_device(table: &InstanceDispatchTable, handle: VkPhysicalDevice, answers: &mut DeviceAnswers) {
-    let Some(get_properties) = table.vkGetPhysicalDeviceProperties else { return };
-    let mut properties = zeroed_words::<VkPhysicalDeviceProperties>();
-    get_properties(handle, properties.as_mut_ptr().cast());
-    answers.set(answer_key(Family::Properties, 0, PROPERTIES_HEAD.s_type.0 as u32), plain_bytes::<VkPhysicalDeviceProperties>(&mut properties));
-    let version = (*(properties.as_ptr() as *const VkPhysicalDeviceProperties)).apiVersion;
-    let extensions = match table.vkEnumerateDeviceExtensionProperties {
-        Some(f) => ffi::query(|count, out| f(handle, std::ptr::null(), count, out)).unwrap_or_default(),
-        None => Vec::new(),
-    };
+pub fn record_device(device: FixedQueries, answers: &mut DeviceAnswers) {
+    let Some(mut properties) = device.properties() else { return };
+    answers.set(answer_key(Family::Properties, 0, PROPERTIES_HEAD.structure.s_type().0 as u32), properties.bytes());
+    let version = properties.get(0).map_or(0, |p| p.apiVersion);
+    let extensions = device.extensions();
     answers.set(answer_key(Family::DeviceExtensions, 0, 0), &encode_extensions(&extensions));
-    if let Some(f) = table.vkGetPhysicalDeviceFeatures {
-        let mut features = zeroed_words::<VkPhysicalDeviceFeatures>();
-        f(handle, features.as_mut_ptr().cast());
-        answers.set(answer_key(Family::Features, 0, FEATURES_HEAD.s_type.0 as u32), plain_bytes::<VkPhysicalDeviceFeatures>(&mut features));
+    if let Some(mut features) = device.features() {
+        answers.set(answer_key(Family::Features, 0, FEATURES_HEAD.structure.s_type().0 as u32), features.bytes());
     }
-    if let Some(f) = table.vkGetPhysicalDeviceMemoryProperties {
-        let mut memory = zeroed_words::<VkPhysicalDeviceMemoryProperties>();
-        f(handle, memory.as_mut_ptr().cast());
-        answers.set(answer_key(Family::Memory, 0, MEMORY_HEAD.s_type.0 as u32), plain_bytes::<VkPhysicalDeviceMemoryProperties>(&mut memory));
+    if let Some(mut memory) = device.memory_properties() {
+        answers.set(answer_key(Family::Memory, 0, MEMORY_HEAD.structure.s_type().0 as u32), memory.bytes());
     }
-    if let Some(f) = table.vkGetPhysicalDeviceQueueFamilyProperties {
-        let mut count = 0;
-        f(handle, &mut count, std::ptr::null_mut());
-        let size = size_of::<VkQueueFamilyProperties>();
-        let mut storage = vec![0u64; (size * count as usize).div_ceil(8)];
-        let mut written = count;
-        f(handle, &mut written, storage.as_mut_ptr().cast());
-        let written = written.min(count) as usize;
-        for i in 0..written {
-            VkQueueFamilyProperties::zero_padding((storage.as_mut_ptr() as *mut u8).add(i * size));
-        }
-        let list = std::slice::from_raw_parts(storage.as_ptr() as *const u8, written * size);
-        answers.set(answer_key(Family::QueueFamilies, 0, 0), list);
+    if let Some(mut families) = device.queue_families() {
+        answers.set(answer_key(Family::QueueFamilies, 0, 0), families.bytes());
     }
     // The `2` queries, where the device has them (the Vulkan 1.1 device or the instance extension
     // the loader gives drivers for its own use).
-    let chained = |kind: &Head, allowed: &[Allowed], input: u32, answers: &mut DeviceAnswers, call: &dyn Fn(*mut VkBaseOutStructure)| {
-        let mut blocks = output_chain(kind, allowed, version, &extensions);
-        let head = blocks[0].as_mut_ptr() as *mut VkBaseOutStructure;
-        call(head);
-        for block in &mut blocks {
-            let s_type = (*(block.as_ptr() as *const VkBaseOutStructure)).sType;
-            vk_generated::padding::zero_padding_by_type(s_type, block.as_mut_ptr().cast());
+    let chained = |kind: &Head, allowed: &[Allowed], input: u32, answers: &mut DeviceAnswers, call: &dyn Fn(&mut OutputChain) -> bool| {
+        let mut chain = output_chain(kind, allowed, version, &extensions);
+        if call(&mut chain) {
+            record_structures(chain.structures(), kind, input, answers);
         }
-        record_chain(head, kind, allowed, input, answers);
     };
-    if vk_generated::api_version_major_minor(version) >= (1, 1) {
-        if let Some(f) = table.vkGetPhysicalDeviceProperties2 {
-            chained(&PROPERTIES_HEAD, PROPERTIES, 0, answers, &|head| f(handle, head.cast()));
-        }
-        if let Some(f) = table.vkGetPhysicalDeviceFeatures2 {
-            chained(&FEATURES_HEAD, FEATURES, 0, answers, &|head| f(handle, head.cast()));
-        }
+    let at_least_1_1 = vk_generated::api_version_major_minor(version) >= (1, 1);
+    if at_least_1_1 {
+        chained(&PROPERTIES_HEAD, PROPERTIES, 0, answers, &|chain| device.properties2(chain));
+        chained(&FEATURES_HEAD, FEATURES, 0, answers, &|chain| device.features2(chain));
     }
-    let format2 = table.vkGetPhysicalDeviceFormatProperties2.filter(|_| vk_generated::api_version_major_minor(version) >= (1, 1));
+    let format2 = at_least_1_1 && device.has_format_properties2();
     for format in recorded_formats(version) {
-        match (format2, table.vkGetPhysicalDeviceFormatProperties) {
-            (Some(f), _) => chained(&FORMAT_HEAD, FORMAT, format, answers, &|head| f(handle, VkFormat(format as _), head.cast())),
-            (None, Some(f)) => {
-                let mut out = zeroed_words::<VkFormatProperties>();
-                f(handle, VkFormat(format as _), out.as_mut_ptr().cast());
-                answers.set(answer_key(Family::Format, format, FORMAT_HEAD.s_type.0 as u32), plain_bytes::<VkFormatProperties>(&mut out));
-            }
-            (None, None) => {}
+        let vk_format = VkFormat(format as _);
+        if format2 {
+            chained(&FORMAT_HEAD, FORMAT, format, answers, &|chain| device.format_properties2(vk_format, chain));
+        } else if let Some(mut out) = device.format_properties(vk_format) {
+            answers.set(answer_key(Family::Format, format, FORMAT_HEAD.structure.s_type().0 as u32), out.bytes());
         }
     }
 }
@@ -459,7 +370,23 @@ pub fn differences(recorded: &crate::cache::profile::Profile, now: &crate::cache
 
 #[cfg(test)]
 mod tests {
+    use std::ffi::c_void;
+
     use super::*;
+
+    /// A structure's bytes as a filled output chain hands them over (its padding zeroed first).
+    fn filled<T: TaggedStruct + ZeroPadding>(value: &mut T) -> (TaggedSize, &[u8]) {
+        vk_generated::padding::zero_padding_of(value);
+        // SAFETY: every byte of the `T` is initialised: its members, and its padding just zeroed.
+        (TaggedSize::of::<T>(), unsafe { std::slice::from_raw_parts((value as *const T).cast::<u8>(), size_of::<T>()) })
+    }
+
+    /// The view an entry point makes of an output structure and its chain.
+    fn out_chain<T: TaggedStruct>(head: &mut T) -> OutChain<'_> {
+        // SAFETY: a structure of the test's own whose chain (if any) is of the test's own
+        // structures, each of the type its sType names, alive for the whole test.
+        unsafe { OutChain::new(head as *mut T) }.expect("not NULL")
+    }
 
     #[test]
     fn a_chain_is_answered_only_when_every_structure_was_recorded() {
@@ -467,27 +394,55 @@ mod tests {
         let mut recorded = VkPhysicalDeviceProperties2::default();
         recorded.properties.deviceID = 0x1234;
         let mut id = VkPhysicalDeviceIDProperties { deviceUUID: [7; 16], ..Default::default() };
-        recorded.pNext = &mut id as *mut _ as *mut _;
-        unsafe { record_chain(&recorded as *const _ as *const _, &PROPERTIES_HEAD, PROPERTIES, 0, &mut answers) };
+        record_structures([filled(&mut recorded), filled(&mut id)].into_iter(), &PROPERTIES_HEAD, 0, &mut answers);
 
         let mut asked = VkPhysicalDeviceProperties2::default();
         let mut asked_id = VkPhysicalDeviceIDProperties::default();
-        asked.pNext = &mut asked_id as *mut _ as *mut _;
-        assert!(unsafe { replay_chain(&mut asked as *mut _ as *mut _, &PROPERTIES_HEAD, PROPERTIES, 0, &answers,) });
+        let asked_id_address: *mut c_void = (&mut asked_id as *mut VkPhysicalDeviceIDProperties).cast();
+        asked.pNext = asked_id_address;
+        assert!(replay_chain(&mut out_chain(&mut asked), &PROPERTIES_HEAD, PROPERTIES, 0, &answers));
         assert_eq!(asked.properties.deviceID, 0x1234);
         assert_eq!(asked_id.deviceUUID, [7; 16]);
-        assert_eq!(asked.pNext, &mut asked_id as *mut _ as *mut _, "the application's chain is kept");
+        assert_eq!(asked.pNext, asked_id_address, "the application's chain is kept");
 
         // A structure not recorded: nothing is written.
         let mut pci = VkPhysicalDevicePCIBusInfoPropertiesEXT::default();
-        let mut again = VkPhysicalDeviceProperties2 { pNext: &mut pci as *mut _ as *mut _, ..Default::default() };
-        assert!(!unsafe { replay_chain(&mut again as *mut _ as *mut _, &PROPERTIES_HEAD, PROPERTIES, 0, &answers,) });
+        let mut again = VkPhysicalDeviceProperties2 { pNext: (&mut pci as *mut VkPhysicalDevicePCIBusInfoPropertiesEXT).cast(), ..Default::default() };
+        assert!(!replay_chain(&mut out_chain(&mut again), &PROPERTIES_HEAD, PROPERTIES, 0, &answers));
         assert_eq!(again.properties.deviceID, 0);
         // A structure that may never be answered from the record.
         let mut budget = VkPhysicalDeviceMemoryBudgetPropertiesEXT::default();
-        let mut memory = VkPhysicalDeviceMemoryProperties2 { pNext: &mut budget as *mut _ as *mut _, ..Default::default() };
-        answers.set(answer_key(Family::Memory, 0, MEMORY_HEAD.s_type.0 as u32), &[0; size_of::<VkPhysicalDeviceMemoryProperties>()]);
-        assert!(!unsafe { replay_chain(&mut memory as *mut _ as *mut _, &MEMORY_HEAD, &[], 0, &answers,) });
+        let mut memory = VkPhysicalDeviceMemoryProperties2 { pNext: (&mut budget as *mut VkPhysicalDeviceMemoryBudgetPropertiesEXT).cast(), ..Default::default() };
+        answers.set(answer_key(Family::Memory, 0, MEMORY_HEAD.structure.s_type().0 as u32), &[0; size_of::<VkPhysicalDeviceMemoryProperties>()]);
+        assert!(!replay_chain(&mut out_chain(&mut memory), &MEMORY_HEAD, &[], 0, &answers));
+    }
+
+    #[test]
+    fn a_recorded_body_that_does_not_fit_its_structure_is_not_written() {
+        let mut answers = DeviceAnswers::default();
+        let key = |s_type: VkStructureType| answer_key(Family::Properties, 0, s_type.0 as u32);
+        answers.set(key(PROPERTIES_HEAD.structure.s_type()), &vec![1; PROPERTIES_HEAD.size - size_of::<VkBaseOutStructure>()]);
+        // The ID structure's answer, one byte too long.
+        let id_body = TaggedSize::of::<VkPhysicalDeviceIDProperties>().size() - size_of::<VkBaseOutStructure>();
+        answers.set(key(VkStructureType::PHYSICAL_DEVICE_ID_PROPERTIES), &vec![2; id_body + 1]);
+        let mut id = VkPhysicalDeviceIDProperties::default();
+        let mut asked = VkPhysicalDeviceProperties2 { pNext: (&mut id as *mut VkPhysicalDeviceIDProperties).cast(), ..Default::default() };
+        assert!(!replay_chain(&mut out_chain(&mut asked), &PROPERTIES_HEAD, PROPERTIES, 0, &answers));
+        assert_eq!((asked.properties.apiVersion, id.deviceUUID), (0, [0; 16]), "nothing written");
+        // The chain view itself refuses a body past its structure, or a structure of another type.
+        let mut plain = VkPhysicalDeviceIDProperties::default();
+        let mut chain = out_chain(&mut plain);
+        let head = chain.elements().next().expect("the head");
+        let too_long = vec![3; id_body + 1];
+        assert!(!chain.write_bodies(&[(head, TaggedSize::of::<VkPhysicalDeviceIDProperties>(), &too_long)]));
+        let mut head = VkPhysicalDeviceProperties2 { pNext: (&mut plain as *mut VkPhysicalDeviceIDProperties).cast(), ..Default::default() };
+        let mut chain = out_chain(&mut head);
+        let elements: Vec<_> = chain.elements().collect();
+        let body = vec![4; TaggedSize::of::<VkPhysicalDeviceDriverProperties>().size() - size_of::<VkBaseOutStructure>()];
+        let head_body = vec![5; 8];
+        let bodies = [(elements[0], PROPERTIES_HEAD.structure, &head_body[..]), (elements[1], TaggedSize::of::<VkPhysicalDeviceDriverProperties>(), &body[..])];
+        assert!(!chain.write_bodies(&bodies));
+        assert_eq!((head.properties.apiVersion, plain.deviceUUID), (0, [0; 16]), "nothing written");
     }
 
     #[test]
@@ -495,10 +450,16 @@ mod tests {
         let mut answers = DeviceAnswers::default();
         let mut features = VkPhysicalDeviceFeatures2::default();
         features.features.geometryShader = VK_TRUE;
-        unsafe { record_chain(&features as *const _ as *const _, &FEATURES_HEAD, FEATURES, 0, &mut answers) };
+        record_structures([filled(&mut features)].into_iter(), &FEATURES_HEAD, 0, &mut answers);
         // VkPhysicalDeviceFeatures2 has tail padding; the answer is the plain structure's bytes.
-        let plain = decode_list::<VkPhysicalDeviceFeatures>(answers.get(answer_key(Family::Features, 0, FEATURES_HEAD.s_type.0 as u32)).unwrap());
+        let plain = decode_list::<VkPhysicalDeviceFeatures>(answers.get(answer_key(Family::Features, 0, FEATURES_HEAD.structure.s_type().0 as u32)).unwrap());
         assert_eq!(plain.map(|p| p[0].geometryShader), Some(VK_TRUE));
+    }
+
+    /// The view an entry point makes of a two-call query's count and array.
+    fn out_array<T>(count: &mut u32, out: *mut T) -> OutArray<'_, T> {
+        // SAFETY: a count of the test's own and NULL or an array of the test's own of `*count` items.
+        unsafe { OutArray::new(count, out) }.expect("a count")
     }
 
     #[test]
@@ -509,13 +470,13 @@ mod tests {
         assert_eq!(count_extensions(&bytes, c"VK_EXT_pci"), Some((2, false)));
         let mut out = [VkExtensionProperties::default(); 2];
         let mut count = 2;
-        assert_eq!(unsafe { fill_extensions(&bytes, 2, &mut count, out.as_mut_ptr()) }, VkResult::SUCCESS);
+        assert_eq!(fill_extensions(&bytes, 2, out_array(&mut count, out.as_mut_ptr())), VkResult::SUCCESS);
         assert_eq!((count, ffi::name_of(&out[1]), out[0].specVersion), (2, &b"VK_EXT_pci_bus_info"[..], 70));
         // Room for one: the first, and VK_INCOMPLETE; the count alone.
         let (mut one, mut count) = ([VkExtensionProperties::default(); 1], 1);
-        assert_eq!(unsafe { fill_extensions(&bytes, 2, &mut count, one.as_mut_ptr()) }, VkResult::INCOMPLETE);
+        assert_eq!(fill_extensions(&bytes, 2, out_array(&mut count, one.as_mut_ptr())), VkResult::INCOMPLETE);
         assert_eq!((count, ffi::name_of(&one[0])), (1, &b"VK_KHR_swapchain"[..]));
-        assert_eq!(unsafe { fill_extensions(&bytes, 2, &mut count, std::ptr::null_mut()) }, VkResult::SUCCESS);
+        assert_eq!(fill_extensions(&bytes, 2, out_array(&mut count, std::ptr::null_mut())), VkResult::SUCCESS);
         assert_eq!(count, 2);
         // A spec version cut short, a name without its NUL, a name too long: none decodes.
         assert_eq!(count_extensions(b"VK_KHR_swapchain\0\x01", c"VK_KHR_swapchain"), None);
@@ -528,8 +489,8 @@ mod tests {
     fn no_allowed_structure_is_listed_twice() {
         for list in [PROPERTIES, FEATURES, FORMAT] {
             for (i, a) in list.iter().enumerate() {
-                assert!(a.size > size_of::<VkBaseOutStructure>());
-                assert!(list[..i].iter().all(|b| b.s_type != a.s_type), "{:?} listed twice", a.s_type);
+                assert!(a.structure.size() > size_of::<VkBaseOutStructure>());
+                assert!(list[..i].iter().all(|b| b.structure.s_type() != a.structure.s_type()), "{:?} listed twice", a.structure.s_type());
             }
         }
     }

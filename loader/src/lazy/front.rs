@@ -2,6 +2,7 @@
 //! from its record (the live driver asked instead once it is loaded, or when the record lacks the
 //! answer). Every other slot is empty, which makes the terminators load the driver.
 
+use vk_generated::padding::ZeroPadding;
 use vk_generated::types::*;
 use vk_generated::InstanceDispatchTable;
 
@@ -32,169 +33,190 @@ pub fn table() -> Box<InstanceDispatch> {
 }
 
 /// The lazy driver a front instance-level function received.
+///
+/// # Safety
+/// `instance` must be NULL or the `VkInstance` of a lazy driver ([`Lazy::handle`]) whose loader
+/// instance lives for `'a`.
 unsafe fn lazy_of<'a>(instance: VkInstance) -> Option<&'a Lazy> {
-    (instance.0 as *const Lazy).as_ref()
+    // SAFETY: NULL or a lazy driver alive for `'a` (this function's contract).
+    unsafe { (instance.0 as *const Lazy).as_ref() }
 }
 
 /// Nothing to destroy until the driver is loaded (the live instance is destroyed through the live table).
+///
+/// # Safety
+/// None: nothing is read or done.
 unsafe extern "system" fn destroy_instance(_instance: VkInstance, _allocator: *const VkAllocationCallbacks) {}
 
+/// `vkEnumeratePhysicalDevices` of a driver not loaded yet: its placeholders (the live driver's
+/// devices once it is loaded, none if that failed).
+///
+/// # Safety
+/// `instance` a lazy driver's instance of a live loader instance (the loader calls it so); `count`
+/// valid and `out` NULL or valid for `*count` handles (Vulkan's valid usage). A NULL `count` is
+/// `VK_ERROR_INITIALIZATION_FAILED`.
 unsafe extern "system" fn enumerate_physical_devices(instance: VkInstance, count: *mut u32, out: *mut VkPhysicalDevice) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDevices", VkResult::ERROR_UNKNOWN, || {
-        let Some(lazy) = lazy_of(instance) else {
+        // SAFETY: a lazy driver's instance of a live loader instance (this function's contract).
+        let Some(lazy) = (unsafe { lazy_of(instance) }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         match lazy.live.get() {
             None => {
                 let fakes: Vec<VkPhysicalDevice> = (0..lazy.devices.len()).map(|i| lazy.fake(i)).collect();
-                ffi::fill(&fakes, count, out)
+                // SAFETY: the caller's count and array (this function's contract).
+                unsafe { ffi::fill(&fakes, count, out) }
             }
             Some(Ok(live)) => match live.table.vkEnumeratePhysicalDevices {
-                Some(f) => f(live.handle, count, out),
-                None => ffi::fill::<VkPhysicalDevice>(&[], count, out),
+                // SAFETY: the live driver's function with its own instance; the caller's count
+                // and array (this function's contract).
+                Some(f) => unsafe { f(live.handle, count, out) },
+                // SAFETY: as above.
+                None => unsafe { ffi::fill::<VkPhysicalDevice>(&[], count, out) },
             },
             // A driver that failed to load has no device to offer.
-            Some(Err(_)) => ffi::fill::<VkPhysicalDevice>(&[], count, out),
+            // SAFETY: as above.
+            Some(Err(_)) => unsafe { ffi::fill::<VkPhysicalDevice>(&[], count, out) },
         }
     })
 }
 
+/// `vkEnumeratePhysicalDeviceGroups` of a driver not loaded yet: the recorded groups of its
+/// placeholders while no structure chains anything for the driver to fill; the live driver's
+/// otherwise (loaded now if need be).
+///
+/// # Safety
+/// As [`enumerate_physical_devices`], and each of the `*count` structures at a non-NULL `out` has
+/// its `sType` and `pNext` set, its chain valid (Vulkan's valid usage of output structures).
 unsafe extern "system" fn enumerate_physical_device_groups(instance: VkInstance, count: *mut u32, out: *mut VkPhysicalDeviceGroupProperties) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDeviceGroups", VkResult::ERROR_UNKNOWN, || {
-        let Some(lazy) = lazy_of(instance) else {
+        // SAFETY: a lazy driver's instance of a live loader instance (this function's contract).
+        let Some(lazy) = (unsafe { lazy_of(instance) }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
-        // The application's structures may chain something for the driver to fill: the driver's.
-        let plain = out.is_null() || (0..*count as usize).all(|i| (*out.add(i)).pNext.is_null());
-        if let (None, true, Some(groups)) = (lazy.live.get(), plain, &lazy.profile.groups) {
-            lazy.answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let all: Vec<VkPhysicalDeviceGroupProperties> = groups
-                .iter()
-                .map(|(members, subset)| {
-                    let mut g = VkPhysicalDeviceGroupProperties { physicalDeviceCount: members.len() as u32, subsetAllocation: *subset, ..Default::default() };
+        if let (None, Some(groups)) = (lazy.live.get(), &lazy.profile.groups) {
+            // SAFETY: the caller's count and structures (this function's contract).
+            let Some(view) = (unsafe { ffi::ChainedOutArray::new(count, out) }) else {
+                return VkResult::ERROR_INITIALIZATION_FAILED;
+            };
+            // The application's structures may chain something for the driver to fill: the driver's.
+            if !view.any_chained() {
+                lazy.answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let fake = |(members, subset): &(Vec<u8>, VkBool32), next| {
+                    let mut g = VkPhysicalDeviceGroupProperties { pNext: next, physicalDeviceCount: members.len() as u32, subsetAllocation: *subset, ..Default::default() };
                     for (slot, &m) in g.physicalDevices.iter_mut().zip(members) {
                         *slot = lazy.fake(m as usize);
                     }
                     g
-                })
-                .collect();
-            return ffi::fill_groups(&all, count, out);
+                };
+                return view.fill_keeping_headers(groups.len(), groups.iter(), fake);
+            }
         }
         let Some(live) = lazy.load_at("vkEnumeratePhysicalDeviceGroups") else {
-            return ffi::fill_groups(&[], count, out);
+            // SAFETY: the caller's count and structures (this function's contract).
+            return unsafe { ffi::fill_groups(&[], count, out) };
         };
         match live.table.vkEnumeratePhysicalDeviceGroups {
-            Some(f) => f(live.handle, count, out),
+            // SAFETY: the live driver's function with its own instance; the caller's count and
+            // structures (this function's contract).
+            Some(f) => unsafe { f(live.handle, count, out) },
             None => VkResult::ERROR_INITIALIZATION_FAILED,
         }
     })
 }
 
 /// One recorded plain structure (the body of a `2` query's head).
-fn recorded<T: Copy + Default>(answers: &crate::cache::profile::DeviceAnswers, family: Family, input: u32, s_type: VkStructureType) -> Option<T> {
+fn recorded<T: ZeroPadding + Copy + Default>(answers: &crate::cache::profile::DeviceAnswers, family: Family, input: u32, s_type: VkStructureType) -> Option<T> {
     let list = answers::decode_list::<T>(answers.get(answer_key(family, input, s_type.0 as u32))?)?;
     (list.len() == 1).then(|| list[0])
 }
 
-unsafe extern "system" fn get_properties(pd: VkPhysicalDevice, out: *mut VkPhysicalDeviceProperties) {
-    ffi::guard("vkGetPhysicalDeviceProperties", (), || {
-        let Some((lazy, i)) = resolve(pd).filter(|_| !out.is_null()) else {
-            return;
-        };
-        lazy.answer(
-            "vkGetPhysicalDeviceProperties",
-            i,
-            |a| recorded(a, Family::Properties, 0, PROPERTIES_HEAD.s_type).map(|p| *out = p),
-            |table, handle| {
-                if let Some(f) = table.vkGetPhysicalDeviceProperties {
-                    f(handle, out)
-                }
-            },
-            (),
-        )
-    })
+/// A 1.0 query with one output structure of a driver not loaded yet: the record's answer while
+/// it has one, else the live driver's (loaded now if need be).
+macro_rules! plain_query {
+    ($name:ident, $command:literal, $slot:ident, $out_ty:ty, $family:expr, $head:expr $(, $input:ident: $input_ty:ty => $key:expr)?) => {
+        #[doc = concat!("`", $command, "` of a driver not loaded yet.")]
+        ///
+        /// # Safety
+        /// Vulkan's valid usage: `pd` a physical device of a live instance (a placeholder of a
+        /// lazy driver, or the live device that replaced it), `out` valid for writing one
+        /// structure. A NULL `out` is checked: nothing is done.
+        unsafe extern "system" fn $name(pd: VkPhysicalDevice, $($input: $input_ty,)? out: *mut $out_ty) {
+            ffi::guard($command, (), || {
+                // SAFETY: a physical device of a live instance (this function's contract).
+                let Some((lazy, i)) = (unsafe { resolve(pd) }).filter(|_| !out.is_null()) else {
+                    return;
+                };
+                #[allow(unused_mut, unused_assignments)]
+                let mut input = 0u32;
+                $(input = $key($input);)?
+                let replay = |a: &crate::cache::profile::DeviceAnswers| {
+                    let answer = recorded::<$out_ty>(a, $family, input, $head.structure.s_type())?;
+                    // SAFETY: a non-NULL `out`, writable for one structure (this function's contract).
+                    unsafe { out.write(answer) };
+                    Some(())
+                };
+                let live = |table: &InstanceDispatchTable, handle| {
+                    if let Some(f) = table.$slot {
+                        // SAFETY: the live driver's function with its own device; `out` as the
+                        // caller gave it (this function's contract).
+                        unsafe { f(handle, $($input,)? out) }
+                    }
+                };
+                lazy.answer($command, i, replay, live, ())
+            })
+        }
+    };
 }
 
-unsafe extern "system" fn get_features(pd: VkPhysicalDevice, out: *mut VkPhysicalDeviceFeatures) {
-    ffi::guard("vkGetPhysicalDeviceFeatures", (), || {
-        let Some((lazy, i)) = resolve(pd).filter(|_| !out.is_null()) else {
-            return;
-        };
-        lazy.answer(
-            "vkGetPhysicalDeviceFeatures",
-            i,
-            |a| recorded(a, Family::Features, 0, FEATURES_HEAD.s_type).map(|p| *out = p),
-            |table, handle| {
-                if let Some(f) = table.vkGetPhysicalDeviceFeatures {
-                    f(handle, out)
-                }
-            },
-            (),
-        )
-    })
-}
-
-unsafe extern "system" fn get_memory_properties(pd: VkPhysicalDevice, out: *mut VkPhysicalDeviceMemoryProperties) {
-    ffi::guard("vkGetPhysicalDeviceMemoryProperties", (), || {
-        let Some((lazy, i)) = resolve(pd).filter(|_| !out.is_null()) else {
-            return;
-        };
-        lazy.answer(
-            "vkGetPhysicalDeviceMemoryProperties",
-            i,
-            |a| recorded(a, Family::Memory, 0, MEMORY_HEAD.s_type).map(|p| *out = p),
-            |table, handle| {
-                if let Some(f) = table.vkGetPhysicalDeviceMemoryProperties {
-                    f(handle, out)
-                }
-            },
-            (),
-        )
-    })
-}
-
-unsafe extern "system" fn get_format_properties(pd: VkPhysicalDevice, format: VkFormat, out: *mut VkFormatProperties) {
-    ffi::guard("vkGetPhysicalDeviceFormatProperties", (), || {
-        let Some((lazy, i)) = resolve(pd).filter(|_| !out.is_null()) else {
-            return;
-        };
-        lazy.answer(
-            "vkGetPhysicalDeviceFormatProperties",
-            i,
-            |a| recorded(a, Family::Format, format.0 as u32, FORMAT_HEAD.s_type).map(|p| *out = p),
-            |table, handle| {
-                if let Some(f) = table.vkGetPhysicalDeviceFormatProperties {
-                    f(handle, format, out)
-                }
-            },
-            (),
-        )
-    })
-}
+plain_query!(get_properties, "vkGetPhysicalDeviceProperties", vkGetPhysicalDeviceProperties, VkPhysicalDeviceProperties, Family::Properties, PROPERTIES_HEAD);
+plain_query!(get_features, "vkGetPhysicalDeviceFeatures", vkGetPhysicalDeviceFeatures, VkPhysicalDeviceFeatures, Family::Features, FEATURES_HEAD);
+plain_query!(
+    get_memory_properties,
+    "vkGetPhysicalDeviceMemoryProperties",
+    vkGetPhysicalDeviceMemoryProperties,
+    VkPhysicalDeviceMemoryProperties,
+    Family::Memory,
+    MEMORY_HEAD
+);
+plain_query!(
+    get_format_properties,
+    "vkGetPhysicalDeviceFormatProperties",
+    vkGetPhysicalDeviceFormatProperties,
+    VkFormatProperties,
+    Family::Format,
+    FORMAT_HEAD,
+    format: VkFormat => |f: VkFormat| f.0 as u32
+);
 
 /// The `2` queries with a chain: answered when every structure of it was recorded.
 macro_rules! chained_query {
     ($name:ident, $command:literal, $slot:ident, $out_ty:ty, $head:expr, $allowed:expr $(, $input:ident: $input_ty:ty => $key:expr)?) => {
+        #[doc = concat!("`", $command, "` of a driver not loaded yet.")]
+        ///
+        /// # Safety
+        /// Vulkan's valid usage: `pd` a physical device of a live instance (a placeholder of a
+        /// lazy driver, or the live device that replaced it); `out` a writable structure whose
+        /// `pNext` chain is valid (each element writable, of the type its `sType` names, its
+        /// `sType` and `pNext` set). A NULL `out` is checked: nothing is done.
         unsafe extern "system" fn $name(pd: VkPhysicalDevice, $($input: $input_ty,)? out: *mut $out_ty) {
             ffi::guard($command, (), || {
-                let Some((lazy, i)) = resolve(pd) else { return };
-                if out.is_null() {
-                    return;
-                }
+                // SAFETY: a physical device of a live instance (this function's contract).
+                let Some((lazy, i)) = (unsafe { resolve(pd) }) else { return };
+                // SAFETY: NULL or the caller's output structure and chain, valid for this call
+                // (this function's contract).
+                let Some(mut chain) = (unsafe { ffi::OutChain::new(out) }) else { return };
                 #[allow(unused_mut, unused_assignments)]
                 let mut input = 0u32;
                 $(input = $key($input);)?
-                lazy.answer(
-                    $command,
-                    i,
-                    |a| answers::replay_chain(out.cast(), &$head, $allowed, input, a).then_some(()),
-                    |table, handle| {
-                        if let Some(f) = table.$slot {
-                            f(handle, $($input,)? out)
-                        }
-                    },
-                    (),
-                )
+                let live = |table: &InstanceDispatchTable, handle| {
+                    if let Some(f) = table.$slot {
+                        // SAFETY: the live driver's function with its own device; `out` as the
+                        // caller gave it (this function's contract).
+                        unsafe { f(handle, $($input,)? out) }
+                    }
+                };
+                lazy.answer($command, i, |a| answers::replay_chain(&mut chain, &$head, $allowed, input, a).then_some(()), live, ())
             })
         }
     };
@@ -220,9 +242,16 @@ chained_query!(
     format: VkFormat => |f: VkFormat| f.0 as u32
 );
 
+/// `vkGetPhysicalDeviceQueueFamilyProperties` of a driver not loaded yet.
+///
+/// # Safety
+/// Vulkan's valid usage: `pd` a physical device of a live instance (a placeholder of a lazy
+/// driver, or the live device that replaced it); `count` valid; `out` NULL or valid for writing
+/// `*count` structures. A NULL `count` is checked: nothing is done.
 unsafe extern "system" fn get_queue_family_properties(pd: VkPhysicalDevice, count: *mut u32, out: *mut VkQueueFamilyProperties) {
     ffi::guard("vkGetPhysicalDeviceQueueFamilyProperties", (), || {
-        let Some((lazy, i)) = resolve(pd) else { return };
+        // SAFETY: a physical device of a live instance (this function's contract).
+        let Some((lazy, i)) = (unsafe { resolve(pd) }) else { return };
         if count.is_null() {
             return;
         }
@@ -231,12 +260,15 @@ unsafe extern "system" fn get_queue_family_properties(pd: VkPhysicalDevice, coun
             i,
             |a| {
                 let families = answers::decode_list::<VkQueueFamilyProperties>(a.get(answer_key(Family::QueueFamilies, 0, 0))?)?;
-                ffi::fill(&families, count, out);
+                // SAFETY: the caller's count and array (this function's contract).
+                unsafe { ffi::fill(&families, count, out) };
                 Some(())
             },
             |table, handle| {
                 if let Some(f) = table.vkGetPhysicalDeviceQueueFamilyProperties {
-                    f(handle, count, out)
+                    // SAFETY: the live driver's function with its own device; the caller's count
+                    // and array (this function's contract).
+                    unsafe { f(handle, count, out) }
                 }
             },
             (),
@@ -244,9 +276,16 @@ unsafe extern "system" fn get_queue_family_properties(pd: VkPhysicalDevice, coun
     })
 }
 
+/// `vkGetPhysicalDeviceQueueFamilyProperties2` of a driver not loaded yet: from the record while
+/// no structure chains anything (priorities, video, checkpoints are the driver's to fill).
+///
+/// # Safety
+/// As [`get_queue_family_properties`], and each of the `*count` structures at a non-NULL `out`
+/// has its `sType` and `pNext` set, its chain valid (Vulkan's valid usage of output structures).
 unsafe extern "system" fn get_queue_family_properties2(pd: VkPhysicalDevice, count: *mut u32, out: *mut VkQueueFamilyProperties2) {
     ffi::guard("vkGetPhysicalDeviceQueueFamilyProperties2", (), || {
-        let Some((lazy, i)) = resolve(pd) else { return };
+        // SAFETY: a physical device of a live instance (this function's contract).
+        let Some((lazy, i)) = (unsafe { resolve(pd) }) else { return };
         if count.is_null() {
             return;
         }
@@ -254,25 +293,21 @@ unsafe extern "system" fn get_queue_family_properties2(pd: VkPhysicalDevice, cou
             "vkGetPhysicalDeviceQueueFamilyProperties2",
             i,
             |a| {
-                // Extension structures (priorities, video, checkpoints) are the driver's to fill.
-                if !out.is_null() && (0..*count as usize).any(|j| !(*out.add(j)).pNext.is_null()) {
+                // SAFETY: the caller's count and structures (this function's contract).
+                let view = unsafe { ffi::ChainedOutArray::new(count, out) }?;
+                if view.any_chained() {
                     return None;
                 }
                 let families = answers::decode_list::<VkQueueFamilyProperties>(a.get(answer_key(Family::QueueFamilies, 0, 0))?)?;
-                if out.is_null() {
-                    *count = families.len() as u32;
-                    return Some(());
-                }
-                let n = (*count as usize).min(families.len());
-                for (j, family) in families.iter().take(n).enumerate() {
-                    (*out.add(j)).queueFamilyProperties = *family;
-                }
-                *count = n as u32;
+                let wrap = |family: &VkQueueFamilyProperties, next| VkQueueFamilyProperties2 { pNext: next, queueFamilyProperties: *family, ..Default::default() };
+                view.fill_keeping_headers(families.len(), families.iter(), wrap);
                 Some(())
             },
             |table, handle| {
                 if let Some(f) = table.vkGetPhysicalDeviceQueueFamilyProperties2 {
-                    f(handle, count, out)
+                    // SAFETY: the live driver's function with its own device; the caller's count
+                    // and structures (this function's contract).
+                    unsafe { f(handle, count, out) }
                 }
             },
             (),
@@ -280,6 +315,14 @@ unsafe extern "system" fn get_queue_family_properties2(pd: VkPhysicalDevice, cou
     })
 }
 
+/// `vkEnumerateDeviceExtensionProperties` of a driver not loaded yet: the recorded list, written
+/// in place, when no layer is named.
+///
+/// # Safety
+/// Vulkan's valid usage: `pd` a physical device of a live instance (a placeholder of a lazy
+/// driver, or the live device that replaced it); `layer` NULL or a NUL-terminated name; `count`
+/// valid; `out` NULL or valid for writing `*count` structures. A NULL `count` is
+/// `VK_ERROR_INITIALIZATION_FAILED` when answered from the record.
 unsafe extern "system" fn enumerate_device_extension_properties(
     pd: VkPhysicalDevice,
     layer: *const std::ffi::c_char,
@@ -287,7 +330,8 @@ unsafe extern "system" fn enumerate_device_extension_properties(
     out: *mut VkExtensionProperties,
 ) -> VkResult {
     ffi::guard("vkEnumerateDeviceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
-        let Some((lazy, i)) = resolve(pd) else {
+        // SAFETY: a physical device of a live instance (this function's contract).
+        let Some((lazy, i)) = (unsafe { resolve(pd) }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         lazy.answer(
@@ -298,10 +342,16 @@ unsafe extern "system" fn enumerate_device_extension_properties(
                     return None;
                 }
                 let (bytes, read) = lazy.device_extensions(i, a)?;
-                Some(answers::fill_extensions(bytes, read.count, count, out))
+                // SAFETY: the caller's count and array (this function's contract).
+                match unsafe { ffi::OutArray::new(count, out) } {
+                    Some(view) => Some(answers::fill_extensions(bytes, read.count, view)),
+                    None => Some(VkResult::ERROR_INITIALIZATION_FAILED),
+                }
             },
             |table, handle| match table.vkEnumerateDeviceExtensionProperties {
-                Some(f) => f(handle, layer, count, out),
+                // SAFETY: the live driver's function with its own device; the caller's layer
+                // name, count and array (this function's contract).
+                Some(f) => unsafe { f(handle, layer, count, out) },
                 None => VkResult::ERROR_INITIALIZATION_FAILED,
             },
             VkResult::ERROR_INITIALIZATION_FAILED,

@@ -20,19 +20,24 @@ pub struct KeptCreateInfo {
     pub api_version: u32,
 }
 
-// SAFETY: the copy is immutable once made and owned by this value.
+// SAFETY: the copy is immutable once made and owned by this value; its pointers point into it.
 unsafe impl Send for KeptCreateInfo {}
+// SAFETY: as for `Send`: nothing writes to the copy after it is made.
 unsafe impl Sync for KeptCreateInfo {}
 
 impl KeptCreateInfo {
     /// # Safety
-    /// `info` must be a valid create info (the terminator's).
+    /// `info` must be a valid create info, as `vkCreateInstance` accepts it (the terminator's):
+    /// its arrays valid for their counts, its names NUL-terminated, its chain valid.
     pub unsafe fn new(info: &VkInstanceCreateInfo, api_version: u32) -> Result<Arc<KeptCreateInfo>, String> {
         let mut shallow = *info;
-        shallow.pNext = crate::ffi::skip_loader_structs(info.pNext, VkStructureType::LOADER_INSTANCE_CREATE_INFO);
+        // SAFETY: a valid chain (this function's contract).
+        shallow.pNext = unsafe { crate::ffi::skip_loader_structs(info.pNext, VkStructureType::LOADER_INSTANCE_CREATE_INFO) };
         let mut copy = DeepCopy::new();
-        let copied =
-            copy.instance_create_info(&shallow).map_err(|s_type| format!("its create info chains a structure the loader cannot keep (sType {})", s_type.0))?;
+        // SAFETY: the valid create info (this function's contract), its chain without the
+        // loader's own structures at its head.
+        let copied = unsafe { copy.instance_create_info(&shallow) }
+            .map_err(|s_type| format!("its create info chains a structure the loader cannot keep (sType {})", s_type.0))?;
         Ok(Arc::new(KeptCreateInfo { _copy: copy, info: copied, api_version }))
     }
 

@@ -31,7 +31,9 @@ use vk_generated::types::*;
 use crate::cache::extension_list::ExtensionList;
 use crate::cache::profile::{answer_key, Family, Profile};
 use crate::debug::log::Level;
+use crate::load::calls::{GroupChains, InstanceCalls, PhysicalDeviceCalls};
 use crate::load::driver::{self, Driver, Loaded};
+use crate::load::fixed_queries::FixedQueries;
 use crate::load::instance as driver_instance;
 use crate::loader_abi::{InstanceDispatch, TerminatorPhysicalDevice};
 use crate::manifest::driver::DriverManifest;
@@ -44,11 +46,11 @@ use kept::KeptCreateInfo;
 const FAKE_MAGIC: u64 = 0x4c41_5a59_4445_5631; // "LAZYDEV1"
 
 /// A physical device the loader hands out for a driver not loaded yet: the driver handle the
-/// loader's physical device carries until the driver is live.
+/// loader's physical device carries until the driver is live. Known by its address (it lies in
+/// its driver's array of them); its words only mark it in a memory dump.
 #[repr(C)]
 pub struct FakeDevice {
     magic: u64,
-    lazy: *const Lazy,
     index: usize,
 }
 
@@ -83,8 +85,11 @@ pub struct Lazy {
     pending: Mutex<Vec<(u64, Work)>>,
 }
 
-// SAFETY: the raw pointers are to the loader's own objects, which outlive the `Lazy`.
+// SAFETY: what is not `Send` in it is plain data: the application's allocation callbacks (whose
+// functions Vulkan requires callable from any thread) and the live driver's handles, which the
+// driver's functions take from any thread.
 unsafe impl Send for Lazy {}
+// SAFETY: as for `Send`; what changes after creation is behind atomics, `OnceLock`s and a mutex.
 unsafe impl Sync for Lazy {}
 
 /// The driver once loaded.
@@ -111,19 +116,15 @@ impl Lazy {
         kept: Arc<KeptCreateInfo>,
         allocator: *const VkAllocationCallbacks,
     ) -> Box<Lazy> {
-        // The placeholders point back at their driver, so its address comes first: its memory is
-        // allocated, then written once, whole, through that address (no reference to it is made
-        // while it is written, and nothing writes to it after its placeholders point at it).
-        let this: *mut Lazy = Box::into_raw(Box::<Lazy>::new_uninit()).cast();
-        let devices = (0..profile.devices.len()).map(|index| FakeDevice { magic: FAKE_MAGIC, lazy: this, index }).collect();
-        let value = Lazy {
+        let devices = (0..profile.devices.len()).map(|index| FakeDevice { magic: FAKE_MAGIC, index }).collect();
+        let lazy = Box::new(Lazy {
             magic: FAKE_MAGIC,
             manifest_path: manifest_path.to_string(),
             manifest,
             supported,
             kept,
-            // SAFETY: the allocator `vkCreateInstance` received: NULL or valid callbacks (Vulkan's
-            // valid usage), copied.
+            // SAFETY: the allocator `vkCreateInstance` received, which its caller passes on: NULL or
+            // valid callbacks (Vulkan's valid usage), copied.
             allocator: unsafe { allocator.as_ref().copied() },
             on_live: OnceLock::new(),
             repointed: AtomicBool::new(false),
@@ -133,12 +134,11 @@ impl Lazy {
             answered: AtomicU32::new(0),
             pending: Mutex::new(Vec::new()),
             profile,
-        };
-        // SAFETY: `this` is memory allocated for a `Lazy`, not yet initialised.
-        unsafe { this.write(value) };
-        with_system_allocator(|| ALL.lock().unwrap_or_else(|e| e.into_inner()).push(this as usize));
-        // SAFETY: from `Box::into_raw` of a box of a `Lazy`'s layout, written whole just above.
-        unsafe { Box::from_raw(this) }
+        });
+        // Listed by the address its box keeps; unlisted when it is dropped.
+        let address = &*lazy as *const Lazy as usize;
+        with_system_allocator(|| ALL.lock().unwrap_or_else(|e| e.into_inner()).push(address));
+        lazy
     }
 
     /// The `VkInstance` the loader keeps for this driver until it is live.
@@ -255,8 +255,7 @@ impl Lazy {
             with_system_allocator(|| {
                 let started = std::time::Instant::now();
                 let answered = self.answered.load(Ordering::Relaxed);
-                // SAFETY: the kept create info and allocator are what the instance was created with.
-                match unsafe { self.load() } {
+                match self.load() {
                     Ok(live) => {
                         let ms = started.elapsed().as_secs_f64() * 1000.0;
                         let what = format!("loaded at {command} in {ms:.1} ms, after {answered} queries answered from the driver cache");
@@ -278,7 +277,7 @@ impl Lazy {
     }
 
     /// Loads the driver, creates its instance from the kept create info and matches its devices.
-    unsafe fn load(&self) -> Result<Live, String> {
+    fn load(&self) -> Result<Live, String> {
         // How a test makes this panic, to see the call that needed the driver fail, not abort.
         #[cfg(debug_assertions)]
         if crate::reference::variables::VK_LOADER_TEST_PANIC_AT_DRIVER_LOAD.is_set() {
@@ -290,26 +289,27 @@ impl Lazy {
             Loaded::OtherArchitecture(why) => return Err(why),
         };
         let allocator = self.allocator.as_ref().map_or(std::ptr::null(), |a| a as *const _);
-        let info = self.kept.info();
-        let (handle, _) = driver_instance::create_driver_instance(&driver, &self.supported.properties(), info, &self.kept.requested(), self.kept.api_version, allocator)?;
-        let table = driver_instance::driver_table(&driver, handle, allocator)?;
-        let destroy = |why: String| {
-            if let Some(destroy) = table.vkDestroyInstance {
-                destroy(handle, allocator);
-            }
-            Err(why)
-        };
-        let live_devices = match table.vkEnumeratePhysicalDevices {
-            Some(f) => crate::ffi::query(|count, out| f(handle, count, out)).unwrap_or_default(),
-            None => Vec::new(),
-        };
-        let devices = match match_devices(&self.profile, &table, &live_devices) {
+        let (supported, requested) = (self.supported.properties(), self.kept.requested());
+        // SAFETY: the kept deep copy of the create info the instance was created with (valid as
+        // the application's was: `KeptCreateInfo`), and NULL or a copy of its allocation callbacks.
+        let (handle, _) = unsafe { driver_instance::create_driver_instance(&driver, &supported, self.kept.info(), &requested, self.kept.api_version, allocator) }?;
+        // SAFETY: the instance the driver just created, used by nothing else yet, and the
+        // allocator it was created with.
+        let table = unsafe { driver_instance::driver_table(&driver, handle, allocator) }?;
+        // SAFETY: the driver's live instance, the table its vkGetInstanceProcAddr gave for it and
+        // that function; both outlive `calls`.
+        let calls = unsafe { InstanceCalls::new(driver.get_instance_proc_addr, &table, handle) };
+        let live_devices = calls.physical_devices().map(|listed| listed.devices).unwrap_or_default();
+        let devices = match match_devices(&self.profile, &live_devices) {
             Ok(devices) => devices,
-            Err(why) => return destroy(why),
+            Err(why) => {
+                // SAFETY: destroyed once, with the allocator it was created with; nothing uses
+                // the instance afterwards (the error is returned).
+                unsafe { calls.destroy(allocator) };
+                return Err(why);
+            }
         };
-        let gdpa = (driver.get_instance_proc_addr)(handle, c"vkGetDeviceProcAddr".as_ptr());
-        // SAFETY: the signature of vkGetDeviceProcAddr.
-        let gdpa: PFN_vkGetDeviceProcAddr = std::mem::transmute(gdpa);
+        let gdpa = calls.device_proc_addr();
         Ok(Live { driver, handle, table, devices, gdpa })
     }
 
@@ -411,78 +411,56 @@ pub unsafe fn recorded_pci_bus_info(handle: VkPhysicalDevice) -> Option<bool> {
 /// The live driver's physical device for each recorded one, matched by identity: the same
 /// vendor, device, type, name, driver and API versions, and the same device UUID and PCI address
 /// where they were recorded. Any device missing, added or ambiguous is an error.
-unsafe fn match_devices(profile: &Profile, table: &vk_generated::InstanceDispatchTable, live: &[VkPhysicalDevice]) -> Result<Vec<VkPhysicalDevice>, String> {
+fn match_devices(profile: &Profile, live: &[PhysicalDeviceCalls]) -> Result<Vec<VkPhysicalDevice>, String> {
     if live.len() != profile.devices.len() {
         return Err(format!("it reports {} physical devices where {} were recorded", live.len(), profile.devices.len()));
     }
     let mut taken = vec![false; live.len()];
     let mut matched = Vec::with_capacity(live.len());
     for (i, recorded) in profile.devices.iter().enumerate() {
-        let found = (0..live.len()).find(|&j| !taken[j] && is_recorded_device(recorded, table, live[j]));
+        let found = (0..live.len()).find(|&j| !taken[j] && is_recorded_device(recorded, live[j]));
         let Some(j) = found else {
             return Err(format!("its physical device {i} is not the one recorded (the hardware changed)"));
         };
         taken[j] = true;
-        matched.push(live[j]);
+        matched.push(live[j].handle());
     }
     Ok(matched)
 }
 
 /// Whether a live device is the recorded one (see [`match_devices`]).
-unsafe fn is_recorded_device(recorded: &crate::cache::profile::DeviceAnswers, table: &vk_generated::InstanceDispatchTable, live: VkPhysicalDevice) -> bool {
+fn is_recorded_device(recorded: &crate::cache::profile::DeviceAnswers, live: PhysicalDeviceCalls) -> bool {
     let key = |s_type: VkStructureType| answer_key(Family::Properties, 0, s_type.0 as u32);
     let Some(properties) = recorded.get(key(VkStructureType::PHYSICAL_DEVICE_PROPERTIES_2)).and_then(answers::decode_list::<VkPhysicalDeviceProperties>) else {
         return false;
     };
-    let Some(get) = table.vkGetPhysicalDeviceProperties else {
-        return false;
-    };
-    let mut now = VkPhysicalDeviceProperties::default();
-    get(live, &mut now);
     let Some(p) = properties.first() else {
         return false;
     };
+    let now = live.properties();
     if (p.vendorID, p.deviceID, p.deviceType, p.driverVersion, p.apiVersion) != (now.vendorID, now.deviceID, now.deviceType, now.driverVersion, now.apiVersion)
         || answers::device_name(p) != answers::device_name(&now)
     {
         return false;
     }
-    // The identities a second identical GPU differs by.
-    let id: Option<VkPhysicalDeviceIDProperties> = extension_answer(recorded, VkStructureType::PHYSICAL_DEVICE_ID_PROPERTIES);
-    let pci: Option<VkPhysicalDevicePCIBusInfoPropertiesEXT> = extension_answer(recorded, VkStructureType::PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT);
-    let Some(get2) = table.vkGetPhysicalDeviceProperties2 else {
-        return id.is_none() && pci.is_none();
-    };
-    if let Some(id) = id {
-        let mut now_id = VkPhysicalDeviceIDProperties::default();
-        let mut props2 = VkPhysicalDeviceProperties2 { pNext: &mut now_id as *mut _ as *mut _, ..Default::default() };
-        get2(live, &mut props2);
-        if now_id.deviceUUID != id.deviceUUID || now_id.driverUUID != id.driverUUID {
-            return false;
+    // The identities a second identical GPU differs by; a driver without
+    // vkGetPhysicalDeviceProperties2 cannot show them.
+    let body = |s_type: VkStructureType| recorded.get(key(s_type));
+    if let Some(id) = body(VkStructureType::PHYSICAL_DEVICE_ID_PROPERTIES).and_then(answers::decode_body::<VkPhysicalDeviceIDProperties>) {
+        match live.properties2::<VkPhysicalDeviceIDProperties>() {
+            Some(now) if now.deviceUUID == id.deviceUUID && now.driverUUID == id.driverUUID => {}
+            _ => return false,
         }
     }
-    if let Some(pci) = pci {
-        let mut now_pci = VkPhysicalDevicePCIBusInfoPropertiesEXT::default();
-        let mut props2 = VkPhysicalDeviceProperties2 { pNext: &mut now_pci as *mut _ as *mut _, ..Default::default() };
-        get2(live, &mut props2);
-        if (now_pci.pciDomain, now_pci.pciBus, now_pci.pciDevice, now_pci.pciFunction) != (pci.pciDomain, pci.pciBus, pci.pciDevice, pci.pciFunction) {
-            return false;
+    let pci_key = VkStructureType::PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT;
+    if let Some(pci) = body(pci_key).and_then(answers::decode_body::<VkPhysicalDevicePCIBusInfoPropertiesEXT>) {
+        let address = |p: &VkPhysicalDevicePCIBusInfoPropertiesEXT| (p.pciDomain, p.pciBus, p.pciDevice, p.pciFunction);
+        match live.properties2::<VkPhysicalDevicePCIBusInfoPropertiesEXT>() {
+            Some(now) if address(&now) == address(&pci) => {}
+            _ => return false,
         }
     }
     true
-}
-
-/// A recorded `vkGetPhysicalDeviceProperties2` extension structure, whole.
-fn extension_answer<T: vk_generated::TaggedStruct + Default + Copy>(recorded: &crate::cache::profile::DeviceAnswers, s_type: VkStructureType) -> Option<T> {
-    let bytes = recorded.get(answer_key(Family::Properties, 0, s_type.0 as u32))?;
-    let header = std::mem::size_of::<VkBaseOutStructure>();
-    if bytes.len() != std::mem::size_of::<T>() - header {
-        return None;
-    }
-    let mut value = T::default();
-    // SAFETY: a plain structure; its body's length checked.
-    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), (&mut value as *mut T as *mut u8).add(header), bytes.len()) };
-    Some(value)
 }
 
 /// What became of the driver behind a physical device when a terminator found its slot empty.
@@ -501,12 +479,13 @@ pub enum DriverLoad {
 /// # Safety
 /// `physical_device` must be a terminator-level physical device of this loader.
 pub unsafe fn driver_loaded_for(physical_device: VkPhysicalDevice, command: &str) -> DriverLoad {
-    let term = &*(physical_device.0 as *const TerminatorPhysicalDevice);
+    // SAFETY: a terminator-level physical device of this loader (this function's contract).
+    let term = unsafe { &*(physical_device.0 as *const TerminatorPhysicalDevice) };
     let (_, handle) = term.driver();
     let Some((lazy, _)) = lazy_device(handle, false) else {
         return DriverLoad::Already;
     };
-    // SAFETY: the lazy driver of the caller's live instance.
+    // SAFETY: the lazy driver of the instance `term` belongs to, live while its devices are used.
     let lazy = unsafe { &*lazy };
     match lazy.load_at(command) {
         Some(_) => DriverLoad::Now,
@@ -584,37 +563,28 @@ pub fn usable(profile: &Profile, entry: &crate::cache::record::Entry) -> Result<
     }
 }
 
-/// Asks a loaded driver's physical devices everything a lazy instance may answer from the record;
-/// `groups_known`: whether the driver can report device groups (Vulkan 1.1 or
+/// Asks a loaded driver's physical devices (`listed`: those `instance` lists) everything a lazy
+/// instance may answer from the record; `groups_known`: whether the driver can report device groups (Vulkan 1.1 or
 /// `VK_KHR_device_group_creation`).
-///
-/// # Safety
-/// `table` and `instance` must be a live driver instance's.
-pub unsafe fn record_profile(table: &vk_generated::InstanceDispatchTable, instance: VkInstance, groups_known: bool, application: u64) -> Profile {
-    let handles = match table.vkEnumeratePhysicalDevices {
-        Some(f) => crate::ffi::query(|count, out| f(instance, count, out)).unwrap_or_default(),
-        None => Vec::new(),
-    };
-    let devices = handles
+pub fn record_profile(instance: InstanceCalls, listed: &[FixedQueries], groups_known: bool, application: u64) -> Profile {
+    let handles: Vec<VkPhysicalDevice> = listed.iter().map(|device| device.handle()).collect();
+    let devices = listed
         .iter()
-        .map(|&h| {
+        .map(|&device| {
             let mut answers = crate::cache::profile::DeviceAnswers::default();
-            answers::record_device(table, h, &mut answers);
+            answers::record_device(device, &mut answers);
             answers
         })
         .collect();
-    let groups = match (groups_known, table.vkEnumeratePhysicalDeviceGroups) {
-        (true, Some(f)) => crate::ffi::query(|count, out: *mut VkPhysicalDeviceGroupProperties| f(instance, count, out)).ok().map(|groups| {
-            groups
-                .iter()
-                .map(|g| {
-                    let members = &g.physicalDevices[..(g.physicalDeviceCount as usize).min(g.physicalDevices.len())];
-                    let indices = members.iter().filter_map(|m| handles.iter().position(|h| h == m)).map(|i| i as u8).collect();
-                    (indices, g.subsetAllocation)
-                })
-                .collect()
-        }),
-        _ => None,
-    };
+    let groups = groups_known.then(|| instance.physical_device_groups(&GroupChains::none())).flatten().and_then(Result::ok).map(|groups| {
+        groups
+            .iter()
+            .map(|g| {
+                let members = &g.physicalDevices[..(g.physicalDeviceCount as usize).min(g.physicalDevices.len())];
+                let indices = members.iter().filter_map(|m| handles.iter().position(|h| h == m)).map(|i| i as u8).collect();
+                (indices, g.subsetAllocation)
+            })
+            .collect()
+    });
     Profile { application, devices, groups }
 }

@@ -4,5 +4,6 @@
 pub mod calls;
 pub mod direct;
 pub mod driver;
+pub mod fixed_queries;
 pub mod instance;
 pub mod layer;

@@ -12,6 +12,7 @@ use vk_generated::types::*;
 use crate::debug::log::Level;
 use crate::debug::messengers::{Callback, Messengers, Scope};
 use crate::load::driver::Driver;
+use crate::load::fixed_queries::FixedQueries;
 use crate::loader_abi::{InstanceDispatch, TerminatorPhysicalDevice};
 use crate::manifest::settings::DeviceConfiguration;
 use crate::object::layers::InstanceLayers;
@@ -101,7 +102,8 @@ impl Instance {
     /// # Safety
     /// `handle` must be a `VkInstance` this loader created and has not destroyed.
     pub unsafe fn from_handle<'a>(handle: VkInstance) -> Option<&'a Instance> {
-        (handle.0 as *const Instance).as_ref()
+        // SAFETY: NULL or a live `Instance` the loader boxed (this function's contract).
+        unsafe { (handle.0 as *const Instance).as_ref() }
     }
 
     /// The table the instance's handles dispatch through (set once, before they are handed out).
@@ -198,8 +200,18 @@ impl Instance {
                 continue;
             }
             let groups_known = vk_generated::api_version_major_minor(d.driver.instance_version()) >= (1, 1) || d.has_extension(b"VK_KHR_device_group_creation");
-            // SAFETY: the driver's live instance.
-            let profile = unsafe { crate::lazy::record_profile(&d.table, d.handle, groups_known, self.application) };
+            // SAFETY: a loaded driver's live instance (not lazy), the table its
+            // vkGetInstanceProcAddr gave for it and that function, alive for this call.
+            let calls = unsafe { crate::load::calls::InstanceCalls::new(d.driver.get_instance_proc_addr, &d.table.table, d.handle) };
+            let listed = calls.physical_devices().map(|listed| listed.devices).unwrap_or_default();
+            let devices: Vec<FixedQueries> = listed
+                .iter()
+                .map(|device| {
+                    // SAFETY: a physical device the instance just listed, with the instance's table.
+                    unsafe { FixedQueries::new(&d.table.table, device.handle()) }
+                })
+                .collect();
+            let profile = crate::lazy::record_profile(calls, &devices, groups_known, self.application);
             cache.record_profile(&d.driver.manifest_path, &d.driver.manifest, profile, &crate::lazy::answers::differences);
         }
         cache.save();
@@ -247,7 +259,8 @@ impl PhysicalDevice {
     /// # Safety
     /// `handle` must be a `VkPhysicalDevice` this loader returned.
     pub unsafe fn from_handle<'a>(handle: VkPhysicalDevice) -> Option<&'a PhysicalDevice> {
-        (handle.0 as *const PhysicalDevice).as_ref()
+        // SAFETY: NULL or a live `PhysicalDevice` of an instance's list (this function's contract).
+        unsafe { (handle.0 as *const PhysicalDevice).as_ref() }
     }
 
     /// The terminator-level device behind a handle the loader gave out, whether to the
@@ -257,14 +270,47 @@ impl PhysicalDevice {
     /// # Safety
     /// `handle` must be a `VkPhysicalDevice` this loader or a layer returned.
     pub unsafe fn from_any_handle<'a>(handle: VkPhysicalDevice) -> Option<&'a PhysicalDevice> {
-        if !crate::handles::has_magic(handle.0, crate::handles::PHYSICAL_DEVICE_MAGIC) {
+        // SAFETY: a handle the loader or a layer returned, readable for its first words (this
+        // function's contract).
+        if !unsafe { crate::handles::has_magic(handle.0, crate::handles::PHYSICAL_DEVICE_MAGIC) } {
             return None;
         }
-        let below = crate::loader_abi::unwrap_physical_device(handle);
-        if !crate::handles::has_magic(below.0, crate::handles::PHYSICAL_DEVICE_MAGIC) || crate::loader_abi::unwrap_physical_device(below) != below {
+        // SAFETY: the magic says it is a loader physical device, at either level.
+        let below = unsafe { crate::loader_abi::unwrap_physical_device(handle) };
+        // SAFETY: what a loader physical device unwraps to: the terminator-level device, or a
+        // layer's handle, readable as above; each read only once its magic is found.
+        let terminator_level = unsafe {
+            crate::handles::has_magic(below.0, crate::handles::PHYSICAL_DEVICE_MAGIC) && crate::loader_abi::unwrap_physical_device(below) == below
+        };
+        if !terminator_level {
             return None;
         }
-        Self::from_handle(below)
+        // SAFETY: a terminator-level device (it unwraps to itself), which lives in an instance's list.
+        unsafe { Self::from_handle(below) }
+    }
+
+    /// The instance this device belongs to.
+    pub fn instance(&self) -> Option<&Instance> {
+        // SAFETY: NULL or the instance whose list holds this device (boxed there, freed with the
+        // instance), so it outlives every reference to the device.
+        unsafe { self.instance.as_ref() }
+    }
+
+    /// The driver's table and handle for this device (see [`TerminatorPhysicalDevice::driver`]):
+    /// a lazy driver's front until it is loaded, the live driver's after.
+    pub fn driver_side(&self) -> (&InstanceDispatchTable, VkPhysicalDevice) {
+        let (table, handle) = self.term.driver();
+        // SAFETY: the table of one of the owning instance's drivers (`DriverInstance::table`, or
+        // its lazy driver's live table), boxed and freed with the instance, which outlives the device.
+        (unsafe { &*table }, handle)
+    }
+
+    /// [`driver_side`](Self::driver_side) as safe calls.
+    pub fn driver_calls(&self) -> crate::load::calls::PhysicalDeviceCalls<'_> {
+        let (table, handle) = self.driver_side();
+        // SAFETY: a table and handle read together (`TerminatorPhysicalDevice::driver`): the
+        // driver's for this device, or a lazy driver's front, whose functions take either handle.
+        unsafe { crate::load::calls::PhysicalDeviceCalls::new(table, handle) }
     }
 
     pub fn handle(&self) -> VkPhysicalDevice {
