@@ -93,14 +93,22 @@ impl PlatformInfo {
     }
 
     /// Calls the driver's create function if it has one (`None`: it leaves surfaces to the loader).
-    unsafe fn create_in(&self, d: &DriverInstance, allocator: *const VkAllocationCallbacks, out: *mut VkSurfaceKHR) -> Option<VkResult> {
+    fn create_in(&self, d: &DriverInstance, allocator: Option<&VkAllocationCallbacks>, out: &mut VkSurfaceKHR) -> Option<VkResult> {
         let (table, handle) = d.live();
-        match self {
-            PlatformInfo::Xcb(info) => table.vkCreateXcbSurfaceKHR.map(|f| f(handle, info, allocator, out)),
-            PlatformInfo::Xlib(info) => table.vkCreateXlibSurfaceKHR.map(|f| f(handle, info, allocator, out)),
-            PlatformInfo::Wayland(info) => table.vkCreateWaylandSurfaceKHR.map(|f| f(handle, info, allocator, out)),
-            PlatformInfo::Headless(info) => table.vkCreateHeadlessSurfaceEXT.map(|f| f(handle, info, allocator, out)),
-            PlatformInfo::Display(info) => table.vkCreateDisplayPlaneSurfaceKHR.map(|f| f(handle, info, allocator, out)),
+        let allocator = allocator.map_or(std::ptr::null(), std::ptr::from_ref);
+        // SAFETY: the driver's live instance with its own function; the application's create info
+        // as it gave it (made at the entry point: its window-system handles valid for the surface's
+        // life, as Vulkan requires, and a chain only while the call that gave it runs: such an
+        // info is not kept for later, see `create`); NULL or the surface's callbacks; a handle of
+        // the loader's own to write.
+        unsafe {
+            match self {
+                PlatformInfo::Xcb(info) => table.vkCreateXcbSurfaceKHR.map(|f| f(handle, info, allocator, out)),
+                PlatformInfo::Xlib(info) => table.vkCreateXlibSurfaceKHR.map(|f| f(handle, info, allocator, out)),
+                PlatformInfo::Wayland(info) => table.vkCreateWaylandSurfaceKHR.map(|f| f(handle, info, allocator, out)),
+                PlatformInfo::Headless(info) => table.vkCreateHeadlessSurfaceEXT.map(|f| f(handle, info, allocator, out)),
+                PlatformInfo::Display(info) => table.vkCreateDisplayPlaneSurfaceKHR.map(|f| f(handle, info, allocator, out)),
+            }
         }
     }
 }
@@ -108,6 +116,7 @@ impl PlatformInfo {
 /// What one driver is given for a loader surface: `state` (below) and, for [`OWN`], `handle`.
 struct DriverSurface {
     state: AtomicU8,
+    /// While `state` is [`OWN`]: the driver's own surface, live.
     handle: AtomicU64,
 }
 
@@ -130,6 +139,16 @@ impl DriverSurface {
     fn new(state: u8) -> DriverSurface {
         DriverSurface { state: AtomicU8::new(state), handle: AtomicU64::new(0) }
     }
+
+    /// Marks the loader's surface destroyed and destroys the driver's own, if it has one (once:
+    /// the state is swapped; a driver making one now destroys it when done).
+    fn destroy(&self, driver: &DriverInstance, allocator: *const VkAllocationCallbacks) {
+        if self.state.swap(GONE, Ordering::AcqRel) == OWN {
+            // SAFETY: the driver's own live surface (what `handle` holds while the state is OWN),
+            // destroyed once (the state is GONE from now on); `allocator` as the caller's.
+            unsafe { destroy_in_driver(driver, VkSurfaceKHR(self.handle.load(Ordering::Acquire)), allocator) };
+        }
+    }
 }
 
 /// The loader's `VkSurfaceKHR` (its address is the handle; an `Arc`, since a driver loaded in
@@ -149,7 +168,53 @@ pub struct Surface {
 // SAFETY: the pointers are the application's window-system handles and allocator, which Vulkan
 // requires to stay valid for the surface's life, and the instance, which outlives its surfaces.
 unsafe impl Send for Surface {}
+// SAFETY: as for `Send`; what changes after creation is atomic.
 unsafe impl Sync for Surface {}
+
+impl Surface {
+    /// The loader's surface behind a handle; `None` for NULL.
+    ///
+    /// # Safety
+    /// `handle` must be NULL or a surface this loader created and the application has not
+    /// destroyed (Vulkan's valid usage), for `'a`.
+    unsafe fn from_handle<'a>(handle: VkSurfaceKHR) -> Option<&'a Surface> {
+        // SAFETY: NULL or the address of a live `Surface` in its `Arc` (this function's contract).
+        unsafe { (handle.0 as *const Surface).as_ref() }
+    }
+
+    fn handle(&self) -> VkSurfaceKHR {
+        VkSurfaceKHR(self as *const Surface as u64)
+    }
+
+    /// The instance that made the surface.
+    fn instance(&self) -> Option<&Instance> {
+        // SAFETY: the instance outlives its surfaces (Vulkan requires them destroyed before it),
+        // and the work kept for a driver not loaded yet runs only while the instance lives (its
+        // drivers are the instance's).
+        unsafe { self.instance.as_ref() }
+    }
+
+    /// The handle driver `driver` must be given for this surface (see [`for_driver`]);
+    /// `VK_ERROR_SURFACE_LOST_KHR` where the driver could not make its own when it was loaded. A
+    /// surface still waiting for its driver, now loaded (a call that loaded it racing with the
+    /// thread making the surfaces), is made now or waited for.
+    fn for_driver(&self, driver: usize) -> Result<VkSurfaceKHR, VkResult> {
+        let Some(slot) = self.per_driver.get(driver) else { return Ok(self.handle()) };
+        loop {
+            match slot.state.load(Ordering::Acquire) {
+                LOADERS => return Ok(self.handle()),
+                OWN => return Ok(VkSurfaceKHR(slot.handle.load(Ordering::Acquire))),
+                // Not loaded (it failed to be): the physical device's calls go to no driver.
+                WAITING if !make_in_driver(self, driver) => return Ok(self.handle()),
+                WAITING => {}
+                // Asked from inside the driver's create function for it.
+                MAKING if MAKING_HERE.get() => return Err(VkResult::ERROR_SURFACE_LOST_KHR),
+                MAKING => std::thread::yield_now(),
+                _ => return Err(VkResult::ERROR_SURFACE_LOST_KHR),
+            }
+        }
+    }
+}
 
 thread_local! {
     /// This thread is in a driver's create function for a surface made when it was loaded.
@@ -162,45 +227,37 @@ thread_local! {
 /// # Safety
 /// `surface` must be NULL or a surface this loader created and has not destroyed.
 pub unsafe fn for_driver(surface: VkSurfaceKHR, driver: usize) -> VkSurfaceKHR {
-    surface_for(surface, driver).unwrap_or(surface)
+    // SAFETY: this function's contract is `from_handle`'s.
+    let view = unsafe { Surface::from_handle(surface) };
+    surface_for(view, driver).unwrap_or(surface)
 }
 
-/// The handle a driver must be given for `surface` (see [`for_driver`]); `VK_ERROR_SURFACE_LOST_KHR`
-/// where its driver could not make its own when it was loaded. A surface still waiting for its
-/// driver, now loaded (a call that loaded it racing with the thread making the surfaces), is
-/// made now or waited for.
+/// [`Surface::for_driver`] of a surface an application passed, NULL for NULL.
+fn surface_for(surface: Option<&Surface>, driver: usize) -> Result<VkSurfaceKHR, VkResult> {
+    surface.map_or(Ok(VkSurfaceKHR::NULL), |s| s.for_driver(driver))
+}
+
+/// An application's `VkPhysicalDeviceSurfaceInfo2KHR` and its surface, as views; `None` for NULL.
 ///
 /// # Safety
-/// As for [`for_driver`].
-unsafe fn surface_for(surface: VkSurfaceKHR, driver: usize) -> Result<VkSurfaceKHR, VkResult> {
-    let Some(s) = (surface.0 as *const Surface).as_ref() else { return Ok(surface) };
-    let Some(slot) = s.per_driver.get(driver) else { return Ok(surface) };
-    loop {
-        match slot.state.load(Ordering::Acquire) {
-            LOADERS => return Ok(surface),
-            OWN => return Ok(VkSurfaceKHR(slot.handle.load(Ordering::Acquire))),
-            // Not loaded (it failed to be): the physical device's calls go to no driver.
-            WAITING if !make_in_driver(s, driver) => return Ok(surface),
-            WAITING => {}
-            // Asked from inside the driver's create function for it.
-            MAKING if MAKING_HERE.get() => return Err(VkResult::ERROR_SURFACE_LOST_KHR),
-            MAKING => std::thread::yield_now(),
-            _ => return Err(VkResult::ERROR_SURFACE_LOST_KHR),
-        }
-    }
+/// `info` must be NULL or a valid structure for `'a` whose `surface` is NULL or a live surface of
+/// this loader (Vulkan's valid usage).
+unsafe fn surface_info<'a>(info: *const VkPhysicalDeviceSurfaceInfo2KHR) -> Option<(&'a VkPhysicalDeviceSurfaceInfo2KHR, Option<&'a Surface>)> {
+    // SAFETY: NULL or a valid structure (this function's contract).
+    let info = unsafe { info.as_ref() }?;
+    // SAFETY: NULL or a live surface of this loader (this function's contract).
+    Some((info, unsafe { Surface::from_handle(info.surface) }))
 }
 
 /// A `VkPhysicalDeviceSurfaceInfo2KHR` with the driver's surface in it (pNext kept).
-unsafe fn info_for_driver(info: *const VkPhysicalDeviceSurfaceInfo2KHR, driver: usize) -> Result<VkPhysicalDeviceSurfaceInfo2KHR, VkResult> {
-    let mut copy = *info.as_ref().ok_or(VkResult::ERROR_INITIALIZATION_FAILED)?;
-    copy.surface = surface_for(copy.surface, driver)?;
-    Ok(copy)
+fn info_for_driver(info: &VkPhysicalDeviceSurfaceInfo2KHR, surface: Option<&Surface>, driver: usize) -> Result<VkPhysicalDeviceSurfaceInfo2KHR, VkResult> {
+    Ok(VkPhysicalDeviceSurfaceInfo2KHR { surface: surface_for(surface, driver)?, ..*info })
 }
 
 /// Makes driver `index`'s own surface for `surface` if it waits for it and the driver is now
 /// loaded; `false` where the driver is not loaded (failed to be).
-unsafe fn make_in_driver(surface: &Surface, index: usize) -> bool {
-    let Some(d) = surface.instance.as_ref().and_then(|i| i.drivers.get(index)) else { return false };
+fn make_in_driver(surface: &Surface, index: usize) -> bool {
+    let Some(d) = surface.instance().and_then(|i| i.drivers.get(index)) else { return false };
     if d.is_unloaded() {
         return false;
     }
@@ -208,10 +265,9 @@ unsafe fn make_in_driver(surface: &Surface, index: usize) -> bool {
     if slot.state.compare_exchange(WAITING, MAKING, Ordering::AcqRel, Ordering::Acquire).is_err() {
         return true;
     }
-    let allocator = surface.allocator.as_ref().map_or(std::ptr::null(), |a| a as *const _);
     let mut own = VkSurfaceKHR::NULL;
     let outer = MAKING_HERE.replace(true);
-    let result = surface.info.create_in(d, allocator, &mut own);
+    let result = surface.info.create_in(d, surface.allocator.as_ref(), &mut own);
     MAKING_HERE.set(outer);
     let state = match result {
         None => LOADERS,
@@ -232,34 +288,34 @@ unsafe fn make_in_driver(surface: &Surface, index: usize) -> bool {
     };
     if slot.state.compare_exchange(MAKING, state, Ordering::AcqRel, Ordering::Acquire).is_err() && state == OWN {
         // The application destroyed the loader's surface meanwhile: the driver's goes too.
-        destroy_in_driver(d, own, allocator);
+        let allocator = surface.allocator.as_ref().map_or(std::ptr::null(), std::ptr::from_ref);
+        // SAFETY: the surface the driver just made, given to no one, with the callbacks it was
+        // made with.
+        unsafe { destroy_in_driver(d, own, allocator) };
     }
     true
 }
 
-/// Creates the loader surface and, in every driver at interface 3+ that can, the driver's own
-/// (now, or when a driver not loaded yet is).
-unsafe fn create(
-    instance: VkInstance,
-    info: PlatformInfo,
-    icd: IcdSurface,
-    allocator: *const VkAllocationCallbacks,
-    out: *mut VkSurfaceKHR,
-) -> VkResult {
+/// Whether `instance` may make a surface of `info`'s platform (its extension enabled); the
+/// drivers not loaded yet are loaded now where `info` is not kept for them.
+fn check_creation(instance: &Instance, info: &PlatformInfo) -> Result<(), VkResult> {
     let (command, extension) = (info.command(), info.extension());
-    let Some(instance) = Instance::from_handle(instance) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-    if out.is_null() {
-        return VkResult::ERROR_INITIALIZATION_FAILED;
-    }
     if !vk_generated::lookup::extension(extension.to_bytes()).is_some_and(|id| instance.enabled_extensions.contains(id)) {
         log::write(Level::Error, &format!("{command}: {extension:?} is not enabled on this instance"));
-        return VkResult::ERROR_EXTENSION_NOT_PRESENT;
+        return Err(VkResult::ERROR_EXTENSION_NOT_PRESENT);
     }
     if info.chained() && instance.drivers.iter().any(DriverInstance::is_unloaded) {
         log!(Level::Driver, "{command}: the create info chains structures the loader does not keep: the drivers not loaded yet are loaded");
         instance.load_lazy_drivers(command);
     }
-    let memory = AllocatorScope::enter(allocator, VkSystemAllocationScope::OBJECT);
+    Ok(())
+}
+
+/// Creates the loader surface and, in every driver at interface 3+ that can, the driver's own
+/// (now, or when a driver not loaded yet is), in `memory`, the scope of `allocator`.
+fn create(instance: &Instance, info: PlatformInfo, icd: IcdSurface, allocator: Option<&VkAllocationCallbacks>, memory: AllocatorScope) -> Result<VkSurfaceKHR, VkResult> {
+    let (command, extension) = (info.command(), info.extension());
+    let allocator_ptr = allocator.map_or(std::ptr::null(), std::ptr::from_ref);
     let per_driver: Box<[DriverSurface]> = (0..instance.drivers.len()).map(|_| DriverSurface::new(LOADERS)).collect();
     for (index, driver) in instance.drivers.iter().enumerate() {
         if driver.driver.interface_version < DRIVER_SURFACES_INTERFACE || !driver.has_extension(extension.to_bytes()) {
@@ -279,15 +335,15 @@ unsafe fn create(
             }
             Some(error) => {
                 log!(Level::WarnDriver, "{command}: {} failed with {error:?}", driver.driver.manifest_path);
-                destroy_driver_surfaces(instance, &per_driver, allocator);
-                return error;
+                destroy_driver_surfaces(instance, &per_driver, allocator_ptr);
+                return Err(error);
             }
         }
     }
-    let surface = Arc::new(Surface { icd, per_driver, info, allocator: allocator.as_ref().copied(), instance });
+    let surface = Arc::new(Surface { icd, per_driver, info, allocator: allocator.copied(), instance });
     if memory.failed() {
-        destroy_driver_surfaces(instance, &surface.per_driver, allocator);
-        return VkResult::ERROR_OUT_OF_HOST_MEMORY;
+        destroy_driver_surfaces(instance, &surface.per_driver, allocator_ptr);
+        return Err(VkResult::ERROR_OUT_OF_HOST_MEMORY);
     }
     drop(memory);
     let key = Arc::as_ptr(&surface) as u64;
@@ -295,32 +351,76 @@ unsafe fn create(
         let Some(lazy) = driver.lazy.as_ref().filter(|_| surface.per_driver[index].state.load(Ordering::Relaxed) == WAITING) else { continue };
         let kept = surface.clone();
         // Instance-lifetime bookkeeping, not the surface's memory.
-        let work: crate::lazy::Work = with_system_allocator(|| Arc::new(move || unsafe { make_in_driver(&kept, index); }));
+        let work: crate::lazy::Work = with_system_allocator(|| {
+            Arc::new(move || {
+                make_in_driver(&kept, index);
+            })
+        });
         if !lazy.when_loaded(key, work) {
             // Loaded (or failed to be) since it was looked at.
             make_in_driver(&surface, index);
         }
     }
-    *out = VkSurfaceKHR(Arc::into_raw(surface) as u64);
-    VkResult::SUCCESS
+    Ok(VkSurfaceKHR(Arc::into_raw(surface) as u64))
 }
 
+/// The create commands' boundary: the instance and the pointers they received made views, the
+/// surface made ([`create`]), its handle written.
+///
+/// # Safety
+/// Vulkan's valid usage of the create commands: `instance` a live instance of this loader;
+/// `allocator` NULL or valid callbacks, callable for the surface's life; `out` valid for writing a
+/// handle; `info` made from the application's create info, whose window-system handles stay
+/// valid for the surface's life. A NULL `instance` or `out` is `VK_ERROR_INITIALIZATION_FAILED`.
+unsafe fn create_surface(instance: VkInstance, info: PlatformInfo, icd: IcdSurface, allocator: *const VkAllocationCallbacks, out: *mut VkSurfaceKHR) -> VkResult {
+    // SAFETY: NULL or a live instance of this loader (this function's contract).
+    let Some(instance) = (unsafe { Instance::from_handle(instance) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+    if out.is_null() {
+        return VkResult::ERROR_INITIALIZATION_FAILED;
+    }
+    if let Err(error) = check_creation(instance, &info) {
+        return error;
+    }
+    // SAFETY: NULL or valid callbacks, callable for the surface's life (this function's contract).
+    let (allocator, memory) = unsafe { (allocator.as_ref(), AllocatorScope::enter(allocator, VkSystemAllocationScope::OBJECT)) };
+    match create(instance, info, icd, allocator, memory) {
+        Ok(surface) => {
+            // SAFETY: a non-NULL `out` is writable (this function's contract).
+            unsafe { out.write(surface) };
+            VkResult::SUCCESS
+        }
+        Err(error) => error,
+    }
+}
+
+/// Calls the driver's `vkDestroySurfaceKHR` for its own surface `own` (nothing for NULL).
+///
+/// # Safety
+/// `own` must be NULL or a surface `driver` made that nothing destroyed and nothing uses
+/// afterwards; `allocator` NULL or callbacks compatible with those it was made with.
 unsafe fn destroy_in_driver(driver: &DriverInstance, own: VkSurfaceKHR, allocator: *const VkAllocationCallbacks) {
     let (table, handle) = driver.live();
     if let (false, Some(destroy)) = (own.is_null(), table.vkDestroySurfaceKHR) {
-        destroy(handle, own, allocator);
+        // SAFETY: the driver's live instance with its own function; the caller's promise for
+        // `own` and `allocator`.
+        unsafe { destroy(handle, own, allocator) };
     }
 }
 
 /// Destroys the drivers' own surfaces (a driver making one now destroys it when done).
-unsafe fn destroy_driver_surfaces(instance: &Instance, per_driver: &[DriverSurface], allocator: *const VkAllocationCallbacks) {
+fn destroy_driver_surfaces(instance: &Instance, per_driver: &[DriverSurface], allocator: *const VkAllocationCallbacks) {
     for (driver, slot) in instance.drivers.iter().zip(per_driver) {
-        if slot.state.swap(GONE, Ordering::AcqRel) == OWN {
-            destroy_in_driver(driver, VkSurfaceKHR(slot.handle.load(Ordering::Acquire)), allocator);
-        }
+        slot.destroy(driver, allocator);
     }
 }
 
+/// `vkCreateXcbSurfaceKHR`: the loader's surface, and the drivers' own where they make them.
+///
+/// # Safety
+/// Vulkan's valid usage: `instance` a live instance of this loader; `pCreateInfo` a valid
+/// structure whose `connection` and `window` stay valid for the surface's life; `pAllocator` NULL or valid
+/// callbacks; `pSurface` valid for writing a handle. A NULL `pCreateInfo`, `instance` or
+/// `pSurface` is `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn terminator_vkCreateXcbSurfaceKHR(
     instance: VkInstance,
     pCreateInfo: *const VkXcbSurfaceCreateInfoKHR,
@@ -328,7 +428,8 @@ pub unsafe extern "system" fn terminator_vkCreateXcbSurfaceKHR(
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
     ffi::guard("vkCreateXcbSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(info) = pCreateInfo.as_ref() else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: NULL or a valid structure (this function's contract).
+        let Some(info) = (unsafe { pCreateInfo.as_ref() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let icd = IcdSurface {
             xcb: VkIcdSurfaceXcb {
                 base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::XCB },
@@ -336,10 +437,18 @@ pub unsafe extern "system" fn terminator_vkCreateXcbSurfaceKHR(
                 window: info.window,
             },
         };
-        create(instance, PlatformInfo::Xcb(*info), icd, pAllocator, pSurface)
+        // SAFETY: this function's contract is `create_surface`'s.
+        unsafe { create_surface(instance, PlatformInfo::Xcb(*info), icd, pAllocator, pSurface) }
     })
 }
 
+/// `vkCreateXlibSurfaceKHR`: the loader's surface, and the drivers' own where they make them.
+///
+/// # Safety
+/// Vulkan's valid usage: `instance` a live instance of this loader; `pCreateInfo` a valid
+/// structure whose `dpy` and `window` stay valid for the surface's life; `pAllocator` NULL or valid
+/// callbacks; `pSurface` valid for writing a handle. A NULL `pCreateInfo`, `instance` or
+/// `pSurface` is `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn terminator_vkCreateXlibSurfaceKHR(
     instance: VkInstance,
     pCreateInfo: *const VkXlibSurfaceCreateInfoKHR,
@@ -347,7 +456,8 @@ pub unsafe extern "system" fn terminator_vkCreateXlibSurfaceKHR(
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
     ffi::guard("vkCreateXlibSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(info) = pCreateInfo.as_ref() else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: NULL or a valid structure (this function's contract).
+        let Some(info) = (unsafe { pCreateInfo.as_ref() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let icd = IcdSurface {
             xlib: VkIcdSurfaceXlib {
                 base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::XLIB },
@@ -355,10 +465,18 @@ pub unsafe extern "system" fn terminator_vkCreateXlibSurfaceKHR(
                 window: info.window,
             },
         };
-        create(instance, PlatformInfo::Xlib(*info), icd, pAllocator, pSurface)
+        // SAFETY: this function's contract is `create_surface`'s.
+        unsafe { create_surface(instance, PlatformInfo::Xlib(*info), icd, pAllocator, pSurface) }
     })
 }
 
+/// `vkCreateWaylandSurfaceKHR`: the loader's surface, and the drivers' own where they make them.
+///
+/// # Safety
+/// Vulkan's valid usage: `instance` a live instance of this loader; `pCreateInfo` a valid
+/// structure whose `display` and `surface` stay valid for the surface's life; `pAllocator` NULL or valid
+/// callbacks; `pSurface` valid for writing a handle. A NULL `pCreateInfo`, `instance` or
+/// `pSurface` is `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn terminator_vkCreateWaylandSurfaceKHR(
     instance: VkInstance,
     pCreateInfo: *const VkWaylandSurfaceCreateInfoKHR,
@@ -366,7 +484,8 @@ pub unsafe extern "system" fn terminator_vkCreateWaylandSurfaceKHR(
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
     ffi::guard("vkCreateWaylandSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(info) = pCreateInfo.as_ref() else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: NULL or a valid structure (this function's contract).
+        let Some(info) = (unsafe { pCreateInfo.as_ref() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let icd = IcdSurface {
             wayland: VkIcdSurfaceWayland {
                 base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::WAYLAND },
@@ -374,10 +493,18 @@ pub unsafe extern "system" fn terminator_vkCreateWaylandSurfaceKHR(
                 surface: info.surface,
             },
         };
-        create(instance, PlatformInfo::Wayland(*info), icd, pAllocator, pSurface)
+        // SAFETY: this function's contract is `create_surface`'s.
+        unsafe { create_surface(instance, PlatformInfo::Wayland(*info), icd, pAllocator, pSurface) }
     })
 }
 
+/// `vkCreateHeadlessSurfaceEXT`: the loader's surface, and the drivers' own where they make them.
+///
+/// # Safety
+/// Vulkan's valid usage: `instance` a live instance of this loader; `pCreateInfo` a valid
+/// structure whose chained structures (if any) stay valid for the surface's life; `pAllocator` NULL or valid
+/// callbacks; `pSurface` valid for writing a handle. A NULL `pCreateInfo`, `instance` or
+/// `pSurface` is `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn terminator_vkCreateHeadlessSurfaceEXT(
     instance: VkInstance,
     pCreateInfo: *const VkHeadlessSurfaceCreateInfoEXT,
@@ -385,14 +512,23 @@ pub unsafe extern "system" fn terminator_vkCreateHeadlessSurfaceEXT(
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
     ffi::guard("vkCreateHeadlessSurfaceEXT", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(info) = pCreateInfo.as_ref() else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: NULL or a valid structure (this function's contract).
+        let Some(info) = (unsafe { pCreateInfo.as_ref() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let icd = IcdSurface {
             headless: VkIcdSurfaceHeadless { base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::HEADLESS } },
         };
-        create(instance, PlatformInfo::Headless(*info), icd, pAllocator, pSurface)
+        // SAFETY: this function's contract is `create_surface`'s.
+        unsafe { create_surface(instance, PlatformInfo::Headless(*info), icd, pAllocator, pSurface) }
     })
 }
 
+/// `vkCreateDisplayPlaneSurfaceKHR`: the loader's surface, and the drivers' own where they make them.
+///
+/// # Safety
+/// Vulkan's valid usage: `instance` a live instance of this loader; `pCreateInfo` a valid
+/// structure whose `displayMode` (a mode of a display of this instance) stay valid for the surface's life; `pAllocator` NULL or valid
+/// callbacks; `pSurface` valid for writing a handle. A NULL `pCreateInfo`, `instance` or
+/// `pSurface` is `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn terminator_vkCreateDisplayPlaneSurfaceKHR(
     instance: VkInstance,
     pCreateInfo: *const VkDisplaySurfaceCreateInfoKHR,
@@ -400,7 +536,8 @@ pub unsafe extern "system" fn terminator_vkCreateDisplayPlaneSurfaceKHR(
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
     ffi::guard("vkCreateDisplayPlaneSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(info) = pCreateInfo.as_ref() else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: NULL or a valid structure (this function's contract).
+        let Some(info) = (unsafe { pCreateInfo.as_ref() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let icd = IcdSurface {
             display: VkIcdSurfaceDisplay {
                 base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::DISPLAY },
@@ -413,21 +550,31 @@ pub unsafe extern "system" fn terminator_vkCreateDisplayPlaneSurfaceKHR(
                 imageExtent: info.imageExtent,
             },
         };
-        create(instance, PlatformInfo::Display(*info), icd, pAllocator, pSurface)
+        // SAFETY: this function's contract is `create_surface`'s.
+        unsafe { create_surface(instance, PlatformInfo::Display(*info), icd, pAllocator, pSurface) }
     })
 }
 
+/// `vkDestroySurfaceKHR`: the drivers' own surfaces, then the loader's.
+///
+/// # Safety
+/// Vulkan's valid usage: `instance` a live instance of this loader; `surface` NULL or a surface
+/// of it, not destroyed, not in use (no swapchain left); `pAllocator` NULL or callbacks compatible
+/// with those it was created with. A NULL `instance` or `surface` does nothing.
 pub unsafe extern "system" fn terminator_vkDestroySurfaceKHR(
     instance: VkInstance,
     surface: VkSurfaceKHR,
     pAllocator: *const VkAllocationCallbacks,
 ) {
     ffi::guard("vkDestroySurfaceKHR", (), || {
-        let Some(instance) = Instance::from_handle(instance) else { return };
+        // SAFETY: NULL or a live instance of this loader (this function's contract).
+        let Some(instance) = (unsafe { Instance::from_handle(instance) }) else { return };
         if surface.is_null() {
             return;
         }
-        let own = Arc::from_raw(surface.0 as *const Surface);
+        // SAFETY: the handle is `Arc::into_raw` of the surface (`create`), given back once: the
+        // application destroys it once (this function's contract).
+        let own = unsafe { Arc::from_raw(surface.0 as *const Surface) };
         // Drivers not loaded yet make no surface for it when they are.
         for lazy in instance.drivers.iter().filter_map(|d| d.lazy.as_ref()) {
             lazy.not_needed(surface.0);
@@ -436,20 +583,11 @@ pub unsafe extern "system" fn terminator_vkDestroySurfaceKHR(
     })
 }
 
-/// The owning driver's table, its physical-device handle and its index, for a loader physical
-/// device (its driver loaded for `command` if it is lazy).
-unsafe fn driver_of<'a>(physical_device: VkPhysicalDevice, command: &str) -> Option<(&'a InstanceDispatchTable, VkPhysicalDevice, usize)> {
-    let pd = PhysicalDevice::from_handle(physical_device)?;
-    let (table, handle) = live_driver(pd, command);
-    Some((table, handle, pd.driver))
-}
-
 /// The driver's table and handle for a physical device, its driver loaded first if it is lazy
 /// (surface queries are answered by the live driver).
-unsafe fn live_driver<'a>(pd: &PhysicalDevice, command: &str) -> (&'a InstanceDispatchTable, VkPhysicalDevice) {
+fn live_driver<'a>(pd: &'a PhysicalDevice, command: &str) -> (&'a InstanceDispatchTable, VkPhysicalDevice) {
     crate::lazy::live_for(&pd.term, command);
-    let (table, handle) = pd.term.driver();
-    (&*table, handle)
+    pd.driver_side()
 }
 
 /// Says that a driver lacks a surface query it should have.
@@ -458,6 +596,13 @@ fn missing(command: &str) -> VkResult {
     VkResult::ERROR_EXTENSION_NOT_PRESENT
 }
 
+/// `vkGetPhysicalDeviceSurfaceSupportKHR`: the owning driver's answer with its surface; `VK_FALSE`
+/// for a driver without WSI.
+///
+/// # Safety
+/// Vulkan's valid usage: `physicalDevice` a physical device of this loader; `surface` a live
+/// surface of its instance; `pSupported` valid for writing a `VkBool32`. A NULL `physicalDevice`
+/// is `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceSupportKHR(
     physicalDevice: VkPhysicalDevice,
     queueFamilyIndex: u32,
@@ -465,16 +610,22 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceSupportKHR(
     pSupported: *mut VkBool32,
 ) -> VkResult {
     ffi::guard("vkGetPhysicalDeviceSurfaceSupportKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some((table, handle, driver)) = driver_of(physicalDevice, "vkGetPhysicalDeviceSurfaceSupportKHR") else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: NULL or a physical device of this loader (this function's contract).
+        let Some(pd) = (unsafe { PhysicalDevice::from_handle(physicalDevice) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let (table, handle) = live_driver(pd, "vkGetPhysicalDeviceSurfaceSupportKHR");
         match table.vkGetPhysicalDeviceSurfaceSupportKHR {
-            Some(f) => match surface_for(surface, driver) {
-                Ok(surface) => f(handle, queueFamilyIndex, surface, pSupported),
+            // SAFETY: NULL or a live surface of this loader (this function's contract).
+            Some(f) => match surface_for(unsafe { Surface::from_handle(surface) }, pd.driver) {
+                // SAFETY: the driver's function with its own device and surface; the caller's
+                // output (this function's contract).
+                Ok(surface) => unsafe { f(handle, queueFamilyIndex, surface, pSupported) },
                 Err(error) => error,
             },
             None => {
                 // A driver without WSI presents to nothing.
-                if let Some(supported) = pSupported.as_mut() {
-                    *supported = VK_FALSE;
+                if !pSupported.is_null() {
+                    // SAFETY: a non-NULL `pSupported` is writable (this function's contract).
+                    unsafe { pSupported.write(VK_FALSE) };
                 }
                 missing("vkGetPhysicalDeviceSurfaceSupportKHR");
                 VkResult::SUCCESS
@@ -486,13 +637,25 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceSupportKHR(
 /// A physical-device surface query: the owning driver's function with the driver's surface.
 macro_rules! surface_query {
     ($name:ident, $slot:ident, ($($arg:ident: $ty:ty),*)) => {
+        #[doc = concat!("`", stringify!($slot), "`: the owning driver's, with its surface.")]
+        ///
+        /// # Safety
+        /// Vulkan's valid usage: `physicalDevice` a physical device of this loader; `surface` a
+        /// live surface of its instance; the outputs valid for the driver to write (a count valid,
+        /// an array NULL or valid for that many elements). A NULL `physicalDevice` is
+        /// `VK_ERROR_INITIALIZATION_FAILED`.
         pub unsafe extern "system" fn $name(physicalDevice: VkPhysicalDevice, surface: VkSurfaceKHR, $($arg: $ty),*) -> VkResult {
             let command = &stringify!($name)["terminator_".len()..];
             ffi::guard(command, VkResult::ERROR_INITIALIZATION_FAILED, || {
-                let Some((table, handle, driver)) = driver_of(physicalDevice, command) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+                // SAFETY: NULL or a physical device of this loader (this function's contract).
+                let Some(pd) = (unsafe { PhysicalDevice::from_handle(physicalDevice) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+                let (table, handle) = live_driver(pd, command);
                 match table.$slot {
-                    Some(f) => match surface_for(surface, driver) {
-                        Ok(surface) => f(handle, surface, $($arg),*),
+                    // SAFETY: NULL or a live surface of this loader (this function's contract).
+                    Some(f) => match surface_for(unsafe { Surface::from_handle(surface) }, pd.driver) {
+                        // SAFETY: the driver's function with its own device and surface; the
+                        // caller's outputs (this function's contract).
+                        Ok(surface) => unsafe { f(handle, surface, $($arg),*) },
                         Err(error) => error,
                     },
                     None => missing(command),
@@ -510,6 +673,12 @@ surface_query!(terminator_vkGetPhysicalDevicePresentRectanglesKHR, vkGetPhysical
 /// `VK_EXT_display_surface_counter`: the driver's own, or emulated through
 /// `vkGetPhysicalDeviceSurfaceCapabilitiesKHR` (no surface counters), as the Khronos loader does.
 /// A failing driver call leaves the application's struct untouched.
+///
+/// # Safety
+/// Vulkan's valid usage: `physicalDevice` a physical device of this loader; `surface` a live
+/// surface of its instance; `pSurfaceCapabilities` a writable structure, its `sType` and `pNext`
+/// set. A NULL `physicalDevice` (or, emulated, `pSurfaceCapabilities`) is
+/// `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2EXT(
     physicalDevice: VkPhysicalDevice,
     surface: VkSurfaceKHR,
@@ -517,25 +686,31 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
 ) -> VkResult {
     let command = "vkGetPhysicalDeviceSurfaceCapabilities2EXT";
     ffi::guard(command, VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else {
+        // SAFETY: NULL or a physical device of this loader (this function's contract).
+        let Some(pd) = (unsafe { PhysicalDevice::from_handle(physicalDevice) }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         let (table, handle) = live_driver(pd, command);
-        let surface = match surface_for(surface, pd.driver) {
+        // SAFETY: NULL or a live surface of this loader (this function's contract).
+        let surface = match surface_for(unsafe { Surface::from_handle(surface) }, pd.driver) {
             Ok(surface) => surface,
             Err(error) => return error,
         };
         if let Some(f) = table.vkGetPhysicalDeviceSurfaceCapabilities2EXT {
-            return f(handle, surface, pSurfaceCapabilities);
+            // SAFETY: the driver's function with its own device and surface; the caller's output
+            // (this function's contract).
+            return unsafe { f(handle, surface, pSurfaceCapabilities) };
         }
-        let Some(caps) = pSurfaceCapabilities.as_mut() else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: NULL or the caller's writable structure (this function's contract).
+        let Some(caps) = (unsafe { pSurfaceCapabilities.as_mut() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let Some(get) = table.vkGetPhysicalDeviceSurfaceCapabilitiesKHR else { return missing("vkGetPhysicalDeviceSurfaceCapabilitiesKHR") };
         let library = driver_library(pd);
         with_messengers_of(pd, || {
             log!(Level::Info, "{command}: Emulating call in ICD \"{library}\" using vkGetPhysicalDeviceSurfaceCapabilitiesKHR")
         });
         let mut plain = VkSurfaceCapabilitiesKHR::default();
-        let result = get(handle, surface, &mut plain);
+        // SAFETY: the driver's function with its own device and surface, and a structure of ours.
+        let result = unsafe { get(handle, surface, &mut plain) };
         if result != VkResult::SUCCESS {
             return result;
         }
@@ -555,13 +730,13 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
 }
 
 /// The driver library of `pd`, as the Khronos loader names a driver in its messages.
-unsafe fn driver_library(pd: &PhysicalDevice) -> &str {
-    instance_of(pd).and_then(|i| i.drivers.get(pd.driver)).map_or("?", |d| d.driver.library_path.as_str())
+fn driver_library(pd: &PhysicalDevice) -> &str {
+    pd.instance().and_then(|i| i.drivers.get(pd.driver)).map_or("?", |d| d.driver.library_path.as_str())
 }
 
 /// Runs `f` (which logs) so that the messengers of `pd`'s instance hear it.
-unsafe fn with_messengers_of(pd: &PhysicalDevice, f: impl FnOnce()) {
-    crate::object::instance::with_messengers_of(instance_of(pd), f)
+fn with_messengers_of(pd: &PhysicalDevice, f: impl FnOnce()) {
+    crate::object::instance::with_messengers_of(pd.instance(), f)
 }
 
 /// `vkGetPhysicalDevice{Xcb,Xlib,Wayland}PresentationSupportKHR`: the driver's answer; `VK_FALSE`
@@ -569,19 +744,28 @@ unsafe fn with_messengers_of(pd: &PhysicalDevice, f: impl FnOnce()) {
 /// extension or the driver lacks the command (a driver without WSI presents to nothing).
 macro_rules! presentation_support {
     ($name:ident, $slot:ident, $extension:literal, ($($arg:ident: $ty:ty),*)) => {
+        #[doc = concat!("`", stringify!($slot), "`: the driver's answer, or `VK_FALSE`.")]
+        ///
+        /// # Safety
+        /// Vulkan's valid usage: `physicalDevice` a physical device of this loader; the
+        /// window-system arguments valid for the driver to read. A NULL `physicalDevice` is
+        /// `VK_FALSE`.
         pub unsafe extern "system" fn $name(physicalDevice: VkPhysicalDevice, queueFamilyIndex: u32, $($arg: $ty),*) -> VkBool32 {
             let command = stringify!($slot);
             ffi::guard(command, VK_FALSE, || {
-                let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else { return VK_FALSE };
+                // SAFETY: NULL or a physical device of this loader (this function's contract).
+                let Some(pd) = (unsafe { PhysicalDevice::from_handle(physicalDevice) }) else { return VK_FALSE };
                 let enabled = vk_generated::lookup::extension($extension.as_bytes())
-                    .is_some_and(|id| instance_of(pd).is_some_and(|i| i.enabled_extensions.contains(id)));
+                    .is_some_and(|id| pd.instance().is_some_and(|i| i.enabled_extensions.contains(id)));
                 if !enabled {
                     with_messengers_of(pd, || log!(Level::Error, "{} extension not enabled. {command} not executed!", $extension));
                     return VK_FALSE;
                 }
                 let (table, handle) = live_driver(pd, command);
                 match table.$slot {
-                    Some(f) => f(handle, queueFamilyIndex, $($arg),*),
+                    // SAFETY: the driver's function with its own device; the caller's
+                    // window-system arguments (this function's contract).
+                    Some(f) => unsafe { f(handle, queueFamilyIndex, $($arg),*) },
                     None => {
                         with_messengers_of(pd, || log!(Level::Error, "ICD for selected physical device does not export {command}!"));
                         VK_FALSE
@@ -596,6 +780,13 @@ presentation_support!(terminator_vkGetPhysicalDeviceXcbPresentationSupportKHR, v
 presentation_support!(terminator_vkGetPhysicalDeviceXlibPresentationSupportKHR, vkGetPhysicalDeviceXlibPresentationSupportKHR, "VK_KHR_xlib_surface", (dpy: *mut Display, visualID: VisualID));
 presentation_support!(terminator_vkGetPhysicalDeviceWaylandPresentationSupportKHR, vkGetPhysicalDeviceWaylandPresentationSupportKHR, "VK_KHR_wayland_surface", (display: *mut wl_display));
 
+/// `vkGetPhysicalDeviceSurfacePresentModes2EXT`: the owning driver's, with its surface.
+///
+/// # Safety
+/// Vulkan's valid usage: `physicalDevice` a physical device of this loader; `pSurfaceInfo` a
+/// valid structure (its chain valid) naming a live surface of its instance; `pPresentModeCount`
+/// valid; `pPresentModes` NULL or valid for that many modes. A NULL `physicalDevice` or
+/// `pSurfaceInfo` is `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfacePresentModes2EXT(
     physicalDevice: VkPhysicalDevice,
     pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
@@ -603,13 +794,19 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfacePresentModes2
     pPresentModes: *mut VkPresentModeKHR,
 ) -> VkResult {
     ffi::guard("vkGetPhysicalDeviceSurfacePresentModes2EXT", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some((table, handle, driver)) = driver_of(physicalDevice, "vkGetPhysicalDeviceSurfacePresentModes2EXT") else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let info = match info_for_driver(pSurfaceInfo, driver) {
+        // SAFETY: NULL or a physical device of this loader (this function's contract).
+        let Some(pd) = (unsafe { PhysicalDevice::from_handle(physicalDevice) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let (table, handle) = live_driver(pd, "vkGetPhysicalDeviceSurfacePresentModes2EXT");
+        // SAFETY: NULL or a valid structure naming a live surface (this function's contract).
+        let Some((info, surface)) = (unsafe { surface_info(pSurfaceInfo) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let info = match info_for_driver(info, surface, pd.driver) {
             Ok(info) => info,
             Err(error) => return error,
         };
         match table.vkGetPhysicalDeviceSurfacePresentModes2EXT {
-            Some(f) => f(handle, &info, pPresentModeCount, pPresentModes),
+            // SAFETY: the driver's function with its own device, the info naming its surface (the
+            // chain the caller's); the caller's count and array (this function's contract).
+            Some(f) => unsafe { f(handle, &info, pPresentModeCount, pPresentModes) },
             None => missing("vkGetPhysicalDeviceSurfacePresentModes2EXT"),
         }
     })
@@ -617,45 +814,60 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfacePresentModes2
 
 /// `VK_KHR_get_surface_capabilities2`: the driver's own where it was given the extension, else
 /// emulated through `vkGetPhysicalDeviceSurfaceCapabilitiesKHR` (output pNext left untouched).
+///
+/// # Safety
+/// Vulkan's valid usage: `physicalDevice` a physical device of this loader; `pSurfaceInfo` a
+/// valid structure (its chain valid) naming a live surface of its instance;
+/// `pSurfaceCapabilities` a writable structure whose chain is valid (each element writable, its
+/// `sType` and `pNext` set, each present mode array valid for its count). A NULL
+/// `physicalDevice`, `pSurfaceInfo` or `pSurfaceCapabilities` is `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2KHR(
     physicalDevice: VkPhysicalDevice,
     pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
     pSurfaceCapabilities: *mut VkSurfaceCapabilities2KHR,
 ) -> VkResult {
     ffi::guard("vkGetPhysicalDeviceSurfaceCapabilities2KHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else {
+        // SAFETY: NULL or a physical device of this loader (this function's contract).
+        let Some(pd) = (unsafe { PhysicalDevice::from_handle(physicalDevice) }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         let (table, handle) = live_driver(pd, "vkGetPhysicalDeviceSurfaceCapabilities2KHR");
-        let driver = pd.driver;
-        let info = match info_for_driver(pSurfaceInfo, driver) {
+        // SAFETY: NULL or a valid structure naming a live surface (this function's contract).
+        let Some((info, surface)) = (unsafe { surface_info(pSurfaceInfo) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let info = match info_for_driver(info, surface, pd.driver) {
             Ok(info) => info,
             Err(error) => return error,
         };
-        let Some(caps) = pSurfaceCapabilities.as_mut() else {
+        // SAFETY: NULL or the caller's writable structure (this function's contract).
+        let Some(caps) = (unsafe { pSurfaceCapabilities.as_mut() }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         let result = if let (true, Some(f)) = (has_surface_capabilities2(pd), table.vkGetPhysicalDeviceSurfaceCapabilities2KHR) {
-            f(handle, &info, caps)
+            // SAFETY: the driver's function with its own device, the info naming its surface (the
+            // chain the caller's); the caller's output structure and chain (this function's contract).
+            unsafe { f(handle, &info, caps) }
         } else {
             if !info.pNext.is_null() {
                 log::log(Level::WarnDriver, "vkGetPhysicalDeviceSurfaceCapabilities2KHR: emulated for a driver without it; pSurfaceInfo->pNext ignored");
             }
             match table.vkGetPhysicalDeviceSurfaceCapabilitiesKHR {
-                Some(f) => f(handle, info.surface, &mut caps.surfaceCapabilities),
+                // SAFETY: the driver's function with its own device and surface, and the plain
+                // structure inside the caller's.
+                Some(f) => unsafe { f(handle, info.surface, &mut caps.surfaceCapabilities) },
                 None => missing("vkGetPhysicalDeviceSurfaceCapabilitiesKHR"),
             }
         };
         if result == VkResult::SUCCESS && !has_surface_maintenance1(pd) {
-            emulate_surface_maintenance1(&info, caps);
+            // SAFETY: the caller's chains (this function's contract).
+            unsafe { emulate_surface_maintenance1(&info, caps) };
         }
         result
     })
 }
 
 /// Whether the driver of `pd` was given `VK_KHR_surface_maintenance1` or its EXT form.
-unsafe fn has_surface_maintenance1(pd: &PhysicalDevice) -> bool {
-    let Some(instance) = instance_of(pd) else { return false };
+fn has_surface_maintenance1(pd: &PhysicalDevice) -> bool {
+    let Some(instance) = pd.instance() else { return false };
     let driver = instance.drivers.get(pd.driver);
     driver.is_some_and(|d| d.has_extension(b"VK_KHR_surface_maintenance1") || d.has_extension(b"VK_EXT_surface_maintenance1"))
 }
@@ -707,6 +919,13 @@ unsafe fn emulate_surface_maintenance1(info: &VkPhysicalDeviceSurfaceInfo2KHR, c
 
 /// `VK_KHR_get_surface_capabilities2`: the driver's own, or emulated through
 /// `vkGetPhysicalDeviceSurfaceFormatsKHR` (each element keeps its sType and pNext).
+///
+/// # Safety
+/// Vulkan's valid usage: `physicalDevice` a physical device of this loader; `pSurfaceInfo` a
+/// valid structure (its chain valid) naming a live surface of its instance;
+/// `pSurfaceFormatCount` valid; `pSurfaceFormats` NULL or that many writable structures, each
+/// with its `sType` and `pNext` set. A NULL `physicalDevice`, `pSurfaceInfo` or (emulated)
+/// `pSurfaceFormatCount` is `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceFormats2KHR(
     physicalDevice: VkPhysicalDevice,
     pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
@@ -714,30 +933,37 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceFormats2KHR(
     pSurfaceFormats: *mut VkSurfaceFormat2KHR,
 ) -> VkResult {
     ffi::guard("vkGetPhysicalDeviceSurfaceFormats2KHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(pd) = PhysicalDevice::from_handle(physicalDevice) else {
+        // SAFETY: NULL or a physical device of this loader (this function's contract).
+        let Some(pd) = (unsafe { PhysicalDevice::from_handle(physicalDevice) }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         let (table, handle) = live_driver(pd, "vkGetPhysicalDeviceSurfaceFormats2KHR");
-        let driver = pd.driver;
-        let info = match info_for_driver(pSurfaceInfo, driver) {
+        // SAFETY: NULL or a valid structure naming a live surface (this function's contract).
+        let Some((info, surface)) = (unsafe { surface_info(pSurfaceInfo) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let info = match info_for_driver(info, surface, pd.driver) {
             Ok(info) => info,
             Err(error) => return error,
         };
         if let (true, Some(f)) = (has_surface_capabilities2(pd), table.vkGetPhysicalDeviceSurfaceFormats2KHR) {
-            return f(handle, &info, pSurfaceFormatCount, pSurfaceFormats);
+            // SAFETY: the driver's function with its own device, the info naming its surface (the
+            // chain the caller's); the caller's count and array (this function's contract).
+            return unsafe { f(handle, &info, pSurfaceFormatCount, pSurfaceFormats) };
         }
         let Some(formats) = table.vkGetPhysicalDeviceSurfaceFormatsKHR else { return missing("vkGetPhysicalDeviceSurfaceFormatsKHR") };
-        if pSurfaceFormatCount.is_null() {
+        // SAFETY: the caller's count and structures (this function's contract).
+        let Some(mut out) = (unsafe { ffi::ChainedOutArray::new(pSurfaceFormatCount, pSurfaceFormats) }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
-        }
-        if pSurfaceFormats.is_null() {
-            return formats(handle, info.surface, pSurfaceFormatCount, std::ptr::null_mut());
-        }
-        let mut plain = vec![VkSurfaceFormatKHR::default(); *pSurfaceFormatCount as usize];
-        let result = formats(handle, info.surface, pSurfaceFormatCount, plain.as_mut_ptr());
+        };
+        let Some(room) = out.room() else {
+            // SAFETY: the driver's function with its own device and surface, a valid count and no array.
+            return unsafe { formats(handle, info.surface, out.count_ptr(), std::ptr::null_mut()) };
+        };
+        let mut plain = vec![VkSurfaceFormatKHR::default(); room];
+        // SAFETY: as above, with an array of ours of as many formats as the count says.
+        let result = unsafe { formats(handle, info.surface, out.count_ptr(), plain.as_mut_ptr()) };
         if result == VkResult::SUCCESS || result == VkResult::INCOMPLETE {
-            for (i, format) in plain.iter().take(*pSurfaceFormatCount as usize).enumerate() {
-                (*pSurfaceFormats.add(i)).surfaceFormat = *format;
+            for (i, format) in plain.iter().take(out.count() as usize).enumerate() {
+                out.set(i, |next| VkSurfaceFormat2KHR { pNext: next, surfaceFormat: *format, ..Default::default() });
             }
         }
         result
@@ -745,23 +971,16 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceFormats2KHR(
 }
 
 /// Whether the driver of `pd` was given `VK_KHR_get_surface_capabilities2`.
-unsafe fn has_surface_capabilities2(pd: &PhysicalDevice) -> bool {
-    let Some(instance) = instance_of(pd) else { return false };
+fn has_surface_capabilities2(pd: &PhysicalDevice) -> bool {
+    let Some(instance) = pd.instance() else { return false };
     instance.drivers.get(pd.driver).is_some_and(|d| d.has_extension(b"VK_KHR_get_surface_capabilities2"))
-}
-
-unsafe fn instance_of<'a>(pd: &PhysicalDevice) -> Option<&'a Instance> {
-    pd.instance.as_ref()
 }
 
 impl DeviceWsi {
     /// For a device of `pd`: puts the loader's unwrapping functions in `table` where the driver
     /// creates its own surfaces.
-    ///
-    /// # Safety
-    /// `pd` must be a live loader physical device.
-    pub unsafe fn install(table: &mut DeviceDispatchTable, pd: &PhysicalDevice) -> DeviceWsi {
-        let interface = instance_of(pd).and_then(|i| i.drivers.get(pd.driver)).map_or(0, |d| d.driver.interface_version);
+    pub fn install(table: &mut DeviceDispatchTable, pd: &PhysicalDevice) -> DeviceWsi {
+        let interface = pd.instance().and_then(|i| i.drivers.get(pd.driver)).map_or(0, |d| d.driver.interface_version);
         if interface < DRIVER_SURFACES_INTERFACE {
             return DeviceWsi::default();
         }
@@ -803,6 +1022,14 @@ impl DeviceWsi {
     }
 }
 
+/// `vkCreateSwapchainKHR` on a device whose driver makes its own surfaces: the driver's, given
+/// its surface.
+///
+/// # Safety
+/// Vulkan's valid usage: `device` a live device of this loader; `pCreateInfo` a valid structure
+/// (its chain and arrays valid) whose `surface` is a live surface of this loader; `pAllocator`
+/// NULL or valid callbacks; `pSwapchain` valid for writing a handle. A NULL `device` or
+/// `pCreateInfo` is `VK_ERROR_INITIALIZATION_FAILED`.
 unsafe extern "system" fn terminator_vkCreateSwapchainKHR(
     device: VkDevice,
     pCreateInfo: *const VkSwapchainCreateInfoKHR,
@@ -810,19 +1037,32 @@ unsafe extern "system" fn terminator_vkCreateSwapchainKHR(
     pSwapchain: *mut VkSwapchainKHR,
 ) -> VkResult {
     ffi::guard("vkCreateSwapchainKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(data) = DeviceData::of(device) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let (Some(f), Some(info)) = (data.wsi.create_swapchain, pCreateInfo.as_ref()) else {
+        // SAFETY: NULL or a live device of this loader (this function's contract).
+        let Some(data) = (unsafe { DeviceData::of(device) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: NULL or a valid structure (this function's contract).
+        let (Some(f), Some(info)) = (data.wsi.create_swapchain, unsafe { pCreateInfo.as_ref() }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
-        let mut info = *info;
-        info.surface = match surface_for(info.surface, data.wsi.driver) {
-            Ok(surface) => surface,
+        // SAFETY: NULL or a live surface of this loader (this function's contract).
+        let surface = unsafe { Surface::from_handle(info.surface) };
+        let info = match surface_for(surface, data.wsi.driver) {
+            Ok(surface) => VkSwapchainCreateInfoKHR { surface, ..*info },
             Err(error) => return error,
         };
-        f(device, &info, pAllocator, pSwapchain)
+        // SAFETY: the driver's function with the device it made; the caller's create info with
+        // the driver's surface, and the caller's allocator and output (this function's contract).
+        unsafe { f(device, &info, pAllocator, pSwapchain) }
     })
 }
 
+/// `vkCreateSharedSwapchainsKHR` on a device whose driver makes its own surfaces: the driver's,
+/// given its surfaces.
+///
+/// # Safety
+/// Vulkan's valid usage: `device` a live device of this loader; `pCreateInfos` an array of
+/// `swapchainCount` valid structures, each naming a live surface of this loader; `pAllocator`
+/// NULL or valid callbacks; `pSwapchains` valid for writing `swapchainCount` handles. A NULL
+/// `device` or `pCreateInfos` is `VK_ERROR_INITIALIZATION_FAILED`.
 unsafe extern "system" fn terminator_vkCreateSharedSwapchainsKHR(
     device: VkDevice,
     swapchainCount: u32,
@@ -831,33 +1071,54 @@ unsafe extern "system" fn terminator_vkCreateSharedSwapchainsKHR(
     pSwapchains: *mut VkSwapchainKHR,
 ) -> VkResult {
     ffi::guard("vkCreateSharedSwapchainsKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(data) = DeviceData::of(device) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: NULL or a live device of this loader (this function's contract).
+        let Some(data) = (unsafe { DeviceData::of(device) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let Some(f) = data.wsi.create_shared_swapchains else { return VkResult::ERROR_INITIALIZATION_FAILED };
         if pCreateInfos.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
-        let infos: Result<Vec<VkSwapchainCreateInfoKHR>, VkResult> = std::slice::from_raw_parts(pCreateInfos, swapchainCount as usize)
+        // SAFETY: an array of `swapchainCount` valid structures (this function's contract).
+        let given = unsafe { ffi::slice(pCreateInfos, swapchainCount) };
+        let infos: Result<Vec<VkSwapchainCreateInfoKHR>, VkResult> = given
             .iter()
-            .map(|info| Ok(VkSwapchainCreateInfoKHR { surface: surface_for(info.surface, data.wsi.driver)?, ..*info }))
+            .map(|info| {
+                // SAFETY: NULL or a live surface of this loader (this function's contract).
+                let surface = unsafe { Surface::from_handle(info.surface) };
+                Ok(VkSwapchainCreateInfoKHR { surface: surface_for(surface, data.wsi.driver)?, ..*info })
+            })
             .collect();
         let infos = match infos {
             Ok(infos) => infos,
             Err(error) => return error,
         };
-        f(device, swapchainCount, infos.as_ptr(), pAllocator, pSwapchains)
+        // SAFETY: the driver's function with the device it made; the caller's create infos with
+        // the driver's surfaces, as many; the caller's allocator and outputs (this function's
+        // contract).
+        unsafe { f(device, swapchainCount, infos.as_ptr(), pAllocator, pSwapchains) }
     })
 }
 
+/// `vkGetDeviceGroupSurfacePresentModesKHR` on a device whose driver makes its own surfaces: the
+/// driver's, given its surface.
+///
+/// # Safety
+/// Vulkan's valid usage: `device` a live device of this loader; `surface` a live surface of this
+/// loader; `pModes` valid for writing the flags. A NULL `device` is
+/// `VK_ERROR_INITIALIZATION_FAILED`.
 unsafe extern "system" fn terminator_vkGetDeviceGroupSurfacePresentModesKHR(
     device: VkDevice,
     surface: VkSurfaceKHR,
     pModes: *mut VkDeviceGroupPresentModeFlagsKHR,
 ) -> VkResult {
     ffi::guard("vkGetDeviceGroupSurfacePresentModesKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(data) = DeviceData::of(device) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: NULL or a live device of this loader (this function's contract).
+        let Some(data) = (unsafe { DeviceData::of(device) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         match data.wsi.group_surface_present_modes {
-            Some(f) => match surface_for(surface, data.wsi.driver) {
-                Ok(surface) => f(device, surface, pModes),
+            // SAFETY: NULL or a live surface of this loader (this function's contract).
+            Some(f) => match surface_for(unsafe { Surface::from_handle(surface) }, data.wsi.driver) {
+                // SAFETY: the driver's function with the device it made and its surface; the
+                // caller's output (this function's contract).
+                Ok(surface) => unsafe { f(device, surface, pModes) },
                 Err(error) => error,
             },
             None => VkResult::ERROR_INITIALIZATION_FAILED,
