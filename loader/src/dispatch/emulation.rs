@@ -12,10 +12,10 @@
 //! extension and the driver was given it. Emulated calls are logged at `info` in the Khronos loader's words ("Emulating call
 //! in ICD"), which the instance's messengers hear too.
 
-use std::ffi::CStr;
+use std::ffi::{c_void, CStr};
 
-use vk_generated::InstanceDispatchTable;
 use vk_generated::types::*;
+use vk_generated::{InstanceDispatchTable, TaggedStruct};
 
 use crate::debug::log::Level;
 use crate::ffi::terminator;
@@ -24,6 +24,7 @@ use crate::object::instance::{DriverInstance, Instance, PhysicalDevice};
 
 /// The driver side of a loader physical device.
 struct Owner<'a> {
+    device: &'a PhysicalDevice,
     table: &'a InstanceDispatchTable,
     handle: VkPhysicalDevice,
     instance: Option<&'a Instance>,
@@ -35,24 +36,22 @@ struct Owner<'a> {
 }
 
 impl Owner<'_> {
-    /// # Safety
-    /// `physical_device` must be a physical device this loader returned.
-    unsafe fn of<'a>(physical_device: VkPhysicalDevice, command: &str) -> Option<Owner<'a>> {
-        let pd = PhysicalDevice::from_handle(physical_device)?;
+    fn of<'a>(pd: &'a PhysicalDevice, command: &str) -> Owner<'a> {
         // What a driver lacks is emulated: a lazy driver is loaded first, unless its record answers.
         if !crate::lazy::answered_in_front(command) {
             crate::lazy::live_for(&pd.term, command);
         }
-        let instance = pd.instance.as_ref();
-        let (table, handle) = pd.term.driver();
-        Some(Owner {
-            table: &*table,
+        let instance = pd.instance();
+        let (table, handle) = pd.driver_side();
+        Owner {
+            device: pd,
+            table,
             handle,
             instance,
             api_version: instance.map_or(vk_generated::make_api_version(0, 1, 0, 0), |i| i.api_version),
             driver: instance.and_then(|i| i.drivers.get(pd.driver)),
             device_version: pd.properties.apiVersion,
-        })
+        }
     }
 
     /// Whether the driver provides what `core` (major, minor) or `extension` adds. The extension
@@ -93,6 +92,21 @@ impl Owner<'_> {
     fn log(&self, level: Level, message: impl FnOnce() -> String) {
         crate::object::instance::with_messengers_of(self.instance, || log!(level, "{}", message()));
     }
+
+    /// Whether the physical device advertises a device extension (asked each time: rare queries only).
+    fn has_device_extension(&self, name: &CStr) -> bool {
+        self.device.driver_calls().extensions().unwrap_or_default().iter().any(|e| ffi::name_of(e) == name.to_bytes())
+    }
+}
+
+/// The loader's physical device behind a handle the instance chain passed to a terminator.
+///
+/// # Safety
+/// `physical_device` must be NULL or a terminator-level physical device of this loader, live for
+/// `'a` (Vulkan's valid usage of the command that passed it).
+unsafe fn physical_device<'a>(physical_device: VkPhysicalDevice) -> Option<&'a PhysicalDevice> {
+    // SAFETY: this function's contract is `from_handle`'s.
+    unsafe { PhysicalDevice::from_handle(physical_device) }
 }
 
 const V1_1: (u32, u32) = (1, 1);
@@ -100,21 +114,21 @@ const V1_3: (u32, u32) = (1, 3);
 const PROPERTIES2: &[u8] = b"VK_KHR_get_physical_device_properties2";
 const DISPLAY_PROPERTIES2: &[u8] = b"VK_KHR_get_display_properties2";
 
-/// Emulates a two-call `2` query through its 1.0 form: each output element gets the plain result
-/// in its inner struct (`set`) and keeps its sType and pNext.
-unsafe fn wrapped<Plain: Copy + Default, Wrapped, R>(
-    count: *mut u32,
-    out: *mut Wrapped,
+/// Emulates a two-call `2` query through its 1.0 form: `query` asks the driver with a count and
+/// NULL or an array of plain structures; each output element gets the plain result in its inner
+/// struct (`wrap(plain, pNext)`) and keeps its sType and pNext.
+fn wrapped<Plain: Copy + Default, Wrapped: TaggedStruct, R>(
+    mut out: ffi::ChainedOutArray<Wrapped>,
     mut query: impl FnMut(*mut u32, *mut Plain) -> R,
-    set: impl Fn(&mut Wrapped, Plain),
+    wrap: impl Fn(Plain, *mut c_void) -> Wrapped,
 ) -> R {
-    if count.is_null() || out.is_null() {
-        return query(count, std::ptr::null_mut());
-    }
-    let mut plain = vec![Plain::default(); *count as usize];
-    let result = query(count, plain.as_mut_ptr());
-    for (i, item) in plain.into_iter().take(*count as usize).enumerate() {
-        set(&mut *out.add(i), item);
+    let Some(room) = out.room() else {
+        return query(out.count_ptr(), std::ptr::null_mut());
+    };
+    let mut plain = vec![Plain::default(); room];
+    let result = query(out.count_ptr(), plain.as_mut_ptr());
+    for (i, item) in plain.into_iter().take(out.count() as usize).enumerate() {
+        out.set(i, |next| wrap(item, next));
     }
     result
 }
@@ -124,15 +138,27 @@ unsafe fn wrapped<Plain: Copy + Default, Wrapped, R>(
 macro_rules! emulate_single {
     ($name:ident, $core:expr, $ext:expr, ($($arg:ident: $ty:ty),*), $out:ident: *mut $out_ty:ty,
      |$owner:ident, $o:ident| $emulated:expr, $ret:ty, $fallback:expr) => {
+        #[doc = concat!("`", stringify!($name), "`: the driver's own, or emulated through the 1.0 query.")]
+        ///
+        /// # Safety
+        /// Vulkan's valid usage: `physicalDevice` a physical device of this loader; the inputs
+        /// valid structures (their chains valid); the output a writable structure with its
+        /// `sType` and `pNext` set, its chain valid. A NULL `physicalDevice` or output is checked
+        /// (nothing done).
         #[allow(clippy::unused_unit)] // `-> ()` for the void queries
         pub unsafe extern "system" fn $name(physicalDevice: VkPhysicalDevice, $($arg: $ty,)* $out: *mut $out_ty) -> $ret {
             let command = &stringify!($name)["terminator_".len()..];
             ffi::guard(command, $fallback, || {
-                let Some($owner) = Owner::of(physicalDevice, command) else { return $fallback };
-                let Some($o) = $out.as_mut() else { return $fallback };
+                // SAFETY: NULL or a physical device of this loader (this function's contract).
+                let Some(pd) = (unsafe { physical_device(physicalDevice) }) else { return $fallback };
+                let $owner = Owner::of(pd, command);
+                // SAFETY: NULL or the caller's writable structure (this function's contract).
+                let Some($o) = (unsafe { $out.as_mut() }) else { return $fallback };
                 let slot = paste_slot!($owner.table, $name);
                 match $owner.native(slot, $core, $ext, command) {
-                    Some(f) => f($owner.handle, $($arg,)* $o),
+                    // SAFETY: the driver's function with its own device; the caller's inputs and
+                    // output (this function's contract).
+                    Some(f) => unsafe { f($owner.handle, $($arg,)* $o) },
                     None => $emulated,
                 }
             })
@@ -154,21 +180,36 @@ macro_rules! paste_slot {
 }
 
 emulate_single!(terminator_vkGetPhysicalDeviceProperties2, V1_1, PROPERTIES2, (), pProperties: *mut VkPhysicalDeviceProperties2,
-    |owner, out| if let Some(f) = owner.table.vkGetPhysicalDeviceProperties { f(owner.handle, &mut out.properties) }, (), ());
+    |owner, out| if let Some(f) = owner.table.vkGetPhysicalDeviceProperties {
+        // SAFETY: the driver's function with its own device and the plain structure inside the caller's.
+        unsafe { f(owner.handle, &mut out.properties) }
+    }, (), ());
 
 emulate_single!(terminator_vkGetPhysicalDeviceFeatures2, V1_1, PROPERTIES2, (), pFeatures: *mut VkPhysicalDeviceFeatures2,
-    |owner, out| if let Some(f) = owner.table.vkGetPhysicalDeviceFeatures { f(owner.handle, &mut out.features) }, (), ());
+    |owner, out| if let Some(f) = owner.table.vkGetPhysicalDeviceFeatures {
+        // SAFETY: the driver's function with its own device and the plain structure inside the caller's.
+        unsafe { f(owner.handle, &mut out.features) }
+    }, (), ());
 
 emulate_single!(terminator_vkGetPhysicalDeviceMemoryProperties2, V1_1, PROPERTIES2, (), pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties2,
-    |owner, out| if let Some(f) = owner.table.vkGetPhysicalDeviceMemoryProperties { f(owner.handle, &mut out.memoryProperties) }, (), ());
+    |owner, out| if let Some(f) = owner.table.vkGetPhysicalDeviceMemoryProperties {
+        // SAFETY: the driver's function with its own device and the plain structure inside the caller's.
+        unsafe { f(owner.handle, &mut out.memoryProperties) }
+    }, (), ());
 
 emulate_single!(terminator_vkGetPhysicalDeviceFormatProperties2, V1_1, PROPERTIES2, (format: VkFormat), pFormatProperties: *mut VkFormatProperties2,
-    |owner, out| if let Some(f) = owner.table.vkGetPhysicalDeviceFormatProperties { f(owner.handle, format, &mut out.formatProperties) }, (), ());
+    |owner, out| if let Some(f) = owner.table.vkGetPhysicalDeviceFormatProperties {
+        // SAFETY: the driver's function with its own device and the plain structure inside the caller's.
+        unsafe { f(owner.handle, format, &mut out.formatProperties) }
+    }, (), ());
 
 emulate_single!(terminator_vkGetPhysicalDeviceImageFormatProperties2, V1_1, PROPERTIES2,
     (pImageFormatInfo: *const VkPhysicalDeviceImageFormatInfo2), pImageFormatProperties: *mut VkImageFormatProperties2,
-    |owner, out| match (owner.table.vkGetPhysicalDeviceImageFormatProperties, pImageFormatInfo.as_ref()) {
-        (Some(f), Some(i)) => f(owner.handle, i.format, i.r#type, i.tiling, i.usage, i.flags, &mut out.imageFormatProperties),
+    // SAFETY: NULL or the caller's valid structure (the command's valid usage).
+    |owner, out| match (owner.table.vkGetPhysicalDeviceImageFormatProperties, unsafe { pImageFormatInfo.as_ref() }) {
+        // SAFETY: the driver's function with its own device, the caller's values, and the plain
+        // structure inside the caller's.
+        (Some(f), Some(i)) => unsafe { f(owner.handle, i.format, i.r#type, i.tiling, i.usage, i.flags, &mut out.imageFormatProperties) },
         _ => VkResult::ERROR_FORMAT_NOT_SUPPORTED,
     }, VkResult, VkResult::ERROR_INITIALIZATION_FAILED);
 
@@ -195,33 +236,56 @@ emulate_single!(terminator_vkGetPhysicalDeviceExternalFenceProperties, V1_1, b"V
 
 emulate_single!(terminator_vkGetDisplayPlaneCapabilities2KHR, (u32::MAX, 0), DISPLAY_PROPERTIES2,
     (pDisplayPlaneInfo: *const VkDisplayPlaneInfo2KHR), pCapabilities: *mut VkDisplayPlaneCapabilities2KHR,
-    |owner, out| match (owner.table.vkGetDisplayPlaneCapabilitiesKHR, pDisplayPlaneInfo.as_ref()) {
-        (Some(f), Some(i)) => f(owner.handle, i.mode, i.planeIndex, &mut out.capabilities),
+    // SAFETY: NULL or the caller's valid structure (the command's valid usage).
+    |owner, out| match (owner.table.vkGetDisplayPlaneCapabilitiesKHR, unsafe { pDisplayPlaneInfo.as_ref() }) {
+        // SAFETY: the driver's function with its own device, the caller's values, and the plain
+        // structure inside the caller's.
+        (Some(f), Some(i)) => unsafe { f(owner.handle, i.mode, i.planeIndex, &mut out.capabilities) },
         _ => VkResult::ERROR_EXTENSION_NOT_PRESENT,
     }, VkResult, VkResult::ERROR_INITIALIZATION_FAILED);
 
+/// `vkGetPhysicalDeviceQueueFamilyProperties2`: the driver's own, or emulated through the 1.0 query.
+///
+/// # Safety
+/// Vulkan's valid usage: `physicalDevice` a physical device of this loader;
+/// `pQueueFamilyPropertyCount` valid; `pQueueFamilyProperties` NULL or that many writable
+/// structures, each with its `sType` and `pNext` set. A NULL `physicalDevice` (or, emulated,
+/// count) is checked: nothing is done.
 pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyProperties2(
     physicalDevice: VkPhysicalDevice,
     pQueueFamilyPropertyCount: *mut u32,
     pQueueFamilyProperties: *mut VkQueueFamilyProperties2,
 ) {
     ffi::guard("vkGetPhysicalDeviceQueueFamilyProperties2", (), || {
-        let Some(owner) = Owner::of(physicalDevice, "vkGetPhysicalDeviceQueueFamilyProperties2") else {
-            return;
-        };
+        // SAFETY: NULL or a physical device of this loader (this function's contract).
+        let Some(pd) = (unsafe { physical_device(physicalDevice) }) else { return };
+        let owner = Owner::of(pd, "vkGetPhysicalDeviceQueueFamilyProperties2");
         let slot = owner.table.vkGetPhysicalDeviceQueueFamilyProperties2;
         match owner.native(slot, V1_1, PROPERTIES2, "vkGetPhysicalDeviceQueueFamilyProperties2") {
-            Some(f) => f(owner.handle, pQueueFamilyPropertyCount, pQueueFamilyProperties),
+            // SAFETY: the driver's function with its own device; the caller's count and array
+            // (this function's contract).
+            Some(f) => unsafe { f(owner.handle, pQueueFamilyPropertyCount, pQueueFamilyProperties) },
             None => {
                 let Some(plain) = owner.table.vkGetPhysicalDeviceQueueFamilyProperties else { return };
-                wrapped(pQueueFamilyPropertyCount, pQueueFamilyProperties, |n, out| plain(owner.handle, n, out), |o, p| {
-                    o.queueFamilyProperties = p
-                })
+                // SAFETY: the caller's count and structures (this function's contract).
+                let Some(out) = (unsafe { ffi::ChainedOutArray::new(pQueueFamilyPropertyCount, pQueueFamilyProperties) }) else { return };
+                // SAFETY: the driver's function with its own device, a valid count and NULL or an
+                // array of ours of that many structures.
+                let query = |n, out| unsafe { plain(owner.handle, n, out) };
+                wrapped(out, query, |p, next| VkQueueFamilyProperties2 { pNext: next, queueFamilyProperties: p, ..Default::default() })
             }
         }
     })
 }
 
+/// `vkGetPhysicalDeviceSparseImageFormatProperties2`: the driver's own, or emulated through the
+/// 1.0 query.
+///
+/// # Safety
+/// Vulkan's valid usage: `physicalDevice` a physical device of this loader; `pFormatInfo` a
+/// valid structure; `pPropertyCount` valid; `pProperties` NULL or that many writable structures,
+/// each with its `sType` and `pNext` set. A NULL `physicalDevice` (or, emulated, `pFormatInfo` or
+/// count) is checked: nothing is done.
 pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSparseImageFormatProperties2(
     physicalDevice: VkPhysicalDevice,
     pFormatInfo: *const VkPhysicalDeviceSparseImageFormatInfo2,
@@ -229,104 +293,101 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSparseImageFormatPro
     pProperties: *mut VkSparseImageFormatProperties2,
 ) {
     ffi::guard("vkGetPhysicalDeviceSparseImageFormatProperties2", (), || {
-        let Some(owner) = Owner::of(physicalDevice, "vkGetPhysicalDeviceSparseImageFormatProperties2") else {
-            return;
-        };
+        // SAFETY: NULL or a physical device of this loader (this function's contract).
+        let Some(pd) = (unsafe { physical_device(physicalDevice) }) else { return };
+        let owner = Owner::of(pd, "vkGetPhysicalDeviceSparseImageFormatProperties2");
         let slot = owner.table.vkGetPhysicalDeviceSparseImageFormatProperties2;
         match owner.native(slot, V1_1, PROPERTIES2, "vkGetPhysicalDeviceSparseImageFormatProperties2") {
-            Some(f) => f(owner.handle, pFormatInfo, pPropertyCount, pProperties),
+            // SAFETY: the driver's function with its own device; the caller's input, count and
+            // array (this function's contract).
+            Some(f) => unsafe { f(owner.handle, pFormatInfo, pPropertyCount, pProperties) },
             None => {
-                let (Some(plain), Some(i)) = (owner.table.vkGetPhysicalDeviceSparseImageFormatProperties, pFormatInfo.as_ref()) else {
+                // SAFETY: NULL or the caller's valid structure (this function's contract).
+                let (Some(plain), Some(i)) = (owner.table.vkGetPhysicalDeviceSparseImageFormatProperties, unsafe { pFormatInfo.as_ref() }) else {
                     return;
                 };
-                wrapped(
-                    pPropertyCount,
-                    pProperties,
-                    |n, out| plain(owner.handle, i.format, i.r#type, i.samples, i.usage, i.tiling, n, out),
-                    |o, p| o.properties = p,
-                )
+                // SAFETY: the caller's count and structures (this function's contract).
+                let Some(out) = (unsafe { ffi::ChainedOutArray::new(pPropertyCount, pProperties) }) else { return };
+                // SAFETY: the driver's function with its own device, the caller's values, a valid
+                // count and NULL or an array of ours of that many structures.
+                let query = |n, out| unsafe { plain(owner.handle, i.format, i.r#type, i.samples, i.usage, i.tiling, n, out) };
+                wrapped(out, query, |p, next| VkSparseImageFormatProperties2 { pNext: next, properties: p, ..Default::default() })
             }
         }
     })
 }
 
-pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDisplayProperties2KHR(
-    physicalDevice: VkPhysicalDevice,
-    pPropertyCount: *mut u32,
-    pProperties: *mut VkDisplayProperties2KHR,
-) -> VkResult {
-    ffi::guard("vkGetPhysicalDeviceDisplayProperties2KHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(owner) = Owner::of(physicalDevice, "vkGetPhysicalDeviceDisplayProperties2KHR") else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
-        let slot = owner.table.vkGetPhysicalDeviceDisplayProperties2KHR;
-        match owner.native(slot, (u32::MAX, 0), DISPLAY_PROPERTIES2, "vkGetPhysicalDeviceDisplayProperties2KHR") {
-            Some(f) => f(owner.handle, pPropertyCount, pProperties),
-            None => {
-                let Some(plain) = owner.table.vkGetPhysicalDeviceDisplayPropertiesKHR else { return VkResult::ERROR_EXTENSION_NOT_PRESENT };
-                wrapped(pPropertyCount, pProperties, |n, out| plain(owner.handle, n, out), |o, p| o.displayProperties = p)
-            }
+/// The `VK_KHR_get_display_properties2` two-call queries: the driver's own where it was given the
+/// extension, else its `VK_KHR_display` form, each element's inner struct filled ([`wrapped`]);
+/// `VK_ERROR_EXTENSION_NOT_PRESENT` for a driver with neither.
+macro_rules! display_properties2 {
+    ($name:ident, $slot:ident, $plain_slot:ident, ($($arg:ident: $ty:ty),*), $out_ty:ty, |$p:ident, $next:ident| $wrap:expr) => {
+        #[doc = concat!("`", stringify!($slot), "`: the driver's own, or emulated through `", stringify!($plain_slot), "`.")]
+        ///
+        /// # Safety
+        /// Vulkan's valid usage: `physicalDevice` a physical device of this loader; its other
+        /// handles the driver's; `pPropertyCount` valid; `pProperties` NULL or that many writable
+        /// structures, each with its `sType` and `pNext` set. A NULL `physicalDevice` (or,
+        /// emulated, count) is `VK_ERROR_INITIALIZATION_FAILED`.
+        pub unsafe extern "system" fn $name(physicalDevice: VkPhysicalDevice, $($arg: $ty,)* pPropertyCount: *mut u32, pProperties: *mut $out_ty) -> VkResult {
+            let command = stringify!($slot);
+            ffi::guard(command, VkResult::ERROR_INITIALIZATION_FAILED, || {
+                // SAFETY: NULL or a physical device of this loader (this function's contract).
+                let Some(pd) = (unsafe { physical_device(physicalDevice) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+                let owner = Owner::of(pd, command);
+                match owner.native(owner.table.$slot, (u32::MAX, 0), DISPLAY_PROPERTIES2, command) {
+                    // SAFETY: the driver's function with its own device; the caller's handles,
+                    // count and array (this function's contract).
+                    Some(f) => unsafe { f(owner.handle, $($arg,)* pPropertyCount, pProperties) },
+                    None => {
+                        let Some(plain) = owner.table.$plain_slot else { return VkResult::ERROR_EXTENSION_NOT_PRESENT };
+                        // SAFETY: the caller's count and structures (this function's contract).
+                        let Some(out) = (unsafe { ffi::ChainedOutArray::new(pPropertyCount, pProperties) }) else {
+                            return VkResult::ERROR_INITIALIZATION_FAILED;
+                        };
+                        // SAFETY: the driver's function with its own device, the caller's handles,
+                        // a valid count and NULL or an array of ours of that many structures.
+                        let query = |n, out| unsafe { plain(owner.handle, $($arg,)* n, out) };
+                        wrapped(out, query, |$p, $next| $wrap)
+                    }
+                }
+            })
         }
-    })
+    };
 }
 
-pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDisplayPlaneProperties2KHR(
-    physicalDevice: VkPhysicalDevice,
-    pPropertyCount: *mut u32,
-    pProperties: *mut VkDisplayPlaneProperties2KHR,
-) -> VkResult {
-    ffi::guard("vkGetPhysicalDeviceDisplayPlaneProperties2KHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(owner) = Owner::of(physicalDevice, "vkGetPhysicalDeviceDisplayPlaneProperties2KHR") else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
-        let slot = owner.table.vkGetPhysicalDeviceDisplayPlaneProperties2KHR;
-        match owner.native(slot, (u32::MAX, 0), DISPLAY_PROPERTIES2, "vkGetPhysicalDeviceDisplayPlaneProperties2KHR") {
-            Some(f) => f(owner.handle, pPropertyCount, pProperties),
-            None => {
-                let Some(plain) = owner.table.vkGetPhysicalDeviceDisplayPlanePropertiesKHR else {
-                    return VkResult::ERROR_EXTENSION_NOT_PRESENT;
-                };
-                wrapped(pPropertyCount, pProperties, |n, out| plain(owner.handle, n, out), |o, p| o.displayPlaneProperties = p)
-            }
-        }
-    })
-}
-
-pub unsafe extern "system" fn terminator_vkGetDisplayModeProperties2KHR(
-    physicalDevice: VkPhysicalDevice,
-    display: VkDisplayKHR,
-    pPropertyCount: *mut u32,
-    pProperties: *mut VkDisplayModeProperties2KHR,
-) -> VkResult {
-    ffi::guard("vkGetDisplayModeProperties2KHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(owner) = Owner::of(physicalDevice, "vkGetDisplayModeProperties2KHR") else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
-        let slot = owner.table.vkGetDisplayModeProperties2KHR;
-        match owner.native(slot, (u32::MAX, 0), DISPLAY_PROPERTIES2, "vkGetDisplayModeProperties2KHR") {
-            Some(f) => f(owner.handle, display, pPropertyCount, pProperties),
-            None => {
-                let Some(plain) = owner.table.vkGetDisplayModePropertiesKHR else { return VkResult::ERROR_EXTENSION_NOT_PRESENT };
-                wrapped(pPropertyCount, pProperties, |n, out| plain(owner.handle, display, n, out), |o, p| o.displayModeProperties = p)
-            }
-        }
-    })
-}
+display_properties2!(terminator_vkGetPhysicalDeviceDisplayProperties2KHR, vkGetPhysicalDeviceDisplayProperties2KHR, vkGetPhysicalDeviceDisplayPropertiesKHR,
+    (), VkDisplayProperties2KHR, |p, next| VkDisplayProperties2KHR { pNext: next, displayProperties: p, ..Default::default() });
+display_properties2!(terminator_vkGetPhysicalDeviceDisplayPlaneProperties2KHR, vkGetPhysicalDeviceDisplayPlaneProperties2KHR, vkGetPhysicalDeviceDisplayPlanePropertiesKHR,
+    (), VkDisplayPlaneProperties2KHR, |p, next| VkDisplayPlaneProperties2KHR { pNext: next, displayPlaneProperties: p, ..Default::default() });
+display_properties2!(terminator_vkGetDisplayModeProperties2KHR, vkGetDisplayModeProperties2KHR, vkGetDisplayModePropertiesKHR,
+    (display: VkDisplayKHR), VkDisplayModeProperties2KHR, |p, next| VkDisplayModeProperties2KHR { pNext: next, displayModeProperties: p, ..Default::default() });
 
 /// A `VK_KHR_display` query answered for a driver without it as for a driver without displays:
 /// nothing, successfully (`$count` set to 0), as the Khronos loader answers.
 macro_rules! display_query {
     ($name:ident, $slot:ident, ($($arg:ident: $ty:ty),*), $count:ident) => {
+        #[doc = concat!("`", stringify!($slot), "`: the driver's, or no displays for a driver without it.")]
+        ///
+        /// # Safety
+        /// Vulkan's valid usage: `physicalDevice` a physical device of this loader; its other
+        /// handles the driver's; the count valid, the array NULL or valid for that many elements.
+        /// A NULL `physicalDevice` is `VK_ERROR_INITIALIZATION_FAILED`; a NULL count is left alone.
         pub unsafe extern "system" fn $name(physicalDevice: VkPhysicalDevice, $($arg: $ty),*) -> VkResult {
             let command = &stringify!($name)["terminator_".len()..];
             ffi::guard(command, VkResult::ERROR_INITIALIZATION_FAILED, || {
-                let Some(owner) = Owner::of(physicalDevice, command) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+                // SAFETY: NULL or a physical device of this loader (this function's contract).
+                let Some(pd) = (unsafe { physical_device(physicalDevice) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+                let owner = Owner::of(pd, command);
                 match owner.table.$slot {
-                    Some(f) => f(owner.handle, $($arg),*),
+                    // SAFETY: the driver's function with its own device; the caller's arguments
+                    // (this function's contract).
+                    Some(f) => unsafe { f(owner.handle, $($arg),*) },
                     None => {
                         owner.missing(Level::Warn, command);
-                        if let Some(count) = $count.as_mut() {
-                            *count = 0;
+                        if !$count.is_null() {
+                            // SAFETY: a non-NULL count is writable (this function's contract).
+                            unsafe { $count.write(0) };
                         }
                         VkResult::SUCCESS
                     }
@@ -346,6 +407,11 @@ display_query!(terminator_vkGetDisplayModePropertiesKHR, vkGetDisplayModePropert
     (display: VkDisplayKHR, pPropertyCount: *mut u32, pProperties: *mut VkDisplayModePropertiesKHR), pPropertyCount);
 
 /// A driver without `VK_KHR_display` has no plane capabilities: all zero.
+///
+/// # Safety
+/// Vulkan's valid usage: `physicalDevice` a physical device of this loader; `mode` the driver's;
+/// `pCapabilities` valid for writing the structure. A NULL `physicalDevice` is
+/// `VK_ERROR_INITIALIZATION_FAILED`; a NULL `pCapabilities` is left alone.
 pub unsafe extern "system" fn terminator_vkGetDisplayPlaneCapabilitiesKHR(
     physicalDevice: VkPhysicalDevice,
     mode: VkDisplayModeKHR,
@@ -353,15 +419,18 @@ pub unsafe extern "system" fn terminator_vkGetDisplayPlaneCapabilitiesKHR(
     pCapabilities: *mut VkDisplayPlaneCapabilitiesKHR,
 ) -> VkResult {
     ffi::guard("vkGetDisplayPlaneCapabilitiesKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(owner) = Owner::of(physicalDevice, "vkGetDisplayPlaneCapabilitiesKHR") else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
+        // SAFETY: NULL or a physical device of this loader (this function's contract).
+        let Some(pd) = (unsafe { physical_device(physicalDevice) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let owner = Owner::of(pd, "vkGetDisplayPlaneCapabilitiesKHR");
         match owner.table.vkGetDisplayPlaneCapabilitiesKHR {
-            Some(f) => f(owner.handle, mode, planeIndex, pCapabilities),
+            // SAFETY: the driver's function with its own device; the caller's mode and output
+            // (this function's contract).
+            Some(f) => unsafe { f(owner.handle, mode, planeIndex, pCapabilities) },
             None => {
                 owner.missing(Level::Warn, "vkGetDisplayPlaneCapabilitiesKHR");
-                if let Some(capabilities) = pCapabilities.as_mut() {
-                    *capabilities = VkDisplayPlaneCapabilitiesKHR::default();
+                if !pCapabilities.is_null() {
+                    // SAFETY: a non-NULL `pCapabilities` is writable (this function's contract).
+                    unsafe { pCapabilities.write(VkDisplayPlaneCapabilitiesKHR::default()) };
                 }
                 VkResult::SUCCESS
             }
@@ -370,6 +439,11 @@ pub unsafe extern "system" fn terminator_vkGetDisplayPlaneCapabilitiesKHR(
 }
 
 /// A display mode cannot be made up for a driver without `VK_KHR_display`.
+///
+/// # Safety
+/// Vulkan's valid usage: `physicalDevice` a physical device of this loader; `display` the
+/// driver's; `pCreateInfo` a valid structure; `pAllocator` NULL or valid callbacks; `pMode` valid
+/// for writing a handle. A NULL `physicalDevice` is `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn terminator_vkCreateDisplayModeKHR(
     physicalDevice: VkPhysicalDevice,
     display: VkDisplayKHR,
@@ -378,11 +452,13 @@ pub unsafe extern "system" fn terminator_vkCreateDisplayModeKHR(
     pMode: *mut VkDisplayModeKHR,
 ) -> VkResult {
     ffi::guard("vkCreateDisplayModeKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(owner) = Owner::of(physicalDevice, "vkCreateDisplayModeKHR") else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
+        // SAFETY: NULL or a physical device of this loader (this function's contract).
+        let Some(pd) = (unsafe { physical_device(physicalDevice) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let owner = Owner::of(pd, "vkCreateDisplayModeKHR");
         match owner.table.vkCreateDisplayModeKHR {
-            Some(f) => f(owner.handle, display, pCreateInfo, pAllocator, pMode),
+            // SAFETY: the driver's function with its own device; the caller's arguments (this
+            // function's contract).
+            Some(f) => unsafe { f(owner.handle, display, pCreateInfo, pAllocator, pMode) },
             None => {
                 owner.missing(Level::Error, "vkCreateDisplayModeKHR");
                 VkResult::ERROR_INITIALIZATION_FAILED
@@ -392,32 +468,31 @@ pub unsafe extern "system" fn terminator_vkCreateDisplayModeKHR(
 }
 
 /// Core 1.3 (`VK_EXT_tooling_info` before it, a device extension): a driver without it runs no tools.
+///
+/// # Safety
+/// Vulkan's valid usage: `physicalDevice` a physical device of this loader; `pToolCount` valid;
+/// `pToolProperties` NULL or that many writable structures. A NULL `physicalDevice` or (emulated)
+/// count is `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceToolProperties(
     physicalDevice: VkPhysicalDevice,
     pToolCount: *mut u32,
     pToolProperties: *mut VkPhysicalDeviceToolProperties,
 ) -> VkResult {
     ffi::guard("vkGetPhysicalDeviceToolProperties", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let Some(owner) = Owner::of(physicalDevice, "vkGetPhysicalDeviceToolProperties") else {
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
+        // SAFETY: NULL or a physical device of this loader (this function's contract).
+        let Some(pd) = (unsafe { physical_device(physicalDevice) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let owner = Owner::of(pd, "vkGetPhysicalDeviceToolProperties");
         let native = owner.table.vkGetPhysicalDeviceToolProperties.filter(|_| {
-            vk_generated::api_version_major_minor(owner.device_version) >= V1_3 || device_has_extension(&owner, c"VK_EXT_tooling_info")
+            vk_generated::api_version_major_minor(owner.device_version) >= V1_3 || owner.has_device_extension(c"VK_EXT_tooling_info")
         });
         match native {
-            Some(f) => f(owner.handle, pToolCount, pToolProperties),
-            None => ffi::fill::<VkPhysicalDeviceToolProperties>(&[], pToolCount, pToolProperties),
+            // SAFETY: the driver's function with its own device; the caller's count and array
+            // (this function's contract).
+            Some(f) => unsafe { f(owner.handle, pToolCount, pToolProperties) },
+            // SAFETY: as above.
+            None => unsafe { ffi::fill::<VkPhysicalDeviceToolProperties>(&[], pToolCount, pToolProperties) },
         }
     })
-}
-
-/// Whether the physical device advertises a device extension (asked each time: rare queries only).
-unsafe fn device_has_extension(owner: &Owner, name: &CStr) -> bool {
-    let Some(enumerate) = owner.table.vkEnumerateDeviceExtensionProperties else { return false };
-    ffi::query(|count, out| enumerate(owner.handle, std::ptr::null(), count, out))
-        .unwrap_or_default()
-        .iter()
-        .any(|e| ffi::name_of(e) == name.to_bytes())
 }
 
 /// The loader's emulating terminators (instance chain), by command id.
