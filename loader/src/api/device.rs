@@ -13,6 +13,16 @@ use crate::object::device::DeviceData;
 use crate::object::instance::Instance;
 use crate::platform::host_alloc::AllocatorScope;
 
+/// `vkCreateDevice`: through the instance's layers, or straight to the physical device's driver.
+///
+/// # Safety
+/// Vulkan's valid usage: `physicalDevice` a physical device of a live instance of this loader;
+/// `pCreateInfo` a valid structure (its arrays valid for their counts, its names NUL-terminated,
+/// its chain valid, a device group naming physical devices of the instance); `pAllocator` NULL
+/// or valid callbacks; `pDevice` valid for writing a handle. Checked anyway: the physical device's
+/// magic (a message), a NULL `pCreateInfo` or `pDevice` (`VK_ERROR_INITIALIZATION_FAILED`), the
+/// enabled extensions (`VK_ERROR_EXTENSION_NOT_PRESENT`). What the application passed is not
+/// written.
 pub unsafe extern "system" fn vkCreateDevice(
     physicalDevice: VkPhysicalDevice,
     pCreateInfo: *const VkDeviceCreateInfo,
@@ -20,32 +30,61 @@ pub unsafe extern "system" fn vkCreateDevice(
     pDevice: *mut VkDevice,
 ) -> VkResult {
     ffi::guard("vkCreateDevice", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        crate::handles::check_physical_device(physicalDevice.0, "vkCreateDevice", "physicalDevice");
-        let Some(instance) = crate::chain::physical_devices::instance_of(physicalDevice) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        if pDevice.is_null() || pCreateInfo.is_null() {
+        // SAFETY: NULL or a dispatchable handle, readable for the loader's header (this
+        // function's contract).
+        unsafe { crate::handles::check_physical_device(physicalDevice.0, "vkCreateDevice", "physicalDevice") };
+        // SAFETY: a physical device of a live instance of this loader (this function's contract).
+        let Some(instance) = (unsafe { crate::chain::physical_devices::instance_of(physicalDevice) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        if pDevice.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
-        let info = &*pCreateInfo;
-        warn_about_device_layers(instance, info);
-        if let Err(missing) = check_extensions(instance, physicalDevice, info) {
-            return missing;
+        // SAFETY: NULL or a valid create info (this function's contract).
+        let Some(info) = (unsafe { pCreateInfo.as_ref() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: the valid create info (this function's contract).
+        unsafe { warn_about_device_layers(instance, info) };
+        // SAFETY: its array of NUL-terminated names, valid for its count (this function's contract).
+        let names = unsafe { ffi::names(info.ppEnabledExtensionNames, info.enabledExtensionCount) };
+        if !names.is_empty() {
+            // Through the instance chain, count then fill, as the Khronos loader asks (loader.c,
+            // loader_create_device_chain): a layer may add extensions its manifest does not list.
+            // SAFETY: the application's physical device, no layer name, and the count and array
+            // `query` passes.
+            let available = ffi::query(|count, out| unsafe {
+                crate::api::physical_device::vkEnumerateDeviceExtensionProperties(physicalDevice, std::ptr::null(), count, out)
+            });
+            if let Err(error) = available.and_then(|available| check_extensions(instance, &names, &available)) {
+                return error;
+            }
         }
-        let memory = AllocatorScope::enter(pAllocator, VkSystemAllocationScope::DEVICE);
+        // SAFETY: NULL or valid callbacks, which outlive the device (this function's contract).
+        let memory = unsafe { AllocatorScope::enter(pAllocator, VkSystemAllocationScope::DEVICE) };
         let result = match &instance.layers {
             // The layers get the handles they returned, in the device group too.
-            Some(layers) => with_device_group_handles(info, |h| Some(crate::loader_abi::unwrap_physical_device(h)), |info| {
-                crate::chain::device_layers::create_device(instance, layers, physicalDevice, info, pAllocator, pDevice)
-            }),
-            None => create_without_layers(physicalDevice, info, pAllocator, pDevice),
+            // SAFETY: the valid create info, whose device group names the instance's physical
+            // devices; the caller's allocator and output (this function's contract).
+            Some(layers) => unsafe {
+                with_device_group_handles(info, |h| Some(crate::loader_abi::unwrap_physical_device(h)), |info| {
+                    crate::chain::device_layers::create_device(instance, layers, physicalDevice, info, pAllocator, pDevice)
+                })
+            },
+            // SAFETY: as above.
+            None => unsafe { create_without_layers(physicalDevice, info, pAllocator, pDevice) },
         };
         if result == VkResult::SUCCESS && memory.failed() {
-            vkDestroyDevice(*pDevice, pAllocator);
+            // SAFETY: the device just created, destroyed with its callbacks before anyone has it.
+            unsafe { vkDestroyDevice(pDevice.read(), pAllocator) };
             return VkResult::ERROR_OUT_OF_HOST_MEMORY;
         }
         result
     })
 }
 
+/// `vkDestroyDevice`: down the device's chain, then the loader's data for it.
+///
+/// # Safety
+/// Vulkan's valid usage: `device` NULL or a live device of this loader whose queues and objects
+/// the application no longer uses; `pAllocator` NULL or callbacks compatible with those it was
+/// created with. A NULL `device` does nothing.
 pub unsafe extern "system" fn vkDestroyDevice(device: VkDevice, pAllocator: *const VkAllocationCallbacks) {
     ffi::guard("vkDestroyDevice", (), || {
         if device.is_null() {
@@ -75,22 +114,35 @@ pub unsafe extern "system" fn vkDestroyDevice(device: VkDevice, pAllocator: *con
 /// `vkGetDeviceProcAddr`: the driver's own pointer for everything the loader need not see.
 /// Inlined into the exported symbol, so that a name that is not a Vulkan name costs a check and
 /// no stack frame.
+///
+/// # Safety
+/// Vulkan's valid usage: `device` a live device of this loader; `pName` a NUL-terminated string.
+/// A NULL `pName` or a name that is not a Vulkan name is NULL, without asking the driver; a NULL
+/// `device` is NULL.
 #[inline]
 pub unsafe extern "system" fn vkGetDeviceProcAddr(device: VkDevice, pName: *const c_char) -> PFN_vkVoidFunction {
     // Not a Vulkan name: NULL without asking the driver, as the Khronos loader answers.
-    if !crate::dispatch::names::is_vulkan_name(pName) {
+    // SAFETY: NULL or a NUL-terminated string (this function's contract).
+    if !unsafe { crate::dispatch::names::is_vulkan_name(pName) } {
         return None;
     }
-    device_proc_addr(device, pName)
+    // SAFETY: this function's contract is `device_proc_addr`'s.
+    unsafe { device_proc_addr(device, pName) }
 }
 
 // The same ABI as the entry point, so that the check above ends in a tail jump here.
 
+/// The lookup behind [`vkGetDeviceProcAddr`], for a Vulkan name.
+///
+/// # Safety
+/// As [`vkGetDeviceProcAddr`]; `pName` is not NULL.
 #[inline(never)]
 unsafe extern "system" fn device_proc_addr(device: VkDevice, pName: *const c_char) -> PFN_vkVoidFunction {
     ffi::guard("vkGetDeviceProcAddr", None, || {
-        let data = DeviceData::of(device)?;
-        match vk_generated::lookup::command_c(pName) {
+        // SAFETY: NULL or a live device of this loader (this function's contract).
+        let data = unsafe { DeviceData::of(device) }?;
+        // SAFETY: a NUL-terminated name (this function's contract).
+        match unsafe { vk_generated::lookup::command_c(pName) } {
             Some(name) => {
                 let info = name.info();
                 if info.level != vk_generated::CommandLevel::Device {
@@ -110,29 +162,20 @@ unsafe extern "system" fn device_proc_addr(device: VkDevice, pName: *const c_cha
                 data.table.slots()[info.slot as usize]
             }
             // A command the registry does not know: the driver may.
-            None => data.chain_gdpa.or(data.driver_gdpa).and_then(|gdpa| gdpa(device, pName)),
+            // SAFETY: the device's own vkGetDeviceProcAddr (the top of its chain, or its driver's)
+            // with the device and the caller's name.
+            None => data.chain_gdpa.or(data.driver_gdpa).and_then(|gdpa| unsafe { gdpa(device, pName) }),
         }
     })
 }
 
-/// Every extension the application enables must be the physical device's (as the instance
-/// chain reports them) or an enabled layer's; `VK_ERROR_EXTENSION_NOT_PRESENT` otherwise.
-unsafe fn check_extensions(instance: &Instance, physical_device: VkPhysicalDevice, info: &VkDeviceCreateInfo) -> Result<(), VkResult> {
-    if info.enabledExtensionCount == 0 || info.ppEnabledExtensionNames.is_null() {
-        return Ok(());
-    }
-    // Through the instance chain, count then fill, as the Khronos loader asks (loader.c,
-    // loader_create_device_chain): a layer may add extensions its manifest does not list.
-    let available = ffi::query(|count, out| {
-        crate::api::physical_device::vkEnumerateDeviceExtensionProperties(physical_device, std::ptr::null(), count, out)
-    })?;
+/// Every extension the application enables must be the physical device's (`available`, as the
+/// instance chain reports them) or an enabled layer's; `VK_ERROR_EXTENSION_NOT_PRESENT` otherwise.
+fn check_extensions(instance: &Instance, names: &[&CStr], available: &[VkExtensionProperties]) -> Result<(), VkResult> {
     let layers = instance.layers.iter().flat_map(|chain| chain.layers.iter());
     let from_layers: Vec<&str> = layers.flat_map(|l| l.manifest.device_extensions.iter().map(|e| e.name.as_str())).collect();
-    let names = std::slice::from_raw_parts(info.ppEnabledExtensionNames, info.enabledExtensionCount as usize);
-    for &name in names.iter().filter(|n| !n.is_null()) {
-        let name = CStr::from_ptr(name);
-        let present = available.iter().any(|p| crate::ffi::name_of(p) == name.to_bytes())
-            || name.to_str().is_ok_and(|n| from_layers.contains(&n));
+    for name in names {
+        let present = available.iter().any(|p| crate::ffi::name_of(p) == name.to_bytes()) || name.to_str().is_ok_and(|n| from_layers.contains(&n));
         if !present {
             // The instance's messengers hear it too.
             crate::object::instance::with_messengers_of(Some(instance), || {
@@ -147,4 +190,3 @@ unsafe fn check_extensions(instance: &Instance, physical_device: VkPhysicalDevic
     }
     Ok(())
 }
-

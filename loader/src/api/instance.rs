@@ -8,12 +8,19 @@ use vk_generated::types::*;
 use crate::chain::drivers::{all_instance_extensions, create_drivers, instance_extensions_per_driver, new_instance};
 use crate::debug::log::{self, Level};
 use crate::debug::messengers;
-use crate::ffi::{name_of, names};
+use crate::ffi::name_of;
 use crate::ffi;
 use crate::object::instance::Instance;
 use crate::plan;
 use crate::platform::host_alloc::AllocatorScope;
 
+/// `vkEnumerateInstanceExtensionProperties`: through the implicit layers' pre-instance chains,
+/// ending in the loader's answer.
+///
+/// # Safety
+/// Vulkan's valid usage: `pLayerName` NULL or a NUL-terminated string; `pPropertyCount` valid;
+/// `pProperties` NULL or valid for writing `*pPropertyCount` structures. A NULL
+/// `pPropertyCount` is `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn vkEnumerateInstanceExtensionProperties(
     pLayerName: *const c_char,
     pPropertyCount: *mut u32,
@@ -21,12 +28,19 @@ pub unsafe extern "system" fn vkEnumerateInstanceExtensionProperties(
 ) -> VkResult {
     ffi::guard("vkEnumerateInstanceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
         let _one_reading = crate::discover::layers::OneReading::enter();
-        crate::chain::pre_instance::extension_properties(pLayerName, pPropertyCount, pProperties, terminator_EnumerateInstanceExtensionProperties)
-            .unwrap_or_else(|| terminator_EnumerateInstanceExtensionProperties(std::ptr::null(), pLayerName, pPropertyCount, pProperties))
+        // SAFETY: the caller's arguments, as this function's contract; the terminator is the
+        // loader's own.
+        unsafe {
+            crate::chain::pre_instance::extension_properties(pLayerName, pPropertyCount, pProperties, terminator_EnumerateInstanceExtensionProperties)
+                .unwrap_or_else(|| terminator_EnumerateInstanceExtensionProperties(std::ptr::null(), pLayerName, pPropertyCount, pProperties))
+        }
     })
 }
 
 /// The loader's answer, at the end of implicit layers' pre-instance chains.
+///
+/// # Safety
+/// As [`vkEnumerateInstanceExtensionProperties`]; the chain is not read.
 unsafe extern "system" fn terminator_EnumerateInstanceExtensionProperties(
     _chain: *const vk_generated::layer_abi::VkEnumerateInstanceExtensionPropertiesChain,
     pLayerName: *const c_char,
@@ -34,10 +48,13 @@ unsafe extern "system" fn terminator_EnumerateInstanceExtensionProperties(
     pProperties: *mut VkExtensionProperties,
 ) -> VkResult {
     ffi::guard("vkEnumerateInstanceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
+        // SAFETY: NULL or a NUL-terminated string (this function's contract).
+        let layer = unsafe { ffi::c_str(pLayerName) };
         // An empty layer name means no layer, as NULL does (the Khronos loader reads it so).
-        if !pLayerName.is_null() && *pLayerName != 0 {
-            return match crate::chain::layer_extensions::instance_extensions_of(CStr::from_ptr(pLayerName)) {
-                Some(list) => ffi::fill(&list, pPropertyCount, pProperties),
+        if let Some(layer) = layer.filter(|name| !name.is_empty()) {
+            return match crate::chain::layer_extensions::instance_extensions_of(layer) {
+                // SAFETY: the caller's count and array (this function's contract).
+                Some(list) => unsafe { ffi::fill(&list, pPropertyCount, pProperties) },
                 None => VkResult::ERROR_LAYER_NOT_PRESENT,
             };
         }
@@ -49,21 +66,36 @@ unsafe extern "system" fn terminator_EnumerateInstanceExtensionProperties(
                 all.push(e);
             }
         }
-        ffi::fill(&all, pPropertyCount, pProperties)
+        // SAFETY: the caller's count and array (this function's contract).
+        unsafe { ffi::fill(&all, pPropertyCount, pProperties) }
     })
 }
 
+/// `vkEnumerateInstanceLayerProperties`: through the implicit layers' pre-instance chains, ending
+/// in the loader's answer.
+///
+/// # Safety
+/// Vulkan's valid usage: `pPropertyCount` valid; `pProperties` NULL or valid for writing
+/// `*pPropertyCount` structures. A NULL `pPropertyCount` is `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn vkEnumerateInstanceLayerProperties(
     pPropertyCount: *mut u32,
     pProperties: *mut VkLayerProperties,
 ) -> VkResult {
     ffi::guard("vkEnumerateInstanceLayerProperties", VkResult::ERROR_UNKNOWN, || {
         let _one_reading = crate::discover::layers::OneReading::enter();
-        crate::chain::pre_instance::layer_properties(pPropertyCount, pProperties, terminator_EnumerateInstanceLayerProperties)
-            .unwrap_or_else(|| terminator_EnumerateInstanceLayerProperties(std::ptr::null(), pPropertyCount, pProperties))
+        // SAFETY: the caller's arguments, as this function's contract; the terminator is the
+        // loader's own.
+        unsafe {
+            crate::chain::pre_instance::layer_properties(pPropertyCount, pProperties, terminator_EnumerateInstanceLayerProperties)
+                .unwrap_or_else(|| terminator_EnumerateInstanceLayerProperties(std::ptr::null(), pPropertyCount, pProperties))
+        }
     })
 }
 
+/// The loader's answer, at the end of implicit layers' pre-instance chains.
+///
+/// # Safety
+/// As [`vkEnumerateInstanceLayerProperties`]; the chain is not read.
 unsafe extern "system" fn terminator_EnumerateInstanceLayerProperties(
     _chain: *const vk_generated::layer_abi::VkEnumerateInstanceLayerPropertiesChain,
     pPropertyCount: *mut u32,
@@ -71,18 +103,32 @@ unsafe extern "system" fn terminator_EnumerateInstanceLayerProperties(
 ) -> VkResult {
     ffi::guard("vkEnumerateInstanceLayerProperties", VkResult::ERROR_UNKNOWN, || {
         let layers: Vec<VkLayerProperties> = crate::discover::layers::load(true).iter().map(crate::discover::layers::properties).collect();
-        ffi::fill(&layers, pPropertyCount, pProperties)
+        // SAFETY: the caller's count and array (this function's contract).
+        unsafe { ffi::fill(&layers, pPropertyCount, pProperties) }
     })
 }
 
+/// `vkEnumerateInstanceVersion`: through the implicit layers' pre-instance chains, ending in the
+/// loader's answer.
+///
+/// # Safety
+/// Vulkan's valid usage: `pApiVersion` valid for writing a `u32`. A NULL `pApiVersion` is
+/// `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn vkEnumerateInstanceVersion(pApiVersion: *mut u32) -> VkResult {
     ffi::guard("vkEnumerateInstanceVersion", VkResult::ERROR_UNKNOWN, || {
         let _one_reading = crate::discover::layers::OneReading::enter();
-        crate::chain::pre_instance::version(pApiVersion, terminator_EnumerateInstanceVersion)
-            .unwrap_or_else(|| terminator_EnumerateInstanceVersion(std::ptr::null(), pApiVersion))
+        // SAFETY: the caller's output, as this function's contract; the terminator is the loader's own.
+        unsafe {
+            crate::chain::pre_instance::version(pApiVersion, terminator_EnumerateInstanceVersion)
+                .unwrap_or_else(|| terminator_EnumerateInstanceVersion(std::ptr::null(), pApiVersion))
+        }
     })
 }
 
+/// The loader's answer, at the end of implicit layers' pre-instance chains.
+///
+/// # Safety
+/// As [`vkEnumerateInstanceVersion`]; the chain is not read.
 unsafe extern "system" fn terminator_EnumerateInstanceVersion(
     _chain: *const vk_generated::layer_abi::VkEnumerateInstanceVersionChain,
     pApiVersion: *mut u32,
@@ -90,53 +136,112 @@ unsafe extern "system" fn terminator_EnumerateInstanceVersion(
     if pApiVersion.is_null() {
         return VkResult::ERROR_INITIALIZATION_FAILED;
     }
-    *pApiVersion = VK_HEADER_VERSION_COMPLETE;
+    // SAFETY: a non-NULL `pApiVersion` is writable (this function's contract).
+    unsafe { pApiVersion.write(VK_HEADER_VERSION_COMPLETE) };
     VkResult::SUCCESS
 }
 
+/// `vkCreateInstance`: the layers chosen and the instance created through their chain, or
+/// directly on the drivers.
+///
+/// # Safety
+/// Vulkan's valid usage: `pCreateInfo` a valid structure (its application info NULL or valid
+/// with NULL or NUL-terminated names, its arrays valid for their counts, its names
+/// NUL-terminated, its chain valid); `pAllocator` NULL or valid callbacks, callable until the
+/// instance is destroyed; `pInstance` valid for writing a handle. Checked anyway: a NULL
+/// `pCreateInfo` or `pInstance` (`VK_ERROR_INITIALIZATION_FAILED`), a NULL name array with a
+/// count, NULL names (skipped). What the application passed is not written.
 pub unsafe extern "system" fn vkCreateInstance(
     pCreateInfo: *const VkInstanceCreateInfo,
     pAllocator: *const VkAllocationCallbacks,
     pInstance: *mut VkInstance,
 ) -> VkResult {
     ffi::guard("vkCreateInstance", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        if pCreateInfo.is_null() || pInstance.is_null() {
+        // SAFETY: NULL or a valid structure (this function's contract).
+        let Some(info) = (unsafe { pCreateInfo.as_ref() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        if pInstance.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
-        let memory = AllocatorScope::enter(pAllocator, VkSystemAllocationScope::INSTANCE);
+        // SAFETY: NULL or valid callbacks, callable until the instance is destroyed (this
+        // function's contract).
+        let memory = unsafe { AllocatorScope::enter(pAllocator, VkSystemAllocationScope::INSTANCE) };
         let _settings = crate::manifest::settings::OneLook::enter();
         let explain_file = plan::document::requested_file();
         let recording = explain_file.is_some().then(plan::Recording::start);
-        let creation_callbacks = messengers::callbacks_in_chain((*pCreateInfo).pNext);
+        // SAFETY: the create info's valid chain (this function's contract).
+        let creation_callbacks = unsafe { messengers::callbacks_in_chain(info.pNext) };
         let _scope = messengers::Scope::enter(creation_callbacks.clone());
-        let (result, created) = match create_instance(&*pCreateInfo, pAllocator, creation_callbacks) {
+        // SAFETY: the valid create info and callbacks (this function's contract).
+        let (result, created) = match unsafe { create_instance(info, pAllocator, creation_callbacks) } {
             Ok(instance) if memory.failed() => {
-                destroy_instance(Box::into_raw(instance), pAllocator);
-                (VkResult::ERROR_OUT_OF_HOST_MEMORY, VkInstance::NULL)
+                // SAFETY: an instance just made, which no one else has, with its callbacks.
+                unsafe { destroy_instance(Box::into_raw(instance), pAllocator) };
+                (VkResult::ERROR_OUT_OF_HOST_MEMORY, None)
             }
-            Ok(instance) => (VkResult::SUCCESS, VkInstance(Box::into_raw(instance) as *mut _)),
-            Err(_) if memory.failed() => (VkResult::ERROR_OUT_OF_HOST_MEMORY, VkInstance::NULL),
-            Err(result) => (result, VkInstance::NULL),
+            Ok(instance) => (VkResult::SUCCESS, Some(Box::into_raw(instance))),
+            Err(_) if memory.failed() => (VkResult::ERROR_OUT_OF_HOST_MEMORY, None),
+            Err(result) => (result, None),
         };
         if let (Some(file), Some(recording)) = (explain_file, recording) {
-            write_explanation(&file, recording, result, created);
+            // SAFETY: the instance just created (from `Box::into_raw`), not the application's yet.
+            write_explanation(&file, recording, result, created.map(|instance| unsafe { &*instance }));
         }
-        if result == VkResult::SUCCESS {
-            *pInstance = created;
+        if let Some(instance) = created {
+            // SAFETY: a non-NULL `pInstance` is writable (this function's contract).
+            unsafe { pInstance.write(VkInstance(instance.cast())) };
         }
         result
     })
 }
 
+/// What `vkCreateInstance`'s create info names, as views made once.
+struct Requested<'a> {
+    app: Option<&'a VkApplicationInfo>,
+    application_name: Option<&'a CStr>,
+    engine_name: Option<&'a CStr>,
+    /// The layer and extension names, NULL entries as `None`.
+    layers: Vec<Option<&'a CStr>>,
+    extensions: Vec<Option<&'a CStr>>,
+}
+
+impl<'a> Requested<'a> {
+    /// # Safety
+    /// `info` must be valid as `vkCreateInstance` requires (see its contract), for `'a`.
+    unsafe fn of(info: &'a VkInstanceCreateInfo) -> Requested<'a> {
+        // SAFETY: NULL or a valid application info (this function's contract).
+        let app = unsafe { info.pApplicationInfo.as_ref() };
+        // SAFETY: its names NULL or NUL-terminated (this function's contract).
+        let (application_name, engine_name) = unsafe { (app.and_then(|a| ffi::c_str(a.pApplicationName)), app.and_then(|a| ffi::c_str(a.pEngineName))) };
+        let list = |names: *const *const c_char, count: u32| {
+            // SAFETY: NULL or an array of `count` names, each NULL or NUL-terminated (this
+            // function's contract).
+            unsafe { ffi::slice(names, count).iter().map(|&name| ffi::c_str(name)).collect() }
+        };
+        Requested {
+            app,
+            application_name,
+            engine_name,
+            layers: list(info.ppEnabledLayerNames, info.enabledLayerCount),
+            extensions: list(info.ppEnabledExtensionNames, info.enabledExtensionCount),
+        }
+    }
+}
+
+/// Creates the instance.
+///
+/// # Safety
+/// `info` and `allocator` as `vkCreateInstance` requires (see its contract).
 unsafe fn create_instance(
     info: &VkInstanceCreateInfo,
     allocator: *const VkAllocationCallbacks,
     creation_callbacks: Vec<messengers::Callback>,
 ) -> Result<Box<Instance>, VkResult> {
+    // SAFETY: this function's contract.
+    let requested = unsafe { Requested::of(info) };
     if log::wanted(Level::Info) {
-        log::out_of_line(|| log_create_info(info));
+        log::out_of_line(|| log_create_info(info, &requested));
     }
-    check_api_version(info);
+    check_api_version(requested.app);
     if info.enabledLayerCount > 0 && info.ppEnabledLayerNames.is_null() {
         log::write(Level::Error, "vkCreateInstance: enabledLayerCount is not 0 but ppEnabledLayerNames is NULL");
         return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
@@ -147,9 +252,9 @@ unsafe fn create_instance(
     }
     let mut instance = new_instance(creation_callbacks);
     messengers::Scope::set_instance(instance.id());
-    warn_about_api_variant(info);
-    let app_layers = names(info.ppEnabledLayerNames, info.enabledLayerCount);
-    let app_api_version = info.pApplicationInfo.as_ref().map_or(0, |a| a.apiVersion);
+    warn_about_api_variant(requested.app);
+    let app_layers: Vec<&CStr> = requested.layers.iter().flatten().copied().collect();
+    let app_api_version = requested.app.map_or(0, |a| a.apiVersion);
     let layers = crate::chain::instance_layers::select(&app_layers, app_api_version)?;
     if !layers.is_empty() {
         // Held by address while the chain runs: its terminator creates the drivers into it, and
@@ -162,46 +267,43 @@ unsafe fn create_instance(
         let instance = unsafe { Box::from_raw(pending) };
         return created.map(|()| instance);
     }
-    create_drivers(&mut instance, info, allocator, &[])?;
+    // SAFETY: the caller's create info and allocator (this function's contract).
+    unsafe { create_drivers(&mut instance, info, allocator, &[]) }?;
     Ok(instance)
 }
 
 /// The application's create info, in the Khronos loader's words (scripts and its test suite
 /// look for them).
-unsafe fn log_create_info(info: &VkInstanceCreateInfo) {
-    let app = info.pApplicationInfo.as_ref();
-    let text = |p: *const c_char| if p.is_null() { String::new() } else { CStr::from_ptr(p).to_string_lossy().into_owned() };
+fn log_create_info(info: &VkInstanceCreateInfo, requested: &Requested) {
+    let text = |name: Option<&CStr>| name.map_or(String::new(), |n| n.to_string_lossy().into_owned());
+    let app = requested.app;
     let api = app.map_or(0, |a| a.apiVersion);
     log::log(
         Level::Info,
         &format!(
             "vkCreateInstance: applicationName: \"{}\", applicationVersion: {}, engineName: \"{}\", engineVersion: {}, apiVersion: {}.{}.{}",
-            text(app.map_or(std::ptr::null(), |a| a.pApplicationName)),
+            text(requested.application_name),
             app.map_or(0, |a| a.applicationVersion),
-            text(app.map_or(std::ptr::null(), |a| a.pEngineName)),
+            text(requested.engine_name),
             app.map_or(0, |a| a.engineVersion),
             (api >> 22) & 0x7f,
             (api >> 12) & 0x3ff,
             api & 0xfff,
         ),
     );
-    let lists = [("layer", info.enabledLayerCount, info.ppEnabledLayerNames), ("extension", info.enabledExtensionCount, info.ppEnabledExtensionNames)];
-    for (what, count, list) in lists {
+    let lists = [("layer", info.enabledLayerCount, &requested.layers), ("extension", info.enabledExtensionCount, &requested.extensions)];
+    for (what, count, names) in lists {
         log::log(Level::Info, &format!("vkCreateInstance: Requested {count} instance {what}(s):"));
-        if list.is_null() {
-            continue;
-        }
-        for i in 0..count as usize {
-            let name = *list.add(i);
-            log::log(Level::Info, &format!("   {}", if name.is_null() { "<NULL>".into() } else { text(name) }));
+        for name in names.iter() {
+            log::log(Level::Info, &format!("   {}", name.map_or("<NULL>".into(), |n| text(Some(n)))));
         }
     }
 }
 
 /// An `apiVersion` below 1.0 other than 0 is invalid (the Khronos loader's message); creation
 /// goes on as for 1.0.
-unsafe fn check_api_version(info: &VkInstanceCreateInfo) {
-    let Some(app) = info.pApplicationInfo.as_ref() else { return };
+fn check_api_version(app: Option<&VkApplicationInfo>) {
+    let Some(app) = app else { return };
     if app.apiVersion != 0 && app.apiVersion < vk_generated::make_api_version(0, 1, 0, 0) {
         log::log(
             Level::Error,
@@ -216,8 +318,8 @@ unsafe fn check_api_version(info: &VkInstanceCreateInfo) {
 
 /// Vulkan's API variant is 0; another one (Vulkan SC's is 1) is most likely a malformed
 /// `apiVersion`. Said, in the Khronos loader's words, but not refused.
-unsafe fn warn_about_api_variant(info: &VkInstanceCreateInfo) {
-    let Some(app) = info.pApplicationInfo.as_ref() else { return };
+fn warn_about_api_variant(app: Option<&VkApplicationInfo>) {
+    let Some(app) = app else { return };
     let variant = app.apiVersion >> 29;
     if variant != 0 {
         log!(
@@ -227,13 +329,23 @@ unsafe fn warn_about_api_variant(info: &VkInstanceCreateInfo) {
     }
 }
 
+/// `vkDestroyInstance`: the drivers' instances (down the layers' chain if there is one), then the
+/// loader's.
+///
+/// # Safety
+/// Vulkan's valid usage: `instance` NULL or a live instance of this loader whose child objects
+/// are destroyed and which no other thread uses; `pAllocator` NULL or callbacks compatible with
+/// those it was created with. Checked anyway: NULL does nothing; the instance's magic (a message).
 pub unsafe extern "system" fn vkDestroyInstance(instance: VkInstance, pAllocator: *const VkAllocationCallbacks) {
     ffi::guard("vkDestroyInstance", (), || {
         if instance.is_null() {
             return;
         }
-        crate::handles::check_instance(instance.0, "vkDestroyInstance", "instance");
-        destroy_instance(instance.0.cast::<Instance>(), pAllocator);
+        // SAFETY: a dispatchable handle, readable for the loader's header (this function's contract).
+        unsafe { crate::handles::check_instance(instance.0, "vkDestroyInstance", "instance") };
+        // SAFETY: a live instance of this loader (`Box::into_raw` of one), destroyed once by its
+        // only user (this function's contract).
+        unsafe { destroy_instance(instance.0.cast::<Instance>(), pAllocator) };
     })
 }
 
@@ -274,11 +386,8 @@ unsafe fn destroy_instance(instance: *mut Instance, allocator: *const VkAllocati
 /// Finishes the recording of one `vkCreateInstance` and appends its document to `file`
 /// (`VK_LOADER_EXPLAIN`). A created instance's physical devices are listed, asked of the drivers
 /// as at the application's first enumeration.
-///
-/// # Safety
-/// `instance` is the instance just created, or null.
-unsafe fn write_explanation(file: &str, recording: plan::Recording, result: VkResult, instance: VkInstance) {
-    if let Some(instance) = Instance::from_handle(instance) {
+fn write_explanation(file: &str, recording: plan::Recording, result: VkResult, instance: Option<&Instance>) {
+    if let Some(instance) = instance {
         // Errors were recorded (or logged) by the enumeration itself.
         let _ = instance.physical_devices.refresh(instance);
     }
