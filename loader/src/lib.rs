@@ -3,7 +3,7 @@
 //! The generated crate (`vk-generated`, with its `trampolines` feature) provides the exported
 //! trampolines and default terminators; this crate holds the policy, one module per concern.
 
-#![allow(non_snake_case, non_camel_case_types, clippy::missing_safety_doc)]
+#![allow(non_snake_case, non_camel_case_types)]
 // Loader objects handed out as handles are boxed inside their owners' Vecs so that their
 // addresses, which are the handles, stay put while the Vecs change.
 #![allow(clippy::vec_box)]
