@@ -187,3 +187,16 @@ fn messengers_hear_a_missing_layer_as_the_khronos_loader_says_it() {
     assert!(errors.contains(&"loader_validate_layers: Layer 1 does not exist in the list of available layers"), "{out}");
     assert!(errors.iter().any(|m| m.contains("VK_LAYER_TEST_nowhere") && m.contains("not found")), "{out}");
 }
+
+/// `VK_LOADER_DEBUG=debug` says what the Khronos loader says at that level: the library each
+/// driver manifest names; nothing of the other levels.
+#[test]
+fn debug_names_each_drivers_library() {
+    let (_dir, mut env) = one_driver("messages-debug");
+    env.push(("VK_LOADER_DEBUG", "debug".into()));
+    let (ok, out, err) = common::child("debug", &env);
+    assert!(ok && out.contains("INSTANCE VK_SUCCESS"), "{out}{err}");
+    let line = format!("[Vulkan Loader] DEBUG:          Searching for ICD drivers named {}", common::test_driver().display());
+    assert!(err.lines().any(|l| l == line), "{line}\nnot in\n{err}");
+    assert!(loader_lines(&err).iter().all(|l| l.starts_with("[Vulkan Loader] DEBUG")), "{err}");
+}

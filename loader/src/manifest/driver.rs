@@ -39,7 +39,10 @@ pub fn read_driver(path: &str) -> Result<DriverManifest, String> {
 /// differ where a name in the path is not UTF-8 (see `discover::search::Found`).
 pub fn read_driver_file(file: &OsStr, path: &str) -> Result<DriverManifest, String> {
     let parsed = PARSED.get_manifest(&path.to_string(), file, |text| parse_driver(text, path))?;
-    (*parsed).clone()
+    let manifest = (*parsed).clone()?;
+    // The Khronos loader's words, at its level.
+    log!(Level::Debug, "Searching for ICD drivers named {}", manifest.library_path);
+    Ok(manifest)
 }
 
 /// Parses a driver manifest's text; `manifest_path` resolves relative library paths.
