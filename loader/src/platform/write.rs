@@ -27,6 +27,9 @@ pub fn create_own_dir_all(path: &str, mode: libc::mode_t) -> Result<(), String> 
             parent_owner = Some(uid);
             continue;
         }
+        if super::stat(&prefix).is_ok() {
+            return Err(format!("{prefix}: not a directory"));
+        }
         if parent_owner != Some(me) {
             return Err(format!("{prefix}: not created: {parent} is not the effective user's"));
         }
@@ -126,6 +129,20 @@ mod tests {
         remove_file(path).unwrap();
         assert!(!file.exists());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A file where a directory of the path should be (`XDG_CACHE_HOME` naming a file) is named
+    /// as such, not taken for another user's directory.
+    #[test]
+    fn a_file_in_the_way_is_not_a_directory() {
+        let dir = std::env::temp_dir().join(format!("loader-write-file-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("cache");
+        std::fs::write(&file, "").unwrap();
+        let refused = create_own_dir_all(&format!("{}/vulkan-loader-rs", file.display()), 0o700).unwrap_err();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(refused, format!("{}: not a directory", file.display()));
     }
 
     #[test]
