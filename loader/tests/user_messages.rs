@@ -200,3 +200,18 @@ fn debug_names_each_drivers_library() {
     assert!(err.lines().any(|l| l == line), "{line}\nnot in\n{err}");
     assert!(loader_lines(&err).iter().all(|l| l.starts_with("[Vulkan Loader] DEBUG")), "{err}");
 }
+
+/// Without `HOME` (nor `XDG_CACHE_HOME`) there is no driver cache: said so, where a driver loaded
+/// was said to be "not in the driver cache yet".
+#[test]
+fn no_home_says_there_is_no_cache() {
+    let (_dir, mut env) = one_driver("messages-no-home");
+    env.retain(|(var, _)| *var != "HOME");
+    env.extend([("HOME", String::new()), ("XDG_CACHE_HOME", String::new()), ("VK_LOADER_DEBUG", "driver".into())]);
+    let (ok, out, err) = common::child("no-home", &env);
+    assert!(ok && out.contains("INSTANCE VK_SUCCESS"), "{out}{err}");
+    let why = "no driver cache: HOME unset (and XDG_CACHE_HOME unset or not absolute)";
+    assert!(err.lines().any(|l| l.contains("test.json: loaded in") && l.contains(why)), "{why}\nnot in\n{err}");
+    assert!(err.contains(&format!("driver cache not used: {}", why.trim_start_matches("no driver cache: "))), "{err}");
+    assert!(!err.contains("not in the driver cache yet"), "{err}");
+}

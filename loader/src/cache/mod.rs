@@ -115,6 +115,16 @@ pub fn file_path() -> Option<String> {
     platform::cache_directory().map(|dir| format!("{dir}/drivers"))
 }
 
+/// Why there is no cache file to use where the cache is on ([`file_path`] is `None`).
+fn why_no_file() -> String {
+    use crate::reference::variables::{HOME, XDG_CACHE_HOME};
+    if XDG_CACHE_HOME.get().is_some_and(|p| p.starts_with('/')) || HOME.is_set() {
+        "its directory is another user's".into()
+    } else {
+        "HOME unset (and XDG_CACHE_HOME unset or not absolute)".into()
+    }
+}
+
 /// The cache file as last decoded, reused while the file is unchanged (see `file_cache`).
 static DECODED: ParseCache<String, Result<Arc<Vec<Entry>>, String>> = ParseCache::new();
 
@@ -193,7 +203,11 @@ impl Session {
         if let (Mode::Off, Some(why)) = (mode, why) {
             log!(Level::Driver, "driver cache not used: {why}");
         }
-        Session::in_mode(mode)
+        let session = Session::in_mode(mode);
+        if mode != Mode::Off && session.path.is_none() {
+            log!(Level::Driver, "driver cache not used: {}", why_no_file());
+        }
+        session
     }
 
     /// The cache in a mode decided earlier (by the instance being destroyed, at its creation):
@@ -325,6 +339,7 @@ impl Session {
         match self.mode {
             Mode::Off => return Err("the driver cache is off".into()),
             Mode::Verify => return Err("verify mode".into()),
+            Mode::On if self.path.is_none() => return Err(format!("no driver cache: {}", why_no_file())),
             Mode::On => {}
         }
         // Cheapest first: ours, the record, then the dynamic linker (`RTLD_NOLOAD` of a path opens
