@@ -215,3 +215,21 @@ fn no_home_says_there_is_no_cache() {
     assert!(err.contains(&format!("driver cache not used: {}", why.trim_start_matches("no driver cache: "))), "{err}");
     assert!(!err.contains("not in the driver cache yet"), "{err}");
 }
+
+/// `vk-loader cache --clear` names the files it removed, and says when there was nothing to remove
+/// (it said "removed" either way).
+#[test]
+fn clearing_the_cache_reports_only_what_it_removed() {
+    let dir = common::scratch("messages-clear");
+    let clear = || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_vk-loader")).args(["cache", "--clear"]).env("XDG_CACHE_HOME", &dir).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let file = dir.join("vulkan-loader-rs/drivers");
+    assert_eq!(clear(), format!("nothing to remove: {} does not exist\n", file.display()));
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "").unwrap();
+    assert_eq!(clear(), format!("removed {}\n", file.display()));
+    assert!(!file.exists());
+}

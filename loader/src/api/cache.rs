@@ -48,9 +48,12 @@ fn describe(entry: &Entry, session: &mut cache::Session) -> String {
 }
 
 /// Removes the cache file and the applications' records beside it; the next process records
-/// afresh.
+/// afresh. Says what it removed, one file a line, or that there was nothing to remove.
 pub fn clear() -> Result<String, String> {
     let path = cache::file_path().ok_or("no cache directory (neither XDG_CACHE_HOME nor HOME is set)")?;
-    cache::remove(&path)?;
-    Ok(format!("removed {path}"))
+    let removed = cache::remove(&path)?;
+    if removed.is_empty() {
+        return Ok(format!("nothing to remove: {path} does not exist"));
+    }
+    Ok(removed.iter().map(|file| format!("removed {file}")).collect::<Vec<_>>().join("\n"))
 }

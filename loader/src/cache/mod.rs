@@ -143,14 +143,19 @@ pub fn read(path: &str) -> Result<Arc<Vec<Entry>>, String> {
 }
 
 /// Removes the cache file and the applications' physical devices' records beside it
-/// (`vk-loader cache --clear`).
-pub fn remove(path: &str) -> Result<(), String> {
-    if let Some(dir) = profiles_directory(path) {
-        for name in platform::list_dir(&dir).unwrap_or_default() {
-            platform::write::remove_file(&format!("{dir}/{name}"))?;
+/// (`vk-loader cache --clear`): the files that were there and are gone.
+pub fn remove(path: &str) -> Result<Vec<String>, String> {
+    let mut files: Vec<String> = profiles_directory(path)
+        .map(|dir| platform::list_dir(&dir).unwrap_or_default().into_iter().map(|name| format!("{dir}/{name}")).collect())
+        .unwrap_or_default();
+    files.push(path.to_string());
+    let mut removed = Vec::new();
+    for file in files {
+        if platform::write::remove_file(&file)? {
+            removed.push(file);
         }
     }
-    platform::write::remove_file(path)
+    Ok(removed)
 }
 
 /// The drivers this process recorded already: (manifest path, application digest for a device

@@ -93,8 +93,8 @@ pub fn replace_file(path: &str, bytes: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// Removes the file at `path`; a missing file is not an error.
-pub fn remove_file(path: &str) -> Result<(), String> {
+/// Removes the file at `path`: whether there was one (a missing file is not an error).
+pub fn remove_file(path: &str) -> Result<bool, String> {
     let c = c_path(path)?;
     // SAFETY: unlink with a NUL-terminated path.
     if unsafe { libc::unlink(c.as_ptr()) } != 0 {
@@ -102,8 +102,9 @@ pub fn remove_file(path: &str) -> Result<(), String> {
         if error.raw_os_error() != Some(libc::ENOENT) {
             return Err(format!("{path}: cannot remove: {error}"));
         }
+        return Ok(false);
     }
-    Ok(())
+    Ok(true)
 }
 
 #[cfg(test)]
@@ -125,8 +126,8 @@ mod tests {
         assert_eq!(std::fs::read(&file).unwrap(), b"second");
         assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
         assert_eq!(std::fs::read_dir(&nested).unwrap().count(), 1, "no temporary file left");
-        remove_file(path).unwrap();
-        remove_file(path).unwrap();
+        assert_eq!(remove_file(path), Ok(true));
+        assert_eq!(remove_file(path), Ok(false), "nothing left to remove");
         assert!(!file.exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
