@@ -1,5 +1,6 @@
 //! `cargo xtask <subcommand>`: the project's automation, in Rust so it needs nothing but cargo.
 
+mod asan;
 mod bench;
 mod fuzz;
 mod install;
@@ -92,6 +93,10 @@ subcommands:
       --jobs N          build and test jobs (default: the number of CPUs)
       --json FILE       also write the results as JSON
       --compare FILE    list the tests whose outcome changed since an earlier --json FILE
+  asan [--target-dir DIR]
+      AddressSanitizer: cargo +nightly builds the loader, the test driver and layers and the
+      integration tests that drive the FFI paths with -Zsanitizer=address (into target/asan, or
+      DIR) and runs them (those that need valgrind or the release build left out); fails on a report
   modules [--crate DIR] [--check] [--edges]
       which modules of a crate (DIR, default loader/src) name which others through `crate::`:
       the number of modules and edges, the circles (strongly connected components) among the
@@ -118,6 +123,7 @@ fn main() -> ExitCode {
         Some("package-install-test") => package_install_test::main(&rest),
         Some("bench") => bench::main(&rest),
         Some("khronos-suite") => khronos_suite::main(&rest),
+        Some("asan") => asan::main(&rest),
         Some("fuzz") => fuzz::main(&rest),
         Some("modules") => modules::main(&rest),
         Some("safety-docs") => safety_docs::main(&rest),
