@@ -26,7 +26,7 @@ unsafe extern "system" fn on_message(
 
 /// The child: creates an instance (with the layers of `TEST_APP_LAYERS`, a comma list, and a
 /// messenger of every severity chained to it and created after it where `TEST_MESSENGER` is set),
-/// enumerates the physical devices, and prints the results.
+/// enumerates the physical devices, and prints the results; `TEST_INSTANCES` times (1 unless set).
 #[test]
 fn scenario_entry() {
     if std::env::var("SCENARIO").is_err() {
@@ -62,28 +62,31 @@ fn scenario_entry() {
             info.enabledExtensionCount = 1;
             info.ppEnabledExtensionNames = extensions.as_ptr();
         }
-        let create: PFN_vkCreateInstance = std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
-        let mut instance = VkInstance::NULL;
-        let result = create.unwrap()(&info, std::ptr::null(), &mut instance);
-        println!("INSTANCE {result:?}");
-        if result != VkResult::SUCCESS {
-            return;
+        let instances: usize = std::env::var("TEST_INSTANCES").map_or(1, |n| n.parse().unwrap());
+        for _ in 0..instances {
+            let create: PFN_vkCreateInstance = std::mem::transmute(get(VkInstance::NULL, c"vkCreateInstance"));
+            let mut instance = VkInstance::NULL;
+            let result = create.unwrap()(&info, std::ptr::null(), &mut instance);
+            println!("INSTANCE {result:?}");
+            if result != VkResult::SUCCESS {
+                continue;
+            }
+            let mut later = VkDebugUtilsMessengerEXT::NULL;
+            if with_messenger {
+                let create_messenger: PFN_vkCreateDebugUtilsMessengerEXT = std::mem::transmute(get(instance, c"vkCreateDebugUtilsMessengerEXT"));
+                assert_eq!(create_messenger.unwrap()(instance, &messenger, std::ptr::null(), &mut later), VkResult::SUCCESS);
+            }
+            let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
+            let mut count = 0;
+            let result = enumerate.unwrap()(instance, &mut count, std::ptr::null_mut());
+            println!("DEVICES {result:?} {count}");
+            if with_messenger {
+                let destroy_messenger: PFN_vkDestroyDebugUtilsMessengerEXT = std::mem::transmute(get(instance, c"vkDestroyDebugUtilsMessengerEXT"));
+                destroy_messenger.unwrap()(instance, later, std::ptr::null());
+            }
+            let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
+            destroy.unwrap()(instance, std::ptr::null());
         }
-        let mut later = VkDebugUtilsMessengerEXT::NULL;
-        if with_messenger {
-            let create_messenger: PFN_vkCreateDebugUtilsMessengerEXT = std::mem::transmute(get(instance, c"vkCreateDebugUtilsMessengerEXT"));
-            assert_eq!(create_messenger.unwrap()(instance, &messenger, std::ptr::null(), &mut later), VkResult::SUCCESS);
-        }
-        let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(get(instance, c"vkEnumeratePhysicalDevices"));
-        let mut count = 0;
-        let result = enumerate.unwrap()(instance, &mut count, std::ptr::null_mut());
-        println!("DEVICES {result:?} {count}");
-        if with_messenger {
-            let destroy_messenger: PFN_vkDestroyDebugUtilsMessengerEXT = std::mem::transmute(get(instance, c"vkDestroyDebugUtilsMessengerEXT"));
-            destroy_messenger.unwrap()(instance, later, std::ptr::null());
-        }
-        let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
-        destroy.unwrap()(instance, std::ptr::null());
     }
 }
 
@@ -232,4 +235,20 @@ fn clearing_the_cache_reports_only_what_it_removed() {
     std::fs::write(&file, "").unwrap();
     assert_eq!(clear(), format!("removed {}\n", file.display()));
     assert!(!file.exists());
+}
+
+/// A value an enumerated variable does not take is warned about, once per process however many
+/// instances are made, naming the values it takes; it was taken silently as "on".
+#[test]
+fn an_unknown_value_is_warned_about_once() {
+    let (_dir, mut env) = one_driver("messages-unknown-value");
+    env.extend([("VK_LOADER_DRIVER_CACHE", "bogus".to_string()), ("VK_LOADER_LAZY_DRIVERS", "maybe".into()), ("VK_LOADER_DEBUG", "warn".into()), ("TEST_INSTANCES", "2".into())]);
+    let (ok, out, err) = common::child("unknown-value", &env);
+    assert!(ok && out.matches("INSTANCE VK_SUCCESS").count() == 2, "{out}{err}");
+    let warned = |variable: &str, value: &str, words: &str| {
+        let line = format!("[Vulkan Loader] WARNING:        {variable}={value}: not a value it takes ({words}); ignored");
+        err.lines().filter(|l| *l == line).count()
+    };
+    assert_eq!(warned("VK_LOADER_DRIVER_CACHE", "bogus", "on, 1, true, yes, off, 0, false, no, verify"), 1, "{err}");
+    assert_eq!(warned("VK_LOADER_LAZY_DRIVERS", "maybe", "on, 1, true, yes, off, 0, false, no"), 1, "{err}");
 }

@@ -100,9 +100,20 @@ pub fn mode() -> (Mode, Option<&'static str>) {
     if platform::elevated() {
         return (Mode::Off, Some("an elevated process uses no user cache"));
     }
-    match crate::reference::variables::VK_LOADER_DRIVER_CACHE.get().as_deref().map(str::to_ascii_lowercase).as_deref() {
-        Some("off" | "0" | "false" | "no") => (Mode::Off, Some("VK_LOADER_DRIVER_CACHE is off")),
-        Some("verify") => (Mode::Verify, Some("VK_LOADER_DRIVER_CACHE=verify: every driver is loaded and compared with its record")),
+    let words = [
+        ("on", Mode::On),
+        ("1", Mode::On),
+        ("true", Mode::On),
+        ("yes", Mode::On),
+        ("off", Mode::Off),
+        ("0", Mode::Off),
+        ("false", Mode::Off),
+        ("no", Mode::Off),
+        ("verify", Mode::Verify),
+    ];
+    match crate::reference::variables::VK_LOADER_DRIVER_CACHE.word(&words) {
+        Some(Mode::Off) => (Mode::Off, Some("VK_LOADER_DRIVER_CACHE is off")),
+        Some(Mode::Verify) => (Mode::Verify, Some("VK_LOADER_DRIVER_CACHE=verify: every driver is loaded and compared with its record")),
         _ if crate::manifest::settings::current().is_some_and(|s| s.driver_cache_off) => {
             (Mode::Off, Some("the settings file's \"driver_cache\" is \"off\""))
         }

@@ -86,6 +86,33 @@ impl Variable {
     pub fn read_when_elevated(&self) -> bool {
         self.read == Read::Plain
     }
+
+    /// The value of a variable that takes one of a few words (compared ignoring ASCII case): what
+    /// its word means, `None` while unset. A value it does not take counts as unset and is warned
+    /// about once per process, naming the words it takes.
+    pub fn word<T: Copy>(&self, words: &[(&str, T)]) -> Option<T> {
+        let value = self.get()?;
+        if let Some(&(_, meaning)) = words.iter().find(|(word, _)| word.eq_ignore_ascii_case(&value)) {
+            return Some(meaning);
+        }
+        if first_warning(self) {
+            let accepted: Vec<&str> = words.iter().map(|(word, _)| *word).collect();
+            let message = format!("{}={value}: not a value it takes ({}); ignored", self.name, accepted.join(", "));
+            crate::debug::log::log(crate::debug::log::Level::Warn, &message);
+        }
+        None
+    }
+}
+
+/// Whether `variable` is warned about for the first time in this process (one bit a declared
+/// variable).
+fn first_warning(variable: &Variable) -> bool {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static WARNED: AtomicU64 = AtomicU64::new(0);
+    // By name: the declarations are constants, each use of one a copy of its own.
+    let Some(index) = variables::ALL.iter().position(|v| v.name == variable.name) else { return true };
+    let bit = 1u64 << (index % 64);
+    WARNED.fetch_or(bit, Ordering::Relaxed) & bit == 0
 }
 
 /// One key of the loader settings file (`vk_loader_settings.json`).

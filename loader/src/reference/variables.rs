@@ -249,7 +249,7 @@ pub const VK_LOADER_DRIVER_CACHE: Variable = Variable {
     group: Group::Cache,
     origin: Origin::Ours,
     read: Read::Plain,
-    values: "`off` (also `0`, `false`, `no`), `verify`",
+    values: "`on` (also `1`, `true`, `yes`), `off` (also `0`, `false`, `no`), `verify`; another value is warned about and ignored",
     default: "on",
     what: "`off`: the cache is neither read nor written; `verify`: every driver is loaded anyway and each difference from its record logged",
 };
@@ -258,7 +258,7 @@ pub const VK_LOADER_LAZY_DRIVERS: Variable = Variable {
     group: Group::Cache,
     origin: Origin::Ours,
     read: Read::Plain,
-    values: "`off` (also `0`, `false`, `no`)",
+    values: "`on` (also `1`, `true`, `yes`), `off` (also `0`, `false`, `no`); another value is warned about and ignored",
     default: "on",
     what: "`off`: the cache is kept, but drivers with physical devices are loaded at `vkCreateInstance`",
 };
