@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+const LAVAPIPE: &str = common::LAVAPIPE;
 
 /// A directory with a malformed driver manifest, one whose library is missing, and an implicit
 /// layer (our test layer) with a `disable_environment`; returns the directory and the variables
@@ -72,7 +72,7 @@ fn check_troubled_document(doc: &Value) {
     assert_eq!(missing["decision"], "rejected", "{missing:#}");
     assert!(missing["reason"].as_str().unwrap().contains("/nonexistent/libvulkan_gone.so"), "{missing:#}");
 
-    let lavapipe = entry(doc, "drivers", "manifest", "lvp_icd.x86_64.json");
+    let lavapipe = entry(doc, "drivers", "manifest", LAVAPIPE);
     assert_eq!(lavapipe["decision"], "used", "{lavapipe:#}");
     assert!(lavapipe["library"].as_str().unwrap().contains("libvulkan_lvp.so"), "{lavapipe:#}");
 
@@ -95,7 +95,7 @@ fn explain_json_names_each_decision_and_its_cause() {
     let device = &doc["devices"][0];
     assert!(device["name"].as_str().unwrap().starts_with("llvmpipe"), "{doc:#}");
     assert_eq!((&device["decision"], &device["position"], &device["type"]), (&"used".into(), &0.into(), &"cpu".into()));
-    assert!(device["driver"].as_str().unwrap().ends_with("lvp_icd.x86_64.json"));
+    assert_eq!(device["driver"], LAVAPIPE);
     assert!(device["reason"].as_str().unwrap().contains("cpu device"), "{device:#}");
     assert_eq!(doc["context"]["environment"]["EXPLAIN_TEST_DISABLE"], Value::Null, "only the loader's variables are listed");
     assert_eq!(doc["context"]["environment"]["VK_DRIVER_FILES"], env[0].1.as_str());
@@ -141,7 +141,7 @@ fn vk_loader_explain_writes_one_document_per_instance_of_vulkaninfo() {
     let file = dir.join("plan-%p.jsonl");
     env.push(("VK_LOADER_EXPLAIN", file.display().to_string()));
     env.push(("LD_LIBRARY_PATH", libs.display().to_string()));
-    let mut command = Command::new("vulkaninfo");
+    let mut command = Command::new(common::vulkaninfo());
     command.arg("--summary").env_remove("VK_ICD_FILENAMES").env_remove("VK_ADD_DRIVER_FILES");
     for (name, value) in &env {
         command.env(name, value);

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use vk_generated::types::*;
 
-const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+const LAVAPIPE: &str = common::LAVAPIPE;
 
 /// Pages of memory values are put on, then made read-only.
 struct ReadOnlyArena {

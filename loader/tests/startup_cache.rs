@@ -949,7 +949,7 @@ fn processes_starting_at_once_on_a_cold_cache_leave_one_whole_file() {
     assert_eq!(line(&out, "MAPPED "), "", "the file one of them left is whole and current\n{err}");
 }
 
-const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+const LAVAPIPE: &str = common::LAVAPIPE;
 
 /// vulkaninfo through our library on lavapipe and the setup's two test drivers, with the setup's
 /// cache and nothing of the host's environment. The loader logs its drivers (`VK_LOADER_DEBUG`,
@@ -981,7 +981,7 @@ impl<'a> Vulkaninfo<'a> {
         self.runs.set(self.runs.get() + 1);
         let work = self.s.dir.join(format!("run-{}", self.runs.get()));
         std::fs::create_dir_all(&work).unwrap();
-        let mut cmd = Command::new("vulkaninfo");
+        let mut cmd = Command::new(common::vulkaninfo());
         cmd.args(args).current_dir(&work).env_clear();
         cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default()).env("LD_LIBRARY_PATH", &self.lib);
         let manifests = &self.s.manifests;
