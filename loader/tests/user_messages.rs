@@ -252,3 +252,32 @@ fn an_unknown_value_is_warned_about_once() {
     assert_eq!(warned("VK_LOADER_DRIVER_CACHE", "bogus", "on, 1, true, yes, off, 0, false, no, verify"), 1, "{err}");
     assert_eq!(warned("VK_LOADER_LAZY_DRIVERS", "maybe", "on, 1, true, yes, off, 0, false, no"), 1, "{err}");
 }
+
+/// A name in VK_INSTANCE_LAYERS or a VK_LOADER_LAYERS_ENABLE pattern that matches no layer is in
+/// `vk-loader explain`'s layers, with the layer it may be a misspelling of; it said only that the
+/// real layer was off because nothing named it.
+#[test]
+fn explain_flags_a_layer_name_that_matches_nothing() {
+    let (dir, mut env) = one_driver("messages-misspelt-layer");
+    common::layer_manifest(&dir, "validation.json", "VK_LAYER_TEST_validation", &common::test_layer(), "");
+    env.extend([
+        ("VK_LAYER_PATH", dir.join("validation.json").display().to_string()),
+        ("VK_IMPLICIT_LAYER_PATH", dir.join("none").display().to_string()),
+        ("VK_INSTANCE_LAYERS", "VK_LAYER_TEST_validaton".into()),
+        ("VK_LOADER_LAYERS_ENABLE", "*nowhere*".into()),
+        ("XDG_CONFIG_HOME", dir.join("config").display().to_string()),
+        ("XDG_DATA_HOME", dir.join("data").display().to_string()),
+        ("XDG_CONFIG_DIRS", dir.join("etc").display().to_string()),
+        ("XDG_DATA_DIRS", dir.join("share").display().to_string()),
+    ]);
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vk-loader"));
+    command.args(["explain", "--json"]).env_remove("VK_LOADER_EXPLAIN").envs(env.iter().map(|(k, v)| (k, v)));
+    let run = command.output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&run.stderr)));
+    let layer = |name: &str| doc["layers"].as_array().unwrap().iter().find(|l| l["name"] == name).cloned().unwrap_or_else(|| panic!("no layer {name} in {doc:#}"));
+    let misspelt = layer("VK_LAYER_TEST_validaton");
+    assert_eq!(misspelt["decision"], "rejected", "{misspelt:#}");
+    assert_eq!(misspelt["reason"], "named in VK_INSTANCE_LAYERS, but no layer has this name (did you mean VK_LAYER_TEST_validation?)");
+    assert_eq!(layer("*nowhere*")["reason"], "a VK_LOADER_LAYERS_ENABLE pattern, but no layer has this name");
+    assert_eq!(layer("VK_LAYER_TEST_validation")["decision"], "off");
+}

@@ -136,7 +136,11 @@ fn table(doc: &Value) -> String {
         None => text(&d["manifest"]),
     });
     section(&mut out, "LAYERS, by position in the chain (0 nearest the application)", &doc["layers"], &|l| {
-        format!("{} ({}, {})", text(&l["name"]), text(&l["type"]), text(&l["manifest"]))
+        match text(&l["manifest"]) {
+            // A name that matches no layer has no manifest.
+            manifest if manifest.is_empty() => format!("{} (no such layer)", text(&l["name"])),
+            manifest => format!("{} ({}, {manifest})", text(&l["name"]), text(&l["type"])),
+        }
     });
     section(&mut out, "PHYSICAL DEVICES, in the order applications see them", &doc["devices"], &|d| {
         format!(

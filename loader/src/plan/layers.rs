@@ -427,8 +427,11 @@ pub fn activate(
     for &name in &instance_layer_names {
         match find(name) {
             Some(i) => add(catalog, &filters, &mut out, i, Reason::InstanceLayersEnv),
-            // The Khronos loader's words.
-            None => out.log.push((Level::ErrorLayer, format!("Layer \"{name}\" was not found but was requested by env var VK_INSTANCE_LAYERS!"))),
+            None => {
+                // The Khronos loader's words.
+                out.log.push((Level::ErrorLayer, format!("Layer \"{name}\" was not found but was requested by env var VK_INSTANCE_LAYERS!")));
+                record_not_found(name, "named in VK_INSTANCE_LAYERS", catalog);
+            }
         }
     }
     for (i, layer) in catalog.iter().enumerate().filter(|(_, l)| !l.implicit) {
@@ -436,13 +439,50 @@ pub fn activate(
             add(catalog, &filters, &mut out, i, Reason::LoaderLayersEnable(p.to_string()));
         }
     }
+    for pattern in filters.enable.iter().filter(|p| !catalog.iter().any(|l| name_matches(p, &l.name))) {
+        record_not_found(&pattern.to_string(), "a VK_LOADER_LAYERS_ENABLE pattern", catalog);
+    }
     for (index, name) in app.iter().enumerate() {
         match find(name) {
             Some(i) => add(catalog, &filters, &mut out, i, Reason::Application),
-            None => return Err(missing_app_layer(index, format!("layer {name} requested by the application was not found"))),
+            None => {
+                record_not_found(name, "requested by the application", catalog);
+                return Err(missing_app_layer(index, format!("layer {name} requested by the application was not found")));
+            }
         }
     }
     Ok(out)
+}
+
+/// Records in the explanation a name that matches no layer, how it was named (`named in
+/// VK_INSTANCE_LAYERS`), and the layer it may be a misspelling of.
+fn record_not_found(name: &str, how: &str, catalog: &[LayerManifest]) {
+    plan::record(|p| {
+        let near = catalog.iter().map(|l| &l.name).find(|known| misspelt(name, known));
+        let hint = near.map(|known| format!(" (did you mean {known}?)")).unwrap_or_default();
+        p.layer(name, "", false, Decision::Rejected, format!("{how}, but no layer has this name{hint}"))
+    });
+}
+
+/// Whether `name` is `known` misspelt: equal ignoring case, or at most two letters added, left
+/// out or changed.
+fn misspelt(name: &str, known: &str) -> bool {
+    if name.eq_ignore_ascii_case(known) {
+        return true;
+    }
+    let (a, b): (Vec<char>, Vec<char>) = (name.chars().collect(), known.chars().collect());
+    // Levenshtein distance, one row at a time.
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, &ca) in a.iter().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let replaced = previous + usize::from(ca != cb);
+            previous = row[j + 1];
+            row[j + 1] = replaced.min(row[j] + 1).min(previous + 1);
+        }
+    }
+    row[b.len()] <= 2
 }
 
 /// The application's layer `index` (in `ppEnabledLayerNames`) is not there: said at once in the
@@ -617,6 +657,15 @@ mod tests {
         let cat = vec![layer("I1", true), layer("I2", true), layer("E1", false)];
         assert_eq!(run(&cat, &[], &[("VK_INSTANCE_LAYERS", "E1")]).unwrap(), ["I1", "I2", "E1"]);
         assert_eq!(run(&cat, &[], &[("VK_INSTANCE_LAYERS", "E1:I1")]).unwrap(), ["I2", "E1", "I1"]);
+    }
+
+    #[test]
+    fn a_misspelt_name_is_told_from_another() {
+        assert!(misspelt("VK_LAYER_KHRONOS_validaton", "VK_LAYER_KHRONOS_validation"));
+        assert!(misspelt("vk_layer_khronos_validation", "VK_LAYER_KHRONOS_validation"));
+        assert!(misspelt("VK_LAYER_KHRONOS_valdiation", "VK_LAYER_KHRONOS_validation"));
+        assert!(!misspelt("VK_LAYER_MESA_overlay", "VK_LAYER_KHRONOS_validation"));
+        assert!(!misspelt("VK_LAYER_KHRONOS_synchronization2", "VK_LAYER_KHRONOS_validation"));
     }
 
     #[test]
