@@ -18,7 +18,6 @@ use std::ffi::{c_char, c_void, CStr, CString, OsStr};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use vk_generated::types::*;
 
