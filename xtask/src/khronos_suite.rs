@@ -8,6 +8,11 @@
 //! file lists every test, its summary tells crashes from failures. Failing tests are the
 //! measurement, not an error: the exit status is non-zero only when the suite could not be built
 //! or run.
+//!
+//! With `--valgrind` every test runs under valgrind's memcheck instead, with `--asan` against an
+//! AddressSanitizer build ([`checked`]), and the report adds each test's errors.
+
+mod checked;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
@@ -26,7 +31,7 @@ const TIMEOUT_S: u32 = 60;
 
 const USAGE: &str =
     "usage: cargo xtask khronos-suite --src DIR [--headers DIR] [--googletest DIR] \
-                     [--build DIR] [--filter REGEX] [--loader PATH] [--jobs N] [--json FILE] [--compare FILE]";
+                     [--build DIR] [--filter REGEX] [--loader PATH] [--jobs N] [--json FILE] [--compare FILE] [--valgrind | --asan]";
 
 struct Options {
     /// The Vulkan-Loader checkout.
@@ -44,26 +49,38 @@ struct Options {
     json: Option<PathBuf>,
     /// An earlier run's `--json` file: the tests whose outcome changed are listed.
     compare: Option<PathBuf>,
+    /// Each test under a dynamic checker, its errors counted.
+    checker: Option<checked::Checker>,
 }
 
 pub fn main(args: &[String]) -> Result<(), String> {
     let options = parse_args(args)?;
     build_suite(&options)?;
-    let library = match &options.loader {
-        Some(path) => absolute(path)?,
-        None => build_our_library()?,
+    let library = match (&options.loader, options.checker) {
+        (Some(path), _) => absolute(path)?,
+        (None, Some(checked::Checker::Asan)) => crate::asan::build_library(&crate::repo_root().join("target/asan"))?,
+        (None, _) => build_our_library()?,
     };
     if !library.is_file() {
         return Err(format!("{}: no such library", library.display()));
     }
     let started = Instant::now();
-    let results = run_suite(&options, &library)?;
+    let report = match options.checker {
+        Some(checker) => {
+            let logs = options.build.join(match checker {
+                checked::Checker::Memcheck => "rust-loader-suite-valgrind",
+                checked::Checker::Asan => "rust-loader-suite-asan",
+            });
+            let filter = options.filter.as_deref();
+            let runs = checked::run(checker, &options.build, filter, EXCLUDED, &library, options.jobs, TIMEOUT_S, &logs)?;
+            let findings = runs.iter().map(|(result, found)| (result.name.clone(), found.clone())).collect();
+            Report::new(runs.into_iter().map(|(result, _)| result).collect()).with_findings(checker, findings)
+        }
+        None => Report::new(run_suite(&options, &library)?),
+    };
     let seconds = started.elapsed().as_secs_f64();
-    let report = Report::new(results);
-    println!(
-        "\nKhronos loader tests against {} ({seconds:.0} s)\n",
-        library.display()
-    );
+    let under = options.checker.map(|c| format!(", each under {}", c.name())).unwrap_or_default();
+    println!("\nKhronos loader tests against {}{under} ({seconds:.0} s)\n", library.display());
     print!("{}", report.table());
     if let Some(earlier) = &options.compare {
         print!("{}", report.changes_since(&read_earlier_run(earlier)?));
@@ -79,7 +96,19 @@ pub fn main(args: &[String]) -> Result<(), String> {
 fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut values: BTreeMap<&str, &str> = BTreeMap::new();
     let mut args = args.iter();
+    let mut checker = None;
     while let Some(flag) = args.next() {
+        let named = match flag.as_str() {
+            "--valgrind" => Some(checked::Checker::Memcheck),
+            "--asan" => Some(checked::Checker::Asan),
+            _ => None,
+        };
+        if let Some(named) = named {
+            if checker.replace(named).is_some_and(|earlier| earlier != named) {
+                return Err(format!("--valgrind and --asan exclude each other\n{USAGE}"));
+            }
+            continue;
+        }
         let known = [
             "--src",
             "--headers",
@@ -130,6 +159,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         jobs,
         json: path("--json")?,
         compare: path("--compare")?,
+        checker,
     })
 }
 
@@ -443,6 +473,8 @@ struct Report {
     groups: BTreeMap<String, Counts>,
     totals: Counts,
     results: Vec<TestResult>,
+    /// With `--valgrind` or `--asan`: the checker and its findings by test name.
+    findings: Option<(checked::Checker, BTreeMap<String, checked::Findings>)>,
 }
 
 impl Report {
@@ -461,7 +493,35 @@ impl Report {
             groups,
             totals,
             results,
+            findings: None,
         }
+    }
+
+    fn with_findings(self, checker: checked::Checker, findings: BTreeMap<String, checked::Findings>) -> Report {
+        Report { findings: Some((checker, findings)), ..self }
+    }
+
+    /// The tests the checker found errors in, by name.
+    fn with_errors(&self) -> impl Iterator<Item = (&String, &checked::Findings)> {
+        self.findings.iter().flat_map(|(_, f)| f).filter(|(_, found)| found.errors > 0)
+    }
+
+    /// The checker's part of the table: the totals and each test with errors, by kind.
+    fn findings_table(&self) -> String {
+        let Some((checker, findings)) = &self.findings else { return String::new() };
+        let errors: u32 = findings.values().map(|f| f.errors).sum();
+        let with_errors: Vec<_> = self.with_errors().collect();
+        let mut text = format!(
+            "\n{}: {} of {} tests with errors, {errors} errors in all\n",
+            checker.name(),
+            with_errors.len(),
+            findings.len()
+        );
+        for (name, found) in with_errors {
+            let kinds: Vec<String> = found.kinds.iter().map(|(kind, n)| format!("{n} x {kind}")).collect();
+            text += &format!("  {name}: {} errors ({}); {}\n", found.errors, kinds.join(", "), found.log.display());
+        }
+        text
     }
 
     fn pass_percent(&self) -> f64 {
@@ -512,7 +572,7 @@ impl Report {
                 text += &format!("  {} ({})\n", result.name, result.status);
             }
         }
-        text
+        text + &self.findings_table()
     }
 
     /// The tests that pass now and did not in the earlier run, and the reverse (tests the earlier
@@ -549,7 +609,7 @@ impl Report {
             .not_passed()
             .map(|result| serde_json::json!({ "name": result.name, "status": result.status }))
             .collect();
-        serde_json::json!({
+        let mut json = serde_json::json!({
             "loader": library.display().to_string(),
             "suite": src.display().to_string(),
             "excluded": EXCLUDED,
@@ -558,7 +618,20 @@ impl Report {
             "totals": self.totals.json(),
             "pass_percent": self.pass_percent(),
             "not_passed": not_passed,
-        })
+        });
+        if let Some((checker, findings)) = &self.findings {
+            let per_test: serde_json::Map<String, serde_json::Value> = findings
+                .iter()
+                .map(|(name, found)| (name.clone(), serde_json::json!({ "errors": found.errors, "kinds": found.kinds })))
+                .collect();
+            json["checker"] = serde_json::json!({
+                "name": checker.name(),
+                "tests_with_errors": self.with_errors().count(),
+                "errors": findings.values().map(|f| f.errors).sum::<u32>(),
+                "per_test": per_test,
+            });
+        }
+        json
     }
 }
 

@@ -80,7 +80,7 @@ subcommands:
       the layer environment variables), elf_header (the ELF pre-check, library_path tokens); seeds
       in fuzz/corpus/, findings written to target/fuzz-artifacts/ fail the command
   khronos-suite --src DIR [--headers DIR] [--googletest DIR] [--build DIR] [--filter REGEX]
-                [--loader PATH] [--jobs N] [--json FILE] [--compare FILE]
+                [--loader PATH] [--jobs N] [--json FILE] [--compare FILE] [--valgrind | --asan]
       the Khronos Vulkan-Loader's own tests (DIR: a checkout of it, kept outside the repository),
       built with cmake and ninja if needed, run one per process by ctest against our release
       libvulkan.so (or --loader PATH); prints passed / failed / crashed by test group and the
@@ -93,6 +93,11 @@ subcommands:
       --jobs N          build and test jobs (default: the number of CPUs)
       --json FILE       also write the results as JSON
       --compare FILE    list the tests whose outcome changed since an earlier --json FILE
+      --valgrind        each test under valgrind's memcheck (10 times the timeout): its memcheck
+                        errors by kind, the tests with errors listed, logs in the build directory
+      --asan            each test against an AddressSanitizer build of the library (ours built
+                        as cargo xtask asan builds it, unless --loader), GCC's libasan preloaded:
+                        its reports by kind, the tests with reports listed
   asan [--target-dir DIR]
       AddressSanitizer: cargo +nightly builds the loader, the test driver and layers and the
       integration tests that drive the FFI paths with -Zsanitizer=address (into target/asan, or
