@@ -281,3 +281,21 @@ fn explain_flags_a_layer_name_that_matches_nothing() {
     assert_eq!(layer("*nowhere*")["reason"], "a VK_LOADER_LAYERS_ENABLE pattern, but no layer has this name");
     assert_eq!(layer("VK_LAYER_TEST_validation")["decision"], "off");
 }
+
+/// A configuration file a driver reads, changed a moment ago: the driver is loaded, and the line
+/// names that file and why it is not trusted; it blamed the driver's manifest or library.
+#[test]
+fn a_file_too_new_to_trust_is_named() {
+    let (dir, mut env) = one_driver("messages-too-new");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options().write(true).open(dir.join("test.json")).unwrap().set_modified(old).unwrap();
+    env.extend([("XDG_CACHE_HOME", dir.join("cache").display().to_string()), ("VK_LOADER_DEBUG", "driver".into())]);
+    let (ok, out, err) = common::child("record", &env);
+    assert!(ok && out.contains("DEVICES VK_SUCCESS 1"), "{out}{err}");
+    let drirc = dir.join("home/.drirc");
+    std::fs::write(&drirc, "<driconf/>\n").unwrap();
+    let (ok, out, err) = common::child("too-new", &env);
+    assert!(ok && out.contains("DEVICES VK_SUCCESS 1"), "{out}{err}");
+    let why = format!("({} changed in the last two seconds: too new to trust until it settles)", drirc.display());
+    assert!(err.lines().any(|l| l.contains("test.json: loaded in") && l.ends_with(&why)), "{why}\nnot in\n{err}");
+}

@@ -146,17 +146,26 @@ pub fn loader() -> u64 {
     d.text(&crate::reference::variables::VK_LOADER_TEST_BUILD_ID.get().unwrap_or_default()).value()
 }
 
-/// A file's identity as numbers; `None` (a key that matches nothing) for a file modified in the
-/// last two seconds, which could change again without its identity changing (see
-/// `FileIdentity::is_settled`).
-pub fn identity(path: &str) -> Option<[u64; 7]> {
-    platform::file_identity(path).filter(|i| i.is_settled()).map(|i| i.words())
+/// A file's identity as numbers; why not (naming the file) where it cannot be read, or was
+/// modified in the last two seconds and could change again without its identity changing (see
+/// `FileIdentity::is_settled`): a key that matches nothing.
+pub fn identity(path: &str) -> Result<[u64; 7], String> {
+    match platform::file_identity(path) {
+        None => Err(format!("{path} cannot be read")),
+        Some(identity) if !identity.is_settled() => Err(too_new(path)),
+        Some(identity) => Ok(identity.words()),
+    }
+}
+
+/// Why a file modified in the last two seconds is not trusted yet.
+fn too_new(path: &str) -> String {
+    format!("{path} changed in the last two seconds: too new to trust until it settles")
 }
 
 /// The files drivers read for options when their instance is created, whose options change what
 /// they report (a device's name, its vendor, the formats it claims, its memory size): each with
-/// the digest of its identity, 0 where it is not there; `None` while one was modified in the last
-/// two seconds (see `FileIdentity::is_settled`). Found by tracing real drivers' instance creation
+/// the digest of its identity, 0 where it is not there; while one was modified in the last two
+/// seconds (see `FileIdentity::is_settled`), that one and why. Found by tracing real drivers' instance creation
 /// and enumeration (`strace -f -e trace=file`, see the cache's documentation):
 ///
 /// - Mesa's driconf (RADV, ANV, NVK, lavapipe, Turnip...): the directory `$DRIRC_CONFIGDIR`
@@ -171,7 +180,7 @@ pub fn identity(path: &str) -> Option<[u64; 7]> {
 ///
 /// A directory's files are listed with their identities; a directory's subdirectories are not
 /// followed (neither driver reads them).
-pub fn configuration_files() -> Option<Vec<(String, u64)>> {
+pub fn configuration_files() -> Result<Vec<(String, u64)>, String> {
     let home = crate::reference::variables::HOME.get();
     let mut directories = vec!["/usr/share/drirc.d".to_string(), "/etc/nvidia/nvidia-application-profiles-rc.d".to_string()];
     let mut files = vec!["/etc/drirc".to_string(), "/etc/nvidia/nvidia-application-profiles-rc".to_string(), "/usr/share/libdrm/amdgpu.ids".to_string()];
@@ -197,7 +206,7 @@ pub fn configuration_files() -> Option<Vec<(String, u64)>> {
     let mut found = Vec::with_capacity(files.len());
     for path in files {
         let identity = match platform::file_identity(&path) {
-            Some(id) if !id.is_settled() => return None,
+            Some(id) if !id.is_settled() => return Err(too_new(&path)),
             Some(id) => super::key::Digest::default().numbers(&id.words()).value(),
             None => 0,
         };
@@ -205,11 +214,11 @@ pub fn configuration_files() -> Option<Vec<(String, u64)>> {
     }
     found.sort();
     found.dedup();
-    Some(found)
+    Ok(found)
 }
 
 /// The dynamic linker's cache (`/etc/ld.so.cache`): where a bare library name resolves.
-pub fn linker_cache() -> Option<[u64; 7]> {
+pub fn linker_cache() -> Result<[u64; 7], String> {
     identity("/etc/ld.so.cache")
 }
 

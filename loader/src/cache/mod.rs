@@ -83,8 +83,6 @@ use record::Entry;
 /// Why a driver already in the process is asked rather than answered for.
 const LOADED_ALREADY: &str = "its library is loaded in this process already: asked directly";
 
-/// Why a driver whose manifest or library file cannot be identified is not cached.
-const UNIDENTIFIED: &str = "its manifest or library cannot be identified (unreadable, or modified in the last two seconds)";
 
 /// How the cache is used in this process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,17 +187,18 @@ pub struct Session {
     /// The file's entries, shared with the decoded file until this session changes them.
     entries: Option<Arc<Vec<Entry>>>,
     /// (loader, machine, configuration, environment) digests, computed at the first lookup or
-    /// record; the configuration's is `None` while a file of it cannot be identified.
-    shared: Option<([u64; 2], Option<u64>, u64)>,
+    /// record; the configuration's is why not while a file of it cannot be identified.
+    shared: Option<([u64; 2], Result<u64, String>, u64)>,
     /// The variables and configuration files by name, with their digests (see `Entry::inputs`):
     /// computed only to record an entry or to say why one is stale.
     named: Option<Vec<(String, u64)>>,
-    /// The configuration files with their identities (`None` inside: one could not be
-    /// identified), read at the first need.
-    configuration_files: Option<Option<Vec<(String, u64)>>>,
-    /// The keys computed so far, by (manifest path, resolved library): a driver's entries (one
-    /// per key it was recorded under) share their files, which one call need not `stat` again.
-    keys: Vec<((String, String), Option<key::Key>)>,
+    /// The configuration files with their identities (or the one that could not be identified,
+    /// and why), read at the first need.
+    configuration_files: Option<Result<Vec<(String, u64)>, String>>,
+    /// The keys computed so far (or why one cannot be), by (manifest path, resolved library): a
+    /// driver's entries (one per key it was recorded under) share their files, which one call
+    /// need not `stat` again.
+    keys: Vec<((String, String), Result<key::Key, String>)>,
     changed: bool,
     /// The application whose physical devices' records are read with the entries (and written
     /// back, when `profiles_changed`).
@@ -287,20 +286,20 @@ impl Session {
         Session { mode: Mode::Off, path: None, entries: None, shared: None, named: None, configuration_files: None, keys: Vec::new(), changed: false, application: None, profiles_changed: false }
     }
 
-    fn shared(&mut self) -> ([u64; 2], Option<u64>, u64) {
-        if let Some(shared) = self.shared {
-            return shared;
+    fn shared(&mut self) -> ([u64; 2], Result<u64, String>, u64) {
+        if let Some(shared) = &self.shared {
+            return shared.clone();
         }
         // The environment's digest is a sum over its entries: taken entry by entry, no copy.
         let mut environment = 0u64;
         platform::for_each_environment_entry(|entry| environment = environment.wrapping_add(key::environment(std::iter::once(entry))));
-        let configuration = self.configuration_files().as_deref().map(key::configuration);
-        *self.shared.insert(([inputs::loader(), inputs::machine()], configuration, environment))
+        let configuration = self.configuration_files().as_deref().map(key::configuration).map_err(Clone::clone);
+        self.shared.insert(([inputs::loader(), inputs::machine()], configuration, environment)).clone()
     }
 
     /// The configuration files (see `inputs::configuration_files`), read once per session for
     /// the key and the named inputs alike.
-    fn configuration_files(&mut self) -> &Option<Vec<(String, u64)>> {
+    fn configuration_files(&mut self) -> &Result<Vec<(String, u64)>, String> {
         self.configuration_files.get_or_insert_with(inputs::configuration_files)
     }
 
@@ -318,25 +317,25 @@ impl Session {
     }
 
     /// The key of the driver of `manifest_path` whose library the dynamic linker resolved to
-    /// `resolved`; `None` when a file it depends on cannot be identified (unreadable, or
-    /// modified in the last two seconds): such a driver is neither answered for nor recorded.
-    fn key(&mut self, manifest_path: &str, manifest: &DriverManifest, resolved: &str) -> Option<key::Key> {
+    /// `resolved`; or, where a file it depends on cannot be identified (unreadable, or modified in
+    /// the last two seconds), that file and why: such a driver is neither answered for nor recorded.
+    fn key(&mut self, manifest_path: &str, manifest: &DriverManifest, resolved: &str) -> Result<key::Key, String> {
         if let Some((_, known)) = self.keys.iter().find(|((m, r), _)| m == manifest_path && r == resolved) {
-            return *known;
+            return known.clone();
         }
         let key = self.compute_key(manifest_path, manifest, resolved);
-        with_system_allocator(|| self.keys.push(((manifest_path.to_string(), resolved.to_string()), key)));
+        with_system_allocator(|| self.keys.push(((manifest_path.to_string(), resolved.to_string()), key.clone())));
         key
     }
 
-    fn compute_key(&mut self, manifest_path: &str, manifest: &DriverManifest, resolved: &str) -> Option<key::Key> {
+    fn compute_key(&mut self, manifest_path: &str, manifest: &DriverManifest, resolved: &str) -> Result<key::Key, String> {
         let ([loader, machine], configuration, environment) = self.shared();
         let search = match key::is_bare_name(&manifest.library_path) {
             true => Some((inputs::linker_cache()?, executable())),
             false => None,
         };
         let library = key::library(&manifest.library_path, resolved, inputs::identity(resolved)?, search.as_ref().map(|(c, e)| (*c, e.as_str())));
-        Some([key::manifest(manifest_path, inputs::identity(manifest_path)?), library, loader, machine, configuration?, environment])
+        Ok([key::manifest(manifest_path, inputs::identity(manifest_path)?), library, loader, machine, configuration?, environment])
     }
 
     /// Whether the driver of `manifest_path` may be answered from its record: a record that
@@ -384,9 +383,7 @@ impl Session {
         let mut stale = None;
         for index in candidates {
             let (recorded, resolved) = (self.entries()[index].key, self.entries()[index].library_resolved.clone());
-            let Some(current) = self.key(manifest_path, manifest, &resolved) else {
-                return Err(UNIDENTIFIED.into());
-            };
+            let current = self.key(manifest_path, manifest, &resolved)?;
             match key::changed(&recorded, &current) {
                 None => return Ok(index),
                 Some(component) => {
@@ -414,7 +411,7 @@ impl Session {
         let candidates: Vec<usize> = (0..self.entries().len()).filter(|&i| self.entries()[i].manifest_path == manifest_path).collect();
         candidates.into_iter().find(|&i| {
             let (recorded, resolved) = (self.entries()[i].key, self.entries()[i].library_resolved.clone());
-            self.key(manifest_path, manifest, &resolved).is_some_and(|current| current == recorded)
+            self.key(manifest_path, manifest, &resolved).is_ok_and(|current| current == recorded)
         })
     }
 
@@ -447,9 +444,12 @@ impl Session {
         if self.mode == Mode::On && RECORDED.lock().unwrap_or_else(|e| e.into_inner()).contains(&done) {
             return;
         }
-        let Some(key) = self.key(manifest_path, manifest, &answers.library_resolved) else {
-            log!(Level::Driver, "{manifest_path}: not recorded in the driver cache: {UNIDENTIFIED}");
-            return;
+        let key = match self.key(manifest_path, manifest, &answers.library_resolved) {
+            Ok(key) => key,
+            Err(why) => {
+                log!(Level::Driver, "{manifest_path}: not recorded in the driver cache: {why}");
+                return;
+            }
         };
         let entries = self.entries_mut();
         // The same key: the answers are refreshed, the other applications' records kept. Another
