@@ -8,7 +8,6 @@ use vk_generated::types::*;
 use vk_generated::{DispatchTable, DeviceDispatchTable};
 
 use crate::chain::device_group::with_device_group_handles;
-use crate::chain::views;
 use crate::debug::log::{self, Level};
 use crate::load::calls::DeviceCalls;
 use crate::object::device::DeviceData;
@@ -158,12 +157,11 @@ pub(crate) unsafe fn create_without_layers(
     let mut table = device.table();
     let fields = data.get_mut();
     created.describe(fields);
+    fields.wsi = crate::object::device::DeviceWsi::install(&mut table, pd);
     // SAFETY: a live loader physical device, its instance NULL or live.
-    fields.wsi = unsafe { crate::object::device::DeviceWsi::install(&mut table, pd) };
-    // SAFETY: as above.
     let debug_objects = unsafe { crate::object::device::DeviceDebugObjects::of_driver(&table, pd) };
     debug_objects.route_to_driver(&mut table);
-    settle_commands_of_instance_extensions(&mut table, views::instance_of(pd));
+    settle_commands_of_instance_extensions(&mut table, pd.instance());
     fields.debug_objects = debug_objects;
     fields.table = table;
     // SAFETY: the slots live in the device's data until vkDestroyDevice forgets them
@@ -190,7 +188,7 @@ pub(crate) unsafe fn create_on_driver(pd: &PhysicalDevice, info: &VkDeviceCreate
     let Some(gdpa) = pd.driver_gdpa() else {
         return Err(VkResult::ERROR_INITIALIZATION_FAILED);
     };
-    let driver = views::physical_device_calls(pd);
+    let driver = pd.driver_calls();
     // SAFETY: the caller's promise: the group names physical devices this loader or a layer returned.
     let to_driver = |h: VkPhysicalDevice| unsafe { PhysicalDevice::from_any_handle(h) }.map(|pd| pd.term.driver().1);
     let mut created = Err(VkResult::ERROR_INITIALIZATION_FAILED);
@@ -217,7 +215,7 @@ pub(crate) unsafe fn create_on_driver(pd: &PhysicalDevice, info: &VkDeviceCreate
         .is_some_and(|f| f.maintenance5 == VK_TRUE)
         // SAFETY: as above.
         || unsafe { vk_generated::find_in_chain::<VkPhysicalDeviceVulkan14Features>(info.pNext) }.is_some_and(|f| f.maintenance5 == VK_TRUE);
-    Ok(OnDriver { device, core_version_limit: core_version_limit(maintenance5, views::instance_of(pd)) })
+    Ok(OnDriver { device, core_version_limit: core_version_limit(maintenance5, pd.instance()) })
 }
 
 /// The spec's rule for `maintenance5`: once the feature is enabled, `vkGetDeviceProcAddr` returns

@@ -11,7 +11,7 @@ use vk_generated::layer_abi::*;
 use vk_generated::types::*;
 
 use crate::chain::device::NewDeviceData;
-use crate::chain::{device, physical_devices, views};
+use crate::chain::{device, physical_devices};
 use crate::debug::log::{self, Level};
 use crate::ffi::skip_loader_structs;
 use crate::ffi;
@@ -293,7 +293,7 @@ pub(crate) unsafe extern "system" fn terminator_CreateDevice(
         info.pNext = unsafe { skip_loader_structs(info.pNext, VkStructureType::LOADER_DEVICE_CREATE_INFO) };
         info.enabledLayerCount = 0;
         info.ppEnabledLayerNames = std::ptr::null();
-        let supported = views::physical_device_calls(pd).extensions().unwrap_or_default();
+        let supported = pd.driver_calls().extensions().unwrap_or_default();
         // SAFETY: valid usage: `enabledExtensionCount` names, each a C string (NULL ones skipped).
         let names = unsafe { ffi::names(info.ppEnabledExtensionNames, info.enabledExtensionCount) };
         let requested: Vec<*const c_char> =
@@ -316,8 +316,7 @@ pub(crate) unsafe extern "system" fn terminator_CreateDevice(
                 let mut driver_table = device.table();
                 // SAFETY: a live loader physical device, its instance NULL or live.
                 data.debug_objects = unsafe { crate::object::device::DeviceDebugObjects::of_driver(&driver_table, pd) };
-                // SAFETY: as above.
-                data.wsi = unsafe { crate::object::device::DeviceWsi::install(&mut driver_table, pd) };
+                data.wsi = crate::object::device::DeviceWsi::install(&mut driver_table, pd);
                 // SAFETY: the contract: non-NULL, valid for writing a handle.
                 unsafe { *pDevice = device.handle() };
                 VkResult::SUCCESS

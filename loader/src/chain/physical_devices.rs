@@ -3,7 +3,7 @@
 
 use vk_generated::types::*;
 
-use crate::chain::views::{self, instance_calls};
+use crate::chain::views::instance_calls;
 use crate::debug::log::Level;
 use crate::ffi;
 use crate::load::calls::{GroupChains, PhysicalDeviceCalls};
@@ -625,7 +625,7 @@ pub unsafe extern "system" fn terminator_EnumerateDeviceExtensionProperties(
     ffi::guard("vkEnumerateDeviceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
         // SAFETY: NULL or a physical device of this loader (the contract).
         let Some(device) = (unsafe { PhysicalDevice::from_handle(physicalDevice) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let driver = views::physical_device_calls(device);
+        let driver = device.driver_calls();
         // SAFETY: as above.
         let instance = unsafe { instance_of(physicalDevice) };
         let from_layers = instance.and_then(|i| i.layers.as_ref()).map(|l| l.implicit_device_extensions());
