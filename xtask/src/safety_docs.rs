@@ -2,8 +2,8 @@
 //! in a `# Safety` section of its documentation.
 //!
 //! `clippy::missing_safety_doc` sees only functions other crates can call; this check also covers
-//! the crate-private ones, the `extern "system"` entry points and the functions of impls and
-//! traits. It parses each file with syn, so comments, strings and `cfg`'d-out code count as they
+//! the crate-private ones, the `extern "system"` entry points and the functions of inherent impls
+//! and of traits (a trait's implementations keep the trait's contract, as clippy has it). It parses each file with syn, so comments, strings and `cfg`'d-out code count as they
 //! read; functions written inside `macro_rules!` bodies are not seen (their expansions are, by
 //! clippy, where public).
 
@@ -84,7 +84,10 @@ fn items<'a>(list: impl IntoIterator<Item = &'a Item>, missing: &mut Vec<(usize,
             Item::Impl(imp) => {
                 for member in &imp.items {
                     if let ImplItem::Fn(f) = member {
-                        function(&f.attrs, &f.sig, missing);
+                        // A trait's method states its contract once, in the trait.
+                        if imp.trait_.is_none() {
+                            function(&f.attrs, &f.sig, missing);
+                        }
                         block(&f.block, missing);
                     }
                 }
@@ -166,6 +169,11 @@ mod tests {
             trait T {
                 unsafe fn required(&self);
             }
+            impl T for S {
+                unsafe fn required(&self) {
+                    unsafe fn inside_an_implementation() {}
+                }
+            }
             mod inner {
                 /// ## Safety
                 /// Deeper heading, still a section.
@@ -178,7 +186,7 @@ mod tests {
             fn safe() { let _ = "unsafe fn in_string()"; }
         "#;
         let names: Vec<String> = scan_source(source).unwrap().into_iter().map(|(_, name)| name).collect();
-        assert_eq!(names, ["bare", "method", "required", "other", "nested"]);
+        assert_eq!(names, ["bare", "method", "required", "inside_an_implementation", "other", "nested"]);
     }
 
     #[test]
