@@ -160,7 +160,7 @@ fn physical_device_memory_properties() {
         4 + size_of::<[VkMemoryType; VK_MAX_MEMORY_TYPES as usize]>() + 4 + heap_member_bytes;
     let runs = check::<M>(&members, member_bytes);
     // After `flags` where a `u64` is 8-byte aligned; none on i686, where it is 4-byte aligned.
-    let heap_padding = if std::mem::align_of::<u64>() == 8 { vec![12..16] } else { vec![] };
+    let heap_padding: Vec<Range<usize>> = (std::mem::align_of::<u64>() == 8).then_some(12..16).into_iter().collect();
     assert_eq!(zero_runs(&cleaned::<VkMemoryHeap>()), heap_padding);
     if cfg!(target_pointer_width = "64") {
         assert_eq!(heaps, 264);

@@ -439,7 +439,7 @@ mod tests {
         let mut chain = out_chain(&mut head);
         let elements: Vec<_> = chain.elements().collect();
         let body = vec![4; TaggedSize::of::<VkPhysicalDeviceDriverProperties>().size() - size_of::<VkBaseOutStructure>()];
-        let head_body = vec![5; 8];
+        let head_body = [5u8; 8];
         let bodies = [(elements[0], PROPERTIES_HEAD.structure, &head_body[..]), (elements[1], TaggedSize::of::<VkPhysicalDeviceDriverProperties>(), &body[..])];
         assert!(!chain.write_bodies(&bodies));
         assert_eq!((head.properties.apiVersion, plain.deviceUUID), (0, [0; 16]), "nothing written");
