@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 
 use vk_generated::types::*;
 
-const SYSTEM_LOADER: &str = "/usr/lib/x86_64-linux-gnu/libvulkan.so.1";
-const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+const SYSTEM_LOADER: &str = if cfg!(target_arch = "x86") { "/usr/lib/i386-linux-gnu/libvulkan.so.1" } else { "/usr/lib/x86_64-linux-gnu/libvulkan.so.1" };
+const LAVAPIPE: &str = common::LAVAPIPE;
 const DEVICE_SELECT: &str = "/usr/share/vulkan/implicit_layer.d/VkLayer_MESA_device_select.json";
 
 type Gipa = unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction;
@@ -622,8 +622,8 @@ const NOT_SAID_YET: &[(&str, &str)] = &[
 
 #[test]
 fn what_an_application_sees_matches_the_khronos_loader() {
-    if !cfg!(target_arch = "x86_64") {
-        println!("skipped: the reference is the x86_64 system loader and lavapipe");
+    if !cfg!(any(target_arch = "x86_64", target_arch = "x86")) {
+        println!("skipped: the reference is the x86 system loader and lavapipe");
         return;
     }
     for needed in [SYSTEM_LOADER, LAVAPIPE, DEVICE_SELECT] {
