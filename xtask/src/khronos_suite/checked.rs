@@ -166,6 +166,8 @@ impl Launcher {
                 let mut command = Command::new("valgrind");
                 command
                     .args(["--leak-check=full", "--errors-for-leak-kinds=definite", "--show-leak-kinds=definite", "--num-callers=30"])
+                    // Leaks found at exit name their frames in libraries unloaded by then.
+                    .arg("--keep-debuginfo=yes")
                     .arg(format!("--suppressions={}", suppressions.display()))
                     .arg(format!("--log-file={}", log.display()))
                     .args(test);
