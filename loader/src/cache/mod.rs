@@ -109,7 +109,7 @@ pub fn mode() -> (Mode, Option<&'static str>) {
         ("no", Mode::Off),
         ("verify", Mode::Verify),
     ];
-    match crate::reference::variables::VK_LOADER_DRIVER_CACHE.word(&words) {
+    match crate::reference::variables::VK_LOADER_DRIVER_CACHE.word(&words, |message| crate::debug::log::log(Level::Warn, message)) {
         Some(Mode::Off) => (Mode::Off, Some("VK_LOADER_DRIVER_CACHE is off")),
         Some(Mode::Verify) => (Mode::Verify, Some("VK_LOADER_DRIVER_CACHE=verify: every driver is loaded and compared with its record")),
         _ if crate::manifest::settings::current().is_some_and(|s| s.driver_cache_off) => {

@@ -538,7 +538,7 @@ pub fn allowed(cache_mode: crate::cache::Mode) -> bool {
     if cache_mode != crate::cache::Mode::On {
         return false;
     }
-    let off = crate::reference::variables::VK_LOADER_LAZY_DRIVERS.word(&[("on", false), ("1", false), ("true", false), ("yes", false), ("off", true), ("0", true), ("false", true), ("no", true)]).unwrap_or(false);
+    let off = crate::reference::variables::VK_LOADER_LAZY_DRIVERS.word(&[("on", false), ("1", false), ("true", false), ("yes", false), ("off", true), ("0", true), ("false", true), ("no", true)], |message| crate::debug::log::log(Level::Warn, message)).unwrap_or(false);
     if off {
         log!(Level::Driver, "lazy drivers off: VK_LOADER_LAZY_DRIVERS={}", crate::reference::variables::VK_LOADER_LAZY_DRIVERS.get().unwrap_or_default());
     }

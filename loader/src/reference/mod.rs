@@ -89,8 +89,9 @@ impl Variable {
 
     /// The value of a variable that takes one of a few words (compared ignoring ASCII case): what
     /// its word means, `None` while unset. A value it does not take counts as unset and is warned
-    /// about once per process, naming the words it takes.
-    pub fn word<T: Copy>(&self, words: &[(&str, T)]) -> Option<T> {
+    /// about once per process through `warn` (the caller's log: the reference uses no other module
+    /// but the platform), naming the words it takes.
+    pub fn word<T: Copy>(&self, words: &[(&str, T)], warn: impl FnOnce(&str)) -> Option<T> {
         let value = self.get()?;
         if let Some(&(_, meaning)) = words.iter().find(|(word, _)| word.eq_ignore_ascii_case(&value)) {
             return Some(meaning);
@@ -98,7 +99,7 @@ impl Variable {
         if first_warning(self) {
             let accepted: Vec<&str> = words.iter().map(|(word, _)| *word).collect();
             let message = format!("{}={value}: not a value it takes ({}); ignored", self.name, accepted.join(", "));
-            crate::debug::log::log(crate::debug::log::Level::Warn, &message);
+            warn(&message);
         }
         None
     }
