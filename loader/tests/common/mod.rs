@@ -26,6 +26,18 @@ pub fn libvulkan() -> PathBuf {
 /// package`) or what layer authors build on the SDK: the tests that run real clients use these.
 pub const SHIPPED_PACKAGES: &[&str] = &["loader", "vk-trace-layer", "sdk-draw-count-layer", "draw-stats-layer"];
 
+/// The target directory these tests were built in and, for a `--target` build (`cargo test
+/// --target i686-unknown-linux-gnu`), the triple: the artifacts are in `<target-dir>/<profile>/`
+/// or `<target-dir>/<triple>/<profile>/`. A child `cargo` given both builds what these tests
+/// read, for their architecture, without touching the host's builds.
+pub fn cargo_target() -> (PathBuf, Option<String>) {
+    let profiles = artifact_dir().parent().expect("<target-dir>[/<triple>]").to_path_buf();
+    match profiles.file_name().and_then(|n| n.to_str()).filter(|n| n.ends_with("-linux-gnu")) {
+        Some(triple) => (profiles.parent().expect("<target-dir>/<triple>").to_path_buf(), Some(triple.to_string())),
+        None => (profiles, None),
+    }
+}
+
 /// `target/release/`, where the shipped libraries are, built first: `cargo build --release` of
 /// [`SHIPPED_PACKAGES`] once per test process (a no-op when `cargo xtask test` built them
 /// already). The test profile's libraries are not what users run: a defect of the optimized
@@ -37,13 +49,8 @@ pub fn release_dir() -> PathBuf {
             let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
             let mut build = std::process::Command::new(cargo);
             build.args(["build", "--release", "--quiet"]).current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
-            // Into the target directory and for the target these tests were built for (a
-            // `--target i686-unknown-linux-gnu` run: `<target-dir>/<triple>/<profile>`).
-            let profiles = artifact_dir().parent().expect("target/<profile>").to_path_buf();
-            match profiles.file_name().and_then(|n| n.to_str()).filter(|n| n.ends_with("-linux-gnu")) {
-                Some(triple) => build.args(["--target", triple]).arg("--target-dir").arg(profiles.parent().expect("<target-dir>/<triple>")),
-                None => build.arg("--target-dir").arg(&profiles),
-            };
+            let (target_dir, triple) = cargo_target();
+            build.arg("--target-dir").arg(target_dir).args(triple.iter().flat_map(|t| ["--target", t]));
             for package in SHIPPED_PACKAGES {
                 build.args(["-p", package]);
             }
