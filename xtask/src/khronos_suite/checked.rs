@@ -299,8 +299,10 @@ fn parse_memcheck_log(text: &str) -> Findings {
 
 /// The kind of error a report line opens, if it opens one.
 fn error_kind(line: &str) -> Option<String> {
-    const OPENINGS: [&str; 9] = [
+    const OPENINGS: [&str; 10] = [
         "Invalid read of size",
+        // A call through a NULL or wild function pointer (a death test's child makes one on purpose).
+        "Jump to the invalid address",
         "Invalid write of size",
         "Conditional jump or move depends on uninitialised value",
         "Use of uninitialised value of size",
@@ -316,7 +318,9 @@ fn error_kind(line: &str) -> Option<String> {
     let opening = OPENINGS.iter().find(|o| line.starts_with(**o))?;
     // "Syscall param write(buf) points to uninitialised byte(s)": keep the call; sizes stay.
     Some(match *opening {
-        "Conditional jump or move depends on uninitialised value" | "Invalid free()" | "Mismatched free()" => (*opening).to_string(),
+        "Conditional jump or move depends on uninitialised value" | "Invalid free()" | "Mismatched free()" | "Jump to the invalid address" => {
+            (*opening).to_string()
+        }
         _ => line.to_string(),
     })
 }
@@ -337,15 +341,23 @@ mod tests {
 ==11== Conditional jump or move depends on uninitialised value(s)
 ==11==    at 0x2: f (a.c:1)
 ==10== 24 bytes in 1 blocks are definitely lost in loss record 3 of 9
+==12== Jump to the invalid address stated on the next line
+==12==    at 0x0: ???
+==12== ERROR SUMMARY: 1 errors from 1 contexts (suppressed: 0 from 0)
 ==11== ERROR SUMMARY: 1 errors from 1 contexts (suppressed: 0 from 0)
 ==10== ERROR SUMMARY: 1,039 errors from 3 contexts (suppressed: 2 from 2)
 ";
         let memcheck = parse_memcheck_log(log);
-        assert_eq!(memcheck.errors, 1040);
+        assert_eq!(memcheck.errors, 1041);
         let kinds: Vec<(&str, u32)> = memcheck.kinds.iter().map(|(k, n)| (k.as_str(), *n)).collect();
         assert_eq!(
             kinds,
-            [("Conditional jump or move depends on uninitialised value", 1), ("Invalid read of size 8", 2), ("definite leak", 1)]
+            [
+                ("Conditional jump or move depends on uninitialised value", 1),
+                ("Invalid read of size 8", 2),
+                ("Jump to the invalid address", 1),
+                ("definite leak", 1)
+            ]
         );
     }
 
