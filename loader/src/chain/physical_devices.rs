@@ -591,20 +591,15 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDeviceGroups(
     })
 }
 
-/// The `pNext` of each of the application's group structures, read once.
+/// The application's group structures, whose `pNext` each driver is given as it fills them.
 ///
 /// # Safety
-/// `count` must be valid for reading a `u32`; `out` NULL or valid for `*count` structures, each
-/// `pNext` NULL or a chain of structures extending `VkPhysicalDeviceGroupProperties` that the
-/// drivers may write until the call returns.
+/// `count` must be valid for reading a `u32`; `out` NULL or valid for the structures the drivers'
+/// groups reach (at most `*count`), each `pNext` NULL or a chain of structures extending
+/// `VkPhysicalDeviceGroupProperties` that the drivers may write until the call returns.
 unsafe fn group_chains(count: *const u32, out: *const VkPhysicalDeviceGroupProperties) -> GroupChains {
-    if out.is_null() {
-        return GroupChains::none();
-    }
-    // SAFETY: the caller's promise: `*count` structures at `out`.
-    let structures = unsafe { std::slice::from_raw_parts(out, *count as usize) };
-    // SAFETY: the caller's promise for each chain.
-    unsafe { GroupChains::new(structures.iter().map(|s| s.pNext).collect()) }
+    // SAFETY: the caller's promise for the count, the structures and their chains.
+    unsafe { GroupChains::new(out, *count as usize) }
 }
 
 /// The end of the instance chain: the driver's device extensions, and those of the implicit

@@ -47,31 +47,50 @@ pub struct Enumerated<'a> {
 }
 
 /// The `pNext` chains the application put on its `VkPhysicalDeviceGroupProperties`: the driver is
-/// given the one of the application's structure it is about to fill, for the same group.
-pub struct GroupChains(Vec<*mut c_void>);
+/// given the one of the application's structure it is about to fill, for the same group. Each
+/// structure's `pNext` is read when its group is filled, never before: applications pass counts
+/// larger than their arrays (the Khronos loader reads only the structures it fills, and its
+/// suite relies on it), so a structure no group reaches is never touched.
+pub struct GroupChains {
+    structures: *const VkPhysicalDeviceGroupProperties,
+    count: usize,
+}
 
 impl GroupChains {
     /// No chain on any group.
     pub fn none() -> GroupChains {
-        GroupChains(Vec::new())
+        GroupChains { structures: std::ptr::null(), count: 0 }
     }
 
-    /// The chains of the application's structures, in order.
+    /// The chains of the application's `count` structures at `structures` (NULL: none).
     ///
     /// # Safety
-    /// Each element must be NULL or a valid `pNext` chain of structures extending
-    /// `VkPhysicalDeviceGroupProperties`, writable by the drivers for as long as this lives.
-    pub unsafe fn new(chains: Vec<*mut c_void>) -> GroupChains {
-        GroupChains(chains)
+    /// `structures` must be NULL or valid for reading the first `k` of its `count` structures'
+    /// `pNext` for any `k` groups the drivers report (what the application may expect to be filled),
+    /// each `pNext` NULL or a valid chain of structures extending `VkPhysicalDeviceGroupProperties`,
+    /// writable by the drivers for as long as this lives.
+    pub unsafe fn new(structures: *const VkPhysicalDeviceGroupProperties, count: usize) -> GroupChains {
+        if structures.is_null() {
+            return GroupChains::none();
+        }
+        GroupChains { structures, count }
     }
 
     /// The chains from the `first`-th structure on (the groups before it are another driver's).
     pub fn after(&self, first: usize) -> GroupChains {
-        GroupChains(self.0.get(first..).unwrap_or_default().to_vec())
+        if first >= self.count {
+            return GroupChains::none();
+        }
+        GroupChains { structures: self.structures.wrapping_add(first), count: self.count - first }
     }
 
     fn get(&self, index: usize) -> *mut c_void {
-        self.0.get(index).copied().unwrap_or(std::ptr::null_mut())
+        if index >= self.count {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: `new`'s contract: the structures a group reaches are readable; only this one's
+        // `pNext` field is read, when its group is about to be filled.
+        unsafe { std::ptr::addr_of!((*self.structures.add(index)).pNext).read() }
     }
 }
 
@@ -397,8 +416,10 @@ mod tests {
         assert_eq!(listed.devices.iter().map(|d| d.handle()).collect::<Vec<_>>(), [DEVICES[0], DEVICES[2]]);
         assert_eq!(calls.physical_device_count(), 3);
         assert!(calls.device_proc_addr().is_none());
-        // SAFETY: the "chains" are never dereferenced by this table's function.
-        let chains = unsafe { GroupChains::new(vec![0x100 as *mut c_void, 0x200 as *mut c_void, 0x300 as *mut c_void]) };
+        let structures: Vec<VkPhysicalDeviceGroupProperties> =
+            [0x100, 0x200, 0x300].iter().map(|&p| VkPhysicalDeviceGroupProperties { pNext: p as *mut c_void, ..Default::default() }).collect();
+        // SAFETY: three readable structures; their "chains" are never dereferenced by this table's function.
+        let chains = unsafe { GroupChains::new(structures.as_ptr(), structures.len()) };
         let seen = |chains: &GroupChains| {
             let groups = calls.physical_device_groups(chains).unwrap().unwrap();
             groups.iter().map(|g| g.physicalDeviceCount).collect::<Vec<_>>()
